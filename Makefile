@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# xevb build. Everything lands in $(OUT); `make V=1` shows full commands.
+
+OUT      ?= build
+CC       ?= gcc
+CLANG    ?= clang
+BPFTOOL  ?= bpftool
+ARCH     := $(shell uname -m | sed -e 's/x86_64/x86/' -e 's/aarch64/arm64/')
+MULTIARCH := $(shell $(CC) -dumpmachine)
+
+ifeq ($(V),1)
+Q =
+msg =
+else
+Q = @
+msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
+endif
+
+PKGS     := libbpf libxdp
+CFLAGS   ?= -O2 -g
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT) -MMD -MP
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf) -lelf -lz -lpthread -lm
+BPF_CFLAGS := -O2 -g -target bpf -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
+	-Iinclude -I/usr/include/$(MULTIARCH) -MMD -MP
+
+BPF_SRCS  := $(wildcard bpf/*.bpf.c)
+BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
+SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
+LIB_SRCS  := $(wildcard user/lib/*.c)
+LIB_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
+CMD_SRCS  := $(wildcard user/cmd/*.c)
+CMD_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(CMD_SRCS))
+TCOM_SRCS := $(wildcard tests/common/*.c)
+TCOM_OBJS := $(patsubst %.c,$(OUT)/%.o,$(TCOM_SRCS))
+UNIT_SRCS := $(wildcard tests/unit/*.c)
+UNIT_OBJS := $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
+BPFT_SRCS := $(wildcard tests/bpf/*.c)
+BPFT_OBJS := $(patsubst %.c,$(OUT)/%.o,$(BPFT_SRCS))
+BENCH_SRCS := $(wildcard scripts/bench/*.c)
+BENCH_BINS := $(patsubst scripts/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
+FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
+FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
+
+LIBXEVB   := $(OUT)/libxevb.a
+XEVB      := $(OUT)/xevb
+TEST_UNIT := $(OUT)/tests/test_unit
+TEST_BPF  := $(OUT)/tests/test_bpf
+
+.PHONY: all deps test test-unit test-bpf test-integration fuzz fuzz-run bench clean
+.DELETE_ON_ERROR:
+.SECONDARY:
+
+all: $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS)
+
+deps:
+	$(Q)bash scripts/install-deps.sh
+
+$(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
+$(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
+	$(call msg,GEN-SKEL,$@)
+	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
+
+# Anything user-space may include a skeleton: build them first.
+$(LIB_OBJS) $(CMD_OBJS) $(TCOM_OBJS) $(UNIT_OBJS) $(BPFT_OBJS): | $(SKELS)
+
+$(OUT)/%.o: %.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+
+$(LIBXEVB): $(LIB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
+$(XEVB): $(CMD_OBJS) $(LIBXEVB)
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+
+$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+$(TEST_BPF): $(BPFT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+
+$(OUT)/bench/%: scripts/bench/%.c $(LIBXEVB) | $(SKELS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) -MF $@.d $< $(LIBXEVB) $(LDLIBS) -o $@
+
+# libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
+FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
+	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS)
+	$(call msg,FUZZ,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(LIB_SRCS) -o $@
+
+fuzz: $(FUZZ_BINS)
+
+# Bounded fuzzing run (FUZZ_SECONDS each), seeded from the wire-format vectors.
+FUZZ_SECONDS ?= 60
+fuzz-run: fuzz
+	$(Q)bash scripts/fuzz-run.sh $(OUT) $(FUZZ_SECONDS)
+
+test: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash scripts/run-tests.sh $(OUT)
+
+test-unit: $(TEST_UNIT)
+	$(Q)$(TEST_UNIT)
+
+test-bpf: $(TEST_BPF)
+	$(Q)$(TEST_BPF)
+
+bench: all
+	$(Q)bash scripts/bench/run.sh $(OUT)
+
+clean:
+	$(call msg,CLEAN,$(OUT))
+	$(Q)rm -rf $(OUT)
+
+-include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -1,0 +1,242 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * The one frame classifier and MEP validator. The same source is inlined
+ * into the XDP program and into user space, so the two can never disagree
+ * on a verdict. Rules: ../shared/spec/wire-format.md section 1.
+ *
+ * Written for the verifier: every pointer is checked against data_end
+ * right before it is read, every offset is bounded by a constant
+ * (XEVB_PARSE_MAX_OFF), and the record loop has a constant trip count.
+ */
+#ifndef XEVB_MEP_PARSE_H
+#define XEVB_MEP_PARSE_H
+
+#include <linux/types.h>
+#include "bytes.h"
+#include "result.h"
+#include "wire.h"
+
+#define XEVB_ETH_HLEN      14
+#define XEVB_VLAN_HLEN     4
+#define XEVB_ETH_P_IP      0x0800
+#define XEVB_ETH_P_8021Q   0x8100
+#define XEVB_IPPROTO_UDP   17
+#define XEVB_UDP_HLEN      8
+#define XEVB_MEP_HLEN      16
+#define XEVB_REC_HLEN      12
+
+/*
+ * In BPF the MEP must lie in the linear part of the frame, at most a page:
+ * a smaller bound keeps pointer + offset within the verifier's packet range.
+ * Longer MEPs never reach the parser there (see XEVB_RES_MULTIBUF).
+ */
+#ifdef __bpf__
+#define XEVB_PARSE_MAX_OFF 8192
+/* Hide a value from clang so that a bound the verifier needs is kept. */
+#define xevb_opaque(x) asm volatile("" : "+r"(x))
+#else
+#define XEVB_PARSE_MAX_OFF XEVB_MAX_IP_PAYLOAD
+#define xevb_opaque(x) do { } while (0)
+#endif
+
+struct xevb_parse_cfg {
+	__u16 udp_port;     /* host order; 0 disables the UDP transport */
+	__u8  ip_proto;     /* 0 disables the raw IPv4 transport */
+	__u8  pad;
+};
+
+/* What the classifier learned about a DAQ frame. */
+struct xevb_pkt_info {
+	__u32 saddr;        /* network order */
+	__u32 daddr;        /* network order */
+	__u16 mep_off;      /* MEP header, from the frame start */
+	__u16 mep_len;      /* MEP header + records, padding included */
+	__u16 source_id;
+	__u16 n_frags;
+	__u32 run_number;
+	__u32 packet_seq;
+	__u32 first_event_id;
+	__u8  flags;
+	__u8  is_udp;
+	__u16 pad;
+};
+
+/* One fragment, referenced in place: nothing is copied. */
+struct xevb_frag_ref {
+	__u32 event_id;
+	__u32 crc32c;
+	__u16 payload_off;  /* from the frame start */
+	__u16 length;
+};
+
+/*
+ * Validate the MEP at frame + mep_off, mep_len bytes long. frags, if not
+ * NULL, receives one entry per record (room for n_frags, up to 1024).
+ */
+static __always_inline int
+xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
+	       __u32 mep_len, struct xevb_pkt_info *pi,
+	       struct xevb_frag_ref *frags)
+{
+	const __u8 *mep, *rec;
+	__u32 off, n, i, prev = 0, eid, flen, next;
+	__u16 magic;
+
+	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
+		return XEVB_RES_MULTIBUF;
+	if (mep_len < XEVB_MEP_HLEN)
+		return XEVB_RES_SHORT_MEP;
+	mep = frame + mep_off;
+	if (mep + XEVB_MEP_HLEN > data_end)
+		return XEVB_RES_SHORT_MEP;
+
+	magic = xevb_ld16(mep);
+	if (magic != XEVB_MEP_MAGIC)
+		return XEVB_RES_BAD_MAGIC;
+	if (mep[2] != XEVB_MEP_VERSION)
+		return XEVB_RES_BAD_VERSION;
+	if (mep[3] & ~XEVB_MEP_F_KNOWN)
+		return XEVB_RES_BAD_FLAGS;
+	pi->flags = mep[3];
+	pi->source_id = xevb_ld16(mep + 4);
+	if (pi->source_id > XEVB_MAX_SOURCE_ID)
+		return XEVB_RES_BAD_SOURCE;
+	n = xevb_ld16(mep + 6);
+	if (n == 0 || n > XEVB_MAX_FRAGS_PER_MEP)
+		return XEVB_RES_BAD_NFRAGS;
+	pi->n_frags = n;
+	pi->run_number = xevb_ld32(mep + 8);
+	pi->packet_seq = xevb_ld32(mep + 12);
+
+	off = XEVB_MEP_HLEN;
+	for (i = 0; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
+		if (i >= n)
+			break;
+		if (off >= mep_len)
+			return XEVB_RES_FRAGS_MISSING;
+		if (off + XEVB_REC_HLEN > mep_len)
+			return XEVB_RES_REC_OVERRUN;
+		/* mep_len <= XEVB_PARSE_MAX_OFF, so this only informs the verifier */
+		xevb_opaque(off);
+		if (off > XEVB_PARSE_MAX_OFF)
+			return XEVB_RES_REC_OVERRUN;
+		rec = mep + off;
+		if (rec + XEVB_REC_HLEN > data_end)
+			return XEVB_RES_REC_OVERRUN;
+		eid = xevb_ld32(rec);
+		flen = xevb_ld16(rec + 4);
+		if (xevb_ld16(rec + 6) != 0)
+			return XEVB_RES_RESERVED;
+		if (i > 0 && !xevb_seq_after(eid, prev))
+			return XEVB_RES_EVENT_ORDER;
+		next = off + XEVB_REC_HLEN + XEVB_PAD4(flen);
+		if (next > mep_len)
+			return XEVB_RES_REC_OVERRUN;
+		if (frags) {
+			frags[i].event_id = eid;
+			frags[i].crc32c = xevb_ld32(rec + 8);
+			frags[i].payload_off = (__u16)(mep_off + off + XEVB_REC_HLEN);
+			frags[i].length = (__u16)flen;
+		}
+		if (i == 0)
+			pi->first_event_id = eid;
+		prev = eid;
+		off = next;
+	}
+	if (off != mep_len)
+		return XEVB_RES_TRAILING;
+	return XEVB_RES_MEP;
+}
+
+/*
+ * Classify one Ethernet frame. frame_len is the whole frame; in XDP,
+ * data_end may end earlier (multi-buffer frames), everywhere else it is
+ * frame + frame_len.
+ */
+static __always_inline int
+xevb_classify(const __u8 *frame, const __u8 *data_end, __u32 frame_len,
+	      const struct xevb_parse_cfg *cfg, struct xevb_pkt_info *pi,
+	      struct xevb_frag_ref *frags)
+{
+	const __u8 *ip, *udp;
+	__u32 l3, ihl, tot, avail, mep_off, mep_len;
+	__u16 proto, frag;
+	__u8 ipp;
+	int is_udp;
+
+	if (frame + XEVB_ETH_HLEN > data_end)
+		return XEVB_RES_OTHER;
+	proto = xevb_ld16(frame + 12);
+	l3 = XEVB_ETH_HLEN;
+	if (proto == XEVB_ETH_P_8021Q) {
+		if (frame + XEVB_ETH_HLEN + XEVB_VLAN_HLEN > data_end)
+			return XEVB_RES_OTHER;
+		proto = xevb_ld16(frame + 16);
+		l3 += XEVB_VLAN_HLEN;
+	}
+	if (proto != XEVB_ETH_P_IP)
+		return XEVB_RES_OTHER;
+
+	ip = frame + l3;
+	/* Protocol byte first: truncation only matters for our own traffic. */
+	if (ip + 10 > data_end)
+		return XEVB_RES_OTHER;
+	ipp = ip[9];
+	if (cfg->ip_proto && ipp == cfg->ip_proto)
+		is_udp = 0;
+	else if (cfg->udp_port && ipp == XEVB_IPPROTO_UDP)
+		is_udp = 1;
+	else
+		return XEVB_RES_OTHER;
+
+	avail = frame_len - l3;
+	ihl = (ip[0] & 0x0f) * 4u;
+	if (ip + 20 > data_end || avail < 20)
+		return is_udp ? XEVB_RES_OTHER : XEVB_RES_TRUNC_IP;
+	if ((ip[0] >> 4) != 4)
+		return XEVB_RES_OTHER;
+	frag = xevb_ld16(ip + 6);
+	if (is_udp) {
+		/* Later fragments carry no UDP header: not ours to judge. */
+		if (frag & 0x1fff)
+			return XEVB_RES_OTHER;
+		if (ihl < 20 || ip + ihl + 4 > data_end || ihl + 4 > avail)
+			return XEVB_RES_OTHER;
+		udp = ip + ihl;
+		if (xevb_ld16(udp + 2) != cfg->udp_port)
+			return XEVB_RES_OTHER;
+	} else if (ihl < 20) {
+		return XEVB_RES_BAD_IHL;
+	}
+	if (ihl > avail)
+		return XEVB_RES_TRUNC_IP;
+
+	pi->saddr = xevb_cpu_to_be32(xevb_ld32(ip + 12));
+	pi->daddr = xevb_cpu_to_be32(xevb_ld32(ip + 16));
+	pi->is_udp = is_udp;
+	if (frag & 0x3fff)   /* MF or offset: leave reassembly to the kernel */
+		return XEVB_RES_IP_FRAGMENT;
+
+	tot = xevb_ld16(ip + 2);
+	if (tot < ihl || tot > avail)
+		return XEVB_RES_IP_LEN;
+	/* Only XDP sees part of a frame: the rest sits in its frags. */
+	if (ip + tot > data_end)
+		return XEVB_RES_MULTIBUF;
+	mep_off = l3 + ihl;
+	mep_len = tot - ihl;
+	if (is_udp) {
+		if (mep_len < XEVB_UDP_HLEN)
+			return XEVB_RES_UDP_TRUNC;
+		udp = ip + ihl;
+		if (udp + XEVB_UDP_HLEN > data_end)
+			return XEVB_RES_UDP_TRUNC;
+		if (xevb_ld16(udp + 4) != mep_len)
+			return XEVB_RES_UDP_LEN;
+		mep_off += XEVB_UDP_HLEN;
+		mep_len -= XEVB_UDP_HLEN;
+	}
+	return xevb_mep_parse(frame, data_end, mep_off, mep_len, pi, frags);
+}
+
+#endif /* XEVB_MEP_PARSE_H */

@@ -1,0 +1,9 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* Printable names of verdicts and counter slots (user space only). */
+#ifndef XEVB_NAMES_H
+#define XEVB_NAMES_H
+
+/* Short snake_case name of an enum xevb_result or enum xevb_xdp_slot. */
+const char *xevb_slot_name(unsigned int slot);
+
+#endif

@@ -1,0 +1,32 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Per-CPU counters of the XDP steering program. Slots 0..XEVB_RES__COUNT-1
+ * count the parser's verdicts (enum xevb_result); the slots after them say
+ * what became of the valid MEPs.
+ */
+#ifndef XEVB_XDP_STATS_H
+#define XEVB_XDP_STATS_H
+
+#include <linux/types.h>
+#include "result.h"
+
+enum xevb_xdp_slot {
+	XEVB_XDP_TO_XSK = XEVB_RES__COUNT, /* redirected to an AF_XDP socket */
+	XEVB_XDP_NO_XSK,                   /* valid, no socket on this queue: kernel */
+	XEVB_XDP_UNKNOWN_SRC,              /* valid, source not configured: dropped */
+	XEVB_XDP__SLOTS
+};
+
+struct xevb_xdp_ctr {
+	__u64 packets;
+	__u64 bytes;
+	__u64 frags;     /* fragment records carried (valid MEPs only) */
+};
+
+/* Flags in the program's mutable config (xevb_steer.bpf.c: filter_flags). */
+#define XEVB_FILTER_SRC_IP  0x1  /* only saddrs in src_ips */
+#define XEVB_FILTER_SRC_ID  0x2  /* only source_ids set in src_ids */
+
+#define XEVB_XSKMAP_SIZE 64
+
+#endif /* XEVB_XDP_STATS_H */

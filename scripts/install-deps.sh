@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Installs, from Debian's archive, exactly what xevb needs to build, test and
+# trace. Idempotent: packages already present are skipped.
+set -euo pipefail
+
+PKGS=(
+	clang llvm                  # BPF compiler, llvm-objdump
+	libclang-rt-14-dev          # libFuzzer and sanitizer runtimes for `make fuzz`
+	gcc make pkg-config
+	libbpf-dev bpftool          # skeletons, loader
+	libxdp-dev xdp-tools        # xsk API, attach; xdp-loader/xdp-filter for tests
+	libelf-dev zlib1g-dev
+	libcriterion-dev            # unit tests
+	bpftrace systemtap-sdt-dev  # tracing scripts, USDT probes
+	iproute2 iputils-ping       # testbed: netns, veth, bridge, tc
+	valgrind                    # instruction counts in benchmarks
+	python3 python3-matplotlib  # benchmark plots
+	procps psmisc               # pgrep/pkill/killall in integration tests
+)
+
+missing=()
+for p in "${PKGS[@]}"; do
+	[[ $p == \#* ]] && continue
+	if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+		missing+=("$p")
+	fi
+done
+
+if ((${#missing[@]} == 0)); then
+	echo "install-deps: all ${#PKGS[@]} packages present"
+	exit 0
+fi
+
+if [[ $(id -u) -ne 0 ]]; then
+	echo "install-deps: missing packages: ${missing[*]}" >&2
+	echo "install-deps: run as root (or: sudo apt-get install ${missing[*]})" >&2
+	exit 1
+fi
+
+echo "install-deps: installing: ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+echo "install-deps: done"

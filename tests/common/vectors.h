@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The wire-format test vectors (tests/vectors, a copy of shared/spec/vectors). */
+#ifndef XEVB_TEST_VECTORS_H
+#define XEVB_TEST_VECTORS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define VEC_MAX_FRAGS 64
+
+enum vec_verdict { VEC_MEP, VEC_MALFORMED, VEC_IP_FRAGMENT, VEC_OTHER };
+
+struct vec_frag {
+	uint32_t event_id;
+	uint16_t source_id;
+	uint16_t length;
+	uint32_t crc32c;
+};
+
+struct vector {
+	char name[64];
+	enum vec_verdict verdict;
+	unsigned n_frags;
+	struct vec_frag frags[VEC_MAX_FRAGS];
+	uint8_t *frame;
+	size_t len;
+};
+
+/* Loads every vector listed in index.tsv; aborts with a message on error. */
+struct vector *vectors_load(size_t *count);
+void vectors_free(struct vector *v, size_t count);
+const char *vectors_dir(void);
+
+#endif

@@ -1,0 +1,34 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <xevb/names.h>
+#include <xevb/xdp_stats.h>
+
+static const char *const names[XEVB_XDP__SLOTS] = {
+	[XEVB_RES_OTHER] = "other",
+	[XEVB_RES_MEP] = "mep",
+	[XEVB_RES_IP_FRAGMENT] = "ip_fragment",
+	[XEVB_RES_MULTIBUF] = "multibuf_to_kernel",
+	[XEVB_RES_TRUNC_IP] = "malformed_trunc_ip",
+	[XEVB_RES_BAD_IHL] = "malformed_bad_ihl",
+	[XEVB_RES_IP_LEN] = "malformed_ip_len",
+	[XEVB_RES_UDP_TRUNC] = "malformed_udp_trunc",
+	[XEVB_RES_UDP_LEN] = "malformed_udp_len",
+	[XEVB_RES_SHORT_MEP] = "malformed_short_mep",
+	[XEVB_RES_BAD_MAGIC] = "malformed_bad_magic",
+	[XEVB_RES_BAD_VERSION] = "malformed_bad_version",
+	[XEVB_RES_BAD_FLAGS] = "malformed_bad_flags",
+	[XEVB_RES_BAD_SOURCE] = "malformed_bad_source",
+	[XEVB_RES_BAD_NFRAGS] = "malformed_bad_nfrags",
+	[XEVB_RES_FRAGS_MISSING] = "malformed_frags_missing",
+	[XEVB_RES_REC_OVERRUN] = "malformed_rec_overrun",
+	[XEVB_RES_RESERVED] = "malformed_reserved",
+	[XEVB_RES_EVENT_ORDER] = "malformed_event_order",
+	[XEVB_RES_TRAILING] = "malformed_trailing",
+	[XEVB_XDP_TO_XSK] = "to_xsk",
+	[XEVB_XDP_NO_XSK] = "no_xsk_to_kernel",
+	[XEVB_XDP_UNKNOWN_SRC] = "unknown_source",
+};
+
+const char *xevb_slot_name(unsigned int slot)
+{
+	return slot < XEVB_XDP__SLOTS && names[slot] ? names[slot] : "invalid";
+}
