@@ -1,0 +1,153 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Builder core: event assembly over a configured set of sources, with
+ * fragments referenced in place in their frames, exact accounting, and
+ * timeouts. Fed by the AF_XDP path and the kernel-socket path alike; knows
+ * nothing about sockets. Single-threaded: one builder per worker.
+ *
+ * Frame lifetime: the caller hands in a frame (an index into its pool plus
+ * the frame's address) with its parsed MEP. The builder keeps a reference
+ * for each fragment it accepts and calls cfg.frame_release once the last
+ * one is gone, that is after every event holding a fragment of the frame
+ * has been emitted or discarded. A frame with no accepted fragment is
+ * released before xevb_builder_add_mep returns.
+ *
+ * Events are handed to cfg.emit with their fragments still in the frames,
+ * in ascending source_id order; the frames are released right after emit
+ * returns, so emit must be done with the payloads (written to a socket,
+ * copied, or counted) by then.
+ */
+#ifndef XEVB_BUILDER_H
+#define XEVB_BUILDER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xevb/mep_parse.h>
+
+enum xevb_timeout_policy {
+	XEVB_TIMEOUT_EMIT_INCOMPLETE = 0,  /* emit flagged INCOMPLETE + missing list */
+	XEVB_TIMEOUT_DISCARD,              /* drop the event, count it */
+};
+
+/* Why a fragment did not make it into an event. */
+enum xevb_drop_reason {
+	XEVB_DROP_DUPLICATE = 0,  /* same event_id and source_id again */
+	XEVB_DROP_LATE,           /* the event was already emitted or discarded */
+	XEVB_DROP_UNKNOWN_SOURCE, /* source_id not in the configured set */
+	XEVB_DROP_WRONG_RUN,
+	XEVB_DROP_OVERFLOW,       /* too far ahead of the window, or no slot */
+	XEVB_DROP__COUNT
+};
+
+struct xevb_event;
+
+struct xevb_builder_cfg {
+	const uint16_t *sources;  /* expected source_ids, any order, no repeats */
+	uint32_t n_sources;       /* 1..4096 */
+	uint32_t window;          /* open events at most; rounded up to a power of 2 */
+	uint32_t n_frames;        /* frame indices 0..n_frames-1 */
+	uint64_t timeout_ns;      /* 0: no timeout */
+	enum xevb_timeout_policy timeout_policy;
+	uint32_t run_number;      /* used when !adopt_run */
+	bool adopt_run;           /* take the run number of the first MEP */
+	/* Called for every complete or incomplete event, in the builder's thread. */
+	void (*emit)(void *ctx, const struct xevb_event *ev);
+	/* Called when a frame holds no fragment any more. */
+	void (*frame_release)(void *ctx, uint32_t frame_idx);
+	void *ctx;
+};
+
+/* One fragment of an event, in place in its frame. */
+struct xevb_frag_slot {
+	uint32_t frame_idx;       /* UINT32_MAX: not received */
+	uint16_t payload_off;     /* from the frame start; CRC is the 4 bytes before */
+	uint16_t length;
+};
+
+struct xevb_event {
+	uint32_t event_id;
+	uint32_t run_number;
+	uint8_t flags;            /* XEVB_EVT_F_INCOMPLETE */
+	uint16_t n_expected;
+	uint16_t n_frags;         /* received */
+	uint64_t open_ns;         /* time of the first fragment (caller's clock) */
+	const uint16_t *source_ids;        /* [n_expected], ascending */
+	const struct xevb_frag_slot *frags;/* [n_expected], same order; missing ones
+					      have frame_idx == UINT32_MAX */
+	const uint8_t *const *frame_data;  /* frame_idx -> frame start */
+};
+
+static inline const uint8_t *xevb_event_payload(const struct xevb_event *ev, uint32_t i)
+{
+	return ev->frame_data[ev->frags[i].frame_idx] + ev->frags[i].payload_off;
+}
+
+static inline uint32_t xevb_event_crc(const struct xevb_event *ev, uint32_t i)
+{
+	return xevb_ld32(xevb_event_payload(ev, i) - 4);
+}
+
+/* Per source_id (0..4095), configured or not. */
+struct xevb_source_stats {
+	uint64_t packets;          /* valid MEPs */
+	uint64_t seq_gaps;         /* packets missing by packet_seq */
+	uint64_t frags_received;
+	uint64_t frags_in_events;
+	uint64_t drops[XEVB_DROP__COUNT];
+	uint32_t last_seq;
+	bool seen;
+	bool end_of_run;
+};
+
+struct xevb_builder_stats {
+	uint64_t packets;
+	uint64_t frags_received;
+	uint64_t frags_in_events;
+	uint64_t drops[XEVB_DROP__COUNT];
+	uint64_t events_opened;
+	uint64_t events_complete;
+	uint64_t events_incomplete;   /* emitted INCOMPLETE (timeout or end of run) */
+	uint64_t events_discarded;    /* timed out under the discard policy */
+	uint64_t events_flushed_eor;  /* of the incomplete: flushed at END_OF_RUN */
+	uint64_t frames_held;         /* frames with fragments in open events now */
+	uint64_t open_events;         /* now */
+	uint32_t run_number;
+	bool run_known;
+	bool run_ended;               /* every source sent END_OF_RUN, all flushed */
+	struct xevb_source_stats src[XEVB_MAX_SOURCES];
+};
+
+struct xevb_builder;
+
+/* NULL with errno set (EINVAL: bad configuration, ENOMEM). */
+struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg);
+void xevb_builder_free(struct xevb_builder *b);
+
+/*
+ * One parsed MEP (verdict XEVB_RES_MEP) in frame frame_idx starting at
+ * frame. frags[] as filled by xevb_classify. now_ns on the caller's clock
+ * (CLOCK_MONOTONIC), read once per batch.
+ */
+void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
+			  const uint8_t *frame, const struct xevb_pkt_info *pi,
+			  const struct xevb_frag_ref *frags, uint64_t now_ns);
+
+/* Handle timeouts up to now_ns. Cheap when nothing is due: call per batch. */
+void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns);
+
+/* Emit every open event as incomplete (stop, end of run); frames released. */
+void xevb_builder_flush(struct xevb_builder *b);
+
+const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b);
+
+/*
+ * The accounting invariant, in total and per source: returns true when
+ * received == in events + every drop reason, and opened == complete +
+ * incomplete + discarded + open. On false, writes what disagrees to msg.
+ */
+bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen);
+
+/* Size in bytes of the built-event encoding of ev (wire-format section 2). */
+uint32_t xevb_event_wire_size(const struct xevb_event *ev);
+
+#endif /* XEVB_BUILDER_H */

@@ -1,0 +1,11 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* The subcommands; each lives in cmd_<name>.c. */
+#ifndef XEVB_CMDS_H
+#define XEVB_CMDS_H
+
+int cmd_version(int argc, char **argv);
+
+#define XEVB_CMDS \
+	{ "version", cmd_version, "print the version and the kernel features found" },
+
+#endif
