@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Loading and attaching the XDP steering program on one interface, with
+ * libxdp. Owns the interface's lock file so that two builders never share
+ * an interface, removes a stale xevb program left by a crashed builder, and
+ * refuses to replace a program it did not load unless forced.
+ */
+#ifndef XEVB_LOADER_H
+#define XEVB_LOADER_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xevb/xdp_stats.h>
+
+struct xevb_steer;
+
+enum xevb_xdp_mode { XEVB_XDP_NATIVE, XEVB_XDP_GENERIC };
+
+struct xevb_loader_cfg {
+	const char *ifname;
+	enum xevb_xdp_mode mode;
+	uint8_t ip_proto;         /* 0: raw transport off */
+	uint16_t udp_port;        /* 0: UDP transport off */
+	bool force;               /* replace a program xevb did not load */
+	const uint16_t *source_ids; /* filter: NULL/0 allows all */
+	uint32_t n_source_ids;
+	const uint32_t *src_addrs;  /* filter, network order: NULL/0 allows all */
+	uint32_t n_src_addrs;
+};
+
+struct xevb_loader {
+	struct xevb_steer *skel;
+	struct xdp_program *prog;
+	int ifindex;
+	char ifname[32];
+	enum xevb_xdp_mode mode;
+	bool multiprog;           /* attached through libxdp's dispatcher */
+	bool frags;               /* program accepts multi-buffer frames */
+	int lock_fd;
+	int xsks_fd;              /* XSKMAP */
+	int counters_fd;
+	unsigned int prog_id;
+	char run_dir_key[96];     /* "<netns inode>-<ifname>": names lock and stats files */
+};
+
+/* 0 or -errno, after logging what failed and what to do. */
+int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg);
+void xevb_loader_detach(struct xevb_loader *l);
+
+/* Sum of the per-CPU counters, XEVB_XDP__SLOTS entries. */
+int xevb_xdp_counters_read(int counters_fd, struct xevb_xdp_ctr *out);
+
+/* "/run/xevb/<netns-ino>-<ifname>.<suffix>" */
+int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Kernel-socket receive (the baseline, and the path of the original
+ * studies): a raw IPv4 socket for the DAQ protocol number, or a UDP socket,
+ * read with recvmmsg in batches into a preallocated frame pool. Each frame
+ * gets a synthetic Ethernet (and for UDP, IPv4 + UDP) header in front of
+ * what the kernel delivers, so the one classifier judges both paths alike.
+ */
+#ifndef XEVB_SOCK_RX_H
+#define XEVB_SOCK_RX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define XEVB_SOCK_BATCH 64
+
+struct xevb_sock_cfg {
+	bool udp;
+	uint8_t ip_proto;
+	uint16_t udp_port;
+	uint32_t bind_addr;      /* network order, 0 = any */
+	uint32_t n_frames;
+	uint32_t frame_size;     /* >= MTU + 64 */
+	int rcvbuf;              /* bytes */
+};
+
+struct xevb_sock {
+	int fd;
+	bool udp;
+	uint16_t udp_port;
+	uint32_t n_frames, frame_size, hdr_room;
+	uint8_t *area;
+	const uint8_t **frame_data;
+	uint32_t *free_stack;
+	uint32_t n_free;
+	uint64_t kernel_drops;   /* SO_RXQ_OVFL: dropped at the socket queue */
+	uint64_t truncated;      /* datagrams longer than a frame */
+};
+
+int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg);
+void xevb_sock_close(struct xevb_sock *s);
+
+/* Receive up to XEVB_SOCK_BATCH frames without blocking; same contract as xevb_xsk_rx. */
+int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint32_t *len);
+
+static inline void xevb_sock_release(struct xevb_sock *s, uint32_t frame_idx)
+{
+	s->free_stack[s->n_free++] = frame_idx;
+}
+
+#endif

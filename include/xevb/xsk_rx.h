@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * AF_XDP receive: one socket per queue, each with its own UMEM. Frames are
+ * numbered globally (queue q owns indices [q * frames_per_q, (q+1) * ...)),
+ * so the builder core can hold them across sockets; released frames go
+ * back to their own fill ring in batches.
+ */
+#ifndef XEVB_XSK_RX_H
+#define XEVB_XSK_RX_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <linux/if_xdp.h>
+
+struct xsk_socket;
+struct xsk_umem;
+
+#define XEVB_XSK_MAX_QUEUES 16
+
+struct xevb_xsk_cfg {
+	const char *ifname;
+	const uint32_t *queues;
+	uint32_t n_queues;
+	uint32_t frames_per_q;    /* power of 2 */
+	uint32_t frame_size;      /* 2048 or 4096 */
+	uint32_t rx_size;         /* RX ring, power of 2 */
+	int xsks_map_fd;          /* our XSKMAP: socket fd stored at its queue id */
+	bool force_copy;
+};
+
+struct xevb_xsk_q {
+	struct xsk_socket *xsk;
+	struct xsk_umem *umem;
+	uint8_t *area;
+	uint32_t queue_id;
+	uint32_t first_idx;
+	int fd;
+	bool zerocopy;
+	/* rings are embedded in the implementation; opaque here */
+	void *rings;
+	uint32_t *pending;        /* frame offsets waiting for the fill ring */
+	uint32_t n_pending;
+};
+
+struct xevb_xsk {
+	struct xevb_xsk_q q[XEVB_XSK_MAX_QUEUES];
+	uint32_t n_queues;
+	uint32_t frames_per_q;
+	uint32_t frame_shift;
+	const uint8_t **frame_data;  /* frame index -> frame start (set on receive) */
+};
+
+struct xevb_xsk_stats {
+	uint64_t rx_dropped;
+	uint64_t rx_invalid_descs;
+	uint64_t rx_ring_full;
+	uint64_t rx_fill_ring_empty_descs;
+};
+
+int xevb_xsk_open(struct xevb_xsk *x, const struct xevb_xsk_cfg *cfg);
+void xevb_xsk_close(struct xevb_xsk *x);
+
+/*
+ * Take up to max descriptors from queue qi's RX ring: idx[i] is the global
+ * frame index, data[i] the frame start, len[i] its length. Returns the
+ * count; the caller must call xevb_xsk_rx_done(x, qi, n) after use.
+ */
+uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *idx,
+		     const uint8_t **data, uint32_t *len);
+void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n);
+
+/* Give a frame back (batched); xevb_xsk_flush pushes to the fill rings. */
+static inline void xevb_xsk_release(struct xevb_xsk *x, uint32_t frame_idx)
+{
+	struct xevb_xsk_q *q = &x->q[frame_idx / x->frames_per_q];
+
+	q->pending[q->n_pending++] = (frame_idx - q->first_idx) << x->frame_shift;
+}
+void xevb_xsk_flush(struct xevb_xsk *x);
+
+int xevb_xsk_stats(const struct xevb_xsk *x, uint32_t qi, struct xevb_xsk_stats *s);
+
+#endif

@@ -1,0 +1,315 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <errno.h>
+#include <fcntl.h>
+#include <net/if.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <linux/if_link.h>
+#include <xdp/libxdp.h>
+#include <xevb/cli.h>
+#include <xevb/loader.h>
+#include "xevb_steer.skel.h"
+
+#define PROG_NAME "xevb_steer"
+#define RUN_DIR "/run/xevb"
+
+int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len)
+{
+	struct stat st;
+
+	if (stat("/proc/self/ns/net", &st))
+		return -errno;
+	/* Interface names repeat across network namespaces: key by both. */
+	if ((size_t)snprintf(buf, len, RUN_DIR "/%lu-%s.%s", (unsigned long)st.st_ino,
+			     ifname, suffix) >= len)
+		return -ENAMETOOLONG;
+	return 0;
+}
+
+static int take_lock(struct xevb_loader *l)
+{
+	char path[256];
+	int fd, err;
+
+	mkdir(RUN_DIR, 0700);
+	err = xevb_run_path(l->ifname, "lock", path, sizeof(path));
+	if (err)
+		return err;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		err = -errno;
+		xevb_err("cannot create lock file %s: %s", path, strerror(errno));
+		return err;
+	}
+	if (flock(fd, LOCK_EX | LOCK_NB)) {
+		char pid[32] = "?";
+		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+		if (n > 0)
+			pid[n] = 0;
+		pid[strcspn(pid, "\n")] = 0;
+		xevb_err("another xevb builder (pid %s) already runs on %s; stop it first", pid, l->ifname);
+		close(fd);
+		return -EBUSY;
+	}
+	if (ftruncate(fd, 0) == 0)
+		dprintf(fd, "%d\n", getpid());
+	l->lock_fd = fd;
+	return 0;
+}
+
+
+static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
+{
+	/* libxdp explains its dispatcher fallback at length; we say it once ourselves. */
+	if (level == LIBXDP_WARN && xevb_log_level >= XEVB_LOG_DEBUG)
+		return vfprintf(stderr, fmt, ap);
+	if (level == LIBXDP_DEBUG && xevb_log_level >= XEVB_LOG_DEBUG)
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_DEBUG && xevb_log_level < XEVB_LOG_DEBUG)
+		return 0;
+	return vfprintf(stderr, fmt, ap);
+}
+
+/* Deal with whatever XDP program the interface has before we attach. */
+static int check_existing(struct xevb_loader *l, bool force)
+{
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(l->ifindex);
+	struct xdp_program *p;
+	int err;
+
+	if (!mp || libxdp_get_error(mp))
+		return 0;
+	if (!xdp_multiprog__is_legacy(mp)) {
+		/* A dispatcher: ours is added beside the others, unless a stale
+		 * xevb is among them. */
+		for (p = xdp_multiprog__next_prog(NULL, mp); p; p = xdp_multiprog__next_prog(p, mp))
+			if (!strcmp(xdp_program__name(p), PROG_NAME)) {
+				xevb_warn("removing a stale %s (id %u) left on %s by a builder that died",
+					  PROG_NAME, xdp_program__id(p), l->ifname);
+				err = xdp_program__detach(p, l->ifindex, XDP_MODE_UNSPEC, 0);
+				if (err)
+					xevb_err("cannot remove it: %s", strerror(-err));
+			}
+		xdp_multiprog__close(mp);
+		return 0;
+	}
+	p = xdp_multiprog__main_prog(mp);
+	if (!p) {
+		xdp_multiprog__close(mp);
+		return 0;
+	}
+	if (!strcmp(xdp_program__name(p), PROG_NAME)) {
+		/* We hold the interface lock, so no live builder owns it. */
+		xevb_warn("removing a stale %s (id %u) left on %s by a builder that died",
+			  PROG_NAME, xdp_program__id(p), l->ifname);
+	} else if (force) {
+		xevb_warn("--force: replacing XDP program '%s' (id %u) on %s",
+			  xdp_program__name(p), xdp_program__id(p), l->ifname);
+	} else {
+		xevb_err("%s already has XDP program '%s' (id %u), not loaded by xevb, and this "
+			 "kernel cannot run several programs through libxdp's dispatcher; remove it "
+			 "(xdp-loader unload %s --all) or pass --force to replace it",
+			 l->ifname, xdp_program__name(p), xdp_program__id(p), l->ifname);
+		xdp_multiprog__close(mp);
+		return -EEXIST;
+	}
+	err = xdp_multiprog__detach(mp);
+	xdp_multiprog__close(mp);
+	if (err) {
+		xevb_err("cannot detach the old program from %s: %s", l->ifname, strerror(-err));
+		return err;
+	}
+	return 0;
+}
+
+static int fill_filters(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+{
+	__u32 flags = 0, key = 0;
+	__u8 one = 1;
+	int bss_fd, ids_fd, ips_fd;
+
+	ids_fd = bpf_map__fd(l->skel->maps.src_ids);
+	ips_fd = bpf_map__fd(l->skel->maps.src_ips);
+	bss_fd = bpf_map__fd(l->skel->maps.bss);
+	for (uint32_t i = 0; i < cfg->n_source_ids; i++) {
+		key = cfg->source_ids[i];
+		if (bpf_map_update_elem(ids_fd, &key, &one, 0))
+			return -errno;
+		flags |= XEVB_FILTER_SRC_ID;
+	}
+	for (uint32_t i = 0; i < cfg->n_src_addrs; i++) {
+		key = cfg->src_addrs[i];
+		if (bpf_map_update_elem(ips_fd, &key, &one, 0))
+			return -errno;
+		flags |= XEVB_FILTER_SRC_IP;
+	}
+	/* .bss holds filter_flags alone: the skeleton mapping is not ours to
+	 * use when libxdp loaded the object, so write the map. */
+	key = 0;
+	if (flags && bpf_map_update_elem(bss_fd, &key, &flags, 0))
+		return -errno;
+	return 0;
+}
+
+static int dev_mtu(const char *ifname)
+{
+	char path[128], buf[32];
+	FILE *f;
+	int mtu = 1500;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			mtu = atoi(buf);
+		fclose(f);
+	}
+	return mtu;
+}
+
+int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+{
+	struct bpf_prog_info info = {};
+	__u32 info_len = sizeof(info);
+	enum xdp_attach_mode mode;
+	struct xdp_multiprog *mp;
+	int err;
+
+	memset(l, 0, sizeof(*l));
+	l->lock_fd = -1;
+	snprintf(l->ifname, sizeof(l->ifname), "%s", cfg->ifname);
+	l->ifindex = (int)if_nametoindex(cfg->ifname);
+	if (!l->ifindex) {
+		xevb_err("no interface '%s' here (ip link show lists them)", cfg->ifname);
+		return -ENODEV;
+	}
+	libxdp_set_print(libxdp_print);
+	libbpf_set_print(libbpf_print);
+
+	err = take_lock(l);
+	if (err)
+		return err;
+	err = check_existing(l, cfg->force);
+	if (err)
+		goto fail;
+
+	l->skel = xevb_steer__open();
+	if (!l->skel) {
+		err = -errno;
+		xevb_err("cannot open the BPF object: %s", strerror(errno));
+		goto fail;
+	}
+	l->skel->rodata->cfg_ip_proto = cfg->ip_proto;
+	l->skel->rodata->cfg_udp_port = cfg->udp_port;
+	l->skel->rodata->cfg_has_buff_len =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) == 1;
+	/* Frames above a page need a frags-aware program (kernel 5.18+). */
+	if (dev_mtu(cfg->ifname) > 3498) {
+		if (!l->skel->rodata->cfg_has_buff_len) {
+			xevb_err("%s has MTU %d, which needs multi-buffer XDP (kernel 5.18+); lower the MTU "
+				 "to 3498 or use --mode socket", cfg->ifname, dev_mtu(cfg->ifname));
+			err = -EOPNOTSUPP;
+			goto fail;
+		}
+		bpf_program__set_flags(l->skel->progs.xevb_steer,
+				       bpf_program__flags(l->skel->progs.xevb_steer) | BPF_F_XDP_HAS_FRAGS);
+		l->frags = true;
+	}
+
+	l->prog = xdp_program__from_bpf_obj(l->skel->obj, "xdp");
+	err = libxdp_get_error(l->prog);
+	if (err) {
+		l->prog = NULL;
+		xevb_err("libxdp cannot take the BPF object: %s", strerror(-err));
+		goto fail;
+	}
+	mode = cfg->mode == XEVB_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	err = xdp_program__attach(l->prog, l->ifindex, mode, 0);
+	if (err) {
+		if (err == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
+			xevb_err("%s has no native XDP support; use --xdp-mode generic (slower) or --mode socket",
+				 cfg->ifname);
+		else if (err == -EPERM)
+			xevb_err("attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
+				 cfg->ifname);
+		else
+			xevb_err("attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
+				 cfg->ifname, strerror(-err));
+		goto fail;
+	}
+	l->mode = cfg->mode;
+	mp = xdp_multiprog__get_from_ifindex(l->ifindex);
+	if (mp && !libxdp_get_error(mp)) {
+		l->multiprog = !xdp_multiprog__is_legacy(mp);
+		xdp_multiprog__close(mp);
+	}
+	l->xsks_fd = bpf_map__fd(l->skel->maps.xsks);
+	l->counters_fd = bpf_map__fd(l->skel->maps.counters);
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.xevb_steer), &info, &info_len))
+		l->prog_id = info.id;
+	err = fill_filters(l, cfg);
+	if (err) {
+		xevb_err("cannot configure the source filter: %s", strerror(-err));
+		goto fail;
+	}
+	xevb_info("XDP program %s (id %u) attached to %s in %s mode, %s%s", PROG_NAME, l->prog_id,
+		  l->ifname, cfg->mode == XEVB_XDP_GENERIC ? "generic (skb)" : "native",
+		  l->multiprog ? "through libxdp's dispatcher"
+			       : "as the only program (libxdp's dispatcher is not available on this kernel)",
+		  l->frags ? ", multi-buffer frames to the kernel" : "");
+	return 0;
+fail:
+	xevb_loader_detach(l);
+	return err;
+}
+
+void xevb_loader_detach(struct xevb_loader *l)
+{
+	if (l->prog) {
+		int err = xdp_program__detach(l->prog, l->ifindex,
+					      l->mode == XEVB_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+		if (err)
+			xevb_warn("detaching from %s: %s", l->ifname, strerror(-err));
+		xdp_program__close(l->prog);
+		l->prog = NULL;
+	}
+	if (l->skel) {
+		xevb_steer__destroy(l->skel);
+		l->skel = NULL;
+	}
+	if (l->lock_fd >= 0) {
+		close(l->lock_fd);
+		l->lock_fd = -1;
+	}
+}
+
+int xevb_xdp_counters_read(int counters_fd, struct xevb_xdp_ctr *out)
+{
+	int ncpu = libbpf_num_possible_cpus();
+	struct xevb_xdp_ctr vals[ncpu > 0 ? ncpu : 1];
+
+	if (ncpu <= 0)
+		return -EINVAL;
+	for (__u32 k = 0; k < XEVB_XDP__SLOTS; k++) {
+		memset(&out[k], 0, sizeof(out[k]));
+		if (bpf_map_lookup_elem(counters_fd, &k, vals))
+			return -errno;
+		for (int c = 0; c < ncpu; c++) {
+			out[k].packets += vals[c].packets;
+			out[k].bytes += vals[c].bytes;
+			out[k].frags += vals[c].frags;
+		}
+	}
+	return 0;
+}
