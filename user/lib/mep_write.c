@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* MEP writer: see include/xevb/mep_write.h. */
+#include <errno.h>
+#include <string.h>
+#include <xevb/bytes.h>
+#include <xevb/crc32c.h>
+#include <xevb/emu_payload.h>
+#include <xevb/mep_write.h>
+#include <xevb/wire.h>
+
+#define REC_HLEN ((uint32_t)sizeof(struct xevb_frag_hdr))
+#define MEP_HLEN ((uint32_t)sizeof(struct xevb_mep_hdr))
+
+static uint16_t frag_len(const struct xevb_mep_params *p, uint32_t j)
+{
+	return p->frag_len ? p->frag_len[j] : p->frag_size;
+}
+
+static int valid(const struct xevb_mep_params *p)
+{
+	return p->n_frags >= 1 && p->n_frags <= XEVB_MAX_FRAGS_PER_MEP &&
+	       p->source_id <= XEVB_MAX_SOURCE_ID && !(p->flags & ~XEVB_MEP_F_KNOWN);
+}
+
+size_t xevb_mep_len(const struct xevb_mep_params *p)
+{
+	size_t len = MEP_HLEN;
+
+	if (!valid(p))
+		return 0;
+	for (uint32_t j = 0; j < p->n_frags; j++)
+		len += REC_HLEN + XEVB_PAD4((uint32_t)frag_len(p, j));
+	/* The IPv4 total length field must hold IP + UDP headers as well. */
+	if (len > XEVB_MAX_IP_PAYLOAD - XEVB_WR_IP_HLEN - XEVB_WR_UDP_HLEN)
+		return 0;
+	return len;
+}
+
+static size_t l4_hlen(const struct xevb_mep_params *p)
+{
+	return p->udp_dport ? XEVB_WR_UDP_HLEN : 0;
+}
+
+size_t xevb_ip_len(const struct xevb_mep_params *p)
+{
+	size_t m = xevb_mep_len(p);
+	return m ? XEVB_WR_IP_HLEN + l4_hlen(p) + m : 0;
+}
+
+size_t xevb_frame_len(const struct xevb_mep_params *p)
+{
+	size_t m = xevb_ip_len(p);
+	return m ? XEVB_WR_ETH_HLEN + m : 0;
+}
+
+uint16_t xevb_ip_csum(const void *hdr, size_t len)
+{
+	const uint8_t *b = hdr;
+	uint32_t sum = 0;
+	size_t i;
+
+	for (i = 0; i + 1 < len; i += 2)
+		sum += (uint32_t)b[i] << 8 | b[i + 1];
+	if (i < len)
+		sum += (uint32_t)b[i] << 8;
+	while (sum >> 16)
+		sum = (sum & 0xffff) + (sum >> 16);
+	return (uint16_t)~sum;
+}
+
+/* The MEP at buf; the caller has checked that mep_len bytes fit. */
+static void put_mep(uint8_t *buf, const struct xevb_mep_params *p)
+{
+	uint8_t *r = buf + MEP_HLEN;
+
+	xevb_st16(buf, XEVB_MEP_MAGIC);
+	buf[2] = XEVB_MEP_VERSION;
+	buf[3] = p->flags;
+	xevb_st16(buf + 4, p->source_id);
+	xevb_st16(buf + 6, (uint16_t)p->n_frags);
+	xevb_st32(buf + 8, p->run_number);
+	xevb_st32(buf + 12, p->packet_seq);
+	for (uint32_t j = 0; j < p->n_frags; j++) {
+		uint16_t len = frag_len(p, j);
+		uint32_t padded = XEVB_PAD4((uint32_t)len);
+		uint8_t *pl = r + REC_HLEN;
+
+		if (p->payload && p->payload[j])
+			memcpy(pl, p->payload[j], len);
+		else
+			xevb_emu_fill(pl, len);
+		memset(pl + len, 0, padded - len);
+		xevb_st32(r, p->first_event_id + j);
+		xevb_st16(r + 4, len);
+		xevb_st16(r + 6, 0);
+		xevb_st32(r + 8, xevb_crc32c(0, pl, len));
+		r = pl + padded;
+	}
+}
+
+static ssize_t put_ip(uint8_t *buf, size_t cap, const struct xevb_mep_params *p)
+{
+	size_t tot = xevb_ip_len(p);
+	uint8_t *l4 = buf + XEVB_WR_IP_HLEN;
+
+	if (!tot)
+		return errno = EINVAL, -1;
+	if (tot > cap)
+		return errno = EMSGSIZE, -1;
+	buf[0] = 0x45;
+	buf[1] = 0;
+	xevb_st16(buf + 2, (uint16_t)tot);
+	xevb_st16(buf + 4, p->ip_id);
+	xevb_st16(buf + 6, 0x4000);   /* DF: sources size packets to the MTU */
+	buf[8] = p->ttl ? p->ttl : 64;
+	buf[9] = p->udp_dport ? 17 : p->ip_proto;
+	xevb_st16(buf + 10, 0);
+	memcpy(buf + 12, &p->saddr, 4);
+	memcpy(buf + 16, &p->daddr, 4);
+	xevb_st16(buf + 10, xevb_ip_csum(buf, XEVB_WR_IP_HLEN));
+	if (p->udp_dport) {
+		/* UDP checksum 0: "none", allowed over IPv4; the records carry CRCs. */
+		xevb_st16(l4, p->udp_sport ? p->udp_sport : p->udp_dport);
+		xevb_st16(l4 + 2, p->udp_dport);
+		xevb_st16(l4 + 4, (uint16_t)(tot - XEVB_WR_IP_HLEN));
+		xevb_st16(l4 + 6, 0);
+	}
+	put_mep(l4 + l4_hlen(p), p);
+	return (ssize_t)tot;
+}
+
+ssize_t xevb_write_mep(uint8_t *buf, size_t cap, const struct xevb_mep_params *p)
+{
+	size_t len = xevb_mep_len(p);
+
+	if (!len)
+		return errno = EINVAL, -1;
+	if (len > cap)
+		return errno = EMSGSIZE, -1;
+	put_mep(buf, p);
+	return (ssize_t)len;
+}
+
+ssize_t xevb_write_ip(uint8_t *buf, size_t cap, const struct xevb_mep_params *p)
+{
+	return put_ip(buf, cap, p);
+}
+
+ssize_t xevb_write_frame(uint8_t *buf, size_t cap, const struct xevb_mep_params *p)
+{
+	ssize_t n;
+
+	if (cap < XEVB_WR_ETH_HLEN)
+		return errno = EMSGSIZE, -1;
+	memcpy(buf, p->dst_mac, 6);
+	memcpy(buf + 6, p->src_mac, 6);
+	xevb_st16(buf + 12, 0x0800);
+	n = put_ip(buf + XEVB_WR_ETH_HLEN, cap - XEVB_WR_ETH_HLEN, p);
+	return n < 0 ? n : n + XEVB_WR_ETH_HLEN;
+}
