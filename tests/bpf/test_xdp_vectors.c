@@ -1,0 +1,390 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The XDP steering program against every wire-format vector, through
+ * BPF_PROG_RUN: the action it returns and the counters it moves. The
+ * expectations are written out per vector (not derived from the parser), so
+ * a wrong verdict in the shared parser shows up here too.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <xevb/mep_parse.h>
+#include <xevb/names.h>
+#include "xevb_steer.skel.h"
+#include "xdp_harness.h"
+#include "../common/vectors.h"
+
+static struct vector *vecs;
+static size_t nvecs;
+static struct xdp_env env;
+
+static void setup(void)
+{
+	vecs = vectors_load(&nvecs);
+}
+
+static void teardown(void)
+{
+	if (env.skel)
+		xdp_env_close(&env);
+	vectors_free(vecs, nvecs);
+}
+
+TestSuite(xdp_vectors, .init = setup, .fini = teardown, .timeout = 30);
+
+/* Katran-style fixtures: each vector, the action and the slot it must hit. */
+struct fixture {
+	const char *name;
+	int slot;          /* the parser's verdict slot */
+	uint32_t action;
+};
+
+#define MEP(n)        { n, XEVB_RES_MEP, XDP_PASS }
+#define BAD(n, why)   { n, why, XDP_DROP }
+#define PASS(n, why)  { n, why, XDP_PASS }
+
+static const struct fixture fixtures[] = {
+	MEP("raw_single"), MEP("raw_pack25x32"), MEP("raw_pack10x100"), MEP("udp_pack4x200"),
+	MEP("raw_ip_options"), MEP("raw_empty_frags"), MEP("raw_padding"), MEP("raw_wrap"),
+	MEP("raw_vlan"), MEP("raw_eth_padding"), MEP("raw_resend_eor"), MEP("raw_max_source"),
+	/* The MEP runs into the frags: left to the kernel until multi-buffer AF_XDP. */
+	PASS("raw_jumbo", XEVB_RES_MULTIBUF),
+	BAD("bad_magic", XEVB_RES_BAD_MAGIC),
+	BAD("bad_version", XEVB_RES_BAD_VERSION),
+	BAD("bad_flag", XEVB_RES_BAD_FLAGS),
+	BAD("zero_frags", XEVB_RES_BAD_NFRAGS),
+	BAD("too_many_frags", XEVB_RES_BAD_NFRAGS),
+	BAD("frags_missing", XEVB_RES_FRAGS_MISSING),
+	BAD("record_overrun", XEVB_RES_REC_OVERRUN),
+	BAD("trailing_bytes", XEVB_RES_TRAILING),
+	BAD("reserved_nonzero", XEVB_RES_RESERVED),
+	BAD("event_order", XEVB_RES_EVENT_ORDER),
+	BAD("source_too_big", XEVB_RES_BAD_SOURCE),
+	BAD("short_mep_header", XEVB_RES_SHORT_MEP),
+	BAD("ip_len_past_frame", XEVB_RES_IP_LEN),
+	BAD("ip_len_short", XEVB_RES_REC_OVERRUN),
+	BAD("ihl_below_5", XEVB_RES_BAD_IHL),
+	BAD("truncated_ip", XEVB_RES_TRUNC_IP),
+	BAD("udp_len_mismatch", XEVB_RES_UDP_LEN),
+	PASS("ip_frag_first", XEVB_RES_IP_FRAGMENT),
+	PASS("ip_frag_later", XEVB_RES_IP_FRAGMENT),
+	PASS("other_arp", XEVB_RES_OTHER),
+	PASS("other_tcp", XEVB_RES_OTHER),
+	PASS("other_udp_port", XEVB_RES_OTHER),
+	PASS("other_icmp", XEVB_RES_OTHER),
+	PASS("other_ipv6", XEVB_RES_OTHER),
+};
+#define N_FIXTURES (sizeof(fixtures) / sizeof(fixtures[0]))
+
+static const struct vector *vec(const char *name)
+{
+	for (size_t i = 0; i < nvecs; i++)
+		if (!strcmp(vecs[i].name, name))
+			return &vecs[i];
+	cr_fatal("vector %s is not in tests/vectors/index.tsv", name);
+	return NULL;
+}
+
+/* Runs v and asserts the action and exactly the counters that must move. */
+static void expect(const struct vector *v, uint32_t action, const int *slots, int nslots,
+		   uint64_t frags, const char *ctx)
+{
+	struct xdp_outcome o;
+	const char *bad;
+
+	xdp_env_run(&env, v->frame, v->len, &o);
+	bad = xdp_outcome_mismatch(&o, v->len, action, slots, nslots, frags);
+	cr_assert(bad == NULL, "%s (%s): %s", v->name, ctx, bad);
+	cr_assert(o.retval != XDP_ABORTED, "%s: XDP_ABORTED", v->name);
+}
+
+static void expect_mep_passed(const struct vector *v, const char *ctx)
+{
+	const int slots[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
+	expect(v, XDP_PASS, slots, 2, v->n_frags, ctx);
+}
+
+static void expect_unknown_src(const struct vector *v, const char *ctx)
+{
+	const int slots[] = { XEVB_RES_MEP, XEVB_XDP_UNKNOWN_SRC };
+	expect(v, XDP_DROP, slots, 2, v->n_frags, ctx);
+}
+
+static void expect_slot(const struct vector *v, int slot, const char *ctx)
+{
+	expect(v, xevb_res_is_malformed((unsigned)slot) ? XDP_DROP : XDP_PASS, &slot, 1, 0, ctx);
+}
+
+Test(xdp_vectors, fixtures_cover_every_vector)
+{
+	cr_assert(gt(sz, nvecs, 30), "expected the full vector set");
+	cr_assert(eq(sz, nvecs, N_FIXTURES), "index.tsv has %zu vectors, the fixture table %zu",
+		  nvecs, N_FIXTURES);
+	for (size_t f = 0; f < N_FIXTURES; f++) {
+		const struct vector *v = vec(fixtures[f].name);
+		/* The table agrees with the verdict class index.tsv gives. */
+		int s = fixtures[f].slot;
+		switch (v->verdict) {
+		case VEC_MEP:
+			cr_assert(s == XEVB_RES_MEP || s == XEVB_RES_MULTIBUF, "%s", v->name);
+			break;
+		case VEC_MALFORMED:
+			cr_assert(xevb_res_is_malformed((unsigned)s), "%s", v->name);
+			break;
+		case VEC_IP_FRAGMENT:
+			cr_assert(eq(int, s, XEVB_RES_IP_FRAGMENT), "%s", v->name);
+			break;
+		case VEC_OTHER:
+			cr_assert(eq(int, s, XEVB_RES_OTHER), "%s", v->name);
+			break;
+		}
+	}
+}
+
+Test(xdp_vectors, every_vector_default_settings)
+{
+	unsigned mep = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	for (size_t f = 0; f < N_FIXTURES; f++) {
+		const struct fixture *fx = &fixtures[f];
+		const struct vector *v = vec(fx->name);
+
+		if (fx->slot == XEVB_RES_MEP) {
+			cr_assert(eq(int, v->verdict, VEC_MEP), "%s", v->name);
+			expect_mep_passed(v, "default");
+			mep++;
+		} else {
+			expect_slot(v, fx->slot, "default");
+		}
+	}
+	cr_log_info("xdp_vectors: %zu vectors through BPF_PROG_RUN, %u valid MEPs", N_FIXTURES, mep);
+	printf("xdp_vectors: %zu vectors through BPF_PROG_RUN (%u valid MEPs)\n", N_FIXTURES, mep);
+}
+
+/*
+ * raw_jumbo (8 kB) does not fit the linear area of a test-run buffer
+ * (a page minus headroom and skb_shared_info): the kernel puts the rest in
+ * frags, and bpf_xdp_get_buff_len still reports the whole frame. The MEP
+ * then spans frags, which the program leaves to the kernel: MULTIBUF,
+ * XDP_PASS, counted with the full frame length.
+ */
+Test(xdp_vectors, jumbo_spans_frags)
+{
+	const struct vector *v;
+	struct xdp_outcome o;
+	const char *bad;
+	int slot = XEVB_RES_MULTIBUF;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	v = vec("raw_jumbo");
+	cr_assert(gt(sz, v->len, 4096), "raw_jumbo is %zu bytes, expected more than a page", v->len);
+	xdp_env_run(&env, v->frame, v->len, &o);
+	bad = xdp_outcome_mismatch(&o, v->len, XDP_PASS, &slot, 1, 0);
+	cr_assert(bad == NULL, "raw_jumbo: %s", bad);
+	cr_assert(lt(u32, o.linear, (uint32_t)v->len), "raw_jumbo was not split: linear %u", o.linear);
+	/* Enough of it is linear for the IP header: the verdict is not a truncation. */
+	cr_assert(ge(u32, o.linear, XEVB_ETH_HLEN + 20 + XEVB_MEP_HLEN), "linear %u", o.linear);
+	printf("xdp_vectors: raw_jumbo %zu bytes: %u linear, %zu in frags -> %s, %s\n", v->len,
+	       o.linear, v->len - o.linear, xevb_slot_name(XEVB_RES_MULTIBUF),
+	       xdp_action_name(o.retval));
+}
+
+static void set_filter(uint32_t flags)
+{
+	env.skel->bss->filter_flags = flags;
+}
+
+static void allow_id(uint32_t id)
+{
+	uint8_t one = 1;
+	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ids), &id, &one, 0), 0));
+}
+
+static void allow_ip(uint32_t saddr_be)
+{
+	uint8_t one = 1;
+	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ips), &saddr_be, &one, 0), 0));
+}
+
+/* Source id and saddr of a valid MEP vector, as the parser reads them. */
+static void source_of(const struct vector *v, uint16_t *id, uint32_t *saddr_be)
+{
+	static const struct xevb_parse_cfg cfg = {
+		.udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO,
+	};
+	struct xevb_pkt_info pi = { 0 };
+
+	cr_assert(eq(int, xevb_classify(v->frame, v->frame + v->len, (uint32_t)v->len, &cfg, &pi, NULL),
+		     XEVB_RES_MEP), "%s", v->name);
+	cr_assert(eq(u16, pi.source_id, v->frags[0].source_id), "%s", v->name);
+	*id = pi.source_id;
+	*saddr_be = pi.saddr;
+}
+
+/* Valid MEP vectors that fit the linear area. */
+static int linear_mep(const struct vector *v)
+{
+	return v->verdict == VEC_MEP && strcmp(v->name, "raw_jumbo");
+}
+
+Test(xdp_vectors, filter_by_source_id)
+{
+	unsigned allowed = 0, dropped = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	/* raw_single is source 7, raw_max_source 4095; the others come from elsewhere. */
+	allow_id(7);
+	allow_id(XEVB_MAX_SOURCE_ID);
+	allow_id(1000);   /* set but unused: allowing more is harmless */
+	set_filter(XEVB_FILTER_SRC_ID);
+	for (size_t i = 0; i < nvecs; i++) {
+		const struct vector *v = &vecs[i];
+		uint16_t id;
+		uint32_t ip;
+
+		if (!linear_mep(v))
+			continue;
+		source_of(v, &id, &ip);
+		if (id == 7 || id == XEVB_MAX_SOURCE_ID) {
+			expect_mep_passed(v, "src_id filter, allowed");
+			allowed++;
+		} else {
+			expect_unknown_src(v, "src_id filter, not allowed");
+			dropped++;
+		}
+	}
+	cr_assert(eq(uint, allowed, 2));
+	cr_assert(gt(uint, dropped, 5));
+
+	/* Zero in the array means "not expected", as after a reconfiguration. */
+	uint32_t key = 7;
+	uint8_t zero = 0;
+	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ids), &key, &zero, 0), 0));
+	expect_unknown_src(vec("raw_single"), "src_id 7 cleared");
+
+	/* Malformed traffic is judged before the filter, whatever its source. */
+	expect_slot(vec("bad_magic"), XEVB_RES_BAD_MAGIC, "src_id filter");
+	expect_slot(vec("other_tcp"), XEVB_RES_OTHER, "src_id filter");
+	expect_slot(vec("ip_frag_first"), XEVB_RES_IP_FRAGMENT, "src_id filter");
+
+	set_filter(0);
+	expect_mep_passed(vec("raw_pack10x100"), "filter off again");
+}
+
+Test(xdp_vectors, filter_by_source_ip)
+{
+	const struct vector *allowed_v = vec("raw_single");
+	uint16_t id;
+	uint32_t allowed_ip, ip;
+	unsigned same = 0, other = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	source_of(allowed_v, &id, &allowed_ip);
+	allow_ip(allowed_ip);
+	allow_ip(htonl(0xC6120063));   /* 198.18.0.99: set but unused */
+	set_filter(XEVB_FILTER_SRC_IP);
+	for (size_t i = 0; i < nvecs; i++) {
+		const struct vector *v = &vecs[i];
+
+		if (!linear_mep(v))
+			continue;
+		source_of(v, &id, &ip);
+		if (ip == allowed_ip) {
+			expect_mep_passed(v, "src_ip filter, allowed");
+			same++;
+		} else {
+			expect_unknown_src(v, "src_ip filter, not allowed");
+			other++;
+		}
+	}
+	cr_assert(ge(uint, same, 1));
+
+	/* The vectors share one saddr: the same MEP from 198.18.0.77 is unknown. */
+	struct vector moved = *allowed_v;
+	uint8_t frame[256];
+	const uint32_t stranger = htonl(0xC612004D);
+	cr_assert(le(sz, moved.len, sizeof(frame)));
+	memcpy(frame, allowed_v->frame, moved.len);
+	memcpy(frame + XEVB_ETH_HLEN + 12, &stranger, 4);  /* the parser ignores the checksum */
+	moved.frame = frame;
+	source_of(&moved, &id, &ip);
+	cr_assert(eq(u32, ip, stranger));
+	expect_unknown_src(&moved, "src_ip filter, other saddr");
+	other++;
+
+	/* Taking the address out of the set stops its traffic too. */
+	cr_assert(eq(int, bpf_map_delete_elem(bpf_map__fd(env.skel->maps.src_ips), &allowed_ip), 0));
+	for (size_t i = 0; i < nvecs; i++)
+		if (linear_mep(&vecs[i])) {
+			expect_unknown_src(&vecs[i], "src_ip filter, saddr removed");
+			other++;
+		}
+	cr_log_info("src_ip filter: %u allowed, %u dropped", same, other);
+
+	/* Both filters: the saddr must be known AND the id. */
+	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ips), &allowed_ip,
+					      &(uint8_t){ 1 }, 0), 0));
+	set_filter(XEVB_FILTER_SRC_IP | XEVB_FILTER_SRC_ID);
+	expect_unknown_src(allowed_v, "both filters, id 7 not set");
+	allow_id(7);
+	expect_mep_passed(allowed_v, "both filters, id 7 set");
+}
+
+Test(xdp_vectors, empty_filter_allows_all)
+{
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	/* Maps populated but no flag set: nothing is filtered. */
+	allow_id(3);
+	set_filter(0);
+	for (size_t i = 0; i < nvecs; i++)
+		if (linear_mep(&vecs[i]))
+			expect_mep_passed(&vecs[i], "no filter flags");
+}
+
+/* cfg_ip_proto=254: the raw vectors (protocol 253) are someone else's traffic. */
+Test(xdp_vectors, ip_proto_254)
+{
+	unsigned n = 0;
+
+	xdp_env_open(&env, 254, XEVB_DEFAULT_UDP_PORT);
+	for (size_t f = 0; f < N_FIXTURES; f++) {
+		const struct vector *v = vec(fixtures[f].name);
+		const uint8_t *ip = v->frame + XEVB_ETH_HLEN +
+				    (v->frame[12] == 0x81 && v->frame[13] == 0 ? XEVB_VLAN_HLEN : 0);
+
+		if (v->len < (size_t)(ip - v->frame) + 10 || ip[9] != XEVB_DEFAULT_IP_PROTO ||
+		    v->frame[ip - v->frame - 2] != 0x08 || v->frame[ip - v->frame - 1] != 0x00) {
+			/* Not raw protocol 253: UDP and non-DAQ keep their default verdicts. */
+			if (fixtures[f].slot == XEVB_RES_MEP)
+				expect_mep_passed(v, "ip_proto 254, udp");
+			else
+				expect_slot(v, fixtures[f].slot, "ip_proto 254, not raw");
+			continue;
+		}
+		expect_slot(v, XEVB_RES_OTHER, "ip_proto 254, raw 253");
+		n++;
+	}
+	cr_assert(gt(uint, n, 20), "only %u raw vectors", n);
+}
+
+/* cfg_udp_port=53: the well-formed MEP to port 53 is ours, port 23900 is not. */
+Test(xdp_vectors, udp_port_53)
+{
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, 53);
+	const struct vector *v = vec("other_udp_port");
+	const int slots[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
+	struct xevb_pkt_info pi = { 0 };
+	const struct xevb_parse_cfg cfg = { .udp_port = 53, .ip_proto = XEVB_DEFAULT_IP_PROTO };
+
+	cr_assert(eq(int, xevb_classify(v->frame, v->frame + v->len, (uint32_t)v->len, &cfg, &pi, NULL),
+		     XEVB_RES_MEP));
+	cr_assert(gt(uint, pi.n_frags, 0));
+	expect(v, XDP_PASS, slots, 2, pi.n_frags, "udp_port 53");
+	expect_slot(vec("udp_pack4x200"), XEVB_RES_OTHER, "udp_port 53");
+	expect_slot(vec("udp_len_mismatch"), XEVB_RES_OTHER, "udp_port 53");
+	expect_mep_passed(vec("raw_single"), "udp_port 53, raw still on");
+}
