@@ -1,0 +1,413 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Built-event encoding and strict decoding (wire-format section 2). */
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xevb/bytes.h>
+#include <xevb/crc32c.h>
+#include <xevb/emu_payload.h>
+#include <xevb/event_codec.h>
+
+#ifndef IOV_MAX
+#define IOV_MAX 1024
+#endif
+
+int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
+		      uint8_t *scratch, size_t scratch_len,
+		      struct iovec *iov, size_t iov_max, size_t *total_len)
+{
+	const uint32_t n = ev->n_expected;
+	uint8_t *s, *run, *const end = scratch + scratch_len;
+	uint64_t total = XEVB_EVT_HLEN;
+	uint32_t recv = 0, nmiss;
+	size_t niov = 0;
+	int prev = -1;
+	bool incomplete;
+
+	if (n == 0 || n > XEVB_MAX_SOURCES)
+		return -EINVAL;
+	if (scratch_len < XEVB_EVT_HLEN)
+		return -ENOSPC;
+	run = scratch;
+	s = scratch + XEVB_EVT_HLEN;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xevb_frag_slot *fs = &ev->frags[i];
+		uint16_t sid = ev->source_ids[i];
+		uint32_t pad;
+
+		if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
+			return -EINVAL;
+		prev = sid;
+		if (fs->frame_idx == UINT32_MAX)
+			continue;
+		if (end - s < (ptrdiff_t)(XEVB_EVT_REC_HLEN + 3))
+			return -ENOSPC;
+		xevb_st16(s, sid);
+		xevb_st16(s + 2, 0);
+		xevb_st32(s + 4, fs->length);
+		xevb_st32(s + 8, xevb_event_crc(ev, i));
+		s += XEVB_EVT_REC_HLEN;
+		total += XEVB_EVT_REC_HLEN + XEVB_PAD4((uint32_t)fs->length);
+		recv++;
+		if (fs->length == 0)
+			continue;  /* nothing to send: the scratch run goes on */
+		if (niov + 2 > iov_max)
+			return -ENOSPC;
+		iov[niov++] = (struct iovec){ run, (size_t)(s - run) };
+		iov[niov++] = (struct iovec){ (void *)xevb_event_payload(ev, i), fs->length };
+		/* The padding opens the next scratch run, ahead of the next record. */
+		pad = XEVB_PAD4((uint32_t)fs->length) - fs->length;
+		run = s;
+		memset(s, 0, pad);
+		s += pad;
+	}
+	if (recv != ev->n_frags)
+		return -EINVAL;
+	incomplete = recv < n;
+	if ((ev->flags & ~XEVB_EVT_F_INCOMPLETE) || !!(ev->flags & XEVB_EVT_F_INCOMPLETE) != incomplete)
+		return -EINVAL;
+	nmiss = n - recv;
+	if (nmiss) {
+		uint32_t bytes = XEVB_PAD4(2 * nmiss);
+		if (end - s < (ptrdiff_t)bytes)
+			return -ENOSPC;
+		for (uint32_t i = 0; i < n; i++)
+			if (ev->frags[i].frame_idx == UINT32_MAX) {
+				xevb_st16(s, ev->source_ids[i]);
+				s += 2;
+			}
+		if (nmiss & 1) {
+			xevb_st16(s, 0);
+			s += 2;
+		}
+		total += bytes;
+	}
+	if (total > UINT32_MAX)
+		return -EMSGSIZE;
+	if (s > run) {
+		if (niov + 1 > iov_max)
+			return -ENOSPC;
+		iov[niov++] = (struct iovec){ run, (size_t)(s - run) };
+	}
+	xevb_st32(scratch, XEVB_EVT_MAGIC);
+	scratch[4] = XEVB_EVT_VERSION;
+	scratch[5] = incomplete ? XEVB_EVT_F_INCOMPLETE : 0;
+	xevb_st16(scratch + 6, (uint16_t)recv);
+	xevb_st32(scratch + 8, ev->run_number);
+	xevb_st32(scratch + 12, ev->event_id);
+	xevb_st32(scratch + 16, (uint32_t)total);
+	xevb_st16(scratch + 20, (uint16_t)n);
+	xevb_st16(scratch + 22, 0);
+	xevb_st64(scratch + 24, build_ns);
+	*total_len = total;
+	return (int)niov;
+}
+
+int xevb_writev_all(int fd, struct iovec *iov, size_t n)
+{
+	while (n) {
+		ssize_t w;
+
+		if (iov->iov_len == 0) {
+			iov++;
+			n--;
+			continue;
+		}
+		w = writev(fd, iov, n > IOV_MAX ? IOV_MAX : (int)n);
+		if (w < 0) {
+			if (errno == EINTR)
+				continue;
+			return -errno;
+		}
+		if (w == 0)
+			return -EIO;
+		while (w > 0) {
+			if ((size_t)w >= iov->iov_len) {
+				w -= iov->iov_len;
+				iov++;
+				n--;
+			} else {
+				iov->iov_base = (uint8_t *)iov->iov_base + w;
+				iov->iov_len -= w;
+				w = 0;
+			}
+		}
+	}
+	return 0;
+}
+
+static const char *const err_names[XEVB_EVT_E__COUNT] = {
+	[XEVB_EVT_OK] = "ok",
+	[XEVB_EVT_E_SHORT] = "short",
+	[XEVB_EVT_E_MAGIC] = "bad_magic",
+	[XEVB_EVT_E_VERSION] = "bad_version",
+	[XEVB_EVT_E_FLAGS] = "unknown_flags",
+	[XEVB_EVT_E_RESERVED] = "reserved_nonzero",
+	[XEVB_EVT_E_TOTAL_LEN] = "bad_total_length",
+	[XEVB_EVT_E_N_EXPECTED] = "bad_n_expected",
+	[XEVB_EVT_E_N_FRAGS] = "too_many_frags",
+	[XEVB_EVT_E_INCOMPLETE_FLAG] = "bad_incomplete_flag",
+	[XEVB_EVT_E_REC_TRUNC] = "record_overrun",
+	[XEVB_EVT_E_REC_RESERVED] = "record_reserved_nonzero",
+	[XEVB_EVT_E_SOURCE_ID] = "bad_source_id",
+	[XEVB_EVT_E_REC_ORDER] = "record_order",
+	[XEVB_EVT_E_PADDING] = "padding_nonzero",
+	[XEVB_EVT_E_MISSING_TRUNC] = "missing_list_short",
+	[XEVB_EVT_E_MISSING_ORDER] = "missing_list_order",
+	[XEVB_EVT_E_MISSING_PRESENT] = "missing_but_present",
+	[XEVB_EVT_E_MISSING_PAD] = "missing_pad_nonzero",
+	[XEVB_EVT_E_TRAILING] = "trailing_bytes",
+	[XEVB_EVT_E_CRC] = "crc_mismatch",
+	[XEVB_EVT_E_CONTENT] = "content_mismatch",
+	[XEVB_EVT_E_TOO_BIG] = "too_big",
+	[XEVB_EVT_E_EOF] = "truncated_stream",
+};
+
+const char *xevb_evt_err_name(int err)
+{
+	if (err < 0)
+		err = -err;
+	if (err >= XEVB_EVT_E__COUNT)
+		return "unknown";
+	return err_names[err];
+}
+
+__attribute__((format(printf, 4, 5)))
+static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (err && errlen) {
+		va_start(ap, fmt);
+		vsnprintf(err, errlen, fmt, ap);
+		va_end(ap);
+	}
+	return -code;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+int xevb_event_decode(const uint8_t *buf, size_t len, struct xevb_decoded_event *out,
+		      char *err, size_t errlen)
+{
+	uint64_t present[XEVB_MAX_SOURCES / 64];
+	uint32_t magic, total, nmiss;
+	uint16_t n_frags, n_expected;
+	uint8_t flags;
+	bool incomplete;
+	size_t off;
+	int prev;
+
+	if (len < XEVB_EVT_HLEN)
+		return fail(err, errlen, XEVB_EVT_E_SHORT, "%zu bytes, less than an event header", len);
+	magic = xevb_ld32(buf);
+	if (magic != XEVB_EVT_MAGIC)
+		return fail(err, errlen, XEVB_EVT_E_MAGIC, "bad magic 0x%08x", magic);
+	if (buf[4] != XEVB_EVT_VERSION)
+		return fail(err, errlen, XEVB_EVT_E_VERSION, "unknown version %u", buf[4]);
+	flags = buf[5];
+	if (flags & ~XEVB_EVT_F_INCOMPLETE)
+		return fail(err, errlen, XEVB_EVT_E_FLAGS, "unknown flags 0x%02x", flags);
+	if (xevb_ld16(buf + 22))
+		return fail(err, errlen, XEVB_EVT_E_RESERVED, "reserved field 0x%04x", xevb_ld16(buf + 22));
+	total = xevb_ld32(buf + 16);
+	if (total != len)
+		return fail(err, errlen, XEVB_EVT_E_TOTAL_LEN, "total_length %u, event is %zu bytes",
+			    total, len);
+	n_frags = xevb_ld16(buf + 6);
+	n_expected = xevb_ld16(buf + 20);
+	if (n_expected == 0 || n_expected > XEVB_MAX_SOURCES)
+		return fail(err, errlen, XEVB_EVT_E_N_EXPECTED, "n_expected %u", n_expected);
+	if (n_frags > n_expected)
+		return fail(err, errlen, XEVB_EVT_E_N_FRAGS, "n_frags %u > n_expected %u",
+			    n_frags, n_expected);
+	incomplete = flags & XEVB_EVT_F_INCOMPLETE;
+	if (incomplete != (n_frags < n_expected))
+		return fail(err, errlen, XEVB_EVT_E_INCOMPLETE_FLAG,
+			    "INCOMPLETE %s with %u of %u fragments", incomplete ? "set" : "clear",
+			    n_frags, n_expected);
+	if (incomplete)
+		memset(present, 0, sizeof(present));
+
+	off = XEVB_EVT_HLEN;
+	prev = -1;
+	for (uint32_t i = 0; i < n_frags; i++) {
+		uint16_t sid;
+		uint32_t flen;
+		uint64_t padded;
+
+		if (len - off < XEVB_EVT_REC_HLEN)
+			return fail(err, errlen, XEVB_EVT_E_REC_TRUNC,
+				    "record %u header at offset %zu past the end", i, off);
+		sid = xevb_ld16(buf + off);
+		if (xevb_ld16(buf + off + 2))
+			return fail(err, errlen, XEVB_EVT_E_REC_RESERVED,
+				    "record %u (source %u): reserved 0x%04x", i, sid, xevb_ld16(buf + off + 2));
+		if (sid > XEVB_MAX_SOURCE_ID)
+			return fail(err, errlen, XEVB_EVT_E_SOURCE_ID, "record %u: source_id %u", i, sid);
+		if ((int)sid <= prev)
+			return fail(err, errlen, XEVB_EVT_E_REC_ORDER,
+				    "record %u: source_id %u after %d", i, sid, prev);
+		prev = sid;
+		flen = xevb_ld32(buf + off + 4);
+		off += XEVB_EVT_REC_HLEN;
+		/* Not XEVB_PAD4: its 32-bit mask would wrap 0xffffffff to 0. */
+		padded = ((uint64_t)flen + 3) & ~(uint64_t)3;
+		if (padded > len - off)
+			return fail(err, errlen, XEVB_EVT_E_REC_TRUNC,
+				    "record %u (source %u): length %u runs past the end", i, sid, flen);
+		if (!all_zero(buf + off + flen, padded - flen))
+			return fail(err, errlen, XEVB_EVT_E_PADDING,
+				    "record %u (source %u): non-zero padding", i, sid);
+		off += padded;
+		if (incomplete)
+			present[sid / 64] |= 1ull << (sid % 64);
+	}
+
+	out->missing = buf + off;
+	nmiss = (uint32_t)n_expected - n_frags;
+	if (nmiss) {
+		size_t bytes = XEVB_PAD4(2 * nmiss);
+		if (len - off < bytes)
+			return fail(err, errlen, XEVB_EVT_E_MISSING_TRUNC,
+				    "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes, len - off);
+		prev = -1;
+		for (uint32_t i = 0; i < nmiss; i++) {
+			uint16_t sid = xevb_ld16(buf + off + 2 * i);
+			if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
+				return fail(err, errlen, XEVB_EVT_E_MISSING_ORDER,
+					    "missing id %u: %u after %d", i, sid, prev);
+			if (present[sid / 64] & (1ull << (sid % 64)))
+				return fail(err, errlen, XEVB_EVT_E_MISSING_PRESENT,
+					    "source %u both present and missing", sid);
+			prev = sid;
+		}
+		if (!all_zero(buf + off + 2 * nmiss, bytes - 2 * nmiss))
+			return fail(err, errlen, XEVB_EVT_E_MISSING_PAD, "non-zero missing-list padding");
+		off += bytes;
+	}
+	if (off != len)
+		return fail(err, errlen, XEVB_EVT_E_TRAILING, "%zu bytes after the event's end", len - off);
+
+	out->flags = flags;
+	out->n_frags = n_frags;
+	out->n_expected = n_expected;
+	out->run_number = xevb_ld32(buf + 8);
+	out->event_id = xevb_ld32(buf + 12);
+	out->total_length = total;
+	out->build_ns = ((uint64_t)xevb_ld32(buf + 24) << 32) | xevb_ld32(buf + 28);
+	out->records = buf + XEVB_EVT_HLEN;
+	return 0;
+}
+
+int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what,
+		      char *err, size_t errlen)
+{
+	const uint8_t *pos = NULL;
+	struct xevb_decoded_frag f;
+
+	while (xevb_event_next_frag(ev, &pos, &f)) {
+		if (what & XEVB_VERIFY_CRC) {
+			uint32_t c = xevb_crc32c(0, f.payload, f.length);
+			if (c != f.crc32c)
+				return fail(err, errlen, XEVB_EVT_E_CRC,
+					    "event %u source %u: crc32c 0x%08x, payload has 0x%08x",
+					    ev->event_id, f.source_id, f.crc32c, c);
+		}
+		if (what & XEVB_VERIFY_CONTENT) {
+			size_t at = xevb_emu_check(f.payload, f.length);
+			if (at != f.length)
+				return fail(err, errlen, XEVB_EVT_E_CONTENT,
+					    "event %u source %u: wrong byte at payload offset %zu",
+					    ev->event_id, f.source_id, at);
+		}
+	}
+	return 0;
+}
+
+int xevb_evt_reader_init(struct xevb_evt_reader *r, uint32_t max_len)
+{
+	memset(r, 0, sizeof(*r));
+	r->max_len = max_len ? max_len : XEVB_EVT_MAX_LEN;
+	r->cap = 256 * 1024;
+	r->buf = malloc(r->cap);
+	return r->buf ? 0 : -ENOMEM;
+}
+
+void xevb_evt_reader_free(struct xevb_evt_reader *r)
+{
+	free(r->buf);
+	r->buf = NULL;
+}
+
+uint8_t *xevb_evt_reader_space(struct xevb_evt_reader *r, size_t min, size_t *avail)
+{
+	size_t held = r->tail - r->head;
+	size_t need = held + min > r->want ? held + min : r->want;
+
+	/* Move the partial event to the front only when the room behind it is short. */
+	if (r->head && (r->cap - r->tail < min || r->cap - r->head < r->want)) {
+		memmove(r->buf, r->buf + r->head, held);
+		r->head = 0;
+		r->tail = held;
+	}
+	if (r->cap - r->head < need) {
+		size_t cap = r->cap * 2 > need ? r->cap * 2 : need;
+		uint8_t *nb = realloc(r->buf, cap);
+		if (!nb) {
+			*avail = 0;
+			return NULL;
+		}
+		r->buf = nb;
+		r->cap = cap;
+	}
+	*avail = r->cap - r->tail;
+	return r->buf + r->tail;
+}
+
+void xevb_evt_reader_commit(struct xevb_evt_reader *r, size_t n)
+{
+	r->tail += n;
+}
+
+int xevb_evt_reader_next(struct xevb_evt_reader *r, const uint8_t **ev, size_t *len)
+{
+	static const uint8_t magic[4] = { 0x45, 0x56, 0x4E, 0x54 };
+	const uint8_t *p = r->buf + r->head;
+	size_t avail = r->tail - r->head;
+	uint32_t tl;
+
+	if (avail == 0)
+		return 0;
+	/* Catch garbage as early as its first bytes, before trusting a length. */
+	if (memcmp(p, magic, avail < 4 ? avail : 4))
+		return -XEVB_EVT_E_MAGIC;
+	if (avail < 20)
+		return 0;
+	tl = xevb_ld32(p + 16);
+	if (tl < XEVB_EVT_HLEN)
+		return -XEVB_EVT_E_TOTAL_LEN;
+	if (tl > r->max_len)
+		return -XEVB_EVT_E_TOO_BIG;
+	if (avail < tl) {
+		r->want = tl;
+		return 0;
+	}
+	*ev = p;
+	*len = tl;
+	r->want = 0;
+	r->head += tl;
+	if (r->head == r->tail)
+		r->head = r->tail = 0;
+	return 1;
+}
