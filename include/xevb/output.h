@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The builder's output stage: built events go to farm nodes over TCP (one
+ * connection each, round robin), to a file, or nowhere (build-only, for
+ * measuring the builder alone). Payloads leave straight from the frames
+ * with writev: no user-space copy.
+ */
+#ifndef XEVB_OUTPUT_H
+#define XEVB_OUTPUT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <netinet/in.h>
+#include <xevb/builder.h>
+
+#define XEVB_MAX_SINKS 64
+
+struct xevb_sink_conn {
+	struct sockaddr_in addr;
+	char name[32];
+	int fd;
+	uint64_t events;
+	uint64_t bytes;
+	uint64_t next_retry_ns;
+	uint64_t failures;
+};
+
+struct xevb_output_stats {
+	uint64_t events;          /* written whole */
+	uint64_t bytes;
+	uint64_t dropped_no_sink; /* no farm node connected: counted, not sent */
+	uint64_t dropped_error;   /* a write failed mid-event */
+	uint64_t encode_errors;
+};
+
+struct xevb_output {
+	struct xevb_sink_conn sinks[XEVB_MAX_SINKS];
+	uint32_t n_sinks;
+	uint32_t rr;
+	int file_fd;
+	bool discard;             /* build-only */
+	uint8_t *scratch;
+	size_t scratch_len;
+	struct iovec *iov;
+	size_t iov_max;
+	struct xevb_output_stats st;
+};
+
+/* sinks: "ADDR:PORT" strings. file: path or NULL. Neither: build-only. */
+int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
+		     const char *file, uint32_t max_sources, uint64_t connect_wait_ns);
+void xevb_output_close(struct xevb_output *o);
+void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev);
+/* Reconnect farm nodes that went away (call once a second). */
+void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns);
+uint32_t xevb_output_connected(const struct xevb_output *o);
+
+#endif

@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A builder's statistics in one snapshot: builder core, XDP program,
+ * AF_XDP sockets, socket path and output. The builder publishes it once a
+ * second in /run/xevb/<netns>-<ifname>.stats (a mapped file, so `xevb
+ * stats` reads a running builder without asking it anything), and prints
+ * it as the final summary.
+ */
+#ifndef XEVB_REPORT_H
+#define XEVB_REPORT_H
+
+#include <stdio.h>
+#include <xevb/builder.h>
+#include <xevb/output.h>
+#include <xevb/xdp_stats.h>
+#include <xevb/xsk_rx.h>
+
+#define XEVB_SNAP_MAGIC 0x58455653u  /* "XEVS" */
+#define XEVB_SNAP_VERSION 1
+
+struct xevb_snapshot {
+	uint32_t magic;
+	uint32_t version;
+	int32_t pid;
+	uint32_t xdp_mode;             /* 1: AF_XDP path, 0: socket path */
+	uint64_t start_ns;             /* CLOCK_MONOTONIC */
+	uint64_t update_ns;
+	uint64_t seq;                  /* odd while being written */
+	char ifname[32];
+	uint32_t n_queues;
+	uint32_t n_sources;
+	uint64_t rx_frames;            /* frames taken from the sockets */
+	uint64_t rx_bytes;
+	uint64_t rx_not_mep;           /* frames in our sockets that were not valid MEPs */
+	uint64_t sock_kernel_drops;    /* socket path: dropped at the socket queue */
+	uint64_t sock_truncated;
+	uint64_t batches;
+	uint64_t polls;                /* poll() calls (wake-ups) */
+	struct xevb_xdp_ctr xdp[XEVB_XDP__SLOTS];
+	struct xevb_xsk_stats xsk[XEVB_XSK_MAX_QUEUES];
+	struct xevb_output_stats out;
+	struct xevb_builder_stats core;
+};
+
+/* One line of rates between two snapshots, xdp-bench style. */
+void xevb_report_line(FILE *f, const struct xevb_snapshot *now, const struct xevb_snapshot *prev);
+/* The whole picture, with the accounting check. */
+void xevb_report_summary(FILE *f, const struct xevb_snapshot *s);
+void xevb_report_json(FILE *f, const struct xevb_snapshot *s);
+
+#endif

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/tcp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <xevb/cli.h>
+#include <xevb/event_codec.h>
+#include <xevb/output.h>
+
+#define RETRY_NS 1000000000ull
+
+static int parse_addr(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+	char *end;
+
+	if (!colon || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, colon - s);
+	host[colon - s] = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (*end || port == 0 || port > 65535)
+		return -1;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+static int try_connect(struct xevb_sink_conn *c)
+{
+	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
+	int sndbuf = 4 << 20;
+
+	if (fd < 0)
+		return -errno;
+	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (connect(fd, (struct sockaddr *)&c->addr, sizeof(c->addr))) {
+		int err = -errno;
+		close(fd);
+		return err;
+	}
+	c->fd = fd;
+	return 0;
+}
+
+int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
+		     const char *file, uint32_t max_sources, uint64_t connect_wait_ns)
+{
+	uint64_t deadline = xevb_now_ns() + connect_wait_ns;
+
+	memset(o, 0, sizeof(*o));
+	o->file_fd = -1;
+	if (n_sinks > XEVB_MAX_SINKS) {
+		xevb_err("at most %d farm nodes", XEVB_MAX_SINKS);
+		return -EINVAL;
+	}
+	o->scratch_len = XEVB_EVT_SCRATCH_MAX(max_sources);
+	o->iov_max = XEVB_EVT_IOV_MAX(max_sources);
+	o->scratch = malloc(o->scratch_len);
+	o->iov = calloc(o->iov_max, sizeof(*o->iov));
+	if (!o->scratch || !o->iov)
+		return -ENOMEM;
+	o->discard = !n_sinks && !file;
+	if (file) {
+		o->file_fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		if (o->file_fd < 0) {
+			int err = -errno;
+			xevb_err("cannot write %s: %s", file, strerror(errno));
+			return err;
+		}
+	}
+	for (uint32_t i = 0; i < n_sinks; i++) {
+		struct xevb_sink_conn *c = &o->sinks[i];
+		c->fd = -1;
+		snprintf(c->name, sizeof(c->name), "%s", sinks[i]);
+		if (parse_addr(sinks[i], &c->addr)) {
+			xevb_err("--sink '%s' is not ADDR:PORT (e.g. 198.18.3.1:5000)", sinks[i]);
+			return -EINVAL;
+		}
+	}
+	o->n_sinks = n_sinks;
+	/* Farm nodes may start a moment after us: wait for each, bounded. */
+	for (uint32_t i = 0; i < n_sinks; i++) {
+		struct xevb_sink_conn *c = &o->sinks[i];
+		int err;
+		while ((err = try_connect(c)) && xevb_now_ns() < deadline)
+			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
+		if (err)
+			xevb_warn("farm node %s not reachable (%s); will retry every second", c->name,
+				  strerror(-err));
+		else
+			xevb_info("connected to farm node %s", c->name);
+	}
+	return 0;
+}
+
+void xevb_output_close(struct xevb_output *o)
+{
+	for (uint32_t i = 0; i < o->n_sinks; i++)
+		if (o->sinks[i].fd >= 0)
+			close(o->sinks[i].fd);
+	if (o->file_fd >= 0)
+		close(o->file_fd);
+	free(o->scratch);
+	free(o->iov);
+	o->scratch = NULL;
+	o->iov = NULL;
+	o->n_sinks = 0;
+	o->file_fd = -1;
+}
+
+uint32_t xevb_output_connected(const struct xevb_output *o)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < o->n_sinks; i++)
+		n += o->sinks[i].fd >= 0;
+	return n;
+}
+
+void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < o->n_sinks; i++) {
+		struct xevb_sink_conn *c = &o->sinks[i];
+		if (c->fd >= 0 || now_ns < c->next_retry_ns)
+			continue;
+		if (try_connect(c) == 0)
+			xevb_info("reconnected to farm node %s", c->name);
+		else
+			c->next_retry_ns = now_ns + RETRY_NS;
+	}
+}
+
+void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
+{
+	size_t total;
+	int n, err, fd = -1;
+	struct xevb_sink_conn *c = NULL;
+
+	if (o->discard) {
+		o->st.events++;
+		o->st.bytes += xevb_event_wire_size(ev);
+		return;
+	}
+	n = xevb_event_encode(ev, xevb_realtime_ns(), o->scratch, o->scratch_len, o->iov,
+			      o->iov_max, &total);
+	if (n < 0) {
+		o->st.encode_errors++;
+		return;
+	}
+	if (o->file_fd >= 0) {
+		fd = o->file_fd;
+	} else {
+		for (uint32_t k = 0; k < o->n_sinks; k++) {
+			struct xevb_sink_conn *s = &o->sinks[(o->rr + k) % o->n_sinks];
+			if (s->fd >= 0) {
+				c = s;
+				o->rr = (o->rr + k + 1) % o->n_sinks;
+				break;
+			}
+		}
+		if (!c) {
+			o->st.dropped_no_sink++;
+			return;
+		}
+		fd = c->fd;
+	}
+	err = xevb_writev_all(fd, o->iov, (size_t)n);
+	if (err) {
+		o->st.dropped_error++;
+		if (c) {
+			xevb_warn("farm node %s: %s; dropping the connection", c->name, strerror(-err));
+			close(c->fd);
+			c->fd = -1;
+			c->failures++;
+			c->next_retry_ns = xevb_now_ns() + RETRY_NS;
+		}
+		return;
+	}
+	o->st.events++;
+	o->st.bytes += total;
+	if (c) {
+		c->events++;
+		c->bytes += total;
+	}
+}

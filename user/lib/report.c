@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <inttypes.h>
+#include <xevb/names.h>
+#include <xevb/report.h>
+
+static const char *const drop_names[XEVB_DROP__COUNT] = {
+	[XEVB_DROP_DUPLICATE] = "duplicate",
+	[XEVB_DROP_LATE] = "late",
+	[XEVB_DROP_UNKNOWN_SOURCE] = "unknown_source",
+	[XEVB_DROP_WRONG_RUN] = "wrong_run",
+	[XEVB_DROP_OVERFLOW] = "overflow",
+};
+
+static uint64_t xdp_malformed(const struct xevb_snapshot *s)
+{
+	uint64_t n = 0;
+	for (unsigned r = XEVB_RES_FIRST_MALFORMED; r < XEVB_RES__COUNT; r++)
+		n += s->xdp[r].packets;
+	return n;
+}
+
+static uint64_t xsk_sum(const struct xevb_snapshot *s, int which)
+{
+	uint64_t n = 0;
+	for (uint32_t q = 0; q < s->n_queues && q < XEVB_XSK_MAX_QUEUES; q++)
+		n += which == 0 ? s->xsk[q].rx_dropped : which == 1 ? s->xsk[q].rx_ring_full
+							 : s->xsk[q].rx_fill_ring_empty_descs;
+	return n;
+}
+
+void xevb_report_line(FILE *f, const struct xevb_snapshot *n, const struct xevb_snapshot *p)
+{
+	double dt = (double)(n->update_ns - p->update_ns) / 1e9;
+	uint64_t drops = 0;
+
+	if (dt <= 0)
+		return;
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		drops += n->core.drops[r] - p->core.drops[r];
+#define RATE(field) ((double)(n->field - p->field) / dt)
+	fprintf(f, "%s: %8.0f pkt/s %9.0f frag/s %8.0f ev/s  in %6.3f Gb/s  out %6.3f Gb/s  "
+		   "incompl %.0f/s  drops %.0f/s  malformed %.0f/s  xsk_drop %.0f/s  open %" PRIu64 "\n",
+		n->ifname, RATE(rx_frames), RATE(core.frags_received),
+		RATE(core.events_complete) + RATE(core.events_incomplete),
+		RATE(rx_bytes) * 8 / 1e9, RATE(out.bytes) * 8 / 1e9, RATE(core.events_incomplete),
+		(double)drops / dt, (double)(xdp_malformed(n) - xdp_malformed(p)) / dt,
+		(double)(xsk_sum(n, 0) - xsk_sum(p, 0) + n->sock_kernel_drops - p->sock_kernel_drops) / dt,
+		n->core.open_events);
+#undef RATE
+	fflush(f);
+}
+
+void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
+{
+	const struct xevb_builder_stats *c = &s->core;
+	uint64_t drops = 0;
+
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		drops += c->drops[r];
+	fprintf(f, "== xevb build summary (%s, %s path, %u sources)\n", s->ifname,
+		s->xdp_mode ? "AF_XDP" : "socket", s->n_sources);
+	fprintf(f, "frames received     %" PRIu64 " (%" PRIu64 " bytes), not MEP %" PRIu64 "\n",
+		s->rx_frames, s->rx_bytes, s->rx_not_mep);
+	fprintf(f, "fragments received  %" PRIu64 "\n", c->frags_received);
+	fprintf(f, "  in events         %" PRIu64 "\n", c->frags_in_events);
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		fprintf(f, "  %-17s %" PRIu64 "\n", drop_names[r], c->drops[r]);
+	fprintf(f, "  (in open events   %" PRIu64 ")\n", c->frags_received - c->frags_in_events - drops);
+	fprintf(f, "events opened       %" PRIu64 ": complete %" PRIu64 ", incomplete %" PRIu64
+		   " (end-of-run flush %" PRIu64 "), discarded %" PRIu64 ", open %" PRIu64 "\n",
+		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
+		c->events_discarded, c->open_events);
+	fprintf(f, "output              %" PRIu64 " events, %" PRIu64 " bytes; no farm node %" PRIu64
+		   ", write errors %" PRIu64 "\n",
+		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error);
+	if (s->xdp_mode) {
+		fprintf(f, "XDP program:");
+		for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
+			if (s->xdp[k].packets)
+				fprintf(f, " %s=%" PRIu64, xevb_slot_name(k), (uint64_t)s->xdp[k].packets);
+		fprintf(f, "\nAF_XDP sockets: rx_dropped %" PRIu64 ", rx_ring_full %" PRIu64
+			   ", fill_ring_empty %" PRIu64 "\n", xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
+	} else {
+		fprintf(f, "socket: dropped at the socket queue %" PRIu64 ", truncated %" PRIu64 "\n",
+			s->sock_kernel_drops, s->sock_truncated);
+	}
+	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++) {
+		const struct xevb_source_stats *ss = &c->src[id];
+		if (!ss->seen)
+			continue;
+		if (ss->seq_gaps || ss->drops[XEVB_DROP_DUPLICATE] || ss->drops[XEVB_DROP_LATE] ||
+		    ss->drops[XEVB_DROP_WRONG_RUN] || ss->drops[XEVB_DROP_OVERFLOW] ||
+		    ss->drops[XEVB_DROP_UNKNOWN_SOURCE])
+			fprintf(f, "  source %4u: packets %" PRIu64 " seq_gaps %" PRIu64 " frags %" PRIu64
+				   " in_events %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " unknown %" PRIu64
+				   " wrong_run %" PRIu64 " overflow %" PRIu64 "%s\n",
+				id, ss->packets, ss->seq_gaps, ss->frags_received, ss->frags_in_events,
+				ss->drops[0], ss->drops[1], ss->drops[2], ss->drops[3], ss->drops[4],
+				ss->end_of_run ? " eor" : "");
+	}
+}
+
+void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
+{
+	const struct xevb_builder_stats *c = &s->core;
+
+	fprintf(f, "{\"ifname\":\"%s\",\"path\":\"%s\",\"sources\":%u,\"rx_frames\":%" PRIu64
+		   ",\"rx_bytes\":%" PRIu64 ",\"rx_not_mep\":%" PRIu64 ",\"frags_received\":%" PRIu64
+		   ",\"frags_in_events\":%" PRIu64,
+		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, s->rx_frames, s->rx_bytes,
+		s->rx_not_mep, c->frags_received, c->frags_in_events);
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		fprintf(f, ",\"drop_%s\":%" PRIu64, drop_names[r], c->drops[r]);
+	fprintf(f, ",\"events_opened\":%" PRIu64 ",\"events_complete\":%" PRIu64
+		   ",\"events_incomplete\":%" PRIu64 ",\"events_flushed_eor\":%" PRIu64
+		   ",\"events_discarded\":%" PRIu64 ",\"open_events\":%" PRIu64 ",\"run_number\":%u"
+		   ",\"run_ended\":%s,\"out_events\":%" PRIu64 ",\"out_bytes\":%" PRIu64
+		   ",\"out_dropped_no_sink\":%" PRIu64 ",\"out_dropped_error\":%" PRIu64
+		   ",\"sock_kernel_drops\":%" PRIu64 ",\"xsk_rx_dropped\":%" PRIu64
+		   ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64
+		   ",\"batches\":%" PRIu64 ",\"polls\":%" PRIu64,
+		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
+		c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
+		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error,
+		s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
+	fprintf(f, ",\"xdp\":{");
+	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
+		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
+			xevb_slot_name(k), (uint64_t)s->xdp[k].packets, (uint64_t)s->xdp[k].frags);
+	fprintf(f, "},\"seq_gaps\":%" PRIu64 "}\n", ({
+		uint64_t g = 0;
+		for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
+			g += c->src[id].seq_gaps;
+		g;
+	}));
+	fflush(f);
+}
