@@ -136,11 +136,15 @@ const char *xdp_outcome_mismatch(const struct xdp_outcome *o, size_t len, uint32
 		const struct xevb_xdp_ctr *d = &o->delta[k];
 		if (d->packets != (uint64_t)want || d->bytes != (want ? len : 0) ||
 		    d->frags != (want ? frags : 0)) {
-			snprintf(msg, sizeof(msg),
-				 "slot %s moved by %llu packets, %llu bytes, %llu frags; want %d, %zu, %llu",
-				 xevb_slot_name((unsigned)k), (unsigned long long)d->packets,
-				 (unsigned long long)d->bytes, (unsigned long long)d->frags, want,
-				 want ? len : 0, (unsigned long long)(want ? frags : 0));
+			int n = snprintf(msg, sizeof(msg),
+					 "slot %s moved by %llu packets, %llu bytes, %llu frags; want %d, %zu, %llu; moved:",
+					 xevb_slot_name((unsigned)k), (unsigned long long)d->packets,
+					 (unsigned long long)d->bytes, (unsigned long long)d->frags, want,
+					 want ? len : 0, (unsigned long long)(want ? frags : 0));
+			for (int m = 0; m < XEVB_XDP__SLOTS && n > 0 && (size_t)n < sizeof(msg); m++)
+				if (o->delta[m].packets)
+					n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %s",
+						      xevb_slot_name((unsigned)m));
 			return msg;
 		}
 	}

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Differential test: the user-space parser and the XDP program (the same
+ * source, compiled twice and run under different rules: the verifier's
+ * packet bounds, BPF loads, bpf_xdp_get_buff_len) must reach the same
+ * verdict on every frame. Frames: every vector plus mutants of them from a
+ * fixed seed, aimed at the header and length fields the parser trusts least.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <xevb/mep_parse.h>
+#include <xevb/names.h>
+#include "xdp_harness.h"
+#include "../common/vectors.h"
+
+#define N_MUTANTS   5000
+#define SEED        0x5eed0f0e17b0ull
+/* Below the test-run linear area (3520 B on x86-64): mutants stay linear. */
+#define MUT_MAX     3400
+#define MIN_FRAME   XEVB_ETH_HLEN   /* BPF_PROG_RUN refuses shorter frames */
+#define MAX_RECS    64
+
+static struct vector *vecs;
+static size_t nvecs;
+static struct xdp_env env;
+
+static void setup(void)
+{
+	vecs = vectors_load(&nvecs);
+}
+
+static void teardown(void)
+{
+	if (env.skel)
+		xdp_env_close(&env);
+	vectors_free(vecs, nvecs);
+}
+
+TestSuite(xdp_differential, .init = setup, .fini = teardown, .timeout = 120);
+
+static const struct xevb_parse_cfg cfg = {
+	.udp_port = XEVB_DEFAULT_UDP_PORT,
+	.ip_proto = XEVB_DEFAULT_IP_PROTO,
+};
+
+/* XEVB_DIFF_MUTANTS=N runs a longer (or shorter) sequence from the same seed. */
+static unsigned n_mutants(void)
+{
+	const char *s = getenv("XEVB_DIFF_MUTANTS");
+	return s && *s ? (unsigned)strtoul(s, NULL, 0) : N_MUTANTS;
+}
+
+/* splitmix64: the same sequence on every libc. */
+static uint64_t rng_state;
+
+static uint64_t rnd(void)
+{
+	uint64_t z = (rng_state += 0x9e3779b97f4a7c15ull);
+	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+	return z ^ (z >> 31);
+}
+
+static uint32_t below(uint32_t n)
+{
+	return n ? (uint32_t)(rnd() % n) : 0;
+}
+
+/* Where the fields sit in a frame, found without the parser under test. */
+struct layout {
+	size_t l3, l4, mep;       /* 0: not present in the frame */
+	size_t rec[MAX_RECS];     /* record header offsets */
+	unsigned nrec;
+};
+
+static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+
+static void wr16(uint8_t *p, uint32_t v)
+{
+	p[0] = (uint8_t)(v >> 8);
+	p[1] = (uint8_t)v;
+}
+
+static void find_layout(const uint8_t *f, size_t len, struct layout *lo)
+{
+	size_t off;
+
+	memset(lo, 0, sizeof(*lo));
+	if (len < 18)
+		return;
+	lo->l3 = rd16(f + 12) == 0x8100 ? 18 : 14;
+	if (len < lo->l3 + 20)
+		return;
+	lo->l4 = lo->l3 + (f[lo->l3] & 0xf) * 4u;
+	lo->mep = lo->l4 + (f[lo->l3 + 9] == 17 ? 8 : 0);
+	if (lo->mep + 16 > len) {
+		lo->mep = 0;
+		return;
+	}
+	for (off = lo->mep + 16; off + 12 <= len && lo->nrec < MAX_RECS; ) {
+		lo->rec[lo->nrec++] = off;
+		off += 12 + XEVB_PAD4(rd16(f + off + 4));
+	}
+}
+
+/* Values that sit on the parser's boundaries. */
+static uint32_t edgy16(uint32_t orig)
+{
+	static const uint32_t v[] = { 0, 1, 7, 8, 15, 16, 20, 1023, 1024, 1025, 4095, 4096,
+				      0x7fff, 0x8000, 0xfffe, 0xffff };
+	switch (below(4)) {
+	case 0: return v[below(sizeof(v) / sizeof(v[0]))];
+	case 1: return (uint32_t)rnd() & 0xffff;
+	default: return (orig + below(41) - 20) & 0xffff;   /* near the truth */
+	}
+}
+
+/* Recompute IP total length and UDP length for the current frame length. */
+static void resync_lengths(uint8_t *f, size_t len, const struct layout *lo)
+{
+	if (!lo->l4 || lo->l4 > len || lo->l3 + 20 > len)
+		return;
+	wr16(f + lo->l3 + 2, (uint32_t)(len - lo->l3));
+	if (f[lo->l3 + 9] == 17 && lo->l4 + 8 <= len)
+		wr16(f + lo->l4 + 4, (uint32_t)(len - lo->l4));
+}
+
+enum op {
+	OP_BITFLIP, OP_HDR_BYTE, OP_TRUNCATE, OP_IP_TOTLEN, OP_UDP_LEN, OP_NFRAGS,
+	OP_REC_LEN, OP_APPEND, OP_IHL, OP_ETHERTYPE, OP_IP_FRAG, OP_IP_PROTO,
+	OP_REC_FIELD, OP_CUT_RECORDS, OP_RESYNC, OP__COUNT
+};
+
+static const char *const op_names[OP__COUNT] = {
+	"bitflip", "hdr_byte", "truncate", "ip_totlen", "udp_len", "n_frags", "rec_len",
+	"append", "ihl", "ethertype", "ip_frag", "ip_proto", "rec_field", "cut_records", "resync",
+};
+
+/* One mutation in place; returns the new length. */
+static size_t mutate(uint8_t *f, size_t len, enum op op)
+{
+	struct layout lo;
+	size_t at;
+
+	find_layout(f, len, &lo);
+	switch (op) {
+	case OP_BITFLIP:
+		/* Mostly in the headers, where a flip changes the path taken. */
+		at = below(4) ? below((uint32_t)(len < 96 ? len : 96)) : below((uint32_t)len);
+		f[at] ^= (uint8_t)(1u << below(8));
+		break;
+	case OP_HDR_BYTE: {
+		size_t lim = lo.mep ? lo.mep + 16 : 64;
+		at = below((uint32_t)(lim < len ? lim : len));
+		f[at] = below(3) ? (uint8_t)rnd() : (uint8_t)(below(2) ? 0 : 0xff);
+		break;
+	}
+	case OP_TRUNCATE:
+		if (len > MIN_FRAME)
+			len = MIN_FRAME + below((uint32_t)(len - MIN_FRAME));
+		break;
+	case OP_IP_TOTLEN:
+		if (lo.l3 && lo.l3 + 4 <= len)
+			wr16(f + lo.l3 + 2, edgy16(rd16(f + lo.l3 + 2)));
+		break;
+	case OP_UDP_LEN:
+		if (lo.l4 && lo.l4 + 6 <= len)
+			wr16(f + lo.l4 + 4, edgy16(rd16(f + lo.l4 + 4)));
+		break;
+	case OP_NFRAGS:
+		if (lo.mep)
+			wr16(f + lo.mep + 6, edgy16(rd16(f + lo.mep + 6)));
+		break;
+	case OP_REC_LEN:
+		if (lo.nrec) {
+			at = lo.rec[below(lo.nrec)] + 4;
+			wr16(f + at, edgy16(rd16(f + at)));
+		}
+		break;
+	case OP_APPEND: {
+		uint32_t n = 1 + below(64);
+		if (len + n > MUT_MAX)
+			n = (uint32_t)(MUT_MAX - len);
+		for (uint32_t i = 0; i < n; i++)
+			f[len + i] = below(2) ? 0 : (uint8_t)rnd();
+		len += n;
+		break;
+	}
+	case OP_IHL:
+		if (lo.l3 && lo.l3 < len)
+			f[lo.l3] = (uint8_t)((below(8) ? 0x40 : below(16) << 4) | below(16));
+		break;
+	case OP_ETHERTYPE: {
+		static const uint16_t t[] = { 0x0800, 0x8100, 0x86dd, 0x0806, 0x8100 };
+		wr16(f + 12, t[below(5)]);
+		if (rd16(f + 12) == 0x8100 && len >= 18 && below(2))
+			wr16(f + 16, 0x0800);
+		break;
+	}
+	case OP_IP_FRAG:
+		if (lo.l3 && lo.l3 + 8 <= len)
+			wr16(f + lo.l3 + 6, below(2) ? 0 : (below(2) ? 0x2000 : (uint32_t)rnd() & 0xffff));
+		break;
+	case OP_IP_PROTO: {
+		static const uint8_t p[] = { 253, 17, 6, 254, 1 };
+		if (lo.l3 && lo.l3 + 10 <= len)
+			f[lo.l3 + 9] = p[below(5)];
+		break;
+	}
+	case OP_REC_FIELD:
+		/* Event id equal to or before the previous one, or reserved bits set. */
+		if (lo.nrec) {
+			unsigned r = below(lo.nrec);
+			if (below(2) && r > 0)
+				memcpy(f + lo.rec[r], f + lo.rec[r - 1], 4);
+			else
+				wr16(f + lo.rec[r] + 6, below(2) ? 0 : 1u << below(16));
+		}
+		break;
+	case OP_CUT_RECORDS:
+		/* Keep the first k records, with n_frags and the lengths made consistent: valid again. */
+		if (lo.nrec > 1) {
+			unsigned k = 1 + below(lo.nrec - 1);
+			wr16(f + lo.mep + 6, k);
+			len = lo.rec[k] < len ? lo.rec[k] : len;
+			resync_lengths(f, len, &lo);
+		}
+		break;
+	case OP_RESYNC:
+		resync_lengths(f, len, &lo);
+		break;
+	case OP__COUNT:
+		break;
+	}
+	return len < MIN_FRAME ? MIN_FRAME : len;
+}
+
+/* Same verdict on both sides, or a message (static buffer) saying how not. */
+static const char *compare(const uint8_t *f, size_t len, int *verdict)
+{
+	static char msg[700];
+	struct xevb_pkt_info pi = { 0 };
+	struct xdp_outcome o;
+	const char *bad;
+	int res, slots[2], n = 1;
+	uint64_t frags = 0;
+	uint32_t act;
+
+	res = xevb_classify(f, f + len, (uint32_t)len, &cfg, &pi, NULL);
+	*verdict = res;
+	xdp_env_run(&env, f, len, &o);
+	if (res == XEVB_RES_MULTIBUF) {
+		snprintf(msg, sizeof(msg), "user space says multibuf, which only XDP may say");
+		return msg;
+	}
+	/* Only a frame longer than the linear area may run into the frags. */
+	if (!o.err && o.delta[XEVB_RES_MULTIBUF].packets && o.linear < len &&
+	    (res == XEVB_RES_MEP || res >= XEVB_RES_UDP_TRUNC)) {
+		res = XEVB_RES_MULTIBUF;
+	}
+	slots[0] = res;
+	act = xevb_res_is_malformed((unsigned)res) ? XDP_DROP : XDP_PASS;
+	if (res == XEVB_RES_MEP) {
+		slots[n++] = XEVB_XDP_NO_XSK;
+		frags = pi.n_frags;
+	}
+	bad = xdp_outcome_mismatch(&o, len, act, slots, n, frags);
+	if (!bad)
+		return NULL;
+	snprintf(msg, sizeof(msg), "user space: %s (n_frags %u); XDP: %s", xevb_slot_name((unsigned)res),
+		 pi.n_frags, bad);
+	return msg;
+}
+
+static void dump(const char *what, const uint8_t *f, size_t len)
+{
+	fprintf(stderr, "%s (%zu bytes):", what, len);
+	for (size_t i = 0; i < len && i < 256; i++)
+		fprintf(stderr, "%s%02x", i % 32 ? "" : "\n  ", f[i]);
+	fprintf(stderr, "%s\n", len > 256 ? " ..." : "");
+}
+
+Test(xdp_differential, vectors_and_mutants_agree)
+{
+	static uint8_t buf[MUT_MAX + 64];
+	unsigned hist[XEVB_RES__COUNT] = { 0 }, ops_used[OP__COUNT] = { 0 };
+	unsigned compared = 0, distinct = 0, mutants = n_mutants();
+	size_t nbase = 0;
+	int verdict;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+
+	for (size_t i = 0; i < nvecs; i++) {
+		const char *bad = compare(vecs[i].frame, vecs[i].len, &verdict);
+		if (bad)
+			dump(vecs[i].name, vecs[i].frame, vecs[i].len);
+		cr_assert(bad == NULL, "vector %s: %s", vecs[i].name, bad);
+		hist[verdict]++;
+		compared++;
+		if (vecs[i].len <= MUT_MAX)
+			nbase++;
+	}
+	cr_assert(gt(sz, nbase, 30));
+
+	rng_state = SEED;
+	for (unsigned m = 0; m < mutants; m++) {
+		const struct vector *v;
+		char trail[160];
+		size_t len, tl = 0;
+		unsigned nops = 1 + below(3);
+		const char *bad;
+
+		/* Mostly the valid MEPs: their mutants reach the deepest checks. */
+		do {
+			v = &vecs[below((uint32_t)nvecs)];
+		} while (v->verdict != VEC_MEP && below(3));
+		len = v->len < MUT_MAX ? v->len : MUT_MAX;
+		memcpy(buf, v->frame, len);
+		trail[0] = 0;
+		for (unsigned k = 0; k < nops; k++) {
+			enum op op = (enum op)below(OP__COUNT);
+			len = mutate(buf, len, op);
+			ops_used[op]++;
+			tl += (size_t)snprintf(trail + tl, sizeof(trail) - tl, " %s", op_names[op]);
+		}
+		bad = compare(buf, len, &verdict);
+		if (bad)
+			dump("mutant", buf, len);
+		cr_assert(bad == NULL, "mutant %u of %s (%s): %s", m, v->name, trail + 1, bad);
+		hist[verdict]++;
+		compared++;
+	}
+
+	printf("xdp_differential: %u frames compared (%zu vectors + %u mutants, seed %#llx):", compared,
+	       nvecs, mutants, (unsigned long long)SEED);
+	for (int r = 0; r < XEVB_RES__COUNT; r++) {
+		if (!hist[r])
+			continue;
+		distinct++;
+		printf(" %s=%u", xevb_slot_name((unsigned)r), hist[r]);
+	}
+	printf("\n");
+	cr_log_info("%u frames compared, %u distinct verdicts", compared, distinct);
+	for (int k = 0; k < OP__COUNT; k++)
+		cr_assert(gt(uint, ops_used[k], 0), "mutation %s never used", op_names[k]);
+	/* The mutants must exercise the parser, not just bounce off the first check. */
+	cr_assert(gt(uint, hist[XEVB_RES_MEP], mutants / 20));
+	cr_assert(ge(uint, distinct, XEVB_RES__COUNT - 2), "only %u distinct verdicts", distinct);
+}
