@@ -101,7 +101,7 @@ FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(LIB_SRCS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(LIB_SRCS) $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 
