@@ -86,6 +86,8 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 		return XEVB_RES_MULTIBUF;
 	if (mep_len < XEVB_MEP_HLEN)
 		return XEVB_RES_SHORT_MEP;
+	pi->mep_off = (__u16)mep_off;
+	pi->mep_len = (__u16)mep_len;
 	mep = frame + mep_off;
 	if (mep + XEVB_MEP_HLEN > data_end)
 		return XEVB_RES_SHORT_MEP;
