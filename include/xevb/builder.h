@@ -97,6 +97,7 @@ struct xevb_source_stats {
 	uint32_t last_seq;
 	bool seen;
 	bool end_of_run;
+	uint64_t frags_discarded;  /* of frags_in_events: in events timed out under DISCARD */
 };
 
 struct xevb_builder_stats {
@@ -114,6 +115,9 @@ struct xevb_builder_stats {
 	uint32_t run_number;
 	bool run_known;
 	bool run_ended;               /* every source sent END_OF_RUN, all flushed */
+	uint64_t frags_discarded;     /* of frags_in_events: in discarded events */
+	uint64_t bad_calls;           /* add_mep with a frame index out of range or
+					 still held, or an impossible pi: ignored */
 	struct xevb_source_stats src[XEVB_MAX_SOURCES];
 };
 

@@ -1,0 +1,200 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Test rig for the builder core: see builder_rig.h. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xevb/crc32c.h>
+#include <xevb/mep_write.h>
+#include "builder_rig.h"
+
+static uint8_t *frame_at(const struct rig *r, uint32_t f)
+{
+	return r->frames + (size_t)f * RIG_FRAME_SIZE;
+}
+
+static void on_release(void *ctx, uint32_t f)
+{
+	struct rig *r = ctx;
+
+	cr_assert(lt(u32, f, r->n_frames), "released frame %u out of range", f);
+	cr_assert(r->held[f], "frame %u released twice or never given", f);
+	r->held[f] = false;
+	/* Poison: a fragment still referenced would now fail its check. */
+	memset(frame_at(r, f), 0xee, r->len[f]);
+	r->free_list[r->n_free++] = f;
+	r->releases++;
+}
+
+static void on_emit(void *ctx, const struct xevb_event *ev)
+{
+	struct rig *r = ctx;
+	struct rig_event *re;
+	uint32_t got = 0;
+
+	if (r->n_ev == r->cap_ev) {
+		r->cap_ev = r->cap_ev ? 2 * r->cap_ev : 256;
+		r->ev = realloc(r->ev, r->cap_ev * sizeof(*r->ev));
+		cr_assert(not(eq(ptr, r->ev, NULL)));
+	}
+	re = &r->ev[r->n_ev++];
+	memset(re, 0, sizeof(*re));
+	re->event_id = ev->event_id;
+	re->flags = ev->flags;
+	re->n_frags = ev->n_frags;
+	re->n_expected = ev->n_expected;
+	re->open_ns = ev->open_ns;
+	re->wire_size = xevb_event_wire_size(ev);
+	cr_assert(eq(u32, ev->n_expected, r->cfg.n_sources));
+	for (uint32_t i = 0; i < ev->n_expected; i++) {
+		uint16_t sid = ev->source_ids[i];
+		const struct xevb_frag_slot *fs = &ev->frags[i];
+
+		if (i > 0)
+			cr_assert(gt(u16, sid, ev->source_ids[i - 1]), "sources not ascending");
+		if (fs->frame_idx == UINT32_MAX)
+			continue;
+		cr_assert(lt(u32, fs->frame_idx, r->n_frames));
+		cr_assert(r->held[fs->frame_idx], "event %u source %u: frame %u already released",
+			  ev->event_id, sid, fs->frame_idx);
+		cr_assert(eq(ptr, (void *)ev->frame_data[fs->frame_idx],
+			     frame_at(r, fs->frame_idx)));
+		cr_assert(eq(u16, fs->length, rig_len(sid, ev->event_id)),
+			  "event %u source %u length", ev->event_id, sid);
+		const uint8_t *p = xevb_event_payload(ev, i);
+		for (uint32_t k = 0; k < fs->length; k++)
+			cr_assert(eq(u8, p[k], rig_byte(sid, ev->event_id, k)),
+				  "event %u source %u payload byte %u", ev->event_id, sid, k);
+		cr_assert(eq(u32, xevb_event_crc(ev, i), xevb_crc32c(0, p, fs->length)));
+		re->present[sid / 64] |= 1ull << (sid % 64);
+		got++;
+	}
+	cr_assert(eq(u32, got, ev->n_frags), "event %u: n_frags %u, %u present",
+		  ev->event_id, ev->n_frags, got);
+	cr_assert(eq(int, !!(ev->flags & XEVB_EVT_F_INCOMPLETE), got != ev->n_expected),
+		  "event %u: INCOMPLETE flag vs %u/%u fragments", ev->event_id, got, ev->n_expected);
+}
+
+void rig_init(struct rig *r, const uint16_t *sources, uint32_t n_sources,
+	      uint32_t window, uint32_t n_frames, const struct xevb_builder_cfg *extra)
+{
+	memset(r, 0, sizeof(*r));
+	memcpy(r->sources, sources, n_sources * sizeof(*sources));
+	if (extra)
+		r->cfg = *extra;
+	if (!r->cfg.run_number)
+		r->cfg.run_number = 1;  /* the rig's default run; tests send run 1 */
+	r->cfg.sources = r->sources;
+	r->cfg.n_sources = n_sources;
+	r->cfg.window = window;
+	r->cfg.n_frames = n_frames;
+	r->cfg.emit = on_emit;
+	r->cfg.frame_release = on_release;
+	r->cfg.ctx = r;
+	r->pcfg.udp_port = XEVB_DEFAULT_UDP_PORT;
+	r->pcfg.ip_proto = XEVB_DEFAULT_IP_PROTO;
+	r->n_frames = n_frames;
+	r->frames = malloc((size_t)n_frames * RIG_FRAME_SIZE);
+	r->held = calloc(n_frames, sizeof(*r->held));
+	r->len = calloc(n_frames, sizeof(*r->len));
+	r->free_list = malloc(n_frames * sizeof(*r->free_list));
+	cr_assert(r->frames && r->held && r->len && r->free_list);
+	/* Pop order 0, 1, 2...: tests can predict frame indices. */
+	for (uint32_t i = 0; i < n_frames; i++)
+		r->free_list[i] = n_frames - 1 - i;
+	r->n_free = n_frames;
+	r->b = xevb_builder_new(&r->cfg);
+	cr_assert(not(eq(ptr, r->b, NULL)), "xevb_builder_new failed");
+}
+
+void rig_check(struct rig *r)
+{
+	char msg[256];
+
+	cr_assert(xevb_builder_check(r->b, msg, sizeof(msg)), "invariant: %s", msg);
+	cr_assert(eq(u64, rig_frames_held(r), xevb_builder_stats(r->b)->frames_held));
+}
+
+void rig_fini(struct rig *r)
+{
+	rig_check(r);
+	xevb_builder_flush(r->b);
+	rig_check(r);
+	cr_assert(eq(u64, xevb_builder_stats(r->b)->open_events, 0));
+	cr_assert(eq(u32, r->n_free, r->n_frames), "frames leaked: %u of %u back",
+		  r->n_free, r->n_frames);
+	xevb_builder_free(r->b);
+	free(r->frames);
+	free(r->held);
+	free(r->len);
+	free(r->free_list);
+	free(r->ev);
+	memset(r, 0, sizeof(*r));
+}
+
+uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
+		  const uint32_t *ids, uint32_t n)
+{
+	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
+	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
+	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
+	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
+	struct xevb_mep_params p = {
+		.saddr = 0x0a000001, .daddr = 0x0a000002,
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = r->use_udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = src, .flags = flags, .run_number = run,
+		.packet_seq = r->seq[src]++, .event_id = ids, .n_frags = n,
+		.frag_len = lens, .payload = pays,
+	};
+	struct xevb_pkt_info pi;
+	uint32_t f;
+	ssize_t len;
+	int res;
+
+	for (uint32_t j = 0; j < n; j++) {
+		lens[j] = rig_len(src, ids[j]);
+		for (uint32_t k = 0; k < lens[j]; k++)
+			pay[j][k] = rig_byte(src, ids[j], k);
+		pays[j] = pay[j];
+	}
+	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
+	f = r->free_list[--r->n_free];
+	cr_assert(not(r->held[f]));
+	len = xevb_write_frame(frame_at(r, f), RIG_FRAME_SIZE, &p);
+	cr_assert(gt(sz, (size_t)len, 0), "xevb_write_frame");
+	res = xevb_classify(frame_at(r, f), frame_at(r, f) + len, (uint32_t)len, &r->pcfg, &pi, refs);
+	cr_assert(eq(int, res, XEVB_RES_MEP));
+	r->held[f] = true;
+	r->len[f] = (uint32_t)len;
+	xevb_builder_add_mep(r->b, f, frame_at(r, f), &pi, refs, r->now);
+	return f;
+}
+
+uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
+			uint32_t first, uint32_t n)
+{
+	static uint32_t ids[XEVB_MAX_FRAGS_PER_MEP];
+
+	for (uint32_t j = 0; j < n; j++)
+		ids[j] = first + j;
+	return rig_send(r, src, flags, run, ids, n);
+}
+
+const struct rig_event *rig_find(const struct rig *r, uint32_t event_id)
+{
+	for (size_t i = 0; i < r->n_ev; i++)
+		if (r->ev[i].event_id == event_id)
+			return &r->ev[i];
+	return NULL;
+}
+
+bool rig_has(const struct rig_event *e, uint16_t src)
+{
+	return e->present[src / 64] >> (src % 64) & 1;
+}
+
+uint32_t rig_frames_held(const struct rig *r)
+{
+	return r->n_frames - r->n_free;
+}

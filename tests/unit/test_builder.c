@@ -1,0 +1,589 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Builder core, rule by rule. Every test runs on the rig (tests/common/
+ * builder_rig.c): each emitted fragment is checked in place (frame still
+ * held, payload and CRC intact), and rig_fini checks the accounting
+ * invariant, flushes and asserts that every frame came back exactly once.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <errno.h>
+#include <string.h>
+#include <xevb/builder.h>
+#include "../common/builder_rig.h"
+
+TestSuite(builder, .timeout = 30);
+
+static struct rig R;
+static const uint16_t SRC3[] = { 7, 2, 40 };   /* unsorted on purpose */
+
+#define ST xevb_builder_stats(R.b)
+
+static void init3(uint32_t window, const struct xevb_builder_cfg *extra)
+{
+	rig_init(&R, SRC3, 3, window, 64, extra);
+}
+
+Test(builder, bad_configurations)
+{
+	uint16_t s[] = { 1, 2, 2 }, big[] = { 4096 };
+	struct xevb_builder_cfg c = { .sources = s, .n_sources = 2, .window = 8, .n_frames = 4 };
+	struct xevb_builder *b = xevb_builder_new(&c);
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	xevb_builder_free(b);
+	struct xevb_builder_cfg bad[] = {
+		{ .sources = s, .n_sources = 3, .window = 8, .n_frames = 4 },  /* repeat */
+		{ .sources = s, .n_sources = 0, .window = 8, .n_frames = 4 },
+		{ .sources = s, .n_sources = 4097, .window = 8, .n_frames = 4 },
+		{ .sources = big, .n_sources = 1, .window = 8, .n_frames = 4 },
+		{ .sources = s, .n_sources = 2, .window = 0, .n_frames = 4 },
+		{ .sources = s, .n_sources = 2, .window = 8, .n_frames = 0 },
+		{ .sources = NULL, .n_sources = 2, .window = 8, .n_frames = 4 },
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		errno = 0;
+		cr_assert(eq(ptr, xevb_builder_new(&bad[i]), NULL), "config %zu accepted", i);
+		cr_assert(eq(int, errno, EINVAL), "config %zu errno", i);
+	}
+}
+
+/* 25 events per MEP from three sources: built, sources ascending, in place. */
+Test(builder, complete_events_in_place)
+{
+	struct xevb_builder_cfg x = { .run_number = 5 };
+
+	init3(64, &x);
+	rig_send_range(&R, 40, 0, 5, 100, 25);
+	rig_send_range(&R, 2, 0, 5, 100, 25);
+	cr_assert(eq(sz, R.n_ev, 0));
+	cr_assert(eq(u32, rig_frames_held(&R), 2), "both frames still held");
+	cr_assert(eq(u64, ST->frames_held, 2));
+	cr_assert(eq(u64, ST->open_events, 25));
+	rig_check(&R);
+	rig_send_range(&R, 7, 0, 5, 100, 25);
+	cr_assert(eq(sz, R.n_ev, 25));
+	for (uint32_t i = 0; i < 25; i++) {
+		cr_assert(eq(u32, R.ev[i].event_id, 100 + i));
+		cr_assert(eq(u8, R.ev[i].flags, 0));
+		cr_assert(eq(u16, R.ev[i].n_frags, 3));
+		cr_assert(rig_has(&R.ev[i], 2) && rig_has(&R.ev[i], 7) && rig_has(&R.ev[i], 40));
+	}
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	cr_assert(eq(u64, R.releases, 3));
+	cr_assert(eq(u64, ST->events_complete, 25));
+	cr_assert(eq(u64, ST->frags_in_events, 75));
+	cr_assert(eq(u64, ST->src[40].frags_in_events, 25));
+	cr_assert(eq(u32, ST->run_number, 5));
+	cr_assert(ST->run_known);
+	rig_fini(&R);
+}
+
+/* A frame goes back only with its last fragment, never before. */
+Test(builder, frame_lives_until_its_last_fragment)
+{
+	uint32_t f_a, f_b;
+
+	init3(16, NULL);
+	f_a = rig_send_range(&R, 2, 0, 1, 10, 4);   /* events 10..13 */
+	f_b = rig_send_range(&R, 7, 0, 1, 10, 2);   /* events 10..11 */
+	rig_send_range(&R, 40, 0, 1, 10, 1);        /* completes 10 */
+	cr_assert(eq(sz, R.n_ev, 1));
+	cr_assert(R.held[f_a] && R.held[f_b], "frames released after event 10 only");
+	rig_send_range(&R, 40, 0, 1, 11, 1);        /* completes 11: f_b done */
+	cr_assert(eq(sz, R.n_ev, 2));
+	cr_assert(not(R.held[f_b]), "frame of events 10-11 released");
+	cr_assert(R.held[f_a], "frame of 10-13 still holds 12, 13");
+	rig_send_range(&R, 7, 0, 1, 12, 2);
+	rig_send_range(&R, 40, 0, 1, 12, 1);
+	cr_assert(R.held[f_a]);
+	rig_send_range(&R, 40, 0, 1, 13, 1);
+	cr_assert(not(R.held[f_a]));
+	cr_assert(eq(sz, R.n_ev, 4));
+	rig_fini(&R);
+}
+
+/* One MEP with 1024 events: its frame lives until the 1024th is out. */
+Test(builder, frame_with_1024_events)
+{
+	static const uint16_t s2[] = { 1, 2 };
+	uint32_t f;
+
+	rig_init(&R, s2, 2, 2048, 8, NULL);
+	f = rig_send_range(&R, 1, 0, 1, 0, 1024);
+	for (uint32_t e = 0; e < 1024; e++) {
+		cr_assert(R.held[f], "released before event %u", e);
+		rig_send_range(&R, 2, 0, 1, e, 1);
+	}
+	cr_assert(not(R.held[f]));
+	cr_assert(eq(sz, R.n_ev, 1024));
+	rig_fini(&R);
+}
+
+/* Frames with nothing accepted go back before add_mep returns. */
+Test(builder, frame_without_accepted_fragment_released_at_once)
+{
+	struct xevb_builder_cfg x = { .run_number = 9 };
+
+	init3(16, &x);
+	rig_send_range(&R, 3, 0, 9, 1, 5);      /* unknown source */
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	rig_send_range(&R, 2, 0, 8, 1, 5);      /* wrong run */
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	rig_send_range(&R, 2, 0, 9, 1, 5);
+	cr_assert(eq(u32, rig_frames_held(&R), 1));
+	rig_send_range(&R, 2, XEVB_MEP_F_RESEND, 9, 1, 5);   /* all duplicates */
+	cr_assert(eq(u32, rig_frames_held(&R), 1));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNKNOWN_SOURCE], 5));
+	cr_assert(eq(u64, ST->src[3].drops[XEVB_DROP_UNKNOWN_SOURCE], 5));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_WRONG_RUN], 5));
+	cr_assert(eq(u64, ST->src[2].drops[XEVB_DROP_WRONG_RUN], 5));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 5));
+	cr_assert(eq(u64, ST->src[2].drops[XEVB_DROP_DUPLICATE], 5));
+	cr_assert(eq(u64, ST->frags_received, 20));
+	rig_fini(&R);
+}
+
+/* Single-fragment MEPs: all 720 arrival orders of 3 sources x 2 events. */
+Test(builder, every_arrival_order)
+{
+	int perm[6] = { 0, 1, 2, 3, 4, 5 };
+	unsigned count = 0;
+
+	for (;;) {
+		init3(8, NULL);
+		for (int k = 0; k < 6; k++) {
+			uint32_t id = 0xfffffffeu + (uint32_t)(perm[k] / 3) * 3;  /* wraps */
+			rig_send_range(&R, SRC3[perm[k] % 3], 0, 1, id, 1);
+		}
+		cr_assert(eq(sz, R.n_ev, 2), "order %u", count);
+		for (int e = 0; e < 2; e++) {
+			cr_assert(eq(u16, R.ev[e].n_frags, 3));
+			cr_assert(eq(u8, R.ev[e].flags, 0));
+		}
+		cr_assert(eq(u64, ST->events_complete, 2));
+		cr_assert(eq(u32, rig_frames_held(&R), 0));
+		rig_fini(&R);
+		count++;
+		/* next permutation */
+		int i = 4;
+		while (i >= 0 && perm[i] > perm[i + 1])
+			i--;
+		if (i < 0)
+			break;
+		int j = 5;
+		while (perm[j] < perm[i])
+			j--;
+		int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+		for (int a = i + 1, z = 5; a < z; a++, z--) {
+			t = perm[a]; perm[a] = perm[z]; perm[z] = t;
+		}
+	}
+	cr_assert(eq(uint, count, 720));
+}
+
+/* Multi-event MEPs in every source order, sources out of phase. */
+Test(builder, every_source_order_multi_event)
+{
+	static const int orders[6][3] = {
+		{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0} };
+
+	for (int o = 0; o < 6; o++) {
+		init3(64, NULL);
+		/* each source sends events 0..29 in MEPs of different packing */
+		uint32_t next[3] = { 0, 0, 0 };
+		const uint32_t pack[3] = { 7, 10, 3 };
+		while (next[0] < 30 || next[1] < 30 || next[2] < 30) {
+			for (int k = 0; k < 3; k++) {
+				int s = orders[o][k];
+				if (next[s] >= 30)
+					continue;
+				uint32_t n = pack[s] < 30 - next[s] ? pack[s] : 30 - next[s];
+				rig_send_range(&R, SRC3[s], 0, 1, next[s], n);
+				next[s] += n;
+			}
+			rig_check(&R);
+		}
+		cr_assert(eq(sz, R.n_ev, 30));
+		cr_assert(eq(u64, ST->events_complete, 30));
+		cr_assert(eq(u32, rig_frames_held(&R), 0));
+		rig_fini(&R);
+	}
+}
+
+/* A source that never sends: every event times out, missing list exact. */
+Test(builder, silent_source_all_incomplete)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 1000 };
+
+	init3(64, &x);
+	R.now = 5000;
+	rig_send_range(&R, 2, 0, 1, 0, 20);
+	R.now = 5500;
+	rig_send_range(&R, 40, 0, 1, 0, 20);
+	xevb_builder_poll(R.b, 5999);
+	cr_assert(eq(sz, R.n_ev, 0), "not yet due");
+	cr_assert(eq(u32, rig_frames_held(&R), 2));
+	xevb_builder_poll(R.b, 6000);
+	cr_assert(eq(sz, R.n_ev, 20));
+	for (uint32_t i = 0; i < 20; i++) {
+		const struct rig_event *e = &R.ev[i];
+
+		cr_assert(eq(u32, e->event_id, i), "in opening order");
+		cr_assert(eq(u8, e->flags, XEVB_EVT_F_INCOMPLETE));
+		cr_assert(eq(u16, e->n_frags, 2));
+		cr_assert(eq(u64, e->open_ns, 5000));
+		cr_assert(rig_has(e, 2) && rig_has(e, 40) && !rig_has(e, 7), "missing exactly 7");
+		uint32_t want = 32 + 12 + XEVB_PAD4(rig_len(2, i)) + 12 +
+			XEVB_PAD4(rig_len(40, i)) + 4;
+		cr_assert(eq(u32, e->wire_size, want), "event %u wire size", i);
+	}
+	cr_assert(eq(u64, ST->events_incomplete, 20));
+	cr_assert(eq(u64, ST->events_flushed_eor, 0));
+	cr_assert(eq(u64, ST->open_events, 0));
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	rig_fini(&R);
+}
+
+/* Timeouts by opening time, one at a time, and LATE afterwards. */
+Test(builder, late_after_timeout)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 100 };
+
+	init3(16, &x);
+	R.now = 1000;
+	rig_send_range(&R, 2, 0, 1, 1, 1);
+	R.now = 1050;
+	rig_send_range(&R, 2, 0, 1, 2, 1);
+	rig_send_range(&R, 7, 0, 1, 1, 2);
+	xevb_builder_poll(R.b, 1120);
+	cr_assert(eq(sz, R.n_ev, 1));
+	cr_assert(eq(u32, R.ev[0].event_id, 1));
+	cr_assert(eq(u16, R.ev[0].n_frags, 2));
+	/* 40 for event 1 is late; 7 for event 1 again is a duplicate */
+	R.now = 1130;
+	rig_send_range(&R, 40, 0, 1, 1, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 1));
+	cr_assert(eq(u64, ST->src[40].drops[XEVB_DROP_LATE], 1));
+	rig_send_range(&R, 7, 0, 1, 1, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 1));
+	cr_assert(eq(u64, ST->src[7].drops[XEVB_DROP_DUPLICATE], 1));
+	cr_assert(eq(sz, R.n_ev, 1), "no second event 1");
+	/* event 2 completes normally */
+	rig_send_range(&R, 40, 0, 1, 2, 1);
+	cr_assert(eq(sz, R.n_ev, 2));
+	cr_assert(eq(u8, R.ev[1].flags, 0));
+	cr_assert(eq(u64, ST->events_incomplete, 1));
+	cr_assert(eq(u64, ST->events_complete, 1));
+	rig_fini(&R);
+}
+
+Test(builder, timeout_discard_policy)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 10, .timeout_policy = XEVB_TIMEOUT_DISCARD };
+
+	init3(16, &x);
+	rig_send_range(&R, 2, 0, 1, 1, 5);
+	rig_send_range(&R, 7, 0, 1, 3, 5);
+	xevb_builder_poll(R.b, 10);
+	cr_assert(eq(sz, R.n_ev, 0), "discarded, not emitted");
+	cr_assert(eq(u64, ST->events_discarded, 7));
+	cr_assert(eq(u64, ST->frags_discarded, 10));
+	cr_assert(eq(u64, ST->src[2].frags_discarded, 5));
+	cr_assert(eq(u64, ST->src[7].frags_discarded, 5));
+	cr_assert(eq(u64, ST->frags_in_events, 10));
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	rig_send_range(&R, 40, 0, 1, 1, 7);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 7));
+	rig_fini(&R);
+}
+
+Test(builder, timeout_zero_disables)
+{
+	init3(16, NULL);
+	rig_send_range(&R, 2, 0, 1, 1, 5);
+	xevb_builder_poll(R.b, UINT64_MAX / 2);
+	cr_assert(eq(sz, R.n_ev, 0));
+	cr_assert(eq(u64, ST->open_events, 5));
+	rig_fini(&R);
+	/* rig_fini flushed them: incomplete */
+}
+
+Test(builder, flush_emits_incomplete_in_id_order)
+{
+	init3(16, NULL);
+	rig_send_range(&R, 7, 0, 1, 5, 3);
+	rig_send_range(&R, 2, 0, 1, 3, 3);
+	xevb_builder_flush(R.b);
+	cr_assert(eq(sz, R.n_ev, 5));
+	for (uint32_t i = 0; i < 5; i++) {
+		cr_assert(eq(u32, R.ev[i].event_id, 3 + i));
+		cr_assert(eq(u8, R.ev[i].flags, XEVB_EVT_F_INCOMPLETE));
+	}
+	cr_assert(eq(u16, R.ev[2].n_frags, 2));
+	cr_assert(eq(u64, ST->events_incomplete, 5));
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	rig_fini(&R);
+}
+
+/* Duplicates within and across packets, also after the event was emitted. */
+Test(builder, duplicates)
+{
+	static const uint32_t a[] = { 10, 12, 14 }, bb[] = { 11, 12, 13, 14 };
+
+	init3(64, NULL);
+	rig_send(&R, 2, 0, 1, a, 3);
+	rig_send(&R, 2, 0, 1, bb, 4);          /* 12, 14 again */
+	cr_assert(eq(u64, ST->src[2].drops[XEVB_DROP_DUPLICATE], 2));
+	cr_assert(eq(u64, ST->src[2].frags_in_events, 5));
+	rig_send_range(&R, 7, 0, 1, 10, 5);
+	rig_send_range(&R, 40, 0, 1, 10, 5);
+	cr_assert(eq(sz, R.n_ev, 5));
+	/* a resend of everything after emission: all duplicates, no new event */
+	rig_send_range(&R, 40, XEVB_MEP_F_RESEND, 1, 10, 5);
+	rig_send(&R, 2, XEVB_MEP_F_RESEND, 1, a, 3);
+	cr_assert(eq(sz, R.n_ev, 5));
+	cr_assert(eq(u64, ST->src[40].drops[XEVB_DROP_DUPLICATE], 5));
+	cr_assert(eq(u64, ST->src[2].drops[XEVB_DROP_DUPLICATE], 5));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 10));
+	cr_assert(eq(u64, ST->events_opened, 5));
+	for (size_t i = 0; i < R.n_ev; i++)
+		cr_assert(eq(u16, R.ev[i].n_frags, 3), "never a fragment twice");
+	rig_fini(&R);
+}
+
+/* Run of 300 events through 2^32 with a window of 8 and packing 7. */
+Test(builder, event_id_wraps)
+{
+	const uint32_t first = 0xffffff00u;
+
+	init3(8, NULL);
+	for (uint32_t e = 0; e < 300; e += 7) {
+		uint32_t n = 300 - e < 7 ? 300 - e : 7;
+		for (int s = 0; s < 3; s++)
+			rig_send_range(&R, SRC3[s], 0, 1, first + e, n);
+	}
+	cr_assert(eq(sz, R.n_ev, 300));
+	for (uint32_t i = 0; i < 300; i++) {
+		cr_assert(eq(u32, R.ev[i].event_id, first + i));
+		cr_assert(eq(u8, R.ev[i].flags, 0));
+	}
+	cr_assert(eq(u64, ST->events_complete, 300));
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		cr_assert(eq(u64, ST->drops[r], 0));
+	rig_fini(&R);
+}
+
+/* The window is in event_id units: W=5 rounds to 8. */
+Test(builder, window_overflow)
+{
+	init3(5, NULL);
+	rig_send_range(&R, 2, 0, 1, 100, 1);   /* window [93, 101) */
+	rig_send_range(&R, 2, 0, 1, 107, 1);   /* slides to [100, 108) */
+	cr_assert(eq(u64, ST->open_events, 2));
+	rig_send_range(&R, 7, 0, 1, 108, 1);   /* 100 still open: overflow */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 1));
+	cr_assert(eq(u64, ST->src[7].drops[XEVB_DROP_OVERFLOW], 1));
+	rig_send_range(&R, 7, 0, 1, 100, 1);
+	rig_send_range(&R, 40, 0, 1, 100, 1);  /* 100 complete */
+	cr_assert(eq(sz, R.n_ev, 1));
+	rig_send_range(&R, 7, 0, 1, 108, 1);   /* now fits: [101, 109) */
+	cr_assert(eq(u64, ST->open_events, 2));
+	rig_send_range(&R, 40, 0, 1, 99, 1);   /* below the window: late */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 1));
+	/* 100 slid out of the window: a duplicate of it now counts LATE */
+	rig_send_range(&R, 40, 0, 1, 100, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 2));
+	/* a jump far ahead with 107 open: overflow; both ids kept open */
+	rig_send_range(&R, 2, 0, 1, 100000, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 2));
+	rig_check(&R);
+	rig_fini(&R);
+}
+
+/* With nothing open the window follows any jump ahead. */
+Test(builder, window_jumps_when_nothing_open)
+{
+	init3(8, NULL);
+	for (uint32_t k = 0; k < 10; k++) {
+		uint32_t e = k * 1000003u;
+		for (int s = 0; s < 3; s++)
+			rig_send_range(&R, SRC3[s], 0, 1, e, 2);
+	}
+	cr_assert(eq(sz, R.n_ev, 20));
+	cr_assert(eq(u64, ST->events_complete, 20));
+	rig_fini(&R);
+}
+
+/* The first event places the window so that a lagging source can open older ids. */
+Test(builder, first_event_is_newest_of_window)
+{
+	init3(16, NULL);
+	rig_send_range(&R, 2, 0, 1, 1000, 1);
+	rig_send_range(&R, 7, 0, 1, 985, 1);   /* 1000 - 15: inside */
+	rig_send_range(&R, 7, 0, 1, 984, 1);   /* outside: late */
+	cr_assert(eq(u64, ST->open_events, 2));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 1));
+	rig_fini(&R);
+}
+
+Test(builder, wrong_run_and_adopt)
+{
+	struct xevb_builder_cfg x = { .adopt_run = true };
+
+	init3(16, &x);
+	cr_assert(not(ST->run_known));
+	rig_send_range(&R, 99, 0, 77, 1, 2);   /* unknown source: does not set the run */
+	cr_assert(not(ST->run_known));
+	rig_send_range(&R, 7, 0, 42, 1, 2);
+	cr_assert(ST->run_known);
+	cr_assert(eq(u32, ST->run_number, 42));
+	rig_send_range(&R, 2, 0, 41, 1, 2);
+	rig_send_range(&R, 40, 0, 43, 1, 2);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_WRONG_RUN], 4));
+	cr_assert(eq(u64, ST->src[2].drops[XEVB_DROP_WRONG_RUN], 2));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNKNOWN_SOURCE], 2));
+	rig_send_range(&R, 2, 0, 42, 1, 2);
+	rig_send_range(&R, 40, 0, 42, 1, 2);
+	cr_assert(eq(sz, R.n_ev, 2));
+	rig_fini(&R);
+}
+
+Test(builder, end_of_run_flushes)
+{
+	init3(64, NULL);
+	rig_send_range(&R, 2, 0, 1, 0, 10);
+	rig_send_range(&R, 7, 0, 1, 0, 10);
+	rig_send_range(&R, 40, 0, 1, 0, 8);                       /* 8, 9 missing 40 */
+	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 3);   /* 10..12 */
+	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 10, 2);   /* 10, 11 */
+	cr_assert(eq(sz, R.n_ev, 8));
+	cr_assert(not(ST->run_ended));
+	cr_assert(eq(u64, ST->open_events, 5));
+	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 1);   /* resent: dup, no flush */
+	cr_assert(not(ST->run_ended));
+	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 10, 1);  /* last source */
+	cr_assert(ST->run_ended);
+	cr_assert(eq(u64, ST->open_events, 0));
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	cr_assert(eq(sz, R.n_ev, 13));
+	/* 10 completes with the last EOR MEP, then the flush in id order */
+	static const uint32_t want_id[] = { 10, 8, 9, 11, 12 };
+	static const uint16_t want_n[] = { 3, 2, 2, 2, 1 };
+	for (int i = 0; i < 5; i++) {
+		const struct rig_event *e = &R.ev[8 + i];
+		cr_assert(eq(u32, e->event_id, want_id[i]), "emission order");
+		cr_assert(eq(u8, e->flags, i ? XEVB_EVT_F_INCOMPLETE : 0));
+		cr_assert(eq(u16, e->n_frags, want_n[i]));
+	}
+	cr_assert(not(rig_has(&R.ev[9], 40)));
+	cr_assert(not(rig_has(&R.ev[12], 7)));
+	cr_assert(not(rig_has(&R.ev[12], 40)));
+	cr_assert(eq(u64, ST->events_flushed_eor, 4), "10 completed by the last EOR MEP");
+	cr_assert(eq(u64, ST->events_incomplete, 4));
+	cr_assert(eq(u64, ST->events_complete, 9));
+	cr_assert(ST->src[40].end_of_run);
+	rig_fini(&R);
+}
+
+Test(builder, packet_seq_gaps)
+{
+	init3(16, NULL);
+	R.seq[2] = 0xfffffffeu;
+	rig_send_range(&R, 2, 0, 1, 1, 1);     /* fffffffe */
+	R.seq[2] = 0;
+	rig_send_range(&R, 2, 0, 1, 2, 1);     /* 0: one missing (ffffffff) */
+	R.seq[2] = 4;
+	rig_send_range(&R, 2, 0, 1, 3, 1);     /* 4: three missing */
+	R.seq[2] = 2;
+	rig_send_range(&R, 2, 0, 1, 4, 1);     /* reordered: nothing */
+	R.seq[2] = 5;
+	rig_send_range(&R, 2, 0, 1, 5, 1);
+	cr_assert(eq(u64, ST->src[2].seq_gaps, 4));
+	cr_assert(eq(u32, ST->src[2].last_seq, 5));
+	cr_assert(eq(u64, ST->src[2].packets, 5));
+	cr_assert(eq(u64, ST->packets, 5));
+	cr_assert(eq(u64, ST->src[7].seq_gaps, 0));
+	rig_fini(&R);
+}
+
+/* 1100 sources (more than 1024 per event), one fragment each, any order. */
+Test(builder, many_sources)
+{
+	static uint16_t s[1100];
+
+	for (int i = 0; i < 1100; i++)
+		s[i] = (uint16_t)(4095 - i * 3);
+	rig_init(&R, s, 1100, 4, 2300, NULL);
+	for (int i = 0; i < 1099; i++)
+		rig_send_range(&R, s[(i * 3) % 1099]  /* 3 is coprime to 1099 */, 0, 1, 50, 2);
+	cr_assert(eq(sz, R.n_ev, 0));
+	cr_assert(eq(u64, ST->frames_held, 1099));
+	rig_send_range(&R, 4095, 0, 1, 50, 1);   /* dup */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 1));
+	rig_check(&R);
+	rig_send_range(&R, s[1099], 0, 1, 50, 2);
+	cr_assert(eq(sz, R.n_ev, 2));
+	cr_assert(eq(u16, R.ev[0].n_frags, 1100));
+	cr_assert(eq(u16, R.ev[1].n_frags, 1100));
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	rig_fini(&R);
+}
+
+/* One source configured: every fragment completes its event on arrival. */
+Test(builder, single_source)
+{
+	static const uint16_t one[] = { 4095 };
+
+	rig_init(&R, one, 1, 1, 4, NULL);
+	rig_send_range(&R, 4095, 0, 1, 7, 20);
+	cr_assert(eq(sz, R.n_ev, 20));
+	cr_assert(eq(u32, rig_frames_held(&R), 0));
+	rig_send_range(&R, 4095, 0, 1, 26, 1);   /* still in the W=1 window */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 1));
+	rig_send_range(&R, 4095, 0, 1, 20, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 1));
+	rig_fini(&R);
+}
+
+Test(builder, bad_calls_ignored)
+{
+	struct xevb_pkt_info pi = { .source_id = 2, .n_frags = 1, .run_number = 1 };
+	struct xevb_frag_ref fr = { .event_id = 1 };
+	uint8_t frame[64] = {0};
+
+	init3(16, NULL);
+	xevb_builder_add_mep(R.b, 64, frame, &pi, &fr, 0);       /* out of range */
+	uint32_t f = rig_send_range(&R, 2, 0, 1, 1, 1);
+	xevb_builder_add_mep(R.b, f, frame, &pi, &fr, 0);        /* still held */
+	cr_assert(eq(u64, ST->bad_calls, 2));
+	cr_assert(eq(u64, ST->packets, 1));
+	rig_fini(&R);
+}
+
+Test(builder, wire_size)
+{
+	static const uint16_t ids[] = { 1, 2, 3, 4, 5 };
+	struct xevb_frag_slot fr[5] = {
+		{ 0, 100, 0 }, { UINT32_MAX, 0, 0 }, { 1, 100, 5 }, { 2, 100, 8 },
+		{ UINT32_MAX, 0, 0 } };
+	struct xevb_event ev = { .n_expected = 5, .n_frags = 3, .source_ids = ids, .frags = fr };
+
+	cr_assert(eq(u32, xevb_event_wire_size(&ev), 32 + 12 + 12 + 8 + 12 + 8));
+	ev.flags = XEVB_EVT_F_INCOMPLETE;
+	cr_assert(eq(u32, xevb_event_wire_size(&ev), 32 + 12 + 12 + 8 + 12 + 8 + 4));
+	fr[0].frame_idx = UINT32_MAX;
+	ev.n_frags = 2;
+	cr_assert(eq(u32, xevb_event_wire_size(&ev), 32 + 12 + 8 + 12 + 8 + 8));
+}
+
+/* The UDP transport feeds the builder the same way. */
+Test(builder, udp_transport)
+{
+	init3(16, NULL);
+	R.use_udp = true;
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 1, 4);
+	cr_assert(eq(sz, R.n_ev, 4));
+	rig_fini(&R);
+}

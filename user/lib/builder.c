@@ -1,0 +1,598 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Builder core (API and frame-lifetime contract: include/xevb/builder.h).
+ *
+ * Layout. The window is W = 2^k event slots; event e lives in slot
+ * e & (W-1). Each slot owns a row of n_src fragment slots (one per expected
+ * source, in ascending source_id order), so a complete event is handed to
+ * emit as that row, untouched: nothing is copied or sorted per event. A
+ * source_id -> dense index table (4096 entries) is read once per MEP; per
+ * fragment the work is: slot lookup, state check, duplicate check, one
+ * 8-byte store, one counter. Frame references are counted per frame, not
+ * per fragment: a MEP's frame gets n+1 references up front and the unused
+ * ones are taken back when the MEP is done (the +1 keeps a frame alive while
+ * events complete in the middle of its own MEP).
+ *
+ * Window semantics (all comparisons in RFC 1982 serial order, so a run
+ * crossing event_id 2^32 -> 0 builds like any other):
+ *  - base B: every open event has an id in [B, B+W). Ids before B are LATE.
+ *    The first fragment ever seen places B at e-(W-1), so that e is the
+ *    newest id of the window and lagging sources can still open older ones.
+ *  - e in [B, B+W): its slot holds either e (open or done) or a stale older
+ *    id or nothing. Open e: add the fragment (DUPLICATE if the source is
+ *    already there). Done e: DUPLICATE if the source had delivered, else
+ *    LATE; the row of a finished event is kept until its slot is reused, so
+ *    a duplicate after emission is still recognised as one. Otherwise e opens.
+ *  - e at or after B+W: the window must slide to B' = e-(W-1). If an event
+ *    older than B' is still open, the fragment is dropped as OVERFLOW (it is
+ *    too far ahead of the oldest open event); if not, B moves to B' and the
+ *    ids it passes become late. B never moves otherwise, so within the window
+ *    "done" is remembered exactly, and below it everything counts as LATE
+ *    (a duplicate of an event that has left the window is counted LATE).
+ *  - An id more than 2^31 away from B is taken as before B: LATE.
+ *  - "No free slot" cannot happen apart from the case above: a slot in the
+ *    window only ever holds ids of the window or stale ones below it.
+ *
+ * Timeouts: open events are chained in opening order; poll() expires from
+ * the oldest while now - open_ns >= timeout_ns. Emitted INCOMPLETE or
+ * discarded (policy); a fragment arriving later for it is LATE.
+ *
+ * Run: fixed, or adopted from the first MEP of a configured source. A MEP
+ * from an unconfigured source counts UNKNOWN_SOURCE (whatever its run); one
+ * of another run counts WRONG_RUN, all its fragments.
+ *
+ * END_OF_RUN: once every configured source has sent a MEP of this run with
+ * the flag, every open event is emitted (INCOMPLETE) in event_id order and
+ * run_ended is set. Later MEPs are handled as usual.
+ *
+ * packet_seq: per source, a forward jump of d counts d-1 gaps; a packet at
+ * or before the newest seen (reordered, repeated) counts none and does not
+ * move the reference, so reordering can overstate gaps, never hide them.
+ *
+ * Accounting: frags_in_events counts fragments accepted into an event, open,
+ * emitted or discarded (frags_discarded says how many of them went down
+ * with a discarded event), so received == in_events + drops always holds.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xevb/builder.h>
+
+#define NO_SRC     0xffffu
+#define NO_FRAME   UINT32_MAX
+#define NO_SLOT    UINT32_MAX
+#define WINDOW_MAX (1u << 20)   /* far below 2^31: serial order stays sound */
+#define FRAMES_MAX (1u << 26)
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE };
+enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR };
+
+struct slot {
+	uint32_t event_id;
+	uint8_t state;
+	uint16_t n_frags;
+	uint32_t prev, next;    /* opening-order chain of open events */
+	uint64_t open_ns;
+};
+
+struct xevb_builder {
+	/* hot: read per fragment or per MEP */
+	struct slot *slots;
+	struct xevb_frag_slot *rows;      /* [window][n_src] */
+	uint32_t *refcnt;                 /* [n_frames] */
+	const uint8_t **frame_data;       /* [n_frames] */
+	uint32_t mask, window, n_src, n_frames;
+	uint32_t base;                    /* B, see above */
+	uint32_t lo;                      /* no open event in [B, lo) */
+	bool have_base;
+	uint32_t oldest, newest;          /* opening-order chain */
+	uint32_t n_eor;
+	struct xevb_builder_cfg cfg;
+	uint16_t *sorted;                 /* configured source_ids, ascending */
+	uint16_t *seen;                   /* source_ids with stats, first-seen order */
+	uint32_t n_seen;
+	uint32_t *scratch;                /* [n_frames], for check() */
+	uint16_t src_index[XEVB_MAX_SOURCES];
+	struct xevb_builder_stats st;
+};
+
+static int cmp_u16(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+static uint32_t round_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
+{
+	struct xevb_builder *b;
+	uint32_t i, w;
+
+	if (!cfg || !cfg->sources || cfg->n_sources == 0 ||
+	    cfg->n_sources > XEVB_MAX_SOURCES || cfg->window == 0 ||
+	    cfg->window > WINDOW_MAX || cfg->n_frames == 0 ||
+	    cfg->n_frames > FRAMES_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(b->src_index, 0xff, sizeof(b->src_index));
+	w = round_pow2(cfg->window);
+	b->cfg = *cfg;
+	b->window = w;
+	b->mask = w - 1;
+	b->n_src = cfg->n_sources;
+	b->n_frames = cfg->n_frames;
+	b->oldest = b->newest = NO_SLOT;
+	b->sorted = malloc(sizeof(*b->sorted) * cfg->n_sources);
+	b->seen = malloc(sizeof(*b->seen) * XEVB_MAX_SOURCES);
+	b->slots = calloc(w, sizeof(*b->slots));
+	b->rows = malloc(sizeof(*b->rows) * (size_t)w * cfg->n_sources);
+	b->refcnt = calloc(cfg->n_frames, sizeof(*b->refcnt));
+	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
+	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
+	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
+	    !b->frame_data || !b->scratch) {
+		xevb_builder_free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(b->sorted, cfg->sources, sizeof(*b->sorted) * cfg->n_sources);
+	qsort(b->sorted, cfg->n_sources, sizeof(*b->sorted), cmp_u16);
+	for (i = 0; i < cfg->n_sources; i++) {
+		if (b->sorted[i] > XEVB_MAX_SOURCE_ID ||
+		    (i > 0 && b->sorted[i] == b->sorted[i - 1])) {
+			xevb_builder_free(b);
+			errno = EINVAL;
+			return NULL;
+		}
+		b->src_index[b->sorted[i]] = (uint16_t)i;
+	}
+	/* Touch every row now: no page fault on the packet path. */
+	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * cfg->n_sources);
+	if (!cfg->adopt_run) {
+		b->st.run_number = cfg->run_number;
+		b->st.run_known = true;
+	}
+	return b;
+}
+
+void xevb_builder_free(struct xevb_builder *b)
+{
+	if (!b)
+		return;
+	free(b->sorted);
+	free(b->seen);
+	free(b->slots);
+	free(b->rows);
+	free(b->refcnt);
+	free(b->frame_data);
+	free(b->scratch);
+	free(b);
+}
+
+const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b)
+{
+	return &b->st;
+}
+
+static inline struct xevb_frag_slot *row_of(struct xevb_builder *b, uint32_t idx)
+{
+	return b->rows + (size_t)idx * b->n_src;
+}
+
+static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src,
+			enum xevb_drop_reason r, uint64_t n)
+{
+	b->st.drops[r] += n;
+	src->drops[r] += n;
+}
+
+static inline void frame_put(struct xevb_builder *b, uint32_t f)
+{
+	if (--b->refcnt[f] == 0) {
+		b->st.frames_held--;
+		if (b->cfg.frame_release)
+			b->cfg.frame_release(b->cfg.ctx, f);
+	}
+}
+
+/* Close slot idx: emit (unless discarded), then give back its frames. */
+static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
+{
+	struct slot *s = &b->slots[idx];
+	struct xevb_frag_slot *row = row_of(b, idx);
+	struct xevb_builder_stats *st = &b->st;
+	bool discard = kind == FIN_TIMEOUT &&
+		b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
+	uint32_t j, n = b->n_src;
+
+	if (s->prev != NO_SLOT)
+		b->slots[s->prev].next = s->next;
+	else
+		b->oldest = s->next;
+	if (s->next != NO_SLOT)
+		b->slots[s->next].prev = s->prev;
+	else
+		b->newest = s->prev;
+	s->state = SLOT_DONE;
+	st->open_events--;
+
+	if (discard) {
+		st->events_discarded++;
+		st->frags_discarded += s->n_frags;
+		for (j = 0; j < n; j++)
+			if (row[j].frame_idx != NO_FRAME)
+				st->src[b->sorted[j]].frags_discarded++;
+	} else {
+		struct xevb_event ev = {
+			.event_id = s->event_id,
+			.run_number = st->run_number,
+			.flags = kind == FIN_COMPLETE ? 0 : XEVB_EVT_F_INCOMPLETE,
+			.n_expected = (uint16_t)n,
+			.n_frags = s->n_frags,
+			.open_ns = s->open_ns,
+			.source_ids = b->sorted,
+			.frags = row,
+			.frame_data = b->frame_data,
+		};
+
+		if (kind == FIN_COMPLETE) {
+			st->events_complete++;
+		} else {
+			st->events_incomplete++;
+			if (kind == FIN_EOR)
+				st->events_flushed_eor++;
+		}
+		if (b->cfg.emit)
+			b->cfg.emit(b->cfg.ctx, &ev);
+	}
+	/* The row stays as it is: it tells a later duplicate from a late one. */
+	for (j = 0; j < n; j++) {
+		uint32_t f = row[j].frame_idx;
+
+		if (f != NO_FRAME)
+			frame_put(b, f);
+	}
+}
+
+/*
+ * Everything but "e is open in its slot": returns the slot to store into
+ * (e opened there if needed) or NO_SLOT after counting the drop.
+ */
+static uint32_t __attribute__((noinline))
+slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
+	  struct xevb_source_stats *src, uint64_t now_ns)
+{
+	uint32_t idx = e & b->mask, d;
+	struct slot *s = &b->slots[idx];
+
+	if (unlikely(!b->have_base)) {
+		b->base = e - (b->window - 1);
+		b->have_base = true;
+	}
+	d = e - b->base;
+	if ((int32_t)d < 0) {
+		drop(b, src, XEVB_DROP_LATE, 1);
+		return NO_SLOT;
+	}
+	if (s->state == SLOT_DONE && s->event_id == e) {
+		drop(b, src, row_of(b, idx)[si].frame_idx != NO_FRAME ?
+		     XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, 1);
+		return NO_SLOT;
+	}
+	if (d >= b->window) {
+		uint32_t nb = e - (b->window - 1);
+
+		/*
+		 * Some open event lies in [lo, B+W), so this stops within W
+		 * steps; lo stays on the oldest open event for the next one.
+		 */
+		if (b->st.open_events) {
+			while (xevb_seq_after(nb, b->lo)) {
+				const struct slot *o = &b->slots[b->lo & b->mask];
+
+				if (o->state == SLOT_OPEN && o->event_id == b->lo) {
+					drop(b, src, XEVB_DROP_OVERFLOW, 1);
+					return NO_SLOT;
+				}
+				b->lo++;
+			}
+		}
+		b->base = nb;
+	}
+	/* Open e. The slot holds nothing or a stale id from below B. */
+	memset(row_of(b, idx), 0xff, sizeof(struct xevb_frag_slot) * b->n_src);
+	s->event_id = e;
+	s->state = SLOT_OPEN;
+	s->n_frags = 0;
+	s->open_ns = now_ns;
+	s->next = NO_SLOT;
+	s->prev = b->newest;
+	if (b->newest != NO_SLOT)
+		b->slots[b->newest].next = idx;
+	else
+		b->oldest = idx;
+	b->newest = idx;
+	if (b->st.open_events == 0 || xevb_seq_after(b->lo, e))
+		b->lo = e;
+	b->st.open_events++;
+	b->st.events_opened++;
+	return idx;
+}
+
+/* Emit every open event INCOMPLETE, in event_id order. */
+static void flush_open(struct xevb_builder *b, enum finish_kind kind)
+{
+	uint32_t k;
+
+	if (!b->have_base)
+		return;
+	for (k = 0; k < b->window && b->st.open_events; k++) {
+		uint32_t id = b->base + k, idx = id & b->mask;
+		const struct slot *s = &b->slots[idx];
+
+		if (s->state == SLOT_OPEN && s->event_id == id)
+			finish(b, idx, kind);
+	}
+}
+
+static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src,
+		     uint16_t sid, uint32_t seq)
+{
+	if (unlikely(!src->seen)) {
+		src->seen = true;
+		src->last_seq = seq;
+		b->seen[b->n_seen++] = sid;
+		return;
+	}
+	if (xevb_seq_after(seq, src->last_seq)) {
+		src->seq_gaps += seq - src->last_seq - 1;
+		src->last_seq = seq;
+	}
+}
+
+void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
+			  const uint8_t *frame, const struct xevb_pkt_info *pi,
+			  const struct xevb_frag_ref *frags, uint64_t now_ns)
+{
+	struct xevb_builder_stats *st = &b->st;
+	struct xevb_source_stats *src;
+	struct xevb_frag_slot *col;
+	const struct slot *slots = b->slots;
+	uint32_t n = pi->n_frags, nsrc = b->n_src, mask = b->mask;
+	uint32_t i, si, accepted = 0;
+	uint16_t sid = pi->source_id;
+
+	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] ||
+		     sid > XEVB_MAX_SOURCE_ID || n > XEVB_MAX_FRAGS_PER_MEP)) {
+		st->bad_calls++;
+		return;
+	}
+	src = &st->src[sid];
+	note_seq(b, src, sid, pi->packet_seq);
+	src->packets++;
+	st->packets++;
+	src->frags_received += n;
+	st->frags_received += n;
+
+	si = b->src_index[sid];
+	if (unlikely(si == NO_SRC)) {
+		drop(b, src, XEVB_DROP_UNKNOWN_SOURCE, n);
+		goto release;
+	}
+	if (unlikely(!st->run_known)) {
+		st->run_number = pi->run_number;
+		st->run_known = true;
+	}
+	if (unlikely(pi->run_number != st->run_number)) {
+		drop(b, src, XEVB_DROP_WRONG_RUN, n);
+		goto release;
+	}
+
+	b->frame_data[frame_idx] = frame;
+	b->refcnt[frame_idx] = n + 1;
+	col = b->rows + si;
+	for (i = 0; i < n; i++) {
+		uint32_t e = frags[i].event_id, idx = e & mask;
+		const struct slot *s = &slots[idx];
+		struct xevb_frag_slot *fs = col + (size_t)idx * nsrc;
+
+		if (likely(s->event_id == e && s->state == SLOT_OPEN)) {
+			if (unlikely(fs->frame_idx != NO_FRAME)) {
+				drop(b, src, XEVB_DROP_DUPLICATE, 1);
+				continue;
+			}
+		} else {
+			idx = slow_path(b, e, si, src, now_ns);
+			if (idx == NO_SLOT)
+				continue;
+			s = &slots[idx];
+		}
+		fs->frame_idx = frame_idx;
+		fs->payload_off = frags[i].payload_off;
+		fs->length = frags[i].length;
+		accepted++;
+		if (++b->slots[idx].n_frags == nsrc)
+			finish(b, idx, FIN_COMPLETE);
+	}
+	src->frags_in_events += accepted;
+	st->frags_in_events += accepted;
+
+	if (pi->flags & XEVB_MEP_F_END_OF_RUN) {
+		if (!src->end_of_run) {
+			src->end_of_run = true;
+			b->n_eor++;
+		}
+		if (b->n_eor == nsrc) {
+			flush_open(b, FIN_EOR);
+			st->run_ended = true;
+		}
+	}
+	/* Take back the references no fragment took, and the guard. */
+	b->refcnt[frame_idx] -= n + 1 - accepted;
+	if (b->refcnt[frame_idx]) {
+		st->frames_held++;
+		return;
+	}
+release:
+	if (b->cfg.frame_release)
+		b->cfg.frame_release(b->cfg.ctx, frame_idx);
+}
+
+void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
+{
+	uint64_t t = b->cfg.timeout_ns;
+
+	if (t == 0)
+		return;
+	while (b->oldest != NO_SLOT) {
+		uint64_t age = now_ns - b->slots[b->oldest].open_ns;
+
+		/* A clock read before the event opened is not a timeout. */
+		if ((int64_t)age < 0 || age < t)
+			break;
+		finish(b, b->oldest, FIN_TIMEOUT);
+	}
+}
+
+void xevb_builder_flush(struct xevb_builder *b)
+{
+	flush_open(b, FIN_FLUSH);
+}
+
+#define FAIL(...) do { if (msg && msglen) snprintf(msg, msglen, __VA_ARGS__); return false; } while (0)
+
+static bool check_frags(const char *who, uint64_t rx, uint64_t in,
+			const uint64_t *drops, char *msg, size_t msglen)
+{
+	uint64_t sum = in;
+
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		sum += drops[r];
+	if (sum != rx)
+		FAIL("%s: frags_received %llu != in_events %llu + drops (dup %llu late %llu "
+		     "unknown %llu run %llu overflow %llu)", who,
+		     (unsigned long long)rx, (unsigned long long)in,
+		     (unsigned long long)drops[XEVB_DROP_DUPLICATE],
+		     (unsigned long long)drops[XEVB_DROP_LATE],
+		     (unsigned long long)drops[XEVB_DROP_UNKNOWN_SOURCE],
+		     (unsigned long long)drops[XEVB_DROP_WRONG_RUN],
+		     (unsigned long long)drops[XEVB_DROP_OVERFLOW]);
+	return true;
+}
+
+bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
+{
+	const struct xevb_builder_stats *st = &b->st;
+	uint64_t rx = 0, in = 0, disc = 0, pk = 0, drops[XEVB_DROP__COUNT] = {0};
+	uint64_t open = 0, held = 0, chain = 0;
+	uint32_t i, j, f;
+	char who[32];
+
+	if (!check_frags("total", st->frags_received, st->frags_in_events,
+			 st->drops, msg, msglen))
+		return false;
+	for (i = 0; i < b->n_seen; i++) {
+		const struct xevb_source_stats *s = &st->src[b->seen[i]];
+
+		snprintf(who, sizeof(who), "source %u", b->seen[i]);
+		if (!check_frags(who, s->frags_received, s->frags_in_events,
+				 s->drops, msg, msglen))
+			return false;
+		rx += s->frags_received;
+		in += s->frags_in_events;
+		disc += s->frags_discarded;
+		pk += s->packets;
+		for (int r = 0; r < XEVB_DROP__COUNT; r++)
+			drops[r] += s->drops[r];
+	}
+	if (rx != st->frags_received || in != st->frags_in_events ||
+	    disc != st->frags_discarded || pk != st->packets ||
+	    memcmp(drops, st->drops, sizeof(drops)))
+		FAIL("per-source counters do not add up to the totals");
+	if (st->events_opened != st->events_complete + st->events_incomplete +
+	    st->events_discarded + st->open_events)
+		FAIL("events_opened %llu != complete %llu + incomplete %llu + discarded %llu + open %llu",
+		     (unsigned long long)st->events_opened,
+		     (unsigned long long)st->events_complete,
+		     (unsigned long long)st->events_incomplete,
+		     (unsigned long long)st->events_discarded,
+		     (unsigned long long)st->open_events);
+	if (st->events_flushed_eor > st->events_incomplete)
+		FAIL("events_flushed_eor above events_incomplete");
+
+	/* The frame references must be exactly those of the open events. */
+	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);
+	for (i = 0; i < b->window; i++) {
+		const struct slot *s = &b->slots[i];
+		const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
+		uint32_t got = 0;
+
+		if (s->state != SLOT_OPEN)
+			continue;
+		open++;
+		if (!b->have_base || (int32_t)(s->event_id - b->base) < 0 ||
+		    s->event_id - b->base >= b->window || (s->event_id & b->mask) != i)
+			FAIL("open event %u outside the window at %u", s->event_id, b->base);
+		for (j = 0; j < b->n_src; j++) {
+			f = row[j].frame_idx;
+			if (f == NO_FRAME)
+				continue;
+			if (f >= b->n_frames)
+				FAIL("event %u holds frame %u out of range", s->event_id, f);
+			b->scratch[f]++;
+			got++;
+		}
+		if (got != s->n_frags || got >= b->n_src)
+			FAIL("event %u: %u fragments stored, n_frags %u", s->event_id, got, s->n_frags);
+	}
+	for (i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
+		chain++;
+	if (open != st->open_events || chain != open)
+		FAIL("open events: %llu in slots, %llu chained, stats say %llu",
+		     (unsigned long long)open, (unsigned long long)chain,
+		     (unsigned long long)st->open_events);
+	for (f = 0; f < b->n_frames; f++) {
+		if (b->scratch[f] != b->refcnt[f])
+			FAIL("frame %u: %u references held, %u fragments in open events",
+			     f, b->refcnt[f], b->scratch[f]);
+		held += b->refcnt[f] != 0;
+	}
+	if (held != st->frames_held)
+		FAIL("frames_held %llu, %llu frames referenced",
+		     (unsigned long long)st->frames_held, (unsigned long long)held);
+	if (msg && msglen)
+		msg[0] = '\0';
+	return true;
+}
+
+uint32_t xevb_event_wire_size(const struct xevb_event *ev)
+{
+	uint32_t size = sizeof(struct xevb_evt_hdr), i, got = 0;
+
+	for (i = 0; i < ev->n_expected; i++) {
+		if (ev->frags[i].frame_idx == NO_FRAME)
+			continue;
+		size += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)ev->frags[i].length);
+		got++;
+	}
+	if (ev->flags & XEVB_EVT_F_INCOMPLETE)
+		size += XEVB_PAD4(2u * (ev->n_expected - got));
+	return size;
+}
