@@ -4,8 +4,10 @@
 #define XEVB_CMDS_H
 
 int cmd_version(int argc, char **argv);
+int cmd_sink(int, char **);
 
 #define XEVB_CMDS \
-	{ "version", cmd_version, "print the version and the kernel features found" },
+	{ "version", cmd_version, "print the version and the kernel features found" }, \
+	{ "sink", cmd_sink, "farm-node emulator: receive built events and check every byte" },
 
 #endif

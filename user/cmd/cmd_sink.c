@@ -1,0 +1,677 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xevb sink: a farm-node emulator. Takes built events from any number of
+ * builder connections (or from a file written by `xevb build --output`),
+ * checks each one strictly (format, CRC-32C, emulator content, duplicate
+ * delivery) and counts what it saw. Every byte received is hostile: a
+ * broken stream costs its connection and a counted error, never the sink.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <arpa/inet.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xevb/cli.h>
+#include <xevb/event_codec.h>
+#include <xevb/evid_window.h>
+#include "cmds.h"
+#include "sink.h"
+
+/* Error kinds beyond the decoder's own. */
+enum {
+	SE_DUP = XEVB_EVT_E__COUNT,  /* an event id delivered twice in the run */
+	SE_SOURCES,                  /* n_expected differs from --expect-sources */
+	SE_READ,                     /* the connection or file failed */
+	SE__COUNT
+};
+
+static const char *err_name(int k)
+{
+	switch (k) {
+	case SE_DUP: return "duplicate_event";
+	case SE_SOURCES: return "wrong_n_expected";
+	case SE_READ: return "read_error";
+	default: return xevb_evt_err_name(k);
+	}
+}
+
+#define READ_CHUNK   (256 * 1024)
+#define MAX_CONNS    1024
+#define MAX_LOGGED   20
+#define READS_PER_WAKEUP 16   /* then let the other connections have a turn */
+
+struct conn {
+	int fd;
+	char peer[64];
+	uint64_t events;
+	struct xevb_evt_reader rd;
+};
+
+struct sink {
+	/* options */
+	const char *listen;
+	const char *input;
+	const char *ready_file;
+	uint64_t expect_events;
+	uint32_t expect_sources;
+	uint32_t duration_s;
+	uint32_t stats_interval_s;
+	uint32_t max_event;
+	unsigned verify;
+	bool json;
+
+	/* counters */
+	uint64_t events, complete, incomplete, frags, missing_frags, bytes;
+	uint64_t err[SE__COUNT];
+	uint64_t errors;
+	uint64_t too_old;
+	uint64_t conns_total, conns_dropped;
+	uint32_t conns_open;
+	uint64_t lat_n;
+	double lat_sum_ns;
+	int64_t lat_max_ns;
+	struct xevb_evid_window win;
+
+	/* time */
+	uint64_t t0, deadline, next_stats;
+	uint64_t last_events, last_bytes;
+};
+
+static volatile sig_atomic_t stop_signal;
+
+static void on_signal(int sig)
+{
+	stop_signal = sig;
+}
+
+static void note_err(struct sink *s, int kind, const char *where, const char *msg)
+{
+	s->err[kind]++;
+	s->errors++;
+	if (s->errors <= MAX_LOGGED)
+		xevb_err("%s: %s: %s", where, err_name(kind), msg);
+	if (s->errors == MAX_LOGGED)
+		xevb_err("further errors are counted, not logged");
+}
+
+static bool expectation_met(const struct sink *s)
+{
+	return s->expect_events && s->events >= s->expect_events;
+}
+
+/* One whole event off a stream. -1: its structure is broken, drop the stream. */
+static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char *where)
+{
+	struct xevb_decoded_event d;
+	char msg[192];
+	int rc;
+
+	rc = xevb_event_decode(buf, len, &d, msg, sizeof(msg));
+	if (rc) {
+		note_err(s, -rc, where, msg);
+		return -1;
+	}
+	s->events++;
+	s->bytes += len;
+	s->frags += d.n_frags;
+	s->missing_frags += (uint32_t)d.n_expected - d.n_frags;
+	if (d.flags & XEVB_EVT_F_INCOMPLETE)
+		s->incomplete++;
+	else
+		s->complete++;
+	if (s->expect_sources && d.n_expected != s->expect_sources) {
+		snprintf(msg, sizeof(msg), "event %u: n_expected %u, expected %u", d.event_id,
+			 d.n_expected, s->expect_sources);
+		note_err(s, SE_SOURCES, where, msg);
+	}
+	rc = xevb_event_verify(&d, s->verify, msg, sizeof(msg));
+	if (rc)
+		note_err(s, -rc, where, msg);
+	switch (xevb_evid_window_add(&s->win, d.run_number, d.event_id)) {
+	case XEVB_EVID_DUP:
+		snprintf(msg, sizeof(msg), "event %u of run %u delivered again", d.event_id,
+			 d.run_number);
+		note_err(s, SE_DUP, where, msg);
+		break;
+	case XEVB_EVID_TOO_OLD:
+		s->too_old++;
+		break;
+	default:
+		break;
+	}
+	if (d.build_ns) {
+		int64_t lat = (int64_t)(xevb_realtime_ns() - d.build_ns);
+		s->lat_n++;
+		s->lat_sum_ns += (double)lat;
+		if (lat > s->lat_max_ns)
+			s->lat_max_ns = lat;
+	}
+	return 0;
+}
+
+/* Cut every whole event out of the reader. -1: drop the stream. */
+static int sink_drain(struct sink *s, struct xevb_evt_reader *rd, const char *where)
+{
+	const uint8_t *ev;
+	size_t len;
+	int rc;
+
+	while ((rc = xevb_evt_reader_next(rd, &ev, &len)) == 1)
+		if (sink_event(s, ev, len, where))
+			return -1;
+	if (rc < 0) {
+		char msg[96];
+		const uint8_t *p = rd->buf + rd->head;
+		if (rc == -XEVB_EVT_E_MAGIC)
+			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x %02x %02x",
+				 p[0], rd->tail - rd->head > 1 ? p[1] : 0,
+				 rd->tail - rd->head > 2 ? p[2] : 0, rd->tail - rd->head > 3 ? p[3] : 0);
+		else
+			snprintf(msg, sizeof(msg), "total_length %u (limit %u)",
+				 rd->tail - rd->head >= 20 ? xevb_ld32(p + 16) : 0, rd->max_len);
+		note_err(s, -rc, where, msg);
+		return -1;
+	}
+	return 0;
+}
+
+static void print_stats(struct sink *s, uint64_t now)
+{
+	double dt = (double)s->stats_interval_s;
+	uint64_t ev = s->events - s->last_events, by = s->bytes - s->last_bytes;
+
+	fprintf(stderr, "%s: %.1fs: %.0f ev/s %.2f MB/s complete %llu incomplete %llu errors %llu conns %u\n",
+		xevb_prog, (double)(now - s->t0) / 1e9, (double)ev / dt, (double)by / dt / 1e6,
+		(unsigned long long)s->complete, (unsigned long long)s->incomplete,
+		(unsigned long long)s->errors, s->conns_open);
+	s->last_events = s->events;
+	s->last_bytes = s->bytes;
+}
+
+static void tick(struct sink *s, uint64_t now)
+{
+	if (!s->stats_interval_s)
+		return;
+	while (now >= s->next_stats) {
+		print_stats(s, now);
+		s->next_stats += (uint64_t)s->stats_interval_s * 1000000000ull;
+	}
+}
+
+static bool time_is_up(const struct sink *s, uint64_t now)
+{
+	return s->deadline && now >= s->deadline;
+}
+
+/* ---- --input FILE ---- */
+
+static void run_file(struct sink *s)
+{
+	struct xevb_evt_reader rd;
+	const char *where = s->input;
+	int fd;
+
+	if (!strcmp(s->input, "-")) {
+		fd = STDIN_FILENO;
+		where = "stdin";
+	} else {
+		fd = open(s->input, O_RDONLY | O_CLOEXEC);
+		if (fd < 0) {
+			note_err(s, SE_READ, where, strerror(errno));
+			return;
+		}
+	}
+	if (xevb_evt_reader_init(&rd, s->max_event)) {
+		note_err(s, SE_READ, where, "out of memory");
+		goto out;
+	}
+	for (;;) {
+		uint64_t now = xevb_now_ns();
+		size_t avail;
+		uint8_t *p;
+		ssize_t n;
+
+		tick(s, now);
+		if (stop_signal || expectation_met(s) || time_is_up(s, now))
+			break;
+		p = xevb_evt_reader_space(&rd, READ_CHUNK, &avail);
+		if (!p) {
+			note_err(s, SE_READ, where, "out of memory");
+			break;
+		}
+		n = read(fd, p, avail);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			note_err(s, SE_READ, where, strerror(errno));
+			break;
+		}
+		if (n == 0) {
+			if (xevb_evt_reader_pending(&rd)) {
+				char msg[64];
+				snprintf(msg, sizeof(msg), "%zu bytes of a partial event at the end",
+					 xevb_evt_reader_pending(&rd));
+				note_err(s, XEVB_EVT_E_EOF, where, msg);
+			}
+			break;
+		}
+		xevb_evt_reader_commit(&rd, (size_t)n);
+		if (sink_drain(s, &rd, where))
+			break;
+	}
+	xevb_evt_reader_free(&rd);
+out:
+	if (fd != STDIN_FILENO)
+		close(fd);
+}
+
+/* ---- --listen ADDR:PORT ---- */
+
+static void conn_close(struct sink *s, struct conn *c, bool dropped)
+{
+	xevb_info("%s: %s after %llu events", c->peer, dropped ? "dropped" : "closed",
+		  (unsigned long long)c->events);
+	if (dropped)
+		s->conns_dropped++;
+	close(c->fd);  /* also leaves the epoll set */
+	xevb_evt_reader_free(&c->rd);
+	free(c);
+	s->conns_open--;
+}
+
+static void conn_read(struct sink *s, struct conn *c)
+{
+	for (int i = 0; i < READS_PER_WAKEUP; i++) {
+		uint64_t before = s->events;
+		size_t avail;
+		uint8_t *p = xevb_evt_reader_space(&c->rd, READ_CHUNK, &avail);
+		ssize_t n;
+
+		if (!p) {
+			note_err(s, SE_READ, c->peer, "out of memory");
+			conn_close(s, c, true);
+			return;
+		}
+		n = read(c->fd, p, avail);
+		if (n > 0) {
+			xevb_evt_reader_commit(&c->rd, (size_t)n);
+			if (sink_drain(s, &c->rd, c->peer)) {
+				c->events += s->events - before;
+				conn_close(s, c, true);
+				return;
+			}
+			c->events += s->events - before;
+			if (expectation_met(s))
+				return;
+			continue;
+		}
+		if (n == 0) {
+			bool partial = xevb_evt_reader_pending(&c->rd) > 0;
+			if (partial) {
+				char msg[64];
+				snprintf(msg, sizeof(msg), "closed inside an event (%zu bytes held)",
+					 xevb_evt_reader_pending(&c->rd));
+				note_err(s, XEVB_EVT_E_EOF, c->peer, msg);
+			}
+			conn_close(s, c, partial);
+			return;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno == EAGAIN || errno == EWOULDBLOCK)
+			return;
+		note_err(s, SE_READ, c->peer, strerror(errno));
+		conn_close(s, c, true);
+		return;
+	}
+}
+
+static void peer_name(const struct sockaddr_storage *ss, char *buf, size_t len)
+{
+	char a[INET6_ADDRSTRLEN] = "?";
+	unsigned port = 0;
+
+	if (ss->ss_family == AF_INET) {
+		const struct sockaddr_in *in = (const void *)ss;
+		inet_ntop(AF_INET, &in->sin_addr, a, sizeof(a));
+		port = ntohs(in->sin_port);
+		snprintf(buf, len, "%s:%u", a, port);
+	} else if (ss->ss_family == AF_INET6) {
+		const struct sockaddr_in6 *in6 = (const void *)ss;
+		inet_ntop(AF_INET6, &in6->sin6_addr, a, sizeof(a));
+		port = ntohs(in6->sin6_port);
+		snprintf(buf, len, "[%s]:%u", a, port);
+	} else {
+		snprintf(buf, len, "peer");
+	}
+}
+
+static void accept_all(struct sink *s, int lfd, int ep)
+{
+	for (;;) {
+		struct sockaddr_storage ss;
+		socklen_t sl = sizeof(ss);
+		struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP };
+		struct conn *c;
+		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+				xevb_warn("accept: %s", strerror(errno));
+			return;
+		}
+		if (s->conns_open >= MAX_CONNS) {
+			xevb_warn("more than %d connections: refusing one", MAX_CONNS);
+			close(fd);
+			continue;
+		}
+		c = calloc(1, sizeof(*c));
+		if (!c || xevb_evt_reader_init(&c->rd, s->max_event)) {
+			free(c);
+			close(fd);
+			xevb_warn("out of memory: refusing a connection");
+			continue;
+		}
+		c->fd = fd;
+		peer_name(&ss, c->peer, sizeof(c->peer));
+		e.data.ptr = c;
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e)) {
+			xevb_warn("epoll_ctl: %s", strerror(errno));
+			xevb_evt_reader_free(&c->rd);
+			free(c);
+			close(fd);
+			continue;
+		}
+		s->conns_total++;
+		s->conns_open++;
+		xevb_info("%s: connected", c->peer);
+	}
+}
+
+static int write_ready_file(const char *path, const struct sockaddr_storage *ss)
+{
+	char name[96], tmp[4096];
+	FILE *f;
+
+	peer_name(ss, name, sizeof(name));
+	/* Written aside and renamed, so a waiting script never reads half a line. */
+	snprintf(tmp, sizeof(tmp), "%s.tmp%d", path, (int)getpid());
+	f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "%s\n", name);
+	if (fclose(f) || rename(tmp, path)) {
+		unlink(tmp);
+		return -1;
+	}
+	return 0;
+}
+
+static int run_listen(struct sink *s)
+{
+	struct sockaddr_storage ss;
+	struct epoll_event evs[64], e = { .events = EPOLLIN, .data.ptr = NULL };
+	sigset_t block, orig;
+	socklen_t sl;
+	int one = 1, lfd, ep = -1, rc = -1;
+
+	if (sink_resolve("listen", s->listen, &ss, &sl))
+		return -1;
+	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (lfd < 0) {
+		xevb_err("socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 64)) {
+		xevb_err("listen on %s: %s", s->listen, strerror(errno));
+		goto out;
+	}
+	sl = sizeof(ss);
+	getsockname(lfd, (struct sockaddr *)&ss, &sl);
+	ep = epoll_create1(EPOLL_CLOEXEC);
+	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &e)) {
+		xevb_err("epoll: %s", strerror(errno));
+		goto out;
+	}
+	if (s->ready_file && write_ready_file(s->ready_file, &ss)) {
+		xevb_err("--ready-file %s: %s", s->ready_file, strerror(errno));
+		goto out;
+	}
+	{
+		char name[96];
+		peer_name(&ss, name, sizeof(name));
+		xevb_info("listening on %s", name);
+	}
+	/* Signals only arrive inside epoll_pwait: no stop request slips past the check. */
+	sigemptyset(&block);
+	sigaddset(&block, SIGINT);
+	sigaddset(&block, SIGTERM);
+	sigprocmask(SIG_BLOCK, &block, &orig);
+	sigdelset(&orig, SIGINT);
+	sigdelset(&orig, SIGTERM);
+
+	for (;;) {
+		uint64_t now = xevb_now_ns(), wait_ns = 1000000000ull;
+		int n;
+
+		tick(s, now);
+		if (stop_signal || expectation_met(s) || time_is_up(s, now))
+			break;
+		if (s->stats_interval_s && s->next_stats - now < wait_ns)
+			wait_ns = s->next_stats - now;
+		if (s->deadline && s->deadline - now < wait_ns)
+			wait_ns = s->deadline - now;
+		n = epoll_pwait(ep, evs, 64, (int)((wait_ns + 999999) / 1000000), &orig);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			xevb_err("epoll_wait: %s", strerror(errno));
+			goto out_mask;
+		}
+		for (int i = 0; i < n; i++) {
+			if (!evs[i].data.ptr)
+				accept_all(s, lfd, ep);
+			else
+				conn_read(s, evs[i].data.ptr);
+			/* A connection freed here is named at most once per batch. */
+		}
+	}
+	rc = 0;
+out_mask:
+	sigprocmask(SIG_SETMASK, &orig, NULL);
+out:
+	/* Connections still open are left to exit(): their counts are final. */
+	if (ep >= 0)
+		close(ep);
+	close(lfd);
+	return rc;
+}
+
+/* ---- summary ---- */
+
+static void summary(const struct sink *s, uint64_t now, bool ok)
+{
+	double el = (double)(now - s->t0) / 1e9;
+	double evps = el > 0 ? (double)s->events / el : 0, mbps = el > 0 ? (double)s->bytes / el / 1e6 : 0;
+	double lat_avg = s->lat_n ? s->lat_sum_ns / (double)s->lat_n / 1e3 : 0;
+	double lat_max = (double)s->lat_max_ns / 1e3;
+	bool first = true;
+
+	if (s->json) {
+		printf("{\"events\":%llu,\"complete\":%llu,\"incomplete\":%llu,\"fragments\":%llu,"
+		       "\"missing_fragments\":%llu,\"bytes\":%llu,\"duplicates\":%llu,"
+		       "\"unchecked_old\":%llu,\"connections\":%llu,\"connections_dropped\":%llu,"
+		       "\"errors\":%llu,\"error_kinds\":{",
+		       (unsigned long long)s->events, (unsigned long long)s->complete,
+		       (unsigned long long)s->incomplete, (unsigned long long)s->frags,
+		       (unsigned long long)s->missing_frags, (unsigned long long)s->bytes,
+		       (unsigned long long)s->err[SE_DUP], (unsigned long long)s->too_old,
+		       (unsigned long long)s->conns_total, (unsigned long long)s->conns_dropped,
+		       (unsigned long long)s->errors);
+		for (int k = 1; k < SE__COUNT; k++)
+			if (s->err[k]) {
+				printf("%s\"%s\":%llu", first ? "" : ",", err_name(k),
+				       (unsigned long long)s->err[k]);
+				first = false;
+			}
+		printf("},\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"MB_per_s\":%.3f,"
+		       "\"latency_us\":{\"avg\":%.1f,\"max\":%.1f},\"expect_events\":%llu,"
+		       "\"signal\":%d,\"result\":\"%s\"}\n",
+		       el, evps, mbps, lat_avg, lat_max, (unsigned long long)s->expect_events,
+		       (int)stop_signal, ok ? "ok" : "fail");
+	} else {
+		printf("events:              %llu (complete %llu, incomplete %llu)\n",
+		       (unsigned long long)s->events, (unsigned long long)s->complete,
+		       (unsigned long long)s->incomplete);
+		printf("fragments:           %llu (missing %llu)\n", (unsigned long long)s->frags,
+		       (unsigned long long)s->missing_frags);
+		printf("bytes:               %llu\n", (unsigned long long)s->bytes);
+		printf("duplicates:          %llu (older than the window, unchecked: %llu)\n",
+		       (unsigned long long)s->err[SE_DUP], (unsigned long long)s->too_old);
+		printf("connections:         %llu (dropped %llu)\n", (unsigned long long)s->conns_total,
+		       (unsigned long long)s->conns_dropped);
+		printf("errors:              %llu\n", (unsigned long long)s->errors);
+		for (int k = 1; k < SE__COUNT; k++)
+			if (s->err[k])
+				printf("  %-18s %llu\n", err_name(k), (unsigned long long)s->err[k]);
+		printf("elapsed:             %.3f s, %.1f events/s, %.3f MB/s\n", el, evps, mbps);
+		printf("latency from build:  avg %.1f us, max %.1f us\n", lat_avg, lat_max);
+		if (s->expect_events)
+			printf("expected events:     %llu (%s)\n", (unsigned long long)s->expect_events,
+			       expectation_met(s) ? "reached" : "NOT reached");
+		printf("result:              %s\n", ok ? "ok" : "FAIL");
+	}
+	fflush(stdout);
+}
+
+/* ---- options ---- */
+
+enum {
+	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_DURATION, O_EXPECT_SOURCES, O_NO_CONTENT,
+	O_JSON, O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW,
+};
+
+static const struct xevb_opt opts[] = {
+	{ "listen", O_LISTEN, "ADDR:PORT", "accept builder connections over TCP (port 0: any)" },
+	{ "input", O_INPUT, "FILE", "read events from FILE (- for stdin) written by build --output" },
+	{ "expect-events", O_EXPECT_EVENTS, "N", "stop after N events; fail if fewer arrive" },
+	{ "duration", O_DURATION, "SECONDS", "stop after SECONDS (default: no limit)" },
+	{ "expect-sources", O_EXPECT_SOURCES, "N", "every event must have n_expected == N" },
+	{ "no-content-check", O_NO_CONTENT, NULL, "check CRCs only, not the emulator pattern" },
+	{ "json", O_JSON, NULL, "final summary as one JSON object" },
+	{ "stats-interval", O_STATS, "SECONDS", "statistics line on stderr every SECONDS (default 1, 0: off)" },
+	{ "ready-file", O_READY, "PATH", "write the bound ADDR:PORT to PATH once listening" },
+	{ "max-event-size", O_MAX_EVENT, "BYTES", "a longer total_length is corruption (default 64 MiB)" },
+	{ "dup-window", O_DUP_WINDOW, "N", "event ids remembered for duplicate checks (default 1048576)" },
+	{ 0 },
+};
+
+static const struct xevb_cmd_help help = {
+	.name = "sink",
+	.summary = "Farm-node emulator: receive built events, check every byte, count them.\n"
+		   "Exits 1 on any corrupt or duplicated event, or when --expect-events is not reached.",
+	.usage = "--listen ADDR:PORT | --input FILE [options]",
+	.examples = "  xevb sink --listen 127.0.0.1:24000 --expect-events 100000 --duration 60\n"
+		    "  xevb sink --input run42.evt --json\n",
+};
+
+int cmd_sink(int argc, char **argv)
+{
+	struct sink s = {
+		.stats_interval_s = 1,
+		.max_event = XEVB_EVT_MAX_LEN,
+		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
+	};
+	uint32_t dup_window = 1u << 20;
+	struct sigaction sa = { .sa_handler = on_signal };
+	const char *arg;
+	bool ok;
+	int key;
+
+	if (argc >= 2 && !strcmp(argv[1], "--selftest-send"))
+		return sink_selftest_send(argc - 1, argv + 1);
+	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		switch (key) {
+		case O_LISTEN: s.listen = arg; break;
+		case O_INPUT: s.input = arg; break;
+		case O_READY: s.ready_file = arg; break;
+		case O_JSON: s.json = true; break;
+		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
+		case O_EXPECT_EVENTS:
+			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))
+				return 2;
+			break;
+		case O_DURATION:
+			if (!xevb_parse_u32("duration", arg, 1, 1u << 30, &s.duration_s))
+				return 2;
+			break;
+		case O_EXPECT_SOURCES:
+			if (!xevb_parse_u32("expect-sources", arg, 1, XEVB_MAX_SOURCES, &s.expect_sources))
+				return 2;
+			break;
+		case O_STATS:
+			if (!xevb_parse_u32("stats-interval", arg, 0, 86400, &s.stats_interval_s))
+				return 2;
+			break;
+		case O_MAX_EVENT:
+			if (!xevb_parse_u32("max-event-size", arg, XEVB_EVT_HLEN, UINT32_MAX, &s.max_event))
+				return 2;
+			break;
+		case O_DUP_WINDOW:
+			if (!xevb_parse_u32("dup-window", arg, 64, 1u << 30, &dup_window))
+				return 2;
+			break;
+		case 'h':
+			xevb_opt_usage(opts, &help);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		xevb_err("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	if (!s.listen == !s.input) {
+		xevb_err("give exactly one of --listen and --input (try --help)");
+		return 2;
+	}
+	if (s.ready_file && !s.listen) {
+		xevb_err("--ready-file goes with --listen");
+		return 2;
+	}
+	if (xevb_evid_window_init(&s.win, dup_window)) {
+		xevb_err("out of memory");
+		return 1;
+	}
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	s.t0 = xevb_now_ns();
+	s.next_stats = s.t0 + (uint64_t)s.stats_interval_s * 1000000000ull;
+	if (s.duration_s)
+		s.deadline = s.t0 + (uint64_t)s.duration_s * 1000000000ull;
+	if (s.listen) {
+		if (run_listen(&s)) {
+			xevb_evid_window_free(&s.win);
+			return 1;
+		}
+	} else {
+		run_file(&s);
+	}
+	ok = s.errors == 0 && (!s.expect_events || expectation_met(&s));
+	if (s.expect_events && !expectation_met(&s))
+		xevb_err("expected %llu events, got %llu", (unsigned long long)s.expect_events,
+			 (unsigned long long)s.events);
+	summary(&s, xevb_now_ns(), ok);
+	xevb_evid_window_free(&s.win);
+	return ok ? 0 : 1;
+}

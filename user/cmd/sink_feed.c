@@ -1,0 +1,338 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `xevb sink --selftest-send DEST N`: a stand-in for the builder's output
+ * stage, for testing a sink (or a farm node) without a builder. Builds
+ * events over fake frames exactly as the builder hands them out, encodes
+ * them with the zero-copy encoder and writes them to a TCP connection or
+ * to stdout, optionally with one deliberate corruption.
+ */
+#include <errno.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xevb/bytes.h>
+#include <xevb/cli.h>
+#include <xevb/crc32c.h>
+#include <xevb/emu_payload.h>
+#include <xevb/event_codec.h>
+#include "sink.h"
+
+int sink_resolve(const char *opt, const char *hostport, struct sockaddr_storage *ss,
+		 socklen_t *len)
+{
+	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
+	struct addrinfo *res = NULL;
+	char host[256];
+	const char *colon = strrchr(hostport, ':');
+	size_t hl;
+	int rc;
+
+	if (!colon || colon == hostport || !colon[1])
+		goto bad;
+	hl = (size_t)(colon - hostport);
+	if (hostport[0] == '[' && colon[-1] == ']') {
+		hostport++;
+		hl -= 2;
+	}
+	if (hl == 0 || hl >= sizeof(host))
+		goto bad;
+	memcpy(host, hostport, hl);
+	host[hl] = 0;
+	rc = getaddrinfo(host, colon + 1, &hints, &res);
+	if (rc) {
+		xevb_err("--%s: %s: %s", opt, host, gai_strerror(rc));
+		return -1;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	*len = res->ai_addrlen;
+	freeaddrinfo(res);
+	return 0;
+bad:
+	xevb_err("--%s: '%s' is not ADDR:PORT", opt, hostport);
+	return -1;
+}
+
+enum corrupt { C_NONE, C_MAGIC, C_CRC, C_CONTENT, C_RESERVED, C_DUP, C_TRUNCATE };
+static const char *const corrupt_names[] = {
+	"none", "magic", "crc", "content", "reserved", "dup", "truncate", NULL
+};
+
+enum { O_SOURCES = 256, O_FIRST, O_RUN, O_MAXLEN, O_INC, O_CORRUPT, O_CORRUPT_AT };
+
+static const struct xevb_opt feed_opts[] = {
+	{ "sources", O_SOURCES, "S", "source ids 0..S-1 per event (default 4, at most 4096)" },
+	{ "first-event", O_FIRST, "ID", "event_id of the first event (default 0)" },
+	{ "run", O_RUN, "R", "run number (default 1)" },
+	{ "max-len", O_MAXLEN, "BYTES", "fragment payloads 0..BYTES long (default 200)" },
+	{ "incomplete-every", O_INC, "K", "every K-th event misses one or two sources (0: never)" },
+	{ "corrupt", O_CORRUPT, "KIND", "magic|crc|content|reserved|dup|truncate, once" },
+	{ "corrupt-at", O_CORRUPT_AT, "I", "index of the corrupted event (default N/2)" },
+	{ 0 },
+};
+
+static const struct xevb_cmd_help feed_help = {
+	.name = "sink --selftest-send",
+	.summary = "Send N emulated built events to DEST (ADDR:PORT over TCP, or - for stdout).",
+	.usage = "DEST N [options]",
+	.examples = "  xevb sink --selftest-send 127.0.0.1:24000 1000 --sources 8 --incomplete-every 10\n"
+		    "  xevb sink --selftest-send - 100 > events.bin\n",
+};
+
+struct feed {
+	uint32_t n_src;
+	uint16_t max_len;
+	uint16_t *sids;
+	struct xevb_frag_slot *slots;
+	uint8_t **frames;
+	const uint8_t **frame_data;
+	uint8_t *scratch;
+	size_t scratch_len;
+	struct iovec *iov;
+	size_t iov_max;
+};
+
+/* Event number k of the sequence; deterministic, so tests can predict counts. */
+static void make_event(struct feed *f, uint32_t k, uint32_t id, uint32_t run, uint32_t inc_every,
+		       struct xevb_event *ev)
+{
+	bool inc = inc_every && k % inc_every == inc_every - 1;
+	uint16_t got = 0;
+
+	for (uint32_t i = 0; i < f->n_src; i++) {
+		uint16_t len = (uint16_t)((k * 31u + i * 17u) % (f->max_len + 1u));
+		bool missing = inc && (i == k % f->n_src || (f->n_src >= 3 && i == (k + 1) % f->n_src));
+
+		xevb_st32(f->frames[i], xevb_crc32c(0, f->frames[i] + 4, len));
+		f->slots[i] = (struct xevb_frag_slot){
+			.frame_idx = missing ? UINT32_MAX : i, .payload_off = 4, .length = len,
+		};
+		got += !missing;
+	}
+	*ev = (struct xevb_event){
+		.event_id = id, .run_number = run,
+		.flags = got < f->n_src ? XEVB_EVT_F_INCOMPLETE : 0,
+		.n_expected = (uint16_t)f->n_src, .n_frags = got,
+		.source_ids = f->sids, .frags = f->slots, .frame_data = f->frame_data,
+	};
+}
+
+static int write_flat(int fd, const uint8_t *p, size_t n)
+{
+	struct iovec v = { (void *)p, n };
+	return xevb_writev_all(fd, &v, 1);
+}
+
+/* Apply one corruption to a flat copy of the event; returns bytes to send. */
+static size_t corrupt_flat(enum corrupt c, uint8_t *buf, size_t len)
+{
+	struct xevb_decoded_event d;
+	struct xevb_decoded_frag fr;
+	const uint8_t *pos = NULL;
+	char err[128];
+
+	if (c == C_MAGIC) {
+		buf[0] ^= 0xff;
+		return len;
+	}
+	if (c == C_TRUNCATE)
+		return len / 2;
+	if (c == C_RESERVED) {
+		buf[XEVB_EVT_HLEN + 3] = 0x5a;  /* first record's reserved field */
+		return len;
+	}
+	if (xevb_event_decode(buf, len, &d, err, sizeof(err)))
+		return len;
+	while (xevb_event_next_frag(&d, &pos, &fr)) {
+		uint8_t *p = (uint8_t *)fr.payload;
+		if (!fr.length)
+			continue;
+		p[fr.length / 2] ^= 0x01;
+		if (c == C_CONTENT)  /* a right CRC over wrong bytes */
+			xevb_st32(p - 4, xevb_crc32c(0, p, fr.length));
+		break;
+	}
+	return len;
+}
+
+static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t run,
+		    uint32_t inc_every, enum corrupt c, uint64_t c_at, uint64_t *bytes, uint64_t *sent)
+{
+	for (uint64_t k = 0; k < n; k++) {
+		struct xevb_event ev;
+		size_t total;
+		int niov, rc, reps = 1;
+
+		make_event(f, (uint32_t)k, first + (uint32_t)k, run, inc_every, &ev);
+		if (c != C_NONE && k == c_at && c != C_DUP) {
+			uint8_t *flat;
+			size_t off = 0, send;
+			niov = xevb_event_encode(&ev, xevb_realtime_ns(), f->scratch, f->scratch_len,
+						 f->iov, f->iov_max, &total);
+			if (niov < 0)
+				return niov;
+			flat = malloc(total);
+			if (!flat)
+				return -ENOMEM;
+			for (int i = 0; i < niov; i++) {
+				memcpy(flat + off, f->iov[i].iov_base, f->iov[i].iov_len);
+				off += f->iov[i].iov_len;
+			}
+			send = corrupt_flat(c, flat, total);
+			rc = write_flat(fd, flat, send);
+			free(flat);
+			if (rc)
+				return rc;
+			*bytes += send;
+			if (c == C_TRUNCATE)
+				return 0;  /* the stream ends inside the event */
+			++*sent;
+			continue;
+		}
+		if (c == C_DUP && k == c_at)
+			reps = 2;
+		while (reps--) {
+			niov = xevb_event_encode(&ev, xevb_realtime_ns(), f->scratch, f->scratch_len,
+						 f->iov, f->iov_max, &total);
+			if (niov < 0)
+				return niov;
+			rc = xevb_writev_all(fd, f->iov, (size_t)niov);
+			if (rc)
+				return rc;
+			*bytes += total;
+			++*sent;
+		}
+	}
+	return 0;
+}
+
+int sink_selftest_send(int argc, char **argv)
+{
+	uint32_t n_src = 4, first = 0, run = 1, max_len = 200, inc_every = 0;
+	uint64_t n, c_at = UINT64_MAX, bytes = 0, sent = 0;
+	enum corrupt c = C_NONE;
+	struct feed f = { 0 };
+	const char *arg, *dest;
+	int key, fd, rc = 1;
+
+	if (argc < 3 || (argv[1][0] == '-' && argv[1][1] == '-')) {
+		xevb_opt_usage(feed_opts, &feed_help);
+		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
+	}
+	dest = argv[1];
+	if (!xevb_parse_u64("selftest-send", argv[2], 0, UINT64_MAX, &n))
+		return 2;
+	argc -= 2;
+	argv += 2;  /* argv[0] is now N, which getopt skips as the program name */
+	while ((key = xevb_opt_next(argc, argv, feed_opts, &feed_help, &arg)) != -1) {
+		switch (key) {
+		case O_SOURCES:
+			if (!xevb_parse_u32("sources", arg, 1, XEVB_MAX_SOURCES, &n_src))
+				return 2;
+			break;
+		case O_FIRST:
+			if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &first))
+				return 2;
+			break;
+		case O_RUN:
+			if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &run))
+				return 2;
+			break;
+		case O_MAXLEN:
+			if (!xevb_parse_u32("max-len", arg, 0, 65535, &max_len))
+				return 2;
+			break;
+		case O_INC:
+			if (!xevb_parse_u32("incomplete-every", arg, 0, UINT32_MAX, &inc_every))
+				return 2;
+			break;
+		case O_CORRUPT:
+			c = C_NONE;
+			for (int i = 1; corrupt_names[i]; i++)
+				if (!strcmp(arg, corrupt_names[i]))
+					c = (enum corrupt)i;
+			if (c == C_NONE) {
+				xevb_err("--corrupt: unknown kind '%s'", arg);
+				return 2;
+			}
+			break;
+		case O_CORRUPT_AT:
+			if (!xevb_parse_u64("corrupt-at", arg, 0, UINT64_MAX, &c_at))
+				return 2;
+			break;
+		case 'h':
+			xevb_opt_usage(feed_opts, &feed_help);
+			return 0;
+		default:
+			return 2;
+		}
+	}
+	if (c_at == UINT64_MAX)
+		c_at = n / 2;
+	if (c != C_NONE && c_at >= n) {
+		xevb_err("--corrupt-at %llu: only %llu events", (unsigned long long)c_at,
+			 (unsigned long long)n);
+		return 2;
+	}
+
+	if (!strcmp(dest, "-")) {
+		fd = STDOUT_FILENO;
+	} else {
+		struct sockaddr_storage ss;
+		socklen_t sl;
+		if (sink_resolve("selftest-send", dest, &ss, &sl))
+			return 2;
+		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+		if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl)) {
+			xevb_err("connect %s: %s", dest, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return 1;
+		}
+	}
+	signal(SIGPIPE, SIG_IGN);
+
+	f.n_src = n_src;
+	f.max_len = (uint16_t)max_len;
+	f.sids = calloc(n_src, sizeof(*f.sids));
+	f.slots = calloc(n_src, sizeof(*f.slots));
+	f.frames = calloc(n_src, sizeof(*f.frames));
+	f.frame_data = calloc(n_src, sizeof(*f.frame_data));
+	f.scratch_len = XEVB_EVT_SCRATCH_MAX(n_src);
+	f.scratch = malloc(f.scratch_len);
+	f.iov_max = XEVB_EVT_IOV_MAX(n_src);
+	f.iov = calloc(f.iov_max, sizeof(*f.iov));
+	if (!f.sids || !f.slots || !f.frames || !f.frame_data || !f.scratch || !f.iov)
+		goto out;
+	for (uint32_t i = 0; i < n_src; i++) {
+		f.sids[i] = (uint16_t)i;
+		f.frames[i] = malloc(4 + max_len);
+		if (!f.frames[i])
+			goto out;
+		xevb_emu_fill(f.frames[i] + 4, max_len);
+		f.frame_data[i] = f.frames[i];
+	}
+	rc = feed_run(&f, fd, n, first, run, inc_every, c, c_at, &bytes, &sent);
+	if (rc) {
+		xevb_err("sending to %s: %s", dest, strerror(-rc));
+		rc = 1;
+	} else {
+		xevb_info("sent %llu whole events, %llu bytes", (unsigned long long)sent,
+			  (unsigned long long)bytes);
+	}
+out:
+	if (fd != STDOUT_FILENO)
+		close(fd);
+	if (f.frames)
+		for (uint32_t i = 0; i < n_src; i++)
+			free(f.frames[i]);
+	free(f.sids);
+	free(f.slots);
+	free(f.frames);
+	free(f.frame_data);
+	free(f.scratch);
+	free(f.iov);
+	return rc;
+}
