@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The builder against a reference model, over thousands of random runs:
+ * random sources, window, timeout and policy; MEPs from sources that skip,
+ * resend, jump ahead, change run, send from unknown source_ids and end the
+ * run; time advancing in random steps. The model is the rule text of
+ * user/lib/builder.c written the obvious way (one record per event_id, a
+ * plain list of open events); after every step the accounting invariant
+ * must hold and every counter must equal the model's, and the emitted
+ * events (id, flags, exact set of sources, order) must be the model's.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xevb/builder.h>
+#include "../common/builder_rig.h"
+
+TestSuite(builder_model, .timeout = 60);
+
+#define RANGE   8192   /* event offsets from the run's first id */
+#define MAX_SRC 6
+#define SEEDS   2500
+
+enum { M_NONE = 0, M_OPEN, M_DONE };
+
+struct mev {
+	uint8_t state;
+	uint8_t present;   /* bit per expected-source index */
+	uint64_t open_ns;
+	uint64_t order;
+};
+
+struct memit {
+	uint32_t event_id;
+	uint8_t flags;
+	uint8_t present;
+};
+
+struct model {
+	uint32_t start, W, n_src, base;
+	bool have_base, adopt, run_known, run_ended;
+	uint32_t run;
+	uint64_t timeout;
+	bool discard;
+	uint16_t src[MAX_SRC];
+	bool eor[MAX_SRC];
+	struct mev ev[RANGE];
+	uint32_t open[64];
+	uint32_t n_open;
+	uint64_t next_order;
+	struct memit out[RANGE];
+	size_t n_out;
+	/* per expected-source index, plus [MAX_SRC] for the unknown one */
+	uint64_t rx[MAX_SRC + 1], in[MAX_SRC + 1], drops[MAX_SRC + 1][XEVB_DROP__COUNT];
+	uint64_t opened, complete, incomplete, discarded, eor_flushed;
+};
+
+static struct model M;
+static struct rig R;
+/* What the runs exercised, over all seeds: each case must occur. */
+static uint64_t seen_drops[XEVB_DROP__COUNT], seen_complete, seen_incomplete,
+	seen_discarded, seen_eor, seen_wrap;
+
+static uint32_t rnd_state;
+static uint32_t rnd(void)
+{
+	/* xorshift32: reproducible per seed, no libc state */
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 17;
+	rnd_state ^= rnd_state << 5;
+	return rnd_state;
+}
+
+static uint32_t below(uint32_t n)
+{
+	return rnd() % n;
+}
+
+static struct mev *mev_of(uint32_t e)
+{
+	uint32_t off = e - M.start;
+
+	cr_assert(lt(u32, off, RANGE), "model id out of range");
+	return &M.ev[off];
+}
+
+static void m_finish(uint32_t e, int kind /* 0 complete, 1 timeout, 2 flush, 3 eor */)
+{
+	struct mev *v = mev_of(e);
+	uint32_t i;
+
+	for (i = 0; i < M.n_open && M.open[i] != e; i++)
+		;
+	cr_assert(lt(u32, i, M.n_open));
+	M.open[i] = M.open[--M.n_open];
+	v->state = M_DONE;
+	if (kind == 1 && M.discard) {
+		M.discarded++;
+		return;
+	}
+	if (kind == 0)
+		M.complete++;
+	else
+		M.incomplete++;
+	if (kind == 3)
+		M.eor_flushed++;
+	M.out[M.n_out++] = (struct memit){ e, kind ? XEVB_EVT_F_INCOMPLETE : 0, v->present };
+}
+
+static void m_flush(int kind)
+{
+	while (M.n_open) {
+		uint32_t best = 0;
+		for (uint32_t i = 1; i < M.n_open; i++)
+			if (M.open[i] - M.base < M.open[best] - M.base)
+				best = i;
+		m_finish(M.open[best], kind);
+	}
+}
+
+static void m_poll(uint64_t now)
+{
+	if (!M.timeout)
+		return;
+	while (M.n_open) {
+		uint32_t best = 0;
+		for (uint32_t i = 1; i < M.n_open; i++)
+			if (mev_of(M.open[i])->order < mev_of(M.open[best])->order)
+				best = i;
+		struct mev *v = mev_of(M.open[best]);
+		if (now - v->open_ns < M.timeout)
+			break;
+		m_finish(M.open[best], 1);
+	}
+}
+
+static int m_frag(uint32_t si, uint32_t e, uint64_t now)
+{
+	struct mev *v = mev_of(e);
+
+	if (!M.have_base) {
+		M.base = e - (M.W - 1);
+		M.have_base = true;
+	}
+	if ((int32_t)(e - M.base) < 0)
+		return XEVB_DROP_LATE;
+	if (v->state == M_DONE)
+		return v->present >> si & 1 ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE;
+	if (v->state == M_OPEN) {
+		if (v->present >> si & 1)
+			return XEVB_DROP_DUPLICATE;
+	} else {
+		if (e - M.base >= M.W) {
+			uint32_t nb = e - (M.W - 1);
+			for (uint32_t i = 0; i < M.n_open; i++)
+				if ((int32_t)(M.open[i] - nb) < 0)
+					return XEVB_DROP_OVERFLOW;
+			M.base = nb;
+		}
+		v->state = M_OPEN;
+		v->present = 0;
+		v->open_ns = now;
+		v->order = M.next_order++;
+		M.open[M.n_open++] = e;
+		M.opened++;
+	}
+	v->present |= 1u << si;
+	if (v->present == (1u << M.n_src) - 1)
+		m_finish(e, 0);
+	return -1;
+}
+
+static void m_mep(int si /* -1 unknown */, uint8_t flags, uint32_t run,
+		  const uint32_t *ids, uint32_t n, uint64_t now)
+{
+	uint32_t k = si < 0 ? MAX_SRC : (uint32_t)si;
+
+	M.rx[k] += n;
+	if (si < 0) {
+		M.drops[k][XEVB_DROP_UNKNOWN_SOURCE] += n;
+		return;
+	}
+	if (!M.run_known) {
+		M.run = run;
+		M.run_known = true;
+	}
+	if (run != M.run) {
+		M.drops[k][XEVB_DROP_WRONG_RUN] += n;
+		return;
+	}
+	for (uint32_t j = 0; j < n; j++) {
+		int r = m_frag(k, ids[j], now);
+		if (r < 0)
+			M.in[k]++;
+		else
+			M.drops[k][r]++;
+	}
+	if (flags & XEVB_MEP_F_END_OF_RUN) {
+		M.eor[k] = true;
+		bool all = true;
+		for (uint32_t i = 0; i < M.n_src; i++)
+			all &= M.eor[i];
+		if (all) {
+			m_flush(3);
+			M.run_ended = true;
+		}
+	}
+}
+
+static void compare(uint32_t seed, uint32_t step, uint16_t unknown)
+{
+	const struct xevb_builder_stats *st = xevb_builder_stats(R.b);
+	char msg[256];
+
+	cr_assert(xevb_builder_check(R.b, msg, sizeof(msg)), "seed %u step %u: %s", seed, step, msg);
+	cr_assert(eq(u64, st->frames_held, rig_frames_held(&R)), "seed %u step %u", seed, step);
+	for (uint32_t k = 0; k <= M.n_src; k++) {
+		uint32_t m = k < M.n_src ? k : MAX_SRC;
+		const struct xevb_source_stats *s = &st->src[k < M.n_src ? M.src[k] : unknown];
+		cr_assert(eq(u64, s->frags_received, M.rx[m]), "seed %u step %u src %u rx", seed, step, k);
+		cr_assert(eq(u64, s->frags_in_events, M.in[m]), "seed %u step %u src %u in", seed, step, k);
+		for (int r = 0; r < XEVB_DROP__COUNT; r++)
+			cr_assert(eq(u64, s->drops[r], M.drops[m][r]),
+				  "seed %u step %u src %u drop %d", seed, step, k, r);
+	}
+	cr_assert(eq(u64, st->events_opened, M.opened), "seed %u step %u opened", seed, step);
+	cr_assert(eq(u64, st->events_complete, M.complete), "seed %u step %u complete", seed, step);
+	cr_assert(eq(u64, st->events_incomplete, M.incomplete), "seed %u step %u incomplete", seed, step);
+	cr_assert(eq(u64, st->events_discarded, M.discarded), "seed %u step %u discarded", seed, step);
+	cr_assert(eq(u64, st->events_flushed_eor, M.eor_flushed), "seed %u step %u eor", seed, step);
+	cr_assert(eq(u64, st->open_events, M.n_open), "seed %u step %u open", seed, step);
+	cr_assert(eq(int, st->run_ended, M.run_ended), "seed %u step %u run_ended", seed, step);
+	cr_assert(eq(sz, R.n_ev, M.n_out), "seed %u step %u emitted", seed, step);
+	for (size_t i = 0; i < R.n_ev; i++) {
+		const struct rig_event *e = &R.ev[i];
+		const struct memit *w = &M.out[i];
+		cr_assert(eq(u32, e->event_id, w->event_id), "seed %u step %u event %zu id", seed, step, i);
+		cr_assert(eq(u8, e->flags, w->flags), "seed %u event %u flags", seed, e->event_id);
+		for (uint32_t k = 0; k < M.n_src; k++)
+			cr_assert(eq(int, rig_has(e, M.src[k]), w->present >> k & 1),
+				  "seed %u event %u source %u", seed, e->event_id, M.src[k]);
+	}
+}
+
+static void run_seed(uint32_t seed)
+{
+	struct xevb_builder_cfg x = {0};
+	uint32_t cursor[MAX_SRC + 1], steps;
+	uint16_t unknown;
+
+	rnd_state = seed * 2654435761u + 1;
+	memset(&M, 0, sizeof(M));
+	M.n_src = 1 + below(MAX_SRC);
+	for (uint32_t i = 0; i < M.n_src; i++) {
+		uint16_t s;
+		bool dup;
+		do {
+			s = (uint16_t)below(XEVB_MAX_SOURCES);
+			dup = false;
+			for (uint32_t j = 0; j < i; j++)
+				dup |= M.src[j] == s;
+		} while (dup);
+		M.src[i] = s;
+	}
+	do {
+		unknown = (uint16_t)below(XEVB_MAX_SOURCES);
+		for (uint32_t j = 0; j < M.n_src; j++)
+			if (M.src[j] == unknown)
+				unknown = XEVB_MAX_SOURCES;
+	} while (unknown == XEVB_MAX_SOURCES);
+	/* near the wrap one run in four */
+	M.start = below(4) ? rnd() : 0xffffffffu - below(300);
+	uint32_t wcfg = 1 + below(16);
+	M.W = 1;
+	while (M.W < wcfg)
+		M.W <<= 1;
+	M.timeout = below(3) ? 20 + below(400) : 0;
+	M.discard = below(2);
+	M.adopt = below(2);
+	x.window = wcfg;
+	x.timeout_ns = M.timeout;
+	x.timeout_policy = M.discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE;
+	x.adopt_run = M.adopt;
+	x.run_number = 7;
+	if (!M.adopt) {
+		M.run = 7;
+		M.run_known = true;
+	}
+	/* The builder holds at most W * n_src frames, plus the one being added. */
+	rig_init(&R, M.src, M.n_src, wcfg, M.W * M.n_src + 2, &x);
+	for (uint32_t i = 0; i <= MAX_SRC; i++)
+		cursor[i] = below(4);
+
+	steps = 50 + below(250);
+	for (uint32_t step = 0; step < steps; step++) {
+		uint32_t a = below(100);
+
+		if (a < 70) {
+			int si = below(20) ? (int)below(M.n_src) : -1;
+			uint32_t k = si < 0 ? MAX_SRC : (uint32_t)si;
+			uint16_t sid = si < 0 ? unknown : M.src[si];
+			uint32_t ids[8], n = 1 + below(5), off;
+			uint8_t flags = 0;
+			uint32_t run = below(25) ? 7 : 8;
+
+			if (below(10) == 0) {           /* resend or a lagging source */
+				off = cursor[k] > 12 ? cursor[k] - below(12) : 0;
+				flags |= XEVB_MEP_F_RESEND;
+			} else {
+				if (below(30) == 0)
+					cursor[k] += 10 + below(40);   /* jump ahead */
+				off = cursor[k];
+			}
+			for (uint32_t j = 0; j < n; j++) {
+				ids[j] = M.start + off;
+				off += 1 + (below(4) == 0 ? below(3) : 0);
+			}
+			if (!(flags & XEVB_MEP_F_RESEND) && off > cursor[k])
+				cursor[k] = off;
+			if (below(40) == 0)
+				flags |= XEVB_MEP_F_END_OF_RUN;
+			cr_assert(lt(u32, off, RANGE));
+			m_mep(si, flags, run, ids, n, R.now);
+			rig_send(&R, sid, flags, run, ids, n);
+		} else if (a < 95) {
+			R.now += below(60);
+			m_poll(R.now);
+			xevb_builder_poll(R.b, R.now);
+		} else {
+			/* all sources catch up with the most advanced one */
+			uint32_t hi = 0;
+			for (uint32_t i = 0; i < M.n_src; i++)
+				hi = cursor[i] > hi ? cursor[i] : hi;
+			for (uint32_t i = 0; i < M.n_src; i++)
+				cursor[i] = hi;
+		}
+		compare(seed, step, unknown);
+	}
+	m_flush(2);
+	xevb_builder_flush(R.b);
+	compare(seed, steps, unknown);
+	for (uint32_t k = 0; k <= MAX_SRC; k++)
+		for (int r = 0; r < XEVB_DROP__COUNT; r++)
+			seen_drops[r] += M.drops[k][r];
+	seen_complete += M.complete;
+	seen_incomplete += M.incomplete;
+	seen_discarded += M.discarded;
+	seen_eor += M.eor_flushed;
+	for (size_t i = 0; i < M.n_out; i++)
+		seen_wrap += M.out[i].event_id < M.start;
+	rig_fini(&R);
+}
+
+Test(builder_model, random_runs_match_the_model)
+{
+	for (uint32_t seed = 1; seed <= SEEDS; seed++)
+		run_seed(seed);
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		cr_assert(gt(u64, seen_drops[r], 100), "drop reason %d hardly exercised", r);
+	cr_assert(gt(u64, seen_complete, 10000));
+	cr_assert(gt(u64, seen_incomplete, 1000));
+	cr_assert(gt(u64, seen_discarded, 1000));
+	cr_assert(gt(u64, seen_eor, 100));
+	cr_assert(gt(u64, seen_wrap, 1000), "events built past the 2^32 wrap");
+	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu; events complete %llu "
+		    "incomplete %llu discarded %llu eor %llu wrapped %llu",
+		    (unsigned long long)seen_drops[0], (unsigned long long)seen_drops[1],
+		    (unsigned long long)seen_drops[2], (unsigned long long)seen_drops[3],
+		    (unsigned long long)seen_drops[4], (unsigned long long)seen_complete,
+		    (unsigned long long)seen_incomplete, (unsigned long long)seen_discarded,
+		    (unsigned long long)seen_eor, (unsigned long long)seen_wrap);
+}
