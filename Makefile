@@ -98,7 +98,7 @@ $(OUT)/bench/%: scripts/bench/%.c $(LIBXEVB) | $(SKELS)
 # libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) | $(SKELS)
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/xevb/*.h user/lib/*.h tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(LIB_SRCS) $(LDLIBS) -o $@
