@@ -36,7 +36,8 @@ struct xevb_mep_params {
 	uint8_t  flags;
 	uint32_t run_number;
 	uint32_t packet_seq;
-	uint32_t first_event_id; /* record j carries first_event_id + j */
+	uint32_t first_event_id; /* record j carries first_event_id + j ... */
+	const uint32_t *event_id;    /* ... unless given here (n_frags ids, increasing) */
 	uint32_t n_frags;        /* 1..1024 */
 	const uint16_t *frag_len;    /* n_frags lengths; NULL: all frag_size */
 	uint16_t frag_size;

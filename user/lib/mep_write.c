@@ -90,7 +90,7 @@ static void put_mep(uint8_t *buf, const struct xevb_mep_params *p)
 		else
 			xevb_emu_fill(pl, len);
 		memset(pl + len, 0, padded - len);
-		xevb_st32(r, p->first_event_id + j);
+		xevb_st32(r, p->event_id ? p->event_id[j] : p->first_event_id + j);
 		xevb_st16(r + 4, len);
 		xevb_st16(r + 6, 0);
 		xevb_st32(r + 8, xevb_crc32c(0, pl, len));

@@ -1,0 +1,114 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * Live-frames MEP generator, run by BPF_PROG_RUN with
+ * BPF_F_TEST_XDP_LIVE_FRAMES: each repetition stamps the template frame for
+ * the next (source, block) and sends it with XDP_TX. Sources take turns:
+ * for block k every source sends its packet before block k + 1 starts,
+ * which is the order the socket sender uses too.
+ *
+ * The page pool recycles frames without restoring the template, so every
+ * field that varies is written on every run. Payloads and their CRCs are
+ * left alone: the emulator payload depends only on the fragment length,
+ * and live mode uses one fixed length.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+#include <xevb/bytes.h>
+#include <xevb/gen.h>
+#include <xevb/wire.h>
+
+#define GEN_MAX_SOURCES XEVB_GEN_MAX_SOURCES
+/* A live frame is at most 3408 bytes: at most 279 records of 12 bytes. */
+#define GEN_MAX_RECS    288
+#define GEN_MAX_OFF     4096
+
+/* Set by the loader before load. */
+const volatile __u32 cfg_n_src = 1;
+const volatile __u32 cfg_pack = 1;
+const volatile __u32 cfg_rec_stride = 12;   /* 12 + padded fragment length */
+const volatile __u32 cfg_ip_off = 14;
+const volatile __u32 cfg_mep_off = 34;
+const volatile __u32 cfg_first_event;
+const volatile __u32 cfg_seq0;
+const volatile __u8 cfg_flags;
+const volatile __u8 cfg_per_src_addr;
+const volatile struct xevb_gen_src srcs[GEN_MAX_SOURCES];
+
+/* Run state and counters: written by one CPU only, the test-run caller. */
+__u32 cur_src;
+__u64 cur_block;
+/* Block that gets END_OF_RUN; never reached by default. */
+__u64 eor_block = ~0ull;
+/* Stop line: repetitions at or past it are dropped, not sent. */
+__u64 max_block = ~0ull;
+__u64 tx_packets;
+__u64 tx_bytes;
+__u64 over_limit;
+__u64 short_frame;
+
+SEC("xdp")
+int xevb_gen(struct xdp_md *ctx)
+{
+	__u8 *data = (__u8 *)(long)ctx->data;
+	__u8 *data_end = (__u8 *)(long)ctx->data_end;
+	__u32 s = cur_src, mep_off = cfg_mep_off, ip_off = cfg_ip_off;
+	__u64 blk = cur_block;
+	__u32 eid, off, j;
+	__u8 *mep, *ip, *rec;
+	__u8 flags = cfg_flags;
+
+	if (blk > max_block) {
+		over_limit++;
+		return XDP_DROP;
+	}
+	if (mep_off > 256 || ip_off > 256) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	mep = data + mep_off;
+	if (mep + 16 > data_end) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	s &= GEN_MAX_SOURCES - 1;
+	if (blk == eor_block)
+		flags |= XEVB_MEP_F_END_OF_RUN;
+	mep[3] = flags;
+	xevb_st16(mep + 4, srcs[s].source_id);
+	xevb_st32(mep + 12, cfg_seq0 + (__u32)blk);
+
+	if (cfg_per_src_addr) {
+		ip = data + ip_off;
+		if (ip + 20 > data_end) {
+			short_frame++;
+			return XDP_DROP;
+		}
+		*(__u32 *)(ip + 12) = srcs[s].saddr;
+		xevb_st16(ip + 10, srcs[s].ip_csum);
+	}
+
+	eid = cfg_first_event + (__u32)blk * cfg_pack;
+	off = 16;
+	for (j = 0; j < GEN_MAX_RECS; j++) {
+		if (j >= cfg_pack)
+			break;
+		if (off > GEN_MAX_OFF)
+			break;
+		rec = mep + off;
+		if (rec + 4 > data_end)
+			break;
+		xevb_st32(rec, eid + j);
+		off += cfg_rec_stride;
+	}
+
+	if (++s >= cfg_n_src) {
+		s = 0;
+		cur_block = blk + 1;
+	}
+	cur_src = s;
+	tx_packets++;
+	tx_bytes += data_end - data;
+	return XDP_TX;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * XDP_PASS and nothing else. A veth accepts XDP_TX / redirected frames from
+ * its peer only while it runs an XDP program (or has GRO on); this lets the
+ * live-frames generator's frames into a bridge port and on into the stack.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+SEC("xdp")
+int xevb_pass(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_PASS;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -1,0 +1,450 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `xevb source`: the read-out emulator. Options and the summary live here;
+ * the senders are source_sock.c (kernel sockets, faults) and source_live.c
+ * (BPF_PROG_RUN live frames, for benchmarks).
+ */
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xevb/cli.h>
+#include "cmds.h"
+#include "source.h"
+
+volatile sig_atomic_t src_stop;
+
+enum {
+	O_DEST = 256, O_IDS, O_SRC, O_SRC_BASE, O_PACK, O_FRAG, O_RATE, O_EVENTS,
+	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_DURATION, O_SKIP, O_DUP,
+	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_JSON, O_DMAC, O_SEED,
+	O_QUIET, O_VERBOSE,
+};
+
+static const struct xevb_opt opts[] = {
+	{ "dest", O_DEST, "ADDR", "builder IPv4 address (required)" },
+	{ "source-ids", O_IDS, "LIST", "source ids to emulate, e.g. 0-125 (default 0)" },
+	{ "src-addr", O_SRC, "ADDR", "source IPv4 address of every packet (default: the route's)" },
+	{ "src-addr-base", O_SRC_BASE, "ADDR", "source i sends from ADDR + i (raw IP_HDRINCL socket, or live)" },
+	{ "pack", O_PACK, "N", "packing factor: events per packet (default 25)" },
+	{ "frag-size", O_FRAG, "B|MIN-MAX", "fragment payload bytes, or uniform in MIN..MAX (default 32)" },
+	{ "rate", O_RATE, "HZ", "trigger rate in events/s, 0 = as fast as possible (default 0)" },
+	{ "events", O_EVENTS, "N", "events to send per source (default: until --duration or Ctrl-C)" },
+	{ "run", O_RUN, "N", "run number (default 1)" },
+	{ "first-event", O_FIRST, "N", "first event_id (default 0)" },
+	{ "udp", O_UDP, NULL, "send UDP, to port 23900 or to the number after --udp" },
+	{ "proto", O_PROTO, "N", "raw IPv4 protocol number (default 253)" },
+	{ "dev", O_DEV, "IFACE", "interface to send on (required for --mode live)" },
+	{ "mode", O_MODE, "socket|live", "kernel sockets + sendmmsg (default), or XDP live frames" },
+	{ "duration", O_DURATION, "SECONDS", "stop after this long" },
+	{ "skip-events", O_SKIP, "SRC:EVERY", "source SRC omits every EVERY-th event (repeatable)" },
+	{ "duplicate", O_DUP, "FRACTION", "send this fraction of packets twice" },
+	{ "reorder", O_REORDER, NULL, "shuffle packet order within windows of 4" },
+	{ "corrupt", O_CORRUPT, "FRACTION", "corrupt a header field in this fraction of packets" },
+	{ "stop-after", O_STOP, "[SRC:]N", "source SRC (default the first) dies after N packets" },
+	{ "end-of-run", O_EOR, NULL, "flag each source's last packet END_OF_RUN (default)" },
+	{ "no-end-of-run", O_NO_EOR, NULL, "do not flag the last packets" },
+	{ "dst-mac", O_DMAC, "MAC", "live mode: next-hop MAC (default: from the neighbour table)" },
+	{ "seed", O_SEED, "N", "seed of the fragment-size and fault draws (default 1)" },
+	{ "json", O_JSON, NULL, "also print the summary as one JSON object on stdout" },
+	{ "quiet", O_QUIET, NULL, "no summary text on stderr" },
+	{ "verbose", O_VERBOSE, NULL, "debug messages (live mode: each BPF_PROG_RUN call)" },
+	{ 0 }
+};
+
+static const struct xevb_cmd_help help = {
+	.name = "source",
+	.summary = "Emulate read-out sources: send MEPs (wire format 1) to a builder.\n"
+		   "Each source sends every event once, in blocks of --pack events; for each\n"
+		   "block every source sends one packet, packet_seq counting per source.\n"
+		   "Live mode (benchmarks) stamps one template frame in an XDP program and\n"
+		   "sends it with XDP_TX from BPF_PROG_RUN: fixed --frag-size only, no fault\n"
+		   "injection, frames up to 3408 bytes, the receiving veth needs an XDP program.\n"
+		   "On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.",
+	.usage = "--dest ADDR [options]",
+	.examples =
+		"  xevb source --dest 198.18.2.1 --source-ids 0-3 --events 1000\n"
+		"  xevb source --dest 198.18.2.1 --udp 23900 --frag-size 100-300 --rate 10000 --duration 5\n"
+		"  xevb source --dest 198.18.2.1 --source-ids 0-9 --skip-events 3:100 --duplicate 0.01 --json\n"
+		"  xevb source --dest 198.18.2.1 --dev eth0 --mode live --pack 1 --frag-size 980 --duration 2\n",
+};
+
+static bool parse_addr(const char *opt, const char *s, uint32_t *out)
+{
+	struct in_addr a;
+
+	if (inet_pton(AF_INET, s, &a) != 1) {
+		xevb_err("--%s: '%s' is not an IPv4 address such as 198.18.2.1", opt, s);
+		return false;
+	}
+	*out = a.s_addr;
+	return true;
+}
+
+static bool parse_fraction(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0 && v <= 1)) {
+		xevb_err("--%s: '%s' is not a fraction in 0..1", opt, s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_seconds(const char *opt, const char *s, double *out)
+{
+	char *end;
+	double v = strtod(s, &end);
+
+	if (end == s || *end || !(v >= 0 && v < 1e9)) {
+		xevb_err("--%s: '%s' is not a number of seconds (or events/s)", opt, s);
+		return false;
+	}
+	*out = v;
+	return true;
+}
+
+static bool parse_frag(const char *s, struct src_cfg *c)
+{
+	char buf[64], *dash;
+	uint32_t a, b;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	dash = strchr(buf, '-');
+	if (dash)
+		*dash = 0;
+	if (!xevb_parse_u32("frag-size", buf, 0, 65535, &a))
+		return false;
+	b = a;
+	if (dash && !xevb_parse_u32("frag-size", dash + 1, a, 65535, &b))
+		return false;
+	c->fmin = (uint16_t)a;
+	c->fmax = (uint16_t)b;
+	return true;
+}
+
+/* "SRC:N" where SRC is a source id that must be emulated; returns its index. */
+static int parse_src_colon(const char *opt, const char *s, const struct src_cfg *c,
+			   bool src_optional, uint64_t min, uint64_t *n)
+{
+	char buf[64], *colon;
+	uint32_t id;
+
+	snprintf(buf, sizeof(buf), "%s", s);
+	colon = strchr(buf, ':');
+	if (!colon) {
+		if (!src_optional) {
+			xevb_err("--%s: '%s' is not SOURCE:N", opt, s);
+			return -1;
+		}
+		return xevb_parse_u64(opt, buf, min, UINT32_MAX, n) ? 0 : -1;
+	}
+	*colon = 0;
+	if (!xevb_parse_u32(opt, buf, 0, XEVB_MAX_SOURCE_ID, &id) ||
+	    !xevb_parse_u64(opt, colon + 1, min, UINT32_MAX, n))
+		return -1;
+	for (int i = 0; i < c->n_src; i++)
+		if (c->ids[i] == id)
+			return i;
+	xevb_err("--%s: source %u is not one of --source-ids", opt, id);
+	return -1;
+}
+
+static bool parse_mac(const char *s, uint8_t *mac)
+{
+	unsigned v[6];
+
+	if (sscanf(s, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) != 6) {
+		xevb_err("--dst-mac: '%s' is not a MAC such as 02:00:00:00:00:02", s);
+		return false;
+	}
+	for (int i = 0; i < 6; i++)
+		mac[i] = (uint8_t)v[i];
+	return true;
+}
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	src_stop = 1;
+}
+
+static void print_summary(const struct src_cfg *c, const struct src_stats *st, bool quiet)
+{
+	double el = (double)(st->t_end - st->t_start) / 1e9;
+	double pps = el > 0 ? (double)st->packets / el : 0;
+	double eps = el > 0 ? (double)st->events / el : 0;
+	double gbps = el > 0 ? (double)st->bytes * 8 / el / 1e9 : 0;
+	char cpu[96] = "";
+
+	if (st->cpu_ns)
+		snprintf(cpu, sizeof(cpu), "\n  CPU %.3f s in BPF_PROG_RUN: %.0f packets per CPU-second",
+			 (double)st->cpu_ns / 1e9, (double)st->packets / ((double)st->cpu_ns / 1e9));
+
+	if (!quiet) {
+		fprintf(stderr,
+			"%s: %s%d sources, %llu events, %llu packets, %llu fragments, %llu bytes in %.3f s\n"
+			"  %.0f packets/s, %.0f events/s, %.3f Gb/s (IP payload)\n"
+			"  faults: skipped %llu frags, duplicated %llu packets (%llu frags), reordered %llu,"
+			" corrupt %llu packets (%llu frags), stopped %llu sources (%llu frags unsent)\n"
+			"  end-of-run packets %llu, send retries %llu%s\n",
+			xevb_prog, st->aborted ? "ABORTED: " : "", c->n_src,
+			(unsigned long long)st->events, (unsigned long long)st->packets,
+			(unsigned long long)st->frags, (unsigned long long)st->bytes, el, pps, eps, gbps,
+			(unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
+			(unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
+			(unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
+			(unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
+			(unsigned long long)st->eor_packets, (unsigned long long)st->send_retries, cpu);
+	}
+	if (!c->json)
+		return;
+	printf("{\"mode\":\"%s\",\"sources\":%d,\"pack\":%u,\"run\":%u,\"first_event\":%u,"
+	       "\"events\":%llu,\"blocks\":%llu,\"packets\":%llu,\"fragments\":%llu,\"bytes\":%llu,"
+	       "\"valid_fragments\":%llu,\"skipped_fragments\":%llu,"
+	       "\"duplicate_packets\":%llu,\"duplicate_fragments\":%llu,\"reordered_packets\":%llu,"
+	       "\"corrupt_packets\":%llu,\"corrupt_fragments\":%llu,"
+	       "\"stopped_sources\":%llu,\"stopped_fragments\":%llu,\"end_of_run_packets\":%llu,"
+	       "\"send_retries\":%llu,\"aborted\":%s,"
+	       "\"elapsed_s\":%.6f,\"packets_per_s\":%.1f,\"events_per_s\":%.1f,\"gbps\":%.4f,"
+	       "\"cpu_s\":%.6f,\"packets_per_cpu_s\":%.1f}\n",
+	       c->live ? "live" : "socket", c->n_src, c->pack, c->run, c->first_event,
+	       (unsigned long long)st->events, (unsigned long long)st->blocks,
+	       (unsigned long long)st->packets, (unsigned long long)st->frags,
+	       (unsigned long long)st->bytes, (unsigned long long)st->valid_frags,
+	       (unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
+	       (unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
+	       (unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
+	       (unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
+	       (unsigned long long)st->eor_packets, (unsigned long long)st->send_retries,
+	       st->aborted ? "true" : "false", el, pps, eps, gbps, (double)st->cpu_ns / 1e9,
+	       st->cpu_ns ? (double)st->packets / ((double)st->cpu_ns / 1e9) : 0.0);
+	fflush(stdout);
+}
+
+/* Cross-option checks that need the whole command line. */
+static bool check(struct src_cfg *c, bool have_dest)
+{
+	if (!have_dest) {
+		xevb_err("--dest ADDR is required: the builder's IPv4 address");
+		return false;
+	}
+	if (c->saddr && c->saddr_base) {
+		xevb_err("give either --src-addr or --src-addr-base, not both");
+		return false;
+	}
+	if (c->saddr_base && (uint64_t)c->saddr_base + (uint64_t)c->n_src - 1 > UINT32_MAX) {
+		xevb_err("--src-addr-base: base + %d sources runs past 255.255.255.255", c->n_src);
+		return false;
+	}
+	if (c->live) {
+		if (!c->dev) {
+			xevb_err("--mode live needs --dev IFACE (the interface whose peer gets the frames)");
+			return false;
+		}
+		if (c->fmin != c->fmax) {
+			xevb_err("--mode live sends one fixed --frag-size; a MIN-MAX range needs --mode socket");
+			return false;
+		}
+		if (c->n_skip || c->dup > 0 || c->corrupt > 0 || c->reorder || c->stop_idx >= 0) {
+			xevb_err("fault injection (--skip-events, --duplicate, --reorder, --corrupt, "
+				 "--stop-after) needs --mode socket");
+			return false;
+		}
+		if (c->events % c->pack) {
+			xevb_err("--mode live sends whole blocks: make --events a multiple of --pack (%u)",
+				 c->pack);
+			return false;
+		}
+	}
+	return true;
+}
+
+int cmd_source(int argc, char **argv)
+{
+	static struct src_cfg c;
+	struct src_stats st = {0};
+	const char *arg, *skip_arg[SRC_MAX_SKIP], *stop_arg = NULL;
+	bool have_dest = false, quiet = false;
+	uint32_t u;
+	uint64_t n;
+	int key, rc, idx;
+
+	memset(&c, 0, sizeof(c));
+	c.n_src = 1;
+	c.pack = 25;
+	c.fmin = c.fmax = 32;
+	c.run = 1;
+	c.proto = XEVB_DEFAULT_IP_PROTO;
+	c.eor = true;
+	c.seed = 1;
+	c.stop_idx = -1;
+
+	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		switch (key) {
+		case 'h':
+			xevb_opt_usage(opts, &help);
+			return 0;
+		case '?':
+			return 2;
+		case O_DEST:
+			if (!parse_addr("dest", arg, &c.daddr))
+				return 2;
+			have_dest = true;
+			break;
+		case O_IDS:
+			if ((c.n_src = xevb_parse_id_list("source-ids", arg, c.ids, XEVB_MAX_SOURCES)) < 0)
+				return 2;
+			if (c.ids[c.n_src - 1] > XEVB_MAX_SOURCE_ID) {
+				xevb_err("--source-ids: %u is over the largest source_id, %u",
+					 c.ids[c.n_src - 1], XEVB_MAX_SOURCE_ID);
+				return 2;
+			}
+			break;
+		case O_SRC:
+			if (!parse_addr("src-addr", arg, &c.saddr))
+				return 2;
+			break;
+		case O_SRC_BASE:
+			if (!parse_addr("src-addr-base", arg, &u))
+				return 2;
+			c.saddr_base = ntohl(u);
+			break;
+		case O_PACK:
+			if (!xevb_parse_u32("pack", arg, 1, XEVB_MAX_FRAGS_PER_MEP, &c.pack))
+				return 2;
+			break;
+		case O_FRAG:
+			if (!parse_frag(arg, &c))
+				return 2;
+			break;
+		case O_RATE:
+			if (!parse_seconds("rate", arg, &c.rate))
+				return 2;
+			break;
+		case O_EVENTS:
+			if (!xevb_parse_u64("events", arg, 1, UINT64_MAX / 2, &c.events))
+				return 2;
+			break;
+		case O_RUN:
+			if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &c.run))
+				return 2;
+			break;
+		case O_FIRST:
+			if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &c.first_event))
+				return 2;
+			break;
+		case O_UDP:
+			c.udp_port = XEVB_DEFAULT_UDP_PORT;
+			/* An optional argument: take the next word if it is a number. */
+			if (optind < argc && isdigit((unsigned char)argv[optind][0])) {
+				if (!xevb_parse_u32("udp", argv[optind], 1, 65535, &u))
+					return 2;
+				c.udp_port = (uint16_t)u;
+				optind++;
+			}
+			break;
+		case O_PROTO:
+			if (!xevb_parse_u32("proto", arg, 1, 255, &u))
+				return 2;
+			if (u == 17 || u == 6 || u == 1) {
+				xevb_err("--proto %u is a standard protocol; use --udp for UDP, or 253/254", u);
+				return 2;
+			}
+			c.proto = (uint8_t)u;
+			break;
+		case O_DEV:
+			c.dev = arg;
+			break;
+		case O_MODE:
+			if (!strcmp(arg, "live"))
+				c.live = true;
+			else if (!strcmp(arg, "socket"))
+				c.live = false;
+			else {
+				xevb_err("--mode: '%s' is neither 'socket' nor 'live'", arg);
+				return 2;
+			}
+			break;
+		case O_DURATION:
+			if (!parse_seconds("duration", arg, &c.duration))
+				return 2;
+			break;
+		case O_SKIP:
+			if (c.n_skip == SRC_MAX_SKIP) {
+				xevb_err("--skip-events: at most %d of them", SRC_MAX_SKIP);
+				return 2;
+			}
+			skip_arg[c.n_skip++] = arg;
+			break;
+		case O_DUP:
+			if (!parse_fraction("duplicate", arg, &c.dup))
+				return 2;
+			break;
+		case O_REORDER:
+			c.reorder = true;
+			break;
+		case O_CORRUPT:
+			if (!parse_fraction("corrupt", arg, &c.corrupt))
+				return 2;
+			break;
+		case O_STOP:
+			stop_arg = arg;
+			break;
+		case O_EOR:
+			c.eor = true;
+			break;
+		case O_NO_EOR:
+			c.eor = false;
+			break;
+		case O_DMAC:
+			if (!parse_mac(arg, c.dst_mac))
+				return 2;
+			c.dst_mac_set = true;
+			break;
+		case O_SEED:
+			if (!xevb_parse_u64("seed", arg, 0, UINT64_MAX, &c.seed))
+				return 2;
+			break;
+		case O_JSON:
+			c.json = true;
+			break;
+		case O_QUIET:
+			quiet = true;
+			break;
+		case O_VERBOSE:
+			xevb_log_level = XEVB_LOG_DEBUG;
+			break;
+		}
+	}
+	if (optind < argc) {
+		xevb_err("unexpected argument '%s' (try 'xevb source --help')", argv[optind]);
+		return 2;
+	}
+	/* Options that name a source are resolved once --source-ids is known. */
+	for (int i = 0; i < c.n_skip; i++) {
+		if ((idx = parse_src_colon("skip-events", skip_arg[i], &c, false, 1, &n)) < 0)
+			return 2;
+		c.skip[i].src_idx = (uint16_t)idx;
+		c.skip[i].every = (uint32_t)n;
+	}
+	if (stop_arg) {
+		if ((idx = parse_src_colon("stop-after", stop_arg, &c, true, 0, &c.stop_after)) < 0)
+			return 2;
+		c.stop_idx = idx;
+	}
+	if (!check(&c, have_dest))
+		return 2;
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	rc = c.live ? source_run_live(&c, &st) : source_run_socket(&c, &st);
+	if (st.t_start)
+		print_summary(&c, &st, quiet);
+	return rc;
+}

@@ -1,0 +1,81 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/* `xevb source`: settings and counters shared by its two send modes. */
+#ifndef XEVB_SOURCE_H
+#define XEVB_SOURCE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <xevb/wire.h>
+
+#define SRC_MAX_SKIP 16
+
+struct src_cfg {
+	uint32_t daddr;               /* network order */
+	uint16_t ids[XEVB_MAX_SOURCES];
+	int n_src;
+	uint32_t saddr;               /* network order; 0: the route's */
+	uint32_t saddr_base;          /* host order; 0: one address for all */
+	uint32_t pack;
+	uint16_t fmin, fmax;          /* fragment payload bytes, uniform */
+	double rate;                  /* events/s; 0: as fast as possible */
+	uint64_t events;              /* per source; 0: unbounded */
+	double duration;              /* seconds; 0: unbounded */
+	uint32_t run, first_event;
+	uint16_t udp_port;            /* non-zero: UDP transport */
+	uint8_t proto;
+	const char *dev;
+	bool live;
+	bool eor;
+	bool json;
+	uint8_t dst_mac[6];
+	bool dst_mac_set;
+	uint64_t seed;
+	/* faults */
+	struct { uint16_t src_idx; uint32_t every; } skip[SRC_MAX_SKIP];
+	int n_skip;
+	double dup, corrupt;
+	bool reorder;
+	int stop_idx;                 /* source index that stops, -1: none */
+	uint64_t stop_after;          /* packets it sends before stopping */
+};
+
+/*
+ * Every fragment the run generated ends up in exactly one of: valid (sent
+ * in a well-formed packet), corrupt, skipped, stopped; duplicates are extra
+ * copies of valid packets. So events * sources = valid + corrupt + skipped
+ * + stopped, and a loss-free builder sees valid + dup fragments.
+ */
+struct src_stats {
+	uint64_t packets, frags, bytes, events, blocks;
+	uint64_t valid_frags;
+	uint64_t skipped_frags;
+	uint64_t dup_packets, dup_frags;
+	uint64_t reordered_packets;
+	uint64_t corrupt_packets, corrupt_frags;
+	uint64_t stopped_sources, stopped_frags;
+	uint64_t eor_packets;
+	uint64_t send_retries;
+	uint64_t t_start, t_end;      /* CLOCK_MONOTONIC ns */
+	uint64_t cpu_ns;              /* live: CPU time of the BPF_PROG_RUN calls */
+	bool aborted;
+};
+
+extern volatile sig_atomic_t src_stop;
+
+int source_run_socket(const struct src_cfg *c, struct src_stats *st);
+int source_run_live(const struct src_cfg *c, struct src_stats *st);
+
+/* Events in block k (the last one may be short), 0 past the end. */
+static inline uint32_t src_block_events(const struct src_cfg *c, uint64_t k)
+{
+	uint64_t first = k * c->pack;
+
+	if (c->events && first >= c->events)
+		return 0;
+	if (c->events && c->events - first < c->pack)
+		return (uint32_t)(c->events - first);
+	return c->pack;
+}
+
+#endif

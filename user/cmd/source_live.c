@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `xevb source --mode live`: the benchmark generator. One template frame
+ * goes to BPF_PROG_RUN with BPF_F_TEST_XDP_LIVE_FRAMES; bpf/xevb_gen.bpf.c
+ * stamps source, packet_seq and event_ids into it for every repetition and
+ * sends it with XDP_TX out of --dev. Each call pays two synchronize_rcu,
+ * which on a busy machine take tens of milliseconds whatever the call
+ * does: so calls are sized by the CPU time they cost (about 250 ms of
+ * work each), not by wall time, unless --rate asks for finer pacing.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <xevb/cli.h>
+#include <xevb/gen.h>
+#include <xevb/mep_write.h>
+#include "xevb_gen.skel.h"
+#include "source.h"
+
+#define LIVE_MAX_FRAME 3408          /* page minus headroom and skb_shared_info */
+#define CALL_WORK_NS   250000000.0  /* unpaced: aim at 250 ms of CPU work a call */
+#define PACE_STEP_S    0.02          /* paced: one call per 20 ms of traffic */
+
+static int if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr)
+{
+	int fd = socket(AF_INET, SOCK_DGRAM, 0), r;
+
+	if (fd < 0)
+		return -1;
+	memset(ifr, 0, sizeof(*ifr));
+	snprintf(ifr->ifr_name, sizeof(ifr->ifr_name), "%s", dev);
+	r = ioctl(fd, req, ifr);
+	close(fd);
+	return r;
+}
+
+/* The neighbour table's entry for addr on dev, complete or permanent. */
+static bool arp_lookup(uint32_t addr, const char *dev, uint8_t *mac)
+{
+	char line[256], ip[64], hw[64], mask[64], ifn[64], want[INET_ADDRSTRLEN];
+	unsigned type, flags, m[6];
+	bool found = false;
+	FILE *f = fopen("/proc/net/arp", "r");
+
+	if (!f)
+		return false;
+	inet_ntop(AF_INET, &addr, want, sizeof(want));
+	while (!found && fgets(line, sizeof(line), f)) {
+		if (sscanf(line, "%63s 0x%x 0x%x %63s %63s %63s", ip, &type, &flags, hw, mask, ifn) != 6)
+			continue;
+		if (strcmp(ip, want) || strcmp(ifn, dev) || !(flags & 0x2))
+			continue;
+		if (sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6) {
+			for (int i = 0; i < 6; i++)
+				mac[i] = (uint8_t)m[i];
+			found = true;
+		}
+	}
+	fclose(f);
+	return found;
+}
+
+/* Send one datagram to make the kernel resolve the builder's MAC. */
+static bool resolve_mac(const struct src_cfg *c, uint8_t *mac)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = c->daddr, .sin_port = htons(9) };
+	int fd;
+
+	if (arp_lookup(c->daddr, c->dev, mac))
+		return true;
+	fd = socket(AF_INET, SOCK_DGRAM, 0);
+	if (fd >= 0) {
+		setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->dev, (socklen_t)strlen(c->dev));
+		sendto(fd, "", 0, 0, (struct sockaddr *)&to, sizeof(to));
+		close(fd);
+	}
+	for (int i = 0; i < 100; i++) {
+		usleep(10000);
+		if (arp_lookup(c->daddr, c->dev, mac))
+			return true;
+	}
+	return false;
+}
+
+/* Fill the frame template and the per-source table; 0 or -1 after a message. */
+static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, size_t *len)
+{
+	struct xevb_mep_params p = {0};
+	struct ifreq ifr;
+	ssize_t n;
+	int mtu;
+
+	if (if_ioctl(c->dev, SIOCGIFHWADDR, &ifr)) {
+		xevb_err("--dev %s: %s (is the interface in this network namespace?)", c->dev, strerror(errno));
+		return -1;
+	}
+	memcpy(p.src_mac, ifr.ifr_hwaddr.sa_data, 6);
+	mtu = if_ioctl(c->dev, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
+	if (c->dst_mac_set) {
+		memcpy(p.dst_mac, c->dst_mac, 6);
+	} else if (!resolve_mac(c, p.dst_mac)) {
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &c->daddr, a, sizeof(a));
+		xevb_err("no MAC for --dest %s on %s: give --dst-mac, or add a neighbour entry "
+			 "(ip neigh replace %s lladdr MAC dev %s)", a, c->dev, a, c->dev);
+		return -1;
+	}
+	p.saddr = c->saddr_base ? htonl(c->saddr_base) : c->saddr;
+	if (!p.saddr) {
+		if (if_ioctl(c->dev, SIOCGIFADDR, &ifr)) {
+			xevb_err("--dev %s has no IPv4 address: give --src-addr or --src-addr-base", c->dev);
+			return -1;
+		}
+		p.saddr = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr;
+	}
+	p.daddr = c->daddr;
+	p.ip_proto = c->proto;
+	p.udp_dport = c->udp_port;
+	p.source_id = c->ids[0];
+	p.run_number = c->run;
+	p.first_event_id = c->first_event;
+	p.n_frags = c->pack;
+	p.frag_size = c->fmin;
+	n = xevb_write_frame(frame, LIVE_MAX_FRAME, &p);
+	if (n < 0 || (size_t)n - 14 > (size_t)mtu) {
+		xevb_err("--pack %u x --frag-size %u makes a %zu-byte frame: live mode sends at most %d bytes "
+			 "and the MTU of %s is %d; lower --pack or --frag-size",
+			 c->pack, c->fmin, xevb_frame_len(&p), LIVE_MAX_FRAME, c->dev, mtu);
+		return -1;
+	}
+	*len = (size_t)n;
+
+	sk->rodata->cfg_n_src = (uint32_t)c->n_src;
+	sk->rodata->cfg_pack = c->pack;
+	sk->rodata->cfg_rec_stride = 12 + XEVB_PAD4((uint32_t)c->fmin);
+	sk->rodata->cfg_ip_off = 14;
+	sk->rodata->cfg_mep_off = 14 + 20 + (c->udp_port ? 8 : 0);
+	sk->rodata->cfg_first_event = c->first_event;
+	sk->rodata->cfg_seq0 = 0;
+	sk->rodata->cfg_flags = 0;
+	sk->rodata->cfg_per_src_addr = c->saddr_base != 0;
+	if (c->n_src > XEVB_GEN_MAX_SOURCES)
+		return -1;
+	for (int i = 0; i < c->n_src; i++) {
+		uint8_t ip[20];
+		uint32_t sa = c->saddr_base ? htonl(c->saddr_base + (uint32_t)i) : p.saddr;
+
+		/* Whole-header checksum per source: the frame may hold another's. */
+		memcpy(ip, frame + 14, 20);
+		memcpy(ip + 12, &sa, 4);
+		ip[10] = ip[11] = 0;
+		sk->rodata->srcs[i].saddr = sa;
+		sk->rodata->srcs[i].source_id = c->ids[i];
+		sk->rodata->srcs[i].ip_csum = xevb_ip_csum(ip, 20);
+	}
+	return 0;
+}
+
+/* Frames per XDP_TX flush; XEVB_LIVE_BATCH overrides, for experiments. */
+static uint32_t live_batch(void)
+{
+	const char *e = getenv("XEVB_LIVE_BATCH");
+	long v = e ? strtol(e, NULL, 10) : 0;
+
+	return v > 0 && v <= 256 ? (uint32_t)v : 64;
+}
+
+static int run_blocks(int prog_fd, int ifindex, uint8_t *frame, size_t len, uint64_t reps)
+{
+	struct xdp_md ctx = { .data_end = (uint32_t)len, .ingress_ifindex = (uint32_t)ifindex };
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = frame,
+		.data_size_in = (uint32_t)len,
+		.ctx_in = &ctx,
+		.ctx_size_in = sizeof(ctx),
+		.repeat = (uint32_t)reps,
+		.flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		.batch_size = live_batch(),
+	);
+	int r = bpf_prog_test_run_opts(prog_fd, &o);
+
+	if (r) {
+		r = -errno;
+		xevb_err("BPF_PROG_RUN live frames: %s%s", strerror(-r),
+			 r == -EINVAL ? " (kernel without BPF_F_TEST_XDP_LIVE_FRAMES, or a bad frame)" : "");
+	}
+	return r;
+}
+
+static uint64_t thread_cpu_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_until(uint64_t t)
+{
+	struct timespec ts = { .tv_sec = (time_t)(t / 1000000000ull), .tv_nsec = (long)(t % 1000000000ull) };
+
+	while (!src_stop && clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR)
+		;
+}
+
+int source_run_live(const struct src_cfg *c, struct src_stats *st)
+{
+	static uint8_t frame[LIVE_MAX_FRAME];
+	struct xevb_gen *sk;
+	size_t len = 0;
+	uint64_t total = c->events ? c->events / c->pack : 0;  /* blocks; 0: unbounded */
+	uint64_t done = 0, chunk, deadline = 0, t, cpu;
+	double rep_ns = 0, wait_ns = 0;   /* CPU per repetition, fixed wait per call */
+	double bps = c->rate > 0 ? c->rate / c->pack : 0;      /* blocks per second */
+	int ifindex, prog_fd, rc = 1;
+	bool eor_sent = false;
+
+	ifindex = (int)if_nametoindex(c->dev);
+	if (!ifindex) {
+		xevb_err("--dev %s: no such interface in this network namespace", c->dev);
+		return 1;
+	}
+	sk = xevb_gen__open();
+	if (!sk) {
+		xevb_err("cannot open the generator BPF object: %s", strerror(errno));
+		return 1;
+	}
+	if (setup(c, sk, frame, &len))
+		goto out;
+	if (xevb_gen__load(sk)) {
+		xevb_err("cannot load the generator XDP program: %s (needs root / CAP_BPF)", strerror(errno));
+		goto out;
+	}
+	prog_fd = bpf_program__fd(sk->progs.xevb_gen);
+	if (total) {
+		sk->data->max_block = total - 1;
+		if (c->eor)
+			sk->data->eor_block = total - 1;
+	}
+
+	if (bps > 0)
+		chunk = (uint64_t)(bps * PACE_STEP_S) ? (uint64_t)(bps * PACE_STEP_S) : 1;
+	else
+		chunk = 65536 / (uint64_t)c->n_src ? 65536 / (uint64_t)c->n_src : 1;
+	st->t_start = xevb_now_ns();
+	if (c->duration > 0)
+		deadline = st->t_start + (uint64_t)(c->duration * 1e9);
+	while (!src_stop && (!total || done < total)) {
+		uint64_t n = chunk, t0, c0, now = xevb_now_ns();
+
+		if (deadline && now >= deadline)
+			break;
+		/* Near the deadline, send only what fits in the time left. */
+		if (deadline && rep_ns > 0 && bps <= 0) {
+			double left = (double)(deadline - now) - wait_ns;
+			uint64_t fit = left > 0 ? (uint64_t)(left / rep_ns) / (uint64_t)c->n_src : 0;
+			if (left <= 0)
+				break;
+			n = fit < 1 ? 1 : fit < n ? fit : n;
+		}
+		if (total && n > total - done)
+			n = total - done;
+		if (n * (uint64_t)c->n_src > UINT32_MAX)
+			n = UINT32_MAX / (uint64_t)c->n_src;
+		if (bps > 0)
+			sleep_until(st->t_start + (uint64_t)((double)done / bps * 1e9));
+		if (src_stop)
+			break;
+		t0 = xevb_now_ns();
+		c0 = thread_cpu_ns();
+		if (run_blocks(prog_fd, ifindex, frame, len, n * (uint64_t)c->n_src))
+			goto out;
+		cpu = thread_cpu_ns() - c0;
+		t = xevb_now_ns() - t0;
+		xevb_dbg("live call: %llu repetitions in %.1f ms (%.1f ms CPU)",
+			 (unsigned long long)(n * (uint64_t)c->n_src), (double)t / 1e6, (double)cpu / 1e6);
+		done += n;
+		if (total && done == total)
+			eor_sent = c->eor;
+		st->cpu_ns += cpu;
+		/* Tiny calls are all fixed cost: they would spoil the estimate. */
+		if (cpu > 0 && n * (uint64_t)c->n_src >= 10000) {
+			double r = (double)cpu / (double)(n * (uint64_t)c->n_src);
+			double w = t > cpu ? (double)(t - cpu) : 0;
+			rep_ns = rep_ns > 0 ? (rep_ns + r) / 2 : r;
+			wait_ns = wait_ns > 0 ? (wait_ns + w) / 2 : w;
+		}
+		if (bps <= 0 && rep_ns > 0) {
+			uint64_t reps = (uint64_t)(CALL_WORK_NS / rep_ns);
+			chunk = reps / (uint64_t)c->n_src ? reps / (uint64_t)c->n_src : 1;
+		}
+	}
+	/* Stopped early: one more block, flagged END_OF_RUN, closes the run. */
+	if (c->eor && !eor_sent && done && (!total || done < total)) {
+		sk->data->eor_block = done;
+		sk->data->max_block = done;
+		if (run_blocks(prog_fd, ifindex, frame, len, (uint64_t)c->n_src))
+			goto out;
+		xevb_dbg("live call: %d repetitions, the END_OF_RUN block", c->n_src);
+		done++;
+	}
+	rc = 0;
+out:
+	if (st->t_start) {
+		st->t_end = xevb_now_ns();
+		st->aborted = rc != 0;
+		st->packets = sk->bss->tx_packets;
+		st->bytes = sk->bss->tx_bytes - 14 * st->packets;
+		st->frags = st->valid_frags = st->packets * c->pack;
+		st->blocks = st->packets / (uint64_t)c->n_src;
+		st->events = st->blocks * c->pack;
+		st->eor_packets = c->eor && sk->data->eor_block < done ? (uint64_t)c->n_src : 0;
+		if (sk->bss->over_limit || sk->bss->short_frame)
+			xevb_warn("generator dropped %llu repetitions past the end, %llu short frames",
+				  (unsigned long long)sk->bss->over_limit,
+				  (unsigned long long)sk->bss->short_frame);
+	}
+	xevb_gen__destroy(sk);
+	return rc;
+}
