@@ -78,6 +78,9 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 {
 	if (level == LIBBPF_DEBUG && xevb_log_level < XEVB_LOG_DEBUG)
 		return 0;
+	/* libxdp's own metadata section, harmless: only worth a word in debug */
+	if (strstr(fmt, "skipping unrecognized data section") && xevb_log_level < XEVB_LOG_DEBUG)
+		return 0;
 	return vfprintf(stderr, fmt, ap);
 }
 

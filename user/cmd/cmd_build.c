@@ -1,0 +1,459 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xevb build: the gateway. Receives MEPs (AF_XDP behind the XDP steering
+ * program, or a kernel socket), builds events, forwards them to farm nodes.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xevb/builder.h>
+#include <xevb/cli.h>
+#include <xevb/loader.h>
+#include <xevb/mep_parse.h>
+#include <xevb/output.h>
+#include <xevb/report.h>
+#include <xevb/sock_rx.h>
+#include <xevb/xsk_rx.h>
+#include "cmds.h"
+
+#define RX_BATCH 64
+
+enum {
+	O_DEV = 'd', O_MODE = 'm', O_SOURCES = 's', O_QUEUES = 'q', O_OUTPUT = 'o',
+	O_VERBOSE = 'v', O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
+	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
+	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET,
+};
+
+static const struct xevb_opt opts[] = {
+	{ "dev", O_DEV, "IFACE", "interface the sources send to (required)" },
+	{ "mode", O_MODE, "xdp|socket", "receive path: AF_XDP behind XDP (default) or a kernel socket" },
+	{ "sources", O_SOURCES, "LIST", "expected source_ids, e.g. 0-125 (required)" },
+	{ "xdp-mode", O_XDPMODE, "native|generic", "XDP attach mode (default native; generic only if asked)" },
+	{ "queues", O_QUEUES, "LIST", "receive queues to open AF_XDP sockets on (default 0)" },
+	{ "proto", O_PROTO, "N", "raw IPv4 protocol of the MEPs (default 253, 0 = off)" },
+	{ "udp-port", O_UDPPORT, "N", "UDP port of the MEPs (default 23900, 0 = off)" },
+	{ "udp", O_UDP, NULL, "socket mode: receive on the UDP port instead of raw IP" },
+	{ "window", O_WINDOW, "N", "open events at most (default 4096)" },
+	{ "timeout-ms", O_TIMEOUT, "MS", "incomplete event timeout (default 1000, 0 = none)" },
+	{ "timeout-policy", O_POLICY, "emit|discard", "what to do with a timed-out event (default emit)" },
+	{ "run", O_RUN, "N", "run number to accept (default: adopt the first seen)" },
+	{ "frames", O_FRAMES, "N", "frames per queue (power of 2, default 16384)" },
+	{ "frame-size", O_FRAMESIZE, "BYTES", "2048 or 4096 (default 4096)" },
+	{ "rx-ring", O_RXRING, "N", "AF_XDP RX ring entries (default 4096)" },
+	{ "sink", O_SINK, "ADDR:PORT", "farm node to forward to (repeatable; round robin)" },
+	{ "output", O_OUTPUT, "FILE", "write built events to FILE instead" },
+	{ "no-forward", O_NOFWD, NULL, "build and release events without sending them (measurement)" },
+	{ "duration", O_DURATION, "SEC", "stop after SEC seconds (default: run until SIGINT)" },
+	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed" },
+	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
+	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll()" },
+	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
+	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
+	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
+	{ "json", O_JSON, NULL, "print the final summary as JSON on stdout" },
+	{ "quiet", O_QUIET, NULL, "no per-second line" },
+	{ "verbose", O_VERBOSE, NULL, "debug messages (libbpf/libxdp too)" },
+	{ 0 },
+};
+
+static const struct xevb_cmd_help help = {
+	.name = "build",
+	.summary = "Build events from the fragments that sources send to IFACE and forward them to farm nodes.",
+	.usage = "--dev IFACE --sources LIST [options]",
+	.examples =
+		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"
+		"  xevb build --dev eth0 --sources 0-125 --no-forward --duration 10\n"
+		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --output /tmp/events.bin\n",
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+struct build {
+	bool xdp;
+	struct xevb_loader ld;
+	struct xevb_xsk xsk;
+	struct xevb_sock sock;
+	struct xevb_builder *b;
+	struct xevb_output out;
+	struct xevb_parse_cfg pcfg;
+	struct xevb_snapshot *snap;  /* mapped stats file */
+	struct xevb_snapshot local;
+	char snap_path[256];
+	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+};
+
+static void emit_cb(void *ctx, const struct xevb_event *ev)
+{
+	struct build *bd = ctx;
+	xevb_output_emit(&bd->out, ev);
+}
+
+static void release_cb(void *ctx, uint32_t idx)
+{
+	struct build *bd = ctx;
+	if (bd->xdp)
+		xevb_xsk_release(&bd->xsk, idx);
+	else
+		xevb_sock_release(&bd->sock, idx);
+}
+
+static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
+			 const uint8_t **data, const uint32_t *len, uint64_t now)
+{
+	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct xevb_pkt_info pi;
+		int res = xevb_classify(data[i], data[i] + len[i], len[i], &bd->pcfg, &pi, frags);
+
+		bd->rx_bytes += len[i];
+		if (res == XEVB_RES_MEP) {
+			xevb_builder_add_mep(bd->b, idx[i], data[i], &pi, frags, now);
+		} else {
+			/* Socket path: malformed packets land here; AF_XDP: never, XDP judged. */
+			bd->rx_not_mep++;
+			release_cb(bd, idx[i]);
+		}
+	}
+	bd->rx_frames += n;
+	bd->batches++;
+}
+
+static void snapshot(struct build *bd, struct xevb_snapshot *s)
+{
+	s->update_ns = xevb_now_ns();
+	s->rx_frames = bd->rx_frames;
+	s->rx_bytes = bd->rx_bytes;
+	s->rx_not_mep = bd->rx_not_mep;
+	s->batches = bd->batches;
+	s->polls = bd->polls;
+	s->out = bd->out.st;
+	s->core = *xevb_builder_stats(bd->b);
+	if (bd->xdp) {
+		xevb_xdp_counters_read(bd->ld.counters_fd, s->xdp);
+		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
+			xevb_xsk_stats(&bd->xsk, q, &s->xsk[q]);
+	} else {
+		s->sock_kernel_drops = bd->sock.kernel_drops;
+		s->sock_truncated = bd->sock.truncated;
+	}
+}
+
+static void publish(struct build *bd)
+{
+	if (!bd->snap)
+		return;
+	__atomic_store_n(&bd->snap->seq, bd->local.seq + 1, __ATOMIC_RELEASE);
+	uint64_t seq = bd->local.seq + 2;
+	memcpy(bd->snap, &bd->local, sizeof(bd->local));
+	__atomic_store_n(&bd->snap->seq, seq, __ATOMIC_RELEASE);
+	bd->local.seq = seq;
+}
+
+static void open_snapshot_file(struct build *bd, const char *ifname)
+{
+	int fd;
+
+	if (xevb_run_path(ifname, "stats", bd->snap_path, sizeof(bd->snap_path)))
+		return;
+	mkdir("/run/xevb", 0700);
+	fd = open(bd->snap_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0 || ftruncate(fd, sizeof(struct xevb_snapshot))) {
+		xevb_warn("no live statistics for 'xevb stats': %s: %s", bd->snap_path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		bd->snap_path[0] = 0;
+		return;
+	}
+	bd->snap = mmap(NULL, sizeof(struct xevb_snapshot), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	close(fd);
+	if (bd->snap == MAP_FAILED)
+		bd->snap = NULL;
+}
+
+int cmd_build(int argc, char **argv)
+{
+	static uint16_t sources[XEVB_MAX_SOURCES];
+	static struct build bd;
+	static const char *sinks[XEVB_MAX_SINKS];
+	uint32_t queues[XEVB_XSK_MAX_QUEUES] = { 0 }, n_queues = 1, n_sinks = 0;
+	uint32_t window = 4096, timeout_ms = 1000, run = 0, frames = 16384, frame_size = 4096;
+	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
+	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
+	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
+	bool force = false, json = false, exit_eor = false, copy = false, quiet = false;
+	bool have_run = false, discard = false, generic = false;
+	const char *dev = NULL, *output = NULL, *arg;
+	int n_sources = 0, c, rc = 1;
+	struct xevb_snapshot prev;
+	uint64_t t_start, t_next, now;
+
+	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		switch (c) {
+		case O_DEV: dev = arg; break;
+		case O_MODE:
+			if (!strcmp(arg, "socket")) socket_mode = true;
+			else if (strcmp(arg, "xdp")) { xevb_err("--mode: xdp or socket, not '%s'", arg); return 2; }
+			break;
+		case O_SOURCES:
+			n_sources = xevb_parse_id_list("sources", arg, sources, XEVB_MAX_SOURCES);
+			if (n_sources < 0) return 2;
+			if (sources[n_sources - 1] > XEVB_MAX_SOURCE_ID) {
+				xevb_err("--sources: source_ids go up to %d", XEVB_MAX_SOURCE_ID);
+				return 2;
+			}
+			break;
+		case O_XDPMODE:
+			if (!strcmp(arg, "generic") || !strcmp(arg, "skb")) generic = true;
+			else if (strcmp(arg, "native")) { xevb_err("--xdp-mode: native or generic"); return 2; }
+			break;
+		case O_QUEUES: {
+			uint16_t q[XEVB_XSK_MAX_QUEUES];
+			int n = xevb_parse_id_list("queues", arg, q, XEVB_XSK_MAX_QUEUES);
+			if (n < 0) return 2;
+			for (int i = 0; i < n; i++) queues[i] = q[i];
+			n_queues = (uint32_t)n;
+			break;
+		}
+		case O_PROTO: if (!xevb_parse_u32("proto", arg, 0, 255, &proto)) return 2; break;
+		case O_UDPPORT: if (!xevb_parse_u32("udp-port", arg, 0, 65535, &udp_port)) return 2; break;
+		case O_UDP: udp = true; break;
+		case O_WINDOW: if (!xevb_parse_u32("window", arg, 1, 1u << 20, &window)) return 2; break;
+		case O_TIMEOUT: if (!xevb_parse_u32("timeout-ms", arg, 0, 3600000, &timeout_ms)) return 2; break;
+		case O_POLICY:
+			if (!strcmp(arg, "discard")) discard = true;
+			else if (strcmp(arg, "emit")) { xevb_err("--timeout-policy: emit or discard"); return 2; }
+			break;
+		case O_RUN: if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &run)) return 2; have_run = true; break;
+		case O_FRAMES: if (!xevb_parse_u32("frames", arg, 64, 1u << 22, &frames)) return 2; break;
+		case O_FRAMESIZE: if (!xevb_parse_u32("frame-size", arg, 2048, 65536, &frame_size)) return 2; break;
+		case O_RXRING: if (!xevb_parse_u32("rx-ring", arg, 64, 1u << 16, &rx_ring)) return 2; break;
+		case O_SINK:
+			if (n_sinks == XEVB_MAX_SINKS) { xevb_err("at most %d --sink", XEVB_MAX_SINKS); return 2; }
+			sinks[n_sinks++] = arg;
+			break;
+		case O_OUTPUT: output = arg; break;
+		case O_NOFWD: nofwd = true; break;
+		case O_DURATION: if (!xevb_parse_u32("duration", arg, 0, 1u << 30, &duration)) return 2; break;
+		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
+		case O_BUSY: busy = true; break;
+		case O_XDPFILTER: xdp_filter = true; break;
+		case O_COPY: copy = true; break;
+		case O_FORCE: force = true; break;
+		case O_JSON: json = true; break;
+		case O_EXIT_EOR: exit_eor = true; break;
+		case O_QUIET: quiet = true; break;
+		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
+		case 'h': xevb_opt_usage(opts, &help); return 0;
+		default: return 2;
+		}
+	}
+	if (optind < argc) {
+		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
+		return 2;
+	}
+	if (!dev || !n_sources) {
+		xevb_err("--dev and --sources are required (try --help)");
+		return 2;
+	}
+	if ((frames & (frames - 1)) || (!socket_mode && frame_size != 2048 && frame_size != 4096)) {
+		xevb_err("--frames must be a power of 2 and --frame-size 2048 or 4096 in XDP mode");
+		return 2;
+	}
+	if (nofwd && (n_sinks || output)) {
+		xevb_err("--no-forward with --sink or --output makes no sense");
+		return 2;
+	}
+	if (!nofwd && !n_sinks && !output) {
+		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
+		return 2;
+	}
+	if (geteuid() != 0)
+		xevb_warn("not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
+
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+
+	bd.xdp = !socket_mode;
+	bd.pcfg.ip_proto = (uint8_t)proto;
+	bd.pcfg.udp_port = (uint16_t)udp_port;
+	if (socket_mode) {
+		if (udp) bd.pcfg.ip_proto = 0;
+		else bd.pcfg.udp_port = 0;
+	}
+
+	{
+		struct xevb_builder_cfg bc = {
+			.sources = sources, .n_sources = (uint32_t)n_sources, .window = window,
+			.n_frames = socket_mode ? frames : frames * n_queues,
+			.timeout_ns = (uint64_t)timeout_ms * 1000000ull,
+			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
+			.run_number = run, .adopt_run = !have_run,
+			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
+		};
+		bd.b = xevb_builder_new(&bc);
+		if (!bd.b) {
+			xevb_err("cannot create the builder: %s", strerror(errno));
+			return 1;
+		}
+	}
+	if (xevb_output_open(&bd.out, sinks, n_sinks, output, (uint32_t)n_sources, 5000000000ull))
+		goto out;
+
+	if (socket_mode) {
+		struct xevb_sock_cfg sc = {
+			.udp = udp, .ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port,
+			.n_frames = frames, .frame_size = frame_size, .rcvbuf = 64 << 20,
+		};
+		if (xevb_sock_open(&bd.sock, &sc))
+			goto out;
+		xevb_info("receiving %s on a kernel socket (recvmmsg, batches of %d)",
+			  udp ? "UDP" : "raw IPv4", XEVB_SOCK_BATCH);
+	} else {
+		struct xevb_loader_cfg lc = {
+			.ifname = dev, .mode = generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
+			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
+			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
+		};
+		struct xevb_xsk_cfg xc = {
+			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
+			.frame_size = frame_size, .rx_size = rx_ring, .force_copy = copy,
+		};
+		if (xevb_loader_attach(&bd.ld, &lc))
+			goto out;
+		xc.xsks_map_fd = bd.ld.xsks_fd;
+		if (xevb_xsk_open(&bd.xsk, &xc))
+			goto out;
+		for (uint32_t q = 0; q < n_queues; q++)
+			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes, %s", dev,
+				  queues[q], bd.xsk.q[q].zerocopy ? "zero-copy" : "copy", frames, frame_size,
+				  busy ? "busy polling" : "poll()");
+	}
+
+	open_snapshot_file(&bd, dev);
+	bd.local.magic = XEVB_SNAP_MAGIC;
+	bd.local.version = XEVB_SNAP_VERSION;
+	bd.local.pid = getpid();
+	bd.local.xdp_mode = bd.xdp;
+	snprintf(bd.local.ifname, sizeof(bd.local.ifname), "%s", dev);
+	bd.local.n_queues = bd.xdp ? n_queues : 0;
+	bd.local.n_sources = (uint32_t)n_sources;
+	t_start = xevb_now_ns();
+	bd.local.start_ns = t_start;
+	snapshot(&bd, &bd.local);
+	prev = bd.local;
+	publish(&bd);
+	t_next = t_start + 1000000000ull;
+
+	{
+		uint32_t idx[RX_BATCH], len[RX_BATCH];
+		const uint8_t *data[RX_BATCH];
+		struct pollfd pfd[XEVB_XSK_MAX_QUEUES];
+		uint32_t npfd = 0;
+		int poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
+
+		if (bd.xdp)
+			for (uint32_t q = 0; q < n_queues; q++)
+				pfd[npfd++] = (struct pollfd){ .fd = bd.xsk.q[q].fd, .events = POLLIN };
+		else
+			pfd[npfd++] = (struct pollfd){ .fd = bd.sock.fd, .events = POLLIN };
+
+		while (!stop) {
+			uint32_t got = 0;
+
+			now = xevb_now_ns();
+			if (bd.xdp) {
+				for (uint32_t q = 0; q < n_queues; q++) {
+					uint32_t n = xevb_xsk_rx(&bd.xsk, q, RX_BATCH, idx, data, len);
+					if (!n)
+						continue;
+					handle_batch(&bd, n, idx, data, len, now);
+					xevb_xsk_rx_done(&bd.xsk, q, n);
+					got += n;
+				}
+			} else {
+				int n = xevb_sock_rx(&bd.sock, idx, data, len);
+				if (n < 0) {
+					xevb_err("receive failed: %s", strerror(-n));
+					break;
+				}
+				if (n > 0)
+					handle_batch(&bd, (uint32_t)n, idx, data, len, now);
+				got = (uint32_t)(n > 0 ? n : 0);
+			}
+			xevb_builder_poll(bd.b, now);
+			if (bd.xdp)
+				xevb_xsk_flush(&bd.xsk);
+
+			if (now >= t_next) {
+				snapshot(&bd, &bd.local);
+				publish(&bd);
+				if (interval && !quiet && (now - t_start) / 1000000000ull % interval == 0) {
+					xevb_report_line(stderr, &bd.local, &prev);
+					prev = bd.local;
+				}
+				xevb_output_maintain(&bd.out, now);
+				t_next += 1000000000ull;
+				if (t_next < now)
+					t_next = now + 1000000000ull;
+			}
+			if (duration && now - t_start >= (uint64_t)duration * 1000000000ull)
+				break;
+			if (exit_eor && xevb_builder_stats(bd.b)->run_ended)
+				break;
+			if (!got && !busy) {
+				bd.polls++;
+				poll(pfd, npfd, poll_ms);
+			}
+		}
+	}
+	/* Whatever is still open leaves as incomplete: nothing is dropped silently at stop. */
+	xevb_builder_flush(bd.b);
+	if (bd.xdp)
+		xevb_xsk_flush(&bd.xsk);
+	snapshot(&bd, &bd.local);
+	publish(&bd);
+	{
+		char msg[256];
+		bool ok = xevb_builder_check(bd.b, msg, sizeof(msg));
+		xevb_report_summary(stderr, &bd.local);
+		if (!ok)
+			xevb_err("accounting check FAILED: %s", msg);
+		else
+			fprintf(stderr, "accounting: every fragment received is in an event or counted by reason\n");
+		if (json)
+			xevb_report_json(stdout, &bd.local);
+		rc = ok ? 0 : 3;
+	}
+out:
+	if (bd.xdp) {
+		xevb_xsk_close(&bd.xsk);
+		xevb_loader_detach(&bd.ld);
+	} else {
+		xevb_sock_close(&bd.sock);
+	}
+	xevb_output_close(&bd.out);
+	if (bd.b)
+		xevb_builder_free(bd.b);
+	if (bd.snap) {
+		munmap(bd.snap, sizeof(*bd.snap));
+		unlink(bd.snap_path);
+	}
+	return rc;
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* xevb stats: read a running builder's published snapshot. */
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <xevb/cli.h>
+#include <xevb/loader.h>
+#include <xevb/report.h>
+#include "cmds.h"
+
+enum { O_DEV = 'd', O_JSON = 'j', O_WATCH = 'w', O_COUNT = 'c' };
+
+static const struct xevb_opt opts[] = {
+	{ "dev", O_DEV, "IFACE", "interface of the builder (required)" },
+	{ "json", O_JSON, NULL, "one JSON object per report" },
+	{ "watch", O_WATCH, NULL, "a line of rates every second (until SIGINT or --count)" },
+	{ "count", O_COUNT, "N", "with --watch: stop after N lines" },
+	{ 0 },
+};
+
+static const struct xevb_cmd_help help = {
+	.name = "stats",
+	.summary = "Show the counters of the builder running on IFACE (in this network namespace).",
+	.usage = "--dev IFACE [--json] [--watch [--count N]]",
+	.examples = "  xevb stats --dev eth0\n  xevb stats --dev eth0 --watch --count 10\n",
+};
+
+static volatile sig_atomic_t stop;
+static void on_signal(int s) { (void)s; stop = 1; }
+
+/* A consistent copy: the builder bumps seq to odd while it writes. */
+static int read_snap(const struct xevb_snapshot *m, struct xevb_snapshot *out)
+{
+	for (int tries = 0; tries < 100; tries++) {
+		uint64_t s1 = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
+		if (s1 & 1) {
+			usleep(1000);
+			continue;
+		}
+		memcpy(out, m, sizeof(*out));
+		__atomic_thread_fence(__ATOMIC_ACQUIRE);
+		if (__atomic_load_n(&m->seq, __ATOMIC_ACQUIRE) == s1)
+			return 0;
+	}
+	return -EAGAIN;
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	static struct xevb_snapshot cur, prev;
+	const char *dev = NULL, *arg;
+	bool json = false, watch = false;
+	uint32_t count = 0;
+	char path[256];
+	struct xevb_snapshot *m;
+	int c, fd;
+
+	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		switch (c) {
+		case O_DEV: dev = arg; break;
+		case O_JSON: json = true; break;
+		case O_WATCH: watch = true; break;
+		case O_COUNT: if (!xevb_parse_u32("count", arg, 1, 1u << 30, &count)) return 2; break;
+		case 'h': xevb_opt_usage(opts, &help); return 0;
+		default: return 2;
+		}
+	}
+	if (!dev) {
+		xevb_err("--dev is required (try --help)");
+		return 2;
+	}
+	if (xevb_run_path(dev, "stats", path, sizeof(path)))
+		return 1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		xevb_err("no builder publishes statistics for %s in this network namespace (%s: %s); "
+			 "is 'xevb build --dev %s' running here?", dev, path, strerror(errno), dev);
+		return 1;
+	}
+	m = mmap(NULL, sizeof(*m), PROT_READ, MAP_SHARED, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED || read_snap(m, &cur) || cur.magic != XEVB_SNAP_MAGIC ||
+	    cur.version != XEVB_SNAP_VERSION) {
+		xevb_err("%s is not a statistics file of this xevb version", path);
+		return 1;
+	}
+	if (kill(cur.pid, 0) && errno == ESRCH)
+		xevb_warn("builder pid %d is gone; these are its last figures", cur.pid);
+	if (!watch) {
+		if (json)
+			xevb_report_json(stdout, &cur);
+		else
+			xevb_report_summary(stdout, &cur);
+		return 0;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	for (uint32_t n = 0; !stop && (!count || n < count);) {
+		prev = cur;
+		sleep(1);
+		if (read_snap(m, &cur))
+			continue;
+		if (cur.update_ns == prev.update_ns)
+			continue;
+		if (json)
+			xevb_report_json(stdout, &cur);
+		else
+			xevb_report_line(stdout, &cur, &prev);
+		n++;
+	}
+	munmap(m, sizeof(*m));
+	return 0;
+}
