@@ -1,0 +1,178 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Testbed + `xevb source` (socket mode) end to end: 2 sources x 1 builder x
+# 1 sink on a bridge; sources ping the builder, then send a bounded number
+# of MEPs that a raw-socket reader in the builder namespace counts and
+# checks against the sender's JSON summary; with faults, the summary's
+# accounting must add up and the reader must see exactly the faults the
+# sender reports. Finally the testbed goes and no namespace of it remains.
+set -uo pipefail
+OUT=${1:-build}
+cd "$(dirname "$0")/../.."
+XEVB=$PWD/$OUT/xevb
+. scripts/lib/testbed.sh
+
+fail() { echo "FAIL: $*" >&2; exit 1; }
+[[ -x $XEVB ]] || fail "$XEVB not built (make -j2)"
+
+TB_PREFIX="xevb$$tb"
+TB_QUIET=1
+WORK=$(mktemp -d /tmp/xevb-tbtest.XXXXXX)
+tb_on_cleanup() { rm -rf "$WORK"; }
+tb_up --sources 2 --builders 1 --sinks 1 || fail "tb_up"
+
+BLD=$(tb_addr builder 0)
+[[ $BLD == 198.18.2.1 ]] || fail "builder address $BLD"
+for i in 0 1; do
+	tb_ping source $i "$BLD" 2 || fail "source $i cannot ping the builder"
+done
+tb_ping source 0 "$(tb_addr sink 0)" 1 || fail "source 0 cannot ping the sink"
+tb_exec source 0 ip link show eth0 >/dev/null || fail "no eth0 in source 0"
+
+# Raw-socket MEP reader: counts valid MEPs, their records, END_OF_RUN
+# flags, malformed ones and duplicate (source, event) records; stops at
+# the expected packet count (0: unknown), after 1 s without packets once
+# traffic has started, or after 15 s. Writes "ready" once it listens.
+reader() {
+	tb_exec builder 0 /usr/bin/python3 - "$1" "$WORK/ready" <<'PY'
+import socket, struct, sys, time
+want, ready = int(sys.argv[1]), sys.argv[2]
+s = socket.socket(socket.AF_INET, socket.SOCK_RAW, 253)
+s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
+s.settimeout(0.2)
+open(ready, "w").write("ready\n")
+pk = frags = eor = bad = 0
+seen = set()
+dups = 0
+end, last = time.time() + 15, None
+while (want == 0 or pk + bad < want) and time.time() < end:
+    try:
+        d = s.recv(70000)
+    except socket.timeout:
+        if last is not None and time.time() - last > 1.0:
+            break
+        continue
+    last = time.time()
+    ihl = (d[0] & 15) * 4
+    m = d[ihl:]
+    if len(m) < 16:
+        bad += 1; continue
+    magic, ver, flags, src, n, run, seq = struct.unpack("!HBBHHII", m[:16])
+    if magic != 0x4D45 or ver != 1 or flags & ~3 or n == 0:
+        bad += 1; continue
+    off, ok, ids = 16, True, []
+    for j in range(n):
+        if off + 12 > len(m):
+            ok = False; break
+        eid, ln, res, crc = struct.unpack("!IHHI", m[off:off + 12])
+        if res:
+            ok = False; break
+        ids.append(eid)
+        off += 12 + ((ln + 3) & ~3)
+    if not ok or off != len(m):
+        bad += 1; continue
+    pk += 1; frags += n; eor += (flags & 2) != 0
+    for e in ids:
+        if (src, e) in seen:
+            dups += 1
+        seen.add((src, e))
+print(pk, frags, eor, bad, dups, len(seen))
+PY
+}
+
+rx_packets() { tb_exec builder 0 cat /sys/class/net/eth0/statistics/rx_packets; }
+
+# Sends from both source hosts (source ids 0-1 and 2-3) with the options in
+# S0 and S1 (arrays), while the reader listens; then checks the reader's
+# counts against the two JSON summaries.
+run_case() {
+	local name=$1 want=$2 t rx0 rx1 rpid
+	rm -f "$WORK/ready"
+	reader "$want" >"$WORK/$name.rx" &
+	rpid=$!
+	for ((t = 0; t < 50; t++)); do [[ -e $WORK/ready ]] && break; sleep 0.1; done
+	[[ -e $WORK/ready ]] || fail "$name: reader did not start"
+	rx0=$(rx_packets)
+	tb_exec source 0 "$XEVB" source --dest "$BLD" --source-ids 0-1 --quiet --json "${S0[@]}" \
+		>"$WORK/$name.s0" || fail "$name: source 0 failed"
+	tb_exec source 1 "$XEVB" source --dest "$BLD" --source-ids 2-3 --quiet --json "${S1[@]}" \
+		>"$WORK/$name.s1" || fail "$name: source 1 failed"
+	wait "$rpid" || fail "$name: reader failed"
+	rx1=$(rx_packets)
+	python3 - "$name" "$WORK/$name.s0" "$WORK/$name.s1" "$WORK/$name.rx" "$((rx1 - rx0))" <<'PY' ||
+import json, sys
+name, f0, f1, frx, rxdelta = sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5])
+js = [json.load(open(f0)), json.load(open(f1))]
+pk, frags, eor, bad, dups, uniq = map(int, open(frx).read().split())
+S = lambda k: sum(j[k] for j in js)
+def check(cond, what):
+    if not cond:
+        print("FAIL: %s: %s\n  sent %s\n  received packets %d frags %d eor %d bad %d dups %d distinct %d"
+              % (name, what, js, pk, frags, eor, bad, dups, uniq))
+        sys.exit(1)
+for j in js:
+    check(j["events"] * j["sources"] == j["valid_fragments"] + j["corrupt_fragments"]
+          + j["skipped_fragments"] + j["stopped_fragments"], "sender accounting adds up")
+    check(j["fragments"] == j["valid_fragments"] + j["duplicate_fragments"] + j["corrupt_fragments"],
+          "fragments on the wire = valid + duplicate + corrupt")
+    check(not j["aborted"], "sender not aborted")
+check(pk + bad == S("packets"), "every packet sent arrived")
+check(rxdelta >= S("packets"), "builder eth0 rx counter (%d) covers them" % rxdelta)
+check(bad == S("corrupt_packets"), "malformed = corrupt packets sent")
+check(frags == S("valid_fragments") + S("duplicate_fragments"), "fragments received")
+check(dups == S("duplicate_fragments"), "duplicates seen = duplicates sent")
+check(uniq == S("valid_fragments"), "distinct (source, event) fragments")
+check(eor == S("end_of_run_packets"), "END_OF_RUN packets")
+print("%s: %d packets, %d fragments, %d malformed, %d duplicate, %d END_OF_RUN: ok"
+      % (name, pk, frags, bad, dups, eor))
+PY
+		fail "$name: counts disagree"
+}
+
+# Clean: 2 hosts x 2 sources x 500 events, pack 10 -> 200 packets, 2000 fragments.
+S0=(--events 500 --pack 10 --frag-size 32-100 --rate 20000)
+S1=("${S0[@]}")
+run_case clean 200
+python3 - "$WORK/clean.s0" "$WORK/clean.s1" <<'PY' || fail "clean: summary"
+import json, sys
+for f in sys.argv[1:]:
+    j = json.load(open(f))
+    assert j["packets"] == 100 and j["fragments"] == 1000 and j["events"] == 500, j
+    assert j["end_of_run_packets"] == 2 and j["valid_fragments"] == 1000, j
+PY
+
+# Faults: source 1 omits every 7th event, source 3 dies after 20 packets,
+# and both hosts duplicate 5%, corrupt 5% and reorder.
+F=(--events 400 --pack 10 --frag-size 64 --duplicate 0.05 --corrupt 0.05 --reorder --seed 7)
+S0=("${F[@]}" --skip-events 1:7)
+S1=("${F[@]}" --stop-after 3:20)
+run_case faults 0
+python3 - "$WORK/faults.s0" "$WORK/faults.s1" <<'PY' || fail "faults: summary"
+import json, sys
+a, b = (json.load(open(f)) for f in sys.argv[1:])
+assert a["skipped_fragments"] == 400 // 7, a
+assert b["stopped_sources"] == 1 and b["stopped_fragments"] == 400 - 20 * 10, b
+assert a["duplicate_packets"] + b["duplicate_packets"] > 0, (a, b)
+assert a["corrupt_packets"] + b["corrupt_packets"] > 0, (a, b)
+assert a["reordered_packets"] + b["reordered_packets"] > 0, (a, b)
+PY
+
+# UDP transport through a connected path: the builder's rx counter sees it.
+rx0=$(rx_packets)
+tb_exec source 0 "$XEVB" source --dest "$BLD" --udp 23900 --source-ids 0-3 --events 100 --pack 5 \
+	--json --quiet >"$WORK/udp.s0" || fail "udp: source failed"
+rx1=$(rx_packets)
+n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packets"])' "$WORK/udp.s0")
+((n == 80 && rx1 - rx0 >= n)) || fail "udp: sent $n, builder rx grew by $((rx1 - rx0))"
+echo "udp: $n packets sent, builder rx +$((rx1 - rx0)): ok"
+
+# Teardown leaves nothing behind.
+P=$TB_PREFIX
+tb_down "$P"
+TB_CREATED=
+if ip netns list | grep -q "^$P-"; then
+	fail "namespaces left: $(ip netns list | grep "^$P-" | tr '\n' ' ')"
+fi
+[[ ! -e /tmp/$P.testbed ]] || fail "state file left"
+echo "teardown: no namespace named $P-* remains: ok"
+echo "PASS test_testbed"
