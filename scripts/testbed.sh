@@ -8,7 +8,7 @@ set -uo pipefail
 usage() {
 	cat <<EOF
 Usage: $0 up   [--prefix P] [--sources N] [--builders M] [--sinks K]
-                [--mtu 1500|9000] [--rate-limit RATE] [--queues Q]
+                [--mtu 1500|9000] [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ]
        $0 down --prefix P
        $0 exec --prefix P ROLE INDEX CMD...
        $0 list [--prefix P]
@@ -21,6 +21,8 @@ ROLE is source, builder or sink; INDEX counts from 0.
   --prefix P       name prefix (default xevb<pid>; also \$TB_PREFIX)
   --rate-limit R   TBF on each switch port's egress, e.g. 1gbit (emulated 1 GbE)
   --queues Q       rx/tx queues of the builders' veths (default 1)
+  --xdp-pass OBJ   XDP_PASS program (build/bpf/xevb_pass.bpf.o) on the sources'
+                   switch ports, needed by 'xevb source --mode live'
 State: /tmp/<P>.testbed. 'up' removes what it made if it fails.
 EOF
 }

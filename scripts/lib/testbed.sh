@@ -41,7 +41,7 @@ _tb_role_tag() {
 	esac
 }
 
-_tb_state() { echo "$TB_STATE_DIR/${1:-$TB_PREFIX}.testbed"; }
+_tb_state() { echo "$TB_STATE_DIR/${1:-${TB_PREFIX:-}}.testbed"; }
 
 _tb_mac() { printf '02:18:%02x:00:%02x:%02x' "$1" $(($2 >> 8)) $(($2 & 255)); }
 
@@ -58,7 +58,7 @@ _tb_ns_add() {
 
 # The body of tb_up; any failure returns non-zero and tb_up cleans up.
 _tb_up_inner() {
-	local nsrc=$1 nbld=$2 nsnk=$3 mtu=$4 rate=$5 queues=$6
+	local nsrc=$1 nbld=$2 nsnk=$3 mtu=$4 rate=$5 queues=$6 pass=$7
 	local sw="$TB_PREFIX-sw" r i n ns port mac addr q
 	local -a hosts=()
 
@@ -93,6 +93,10 @@ _tb_up_inner() {
 				tc -n "$sw" qdisc add dev "$port" root tbf rate "$rate" burst 64kb latency 20ms ||
 					return 1
 			fi
+			if ((r == 1)) && [[ -n $pass ]]; then
+				# Lets XDP_TX frames of the live generator into the switch.
+				ip -n "$sw" link set dev "$port" xdpdrv obj "$pass" sec xdp || return 1
+			fi
 			hosts+=("$r $i $ns $addr $mac $port")
 			echo "host $(_tb_role_name $r) $i $ns $addr $mac $port" >>"$(_tb_state)"
 		done
@@ -125,14 +129,17 @@ _tb_cleanup() {
 }
 
 # tb_up [--prefix P] [--sources N] [--builders M] [--sinks K] [--mtu 1500|9000]
-#       [--rate-limit RATE] [--queues Q]
+#       [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ]
 # Defaults from TB_PREFIX, TB_SOURCES, TB_BUILDERS, TB_SINKS, TB_MTU,
 # TB_RATE_LIMIT, TB_QUEUES. Unless TB_NO_TRAP is set, installs an EXIT/INT/
 # TERM trap that tears down every testbed this shell made (it calls a
-# tb_on_cleanup function first, if defined).
+# tb_on_cleanup function first, if defined). --xdp-pass OBJ attaches an
+# XDP_PASS program (build/bpf/xevb_pass.bpf.o) to the sources' switch
+# ports: a veth drops XDP_TX frames from its peer unless it runs XDP, so
+# `xevb source --mode live` needs it to reach the bridge.
 tb_up() {
 	local nsrc=${TB_SOURCES:-1} nbld=${TB_BUILDERS:-1} nsnk=${TB_SINKS:-1}
-	local mtu=${TB_MTU:-1500} rate=${TB_RATE_LIMIT:-} queues=${TB_QUEUES:-1}
+	local mtu=${TB_MTU:-1500} rate=${TB_RATE_LIMIT:-} queues=${TB_QUEUES:-1} pass=${TB_XDP_PASS:-}
 	TB_PREFIX=${TB_PREFIX:-xevb$$}
 	while (($#)); do
 		case $1 in
@@ -143,6 +150,7 @@ tb_up() {
 		--mtu) mtu=$2; shift ;;
 		--rate-limit) rate=$2; shift ;;
 		--queues) queues=$2; shift ;;
+		--xdp-pass) pass=$2; shift ;;
 		*) _tb_err "tb_up: unknown option '$1'"; return 2 ;;
 		esac
 		shift || { _tb_err "tb_up: option needs a value"; return 2; }
@@ -157,6 +165,10 @@ tb_up() {
 	if ((mtu < 576 || mtu > 65535)); then
 		_tb_err "tb_up: --mtu $mtu out of 576..65535"; return 2
 	fi
+	if [[ -n $pass && ! -r $pass ]]; then
+		_tb_err "tb_up: --xdp-pass $pass: no such object (make -j2 builds build/bpf/xevb_pass.bpf.o)"
+		return 2
+	fi
 	if [[ ! $TB_PREFIX =~ ^[A-Za-z0-9_.]+$ ]]; then
 		_tb_err "tb_up: prefix '$TB_PREFIX': letters, digits, '_' and '.' only"; return 2
 	fi
@@ -170,7 +182,7 @@ tb_up() {
 		trap 'exit 130' INT
 		trap 'exit 143' TERM
 	fi
-	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues"; then
+	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues" "$pass"; then
 		_tb_err "tb_up: building testbed '$TB_PREFIX' failed; removing what was made"
 		tb_down "$TB_PREFIX"
 		return 1
@@ -180,7 +192,7 @@ tb_up() {
 
 # tb_down [PREFIX]: remove every namespace of the testbed and its state file.
 tb_down() {
-	local p=${1:-$TB_PREFIX} f ns pid
+	local p=${1:-${TB_PREFIX:-}} f ns pid
 	local -a nss=()
 	[[ -n $p ]] || { _tb_err "tb_down: which prefix?"; return 2; }
 	f=$(_tb_state "$p")
@@ -228,7 +240,7 @@ tb_exec() {
 
 # tb_list [PREFIX]: the hosts of a testbed, or every testbed's prefix.
 tb_list() {
-	local p=${1:-$TB_PREFIX} f
+	local p=${1:-${TB_PREFIX:-}} f
 	if [[ -n $p ]]; then
 		f=$(_tb_state "$p")
 		[[ -r $f ]] || { _tb_err "no testbed '$p'"; return 1; }

@@ -19,7 +19,10 @@ TB_PREFIX="xevb$$tb"
 TB_QUIET=1
 WORK=$(mktemp -d /tmp/xevb-tbtest.XXXXXX)
 tb_on_cleanup() { rm -rf "$WORK"; }
-tb_up --sources 2 --builders 1 --sinks 1 || fail "tb_up"
+for o in xevb_pass xevb_count; do
+	[[ -r $OUT/bpf/$o.bpf.o ]] || fail "$OUT/bpf/$o.bpf.o not built (make -j2)"
+done
+tb_up --sources 2 --builders 1 --sinks 1 --xdp-pass "$OUT/bpf/xevb_pass.bpf.o" || fail "tb_up"
 
 BLD=$(tb_addr builder 0)
 [[ $BLD == 198.18.2.1 ]] || fail "builder address $BLD"
@@ -165,6 +168,34 @@ rx1=$(rx_packets)
 n=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["packets"])' "$WORK/udp.s0")
 ((n == 80 && rx1 - rx0 >= n)) || fail "udp: sent $n, builder rx grew by $((rx1 - rx0))"
 echo "udp: $n packets sent, builder rx +$((rx1 - rx0)): ok"
+
+# Live frames through the bridge: XDP generator on source 0, the counting
+# XDP program on the builder (which from now on drops every MEP).
+tb_exec builder 0 ip link set dev eth0 xdpdrv obj "$OUT/bpf/xevb_count.bpf.o" sec xdp ||
+	fail "live: cannot attach the counting program"
+prog=$(tb_exec builder 0 ip -d link show eth0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
+cnt_map() {
+	bpftool prog show id "$prog" -j | python3 -c '
+import json, subprocess, sys
+for m in json.load(sys.stdin)["map_ids"]:
+    if json.loads(subprocess.check_output(["bpftool", "map", "show", "id", str(m), "-j"])).get("name") == "xevb_cnt":
+        print(m)'
+}
+map=$(cnt_map) && [[ -n $map ]] || fail "live: no counter map"
+tb_exec source 0 "$XEVB" source --dest "$BLD" --dev eth0 --mode live --source-ids 0-3 --pack 10 \
+	--frag-size 64 --events 20000 --first-event 1000 --json --quiet >"$WORK/live.s0" || fail "live: source failed"
+sleep 0.2
+bpftool map dump id "$map" -j >"$WORK/live.map" || fail "live: cannot read the counters"
+python3 - "$WORK/live.s0" "$WORK/live.map" <<'PY' || fail "live: counts disagree"
+import json, sys
+j = json.load(open(sys.argv[1]))
+c = [sum(v["value"] for v in e["formatted"]["values"]) for e in json.load(open(sys.argv[2]))]
+frames, _, meps, frags, bad = c
+assert j["packets"] == 8000 and j["fragments"] == 80000 and j["end_of_run_packets"] == 4, j
+assert meps == j["packets"] and frags == j["fragments"] and bad == 0, (j, c)
+print("live: %d MEPs (%d fragments) sent through the bridge, %d counted at the builder: ok"
+      % (j["packets"], j["fragments"], meps))
+PY
 
 # Teardown leaves nothing behind.
 P=$TB_PREFIX

@@ -249,3 +249,20 @@ Test(mep_write, reproduces_raw_resend_eor)  { reproduce("raw_resend_eor"); }
 Test(mep_write, reproduces_raw_eth_padding) { reproduce("raw_eth_padding"); }
 Test(mep_write, reproduces_raw_jumbo)       { reproduce("raw_jumbo"); }
 Test(mep_write, reproduces_raw_max_source)  { reproduce("raw_max_source"); }
+
+/* Explicit event_ids (a source that skipped events) go out as given. */
+Test(mep_write, explicit_event_ids)
+{
+	static const uint32_t ids[] = { 10, 11, 13, 20, 0x7fffffff };
+	struct xevb_mep_params p = base_params();
+	p.event_id = ids;
+	p.n_frags = 5;
+	p.first_event_id = 999;   /* ignored when ids are given */
+	ssize_t n = xevb_write_frame(buf, sizeof(buf), &p);
+	struct xevb_pkt_info pi = {0};
+
+	cr_assert(gt(sz, (size_t)n, 0));
+	cr_assert(eq(int, xevb_classify(buf, buf + n, (uint32_t)n, &cfg, &pi, frags), XEVB_RES_MEP));
+	for (unsigned j = 0; j < 5; j++)
+		cr_assert(eq(u32, frags[j].event_id, ids[j]), "record %u", j);
+}

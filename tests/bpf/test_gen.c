@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The live-frames generator (bpf/xevb_gen.bpf.c) through plain BPF_PROG_RUN,
+ * which hands back the stamped frame: every repetition must be a valid MEP
+ * of the right source, packet_seq and event_ids, with a good IPv4 checksum,
+ * END_OF_RUN on the last block only, and nothing sent past the stop line.
+ * Each run is fed the previous output, as live mode's recycled pages are.
+ */
+#include <arpa/inet.h>
+#include <string.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <xevb/crc32c.h>
+#include <xevb/emu_payload.h>
+#include <xevb/gen.h>
+#include <xevb/mep_parse.h>
+#include <xevb/mep_write.h>
+#include <xevb/names.h>
+#include "xevb_gen.skel.h"
+
+TestSuite(xdp_gen, .timeout = 20);
+
+static const struct xevb_parse_cfg cfg = {
+	.udp_port = XEVB_DEFAULT_UDP_PORT,
+	.ip_proto = XEVB_DEFAULT_IP_PROTO,
+};
+
+#define NSRC  3
+#define PACK  4
+#define FRAG  101
+#define FIRST 0xfffffff9u   /* event_ids wrap inside the run */
+#define SADDR_BASE 0xc612010au
+
+static const uint16_t ids[NSRC] = { 5, 9, 4095 };
+
+static int run_once(int fd, uint8_t *frame, uint32_t len, uint32_t *retval)
+{
+	uint8_t out[4096];
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = frame,
+		.data_size_in = len,
+		.data_out = out,
+		.data_size_out = sizeof(out),
+		.repeat = 1,
+	);
+	int r = bpf_prog_test_run_opts(fd, &o);
+
+	if (r)
+		return r;
+	cr_assert(eq(u32, o.data_size_out, len));
+	memcpy(frame, out, len);
+	*retval = o.retval;
+	return 0;
+}
+
+static void stamps(bool udp, bool per_src)
+{
+	struct xevb_mep_params p = {
+		.dst_mac = { 2, 0x18, 2, 0, 0, 0 },
+		.src_mac = { 2, 0x18, 1, 0, 0, 0 },
+		.saddr = htonl(SADDR_BASE),
+		.daddr = htonl(0xc6120201),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = ids[0],
+		.run_number = 77,
+		.first_event_id = FIRST,
+		.n_frags = PACK,
+		.frag_size = FRAG,
+	};
+	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
+	uint8_t frame[4096];
+	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
+	struct xevb_gen *sk = xevb_gen__open();
+	uint32_t retval, blocks = 3;
+
+	cr_assert(gt(sz, (size_t)len, 0));
+	cr_assert(not(eq(ptr, sk, NULL)));
+	sk->rodata->cfg_n_src = NSRC;
+	sk->rodata->cfg_pack = PACK;
+	sk->rodata->cfg_rec_stride = 12 + XEVB_PAD4(FRAG);
+	sk->rodata->cfg_ip_off = 14;
+	sk->rodata->cfg_mep_off = 14 + 20 + (udp ? 8 : 0);
+	sk->rodata->cfg_first_event = FIRST;
+	sk->rodata->cfg_per_src_addr = per_src;
+	for (int i = 0; i < NSRC; i++) {
+		uint8_t ip[20];
+		uint32_t sa = per_src ? htonl(SADDR_BASE + (uint32_t)i) : p.saddr;
+		memcpy(ip, frame + 14, 20);
+		memcpy(ip + 12, &sa, 4);
+		ip[10] = ip[11] = 0;
+		sk->rodata->srcs[i].saddr = sa;
+		sk->rodata->srcs[i].source_id = ids[i];
+		sk->rodata->srcs[i].ip_csum = xevb_ip_csum(ip, 20);
+	}
+	cr_assert(eq(int, xevb_gen__load(sk), 0), "load the generator");
+	sk->data->max_block = blocks - 1;
+	sk->data->eor_block = blocks - 1;
+	int fd = bpf_program__fd(sk->progs.xevb_gen);
+
+	for (uint32_t rep = 0; rep < blocks * NSRC; rep++) {
+		uint32_t s = rep % NSRC, blk = rep / NSRC;
+		struct xevb_pkt_info pi = {0};
+
+		cr_assert(eq(int, run_once(fd, frame, (uint32_t)len, &retval), 0));
+		cr_assert(eq(u32, retval, XDP_TX), "rep %u", rep);
+		int res = xevb_classify(frame, frame + len, (uint32_t)len, &cfg, &pi, frags);
+		cr_assert(eq(int, res, XEVB_RES_MEP), "rep %u: %s", rep, xevb_slot_name(res));
+		cr_assert(eq(u16, pi.source_id, ids[s]), "rep %u source", rep);
+		cr_assert(eq(u32, pi.packet_seq, blk), "rep %u packet_seq", rep);
+		cr_assert(eq(u32, pi.run_number, 77));
+		cr_assert(eq(u8, pi.flags, blk == blocks - 1 ? XEVB_MEP_F_END_OF_RUN : 0), "rep %u flags", rep);
+		cr_assert(eq(u32, ntohl(pi.saddr), per_src ? SADDR_BASE + s : SADDR_BASE), "rep %u saddr", rep);
+		cr_assert(eq(u16, xevb_ip_csum(frame + 14, 20), 0), "rep %u IPv4 checksum", rep);
+		for (uint32_t j = 0; j < PACK; j++) {
+			cr_assert(eq(u32, frags[j].event_id, FIRST + blk * PACK + j), "rep %u record %u", rep, j);
+			cr_assert(eq(u32, frags[j].crc32c, xevb_crc32c(0, frame + frags[j].payload_off, FRAG)));
+			cr_assert(eq(sz, xevb_emu_check(frame + frags[j].payload_off, FRAG), (size_t)FRAG));
+		}
+	}
+	/* Past the stop line: dropped and counted, never sent. */
+	cr_assert(eq(int, run_once(fd, frame, (uint32_t)len, &retval), 0));
+	cr_assert(eq(u32, retval, XDP_DROP));
+	cr_assert(eq(u64, sk->bss->over_limit, 1));
+	cr_assert(eq(u64, sk->bss->tx_packets, (uint64_t)blocks * NSRC));
+	cr_assert(eq(u64, sk->bss->tx_bytes, (uint64_t)blocks * NSRC * (uint64_t)len));
+	xevb_gen__destroy(sk);
+}
+
+Test(xdp_gen, raw_one_address)         { stamps(false, false); }
+Test(xdp_gen, raw_per_source_address)  { stamps(false, true); }
+Test(xdp_gen, udp_per_source_address)  { stamps(true, true); }
