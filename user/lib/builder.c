@@ -71,13 +71,22 @@
 enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE };
 enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR };
 
+/* 32 bytes; key = state << 32 | event_id: the hot check is one compare. */
 struct slot {
-	uint32_t event_id;
-	uint8_t state;
-	uint16_t n_frags;
+	uint64_t key;
+	uint32_t n_frags;
 	uint32_t prev, next;    /* opening-order chain of open events */
+	uint32_t pad;
 	uint64_t open_ns;
 };
+
+static inline uint64_t slot_key(uint32_t event_id, uint32_t state)
+{
+	return (uint64_t)state << 32 | event_id;
+}
+
+#define SLOT_ID(s)    ((uint32_t)(s)->key)
+#define SLOT_STATE(s) ((uint32_t)((s)->key >> 32))
 
 struct xevb_builder {
 	/* hot: read per fragment or per MEP */
@@ -203,13 +212,12 @@ static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src,
 	src->drops[r] += n;
 }
 
-static inline void frame_put(struct xevb_builder *b, uint32_t f)
+/* The last reference to frame f is gone: back to the caller's pool. */
+static void frame_gone(struct xevb_builder *b, uint32_t f)
 {
-	if (--b->refcnt[f] == 0) {
-		b->st.frames_held--;
-		if (b->cfg.frame_release)
-			b->cfg.frame_release(b->cfg.ctx, f);
-	}
+	b->st.frames_held--;
+	if (b->cfg.frame_release)
+		b->cfg.frame_release(b->cfg.ctx, f);
 }
 
 /* Close slot idx: emit (unless discarded), then give back its frames. */
@@ -230,7 +238,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 		b->slots[s->next].prev = s->prev;
 	else
 		b->newest = s->prev;
-	s->state = SLOT_DONE;
+	s->key = slot_key(SLOT_ID(s), SLOT_DONE);
 	st->open_events--;
 
 	if (discard) {
@@ -241,11 +249,11 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 				st->src[b->sorted[j]].frags_discarded++;
 	} else {
 		struct xevb_event ev = {
-			.event_id = s->event_id,
+			.event_id = SLOT_ID(s),
 			.run_number = st->run_number,
 			.flags = kind == FIN_COMPLETE ? 0 : XEVB_EVT_F_INCOMPLETE,
 			.n_expected = (uint16_t)n,
-			.n_frags = s->n_frags,
+			.n_frags = (uint16_t)s->n_frags,
 			.open_ns = s->open_ns,
 			.source_ids = b->sorted,
 			.frags = row,
@@ -263,11 +271,13 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 			b->cfg.emit(b->cfg.ctx, &ev);
 	}
 	/* The row stays as it is: it tells a later duplicate from a late one. */
+	uint32_t *refcnt = b->refcnt;
+
 	for (j = 0; j < n; j++) {
 		uint32_t f = row[j].frame_idx;
 
-		if (f != NO_FRAME)
-			frame_put(b, f);
+		if (f != NO_FRAME && --refcnt[f] == 0)
+			frame_gone(b, f);
 	}
 }
 
@@ -291,7 +301,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 		drop(b, src, XEVB_DROP_LATE, 1);
 		return NO_SLOT;
 	}
-	if (s->state == SLOT_DONE && s->event_id == e) {
+	if (s->key == slot_key(e, SLOT_DONE)) {
 		drop(b, src, row_of(b, idx)[si].frame_idx != NO_FRAME ?
 		     XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, 1);
 		return NO_SLOT;
@@ -307,7 +317,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 			while (xevb_seq_after(nb, b->lo)) {
 				const struct slot *o = &b->slots[b->lo & b->mask];
 
-				if (o->state == SLOT_OPEN && o->event_id == b->lo) {
+				if (o->key == slot_key(b->lo, SLOT_OPEN)) {
 					drop(b, src, XEVB_DROP_OVERFLOW, 1);
 					return NO_SLOT;
 				}
@@ -318,8 +328,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	}
 	/* Open e. The slot holds nothing or a stale id from below B. */
 	memset(row_of(b, idx), 0xff, sizeof(struct xevb_frag_slot) * b->n_src);
-	s->event_id = e;
-	s->state = SLOT_OPEN;
+	s->key = slot_key(e, SLOT_OPEN);
 	s->n_frags = 0;
 	s->open_ns = now_ns;
 	s->next = NO_SLOT;
@@ -347,7 +356,7 @@ static void flush_open(struct xevb_builder *b, enum finish_kind kind)
 		uint32_t id = b->base + k, idx = id & b->mask;
 		const struct slot *s = &b->slots[idx];
 
-		if (s->state == SLOT_OPEN && s->event_id == id)
+		if (s->key == slot_key(id, SLOT_OPEN))
 			finish(b, idx, kind);
 	}
 }
@@ -367,16 +376,51 @@ static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src,
 	}
 }
 
+/*
+ * The per-fragment loop; returns how many fragments were dropped. restrict:
+ * the stores into the rows never touch the slots, the refs or the builder,
+ * so nothing needs reloading after them.
+ */
+static inline uint32_t
+add_frags(struct xevb_builder *b, struct slot *restrict slots,
+	  struct xevb_frag_slot *restrict col, const struct xevb_frag_ref *restrict frags,
+	  uint32_t n, uint32_t frame_idx, uint32_t si, struct xevb_source_stats *src,
+	  uint64_t now_ns)
+{
+	const uint32_t nsrc = b->n_src, mask = b->mask;
+	uint32_t i, dropped = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t e = frags[i].event_id, idx = e & mask;
+		struct slot *s = &slots[idx];
+		struct xevb_frag_slot *fs = col + (size_t)idx * nsrc;
+
+		if (likely(s->key == slot_key(e, SLOT_OPEN))) {
+			if (unlikely(fs->frame_idx != NO_FRAME)) {
+				drop(b, src, XEVB_DROP_DUPLICATE, 1);
+				dropped++;
+				continue;
+			}
+		} else if (slow_path(b, e, si, src, now_ns) == NO_SLOT) {
+			dropped++;
+			continue;
+		}
+		fs->frame_idx = frame_idx;
+		fs->payload_off = frags[i].payload_off;
+		fs->length = frags[i].length;
+		if (++s->n_frags == nsrc)
+			finish(b, idx, FIN_COMPLETE);
+	}
+	return dropped;
+}
+
 void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 			  const uint8_t *frame, const struct xevb_pkt_info *pi,
 			  const struct xevb_frag_ref *frags, uint64_t now_ns)
 {
 	struct xevb_builder_stats *st = &b->st;
 	struct xevb_source_stats *src;
-	struct xevb_frag_slot *col;
-	const struct slot *slots = b->slots;
-	uint32_t n = pi->n_frags, nsrc = b->n_src, mask = b->mask;
-	uint32_t i, si, accepted = 0;
+	uint32_t n = pi->n_frags, si, accepted;
 	uint16_t sid = pi->source_id;
 
 	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] ||
@@ -407,30 +451,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 
 	b->frame_data[frame_idx] = frame;
 	b->refcnt[frame_idx] = n + 1;
-	col = b->rows + si;
-	for (i = 0; i < n; i++) {
-		uint32_t e = frags[i].event_id, idx = e & mask;
-		const struct slot *s = &slots[idx];
-		struct xevb_frag_slot *fs = col + (size_t)idx * nsrc;
-
-		if (likely(s->event_id == e && s->state == SLOT_OPEN)) {
-			if (unlikely(fs->frame_idx != NO_FRAME)) {
-				drop(b, src, XEVB_DROP_DUPLICATE, 1);
-				continue;
-			}
-		} else {
-			idx = slow_path(b, e, si, src, now_ns);
-			if (idx == NO_SLOT)
-				continue;
-			s = &slots[idx];
-		}
-		fs->frame_idx = frame_idx;
-		fs->payload_off = frags[i].payload_off;
-		fs->length = frags[i].length;
-		accepted++;
-		if (++b->slots[idx].n_frags == nsrc)
-			finish(b, idx, FIN_COMPLETE);
-	}
+	accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
 	src->frags_in_events += accepted;
 	st->frags_in_events += accepted;
 
@@ -439,7 +460,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 			src->end_of_run = true;
 			b->n_eor++;
 		}
-		if (b->n_eor == nsrc) {
+		if (b->n_eor == b->n_src) {
 			flush_open(b, FIN_EOR);
 			st->run_ended = true;
 		}
@@ -544,23 +565,23 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 		const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
 		uint32_t got = 0;
 
-		if (s->state != SLOT_OPEN)
+		if (SLOT_STATE(s) != SLOT_OPEN)
 			continue;
 		open++;
-		if (!b->have_base || (int32_t)(s->event_id - b->base) < 0 ||
-		    s->event_id - b->base >= b->window || (s->event_id & b->mask) != i)
-			FAIL("open event %u outside the window at %u", s->event_id, b->base);
+		if (!b->have_base || (int32_t)(SLOT_ID(s) - b->base) < 0 ||
+		    SLOT_ID(s) - b->base >= b->window || (SLOT_ID(s) & b->mask) != i)
+			FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
 		for (j = 0; j < b->n_src; j++) {
 			f = row[j].frame_idx;
 			if (f == NO_FRAME)
 				continue;
 			if (f >= b->n_frames)
-				FAIL("event %u holds frame %u out of range", s->event_id, f);
+				FAIL("event %u holds frame %u out of range", SLOT_ID(s), f);
 			b->scratch[f]++;
 			got++;
 		}
 		if (got != s->n_frags || got >= b->n_src)
-			FAIL("event %u: %u fragments stored, n_frags %u", s->event_id, got, s->n_frags);
+			FAIL("event %u: %u fragments stored, n_frags %u", SLOT_ID(s), got, s->n_frags);
 	}
 	for (i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
 		chain++;

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Builder core alone, one core: fragments/s, events/s, ns per fragment (timed
+# run), and instructions per fragment (callgrind, counting only run_lap, the
+# measured loop; Ir / fragments fed). Both for add_mep on pre-parsed MEPs and
+# for classify + add_mep. Writes OUT/bench/builder-core.json, prints a table.
+#
+# usage: bench-builder-core.sh [OUT]
+# env:   BENCH_BUILDER_FRAGS (timed, per case and mode; default 50000000)
+#        BENCH_BUILDER_CG_FRAGS (under callgrind; default 1000000)
+set -euo pipefail
+OUT=${1:-build}
+cd "$(dirname "$0")/../.."
+BIN=$OUT/bench/bench_builder_core
+FRAGS=${BENCH_BUILDER_FRAGS:-50000000}
+CG_FRAGS=${BENCH_BUILDER_CG_FRAGS:-1000000}
+JSON=$OUT/bench/builder-core.json
+
+make --no-print-directory -s OUT="$OUT" "$BIN"
+mkdir -p "$OUT/bench"
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+"$BIN" --frags "$FRAGS" >"$tmp/timed.jsonl"
+
+have_cg=0
+if command -v valgrind >/dev/null; then
+	have_cg=1
+	for c in l1 hlt; do
+		for m in add parse; do
+			valgrind --tool=callgrind --toggle-collect=run_lap \
+				--callgrind-out-file="$tmp/cg.$c.$m" \
+				"$BIN" --case "$c" --mode "$m" --frags "$CG_FRAGS" \
+				>"$tmp/cg.$c.$m.jsonl" 2>"$tmp/cg.$c.$m.err" ||
+				{ cat "$tmp/cg.$c.$m.err" >&2; exit 1; }
+			sed -n 's/^summary: *//p' "$tmp/cg.$c.$m" >"$tmp/cg.$c.$m.ir"
+		done
+	done
+fi
+
+python3 - "$tmp" "$JSON" "$have_cg" <<'EOF'
+import json, sys, os
+tmp, out, have_cg = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
+rows = [json.loads(l) for l in open(os.path.join(tmp, "timed.jsonl")) if l.strip()]
+for r in rows:
+    c = r["case"]
+    for m, key, fed in (("add", "instructions_per_fragment", "fed_fragments"),
+                        ("parse", "parse_instructions_per_fragment", "parse_fed_fragments")):
+        if not have_cg:
+            r[key] = None
+            continue
+        ir = int(open(os.path.join(tmp, f"cg.{c}.{m}.ir")).read().split()[0])
+        cg = json.loads(open(os.path.join(tmp, f"cg.{c}.{m}.jsonl")).read())
+        r[key] = round(ir / cg[fed], 2)
+    r["parse_only_ns_per_fragment"] = round(r["parse_ns_per_fragment"] - r["ns_per_fragment"], 3)
+    if r["instructions_per_fragment"] is not None:
+        r["parse_only_instructions_per_fragment"] = round(
+            r["parse_instructions_per_fragment"] - r["instructions_per_fragment"], 2)
+    r["note"] = ("builder core alone on one core, synthetic MEPs in a ring of frames; "
+                 "fragments_per_s/ns/instructions: add_mep on pre-parsed MEPs; "
+                 "parse_*: xevb_classify + add_mep")
+json.dump(rows, open(out, "w"), indent=1)
+hdr = f'{"case":5} {"Mfrag/s":>9} {"kev/s":>9} {"ns/frag":>8} {"instr/frag":>10} | {"+parse Mfrag/s":>14} {"ns/frag":>8} {"instr/frag":>10}'
+print(hdr)
+for r in rows:
+    ipf = r["instructions_per_fragment"]
+    pipf = r["parse_instructions_per_fragment"]
+    print(f'{r["case"]:5} {r["fragments_per_s"]/1e6:9.1f} {r["events_per_s"]/1e3:9.1f} '
+          f'{r["ns_per_fragment"]:8.2f} {ipf if ipf is not None else "n/a":>10} | '
+          f'{r["parse_fragments_per_s"]/1e6:14.1f} {r["parse_ns_per_fragment"]:8.2f} '
+          f'{pipf if pipf is not None else "n/a":>10}')
+print(f"wrote {out}")
+EOF
