@@ -272,8 +272,17 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 			n = total - done;
 		if (n * (uint64_t)c->n_src > UINT32_MAX)
 			n = UINT32_MAX / (uint64_t)c->n_src;
-		if (bps > 0)
-			sleep_until(st->t_start + (uint64_t)((double)done / bps * 1e9));
+		if (bps > 0) {
+			/* Behind schedule (calls have a fixed cost): catch up in one call. */
+			double due = (double)(xevb_now_ns() - st->t_start) / 1e9 * bps;
+			if (due > (double)(done + n))
+				n = (uint64_t)due - done;
+			if (total && n > total - done)
+				n = total - done;
+			sleep_until(st->t_start + (uint64_t)((double)(done + n) / bps * 1e9));
+		}
+		if (n * (uint64_t)c->n_src > UINT32_MAX)
+			n = UINT32_MAX / (uint64_t)c->n_src;
 		if (src_stop)
 			break;
 		t0 = xevb_now_ns();

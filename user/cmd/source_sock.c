@@ -273,10 +273,11 @@ int source_run_socket(const struct src_cfg *c, struct src_stats *st)
 		/* Time's up or Ctrl-C: this block closes the run, flagged END_OF_RUN. */
 		if (src_stop || (deadline && xevb_now_ns() >= deadline))
 			last = true;
-		if (c->rate > 0 && k) {
+		/* A source sends a block once its last event has been triggered. */
+		if (c->rate > 0) {
 			if (s->n && flush(s))
 				goto out;
-			pace(c, st->t_start, k * c->pack);
+			pace(c, st->t_start, k * c->pack + ne);
 		}
 		for (int i = 0; i < c->n_src; i++) {
 			struct xevb_mep_params p = {0};
