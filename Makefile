@@ -46,7 +46,12 @@ XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
-.PHONY: all deps test test-unit test-bpf test-integration fuzz fuzz-run bench clean
+# The README's "run the main job" command.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash scripts/demo.sh $(OUT)
+
+.PHONY: demo all deps test test-unit test-bpf test-integration fuzz fuzz-run bench clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
