@@ -1,0 +1,368 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# Shared helpers of the end-to-end tests (tests/integration/test_e2e_*.sh):
+# sources -> `xevb build` -> `xevb sink` on the namespace testbed. Source it
+# after setting nothing; then:
+#
+#   e2e_init TAG "$1"                     # build dir, prefix xe<pid><TAG>, trap
+#   tb_up --sources 2 --builders 1 --sinks 1
+#   e2e_sink 0 s0 --expect-events 100     # background, waits for its ready file
+#   e2e_builder 0 b0 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" ...
+#   e2e_source 0 src0 --source-ids 0-1 --events 100   # background
+#   e2e_wait_all                          # every process started, with rc checks
+#   e2e_check CASE <<'PY' ... PY          # python asserts over the JSON files
+#   e2e_no_xdp CASE                       # no XDP program on any test interface
+#   e2e_finish                            # tb_down, nothing left, exit status
+#
+# Every process runs in the background with its stdout (the JSON summary)
+# in $E2E_WORK/NAME.json and stderr in $E2E_WORK/NAME.err; each is bounded
+# by its own --duration and by timeout(1). The trap kills what we started
+# (by pid), then the testbed's own trap removes the namespaces.
+
+E2E_PORT=5000
+E2E_FAILS=0
+E2E_PIDS=()    # pids of background processes not yet waited for
+E2E_NAMES=()   # their names, same order
+E2E_WANT=()    # the exit status each must have
+
+e2e_log() { echo "# $*"; }
+e2e_ok() { echo "ok   - $*"; }
+e2e_fail() {
+	echo "FAIL - $*"
+	E2E_FAILS=$((E2E_FAILS + 1))
+}
+# Stop now: cleanup runs from the trap.
+e2e_die() {
+	echo "FAIL - $* (giving up)"
+	exit 1
+}
+
+# e2e_init TAG BUILD_DIR: paths, prefix, scratch dir, cleanup hook.
+e2e_init() {
+	local tag=$1 out=${2:-build}
+	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+	X=$(realpath "$out/xevb")
+	[[ -x $X ]] || { echo "FAIL - $X not built (make -j2)"; exit 1; }
+	# shellcheck source=../../scripts/lib/testbed.sh
+	. scripts/lib/testbed.sh
+	TB_PREFIX="xe$$$tag"
+	TB_QUIET=1
+	E2E_WORK=$(mktemp -d "/tmp/$TB_PREFIX.XXXXXX")
+	export E2E_WORK
+	E2E_T0=$(date +%s.%N)
+}
+
+# Called by the testbed's EXIT trap before the namespaces go.
+tb_on_cleanup() {
+	local p
+	for p in "${E2E_PIDS[@]}"; do
+		[[ -n $p ]] && kill "$p" 2>/dev/null
+	done
+	for p in "${E2E_PIDS[@]}"; do
+		[[ -n $p ]] && wait "$p" 2>/dev/null
+	done
+	E2E_PIDS=()
+	if ((E2E_FAILS)) && [[ -n ${E2E_KEEP:-} ]]; then
+		echo "# kept $E2E_WORK"
+	else
+		rm -rf "$E2E_WORK"
+	fi
+}
+
+_e2e_track() {
+	E2E_PIDS+=("$1")
+	E2E_NAMES+=("$2")
+	E2E_WANT+=("$3")
+}
+
+# e2e_wait_all: wait for every tracked process; check each exit status.
+e2e_wait_all() {
+	local i rc
+	for i in "${!E2E_PIDS[@]}"; do
+		wait "${E2E_PIDS[$i]}"
+		rc=$?
+		if [[ $rc == "${E2E_WANT[$i]}" ]]; then
+			e2e_ok "${E2E_NAMES[$i]}: exit status $rc"
+		else
+			e2e_fail "${E2E_NAMES[$i]}: exit status $rc, want ${E2E_WANT[$i]}"
+			e2e_show "${E2E_NAMES[$i]}"
+		fi
+	done
+	E2E_PIDS=()
+	E2E_NAMES=()
+	E2E_WANT=()
+}
+
+# e2e_show NAME: what a process printed (on failures).
+e2e_show() {
+	echo "  --- $1 stderr (last lines):"
+	tail -n 25 "$E2E_WORK/$1.err" 2>/dev/null | sed 's/^/  | /'
+	echo "  --- $1 stdout:"
+	sed 's/^/  | /' "$E2E_WORK/$1.json" 2>/dev/null
+}
+
+# e2e_sink IDX NAME [sink options]: a farm node on sink IDX, listening on
+# its address, port $E2E_PORT, in the background; returns once it listens.
+# Bounded: --duration 25 (unless given) and timeout 40.
+e2e_sink() {
+	local idx=$1 name=$2 t
+	shift 2
+	local ready="$E2E_WORK/$name.ready"
+	rm -f "$ready"
+	tb_exec sink "$idx" timeout 40 "$X" sink --listen "$(tb_addr sink "$idx"):$E2E_PORT" \
+		--ready-file "$ready" --json --stats-interval 0 --duration 25 "$@" \
+		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	_e2e_track $! "$name" "${E2E_SINK_RC:-0}"
+	for ((t = 0; t < 100; t++)); do
+		[[ -s $ready ]] && return 0
+		sleep 0.05
+	done
+	e2e_show "$name"
+	e2e_die "$name: sink not listening after 5 s"
+}
+
+# e2e_builder IDX NAME [build options]: `xevb build --dev eth0` on builder
+# IDX in the background; returns once its receive path is open (the XDP
+# program attached and the AF_XDP socket bound, or the kernel socket open).
+# Give it --duration (bounded anyway by timeout 40). Its pid: $E2E_LAST_PID.
+# E2E_BUILD_RC: the exit status it must end with (default 0).
+e2e_builder() {
+	local idx=$1 name=$2 t
+	shift 2
+	tb_exec builder "$idx" timeout 40 "$X" build --dev eth0 --json --quiet "$@" \
+		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	E2E_LAST_PID=$!
+	_e2e_track $! "$name" "${E2E_BUILD_RC:-0}"
+	for ((t = 0; t < 200; t++)); do
+		grep -qE 'AF_XDP socket on|on a kernel socket' "$E2E_WORK/$name.err" 2>/dev/null && return 0
+		kill -0 "$E2E_LAST_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	e2e_show "$name"
+	e2e_die "$name: builder did not open its receive path"
+}
+
+# e2e_source IDX NAME [source options]: `xevb source` on source host IDX,
+# to builder $E2E_DEST, in the background (timeout 30). E2E_SRC_RC: the exit
+# status it must end with (default 0).
+e2e_source() {
+	local idx=$1 name=$2
+	shift 2
+	tb_exec source "$idx" timeout 30 "$X" source --dest "$E2E_DEST" --json --quiet "$@" \
+		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	E2E_LAST_PID=$!
+	_e2e_track $! "$name" "${E2E_SRC_RC:-0}"
+}
+
+# e2e_check CASE < python: runs the python on stdin after a prelude:
+#   J(name)        the JSON summary of process NAME
+#   eq(what, got, want) / le / true(what, cond, detail): print ok/FAIL lines
+#   events(path)   decode a built-event file (wire format section 2): a list
+#                  of dicts id, run, flags, incomplete, expected, sources
+#                  (list of received source_ids), missing (list)
+#   W              the scratch dir; CASE the case name
+# Fails the test (not the script) when any assertion fails.
+e2e_check() {
+	local py
+	py=$(cat)
+	if python3 -c "$_E2E_PRELUDE
+$py
+done()" "$1"; then
+		return 0
+	fi
+	E2E_FAILS=$((E2E_FAILS + 1))
+	return 1
+}
+
+_E2E_PRELUDE=$(cat <<'PY'
+import json, os, struct, sys
+W = os.environ["E2E_WORK"]
+CASE = sys.argv[1]
+_bad = 0
+def J(name):
+    with open(os.path.join(W, name + ".json")) as f:
+        lines = [l for l in f.read().splitlines() if l.startswith("{")]
+    if not lines:
+        raise SystemExit("FAIL - %s: %s printed no JSON summary (see %s.err)" % (CASE, name, name))
+    return json.loads(lines[-1])
+def _res(ok, msg):
+    global _bad
+    print(("ok   - " if ok else "FAIL - ") + CASE + ": " + msg)
+    if not ok:
+        _bad += 1
+    return ok
+def eq(what, got, want):
+    return _res(got == want, "%s = %r" % (what, got) if got == want else "%s = %r, want %r" % (what, got, want))
+def le(what, got, limit):
+    return _res(got <= limit, "%s = %r <= %r" % (what, got, limit))
+def true(what, cond, detail=""):
+    return _res(bool(cond), what + ("" if cond else ": " + str(detail)))
+def events(path):
+    out = []
+    with open(path, "rb") as f:
+        b = f.read()
+    off = 0
+    while off < len(b):
+        magic, ver, flags, nf, run, eid, tot, nexp, res, bns = struct.unpack_from("!IBBHIIIHHQ", b, off)
+        if magic != 0x45564E54 or ver != 1 or tot < 32 or off + tot > len(b):
+            raise SystemExit("FAIL - %s: %s: bad event header at offset %d" % (CASE, path, off))
+        p, srcs = off + 32, []
+        for _ in range(nf):
+            sid, r, ln, crc = struct.unpack_from("!HHII", b, p)
+            srcs.append(sid)
+            p += 12 + ((ln + 3) & ~3)
+        miss = list(struct.unpack_from("!%dH" % (nexp - nf), b, p)) if flags & 1 else []
+        out.append(dict(id=eid, run=run, flags=flags, incomplete=bool(flags & 1), expected=nexp,
+                        sources=srcs, missing=miss))
+        off += tot
+    return out
+def S(names, key):
+    return sum(J(n)[key] for n in names)
+def xdp_malformed(j):
+    return sum(v["packets"] for k, v in j["xdp"].items() if k.startswith("malformed_"))
+def done():
+    sys.exit(1 if _bad else 0)
+PY
+)
+
+# e2e_no_xdp CASE: no XDP program on any link of any namespace of the testbed.
+e2e_no_xdp() {
+	local ns left=""
+	for ns in $(ip netns list | awk -v p="$TB_PREFIX-" 'index($1, p) == 1 { print $1 }'); do
+		if ip -n "$ns" -d link show | grep -qE 'prog/xdp|[[:space:]]xdp(generic|offload)?[[:space:]]'; then
+			left+=" $ns"
+		fi
+	done
+	if [[ -z $left ]]; then
+		e2e_ok "$1: no XDP program left on any test interface"
+	else
+		e2e_fail "$1: XDP program left in:$left"
+		for ns in $left; do ip -n "$ns" -d link show | grep -E 'xdp' | sed 's/^/  | /'; done
+	fi
+}
+
+# e2e_xdp_attached ROLE IDX: true when eth0 of that host has an XDP program.
+e2e_xdp_attached() {
+	tb_exec "$1" "$2" ip -d link show eth0 | grep -q 'prog/xdp'
+}
+
+# e2e_finish: tear the testbed down, check nothing of it remains, and exit
+# with the verdict.
+e2e_finish() {
+	local p=$TB_PREFIX el
+	e2e_no_xdp "end"
+	tb_down "$p"
+	TB_CREATED=
+	if ip netns list | grep -q "^$p-"; then
+		e2e_fail "namespaces left: $(ip netns list | grep "^$p-" | tr '\n' ' ')"
+	else
+		e2e_ok "teardown: no namespace named $p-* remains"
+	fi
+	el=$(python3 -c "import sys; print('%.1f' % (float(sys.argv[2]) - float(sys.argv[1])))" \
+		"$E2E_T0" "$(date +%s.%N)")
+	tb_on_cleanup
+	if ((E2E_FAILS)); then
+		echo "FAIL $(basename "$0" .sh): $E2E_FAILS failure(s) in ${el}s"
+		exit 1
+	fi
+	echo "PASS $(basename "$0" .sh) in ${el}s"
+	exit 0
+}
+
+# e2e_topology CASE MODE PROTO HOSTS IDS BUILDERS SINKS EVENTS
+#   MODE xdp|socket, PROTO raw|udp. HOSTS source hosts, each emulating IDS
+#   source ids (host h: h*IDS .. h*IDS+IDS-1); BUILDERS builders, each
+#   expecting every source id and getting its own range of EVENTS events
+#   (builder b: event_ids b*EVENTS ..), sent by one source process per
+#   (host, builder); every builder forwards round robin to all SINKS sinks.
+#   Nx1: HOSTS>1, BUILDERS=1; 1xN: HOSTS=1, BUILDERS>1; NxN: both > 1.
+# Asserts, per builder: fragments sent to it = received = in events (XDP:
+# = steered to the AF_XDP socket, no drop anywhere); every event complete;
+# no drop of any reason; every event forwarded; per sink: exactly its round
+# robin share, every CRC and content checked, no error; in total: sink
+# events = builder out_events, sink fragments = fragments sent.
+e2e_topology() {
+	local case=$1 mode=$2 proto=$3 nh=$4 ni=$5 nb=$6 ns=$7 ne=$8
+	local h b k ids last=$(($4 * $5 - 1)) want bopts sopts sinks=() plan
+	e2e_log "$case: $mode mode, $proto, $nh source host(s) x $ni ids -> $nb builder(s) -> $ns sink(s), $ne events per builder"
+	plan="{\"mode\":\"$mode\",\"events\":$ne,\"sources\":$((last + 1)),\"builders\":{"
+	for ((k = 0; k < ns; k++)); do
+		# Round robin from sink 0, per builder.
+		want=$((nb * ((ne - k + ns - 1) / ns)))
+		e2e_sink "$k" "$case.k$k" --expect-events "$want" --expect-sources $((last + 1))
+		sinks+=(--sink "$(tb_addr sink "$k"):$E2E_PORT")
+	done
+	bopts=()
+	[[ $mode == socket ]] && bopts+=(--mode socket)
+	[[ $mode == socket && $proto == udp ]] && bopts+=(--udp)
+	sopts=()
+	[[ $proto == udp ]] && sopts+=(--udp 23900)
+	for ((b = 0; b < nb; b++)); do
+		e2e_builder "$b" "$case.b$b" "${bopts[@]}" --sources "0-$last" "${sinks[@]}" \
+			--exit-on-eor --duration 15
+	done
+	for ((b = 0; b < nb; b++)); do
+		E2E_DEST=$(tb_addr builder "$b")
+		plan+="$( ((b)) && echo ,)\"$case.b$b\":["
+		for ((h = 0; h < nh; h++)); do
+			ids="$((h * ni))-$((h * ni + ni - 1))"
+			e2e_source "$h" "$case.s${h}b$b" --source-ids "$ids" --events "$ne" \
+				--first-event $((b * ne)) --pack 10 --frag-size 32-120 \
+				--seed $((h * 16 + b + 1)) "${sopts[@]}"
+			plan+="$( ((h)) && echo ,)\"$case.s${h}b$b\""
+		done
+		plan+="]"
+	done
+	plan+="},\"sinks\":{"
+	for ((k = 0; k < ns; k++)); do
+		plan+="$( ((k)) && echo ,)\"$case.k$k\":$((nb * ((ne - k + ns - 1) / ns)))"
+	done
+	plan+="}}"
+	echo "$plan" >"$E2E_WORK/$case.plan"
+	e2e_wait_all
+	e2e_check "$case" <<'PY'
+P = json.load(open(os.path.join(W, CASE + ".plan")))
+E, xdp = P["events"], P["mode"] == "xdp"
+for b, srcs in sorted(P["builders"].items()):
+    j, s = J(b), [J(n) for n in srcs]
+    sent = sum(x["fragments"] for x in s)
+    pk = sum(x["packets"] for x in s)
+    for n, x in zip(srcs, s):
+        eq(n + " fragments sent", x["fragments"], E * x["sources"])
+    eq(b + " fragments received = sent", j["frags_received"], sent)
+    eq(b + " fragments in events = sent", j["frags_in_events"], sent)
+    eq(b + " frames received = packets sent", j["rx_frames"], pk)
+    eq(b + " events opened", j["events_opened"], E)
+    eq(b + " events complete = events sent", j["events_complete"], E)
+    eq(b + " incomplete/discarded/open", (j["events_incomplete"], j["events_discarded"], j["open_events"]), (0, 0, 0))
+    eq(b + " drops (dup, late, unknown, run, overflow)",
+       [j[k] for k in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow")],
+       [0] * 5)
+    eq(b + " rx_not_mep, seq_gaps", (j["rx_not_mep"], j["seq_gaps"]), (0, 0))
+    eq(b + " out_events", j["out_events"], E)
+    eq(b + " out dropped (no sink, error)", (j["out_dropped_no_sink"], j["out_dropped_error"]), (0, 0))
+    eq(b + " run ended by END_OF_RUN", j["run_ended"], True)
+    if xdp:
+        x = j["xdp"]
+        eq(b + " XDP to_xsk frags = builder frags_received", x["to_xsk"]["frags"], j["frags_received"])
+        eq(b + " XDP mep packets = to_xsk packets = sent", (x["mep"]["packets"], x["to_xsk"]["packets"]), (pk, pk))
+        eq(b + " XDP malformed, no_xsk_to_kernel, unknown_source",
+           (xdp_malformed(j), x["no_xsk_to_kernel"]["packets"], x["unknown_source"]["packets"]), (0, 0, 0))
+        eq(b + " xsk rx_dropped, rx_ring_full", (j["xsk_rx_dropped"], j["xsk_rx_ring_full"]), (0, 0))
+    else:
+        eq(b + " socket kernel drops", j["sock_kernel_drops"], 0)
+tot_sent = sum(J(n)["fragments"] for srcs in P["builders"].values() for n in srcs)
+tot_out = sum(J(b)["out_events"] for b in P["builders"])
+for k, want in sorted(P["sinks"].items()):
+    j = J(k)
+    eq(k + " events (round robin share)", j["events"], want)
+    eq(k + " complete", j["complete"], want)
+    eq(k + " incomplete, missing, errors, duplicates", (j["incomplete"], j["missing_fragments"], j["errors"], j["duplicates"]), (0, 0, 0, 0))
+    eq(k + " result", j["result"], "ok")
+eq("sink events = builder out_events", sum(J(k)["events"] for k in P["sinks"]), tot_out)
+eq("sink bytes = builder out_bytes", sum(J(k)["bytes"] for k in P["sinks"]), sum(J(b)["out_bytes"] for b in P["builders"]))
+eq("sink fragments = fragments sent", sum(J(k)["fragments"] for k in P["sinks"]), tot_sent)
+PY
+	e2e_no_xdp "$case"
+}
