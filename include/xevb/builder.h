@@ -15,7 +15,12 @@
  * Events are handed to cfg.emit with their fragments still in the frames,
  * in ascending source_id order; the frames are released right after emit
  * returns, so emit must be done with the payloads (written to a socket,
- * copied, or counted) by then.
+ * copied, or counted) by then. emit and frame_release must not call back
+ * into the builder.
+ *
+ * The window is counted in event_ids: open events all lie within `window`
+ * consecutive ids (serial order); ids below it are LATE, an id that would
+ * push an open event out of it is OVERFLOW. Full rules: user/lib/builder.c.
  */
 #ifndef XEVB_BUILDER_H
 #define XEVB_BUILDER_H
