@@ -46,11 +46,6 @@ XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
-# The README's "run the main job" command.
-demo: deps
-	$(Q)$(MAKE) --no-print-directory all
-	$(Q)bash scripts/demo.sh $(OUT)
-
 .PHONY: demo all deps test test-unit test-bpf test-integration fuzz fuzz-run bench clean
 .DELETE_ON_ERROR:
 .SECONDARY:
@@ -59,6 +54,11 @@ all: $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
+
+# The README's "run the main job" command.
+demo: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)bash scripts/demo.sh $(OUT)
 
 $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(call msg,BPF,$@)
