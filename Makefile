@@ -50,7 +50,7 @@ TEST_BPF  := $(OUT)/tests/test_bpf
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS)
+all: $(BPF_OBJS) $(SKELS) $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
