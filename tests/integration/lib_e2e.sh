@@ -155,12 +155,29 @@ e2e_source() {
 	_e2e_track $! "$name" "${E2E_SRC_RC:-0}"
 }
 
+# e2e_sink_file NAME FILE [sink options]: check a file written by
+# `build --output` with `xevb sink --input` (every CRC and the content);
+# its JSON summary goes to NAME.json like any other. Exit status 0 wanted.
+e2e_sink_file() {
+	local name=$1 file=$2 rc
+	shift 2
+	timeout 30 "$X" sink --input "$file" --json "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err"
+	rc=$?
+	if ((rc == 0)); then
+		e2e_ok "$name: sink --input exit status 0"
+	else
+		e2e_fail "$name: sink --input exit status $rc"
+		e2e_show "$name"
+	fi
+}
+
 # e2e_check CASE < python: runs the python on stdin after a prelude:
 #   J(name)        the JSON summary of process NAME
 #   eq(what, got, want) / le / true(what, cond, detail): print ok/FAIL lines
 #   events(path)   decode a built-event file (wire format section 2): a list
 #                  of dicts id, run, flags, incomplete, expected, sources
-#                  (list of received source_ids), missing (list)
+#                  (list of received source_ids), missing (list), build_ns
+#                  (CLOCK_REALTIME ns when the builder emitted the event)
 #   W              the scratch dir; CASE the case name
 # Fails the test (not the script) when any assertion fails.
 e2e_check() {
@@ -192,8 +209,18 @@ def _res(ok, msg):
     if not ok:
         _bad += 1
     return ok
+def _short(v):
+    if isinstance(v, list) and len(v) > 8:
+        return "[%s, ..., %s] (%d items)" % (", ".join(map(repr, v[:3])), ", ".join(map(repr, v[-2:])), len(v))
+    return repr(v)
 def eq(what, got, want):
-    return _res(got == want, "%s = %r" % (what, got) if got == want else "%s = %r, want %r" % (what, got, want))
+    if got == want:
+        return _res(True, "%s = %s" % (what, _short(got)))
+    msg = "%s = %s, want %s" % (what, _short(got), _short(want))
+    if isinstance(got, list) and isinstance(want, list):
+        g, w = set(map(repr, got)), set(map(repr, want))
+        msg += "\n       only got: %s\n       only wanted: %s" % (sorted(g - w)[:10], sorted(w - g)[:10])
+    return _res(False, msg)
 def le(what, got, limit):
     return _res(got <= limit, "%s = %r <= %r" % (what, got, limit))
 def true(what, cond, detail=""):
@@ -214,7 +241,7 @@ def events(path):
             p += 12 + ((ln + 3) & ~3)
         miss = list(struct.unpack_from("!%dH" % (nexp - nf), b, p)) if flags & 1 else []
         out.append(dict(id=eid, run=run, flags=flags, incomplete=bool(flags & 1), expected=nexp,
-                        sources=srcs, missing=miss))
+                        sources=srcs, missing=miss, build_ns=bns))
         off += tot
     return out
 def S(names, key):
