@@ -63,6 +63,13 @@ tb_on_cleanup() {
 		[[ -n $p ]] && wait "$p" 2>/dev/null
 	done
 	E2E_PIDS=()
+	# xevb build keeps its lock (and, if killed, stats) file per namespace
+	# in /run/xevb, named by the namespace's inode: ours go with ours.
+	local ns ino
+	for ns in $(ip netns list | awk -v p="$TB_PREFIX-" 'index($1, p) == 1 { print $1 }'); do
+		ino=$(stat -L -c %i "/run/netns/$ns" 2>/dev/null) &&
+			rm -f "/run/xevb/$ino-"*.lock "/run/xevb/$ino-"*.stats
+	done
 	if ((E2E_FAILS)) && [[ -n ${E2E_KEEP:-} ]]; then
 		echo "# kept $E2E_WORK"
 	else
@@ -80,7 +87,7 @@ _e2e_track() {
 e2e_wait_all() {
 	local i rc
 	for i in "${!E2E_PIDS[@]}"; do
-		wait "${E2E_PIDS[$i]}"
+		{ wait "${E2E_PIDS[$i]}"; } 2>/dev/null  # no "Killed" notice: rc says it
 		rc=$?
 		if [[ $rc == "${E2E_WANT[$i]}" ]]; then
 			e2e_ok "${E2E_NAMES[$i]}: exit status $rc"
@@ -110,7 +117,8 @@ e2e_sink() {
 	shift 2
 	local ready="$E2E_WORK/$name.ready"
 	rm -f "$ready"
-	tb_exec sink "$idx" timeout 40 "$X" sink --listen "$(tb_addr sink "$idx"):$E2E_PORT" \
+	# Not through tb_exec: $! must be timeout(1) itself, not a subshell.
+	ip netns exec "$(tb_ns sink "$idx")" timeout 40 "$X" sink --listen "$(tb_addr sink "$idx"):$E2E_PORT" \
 		--ready-file "$ready" --json --stats-interval 0 --duration 25 "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" "${E2E_SINK_RC:-0}"
@@ -130,7 +138,7 @@ e2e_sink() {
 e2e_builder() {
 	local idx=$1 name=$2 t
 	shift 2
-	tb_exec builder "$idx" timeout 40 "$X" build --dev eth0 --json --quiet "$@" \
+	ip netns exec "$(tb_ns builder "$idx")" timeout 40 "$X" build --dev eth0 --json --quiet "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" "${E2E_BUILD_RC:-0}"
@@ -149,7 +157,7 @@ e2e_builder() {
 e2e_source() {
 	local idx=$1 name=$2
 	shift 2
-	tb_exec source "$idx" timeout 30 "$X" source --dest "$E2E_DEST" --json --quiet "$@" \
+	ip netns exec "$(tb_ns source "$idx")" timeout 30 "$X" source --dest "$E2E_DEST" --json --quiet "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" "${E2E_SRC_RC:-0}"
@@ -304,6 +312,7 @@ e2e_finish() {
 #   (builder b: event_ids b*EVENTS ..), sent by one source process per
 #   (host, builder); every builder forwards round robin to all SINKS sinks.
 #   Nx1: HOSTS>1, BUILDERS=1; 1xN: HOSTS=1, BUILDERS>1; NxN: both > 1.
+#   E2E_RATE: trigger rate of each source process (default: flat out).
 # Asserts, per builder: fragments sent to it = received = in events (XDP:
 # = steered to the AF_XDP socket, no drop anywhere); every event complete;
 # no drop of any reason; every event forwarded; per sink: exactly its round
@@ -325,6 +334,7 @@ e2e_topology() {
 	[[ $mode == socket && $proto == udp ]] && bopts+=(--udp)
 	sopts=()
 	[[ $proto == udp ]] && sopts+=(--udp 23900)
+	[[ -n ${E2E_RATE:-} ]] && sopts+=(--rate "$E2E_RATE")
 	for ((b = 0; b < nb; b++)); do
 		e2e_builder "$b" "$case.b$b" "${bopts[@]}" --sources "0-$last" "${sinks[@]}" \
 			--exit-on-eor --duration 15

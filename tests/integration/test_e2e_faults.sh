@@ -48,9 +48,12 @@ eq("incomplete event ids = every 10th", sorted(e["id"] for e in inc), list(range
 eq("each incomplete event misses exactly source 1", sorted({tuple(e["missing"]) for e in inc}), [(1,)])
 eq("each incomplete event has sources 0, 2, 3", sorted({tuple(e["sources"]) for e in inc}), [(0, 2, 3)])
 byid = {e["id"]: e for e in ev}
+# The timeout runs from the first fragment, the neighbour completes with the
+# last one: the gap is 200 ms less the skew between the hosts (under load,
+# tens of ms), plus up to one poll interval (~100 ms).
 gaps = [(byid[e["id"]]["build_ns"] - byid[e["id"] - 1]["build_ns"]) / 1e9 for e in inc]
-true("each incomplete event left 0.19-1.0 s after its complete neighbour (the 200 ms timeout)",
-     all(0.19 <= g <= 1.0 for g in gaps), "min %.3f max %.3f" % (min(gaps), max(gaps)))
+true("each incomplete event left 0.1-1.0 s after its complete neighbour (the 200 ms timeout)",
+     all(0.1 <= g <= 1.0 for g in gaps), "min %.3f max %.3f" % (min(gaps), max(gaps)))
 tend = int(os.environ["E2E_TEND"])
 true("every incomplete event left >= 1 s before the builder stopped (timeout, not stop flush)",
      max(e["build_ns"] for e in inc) <= tend - 1e9, (tend - max(e["build_ns"] for e in inc)) / 1e9)

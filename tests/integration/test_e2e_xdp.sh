@@ -13,4 +13,7 @@ e2e_topology xraw_nx1      xdp  raw   3     2   1        2     4000
 e2e_topology xudp_nx1      xdp  udp   3     2   1        1     3000
 e2e_topology xraw_1xn      xdp  raw   1     4   3        2     2000
 e2e_topology xudp_nxn      xdp  udp   2     2   2        2     3000
+# Longer, paced (0.4 s): 8000 packets, more than the 4096-entry RX ring.
+E2E_RATE=50000 \
+e2e_topology xraw_nx1_20k  xdp  raw   2     2   1        1     20000
 e2e_finish
