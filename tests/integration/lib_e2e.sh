@@ -2,8 +2,8 @@
 # shellcheck shell=bash
 #
 # Shared helpers of the end-to-end tests (tests/integration/test_e2e_*.sh):
-# sources -> `xevb build` -> `xevb sink` on the namespace testbed. Source it
-# after setting nothing; then:
+# sources -> `xevb build` -> `xevb sink` on the namespace testbed. Source
+# it, then:
 #
 #   e2e_init TAG "$1"                     # build dir, prefix xe<pid><TAG>, trap
 #   tb_up --sources 2 --builders 1 --sinks 1
@@ -35,6 +35,7 @@ e2e_fail() {
 # Stop now: cleanup runs from the trap.
 e2e_die() {
 	echo "FAIL - $* (giving up)"
+	E2E_FAILS=$((E2E_FAILS + 1))
 	exit 1
 }
 
@@ -63,18 +64,23 @@ tb_on_cleanup() {
 		[[ -n $p ]] && wait "$p" 2>/dev/null
 	done
 	E2E_PIDS=()
-	# xevb build keeps its lock (and, if killed, stats) file per namespace
-	# in /run/xevb, named by the namespace's inode: ours go with ours.
-	local ns ino
-	for ns in $(ip netns list | awk -v p="$TB_PREFIX-" 'index($1, p) == 1 { print $1 }'); do
-		ino=$(stat -L -c %i "/run/netns/$ns" 2>/dev/null) &&
-			rm -f "/run/xevb/$ino-"*.lock "/run/xevb/$ino-"*.stats
-	done
+	_e2e_run_files
 	if ((E2E_FAILS)) && [[ -n ${E2E_KEEP:-} ]]; then
 		echo "# kept $E2E_WORK"
 	else
 		rm -rf "$E2E_WORK"
 	fi
+}
+
+# xevb build keeps a lock file (and, if killed, a stats file) per namespace
+# in /run/xevb, named by the namespace's inode: ours go with our namespaces.
+_e2e_run_files() {
+	local ns ino
+	for ns in $(ip netns list | awk -v p="$TB_PREFIX-" 'index($1, p) == 1 { print $1 }'); do
+		ino=$(stat -L -c %i "/run/netns/$ns" 2>/dev/null) &&
+			rm -f "/run/xevb/$ino-"*.lock "/run/xevb/$ino-"*.stats
+	done
+	return 0
 }
 
 _e2e_track() {
@@ -287,6 +293,7 @@ e2e_xdp_attached() {
 e2e_finish() {
 	local p=$TB_PREFIX el
 	e2e_no_xdp "end"
+	_e2e_run_files
 	tb_down "$p"
 	TB_CREATED=
 	if ip netns list | grep -q "^$p-"; then
