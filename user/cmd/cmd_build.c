@@ -30,7 +30,7 @@ enum {
 	O_DEV = 'd', O_MODE = 'm', O_SOURCES = 's', O_QUEUES = 'q', O_OUTPUT = 'o',
 	O_VERBOSE = 'v', O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
-	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET,
+	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
 };
 
 static const struct xevb_opt opts[] = {
@@ -52,6 +52,7 @@ static const struct xevb_opt opts[] = {
 	{ "sink", O_SINK, "ADDR:PORT", "farm node to forward to (repeatable; round robin)" },
 	{ "output", O_OUTPUT, "FILE", "write built events to FILE instead" },
 	{ "no-forward", O_NOFWD, NULL, "build and release events without sending them (measurement)" },
+	{ "bare", O_BARE, NULL, "receive and release frames, count them, build nothing (receive ceiling)" },
 	{ "duration", O_DURATION, "SEC", "stop after SEC seconds (default: run until SIGINT)" },
 	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed" },
 	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
@@ -72,7 +73,8 @@ static const struct xevb_cmd_help help = {
 	.examples =
 		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"
 		"  xevb build --dev eth0 --sources 0-125 --no-forward --duration 10\n"
-		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --output /tmp/events.bin\n",
+		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --output /tmp/events.bin\n"
+		"  xevb build --dev eth0 --sources 0-125 --bare --duration 10    # receive ceiling\n",
 };
 
 static volatile sig_atomic_t stop;
@@ -85,6 +87,7 @@ static void on_signal(int sig)
 
 struct build {
 	bool xdp;
+	bool bare;
 	struct xevb_loader ld;
 	struct xevb_xsk xsk;
 	struct xevb_sock sock;
@@ -117,6 +120,16 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 {
 	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 
+	if (bd->bare) {
+		/* The receive ceiling: what the ring loop costs without the builder. */
+		for (uint32_t i = 0; i < n; i++) {
+			bd->rx_bytes += len[i];
+			release_cb(bd, idx[i]);
+		}
+		bd->rx_frames += n;
+		bd->batches++;
+		return;
+	}
 	for (uint32_t i = 0; i < n; i++) {
 		struct xevb_pkt_info pi;
 		int res = xevb_classify(data[i], data[i] + len[i], len[i], &bd->pcfg, &pi, frags);
@@ -249,6 +262,7 @@ int cmd_build(int argc, char **argv)
 			break;
 		case O_OUTPUT: output = arg; break;
 		case O_NOFWD: nofwd = true; break;
+		case O_BARE: bd.bare = true; break;
 		case O_DURATION: if (!xevb_parse_u32("duration", arg, 0, 1u << 30, &duration)) return 2; break;
 		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
 		case O_BUSY: busy = true; break;
@@ -275,11 +289,11 @@ int cmd_build(int argc, char **argv)
 		xevb_err("--frames must be a power of 2 and --frame-size 2048 or 4096 in XDP mode");
 		return 2;
 	}
-	if (nofwd && (n_sinks || output)) {
-		xevb_err("--no-forward with --sink or --output makes no sense");
+	if ((nofwd || bd.bare) && (n_sinks || output)) {
+		xevb_err("--no-forward or --bare with --sink or --output makes no sense");
 		return 2;
 	}
-	if (!nofwd && !n_sinks && !output) {
+	if (!nofwd && !bd.bare && !n_sinks && !output) {
 		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
 		return 2;
 	}
