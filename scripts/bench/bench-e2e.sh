@@ -1,0 +1,249 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# End-to-end benchmark: `xevb source --mode live` (generator, CPU 0) sends
+# as fast as it can to `xevb build` (CPU 1): builder in XDP mode, in socket
+# mode (raw IPv4, recvmmsg) and bare (`--bare`: AF_XDP receive and release,
+# nothing built: the receive ceiling), one after the other, same traffic:
+#   l1:  126 sources, 25 x 32 B fragments a packet (1150-byte frames), MTU 1500
+#   big: 126 sources, 10 x 320 B fragments a packet (3370-byte frames); MTU
+#        3500, not 9000: an XDP program that is not frags-aware cannot be
+#        attached to a veth whose peer's MTU exceeds about 3.5 kB.
+# Two models: gateway (the builder's veth in threaded NAPI mode, its napi
+# thread pinned to CPU 1: all receive work on the builder's core) and split
+# (default NAPI: receive work runs on the sender's core, CPU 0). Build-only
+# (--no-forward) and forwarding over TCP to one `xevb sink` (on CPU 0; the
+# generator is niced then, see run_one).
+#
+# Two paths. bridge: source veth -> bridge -> builder veth (the testbed). A
+# veth drops its peer's XDP_TX frames unless it runs XDP, so the source's
+# switch port carries an XDP_PASS program (xevb_pass.bpf.o); the bridge then
+# forwards skbs, and the generator's core (which also runs that bridge work)
+# limits the offered rate to about 0.5 Mpps. direct: a second veth pair
+# source eth1 <-> builder eth1, xdp_frames straight into the builder's veth:
+# several Mpps offered, enough to overload the builder's core. In socket
+# mode the builder's veth runs XDP_PASS too: without XDP (or GRO) a veth has
+# no NAPI, its receive work cannot move to a thread, and the XDP_TX frames
+# of the direct path would be dropped.
+#
+# Each point: BENCH_RUNS runs (3; 1 with BENCH_QUICK=1) of BENCH_SECONDS (3;
+# 1.5 quick), medians. Writes $OUT/bench/e2e.json and prints a table.
+# CPU: our tasks' run time (generator, builder, napi thread, sink,
+# ksoftirqd/0-1) per frame received; /proc/stat busy time of both cores per
+# frame as well ("stat ns": counts whatever else the machine runs).
+set -euo pipefail
+OUT=${1:-build}
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+QUICK=${BENCH_QUICK:-}
+RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
+SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1.5 || echo 3)}
+CASES=${BENCH_CASES:-l1 big}
+MODELS=${BENCH_MODELS:-gateway split}
+PATHS=${BENCH_PATHS:-bridge direct}
+BUILDER_NICE=${BENCH_BUILDER_NICE:-0}
+X=$ROOT/$OUT/xevb
+PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
+HELP=$ROOT/scripts/bench/e2e.py
+TMP=$(mktemp -d /tmp/xevb-e2e.XXXXXX)
+RESULTS=$TMP/results.jsonl
+SINK_PORT=5000
+BG_PIDS=()
+
+. scripts/lib/testbed.sh
+export TB_QUIET=1
+
+# Our builder and sink of the current run, if still there: SIGINT, then KILL.
+stop_bg() {
+	local p i
+	for p in "${BG_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; done
+	for p in "${BG_PIDS[@]}"; do
+		for ((i = 0; i < 30; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null || true
+		wait "$p" 2>/dev/null || true
+	done
+	BG_PIDS=()
+}
+
+# Runs first in the testbed's EXIT trap; the testbed then removes the
+# namespaces (and with them veths, XDP programs, napi threads).
+tb_on_cleanup() {
+	stop_bg
+	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
+}
+
+make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" >/dev/null
+mkdir -p "$OUT/bench"
+: >"$RESULTS"
+
+napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
+ksoftirqd() { ps -eo pid=,comm= | awk -v n="ksoftirqd/$1" '$2 == n { print $1 }'; }
+
+# Threaded NAPI on the builder's veth (gateway) or not (split); prints the
+# napi thread(s) that appeared since BEFORE (a file of napi pids), pinned to CPU 1.
+set_model() {
+	local model=$1 before=$2 p
+	if [[ $model == gateway ]]; then
+		ip netns exec "$BNS" sh -c "echo 1 > /sys/class/net/$BDEV/threaded" || return 1
+		for p in $(comm -13 "$before" <(napi_pids)); do
+			taskset -p -c 1 "$p" >/dev/null && echo "$p"
+		done
+	else
+		ip netns exec "$BNS" sh -c "echo 0 > /sys/class/net/$BDEV/threaded" 2>/dev/null || true
+	fi
+}
+
+wait_for() { # FILE PATTERN PID: until FILE matches, PID dies or 10 s pass
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# run_point CASE MODEL MODE FWD RUN: one run, its figures appended to RESULTS.
+# PATH_NAME, BDEV (builder side), SRC_PATH_ARGS (source side) say which link.
+run_point() {
+	local rc=0
+	run_one "$@" || rc=1
+	stop_bg
+	return $rc
+}
+
+run_one() {
+	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5
+	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0
+	mkdir -p "$d"
+	case $mode in
+	bare) bargs=(--bare) ;;
+	xdp) bargs=() ;;
+	socket) bargs=(--mode socket) ;;
+	esac
+	if [[ $fwd == 1 ]]; then
+		rm -f "$d/ready"
+		ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:$SINK_PORT" --json \
+			--stats-interval 0 --ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
+		spid=$!
+		BG_PIDS+=("$spid")
+		wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
+		bargs+=(--sink "$SADDR:$SINK_PORT")
+		# The farm node shares CPU 0 with the generator: it goes first, or TCP
+		# back-pressure from a starved sink, not the builder, sets the rate.
+		nice=10
+	elif [[ $mode != bare ]]; then
+		bargs+=(--no-forward)
+	fi
+	napi_pids >"$d/napi0"
+	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$X" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
+		"${BUILD_TUNING[@]}" --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
+	bpid=$!
+	BG_PIDS+=("$bpid")
+	if ! wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid"; then
+		echo "builder did not start: $(tail -3 "$d/build.err")" >&2
+		return 1
+	fi
+	if [[ $mode != socket ]]; then
+		napi=$(set_model "$model" "$d/napi0" | head -1) || return 1
+	fi
+	if [[ $model == gateway && -z $napi ]]; then
+		echo "no napi thread found for the builder's veth" >&2
+		return 1
+	fi
+	local roles=(builder="$bpid" ksoftirqd0="$(ksoftirqd 0)" ksoftirqd1="$(ksoftirqd 1)")
+	[[ -n $napi ]] && roles+=(napi="$napi")
+	[[ -n $spid ]] && roles+=(sink="$spid")
+	python3 "$HELP" snap "${roles[@]}" >"$d/s0"
+	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode live \
+		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$SECS" \
+		--no-end-of-run --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
+	sleep 0.3 # the rings drain
+	python3 "$HELP" snap "${roles[@]}" >"$d/s1"
+	kill -INT "$bpid" 2>/dev/null || true
+	wait "$bpid" || echo "builder exit status $? ($case $model $mode fwd=$fwd): $(tail -2 "$d/build.err")" >&2
+	if [[ -n $spid ]]; then
+		sleep 0.5
+		kill -INT "$spid" 2>/dev/null || true
+		wait "$spid" || true
+	fi
+	BG_PIDS=()
+	python3 "$HELP" run path="$PATH_NAME" case="$case" model="$model" mode="$mode" fwd="$fwd" pack="$PACK" nsrc="$NSRC" \
+		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld="$d/build.json" \
+		sink="$([[ -n $spid ]] && echo "$d/sink.json")" >>"$RESULTS"
+	python3 -c '
+import json, sys
+r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
+print("  %-6s %-4s %-7s %-6s fwd=%d run %s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %s ns/frame%s" % (
+    r["path"], r["case"], r["model"], r["mode"], r["forward"], sys.argv[2], r["frames_per_s"] / 1e6,
+    r["tx_frames_per_s"] / 1e6, 100 * r["loss"],
+    "%.0f" % r["cpu_ns_per_frame"] if r["cpu_ns_per_frame"] else "-", "" if r["ok"] else "  FAILED"))' \
+		"$RESULTS" "$run"
+}
+
+# One lost packet keeps its events open until the timeout, and an open event
+# holds the window and its frames: at ~0.1-0.6 M events/s the builder's
+# 1 s default would block it (OVERFLOW) after the first veth ring drop.
+BUILD_TUNING=(--timeout-ms 5 --window 16384 --frames 65536)
+for case in $CASES; do
+	case $case in
+	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 ;;
+	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 ;;
+	*) echo "unknown case $case" >&2; exit 2 ;;
+	esac
+	P="xevb$$e2e$case"
+	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --mtu "$MTU"
+	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
+	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0)
+	ip -n "$(tb_switch)" link set dev "$(tb_port source 0)" xdpdrv obj "$PASS" sec xdp
+	# The direct path: a second veth pair, source eth1 <-> builder eth1, no address
+	# on either end (the source sends from its eth0 address to the builder's).
+	ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 mtu "$MTU" type veth \
+		peer name eth1 netns "$BNS" address 02:18:02:01:00:01 mtu "$MTU"
+	ip -n "$SRCNS" link set eth1 up
+	ip -n "$BNS" link set eth1 up
+	ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+	echo "case $case: $NSRC sources, $PACK x $FRAG B fragments a packet, MTU $MTU, $RUNS x ${SECS}s a point"
+	for PATH_NAME in $PATHS; do
+		if [[ $PATH_NAME == direct ]]; then
+			BDEV=eth1 SRC_PATH_ARGS=(--dev eth1 --dst-mac 02:18:02:01:00:01 --src-addr "$(tb_addr source 0)")
+		else
+			BDEV=eth0 SRC_PATH_ARGS=(--dev eth0)
+		fi
+		for model in $MODELS; do
+			SOCK_NAPI=
+			for mode in bare xdp socket; do
+				if [[ $mode == socket ]]; then
+					napi_pids >"$TMP/napi-sock"
+					ip -n "$BNS" link set dev "$BDEV" xdpdrv obj "$PASS" sec xdp
+					SOCK_NAPI=$(set_model "$model" "$TMP/napi-sock" | head -1)
+				fi
+				for fwd in 0 1; do
+					[[ $mode == bare && $fwd == 1 ]] && continue
+					for ((run = 1; run <= RUNS; run++)); do
+						run_point "$case" "$model" "$mode" "$fwd" "$run" ||
+							echo "  $PATH_NAME $case $model $mode fwd=$fwd run $run: FAILED" >&2
+					done
+				done
+				if [[ $mode == socket ]]; then
+					ip -n "$BNS" link set dev "$BDEV" xdpdrv off
+					SOCK_NAPI=
+				fi
+			done
+		done
+	done
+	tb_down "$P"
+	TB_CREATED=${TB_CREATED/ $P/}
+done
+
+meta=$(python3 -c '
+import json, os, sys
+print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg()[0],
+  "runs_per_point": int(sys.argv[1]), "seconds_per_run": float(sys.argv[2]),
+  "path": "source veth -> bridge (XDP_PASS on the source switch port) -> builder veth",
+  "cpus": {"generator": 0, "builder": 1, "napi_thread_gateway": 1, "sink": 0},
+  "notes": ["cpu_ns_per_frame: run time of our tasks (generator incl. its in-context softirq, builder, napi thread, sink, ksoftirqd/0-1) per frame received",
+            "cpu_ns_per_frame_rx_side: the same without the generator process (in the split model the receive work runs inside the generator and is left out)",
+            "cpu_ns_per_frame_procstat: /proc/stat busy time of cpu0+cpu1 per frame (includes other users of the machine)",
+            "socket mode runs with an XDP_PASS program on the builder veth (NAPI for threaded mode)",
+            "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS")
+python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta"

@@ -1,0 +1,244 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Helper of bench-e2e.sh: CPU snapshots, one run's figures, the report.
+
+  e2e.py snap ROLE=PID...          one JSON line: /proc/stat of cpu0/cpu1 and
+                                   each PID's run time (schedstat, ns)
+  e2e.py run KEY=VALUE...          one run's figures from the snapshots and
+                                   the JSON summaries of source/build/sink
+  e2e.py report RESULTS OUT.json   medians per point, ratios, targets, table
+
+The machine is shared: besides /proc/stat's busy time of both cores (which
+counts everyone), CPU is summed over our own tasks (generator, builder,
+napi thread, sink, ksoftirqd/0-1). Without IRQ time accounting, softirq
+work done in a task's context is part of that task's run time.
+"""
+import json
+import statistics
+import sys
+import time
+
+USER_HZ = 100
+
+
+def procstat():
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            p = line.split()
+            if p[0] in ("cpu0", "cpu1"):
+                v = [int(x) for x in p[1:]]
+                # user nice system idle iowait irq softirq steal
+                out[p[0]] = {"busy": sum(v[:8]) - v[3] - v[4], "softirq": v[6], "system": v[2],
+                             "user": v[0] + v[1]}
+    return out
+
+
+def runtime_ns(pid):
+    try:
+        with open("/proc/%s/schedstat" % pid) as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def cmd_snap(args):
+    snap = {"t": time.monotonic(), "stat": procstat(), "pids": {}}
+    for a in args:
+        role, _, pid = a.partition("=")
+        if pid:
+            snap["pids"][role] = {"pid": pid, "ns": runtime_ns(pid)}
+    print(json.dumps(snap))
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            txt = f.read().strip().splitlines()
+        return json.loads(txt[-1]) if txt else {}
+    except (OSError, ValueError):
+        return {}
+
+
+def cmd_run(args):
+    kv = dict(a.split("=", 1) for a in args)
+    s0, s1 = load(kv["s0"]), load(kv["s1"])
+    src, bld = load(kv["src"]), load(kv["bld"])
+    snk = load(kv["sink"]) if kv.get("sink") else {}
+    pack, nsrc = int(kv["pack"]), int(kv["nsrc"])
+    el = src.get("elapsed_s") or 0
+    ok = bool(el) and bool(bld)
+    tx = src.get("packets", 0)
+    rx = bld.get("rx_frames", 0)
+    wall = s1["t"] - s0["t"]
+
+    # CPU of our tasks over the window; the generator reports its own.
+    cpu = {"source": src.get("cpu_s", 0) * 1e9}
+    for role, v in s1["pids"].items():
+        a, b = s0["pids"].get(role, {}).get("ns"), v.get("ns")
+        if a is not None and b is not None and b >= a:
+            cpu[role] = float(b - a)
+    ours = sum(cpu.values())
+    tick = 1e9 / USER_HZ
+    busy = sum(s1["stat"][c]["busy"] - s0["stat"][c]["busy"] for c in ("cpu0", "cpu1")) * tick
+    soft = {c: (s1["stat"][c]["softirq"] - s0["stat"][c]["softirq"]) * tick for c in ("cpu0", "cpu1")}
+
+    xdp_seen = bld.get("xdp", {}).get("mep", {}).get("packets") if kv["mode"] != "socket" else None
+    frags = bld.get("frags_received", 0) if kv["mode"] != "bare" else rx * pack
+    drops = sum(v for k, v in bld.items() if k.startswith("drop_"))
+    xskd = bld.get("xsk_rx_dropped", 0) + bld.get("xsk_rx_ring_full", 0)
+    sockd = bld.get("sock_kernel_drops", 0)
+    r = {
+        "path": kv.get("path", "bridge"), "case": kv["case"], "mode": kv["mode"], "model": kv["model"], "forward": kv["fwd"] == "1",
+        "ok": ok, "elapsed_s": el, "window_s": wall, "tx_packets": tx, "rx_frames": rx,
+        "frames_per_s": rx / el if el else 0,
+        "fragments_per_s": frags / el if el else 0,
+        "events_per_s": bld.get("events_complete", 0) / el if el and kv["mode"] != "bare" else None,
+        "gbps": bld.get("rx_bytes", 0) * 8 / el / 1e9 if el else 0,
+        "tx_frames_per_s": tx / el if el else 0,
+        "loss": (tx - rx) / tx if tx else 0,
+        "loss_where": {
+            # packets lost before XDP (veth ring, bridge): exact from the XDP
+            # program's count; in socket mode packet_seq gaps less the socket's drops
+            "before_rx": tx - xdp_seen if xdp_seen is not None else max(0, (bld.get("seq_gaps") or 0) - sockd),
+            "socket_rings": xskd + sockd,
+            "builder_frag_drops": drops,
+            "seq_gaps": bld.get("seq_gaps"),
+            "xsk_rx_dropped": bld.get("xsk_rx_dropped", 0), "xsk_rx_ring_full": bld.get("xsk_rx_ring_full", 0),
+            "sock_kernel_drops": sockd,
+            "out_dropped": bld.get("out_dropped_no_sink", 0) + bld.get("out_dropped_error", 0),
+        },
+        "incomplete_events_per_s": bld.get("events_incomplete", 0) / el if el and kv["mode"] != "bare" else None,
+        "events_complete": bld.get("events_complete", 0), "events_incomplete": bld.get("events_incomplete", 0),
+        "cpu_ns_per_frame": ours / rx if rx else None,
+        "cpu_ns_per_frame_procstat": busy / rx if rx else None,
+        "cpu_ns_per_frame_rx_side": (ours - cpu.get("source", 0)) / rx if rx else None,
+        "cpu_s": {k: v / 1e9 for k, v in cpu.items()},
+        "softirq_s": {k: v / 1e9 for k, v in soft.items()},
+        "busy_s_both_cores": busy / 1e9,
+        "foreign_cpu_s": max(0.0, busy - ours) / 1e9,
+        "nsrc": nsrc, "pack": pack,
+    }
+    if snk:
+        r["sink"] = {k: snk.get(k) for k in ("events", "complete", "incomplete", "errors", "result")}
+        r["out_events"] = bld.get("out_events", 0)
+        if not snk.get("result") == "ok" or snk.get("errors"):
+            r["ok"] = False
+    print(json.dumps(r))
+
+
+def med(vals):
+    vals = [v for v in vals if v is not None]
+    return statistics.median(vals) if vals else None
+
+
+def merge(runs):
+    """Median of each figure over the runs of one point."""
+    m = dict(runs[0])
+    for k, v in runs[0].items():
+        if isinstance(v, (int, float)) and not isinstance(v, bool):
+            m[k] = med([r.get(k) for r in runs])
+        elif isinstance(v, dict):
+            m[k] = {kk: med([r.get(k, {}).get(kk) for r in runs])
+                    if isinstance(vv, (int, float)) or vv is None else vv for kk, vv in v.items()}
+    m["ok"] = all(r["ok"] for r in runs)
+    m["runs"] = len(runs)
+    m["frames_per_s_runs"] = [r["frames_per_s"] for r in runs]
+    return m
+
+
+def fmt(v, scale=1.0, spec="%.2f"):
+    return "-" if v is None else spec % (v / scale)
+
+
+def cmd_report(args):
+    path, out = args[0], args[1]
+    meta = json.loads(args[2]) if len(args) > 2 else {}
+    pts = {}
+    with open(path) as f:
+        for line in f:
+            line = line.strip()
+            if line:
+                r = json.loads(line)
+                pts.setdefault((r["path"], r["case"], r["model"], r["forward"], r["mode"]), []).append(r)
+    rows = [merge(v) for v in pts.values()]
+    idx = {(r["path"], r["case"], r["model"], r["forward"], r["mode"]): r for r in rows}
+
+    ratios, targets = [], []
+    for (path, case, model, fwd, mode), r in sorted(idx.items()):
+        if mode != "xdp":
+            continue
+        sk, bare = idx.get((path, case, model, fwd, "socket")), idx.get((path, case, model, False, "bare"))
+        q = {"path": path, "case": case, "model": model, "forward": fwd}
+        if sk and sk["frames_per_s"]:
+            q["xdp_over_socket_frames_per_s"] = r["frames_per_s"] / sk["frames_per_s"]
+            if r["cpu_ns_per_frame"] and sk["cpu_ns_per_frame"]:
+                q["socket_over_xdp_cpu_per_frame"] = sk["cpu_ns_per_frame"] / r["cpu_ns_per_frame"]
+        if bare and bare["frames_per_s"] and not fwd:
+            q["xdp_over_bare_frames_per_s"] = r["frames_per_s"] / bare["frames_per_s"]
+            if r["cpu_ns_per_frame"] and bare["cpu_ns_per_frame"]:
+                q["bare_over_xdp_cpu_per_frame"] = bare["cpu_ns_per_frame"] / r["cpu_ns_per_frame"]
+        r["ratios"] = {k: v for k, v in q.items() if k not in ("path", "case", "model", "forward")}
+        ratios.append(q)
+        if case == "l1" and not fwd:
+            if "xdp_over_bare_frames_per_s" in q:
+                targets.append({"target": "L1 build-only: XDP builder >= 85% of bare AF_XDP receive",
+                                "path": path, "model": model, "value": q["xdp_over_bare_frames_per_s"],
+                                "met": q["xdp_over_bare_frames_per_s"] >= 0.85})
+            if model == "gateway" and "xdp_over_socket_frames_per_s" in q:
+                targets.append({"target": "L1 build-only, gateway: XDP >= 3.5x socket mode",
+                                "path": path, "model": model, "value": q["xdp_over_socket_frames_per_s"],
+                                "met": q["xdp_over_socket_frames_per_s"] >= 3.5})
+
+    order = {"bridge": 0, "direct": 1, "l1": 0, "big": 1, "gateway": 0, "split": 1, "bare": 0, "xdp": 1, "socket": 2}
+    rows.sort(key=lambda r: (order.get(r["path"], 9), order.get(r["case"], 9), order.get(r["model"], 9), r["forward"],
+                             order.get(r["mode"], 9)))
+    doc = dict(meta, bench="e2e", results=rows, ratios=ratios, targets=targets)
+    with open(out, "w") as f:
+        json.dump(doc, f, indent=1)
+
+    print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s  %s" % (
+        "path", "case", "model", "fwd", "mode", "offered", "Mfr/s", "Mfrag/s", "kev/s", "Gb/s", "loss%",
+        "ns/fr", "rx ns/fr", "stat ns", "lost: before rx / socket rings (pkts) / builder (frags)"))
+    for r in rows:
+        lw = r["loss_where"]
+        print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s  %s/%s/%s%s" % (
+            r["path"], r["case"], r["model"], "yes" if r["forward"] else "no", r["mode"],
+            fmt(r["tx_frames_per_s"], 1e6, "%.3f"),
+            fmt(r["frames_per_s"], 1e6, "%.3f"), fmt(r["fragments_per_s"], 1e6, "%.2f"),
+            fmt(r["events_per_s"], 1e3, "%.1f"), fmt(r["gbps"]), fmt(r["loss"], 0.01, "%.2f"),
+            fmt(r["cpu_ns_per_frame"], 1, "%.0f"), fmt(r["cpu_ns_per_frame_rx_side"], 1, "%.0f"),
+            fmt(r["cpu_ns_per_frame_procstat"], 1, "%.0f"),
+            fmt(lw["before_rx"], 1, "%.0f"), fmt(lw["socket_rings"], 1, "%.0f"), fmt(lw["builder_frag_drops"], 1, "%.0f"),
+            "" if r["ok"] else "  RUN FAILED"))
+    fw = [r for r in rows if r["forward"]]
+    if fw:
+        print("\nwith forwarding, CPU seconds per run (median) and frames arrived as events at the sink:")
+        print("%-6s %-4s %-7s %-6s %7s %7s %7s %7s %7s %7s %9s %9s %10s" % (
+            "path", "case", "model", "mode", "source", "builder", "napi", "sink", "ksirq0", "ksirq1",
+            "softirq0", "softirq1", "sink ev/s"))
+        for r in fw:
+            c, s = r["cpu_s"], r["softirq_s"]
+            ev = r.get("sink", {}).get("events")
+            print("%-6s %-4s %-7s %-6s %7s %7s %7s %7s %7s %7s %9s %9s %10s" % (
+                r["path"], r["case"], r["model"], r["mode"], fmt(c.get("source")), fmt(c.get("builder")),
+                fmt(c.get("napi")), fmt(c.get("sink")), fmt(c.get("ksoftirqd0")),
+                fmt(c.get("ksoftirqd1")), fmt(s.get("cpu0")), fmt(s.get("cpu1")),
+                fmt(ev / r["elapsed_s"] if ev is not None and r["elapsed_s"] else None, 1e3, "%.1fk")))
+    print("offered, Mfr/s: frames per second sent, received; kev/s: complete events; ns/fr: CPU of our tasks per")
+    print("frame received, both cores; rx ns/fr: the same without the generator; stat ns: /proc/stat, both cores")
+    print("\nratios:")
+    for q in ratios:
+        print("  %-6s %-4s %-7s fwd=%-3s %s" % (q["path"], q["case"], q["model"], "yes" if q["forward"] else "no",
+              "  ".join("%s %.2f" % (k, v) for k, v in q.items() if k not in ("path", "case", "model", "forward"))))
+    print("targets:")
+    for t in targets:
+        print("  %-58s %-6s %-7s %.2f  %s" % (t["target"], t["path"], t["model"], t["value"], "MET" if t["met"] else "NOT MET"))
+    return 0 if all(r["ok"] for r in rows) else 1
+
+
+if __name__ == "__main__":
+    cmds = {"snap": cmd_snap, "run": cmd_run, "report": cmd_report}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        sys.exit(__doc__)
+    sys.exit(cmds[sys.argv[1]](sys.argv[2:]) or 0)
