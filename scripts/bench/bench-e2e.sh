@@ -30,6 +30,9 @@
 # CPU: our tasks' run time (generator, builder, napi thread, sink,
 # ksoftirqd/0-1) per frame received; /proc/stat busy time of both cores per
 # frame as well ("stat ns": counts whatever else the machine runs).
+# Subsets: BENCH_CASES="l1 big", BENCH_MODELS="gateway split", BENCH_PATHS=
+# "bridge direct"; BENCH_BUILDER_NICE (0) for the builder; BENCH_KEEP=1 keeps
+# the per-run files (the temporary directory is printed).
 set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."

@@ -117,6 +117,8 @@ def cmd_run(args):
         "softirq_s": {k: v / 1e9 for k, v in soft.items()},
         "busy_s_both_cores": busy / 1e9,
         "foreign_cpu_s": max(0.0, busy - ours) / 1e9,
+        # share of both cores' time that went to tasks that are not ours
+        "foreign_frac": max(0.0, busy - ours) / 1e9 / (2 * wall) if wall > 0 else None,
         "nsrc": nsrc, "pack": pack,
     }
     if snk:
@@ -197,18 +199,18 @@ def cmd_report(args):
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
 
-    print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s  %s" % (
+    print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s  %s" % (
         "path", "case", "model", "fwd", "mode", "offered", "Mfr/s", "Mfrag/s", "kev/s", "Gb/s", "loss%",
-        "ns/fr", "rx ns/fr", "stat ns", "lost: before rx / socket rings (pkts) / builder (frags)"))
+        "ns/fr", "rx ns/fr", "stat ns", "oth%", "lost: before rx / socket rings (pkts) / builder (frags)"))
     for r in rows:
         lw = r["loss_where"]
-        print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s  %s/%s/%s%s" % (
+        print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s  %s/%s/%s%s" % (
             r["path"], r["case"], r["model"], "yes" if r["forward"] else "no", r["mode"],
             fmt(r["tx_frames_per_s"], 1e6, "%.3f"),
             fmt(r["frames_per_s"], 1e6, "%.3f"), fmt(r["fragments_per_s"], 1e6, "%.2f"),
             fmt(r["events_per_s"], 1e3, "%.1f"), fmt(r["gbps"]), fmt(r["loss"], 0.01, "%.2f"),
             fmt(r["cpu_ns_per_frame"], 1, "%.0f"), fmt(r["cpu_ns_per_frame_rx_side"], 1, "%.0f"),
-            fmt(r["cpu_ns_per_frame_procstat"], 1, "%.0f"),
+            fmt(r["cpu_ns_per_frame_procstat"], 1, "%.0f"), fmt(r.get("foreign_frac"), 0.01, "%.0f"),
             fmt(lw["before_rx"], 1, "%.0f"), fmt(lw["socket_rings"], 1, "%.0f"), fmt(lw["builder_frag_drops"], 1, "%.0f"),
             "" if r["ok"] else "  RUN FAILED"))
     fw = [r for r in rows if r["forward"]]
@@ -226,7 +228,8 @@ def cmd_report(args):
                 fmt(c.get("ksoftirqd1")), fmt(s.get("cpu0")), fmt(s.get("cpu1")),
                 fmt(ev / r["elapsed_s"] if ev is not None and r["elapsed_s"] else None, 1e3, "%.1fk")))
     print("offered, Mfr/s: frames per second sent, received; kev/s: complete events; ns/fr: CPU of our tasks per")
-    print("frame received, both cores; rx ns/fr: the same without the generator; stat ns: /proc/stat, both cores")
+    print("frame received, both cores; rx ns/fr: the same without the generator; stat ns: /proc/stat, both cores;")
+    print("oth%: share of both cores taken by tasks not ours (other users of the machine) during the runs")
     print("\nratios:")
     for q in ratios:
         print("  %-6s %-4s %-7s fwd=%-3s %s" % (q["path"], q["case"], q["model"], "yes" if q["forward"] else "no",
