@@ -69,20 +69,10 @@ stop_bg() {
 
 # xevb build leaves a lock file (and, if killed, a stats file) per namespace
 # in /run/xevb, named by the namespace's inode: ours go with our namespaces.
-run_files_cleanup() {
-	local ns ino
-	for ns in $(ip netns list | awk -v p="$TB_PREFIX-" 'index($1, p) == 1 { print $1 }'); do
-		ino=$(stat -L -c %i "/run/netns/$ns" 2>/dev/null) &&
-			rm -f "/run/xevb/$ino-"*.lock "/run/xevb/$ino-"*.stats
-	done
-	return 0
-}
-
 # Runs first in the testbed's EXIT trap; the testbed then removes the
 # namespaces (and with them veths, XDP programs, napi threads).
 tb_on_cleanup() {
 	stop_bg
-	[[ -n ${TB_PREFIX:-} ]] && run_files_cleanup
 	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
 }
 
@@ -246,7 +236,6 @@ for case in $CASES; do
 			done
 		done
 	done
-	run_files_cleanup
 	tb_down "$P"
 	TB_CREATED=${TB_CREATED/ $P/}
 done

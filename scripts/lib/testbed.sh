@@ -191,6 +191,15 @@ tb_up() {
 }
 
 # tb_down [PREFIX]: remove every namespace of the testbed and its state file.
+# xevb build keys its /run/xevb lock and stats files by network-namespace
+# inode: a builder that was killed leaves them; they go with the namespace.
+_tb_run_files() {
+	local ino
+	ino=$(stat -L -c %i "/run/netns/$1" 2>/dev/null) &&
+		rm -f "/run/xevb/$ino-"*.lock "/run/xevb/$ino-"*.stats
+	return 0
+}
+
 tb_down() {
 	local p=${1:-${TB_PREFIX:-}} f ns pid
 	local -a nss=()
@@ -207,6 +216,7 @@ tb_down() {
 	for ns in $(printf '%s\n' "${nss[@]}" | sort -u); do
 		# Processes left in the namespace would keep its links alive.
 		for pid in $(ip netns pids "$ns" 2>/dev/null); do kill "$pid" 2>/dev/null || true; done
+		_tb_run_files "$ns"
 		ip netns del "$ns" 2>/dev/null || true
 	done
 	rm -f "$f"

@@ -64,7 +64,6 @@ tb_on_cleanup() {
 		[[ -n $p ]] && wait "$p" 2>/dev/null
 	done
 	E2E_PIDS=()
-	_e2e_run_files
 	if ((E2E_FAILS)) && [[ -n ${E2E_KEEP:-} ]]; then
 		echo "# kept $E2E_WORK"
 	else
@@ -74,15 +73,6 @@ tb_on_cleanup() {
 
 # xevb build keeps a lock file (and, if killed, a stats file) per namespace
 # in /run/xevb, named by the namespace's inode: ours go with our namespaces.
-_e2e_run_files() {
-	local ns ino
-	for ns in $(ip netns list | awk -v p="$TB_PREFIX-" 'index($1, p) == 1 { print $1 }'); do
-		ino=$(stat -L -c %i "/run/netns/$ns" 2>/dev/null) &&
-			rm -f "/run/xevb/$ino-"*.lock "/run/xevb/$ino-"*.stats
-	done
-	return 0
-}
-
 _e2e_track() {
 	E2E_PIDS+=("$1")
 	E2E_NAMES+=("$2")
@@ -293,7 +283,6 @@ e2e_xdp_attached() {
 e2e_finish() {
 	local p=$TB_PREFIX el
 	e2e_no_xdp "end"
-	_e2e_run_files
 	tb_down "$p"
 	TB_CREATED=
 	if ip netns list | grep -q "^$p-"; then
