@@ -37,6 +37,7 @@ struct xevb_loader {
 	bool multiprog;           /* attached through libxdp's dispatcher */
 	bool frags;               /* program accepts multi-buffer frames */
 	int lock_fd;
+	char lock_path[256];
 	int xsks_fd;              /* XSKMAP */
 	int counters_fd;
 	unsigned int prog_id;

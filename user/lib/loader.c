@@ -35,34 +35,42 @@ int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len)
 static int take_lock(struct xevb_loader *l)
 {
 	char path[256];
+	struct stat st_fd, st_path;
 	int fd, err;
 
 	mkdir(RUN_DIR, 0700);
 	err = xevb_run_path(l->ifname, "lock", path, sizeof(path));
 	if (err)
 		return err;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (fd < 0) {
-		err = -errno;
-		xevb_err("cannot create lock file %s: %s", path, strerror(errno));
-		return err;
-	}
-	if (flock(fd, LOCK_EX | LOCK_NB)) {
-		char pid[32] = "?";
-		ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
-		if (n > 0)
-			pid[n] = 0;
-		pid[strcspn(pid, "\n")] = 0;
-		xevb_err("another xevb builder (pid %s) already runs on %s; stop it first", pid, l->ifname);
+	for (;;) {
+		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+		if (fd < 0) {
+			err = -errno;
+			xevb_err("cannot create lock file %s: %s", path, strerror(errno));
+			return err;
+		}
+		if (flock(fd, LOCK_EX | LOCK_NB)) {
+			char pid[32] = "?";
+			ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
+			if (n > 0)
+				pid[n] = 0;
+			pid[strcspn(pid, "\n")] = 0;
+			xevb_err("another xevb builder (pid %s) already runs on %s; stop it first", pid, l->ifname);
+			close(fd);
+			return -EBUSY;
+		}
+		/* The holder unlinks the file on exit: make sure we locked the
+		 * file the path names now, not one that was just removed. */
+		if (!fstat(fd, &st_fd) && !stat(path, &st_path) && st_fd.st_ino == st_path.st_ino)
+			break;
 		close(fd);
-		return -EBUSY;
 	}
 	if (ftruncate(fd, 0) == 0)
 		dprintf(fd, "%d\n", getpid());
 	l->lock_fd = fd;
+	snprintf(l->lock_path, sizeof(l->lock_path), "%s", path);
 	return 0;
 }
-
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
 {
@@ -292,6 +300,7 @@ void xevb_loader_detach(struct xevb_loader *l)
 		l->skel = NULL;
 	}
 	if (l->lock_fd >= 0) {
+		unlink(l->lock_path);
 		close(l->lock_fd);
 		l->lock_fd = -1;
 	}
