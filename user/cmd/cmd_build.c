@@ -19,6 +19,7 @@
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
 #include <xevb/output.h>
+#include <xevb/probes.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_rx.h>
@@ -120,6 +121,7 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 {
 	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 
+	XEVB_PROBE(batch_received, n, now);
 	if (bd->bare) {
 		/* The receive ceiling: what the ring loop costs without the builder. */
 		for (uint32_t i = 0; i < n; i++) {

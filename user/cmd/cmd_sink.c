@@ -20,6 +20,7 @@
 #include <xevb/cli.h>
 #include <xevb/event_codec.h>
 #include <xevb/evid_window.h>
+#include <xevb/probes.h>
 #include "cmds.h"
 #include "sink.h"
 
@@ -118,6 +119,7 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 		return -1;
 	}
 	s->events++;
+	XEVB_PROBE(sink_event, d.event_id, d.n_frags, len, d.flags);
 	s->bytes += len;
 	s->frags += d.n_frags;
 	s->missing_frags += (uint32_t)d.n_expected - d.n_frags;
