@@ -18,6 +18,7 @@
 #include <xevb/cli.h>
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
+#include <xevb/metrics.h>
 #include <xevb/output.h>
 #include <xevb/probes.h>
 #include <xevb/report.h>
@@ -32,6 +33,7 @@ enum {
 	O_VERBOSE = 'v', O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
 	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
+	O_METRICS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -63,6 +65,7 @@ static const struct xevb_opt opts[] = {
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	{ "json", O_JSON, NULL, "print the final summary as JSON on stdout" },
 	{ "quiet", O_QUIET, NULL, "no per-second line" },
+	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages (libbpf/libxdp too)" },
 	{ 0 },
 };
@@ -214,6 +217,7 @@ int cmd_build(int argc, char **argv)
 	bool force = false, json = false, exit_eor = false, copy = false, quiet = false;
 	bool have_run = false, discard = false, generic = false;
 	const char *dev = NULL, *output = NULL, *arg;
+	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
 	uint64_t t_start, t_next, now;
@@ -274,6 +278,7 @@ int cmd_build(int argc, char **argv)
 		case O_JSON: json = true; break;
 		case O_EXIT_EOR: exit_eor = true; break;
 		case O_QUIET: quiet = true; break;
+		case O_METRICS: metrics = arg; break;
 		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
 		case 'h': xevb_opt_usage(opts, &help); return 0;
 		default: return 2;
@@ -363,6 +368,7 @@ int cmd_build(int argc, char **argv)
 	}
 
 	open_snapshot_file(&bd, dev);
+	if (metrics && !bd.snap && (bd.snap = mmap(NULL, sizeof(*bd.snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) bd.snap = NULL;
 	bd.local.magic = XEVB_SNAP_MAGIC;
 	bd.local.version = XEVB_SNAP_VERSION;
 	bd.local.pid = getpid();
@@ -375,6 +381,7 @@ int cmd_build(int argc, char **argv)
 	snapshot(&bd, &bd.local);
 	prev = bd.local;
 	publish(&bd);
+	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
 	t_next = t_start + 1000000000ull;
 
 	{
@@ -458,6 +465,7 @@ int cmd_build(int argc, char **argv)
 		rc = ok ? 0 : 3;
 	}
 out:
+	xevb_metrics_stop(mx);
 	if (bd.xdp) {
 		xevb_xsk_close(&bd.xsk);
 		xevb_loader_detach(&bd.ld);
