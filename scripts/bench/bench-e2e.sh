@@ -147,7 +147,7 @@ run_one() {
 	fi
 	napi_pids >"$d/napi0"
 	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$X" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
-		"${BUILD_TUNING[@]}" --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
+		"${BUILD_TUNING[@]}" --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
 	if ! wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid"; then
@@ -207,12 +207,15 @@ print("  %-6s %-4s %-7s %-6s fwd=%d run %s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %
 
 # One lost packet keeps its events open until the timeout, and an open event
 # holds the window and its frames: at ~0.1-0.6 M events/s the builder's
-# 1 s default would block it (OVERFLOW) after the first veth ring drop.
-BUILD_TUNING=(--timeout-ms 5 --window 16384 --frames 65536 ${BENCH_BUILD_ARGS:-})
+# 1 s default would block it (OVERFLOW) after the first veth ring drop. The
+# timeout stays above the time a frame waits in the RX ring. The RX ring
+# absorbs a scheduler slice of the napi thread (gateway model: it shares the
+# builder's core and runs for milliseconds at a time): 16384 frames.
+BUILD_TUNING=(--timeout-ms 20 --window 16384 --frames 65536 --rx-ring 16384)
 for case in $CASES; do
 	case $case in
-	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 ;;
-	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 ;;
+	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;
+	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 FRAME_SIZE=4096 ;;
 	*) echo "unknown case $case" >&2; exit 2 ;;
 	esac
 	P="xevb$$e2e$case"
