@@ -19,7 +19,7 @@ enum { E_FREE = 0, E_ASSIGNED, E_DONE };
 
 struct ev_ent {
 	uint32_t event;
-	uint8_t state, reasks, status;
+	uint8_t state, reasks, status, early;
 	uint16_t n_missing;
 	uint64_t t_assign, t_ask;
 };
@@ -67,7 +67,7 @@ struct build_ctl {
 	uint64_t assigned_events, assign_dups, retry_redone, requests_sent, reask_events, reask_requests;
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max, no_source_for;
-	uint64_t unexpected, assign_overflow;
+	uint64_t unexpected, assign_overflow, built_early;
 };
 
 static void flush_done(struct build_ctl *bc)
@@ -261,7 +261,13 @@ static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64
 				/* Ours already: a retry. Finished? Then its DONE got lost: again. */
 				if (x->state == E_DONE) {
 					add_done(bc, e, x->status, x->n_missing);
-					bc->retry_redone++;
+					if (x->early) {
+						x->early = 0;
+						bc->assigned_events++;
+						bc->built_early++;
+					} else {
+						bc->retry_redone++;
+					}
 				} else {
 					bc->assign_dups++;
 				}
@@ -451,7 +457,13 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		bc->n_assigned--;
 		add_done(bc, ev->event_id, x->status, x->n_missing);
 	} else {
+		/* Push: the fragments can beat the ASSIGN here. Remember the outcome,
+		   the ASSIGN then gets its DONE at once. */
 		bc->unassigned_built++;
+		if (x->state != E_ASSIGNED)
+			*x = (struct ev_ent){ .event = ev->event_id, .state = E_DONE, .early = 1,
+				.status = (ev->flags & XEVB_EVT_F_INCOMPLETE) ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE,
+				.n_missing = (uint16_t)(ev->n_expected - ev->n_frags) };
 	}
 	forward(bc, ev);
 	update_busy(bc);
@@ -568,14 +580,15 @@ void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t
 void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 {
 	fprintf(f, "dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu), DONE complete %llu "
-		"incomplete %llu no_data %llu (re-sent %llu), built but not assigned %llu, abandoned at DFM "
+		"incomplete %llu no_data %llu (re-sent %llu), built before the ASSIGN %llu, never assigned %llu, abandoned at DFM "
 		"restart %llu (%llu restarts)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
 		"backlogged %llu (max %llu, overflow %llu), errors %llu; Busy %llu times; control refused %llu, "
 		"unexpected %llu\n", bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
 		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow,
 		(unsigned long long)bc->done_sent[0], (unsigned long long)bc->done_sent[1],
 		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
-		(unsigned long long)bc->unassigned_built, (unsigned long long)bc->abandoned,
+		(unsigned long long)bc->built_early, (unsigned long long)(bc->unassigned_built - bc->built_early),
+		(unsigned long long)bc->abandoned,
 		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->requests_sent,
 		(unsigned long long)bc->reask_events, (unsigned long long)bc->fwd_events,
 		(unsigned long long)bc->fwd_backlogged, (unsigned long long)bc->backlog_max,
@@ -593,7 +606,8 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 void build_ctl_json(const struct build_ctl *bc, FILE *f)
 {
 	fprintf(f, "{\"mode\":\"%s\",\"assigned\":%llu,\"assign_dups\":%llu,\"done_complete\":%llu,"
-		"\"done_incomplete\":%llu,\"done_no_data\":%llu,\"done_resent\":%llu,\"unassigned_built\":%llu,"
+		"\"done_incomplete\":%llu,\"done_no_data\":%llu,\"done_resent\":%llu,\"built_early\":%llu,"
+		"\"unassigned_built\":%llu,"
 		"\"abandoned\":%llu,\"dfm_restarts\":%llu,\"core_resets\":%llu,\"requests\":%llu,"
 		"\"reask_events\":%llu,\"forwarded\":%llu,\"backlogged\":%llu,\"backlog_max\":%llu,"
 		"\"backlog_overflow\":%llu,\"forward_errors\":%llu,\"busy_on\":%llu,\"ctl_refused\":%llu,"
@@ -601,7 +615,8 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->assigned_events, (unsigned long long)bc->assign_dups,
 		(unsigned long long)bc->done_sent[0], (unsigned long long)bc->done_sent[1],
 		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
-		(unsigned long long)bc->unassigned_built, (unsigned long long)bc->abandoned,
+		(unsigned long long)bc->built_early, (unsigned long long)(bc->unassigned_built - bc->built_early),
+		(unsigned long long)bc->abandoned,
 		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->core_resets,
 		(unsigned long long)bc->requests_sent, (unsigned long long)bc->reask_events,
 		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,

@@ -350,7 +350,7 @@ int source_run_dfm(const struct src_cfg *c)
 				break;
 			case XEVB_CTL_ASSIGN: on_assign(&s, &m); break;
 			case XEVB_CTL_CLEAR: on_clear(&s, &m); break;
-			case XEVB_CTL_REQUEST: s.pull_seen = true; on_request(&s, &m, &from); break;
+			case XEVB_CTL_REQUEST: on_request(&s, &m, &from); break;
 			case XEVB_CTL_BYE: if (from_dfm) bye = true; break;
 			default: s.unexpected++; break;
 			}
