@@ -41,6 +41,33 @@ __u64 cur_block;
 __u64 eor_block = ~0ull;
 /* Stop line: repetitions at or past it are dropped, not sent. */
 __u64 max_block = ~0ull;
+/*
+ * Pacing: at most one frame per pace_ns (0: as fast as possible). A call
+ * of BPF_PROG_RUN cannot sleep, and calls are costly, so the program waits
+ * on the clock itself. A late start (the gap between calls) is not caught
+ * up in a burst beyond PACE_CATCHUP frames: a burst is what overflows the
+ * receiver's 256-frame veth ring.
+ */
+__u64 pace_ns;
+__u64 next_ns;
+__u64 pace_spins;
+
+#define PACE_CATCHUP   32
+#define PACE_MAX_SPINS 4096    /* ~100 us: slower rates pace per call instead */
+
+static __always_inline void pace(void)
+{
+	__u64 p = pace_ns, now = bpf_ktime_get_ns(), next = next_ns;
+
+	if (now > next + PACE_CATCHUP * p)
+		next = now;
+	for (__u32 i = 0; i < PACE_MAX_SPINS && now < next; i++) {
+		now = bpf_ktime_get_ns();
+		pace_spins++;
+	}
+	next_ns = next + p;
+}
+
 __u64 tx_packets;
 __u64 tx_bytes;
 __u64 over_limit;
@@ -61,6 +88,8 @@ int xevb_gen(struct xdp_md *ctx)
 		over_limit++;
 		return XDP_DROP;
 	}
+	if (pace_ns)
+		pace();
 	if (mep_off > 256 || ip_off > 256) {
 		short_frame++;
 		return XDP_DROP;

@@ -21,10 +21,11 @@
  *   frames_recycled (queue, count)                      AF_XDP: frames back on the fill ring
  *   batch_received (count, now_ns)                      build: one receive batch
  *   sink_event    (event_id, n_frags, bytes, flags)     sink: an event decoded
- *   dfm_assign    (event_id, node)                      DFM: event assigned to a farm node
- *   dfm_credit    (node, credits)                       DFM: credits granted by a node
- *   dfm_busy      (node)                                DFM: node out of credits
- *   dfm_not_busy  (node)                                DFM: node has credits again
+ *   dfm_assign    (first_event, builder, count)         DFM: events assigned to a builder
+ *   dfm_credit    (builder, credits)                    DFM: a builder's status with its credits
+ *   dfm_busy      (builder)                             DFM: a builder turned Busy
+ *   dfm_not_busy  (builder)                             DFM: a builder is not Busy any more
+ *   (builder: the DFM's index of the builder, as in its statistics)
  *
  * open_ns, now_ns and latency_ns are CLOCK_MONOTONIC, bpftrace's `nsecs`.
  */

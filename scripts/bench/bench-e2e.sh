@@ -32,7 +32,9 @@
 # frame as well ("stat ns": counts whatever else the machine runs).
 # Subsets: BENCH_CASES="l1 big", BENCH_MODELS="gateway split", BENCH_PATHS=
 # "bridge direct"; BENCH_BUILDER_NICE (0) for the builder; BENCH_KEEP=1 keeps
-# the per-run files (the temporary directory is printed).
+# the per-run files (the temporary directory is printed); BENCH_PERF=DIR
+# records `perf record -e cpu-clock -C 1 -g` of each run into DIR;
+# BENCH_BUILD_ARGS adds options to every `xevb build` (tuning experiments).
 set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -73,10 +75,14 @@ stop_bg() {
 # namespaces (and with them veths, XDP programs, napi threads).
 tb_on_cleanup() {
 	stop_bg
+	[[ -n ${STATS_PID:-} ]] && kill "$STATS_PID" 2>/dev/null || true
 	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
 }
 
 make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" >/dev/null
+# The XDP program's run time per packet (bpf_stats), on while this runs.
+python3 "$HELP" hold-stats &
+STATS_PID=$!
 mkdir -p "$OUT/bench"
 : >"$RESULTS"
 
@@ -141,7 +147,7 @@ run_one() {
 	fi
 	napi_pids >"$d/napi0"
 	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$X" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
-		"${BUILD_TUNING[@]}" --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
+		"${BUILD_TUNING[@]}" --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
 	if ! wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid"; then
@@ -156,13 +162,25 @@ run_one() {
 		return 1
 	fi
 	local roles=(builder="$bpid" ksoftirqd0="$(ksoftirqd 0)" ksoftirqd1="$(ksoftirqd 1)")
+	roles+=(prog="$(ip -n "$BNS" -j link show dev "$BDEV" | python3 -c '
+import json, sys
+print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 	[[ -n $napi ]] && roles+=(napi="$napi")
 	[[ -n $spid ]] && roles+=(sink="$spid")
 	python3 "$HELP" snap "${roles[@]}" >"$d/s0"
+	local perfpid=""
+	if [[ -n ${BENCH_PERF:-} ]]; then
+		# Where the builder's core goes: software clock samples of CPU 1, all tasks.
+		mkdir -p "$BENCH_PERF"
+		perf record -q -e cpu-clock -C 1 -g -o "$BENCH_PERF/$PATH_NAME-$case-$model-$mode-$fwd-$run.data" \
+			-- sleep "$SECS" >/dev/null 2>&1 &
+		perfpid=$!
+	fi
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode live \
 		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$SECS" \
-		--no-end-of-run --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
+		--no-end-of-run ${BENCH_SOURCE_ARGS:-} --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3 # the rings drain
+	[[ -n $perfpid ]] && wait "$perfpid"
 	python3 "$HELP" snap "${roles[@]}" >"$d/s1"
 	kill -INT "$bpid" 2>/dev/null || true
 	wait "$bpid" || echo "builder exit status $? ($case $model $mode fwd=$fwd): $(tail -2 "$d/build.err")" >&2
@@ -178,21 +196,27 @@ run_one() {
 	python3 -c '
 import json, sys
 r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-print("  %-6s %-4s %-7s %-6s fwd=%d run %s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %s ns/frame%s" % (
+p = r.get("xdp_prog_ns_per_packet")
+print("  %-6s %-4s %-7s %-6s fwd=%d run %s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %s ns/frame, xdp prog %s ns/pkt%s" % (
     r["path"], r["case"], r["model"], r["mode"], r["forward"], sys.argv[2], r["frames_per_s"] / 1e6,
     r["tx_frames_per_s"] / 1e6, 100 * r["loss"],
-    "%.0f" % r["cpu_ns_per_frame"] if r["cpu_ns_per_frame"] else "-", "" if r["ok"] else "  FAILED"))' \
+    "%.0f" % r["cpu_ns_per_frame"] if r["cpu_ns_per_frame"] else "-",
+    "%.0f" % p if p else "-", "" if r["ok"] else "  FAILED"))' \
 		"$RESULTS" "$run"
 }
 
 # One lost packet keeps its events open until the timeout, and an open event
 # holds the window and its frames: at ~0.1-0.6 M events/s the builder's
-# 1 s default would block it (OVERFLOW) after the first veth ring drop.
-BUILD_TUNING=(--timeout-ms 5 --window 16384 --frames 65536)
+# 1 s default would block it (OVERFLOW) after the first veth ring drop, and
+# the window spans more event ids than arrive while the builder waits. The
+# timeout stays above the time a frame waits in the RX ring. The RX ring
+# absorbs a scheduler slice of the napi thread (gateway model: it shares the
+# builder's core and runs for milliseconds at a time): 16384 frames.
+BUILD_TUNING=(--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384)
 for case in $CASES; do
 	case $case in
-	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 ;;
-	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 ;;
+	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;
+	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 FRAME_SIZE=4096 ;;
 	*) echo "unknown case $case" >&2; exit 2 ;;
 	esac
 	P="xevb$$e2e$case"

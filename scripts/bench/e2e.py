@@ -7,6 +7,7 @@
   e2e.py run KEY=VALUE...          one run's figures from the snapshots and
                                    the JSON summaries of source/build/sink
   e2e.py report RESULTS OUT.json   medians per point, ratios, targets, table
+  e2e.py hold-stats                BPF run-time statistics on until killed
 
 The machine is shared: besides /proc/stat's busy time of both cores (which
 counts everyone), CPU is summed over our own tasks (generator, builder,
@@ -42,11 +43,42 @@ def runtime_ns(pid):
         return None
 
 
+def prog_stats(prog_id):
+    """run_time_ns and run_cnt of a BPF program (kernel.bpf_stats_enabled=1)."""
+    import subprocess
+    try:
+        out = subprocess.run(["bpftool", "-j", "prog", "show", "id", str(prog_id)],
+                             capture_output=True, text=True, timeout=10).stdout
+        j = json.loads(out)
+        # bpftool leaves both out while the program has not run yet
+        return {"run_time_ns": j.get("run_time_ns", 0), "run_cnt": j.get("run_cnt", 0)} if "id" in j else {}
+    except (OSError, ValueError, subprocess.SubprocessError):
+        return {}
+
+
+def cmd_hold_stats(args):
+    """Keep BPF run-time statistics on while this process lives (BPF_ENABLE_STATS
+    holds a reference: a parallel toggle of the sysctl cannot switch them off)."""
+    import ctypes
+    import signal
+    libc = ctypes.CDLL(None, use_errno=True)
+    attr = ctypes.create_string_buffer(8)  # union bpf_attr { __u32 type; } = BPF_STATS_RUN_TIME (0)
+    fd = libc.syscall(321, 32, attr, 8)    # __NR_bpf on x86-64, BPF_ENABLE_STATS
+    if fd < 0:
+        print("cannot enable BPF statistics: errno %d" % ctypes.get_errno(), file=sys.stderr)
+        return 1
+    signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    while True:
+        time.sleep(3600)
+
+
 def cmd_snap(args):
     snap = {"t": time.monotonic(), "stat": procstat(), "pids": {}}
     for a in args:
         role, _, pid = a.partition("=")
-        if pid:
+        if role == "prog":
+            snap["prog"] = prog_stats(pid) if pid else {}
+        elif pid:
             snap["pids"][role] = {"pid": pid, "ns": runtime_ns(pid)}
     print(json.dumps(snap))
 
@@ -83,6 +115,12 @@ def cmd_run(args):
     busy = sum(s1["stat"][c]["busy"] - s0["stat"][c]["busy"] for c in ("cpu0", "cpu1")) * tick
     soft = {c: (s1["stat"][c]["softirq"] - s0["stat"][c]["softirq"]) * tick for c in ("cpu0", "cpu1")}
 
+    # The XDP program's own cost per packet it ran on (bpf_stats).
+    p0, p1 = s0.get("prog") or {}, s1.get("prog") or {}
+    prog_ns = None
+    if p0.get("run_cnt") is not None and p1.get("run_cnt") is not None and p1["run_cnt"] > p0["run_cnt"]:
+        prog_ns = (p1["run_time_ns"] - p0["run_time_ns"]) / (p1["run_cnt"] - p0["run_cnt"])
+
     xdp_seen = bld.get("xdp", {}).get("mep", {}).get("packets") if kv["mode"] != "socket" else None
     frags = bld.get("frags_received", 0) if kv["mode"] != "bare" else rx * pack
     drops = sum(v for k, v in bld.items() if k.startswith("drop_"))
@@ -111,6 +149,7 @@ def cmd_run(args):
         "incomplete_events_per_s": bld.get("events_incomplete", 0) / el if el and kv["mode"] != "bare" else None,
         "events_complete": bld.get("events_complete", 0), "events_incomplete": bld.get("events_incomplete", 0),
         "cpu_ns_per_frame": ours / rx if rx else None,
+        "xdp_prog_ns_per_packet": prog_ns,
         "cpu_ns_per_frame_procstat": busy / rx if rx else None,
         "cpu_ns_per_frame_rx_side": (ours - cpu.get("source", 0)) / rx if rx else None,
         "cpu_s": {k: v / 1e9 for k, v in cpu.items()},
@@ -241,7 +280,7 @@ def cmd_report(args):
 
 
 if __name__ == "__main__":
-    cmds = {"snap": cmd_snap, "run": cmd_run, "report": cmd_report}
+    cmds = {"snap": cmd_snap, "run": cmd_run, "report": cmd_report, "hold-stats": cmd_hold_stats}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
         sys.exit(__doc__)
     sys.exit(cmds[sys.argv[1]](sys.argv[2:]) or 0)

@@ -30,6 +30,8 @@
 #define LIVE_MAX_FRAME 3408          /* page minus headroom and skb_shared_info */
 #define CALL_WORK_NS   250000000.0  /* unpaced: aim at 250 ms of CPU work a call */
 #define PACE_STEP_S    0.02          /* paced: one call per 20 ms of traffic */
+#define PACE_BPF_MIN_FPS 20000.0     /* from here on the program paces each frame */
+#define PACE_BPF_CALL_S  0.25        /* ... in calls of 250 ms of traffic */
 
 static int if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr)
 {
@@ -248,7 +250,14 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 			sk->data->eor_block = total - 1;
 	}
 
-	if (bps > 0)
+	/* Fast rates are paced frame by frame in the program (bursts overflow
+	 * a receiver's veth ring); slow ones by sleeping between small calls. */
+	if (bps * c->n_src >= PACE_BPF_MIN_FPS) {
+		sk->bss->pace_ns = (uint64_t)(1e9 / (bps * c->n_src));
+		chunk = (uint64_t)(bps * PACE_BPF_CALL_S) ? (uint64_t)(bps * PACE_BPF_CALL_S) : 1;
+		xevb_dbg("pacing in the program: one frame every %llu ns",
+			 (unsigned long long)sk->bss->pace_ns);
+	} else if (bps > 0)
 		chunk = (uint64_t)(bps * PACE_STEP_S) ? (uint64_t)(bps * PACE_STEP_S) : 1;
 	else
 		chunk = 65536 / (uint64_t)c->n_src ? 65536 / (uint64_t)c->n_src : 1;
@@ -272,7 +281,15 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 			n = total - done;
 		if (n * (uint64_t)c->n_src > UINT32_MAX)
 			n = UINT32_MAX / (uint64_t)c->n_src;
-		if (bps > 0) {
+		if (sk->bss->pace_ns) {
+			/* The program keeps time; stop at the deadline. */
+			if (deadline) {
+				uint64_t fit = (uint64_t)((double)(deadline - now) / 1e9 * bps);
+				if (!fit)
+					break;
+				n = fit < n ? fit : n;
+			}
+		} else if (bps > 0) {
 			/* Behind schedule (calls have a fixed cost): catch up in one call. */
 			double due = (double)(xevb_now_ns() - st->t_start) / 1e9 * bps;
 			if (due > (double)(done + n))

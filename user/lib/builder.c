@@ -628,3 +628,17 @@ uint32_t xevb_event_wire_size(const struct xevb_event *ev)
 		size += XEVB_PAD4(2u * (ev->n_expected - got));
 	return size;
 }
+
+int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16_t *out, uint32_t max)
+{
+	uint32_t idx = event_id & b->mask, n = 0;
+	const struct xevb_frag_slot *row;
+
+	if (b->slots[idx].key != slot_key(event_id, SLOT_OPEN))
+		return -1;
+	row = b->rows + (size_t)idx * b->n_src;
+	for (uint32_t i = 0; i < b->n_src; i++)
+		if (row[i].frame_idx == NO_FRAME && n < max)
+			out[n++] = b->sorted[i];
+	return (int)n;
+}
