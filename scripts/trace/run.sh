@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Runs one of the bpftrace scripts here against a running builder:
+# Runs one of the bpftrace scripts here against a running builder (or,
+# for dfm.bt, a running data-flow manager):
 #
 #   scripts/trace/run.sh NAME [PID] [SECONDS] [SCRIPT ARGS...]
 #
-# NAME: build-latency, drops, xdp-verdicts, syscalls, cpu-profile (the
+# NAME: build-latency, drops, xdp-verdicts, syscalls, cpu-profile, dfm (the
 # .bt files beside this one). PID: the `xevb build` process (default: the
-# newest one on the machine, any namespace). SECONDS: stop after that long
+# newest one on the machine, any namespace; `xevb dfm` for NAME dfm).
+# SECONDS: stop after that long
 # (default: at Ctrl-C). SCRIPT ARGS follow the PID as $2... (xdp-verdicts:
 # an XDP program id to watch). cpu-profile's output is folded for a flame graph
 # ("who;frame;frame... count" lines); the others print as they are.
@@ -25,11 +27,13 @@ if [[ -z $name || ! -r $here/$name.bt ]]; then
 fi
 command -v bpftrace >/dev/null || { echo "run.sh: bpftrace not installed (scripts/install-deps.sh)" >&2; exit 1; }
 if [[ -z $pid ]]; then
+	want=build
+	[[ $name == dfm ]] && want=dfm
 	# The newest process whose command is `xevb build ...` (not the sink, not a wrapper).
 	for p in $(pgrep -x xevb | sort -n); do
-		[[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | awk '{ print $2 }') == build ]] && pid=$p
+		[[ $(tr '\0' ' ' <"/proc/$p/cmdline" 2>/dev/null | awk '{ print $2 }') == "$want" ]] && pid=$p
 	done
-	[[ -n $pid ]] || { echo "run.sh: no 'xevb build' process running; give its PID" >&2; exit 1; }
+	[[ -n $pid ]] || { echo "run.sh: no 'xevb $want' process running; give its PID" >&2; exit 1; }
 fi
 [[ $pid =~ ^[0-9]+$ ]] && kill -0 "$pid" 2>/dev/null || { echo "run.sh: no process $pid" >&2; exit 1; }
 [[ $secs =~ ^[0-9]+$ ]] || { echo "run.sh: SECONDS '$secs' is not a number" >&2; exit 2; }
