@@ -19,7 +19,7 @@ static const struct xevb_opt opts[] = {
 	{ "rate", O_RATE, "RATE", "set: bits/s of Ethernet frames, e.g. 200mbit, 1.5gbit" },
 	{ "proto", O_PROTO, "udp|tcp|N", "only this IP protocol to --dst (default: any)" },
 	{ "port", O_PORT, "N", "only this destination port (with --proto udp or tcp)" },
-	{ "burst", O_BURST, "BYTES", "HTB burst (default 1 ms at the rate, at least 4 frames)" },
+	{ "burst", O_BURST, "BYTES", "HTB burst (default 2 ms at the rate, at least 4 frames)" },
 	{ "limit", O_LIMIT, "BYTES", "leaf bfifo bytes (default max(4 MiB, 100 ms at the rate))" },
 	{ "overhead", O_OVERHEAD, "BYTES", "added to each frame's length (24: preamble, FCS, gap)" },
 	{ "mode", O_MODE, "auto|htb|edt", "first set on IFACE: HTB classes or EDT + fq (default auto)" },

@@ -362,7 +362,7 @@ int xevb_shape_set(const char *dev, const struct xevb_shape_rule *r)
 	frame = mtu + 14 + r->overhead;
 	hp = (struct shape_htb_params){
 		.rate_bps = r->rate_bps,
-		.burst = r->burst ? r->burst : (uint32_t)(r->rate_bps / 8 / 1000),
+		.burst = r->burst ? r->burst : (uint32_t)(r->rate_bps / 8 / 500),
 		.overhead = r->overhead,
 		.mtu = mtu,
 	};
