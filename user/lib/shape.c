@@ -388,8 +388,11 @@ int xevb_shape_set(const char *dev, const struct xevb_shape_rule *r)
 		err = shape_nl_htb_class(ifindex, v.classid, &hp, !exists);
 		if (err)
 			goto out;
-		if (!exists && (err = shape_nl_add_bfifo(ifindex, v.classid, LEAF(v.slot), limit))) {
-			shape_nl_del_class(ifindex, v.classid);
+		/* The queue follows the rate: a faster class gets a deeper queue. */
+		err = shape_nl_bfifo(ifindex, v.classid, LEAF(v.slot), limit, !exists);
+		if (err) {
+			if (!exists)
+				shape_nl_del_class(ifindex, v.classid);
 			goto out;
 		}
 	}
@@ -409,10 +412,9 @@ int xevb_shape_set(const char *dev, const struct xevb_shape_rule *r)
 		cfg_write(&s);
 	}
 	if (s.cfg.mode == XEVB_SHAPE_MODE_HTB)
-		xevb_info("%s %s on %s: %.6g Mbit/s (htb class %x:%x, burst %u B, quantum %u B%s%.0u%s)",
+		xevb_info("%s %s on %s: %.6g Mbit/s (htb class %x:%x, burst %u B, quantum %u B, bfifo %u B)",
 			  exists ? "changed" : "shaping", name, dev, (double)r->rate_bps / 1e6,
-			  XEVB_SHAPE_MAJOR, v.slot, hp.burst, hp.quantum, exists ? "" : ", bfifo ",
-			  exists ? 0 : limit, exists ? "" : " B");
+			  XEVB_SHAPE_MAJOR, v.slot, hp.burst, hp.quantum, limit);
 	else
 		xevb_info("%s %s on %s: %.6g Mbit/s (edt, horizon %.3f s)", exists ? "changed" : "shaping",
 			  name, dev, (double)r->rate_bps / 1e6, (double)s.cfg.horizon_ns / 1e9);

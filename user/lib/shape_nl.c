@@ -215,15 +215,15 @@ int shape_nl_del_class(int ifindex, uint32_t classid)
 	return nl_talk(&r.n, "removing an HTB class", true);
 }
 
-int shape_nl_add_bfifo(int ifindex, uint32_t parent, uint32_t handle, uint32_t limit_bytes)
+int shape_nl_bfifo(int ifindex, uint32_t parent, uint32_t handle, uint32_t limit_bytes, bool create)
 {
 	struct tc_fifo_qopt q = { .limit = limit_bytes };
 	struct req r;
 
-	req_init(&r, RTM_NEWQDISC, NLM_F_CREATE | NLM_F_EXCL, ifindex, handle, parent);
+	req_init(&r, RTM_NEWQDISC, create ? NLM_F_CREATE | NLM_F_EXCL : 0, ifindex, handle, parent);
 	addattr(&r.n, TCA_KIND, "bfifo", 6);
 	addattr(&r.n, TCA_OPTIONS, &q, sizeof(q));
-	return nl_talk(&r.n, "adding a bfifo leaf queue", false);
+	return nl_talk(&r.n, create ? "adding a bfifo leaf queue" : "resizing a bfifo leaf queue", false);
 }
 
 static void parse_stats(struct rtattr *st, struct shape_qdisc_info *q)

@@ -27,7 +27,7 @@ int shape_nl_add_fq_root(int ifindex, uint32_t major);
 int shape_nl_del_root(int ifindex, uint32_t handle);
 int shape_nl_htb_class(int ifindex, uint32_t classid, const struct shape_htb_params *p, bool create);
 int shape_nl_del_class(int ifindex, uint32_t classid);
-int shape_nl_add_bfifo(int ifindex, uint32_t parent, uint32_t handle, uint32_t limit_bytes);
+int shape_nl_bfifo(int ifindex, uint32_t parent, uint32_t handle, uint32_t limit_bytes, bool create);
 int shape_nl_qdiscs(int ifindex, struct shape_qdisc_info *out, int max);
 /* Stats of classes (kind "htb") of the device; up to max; returns the count or -errno. */
 int shape_nl_classes(int ifindex, struct shape_qdisc_info *out, int max);
