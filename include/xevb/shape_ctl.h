@@ -21,7 +21,7 @@ struct xevb_shape_rule {
 	uint16_t dport;      /* host order; 0: any */
 	uint64_t rate_bps;
 	uint32_t burst;      /* bytes; 0: automatic (1 ms at the rate, at least 4 frames) */
-	uint32_t limit;      /* leaf queue bytes; 0: automatic (the larger of 4 MiB and 100 ms) */
+	uint32_t limit;      /* leaf queue bytes; 0: automatic (the larger of 4 x net.core.wmem_max and 100 ms) */
 	uint32_t overhead;   /* bytes per frame on top of skb->len */
 	enum xevb_shape_mode_req mode;  /* only when the shaper is first set up */
 	uint64_t horizon_ns; /* EDT; 0: 2 s */
@@ -33,6 +33,10 @@ int xevb_shape_set(const char *dev, const struct xevb_shape_rule *r);
 int xevb_shape_clear(const char *dev, const struct xevb_shape_rule *r);
 /* Rules, counters, the mode and qdisc stats; json: one object. */
 int xevb_shape_list(const char *dev, FILE *out, bool json);
+/* Is our classifier attached to dev? */
+bool xevb_shape_active(const char *dev);
+/* Wait (bounded) until our classes on dev hold no packets: before a clear. */
+void xevb_shape_wait_drained(const char *dev, unsigned max_ms);
 /* "htb" or "edt": what auto would choose here; and whether fq exists. */
 const char *xevb_shape_auto_mode(int *fq_present);
 /* "200mbit", "1.5gbit", "2G", "50m" -> bits/s (tc units; plain numbers are bits/s). */

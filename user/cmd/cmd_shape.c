@@ -20,7 +20,7 @@ static const struct xevb_opt opts[] = {
 	{ "proto", O_PROTO, "udp|tcp|N", "only this IP protocol to --dst (default: any)" },
 	{ "port", O_PORT, "N", "only this destination port (with --proto udp or tcp)" },
 	{ "burst", O_BURST, "BYTES", "HTB burst (default 2 ms at the rate, at least 4 frames)" },
-	{ "limit", O_LIMIT, "BYTES", "leaf bfifo bytes (default max(4 MiB, 100 ms at the rate))" },
+	{ "limit", O_LIMIT, "BYTES", "leaf bfifo bytes (default max(4 x wmem_max, 100 ms at the rate))" },
 	{ "overhead", O_OVERHEAD, "BYTES", "added to each frame's length (24: preamble, FCS, gap)" },
 	{ "mode", O_MODE, "auto|htb|edt", "first set on IFACE: HTB classes or EDT + fq (default auto)" },
 	{ "horizon", O_HORIZON, "MS", "edt: drop packets due later than this (default 2000)" },

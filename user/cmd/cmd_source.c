@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xevb/cli.h>
+#include <xevb/shape_ctl.h>
 #include "cmds.h"
 #include "source.h"
 
@@ -20,7 +21,7 @@ enum {
 	O_DEST = 256, O_IDS, O_SRC, O_SRC_BASE, O_PACK, O_FRAG, O_RATE, O_EVENTS,
 	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_DURATION, O_SKIP, O_DUP,
 	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_JSON, O_DMAC, O_SEED,
-	O_QUIET, O_VERBOSE,
+	O_QUIET, O_VERBOSE, O_SHAPE,
 };
 
 static const struct xevb_opt opts[] = {
@@ -51,6 +52,7 @@ static const struct xevb_opt opts[] = {
 	{ "json", O_JSON, NULL, "also print the summary as one JSON object on stdout" },
 	{ "quiet", O_QUIET, NULL, "no summary text on stderr" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages (live mode: each BPF_PROG_RUN call)" },
+	{ "shape", O_SHAPE, "RATE", "socket mode: shape our output to --dest at RATE on --dev (xevb shape)" },
 	{ 0 }
 };
 
@@ -274,6 +276,8 @@ int cmd_source(int argc, char **argv)
 	uint32_t u;
 	uint64_t n;
 	int key, rc, idx;
+	uint64_t shape_bps = 0;
+	bool shaper_was_up = false;
 
 	memset(&c, 0, sizeof(c));
 	c.n_src = 1;
@@ -417,6 +421,10 @@ int cmd_source(int argc, char **argv)
 		case O_QUIET:
 			quiet = true;
 			break;
+		case O_SHAPE:
+			if (!xevb_shape_parse_rate("shape", arg, &shape_bps))
+				return 2;
+			break;
 		case O_VERBOSE:
 			xevb_log_level = XEVB_LOG_DEBUG;
 			break;
@@ -443,7 +451,24 @@ int cmd_source(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (shape_bps) {
+		/* Per-destination shaping of our own output for this run only. */
+		struct xevb_shape_rule r = { .daddr = c.daddr, .rate_bps = shape_bps };
+		if (c.live || !c.dev) {
+			xevb_err("--shape needs --mode socket and --dev IFACE (the interface towards --dest)");
+			return 2;
+		}
+		shaper_was_up = xevb_shape_active(c.dev);
+		if (xevb_shape_set(c.dev, &r))
+			return 1;
+	}
 	rc = c.live ? source_run_live(&c, &st) : source_run_socket(&c, &st);
+	if (shape_bps) {
+		struct xevb_shape_rule r = { .daddr = c.daddr };
+		xevb_shape_wait_drained(c.dev, 5000);
+		if (xevb_shape_clear(c.dev, shaper_was_up ? &r : NULL) && !rc)
+			rc = 1;
+	}
 	if (st.t_start)
 		print_summary(&c, &st, quiet);
 	return rc;

@@ -26,6 +26,7 @@
 #define CLASSID(s)   (HTB_ROOT | (s))
 #define LEAF(s)      ((XEVB_SHAPE_LEAF_BASE + (s)) << 16)
 #define MIN_LIMIT    (4u << 20)
+#define MAX_LIMIT    (256u << 20)
 #define DEF_HORIZON  2000000000ull
 
 struct shaper {
@@ -284,6 +285,26 @@ undo_root:
 	return err;
 }
 
+/*
+ * A socket may hold 2 x wmem_max bytes (truesize, more than the frames'
+ * length) in flight; room for two such senders per destination means
+ * they block on their buffer before the leaf queue could drop.
+ */
+static uint32_t default_min_limit(void)
+{
+	FILE *f = fopen("/proc/sys/net/core/wmem_max", "r");
+	unsigned long w = 0;
+	uint64_t l;
+
+	if (f) {
+		if (fscanf(f, "%lu", &w) != 1)
+			w = 0;
+		fclose(f);
+	}
+	l = (uint64_t)w * 4;
+	return l < MIN_LIMIT ? MIN_LIMIT : l > MAX_LIMIT ? MAX_LIMIT : (uint32_t)l;
+}
+
 static int alloc_slot(int dst_fd, uint32_t *slot)
 {
 	static uint8_t used[XEVB_SHAPE_MAX_DST];
@@ -374,8 +395,8 @@ int xevb_shape_set(const char *dev, const struct xevb_shape_rule *r)
 	if (hp.quantum > 200000)
 		hp.quantum = 200000;
 	limit = r->limit ? r->limit : (uint32_t)(r->rate_bps / 8 / 10);
-	if (!r->limit && limit < MIN_LIMIT)
-		limit = MIN_LIMIT;
+	if (!r->limit && limit < default_min_limit())
+		limit = default_min_limit();
 	if (limit < 2 * frame)
 		limit = 2 * frame;
 
@@ -623,4 +644,32 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 	}
 	shaper_close(&s);
 	return 0;
+}
+
+bool xevb_shape_active(const char *dev)
+{
+	struct shaper s;
+	int ifindex = (int)if_nametoindex(dev);
+
+	if (!ifindex || shaper_find(ifindex, &s))
+		return false;
+	shaper_close(&s);
+	return true;
+}
+
+void xevb_shape_wait_drained(const char *dev, unsigned max_ms)
+{
+	static struct shape_qdisc_info cls[XEVB_SHAPE_MAX_DST + 8];
+	int ifindex = (int)if_nametoindex(dev);
+
+	for (unsigned t = 0; ifindex && t < max_ms; t += 10) {
+		int n = shape_nl_classes(ifindex, cls, XEVB_SHAPE_MAX_DST + 8);
+		uint64_t q = 0;
+		for (int i = 0; i < n; i++)
+			if ((cls[i].handle >> 16) == XEVB_SHAPE_MAJOR)
+				q += cls[i].qlen + cls[i].backlog;
+		if (n <= 0 || !q)
+			return;
+		usleep(10000);
+	}
 }
