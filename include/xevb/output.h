@@ -54,5 +54,11 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev);
 /* Reconnect farm nodes that went away (call once a second). */
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns);
 uint32_t xevb_output_connected(const struct xevb_output *o);
+/*
+ * Per-connection pacing (SO_MAX_PACING_RATE, bytes/s; 0: off) for the
+ * connections opened from now on. One connection per farm node makes it
+ * a per-destination rate; TCP paces by itself when there is no sch_fq.
+ */
+void xevb_output_set_pacing(uint64_t bytes_per_s);
 
 #endif

@@ -21,6 +21,7 @@
 #include <xevb/metrics.h>
 #include <xevb/output.h>
 #include <xevb/probes.h>
+#include <xevb/shape_ctl.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_rx.h>
@@ -33,6 +34,7 @@ enum {
 	O_DEV = 'd', O_MODE = 'm', O_SOURCES = 's', O_QUEUES = 'q', O_OUTPUT = 'o',
 	O_VERBOSE = 'v', O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
+	O_SINK_PACING = 0x5e00,
 	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID,
@@ -58,6 +60,7 @@ static const struct xevb_opt opts[] = {
 	{ "sink", O_SINK, "ADDR:PORT", "farm node to forward to (repeatable; round robin)" },
 	{ "output", O_OUTPUT, "FILE", "write built events to FILE instead" },
 	{ "no-forward", O_NOFWD, NULL, "build and release events without sending them (measurement)" },
+	{ "sink-pacing", O_SINK_PACING, "RATE", "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
 	{ "bare", O_BARE, NULL, "receive and release frames, count them, build nothing (receive ceiling)" },
 	{ "duration", O_DURATION, "SEC", "stop after SEC seconds (default: run until SIGINT)" },
 	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed" },
@@ -312,6 +315,12 @@ int cmd_build(int argc, char **argv)
 			break;
 		case O_OUTPUT: output = arg; break;
 		case O_NOFWD: nofwd = true; break;
+		case O_SINK_PACING: {
+			uint64_t bps;
+			if (!xevb_shape_parse_rate("sink-pacing", arg, &bps)) return 2;
+			xevb_output_set_pacing(bps / 8);
+			break;
+		}
 		case O_BARE: bd.bare = true; break;
 		case O_DURATION: if (!xevb_parse_u32("duration", arg, 0, 1u << 30, &duration)) return 2; break;
 		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xevb/cli.h>
+#include <xevb/shape_ctl.h>
 #include "cmds.h"
 #include "source.h"
 
@@ -20,7 +21,7 @@ enum {
 	O_DEST = 256, O_IDS, O_SRC, O_SRC_BASE, O_PACK, O_FRAG, O_RATE, O_EVENTS,
 	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_DURATION, O_SKIP, O_DUP,
 	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_JSON, O_DMAC, O_SEED,
-	O_QUIET, O_VERBOSE, O_DFM, O_CTLPORT, O_HOLD, O_DROPANS,
+	O_QUIET, O_VERBOSE, O_DFM, O_CTLPORT, O_HOLD, O_DROPANS, O_SHAPE,
 };
 
 static const struct xevb_opt opts[] = {
@@ -55,6 +56,7 @@ static const struct xevb_opt opts[] = {
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
 	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
 	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm pull: do not send this fraction of answers (tests re-asks)" },
+	{ "shape", O_SHAPE, "RATE", "socket mode: shape our output to --dest at RATE on --dev (xevb shape)" },
 	{ 0 }
 };
 
@@ -296,6 +298,8 @@ int cmd_source(int argc, char **argv)
 	uint32_t u;
 	uint64_t n;
 	int key, rc, idx;
+	uint64_t shape_bps = 0;
+	bool shaper_was_up = false;
 
 	memset(&c, 0, sizeof(c));
 	c.n_src = 1;
@@ -441,6 +445,10 @@ int cmd_source(int argc, char **argv)
 		case O_QUIET:
 			quiet = true;
 			break;
+		case O_SHAPE:
+			if (!xevb_shape_parse_rate("shape", arg, &shape_bps))
+				return 2;
+			break;
 		case O_VERBOSE:
 			xevb_log_level = XEVB_LOG_DEBUG;
 			break;
@@ -485,9 +493,27 @@ int cmd_source(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (shape_bps) {
+		/* Per-destination shaping of our own output for this run only. */
+		struct xevb_shape_rule r = { .daddr = c.daddr, .rate_bps = shape_bps };
+		if (c.live || !c.dev) {
+			xevb_err("--shape needs --mode socket and --dev IFACE (the interface towards --dest)");
+			return 2;
+		}
+		shaper_was_up = xevb_shape_active(c.dev);
+		if (xevb_shape_set(c.dev, &r))
+			return 1;
+	}
 	if (c.dfm)
-		return source_run_dfm(&c);
-	rc = c.live ? source_run_live(&c, &st) : source_run_socket(&c, &st);
+		rc = source_run_dfm(&c);
+	else
+		rc = c.live ? source_run_live(&c, &st) : source_run_socket(&c, &st);
+	if (shape_bps) {
+		struct xevb_shape_rule r = { .daddr = c.daddr };
+		xevb_shape_wait_drained(c.dev, 5000);
+		if (xevb_shape_clear(c.dev, shaper_was_up ? &r : NULL) && !rc)
+			rc = 1;
+	}
 	if (st.t_start)
 		print_summary(&c, &st, quiet);
 	return rc;

@@ -35,6 +35,13 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
+static uint64_t pacing_Bps;
+
+void xevb_output_set_pacing(uint64_t bytes_per_s)
+{
+	pacing_Bps = bytes_per_s;
+}
+
 static int try_connect(struct xevb_sink_conn *c)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
@@ -44,6 +51,8 @@ static int try_connect(struct xevb_sink_conn *c)
 		return -errno;
 	setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (pacing_Bps && setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pacing_Bps, sizeof(pacing_Bps)))
+		xevb_warn("farm node %s: SO_MAX_PACING_RATE: %s (sending unpaced)", c->name, strerror(errno));
 	if (connect(fd, (struct sockaddr *)&c->addr, sizeof(c->addr))) {
 		int err = -errno;
 		close(fd);
