@@ -457,8 +457,38 @@ int cmd_build(int argc, char **argv)
 			}
 		}
 	}
-	/* Whatever is still open leaves as incomplete: nothing is dropped silently at stop. */
-	xevb_builder_flush(bd.b);
+	/*
+	 * What already sits in the RX rings was counted by the XDP program:
+	 * take it in before the stop flush, so that to_xsk = rx_frames + the
+	 * kernel's drops holds exactly once the traffic has stopped.
+	 */
+	if (bd.xdp) {
+		uint32_t idx[RX_BATCH], len[RX_BATCH], n;
+		const uint8_t *data[RX_BATCH];
+
+		now = xevb_now_ns();
+		for (uint32_t q = 0; q < n_queues; q++)
+			for (uint32_t k = 0; k < rx_ring / RX_BATCH + 1; k++) {
+				n = xevb_xsk_rx(&bd.xsk, q, RX_BATCH, idx, data, len);
+				if (!n)
+					break;
+				handle_batch(&bd, n, idx, data, len, now);
+				xevb_xsk_rx_done(&bd.xsk, q, n);
+			}
+	}
+	/*
+	 * Whatever is still open leaves as a timeout would, by --timeout-policy:
+	 * emitted INCOMPLETE or discarded and counted. Nothing is dropped
+	 * silently at stop.
+	 */
+	{
+		const struct xevb_builder_stats *cs = xevb_builder_stats(bd.b);
+		uint64_t open_at_stop = cs->open_events;
+		xevb_builder_expire_all(bd.b);
+		xevb_info("stop: %llu open event(s) %s (--timeout-policy %s)",
+			  (unsigned long long)open_at_stop,
+			  discard ? "discarded and counted" : "emitted INCOMPLETE", discard ? "discard" : "emit");
+	}
 	if (bd.xdp)
 		xevb_xsk_flush(&bd.xsk);
 	snapshot(&bd, &bd.local);
