@@ -13,12 +13,15 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <xevb/builder.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
 #include <xevb/output.h>
+#include <xevb/privdrop.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_rx.h>
@@ -31,6 +34,7 @@ enum {
 	O_VERBOSE = 'v', O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
 	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
+	O_USER, O_DROP, O_SELFTEST,
 };
 
 static const struct xevb_opt opts[] = {
@@ -61,6 +65,9 @@ static const struct xevb_opt opts[] = {
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	{ "json", O_JSON, NULL, "print the final summary as JSON on stdout" },
+	{ "user", O_USER, "NAME", "after set-up, run as NAME with no capability (a root helper detaches at exit)" },
+	{ "drop-privileges", O_DROP, NULL, "same as --user nobody" },
+	{ "selftest-privs", O_SELFTEST, NULL, "after dropping, try attach/detach/map updates and report (JSON)" },
 	{ "quiet", O_QUIET, NULL, "no per-second line" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages (libbpf/libxdp too)" },
 	{ 0 },
@@ -98,7 +105,21 @@ struct build {
 	struct xevb_snapshot local;
 	char snap_path[256];
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+	bool unpriv;                 /* privileges dropped: the watcher cleans up */
+	pid_t watcher;
+	int watcher_fd;
 };
+
+/* In the root watcher, once the builder is gone. */
+static void watcher_cleanup(void *ctx)
+{
+	struct build *bd = ctx;
+	char path[256];
+
+	xevb_loader_detach(&bd->ld);
+	if (!xevb_run_path(bd->ld.ifname, "stats", path, sizeof(path)))
+		unlink(path);
+}
 
 static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
@@ -231,7 +252,9 @@ int cmd_build(int argc, char **argv)
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
 	bool force = false, json = false, exit_eor = false, copy = false, quiet = false;
 	bool have_run = false, discard = false, generic = false;
-	const char *dev = NULL, *output = NULL, *arg;
+	const char *dev = NULL, *output = NULL, *arg, *user = NULL;
+	bool selftest = false;
+	static struct xevb_privs privs;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
 	uint64_t t_start, t_next, now;
@@ -290,6 +313,9 @@ int cmd_build(int argc, char **argv)
 		case O_COPY: copy = true; break;
 		case O_FORCE: force = true; break;
 		case O_JSON: json = true; break;
+		case O_USER: user = arg; break;
+		case O_DROP: if (!user) user = "nobody"; break;
+		case O_SELFTEST: selftest = true; break;
 		case O_EXIT_EOR: exit_eor = true; break;
 		case O_QUIET: quiet = true; break;
 		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
@@ -317,6 +343,12 @@ int cmd_build(int argc, char **argv)
 		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
 		return 2;
 	}
+	if (selftest && !user) {
+		xevb_err("--selftest-privs checks a dropped builder: give --user NAME or --drop-privileges");
+		return 2;
+	}
+	if (user && xevb_privs_lookup(user, &privs))
+		return 2;
 	if (geteuid() != 0)
 		xevb_warn("not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
 
@@ -371,6 +403,15 @@ int cmd_build(int argc, char **argv)
 		};
 		if (xevb_loader_attach(&bd.ld, &lc))
 			goto out;
+		if (user) {
+			/* Before the UMEM exists: fork must never copy pinned pages. */
+			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_cleanup, &bd);
+			if (bd.watcher < 0) {
+				xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
+				bd.watcher = 0;
+				goto out;
+			}
+		}
 		xc.xsks_map_fd = bd.ld.xsks_fd;
 		if (xevb_xsk_open(&bd.xsk, &xc))
 			goto out;
@@ -381,6 +422,33 @@ int cmd_build(int argc, char **argv)
 	}
 
 	open_snapshot_file(&bd, dev);
+	if (user) {
+		int probe[XEVB_PROBE__COUNT];
+		struct xevb_probe_ctx pc = {
+			.ifindex = bd.xdp ? bd.ld.ifindex : 0,
+			.xsks_fd = bd.xdp ? bd.ld.xsks_fd : -1,
+			.counters_fd = bd.xdp ? bd.ld.counters_fd : -1,
+			.prog_id = bd.xdp ? bd.ld.prog_id : 0,
+		};
+
+		if (bd.xdp) {
+			struct bpf_map_info mi = {};
+			__u32 mlen = sizeof(mi);
+			if (!bpf_obj_get_info_by_fd(pc.counters_fd, &mi, &mlen))
+				pc.map_id = mi.id;
+		}
+		if (xevb_privs_drop(&privs)) {
+			/* Half-dropped is unsafe: stop; the watcher still cleans up. */
+			bd.unpriv = true;
+			goto out;
+		}
+		bd.unpriv = true;
+		xevb_info("running as %s (uid %u) with no capability; XDP is detached by helper pid %d at exit",
+			  privs.user, (unsigned)privs.uid, (int)bd.watcher);
+		if (selftest)
+			xevb_privs_probe(&pc, probe);
+		xevb_privs_json(stdout, &privs, selftest ? probe : NULL);
+	}
 	bd.local.magic = XEVB_SNAP_MAGIC;
 	bd.local.version = XEVB_SNAP_VERSION;
 	bd.local.pid = getpid();
@@ -508,7 +576,9 @@ int cmd_build(int argc, char **argv)
 out:
 	if (bd.xdp) {
 		xevb_xsk_close(&bd.xsk);
-		xevb_loader_detach(&bd.ld);
+		/* Unprivileged: detaching would fail; the root watcher does it. */
+		if (!bd.unpriv)
+			xevb_loader_detach(&bd.ld);
 	} else {
 		xevb_sock_close(&bd.sock);
 	}
@@ -517,7 +587,18 @@ out:
 		xevb_builder_free(bd.b);
 	if (bd.snap) {
 		munmap(bd.snap, sizeof(*bd.snap));
-		unlink(bd.snap_path);
+		if (!bd.unpriv)
+			unlink(bd.snap_path);
+	}
+	if (bd.watcher > 0) {
+		if (bd.unpriv) {
+			xevb_privs_end_watcher(bd.watcher, bd.watcher_fd, 5000);
+		} else {
+			/* Still root: we cleaned up above; the watcher must not again. */
+			kill(bd.watcher, SIGKILL);
+			waitpid(bd.watcher, NULL, 0);
+			close(bd.watcher_fd);
+		}
 	}
 	return rc;
 }
