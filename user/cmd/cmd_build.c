@@ -34,7 +34,7 @@ enum {
 	O_VERBOSE = 'v', O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
 	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
-	O_USER, O_DROP, O_SELFTEST,
+	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC,
 };
 
 static const struct xevb_opt opts[] = {
@@ -62,6 +62,7 @@ static const struct xevb_opt opts[] = {
 	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
 	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
+	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	{ "json", O_JSON, NULL, "print the final summary as JSON on stdout" },
@@ -254,6 +255,8 @@ int cmd_build(int argc, char **argv)
 	bool have_run = false, discard = false, generic = false;
 	const char *dev = NULL, *output = NULL, *arg, *user = NULL;
 	bool selftest = false;
+	static uint32_t allow_src[64];
+	uint32_t n_allow = 0;
 	static struct xevb_privs privs;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
@@ -316,6 +319,16 @@ int cmd_build(int argc, char **argv)
 		case O_USER: user = arg; break;
 		case O_DROP: if (!user) user = "nobody"; break;
 		case O_SELFTEST: selftest = true; break;
+		case O_ALLOWSRC: {
+			struct in_addr a;
+			if (inet_pton(AF_INET, arg, &a) != 1) {
+				xevb_err("--allow-src: '%s' is not an IPv4 address such as 198.18.1.1", arg);
+				return 2;
+			}
+			if (n_allow == 64) { xevb_err("at most 64 --allow-src"); return 2; }
+			allow_src[n_allow++] = a.s_addr;
+			break;
+		}
 		case O_EXIT_EOR: exit_eor = true; break;
 		case O_QUIET: quiet = true; break;
 		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
@@ -396,6 +409,7 @@ int cmd_build(int argc, char **argv)
 			.ifname = dev, .mode = generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
 			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
 			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
+			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
 		};
 		struct xevb_xsk_cfg xc = {
 			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
