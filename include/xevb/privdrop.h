@@ -10,7 +10,8 @@
  * removes the /run/xevb files (an unprivileged process cannot detach a
  * netlink-attached XDP program, by design). The watcher is forked right
  * after the XDP attach and before the AF_XDP sockets exist: fork copies
- * pinned anonymous pages eagerly, so a UMEM must never be forked.
+ * pinned anonymous pages eagerly, so a UMEM must never be forked. (Socket
+ * path: forked after the socket opens; nothing there is pinned.)
  *
  * Before the switch, the builder makes its BPF file descriptors harmless: map
  * fds are reopened read-only in place (dup2 over the same number, so the

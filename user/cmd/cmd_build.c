@@ -109,6 +109,7 @@ struct build {
 	bool unpriv;                 /* privileges dropped: the watcher cleans up */
 	pid_t watcher;
 	int watcher_fd;
+	const char *dev;
 };
 
 /* In the root watcher, once the builder is gone. */
@@ -117,8 +118,9 @@ static void watcher_cleanup(void *ctx)
 	struct build *bd = ctx;
 	char path[256];
 
-	xevb_loader_detach(&bd->ld);
-	if (!xevb_run_path(bd->ld.ifname, "stats", path, sizeof(path)))
+	if (bd->xdp)
+		xevb_loader_detach(&bd->ld);
+	if (!xevb_run_path(bd->dev, "stats", path, sizeof(path)))
 		unlink(path);
 }
 
@@ -370,6 +372,7 @@ int cmd_build(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	bd.xdp = !socket_mode;
+	bd.dev = dev;
 	bd.pcfg.ip_proto = (uint8_t)proto;
 	bd.pcfg.udp_port = (uint16_t)udp_port;
 	if (socket_mode) {
@@ -435,6 +438,15 @@ int cmd_build(int argc, char **argv)
 				  busy ? "busy polling" : "poll()");
 	}
 
+	if (user && !bd.xdp) {
+		/* No UMEM on the socket path: forking here copies nothing pinned. */
+		bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_cleanup, &bd);
+		if (bd.watcher < 0) {
+			xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
+			bd.watcher = 0;
+			goto out;
+		}
+	}
 	open_snapshot_file(&bd, dev);
 	if (user) {
 		int probe[XEVB_PROBE__COUNT];
