@@ -72,11 +72,13 @@ void xevb_privs_probe(const struct xevb_probe_ctx *c, int res[XEVB_PROBE__COUNT]
 void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res);
 
 /*
- * Fork the root watcher: it ignores SIGINT/SIGTERM/SIGHUP, waits until
- * every copy of *wr_fd is closed, runs cleanup(ctx) and exits. Returns its
- * pid (the caller keeps *wr_fd open while it runs) or -errno.
+ * Fork the root watcher: it runs start(ctx) (close what it must not hold,
+ * such as connections), ignores SIGINT/SIGTERM/SIGHUP, waits until every
+ * copy of *wr_fd is closed, runs cleanup(ctx) and exits. Returns its pid
+ * (the caller keeps *wr_fd open while it runs) or -errno.
  */
-pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*cleanup)(void *ctx), void *ctx);
+pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*start)(void *ctx), void (*cleanup)(void *ctx),
+			       void *ctx);
 
 /* Close wr_fd and wait (bounded, timeout_ms) for the watcher's clean-up. */
 int xevb_privs_end_watcher(pid_t watcher, int wr_fd, int timeout_ms);

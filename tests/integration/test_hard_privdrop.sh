@@ -105,9 +105,10 @@ grep -q 'stale' "$E2E_WORK/pk.b2.err" && e2e_fail "killed: next builder found so
 	e2e_ok "killed: next builder started with nothing stale to remove"
 
 # ---------------------------------------------------------------------------
-e2e_log "socket: --mode socket --drop-privileges builds, and its stats file goes at exit"
+e2e_log "socket: --mode socket --drop-privileges forwards to a sink, and its stats file goes at exit"
+e2e_sink 0 pso.k --expect-events 1000 --expect-sources 4
 e2e_builder 0 pso.b --mode socket --sources 0-3 --drop-privileges --timeout-ms 200 --exit-on-eor --duration 10 \
-	--output "$E2E_WORK/pso.evt"
+	--sink "$(tb_addr sink 0):$E2E_PORT"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pso.b.err" && break; sleep 0.05; done
 F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
 e2e_source 0 pso.s0 --source-ids 0-1 "${F[@]}" --seed 93
@@ -122,6 +123,8 @@ eq("dropped: uid, caps", (p["uid"], p["cap_eff"], p["cap_bnd"]), (65534, "0", "0
 sent = J("pso.s0")["fragments"] + J("pso.s1")["fragments"]
 eq("fragments received = in events = sent", (b["frags_received"], b["frags_in_events"]), (sent, sent))
 eq("events complete", b["events_complete"], 1000)
+k = J("pso.k")
+eq("sink over TCP: events, complete, errors, result", (k["events"], k["complete"], k["errors"], k["result"]), (1000, 1000, 0, "ok"))
 eq("after exit: /run/xevb files of the interface", open(os.path.join(W, "pso.runfiles")).read().split(), [])
 PY
 e2e_finish

@@ -112,6 +112,14 @@ struct build {
 	const char *dev;
 };
 
+/* In the root watcher as it starts: the builder's connections are not its own. */
+static void watcher_start(void *ctx)
+{
+	struct build *bd = ctx;
+
+	xevb_output_close(&bd->out);
+}
+
 /* In the root watcher, once the builder is gone. */
 static void watcher_cleanup(void *ctx)
 {
@@ -422,7 +430,7 @@ int cmd_build(int argc, char **argv)
 			goto out;
 		if (user) {
 			/* Before the UMEM exists: fork must never copy pinned pages. */
-			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_cleanup, &bd);
+			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
 			if (bd.watcher < 0) {
 				xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
 				bd.watcher = 0;
@@ -440,7 +448,7 @@ int cmd_build(int argc, char **argv)
 
 	if (user && !bd.xdp) {
 		/* No UMEM on the socket path: forking here copies nothing pinned. */
-		bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_cleanup, &bd);
+		bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
 		if (bd.watcher < 0) {
 			xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
 			bd.watcher = 0;

@@ -250,7 +250,8 @@ void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res)
 	fflush(f);
 }
 
-pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*cleanup)(void *ctx), void *ctx)
+pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*start)(void *ctx), void (*cleanup)(void *ctx),
+			       void *ctx)
 {
 	int fds[2];
 	pid_t pid;
@@ -267,7 +268,17 @@ pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*cleanup)(void *ctx), void *ctx
 	if (pid == 0) {
 		char c;
 
+		int devnull = open("/dev/null", O_RDWR);
+
 		close(fds[1]);
+		/* Whoever reads our stdout must not wait for the watcher. */
+		if (devnull >= 0) {
+			dup2(devnull, STDIN_FILENO);
+			dup2(devnull, STDOUT_FILENO);
+			close(devnull);
+		}
+		if (start)
+			start(ctx);
 		signal(SIGINT, SIG_IGN);
 		signal(SIGTERM, SIG_IGN);
 		signal(SIGHUP, SIG_IGN);
