@@ -12,6 +12,8 @@
 #  - killed: `--drop-privileges`, SIGKILL to the unprivileged builder while
 #    traffic flows: the root helper detaches XDP and removes the lock, and
 #    a plain builder starts next without finding anything stale.
+#  - socket: `--mode socket --drop-privileges` forwards to a TCP sink;
+#    the helper removes the stats file at exit.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init hp "${1:-build}"
