@@ -163,6 +163,13 @@ const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b
  */
 bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen);
 
+/*
+ * The source_ids (ascending, up to max) still missing from open event
+ * event_id; -1 when that event is not open (never seen, or already gone).
+ * For re-asking only the missing sources in pull mode. Not a hot path.
+ */
+int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16_t *out, uint32_t max);
+
 /* Size in bytes of the built-event encoding of ev (wire-format section 2). */
 uint32_t xevb_event_wire_size(const struct xevb_event *ev);
 

@@ -207,11 +207,12 @@ print("  %-6s %-4s %-7s %-6s fwd=%d run %s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %
 
 # One lost packet keeps its events open until the timeout, and an open event
 # holds the window and its frames: at ~0.1-0.6 M events/s the builder's
-# 1 s default would block it (OVERFLOW) after the first veth ring drop. The
+# 1 s default would block it (OVERFLOW) after the first veth ring drop, and
+# the window spans more event ids than arrive while the builder waits. The
 # timeout stays above the time a frame waits in the RX ring. The RX ring
 # absorbs a scheduler slice of the napi thread (gateway model: it shares the
 # builder's core and runs for milliseconds at a time): 16384 frames.
-BUILD_TUNING=(--timeout-ms 20 --window 16384 --frames 65536 --rx-ring 16384)
+BUILD_TUNING=(--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384)
 for case in $CASES; do
 	case $case in
 	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;

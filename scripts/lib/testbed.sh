@@ -11,7 +11,7 @@
 #   dst=$(tb_addr builder 0)
 #
 # Addresses: 198.18.1.(i+1) sources, 198.18.2.(i+1) builders, 198.18.3.(i+1)
-# sinks, one /16 on the bridge. MACs are fixed by role and index, every host
+# sinks, 198.18.4.1 the data-flow manager (tb_up --dfm 1), one /16 on the bridge. MACs are fixed by role and index, every host
 # has permanent neighbour entries for every other one and the bridge has
 # static FDB entries, so no packet waits for ARP and nothing is flooded.
 # IPv6 is off in every namespace to keep the links quiet.
@@ -31,13 +31,14 @@ _tb_role_num() {
 	source | src) echo 1 ;;
 	builder | bld) echo 2 ;;
 	sink | snk | farm) echo 3 ;;
-	*) _tb_err "unknown role '$1' (source, builder or sink)"; return 1 ;;
+	dfm) echo 4 ;;
+	*) _tb_err "unknown role '$1' (source, builder, sink or dfm)"; return 1 ;;
 	esac
 }
 
 _tb_role_tag() {
 	case $1 in
-	1) echo src ;; 2) echo bld ;; 3) echo snk ;;
+	1) echo src ;; 2) echo bld ;; 3) echo snk ;; 4) echo dfm ;;
 	esac
 }
 
@@ -58,7 +59,7 @@ _tb_ns_add() {
 
 # The body of tb_up; any failure returns non-zero and tb_up cleans up.
 _tb_up_inner() {
-	local nsrc=$1 nbld=$2 nsnk=$3 mtu=$4 rate=$5 queues=$6 pass=$7
+	local nsrc=$1 nbld=$2 nsnk=$3 mtu=$4 rate=$5 queues=$6 pass=$7 ndfm=${8:-0}
 	local sw="$TB_PREFIX-sw" r i n ns port mac addr q
 	local -a hosts=()
 
@@ -69,8 +70,8 @@ _tb_up_inner() {
 	ip -n "$sw" link add br0 type bridge || return 1
 	ip -n "$sw" link set br0 up || return 1
 
-	for r in 1 2 3; do
-		case $r in 1) n=$nsrc ;; 2) n=$nbld ;; 3) n=$nsnk ;; esac
+	for r in 1 2 3 4; do
+		case $r in 1) n=$nsrc ;; 2) n=$nbld ;; 3) n=$nsnk ;; 4) n=$ndfm ;; esac
 		for ((i = 0; i < n; i++)); do
 			ns="$TB_PREFIX-$(_tb_role_tag $r)$i"
 			port="$(_tb_role_tag $r)$i"
@@ -116,7 +117,7 @@ _tb_up_inner() {
 }
 
 _tb_role_name() {
-	case $1 in 1) echo source ;; 2) echo builder ;; 3) echo sink ;; esac
+	case $1 in 1) echo source ;; 2) echo builder ;; 3) echo sink ;; 4) echo dfm ;; esac
 }
 
 _tb_cleanup() {
@@ -129,7 +130,7 @@ _tb_cleanup() {
 }
 
 # tb_up [--prefix P] [--sources N] [--builders M] [--sinks K] [--mtu 1500|9000]
-#       [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ]
+#       [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ] [--dfm 0|1]
 # Defaults from TB_PREFIX, TB_SOURCES, TB_BUILDERS, TB_SINKS, TB_MTU,
 # TB_RATE_LIMIT, TB_QUEUES. Unless TB_NO_TRAP is set, installs an EXIT/INT/
 # TERM trap that tears down every testbed this shell made (it calls a
@@ -140,6 +141,7 @@ _tb_cleanup() {
 tb_up() {
 	local nsrc=${TB_SOURCES:-1} nbld=${TB_BUILDERS:-1} nsnk=${TB_SINKS:-1}
 	local mtu=${TB_MTU:-1500} rate=${TB_RATE_LIMIT:-} queues=${TB_QUEUES:-1} pass=${TB_XDP_PASS:-}
+	local ndfm=${TB_DFM:-0}
 	TB_PREFIX=${TB_PREFIX:-xevb$$}
 	while (($#)); do
 		case $1 in
@@ -151,12 +153,13 @@ tb_up() {
 		--rate-limit) rate=$2; shift ;;
 		--queues) queues=$2; shift ;;
 		--xdp-pass) pass=$2; shift ;;
+		--dfm) ndfm=$2; shift ;;
 		*) _tb_err "tb_up: unknown option '$1'"; return 2 ;;
 		esac
 		shift || { _tb_err "tb_up: option needs a value"; return 2; }
 	done
 	local v
-	for v in "$nsrc" "$nbld" "$nsnk" "$queues" "$mtu"; do
+	for v in "$nsrc" "$nbld" "$nsnk" "$queues" "$mtu" "$ndfm"; do
 		[[ $v =~ ^[0-9]+$ ]] || { _tb_err "tb_up: '$v' is not a number"; return 2; }
 	done
 	if ((nsrc > 250 || nbld > 250 || nsnk > 250)); then
@@ -182,7 +185,7 @@ tb_up() {
 		trap 'exit 130' INT
 		trap 'exit 143' TERM
 	fi
-	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues" "$pass"; then
+	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues" "$pass" "$ndfm"; then
 		_tb_err "tb_up: building testbed '$TB_PREFIX' failed; removing what was made"
 		tb_down "$TB_PREFIX"
 		return 1

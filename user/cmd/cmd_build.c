@@ -20,11 +20,14 @@
 #include <xevb/cli.h>
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
+#include <xevb/metrics.h>
 #include <xevb/output.h>
 #include <xevb/privdrop.h>
+#include <xevb/probes.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_rx.h>
+#include "build_ctl.h"
 #include "cmds.h"
 
 #define RX_BATCH 64
@@ -35,6 +38,9 @@ enum {
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
 	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
 	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC,
+	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
+	O_BACKLOG, O_ID,
+	O_METRICS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -70,7 +76,19 @@ static const struct xevb_opt opts[] = {
 	{ "drop-privileges", O_DROP, NULL, "same as --user nobody" },
 	{ "selftest-privs", O_SELFTEST, NULL, "after dropping, try attach/detach/map updates and report (JSON)" },
 	{ "quiet", O_QUIET, NULL, "no per-second line" },
+	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages (libbpf/libxdp too)" },
+	{ "dfm", O_DFM, "ADDR:PORT", "take event assignments from this data-flow manager (docs/control-protocol.md)" },
+	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23902)" },
+	{ "credits", O_CREDITS, "N", "--dfm: events the DFM may have outstanding here (default 64)" },
+	{ "busy-high", O_BUSYHI, "X", "--dfm: Busy above X x credits events held (default 1.2)" },
+	{ "busy-low", O_BUSYLO, "X", "--dfm: not-Busy below X x credits (default 0.2)" },
+	{ "reask-ms", O_REASK, "MS", "--dfm: re-ask the missing sources after MS (default 100)" },
+	{ "max-reasks", O_MAXREASK, "N", "--dfm: re-asks per event before it goes incomplete (default 3)" },
+	{ "sink-ctl-port", O_SINKCTL, "N", "--dfm: farm nodes' control port for credits (default 23904)" },
+	{ "sink-dead-ms", O_SINKDEAD, "MS", "--dfm: a farm node silent this long gets nothing (default 500)" },
+	{ "backlog", O_BACKLOG, "N", "--dfm: built events held while no farm node has credit (default 4096)" },
+	{ "id", O_ID, "N", "--dfm: our id in control messages (default 0)" },
 	{ 0 },
 };
 
@@ -82,7 +100,9 @@ static const struct xevb_cmd_help help = {
 		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"
 		"  xevb build --dev eth0 --sources 0-125 --no-forward --duration 10\n"
 		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --output /tmp/events.bin\n"
-		"  xevb build --dev eth0 --sources 0-125 --bare --duration 10    # receive ceiling\n",
+		"  xevb build --dev eth0 --sources 0-125 --bare --duration 10    # receive ceiling\n"
+		"  xevb build --dev eth0 --mode socket --udp --sources 0-7 --dfm 198.18.4.1:23901 --credits 32 \\\n"
+		"      --sink 198.18.3.1:5000 --sink 198.18.3.2:5000 --exit-on-eor\n",
 };
 
 static volatile sig_atomic_t stop;
@@ -104,6 +124,7 @@ struct build {
 	struct xevb_parse_cfg pcfg;
 	struct xevb_snapshot *snap;  /* mapped stats file */
 	struct xevb_snapshot local;
+	struct build_ctl *bctl;      /* --dfm */
 	char snap_path[256];
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
 	bool unpriv;                 /* privileges dropped: the watcher cleans up */
@@ -135,7 +156,10 @@ static void watcher_cleanup(void *ctx)
 static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
 	struct build *bd = ctx;
-	xevb_output_emit(&bd->out, ev);
+	if (bd->bctl)
+		build_ctl_emit(bd->bctl, ev);
+	else
+		xevb_output_emit(&bd->out, ev);
 }
 
 static void release_cb(void *ctx, uint32_t idx)
@@ -160,6 +184,7 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 {
 	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 
+	XEVB_PROBE(batch_received, n, now);
 	if (bd->bare) {
 		/* The receive ceiling: what the ring loop costs without the builder. */
 		for (uint32_t i = 0; i < n; i++) {
@@ -268,9 +293,14 @@ int cmd_build(int argc, char **argv)
 	static uint32_t allow_src[64];
 	uint32_t n_allow = 0;
 	static struct xevb_privs privs;
+	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
 	uint64_t t_start, t_next, now;
+	struct build_ctl_cfg cc = {
+		.ctl_port = 23902, .sink_ctl_port = 23904, .credits = 64, .busy_high = 1.2, .busy_low = 0.2,
+		.reask_ns = 100000000ull, .max_reasks = 3, .sink_dead_ns = 500000000ull, .backlog = 4096,
+	};
 
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (c) {
@@ -341,7 +371,24 @@ int cmd_build(int argc, char **argv)
 		}
 		case O_EXIT_EOR: exit_eor = true; break;
 		case O_QUIET: quiet = true; break;
+		case O_METRICS: metrics = arg; break;
 		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
+		case O_DFM: cc.dfm = arg; break;
+		case O_CTLPORT: { uint32_t u; if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u)) return 2; cc.ctl_port = (uint16_t)u; break; }
+		case O_SINKCTL: { uint32_t u; if (!xevb_parse_u32("sink-ctl-port", arg, 1, 65535, &u)) return 2; cc.sink_ctl_port = (uint16_t)u; break; }
+		case O_ID: { uint32_t u; if (!xevb_parse_u32("id", arg, 0, 65535, &u)) return 2; cc.id = (uint16_t)u; break; }
+		case O_CREDITS: if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &cc.credits)) return 2; break;
+		case O_BACKLOG: if (!xevb_parse_u32("backlog", arg, 1, 1u << 20, &cc.backlog)) return 2; break;
+		case O_MAXREASK: if (!xevb_parse_u32("max-reasks", arg, 0, 255, &cc.max_reasks)) return 2; break;
+		case O_REASK: { uint32_t u; if (!xevb_parse_u32("reask-ms", arg, 1, 600000, &u)) return 2; cc.reask_ns = u * 1000000ull; break; }
+		case O_SINKDEAD: { uint32_t u; if (!xevb_parse_u32("sink-dead-ms", arg, 10, 600000, &u)) return 2; cc.sink_dead_ns = u * 1000000ull; break; }
+		case O_BUSYHI: case O_BUSYLO: {
+			char *end;
+			double v = strtod(arg, &end);
+			if (end == arg || *end || !(v >= 0 && v <= 100)) { xevb_err("--busy-high/--busy-low: a factor such as 1.2"); return 2; }
+			if (c == O_BUSYHI) cc.busy_high = v; else cc.busy_low = v;
+			break;
+		}
 		case 'h': xevb_opt_usage(opts, &help); return 0;
 		default: return 2;
 		}
@@ -388,6 +435,7 @@ int cmd_build(int argc, char **argv)
 		else bd.pcfg.udp_port = 0;
 	}
 
+	struct xevb_builder_cfg bcfg;
 	{
 		struct xevb_builder_cfg bc = {
 			.sources = sources, .n_sources = (uint32_t)n_sources, .window = window,
@@ -397,6 +445,7 @@ int cmd_build(int argc, char **argv)
 			.run_number = run, .adopt_run = !have_run,
 			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
 		};
+		bcfg = bc;
 		bd.b = xevb_builder_new(&bc);
 		if (!bd.b) {
 			xevb_err("cannot create the builder: %s", strerror(errno));
@@ -405,6 +454,18 @@ int cmd_build(int argc, char **argv)
 	}
 	if (xevb_output_open(&bd.out, sinks, n_sinks, output, (uint32_t)n_sources, 5000000000ull))
 		goto out;
+	if (cc.dfm) {
+		if (cc.busy_low > cc.busy_high) {
+			xevb_err("--busy-low must not exceed --busy-high");
+			goto out;
+		}
+		if (timeout_ms && (uint64_t)timeout_ms * 1000000ull < cc.reask_ns * (cc.max_reasks + 1ull))
+			xevb_warn("--timeout-ms %u ends events before their %u re-asks of %llu ms are spent",
+				  timeout_ms, cc.max_reasks, (unsigned long long)(cc.reask_ns / 1000000));
+		bd.bctl = build_ctl_new(&cc, &bd.out);
+		if (!bd.bctl)
+			goto out;
+	}
 
 	if (socket_mode) {
 		struct xevb_sock_cfg sc = {
@@ -456,6 +517,7 @@ int cmd_build(int argc, char **argv)
 		}
 	}
 	open_snapshot_file(&bd, dev);
+	if (metrics && !bd.snap && (bd.snap = mmap(NULL, sizeof(*bd.snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) bd.snap = NULL;
 	if (user) {
 		int probe[XEVB_PROBE__COUNT];
 		struct xevb_probe_ctx pc = {
@@ -495,12 +557,13 @@ int cmd_build(int argc, char **argv)
 	snapshot(&bd, &bd.local);
 	prev = bd.local;
 	publish(&bd);
+	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
 	t_next = t_start + 1000000000ull;
 
 	{
 		uint32_t idx[RX_BATCH], len[RX_BATCH];
 		const uint8_t *data[RX_BATCH];
-		struct pollfd pfd[XEVB_XSK_MAX_QUEUES];
+		struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
 		uint32_t npfd = 0;
 		int poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
 
@@ -509,6 +572,11 @@ int cmd_build(int argc, char **argv)
 				pfd[npfd++] = (struct pollfd){ .fd = bd.xsk.q[q].fd, .events = POLLIN };
 		else
 			pfd[npfd++] = (struct pollfd){ .fd = bd.sock.fd, .events = POLLIN };
+		if (bd.bctl) {
+			pfd[npfd++] = (struct pollfd){ .fd = build_ctl_fd(bd.bctl), .events = POLLIN };
+			if (poll_ms > 5)
+				poll_ms = 5;   /* re-asks and heartbeats keep time */
+		}
 
 		while (!stop) {
 			uint32_t got = 0;
@@ -534,6 +602,24 @@ int cmd_build(int argc, char **argv)
 				got = (uint32_t)(n > 0 ? n : 0);
 			}
 			xevb_builder_poll(bd.b, now);
+			if (bd.bctl) {
+				build_ctl_tick(bd.bctl, bd.b, now);
+				if (build_ctl_take_reset(bd.bctl)) {
+					/* A restarted DFM numbers events afresh: so does a fresh core. */
+					char msg[256];
+					xevb_builder_flush(bd.b);
+					if (!xevb_builder_check(bd.b, msg, sizeof(msg)))
+						xevb_err("accounting check of the core before the DFM restart FAILED: %s", msg);
+					xevb_builder_free(bd.b);
+					bd.b = xevb_builder_new(&bcfg);
+					if (!bd.b) {
+						xevb_err("cannot create the builder again: %s", strerror(errno));
+						break;
+					}
+				}
+				if (exit_eor && build_ctl_finished(bd.bctl))
+					break;
+			}
 			if (bd.xdp)
 				xevb_xsk_flush(&bd.xsk);
 
@@ -603,11 +689,20 @@ int cmd_build(int argc, char **argv)
 			xevb_err("accounting check FAILED: %s", msg);
 		else
 			fprintf(stderr, "accounting: every fragment received is in an event or counted by reason\n");
+		if (bd.bctl) {
+			build_ctl_summary(bd.bctl, stderr);
+			if (json) {
+				printf("{\"dfm_ctl\":");
+				build_ctl_json(bd.bctl, stdout);
+				printf("}\n");
+			}
+		}
 		if (json)
 			xevb_report_json(stdout, &bd.local);
 		rc = ok ? 0 : 3;
 	}
 out:
+	xevb_metrics_stop(mx);
 	if (bd.xdp) {
 		xevb_xsk_close(&bd.xsk);
 		/* Unprivileged: detaching would fail; the root watcher does it. */
@@ -616,6 +711,7 @@ out:
 	} else {
 		xevb_sock_close(&bd.sock);
 	}
+	build_ctl_free(bd.bctl);
 	xevb_output_close(&bd.out);
 	if (bd.b)
 		xevb_builder_free(bd.b);

@@ -20,8 +20,11 @@
 #include <xevb/cli.h>
 #include <xevb/event_codec.h>
 #include <xevb/evid_window.h>
+#include <xevb/metrics.h>
+#include <xevb/probes.h>
 #include "cmds.h"
 #include "sink.h"
+#include "sink_ctl.h"
 
 /* Error kinds beyond the decoder's own. */
 enum {
@@ -48,6 +51,7 @@ static const char *err_name(int k)
 
 struct conn {
 	int fd;
+	uint32_t ip;                 /* IPv4 peer, network order (credits are per builder) */
 	char peer[64];
 	uint64_t events;
 	struct xevb_evt_reader rd;
@@ -65,6 +69,10 @@ struct sink {
 	uint32_t max_event;
 	unsigned verify;
 	bool json;
+	/* --ctl-port: credits and Busy for builders (sink_ctl.c) */
+	uint32_t ctl_port, credits;
+	double process_rate, busy_high, busy_low;
+	struct sink_ctl *ctl;
 
 	/* counters */
 	uint64_t events, complete, incomplete, frags, missing_frags, bytes;
@@ -118,6 +126,7 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 		return -1;
 	}
 	s->events++;
+	XEVB_PROBE(sink_event, d.event_id, d.n_frags, len, d.flags);
 	s->bytes += len;
 	s->frags += d.n_frags;
 	s->missing_frags += (uint32_t)d.n_expected - d.n_frags;
@@ -307,6 +316,8 @@ static void conn_read(struct sink *s, struct conn *c)
 				return;
 			}
 			c->events += s->events - before;
+			if (s->ctl)
+				sink_ctl_events(s->ctl, c->ip, s->events - before);
 			if (expectation_met(s))
 				return;
 			continue;
@@ -379,6 +390,10 @@ static void accept_all(struct sink *s, int lfd, int ep)
 			continue;
 		}
 		c->fd = fd;
+		if (ss.ss_family == AF_INET)
+			c->ip = ((const struct sockaddr_in *)&ss)->sin_addr.s_addr;
+		if (s->ctl)
+			sink_ctl_conn(s->ctl, c->ip);
 		peer_name(&ss, c->peer, sizeof(c->peer));
 		e.data.ptr = c;
 		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e)) {
@@ -440,6 +455,14 @@ static int run_listen(struct sink *s)
 		xevb_err("epoll: %s", strerror(errno));
 		goto out;
 	}
+	if (s->ctl_port) {
+		uint32_t a = ss.ss_family == AF_INET ? ((const struct sockaddr_in *)&ss)->sin_addr.s_addr : 0;
+		struct epoll_event ce = { .events = EPOLLIN, .data.ptr = &s->ctl };
+		s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, s->credits, s->process_rate, s->busy_high,
+				      s->busy_low);
+		if (!s->ctl || epoll_ctl(ep, EPOLL_CTL_ADD, sink_ctl_fd(s->ctl), &ce))
+			goto out;
+	}
 	if (s->ready_file && write_ready_file(s->ready_file, &ss)) {
 		xevb_err("--ready-file %s: %s", s->ready_file, strerror(errno));
 		goto out;
@@ -468,6 +491,11 @@ static int run_listen(struct sink *s)
 			wait_ns = s->next_stats - now;
 		if (s->deadline && s->deadline - now < wait_ns)
 			wait_ns = s->deadline - now;
+		if (s->ctl) {
+			sink_ctl_tick(s->ctl, now);
+			if (wait_ns > 5000000ull)
+				wait_ns = 5000000ull;
+		}
 		n = epoll_pwait(ep, evs, 64, (int)((wait_ns + 999999) / 1000000), &orig);
 		if (n < 0) {
 			if (errno == EINTR)
@@ -478,6 +506,8 @@ static int run_listen(struct sink *s)
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
 				accept_all(s, lfd, ep);
+			else if (evs[i].data.ptr == &s->ctl)
+				sink_ctl_rx(s->ctl, now);
 			else
 				conn_read(s, evs[i].data.ptr);
 			/* A connection freed here is named at most once per batch. */
@@ -551,11 +581,50 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 	fflush(stdout);
 }
 
+/* ---- --metrics: read in the server thread while the loop counts ---- */
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static void sink_metrics(struct xevb_mbuf *b, void *arg)
+{
+	const struct sink *s = arg;
+	uint64_t lat_n = LD(s->lat_n);
+	char l[64];
+
+	xevb_metric_one(b, "xevb_sink_events_total", "counter", "Built events received and decoded.", LD(s->events));
+	xevb_metric_one(b, "xevb_sink_events_complete_total", "counter", "Events received complete.", LD(s->complete));
+	xevb_metric_one(b, "xevb_sink_events_incomplete_total", "counter", "Events received flagged INCOMPLETE.",
+			LD(s->incomplete));
+	xevb_metric_one(b, "xevb_sink_fragments_total", "counter", "Fragments in the events received.", LD(s->frags));
+	xevb_metric_one(b, "xevb_sink_missing_fragments_total", "counter", "Fragments missing from incomplete events.",
+			LD(s->missing_frags));
+	xevb_metric_one(b, "xevb_sink_bytes_total", "counter", "Bytes of the events received.", LD(s->bytes));
+	xevb_metric_one(b, "xevb_sink_unchecked_old_events_total", "counter",
+			"Events older than the duplicate window (not checked for duplicates).", LD(s->too_old));
+	xevb_metric_family(b, "xevb_sink_errors_total", "counter", "Broken or duplicated events and failed reads, by kind.");
+	for (int k = 1; k < SE__COUNT; k++) {
+		snprintf(l, sizeof(l), "kind=\"%s\"", err_name(k));
+		xevb_metric_u64(b, "xevb_sink_errors_total", l, LD(s->err[k]));
+	}
+	xevb_metric_one(b, "xevb_sink_connections_total", "counter", "Builder connections accepted.", LD(s->conns_total));
+	xevb_metric_one(b, "xevb_sink_connections_dropped_total", "counter", "Connections dropped on a broken stream.",
+			LD(s->conns_dropped));
+	xevb_metric_one(b, "xevb_sink_connections_open", "gauge", "Builder connections open now.", LD(s->conns_open));
+	xevb_metric_family(b, "xevb_sink_latency_seconds", "summary",
+			   "Time from the builder's emit (build_ns, CLOCK_REALTIME) to decoding here.");
+	xevb_metric_f64(b, "xevb_sink_latency_seconds_sum", NULL, s->lat_sum_ns / 1e9);
+	xevb_metric_u64(b, "xevb_sink_latency_seconds_count", NULL, lat_n);
+	xevb_metric_family(b, "xevb_sink_latency_max_seconds", "gauge", "Longest latency from build seen so far.");
+	xevb_metric_f64(b, "xevb_sink_latency_max_seconds", NULL, (double)LD(s->lat_max_ns) / 1e9);
+}
+
 /* ---- options ---- */
 
 enum {
 	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_DURATION, O_EXPECT_SOURCES, O_NO_CONTENT,
-	O_JSON, O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW,
+	O_JSON, O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
+	O_BUSYHI, O_BUSYLO,
+	O_METRICS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -570,6 +639,12 @@ static const struct xevb_opt opts[] = {
 	{ "ready-file", O_READY, "PATH", "write the bound ADDR:PORT to PATH once listening" },
 	{ "max-event-size", O_MAX_EVENT, "BYTES", "a longer total_length is corruption (default 64 MiB)" },
 	{ "dup-window", O_DUP_WINDOW, "N", "event ids remembered for duplicate checks (default 1048576)" },
+	{ "ctl-port", O_CTLPORT, "N", "grant builders credits over the control protocol on this UDP port (23904)" },
+	{ "credits", O_CREDITS, "N", "--ctl-port: events in flight per builder (default 64)" },
+	{ "process-rate", O_PROCRATE, "HZ", "--ctl-port: emulate processing at HZ events/s (default instant)" },
+	{ "busy-high", O_BUSYHI, "X", "--ctl-port: Busy above X x credits queued events (default 1.2)" },
+	{ "busy-low", O_BUSYLO, "X", "--ctl-port: not-Busy below X x credits (default 0.2)" },
+	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ 0 },
 };
 
@@ -579,7 +654,8 @@ static const struct xevb_cmd_help help = {
 		   "Exits 1 on any corrupt or duplicated event, or when --expect-events is not reached.",
 	.usage = "--listen ADDR:PORT | --input FILE [options]",
 	.examples = "  xevb sink --listen 127.0.0.1:24000 --expect-events 100000 --duration 60\n"
-		    "  xevb sink --input run42.evt --json\n",
+		    "  xevb sink --input run42.evt --json\n"
+		    "  xevb sink --listen 198.18.3.1:5000 --ctl-port 23904 --credits 32 --process-rate 2000\n",
 };
 
 int cmd_sink(int argc, char **argv)
@@ -588,10 +664,12 @@ int cmd_sink(int argc, char **argv)
 		.stats_interval_s = 1,
 		.max_event = XEVB_EVT_MAX_LEN,
 		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
+		.credits = 64, .busy_high = 1.2, .busy_low = 0.2,
 	};
 	uint32_t dup_window = 1u << 20;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *arg;
+	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	bool ok;
 	int key;
 
@@ -604,6 +682,7 @@ int cmd_sink(int argc, char **argv)
 		case O_READY: s.ready_file = arg; break;
 		case O_JSON: s.json = true; break;
 		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
+		case O_METRICS: metrics = arg; break;
 		case O_EXPECT_EVENTS:
 			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))
 				return 2;
@@ -628,6 +707,26 @@ int cmd_sink(int argc, char **argv)
 			if (!xevb_parse_u32("dup-window", arg, 64, 1u << 30, &dup_window))
 				return 2;
 			break;
+		case O_CTLPORT:
+			if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &s.ctl_port))
+				return 2;
+			break;
+		case O_CREDITS:
+			if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &s.credits))
+				return 2;
+			break;
+		case O_PROCRATE: case O_BUSYHI: case O_BUSYLO: {
+			char *end;
+			double v = strtod(arg, &end);
+			if (end == arg || *end || !(v >= 0 && v <= 1e9)) {
+				xevb_err("--process-rate / --busy-high / --busy-low: a number, not '%s'", arg);
+				return 2;
+			}
+			if (key == O_PROCRATE) s.process_rate = v;
+			else if (key == O_BUSYHI) s.busy_high = v;
+			else s.busy_low = v;
+			break;
+		}
 		case 'h':
 			xevb_opt_usage(opts, &help);
 			return 0;
@@ -655,12 +754,18 @@ int cmd_sink(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (metrics && (!(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, sink_metrics, &s))) {
+		xevb_metrics_stop(mx);
+		xevb_evid_window_free(&s.win);
+		return 1;
+	}
 	s.t0 = xevb_now_ns();
 	s.next_stats = s.t0 + (uint64_t)s.stats_interval_s * 1000000000ull;
 	if (s.duration_s)
 		s.deadline = s.t0 + (uint64_t)s.duration_s * 1000000000ull;
 	if (s.listen) {
 		if (run_listen(&s)) {
+			xevb_metrics_stop(mx);
 			xevb_evid_window_free(&s.win);
 			return 1;
 		}
@@ -671,7 +776,12 @@ int cmd_sink(int argc, char **argv)
 	if (s.expect_events && !expectation_met(&s))
 		xevb_err("expected %llu events, got %llu", (unsigned long long)s.expect_events,
 			 (unsigned long long)s.events);
+	if (s.ctl) {
+		sink_ctl_summary(s.ctl, s.json ? stdout : stderr, s.json);
+		sink_ctl_free(s.ctl);
+	}
 	summary(&s, xevb_now_ns(), ok);
+	xevb_metrics_stop(mx);
 	xevb_evid_window_free(&s.win);
 	return ok ? 0 : 1;
 }

@@ -20,7 +20,7 @@ enum {
 	O_DEST = 256, O_IDS, O_SRC, O_SRC_BASE, O_PACK, O_FRAG, O_RATE, O_EVENTS,
 	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_DURATION, O_SKIP, O_DUP,
 	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_JSON, O_DMAC, O_SEED,
-	O_QUIET, O_VERBOSE,
+	O_QUIET, O_VERBOSE, O_DFM, O_CTLPORT, O_HOLD, O_DROPANS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -51,6 +51,10 @@ static const struct xevb_opt opts[] = {
 	{ "json", O_JSON, NULL, "also print the summary as one JSON object on stdout" },
 	{ "quiet", O_QUIET, NULL, "no summary text on stderr" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages (live mode: each BPF_PROG_RUN call)" },
+	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
+	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
+	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
+	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm pull: do not send this fraction of answers (tests re-asks)" },
 	{ 0 }
 };
 
@@ -68,7 +72,8 @@ static const struct xevb_cmd_help help = {
 		"  xevb source --dest 198.18.2.1 --source-ids 0-3 --events 1000\n"
 		"  xevb source --dest 198.18.2.1 --udp 23900 --frag-size 100-300 --rate 10000 --duration 5\n"
 		"  xevb source --dest 198.18.2.1 --source-ids 0-9 --skip-events 3:100 --duplicate 0.01 --json\n"
-		"  xevb source --dest 198.18.2.1 --dev eth0 --mode live --pack 1 --frag-size 980 --duration 2\n",
+		"  xevb source --dest 198.18.2.1 --dev eth0 --mode live --pack 1 --frag-size 980 --duration 2\n"
+		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-3 --udp --frag-size 200 --drop-answers 0.01\n",
 };
 
 static bool parse_addr(const char *opt, const char *s, uint32_t *out)
@@ -230,6 +235,23 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st, b
 /* Cross-option checks that need the whole command line. */
 static bool check(struct src_cfg *c, bool have_dest)
 {
+	if (c->dfm) {
+		if (have_dest || c->live || c->n_skip || c->dup > 0 || c->corrupt > 0 || c->reorder ||
+		    c->stop_idx >= 0 || c->events || c->rate > 0) {
+			xevb_err("--dfm decides destinations and events: no --dest, --mode live, --events, "
+				 "--rate or fault options with it");
+			return false;
+		}
+		if (c->ids[c->n_src - 1] - c->ids[0] != c->n_src - 1) {
+			xevb_err("--dfm: --source-ids must be one range such as 4-7");
+			return false;
+		}
+		return true;
+	}
+	if (c->drop_answers > 0) {
+		xevb_err("--drop-answers goes with --dfm");
+		return false;
+	}
 	if (!have_dest) {
 		xevb_err("--dest ADDR is required: the builder's IPv4 address");
 		return false;
@@ -284,6 +306,8 @@ int cmd_source(int argc, char **argv)
 	c.eor = true;
 	c.seed = 1;
 	c.stop_idx = -1;
+	c.ctl_port = 23903;
+	c.hold = 65536;
 
 	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (key) {
@@ -420,6 +444,24 @@ int cmd_source(int argc, char **argv)
 		case O_VERBOSE:
 			xevb_log_level = XEVB_LOG_DEBUG;
 			break;
+		case O_DFM:
+			c.dfm = arg;
+			break;
+		case O_CTLPORT:
+			if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u))
+				return 2;
+			c.ctl_port = (uint16_t)u;
+			break;
+		case O_HOLD:
+			if (!xevb_parse_u32("hold", arg, 16, 1u << 24, &c.hold) || (c.hold & (c.hold - 1))) {
+				xevb_err("--hold: a power of 2 from 16 to 16M");
+				return 2;
+			}
+			break;
+		case O_DROPANS:
+			if (!parse_fraction("drop-answers", arg, &c.drop_answers))
+				return 2;
+			break;
 		}
 	}
 	if (optind < argc) {
@@ -443,6 +485,8 @@ int cmd_source(int argc, char **argv)
 
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	if (c.dfm)
+		return source_run_dfm(&c);
 	rc = c.live ? source_run_live(&c, &st) : source_run_socket(&c, &st);
 	if (st.t_start)
 		print_summary(&c, &st, quiet);

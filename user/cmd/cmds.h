@@ -8,12 +8,14 @@ int cmd_build(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_source(int, char **);
 int cmd_sink(int, char **);
+int cmd_dfm(int, char **);
 
 #define XEVB_CMDS \
 	{ "build", cmd_build, "the gateway: receive fragments, build events, forward them" }, \
 	{ "stats", cmd_stats, "statistics of a running builder" }, \
 	{ "version", cmd_version, "print the version and the kernel features found" }, \
 	{ "source", cmd_source, "emulate read-out sources: send MEPs to a builder" }, \
-	{ "sink", cmd_sink, "farm-node emulator: receive built events and check every byte" },
+	{ "sink", cmd_sink, "farm-node emulator: receive built events and check every byte" }, \
+	{ "dfm", cmd_dfm, "data-flow manager: trigger, assign events to builders by credit, push or pull" },
 
 #endif

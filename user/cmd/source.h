@@ -38,6 +38,11 @@ struct src_cfg {
 	bool reorder;
 	int stop_idx;                 /* source index that stops, -1: none */
 	uint64_t stop_after;          /* packets it sends before stopping */
+	/* --dfm: send where the data-flow manager says (source_dfm.c) */
+	const char *dfm;
+	uint16_t ctl_port;
+	uint32_t hold;                /* held-event table entries (power of 2) */
+	double drop_answers;          /* pull: fraction of answers not sent */
 };
 
 /*
@@ -65,6 +70,7 @@ extern volatile sig_atomic_t src_stop;
 
 int source_run_socket(const struct src_cfg *c, struct src_stats *st);
 int source_run_live(const struct src_cfg *c, struct src_stats *st);
+int source_run_dfm(const struct src_cfg *c);
 
 /* Events in block k (the last one may be short), 0 past the end. */
 static inline uint32_t src_block_events(const struct src_cfg *c, uint64_t k)

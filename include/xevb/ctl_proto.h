@@ -1,0 +1,178 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Control protocol, version 1 (docs/control-protocol.md): event assignment,
+ * credits, Busy / not-Busy, DONE, clears and data requests between the
+ * data-flow manager, builders, sources and farm nodes. One message per UDP
+ * datagram: a 20-byte header, then n_recs fixed-size records of the type.
+ *
+ * The decoder is strict: every header field and every record field is
+ * checked, the datagram length must be exactly header + records, and a
+ * message that breaks a rule is refused whole with a reason (counted by the
+ * receivers). Nothing here allocates or keeps state.
+ */
+#ifndef XEVB_CTL_PROTO_H
+#define XEVB_CTL_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define XEVB_CTL_MAGIC      0x5843   /* "XC" */
+#define XEVB_CTL_VERSION    1
+#define XEVB_CTL_HLEN       20
+#define XEVB_CTL_MAX_LEN    1472     /* one datagram in a 1500-byte MTU */
+
+#define XEVB_CTL_DFM_PORT     23901
+#define XEVB_CTL_BUILDER_PORT 23902
+#define XEVB_CTL_SOURCE_PORT  23903
+#define XEVB_CTL_SINK_PORT    23904
+
+enum xevb_ctl_type {
+	XEVB_CTL_STATUS = 1,   /* heartbeat: credits, Busy, done count (any role) */
+	XEVB_CTL_ASSIGN,       /* DFM -> builder (and sources in push mode) */
+	XEVB_CTL_DONE,         /* builder -> DFM: events finished */
+	XEVB_CTL_CLEAR,        /* DFM -> sources: event ranges they may release */
+	XEVB_CTL_REQUEST,      /* builder -> source: send these events' fragments */
+	XEVB_CTL_SOURCES,      /* DFM -> builder: the source processes it knows */
+	XEVB_CTL_BYE,          /* the sender leaves cleanly (no records) */
+	XEVB_CTL__TYPES
+};
+
+enum xevb_ctl_role {
+	XEVB_ROLE_DFM = 1,
+	XEVB_ROLE_BUILDER,
+	XEVB_ROLE_SOURCE,
+	XEVB_ROLE_SINK,
+	XEVB_ROLE__COUNT
+};
+
+/* STATUS flags */
+#define XEVB_CTL_ST_BUSY     0x1
+#define XEVB_CTL_ST_PULL     0x2   /* DFM: the run is in pull mode */
+#define XEVB_CTL_ST_KNOWN    (XEVB_CTL_ST_BUSY | XEVB_CTL_ST_PULL)
+/* ASSIGN flags */
+#define XEVB_CTL_AS_PULL     0x1   /* the builder requests the fragments */
+#define XEVB_CTL_AS_REASSIGN 0x2   /* the event's first builder died */
+#define XEVB_CTL_AS_RETRY    0x4   /* the same assignment again (no DONE yet) */
+#define XEVB_CTL_AS_KNOWN    0x7
+/* REQUEST flags */
+#define XEVB_CTL_RQ_REASK    0x1
+#define XEVB_CTL_RQ_KNOWN    0x1
+
+/* DONE status */
+enum xevb_ctl_done_status {
+	XEVB_DONE_COMPLETE = 0,
+	XEVB_DONE_INCOMPLETE,
+	XEVB_DONE_NO_DATA,     /* no fragment arrived even after the re-asks */
+	XEVB_DONE__COUNT
+};
+
+/* Why a datagram was refused. */
+enum xevb_ctl_err {
+	XEVB_CTL_OK = 0,
+	XEVB_CTL_E_SHORT,      /* shorter than the header */
+	XEVB_CTL_E_MAGIC,
+	XEVB_CTL_E_VERSION,
+	XEVB_CTL_E_TYPE,       /* unknown type */
+	XEVB_CTL_E_ROLE,       /* unknown role, or a role that may not send the type */
+	XEVB_CTL_E_RESERVED,   /* a reserved header field not zero */
+	XEVB_CTL_E_EPOCH,      /* epoch 0 */
+	XEVB_CTL_E_LENGTH,     /* length is not header + n_recs records */
+	XEVB_CTL_E_COUNT,      /* n_recs out of range for the type */
+	XEVB_CTL_E_FIELD,      /* a record field out of range, or reserved bits set */
+	XEVB_CTL_E__COUNT
+};
+
+struct xevb_ctl_hdr {
+	uint8_t type;
+	uint8_t role;
+	uint16_t sender_id;
+	uint32_t epoch;      /* sender's incarnation, never 0: a restart changes it */
+	uint32_t seq;        /* per sender, +1 per message: gaps count lost messages */
+	uint16_t n_recs;
+};
+
+struct xevb_ctl_status {
+	uint32_t credits;    /* events the sender can take (builder: from the DFM;
+				sink: from each builder; source: events it can hold) */
+	uint32_t flags;      /* XEVB_CTL_ST_* */
+	uint64_t done_total; /* builder: events finished; sink: events received
+				from the addressee; source: events answered */
+	uint32_t peer_epoch; /* the addressee's epoch as last heard, 0: none */
+	uint32_t load;       /* events held now (what Busy is judged on) */
+	uint16_t first_id;   /* source: its source_ids are first_id .. +n_ids-1 */
+	uint16_t n_ids;      /* 0 for other roles */
+};
+
+struct xevb_ctl_assign {
+	uint32_t first_event;
+	uint16_t count;      /* 1..1024 consecutive event_ids */
+	uint8_t flags;       /* XEVB_CTL_AS_* */
+	uint32_t builder_addr; /* IPv4, network order: where fragments go */
+	uint16_t builder_id;
+	uint32_t run;
+};
+
+struct xevb_ctl_done {
+	uint32_t event_id;
+	uint16_t n_missing;
+	uint8_t status;      /* enum xevb_ctl_done_status */
+};
+
+struct xevb_ctl_range {  /* CLEAR */
+	uint32_t first_event;
+	uint32_t count;      /* 1..65536 */
+};
+
+struct xevb_ctl_request {
+	uint32_t first_event;
+	uint16_t count;      /* 1..1024 */
+	uint8_t flags;       /* XEVB_CTL_RQ_* */
+};
+
+struct xevb_ctl_srcinfo {
+	uint32_t addr;       /* IPv4, network order */
+	uint16_t port;       /* its control port */
+	uint16_t first_id;
+	uint16_t n_ids;      /* 1..4096, first_id + n_ids - 1 <= 4095 */
+};
+
+#define XEVB_CTL_STATUS_RLEN  28
+#define XEVB_CTL_ASSIGN_RLEN  20
+#define XEVB_CTL_DONE_RLEN    8
+#define XEVB_CTL_CLEAR_RLEN   8
+#define XEVB_CTL_REQUEST_RLEN 8
+#define XEVB_CTL_SRC_RLEN     12
+/* The most records of the smallest kind one datagram holds. */
+#define XEVB_CTL_MAX_RECS ((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 8)
+
+struct xevb_ctl_msg {
+	struct xevb_ctl_hdr h;
+	union {
+		struct xevb_ctl_status status;
+		struct xevb_ctl_assign assign[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_ASSIGN_RLEN];
+		struct xevb_ctl_done done[XEVB_CTL_MAX_RECS];
+		struct xevb_ctl_range clear[XEVB_CTL_MAX_RECS];
+		struct xevb_ctl_request request[XEVB_CTL_MAX_RECS];
+		struct xevb_ctl_srcinfo src[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_SRC_RLEN];
+	} u;
+};
+
+/* Records of type t one datagram can carry at most (0 for BYE). */
+uint32_t xevb_ctl_max_recs(uint8_t type);
+
+/* Decode and validate; XEVB_CTL_OK or the reason it was refused. */
+enum xevb_ctl_err xevb_ctl_decode(const uint8_t *buf, size_t len, struct xevb_ctl_msg *m);
+
+/*
+ * Encode m (h.n_recs records of h.type from m->u) into buf; returns the
+ * length, or 0 when it would break a rule the decoder checks (so nothing
+ * we send is refused by a peer) or does not fit cap.
+ */
+size_t xevb_ctl_encode(const struct xevb_ctl_msg *m, uint8_t *buf, size_t cap);
+
+const char *xevb_ctl_err_name(enum xevb_ctl_err e);
+const char *xevb_ctl_type_name(uint8_t t);
+const char *xevb_ctl_role_name(uint8_t r);
+
+#endif

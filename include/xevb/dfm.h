@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The data-flow manager's logic, free of sockets and clocks so that every
+ * rule can be unit tested: it triggers events, assigns them in blocks to
+ * builders that have credit and are not Busy (weighted by their credits),
+ * collects DONE, batches clears for the sources, detects dead builders
+ * (silence longer than dead_ns, or a new epoch) and re-assigns their events
+ * in pull mode or counts them lost in push mode, and keeps the books:
+ *
+ *   triggered = complete + incomplete + sum(lost[reason]) + outstanding
+ *
+ * at every moment (xevb_dfm_check), outstanding = 0 after xevb_dfm_stop.
+ * Messages leave through the callbacks; the caller batches and sends them.
+ */
+#ifndef XEVB_DFM_H
+#define XEVB_DFM_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <xevb/ctl_proto.h>
+
+#define XEVB_DFM_MAX_BUILDERS 64
+
+enum xevb_dfm_lost {
+	XEVB_LOST_BUILDER_DEAD = 0, /* push: its builder died or restarted */
+	XEVB_LOST_NO_DATA,          /* the builder got no fragment at all */
+	XEVB_LOST_NO_DONE,          /* no DONE after every retry, builder alive */
+	XEVB_LOST_AT_STOP,          /* still outstanding when the DFM stopped */
+	XEVB_LOST__COUNT
+};
+
+struct xevb_dfm_cfg {
+	bool pull;
+	uint32_t block;            /* events per assignment, 1..1024 (the packing) */
+	uint32_t first_event, run;
+	uint32_t table;            /* events in flight at most; power of 2 */
+	uint64_t dead_ns;          /* silence after which a builder is dead */
+	uint64_t retry_ns;         /* resend ASSIGN to a builder when no DONE by then */
+	uint32_t max_retries;      /* then the event is lost (NO_DONE) */
+	uint32_t clear_group;      /* events per CLEAR batch (ClearGroupSize) */
+	uint64_t clear_flush_ns;   /* a partial batch leaves after this long */
+	void (*send_assign)(void *ctx, uint32_t builder, const struct xevb_ctl_assign *a);
+	void (*send_clear)(void *ctx, const struct xevb_ctl_range *r, uint32_t n);
+	void *ctx;
+};
+
+struct xevb_dfm_builder {
+	uint32_t addr;             /* network order */
+	uint16_t port;             /* host order */
+	uint16_t id;
+	uint32_t epoch;
+	uint32_t credits;
+	uint32_t outstanding;
+	bool busy, alive;
+	uint64_t last_ns;
+	int64_t wrr;
+	uint64_t assigned, complete, incomplete, no_data, lost, reassigned_away;
+	uint64_t deaths, rejoins, restarts, busy_on, retries;
+};
+
+struct xevb_dfm_stats {
+	uint64_t triggered, complete, incomplete, lost[XEVB_LOST__COUNT];
+	uint64_t outstanding;
+	uint64_t reassigned;       /* pull: events moved off a dead builder */
+	uint64_t retries;          /* ASSIGNs sent again */
+	uint64_t done_unknown;     /* DONE for an event not outstanding (late or repeated) */
+	uint64_t done_foreign;     /* DONE from a builder the event is not assigned to */
+	uint64_t done_unknown_peer;/* DONE from no builder we know */
+	uint64_t stall_no_credit;  /* step found no builder able to take a block */
+	uint64_t stall_table;      /* step found the in-flight table full */
+	uint64_t clear_msgs, cleared;
+	uint64_t builders_full;    /* STATUS refused: too many builders */
+};
+
+struct xevb_dfm;
+
+struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg);
+void xevb_dfm_free(struct xevb_dfm *d);
+
+/* A builder's STATUS (heartbeat, credits, Busy). Returns its index or -1. */
+int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+		       const struct xevb_ctl_status *st, uint64_t now);
+/* A builder's DONE records. */
+void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+		      const struct xevb_ctl_done *r, uint32_t n, uint64_t now);
+/* A builder said BYE: dead now, its events handled as for a death. */
+void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
+
+/*
+ * Re-assign what waits for a builder (pull), then trigger up to max_new new
+ * events, whole blocks only, each block to one eligible builder. Returns the
+ * events newly triggered.
+ */
+uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new);
+/* Could a block be assigned now (some builder alive, not Busy, with credit)? */
+bool xevb_dfm_can_assign(const struct xevb_dfm *d);
+/* Deaths, retries, clear batches. Call every few milliseconds. */
+void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now);
+/* End of run: everything outstanding is lost AT_STOP, clears flushed. */
+void xevb_dfm_stop(struct xevb_dfm *d);
+
+const struct xevb_dfm_stats *xevb_dfm_stats(const struct xevb_dfm *d);
+uint32_t xevb_dfm_n_builders(const struct xevb_dfm *d);
+const struct xevb_dfm_builder *xevb_dfm_builder(const struct xevb_dfm *d, uint32_t i);
+/* The books balance (see above); on false, msg says how. */
+bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len);
+const char *xevb_dfm_lost_name(enum xevb_dfm_lost r);
+
+#endif

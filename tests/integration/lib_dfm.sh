@@ -1,0 +1,72 @@
+# SPDX-License-Identifier: GPL-2.0-only
+# shellcheck shell=bash
+#
+# Helpers of the data-flow-manager tests (tests/integration/test_dfm_*.sh),
+# on top of lib_e2e.sh: farm nodes with credits, builders and sources under
+# the DFM on 198.18.4.1, each process in the background, bounded by its own
+# --duration and timeout(1), output in $E2E_WORK/NAME.json / NAME.err.
+. "$(dirname "${BASH_SOURCE[0]}")/lib_e2e.sh"
+
+DFM_ADDR=198.18.4.1:23901
+
+# dfm_sink IDX NAME [sink options]: a farm node granting credits on 23904.
+dfm_sink() {
+	local idx=$1 name=$2
+	shift 2
+	e2e_sink "$idx" "$name" --ctl-port 23904 "$@"
+}
+
+# dfm_builder IDX NAME NSINKS [build options]: socket mode, UDP, to every sink.
+dfm_builder() {
+	local idx=$1 name=$2 nsinks=$3 k
+	local -a sinks=()
+	shift 3
+	for ((k = 0; k < nsinks; k++)); do sinks+=(--sink "$(tb_addr sink "$k"):$E2E_PORT"); done
+	e2e_builder "$idx" "$name" --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration 30 \
+		"${sinks[@]}" "$@"
+}
+
+# dfm_source IDX NAME [source options]
+dfm_source() {
+	local idx=$1 name=$2
+	shift 2
+	ip netns exec "$(tb_ns source "$idx")" timeout 40 "$X" source --dfm "$DFM_ADDR" --udp --json --quiet \
+		--duration 30 "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	_e2e_track $! "$name" 0
+}
+
+# dfm_run NAME [dfm options]: the DFM in the foreground (bounded); its rc checked.
+dfm_run() {
+	local name=$1 rc
+	shift
+	ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 "$@" \
+		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err"
+	rc=$?
+	if ((rc == 0)); then e2e_ok "$name: exit status 0 (accounting ok)"; else
+		e2e_fail "$name: exit status $rc"; e2e_show "$name"; fi
+}
+
+# dfm_stop_all: the DFM has said BYE; stop what has not ended by itself.
+dfm_stop_all() {
+	local p t
+	for ((t = 0; t < 40; t++)); do
+		local alive=0
+		for p in "${E2E_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+		((alive)) || break
+		# Builders leave at the BYE; sources at the BYE; sinks at their --duration.
+		if ((t == 10)); then for p in "${E2E_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done; fi
+		sleep 0.1
+	done
+}
+
+# The python prelude gains JL(name, key): the JSON line of NAME that has KEY.
+DFM_PY='
+def JL(name, key):
+    with open(os.path.join(W, name + ".json")) as f:
+        for l in f.read().splitlines():
+            if l.startswith("{") and ("\"%s\"" % key) in l[:40]:
+                return json.loads(l)[key]
+    raise SystemExit("FAIL - %s: %s printed no %s line" % (CASE, name, key))
+def lost(d):
+    return sum(d["lost"].values())
+'

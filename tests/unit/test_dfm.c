@@ -1,0 +1,310 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The DFM state machine, one rule per test, with exact books after each. */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <string.h>
+#include <xevb/dfm.h>
+
+#define MS 1000000ull
+
+struct rec {
+	struct xevb_ctl_assign a[4096];
+	uint32_t to[4096];
+	uint32_t na;
+	struct xevb_ctl_range c[4096];
+	uint32_t nc, clear_calls;
+};
+static struct rec R;
+
+static void on_assign(void *ctx, uint32_t b, const struct xevb_ctl_assign *a)
+{
+	(void)ctx;
+	R.to[R.na] = b;
+	R.a[R.na++] = *a;
+}
+
+static void on_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
+{
+	(void)ctx;
+	memcpy(&R.c[R.nc], r, n * sizeof(*r));
+	R.nc += n;
+	R.clear_calls++;
+}
+
+static struct xevb_dfm *mk(bool pull, uint32_t block)
+{
+	struct xevb_dfm_cfg c = {
+		.pull = pull, .block = block, .first_event = 1000, .run = 3, .table = 1024,
+		.dead_ns = 500 * MS, .retry_ns = 200 * MS, .max_retries = 2, .clear_group = 10,
+		.clear_flush_ns = 50 * MS, .send_assign = on_assign, .send_clear = on_clear,
+	};
+	memset(&R, 0, sizeof(R));
+	return xevb_dfm_new(&c);
+}
+
+static void status(struct xevb_dfm *d, uint32_t b, uint32_t epoch, uint32_t credits, bool busy, uint64_t now)
+{
+	struct xevb_ctl_hdr h = { .type = XEVB_CTL_STATUS, .role = XEVB_ROLE_BUILDER, .epoch = epoch,
+				  .sender_id = (uint16_t)b };
+	struct xevb_ctl_status s = { .credits = credits, .flags = busy ? XEVB_CTL_ST_BUSY : 0 };
+	cr_assert(ge(int, xevb_dfm_on_status(d, 0x0a000000 + b, 23902, &h, &s, now), 0));
+}
+
+static void done(struct xevb_dfm *d, uint32_t b, uint32_t epoch, uint32_t ev, uint8_t status, uint64_t now)
+{
+	struct xevb_ctl_hdr h = { .type = XEVB_CTL_DONE, .role = XEVB_ROLE_BUILDER, .epoch = epoch };
+	struct xevb_ctl_done r = { ev, status == XEVB_DONE_COMPLETE ? 0 : 1, status };
+	xevb_dfm_on_done(d, 0x0a000000 + b, 23902, &h, &r, 1, now);
+}
+
+static void books(struct xevb_dfm *d)
+{
+	char msg[200];
+	cr_assert(xevb_dfm_check(d, msg, sizeof(msg)), "%s", msg);
+}
+
+Test(dfm, never_more_than_credits)
+{
+	struct xevb_dfm *d = mk(false, 4);
+	status(d, 0, 11, 10, false, 0);
+	/* 10 credits, blocks of 4: two blocks, then no room for a third. */
+	cr_assert(eq(u32, xevb_dfm_step(d, 1, 100), 8));
+	cr_assert(eq(u32, R.na, 2));
+	cr_assert(eq(u32, R.a[0].first_event, 1000));
+	cr_assert(eq(u16, R.a[0].count, 4));
+	cr_assert(eq(u32, R.a[1].first_event, 1004));
+	cr_assert(eq(u32, R.a[0].run, 3));
+	cr_assert(eq(u32, R.a[0].builder_addr, 0x0a000000));
+	cr_assert(not(xevb_dfm_can_assign(d)));
+	cr_assert(eq(u32, xevb_dfm_step(d, 2, 100), 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stall_no_credit, 2));
+	/* Two DONEs free 2 credits: 4 free, one more block. */
+	done(d, 0, 11, 1000, XEVB_DONE_COMPLETE, 3);
+	done(d, 0, 11, 1001, XEVB_DONE_INCOMPLETE, 3);
+	cr_assert(eq(u32, xevb_dfm_step(d, 4, 100), 4));
+	cr_assert(eq(u32, xevb_dfm_builder(d, 0)->outstanding, 10));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->incomplete, 1));
+	/* max_new is honoured in whole blocks. */
+	done(d, 0, 11, 1002, XEVB_DONE_COMPLETE, 5);
+	done(d, 0, 11, 1003, XEVB_DONE_COMPLETE, 5);
+	done(d, 0, 11, 1004, XEVB_DONE_COMPLETE, 5);
+	done(d, 0, 11, 1005, XEVB_DONE_COMPLETE, 5);
+	cr_assert(eq(u32, xevb_dfm_step(d, 6, 3), 0));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, distribution_follows_credits)
+{
+	struct xevb_dfm *d = mk(false, 1);
+	uint32_t per[3] = { 0 };
+	status(d, 0, 1, 100, false, 0);
+	status(d, 1, 2, 200, false, 0);
+	status(d, 2, 3, 100, false, 0);
+	/* With credit to spare everywhere, 400 events split 1:2:1. */
+	cr_assert(eq(u32, xevb_dfm_step(d, 1, 400), 400));
+	for (uint32_t i = 0; i < R.na; i++)
+		per[R.to[i]]++;
+	cr_assert(eq(u32, per[0], 100));
+	cr_assert(eq(u32, per[1], 200));
+	cr_assert(eq(u32, per[2], 100));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, busy_builder_gets_nothing_new)
+{
+	struct xevb_dfm *d = mk(false, 1);
+	status(d, 0, 1, 100, false, 0);
+	status(d, 1, 2, 100, true, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 1, 50), 50));
+	for (uint32_t i = 0; i < R.na; i++)
+		cr_assert(eq(u32, R.to[i], 0));
+	/* Not-Busy again: it shares once more. */
+	status(d, 1, 2, 100, false, 2);
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 3, 20), 20));
+	uint32_t to1 = 0;
+	for (uint32_t i = 0; i < R.na; i++)
+		to1 += R.to[i] == 1;
+	cr_assert(ge(u32, to1, 10));
+	/* Everyone Busy: the trigger waits. */
+	status(d, 0, 1, 100, true, 4);
+	status(d, 1, 2, 100, true, 4);
+	cr_assert(eq(u32, xevb_dfm_step(d, 5, 20), 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->busy_on, 2));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, push_dead_builder_loses_its_events)
+{
+	struct xevb_dfm *d = mk(false, 5);
+	status(d, 0, 1, 10, false, 0);
+	status(d, 1, 2, 10, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 20), 20));
+	/* Builder 1 goes silent; 0 keeps reporting. */
+	status(d, 0, 1, 10, false, 400 * MS);
+	xevb_dfm_poll(d, 400 * MS);
+	cr_assert(xevb_dfm_builder(d, 1)->alive);
+	xevb_dfm_poll(d, 501 * MS);
+	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 10));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 10));
+	books(d);
+	/* Its late DONE is not counted twice. */
+	done(d, 1, 2, R.a[1].first_event, XEVB_DONE_COMPLETE, 502 * MS);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 0));
+	/* It comes back: rejoins and gets work again. */
+	status(d, 1, 2, 10, false, 600 * MS);
+	cr_assert(xevb_dfm_builder(d, 1)->alive);
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->rejoins, 1));
+	cr_assert(eq(u32, xevb_dfm_step(d, 600 * MS, 10), 10));
+	cr_assert(eq(u32, R.to[R.na - 1], 1));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, pull_dead_builder_events_reassigned)
+{
+	struct xevb_dfm *d = mk(true, 5);
+	status(d, 0, 1, 10, false, 0);
+	status(d, 1, 2, 10, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 20), 20));
+	cr_assert(eq(u8, R.a[0].flags & XEVB_CTL_AS_PULL, XEVB_CTL_AS_PULL));
+	/* Builder 0 finishes its events; builder 1 dies with 10 outstanding. */
+	for (uint32_t i = 0; i < R.na; i++)
+		if (R.to[i] == 0)
+			for (uint32_t e = 0; e < R.a[i].count; e++)
+				done(d, 0, 1, R.a[i].first_event + e, XEVB_DONE_COMPLETE, 1);
+	status(d, 0, 1, 10, false, 600 * MS);
+	xevb_dfm_poll(d, 600 * MS);
+	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 0));
+	books(d);
+	/* Re-assigned one by one to builder 0, flagged, before any new event. */
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 601 * MS, 0), 0));
+	cr_assert(eq(u32, R.na, 10));
+	for (uint32_t i = 0; i < R.na; i++) {
+		cr_assert(eq(u32, R.to[i], 0));
+		cr_assert(eq(u8, R.a[i].flags, XEVB_CTL_AS_PULL | XEVB_CTL_AS_REASSIGN));
+		done(d, 0, 1, R.a[i].first_event, XEVB_DONE_COMPLETE, 602 * MS);
+	}
+	cr_assert(eq(u64, xevb_dfm_stats(d)->reassigned, 10));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 20));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 0));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, restart_is_a_death_and_a_rejoin)
+{
+	struct xevb_dfm *d = mk(false, 2);
+	status(d, 0, 1, 4, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 4), 4));
+	/* Same address, new epoch: the old incarnation's events are gone. */
+	status(d, 0, 99, 4, false, 10);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 4));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->restarts, 1));
+	cr_assert(xevb_dfm_builder(d, 0)->alive);
+	/* A DONE of the old epoch is refused. */
+	done(d, 0, 1, 1000, XEVB_DONE_COMPLETE, 11);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown_peer, 1));
+	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 4));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, unknown_and_foreign_done_counted)
+{
+	struct xevb_dfm *d = mk(false, 1);
+	status(d, 0, 1, 4, false, 0);
+	status(d, 1, 2, 4, false, 0);
+	xevb_dfm_step(d, 0, 2);
+	done(d, 0, 1, 5000, XEVB_DONE_COMPLETE, 1);         /* never triggered */
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 1));
+	done(d, R.to[0] == 0 ? 1 : 0, R.to[0] == 0 ? 2 : 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_foreign, 1));
+	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
+	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);  /* again */
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 2));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 1));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, retries_then_lost_no_done)
+{
+	struct xevb_dfm *d = mk(true, 1);
+	uint64_t t;
+	status(d, 0, 1, 4, false, 0);
+	xevb_dfm_step(d, 0, 1);
+	R.na = 0;
+	for (t = 50 * MS; t <= 1000 * MS; t += 50 * MS) {
+		status(d, 0, 1, 4, false, t);   /* alive, but never a DONE */
+		xevb_dfm_poll(d, t);
+	}
+	cr_assert(eq(u32, R.na, 2));
+	cr_assert(eq(u8, R.a[0].flags, XEVB_CTL_AS_PULL | XEVB_CTL_AS_RETRY));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DONE], 1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->retries, 2));
+	/* NO_DATA from the builder is a loss with its own name. */
+	xevb_dfm_step(d, t, 1);
+	done(d, 0, 1, 1001, XEVB_DONE_NO_DATA, t);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DATA], 1));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, clears_batched_and_merged)
+{
+	struct xevb_dfm *d = mk(false, 1);
+	status(d, 0, 1, 100, false, 0);
+	xevb_dfm_step(d, 0, 25);
+	/* Out of order: 9 DONEs, no clear yet (group of 10). */
+	uint32_t order[] = { 1003, 1001, 1000, 1002, 1004, 1006, 1007, 1008, 1009 };
+	for (int i = 0; i < 9; i++)
+		done(d, 0, 1, order[i], XEVB_DONE_COMPLETE, 1);
+	cr_assert(eq(u32, R.clear_calls, 0));
+	done(d, 0, 1, 1010, XEVB_DONE_COMPLETE, 2);
+	cr_assert(eq(u32, R.clear_calls, 1));
+	cr_assert(eq(u32, R.nc, 2));       /* 1000-1004 and 1006-1010 */
+	cr_assert(eq(u32, R.c[0].first_event, 1000));
+	cr_assert(eq(u32, R.c[0].count, 5));
+	cr_assert(eq(u32, R.c[1].first_event, 1006));
+	cr_assert(eq(u32, R.c[1].count, 5));
+	/* A partial batch leaves after clear_flush_ns. */
+	done(d, 0, 1, 1005, XEVB_DONE_COMPLETE, 10 * MS);
+	status(d, 0, 1, 100, false, 30 * MS);
+	xevb_dfm_poll(d, 30 * MS);
+	cr_assert(eq(u32, R.clear_calls, 1));
+	status(d, 0, 1, 100, false, 61 * MS);
+	xevb_dfm_poll(d, 61 * MS);
+	cr_assert(eq(u32, R.clear_calls, 2));
+	cr_assert(eq(u32, R.c[2].first_event, 1005));
+	/* Stop: the rest are lost at stop, and cleared too. */
+	xevb_dfm_stop(d);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_AT_STOP], 14));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->cleared, 25));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 0));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, table_bounds_events_in_flight)
+{
+	struct xevb_dfm *d = mk(false, 8);
+	status(d, 0, 1, 100000, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 5000), 1024));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stall_table, 1));
+	/* The oldest done frees room at the front only once it is the oldest. */
+	done(d, 0, 1, 1001, XEVB_DONE_COMPLETE, 1);
+	cr_assert(eq(u32, xevb_dfm_step(d, 2, 8), 0));
+	for (uint32_t e = 1000; e < 1008; e++)
+		done(d, 0, 1, e, XEVB_DONE_COMPLETE, 3);
+	cr_assert(eq(u32, xevb_dfm_step(d, 4, 8), 8));
+	books(d);
+	xevb_dfm_free(d);
+}

@@ -1,0 +1,47 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * `xevb build --dfm ADDR:PORT`: the builder's control plane. Grants the
+ * DFM credits and reports Busy / not-Busy, takes ASSIGNs, requests the
+ * fragments in pull mode and re-asks only the missing sources, reports
+ * DONE, and forwards each built event only to a farm node that has credit
+ * and is not Busy (holding events in a bounded backlog while none has).
+ */
+#ifndef XEVB_BUILD_CTL_H
+#define XEVB_BUILD_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <xevb/builder.h>
+#include <xevb/output.h>
+
+struct build_ctl_cfg {
+	const char *dfm;          /* ADDR:PORT */
+	uint16_t ctl_port;        /* ours */
+	uint16_t sink_ctl_port;   /* farm nodes' control port */
+	uint16_t id;
+	uint32_t credits;         /* events the DFM may have outstanding here */
+	double busy_high, busy_low;
+	uint64_t reask_ns;
+	uint32_t max_reasks;
+	uint64_t sink_dead_ns;
+	uint32_t backlog;         /* built events held while no farm node has credit */
+};
+
+struct build_ctl;
+
+struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_output *out);
+void build_ctl_free(struct build_ctl *bc);
+int build_ctl_fd(const struct build_ctl *bc);
+/* Messages in, heartbeats, requests and re-asks, DONE out, backlog drained. */
+void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t now);
+/* From the builder's emit callback: DONE bookkeeping and forwarding. */
+void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev);
+/* The DFM restarted: the caller starts a fresh builder core (event ids begin again). */
+bool build_ctl_take_reset(struct build_ctl *bc);
+/* The DFM ended the run and nothing assigned is left open. */
+bool build_ctl_finished(const struct build_ctl *bc);
+void build_ctl_summary(const struct build_ctl *bc, FILE *f);
+void build_ctl_json(const struct build_ctl *bc, FILE *f);
+
+#endif

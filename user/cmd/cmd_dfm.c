@@ -1,0 +1,579 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * xevb dfm: the data-flow manager. Emulates the trigger (a clock at --rate,
+ * or as fast as the builders' credits allow), assigns events in blocks to
+ * builders (user/lib/dfm.c has the rules), tells the sources where to send
+ * (push) or lets the builders ask them (pull), batches clears, and keeps
+ * the books: triggered = complete + incomplete + lost by reason.
+ * Protocol: docs/control-protocol.md.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xevb/cli.h>
+#include <xevb/ctl_sock.h>
+#include <xevb/dfm.h>
+#include "cmds.h"
+#include "dfm_metrics.h"
+
+#define MAX_SOURCES_P 256
+#define HEARTBEAT_NS  100000000ull
+
+enum {
+	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_DURATION, O_PACK, O_FIRST, O_RUN, O_DEAD,
+	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE, O_INTERVAL,
+	O_JSON, O_QUIET, O_VERBOSE,
+	O_METRICS,
+};
+
+static const struct xevb_opt opts[] = {
+	{ "listen", O_LISTEN, "ADDR:PORT", "control socket (default 0.0.0.0:23901)" },
+	{ "mode", O_MODE, "push|pull", "push: sources send where told; pull: builders ask the sources (default push)" },
+	{ "rate", O_RATE, "HZ", "trigger rate in events/s; 0 = as fast as credits allow (default 0)" },
+	{ "events", O_EVENTS, "N", "events to trigger (default: until --duration or Ctrl-C)" },
+	{ "duration", O_DURATION, "SEC", "stop triggering after SEC seconds" },
+	{ "pack", O_PACK, "N", "events per assignment; sources pack them in one MEP (default 10)" },
+	{ "first-event", O_FIRST, "N", "first event_id (default 0)" },
+	{ "run", O_RUN, "N", "run number (default 1)" },
+	{ "dead-ms", O_DEAD, "MS", "a builder silent this long is dead (default 1000)" },
+	{ "retry-ms", O_RETRY, "MS", "resend an ASSIGN with no DONE after MS (default 1000)" },
+	{ "max-retries", O_MAXRETRY, "N", "then the event is lost as no_done (default 5)" },
+	{ "clear-group", O_CLEAR, "N", "events per CLEAR batch to the sources (default 50)" },
+	{ "drain-ms", O_DRAIN, "MS", "at the end, wait this long for outstanding DONEs (default 5000)" },
+	{ "wait-builders", O_WAITB, "N", "trigger only once N builders have reported (default 1)" },
+	{ "wait-sources", O_WAITS, "N", "... and N source processes (default 1)" },
+	{ "wait-ms", O_WAITMS, "MS", "give up if they have not after MS (default 10000)" },
+	{ "table", O_TABLE, "N", "events in flight at most, power of 2 (default 65536)" },
+	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
+	{ "json", O_JSON, NULL, "final summary as one JSON object on stdout" },
+	{ "quiet", O_QUIET, NULL, "no per-second line" },
+	{ "verbose", O_VERBOSE, NULL, "debug messages" },
+	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
+	{ 0 },
+};
+
+static const struct xevb_cmd_help help = {
+	.name = "dfm",
+	.summary = "Data-flow manager: trigger events, assign them to builders by credit, Busy-aware;\n"
+		   "push (sources send where told) or pull (builders request, re-ask the missing).",
+	.usage = "[--mode push|pull] [--rate HZ] [--events N] [options]",
+	.examples =
+		"  xevb dfm --listen 198.18.4.1:23901 --mode push --rate 5000 --events 20000 --wait-builders 2 --wait-sources 3\n"
+		"  xevb dfm --mode pull --events 100000 --pack 1 --json     # as fast as credits allow\n"
+		"  (builders: xevb build ... --dfm 198.18.4.1:23901; sources: xevb source --dfm 198.18.4.1:23901 ...)\n",
+};
+
+struct src_peer {
+	struct sockaddr_in sa;
+	uint32_t epoch;
+	uint16_t first_id, n_ids;
+	uint64_t last_ns, status_n, answered;
+	uint32_t held, credits;
+	bool alive;
+};
+
+struct dfm_app {
+	struct xevb_ctl_io io;
+	struct xevb_dfm *d;
+	bool pull;
+	struct src_peer src[MAX_SOURCES_P];
+	uint32_t n_src;
+	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS];   /* ASSIGNs pending per builder */
+	struct xevb_ctl_msg push;                          /* ASSIGNs pending for every source */
+	uint64_t src_timeouts, unexpected, push_msgs;
+	bool sources_changed;
+};
+
+static volatile sig_atomic_t stop;
+
+static void on_signal(int sig)
+{
+	(void)sig;
+	stop = 1;
+}
+
+static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
+{
+	return (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = b->addr,
+				     .sin_port = htons(b->port) };
+}
+
+static void flush_builder(struct dfm_app *a, uint32_t bi)
+{
+	struct xevb_ctl_msg *m = &a->bmsg[bi];
+	struct sockaddr_in sa;
+
+	if (!m->h.n_recs)
+		return;
+	sa = builder_sa(xevb_dfm_builder(a->d, bi));
+	xevb_ctl_send(&a->io, &sa, m);
+	m->h.n_recs = 0;
+}
+
+static void flush_push(struct dfm_app *a)
+{
+	if (!a->push.h.n_recs)
+		return;
+	for (uint32_t i = 0; i < a->n_src; i++)
+		if (a->src[i].alive)
+			xevb_ctl_send(&a->io, &a->src[i].sa, &a->push);
+	a->push_msgs++;
+	a->push.h.n_recs = 0;
+}
+
+static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as)
+{
+	struct dfm_app *a = ctx;
+	struct xevb_ctl_msg *m = &a->bmsg[bi];
+
+	m->h.type = XEVB_CTL_ASSIGN;
+	m->u.assign[m->h.n_recs++] = *as;
+	if (m->h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
+		flush_builder(a, bi);
+	/* Push: the sources learn each block's builder (retries stay between DFM and builder). */
+	if (!a->pull && !(as->flags & XEVB_CTL_AS_RETRY)) {
+		a->push.h.type = XEVB_CTL_ASSIGN;
+		a->push.u.assign[a->push.h.n_recs++] = *as;
+		if (a->push.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
+			flush_push(a);
+	}
+}
+
+static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
+{
+	struct dfm_app *a = ctx;
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_CLEAR, .h.n_recs = (uint16_t)n };
+
+	if (!n)
+		return;
+	/* ASSIGNs first: a source must never see a clear before the event. */
+	flush_push(a);
+	memcpy(m.u.clear, r, n * sizeof(*r));
+	for (uint32_t i = 0; i < a->n_src; i++)
+		if (a->src[i].alive)
+			xevb_ctl_send(&a->io, &a->src[i].sa, &m);
+}
+
+static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
+			     uint64_t now)
+{
+	struct src_peer *p = NULL;
+
+	for (uint32_t i = 0; i < a->n_src; i++)
+		if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr && a->src[i].sa.sin_port == from->sin_port)
+			p = &a->src[i];
+	if (!p) {
+		if (a->n_src == MAX_SOURCES_P) {
+			a->unexpected++;
+			return;
+		}
+		p = &a->src[a->n_src++];
+		memset(p, 0, sizeof(*p));
+		p->sa = *from;
+		a->sources_changed = true;
+		xevb_info("source process %s:%u joined (source_ids %u-%u)", inet_ntoa(from->sin_addr),
+			  ntohs(from->sin_port), m->u.status.first_id, m->u.status.first_id + m->u.status.n_ids - 1);
+	}
+	if (!p->alive || p->epoch != m->h.epoch || p->first_id != m->u.status.first_id ||
+	    p->n_ids != m->u.status.n_ids)
+		a->sources_changed = true;
+	p->alive = true;
+	p->epoch = m->h.epoch;
+	p->first_id = m->u.status.first_id;
+	p->n_ids = m->u.status.n_ids;
+	p->last_ns = now;
+	p->status_n++;
+	p->held = m->u.status.load;
+	p->credits = m->u.status.credits;
+	p->answered = m->u.status.done_total;
+}
+
+static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from, uint64_t now)
+{
+	uint16_t port = ntohs(from->sin_port);
+
+	switch (m->h.type) {
+	case XEVB_CTL_STATUS:
+		if (m->h.role == XEVB_ROLE_BUILDER) {
+			int before = (int)xevb_dfm_n_builders(a->d);
+			int bi = xevb_dfm_on_status(a->d, from->sin_addr.s_addr, port, &m->h, &m->u.status, now);
+			if (bi >= before)
+				xevb_info("builder %s:%u joined with %u credits", inet_ntoa(from->sin_addr), port,
+					  m->u.status.credits);
+			if (bi >= 0 && before != (int)xevb_dfm_n_builders(a->d))
+				a->sources_changed = true;
+		} else if (m->h.role == XEVB_ROLE_SOURCE) {
+			on_source_status(a, m, from, now);
+		} else {
+			a->unexpected++;
+		}
+		break;
+	case XEVB_CTL_DONE:
+		xevb_dfm_on_done(a->d, from->sin_addr.s_addr, port, &m->h, m->u.done, m->h.n_recs, now);
+		break;
+	case XEVB_CTL_BYE:
+		if (m->h.role == XEVB_ROLE_BUILDER)
+			xevb_dfm_on_bye(a->d, from->sin_addr.s_addr, port, now);
+		else if (m->h.role == XEVB_ROLE_SOURCE)
+			for (uint32_t i = 0; i < a->n_src; i++)
+				if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr &&
+				    a->src[i].sa.sin_port == from->sin_port)
+					a->src[i].alive = false;
+		break;
+	default:
+		a->unexpected++;
+		break;
+	}
+}
+
+/* Heartbeats to everyone; the source list to the builders. */
+static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
+{
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
+	struct xevb_ctl_msg s = { .h.type = XEVB_CTL_SOURCES };
+
+	for (uint32_t i = 0; i < a->n_src; i++) {
+		struct src_peer *p = &a->src[i];
+		if (p->alive && now - p->last_ns > 3000000000ull) {
+			p->alive = false;
+			a->src_timeouts++;
+			a->sources_changed = true;
+			xevb_warn("source process %s:%u silent for 3 s: no more ASSIGN or CLEAR to it",
+				  inet_ntoa(p->sa.sin_addr), ntohs(p->sa.sin_port));
+		}
+		if (!p->alive)
+			continue;
+		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
+						       .peer_epoch = p->epoch };
+		xevb_ctl_send(&a->io, &p->sa, &m);
+		if (s.h.n_recs < xevb_ctl_max_recs(XEVB_CTL_SOURCES))
+			s.u.src[s.h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
+				.port = ntohs(p->sa.sin_port), .first_id = p->first_id, .n_ids = p->n_ids };
+	}
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
+		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
+		struct sockaddr_in sa = builder_sa(b);
+		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
+						       .peer_epoch = b->epoch, .load = b->outstanding,
+						       .credits = b->credits };
+		xevb_ctl_send(&a->io, &sa, &m);
+		if (sources_too && s.h.n_recs)
+			xevb_ctl_send(&a->io, &sa, &s);
+	}
+}
+
+static uint32_t alive_builders(const struct dfm_app *a)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
+		n += xevb_dfm_builder(a->d, i)->alive;
+	return n;
+}
+
+static uint32_t alive_sources(const struct dfm_app *a)
+{
+	uint32_t n = 0;
+	for (uint32_t i = 0; i < a->n_src; i++)
+		n += a->src[i].alive;
+	return n;
+}
+
+/* --metrics: the books, for the next scrapes. */
+static void metrics_publish(struct dfm_metrics *mx, struct dfm_app *a, uint64_t now, bool started, bool draining,
+			    bool force)
+{
+	struct dfm_metrics_app ma = { .io = &a->io, .unexpected = a->unexpected, .src_timeouts = a->src_timeouts,
+		.push_msgs = a->push_msgs, .sources = a->n_src, .pull = a->pull, .started = started,
+		.draining = draining };
+
+	if (!mx)
+		return;
+	ma.sources_alive = alive_sources(a);
+	dfm_metrics_publish(mx, a->d, &ma, now, force);
+}
+
+static void stats_line(struct dfm_app *a, double t, uint64_t *last_trig)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+	uint64_t lost = 0, busy = 0;
+
+	for (int r = 0; r < XEVB_LOST__COUNT; r++)
+		lost += s->lost[r];
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
+		busy += xevb_dfm_builder(a->d, i)->busy;
+	fprintf(stderr, "%s: %.1fs: triggered %llu (+%llu/s) complete %llu incomplete %llu lost %llu "
+		"outstanding %llu reassigned %llu | builders %u alive, %llu busy | sources %u\n",
+		xevb_prog, t, (unsigned long long)s->triggered, (unsigned long long)(s->triggered - *last_trig),
+		(unsigned long long)s->complete, (unsigned long long)s->incomplete, (unsigned long long)lost,
+		(unsigned long long)s->outstanding, (unsigned long long)s->reassigned, alive_builders(a),
+		(unsigned long long)busy, alive_sources(a));
+	*last_trig = s->triggered;
+}
+
+static void summary(struct dfm_app *a, double el, bool ok, bool json)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+	uint64_t lost = 0;
+
+	for (int r = 0; r < XEVB_LOST__COUNT; r++)
+		lost += s->lost[r];
+	fprintf(stderr, "%s: %s mode, %.3f s: triggered %llu = complete %llu + incomplete %llu + lost %llu "
+		"(", xevb_prog, a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
+		(unsigned long long)s->complete, (unsigned long long)s->incomplete, (unsigned long long)lost);
+	for (int r = 0; r < XEVB_LOST__COUNT; r++)
+		fprintf(stderr, "%s%s %llu", r ? ", " : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
+	fprintf(stderr, ") + outstanding %llu: %s\n", (unsigned long long)s->outstanding,
+		ok ? "accounting ok" : "ACCOUNTING FAILED");
+	fprintf(stderr, "  %.0f events/s; reassigned %llu, retries %llu, DONE unknown %llu foreign %llu "
+		"unknown-peer %llu; stalls: no credit %llu, table %llu; clears %llu msgs, %llu events\n",
+		el > 0 ? (double)s->triggered / el : 0, (unsigned long long)s->reassigned,
+		(unsigned long long)s->retries, (unsigned long long)s->done_unknown,
+		(unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
+		(unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
+		(unsigned long long)s->clear_msgs, (unsigned long long)s->cleared);
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
+		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
+		struct in_addr ia = { b->addr };
+		fprintf(stderr, "  builder %s:%u id %u: credits %u assigned %llu complete %llu incomplete %llu "
+			"no_data %llu lost %llu reassigned-away %llu deaths %llu rejoins %llu restarts %llu "
+			"busy %llu retries %llu%s\n", inet_ntoa(ia), b->port, b->id, b->credits,
+			(unsigned long long)b->assigned, (unsigned long long)b->complete,
+			(unsigned long long)b->incomplete, (unsigned long long)b->no_data,
+			(unsigned long long)b->lost, (unsigned long long)b->reassigned_away,
+			(unsigned long long)b->deaths, (unsigned long long)b->rejoins,
+			(unsigned long long)b->restarts, (unsigned long long)b->busy_on,
+			(unsigned long long)b->retries, b->alive ? "" : " (dead)");
+	}
+	fprintf(stderr, "  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu\n",
+		(unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
+		(unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
+	if (!json)
+		return;
+	printf("{\"mode\":\"%s\",\"elapsed_s\":%.3f,\"triggered\":%llu,\"complete\":%llu,\"incomplete\":%llu,"
+	       "\"lost\":{", a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
+	       (unsigned long long)s->complete, (unsigned long long)s->incomplete);
+	for (int r = 0; r < XEVB_LOST__COUNT; r++)
+		printf("%s\"%s\":%llu", r ? "," : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
+	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
+	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
+	       "\"stall_no_credit\":%llu,\"stall_table\":%llu,\"clear_msgs\":%llu,\"cleared\":%llu,"
+	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
+	       "\"refused\":%llu,\"unexpected\":%llu,\"refused_by_reason\":{",
+	       (unsigned long long)lost, (unsigned long long)s->outstanding, (unsigned long long)s->reassigned,
+	       (unsigned long long)s->retries, (unsigned long long)s->done_unknown,
+	       (unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
+	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
+	       (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
+	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
+	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
+	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
+	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
+		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e), (unsigned long long)a->io.rx_bad[e]);
+	printf("}},\"builders\":[");
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
+		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
+		struct in_addr ia = { b->addr };
+		printf("%s{\"addr\":\"%s\",\"port\":%u,\"id\":%u,\"credits\":%u,\"assigned\":%llu,\"complete\":%llu,"
+		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
+		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
+		       "\"alive\":%s}", i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits,
+		       (unsigned long long)b->assigned, (unsigned long long)b->complete,
+		       (unsigned long long)b->incomplete, (unsigned long long)b->no_data,
+		       (unsigned long long)b->lost, (unsigned long long)b->reassigned_away,
+		       (unsigned long long)b->deaths, (unsigned long long)b->rejoins,
+		       (unsigned long long)b->restarts, (unsigned long long)b->busy_on,
+		       (unsigned long long)b->retries, b->alive ? "true" : "false");
+	}
+	printf("],\"sources\":%u,\"accounting_ok\":%s}\n", a->n_src, ok ? "true" : "false");
+	fflush(stdout);
+}
+
+int cmd_dfm(int argc, char **argv)
+{
+	static struct dfm_app a;
+	struct xevb_dfm_cfg dc = {
+		.block = 10, .table = 65536, .dead_ns = 1000000000ull, .retry_ns = 1000000000ull,
+		.max_retries = 5, .clear_group = 50, .clear_flush_ns = 20000000ull, .run = 1,
+		.send_assign = send_assign, .send_clear = send_clear, .ctx = &a,
+	};
+	struct sockaddr_in lsa = { .sin_family = AF_INET, .sin_port = htons(XEVB_CTL_DFM_PORT) };
+	uint64_t events = 0, t0, now, next_hb, next_line, trig_stop_ns = 0, end_ns = 0, last_trig = 0;
+	uint32_t u, duration = 0, drain_ms = 5000, wait_b = 1, wait_s = 1, wait_ms = 10000, interval = 1;
+	double rate = 0;
+	bool json = false, quiet = false, started = false, draining = false, ok;
+	const char *arg;
+	char msg[256];
+	int c;
+	const char *metrics = NULL;
+	struct dfm_metrics *mx = NULL;
+
+	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		switch (c) {
+		case O_LISTEN:
+			if (xevb_ctl_parse_addr(arg, &lsa)) {
+				xevb_err("--listen: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
+				return 2;
+			}
+			break;
+		case O_MODE:
+			if (!strcmp(arg, "pull")) a.pull = true;
+			else if (strcmp(arg, "push")) { xevb_err("--mode: push or pull, not '%s'", arg); return 2; }
+			break;
+		case O_RATE: {
+			char *end;
+			rate = strtod(arg, &end);
+			if (end == arg || *end || !(rate >= 0 && rate <= 1e8)) {
+				xevb_err("--rate: '%s' is not a rate in events/s (0 = as fast as credits allow)", arg);
+				return 2;
+			}
+			break;
+		}
+		case O_EVENTS: if (!xevb_parse_u64("events", arg, 1, 1ull << 40, &events)) return 2; break;
+		case O_DURATION: if (!xevb_parse_u32("duration", arg, 1, 1u << 30, &duration)) return 2; break;
+		case O_PACK: if (!xevb_parse_u32("pack", arg, 1, 1024, &dc.block)) return 2; break;
+		case O_FIRST: if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &dc.first_event)) return 2; break;
+		case O_RUN: if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &dc.run)) return 2; break;
+		case O_DEAD: if (!xevb_parse_u32("dead-ms", arg, 10, 600000, &u)) return 2; dc.dead_ns = u * 1000000ull; break;
+		case O_RETRY: if (!xevb_parse_u32("retry-ms", arg, 1, 600000, &u)) return 2; dc.retry_ns = u * 1000000ull; break;
+		case O_MAXRETRY: if (!xevb_parse_u32("max-retries", arg, 0, 255, &dc.max_retries)) return 2; break;
+		case O_CLEAR: if (!xevb_parse_u32("clear-group", arg, 1, 65536, &dc.clear_group)) return 2; break;
+		case O_DRAIN: if (!xevb_parse_u32("drain-ms", arg, 0, 600000, &drain_ms)) return 2; break;
+		case O_WAITB: if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &wait_b)) return 2; break;
+		case O_WAITS: if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &wait_s)) return 2; break;
+		case O_WAITMS: if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &wait_ms)) return 2; break;
+		case O_TABLE:
+			if (!xevb_parse_u32("table", arg, 64, 1u << 24, &dc.table) || (dc.table & (dc.table - 1))) {
+				xevb_err("--table must be a power of 2 between 64 and 16M");
+				return 2;
+			}
+			break;
+		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
+		case O_JSON: json = true; break;
+		case O_QUIET: quiet = true; break;
+		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
+		case O_METRICS: metrics = arg; break;
+		case 'h': xevb_opt_usage(opts, &help); return 0;
+		default: return 2;
+		}
+	}
+	if (optind < argc) {
+		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
+		return 2;
+	}
+	if (!events && !duration)
+		xevb_info("no --events or --duration: triggering until Ctrl-C");
+	dc.pull = a.pull;
+	a.d = xevb_dfm_new(&dc);
+	if (!a.d) {
+		xevb_err("cannot create the DFM: %s (--pack must not exceed --table)", strerror(errno));
+		return 1;
+	}
+	if (xevb_ctl_open(&a.io, lsa.sin_addr.s_addr, ntohs(lsa.sin_port), XEVB_ROLE_DFM, 0)) {
+		xevb_dfm_free(a.d);
+		return 1;
+	}
+	if (metrics && !(mx = dfm_metrics_start(metrics))) {
+		xevb_ctl_close(&a.io);
+		xevb_dfm_free(a.d);
+		return 1;
+	}
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	xevb_info("%s mode, epoch %08x, listening on %s:%u; waiting for %u builder(s) and %u source process(es)",
+		  a.pull ? "pull" : "push", a.io.epoch, inet_ntoa(lsa.sin_addr), ntohs(lsa.sin_port), wait_b, wait_s);
+
+	t0 = now = xevb_now_ns();
+	next_hb = now;
+	next_line = now + 1000000000ull;
+	for (;;) {
+		struct xevb_ctl_msg m;
+		struct sockaddr_in from;
+		struct pollfd pfd = { .fd = a.io.fd, .events = POLLIN };
+		int budget = 4096;
+
+		now = xevb_now_ns();
+		while (budget-- > 0 && xevb_ctl_recv(&a.io, &m, &from))
+			handle(&a, &m, &from, now);
+		if (a.sources_changed) {
+			heartbeat(&a, now, true);
+			a.sources_changed = false;
+			next_hb = now + HEARTBEAT_NS;
+		}
+		if (!started) {
+			if (alive_builders(&a) >= wait_b && alive_sources(&a) >= wait_s) {
+				/* One heartbeat round so every builder has the source list first. */
+				heartbeat(&a, now, true);
+				started = true;
+				t0 = now;
+				next_line = now + 1000000000ull;
+				xevb_info("%u builder(s), %u source process(es): triggering", alive_builders(&a),
+					  alive_sources(&a));
+			} else if (now - t0 > wait_ms * 1000000ull) {
+				xevb_err("after %u ms only %u of %u builders and %u of %u source processes reported: "
+					 "are they started with --dfm pointing here?", wait_ms, alive_builders(&a), wait_b,
+					 alive_sources(&a), wait_s);
+				break;
+			}
+		} else if (!draining) {
+			const struct xevb_dfm_stats *s = xevb_dfm_stats(a.d);
+			uint64_t want = events ? events - s->triggered : UINT32_MAX;
+			if (rate > 0) {
+				uint64_t due = (uint64_t)((double)(now - t0) * rate / 1e9);
+				want = due > s->triggered ? (due - s->triggered < want ? due - s->triggered : want) : 0;
+			}
+			/* The trigger is held back while no builder can take a block: never dropped. */
+			xevb_dfm_step(a.d, now, (uint32_t)(want > UINT32_MAX ? UINT32_MAX : want));
+			if (stop || (events && s->triggered + dc.block > events) ||
+			    (duration && now - t0 >= duration * 1000000000ull)) {
+				draining = true;
+				trig_stop_ns = now;
+				end_ns = now + drain_ms * 1000000ull;
+				xevb_info("trigger stopped after %llu events; draining", (unsigned long long)s->triggered);
+			}
+		} else {
+			xevb_dfm_step(a.d, now, 0);  /* re-assignments still go out */
+		}
+		xevb_dfm_poll(a.d, now);
+		for (uint32_t i = 0; i < xevb_dfm_n_builders(a.d); i++)
+			flush_builder(&a, i);
+		flush_push(&a);
+		if (now >= next_hb) {
+			heartbeat(&a, now, true);
+			next_hb = now + HEARTBEAT_NS;
+		}
+		metrics_publish(mx, &a, now, started, draining, false);
+		if (started && interval && !quiet && now >= next_line) {
+			stats_line(&a, (double)(now - t0) / 1e9, &last_trig);
+			next_line += interval * 1000000000ull;
+		}
+		if (draining && (xevb_dfm_stats(a.d)->outstanding == 0 || now >= end_ns || stop > 1))
+			break;
+		poll(&pfd, 1, started && !draining && (rate > 0 || xevb_dfm_can_assign(a.d)) ? 1 : 5);
+	}
+	xevb_dfm_stop(a.d);
+	now = xevb_now_ns();
+	{
+		/* Tell everyone the run is over (BYE twice: it is a datagram). */
+		struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
+		for (int k = 0; k < 2; k++) {
+			for (uint32_t i = 0; i < a.n_src; i++)
+				xevb_ctl_send(&a.io, &a.src[i].sa, &bye);
+			for (uint32_t i = 0; i < xevb_dfm_n_builders(a.d); i++) {
+				struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a.d, i));
+				xevb_ctl_send(&a.io, &sa, &bye);
+			}
+		}
+	}
+	ok = xevb_dfm_check(a.d, msg, sizeof(msg));
+	if (!ok)
+		xevb_err("accounting check FAILED: %s", msg);
+	summary(&a, started ? (double)((trig_stop_ns ? trig_stop_ns : now) - t0) / 1e9 : 0, ok, json);
+	dfm_metrics_stop(mx);
+	xevb_ctl_close(&a.io);
+	xevb_dfm_free(a.d);
+	return !started ? 1 : ok ? 0 : 3;
+}

@@ -1,0 +1,28 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * `xevb sink --ctl-port N`: the farm node's side of the control protocol.
+ * Grants each builder --credits events in flight (it counts what arrived
+ * from that builder on its current connection and reports the count), and
+ * emulates a processing queue drained at --process-rate, Busy above
+ * busy-high x credits and not-Busy below busy-low x credits.
+ */
+#ifndef XEVB_SINK_CTL_H
+#define XEVB_SINK_CTL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+struct sink_ctl;
+
+struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint32_t credits, double process_rate,
+			      double busy_high, double busy_low);
+void sink_ctl_free(struct sink_ctl *sc);
+int sink_ctl_fd(const struct sink_ctl *sc);
+void sink_ctl_conn(struct sink_ctl *sc, uint32_t ip);          /* a builder connected from ip */
+void sink_ctl_events(struct sink_ctl *sc, uint32_t ip, uint64_t n);
+void sink_ctl_rx(struct sink_ctl *sc, uint64_t now);
+void sink_ctl_tick(struct sink_ctl *sc, uint64_t now);
+void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json);
+
+#endif

@@ -1,0 +1,383 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `xevb source --dfm ADDR:PORT`: sources under a data-flow manager.
+ * Push: every ASSIGN the DFM broadcasts names a block of events and its
+ * builder; we send our fragments of them there. Pull: a builder's REQUEST
+ * names events; we answer with their fragments (RESEND on re-asks). Either
+ * way each event is held from the moment we learn of it until the DFM
+ * CLEARs it, in a bounded table: an event that finds its slot taken is an
+ * overflow, counted, and not served (its data is gone, as on hardware).
+ * Payloads are a function of (event, source) (emu_payload.h and a hash for
+ * the length), so holding an event means holding the right to send it.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <net/if.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xevb/cli.h>
+#include <xevb/ctl_sock.h>
+#include <xevb/mep_write.h>
+#include "source.h"
+
+#define HB_NS 100000000ull
+
+enum { H_EMPTY = 0, H_HELD, H_ANSWERED };
+
+struct held {
+	uint32_t event;
+	uint8_t state;
+};
+
+struct sdfm {
+	const struct src_cfg *c;
+	struct xevb_ctl_io io;
+	struct sockaddr_in dfm;
+	uint32_t dfm_epoch;
+	bool pull_seen;
+	int fd;                        /* data socket */
+	struct held *h;
+	uint32_t mask, n_held, max_held;
+	uint32_t seq[XEVB_MAX_SOURCES];
+	uint32_t per_mep;              /* events per MEP that fit the MTU */
+	uint8_t *buf;
+	size_t buf_len;
+	uint64_t rng;
+	/* counters */
+	uint64_t assigns, assigned_events, requests, requested_events, answered_events, resend_meps;
+	uint64_t packets, frags, bytes, send_errors, dropped_answers, dropped_frags;
+	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts;
+	uint64_t unexpected;
+};
+
+static uint64_t rnd(struct sdfm *s)
+{
+	s->rng ^= s->rng >> 12;
+	s->rng ^= s->rng << 25;
+	s->rng ^= s->rng >> 27;
+	return s->rng * 0x2545F4914F6CDD1Dull;
+}
+
+static uint16_t frag_len(const struct src_cfg *c, uint32_t ev, uint16_t sid)
+{
+	uint64_t x;
+
+	if (c->fmin == c->fmax)
+		return c->fmin;
+	x = ((uint64_t)ev << 16 | sid) * 0x9E3779B97F4A7C15ull;
+	x ^= x >> 29;
+	return (uint16_t)(c->fmin + x % ((uint64_t)c->fmax - c->fmin + 1));
+}
+
+/* Take event ev into the table; false on overflow (its slot holds another). */
+static bool hold(struct sdfm *s, uint32_t ev)
+{
+	struct held *h = &s->h[ev & s->mask];
+
+	if (h->state != H_EMPTY && h->event == ev)
+		return true;
+	if (h->state != H_EMPTY) {
+		s->hold_overflow++;
+		return false;
+	}
+	h->event = ev;
+	h->state = H_HELD;
+	if (++s->n_held > s->max_held)
+		s->max_held = s->n_held;
+	return true;
+}
+
+static void release_all(struct sdfm *s)
+{
+	s->released_restart += s->n_held;
+	memset(s->h, 0, (size_t)(s->mask + 1) * sizeof(*s->h));
+	s->n_held = 0;
+}
+
+/* One MEP per source id for the events in evs (held already), to addr. */
+static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend, bool may_drop)
+{
+	const struct src_cfg *c = s->c;
+	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(c->udp_port) };
+
+	for (uint32_t off = 0; off < n; off += s->per_mep) {
+		uint32_t k = n - off < s->per_mep ? n - off : s->per_mep;
+		for (int i = 0; i < c->n_src; i++) {
+			struct xevb_mep_params p = {0};
+			ssize_t len;
+
+			if (may_drop && c->drop_answers > 0 &&
+			    (double)(rnd(s) >> 11) / 9007199254740992.0 < c->drop_answers) {
+				s->dropped_answers++;
+				s->dropped_frags += k;
+				continue;
+			}
+			for (uint32_t j = 0; j < k; j++)
+				lens[j] = frag_len(c, evs[off + j], c->ids[i]);
+			p.daddr = addr;
+			p.saddr = c->saddr;
+			p.ip_proto = c->proto;
+			p.udp_dport = c->udp_port;
+			p.source_id = c->ids[i];
+			p.flags = resend ? XEVB_MEP_F_RESEND : 0;
+			p.run_number = c->run;
+			p.packet_seq = s->seq[i]++;
+			p.n_frags = k;
+			p.event_id = evs + off;
+			p.frag_len = lens;
+			len = xevb_write_mep(s->buf, s->buf_len, &p);
+			if (len < 0 || sendto(s->fd, s->buf, (size_t)len, 0, (struct sockaddr *)&to, sizeof(to)) != len) {
+				if (len >= 0 && (errno == ENOBUFS || errno == EAGAIN)) {
+					usleep(50);
+					if (sendto(s->fd, s->buf, (size_t)len, 0, (struct sockaddr *)&to, sizeof(to)) == len)
+						goto sent;
+				}
+				s->send_errors++;
+				continue;
+			}
+sent:
+			s->packets++;
+			s->frags += k;
+			s->bytes += (uint64_t)len;
+			if (resend)
+				s->resend_meps++;
+		}
+	}
+}
+
+static void on_assign(struct sdfm *s, const struct xevb_ctl_msg *m)
+{
+	static uint32_t evs[1024];
+
+	for (uint32_t r = 0; r < m->h.n_recs; r++) {
+		const struct xevb_ctl_assign *a = &m->u.assign[r];
+		uint32_t n = 0;
+
+		s->assigns++;
+		s->assigned_events += a->count;
+		for (uint32_t j = 0; j < a->count; j++)
+			if (hold(s, a->first_event + j))
+				evs[n++] = a->first_event + j;
+		if (n)
+			send_events(s, a->builder_addr, evs, n, false, false);
+	}
+}
+
+static void on_request(struct sdfm *s, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
+{
+	static uint32_t evs[1024];
+
+	for (uint32_t r = 0; r < m->h.n_recs; r++) {
+		const struct xevb_ctl_request *q = &m->u.request[r];
+		bool again = q->flags & XEVB_CTL_RQ_REASK;
+		uint32_t n = 0;
+
+		s->requests++;
+		s->requested_events += q->count;
+		for (uint32_t j = 0; j < q->count; j++) {
+			uint32_t ev = q->first_event + j;
+			struct held *h = &s->h[ev & s->mask];
+			/* Pull: a request is how the trigger reaches us first. */
+			if (!hold(s, ev)) {
+				s->not_held++;
+				continue;
+			}
+			if (h->state == H_ANSWERED)
+				again = true;
+			h->state = H_ANSWERED;
+			evs[n++] = ev;
+		}
+		s->answered_events += n;
+		if (n)
+			send_events(s, from->sin_addr.s_addr, evs, n, again, true);
+	}
+}
+
+static void on_clear(struct sdfm *s, const struct xevb_ctl_msg *m)
+{
+	for (uint32_t r = 0; r < m->h.n_recs; r++)
+		for (uint32_t j = 0; j < m->u.clear[r].count; j++) {
+			uint32_t ev = m->u.clear[r].first_event + j;
+			struct held *h = &s->h[ev & s->mask];
+			if (h->state != H_EMPTY && h->event == ev) {
+				h->state = H_EMPTY;
+				s->n_held--;
+				s->cleared++;
+			} else {
+				s->clear_unknown++;
+			}
+		}
+}
+
+static void heartbeat(struct sdfm *s)
+{
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
+
+	m.u.status = (struct xevb_ctl_status){ .credits = s->mask + 1, .load = s->n_held,
+		.done_total = s->answered_events + s->assigned_events, .peer_epoch = s->dfm_epoch,
+		.first_id = s->c->ids[0], .n_ids = (uint16_t)s->c->n_src };
+	xevb_ctl_send(&s->io, &s->dfm, &m);
+}
+
+static int open_data(struct sdfm *s)
+{
+	const struct src_cfg *c = s->c;
+	int pmtu = IP_PMTUDISC_DO, sndbuf = 4 << 20, mtu = 1500;
+	struct ifreq ifr = {0};
+
+	s->fd = c->udp_port ? socket(AF_INET, SOCK_DGRAM, 0) : socket(AF_INET, SOCK_RAW, c->proto);
+	if (s->fd < 0) {
+		xevb_err("cannot open a %s socket: %s", c->udp_port ? "UDP" : "raw IPv4", strerror(errno));
+		return -1;
+	}
+	setsockopt(s->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
+	setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
+	if (c->dev) {
+		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", c->dev);
+		if (ioctl(s->fd, SIOCGIFMTU, &ifr) == 0)
+			mtu = ifr.ifr_mtu;
+	}
+	if (c->udp_port) {
+		struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = c->saddr,
+					  .sin_port = htons(c->udp_port) };
+		if (bind(s->fd, (struct sockaddr *)&me, sizeof(me)))
+			xevb_dbg("UDP source port %u busy; sending from any port", c->udp_port);
+	}
+	s->per_mep = (uint32_t)(mtu - 20 - (c->udp_port ? 8 : 0) - 16) / (12 + XEVB_PAD4((uint32_t)c->fmax));
+	if (s->per_mep < 1) {
+		xevb_err("--frag-size %u does not fit one fragment in the MTU %d", c->fmax, mtu);
+		return -1;
+	}
+	if (s->per_mep > XEVB_MAX_FRAGS_PER_MEP)
+		s->per_mep = XEVB_MAX_FRAGS_PER_MEP;
+	s->buf_len = 65536;
+	s->buf = malloc(s->buf_len);
+	return s->buf ? 0 : -1;
+}
+
+static void summary(struct sdfm *s, double el)
+{
+	const struct src_cfg *c = s->c;
+
+	fprintf(stderr, "%s: --dfm %s mode, %d sources, %.3f s: %llu packets, %llu fragments, %llu bytes; "
+		"ASSIGNs %llu (%llu events), REQUESTs %llu (%llu events, %llu answered, %llu RESEND MEPs, "
+		"%llu answers dropped on purpose); held now %u (max %u of %u), overflow %llu, not held %llu, "
+		"cleared %llu, unknown clears %llu, released at DFM restart %llu (%llu restarts); send errors %llu\n",
+		xevb_prog, s->pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
+		(unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
+		(unsigned long long)s->assigned_events, (unsigned long long)s->requests,
+		(unsigned long long)s->requested_events, (unsigned long long)s->answered_events,
+		(unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers, s->n_held,
+		s->max_held, s->mask + 1, (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
+		(unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
+		(unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
+		(unsigned long long)s->send_errors);
+	if (!c->json)
+		return;
+	printf("{\"mode\":\"dfm\",\"scheme\":\"%s\",\"sources\":%d,\"elapsed_s\":%.3f,\"packets\":%llu,"
+	       "\"fragments\":%llu,\"bytes\":%llu,\"assigns\":%llu,\"assigned_events\":%llu,\"requests\":%llu,"
+	       "\"requested_events\":%llu,\"answered_events\":%llu,\"resend_meps\":%llu,"
+	       "\"dropped_answers\":%llu,\"dropped_fragments\":%llu,\"held_now\":%u,\"held_max\":%u,"
+	       "\"hold_size\":%u,\"hold_overflow\":%llu,\"not_held\":%llu,\"cleared\":%llu,"
+	       "\"clear_unknown\":%llu,\"released_at_dfm_restart\":%llu,\"dfm_restarts\":%llu,"
+	       "\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu}\n",
+	       s->pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
+	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
+	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
+	       (unsigned long long)s->requested_events, (unsigned long long)s->answered_events,
+	       (unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers,
+	       (unsigned long long)s->dropped_frags, s->n_held, s->max_held, s->mask + 1,
+	       (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
+	       (unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
+	       (unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
+	       (unsigned long long)s->send_errors, (unsigned long long)s->io.rx_bad_total,
+	       (unsigned long long)s->unexpected);
+	fflush(stdout);
+}
+
+int source_run_dfm(const struct src_cfg *c)
+{
+	static struct sdfm s;
+	uint64_t t0, now, next_hb = 0, deadline = 0;
+	bool bye = false;
+
+	memset(&s, 0, sizeof(s));
+	s.c = c;
+	s.fd = -1;
+	s.rng = c->seed * 0x9E3779B97F4A7C15ull + 7;
+	s.mask = c->hold - 1;
+	if (xevb_ctl_parse_addr(c->dfm, &s.dfm)) {
+		xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", c->dfm);
+		return 2;
+	}
+	s.h = calloc(c->hold, sizeof(*s.h));
+	if (!s.h || open_data(&s) || xevb_ctl_open(&s.io, c->saddr, c->ctl_port, XEVB_ROLE_SOURCE, c->ids[0]))
+		goto fail;
+	xevb_info("source_ids %u-%u under the DFM at %s, control port %u, holding up to %u events",
+		  c->ids[0], c->ids[c->n_src - 1], c->dfm, c->ctl_port, c->hold);
+	t0 = xevb_now_ns();
+	if (c->duration > 0)
+		deadline = t0 + (uint64_t)(c->duration * 1e9);
+	while (!src_stop && !bye) {
+		struct xevb_ctl_msg m;
+		struct sockaddr_in from;
+		struct pollfd pfd = { .fd = s.io.fd, .events = POLLIN };
+		int budget = 1024;
+
+		while (budget-- > 0 && xevb_ctl_recv(&s.io, &m, &from)) {
+			bool from_dfm = m.h.role == XEVB_ROLE_DFM;
+			if (from_dfm && s.dfm_epoch != m.h.epoch) {
+				/* A new DFM knows nothing of what the old one assigned. */
+				if (s.dfm_epoch) {
+					s.dfm_restarts++;
+					release_all(&s);
+					xevb_warn("the DFM restarted (epoch %08x -> %08x): released every held event",
+						  s.dfm_epoch, m.h.epoch);
+				}
+				s.dfm_epoch = m.h.epoch;
+			}
+			switch (m.h.type) {
+			case XEVB_CTL_STATUS:
+				if (from_dfm && (m.u.status.flags & XEVB_CTL_ST_PULL))
+					s.pull_seen = true;
+				break;
+			case XEVB_CTL_ASSIGN: on_assign(&s, &m); break;
+			case XEVB_CTL_CLEAR: on_clear(&s, &m); break;
+			case XEVB_CTL_REQUEST: on_request(&s, &m, &from); break;
+			case XEVB_CTL_BYE: if (from_dfm) bye = true; break;
+			default: s.unexpected++; break;
+			}
+		}
+		now = xevb_now_ns();
+		if (now >= next_hb) {
+			heartbeat(&s);
+			next_hb = now + HB_NS;
+		}
+		if (deadline && now >= deadline)
+			break;
+		poll(&pfd, 1, 10);
+	}
+	{
+		struct xevb_ctl_msg m = { .h.type = XEVB_CTL_BYE };
+		xevb_ctl_send(&s.io, &s.dfm, &m);
+	}
+	summary(&s, (double)(xevb_now_ns() - t0) / 1e9);
+	xevb_ctl_close(&s.io);
+	close(s.fd);
+	free(s.buf);
+	free(s.h);
+	return 0;
+fail:
+	if (s.fd >= 0)
+		close(s.fd);
+	free(s.buf);
+	free(s.h);
+	return 1;
+}

@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xevb/cli.h>
+#include <xevb/ctl_sock.h>
+#include <xevb/flowctl.h>
+
+int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+	char *end;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port == 0 || port > 65535)
+		return -1;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
+	int one = 1, buf = 4 << 20;
+
+	memset(io, 0, sizeof(*io));
+	io->role = role;
+	io->id = id;
+	io->epoch = xevb_new_epoch();
+	io->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (io->fd < 0) {
+		xevb_err("control socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(io->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(io->fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	setsockopt(io->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (bind(io->fd, (struct sockaddr *)&me, sizeof(me))) {
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &me.sin_addr, a, sizeof(a));
+		xevb_err("cannot bind the control socket to %s:%u: %s (another process on that port? "
+			 "pick another with the --ctl-port option)", a, port, strerror(errno));
+		close(io->fd);
+		io->fd = -1;
+		return -1;
+	}
+	return 0;
+}
+
+void xevb_ctl_close(struct xevb_ctl_io *io)
+{
+	if (io->fd >= 0)
+		close(io->fd);
+	io->fd = -1;
+}
+
+int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	size_t len;
+
+	m->h.role = io->role;
+	m->h.sender_id = io->id;
+	m->h.epoch = io->epoch;
+	m->h.seq = ++io->seq;
+	len = xevb_ctl_encode(m, buf, sizeof(buf));
+	if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
+		io->tx_err++;
+		return -1;
+	}
+	io->tx++;
+	io->tx_type[m->h.type]++;
+	return 0;
+}
+
+int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockaddr_in *from)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN + 1];
+
+	for (;;) {
+		socklen_t sl = sizeof(*from);
+		ssize_t n = recvfrom(io->fd, buf, sizeof(buf), 0, (struct sockaddr *)from, &sl);
+		enum xevb_ctl_err e;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		io->rx++;
+		e = xevb_ctl_decode(buf, (size_t)n, m);
+		if (e != XEVB_CTL_OK) {
+			io->rx_bad[e]++;
+			io->rx_bad_total++;
+			continue;
+		}
+		io->rx_type[m->h.type]++;
+		return 1;
+	}
+}
