@@ -35,13 +35,19 @@ attached() { tb_exec builder 0 ip -d link show eth0 2>/dev/null | grep -q 'prog/
 # ---------------------------------------------------------------------------
 e2e_log "selftest: build --user nobody --selftest-privs, 2 x 1000 events after the drop"
 e2e_builder 0 ps.b --sources 0-3 --user nobody --selftest-privs --timeout-ms 200 --exit-on-eor \
-	--duration 10 --output "$E2E_WORK/ps.evt"
+	--duration 10 --output "$E2E_WORK/ps.evt" --metrics 9464
 bpid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "selftest: no xevb build process"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/ps.b.err" && break; sleep 0.05; done
 grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status \
 	>"$E2E_WORK/ps.status" 2>/dev/null
 helper=$(pgrep -P "$bpid" -x xevb)
 [[ -n $helper ]] && grep -E '^Uid:' /proc/"$helper"/status >"$E2E_WORK/ps.helper" 2>/dev/null
+# The metrics thread starts after the drop and serves as nobody.
+for ((t = 0; t < 20; t++)); do
+	tb_exec builder 0 curl -s -m 2 "http://127.0.0.1:9464/metrics" 2>/dev/null | grep -c '^xevb_' >"$E2E_WORK/ps.metrics"
+	(($(cat "$E2E_WORK/ps.metrics") > 10)) && break
+	sleep 0.1
+done
 F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
 e2e_source 0 ps.s0 --source-ids 0-1 "${F[@]}" --seed 91
 e2e_source 1 ps.s1 --source-ids 2-3 "${F[@]}" --seed 92
@@ -79,6 +85,8 @@ eq("events complete", (b["events_complete"], b["events_incomplete"]), (1000, 0))
 eq("XDP counters still readable: to_xsk frags = received", b["xdp"]["to_xsk"]["frags"], b["frags_received"])
 eq("run ended", b["run_ended"], True)
 eq("sink: events, complete, errors", (k["events"], k["complete"], k["errors"]), (1000, 1000, 0))
+true("metrics page served after the drop (xevb_* lines)", int(open(os.path.join(W, "ps.metrics")).read() or 0) > 10,
+     open(os.path.join(W, "ps.metrics")).read())
 eq("after exit: XDP attached", open(os.path.join(W, "ps.attached")).read().strip(), "no")
 eq("after exit: /run/xevb files of the interface", open(os.path.join(W, "ps.runfiles")).read().split(), [])
 PY
