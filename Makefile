@@ -46,7 +46,7 @@ XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
-.PHONY: demo all deps test test-unit test-bpf test-integration fuzz fuzz-run bench clean
+.PHONY: demo all deps test test-unit test-bpf test-integration fuzz fuzz-run bench soak clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -127,6 +127,10 @@ test-bpf: $(TEST_BPF)
 
 bench: all
 	$(Q)bash scripts/bench/run.sh $(OUT)
+
+# Long run (issue 9): SOAK_SECONDS (default 600), knobs in scripts/soak.sh.
+soak: all
+	$(Q)bash scripts/soak.sh $(OUT)
 
 clean:
 	$(call msg,CLEAN,$(OUT))

@@ -147,6 +147,13 @@ void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns);
 /* Emit every open event as incomplete (stop, end of run); frames released. */
 void xevb_builder_flush(struct xevb_builder *b);
 
+/*
+ * Time out every open event now, whatever its age: the timeout policy
+ * decides (emitted INCOMPLETE, or discarded and counted). For a stop that
+ * must honour --timeout-policy.
+ */
+void xevb_builder_expire_all(struct xevb_builder *b);
+
 const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b);
 
 /*

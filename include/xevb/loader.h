@@ -48,6 +48,9 @@ struct xevb_loader {
 int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg);
 void xevb_loader_detach(struct xevb_loader *l);
 
+/* 0 when libxdp's dispatcher (freplace) can load here, else the errno refusing it. */
+int xevb_loader_probe_dispatcher(void);
+
 /* Sum of the per-CPU counters, XEVB_XDP__SLOTS entries. */
 int xevb_xdp_counters_read(int counters_fd, struct xevb_xdp_ctr *out);
 

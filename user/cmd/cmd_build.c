@@ -13,13 +13,16 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+#include <bpf/bpf.h>
 #include <xevb/builder.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
 #include <xevb/metrics.h>
 #include <xevb/output.h>
+#include <xevb/privdrop.h>
 #include <xevb/probes.h>
 #include <xevb/shape_ctl.h>
 #include <xevb/report.h>
@@ -36,6 +39,7 @@ enum {
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
 	O_SINK_PACING = 0x5e00,
 	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
+	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC,
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID,
 	O_METRICS,
@@ -67,9 +71,13 @@ static const struct xevb_opt opts[] = {
 	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
 	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
+	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	{ "json", O_JSON, NULL, "print the final summary as JSON on stdout" },
+	{ "user", O_USER, "NAME", "after set-up, run as NAME with no capability (a root helper detaches at exit)" },
+	{ "drop-privileges", O_DROP, NULL, "same as --user nobody" },
+	{ "selftest-privs", O_SELFTEST, NULL, "after dropping, try attach/detach/map updates and report (JSON)" },
 	{ "quiet", O_QUIET, NULL, "no per-second line" },
 	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages (libbpf/libxdp too)" },
@@ -122,7 +130,31 @@ struct build {
 	struct build_ctl *bctl;      /* --dfm */
 	char snap_path[256];
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+	bool unpriv;                 /* privileges dropped: the watcher cleans up */
+	pid_t watcher;
+	int watcher_fd;
+	const char *dev;
 };
+
+/* In the root watcher as it starts: the builder's connections are not its own. */
+static void watcher_start(void *ctx)
+{
+	struct build *bd = ctx;
+
+	xevb_output_close(&bd->out);
+}
+
+/* In the root watcher, once the builder is gone. */
+static void watcher_cleanup(void *ctx)
+{
+	struct build *bd = ctx;
+	char path[256];
+
+	if (bd->xdp)
+		xevb_loader_detach(&bd->ld);
+	if (!xevb_run_path(bd->dev, "stats", path, sizeof(path)))
+		unlink(path);
+}
 
 static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
@@ -259,7 +291,11 @@ int cmd_build(int argc, char **argv)
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
 	bool force = false, json = false, exit_eor = false, copy = false, quiet = false;
 	bool have_run = false, discard = false, generic = false;
-	const char *dev = NULL, *output = NULL, *arg;
+	const char *dev = NULL, *output = NULL, *arg, *user = NULL;
+	bool selftest = false;
+	static uint32_t allow_src[64];
+	uint32_t n_allow = 0;
+	static struct xevb_privs privs;
 	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
@@ -329,6 +365,19 @@ int cmd_build(int argc, char **argv)
 		case O_COPY: copy = true; break;
 		case O_FORCE: force = true; break;
 		case O_JSON: json = true; break;
+		case O_USER: user = arg; break;
+		case O_DROP: if (!user) user = "nobody"; break;
+		case O_SELFTEST: selftest = true; break;
+		case O_ALLOWSRC: {
+			struct in_addr a;
+			if (inet_pton(AF_INET, arg, &a) != 1) {
+				xevb_err("--allow-src: '%s' is not an IPv4 address such as 198.18.1.1", arg);
+				return 2;
+			}
+			if (n_allow == 64) { xevb_err("at most 64 --allow-src"); return 2; }
+			allow_src[n_allow++] = a.s_addr;
+			break;
+		}
 		case O_EXIT_EOR: exit_eor = true; break;
 		case O_QUIET: quiet = true; break;
 		case O_METRICS: metrics = arg; break;
@@ -373,6 +422,12 @@ int cmd_build(int argc, char **argv)
 		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
 		return 2;
 	}
+	if (selftest && !user) {
+		xevb_err("--selftest-privs checks a dropped builder: give --user NAME or --drop-privileges");
+		return 2;
+	}
+	if (user && xevb_privs_lookup(user, &privs))
+		return 2;
 	if (geteuid() != 0)
 		xevb_warn("not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
 
@@ -381,6 +436,7 @@ int cmd_build(int argc, char **argv)
 	signal(SIGPIPE, SIG_IGN);
 
 	bd.xdp = !socket_mode;
+	bd.dev = dev;
 	bd.pcfg.ip_proto = (uint8_t)proto;
 	bd.pcfg.udp_port = (uint16_t)udp_port;
 	if (socket_mode) {
@@ -434,6 +490,7 @@ int cmd_build(int argc, char **argv)
 			.ifname = dev, .mode = generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
 			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
 			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
+			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
 		};
 		struct xevb_xsk_cfg xc = {
 			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
@@ -441,6 +498,15 @@ int cmd_build(int argc, char **argv)
 		};
 		if (xevb_loader_attach(&bd.ld, &lc))
 			goto out;
+		if (user) {
+			/* Before the UMEM exists: fork must never copy pinned pages. */
+			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
+			if (bd.watcher < 0) {
+				xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
+				bd.watcher = 0;
+				goto out;
+			}
+		}
 		xc.xsks_map_fd = bd.ld.xsks_fd;
 		if (xevb_xsk_open(&bd.xsk, &xc))
 			goto out;
@@ -450,8 +516,44 @@ int cmd_build(int argc, char **argv)
 				  busy ? "busy polling" : "poll()");
 	}
 
+	if (user && !bd.xdp) {
+		/* No UMEM on the socket path: forking here copies nothing pinned. */
+		bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
+		if (bd.watcher < 0) {
+			xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
+			bd.watcher = 0;
+			goto out;
+		}
+	}
 	open_snapshot_file(&bd, dev);
 	if (metrics && !bd.snap && (bd.snap = mmap(NULL, sizeof(*bd.snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) bd.snap = NULL;
+	if (user) {
+		int probe[XEVB_PROBE__COUNT];
+		struct xevb_probe_ctx pc = {
+			.ifindex = bd.xdp ? bd.ld.ifindex : 0,
+			.xsks_fd = bd.xdp ? bd.ld.xsks_fd : -1,
+			.counters_fd = bd.xdp ? bd.ld.counters_fd : -1,
+			.prog_id = bd.xdp ? bd.ld.prog_id : 0,
+		};
+
+		if (bd.xdp) {
+			struct bpf_map_info mi = {};
+			__u32 mlen = sizeof(mi);
+			if (!bpf_obj_get_info_by_fd(pc.counters_fd, &mi, &mlen))
+				pc.map_id = mi.id;
+		}
+		if (xevb_privs_drop(&privs)) {
+			/* Half-dropped is unsafe: stop; the watcher still cleans up. */
+			bd.unpriv = true;
+			goto out;
+		}
+		bd.unpriv = true;
+		xevb_info("running as %s (uid %u) with no capability; XDP is detached by helper pid %d at exit",
+			  privs.user, (unsigned)privs.uid, (int)bd.watcher);
+		if (selftest)
+			xevb_privs_probe(&pc, probe);
+		xevb_privs_json(stdout, &privs, selftest ? probe : NULL);
+	}
 	bd.local.magic = XEVB_SNAP_MAGIC;
 	bd.local.version = XEVB_SNAP_VERSION;
 	bd.local.pid = getpid();
@@ -552,8 +654,38 @@ int cmd_build(int argc, char **argv)
 			}
 		}
 	}
-	/* Whatever is still open leaves as incomplete: nothing is dropped silently at stop. */
-	xevb_builder_flush(bd.b);
+	/*
+	 * What already sits in the RX rings was counted by the XDP program:
+	 * take it in before the stop flush, so that to_xsk = rx_frames + the
+	 * kernel's drops holds exactly once the traffic has stopped.
+	 */
+	if (bd.xdp) {
+		uint32_t idx[RX_BATCH], len[RX_BATCH], n;
+		const uint8_t *data[RX_BATCH];
+
+		now = xevb_now_ns();
+		for (uint32_t q = 0; q < n_queues; q++)
+			for (uint32_t k = 0; k < rx_ring / RX_BATCH + 1; k++) {
+				n = xevb_xsk_rx(&bd.xsk, q, RX_BATCH, idx, data, len);
+				if (!n)
+					break;
+				handle_batch(&bd, n, idx, data, len, now);
+				xevb_xsk_rx_done(&bd.xsk, q, n);
+			}
+	}
+	/*
+	 * Whatever is still open leaves as a timeout would, by --timeout-policy:
+	 * emitted INCOMPLETE or discarded and counted. Nothing is dropped
+	 * silently at stop.
+	 */
+	{
+		const struct xevb_builder_stats *cs = xevb_builder_stats(bd.b);
+		uint64_t open_at_stop = cs->open_events;
+		xevb_builder_expire_all(bd.b);
+		xevb_info("stop: %llu open event(s) %s (--timeout-policy %s)",
+			  (unsigned long long)open_at_stop,
+			  discard ? "discarded and counted" : "emitted INCOMPLETE", discard ? "discard" : "emit");
+	}
 	if (bd.xdp)
 		xevb_xsk_flush(&bd.xsk);
 	snapshot(&bd, &bd.local);
@@ -582,7 +714,9 @@ out:
 	xevb_metrics_stop(mx);
 	if (bd.xdp) {
 		xevb_xsk_close(&bd.xsk);
-		xevb_loader_detach(&bd.ld);
+		/* Unprivileged: detaching would fail; the root watcher does it. */
+		if (!bd.unpriv)
+			xevb_loader_detach(&bd.ld);
 	} else {
 		xevb_sock_close(&bd.sock);
 	}
@@ -592,7 +726,18 @@ out:
 		xevb_builder_free(bd.b);
 	if (bd.snap) {
 		munmap(bd.snap, sizeof(*bd.snap));
-		unlink(bd.snap_path);
+		if (!bd.unpriv)
+			unlink(bd.snap_path);
+	}
+	if (bd.watcher > 0) {
+		if (bd.unpriv) {
+			xevb_privs_end_watcher(bd.watcher, bd.watcher_fd, 5000);
+		} else {
+			/* Still root: we cleaned up above; the watcher must not again. */
+			kill(bd.watcher, SIGKILL);
+			waitpid(bd.watcher, NULL, 0);
+			close(bd.watcher_fd);
+		}
 	}
 	return rc;
 }

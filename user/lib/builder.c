@@ -508,6 +508,11 @@ void xevb_builder_flush(struct xevb_builder *b)
 	flush_open(b, FIN_FLUSH);
 }
 
+void xevb_builder_expire_all(struct xevb_builder *b)
+{
+	flush_open(b, FIN_TIMEOUT);
+}
+
 #define FAIL(...) do { if (msg && msglen) snprintf(msg, msglen, __VA_ARGS__); return false; } while (0)
 
 static bool check_frags(const char *who, uint64_t rx, uint64_t in,

@@ -92,6 +92,27 @@ static int libbpf_print(enum libbpf_print_level level, const char *fmt, va_list 
 	return vfprintf(stderr, fmt, ap);
 }
 
+/*
+ * libxdp's dispatcher runs each program as an freplace (BPF_PROG_TYPE_EXT)
+ * extension. Loading an EXT program without a target fails with EINVAL
+ * where they are allowed, and with EPERM where a policy refuses them:
+ * returns 0 (allowed) or the errno that rules the dispatcher out.
+ */
+int xevb_loader_probe_dispatcher(void)
+{
+	static const struct bpf_insn ret_pass[] = {
+		{ .code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 2 },
+		{ .code = BPF_JMP | BPF_EXIT },
+	};
+	int fd = bpf_prog_load(BPF_PROG_TYPE_EXT, "xevb_probe", "GPL", ret_pass, 2, NULL);
+
+	if (fd >= 0) {
+		close(fd);
+		return 0;
+	}
+	return errno == EINVAL ? 0 : errno;
+}
+
 /* Deal with whatever XDP program the interface has before we attach. */
 static int check_existing(struct xevb_loader *l, bool force)
 {
@@ -128,10 +149,20 @@ static int check_existing(struct xevb_loader *l, bool force)
 		xevb_warn("--force: replacing XDP program '%s' (id %u) on %s",
 			  xdp_program__name(p), xdp_program__id(p), l->ifname);
 	} else {
-		xevb_err("%s already has XDP program '%s' (id %u), not loaded by xevb, and this "
-			 "kernel cannot run several programs through libxdp's dispatcher; remove it "
-			 "(xdp-loader unload %s --all) or pass --force to replace it",
-			 l->ifname, xdp_program__name(p), xdp_program__id(p), l->ifname);
+		int why = xevb_loader_probe_dispatcher();
+
+		if (why)
+			xevb_err("%s already has XDP program '%s' (id %u), not loaded by xevb. libxdp's "
+				 "multi-program dispatcher cannot load on this kernel (freplace programs are "
+				 "refused: %s), so xevb cannot run beside it, and it does not replace a program "
+				 "it did not load: remove it (xdp-loader unload %s --all) or pass --force to "
+				 "replace it", l->ifname, xdp_program__name(p), xdp_program__id(p),
+				 strerror(why), l->ifname);
+		else
+			xevb_err("%s already has XDP program '%s' (id %u), not loaded by xevb and attached "
+				 "without libxdp's dispatcher, so xevb cannot run beside it: reload it with "
+				 "xdp-loader (or xdp-filter) to share the interface, or pass --force to replace it",
+				 l->ifname, xdp_program__name(p), xdp_program__id(p));
 		xdp_multiprog__close(mp);
 		return -EEXIST;
 	}

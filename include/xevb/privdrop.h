@@ -1,0 +1,86 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Dropping privileges after set-up. The builder needs root (CAP_BPF,
+ * CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_ADMIN for ids) only to load, attach
+ * and bind; the data path needs none. `xevb build --user NAME` forks once
+ * set-up is done: the child becomes NAME with no capability at all (bounding
+ * set emptied, no_new_privs) and runs the data path, after a small root
+ * watcher process was forked off: it waits for the builder to end, however
+ * it ends (a pipe reaches EOF even on SIGKILL), then detaches XDP and
+ * removes the /run/xevb files (an unprivileged process cannot detach a
+ * netlink-attached XDP program, by design). The watcher is forked right
+ * after the XDP attach and before the AF_XDP sockets exist: fork copies
+ * pinned anonymous pages eagerly, so a UMEM must never be forked. (Socket
+ * path: forked after the socket opens; nothing there is pinned.)
+ *
+ * Before the switch, the builder makes its BPF file descriptors harmless: map
+ * fds are reopened read-only in place (dup2 over the same number, so the
+ * loader's handles still read the counters), program and link fds are
+ * replaced by /dev/null. A writable map fd keeps working without any
+ * capability, so this step, not the uid change, is what stops map updates.
+ */
+#ifndef XEVB_PRIVDROP_H
+#define XEVB_PRIVDROP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <sys/types.h>
+
+struct xevb_privs {
+	char user[64];
+	uid_t uid;
+	gid_t gid;
+	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;  /* from /proc/self/status */
+	int no_new_privs;
+	unsigned maps_readonly, progs_closed, links_closed;
+};
+
+/* Privilege probes after the drop: 0 = succeeded (bad), else the errno. */
+enum xevb_probe {
+	XEVB_PROBE_MAP_UPDATE_XSKMAP,
+	XEVB_PROBE_MAP_UPDATE_COUNTERS,
+	XEVB_PROBE_MAP_DELETE_XSKMAP,
+	XEVB_PROBE_MAP_FD_BY_ID,
+	XEVB_PROBE_PROG_FD_BY_ID,
+	XEVB_PROBE_PROG_LOAD,
+	XEVB_PROBE_XDP_ATTACH,
+	XEVB_PROBE_XDP_DETACH,
+	XEVB_PROBE_SETUID_ROOT,
+	XEVB_PROBE__COUNT
+};
+
+struct xevb_probe_ctx {
+	int ifindex;
+	int xsks_fd, counters_fd;
+	uint32_t prog_id, map_id;
+};
+
+/* Resolve NAME (error message on failure). */
+int xevb_privs_lookup(const char *user, struct xevb_privs *p);
+
+/*
+ * Neutralise BPF fds, then become p->uid/p->gid with no capability. 0 or
+ * -errno (the caller must stop: half-dropped is unsafe).
+ */
+int xevb_privs_drop(struct xevb_privs *p);
+
+/* Try each privileged operation; res[i] = 0 or the errno it failed with. */
+void xevb_privs_probe(const struct xevb_probe_ctx *c, int res[XEVB_PROBE__COUNT]);
+
+/* One JSON line {"privileges":{...}} (res may be NULL: no probes run). */
+void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res);
+
+/*
+ * Fork the root watcher: it runs start(ctx) (close what it must not hold,
+ * such as connections), ignores SIGINT/SIGTERM/SIGHUP, waits until every
+ * copy of *wr_fd is closed, runs cleanup(ctx) and exits. Returns its pid
+ * (the caller keeps *wr_fd open while it runs) or -errno.
+ */
+pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*start)(void *ctx), void (*cleanup)(void *ctx),
+			       void *ctx);
+
+/* Close wr_fd and wait (bounded, timeout_ms) for the watcher's clean-up. */
+int xevb_privs_end_watcher(pid_t watcher, int wr_fd, int timeout_ms);
+
+#endif
