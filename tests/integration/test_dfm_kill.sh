@@ -10,7 +10,7 @@
 # by reason (no_data, slot), never silently; the new DFM's books balance.
 #  - push: every event waits for a source id nobody sends (--sources 0-4),
 #    so each stays open for --timeout-ms and many are open at the kill;
-#  - pull: a source drops 20% of its answers and the builders re-ask late,
+#  - pull: a source drops 10% of its answers and the builders re-ask late,
 #    so events wait for re-asks at the kill; the re-asks still recover them.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
@@ -29,9 +29,9 @@ for mode in push pull; do
 		sopt=()
 		dopt=(--retry-ms 3000)
 	else
-		bopt=(--sources 0-3 --credits 64 --reask-ms 250 --max-reasks 4 --timeout-ms 2000)
+		bopt=(--sources 0-3 --credits 64 --reask-ms 250 --max-reasks 5 --timeout-ms 2500)
 		rate=2000
-		sopt=(--drop-answers 0.2 --seed 11)
+		sopt=(--drop-answers 0.1 --seed 11)
 		dopt=()
 	fi
 	for k in 0 1; do dfm_builder "$k" "${mode}_b$k" 1 "${bopt[@]}"; done
