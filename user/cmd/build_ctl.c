@@ -75,6 +75,7 @@ struct build_ctl {
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max, no_source_for;
 	uint64_t unexpected, assign_overflow, built_early;
+	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
 	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
 	   built_complete + built_incomplete + lost_no_data + lost_slot. */
 	uint64_t base_assigned, base_done, base_overflow;
@@ -361,6 +362,8 @@ static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64
 				bc->n_assigned--;
 			}
 			*x = (struct ev_ent){ .event = e, .state = E_ASSIGNED, .t_assign = now, .t_ask = now };
+			if (bc->busy.busy)
+				bc->assigned_busy++;
 			bc->n_assigned++;
 			bc->assigned_events++;
 			first_ask = true;
@@ -706,7 +709,8 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		"\"unassigned_built\":%llu,"
 		"\"abandoned\":%llu,\"dfm_restarts\":%llu,\"core_resets\":%llu,\"requests\":%llu,"
 		"\"reask_events\":%llu,\"forwarded\":%llu,\"backlogged\":%llu,\"backlog_max\":%llu,"
-		"\"backlog_overflow\":%llu,\"forward_errors\":%llu,\"busy_on\":%llu,\"ctl_refused\":%llu,"
+		"\"backlog_overflow\":%llu,\"forward_errors\":%llu,\"busy_on\":%llu,\"busy_off\":%llu,"
+		"\"busy_high\":%u,\"busy_low\":%u,\"assigned_busy\":%llu,\"ctl_refused\":%llu,"
 		"\"ctl_unexpected\":%llu,\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
 		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
 		"\"still_open\":%llu},\"sinks\":[", bc->pull ? "pull" : "push",
@@ -720,6 +724,8 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,
 		(unsigned long long)bc->backlog_max, (unsigned long long)bc->backlog_overflow,
 		(unsigned long long)bc->fwd_errors, (unsigned long long)bc->busy.n_busy,
+		(unsigned long long)bc->busy.n_clear, bc->busy.high, bc->busy.low,
+		(unsigned long long)bc->assigned_busy,
 		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected,
 		(unsigned long long)bc->rs_assigned, (unsigned long long)bc->rs_done,
 		(unsigned long long)bc->rs_overflow, (unsigned long long)bc->rs_open,
