@@ -17,6 +17,8 @@ PKGS=(
 	valgrind                    # instruction counts in benchmarks
 	python3 python3-matplotlib  # benchmark plots
 	procps psmisc               # pgrep/pkill/killall in integration tests
+	prometheus                  # promtool checks the metrics pages (its server is kept off)
+	tshark tcpdump curl         # Wireshark dissector tests, captures, metrics scrapes
 )
 
 missing=()
@@ -40,6 +42,18 @@ fi
 
 echo "install-deps: installing: ${missing[*]}"
 export DEBIAN_FRONTEND=noninteractive
+# tshark: no setuid dumpcap, and no question asked.
+echo 'wireshark-common wireshark-common/install-setuid boolean false' | debconf-set-selections
+# Packages with a daemon (prometheus) must not start one: we only want their tools.
+policy_tmp=
+if [[ ! -e /usr/sbin/policy-rc.d ]]; then
+	printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d
+	policy_tmp=1
+fi
 apt-get update -qq
 apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+[[ -n $policy_tmp ]] && rm -f /usr/sbin/policy-rc.d
+if [[ -d /run/systemd/system ]] && systemctl is-active --quiet prometheus 2>/dev/null; then
+	systemctl disable --now prometheus >/dev/null 2>&1 || true
+fi
 echo "install-deps: done"

@@ -18,7 +18,9 @@
 #include <xevb/cli.h>
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
+#include <xevb/metrics.h>
 #include <xevb/output.h>
+#include <xevb/probes.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_rx.h>
@@ -34,6 +36,7 @@ enum {
 	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID,
+	O_METRICS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -65,6 +68,7 @@ static const struct xevb_opt opts[] = {
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	{ "json", O_JSON, NULL, "print the final summary as JSON on stdout" },
 	{ "quiet", O_QUIET, NULL, "no per-second line" },
+	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages (libbpf/libxdp too)" },
 	{ "dfm", O_DFM, "ADDR:PORT", "take event assignments from this data-flow manager (docs/control-protocol.md)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23902)" },
@@ -148,6 +152,7 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 {
 	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 
+	XEVB_PROBE(batch_received, n, now);
 	if (bd->bare) {
 		/* The receive ceiling: what the ring loop costs without the builder. */
 		for (uint32_t i = 0; i < n; i++) {
@@ -252,6 +257,7 @@ int cmd_build(int argc, char **argv)
 	bool force = false, json = false, exit_eor = false, copy = false, quiet = false;
 	bool have_run = false, discard = false, generic = false;
 	const char *dev = NULL, *output = NULL, *arg;
+	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
 	uint64_t t_start, t_next, now;
@@ -316,6 +322,7 @@ int cmd_build(int argc, char **argv)
 		case O_JSON: json = true; break;
 		case O_EXIT_EOR: exit_eor = true; break;
 		case O_QUIET: quiet = true; break;
+		case O_METRICS: metrics = arg; break;
 		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
 		case O_DFM: cc.dfm = arg; break;
 		case O_CTLPORT: { uint32_t u; if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u)) return 2; cc.ctl_port = (uint16_t)u; break; }
@@ -435,6 +442,7 @@ int cmd_build(int argc, char **argv)
 	}
 
 	open_snapshot_file(&bd, dev);
+	if (metrics && !bd.snap && (bd.snap = mmap(NULL, sizeof(*bd.snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) bd.snap = NULL;
 	bd.local.magic = XEVB_SNAP_MAGIC;
 	bd.local.version = XEVB_SNAP_VERSION;
 	bd.local.pid = getpid();
@@ -447,6 +455,7 @@ int cmd_build(int argc, char **argv)
 	snapshot(&bd, &bd.local);
 	prev = bd.local;
 	publish(&bd);
+	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
 	t_next = t_start + 1000000000ull;
 
 	{
@@ -561,6 +570,7 @@ int cmd_build(int argc, char **argv)
 		rc = ok ? 0 : 3;
 	}
 out:
+	xevb_metrics_stop(mx);
 	if (bd.xdp) {
 		xevb_xsk_close(&bd.xsk);
 		xevb_loader_detach(&bd.ld);

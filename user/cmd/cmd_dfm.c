@@ -19,6 +19,7 @@
 #include <xevb/ctl_sock.h>
 #include <xevb/dfm.h>
 #include "cmds.h"
+#include "dfm_metrics.h"
 
 #define MAX_SOURCES_P 256
 #define HEARTBEAT_NS  100000000ull
@@ -33,7 +34,8 @@
 enum {
 	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_DURATION, O_PACK, O_FIRST, O_RUN, O_DEAD,
 	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE, O_INTERVAL,
-	O_JSON, O_QUIET, O_VERBOSE, O_STATE,
+	O_JSON, O_QUIET, O_VERBOSE,
+	O_METRICS, O_STATE,
 };
 
 static const struct xevb_opt opts[] = {
@@ -59,6 +61,7 @@ static const struct xevb_opt opts[] = {
 	{ "json", O_JSON, NULL, "final summary as one JSON object on stdout" },
 	{ "quiet", O_QUIET, NULL, "no per-second line" },
 	{ "verbose", O_VERBOSE, NULL, "debug messages" },
+	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ 0 },
 };
 
@@ -288,6 +291,20 @@ static uint32_t alive_sources(const struct dfm_app *a)
 	return n;
 }
 
+/* --metrics: the books, for the next scrapes. */
+static void metrics_publish(struct dfm_metrics *mx, struct dfm_app *a, uint64_t now, bool started, bool draining,
+			    bool force)
+{
+	struct dfm_metrics_app ma = { .io = &a->io, .unexpected = a->unexpected, .src_timeouts = a->src_timeouts,
+		.push_msgs = a->push_msgs, .sources = a->n_src, .pull = a->pull, .started = started,
+		.draining = draining };
+
+	if (!mx)
+		return;
+	ma.sources_alive = alive_sources(a);
+	dfm_metrics_publish(mx, a->d, &ma, now, force);
+}
+
 static void stats_line(struct dfm_app *a, double t, uint64_t *last_trig)
 {
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
@@ -451,6 +468,8 @@ int cmd_dfm(int argc, char **argv)
 	bool resumed = false;
 	char msg[256];
 	int c;
+	const char *metrics = NULL;
+	struct dfm_metrics *mx = NULL;
 
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (c) {
@@ -497,6 +516,7 @@ int cmd_dfm(int argc, char **argv)
 		case O_JSON: json = true; break;
 		case O_QUIET: quiet = true; break;
 		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
+		case O_METRICS: metrics = arg; break;
 		case 'h': xevb_opt_usage(opts, &help); return 0;
 		default: return 2;
 		}
@@ -529,6 +549,11 @@ int cmd_dfm(int argc, char **argv)
 		return 1;
 	}
 	if (xevb_ctl_open(&a.io, lsa.sin_addr.s_addr, ntohs(lsa.sin_port), XEVB_ROLE_DFM, 0)) {
+		xevb_dfm_free(a.d);
+		return 1;
+	}
+	if (metrics && !(mx = dfm_metrics_start(metrics))) {
+		xevb_ctl_close(&a.io);
 		xevb_dfm_free(a.d);
 		return 1;
 	}
@@ -611,6 +636,7 @@ int cmd_dfm(int argc, char **argv)
 			heartbeat(&a, now, true);
 			next_hb = now + HEARTBEAT_NS;
 		}
+		metrics_publish(mx, &a, now, started, draining, false);
 		if (started && interval && !quiet && now >= next_line) {
 			stats_line(&a, (double)(now - t0) / 1e9, &last_trig);
 			next_line += interval * 1000000000ull;
@@ -640,6 +666,7 @@ int cmd_dfm(int argc, char **argv)
 	if (!ok)
 		xevb_err("accounting check FAILED: %s", msg);
 	summary(&a, started ? (double)((trig_stop_ns ? trig_stop_ns : now) - t0) / 1e9 : 0, ok, json);
+	dfm_metrics_stop(mx);
 	xevb_ctl_close(&a.io);
 	xevb_dfm_free(a.d);
 	return !started ? 1 : ok ? 0 : 3;

@@ -20,6 +20,8 @@
 #include <xevb/cli.h>
 #include <xevb/event_codec.h>
 #include <xevb/evid_window.h>
+#include <xevb/metrics.h>
+#include <xevb/probes.h>
 #include "cmds.h"
 #include "sink.h"
 #include "sink_ctl.h"
@@ -124,6 +126,7 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 		return -1;
 	}
 	s->events++;
+	XEVB_PROBE(sink_event, d.event_id, d.n_frags, len, d.flags);
 	s->bytes += len;
 	s->frags += d.n_frags;
 	s->missing_frags += (uint32_t)d.n_expected - d.n_frags;
@@ -578,12 +581,50 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 	fflush(stdout);
 }
 
+/* ---- --metrics: read in the server thread while the loop counts ---- */
+
+#define LD(x) __atomic_load_n(&(x), __ATOMIC_RELAXED)
+
+static void sink_metrics(struct xevb_mbuf *b, void *arg)
+{
+	const struct sink *s = arg;
+	uint64_t lat_n = LD(s->lat_n);
+	char l[64];
+
+	xevb_metric_one(b, "xevb_sink_events_total", "counter", "Built events received and decoded.", LD(s->events));
+	xevb_metric_one(b, "xevb_sink_events_complete_total", "counter", "Events received complete.", LD(s->complete));
+	xevb_metric_one(b, "xevb_sink_events_incomplete_total", "counter", "Events received flagged INCOMPLETE.",
+			LD(s->incomplete));
+	xevb_metric_one(b, "xevb_sink_fragments_total", "counter", "Fragments in the events received.", LD(s->frags));
+	xevb_metric_one(b, "xevb_sink_missing_fragments_total", "counter", "Fragments missing from incomplete events.",
+			LD(s->missing_frags));
+	xevb_metric_one(b, "xevb_sink_bytes_total", "counter", "Bytes of the events received.", LD(s->bytes));
+	xevb_metric_one(b, "xevb_sink_unchecked_old_events_total", "counter",
+			"Events older than the duplicate window (not checked for duplicates).", LD(s->too_old));
+	xevb_metric_family(b, "xevb_sink_errors_total", "counter", "Broken or duplicated events and failed reads, by kind.");
+	for (int k = 1; k < SE__COUNT; k++) {
+		snprintf(l, sizeof(l), "kind=\"%s\"", err_name(k));
+		xevb_metric_u64(b, "xevb_sink_errors_total", l, LD(s->err[k]));
+	}
+	xevb_metric_one(b, "xevb_sink_connections_total", "counter", "Builder connections accepted.", LD(s->conns_total));
+	xevb_metric_one(b, "xevb_sink_connections_dropped_total", "counter", "Connections dropped on a broken stream.",
+			LD(s->conns_dropped));
+	xevb_metric_one(b, "xevb_sink_connections_open", "gauge", "Builder connections open now.", LD(s->conns_open));
+	xevb_metric_family(b, "xevb_sink_latency_seconds", "summary",
+			   "Time from the builder's emit (build_ns, CLOCK_REALTIME) to decoding here.");
+	xevb_metric_f64(b, "xevb_sink_latency_seconds_sum", NULL, s->lat_sum_ns / 1e9);
+	xevb_metric_u64(b, "xevb_sink_latency_seconds_count", NULL, lat_n);
+	xevb_metric_family(b, "xevb_sink_latency_max_seconds", "gauge", "Longest latency from build seen so far.");
+	xevb_metric_f64(b, "xevb_sink_latency_max_seconds", NULL, (double)LD(s->lat_max_ns) / 1e9);
+}
+
 /* ---- options ---- */
 
 enum {
 	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_DURATION, O_EXPECT_SOURCES, O_NO_CONTENT,
 	O_JSON, O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
 	O_BUSYHI, O_BUSYLO,
+	O_METRICS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -603,6 +644,7 @@ static const struct xevb_opt opts[] = {
 	{ "process-rate", O_PROCRATE, "HZ", "--ctl-port: emulate processing at HZ events/s (default instant)" },
 	{ "busy-high", O_BUSYHI, "X", "--ctl-port: Busy above X x credits queued events (default 1.2)" },
 	{ "busy-low", O_BUSYLO, "X", "--ctl-port: not-Busy below X x credits (default 0.2)" },
+	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ 0 },
 };
 
@@ -627,6 +669,7 @@ int cmd_sink(int argc, char **argv)
 	uint32_t dup_window = 1u << 20;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *arg;
+	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	bool ok;
 	int key;
 
@@ -639,6 +682,7 @@ int cmd_sink(int argc, char **argv)
 		case O_READY: s.ready_file = arg; break;
 		case O_JSON: s.json = true; break;
 		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
+		case O_METRICS: metrics = arg; break;
 		case O_EXPECT_EVENTS:
 			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))
 				return 2;
@@ -710,12 +754,18 @@ int cmd_sink(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	if (metrics && (!(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, sink_metrics, &s))) {
+		xevb_metrics_stop(mx);
+		xevb_evid_window_free(&s.win);
+		return 1;
+	}
 	s.t0 = xevb_now_ns();
 	s.next_stats = s.t0 + (uint64_t)s.stats_interval_s * 1000000000ull;
 	if (s.duration_s)
 		s.deadline = s.t0 + (uint64_t)s.duration_s * 1000000000ull;
 	if (s.listen) {
 		if (run_listen(&s)) {
+			xevb_metrics_stop(mx);
 			xevb_evid_window_free(&s.win);
 			return 1;
 		}
@@ -731,6 +781,7 @@ int cmd_sink(int argc, char **argv)
 		sink_ctl_free(s.ctl);
 	}
 	summary(&s, xevb_now_ns(), ok);
+	xevb_metrics_stop(mx);
 	xevb_evid_window_free(&s.win);
 	return ok ? 0 : 1;
 }

@@ -11,14 +11,16 @@
 #include <xevb/loader.h>
 #include <xevb/report.h>
 #include "cmds.h"
+#include "stats_view.h"
 
-enum { O_DEV = 'd', O_JSON = 'j', O_WATCH = 'w', O_COUNT = 'c' };
+enum { O_DEV = 'd', O_JSON = 'j', O_WATCH = 'w', O_COUNT = 'c', O_ALL = 'a' };
 
 static const struct xevb_opt opts[] = {
 	{ "dev", O_DEV, "IFACE", "interface of the builder (required)" },
 	{ "json", O_JSON, NULL, "one JSON object per report" },
 	{ "watch", O_WATCH, NULL, "a line of rates every second (until SIGINT or --count)" },
-	{ "count", O_COUNT, "N", "with --watch: stop after N lines" },
+	{ "count", O_COUNT, "N", "with --watch or --all: stop after N reports" },
+	{ "all", O_ALL, NULL, "every counter (per-queue sockets, per-CPU XDP) with its rate, each second" },
 	{ 0 },
 };
 
@@ -26,7 +28,8 @@ static const struct xevb_cmd_help help = {
 	.name = "stats",
 	.summary = "Show the counters of the builder running on IFACE (in this network namespace).",
 	.usage = "--dev IFACE [--json] [--watch [--count N]]",
-	.examples = "  xevb stats --dev eth0\n  xevb stats --dev eth0 --watch --count 10\n",
+	.examples = "  xevb stats --dev eth0\n  xevb stats --dev eth0 --watch --count 10\n"
+		    "  xevb stats --dev eth0 --all --json --count 5\n",
 };
 
 static volatile sig_atomic_t stop;
@@ -53,7 +56,11 @@ int cmd_stats(int argc, char **argv)
 {
 	static struct xevb_snapshot cur, prev;
 	const char *dev = NULL, *arg;
-	bool json = false, watch = false;
+	bool json = false, watch = false, all = false;
+	static struct stats_percpu pc;
+	static struct stats_kv kv[2][65536];
+	size_t nkv[2] = { 0, 0 };
+	char why[160];
 	uint32_t count = 0;
 	char path[256];
 	struct xevb_snapshot *m;
@@ -64,6 +71,7 @@ int cmd_stats(int argc, char **argv)
 		case O_DEV: dev = arg; break;
 		case O_JSON: json = true; break;
 		case O_WATCH: watch = true; break;
+		case O_ALL: all = true; break;
 		case O_COUNT: if (!xevb_parse_u32("count", arg, 1, 1u << 30, &count)) return 2; break;
 		case 'h': xevb_opt_usage(opts, &help); return 0;
 		default: return 2;
@@ -90,11 +98,41 @@ int cmd_stats(int argc, char **argv)
 	}
 	if (kill(cur.pid, 0) && errno == ESRCH)
 		xevb_warn("builder pid %d is gone; these are its last figures", cur.pid);
+	if (all) {
+		/* Every counter, then every second the same with rates. */
+		signal(SIGINT, on_signal);
+		signal(SIGTERM, on_signal);
+		if (cur.xdp_mode && stats_percpu_read(dev, &pc, why, sizeof(why)))
+			xevb_warn("no per-CPU XDP counters: %s", why);
+		nkv[0] = stats_flatten(&cur, &pc, kv[0], 65536);
+		for (uint32_t n = 0, i = 0; !stop && (!count || n < count); n++, i ^= 1) {
+			if (n) {
+				prev = cur;
+				sleep(1);
+				if (read_snap(m, &cur))
+					continue;
+				if (cur.xdp_mode)
+					stats_percpu_read(dev, &pc, why, sizeof(why));
+				nkv[i] = stats_flatten(&cur, &pc, kv[i], 65536);
+			}
+			if (!json)
+				printf("== %s: %u counters%s\n", cur.ifname, (unsigned)nkv[i],
+				       n ? " (value, rate over the last second)" : "");
+			stats_print_all(stdout, kv[i], nkv[i], n ? kv[i ^ 1] : NULL, nkv[i ^ 1],
+					(double)(cur.update_ns - prev.update_ns) / 1e9, json);
+		}
+		munmap(m, sizeof(*m));
+		return 0;
+	}
 	if (!watch) {
-		if (json)
+		if (json) {
 			xevb_report_json(stdout, &cur);
-		else
+		} else {
 			xevb_report_summary(stdout, &cur);
+			if (cur.xdp_mode && stats_percpu_read(dev, &pc, why, sizeof(why)))
+				printf("(no per-CPU XDP counters: %s)\n", why);
+			stats_print_detail(stdout, &cur, &pc);
+		}
 		return 0;
 	}
 	signal(SIGINT, on_signal);

@@ -58,6 +58,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xevb/builder.h>
+#include <xevb/probes.h>
 
 #define NO_SRC     0xffffu
 #define NO_FRAME   UINT32_MAX
@@ -216,6 +217,7 @@ static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src,
 static void frame_gone(struct xevb_builder *b, uint32_t f)
 {
 	b->st.frames_held--;
+	XEVB_PROBE(frame_released, f);
 	if (b->cfg.frame_release)
 		b->cfg.frame_release(b->cfg.ctx, f);
 }
@@ -240,6 +242,8 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 		b->newest = s->prev;
 	s->key = slot_key(SLOT_ID(s), SLOT_DONE);
 	st->open_events--;
+	XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, SLOT_ID(s), xevb_probe_now_ns() - s->open_ns, s->n_frags);
+	XEVB_PROBE_IF(event_timeout, kind == FIN_TIMEOUT, SLOT_ID(s), n - s->n_frags, discard);
 
 	if (discard) {
 		st->events_discarded++;
@@ -299,11 +303,13 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	d = e - b->base;
 	if ((int32_t)d < 0) {
 		drop(b, src, XEVB_DROP_LATE, 1);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), 1);
 		return NO_SLOT;
 	}
 	if (s->key == slot_key(e, SLOT_DONE)) {
 		drop(b, src, row_of(b, idx)[si].frame_idx != NO_FRAME ?
 		     XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, 1);
+		XEVB_PROBE(frag_dropped, row_of(b, idx)[si].frame_idx != NO_FRAME ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), 1);
 		return NO_SLOT;
 	}
 	if (d >= b->window) {
@@ -319,6 +325,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 
 				if (o->key == slot_key(b->lo, SLOT_OPEN)) {
 					drop(b, src, XEVB_DROP_OVERFLOW, 1);
+					XEVB_PROBE(frag_dropped, XEVB_DROP_OVERFLOW, e, (unsigned)(src - b->st.src), 1);
 					return NO_SLOT;
 				}
 				b->lo++;
@@ -398,6 +405,7 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 		if (likely(s->key == slot_key(e, SLOT_OPEN))) {
 			if (unlikely(fs->frame_idx != NO_FRAME)) {
 				drop(b, src, XEVB_DROP_DUPLICATE, 1);
+				XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e, (unsigned)(src - b->st.src), 1);
 				dropped++;
 				continue;
 			}
@@ -408,6 +416,7 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 		fs->frame_idx = frame_idx;
 		fs->payload_off = frags[i].payload_off;
 		fs->length = frags[i].length;
+		XEVB_PROBE(frag_accepted, e, (unsigned)(src - b->st.src), frags[i].length, slots[idx].open_ns);
 		if (++s->n_frags == nsrc)
 			finish(b, idx, FIN_COMPLETE);
 	}
@@ -438,6 +447,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	si = b->src_index[sid];
 	if (unlikely(si == NO_SRC)) {
 		drop(b, src, XEVB_DROP_UNKNOWN_SOURCE, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_UNKNOWN_SOURCE, n ? frags[0].event_id : 0, sid, n);
 		goto release;
 	}
 	if (unlikely(!st->run_known)) {
@@ -446,6 +456,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	}
 	if (unlikely(pi->run_number != st->run_number)) {
 		drop(b, src, XEVB_DROP_WRONG_RUN, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_WRONG_RUN, n ? frags[0].event_id : 0, sid, n);
 		goto release;
 	}
 

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <xevb/probes.h>
 #include <xevb/dfm.h>
 #include <xevb/flowctl.h>
 
@@ -216,11 +217,14 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 		b->rejoins++;
 		b->wrr = 0;
 	}
+	XEVB_PROBE_IF(dfm_busy, busy && !b->busy, bi);
+	XEVB_PROBE_IF(dfm_not_busy, !busy && b->busy, bi);
 	if (busy && !b->busy)
 		b->busy_on++;
 	b->busy = busy;
 	b->id = h->sender_id;
 	b->credits = st->credits;
+	XEVB_PROBE(dfm_credit, bi, st->credits);
 	b->last_ns = now;
 	return bi;
 }
@@ -295,6 +299,8 @@ static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, u
 		.flags = (uint8_t)(flags | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
 		.builder_addr = b->addr, .builder_id = b->id, .run = d->cfg.run,
 	};
+
+	XEVB_PROBE(dfm_assign, first, bi, count);
 
 	for (uint32_t i = 0; i < count; i++) {
 		struct slot *s = &d->slots[(first + i) & d->mask];

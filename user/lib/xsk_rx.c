@@ -9,6 +9,7 @@
 #include <bpf/bpf.h>
 #include <xdp/xsk.h>
 #include <xevb/cli.h>
+#include <xevb/probes.h>
 #include <xevb/xsk_rx.h>
 
 #ifndef SOL_XDP
@@ -187,6 +188,7 @@ void xevb_xsk_flush(struct xevb_xsk *x)
 		for (uint32_t k = 0; k < n; k++)
 			*xsk_ring_prod__fill_addr(&r->fill, fidx + k) = q->pending[k];
 		xsk_ring_prod__submit(&r->fill, n);
+		XEVB_PROBE(frames_recycled, q->queue_id, n);
 		q->n_pending = 0;
 	}
 }

@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# --metrics on `xevb build` and `xevb sink` during a live run on the
+# testbed: both pages scraped mid-run pass `promtool check metrics` (format
+# and naming lint), carry real values (frames, events, XDP verdicts, AF_XDP
+# socket statistics, per-source and per-reason counters, sink events) that
+# agree with the final JSON summaries, listen on loopback only when given a
+# bare port, and refuse other requests (404/405) without stopping.
+set -uo pipefail
+TRACE_NO_BPFTRACE=1
+. "$(dirname "$0")/lib_trace.sh"
+command -v promtool >/dev/null || { echo "FAIL - promtool not installed (bash scripts/install-deps.sh)"; exit 1; }
+command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
+trace_init tm "${1:-build}"
+PORT=9464
+
+# As trace_live, with --metrics on both ends and duplicates to count.
+e2e_sink 0 tm.k --duration 12 --metrics "$PORT"
+e2e_builder 0 tm.b --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration 8 --metrics "$PORT"
+for h in 0 1; do
+	e2e_source "$h" "tm.s$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 20000 --duration 5 \
+		--pack 10 --frag-size 32-120 --duplicate 0.02 --seed $((h + 5))
+done
+sleep 3
+
+scrape() {  # ROLE NAME: the page into $E2E_WORK/NAME.prom, checked by promtool
+	local out=$E2E_WORK/$2.prom code
+	code=$(tb_exec "$1" 0 curl -s -m 5 -o "$out" -w '%{http_code}' "http://127.0.0.1:$PORT/metrics")
+	if [[ $code != 200 ]]; then
+		e2e_fail "$2: GET /metrics: HTTP $code"
+		return
+	fi
+	e2e_ok "$2: GET /metrics: HTTP 200, $(wc -l <"$out") lines"
+	if promtool check metrics <"$out" >"$out.lint" 2>&1 && [[ ! -s $out.lint ]]; then
+		e2e_ok "$2: promtool check metrics: clean"
+	else
+		e2e_fail "$2: promtool check metrics:"
+		sed 's/^/  | /' "$out.lint" | head -20
+	fi
+}
+scrape builder b1
+scrape sink k1
+# Not the endpoint: refused, counted, and the server still answers after.
+code=$(tb_exec builder 0 curl -s -m 5 -o /dev/null -w '%{http_code}' "http://127.0.0.1:$PORT/nope")
+[[ $code == 404 ]] && e2e_ok "GET /nope: 404" || e2e_fail "GET /nope: HTTP $code, want 404"
+code=$(tb_exec builder 0 curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -d x "http://127.0.0.1:$PORT/metrics")
+[[ $code == 405 ]] && e2e_ok "POST /metrics: 405" || e2e_fail "POST /metrics: HTTP $code, want 405"
+# A client that connects and says nothing holds the server for its 2 s timeout, no more.
+tb_exec builder 0 python3 -c "
+import socket, time
+s = socket.create_connection(('127.0.0.1', $PORT)); time.sleep(3); s.close()" &
+sleep 0.5
+scrape builder b2
+wait $!
+# A bare port binds loopback only: nothing listens on the namespace's address.
+if tb_exec builder 0 curl -s -m 2 -o /dev/null "http://$(tb_addr builder 0):$PORT/metrics"; then
+	e2e_fail "the builder's metrics answer on $(tb_addr builder 0): should be loopback only"
+else
+	e2e_ok "bare --metrics PORT: loopback only"
+fi
+e2e_wait_all
+e2e_check metrics <<'PY'
+import re
+def page(name):
+    m = {}
+    for line in open(os.path.join(W, name + ".prom")):
+        if line.startswith("#") or not line.strip():
+            continue
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+    return m
+b1, b2, k1 = page("b1"), page("b2"), page("k1")
+B, K = J("tm.b"), J("tm.k")
+for key in ("xevb_rx_frames_total", "xevb_fragments_received_total", "xevb_events_complete_total",
+            "xevb_output_events_total", 'xevb_xdp_packets_total{verdict="to_xsk"}', 'xevb_source_packets_total{source="0"}',
+            'xevb_source_packets_total{source="3"}', 'xevb_fragments_dropped_total{reason="duplicate"}'):
+    true("builder %s > 0 mid-run" % key, b1.get(key, 0) > 0, b1.get(key))
+    true("builder %s grows between scrapes (or stays)" % key, b2.get(key, 0) >= b1.get(key, 0), (b1.get(key), b2.get(key)))
+    true("builder %s mid-run <= final" % key, b1.get(key, 0) <= {
+        "xevb_rx_frames_total": B["rx_frames"], "xevb_fragments_received_total": B["frags_received"],
+        "xevb_events_complete_total": B["events_complete"], "xevb_output_events_total": B["out_events"],
+        'xevb_xdp_packets_total{verdict="to_xsk"}': B["xdp"]["to_xsk"]["packets"],
+        'xevb_fragments_dropped_total{reason="duplicate"}': B["drop_duplicate"]}.get(key, 1e18), key)
+for q in ("xevb_xsk_rx_dropped_total", "xevb_xsk_rx_ring_full_total", "xevb_xsk_fill_ring_empty_total"):
+    true("builder %s{queue=\"0\"} present" % q, q + '{queue="0"}' in b1, sorted(k for k in b1 if k.startswith("xevb_xsk")))
+eq("builder_info names eth0 on the XDP path", b1.get('xevb_build_info{ifname="eth0",path="xdp"}'), 1.0)
+eq("source ids in the per-source counters", sorted({re.search(r'source="(\d+)"', k).group(1) for k in b1 if k.startswith("xevb_source_packets_total")}), ["0", "1", "2", "3"])
+# 404, 405, and the silent client timed out before b2 was served.
+eq("the refused requests counted", b2.get("xevb_metrics_bad_requests_total"), 3.0)
+true("sink events > 0 mid-run and <= final", 0 < k1.get("xevb_sink_events_total", 0) <= K["events"], (k1.get("xevb_sink_events_total"), K["events"]))
+true("sink latency summary count > 0", k1.get("xevb_sink_latency_seconds_count", 0) > 0, k1.get("xevb_sink_latency_seconds_count"))
+eq("sink errors all 0", sorted(v for k, v in k1.items() if k.startswith("xevb_sink_errors_total")), [0.0] * len([k for k in k1 if k.startswith("xevb_sink_errors_total")]))
+PY
+e2e_finish

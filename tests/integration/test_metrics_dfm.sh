@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# `xevb dfm --metrics PORT` during a live DFM run (push, 2 source processes
+# x 2 builders with credits 16 and 32 x 1 slow farm node, so that the
+# builders turn Busy): two scrapes mid-run pass `promtool check metrics`,
+# carry real values that grow between scrapes and stay within the DFM's
+# final JSON (events triggered/complete, per-builder assignments, Busy
+# transitions, credits, addresses), show the control messages the test
+# sent broken (refused by reason, exactly as the JSON counts them), and the
+# endpoint listens on loopback only when given a bare port.
+set -uo pipefail
+. "$(dirname "$0")/lib_dfm.sh"
+command -v promtool >/dev/null || { echo "FAIL - promtool not installed (bash scripts/install-deps.sh)"; exit 1; }
+command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
+e2e_init mdf "${1:-build}"
+tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+N=6000
+PORT=9464
+
+ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
+	--rate 3000 --events "$N" --pack 4 --wait-builders 2 --wait-sources 2 --metrics "$PORT" \
+	>"$E2E_WORK/mdf.dfm.json" 2>"$E2E_WORK/mdf.dfm.err" &
+_e2e_track $! mdf.dfm 0
+dfm_tpid=$!
+
+scrape() {  # NAME: the page into $E2E_WORK/NAME.prom, checked by promtool
+	local out=$E2E_WORK/$1.prom code
+	code=$(tb_exec dfm 0 curl -s -m 5 -o "$out" -w '%{http_code}' "http://127.0.0.1:$PORT/metrics")
+	if [[ $code != 200 ]]; then
+		e2e_fail "$1: GET /metrics: HTTP $code"
+		return
+	fi
+	e2e_ok "$1: GET /metrics: HTTP 200, $(wc -l <"$out") lines"
+	if promtool check metrics <"$out" >"$out.lint" 2>&1 && [[ ! -s $out.lint ]]; then
+		e2e_ok "$1: promtool check metrics: clean"
+	else
+		e2e_fail "$1: promtool check metrics:"
+		sed 's/^/  | /' "$out.lint" | head -20
+	fi
+}
+# Before any peer: the page is up, the DFM waiting.
+for ((t = 0; t < 50; t++)); do
+	tb_exec dfm 0 curl -s -m 2 -o /dev/null "http://127.0.0.1:$PORT/metrics" && break
+	sleep 0.1
+done
+scrape m0
+# Two broken control messages, one short, one with a bad magic: refused and counted by reason.
+tb_exec source 0 python3 -c "
+import socket
+s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+s.sendto(b'xy', ('${DFM_ADDR%:*}', ${DFM_ADDR#*:}))
+s.sendto(b'\0' * 64, ('${DFM_ADDR%:*}', ${DFM_ADDR#*:}))"
+
+dfm_sink 0 mdf.k --credits 8 --process-rate 1500 --duration 25
+dfm_builder 0 mdf.b0 1 --sources 0-3 --credits 16
+dfm_builder 1 mdf.b1 1 --sources 0-3 --credits 32
+dfm_source 0 mdf.s0 --source-ids 0-1 --frag-size 100-300
+dfm_source 1 mdf.s1 --source-ids 2-3 --frag-size 100-300
+for ((t = 0; t < 150; t++)); do
+	grep -q 'triggering' "$E2E_WORK/mdf.dfm.err" && break
+	sleep 0.1
+done
+sleep 1
+scrape m1
+sleep 1
+scrape m2
+# A bare port binds loopback only.
+if tb_exec dfm 0 curl -s -m 2 -o /dev/null "http://${DFM_ADDR%:*}:$PORT/metrics"; then
+	e2e_fail "the DFM's metrics answer on ${DFM_ADDR%:*}: should be loopback only"
+else
+	e2e_ok "bare --metrics PORT: loopback only"
+fi
+for ((t = 0; t < 450; t++)); do
+	kill -0 "$dfm_tpid" 2>/dev/null || break
+	sleep 0.1
+done
+# The farm node would wait for its --duration: it has had every event by now.
+dfm_stop_all
+e2e_wait_all
+grep -E '^xevb_dfm_(events|builder_(busy|events_assigned)|control_messages_refused)' "$E2E_WORK/m2.prom" | head -30
+e2e_check metrics_dfm <<PY
+N = $N
+def page(name):
+    m = {}
+    for line in open(os.path.join(W, name + ".prom")):
+        if line.startswith("#") or not line.strip():
+            continue
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+    return m
+m0, m1, m2 = page("m0"), page("m1"), page("m2")
+d = J("mdf.dfm")
+B = d["builders"]
+eq("DFM triggered, all complete, books balance", (d["triggered"], d["complete"], d["accounting_ok"]), (N, N, True))
+eq("before the peers: waiting, nothing triggered, no builder",
+   (m0.get('xevb_dfm_state{state="waiting"}'), m0.get("xevb_dfm_events_triggered_total"), m0.get("xevb_dfm_builders")),
+   (1.0, 0.0, 0.0))
+eq("mid-run: triggering", m1.get('xevb_dfm_state{state="triggering"}'), 1.0)
+eq("mode", m1.get('xevb_dfm_info{mode="push"}'), 1.0)
+for k, final in (("xevb_dfm_events_triggered_total", d["triggered"]), ("xevb_dfm_events_complete_total", d["complete"]),
+                 ("xevb_dfm_events_cleared_total", d["cleared"]), ("xevb_dfm_clear_messages_total", d["clear_msgs"]),
+                 ('xevb_dfm_trigger_stalls_total{reason="no_credit"}', d["stall_no_credit"]),
+                 ("xevb_dfm_control_messages_received_total", d["ctl"]["received"]),
+                 ("xevb_dfm_control_messages_sent_total", d["ctl"]["sent"])):
+    true("%s: 0 < first scrape %s < second %s <= final %s" % (k, m1.get(k), m2.get(k), final),
+         0 < m1.get(k, 0) < m2.get(k, 0) <= final)
+true("triggered mid-run < N (scraped during the run)", m2["xevb_dfm_events_triggered_total"] < N)
+eq("events lost by reason, all 0 (every reason present)",
+   sorted((k, v) for k, v in m2.items() if k.startswith("xevb_dfm_events_lost_total")),
+   sorted(('xevb_dfm_events_lost_total{reason="%s"}' % r, 0.0) for r in d["lost"]))
+eq("builders", m2.get("xevb_dfm_builders"), 2.0)
+busy_seen = 0
+for i, b in enumerate(B):
+    L = '{builder="%d"}' % i
+    eq("builder %d info: address and id as in the JSON" % i,
+       m2.get('xevb_dfm_builder_info{builder="%d",addr="%s:%d",id="%d"}' % (i, b["addr"], b["port"], b["id"])), 1.0)
+    eq("builder %d credits" % i, m2.get("xevb_dfm_builder_credits" + L), float(b["credits"]))
+    eq("builder %d alive" % i, m2.get("xevb_dfm_builder_alive" + L), 1.0)
+    a1, a2 = m1.get("xevb_dfm_builder_events_assigned_total" + L, 0), m2.get("xevb_dfm_builder_events_assigned_total" + L, 0)
+    true("builder %d assigned: 0 < %s < %s <= final %d" % (i, a1, a2, b["assigned"]), 0 < a1 < a2 <= b["assigned"])
+    c2 = m2.get("xevb_dfm_builder_events_complete_total" + L, 0)
+    true("builder %d complete %s <= assigned %s" % (i, c2, a2), 0 < c2 <= a2)
+    o2 = m2.get("xevb_dfm_builder_events_outstanding" + L, -1)
+    true("builder %d outstanding %s <= credits" % (i, o2), 0 <= o2 <= b["credits"])
+    bt = m2.get("xevb_dfm_builder_busy_transitions_total" + L, 0)
+    le("builder %d Busy transitions mid-run <= final busy_on" % i, bt, b["busy_on"])
+    busy_seen += bt
+    true("builder %d busy gauge is 0 or 1" % i, m2.get("xevb_dfm_builder_busy" + L) in (0.0, 1.0))
+true("Busy transitions seen mid-run (slow farm node): %d" % busy_seen, busy_seen > 0)
+eq("sum over builders of assigned = triggered (push, no re-assignment)",
+   sum(v for k, v in m2.items() if k.startswith("xevb_dfm_builder_events_assigned_total")),
+   m2["xevb_dfm_events_triggered_total"])
+ref = {k.split('"')[1]: v for k, v in m2.items() if k.startswith("xevb_dfm_control_messages_refused_total")}
+eq("refused by reason: the page = the final JSON", ref, {k: float(v) for k, v in d["ctl"]["refused_by_reason"].items()})
+eq("the two broken messages refused: short, bad_magic", (ref.get("short"), ref.get("bad_magic"), sum(ref.values())), (1.0, 1.0, 2.0))
+eq("sources alive", m2.get("xevb_dfm_source_processes"), 2.0)
+k = J("mdf.k")
+eq("farm node received every event once", (k["events"], k["duplicates"]), (N, 0))
+PY
+e2e_finish
