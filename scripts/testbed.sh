@@ -8,14 +8,15 @@ set -uo pipefail
 usage() {
 	cat <<EOF
 Usage: $0 up   [--prefix P] [--sources N] [--builders M] [--sinks K]
-                [--mtu 1500|9000] [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ]
+                [--mtu 1500|9000] [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ] [--dfm 0|1]
        $0 down --prefix P
        $0 exec --prefix P ROLE INDEX CMD...
        $0 list [--prefix P]
 
 Each host is a network namespace <P>-src<i>, <P>-bld<i> or <P>-snk<i> with
 one interface eth0; the bridge br0 lives in <P>-sw. Addresses (one /16):
-sources 198.18.1.<i+1>, builders 198.18.2.<i+1>, sinks 198.18.3.<i+1>.
+sources 198.18.1.<i+1>, builders 198.18.2.<i+1>, sinks 198.18.3.<i+1>,
+the data-flow manager (--dfm 1, ROLE dfm) 198.18.4.1.
 ROLE is source, builder or sink; INDEX counts from 0.
 
   --prefix P       name prefix (default xevb<pid>; also \$TB_PREFIX)

@@ -63,7 +63,8 @@ print(json.dumps({"mode": mode, "sources": ns, "builders": nb, "frag_size": size
                   "events_per_s": round(eps, 1), "events_per_s_per_builder": round(eps / nb, 1),
                   "MB_per_s_per_builder": round(eps / nb * ns * size / 1e6, 3),
                   "triggered": d["triggered"], "complete": d["complete"], "incomplete": d["incomplete"],
-                  "lost": d["lost_total"], "accounting_ok": d.get("accounting_ok", False)}))
+                  "lost": d["lost_total"], "lost_by_reason": {k: v for k, v in d.get("lost", {}).items() if v},
+                  "accounting_ok": d.get("accounting_ok", False)}))
 PY
 }
 
@@ -84,10 +85,12 @@ python3 - "$W/points" "$OUT/bench/dfm.json" "$(nproc)" <<'PY'
 import json, sys
 pts = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 json.dump({"bench": "dfm", "cpus": int(sys.argv[3]), "points": pts}, open(sys.argv[2], "w"), indent=1)
-print("%-5s %-6s %9s %10s %12s %10s %8s %s" % ("mode", "SxB", "frag B", "events/s", "ev/s/builder", "MB/s/bld", "incompl", "books"))
+print("%-5s %-6s %9s %10s %12s %10s %8s %-5s %s" % ("mode", "SxB", "frag B", "events/s", "ev/s/builder", "MB/s/bld",
+      "incompl", "books", "lost by reason"))
 for p in pts:
-    print("%-5s %-6s %9d %10.0f %12.0f %10.2f %8d %s" % (p["mode"], "%dx%d" % (p["sources"], p["builders"]),
+    print("%-5s %-6s %9d %10.0f %12.0f %10.2f %8d %-5s %s" % (p["mode"], "%dx%d" % (p["sources"], p["builders"]),
           p["frag_size"], p["events_per_s"], p["events_per_s_per_builder"], p["MB_per_s_per_builder"],
-          p["incomplete"], "ok" if p["accounting_ok"] else "FAIL"))
+          p["incomplete"], "ok" if p["accounting_ok"] else "FAIL",
+          " ".join("%s %d" % kv for kv in sorted(p.get("lost_by_reason", {}).items())) or "-"))
 print("wrote", sys.argv[2])
 PY

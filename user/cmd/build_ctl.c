@@ -20,6 +20,7 @@ enum { E_FREE = 0, E_ASSIGNED, E_DONE };
 struct ev_ent {
 	uint32_t event;
 	uint8_t state, reasks, status, early;
+	uint8_t old;                  /* assigned by a DFM that has since restarted */
 	uint16_t n_missing;
 	uint64_t t_assign, t_ask;
 };
@@ -50,6 +51,12 @@ struct build_ctl {
 	struct sockaddr_in dfm;
 	uint32_t dfm_epoch;
 	bool pull, bye, reset;
+	/* A DFM restart: the old epoch's open events finish here (no DONE: nobody
+	   knows them), unless the new DFM numbers events afresh, which needs a
+	   fresh core; its first ASSIGN then waits in stash until the reset. */
+	bool restart_pending, stash_valid, finalize;
+	uint32_t hi_next;             /* one past the highest event id assigned */
+	struct xevb_ctl_msg stash;
 	struct xevb_output *out;
 	struct ev_ent *ev;
 	uint32_t mask, n_assigned;
@@ -68,6 +75,11 @@ struct build_ctl {
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max, no_source_for;
 	uint64_t unexpected, assign_overflow, built_early;
+	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
+	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
+	   built_complete + built_incomplete + lost_no_data + lost_slot. */
+	uint64_t base_assigned, base_done, base_overflow;
+	uint64_t rs_assigned, rs_done, rs_overflow, rs_open, rs_complete, rs_incomplete, rs_no_data, rs_slot;
 };
 
 static void flush_done(struct build_ctl *bc)
@@ -108,7 +120,10 @@ static void update_busy(struct build_ctl *bc)
 struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_output *out)
 {
 	struct build_ctl *bc = calloc(1, sizeof(*bc));
-	uint32_t size = 1024;
+	/* Events of a builder are spread over an id span several times its
+	   credits (blocks interleave across builders, re-asks keep events open
+	   long): like the core's default window, 4096 ids at least. */
+	uint32_t size = 4096;
 
 	if (!bc)
 		return NULL;
@@ -227,36 +242,104 @@ static struct srcp *srcp_of(struct build_ctl *bc, uint16_t sid)
 
 /* ---- messages from the DFM ---- */
 
+static uint64_t done_total(const struct build_ctl *bc)
+{
+	return bc->done_sent[0] + bc->done_sent[1] + bc->done_sent[2];
+}
+
 static void dfm_epoch_seen(struct build_ctl *bc, uint32_t epoch)
 {
+	uint32_t open = 0;
+
 	if (bc->dfm_epoch == epoch)
 		return;
 	if (bc->dfm_epoch) {
-		/* Its successor starts the run afresh: what the old one assigned is void. */
-		for (uint32_t i = 0; i <= bc->mask; i++)
-			if (bc->ev[i].state == E_ASSIGNED)
-				bc->abandoned++;
-		memset(bc->ev, 0, (size_t)(bc->mask + 1) * sizeof(*bc->ev));
-		bc->n_assigned = 0;
-		bc->done.h.n_recs = 0;
+		/* Its successor knows nothing of the old epoch: what is finished is
+		   forgotten, what is open finishes here and is counted, not reported. */
+		for (uint32_t i = 0; i <= bc->mask; i++) {
+			struct ev_ent *x = &bc->ev[i];
+			if (x->state == E_ASSIGNED) {
+				if (!x->old)
+					open++;
+				x->old = 1;
+			} else if (x->state == E_DONE) {
+				*x = (struct ev_ent){0};
+			}
+		}
+		bc->rs_assigned += bc->assigned_events - bc->base_assigned;
+		bc->rs_done += done_total(bc) - bc->base_done;
+		bc->rs_overflow += bc->assign_overflow - bc->base_overflow;
+		bc->base_overflow = bc->assign_overflow;
+		bc->rs_open += open;
+		bc->abandoned += open;
+		bc->done.h.n_recs = 0;   /* DONEs for the dead DFM */
+		bc->base_assigned = bc->assigned_events;
+		bc->base_done = done_total(bc);
 		bc->dfm_restarts++;
-		bc->reset = true;
+		bc->restart_pending = true;
 		bc->bye = false;
-		xevb_warn("the DFM restarted (epoch %08x -> %08x): starting afresh", bc->dfm_epoch, epoch);
+		xevb_warn("the DFM restarted (epoch %08x -> %08x): %u event(s) of the old one still open here",
+			  bc->dfm_epoch, epoch, open);
 	}
 	bc->dfm_epoch = epoch;
 }
 
+/* An old-epoch event leaves: built (complete or not) or lost by reason. */
+static void old_done(struct build_ctl *bc, struct ev_ent *x, int how)
+{
+	if (how == XEVB_DONE_COMPLETE)
+		bc->rs_complete++;
+	else if (how == XEVB_DONE_INCOMPLETE)
+		bc->rs_incomplete++;
+	else if (how == XEVB_DONE_NO_DATA)
+		bc->rs_no_data++;
+	else
+		bc->rs_slot++;
+	*x = (struct ev_ent){0};
+	bc->n_assigned--;
+}
+
+/* After the core reset: whatever old event the flush did not emit had no fragment. */
+static void finalize_reset(struct build_ctl *bc)
+{
+	for (uint32_t i = 0; i <= bc->mask; i++) {
+		struct ev_ent *x = &bc->ev[i];
+		if (x->state == E_ASSIGNED && x->old)
+			old_done(bc, x, XEVB_DONE_NO_DATA);
+	}
+	memset(bc->ev, 0, (size_t)(bc->mask + 1) * sizeof(*bc->ev));
+	bc->n_assigned = 0;
+	bc->finalize = false;
+}
+
 static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64_t now)
 {
+	if (bc->restart_pending && m->h.n_recs) {
+		bc->restart_pending = false;
+		if (bc->hi_next && (int32_t)(m->u.assign[0].first_event - bc->hi_next) < 0) {
+			/* The new DFM numbers afresh: the core starts afresh before this
+			   ASSIGN is taken (the caller resets it, the next tick goes on). */
+			bc->stash = *m;
+			bc->stash_valid = true;
+			bc->reset = true;
+			bc->finalize = true;
+			return;
+		}
+	}
 	for (uint32_t r = 0; r < m->h.n_recs; r++) {
 		const struct xevb_ctl_assign *a = &m->u.assign[r];
 		bool first_ask = false;
 
 		bc->pull = a->flags & XEVB_CTL_AS_PULL;
+		if (!bc->hi_next || (int32_t)(a->first_event + a->count - bc->hi_next) > 0)
+			bc->hi_next = a->first_event + a->count;
 		for (uint32_t j = 0; j < a->count; j++) {
 			uint32_t e = a->first_event + j;
 			struct ev_ent *x = &bc->ev[e & bc->mask];
+			if (x->state == E_ASSIGNED && x->old) {
+				/* An old-epoch event still open in the slot a new one needs. */
+				old_done(bc, x, -1);
+			}
 			if (x->state != E_FREE && x->event == e) {
 				/* Ours already: a retry. Finished? Then its DONE got lost: again. */
 				if (x->state == E_DONE) {
@@ -279,6 +362,8 @@ static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64
 				bc->n_assigned--;
 			}
 			*x = (struct ev_ent){ .event = e, .state = E_ASSIGNED, .t_assign = now, .t_ask = now };
+			if (bc->busy.busy)
+				bc->assigned_busy++;
 			bc->n_assigned++;
 			bc->assigned_events++;
 			first_ask = true;
@@ -449,7 +534,9 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 {
 	struct ev_ent *x = &bc->ev[ev->event_id & bc->mask];
 
-	if (x->state == E_ASSIGNED && x->event == ev->event_id) {
+	if (x->state == E_ASSIGNED && x->event == ev->event_id && x->old) {
+		old_done(bc, x, (ev->flags & XEVB_EVT_F_INCOMPLETE) ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE);
+	} else if (x->state == E_ASSIGNED && x->event == ev->event_id) {
 		bool inc = ev->flags & XEVB_EVT_F_INCOMPLETE;
 		x->state = E_DONE;
 		x->status = inc ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE;
@@ -506,7 +593,9 @@ static void scan(struct build_ctl *bc, const struct xevb_builder *b, uint64_t no
 			}
 			continue;
 		}
-		if (n < 0 && now - x->t_assign >= give_up) {
+		if (n < 0 && now - x->t_assign >= give_up && x->old) {
+			old_done(bc, x, XEVB_DONE_NO_DATA);
+		} else if (n < 0 && now - x->t_assign >= give_up) {
 			/* Re-asks spent and not one fragment: the DFM learns it as lost, no_data. */
 			x->state = E_DONE;
 			x->status = XEVB_DONE_NO_DATA;
@@ -525,7 +614,14 @@ void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t
 	struct sockaddr_in from;
 	int budget = 256;
 
-	while (budget-- > 0 && xevb_ctl_recv(&bc->io, &m, &from)) {
+	if (bc->finalize && !bc->reset) {
+		finalize_reset(bc);
+		if (bc->stash_valid) {
+			bc->stash_valid = false;
+			on_assign(bc, &bc->stash, now);
+		}
+	}
+	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from)) {
 		if (m.h.role == XEVB_ROLE_DFM) {
 			if (from.sin_addr.s_addr != bc->dfm.sin_addr.s_addr) {
 				bc->unexpected++;
@@ -580,8 +676,9 @@ void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t
 void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 {
 	fprintf(f, "dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu), DONE complete %llu "
-		"incomplete %llu no_data %llu (re-sent %llu), built before the ASSIGN %llu, never assigned %llu, abandoned at DFM "
-		"restart %llu (%llu restarts)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
+		"incomplete %llu no_data %llu (re-sent %llu), built before the ASSIGN %llu, never assigned %llu, open at DFM "
+		"restart %llu (%llu restarts: then built complete %llu, incomplete %llu, lost no_data %llu, "
+		"lost slot %llu)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
 		"backlogged %llu (max %llu, overflow %llu), errors %llu; Busy %llu times; control refused %llu, "
 		"unexpected %llu\n", bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
 		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow,
@@ -589,7 +686,9 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
 		(unsigned long long)bc->built_early, (unsigned long long)(bc->unassigned_built - bc->built_early),
 		(unsigned long long)bc->abandoned,
-		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->requests_sent,
+		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->rs_complete,
+		(unsigned long long)bc->rs_incomplete, (unsigned long long)bc->rs_no_data,
+		(unsigned long long)bc->rs_slot, (unsigned long long)bc->requests_sent,
 		(unsigned long long)bc->reask_events, (unsigned long long)bc->fwd_events,
 		(unsigned long long)bc->fwd_backlogged, (unsigned long long)bc->backlog_max,
 		(unsigned long long)bc->backlog_overflow, (unsigned long long)bc->fwd_errors,
@@ -610,8 +709,11 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		"\"unassigned_built\":%llu,"
 		"\"abandoned\":%llu,\"dfm_restarts\":%llu,\"core_resets\":%llu,\"requests\":%llu,"
 		"\"reask_events\":%llu,\"forwarded\":%llu,\"backlogged\":%llu,\"backlog_max\":%llu,"
-		"\"backlog_overflow\":%llu,\"forward_errors\":%llu,\"busy_on\":%llu,\"ctl_refused\":%llu,"
-		"\"ctl_unexpected\":%llu,\"sinks\":[", bc->pull ? "pull" : "push",
+		"\"backlog_overflow\":%llu,\"forward_errors\":%llu,\"busy_on\":%llu,\"busy_off\":%llu,"
+		"\"busy_high\":%u,\"busy_low\":%u,\"assigned_busy\":%llu,\"ctl_refused\":%llu,"
+		"\"ctl_unexpected\":%llu,\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
+		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
+		"\"still_open\":%llu},\"sinks\":[", bc->pull ? "pull" : "push",
 		(unsigned long long)bc->assigned_events, (unsigned long long)bc->assign_dups,
 		(unsigned long long)bc->done_sent[0], (unsigned long long)bc->done_sent[1],
 		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
@@ -622,7 +724,14 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,
 		(unsigned long long)bc->backlog_max, (unsigned long long)bc->backlog_overflow,
 		(unsigned long long)bc->fwd_errors, (unsigned long long)bc->busy.n_busy,
-		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected);
+		(unsigned long long)bc->busy.n_clear, bc->busy.high, bc->busy.low,
+		(unsigned long long)bc->assigned_busy,
+		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected,
+		(unsigned long long)bc->rs_assigned, (unsigned long long)bc->rs_done,
+		(unsigned long long)bc->rs_overflow, (unsigned long long)bc->rs_open,
+		(unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
+		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
+		(unsigned long long)(bc->rs_open - bc->rs_complete - bc->rs_incomplete - bc->rs_no_data - bc->rs_slot));
 	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
 		fprintf(f, "%s{\"name\":\"%s\",\"credits\":%u,\"sent\":%llu,\"acked\":%llu,\"deaths\":%llu,"
 			"\"rejoins\":%llu,\"busy_on\":%llu}", i ? "," : "", bc->out->sinks[i].name, bc->sink[i].credits,

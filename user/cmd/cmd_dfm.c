@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <xevb/cli.h>
 #include <xevb/ctl_sock.h>
 #include <xevb/dfm.h>
@@ -22,12 +23,19 @@
 
 #define MAX_SOURCES_P 256
 #define HEARTBEAT_NS  100000000ull
+/*
+ * Event ids reserved per write of --state. Small, so that a successor starts
+ * just past the dead DFM's last ids: ids far ahead would alias the old
+ * events still open in the builders' windows (slot = id mod window). At
+ * 100 kHz that is ~100 writes (write + rename, no fsync) per second.
+ */
+#define STATE_CHUNK   1024u
 
 enum {
 	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_DURATION, O_PACK, O_FIRST, O_RUN, O_DEAD,
 	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE, O_INTERVAL,
 	O_JSON, O_QUIET, O_VERBOSE,
-	O_METRICS,
+	O_METRICS, O_STATE,
 };
 
 static const struct xevb_opt opts[] = {
@@ -37,7 +45,8 @@ static const struct xevb_opt opts[] = {
 	{ "events", O_EVENTS, "N", "events to trigger (default: until --duration or Ctrl-C)" },
 	{ "duration", O_DURATION, "SEC", "stop triggering after SEC seconds" },
 	{ "pack", O_PACK, "N", "events per assignment; sources pack them in one MEP (default 10)" },
-	{ "first-event", O_FIRST, "N", "first event_id (default 0)" },
+	{ "first-event", O_FIRST, "N", "first event_id (default 0; --state overrides it when the file exists)" },
+	{ "state", O_STATE, "FILE", "reserve event_ids ahead in FILE; a restarted DFM resumes past them (no id reused)" },
 	{ "run", O_RUN, "N", "run number (default 1)" },
 	{ "dead-ms", O_DEAD, "MS", "a builder silent this long is dead (default 1000)" },
 	{ "retry-ms", O_RETRY, "MS", "resend an ASSIGN with no DONE after MS (default 1000)" },
@@ -314,6 +323,9 @@ static void stats_line(struct dfm_app *a, double t, uint64_t *last_trig)
 	*last_trig = s->triggered;
 }
 
+static uint32_t g_first_event, g_prev_epoch;
+static bool g_resumed;
+
 static void summary(struct dfm_app *a, double el, bool ok, bool json)
 {
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
@@ -388,8 +400,54 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 		       (unsigned long long)b->restarts, (unsigned long long)b->busy_on,
 		       (unsigned long long)b->retries, b->alive ? "true" : "false");
 	}
-	printf("],\"sources\":%u,\"accounting_ok\":%s}\n", a->n_src, ok ? "true" : "false");
+	printf("],\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
+	       "\"accounting_ok\":%s}\n", a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false",
+	       g_prev_epoch, ok ? "true" : "false");
 	fflush(stdout);
+}
+
+/*
+ * --state: the event_ids this DFM may use are reserved in FILE before use,
+ * so a successor (after kill -9, crash or a plain restart) starts past every
+ * id the dead one could have handed out and no farm node sees an id twice
+ * in a run. One line, "xevb-dfm-state 1 next N epoch E", replaced atomically.
+ */
+static int state_read(const char *path, uint32_t *next, uint32_t *epoch)
+{
+	FILE *f = fopen(path, "r");
+	unsigned long long n, e;
+	int ok;
+
+	if (!f)
+		return errno == ENOENT ? 0 : -1;
+	ok = fscanf(f, "xevb-dfm-state 1 next %llu epoch %llx", &n, &e) == 2 && n <= UINT32_MAX && e <= UINT32_MAX;
+	fclose(f);
+	if (!ok) {
+		errno = EINVAL;
+		return -1;
+	}
+	*next = (uint32_t)n;
+	*epoch = (uint32_t)e;
+	return 1;
+}
+
+static int state_write(const char *path, uint32_t next, uint32_t epoch)
+{
+	char tmp[4096];
+	FILE *f;
+
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return -1;
+	fprintf(f, "xevb-dfm-state 1 next %u epoch %08x\n", next, epoch);
+	/* No fsync: the file must survive the process (kill -9), not the machine. */
+	if (fflush(f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	return rename(tmp, path);
 }
 
 int cmd_dfm(int argc, char **argv)
@@ -405,7 +463,9 @@ int cmd_dfm(int argc, char **argv)
 	uint32_t u, duration = 0, drain_ms = 5000, wait_b = 1, wait_s = 1, wait_ms = 10000, interval = 1;
 	double rate = 0;
 	bool json = false, quiet = false, started = false, draining = false, ok;
-	const char *arg;
+	const char *arg, *state = NULL;
+	uint32_t reserved = 0, prev_epoch = 0;
+	bool resumed = false;
 	char msg[256];
 	int c;
 	const char *metrics = NULL;
@@ -452,6 +512,7 @@ int cmd_dfm(int argc, char **argv)
 			}
 			break;
 		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
+		case O_STATE: state = arg; break;
 		case O_JSON: json = true; break;
 		case O_QUIET: quiet = true; break;
 		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
@@ -466,6 +527,21 @@ int cmd_dfm(int argc, char **argv)
 	}
 	if (!events && !duration)
 		xevb_info("no --events or --duration: triggering until Ctrl-C");
+	if (state) {
+		int r = state_read(state, &reserved, &prev_epoch);
+		if (r < 0) {
+			xevb_err("--state %s: %s (remove it to number events from --first-event)", state,
+				 strerror(errno));
+			return 1;
+		}
+		if (r > 0) {
+			dc.first_event = reserved;
+			resumed = true;
+			xevb_info("--state %s: the previous DFM (epoch %08x) reserved ids below %u: starting there",
+				  state, prev_epoch, reserved);
+		}
+		reserved = dc.first_event;
+	}
 	dc.pull = a.pull;
 	a.d = xevb_dfm_new(&dc);
 	if (!a.d) {
@@ -525,6 +601,21 @@ int cmd_dfm(int argc, char **argv)
 				uint64_t due = (uint64_t)((double)(now - t0) * rate / 1e9);
 				want = due > s->triggered ? (due - s->triggered < want ? due - s->triggered : want) : 0;
 			}
+			if (state) {
+				/* Never hand out an id that is not reserved on disk yet. */
+				uint32_t next = dc.first_event + (uint32_t)s->triggered;
+				if (reserved - next < STATE_CHUNK / 2) {
+					if (state_write(state, reserved + STATE_CHUNK, a.io.epoch)) {
+						xevb_err("--state %s: cannot write: %s; stopping the trigger", state,
+							 strerror(errno));
+						stop = 1;
+					} else {
+						reserved += STATE_CHUNK;
+					}
+				}
+				if (want > reserved - next)
+					want = reserved - next;
+			}
 			/* The trigger is held back while no builder can take a block: never dropped. */
 			xevb_dfm_step(a.d, now, (uint32_t)(want > UINT32_MAX ? UINT32_MAX : want));
 			if (stop || (events && s->triggered + dc.block > events) ||
@@ -568,6 +659,9 @@ int cmd_dfm(int argc, char **argv)
 			}
 		}
 	}
+	g_first_event = dc.first_event;
+	g_resumed = resumed;
+	g_prev_epoch = prev_epoch;
 	ok = xevb_dfm_check(a.d, msg, sizeof(msg));
 	if (!ok)
 		xevb_err("accounting check FAILED: %s", msg);

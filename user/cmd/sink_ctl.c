@@ -32,6 +32,7 @@ struct sink_ctl {
 	uint64_t received, processed;
 	uint64_t t_proc, next_hb, next_push;
 	uint64_t unexpected, peers_full, queue_max;
+	uint64_t received_busy;   /* arrived while Busy: in flight when it was declared */
 };
 
 static struct peer *peer(struct sink_ctl *sc, uint32_t ip)
@@ -94,6 +95,8 @@ void sink_ctl_events(struct sink_ctl *sc, uint32_t ip, uint64_t n)
 	struct peer *p = peer(sc, ip);
 
 	sc->received += n;
+	if (sc->busy.busy)
+		sc->received_busy += n;
 	if (p) {
 		p->received += n;
 		p->total += n;
@@ -173,10 +176,12 @@ void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 {
 	if (json) {
 		fprintf(f, "{\"sink_ctl\":{\"credits\":%u,\"received\":%llu,\"processed\":%llu,\"queue_max\":%llu,"
-			"\"busy_on\":%llu,\"busy_off\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,\"builders\":[",
+			"\"busy_on\":%llu,\"busy_off\":%llu,\"busy_high\":%u,\"busy_low\":%u,\"received_busy\":%llu,"
+			"\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,\"builders\":[",
 			sc->credits, (unsigned long long)sc->received, (unsigned long long)sc->processed,
 			(unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
-			(unsigned long long)sc->busy.n_clear, (unsigned long long)sc->io.rx_bad_total,
+			(unsigned long long)sc->busy.n_clear, sc->busy.high, sc->busy.low,
+			(unsigned long long)sc->received_busy, (unsigned long long)sc->io.rx_bad_total,
 			(unsigned long long)sc->unexpected);
 		for (uint32_t i = 0; i < sc->np; i++) {
 			struct in_addr a = { sc->p[i].ip };
@@ -186,8 +191,9 @@ void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 		fprintf(f, "]}}\n");
 		return;
 	}
-	fprintf(stderr, "credits: %u per builder; queue max %llu; Busy %llu times, not-Busy %llu times; "
-		"control refused %llu, unexpected %llu\n", sc->credits, (unsigned long long)sc->queue_max,
-		(unsigned long long)sc->busy.n_busy, (unsigned long long)sc->busy.n_clear,
+	fprintf(stderr, "credits: %u per builder; queue max %llu; Busy %llu times, not-Busy %llu times, "
+		"%llu events arrived while Busy; control refused %llu, unexpected %llu\n", sc->credits,
+		(unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
+		(unsigned long long)sc->busy.n_clear, (unsigned long long)sc->received_busy,
 		(unsigned long long)sc->io.rx_bad_total, (unsigned long long)sc->unexpected);
 }

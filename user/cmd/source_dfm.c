@@ -52,7 +52,7 @@ struct sdfm {
 	/* counters */
 	uint64_t assigns, assigned_events, requests, requested_events, answered_events, resend_meps;
 	uint64_t packets, frags, bytes, send_errors, dropped_answers, dropped_frags;
-	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts;
+	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
 	uint64_t unexpected;
 };
 
@@ -184,6 +184,15 @@ static void on_request(struct sdfm *s, const struct xevb_ctl_msg *m, const struc
 		for (uint32_t j = 0; j < q->count; j++) {
 			uint32_t ev = q->first_event + j;
 			struct held *h = &s->h[ev & s->mask];
+			/* A re-ask of an event we do not hold (its first REQUEST was lost,
+			   or it was asked under a DFM that has since restarted, or asked
+			   after its CLEAR) is answered but not held: no CLEAR may ever free
+			   that slot, and a slot must not block the events of the run. */
+			if ((q->flags & XEVB_CTL_RQ_REASK) && !(h->state != H_EMPTY && h->event == ev)) {
+				s->reask_unheld++;
+				evs[n++] = ev;
+				continue;
+			}
 			/* Pull: a request is how the trigger reaches us first. */
 			if (!hold(s, ev)) {
 				s->not_held++;
@@ -269,7 +278,8 @@ static void summary(struct sdfm *s, double el)
 	fprintf(stderr, "%s: --dfm %s mode, %d sources, %.3f s: %llu packets, %llu fragments, %llu bytes; "
 		"ASSIGNs %llu (%llu events), REQUESTs %llu (%llu events, %llu answered, %llu RESEND MEPs, "
 		"%llu answers dropped on purpose); held now %u (max %u of %u), overflow %llu, not held %llu, "
-		"cleared %llu, unknown clears %llu, released at DFM restart %llu (%llu restarts); send errors %llu\n",
+		"cleared %llu, unknown clears %llu, released at DFM restart %llu (%llu restarts), re-asks served unheld %llu; "
+		"send errors %llu\n",
 		xevb_prog, s->pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
 		(unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
 		(unsigned long long)s->assigned_events, (unsigned long long)s->requests,
@@ -278,7 +288,7 @@ static void summary(struct sdfm *s, double el)
 		s->max_held, s->mask + 1, (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
 		(unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
 		(unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
-		(unsigned long long)s->send_errors);
+		(unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors);
 	if (!c->json)
 		return;
 	printf("{\"mode\":\"dfm\",\"scheme\":\"%s\",\"sources\":%d,\"elapsed_s\":%.3f,\"packets\":%llu,"
@@ -287,7 +297,7 @@ static void summary(struct sdfm *s, double el)
 	       "\"dropped_answers\":%llu,\"dropped_fragments\":%llu,\"held_now\":%u,\"held_max\":%u,"
 	       "\"hold_size\":%u,\"hold_overflow\":%llu,\"not_held\":%llu,\"cleared\":%llu,"
 	       "\"clear_unknown\":%llu,\"released_at_dfm_restart\":%llu,\"dfm_restarts\":%llu,"
-	       "\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu}\n",
+	       "\"reask_unheld\":%llu,\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu}\n",
 	       s->pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
 	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
 	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
@@ -297,7 +307,8 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
 	       (unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
 	       (unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
-	       (unsigned long long)s->send_errors, (unsigned long long)s->io.rx_bad_total,
+	       (unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors,
+	       (unsigned long long)s->io.rx_bad_total,
 	       (unsigned long long)s->unexpected);
 	fflush(stdout);
 }
