@@ -39,6 +39,8 @@ set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
 ROOT=$PWD
+# make's targets are relative to the repository: an absolute OUT works too.
+OUT=$(realpath -m --relative-to="$ROOT" "$OUT")
 QUICK=${BENCH_QUICK:-}
 RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
 SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1.5 || echo 3)}
