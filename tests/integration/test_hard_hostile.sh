@@ -129,12 +129,21 @@ exp = h1["expect"]
 for n in sorted(set(d1) | set(exp)):
     if n in ("mep", "to_xsk"):
         continue
+    if n == "other":
+        # Hosts' own ARP / IPv6 ND frames are non-DAQ too: a few may join ours.
+        true("phase 1: XDP other = %d sent (+ at most 4 stray ARP/ND)" % exp.get(n, 0),
+             0 <= d1[n] - exp.get(n, 0) <= 4, d1[n])
+        continue
     eq("phase 1: XDP %s" % n, d1[n], exp.get(n, 0))
 # both phases: every frame counted once
 verdicts = [n for n in x if n not in ("to_xsk", "no_xsk_to_kernel", "unknown_source")]
 wire, wdrop = map(int, open(os.path.join(W, "hh.wire")).read().split())
 eq("switch port drops toward the builder", wdrop, 0)
-eq("every frame on the builder's link counted once by XDP", sum(x[n]["packets"] for n in verdicts), wire)
+# The port count is read just before the XDP counters: a stray ARP or IPv6
+# ND frame in between is counted by XDP (as other) but not by the port.
+excess = sum(x[n]["packets"] for n in verdicts) - wire
+true("every frame on the builder's link counted once by XDP (at most 4 stray non-DAQ frames after the port count)",
+     0 <= excess <= min(4, x["other"]["packets"]), excess)
 chatter = wire - (g["packets"] + h1["frames"] + h2["frames"])
 print("# frames on the link beyond what was sent (hosts answering the builder's replies to mutated frames): %d" % chatter)
 true("the link carried every frame sent (plus a little chatter, < 1%)", 0 <= chatter < (h2["frames"] // 100), chatter)
