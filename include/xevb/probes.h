@@ -46,20 +46,15 @@
 #include <sys/sdt.h>
 #include <time.h>
 
-#define XEVB_SEMA(name) extern volatile unsigned short xevb_##name##_semaphore
-XEVB_SEMA(frag_accepted);
-XEVB_SEMA(frag_dropped);
-XEVB_SEMA(event_complete);
-XEVB_SEMA(event_timeout);
-XEVB_SEMA(frame_released);
-XEVB_SEMA(frames_recycled);
-XEVB_SEMA(batch_received);
-XEVB_SEMA(sink_event);
-XEVB_SEMA(dfm_assign);
-XEVB_SEMA(dfm_credit);
-XEVB_SEMA(dfm_busy);
-XEVB_SEMA(dfm_not_busy);
-#undef XEVB_SEMA
+/* Every probe with a semaphore: declared here, defined in user/lib/probes.c. */
+#define XEVB_PROBE_LIST(X) \
+	X(frag_accepted) X(frag_dropped) X(event_complete) X(event_timeout) \
+	X(frame_released) X(frames_recycled) X(batch_received) X(sink_event) \
+	X(dfm_assign) X(dfm_credit) X(dfm_busy) X(dfm_not_busy)
+
+#define XEVB_SEMA_DECL(name) extern volatile unsigned short xevb_##name##_semaphore;
+XEVB_PROBE_LIST(XEVB_SEMA_DECL)
+#undef XEVB_SEMA_DECL
 
 /* True while some tracer is attached to the probe. */
 #define XEVB_PROBE_ENABLED(name) \

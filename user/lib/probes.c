@@ -8,18 +8,7 @@
 #include <xevb/probes.h>
 
 #ifdef XEVB_HAVE_SDT
-#define XEVB_SEMA(name) \
-	volatile unsigned short xevb_##name##_semaphore __attribute__((section(".probes"), used))
-XEVB_SEMA(frag_accepted);
-XEVB_SEMA(frag_dropped);
-XEVB_SEMA(event_complete);
-XEVB_SEMA(event_timeout);
-XEVB_SEMA(frame_released);
-XEVB_SEMA(frames_recycled);
-XEVB_SEMA(batch_received);
-XEVB_SEMA(sink_event);
-XEVB_SEMA(dfm_assign);
-XEVB_SEMA(dfm_credit);
-XEVB_SEMA(dfm_busy);
-XEVB_SEMA(dfm_not_busy);
+#define XEVB_SEMA_DEF(name) \
+	volatile unsigned short xevb_##name##_semaphore __attribute__((section(".probes"), used));
+XEVB_PROBE_LIST(XEVB_SEMA_DEF)
 #endif
