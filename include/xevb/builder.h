@@ -60,6 +60,12 @@ struct xevb_builder_cfg {
 	/* Called when a frame holds no fragment any more. */
 	void (*frame_release)(void *ctx, uint32_t frame_idx);
 	void *ctx;
+	/*
+	 * Multi-worker receive (include/xevb/handoff.h): the receiving worker
+	 * counts packets and packet_seq gaps, since an owner sees only part of
+	 * a source's packets (and a split MEP twice); add_mep counts fragments.
+	 */
+	bool rx_counts_packets;
 };
 
 /* One fragment of an event, in place in its frame. */

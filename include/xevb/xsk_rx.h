@@ -77,6 +77,8 @@ static inline void xevb_xsk_release(struct xevb_xsk *x, uint32_t frame_idx)
 	q->pending[q->n_pending++] = (frame_idx - q->first_idx) << x->frame_shift;
 }
 void xevb_xsk_flush(struct xevb_xsk *x);
+/* Queue qi's releases only (multi-worker: each worker flushes its queues). */
+void xevb_xsk_flush_q(struct xevb_xsk *x, uint32_t qi);
 
 int xevb_xsk_stats(const struct xevb_xsk *x, uint32_t qi, struct xevb_xsk_stats *s);
 

@@ -29,6 +29,7 @@
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_rx.h>
 #include "build_ctl.h"
+#include "build_workers.h"
 #include "cmds.h"
 
 #define RX_BATCH 64
@@ -43,6 +44,7 @@ enum {
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID,
 	O_METRICS,
+	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK,
 };
 
 static const struct xevb_opt opts[] = {
@@ -51,6 +53,9 @@ static const struct xevb_opt opts[] = {
 	{ "sources", O_SOURCES, "LIST", "expected source_ids, e.g. 0-125 (required)" },
 	{ "xdp-mode", O_XDPMODE, "native|generic", "XDP attach mode (default native; generic only if asked)" },
 	{ "queues", O_QUEUES, "LIST", "receive queues to open AF_XDP sockets on (default 0)" },
+	{ "workers", O_WORKERS, "N", "receive threads, queue i served by worker i % N; events owned by id block (default 1)" },
+	{ "cpus", O_CPUS, "LIST", "--workers: pin worker w to the w-th CPU of LIST (default: CPU w)" },
+	{ "owner-block", O_OWNBLOCK, "N", "--workers: consecutive event_ids per owner, power of 2 (default 1024)" },
 	{ "proto", O_PROTO, "N", "raw IPv4 protocol of the MEPs (default 253, 0 = off)" },
 	{ "udp-port", O_UDPPORT, "N", "UDP port of the MEPs (default 23900, 0 = off)" },
 	{ "udp", O_UDP, NULL, "socket mode: receive on the UDP port instead of raw IP" },
@@ -128,6 +133,7 @@ struct build {
 	struct xevb_snapshot *snap;  /* mapped stats file */
 	struct xevb_snapshot local;
 	struct build_ctl *bctl;      /* --dfm */
+	struct bw *bw;               /* --workers > 1 */
 	char snap_path[256];
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
 	bool unpriv;                 /* privileges dropped: the watcher cleans up */
@@ -237,6 +243,8 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->polls = bd->polls;
 	s->out = bd->out.st;
 	s->core = *xevb_builder_stats(bd->b);
+	if (bd->bw)
+		bw_snapshot(bd->bw, s);
 	if (bd->xdp) {
 		xevb_xdp_counters_read(bd->ld.counters_fd, s->xdp);
 		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
@@ -299,6 +307,8 @@ int cmd_build(int argc, char **argv)
 	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
+	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0;
+	int cpus[XEVB_HO_MAX_CPUS];
 	uint64_t t_start, t_next, now;
 	struct build_ctl_cfg cc = {
 		.ctl_port = 23902, .sink_ctl_port = 23904, .credits = 64, .busy_high = 1.2, .busy_low = 0.2,
@@ -330,6 +340,19 @@ int cmd_build(int argc, char **argv)
 			if (n < 0) return 2;
 			for (int i = 0; i < n; i++) queues[i] = q[i];
 			n_queues = (uint32_t)n;
+			break;
+		}
+		case O_WORKERS: if (!xevb_parse_u32("workers", arg, 1, 16, &n_workers)) return 2; break;
+		case O_OWNBLOCK:
+			if (!xevb_parse_u32("owner-block", arg, 1, 1u << 20, &owner_block)) return 2;
+			if (owner_block & (owner_block - 1)) { xevb_err("--owner-block: a power of 2 such as 1024"); return 2; }
+			break;
+		case O_CPUS: {
+			uint16_t l[XEVB_HO_MAX_CPUS];
+			int n = xevb_parse_id_list("cpus", arg, l, XEVB_HO_MAX_CPUS);
+			if (n < 0) return 2;
+			for (int i = 0; i < n; i++) cpus[i] = l[i];
+			n_cpus = (uint32_t)n;
 			break;
 		}
 		case O_PROTO: if (!xevb_parse_u32("proto", arg, 0, 255, &proto)) return 2; break;
@@ -420,6 +443,10 @@ int cmd_build(int argc, char **argv)
 	}
 	if (!nofwd && !bd.bare && !n_sinks && !output) {
 		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
+		return 2;
+	}
+	if (n_workers > 1 && (socket_mode || cc.dfm || n_workers > n_queues)) {
+		xevb_err("--workers N needs the XDP path, no --dfm, and at least N --queues (one socket per queue)");
 		return 2;
 	}
 	if (selftest && !user) {
@@ -569,7 +596,41 @@ int cmd_build(int argc, char **argv)
 	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
 	t_next = t_start + 1000000000ull;
 
-	{
+	if (n_workers > 1) {
+		struct bw_cfg wc = {
+			.xsk = &bd.xsk, .n_workers = n_workers, .cpus = cpus, .n_cpus = n_cpus,
+			.owner_shift = (uint32_t)__builtin_ctz(owner_block), .bcfg = bcfg, .pcfg = bd.pcfg,
+			.busy = busy, .bare = bd.bare, .out = &bd.out, .sinks = sinks, .n_sinks = n_sinks,
+			.file = output != NULL, .n_sources = (uint32_t)n_sources,
+			.poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100, .rx_ring = rx_ring,
+		};
+		bd.bw = bw_start(&wc);
+		if (!bd.bw)
+			goto out;
+		if (mx)
+			bw_metrics(bd.bw, mx);
+		/* The workers do the data path; this thread publishes and reports. */
+		while (!stop) {
+			now = xevb_now_ns();
+			if (now >= t_next) {
+				snapshot(&bd, &bd.local);
+				publish(&bd);
+				if (interval && !quiet && (now - t_start) / 1000000000ull % interval == 0) {
+					xevb_report_line(stderr, &bd.local, &prev);
+					prev = bd.local;
+				}
+				t_next += 1000000000ull;
+				if (t_next < now)
+					t_next = now + 1000000000ull;
+			}
+			if (duration && now - t_start >= (uint64_t)duration * 1000000000ull)
+				break;
+			if (exit_eor && bw_run_ended(bd.bw))
+				break;
+			usleep(5000);
+		}
+		bw_stop(bd.bw);
+	} else {
 		uint32_t idx[RX_BATCH], len[RX_BATCH];
 		const uint8_t *data[RX_BATCH];
 		struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
@@ -659,7 +720,7 @@ int cmd_build(int argc, char **argv)
 	 * take it in before the stop flush, so that to_xsk = rx_frames + the
 	 * kernel's drops holds exactly once the traffic has stopped.
 	 */
-	if (bd.xdp) {
+	if (bd.xdp && !bd.bw) {
 		uint32_t idx[RX_BATCH], len[RX_BATCH], n;
 		const uint8_t *data[RX_BATCH];
 
@@ -678,7 +739,7 @@ int cmd_build(int argc, char **argv)
 	 * emitted INCOMPLETE or discarded and counted. Nothing is dropped
 	 * silently at stop.
 	 */
-	{
+	if (!bd.bw) {
 		const struct xevb_builder_stats *cs = xevb_builder_stats(bd.b);
 		uint64_t open_at_stop = cs->open_events;
 		xevb_builder_expire_all(bd.b);
@@ -692,7 +753,7 @@ int cmd_build(int argc, char **argv)
 	publish(&bd);
 	{
 		char msg[256];
-		bool ok = xevb_builder_check(bd.b, msg, sizeof(msg));
+		bool ok = bd.bw ? bw_check(bd.bw, msg, sizeof(msg)) : xevb_builder_check(bd.b, msg, sizeof(msg));
 		xevb_report_summary(stderr, &bd.local);
 		if (!ok)
 			xevb_err("accounting check FAILED: %s", msg);
@@ -706,12 +767,15 @@ int cmd_build(int argc, char **argv)
 				printf("}\n");
 			}
 		}
+		if (json && bd.bw)
+			bw_json(bd.bw, stdout);
 		if (json)
 			xevb_report_json(stdout, &bd.local);
 		rc = ok ? 0 : 3;
 	}
 out:
 	xevb_metrics_stop(mx);
+	bw_free(bd.bw);
 	if (bd.xdp) {
 		xevb_xsk_close(&bd.xsk);
 		/* Unprivileged: detaching would fail; the root watcher does it. */

@@ -438,9 +438,14 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 		return;
 	}
 	src = &st->src[sid];
-	note_seq(b, src, sid, pi->packet_seq);
-	src->packets++;
-	st->packets++;
+	if (likely(!b->cfg.rx_counts_packets)) {
+		note_seq(b, src, sid, pi->packet_seq);
+		src->packets++;
+		st->packets++;
+	} else if (unlikely(!src->seen)) {
+		src->seen = true;   /* for the per-source checks */
+		b->seen[b->n_seen++] = sid;
+	}
 	src->frags_received += n;
 	st->frags_received += n;
 

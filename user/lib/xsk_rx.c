@@ -193,6 +193,22 @@ void xevb_xsk_flush(struct xevb_xsk *x)
 	}
 }
 
+/* One queue only: with one worker per queue, each fills its own ring. */
+void xevb_xsk_flush_q(struct xevb_xsk *x, uint32_t qi)
+{
+	struct xevb_xsk_q *q = &x->q[qi];
+	struct rings *r = q->rings;
+	uint32_t fidx, n = q->n_pending;
+
+	if (!n || xsk_ring_prod__reserve(&r->fill, n, &fidx) != n)
+		return;
+	for (uint32_t k = 0; k < n; k++)
+		*xsk_ring_prod__fill_addr(&r->fill, fidx + k) = q->pending[k];
+	xsk_ring_prod__submit(&r->fill, n);
+	XEVB_PROBE(frames_recycled, q->queue_id, n);
+	q->n_pending = 0;
+}
+
 int xevb_xsk_stats(const struct xevb_xsk *x, uint32_t qi, struct xevb_xsk_stats *s)
 {
 	struct xdp_statistics st;

@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * Multi-queue receive (`xevb build --workers N`): event ownership and the
+ * lock-free hand-off of frame references between workers.
+ *
+ * Ownership. Event e belongs to worker (e >> shift) % n: blocks of 2^shift
+ * consecutive event_ids go round robin over the workers, so a MEP (whose
+ * events are consecutive, wire-format section 1) almost always lies in one
+ * block and goes whole to one owner. A MEP that crosses a block boundary is
+ * split: each owner gets the records of its own events, and the frame
+ * stays held until every owner has let go of it. Every fragment of event e
+ * therefore meets at one builder, whichever queue it arrived on.
+ *
+ * Hand-off. One single-producer single-consumer ring per ordered pair of
+ * workers carries frame references (struct xevb_ho_ent: frame index + the
+ * record range, 16 bytes), and one per pair carries released frame indices
+ * back to the worker whose queue (fill ring) the frame came from. Both are
+ * sized to the frames that can be outstanding, so a push never finds them
+ * full; indices are free-running 32-bit counters, published in batches
+ * with one release store.
+ */
+#ifndef XEVB_HANDOFF_H
+#define XEVB_HANDOFF_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <xevb/mep_parse.h>
+
+#define XEVB_HO_MAX_WORKERS 16
+
+struct xevb_spsc {
+	/* producer's line */
+	_Alignas(64) uint32_t head;      /* published: entries [tail, head) readable */
+	uint32_t prod_head;              /* written, not yet published */
+	uint32_t prod_tail_cache;
+	/* consumer's line */
+	_Alignas(64) uint32_t tail;      /* published: slots before it are free */
+	uint32_t cons_head_cache;
+	_Alignas(64) uint32_t mask;
+	uint32_t esz;
+	void *buf;
+};
+
+/* capacity: a power of 2; esz: entry size in bytes. 0 or -ENOMEM/-EINVAL. */
+int xevb_spsc_init(struct xevb_spsc *r, uint32_t capacity, uint32_t esz);
+void xevb_spsc_free(struct xevb_spsc *r);
+
+/* Producer: the slot of the next entry, NULL when full. Then _push. */
+static inline void *xevb_spsc_slot(struct xevb_spsc *r)
+{
+	if (r->prod_head - r->prod_tail_cache > r->mask) {
+		r->prod_tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (r->prod_head - r->prod_tail_cache > r->mask)
+			return NULL;
+	}
+	return (uint8_t *)r->buf + (size_t)(r->prod_head & r->mask) * r->esz;
+}
+
+static inline void xevb_spsc_push(struct xevb_spsc *r)
+{
+	r->prod_head++;
+}
+
+/* Make what was pushed visible; true if anything new was published. */
+static inline bool xevb_spsc_publish(struct xevb_spsc *r)
+{
+	if (r->prod_head == r->head)
+		return false;
+	__atomic_store_n(&r->head, r->prod_head, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Consumer: entries readable now (up to max); read them with _at(i). */
+static inline uint32_t xevb_spsc_peek(struct xevb_spsc *r, uint32_t max)
+{
+	uint32_t n = r->cons_head_cache - r->tail;
+
+	if (n < max) {
+		r->cons_head_cache = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
+		n = r->cons_head_cache - r->tail;
+	}
+	return n < max ? n : max;
+}
+
+static inline void *xevb_spsc_at(struct xevb_spsc *r, uint32_t i)
+{
+	return (uint8_t *)r->buf + (size_t)((r->tail + i) & r->mask) * r->esz;
+}
+
+static inline void xevb_spsc_release(struct xevb_spsc *r, uint32_t n)
+{
+	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
+}
+
+/* Nothing published and unread (either side may ask; a hint). */
+static inline bool xevb_spsc_empty(const struct xevb_spsc *r)
+{
+	return __atomic_load_n(&r->head, __ATOMIC_ACQUIRE) == __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+}
+
+/* Which worker builds event e. */
+static inline uint32_t xevb_owner(uint32_t event_id, uint32_t shift, uint32_t n_workers)
+{
+	return (event_id >> shift) % n_workers;
+}
+
+/* A frame reference handed to an owner. */
+enum {
+	XEVB_HO_F_FILTER = 1,   /* records of other owners lie in the range: skip them */
+};
+
+struct xevb_ho_ent {
+	uint32_t frame_idx;
+	uint16_t mep_off;       /* MEP header, from the frame start */
+	uint16_t rec_off;       /* first record of the range, from the frame start */
+	uint16_t n_walk;        /* records in the range (0: END_OF_RUN notice only) */
+	uint16_t flags;
+	uint32_t pad;
+};
+
+/* One owner's share of a MEP: records [first, last], count of them its own. */
+struct xevb_ho_part {
+	uint16_t first, last, count;
+	bool filter;            /* another owner's records lie between first and last */
+};
+
+/*
+ * Split a parsed MEP (frags[0..n), n >= 1) by owner. parts[w].count == 0
+ * for a worker that gets nothing. Returns how many workers get records.
+ */
+uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t shift,
+			 uint32_t n_workers, struct xevb_ho_part *parts);
+
+/*
+ * The owner's side: rebuild pi and this owner's frag refs from a frame the
+ * producer has already validated (xevb_classify said MEP, and nobody writes
+ * the frame while it is held). Returns the number of frags written.
+ */
+uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift,
+		      uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
+		      struct xevb_frag_ref *frags);
+
+#endif /* XEVB_HANDOFF_H */

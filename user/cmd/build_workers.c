@@ -1,0 +1,811 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Multi-queue receive with event ownership (build_workers.h, handoff.h).
+ *
+ * Each worker thread serves its AF_XDP queues: it classifies every frame,
+ * counts packets and packet_seq gaps per source (an owner sees only part of
+ * a source's packets), and splits each MEP by owner. Its own share goes
+ * straight into its builder; the others' shares go as frame references
+ * over the hand-off ring of that owner. The receiving worker keeps, per
+ * frame, how many shares are still out (fref); owners give frames back
+ * over a return ring, and only the receiving worker touches its queues'
+ * fill rings. No lock, no syscall per packet: a sleeping worker is woken
+ * through its eventfd only when someone publishes to it while it sleeps.
+ *
+ * END_OF_RUN reaches every worker: an EOR MEP sends every worker a share,
+ * empty if none of its events are in it, so every builder learns that the
+ * source has ended (FIFO per ring keeps it behind that source's earlier
+ * packets from the same queue).
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <xevb/cli.h>
+#include <xevb/handoff.h>
+#include <xevb/metrics.h>
+#include <xevb/report.h>
+#include "build_workers.h"
+
+#define RX_BATCH 64
+#define HO_BATCH 64
+#define PREFETCH_AHEAD 2
+
+struct rx_src {              /* receive-side, per source */
+	uint64_t packets, seq_gaps;
+	uint32_t last_seq;
+	bool seen;
+};
+
+struct wstats {
+	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+	uint64_t ho_sent, ho_recv, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits;
+	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
+};
+
+struct worker {
+	struct bw *bw;
+	uint32_t id;
+	pthread_t th;
+	bool started;
+	int cpu;
+	uint32_t q[XEVB_XSK_MAX_QUEUES], n_q;
+	struct xevb_builder *b;
+	struct xevb_output *out, own_out;
+	bool own_out_open;
+	int efd;
+	uint32_t sleeping;
+	uint32_t run_ended;
+	uint8_t *fref;           /* shares still out, per frame of our queues */
+	struct wstats st;
+	struct rx_src *rsrc;     /* [XEVB_MAX_SOURCES] */
+	struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
+	struct xevb_frag_ref part[XEVB_MAX_FRAGS_PER_MEP];
+	uint64_t next_maint;
+	uint32_t window;
+	/* statistics hand-over to the main thread */
+	uint32_t req, ack;
+	struct xevb_builder_stats *pub_core;
+	struct rx_src *pub_rsrc;
+	struct wstats pub_st;
+	struct xevb_output_stats pub_out;
+};
+
+struct bw {
+	struct bw_cfg c;
+	struct worker w[XEVB_HO_MAX_WORKERS];
+	uint32_t n;
+	uint32_t q_worker[XEVB_XSK_MAX_QUEUES];
+	struct xevb_spsc ho[XEVB_HO_MAX_WORKERS][XEVB_HO_MAX_WORKERS];   /* [from][to] */
+	struct xevb_spsc ret[XEVB_HO_MAX_WORKERS][XEVB_HO_MAX_WORKERS];  /* [from][to] */
+	pthread_mutex_t out_lock;
+	pthread_barrier_t bar;
+	uint32_t stop;
+	bool abort;              /* set before stop when not every worker started */
+	bool stopped;
+	struct xevb_builder_stats merged;
+};
+
+static inline uint32_t frame_queue(const struct bw *bw, uint32_t idx)
+{
+	return idx / bw->c.xsk->frames_per_q;
+}
+
+static void emit_cb(void *ctx, const struct xevb_event *ev)
+{
+	struct worker *w = ctx;
+
+	if (w->bw->c.file) {
+		pthread_mutex_lock(&w->bw->out_lock);
+		xevb_output_emit(w->out, ev);
+		pthread_mutex_unlock(&w->bw->out_lock);
+	} else {
+		xevb_output_emit(w->out, ev);
+	}
+}
+
+static inline void local_unref(struct worker *w, uint32_t idx)
+{
+	if (--w->fref[idx] == 0)
+		xevb_xsk_release(w->bw->c.xsk, idx);
+}
+
+static void wake(struct worker *peer)
+{
+	uint64_t one = 1;
+
+	/* Pairs with the fence in idle(): either it sees our entries, or we see it asleep. */
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
+		(void)!write(peer->efd, &one, sizeof(one));
+}
+
+static void publish_all(struct worker *w)
+{
+	struct bw *bw = w->bw;
+
+	for (uint32_t o = 0; o < bw->n; o++) {
+		bool any;
+
+		if (o == w->id)
+			continue;
+		any = xevb_spsc_publish(&bw->ho[w->id][o]);
+		any |= xevb_spsc_publish(&bw->ret[w->id][o]);
+		if (any)
+			wake(&bw->w[o]);
+	}
+}
+
+static uint32_t drain_returns(struct worker *w)
+{
+	struct bw *bw = w->bw;
+	uint32_t total = 0;
+
+	for (uint32_t s = 0; s < bw->n; s++) {
+		struct xevb_spsc *r = &bw->ret[s][w->id];
+		uint32_t n;
+
+		if (s == w->id)
+			continue;
+		while ((n = xevb_spsc_peek(r, 256))) {
+			for (uint32_t i = 0; i < n; i++)
+				local_unref(w, *(const uint32_t *)xevb_spsc_at(r, i));
+			xevb_spsc_release(r, n);
+			total += n;
+		}
+	}
+	w->st.ret_recv += total;
+	return total;
+}
+
+/* A ring sized to every frame cannot fill up; if it ever did, wait, never drop. */
+static void *slot_wait(struct worker *w, struct xevb_spsc *r, uint32_t to)
+{
+	void *p;
+
+	while (!(p = xevb_spsc_slot(r))) {
+		w->st.ring_full_waits++;
+		xevb_spsc_publish(r);
+		wake(&w->bw->w[to]);
+		drain_returns(w);
+		sched_yield();
+	}
+	return p;
+}
+
+static void release_cb(void *ctx, uint32_t idx)
+{
+	struct worker *w = ctx;
+	struct bw *bw = w->bw;
+	uint32_t rw = bw->q_worker[frame_queue(bw, idx)];
+
+	if (rw == w->id) {
+		local_unref(w, idx);
+		return;
+	}
+	*(uint32_t *)slot_wait(w, &bw->ret[w->id][rw], rw) = idx;
+	xevb_spsc_push(&bw->ret[w->id][rw]);
+	w->st.ret_sent++;
+}
+
+static inline void rx_note(struct worker *w, const struct xevb_pkt_info *pi)
+{
+	struct rx_src *s = &w->rsrc[pi->source_id];
+
+	s->packets++;
+	if (__builtin_expect(!s->seen, 0)) {
+		s->seen = true;
+		s->last_seq = pi->packet_seq;
+	} else if (xevb_seq_after(pi->packet_seq, s->last_seq)) {
+		s->seq_gaps += pi->packet_seq - s->last_seq - 1;
+		s->last_seq = pi->packet_seq;
+	}
+}
+
+static inline void prefetch_frame(const uint8_t *p, uint32_t len)
+{
+	for (uint32_t off = 0; off < len; off += 64)
+		__builtin_prefetch(p + off, 0, 3);
+}
+
+static void dispatch(struct worker *w, uint32_t idx, const uint8_t *data,
+		     struct xevb_pkt_info *pi, uint64_t now)
+{
+	struct bw *bw = w->bw;
+	struct xevb_ho_part parts[XEVB_HO_MAX_WORKERS];
+	uint32_t n = pi->n_frags, nw = bw->n, owners;
+	bool eor = pi->flags & XEVB_MEP_F_END_OF_RUN;
+
+	owners = xevb_owner_plan(w->frags, n, bw->c.owner_shift, nw, parts);
+	if (owners > 1)
+		w->st.split_meps++;
+	if (!eor && owners == 1 && parts[w->id].count == n) {
+		w->fref[idx] = 1;
+		xevb_builder_add_mep(w->b, idx, data, pi, w->frags, now);
+		return;
+	}
+	w->fref[idx] = (uint8_t)(eor ? nw : owners);
+	for (uint32_t o = 0; o < nw; o++) {
+		const struct xevb_ho_part *p = &parts[o];
+
+		if (!p->count && !eor)
+			continue;
+		if (o == w->id) {
+			struct xevb_pkt_info lp = *pi;
+			const struct xevb_frag_ref *f = w->frags + p->first;
+
+			lp.n_frags = p->count;
+			if (p->filter) {
+				uint32_t k = 0;
+				for (uint32_t i = p->first; i <= p->last; i++)
+					if (xevb_owner(w->frags[i].event_id, bw->c.owner_shift, nw) == o)
+						w->part[k++] = w->frags[i];
+				f = w->part;
+			}
+			if (p->count)
+				lp.first_event_id = f[0].event_id;
+			xevb_builder_add_mep(w->b, idx, data, &lp, f, now);
+		} else {
+			struct xevb_spsc *r = &bw->ho[w->id][o];
+			struct xevb_ho_ent *e = slot_wait(w, r, o);
+
+			e->frame_idx = idx;
+			e->mep_off = pi->mep_off;
+			e->rec_off = p->count ? (uint16_t)(w->frags[p->first].payload_off - XEVB_REC_HLEN) : 0;
+			e->n_walk = p->count ? (uint16_t)(p->last - p->first + 1) : 0;
+			e->flags = p->filter ? XEVB_HO_F_FILTER : 0;
+			e->pad = 0;
+			xevb_spsc_push(r);
+			w->st.ho_sent++;
+			if (!p->count)
+				w->st.eor_notices++;
+		}
+	}
+}
+
+static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx,
+		      const uint8_t **data, const uint32_t *len, uint64_t now)
+{
+	struct bw *bw = w->bw;
+
+	w->st.rx_frames += n;
+	w->st.q_rx[qi] += n;
+	w->st.batches++;
+	if (bw->c.bare) {
+		for (uint32_t i = 0; i < n; i++) {
+			w->st.rx_bytes += len[i];
+			xevb_xsk_release(bw->c.xsk, idx[i]);
+		}
+		return;
+	}
+	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+		prefetch_frame(data[i], len[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		struct xevb_pkt_info pi;
+		int res;
+
+		if (i + PREFETCH_AHEAD < n)
+			prefetch_frame(data[i + PREFETCH_AHEAD], len[i + PREFETCH_AHEAD]);
+		res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, w->frags);
+		w->st.rx_bytes += len[i];
+		if (res != XEVB_RES_MEP) {
+			/* XDP judged it already: does not happen unless the program is bypassed. */
+			w->st.rx_not_mep++;
+			xevb_xsk_release(bw->c.xsk, idx[i]);
+			continue;
+		}
+		rx_note(w, &pi);
+		dispatch(w, idx[i], data[i], &pi, now);
+	}
+}
+
+static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
+{
+	struct bw *bw = w->bw;
+	const uint8_t **fd = (const uint8_t **)bw->c.xsk->frame_data;
+	uint32_t total = 0;
+
+	for (uint32_t s = 0; s < bw->n; s++) {
+		struct xevb_spsc *r = &bw->ho[s][w->id];
+		uint32_t n;
+
+		if (s == w->id)
+			continue;
+		for (uint32_t b = 0; b < max_batches && (n = xevb_spsc_peek(r, HO_BATCH)); b++) {
+			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++) {
+				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
+				__builtin_prefetch(fd[e->frame_idx] + e->rec_off, 0, 3);
+			}
+			for (uint32_t i = 0; i < n; i++) {
+				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
+				const uint8_t *frame = fd[e->frame_idx];
+				struct xevb_pkt_info pi;
+
+				if (i + PREFETCH_AHEAD < n) {
+					const struct xevb_ho_ent *a = xevb_spsc_at(r, i + PREFETCH_AHEAD);
+					__builtin_prefetch(fd[a->frame_idx] + a->rec_off, 0, 3);
+				}
+				xevb_ho_walk(frame, e, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
+				xevb_builder_add_mep(w->b, e->frame_idx, frame, &pi, w->part, now);
+			}
+			xevb_spsc_release(r, n);
+			total += n;
+		}
+	}
+	w->st.ho_recv += total;
+	return total;
+}
+
+static void answer_stats(struct worker *w)
+{
+	uint32_t req = __atomic_load_n(&w->req, __ATOMIC_ACQUIRE);
+
+	if (req == w->ack)
+		return;
+	memcpy(w->pub_core, xevb_builder_stats(w->b), sizeof(*w->pub_core));
+	memcpy(w->pub_rsrc, w->rsrc, sizeof(*w->rsrc) * XEVB_MAX_SOURCES);
+	w->pub_st = w->st;
+	if (!w->bw->c.file)
+		w->pub_out = w->out->st;
+	__atomic_store_n(&w->ack, req, __ATOMIC_RELEASE);
+}
+
+static bool inbound_pending(struct worker *w)
+{
+	struct bw *bw = w->bw;
+
+	for (uint32_t s = 0; s < bw->n; s++)
+		if (s != w->id && (!xevb_spsc_empty(&bw->ho[s][w->id]) || !xevb_spsc_empty(&bw->ret[s][w->id])))
+			return true;
+	return __atomic_load_n(&w->req, __ATOMIC_ACQUIRE) != w->ack;
+}
+
+static void idle(struct worker *w)
+{
+	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
+	uint32_t n = 0;
+
+	__atomic_store_n(&w->sleeping, 1, __ATOMIC_RELAXED);
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	if (!inbound_pending(w) && !__atomic_load_n(&w->bw->stop, __ATOMIC_ACQUIRE)) {
+		for (uint32_t i = 0; i < w->n_q; i++)
+			pfd[n++] = (struct pollfd){ .fd = w->bw->c.xsk->q[w->q[i]].fd, .events = POLLIN };
+		pfd[n++] = (struct pollfd){ .fd = w->efd, .events = POLLIN };
+		w->st.polls++;
+		if (poll(pfd, n, w->bw->c.poll_ms) > 0 && (pfd[n - 1].revents & POLLIN)) {
+			uint64_t v;
+			(void)!read(w->efd, &v, sizeof(v));
+		}
+	}
+	__atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
+}
+
+static void rx_all(struct worker *w, uint64_t now, uint32_t *got, uint32_t rounds)
+{
+	uint32_t idx[RX_BATCH], len[RX_BATCH];
+	const uint8_t *data[RX_BATCH];
+
+	for (uint32_t i = 0; i < w->n_q; i++) {
+		uint32_t qi = w->q[i];
+		for (uint32_t k = 0; k < rounds; k++) {
+			uint32_t n = xevb_xsk_rx(w->bw->c.xsk, qi, RX_BATCH, idx, data, len);
+			if (!n)
+				break;
+			handle_rx(w, qi, n, idx, data, len, now);
+			xevb_xsk_rx_done(w->bw->c.xsk, qi, n);
+			*got += n;
+		}
+	}
+}
+
+static void flush_fill(struct worker *w)
+{
+	for (uint32_t i = 0; i < w->n_q; i++)
+		xevb_xsk_flush_q(w->bw->c.xsk, w->q[i]);
+}
+
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+	struct bw *bw = w->bw;
+	uint64_t now;
+
+	if (w->cpu >= 0) {
+		cpu_set_t set;
+		CPU_ZERO(&set);
+		CPU_SET(w->cpu, &set);
+		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+			xevb_warn("worker %u: cannot pin to CPU %d; running unpinned", w->id, w->cpu);
+	}
+	while (!__atomic_load_n(&bw->stop, __ATOMIC_ACQUIRE)) {
+		uint32_t got = 0;
+
+		now = xevb_now_ns();
+		rx_all(w, now, &got, 1);
+		got += drain_handoffs(w, now, 4);
+		got += drain_returns(w);
+		xevb_builder_poll(w->b, now);
+		publish_all(w);
+		flush_fill(w);
+		answer_stats(w);
+		if (xevb_builder_stats(w->b)->run_ended != (bool)w->run_ended)
+			__atomic_store_n(&w->run_ended, xevb_builder_stats(w->b)->run_ended, __ATOMIC_RELEASE);
+		if (now >= w->next_maint) {
+			if (!bw->c.file)
+				xevb_output_maintain(w->out, now);
+			w->next_maint = now + 1000000000ull;
+		}
+		if (!got && !bw->c.busy)
+			idle(w);
+	}
+	/*
+	 * Stop. A: what sits in our RX rings was counted by the XDP program:
+	 * take it in. B (every share is now in a ring): build what was handed
+	 * to us, then time out what is open. C (every return is in a ring):
+	 * give the frames back to the fill rings.
+	 */
+	if (bw->abort)
+		return NULL;
+	{
+		uint32_t got = 0;
+		now = xevb_now_ns();
+		rx_all(w, now, &got, bw->c.rx_ring / RX_BATCH + 1);
+		publish_all(w);
+	}
+	pthread_barrier_wait(&bw->bar);
+	now = xevb_now_ns();
+	while (drain_handoffs(w, now, UINT32_MAX))
+		;
+	xevb_builder_expire_all(w->b);
+	publish_all(w);
+	pthread_barrier_wait(&bw->bar);
+	drain_returns(w);
+	flush_fill(w);
+	return NULL;
+}
+
+static int online_cpus(void)
+{
+	long n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+struct bw *bw_start(const struct bw_cfg *c)
+{
+	struct bw *bw;
+	uint32_t nf = c->xsk->frames_per_q * c->xsk->n_queues, cap = 1;
+	int err;
+
+	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
+		xevb_err("--workers %u: give 1..%d workers, at most one per queue (--queues)",
+			 c->n_workers, XEVB_HO_MAX_WORKERS);
+		return NULL;
+	}
+	bw = calloc(1, sizeof(*bw));
+	if (!bw)
+		goto oom;
+	bw->c = *c;
+	bw->n = c->n_workers;
+	pthread_mutex_init(&bw->out_lock, NULL);
+	pthread_barrier_init(&bw->bar, NULL, bw->n);
+	while (cap < nf)
+		cap <<= 1;
+	for (uint32_t q = 0; q < c->xsk->n_queues; q++)
+		bw->q_worker[q] = q % bw->n;
+	/* A share pins its frame until the owner returns it: rings of every frame never fill. */
+	for (uint32_t a = 0; a < bw->n; a++)
+		for (uint32_t b = 0; b < bw->n; b++)
+			if (a != b && (xevb_spsc_init(&bw->ho[a][b], cap, sizeof(struct xevb_ho_ent)) ||
+				       xevb_spsc_init(&bw->ret[a][b], cap, sizeof(uint32_t))))
+				goto oom;
+	for (uint32_t i = 0; i < bw->n; i++) {
+		struct worker *w = &bw->w[i];
+		struct xevb_builder_cfg bc = c->bcfg;
+		uint32_t win = c->bcfg.window;
+
+		w->bw = bw;
+		w->id = i;
+		w->efd = -1;
+		w->cpu = c->n_cpus ? c->cpus[i % c->n_cpus] : (int)(i % (uint32_t)online_cpus());
+		for (uint32_t q = i; q < c->xsk->n_queues; q += bw->n)
+			w->q[w->n_q++] = q;
+		/* Each owner sees 1/n of the ids in any stretch: keep the window's reach. */
+		for (uint32_t k = 1; k < bw->n; k <<= 1)
+			win = win < (1u << 19) ? win * 2 : win;
+		bc.window = win;
+		w->window = win;
+		bc.n_frames = nf;
+		bc.emit = emit_cb;
+		bc.frame_release = release_cb;
+		bc.ctx = w;
+		bc.rx_counts_packets = true;
+		w->b = xevb_builder_new(&bc);
+		w->fref = calloc(nf, 1);
+		w->rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->rsrc));
+		w->pub_rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->pub_rsrc));
+		w->pub_core = calloc(1, sizeof(*w->pub_core));
+		w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+		if (!w->b || !w->fref || !w->rsrc || !w->pub_rsrc || !w->pub_core || w->efd < 0) {
+			xevb_err("worker %u: cannot set up its builder or rings: %s", i, strerror(errno));
+			goto fail;
+		}
+		if (i == 0 || c->file) {
+			w->out = c->out;
+		} else {
+			if (xevb_output_open(&w->own_out, c->sinks, c->n_sinks, NULL, c->n_sources, 5000000000ull))
+				goto fail;
+			w->own_out_open = true;
+			w->out = &w->own_out;
+		}
+	}
+	for (uint32_t i = 0; i < bw->n; i++) {
+		err = pthread_create(&bw->w[i].th, NULL, worker_main, &bw->w[i]);
+		if (err) {
+			xevb_err("cannot start worker thread %u: %s", i, strerror(err));
+			/* The barriers at stop need every worker: those running skip them. */
+			bw->abort = true;
+			__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
+			for (uint32_t k = 0; k < i; k++)
+				pthread_join(bw->w[k].th, NULL);
+			bw->stopped = true;
+			goto fail;
+		}
+		bw->w[i].started = true;
+	}
+	for (uint32_t i = 0; i < bw->n; i++) {
+		char cpus[16] = "any";
+		if (bw->w[i].cpu >= 0)
+			snprintf(cpus, sizeof(cpus), "%d", bw->w[i].cpu);
+		xevb_info("worker %u: %u queue(s) from index %u, CPU %s, window %u; events owned in blocks of %u ids",
+			  i, bw->w[i].n_q, bw->w[i].q[0], cpus, bw->w[i].window, 1u << c->owner_shift);
+	}
+	return bw;
+oom:
+	xevb_err("cannot allocate the hand-off rings (%u frames): %s", nf, strerror(ENOMEM));
+fail:
+	if (bw)
+		bw_free(bw);
+	return NULL;
+}
+
+static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_stats *s, bool first)
+{
+	m->packets += s->packets;
+	m->frags_received += s->frags_received;
+	m->frags_in_events += s->frags_in_events;
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		m->drops[r] += s->drops[r];
+	m->events_opened += s->events_opened;
+	m->events_complete += s->events_complete;
+	m->events_incomplete += s->events_incomplete;
+	m->events_discarded += s->events_discarded;
+	m->events_flushed_eor += s->events_flushed_eor;
+	m->frames_held += s->frames_held;
+	m->open_events += s->open_events;
+	m->frags_discarded += s->frags_discarded;
+	m->bad_calls += s->bad_calls;
+	if (s->run_known && !m->run_known) {
+		m->run_known = true;
+		m->run_number = s->run_number;
+	}
+	m->run_ended = first ? s->run_ended : m->run_ended && s->run_ended;
+	for (uint32_t i = 0; i < XEVB_MAX_SOURCES; i++) {
+		struct xevb_source_stats *d = &m->src[i];
+		const struct xevb_source_stats *x = &s->src[i];
+
+		if (!x->seen)
+			continue;
+		d->seen = true;
+		d->frags_received += x->frags_received;
+		d->frags_in_events += x->frags_in_events;
+		d->frags_discarded += x->frags_discarded;
+		for (int r = 0; r < XEVB_DROP__COUNT; r++)
+			d->drops[r] += x->drops[r];
+		d->end_of_run |= x->end_of_run;
+	}
+}
+
+static void merge_rx(struct xevb_builder_stats *m, const struct rx_src *rs)
+{
+	for (uint32_t i = 0; i < XEVB_MAX_SOURCES; i++) {
+		if (!rs[i].seen)
+			continue;
+		m->src[i].seen = true;
+		m->src[i].packets += rs[i].packets;
+		m->src[i].seq_gaps += rs[i].seq_gaps;
+		m->src[i].last_seq = rs[i].last_seq;
+		m->packets += rs[i].packets;
+	}
+}
+
+void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
+{
+	bool live = !bw->stopped;
+	struct xevb_builder_stats *m = &bw->merged;
+
+	if (live) {
+		for (uint32_t i = 0; i < bw->n; i++) {
+			struct worker *w = &bw->w[i];
+			__atomic_store_n(&w->req, w->req + 1, __ATOMIC_RELEASE);
+			wake(w);
+		}
+		for (uint32_t i = 0; i < bw->n; i++) {
+			struct worker *w = &bw->w[i];
+			/* Bounded: a worker busy in a long batch answers late; use its last answer. */
+			for (int t = 0; t < 2000 && __atomic_load_n(&w->ack, __ATOMIC_ACQUIRE) != w->req; t++)
+				usleep(100);
+		}
+	}
+	memset(m, 0, sizeof(*m));
+	s->rx_frames = s->rx_bytes = s->rx_not_mep = s->batches = s->polls = 0;
+	if (!bw->c.file)
+		memset(&s->out, 0, sizeof(s->out));
+	for (uint32_t i = 0; i < bw->n; i++) {
+		struct worker *w = &bw->w[i];
+		const struct wstats *st = live ? &w->pub_st : &w->st;
+		const struct xevb_output_stats *os = live ? &w->pub_out : &w->out->st;
+
+		merge_core(m, live ? w->pub_core : xevb_builder_stats(w->b), i == 0);
+		merge_rx(m, live ? w->pub_rsrc : w->rsrc);
+		s->rx_frames += st->rx_frames;
+		s->rx_bytes += st->rx_bytes;
+		s->rx_not_mep += st->rx_not_mep;
+		s->batches += st->batches;
+		s->polls += st->polls;
+		if (!bw->c.file) {
+			s->out.events += os->events;
+			s->out.bytes += os->bytes;
+			s->out.dropped_no_sink += os->dropped_no_sink;
+			s->out.dropped_error += os->dropped_error;
+			s->out.encode_errors += os->encode_errors;
+		}
+	}
+	s->core = *m;
+}
+
+bool bw_run_ended(struct bw *bw)
+{
+	for (uint32_t i = 0; i < bw->n; i++)
+		if (!__atomic_load_n(&bw->w[i].run_ended, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+void bw_stop(struct bw *bw)
+{
+	uint64_t open = 0;
+
+	if (bw->stopped)
+		return;
+	__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < bw->n; i++) {
+		uint64_t one = 1;
+		(void)!write(bw->w[i].efd, &one, sizeof(one));
+	}
+	for (uint32_t i = 0; i < bw->n; i++)
+		if (bw->w[i].started)
+			pthread_join(bw->w[i].th, NULL);
+	bw->stopped = true;
+	for (uint32_t i = 0; i < bw->n; i++)
+		open += xevb_builder_stats(bw->w[i].b)->open_events;
+	if (open)
+		xevb_warn("stop: %llu event(s) still open after the expiry", (unsigned long long)open);
+	xevb_info("stop: %u workers joined; open events left by --timeout-policy (emitted INCOMPLETE or discarded)",
+		  bw->n);
+}
+
+bool bw_check(struct bw *bw, char *msg, size_t len)
+{
+	char m[200];
+
+	for (uint32_t i = 0; i < bw->n; i++)
+		if (!xevb_builder_check(bw->w[i].b, m, sizeof(m))) {
+			snprintf(msg, len, "worker %u: %s", i, m);
+			return false;
+		}
+	if (bw->stopped) {
+		uint64_t sent = 0, recv = 0, rs = 0, rr = 0;
+		for (uint32_t i = 0; i < bw->n; i++) {
+			sent += bw->w[i].st.ho_sent;
+			recv += bw->w[i].st.ho_recv;
+			rs += bw->w[i].st.ret_sent;
+			rr += bw->w[i].st.ret_recv;
+		}
+		if (sent != recv || rs != rr) {
+			snprintf(msg, len, "hand-off: %llu shares sent, %llu taken; %llu frames returned, %llu taken back",
+				 (unsigned long long)sent, (unsigned long long)recv, (unsigned long long)rs,
+				 (unsigned long long)rr);
+			return false;
+		}
+	}
+	return true;
+}
+
+void bw_json(struct bw *bw, FILE *f)
+{
+	fprintf(f, "{\"workers\":[");
+	for (uint32_t i = 0; i < bw->n; i++) {
+		const struct worker *w = &bw->w[i];
+		const struct xevb_builder_stats *b = xevb_builder_stats(w->b);
+		bool first = true;
+
+		fprintf(f, "%s{\"worker\":%u,\"cpu\":%d,\"queues\":[", i ? "," : "", i, w->cpu);
+		for (uint32_t k = 0; k < w->n_q; k++)
+			fprintf(f, "%s{\"queue\":%u,\"rx_frames\":%llu}", k ? "," : "",
+				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
+		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
+			"\"handoff_received\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
+			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"frags_received\":%llu,"
+			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
+			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
+			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
+			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
+			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.split_meps,
+			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
+			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
+			(unsigned long long)b->frags_received, (unsigned long long)b->frags_in_events,
+			(unsigned long long)b->events_opened, (unsigned long long)b->events_complete,
+			(unsigned long long)b->events_incomplete, b->run_ended ? "true" : "false");
+		for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
+			if (w->rsrc[s].seen) {
+				fprintf(f, "%s%u", first ? "" : ",", s);
+				first = false;
+			}
+		fprintf(f, "]}");
+	}
+	fprintf(f, "]}\n");
+}
+
+void bw_metrics(struct bw *bw, struct xevb_metrics *mx)
+{
+	char lab[32];
+
+	for (uint32_t i = 0; i < bw->n; i++) {
+		struct worker *w = &bw->w[i];
+
+		snprintf(lab, sizeof(lab), "worker=\"%u\"", i);
+		xevb_metrics_counter(mx, "xevb_worker_rx_frames_total", "Frames taken from the AF_XDP rings, per worker.", lab, &w->st.rx_frames);
+		xevb_metrics_counter(mx, "xevb_worker_handoff_sent_total", "MEP shares handed to another worker (the owner of their events).", lab, &w->st.ho_sent);
+		xevb_metrics_counter(mx, "xevb_worker_handoff_received_total", "MEP shares taken from other workers.", lab, &w->st.ho_recv);
+		xevb_metrics_counter(mx, "xevb_worker_split_meps_total", "MEPs whose events belong to more than one worker.", lab, &w->st.split_meps);
+		xevb_metrics_counter(mx, "xevb_worker_polls_total", "Times the worker slept in poll().", lab, &w->st.polls);
+	}
+}
+
+void bw_free(struct bw *bw)
+{
+	if (!bw)
+		return;
+	if (!bw->stopped) {
+		bool any = false;
+		for (uint32_t i = 0; i < bw->n; i++)
+			any |= bw->w[i].started;
+		if (any)
+			bw_stop(bw);
+	}
+	for (uint32_t i = 0; i < bw->n; i++) {
+		struct worker *w = &bw->w[i];
+		if (w->own_out_open)
+			xevb_output_close(&w->own_out);
+		if (w->b)
+			xevb_builder_free(w->b);
+		if (w->efd >= 0)
+			close(w->efd);
+		free(w->fref);
+		free(w->rsrc);
+		free(w->pub_rsrc);
+		free(w->pub_core);
+	}
+	for (uint32_t a = 0; a < XEVB_HO_MAX_WORKERS; a++)
+		for (uint32_t b = 0; b < XEVB_HO_MAX_WORKERS; b++) {
+			xevb_spsc_free(&bw->ho[a][b]);
+			xevb_spsc_free(&bw->ret[a][b]);
+		}
+	pthread_barrier_destroy(&bw->bar);
+	pthread_mutex_destroy(&bw->out_lock);
+	free(bw);
+}

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * `xevb build --workers N`: one receive thread per group of AF_XDP queues,
+ * each with its own builder core, events owned by event_id block
+ * (include/xevb/handoff.h). The main thread only publishes statistics.
+ */
+#ifndef XEVB_BUILD_WORKERS_H
+#define XEVB_BUILD_WORKERS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <xevb/builder.h>
+#include <xevb/mep_parse.h>
+#include <xevb/output.h>
+#include <xevb/xsk_rx.h>
+
+#define XEVB_HO_MAX_CPUS 256
+
+struct xevb_snapshot;
+struct xevb_metrics;
+
+struct bw_cfg {
+	struct xevb_xsk *xsk;           /* open; queue i served by worker i % n_workers */
+	uint32_t n_workers;             /* 1..XEVB_HO_MAX_WORKERS, <= xsk->n_queues */
+	const int *cpus;                /* [n_cpus]: worker w on cpus[w % n_cpus]; -1: not pinned */
+	uint32_t n_cpus;                /* 0: worker w on online CPU w % count */
+	uint32_t owner_shift;           /* events per ownership block: 2^shift */
+	struct xevb_builder_cfg bcfg;   /* template; emit/frame_release/ctx are ours */
+	struct xevb_parse_cfg pcfg;
+	bool busy, bare;
+	struct xevb_output *out;        /* opened by the caller: worker 0's, or everyone's (file) */
+	const char *const *sinks;       /* the others open their own connections to these */
+	uint32_t n_sinks;
+	bool file;                      /* out writes a file: shared, under a mutex */
+	uint32_t n_sources;
+	int poll_ms;
+	uint32_t rx_ring;
+};
+
+struct bw;
+
+/* NULL after a message. */
+struct bw *bw_start(const struct bw_cfg *c);
+/* Fill the receive, output and (merged) builder fields of s. */
+void bw_snapshot(struct bw *bw, struct xevb_snapshot *s);
+bool bw_run_ended(struct bw *bw);
+/* Stop: drain the rings, time out what is open (policy), recycle, join. */
+void bw_stop(struct bw *bw);
+/* Every worker's accounting invariant, then the merged one. */
+bool bw_check(struct bw *bw, char *msg, size_t len);
+/* {"workers":[...]} on one line. */
+void bw_json(struct bw *bw, FILE *f);
+/* Per-worker counters on the metrics page. */
+void bw_metrics(struct bw *bw, struct xevb_metrics *mx);
+void bw_free(struct bw *bw);
+
+#endif

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Event ownership and the hand-off rings (include/xevb/handoff.h).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xevb/handoff.h>
+
+int xevb_spsc_init(struct xevb_spsc *r, uint32_t capacity, uint32_t esz)
+{
+	memset(r, 0, sizeof(*r));
+	if (!capacity || (capacity & (capacity - 1)) || !esz || capacity > (1u << 30))
+		return -EINVAL;
+	/* Zeroed and touched now: no page fault on the packet path later. */
+	r->buf = calloc(capacity, esz);
+	if (!r->buf)
+		return -ENOMEM;
+	r->mask = capacity - 1;
+	r->esz = esz;
+	return 0;
+}
+
+void xevb_spsc_free(struct xevb_spsc *r)
+{
+	free(r->buf);
+	memset(r, 0, sizeof(*r));
+}
+
+uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t shift,
+			 uint32_t n_workers, struct xevb_ho_part *parts)
+{
+	uint32_t blk0 = frags[0].event_id >> shift, diff = 0, owners = 0;
+
+	for (uint32_t w = 0; w < n_workers; w++)
+		parts[w] = (struct xevb_ho_part){ 0 };
+	/* The common case, one block: one compare per record, no division. */
+	for (uint32_t i = 1; i < n; i++)
+		diff |= (frags[i].event_id >> shift) ^ blk0;
+	if (!diff) {
+		struct xevb_ho_part *p = &parts[blk0 % n_workers];
+		p->first = 0;
+		p->last = (uint16_t)(n - 1);
+		p->count = (uint16_t)n;
+		return 1;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct xevb_ho_part *p = &parts[xevb_owner(frags[i].event_id, shift, n_workers)];
+
+		if (!p->count) {
+			p->first = (uint16_t)i;
+			owners++;
+		} else if (p->last != i - 1) {
+			p->filter = true;
+		}
+		p->last = (uint16_t)i;
+		p->count++;
+	}
+	return owners;
+}
+
+uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift,
+		      uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
+		      struct xevb_frag_ref *frags)
+{
+	const uint8_t *mep = frame + e->mep_off;
+	uint32_t off = e->rec_off, k = 0;
+
+	pi->mep_off = e->mep_off;
+	pi->flags = mep[3];
+	pi->source_id = xevb_ld16(mep + 4);
+	pi->run_number = xevb_ld32(mep + 8);
+	pi->packet_seq = xevb_ld32(mep + 12);
+	for (uint32_t i = 0; i < e->n_walk; i++) {
+		const uint8_t *rec = frame + off;
+		uint32_t eid = xevb_ld32(rec);
+		uint16_t len = xevb_ld16(rec + 4);
+
+		if (!(e->flags & XEVB_HO_F_FILTER) || xevb_owner(eid, shift, n_workers) == self) {
+			frags[k].event_id = eid;
+			frags[k].crc32c = xevb_ld32(rec + 8);
+			frags[k].payload_off = (uint16_t)(off + XEVB_REC_HLEN);
+			frags[k].length = len;
+			k++;
+		}
+		off += XEVB_REC_HLEN + XEVB_PAD4(len);
+	}
+	pi->n_frags = (uint16_t)k;
+	pi->first_event_id = k ? frags[0].event_id : 0;
+	return k;
+}
