@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Multi-queue receive: the SPSC hand-off ring (order, capacity, wrap, two
+ * threads) and event ownership (owner function, splitting a MEP by owner,
+ * and the owner's walk over a frame: every record reaches exactly one
+ * owner, with the fields the parser saw).
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xevb/handoff.h>
+#include <xevb/mep_write.h>
+#include "../common/builder_rig.h"
+
+TestSuite(handoff, .timeout = 60);
+
+Test(handoff, spsc_rejects_bad_sizes)
+{
+	struct xevb_spsc r;
+
+	cr_assert(eq(int, xevb_spsc_init(&r, 0, 4), -EINVAL));
+	cr_assert(eq(int, xevb_spsc_init(&r, 12, 4), -EINVAL));
+	cr_assert(eq(int, xevb_spsc_init(&r, 16, 0), -EINVAL));
+	cr_assert(eq(int, xevb_spsc_init(&r, 16, 4), 0));
+	xevb_spsc_free(&r);
+}
+
+Test(handoff, spsc_fifo_capacity_and_wrap)
+{
+	struct xevb_spsc r;
+	uint32_t next_in = 0, next_out = 0;
+
+	cr_assert(eq(int, xevb_spsc_init(&r, 8, sizeof(uint32_t)), 0));
+	/* Nothing is visible before publish. */
+	*(uint32_t *)xevb_spsc_slot(&r) = next_in++;
+	xevb_spsc_push(&r);
+	cr_assert(eq(u32, xevb_spsc_peek(&r, 64), 0));
+	cr_assert(xevb_spsc_empty(&r));
+	cr_assert(xevb_spsc_publish(&r));
+	cr_assert(not(xevb_spsc_publish(&r)));   /* nothing new */
+	cr_assert(eq(u32, xevb_spsc_peek(&r, 64), 1));
+	/* Fill to capacity: the 9th slot is refused, never overwritten. */
+	for (int i = 0; i < 7; i++) {
+		*(uint32_t *)xevb_spsc_slot(&r) = next_in++;
+		xevb_spsc_push(&r);
+	}
+	cr_assert(eq(ptr, xevb_spsc_slot(&r), NULL));
+	xevb_spsc_publish(&r);
+	cr_assert(eq(u32, xevb_spsc_peek(&r, 64), 8));
+	cr_assert(eq(u32, xevb_spsc_peek(&r, 3), 3));
+	/* Many laps, odd batch sizes: strict FIFO. */
+	for (int lap = 0; lap < 10000; lap++) {
+		uint32_t n = xevb_spsc_peek(&r, 1 + lap % 5);
+		for (uint32_t i = 0; i < n; i++)
+			cr_assert(eq(u32, *(uint32_t *)xevb_spsc_at(&r, i), next_out++));
+		xevb_spsc_release(&r, n);
+		for (int k = 0; k < 1 + lap % 4; k++) {
+			uint32_t *p = xevb_spsc_slot(&r);
+			if (!p)
+				break;
+			*p = next_in++;
+			xevb_spsc_push(&r);
+		}
+		xevb_spsc_publish(&r);
+		cr_assert(le(u32, next_in - next_out, 8));
+	}
+	cr_assert(gt(u32, next_out, 10000));
+	xevb_spsc_free(&r);
+}
+
+#define N_ITEMS 2000000u
+
+static void *producer(void *arg)
+{
+	struct xevb_spsc *r = arg;
+	uint32_t v = 0;
+
+	while (v < N_ITEMS) {
+		uint32_t b = 0;
+		struct xevb_ho_ent *e;
+
+		while (b < 32 && v < N_ITEMS && (e = xevb_spsc_slot(r))) {
+			*e = (struct xevb_ho_ent){ .frame_idx = v, .rec_off = (uint16_t)v, .n_walk = (uint16_t)(v >> 16) };
+			xevb_spsc_push(r);
+			v++;
+			b++;
+		}
+		xevb_spsc_publish(r);
+	}
+	return NULL;
+}
+
+Test(handoff, spsc_two_threads_in_order)
+{
+	struct xevb_spsc r;
+	pthread_t th;
+	uint32_t want = 0;
+
+	cr_assert(eq(int, xevb_spsc_init(&r, 256, sizeof(struct xevb_ho_ent)), 0));
+	cr_assert(eq(int, pthread_create(&th, NULL, producer, &r), 0));
+	while (want < N_ITEMS) {
+		uint32_t n = xevb_spsc_peek(&r, 64);
+		for (uint32_t i = 0; i < n; i++) {
+			const struct xevb_ho_ent *e = xevb_spsc_at(&r, i);
+			/* Whole entries only: never a torn or stale one. */
+			if (e->frame_idx != want || e->rec_off != (uint16_t)want || e->n_walk != (uint16_t)(want >> 16))
+				cr_fatal("entry %u: got idx %u rec_off %u n_walk %u", want, e->frame_idx, e->rec_off, e->n_walk);
+			want++;
+		}
+		xevb_spsc_release(&r, n);
+	}
+	pthread_join(th, NULL);
+	cr_assert(eq(u32, xevb_spsc_peek(&r, 64), 0));
+	xevb_spsc_free(&r);
+}
+
+Test(handoff, owner_by_block)
+{
+	cr_assert(eq(u32, xevb_owner(0, 10, 2), 0));
+	cr_assert(eq(u32, xevb_owner(1023, 10, 2), 0));
+	cr_assert(eq(u32, xevb_owner(1024, 10, 2), 1));
+	cr_assert(eq(u32, xevb_owner(2048, 10, 2), 0));
+	cr_assert(eq(u32, xevb_owner(5, 0, 3), 2));
+	/*
+	 * Every owner gets the same share of n * 2^shift consecutive ids; across
+	 * the 2^32 wrap only for n a power of 2 (otherwise one owner gets two
+	 * blocks in a row there: uneven for a moment, still a function of the id).
+	 */
+	for (uint32_t n = 1; n <= 5; n++) {
+		uint32_t cnt[5] = { 0 }, base = (n & (n - 1)) ? 4096 * 3 * 5 : 0xffffff00u;
+		for (uint32_t k = 0; k < n * 64; k++)
+			cnt[xevb_owner(base + k, 6, n)]++;
+		for (uint32_t w = 0; w < n; w++)
+			cr_assert(eq(u32, cnt[w], 64));
+	}
+}
+
+static void refs(struct xevb_frag_ref *f, const uint32_t *ids, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++)
+		f[i] = (struct xevb_frag_ref){ .event_id = ids[i] };
+}
+
+Test(handoff, plan_one_block_goes_whole)
+{
+	struct xevb_frag_ref f[4];
+	struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
+	uint32_t ids[] = { 1024 + 3, 1024 + 4, 1024 + 5, 1024 + 9 };
+
+	refs(f, ids, 4);
+	cr_assert(eq(u32, xevb_owner_plan(f, 4, 10, 2, p), 1));
+	cr_assert(eq(u16, p[0].count, 0));
+	cr_assert(eq(u16, p[1].count, 4));
+	cr_assert(eq(u16, p[1].first, 0));
+	cr_assert(eq(u16, p[1].last, 3));
+	cr_assert(not(p[1].filter));
+}
+
+Test(handoff, plan_split_at_block_boundary)
+{
+	struct xevb_frag_ref f[5];
+	struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
+	uint32_t ids[] = { 62, 63, 64, 65, 66 };
+
+	refs(f, ids, 5);
+	cr_assert(eq(u32, xevb_owner_plan(f, 5, 6, 2, p), 2));
+	cr_assert(eq(u16, p[0].first, 0));
+	cr_assert(eq(u16, p[0].last, 1));
+	cr_assert(eq(u16, p[0].count, 2));
+	cr_assert(eq(u16, p[1].first, 2));
+	cr_assert(eq(u16, p[1].last, 4));
+	cr_assert(eq(u16, p[1].count, 3));
+	cr_assert(not(p[0].filter));
+	cr_assert(not(p[1].filter));
+}
+
+Test(handoff, plan_interleaved_needs_filter)
+{
+	struct xevb_frag_ref f[6];
+	struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
+	uint32_t ids[] = { 10, 11, 12, 13, 14, 15 };   /* block 1: owners alternate */
+
+	refs(f, ids, 6);
+	cr_assert(eq(u32, xevb_owner_plan(f, 6, 0, 2, p), 2));
+	cr_assert(eq(u16, p[0].count, 3));
+	cr_assert(eq(u16, p[0].first, 0));
+	cr_assert(eq(u16, p[0].last, 4));
+	cr_assert(p[0].filter);
+	cr_assert(eq(u16, p[1].count, 3));
+	cr_assert(eq(u16, p[1].first, 1));
+	cr_assert(eq(u16, p[1].last, 5));
+	cr_assert(p[1].filter);
+	/* Four workers, six ids: two owners get two, two get one. */
+	cr_assert(eq(u32, xevb_owner_plan(f, 6, 0, 4, p), 4));
+	cr_assert(eq(u16, (uint16_t)(p[0].count + p[1].count + p[2].count + p[3].count), 6));
+}
+
+/*
+ * Random MEPs through the writer and the parser; every owner walks its
+ * share as a worker would: each record reaches exactly one owner, the
+ * owner of its event, with event_id, CRC, offset and length as parsed.
+ */
+Test(handoff, walk_gives_each_record_to_its_owner)
+{
+	static uint8_t frame[65536];
+	static uint32_t ids[1024];
+	static uint16_t lens[1024];
+	static struct xevb_frag_ref fr[1024], mine[1024];
+	struct xevb_parse_cfg pcfg = { .udp_port = 23900, .ip_proto = 253 };
+	uint64_t rnd = 12345;
+
+	for (int t = 0; t < 2000; t++) {
+		uint32_t n, shift, nw, e, seen = 0;
+		struct xevb_pkt_info pi;
+		struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
+		struct xevb_mep_params mp = { .ip_proto = 253, .run_number = 7, .saddr = 0x0101a8c6, .daddr = 0x0102a8c6 };
+		ssize_t len;
+
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		n = 1 + (uint32_t)(rnd >> 33) % 40;
+		shift = (uint32_t)(rnd >> 20) % 8;
+		nw = 1 + (uint32_t)(rnd >> 10) % 4;
+		e = (uint32_t)(rnd >> 40) | (t % 7 == 0 ? 0xffffff00u : 0);   /* some across the 2^32 wrap */
+		for (uint32_t i = 0; i < n; i++) {
+			ids[i] = e;
+			lens[i] = (uint16_t)((rnd >> (i % 32)) % 37);
+			e += 1 + (i % 5 == 4 ? (uint32_t)(rnd >> 50) % 300 : 0);
+		}
+		mp.udp_dport = t % 2 ? 23900 : 0;
+		mp.source_id = (uint16_t)(t % 4096);
+		mp.packet_seq = (uint32_t)t;
+		mp.flags = t % 3 == 0 ? XEVB_MEP_F_END_OF_RUN : 0;
+		mp.event_id = ids;
+		mp.n_frags = n;
+		mp.frag_len = lens;
+		len = xevb_write_frame(frame, sizeof(frame), &mp);
+		cr_assert(gt(sz, (size_t)len, 0));
+		cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, fr), XEVB_RES_MEP));
+		xevb_owner_plan(fr, n, shift, nw, p);
+		for (uint32_t w = 0; w < nw; w++) {
+			struct xevb_ho_ent ent = {
+				.frame_idx = 0, .mep_off = pi.mep_off,
+				.rec_off = p[w].count ? (uint16_t)(fr[p[w].first].payload_off - XEVB_REC_HLEN) : 0,
+				.n_walk = p[w].count ? (uint16_t)(p[w].last - p[w].first + 1) : 0,
+				.flags = p[w].filter ? XEVB_HO_F_FILTER : 0,
+			};
+			struct xevb_pkt_info wp;
+			uint32_t k = xevb_ho_walk(frame, &ent, shift, nw, w, &wp, mine);
+
+			cr_assert(eq(u32, k, p[w].count));
+			cr_assert(eq(u16, wp.n_frags, (uint16_t)k));
+			cr_assert(eq(u16, wp.source_id, pi.source_id));
+			cr_assert(eq(u32, wp.run_number, pi.run_number));
+			cr_assert(eq(u32, wp.packet_seq, pi.packet_seq));
+			cr_assert(eq(u8, wp.flags, pi.flags));
+			for (uint32_t j = 0, i = 0; j < k; j++, i++) {
+				while (xevb_owner(fr[i].event_id, shift, nw) != w)
+					i++;
+				cr_assert(eq(u32, mine[j].event_id, fr[i].event_id));
+				cr_assert(eq(u32, mine[j].crc32c, fr[i].crc32c));
+				cr_assert(eq(u16, mine[j].payload_off, fr[i].payload_off));
+				cr_assert(eq(u16, mine[j].length, fr[i].length));
+			}
+			seen += k;
+		}
+		cr_assert(eq(u32, seen, n));
+	}
+}
+
+/*
+ * An owner's builder (rx_counts_packets): it counts fragments, events and
+ * END_OF_RUN as usual, but no packet and no packet_seq gap (the receiving
+ * worker does), and its accounting check still holds per source.
+ */
+Test(handoff, owner_builder_leaves_packets_to_the_receiver)
+{
+	static struct rig R;
+	static const uint16_t src[] = { 3, 9 };
+	struct xevb_builder_cfg extra = { .rx_counts_packets = true };
+	uint32_t ids[] = { 100, 102 };
+	char msg[256];
+
+	rig_init(&R, src, 2, 64, 16, &extra);
+	rig_send_range(&R, 3, 0, 1, 100, 3);
+	R.seq[3] += 5;   /* a gap the receiver would count: not ours */
+	rig_send(&R, 9, XEVB_MEP_F_END_OF_RUN, 1, ids, 2);
+	rig_send_range(&R, 3, XEVB_MEP_F_END_OF_RUN, 1, 101, 1);
+	{
+		const struct xevb_builder_stats *st = xevb_builder_stats(R.b);
+		cr_assert(eq(u64, st->packets, 0));
+		cr_assert(eq(u64, st->src[3].packets, 0));
+		cr_assert(eq(u64, st->src[3].seq_gaps, 0));
+		cr_assert(eq(u64, st->frags_received, 6));
+		cr_assert(eq(u64, st->src[3].frags_received, 4));
+		cr_assert(eq(u64, st->drops[XEVB_DROP_DUPLICATE], 1));
+		cr_assert(eq(u64, st->events_complete, 2));      /* 100 and 102 */
+		cr_assert(st->run_ended);                        /* 101 flushed incomplete */
+		cr_assert(eq(u64, st->events_incomplete, 1));
+		cr_assert(xevb_builder_check(R.b, msg, sizeof(msg)), "%s", msg);
+	}
+	rig_fini(&R);
+}
