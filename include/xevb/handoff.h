@@ -115,7 +115,8 @@ struct xevb_ho_ent {
 	uint16_t rec_off;       /* first record of the range, from the frame start */
 	uint16_t n_walk;        /* records in the range (0: END_OF_RUN notice only) */
 	uint16_t flags;
-	uint32_t pad;
+	uint16_t span;          /* bytes from rec_off to the end of the range's last record */
+	uint16_t pad;
 };
 
 /* One owner's share of a MEP: records [first, last], count of them its own. */

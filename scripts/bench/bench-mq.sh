@@ -6,8 +6,27 @@
 # shares handed over between the workers). Same traffic for both: `xevb
 # source --mode live` (CPU 0) through the bridge, every source from its own
 # address (--src-addr-base), so flow hashing on the switch port spreads the
-# frames over both queues. Threaded NAPI on the builder's veth, its napi
-# threads on CPU 1.
+# frames over both queues. Threaded NAPI on the builder's veth; each queue's
+# napi thread runs where that queue's worker runs (as a NIC's queue IRQs
+# would be set), configurations (BENCH_CONFIGS, default all three):
+#   w1:      1 worker on CPU 1; both napi threads on CPU 1
+#   w2:      2 workers, one per core, each where its queue is filled:
+#            bridge: queue 0's worker and napi thread on CPU 1, queue 1's on
+#            CPU 0 (shared with the generator: the machine has 2 cores);
+#            direct: queue q's worker on CPU q, beside its generator
+#   w2same:  2 workers, both on CPU 1, napi threads too: the cost of the
+#            hand-off itself, without the cross-core cache traffic
+#
+# Two paths (BENCH_PATHS, default both):
+#   bridge: light load. One generator (CPU 0) -> bridge -> builder veth; the
+#           generator's core caps the offer near 0.3 Mfr/s, the workers are
+#           mostly asleep and the cost per frame is mostly waking up.
+#   direct: saturated. A second veth pair with 2 queues straight into the
+#           builder; one generator per core (CPU 0 and CPU 1: a veth puts a
+#           peer's XDP frames on queue CPU % queues, so each fills one
+#           queue). Both cores are busy, the RX rings stay full, workers
+#           never sleep: the cost per frame of the work itself. Default
+#           NAPI there (the kernel's copy runs in the generators' context).
 #
 # Figure: CPU ns per frame summed over the builder's threads (any core) and,
 # separately, over the napi threads (the kernel's copy into the UMEM), from
@@ -19,7 +38,8 @@
 # BENCH_RUNS runs (3; 1 with BENCH_QUICK=1) of BENCH_SECONDS (3; 1.5 quick)
 # per point, medians. Writes $OUT/bench/multiqueue.{json,csv,png}.
 # BENCH_CASES="l1 hlt one", BENCH_RATE (events/s per source, 0 = flat out),
-# BENCH_KEEP=1 keeps the per-run files.
+# BENCH_KEEP=1 keeps the per-run files; BENCH_PERF=DIR records `perf record -g`
+# of the builder's threads for each run into DIR.
 set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -29,11 +49,15 @@ QUICK=${BENCH_QUICK:-}
 RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
 SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1.5 || echo 3)}
 CASES=${BENCH_CASES:-l1 hlt one}
+CONFIGS=${BENCH_CONFIGS:-w1 w2 w2same}
+PATHS=${BENCH_PATHS:-direct bridge}
 RATE=${BENCH_RATE:-0}
 NSRC=64
 X=$ROOT/$OUT/xevb
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 HELP=$ROOT/scripts/bench/mq.py
+# Debian's python3 has python3-matplotlib (install-deps.sh); a pyenv one may not.
+PY=$([[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || echo python3)
 TMP=$(mktemp -d /tmp/xevb-mq.XXXXXX)
 ROWS=$TMP/rows.jsonl
 BPID=
@@ -56,6 +80,8 @@ mkdir -p "$OUT/bench"
 : >"$ROWS"
 
 napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
+# The new napi threads (pids), in napi id order: veth creates them queue by queue.
+napi_new() { comm -13 "$1" <(napi_pids) | while read -r p; do echo "$(cut -d- -f2 <"/proc/$p/comm") $p"; done | sort -n | awk '{ print $2 }'; }
 
 wait_for() { # FILE PATTERN PID
 	local i
@@ -67,17 +93,22 @@ wait_for() { # FILE PATTERN PID
 	return 1
 }
 
-# run_one CASE WORKERS RUN
+# run_one CASE CONFIG RUN   (PATH_NAME, BDEV: which path)
 run_one() {
-	local case=$1 nw=$2 run=$3 d=$TMP/$1-$2-$3 napi p rc=0
-	local wargs=(--workers 1) pin=(taskset -c 1)
+	local case=$1 cfg=$2 run=$3 d=$TMP/$PATH_NAME-$1-$2-$3 napi="" p q rc=0 nw=1 gpids=()
+	local wargs=(--workers 1) pin=(taskset -c 1) ncpu=(1 1)
 	mkdir -p "$d"
-	if ((nw > 1)); then
-		wargs=(--workers "$nw" --cpus 1,0)
-		pin=()
-	fi
+	case $cfg in
+	w2)
+		# Each queue's worker where that queue is filled: bridge, its napi
+		# thread (set below); direct, the generator's core (queue = CPU).
+		nw=2 pin=() ncpu=(1 0)
+		[[ $PATH_NAME == direct ]] && ncpu=(0 1)
+		wargs=(--workers 2 --cpus "${ncpu[0]},${ncpu[1]}") ;;
+	w2same) nw=2 wargs=(--workers 2 --cpus 1,1) pin=() ;;
+	esac
 	napi_pids >"$d/napi0"
-	ip netns exec "$BNS" "${pin[@]}" "$X" build --dev eth0 --queues 0-1 "${wargs[@]}" --sources "0-$((NSRC - 1))" \
+	ip netns exec "$BNS" "${pin[@]}" "$X" build --dev "$BDEV" --queues 0-1 "${wargs[@]}" --sources "0-$((NSRC - 1))" \
 		--no-forward --timeout-ms 20 --window 65536 --frames 16384 --rx-ring 8192 --frame-size 2048 \
 		--json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	BPID=$!
@@ -85,39 +116,75 @@ run_one() {
 		echo "builder did not start: $(tail -3 "$d/build.err")" >&2
 		return 1
 	fi
-	# XDP gave the veth its NAPI instances: move them to threads, on CPU 1.
-	ip netns exec "$BNS" sh -c 'echo 1 > /sys/class/net/eth0/threaded'
-	napi=$(comm -13 "$d/napi0" <(napi_pids) | tr '\n' ' ')
-	for p in $napi; do taskset -p -c 1 "$p" >/dev/null; done
+	if [[ $PATH_NAME == bridge ]]; then
+		# XDP gave the veth its NAPI instances: move them to threads, by queue.
+		ip netns exec "$BNS" sh -c 'echo 1 > /sys/class/net/eth0/threaded'
+		napi=$(napi_new "$d/napi0" | tr '\n' ' ')
+		q=0
+		for p in $napi; do
+			taskset -p -c "${ncpu[$q]:-1}" "$p" >/dev/null
+			q=$((q + 1))
+		done
+	fi
 	sleep 0.2
 	# shellcheck disable=SC2086
 	python3 "$HELP" snap "$BPID" $napi >"$d/s0"
-	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dest "$BADDR" --dev eth0 --mode live \
-		--src-addr-base 198.18.1.100 --source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" \
-		--rate "$RATE" --duration "$SECS" --no-end-of-run --json --quiet >"$d/src.json" 2>"$d/src.err" ||
-		echo "source failed: $(tail -2 "$d/src.err")" >&2
+	local perfpid=""
+	if [[ -n ${BENCH_PERF:-} ]]; then
+		# Where the builder's threads spend their time (software clock samples).
+		mkdir -p "$BENCH_PERF"
+		perf record -q -e cpu-clock -g -p "$BPID" -o "$BENCH_PERF/$case-$cfg-$run.data" -- sleep "$SECS" >/dev/null 2>&1 &
+		perfpid=$!
+	fi
+	if [[ $PATH_NAME == bridge ]]; then
+		ip netns exec "$SRCNS" taskset -c 0 "$X" source --dest "$BADDR" --dev eth0 --mode live \
+			--src-addr-base 198.18.1.100 --source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" \
+			--rate "$RATE" --duration "$SECS" --no-end-of-run --json --quiet >"$d/src.json" 2>"$d/src.err" ||
+			echo "source failed: $(tail -2 "$d/src.err")" >&2
+	else
+		# Half the sources each; the same event_ids, so events still need both queues.
+		for q in 0 1; do
+			ip netns exec "$SRCNS" taskset -c "$q" "$X" source --dest "$BADDR" --dev eth1 --mode live \
+				--dst-mac 02:18:02:01:00:01 --src-addr "$SADDR" \
+				--source-ids "$((q * NSRC / 2))-$(((q + 1) * NSRC / 2 - 1))" --pack "$PACK" --frag-size "$FRAG" \
+				--rate "$RATE" --duration "$SECS" --no-end-of-run --json --quiet >"$d/src$q.json" 2>"$d/src$q.err" &
+			gpids+=($!)
+		done
+		for q in 0 1; do
+			wait "${gpids[$q]}" || echo "source $q failed: $(tail -2 "$d/src$q.err")" >&2
+		done
+		cp "$d/src0.json" "$d/src.json"
+	fi
 	sleep 0.3
+	[[ -n $perfpid ]] && wait "$perfpid"
 	# shellcheck disable=SC2086
 	python3 "$HELP" snap "$BPID" $napi >"$d/s1"
 	kill -INT "$BPID" 2>/dev/null || true
 	wait "$BPID" || rc=$?
 	BPID=
-	ip netns exec "$BNS" sh -c 'echo 0 > /sys/class/net/eth0/threaded' 2>/dev/null || true
+	[[ $PATH_NAME == bridge ]] && { ip netns exec "$BNS" sh -c 'echo 0 > /sys/class/net/eth0/threaded' 2>/dev/null || true; }
 	((rc == 0)) || echo "builder exit status $rc: $(tail -2 "$d/build.err")" >&2
-	python3 "$HELP" run case="$case" workers="$nw" run="$run" rc="$rc" s0="$d/s0" s1="$d/s1" \
+	python3 "$HELP" run path="$PATH_NAME" case="$case" config="$cfg" workers="$nw" run="$run" rc="$rc" s0="$d/s0" s1="$d/s1" \
 		src="$d/src.json" bld="$d/build.json" >>"$ROWS"
 	python3 -c '
 import json, sys
 r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-print("  %-4s %d worker(s) run %s: %.3f Mfr/s, builder %.0f ns/frame, napi %.0f, busy %.0f, hand-off %.2f/frame, queues %s%s" % (
-    r["case"], r["workers"], r["run"], r["mframes_per_s"], r["builder_ns_per_frame"] or 0, r["napi_ns_per_frame"] or 0,
+print("  %-6s %-4s %-6s run %s: %.3f Mfr/s, builder %.0f ns/frame, napi %.0f, busy %.0f, hand-off %.2f/frame, queues %s%s" % (
+    r["path"], r["case"], r["config"], r["run"], r["mframes_per_s"], r["builder_ns_per_frame"] or 0, r["napi_ns_per_frame"] or 0,
     r["busy_ns_per_frame"] or 0, r["handoff_per_frame"], r["queue_frames"], "" if r["ok"] else "  FAILED"))' "$ROWS"
 }
 
 P="xevb$$mq"
 tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --queues 2 --xdp-pass "$PASS"
-SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) BADDR=$(tb_addr builder 0)
+SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) BADDR=$(tb_addr builder 0) SADDR=$(tb_addr source 0)
+# The direct path: source eth1 <-> builder eth1, 2 queues each, no address.
+ip link add eth1 netns "$SRCNS" numtxqueues 2 numrxqueues 2 address 02:18:01:01:00:01 type veth \
+	peer name eth1 netns "$BNS" numtxqueues 2 numrxqueues 2 address 02:18:02:01:00:01
+ip -n "$SRCNS" link set eth1 up
+ip -n "$BNS" link set eth1 up
 echo "multi-queue: $NSRC sources (one address each), 2 RX queues, $RUNS x ${SECS}s a point, rate ${RATE:-0}"
+for PATH_NAME in $PATHS; do
+BDEV=$([[ $PATH_NAME == direct ]] && echo eth1 || echo eth0)
 for case in $CASES; do
 	case $case in
 	l1) PACK=25 FRAG=32 ;;
@@ -127,14 +194,17 @@ for case in $CASES; do
 	esac
 	for ((run = 1; run <= RUNS; run++)); do
 		# Alternate the order: drift on a shared machine hits both alike.
-		for nw in $( ((run % 2)) && echo "1 2" || echo "2 1"); do
-			run_one "$case" "$nw" "$run" || echo "  $case $nw workers run $run: FAILED" >&2
+		order=$CONFIGS
+		((run % 2)) || order=$(echo "$CONFIGS" | tr ' ' '\n' | tac | tr '\n' ' ')
+		for cfg in $order; do
+			run_one "$case" "$cfg" "$run" || echo "  $PATH_NAME $case $cfg run $run: FAILED" >&2
 		done
 	done
+done
 done
 tb_down "$P"
 TB_CREATED=${TB_CREATED/ $P/}
 
 meta=$(python3 scripts/bench/meta.py bench=multiqueue runs="$RUNS" seconds="$SECS" cases="$CASES" rate="$RATE" \
-	sources="$NSRC" cpus="generator 0; 1 worker: CPU 1; 2 workers: CPUs 1,0; napi threads: CPU 1")
-python3 "$HELP" report "$ROWS" "$OUT/bench" "$meta"
+	sources="$NSRC" configs="$CONFIGS" paths="$PATHS" cpus="generator 0; w1: worker+napi CPU 1; w2: worker/napi of queue 0 CPU 1, queue 1 CPU 0; w2same: all CPU 1")
+"$PY" "$HELP" report "$ROWS" "$OUT/bench" "$meta"

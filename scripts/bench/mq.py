@@ -70,7 +70,7 @@ def cmd_run(args):
     bns = s1["builder_ns"] - s0["builder_ns"]
     nns = s1["napi_ns"] - s0["napi_ns"]
     row = {
-        "case": kv["case"], "workers": int(kv["workers"]), "run": int(kv["run"]),
+        "path": kv.get("path", "bridge"), "case": kv["case"], "config": kv["config"], "workers": int(kv["workers"]), "run": int(kv["run"]),
         "frames": fr, "frags": frags, "frags_per_frame": frags / fr if fr else 0,
         "frame_bytes": b["rx_bytes"] / fr if fr else 0,
         "seconds": dt, "mframes_per_s": fr / dt / 1e6 if dt else 0,
@@ -122,12 +122,14 @@ def cmd_report(args):
     rows = [json.loads(l) for l in open(args[0]) if l.strip()]
     out, meta = args[1], json.loads(args[2])
     pts = []
-    for case in sorted({r["case"] for r in rows}, key=lambda c: [r["frags_per_frame"] for r in rows if r["case"] == c][0]):
-        for nw in sorted({r["workers"] for r in rows}):
-            rs = [r for r in rows if r["case"] == case and r["workers"] == nw and r["ok"]]
+    # A point: path:case (direct:l1 ...) and configuration.
+    key = lambda r: "%s:%s" % (r["path"], r["case"])
+    for case in sorted({key(r) for r in rows}, key=lambda c: (c.split(":")[0], [r["frags_per_frame"] for r in rows if key(r) == c][0])):
+        for cf in sorted({r["config"] for r in rows}):
+            rs = [r for r in rows if key(r) == case and r["config"] == cf and r["ok"]]
             if not rs:
                 continue
-            p = {"case": case, "workers": nw, "runs": len(rs)}
+            p = {"case": case, "path": rs[0]["path"], "config": cf, "workers": rs[0]["workers"], "runs": len(rs)}
             for k in ("frames", "frags_per_frame", "frame_bytes", "mframes_per_s", "builder_ns_per_frame",
                       "napi_ns_per_frame", "rx_side_ns_per_frame", "busy_ns_per_frame", "handoff_per_frame"):
                 p[k] = med(rs, k)
@@ -135,17 +137,18 @@ def cmd_report(args):
             pts.append(p)
     ratios = {}
     for case in {p["case"] for p in pts}:
-        one = [p for p in pts if p["case"] == case and p["workers"] == 1]
-        two = [p for p in pts if p["case"] == case and p["workers"] == 2]
-        if one and two and one[0]["builder_ns_per_frame"]:
-            ratios[case] = {
-                "builder_ns_2w_over_1w": two[0]["builder_ns_per_frame"] / one[0]["builder_ns_per_frame"],
-                "rx_side_ns_2w_over_1w": two[0]["rx_side_ns_per_frame"] / one[0]["rx_side_ns_per_frame"],
-                "within_10pct": two[0]["builder_ns_per_frame"] <= 1.10 * one[0]["builder_ns_per_frame"],
+        one = [p for p in pts if p["case"] == case and p["config"] == "w1"]
+        for two in [p for p in pts if p["case"] == case and p["config"] != "w1"]:
+            if not one or not one[0]["builder_ns_per_frame"]:
+                continue
+            ratios["%s %s/w1" % (case, two["config"])] = {
+                "builder_ns_ratio": two["builder_ns_per_frame"] / one[0]["builder_ns_per_frame"],
+                "rx_side_ns_ratio": two["rx_side_ns_per_frame"] / one[0]["rx_side_ns_per_frame"],
+                "within_10pct": two["rx_side_ns_per_frame"] <= 1.10 * one[0]["rx_side_ns_per_frame"],
             }
     model, proj = {}, []
-    for nw in sorted({p["workers"] for p in pts}):
-        q = [p for p in pts if p["workers"] == nw]
+    for nw in sorted({"%s:%s" % (p["path"], p["config"]) for p in pts}):
+        q = [p for p in pts if "%s:%s" % (p["path"], p["config"]) == nw]
         a, b = fit([(p["frags_per_frame"], p["builder_ns_per_frame"]) for p in q])
         na, nb = fit([(p["frags_per_frame"], p["napi_ns_per_frame"] or 0) for p in q])
         model[nw] = {"builder_ns_per_frame_fixed": a, "builder_ns_per_fragment": b,
@@ -157,7 +160,7 @@ def cmd_report(args):
             fps = frames_per_s(fb)
             bns = a + b * nf
             nns = (na or 0) + (nb or 0) * nf
-            proj.append({"traffic": name, "workers": nw, "frame_bytes": fb, "mframes_per_s": fps / 1e6,
+            proj.append({"traffic": name, "config": nw, "frame_bytes": fb, "mframes_per_s": fps / 1e6,
                          "builder_ns_per_frame": bns, "napi_ns_per_frame": nns,
                          "builder_cores": fps * bns / 1e9, "with_kernel_rx_cores": fps * (bns + nns) / 1e9})
     res = {"meta": meta, "results": rows, "points": pts, "ratios": ratios, "model": model, "projection": proj}
@@ -170,40 +173,42 @@ def cmd_report(args):
         wr.writeheader()
         for r in rows:
             wr.writerow({**r, "queue_frames": " ".join(map(str, r["queue_frames"]))})
-    print("%-10s %2s %6s %8s %9s %9s %9s %9s %8s" % ("case", "w", "fr/pk", "Mfr/s", "bld ns/fr", "napi ns", "bld ns/fg",
+    print("%-12s %6s %6s %8s %9s %9s %9s %9s %8s" % ("case", "config", "fr/pk", "Mfr/s", "bld ns/fr", "napi ns", "bld ns/fg",
                                                      "busy ns", "handoff"))
     for p in pts:
-        print("%-10s %2d %6.1f %8.3f %9.0f %9.0f %9.1f %9.0f %8.2f" % (
-            p["case"], p["workers"], p["frags_per_frame"], p["mframes_per_s"], p["builder_ns_per_frame"],
+        print("%-12s %6s %6.1f %8.3f %9.0f %9.0f %9.1f %9.0f %8.2f" % (
+            p["case"], p["config"], p["frags_per_frame"], p["mframes_per_s"], p["builder_ns_per_frame"],
             p["napi_ns_per_frame"] or 0, p["builder_ns_per_frag"] or 0, p["busy_ns_per_frame"] or 0,
             p["handoff_per_frame"] or 0))
     for c, r in sorted(ratios.items()):
-        print("%-10s 2 workers / 1 worker: builder %.3f, builder+napi %.3f (target <= 1.10: %s)" % (
-            c, r["builder_ns_2w_over_1w"], r["rx_side_ns_2w_over_1w"], "met" if r["within_10pct"] else "NOT met"))
+        print("%-20s CPU per frame ratio: builder %.3f, builder+napi %.3f (target <= 1.10: %s)" % (
+            c, r["builder_ns_ratio"], r["rx_side_ns_ratio"], "met" if r["within_10pct"] else "NOT met"))
     for nw, m in sorted(model.items()):
         if m["builder_ns_per_frame_fixed"] is not None:
-            print("model %d worker(s): builder %.0f ns/frame + %.1f ns/fragment; napi %.0f + %.1f" % (
+            print("model %-13s: builder %.0f ns/frame + %.1f ns/fragment; napi %.0f + %.1f" % (
                 nw, m["builder_ns_per_frame_fixed"], m["builder_ns_per_fragment"],
                 m["napi_ns_per_frame_fixed"] or 0, m["napi_ns_per_fragment"] or 0))
     for p in proj:
-        print("100 Gb/s %-22s %d worker(s): %.2f Mfr/s x %.0f ns = %.1f cores (%.1f with the kernel's copy-mode receive)" % (
-            p["traffic"], p["workers"], p["mframes_per_s"], p["builder_ns_per_frame"], p["builder_cores"],
+        print("100 Gb/s %-22s %-13s: %.2f Mfr/s x %.0f ns = %.1f cores (%.1f with the kernel's copy-mode receive)" % (
+            p["traffic"], p["config"], p["mframes_per_s"], p["builder_ns_per_frame"], p["builder_cores"],
             p["with_kernel_rx_cores"]))
     try:
         import matplotlib
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
-        cases = sorted({p["case"] for p in pts}, key=lambda c: [p["frags_per_frame"] for p in pts if p["case"] == c][0])
-        fig, ax = plt.subplots(figsize=(7, 4))
-        width = 0.38
-        for i, nw in enumerate(sorted({p["workers"] for p in pts})):
-            ys = [next((p["builder_ns_per_frame"] for p in pts if p["case"] == c and p["workers"] == nw), 0) for c in cases]
-            ns = [next((p["napi_ns_per_frame"] or 0 for p in pts if p["case"] == c and p["workers"] == nw), 0) for c in cases]
-            xs = [j + (i - 0.5) * width for j in range(len(cases))]
-            ax.bar(xs, ys, width, label="builder, %d worker%s" % (nw, "s" if nw > 1 else ""))
-            ax.bar(xs, ns, width, bottom=ys, alpha=0.4, label="napi (kernel copy), %d worker%s" % (nw, "s" if nw > 1 else ""))
+        cases = [c for c in dict.fromkeys(p["case"] for p in pts)]
+        fig, ax = plt.subplots(figsize=(10, 4.5))
+        cfgs = sorted({p["config"] for p in pts})
+        width = 0.8 / len(cfgs)
+        for i, nw in enumerate(cfgs):
+            ys = [next((p["builder_ns_per_frame"] for p in pts if p["case"] == c and p["config"] == nw), 0) for c in cases]
+            ns = [next((p["napi_ns_per_frame"] or 0 for p in pts if p["case"] == c and p["config"] == nw), 0) for c in cases]
+            xs = [j + (i - (len(cfgs) - 1) / 2) * width for j in range(len(cases))]
+            bars = ax.bar(xs, ys, width, label="builder threads, " + nw)
+            ax.bar(xs, ns, width, bottom=ys, alpha=0.35, color=bars[0].get_facecolor(), hatch="//",
+                   label="napi threads (kernel copy), " + nw)
         ax.set_xticks(range(len(cases)))
-        ax.set_xticklabels(["%s\n%.0f frags/frame" % (c, next(p["frags_per_frame"] for p in pts if p["case"] == c)) for c in cases])
+        ax.set_xticklabels(["%s\n%.0f frags/frame" % (c, next(p["frags_per_frame"] for p in pts if p["case"] == c)) for c in cases], fontsize=8)
         ax.set_ylabel("CPU ns per frame (all cores)")
         ax.set_title("Multi-queue receive: CPU per frame, 1 vs 2 workers (2 RX queues)")
         ax.legend(fontsize=8)

@@ -34,6 +34,14 @@
 #define RX_BATCH 64
 #define HO_BATCH 64
 #define PREFETCH_AHEAD 2
+/*
+ * A sleeping owner is woken (eventfd) only once this many entries wait for
+ * it; fewer wait at most LAZY_POLL_MS, its poll() timeout while anything is
+ * in flight. A wake-up is a context switch each side (microseconds in a
+ * VM): waking per batch would cost more than building the frames.
+ */
+#define WAKE_BACKLOG 64
+#define LAZY_POLL_MS 1
 
 struct rx_src {              /* receive-side, per source */
 	uint64_t packets, seq_gaps;
@@ -43,7 +51,7 @@ struct rx_src {              /* receive-side, per source */
 
 struct wstats {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t ho_sent, ho_recv, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits;
+	uint64_t ho_sent, ho_recv, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
 };
 
@@ -114,14 +122,21 @@ static inline void local_unref(struct worker *w, uint32_t idx)
 		xevb_xsk_release(w->bw->c.xsk, idx);
 }
 
-static void wake(struct worker *peer)
+static bool wake(struct worker *peer)
 {
 	uint64_t one = 1;
 
 	/* Pairs with the fence in idle(): either it sees our entries, or we see it asleep. */
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
-	if (__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
-		(void)!write(peer->efd, &one, sizeof(one));
+	if (!__atomic_load_n(&peer->sleeping, __ATOMIC_RELAXED))
+		return false;
+	(void)!write(peer->efd, &one, sizeof(one));
+	return true;
+}
+
+static inline uint32_t backlog(const struct xevb_spsc *r)
+{
+	return r->prod_head - __atomic_load_n(&r->tail, __ATOMIC_RELAXED);
 }
 
 static void publish_all(struct worker *w)
@@ -135,8 +150,8 @@ static void publish_all(struct worker *w)
 			continue;
 		any = xevb_spsc_publish(&bw->ho[w->id][o]);
 		any |= xevb_spsc_publish(&bw->ret[w->id][o]);
-		if (any)
-			wake(&bw->w[o]);
+		if (any && (backlog(&bw->ho[w->id][o]) >= WAKE_BACKLOG || backlog(&bw->ret[w->id][o]) >= WAKE_BACKLOG))
+			w->st.wakes += wake(&bw->w[o]);
 	}
 }
 
@@ -258,6 +273,8 @@ static void dispatch(struct worker *w, uint32_t idx, const uint8_t *data,
 			e->rec_off = p->count ? (uint16_t)(w->frags[p->first].payload_off - XEVB_REC_HLEN) : 0;
 			e->n_walk = p->count ? (uint16_t)(p->last - p->first + 1) : 0;
 			e->flags = p->filter ? XEVB_HO_F_FILTER : 0;
+			e->span = p->count ? (uint16_t)(w->frags[p->last].payload_off + XEVB_PAD4(w->frags[p->last].length) -
+						       w->frags[p->first].payload_off + XEVB_REC_HLEN) : 0;
 			e->pad = 0;
 			xevb_spsc_push(r);
 			w->st.ho_sent++;
@@ -316,9 +333,10 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 		if (s == w->id)
 			continue;
 		for (uint32_t b = 0; b < max_batches && (n = xevb_spsc_peek(r, HO_BATCH)); b++) {
+			/* The records sit in the other core's cache: ask for all their lines early. */
 			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++) {
 				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
-				__builtin_prefetch(fd[e->frame_idx] + e->rec_off, 0, 3);
+				prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
 			}
 			for (uint32_t i = 0; i < n; i++) {
 				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
@@ -327,7 +345,7 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 
 				if (i + PREFETCH_AHEAD < n) {
 					const struct xevb_ho_ent *a = xevb_spsc_at(r, i + PREFETCH_AHEAD);
-					__builtin_prefetch(fd[a->frame_idx] + a->rec_off, 0, 3);
+					prefetch_frame(fd[a->frame_idx] + a->rec_off, a->span);
 				}
 				xevb_ho_walk(frame, e, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
 				xevb_builder_add_mep(w->b, e->frame_idx, frame, &pi, w->part, now);
@@ -375,8 +393,12 @@ static void idle(struct worker *w)
 		for (uint32_t i = 0; i < w->n_q; i++)
 			pfd[n++] = (struct pollfd){ .fd = w->bw->c.xsk->q[w->q[i]].fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = w->efd, .events = POLLIN };
+		bool busy_out = w->st.ho_sent != w->st.ret_recv || w->st.ret_sent != w->st.ho_recv ||
+				xevb_builder_stats(w->b)->open_events;
+		int ms = busy_out && w->bw->c.poll_ms > LAZY_POLL_MS ? LAZY_POLL_MS : w->bw->c.poll_ms;
+
 		w->st.polls++;
-		if (poll(pfd, n, w->bw->c.poll_ms) > 0 && (pfd[n - 1].revents & POLLIN)) {
+		if (poll(pfd, n, ms) > 0 && (pfd[n - 1].revents & POLLIN)) {
 			uint64_t v;
 			(void)!read(w->efd, &v, sizeof(v));
 		}
@@ -739,7 +761,7 @@ void bw_json(struct bw *bw, FILE *f)
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
 		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
 			"\"handoff_received\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
-			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"frags_received\":%llu,"
+			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"frags_received\":%llu,"
 			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
 			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
@@ -747,6 +769,7 @@ void bw_json(struct bw *bw, FILE *f)
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.split_meps,
 			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
 			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
+			(unsigned long long)w->st.wakes,
 			(unsigned long long)b->frags_received, (unsigned long long)b->frags_in_events,
 			(unsigned long long)b->events_opened, (unsigned long long)b->events_complete,
 			(unsigned long long)b->events_incomplete, b->run_ended ? "true" : "false");
