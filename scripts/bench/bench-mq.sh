@@ -36,7 +36,8 @@
 #   hlt: 10 x 100 B fragments a packet (1170-byte frames)
 #   one:  1 x 32 B (82-byte frames): with l1, pins down per-frame vs per-fragment cost
 # BENCH_RUNS runs (3; 1 with BENCH_QUICK=1) of BENCH_SECONDS (3; 1.5 quick)
-# per point, medians. Writes $OUT/bench/multiqueue.{json,csv,png}.
+# per point, medians. Writes $OUT/bench/mq.{json,csv,png}; docs/bench/multiqueue.md
+# reads them.
 # BENCH_CASES="l1 hlt one", BENCH_RATE (events/s per source, 0 = flat out),
 # BENCH_KEEP=1 keeps the per-run files; BENCH_PERF=DIR records `perf record -g`
 # of the builder's threads for each run into DIR.
@@ -169,8 +170,8 @@ run_one() {
 	python3 -c '
 import json, sys
 r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
-print("  %-6s %-4s %-6s run %s: %.3f Mfr/s, builder %.0f ns/frame, napi %.0f, busy %.0f, hand-off %.2f/frame, queues %s%s" % (
-    r["path"], r["case"], r["config"], r["run"], r["mframes_per_s"], r["builder_ns_per_frame"] or 0, r["napi_ns_per_frame"] or 0,
+print("  %-6s %-4s %-6s run %s: %.3f Mfr/s, builder %.0f ns/frame (user %.0f), napi %.0f, busy %.0f, hand-off %.2f/frame, queues %s%s" % (
+    r["path"], r["case"], r["config"], r["run"], r["mframes_per_s"], r["builder_ns_per_frame"] or 0, r["user_ns_per_frame"] or 0, r["napi_ns_per_frame"] or 0,
     r["busy_ns_per_frame"] or 0, r["handoff_per_frame"], r["queue_frames"], "" if r["ok"] else "  FAILED"))' "$ROWS"
 }
 
