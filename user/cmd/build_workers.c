@@ -716,7 +716,7 @@ void bw_stop(struct bw *bw)
 		open += xevb_builder_stats(bw->w[i].b)->open_events;
 	if (open)
 		xevb_warn("stop: %llu event(s) still open after the expiry", (unsigned long long)open);
-	xevb_info("stop: %u workers joined; open events left by --timeout-policy (emitted INCOMPLETE or discarded)",
+	xevb_info("stop: %u workers drained their rings and timed out their open events by --timeout-policy",
 		  bw->n);
 }
 
