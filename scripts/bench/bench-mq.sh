@@ -16,6 +16,9 @@
 #            direct: queue q's worker on CPU q, beside its generator
 #   w2same:  2 workers, both on CPU 1, napi threads too: the cost of the
 #            hand-off itself, without the cross-core cache traffic
+#   w1c, w2c: w1 and w2 through the worker threads with --coalesce-us
+#            BENCH_COALESCE (200): a nap after work before sleeping, so
+#            each wake-up takes a batch (w1c: --workers 1, same loop as w2c)
 #
 # Two paths (BENCH_PATHS, default both):
 #   bridge: light load. One generator (CPU 0) -> bridge -> builder veth; the
@@ -50,7 +53,8 @@ QUICK=${BENCH_QUICK:-}
 RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
 SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1.5 || echo 3)}
 CASES=${BENCH_CASES:-l1 hlt one}
-CONFIGS=${BENCH_CONFIGS:-w1 w2 w2same}
+CONFIGS=${BENCH_CONFIGS:-w1 w2 w1c w2c}
+COALESCE=${BENCH_COALESCE:-200}
 PATHS=${BENCH_PATHS:-direct bridge}
 RATE=${BENCH_RATE:-0}
 NSRC=64
@@ -100,12 +104,14 @@ run_one() {
 	local wargs=(--workers 1) pin=(taskset -c 1) ncpu=(1 1)
 	mkdir -p "$d"
 	case $cfg in
-	w2)
+	w1c) wargs=(--workers 1 --cpus 1 --coalesce-us "$COALESCE") pin=() ;;
+	w2 | w2c)
 		# Each queue's worker where that queue is filled: bridge, its napi
 		# thread (set below); direct, the generator's core (queue = CPU).
 		nw=2 pin=() ncpu=(1 0)
 		[[ $PATH_NAME == direct ]] && ncpu=(0 1)
-		wargs=(--workers 2 --cpus "${ncpu[0]},${ncpu[1]}") ;;
+		wargs=(--workers 2 --cpus "${ncpu[0]},${ncpu[1]}")
+		[[ $cfg == w2c ]] && wargs+=(--coalesce-us "$COALESCE") ;;
 	w2same) nw=2 wargs=(--workers 2 --cpus 1,1) pin=() ;;
 	esac
 	napi_pids >"$d/napi0"
@@ -207,5 +213,5 @@ tb_down "$P"
 TB_CREATED=${TB_CREATED/ $P/}
 
 meta=$(python3 scripts/bench/meta.py bench=multiqueue runs="$RUNS" seconds="$SECS" cases="$CASES" rate="$RATE" \
-	sources="$NSRC" configs="$CONFIGS" paths="$PATHS" cpus="generator 0; w1: worker+napi CPU 1; w2: worker/napi of queue 0 CPU 1, queue 1 CPU 0; w2same: all CPU 1")
+	sources="$NSRC" configs="$CONFIGS" paths="$PATHS" coalesce_us="$COALESCE" cpus="generator 0; w1: worker+napi CPU 1; w2: worker/napi of queue 0 CPU 1, queue 1 CPU 0; w2same: all CPU 1")
 "$PY" "$HELP" report "$ROWS" "$OUT/bench" "$meta"

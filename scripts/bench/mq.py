@@ -155,11 +155,13 @@ def cmd_report(args):
             pts.append(p)
     ratios = {}
     for case in {p["case"] for p in pts}:
-        one = [p for p in pts if p["case"] == case and p["config"] == "w1"]
-        for two in [p for p in pts if p["case"] == case and p["config"] != "w1"]:
+        for two in [p for p in pts if p["case"] == case and p["config"] not in ("w1", "w1c")]:
+            # A coalescing configuration against the coalescing single worker.
+            base = "w1c" if two["config"].endswith("c") else "w1"
+            one = [p for p in pts if p["case"] == case and p["config"] == base]
             if not one or not one[0]["builder_ns_per_frame"]:
                 continue
-            ratios["%s %s/w1" % (case, two["config"])] = {
+            ratios["%s %s/%s" % (case, two["config"], base)] = {
                 "builder_ns_ratio": two["builder_ns_per_frame"] / one[0]["builder_ns_per_frame"],
                 "rx_side_ns_ratio": two["rx_side_ns_per_frame"] / one[0]["rx_side_ns_per_frame"],
                 "user_ns_ratio": (two["user_ns_per_frame"] / one[0]["user_ns_per_frame"]) if one[0]["user_ns_per_frame"] else None,

@@ -76,5 +76,5 @@ PY
 }
 
 mq_case mq_b64 20000 64
-mq_case mq_b1 6000 1 --busy-poll
+mq_case mq_b1 6000 1 --coalesce-us 100
 e2e_finish

@@ -24,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <time.h>
 #include <unistd.h>
 #include <xevb/cli.h>
 #include <xevb/handoff.h>
@@ -51,7 +52,7 @@ struct rx_src {              /* receive-side, per source */
 
 struct wstats {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t ho_sent, ho_recv, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes;
+	uint64_t ho_sent, ho_recv, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
 };
 
@@ -68,6 +69,7 @@ struct worker {
 	int efd;
 	uint32_t sleeping;
 	uint32_t run_ended;
+	bool napped;             /* the last idle turn was a nap: sleep for real now */
 	uint8_t *fref;           /* shares still out, per frame of our queues */
 	struct wstats st;
 	struct rx_src *rsrc;     /* [XEVB_MAX_SOURCES] */
@@ -387,6 +389,19 @@ static void idle(struct worker *w)
 	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
 	uint32_t n = 0;
 
+	/*
+	 * Interrupt moderation: a worker woken by the first frame takes a few
+	 * frames per wake-up, and a wake-up costs microseconds. After work,
+	 * nap first: the next turn finds a batch. Only an idle nap sleeps.
+	 */
+	if (w->bw->c.coalesce_us && !w->napped) {
+		struct timespec ts = { 0, (long)w->bw->c.coalesce_us * 1000 };
+		w->napped = true;
+		w->st.naps++;
+		nanosleep(&ts, NULL);
+		return;
+	}
+	w->napped = false;
 	__atomic_store_n(&w->sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!inbound_pending(w) && !__atomic_load_n(&w->bw->stop, __ATOMIC_ACQUIRE)) {
@@ -461,7 +476,9 @@ static void *worker_main(void *arg)
 				xevb_output_maintain(w->out, now);
 			w->next_maint = now + 1000000000ull;
 		}
-		if (!got && !bw->c.busy)
+		if (got)
+			w->napped = false;
+		else if (!bw->c.busy)
 			idle(w);
 	}
 	/*
@@ -761,7 +778,7 @@ void bw_json(struct bw *bw, FILE *f)
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
 		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
 			"\"handoff_received\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
-			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"frags_received\":%llu,"
+			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,\"frags_received\":%llu,"
 			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
 			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
@@ -769,7 +786,7 @@ void bw_json(struct bw *bw, FILE *f)
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.split_meps,
 			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
 			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
-			(unsigned long long)w->st.wakes,
+			(unsigned long long)w->st.wakes, (unsigned long long)w->st.naps,
 			(unsigned long long)b->frags_received, (unsigned long long)b->frags_in_events,
 			(unsigned long long)b->events_opened, (unsigned long long)b->events_complete,
 			(unsigned long long)b->events_incomplete, b->run_ended ? "true" : "false");

@@ -35,6 +35,7 @@ struct bw_cfg {
 	bool file;                      /* out writes a file: shared, under a mutex */
 	uint32_t n_sources;
 	int poll_ms;
+	uint32_t coalesce_us;           /* idle: nap this long before sleeping in poll() */
 	uint32_t rx_ring;
 };
 

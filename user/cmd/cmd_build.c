@@ -44,7 +44,7 @@ enum {
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID,
 	O_METRICS,
-	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK,
+	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
 };
 
 static const struct xevb_opt opts[] = {
@@ -56,6 +56,7 @@ static const struct xevb_opt opts[] = {
 	{ "workers", O_WORKERS, "N", "receive threads, queue i served by worker i % N; events owned by id block (default 1)" },
 	{ "cpus", O_CPUS, "LIST", "--workers: pin worker w to the w-th CPU of LIST (default: CPU w)" },
 	{ "owner-block", O_OWNBLOCK, "N", "--workers: consecutive event_ids per owner, power of 2 (default 1024)" },
+	{ "coalesce-us", O_COALESCE, "US", "worker threads (even --workers 1): nap US after work before sleeping (default 0)" },
 	{ "proto", O_PROTO, "N", "raw IPv4 protocol of the MEPs (default 253, 0 = off)" },
 	{ "udp-port", O_UDPPORT, "N", "UDP port of the MEPs (default 23900, 0 = off)" },
 	{ "udp", O_UDP, NULL, "socket mode: receive on the UDP port instead of raw IP" },
@@ -307,7 +308,7 @@ int cmd_build(int argc, char **argv)
 	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
-	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0;
+	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0, coalesce_us = 0;
 	int cpus[XEVB_HO_MAX_CPUS];
 	uint64_t t_start, t_next, now;
 	struct build_ctl_cfg cc = {
@@ -342,6 +343,7 @@ int cmd_build(int argc, char **argv)
 			n_queues = (uint32_t)n;
 			break;
 		}
+		case O_COALESCE: if (!xevb_parse_u32("coalesce-us", arg, 0, 100000, &coalesce_us)) return 2; break;
 		case O_WORKERS: if (!xevb_parse_u32("workers", arg, 1, 16, &n_workers)) return 2; break;
 		case O_OWNBLOCK:
 			if (!xevb_parse_u32("owner-block", arg, 1, 1u << 20, &owner_block)) return 2;
@@ -445,8 +447,8 @@ int cmd_build(int argc, char **argv)
 		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
 		return 2;
 	}
-	if (n_workers > 1 && (socket_mode || cc.dfm || n_workers > n_queues)) {
-		xevb_err("--workers N needs the XDP path, no --dfm, and at least N --queues (one socket per queue)");
+	if ((n_workers > 1 || coalesce_us) && (socket_mode || cc.dfm || n_workers > n_queues)) {
+		xevb_err("--workers N and --coalesce-us need the XDP path, no --dfm, and at least N --queues (one socket per queue)");
 		return 2;
 	}
 	if (selftest && !user) {
@@ -596,13 +598,14 @@ int cmd_build(int argc, char **argv)
 	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
 	t_next = t_start + 1000000000ull;
 
-	if (n_workers > 1) {
+	if (n_workers > 1 || coalesce_us) {
 		struct bw_cfg wc = {
 			.xsk = &bd.xsk, .n_workers = n_workers, .cpus = cpus, .n_cpus = n_cpus,
 			.owner_shift = (uint32_t)__builtin_ctz(owner_block), .bcfg = bcfg, .pcfg = bd.pcfg,
 			.busy = busy, .bare = bd.bare, .out = &bd.out, .sinks = sinks, .n_sinks = n_sinks,
 			.file = output != NULL, .n_sources = (uint32_t)n_sources,
 			.poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100, .rx_ring = rx_ring,
+			.coalesce_us = coalesce_us,
 		};
 		bd.bw = bw_start(&wc);
 		if (!bd.bw)
