@@ -111,8 +111,8 @@ run_one() {
 		nw=2 pin=() ncpu=(1 0)
 		[[ $PATH_NAME == direct ]] && ncpu=(0 1)
 		wargs=(--workers 2 --cpus "${ncpu[0]},${ncpu[1]}")
-		[[ $cfg == w2c ]] && wargs+=(--coalesce-us "$COALESCE") ;;
-	w2same) nw=2 wargs=(--workers 2 --cpus 1,1) pin=() ;;
+		[[ $cfg == w2c ]] && wargs+=(--coalesce-us "$COALESCE") || wargs+=(--coalesce-us 0) ;;
+	w2same) nw=2 wargs=(--workers 2 --cpus 1,1 --coalesce-us 0) pin=() ;;
 	esac
 	napi_pids >"$d/napi0"
 	ip netns exec "$BNS" "${pin[@]}" "$X" build --dev "$BDEV" --queues 0-1 "${wargs[@]}" --sources "0-$((NSRC - 1))" \

@@ -75,6 +75,6 @@ eq("sink result", k["result"], "ok")
 PY
 }
 
-mq_case mq_b64 20000 64
+mq_case mq_b64 20000 64 --coalesce-us 0
 mq_case mq_b1 6000 1 --coalesce-us 100
 e2e_finish

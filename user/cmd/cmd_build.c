@@ -56,7 +56,7 @@ static const struct xevb_opt opts[] = {
 	{ "workers", O_WORKERS, "N", "receive threads, queue i served by worker i % N; events owned by id block (default 1)" },
 	{ "cpus", O_CPUS, "LIST", "--workers: pin worker w to the w-th CPU of LIST (default: CPU w)" },
 	{ "owner-block", O_OWNBLOCK, "N", "--workers: consecutive event_ids per owner, power of 2 (default 1024)" },
-	{ "coalesce-us", O_COALESCE, "US", "worker threads (even --workers 1): nap US after work before sleeping (default 0)" },
+	{ "coalesce-us", O_COALESCE, "US", "nap US after work before sleeping, so a wake-up takes a batch (default 200 with --workers > 1, else 0; with --workers 1 it selects the worker loop)" },
 	{ "proto", O_PROTO, "N", "raw IPv4 protocol of the MEPs (default 253, 0 = off)" },
 	{ "udp-port", O_UDPPORT, "N", "UDP port of the MEPs (default 23900, 0 = off)" },
 	{ "udp", O_UDP, NULL, "socket mode: receive on the UDP port instead of raw IP" },
@@ -308,7 +308,7 @@ int cmd_build(int argc, char **argv)
 	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
-	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0, coalesce_us = 0;
+	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0, coalesce_us = UINT32_MAX;
 	int cpus[XEVB_HO_MAX_CPUS];
 	uint64_t t_start, t_next, now;
 	struct build_ctl_cfg cc = {
@@ -447,6 +447,8 @@ int cmd_build(int argc, char **argv)
 		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
 		return 2;
 	}
+	if (coalesce_us == UINT32_MAX)
+		coalesce_us = n_workers > 1 ? 200 : 0;
 	if ((n_workers > 1 || coalesce_us) && (socket_mode || cc.dfm || n_workers > n_queues)) {
 		xevb_err("--workers N and --coalesce-us need the XDP path, no --dfm, and at least N --queues (one socket per queue)");
 		return 2;
