@@ -77,4 +77,20 @@ PY
 
 mq_case mq_b64 20000 64 --coalesce-us 0
 mq_case mq_b1 6000 1 --coalesce-us 100
+
+# --output FILE: the workers share one writer (under a mutex, per event).
+e2e_log "mq_file: 2 workers writing one file, owner block 4, default --coalesce-us"
+e2e_builder 0 mq_file.b --queues 0-1 --workers 2 --owner-block 4 --sources 0-11 \
+	--output "$E2E_WORK/events.bin" --exit-on-eor --duration 20
+E2E_DEST=$(tb_addr builder 0)
+e2e_source 0 mq_file.s0 --source-ids 0-5 --src-addr-base 198.18.1.100 --events 3000 --pack 9 --rate 20000
+e2e_source 1 mq_file.s1 --source-ids 6-11 --src-addr-base 198.18.1.200 --events 3000 --pack 4 --rate 20000
+e2e_wait_all
+e2e_sink_file mq_file.k "$E2E_WORK/events.bin" --expect-events 3000 --expect-sources 12
+e2e_check mq_file <<'PY'
+b, k = J("mq_file.b"), J("mq_file.k")
+eq("events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (3000, 0))
+eq("file: events, complete, duplicates, errors", (k["events"], k["complete"], k["duplicates"], k["errors"]), (3000, 3000, 0, 0))
+eq("file: fragments", k["fragments"], 36000)
+PY
 e2e_finish
