@@ -40,7 +40,8 @@
 # BENCH_MODES ("drop bare xdp socket"), BENCH_FWD ("0 1"): subsets.
 # BENCH_VARIANTS="NAME:ARGS|NAME:ARGS" runs each mode of BENCH_VARIANT_MODES
 # ("xdp") once per variant, ARGS added to `xevb build`, the variants of one
-# run back to back (A/B in one run); results carry "variant".
+# run back to back (A/B in one run); results carry "variant". ARGS may
+# start with bin=PATH: that xevb binary instead (A/B of code changes).
 set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -139,7 +140,12 @@ run_point() {
 run_one() {
 	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 vname=${6:-} vargs=${7:-}
 	local d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5${vname:+-$vname}
-	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0
+	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0 xb=$X
+	# a variant "bin=PATH ARGS" runs another build of xevb (A/B of code)
+	if [[ $vargs == bin=* ]]; then
+		xb=${vargs%% *} && xb=${xb#bin=}
+		[[ $vargs == *" "* ]] && vargs=${vargs#* } || vargs=
+	fi
 	mkdir -p "$d"
 	[[ $mode == drop ]] && { run_drop "$@"; return; }
 	case $mode in
@@ -162,7 +168,7 @@ run_one() {
 		bargs+=(--no-forward)
 	fi
 	napi_pids >"$d/napi0"
-	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$X" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
+	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$xb" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
 		"${BUILD_TUNING[@]}" --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} $vargs --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
