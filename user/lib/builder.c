@@ -320,6 +320,20 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	}
 }
 
+/*
+ * A timed-out event's row was last written a timeout ago: long gone from
+ * the cache. Fetch the row of the event after it while this one is emitted
+ * and released (each row is read twice: by emit and by the release loop).
+ */
+static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
+{
+	const char *p = (const char *)(b->rows + (size_t)idx * b->n_src);
+	size_t len = sizeof(struct xevb_frag_slot) * b->n_src;
+
+	for (size_t off = 0; off < len; off += 64)
+		__builtin_prefetch(p + off, 0, 3);
+}
+
 /* Time out the open events due at now_ns, oldest first. */
 static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 {
@@ -327,10 +341,14 @@ static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 
 	while (b->oldest != NO_SLOT) {
 		uint64_t age = now_ns - b->slots[b->oldest].open_ns;
+		uint32_t next;
 
 		/* A clock read before the event opened is not a timeout. */
 		if ((int64_t)age < 0 || age < t)
 			break;
+		next = b->slots[b->oldest].next;
+		if (next != NO_SLOT)
+			prefetch_row(b, next);
 		finish(b, b->oldest, FIN_TIMEOUT);
 	}
 }
