@@ -6,6 +6,8 @@ bench-*.sh): OUT/bench/NAME.json = {"bench", "meta" (meta.py), "results":
 flattened as a.b columns).
 
   benchlib.py write NAME OUTDIR ROWS.jsonl [KEY=JSON_OR_TEXT ...]
+      merge_key=K among them: rows of an existing NAME.json whose K is not
+      among the new rows' are kept (a benchmark run in pieces)
   benchlib.py csv JSON                       (re)writes the CSV next to JSON
 
 Runs under Debian's /usr/bin/python3 (its matplotlib draws the plots)."""
@@ -69,11 +71,17 @@ def cmd_write(args):
             if line.startswith("{"):
                 rows.append(json.loads(line))
     extra = dict(a.split("=", 1) for a in args[3:])
+    key = extra.pop("merge_key", None)
+    path = os.path.join(outdir, name + ".json")
+    if key and os.path.exists(path):
+        # keep the earlier run's rows this run did not measure (pieces run apart)
+        new = {r.get(key) for r in rows}
+        old = [r for r in json.load(open(path)).get("results", []) if r.get(key) not in new]
+        rows = old + rows
     doc = {"bench": name, "meta": meta(["%s=%s" % kv for kv in extra.items() if isinstance(value(kv[1]), (str, int, float))])}
     doc.update({k: value(v) for k, v in extra.items()})
     doc["results"] = rows
     os.makedirs(outdir, exist_ok=True)
-    path = os.path.join(outdir, name + ".json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
     write_csv(rows, os.path.join(outdir, name + ".csv"))
