@@ -21,7 +21,8 @@
 # usage: scripts/bench/bench-daq.sh [OUT]   env: BENCH_QUICK=1 (N = 1, 4,
 #   two sizes a MTU: ~2 min), DAQ_SECS (seconds of triggering a point, whole: 2
 #   quick, 3 full), DAQ_NS ("1 2 4 7"), DAQ_MODES ("xdp socket"), DAQ_MTUS
-#   ("1500 9000"). Full: about 12 minutes.
+#   ("1500 9000"), DAQ_SIZES (fragment bytes), BENCH_MERGE=1 (keep the rows of
+#   an earlier daq.json this run does not measure). Full: about 12 minutes.
 # Writes OUT/bench/daq.json, daq.csv, daq-*.png.
 set -uo pipefail
 OUT=${1:-build}
@@ -35,7 +36,9 @@ NS=(${DAQ_NS:-$([[ -n $QUICK ]] && echo "1 4" || echo "1 2 4 7")})
 MODES=(${DAQ_MODES:-xdp socket})
 MTUS=(${DAQ_MTUS:-1500 9000})
 # The seed's axis (100 B .. 64 kB); what an MTU cannot carry is skipped.
-if [[ -n $QUICK ]]; then
+if [[ -n ${DAQ_SIZES:-} ]]; then
+	SIZES=($DAQ_SIZES)
+elif [[ -n $QUICK ]]; then
 	SIZES=(100 1400 8900 16000 65000)
 else
 	SIZES=(100 400 1000 1400 4000 8900 16000 32000 65000)
@@ -56,12 +59,14 @@ skip() {  # MODE MTU NS NB SIZE REASON
 	python3 -c 'import json, sys
 m, mtu, ns, nb, size, why = sys.argv[1:]
 print(json.dumps({"mode": m, "mtu": int(mtu), "sources": int(ns), "builders": int(nb), "frag_size": int(size),
-                  "config": "%sx%s" % (ns, nb), "skipped": why}))' "$@"
+                  "config": "%sx%s" % (ns, nb), "key": "%s/%s/%sx%s/%s" % (m, mtu, ns, nb, size), "skipped": why}))' "$@"
 }
 
 point() {  # MODE MTU NSRC NBLD SIZE -> one JSON line on stdout
 	local mode=$1 mtu=$2 ns=$3 nb=$4 size=$5 k margs=()
 	[[ $mode == socket ]] && margs=(--mode socket --udp)
+	# socket mode receives into --frame-size buffers: jumbo frames need bigger ones
+	[[ $mode == socket ]] && ((mtu > 4000)) && margs+=(--frame-size 16384 --frames 4096)
 	PIDS=()
 	for ((k = 0; k < nb; k++)); do
 		ip netns exec "$(tb_ns builder "$k")" timeout 40 "$X" build --dev eth0 "${margs[@]}" \
@@ -70,7 +75,7 @@ point() {  # MODE MTU NSRC NBLD SIZE -> one JSON line on stdout
 		PIDS+=($!)
 	done
 	for ((k = 0; k < ns; k++)); do
-		ip netns exec "$(tb_ns source "$k")" timeout 40 "$X" source --dfm 198.18.4.1:23901 \
+		ip netns exec "$(tb_ns source "$k")" timeout 40 "$X" source --dfm 198.18.4.1:23901 --dev eth0 \
 			--udp --source-ids "$k" --frag-size "$size" --quiet --duration 30 \
 			>/dev/null 2>"$W/s$k.err" &
 		PIDS+=($!)
@@ -100,13 +105,12 @@ el = d.get("elapsed_s", 0)
 eps = d.get("complete", 0) / el if el else 0
 err = "" if d else "dfm gave no summary: " + open(w + "/dfm.err").read().strip()[-200:]
 print(json.dumps({"mode": mode, "mtu": mtu, "sources": ns, "builders": nb, "frag_size": size,
-                  "config": "%dx%d" % (ns, nb),
+                  "config": "%dx%d" % (ns, nb), "key": "%s/%d/%dx%d/%d" % (mode, mtu, ns, nb, size),
                   "events_per_s": round(eps, 1), "events_per_s_per_builder": round(eps / nb, 1),
                   "MB_per_s_per_builder": round(eps / nb * ns * size / 1e6, 3),
                   "triggered": d.get("triggered", 0), "complete": d.get("complete", 0),
                   "incomplete": d.get("incomplete", 0), "lost": d.get("lost_total", 0),
                   "builder_frags": sum(x.get("frags_received", 0) for x in b),
-                  "builder_seq_gaps": sum(x.get("seq_gaps", 0) or 0 for x in b),
                   "reask_events": sum(x.get("dfm_ctl", {}).get("reask_events", 0) for x in b),
                   "accounting_ok": d.get("accounting_ok", False), **({"error": err} if err else {})}))
 PY
@@ -137,7 +141,7 @@ for mtu in "${MTUS[@]}"; do
 	tb_down "$P"
 	TB_CREATED=${TB_CREATED/ $P/}
 done
-/usr/bin/python3 scripts/bench/benchlib.py write daq "$OUT/bench" "$W/points" seconds_per_point="$SECS" \
+/usr/bin/python3 scripts/bench/benchlib.py write daq "$OUT/bench" "$W/points" ${BENCH_MERGE:+merge_key=key} seconds_per_point="$SECS" \
 	dfm='"push, --pack 1, builders --credits 50, triggered as fast as credits allow"' \
 	model='"veth default NAPI: receive work on the sender core; 2 shared cores"'
 /usr/bin/python3 scripts/bench/plots.py "$OUT/bench" daq

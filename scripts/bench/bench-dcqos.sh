@@ -70,7 +70,7 @@ point() {  # BMODE DFMMODE NSRC SIZE SHAPE(none|RATE) -> one JSON line
 		--quiet --interval 0 --json --duration 30 >"$W/b.json" 2>"$W/b.err" &
 	PIDS+=($!)
 	for ((k = 0; k < ns; k++)); do
-		ip netns exec "$(tb_ns source "$k")" timeout 40 "$X" source --dfm 198.18.4.1:23901 \
+		ip netns exec "$(tb_ns source "$k")" timeout 40 "$X" source --dfm 198.18.4.1:23901 --dev eth0 \
 			--udp --source-ids "$k" --frag-size "$size" --quiet --duration 30 \
 			>/dev/null 2>"$W/s$k.err" &
 		PIDS+=($!)
