@@ -78,9 +78,17 @@ def plot_gateway(d, doc):
     fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
     labels = [r["label"] for r in rows]
     y = range(len(rows))
-    ax[0].barh(y, [r["lossfree_gbps"] for r in rows], color=[COLORS[0] if r["flow"] == "l1" else COLORS[1] for r in rows])
-    ax[1].barh(y, [r["lossfree_frames_per_s"] / 1e3 for r in rows],
-               color=[COLORS[0] if r["flow"] == "l1" else COLORS[1] for r in rows])
+    col = [COLORS[0] if r["flow"] == "l1" else COLORS[1] for r in rows]
+    hatch = ["//" if r.get("sender_limited") else "" for r in rows]
+    for a, vals in ((ax[0], [r["lossfree_gbps"] for r in rows]), (ax[1], [r["lossfree_frames_per_s"] / 1e3 for r in rows])):
+        for yi, v, c, h in zip(y, vals, col, hatch):
+            a.barh(yi, v, color=c, hatch=h, edgecolor="white" if h else c)
+    ax[0].axvline(1.35, color="grey", linestyle=":", label="seed step 1: 1.35 Gb/s")
+    ax[0].axvline(1.95, color="black", linestyle="--", label="seed best: 1.95 Gb/s (2 x GbE)")
+    ax[1].axvline(250, color="black", linestyle="--", label="seed: ~250 kframes/s at ~2 Gb/s")
+    ax[0].legend(fontsize=7, loc="lower right")
+    ax[1].legend(fontsize=7, loc="lower right")
+    ax[1].set_title("hatched: generator-limited, no loss even unpaced (lower bound)", fontsize=9)
     for a in ax:
         a.set_yticks(list(y))
         a.set_yticklabels(labels, fontsize=7)
@@ -130,6 +138,7 @@ def plot_dcqos(d, doc):
         ax[1].set_ylabel("throughput (MB/s)")
         ax[2].set_ylabel("re-asked events (count)")
         for a in ax:
+            a.set_ylim(bottom=0)
             a.set_xscale("log")
             a.set_xlabel("fragment size (bytes)")
             a.grid(True, which="both", alpha=0.3)
