@@ -14,9 +14,15 @@
 # plus the seed's last two steps on xdp+fwd: packing factor (L1 32 a frame)
 # and a larger MTU (3500 with L1 75 x 32 B, HLT 29 x 100 B frames of ~3.3 kB:
 # the seed used 4 kB; a non-frags XDP program cannot attach to a veth above
-# ~3.5 kB). Full processing with decisions back from farm nodes needs the
-# data-flow manager, whose sources are kernel-socket senders that cannot
-# offer these rates: see bench-daq/bench-dcqos for the DFM paths.
+# ~3.5 kB). Full processing with decisions back from farm nodes
+# (xdp+fwd+dfm, socket+fwd+dfm): `xevb dfm` assigns blocks of pack events
+# (push), one `xevb source --dfm` process emulates all the flow's sources
+# (kernel UDP socket, through the bridge), the builder forwards to a farm
+# node that grants credits back (`xevb sink --ctl-port`); the DFM triggers as
+# fast as credits allow, so the rate is the loop's, not a loss search: it
+# counts as loss-free when the DFM's books show no event lost or incomplete.
+# Builder credits 512 and re-asks after 500 ms: events queued behind more
+# credits than ~50 ms of work would be re-asked although nothing was lost.
 #
 # Each search: one unpaced run (the generator's maximum), then bisection of
 # the offered frame rate (`xevb source --mode live --rate`, paced frame by
@@ -32,7 +38,7 @@
 # usage: scripts/bench/bench-gateway.sh [OUT]  env: BENCH_QUICK=1 (1 s
 #   probes, 2 bisection steps, no bare: ~5 min), GW_SECS (2 full), GW_STEPS
 #   (5 full), GW_FLOWS ("l1 hlt"), GW_IMPLS ("bare socket socket+fwd xdp
-#   xdp+fwd"), GW_VARIANTS ("pack32 mtu3500"), BENCH_MERGE=1 keeps the rows
+#   xdp+fwd"), GW_VARIANTS ("dfm pack32 mtu3500"), BENCH_MERGE=1 keeps the rows
 #   of an earlier gateway.json that this run does not measure (e.g. one flow
 #   at a time). Full: about 15 minutes.
 # Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
@@ -48,7 +54,7 @@ SECS=${GW_SECS:-$([[ -n $QUICK ]] && echo 1 || echo 2)}
 STEPS=${GW_STEPS:-$([[ -n $QUICK ]] && echo 2 || echo 5)}
 FLOWS=${GW_FLOWS:-l1 hlt}
 IMPLS=${GW_IMPLS:-$([[ -n $QUICK ]] && echo "socket socket+fwd xdp xdp+fwd" || echo "bare socket socket+fwd xdp xdp+fwd")}
-VARIANTS=${GW_VARIANTS-pack32 mtu3500}
+VARIANTS=${GW_VARIANTS-dfm pack32 mtu3500}
 TOL=${BENCH_LOSS_TOL:-1e-4}
 W=$(mktemp -d /tmp/xbgw$$.XXXXXX)
 BG=()
@@ -152,6 +158,64 @@ print(json.dumps(r))
 PY
 }
 
+# dfm_point FLOW MODE(xdp|socket) LABEL: the full loop, one run; appends the result.
+dfm_point() {
+	local flow=$1 mode=$2 label=$3 d=$W/dfm bargs=() spid bpid srcpid
+	rm -rf "$d"; mkdir -p "$d"
+	# a block of pack events is NSRC frames at once: rings sized as for the live runs
+	[[ $mode == socket ]] && bargs=(--mode socket --udp) || bargs=(--frames 65536 --rx-ring 16384)
+	ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --ctl-port 23904 --credits 4096 --json \
+		--stats-interval 0 --ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
+	spid=$!
+	BG+=("$spid")
+	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
+	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" --sources "0-$((NSRC - 1))" \
+		--dfm 198.18.4.1:23901 --credits 512 --reask-ms 500 --sink "$SADDR:5000" --window 65536 --exit-on-eor \
+		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
+	bpid=$!
+	BG+=("$bpid")
+	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dfm 198.18.4.1:23901 --dev eth0 --udp \
+		--source-ids "0-$((NSRC - 1))" --frag-size "$FRAG" --json --quiet --duration 60 >"$d/src.json" 2>"$d/src.err" &
+	srcpid=$!
+	BG+=("$srcpid")
+	ip netns exec "$(tb_ns dfm 0)" timeout 60 "$X" dfm --listen 198.18.4.1:23901 --mode push --pack "$PACK" \
+		--duration "$((SECS < 2 ? 2 : SECS))" --wait-builders 1 --wait-sources 1 --json --interval 0 --drain-ms 2000 \
+		>"$d/dfm.json" 2>"$d/dfm.err"
+	sleep 0.3
+	stop_bg
+	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" <<'PY' | tee -a "$W/results" | cut -c1-200
+import json, sys
+d, flow, mode, label, nsrc, pack, frag, mtu, tol = sys.argv[1:]
+nsrc, pack, frag, mtu = int(nsrc), int(pack), int(frag), int(mtu)
+def merged(p):
+    out = {}
+    try:
+        for l in open(p):
+            if l.startswith("{"):
+                out.update(json.loads(l))
+    except OSError:
+        pass
+    return out
+m, b, k = merged(d + "/dfm.json"), merged(d + "/build.json"), merged(d + "/sink.json")
+el = m.get("elapsed_s") or 0
+ev = m.get("complete", 0) / el if el else 0
+fps = ev / pack * nsrc          # one MEP a source per block of pack events
+frame = 14 + 20 + 8 + 16 + pack * (12 + frag)
+clean = bool(el) and m.get("lost_total", 1) == 0 and m.get("incomplete", 1) == 0 and m.get("accounting_ok", False)
+print(json.dumps({"kind": "search", "method": "dfm loop, as fast as credits allow", "flow": flow,
+    "impl": mode + "+fwd+dfm", "label": label, "sources": nsrc, "pack": pack, "frag_size": frag, "mtu": mtu,
+    "frame_bytes": frame, "loss_tolerance": float(tol),
+    "lossfree_frames_per_s": round(fps) if clean else 0, "lossfree_gbps": round(fps * frame * 8 / 1e9, 3) if clean else 0,
+    "lossfree_fragments_per_s": round(ev * nsrc) if clean else 0, "sender_limited": False,
+    "events_per_s": round(ev, 1), "frames_per_s": round(fps), "dfm_lost": m.get("lost_total"),
+    "dfm_incomplete": m.get("incomplete"), "dfm_accounting_ok": m.get("accounting_ok"),
+    "sink_events": k.get("events"), "sink_result": k.get("result"),
+    "builder_forwarded": b.get("dfm_ctl", {}).get("forwarded"),
+    "unpaced_offered_frames_per_s": round(fps), "unpaced_received_frames_per_s": round(fps), "unpaced_loss": None,
+    "probes": [], **({} if el else {"error": open(d + "/dfm.err").read().strip()[-200:]})}))
+PY
+}
+
 # search FLOW IMPL LABEL: unpaced probe, then bisection; appends the result.
 search() {
 	local flow=$1 impl=$2 label=$3 lo=0 hi mid i line
@@ -210,7 +274,7 @@ run_flow_set() {  # FLOW MTU PACK LABEL_SUFFIX IMPLS...
 for mtu in 1500 3500; do
 	[[ $mtu == 3500 && " $VARIANTS " != *" mtu3500 "* ]] && continue
 	P="xbgw$$m$mtu"
-	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --mtu "$mtu" || exit 1
+	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
 	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
 	ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 mtu "$mtu" type veth \
@@ -234,6 +298,13 @@ for mtu in 1500 3500; do
 				ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp
 				run_flow_set "$flow" 1500 "$([[ $flow == l1 ]] && echo 25 || echo 10)" "" "${sock[@]}"
 				ip -n "$BNS" link set dev eth1 xdpdrv off
+			fi
+			if [[ " $VARIANTS " == *" dfm "* ]]; then
+				MTU=1500 PACK=$([[ $flow == l1 ]] && echo 25 || echo 10)
+				for m in xdp socket; do
+					echo "  $flow $m+fwd+dfm: $NSRC sources, DFM blocks of $PACK, farm-node credits" >&2
+					dfm_point "$flow" "$m" "$flow $m+fwd+dfm"
+				done
 			fi
 			if [[ $flow == l1 && " $VARIANTS " == *" pack32 "* ]]; then
 				run_flow_set l1 1500 32 " pack 32" xdp+fwd

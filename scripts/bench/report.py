@@ -199,7 +199,8 @@ def study2():
         base = None
         variant = (r["pack"], r["mtu"]) not in ((25, 1500), (10, 1500))
         if (r["impl"].startswith("xdp") or r["impl"] == "bare") and not variant:
-            base = idx.get((r["flow"], "socket+fwd" if r["impl"].endswith("+fwd") else "socket", 25 if r["flow"] == "l1" else 10, 1500))
+            base = idx.get((r["flow"], "socket" if r["impl"] == "bare" else r["impl"].replace("xdp", "socket"),
+                            25 if r["flow"] == "l1" else 10, 1500))
         lim = ">= " if r["sender_limited"] else ""
         bad = [p["offered_frames_per_s"] for p in r.get("probes", [])
                if not (p.get("ok") and p["loss"] <= r["loss_tolerance"])]
@@ -213,7 +214,10 @@ def study2():
     out.append("\n`>=`: no loss even unpaced: the generator's core, not the builder, set the rate (a lower bound). "
                "\"vs socket baseline\": frames/s over the socket builder's with the same flow and forwarding. The "
                "loss-free rate lies between its column and the lowest lossy probe (the bisection's resolution; "
-               "BENCH_QUICK runs 2 steps, the full run 5).\n")
+               "BENCH_QUICK runs 2 steps, the full run 5). `+dfm` rows are the full loop (DFM assignments in "
+               "blocks of pack events, one kernel-socket process sending for all sources through the bridge, "
+               "forwarding, farm-node credits back): their rate is what credits allowed with no event lost or "
+               "incomplete (0 if any was), not a search.\n")
     xl1 = idx.get(("l1", "xdp", 25, 1500))
     fl1 = idx.get(("l1", "xdp+fwd", 25, 1500))
     sl1 = idx.get(("l1", "socket", 25, 1500))
@@ -232,13 +236,24 @@ def study2():
                    "on the farm node's TCP connection the builder does not drain its receive queue, and the "
                    "socket's 64 MB receive buffer absorbs a longer pause than the AF_XDP RX ring (16384 "
                    "frames).\n" % " and ".join(worse))
+    xd = {fl: idx.get((fl, "xdp+fwd+dfm", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
+    sd = {fl: idx.get((fl, "socket+fwd+dfm", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
+    if any(xd.values()):
+        out.append("**Full processing (`+dfm`).** The loop's rate is most likely bounded by its one kernel-socket sender "
+                   "process (all sources) and the bridge, on CPU 0 with the farm node, far below the live "
+                   "generator's. %s\n" % (
+                       "The XDP builder is behind the socket builder here (%s): bridged skbs reach the veth's XDP "
+                       "program through its generic skb path, which (likely, not profiled) copies each one into a "
+                       "page with XDP headroom on the sender's core - the live runs send xdp_frames and avoid it." % (
+                           ", ".join("%s %.1f vs %.1f kevents/s" % (fl.upper(), xd[fl]["events_per_s"] / 1e3, sd[fl]["events_per_s"] / 1e3)
+                                     for fl in xd if xd[fl] and sd[fl]))
+                       if any(xd[fl] and sd[fl] and xd[fl]["events_per_s"] < sd[fl]["events_per_s"] for fl in xd) else ""))
     out.append("**What limits ours.** Build-only, XDP: the generator (the live-frame sender and the receive "
                "work it carries) saturates CPU 0 before the builder drops anything. Socket mode: recvmmsg's "
                "~0.6 us per frame on the builder's core. With forwarding: the TCP connection to the farm node "
                "on the other, busy core (the sink checks every event) - the builder's rings fill while it "
                "writes. Packing more fragments a frame or larger frames (MTU 3500) lowers the frame rate the "
-               "builder pays for at the same Gb/s, as in the seed (steps 8-9). Full processing with decisions "
-               "back from farm nodes needs the DFM, whose sources are kernel-socket senders: see study 1/4.\n")
+               "builder pays for at the same Gb/s, as in the seed (steps 8-9).\n")
     out.append(img("gateway-lossfree", "study 2 loss-free rate per step"))
     out.append(img("gateway-loss", "study 2 loss vs offered rate"))
     return out
