@@ -22,7 +22,7 @@
 #   two sizes a MTU: ~2 min), DAQ_SECS (seconds of triggering a point, whole: 2
 #   quick, 3 full), DAQ_NS ("1 2 4 7"), DAQ_MODES ("xdp socket"), DAQ_MTUS
 #   ("1500 9000"), DAQ_SIZES (fragment bytes), BENCH_MERGE=1 (keep the rows of
-#   an earlier daq.json this run does not measure). Full: about 12 minutes.
+#   an earlier daq.json this run does not measure). Full: about 15 minutes.
 # Writes OUT/bench/daq.json, daq.csv, daq-*.png.
 set -uo pipefail
 OUT=${1:-build}
@@ -41,7 +41,7 @@ if [[ -n ${DAQ_SIZES:-} ]]; then
 elif [[ -n $QUICK ]]; then
 	SIZES=(100 1400 8900 16000 65000)
 else
-	SIZES=(100 400 1000 1400 4000 8900 16000 32000 65000)
+	SIZES=(100 400 1400 4000 8900 16000 32000 65000)
 fi
 NMAX=0
 for n in "${NS[@]}"; do ((n > NMAX)) && NMAX=$n; done

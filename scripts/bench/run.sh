@@ -3,13 +3,13 @@
 # `make bench`: runs every benchmark piece (scripts/bench/bench-*.sh) in
 # turn; each writes its JSON (+ CSV, PNG) under $OUT/bench/ and prints its
 # table; then the plots and docs/benchmarks.md are regenerated from them.
-# Each piece is bounded by BENCH_TIMEOUT seconds (900; 420 with
+# Each piece is bounded by BENCH_TIMEOUT seconds (1200; 420 with
 # BENCH_QUICK=1); BENCH_ONLY="daq gateway" runs a subset.
 set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
 mkdir -p "$OUT/bench"
-LIMIT=${BENCH_TIMEOUT:-$([[ -n ${BENCH_QUICK:-} ]] && echo 420 || echo 900)}
+LIMIT=${BENCH_TIMEOUT:-$([[ -n ${BENCH_QUICK:-} ]] && echo 420 || echo 1200)}
 rc=0
 t_all=$SECONDS
 for b in scripts/bench/bench-*.sh; do
