@@ -170,6 +170,7 @@ def plot_dfm(d, doc):
         a.set_xlabel("fragment size (bytes)")
         a.grid(True, alpha=0.3)
     ax[1].legend(fontsize=6, ncol=2)
+    ax[0].set_title("DFM scaling scan, socket builders (bench-dfm.sh, docs/dfm.md)", fontsize=9)
     save(fig, d, "dfm-scan")
 
 
