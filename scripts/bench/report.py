@@ -56,7 +56,7 @@ def metaline(doc):
     if not m:
         return "_(no meta recorded)_"
     s = m.get("settings", {})
-    return ("measured %s on %s (%s, %s CPUs, kernel %s), git %s, load average %.2f at the start%s" % (
+    return ("measured %s on %s (%s, %s CPUs, kernel %s), git %s, load average %.2f when the results were written%s" % (
         m.get("date", "?"), m.get("host", "?"), m.get("cpu", "?"), m.get("cpus", "?"), m.get("kernel", "?"),
         m.get("git", "?"), m.get("loadavg", 0), ", BENCH_QUICK=1" if s.get("BENCH_QUICK") else ""))
 
@@ -366,6 +366,31 @@ def study4():
     return out
 
 
+# ---------------------------------------------------------------- the rest
+def others():
+    out = ["## Other pieces of the suite\n",
+           "- `e2e.json` (`bench-e2e.sh`): bare AF_XDP receive, the XDP builder and the socket builder on the same "
+           "live traffic (L1-like and 3.4 kB frames), gateway and split NAPI models, build-only and forwarding, "
+           "with CPU per frame; README \"Benchmarks\".",
+           "- `dfm.json` (`bench-dfm.sh`): the DFM's scaling scans, push and pull: [dfm.md](dfm.md).",
+           "- `builder-core.json`, `source_live.json`, `shape.json`, probes: README \"Benchmarks\", "
+           "[bench/qos.md](bench/qos.md), [observability.md](observability.md).\n"]
+    e = load("e2e")
+    if e:
+        keep("e2e")
+        out.append("_e2e: %s._\n" % metaline(e))
+        out.append("| target | path | model | value | met |")
+        out.append("|---|---|---|---|---|")
+        for t in e.get("targets", []):
+            out.append("| %s | %s | %s | %.2f | %s |" % (t["target"], t["path"], t["model"], t["value"], "yes" if t["met"] else "no"))
+        out.append("")
+        out.append(img("e2e-rx", "e2e frames received per mode"))
+    if load("dfm"):
+        keep("dfm")
+        out.append(img("dfm-scan", "DFM scaling scan"))
+    return out
+
+
 def main():
     note = os.environ.get("BENCH_NOTE", "")
     parts = ["# Benchmarks: the seed studies re-run on xevb\n",
@@ -381,7 +406,7 @@ def main():
              "no NIC: every packet is sent and received by the same two cores, so most figures are CPU-bound "
              "where the seeds were link-bound. Where a figure is the machine's limit rather than the design's, "
              "the section says so.%s\n" % ((" " + note) if note else "")]
-    for s in (study1, study2, study3, study4):
+    for s in (study1, study2, study3, study4, others):
         parts += s()
         parts.append("")
     os.makedirs(DOCDIR, exist_ok=True)
