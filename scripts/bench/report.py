@@ -210,7 +210,8 @@ def study2():
             r["impl"] + ("" if (r["pack"], r["mtu"]) in ((25, 1500), (10, 1500)) else " (variant)"),
             r["flow"].upper(), r["pack"], r["frag_size"], r["mtu"], lim, r["lossfree_gbps"], lim,
             r["lossfree_frames_per_s"] / 1e3, r["lossfree_fragments_per_s"] / 1e6,
-            ratio(r["lossfree_frames_per_s"], base["lossfree_frames_per_s"]) if base else "-",
+            (">= " if r["sender_limited"] and not base["sender_limited"] else "~" if r["sender_limited"] else "")
+            + ratio(r["lossfree_frames_per_s"], base["lossfree_frames_per_s"]) if base else "-",
             "%.1f" % (min(bad) / 1e3) if bad else "-",
             r["unpaced_offered_frames_per_s"] / 1e3, r["unpaced_received_frames_per_s"] / 1e3))
     out.append("\n`>=`: no loss even unpaced: the generator's core, not the builder, set the rate (a lower bound). "
@@ -231,10 +232,16 @@ def study2():
                    f(sl1 and sl1["lossfree_gbps"], "%.2f"), f(fl1 and fl1["lossfree_gbps"], "%.2f")))
     xf = {fl: idx.get((fl, "xdp+fwd", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
     sf = {fl: idx.get((fl, "socket+fwd", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
-    worse = [fl.upper() for fl in xf if xf[fl] and sf[fl] and xf[fl]["lossfree_frames_per_s"] < sf[fl]["lossfree_frames_per_s"]]
+    worse = [fl.upper() for fl in xf if xf[fl] and sf[fl] and xf[fl]["lossfree_frames_per_s"] < 0.8 * sf[fl]["lossfree_frames_per_s"]]
+    close = [fl.upper() for fl in xf if xf[fl] and sf[fl] and fl.upper() not in worse
+             and xf[fl]["lossfree_frames_per_s"] < 1.25 * sf[fl]["lossfree_frames_per_s"]]
+    if close:
+        out.append("**Forwarding, XDP vs socket.** For %s the two builders are within 25%% of each other with "
+                   "forwarding (noise level for single quick runs): the TCP path to the farm node, not the "
+                   "receive path, sets that rate.\n" % " and ".join(close))
     if worse:
         out.append("**Where XDP is not ahead.** With forwarding, the socket builder sustained more than the XDP "
-                   "builder for %s in this run. Not profiled; a likely cause is buffering: while `writev` blocks "
+                   "builder by more than 25%% for %s in this run. Not profiled; a likely cause is buffering: while `writev` blocks "
                    "on the farm node's TCP connection the builder does not drain its receive queue, and the "
                    "socket's 64 MB receive buffer absorbs a longer pause than the AF_XDP RX ring (16384 "
                    "frames).\n" % " and ".join(worse))
