@@ -327,4 +327,7 @@ print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg(
             "cpu_ns_per_frame_procstat: /proc/stat busy time of cpu0+cpu1 per frame (includes other users of the machine)",
             "socket mode runs with an XDP_PASS program on the builder veth (NAPI for threaded mode)",
             "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS")
-python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta"
+rc=0
+python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta" || rc=$?
+/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" e2e || true
+exit $rc

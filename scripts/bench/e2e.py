@@ -15,6 +15,7 @@ napi thread, sink, ksoftirqd/0-1). Without IRQ time accounting, softirq
 work done in a task's context is part of that task's run time.
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -250,8 +251,13 @@ def cmd_report(args):
     rows.sort(key=lambda r: (order.get(r["path"], 9), order.get(r["case"], 9), order.get(r["model"], 9), r["forward"],
                              order.get(r["mode"], 9), r.get("variant", "")))
     doc = dict(meta, bench="e2e", results=rows, ratios=ratios, targets=targets)
+    # the suite's convention (benchlib.py): meta.py's record and a CSV beside the JSON
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import benchlib
+    doc.setdefault("meta", benchlib.meta())
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
+    benchlib.write_csv(rows, os.path.splitext(out)[0] + ".csv")
 
     print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s  %s" % (
         "path", "case", "model", "fwd", "mode", "offered", "Mfr/s", "Mfrag/s", "kev/s", "Gb/s", "loss%",
