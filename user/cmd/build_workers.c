@@ -429,7 +429,11 @@ static void rx_all(struct worker *w, uint64_t now, uint32_t *got, uint32_t round
 	for (uint32_t i = 0; i < w->n_q; i++) {
 		uint32_t qi = w->q[i];
 		for (uint32_t k = 0; k < rounds; k++) {
-			uint32_t n = xevb_xsk_rx(w->bw->c.xsk, qi, RX_BATCH, idx, data, len);
+			uint32_t n;
+
+			if (w->bw->c.busy)
+				xevb_xsk_kick(w->bw->c.xsk, qi);   /* preferred busy polling: we run the NAPI */
+			n = xevb_xsk_rx(w->bw->c.xsk, qi, RX_BATCH, idx, data, len);
 			if (!n)
 				break;
 			handle_rx(w, qi, n, idx, data, len, now);
