@@ -448,7 +448,8 @@ int cmd_build(int argc, char **argv)
 	{
 		struct xevb_builder_cfg bc = {
 			.sources = sources, .n_sources = (uint32_t)n_sources, .window = window,
-			.n_frames = socket_mode ? frames : frames * n_queues,
+			.n_frames = socket_mode ? frames : frames * n_queues +
+				    xevb_xsk_extra_frames(dev, frames, frame_size, n_queues),
 			.timeout_ns = (uint64_t)timeout_ms * 1000000ull,
 			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
 			.run_number = run, .adopt_run = !have_run,
