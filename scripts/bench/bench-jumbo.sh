@@ -115,8 +115,13 @@ run_point() { # CASE MODE FWD RUN
 	fi
 	BG=()
 	if [[ -n $perfpid ]]; then
-		perf report -i "$W/perf.data" --stdio --no-children --sort comm,sym -g none --percent-limit 1.5 \
-			2>/dev/null | grep -vE '^#|^$' | head -30 >"$BENCH_PERF/$case-$mode-$fwd.txt" || true
+		{
+			echo "# CPU 1 (the builder's core) by task and object, then the top symbols"
+			perf report -i "$W/perf.data" --stdio --no-children --sort comm,dso -g none 2>/dev/null |
+				grep -vE '^#|^$' | head -12
+			perf report -i "$W/perf.data" --stdio --no-children --sort comm,sym -g none \
+				--percent-limit 0.7 2>/dev/null | grep -vE '^#|^$' | head -40
+		} >"$BENCH_PERF/$case-$mode-$fwd.txt" || true
 	fi
 	"$PY" - "$d" "$case" "$mode" "$fwd" "$run" "$((t1 - t0))" "$HZ" >>"$W/rows.jsonl" <<'PY'
 import json, sys
