@@ -206,7 +206,7 @@ for key, ylabel, name in (("rx_fps", "frames received per second", "rate"),
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_ylabel(ylabel)
     ax.set_xlabel("case / receive mode / forwarding")
-    ax.set_title("xevb build, MTU 9000 testbed: %s (%s s runs, shared 2-core machine)" % (ylabel, secs), fontsize=9)
+    ax.set_title("xevb build, MTU 9000 testbed: %s (%s s runs, 2-core machine, exclusive)" % (ylabel, secs), fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "jumbo-%s.png" % name), dpi=100)
