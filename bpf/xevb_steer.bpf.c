@@ -1,19 +1,22 @@
 // SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
 /*
- * XDP steering: valid MEPs go to the AF_XDP socket of their receive queue,
+ * XDP steering: valid MEPs go to the AF_XDP socket of their receive queue
+ * (jumbo MEPs spanning multi-buffer frags too, when loaded frags-capable),
  * malformed DAQ packets are dropped and counted by reason, IPv4 fragments
  * and everything that is not DAQ traffic go to the kernel untouched.
  * No path returns XDP_ABORTED.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
-#include <xevb/mep_parse.h>
+#include <xevb/mep_parse_ld.h>
 #include <xevb/xdp_stats.h>
 
 /* Set by the loader before load. */
 const volatile __u8 cfg_ip_proto = XEVB_DEFAULT_IP_PROTO;
 const volatile __u16 cfg_udp_port = XEVB_DEFAULT_UDP_PORT;
 const volatile __u8 cfg_has_buff_len = 1;  /* bpf_xdp_get_buff_len (5.18+) */
+/* Loaded with BPF_F_XDP_HAS_FRAGS (jumbo MTU): walk MEPs that span frags. */
+const volatile __u8 cfg_frags = 0;
 
 /* Mutable at run time through the skeleton's .bss mapping. */
 __u32 filter_flags;
@@ -119,6 +122,13 @@ int xevb_steer(struct xdp_md *ctx)
 
 	touch_lines(data, data_end);
 	res = xevb_classify(data, data_end, len, &cfg, &pi, NULL);
+	/*
+	 * A jumbo MEP runs past the linear part: every record is still
+	 * validated, its header copied out of the frags. The socket takes the
+	 * whole frame (XDP_USE_SG, or a chunk large enough).
+	 */
+	if (res == XEVB_RES_MULTIBUF && cfg_frags)
+		res = xevb_mep_parse_ld(ctx, pi.mep_off, pi.mep_len, &pi);
 	if (res != XEVB_RES_MEP) {
 		count(res, len, 0);
 		return xevb_res_is_malformed(res) ? XDP_DROP : XDP_PASS;

@@ -70,30 +70,15 @@ struct xevb_frag_ref {
 };
 
 /*
- * Validate the MEP at frame + mep_off, mep_len bytes long. frags, if not
- * NULL, receives one entry per record (room for n_frags, up to 1024).
+ * The MEP header rules, on its 16 bytes at mep (readable: the caller
+ * checked). Shared by the linear parser and the multi-buffer walker
+ * (mep_parse_ld.h), so both judge a header the same way.
  */
-static __always_inline int
-xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
-	       __u32 mep_len, struct xevb_pkt_info *pi,
-	       struct xevb_frag_ref *frags)
+static __always_inline int xevb_mep_hdr_check(const __u8 *mep, struct xevb_pkt_info *pi)
 {
-	const __u8 *mep, *rec;
-	__u32 off, n, i, prev = 0, eid, flen, next;
-	__u16 magic;
+	__u32 n;
 
-	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
-		return XEVB_RES_MULTIBUF;
-	if (mep_len < XEVB_MEP_HLEN)
-		return XEVB_RES_SHORT_MEP;
-	pi->mep_off = (__u16)mep_off;
-	pi->mep_len = (__u16)mep_len;
-	mep = frame + mep_off;
-	if (mep + XEVB_MEP_HLEN > data_end)
-		return XEVB_RES_SHORT_MEP;
-
-	magic = xevb_ld16(mep);
-	if (magic != XEVB_MEP_MAGIC)
+	if (xevb_ld16(mep) != XEVB_MEP_MAGIC)
 		return XEVB_RES_BAD_MAGIC;
 	if (mep[2] != XEVB_MEP_VERSION)
 		return XEVB_RES_BAD_VERSION;
@@ -109,6 +94,56 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 	pi->n_frags = n;
 	pi->run_number = xevb_ld32(mep + 8);
 	pi->packet_seq = xevb_ld32(mep + 12);
+	return XEVB_RES_MEP;
+}
+
+/*
+ * The rules for record i, whose 12-byte header (readable) sits at offset off
+ * of a mep_len-byte MEP; prev is the previous record's event_id. Sets *next
+ * to the following record's offset.
+ */
+static __always_inline int xevb_rec_check(const __u8 *rec, __u32 i, __u32 off, __u32 mep_len,
+					  __u32 prev, __u32 *next)
+{
+	__u32 eid = xevb_ld32(rec), flen = xevb_ld16(rec + 4);
+
+	if (xevb_ld16(rec + 6) != 0)
+		return XEVB_RES_RESERVED;
+	if (i > 0 && !xevb_seq_after(eid, prev))
+		return XEVB_RES_EVENT_ORDER;
+	*next = off + XEVB_REC_HLEN + XEVB_PAD4(flen);
+	if (*next > mep_len)
+		return XEVB_RES_REC_OVERRUN;
+	return XEVB_RES_MEP;
+}
+
+/*
+ * Validate the MEP at frame + mep_off, mep_len bytes long. frags, if not
+ * NULL, receives one entry per record (room for n_frags, up to 1024).
+ */
+static __always_inline int
+xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
+	       __u32 mep_len, struct xevb_pkt_info *pi,
+	       struct xevb_frag_ref *frags)
+{
+	const __u8 *mep, *rec;
+	__u32 off, n, i, prev = 0, eid, flen, next;
+	int res;
+
+	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
+		return XEVB_RES_MULTIBUF;
+	if (mep_len < XEVB_MEP_HLEN)
+		return XEVB_RES_SHORT_MEP;
+	pi->mep_off = (__u16)mep_off;
+	pi->mep_len = (__u16)mep_len;
+	mep = frame + mep_off;
+	if (mep + XEVB_MEP_HLEN > data_end)
+		return XEVB_RES_SHORT_MEP;
+
+	res = xevb_mep_hdr_check(mep, pi);
+	if (res != XEVB_RES_MEP)
+		return res;
+	n = pi->n_frags;
 
 	off = XEVB_MEP_HLEN;
 	for (i = 0; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
@@ -125,15 +160,11 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 		rec = mep + off;
 		if (rec + XEVB_REC_HLEN > data_end)
 			return XEVB_RES_REC_OVERRUN;
+		res = xevb_rec_check(rec, i, off, mep_len, prev, &next);
+		if (res != XEVB_RES_MEP)
+			return res;
 		eid = xevb_ld32(rec);
 		flen = xevb_ld16(rec + 4);
-		if (xevb_ld16(rec + 6) != 0)
-			return XEVB_RES_RESERVED;
-		if (i > 0 && !xevb_seq_after(eid, prev))
-			return XEVB_RES_EVENT_ORDER;
-		next = off + XEVB_REC_HLEN + XEVB_PAD4(flen);
-		if (next > mep_len)
-			return XEVB_RES_REC_OVERRUN;
 		if (frags) {
 			frags[i].event_id = eid;
 			frags[i].crc32c = xevb_ld32(rec + 8);
@@ -222,9 +253,6 @@ xevb_classify(const __u8 *frame, const __u8 *data_end, __u32 frame_len,
 	tot = xevb_ld16(ip + 2);
 	if (tot < ihl || tot > avail)
 		return XEVB_RES_IP_LEN;
-	/* Only XDP sees part of a frame: the rest sits in its frags. */
-	if (ip + tot > data_end)
-		return XEVB_RES_MULTIBUF;
 	mep_off = l3 + ihl;
 	mep_len = tot - ihl;
 	if (is_udp) {
@@ -238,6 +266,14 @@ xevb_classify(const __u8 *frame, const __u8 *data_end, __u32 frame_len,
 		mep_off += XEVB_UDP_HLEN;
 		mep_len -= XEVB_UDP_HLEN;
 	}
+	/*
+	 * Only XDP sees part of a frame: the rest sits in its frags. Where the
+	 * MEP lies is known, so the multi-buffer walker can take it from here.
+	 */
+	pi->mep_off = (__u16)mep_off;
+	pi->mep_len = (__u16)mep_len;
+	if (ip + tot > data_end)
+		return XEVB_RES_MULTIBUF;
 	return xevb_mep_parse(frame, data_end, mep_off, mep_len, pi, frags);
 }
 

@@ -15,6 +15,8 @@
 
 #define XEVB_MAX_SINKS 64
 
+struct xevb_zc;
+
 struct xevb_sink_conn {
 	struct sockaddr_in addr;
 	char name[32];
@@ -66,6 +68,7 @@ struct xevb_output {
 	struct iovec *iov;
 	size_t iov_max;
 	struct xevb_output_stats st;
+	struct xevb_zc *zc;       /* --zerocopy: MSG_ZEROCOPY sends (output_zc.h) */
 };
 
 /* sinks: "ADDR:PORT" strings. file: path or NULL. Neither: build-only. */
@@ -91,5 +94,18 @@ uint32_t xevb_output_connected(const struct xevb_output *o);
  * a per-destination rate; TCP paces by itself when there is no sch_fq.
  */
 void xevb_output_set_pacing(uint64_t bytes_per_s);
+
+/*
+ * MSG_ZEROCOPY to farm nodes for outputs opened from now on. The frames
+ * of a sent event are then still read by the kernel after emit returns:
+ * the caller passes every frame release through xevb_output_hold (true:
+ * held, released later through fn) and calls xevb_output_drain before it
+ * frees the frames.
+ */
+void xevb_output_set_zerocopy(bool on);
+int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx,
+			    uint32_t max_frames);
+bool xevb_output_hold(struct xevb_output *o, uint32_t frame_idx);
+void xevb_output_drain(struct xevb_output *o);
 
 #endif

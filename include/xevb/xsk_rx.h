@@ -44,6 +44,19 @@ struct xevb_xsk_q {
 	void *rings;
 	uint32_t *pending;        /* frame offsets waiting for the fill ring */
 	uint32_t n_pending;
+	/*
+	 * Multi-buffer (XDP_USE_SG): a frame longer than one chunk arrives in
+	 * several descriptors, each chunk's data 256 bytes (XDP headroom) past
+	 * its start, so never contiguous. It is gathered into a bounce buffer
+	 * of this queue (global indices from first_bounce) and its chunks go
+	 * straight back to the fill ring: one copy of jumbo frames only.
+	 */
+	uint8_t *bounce;
+	uint32_t first_bounce;
+	uint32_t *bounce_free;    /* stack of free bounce indices (global) */
+	uint32_t n_bounce_free;
+	uint32_t rx_descs;        /* descriptors the last xevb_xsk_rx took */
+	uint64_t sg_packets, sg_descs, sg_stalls;
 };
 
 struct xevb_xsk {
@@ -52,6 +65,9 @@ struct xevb_xsk {
 	uint32_t frames_per_q;
 	uint32_t frame_shift;
 	const uint8_t **frame_data;  /* frame index -> frame start (set on receive) */
+	bool sg;                     /* XDP_USE_SG: jumbo frames in several descriptors */
+	uint32_t n_umem;             /* n_queues * frames_per_q: bounce indices follow */
+	uint32_t bounce_per_q, bounce_size;
 };
 
 struct xevb_xsk_stats {
@@ -62,6 +78,14 @@ struct xevb_xsk_stats {
 };
 
 int xevb_xsk_open(struct xevb_xsk *x, const struct xevb_xsk_cfg *cfg);
+
+/*
+ * Frame indices beyond the UMEM's that a builder must also accept: the
+ * bounce buffers for jumbo frames when the device MTU does not fit one
+ * frame_size chunk (0 otherwise). xevb_xsk_open uses the same rule.
+ */
+uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size,
+			       uint32_t n_queues);
 void xevb_xsk_close(struct xevb_xsk *x);
 
 /*
@@ -76,7 +100,14 @@ void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n);
 /* Give a frame back (batched); xevb_xsk_flush pushes to the fill rings. */
 static inline void xevb_xsk_release(struct xevb_xsk *x, uint32_t frame_idx)
 {
-	struct xevb_xsk_q *q = &x->q[frame_idx / x->frames_per_q];
+	struct xevb_xsk_q *q;
+
+	if (__builtin_expect(frame_idx >= x->n_umem, 0)) {
+		q = &x->q[(frame_idx - x->n_umem) / x->bounce_per_q];
+		q->bounce_free[q->n_bounce_free++] = frame_idx;
+		return;
+	}
+	q = &x->q[frame_idx / x->frames_per_q];
 
 	q->pending[q->n_pending++] = (frame_idx - q->first_idx) << x->frame_shift;
 }

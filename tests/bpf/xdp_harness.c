@@ -53,6 +53,7 @@ void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 	e->skel->rodata->cfg_ip_proto = ip_proto;
 	e->skel->rodata->cfg_udp_port = udp_port;
 	/* Frames longer than the linear area arrive in frags only for such programs. */
+	e->skel->rodata->cfg_frags = 1;
 	err = bpf_program__set_flags(e->skel->progs.xevb_steer, BPF_F_XDP_HAS_FRAGS);
 	if (err)
 		cr_fatal("bpf_program__set_flags(BPF_F_XDP_HAS_FRAGS): %s", strerror(-err));

@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <xevb/mep_parse.h>
+#include <xevb/mep_parse_ld.h>
 
 static const struct xevb_parse_cfg parse_check_cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,
@@ -41,6 +41,17 @@ static inline const char *parse_check(const uint8_t *frame, size_t size, int *ve
 		return "verdict out of range";
 	if (res == XEVB_RES_MULTIBUF)
 		return "multibuf outside BPF (the whole frame was given)";
+	/* The XDP program's frags walker must agree wherever the MEP was reached. */
+	if (res == XEVB_RES_MEP || res >= XEVB_RES_SHORT_MEP) {
+		struct xevb_ld_buf lb = { frame, len };
+		struct xevb_pkt_info pw = { 0 };
+
+		if (xevb_mep_parse_ld(&lb, pi.mep_off, pi.mep_len, &pw) != res)
+			return "the multi-buffer walker disagrees with the parser";
+		if (res == XEVB_RES_MEP && (pw.n_frags != pi.n_frags || pw.source_id != pi.source_id ||
+					    pw.first_event_id != pi.first_event_id))
+			return "the multi-buffer walker read other header fields";
+	}
 	if (res != XEVB_RES_MEP)
 		return NULL;
 

@@ -705,6 +705,10 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 			s->out.dropped_no_sink += os->dropped_no_sink;
 			s->out.dropped_error += os->dropped_error;
 			s->out.encode_errors += os->encode_errors;
+			s->out.lost_in_flight += os->lost_in_flight;
+			s->out.ack_untracked += os->ack_untracked;
+			s->out.reconnects += os->reconnects;
+			s->out.peer_resets += os->peer_resets;
 		}
 	}
 	s->core = *m;
@@ -733,6 +737,10 @@ void bw_stop(struct bw *bw)
 		if (bw->w[i].started)
 			pthread_join(bw->w[i].th, NULL);
 	bw->stopped = true;
+	/* The caller settles worker 0's output (the shared one); these are ours. */
+	for (uint32_t i = 0; i < bw->n; i++)
+		if (bw->w[i].own_out_open)
+			xevb_output_settle(&bw->w[i].own_out, 2000000000ull);
 	for (uint32_t i = 0; i < bw->n; i++)
 		open += xevb_builder_stats(bw->w[i].b)->open_events;
 	if (open)

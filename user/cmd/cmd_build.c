@@ -48,6 +48,7 @@ enum {
 	O_BACKLOG, O_ID,
 	O_METRICS,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
+	O_ZEROCOPY = 0x7f00,
 	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
 };
 
@@ -74,6 +75,7 @@ static const struct xevb_opt opts[] = {
 	{ "sink", O_SINK, "ADDR:PORT", "farm node to forward to (repeatable; round robin)" },
 	{ "output", O_OUTPUT, "FILE", "write built events to FILE instead" },
 	{ "no-forward", O_NOFWD, NULL, "build and release events without sending them (measurement)" },
+	{ "zerocopy", O_ZEROCOPY, NULL, "send to farm nodes with MSG_ZEROCOPY (frames held until the kernel is done)" },
 	{ "sink-pacing", O_SINK_PACING, "RATE", "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
 	{ "bare", O_BARE, NULL, "receive and release frames, count them, build nothing (receive ceiling)" },
 	{ "duration", O_DURATION, "SEC", "stop after SEC seconds (default: run until SIGINT)" },
@@ -181,13 +183,22 @@ static void emit_cb(void *ctx, const struct xevb_event *ev)
 		xevb_output_emit(&bd->out, ev);
 }
 
-static void release_cb(void *ctx, uint32_t idx)
+static void release_now(void *ctx, uint32_t idx)
 {
 	struct build *bd = ctx;
 	if (bd->xdp)
 		xevb_xsk_release(&bd->xsk, idx);
 	else
 		xevb_sock_release(&bd->sock, idx);
+}
+
+static void release_cb(void *ctx, uint32_t idx)
+{
+	struct build *bd = ctx;
+	/* --zerocopy: a send may still read the frame; it comes back later. */
+	if (bd->out.zc && xevb_output_hold(&bd->out, idx))
+		return;
+	release_now(ctx, idx);
 }
 
 #define PREFETCH_AHEAD 2
@@ -396,6 +407,7 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case O_BARE: bd.bare = true; break;
+		case O_ZEROCOPY: xevb_output_set_zerocopy(true); break;
 		case O_DURATION: if (!xevb_parse_u32("duration", arg, 0, 1u << 30, &duration)) return 2; break;
 		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
 		case O_BUSY: busy = true; break;
@@ -508,7 +520,8 @@ int cmd_build(int argc, char **argv)
 	{
 		struct xevb_builder_cfg bc = {
 			.sources = sources, .n_sources = (uint32_t)n_sources, .window = window,
-			.n_frames = socket_mode ? frames : frames * n_queues,
+			.n_frames = socket_mode ? frames : frames * n_queues +
+				    xevb_xsk_extra_frames(dev, frames, frame_size, n_queues),
 			.timeout_ns = (uint64_t)timeout_ms * 1000000ull,
 			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
 			.run_number = run, .adopt_run = !have_run,
@@ -522,6 +535,8 @@ int cmd_build(int argc, char **argv)
 		}
 	}
 	if (xevb_output_open(&bd.out, sinks, n_sinks, output, (uint32_t)n_sources, 5000000000ull))
+		goto out;
+	if (xevb_output_set_release(&bd.out, release_now, &bd, bcfg.n_frames))
 		goto out;
 	if (cc.dfm) {
 		if (cc.busy_low > cc.busy_high) {
@@ -648,6 +663,11 @@ int cmd_build(int argc, char **argv)
 			.poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100, .rx_ring = rx_ring,
 			.coalesce_us = coalesce_us,
 		};
+		if (bd.out.zc) {
+			/* Held frames come back through the output, not yet through the workers' return rings. */
+			xevb_err("--zerocopy does not work with --workers or --coalesce-us yet: drop one of them");
+			goto out;
+		}
 		bd.bw = bw_start(&wc);
 		if (!bd.bw)
 			goto out;
@@ -804,6 +824,8 @@ int cmd_build(int argc, char **argv)
 			  (unsigned long long)open_at_stop,
 			  discard ? "discarded and counted" : "emitted INCOMPLETE", discard ? "discard" : "emit");
 	}
+	/* Frames still read by zerocopy sends come back before the final flush. */
+	xevb_output_drain(&bd.out);
 	if (bd.xdp)
 		xevb_xsk_flush(&bd.xsk);
 	/* What a farm node never acknowledged is counted, not taken as delivered. */

@@ -264,8 +264,18 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 			err = -EOPNOTSUPP;
 			goto fail;
 		}
+		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_load_bytes, NULL) != 1) {
+			xevb_err("%s has MTU %d: jumbo MEPs span XDP frags, which needs bpf_xdp_load_bytes "
+				 "(kernel 5.18+); lower the MTU to 3498 or use --mode socket",
+				 cfg->ifname, dev_mtu(cfg->ifname));
+			err = -EOPNOTSUPP;
+			goto fail;
+		}
+		/* What SEC("xdp.frags") would set, only where needed: a program
+		 * without frags still shares libxdp's dispatcher with older ones. */
 		bpf_program__set_flags(l->skel->progs.xevb_steer,
 				       bpf_program__flags(l->skel->progs.xevb_steer) | BPF_F_XDP_HAS_FRAGS);
+		l->skel->rodata->cfg_frags = 1;
 		l->frags = true;
 	}
 
@@ -309,7 +319,7 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 		  l->ifname, cfg->mode == XEVB_XDP_GENERIC ? "generic (skb)" : "native",
 		  l->multiprog ? "through libxdp's dispatcher"
 			       : "as the only program (libxdp's dispatcher is not available on this kernel)",
-		  l->frags ? ", multi-buffer frames to the kernel" : "");
+		  l->frags ? ", jumbo (multi-buffer) MEPs validated across frags" : "");
 	return 0;
 fail:
 	xevb_loader_detach(l);

@@ -13,6 +13,7 @@
 #include <xevb/cli.h>
 #include <xevb/event_codec.h>
 #include <xevb/output.h>
+#include <xevb/output_zc.h>
 #include "tcp_acked.h"
 
 #define RETRY_NS 1000000000ull
@@ -46,6 +47,13 @@ void xevb_output_set_pacing(uint64_t bytes_per_s)
 	pacing_Bps = bytes_per_s;
 }
 
+static bool zerocopy;
+
+void xevb_output_set_zerocopy(bool on)
+{
+	zerocopy = on;
+}
+
 static int try_connect(struct xevb_sink_conn *c)
 {
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
@@ -57,6 +65,9 @@ static int try_connect(struct xevb_sink_conn *c)
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (pacing_Bps && setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pacing_Bps, sizeof(pacing_Bps)))
 		xevb_warn("farm node %s: SO_MAX_PACING_RATE: %s (sending unpaced)", c->name, strerror(errno));
+	if (zerocopy && xevb_zc_sockopt(fd))
+		xevb_warn("farm node %s: SO_ZEROCOPY: %s (MSG_ZEROCOPY needs kernel 4.14+; sending "
+			  "copied)", c->name, strerror(errno));
 	if (connect(fd, (struct sockaddr *)&c->addr, sizeof(c->addr))) {
 		int err = -errno;
 		close(fd);
@@ -122,6 +133,9 @@ static void conn_fail(struct xevb_output *o, struct xevb_sink_conn *c, int err)
 		  err ? strerror(err) : "connection closed by the farm node", lost,
 		  err == ECONNRESET ? "; it reset the connection: it died with acknowledged data it had "
 				      "not read, lost there" : "");
+	/* What zerocopy sends it had in flight are no longer waited for. */
+	if (o->zc)
+		xevb_zc_sink_lost(o->zc, (uint32_t)(c - o->sinks));
 	close(c->fd);
 	c->fd = -1;
 	c->ends_n = 0;
@@ -155,6 +169,11 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 	if (!o->scratch || !o->iov)
 		return -ENOMEM;
 	o->discard = !n_sinks && !file;
+	if (zerocopy && n_sinks) {
+		o->zc = xevb_zc_new(n_sinks, o->scratch_len);
+		if (!o->zc)
+			return -ENOMEM;
+	}
 	if (file) {
 		o->file_fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
 		if (o->file_fd < 0) {
@@ -188,8 +207,38 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 	return 0;
 }
 
+int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx,
+			    uint32_t max_frames)
+{
+	return o->zc ? xevb_zc_set_release(o->zc, fn, ctx, max_frames) : 0;
+}
+
+bool xevb_output_hold(struct xevb_output *o, uint32_t frame_idx)
+{
+	return o->zc && xevb_zc_hold(o->zc, frame_idx);
+}
+
+void xevb_output_drain(struct xevb_output *o)
+{
+	const struct xevb_zc_stats *z;
+
+	if (!o->zc)
+		return;
+	xevb_zc_drain(o->zc, 1000);
+	z = xevb_zc_stats(o->zc);
+	xevb_info("MSG_ZEROCOPY: %llu sends, %llu completed (%llu of them copied by the kernel after "
+		  "all), %llu events sent copied, %llu waits, %llu frame releases deferred",
+		  (unsigned long long)z->sends, (unsigned long long)z->completions,
+		  (unsigned long long)z->copied, (unsigned long long)z->fallback,
+		  (unsigned long long)z->waits, (unsigned long long)z->held);
+}
+
 void xevb_output_close(struct xevb_output *o)
 {
+	if (o->zc) {
+		xevb_zc_free(o->zc);
+		o->zc = NULL;
+	}
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		if (o->sinks[i].fd >= 0)
 			close(o->sinks[i].fd);
@@ -216,6 +265,8 @@ uint32_t xevb_output_connected(const struct xevb_output *o)
 
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns)
 {
+	if (o->zc)
+		xevb_zc_reap(o->zc);
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
 		if (c->fd >= 0) {
@@ -264,14 +315,21 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 	size_t total;
 	int n, err, fd = -1;
 	struct xevb_sink_conn *c = NULL;
+	bool zc_slot;
 
 	if (o->discard) {
 		o->st.events++;
 		o->st.bytes += xevb_event_wire_size(ev);
 		return;
 	}
-	n = xevb_event_encode(ev, xevb_realtime_ns(), o->scratch, o->scratch_len, o->iov,
-			      o->iov_max, &total);
+	{
+		/* Zerocopy: headers must outlive the call, as the payloads do. */
+		uint8_t *slot = o->zc && o->file_fd < 0 ? xevb_zc_slot(o->zc) : NULL;
+
+		zc_slot = slot != NULL;
+		n = xevb_event_encode(ev, xevb_realtime_ns(), slot ? slot : o->scratch, o->scratch_len,
+				      o->iov, o->iov_max, &total);
+	}
 	if (n < 0) {
 		o->st.encode_errors++;
 		return;
@@ -293,7 +351,10 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 		}
 		fd = c->fd;
 	}
-	err = xevb_writev_all(fd, o->iov, (size_t)n);
+	if (o->zc && c)
+		err = xevb_zc_send(o->zc, (uint32_t)(c - o->sinks), fd, o->iov, (size_t)n, zc_slot);
+	else
+		err = xevb_writev_all(fd, o->iov, (size_t)n);
 	if (err) {
 		o->st.dropped_error++;
 		if (c)

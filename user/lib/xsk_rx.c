@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
 #include <net/if.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -15,6 +16,59 @@
 #ifndef SOL_XDP
 #define SOL_XDP 283
 #endif
+
+/* Kernel 6.6 UAPI, newer than some distributions' headers. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+/* The kernel starts a received frame this far into its chunk (copy mode). */
+#define XSK_RX_HEADROOM 256
+/* Ethernet + one VLAN tag on top of the MTU. */
+#define XSK_L2_OVERHEAD 18
+
+static uint32_t dev_mtu(const char *ifname)
+{
+	char path[128], buf[32];
+	uint32_t mtu = 1500;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/mtu", ifname);
+	f = fopen(path, "r");
+	if (f) {
+		if (fgets(buf, sizeof(buf), f))
+			mtu = (uint32_t)strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	return mtu;
+}
+
+/* Bounce buffers per queue for a device MTU, or 0 when frames fit a chunk. */
+static uint32_t sg_bounce_per_q(uint32_t mtu, uint32_t frames_per_q, uint32_t frame_size,
+				uint32_t *bounce_size)
+{
+	uint32_t room = frame_size - XSK_RX_HEADROOM, max = mtu + XSK_L2_OVERHEAD, descs, n;
+
+	if (max <= room)
+		return 0;
+	descs = (max + room - 1) / room;
+	/* As many jumbo frames as the UMEM holds: the builder may hold them all. */
+	n = frames_per_q / descs;
+	if (n < 64)
+		n = 64;
+	*bounce_size = (max + 63) & ~63u;
+	return n;
+}
+
+uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size,
+			       uint32_t n_queues)
+{
+	uint32_t bs;
+
+	return sg_bounce_per_q(dev_mtu(ifname), frames_per_q, frame_size, &bs) * n_queues;
+}
 
 struct rings {
 	struct xsk_ring_prod fill;
@@ -38,7 +92,7 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 		.rx_size = cfg->rx_size,
 		.tx_size = 0,
 		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-		.bind_flags = cfg->force_copy ? XDP_COPY : 0,
+		.bind_flags = (cfg->force_copy ? XDP_COPY : 0) | (x->sg ? XDP_USE_SG : 0),
 	};
 	struct rings *r = calloc(1, sizeof(*r));
 	struct xdp_options opts;
@@ -68,7 +122,36 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 		xevb_err("cannot register the UMEM for queue %u: %s", q->queue_id, strerror(-err));
 		return err;
 	}
+	if (x->sg) {
+		size_t blen = (size_t)x->bounce_per_q * x->bounce_size;
+
+		q->first_bounce = x->n_umem + (uint32_t)(q - x->q) * x->bounce_per_q;
+		q->bounce_free = calloc(x->bounce_per_q, sizeof(*q->bounce_free));
+		q->bounce = mmap(NULL, blen, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		if (q->bounce == MAP_FAILED)
+			q->bounce = NULL;
+		if (!q->bounce || !q->bounce_free) {
+			xevb_err("cannot map %zu bytes of jumbo-frame buffers for queue %u (lower --frames)",
+				 blen, q->queue_id);
+			return -ENOMEM;
+		}
+		for (uint32_t i = 0; i < x->bounce_per_q; i++) {
+			uint32_t fi = q->first_bounce + x->bounce_per_q - 1 - i;
+
+			q->bounce_free[q->n_bounce_free++] = fi;
+			x->frame_data[fi] = q->bounce + (size_t)(fi - q->first_bounce) * x->bounce_size;
+		}
+	}
 	err = xsk_socket__create(&q->xsk, cfg->ifname, q->queue_id, q->umem, &r->rx, NULL, &scfg);
+	if (err && x->sg && err == -EINVAL) {
+		xevb_err("cannot bind an AF_XDP socket with XDP_USE_SG on %s queue %u: %s. The MTU "
+			 "(%u) does not fit a %u-byte frame, and multi-buffer AF_XDP needs kernel 6.6+: "
+			 "lower the MTU to %u, or use --mode socket", cfg->ifname, q->queue_id,
+			 strerror(-err), dev_mtu(cfg->ifname), cfg->frame_size,
+			 cfg->frame_size - XSK_RX_HEADROOM - XSK_L2_OVERHEAD);
+		return err;
+	}
 	if (err) {
 		if (err == -EINVAL || err == -ENOENT)
 			xevb_err("cannot bind an AF_XDP socket to %s queue %u: %s (does the device have "
@@ -127,7 +210,12 @@ int xevb_xsk_open(struct xevb_xsk *x, const struct xevb_xsk_cfg *cfg)
 	x->n_queues = cfg->n_queues;
 	x->frames_per_q = cfg->frames_per_q;
 	x->frame_shift = cfg->frame_size == 4096 ? 12 : 11;
-	x->frame_data = calloc((size_t)cfg->n_queues * cfg->frames_per_q, sizeof(*x->frame_data));
+	x->n_umem = cfg->n_queues * cfg->frames_per_q;
+	x->bounce_per_q = sg_bounce_per_q(dev_mtu(cfg->ifname), cfg->frames_per_q, cfg->frame_size,
+					  &x->bounce_size);
+	x->sg = x->bounce_per_q > 0;
+	x->frame_data = calloc((size_t)x->n_umem + (size_t)x->bounce_per_q * cfg->n_queues,
+			       sizeof(*x->frame_data));
 	if (!x->frame_data)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < cfg->n_queues; i++) {
@@ -154,6 +242,13 @@ void xevb_xsk_close(struct xevb_xsk *x)
 			xsk_umem__delete(q->umem);
 		if (q->area)
 			munmap(q->area, (size_t)x->frames_per_q << x->frame_shift);
+		if (q->sg_packets || q->sg_stalls)
+			xevb_info("queue %u: %llu jumbo frames gathered from %llu descriptors, %llu waits "
+				  "for a free jumbo buffer", q->queue_id, (unsigned long long)q->sg_packets,
+				  (unsigned long long)q->sg_descs, (unsigned long long)q->sg_stalls);
+		if (q->bounce)
+			munmap(q->bounce, (size_t)x->bounce_per_q * x->bounce_size);
+		free(q->bounce_free);
 		free(q->rings);
 		free(q->pending);
 		memset(q, 0, sizeof(*q));
@@ -163,12 +258,79 @@ void xevb_xsk_close(struct xevb_xsk *x)
 	x->n_queues = 0;
 }
 
+/*
+ * Multi-buffer receive: whole frames only. A frame whose last descriptor
+ * is not yet in this peek stays for the next call; with no free bounce
+ * buffer the ring is left as it is (the kernel counts what overflows).
+ */
+static uint32_t xsk_rx_sg(struct xevb_xsk *x, struct xevb_xsk_q *q, uint32_t max, uint32_t *idx,
+			  const uint8_t **data, uint32_t *len)
+{
+	struct rings *r = q->rings;
+	/* Enough descriptors for the longest frame even when max is small. */
+	uint32_t first, n = xsk_ring_cons__peek(&r->rx, max < 64 ? 64 : max, &first);
+	uint32_t i = 0, pk = 0;
+
+	while (i < n && pk < max) {
+		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&r->rx, first + i);
+		uint32_t j = i, fi, total = 0, bi;
+		uint8_t *dst;
+
+		if (!(d->options & XDP_PKT_CONTD)) {
+			fi = q->first_idx + (uint32_t)(d->addr >> x->frame_shift);
+			idx[pk] = fi;
+			data[pk] = q->area + d->addr;
+			x->frame_data[fi] = data[pk];
+			len[pk++] = d->len;
+			i++;
+			continue;
+		}
+		while (j < n && (xsk_ring_cons__rx_desc(&r->rx, first + j)->options & XDP_PKT_CONTD))
+			j++;
+		if (j == n)
+			break;       /* the rest of this frame is not here yet */
+		if (!q->n_bounce_free) {
+			q->sg_stalls++;
+			break;
+		}
+		bi = q->bounce_free[--q->n_bounce_free];
+		dst = (uint8_t *)x->frame_data[bi];
+		for (uint32_t k = i; k <= j; k++) {
+			const struct xdp_desc *dk = xsk_ring_cons__rx_desc(&r->rx, first + k);
+			uint32_t take = dk->len;
+
+			/* Longer than any frame the MTU allows: keep what fits, the
+			 * parser then rejects it by its IP length, and counts it. */
+			if (take > x->bounce_size - total)
+				take = x->bounce_size - total;
+			memcpy(dst + total, q->area + dk->addr, take);
+			total += take;
+			q->pending[q->n_pending++] = (uint32_t)(dk->addr >> x->frame_shift) << x->frame_shift;
+		}
+		q->sg_packets++;
+		q->sg_descs += j - i + 1;
+		idx[pk] = bi;
+		data[pk] = dst;
+		len[pk++] = total;
+		i = j + 1;
+	}
+	/* Peek moved past what stays in the ring: the next peek starts at i. */
+	if (i < n)
+		xsk_ring_cons__cancel(&r->rx, n - i);
+	q->rx_descs = i;
+	return pk;
+}
+
 uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *idx,
 		     const uint8_t **data, uint32_t *len)
 {
 	struct xevb_xsk_q *q = &x->q[qi];
 	struct rings *r = q->rings;
-	uint32_t first, n = xsk_ring_cons__peek(&r->rx, max, &first);
+	uint32_t first, n;
+
+	if (x->sg)
+		return xsk_rx_sg(x, q, max, idx, data, len);
+	n = xsk_ring_cons__peek(&r->rx, max, &first);
 
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xdp_desc *d = xsk_ring_cons__rx_desc(&r->rx, first + i);
@@ -186,6 +348,9 @@ uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *id
 void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n)
 {
 	struct rings *r = x->q[qi].rings;
+
+	if (x->sg)
+		n = x->q[qi].rx_descs;
 	xsk_ring_cons__release(&r->rx, n);
 }
 
