@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only
+# Results of scripts/bench/bench-shape.sh: JSON, CSVs, plots and the tables.
+#
+# usage: shape_report.py WORKDIR OUTDIR SHARE_BPS PORT_BPS PORT_BUF NSRC BURST
+import csv
+import json
+import os
+import struct
+import sys
+
+w, out = sys.argv[1], sys.argv[2]
+share, port_bps, port_buf, nsrc, burst = (int(float(x)) for x in sys.argv[3:8])
+
+pts = [json.loads(l) for l in open(os.path.join(w, "points.jsonl")) if l.strip()]
+cpu = [json.loads(l) for l in open(os.path.join(w, "cpu.jsonl")) if l.strip()]
+meta = json.load(open(os.path.join(w, "meta.json")))
+
+
+def pcap_times(fn):
+    """Timestamps (s) of a nanosecond pcap (tcpdump --time-stamp-precision nano)."""
+    ts = []
+    with open(fn, "rb") as f:
+        hdr = f.read(24)
+        if len(hdr) < 24:
+            return ts
+        # Written on this machine: little-endian; 0xa1b23c4d = nanoseconds.
+        magic = struct.unpack("<I", hdr[:4])[0]
+        if magic not in (0xA1B23C4D, 0xA1B2C3D4):
+            return ts
+        div = 1e9 if magic == 0xA1B23C4D else 1e6
+        while True:
+            rec = f.read(16)
+            if len(rec) < 16:
+                break
+            sec, frac, incl, _ = struct.unpack("<IIII", rec)
+            f.seek(incl, 1)
+            ts.append(sec + frac / div)
+    return ts
+
+
+# Inter-departure times: log-spaced bins from 1 us to 100 ms.
+EDGES = [10 ** (k / 10) for k in range(0, 51)]  # us
+ipt = {}
+for name in ("unshaped_unpaced", "unshaped_paced", "shaped"):
+    fn = os.path.join(w, name + ".pcap")
+    t = pcap_times(fn) if os.path.exists(fn) else []
+    d = sorted((b - a) * 1e6 for a, b in zip(t, t[1:]))
+    hist = [0] * (len(EDGES) - 1)
+    for x in d:
+        for i in range(len(EDGES) - 1):
+            if x < EDGES[i + 1] or i == len(EDGES) - 2:
+                hist[i] += 1
+                break
+
+    def q(p):
+        return round(d[min(len(d) - 1, int(p * len(d)))], 2) if d else None
+    span = t[-1] - t[0] if len(t) > 1 else 0
+    ipt[name] = {"packets": len(t), "mean_us": round(sum(d) / len(d), 2) if d else None,
+                 "p1_us": q(0.01), "p50_us": q(0.5), "p99_us": q(0.99), "max_us": round(d[-1], 1) if d else None,
+                 "below_10us": sum(1 for x in d if x < 10), "rate_mbit": round(len(d) * 1470 * 8 / span / 1e6, 2) if span else None,
+                 "hist_edges_us": [round(e, 3) for e in EDGES], "hist": hist}
+
+cls_runs = sum(c["classifier_runs"] for c in cpu if c["mode"] == "shaped")
+cls_ns = [c["classifier_ns_per_packet"] for c in cpu if c["mode"] == "shaped" and c["classifier_ns_per_packet"]]
+classifier = {"ns_per_packet": round(sum(c["classifier_ns_per_packet"] * c["classifier_runs"] for c in cpu
+                                         if c["mode"] == "shaped" and c["classifier_runs"]) / cls_runs, 1) if cls_runs else None,
+              "runs": cls_runs, "per_size": cls_ns,
+              "note": "kernel.bpf_stats_enabled run_time_ns / run_cnt; includes about 41 ns of measuring floor (machine.md)"}
+for c in cpu:
+    if c["mode"] == "shaped":
+        base = [u for u in cpu if u["mode"] == "unshaped" and u["frag_bytes"] == c["frag_bytes"]]
+        if base and base[0]["cpu_ns_per_packet"]:
+            c["cpu_overhead_ratio"] = round(c["cpu_ns_per_packet"] / base[0]["cpu_ns_per_packet"], 3)
+            c["throughput_ratio"] = round(c["pps"] / base[0]["pps"], 3) if base[0]["pps"] else None
+
+res = {"meta": meta, "port": "tbf %.0f Mbit/s, limit %d B, burst 15000 B" % (port_bps / 1e6, port_buf),
+       "sources": nsrc, "share_bps": share, "burst_bytes": burst, "frame_bytes": 1470,
+       "results": pts, "cpu": cpu, "classifier": classifier, "interdeparture": ipt}
+os.makedirs(out, exist_ok=True)
+json.dump(res, open(os.path.join(out, "shape.json"), "w"), indent=1)
+
+cols = [k for k in pts[0] if k != "chain"] if pts else []
+with open(os.path.join(out, "shape.csv"), "w", newline="") as f:
+    wr = csv.writer(f)
+    wr.writerow(cols)
+    for p in pts:
+        wr.writerow([p[k] for k in cols])
+if cpu:
+    ccols = list(dict.fromkeys(k for c in cpu for k in c))
+    with open(os.path.join(out, "shape-cpu.csv"), "w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(ccols)
+        for c in cpu:
+            wr.writerow([c.get(k, "") for k in ccols])
+with open(os.path.join(out, "shape-ipt.csv"), "w", newline="") as f:
+    wr = csv.writer(f)
+    wr.writerow(["bin_low_us", "bin_high_us"] + list(ipt))
+    for i in range(len(EDGES) - 1):
+        wr.writerow(["%.3f" % EDGES[i], "%.3f" % EDGES[i + 1]] + [ipt[n]["hist"][i] for n in ipt])
+
+# Tables.
+print("incast: %d sources -> 1 builder through one port (%s); shaped = %.1f Mbit/s per source"
+      % (nsrc, res["port"], share / 1e6))
+print("%6s %-9s %9s %8s %10s %8s %9s %15s %8s %6s" % ("load", "mode", "offered", "sent", "port_drop", "loss%",
+                                                      "shaper_dr", "complete", "compl%", "unacc"))
+for p in pts:
+    print("%6.2f %-9s %7.3fG %8d %10d %8.3f %9d %7d/%-7d %8.2f %6d" % (
+        p["load"], p["mode"], p["offered_gbps"], p["sent"], p["port_drops"], 100 * p["port_loss"],
+        p["shaper_drops"], p["events_complete"], p["events"], 100 * p["completeness"], p["unaccounted"]))
+print("shaping CPU overhead (one source, unlimited, shaped at 10 Gbit/s = not limiting):")
+for c in cpu:
+    print("  frag %5d B %-9s %8d pkt/s %6.3f Gb/s  %7.1f ns CPU/packet (whole machine)%s" % (
+        c["frag_bytes"], c["mode"], c["pps"], c["gbps"], c["cpu_ns_per_packet"] or 0,
+        "  x%.3f, classifier %.1f ns" % (c.get("cpu_overhead_ratio", 0), c["classifier_ns_per_packet"] or 0)
+        if c["mode"] == "shaped" else ""))
+print("classifier: %s ns per packet (%d runs, kernel.bpf_stats_enabled)" % (classifier["ns_per_packet"], cls_runs))
+print("inter-departure (source 0 egress, tcpdump):")
+for n, v in ipt.items():
+    print("  %-17s %6d pkts  p1 %8s us  p50 %8s us  p99 %8s us  max %9s us  <10us %6d  %s Mbit/s" % (
+        n, v["packets"], v["p1_us"], v["p50_us"], v["p99_us"], v["max_us"], v["below_10us"], v["rate_mbit"]))
+
+# Plots.
+try:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+except ImportError:
+    print("matplotlib missing (scripts/install-deps.sh installs python3-matplotlib): no plots", file=sys.stderr)
+    sys.exit(0)
+
+fig, ax = plt.subplots(1, 2, figsize=(11, 4.2))
+for mode, mk in (("unshaped", "o-"), ("shaped", "s-")):
+    ps = sorted((p for p in pts if p["mode"] == mode), key=lambda p: p["load"])
+    x = [p["load"] * port_bps / 1e6 for p in ps]
+    ax[0].plot(x, [100 * p["port_loss"] for p in ps], mk, label=mode)
+    ax[1].plot(x, [100 * p["completeness"] for p in ps], mk, label=mode)
+for a in ax:
+    a.axvline(port_bps / 1e6, color="grey", ls=":", label="port rate")
+    a.set_xlabel("offered load, all sources (Mbit/s)")
+    a.grid(alpha=0.3)
+    a.legend()
+ax[0].set_ylabel("packet loss at the port (%)")
+ax[0].set_title("Loss vs offered load (%d sources, %.0f Mbit/s port, %d kB buffer)" % (nsrc, port_bps / 1e6, port_buf // 1000), fontsize=9)
+ax[1].set_ylabel("events complete (%)")
+ax[1].set_ylim(-2, 102)
+ax[1].set_title("Event completeness (shaped: %.1f Mbit/s per source)" % (share / 1e6), fontsize=9)
+fig.tight_layout()
+fig.savefig(os.path.join(out, "shape-loss.png"), dpi=110)
+
+if cpu:
+    fig, ax = plt.subplots(1, 2, figsize=(10, 4))
+    sizes = sorted({c["frag_bytes"] for c in cpu})
+    for k, mode in enumerate(("unshaped", "shaped")):
+        v = [next((c for c in cpu if c["frag_bytes"] == s and c["mode"] == mode), {}) for s in sizes]
+        xs = [i + (k - 0.5) * 0.35 for i in range(len(sizes))]
+        ax[0].bar(xs, [c.get("cpu_ns_per_packet") or 0 for c in v], 0.35, label=mode)
+        ax[1].bar(xs, [c.get("gbps") or 0 for c in v], 0.35, label=mode)
+    for a in ax:
+        a.set_xticks(range(len(sizes)))
+        a.set_xticklabels(["%d B" % s for s in sizes])
+        a.set_xlabel("fragment payload per packet")
+        a.legend()
+        a.grid(alpha=0.3, axis="y")
+    ax[0].set_ylabel("CPU time per packet, whole machine (ns)")
+    ax[0].set_title("Shaping overhead (10 Gbit/s assigned: not limiting); classifier %s ns/pkt"
+                    % classifier["ns_per_packet"], fontsize=9)
+    ax[1].set_ylabel("throughput, one source (Gbit/s)")
+    ax[1].set_title("Transfer speed with and without shaping", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "shape-cpu.png"), dpi=110)
+
+fig, ax = plt.subplots(figsize=(8, 4.2))
+lows = EDGES[:-1]
+widths = [EDGES[i + 1] - EDGES[i] for i in range(len(EDGES) - 1)]
+labels = {"unshaped_unpaced": "no shaping, source unpaced",
+          "unshaped_paced": "no shaping, source paced (--rate)",
+          "shaped": "shaped %.1f Mbit/s (HTB), source unpaced" % (share / 1e6)}
+for n, v in ipt.items():
+    if v["packets"] > 1:
+        tot = sum(v["hist"])
+        ax.step(lows, [100 * h / tot for h in v["hist"]], where="post", label="%s (%d pkts)" % (labels[n], v["packets"]))
+ax.set_xscale("log")
+ax.set_xlabel("packet inter-departure time at the sender's egress (us)")
+ax.set_ylabel("packets (%)")
+ax.set_title("Inter-departure distribution, 1470-byte frames, tcpdump on the source's eth0", fontsize=9)
+ax.grid(alpha=0.3)
+ax.legend(fontsize=8)
+fig.tight_layout()
+fig.savefig(os.path.join(out, "shape-ipt.png"), dpi=110)
