@@ -81,6 +81,10 @@ r["src_tx_dropped"] = sum(delta("src%d" % i, "tx", "dropped") for i in range(n))
 r["port_rx"] = sum(delta("port%d" % i, "rx", "packets") for i in range(n))
 r["port_sent"] = port["packets"]
 r["port_drops"] = port["drops"]
+# Requeues: veth stopped the port (the builder's XDP ring full, kernel >= 6.16
+# pushes back into the qdisc instead of dropping): the port's queue then
+# grows and may drop because the builder, not the link, fell behind.
+r["port_requeues"] = port.get("requeues", 0)
 r["port_loss"] = round(port["drops"] / r["sent"], 6) if r["sent"] else 0
 r["port_goodput_gbps"] = round(port["bytes"] * 8 / el / 1e9, 4) if el else 0
 r["bport_tx"] = delta("bport", "tx", "packets")
