@@ -15,6 +15,7 @@
 #   ic_init XEVB_BINARY WORKDIR
 #   ic_port RATE_BPS LIMIT_BYTES           # the port: tbf, burst 15000 B (re-made each point)
 #   ic_point LOAD unshaped|shaped EVENTS SHARE_BPS BURST >>points.jsonl
+#   ic_pull unshaped|shaped EVENTS RATE PACK SHARE_BPS     # pull mode (DFM)
 #
 # LOAD is the sources' total rate relative to the port. Shaped: every source
 # runs `xevb shape set --dst <builder> --rate SHARE_BPS --burst BURST` for
@@ -172,4 +173,88 @@ ic_point() {
 		fi
 	done
 	python3 "$IC_ACCT" "$d" "$IC_NSRC" "$events" "$load" "$mode" "$IC_FRAME" "$share" "$t0"
+}
+
+# ic_pull MODE EVENTS RATE PACK SHARE_BPS: the same port in pull mode (ATLAS
+# DC): `xevb dfm --mode pull` triggers EVENTS at RATE events/s in blocks of
+# PACK, the builder (socket mode; --dfm, re-ask after 50 ms, up to 6 times)
+# REQUESTs each block from the sources, which all answer at once, PACK
+# MEPs of one 1400-byte fragment each (MEPs fit the MTU) back to back: an
+# incast burst at the port.
+# Needs tb_up --sinks 1 --dfm 1 (the farm node takes the built events).
+# Prints one JSON line: the DFM's outcome, port and shaper drops, re-asks.
+ic_pull() {
+	local mode=$1 events=$2 rate=$3 pack=$4 share=$5
+	local d=$IC_W/pull-$1 i sk b dfm=198.18.4.1:23901
+	rm -rf "$d" && mkdir -p "$d"
+	ic_port "$IC_PORT_BPS" "$IC_PORT_BUF"
+	ip netns exec "$(tb_ns sink 0)" timeout 40 "$IC_X" sink --listen "$(tb_addr sink 0):5000" --ctl-port 23904 \
+		--credits 64 --ready-file "$d/sink.ready" --json --stats-interval 0 --duration 30 >"$d/sink.json" 2>"$d/sink.err" &
+	sk=$!
+	IC_PIDS+=("$sk")
+	for _ in $(seq 100); do [[ -s $d/sink.ready ]] && break; sleep 0.05; done
+	ip netns exec "$(tb_ns builder 0)" timeout 40 "$IC_X" build --dev eth0 --mode socket --udp --sources 0-$((IC_NSRC - 1)) \
+		--dfm "$dfm" --sink "$(tb_addr sink 0):5000" --credits 64 --reask-ms 50 --max-reasks 6 \
+		--exit-on-eor --duration 30 --json --quiet >"$d/b.json" 2>"$d/b.err" &
+	b=$!
+	IC_PIDS+=("$b")
+	if [[ $mode == shaped ]]; then
+		for ((i = 0; i < IC_NSRC; i++)); do
+			tb_exec source "$i" "$IC_X" shape set --dev eth0 --dst "$(tb_addr builder 0)" --rate "$share" --burst 6000 \
+				2>>"$d/shape.err" || echo "shape set failed: $(cat "$d/shape.err")" >&2
+		done
+	fi
+	for ((i = 0; i < IC_NSRC; i++)); do
+		ip netns exec "$(tb_ns source "$i")" timeout 40 "$IC_X" source --dfm "$dfm" --udp --source-ids "$i" \
+			--frag-size 1400 --json --quiet --duration 30 >"$d/s$i.json" 2>"$d/s$i.err" &
+		IC_PIDS+=($!)
+	done
+	ip netns exec "$(tb_ns dfm 0)" timeout 50 "$IC_X" dfm --listen "$dfm" --mode pull --rate "$rate" \
+		--events "$events" --pack "$pack" --wait-builders 1 --wait-sources "$IC_NSRC" --json --interval 0 \
+		>"$d/dfm.json" 2>"$d/dfm.err"
+	echo $? >"$d/dfm.rc"
+	for _ in $(seq 30); do
+		local alive=0
+		for i in "${IC_PIDS[@]}"; do [[ $i == "$sk" ]] && continue; kill -0 "$i" 2>/dev/null && alive=1; done
+		((alive)) || break
+		sleep 0.1
+	done
+	kill -INT "$sk" 2>/dev/null
+	ic_kill
+	wait "$sk" 2>/dev/null
+	tc -n "$IC_SW" -s -j qdisc show dev "$IC_BPORT" >"$d/port.json"
+	if [[ $mode == shaped ]]; then
+		for ((i = 0; i < IC_NSRC; i++)); do
+			tb_exec source "$i" "$IC_X" shape list --dev eth0 --json >"$d/l$i.json"
+			tb_exec source "$i" "$IC_X" shape clear --dev eth0 2>>"$d/shape.err"
+		done
+	fi
+	python3 - "$d" "$mode" "$IC_NSRC" <<'PY'
+import json, sys
+d, mode, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+def lines(fn):
+    try:
+        return [json.loads(l) for l in open(fn) if l.startswith("{")]
+    except (OSError, ValueError):
+        return []
+def find(fn, key):
+    for j in lines(fn):
+        if key in j:
+            return j
+    return {}
+dfm = (lines(d + "/dfm.json") or [{}])[-1]
+ctl = find(d + "/b.json", "dfm_ctl").get("dfm_ctl", {})
+port = [q for q in json.load(open(d + "/port.json")) if q["kind"] == "tbf"][0]
+src = [(lines("%s/s%d.json" % (d, i)) or [{}])[-1] for i in range(n)]
+shaper = 0
+for i in range(n):
+    for l in lines("%s/l%d.json" % (d, i)):
+        shaper += l.get("root", {}).get("drops", 0) + sum(r.get("class_drops", 0) + r.get("drop_horizon", 0) for r in l.get("rules", []))
+print(json.dumps({"mode": mode, "dfm_rc": int(open(d + "/dfm.rc").read()), "triggered": dfm.get("triggered"),
+    "complete": dfm.get("complete"), "incomplete": dfm.get("incomplete"),
+    "lost": sum(dfm.get("lost", {}).values()) if isinstance(dfm.get("lost"), dict) else dfm.get("lost"),
+    "port_drops": port["drops"], "port_packets": port["packets"], "shaper_drops": shaper,
+    "reask_events": ctl.get("reask_events"), "reask_requests": ctl.get("reask_requests"),
+    "resend_meps": sum(s.get("resend_meps", 0) for s in src)}))
+PY
 }
