@@ -10,14 +10,15 @@
 # Both: every fragment sent is in an event or counted at exactly one place
 # on the way (scripts/lib/incast_acct.py: unaccounted 0, every stage's
 # equation holds).
-# Pull mode (`xevb dfm --mode pull`, 1500 events at 500/s in blocks of 10:
+# Pull mode (`xevb dfm --mode pull`, 1500 events at 500/s in blocks of 10):
 # the 4 sources answer each REQUEST at once, 10 MEPs of one 1400-byte
-# fragment each (MEPs fit the MTU): 23 % of the port's rate on average,
-# but 59 kB back to back, more than the port's buffer and burst): unshaped, the port drops and
-# the builder re-asks (the DFM still ends with every event complete);
-# shaped, no port drop, no re-ask, every event complete, the DFM's own
-# accounting check passes (exit status 0) in both. A shaped run that loses is retried once (a busy 2-core
-# machine can stall the emulated port itself); the criterion is not relaxed.
+# fragment each (MEPs fit the MTU): 23 % of the port's rate on average but
+# 59 kB back to back, more than the port's buffer and burst. Unshaped: the
+# port drops and the builder re-asks (the DFM still ends with every event
+# complete). Shaped: no port drop, no re-ask, every event complete. The
+# DFM's own accounting check passes (exit status 0) in both.
+# A shaped run that loses is retried once (a busy 2-core machine can stall
+# the emulated port itself); the criterion is not relaxed. About 20 s.
 set -uo pipefail
 cd "$(dirname "$0")/../.." || exit 1
 X=$(realpath "${1:-build}/xevb")
