@@ -15,12 +15,20 @@
 #    BENCH_BURST 6000 bytes): port drops, events complete, and every lost
 #    fragment placed on the way (incast_acct.py; "unaccounted" must be 0).
 #    Each point offers its load for BENCH_SECONDS (6; quick 3).
+#    Pull mode (ATLAS DC; scripts/lib/incast.sh ic_pull): `xevb dfm --mode
+#    pull` at BENCH_PULL_RATES events/s in blocks of 10; the sources answer
+#    each REQUEST at once (10 MEPs each, back to back): port drops and
+#    re-asks, unshaped and shaped.
 # 2. CPU overhead of shaping (the seed's "QoS software overhead": assigned
 #    bandwidth that does not limit): one source, as fast as it can, to the
 #    builder (port unlimited), unshaped vs shaped at 10 Gbit/s, for two
-#    fragment sizes: CPU time of the whole machine per packet (/proc/stat;
-#    veth's receive work runs on the sender's core) and the classifier's own
-#    cost (kernel.bpf_stats_enabled run_time_ns / run_cnt, restored after).
+#    fragment sizes: peak packet rate (source unpaced), and at one fixed
+#    packet rate (BENCH_CPU_HZ 20000/s) the kernel's CPU time per packet,
+#    whole machine (/proc/stat system + irq + softirq: the classifier, HTB,
+#    veth and XDP; veth's receive work runs on the sender's core; the paced
+#    source spins in user space, so all-CPU time is recorded but says little),
+#    plus the classifier's own cost (kernel.bpf_stats_enabled run_time_ns /
+#    run_cnt, restored after).
 # 3. Packet inter-departure times (the seed's tcpdump histogram): tcpdump on
 #    the source's eth0 (egress taps see a packet when the qdisc releases it)
 #    for one source at the incast share: shaped (HTB, source unpaced),
@@ -28,7 +36,7 @@
 #
 # Writes $OUT/bench/shape.json ({"meta", "results": incast rows, "cpu",
 # "classifier", "interdeparture"}), shape.csv (incast rows), shape-cpu.csv,
-# shape-ipt.csv and the plots shape-loss.png, shape-cpu.png, shape-ipt.png
+# shape-ipt.csv, shape-pull.csv and the plots shape-loss.png, shape-cpu.png, shape-ipt.png
 # (scripts/bench/shape_report.py). BENCH_QUICK=1: 3 loads, 3 s a point,
 # shorter captures (about 2 minutes; the full run about 5).
 set -euo pipefail
@@ -43,12 +51,15 @@ PORT_BUF=${BENCH_PORT_BUFFER:-32000}
 BURST=${BENCH_BURST:-6000}
 if [[ -n $QUICK ]]; then
 	LOADS=${BENCH_LOADS:-"0.5 1.0 2.0"}; SECS=${BENCH_SECONDS:-3}
-	CPU_EVENTS=${BENCH_CPU_EVENTS:-100000}; IPT_PKTS=${BENCH_IPT_PACKETS:-5000}
+	CPU_EVENTS=${BENCH_CPU_EVENTS:-100000}; CPU_SECS=2; CPU_REPS=1; IPT_PKTS=${BENCH_IPT_PACKETS:-5000}
+	PULL_RATES=${BENCH_PULL_RATES:-"1000"}; PULL_EVENTS=${BENCH_PULL_EVENTS:-2000}
 else
 	LOADS=${BENCH_LOADS:-"0.25 0.5 0.75 0.9 1.0 1.25 1.5 2.0"}; SECS=${BENCH_SECONDS:-6}
-	CPU_EVENTS=${BENCH_CPU_EVENTS:-300000}; IPT_PKTS=${BENCH_IPT_PACKETS:-20000}
+	CPU_EVENTS=${BENCH_CPU_EVENTS:-300000}; CPU_SECS=3; CPU_REPS=3; IPT_PKTS=${BENCH_IPT_PACKETS:-20000}
+	PULL_RATES=${BENCH_PULL_RATES:-"500 1000 2000"}; PULL_EVENTS=${BENCH_PULL_EVENTS:-4000}
 fi
 SHARE=$(python3 -c "print(int(0.95 * $PORT_RATE / $NSRC))")
+CPU_HZ=${BENCH_CPU_HZ:-20000}
 PORT_BPS=$(python3 -c "print(int($PORT_RATE))")
 
 # shellcheck source=../lib/testbed.sh
@@ -67,7 +78,7 @@ tb_on_cleanup() {
 	sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" || true
 	[[ -n ${BENCH_KEEP:-} ]] || rm -rf "$W"
 }
-tb_up --prefix "xb$$shp" --sources "$NSRC" --builders 1 --sinks 0 >/dev/null
+tb_up --prefix "xb$$shp" --sources "$NSRC" --builders 1 --sinks 1 --dfm 1 >/dev/null
 ic_init "$X" "$W"
 ic_port "$PORT_BPS" "$PORT_BUF"
 SW=$(tb_switch)
@@ -89,6 +100,19 @@ print("  load %.2f %-8s sent %7d port drops %6d complete %6d/%-6d unaccounted %d
 	done
 done
 
+# Pull mode: re-asks.
+: >"$W/pull.jsonl"
+for rate in $PULL_RATES; do
+	for mode in unshaped shaped; do
+		ic_pull "$mode" "$PULL_EVENTS" "$rate" 10 "$SHARE" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read()); r["rate_hz"] = float(sys.argv[1]); r["events"] = int(sys.argv[2])
+r["offered_gbps"] = round(r["rate_hz"] * int(sys.argv[3]) * 1470 * 8 / 1e9, 4)
+print(json.dumps(r))' "$rate" "$PULL_EVENTS" "$NSRC" >>"$W/pull.jsonl"
+		tail -1 "$W/pull.jsonl" >&2
+	done
+done
+
 # ---- 2. CPU overhead and classifier cost --------------------------------
 # A builder that only receives (--bare) absorbs whatever one source sends.
 start_bare() {
@@ -106,7 +130,10 @@ start_bare() {
 	return 1
 }
 stop_bare() { kill -INT "$BARE" 2>/dev/null || true; wait "$BARE" || true; BG=(); }
-busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8 }' /proc/stat; }
+# "all kernel": busy ticks of the machine, and those in the kernel (system,
+# irq, softirq: where the classifier, HTB and veth run; the paced source
+# spins in user space between packets).
+busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $4 + $7 + $8 }' /proc/stat; }
 prog_stats() {
 	bpftool -j prog show 2>/dev/null | python3 -c '
 import json, sys
@@ -121,29 +148,44 @@ start_bare
 sysctl -qw kernel.bpf_stats_enabled=1
 : >"$W/cpu.jsonl"
 HZ_TICK=$(getconf CLK_TCK)
-for frag in 64 1400; do
-	for mode in unshaped shaped; do
-		[[ $mode == shaped ]] && tb_exec source 0 "$X" shape set --dev eth0 --dst "$DEST" --rate 10gbit 2>>"$W/shape.err"
-		read -r pt0 pc0 < <(prog_stats)
-		c0=$(busy_ticks)
-		tb_exec source 0 timeout 60 "$X" source --dest "$DEST" --udp --source-ids 0 --pack 1 \
-			--frag-size "$frag" --events "$CPU_EVENTS" --json --quiet >"$W/cpu-src.json" 2>>"$W/cpu-src.err" || true
-		c1=$(busy_ticks)
-		read -r pt1 pc1 < <(prog_stats)
-		[[ $mode == shaped ]] && tb_exec source 0 "$X" shape clear --dev eth0 2>>"$W/shape.err"
-		python3 - "$W/cpu-src.json" "$frag" "$mode" "$((c1 - c0))" "$HZ_TICK" "$((pt1 - pt0))" "$((pc1 - pc0))" >>"$W/cpu.jsonl" <<'PY'
+# cpu_run FRAG MODE KIND [source options]: one run of source 0; one JSON row.
+cpu_run() {
+	local frag=$1 mode=$2 kind=$3 pt0 pc0 pt1 pc1 c0 c1 k0 k1
+	shift 3
+	read -r pt0 pc0 < <(prog_stats)
+	read -r c0 k0 < <(busy_ticks)
+	tb_exec source 0 timeout 60 "$X" source --dest "$DEST" --udp --source-ids 0 --pack 1 \
+		--frag-size "$frag" --json --quiet "$@" >"$W/cpu-src.json" 2>>"$W/cpu-src.err" || true
+	read -r c1 k1 < <(busy_ticks)
+	read -r pt1 pc1 < <(prog_stats)
+	python3 - "$W/cpu-src.json" "$frag" "$mode" "$kind" "$((c1 - c0))" "$HZ_TICK" "$((pt1 - pt0))" "$((pc1 - pc0))" "$((k1 - k0))" <<'PY'
 import json, sys
 s = json.load(open(sys.argv[1]))
-frag, mode, ticks, hz, pt, pc = sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7])
+frag, mode, kind, ticks, hz, pt, pc, kt = sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), int(sys.argv[6]), int(sys.argv[7]), int(sys.argv[8]), int(sys.argv[9])
 pk, el = s["packets"], s["elapsed_s"]
-print(json.dumps({"frag_bytes": int(frag), "frame_bytes": int(frag) + 70, "mode": mode, "packets": pk,
+print(json.dumps({"frag_bytes": int(frag), "frame_bytes": int(frag) + 70, "mode": mode, "kind": kind, "packets": pk,
                   "elapsed_s": round(el, 3), "pps": round(pk / el) if el else 0,
                   "gbps": round(pk * (int(frag) + 70) * 8 / el / 1e9, 4) if el else 0,
                   "cpu_s": round(ticks / hz, 2),
                   "cpu_ns_per_packet": round(ticks / hz * 1e9 / pk, 1) if pk else None,
+                  "kernel_cpu_s": round(kt / hz, 2),
+                  "kernel_ns_per_packet": round(kt / hz * 1e9 / pk, 1) if pk else None,
                   "classifier_runs": pc, "classifier_ns_per_packet": round(pt / pc, 1) if pc else None}))
 PY
-		tail -1 "$W/cpu.jsonl" >&2
+}
+# Peak: as fast as the source can (the seed's "transfer speed"). Paced: the
+# same packet rate shaped and unshaped (CPU_HZ), so the CPU time per packet
+# compares equal work (the seed's "CPU usage"); shaped and unshaped
+# alternate, CPU_REPS times.
+for frag in 64 1400; do
+	for rep in $(seq "$CPU_REPS"); do
+		for mode in unshaped shaped; do
+			[[ $mode == shaped ]] && tb_exec source 0 "$X" shape set --dev eth0 --dst "$DEST" --rate 10gbit 2>>"$W/shape.err"
+			((rep == 1)) && cpu_run "$frag" "$mode" peak --events "$CPU_EVENTS" >>"$W/cpu.jsonl"
+			cpu_run "$frag" "$mode" paced --rate "$CPU_HZ" --events $((CPU_HZ * CPU_SECS)) >>"$W/cpu.jsonl"
+			[[ $mode == shaped ]] && tb_exec source 0 "$X" shape clear --dev eth0 2>>"$W/shape.err"
+			tail -1 "$W/cpu.jsonl" >&2
+		done
 	done
 done
 sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD"
@@ -176,4 +218,8 @@ mkdir -p "$OUT/bench"
 scripts/bench/meta.py BENCH_SOURCES="$NSRC" BENCH_PORT_RATE="$PORT_RATE" BENCH_PORT_BUFFER="$PORT_BUF" \
 	BENCH_BURST="$BURST" BENCH_LOADS="$LOADS" BENCH_SECONDS="$SECS" share_bps="$SHARE" \
 	builder_timeout_ms="$IC_TIMEOUT_MS" builder_frames="$IC_FRAMES" >"$W/meta.json"
-python3 scripts/bench/shape_report.py "$W" "$OUT/bench" "$SHARE" "$PORT_BPS" "$PORT_BUF" "$NSRC" "$BURST"
+# Debian's python3-matplotlib belongs to /usr/bin/python3, which need not be
+# the python3 first on PATH.
+PY=python3
+/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PY=/usr/bin/python3
+"$PY" scripts/bench/shape_report.py "$W" "$OUT/bench" "$SHARE" "$PORT_BPS" "$PORT_BUF" "$NSRC" "$BURST"

@@ -14,6 +14,7 @@ share, port_bps, port_buf, nsrc, burst = (int(float(x)) for x in sys.argv[3:8])
 
 pts = [json.loads(l) for l in open(os.path.join(w, "points.jsonl")) if l.strip()]
 cpu = [json.loads(l) for l in open(os.path.join(w, "cpu.jsonl")) if l.strip()]
+pull = [json.loads(l) for l in open(os.path.join(w, "pull.jsonl")) if l.strip()] if os.path.exists(os.path.join(w, "pull.jsonl")) else []
 meta = json.load(open(os.path.join(w, "meta.json")))
 
 
@@ -61,22 +62,42 @@ for name in ("unshaped_unpaced", "unshaped_paced", "shaped"):
                  "below_10us": sum(1 for x in d if x < 10), "rate_mbit": round(len(d) * 1470 * 8 / span / 1e6, 2) if span else None,
                  "hist_edges_us": [round(e, 3) for e in EDGES], "hist": hist}
 
-cls_runs = sum(c["classifier_runs"] for c in cpu if c["mode"] == "shaped")
-cls_ns = [c["classifier_ns_per_packet"] for c in cpu if c["mode"] == "shaped" and c["classifier_ns_per_packet"]]
-classifier = {"ns_per_packet": round(sum(c["classifier_ns_per_packet"] * c["classifier_runs"] for c in cpu
-                                         if c["mode"] == "shaped" and c["classifier_runs"]) / cls_runs, 1) if cls_runs else None,
-              "runs": cls_runs, "per_size": cls_ns,
+cls_runs = sum(c["classifier_runs"] for c in cpu)
+cls_ns = sum(c["classifier_ns_per_packet"] * c["classifier_runs"] for c in cpu if c["classifier_runs"])
+classifier = {"ns_per_packet": round(cls_ns / cls_runs, 1) if cls_runs else None, "runs": cls_runs,
               "note": "kernel.bpf_stats_enabled run_time_ns / run_cnt; includes about 41 ns of measuring floor (machine.md)"}
-for c in cpu:
+
+
+def median(v):
+    v = sorted(v)
+    return v[len(v) // 2] if v else None
+
+
+# One summary row per fragment size and mode: peak rate, and the median over
+# the paced repetitions of the CPU time per packet.
+cpu_sum = []
+for size in sorted({c["frag_bytes"] for c in cpu}):
+    for mode in ("unshaped", "shaped"):
+        peak = [c for c in cpu if c["frag_bytes"] == size and c["mode"] == mode and c["kind"] == "peak"]
+        paced = [c for c in cpu if c["frag_bytes"] == size and c["mode"] == mode and c["kind"] == "paced"]
+        cpu_sum.append({"frag_bytes": size, "mode": mode,
+                        "peak_pps": peak[0]["pps"] if peak else None, "peak_gbps": peak[0]["gbps"] if peak else None,
+                        "paced_pps": median([c["pps"] for c in paced]),
+                        "cpu_ns_per_packet": median([c["cpu_ns_per_packet"] for c in paced]),
+                        "kernel_ns_per_packet": median([c["kernel_ns_per_packet"] for c in paced]),
+                        "kernel_ns_per_packet_all": [c["kernel_ns_per_packet"] for c in paced]})
+for c in cpu_sum:
     if c["mode"] == "shaped":
-        base = [u for u in cpu if u["mode"] == "unshaped" and u["frag_bytes"] == c["frag_bytes"]]
-        if base and base[0]["cpu_ns_per_packet"]:
-            c["cpu_overhead_ratio"] = round(c["cpu_ns_per_packet"] / base[0]["cpu_ns_per_packet"], 3)
-            c["throughput_ratio"] = round(c["pps"] / base[0]["pps"], 3) if base[0]["pps"] else None
+        base = [u for u in cpu_sum if u["mode"] == "unshaped" and u["frag_bytes"] == c["frag_bytes"]][0]
+        if base["kernel_ns_per_packet"]:
+            c["kernel_cpu_ratio"] = round(c["kernel_ns_per_packet"] / base["kernel_ns_per_packet"], 3)
+            c["kernel_ns_added"] = round(c["kernel_ns_per_packet"] - base["kernel_ns_per_packet"], 1)
+        if base["peak_pps"]:
+            c["peak_ratio"] = round(c["peak_pps"] / base["peak_pps"], 3)
 
 res = {"meta": meta, "port": "tbf %.0f Mbit/s, limit %d B, burst 15000 B" % (port_bps / 1e6, port_buf),
        "sources": nsrc, "share_bps": share, "burst_bytes": burst, "frame_bytes": 1470,
-       "results": pts, "cpu": cpu, "classifier": classifier, "interdeparture": ipt}
+       "results": pts, "pull": pull, "cpu": cpu_sum, "cpu_runs": cpu, "classifier": classifier, "interdeparture": ipt}
 os.makedirs(out, exist_ok=True)
 json.dump(res, open(os.path.join(out, "shape.json"), "w"), indent=1)
 
@@ -86,6 +107,13 @@ with open(os.path.join(out, "shape.csv"), "w", newline="") as f:
     wr.writerow(cols)
     for p in pts:
         wr.writerow([p[k] for k in cols])
+if pull:
+    pcols = list(dict.fromkeys(k for c in pull for k in c))
+    with open(os.path.join(out, "shape-pull.csv"), "w", newline="") as f:
+        wr = csv.writer(f)
+        wr.writerow(pcols)
+        for c in pull:
+            wr.writerow([c.get(k, "") for k in pcols])
 if cpu:
     ccols = list(dict.fromkeys(k for c in cpu for k in c))
     with open(os.path.join(out, "shape-cpu.csv"), "w", newline="") as f:
@@ -108,12 +136,18 @@ for p in pts:
     print("%6.2f %-9s %7.3fG %8d %10d %8.3f %9d %7d/%-7d %8.2f %6d" % (
         p["load"], p["mode"], p["offered_gbps"], p["sent"], p["port_drops"], 100 * p["port_loss"],
         p["shaper_drops"], p["events_complete"], p["events"], 100 * p["completeness"], p["unaccounted"]))
-print("shaping CPU overhead (one source, unlimited, shaped at 10 Gbit/s = not limiting):")
-for c in cpu:
-    print("  frag %5d B %-9s %8d pkt/s %6.3f Gb/s  %7.1f ns CPU/packet (whole machine)%s" % (
-        c["frag_bytes"], c["mode"], c["pps"], c["gbps"], c["cpu_ns_per_packet"] or 0,
-        "  x%.3f, classifier %.1f ns" % (c.get("cpu_overhead_ratio", 0), c["classifier_ns_per_packet"] or 0)
-        if c["mode"] == "shaped" else ""))
+if pull:
+    print("pull mode (DFM, blocks of 10 events, %d sources answer each REQUEST at once):" % nsrc)
+    print("%8s %-9s %9s %10s %9s %9s %10s %10s" % ("events/s", "mode", "offered", "port_drop", "re-asks", "resends", "complete", "dfm_rc"))
+    for p in pull:
+        print("%8.0f %-9s %7.3fG %10d %9s %9s %5s/%-5s %6s" % (p["rate_hz"], p["mode"], p["offered_gbps"], p["port_drops"],
+              p["reask_events"], p["resend_meps"], p["complete"], p["triggered"], p["dfm_rc"]))
+print("shaping CPU overhead (source 0 alone, port unlimited; shaped at 10 Gbit/s = not limiting):")
+for c in cpu_sum:
+    print("  frag %5d B %-9s peak %7s pkt/s %6s Gb/s | at %s pkt/s: kernel %s ns/packet (median of %s)%s" % (
+        c["frag_bytes"], c["mode"], c["peak_pps"], c["peak_gbps"], c["paced_pps"], c["kernel_ns_per_packet"],
+        c["kernel_ns_per_packet_all"], "  kernel x%s (%+s ns), peak x%s" % (c.get("kernel_cpu_ratio"), c.get("kernel_ns_added"),
+                                                                         c.get("peak_ratio")) if c["mode"] == "shaped" else ""))
 print("classifier: %s ns per packet (%d runs, kernel.bpf_stats_enabled)" % (classifier["ns_per_packet"], cls_runs))
 print("inter-departure (source 0 egress, tcpdump):")
 for n, v in ipt.items():
@@ -144,28 +178,45 @@ ax[0].set_ylabel("packet loss at the port (%)")
 ax[0].set_title("Loss vs offered load (%d sources, %.0f Mbit/s port, %d kB buffer)" % (nsrc, port_bps / 1e6, port_buf // 1000), fontsize=9)
 ax[1].set_ylabel("events complete (%)")
 ax[1].set_ylim(-2, 102)
-ax[1].set_title("Event completeness (shaped: %.1f Mbit/s per source)" % (share / 1e6), fontsize=9)
+ax[1].set_title("Event completeness, push (shaped: %.1f Mbit/s per source)" % (share / 1e6), fontsize=9)
 fig.tight_layout()
 fig.savefig(os.path.join(out, "shape-loss.png"), dpi=110)
 
-if cpu:
+if pull:
+    fig, ax = plt.subplots(figsize=(6, 4))
+    for mode, mk in (("unshaped", "o-"), ("shaped", "s-")):
+        ps = sorted((p for p in pull if p["mode"] == mode), key=lambda p: p["rate_hz"])
+        ax.plot([p["offered_gbps"] * 1e3 for p in ps], [1000.0 * (p["reask_events"] or 0) / p["events"] for p in ps], mk,
+                label=mode + " (re-asks)")
+        ax.plot([p["offered_gbps"] * 1e3 for p in ps], [1000.0 * p["port_drops"] / p["events"] for p in ps],
+                mk.replace("-", ":"), label=mode + " (port drops)")
+    ax.set_xlabel("offered load, all sources (Mbit/s)")
+    ax.set_ylabel("per 1000 events")
+    ax.set_title("Pull mode: port drops and re-asked events (%.0f Mbit/s port)" % (port_bps / 1e6), fontsize=9)
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(os.path.join(out, "shape-pull.png"), dpi=110)
+
+if cpu_sum:
     fig, ax = plt.subplots(1, 2, figsize=(10, 4))
-    sizes = sorted({c["frag_bytes"] for c in cpu})
+    sizes = sorted({c["frag_bytes"] for c in cpu_sum})
     for k, mode in enumerate(("unshaped", "shaped")):
-        v = [next((c for c in cpu if c["frag_bytes"] == s and c["mode"] == mode), {}) for s in sizes]
+        v = [next(c for c in cpu_sum if c["frag_bytes"] == s_ and c["mode"] == mode) for s_ in sizes]
         xs = [i + (k - 0.5) * 0.35 for i in range(len(sizes))]
-        ax[0].bar(xs, [c.get("cpu_ns_per_packet") or 0 for c in v], 0.35, label=mode)
-        ax[1].bar(xs, [c.get("gbps") or 0 for c in v], 0.35, label=mode)
+        ax[0].bar(xs, [(c["kernel_ns_per_packet"] or 0) / 1000 for c in v], 0.35, label=mode)
+        ax[1].bar(xs, [(c["peak_pps"] or 0) / 1000 for c in v], 0.35, label=mode)
     for a in ax:
         a.set_xticks(range(len(sizes)))
-        a.set_xticklabels(["%d B" % s for s in sizes])
+        a.set_xticklabels(["%d B" % s_ for s_ in sizes])
         a.set_xlabel("fragment payload per packet")
         a.legend()
         a.grid(alpha=0.3, axis="y")
-    ax[0].set_ylabel("CPU time per packet, whole machine (ns)")
-    ax[0].set_title("Shaping overhead (10 Gbit/s assigned: not limiting); classifier %s ns/pkt"
-                    % classifier["ns_per_packet"], fontsize=9)
-    ax[1].set_ylabel("throughput, one source (Gbit/s)")
+    hz = next((c["paced_pps"] for c in cpu_sum if c["paced_pps"]), 0)
+    ax[0].set_ylabel("kernel CPU time per packet, both cores (us)")
+    ax[0].set_title("CPU at %d packets/s, 10 Gbit/s assigned (not limiting);\nclassifier alone %s ns/packet"
+                    % (hz, classifier["ns_per_packet"]), fontsize=9)
+    ax[1].set_ylabel("peak packet rate, one source (kpackets/s)")
     ax[1].set_title("Transfer speed with and without shaping", fontsize=9)
     fig.tight_layout()
     fig.savefig(os.path.join(out, "shape-cpu.png"), dpi=110)

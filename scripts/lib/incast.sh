@@ -64,8 +64,8 @@ ic_port() {
 # Kills what a point left running (the testbed's cleanup calls it too).
 ic_kill() {
 	local p
-	for p in "${IC_PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${IC_PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	for p in "${IC_PIDS[@]}"; do kill "$p" 2>/dev/null || true; done
+	for p in "${IC_PIDS[@]}"; do wait "$p" 2>/dev/null || true; done
 	IC_PIDS=()
 }
 
@@ -201,7 +201,7 @@ ic_pull() {
 	if [[ $mode == shaped ]]; then
 		for ((i = 0; i < IC_NSRC; i++)); do
 			tb_exec source "$i" "$IC_X" shape set --dev eth0 --dst "$(tb_addr builder 0)" --rate "$share" --burst 6000 \
-				2>>"$d/shape.err" || echo "shape set failed: $(cat "$d/shape.err")" >&2
+				2>>"$d/shape.err" || { echo "ic_pull: shape set failed: $(cat "$d/shape.err")" >&2; ic_kill; return 1; }
 		done
 	fi
 	for ((i = 0; i < IC_NSRC; i++)); do
@@ -211,17 +211,18 @@ ic_pull() {
 	done
 	ip netns exec "$(tb_ns dfm 0)" timeout 50 "$IC_X" dfm --listen "$dfm" --mode pull --rate "$rate" \
 		--events "$events" --pack "$pack" --wait-builders 1 --wait-sources "$IC_NSRC" --json --interval 0 \
-		>"$d/dfm.json" 2>"$d/dfm.err"
-	echo $? >"$d/dfm.rc"
+		>"$d/dfm.json" 2>"$d/dfm.err" && echo 0 >"$d/dfm.rc" || echo $? >"$d/dfm.rc"
 	for _ in $(seq 30); do
 		local alive=0
-		for i in "${IC_PIDS[@]}"; do [[ $i == "$sk" ]] && continue; kill -0 "$i" 2>/dev/null && alive=1; done
+		for i in "${IC_PIDS[@]}"; do
+			if [[ $i != "$sk" ]] && kill -0 "$i" 2>/dev/null; then alive=1; fi
+		done
 		((alive)) || break
 		sleep 0.1
 	done
-	kill -INT "$sk" 2>/dev/null
+	# The farm node has every event (the DFM ended): stop it, then the rest.
+	kill -INT "$sk" 2>/dev/null || true
 	ic_kill
-	wait "$sk" 2>/dev/null
 	tc -n "$IC_SW" -s -j qdisc show dev "$IC_BPORT" >"$d/port.json"
 	if [[ $mode == shaped ]]; then
 		for ((i = 0; i < IC_NSRC; i++)); do
