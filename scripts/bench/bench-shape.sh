@@ -134,14 +134,17 @@ stop_bare() { kill -INT "$BARE" 2>/dev/null || true; wait "$BARE" || true; BG=()
 # irq, softirq: where the classifier, HTB and veth run; the paced source
 # spins in user space between packets).
 busy_ticks() { awk '/^cpu / { print $2 + $3 + $4 + $7 + $8, $4 + $7 + $8 }' /proc/stat; }
+# prog_stats: run time and count of source 0's classifier (by the program id
+# `shape list` reports: a program just removed may still be listed a moment).
 prog_stats() {
-	bpftool -j prog show 2>/dev/null | python3 -c '
+	local id
+	id=$(tb_exec source 0 "$X" shape list --dev eth0 --json 2>/dev/null |
+		python3 -c 'import json, sys; print(json.load(sys.stdin).get("prog_id", 0))' 2>/dev/null) || id=0
+	if [[ -z $id || $id == 0 ]]; then echo 0 0; return; fi
+	bpftool -j prog show id "$id" 2>/dev/null | python3 -c '
 import json, sys
-t = c = 0
-for p in json.load(sys.stdin):
-    if p.get("name") == "xevb_shape":
-        t += p.get("run_time_ns", 0); c += p.get("run_cnt", 0)
-print(t, c)'
+p = json.load(sys.stdin)
+print(p.get("run_time_ns", 0), p.get("run_cnt", 0))' || echo 0 0
 }
 tc -n "$SW" qdisc del dev "$BPORT" root 2>/dev/null || true
 start_bare
