@@ -139,12 +139,13 @@ with open(os.path.join(out, "shape-ipt.csv"), "w", newline="") as f:
 # Tables.
 print("incast: %d sources -> 1 builder through one port (%s); shaped = %.1f Mbit/s per source"
       % (nsrc, res["port"], share / 1e6))
-print("%6s %-9s %9s %8s %10s %8s %9s %15s %8s %6s" % ("load", "mode", "offered", "sent", "port_drop", "loss%",
-                                                      "shaper_dr", "complete", "compl%", "unacc"))
+print("%6s %-9s %9s %8s %10s %8s %9s %15s %8s %6s %8s" % ("load", "mode", "offered", "sent", "port_drop", "loss%",
+                                                           "shaper_dr", "complete", "compl%", "unacc", "requeues"))
 for p in pts:
-    print("%6.2f %-9s %7.3fG %8d %10d %8.3f %9d %7d/%-7d %8.2f %6d" % (
+    print("%6.2f %-9s %7.3fG %8d %10d %8.3f %9d %7d/%-7d %8.2f %6d %8d" % (
         p["load"], p["mode"], p["offered_gbps"], p["sent"], p["port_drops"], 100 * p["port_loss"],
-        p["shaper_drops"], p["events_complete"], p["events"], 100 * p["completeness"], p["unaccounted"]))
+        p["shaper_drops"], p["events_complete"], p["events"], 100 * p["completeness"], p["unaccounted"],
+        p.get("port_requeues", 0)))
 if pull:
     print("pull mode (DFM, blocks of 10 events, %d sources answer each REQUEST at once):" % nsrc)
     print("%8s %-9s %9s %10s %9s %9s %10s %10s" % ("events/s", "mode", "offered", "port_drop", "re-asks", "resends", "complete", "dfm_rc"))
