@@ -128,6 +128,12 @@ test-bpf: $(TEST_BPF)
 bench: all
 	$(Q)bash scripts/bench/run.sh $(OUT)
 
+# Plots and docs/benchmarks.md from the JSON that `make bench` left in $(OUT)/bench.
+.PHONY: bench-report
+bench-report:
+	$(Q)/usr/bin/python3 scripts/bench/plots.py $(OUT)/bench
+	$(Q)/usr/bin/python3 scripts/bench/report.py $(OUT)/bench docs/benchmarks.md
+
 # Long run (issue 9): SOAK_SECONDS (default 600), knobs in scripts/soak.sh.
 soak: all
 	$(Q)bash scripts/soak.sh $(OUT)

@@ -26,6 +26,8 @@ struct xevb_xsk_cfg {
 	uint32_t rx_size;         /* RX ring, power of 2 */
 	int xsks_map_fd;          /* our XSKMAP: socket fd stored at its queue id */
 	bool force_copy;
+	uint32_t busy_budget;     /* >0: preferred busy polling (SO_PREFER_BUSY_POLL), this budget */
+	bool no_hugepages;        /* UMEM on normal pages even where huge pages exist */
 };
 
 struct xevb_xsk_q {
@@ -36,6 +38,8 @@ struct xevb_xsk_q {
 	uint32_t first_idx;
 	int fd;
 	bool zerocopy;
+	bool busy;
+	bool hugepages;           /* UMEM on huge pages */
 	/* rings are embedded in the implementation; opaque here */
 	void *rings;
 	uint32_t *pending;        /* frame offsets waiting for the fill ring */
@@ -77,6 +81,14 @@ static inline void xevb_xsk_release(struct xevb_xsk *x, uint32_t frame_idx)
 	q->pending[q->n_pending++] = (frame_idx - q->first_idx) << x->frame_shift;
 }
 void xevb_xsk_flush(struct xevb_xsk *x);
+
+/*
+ * Busy polling: run the queue's NAPI in our context (a syscall that polls
+ * up to busy_budget frames into the RX ring). No-op unless busy_budget was set.
+ */
+void xevb_xsk_kick(struct xevb_xsk *x, uint32_t qi);
+/* The NAPI id the socket is bound to by the kernel, 0 if none (busy polling then does nothing). */
+uint32_t xevb_xsk_napi_id(const struct xevb_xsk *x, uint32_t qi);
 
 int xevb_xsk_stats(const struct xevb_xsk *x, uint32_t qi, struct xevb_xsk_stats *s);
 

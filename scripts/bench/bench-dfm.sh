@@ -82,9 +82,14 @@ for mode in push pull; do
 done
 mkdir -p "$OUT/bench"
 python3 - "$W/points" "$OUT/bench/dfm.json" "$(nproc)" <<'PY'
-import json, sys
+import json, os, sys
+sys.path.insert(0, "scripts/bench")
+import benchlib
 pts = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-json.dump({"bench": "dfm", "cpus": int(sys.argv[3]), "points": pts}, open(sys.argv[2], "w"), indent=1)
+# "results" and "meta" follow the suite's convention; "points" stays for older readers
+json.dump({"bench": "dfm", "cpus": int(sys.argv[3]), "meta": benchlib.meta(), "points": pts, "results": pts},
+          open(sys.argv[2], "w"), indent=1)
+benchlib.write_csv(pts, os.path.splitext(sys.argv[2])[0] + ".csv")
 print("%-5s %-6s %9s %10s %12s %10s %8s %-5s %s" % ("mode", "SxB", "frag B", "events/s", "ev/s/builder", "MB/s/bld",
       "incompl", "books", "lost by reason"))
 for p in pts:
@@ -94,3 +99,4 @@ for p in pts:
           " ".join("%s %d" % kv for kv in sorted(p.get("lost_by_reason", {}).items())) or "-"))
 print("wrote", sys.argv[2])
 PY
+/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" dfm || true

@@ -35,6 +35,13 @@
 # the per-run files (the temporary directory is printed); BENCH_PERF=DIR
 # records `perf record -e cpu-clock -C 1 -g` of each run into DIR;
 # BENCH_BUILD_ARGS adds options to every `xevb build` (tuning experiments).
+# drop: an XDP_DROP program on the builder's veth, no socket (the ceiling of
+# the receive path; frames counted by the program's run statistics).
+# BENCH_MODES ("drop bare xdp socket"), BENCH_FWD ("0 1"): subsets.
+# BENCH_VARIANTS="NAME:ARGS|NAME:ARGS" runs each mode of BENCH_VARIANT_MODES
+# ("xdp") once per variant, ARGS added to `xevb build`, the variants of one
+# run back to back (A/B in one run); results carry "variant". ARGS may
+# start with bin=PATH: that xevb binary instead (A/B of code changes).
 set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -50,6 +57,12 @@ PATHS=${BENCH_PATHS:-bridge direct}
 BUILDER_NICE=${BENCH_BUILDER_NICE:-0}
 X=$ROOT/$OUT/xevb
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
+DROP=$ROOT/$OUT/bpf/xevb_drop.bpf.o
+MODES=${BENCH_MODES:-drop bare xdp socket}
+FWDS=${BENCH_FWD:-0 1}
+VARIANT_MODES=${BENCH_VARIANT_MODES:-xdp}
+IFS='|' read -r -a VARIANTS <<<"${BENCH_VARIANTS:-}"
+[[ ${#VARIANTS[@]} -gt 0 ]] || VARIANTS=(":")
 HELP=$ROOT/scripts/bench/e2e.py
 TMP=$(mktemp -d /tmp/xevb-e2e.XXXXXX)
 RESULTS=$TMP/results.jsonl
@@ -81,7 +94,7 @@ tb_on_cleanup() {
 	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
 }
 
-make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" >/dev/null
+make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" "$OUT/bpf/xevb_drop.bpf.o" >/dev/null
 # The XDP program's run time per packet (bpf_stats), on while this runs.
 python3 "$HELP" hold-stats &
 STATS_PID=$!
@@ -125,9 +138,16 @@ run_point() {
 }
 
 run_one() {
-	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5
-	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0
+	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 vname=${6:-} vargs=${7:-}
+	local d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5${vname:+-$vname}
+	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0 xb=$X
+	# a variant "bin=PATH ARGS" runs another build of xevb (A/B of code)
+	if [[ $vargs == bin=* ]]; then
+		xb=${vargs%% *} && xb=${xb#bin=}
+		[[ $vargs == *" "* ]] && vargs=${vargs#* } || vargs=
+	fi
 	mkdir -p "$d"
+	[[ $mode == drop ]] && { run_drop "$@"; return; }
 	case $mode in
 	bare) bargs=(--bare) ;;
 	xdp) bargs=() ;;
@@ -148,8 +168,8 @@ run_one() {
 		bargs+=(--no-forward)
 	fi
 	napi_pids >"$d/napi0"
-	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$X" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
-		"${BUILD_TUNING[@]}" --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
+	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$xb" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
+		"${BUILD_TUNING[@]}" --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} $vargs --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
 	if ! wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid"; then
@@ -193,18 +213,44 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 	fi
 	BG_PIDS=()
 	python3 "$HELP" run path="$PATH_NAME" case="$case" model="$model" mode="$mode" fwd="$fwd" pack="$PACK" nsrc="$NSRC" \
-		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld="$d/build.json" \
+		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld="$d/build.json" variant="$vname" \
 		sink="$([[ -n $spid ]] && echo "$d/sink.json")" >>"$RESULTS"
+	print_run "$run"
+}
+
+# The last result line, one line on the terminal.
+print_run() {
 	python3 -c '
 import json, sys
 r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 p = r.get("xdp_prog_ns_per_packet")
-print("  %-6s %-4s %-7s %-6s fwd=%d run %s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %s ns/frame, xdp prog %s ns/pkt%s" % (
-    r["path"], r["case"], r["model"], r["mode"], r["forward"], sys.argv[2], r["frames_per_s"] / 1e6,
+print("  %-6s %-4s %-7s %-6s fwd=%d run %s%s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %s ns/frame, xdp prog %s ns/pkt%s" % (
+    r["path"], r["case"], r["model"], r["mode"], r["forward"], sys.argv[2],
+    " " + r["variant"] if r.get("variant") else "", r["frames_per_s"] / 1e6,
     r["tx_frames_per_s"] / 1e6, 100 * r["loss"],
     "%.0f" % r["cpu_ns_per_frame"] if r["cpu_ns_per_frame"] else "-",
     "%.0f" % p if p else "-", "" if r["ok"] else "  FAILED"))' \
-		"$RESULTS" "$run"
+		"$RESULTS" "$1"
+}
+
+# The XDP_DROP ceiling: the drop program is on BDEV already (main loop),
+# SOCK_NAPI its napi thread; the generator as in run_one, no builder.
+run_drop() {
+	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5
+	local roles=(ksoftirqd0="$(ksoftirqd 0)" ksoftirqd1="$(ksoftirqd 1)")
+	roles+=(prog="$(ip -n "$BNS" -j link show dev "$BDEV" | python3 -c '
+import json, sys
+print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
+	[[ -n $SOCK_NAPI ]] && roles+=(napi="$SOCK_NAPI")
+	python3 "$HELP" snap "${roles[@]}" >"$d/s0"
+	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode live \
+		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$SECS" \
+		--no-end-of-run ${BENCH_SOURCE_ARGS:-} --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
+	sleep 0.3
+	python3 "$HELP" snap "${roles[@]}" >"$d/s1"
+	python3 "$HELP" run path="$PATH_NAME" case="$case" model="$model" mode="$mode" fwd="$fwd" pack="$PACK" nsrc="$NSRC" \
+		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld=/dev/null variant= sink= >>"$RESULTS"
+	print_run "$run"
 }
 
 # One lost packet keeps its events open until the timeout, and an open event
@@ -242,20 +288,24 @@ for case in $CASES; do
 		fi
 		for model in $MODELS; do
 			SOCK_NAPI=
-			for mode in bare xdp socket; do
-				if [[ $mode == socket ]]; then
+			for mode in $MODES; do
+				if [[ $mode == socket || $mode == drop ]]; then
 					napi_pids >"$TMP/napi-sock"
-					ip -n "$BNS" link set dev "$BDEV" xdpdrv obj "$PASS" sec xdp
+					ip -n "$BNS" link set dev "$BDEV" xdpdrv obj "$([[ $mode == drop ]] && echo "$DROP" || echo "$PASS")" sec xdp
 					SOCK_NAPI=$(set_model "$model" "$TMP/napi-sock" | head -1)
 				fi
-				for fwd in 0 1; do
-					[[ $mode == bare && $fwd == 1 ]] && continue
+				local_variants=(":")
+				[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
+				for fwd in $FWDS; do
+					[[ ($mode == bare || $mode == drop) && $fwd == 1 ]] && continue
 					for ((run = 1; run <= RUNS; run++)); do
-						run_point "$case" "$model" "$mode" "$fwd" "$run" ||
-							echo "  $PATH_NAME $case $model $mode fwd=$fwd run $run: FAILED" >&2
+						for v in "${local_variants[@]}"; do
+							run_point "$case" "$model" "$mode" "$fwd" "$run" "${v%%:*}" "${v#*:}" ||
+								echo "  $PATH_NAME $case $model $mode ${v%%:*} fwd=$fwd run $run: FAILED" >&2
+						done
 					done
 				done
-				if [[ $mode == socket ]]; then
+				if [[ $mode == socket || $mode == drop ]]; then
 					ip -n "$BNS" link set dev "$BDEV" xdpdrv off
 					SOCK_NAPI=
 				fi
@@ -277,4 +327,7 @@ print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg(
             "cpu_ns_per_frame_procstat: /proc/stat busy time of cpu0+cpu1 per frame (includes other users of the machine)",
             "socket mode runs with an XDP_PASS program on the builder veth (NAPI for threaded mode)",
             "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS")
-python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta"
+rc=0
+python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta" || rc=$?
+/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" e2e || true
+exit $rc

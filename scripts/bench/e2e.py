@@ -15,6 +15,7 @@ napi thread, sink, ksoftirqd/0-1). Without IRQ time accounting, softirq
 work done in a task's context is part of that task's run time.
 """
 import json
+import os
 import statistics
 import sys
 import time
@@ -102,6 +103,11 @@ def cmd_run(args):
     ok = bool(el) and bool(bld)
     tx = src.get("packets", 0)
     rx = bld.get("rx_frames", 0)
+    if kv["mode"] == "drop":
+        # no builder: the XDP_DROP program's runs are the frames received
+        pr0, pr1 = s0.get("prog") or {}, s1.get("prog") or {}
+        rx = max(0, pr1.get("run_cnt", 0) - pr0.get("run_cnt", 0))
+        ok = bool(el) and rx > 0
     wall = s1["t"] - s0["t"]
 
     # CPU of our tasks over the window; the generator reports its own.
@@ -122,7 +128,7 @@ def cmd_run(args):
         prog_ns = (p1["run_time_ns"] - p0["run_time_ns"]) / (p1["run_cnt"] - p0["run_cnt"])
 
     xdp_seen = bld.get("xdp", {}).get("mep", {}).get("packets") if kv["mode"] != "socket" else None
-    frags = bld.get("frags_received", 0) if kv["mode"] != "bare" else rx * pack
+    frags = bld.get("frags_received", 0) if kv["mode"] not in ("bare", "drop") else rx * pack
     drops = sum(v for k, v in bld.items() if k.startswith("drop_"))
     xskd = bld.get("xsk_rx_dropped", 0) + bld.get("xsk_rx_ring_full", 0)
     sockd = bld.get("sock_kernel_drops", 0)
@@ -131,8 +137,8 @@ def cmd_run(args):
         "ok": ok, "elapsed_s": el, "window_s": wall, "tx_packets": tx, "rx_frames": rx,
         "frames_per_s": rx / el if el else 0,
         "fragments_per_s": frags / el if el else 0,
-        "events_per_s": bld.get("events_complete", 0) / el if el and kv["mode"] != "bare" else None,
-        "gbps": bld.get("rx_bytes", 0) * 8 / el / 1e9 if el else 0,
+        "events_per_s": bld.get("events_complete", 0) / el if el and kv["mode"] not in ("bare", "drop") else None,
+        "gbps": (bld.get("rx_bytes", 0) if kv["mode"] != "drop" else rx * src.get("bytes", 0) / max(tx, 1)) * 8 / el / 1e9 if el else 0,
         "tx_frames_per_s": tx / el if el else 0,
         "loss": (tx - rx) / tx if tx else 0,
         "loss_where": {
@@ -146,7 +152,7 @@ def cmd_run(args):
             "sock_kernel_drops": sockd,
             "out_dropped": bld.get("out_dropped_no_sink", 0) + bld.get("out_dropped_error", 0),
         },
-        "incomplete_events_per_s": bld.get("events_incomplete", 0) / el if el and kv["mode"] != "bare" else None,
+        "incomplete_events_per_s": bld.get("events_incomplete", 0) / el if el and kv["mode"] not in ("bare", "drop") else None,
         "events_complete": bld.get("events_complete", 0), "events_incomplete": bld.get("events_incomplete", 0),
         "cpu_ns_per_frame": ours / rx if rx else None,
         "xdp_prog_ns_per_packet": prog_ns,
@@ -158,7 +164,7 @@ def cmd_run(args):
         "foreign_cpu_s": max(0.0, busy - ours) / 1e9,
         # share of both cores' time that went to tasks that are not ours
         "foreign_frac": max(0.0, busy - ours) / 1e9 / (2 * wall) if wall > 0 else None,
-        "nsrc": nsrc, "pack": pack,
+        "nsrc": nsrc, "pack": pack, "variant": kv.get("variant", ""),
     }
     if snk:
         r["sink"] = {k: snk.get(k) for k in ("events", "complete", "incomplete", "errors", "result")}
@@ -201,16 +207,25 @@ def cmd_report(args):
             line = line.strip()
             if line:
                 r = json.loads(line)
-                pts.setdefault((r["path"], r["case"], r["model"], r["forward"], r["mode"]), []).append(r)
+                pts.setdefault((r["path"], r["case"], r["model"], r["forward"], r["mode"], r.get("variant", "")),
+                               []).append(r)
     rows = [merge(v) for v in pts.values()]
-    idx = {(r["path"], r["case"], r["model"], r["forward"], r["mode"]): r for r in rows}
+    idx = {(r["path"], r["case"], r["model"], r["forward"], r["mode"], r.get("variant", "")): r for r in rows}
 
     ratios, targets = [], []
-    for (path, case, model, fwd, mode), r in sorted(idx.items()):
+    for (path, case, model, fwd, mode, var), r in sorted(idx.items()):
         if mode != "xdp":
             continue
-        sk, bare = idx.get((path, case, model, fwd, "socket")), idx.get((path, case, model, False, "bare"))
+        sk = idx.get((path, case, model, fwd, "socket", var)) or idx.get((path, case, model, fwd, "socket", ""))
+        bare = idx.get((path, case, model, False, "bare", var)) or idx.get((path, case, model, False, "bare", ""))
+        drop = idx.get((path, case, model, False, "drop", ""))
         q = {"path": path, "case": case, "model": model, "forward": fwd}
+        if var:
+            q["variant"] = var
+        if drop and drop["frames_per_s"] and not fwd:
+            q["xdp_over_drop_frames_per_s"] = r["frames_per_s"] / drop["frames_per_s"]
+            if bare and bare["frames_per_s"]:
+                q["bare_over_drop_frames_per_s"] = bare["frames_per_s"] / drop["frames_per_s"]
         if sk and sk["frames_per_s"]:
             q["xdp_over_socket_frames_per_s"] = r["frames_per_s"] / sk["frames_per_s"]
             if r["cpu_ns_per_frame"] and sk["cpu_ns_per_frame"]:
@@ -219,24 +234,30 @@ def cmd_report(args):
             q["xdp_over_bare_frames_per_s"] = r["frames_per_s"] / bare["frames_per_s"]
             if r["cpu_ns_per_frame"] and bare["cpu_ns_per_frame"]:
                 q["bare_over_xdp_cpu_per_frame"] = bare["cpu_ns_per_frame"] / r["cpu_ns_per_frame"]
-        r["ratios"] = {k: v for k, v in q.items() if k not in ("path", "case", "model", "forward")}
+        r["ratios"] = {k: v for k, v in q.items() if k not in ("path", "case", "model", "forward", "variant")}
         ratios.append(q)
         if case == "l1" and not fwd:
             if "xdp_over_bare_frames_per_s" in q:
                 targets.append({"target": "L1 build-only: XDP builder >= 85% of bare AF_XDP receive",
-                                "path": path, "model": model, "value": q["xdp_over_bare_frames_per_s"],
+                                "variant": var, "path": path, "model": model, "value": q["xdp_over_bare_frames_per_s"],
                                 "met": q["xdp_over_bare_frames_per_s"] >= 0.85})
             if model == "gateway" and "xdp_over_socket_frames_per_s" in q:
                 targets.append({"target": "L1 build-only, gateway: XDP >= 3.5x socket mode",
-                                "path": path, "model": model, "value": q["xdp_over_socket_frames_per_s"],
+                                "variant": var, "path": path, "model": model, "value": q["xdp_over_socket_frames_per_s"],
                                 "met": q["xdp_over_socket_frames_per_s"] >= 3.5})
 
-    order = {"bridge": 0, "direct": 1, "l1": 0, "big": 1, "gateway": 0, "split": 1, "bare": 0, "xdp": 1, "socket": 2}
+    order = {"bridge": 0, "direct": 1, "l1": 0, "big": 1, "gateway": 0, "split": 1, "drop": -1, "bare": 0, "xdp": 1,
+             "socket": 2}
     rows.sort(key=lambda r: (order.get(r["path"], 9), order.get(r["case"], 9), order.get(r["model"], 9), r["forward"],
-                             order.get(r["mode"], 9)))
+                             order.get(r["mode"], 9), r.get("variant", "")))
     doc = dict(meta, bench="e2e", results=rows, ratios=ratios, targets=targets)
+    # the suite's convention (benchlib.py): meta.py's record and a CSV beside the JSON
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import benchlib
+    doc.setdefault("meta", benchlib.meta())
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)
+    benchlib.write_csv(rows, os.path.splitext(out)[0] + ".csv")
 
     print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s  %s" % (
         "path", "case", "model", "fwd", "mode", "offered", "Mfr/s", "Mfrag/s", "kev/s", "Gb/s", "loss%",
@@ -244,7 +265,8 @@ def cmd_report(args):
     for r in rows:
         lw = r["loss_where"]
         print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s  %s/%s/%s%s" % (
-            r["path"], r["case"], r["model"], "yes" if r["forward"] else "no", r["mode"],
+            r["path"], r["case"], r["model"], "yes" if r["forward"] else "no",
+            r["mode"] + ("/" + r["variant"] if r.get("variant") else ""),
             fmt(r["tx_frames_per_s"], 1e6, "%.3f"),
             fmt(r["frames_per_s"], 1e6, "%.3f"), fmt(r["fragments_per_s"], 1e6, "%.2f"),
             fmt(r["events_per_s"], 1e3, "%.1f"), fmt(r["gbps"]), fmt(r["loss"], 0.01, "%.2f"),
@@ -271,11 +293,13 @@ def cmd_report(args):
     print("oth%: share of both cores taken by tasks not ours (other users of the machine) during the runs")
     print("\nratios:")
     for q in ratios:
-        print("  %-6s %-4s %-7s fwd=%-3s %s" % (q["path"], q["case"], q["model"], "yes" if q["forward"] else "no",
-              "  ".join("%s %.2f" % (k, v) for k, v in q.items() if k not in ("path", "case", "model", "forward"))))
+        print("  %-6s %-4s %-7s fwd=%-3s %s%s" % (q["path"], q["case"], q["model"], "yes" if q["forward"] else "no",
+              q["variant"] + ": " if q.get("variant") else "",
+              "  ".join("%s %.2f" % (k, v) for k, v in q.items() if k not in ("path", "case", "model", "forward", "variant"))))
     print("targets:")
     for t in targets:
-        print("  %-58s %-6s %-7s %.2f  %s" % (t["target"], t["path"], t["model"], t["value"], "MET" if t["met"] else "NOT MET"))
+        print("  %-58s %-6s %-7s %-10s %.2f  %s" % (t["target"], t["path"], t["model"], t.get("variant") or "-", t["value"],
+                                              "MET" if t["met"] else "NOT MET"))
     return 0 if all(r["ok"] for r in rows) else 1
 
 

@@ -7,11 +7,13 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -32,6 +34,7 @@
 #include "cmds.h"
 
 #define RX_BATCH 64
+#define RX_BATCH_MAX 256
 
 enum {
 	O_DEV = 'd', O_MODE = 'm', O_SOURCES = 's', O_QUEUES = 'q', O_OUTPUT = 'o',
@@ -43,6 +46,7 @@ enum {
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID,
 	O_METRICS,
+	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
 };
 
 static const struct xevb_opt opts[] = {
@@ -69,7 +73,12 @@ static const struct xevb_opt opts[] = {
 	{ "duration", O_DURATION, "SEC", "stop after SEC seconds (default: run until SIGINT)" },
 	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed" },
 	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
-	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll()" },
+	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll(); XDP: preferred busy polling (our loop runs the NAPI)" },
+	{ "busy-budget", O_BUSYBUDGET, "N", "--busy-poll: frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, default --rx-batch)" },
+	{ "rx-batch", O_RXBATCH, "N", "frames taken from the RX ring per batch (default 64, at most 256)" },
+	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
+	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
+	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
 	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
@@ -288,6 +297,10 @@ int cmd_build(int argc, char **argv)
 	uint32_t window = 4096, timeout_ms = 1000, run = 0, frames = 16384, frame_size = 4096;
 	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
+	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
+	bool no_huge = false;
+	int nice_val = 0, fifo_prio = 0;
+	bool set_nice = false;
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
 	bool force = false, json = false, exit_eor = false, copy = false, quiet = false;
 	bool have_run = false, discard = false, generic = false;
@@ -361,6 +374,18 @@ int cmd_build(int argc, char **argv)
 		case O_DURATION: if (!xevb_parse_u32("duration", arg, 0, 1u << 30, &duration)) return 2; break;
 		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
 		case O_BUSY: busy = true; break;
+		case O_BUSYBUDGET: if (!xevb_parse_u32("busy-budget", arg, 1, 1024, &busy_budget)) return 2; busy = true; break;
+		case O_RXBATCH: if (!xevb_parse_u32("rx-batch", arg, 1, RX_BATCH_MAX, &rx_batch)) return 2; break;
+		case O_NOHUGE: no_huge = true; break;
+		case O_NICE: {
+			char *end;
+			long v = strtol(arg, &end, 10);
+			if (end == arg || *end || v < -20 || v > 19) { xevb_err("--nice: -20..19, not '%s'", arg); return 2; }
+			nice_val = (int)v;
+			set_nice = true;
+			break;
+		}
+		case O_FIFO: { uint32_t u; if (!xevb_parse_u32("fifo", arg, 1, 99, &u)) return 2; fifo_prio = (int)u; break; }
 		case O_XDPFILTER: xdp_filter = true; break;
 		case O_COPY: copy = true; break;
 		case O_FORCE: force = true; break;
@@ -428,6 +453,10 @@ int cmd_build(int argc, char **argv)
 	}
 	if (user && xevb_privs_lookup(user, &privs))
 		return 2;
+	if (fifo_prio && busy) {
+		xevb_err("--fifo with --busy-poll would never let the NAPI thread or anything else on this core run");
+		return 2;
+	}
 	if (geteuid() != 0)
 		xevb_warn("not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
 
@@ -495,6 +524,7 @@ int cmd_build(int argc, char **argv)
 		struct xevb_xsk_cfg xc = {
 			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
 			.frame_size = frame_size, .rx_size = rx_ring, .force_copy = copy,
+			.busy_budget = busy ? (busy_budget ? busy_budget : rx_batch) : 0, .no_hugepages = no_huge,
 		};
 		if (xevb_loader_attach(&bd.ld, &lc))
 			goto out;
@@ -511,8 +541,9 @@ int cmd_build(int argc, char **argv)
 		if (xevb_xsk_open(&bd.xsk, &xc))
 			goto out;
 		for (uint32_t q = 0; q < n_queues; q++)
-			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes, %s", dev,
+			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", dev,
 				  queues[q], bd.xsk.q[q].zerocopy ? "zero-copy" : "copy", frames, frame_size,
+				  bd.xsk.q[q].hugepages ? " (huge pages)" : "",
 				  busy ? "busy polling" : "poll()");
 	}
 
@@ -524,6 +555,14 @@ int cmd_build(int argc, char **argv)
 			bd.watcher = 0;
 			goto out;
 		}
+	}
+	/* Before any privilege drop: a negative nice or SCHED_FIFO needs CAP_SYS_NICE. */
+	if (set_nice && setpriority(PRIO_PROCESS, 0, nice_val))
+		xevb_warn("--nice %d: %s (needs CAP_SYS_NICE below 0)", nice_val, strerror(errno));
+	if (fifo_prio) {
+		struct sched_param sp = { .sched_priority = fifo_prio };
+		if (sched_setscheduler(0, SCHED_FIFO, &sp))
+			xevb_warn("--fifo %d: %s (needs CAP_SYS_NICE)", fifo_prio, strerror(errno));
 	}
 	open_snapshot_file(&bd, dev);
 	if (metrics && !bd.snap && (bd.snap = mmap(NULL, sizeof(*bd.snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) bd.snap = NULL;
@@ -570,8 +609,8 @@ int cmd_build(int argc, char **argv)
 	t_next = t_start + 1000000000ull;
 
 	{
-		uint32_t idx[RX_BATCH], len[RX_BATCH];
-		const uint8_t *data[RX_BATCH];
+		uint32_t idx[RX_BATCH_MAX], len[RX_BATCH_MAX];
+		const uint8_t *data[RX_BATCH_MAX];
 		struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
 		uint32_t npfd = 0;
 		int poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
@@ -593,7 +632,11 @@ int cmd_build(int argc, char **argv)
 			now = xevb_now_ns();
 			if (bd.xdp) {
 				for (uint32_t q = 0; q < n_queues; q++) {
-					uint32_t n = xevb_xsk_rx(&bd.xsk, q, RX_BATCH, idx, data, len);
+					uint32_t n;
+
+					if (busy)
+						xevb_xsk_kick(&bd.xsk, q);
+					n = xevb_xsk_rx(&bd.xsk, q, rx_batch, idx, data, len);
 					if (!n)
 						continue;
 					handle_batch(&bd, n, idx, data, len, now);
@@ -673,6 +716,15 @@ int cmd_build(int argc, char **argv)
 				xevb_xsk_rx_done(&bd.xsk, q, n);
 			}
 	}
+	if (bd.xdp && busy)
+		for (uint32_t q = 0; q < n_queues; q++) {
+			uint32_t id = xevb_xsk_napi_id(&bd.xsk, q);
+			if (id)
+				xevb_info("queue %u: busy polling drove NAPI %u", queues[q], id);
+			else
+				xevb_warn("queue %u: the socket has no NAPI id: busy polling could not drive the "
+					  "device's NAPI (veth before its XDP queues get ids?); it only spun", queues[q]);
+		}
 	/*
 	 * Whatever is still open leaves as a timeout would, by --timeout-policy:
 	 * emitted INCOMPLETE or discarded and counted. Nothing is dropped
@@ -688,6 +740,8 @@ int cmd_build(int argc, char **argv)
 	}
 	if (bd.xdp)
 		xevb_xsk_flush(&bd.xsk);
+	/* What a farm node never acknowledged is counted, not taken as delivered. */
+	xevb_output_settle(&bd.out, 2000000000ull);
 	snapshot(&bd, &bd.local);
 	publish(&bd);
 	{

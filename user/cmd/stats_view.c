@@ -11,7 +11,7 @@
 #include "stats_view.h"
 
 static const char *const drop_names[XEVB_DROP__COUNT] = {
-	"duplicate", "late", "unknown_source", "wrong_run", "overflow",
+	"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future",
 };
 
 int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_t whylen)
@@ -106,11 +106,18 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->open_events, "open_events");
 	ADD(c->frames_held, "frames_held");
 	ADD(c->bad_calls, "bad_calls");
+	ADD(c->jumps_quorum, "jumps_quorum");
+	ADD(c->jumps_idle, "jumps_idle");
+	ADD(c->seq_resets, "seq_resets");
 	ADD(s->out.events, "out.events");
 	ADD(s->out.bytes, "out.bytes");
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
 	ADD(s->out.dropped_error, "out.dropped_error");
 	ADD(s->out.encode_errors, "out.encode_errors");
+	ADD(s->out.lost_in_flight, "out.lost_in_flight");
+	ADD(s->out.ack_untracked, "out.ack_untracked");
+	ADD(s->out.reconnects, "out.reconnects");
+	ADD(s->out.peer_resets, "out.peer_resets");
 	if (s->xdp_mode) {
 		for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++) {
 			ADD(s->xdp[k].packets, "xdp.%s.packets", xevb_slot_name(k));
@@ -136,6 +143,7 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 			continue;
 		ADD(ss->packets, "source.%u.packets", id);
 		ADD(ss->seq_gaps, "source.%u.seq_gaps", id);
+		ADD(ss->seq_resets, "source.%u.seq_resets", id);
 		ADD(ss->frags_received, "source.%u.frags_received", id);
 		ADD(ss->frags_in_events, "source.%u.frags_in_events", id);
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)

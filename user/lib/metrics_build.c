@@ -18,6 +18,7 @@ static const char *const drop_reason[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_UNKNOWN_SOURCE] = "unknown_source",
 	[XEVB_DROP_WRONG_RUN] = "wrong_run",
 	[XEVB_DROP_OVERFLOW] = "overflow",
+	[XEVB_DROP_FUTURE] = "future",
 };
 
 int xevb_snapshot_copy(const struct xevb_snapshot *m, struct xevb_snapshot *out)
@@ -143,6 +144,10 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	G("xevb_run_number", "Run number being built.", c->run_number);
 	G("xevb_run_ended", "1 once every source has ended the run.", c->run_ended);
 	C("xevb_builder_bad_calls_total", "Frames refused by the builder core (bad index, impossible header).", c->bad_calls);
+	xevb_metric_family(b, "xevb_window_jumps_total", "counter",
+			   "Window jumps of more than one window ahead, by what corroborated them.");
+	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"quorum\"", c->jumps_quorum);
+	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"idle\"", c->jumps_idle);
 
 	C("xevb_output_events_total", "Built events written whole to farm nodes or the file.", s->out.events);
 	C("xevb_output_bytes_total", "Bytes of built events written.", s->out.bytes);
@@ -150,11 +155,17 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"no_sink\"", s->out.dropped_no_sink);
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"write_error\"", s->out.dropped_error);
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"encode_error\"", s->out.encode_errors);
+	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"in_flight\"", s->out.lost_in_flight);
+	C("xevb_output_reconnects_total", "Farm node connections made again after a failure.", s->out.reconnects);
+	C("xevb_output_peer_resets_total", "Farm node connections reset by the peer (it died with unread data).",
+	  s->out.peer_resets);
 
 	per_source(b, c, "xevb_source_packets_total", "Valid MEPs per source_id.",
 		   offsetof(struct xevb_source_stats, packets));
 	per_source(b, c, "xevb_source_seq_gaps_total", "Packets missing by packet_seq, per source_id.",
 		   offsetof(struct xevb_source_stats, seq_gaps));
+	per_source(b, c, "xevb_source_seq_resets_total", "Restarts of packet_seq (source restarted), per source_id.",
+		   offsetof(struct xevb_source_stats, seq_resets));
 	per_source(b, c, "xevb_source_fragments_received_total", "Fragments received per source_id.",
 		   offsetof(struct xevb_source_stats, frags_received));
 	per_source(b, c, "xevb_source_fragments_in_events_total", "Fragments accepted into events per source_id.",

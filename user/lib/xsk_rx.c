@@ -51,8 +51,10 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 	if (!r || !q->pending)
 		return -ENOMEM;
 	/* Huge pages cut TLB misses on the UMEM where the system has them. */
-	q->area = mmap(NULL, area_len, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+	q->area = cfg->no_hugepages ? MAP_FAILED :
+		mmap(NULL, area_len, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+	q->hugepages = q->area != MAP_FAILED;
 	if (q->area == MAP_FAILED)
 		q->area = mmap(NULL, area_len, PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
@@ -79,6 +81,20 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 	q->fd = xsk_socket__fd(q->xsk);
 	if (!getsockopt(q->fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen))
 		q->zerocopy = opts.flags & XDP_OPTIONS_ZEROCOPY;
+	if (cfg->busy_budget) {
+		/* The kernel polls the NAPI in our recvfrom instead of its own context. */
+		int one = 1, usecs = 20, budget = (int)cfg->busy_budget;
+
+		if (setsockopt(q->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
+		    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
+		    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget))) {
+			err = -errno;
+			xevb_err("cannot enable busy polling on queue %u: %s (needs CAP_NET_ADMIN for the budget)",
+				 q->queue_id, strerror(errno));
+			return err;
+		}
+		q->busy = true;
+	}
 
 	if (xsk_ring_prod__reserve(&r->fill, cfg->frames_per_q, &fidx) != cfg->frames_per_q) {
 		xevb_err("fill ring smaller than the frame count");
@@ -191,6 +207,22 @@ void xevb_xsk_flush(struct xevb_xsk *x)
 		XEVB_PROBE(frames_recycled, q->queue_id, n);
 		q->n_pending = 0;
 	}
+}
+
+void xevb_xsk_kick(struct xevb_xsk *x, uint32_t qi)
+{
+	if (x->q[qi].busy)
+		recvfrom(x->q[qi].fd, NULL, 0, MSG_DONTWAIT, NULL, NULL);
+}
+
+uint32_t xevb_xsk_napi_id(const struct xevb_xsk *x, uint32_t qi)
+{
+	uint32_t id = 0;
+	socklen_t len = sizeof(id);
+
+	if (getsockopt(x->q[qi].fd, SOL_SOCKET, SO_INCOMING_NAPI_ID, &id, &len))
+		return 0;
+	return id;
 }
 
 int xevb_xsk_stats(const struct xevb_xsk *x, uint32_t qi, struct xevb_xsk_stats *s)

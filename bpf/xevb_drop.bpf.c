@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause)
+/*
+ * XDP_DROP and nothing else: the receive ceiling of the end-to-end
+ * benchmark (what the driver, the NAPI loop and an XDP program cost with no
+ * socket behind). Frames are counted by the program's run statistics.
+ */
+#include <linux/bpf.h>
+#include <bpf/bpf_helpers.h>
+
+SEC("xdp")
+int xevb_drop(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_DROP;
+}
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";

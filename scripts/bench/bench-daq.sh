@@ -1,0 +1,147 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Study 1 (seed 000, ATLAS DAQ/EF-1 event builder over Gigabit Ethernet):
+# event rate and bandwidth per destination vs fragment size for 1xN, Nx1 and
+# NxN (sources x builders), N = 1, 2, 4, 7, at MTU 1500 and 9000, builders in
+# XDP mode and in socket mode (raw IPv4 socket, recvmmsg) in the same run.
+# Like the seed, a data-flow manager assigns events to builders by credit
+# (push, --credits 50 = the seed's concurrency of 50) and triggers as fast as
+# credits allow; builders build without forwarding (the seed's destinations
+# were the builders).
+#
+# Reachable sizes: a MEP must fit in one IP packet (sources set DF), so the
+# largest fragment is MTU - 56 bytes (20 IP + 8 UDP + 16 MEP + 12 record):
+# 1444 B at MTU 1500, 8944 B at MTU 9000. The seed's 16-64 kB fragments
+# (TCP streams) are out of reach and are recorded as skipped with that
+# reason. XDP mode at MTU 9000 is skipped too: the XDP program is not
+# frags-aware, and veth refuses it when the MTU needs more than one page
+# (frames above about 3.4 kB; multi-buffer XDP is separate work).
+# Receive work of each veth runs on the sender's core (default NAPI).
+#
+# usage: scripts/bench/bench-daq.sh [OUT]   env: BENCH_QUICK=1 (N = 1, 4,
+#   two sizes a MTU: ~2 min), DAQ_SECS (seconds of triggering a point, whole: 2
+#   quick, 3 full), DAQ_NS ("1 2 4 7"), DAQ_MODES ("xdp socket"), DAQ_MTUS
+#   ("1500 9000"), DAQ_SIZES (fragment bytes), BENCH_MERGE=1 (keep the rows of
+#   an earlier daq.json this run does not measure). Full: about 15 minutes.
+# Writes OUT/bench/daq.json, daq.csv, daq-*.png.
+set -uo pipefail
+OUT=${1:-build}
+cd "$(dirname "$0")/../.."
+X=$(realpath "$OUT/xevb")
+[[ -x $X ]] || { echo "bench-daq: $X not built (make -j2)" >&2; exit 1; }
+. scripts/lib/testbed.sh
+QUICK=${BENCH_QUICK:-}
+SECS=${DAQ_SECS:-$([[ -n $QUICK ]] && echo 2 || echo 3)}
+NS=(${DAQ_NS:-$([[ -n $QUICK ]] && echo "1 4" || echo "1 2 4 7")})
+MODES=(${DAQ_MODES:-xdp socket})
+MTUS=(${DAQ_MTUS:-1500 9000})
+# The seed's axis (100 B .. 64 kB); what an MTU cannot carry is skipped.
+if [[ -n ${DAQ_SIZES:-} ]]; then
+	SIZES=($DAQ_SIZES)
+elif [[ -n $QUICK ]]; then
+	SIZES=(100 1400 8900 16000 65000)
+else
+	SIZES=(100 400 1400 4000 8900 16000 32000 65000)
+fi
+NMAX=0
+for n in "${NS[@]}"; do ((n > NMAX)) && NMAX=$n; done
+TB_QUIET=1
+W=$(mktemp -d "/tmp/xbdaq$$.XXXXXX")
+PIDS=()
+tb_on_cleanup() {
+	local p
+	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
+	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
+	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
+}
+
+skip() {  # MODE MTU NS NB SIZE REASON
+	python3 -c 'import json, sys
+m, mtu, ns, nb, size, why = sys.argv[1:]
+print(json.dumps({"mode": m, "mtu": int(mtu), "sources": int(ns), "builders": int(nb), "frag_size": int(size),
+                  "config": "%sx%s" % (ns, nb), "key": "%s/%s/%sx%s/%s" % (m, mtu, ns, nb, size), "skipped": why}))' "$@"
+}
+
+point() {  # MODE MTU NSRC NBLD SIZE -> one JSON line on stdout
+	local mode=$1 mtu=$2 ns=$3 nb=$4 size=$5 k margs=()
+	[[ $mode == socket ]] && margs=(--mode socket --udp)
+	# socket mode receives into --frame-size buffers: jumbo frames need bigger ones
+	[[ $mode == socket ]] && ((mtu > 4000)) && margs+=(--frame-size 16384 --frames 4096)
+	PIDS=()
+	for ((k = 0; k < nb; k++)); do
+		ip netns exec "$(tb_ns builder "$k")" timeout 40 "$X" build --dev eth0 "${margs[@]}" \
+			--sources "0-$((ns - 1))" --dfm 198.18.4.1:23901 --credits 50 --no-forward --exit-on-eor \
+			--quiet --interval 0 --json --duration 30 >"$W/b$k.json" 2>"$W/b$k.err" &
+		PIDS+=($!)
+	done
+	for ((k = 0; k < ns; k++)); do
+		ip netns exec "$(tb_ns source "$k")" timeout 40 "$X" source --dfm 198.18.4.1:23901 --dev eth0 \
+			--udp --source-ids "$k" --frag-size "$size" --quiet --duration 30 \
+			>/dev/null 2>"$W/s$k.err" &
+		PIDS+=($!)
+	done
+	ip netns exec "$(tb_ns dfm 0)" timeout 40 "$X" dfm --listen 198.18.4.1:23901 --mode push \
+		--duration "$SECS" --pack 1 --wait-builders "$nb" --wait-sources "$ns" --json --interval 0 \
+		--drain-ms 2000 >"$W/dfm.json" 2>"$W/dfm.err"
+	sleep 0.3
+	for k in "${PIDS[@]}"; do kill -INT "$k" 2>/dev/null; done
+	for k in "${PIDS[@]}"; do wait "$k" 2>/dev/null; done
+	PIDS=()
+	python3 - "$W" "$mode" "$mtu" "$ns" "$nb" "$size" <<'PY'
+import json, sys
+w, mode, mtu, ns, nb, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
+def last(path):  # the JSON lines of a summary, merged (build prints dfm_ctl, then its report)
+    out = {}
+    try:
+        for l in open(path):
+            if l.startswith("{"):
+                out.update(json.loads(l))
+    except Exception:
+        pass
+    return out
+d = last(w + "/dfm.json")
+b = [last("%s/b%d.json" % (w, k)) for k in range(nb)]
+el = d.get("elapsed_s", 0)
+eps = d.get("complete", 0) / el if el else 0
+err = "" if d else "dfm gave no summary: " + open(w + "/dfm.err").read().strip()[-200:]
+print(json.dumps({"mode": mode, "mtu": mtu, "sources": ns, "builders": nb, "frag_size": size,
+                  "config": "%dx%d" % (ns, nb), "key": "%s/%d/%dx%d/%d" % (mode, mtu, ns, nb, size),
+                  "events_per_s": round(eps, 1), "events_per_s_per_builder": round(eps / nb, 1),
+                  "MB_per_s_per_builder": round(eps / nb * ns * size / 1e6, 3),
+                  "triggered": d.get("triggered", 0), "complete": d.get("complete", 0),
+                  "incomplete": d.get("incomplete", 0), "lost": d.get("lost_total", 0),
+                  "builder_frags": sum(x.get("frags_received", 0) for x in b),
+                  "reask_events": sum(x.get("dfm_ctl", {}).get("reask_events", 0) for x in b),
+                  "accounting_ok": d.get("accounting_ok", False), **({"error": err} if err else {})}))
+PY
+}
+
+: >"$W/points"
+for mtu in "${MTUS[@]}"; do
+	P="xbdq$$m$mtu"
+	tb_up --prefix "$P" --sources "$NMAX" --builders "$NMAX" --sinks 0 --dfm 1 --mtu "$mtu" || exit 1
+	maxfrag=$((mtu - 56))
+	for mode in "${MODES[@]}"; do
+		for size in "${SIZES[@]}"; do
+			for n in "${NS[@]}"; do
+				for topo in "1 $n" "$n 1" "$n $n"; do
+					read -r ns nb <<<"$topo"
+					grep -q "\"mode\": \"$mode\", \"mtu\": $mtu, \"sources\": $ns, \"builders\": $nb, \"frag_size\": $size," "$W/points" && continue
+					if ((size > maxfrag)); then
+						skip "$mode" "$mtu" "$ns" "$nb" "$size" "a MEP must fit one IP packet: largest fragment at MTU $mtu is $maxfrag B" >>"$W/points"
+					elif [[ $mode == xdp ]] && ((mtu > 3500)); then
+						skip "$mode" "$mtu" "$ns" "$nb" "$size" "XDP not attachable: veth needs a frags-aware program above ~3.4 kB frames (multi-buffer pending)" >>"$W/points"
+					else
+						point "$mode" "$mtu" "$ns" "$nb" "$size" | tee -a "$W/points" | cut -c1-160
+					fi
+				done
+			done
+		done
+	done
+	tb_down "$P"
+	TB_CREATED=${TB_CREATED/ $P/}
+done
+/usr/bin/python3 scripts/bench/benchlib.py write daq "$OUT/bench" "$W/points" ${BENCH_MERGE:+merge_key=key} seconds_per_point="$SECS" \
+	dfm='"push, --pack 1, builders --credits 50, triggered as fast as credits allow"' \
+	model='"veth default NAPI: receive work on the sender core; 2 shared cores"'
+/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" daq

@@ -1,0 +1,332 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Study 2 (seed 002, LHCb gateway event building; its Table V): the input
+# rate (Gb/s and frames/s) one builder sustains WITHOUT LOSS, for
+#   L1:  126 sources, 25 x 32 B fragments a frame (1150-byte frames)
+#   HLT: 323 sources, 10 x 100 B fragments a frame (1170-byte frames)
+# and each implementation step we have:
+#   socket        raw IPv4 socket + recvmmsg (the kernel copies), build only
+#   socket+fwd    ... and forwarding to a farm node over TCP with writev
+#                 (scatter-gather: our only output path, there is no copy variant)
+#   xdp           AF_XDP copy mode (veth has no zero-copy), build only
+#   xdp+fwd       ... and forwarding (writev) to a farm node
+#   bare          AF_XDP receive and release, nothing built (receive ceiling)
+# plus the seed's last two steps on xdp+fwd: packing factor (L1 32 a frame)
+# and a larger MTU (3500 with L1 75 x 32 B, HLT 29 x 100 B frames of ~3.3 kB:
+# the seed used 4 kB; a non-frags XDP program cannot attach to a veth above
+# ~3.5 kB). Full processing with decisions back from farm nodes
+# (xdp+fwd+dfm, socket+fwd+dfm): `xevb dfm` assigns blocks of pack events
+# (push), one `xevb source --dfm` process emulates all the flow's sources
+# (kernel UDP socket, through the bridge), the builder forwards to a farm
+# node that grants credits back (`xevb sink --ctl-port`); the DFM triggers as
+# fast as credits allow, so the rate is the loop's, not a loss search: it
+# counts as loss-free when the DFM's books show no event lost or incomplete.
+# Builder credits 512 and re-asks after 500 ms: events queued behind more
+# credits than ~50 ms of work would be re-asked although nothing was lost.
+#
+# Each search: one unpaced run (the generator's maximum), then bisection of
+# the offered frame rate (`xevb source --mode live --rate`, paced frame by
+# frame in BPF at >= 20k frames/s) between 0 and that maximum; a probe
+# passes when frames lost (sent - received by the builder, incl. dropped
+# in its rings) <= BENCH_LOSS_TOL (1e-4) of those sent. The rate reported is
+# the highest passing probe's received rate. Path: a veth pair from the
+# generator (XDP_TX of live frames, CPU 0) straight to the builder (CPU 1);
+# default NAPI model (receive work on the sender's core; threaded NAPI's
+# 256-slot ring drops 0.2-0.5% at any rate, so no rate would be loss-free).
+# The farm node (xevb sink) runs on CPU 0, the generator niced below it.
+#
+# usage: scripts/bench/bench-gateway.sh [OUT]  env: BENCH_QUICK=1 (1 s
+#   probes, 2 bisection steps, no bare: ~5 min), GW_SECS (2 full), GW_STEPS
+#   (5 full), GW_FLOWS ("l1 hlt"), GW_IMPLS ("bare socket socket+fwd xdp
+#   xdp+fwd"), GW_VARIANTS ("dfm pack32 mtu3500"), BENCH_MERGE=1 keeps the rows
+#   of an earlier gateway.json that this run does not measure (e.g. one flow
+#   at a time). Full: about 15 minutes.
+# Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
+set -uo pipefail
+OUT=${1:-build}
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+X=$ROOT/$OUT/xevb
+PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
+[[ -x $X && -e $PASS ]] || { echo "bench-gateway: $X or $PASS not built (make -j2)" >&2; exit 1; }
+QUICK=${BENCH_QUICK:-}
+SECS=${GW_SECS:-$([[ -n $QUICK ]] && echo 1 || echo 2)}
+STEPS=${GW_STEPS:-$([[ -n $QUICK ]] && echo 2 || echo 5)}
+FLOWS=${GW_FLOWS:-l1 hlt}
+IMPLS=${GW_IMPLS:-$([[ -n $QUICK ]] && echo "socket socket+fwd xdp xdp+fwd" || echo "bare socket socket+fwd xdp xdp+fwd")}
+VARIANTS=${GW_VARIANTS-dfm pack32 mtu3500}
+TOL=${BENCH_LOSS_TOL:-1e-4}
+W=$(mktemp -d /tmp/xbgw$$.XXXXXX)
+BG=()
+. scripts/lib/testbed.sh
+export TB_QUIET=1
+
+stop_bg() {
+	local p i
+	for p in "${BG[@]}"; do kill -INT "$p" 2>/dev/null; done
+	for p in "${BG[@]}"; do
+		for ((i = 0; i < 30; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+		kill -KILL "$p" 2>/dev/null
+		wait "$p" 2>/dev/null
+	done
+	BG=()
+}
+tb_on_cleanup() {
+	stop_bg
+	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
+}
+wait_for() { # FILE PATTERN PID
+	local i
+	for ((i = 0; i < 100; i++)); do
+		grep -qE "$2" "$1" 2>/dev/null && return 0
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.1
+	done
+	return 1
+}
+
+# probe IMPL FPS -> one JSON line: offered and received frames/s, loss.
+# FPS 0: unpaced. Uses NSRC PACK FRAG FRAME_SIZE BNS SRCNS SNS BADDR SADDR.
+probe() {
+	local impl=$1 fps=$2 d=$W/p bargs=() nice=0 bpid spid="" rate
+	rm -rf "$d"; mkdir -p "$d"
+	case $impl in
+	bare) bargs=(--bare) ;;
+	xdp) bargs=(--no-forward) ;;
+	socket) bargs=(--mode socket --no-forward) ;;
+	xdp+fwd) bargs=() ;;
+	socket+fwd) bargs=(--mode socket) ;;
+	esac
+	if [[ $impl == *+fwd ]]; then
+		ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --json --stats-interval 0 \
+			--ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
+		spid=$!
+		BG+=("$spid")
+		wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
+		bargs+=(--sink "$SADDR:5000")
+		nice=10
+	fi
+	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth1 --sources "0-$((NSRC - 1))" "${bargs[@]}" \
+		--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384 --frame-size "$FRAME_SIZE" \
+		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
+	bpid=$!
+	BG+=("$bpid")
+	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
+		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
+	# events/s per source for FPS frames/s in all: FPS x pack / sources
+	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC))")
+	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
+		--dst-mac 02:18:02:01:00:01 --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
+		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
+		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
+	sleep 0.3 # the rings drain
+	kill -INT "$bpid" 2>/dev/null
+	wait "$bpid" 2>/dev/null
+	if [[ -n $spid ]]; then
+		sleep 0.3
+		kill -INT "$spid" 2>/dev/null
+		wait "$spid" 2>/dev/null
+	fi
+	BG=()
+	python3 - "$d" "$fps" "$impl" <<'PY'
+import json, sys
+d, fps, impl = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+def merged(p):
+    out = {}
+    try:
+        for l in open(p):
+            if l.startswith("{"):
+                out.update(json.loads(l))
+    except OSError:
+        pass
+    return out
+s, b, k = merged(d + "/src.json"), merged(d + "/build.json"), merged(d + "/sink.json")
+el = s.get("elapsed_s") or 0
+tx, rx = s.get("packets", 0), b.get("rx_frames", 0)
+out_drop = b.get("out_dropped_no_sink", 0) + b.get("out_dropped_error", 0)
+r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
+     "frames_per_s": rx / el if el else 0, "gbps": b.get("rx_bytes", 0) * 8 / el / 1e9 if el else 0,
+     "tx": tx, "rx": rx, "loss": (tx - rx) / tx if tx else 1.0,
+     "ring_drops": b.get("xsk_rx_dropped", 0) + b.get("xsk_rx_ring_full", 0) + b.get("sock_kernel_drops", 0),
+     "frag_drops": sum(v for kk, v in b.items() if kk.startswith("drop_") and isinstance(v, int)),
+     "events_complete": b.get("events_complete"), "events_incomplete": b.get("events_incomplete"),
+     "out_dropped": out_drop, "sink_events": k.get("events"), "sink_result": k.get("result"),
+     "ok": bool(el) and bool(b)}
+if impl.endswith("+fwd") and (out_drop or k.get("result") not in (None, "ok")):
+    r["loss"] = max(r["loss"], 1.0 if not b.get("out_events") else out_drop / max(1, b.get("out_events", 0) + out_drop))
+print(json.dumps(r))
+PY
+}
+
+# dfm_point FLOW MODE(xdp|socket) LABEL: the full loop, one run; appends the result.
+dfm_point() {
+	local flow=$1 mode=$2 label=$3 d=$W/dfm bargs=() spid bpid srcpid
+	rm -rf "$d"; mkdir -p "$d"
+	# a block of pack events is NSRC frames at once: rings sized as for the live runs
+	[[ $mode == socket ]] && bargs=(--mode socket --udp) || bargs=(--frames 65536 --rx-ring 16384)
+	ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --ctl-port 23904 --credits 4096 --json \
+		--stats-interval 0 --ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
+	spid=$!
+	BG+=("$spid")
+	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
+	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" --sources "0-$((NSRC - 1))" \
+		--dfm 198.18.4.1:23901 --credits 512 --reask-ms 500 --sink "$SADDR:5000" --window 65536 --exit-on-eor \
+		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
+	bpid=$!
+	BG+=("$bpid")
+	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dfm 198.18.4.1:23901 --dev eth0 --udp \
+		--source-ids "0-$((NSRC - 1))" --frag-size "$FRAG" --json --quiet --duration 60 >"$d/src.json" 2>"$d/src.err" &
+	srcpid=$!
+	BG+=("$srcpid")
+	ip netns exec "$(tb_ns dfm 0)" timeout 60 "$X" dfm --listen 198.18.4.1:23901 --mode push --pack "$PACK" \
+		--duration "$((SECS < 2 ? 2 : SECS))" --wait-builders 1 --wait-sources 1 --json --interval 0 --drain-ms 2000 \
+		>"$d/dfm.json" 2>"$d/dfm.err"
+	sleep 0.3
+	stop_bg
+	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" <<'PY' | tee -a "$W/results" | cut -c1-200
+import json, sys
+d, flow, mode, label, nsrc, pack, frag, mtu, tol = sys.argv[1:]
+nsrc, pack, frag, mtu = int(nsrc), int(pack), int(frag), int(mtu)
+def merged(p):
+    out = {}
+    try:
+        for l in open(p):
+            if l.startswith("{"):
+                out.update(json.loads(l))
+    except OSError:
+        pass
+    return out
+m, b, k = merged(d + "/dfm.json"), merged(d + "/build.json"), merged(d + "/sink.json")
+el = m.get("elapsed_s") or 0
+ev = m.get("complete", 0) / el if el else 0
+fps = ev / pack * nsrc          # one MEP a source per block of pack events
+frame = 14 + 20 + 8 + 16 + pack * (12 + frag)
+clean = bool(el) and m.get("lost_total", 1) == 0 and m.get("incomplete", 1) == 0 and m.get("accounting_ok", False)
+print(json.dumps({"kind": "search", "method": "dfm loop, as fast as credits allow", "flow": flow,
+    "impl": mode + "+fwd+dfm", "label": label, "sources": nsrc, "pack": pack, "frag_size": frag, "mtu": mtu,
+    "frame_bytes": frame, "loss_tolerance": float(tol),
+    "lossfree_frames_per_s": round(fps) if clean else 0, "lossfree_gbps": round(fps * frame * 8 / 1e9, 3) if clean else 0,
+    "lossfree_fragments_per_s": round(ev * nsrc) if clean else 0, "sender_limited": False,
+    "events_per_s": round(ev, 1), "frames_per_s": round(fps), "dfm_lost": m.get("lost_total"),
+    "dfm_incomplete": m.get("incomplete"), "dfm_accounting_ok": m.get("accounting_ok"),
+    "sink_events": k.get("events"), "sink_result": k.get("result"),
+    "builder_forwarded": b.get("dfm_ctl", {}).get("forwarded"),
+    "unpaced_offered_frames_per_s": round(fps), "unpaced_received_frames_per_s": round(fps), "unpaced_loss": None,
+    "probes": [], **({} if el else {"error": open(d + "/dfm.err").read().strip()[-200:]})}))
+PY
+}
+
+# search FLOW IMPL LABEL: unpaced probe, then bisection; appends the result.
+search() {
+	local flow=$1 impl=$2 label=$3 lo=0 hi mid i line
+	: >"$W/probes"
+	probe "$impl" 0 >>"$W/probes" || true
+	hi=$(tail -1 "$W/probes" | python3 -c 'import json,sys
+try: r = json.loads(sys.stdin.read()); print(int(r["offered_frames_per_s"]) if r["loss"] > float(sys.argv[1]) else -int(r["offered_frames_per_s"]))
+except Exception: print(0)' "$TOL")
+	if ((hi > 0)); then
+		# First guess: what the builder received unpaced, then halve the interval.
+		mid=$(tail -1 "$W/probes" | python3 -c 'import json,sys; print(int(json.loads(sys.stdin.read())["frames_per_s"]))')
+		((mid >= hi)) && mid=$((hi * 9 / 10))
+		((mid < 20000)) && mid=20000
+		for ((i = 0; i < STEPS; i++)); do
+			probe "$impl" "$mid" >>"$W/probes" || true
+			if tail -1 "$W/probes" | python3 -c 'import json,sys; r = json.loads(sys.stdin.read()); sys.exit(0 if r["ok"] and r["loss"] <= float(sys.argv[1]) else 1)' "$TOL"; then
+				lo=$mid
+			else
+				hi=$mid
+			fi
+			mid=$(((lo + hi) / 2))
+		done
+	fi
+	python3 - "$W/probes" "$flow" "$impl" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" <<'PY' | tee -a "$W/results" | cut -c1-200
+import json, sys
+pf, flow, impl, label, nsrc, pack, frag, mtu, tol = sys.argv[1:]
+probes = [json.loads(l) for l in open(pf) if l.startswith("{")]
+tol = float(tol)
+good = [p for p in probes if p["ok"] and p["loss"] <= tol]
+best = max(good, key=lambda p: p["frames_per_s"]) if good else None
+frame = 14 + 20 + 16 + int(pack) * (12 + int(frag))
+unpaced = probes[0] if probes else {}
+r = {"kind": "search", "flow": flow, "impl": impl, "label": label, "sources": int(nsrc), "pack": int(pack),
+     "frag_size": int(frag), "mtu": int(mtu), "frame_bytes": frame, "loss_tolerance": tol,
+     "lossfree_frames_per_s": round(best["frames_per_s"]) if best else 0,
+     "lossfree_gbps": round(best["frames_per_s"] * frame * 8 / 1e9, 3) if best else 0,
+     "lossfree_fragments_per_s": round(best["frames_per_s"] * int(pack)) if best else 0,
+     "sender_limited": bool(best is not None and best is unpaced),
+     "unpaced_offered_frames_per_s": round(unpaced.get("offered_frames_per_s", 0)),
+     "unpaced_received_frames_per_s": round(unpaced.get("frames_per_s", 0)),
+     "unpaced_loss": unpaced.get("loss"), "probes": probes}
+print(json.dumps(r))
+PY
+}
+
+: >"$W/results"
+run_flow_set() {  # FLOW MTU PACK LABEL_SUFFIX IMPLS...
+	local flow=$1 suffix=$4 impl
+	MTU=$2 PACK=$3
+	shift 4
+	for impl in "$@"; do
+		echo "  $flow $impl$suffix: $NSRC sources, $PACK x $FRAG B, MTU $MTU" >&2
+		search "$flow" "$impl" "$flow $impl$suffix"
+	done
+}
+for mtu in 1500 3500; do
+	[[ $mtu == 3500 && " $VARIANTS " != *" mtu3500 "* ]] && continue
+	P="xbgw$$m$mtu"
+	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
+	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
+	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
+	ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 mtu "$mtu" type veth \
+		peer name eth1 netns "$BNS" address 02:18:02:01:00:01 mtu "$mtu"
+	ip -n "$SRCNS" link set eth1 up
+	ip -n "$BNS" link set eth1 up
+	ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+	for flow in $FLOWS; do
+		case $flow in
+		l1) NSRC=126 FRAG=32 ;;
+		hlt) NSRC=323 FRAG=100 ;;
+		*) echo "unknown flow $flow" >&2; exit 2 ;;
+		esac
+		if [[ $mtu == 1500 ]]; then
+			FRAME_SIZE=2048
+			sock=() xdp=()
+			for impl in $IMPLS; do [[ $impl == socket* ]] && sock+=("$impl") || xdp+=("$impl"); done
+			run_flow_set "$flow" 1500 "$([[ $flow == l1 ]] && echo 25 || echo 10)" "" "${xdp[@]}"
+			if ((${#sock[@]})); then
+				# the socket builder needs NAPI on its veth (XDP_PASS) or XDP_TX frames are dropped
+				ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp
+				run_flow_set "$flow" 1500 "$([[ $flow == l1 ]] && echo 25 || echo 10)" "" "${sock[@]}"
+				ip -n "$BNS" link set dev eth1 xdpdrv off
+			fi
+			if [[ " $VARIANTS " == *" dfm "* ]]; then
+				MTU=1500 PACK=$([[ $flow == l1 ]] && echo 25 || echo 10)
+				for m in xdp socket; do
+					echo "  $flow $m+fwd+dfm: $NSRC sources, DFM blocks of $PACK, farm-node credits" >&2
+					dfm_point "$flow" "$m" "$flow $m+fwd+dfm"
+				done
+			fi
+			if [[ $flow == l1 && " $VARIANTS " == *" pack32 "* ]]; then
+				run_flow_set l1 1500 32 " pack 32" xdp+fwd
+			fi
+		else
+			FRAME_SIZE=4096
+			run_flow_set "$flow" 3500 "$([[ $flow == l1 ]] && echo 75 || echo 29)" " MTU 3500 pack $([[ $flow == l1 ]] && echo 75 || echo 29)" xdp+fwd
+		fi
+	done
+	tb_down "$P"
+	TB_CREATED=${TB_CREATED/ $P/}
+done
+/usr/bin/python3 scripts/bench/benchlib.py write gateway "$OUT/bench" "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
+	bisection_steps="$STEPS" loss_tolerance="$TOL" \
+	model='"direct veth pair, generator XDP_TX on CPU 0, builder on CPU 1, default NAPI (receive work on the sender core); 2 shared cores"'
+/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" gateway
+python3 - "$OUT/bench/gateway.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("%-28s %10s %10s %12s %12s %s" % ("step", "Gb/s", "kframes/s", "unpaced kf/s", "offered kf/s", "note"))
+for r in d["results"]:
+    print("%-28s %10.3f %10.1f %12.1f %12.1f %s" % (r["label"], r["lossfree_gbps"], r["lossfree_frames_per_s"] / 1e3,
+          r["unpaced_received_frames_per_s"] / 1e3, r["unpaced_offered_frames_per_s"] / 1e3,
+          "generator-limited (no loss unpaced)" if r["sender_limited"] else ""))
+PY

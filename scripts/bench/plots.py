@@ -1,0 +1,212 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0-only
+"""Draws the PNG plots of the benchmark suite from its JSON results.
+
+  plots.py DIR [NAME ...]    DIR/NAME.json -> DIR/NAME-*.png (every known
+                             result in DIR when no NAME is given)
+
+Debian's /usr/bin/python3 with python3-matplotlib (Agg backend, no display)."""
+import json
+import os
+import sys
+
+import matplotlib
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+COLORS = plt.rcParams["axes.prop_cycle"].by_key()["color"]
+STYLE = {"xdp": "-", "socket": "--"}
+MARK = {1500: "o", 9000: "s", 3500: "^"}
+
+
+def load(d, name):
+    p = os.path.join(d, name + ".json")
+    return json.load(open(p)) if os.path.exists(p) else None
+
+
+def save(fig, d, name):
+    p = os.path.join(d, name + ".png")
+    fig.tight_layout()
+    fig.savefig(p, dpi=90)
+    plt.close(fig)
+    print("plot", p)
+
+
+def family(cfg):
+    s, b = (int(x) for x in cfg.split("x"))
+    if s == 1 and b == 1:
+        return ["1xN", "Nx1", "NxN"]
+    return ["1xN"] if s == 1 else ["Nx1"] if b == 1 else ["NxN"] if s == b else []
+
+
+def plot_daq(d, doc):
+    rows = [r for r in doc["results"] if not r.get("skipped") and r.get("events_per_s")]
+    for fam in ("1xN", "Nx1", "NxN"):
+        sel = [r for r in rows if fam in family(r["config"])]
+        if not sel:
+            continue
+        fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+        cfgs = sorted({r["config"] for r in sel}, key=lambda c: [int(x) for x in c.split("x")])
+        for i, cfg in enumerate(cfgs):
+            for mode in ("xdp", "socket"):
+                for mtu in sorted({r["mtu"] for r in sel}):
+                    pts = sorted((r["frag_size"], r["events_per_s"], r["MB_per_s_per_builder"]) for r in sel
+                                 if r["config"] == cfg and r["mode"] == mode and r["mtu"] == mtu)
+                    if not pts:
+                        continue
+                    kw = dict(color=COLORS[i % len(COLORS)], linestyle=STYLE[mode], marker=MARK.get(mtu, "x"),
+                              label="%s %s MTU %d" % (cfg, mode, mtu))
+                    ax[0].plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], **kw)
+                    ax[1].plot([p[0] for p in pts], [p[2] for p in pts], **kw)
+        ax[0].set_ylabel("event builder rate (kHz, all builders)")
+        ax[1].set_ylabel("bandwidth per destination (MB/s)")
+        for a in ax:
+            a.set_xscale("log")
+            a.set_xlabel("fragment size (bytes)")
+            a.set_ylim(bottom=0)
+            a.grid(True, which="both", alpha=0.3)
+        ax[0].set_title("Event rate vs fragment size, %s (seed 000 Fig. 10/12/14)" % fam, fontsize=9)
+        ax[1].set_title("Bandwidth per destination, %s (seed 000 Fig. 11/13/15)" % fam, fontsize=9)
+        ax[1].legend(fontsize=6, ncol=2)
+        save(fig, d, "daq-" + fam)
+
+
+def plot_gateway(d, doc):
+    rows = [r for r in doc["results"] if r.get("kind") == "search"]
+    if not rows:
+        return
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+    labels = [r["label"] for r in rows]
+    y = range(len(rows))
+    col = [COLORS[0] if r["flow"] == "l1" else COLORS[1] for r in rows]
+    hatch = ["//" if r.get("sender_limited") else "" for r in rows]
+    for a, vals in ((ax[0], [r["lossfree_gbps"] for r in rows]), (ax[1], [r["lossfree_frames_per_s"] / 1e3 for r in rows])):
+        for yi, v, c, h in zip(y, vals, col, hatch):
+            a.barh(yi, v, color=c, hatch=h, edgecolor="white" if h else c)
+    ax[0].axvline(1.35, color="grey", linestyle=":", label="seed step 1: 1.35 Gb/s")
+    ax[0].axvline(1.95, color="black", linestyle="--", label="seed best: 1.95 Gb/s (2 x GbE)")
+    ax[1].axvline(250, color="black", linestyle="--", label="seed: ~250 kframes/s at ~2 Gb/s")
+    ax[0].legend(fontsize=7, loc="lower right")
+    ax[1].legend(fontsize=7, loc="lower right")
+    ax[1].set_title("hatched: generator-limited, no loss even unpaced (lower bound)", fontsize=9)
+    for a in ax:
+        a.set_yticks(list(y))
+        a.set_yticklabels(labels, fontsize=7)
+        a.invert_yaxis()
+        a.grid(True, axis="x", alpha=0.3)
+    ax[1].set_yticklabels([])
+    ax[0].set_xlabel("input rate sustained without loss (Gb/s)")
+    ax[1].set_xlabel("input rate sustained without loss (kframes/s)")
+    ax[0].set_title("Gateway (seed 002 Table V analogue); blue L1, orange HLT", fontsize=9)
+    save(fig, d, "gateway-lossfree")
+    # loss vs offered rate of every search
+    fig, a = plt.subplots(figsize=(8, 4.5))
+    for i, r in enumerate(rows):
+        pts = sorted((p["offered_frames_per_s"], p["loss"]) for p in r["probes"])
+        a.plot([p[0] / 1e3 for p in pts], [max(p[1], 1e-6) * 100 for p in pts], marker="o",
+               color=COLORS[i % len(COLORS)], label=r["label"])
+    a.set_yscale("log")
+    a.set_xlabel("offered rate (kframes/s)")
+    a.set_ylabel("frames lost (%, 1e-4 % = none)")
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=6)
+    a.set_title("Gateway: loss vs offered rate, every search probe", fontsize=9)
+    save(fig, d, "gateway-loss")
+
+
+def plot_dcqos(d, doc):
+    rows = [r for r in doc["results"] if not r.get("skipped") and "eoe_per_s" in r]
+    if not rows:
+        return
+    for cfg in sorted({r["config"] for r in rows}):
+        fig, ax = plt.subplots(1, 3, figsize=(15, 4.5))
+        i = 0
+        for dm in ("push", "pull"):
+            for mode in ("xdp", "socket"):
+                for shaped in sorted({r["shape"] for r in rows}):
+                    pts = sorted((r["frag_size"], r["eoe_per_s"], r["MB_per_s"], r["reask_events"]) for r in rows
+                                 if r["config"] == cfg and r["dfm_mode"] == dm and r["mode"] == mode and r["shape"] == shaped)
+                    if not pts:
+                        continue
+                    kw = dict(color=COLORS[i % len(COLORS)], linestyle=STYLE[mode], marker="o" if dm == "push" else "s",
+                              label="%s %s %s" % (dm, mode, "shaped %s" % shaped if shaped != "none" else "no QoS"))
+                    i += 1
+                    ax[0].plot([p[0] for p in pts], [p[1] / 1e3 for p in pts], **kw)
+                    ax[1].plot([p[0] for p in pts], [p[2] for p in pts], **kw)
+                    ax[2].plot([p[0] for p in pts], [p[3] for p in pts], **kw)
+        ax[0].set_ylabel("end-of-event rate (kHz)")
+        ax[1].set_ylabel("throughput (MB/s)")
+        ax[2].set_ylabel("re-asked events (count)")
+        for a in ax:
+            a.set_ylim(bottom=0)
+            a.set_xscale("log")
+            a.set_xlabel("fragment size (bytes)")
+            a.grid(True, which="both", alpha=0.3)
+        ax[0].set_title("%s: EoE rate vs fragment size (seed 003)" % cfg, fontsize=9)
+        ax[1].set_title("%s: throughput vs fragment size" % cfg, fontsize=9)
+        ax[2].set_title("%s: re-asks" % cfg, fontsize=9)
+        ax[1].legend(fontsize=6)
+        save(fig, d, "dcqos-" + cfg)
+
+
+def plot_dfm(d, doc):
+    pts = doc.get("results") or doc.get("points") or []
+    if not pts:
+        return
+    fig, ax = plt.subplots(1, 2, figsize=(12, 4.5))
+    i = 0
+    for mode in ("push", "pull"):
+        for cfg in sorted({"%dx%d" % (p["sources"], p["builders"]) for p in pts}):
+            sel = sorted((p["frag_size"], p["events_per_s"], p["MB_per_s_per_builder"]) for p in pts
+                         if p["mode"] == mode and "%dx%d" % (p["sources"], p["builders"]) == cfg)
+            kw = dict(color=COLORS[i % len(COLORS)], linestyle="-" if mode == "push" else "--", marker="o",
+                      label="%s %s" % (cfg, mode))
+            i += 1
+            ax[0].plot([s[0] for s in sel], [s[1] / 1e3 for s in sel], **kw)
+            ax[1].plot([s[0] for s in sel], [s[2] for s in sel], **kw)
+    ax[0].set_ylabel("event rate (kHz)")
+    ax[1].set_ylabel("bandwidth per builder (MB/s)")
+    for a in ax:
+        a.set_xlabel("fragment size (bytes)")
+        a.grid(True, alpha=0.3)
+    ax[1].legend(fontsize=6, ncol=2)
+    ax[0].set_title("DFM scaling scan, socket builders (bench-dfm.sh, docs/dfm.md)", fontsize=9)
+    save(fig, d, "dfm-scan")
+
+
+def plot_e2e(d, doc):
+    rows = [r for r in doc.get("results", []) if not r.get("forward")]
+    if not rows:
+        return
+    fig, a = plt.subplots(figsize=(9, 4.5))
+    labels = ["%s %s %s %s" % (r["path"], r["case"], r["model"], r["mode"]) for r in rows]
+    a.barh(range(len(rows)), [r["frames_per_s"] / 1e6 for r in rows], color=[COLORS[["bare", "xdp", "socket"].index(r["mode"])] for r in rows])
+    a.set_yticks(range(len(rows)))
+    a.set_yticklabels(labels, fontsize=7)
+    a.invert_yaxis()
+    a.set_xlabel("frames received (Mframes/s), build only")
+    a.set_title("End to end: bare AF_XDP / XDP builder / socket builder", fontsize=9)
+    a.grid(True, axis="x", alpha=0.3)
+    save(fig, d, "e2e-rx")
+
+
+PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e}
+
+
+def main():
+    d = sys.argv[1] if len(sys.argv) > 1 else "build/bench"
+    names = sys.argv[2:] or list(PLOTS)
+    for n in names:
+        doc = load(d, n)
+        if doc is None:
+            if len(sys.argv) > 2:
+                print("plots: no %s/%s.json" % (d, n), file=sys.stderr)
+            continue
+        try:
+            PLOTS[n](d, doc)
+        except (KeyError, ValueError, TypeError) as e:
+            print("plots: %s: %r" % (n, e), file=sys.stderr)
+
+
+if __name__ == "__main__":
+    main()
