@@ -20,7 +20,10 @@
  *
  * The window is counted in event_ids: open events all lie within `window`
  * consecutive ids (serial order); ids below it are LATE, an id that would
- * push an open event out of it is OVERFLOW. Full rules: user/lib/builder.c.
+ * push an open event out of it is OVERFLOW. A jump of more than one window
+ * ahead is taken only when corroborated (a quorum of the configured sources
+ * report the same region, or the builder was idle for the timeout); until
+ * then such a fragment is FUTURE. Full rules: user/lib/builder.c.
  */
 #ifndef XEVB_BUILDER_H
 #define XEVB_BUILDER_H
@@ -41,6 +44,7 @@ enum xevb_drop_reason {
 	XEVB_DROP_UNKNOWN_SOURCE, /* source_id not in the configured set */
 	XEVB_DROP_WRONG_RUN,
 	XEVB_DROP_OVERFLOW,       /* too far ahead of the window, or no slot */
+	XEVB_DROP_FUTURE,         /* more than a window ahead, not corroborated */
 	XEVB_DROP__COUNT
 };
 
@@ -55,6 +59,13 @@ struct xevb_builder_cfg {
 	enum xevb_timeout_policy timeout_policy;
 	uint32_t run_number;      /* used when !adopt_run */
 	bool adopt_run;           /* take the run number of the first MEP */
+	/*
+	 * Distinct configured sources that must report the same region before
+	 * the window jumps more than one window ahead (0: a majority,
+	 * n_sources/2 + 1; capped at n_sources). Idle for timeout_ns also lets
+	 * the next fragment move it.
+	 */
+	uint32_t jump_quorum;
 	/* Called for every complete or incomplete event, in the builder's thread. */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
 	/* Called when a frame holds no fragment any more. */
@@ -103,6 +114,7 @@ struct xevb_source_stats {
 	bool seen;
 	bool end_of_run;
 	uint64_t frags_discarded;  /* of frags_in_events: in events timed out under DISCARD */
+	uint64_t seq_resets;       /* packet_seq restarted (far behind the newest seen) */
 };
 
 struct xevb_builder_stats {
@@ -123,6 +135,9 @@ struct xevb_builder_stats {
 	uint64_t frags_discarded;     /* of frags_in_events: in discarded events */
 	uint64_t bad_calls;           /* add_mep with a frame index out of range or
 					 still held, or an impossible pi: ignored */
+	uint64_t jumps_quorum;        /* window moved > 1 window ahead: quorum agreed */
+	uint64_t jumps_idle;          /* ... after being idle for the timeout */
+	uint64_t seq_resets;          /* sum of src[].seq_resets */
 	struct xevb_source_stats src[XEVB_MAX_SOURCES];
 };
 

@@ -16,7 +16,7 @@
 #include <xevb/xsk_rx.h>
 
 #define XEVB_SNAP_MAGIC 0x58455653u  /* "XEVS" */
-#define XEVB_SNAP_VERSION 1
+#define XEVB_SNAP_VERSION 2   /* 2: drop reason FUTURE, jumps, seq_resets */
 
 struct xevb_snapshot {
 	uint32_t magic;

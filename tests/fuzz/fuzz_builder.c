@@ -212,11 +212,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		FAIL("open events or frames left after flush");
 #ifdef FUZZ_BUILDER_DEBUG   /* for a plain driver: what an input exercised */
 	const struct xevb_builder_stats *st = xevb_builder_stats(b);
-	fprintf(stderr, "rx %llu in %llu drops %llu/%llu/%llu/%llu/%llu events %llu/%llu/%llu/%llu eor %d\n",
+	fprintf(stderr, "rx %llu in %llu drops %llu/%llu/%llu/%llu/%llu/%llu events %llu/%llu/%llu/%llu eor %d\n",
 		(unsigned long long)st->frags_received, (unsigned long long)st->frags_in_events,
 		(unsigned long long)st->drops[0], (unsigned long long)st->drops[1],
 		(unsigned long long)st->drops[2], (unsigned long long)st->drops[3],
-		(unsigned long long)st->drops[4], (unsigned long long)st->events_opened,
+		(unsigned long long)st->drops[4], (unsigned long long)st->drops[5],
+		(unsigned long long)st->events_opened,
 		(unsigned long long)st->events_complete, (unsigned long long)st->events_incomplete,
 		(unsigned long long)st->events_discarded, st->run_ended);
 #endif

@@ -95,7 +95,7 @@ else:
 eq("frags received = to_xsk frags - frags of lost packets (4 per packet)", b["frags_received"],
    x["to_xsk"]["frags"] - 4 * lost)
 eq("builder: received = in events + drops", b["frags_received"],
-   b["frags_in_events"] + sum(b[k] for k in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow")))
+   b["frags_in_events"] + sum(b[k] for k in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow", "drop_future")))
 eq("builder: opened = complete + incomplete, none open", (b["events_opened"], b["open_events"]),
    (b["events_complete"] + b["events_incomplete"], 0))
 ev = events(os.path.join(W, CASE + ".evt"))

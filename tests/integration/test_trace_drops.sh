@@ -33,6 +33,6 @@ true("unknown_source total > 0 and <= the builder's count",
 eq("by-source totals add up to the per-reason totals", sum(by.values()), sum(tot.values()))
 eq("unknown_source only from source 4", {s for (k, s) in by if k == "unknown_source"}, {4})
 true("every drop line's reason is a known one",
-     kinds <= {"duplicate", "late", "unknown_source", "wrong_run", "overflow"}, kinds)
+     kinds <= {"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future"}, kinds)
 PY
 e2e_finish

@@ -394,24 +394,180 @@ Test(builder, window_overflow)
 	/* 100 slid out of the window: a duplicate of it now counts LATE */
 	rig_send_range(&R, 40, 0, 1, 100, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 2));
-	/* a jump far ahead with 107 open: overflow; both ids kept open */
+	/* a jump far ahead from one source: not corroborated, FUTURE */
 	rig_send_range(&R, 2, 0, 1, 100000, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 1));
+	/* a second source agrees (quorum 2 of 3), but 107 is open: overflow */
+	rig_send_range(&R, 40, 0, 1, 100001, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 2));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
+	cr_assert(eq(u64, ST->open_events, 2));
 	rig_check(&R);
 	rig_fini(&R);
 }
 
-/* With nothing open the window follows any jump ahead. */
+/*
+ * With nothing open the window follows a jump of more than one window once
+ * a quorum (default: a majority, 2 of 3) of distinct sources report the
+ * region: the first source's fragments before that are FUTURE, and its
+ * events go out INCOMPLETE without it.
+ */
 Test(builder, window_jumps_when_nothing_open)
 {
 	init3(8, NULL);
-	for (uint32_t k = 0; k < 10; k++) {
+	rig_send_range(&R, 7, 0, 1, 0, 2);
+	rig_send_range(&R, 2, 0, 1, 0, 2);
+	rig_send_range(&R, 40, 0, 1, 0, 2);
+	for (uint32_t k = 1; k < 10; k++) {
 		uint32_t e = k * 1000003u;
-		for (int s = 0; s < 3; s++)
-			rig_send_range(&R, SRC3[s], 0, 1, e, 2);
+		rig_send_range(&R, 7, 0, 1, e, 2);     /* alone: FUTURE */
+		cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2 * k));
+		cr_assert(eq(u64, ST->jumps_quorum, k - 1));
+		rig_send_range(&R, 2, 0, 1, e, 2);     /* 2 of 3: the window jumps */
+		cr_assert(eq(u64, ST->jumps_quorum, k));
+		rig_send_range(&R, 40, 0, 1, e, 2);
+		rig_send_range(&R, 7, 0, 1, e + 2, 1); /* its next ones fit again */
+		rig_send_range(&R, 2, 0, 1, e + 2, 1);
+		rig_send_range(&R, 40, 0, 1, e + 2, 1);
+		xevb_builder_flush(R.b);
 	}
-	cr_assert(eq(sz, R.n_ev, 20));
-	cr_assert(eq(u64, ST->events_complete, 20));
+	cr_assert(eq(sz, R.n_ev, 2 + 9 * 3));
+	cr_assert(eq(u64, ST->events_complete, 2 + 9));
+	cr_assert(eq(u64, ST->events_incomplete, 9 * 2));
+	for (size_t i = 0; i < R.n_ev; i++)
+		cr_assert(eq(int, R.ev[i].flags != 0, !rig_has(&R.ev[i], 7)), "event %u", R.ev[i].event_id);
+	cr_assert(eq(u64, ST->src[7].drops[XEVB_DROP_FUTURE], 18));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE] + ST->drops[XEVB_DROP_OVERFLOW], 0));
+	cr_assert(eq(u64, ST->jumps_idle, 0));
+	rig_fini(&R);
+}
+
+/*
+ * The hostile case: one configured source sends ids far ahead between good
+ * events. Nothing moves; each one is counted FUTURE and every good event
+ * is built complete.
+ */
+Test(builder, far_future_from_one_source_refused)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 1000 };
+	uint32_t bad = 0, rnd = 12345;
+
+	init3(16, &x);
+	for (uint32_t e = 0; e < 2000; e++) {
+		for (int s = 0; s < 3; s++)
+			rig_send_range(&R, SRC3[s], 0, 1, e, 1);
+		if (e % 7 == 3) {
+			/* far ids (2^28 ahead and random), from one source at a time */
+			rnd = rnd * 1103515245u + 12345u;
+			rig_send_range(&R, SRC3[e % 3], 0, 1, e + (1u << 28) + (rnd >> 4), 1 + e % 5);
+			bad += 1 + e % 5;
+		}
+		R.now += 10;
+		xevb_builder_poll(R.b, R.now);
+	}
+	cr_assert(eq(u64, ST->events_complete, 2000));
+	cr_assert(eq(sz, R.n_ev, 2000));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], bad));
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		if (r != XEVB_DROP_FUTURE)
+			cr_assert(eq(u64, ST->drops[r], 0), "reason %d", r);
+	cr_assert(eq(u64, ST->jumps_quorum + ST->jumps_idle, 0));
+	rig_fini(&R);
+}
+
+/* Two sources far ahead, but in regions a window apart: no quorum. */
+Test(builder, far_claims_must_agree)
+{
+	init3(16, NULL);
+	rig_send_range(&R, 7, 0, 1, 100, 1);
+	rig_send_range(&R, 2, 0, 1, 100, 1);
+	rig_send_range(&R, 40, 0, 1, 100, 1);
+	rig_send_range(&R, 7, 0, 1, 5000, 1);
+	rig_send_range(&R, 2, 0, 1, 5016, 1);    /* 16 away: another region */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
+	rig_send_range(&R, 40, 0, 1, 5001, 1);   /* agrees with 7: jump */
+	cr_assert(eq(u64, ST->jumps_quorum, 1));
+	cr_assert(eq(u64, ST->open_events, 1));
+	rig_fini(&R);
+}
+
+/* A claim older than the timeout does not count towards the quorum. */
+Test(builder, far_claims_expire)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 100 };
+
+	init3(16, &x);
+	rig_send_range(&R, 7, 0, 1, 0, 1);
+	rig_send_range(&R, 7, 0, 1, 90000, 1);   /* claim at t=0 */
+	R.now = 60;
+	rig_send_range(&R, 2, 0, 1, 0, 1);       /* traffic: not idle */
+	R.now = 120;
+	rig_send_range(&R, 2, 0, 1, 90001, 1);   /* 7's claim is 120 old */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
+	cr_assert(eq(u64, ST->jumps_quorum + ST->jumps_idle, 0));
+	R.now = 150;
+	xevb_builder_poll(R.b, R.now);           /* event 0 times out */
+	rig_send_range(&R, 7, 0, 1, 90002, 1);   /* 2's claim is 30 old */
+	cr_assert(eq(u64, ST->jumps_quorum, 1));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
+	rig_fini(&R);
+}
+
+/*
+ * Idle (no MEP at all) for the timeout: the next fragment moves the window
+ * wherever it is, a restart after a pause loses nothing. Events still open
+ * (not polled yet) are timed out first, by the policy.
+ */
+Test(builder, far_jump_after_idle)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 100 };
+
+	init3(16, &x);
+	rig_send_range(&R, 7, 0, 1, 0, 3);
+	rig_send_range(&R, 2, 0, 1, 0, 3);
+	rig_send_range(&R, 40, 0, 1, 0, 2);       /* event 2 stays open */
+	R.now = 99;
+	rig_send_range(&R, 7, 0, 1, 1u << 30, 1); /* 99 idle: not enough */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
+	R.now = 99 + 100;
+	rig_send_range(&R, 2, 0, 1, (1u << 30) + 1, 1);
+	cr_assert(eq(u64, ST->jumps_idle, 1));
+	cr_assert(eq(u64, ST->events_incomplete, 1), "event 2 timed out first");
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 0));
+	rig_send_range(&R, 7, 0, 1, (1u << 30) + 1, 1);
+	rig_send_range(&R, 40, 0, 1, (1u << 30) + 1, 1);
+	cr_assert(eq(u64, ST->events_complete, 3));
+	cr_assert(eq(u32, R.ev[R.n_ev - 1].event_id, (1u << 30) + 1));
+	rig_fini(&R);
+}
+
+/* jump_quorum = n: every source must agree. */
+Test(builder, far_jump_quorum_configurable)
+{
+	struct xevb_builder_cfg x = { .jump_quorum = 3 };
+
+	init3(16, &x);
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 0, 1);
+	rig_send_range(&R, 7, 0, 1, 1000, 1);
+	rig_send_range(&R, 2, 0, 1, 1000, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
+	rig_send_range(&R, 40, 0, 1, 1000, 1);
+	cr_assert(eq(u64, ST->jumps_quorum, 1));
+	rig_fini(&R);
+}
+
+/* One source: its own report is the quorum (nothing else to ask). */
+Test(builder, far_jump_single_source)
+{
+	static const uint16_t one[] = { 9 };
+
+	rig_init(&R, one, 1, 4, 8, NULL);
+	rig_send_range(&R, 9, 0, 1, 0, 1);
+	rig_send_range(&R, 9, 0, 1, 1u << 20, 1);
+	cr_assert(eq(u64, ST->jumps_quorum, 1));
+	cr_assert(eq(u64, ST->events_complete, 2));
 	rig_fini(&R);
 }
 
@@ -504,6 +660,32 @@ Test(builder, packet_seq_gaps)
 	cr_assert(eq(u64, ST->src[2].packets, 5));
 	cr_assert(eq(u64, ST->packets, 5));
 	cr_assert(eq(u64, ST->src[7].seq_gaps, 0));
+	cr_assert(eq(u64, ST->seq_resets, 0));
+	rig_fini(&R);
+}
+
+/*
+ * A source restarted from packet_seq 0 after 1000 packets is a reset, not
+ * 2^32 - 1000 missing packets nor reordering: counted, and the new
+ * numbering's gaps count from there. 64 behind is still reordering.
+ */
+Test(builder, packet_seq_reset)
+{
+	init3(16, NULL);
+	R.seq[2] = 1000;
+	rig_send_range(&R, 2, 0, 1, 1, 1);
+	R.seq[2] = 1000 - 64;
+	rig_send_range(&R, 2, 0, 1, 2, 1);     /* reordered */
+	cr_assert(eq(u64, ST->src[2].seq_resets, 0));
+	R.seq[2] = 0;
+	rig_send_range(&R, 2, 0, 1, 3, 1);     /* restarted */
+	cr_assert(eq(u64, ST->src[2].seq_resets, 1));
+	cr_assert(eq(u32, ST->src[2].last_seq, 0));
+	R.seq[2] = 3;
+	rig_send_range(&R, 2, 0, 1, 4, 1);     /* two missing in the new numbering */
+	cr_assert(eq(u64, ST->src[2].seq_gaps, 2));
+	cr_assert(eq(u64, ST->seq_resets, 1));
+	cr_assert(eq(u64, ST->src[7].seq_resets, 0));
 	rig_fini(&R);
 }
 

@@ -2,8 +2,10 @@
 /*
  * The builder against a reference model, over thousands of random runs:
  * random sources, window, timeout and policy; MEPs from sources that skip,
- * resend, jump ahead, change run, send from unknown source_ids and end the
- * run; time advancing in random steps. The model is the rule text of
+ * resend, jump ahead (alone, or all together), change run, send from
+ * unknown source_ids and end the run; time advancing in random steps.
+ * Jumps of more than a window go through the quorum/idle rule with a
+ * random jump_quorum. The model is the rule text of
  * user/lib/builder.c written the obvious way (one record per event_id, a
  * plain list of open events); after every step the accounting invariant
  * must hold and every counter must equal the model's, and the emitted
@@ -54,13 +56,18 @@ struct model {
 	/* per expected-source index, plus [MAX_SRC] for the unknown one */
 	uint64_t rx[MAX_SRC + 1], in[MAX_SRC + 1], drops[MAX_SRC + 1][XEVB_DROP__COUNT];
 	uint64_t opened, complete, incomplete, discarded, eor_flushed;
+	/* far jumps: claims per expected-source index, idle reference */
+	uint32_t quorum;
+	uint64_t last_ns;
+	struct { uint32_t id; bool set; uint64_t ns; } claim[MAX_SRC];
+	uint64_t jumps_quorum, jumps_idle;
 };
 
 static struct model M;
 static struct rig R;
 /* What the runs exercised, over all seeds: each case must occur. */
 static uint64_t seen_drops[XEVB_DROP__COUNT], seen_complete, seen_incomplete,
-	seen_discarded, seen_eor, seen_wrap;
+	seen_discarded, seen_eor, seen_wrap, seen_jumps_quorum, seen_jumps_idle;
 
 static uint32_t rnd_state;
 static uint32_t rnd(void)
@@ -142,6 +149,7 @@ static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 	if (!M.have_base) {
 		M.base = e - (M.W - 1);
 		M.have_base = true;
+		M.last_ns = now;
 	}
 	if ((int32_t)(e - M.base) < 0)
 		return XEVB_DROP_LATE;
@@ -153,10 +161,37 @@ static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 	} else {
 		if (e - M.base >= M.W) {
 			uint32_t nb = e - (M.W - 1);
+			int far = 0;   /* 1 idle, 2 quorum */
+			if (e - M.base >= 2 * M.W) {
+				M.claim[si].id = e;
+				M.claim[si].set = true;
+				M.claim[si].ns = now;
+				if (M.timeout && now - M.last_ns >= M.timeout) {
+					m_poll(now);
+					far = 1;
+				} else {
+					uint32_t n = 0;
+					for (uint32_t i = 0; i < M.n_src; i++) {
+						int64_t dist = (int32_t)(M.claim[i].id - e);
+						n += M.claim[i].set && dist > -(int64_t)M.W && dist < (int64_t)M.W &&
+						     (!M.timeout || now - M.claim[i].ns < M.timeout);
+					}
+					if (n < M.quorum)
+						return XEVB_DROP_FUTURE;
+					far = 2;
+				}
+			}
 			for (uint32_t i = 0; i < M.n_open; i++)
 				if ((int32_t)(M.open[i] - nb) < 0)
 					return XEVB_DROP_OVERFLOW;
 			M.base = nb;
+			if (far) {
+				memset(M.claim, 0, sizeof(M.claim));
+				if (far == 1)
+					M.jumps_idle++;
+				else
+					M.jumps_quorum++;
+			}
 		}
 		v->state = M_OPEN;
 		v->present = 0;
@@ -196,6 +231,7 @@ static void m_mep(int si /* -1 unknown */, uint8_t flags, uint32_t run,
 		else
 			M.drops[k][r]++;
 	}
+	M.last_ns = now;
 	if (flags & XEVB_MEP_F_END_OF_RUN) {
 		M.eor[k] = true;
 		bool all = true;
@@ -231,6 +267,8 @@ static void compare(uint32_t seed, uint32_t step, uint16_t unknown)
 	cr_assert(eq(u64, st->events_flushed_eor, M.eor_flushed), "seed %u step %u eor", seed, step);
 	cr_assert(eq(u64, st->open_events, M.n_open), "seed %u step %u open", seed, step);
 	cr_assert(eq(int, st->run_ended, M.run_ended), "seed %u step %u run_ended", seed, step);
+	cr_assert(eq(u64, st->jumps_quorum, M.jumps_quorum), "seed %u step %u jumps_quorum", seed, step);
+	cr_assert(eq(u64, st->jumps_idle, M.jumps_idle), "seed %u step %u jumps_idle", seed, step);
 	cr_assert(eq(sz, R.n_ev, M.n_out), "seed %u step %u emitted", seed, step);
 	for (size_t i = 0; i < R.n_ev; i++) {
 		const struct rig_event *e = &R.ev[i];
@@ -283,6 +321,10 @@ static void run_seed(uint32_t seed)
 	x.timeout_policy = M.discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE;
 	x.adopt_run = M.adopt;
 	x.run_number = 7;
+	x.jump_quorum = below(3) ? 0 : below(M.n_src + 2);
+	M.quorum = x.jump_quorum ? x.jump_quorum : M.n_src / 2 + 1;
+	if (M.quorum > M.n_src)
+		M.quorum = M.n_src;
 	if (!M.adopt) {
 		M.run = 7;
 		M.run_known = true;
@@ -347,6 +389,8 @@ static void run_seed(uint32_t seed)
 	seen_incomplete += M.incomplete;
 	seen_discarded += M.discarded;
 	seen_eor += M.eor_flushed;
+	seen_jumps_quorum += M.jumps_quorum;
+	seen_jumps_idle += M.jumps_idle;
 	for (size_t i = 0; i < M.n_out; i++)
 		seen_wrap += M.out[i].event_id < M.start;
 	rig_fini(&R);
@@ -363,11 +407,15 @@ Test(builder_model, random_runs_match_the_model)
 	cr_assert(gt(u64, seen_discarded, 1000));
 	cr_assert(gt(u64, seen_eor, 100));
 	cr_assert(gt(u64, seen_wrap, 1000), "events built past the 2^32 wrap");
-	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu; events complete %llu "
-		    "incomplete %llu discarded %llu eor %llu wrapped %llu",
+	cr_assert(gt(u64, seen_jumps_quorum, 100), "far jumps by quorum hardly exercised");
+	cr_assert(gt(u64, seen_jumps_idle, 100), "far jumps after idle hardly exercised");
+	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu future %llu; events complete %llu "
+		    "incomplete %llu discarded %llu eor %llu wrapped %llu; far jumps quorum %llu idle %llu",
 		    (unsigned long long)seen_drops[0], (unsigned long long)seen_drops[1],
 		    (unsigned long long)seen_drops[2], (unsigned long long)seen_drops[3],
-		    (unsigned long long)seen_drops[4], (unsigned long long)seen_complete,
+		    (unsigned long long)seen_drops[4], (unsigned long long)seen_drops[5],
+		    (unsigned long long)seen_complete,
 		    (unsigned long long)seen_incomplete, (unsigned long long)seen_discarded,
-		    (unsigned long long)seen_eor, (unsigned long long)seen_wrap);
+		    (unsigned long long)seen_eor, (unsigned long long)seen_wrap,
+		    (unsigned long long)seen_jumps_quorum, (unsigned long long)seen_jumps_idle);
 }

@@ -11,7 +11,7 @@
 #include "stats_view.h"
 
 static const char *const drop_names[XEVB_DROP__COUNT] = {
-	"duplicate", "late", "unknown_source", "wrong_run", "overflow",
+	"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future",
 };
 
 int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_t whylen)
@@ -106,6 +106,9 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->open_events, "open_events");
 	ADD(c->frames_held, "frames_held");
 	ADD(c->bad_calls, "bad_calls");
+	ADD(c->jumps_quorum, "jumps_quorum");
+	ADD(c->jumps_idle, "jumps_idle");
+	ADD(c->seq_resets, "seq_resets");
 	ADD(s->out.events, "out.events");
 	ADD(s->out.bytes, "out.bytes");
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
@@ -136,6 +139,7 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 			continue;
 		ADD(ss->packets, "source.%u.packets", id);
 		ADD(ss->seq_gaps, "source.%u.seq_gaps", id);
+		ADD(ss->seq_resets, "source.%u.seq_resets", id);
 		ADD(ss->frags_received, "source.%u.frags_received", id);
 		ADD(ss->frags_in_events, "source.%u.frags_in_events", id);
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)

@@ -29,6 +29,22 @@
  *    ids it passes become late. B never moves otherwise, so within the window
  *    "done" is remembered exactly, and below it everything counts as LATE
  *    (a duplicate of an event that has left the window is counted LATE).
+ *  - e at or after B+2W (a jump of more than one window: the new window
+ *    would not overlap the old one) must be corroborated first, because one
+ *    bad MEP would otherwise make every later good fragment LATE. Each such
+ *    fragment records a claim for its source (id e, time now). The jump is
+ *    corroborated when (a) the builder was idle: no MEP of the run from a
+ *    configured source for timeout_ns (timeout_ns > 0); the events still
+ *    open then are all due and are timed out first; or (b) at least
+ *    `quorum` distinct configured sources hold a claim within W of e, none
+ *    older than timeout_ns (no age limit when timeout_ns is 0). Otherwise
+ *    the fragment is FUTURE. Once corroborated, the rule above applies
+ *    (OVERFLOW while older events are open); when the window does move, the
+ *    claims are cleared. A legitimate jump (all sources skip ahead together,
+ *    e.g. after a stall or a loss of more than a window) costs the FUTURE
+ *    fragments sent before the quorum is complete; after a pause longer
+ *    than the timeout it costs nothing. A single-source builder's quorum
+ *    is 1: nothing can corroborate or contradict its only source.
  *  - An id more than 2^31 away from B is taken as before B: LATE.
  *  - "No free slot" cannot happen apart from the case above: a slot in the
  *    window only ever holds ids of the window or stale ones below it.
@@ -48,6 +64,9 @@
  * packet_seq: per source, a forward jump of d counts d-1 gaps; a packet at
  * or before the newest seen (reordered, repeated) counts none and does not
  * move the reference, so reordering can overstate gaps, never hide them.
+ * A packet more than SEQ_REORDER_MAX behind the newest is a restarted
+ * source (numbering from 0 again): counted as seq_resets, and it becomes
+ * the reference, so the new numbering's gaps count from there.
  *
  * Accounting: frags_in_events counts fragments accepted into an event, open,
  * emitted or discarded (frags_discarded says how many of them went down
@@ -65,6 +84,7 @@
 #define NO_SLOT    UINT32_MAX
 #define WINDOW_MAX (1u << 20)   /* far below 2^31: serial order stays sound */
 #define FRAMES_MAX (1u << 26)
+#define SEQ_REORDER_MAX 64u     /* further behind than this: a restart */
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -86,6 +106,13 @@ static inline uint64_t slot_key(uint32_t event_id, uint32_t state)
 	return (uint64_t)state << 32 | event_id;
 }
 
+/* A source's report of an id more than a window ahead. */
+struct claim {
+	uint32_t event_id;
+	uint32_t set;
+	uint64_t ns;
+};
+
 #define SLOT_ID(s)    ((uint32_t)(s)->key)
 #define SLOT_STATE(s) ((uint32_t)((s)->key >> 32))
 
@@ -101,7 +128,10 @@ struct xevb_builder {
 	bool have_base;
 	uint32_t oldest, newest;          /* opening-order chain */
 	uint32_t n_eor;
+	uint64_t last_ns;                 /* last MEP of the run from a configured source */
 	struct xevb_builder_cfg cfg;
+	uint32_t quorum;                  /* for a jump of more than a window */
+	struct claim *claims;             /* [n_src], see the window rules */
 	uint16_t *sorted;                 /* configured source_ids, ascending */
 	uint16_t *seen;                   /* source_ids with stats, first-seen order */
 	uint32_t n_seen;
@@ -156,8 +186,12 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->refcnt = calloc(cfg->n_frames, sizeof(*b->refcnt));
 	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
 	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
+	b->claims = calloc(cfg->n_sources, sizeof(*b->claims));
+	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
+	if (b->quorum > cfg->n_sources)
+		b->quorum = cfg->n_sources;
 	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
-	    !b->frame_data || !b->scratch) {
+	    !b->frame_data || !b->scratch || !b->claims) {
 		xevb_builder_free(b);
 		errno = ENOMEM;
 		return NULL;
@@ -193,6 +227,7 @@ void xevb_builder_free(struct xevb_builder *b)
 	free(b->refcnt);
 	free(b->frame_data);
 	free(b->scratch);
+	free(b->claims);
 	free(b);
 }
 
@@ -285,6 +320,66 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	}
 }
 
+/* Time out the open events due at now_ns, oldest first. */
+/*
+ * A timed-out event's row was last written a timeout ago: long gone from
+ * the cache. Fetch the row of the event after it while this one is emitted
+ * and released (each row is read twice: by emit and by the release loop).
+ */
+static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
+{
+	const char *p = (const char *)(b->rows + (size_t)idx * b->n_src);
+	size_t len = sizeof(struct xevb_frag_slot) * b->n_src;
+
+	for (size_t off = 0; off < len; off += 64)
+		__builtin_prefetch(p + off, 0, 3);
+}
+
+static void expire_due(struct xevb_builder *b, uint64_t now_ns)
+{
+	uint64_t t = b->cfg.timeout_ns;
+
+	while (b->oldest != NO_SLOT) {
+		uint64_t age = now_ns - b->slots[b->oldest].open_ns;
+		uint32_t next;
+
+		/* A clock read before the event opened is not a timeout. */
+		if ((int64_t)age < 0 || age < t)
+			break;
+		next = b->slots[b->oldest].next;
+		if (next != NO_SLOT)
+			prefetch_row(b, next);
+		finish(b, b->oldest, FIN_TIMEOUT);
+	}
+}
+
+enum jump_ok { JUMP_NO = 0, JUMP_IDLE, JUMP_QUORUM };
+
+/*
+ * e is more than a window ahead: may the window go there? Records the
+ * source's claim; O(n_src), off the hot path (rules at the top).
+ */
+static enum jump_ok __attribute__((noinline))
+far_jump_ok(struct xevb_builder *b, uint32_t e, uint32_t si, uint64_t now_ns)
+{
+	const uint64_t t = b->cfg.timeout_ns;
+	const uint32_t w = b->window;
+	struct claim *c = &b->claims[si];
+	uint32_t j, n = 0;
+
+	c->event_id = e;
+	c->ns = now_ns;
+	c->set = 1;
+	if (t && (int64_t)(now_ns - b->last_ns) >= (int64_t)t) {
+		expire_due(b, now_ns);
+		return JUMP_IDLE;
+	}
+	for (j = 0, c = b->claims; j < b->n_src; j++, c++)
+		n += c->set && c->event_id - e + (w - 1) < 2 * w - 1 &&
+		     (!t || (int64_t)(now_ns - c->ns) < (int64_t)t);
+	return n >= b->quorum ? JUMP_QUORUM : JUMP_NO;
+}
+
 /*
  * Everything but "e is open in its slot": returns the slot to store into
  * (e opened there if needed) or NO_SLOT after counting the drop.
@@ -299,6 +394,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	if (unlikely(!b->have_base)) {
 		b->base = e - (b->window - 1);
 		b->have_base = true;
+		b->last_ns = now_ns;
 	}
 	d = e - b->base;
 	if ((int32_t)d < 0) {
@@ -314,7 +410,14 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	}
 	if (d >= b->window) {
 		uint32_t nb = e - (b->window - 1);
+		enum jump_ok far = JUMP_NO;
 
+		if (unlikely(d - b->window >= b->window) &&
+		    (far = far_jump_ok(b, e, si, now_ns)) == JUMP_NO) {
+			drop(b, src, XEVB_DROP_FUTURE, 1);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_FUTURE, e, (unsigned)(src - b->st.src), 1);
+			return NO_SLOT;
+		}
 		/*
 		 * Some open event lies in [lo, B+W), so this stops within W
 		 * steps; lo stays on the oldest open event for the next one.
@@ -332,6 +435,13 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 			}
 		}
 		b->base = nb;
+		if (unlikely(far != JUMP_NO)) {
+			if (far == JUMP_IDLE)
+				b->st.jumps_idle++;
+			else
+				b->st.jumps_quorum++;
+			memset(b->claims, 0, sizeof(*b->claims) * b->n_src);
+		}
 	}
 	/* Open e. The slot holds nothing or a stale id from below B. */
 	memset(row_of(b, idx), 0xff, sizeof(struct xevb_frag_slot) * b->n_src);
@@ -379,6 +489,10 @@ static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src,
 	}
 	if (xevb_seq_after(seq, src->last_seq)) {
 		src->seq_gaps += seq - src->last_seq - 1;
+		src->last_seq = seq;
+	} else if (unlikely(src->last_seq - seq > SEQ_REORDER_MAX)) {
+		src->seq_resets++;
+		b->st.seq_resets++;
 		src->last_seq = seq;
 	}
 }
@@ -463,6 +577,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	b->frame_data[frame_idx] = frame;
 	b->refcnt[frame_idx] = n + 1;
 	accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
+	b->last_ns = now_ns;
 	src->frags_in_events += accepted;
 	st->frags_in_events += accepted;
 
@@ -487,38 +602,11 @@ release:
 		b->cfg.frame_release(b->cfg.ctx, frame_idx);
 }
 
-/*
- * A timed-out event's row was last written a timeout ago: long gone from
- * the cache. Fetch the row of the event after it while this one is emitted
- * and released (each row is read twice: by emit and by the release loop).
- */
-static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
-{
-	const char *p = (const char *)(b->rows + (size_t)idx * b->n_src);
-	size_t len = sizeof(struct xevb_frag_slot) * b->n_src;
-
-	for (size_t off = 0; off < len; off += 64)
-		__builtin_prefetch(p + off, 0, 3);
-}
-
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
 {
-	uint64_t t = b->cfg.timeout_ns;
-
-	if (t == 0)
+	if (b->cfg.timeout_ns == 0)
 		return;
-	while (b->oldest != NO_SLOT) {
-		uint64_t age = now_ns - b->slots[b->oldest].open_ns;
-		uint32_t next;
-
-		/* A clock read before the event opened is not a timeout. */
-		if ((int64_t)age < 0 || age < t)
-			break;
-		next = b->slots[b->oldest].next;
-		if (next != NO_SLOT)
-			prefetch_row(b, next);
-		finish(b, b->oldest, FIN_TIMEOUT);
-	}
+	expire_due(b, now_ns);
 }
 
 void xevb_builder_flush(struct xevb_builder *b)
@@ -542,20 +630,21 @@ static bool check_frags(const char *who, uint64_t rx, uint64_t in,
 		sum += drops[r];
 	if (sum != rx)
 		FAIL("%s: frags_received %llu != in_events %llu + drops (dup %llu late %llu "
-		     "unknown %llu run %llu overflow %llu)", who,
+		     "unknown %llu run %llu overflow %llu future %llu)", who,
 		     (unsigned long long)rx, (unsigned long long)in,
 		     (unsigned long long)drops[XEVB_DROP_DUPLICATE],
 		     (unsigned long long)drops[XEVB_DROP_LATE],
 		     (unsigned long long)drops[XEVB_DROP_UNKNOWN_SOURCE],
 		     (unsigned long long)drops[XEVB_DROP_WRONG_RUN],
-		     (unsigned long long)drops[XEVB_DROP_OVERFLOW]);
+		     (unsigned long long)drops[XEVB_DROP_OVERFLOW],
+		     (unsigned long long)drops[XEVB_DROP_FUTURE]);
 	return true;
 }
 
 bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 {
 	const struct xevb_builder_stats *st = &b->st;
-	uint64_t rx = 0, in = 0, disc = 0, pk = 0, drops[XEVB_DROP__COUNT] = {0};
+	uint64_t rx = 0, in = 0, disc = 0, pk = 0, resets = 0, drops[XEVB_DROP__COUNT] = {0};
 	uint64_t open = 0, held = 0, chain = 0;
 	uint32_t i, j, f;
 	char who[32];
@@ -574,11 +663,12 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 		in += s->frags_in_events;
 		disc += s->frags_discarded;
 		pk += s->packets;
+		resets += s->seq_resets;
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)
 			drops[r] += s->drops[r];
 	}
 	if (rx != st->frags_received || in != st->frags_in_events ||
-	    disc != st->frags_discarded || pk != st->packets ||
+	    disc != st->frags_discarded || pk != st->packets || resets != st->seq_resets ||
 	    memcmp(drops, st->drops, sizeof(drops)))
 		FAIL("per-source counters do not add up to the totals");
 	if (st->events_opened != st->events_complete + st->events_incomplete +

@@ -18,6 +18,7 @@ static const char *const drop_reason[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_UNKNOWN_SOURCE] = "unknown_source",
 	[XEVB_DROP_WRONG_RUN] = "wrong_run",
 	[XEVB_DROP_OVERFLOW] = "overflow",
+	[XEVB_DROP_FUTURE] = "future",
 };
 
 int xevb_snapshot_copy(const struct xevb_snapshot *m, struct xevb_snapshot *out)
@@ -143,6 +144,10 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	G("xevb_run_number", "Run number being built.", c->run_number);
 	G("xevb_run_ended", "1 once every source has ended the run.", c->run_ended);
 	C("xevb_builder_bad_calls_total", "Frames refused by the builder core (bad index, impossible header).", c->bad_calls);
+	xevb_metric_family(b, "xevb_window_jumps_total", "counter",
+			   "Window jumps of more than one window ahead, by what corroborated them.");
+	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"quorum\"", c->jumps_quorum);
+	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"idle\"", c->jumps_idle);
 
 	C("xevb_output_events_total", "Built events written whole to farm nodes or the file.", s->out.events);
 	C("xevb_output_bytes_total", "Bytes of built events written.", s->out.bytes);
@@ -155,6 +160,8 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 		   offsetof(struct xevb_source_stats, packets));
 	per_source(b, c, "xevb_source_seq_gaps_total", "Packets missing by packet_seq, per source_id.",
 		   offsetof(struct xevb_source_stats, seq_gaps));
+	per_source(b, c, "xevb_source_seq_resets_total", "Restarts of packet_seq (source restarted), per source_id.",
+		   offsetof(struct xevb_source_stats, seq_resets));
 	per_source(b, c, "xevb_source_fragments_received_total", "Fragments received per source_id.",
 		   offsetof(struct xevb_source_stats, frags_received));
 	per_source(b, c, "xevb_source_fragments_in_events_total", "Fragments accepted into events per source_id.",

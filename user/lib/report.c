@@ -9,6 +9,7 @@ static const char *const drop_names[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_UNKNOWN_SOURCE] = "unknown_source",
 	[XEVB_DROP_WRONG_RUN] = "wrong_run",
 	[XEVB_DROP_OVERFLOW] = "overflow",
+	[XEVB_DROP_FUTURE] = "future",
 };
 
 static uint64_t xdp_malformed(const struct xevb_snapshot *s)
@@ -90,12 +91,14 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 			continue;
 		if (ss->seq_gaps || ss->drops[XEVB_DROP_DUPLICATE] || ss->drops[XEVB_DROP_LATE] ||
 		    ss->drops[XEVB_DROP_WRONG_RUN] || ss->drops[XEVB_DROP_OVERFLOW] ||
-		    ss->drops[XEVB_DROP_UNKNOWN_SOURCE])
+		    ss->drops[XEVB_DROP_UNKNOWN_SOURCE] || ss->drops[XEVB_DROP_FUTURE] || ss->seq_resets)
 			fprintf(f, "  source %4u: packets %" PRIu64 " seq_gaps %" PRIu64 " frags %" PRIu64
 				   " in_events %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " unknown %" PRIu64
-				   " wrong_run %" PRIu64 " overflow %" PRIu64 "%s\n",
+				   " wrong_run %" PRIu64 " overflow %" PRIu64 " future %" PRIu64
+				   " seq_resets %" PRIu64 "%s\n",
 				id, ss->packets, ss->seq_gaps, ss->frags_received, ss->frags_in_events,
 				ss->drops[0], ss->drops[1], ss->drops[2], ss->drops[3], ss->drops[4],
+				ss->drops[XEVB_DROP_FUTURE], ss->seq_resets,
 				ss->end_of_run ? " eor" : "");
 	}
 }
@@ -127,7 +130,9 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
 			xevb_slot_name(k), (uint64_t)s->xdp[k].packets, (uint64_t)s->xdp[k].frags);
-	fprintf(f, "},\"seq_gaps\":%" PRIu64 "}\n", ({
+	fprintf(f, "},\"seq_resets\":%" PRIu64 ",\"jumps_quorum\":%" PRIu64 ",\"jumps_idle\":%" PRIu64,
+		c->seq_resets, c->jumps_quorum, c->jumps_idle);
+	fprintf(f, ",\"seq_gaps\":%" PRIu64 "}\n", ({
 		uint64_t g = 0;
 		for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
 			g += c->src[id].seq_gaps;
