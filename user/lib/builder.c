@@ -92,7 +92,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <xevb/builder.h>
 #include <xevb/probes.h>
 
@@ -168,25 +167,6 @@ struct xevb_builder {
 	struct xevb_builder_stats st;
 };
 
-/*
- * The window's arrays span tens of MB and are touched all over: on 4 kB
- * pages most accesses would miss the TLB. Ask for transparent huge pages
- * (honoured when THP is "madvise" or "always"; harmless otherwise).
- * free() releases it.
- */
-static void *big_alloc(size_t size)
-{
-	const size_t huge = 2u << 20;
-	void *p;
-
-	if (size < huge)
-		return aligned_alloc(64, (size + 63) & ~(size_t)63);
-	if (posix_memalign(&p, huge, size))
-		return NULL;
-	(void)madvise(p, size, MADV_HUGEPAGE);
-	return p;
-}
-
 static int cmp_u16(const void *a, const void *b)
 {
 	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
@@ -229,13 +209,13 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->sorted = malloc(sizeof(*b->sorted) * cfg->n_sources);
 	b->seen = malloc(sizeof(*b->seen) * XEVB_MAX_SOURCES);
 	b->nw = (cfg->n_sources + 63) / 64;
-	b->slots = big_alloc(sizeof(*b->slots) * w);
+	b->slots = aligned_alloc(64, sizeof(*b->slots) * w);
 	/*
 	 * One line more than the window a column: with a power-of-2 stride one
 	 * event's entries would all fall in the same cache set.
 	 */
 	b->cstride = w + 8;
-	b->cols = big_alloc(sizeof(*b->cols) * (size_t)b->cstride * cfg->n_sources);
+	b->cols = aligned_alloc(64, sizeof(*b->cols) * (size_t)b->cstride * cfg->n_sources);
 	b->evbuf = malloc(sizeof(*b->evbuf) * cfg->n_sources);
 	if (b->nw > INLINE_BITS_WORDS)
 		b->xbits = calloc((size_t)w * b->nw, sizeof(*b->xbits));
@@ -412,20 +392,17 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 
 /* Time out the open events due at now_ns, oldest first. */
 /*
- * A timed-out event's entries were last written a timeout ago: out of the
- * near caches. Events expire roughly in id order and 8 consecutive slots
- * share a line in every column: when expiring the first event of a group,
- * fetch the next group's lines (those of its first event's received
- * sources) while this group is gathered and released.
+ * A timed-out event's entries were last written a timeout ago: long gone
+ * from the cache. When the next event to expire starts a new group of 8
+ * slots (a new line in every column), fetch its received entries' lines
+ * while this one is gathered and released.
  */
-static inline void prefetch_ahead(const struct xevb_builder *b, uint32_t cur)
+static inline void prefetch_event(const struct xevb_builder *b, uint32_t idx, uint32_t cur)
 {
-	uint32_t idx = (cur + 8) & b->mask;
-	const uint64_t *bits;
+	const uint64_t *bits = bits_of(b, idx);
 
-	if ((cur & 7) || SLOT_STATE(&b->slots[idx]) != SLOT_OPEN)
+	if (!((idx ^ cur) & ~7u))
 		return;
-	bits = bits_of(b, idx);
 	for (uint32_t k = 0; k < b->nw; k++)
 		for (uint64_t m = bits[k]; m; m &= m - 1)
 			__builtin_prefetch(frag_at(b, idx, k * 64 + __builtin_ctzll(m)), 1, 3);
@@ -437,11 +414,14 @@ static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 
 	while (b->oldest != NO_SLOT) {
 		uint64_t age = now_ns - b->slots[b->oldest].open_ns;
+		uint32_t next;
 
 		/* A clock read before the event opened is not a timeout. */
 		if ((int64_t)age < 0 || age < t)
 			break;
-		prefetch_ahead(b, b->oldest);
+		next = b->slots[b->oldest].next;
+		if (next != NO_SLOT)
+			prefetch_event(b, next, b->oldest);
 		finish(b, b->oldest, FIN_TIMEOUT);
 	}
 }
@@ -609,18 +589,6 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 	const uint64_t bit = 1ull << (si & 63);
 	uint64_t *restrict xbits = b->xbits;
 	uint32_t i, dropped = 0;
-
-	/*
-	 * A source sends consecutive events: its next MEP lands right after
-	 * this one in its column. Those lines were last touched a window of
-	 * events ago (cold); fetch them now, so that MEP's stores do not wait.
-	 */
-	if (n) {
-		uint32_t a = (frags[n - 1].event_id + 1) & mask;
-
-		for (uint32_t l = 0; l < n + 8; l += 8)
-			__builtin_prefetch(col + ((a + l) & mask), 1, 3);
-	}
 
 	for (i = 0; i < n; i++) {
 		uint32_t e = frags[i].event_id, idx = e & mask;
