@@ -3,16 +3,12 @@
  * Builder core (API and frame-lifetime contract: include/xevb/builder.h).
  *
  * Layout. The window is W = 2^k event slots; event e lives in slot
- * e & (W-1). Fragments are stored by source: column j (the j-th configured
- * source in ascending source_id order) holds W 8-byte entries, entry
- * e & (W-1) for event e. A MEP carries consecutive events of one source, so
- * its fragments land in a few adjacent cache lines, and events finish
- * roughly in id order, so finishing event e loads lines that events e+1..
- * e+7 reuse. finish() gathers the received entries into an n_src-entry
- * buffer (all "not received" otherwise) that emit sees as the event's
- * frags[]. A source_id -> dense index table (4096 entries) is read once per
- * MEP; per fragment the work is: slot lookup, state check, duplicate check
- * (a bit on the slot's line), one 8-byte store, one bit set, one counter. Frame references are counted per frame, not
+ * e & (W-1). Each slot owns a row of n_src fragment slots (one per expected
+ * source, in ascending source_id order), so a complete event is handed to
+ * emit as that row, untouched: nothing is copied or sorted per event. A
+ * source_id -> dense index table (4096 entries) is read once per MEP; per
+ * fragment the work is: slot lookup, state check, duplicate check, one
+ * 8-byte store, one counter. Frame references are counted per frame, not
  * per fragment: a MEP's frame gets n+1 references up front and the unused
  * ones are taken back when the MEP is done (the +1 keeps a frame alive while
  * events complete in the middle of its own MEP).
@@ -22,12 +18,13 @@
  * and their rows (last touched a window of events ago) are cold. Each slot
  * carries a bitmap of the sources present (in the slot's own cache line up
  * to 256 sources, else in a side array): opening an event clears the bitmap
- * only, the duplicate check reads the bit (no load from the fragment's
- * line, which is then only stored to), and finish() visits the set bits,
- * releasing the frames and putting those entries back to "not received".
- * So an entry outside an open event is "not received" (what the next
- * opening relies on), and the bitmap of a finished event stays until its
- * slot is reused: it tells a duplicate after emission from a late one.
+ * only, the duplicate check reads the bit (no load from the cold row, whose
+ * line is then only stored to), and finish() visits the set bits, releasing
+ * the frames and putting those row entries back to "not received". So a row
+ * outside an open event is all "not received" (what emit's consumers and
+ * the next opening rely on), and the bitmap of a finished event stays until
+ * its slot is reused: it tells a duplicate after emission from a late one.
+ * Rows are padded to whole cache lines.
  *
  * Window semantics (all comparisons in RFC 1982 serial order, so a run
  * crossing event_id 2^32 -> 0 builds like any other):
@@ -37,7 +34,7 @@
  *  - e in [B, B+W): its slot holds either e (open or done) or a stale older
  *    id or nothing. Open e: add the fragment (DUPLICATE if the source is
  *    already there). Done e: DUPLICATE if the source had delivered, else
- *    LATE; the bitmap of a finished event is kept until its slot is reused, so
+ *    LATE; the row of a finished event is kept until its slot is reused, so
  *    a duplicate after emission is still recognised as one. Otherwise e opens.
  *  - e at or after B+W: the window must slide to B' = e-(W-1). If an event
  *    older than B' is still open, the fragment is dropped as OVERFLOW (it is
@@ -142,14 +139,13 @@ struct claim {
 struct xevb_builder {
 	/* hot: read per fragment or per MEP */
 	struct slot *slots;
-	struct xevb_frag_slot *cols;      /* [n_src][cstride], see Layout */
-	struct xevb_frag_slot *evbuf;     /* [n_src]: the event being emitted */
+	struct xevb_frag_slot *rows;      /* [window][stride] */
 	uint64_t *xbits;                  /* [window][nw] when n_src > 256 */
 	uint32_t *refcnt;                 /* [n_frames] */
 	const uint8_t **frame_data;       /* [n_frames] */
 	uint32_t mask, window, n_src, n_frames;
+	uint32_t stride;                  /* row entries: n_src up to a cache line */
 	uint32_t nw;                      /* bitmap words per slot */
-	uint32_t cstride;                 /* entries a column: window + a line */
 	uint32_t base;                    /* B, see above */
 	uint32_t lo;                      /* no open event in [B, lo) */
 	bool have_base;
@@ -208,15 +204,10 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->oldest = b->newest = NO_SLOT;
 	b->sorted = malloc(sizeof(*b->sorted) * cfg->n_sources);
 	b->seen = malloc(sizeof(*b->seen) * XEVB_MAX_SOURCES);
+	b->stride = (cfg->n_sources + 7) & ~7u;
 	b->nw = (cfg->n_sources + 63) / 64;
 	b->slots = aligned_alloc(64, sizeof(*b->slots) * w);
-	/*
-	 * One line more than the window a column: with a power-of-2 stride one
-	 * event's entries would all fall in the same cache set.
-	 */
-	b->cstride = w + 8;
-	b->cols = aligned_alloc(64, sizeof(*b->cols) * (size_t)b->cstride * cfg->n_sources);
-	b->evbuf = malloc(sizeof(*b->evbuf) * cfg->n_sources);
+	b->rows = aligned_alloc(64, sizeof(*b->rows) * (size_t)w * b->stride);
 	if (b->nw > INLINE_BITS_WORDS)
 		b->xbits = calloc((size_t)w * b->nw, sizeof(*b->xbits));
 	b->refcnt = calloc(cfg->n_frames, sizeof(*b->refcnt));
@@ -226,7 +217,7 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
 	if (b->quorum > cfg->n_sources)
 		b->quorum = cfg->n_sources;
-	if (!b->sorted || !b->seen || !b->slots || !b->cols || !b->evbuf || !b->refcnt ||
+	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
 	    !b->frame_data || !b->scratch || !b->claims ||
 	    (b->nw > INLINE_BITS_WORDS && !b->xbits)) {
 		xevb_builder_free(b);
@@ -244,10 +235,9 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 		}
 		b->src_index[b->sorted[i]] = (uint16_t)i;
 	}
-	/* Touch every entry now: no page fault on the packet path. */
+	/* Touch every row now: no page fault on the packet path. */
 	memset(b->slots, 0, sizeof(*b->slots) * w);
-	memset(b->cols, 0xff, sizeof(*b->cols) * (size_t)b->cstride * cfg->n_sources);
-	memset(b->evbuf, 0xff, sizeof(*b->evbuf) * cfg->n_sources);
+	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * b->stride);
 	if (!cfg->adopt_run) {
 		b->st.run_number = cfg->run_number;
 		b->st.run_known = true;
@@ -262,8 +252,7 @@ void xevb_builder_free(struct xevb_builder *b)
 	free(b->sorted);
 	free(b->seen);
 	free(b->slots);
-	free(b->cols);
-	free(b->evbuf);
+	free(b->rows);
 	free(b->xbits);
 	free(b->refcnt);
 	free(b->frame_data);
@@ -277,10 +266,9 @@ const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b
 	return &b->st;
 }
 
-/* Source j's entry for the event in slot idx. */
-static inline struct xevb_frag_slot *frag_at(const struct xevb_builder *b, uint32_t idx, uint32_t j)
+static inline struct xevb_frag_slot *row_of(const struct xevb_builder *b, uint32_t idx)
 {
-	return b->cols + (size_t)j * b->cstride + idx;
+	return b->rows + (size_t)idx * b->stride;
 }
 
 /* The present bitmap of slot idx. */
@@ -314,7 +302,7 @@ static void frame_gone(struct xevb_builder *b, uint32_t f)
 static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 {
 	struct slot *s = &b->slots[idx];
-	struct xevb_frag_slot *row = b->evbuf;
+	struct xevb_frag_slot *row = row_of(b, idx);
 	const uint64_t *bits = bits_of(b, idx);
 	struct xevb_builder_stats *st = &b->st;
 	bool discard = kind == FIN_TIMEOUT &&
@@ -333,13 +321,6 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	st->open_events--;
 	XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, SLOT_ID(s), xevb_probe_now_ns() - s->open_ns, s->n_frags);
 	XEVB_PROBE_IF(event_timeout, kind == FIN_TIMEOUT, SLOT_ID(s), n - s->n_frags, discard);
-
-	/* Gather (the rest of evbuf is "not received"); columns cleared below. */
-	for (k = 0; k < b->nw; k++)
-		for (uint64_t m = bits[k]; m; m &= m - 1) {
-			j = k * 64 + __builtin_ctzll(m);
-			row[j] = *frag_at(b, idx, j);
-		}
 
 	if (discard) {
 		st->events_discarded++;
@@ -373,7 +354,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	}
 	/*
 	 * The bitmap stays: it tells a later duplicate from a late one. The
-	 * entries go back to "not received", in evbuf and in the columns.
+	 * row goes back to "not received", entry by entry present.
 	 */
 	uint32_t *refcnt = b->refcnt;
 
@@ -383,7 +364,6 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 			uint32_t f = row[j].frame_idx;
 
 			row[j].frame_idx = NO_FRAME;
-			frag_at(b, idx, j)->frame_idx = NO_FRAME;
 			if (--refcnt[f] == 0)
 				frame_gone(b, f);
 		}
@@ -392,20 +372,20 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 
 /* Time out the open events due at now_ns, oldest first. */
 /*
- * A timed-out event's entries were last written a timeout ago: long gone
- * from the cache. When the next event to expire starts a new group of 8
- * slots (a new line in every column), fetch its received entries' lines
- * while this one is gathered and released.
+ * A timed-out event's row was last written a timeout ago: long gone from
+ * the cache. Fetch the lines of the next event's row that hold received
+ * fragments while this one is emitted and released (each is read twice: by
+ * emit and by the release loop). Rows are line-aligned: 8 entries a line.
  */
-static inline void prefetch_event(const struct xevb_builder *b, uint32_t idx, uint32_t cur)
+static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
 {
+	const struct xevb_frag_slot *row = row_of(b, idx);
 	const uint64_t *bits = bits_of(b, idx);
 
-	if (!((idx ^ cur) & ~7u))
-		return;
 	for (uint32_t k = 0; k < b->nw; k++)
-		for (uint64_t m = bits[k]; m; m &= m - 1)
-			__builtin_prefetch(frag_at(b, idx, k * 64 + __builtin_ctzll(m)), 1, 3);
+		for (uint32_t l = 0; l < 8; l++)
+			if (bits[k] >> (l * 8) & 0xff)
+				__builtin_prefetch(row + k * 64 + l * 8, 1, 3);
 }
 
 static void expire_due(struct xevb_builder *b, uint64_t now_ns)
@@ -421,7 +401,7 @@ static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 			break;
 		next = b->slots[b->oldest].next;
 		if (next != NO_SLOT)
-			prefetch_event(b, next, b->oldest);
+			prefetch_row(b, next);
 		finish(b, b->oldest, FIN_TIMEOUT);
 	}
 }
@@ -517,8 +497,8 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 		}
 	}
 	/*
-	 * Open e. The slot holds nothing or a stale id from below B; its
-	 * entries are all "not received" already (finish() saw to it).
+	 * Open e. The slot holds nothing or a stale id from below B; its row
+	 * is all "not received" already (finish() saw to it).
 	 */
 	memset(bits_of(b, idx), 0, sizeof(uint64_t) * b->nw);
 	s->key = slot_key(e, SLOT_OPEN);
@@ -584,7 +564,7 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 	  uint32_t n, uint32_t frame_idx, uint32_t si, struct xevb_source_stats *src,
 	  uint64_t now_ns)
 {
-	const uint32_t nsrc = b->n_src, mask = b->mask, nw = b->nw;
+	const uint32_t nsrc = b->n_src, stride = b->stride, mask = b->mask, nw = b->nw;
 	const uint32_t wi = si >> 6;
 	const uint64_t bit = 1ull << (si & 63);
 	uint64_t *restrict xbits = b->xbits;
@@ -593,7 +573,7 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 	for (i = 0; i < n; i++) {
 		uint32_t e = frags[i].event_id, idx = e & mask;
 		struct slot *s = &slots[idx];
-		struct xevb_frag_slot *fs = col + idx;
+		struct xevb_frag_slot *fs = col + (size_t)idx * stride;
 		uint64_t *pw = nw <= INLINE_BITS_WORDS ? &s->bits[wi] : &xbits[(size_t)idx * nw + wi];
 
 		if (likely(s->key == slot_key(e, SLOT_OPEN))) {
@@ -657,7 +637,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 
 	b->frame_data[frame_idx] = frame;
 	b->refcnt[frame_idx] = n + 1;
-	accepted = n - add_frags(b, b->slots, b->cols + (size_t)si * b->cstride, frags, n, frame_idx, si, src, now_ns);
+	accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
 	b->last_ns = now_ns;
 	src->frags_in_events += accepted;
 	st->frags_in_events += accepted;
@@ -767,13 +747,14 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);
 	for (i = 0; i < b->window; i++) {
 		const struct slot *s = &b->slots[i];
+		const struct xevb_frag_slot *row = row_of(b, i);
 		const uint64_t *bits = bits_of(b, i);
 		uint32_t got = 0;
 
 		if (SLOT_STATE(s) != SLOT_OPEN) {
-			/* Outside an open event every entry is "not received". */
+			/* Outside an open event a row is all "not received". */
 			for (j = 0; j < b->n_src; j++)
-				if (frag_at(b, i, j)->frame_idx != NO_FRAME)
+				if (row[j].frame_idx != NO_FRAME)
 					FAIL("slot %u (not open) holds a fragment of source %u",
 					     i, b->sorted[j]);
 			continue;
@@ -783,7 +764,7 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 		    SLOT_ID(s) - b->base >= b->window || (SLOT_ID(s) & b->mask) != i)
 			FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
 		for (j = 0; j < b->n_src; j++) {
-			f = frag_at(b, i, j)->frame_idx;
+			f = row[j].frame_idx;
 			if (has_bit(bits, j) != (f != NO_FRAME))
 				FAIL("event %u: source %u present bit %d, frame %u", SLOT_ID(s),
 				     b->sorted[j], has_bit(bits, j), f);
@@ -848,13 +829,13 @@ missing:
 int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16_t *out, uint32_t max)
 {
 	uint32_t idx = event_id & b->mask, n = 0;
-	const uint64_t *bits;
+	const struct xevb_frag_slot *row;
 
 	if (b->slots[idx].key != slot_key(event_id, SLOT_OPEN))
 		return -1;
-	bits = bits_of(b, idx);
+	row = row_of(b, idx);
 	for (uint32_t i = 0; i < b->n_src; i++)
-		if (!has_bit(bits, i) && n < max)
+		if (row[i].frame_idx == NO_FRAME && n < max)
 			out[n++] = b->sorted[i];
 	return (int)n;
 }
