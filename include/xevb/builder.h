@@ -91,21 +91,7 @@ struct xevb_event {
 	const struct xevb_frag_slot *frags;/* [n_expected], same order; missing ones
 					      have frame_idx == UINT32_MAX */
 	const uint8_t *const *frame_data;  /* frame_idx -> frame start */
-	/*
-	 * Which frags[] were received: bit i%64 of word i/64, or NULL (then
-	 * frame_idx tells). Agrees with frame_idx; lets a consumer visit only
-	 * the received entries (the others' cache lines may be cold).
-	 */
-	const uint64_t *present;
 };
-
-/* Was fragment i (0..n_expected-1) received? */
-static inline bool xevb_event_has(const struct xevb_event *ev, uint32_t i)
-{
-	if (ev->present)
-		return ev->present[i >> 6] >> (i & 63) & 1;
-	return ev->frags[i].frame_idx != UINT32_MAX;
-}
 
 static inline const uint8_t *xevb_event_payload(const struct xevb_event *ev, uint32_t i)
 {

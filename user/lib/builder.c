@@ -13,19 +13,6 @@
  * ones are taken back when the MEP is done (the +1 keeps a frame alive while
  * events complete in the middle of its own MEP).
  *
- * Per-event work is proportional to the fragments received, not to n_src:
- * under overload most events time out holding a fraction of their sources,
- * and their rows (last touched a window of events ago) are cold. Each slot
- * carries a bitmap of the sources present (in the slot's own cache line up
- * to 256 sources, else in a side array): opening an event clears the bitmap
- * only, the duplicate check reads the bit (no load from the cold row, whose
- * line is then only stored to), and finish() visits the set bits, releasing
- * the frames and putting those row entries back to "not received". So a row
- * outside an open event is all "not received" (what emit's consumers and
- * the next opening rely on), and the bitmap of a finished event stays until
- * its slot is reused: it tells a duplicate after emission from a late one.
- * Rows are padded to whole cache lines.
- *
  * Window semantics (all comparisons in RFC 1982 serial order, so a run
  * crossing event_id 2^32 -> 0 builds like any other):
  *  - base B: every open event has an id in [B, B+W). Ids before B are LATE.
@@ -105,21 +92,14 @@
 enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE };
 enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR };
 
-#define INLINE_BITS_WORDS 4     /* sources present, in the slot: up to 256 */
-
-/*
- * One cache line; key = state << 32 | event_id: the hot check is one
- * compare, and the present bit is on the same line.
- */
+/* 32 bytes; key = state << 32 | event_id: the hot check is one compare. */
 struct slot {
 	uint64_t key;
 	uint32_t n_frags;
 	uint32_t prev, next;    /* opening-order chain of open events */
 	uint32_t pad;
 	uint64_t open_ns;
-	uint64_t bits[INLINE_BITS_WORDS];  /* n_src <= 256: sources present */
 };
-_Static_assert(sizeof(struct slot) == 64, "a slot is one cache line");
 
 static inline uint64_t slot_key(uint32_t event_id, uint32_t state)
 {
@@ -139,13 +119,10 @@ struct claim {
 struct xevb_builder {
 	/* hot: read per fragment or per MEP */
 	struct slot *slots;
-	struct xevb_frag_slot *rows;      /* [window][stride] */
-	uint64_t *xbits;                  /* [window][nw] when n_src > 256 */
+	struct xevb_frag_slot *rows;      /* [window][n_src] */
 	uint32_t *refcnt;                 /* [n_frames] */
 	const uint8_t **frame_data;       /* [n_frames] */
 	uint32_t mask, window, n_src, n_frames;
-	uint32_t stride;                  /* row entries: n_src up to a cache line */
-	uint32_t nw;                      /* bitmap words per slot */
 	uint32_t base;                    /* B, see above */
 	uint32_t lo;                      /* no open event in [B, lo) */
 	bool have_base;
@@ -204,12 +181,8 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->oldest = b->newest = NO_SLOT;
 	b->sorted = malloc(sizeof(*b->sorted) * cfg->n_sources);
 	b->seen = malloc(sizeof(*b->seen) * XEVB_MAX_SOURCES);
-	b->stride = (cfg->n_sources + 7) & ~7u;
-	b->nw = (cfg->n_sources + 63) / 64;
-	b->slots = aligned_alloc(64, sizeof(*b->slots) * w);
-	b->rows = aligned_alloc(64, sizeof(*b->rows) * (size_t)w * b->stride);
-	if (b->nw > INLINE_BITS_WORDS)
-		b->xbits = calloc((size_t)w * b->nw, sizeof(*b->xbits));
+	b->slots = calloc(w, sizeof(*b->slots));
+	b->rows = malloc(sizeof(*b->rows) * (size_t)w * cfg->n_sources);
 	b->refcnt = calloc(cfg->n_frames, sizeof(*b->refcnt));
 	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
 	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
@@ -218,8 +191,7 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	if (b->quorum > cfg->n_sources)
 		b->quorum = cfg->n_sources;
 	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
-	    !b->frame_data || !b->scratch || !b->claims ||
-	    (b->nw > INLINE_BITS_WORDS && !b->xbits)) {
+	    !b->frame_data || !b->scratch || !b->claims) {
 		xevb_builder_free(b);
 		errno = ENOMEM;
 		return NULL;
@@ -236,8 +208,7 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 		b->src_index[b->sorted[i]] = (uint16_t)i;
 	}
 	/* Touch every row now: no page fault on the packet path. */
-	memset(b->slots, 0, sizeof(*b->slots) * w);
-	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * b->stride);
+	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * cfg->n_sources);
 	if (!cfg->adopt_run) {
 		b->st.run_number = cfg->run_number;
 		b->st.run_known = true;
@@ -253,7 +224,6 @@ void xevb_builder_free(struct xevb_builder *b)
 	free(b->seen);
 	free(b->slots);
 	free(b->rows);
-	free(b->xbits);
 	free(b->refcnt);
 	free(b->frame_data);
 	free(b->scratch);
@@ -266,20 +236,9 @@ const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b
 	return &b->st;
 }
 
-static inline struct xevb_frag_slot *row_of(const struct xevb_builder *b, uint32_t idx)
+static inline struct xevb_frag_slot *row_of(struct xevb_builder *b, uint32_t idx)
 {
-	return b->rows + (size_t)idx * b->stride;
-}
-
-/* The present bitmap of slot idx. */
-static inline uint64_t *bits_of(const struct xevb_builder *b, uint32_t idx)
-{
-	return b->nw <= INLINE_BITS_WORDS ? b->slots[idx].bits : b->xbits + (size_t)idx * b->nw;
-}
-
-static inline bool has_bit(const uint64_t *bits, uint32_t j)
-{
-	return bits[j >> 6] >> (j & 63) & 1;
+	return b->rows + (size_t)idx * b->n_src;
 }
 
 static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src,
@@ -303,11 +262,10 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 {
 	struct slot *s = &b->slots[idx];
 	struct xevb_frag_slot *row = row_of(b, idx);
-	const uint64_t *bits = bits_of(b, idx);
 	struct xevb_builder_stats *st = &b->st;
 	bool discard = kind == FIN_TIMEOUT &&
 		b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
-	uint32_t j, k, n = b->n_src;
+	uint32_t j, n = b->n_src;
 
 	if (s->prev != NO_SLOT)
 		b->slots[s->prev].next = s->next;
@@ -325,9 +283,9 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	if (discard) {
 		st->events_discarded++;
 		st->frags_discarded += s->n_frags;
-		for (k = 0; k < b->nw; k++)
-			for (uint64_t m = bits[k]; m; m &= m - 1)
-				st->src[b->sorted[k * 64 + __builtin_ctzll(m)]].frags_discarded++;
+		for (j = 0; j < n; j++)
+			if (row[j].frame_idx != NO_FRAME)
+				st->src[b->sorted[j]].frags_discarded++;
 	} else {
 		struct xevb_event ev = {
 			.event_id = SLOT_ID(s),
@@ -339,7 +297,6 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 			.source_ids = b->sorted,
 			.frags = row,
 			.frame_data = b->frame_data,
-			.present = bits,
 		};
 
 		if (kind == FIN_COMPLETE) {
@@ -352,40 +309,30 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 		if (b->cfg.emit)
 			b->cfg.emit(b->cfg.ctx, &ev);
 	}
-	/*
-	 * The bitmap stays: it tells a later duplicate from a late one. The
-	 * row goes back to "not received", entry by entry present.
-	 */
+	/* The row stays as it is: it tells a later duplicate from a late one. */
 	uint32_t *refcnt = b->refcnt;
 
-	for (k = 0; k < b->nw; k++) {
-		for (uint64_t m = bits[k]; m; m &= m - 1) {
-			j = k * 64 + __builtin_ctzll(m);
-			uint32_t f = row[j].frame_idx;
+	for (j = 0; j < n; j++) {
+		uint32_t f = row[j].frame_idx;
 
-			row[j].frame_idx = NO_FRAME;
-			if (--refcnt[f] == 0)
-				frame_gone(b, f);
-		}
+		if (f != NO_FRAME && --refcnt[f] == 0)
+			frame_gone(b, f);
 	}
 }
 
 /* Time out the open events due at now_ns, oldest first. */
 /*
  * A timed-out event's row was last written a timeout ago: long gone from
- * the cache. Fetch the lines of the next event's row that hold received
- * fragments while this one is emitted and released (each is read twice: by
- * emit and by the release loop). Rows are line-aligned: 8 entries a line.
+ * the cache. Fetch the row of the event after it while this one is emitted
+ * and released (each row is read twice: by emit and by the release loop).
  */
 static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
 {
-	const struct xevb_frag_slot *row = row_of(b, idx);
-	const uint64_t *bits = bits_of(b, idx);
+	const char *p = (const char *)(b->rows + (size_t)idx * b->n_src);
+	size_t len = sizeof(struct xevb_frag_slot) * b->n_src;
 
-	for (uint32_t k = 0; k < b->nw; k++)
-		for (uint32_t l = 0; l < 8; l++)
-			if (bits[k] >> (l * 8) & 0xff)
-				__builtin_prefetch(row + k * 64 + l * 8, 1, 3);
+	for (size_t off = 0; off < len; off += 64)
+		__builtin_prefetch(p + off, 0, 3);
 }
 
 static void expire_due(struct xevb_builder *b, uint64_t now_ns)
@@ -456,9 +403,9 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 		return NO_SLOT;
 	}
 	if (s->key == slot_key(e, SLOT_DONE)) {
-		drop(b, src, has_bit(bits_of(b, idx), si) ?
+		drop(b, src, row_of(b, idx)[si].frame_idx != NO_FRAME ?
 		     XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, 1);
-		XEVB_PROBE(frag_dropped, has_bit(bits_of(b, idx), si) ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), 1);
+		XEVB_PROBE(frag_dropped, row_of(b, idx)[si].frame_idx != NO_FRAME ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), 1);
 		return NO_SLOT;
 	}
 	if (d >= b->window) {
@@ -496,11 +443,8 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 			memset(b->claims, 0, sizeof(*b->claims) * b->n_src);
 		}
 	}
-	/*
-	 * Open e. The slot holds nothing or a stale id from below B; its row
-	 * is all "not received" already (finish() saw to it).
-	 */
-	memset(bits_of(b, idx), 0, sizeof(uint64_t) * b->nw);
+	/* Open e. The slot holds nothing or a stale id from below B. */
+	memset(row_of(b, idx), 0xff, sizeof(struct xevb_frag_slot) * b->n_src);
 	s->key = slot_key(e, SLOT_OPEN);
 	s->n_frags = 0;
 	s->open_ns = now_ns;
@@ -564,20 +508,16 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 	  uint32_t n, uint32_t frame_idx, uint32_t si, struct xevb_source_stats *src,
 	  uint64_t now_ns)
 {
-	const uint32_t nsrc = b->n_src, stride = b->stride, mask = b->mask, nw = b->nw;
-	const uint32_t wi = si >> 6;
-	const uint64_t bit = 1ull << (si & 63);
-	uint64_t *restrict xbits = b->xbits;
+	const uint32_t nsrc = b->n_src, mask = b->mask;
 	uint32_t i, dropped = 0;
 
 	for (i = 0; i < n; i++) {
 		uint32_t e = frags[i].event_id, idx = e & mask;
 		struct slot *s = &slots[idx];
-		struct xevb_frag_slot *fs = col + (size_t)idx * stride;
-		uint64_t *pw = nw <= INLINE_BITS_WORDS ? &s->bits[wi] : &xbits[(size_t)idx * nw + wi];
+		struct xevb_frag_slot *fs = col + (size_t)idx * nsrc;
 
 		if (likely(s->key == slot_key(e, SLOT_OPEN))) {
-			if (unlikely(*pw & bit)) {
+			if (unlikely(fs->frame_idx != NO_FRAME)) {
 				drop(b, src, XEVB_DROP_DUPLICATE, 1);
 				XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e, (unsigned)(src - b->st.src), 1);
 				dropped++;
@@ -590,7 +530,6 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 		fs->frame_idx = frame_idx;
 		fs->payload_off = frags[i].payload_off;
 		fs->length = frags[i].length;
-		*pw |= bit;
 		XEVB_PROBE(frag_accepted, e, (unsigned)(src - b->st.src), frags[i].length, slots[idx].open_ns);
 		if (++s->n_frags == nsrc)
 			finish(b, idx, FIN_COMPLETE);
@@ -747,27 +686,17 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);
 	for (i = 0; i < b->window; i++) {
 		const struct slot *s = &b->slots[i];
-		const struct xevb_frag_slot *row = row_of(b, i);
-		const uint64_t *bits = bits_of(b, i);
+		const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
 		uint32_t got = 0;
 
-		if (SLOT_STATE(s) != SLOT_OPEN) {
-			/* Outside an open event a row is all "not received". */
-			for (j = 0; j < b->n_src; j++)
-				if (row[j].frame_idx != NO_FRAME)
-					FAIL("slot %u (not open) holds a fragment of source %u",
-					     i, b->sorted[j]);
+		if (SLOT_STATE(s) != SLOT_OPEN)
 			continue;
-		}
 		open++;
 		if (!b->have_base || (int32_t)(SLOT_ID(s) - b->base) < 0 ||
 		    SLOT_ID(s) - b->base >= b->window || (SLOT_ID(s) & b->mask) != i)
 			FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
 		for (j = 0; j < b->n_src; j++) {
 			f = row[j].frame_idx;
-			if (has_bit(bits, j) != (f != NO_FRAME))
-				FAIL("event %u: source %u present bit %d, frame %u", SLOT_ID(s),
-				     b->sorted[j], has_bit(bits, j), f);
 			if (f == NO_FRAME)
 				continue;
 			if (f >= b->n_frames)
@@ -802,25 +731,12 @@ uint32_t xevb_event_wire_size(const struct xevb_event *ev)
 {
 	uint32_t size = sizeof(struct xevb_evt_hdr), i, got = 0;
 
-	if (ev->present) {
-		/* Only the received fragments' entries: the rest may be cold. */
-		for (uint32_t k = 0; k < (ev->n_expected + 63u) / 64; k++) {
-			for (uint64_t m = ev->present[k]; m; m &= m - 1) {
-				i = k * 64 + __builtin_ctzll(m);
-				size += sizeof(struct xevb_evt_frag_hdr) +
-					XEVB_PAD4((uint32_t)ev->frags[i].length);
-				got++;
-			}
-		}
-		goto missing;
-	}
 	for (i = 0; i < ev->n_expected; i++) {
 		if (ev->frags[i].frame_idx == NO_FRAME)
 			continue;
 		size += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)ev->frags[i].length);
 		got++;
 	}
-missing:
 	if (ev->flags & XEVB_EVT_F_INCOMPLETE)
 		size += XEVB_PAD4(2u * (ev->n_expected - got));
 	return size;
@@ -833,7 +749,7 @@ int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16
 
 	if (b->slots[idx].key != slot_key(event_id, SLOT_OPEN))
 		return -1;
-	row = row_of(b, idx);
+	row = b->rows + (size_t)idx * b->n_src;
 	for (uint32_t i = 0; i < b->n_src; i++)
 		if (row[i].frame_idx == NO_FRAME && n < max)
 			out[n++] = b->sorted[i];
