@@ -23,6 +23,17 @@ struct xevb_sink_conn {
 	uint64_t bytes;
 	uint64_t next_retry_ns;
 	uint64_t failures;
+	/*
+	 * In flight on the current connection: the end offsets (bytes written
+	 * on it, from ack_base) of the events its TCP has not acknowledged yet,
+	 * oldest first. When the connection fails they are lost with it, and
+	 * counted (lost_in_flight), not silently taken as delivered.
+	 */
+	uint64_t *ends;
+	uint32_t ends_head, ends_n;
+	uint64_t conn_bytes, ack_base;
+	uint64_t lost_in_flight;
+	uint64_t reconnects;
 };
 
 struct xevb_output_stats {
@@ -31,6 +42,17 @@ struct xevb_output_stats {
 	uint64_t dropped_no_sink; /* no farm node connected: counted, not sent */
 	uint64_t dropped_error;   /* a write failed mid-event */
 	uint64_t encode_errors;
+	uint64_t lost_in_flight;  /* of events: written, not acknowledged by the farm
+				     node's TCP when its connection failed (or at stop) */
+	uint64_t ack_untracked;   /* of events: more in flight than tracked; assumed acknowledged */
+	uint64_t reconnects;      /* farm node connections made again after a failure */
+	/*
+	 * Failures where the farm node reset the connection (ECONNRESET): it
+	 * died with data its TCP had acknowledged but it had not read. Those
+	 * events are lost at the farm node; only it can count them. A plain
+	 * close (FIN) means it had read everything acknowledged.
+	 */
+	uint64_t peer_resets;
 };
 
 struct xevb_output {
@@ -51,8 +73,17 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 		     const char *file, uint32_t max_sources, uint64_t connect_wait_ns);
 void xevb_output_close(struct xevb_output *o);
 void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev);
-/* Reconnect farm nodes that went away (call once a second). */
+/*
+ * Once a second: notice farm nodes that went away (connection closed or
+ * reset by the peer, even with nothing to send), count what was in flight
+ * to them, and reconnect those that are gone.
+ */
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns);
+/*
+ * At stop, before the final statistics: wait up to wait_ns for the farm
+ * nodes' TCP to acknowledge what was written; count the rest lost_in_flight.
+ */
+void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns);
 uint32_t xevb_output_connected(const struct xevb_output *o);
 /*
  * Per-connection pacing (SO_MAX_PACING_RATE, bytes/s; 0: off) for the

@@ -7,7 +7,9 @@
 # event numbering past every id the dead one reserved (no farm node sees
 # an id twice). The dead epoch's events open at the restart are each
 # accounted for by the builders: built complete, built incomplete, or lost
-# by reason (no_data, slot), never silently; the new DFM's books balance.
+# by reason (no_data, slot), never silently; the new DFM's books balance;
+# every event each builder built is written to the farm node or dropped by
+# reason, and the farm node got exactly what was written.
 #  - push: every event waits for a source id nobody sends (--sources 0-4),
 #    so each stays open for --timeout-ms and many are open at the kill;
 #  - pull: a source drops 10% of its answers and the builders re-ask late,
@@ -92,6 +94,19 @@ if m == "pull":
          sum(r["built_complete"] for r in R) * 2 >= op)
 else:
     eq("dead epoch: open events all built incomplete (the missing id)", sum(r["built_incomplete"] for r in R), op)
+# Every event a builder core built, either epoch, left it by reason: sent
+# to the farm node whole (all of them over the credit path), or dropped
+# for want of a farm node or on a write error; nothing stays behind.
+for i in (0, 1):
+    j = J(m + "_b%d" % i)
+    built = j["events_complete"] + j["events_incomplete"]
+    eq("b%d: built (%d) = written + dropped no farm node + dropped write error" % (i, built),
+       j["out_events"] + j["out_dropped_no_sink"] + j["out_dropped_error"], built)
+    eq("b%d: written = forwarded over the credit path" % i, j["out_events"], bc[i]["forwarded"])
+    eq("b%d: nothing discarded or open in the core, nothing backlogged at the end" % i,
+       (j["events_discarded"], j["open_events"], bc[i]["backlog_overflow"]), (0, 0, 0))
+    eq("b%d: core fragments received = in events + drops" % i, j["frags_received"],
+       j["frags_in_events"] + sum(j[k] for k in j if k.startswith("drop_")))
 new_done = sum(x["done_complete"] + x["done_incomplete"] + x["done_no_data"] for x in bc) - sum(r["done"] for r in R)
 eq("builders reported the new DFM's events", new_done, 4000)
 sk = J(m + "_sink")

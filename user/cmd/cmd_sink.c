@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/cli.h>
@@ -73,6 +74,8 @@ struct sink {
 	uint32_t ctl_port, credits;
 	double process_rate, busy_high, busy_low;
 	struct sink_ctl *ctl;
+	/* --progress-file: events taken, in a shared mapping (survives SIGKILL) */
+	volatile uint64_t *progress;
 
 	/* counters */
 	uint64_t events, complete, incomplete, frags, missing_frags, bytes;
@@ -126,6 +129,8 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 		return -1;
 	}
 	s->events++;
+	if (s->progress)
+		*s->progress = s->events;
 	XEVB_PROBE(sink_event, d.event_id, d.n_frags, len, d.flags);
 	s->bytes += len;
 	s->frags += d.n_frags;
@@ -624,7 +629,7 @@ enum {
 	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_DURATION, O_EXPECT_SOURCES, O_NO_CONTENT,
 	O_JSON, O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
 	O_BUSYHI, O_BUSYLO,
-	O_METRICS,
+	O_METRICS, O_PROGRESS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -645,6 +650,8 @@ static const struct xevb_opt opts[] = {
 	{ "busy-high", O_BUSYHI, "X", "--ctl-port: Busy above X x credits queued events (default 1.2)" },
 	{ "busy-low", O_BUSYLO, "X", "--ctl-port: not-Busy below X x credits (default 0.2)" },
 	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
+	{ "progress-file", O_PROGRESS, "PATH", "keep the count of events taken in PATH (8 bytes, host order), "
+	  "exact even after SIGKILL" },
 	{ 0 },
 };
 
@@ -669,7 +676,7 @@ int cmd_sink(int argc, char **argv)
 	uint32_t dup_window = 1u << 20;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *arg;
-	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
+	const char *metrics = NULL, *progress = NULL; struct xevb_metrics *mx = NULL;
 	bool ok;
 	int key;
 
@@ -683,6 +690,7 @@ int cmd_sink(int argc, char **argv)
 		case O_JSON: s.json = true; break;
 		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
 		case O_METRICS: metrics = arg; break;
+		case O_PROGRESS: progress = arg; break;
 		case O_EXPECT_EVENTS:
 			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))
 				return 2;
@@ -745,6 +753,22 @@ int cmd_sink(int argc, char **argv)
 	if (s.ready_file && !s.listen) {
 		xevb_err("--ready-file goes with --listen");
 		return 2;
+	}
+	if (progress) {
+		/* A store per event into a shared file mapping: no syscall, and the
+		 * page cache keeps it whatever becomes of us. */
+		int fd = open(progress, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+		void *m = MAP_FAILED;
+		if (fd >= 0 && ftruncate(fd, sizeof(uint64_t)) == 0)
+			m = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+		if (m == MAP_FAILED) {
+			xevb_err("--progress-file %s: %s", progress, strerror(errno));
+			if (fd >= 0)
+				close(fd);
+			return 1;
+		}
+		close(fd);
+		s.progress = m;
 	}
 	if (xevb_evid_window_init(&s.win, dup_window)) {
 		xevb_err("out of memory");

@@ -114,6 +114,10 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
 	ADD(s->out.dropped_error, "out.dropped_error");
 	ADD(s->out.encode_errors, "out.encode_errors");
+	ADD(s->out.lost_in_flight, "out.lost_in_flight");
+	ADD(s->out.ack_untracked, "out.ack_untracked");
+	ADD(s->out.reconnects, "out.reconnects");
+	ADD(s->out.peer_resets, "out.peer_resets");
 	if (s->xdp_mode) {
 		for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++) {
 			ADD(s->xdp[k].packets, "xdp.%s.packets", xevb_slot_name(k));

@@ -155,6 +155,10 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"no_sink\"", s->out.dropped_no_sink);
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"write_error\"", s->out.dropped_error);
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"encode_error\"", s->out.encode_errors);
+	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"in_flight\"", s->out.lost_in_flight);
+	C("xevb_output_reconnects_total", "Farm node connections made again after a failure.", s->out.reconnects);
+	C("xevb_output_peer_resets_total", "Farm node connections reset by the peer (it died with unread data).",
+	  s->out.peer_resets);
 
 	per_source(b, c, "xevb_source_packets_total", "Valid MEPs per source_id.",
 		   offsetof(struct xevb_source_stats, packets));

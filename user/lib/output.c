@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/tcp.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,8 +13,11 @@
 #include <xevb/cli.h>
 #include <xevb/event_codec.h>
 #include <xevb/output.h>
+#include "tcp_acked.h"
 
 #define RETRY_NS 1000000000ull
+/* Events tracked in flight per connection (8 B each): far more than a 4 MiB send buffer holds. */
+#define ENDS_CAP (1u << 17)
 
 static int parse_addr(const char *s, struct sockaddr_in *sa)
 {
@@ -59,7 +63,78 @@ static int try_connect(struct xevb_sink_conn *c)
 		return err;
 	}
 	c->fd = fd;
+	c->conn_bytes = 0;
+	c->ends_head = c->ends_n = 0;
+	c->ack_base = 0;
+	/* Whatever the kernel counts for the handshake is not ours. */
+	xevb_tcp_bytes_acked(fd, &c->ack_base);
+	if (!c->ends)
+		c->ends = malloc(sizeof(*c->ends) * ENDS_CAP);
 	return 0;
+}
+
+/* Forget the events the peer's TCP has acknowledged. */
+static void ends_trim(struct xevb_sink_conn *c)
+{
+	uint64_t acked;
+
+	if (!c->ends_n || xevb_tcp_bytes_acked(c->fd, &acked))
+		return;
+	acked -= c->ack_base;
+	while (c->ends_n && c->ends[c->ends_head] <= acked) {
+		c->ends_head = (c->ends_head + 1) % ENDS_CAP;
+		c->ends_n--;
+	}
+}
+
+static void ends_push(struct xevb_output *o, struct xevb_sink_conn *c, uint64_t end)
+{
+	if (c->ends_n == ENDS_CAP)
+		ends_trim(c);
+	if (!c->ends || c->ends_n == ENDS_CAP) {
+		o->st.ack_untracked++;
+		if (!c->ends)
+			return;
+		c->ends_head = (c->ends_head + 1) % ENDS_CAP;
+		c->ends_n--;
+	}
+	c->ends[(c->ends_head + c->ends_n) % ENDS_CAP] = end;
+	c->ends_n++;
+}
+
+/* The connection is gone: what its peer had not acknowledged is lost with it. */
+static void conn_fail(struct xevb_output *o, struct xevb_sink_conn *c, int err)
+{
+	uint32_t lost;
+	int soerr = 0;
+	socklen_t len = sizeof(soerr);
+
+	if (!err && !getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
+		err = soerr;
+	ends_trim(c);
+	lost = c->ends_n;
+	c->lost_in_flight += lost;
+	o->st.lost_in_flight += lost;
+	if (err == ECONNRESET)
+		o->st.peer_resets++;
+	xevb_warn("farm node %s: %s; dropping the connection (%u event(s) written but not acknowledged "
+		  "by it counted lost_in_flight%s); reconnecting every second", c->name,
+		  err ? strerror(err) : "connection closed by the farm node", lost,
+		  err == ECONNRESET ? "; it reset the connection: it died with acknowledged data it had "
+				      "not read, lost there" : "");
+	close(c->fd);
+	c->fd = -1;
+	c->ends_n = 0;
+	c->failures++;
+	c->next_retry_ns = xevb_now_ns() + RETRY_NS;
+}
+
+/* Closed or reset by the peer (a dead farm node says so only this way). */
+static bool conn_gone(const struct xevb_sink_conn *c)
+{
+	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
+
+	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLERR | POLLHUP));
 }
 
 int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
@@ -115,9 +190,12 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 
 void xevb_output_close(struct xevb_output *o)
 {
-	for (uint32_t i = 0; i < o->n_sinks; i++)
+	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		if (o->sinks[i].fd >= 0)
 			close(o->sinks[i].fd);
+		free(o->sinks[i].ends);
+		o->sinks[i].ends = NULL;
+	}
 	if (o->file_fd >= 0)
 		close(o->file_fd);
 	free(o->scratch);
@@ -140,12 +218,44 @@ void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
+		if (c->fd >= 0) {
+			if (conn_gone(c))
+				conn_fail(o, c, 0);
+			else
+				ends_trim(c);
+		}
 		if (c->fd >= 0 || now_ns < c->next_retry_ns)
 			continue;
-		if (try_connect(c) == 0)
-			xevb_info("reconnected to farm node %s", c->name);
-		else
+		if (try_connect(c) == 0) {
+			xevb_info("%sconnected to farm node %s", c->failures ? "re" : "", c->name);
+			if (c->failures) {
+				c->reconnects++;
+				o->st.reconnects++;
+			}
+		} else {
 			c->next_retry_ns = now_ns + RETRY_NS;
+		}
+	}
+}
+
+void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
+{
+	uint64_t deadline = xevb_now_ns() + wait_ns;
+
+	for (uint32_t i = 0; i < o->n_sinks; i++) {
+		struct xevb_sink_conn *c = &o->sinks[i];
+		if (c->fd < 0)
+			continue;
+		for (;;) {
+			ends_trim(c);
+			if (!c->ends_n)
+				break;
+			if (conn_gone(c) || xevb_now_ns() >= deadline) {
+				conn_fail(o, c, conn_gone(c) ? 0 : ETIMEDOUT);
+				break;
+			}
+			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+		}
 	}
 }
 
@@ -186,13 +296,8 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 	err = xevb_writev_all(fd, o->iov, (size_t)n);
 	if (err) {
 		o->st.dropped_error++;
-		if (c) {
-			xevb_warn("farm node %s: %s; dropping the connection", c->name, strerror(-err));
-			close(c->fd);
-			c->fd = -1;
-			c->failures++;
-			c->next_retry_ns = xevb_now_ns() + RETRY_NS;
-		}
+		if (c)
+			conn_fail(o, c, -err);
 		return;
 	}
 	o->st.events++;
@@ -200,5 +305,7 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 	if (c) {
 		c->events++;
 		c->bytes += total;
+		c->conn_bytes += total;
+		ends_push(o, c, c->conn_bytes);
 	}
 }

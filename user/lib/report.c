@@ -74,6 +74,10 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 	fprintf(f, "output              %" PRIu64 " events, %" PRIu64 " bytes; no farm node %" PRIu64
 		   ", write errors %" PRIu64 "\n",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error);
+	if (s->out.lost_in_flight || s->out.reconnects || s->out.ack_untracked)
+		fprintf(f, "  of them lost in flight to a failed farm node %" PRIu64 " (untracked %" PRIu64
+			   "); reconnects %" PRIu64 ", reset by a farm node %" PRIu64 "\n",
+			s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets);
 	if (s->xdp_mode) {
 		fprintf(f, "XDP program:");
 		for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
@@ -119,13 +123,15 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		   ",\"events_discarded\":%" PRIu64 ",\"open_events\":%" PRIu64 ",\"run_number\":%u"
 		   ",\"run_ended\":%s,\"out_events\":%" PRIu64 ",\"out_bytes\":%" PRIu64
 		   ",\"out_dropped_no_sink\":%" PRIu64 ",\"out_dropped_error\":%" PRIu64
+		   ",\"out_lost_in_flight\":%" PRIu64 ",\"out_ack_untracked\":%" PRIu64 ",\"out_reconnects\":%" PRIu64
+		   ",\"out_peer_resets\":%" PRIu64
 		   ",\"sock_kernel_drops\":%" PRIu64 ",\"xsk_rx_dropped\":%" PRIu64
 		   ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64
 		   ",\"batches\":%" PRIu64 ",\"polls\":%" PRIu64,
 		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
 		c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error,
-		s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
+		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
