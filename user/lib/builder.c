@@ -335,20 +335,6 @@ static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
 }
 
 /* Time out the open events due at now_ns, oldest first. */
-/*
- * A timed-out event's row was last written a timeout ago: long gone from
- * the cache. Fetch the row of the event after it while this one is emitted
- * and released (each row is read twice: by emit and by the release loop).
- */
-static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
-{
-	const char *p = (const char *)(b->rows + (size_t)idx * b->n_src);
-	size_t len = sizeof(struct xevb_frag_slot) * b->n_src;
-
-	for (size_t off = 0; off < len; off += 64)
-		__builtin_prefetch(p + off, 0, 3);
-}
-
 static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 {
 	uint64_t t = b->cfg.timeout_ns;
