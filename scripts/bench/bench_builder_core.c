@@ -80,11 +80,15 @@ static inline uint32_t rnd100(void)
 	return (uint32_t)(rng % 100);
 }
 
+static uint64_t bytes_emitted;
+
+/* Sizes the event, as `xevb build --no-forward` does. */
 static void on_emit(void *ctx, const struct xevb_event *ev)
 {
 	(void)ctx;
 	n_emitted++;
 	frags_emitted += ev->n_frags;
+	bytes_emitted += xevb_event_wire_size(ev);
 }
 
 static void on_release(void *ctx, uint32_t f)
