@@ -4,10 +4,17 @@
 # run), and instructions per fragment (callgrind, counting only run_lap, the
 # measured loop; Ir / fragments fed). Both for add_mep on pre-parsed MEPs and
 # for classify + add_mep. Writes OUT/bench/builder-core.json, prints a table.
+# A third row, "l1-drop": the live overload regime (bench_builder_core
+# --drop: most MEPs lost before XDP, events time out incomplete, window
+# 65536), timed per received frame, and under callgrind with a cache
+# simulation (--cache-sim=yes, D1 32 kB; LL once 1 MB like this machine's L2
+# and once 32 MB like its L3): instructions and misses per fragment,
+# deterministic, unlike times on the shared machine.
 #
 # usage: bench-builder-core.sh [OUT]
 # env:   BENCH_BUILDER_FRAGS (timed, per case and mode; default 50000000)
 #        BENCH_BUILDER_CG_FRAGS (under callgrind; default 1000000)
+#        BENCH_BUILDER_DROP (% of MEPs lost in the l1-drop row; default 75)
 set -euo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
@@ -15,6 +22,7 @@ BIN=$OUT/bench/bench_builder_core
 FRAGS=${BENCH_BUILDER_FRAGS:-50000000}
 CG_FRAGS=${BENCH_BUILDER_CG_FRAGS:-1000000}
 JSON=$OUT/bench/builder-core.json
+DROP=${BENCH_BUILDER_DROP:-75}
 
 make --no-print-directory -s OUT="$OUT" "$BIN"
 mkdir -p "$OUT/bench"
@@ -22,6 +30,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 "$BIN" --frags "$FRAGS" >"$tmp/timed.jsonl"
+"$BIN" --case l1 --drop "$DROP" --frags "$FRAGS" >"$tmp/drop.jsonl"
 
 have_cg=0
 if command -v valgrind >/dev/null; then
@@ -34,6 +43,16 @@ if command -v valgrind >/dev/null; then
 				>"$tmp/cg.$c.$m.jsonl" 2>"$tmp/cg.$c.$m.err" ||
 				{ cat "$tmp/cg.$c.$m.err" >&2; exit 1; }
 			sed -n 's/^summary: *//p' "$tmp/cg.$c.$m" >"$tmp/cg.$c.$m.ir"
+		done
+	done
+	for m in add parse; do
+		for ll in l2:1048576 l3:33554432; do
+			valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 \
+				--D1=32768,8,64 --LL="${ll#*:},16,64" --toggle-collect=run_lap \
+				--callgrind-out-file="$tmp/cg.drop.$m.${ll%%:*}" \
+				"$BIN" --case l1 --mode "$m" --drop "$DROP" --frags "$CG_FRAGS" \
+				>"$tmp/cg.drop.$m.${ll%%:*}.jsonl" 2>"$tmp/cg.drop.$m.err" ||
+				{ cat "$tmp/cg.drop.$m.err" >&2; exit 1; }
 		done
 	done
 fi
@@ -59,6 +78,31 @@ for r in rows:
     r["note"] = ("builder core alone on one core, synthetic MEPs in a ring of frames; "
                  "fragments_per_s/ns/instructions: add_mep on pre-parsed MEPs; "
                  "parse_*: xevb_classify + add_mep")
+drop = json.loads(open(os.path.join(tmp, "drop.jsonl")).read())
+drop["case"] = "l1-drop"
+drop["note"] = (f"live overload regime: {drop['drop_pct']}% of MEPs lost before the builder, "
+                "window 65536, 20 ms timeout (simulated clock), events time out incomplete; "
+                "ns per received fragment/frame; misses per fragment from callgrind's cache "
+                "simulation (D1 32 kB, LL 1 MB = l2, 32 MB = l3)")
+for m, pre in (("add", ""), ("parse", "parse_")):
+    if not have_cg:
+        drop[pre + "instructions_per_fragment"] = None
+        continue
+    for lvl in ("l2", "l3"):
+        f = os.path.join(tmp, f"cg.drop.{m}.{lvl}")
+        ev = summ = None
+        for line in open(f):
+            if line.startswith("events:"):
+                ev = line.split()[1:]
+            elif line.startswith("summary:"):
+                summ = [int(x) for x in line.split()[1:]]
+        summ += [0] * (len(ev) - len(summ))
+        d = dict(zip(ev, summ))
+        fed = json.loads(open(f + ".jsonl").read())[pre + "fed_fragments" if m == "parse" else "fed_fragments"]
+        drop[pre + "instructions_per_fragment"] = round(d["Ir"] / fed, 2)
+        drop[pre + "d1_misses_per_fragment"] = round((d["D1mr"] + d["D1mw"]) / fed, 3)
+        drop[pre + f"{lvl}_misses_per_fragment"] = round((d["DLmr"] + d["DLmw"]) / fed, 3)
+rows.append(drop)
 json.dump(rows, open(out, "w"), indent=1)
 hdr = f'{"case":5} {"Mfrag/s":>9} {"kev/s":>9} {"ns/frag":>8} {"instr/frag":>10} | {"+parse Mfrag/s":>14} {"ns/frag":>8} {"instr/frag":>10}'
 print(hdr)
@@ -69,5 +113,15 @@ for r in rows:
           f'{r["ns_per_fragment"]:8.2f} {ipf if ipf is not None else "n/a":>10} | '
           f'{r["parse_fragments_per_s"]/1e6:14.1f} {r["parse_ns_per_fragment"]:8.2f} '
           f'{pipf if pipf is not None else "n/a":>10}')
+d = drop
+print(f'{d["case"]:7} {d["drop_pct"]}% of MEPs lost: {d["ns_per_fragment"]:.2f} ns/frag '
+      f'{d["ns_per_frame"]:.0f} ns/frame; +parse {d["parse_ns_per_fragment"]:.2f} ns/frag '
+      f'{d["parse_ns_per_frame"]:.0f} ns/frame')
+if d.get("l2_misses_per_fragment") is not None:
+    for pre, what in (("", "add"), ("parse_", "+parse")):
+        print(f'        {what:6} per fragment: {d[pre + "instructions_per_fragment"]} instr, '
+              f'{d[pre + "d1_misses_per_fragment"]} D1 misses, '
+              f'{d[pre + "l2_misses_per_fragment"]} 1 MB-LL misses, '
+              f'{d[pre + "l3_misses_per_fragment"]} 32 MB-LL misses')
 print(f"wrote {out}")
 EOF

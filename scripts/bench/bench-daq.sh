@@ -13,9 +13,8 @@
 # largest fragment is MTU - 56 bytes (20 IP + 8 UDP + 16 MEP + 12 record):
 # 1444 B at MTU 1500, 8944 B at MTU 9000. The seed's 16-64 kB fragments
 # (TCP streams) are out of reach and are recorded as skipped with that
-# reason. XDP mode at MTU 9000 is skipped too: the XDP program is not
-# frags-aware, and veth refuses it when the MTU needs more than one page
-# (frames above about 3.4 kB; multi-buffer XDP is separate work).
+# reason. At MTU 9000 the XDP builder takes jumbo MEPs through multi-buffer
+# XDP and XDP_USE_SG (docs/bench/jumbo-and-forwarding.md).
 # Receive work of each veth runs on the sender's core (default NAPI).
 #
 # usage: scripts/bench/bench-daq.sh [OUT]   env: BENCH_QUICK=1 (N = 1, 4,
@@ -129,8 +128,6 @@ for mtu in "${MTUS[@]}"; do
 					grep -q "\"mode\": \"$mode\", \"mtu\": $mtu, \"sources\": $ns, \"builders\": $nb, \"frag_size\": $size," "$W/points" && continue
 					if ((size > maxfrag)); then
 						skip "$mode" "$mtu" "$ns" "$nb" "$size" "a MEP must fit one IP packet: largest fragment at MTU $mtu is $maxfrag B" >>"$W/points"
-					elif [[ $mode == xdp ]] && ((mtu > 3500)); then
-						skip "$mode" "$mtu" "$ns" "$nb" "$size" "XDP not attachable: veth needs a frags-aware program above ~3.4 kB frames (multi-buffer pending)" >>"$W/points"
 					else
 						point "$mode" "$mtu" "$ns" "$nb" "$size" | tee -a "$W/points" | cut -c1-160
 					fi

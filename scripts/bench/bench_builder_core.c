@@ -13,8 +13,19 @@
  * stdout. run_lap() holds exactly the measured work: callgrind's
  * --toggle-collect=run_lap counts its instructions (bench-builder-core.sh).
  *
+ * --drop PCT: the live overload regime. The veth drops PCT % of the MEPs
+ * before XDP (random, per frame), so nearly every event times out
+ * incomplete; window 65536, 20 ms timeout on a simulated clock that
+ * advances --frame-ns per offered frame (default 312: 3.2 Mfr/s offered, as
+ * the generator does), frame indices from a pool of 65536 (like the UMEM:
+ * a frame is reused only once the builder released it; none free = dropped
+ * as the RX ring would). Reports ns per received fragment and per received
+ * frame. The figures that matter here are cache misses: see
+ * bench-builder-core.sh (callgrind --cache-sim=yes).
+ *
  * usage: bench_builder_core [--case l1|hlt|all] [--mode add|parse|both]
  *                           [--frags N]  (fragments per case and mode)
+ *                           [--drop PCT] [--frame-ns NS]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -52,18 +63,40 @@ static struct xevb_parse_cfg pcfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
 static uint64_t n_emitted, frags_emitted, n_released;
 
+/* --drop mode: the live regime (see the top). */
+#define LIVE_FRAMES 65536u
+#define LIVE_WINDOW 65536u
+#define LIVE_TIMEOUT_NS 20000000ull
+static uint32_t drop_pct, frame_ns = 312;
+static uint32_t pool[LIVE_FRAMES], n_pool;   /* free frame indices */
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+static uint64_t fed_frames, fed_frags, pool_empty;
+
+static inline uint32_t rnd100(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return (uint32_t)(rng % 100);
+}
+
+static uint64_t bytes_emitted;
+
+/* Sizes the event, as `xevb build --no-forward` does. */
 static void on_emit(void *ctx, const struct xevb_event *ev)
 {
 	(void)ctx;
 	n_emitted++;
 	frags_emitted += ev->n_frags;
+	bytes_emitted += xevb_event_wire_size(ev);
 }
 
 static void on_release(void *ctx, uint32_t f)
 {
 	(void)ctx;
-	(void)f;
 	n_released++;
+	if (drop_pct)
+		pool[n_pool++] = f;
 }
 
 static void die(const char *m)
@@ -122,15 +155,41 @@ static void __attribute__((noinline)) ring_advance(struct ring *r)
 	}
 }
 
-static void __attribute__((noinline))
-run_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+static inline void
+lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
 {
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
-	uint32_t pack = r->c->pack;
+	uint32_t pack = r->c->pack, rx = 0;
 
 	for (uint32_t f = 0; f < r->n; f++) {
 		const uint8_t *fm = r->mem + (size_t)f * CHUNK;
 
+		if (drop_pct) {
+			uint32_t idx;
+
+			*now += frame_ns;
+			if (rnd100() < drop_pct)
+				continue;
+			if (!n_pool) {
+				pool_empty++;
+				continue;
+			}
+			idx = pool[--n_pool];
+			fed_frames++;
+			fed_frags += pack;
+			if (parse) {
+				struct xevb_pkt_info pi;
+
+				if (xevb_classify(fm, fm + r->len[f], r->len[f], &pcfg, &pi, refs) != XEVB_RES_MEP)
+					die("parse failed");
+				xevb_builder_add_mep(b, idx, fm, &pi, refs, *now);
+			} else {
+				xevb_builder_add_mep(b, idx, fm, &r->pi[f], &r->refs[(size_t)f * pack], *now);
+			}
+			if ((++rx & 63) == 0)
+				xevb_builder_poll(b, *now);
+			continue;
+		}
 		if (parse) {
 			struct xevb_pkt_info pi;
 
@@ -148,6 +207,19 @@ run_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
 	}
 }
 
+static void __attribute__((noinline))
+run_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+{
+	lap(b, r, parse, now);
+}
+
+/* --drop mode's warm-up: not run_lap, so callgrind counts only measured laps. */
+static void __attribute__((noinline))
+warm_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+{
+	lap(b, r, parse, now);
+}
+
 static double now_s(void)
 {
 	struct timespec ts;
@@ -157,8 +229,8 @@ static double now_s(void)
 }
 
 struct result {
-	double frags_per_s, events_per_s, ns_per_frag;
-	uint64_t frags, events;
+	double frags_per_s, events_per_s, ns_per_frag, ns_per_frame;
+	uint64_t frags, events, frames, incomplete, pool_empty;
 	uint64_t fed;   /* through run_lap, warm-up lap included: callgrind's divisor */
 };
 
@@ -171,6 +243,8 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 	double t = 0;
 
 	ring_init(&r, c);
+	fed_frames = fed_frags = pool_empty = 0;
+	rng = 0x9e3779b97f4a7c15ull;
 	for (uint32_t s = 0; s < c->n_src; s++)
 		src[s] = (uint16_t)(s * 3);
 	struct xevb_builder_cfg cfg = {
@@ -178,17 +252,32 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 		.n_frames = r.n, .timeout_ns = 1000000000ull,
 		.run_number = 1, .emit = on_emit, .frame_release = on_release,
 	};
+	if (drop_pct) {
+		cfg.window = LIVE_WINDOW;
+		cfg.n_frames = LIVE_FRAMES;
+		cfg.timeout_ns = LIVE_TIMEOUT_NS;
+		for (n_pool = 0; n_pool < LIVE_FRAMES; n_pool++)
+			pool[n_pool] = LIVE_FRAMES - 1 - n_pool;
+	}
 	struct xevb_builder *b = xevb_builder_new(&cfg);
 
 	if (!b)
 		die("xevb_builder_new");
 	frags_per_lap = (uint64_t)r.n * c->pack;
+	if (drop_pct)   /* received fragments per lap */
+		frags_per_lap = frags_per_lap * (100 - drop_pct) / 100;
 	laps = (want_frags + frags_per_lap - 1) / frags_per_lap;
 	n_emitted = frags_emitted = n_released = 0;
-	/* one warm-up lap, not counted */
-	run_lap(b, &r, parse, &now);
-	ring_advance(&r);
-	uint64_t ev0 = n_emitted;
+	/*
+	 * Warm-up, not counted: one lap, or in --drop mode enough laps that the
+	 * window has wrapped (every slot's row was used once: cold, as live).
+	 */
+	uint64_t warm = drop_pct ? LIVE_WINDOW / r.step + 1 : 1;
+	for (uint64_t l = 0; l < warm; l++) {
+		(drop_pct ? warm_lap : run_lap)(b, &r, parse, &now);
+		ring_advance(&r);
+	}
+	uint64_t ev0 = n_emitted, fr0 = fed_frames, fg0 = fed_frags;
 	for (uint64_t l = 0; l < laps; l++) {
 		double t0 = now_s();
 
@@ -202,15 +291,33 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 
 	if (!xevb_builder_check(b, msg, sizeof(msg)))
 		die(msg);
+	if (drop_pct) {
+		xevb_builder_flush(b);
+		if (!xevb_builder_check(b, msg, sizeof(msg)))
+			die(msg);
+		if (st->open_events || st->frames_held || n_pool != LIVE_FRAMES ||
+		    st->frags_in_events != st->frags_received || st->frags_received != fed_frags)
+			die("--drop: fragments lost, or frames not released");
+		res.frags = fed_frags - fg0;
+		res.frames = fed_frames - fr0;
+		res.fed = res.frags;
+		res.events = n_emitted - ev0;
+		res.incomplete = st->events_incomplete;
+		res.pool_empty = pool_empty;
+		goto done;
+	}
 	if (st->events_complete != (laps + 1) * r.step || st->open_events || st->frames_held ||
 	    n_released != (laps + 1) * r.n || st->frags_in_events != st->frags_received)
 		die("not every event built, or frames not released");
 	res.frags = laps * frags_per_lap;
+	res.frames = laps * r.n;
 	res.fed = (laps + 1) * frags_per_lap;
 	res.events = n_emitted - ev0;
+done:
 	res.frags_per_s = res.frags / t;
 	res.events_per_s = res.events / t;
 	res.ns_per_frag = t * 1e9 / res.frags;
+	res.ns_per_frame = t * 1e9 / res.frames;
 	xevb_builder_free(b);
 	free(r.mem);
 	free(r.len);
@@ -228,19 +335,27 @@ int main(int argc, char **argv)
 		{ "case", required_argument, NULL, 'c' },
 		{ "mode", required_argument, NULL, 'm' },
 		{ "frags", required_argument, NULL, 'n' },
+		{ "drop", required_argument, NULL, 'd' },
+		{ "frame-ns", required_argument, NULL, 't' },
 		{ 0 }
 	};
 	int o;
 
-	while ((o = getopt_long(argc, argv, "c:m:n:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "c:m:n:d:t:", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': which = optarg; break;
 		case 'm': mode = optarg; break;
 		case 'n': frags = strtoull(optarg, NULL, 0); break;
+		case 'd': drop_pct = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 't': frame_ns = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: %s [--case l1|hlt|all] [--mode add|parse|both] [--frags N]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--case l1|hlt|all] [--mode add|parse|both] [--frags N] [--drop PCT] [--frame-ns NS]\n", argv[0]);
 			return 2;
 		}
+	}
+	if (drop_pct >= 100) {
+		fprintf(stderr, "bench_builder_core: --drop must be below 100\n");
+		return 2;
 	}
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct bcase *c = &cases[i];
@@ -253,8 +368,15 @@ int main(int argc, char **argv)
 			a = run_case(c, 0, frags);
 		if (do_parse)
 			p = run_case(c, 1, frags);
-		printf("{\"case\": \"%s\", \"sources\": %u, \"frags_per_mep\": %u, \"payload_bytes\": %u",
-		       c->name, c->n_src, c->pack, c->payload);
+		printf("{\"case\": \"%s\", \"sources\": %u, \"frags_per_mep\": %u, \"payload_bytes\": %u, "
+		       "\"drop_pct\": %u",
+		       c->name, c->n_src, c->pack, c->payload, drop_pct);
+		if (drop_pct && do_add)
+			printf(", \"ns_per_frame\": %.3f, \"frames\": %llu, \"events_incomplete\": %llu, "
+			       "\"pool_empty\": %llu", a.ns_per_frame, (unsigned long long)a.frames,
+			       (unsigned long long)a.incomplete, (unsigned long long)a.pool_empty);
+		if (drop_pct && do_parse)
+			printf(", \"parse_ns_per_frame\": %.3f", p.ns_per_frame);
 		if (do_add)
 			printf(", \"fragments\": %llu, \"fragments_per_s\": %.0f, \"events_per_s\": %.0f, "
 			       "\"ns_per_fragment\": %.3f, \"fed_fragments\": %llu",

@@ -158,8 +158,9 @@ def study1():
                    "the XDP/socket median ratio is %s." % (f(med, "%.2f")))
                + 
                "Fragments above MTU - 56 bytes cannot be sent (a MEP must fit one IP packet, DF set), so the "
-               "seed's 16-64 kB TCP fragments are out of reach; XDP mode at MTU 9000 is skipped (the XDP "
-               "program is not frags-aware; veth refuses it above ~3.4 kB frames until multi-buffer lands). "
+               "seed's 16-64 kB TCP fragments are out of reach. At MTU 9000 the XDP builder takes jumbo MEPs "
+               "through multi-buffer XDP and XDP_USE_SG, with one copy per jumbo frame into a bounce buffer "
+               "([bench/jumbo-and-forwarding.md](bench/jumbo-and-forwarding.md)). "
                "The DFM's own scans (push and pull, up to 7x7) are in [dfm.md](dfm.md).\n")
     for fam in ("1xN", "Nx1", "NxN"):
         out.append(img("daq-" + fam, "study 1 %s" % fam))
