@@ -46,8 +46,14 @@ sent=$(jnum "$SH_W/chg.send" sent); got=$(jnum "$SH_W/chg.recv.json" packets)
 
 shape clear --dev eth0 2>/dev/null || sh_fail "clear"
 sh_nothing_left "after clear"
+# The kernel frees a detached program after an RCU grace period (and a
+# workqueue pass): give it up to 3 s before calling it leaked.
+for _ in $(seq 30); do
+	tb_exec source 0 bpftool prog show id "$prog" >/dev/null 2>&1 || break
+	sleep 0.1
+done
 if tb_exec source 0 bpftool prog show id "$prog" >/dev/null 2>&1; then
-	sh_fail "program $prog still loaded after clear"
+	sh_fail "program $prog still loaded 3 s after clear"
 else
 	sh_ok "program $prog is gone"
 fi
