@@ -174,18 +174,22 @@ def plot_dfm(d, doc):
     save(fig, d, "dfm-scan")
 
 
+# "drop" is the XDP_DROP ceiling run beside the others (bench-e2e.sh).
+E2E_MODES = ["bare", "xdp", "socket", "drop"]
+
+
 def plot_e2e(d, doc):
     rows = [r for r in doc.get("results", []) if not r.get("forward")]
     if not rows:
         return
     fig, a = plt.subplots(figsize=(9, 4.5))
     labels = ["%s %s %s %s" % (r["path"], r["case"], r["model"], r["mode"]) for r in rows]
-    a.barh(range(len(rows)), [r["frames_per_s"] / 1e6 for r in rows], color=[COLORS[["bare", "xdp", "socket"].index(r["mode"])] for r in rows])
+    a.barh(range(len(rows)), [r["frames_per_s"] / 1e6 for r in rows], color=[COLORS[E2E_MODES.index(r["mode"]) if r["mode"] in E2E_MODES else len(E2E_MODES)] for r in rows])
     a.set_yticks(range(len(rows)))
     a.set_yticklabels(labels, fontsize=7)
     a.invert_yaxis()
     a.set_xlabel("frames received (Mframes/s), build only")
-    a.set_title("End to end: bare AF_XDP / XDP builder / socket builder", fontsize=9)
+    a.set_title("End to end: XDP_DROP ceiling / bare AF_XDP / XDP builder / socket builder", fontsize=9)
     a.grid(True, axis="x", alpha=0.3)
     save(fig, d, "e2e-rx")
 
