@@ -30,7 +30,7 @@
 # CPU: our tasks' run time (generator, builder, napi thread, sink,
 # ksoftirqd/0-1) per frame received; /proc/stat busy time of both cores per
 # frame as well ("stat ns": counts whatever else the machine runs).
-# Subsets: BENCH_CASES="l1 big", BENCH_MODELS="gateway split", BENCH_PATHS=
+# Subsets: BENCH_CASES="l1 big" (or "small": 4 x 32 B MEPs, 192 B), BENCH_MODELS="gateway split", BENCH_PATHS=
 # "bridge direct"; BENCH_BUILDER_NICE (0) for the builder; BENCH_KEEP=1 keeps
 # the per-run files (the temporary directory is printed); BENCH_PERF=DIR
 # records `perf record -e cpu-clock -C 1 -g` of each run into DIR;
@@ -265,6 +265,7 @@ for case in $CASES; do
 	case $case in
 	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;
 	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 FRAME_SIZE=4096 ;;
+	small) NSRC=126 PACK=4 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;  # 192 B MEPs (issue 10: small frames)
 	*) echo "unknown case $case" >&2; exit 2 ;;
 	esac
 	P="xevb$$e2e$case"
