@@ -89,15 +89,8 @@ point() {  # MODE MTU NSRC NBLD SIZE -> one JSON line on stdout
 	python3 - "$W" "$mode" "$mtu" "$ns" "$nb" "$size" <<'PY'
 import json, sys
 w, mode, mtu, ns, nb, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
-def last(path):  # the JSON lines of a summary, merged (build prints dfm_ctl, then its report)
-    out = {}
-    try:
-        for l in open(path):
-            if l.startswith("{"):
-                out.update(json.loads(l))
-    except Exception:
-        pass
-    return out
+sys.path.insert(0, "scripts/bench")
+from benchlib import summary_json as last
 d = last(w + "/dfm.json")
 b = [last("%s/b%d.json" % (w, k)) for k in range(nb)]
 el = d.get("elapsed_s", 0)

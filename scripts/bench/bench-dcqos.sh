@@ -89,15 +89,8 @@ point() {  # BMODE DFMMODE NSRC SIZE SHAPE(none|RATE) -> one JSON line
 	python3 - "$W" "$mode" "$dm" "$ns" "$size" "$shape" <<'PY'
 import json, sys
 w, mode, dm, ns, size, shape = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
-def merged(path):
-    out = {}
-    try:
-        for l in open(path):
-            if l.startswith("{"):
-                out.update(json.loads(l))
-    except Exception:
-        pass
-    return out
+sys.path.insert(0, "scripts/bench")
+from benchlib import summary_json as merged
 d, b = merged(w + "/dfm.json"), merged(w + "/b.json")
 try:
     port = [q for q in json.load(open(w + "/port.json")) if q["kind"] == "tbf"][0]

@@ -118,15 +118,7 @@ set_model() {
 	fi
 }
 
-wait_for() { # FILE PATTERN PID: until FILE matches, PID dies or 10 s pass
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+. scripts/bench/lib_bench.sh   # wait_for
 
 # run_point CASE MODEL MODE FWD RUN: one run, its figures appended to RESULTS.
 # PATH_NAME, BDEV (builder side), SRC_PATH_ARGS (source side) say which link.

@@ -75,15 +75,7 @@ tb_on_cleanup() {
 	stop_bg
 	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
 }
-wait_for() { # FILE PATTERN PID
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+. scripts/bench/lib_bench.sh   # wait_for
 
 # probe IMPL FPS -> one JSON line: offered and received frames/s, loss.
 # FPS 0: unpaced. Uses NSRC PACK FRAG FRAME_SIZE BNS SRCNS SNS BADDR SADDR.
@@ -131,15 +123,8 @@ probe() {
 	python3 - "$d" "$fps" "$impl" <<'PY'
 import json, sys
 d, fps, impl = sys.argv[1], float(sys.argv[2]), sys.argv[3]
-def merged(p):
-    out = {}
-    try:
-        for l in open(p):
-            if l.startswith("{"):
-                out.update(json.loads(l))
-    except OSError:
-        pass
-    return out
+sys.path.insert(0, "scripts/bench")
+from benchlib import summary_json as merged
 s, b, k = merged(d + "/src.json"), merged(d + "/build.json"), merged(d + "/sink.json")
 el = s.get("elapsed_s") or 0
 tx, rx = s.get("packets", 0), b.get("rx_frames", 0)
@@ -187,15 +172,8 @@ dfm_point() {
 import json, sys
 d, flow, mode, label, nsrc, pack, frag, mtu, tol = sys.argv[1:]
 nsrc, pack, frag, mtu = int(nsrc), int(pack), int(frag), int(mtu)
-def merged(p):
-    out = {}
-    try:
-        for l in open(p):
-            if l.startswith("{"):
-                out.update(json.loads(l))
-    except OSError:
-        pass
-    return out
+sys.path.insert(0, "scripts/bench")
+from benchlib import summary_json as merged
 m, b, k = merged(d + "/dfm.json"), merged(d + "/build.json"), merged(d + "/sink.json")
 el = m.get("elapsed_s") or 0
 ev = m.get("complete", 0) / el if el else 0

@@ -88,15 +88,7 @@ napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
 # The new napi threads (pids), in napi id order: veth creates them queue by queue.
 napi_new() { comm -13 "$1" <(napi_pids) | while read -r p; do echo "$(cut -d- -f2 <"/proc/$p/comm") $p"; done | sort -n | awk '{ print $2 }'; }
 
-wait_for() { # FILE PATTERN PID
-	local i
-	for ((i = 0; i < 100; i++)); do
-		grep -qE "$2" "$1" 2>/dev/null && return 0
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.1
-	done
-	return 1
-}
+. scripts/bench/lib_bench.sh   # wait_for
 
 # run_one CASE CONFIG RUN   (PATH_NAME, BDEV: which path)
 run_one() {

@@ -20,6 +20,19 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 
+def summary_json(path):
+    """The JSON lines a tool printed (--json), merged into one dict: build
+    prints its dfm_ctl or workers line before its report. {} if none."""
+    out = {}
+    try:
+        for line in open(path):
+            if line.startswith("{"):
+                out.update(json.loads(line))
+    except (OSError, ValueError):
+        pass
+    return out
+
+
 def meta(extra=()):
     out = subprocess.run([sys.executable, os.path.join(HERE, "meta.py")] + list(extra),
                          capture_output=True, text=True, timeout=60)
