@@ -9,6 +9,7 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <xevb/mep_parse_ld.h>
+#include <xevb/mep_digest.h>
 #include <xevb/xdp_stats.h>
 
 /* Set by the loader before load. */
@@ -17,6 +18,12 @@ const volatile __u16 cfg_udp_port = XEVB_DEFAULT_UDP_PORT;
 const volatile __u8 cfg_has_buff_len = 1;  /* bpf_xdp_get_buff_len (5.18+) */
 /* Loaded with BPF_F_XDP_HAS_FRAGS (jumbo MTU): walk MEPs that span frags. */
 const volatile __u8 cfg_frags = 0;
+/*
+ * Room for a frame in an AF_XDP chunk (frame size - XDP headroom): a MEP
+ * redirected to a socket gets a digest (xevb/mep_digest.h) when frame and
+ * digest fit. 0: no digests.
+ */
+const volatile __u32 cfg_digest_room = 0;
 
 /* Mutable at run time through the skeleton's .bss mapping. */
 __u32 filter_flags;
@@ -48,6 +55,21 @@ struct {
 	__type(key, __u32);
 	__type(value, __u8);   /* non-zero: source_id expected */
 } src_ids SEC(".maps");
+
+/*
+ * The parser's per-record output, for the digest: 12 kB, too big for the
+ * stack, and per CPU, so the program never shares it.
+ */
+struct frag_scratch {
+	struct xevb_frag_ref f[XEVB_MAX_FRAGS_PER_MEP];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct frag_scratch);
+} scratch SEC(".maps");
 
 static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
 {
@@ -102,6 +124,48 @@ static __always_inline void touch_lines(const __u8 *data, const __u8 *data_end)
 	xevb_opaque(acc);
 }
 
+/*
+ * Append the digest of the linear MEP now ending at orig (frame trimmed to
+ * the IP datagram). Leaves the frame as it was when it cannot.
+ */
+static __always_inline void digest_append(struct xdp_md *ctx, const struct xevb_pkt_info *pi,
+					  const struct xevb_frag_ref *fr, __u32 orig)
+{
+	__u32 n = pi->n_frags, first = pi->first_event_id, dlen, i;
+	__u8 *data, *data_end, *dst, *p;
+
+	if (n == 0 || n > XEVB_DIGEST_MAX_FRAGS)
+		return;
+	dlen = XEVB_DIGEST_LEN(n);
+	if (orig > 4096 || orig + dlen > cfg_digest_room)
+		return;
+	if (bpf_xdp_adjust_tail(ctx, (int)dlen))
+		return;
+	data = (__u8 *)(long)ctx->data;
+	data_end = (__u8 *)(long)ctx->data_end;
+	dst = data + orig;
+	for (i = 0; i < XEVB_DIGEST_MAX_FRAGS; i++) {
+		__u32 d;
+
+		if (i >= n)
+			break;
+		d = fr[i].event_id - first;
+		p = dst + i * XEVB_DIGEST_ENT_LEN;
+		if (d > XEVB_DIGEST_MAX_SPAN || p + XEVB_DIGEST_ENT_LEN > data_end)
+			goto undo;
+		*(__u32 *)p = d | ((__u32)fr[i].length << 16);
+	}
+	p = dst + n * XEVB_DIGEST_ENT_LEN;
+	if (p + XEVB_DIGEST_TRAILER_LEN > data_end)
+		goto undo;
+	*(__u32 *)p = first;
+	*(__u32 *)(p + 4) = pi->mep_off | (n << 16);
+	*(__u32 *)(p + 8) = orig | (XEVB_DIGEST_MAGIC << 16);
+	return;
+undo:
+	bpf_xdp_adjust_tail(ctx, -(int)dlen);
+}
+
 SEC("xdp")
 int xevb_steer(struct xdp_md *ctx)
 {
@@ -112,16 +176,23 @@ int xevb_steer(struct xdp_md *ctx)
 		.ip_proto = cfg_ip_proto,
 	};
 	struct xevb_pkt_info pi = {};
-	__u32 len, qid;
-	int res;
+	struct xevb_frag_ref *fr = NULL;
+	__u32 len, qid, orig, zero = 0;
+	int res, act, linear_mep;
 
 	if (cfg_has_buff_len)
 		len = bpf_xdp_get_buff_len(ctx);
 	else
 		len = ctx->data_end - ctx->data;
 
+	if (cfg_digest_room) {
+		struct frag_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
+		if (s)
+			fr = s->f;
+	}
 	touch_lines(data, data_end);
-	res = xevb_classify(data, data_end, len, &cfg, &pi, NULL);
+	res = xevb_classify(data, data_end, len, &cfg, &pi, fr);
+	linear_mep = res == XEVB_RES_MEP;
 	/*
 	 * A jumbo MEP runs past the linear part: every record is still
 	 * validated, its header copied out of the frags. The socket takes the
@@ -140,13 +211,25 @@ int xevb_steer(struct xdp_md *ctx)
 		return XDP_DROP;
 	}
 	qid = ctx->rx_queue_index;
-	if (!bpf_map_lookup_elem(&xsks, &qid)) {
+	act = bpf_redirect_map(&xsks, qid, XDP_PASS);
+	if (act != XDP_REDIRECT) {
 		/* No builder socket here: the kernel's socket path may take it. */
 		count(XEVB_XDP_NO_XSK, len, pi.n_frags);
-		return XDP_PASS;
+		return act;
+	}
+	/*
+	 * Nothing after the IP datagram reaches the socket (Ethernet padding,
+	 * junk): a digest user space finds at the end is then always ours.
+	 */
+	orig = (__u32)pi.mep_off + pi.mep_len;
+	if (len > orig && bpf_xdp_adjust_tail(ctx, -(int)(len - orig))) {
+		count(XEVB_XDP_TRIM_FAIL, len, pi.n_frags);
+		return XDP_DROP;
 	}
 	count(XEVB_XDP_TO_XSK, len, pi.n_frags);
-	return bpf_redirect_map(&xsks, qid, XDP_PASS);
+	if (fr && linear_mep && ctx->data_end - ctx->data == orig)
+		digest_append(ctx, &pi, fr, orig);
+	return XDP_REDIRECT;
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -26,6 +26,12 @@ struct xevb_loader_cfg {
 	uint32_t n_source_ids;
 	const uint32_t *src_addrs;  /* filter, network order: NULL/0 allows all */
 	uint32_t n_src_addrs;
+	/*
+	 * Bytes a frame may take in an AF_XDP chunk (frame size - 256 headroom):
+	 * MEPs redirected to a socket get a digest (mep_digest.h) if they still
+	 * fit with it. 0: no digests.
+	 */
+	uint32_t digest_room;
 };
 
 struct xevb_loader {

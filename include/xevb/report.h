@@ -40,6 +40,9 @@ struct xevb_snapshot {
 	struct xevb_xsk_stats xsk[XEVB_XSK_MAX_QUEUES];
 	struct xevb_output_stats out;
 	struct xevb_builder_stats core;
+	/* AF_XDP frames whose MEP digest (mep_digest.h) was missing or did not check out */
+	uint64_t rx_digest_fallback;
+	uint64_t rx_digest;            /* AF_XDP frames taken from their digest */
 };
 
 /* One line of rates between two snapshots, xdp-bench style. */

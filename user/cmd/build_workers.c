@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <xevb/cli.h>
 #include <xevb/handoff.h>
+#include <xevb/mep_digest.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
 #include "build_workers.h"
@@ -309,8 +310,8 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_frame(data[i + PREFETCH_AHEAD], len[i + PREFETCH_AHEAD]);
-		res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, w->frags);
-		w->st.rx_bytes += len[i];
+		res = xevb_xsk_classify(data[i], len[i], &bw->c.pcfg, &pi, w->frags, NULL);
+		w->st.rx_bytes += res == XEVB_RES_MEP ? (uint32_t)pi.mep_off + pi.mep_len : len[i];
 		if (res != XEVB_RES_MEP) {
 			/* XDP judged it already: does not happen unless the program is bypassed. */
 			w->st.rx_not_mep++;

@@ -21,6 +21,7 @@
 #include <xevb/builder.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
+#include <xevb/mep_digest.h>
 #include <xevb/mep_parse.h>
 #include <xevb/metrics.h>
 #include <xevb/output.h>
@@ -48,6 +49,7 @@ enum {
 	O_BACKLOG, O_ID,
 	O_METRICS,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
+	O_NODIGEST = 0x6d00,
 	O_ZEROCOPY = 0x7f00,
 	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
 };
@@ -85,6 +87,7 @@ static const struct xevb_opt opts[] = {
 	{ "busy-budget", O_BUSYBUDGET, "N", "--busy-poll: frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, default --rx-batch)" },
 	{ "rx-batch", O_RXBATCH, "N", "frames taken from the RX ring per batch (default 64, at most 256)" },
 	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
+	{ "no-digest", O_NODIGEST, NULL, "XDP appends no MEP digest: user space walks every record (A/B of docs/digest.md)" },
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
@@ -148,6 +151,8 @@ struct build {
 	struct bw *bw;               /* --workers > 1 */
 	char snap_path[256];
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+	uint64_t rx_digest, rx_digest_fallback;
+	bool digest;                 /* the XDP program appends MEP digests */
 	bool unpriv;                 /* privileges dropped: the watcher cleans up */
 	pid_t watcher;
 	int watcher_fd;
@@ -209,6 +214,56 @@ static inline void prefetch_frame(const uint8_t *p, uint32_t len)
 		__builtin_prefetch(p + off, 0, 3);
 }
 
+/*
+ * Digest prefetch: the headers' line and the digest's last lines (three
+ * cover 44 records); the records themselves are not read.
+ */
+#define DIGEST_AHEAD 4
+
+static inline void prefetch_digest(const uint8_t *p, uint32_t len)
+{
+	__builtin_prefetch(p, 0, 3);
+	__builtin_prefetch(p + len - 1, 0, 3);
+	__builtin_prefetch(p + len - 65, 0, 3);
+	__builtin_prefetch(p + len - 129, 0, 3);
+}
+
+/* AF_XDP: the MEP digest the XDP program appended, or the full parser. */
+static void handle_batch_xsk(struct build *bd, uint32_t n, const uint32_t *idx,
+			     const uint8_t **data, const uint32_t *len, uint64_t now,
+			     struct xevb_frag_ref *frags)
+{
+	for (uint32_t i = 0; i < n && i < DIGEST_AHEAD; i++)
+		prefetch_digest(data[i], len[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		struct xevb_pkt_info pi;
+		int res;
+
+		if (i + DIGEST_AHEAD < n)
+			prefetch_digest(data[i + DIGEST_AHEAD], len[i + DIGEST_AHEAD]);
+		res = xevb_digest_read(data[i], len[i], &bd->pcfg, &pi, frags);
+		if (res == XEVB_RES_MEP) {
+			bd->rx_digest++;
+		} else {
+			bd->rx_digest_fallback++;
+			prefetch_frame(data[i], len[i]);
+			res = xevb_classify(data[i], data[i] + len[i], len[i], &bd->pcfg, &pi, frags);
+		}
+		if (res == XEVB_RES_MEP) {
+			/* The frame up to the end of its IP datagram: no digest, no padding. */
+			bd->rx_bytes += (uint32_t)pi.mep_off + pi.mep_len;
+			xevb_builder_add_mep(bd->b, idx[i], data[i], &pi, frags, now);
+		} else {
+			bd->rx_bytes += len[i];
+			/* XDP judged every frame: only a bypassed program lets one through. */
+			bd->rx_not_mep++;
+			release_cb(bd, idx[i]);
+		}
+	}
+	bd->rx_frames += n;
+	bd->batches++;
+}
+
 static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 			 const uint8_t **data, const uint32_t *len, uint64_t now)
 {
@@ -218,7 +273,7 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 	if (bd->bare) {
 		/* The receive ceiling: what the ring loop costs without the builder. */
 		for (uint32_t i = 0; i < n; i++) {
-			bd->rx_bytes += len[i];
+			bd->rx_bytes += len[i];   /* socket path; AF_XDP: replaced in snapshot() */
 			release_cb(bd, idx[i]);
 		}
 		bd->rx_frames += n;
@@ -231,6 +286,10 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 	 * header the parser reads would be a stall. Fetch PREFETCH_AHEAD frames
 	 * ahead so their lines arrive while earlier frames are built.
 	 */
+	if (bd->digest) {
+		handle_batch_xsk(bd, n, idx, data, len, now, frags);
+		return;
+	}
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
@@ -262,12 +321,21 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->rx_not_mep = bd->rx_not_mep;
 	s->batches = bd->batches;
 	s->polls = bd->polls;
+	s->rx_digest = bd->rx_digest;
+	s->rx_digest_fallback = bd->rx_digest_fallback;
 	s->out = bd->out.st;
 	s->core = *xevb_builder_stats(bd->b);
 	if (bd->bw)
 		bw_snapshot(bd->bw, s);
 	if (bd->xdp) {
 		xevb_xdp_counters_read(bd->ld.counters_fd, s->xdp);
+		/*
+		 * --bare never reads a frame, and a descriptor's length includes
+		 * the digest: take the bytes per frame the program redirected.
+		 */
+		if (bd->bare && s->xdp[XEVB_XDP_TO_XSK].packets)
+			s->rx_bytes = (uint64_t)((double)s->xdp[XEVB_XDP_TO_XSK].bytes /
+						 (double)s->xdp[XEVB_XDP_TO_XSK].packets * (double)s->rx_frames);
 		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
 			xevb_xsk_stats(&bd->xsk, q, &s->xsk[q]);
 	} else {
@@ -318,7 +386,7 @@ int cmd_build(int argc, char **argv)
 	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
-	bool no_huge = false;
+	bool no_huge = false, no_digest = false;
 	int nice_val = 0, fifo_prio = 0;
 	bool set_nice = false;
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
@@ -414,6 +482,7 @@ int cmd_build(int argc, char **argv)
 		case O_BUSYBUDGET: if (!xevb_parse_u32("busy-budget", arg, 1, 1024, &busy_budget)) return 2; busy = true; break;
 		case O_RXBATCH: if (!xevb_parse_u32("rx-batch", arg, 1, RX_BATCH_MAX, &rx_batch)) return 2; break;
 		case O_NOHUGE: no_huge = true; break;
+		case O_NODIGEST: no_digest = true; break;
 		case O_NICE: {
 			char *end;
 			long v = strtol(arg, &end, 10);
@@ -566,6 +635,7 @@ int cmd_build(int argc, char **argv)
 			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
 			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
 			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
+			.digest_room = no_digest ? 0 : frame_size - 256,
 		};
 		struct xevb_xsk_cfg xc = {
 			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
@@ -574,6 +644,7 @@ int cmd_build(int argc, char **argv)
 		};
 		if (xevb_loader_attach(&bd.ld, &lc))
 			goto out;
+		bd.digest = lc.digest_room != 0;
 		if (user) {
 			/* Before the UMEM exists: fork must never copy pinned pages. */
 			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);

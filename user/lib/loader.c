@@ -254,6 +254,7 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	}
 	l->skel->rodata->cfg_ip_proto = cfg->ip_proto;
 	l->skel->rodata->cfg_udp_port = cfg->udp_port;
+	l->skel->rodata->cfg_digest_room = cfg->digest_room;
 	l->skel->rodata->cfg_has_buff_len =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) == 1;
 	/* Frames above a page need a frags-aware program (kernel 5.18+). */

@@ -132,6 +132,8 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error,
 		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
+	fprintf(f, ",\"rx_digest\":%" PRIu64 ",\"rx_digest_fallback\":%" PRIu64, s->rx_digest,
+		s->rx_digest_fallback);
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
