@@ -126,21 +126,29 @@ static __always_inline void touch_lines(const __u8 *data, const __u8 *data_end)
 
 /*
  * Append the digest of the linear MEP now ending at orig (frame trimmed to
- * the IP datagram). Leaves the frame as it was when it cannot.
+ * the IP datagram), from the parser's records in the scratch map. Leaves
+ * the frame as it was when it cannot. A global function, so the verifier
+ * checks it once, not once for every way the parser's loop can end.
  */
-static __always_inline void digest_append(struct xdp_md *ctx, const struct xevb_pkt_info *pi,
-					  const struct xevb_frag_ref *fr, __u32 orig)
+__attribute__((noinline)) int xevb_digest_append(struct xdp_md *ctx, __u32 orig, __u32 n, __u32 first,
+						 __u32 mep_off)
 {
-	__u32 n = pi->n_frags, first = pi->first_event_id, dlen, i;
+	struct frag_scratch *s;
+	const struct xevb_frag_ref *fr;
+	__u32 dlen, i, zero = 0;
 	__u8 *data, *data_end, *dst, *p;
 
-	if (n == 0 || n > XEVB_DIGEST_MAX_FRAGS)
-		return;
+	if (!ctx || n == 0 || n > XEVB_DIGEST_MAX_FRAGS)
+		return 0;
+	s = bpf_map_lookup_elem(&scratch, &zero);
+	if (!s)
+		return 0;
+	fr = s->f;
 	dlen = XEVB_DIGEST_LEN(n);
 	if (orig > 4096 || orig + dlen > cfg_digest_room)
-		return;
+		return 0;
 	if (bpf_xdp_adjust_tail(ctx, (int)dlen))
-		return;
+		return 0;
 	data = (__u8 *)(long)ctx->data;
 	data_end = (__u8 *)(long)ctx->data_end;
 	dst = data + orig;
@@ -159,11 +167,12 @@ static __always_inline void digest_append(struct xdp_md *ctx, const struct xevb_
 	if (p + XEVB_DIGEST_TRAILER_LEN > data_end)
 		goto undo;
 	*(__u32 *)p = first;
-	*(__u32 *)(p + 4) = pi->mep_off | (n << 16);
+	*(__u32 *)(p + 4) = mep_off | (n << 16);
 	*(__u32 *)(p + 8) = orig | (XEVB_DIGEST_MAGIC << 16);
-	return;
+	return 1;
 undo:
 	bpf_xdp_adjust_tail(ctx, -(int)dlen);
+	return 0;
 }
 
 SEC("xdp")
@@ -228,7 +237,7 @@ int xevb_steer(struct xdp_md *ctx)
 	}
 	count(XEVB_XDP_TO_XSK, len, pi.n_frags);
 	if (fr && linear_mep && ctx->data_end - ctx->data == orig)
-		digest_append(ctx, &pi, fr, orig);
+		xevb_digest_append(ctx, orig, pi.n_frags, pi.first_event_id, pi.mep_off);
 	return XDP_REDIRECT;
 }
 

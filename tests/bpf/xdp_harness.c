@@ -38,6 +38,11 @@ void xdp_env_counters(struct xdp_env *e, struct xevb_xdp_ctr out[XEVB_XDP__SLOTS
 
 void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 {
+	xdp_env_open_digest(e, ip_proto, udp_port, 0);
+}
+
+void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room)
+{
 	uint8_t probe[60] = { 0 };
 	struct xdp_outcome o;
 	int err;
@@ -52,6 +57,7 @@ void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 		cr_fatal("xevb_steer__open failed: %s", strerror(errno));
 	e->skel->rodata->cfg_ip_proto = ip_proto;
 	e->skel->rodata->cfg_udp_port = udp_port;
+	e->skel->rodata->cfg_digest_room = digest_room;
 	/* Frames longer than the linear area arrive in frags only for such programs. */
 	e->skel->rodata->cfg_frags = 1;
 	err = bpf_program__set_flags(e->skel->progs.xevb_steer, BPF_F_XDP_HAS_FRAGS);

@@ -27,6 +27,8 @@ struct xdp_env {
  * fails or when BPF_PROG_RUN does not work for XDP.
  */
 void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port);
+/* The same, with the MEP digest on (cfg_digest_room, see xevb/mep_digest.h). */
+void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room);
 void xdp_env_close(struct xdp_env *e);
 
 /* All counter slots, summed over every CPU. */
