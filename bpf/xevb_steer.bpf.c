@@ -194,13 +194,20 @@ int xevb_steer(struct xdp_md *ctx)
 	else
 		len = ctx->data_end - ctx->data;
 
+	touch_lines(data, data_end);
+	/*
+	 * Two calls, one of them dead for the verifier (cfg_digest_room is
+	 * fixed at load): without digests the parser is compiled with no
+	 * record output at all, as cheap as it was before digests.
+	 */
 	if (cfg_digest_room) {
 		struct frag_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 		if (s)
 			fr = s->f;
+		res = xevb_classify(data, data_end, len, &cfg, &pi, fr);
+	} else {
+		res = xevb_classify(data, data_end, len, &cfg, &pi, NULL);
 	}
-	touch_lines(data, data_end);
-	res = xevb_classify(data, data_end, len, &cfg, &pi, fr);
 	linear_mep = res == XEVB_RES_MEP;
 	/*
 	 * A jumbo MEP runs past the linear part: every record is still
@@ -231,7 +238,7 @@ int xevb_steer(struct xdp_md *ctx)
 	 * junk): a digest user space finds at the end is then always ours.
 	 */
 	orig = (__u32)pi.mep_off + pi.mep_len;
-	if (len > orig && bpf_xdp_adjust_tail(ctx, -(int)(len - orig))) {
+	if (cfg_digest_room && len > orig && bpf_xdp_adjust_tail(ctx, -(int)(len - orig))) {
 		count(XEVB_XDP_TRIM_FAIL, len, pi.n_frags);
 		return XDP_DROP;
 	}

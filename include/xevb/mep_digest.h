@@ -68,7 +68,8 @@ static inline int xevb_digest_read(const __u8 *frame, __u32 len, const struct xe
 	__u8 ipp;
 	int is_udp;
 
-	if (len < XEVB_ETH_HLEN + 20 + XEVB_MEP_HLEN + XEVB_DIGEST_LEN(1))
+	/* Only a program that trims what follows the datagram makes digests trustworthy. */
+	if (!cfg->digest || len < XEVB_ETH_HLEN + 20 + XEVB_MEP_HLEN + XEVB_DIGEST_LEN(1))
 		return -1;
 	memcpy(&t, frame + len - XEVB_DIGEST_TRAILER_LEN, sizeof(t));
 	n = t.n_frags;

@@ -50,6 +50,7 @@ static int xsk_fd = -1;
 static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
+	.digest = 1,
 };
 
 static void setup(void)

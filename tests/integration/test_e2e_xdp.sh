@@ -16,4 +16,9 @@ e2e_topology xudp_nxn      xdp  udp   2     2   2        2     3000
 # Longer, paced (0.4 s): 8000 packets, more than the 4096-entry RX ring.
 E2E_RATE=50000 \
 e2e_topology xraw_nx1_20k  xdp  raw   2     2   1        1     20000
+# The MEP digest (--digest): the same accounting, frames read from their digest.
+E2E_DIGEST=1 \
+e2e_topology xraw_digest   xdp  raw   3     2   1        2     4000
+E2E_DIGEST=1 \
+e2e_topology xudp_digest   xdp  udp   2     2   2        2     3000
 e2e_finish

@@ -25,6 +25,7 @@ TestSuite(digest, .timeout = 60);
 static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
+	.digest = 1,
 };
 
 static uint64_t rng = SEED;
@@ -246,4 +247,23 @@ Test(digest, random_corruption_never_escapes)
 	printf("digest: %u randomly corrupted frames: %u digests accepted (inside the frame), %u fell back\n",
 	       N_FLIPS, accepted, rejected);
 	cr_assert(gt(u32, rejected, 0));
+}
+
+/* A builder whose program writes no digests never believes one (nothing trims the padding). */
+Test(digest, not_read_unless_the_program_writes_them)
+{
+	static uint8_t f[8192];
+	static struct xevb_frag_ref fp[XEVB_MAX_FRAGS_PER_MEP], fd[XEVB_MAX_FRAGS_PER_MEP];
+	struct xevb_parse_cfg off = cfg;
+	struct xevb_pkt_info pp = { 0 }, pd = { 0 };
+	size_t len = random_frame(f, sizeof(f), 25), dlen;
+	int used = -1;
+
+	off.digest = 0;
+	cr_assert(eq(int, xevb_classify(f, f + len, (uint32_t)len, &cfg, &pp, fp), XEVB_RES_MEP));
+	dlen = append_digest(f, len, &pp, fp);
+	cr_assert(eq(int, xevb_digest_read(f, (uint32_t)dlen, &off, &pd, fd), -1));
+	cr_assert(eq(int, xevb_xsk_classify(f, (uint32_t)dlen, &off, &pd, fd, &used), XEVB_RES_MEP));
+	cr_assert(eq(int, used, 0));
+	assert_same(&pp, fp, &pd, fd, 0);
 }

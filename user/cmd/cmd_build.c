@@ -49,7 +49,7 @@ enum {
 	O_BACKLOG, O_ID,
 	O_METRICS,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
-	O_NODIGEST = 0x6d00,
+	O_DIGEST = 0x6d00,
 	O_ZEROCOPY = 0x7f00,
 	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
 };
@@ -87,7 +87,7 @@ static const struct xevb_opt opts[] = {
 	{ "busy-budget", O_BUSYBUDGET, "N", "--busy-poll: frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, default --rx-batch)" },
 	{ "rx-batch", O_RXBATCH, "N", "frames taken from the RX ring per batch (default 64, at most 256)" },
 	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
-	{ "no-digest", O_NODIGEST, NULL, "XDP appends no MEP digest: user space walks every record (A/B of docs/digest.md)" },
+	{ "digest", O_DIGEST, NULL, "XDP appends a MEP digest so the builder need not walk the records (docs/digest.md; costs more in XDP than it saves here)" },
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
@@ -386,7 +386,7 @@ int cmd_build(int argc, char **argv)
 	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
-	bool no_huge = false, no_digest = false;
+	bool no_huge = false, digest = false;
 	int nice_val = 0, fifo_prio = 0;
 	bool set_nice = false;
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
@@ -482,7 +482,7 @@ int cmd_build(int argc, char **argv)
 		case O_BUSYBUDGET: if (!xevb_parse_u32("busy-budget", arg, 1, 1024, &busy_budget)) return 2; busy = true; break;
 		case O_RXBATCH: if (!xevb_parse_u32("rx-batch", arg, 1, RX_BATCH_MAX, &rx_batch)) return 2; break;
 		case O_NOHUGE: no_huge = true; break;
-		case O_NODIGEST: no_digest = true; break;
+		case O_DIGEST: digest = true; break;
 		case O_NICE: {
 			char *end;
 			long v = strtol(arg, &end, 10);
@@ -635,7 +635,7 @@ int cmd_build(int argc, char **argv)
 			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
 			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
 			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
-			.digest_room = no_digest ? 0 : frame_size - 256,
+			.digest_room = digest ? frame_size - 256 : 0,
 		};
 		struct xevb_xsk_cfg xc = {
 			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
@@ -645,6 +645,7 @@ int cmd_build(int argc, char **argv)
 		if (xevb_loader_attach(&bd.ld, &lc))
 			goto out;
 		bd.digest = lc.digest_room != 0;
+		bd.pcfg.digest = bd.digest;
 		if (user) {
 			/* Before the UMEM exists: fork must never copy pinned pages. */
 			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
