@@ -175,8 +175,12 @@ undo:
 	return 0;
 }
 
-SEC("xdp")
-int xevb_steer(struct xdp_md *ctx)
+/*
+ * The program, specialised by the compiler for digest (a constant): the
+ * copy without digests carries none of their values in its registers, and
+ * the verifier sees only the copy cfg_digest_room selects at load.
+ */
+static __always_inline int steer(struct xdp_md *ctx, const int digest)
 {
 	const __u8 *data = (const __u8 *)(long)ctx->data;
 	const __u8 *data_end = (const __u8 *)(long)ctx->data_end;
@@ -195,19 +199,12 @@ int xevb_steer(struct xdp_md *ctx)
 		len = ctx->data_end - ctx->data;
 
 	touch_lines(data, data_end);
-	/*
-	 * Two calls, one of them dead for the verifier (cfg_digest_room is
-	 * fixed at load): without digests the parser is compiled with no
-	 * record output at all, as cheap as it was before digests.
-	 */
-	if (cfg_digest_room) {
+	if (digest) {
 		struct frag_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
 		if (s)
 			fr = s->f;
-		res = xevb_classify(data, data_end, len, &cfg, &pi, fr);
-	} else {
-		res = xevb_classify(data, data_end, len, &cfg, &pi, NULL);
 	}
+	res = xevb_classify(data, data_end, len, &cfg, &pi, fr);
 	linear_mep = res == XEVB_RES_MEP;
 	/*
 	 * A jumbo MEP runs past the linear part: every record is still
@@ -233,12 +230,16 @@ int xevb_steer(struct xdp_md *ctx)
 		count(XEVB_XDP_NO_XSK, len, pi.n_frags);
 		return act;
 	}
+	if (!digest) {
+		count(XEVB_XDP_TO_XSK, len, pi.n_frags);
+		return XDP_REDIRECT;
+	}
 	/*
 	 * Nothing after the IP datagram reaches the socket (Ethernet padding,
 	 * junk): a digest user space finds at the end is then always ours.
 	 */
 	orig = (__u32)pi.mep_off + pi.mep_len;
-	if (cfg_digest_room && len > orig && bpf_xdp_adjust_tail(ctx, -(int)(len - orig))) {
+	if (len > orig && bpf_xdp_adjust_tail(ctx, -(int)(len - orig))) {
 		count(XEVB_XDP_TRIM_FAIL, len, pi.n_frags);
 		return XDP_DROP;
 	}
@@ -246,6 +247,14 @@ int xevb_steer(struct xdp_md *ctx)
 	if (fr && linear_mep && ctx->data_end - ctx->data == orig)
 		xevb_digest_append(ctx, orig, pi.n_frags, pi.first_event_id, pi.mep_off);
 	return XDP_REDIRECT;
+}
+
+SEC("xdp")
+int xevb_steer(struct xdp_md *ctx)
+{
+	if (cfg_digest_room)
+		return steer(ctx, 1);
+	return steer(ctx, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
