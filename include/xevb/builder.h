@@ -77,12 +77,6 @@ struct xevb_builder_cfg {
 	 * a source's packets (and a split MEP twice); add_mep counts fragments.
 	 */
 	bool rx_counts_packets;
-	/*
-	 * emit reads no fragment (it counts or sizes events, with
-	 * xevb_event_wire_size_fast): the builder then does not prefetch a
-	 * timed-out event's row for it. Only a hint; emit may still read.
-	 */
-	bool emit_sizes_only;
 };
 
 /* One fragment of an event, in place in its frame. */

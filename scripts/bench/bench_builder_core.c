@@ -251,7 +251,6 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 		.sources = src, .n_sources = c->n_src, .window = 1024,
 		.n_frames = r.n, .timeout_ns = 1000000000ull,
 		.run_number = 1, .emit = on_emit, .frame_release = on_release,
-		.emit_sizes_only = true,   /* on_emit sizes, reads no fragment */
 	};
 	if (drop_pct) {
 		cfg.window = LIVE_WINDOW;

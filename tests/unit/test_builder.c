@@ -772,8 +772,8 @@ Test(builder, wire_size)
  * within one).
  * The rig asserts O(1) size == walked size for every event emitted and that
  * every frame comes back exactly once, after the events holding it;
- * check() cross-checks each open event's held list and byte sum against
- * its row after every step.
+ * check() cross-checks each open event's running byte sum against its row
+ * after every step.
  */
 static void lossy_l1(enum xevb_timeout_policy pol, uint32_t seed)
 {

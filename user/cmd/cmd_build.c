@@ -526,7 +526,6 @@ int cmd_build(int argc, char **argv)
 			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
 			.run_number = run, .adopt_run = !have_run,
 			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
-			.emit_sizes_only = !n_sinks && !output,   /* xevb_output_emit discards */
 		};
 		bcfg = bc;
 		bd.b = xevb_builder_new(&bc);

@@ -8,7 +8,8 @@
  * emit as that row, untouched: nothing is copied or sorted per event. A
  * source_id -> dense index table (4096 entries) is read once per MEP; per
  * fragment the work is: slot lookup, state check, duplicate check, one
- * 8-byte store, one counter. Frame references are counted per frame, not
+ * 8-byte store, one counter, one add to the event's encoded size (so that
+ * sizing an event is O(1): xevb_event_wire_size_fast). Frame references are counted per frame, not
  * per fragment: a MEP's frame gets n+1 references up front and the unused
  * ones are taken back when the MEP is done (the +1 keeps a frame alive while
  * events complete in the middle of its own MEP).
@@ -124,13 +125,6 @@ struct xevb_builder {
 	/* hot: read per fragment or per MEP */
 	struct slot *slots;
 	struct xevb_frag_slot *rows;      /* [window][n_src] */
-	/*
-	 * [window][n_src]: the frame of each accepted fragment, in arrival
-	 * order (n_frags of them). finish releases frames from this list: a
-	 * timed-out event holding 28 of 126 fragments reads 2 cache lines
-	 * instead of its whole cold row.
-	 */
-	uint32_t *held;
 	uint32_t *refcnt;                 /* [n_frames] */
 	const uint8_t **frame_data;       /* [n_frames] */
 	uint32_t mask, window, n_src, n_frames;
@@ -147,7 +141,6 @@ struct xevb_builder {
 	uint16_t *seen;                   /* source_ids with stats, first-seen order */
 	uint32_t n_seen;
 	uint32_t *scratch;                /* [n_frames], for check() */
-	uint32_t *scratch2;               /* [n_frames], for check() */
 	uint16_t src_index[XEVB_MAX_SOURCES];
 	struct xevb_builder_stats st;
 };
@@ -195,17 +188,15 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->seen = malloc(sizeof(*b->seen) * XEVB_MAX_SOURCES);
 	b->slots = calloc(w, sizeof(*b->slots));
 	b->rows = malloc(sizeof(*b->rows) * (size_t)w * cfg->n_sources);
-	b->held = malloc(sizeof(*b->held) * (size_t)w * cfg->n_sources);
 	b->refcnt = calloc(cfg->n_frames, sizeof(*b->refcnt));
 	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
 	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
-	b->scratch2 = calloc(cfg->n_frames, sizeof(*b->scratch2));
 	b->claims = calloc(cfg->n_sources, sizeof(*b->claims));
 	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
 	if (b->quorum > cfg->n_sources)
 		b->quorum = cfg->n_sources;
-	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->held || !b->refcnt ||
-	    !b->frame_data || !b->scratch || !b->scratch2 || !b->claims) {
+	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
+	    !b->frame_data || !b->scratch || !b->claims) {
 		xevb_builder_free(b);
 		errno = ENOMEM;
 		return NULL;
@@ -223,7 +214,6 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	}
 	/* Touch every row now: no page fault on the packet path. */
 	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * cfg->n_sources);
-	memset(b->held, 0xff, sizeof(*b->held) * (size_t)w * cfg->n_sources);
 	if (!cfg->adopt_run) {
 		b->st.run_number = cfg->run_number;
 		b->st.run_known = true;
@@ -239,11 +229,9 @@ void xevb_builder_free(struct xevb_builder *b)
 	free(b->seen);
 	free(b->slots);
 	free(b->rows);
-	free(b->held);
 	free(b->refcnt);
 	free(b->frame_data);
 	free(b->scratch);
-	free(b->scratch2);
 	free(b->claims);
 	free(b);
 }
@@ -256,11 +244,6 @@ const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b
 static inline struct xevb_frag_slot *row_of(struct xevb_builder *b, uint32_t idx)
 {
 	return b->rows + (size_t)idx * b->n_src;
-}
-
-static inline uint32_t *held_of(const struct xevb_builder *b, uint32_t idx)
-{
-	return b->held + (size_t)idx * b->n_src;
 }
 
 static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src,
@@ -287,8 +270,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	struct xevb_builder_stats *st = &b->st;
 	bool discard = kind == FIN_TIMEOUT &&
 		b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
-	uint32_t j, n = b->n_src, nf = s->n_frags;
-	const uint32_t *held = held_of(b, idx);
+	uint32_t j, n = b->n_src;
 
 	if (s->prev != NO_SLOT)
 		b->slots[s->prev].next = s->next;
@@ -333,42 +315,29 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 		if (b->cfg.emit)
 			b->cfg.emit(b->cfg.ctx, &ev);
 	}
-	/*
-	 * The row stays as it is: it tells a later duplicate from a late one.
-	 * The frames go back from the held list (n_frags entries, every one a
-	 * frame), not from the row (n_src entries, most missing under loss).
-	 */
+	/* The row stays as it is: it tells a later duplicate from a late one. */
 	uint32_t *refcnt = b->refcnt;
 
-	for (j = 0; j < nf; j++) {
-		uint32_t f = held[j];
+	for (j = 0; j < n; j++) {
+		uint32_t f = row[j].frame_idx;
 
-		if (--refcnt[f] == 0)
+		if (f != NO_FRAME && --refcnt[f] == 0)
 			frame_gone(b, f);
 	}
 }
 
-static inline void prefetch_lines(const void *p, size_t len)
-{
-	for (size_t off = 0; off < len; off += 64)
-		__builtin_prefetch((const char *)p + off, 0, 3);
-}
-
 /*
- * A timed-out event was last written a timeout ago: long gone from the
- * cache. Fetch what finish reads of the event after it while this one is
- * emitted and released: its held list always; its row when emit may read
- * it (forwarding encodes from the row) or the discard policy counts per
- * source from it.
+ * A timed-out event's row was last written a timeout ago: long gone from
+ * the cache. Fetch the row of the event after it while this one is emitted
+ * and released (read by the release loop, and by emit when it forwards).
  */
-static inline void prefetch_event(const struct xevb_builder *b, uint32_t idx)
+static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
 {
-	const struct slot *s = &b->slots[idx];
+	const char *p = (const char *)(b->rows + (size_t)idx * b->n_src);
+	size_t len = sizeof(struct xevb_frag_slot) * b->n_src;
 
-	prefetch_lines(held_of(b, idx), sizeof(uint32_t) * s->n_frags);
-	if (!b->cfg.emit_sizes_only || b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD)
-		prefetch_lines(b->rows + (size_t)idx * b->n_src,
-			       sizeof(struct xevb_frag_slot) * b->n_src);
+	for (size_t off = 0; off < len; off += 64)
+		__builtin_prefetch(p + off, 0, 3);
 }
 
 /* Time out the open events due at now_ns, oldest first. */
@@ -385,7 +354,7 @@ static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 			break;
 		next = b->slots[b->oldest].next;
 		if (next != NO_SLOT)
-			prefetch_event(b, next);
+			prefetch_row(b, next);
 		finish(b, b->oldest, FIN_TIMEOUT);
 	}
 }
@@ -537,14 +506,12 @@ static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src,
 
 /*
  * The per-fragment loop; returns how many fragments were dropped. restrict:
- * the stores into the rows and held lists never touch the slots, the refs
- * or the builder,
+ * the stores into the rows never touch the slots, the refs or the builder,
  * so nothing needs reloading after them.
  */
 static inline uint32_t
 add_frags(struct xevb_builder *b, struct slot *restrict slots,
-	  struct xevb_frag_slot *restrict col, uint32_t *restrict held,
-	  const struct xevb_frag_ref *restrict frags,
+	  struct xevb_frag_slot *restrict col, const struct xevb_frag_ref *restrict frags,
 	  uint32_t n, uint32_t frame_idx, uint32_t si, struct xevb_source_stats *src,
 	  uint64_t now_ns)
 {
@@ -570,7 +537,6 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 		fs->frame_idx = frame_idx;
 		fs->payload_off = frags[i].payload_off;
 		fs->length = frags[i].length;
-		held[(size_t)idx * nsrc + s->n_frags] = frame_idx;
 		s->wire_bytes += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)frags[i].length);
 		XEVB_PROBE(frag_accepted, e, (unsigned)(src - b->st.src), frags[i].length, slots[idx].open_ns);
 		if (++s->n_frags == nsrc)
@@ -623,7 +589,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 
 	b->frame_data[frame_idx] = frame;
 	b->refcnt[frame_idx] = n + 1;
-	accepted = n - add_frags(b, b->slots, b->rows + si, b->held, frags, n, frame_idx, si, src, now_ns);
+	accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
 	b->last_ns = now_ns;
 	src->frags_in_events += accepted;
 	st->frags_in_events += accepted;
@@ -731,11 +697,9 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 
 	/* The frame references must be exactly those of the open events. */
 	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);
-	memset(b->scratch2, 0, sizeof(*b->scratch2) * b->n_frames);
 	for (i = 0; i < b->window; i++) {
 		const struct slot *s = &b->slots[i];
 		const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
-		const uint32_t *held = b->held + (size_t)i * b->n_src;
 		uint32_t got = 0, wire = 0;
 
 		if (SLOT_STATE(s) != SLOT_OPEN)
@@ -751,7 +715,6 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 			if (f >= b->n_frames)
 				FAIL("event %u holds frame %u out of range", SLOT_ID(s), f);
 			b->scratch[f]++;
-			b->scratch2[f]++;
 			wire += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)row[j].length);
 			got++;
 		}
@@ -760,18 +723,6 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 		if (wire != s->wire_bytes)
 			FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u",
 			     SLOT_ID(s), wire, s->wire_bytes);
-		/*
-		 * The held list must be the row's frames, as a multiset: scratch2
-		 * counts the row's; each held entry takes one back, none may be
-		 * missing, and equal lengths leave scratch2 all zero again.
-		 */
-		for (j = 0; j < s->n_frags; j++) {
-			f = held[j];
-			if (f >= b->n_frames || b->scratch2[f] == 0)
-				FAIL("event %u: held list entry %u (frame %u) is not one of its fragments' frames",
-				     SLOT_ID(s), j, f);
-			b->scratch2[f]--;
-		}
 	}
 	for (i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
 		chain++;
