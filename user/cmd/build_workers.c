@@ -181,7 +181,7 @@ static uint32_t drain_returns(struct worker *w)
 }
 
 /* A ring sized to every frame cannot fill up; if it ever did, wait, never drop. */
-static void *slot_wait(struct worker *w, struct xevb_spsc *r, uint32_t to)
+static __attribute__((noinline, cold)) void *slot_wait_full(struct worker *w, struct xevb_spsc *r, uint32_t to)
 {
 	void *p;
 
@@ -193,6 +193,13 @@ static void *slot_wait(struct worker *w, struct xevb_spsc *r, uint32_t to)
 		sched_yield();
 	}
 	return p;
+}
+
+static inline void *slot_wait(struct worker *w, struct xevb_spsc *r, uint32_t to)
+{
+	void *p = xevb_spsc_slot(r);
+
+	return __builtin_expect(p != NULL, 1) ? p : slot_wait_full(w, r, to);
 }
 
 static void release_cb(void *ctx, uint32_t idx)
