@@ -324,6 +324,25 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 	}
 }
 
+static inline void prefetch_share(const uint8_t *const *fd, const struct xevb_ho_ent *e,
+				  const struct xevb_spsc *refs, uint32_t *pf)
+{
+	const uint8_t *buf = refs->buf;
+	uint32_t bytes = (refs->mask + 1) * (uint32_t)sizeof(struct xevb_frag_ref), off, len;
+
+	if (!(e->flags & XEVB_HO_F_REFS)) {
+		prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
+		return;
+	}
+	off = ((refs->tail + *pf) & refs->mask) * (uint32_t)sizeof(struct xevb_frag_ref);
+	len = e->n_walk * (uint32_t)sizeof(struct xevb_frag_ref);
+	*pf += e->n_walk;
+	for (uint32_t k = 0; k < len; k += 64)
+		__builtin_prefetch(buf + (off + k) % bytes, 0, 3);
+	if (len)
+		__builtin_prefetch(buf + (off + len - 1) % bytes, 0, 3);
+}
+
 static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 {
 	struct bw *bw = w->bw;
@@ -339,23 +358,19 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 		for (uint32_t b = 0; b < max_batches && (n = xevb_spsc_peek(r, HO_BATCH)); b++) {
 			uint32_t cur = 0;
 
-			/* A walk reads records in the other core's cache: ask for their lines early. */
-			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++) {
-				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
-				if (!(e->flags & XEVB_HO_F_REFS))
-					prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
-			}
+			uint32_t pf = 0;    /* refs of the shares prefetched so far */
+
+			/* The refs (or a walk's records) sit in the other core's cache: ask for their lines early. */
+			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+				prefetch_share(fd, xevb_spsc_at(r, i), refs, &pf);
 			for (uint32_t i = 0; i < n; i++) {
 				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
 				const uint8_t *frame = fd[e->frame_idx];
 				const struct xevb_frag_ref *f;
 				struct xevb_pkt_info pi;
 
-				if (i + PREFETCH_AHEAD < n) {
-					const struct xevb_ho_ent *a = xevb_spsc_at(r, i + PREFETCH_AHEAD);
-					if (!(a->flags & XEVB_HO_F_REFS))
-						prefetch_frame(fd[a->frame_idx] + a->rec_off, a->span);
-				}
+				if (i + PREFETCH_AHEAD < n)
+					prefetch_share(fd, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
 				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
 				xevb_builder_add_mep(w->b, e->frame_idx, frame, &pi, f, now);
 			}
