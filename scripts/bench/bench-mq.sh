@@ -45,10 +45,13 @@
 # reads them.
 # BENCH_CASES="l1 hlt one", BENCH_RATE (events/s per source, 0 = flat out),
 # BENCH_MFPS (paced: this many Mframes/s offered by both generators
-# together, whatever the case: the rate per source follows from the packing.
-# Every configuration then gets the same load and builds the same, complete
-# events; flat out, the two generators drift apart by more than the window
-# and most events end incomplete, at a cost that depends on the drift),
+# together, whatever the case: the rate per source follows from the packing,
+# and the builder's timeout becomes 200 ms, BENCH_TIMEOUT_MS). Flat out, a
+# single worker cannot keep up with two generators: its RX rings overflow
+# and most events end incomplete, at a cost that varies from run to run.
+# Paced, every configuration gets the same load, but above 20 kfr/s the
+# generator paces by spinning in its XDP program and takes its core, so the
+# worker beside it waits: not a clean measurement either on 2 cores),
 # BENCH_KEEP=1 keeps the per-run files; BENCH_PERF=DIR records `perf record -g`
 # of the builder's threads for each run into DIR.
 set -euo pipefail
