@@ -28,15 +28,19 @@
 
 #define XEVB_HO_MAX_WORKERS 16
 
+/*
+ * One line per writer and purpose: what a side publishes (head, tail) never
+ * shares a line with what it writes for itself at every entry, so the other
+ * side's polling does not steal the line under each push or release.
+ */
 struct xevb_spsc {
-	/* producer's line */
-	_Alignas(64) uint32_t head;      /* published: entries [tail, head) readable */
-	uint32_t prod_head;              /* written, not yet published */
+	_Alignas(64) uint32_t head;      /* published by the producer: entries [tail, head) readable */
+	_Alignas(64) uint32_t tail;      /* published by the consumer: slots before it are free */
+	_Alignas(64) uint32_t prod_head; /* the producer's own: written, not yet published */
 	uint32_t prod_tail_cache;
-	/* consumer's line */
-	_Alignas(64) uint32_t tail;      /* published: slots before it are free */
+	_Alignas(64) uint32_t cons_tail; /* the consumer's own: == tail */
 	uint32_t cons_head_cache;
-	_Alignas(64) uint32_t mask;
+	_Alignas(64) uint32_t mask;      /* read only */
 	uint32_t esz;
 	void *buf;
 };
@@ -73,18 +77,18 @@ static inline bool xevb_spsc_publish(struct xevb_spsc *r)
 /* Consumer: entries readable now (up to max); read them with _at(i). */
 static inline uint32_t xevb_spsc_peek(struct xevb_spsc *r, uint32_t max)
 {
-	uint32_t n = r->cons_head_cache - r->tail;
+	uint32_t n = r->cons_head_cache - r->cons_tail;
 
 	if (n < max) {
 		r->cons_head_cache = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		n = r->cons_head_cache - r->tail;
+		n = r->cons_head_cache - r->cons_tail;
 	}
 	return n < max ? n : max;
 }
 
 static inline void *xevb_spsc_at(struct xevb_spsc *r, uint32_t i)
 {
-	return (uint8_t *)r->buf + (size_t)((r->tail + i) & r->mask) * r->esz;
+	return (uint8_t *)r->buf + (size_t)((r->cons_tail + i) & r->mask) * r->esz;
 }
 
 /* Producer: room for k more entries (written in place, then _push k times). */
@@ -100,7 +104,8 @@ static inline bool xevb_spsc_room(struct xevb_spsc *r, uint32_t k)
 
 static inline void xevb_spsc_release(struct xevb_spsc *r, uint32_t n)
 {
-	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
+	r->cons_tail += n;
+	__atomic_store_n(&r->tail, r->cons_tail, __ATOMIC_RELEASE);
 }
 
 /* Nothing published and unread (either side may ask; a hint). */

@@ -334,7 +334,7 @@ static inline void prefetch_share(const uint8_t *const *fd, const struct xevb_ho
 		prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
 		return;
 	}
-	off = ((refs->tail + *pf) & refs->mask) * (uint32_t)sizeof(struct xevb_frag_ref);
+	off = ((refs->cons_tail + *pf) & refs->mask) * (uint32_t)sizeof(struct xevb_frag_ref);
 	len = e->n_walk * (uint32_t)sizeof(struct xevb_frag_ref);
 	*pf += e->n_walk;
 	for (uint32_t k = 0; k < len; k += 64)

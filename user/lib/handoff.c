@@ -153,7 +153,7 @@ const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xe
 	pi->run_number = e->run_number;
 	pi->packet_seq = e->packet_seq;
 	pi->n_frags = (uint16_t)n;
-	at = (refs->tail + *cursor) & refs->mask;
+	at = (refs->cons_tail + *cursor) & refs->mask;
 	*cursor += n;
 	f = buf + at;
 	if (at + n > refs->mask + 1) {  /* wraps: make it one array */
