@@ -203,7 +203,7 @@ run_one() {
 	fi
 	napi_pids >"$d/napi0"
 	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$xb" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
-		"${BUILD_TUNING[@]}" ${CASE_TUNING[@]+"${CASE_TUNING[@]}"} --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} $vargs --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
+		"${BUILD_TUNING[@]}" --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} $vargs --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
 	if ! wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid"; then
@@ -308,13 +308,10 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 # builder's core and runs for milliseconds at a time): 16384 frames.
 BUILD_TUNING=(--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384)
 for case in $CASES; do
-	# Small frames: every mode naps 200 us after work instead of poll() (one
-	# wake-up per batch, not per NAPI run); docs/bench/tuning.md, session 4.
-	CASE_TUNING=()
 	case $case in
 	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;
 	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 FRAME_SIZE=4096 ;;
-	small) NSRC=126 PACK=4 FRAG=32 MTU=1500 FRAME_SIZE=2048 CASE_TUNING=(--nap-us 200) ;;  # 192 B MEPs (issue 10: small frames)
+	small) NSRC=126 PACK=4 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;  # 192 B MEPs (issue 10: small frames)
 	*) echo "unknown case $case" >&2; exit 2 ;;
 	esac
 	P="xevb$$e2e$case"
