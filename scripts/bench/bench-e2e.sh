@@ -41,7 +41,8 @@
 # BPF run-time statistics (kernel.bpf_stats_enabled) cost ~8% of the
 # builder's core (two sched_clock reads around every XDP program run), so
 # the throughput runs go without them; one calibration run a point
-# (BENCH_CAL_SECONDS, 1 s) with statistics on gives xdp_prog_ns_per_packet.
+# (BENCH_CAL_SECONDS, 1 s; per case, model and mode, on the first of
+# BENCH_PATHS) with statistics on gives xdp_prog_ns_per_packet.
 # BENCH_BPF_STATS=1: statistics on during every run (the old way, no
 # calibration run). A variant ARGS starting with stats=1 holds them during
 # that variant's runs only (A/B of the measurement overhead).
@@ -71,6 +72,7 @@ VARIANT_MODES=${BENCH_VARIANT_MODES:-xdp}
 BPF_STATS=${BENCH_BPF_STATS:-}
 CAL_SECS=${BENCH_CAL_SECONDS:-1}
 CAL_RUN=
+declare -A CAL_DONE=()   # one calibration run per case, model and mode (the first path)
 IFS='|' read -r -a VARIANTS <<<"${BENCH_VARIANTS:-}"
 [[ ${#VARIANTS[@]} -gt 0 ]] || VARIANTS=(":")
 HELP=$ROOT/scripts/bench/e2e.py
@@ -344,7 +346,8 @@ for case in $CASES; do
 				local_variants=(":")
 				[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
 				# The XDP program's cost: one short run with BPF statistics on.
-				if [[ -z $BPF_STATS ]] && stats_on; then
+				if [[ -z $BPF_STATS && -z ${CAL_DONE[$case-$model-$mode]:-} ]] && stats_on; then
+					CAL_DONE[$case-$model-$mode]=1
 					CAL_RUN=1
 					run_point "$case" "$model" "$mode" 0 cal || echo "  $PATH_NAME $case $model $mode calibration run: FAILED" >&2
 					CAL_RUN=
