@@ -36,11 +36,11 @@
 # records `perf record -e cpu-clock -C 1 -g` of each run into DIR;
 # BENCH_BUILD_ARGS adds options to every `xevb build` (tuning experiments).
 # drop: an XDP_DROP program on the builder's veth, no socket (the ceiling of
-# the receive path; frames counted by the program's run statistics).
+# the receive path; frames counted by the veth's rx_packets).
 # BENCH_MODES ("drop bare xdp socket"), BENCH_FWD ("0 1"): subsets.
 # BPF run-time statistics (kernel.bpf_stats_enabled) cost ~8% of the
 # builder's core (two sched_clock reads around every XDP program run), so
-# the throughput runs go without them; one calibration run a point
+# the throughput runs go without them; one calibration run
 # (BENCH_CAL_SECONDS, 1 s; per case, model and mode, on the first of
 # BENCH_PATHS) with statistics on gives xdp_prog_ns_per_packet.
 # BENCH_BPF_STATS=1: statistics on during every run (the old way, no
@@ -383,7 +383,7 @@ print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg(
   "notes": ["cpu_ns_per_frame: run time of our tasks (generator incl. its in-context softirq, builder, napi thread, sink, ksoftirqd/0-1) per frame received",
             "cpu_ns_per_frame_rx_side: the same without the generator process (in the split model the receive work runs inside the generator and is left out)",
             "cpu_ns_per_frame_procstat: /proc/stat busy time of cpu0+cpu1 per frame (includes other users of the machine)",
-            "xdp_prog_ns_per_packet: BPF run-time statistics of the program on the builder veth, from one calibration run a point (bpf_stats on; calibration[] holds those runs) unless bpf_stats_in_throughput_runs; every other figure comes from runs without statistics, which cost ~8% of the gateway core",
+            "xdp_prog_ns_per_packet: BPF run-time statistics of the program on the builder veth, from one calibration run per case, model and mode (bpf_stats on; calibration[] holds those runs) unless bpf_stats_in_throughput_runs; every other figure comes from runs without statistics, which cost ~8% of the gateway core",
             "drop mode counts frames by the builder veth rx_packets (XDP_DROP frames included)",
             "socket mode runs with an XDP_PASS program on the builder veth (NAPI for threaded mode)",
             "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS" "$([[ -n $BPF_STATS ]] && echo 1 || echo 0)" "$CAL_SECS")
