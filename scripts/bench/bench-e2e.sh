@@ -46,6 +46,10 @@
 # BENCH_BPF_STATS=1: statistics on during every run (the old way, no
 # calibration run). A variant ARGS starting with stats=1 holds them during
 # that variant's runs only (A/B of the measurement overhead).
+# BENCH_INTERLEAVE=1: bare and xdp alternate run by run (bare 1, xdp 1,
+# bare 2, ...) instead of all runs of one mode then the other: this VM's
+# speed drifts by tens of % over minutes, and the XDP/bare ratio then also
+# has a paired form (median of the per-run ratios, e2e.py).
 # BENCH_VARIANTS="NAME:ARGS|NAME:ARGS" runs each mode of BENCH_VARIANT_MODES
 # ("xdp") once per variant, ARGS added to `xevb build`, the variants of one
 # run back to back (A/B in one run); results carry "variant". ARGS may
@@ -74,6 +78,8 @@ CAL_SECS=${BENCH_CAL_SECONDS:-1}
 CAL_RUN=
 declare -A CAL_DONE=()   # one calibration run per case, model and mode (the first path)
 IFS='|' read -r -a VARIANTS <<<"${BENCH_VARIANTS:-}"
+INTERLEAVE=${BENCH_INTERLEAVE:-}
+IL_MODES=()
 [[ ${#VARIANTS[@]} -gt 0 ]] || VARIANTS=(":")
 HELP=$ROOT/scripts/bench/e2e.py
 TMP=$(mktemp -d /tmp/xevb-e2e.XXXXXX)
@@ -353,6 +359,10 @@ for case in $CASES; do
 					CAL_RUN=
 					stats_off
 				fi
+				if [[ -n $INTERLEAVE && ($mode == bare || $mode == xdp) ]]; then
+					IL_MODES+=("$mode")   # run below, alternating with the other one
+					continue
+				fi
 				for fwd in $FWDS; do
 					[[ ($mode == bare || $mode == drop) && $fwd == 1 ]] && continue
 					for ((run = 1; run <= RUNS; run++)); do
@@ -367,6 +377,24 @@ for case in $CASES; do
 					SOCK_NAPI=
 				fi
 			done
+			# BENCH_INTERLEAVE: bare and xdp take turns run by run, so that
+			# the machine's drift (minutes apart otherwise) hits both alike.
+			if ((${#IL_MODES[@]})); then
+				for fwd in $FWDS; do
+					for ((run = 1; run <= RUNS; run++)); do
+						for mode in "${IL_MODES[@]}"; do
+							[[ $mode == bare && $fwd == 1 ]] && continue
+							local_variants=(":")
+							[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
+							for v in "${local_variants[@]}"; do
+								run_point "$case" "$model" "$mode" "$fwd" "$run" "${v%%:*}" "${v#*:}" ||
+									echo "  $PATH_NAME $case $model $mode ${v%%:*} fwd=$fwd run $run: FAILED" >&2
+							done
+						done
+					done
+				done
+				IL_MODES=()
+			fi
 		done
 	done
 	tb_down "$P"
@@ -378,6 +406,7 @@ import json, os, sys
 print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg()[0],
   "runs_per_point": int(sys.argv[1]), "seconds_per_run": float(sys.argv[2]),
   "bpf_stats_in_throughput_runs": sys.argv[3] == "1", "calibration_seconds": float(sys.argv[4]),
+  "bare_xdp_interleaved": sys.argv[5] == "1",
   "path": "source veth -> bridge (XDP_PASS on the source switch port) -> builder veth",
   "cpus": {"generator": 0, "builder": 1, "napi_thread_gateway": 1, "sink": 0},
   "notes": ["cpu_ns_per_frame: run time of our tasks (generator incl. its in-context softirq, builder, napi thread, sink, ksoftirqd/0-1) per frame received",
@@ -386,7 +415,7 @@ print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg(
             "xdp_prog_ns_per_packet: BPF run-time statistics of the program on the builder veth, from one calibration run per case, model and mode (bpf_stats on; calibration[] holds those runs) unless bpf_stats_in_throughput_runs; every other figure comes from runs without statistics, which cost ~8% of the gateway core",
             "drop mode counts frames by the builder veth rx_packets (XDP_DROP frames included)",
             "socket mode runs with an XDP_PASS program on the builder veth (NAPI for threaded mode)",
-            "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS" "$([[ -n $BPF_STATS ]] && echo 1 || echo 0)" "$CAL_SECS")
+            "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS" "$([[ -n $BPF_STATS ]] && echo 1 || echo 0)" "$CAL_SECS" "$([[ -n $INTERLEAVE ]] && echo 1 || echo 0)")
 rc=0
 python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta" "$CAL" || rc=$?
 /usr/bin/python3 scripts/bench/plots.py "$OUT/bench" e2e || true

@@ -277,6 +277,10 @@ def cmd_report(args):
             q["xdp_over_bare_frames_per_s"] = r["frames_per_s"] / bare["frames_per_s"]
             if r["cpu_ns_per_frame"] and bare["cpu_ns_per_frame"]:
                 q["bare_over_xdp_cpu_per_frame"] = bare["cpu_ns_per_frame"] / r["cpu_ns_per_frame"]
+            # run k of xdp against run k of bare: meaningful when they alternated (BENCH_INTERLEAVE)
+            xr, br = r.get("frames_per_s_runs") or [], bare.get("frames_per_s_runs") or []
+            if len(xr) == len(br) > 1 and all(br):
+                q["xdp_over_bare_paired_median"] = statistics.median(x / b for x, b in zip(xr, br))
         r["ratios"] = {k: v for k, v in q.items() if k not in ("path", "case", "model", "forward", "variant")}
         ratios.append(q)
         if case == "l1" and not fwd:
