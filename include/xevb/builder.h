@@ -92,6 +92,13 @@ struct xevb_event {
 	uint8_t flags;            /* XEVB_EVT_F_INCOMPLETE */
 	uint16_t n_expected;
 	uint16_t n_frags;         /* received */
+	/*
+	 * Sum over the received fragments of their record header and padded
+	 * payload in the built-event encoding (wire-format section 2), kept by
+	 * the builder as fragments arrive; 0 when not known (an event made
+	 * elsewhere): xevb_event_wire_size_fast then walks frags.
+	 */
+	uint32_t frag_wire_bytes;
 	uint64_t open_ns;         /* time of the first fragment (caller's clock) */
 	const uint16_t *source_ids;        /* [n_expected], ascending */
 	const struct xevb_frag_slot *frags;/* [n_expected], same order; missing ones
@@ -193,5 +200,21 @@ int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16
 
 /* Size in bytes of the built-event encoding of ev (wire-format section 2). */
 uint32_t xevb_event_wire_size(const struct xevb_event *ev);
+
+/*
+ * The same, O(1) from ev->frag_wire_bytes and n_frags: no walk over the
+ * (cold, under loss) row of a timed-out event. For emit callbacks that only
+ * size or count events.
+ */
+static inline uint32_t xevb_event_wire_size_fast(const struct xevb_event *ev)
+{
+	uint32_t size = sizeof(struct xevb_evt_hdr) + ev->frag_wire_bytes;
+
+	if (ev->frag_wire_bytes == 0 && ev->n_frags)
+		return xevb_event_wire_size(ev);
+	if (ev->flags & XEVB_EVT_F_INCOMPLETE)
+		size += XEVB_PAD4(2u * (uint32_t)(ev->n_expected - ev->n_frags));
+	return size;
+}
 
 #endif /* XEVB_BUILDER_H */

@@ -28,15 +28,19 @@
 
 #define XEVB_HO_MAX_WORKERS 16
 
+/*
+ * One line per writer and purpose: what a side publishes (head, tail) never
+ * shares a line with what it writes for itself at every entry, so the other
+ * side's polling does not steal the line under each push or release.
+ */
 struct xevb_spsc {
-	/* producer's line */
-	_Alignas(64) uint32_t head;      /* published: entries [tail, head) readable */
-	uint32_t prod_head;              /* written, not yet published */
+	_Alignas(64) uint32_t head;      /* published by the producer: entries [tail, head) readable */
+	_Alignas(64) uint32_t tail;      /* published by the consumer: slots before it are free */
+	_Alignas(64) uint32_t prod_head; /* the producer's own: written, not yet published */
 	uint32_t prod_tail_cache;
-	/* consumer's line */
-	_Alignas(64) uint32_t tail;      /* published: slots before it are free */
+	_Alignas(64) uint32_t cons_tail; /* the consumer's own: == tail */
 	uint32_t cons_head_cache;
-	_Alignas(64) uint32_t mask;
+	_Alignas(64) uint32_t mask;      /* read only */
 	uint32_t esz;
 	void *buf;
 };
@@ -73,23 +77,35 @@ static inline bool xevb_spsc_publish(struct xevb_spsc *r)
 /* Consumer: entries readable now (up to max); read them with _at(i). */
 static inline uint32_t xevb_spsc_peek(struct xevb_spsc *r, uint32_t max)
 {
-	uint32_t n = r->cons_head_cache - r->tail;
+	uint32_t n = r->cons_head_cache - r->cons_tail;
 
 	if (n < max) {
 		r->cons_head_cache = __atomic_load_n(&r->head, __ATOMIC_ACQUIRE);
-		n = r->cons_head_cache - r->tail;
+		n = r->cons_head_cache - r->cons_tail;
 	}
 	return n < max ? n : max;
 }
 
 static inline void *xevb_spsc_at(struct xevb_spsc *r, uint32_t i)
 {
-	return (uint8_t *)r->buf + (size_t)((r->tail + i) & r->mask) * r->esz;
+	return (uint8_t *)r->buf + (size_t)((r->cons_tail + i) & r->mask) * r->esz;
+}
+
+/* Producer: room for k more entries (written in place, then _push k times). */
+static inline bool xevb_spsc_room(struct xevb_spsc *r, uint32_t k)
+{
+	if (r->prod_head - r->prod_tail_cache + k > r->mask + 1) {
+		r->prod_tail_cache = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+		if (r->prod_head - r->prod_tail_cache + k > r->mask + 1)
+			return false;
+	}
+	return true;
 }
 
 static inline void xevb_spsc_release(struct xevb_spsc *r, uint32_t n)
 {
-	__atomic_store_n(&r->tail, r->tail + n, __ATOMIC_RELEASE);
+	r->cons_tail += n;
+	__atomic_store_n(&r->tail, r->cons_tail, __ATOMIC_RELEASE);
 }
 
 /* Nothing published and unread (either side may ask; a hint). */
@@ -107,17 +123,31 @@ static inline uint32_t xevb_owner(uint32_t event_id, uint32_t shift, uint32_t n_
 /* A frame reference handed to an owner. */
 enum {
 	XEVB_HO_F_FILTER = 1,   /* records of other owners lie in the range: skip them */
+	XEVB_HO_F_REFS = 2,     /* the owner's frag refs wait in the pair's ref ring: no walk */
 };
 
+/*
+ * 32 bytes, two a cache line. With XEVB_HO_F_REFS the entry carries what
+ * the owner needs from the MEP header and its n_walk fragment refs follow
+ * in the ref ring, dense, as the receiving worker parsed them: the owner
+ * reads neither the frame's MEP header nor its record headers (cache lines
+ * the other core wrote), only these entries. Without it (the ref ring was
+ * full), the owner walks the records (xevb_ho_walk).
+ */
 struct xevb_ho_ent {
 	uint32_t frame_idx;
 	uint16_t mep_off;       /* MEP header, from the frame start */
 	uint16_t rec_off;       /* first record of the range, from the frame start */
-	uint16_t n_walk;        /* records in the range (0: END_OF_RUN notice only) */
+	uint16_t n_walk;        /* F_REFS: refs in the ref ring; else records in the range (0: END_OF_RUN notice only) */
 	uint16_t flags;
 	uint16_t span;          /* bytes from rec_off to the end of the range's last record */
-	uint16_t pad;
+	uint16_t source_id;
+	uint32_t run_number;
+	uint32_t packet_seq;
+	uint8_t mep_flags;
+	uint8_t pad[7];
 };
+_Static_assert(sizeof(struct xevb_ho_ent) == 32, "two hand-off entries a cache line");
 
 /* One owner's share of a MEP: records [first, last], count of them its own. */
 struct xevb_ho_part {
@@ -140,5 +170,29 @@ uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t
 uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift,
 		      uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
 		      struct xevb_frag_ref *frags);
+
+/*
+ * The receiving worker's side: describe owner's share p of a parsed MEP
+ * (pi, frags[0..pi->n_frags)) in entry e. Its refs go into the ref ring
+ * (entries of struct xevb_frag_ref) when they fit, else the entry asks for
+ * a walk. Returns true if the refs went into the ring. Push e afterwards;
+ * the ref ring needs no publish of its own (the hand-off ring's release
+ * store covers the refs written before it).
+ */
+bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_idx,
+		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags,
+		  const struct xevb_ho_part *p, uint32_t shift, uint32_t n_workers, uint32_t owner);
+
+/*
+ * The owner's side of entry e: fills pi and returns its frag refs
+ * (pi->n_frags of them), read from the ref ring at *cursor entries past its
+ * tail (advanced; release them with xevb_spsc_release(refs, *cursor) once
+ * the builder took them), copied into scratch only when they wrap around
+ * the ring, or walked from frame into scratch.
+ */
+const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xevb_ho_ent *e,
+					   struct xevb_spsc *refs, uint32_t *cursor, uint32_t shift,
+					   uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
+					   struct xevb_frag_ref *scratch);
 
 #endif /* XEVB_HANDOFF_H */

@@ -36,8 +36,20 @@
 # records `perf record -e cpu-clock -C 1 -g` of each run into DIR;
 # BENCH_BUILD_ARGS adds options to every `xevb build` (tuning experiments).
 # drop: an XDP_DROP program on the builder's veth, no socket (the ceiling of
-# the receive path; frames counted by the program's run statistics).
+# the receive path; frames counted by the veth's rx_packets).
 # BENCH_MODES ("drop bare xdp socket"), BENCH_FWD ("0 1"): subsets.
+# BPF run-time statistics (kernel.bpf_stats_enabled) cost ~8% of the
+# builder's core (two sched_clock reads around every XDP program run), so
+# the throughput runs go without them; one calibration run
+# (BENCH_CAL_SECONDS, 1 s; per case, model and mode, on the first of
+# BENCH_PATHS) with statistics on gives xdp_prog_ns_per_packet.
+# BENCH_BPF_STATS=1: statistics on during every run (the old way, no
+# calibration run). A variant ARGS starting with stats=1 holds them during
+# that variant's runs only (A/B of the measurement overhead).
+# BENCH_INTERLEAVE=1: bare and xdp alternate run by run (bare 1, xdp 1,
+# bare 2, ...) instead of all runs of one mode then the other: this VM's
+# speed drifts by tens of % over minutes, and the XDP/bare ratio then also
+# has a paired form (median of the per-run ratios, e2e.py).
 # BENCH_VARIANTS="NAME:ARGS|NAME:ARGS" runs each mode of BENCH_VARIANT_MODES
 # ("xdp") once per variant, ARGS added to `xevb build`, the variants of one
 # run back to back (A/B in one run); results carry "variant". ARGS may
@@ -61,11 +73,18 @@ DROP=$ROOT/$OUT/bpf/xevb_drop.bpf.o
 MODES=${BENCH_MODES:-drop bare xdp socket}
 FWDS=${BENCH_FWD:-0 1}
 VARIANT_MODES=${BENCH_VARIANT_MODES:-xdp}
+BPF_STATS=${BENCH_BPF_STATS:-}
+CAL_SECS=${BENCH_CAL_SECONDS:-1}
+CAL_RUN=
+declare -A CAL_DONE=()   # one calibration run per case, model and mode (the first path)
 IFS='|' read -r -a VARIANTS <<<"${BENCH_VARIANTS:-}"
+INTERLEAVE=${BENCH_INTERLEAVE:-}
+IL_MODES=()
 [[ ${#VARIANTS[@]} -gt 0 ]] || VARIANTS=(":")
 HELP=$ROOT/scripts/bench/e2e.py
 TMP=$(mktemp -d /tmp/xevb-e2e.XXXXXX)
 RESULTS=$TMP/results.jsonl
+CAL=$TMP/calibration.jsonl
 SINK_PORT=5000
 BG_PIDS=()
 
@@ -90,16 +109,36 @@ stop_bg() {
 # namespaces (and with them veths, XDP programs, napi threads).
 tb_on_cleanup() {
 	stop_bg
-	[[ -n ${STATS_PID:-} ]] && kill "$STATS_PID" 2>/dev/null || true
+	stats_off
 	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
 }
 
 make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" "$OUT/bpf/xevb_drop.bpf.o" >/dev/null
-# The XDP program's run time per packet (bpf_stats), on while this runs.
-python3 "$HELP" hold-stats &
-STATS_PID=$!
+. scripts/bench/lib_bench.sh   # wait_for
+
+# BPF run-time statistics on (held by a helper process) or off again.
+STATS_PID=
+stats_on() {
+	[[ -n $STATS_PID ]] && return 0
+	python3 "$HELP" hold-stats >"$TMP/stats.on" &
+	STATS_PID=$!
+	wait_for "$TMP/stats.on" '^on' "$STATS_PID" && return 0
+	echo "cannot enable BPF run-time statistics: no xdp_prog_ns_per_packet" >&2
+	STATS_PID=
+	return 1
+}
+stats_off() {
+	[[ -n ${STATS_PID:-} ]] || return 0
+	kill "$STATS_PID" 2>/dev/null || true
+	wait "$STATS_PID" 2>/dev/null || true
+	STATS_PID=
+}
+stats_held() { [[ -n $STATS_PID ]] && echo 1 || echo 0; }
+
 mkdir -p "$OUT/bench"
 : >"$RESULTS"
+: >"$CAL"
+[[ -n $BPF_STATS ]] && { stats_on || exit 1; }
 
 napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
 ksoftirqd() { ps -eo pid=,comm= | awk -v n="ksoftirqd/$1" '$2 == n { print $1 }'; }
@@ -118,26 +157,37 @@ set_model() {
 	fi
 }
 
-. scripts/bench/lib_bench.sh   # wait_for
-
 # run_point CASE MODEL MODE FWD RUN: one run, its figures appended to RESULTS.
 # PATH_NAME, BDEV (builder side), SRC_PATH_ARGS (source side) say which link.
 run_point() {
-	local rc=0
+	local rc=0 vstats=
+	[[ ${7:-} == stats=1* && -z $BPF_STATS ]] && vstats=1
+	[[ -n $vstats ]] && { stats_on || return 1; }
 	run_one "$@" || rc=1
 	stop_bg
+	[[ -n $vstats ]] && stats_off
 	return $rc
+}
+
+# Variant ARGS without the bench's own leading words (bin=PATH, stats=1).
+strip_vargs() {
+	local a=$1
+	while [[ $a == bin=* || $a == stats=* ]]; do
+		[[ $a == *" "* ]] && a=${a#* } || a=
+	done
+	echo "$a"
 }
 
 run_one() {
 	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 vname=${6:-} vargs=${7:-}
 	local d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5${vname:+-$vname}
-	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0 xb=$X
+	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0 xb=$X secs=$SECS res=$RESULTS
 	# a variant "bin=PATH ARGS" runs another build of xevb (A/B of code)
 	if [[ $vargs == bin=* ]]; then
 		xb=${vargs%% *} && xb=${xb#bin=}
-		[[ $vargs == *" "* ]] && vargs=${vargs#* } || vargs=
 	fi
+	vargs=$(strip_vargs "$vargs")
+	[[ -n $CAL_RUN ]] && secs=$CAL_SECS res=$CAL
 	mkdir -p "$d"
 	[[ $mode == drop ]] && { run_drop "$@"; return; }
 	case $mode in
@@ -181,17 +231,18 @@ import json, sys
 print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 	[[ -n $napi ]] && roles+=(napi="$napi")
 	[[ -n $spid ]] && roles+=(sink="$spid")
+	roles+=(dev="$BNS/$BDEV")
 	python3 "$HELP" snap "${roles[@]}" >"$d/s0"
 	local perfpid=""
 	if [[ -n ${BENCH_PERF:-} ]]; then
 		# Where the builder's core goes: software clock samples of CPU 1, all tasks.
 		mkdir -p "$BENCH_PERF"
-		perf record -q -e cpu-clock -C 1 -g -o "$BENCH_PERF/$PATH_NAME-$case-$model-$mode-$fwd-$run.data" \
-			-- sleep "$SECS" >/dev/null 2>&1 &
+		perf record -q -e cpu-clock -C 1 -g -o "$BENCH_PERF/$PATH_NAME-$case-$model-$mode-$fwd-$run${vname:+-$vname}.data" \
+			-- sleep "$secs" >/dev/null 2>&1 &
 		perfpid=$!
 	fi
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode live \
-		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$SECS" \
+		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$secs" \
 		--no-end-of-run ${BENCH_SOURCE_ARGS:-} --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3 # the rings drain
 	[[ -n $perfpid ]] && wait "$perfpid"
@@ -205,9 +256,9 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 	fi
 	BG_PIDS=()
 	python3 "$HELP" run path="$PATH_NAME" case="$case" model="$model" mode="$mode" fwd="$fwd" pack="$PACK" nsrc="$NSRC" \
-		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld="$d/build.json" variant="$vname" \
-		sink="$([[ -n $spid ]] && echo "$d/sink.json")" >>"$RESULTS"
-	print_run "$run"
+		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld="$d/build.json" variant="$vname" bpf_stats="$(stats_held)" \
+		sink="$([[ -n $spid ]] && echo "$d/sink.json")" >>"$res"
+	print_run "$run" "$res"
 }
 
 # The last result line, one line on the terminal.
@@ -216,33 +267,44 @@ print_run() {
 import json, sys
 r = json.loads(open(sys.argv[1]).read().splitlines()[-1])
 p = r.get("xdp_prog_ns_per_packet")
-print("  %-6s %-4s %-7s %-6s fwd=%d run %s%s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %s ns/frame, xdp prog %s ns/pkt%s" % (
+print("  %-6s %-4s %-7s %-6s fwd=%d run %s%s: %.3f Mfr/s (tx %.3f), loss %.2f%%, %s ns/frame, xdp prog %s ns/pkt%s%s" % (
     r["path"], r["case"], r["model"], r["mode"], r["forward"], sys.argv[2],
     " " + r["variant"] if r.get("variant") else "", r["frames_per_s"] / 1e6,
     r["tx_frames_per_s"] / 1e6, 100 * r["loss"],
     "%.0f" % r["cpu_ns_per_frame"] if r["cpu_ns_per_frame"] else "-",
-    "%.0f" % p if p else "-", "" if r["ok"] else "  FAILED"))' \
-		"$RESULTS" "$1"
+    "%.0f" % p if p else "-", " (bpf stats on)" if r.get("bpf_stats") else "", "" if r["ok"] else "  FAILED"))' \
+		"${2:-$RESULTS}" "$1"
 }
 
 # The XDP_DROP ceiling: the drop program is on BDEV already (main loop),
 # SOCK_NAPI its napi thread; the generator as in run_one, no builder.
 run_drop() {
-	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5
+	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 vname=${6:-} d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5${6:+-$6}
+	local secs=$SECS res=$RESULTS
+	[[ -n $CAL_RUN ]] && secs=$CAL_SECS res=$CAL
 	local roles=(ksoftirqd0="$(ksoftirqd 0)" ksoftirqd1="$(ksoftirqd 1)")
 	roles+=(prog="$(ip -n "$BNS" -j link show dev "$BDEV" | python3 -c '
 import json, sys
 print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 	[[ -n $SOCK_NAPI ]] && roles+=(napi="$SOCK_NAPI")
+	roles+=(dev="$BNS/$BDEV")
+	local perfpid=""
 	python3 "$HELP" snap "${roles[@]}" >"$d/s0"
+	if [[ -n ${BENCH_PERF:-} ]]; then
+		mkdir -p "$BENCH_PERF"
+		perf record -q -e cpu-clock -C 1 -g -o "$BENCH_PERF/$PATH_NAME-$case-$model-$mode-$fwd-$run${vname:+-$vname}.data" \
+			-- sleep "$secs" >/dev/null 2>&1 &
+		perfpid=$!
+	fi
 	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode live \
-		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$SECS" \
+		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$secs" \
 		--no-end-of-run ${BENCH_SOURCE_ARGS:-} --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3
+	[[ -n $perfpid ]] && wait "$perfpid"
 	python3 "$HELP" snap "${roles[@]}" >"$d/s1"
 	python3 "$HELP" run path="$PATH_NAME" case="$case" model="$model" mode="$mode" fwd="$fwd" pack="$PACK" nsrc="$NSRC" \
-		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld=/dev/null variant= sink= >>"$RESULTS"
-	print_run "$run"
+		s0="$d/s0" s1="$d/s1" src="$d/src.json" bld=/dev/null variant="$vname" bpf_stats="$(stats_held)" sink= >>"$res"
+	print_run "$run" "$res"
 }
 
 # One lost packet keeps its events open until the timeout, and an open event
@@ -289,6 +351,18 @@ for case in $CASES; do
 				fi
 				local_variants=(":")
 				[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
+				# The XDP program's cost: one short run with BPF statistics on.
+				if [[ -z $BPF_STATS && -z ${CAL_DONE[$case-$model-$mode]:-} ]] && stats_on; then
+					CAL_DONE[$case-$model-$mode]=1
+					CAL_RUN=1
+					run_point "$case" "$model" "$mode" 0 cal || echo "  $PATH_NAME $case $model $mode calibration run: FAILED" >&2
+					CAL_RUN=
+					stats_off
+				fi
+				if [[ -n $INTERLEAVE && ($mode == bare || $mode == xdp) ]]; then
+					IL_MODES+=("$mode")   # run below, alternating with the other one
+					continue
+				fi
 				for fwd in $FWDS; do
 					[[ ($mode == bare || $mode == drop) && $fwd == 1 ]] && continue
 					for ((run = 1; run <= RUNS; run++)); do
@@ -303,6 +377,24 @@ for case in $CASES; do
 					SOCK_NAPI=
 				fi
 			done
+			# BENCH_INTERLEAVE: bare and xdp take turns run by run, so that
+			# the machine's drift (minutes apart otherwise) hits both alike.
+			if ((${#IL_MODES[@]})); then
+				for fwd in $FWDS; do
+					for ((run = 1; run <= RUNS; run++)); do
+						for mode in "${IL_MODES[@]}"; do
+							[[ $mode == bare && $fwd == 1 ]] && continue
+							local_variants=(":")
+							[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
+							for v in "${local_variants[@]}"; do
+								run_point "$case" "$model" "$mode" "$fwd" "$run" "${v%%:*}" "${v#*:}" ||
+									echo "  $PATH_NAME $case $model $mode ${v%%:*} fwd=$fwd run $run: FAILED" >&2
+							done
+						done
+					done
+				done
+				IL_MODES=()
+			fi
 		done
 	done
 	tb_down "$P"
@@ -313,14 +405,18 @@ meta=$(python3 -c '
 import json, os, sys
 print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg()[0],
   "runs_per_point": int(sys.argv[1]), "seconds_per_run": float(sys.argv[2]),
+  "bpf_stats_in_throughput_runs": sys.argv[3] == "1", "calibration_seconds": float(sys.argv[4]),
+  "bare_xdp_interleaved": sys.argv[5] == "1",
   "path": "source veth -> bridge (XDP_PASS on the source switch port) -> builder veth",
   "cpus": {"generator": 0, "builder": 1, "napi_thread_gateway": 1, "sink": 0},
   "notes": ["cpu_ns_per_frame: run time of our tasks (generator incl. its in-context softirq, builder, napi thread, sink, ksoftirqd/0-1) per frame received",
             "cpu_ns_per_frame_rx_side: the same without the generator process (in the split model the receive work runs inside the generator and is left out)",
             "cpu_ns_per_frame_procstat: /proc/stat busy time of cpu0+cpu1 per frame (includes other users of the machine)",
+            "xdp_prog_ns_per_packet: BPF run-time statistics of the program on the builder veth, from one calibration run per case, model and mode (bpf_stats on; calibration[] holds those runs) unless bpf_stats_in_throughput_runs; every other figure comes from runs without statistics, which cost ~8% of the gateway core",
+            "drop mode counts frames by the builder veth rx_packets (XDP_DROP frames included)",
             "socket mode runs with an XDP_PASS program on the builder veth (NAPI for threaded mode)",
-            "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS")
+            "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS" "$([[ -n $BPF_STATS ]] && echo 1 || echo 0)" "$CAL_SECS" "$([[ -n $INTERLEAVE ]] && echo 1 || echo 0)")
 rc=0
-python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta" || rc=$?
+python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta" "$CAL" || rc=$?
 /usr/bin/python3 scripts/bench/plots.py "$OUT/bench" e2e || true
 exit $rc

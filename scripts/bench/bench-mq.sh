@@ -16,6 +16,8 @@
 #            direct: queue q's worker on CPU q, beside its generator
 #   w2same:  2 workers, both on CPU 1, napi threads too: the cost of the
 #            hand-off itself, without the cross-core cache traffic
+#   w2cbase: w2c run by another build's xevb (BENCH_BASE=its build dir):
+#            an A/B of two versions of the hand-off in the same run
 #   w1c, w2c: w1 and w2 through the worker threads with --coalesce-us
 #            BENCH_COALESCE (200): a nap after work before sleeping, so
 #            each wake-up takes a batch (w1c: --workers 1, same loop as w2c)
@@ -42,6 +44,14 @@
 # per point, medians. Writes $OUT/bench/mq.{json,csv,png}; docs/bench/multiqueue.md
 # reads them.
 # BENCH_CASES="l1 hlt one", BENCH_RATE (events/s per source, 0 = flat out),
+# BENCH_MFPS (paced: this many Mframes/s offered by both generators
+# together, whatever the case: the rate per source follows from the packing,
+# and the builder's timeout becomes 200 ms, BENCH_TIMEOUT_MS). Flat out, a
+# single worker cannot keep up with two generators: its RX rings overflow
+# and most events end incomplete, at a cost that varies from run to run.
+# Paced, every configuration gets the same load, but above 20 kfr/s the
+# generator paces by spinning in its XDP program and takes its core, so the
+# worker beside it waits: not a clean measurement either on 2 cores),
 # BENCH_KEEP=1 keeps the per-run files; BENCH_PERF=DIR records `perf record -g`
 # of the builder's threads for each run into DIR.
 set -euo pipefail
@@ -57,6 +67,9 @@ CONFIGS=${BENCH_CONFIGS:-w1 w2 w1c w2c}
 COALESCE=${BENCH_COALESCE:-200}
 PATHS=${BENCH_PATHS:-direct bridge}
 RATE=${BENCH_RATE:-0}
+MFPS=${BENCH_MFPS:-}
+# Paced, the two generators start some ms apart and stay so: time out later.
+TMO=${BENCH_TIMEOUT_MS:-$([[ -n $MFPS ]] && echo 200 || echo 20)}
 NSRC=64
 X=$ROOT/$OUT/xevb
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
@@ -92,23 +105,26 @@ napi_new() { comm -13 "$1" <(napi_pids) | while read -r p; do echo "$(cut -d- -f
 
 # run_one CASE CONFIG RUN   (PATH_NAME, BDEV: which path)
 run_one() {
-	local case=$1 cfg=$2 run=$3 d=$TMP/$PATH_NAME-$1-$2-$3 napi="" p q rc=0 nw=1 gpids=()
+	local case=$1 cfg=$2 run=$3 d=$TMP/$PATH_NAME-$1-$2-$3 napi="" p q rc=0 nw=1 gpids=() XB=$X
 	local wargs=(--workers 1) pin=(taskset -c 1) ncpu=(1 1)
 	mkdir -p "$d"
 	case $cfg in
 	w1c) wargs=(--workers 1 --cpus 1 --coalesce-us "$COALESCE") pin=() ;;
-	w2 | w2c)
+	w2 | w2c | w2cbase)
 		# Each queue's worker where that queue is filled: bridge, its napi
 		# thread (set below); direct, the generator's core (queue = CPU).
 		nw=2 pin=() ncpu=(1 0)
 		[[ $PATH_NAME == direct ]] && ncpu=(0 1)
 		wargs=(--workers 2 --cpus "${ncpu[0]},${ncpu[1]}")
-		[[ $cfg == w2c ]] && wargs+=(--coalesce-us "$COALESCE") || wargs+=(--coalesce-us 0) ;;
+		[[ $cfg == w2 ]] && wargs+=(--coalesce-us 0) || wargs+=(--coalesce-us "$COALESCE")
+		if [[ $cfg == w2cbase ]]; then
+			XB=$(realpath "${BENCH_BASE:?w2cbase needs BENCH_BASE=the build dir of the other version}")/xevb
+		fi ;;
 	w2same) nw=2 wargs=(--workers 2 --cpus 1,1 --coalesce-us 0) pin=() ;;
 	esac
 	napi_pids >"$d/napi0"
-	ip netns exec "$BNS" "${pin[@]}" "$X" build --dev "$BDEV" --queues 0-1 "${wargs[@]}" --sources "0-$((NSRC - 1))" \
-		--no-forward --timeout-ms 20 --window 65536 --frames 16384 --rx-ring 8192 --frame-size 2048 \
+	ip netns exec "$BNS" "${pin[@]}" "$XB" build --dev "$BDEV" --queues 0-1 "${wargs[@]}" --sources "0-$((NSRC - 1))" \
+		--no-forward --timeout-ms "$TMO" --window 65536 --frames 16384 --rx-ring 8192 --frame-size 2048 \
 		--json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	BPID=$!
 	if ! wait_for "$d/build.err" 'AF_XDP socket on' "$BPID"; then
@@ -181,7 +197,7 @@ ip link add eth1 netns "$SRCNS" numtxqueues 2 numrxqueues 2 address 02:18:01:01:
 	peer name eth1 netns "$BNS" numtxqueues 2 numrxqueues 2 address 02:18:02:01:00:01
 ip -n "$SRCNS" link set eth1 up
 ip -n "$BNS" link set eth1 up
-echo "multi-queue: $NSRC sources (one address each), 2 RX queues, $RUNS x ${SECS}s a point, rate ${RATE:-0}"
+echo "multi-queue: $NSRC sources (one address each), 2 RX queues, $RUNS x ${SECS}s a point, rate ${MFPS:+$MFPS Mfr/s offered, }${RATE:-0}"
 for PATH_NAME in $PATHS; do
 BDEV=$([[ $PATH_NAME == direct ]] && echo eth1 || echo eth0)
 for case in $CASES; do
@@ -191,6 +207,7 @@ for case in $CASES; do
 	one) PACK=1 FRAG=32 ;;
 	*) echo "unknown case $case" >&2; exit 2 ;;
 	esac
+	[[ -n $MFPS ]] && RATE=$(python3 -c "print(round($MFPS * 1e6 * $PACK / $NSRC))")
 	for ((run = 1; run <= RUNS; run++)); do
 		# Alternate the order: drift on a shared machine hits both alike.
 		order=$CONFIGS
@@ -204,6 +221,6 @@ done
 tb_down "$P"
 TB_CREATED=${TB_CREATED/ $P/}
 
-meta=$(python3 scripts/bench/meta.py bench=multiqueue runs="$RUNS" seconds="$SECS" cases="$CASES" rate="$RATE" \
+meta=$(python3 scripts/bench/meta.py bench=multiqueue runs="$RUNS" seconds="$SECS" cases="$CASES" rate="$RATE" mfps="${MFPS:-flat out}" \
 	sources="$NSRC" configs="$CONFIGS" paths="$PATHS" coalesce_us="$COALESCE" cpus="generator 0; w1: worker+napi CPU 1; w2: worker/napi of queue 0 CPU 1, queue 1 CPU 0; w2same: all CPU 1")
 "$PY" "$HELP" report "$ROWS" "$OUT/bench" "$meta"

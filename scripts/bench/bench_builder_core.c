@@ -88,7 +88,7 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 	(void)ctx;
 	n_emitted++;
 	frags_emitted += ev->n_frags;
-	bytes_emitted += xevb_event_wire_size(ev);
+	bytes_emitted += xevb_event_wire_size_fast(ev);
 }
 
 static void on_release(void *ctx, uint32_t f)

@@ -3,11 +3,17 @@
 """Helper of bench-e2e.sh: CPU snapshots, one run's figures, the report.
 
   e2e.py snap ROLE=PID...          one JSON line: /proc/stat of cpu0/cpu1 and
-                                   each PID's run time (schedstat, ns)
+                                   each PID's run time (schedstat, ns);
+                                   prog=ID: BPF run-time statistics of a
+                                   program; dev=NETNS/DEV: its rx_packets
   e2e.py run KEY=VALUE...          one run's figures from the snapshots and
                                    the JSON summaries of source/build/sink
-  e2e.py report RESULTS OUT.json   medians per point, ratios, targets, table
+  e2e.py report RESULTS OUT.json META [CALIBRATION]
+                                   medians per point, ratios, targets, table;
+                                   xdp_prog_ns_per_packet from the
+                                   calibration runs where a point has none
   e2e.py hold-stats                BPF run-time statistics on until killed
+                                   (prints "on" once they are)
 
 The machine is shared: besides /proc/stat's busy time of both cores (which
 counts everyone), CPU is summed over our own tasks (generator, builder,
@@ -57,6 +63,18 @@ def prog_stats(prog_id):
         return {}
 
 
+def dev_rx_packets(spec):
+    """rx_packets of NETNS/DEV: a veth counts the frames its XDP program ran on, XDP_DROP included."""
+    import subprocess
+    ns, _, dev = spec.partition("/")
+    try:
+        out = subprocess.run(["ip", "-n", ns, "-j", "-s", "link", "show", "dev", dev],
+                             capture_output=True, text=True, timeout=10).stdout
+        return json.loads(out)[0]["stats64"]["rx"]["packets"]
+    except (OSError, ValueError, KeyError, IndexError, subprocess.SubprocessError):
+        return None
+
+
 def cmd_hold_stats(args):
     """Keep BPF run-time statistics on while this process lives (BPF_ENABLE_STATS
     holds a reference: a parallel toggle of the sysctl cannot switch them off)."""
@@ -69,6 +87,7 @@ def cmd_hold_stats(args):
         print("cannot enable BPF statistics: errno %d" % ctypes.get_errno(), file=sys.stderr)
         return 1
     signal.signal(signal.SIGTERM, lambda *a: sys.exit(0))
+    print("on", flush=True)
     while True:
         time.sleep(3600)
 
@@ -79,6 +98,8 @@ def cmd_snap(args):
         role, _, pid = a.partition("=")
         if role == "prog":
             snap["prog"] = prog_stats(pid) if pid else {}
+        elif role == "dev":
+            snap["dev_rx_packets"] = dev_rx_packets(pid) if pid else None
         elif pid:
             snap["pids"][role] = {"pid": pid, "ns": runtime_ns(pid)}
     print(json.dumps(snap))
@@ -103,10 +124,14 @@ def cmd_run(args):
     ok = bool(el) and bool(bld)
     tx = src.get("packets", 0)
     rx = bld.get("rx_frames", 0)
+    d0, d1 = s0.get("dev_rx_packets"), s1.get("dev_rx_packets")
+    dev_rx = d1 - d0 if d0 is not None and d1 is not None and d1 >= d0 else None
+    pr0, pr1 = s0.get("prog") or {}, s1.get("prog") or {}
+    prog_runs = pr1.get("run_cnt", 0) - pr0.get("run_cnt", 0) if "run_cnt" in pr1 else None
     if kv["mode"] == "drop":
-        # no builder: the XDP_DROP program's runs are the frames received
-        pr0, pr1 = s0.get("prog") or {}, s1.get("prog") or {}
-        rx = max(0, pr1.get("run_cnt", 0) - pr0.get("run_cnt", 0))
+        # no builder: the frames the veth's XDP_DROP program ran on (its
+        # rx_packets; the program's run count needs BPF statistics on)
+        rx = dev_rx if dev_rx else max(0, prog_runs or 0)
         ok = bool(el) and rx > 0
     wall = s1["t"] - s0["t"]
 
@@ -156,6 +181,8 @@ def cmd_run(args):
         "events_complete": bld.get("events_complete", 0), "events_incomplete": bld.get("events_incomplete", 0),
         "cpu_ns_per_frame": ours / rx if rx else None,
         "xdp_prog_ns_per_packet": prog_ns,
+        "bpf_stats": kv.get("bpf_stats") == "1",
+        "dev_rx_packets": dev_rx, "prog_run_cnt": prog_runs if prog_runs else None,
         "cpu_ns_per_frame_procstat": busy / rx if rx else None,
         "cpu_ns_per_frame_rx_side": (ours - cpu.get("source", 0)) / rx if rx else None,
         "cpu_s": {k: v / 1e9 for k, v in cpu.items()},
@@ -210,6 +237,22 @@ def cmd_report(args):
                 pts.setdefault((r["path"], r["case"], r["model"], r["forward"], r["mode"], r.get("variant", "")),
                                []).append(r)
     rows = [merge(v) for v in pts.values()]
+    # The XDP program's cost from the calibration runs (statistics on) of
+    # the same path, case, model and mode: the throughput runs go without.
+    cal = []
+    if len(args) > 3 and args[3]:
+        with open(args[3]) as f:
+            cal = [json.loads(line) for line in f if line.strip()]
+    for r in rows:
+        if r.get("xdp_prog_ns_per_packet") is None:
+            # one calibration a case, model and mode: the program's cost per
+            # packet does not depend on the path that brought the frame
+            c = med([x.get("xdp_prog_ns_per_packet") for x in cal
+                     if (x["case"], x["model"], x["mode"]) == (r["case"], r["model"], r["mode"])])
+            r["xdp_prog_ns_per_packet"] = c
+            r["xdp_prog_ns_from"] = "calibration" if c is not None else None
+        else:
+            r["xdp_prog_ns_from"] = "same runs (bpf stats on)"
     idx = {(r["path"], r["case"], r["model"], r["forward"], r["mode"], r.get("variant", "")): r for r in rows}
 
     ratios, targets = [], []
@@ -218,7 +261,7 @@ def cmd_report(args):
             continue
         sk = idx.get((path, case, model, fwd, "socket", var)) or idx.get((path, case, model, fwd, "socket", ""))
         bare = idx.get((path, case, model, False, "bare", var)) or idx.get((path, case, model, False, "bare", ""))
-        drop = idx.get((path, case, model, False, "drop", ""))
+        drop = idx.get((path, case, model, False, "drop", var)) or idx.get((path, case, model, False, "drop", ""))
         q = {"path": path, "case": case, "model": model, "forward": fwd}
         if var:
             q["variant"] = var
@@ -234,6 +277,10 @@ def cmd_report(args):
             q["xdp_over_bare_frames_per_s"] = r["frames_per_s"] / bare["frames_per_s"]
             if r["cpu_ns_per_frame"] and bare["cpu_ns_per_frame"]:
                 q["bare_over_xdp_cpu_per_frame"] = bare["cpu_ns_per_frame"] / r["cpu_ns_per_frame"]
+            # run k of xdp against run k of bare: meaningful when they alternated (BENCH_INTERLEAVE)
+            xr, br = r.get("frames_per_s_runs") or [], bare.get("frames_per_s_runs") or []
+            if len(xr) == len(br) > 1 and all(br):
+                q["xdp_over_bare_paired_median"] = statistics.median(x / b for x, b in zip(xr, br))
         r["ratios"] = {k: v for k, v in q.items() if k not in ("path", "case", "model", "forward", "variant")}
         ratios.append(q)
         if case == "l1" and not fwd:
@@ -250,7 +297,7 @@ def cmd_report(args):
              "socket": 2}
     rows.sort(key=lambda r: (order.get(r["path"], 9), order.get(r["case"], 9), order.get(r["model"], 9), r["forward"],
                              order.get(r["mode"], 9), r.get("variant", "")))
-    doc = dict(meta, bench="e2e", results=rows, ratios=ratios, targets=targets)
+    doc = dict(meta, bench="e2e", results=rows, ratios=ratios, targets=targets, calibration=cal)
     # the suite's convention (benchlib.py): meta.py's record and a CSV beside the JSON
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import benchlib
@@ -259,12 +306,12 @@ def cmd_report(args):
         json.dump(doc, f, indent=1)
     benchlib.write_csv(rows, os.path.splitext(out)[0] + ".csv")
 
-    print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s  %s" % (
+    print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s %5s  %s" % (
         "path", "case", "model", "fwd", "mode", "offered", "Mfr/s", "Mfrag/s", "kev/s", "Gb/s", "loss%",
-        "ns/fr", "rx ns/fr", "stat ns", "oth%", "lost: before rx / socket rings (pkts) / builder (frags)"))
+        "ns/fr", "rx ns/fr", "stat ns", "oth%", "prog", "lost: before rx / socket rings (pkts) / builder (frags)"))
     for r in rows:
         lw = r["loss_where"]
-        print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s  %s/%s/%s%s" % (
+        print("%-6s %-4s %-7s %-3s %-6s %8s %8s %8s %8s %7s %7s %8s %8s %8s %5s %5s  %s/%s/%s%s" % (
             r["path"], r["case"], r["model"], "yes" if r["forward"] else "no",
             r["mode"] + ("/" + r["variant"] if r.get("variant") else ""),
             fmt(r["tx_frames_per_s"], 1e6, "%.3f"),
@@ -272,6 +319,7 @@ def cmd_report(args):
             fmt(r["events_per_s"], 1e3, "%.1f"), fmt(r["gbps"]), fmt(r["loss"], 0.01, "%.2f"),
             fmt(r["cpu_ns_per_frame"], 1, "%.0f"), fmt(r["cpu_ns_per_frame_rx_side"], 1, "%.0f"),
             fmt(r["cpu_ns_per_frame_procstat"], 1, "%.0f"), fmt(r.get("foreign_frac"), 0.01, "%.0f"),
+            fmt(r.get("xdp_prog_ns_per_packet"), 1, "%.0f") + ("*" if r.get("bpf_stats") else ""),
             fmt(lw["before_rx"], 1, "%.0f"), fmt(lw["socket_rings"], 1, "%.0f"), fmt(lw["builder_frag_drops"], 1, "%.0f"),
             "" if r["ok"] else "  RUN FAILED"))
     fw = [r for r in rows if r["forward"]]
@@ -291,6 +339,8 @@ def cmd_report(args):
     print("offered, Mfr/s: frames per second sent, received; kev/s: complete events; ns/fr: CPU of our tasks per")
     print("frame received, both cores; rx ns/fr: the same without the generator; stat ns: /proc/stat, both cores;")
     print("oth%: share of both cores taken by tasks not ours (other users of the machine) during the runs")
+    print("prog: the XDP program's ns per packet (BPF statistics): from a calibration run, or * from these runs,")
+    print("whose other figures then include the statistics' own cost")
     print("\nratios:")
     for q in ratios:
         print("  %-6s %-4s %-7s fwd=%-3s %s%s" % (q["path"], q["case"], q["model"], "yes" if q["forward"] else "no",

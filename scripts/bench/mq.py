@@ -155,9 +155,11 @@ def cmd_report(args):
             pts.append(p)
     ratios = {}
     for case in {p["case"] for p in pts}:
-        for two in [p for p in pts if p["case"] == case and p["config"] not in ("w1", "w1c")]:
-            # A coalescing configuration against the coalescing single worker.
-            base = "w1c" if two["config"].endswith("c") else "w1"
+        for two, base in [(p, b) for p in pts if p["case"] == case and p["config"] not in ("w1", "w1c")
+                          # A coalescing configuration (w2c, w2cbase) against the coalescing single
+                          # worker (same wake-up policy) and the loop of before; w2c against w2cbase (A/B).
+                          for b in (("w1c", "w1") if "c" in p["config"][2:] else ("w1",)) +
+                          (("w2cbase",) if p["config"] == "w2c" else ())]:
             one = [p for p in pts if p["case"] == case and p["config"] == base]
             if not one or not one[0]["builder_ns_per_frame"]:
                 continue

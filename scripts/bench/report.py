@@ -379,7 +379,8 @@ def others():
     out = ["## Other pieces of the suite\n",
            "- `e2e.json` (`bench-e2e.sh`): bare AF_XDP receive, the XDP builder and the socket builder on the same "
            "live traffic (L1-like and 3.4 kB frames), gateway and split NAPI models, build-only and forwarding, "
-           "with CPU per frame; README \"Benchmarks\".",
+           "with CPU per frame (runs without BPF statistics; the XDP program's ns per packet from a calibration run "
+           "with them); README \"Benchmarks\".",
            "- `dfm.json` (`bench-dfm.sh`): the DFM's scaling scans, push and pull: [dfm.md](dfm.md).",
            "- `builder-core.json`, `source_live.json`, `shape.json`, probes: README \"Benchmarks\", "
            "[bench/qos.md](bench/qos.md), [observability.md](observability.md).",
@@ -409,10 +410,12 @@ def others():
         out.append("")
         if name == "e2e-l1-gateway":
             rows = [r for r in e.get("results", []) if not r.get("forward")]
-            out.append("| mode | Mframes/s | CPU ns/frame (both cores) |")
-            out.append("|---|---|---|")
+            out.append("| mode | Mframes/s | CPU ns/frame (both cores) | XDP program ns/packet |")
+            out.append("|---|---|---|---|")
             for r in rows:
-                out.append("| %s | %.3f | %.0f |" % (r["mode"], r["frames_per_s"] / 1e6, r.get("cpu_ns_per_frame", 0)))
+                p = r.get("xdp_prog_ns_per_packet")
+                out.append("| %s | %.3f | %.0f | %s |" % (r["mode"], r["frames_per_s"] / 1e6, r.get("cpu_ns_per_frame", 0),
+                                                       "%.0f" % p if p else "-"))
             out.append("")
     if load("e2e"):
         out.append(img("e2e-rx", "e2e frames received per mode"))

@@ -45,6 +45,13 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 	re->n_expected = ev->n_expected;
 	re->open_ns = ev->open_ns;
 	re->wire_size = xevb_event_wire_size(ev);
+	/* The builder's running sum: set whenever a fragment is in, and exact. */
+	cr_assert(eq(int, ev->frag_wire_bytes != 0, ev->n_frags != 0),
+		  "event %u: frag_wire_bytes %u with %u fragments", ev->event_id,
+		  ev->frag_wire_bytes, ev->n_frags);
+	cr_assert(eq(u32, xevb_event_wire_size_fast(ev), re->wire_size),
+		  "event %u (%u of %u fragments, flags %u): O(1) size != walked size",
+		  ev->event_id, ev->n_frags, ev->n_expected, ev->flags);
 	cr_assert(eq(u32, ev->n_expected, r->cfg.n_sources));
 	for (uint32_t i = 0; i < ev->n_expected; i++) {
 		uint16_t sid = ev->source_ids[i];

@@ -310,6 +310,7 @@ e2e_finish() {
 #   Nx1: HOSTS>1, BUILDERS=1; 1xN: HOSTS=1, BUILDERS>1; NxN: both > 1.
 #   E2E_RATE: trigger rate of each source process (default: flat out).
 #   E2E_DIGEST=1: builders run with --digest (docs/digest.md).
+#   E2E_BUILD_ARGS: more options for every `xevb build` (e.g. --nap-us 100).
 # Asserts, per builder: fragments sent to it = received = in events (XDP:
 # = steered to the AF_XDP socket, no drop anywhere); every event complete;
 # no drop of any reason; every event forwarded; per sink: exactly its round
@@ -330,6 +331,9 @@ e2e_topology() {
 	[[ $mode == socket ]] && bopts+=(--mode socket)
 	[[ $mode == socket && $proto == udp ]] && bopts+=(--udp)
 	[[ ${E2E_DIGEST:-0} == 1 ]] && bopts+=(--digest)
+	local extra=()
+	read -r -a extra <<<"${E2E_BUILD_ARGS:-}"
+	bopts+=("${extra[@]}")
 	sopts=()
 	[[ $proto == udp ]] && sopts+=(--udp 23900)
 	[[ -n ${E2E_RATE:-} ]] && sopts+=(--rate "$E2E_RATE")

@@ -21,4 +21,7 @@ E2E_DIGEST=1 \
 e2e_topology xraw_digest   xdp  raw   3     2   1        2     4000
 E2E_DIGEST=1 \
 e2e_topology xudp_digest   xdp  udp   2     2   2        2     3000
+# The one-worker loop's nap (--nap-us) instead of poll() after work: same accounting.
+E2E_RATE=50000 E2E_BUILD_ARGS="--nap-us 100" \
+e2e_topology xraw_nx1_nap  xdp  raw   2     2   1        1     20000
 e2e_finish

@@ -757,6 +757,78 @@ Test(builder, wire_size)
 	fr[0].frame_idx = UINT32_MAX;
 	ev.n_frags = 2;
 	cr_assert(eq(u32, xevb_event_wire_size(&ev), 32 + 12 + 8 + 12 + 8 + 8));
+	/* Not from the builder (frag_wire_bytes 0): the O(1) variant walks. */
+	cr_assert(eq(u32, xevb_event_wire_size_fast(&ev), 32 + 12 + 8 + 12 + 8 + 8));
+	ev.frag_wire_bytes = 12 + 8 + 12 + 8;
+	cr_assert(eq(u32, xevb_event_wire_size_fast(&ev), 32 + 12 + 8 + 12 + 8 + 8));
+	ev.flags = 0;   /* sizing trusts the flag, as the walk does */
+	cr_assert(eq(u32, xevb_event_wire_size_fast(&ev), xevb_event_wire_size(&ev)));
+}
+
+/*
+ * The live overload regime, small: 126 sources, 25 fragments a MEP, 75% of
+ * the MEPs lost, events timing out with ~30 fragments (emit or discard;
+ * the timeout spans ~2 groups of 25 events, each group's MEPs arrive
+ * within one).
+ * The rig asserts O(1) size == walked size for every event emitted and that
+ * every frame comes back exactly once, after the events holding it;
+ * check() cross-checks each open event's running byte sum against its row
+ * after every step.
+ */
+static void lossy_l1(enum xevb_timeout_policy pol, uint32_t seed)
+{
+	static uint16_t src[126];
+	struct xevb_builder_cfg x = { .timeout_ns = 3000, .timeout_policy = pol };
+	uint64_t rng = seed * 0x9e3779b97f4a7c15ull + 1;
+	uint32_t sent = 0;
+
+	for (uint32_t i = 0; i < 126; i++)
+		src[i] = (uint16_t)(4095 - i * 31);   /* unsorted, spread */
+	rig_init(&R, src, 126, 256, 1024, &x);
+	for (uint32_t g = 0; g < 24; g++) {
+		for (uint32_t s = 0; s < 126; s++) {
+			rng ^= rng << 13;
+			rng ^= rng >> 7;
+			rng ^= rng << 17;
+			R.now += 10;
+			if (rng % 100 < 75 && g != 5)   /* group 5 complete */
+				continue;
+			rig_send_range(&R, src[s], 0, 1, g * 25, 25);
+			sent++;
+			if (rng % 7 == 0) {
+				rig_check(&R);
+				xevb_builder_poll(R.b, R.now);
+			}
+		}
+		rig_check(&R);
+	}
+	R.now += 3000;
+	xevb_builder_poll(R.b, R.now);
+	rig_check(&R);
+	cr_assert(eq(u64, ST->open_events, 0));
+	cr_assert(eq(u64, ST->events_opened, 24 * 25));
+	cr_assert(eq(u64, ST->frags_in_events, sent * 25ull));
+	cr_assert(eq(u64, ST->events_complete, 25));
+	if (pol == XEVB_TIMEOUT_DISCARD) {
+		cr_assert(eq(u64, ST->events_discarded, 23 * 25));
+		cr_assert(eq(u64, ST->frags_discarded, ST->frags_in_events - 25 * 126));
+	} else {
+		cr_assert(eq(u64, ST->events_incomplete, 23 * 25));
+	}
+	cr_assert(eq(u32, rig_frames_held(&R), 0), "every frame back after the timeouts");
+	rig_fini(&R);
+}
+
+Test(builder, lossy_l1_emit)
+{
+	for (uint32_t seed = 1; seed <= 4; seed++)
+		lossy_l1(XEVB_TIMEOUT_EMIT_INCOMPLETE, seed);
+}
+
+Test(builder, lossy_l1_discard)
+{
+	for (uint32_t seed = 1; seed <= 4; seed++)
+		lossy_l1(XEVB_TIMEOUT_DISCARD, seed);
 }
 
 /* The UDP transport feeds the builder the same way. */

@@ -271,6 +271,106 @@ Test(handoff, walk_gives_each_record_to_its_owner)
 }
 
 /*
+ * The dense hand-off: random MEPs packed for every owner through a small
+ * ref ring (so refs wrap around it, and some shares find it full and fall
+ * back to the walk), then unpacked as the owner does: each record reaches
+ * exactly one owner, with the fields the parser saw, and the owner reads
+ * the MEP header fields from the entry.
+ */
+Test(handoff, pack_unpack_dense_refs_or_walk)
+{
+	static uint8_t frame[65536];
+	static uint32_t ids[1024];
+	static uint16_t lens[1024];
+	static struct xevb_frag_ref fr[1024], scratch[1024];
+	struct xevb_parse_cfg pcfg = { .udp_port = 23900, .ip_proto = 253 };
+	struct xevb_spsc refs;
+	uint64_t rnd = 777;
+	uint32_t dense = 0, walked = 0, wrapped = 0, cursor = 0;
+
+	cr_assert(eq(int, xevb_spsc_init(&refs, 64, sizeof(struct xevb_frag_ref)), 0));
+	for (int t = 0; t < 3000; t++) {
+		uint32_t n, shift, nw, e, seen = 0, nent = 0;
+		struct xevb_pkt_info pi;
+		struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
+		struct xevb_ho_ent ent[XEVB_HO_MAX_WORKERS];
+		struct xevb_mep_params mp = { .ip_proto = 253, .run_number = 9, .saddr = 0x0101a8c6, .daddr = 0x0102a8c6 };
+		ssize_t len;
+
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		n = 1 + (uint32_t)(rnd >> 33) % 40;
+		shift = (uint32_t)(rnd >> 20) % 8;
+		nw = 1 + (uint32_t)(rnd >> 10) % 4;
+		e = (uint32_t)(rnd >> 40) | (t % 7 == 0 ? 0xffffff00u : 0);
+		for (uint32_t i = 0; i < n; i++) {
+			ids[i] = e;
+			lens[i] = (uint16_t)((rnd >> (i % 32)) % 37);
+			e += 1 + (i % 5 == 4 ? (uint32_t)(rnd >> 50) % 300 : 0);
+		}
+		mp.udp_dport = t % 2 ? 23900 : 0;
+		mp.source_id = (uint16_t)(t % 4096);
+		mp.packet_seq = (uint32_t)t * 77u;
+		mp.flags = t % 3 == 0 ? XEVB_MEP_F_END_OF_RUN : 0;
+		mp.event_id = ids;
+		mp.n_frags = n;
+		mp.frag_len = lens;
+		len = xevb_write_frame(frame, sizeof(frame), &mp);
+		cr_assert(gt(sz, (size_t)len, 0));
+		cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, fr), XEVB_RES_MEP));
+		xevb_owner_plan(fr, n, shift, nw, p);
+		/* The producer packs every share first (refs queue up), then the owners unpack in order. */
+		for (uint32_t w = 0; w < nw; w++) {
+			if (!p[w].count && !(pi.flags & XEVB_MEP_F_END_OF_RUN))
+				continue;
+			if (xevb_ho_pack(&ent[w], &refs, 5, &pi, fr, &p[w], shift, nw, w))
+				dense++;
+			else
+				walked++;
+			nent++;
+		}
+		cr_assert(gt(u32, nent, 0));
+		for (uint32_t w = 0; w < nw; w++) {
+			struct xevb_pkt_info wp;
+			const struct xevb_frag_ref *mine;
+
+			if (!p[w].count && !(pi.flags & XEVB_MEP_F_END_OF_RUN))
+				continue;
+			cr_assert(eq(u32, ent[w].frame_idx, 5));
+			mine = xevb_ho_unpack(frame, &ent[w], &refs, &cursor, shift, nw, w, &wp, scratch);
+			wrapped += mine == scratch && (ent[w].flags & XEVB_HO_F_REFS);
+			cr_assert(eq(u16, wp.n_frags, (uint16_t)p[w].count));
+			cr_assert(eq(u16, wp.source_id, pi.source_id));
+			cr_assert(eq(u32, wp.run_number, pi.run_number));
+			cr_assert(eq(u32, wp.packet_seq, pi.packet_seq));
+			cr_assert(eq(u8, wp.flags, pi.flags));
+			cr_assert(eq(u16, wp.mep_off, pi.mep_off));
+			if (p[w].count)
+				cr_assert(eq(u32, wp.first_event_id, mine[0].event_id));
+			for (uint32_t j = 0, i = 0; j < p[w].count; j++, i++) {
+				while (xevb_owner(fr[i].event_id, shift, nw) != w)
+					i++;
+				cr_assert(eq(u32, mine[j].event_id, fr[i].event_id));
+				cr_assert(eq(u32, mine[j].crc32c, fr[i].crc32c));
+				cr_assert(eq(u16, mine[j].payload_off, fr[i].payload_off));
+				cr_assert(eq(u16, mine[j].length, fr[i].length));
+			}
+			seen += p[w].count;
+		}
+		cr_assert(eq(u32, seen, n));
+		/* The owner lets the refs go every third MEP only (a batch): the ring fills up at times. */
+		if (t % 3 == 2) {
+			xevb_spsc_release(&refs, cursor);
+			cursor = 0;
+		}
+	}
+	/* All three ways were taken: dense, dense across the wrap, walked (ring full). */
+	cr_assert(gt(u32, dense, 1000));
+	cr_assert(gt(u32, wrapped, 10));
+	cr_assert(gt(u32, walked, 10));
+	xevb_spsc_free(&refs);
+}
+
+/*
  * An owner's builder (rx_counts_packets): it counts fragments, events and
  * END_OF_RUN as usual, but no packet and no packet_seq gap (the receiving
  * worker does), and its accounting check still holds per source.

@@ -53,7 +53,7 @@ struct rx_src {              /* receive-side, per source */
 
 struct wstats {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t ho_sent, ho_recv, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
+	uint64_t ho_sent, ho_recv, ho_walked, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
 };
 
@@ -93,6 +93,7 @@ struct bw {
 	uint32_t q_worker[XEVB_XSK_MAX_QUEUES];
 	struct xevb_spsc ho[XEVB_HO_MAX_WORKERS][XEVB_HO_MAX_WORKERS];   /* [from][to] */
 	struct xevb_spsc ret[XEVB_HO_MAX_WORKERS][XEVB_HO_MAX_WORKERS];  /* [from][to] */
+	struct xevb_spsc refs[XEVB_HO_MAX_WORKERS][XEVB_HO_MAX_WORKERS]; /* [from][to]: the shares' frag refs */
 	pthread_mutex_t out_lock;
 	pthread_barrier_t bar;
 	uint32_t stop;
@@ -181,7 +182,7 @@ static uint32_t drain_returns(struct worker *w)
 }
 
 /* A ring sized to every frame cannot fill up; if it ever did, wait, never drop. */
-static void *slot_wait(struct worker *w, struct xevb_spsc *r, uint32_t to)
+static __attribute__((noinline, cold)) void *slot_wait_full(struct worker *w, struct xevb_spsc *r, uint32_t to)
 {
 	void *p;
 
@@ -193,6 +194,13 @@ static void *slot_wait(struct worker *w, struct xevb_spsc *r, uint32_t to)
 		sched_yield();
 	}
 	return p;
+}
+
+static inline void *slot_wait(struct worker *w, struct xevb_spsc *r, uint32_t to)
+{
+	void *p = xevb_spsc_slot(r);
+
+	return __builtin_expect(p != NULL, 1) ? p : slot_wait_full(w, r, to);
 }
 
 static void release_cb(void *ctx, uint32_t idx)
@@ -271,14 +279,8 @@ static void dispatch(struct worker *w, uint32_t idx, const uint8_t *data,
 			struct xevb_spsc *r = &bw->ho[w->id][o];
 			struct xevb_ho_ent *e = slot_wait(w, r, o);
 
-			e->frame_idx = idx;
-			e->mep_off = pi->mep_off;
-			e->rec_off = p->count ? (uint16_t)(w->frags[p->first].payload_off - XEVB_REC_HLEN) : 0;
-			e->n_walk = p->count ? (uint16_t)(p->last - p->first + 1) : 0;
-			e->flags = p->filter ? XEVB_HO_F_FILTER : 0;
-			e->span = p->count ? (uint16_t)(w->frags[p->last].payload_off + XEVB_PAD4(w->frags[p->last].length) -
-						       w->frags[p->first].payload_off + XEVB_REC_HLEN) : 0;
-			e->pad = 0;
+			if (!xevb_ho_pack(e, &bw->refs[w->id][o], idx, pi, w->frags, p, bw->c.owner_shift, nw, o))
+				w->st.ho_walked++;
 			xevb_spsc_push(r);
 			w->st.ho_sent++;
 			if (!p->count)
@@ -323,6 +325,25 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 	}
 }
 
+static inline void prefetch_share(const uint8_t *const *fd, const struct xevb_ho_ent *e,
+				  const struct xevb_spsc *refs, uint32_t *pf)
+{
+	const uint8_t *buf = refs->buf;
+	uint32_t bytes = (refs->mask + 1) * (uint32_t)sizeof(struct xevb_frag_ref), off, len;
+
+	if (!(e->flags & XEVB_HO_F_REFS)) {
+		prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
+		return;
+	}
+	off = ((refs->cons_tail + *pf) & refs->mask) * (uint32_t)sizeof(struct xevb_frag_ref);
+	len = e->n_walk * (uint32_t)sizeof(struct xevb_frag_ref);
+	*pf += e->n_walk;
+	for (uint32_t k = 0; k < len; k += 64)
+		__builtin_prefetch(buf + (off + k) % bytes, 0, 3);
+	if (len)
+		__builtin_prefetch(buf + (off + len - 1) % bytes, 0, 3);
+}
+
 static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 {
 	struct bw *bw = w->bw;
@@ -330,29 +351,32 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 	uint32_t total = 0;
 
 	for (uint32_t s = 0; s < bw->n; s++) {
-		struct xevb_spsc *r = &bw->ho[s][w->id];
+		struct xevb_spsc *r = &bw->ho[s][w->id], *refs = &bw->refs[s][w->id];
 		uint32_t n;
 
 		if (s == w->id)
 			continue;
 		for (uint32_t b = 0; b < max_batches && (n = xevb_spsc_peek(r, HO_BATCH)); b++) {
-			/* The records sit in the other core's cache: ask for all their lines early. */
-			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++) {
-				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
-				prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
-			}
+			uint32_t cur = 0;
+
+			uint32_t pf = 0;    /* refs of the shares prefetched so far */
+
+			/* The refs (or a walk's records) sit in the other core's cache: ask for their lines early. */
+			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
+				prefetch_share(fd, xevb_spsc_at(r, i), refs, &pf);
 			for (uint32_t i = 0; i < n; i++) {
 				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
 				const uint8_t *frame = fd[e->frame_idx];
+				const struct xevb_frag_ref *f;
 				struct xevb_pkt_info pi;
 
-				if (i + PREFETCH_AHEAD < n) {
-					const struct xevb_ho_ent *a = xevb_spsc_at(r, i + PREFETCH_AHEAD);
-					prefetch_frame(fd[a->frame_idx] + a->rec_off, a->span);
-				}
-				xevb_ho_walk(frame, e, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
-				xevb_builder_add_mep(w->b, e->frame_idx, frame, &pi, w->part, now);
+				if (i + PREFETCH_AHEAD < n)
+					prefetch_share(fd, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
+				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
+				xevb_builder_add_mep(w->b, e->frame_idx, frame, &pi, f, now);
 			}
+			/* The builder copied what it keeps of the refs: their slots are free. */
+			xevb_spsc_release(refs, cur);
 			xevb_spsc_release(r, n);
 			total += n;
 		}
@@ -521,7 +545,7 @@ static int online_cpus(void)
 struct bw *bw_start(const struct bw_cfg *c)
 {
 	struct bw *bw;
-	uint32_t nf = c->xsk->frames_per_q * c->xsk->n_queues, cap = 1;
+	uint32_t nf = c->xsk->frames_per_q * c->xsk->n_queues, cap = 1, rcap;
 	int err;
 
 	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
@@ -540,11 +564,20 @@ struct bw *bw_start(const struct bw_cfg *c)
 		cap <<= 1;
 	for (uint32_t q = 0; q < c->xsk->n_queues; q++)
 		bw->q_worker[q] = q % bw->n;
+	/*
+	 * Frag refs: 8 a frame in flight, at most 2^19 (6 MB) per receiving
+	 * worker. A share whose refs do not fit is walked by its owner
+	 * instead (slower, same result): never a wait.
+	 */
+	rcap = cap * 8 < cap ? cap : cap * 8;
+	while (rcap > 1024 && rcap * (bw->n - 1) > (1u << 19))
+		rcap >>= 1;
 	/* A share pins its frame until the owner returns it: rings of every frame never fill. */
 	for (uint32_t a = 0; a < bw->n; a++)
 		for (uint32_t b = 0; b < bw->n; b++)
 			if (a != b && (xevb_spsc_init(&bw->ho[a][b], cap, sizeof(struct xevb_ho_ent)) ||
-				       xevb_spsc_init(&bw->ret[a][b], cap, sizeof(uint32_t))))
+				       xevb_spsc_init(&bw->ret[a][b], cap, sizeof(uint32_t)) ||
+				       xevb_spsc_init(&bw->refs[a][b], rcap, sizeof(struct xevb_frag_ref))))
 				goto oom;
 	for (uint32_t i = 0; i < bw->n; i++) {
 		struct worker *w = &bw->w[i];
@@ -790,13 +823,14 @@ void bw_json(struct bw *bw, FILE *f)
 			fprintf(f, "%s{\"queue\":%u,\"rx_frames\":%llu}", k ? "," : "",
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
 		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
-			"\"handoff_received\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
+			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
 			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,\"frags_received\":%llu,"
 			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
 			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
 			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
-			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.split_meps,
+			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
+			(unsigned long long)w->st.split_meps,
 			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
 			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
 			(unsigned long long)w->st.wakes, (unsigned long long)w->st.naps,
@@ -857,6 +891,7 @@ void bw_free(struct bw *bw)
 		for (uint32_t b = 0; b < XEVB_HO_MAX_WORKERS; b++) {
 			xevb_spsc_free(&bw->ho[a][b]);
 			xevb_spsc_free(&bw->ret[a][b]);
+			xevb_spsc_free(&bw->refs[a][b]);
 		}
 	pthread_barrier_destroy(&bw->bar);
 	pthread_mutex_destroy(&bw->out_lock);

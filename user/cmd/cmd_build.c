@@ -52,6 +52,7 @@ enum {
 	O_DIGEST = 0x6d00,
 	O_ZEROCOPY = 0x7f00,
 	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
+	O_NAP = 0x6e00,
 };
 
 static const struct xevb_opt opts[] = {
@@ -86,6 +87,7 @@ static const struct xevb_opt opts[] = {
 	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll(); XDP: preferred busy polling (our loop runs the NAPI)" },
 	{ "busy-budget", O_BUSYBUDGET, "N", "--busy-poll: frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, default --rx-batch)" },
 	{ "rx-batch", O_RXBATCH, "N", "frames taken from the RX ring per batch (default 64, at most 256)" },
+	{ "nap-us", O_NAP, "US", "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only after an empty nap (default 0: poll() at once)" },
 	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
 	{ "digest", O_DIGEST, NULL, "XDP appends a MEP digest so the builder need not walk the records (docs/digest.md; costs more in XDP than it saves here)" },
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
@@ -401,6 +403,7 @@ int cmd_build(int argc, char **argv)
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
 	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0, coalesce_us = UINT32_MAX;
+	uint32_t nap_us = 0;
 	int cpus[XEVB_HO_MAX_CPUS];
 	uint64_t t_start, t_next, now;
 	struct build_ctl_cfg cc = {
@@ -436,6 +439,7 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case O_COALESCE: if (!xevb_parse_u32("coalesce-us", arg, 0, 100000, &coalesce_us)) return 2; break;
+		case O_NAP: if (!xevb_parse_u32("nap-us", arg, 0, 100000, &nap_us)) return 2; break;
 		case O_WORKERS: if (!xevb_parse_u32("workers", arg, 1, 16, &n_workers)) return 2; break;
 		case O_OWNBLOCK:
 			if (!xevb_parse_u32("owner-block", arg, 1, 1u << 20, &owner_block)) return 2;
@@ -555,6 +559,10 @@ int cmd_build(int argc, char **argv)
 	}
 	if (coalesce_us == UINT32_MAX)
 		coalesce_us = n_workers > 1 ? 200 : 0;
+	if (nap_us && (n_workers > 1 || coalesce_us)) {
+		xevb_err("--nap-us is the one-worker loop's nap: with --workers or --coalesce-us use --coalesce-us alone");
+		return 2;
+	}
 	if ((n_workers > 1 || coalesce_us) && (socket_mode || cc.dfm || n_workers > n_queues)) {
 		xevb_err("--workers N and --coalesce-us need the XDP path, no --dfm, and at least N --queues (one socket per queue)");
 		return 2;
@@ -772,6 +780,7 @@ int cmd_build(int argc, char **argv)
 		struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
 		uint32_t npfd = 0;
 		int poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
+		bool worked = false;
 
 		if (bd.xdp)
 			for (uint32_t q = 0; q < n_queues; q++)
@@ -850,9 +859,22 @@ int cmd_build(int argc, char **argv)
 			if (exit_eor && xevb_builder_stats(bd.b)->run_ended)
 				break;
 			if (!got && !busy) {
+				/*
+				 * --nap-us: a poll() wake-up per NAPI run is a context switch
+				 * each side (the NAPI thread may share our core) for a few
+				 * frames; after work, nap instead and take a batch next turn.
+				 */
+				if (nap_us && worked) {
+					struct timespec ts = { 0, (long)nap_us * 1000 };
+
+					worked = false;
+					nanosleep(&ts, NULL);
+					continue;
+				}
 				bd.polls++;
 				poll(pfd, npfd, poll_ms);
 			}
+			worked = got > 0;
 		}
 	}
 	/*

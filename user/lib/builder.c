@@ -8,7 +8,8 @@
  * emit as that row, untouched: nothing is copied or sorted per event. A
  * source_id -> dense index table (4096 entries) is read once per MEP; per
  * fragment the work is: slot lookup, state check, duplicate check, one
- * 8-byte store, one counter. Frame references are counted per frame, not
+ * 8-byte store, one counter, one add to the event's encoded size (so that
+ * sizing an event is O(1): xevb_event_wire_size_fast). Frame references are counted per frame, not
  * per fragment: a MEP's frame gets n+1 references up front and the unused
  * ones are taken back when the MEP is done (the +1 keeps a frame alive while
  * events complete in the middle of its own MEP).
@@ -92,12 +93,16 @@
 enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE };
 enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR };
 
-/* 32 bytes; key = state << 32 | event_id: the hot check is one compare. */
+/*
+ * 32 bytes; key = state << 32 | event_id: the hot check is one compare.
+ * wire_bytes (xevb_event.frag_wire_bytes) is summed on this line, which the
+ * fragment store has just read anyway, so sizing an event needs no walk.
+ */
 struct slot {
 	uint64_t key;
 	uint32_t n_frags;
 	uint32_t prev, next;    /* opening-order chain of open events */
-	uint32_t pad;
+	uint32_t wire_bytes;
 	uint64_t open_ns;
 };
 
@@ -293,6 +298,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 			.flags = kind == FIN_COMPLETE ? 0 : XEVB_EVT_F_INCOMPLETE,
 			.n_expected = (uint16_t)n,
 			.n_frags = (uint16_t)s->n_frags,
+			.frag_wire_bytes = s->wire_bytes,
 			.open_ns = s->open_ns,
 			.source_ids = b->sorted,
 			.frags = row,
@@ -323,7 +329,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 /*
  * A timed-out event's row was last written a timeout ago: long gone from
  * the cache. Fetch the row of the event after it while this one is emitted
- * and released (each row is read twice: by emit and by the release loop).
+ * and released (read by the release loop, and by emit when it forwards).
  */
 static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
 {
@@ -447,6 +453,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	memset(row_of(b, idx), 0xff, sizeof(struct xevb_frag_slot) * b->n_src);
 	s->key = slot_key(e, SLOT_OPEN);
 	s->n_frags = 0;
+	s->wire_bytes = 0;
 	s->open_ns = now_ns;
 	s->next = NO_SLOT;
 	s->prev = b->newest;
@@ -530,6 +537,7 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 		fs->frame_idx = frame_idx;
 		fs->payload_off = frags[i].payload_off;
 		fs->length = frags[i].length;
+		s->wire_bytes += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)frags[i].length);
 		XEVB_PROBE(frag_accepted, e, (unsigned)(src - b->st.src), frags[i].length, slots[idx].open_ns);
 		if (++s->n_frags == nsrc)
 			finish(b, idx, FIN_COMPLETE);
@@ -692,7 +700,7 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 	for (i = 0; i < b->window; i++) {
 		const struct slot *s = &b->slots[i];
 		const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
-		uint32_t got = 0;
+		uint32_t got = 0, wire = 0;
 
 		if (SLOT_STATE(s) != SLOT_OPEN)
 			continue;
@@ -707,10 +715,14 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 			if (f >= b->n_frames)
 				FAIL("event %u holds frame %u out of range", SLOT_ID(s), f);
 			b->scratch[f]++;
+			wire += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)row[j].length);
 			got++;
 		}
 		if (got != s->n_frags || got >= b->n_src)
 			FAIL("event %u: %u fragments stored, n_frags %u", SLOT_ID(s), got, s->n_frags);
+		if (wire != s->wire_bytes)
+			FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u",
+			     SLOT_ID(s), wire, s->wire_bytes);
 	}
 	for (i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
 		chain++;

@@ -12,10 +12,13 @@ int xevb_spsc_init(struct xevb_spsc *r, uint32_t capacity, uint32_t esz)
 	memset(r, 0, sizeof(*r));
 	if (!capacity || (capacity & (capacity - 1)) || !esz || capacity > (1u << 30))
 		return -EINVAL;
-	/* Zeroed and touched now: no page fault on the packet path later. */
-	r->buf = calloc(capacity, esz);
-	if (!r->buf)
+	/* Cache-line aligned: a 32-byte entry never straddles two lines. */
+	if (posix_memalign(&r->buf, 64, (size_t)capacity * esz)) {
+		r->buf = NULL;
 		return -ENOMEM;
+	}
+	/* Zeroed and touched now: no page fault on the packet path later. */
+	memset(r->buf, 0, (size_t)capacity * esz);
 	r->mask = capacity - 1;
 	r->esz = esz;
 	return 0;
@@ -88,4 +91,76 @@ uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_
 	pi->n_frags = (uint16_t)k;
 	pi->first_event_id = k ? frags[0].event_id : 0;
 	return k;
+}
+
+bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_idx,
+		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags,
+		  const struct xevb_ho_part *p, uint32_t shift, uint32_t n_workers, uint32_t owner)
+{
+	struct xevb_frag_ref *buf = refs->buf;
+	uint32_t mask = refs->mask, head = refs->prod_head;
+	bool dense = refs->buf && xevb_spsc_room(refs, p->count);
+
+	e->frame_idx = frame_idx;
+	e->mep_off = pi->mep_off;
+	e->source_id = pi->source_id;
+	e->run_number = pi->run_number;
+	e->packet_seq = pi->packet_seq;
+	e->mep_flags = pi->flags;
+	memset(e->pad, 0, sizeof(e->pad));
+	if (!p->count) {        /* END_OF_RUN notice */
+		e->rec_off = e->n_walk = e->span = 0;
+		e->flags = dense ? XEVB_HO_F_REFS : 0;
+		return dense;
+	}
+	e->rec_off = (uint16_t)(frags[p->first].payload_off - XEVB_REC_HLEN);
+	e->span = (uint16_t)(frags[p->last].payload_off + XEVB_PAD4(frags[p->last].length) -
+			     frags[p->first].payload_off + XEVB_REC_HLEN);
+	if (!dense) {
+		e->n_walk = (uint16_t)(p->last - p->first + 1);
+		e->flags = p->filter ? XEVB_HO_F_FILTER : 0;
+		return false;
+	}
+	if (p->filter) {
+		for (uint32_t i = p->first; i <= p->last; i++)
+			if (xevb_owner(frags[i].event_id, shift, n_workers) == owner)
+				buf[head++ & mask] = frags[i];
+	} else {
+		for (uint32_t i = p->first; i <= p->last; i++)
+			buf[head++ & mask] = frags[i];
+	}
+	refs->prod_head = head;
+	e->n_walk = p->count;
+	e->flags = XEVB_HO_F_REFS;
+	return true;
+}
+
+const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xevb_ho_ent *e,
+					   struct xevb_spsc *refs, uint32_t *cursor, uint32_t shift,
+					   uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
+					   struct xevb_frag_ref *scratch)
+{
+	const struct xevb_frag_ref *buf = refs->buf, *f;
+	uint32_t n = e->n_walk, at;
+
+	if (!(e->flags & XEVB_HO_F_REFS)) {
+		xevb_ho_walk(frame, e, shift, n_workers, self, pi, scratch);
+		return scratch;
+	}
+	pi->mep_off = e->mep_off;
+	pi->flags = e->mep_flags;
+	pi->source_id = e->source_id;
+	pi->run_number = e->run_number;
+	pi->packet_seq = e->packet_seq;
+	pi->n_frags = (uint16_t)n;
+	at = (refs->cons_tail + *cursor) & refs->mask;
+	*cursor += n;
+	f = buf + at;
+	if (at + n > refs->mask + 1) {  /* wraps: make it one array */
+		for (uint32_t i = 0; i < n; i++)
+			scratch[i] = buf[(at + i) & refs->mask];
+		f = scratch;
+	}
+	pi->first_event_id = n ? f[0].event_id : 0;
+	return f;
 }
