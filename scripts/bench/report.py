@@ -392,7 +392,10 @@ def others():
     # runs (BENCH_CASES=l1 BENCH_PATHS=direct BENCH_MODELS=gateway
     # BENCH_RUNS=3 bench-e2e.sh, saved under that name); e2e.json of a quick
     # suite has one short run a point, which can mislead on a ratio.
-    for name, what in (("e2e-l1-gateway", "issue-4 targets, medians of the runs"), ("e2e", "all cases")):
+    for name, what in (("e2e-l1-gateway", "issue-4 targets, gateway model, medians of the runs"),
+                       ("e2e-l1-split", "issue-4 targets, split model, medians of the runs"),
+                       ("e2e-small-gateway", "issue-10 small frames (192 B MEPs), gateway model, medians of the runs"),
+                       ("e2e", "all cases")):
         e = load(name)
         if not e:
             continue
@@ -403,19 +406,36 @@ def others():
             out.append("One short run a point: a ratio here can be off by the run-to-run spread (the generator "
                        "itself varies by up to ~40% between runs); the targets are judged on medians of 3 runs "
                        "above when present.\n")
-        out.append("| target | path | model | value | met |")
-        out.append("|---|---|---|---|---|")
-        for t in e.get("targets", []):
-            out.append("| %s | %s | %s | %.2f | %s |" % (t["target"], t["path"], t["model"], t["value"], "yes" if t["met"] else "no"))
-        out.append("")
-        if name == "e2e-l1-gateway":
+        if e.get("bare_xdp_interleaved") or e.get("meta", {}).get("bare_xdp_interleaved"):
+            out.append("Bare and XDP runs alternated (BENCH_INTERLEAVE=1); \"paired\" is the median of the per-run "
+                       "XDP/bare ratios.\n")
+        paired = {(q["path"], q["model"]): q.get("xdp_over_bare_paired_median") for q in e.get("ratios", [])
+                  if not q.get("forward") and q.get("case") == "l1" and not q.get("variant")}
+        if e.get("targets"):
+            out.append("| target | path | model | value | paired | met |")
+            out.append("|---|---|---|---|---|---|")
+            for t in e.get("targets", []):
+                pv = paired.get((t["path"], t["model"])) if "bare" in t["target"] else None
+                out.append("| %s | %s | %s | %.2f | %s | %s |" % (t["target"], t["path"], t["model"], t["value"],
+                                                             "%.2f" % pv if pv else "-", "yes" if t["met"] else "no"))
+            out.append("")
+        if name == "e2e-small-gateway":
+            for q in e.get("ratios", []):
+                if q.get("case") == "small" and not q.get("forward") and "xdp_over_socket_frames_per_s" in q:
+                    v = q["xdp_over_socket_frames_per_s"]
+                    out.append("Small frames, %s %s: XDP / socket frames/s = **%.2f** (issue 10: >= 7: %s).\n"
+                               % (q["path"], q["model"], v, "met" if v >= 7 else "not met"))
+        if name != "e2e":
             rows = [r for r in e.get("results", []) if not r.get("forward")]
-            out.append("| mode | Mframes/s | CPU ns/frame (both cores) | XDP program ns/packet |")
-            out.append("|---|---|---|---|")
+            out.append("| model | mode | offered Mframes/s | Mframes/s | loss | CPU ns/frame (both cores) | XDP program ns/packet |")
+            out.append("|---|---|---|---|---|---|---|")
             for r in rows:
                 p = r.get("xdp_prog_ns_per_packet")
-                out.append("| %s | %.3f | %.0f | %s |" % (r["mode"], r["frames_per_s"] / 1e6, r.get("cpu_ns_per_frame", 0),
-                                                       "%.0f" % p if p else "-"))
+                tx = r.get("tx_frames_per_s")
+                out.append("| %s | %s | %s | %.3f | %s | %.0f | %s |" % (
+                    r["model"], r["mode"], "%.3f" % (tx / 1e6) if tx else "-", r["frames_per_s"] / 1e6,
+                    "%.0f%%" % (100 * r["loss"]) if r.get("loss") is not None else "-",
+                    r.get("cpu_ns_per_frame") or 0, "%.0f" % p if p else "-"))
             out.append("")
     if load("e2e"):
         out.append(img("e2e-rx", "e2e frames received per mode"))
