@@ -225,9 +225,8 @@ static inline void prefetch_frame(const uint8_t *p, uint32_t len)
 static inline void prefetch_digest(const uint8_t *p, uint32_t len)
 {
 	__builtin_prefetch(p, 0, 3);
-	__builtin_prefetch(p + len - 1, 0, 3);
-	__builtin_prefetch(p + len - 65, 0, 3);
-	__builtin_prefetch(p + len - 129, 0, 3);
+	for (uint32_t back = 1; back <= 129 && back <= len; back += 64)
+		__builtin_prefetch(p + len - back, 0, 3);
 }
 
 /* AF_XDP: the MEP digest the XDP program appended, or the full parser. */
@@ -243,14 +242,13 @@ static void handle_batch_xsk(struct build *bd, uint32_t n, const uint32_t *idx,
 
 		if (i + DIGEST_AHEAD < n)
 			prefetch_digest(data[i + DIGEST_AHEAD], len[i + DIGEST_AHEAD]);
-		res = xevb_digest_read(data[i], len[i], &bd->pcfg, &pi, frags);
-		if (res == XEVB_RES_MEP) {
+		int dig;
+
+		res = xevb_xsk_classify(data[i], len[i], &bd->pcfg, &pi, frags, &dig);
+		if (dig)
 			bd->rx_digest++;
-		} else {
+		else
 			bd->rx_digest_fallback++;
-			prefetch_frame(data[i], len[i]);
-			res = xevb_classify(data[i], data[i] + len[i], len[i], &bd->pcfg, &pi, frags);
-		}
 		if (res == XEVB_RES_MEP) {
 			/* The frame up to the end of its IP datagram: no digest, no padding. */
 			bd->rx_bytes += (uint32_t)pi.mep_off + pi.mep_len;
@@ -282,16 +280,16 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 		bd->batches++;
 		return;
 	}
+	if (bd->digest) {
+		handle_batch_xsk(bd, n, idx, data, len, now, frags);
+		return;
+	}
 	/*
 	 * The kernel's copy into the UMEM leaves the frames in memory, not in
 	 * our cache (and the RX ring holds thousands of frames): every record
 	 * header the parser reads would be a stall. Fetch PREFETCH_AHEAD frames
 	 * ahead so their lines arrive while earlier frames are built.
 	 */
-	if (bd->digest) {
-		handle_batch_xsk(bd, n, idx, data, len, now, frags);
-		return;
-	}
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
