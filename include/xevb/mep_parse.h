@@ -58,7 +58,13 @@ struct xevb_pkt_info {
 	__u32 first_event_id;
 	__u8  flags;
 	__u8  is_udp;
-	__u16 pad;
+	/*
+	 * 1: the records carry first_event_id, +1, ... +n_frags-1, no gap.
+	 * Sources pack consecutive triggers, so nearly every MEP is such a
+	 * run, and the builder can book it as a whole (builder.h).
+	 */
+	__u8  consec;
+	__u8  pad;
 };
 
 /* One fragment, referenced in place: nothing is copied. */
@@ -127,9 +133,10 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 	       struct xevb_frag_ref *frags)
 {
 	const __u8 *mep, *rec;
-	__u32 off, n, i, prev = 0, eid, flen, next;
+	__u32 off, n, i, prev = 0, eid, flen, next, consec = 1;
 	int res;
 
+	pi->consec = 0;
 	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
 		return XEVB_RES_MULTIBUF;
 	if (mep_len < XEVB_MEP_HLEN)
@@ -173,11 +180,14 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 		}
 		if (i == 0)
 			pi->first_event_id = eid;
+		else if (eid != prev + 1)
+			consec = 0;
 		prev = eid;
 		off = next;
 	}
 	if (off != mep_len)
 		return XEVB_RES_TRAILING;
+	pi->consec = (__u8)consec;
 	return XEVB_RES_MEP;
 }
 
