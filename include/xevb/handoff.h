@@ -13,7 +13,8 @@
  *
  * Hand-off. One single-producer single-consumer ring per ordered pair of
  * workers carries frame references (struct xevb_ho_ent: frame index + the
- * record range, 16 bytes), and one per pair carries released frame indices
+ * record range, 32 bytes; a whole MEP of consecutive ids needs nothing
+ * else), and one per pair carries released frame indices
  * back to the worker whose queue (fill ring) the frame came from. Both are
  * sized to the frames that can be outstanding, so a push never finds them
  * full; indices are free-running 32-bit counters, published in batches
@@ -124,6 +125,7 @@ static inline uint32_t xevb_owner(uint32_t event_id, uint32_t shift, uint32_t n_
 enum {
 	XEVB_HO_F_FILTER = 1,   /* records of other owners lie in the range: skip them */
 	XEVB_HO_F_REFS = 2,     /* the owner's frag refs wait in the pair's ref ring: no walk */
+	XEVB_HO_F_WHOLE = 4,    /* the whole MEP, ids first_event_id, +1, ...: no refs at all */
 };
 
 /*
@@ -133,6 +135,13 @@ enum {
  * reads neither the frame's MEP header nor its record headers (cache lines
  * the other core wrote), only these entries. Without it (the ref ring was
  * full), the owner walks the records (xevb_ho_walk).
+ *
+ * XEVB_HO_F_WHOLE (the common case: a MEP of consecutive ids, pi.consec,
+ * that goes whole to one owner) needs no refs: the entry alone describes
+ * it (n_walk records from first_event_id at rec_off = mep_off + 16, span
+ * bytes of them), and the owner's builder books it as a run without refs
+ * (xevb_builder_add_mep with frags NULL). A single record travels as its
+ * ref in the entry (frag_len), since a run of one is booked per fragment.
  */
 struct xevb_ho_ent {
 	uint32_t frame_idx;
@@ -145,7 +154,9 @@ struct xevb_ho_ent {
 	uint32_t run_number;
 	uint32_t packet_seq;
 	uint8_t mep_flags;
-	uint8_t pad[7];
+	uint8_t pad;
+	uint16_t frag_len;       /* F_WHOLE with n_walk 1: that record's length */
+	uint32_t first_event_id; /* F_WHOLE: the first record's event_id */
 };
 _Static_assert(sizeof(struct xevb_ho_ent) == 32, "two hand-off entries a cache line");
 
@@ -184,11 +195,21 @@ bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_
 		  const struct xevb_ho_part *p, uint32_t shift, uint32_t n_workers, uint32_t owner);
 
 /*
+ * The receiving worker's side of a MEP (pi, validated, pi->consec) that
+ * goes whole to one owner: entry e, no refs (XEVB_HO_F_WHOLE). frag_len:
+ * the length of the only record when pi->n_frags is 1 (else unused).
+ */
+void xevb_ho_pack_whole(struct xevb_ho_ent *e, uint32_t frame_idx, const struct xevb_pkt_info *pi,
+			uint16_t frag_len);
+
+/*
  * The owner's side of entry e: fills pi and returns its frag refs
  * (pi->n_frags of them), read from the ref ring at *cursor entries past its
  * tail (advanced; release them with xevb_spsc_release(refs, *cursor) once
  * the builder took them), copied into scratch only when they wrap around
- * the ring, or walked from frame into scratch.
+ * the ring, or walked from frame into scratch. A WHOLE entry returns NULL
+ * with pi->consec set (hand frags NULL to the builder), or for a single
+ * record its ref in scratch; neither reads the frame nor the ref ring.
  */
 const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xevb_ho_ent *e,
 					   struct xevb_spsc *refs, uint32_t *cursor, uint32_t shift,

@@ -403,3 +403,170 @@ Test(handoff, owner_builder_leaves_packets_to_the_receiver)
 	}
 	rig_fini(&R);
 }
+
+/*
+ * The owner's side of a whole-MEP share, as a worker hands it over: the
+ * MEP validated without refs, the entry packed with nothing in the ref
+ * ring, unpacked without reading the frame (NULL) or the ref ring.
+ */
+static uint32_t send_whole(struct rig *r, struct xevb_spsc *ring, struct xevb_spsc *refs,
+			   uint16_t src, uint8_t flags, uint32_t first, uint32_t n, uint32_t *singles)
+{
+	static uint32_t ids[XEVB_MAX_FRAGS_PER_MEP];
+	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
+	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
+	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
+	static struct xevb_frag_ref fr[XEVB_MAX_FRAGS_PER_MEP], scratch[XEVB_MAX_FRAGS_PER_MEP];
+	struct xevb_mep_params p = {
+		.saddr = 0x0a000001, .daddr = 0x0a000002, .ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.source_id = src, .flags = flags, .run_number = 1, .packet_seq = r->seq[src]++,
+		.event_id = ids, .n_frags = n, .frag_len = lens, .payload = pays,
+	};
+	struct xevb_pkt_info pi, wp;
+	const struct xevb_frag_ref *mine;
+	uint32_t f, head = refs->prod_head, cursor = 0;
+	uint8_t *frame;
+	ssize_t len;
+
+	for (uint32_t j = 0; j < n; j++) {
+		ids[j] = first + j;
+		lens[j] = rig_len(src, ids[j]);
+		for (uint32_t k = 0; k < lens[j]; k++)
+			pay[j][k] = rig_byte(src, ids[j], k);
+		pays[j] = pay[j];
+	}
+	cr_assert(gt(u32, r->n_free, 0));
+	f = r->free_list[--r->n_free];
+	frame = r->frames + (size_t)f * RIG_FRAME_SIZE;
+	len = xevb_write_frame(frame, RIG_FRAME_SIZE, &p);
+	cr_assert(gt(sz, (size_t)len, 0));
+	cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &r->pcfg, &pi, NULL), XEVB_RES_MEP));
+	cr_assert(eq(u8, pi.consec, 1));
+	r->held[f] = true;
+	r->len[f] = (uint32_t)len;
+	r->sent++;
+
+	xevb_ho_pack_whole(xevb_spsc_slot(ring), f, &pi,
+			   n == 1 ? xevb_ld16(frame + pi.mep_off + XEVB_MEP_HLEN + 4) : 0);
+	xevb_spsc_push(ring);
+	cr_assert(xevb_spsc_publish(ring));
+	cr_assert(eq(u32, refs->prod_head, head), "a whole share wrote refs");
+
+	cr_assert(eq(u32, xevb_spsc_peek(ring, 8), 1));
+	const struct xevb_ho_ent *e = xevb_spsc_at(ring, 0);
+	cr_assert(eq(u16, e->flags, XEVB_HO_F_WHOLE));
+	cr_assert(eq(u32, e->frame_idx, f));
+	mine = xevb_ho_unpack(NULL, e, refs, &cursor, 10, 2, 1, &wp, scratch);
+	cr_assert(eq(u32, cursor, 0));
+	cr_assert(eq(u16, wp.mep_off, pi.mep_off));
+	cr_assert(eq(u16, wp.mep_len, pi.mep_len));
+	cr_assert(eq(u16, wp.source_id, pi.source_id));
+	cr_assert(eq(u32, wp.run_number, pi.run_number));
+	cr_assert(eq(u32, wp.packet_seq, pi.packet_seq));
+	cr_assert(eq(u8, wp.flags, pi.flags));
+	cr_assert(eq(u16, wp.n_frags, pi.n_frags));
+	cr_assert(eq(u32, wp.first_event_id, first));
+	cr_assert(eq(u8, wp.consec, 1));
+	if (n == 1) {
+		/* A run of one: its ref from the entry, as the parser would give it. */
+		cr_assert(eq(ptr, (void *)mine, scratch));
+		cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &r->pcfg, &pi, fr), XEVB_RES_MEP));
+		cr_assert(eq(u32, mine[0].event_id, fr[0].event_id));
+		cr_assert(eq(u16, mine[0].payload_off, fr[0].payload_off));
+		cr_assert(eq(u16, mine[0].length, fr[0].length));
+		(*singles)++;
+	} else {
+		cr_assert(eq(ptr, (void *)mine, NULL));
+	}
+	xevb_builder_add_mep(r->b, f, frame, &wp, mine, r->now);
+	xevb_spsc_release(ring, 1);
+	return f;
+}
+
+/*
+ * Whole-MEP shares without refs: an owner fed only hand-off entries builds
+ * exactly what a builder fed the parsed MEPs with their refs builds (same
+ * events, flags, fragments, sizes, counters), over runs that join, MEPs of
+ * one record, lost and duplicated MEPs, timeouts and END_OF_RUN; the rig
+ * checks every payload and CRC in the frames as each event is emitted.
+ */
+Test(handoff, whole_share_without_refs_builds_the_same)
+{
+	static struct rig A, B;
+	static const uint16_t src[] = { 2, 5, 11 };
+	struct xevb_builder_cfg extra = { .rx_counts_packets = true, .timeout_ns = 1000 };
+	struct xevb_spsc ring, refs;
+	uint64_t rnd = 4242;
+	uint32_t e = 0xfffff000u, singles = 0;   /* crosses the 2^32 wrap on the way */
+	char msg[256];
+
+	rig_init(&A, src, 3, 256, 1024, &extra);
+	rig_init(&B, src, 3, 256, 1024, &extra);
+	cr_assert(eq(int, xevb_spsc_init(&ring, 8, sizeof(struct xevb_ho_ent)), 0));
+	cr_assert(eq(int, xevb_spsc_init(&refs, 64, sizeof(struct xevb_frag_ref)), 0));
+	for (int t = 0; t < 400; t++) {
+		uint32_t n;
+
+		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
+		n = (rnd >> 33) % 4 == 0 ? 1 : 1 + (uint32_t)(rnd >> 35) % 30;
+		for (uint32_t k = 0; k < 3; k++) {
+			uint16_t s = src[(k + (uint32_t)(rnd >> 20)) % 3];   /* sources in varying order */
+			uint32_t m = n, at = e;
+
+			if ((rnd >> (24 + k)) % 23 == 0)
+				continue;                                    /* lost: events time out */
+			if ((rnd >> (30 + k)) % 29 == 0 && n > 2)
+				m = n - 1;                                   /* another packing: no run to join */
+			if ((rnd >> (40 + k)) % 31 == 0 && n > 2)
+				at = e + 1, m = n - 1;                       /* shifted first id */
+			rig_send_range(&A, s, 0, 1, at, m);
+			send_whole(&B, &ring, &refs, s, 0, at, m, &singles);
+			if ((rnd >> (50 + k)) % 37 == 0) {               /* a duplicate */
+				rig_send_range(&A, s, 0, 1, at, m);
+				send_whole(&B, &ring, &refs, s, 0, at, m, &singles);
+			}
+		}
+		e += n;
+		A.now += 100;
+		B.now += 100;
+		xevb_builder_poll(A.b, A.now);
+		xevb_builder_poll(B.b, B.now);
+	}
+	for (uint32_t k = 0; k < 3; k++) {
+		rig_send_range(&A, src[k], XEVB_MEP_F_END_OF_RUN, 1, e, 5);
+		send_whole(&B, &ring, &refs, src[k], XEVB_MEP_F_END_OF_RUN, e, 5, &singles);
+	}
+	{
+		const struct xevb_builder_stats *a = xevb_builder_stats(A.b), *b = xevb_builder_stats(B.b);
+
+		cr_assert(b->run_ended);
+		cr_assert(gt(u64, b->meps_grouped, 300));
+		cr_assert(gt(u32, singles, 50));
+		cr_assert(gt(u64, b->events_incomplete, 10));
+		cr_assert(gt(u64, b->drops[XEVB_DROP_DUPLICATE], 0));
+		cr_assert(eq(u64, b->frags_received, a->frags_received));
+		cr_assert(eq(u64, b->frags_in_events, a->frags_in_events));
+		for (int r = 0; r < XEVB_DROP__COUNT; r++)
+			cr_assert(eq(u64, b->drops[r], a->drops[r]), "drop reason %d", r);
+		cr_assert(eq(u64, b->events_opened, a->events_opened));
+		cr_assert(eq(u64, b->events_complete, a->events_complete));
+		cr_assert(eq(u64, b->events_incomplete, a->events_incomplete));
+		cr_assert(eq(u64, b->meps_grouped, a->meps_grouped));
+		cr_assert(eq(u64, b->groups_split, a->groups_split));
+		cr_assert(xevb_builder_check(B.b, msg, sizeof(msg)), "%s", msg);
+	}
+	cr_assert(eq(sz, B.n_ev, A.n_ev));
+	for (size_t i = 0; i < A.n_ev; i++) {
+		const struct rig_event *x = &A.ev[i], *y = &B.ev[i];
+
+		cr_assert(eq(u32, y->event_id, x->event_id), "event %zu", i);
+		cr_assert(eq(u8, y->flags, x->flags), "event %u", x->event_id);
+		cr_assert(eq(u16, y->n_frags, x->n_frags), "event %u", x->event_id);
+		cr_assert(eq(u32, y->wire_size, x->wire_size), "event %u", x->event_id);
+		cr_assert(eq(int, memcmp(y->present, x->present, sizeof(x->present)), 0), "event %u", x->event_id);
+	}
+	xevb_spsc_free(&ring);
+	xevb_spsc_free(&refs);
+	rig_fini(&A);
+	rig_fini(&B);
+}

@@ -53,7 +53,7 @@ struct rx_src {              /* receive-side, per source */
 
 struct wstats {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t ho_sent, ho_recv, ho_walked, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
+	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
 };
 
@@ -246,21 +246,54 @@ static inline void prefetch_frame(const uint8_t *p, uint32_t len)
 		__builtin_prefetch(p + off, 0, 3);
 }
 
-static void dispatch(struct worker *w, uint32_t idx, const uint8_t *data,
-		     struct xevb_pkt_info *pi, uint64_t now)
+/*
+ * Route a validated MEP (pi) by owner. have_frags: w->frags holds its
+ * refs; without them (classified without, or described by the XDP
+ * program), a MEP of consecutive ids in one owner block is routed by
+ * first_event_id alone and goes whole, without refs, to its owner's
+ * builder; anything else (split, a gap in the ids, END_OF_RUN) is parsed
+ * for its refs first. Returns false if the frame is not a MEP after all.
+ */
+static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32_t len,
+		     struct xevb_pkt_info *pi, bool have_frags, uint64_t now)
 {
 	struct bw *bw = w->bw;
 	struct xevb_ho_part parts[XEVB_HO_MAX_WORKERS];
-	uint32_t n = pi->n_frags, nw = bw->n, owners;
+	uint32_t n = pi->n_frags, nw = bw->n, owners, shift = bw->c.owner_shift, e0 = pi->first_event_id;
 	bool eor = pi->flags & XEVB_MEP_F_END_OF_RUN;
 
+	/* One block: first and last id agree above the shift (a MEP across the 2^32 wrap does not). */
+	if (__builtin_expect(pi->consec && !eor && n && !((e0 ^ (e0 + n - 1)) >> shift), 1)) {
+		uint32_t o = xevb_owner(e0, shift, nw);
+		struct xevb_spsc *r;
+
+		w->fref[idx] = 1;
+		if (o == w->id) {
+			xevb_builder_add_mep(w->b, idx, data, pi, have_frags ? w->frags : NULL, now);
+			return true;
+		}
+		r = &bw->ho[w->id][o];
+		xevb_ho_pack_whole(slot_wait(w, r, o), idx, pi,
+				   n == 1 ? xevb_ld16(data + pi->mep_off + XEVB_MEP_HLEN + 4) : 0);
+		xevb_spsc_push(r);
+		w->st.ho_sent++;
+		w->st.ho_whole++;
+		return true;
+	}
+	if (!have_frags) {
+		struct xevb_pkt_info again;
+
+		/* Validated a moment ago: only a frame changed under us fails here. */
+		if (xevb_mep_parse(data, data + len, pi->mep_off, pi->mep_len, &again, w->frags) != XEVB_RES_MEP)
+			return false;
+	}
 	owners = xevb_owner_plan(w->frags, n, bw->c.owner_shift, nw, parts);
 	if (owners > 1)
 		w->st.split_meps++;
 	if (!eor && owners == 1 && parts[w->id].count == n) {
 		w->fref[idx] = 1;
 		xevb_builder_add_mep(w->b, idx, data, pi, w->frags, now);
-		return;
+		return true;
 	}
 	w->fref[idx] = (uint8_t)(eor ? nw : owners);
 	for (uint32_t o = 0; o < nw; o++) {
@@ -295,6 +328,7 @@ static void dispatch(struct worker *w, uint32_t idx, const uint8_t *data,
 				w->st.eor_notices++;
 		}
 	}
+	return true;
 }
 
 static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx,
@@ -320,7 +354,12 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_frame(data[i + PREFETCH_AHEAD], len[i + PREFETCH_AHEAD]);
-		res = xevb_xsk_classify(data[i], len[i], &bw->c.pcfg, &pi, w->frags, NULL);
+		pi.consec = 0;   /* a digest does not say: then the refs decide */
+		/* Without a digest, validate without writing refs: most MEPs need none (dispatch). */
+		if (bw->c.pcfg.digest)
+			res = xevb_xsk_classify(data[i], len[i], &bw->c.pcfg, &pi, w->frags, NULL);
+		else
+			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, NULL);
 		w->st.rx_bytes += res == XEVB_RES_MEP ? (uint32_t)pi.mep_off + pi.mep_len : len[i];
 		if (res != XEVB_RES_MEP) {
 			/* XDP judged it already: does not happen unless the program is bypassed. */
@@ -329,7 +368,10 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 			continue;
 		}
 		rx_note(w, &pi);
-		dispatch(w, idx[i], data[i], &pi, now);
+		if (!dispatch(w, idx[i], data[i], len[i], &pi, bw->c.pcfg.digest, now)) {
+			w->st.rx_not_mep++;
+			xevb_xsk_release(bw->c.xsk, idx[i]);
+		}
 	}
 }
 
@@ -339,6 +381,8 @@ static inline void prefetch_share(const uint8_t *const *fd, const struct xevb_ho
 	const uint8_t *buf = refs->buf;
 	uint32_t bytes = (refs->mask + 1) * (uint32_t)sizeof(struct xevb_frag_ref), off, len;
 
+	if (e->flags & XEVB_HO_F_WHOLE)
+		return;         /* the entry is all the owner reads */
 	if (!(e->flags & XEVB_HO_F_REFS)) {
 		prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
 		return;
@@ -834,13 +878,14 @@ void bw_json(struct bw *bw, FILE *f)
 			fprintf(f, "%s{\"queue\":%u,\"rx_frames\":%llu}", k ? "," : "",
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
 		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
-			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
+			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
 			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,\"frags_received\":%llu,"
 			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
 			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
 			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
+			(unsigned long long)w->st.ho_whole,
 			(unsigned long long)w->st.split_meps,
 			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
 			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,

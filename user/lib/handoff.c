@@ -107,7 +107,9 @@ bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_
 	e->run_number = pi->run_number;
 	e->packet_seq = pi->packet_seq;
 	e->mep_flags = pi->flags;
-	memset(e->pad, 0, sizeof(e->pad));
+	e->pad = 0;
+	e->frag_len = 0;
+	e->first_event_id = 0;
 	if (!p->count) {        /* END_OF_RUN notice */
 		e->rec_off = e->n_walk = e->span = 0;
 		e->flags = dense ? XEVB_HO_F_REFS : 0;
@@ -135,6 +137,24 @@ bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_
 	return true;
 }
 
+void xevb_ho_pack_whole(struct xevb_ho_ent *e, uint32_t frame_idx, const struct xevb_pkt_info *pi,
+			uint16_t frag_len)
+{
+	e->frame_idx = frame_idx;
+	e->mep_off = pi->mep_off;
+	e->rec_off = (uint16_t)(pi->mep_off + XEVB_MEP_HLEN);
+	e->n_walk = pi->n_frags;
+	e->flags = XEVB_HO_F_WHOLE;
+	e->span = (uint16_t)(pi->mep_len - XEVB_MEP_HLEN);
+	e->source_id = pi->source_id;
+	e->run_number = pi->run_number;
+	e->packet_seq = pi->packet_seq;
+	e->mep_flags = pi->flags;
+	e->pad = 0;
+	e->frag_len = pi->n_frags == 1 ? frag_len : 0;
+	e->first_event_id = pi->first_event_id;
+}
+
 const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xevb_ho_ent *e,
 					   struct xevb_spsc *refs, uint32_t *cursor, uint32_t shift,
 					   uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
@@ -143,6 +163,25 @@ const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xe
 	const struct xevb_frag_ref *buf = refs->buf, *f;
 	uint32_t n = e->n_walk, at;
 
+	if (e->flags & XEVB_HO_F_WHOLE) {
+		pi->mep_off = e->mep_off;
+		pi->mep_len = (uint16_t)(XEVB_MEP_HLEN + e->span);
+		pi->flags = e->mep_flags;
+		pi->source_id = e->source_id;
+		pi->run_number = e->run_number;
+		pi->packet_seq = e->packet_seq;
+		pi->n_frags = (uint16_t)n;
+		pi->first_event_id = e->first_event_id;
+		pi->consec = 1;
+		if (n != 1)
+			return NULL;
+		/* A run of one goes fragment by fragment: its ref, without reading the frame. */
+		scratch[0].event_id = e->first_event_id;
+		scratch[0].crc32c = 0;  /* the builder keeps no CRC: emit reads it from the frame */
+		scratch[0].payload_off = (uint16_t)(e->rec_off + XEVB_REC_HLEN);
+		scratch[0].length = e->frag_len;
+		return scratch;
+	}
 	if (!(e->flags & XEVB_HO_F_REFS)) {
 		xevb_ho_walk(frame, e, shift, n_workers, self, pi, scratch);
 		return scratch;
