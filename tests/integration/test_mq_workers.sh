@@ -6,7 +6,8 @@
 # Asserts: both queues receive (per-queue counters), the sources seen on
 # the two queues are disjoint and both non-empty (so every event has
 # fragments from both queues: each is cross-queue), shares were handed off
-# and MEPs split between owners, and every event is built exactly once and
+# and MEPs split between owners (whole ones handed over without refs when
+# blocks are wider than a MEP), and every event is built exactly once and
 # complete (the sink checks every CRC, the content, and duplicates).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
@@ -31,8 +32,8 @@ mq_case() {
 	e2e_source 1 "$case.s1" --source-ids 6-11 --src-addr-base 198.18.1.200 --events "$ev" \
 		--pack 7 --frag-size 32-120 --rate 20000 --seed 4 --udp 23900
 	e2e_wait_all
-	E=$ev e2e_check "$case" <<'PY'
-E = int(os.environ["E"])
+	E=$ev BLK=$block e2e_check "$case" <<'PY'
+E, BLK = int(os.environ["E"]), int(os.environ["BLK"])
 b, k = J(CASE + ".b"), J(CASE + ".k0")
 s = [J(CASE + ".s0"), J(CASE + ".s1")]
 with open(os.path.join(W, CASE + ".b.json")) as f:
@@ -64,6 +65,11 @@ true("cross-queue events (fragments on both queues): %d" % cross, cross == E)
 eq("shares handed off = taken", sum(w["handoff_sent"] for w in wk), sum(w["handoff_received"] for w in wk))
 true("both workers handed shares off: %r" % [w["handoff_sent"] for w in wk], all(w["handoff_sent"] > 0 for w in wk))
 true("MEPs split between owners: %d" % sum(w["split_meps"] for w in wk), sum(w["split_meps"] for w in wk) > 0)
+# Blocks wider than a MEP: most shares are whole MEPs, handed over without refs; split ones keep theirs.
+whole = [w["handoff_whole"] for w in wk]
+true("whole MEPs handed off without refs: %r" % whole, all(x > 0 for x in whole) if BLK > 10 else True)
+true("shares with refs (split MEPs, END_OF_RUN): %d" % sum(w["handoff_sent"] - w["handoff_whole"] for w in wk),
+     sum(w["handoff_sent"] - w["handoff_whole"] for w in wk) > 0)
 eq("frames returned = taken back", sum(w["returns_sent"] for w in wk), sum(w["returns_received"] for w in wk))
 true("both workers built events: %r" % [w["events_complete"] for w in wk], all(w["events_complete"] > 0 for w in wk))
 eq("events per worker add up", sum(w["events_complete"] for w in wk), E)
