@@ -18,6 +18,8 @@
 #            hand-off itself, without the cross-core cache traffic
 #   w2cbase: w2c run by another build's xevb (BENCH_BASE=its build dir):
 #            an A/B of two versions of the hand-off in the same run
+#   w1cbase: w1c run by that other build's xevb (its 2-worker/1-worker
+#            ratio, w2cbase/w1cbase, beside this build's w2c/w1c)
 #   w1c, w2c: w1 and w2 through the worker threads with --coalesce-us
 #            BENCH_COALESCE (200): a nap after work before sleeping, so
 #            each wake-up takes a batch (w1c: --workers 1, same loop as w2c)
@@ -109,7 +111,11 @@ run_one() {
 	local wargs=(--workers 1) pin=(taskset -c 1) ncpu=(1 1)
 	mkdir -p "$d"
 	case $cfg in
-	w1c) wargs=(--workers 1 --cpus 1 --coalesce-us "$COALESCE") pin=() ;;
+	w1c | w1cbase)
+		wargs=(--workers 1 --cpus 1 --coalesce-us "$COALESCE") pin=()
+		if [[ $cfg == w1cbase ]]; then
+			XB=$(realpath "${BENCH_BASE:?w1cbase needs BENCH_BASE=the build dir of the other version}")/xevb
+		fi ;;
 	w2 | w2c | w2cbase)
 		# Each queue's worker where that queue is filled: bridge, its napi
 		# thread (set below); direct, the generator's core (queue = CPU).

@@ -155,11 +155,13 @@ def cmd_report(args):
             pts.append(p)
     ratios = {}
     for case in {p["case"] for p in pts}:
-        for two, base in [(p, b) for p in pts if p["case"] == case and p["config"] not in ("w1", "w1c")
+        for two, base in [(p, b) for p in pts if p["case"] == case and p["config"] not in ("w1", "w1c", "w1cbase")
                           # A coalescing configuration (w2c, w2cbase) against the coalescing single
-                          # worker (same wake-up policy) and the loop of before; w2c against w2cbase (A/B).
+                          # worker (same wake-up policy) and the loop of before; w2c against w2cbase (A/B);
+                          # the other build's own ratio, w2cbase/w1cbase.
                           for b in (("w1c", "w1") if "c" in p["config"][2:] else ("w1",)) +
-                          (("w2cbase",) if p["config"] == "w2c" else ())]:
+                          (("w2cbase",) if p["config"] == "w2c" else ()) +
+                          (("w1cbase",) if p["config"] == "w2cbase" else ())]:
             one = [p for p in pts if p["case"] == case and p["config"] == base]
             if not one or not one[0]["builder_ns_per_frame"]:
                 continue
