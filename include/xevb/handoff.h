@@ -118,6 +118,9 @@ static inline bool xevb_spsc_empty(const struct xevb_spsc *r)
 /* Which worker builds event e. */
 static inline uint32_t xevb_owner(uint32_t event_id, uint32_t shift, uint32_t n_workers)
 {
+	/* 2, 4, 8, 16 workers: a mask, not a division, per MEP */
+	if (!(n_workers & (n_workers - 1)))
+		return (event_id >> shift) & (n_workers - 1);
 	return (event_id >> shift) % n_workers;
 }
 

@@ -267,14 +267,23 @@ static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32
 		uint32_t o = xevb_owner(e0, shift, nw);
 		struct xevb_spsc *r;
 
+		uint16_t len1 = n == 1 ? xevb_ld16(data + pi->mep_off + XEVB_MEP_HLEN + 4) : 0;
+
 		w->fref[idx] = 1;
 		if (o == w->id) {
-			xevb_builder_add_mep(w->b, idx, data, pi, have_frags ? w->frags : NULL, now);
+			const struct xevb_frag_ref *f = have_frags ? w->frags : NULL;
+
+			/* A run of one goes fragment by fragment: its ref, from the line the parser just read. */
+			if (!f && n == 1) {
+				w->frags[0] = (struct xevb_frag_ref){ .event_id = e0, .length = len1,
+					.payload_off = (uint16_t)(pi->mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN) };
+				f = w->frags;
+			}
+			xevb_builder_add_mep(w->b, idx, data, pi, f, now);
 			return true;
 		}
 		r = &bw->ho[w->id][o];
-		xevb_ho_pack_whole(slot_wait(w, r, o), idx, pi,
-				   n == 1 ? xevb_ld16(data + pi->mep_off + XEVB_MEP_HLEN + 4) : 0);
+		xevb_ho_pack_whole(slot_wait(w, r, o), idx, pi, len1);
 		xevb_spsc_push(r);
 		w->st.ho_sent++;
 		w->st.ho_whole++;
