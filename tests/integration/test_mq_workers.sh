@@ -7,8 +7,10 @@
 # the two queues are disjoint and both non-empty (so every event has
 # fragments from both queues: each is cross-queue), shares were handed off
 # and MEPs split between owners (whole ones handed over without refs when
-# blocks are wider than a MEP), and every event is built exactly once and
-# complete (the sink checks every CRC, the content, and duplicates).
+# blocks are wider than a MEP; with refs again when mixed packings keep the
+# owners' builders from booking them as runs), and every event is built
+# exactly once and complete (the sink checks every CRC, the content, and
+# duplicates).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init mq "${1:-build}"
@@ -32,8 +34,8 @@ mq_case() {
 	e2e_source 1 "$case.s1" --source-ids 6-11 --src-addr-base 198.18.1.200 --events "$ev" \
 		--pack "$pack1" --frag-size 32-120 --rate 20000 --seed 4 --udp 23900
 	e2e_wait_all
-	E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) e2e_check "$case" <<'PY'
-E, BLK, ONE = int(os.environ["E"]), int(os.environ["BLK"]), os.environ["ONE"] == "1"
+	E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) SAME=$((pack0 == pack1 && pack0 > 1)) e2e_check "$case" <<'PY'
+E, BLK, ONE, SAME = int(os.environ["E"]), int(os.environ["BLK"]), os.environ["ONE"] == "1", os.environ["SAME"] == "1"
 
 b, k = J(CASE + ".b"), J(CASE + ".k0")
 s = [J(CASE + ".s0"), J(CASE + ".s1")]
@@ -69,6 +71,8 @@ true("MEPs split between owners: %d" % sum(w["split_meps"] for w in wk), (sum(w[
 # Blocks wider than a MEP: most shares are whole MEPs, handed over without refs; split ones keep theirs.
 whole = [w["handoff_whole"] for w in wk]
 true("whole MEPs handed off without refs: %r" % whole, all(x > 0 for x in whole) if BLK > 10 else True)
+if SAME:   # every source packs alike: every share is booked as a run, none needs refs again
+    eq("owners that asked for refs again", [w["refs_wanted_windows"] for w in wk], [0, 0])
 true("shares with refs (split MEPs, END_OF_RUN): %d" % sum(w["handoff_sent"] - w["handoff_whole"] for w in wk),
      sum(w["handoff_sent"] - w["handoff_whole"] for w in wk) > 0)
 eq("frames returned = taken back", sum(w["returns_sent"] for w in wk), sum(w["returns_received"] for w in wk))
@@ -86,6 +90,8 @@ mq_case mq_b64 20000 64 --coalesce-us 0
 mq_case mq_b1 6000 1 --coalesce-us 100
 # One record a MEP: never split; each goes whole as its one ref (in the entry, or from the parsed line).
 MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --coalesce-us 0
+# Packed alike (as real sources pack the same triggers): whole MEPs go without refs throughout.
+MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --coalesce-us 0
 
 # --output FILE: the workers share one writer (under a mutex, per event).
 e2e_log "mq_file: 2 workers writing one file, owner block 4, default --coalesce-us"
@@ -101,5 +107,10 @@ b, k = J("mq_file.b"), J("mq_file.k")
 eq("events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (3000, 0))
 eq("file: events, complete, duplicates, errors", (k["events"], k["complete"], k["duplicates"], k["errors"]), (3000, 3000, 0, 0))
 eq("file: fragments", k["fragments"], 36000)
+# Packs 9 and 4 over blocks of 4: the split MEPs' shares fit no run the whole ones opened, so
+# owners fall back record by record and ask for refs again (whole MEPs then travel with them).
+with open(os.path.join(W, "mq_file.b.json")) as f:
+    wk = [json.loads(l) for l in f.read().splitlines() if l.startswith('{"workers"')][0]["workers"]
+true("owners asked for refs again: %r" % [w["refs_wanted_windows"] for w in wk], any(w["refs_wanted_windows"] > 0 for w in wk))
 PY
 e2e_finish

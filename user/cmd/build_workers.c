@@ -44,6 +44,18 @@
  */
 #define WAKE_BACKLOG 64
 #define LAZY_POLL_MS 1
+/*
+ * Refs on demand. A whole MEP goes without refs, and its owner's builder
+ * books it as a run without reading the frame. A MEP that fits no run
+ * (events already partly open, late, timed out: heavy loss) the builder
+ * must take record by record, and without refs it reads the records from
+ * the frame, lines the other core wrote. So each owner counts, per
+ * REFS_WINDOW multi-record shares, those its builder could not book whole;
+ * above 1 in REFS_FALLBACK_DIV it asks its senders for refs again
+ * (want_refs), until a window shows the runs are back.
+ */
+#define REFS_WINDOW 1024
+#define REFS_FALLBACK_DIV 8
 
 struct rx_src {              /* receive-side, per source */
 	uint64_t packets, seq_gaps;
@@ -53,7 +65,7 @@ struct rx_src {              /* receive-side, per source */
 
 struct wstats {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
+	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
 };
 
@@ -84,6 +96,8 @@ struct worker {
 	struct rx_src *pub_rsrc;
 	struct wstats pub_st;
 	struct xevb_output_stats pub_out;
+	_Alignas(64) uint32_t want_refs;  /* senders read it per MEP; it changes once a window at most */
+	_Alignas(64) uint32_t ho_multi, ho_fallback;
 };
 
 struct bw {
@@ -267,6 +281,9 @@ static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32
 		uint32_t o = xevb_owner(e0, shift, nw);
 		struct xevb_spsc *r;
 
+		if (o != w->id && have_frags && __atomic_load_n(&bw->w[o].want_refs, __ATOMIC_RELAXED))
+			goto with_refs;
+
 		uint16_t len1 = n == 1 ? xevb_ld16(data + pi->mep_off + XEVB_MEP_HLEN + 4) : 0;
 
 		w->fref[idx] = 1;
@@ -289,6 +306,7 @@ static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32
 		w->st.ho_whole++;
 		return true;
 	}
+with_refs:
 	if (!have_frags) {
 		struct xevb_pkt_info again;
 
@@ -344,6 +362,7 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		      const uint8_t **data, const uint32_t *len, uint64_t now)
 {
 	struct bw *bw = w->bw;
+	bool refs = bw->c.pcfg.digest;
 
 	w->st.rx_frames += n;
 	w->st.q_rx[qi] += n;
@@ -355,6 +374,8 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		}
 		return;
 	}
+	for (uint32_t o = 0; o < bw->n; o++)
+		refs |= o != w->id && __atomic_load_n(&bw->w[o].want_refs, __ATOMIC_RELAXED);
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
@@ -364,8 +385,8 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_frame(data[i + PREFETCH_AHEAD], len[i + PREFETCH_AHEAD]);
 		pi.consec = 0;   /* a digest does not say: then the refs decide */
-		/* Without a digest, validate without writing refs: most MEPs need none (dispatch). */
-		if (bw->c.pcfg.digest)
+		/* Validate without writing refs unless an owner wants them: most MEPs need none (dispatch). */
+		if (refs)
 			res = xevb_xsk_classify(data[i], len[i], &bw->c.pcfg, &pi, w->frags, NULL);
 		else
 			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, NULL);
@@ -377,7 +398,7 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 			continue;
 		}
 		rx_note(w, &pi);
-		if (!dispatch(w, idx[i], data[i], len[i], &pi, bw->c.pcfg.digest, now)) {
+		if (!dispatch(w, idx[i], data[i], len[i], &pi, refs, now)) {
 			w->st.rx_not_mep++;
 			xevb_xsk_release(bw->c.xsk, idx[i]);
 		}
@@ -405,10 +426,27 @@ static inline void prefetch_share(const uint8_t *const *fd, const struct xevb_ho
 		__builtin_prefetch(buf + (off + len - 1) % bytes, 0, 3);
 }
 
+/* A multi-record share built (fell back: not booked as a run). See REFS_WINDOW. */
+static inline void refs_note(struct worker *w, bool fell_back)
+{
+	uint32_t want;
+
+	w->ho_fallback += fell_back;
+	if (++w->ho_multi < REFS_WINDOW)
+		return;
+	want = w->ho_fallback * REFS_FALLBACK_DIV > w->ho_multi;
+	if (want != w->want_refs)
+		__atomic_store_n(&w->want_refs, want, __ATOMIC_RELAXED);
+	w->st.refs_windows += want;
+	w->ho_multi = w->ho_fallback = 0;
+}
+
 static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 {
 	struct bw *bw = w->bw;
 	const uint8_t **fd = (const uint8_t **)bw->c.xsk->frame_data;
+	const struct xevb_builder_stats *bs = xevb_builder_stats(w->b);
+	uint64_t grouped;
 	uint32_t total = 0;
 
 	for (uint32_t s = 0; s < bw->n; s++) {
@@ -434,7 +472,10 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 				if (i + PREFETCH_AHEAD < n)
 					prefetch_share(fd, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
 				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
+				grouped = bs->meps_grouped;
 				xevb_builder_add_mep(w->b, e->frame_idx, frame, &pi, f, now);
+				if (pi.n_frags > 1)
+					refs_note(w, bs->meps_grouped == grouped);
 			}
 			/* The builder copied what it keeps of the refs: their slots are free. */
 			xevb_spsc_release(refs, cur);
@@ -887,14 +928,14 @@ void bw_json(struct bw *bw, FILE *f)
 			fprintf(f, "%s{\"queue\":%u,\"rx_frames\":%llu}", k ? "," : "",
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
 		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
-			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
+			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"refs_wanted_windows\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
 			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,\"frags_received\":%llu,"
 			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
 			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
 			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
-			(unsigned long long)w->st.ho_whole,
+			(unsigned long long)w->st.ho_whole, (unsigned long long)w->st.refs_windows,
 			(unsigned long long)w->st.split_meps,
 			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
 			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
