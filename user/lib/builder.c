@@ -102,6 +102,7 @@
 #define WINDOW_MAX (1u << 20)   /* far below 2^31: serial order stays sound */
 #define FRAMES_MAX (1u << 26)
 #define SEQ_REORDER_MAX 64u     /* further behind than this: a restart */
+#define GROUPS_BYTES_MAX (64u << 20)
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -250,8 +251,14 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
 	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
 	b->claims = calloc(cfg->n_sources, sizeof(*b->claims));
-	/* Every group holds at least one slot: fewer than w groups can be alive. */
+	/*
+	 * Runs opened and still named: at most one per two slots while they
+	 * open (n > 1), and bounded in memory; without a free group a MEP
+	 * just goes fragment by fragment.
+	 */
 	b->n_groups = w / 2 ? w / 2 : 1;
+	if ((uint64_t)b->n_groups * cfg->n_sources * sizeof(struct gent) > GROUPS_BYTES_MAX)
+		b->n_groups = (uint32_t)(GROUPS_BYTES_MAX / (cfg->n_sources * sizeof(struct gent)));
 	b->gwords = (cfg->n_sources + 63) / 64;
 	b->groups = calloc(b->n_groups, sizeof(*b->groups));
 	b->gents = calloc((size_t)b->n_groups * cfg->n_sources, sizeof(*b->gents));
