@@ -10,6 +10,7 @@
 #include <bpf/bpf_helpers.h>
 #include <xevb/mep_parse_ld.h>
 #include <xevb/mep_digest.h>
+#include <xevb/xdp_meta.h>
 #include <xevb/xdp_stats.h>
 
 /* Set by the loader before load. */
@@ -24,6 +25,12 @@ const volatile __u8 cfg_frags = 0;
  * digest fit. 0: no digests.
  */
 const volatile __u32 cfg_digest_room = 0;
+/*
+ * Non-zero: consecutive linear MEPs redirected to a socket carry their
+ * parse result in the XDP metadata (xevb/xdp_meta.h), tied to this load by
+ * this random cookie. 0: no metadata. Never with digests.
+ */
+const volatile __u32 cfg_meta_cookie = 0;
 
 /* Mutable at run time through the skeleton's .bss mapping. */
 __u32 filter_flags;
@@ -176,6 +183,35 @@ undo:
 }
 
 /*
+ * The parse result in front of the frame, for the builder to book the MEP
+ * without walking its records. Without room for it the frame still goes
+ * to the socket, counted: user space then finds no meta that checks out
+ * (xsk_meta.h) and parses the frame itself.
+ */
+static __always_inline void meta_write(struct xdp_md *ctx, const struct xevb_pkt_info *pi, __u32 len)
+{
+	struct xevb_xdp_meta *m;
+	void *data;
+
+	if (bpf_xdp_adjust_meta(ctx, -(int)sizeof(*m)))
+		goto fail;
+	m = (void *)(long)ctx->data_meta;
+	data = (void *)(long)ctx->data;
+	if ((void *)(m + 1) > data)
+		goto fail;
+	m->check = cfg_meta_cookie ^ pi->packet_seq;
+	m->first_event_id = pi->first_event_id;
+	m->mep_off = pi->mep_off;
+	m->mep_len = pi->mep_len;
+	m->n_frags = pi->n_frags;
+	m->flags = XEVB_XDP_META_F_CONSEC | (pi->is_udp ? XEVB_XDP_META_F_UDP : 0);
+	m->reserved = 0;
+	return;
+fail:
+	count(XEVB_XDP_META_FAIL, len, pi->n_frags);
+}
+
+/*
  * The program, specialised by the compiler for digest (a constant): the
  * copy without digests carries none of their values in its registers, and
  * the verifier sees only the copy cfg_digest_room selects at load.
@@ -232,6 +268,8 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest)
 	}
 	if (!digest) {
 		count(XEVB_XDP_TO_XSK, len, pi.n_frags);
+		if (cfg_meta_cookie && linear_mep && pi.consec)
+			meta_write(ctx, &pi, len);
 		return XDP_REDIRECT;
 	}
 	/*

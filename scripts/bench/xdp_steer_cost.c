@@ -100,14 +100,7 @@ int main(int argc, char **argv)
 	skel->rodata->cfg_udp_port = XEVB_DEFAULT_UDP_PORT;
 	skel->rodata->cfg_has_buff_len = 1;
 	skel->rodata->cfg_digest_room = digest ? 4096 - 256 : 0;
-#ifdef XEVB_STEER_HAS_META
 	skel->rodata->cfg_meta_cookie = meta ? 0x5eedf00du : 0;
-#else
-	if (meta) {
-		fprintf(stderr, "this build of the program has no XDP metadata\n");
-		return 2;
-	}
-#endif
 	if (xevb_steer__load(skel)) {
 		fprintf(stderr, "loading xevb_steer: %s (root needed)\n", strerror(errno));
 		return 1;
