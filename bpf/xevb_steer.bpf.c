@@ -212,11 +212,12 @@ fail:
 }
 
 /*
- * The program, specialised by the compiler for digest (a constant): the
- * copy without digests carries none of their values in its registers, and
- * the verifier sees only the copy cfg_digest_room selects at load.
+ * The program, specialised by the compiler for digest and meta (constants):
+ * the copy without digests carries none of their values in its registers,
+ * the copy without meta never computes pi.consec, and the verifier sees
+ * only the copy cfg_digest_room and cfg_meta_cookie select at load.
  */
-static __always_inline int steer(struct xdp_md *ctx, const int digest)
+static __always_inline int steer(struct xdp_md *ctx, const int digest, const int meta)
 {
 	const __u8 *data = (const __u8 *)(long)ctx->data;
 	const __u8 *data_end = (const __u8 *)(long)ctx->data_end;
@@ -268,8 +269,18 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest)
 	}
 	if (!digest) {
 		count(XEVB_XDP_TO_XSK, len, pi.n_frags);
-		if (cfg_meta_cookie && linear_mep && pi.consec)
-			meta_write(ctx, &pi, len);
+		if (meta) {
+			/*
+			 * consec is 1 only for a linear MEP the parser accepted (the
+			 * multi-buffer walker leaves it 0). Hidden from clang, which
+			 * otherwise duplicates the classifier per verdict to know it.
+			 */
+			__u32 consec = pi.consec;
+
+			xevb_opaque(consec);
+			if (consec)
+				meta_write(ctx, &pi, len);
+		}
 		return XDP_REDIRECT;
 	}
 	/*
@@ -291,8 +302,10 @@ SEC("xdp")
 int xevb_steer(struct xdp_md *ctx)
 {
 	if (cfg_digest_room)
-		return steer(ctx, 1);
-	return steer(ctx, 0);
+		return steer(ctx, 1, 0);
+	if (cfg_meta_cookie)
+		return steer(ctx, 0, 1);
+	return steer(ctx, 0, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -137,7 +137,14 @@ int main(int argc, char **argv)
 	for (uint32_t r = 0; r < rounds; r++)
 		printf("%s%.2f", r ? "," : "", ns[r]);
 	qsort(ns, rounds, sizeof(ns[0]), cmp_d);
-	printf("],\"median_ns\":%.2f}\n", ns[rounds / 2]);
+	{
+		struct bpf_prog_info info = {};
+		__u32 ilen = sizeof(info);
+
+		bpf_obj_get_info_by_fd(prog_fd, &info, &ilen);
+		printf("],\"median_ns\":%.2f,\"xlated_insns\":%u,\"verified_insns\":%u}\n", ns[rounds / 2],
+		       info.xlated_prog_len / 8, info.verified_insns);
+	}
 	close(stats_fd);
 	close(xsk_fd);
 	xevb_steer__destroy(skel);
