@@ -68,6 +68,17 @@ struct xevb_builder_cfg {
 	uint32_t jump_quorum;
 	/* Called for every complete or incomplete event, in the builder's thread. */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
+	/*
+	 * Optional, for callbacks that only count what is built (build-only
+	 * measurement): called instead of emit for n_events consecutive events
+	 * booked together from the same MEPs (first->event_id and the n-1
+	 * after it), which share flags, n_frags and the set of sources.
+	 * first->frags is NULL; wire_bytes is the sum of xevb_event_wire_size
+	 * over the n events. Without it, emit sees every event with its
+	 * fragments.
+	 */
+	void (*emit_run)(void *ctx, const struct xevb_event *first, uint32_t n_events,
+			 uint64_t wire_bytes);
 	/* Called when a frame holds no fragment any more. */
 	void (*frame_release)(void *ctx, uint32_t frame_idx);
 	void *ctx;
@@ -151,6 +162,9 @@ struct xevb_builder_stats {
 	uint64_t jumps_quorum;        /* window moved > 1 window ahead: quorum agreed */
 	uint64_t jumps_idle;          /* ... after being idle for the timeout */
 	uint64_t seq_resets;          /* sum of src[].seq_resets */
+	uint64_t meps_grouped;        /* MEPs booked as a whole (see add_mep) */
+	uint64_t groups_split;        /* runs turned back into single events by a
+					 MEP that did not fit them */
 	struct xevb_source_stats src[XEVB_MAX_SOURCES];
 };
 
@@ -164,6 +178,15 @@ void xevb_builder_free(struct xevb_builder *b);
  * One parsed MEP (verdict XEVB_RES_MEP) in frame frame_idx starting at
  * frame. frags[] as filled by xevb_classify. now_ns on the caller's clock
  * (CLOCK_MONOTONIC), read once per batch.
+ *
+ * frags may be NULL for a MEP that was validated whole (by xevb_classify
+ * here or in the XDP program) with pi->consec set: its records are then
+ * read from the frame (pi->mep_off, pi->mep_len) only where needed.
+ *
+ * A MEP of consecutive event_ids whose events are all new, or that joins
+ * the run of events other sources' MEPs opened with the same first id and
+ * count, is booked as a whole (O(1) a MEP, not a fragment); every counter,
+ * drop reason and emitted event is the same as fragment by fragment.
  */
 void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 			  const uint8_t *frame, const struct xevb_pkt_info *pi,

@@ -77,6 +77,12 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 void xevb_output_close(struct xevb_output *o);
 void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev);
 /*
+ * Build-only (o->discard): count n_events built together (the builder's
+ * emit_run) without seeing them one by one.
+ */
+void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
+			  uint32_t n_events, uint64_t wire_bytes);
+/*
  * Once a second: notice farm nodes that went away (connection closed or
  * reset by the peer, even with nothing to send), count what was in flight
  * to them, and reconnect those that are gone.

@@ -91,6 +91,15 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 	bytes_emitted += xevb_event_wire_size_fast(ev);
 }
 
+/* A run of events booked together, counted whole, as --no-forward does. */
+static void on_emit_run(void *ctx, const struct xevb_event *first, uint32_t n, uint64_t wire_bytes)
+{
+	(void)ctx;
+	n_emitted += n;
+	frags_emitted += (uint64_t)first->n_frags * n;
+	bytes_emitted += wire_bytes;
+}
+
 static void on_release(void *ctx, uint32_t f)
 {
 	(void)ctx;
@@ -250,7 +259,7 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 	struct xevb_builder_cfg cfg = {
 		.sources = src, .n_sources = c->n_src, .window = 1024,
 		.n_frames = r.n, .timeout_ns = 1000000000ull,
-		.run_number = 1, .emit = on_emit, .frame_release = on_release,
+		.run_number = 1, .emit = on_emit, .emit_run = on_emit_run, .frame_release = on_release,
 	};
 	if (drop_pct) {
 		cfg.window = LIVE_WINDOW;

@@ -174,7 +174,10 @@ uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 	cr_assert(eq(int, res, XEVB_RES_MEP));
 	r->held[f] = true;
 	r->len[f] = (uint32_t)len;
-	xevb_builder_add_mep(r->b, f, frame_at(r, f), &pi, refs, r->now);
+	r->sent++;
+	xevb_builder_add_mep(r->b, f, frame_at(r, f), &pi,
+			     pi.consec && r->refless_every && r->sent % r->refless_every == 0 ?
+			     NULL : refs, r->now);
 	return f;
 }
 

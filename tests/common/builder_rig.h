@@ -45,6 +45,9 @@ struct rig {
 	struct rig_event *ev;
 	size_t n_ev, cap_ev;
 	bool use_udp;
+	/* Every k-th MEP of consecutive ids goes in without its refs (0: never). */
+	uint32_t refless_every;
+	uint64_t sent;
 };
 
 /* Payload byte i of the fragment of (source, event): ties content to both. */

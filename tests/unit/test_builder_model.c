@@ -10,6 +10,12 @@
  * plain list of open events); after every step the accounting invariant
  * must hold and every counter must equal the model's, and the emitted
  * events (id, flags, exact set of sources, order) must be the model's.
+ *
+ * Half the seeds pack like real sources: every source sends MEPs of the
+ * same P consecutive ids, P-aligned, with the faults above mixed in, so the
+ * builder books most MEPs as runs (and splits runs when a MEP does not
+ * fit); the model knows nothing of runs. The rig hands some MEPs over
+ * without their parsed refs, as the XDP path does.
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -67,7 +73,8 @@ static struct model M;
 static struct rig R;
 /* What the runs exercised, over all seeds: each case must occur. */
 static uint64_t seen_drops[XEVB_DROP__COUNT], seen_complete, seen_incomplete,
-	seen_discarded, seen_eor, seen_wrap, seen_jumps_quorum, seen_jumps_idle;
+	seen_discarded, seen_eor, seen_wrap, seen_jumps_quorum, seen_jumps_idle,
+	seen_grouped, seen_split;
 
 static uint32_t rnd_state;
 static uint32_t rnd(void)
@@ -334,6 +341,9 @@ static void run_seed(uint32_t seed)
 	for (uint32_t i = 0; i <= MAX_SRC; i++)
 		cursor[i] = below(4);
 
+	uint32_t pack = below(2) ? 2 + below(5) : 0;   /* aligned packing P, or free */
+	R.refless_every = below(2) ? 1 + below(3) : 0;
+
 	steps = 50 + below(250);
 	for (uint32_t step = 0; step < steps; step++) {
 		uint32_t a = below(100);
@@ -354,9 +364,17 @@ static void run_seed(uint32_t seed)
 					cursor[k] += 10 + below(40);   /* jump ahead */
 				off = cursor[k];
 			}
-			for (uint32_t j = 0; j < n; j++) {
-				ids[j] = M.start + off;
-				off += 1 + (below(4) == 0 ? below(3) : 0);
+			if (pack && below(8)) {
+				/* a whole packed MEP: P ids from a P-aligned offset */
+				off = off / pack * pack;
+				n = pack;
+				for (uint32_t j = 0; j < n; j++)
+					ids[j] = M.start + off++;
+			} else {
+				for (uint32_t j = 0; j < n; j++) {
+					ids[j] = M.start + off;
+					off += 1 + (below(4) == 0 ? below(3) : 0);
+				}
 			}
 			if (!(flags & XEVB_MEP_F_RESEND) && off > cursor[k])
 				cursor[k] = off;
@@ -391,6 +409,8 @@ static void run_seed(uint32_t seed)
 	seen_eor += M.eor_flushed;
 	seen_jumps_quorum += M.jumps_quorum;
 	seen_jumps_idle += M.jumps_idle;
+	seen_grouped += xevb_builder_stats(R.b)->meps_grouped;
+	seen_split += xevb_builder_stats(R.b)->groups_split;
 	for (size_t i = 0; i < M.n_out; i++)
 		seen_wrap += M.out[i].event_id < M.start;
 	rig_fini(&R);
@@ -409,6 +429,10 @@ Test(builder_model, random_runs_match_the_model)
 	cr_assert(gt(u64, seen_wrap, 1000), "events built past the 2^32 wrap");
 	cr_assert(gt(u64, seen_jumps_quorum, 100), "far jumps by quorum hardly exercised");
 	cr_assert(gt(u64, seen_jumps_idle, 100), "far jumps after idle hardly exercised");
+	cr_assert(gt(u64, seen_grouped, 10000), "MEPs booked as runs hardly exercised");
+	cr_assert(gt(u64, seen_split, 1000), "runs split by a MEP that did not fit hardly exercised");
+	cr_log_info("MEPs booked as runs %llu, runs split %llu", (unsigned long long)seen_grouped,
+		    (unsigned long long)seen_split);
 	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu future %llu; events complete %llu "
 		    "incomplete %llu discarded %llu eor %llu wrapped %llu; far jumps quorum %llu idle %llu",
 		    (unsigned long long)seen_drops[0], (unsigned long long)seen_drops[1],

@@ -120,6 +120,14 @@ static void emit_cb(void *ctx, const struct xevb_event *ev)
 	}
 }
 
+/* Build-only: a run of events counted whole (the output is not shared then). */
+static void emit_run_cb(void *ctx, const struct xevb_event *first, uint32_t n, uint64_t wire_bytes)
+{
+	struct worker *w = ctx;
+
+	xevb_output_emit_run(w->out, first, n, wire_bytes);
+}
+
 static inline void local_unref(struct worker *w, uint32_t idx)
 {
 	if (--w->fref[idx] == 0)
@@ -597,6 +605,7 @@ struct bw *bw_start(const struct bw_cfg *c)
 		w->window = win;
 		bc.n_frames = nf;
 		bc.emit = emit_cb;
+		bc.emit_run = c->out->discard ? emit_run_cb : NULL;
 		bc.frame_release = release_cb;
 		bc.ctx = w;
 		bc.rx_counts_packets = true;
@@ -665,6 +674,8 @@ static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_s
 	m->open_events += s->open_events;
 	m->frags_discarded += s->frags_discarded;
 	m->bad_calls += s->bad_calls;
+	m->meps_grouped += s->meps_grouped;
+	m->groups_split += s->groups_split;
 	if (s->run_known && !m->run_known) {
 		m->run_known = true;
 		m->run_number = s->run_number;

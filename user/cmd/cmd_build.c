@@ -194,6 +194,14 @@ static void emit_cb(void *ctx, const struct xevb_event *ev)
 		xevb_output_emit(&bd->out, ev);
 }
 
+/* --no-forward: runs of events are counted whole, never made one by one. */
+static void emit_run_cb(void *ctx, const struct xevb_event *first, uint32_t n, uint64_t wire_bytes)
+{
+	struct build *bd = ctx;
+
+	xevb_output_emit_run(&bd->out, first, n, wire_bytes);
+}
+
 static void release_now(void *ctx, uint32_t idx)
 {
 	struct build *bd = ctx;
@@ -670,6 +678,7 @@ int cmd_build(int argc, char **argv)
 			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
 			.run_number = run, .adopt_run = !have_run,
 			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
+			.emit_run = nofwd && !cc.dfm ? emit_run_cb : NULL,
 		};
 		bcfg = bc;
 		bd.b = xevb_builder_new(&bc);

@@ -109,6 +109,8 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->jumps_quorum, "jumps_quorum");
 	ADD(c->jumps_idle, "jumps_idle");
 	ADD(c->seq_resets, "seq_resets");
+	ADD(c->meps_grouped, "meps_grouped");
+	ADD(c->groups_split, "groups_split");
 	ADD(s->out.events, "out.events");
 	ADD(s->out.bytes, "out.bytes");
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");

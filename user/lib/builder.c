@@ -69,6 +69,22 @@
  * source (numbering from 0 again): counted as seq_resets, and it becomes
  * the reference, so the new numbering's gaps count from there.
  *
+ * Runs (groups). Sources pack the same consecutive triggers, so the MEPs of
+ * all sources for events [E, E+n) usually carry exactly those n ids. Such a
+ * MEP (pi->consec) whose n events would all be opened by it is booked as a
+ * run: one group holds, per source, the frame (one frame reference), and
+ * the n event slots say GOPEN/GDONE with the group's index. A later MEP with
+ * the same E and n joins it in O(1): a presence bit, one entry. Every rule
+ * above gives the same answer for all n events of a run (they opened
+ * together, hold the same sources), so the run is finished whole: complete
+ * when every source is in, timed out, flushed. A MEP that does not fit a
+ * run it touches (another count, a shifted first id, a gap) splits the run
+ * back into single events first (explode: rows filled from the frames'
+ * records), and then goes fragment by fragment. So counters, drop reasons,
+ * emitted events and their order are exactly the per-fragment ones; only
+ * the work differs. A done run's group stays while any of its slots still
+ * names it, so a duplicate is told from a late fragment as before.
+ *
  * Accounting: frags_in_events counts fragments accepted into an event, open,
  * emitted or discarded (frags_discarded says how many of them went down
  * with a discarded event), so received == in_events + drops always holds.
@@ -90,7 +106,7 @@
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
-enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE };
+enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE, SLOT_GOPEN, SLOT_GDONE };
 enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR };
 
 /*
@@ -100,8 +116,11 @@ enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR };
  */
 struct slot {
 	uint64_t key;
-	uint32_t n_frags;
-	uint32_t prev, next;    /* opening-order chain of open events */
+	union {
+		uint32_t n_frags;
+		uint32_t grp;   /* GOPEN, GDONE: the run's group */
+	};
+	uint32_t prev, next;    /* opening-order chain of open events (a run: its first) */
 	uint32_t wire_bytes;
 	uint64_t open_ns;
 };
@@ -120,6 +139,32 @@ struct claim {
 
 #define SLOT_ID(s)    ((uint32_t)(s)->key)
 #define SLOT_STATE(s) ((uint32_t)((s)->key >> 32))
+
+static inline bool key_open(uint64_t key, uint32_t id)
+{
+	return key == slot_key(id, SLOT_OPEN) || key == slot_key(id, SLOT_GOPEN);
+}
+
+/* A source's MEP in a run: its frame and where the MEP lies in it. */
+struct gent {
+	uint32_t frame_idx;
+	uint16_t si;            /* dense source index */
+	uint16_t mep_off;
+	uint16_t mep_len;
+	uint16_t pad;
+};
+
+/* A run of n events opened together (see "Runs" above). */
+struct group {
+	uint32_t first, n;
+	uint32_t present;       /* sources in */
+	uint32_t refs;          /* slots naming this group */
+	uint64_t wire_bytes;    /* sum of the present MEPs' record bytes */
+	uint64_t open_ns;
+	bool open;
+};
+
+#define NO_GROUP UINT32_MAX
 
 struct xevb_builder {
 	/* hot: read per fragment or per MEP */
@@ -141,6 +186,16 @@ struct xevb_builder {
 	uint16_t *seen;                   /* source_ids with stats, first-seen order */
 	uint32_t n_seen;
 	uint32_t *scratch;                /* [n_frames], for check() */
+	/* runs: see the top */
+	struct group *groups;             /* [n_groups] */
+	struct gent *gents;               /* [n_groups][n_src], arrival order */
+	uint64_t *gbits;                  /* [n_groups][gwords], presence by source index */
+	uint32_t *gfree;                  /* free group indices, a stack */
+	uint32_t n_groups, n_gfree, gwords;
+	struct xevb_frag_slot *mrow;      /* [n_src]: a run's event, made for emit */
+	uint32_t *mcur;                   /* [n_src]: per entry, the next record */
+	struct xevb_frag_ref *wrefs;      /* [XEVB_MAX_FRAGS_PER_MEP]: a MEP given without refs */
+	uint32_t *gscratch;               /* [n_groups], for check() */
 	uint16_t src_index[XEVB_MAX_SOURCES];
 	struct xevb_builder_stats st;
 };
@@ -192,11 +247,23 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
 	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
 	b->claims = calloc(cfg->n_sources, sizeof(*b->claims));
+	/* Every group holds at least one slot: fewer than w groups can be alive. */
+	b->n_groups = w / 2 ? w / 2 : 1;
+	b->gwords = (cfg->n_sources + 63) / 64;
+	b->groups = calloc(b->n_groups, sizeof(*b->groups));
+	b->gents = calloc((size_t)b->n_groups * cfg->n_sources, sizeof(*b->gents));
+	b->gbits = calloc((size_t)b->n_groups * b->gwords, sizeof(*b->gbits));
+	b->gfree = calloc(b->n_groups, sizeof(*b->gfree));
+	b->mrow = calloc(cfg->n_sources, sizeof(*b->mrow));
+	b->mcur = calloc(cfg->n_sources, sizeof(*b->mcur));
+	b->wrefs = calloc(XEVB_MAX_FRAGS_PER_MEP, sizeof(*b->wrefs));
+	b->gscratch = calloc(b->n_groups, sizeof(*b->gscratch));
 	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
 	if (b->quorum > cfg->n_sources)
 		b->quorum = cfg->n_sources;
 	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
-	    !b->frame_data || !b->scratch || !b->claims) {
+	    !b->frame_data || !b->scratch || !b->claims || !b->groups || !b->gents ||
+	    !b->gbits || !b->gfree || !b->mrow || !b->mcur || !b->wrefs || !b->gscratch) {
 		xevb_builder_free(b);
 		errno = ENOMEM;
 		return NULL;
@@ -214,6 +281,11 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	}
 	/* Touch every row now: no page fault on the packet path. */
 	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * cfg->n_sources);
+	memset(b->gents, 0, sizeof(*b->gents) * (size_t)b->n_groups * cfg->n_sources);
+	/* Lowest index on top: the first runs reuse the same few groups. */
+	for (i = 0; i < b->n_groups; i++)
+		b->gfree[i] = b->n_groups - 1 - i;
+	b->n_gfree = b->n_groups;
 	if (!cfg->adopt_run) {
 		b->st.run_number = cfg->run_number;
 		b->st.run_known = true;
@@ -233,6 +305,14 @@ void xevb_builder_free(struct xevb_builder *b)
 	free(b->frame_data);
 	free(b->scratch);
 	free(b->claims);
+	free(b->groups);
+	free(b->gents);
+	free(b->gbits);
+	free(b->gfree);
+	free(b->mrow);
+	free(b->mcur);
+	free(b->wrefs);
+	free(b->gscratch);
 	free(b);
 }
 
@@ -262,6 +342,357 @@ static void frame_gone(struct xevb_builder *b, uint32_t f)
 		b->cfg.frame_release(b->cfg.ctx, f);
 }
 
+static inline struct gent *gents_of(const struct xevb_builder *b, uint32_t g)
+{
+	return b->gents + (size_t)g * b->n_src;
+}
+
+static inline uint64_t *gbits_of(const struct xevb_builder *b, uint32_t g)
+{
+	return b->gbits + (size_t)g * b->gwords;
+}
+
+static inline bool gbit(const struct xevb_builder *b, uint32_t g, uint32_t si)
+{
+	return gbits_of(b, g)[si / 64] >> (si % 64) & 1;
+}
+
+/* The slot is about to hold another id: its old one no longer names a group. */
+static inline void slot_let_go(struct xevb_builder *b, const struct slot *s)
+{
+	if (SLOT_STATE(s) == SLOT_GDONE && --b->groups[s->grp].refs == 0)
+		b->gfree[b->n_gfree++] = s->grp;
+}
+
+/* Did source si deliver to done event idx (its row, or its run's group)? */
+static inline bool done_has(const struct xevb_builder *b, const struct slot *s,
+			    uint32_t idx, uint32_t si)
+{
+	if (SLOT_STATE(s) == SLOT_GDONE)
+		return gbit(b, s->grp, si);
+	return b->rows[(size_t)idx * b->n_src + si].frame_idx != NO_FRAME;
+}
+
+static inline void chain_append(struct xevb_builder *b, uint32_t idx)
+{
+	struct slot *s = &b->slots[idx];
+
+	s->next = NO_SLOT;
+	s->prev = b->newest;
+	if (b->newest != NO_SLOT)
+		b->slots[b->newest].next = idx;
+	else
+		b->oldest = idx;
+	b->newest = idx;
+}
+
+static inline void chain_unlink(struct xevb_builder *b, uint32_t idx)
+{
+	struct slot *s = &b->slots[idx];
+
+	if (s->prev != NO_SLOT)
+		b->slots[s->prev].next = s->next;
+	else
+		b->oldest = s->next;
+	if (s->next != NO_SLOT)
+		b->slots[s->next].prev = s->prev;
+	else
+		b->newest = s->prev;
+}
+
+static inline void chain_insert_after(struct xevb_builder *b, uint32_t at, uint32_t idx)
+{
+	struct slot *a = &b->slots[at], *s = &b->slots[idx];
+
+	s->prev = at;
+	s->next = a->next;
+	if (a->next != NO_SLOT)
+		b->slots[a->next].prev = idx;
+	else
+		b->newest = idx;
+	a->next = idx;
+}
+
+/*
+ * The next record of a run's MEP, at *cur: its place in the frame into fs
+ * (frame_idx left to the caller); *cur moves past it. The MEP was validated
+ * whole before it joined the run, so the bounds only guard against a
+ * caller that broke add_mep's contract: then the fragment reads as empty,
+ * still inside the MEP, and the call is counted as bad.
+ */
+static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame,
+				const struct gent *ge, uint32_t *cur, struct xevb_frag_slot *fs)
+{
+	uint32_t end = (uint32_t)ge->mep_off + ge->mep_len, off = *cur, len;
+
+	if (likely(off + XEVB_REC_HLEN <= end)) {
+		len = xevb_ld16(frame + off + 4);
+		if (likely(off + XEVB_REC_HLEN + XEVB_PAD4(len) <= end)) {
+			fs->payload_off = (uint16_t)(off + XEVB_REC_HLEN);
+			fs->length = (uint16_t)len;
+			*cur = off + XEVB_REC_HLEN + XEVB_PAD4(len);
+			return sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4(len);
+		}
+	}
+	b->st.bad_calls++;
+	fs->payload_off = (uint16_t)(ge->mep_off + XEVB_MEP_HLEN);
+	fs->length = 0;
+	*cur = end;
+	return sizeof(struct xevb_evt_frag_hdr);
+}
+
+/*
+ * A MEP handed in without refs must go fragment by fragment: make its refs
+ * from the records (ids e0, e0+1, ... by pi->consec).
+ */
+static const struct xevb_frag_ref *refs_from_frame(struct xevb_builder *b, const uint8_t *frame,
+						   const struct xevb_pkt_info *pi, uint32_t e0)
+{
+	struct gent ge = { .mep_off = pi->mep_off, .mep_len = pi->mep_len };
+	uint32_t cur = (uint32_t)pi->mep_off + XEVB_MEP_HLEN;
+	struct xevb_frag_slot fs;
+
+	for (uint32_t k = 0; k < pi->n_frags; k++) {
+		rec_take(b, frame, &ge, &cur, &fs);
+		b->wrefs[k].event_id = e0 + k;
+		b->wrefs[k].crc32c = 0;   /* the builder keeps no CRC */
+		b->wrefs[k].payload_off = fs.payload_off;
+		b->wrefs[k].length = fs.length;
+	}
+	return b->wrefs;
+}
+
+/* Close run g: emit its n events (unless discarded), give back its frames. */
+static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind kind)
+{
+	struct group *gr = &b->groups[g];
+	struct xevb_builder_stats *st = &b->st;
+	const struct gent *ge = gents_of(b, g);
+	bool discard = kind == FIN_TIMEOUT &&
+		b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
+	uint32_t n = gr->n, np = gr->present, e0 = gr->first, k, j;
+
+	chain_unlink(b, e0 & b->mask);
+	for (k = 0; k < n; k++)
+		b->slots[(e0 + k) & b->mask].key = slot_key(e0 + k, SLOT_GDONE);
+	gr->open = false;
+	st->open_events -= n;
+	if (XEVB_PROBE_ENABLED(event_complete) || XEVB_PROBE_ENABLED(event_timeout))
+		for (k = 0; k < n; k++) {
+			XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, e0 + k, xevb_probe_now_ns() - gr->open_ns, np);
+			XEVB_PROBE_IF(event_timeout, kind == FIN_TIMEOUT, e0 + k, b->n_src - np, discard);
+		}
+
+	if (discard) {
+		st->events_discarded += n;
+		st->frags_discarded += (uint64_t)np * n;
+		for (j = 0; j < np; j++)
+			st->src[b->sorted[ge[j].si]].frags_discarded += n;
+	} else {
+		struct xevb_event ev = {
+			.event_id = e0,
+			.run_number = st->run_number,
+			.flags = kind == FIN_COMPLETE ? 0 : XEVB_EVT_F_INCOMPLETE,
+			.n_expected = (uint16_t)b->n_src,
+			.n_frags = (uint16_t)np,
+			.open_ns = gr->open_ns,
+			.source_ids = b->sorted,
+			.frame_data = b->frame_data,
+		};
+
+		if (kind == FIN_COMPLETE) {
+			st->events_complete += n;
+		} else {
+			st->events_incomplete += n;
+			if (kind == FIN_EOR)
+				st->events_flushed_eor += n;
+		}
+		if (b->cfg.emit_run) {
+			uint64_t per_ev = sizeof(struct xevb_evt_hdr);
+
+			if (ev.flags & XEVB_EVT_F_INCOMPLETE)
+				per_ev += XEVB_PAD4(2u * (b->n_src - np));
+			ev.frag_wire_bytes = (uint32_t)(gr->wire_bytes / n);
+			b->cfg.emit_run(b->cfg.ctx, &ev, n, gr->wire_bytes + per_ev * n);
+		} else if (b->cfg.emit) {
+			/* Each event's row, made from the next record of every MEP. */
+			for (j = 0; j < np; j++)
+				b->mcur[j] = (uint32_t)ge[j].mep_off + XEVB_MEP_HLEN;
+			ev.frags = b->mrow;
+			for (k = 0; k < n; k++) {
+				uint32_t wire = 0;
+
+				memset(b->mrow, 0xff, sizeof(*b->mrow) * b->n_src);
+				for (j = 0; j < np; j++) {
+					struct xevb_frag_slot *fs = &b->mrow[ge[j].si];
+
+					fs->frame_idx = ge[j].frame_idx;
+					wire += rec_take(b, b->frame_data[ge[j].frame_idx], &ge[j], &b->mcur[j], fs);
+				}
+				ev.event_id = e0 + k;
+				ev.frag_wire_bytes = wire;
+				b->cfg.emit(b->cfg.ctx, &ev);
+			}
+		}
+	}
+	for (j = 0; j < np; j++) {
+		uint32_t f = ge[j].frame_idx;
+
+		if (--b->refcnt[f] == 0)
+			frame_gone(b, f);
+	}
+}
+
+/*
+ * A MEP that does not fit open run g touches it: make its events single
+ * open events again, as if their fragments had come one by one (rows from
+ * the records, one frame reference per fragment, chained in id order
+ * where the run's first event was).
+ */
+static void __attribute__((noinline)) explode(struct xevb_builder *b, uint32_t g)
+{
+	struct group *gr = &b->groups[g];
+	const struct gent *ge = gents_of(b, g);
+	uint32_t n = gr->n, np = gr->present, e0 = gr->first, k, j, at = NO_SLOT;
+
+	for (j = 0; j < np; j++) {
+		b->mcur[j] = (uint32_t)ge[j].mep_off + XEVB_MEP_HLEN;
+		b->refcnt[ge[j].frame_idx] = n;
+	}
+	for (k = 0; k < n; k++) {
+		uint32_t idx = (e0 + k) & b->mask, wire = 0;
+		struct slot *s = &b->slots[idx];
+		struct xevb_frag_slot *row = row_of(b, idx);
+
+		memset(row, 0xff, sizeof(*row) * b->n_src);
+		for (j = 0; j < np; j++) {
+			struct xevb_frag_slot *fs = &row[ge[j].si];
+
+			fs->frame_idx = ge[j].frame_idx;
+			wire += rec_take(b, b->frame_data[ge[j].frame_idx], &ge[j], &b->mcur[j], fs);
+		}
+		s->key = slot_key(e0 + k, SLOT_OPEN);
+		s->n_frags = np;
+		s->wire_bytes = wire;
+		s->open_ns = gr->open_ns;
+		if (k > 0)
+			chain_insert_after(b, at, idx);
+		at = idx;
+	}
+	gr->open = false;
+	gr->refs = 0;
+	b->gfree[b->n_gfree++] = g;
+	b->st.groups_split++;
+}
+
+/*
+ * Open a run for the n events from e0 if fragment-by-fragment booking
+ * would open every one of them (no drop, none seen before, no jump of
+ * more than a window); NO_GROUP otherwise, with nothing changed that the
+ * per-fragment path would not change the same way.
+ */
+static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint64_t now_ns)
+{
+	const uint32_t w = b->window, mask = b->mask;
+	uint32_t last = e0 + n - 1, k, g, idx0 = e0 & mask;
+	struct group *gr;
+
+	if (unlikely(!b->have_base) || !b->n_gfree || n > w)
+		return NO_GROUP;
+	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w)
+		return NO_GROUP;
+	for (k = 0; k < n; k++) {
+		const struct slot *s = &b->slots[(e0 + k) & mask];
+
+		if (SLOT_ID(s) == e0 + k && SLOT_STATE(s) != SLOT_FREE)
+			return NO_GROUP;
+	}
+	if (last - b->base >= w) {
+		uint32_t nb = last - (w - 1);
+
+		if (b->st.open_events) {
+			while (xevb_seq_after(nb, b->lo)) {
+				if (key_open(b->slots[b->lo & mask].key, b->lo))
+					return NO_GROUP;
+				b->lo++;
+			}
+		}
+		b->base = nb;
+	}
+	g = b->gfree[--b->n_gfree];
+	gr = &b->groups[g];
+	gr->first = e0;
+	gr->n = n;
+	gr->present = 0;
+	gr->refs = n;
+	gr->wire_bytes = 0;
+	gr->open_ns = now_ns;
+	gr->open = true;
+	memset(gbits_of(b, g), 0, sizeof(uint64_t) * b->gwords);
+	for (k = 0; k < n; k++) {
+		struct slot *s = &b->slots[(e0 + k) & mask];
+
+		slot_let_go(b, s);
+		s->key = slot_key(e0 + k, SLOT_GOPEN);
+		s->grp = g;
+	}
+	b->slots[idx0].open_ns = now_ns;
+	chain_append(b, idx0);
+	if (b->st.open_events == 0 || xevb_seq_after(b->lo, e0))
+		b->lo = e0;
+	b->st.open_events += n;
+	b->st.events_opened += n;
+	return g;
+}
+
+/*
+ * A MEP of n consecutive events from e0: book it in its run if it has or
+ * opens one (returns true, *taken = frame references kept); false: it must
+ * go fragment by fragment.
+ */
+static inline bool group_add(struct xevb_builder *b, uint32_t frame_idx,
+			     const struct xevb_pkt_info *pi, uint32_t e0, uint32_t n,
+			     uint32_t si, struct xevb_source_stats *src, uint64_t now_ns,
+			     uint32_t *accepted, uint32_t *taken)
+{
+	const struct slot *s = &b->slots[e0 & b->mask];
+	struct group *gr;
+	struct gent *ge;
+	uint64_t *bits;
+	uint32_t g;
+
+	if (likely(s->key == slot_key(e0, SLOT_GOPEN))) {
+		g = s->grp;
+		if (b->groups[g].first != e0 || b->groups[g].n != n)
+			return false;
+	} else {
+		g = group_open(b, e0, n, now_ns);
+		if (g == NO_GROUP)
+			return false;
+	}
+	gr = &b->groups[g];
+	bits = gbits_of(b, g);
+	b->st.meps_grouped++;
+	if (unlikely(bits[si / 64] >> (si % 64) & 1)) {
+		drop(b, src, XEVB_DROP_DUPLICATE, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e0, (unsigned)(src - b->st.src), n);
+		*accepted = *taken = 0;
+		return true;
+	}
+	bits[si / 64] |= 1ull << (si % 64);
+	ge = &gents_of(b, g)[gr->present++];
+	ge->frame_idx = frame_idx;
+	ge->si = (uint16_t)si;
+	ge->mep_off = pi->mep_off;
+	ge->mep_len = pi->mep_len;
+	gr->wire_bytes += (uint32_t)pi->mep_len - XEVB_MEP_HLEN;
+	*accepted = n;
+	*taken = 1;
+	if (gr->present == b->n_src)
+		finish_group(b, g, FIN_COMPLETE);
+	return true;
+}
+
 /* Close slot idx: emit (unless discarded), then give back its frames. */
 static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 {
@@ -272,14 +703,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 		b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
 	uint32_t j, n = b->n_src;
 
-	if (s->prev != NO_SLOT)
-		b->slots[s->prev].next = s->next;
-	else
-		b->oldest = s->next;
-	if (s->next != NO_SLOT)
-		b->slots[s->next].prev = s->prev;
-	else
-		b->newest = s->prev;
+	chain_unlink(b, idx);
 	s->key = slot_key(SLOT_ID(s), SLOT_DONE);
 	st->open_events--;
 	XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, SLOT_ID(s), xevb_probe_now_ns() - s->open_ns, s->n_frags);
@@ -353,7 +777,11 @@ static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 		if ((int64_t)age < 0 || age < t)
 			break;
 		next = b->slots[b->oldest].next;
-		if (next != NO_SLOT)
+		if (SLOT_STATE(&b->slots[b->oldest]) == SLOT_GOPEN) {
+			finish_group(b, b->slots[b->oldest].grp, FIN_TIMEOUT);
+			continue;
+		}
+		if (next != NO_SLOT && SLOT_STATE(&b->slots[next]) == SLOT_OPEN)
 			prefetch_row(b, next);
 		finish(b, b->oldest, FIN_TIMEOUT);
 	}
@@ -408,10 +836,21 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 		XEVB_PROBE(frag_dropped, XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), 1);
 		return NO_SLOT;
 	}
-	if (s->key == slot_key(e, SLOT_DONE)) {
-		drop(b, src, row_of(b, idx)[si].frame_idx != NO_FRAME ?
-		     XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, 1);
-		XEVB_PROBE(frag_dropped, row_of(b, idx)[si].frame_idx != NO_FRAME ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), 1);
+	if (s->key == slot_key(e, SLOT_GOPEN)) {
+		/* A MEP that does not fit the run: its events go single. */
+		explode(b, s->grp);
+		if (row_of(b, idx)[si].frame_idx != NO_FRAME) {
+			drop(b, src, XEVB_DROP_DUPLICATE, 1);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e, (unsigned)(src - b->st.src), 1);
+			return NO_SLOT;
+		}
+		return idx;
+	}
+	if (s->key == slot_key(e, SLOT_DONE) || s->key == slot_key(e, SLOT_GDONE)) {
+		enum xevb_drop_reason r = done_has(b, s, idx, si) ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE;
+
+		drop(b, src, r, 1);
+		XEVB_PROBE(frag_dropped, r, e, (unsigned)(src - b->st.src), 1);
 		return NO_SLOT;
 	}
 	if (d >= b->window) {
@@ -432,7 +871,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 			while (xevb_seq_after(nb, b->lo)) {
 				const struct slot *o = &b->slots[b->lo & b->mask];
 
-				if (o->key == slot_key(b->lo, SLOT_OPEN)) {
+				if (key_open(o->key, b->lo)) {
 					drop(b, src, XEVB_DROP_OVERFLOW, 1);
 					XEVB_PROBE(frag_dropped, XEVB_DROP_OVERFLOW, e, (unsigned)(src - b->st.src), 1);
 					return NO_SLOT;
@@ -451,17 +890,12 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	}
 	/* Open e. The slot holds nothing or a stale id from below B. */
 	memset(row_of(b, idx), 0xff, sizeof(struct xevb_frag_slot) * b->n_src);
+	slot_let_go(b, s);
 	s->key = slot_key(e, SLOT_OPEN);
 	s->n_frags = 0;
 	s->wire_bytes = 0;
 	s->open_ns = now_ns;
-	s->next = NO_SLOT;
-	s->prev = b->newest;
-	if (b->newest != NO_SLOT)
-		b->slots[b->newest].next = idx;
-	else
-		b->oldest = idx;
-	b->newest = idx;
+	chain_append(b, idx);
 	if (b->st.open_events == 0 || xevb_seq_after(b->lo, e))
 		b->lo = e;
 	b->st.open_events++;
@@ -482,6 +916,8 @@ static void flush_open(struct xevb_builder *b, enum finish_kind kind)
 
 		if (s->key == slot_key(id, SLOT_OPEN))
 			finish(b, idx, kind);
+		else if (s->key == slot_key(id, SLOT_GOPEN) && b->groups[s->grp].first == id)
+			finish_group(b, s->grp, kind);
 	}
 }
 
@@ -551,13 +987,27 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 {
 	struct xevb_builder_stats *st = &b->st;
 	struct xevb_source_stats *src;
-	uint32_t n = pi->n_frags, si, accepted;
+	uint32_t n = pi->n_frags, si, accepted, taken, e0;
 	uint16_t sid = pi->source_id;
+	bool run;
 
 	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] ||
-		     sid > XEVB_MAX_SOURCE_ID || n > XEVB_MAX_FRAGS_PER_MEP)) {
+		     sid > XEVB_MAX_SOURCE_ID || n > XEVB_MAX_FRAGS_PER_MEP ||
+		     (!frags && (!pi->consec || n == 0 || !frame ||
+				 pi->mep_len < XEVB_MEP_HLEN)))) {
 		st->bad_calls++;
 		return;
+	}
+	/*
+	 * Parsed refs strictly increase (the parser's rule), so a span of
+	 * n-1 means no gap; without refs the caller vouches (pi->consec).
+	 */
+	if (frags) {
+		e0 = n ? frags[0].event_id : 0;
+		run = n > 1 && frags[n - 1].event_id - e0 == n - 1;
+	} else {
+		e0 = pi->first_event_id;
+		run = n > 1;
 	}
 	src = &st->src[sid];
 	if (likely(!b->cfg.rx_counts_packets)) {
@@ -574,7 +1024,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	si = b->src_index[sid];
 	if (unlikely(si == NO_SRC)) {
 		drop(b, src, XEVB_DROP_UNKNOWN_SOURCE, n);
-		XEVB_PROBE(frag_dropped, XEVB_DROP_UNKNOWN_SOURCE, n ? frags[0].event_id : 0, sid, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_UNKNOWN_SOURCE, e0, sid, n);
 		goto release;
 	}
 	if (unlikely(!st->run_known)) {
@@ -583,13 +1033,20 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	}
 	if (unlikely(pi->run_number != st->run_number)) {
 		drop(b, src, XEVB_DROP_WRONG_RUN, n);
-		XEVB_PROBE(frag_dropped, XEVB_DROP_WRONG_RUN, n ? frags[0].event_id : 0, sid, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_WRONG_RUN, e0, sid, n);
 		goto release;
 	}
 
 	b->frame_data[frame_idx] = frame;
 	b->refcnt[frame_idx] = n + 1;
-	accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
+	/* A tracer of single fragments sees them only fragment by fragment. */
+	if (!(run && !XEVB_PROBE_ENABLED(frag_accepted) &&
+	      group_add(b, frame_idx, pi, e0, n, si, src, now_ns, &accepted, &taken))) {
+		if (!frags)
+			frags = refs_from_frame(b, frame, pi, e0);
+		accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
+		taken = accepted;
+	}
 	b->last_ns = now_ns;
 	src->frags_in_events += accepted;
 	st->frags_in_events += accepted;
@@ -605,7 +1062,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 		}
 	}
 	/* Take back the references no fragment took, and the guard. */
-	b->refcnt[frame_idx] -= n + 1 - accepted;
+	b->refcnt[frame_idx] -= n + 1 - taken;
 	if (b->refcnt[frame_idx]) {
 		st->frames_held++;
 		return;
@@ -658,7 +1115,7 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 {
 	const struct xevb_builder_stats *st = &b->st;
 	uint64_t rx = 0, in = 0, disc = 0, pk = 0, resets = 0, drops[XEVB_DROP__COUNT] = {0};
-	uint64_t open = 0, held = 0, chain = 0;
+	uint64_t open = 0, held = 0, chain = 0, runs = 0, open_in_runs = 0;
 	uint32_t i, j, f;
 	char who[32];
 
@@ -697,11 +1154,33 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 
 	/* The frame references must be exactly those of the open events. */
 	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);
+	memset(b->gscratch, 0, sizeof(*b->gscratch) * b->n_groups);
 	for (i = 0; i < b->window; i++) {
 		const struct slot *s = &b->slots[i];
 		const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
 		uint32_t got = 0, wire = 0;
 
+		if (SLOT_STATE(s) == SLOT_GOPEN || SLOT_STATE(s) == SLOT_GDONE) {
+			const struct group *gr = &b->groups[s->grp];
+			bool open_slot = SLOT_STATE(s) == SLOT_GOPEN;
+
+			if (s->grp >= b->n_groups)
+				FAIL("slot %u names group %u of %u", i, s->grp, b->n_groups);
+			if (SLOT_ID(s) - gr->first >= gr->n || gr->open != open_slot)
+				FAIL("event %u (%s) not in its run %u+%u (%s)", SLOT_ID(s),
+				     open_slot ? "open" : "done", gr->first, gr->n,
+				     gr->open ? "open" : "done");
+			b->gscratch[s->grp]++;
+			if (!open_slot)
+				continue;
+			open++;
+			if ((int32_t)(SLOT_ID(s) - b->base) < 0 || SLOT_ID(s) - b->base >= b->window)
+				FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
+			open_in_runs++;
+			if (SLOT_ID(s) == gr->first)
+				runs++;
+			continue;
+		}
 		if (SLOT_STATE(s) != SLOT_OPEN)
 			continue;
 		open++;
@@ -724,11 +1203,48 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 			FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u",
 			     SLOT_ID(s), wire, s->wire_bytes);
 	}
+	/* Runs: free ones named by no slot, the others by exactly refs slots. */
+	for (i = 0; i < b->n_gfree; i++) {
+		uint32_t g = b->gfree[i];
+
+		if (g >= b->n_groups || b->gscratch[g] || b->groups[g].open)
+			FAIL("free group %u: %u slots name it", g, g < b->n_groups ? b->gscratch[g] : 0);
+		b->gscratch[g] = UINT32_MAX;
+	}
+	for (uint32_t g = 0; g < b->n_groups; g++) {
+		const struct group *gr = &b->groups[g];
+		const struct gent *ge = gents_of(b, g);
+		uint64_t gw = 0;
+		uint32_t bits = 0;
+
+		if (b->gscratch[g] == UINT32_MAX)
+			continue;
+		if (b->gscratch[g] != gr->refs || !gr->refs)
+			FAIL("group %u: %u slots name it, refs %u", g, b->gscratch[g], gr->refs);
+		if (!gr->open)
+			continue;
+		for (j = 0; j < b->gwords; j++)
+			bits += (uint32_t)__builtin_popcountll(gbits_of(b, g)[j]);
+		if (bits != gr->present || gr->present >= b->n_src || gr->refs != gr->n)
+			FAIL("run %u+%u: %u sources marked, %u in, %u slots", gr->first, gr->n,
+			     bits, gr->present, gr->refs);
+		for (j = 0; j < gr->present; j++) {
+			if (ge[j].frame_idx >= b->n_frames || !gbit(b, g, ge[j].si))
+				FAIL("run %u: entry %u frame %u source index %u", gr->first, j,
+				     ge[j].frame_idx, ge[j].si);
+			b->scratch[ge[j].frame_idx]++;
+			gw += (uint32_t)ge[j].mep_len - XEVB_MEP_HLEN;
+		}
+		if (gw != gr->wire_bytes)
+			FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first,
+			     (unsigned long long)gw, (unsigned long long)gr->wire_bytes);
+	}
 	for (i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
 		chain++;
-	if (open != st->open_events || chain != open)
-		FAIL("open events: %llu in slots, %llu chained, stats say %llu",
-		     (unsigned long long)open, (unsigned long long)chain,
+	if (open != st->open_events || chain != open - open_in_runs + runs)
+		FAIL("open events: %llu in slots (%llu in %llu runs), %llu chained, stats say %llu",
+		     (unsigned long long)open, (unsigned long long)open_in_runs,
+		     (unsigned long long)runs, (unsigned long long)chain,
 		     (unsigned long long)st->open_events);
 	for (f = 0; f < b->n_frames; f++) {
 		if (b->scratch[f] != b->refcnt[f])
@@ -764,6 +1280,12 @@ int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16
 	uint32_t idx = event_id & b->mask, n = 0;
 	const struct xevb_frag_slot *row;
 
+	if (b->slots[idx].key == slot_key(event_id, SLOT_GOPEN)) {
+		for (uint32_t i = 0; i < b->n_src; i++)
+			if (!gbit(b, b->slots[idx].grp, i) && n < max)
+				out[n++] = b->sorted[i];
+		return (int)n;
+	}
 	if (b->slots[idx].key != slot_key(event_id, SLOT_OPEN))
 		return -1;
 	row = b->rows + (size_t)idx * b->n_src;

@@ -144,6 +144,8 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	G("xevb_run_number", "Run number being built.", c->run_number);
 	G("xevb_run_ended", "1 once every source has ended the run.", c->run_ended);
 	C("xevb_builder_bad_calls_total", "Frames refused by the builder core (bad index, impossible header).", c->bad_calls);
+	C("xevb_meps_grouped_total", "MEPs booked whole in a run of consecutive events.", c->meps_grouped);
+	C("xevb_groups_split_total", "Runs split back into single events by a MEP that did not fit.", c->groups_split);
 	xevb_metric_family(b, "xevb_window_jumps_total", "counter",
 			   "Window jumps of more than one window ahead, by what corroborated them.");
 	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"quorum\"", c->jumps_quorum);

@@ -145,6 +145,8 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 			xevb_slot_name(k), (uint64_t)s->xdp[k].packets, (uint64_t)s->xdp[k].frags);
 	fprintf(f, "},\"seq_resets\":%" PRIu64 ",\"jumps_quorum\":%" PRIu64 ",\"jumps_idle\":%" PRIu64,
 		c->seq_resets, c->jumps_quorum, c->jumps_idle);
+	fprintf(f, ",\"meps_grouped\":%" PRIu64 ",\"groups_split\":%" PRIu64, c->meps_grouped,
+		c->groups_split);
 	fprintf(f, ",\"seq_gaps\":%" PRIu64 "}\n", ({
 		uint64_t g = 0;
 		for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
