@@ -142,6 +142,12 @@ void rig_fini(struct rig *r)
 uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 		  const uint32_t *ids, uint32_t n)
 {
+	return rig_send_part(r, src, flags, run, ids, n, 0, n);
+}
+
+uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
+		       const uint32_t *ids, uint32_t n, uint32_t from, uint32_t count)
+{
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
 	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
 	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
@@ -175,6 +181,15 @@ uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 	r->held[f] = true;
 	r->len[f] = (uint32_t)len;
 	r->sent++;
+	if (from || count != n) {
+		/* A share of the MEP, as a multi-worker hand-off passes it. */
+		cr_assert(le(u32, from + count, n));
+		pi.n_frags = (uint16_t)count;
+		pi.first_event_id = refs[from].event_id;
+		pi.consec = 0;
+		xevb_builder_add_mep(r->b, f, frame_at(r, f), &pi, refs + from, r->now);
+		return f;
+	}
 	xevb_builder_add_mep(r->b, f, frame_at(r, f), &pi,
 			     pi.consec && r->refless_every && r->sent % r->refless_every == 0 ?
 			     NULL : refs, r->now);

@@ -74,6 +74,12 @@ void rig_fini(struct rig *r);
  */
 uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 		  const uint32_t *ids, uint32_t n);
+/*
+ * Same, but the builder is handed only records from..from+count-1 of the
+ * MEP (the rest of the frame as written), as a multi-worker share.
+ */
+uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
+		       const uint32_t *ids, uint32_t n, uint32_t from, uint32_t count);
 /* Same with consecutive ids first..first+n-1. */
 uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 			uint32_t first, uint32_t n);

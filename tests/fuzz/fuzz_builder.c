@@ -7,7 +7,8 @@
  *   cfg[0]  bit 7: synthetic mode; bits 0-1: sources {0..n-1}, n = 1 + bits
  *   cfg[1]  window 1..8 (low 3 bits + 1); bit 3: adopt_run
  *   cfg[2]  timeout in units of 16 ns (0: none); bit 7: discard policy
- *   cfg[3]  ignored (room to grow)
+ *   cfg[3]  bit 0: MEPs of consecutive ids go in without their refs (as
+ *           from the XDP metadata path); other bits ignored
  *   step    ctl byte: bits 0-5 advance the clock by 16 ns each, bit 6 poll,
  *           bit 7 flush; then
  *           raw mode: a 2-byte little-endian length and that many bytes of
@@ -37,7 +38,7 @@ static uint8_t frames[N_FRAMES][FRAME_SIZE];
 static uint32_t frame_len[N_FRAMES];
 static bool held[N_FRAMES];
 static uint32_t free_list[N_FRAMES], n_free;
-static bool synthetic;
+static bool synthetic, refless;
 
 #define FAIL(...) do { fprintf(stderr, "fuzz_builder: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
 
@@ -150,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	cfg.timeout_ns = (uint64_t)(data[2] & 0x7f) * 16;
 	cfg.timeout_policy = data[2] & 0x80 ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE;
 	cfg.n_frames = N_FRAMES;
+	refless = data[3] & 1;
 	cfg.emit = on_emit;
 	cfg.frame_release = on_release;
 	n_free = N_FRAMES;
@@ -200,7 +202,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (synthetic && pi.n_frags == 0)
 			FAIL("synthetic frame misparsed");
 		held[f] = true;
-		xevb_builder_add_mep(b, f, frames[f], &pi, refs, now);
+		xevb_builder_add_mep(b, f, frames[f], &pi, refless && pi.consec ? NULL : refs, now);
 		check(b);
 	}
 	xevb_builder_flush(b);

@@ -217,3 +217,32 @@ Test(builder_runs, emit_run_counts_like_emit)
 	cr_assert(eq(u64, run_calls, 4), "the runs 525.. 550.. 575.. 600.. counted whole");
 	rig_fini(&R);
 }
+
+/*
+ * A consecutive share of a MEP (a multi-worker hand-off): the run holds
+ * only the share's records, the rest of the frame is never read as its.
+ */
+Test(builder_runs, share_of_a_mep_books_its_records_only)
+{
+	uint32_t ids[25];
+
+	init_l1(3, NULL);
+	send_l1(3, 0, 1);
+	for (uint32_t j = 0; j < 25; j++)
+		ids[j] = 25 + j;
+	for (uint32_t i = 0; i < 3; i++)
+		rig_send_part(&R, SRC[i], 0, 1, ids, 25, 8, 8);   /* 33..40 */
+	cr_assert(ge(u64, ST->meps_grouped, 3));
+	cr_assert(eq(sz, R.n_ev, 25 + 8), "the rig checked every payload of 33..40");
+	for (uint32_t e = 33; e <= 40; e++)
+		cr_assert(not(eq(ptr, (void *)rig_find(&R, e), NULL)), "event %u", e);
+	/* A share split by a misfit share: rows from the right records too. */
+	for (uint32_t j = 0; j < 25; j++)
+		ids[j] = 50 + j;
+	rig_send_part(&R, SRC[0], 0, 1, ids, 25, 3, 10);       /* 53..62 */
+	rig_send_part(&R, SRC[1], 0, 1, ids, 25, 3, 10);
+	rig_send_part(&R, SRC[2], 0, 1, ids, 25, 5, 4);        /* 55..58: splits */
+	cr_assert(eq(u64, ST->groups_split, 1));
+	cr_assert(eq(sz, R.n_ev, 25 + 8 + 4));
+	rig_fini(&R);
+}

@@ -102,6 +102,7 @@
 #define WINDOW_MAX (1u << 20)   /* far below 2^31: serial order stays sound */
 #define FRAMES_MAX (1u << 26)
 #define SEQ_REORDER_MAX 64u     /* further behind than this: a restart */
+#define GROUPS_BYTES_MAX (64u << 20)
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -145,12 +146,15 @@ static inline bool key_open(uint64_t key, uint32_t id)
 	return key == slot_key(id, SLOT_OPEN) || key == slot_key(id, SLOT_GOPEN);
 }
 
-/* A source's MEP in a run: its frame and where the MEP lies in it. */
+/*
+ * A source's MEP in a run: its frame and where the run's records lie in it
+ * (the whole MEP, or the consecutive part of it a caller handed in).
+ */
 struct gent {
 	uint32_t frame_idx;
 	uint16_t si;            /* dense source index */
-	uint16_t mep_off;
-	uint16_t mep_len;
+	uint16_t rec_start;     /* the first record's header, from the frame start */
+	uint16_t rec_end;       /* just past the last record's padded payload */
 	uint16_t pad;
 };
 
@@ -247,8 +251,14 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
 	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
 	b->claims = calloc(cfg->n_sources, sizeof(*b->claims));
-	/* Every group holds at least one slot: fewer than w groups can be alive. */
+	/*
+	 * Runs opened and still named: at most one per two slots while they
+	 * open (n > 1), and bounded in memory; without a free group a MEP
+	 * just goes fragment by fragment.
+	 */
 	b->n_groups = w / 2 ? w / 2 : 1;
+	if ((uint64_t)b->n_groups * cfg->n_sources * sizeof(struct gent) > GROUPS_BYTES_MAX)
+		b->n_groups = (uint32_t)(GROUPS_BYTES_MAX / (cfg->n_sources * sizeof(struct gent)));
 	b->gwords = (cfg->n_sources + 63) / 64;
 	b->groups = calloc(b->n_groups, sizeof(*b->groups));
 	b->gents = calloc((size_t)b->n_groups * cfg->n_sources, sizeof(*b->gents));
@@ -423,7 +433,7 @@ static inline void chain_insert_after(struct xevb_builder *b, uint32_t at, uint3
 static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame,
 				const struct gent *ge, uint32_t *cur, struct xevb_frag_slot *fs)
 {
-	uint32_t end = (uint32_t)ge->mep_off + ge->mep_len, off = *cur, len;
+	uint32_t end = ge->rec_end, off = *cur, len;
 
 	if (likely(off + XEVB_REC_HLEN <= end)) {
 		len = xevb_ld16(frame + off + 4);
@@ -435,7 +445,7 @@ static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame,
 		}
 	}
 	b->st.bad_calls++;
-	fs->payload_off = (uint16_t)(ge->mep_off + XEVB_MEP_HLEN);
+	fs->payload_off = ge->rec_start;   /* 4 readable bytes before it: the header */
 	fs->length = 0;
 	*cur = end;
 	return sizeof(struct xevb_evt_frag_hdr);
@@ -448,8 +458,11 @@ static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame,
 static const struct xevb_frag_ref *refs_from_frame(struct xevb_builder *b, const uint8_t *frame,
 						   const struct xevb_pkt_info *pi, uint32_t e0)
 {
-	struct gent ge = { .mep_off = pi->mep_off, .mep_len = pi->mep_len };
-	uint32_t cur = (uint32_t)pi->mep_off + XEVB_MEP_HLEN;
+	struct gent ge = {
+		.rec_start = (uint16_t)(pi->mep_off + XEVB_MEP_HLEN),
+		.rec_end = (uint16_t)(pi->mep_off + pi->mep_len),
+	};
+	uint32_t cur = ge.rec_start;
 	struct xevb_frag_slot fs;
 
 	for (uint32_t k = 0; k < pi->n_frags; k++) {
@@ -517,7 +530,7 @@ static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind ki
 		} else if (b->cfg.emit) {
 			/* Each event's row, made from the next record of every MEP. */
 			for (j = 0; j < np; j++)
-				b->mcur[j] = (uint32_t)ge[j].mep_off + XEVB_MEP_HLEN;
+				b->mcur[j] = ge[j].rec_start;
 			ev.frags = b->mrow;
 			for (k = 0; k < n; k++) {
 				uint32_t wire = 0;
@@ -556,7 +569,7 @@ static void __attribute__((noinline)) explode(struct xevb_builder *b, uint32_t g
 	uint32_t n = gr->n, np = gr->present, e0 = gr->first, k, j, at = NO_SLOT;
 
 	for (j = 0; j < np; j++) {
-		b->mcur[j] = (uint32_t)ge[j].mep_off + XEVB_MEP_HLEN;
+		b->mcur[j] = ge[j].rec_start;
 		b->refcnt[ge[j].frame_idx] = n;
 	}
 	for (k = 0; k < n; k++) {
@@ -651,7 +664,7 @@ static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint
  * go fragment by fragment.
  */
 static inline bool group_add(struct xevb_builder *b, uint32_t frame_idx,
-			     const struct xevb_pkt_info *pi, uint32_t e0, uint32_t n,
+			     uint32_t rec_start, uint32_t rec_end, uint32_t e0, uint32_t n,
 			     uint32_t si, struct xevb_source_stats *src, uint64_t now_ns,
 			     uint32_t *accepted, uint32_t *taken)
 {
@@ -683,9 +696,9 @@ static inline bool group_add(struct xevb_builder *b, uint32_t frame_idx,
 	ge = &gents_of(b, g)[gr->present++];
 	ge->frame_idx = frame_idx;
 	ge->si = (uint16_t)si;
-	ge->mep_off = pi->mep_off;
-	ge->mep_len = pi->mep_len;
-	gr->wire_bytes += (uint32_t)pi->mep_len - XEVB_MEP_HLEN;
+	ge->rec_start = (uint16_t)rec_start;
+	ge->rec_end = (uint16_t)rec_end;
+	gr->wire_bytes += rec_end - rec_start;
 	*accepted = n;
 	*taken = 1;
 	if (gr->present == b->n_src)
@@ -987,7 +1000,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 {
 	struct xevb_builder_stats *st = &b->st;
 	struct xevb_source_stats *src;
-	uint32_t n = pi->n_frags, si, accepted, taken, e0;
+	uint32_t n = pi->n_frags, si, accepted, taken, e0, rec_start = 0, rec_end = 0;
 	uint16_t sid = pi->source_id;
 	bool run;
 
@@ -1005,9 +1018,16 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	if (frags) {
 		e0 = n ? frags[0].event_id : 0;
 		run = n > 1 && frags[n - 1].event_id - e0 == n - 1;
+		/* Consecutive ids leave no room for another record between them. */
+		if (run) {
+			rec_start = (uint32_t)frags[0].payload_off - XEVB_REC_HLEN;
+			rec_end = (uint32_t)frags[n - 1].payload_off + XEVB_PAD4((uint32_t)frags[n - 1].length);
+		}
 	} else {
 		e0 = pi->first_event_id;
 		run = n > 1;
+		rec_start = (uint32_t)pi->mep_off + XEVB_MEP_HLEN;
+		rec_end = (uint32_t)pi->mep_off + pi->mep_len;
 	}
 	src = &st->src[sid];
 	if (likely(!b->cfg.rx_counts_packets)) {
@@ -1041,7 +1061,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	b->refcnt[frame_idx] = n + 1;
 	/* A tracer of single fragments sees them only fragment by fragment. */
 	if (!(run && !XEVB_PROBE_ENABLED(frag_accepted) &&
-	      group_add(b, frame_idx, pi, e0, n, si, src, now_ns, &accepted, &taken))) {
+	      group_add(b, frame_idx, rec_start, rec_end, e0, n, si, src, now_ns, &accepted, &taken))) {
 		if (!frags)
 			frags = refs_from_frame(b, frame, pi, e0);
 		accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
@@ -1233,7 +1253,7 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 				FAIL("run %u: entry %u frame %u source index %u", gr->first, j,
 				     ge[j].frame_idx, ge[j].si);
 			b->scratch[ge[j].frame_idx]++;
-			gw += (uint32_t)ge[j].mep_len - XEVB_MEP_HLEN;
+			gw += (uint32_t)ge[j].rec_end - ge[j].rec_start;
 		}
 		if (gw != gr->wire_bytes)
 			FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first,
