@@ -32,6 +32,11 @@ struct xevb_loader_cfg {
 	 * fit with it. 0: no digests.
 	 */
 	uint32_t digest_room;
+	/*
+	 * Consecutive linear MEPs carry their parse result in the XDP metadata
+	 * (xdp_meta.h). Ignored with digests (digest_room != 0).
+	 */
+	bool xdp_meta;
 };
 
 struct xevb_loader {
@@ -48,6 +53,7 @@ struct xevb_loader {
 	int counters_fd;
 	unsigned int prog_id;
 	char run_dir_key[96];     /* "<netns inode>-<ifname>": names lock and stats files */
+	uint32_t meta_cookie;     /* non-zero: the program writes XDP meta with this cookie */
 };
 
 /* 0 or -errno, after logging what failed and what to do. */

@@ -133,7 +133,7 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 	       struct xevb_frag_ref *frags)
 {
 	const __u8 *mep, *rec;
-	__u32 off, n, i, prev = 0, eid, flen, next, consec = 1;
+	__u32 off, n, i, prev = 0, eid, flen, next, gap = 0;
 	int res;
 
 	pi->consec = 0;
@@ -178,16 +178,21 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 			frags[i].payload_off = (__u16)(mep_off + off + XEVB_REC_HLEN);
 			frags[i].length = (__u16)flen;
 		}
+		/*
+		 * No branch on the ids: a consec flag set on one path and not on
+		 * another would split the verifier's states at every record once
+		 * the program reads pi->consec (the XDP meta does).
+		 */
 		if (i == 0)
 			pi->first_event_id = eid;
-		else if (eid != prev + 1)
-			consec = 0;
+		else
+			gap |= eid - prev - 1;
 		prev = eid;
 		off = next;
 	}
 	if (off != mep_len)
 		return XEVB_RES_TRAILING;
-	pi->consec = (__u8)consec;
+	pi->consec = gap == 0;
 	return XEVB_RES_MEP;
 }
 

@@ -43,6 +43,8 @@ struct xevb_snapshot {
 	/* AF_XDP frames whose MEP digest (mep_digest.h) was missing or did not check out */
 	uint64_t rx_digest_fallback;
 	uint64_t rx_digest;            /* AF_XDP frames taken from their digest */
+	uint64_t rx_meta;              /* AF_XDP frames taken from their XDP meta (xsk_meta.h) */
+	uint64_t rx_meta_fallback;     /* XDP meta on, but none that checked out: parsed */
 };
 
 /* One line of rates between two snapshots, xdp-bench style. */

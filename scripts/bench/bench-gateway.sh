@@ -98,7 +98,9 @@ probe() {
 		bargs+=(--sink "$SADDR:5000")
 		nice=10
 	fi
-	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth1 --sources "0-$((NSRC - 1))" "${bargs[@]}" \
+	# GW_BUILD_ARGS: more options for the builder (e.g. --no-xdp-meta to compare)
+	# shellcheck disable=SC2086
+	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth1 --sources "0-$((NSRC - 1))" "${bargs[@]}" ${GW_BUILD_ARGS:-} \
 		--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384 --frame-size "$FRAME_SIZE" \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
@@ -112,6 +114,9 @@ probe() {
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3 # the rings drain
+	# the builder's CPU time (user + system, clock ticks) over the whole probe
+	local bticks
+	bticks=$(awk '{print $14 + $15}' "/proc/$bpid/stat" 2>/dev/null || echo 0)
 	kill -INT "$bpid" 2>/dev/null
 	wait "$bpid" 2>/dev/null
 	if [[ -n $spid ]]; then
@@ -120,9 +125,10 @@ probe() {
 		wait "$spid" 2>/dev/null
 	fi
 	BG=()
-	python3 - "$d" "$fps" "$impl" <<'PY'
+	python3 - "$d" "$fps" "$impl" "$bticks" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 d, fps, impl = sys.argv[1], float(sys.argv[2]), sys.argv[3]
+bcpu = float(sys.argv[4]) / float(sys.argv[5])
 sys.path.insert(0, "scripts/bench")
 from benchlib import summary_json as merged
 s, b, k = merged(d + "/src.json"), merged(d + "/build.json"), merged(d + "/sink.json")
@@ -136,7 +142,8 @@ r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
      "frag_drops": sum(v for kk, v in b.items() if kk.startswith("drop_") and isinstance(v, int)),
      "events_complete": b.get("events_complete"), "events_incomplete": b.get("events_incomplete"),
      "out_dropped": out_drop, "sink_events": k.get("events"), "sink_result": k.get("result"),
-     "ok": bool(el) and bool(b)}
+     "ok": bool(el) and bool(b), "builder_cpu_s": bcpu,
+     "builder_cpu_ns_per_frame": round(bcpu * 1e9 / rx, 1) if rx else None}
 if impl.endswith("+fwd") and (out_drop or k.get("result") not in (None, "ok")):
     r["loss"] = max(r["loss"], 1.0 if not b.get("out_events") else out_drop / max(1, b.get("out_events", 0) + out_drop))
 print(json.dumps(r))

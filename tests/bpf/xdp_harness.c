@@ -43,6 +43,12 @@ void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 
 void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room)
 {
+	xdp_env_open_cfg(e, ip_proto, udp_port, digest_room, 0);
+}
+
+void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
+		      uint32_t meta_cookie)
+{
 	uint8_t probe[60] = { 0 };
 	struct xdp_outcome o;
 	int err;
@@ -58,6 +64,7 @@ void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port,
 	e->skel->rodata->cfg_ip_proto = ip_proto;
 	e->skel->rodata->cfg_udp_port = udp_port;
 	e->skel->rodata->cfg_digest_room = digest_room;
+	e->skel->rodata->cfg_meta_cookie = meta_cookie;
 	/* Frames longer than the linear area arrive in frags only for such programs. */
 	e->skel->rodata->cfg_frags = 1;
 	err = bpf_program__set_flags(e->skel->progs.xevb_steer, BPF_F_XDP_HAS_FRAGS);

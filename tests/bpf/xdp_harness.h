@@ -29,6 +29,9 @@ struct xdp_env {
 void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port);
 /* The same, with the MEP digest on (cfg_digest_room, see xevb/mep_digest.h). */
 void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room);
+/* The same, with the XDP meta's cookie too (cfg_meta_cookie, see xevb/xdp_meta.h; 0: off). */
+void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
+		      uint32_t meta_cookie);
 void xdp_env_close(struct xdp_env *e);
 
 /* All counter slots, summed over every CPU. */

@@ -320,7 +320,9 @@ e2e_topology() {
 	local case=$1 mode=$2 proto=$3 nh=$4 ni=$5 nb=$6 ns=$7 ne=$8
 	local h b k ids last=$(($4 * $5 - 1)) want bopts sopts sinks=() plan
 	e2e_log "$case: $mode mode, $proto, $nh source host(s) x $ni ids -> $nb builder(s) -> $ns sink(s), $ne events per builder"
-	plan="{\"mode\":\"$mode\",\"digest\":${E2E_DIGEST:-0},\"events\":$ne,\"sources\":$((last + 1)),\"builders\":{"
+	local meta=1
+	[[ ${E2E_DIGEST:-0} == 1 || " ${E2E_BUILD_ARGS:-} " == *" --no-xdp-meta "* ]] && meta=0
+	plan="{\"mode\":\"$mode\",\"digest\":${E2E_DIGEST:-0},\"meta\":$meta,\"events\":$ne,\"sources\":$((last + 1)),\"builders\":{"
 	for ((k = 0; k < ns; k++)); do
 		# Round robin from sink 0, per builder.
 		want=$((nb * ((ne - k + ns - 1) / ns)))
@@ -396,6 +398,13 @@ for b, srcs in sorted(P["builders"].items()):
             eq(b + " some frames read from their XDP digest", j["rx_digest"] > 0, True)
         else:
             eq(b + " no digest (not asked for)", (j["rx_digest"], j["rx_digest_fallback"]), (0, 0))
+        if P.get("meta"):
+            # Sources pack consecutive triggers: every MEP carries its XDP meta
+            # through AF_XDP copy mode and the builder takes it (xsk_meta.h).
+            eq(b + " frames taken from their XDP meta, parsed, meta_failed",
+               (j["rx_meta"], j["rx_meta_fallback"], x["meta_failed"]["packets"]), (pk, 0, 0))
+        else:
+            eq(b + " no XDP meta (off)", (j["rx_meta"], j["rx_meta_fallback"], x["meta_failed"]["packets"]), (0, 0, 0))
     else:
         eq(b + " socket kernel drops", j["sock_kernel_drops"], 0)
 tot_sent = sum(J(n)["fragments"] for srcs in P["builders"].values() for n in srcs)

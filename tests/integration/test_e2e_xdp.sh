@@ -24,4 +24,7 @@ e2e_topology xudp_digest   xdp  udp   2     2   2        2     3000
 # The one-worker loop's nap (--nap-us) instead of poll() after work: same accounting.
 E2E_RATE=50000 E2E_BUILD_ARGS="--nap-us 100" \
 e2e_topology xraw_nx1_nap  xdp  raw   2     2   1        1     20000
+# Without the XDP meta (--no-xdp-meta): every frame parsed here, same accounting.
+E2E_BUILD_ARGS="--no-xdp-meta" \
+e2e_topology xudp_nometa   xdp  udp   3     2   1        2     3000
 e2e_finish

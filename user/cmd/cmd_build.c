@@ -30,6 +30,7 @@
 #include <xevb/shape_ctl.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
+#include <xevb/xsk_meta.h>
 #include <xevb/xsk_rx.h>
 #include "build_ctl.h"
 #include "build_workers.h"
@@ -49,7 +50,7 @@ enum {
 	O_BACKLOG, O_ID,
 	O_METRICS,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
-	O_DIGEST = 0x6d00,
+	O_DIGEST = 0x6d00, O_NOXDPMETA,
 	O_ZEROCOPY = 0x7f00,
 	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
 	O_NAP = 0x6e00,
@@ -90,6 +91,7 @@ static const struct xevb_opt opts[] = {
 	{ "nap-us", O_NAP, "US", "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only after an empty nap (default 0: poll() at once)" },
 	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
 	{ "digest", O_DIGEST, NULL, "XDP appends a MEP digest so the builder need not walk the records (docs/digest.md; costs more in XDP than it saves here)" },
+	{ "no-xdp-meta", O_NOXDPMETA, NULL, "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; every frame is parsed again here" },
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
@@ -155,6 +157,8 @@ struct build {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
 	uint64_t rx_digest, rx_digest_fallback;
 	bool digest;                 /* the XDP program appends MEP digests */
+	uint64_t rx_meta, rx_meta_fallback;
+	uint32_t meta_cookie;        /* non-zero: the XDP program writes XDP meta (xdp_meta.h) */
 	bool unpriv;                 /* privileges dropped: the watcher cleans up */
 	pid_t watcher;
 	int watcher_fd;
@@ -272,6 +276,64 @@ static void handle_batch_xsk(struct build *bd, uint32_t n, const uint32_t *idx,
 	bd->batches++;
 }
 
+/*
+ * Meta prefetch: the meta sits in the line before the frame; the headers,
+ * MEP header and first record in the frame's first one or two lines.
+ */
+#define META_AHEAD 4
+
+static inline void prefetch_meta(const uint8_t *p)
+{
+	__builtin_prefetch(p - XEVB_XDP_META_LEN, 1, 3);
+	__builtin_prefetch(p + 64, 0, 3);
+}
+
+/*
+ * AF_XDP with XDP meta: the parse result the program left in front of a
+ * consecutive MEP, booked without a walk over its records (frags NULL);
+ * any other frame through the full parser.
+ */
+static void handle_batch_meta(struct build *bd, uint32_t n, const uint32_t *idx,
+			      const uint8_t **data, const uint32_t *len, uint64_t now,
+			      struct xevb_frag_ref *frags)
+{
+	for (uint32_t i = 0; i < n && i < META_AHEAD; i++)
+		if (idx[i] < bd->xsk.n_umem)
+			prefetch_meta(data[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		struct xevb_pkt_info pi;
+		int res = -1;
+
+		if (i + META_AHEAD < n && idx[i + META_AHEAD] < bd->xsk.n_umem)
+			prefetch_meta(data[i + META_AHEAD]);
+		bd->rx_bytes += len[i];
+		/* Bounce buffers (jumbo frames) have no headroom, and never a meta. */
+		if (idx[i] < bd->xsk.n_umem) {
+			res = xevb_xsk_meta_pi(data[i], len[i], bd->meta_cookie, &pi);
+			/* The UMEM is ours, writable: the chunk goes back without it. */
+			xevb_xsk_meta_clear((uint8_t *)(uintptr_t)data[i]);
+		}
+		if (res == XEVB_RES_MEP) {
+			bd->rx_meta++;
+			xevb_builder_add_mep(bd->b, idx[i], data[i], &pi, NULL, now);
+			continue;
+		}
+		bd->rx_meta_fallback++;
+		/* The parser reads every record: fetch the rest of the frame now. */
+		prefetch_frame(data[i], len[i]);
+		res = xevb_classify(data[i], data[i] + len[i], len[i], &bd->pcfg, &pi, frags);
+		if (res == XEVB_RES_MEP) {
+			xevb_builder_add_mep(bd->b, idx[i], data[i], &pi, frags, now);
+		} else {
+			/* XDP judged every frame: only a bypassed program lets one through. */
+			bd->rx_not_mep++;
+			release_cb(bd, idx[i]);
+		}
+	}
+	bd->rx_frames += n;
+	bd->batches++;
+}
+
 static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 			 const uint8_t **data, const uint32_t *len, uint64_t now)
 {
@@ -290,6 +352,10 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 	}
 	if (bd->digest) {
 		handle_batch_xsk(bd, n, idx, data, len, now, frags);
+		return;
+	}
+	if (bd->meta_cookie) {
+		handle_batch_meta(bd, n, idx, data, len, now, frags);
 		return;
 	}
 	/*
@@ -331,6 +397,8 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->polls = bd->polls;
 	s->rx_digest = bd->rx_digest;
 	s->rx_digest_fallback = bd->rx_digest_fallback;
+	s->rx_meta = bd->rx_meta;
+	s->rx_meta_fallback = bd->rx_meta_fallback;
 	s->out = bd->out.st;
 	s->core = *xevb_builder_stats(bd->b);
 	if (bd->bw)
@@ -394,7 +462,7 @@ int cmd_build(int argc, char **argv)
 	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
-	bool no_huge = false, digest = false;
+	bool no_huge = false, digest = false, no_meta = false;
 	int nice_val = 0, fifo_prio = 0;
 	bool set_nice = false;
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
@@ -493,6 +561,7 @@ int cmd_build(int argc, char **argv)
 		case O_RXBATCH: if (!xevb_parse_u32("rx-batch", arg, 1, RX_BATCH_MAX, &rx_batch)) return 2; break;
 		case O_NOHUGE: no_huge = true; break;
 		case O_DIGEST: digest = true; break;
+		case O_NOXDPMETA: no_meta = true; break;
 		case O_NICE: {
 			char *end;
 			long v = strtol(arg, &end, 10);
@@ -651,6 +720,8 @@ int cmd_build(int argc, char **argv)
 			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
 			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
 			.digest_room = digest ? frame_size - 256 : 0,
+			/* Only the one-worker loop reads it; workers parse (build_workers.c). */
+			.xdp_meta = !no_meta && !digest && n_workers == 1 && !coalesce_us,
 		};
 		struct xevb_xsk_cfg xc = {
 			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
@@ -661,6 +732,7 @@ int cmd_build(int argc, char **argv)
 			goto out;
 		bd.digest = lc.digest_room != 0;
 		bd.pcfg.digest = bd.digest;
+		bd.meta_cookie = bd.ld.meta_cookie;
 		if (user) {
 			/* Before the UMEM exists: fork must never copy pinned pages. */
 			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -255,6 +256,16 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	l->skel->rodata->cfg_ip_proto = cfg->ip_proto;
 	l->skel->rodata->cfg_udp_port = cfg->udp_port;
 	l->skel->rodata->cfg_digest_room = cfg->digest_room;
+	if (cfg->xdp_meta && !cfg->digest_room) {
+		/* Random per load: meta a program of another load (or not ours) wrote never checks out. */
+		while (!l->meta_cookie)
+			if (getrandom(&l->meta_cookie, sizeof(l->meta_cookie), 0) != sizeof(l->meta_cookie)) {
+				err = -errno;
+				xevb_err("getrandom for the XDP meta cookie: %s", strerror(errno));
+				goto fail;
+			}
+		l->skel->rodata->cfg_meta_cookie = l->meta_cookie;
+	}
 	l->skel->rodata->cfg_has_buff_len =
 		libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) == 1;
 	/* Frames above a page need a frags-aware program (kernel 5.18+). */

@@ -27,6 +27,7 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_XDP_NO_XSK] = "no_xsk_to_kernel",
 	[XEVB_XDP_UNKNOWN_SRC] = "unknown_source",
 	[XEVB_XDP_TRIM_FAIL] = "trim_failed",
+	[XEVB_XDP_META_FAIL] = "meta_failed",
 };
 
 const char *xevb_slot_name(unsigned int slot)

@@ -85,6 +85,9 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 				fprintf(f, " %s=%" PRIu64, xevb_slot_name(k), (uint64_t)s->xdp[k].packets);
 		fprintf(f, "\nAF_XDP sockets: rx_dropped %" PRIu64 ", rx_ring_full %" PRIu64
 			   ", fill_ring_empty %" PRIu64 "\n", xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
+		if (s->rx_meta || s->rx_meta_fallback)
+			fprintf(f, "XDP meta: %" PRIu64 " frames taken from it, %" PRIu64 " parsed\n",
+				s->rx_meta, s->rx_meta_fallback);
 	} else {
 		fprintf(f, "socket: dropped at the socket queue %" PRIu64 ", truncated %" PRIu64 "\n",
 			s->sock_kernel_drops, s->sock_truncated);
@@ -134,6 +137,8 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
 	fprintf(f, ",\"rx_digest\":%" PRIu64 ",\"rx_digest_fallback\":%" PRIu64, s->rx_digest,
 		s->rx_digest_fallback);
+	fprintf(f, ",\"rx_meta\":%" PRIu64 ",\"rx_meta_fallback\":%" PRIu64, s->rx_meta,
+		s->rx_meta_fallback);
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
