@@ -442,6 +442,48 @@ def others():
     if load("dfm"):
         keep("dfm")
         out.append(img("dfm-scan", "DFM scaling scan"))
+    out += cost_and_ceiling()
+    return out
+
+
+def cost_and_ceiling():
+    """Issue 10: the per-fragment cost (ns, instructions) and the gap to XDP_DROP."""
+    out = []
+    core = load("builder-core")
+    if core:
+        keep("builder-core")
+        out.append("### The builder's cost per fragment, and the gap to the XDP_DROP ceiling\n")
+        out.append("_builder-core (`bench-builder-core.sh`: the builder core alone on one core, synthetic MEPs; "
+                   "ns timed, instructions from callgrind over the measured loop)._\n")
+        out.append("| case | ns/fragment | instructions/fragment | with the parser: ns/fragment | instructions/fragment |")
+        out.append("|---|---|---|---|---|")
+        for r in core:
+            ins = r.get("instructions_per_fragment")
+            pins = r.get("parse_instructions_per_fragment")
+            name = r["case"] + (" (%d%% of MEPs lost, %.0f ns a received frame)" % (r["drop_pct"], r["ns_per_frame"])
+                                if r.get("drop_pct") else "")
+            out.append("| %s | %.2f | %s | %.2f | %s |" % (
+                name, r["ns_per_fragment"], "%.1f" % ins if ins else "-", r["parse_ns_per_fragment"],
+                "%.1f" % pins if pins else "-"))
+        out.append("")
+    rows = []
+    for name in ("e2e-l1-gateway", "e2e-small-gateway", "e2e-l1-split"):
+        e = load(name)
+        for q in (e or {}).get("ratios", []):
+            if q.get("forward") or q.get("variant") or "xdp_over_drop_frames_per_s" not in q:
+                continue
+            rows.append("| %s | %s %s | %.2f | %.2f |" % (q["case"], q["path"], q["model"],
+                                                         q["xdp_over_drop_frames_per_s"],
+                                                         q.get("bare_over_drop_frames_per_s", float("nan"))))
+    if rows:
+        out.append("Frames/s of the XDP builder and of bare AF_XDP receive as a fraction of XDP_DROP's in the "
+                   "same run (the e2e pieces above). The gap is the kernel's receive into the socket (the "
+                   "copy into the UMEM, the redirect, the rings), which bare receive pays too: the builder "
+                   "itself takes what is left between the two columns.\n")
+        out.append("| case | path, model | XDP builder / XDP_DROP | bare receive / XDP_DROP |")
+        out.append("|---|---|---|---|")
+        out += rows
+        out.append("")
     return out
 
 
