@@ -289,6 +289,24 @@ static inline void prefetch_meta(const uint8_t *p)
 }
 
 /*
+ * The full parser, then the builder; a frame that is no MEP goes back at
+ * once (socket path: malformed packets land here; AF_XDP: only a bypassed
+ * program lets one through, XDP judged every frame).
+ */
+static inline void parse_and_add(struct build *bd, uint32_t idx, const uint8_t *data,
+				 uint32_t len, uint64_t now, struct xevb_frag_ref *frags)
+{
+	struct xevb_pkt_info pi;
+
+	if (xevb_classify(data, data + len, len, &bd->pcfg, &pi, frags) == XEVB_RES_MEP) {
+		xevb_builder_add_mep(bd->b, idx, data, &pi, frags, now);
+		return;
+	}
+	bd->rx_not_mep++;
+	release_cb(bd, idx);
+}
+
+/*
  * AF_XDP with XDP meta: the parse result the program left in front of a
  * consecutive MEP, booked without a walk over its records (frags NULL);
  * any other frame through the full parser.
@@ -321,14 +339,7 @@ static void handle_batch_meta(struct build *bd, uint32_t n, const uint32_t *idx,
 		bd->rx_meta_fallback++;
 		/* The parser reads every record: fetch the rest of the frame now. */
 		prefetch_frame(data[i], len[i]);
-		res = xevb_classify(data[i], data[i] + len[i], len[i], &bd->pcfg, &pi, frags);
-		if (res == XEVB_RES_MEP) {
-			xevb_builder_add_mep(bd->b, idx[i], data[i], &pi, frags, now);
-		} else {
-			/* XDP judged every frame: only a bypassed program lets one through. */
-			bd->rx_not_mep++;
-			release_cb(bd, idx[i]);
-		}
+		parse_and_add(bd, idx[i], data[i], len[i], now, frags);
 	}
 	bd->rx_frames += n;
 	bd->batches++;
@@ -367,21 +378,10 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
-		struct xevb_pkt_info pi;
-		int res;
-
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_frame(data[i + PREFETCH_AHEAD], len[i + PREFETCH_AHEAD]);
-		res = xevb_classify(data[i], data[i] + len[i], len[i], &bd->pcfg, &pi, frags);
-
 		bd->rx_bytes += len[i];
-		if (res == XEVB_RES_MEP) {
-			xevb_builder_add_mep(bd->b, idx[i], data[i], &pi, frags, now);
-		} else {
-			/* Socket path: malformed packets land here; AF_XDP: never, XDP judged. */
-			bd->rx_not_mep++;
-			release_cb(bd, idx[i]);
-		}
+		parse_and_add(bd, idx[i], data[i], len[i], now, frags);
 	}
 	bd->rx_frames += n;
 	bd->batches++;

@@ -475,6 +475,25 @@ static const struct xevb_frag_ref *refs_from_frame(struct xevb_builder *b, const
 	return b->wrefs;
 }
 
+/*
+ * The next event of a run as a row (source order): each MEP's next record,
+ * cursors in b->mcur. Returns the event's encoded fragment bytes.
+ */
+static uint32_t run_next_row(struct xevb_builder *b, const struct gent *ge, uint32_t np,
+			     struct xevb_frag_slot *row)
+{
+	uint32_t wire = 0;
+
+	memset(row, 0xff, sizeof(*row) * b->n_src);
+	for (uint32_t j = 0; j < np; j++) {
+		struct xevb_frag_slot *fs = &row[ge[j].si];
+
+		fs->frame_idx = ge[j].frame_idx;
+		wire += rec_take(b, b->frame_data[ge[j].frame_idx], &ge[j], &b->mcur[j], fs);
+	}
+	return wire;
+}
+
 /* Close run g: emit its n events (unless discarded), give back its frames. */
 static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind kind)
 {
@@ -533,17 +552,8 @@ static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind ki
 				b->mcur[j] = ge[j].rec_start;
 			ev.frags = b->mrow;
 			for (k = 0; k < n; k++) {
-				uint32_t wire = 0;
-
-				memset(b->mrow, 0xff, sizeof(*b->mrow) * b->n_src);
-				for (j = 0; j < np; j++) {
-					struct xevb_frag_slot *fs = &b->mrow[ge[j].si];
-
-					fs->frame_idx = ge[j].frame_idx;
-					wire += rec_take(b, b->frame_data[ge[j].frame_idx], &ge[j], &b->mcur[j], fs);
-				}
 				ev.event_id = e0 + k;
-				ev.frag_wire_bytes = wire;
+				ev.frag_wire_bytes = run_next_row(b, ge, np, b->mrow);
 				b->cfg.emit(b->cfg.ctx, &ev);
 			}
 		}
@@ -573,20 +583,12 @@ static void __attribute__((noinline)) explode(struct xevb_builder *b, uint32_t g
 		b->refcnt[ge[j].frame_idx] = n;
 	}
 	for (k = 0; k < n; k++) {
-		uint32_t idx = (e0 + k) & b->mask, wire = 0;
+		uint32_t idx = (e0 + k) & b->mask;
 		struct slot *s = &b->slots[idx];
-		struct xevb_frag_slot *row = row_of(b, idx);
 
-		memset(row, 0xff, sizeof(*row) * b->n_src);
-		for (j = 0; j < np; j++) {
-			struct xevb_frag_slot *fs = &row[ge[j].si];
-
-			fs->frame_idx = ge[j].frame_idx;
-			wire += rec_take(b, b->frame_data[ge[j].frame_idx], &ge[j], &b->mcur[j], fs);
-		}
+		s->wire_bytes = run_next_row(b, ge, np, row_of(b, idx));
 		s->key = slot_key(e0 + k, SLOT_OPEN);
 		s->n_frags = np;
-		s->wire_bytes = wire;
 		s->open_ns = gr->open_ns;
 		if (k > 0)
 			chain_insert_after(b, at, idx);
