@@ -19,8 +19,10 @@
  * into the builder.
  *
  * The window is counted in event_ids: open events all lie within `window`
- * consecutive ids (serial order); ids below it are LATE, an id that would
- * push an open event out of it is OVERFLOW. A jump of more than one window
+ * consecutive ids (serial order); ids below it are LATE; an id that needs
+ * the window to move past open events evicts them (they leave incomplete at
+ * once, as a timeout would: events_evicted), so an incomplete event never
+ * makes newer fragments wait or drop. A jump of more than one window
  * ahead is taken only when corroborated (a quorum of the configured sources
  * report the same region, or the builder was idle for the timeout); until
  * then such a fragment is FUTURE. Full rules: user/lib/builder.c.
@@ -43,7 +45,8 @@ enum xevb_drop_reason {
 	XEVB_DROP_LATE,           /* the event was already emitted or discarded */
 	XEVB_DROP_UNKNOWN_SOURCE, /* source_id not in the configured set */
 	XEVB_DROP_WRONG_RUN,
-	XEVB_DROP_OVERFLOW,       /* too far ahead of the window, or no slot */
+	XEVB_DROP_OVERFLOW,       /* no slot: not used by the window rules since
+				     window pressure evicts (kept: reports, spec) */
 	XEVB_DROP_FUTURE,         /* more than a window ahead, not corroborated */
 	XEVB_DROP__COUNT
 };
@@ -151,6 +154,10 @@ struct xevb_builder_stats {
 	uint64_t events_incomplete;   /* emitted INCOMPLETE (timeout or end of run) */
 	uint64_t events_discarded;    /* timed out under the discard policy */
 	uint64_t events_flushed_eor;  /* of the incomplete: flushed at END_OF_RUN */
+	uint64_t events_evicted;      /* of the incomplete + discarded: left open
+					 below the window when a newer id needed
+					 its room (window pressure), before their
+					 timeout */
 	uint64_t frames_held;         /* frames with fragments in open events now */
 	uint64_t open_events;         /* now */
 	uint32_t run_number;

@@ -374,35 +374,63 @@ Test(builder, event_id_wraps)
 	rig_fini(&R);
 }
 
-/* The window is in event_id units: W=5 rounds to 8. */
-Test(builder, window_overflow)
+/*
+ * The window is in event_id units: W=5 rounds to 8. An id that needs the
+ * window past open events evicts them (incomplete, at once, oldest first):
+ * nothing is dropped for overflow, nothing waits for a timeout.
+ */
+Test(builder, window_pressure_evicts)
 {
 	init3(5, NULL);
 	rig_send_range(&R, 2, 0, 1, 100, 1);   /* window [93, 101) */
 	rig_send_range(&R, 2, 0, 1, 107, 1);   /* slides to [100, 108) */
 	cr_assert(eq(u64, ST->open_events, 2));
-	rig_send_range(&R, 7, 0, 1, 108, 1);   /* 100 still open: overflow */
-	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 1));
-	cr_assert(eq(u64, ST->src[7].drops[XEVB_DROP_OVERFLOW], 1));
-	rig_send_range(&R, 7, 0, 1, 100, 1);
-	rig_send_range(&R, 40, 0, 1, 100, 1);  /* 100 complete */
-	cr_assert(eq(sz, R.n_ev, 1));
-	rig_send_range(&R, 7, 0, 1, 108, 1);   /* now fits: [101, 109) */
+	rig_send_range(&R, 7, 0, 1, 108, 1);   /* [101, 109): 100 leaves */
+	cr_assert(eq(u64, ST->events_evicted, 1));
+	cr_assert(eq(u64, ST->events_incomplete, 1));
 	cr_assert(eq(u64, ST->open_events, 2));
-	rig_send_range(&R, 40, 0, 1, 99, 1);   /* below the window: late */
-	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 1));
-	/* 100 slid out of the window: a duplicate of it now counts LATE */
-	rig_send_range(&R, 40, 0, 1, 100, 1);
+	cr_assert(eq(sz, R.n_ev, 1));
+	cr_assert(eq(u32, R.ev[0].event_id, 100));
+	cr_assert(eq(u8, R.ev[0].flags, XEVB_EVT_F_INCOMPLETE));
+	cr_assert(rig_has(&R.ev[0], 2) && !rig_has(&R.ev[0], 7) && !rig_has(&R.ev[0], 40));
+	/* what comes later for 100 is late; so is a duplicate of it */
+	rig_send_range(&R, 7, 0, 1, 100, 1);
+	rig_send_range(&R, 2, 0, 1, 100, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 2));
-	/* a jump far ahead from one source: not corroborated, FUTURE */
+	/* 107 and 108 complete in the window as usual */
+	rig_send_range(&R, 40, 0, 1, 107, 2);
+	rig_send_range(&R, 7, 0, 1, 107, 1);
+	rig_send_range(&R, 2, 0, 1, 108, 1);
+	cr_assert(eq(u64, ST->events_complete, 2));
+	/* a jump far ahead from one source: not corroborated, FUTURE; nothing leaves */
+	rig_send_range(&R, 2, 0, 1, 110, 1);
 	rig_send_range(&R, 2, 0, 1, 100000, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
-	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 1));
-	/* a second source agrees (quorum 2 of 3), but 107 is open: overflow */
+	cr_assert(eq(u64, ST->open_events, 1));
+	/* a second source agrees (quorum 2 of 3): 110 is evicted, the window jumps */
 	rig_send_range(&R, 40, 0, 1, 100001, 1);
-	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 2));
-	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
-	cr_assert(eq(u64, ST->open_events, 2));
+	cr_assert(eq(u64, ST->jumps_quorum, 1));
+	cr_assert(eq(u64, ST->events_evicted, 2));
+	cr_assert(eq(u32, R.ev[R.n_ev - 1].event_id, 110));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 0));
+	cr_assert(eq(u64, ST->open_events, 1));
+	rig_check(&R);
+	rig_fini(&R);
+}
+
+/* The discard policy holds for evicted events as for timed-out ones. */
+Test(builder, evicted_events_follow_the_discard_policy)
+{
+	struct xevb_builder_cfg x = { .timeout_policy = XEVB_TIMEOUT_DISCARD };
+
+	init3(8, &x);
+	rig_send_range(&R, 2, 0, 1, 0, 4);     /* 0-3 open, source 2 only */
+	rig_send_range(&R, 7, 0, 1, 9, 1);     /* [2, 10): 0 and 1 leave */
+	cr_assert(eq(u64, ST->events_evicted, 2));
+	cr_assert(eq(u64, ST->events_discarded, 2));
+	cr_assert(eq(u64, ST->frags_discarded, 2));
+	cr_assert(eq(u64, ST->src[2].frags_discarded, 2));
+	cr_assert(eq(sz, R.n_ev, 0));
 	rig_check(&R);
 	rig_fini(&R);
 }

@@ -61,7 +61,7 @@ struct model {
 	size_t n_out;
 	/* per expected-source index, plus [MAX_SRC] for the unknown one */
 	uint64_t rx[MAX_SRC + 1], in[MAX_SRC + 1], drops[MAX_SRC + 1][XEVB_DROP__COUNT];
-	uint64_t opened, complete, incomplete, discarded, eor_flushed;
+	uint64_t opened, complete, incomplete, discarded, eor_flushed, evicted;
 	/* far jumps: claims per expected-source index, idle reference */
 	uint32_t quorum;
 	uint64_t last_ns;
@@ -73,7 +73,7 @@ static struct model M;
 static struct rig R;
 /* What the runs exercised, over all seeds: each case must occur. */
 static uint64_t seen_drops[XEVB_DROP__COUNT], seen_complete, seen_incomplete,
-	seen_discarded, seen_eor, seen_wrap, seen_jumps_quorum, seen_jumps_idle,
+	seen_discarded, seen_eor, seen_evicted, seen_wrap, seen_jumps_quorum, seen_jumps_idle,
 	seen_grouped, seen_split;
 
 static uint32_t rnd_state;
@@ -99,7 +99,7 @@ static struct mev *mev_of(uint32_t e)
 	return &M.ev[off];
 }
 
-static void m_finish(uint32_t e, int kind /* 0 complete, 1 timeout, 2 flush, 3 eor */)
+static void m_finish(uint32_t e, int kind /* 0 complete, 1 timeout, 2 flush, 3 eor, 4 evict */)
 {
 	struct mev *v = mev_of(e);
 	uint32_t i;
@@ -109,7 +109,9 @@ static void m_finish(uint32_t e, int kind /* 0 complete, 1 timeout, 2 flush, 3 e
 	cr_assert(lt(u32, i, M.n_open));
 	M.open[i] = M.open[--M.n_open];
 	v->state = M_DONE;
-	if (kind == 1 && M.discard) {
+	if (kind == 4)
+		M.evicted++;
+	if ((kind == 1 || kind == 4) && M.discard) {
 		M.discarded++;
 		return;
 	}
@@ -130,6 +132,21 @@ static void m_flush(int kind)
 			if (M.open[i] - M.base < M.open[best] - M.base)
 				best = i;
 		m_finish(M.open[best], kind);
+	}
+}
+
+/* The window moves to nb: what is open below it leaves, oldest id first. */
+static void m_evict_below(uint32_t nb)
+{
+	for (;;) {
+		uint32_t best = UINT32_MAX;
+		for (uint32_t i = 0; i < M.n_open; i++)
+			if ((int32_t)(M.open[i] - nb) < 0 &&
+			    (best == UINT32_MAX || M.open[i] - M.base < M.open[best] - M.base))
+				best = i;
+		if (best == UINT32_MAX)
+			return;
+		m_finish(M.open[best], 4);
 	}
 }
 
@@ -188,9 +205,7 @@ static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 					far = 2;
 				}
 			}
-			for (uint32_t i = 0; i < M.n_open; i++)
-				if ((int32_t)(M.open[i] - nb) < 0)
-					return XEVB_DROP_OVERFLOW;
+			m_evict_below(nb);
 			M.base = nb;
 			if (far) {
 				memset(M.claim, 0, sizeof(M.claim));
@@ -272,6 +287,7 @@ static void compare(uint32_t seed, uint32_t step, uint16_t unknown)
 	cr_assert(eq(u64, st->events_incomplete, M.incomplete), "seed %u step %u incomplete", seed, step);
 	cr_assert(eq(u64, st->events_discarded, M.discarded), "seed %u step %u discarded", seed, step);
 	cr_assert(eq(u64, st->events_flushed_eor, M.eor_flushed), "seed %u step %u eor", seed, step);
+	cr_assert(eq(u64, st->events_evicted, M.evicted), "seed %u step %u evicted", seed, step);
 	cr_assert(eq(u64, st->open_events, M.n_open), "seed %u step %u open", seed, step);
 	cr_assert(eq(int, st->run_ended, M.run_ended), "seed %u step %u run_ended", seed, step);
 	cr_assert(eq(u64, st->jumps_quorum, M.jumps_quorum), "seed %u step %u jumps_quorum", seed, step);
@@ -407,6 +423,7 @@ static void run_seed(uint32_t seed)
 	seen_incomplete += M.incomplete;
 	seen_discarded += M.discarded;
 	seen_eor += M.eor_flushed;
+	seen_evicted += M.evicted;
 	seen_jumps_quorum += M.jumps_quorum;
 	seen_jumps_idle += M.jumps_idle;
 	seen_grouped += xevb_builder_stats(R.b)->meps_grouped;
@@ -421,7 +438,11 @@ Test(builder_model, random_runs_match_the_model)
 	for (uint32_t seed = 1; seed <= SEEDS; seed++)
 		run_seed(seed);
 	for (int r = 0; r < XEVB_DROP__COUNT; r++)
-		cr_assert(gt(u64, seen_drops[r], 100), "drop reason %d hardly exercised", r);
+		if (r != XEVB_DROP_OVERFLOW)
+			cr_assert(gt(u64, seen_drops[r], 100), "drop reason %d hardly exercised", r);
+	/* Window pressure evicts: no fragment waits for, or drops behind, an older event. */
+	cr_assert(eq(u64, seen_drops[XEVB_DROP_OVERFLOW], 0));
+	cr_assert(gt(u64, seen_evicted, 1000), "eviction hardly exercised");
 	cr_assert(gt(u64, seen_complete, 10000));
 	cr_assert(gt(u64, seen_incomplete, 1000));
 	cr_assert(gt(u64, seen_discarded, 1000));
@@ -434,12 +455,105 @@ Test(builder_model, random_runs_match_the_model)
 	cr_log_info("MEPs booked as runs %llu, runs split %llu", (unsigned long long)seen_grouped,
 		    (unsigned long long)seen_split);
 	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu future %llu; events complete %llu "
-		    "incomplete %llu discarded %llu eor %llu wrapped %llu; far jumps quorum %llu idle %llu",
+		    "incomplete %llu discarded %llu eor %llu evicted %llu wrapped %llu; far jumps quorum %llu idle %llu",
 		    (unsigned long long)seen_drops[0], (unsigned long long)seen_drops[1],
 		    (unsigned long long)seen_drops[2], (unsigned long long)seen_drops[3],
 		    (unsigned long long)seen_drops[4], (unsigned long long)seen_drops[5],
 		    (unsigned long long)seen_complete,
 		    (unsigned long long)seen_incomplete, (unsigned long long)seen_discarded,
-		    (unsigned long long)seen_eor, (unsigned long long)seen_wrap,
+		    (unsigned long long)seen_eor, (unsigned long long)seen_evicted, (unsigned long long)seen_wrap,
 		    (unsigned long long)seen_jumps_quorum, (unsigned long long)seen_jumps_idle);
+}
+
+/*
+ * Bursts of loss and reordering, no timeout at all: 6 sources pack the same
+ * 4 ids a MEP; in bursts, MEPs are lost at random; a MEP is sometimes
+ * delivered one round late. Every event whose fragments all arrived must
+ * be built complete, and only those: an event torn by a loss leaves when
+ * the window needs its room, it never holds newer events back (before
+ * eviction, the first loss blocked the window for good without a timeout,
+ * and every later event was torn).
+ */
+#define LB_SRC    6
+#define LB_PACK   4
+#define LB_ROUNDS 3000
+
+Test(builder_model, loss_bursts_leave_later_events_complete)
+{
+	static const uint16_t src[LB_SRC] = { 3, 9, 14, 200, 201, 4095 };
+	static uint8_t got[LB_ROUNDS * LB_PACK];
+	struct { uint32_t si, round; } late[LB_SRC];
+	uint32_t n_late = 0, lossy_rounds = 0;
+	struct xevb_builder_cfg x = { .timeout_ns = 0 };
+
+	rnd_state = 12345;
+	memset(got, 0, sizeof(got));
+	rig_init(&R, src, LB_SRC, 16, 16 * LB_SRC * 2 + 8, &x);
+	R.refless_every = 2;
+	for (uint32_t r = 0; r < LB_ROUNDS; r++) {
+		bool burst = (r / 50) % 3 == 1;   /* 50 lossy rounds in every 150 */
+		uint32_t order[LB_SRC], ids[LB_PACK], held = n_late;
+
+		for (uint32_t i = 0; i < LB_SRC; i++)
+			order[i] = i;
+		for (uint32_t i = LB_SRC - 1; i > 0; i--) {
+			uint32_t j = below(i + 1), t = order[i];
+			order[i] = order[j];
+			order[j] = t;
+		}
+		lossy_rounds += burst;
+		for (uint32_t k = 0; k < LB_SRC; k++) {
+			uint32_t si = order[k];
+
+			if (burst && below(4) == 0)
+				continue;               /* lost */
+			if (below(10) == 0) {           /* one round late */
+				late[n_late].si = si;
+				late[n_late++].round = r;
+				continue;
+			}
+			for (uint32_t j = 0; j < LB_PACK; j++)
+				ids[j] = r * LB_PACK + j;
+			rig_send(&R, src[si], 0, 1, ids, LB_PACK);
+			for (uint32_t j = 0; j < LB_PACK; j++)
+				got[r * LB_PACK + j]++;
+		}
+		/* last round's late MEPs, after this round's */
+		for (uint32_t k = 0; k < held; k++) {
+			for (uint32_t j = 0; j < LB_PACK; j++)
+				ids[j] = late[k].round * LB_PACK + j;
+			rig_send(&R, src[late[k].si], 0, 1, ids, LB_PACK);
+			for (uint32_t j = 0; j < LB_PACK; j++)
+				got[late[k].round * LB_PACK + j]++;
+		}
+		memmove(late, late + held, sizeof(late[0]) * (n_late - held));
+		n_late -= held;
+	}
+	xevb_builder_flush(R.b);
+	const struct xevb_builder_stats *st = xevb_builder_stats(R.b);
+	uint64_t whole = 0, torn = 0, seen = 0;
+
+	for (uint32_t e = 0; e < LB_ROUNDS * LB_PACK; e++) {
+		whole += got[e] == LB_SRC;
+		torn += got[e] && got[e] < LB_SRC;
+	}
+	for (size_t i = 0; i < R.n_ev; i++) {
+		const struct rig_event *ev = &R.ev[i];
+
+		cr_assert(eq(int, !ev->flags, got[ev->event_id] == LB_SRC), "event %u: %u of %u sources sent",
+			  ev->event_id, got[ev->event_id], LB_SRC);
+		cr_assert(eq(u16, ev->n_frags, got[ev->event_id]), "event %u", ev->event_id);
+		seen++;
+	}
+	cr_assert(eq(u64, seen, whole + torn));
+	cr_assert(eq(u64, st->events_complete, whole));
+	cr_assert(eq(u64, st->events_incomplete, torn));
+	cr_assert(gt(u64, torn, 1000), "bursts hardly tore events");
+	cr_assert(gt(u64, st->events_evicted, 1000));
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		cr_assert(eq(u64, st->drops[r], 0), "drop reason %d", r);
+	cr_log_info("%u lossy rounds: %llu events complete, %llu torn (%llu evicted)", lossy_rounds,
+		    (unsigned long long)whole, (unsigned long long)torn,
+		    (unsigned long long)st->events_evicted);
+	rig_fini(&R);
 }

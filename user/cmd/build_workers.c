@@ -764,6 +764,7 @@ static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_s
 	m->events_incomplete += s->events_incomplete;
 	m->events_discarded += s->events_discarded;
 	m->events_flushed_eor += s->events_flushed_eor;
+	m->events_evicted += s->events_evicted;
 	m->frames_held += s->frames_held;
 	m->open_events += s->open_events;
 	m->frags_discarded += s->frags_discarded;

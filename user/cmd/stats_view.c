@@ -102,6 +102,7 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->events_complete, "events_complete");
 	ADD(c->events_incomplete, "events_incomplete");
 	ADD(c->events_flushed_eor, "events_flushed_eor");
+	ADD(c->events_evicted, "events_evicted");
 	ADD(c->events_discarded, "events_discarded");
 	ADD(c->open_events, "open_events");
 	ADD(c->frames_held, "frames_held");

@@ -24,12 +24,19 @@
  *    already there). Done e: DUPLICATE if the source had delivered, else
  *    LATE; the row of a finished event is kept until its slot is reused, so
  *    a duplicate after emission is still recognised as one. Otherwise e opens.
- *  - e at or after B+W: the window must slide to B' = e-(W-1). If an event
- *    older than B' is still open, the fragment is dropped as OVERFLOW (it is
- *    too far ahead of the oldest open event); if not, B moves to B' and the
- *    ids it passes become late. B never moves otherwise, so within the window
- *    "done" is remembered exactly, and below it everything counts as LATE
- *    (a duplicate of an event that has left the window is counted LATE).
+ *  - e at or after B+W: the window must slide to B' = e-(W-1). Every event
+ *    older than B' that is still open leaves at once, oldest id first, as a
+ *    timeout would (emitted INCOMPLETE or discarded, by the policy) and is
+ *    counted EVICTED; then B moves to B' and the ids it passes become late.
+ *    So no fragment is ever dropped because an older event waits for a
+ *    fragment that may never come: an incomplete event holds the window
+ *    only until the newest id needs its room, not for a timeout, and after
+ *    any loss the following events are complete again (no cascade). The
+ *    timeout bounds how long an event may wait; the window bounds how far
+ *    behind the newest id it may lie. B never moves otherwise, so within
+ *    the window "done" is remembered exactly, and below it everything
+ *    counts as LATE (a duplicate of an event that has left the window is
+ *    counted LATE). OVERFLOW is no longer used by these rules.
  *  - e at or after B+2W (a jump of more than one window: the new window
  *    would not overlap the old one) must be corroborated first, because one
  *    bad MEP would otherwise make every later good fragment LATE. Each such
@@ -40,7 +47,7 @@
  *    `quorum` distinct configured sources hold a claim within W of e, none
  *    older than timeout_ns (no age limit when timeout_ns is 0). Otherwise
  *    the fragment is FUTURE. Once corroborated, the rule above applies
- *    (OVERFLOW while older events are open); when the window does move, the
+ *    (older open events are evicted); when the window moves that way, the
  *    claims are cleared. A legitimate jump (all sources skip ahead together,
  *    e.g. after a stall or a loss of more than a window) costs the FUTURE
  *    fragments sent before the quorum is complete; after a pause longer
@@ -108,7 +115,13 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE, SLOT_GOPEN, SLOT_GDONE };
-enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR };
+/* FIN_EVICT: window pressure; the timeout policy applies as to FIN_TIMEOUT. */
+enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR, FIN_EVICT };
+
+static inline bool by_policy(enum finish_kind kind)
+{
+	return kind == FIN_TIMEOUT || kind == FIN_EVICT;
+}
 
 /*
  * 32 bytes; key = state << 32 | event_id: the hot check is one compare.
@@ -140,11 +153,6 @@ struct claim {
 
 #define SLOT_ID(s)    ((uint32_t)(s)->key)
 #define SLOT_STATE(s) ((uint32_t)((s)->key >> 32))
-
-static inline bool key_open(uint64_t key, uint32_t id)
-{
-	return key == slot_key(id, SLOT_OPEN) || key == slot_key(id, SLOT_GOPEN);
-}
 
 /*
  * A source's MEP in a run: its frame and where the run's records lie in it
@@ -500,8 +508,7 @@ static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind ki
 	struct group *gr = &b->groups[g];
 	struct xevb_builder_stats *st = &b->st;
 	const struct gent *ge = gents_of(b, g);
-	bool discard = kind == FIN_TIMEOUT &&
-		b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
+	bool discard = by_policy(kind) && b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
 	uint32_t n = gr->n, np = gr->present, e0 = gr->first, k, j;
 
 	chain_unlink(b, e0 & b->mask);
@@ -509,10 +516,12 @@ static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind ki
 		b->slots[(e0 + k) & b->mask].key = slot_key(e0 + k, SLOT_GDONE);
 	gr->open = false;
 	st->open_events -= n;
+	if (kind == FIN_EVICT)
+		st->events_evicted += n;
 	if (XEVB_PROBE_ENABLED(event_complete) || XEVB_PROBE_ENABLED(event_timeout))
 		for (k = 0; k < n; k++) {
 			XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, e0 + k, xevb_probe_now_ns() - gr->open_ns, np);
-			XEVB_PROBE_IF(event_timeout, kind == FIN_TIMEOUT, e0 + k, b->n_src - np, discard);
+			XEVB_PROBE_IF(event_timeout, by_policy(kind), e0 + k, b->n_src - np, discard);
 		}
 
 	if (discard) {
@@ -600,11 +609,14 @@ static void __attribute__((noinline)) explode(struct xevb_builder *b, uint32_t g
 	b->st.groups_split++;
 }
 
+static void evict_below(struct xevb_builder *b, uint32_t nb);
+
 /*
  * Open a run for the n events from e0 if fragment-by-fragment booking
  * would open every one of them (no drop, none seen before, no jump of
  * more than a window); NO_GROUP otherwise, with nothing changed that the
- * per-fragment path would not change the same way.
+ * per-fragment path would not change the same way. Open events the window
+ * leaves behind are evicted as the first fragment would evict them.
  */
 static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint64_t now_ns)
 {
@@ -625,13 +637,8 @@ static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint
 	if (last - b->base >= w) {
 		uint32_t nb = last - (w - 1);
 
-		if (b->st.open_events) {
-			while (xevb_seq_after(nb, b->lo)) {
-				if (key_open(b->slots[b->lo & mask].key, b->lo))
-					return NO_GROUP;
-				b->lo++;
-			}
-		}
+		if (b->st.open_events)
+			evict_below(b, nb);
 		b->base = nb;
 	}
 	g = b->gfree[--b->n_gfree];
@@ -714,15 +721,16 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	struct slot *s = &b->slots[idx];
 	struct xevb_frag_slot *row = row_of(b, idx);
 	struct xevb_builder_stats *st = &b->st;
-	bool discard = kind == FIN_TIMEOUT &&
-		b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
+	bool discard = by_policy(kind) && b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
 	uint32_t j, n = b->n_src;
 
 	chain_unlink(b, idx);
 	s->key = slot_key(SLOT_ID(s), SLOT_DONE);
 	st->open_events--;
+	if (kind == FIN_EVICT)
+		st->events_evicted++;
 	XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, SLOT_ID(s), xevb_probe_now_ns() - s->open_ns, s->n_frags);
-	XEVB_PROBE_IF(event_timeout, kind == FIN_TIMEOUT, SLOT_ID(s), n - s->n_frags, discard);
+	XEVB_PROBE_IF(event_timeout, by_policy(kind), SLOT_ID(s), n - s->n_frags, discard);
 
 	if (discard) {
 		st->events_discarded++;
@@ -762,6 +770,36 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 
 		if (f != NO_FRAME && --refcnt[f] == 0)
 			frame_gone(b, f);
+	}
+}
+
+/*
+ * The window must start at nb: the events still open below it leave now,
+ * oldest id first (FIN_EVICT). A run reaching past nb goes single first,
+ * so that only its events below nb leave, as fragment by fragment. Open
+ * events all lie in [lo, B+W), so this stops within W steps; lo ends on
+ * the oldest open event, or at nb.
+ */
+static void __attribute__((noinline)) evict_below(struct xevb_builder *b, uint32_t nb)
+{
+	while (b->st.open_events && xevb_seq_after(nb, b->lo)) {
+		uint32_t idx = b->lo & b->mask;
+		const struct slot *s = &b->slots[idx];
+
+		if (s->key == slot_key(b->lo, SLOT_OPEN)) {
+			finish(b, idx, FIN_EVICT);
+		} else if (s->key == slot_key(b->lo, SLOT_GOPEN)) {
+			const struct group *gr = &b->groups[s->grp];
+
+			if (!xevb_seq_after(nb, gr->first + gr->n - 1)) {
+				explode(b, s->grp);
+				continue;   /* its events are single now: this one next */
+			}
+			b->lo = gr->first + gr->n;
+			finish_group(b, s->grp, FIN_EVICT);
+			continue;
+		}
+		b->lo++;
 	}
 }
 
@@ -878,22 +916,8 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 			XEVB_PROBE(frag_dropped, XEVB_DROP_FUTURE, e, (unsigned)(src - b->st.src), 1);
 			return NO_SLOT;
 		}
-		/*
-		 * Some open event lies in [lo, B+W), so this stops within W
-		 * steps; lo stays on the oldest open event for the next one.
-		 */
-		if (b->st.open_events) {
-			while (xevb_seq_after(nb, b->lo)) {
-				const struct slot *o = &b->slots[b->lo & b->mask];
-
-				if (key_open(o->key, b->lo)) {
-					drop(b, src, XEVB_DROP_OVERFLOW, 1);
-					XEVB_PROBE(frag_dropped, XEVB_DROP_OVERFLOW, e, (unsigned)(src - b->st.src), 1);
-					return NO_SLOT;
-				}
-				b->lo++;
-			}
-		}
+		if (b->st.open_events)
+			evict_below(b, nb);
 		b->base = nb;
 		if (unlikely(far != JUMP_NO)) {
 			if (far == JUMP_IDLE)
@@ -1173,6 +1197,8 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 		     (unsigned long long)st->open_events);
 	if (st->events_flushed_eor > st->events_incomplete)
 		FAIL("events_flushed_eor above events_incomplete");
+	if (st->events_evicted > st->events_incomplete + st->events_discarded)
+		FAIL("events_evicted above events_incomplete + events_discarded");
 
 	/* The frame references must be exactly those of the open events. */
 	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);

@@ -138,6 +138,7 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	C("xevb_events_complete_total", "Events emitted complete.", c->events_complete);
 	C("xevb_events_incomplete_total", "Events emitted incomplete (timeout or end of run).", c->events_incomplete);
 	C("xevb_events_flushed_eor_total", "Incomplete events flushed at END_OF_RUN.", c->events_flushed_eor);
+	C("xevb_events_evicted_total", "Events that left incomplete (or discarded) because a newer event id needed their window slot (window pressure).", c->events_evicted);
 	C("xevb_events_discarded_total", "Events discarded at timeout (discard policy).", c->events_discarded);
 	G("xevb_events_open", "Events open now.", c->open_events);
 	G("xevb_frames_held", "Receive frames held by open events now.", c->frames_held);

@@ -68,9 +68,10 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 		fprintf(f, "  %-17s %" PRIu64 "\n", drop_names[r], c->drops[r]);
 	fprintf(f, "  (in open events   %" PRIu64 ")\n", c->frags_received - c->frags_in_events - drops);
 	fprintf(f, "events opened       %" PRIu64 ": complete %" PRIu64 ", incomplete %" PRIu64
-		   " (end-of-run flush %" PRIu64 "), discarded %" PRIu64 ", open %" PRIu64 "\n",
+		   " (end-of-run flush %" PRIu64 "), discarded %" PRIu64 ", open %" PRIu64
+		   "; evicted by window pressure %" PRIu64 " (of incomplete + discarded)\n",
 		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
-		c->events_discarded, c->open_events);
+		c->events_discarded, c->open_events, c->events_evicted);
 	fprintf(f, "output              %" PRIu64 " events, %" PRIu64 " bytes; no farm node %" PRIu64
 		   ", write errors %" PRIu64 "\n",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error);
@@ -123,6 +124,7 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		fprintf(f, ",\"drop_%s\":%" PRIu64, drop_names[r], c->drops[r]);
 	fprintf(f, ",\"events_opened\":%" PRIu64 ",\"events_complete\":%" PRIu64
 		   ",\"events_incomplete\":%" PRIu64 ",\"events_flushed_eor\":%" PRIu64
+		   ",\"events_evicted\":%" PRIu64
 		   ",\"events_discarded\":%" PRIu64 ",\"open_events\":%" PRIu64 ",\"run_number\":%u"
 		   ",\"run_ended\":%s,\"out_events\":%" PRIu64 ",\"out_bytes\":%" PRIu64
 		   ",\"out_dropped_no_sink\":%" PRIu64 ",\"out_dropped_error\":%" PRIu64
@@ -132,7 +134,7 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		   ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64
 		   ",\"batches\":%" PRIu64 ",\"polls\":%" PRIu64,
 		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
-		c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
+		c->events_evicted, c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error,
 		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
 	fprintf(f, ",\"rx_digest\":%" PRIu64 ",\"rx_digest_fallback\":%" PRIu64, s->rx_digest,
