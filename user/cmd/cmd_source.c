@@ -211,6 +211,9 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st, b
 	}
 	if (!c->json)
 		return;
+	/* Wall-clock time of the first event (paced sends: event e at + e/rate), for tests. */
+	uint64_t start_realtime = xevb_realtime_ns() - (xevb_now_ns() - st->t_start);
+
 	printf("{\"mode\":\"%s\",\"sources\":%d,\"pack\":%u,\"run\":%u,\"first_event\":%u,"
 	       "\"events\":%llu,\"blocks\":%llu,\"packets\":%llu,\"fragments\":%llu,\"bytes\":%llu,"
 	       "\"valid_fragments\":%llu,\"skipped_fragments\":%llu,"
@@ -219,7 +222,7 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st, b
 	       "\"stopped_sources\":%llu,\"stopped_fragments\":%llu,\"end_of_run_packets\":%llu,"
 	       "\"send_retries\":%llu,\"aborted\":%s,"
 	       "\"elapsed_s\":%.6f,\"packets_per_s\":%.1f,\"events_per_s\":%.1f,\"gbps\":%.4f,"
-	       "\"cpu_s\":%.6f,\"packets_per_cpu_s\":%.1f}\n",
+	       "\"cpu_s\":%.6f,\"packets_per_cpu_s\":%.1f,\"start_realtime_ns\":%llu}\n",
 	       c->live ? "live" : "socket", c->n_src, c->pack, c->run, c->first_event,
 	       (unsigned long long)st->events, (unsigned long long)st->blocks,
 	       (unsigned long long)st->packets, (unsigned long long)st->frags,
@@ -230,7 +233,8 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st, b
 	       (unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
 	       (unsigned long long)st->eor_packets, (unsigned long long)st->send_retries,
 	       st->aborted ? "true" : "false", el, pps, eps, gbps, (double)st->cpu_ns / 1e9,
-	       st->cpu_ns ? (double)st->packets / ((double)st->cpu_ns / 1e9) : 0.0);
+	       st->cpu_ns ? (double)st->packets / ((double)st->cpu_ns / 1e9) : 0.0,
+	       (unsigned long long)start_realtime);
 	fflush(stdout);
 }
 
