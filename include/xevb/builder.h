@@ -69,6 +69,13 @@ struct xevb_builder_cfg {
 	 * the next fragment move it.
 	 */
 	uint32_t jump_quorum;
+	/*
+	 * Frames the open events may hold (0: no bound). Above it, the oldest
+	 * open events (opening order) are evicted until 7/8 of it is held:
+	 * the receive path needs free frames for what arrives next, and a
+	 * kernel out of frames drops packets at random, tearing every event.
+	 */
+	uint32_t max_frames_held;
 	/* Called for every complete or incomplete event, in the builder's thread. */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
 	/*
@@ -154,10 +161,10 @@ struct xevb_builder_stats {
 	uint64_t events_incomplete;   /* emitted INCOMPLETE (timeout or end of run) */
 	uint64_t events_discarded;    /* timed out under the discard policy */
 	uint64_t events_flushed_eor;  /* of the incomplete: flushed at END_OF_RUN */
-	uint64_t events_evicted;      /* of the incomplete + discarded: left open
-					 below the window when a newer id needed
-					 its room (window pressure), before their
-					 timeout */
+	uint64_t events_evicted;      /* of the incomplete + discarded: left before
+					 their timeout because a newer id needed
+					 their window slot, or the frame pool
+					 needed their frames (max_frames_held) */
 	uint64_t frames_held;         /* frames with fragments in open events now */
 	uint64_t open_events;         /* now */
 	uint32_t run_number;

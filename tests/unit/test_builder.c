@@ -436,6 +436,51 @@ Test(builder, evicted_events_follow_the_discard_policy)
 }
 
 /*
+ * Frame pressure: above max_frames_held the oldest open events (opening
+ * order) leave incomplete until 7/8 of the bound is held, so the receive
+ * path keeps free frames; runs leave whole.
+ */
+Test(builder, frame_pressure_evicts_oldest)
+{
+	struct xevb_builder_cfg x = { .max_frames_held = 16 };
+
+	init3(64, &x);
+	for (uint32_t e = 0; e < 16; e++)
+		rig_send_range(&R, 2, 0, 1, 30 - e, 1);   /* opened newest id first */
+	cr_assert(eq(u64, ST->frames_held, 16));
+	cr_assert(eq(u64, ST->events_evicted, 0));
+	rig_send_range(&R, 7, 0, 1, 40, 1);            /* 17 held: down to 14 */
+	cr_assert(eq(u64, ST->frames_held, 14));
+	cr_assert(eq(u64, ST->events_evicted, 3));
+	cr_assert(eq(u64, ST->events_incomplete, 3));
+	cr_assert(eq(sz, R.n_ev, 3));
+	for (uint32_t i = 0; i < 3; i++) {
+		cr_assert(eq(u32, R.ev[i].event_id, 30 - i), "oldest opened first");
+		cr_assert(eq(u8, R.ev[i].flags, XEVB_EVT_F_INCOMPLETE));
+	}
+	rig_check(&R);
+	rig_fini(&R);
+
+	/* a run (4 events, one frame per source) leaves whole, all 4 events */
+	x.max_frames_held = 8;
+	init3(64, &x);
+	rig_send_range(&R, 40, 0, 1, 100, 4);
+	rig_send_range(&R, 7, 0, 1, 100, 4);
+	for (uint32_t e = 0; e < 7; e++)
+		rig_send_range(&R, 2, 0, 1, 104 + e, 1); /* 9 held: down to 7 */
+	cr_assert(eq(u64, ST->frames_held, 7));
+	cr_assert(eq(u64, ST->events_evicted, 4));
+	cr_assert(eq(sz, R.n_ev, 4));
+	for (uint32_t i = 0; i < 4; i++) {
+		cr_assert(eq(u32, R.ev[i].event_id, 100 + i));
+		cr_assert(rig_has(&R.ev[i], 7) && rig_has(&R.ev[i], 40) && !rig_has(&R.ev[i], 2));
+	}
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_OVERFLOW], 0));
+	rig_check(&R);
+	rig_fini(&R);
+}
+
+/*
  * With nothing open the window follows a jump of more than one window once
  * a quorum (default: a majority, 2 of 3) of distinct sources report the
  * region: the first source's fragments before that are FUTURE, and its

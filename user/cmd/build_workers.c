@@ -696,6 +696,8 @@ struct bw *bw_start(const struct bw_cfg *c)
 		for (uint32_t k = 1; k < bw->n; k <<= 1)
 			win = win < (1u << 19) ? win * 2 : win;
 		bc.window = win;
+		/* Any owner may hold frames of any queue: the pool's bound is shared. */
+		bc.max_frames_held = c->bcfg.max_frames_held / bw->n;
 		w->window = win;
 		bc.n_frames = nf;
 		bc.emit = emit_cb;

@@ -185,6 +185,20 @@ static void watcher_cleanup(void *ctx)
 		unlink(path);
 }
 
+/*
+ * Frames open events may hold: the rest must cover a full RX ring (AF_XDP:
+ * the fill ring refills it) or a receive batch (socket), or the kernel
+ * drops packets at random and every event is torn; the builder evicts its
+ * oldest events instead (include/xevb/builder.h, max_frames_held).
+ */
+static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx_ring,
+				  uint32_t n_queues)
+{
+	if (socket_mode)
+		return frames - frames / 4;
+	return (frames > rx_ring * 2 ? frames - rx_ring : frames / 2) * n_queues;
+}
+
 static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
 	struct build *bd = ctx;
@@ -679,6 +693,7 @@ int cmd_build(int argc, char **argv)
 			.run_number = run, .adopt_run = !have_run,
 			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
 			.emit_run = nofwd && !cc.dfm ? emit_run_cb : NULL,
+			.max_frames_held = frames_for_events(socket_mode, frames, rx_ring, n_queues),
 		};
 		bcfg = bc;
 		bd.b = xevb_builder_new(&bc);

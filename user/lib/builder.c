@@ -36,7 +36,9 @@
  *    behind the newest id it may lie. B never moves otherwise, so within
  *    the window "done" is remembered exactly, and below it everything
  *    counts as LATE (a duplicate of an event that has left the window is
- *    counted LATE). OVERFLOW is no longer used by these rules.
+ *    counted LATE). OVERFLOW is no longer used by these rules. Frames are
+ *    bounded the same way: above cfg.max_frames_held, the oldest open
+ *    events (opening order) are evicted.
  *  - e at or after B+2W (a jump of more than one window: the new window
  *    would not overlap the old one) must be corroborated first, because one
  *    bad MEP would otherwise make every later good fragment LATE. Each such
@@ -840,6 +842,22 @@ static void expire_due(struct xevb_builder *b, uint64_t now_ns)
 	}
 }
 
+/*
+ * Frame pressure: the oldest open events (opening order, as timeouts go)
+ * leave until at most target frames are held.
+ */
+static void __attribute__((noinline)) evict_oldest(struct xevb_builder *b, uint64_t target)
+{
+	while (b->st.frames_held > target && b->oldest != NO_SLOT) {
+		const struct slot *s = &b->slots[b->oldest];
+
+		if (SLOT_STATE(s) == SLOT_GOPEN)
+			finish_group(b, s->grp, FIN_EVICT);
+		else
+			finish(b, b->oldest, FIN_EVICT);
+	}
+}
+
 enum jump_ok { JUMP_NO = 0, JUMP_IDLE, JUMP_QUORUM };
 
 /*
@@ -1111,6 +1129,8 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	b->refcnt[frame_idx] -= n + 1 - taken;
 	if (b->refcnt[frame_idx]) {
 		st->frames_held++;
+		if (unlikely(b->cfg.max_frames_held && st->frames_held > b->cfg.max_frames_held))
+			evict_oldest(b, b->cfg.max_frames_held - b->cfg.max_frames_held / 8);
 		return;
 	}
 release:
