@@ -172,9 +172,8 @@ def main():
         if a.fragments and i % max(len(frames) // a.fragments, 1) == 0 and k < a.fragments:
             send_big(k)
             k += 1
-        due = t0 + (i + k) * gap
-        if due > time.time():
-            time.sleep(due - time.time())
+        # max(): the clock moves between the check and the sleep (loaded machine)
+        time.sleep(max(0.0, t0 + (i + k) * gap - time.time()))
     while k < a.fragments:
         send_big(k)
         k += 1
