@@ -199,6 +199,27 @@ static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx
 	return (frames > rx_ring * 2 ? frames - rx_ring : frames / 2) * n_queues;
 }
 
+/*
+ * At stop: events evicted before their timeout mean the window or the
+ * frame pool ran out first at the rate seen. Say how long each lasted, so
+ * the operator can tell a lagging source (raise them) from loss.
+ */
+static void explain_evictions(const struct xevb_builder_stats *st, uint64_t elapsed_ns,
+			      uint32_t window, uint32_t timeout_ms, uint32_t max_frames_held)
+{
+	double rate = elapsed_ns ? (double)st->events_opened * 1e9 / (double)elapsed_ns : 0;
+	double done = (double)(st->events_complete + st->events_incomplete + st->events_discarded);
+
+	if (!st->events_evicted || rate <= 0)
+		return;
+	xevb_warn("%llu event(s) (%.2f%% of those built) left before their --timeout-ms %u: at %.0f events/s "
+		  "the window of %u ids lasts %.0f ms (and %u frames may be held by open events); if no "
+		  "packet was lost before the builder (seq_gaps, XDP and socket drops 0), a source lags the "
+		  "others by more than that: raise --window and --frames",
+		  (unsigned long long)st->events_evicted, done ? 100.0 * (double)st->events_evicted / done : 0,
+		  timeout_ms, rate, window, 1000.0 * window / rate, max_frames_held);
+}
+
 static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
 	struct build *bd = ctx;
@@ -696,6 +717,10 @@ int cmd_build(int argc, char **argv)
 			.max_frames_held = frames_for_events(socket_mode, frames, rx_ring, n_queues),
 		};
 		bcfg = bc;
+		if (!socket_mode && frames <= 2 * rx_ring)
+			xevb_warn("--frames %u is not above twice --rx-ring %u: open events may hold only %u "
+				  "frames a queue before the oldest are evicted; give --frames at least "
+				  "2 x --rx-ring plus what the window holds", frames, rx_ring, frames / 2);
 		bd.b = xevb_builder_new(&bc);
 		if (!bd.b) {
 			xevb_err("cannot create the builder: %s", strerror(errno));
@@ -1024,6 +1049,9 @@ int cmd_build(int argc, char **argv)
 		char msg[256];
 		bool ok = bd.bw ? bw_check(bd.bw, msg, sizeof(msg)) : xevb_builder_check(bd.b, msg, sizeof(msg));
 		xevb_report_summary(stderr, &bd.local);
+		if (!bd.bw)
+			explain_evictions(xevb_builder_stats(bd.b), xevb_now_ns() - t_start, window, timeout_ms,
+					  bcfg.max_frames_held);
 		if (!ok)
 			xevb_err("accounting check FAILED: %s", msg);
 		else
