@@ -89,6 +89,13 @@ uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32
 void xevb_xsk_close(struct xevb_xsk *x);
 
 /*
+ * The UMEM chunk size for a device: 2048 when a frame of its MTU fits one
+ * with the receive headroom (half the memory, fewer pages and cache sets
+ * for the same number of frames), else 4096.
+ */
+uint32_t xevb_xsk_frame_size_for(const char *ifname);
+
+/*
  * Take up to max descriptors from queue qi's RX ring: idx[i] is the global
  * frame index, data[i] the frame start, len[i] its length. Returns the
  * count; the caller must call xevb_xsk_rx_done(x, qi, n) after use.

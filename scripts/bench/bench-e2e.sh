@@ -211,7 +211,7 @@ run_one() {
 	fi
 	napi_pids >"$d/napi0"
 	ip netns exec "$BNS" taskset -c 1 nice -n "$BUILDER_NICE" "$xb" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
-		"${BUILD_TUNING[@]}" --frame-size "$FRAME_SIZE" ${BENCH_BUILD_ARGS:-} $vargs --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
+		${BUILD_TUNING[@]+"${BUILD_TUNING[@]}"} ${BENCH_BUILD_ARGS:-} $vargs --json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
 	if ! wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid"; then
@@ -307,19 +307,16 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 	print_run "$run" "$res"
 }
 
-# One lost packet keeps its events open until the timeout, and an open event
-# holds the window and its frames: at ~0.1-0.6 M events/s the builder's
-# 1 s default would block it (OVERFLOW) after the first veth ring drop, and
-# the window spans more event ids than arrive while the builder waits. The
-# timeout stays above the time a frame waits in the RX ring. The RX ring
-# absorbs a scheduler slice of the napi thread (gateway model: it shares the
-# builder's core and runs for milliseconds at a time): 16384 frames.
-BUILD_TUNING=(--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384)
+# The builder runs with the settings a user gets (its defaults: frame size
+# from the MTU, window, timeout, frames, RX ring); BENCH_TUNING="ARGS" puts
+# other settings before BENCH_BUILD_ARGS (e.g. the pre-eviction tuning
+# "--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384").
+read -ra BUILD_TUNING <<<"${BENCH_TUNING:-}"
 for case in $CASES; do
 	case $case in
-	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;
-	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 FRAME_SIZE=4096 ;;
-	small) NSRC=126 PACK=4 FRAG=32 MTU=1500 FRAME_SIZE=2048 ;;  # 192 B MEPs (issue 10: small frames)
+	l1) NSRC=126 PACK=25 FRAG=32 MTU=1500 ;;
+	big) NSRC=126 PACK=10 FRAG=320 MTU=3500 ;;
+	small) NSRC=126 PACK=4 FRAG=32 MTU=1500 ;;  # 192 B MEPs (issue 10: small frames)
 	*) echo "unknown case $case" >&2; exit 2 ;;
 	esac
 	P="xevb$$e2e$case"

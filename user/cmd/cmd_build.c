@@ -74,7 +74,7 @@ static const struct xevb_opt opts[] = {
 	{ "timeout-policy", O_POLICY, "emit|discard", "what to do with a timed-out event (default emit)" },
 	{ "run", O_RUN, "N", "run number to accept (default: adopt the first seen)" },
 	{ "frames", O_FRAMES, "N", "frames per queue (power of 2, default 16384)" },
-	{ "frame-size", O_FRAMESIZE, "BYTES", "2048 or 4096 (default 4096)" },
+	{ "frame-size", O_FRAMESIZE, "BYTES", "2048 or 4096 (default: 2048 where the device MTU fits, else 4096; socket mode 4096)" },
 	{ "rx-ring", O_RXRING, "N", "AF_XDP RX ring entries (default 4096)" },
 	{ "sink", O_SINK, "ADDR:PORT", "farm node to forward to (repeatable; round robin)" },
 	{ "output", O_OUTPUT, "FILE", "write built events to FILE instead" },
@@ -493,7 +493,7 @@ int cmd_build(int argc, char **argv)
 	static struct build bd;
 	static const char *sinks[XEVB_MAX_SINKS];
 	uint32_t queues[XEVB_XSK_MAX_QUEUES] = { 0 }, n_queues = 1, n_sinks = 0;
-	uint32_t window = 4096, timeout_ms = 1000, run = 0, frames = 16384, frame_size = 4096;
+	uint32_t window = 4096, timeout_ms = 1000, run = 0, frames = 16384, frame_size = 0;
 	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
@@ -655,6 +655,8 @@ int cmd_build(int argc, char **argv)
 		xevb_err("--dev and --sources are required (try --help)");
 		return 2;
 	}
+	if (!frame_size)
+		frame_size = socket_mode ? 4096 : xevb_xsk_frame_size_for(dev);
 	if ((frames & (frames - 1)) || (!socket_mode && frame_size != 2048 && frame_size != 4096)) {
 		xevb_err("--frames must be a power of 2 and --frame-size 2048 or 4096 in XDP mode");
 		return 2;
