@@ -201,8 +201,9 @@ for b in range(nb):
     eq("b%d received = in events + drops" % b, j["frags_received"], j["frags_in_events"] + sum(j[k] for k in j if k.startswith("drop_")))
     eq("b%d opened = complete + incomplete + discarded, none open" % b,
        (j["events_opened"], j["open_events"]), (j["events_complete"] + j["events_incomplete"] + j["events_discarded"], 0))
-    eq("b%d out events = built events, no output drop" % b, (j["out_events"], j["out_dropped_no_sink"], j["out_dropped_error"]),
-       (j["events_complete"] + j["events_incomplete"], 0, 0))
+    eq("b%d out events = built events, no output drop" % b,
+       (j["out_events"], j["out_dropped_no_sink"], j["out_dropped_error"], j["out_dropped_backlog"]),
+       (j["events_complete"] + j["events_incomplete"], 0, 0, 0))
     eq("b%d no loss at 80%%: received = sent, all complete" % b, (j["frags_received"], j["events_complete"]), (sent, ev))
     tot_out += j["out_events"]
     tot_sent += j["frags_in_events"]

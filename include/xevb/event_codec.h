@@ -46,6 +46,16 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 		      struct iovec *iov, size_t iov_max, size_t *total_len);
 
 /*
+ * The same event, same bytes, written flat into dst[0..cap): payloads
+ * copied. For the output's send buffers, where copying a few hundred
+ * small fragments costs far less than as many iovecs in the kernel.
+ * 0 and *total_len, or -EINVAL (as above), -ENOSPC (cap too small: the
+ * event needs xevb_event_wire_size bytes), -EMSGSIZE.
+ */
+int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
+			   uint8_t *dst, size_t cap, size_t *total_len);
+
+/*
  * Write all of iov[0..n) to a blocking fd (socket or file): chunks of at
  * most IOV_MAX, partial writes resumed, EINTR retried. iov is consumed
  * (entries are advanced in place). 0, or -errno (-EAGAIN on a non-blocking

@@ -2,8 +2,23 @@
 /*
  * The builder's output stage: built events go to farm nodes over TCP (one
  * connection each, round robin), to a file, or nowhere (build-only, for
- * measuring the builder alone). Payloads leave straight from the frames
- * with writev: no user-space copy.
+ * measuring the builder alone).
+ *
+ * Batching: each farm node has a bounded send buffer (256 KiB, allocated
+ * at open). An event is encoded straight into it (payloads copied: a few
+ * hundred small fragments cost far less copied than as iovecs in the
+ * kernel) and the buffer goes to the kernel, never waiting (MSG_DONTWAIT),
+ * once it holds 64 KiB and at the end of every receive batch: the receive
+ * loops call xevb_output_flush. What the socket does not take waits in the
+ * buffer; a farm node whose buffer is full is skipped (the next one with
+ * room takes the event), and with none left the event is dropped and
+ * counted dropped_backlog: a slow or hung farm node never blocks the
+ * builder. An event counts as written (events, bytes) when its last byte
+ * went to the kernel; when a connection fails, its written events not yet
+ * acknowledged are counted lost_in_flight and those still in the buffer
+ * dropped_error. Events over 256 KiB, the file (--output) and
+ * MSG_ZEROCOPY (--zerocopy) are written at once with writev/sendmsg,
+ * blocking, as before.
  */
 #ifndef XEVB_OUTPUT_H
 #define XEVB_OUTPUT_H
@@ -36,13 +51,25 @@ struct xevb_sink_conn {
 	uint64_t conn_bytes, ack_base;
 	uint64_t lost_in_flight;
 	uint64_t reconnects;
+	/*
+	 * The send buffer: bytes [buf_head, buf_len) not yet taken by the
+	 * kernel; they are the events at the end of ends (ends_unsent of them,
+	 * the oldest perhaps taken in part). conn_bytes counts what the kernel
+	 * took, written_end is where the last event written whole ends.
+	 */
+	uint8_t *buf;
+	uint32_t buf_head, buf_len, ends_unsent;
+	uint64_t written_end;
+	bool blocked;             /* the socket took no more in this batch */
 };
 
 struct xevb_output_stats {
 	uint64_t events;          /* written whole */
 	uint64_t bytes;
 	uint64_t dropped_no_sink; /* no farm node connected: counted, not sent */
-	uint64_t dropped_error;   /* a write failed mid-event */
+	uint64_t dropped_error;   /* the connection failed before the event was written whole
+				     (a write failed mid-event, or it still waited in the buffer) */
+	uint64_t dropped_backlog; /* every connected farm node's send buffer full (slow or hung) */
 	uint64_t encode_errors;
 	uint64_t lost_in_flight;  /* of events: written, not acknowledged by the farm
 				     node's TCP when its connection failed (or at stop) */
@@ -77,6 +104,24 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 void xevb_output_close(struct xevb_output *o);
 void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev);
 /*
+ * Send what the buffers hold, never waiting: call at the end of every
+ * receive batch (and idle turn), so that no event waits for the next one.
+ */
+void xevb_output_flush(struct xevb_output *o);
+/* Bytes, and events, waiting in the send buffers of all farm nodes. */
+uint64_t xevb_output_backlog_bytes(const struct xevb_output *o);
+uint64_t xevb_output_backlog_events(const struct xevb_output *o);
+/*
+ * For a caller choosing the farm node itself (the DFM credit mode): can
+ * farm node k take an event of bytes now (connected, room in its buffer)?
+ * Emit ev to it, or an event already encoded. 0, or a negative errno with
+ * the event counted by reason (-ENOTCONN dropped_no_sink, -ENOBUFS
+ * dropped_backlog, otherwise encode_errors or dropped_error).
+ */
+bool xevb_output_has_room(struct xevb_output *o, uint32_t k, size_t bytes);
+int xevb_output_emit_to(struct xevb_output *o, uint32_t k, const struct xevb_event *ev);
+int xevb_output_write_to(struct xevb_output *o, uint32_t k, const uint8_t *event, size_t len);
+/*
  * Build-only (o->discard): count n_events built together (the builder's
  * emit_run) without seeing them one by one.
  */
@@ -89,8 +134,9 @@ void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
  */
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns);
 /*
- * At stop, before the final statistics: wait up to wait_ns for the farm
- * nodes' TCP to acknowledge what was written; count the rest lost_in_flight.
+ * At stop, before the final statistics: send what the buffers hold and
+ * wait up to wait_ns for the farm nodes' TCP to acknowledge it; count the
+ * rest lost_in_flight (written) or dropped_error (still buffered).
  */
 void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns);
 uint32_t xevb_output_connected(const struct xevb_output *o);

@@ -134,7 +134,7 @@ from benchlib import summary_json as merged
 s, b, k = merged(d + "/src.json"), merged(d + "/build.json"), merged(d + "/sink.json")
 el = s.get("elapsed_s") or 0
 tx, rx = s.get("packets", 0), b.get("rx_frames", 0)
-out_drop = b.get("out_dropped_no_sink", 0) + b.get("out_dropped_error", 0)
+out_drop = b.get("out_dropped_no_sink", 0) + b.get("out_dropped_error", 0) + b.get("out_dropped_backlog", 0)
 r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
      "frames_per_s": rx / el if el else 0, "gbps": b.get("rx_bytes", 0) * 8 / el / 1e9 if el else 0,
      "tx": tx, "rx": rx, "loss": (tx - rx) / tx if tx else 1.0,

@@ -175,7 +175,8 @@ def cmd_run(args):
             "seq_gaps": bld.get("seq_gaps"),
             "xsk_rx_dropped": bld.get("xsk_rx_dropped", 0), "xsk_rx_ring_full": bld.get("xsk_rx_ring_full", 0),
             "sock_kernel_drops": sockd,
-            "out_dropped": bld.get("out_dropped_no_sink", 0) + bld.get("out_dropped_error", 0),
+            "out_dropped": bld.get("out_dropped_no_sink", 0) + bld.get("out_dropped_error", 0)
+                           + bld.get("out_dropped_backlog", 0),
         },
         "incomplete_events_per_s": bld.get("events_incomplete", 0) / el if el and kv["mode"] not in ("bare", "drop") else None,
         "events_complete": bld.get("events_complete", 0), "events_incomplete": bld.get("events_incomplete", 0),

@@ -382,7 +382,8 @@ for b, srcs in sorted(P["builders"].items()):
        [0] * 6)
     eq(b + " rx_not_mep, seq_gaps", (j["rx_not_mep"], j["seq_gaps"]), (0, 0))
     eq(b + " out_events", j["out_events"], E)
-    eq(b + " out dropped (no sink, error)", (j["out_dropped_no_sink"], j["out_dropped_error"]), (0, 0))
+    eq(b + " out dropped (no sink, error, buffers full)",
+       (j["out_dropped_no_sink"], j["out_dropped_error"], j["out_dropped_backlog"]), (0, 0, 0))
     eq(b + " run ended by END_OF_RUN", j["run_ended"], True)
     if xdp:
         x = j["xdp"]

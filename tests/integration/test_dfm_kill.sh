@@ -100,8 +100,8 @@ else:
 for i in (0, 1):
     j = J(m + "_b%d" % i)
     built = j["events_complete"] + j["events_incomplete"]
-    eq("b%d: built (%d) = written + dropped no farm node + dropped write error" % (i, built),
-       j["out_events"] + j["out_dropped_no_sink"] + j["out_dropped_error"], built)
+    eq("b%d: built (%d) = written + dropped no farm node + dropped write error + dropped buffer full" % (i, built),
+       j["out_events"] + j["out_dropped_no_sink"] + j["out_dropped_error"] + j["out_dropped_backlog"], built)
     eq("b%d: written = forwarded over the credit path" % i, j["out_events"], bc[i]["forwarded"])
     eq("b%d: nothing discarded or open in the core, nothing backlogged at the end" % i,
        (j["events_discarded"], j["open_events"], bc[i]["backlog_overflow"]), (0, 0, 0))

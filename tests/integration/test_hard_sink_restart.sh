@@ -6,7 +6,9 @@
 # listens on the same address. The builder must notice (the write fails,
 # or the peer's close is seen once a second), keep building, reconnect,
 # and account for every event by reason:
-#   built = written whole + dropped no_sink + dropped write error
+#   built = written whole + dropped no_sink + dropped write error (or
+#           still in the send buffer when the connection failed) +
+#           dropped with every send buffer full
 #   written = taken by farm node 1 + lost in flight (written, never
 #             acknowledged by the farm node's TCP) + taken by farm node 2
 # Farm node 1's count is exact after SIGKILL: --progress-file keeps it in a
@@ -51,13 +53,13 @@ b, s, k2 = J("kr.b"), J("kr.s"), J("kr.k2")
 p1, p2 = progress("k1"), progress("k2")
 W_, L = b["out_events"], b["out_lost_in_flight"]
 print("# built %d: written %d (farm node 1 took %d, lost in flight %d, farm node 2 took %d), no_sink %d, "
-      "write error %d; reconnects %d" % (b["events_complete"] + b["events_incomplete"], W_, p1, L, p2,
-      b["out_dropped_no_sink"], b["out_dropped_error"], b["out_reconnects"]))
+      "write error %d, buffer full %d; reconnects %d" % (b["events_complete"] + b["events_incomplete"], W_, p1, L,
+      p2, b["out_dropped_no_sink"], b["out_dropped_error"], b["out_dropped_backlog"], b["out_reconnects"]))
 eq("source sent every event", s["fragments"], 4 * N)
 eq("every event built complete (the builder kept building)", (b["events_complete"], b["events_incomplete"]), (N, 0))
 eq("no drop in the builder core", {x: b[x] for x in b if x.startswith("drop_") and b[x]}, {})
-eq("built = written + dropped no_sink + dropped write error",
-   W_ + b["out_dropped_no_sink"] + b["out_dropped_error"], N)
+eq("built = written + dropped no_sink + dropped write error + dropped buffer full",
+   W_ + b["out_dropped_no_sink"] + b["out_dropped_error"] + b["out_dropped_backlog"], N)
 true("the failure was noticed: write errors + lost in flight + no_sink > 0",
      b["out_dropped_error"] + L + b["out_dropped_no_sink"] > 0)
 eq("reconnected once", b["out_reconnects"], 1)

@@ -424,7 +424,8 @@ static void on_sink_status(struct build_ctl *bc, const struct xevb_ctl_msg *m, c
 
 /* ---- forwarding with farm-node credits ---- */
 
-static int pick_sink(struct build_ctl *bc)
+/* A farm node with credit, not Busy, and room in its send buffer for bytes; or -1. */
+static int pick_sink(struct build_ctl *bc, size_t bytes)
 {
 	uint32_t w[XEVB_MAX_SINKS];
 
@@ -437,45 +438,32 @@ static int pick_sink(struct build_ctl *bc)
 			s->done = 0;
 		}
 		uint64_t out = s->sent - s->base > s->done ? s->sent - s->base - s->done : 0;
-		w[i] = s->alive && !s->busy && out < s->credits && bc->out->sinks[i].fd >= 0 ? s->credits : 0;
+		w[i] = s->alive && !s->busy && out < s->credits && xevb_output_has_room(bc->out, i, bytes) ?
+		       s->credits : 0;
 	}
 	return xevb_wrr_pick(bc->wrr, w, bc->out->n_sinks);
 }
 
-static bool write_sink(struct build_ctl *bc, int k, struct iovec *iov, size_t n, size_t total)
+/* The output engine took the event for farm node k (err 0), or counted why not. */
+static void sent_to(struct build_ctl *bc, int k, int err)
 {
-	struct xevb_sink_conn *c = &bc->out->sinks[k];
-	int err = xevb_writev_all(c->fd, iov, n);
-
 	if (err) {
-		xevb_warn("farm node %s: %s; dropping the connection", c->name, strerror(-err));
-		close(c->fd);
-		c->fd = -1;
-		c->failures++;
-		c->next_retry_ns = xevb_now_ns() + 1000000000ull;
 		bc->fwd_errors++;
-		bc->out->st.dropped_error++;
-		return false;
+		return;
 	}
-	c->events++;
-	c->bytes += total;
-	bc->out->st.events++;
-	bc->out->st.bytes += total;
 	bc->sink[k].sent++;
 	bc->sink[k].sent_total++;
 	bc->fwd_events++;
-	return true;
 }
 
 static void drain_backlog(struct build_ctl *bc)
 {
 	while (bc->bl_n) {
 		struct held_ev *h = &bc->bl[bc->bl_head];
-		struct iovec iov = { h->buf, h->len };
-		int k = pick_sink(bc);
+		int k = pick_sink(bc, h->len);
 		if (k < 0)
 			break;
-		write_sink(bc, k, &iov, 1, h->len);
+		sent_to(bc, k, xevb_output_write_to(bc->out, (uint32_t)k, h->buf, h->len));
 		free(h->buf);
 		h->buf = NULL;
 		bc->bl_head = (bc->bl_head + 1) % bc->cfg.backlog;
@@ -486,21 +474,18 @@ static void drain_backlog(struct build_ctl *bc)
 static void forward(struct build_ctl *bc, const struct xevb_event *ev)
 {
 	struct xevb_output *o = bc->out;
-	size_t total;
-	int n, k;
+	size_t need;
+	struct held_ev *h;
+	int k, err;
 
 	if (!bc->credit_mode || o->discard || o->file_fd >= 0) {
 		xevb_output_emit(o, ev);
 		return;
 	}
-	n = xevb_event_encode(ev, xevb_realtime_ns(), o->scratch, o->scratch_len, o->iov, o->iov_max, &total);
-	if (n < 0) {
-		o->st.encode_errors++;
-		return;
-	}
-	k = bc->bl_n ? -1 : pick_sink(bc);   /* keep the order: backlog first */
+	need = xevb_event_wire_size_fast(ev);
+	k = bc->bl_n ? -1 : pick_sink(bc, need);   /* keep the order: backlog first */
 	if (k >= 0) {
-		write_sink(bc, k, o->iov, (size_t)n, total);
+		sent_to(bc, k, xevb_output_emit_to(o, (uint32_t)k, ev));
 		return;
 	}
 	/* No farm node can take it: hold a copy (the frames go back right after emit). */
@@ -509,25 +494,24 @@ static void forward(struct build_ctl *bc, const struct xevb_event *ev)
 		o->st.dropped_no_sink++;
 		return;
 	}
-	{
-		struct held_ev *h = &bc->bl[(bc->bl_head + bc->bl_n) % bc->cfg.backlog];
-		size_t off = 0;
-		h->buf = malloc(total);
-		if (!h->buf) {
-			bc->backlog_overflow++;
-			o->st.dropped_no_sink++;
-			return;
-		}
-		for (int i = 0; i < n; i++) {
-			memcpy(h->buf + off, o->iov[i].iov_base, o->iov[i].iov_len);
-			off += o->iov[i].iov_len;
-		}
-		h->len = total;
-		bc->bl_n++;
-		bc->fwd_backlogged++;
-		if (bc->bl_n > bc->backlog_max)
-			bc->backlog_max = bc->bl_n;
+	h = &bc->bl[(bc->bl_head + bc->bl_n) % bc->cfg.backlog];
+	h->buf = malloc(need);
+	if (!h->buf) {
+		bc->backlog_overflow++;
+		o->st.dropped_no_sink++;
+		return;
 	}
+	err = xevb_event_encode_into(ev, xevb_realtime_ns(), h->buf, need, &h->len);
+	if (err) {
+		free(h->buf);
+		h->buf = NULL;
+		o->st.encode_errors++;
+		return;
+	}
+	bc->bl_n++;
+	bc->fwd_backlogged++;
+	if (bc->bl_n > bc->backlog_max)
+		bc->backlog_max = bc->bl_n;
 }
 
 void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)

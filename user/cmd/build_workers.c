@@ -597,6 +597,8 @@ static void *worker_main(void *arg)
 		got += drain_handoffs(w, now, 4);
 		got += drain_returns(w);
 		xevb_builder_poll(w->b, now);
+		if (!bw->c.file)
+			xevb_output_flush(w->out);   /* this batch's events to the farm nodes */
 		publish_all(w);
 		flush_fill(w);
 		answer_stats(w);
@@ -846,6 +848,7 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 			s->out.bytes += os->bytes;
 			s->out.dropped_no_sink += os->dropped_no_sink;
 			s->out.dropped_error += os->dropped_error;
+			s->out.dropped_backlog += os->dropped_backlog;
 			s->out.encode_errors += os->encode_errors;
 			s->out.lost_in_flight += os->lost_in_flight;
 			s->out.ack_untracked += os->ack_untracked;

@@ -960,6 +960,8 @@ int cmd_build(int argc, char **argv)
 				if (exit_eor && build_ctl_finished(bd.bctl))
 					break;
 			}
+			/* What this batch built goes to the farm nodes now, not at 64 KiB. */
+			xevb_output_flush(&bd.out);
 			if (bd.xdp)
 				xevb_xsk_flush(&bd.xsk);
 

@@ -116,6 +116,7 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(s->out.bytes, "out.bytes");
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
 	ADD(s->out.dropped_error, "out.dropped_error");
+	ADD(s->out.dropped_backlog, "out.dropped_backlog");
 	ADD(s->out.encode_errors, "out.encode_errors");
 	ADD(s->out.lost_in_flight, "out.lost_in_flight");
 	ADD(s->out.ack_untracked, "out.ack_untracked");

@@ -17,6 +17,39 @@
 #define IOV_MAX 1024
 #endif
 
+/* The missing list (ascending ids, zero-padded to 4 bytes); returns its end. */
+static uint8_t *put_missing(uint8_t *s, const struct xevb_event *ev)
+{
+	uint32_t nmiss = 0;
+
+	for (uint32_t i = 0; i < ev->n_expected; i++)
+		if (ev->frags[i].frame_idx == UINT32_MAX) {
+			xevb_st16(s, ev->source_ids[i]);
+			s += 2;
+			nmiss++;
+		}
+	if (nmiss & 1) {
+		xevb_st16(s, 0);
+		s += 2;
+	}
+	return s;
+}
+
+static void put_event_header(uint8_t *h, const struct xevb_event *ev, uint32_t recv, uint32_t total,
+			     uint64_t build_ns)
+{
+	xevb_st32(h, XEVB_EVT_MAGIC);
+	h[4] = XEVB_EVT_VERSION;
+	h[5] = recv < ev->n_expected ? XEVB_EVT_F_INCOMPLETE : 0;
+	xevb_st16(h + 6, (uint16_t)recv);
+	xevb_st32(h + 8, ev->run_number);
+	xevb_st32(h + 12, ev->event_id);
+	xevb_st32(h + 16, total);
+	xevb_st16(h + 20, ev->n_expected);
+	xevb_st16(h + 22, 0);
+	xevb_st64(h + 24, build_ns);
+}
+
 int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 		      uint8_t *scratch, size_t scratch_len,
 		      struct iovec *iov, size_t iov_max, size_t *total_len)
@@ -76,15 +109,7 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 		uint32_t bytes = XEVB_PAD4(2 * nmiss);
 		if (end - s < (ptrdiff_t)bytes)
 			return -ENOSPC;
-		for (uint32_t i = 0; i < n; i++)
-			if (ev->frags[i].frame_idx == UINT32_MAX) {
-				xevb_st16(s, ev->source_ids[i]);
-				s += 2;
-			}
-		if (nmiss & 1) {
-			xevb_st16(s, 0);
-			s += 2;
-		}
+		s = put_missing(s, ev);
 		total += bytes;
 	}
 	if (total > UINT32_MAX)
@@ -94,18 +119,62 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 			return -ENOSPC;
 		iov[niov++] = (struct iovec){ run, (size_t)(s - run) };
 	}
-	xevb_st32(scratch, XEVB_EVT_MAGIC);
-	scratch[4] = XEVB_EVT_VERSION;
-	scratch[5] = incomplete ? XEVB_EVT_F_INCOMPLETE : 0;
-	xevb_st16(scratch + 6, (uint16_t)recv);
-	xevb_st32(scratch + 8, ev->run_number);
-	xevb_st32(scratch + 12, ev->event_id);
-	xevb_st32(scratch + 16, (uint32_t)total);
-	xevb_st16(scratch + 20, (uint16_t)n);
-	xevb_st16(scratch + 22, 0);
-	xevb_st64(scratch + 24, build_ns);
+	put_event_header(scratch, ev, recv, (uint32_t)total, build_ns);
 	*total_len = total;
 	return (int)niov;
+}
+
+int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
+			   uint8_t *dst, size_t cap, size_t *total_len)
+{
+	const uint32_t n = ev->n_expected;
+	uint8_t *s = dst + XEVB_EVT_HLEN, *const end = dst + cap;
+	uint32_t recv = 0, nmiss;
+	int prev = -1;
+
+	if (n == 0 || n > XEVB_MAX_SOURCES)
+		return -EINVAL;
+	if (cap < XEVB_EVT_HLEN)
+		return -ENOSPC;
+	for (uint32_t i = 0; i < n; i++) {
+		const struct xevb_frag_slot *fs = &ev->frags[i];
+		uint16_t sid = ev->source_ids[i];
+		uint32_t len = fs->length, padded = XEVB_PAD4(len);
+
+		if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
+			return -EINVAL;
+		prev = sid;
+		if (fs->frame_idx == UINT32_MAX)
+			continue;
+		if ((size_t)(end - s) < XEVB_EVT_REC_HLEN + (size_t)padded)
+			return -ENOSPC;
+		xevb_st16(s, sid);
+		xevb_st16(s + 2, 0);
+		xevb_st32(s + 4, len);
+		xevb_st32(s + 8, xevb_event_crc(ev, i));
+		s += XEVB_EVT_REC_HLEN;
+		/* Zero the last word first: the payload then overwrites all but its padding. */
+		if (padded != len)
+			xevb_st32(s + padded - 4, 0);
+		memcpy(s, xevb_event_payload(ev, i), len);
+		s += padded;
+		recv++;
+	}
+	if (recv != ev->n_frags)
+		return -EINVAL;
+	if ((ev->flags & ~XEVB_EVT_F_INCOMPLETE) || !!(ev->flags & XEVB_EVT_F_INCOMPLETE) != (recv < n))
+		return -EINVAL;
+	nmiss = n - recv;
+	if (nmiss) {
+		if ((size_t)(end - s) < XEVB_PAD4(2 * nmiss))
+			return -ENOSPC;
+		s = put_missing(s, ev);
+	}
+	if ((size_t)(s - dst) > UINT32_MAX)
+		return -EMSGSIZE;
+	put_event_header(dst, ev, recv, (uint32_t)(s - dst), build_ns);
+	*total_len = (size_t)(s - dst);
+	return 0;
 }
 
 int xevb_writev_all(int fd, struct iovec *iov, size_t n)

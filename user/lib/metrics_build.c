@@ -157,6 +157,7 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	xevb_metric_family(b, "xevb_output_dropped_events_total", "counter", "Built events not delivered, by reason.");
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"no_sink\"", s->out.dropped_no_sink);
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"write_error\"", s->out.dropped_error);
+	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"backlog\"", s->out.dropped_backlog);
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"encode_error\"", s->out.encode_errors);
 	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"in_flight\"", s->out.lost_in_flight);
 	C("xevb_output_reconnects_total", "Farm node connections made again after a failure.", s->out.reconnects);

@@ -17,6 +17,13 @@
 #include "tcp_acked.h"
 
 #define RETRY_NS 1000000000ull
+/*
+ * A farm node's send buffer, and how full it gets before a send: a few
+ * hundred L1 events go to the kernel in one call instead of one writev of
+ * ~250 iovecs each.
+ */
+#define SEND_BUF (256u << 10)
+#define FLUSH_AT (64u << 10)
 /* Events tracked in flight per connection (8 B each): far more than a 4 MiB send buffer holds. */
 #define ENDS_CAP (1u << 17)
 
@@ -74,13 +81,13 @@ static int try_connect(struct xevb_sink_conn *c)
 		return err;
 	}
 	c->fd = fd;
-	c->conn_bytes = 0;
-	c->ends_head = c->ends_n = 0;
+	c->conn_bytes = c->written_end = 0;
+	c->ends_head = c->ends_n = c->ends_unsent = 0;
+	c->buf_head = c->buf_len = 0;
+	c->blocked = false;
 	c->ack_base = 0;
 	/* Whatever the kernel counts for the handshake is not ours. */
 	xevb_tcp_bytes_acked(fd, &c->ack_base);
-	if (!c->ends)
-		c->ends = malloc(sizeof(*c->ends) * ENDS_CAP);
 	return 0;
 }
 
@@ -92,7 +99,7 @@ static void ends_trim(struct xevb_sink_conn *c)
 	if (!c->ends_n || xevb_tcp_bytes_acked(c->fd, &acked))
 		return;
 	acked -= c->ack_base;
-	while (c->ends_n && c->ends[c->ends_head] <= acked) {
+	while (c->ends_n > c->ends_unsent && c->ends[c->ends_head] <= acked) {
 		c->ends_head = (c->ends_head + 1) % ENDS_CAP;
 		c->ends_n--;
 	}
@@ -102,43 +109,71 @@ static void ends_push(struct xevb_output *o, struct xevb_sink_conn *c, uint64_t 
 {
 	if (c->ends_n == ENDS_CAP)
 		ends_trim(c);
-	if (!c->ends || c->ends_n == ENDS_CAP) {
+	/* Only a written event may be forgotten (one still buffered is always tracked). */
+	if (c->ends_n == ENDS_CAP && c->ends_n > c->ends_unsent) {
 		o->st.ack_untracked++;
-		if (!c->ends)
-			return;
 		c->ends_head = (c->ends_head + 1) % ENDS_CAP;
 		c->ends_n--;
 	}
 	c->ends[(c->ends_head + c->ends_n) % ENDS_CAP] = end;
 	c->ends_n++;
+	c->ends_unsent++;
+}
+
+static size_t conn_unsent(const struct xevb_sink_conn *c)
+{
+	return c->buf_len - c->buf_head;
+}
+
+/* Events whose last byte the kernel has now taken: written whole. */
+static void mark_written(struct xevb_output *o, struct xevb_sink_conn *c)
+{
+	while (c->ends_unsent) {
+		uint64_t end = c->ends[(c->ends_head + c->ends_n - c->ends_unsent) % ENDS_CAP];
+		uint64_t bytes = end - c->written_end;
+
+		if (end > c->conn_bytes)
+			break;
+		c->written_end = end;
+		c->ends_unsent--;
+		c->events++;
+		c->bytes += bytes;
+		o->st.events++;
+		o->st.bytes += bytes;
+	}
 }
 
 /* The connection is gone: what its peer had not acknowledged is lost with it. */
 static void conn_fail(struct xevb_output *o, struct xevb_sink_conn *c, int err)
 {
-	uint32_t lost;
+	uint32_t lost, unsent;
 	int soerr = 0;
 	socklen_t len = sizeof(soerr);
 
 	if (!err && !getsockopt(c->fd, SOL_SOCKET, SO_ERROR, &soerr, &len))
 		err = soerr;
+	mark_written(o, c);
 	ends_trim(c);
-	lost = c->ends_n;
+	lost = c->ends_n - c->ends_unsent;
+	unsent = c->ends_unsent;
 	c->lost_in_flight += lost;
 	o->st.lost_in_flight += lost;
+	/* Still in our buffer (or handed over in part): never written whole. */
+	o->st.dropped_error += unsent;
 	if (err == ECONNRESET)
 		o->st.peer_resets++;
 	xevb_warn("farm node %s: %s; dropping the connection (%u event(s) written but not acknowledged "
-		  "by it counted lost_in_flight%s); reconnecting every second", c->name,
-		  err ? strerror(err) : "connection closed by the farm node", lost,
-		  err == ECONNRESET ? "; it reset the connection: it died with acknowledged data it had "
-				      "not read, lost there" : "");
+		  "by it counted lost_in_flight, %u not yet written counted dropped_error%s); reconnecting "
+		  "every second", c->name, err ? strerror(err) : "connection closed by the farm node", lost,
+		  unsent, err == ECONNRESET ? "; it reset the connection: it died with acknowledged data it "
+		  "had not read, lost there" : "");
 	/* What zerocopy sends it had in flight are no longer waited for. */
 	if (o->zc)
 		xevb_zc_sink_lost(o->zc, (uint32_t)(c - o->sinks));
 	close(c->fd);
 	c->fd = -1;
-	c->ends_n = 0;
+	c->ends_n = c->ends_unsent = 0;
+	c->buf_head = c->buf_len = 0;
 	c->failures++;
 	c->next_retry_ns = xevb_now_ns() + RETRY_NS;
 }
@@ -149,6 +184,102 @@ static bool conn_gone(const struct xevb_sink_conn *c)
 	struct pollfd p = { .fd = c->fd, .events = POLLRDHUP };
 
 	return poll(&p, 1, 0) > 0 && (p.revents & (POLLRDHUP | POLLERR | POLLHUP));
+}
+
+/*
+ * Hand the kernel what it takes of the buffer now. Never waits
+ * (MSG_DONTWAIT): a full socket marks the connection blocked until the
+ * next batch; an error fails it (counted there).
+ */
+static void conn_send(struct xevb_output *o, struct xevb_sink_conn *c, int flags)
+{
+	while (c->buf_head < c->buf_len) {
+		size_t left = c->buf_len - c->buf_head;
+		ssize_t w = send(c->fd, c->buf + c->buf_head, left, flags | MSG_NOSIGNAL);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+			c->blocked = true;
+			break;
+		}
+		if (w <= 0) {
+			conn_fail(o, c, w < 0 ? errno : EIO);
+			return;
+		}
+		c->buf_head += (uint32_t)w;
+		c->conn_bytes += (uint64_t)w;
+		if ((size_t)w < left && (flags & MSG_DONTWAIT)) {
+			c->blocked = true;   /* the socket is full: the next try is next batch */
+			break;
+		}
+	}
+	if (c->buf_head == c->buf_len)
+		c->buf_head = c->buf_len = 0;
+	mark_written(o, c);
+}
+
+/* Room for need more bytes, sending (once a batch) and compacting for it. */
+static bool conn_room(struct xevb_output *o, struct xevb_sink_conn *c, size_t need)
+{
+	size_t unsent;
+
+	if (c->fd < 0)
+		return false;
+	if (SEND_BUF - c->buf_len >= need)
+		return true;
+	if (!c->blocked)
+		conn_send(o, c, MSG_DONTWAIT);
+	if (c->fd < 0)
+		return false;
+	unsent = conn_unsent(c);
+	if (SEND_BUF - unsent < need)
+		return false;
+	if (c->buf_head) {
+		memmove(c->buf, c->buf + c->buf_head, unsent);
+		c->buf_head = 0;
+		c->buf_len = (uint32_t)unsent;
+	}
+	return true;
+}
+
+/* The event's bytes are at the buffer's end now: track it, send at FLUSH_AT. */
+static void conn_queued(struct xevb_output *o, struct xevb_sink_conn *c, size_t bytes)
+{
+	c->buf_len += (uint32_t)bytes;
+	ends_push(o, c, c->conn_bytes + conn_unsent(c));
+	if (conn_unsent(c) >= FLUSH_AT && !c->blocked)
+		conn_send(o, c, MSG_DONTWAIT);
+}
+
+/*
+ * Blocking, as before batching (events over SEND_BUF, MSG_ZEROCOPY): what
+ * is buffered goes first, then iov. -errno: the connection failed and the
+ * event is counted dropped_error.
+ */
+static int conn_write_through(struct xevb_output *o, struct xevb_sink_conn *c, struct iovec *iov, size_t n,
+			      size_t total, bool zc_slot)
+{
+	int err = 0;
+
+	if (conn_unsent(c))
+		conn_send(o, c, 0);
+	if (c->fd < 0)
+		err = -EPIPE;
+	else if (o->zc)
+		err = xevb_zc_send(o->zc, (uint32_t)(c - o->sinks), c->fd, iov, n, zc_slot);
+	else
+		err = xevb_writev_all(c->fd, iov, n);
+	if (err) {
+		o->st.dropped_error++;
+		if (c->fd >= 0)
+			conn_fail(o, c, -err);
+		return err;
+	}
+	c->conn_bytes += total;
+	ends_push(o, c, c->conn_bytes);
+	mark_written(o, c);
+	return 0;
 }
 
 int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
@@ -192,6 +323,13 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 		}
 	}
 	o->n_sinks = n_sinks;
+	for (uint32_t i = 0; i < n_sinks; i++) {
+		struct xevb_sink_conn *c = &o->sinks[i];
+		c->ends = malloc(sizeof(*c->ends) * ENDS_CAP);
+		c->buf = o->zc ? NULL : malloc(SEND_BUF);
+		if (!c->ends || (!o->zc && !c->buf))
+			return -ENOMEM;
+	}
 	/* Farm nodes may start a moment after us: wait for each, bounded. */
 	for (uint32_t i = 0; i < n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
@@ -243,7 +381,9 @@ void xevb_output_close(struct xevb_output *o)
 		if (o->sinks[i].fd >= 0)
 			close(o->sinks[i].fd);
 		free(o->sinks[i].ends);
+		free(o->sinks[i].buf);
 		o->sinks[i].ends = NULL;
+		o->sinks[i].buf = NULL;
 	}
 	if (o->file_fd >= 0)
 		close(o->file_fd);
@@ -298,6 +438,10 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 		if (c->fd < 0)
 			continue;
 		for (;;) {
+			if (conn_unsent(c))
+				conn_send(o, c, MSG_DONTWAIT);
+			if (c->fd < 0)
+				break;
 			ends_trim(c);
 			if (!c->ends_n)
 				break;
@@ -305,9 +449,41 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 				conn_fail(o, c, conn_gone(c) ? 0 : ETIMEDOUT);
 				break;
 			}
-			nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
+			if (conn_unsent(c))
+				poll(&(struct pollfd){ .fd = c->fd, .events = POLLOUT }, 1, 10);
+			else
+				nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 		}
 	}
+}
+
+void xevb_output_flush(struct xevb_output *o)
+{
+	for (uint32_t i = 0; i < o->n_sinks; i++) {
+		struct xevb_sink_conn *c = &o->sinks[i];
+
+		c->blocked = false;
+		if (c->fd >= 0 && conn_unsent(c))
+			conn_send(o, c, MSG_DONTWAIT);
+	}
+}
+
+uint64_t xevb_output_backlog_bytes(const struct xevb_output *o)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < o->n_sinks; i++)
+		n += conn_unsent(&o->sinks[i]);
+	return n;
+}
+
+uint64_t xevb_output_backlog_events(const struct xevb_output *o)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < o->n_sinks; i++)
+		n += o->sinks[i].ends_unsent;
+	return n;
 }
 
 void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
@@ -318,63 +494,140 @@ void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
 	o->st.bytes += wire_bytes;
 }
 
-void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
+/* Encode into the buffer of c (room checked). 0, or -errno (counted). */
+static int emit_buffered(struct xevb_output *o, struct xevb_sink_conn *c, const struct xevb_event *ev)
 {
 	size_t total;
-	int n, err, fd = -1;
-	struct xevb_sink_conn *c = NULL;
-	bool zc_slot;
+	int err = xevb_event_encode_into(ev, xevb_realtime_ns(), c->buf + c->buf_len, SEND_BUF - c->buf_len,
+					 &total);
+
+	if (err) {
+		o->st.encode_errors++;
+		return err;
+	}
+	conn_queued(o, c, total);
+	return 0;
+}
+
+/* Encoded as iovecs and written at once: to the file (c NULL), or through c. */
+static int emit_iov(struct xevb_output *o, struct xevb_sink_conn *c, const struct xevb_event *ev)
+{
+	/* Zerocopy: headers must outlive the call, as the payloads do. */
+	uint8_t *slot = o->zc && c ? xevb_zc_slot(o->zc) : NULL;
+	size_t total;
+	int n = xevb_event_encode(ev, xevb_realtime_ns(), slot ? slot : o->scratch, o->scratch_len, o->iov,
+				  o->iov_max, &total), err;
+
+	if (n < 0) {
+		o->st.encode_errors++;
+		return n;
+	}
+	if (c)
+		return conn_write_through(o, c, o->iov, (size_t)n, total, slot != NULL);
+	err = xevb_writev_all(o->file_fd, o->iov, (size_t)n);
+	if (err) {
+		o->st.dropped_error++;
+		return err;
+	}
+	o->st.events++;
+	o->st.bytes += total;
+	return 0;
+}
+
+static bool through_buffer(const struct xevb_output *o, size_t need)
+{
+	return !o->zc && need <= SEND_BUF;
+}
+
+bool xevb_output_has_room(struct xevb_output *o, uint32_t k, size_t bytes)
+{
+	struct xevb_sink_conn *c = &o->sinks[k];
+
+	return c->fd >= 0 && (!through_buffer(o, bytes) || conn_room(o, c, bytes));
+}
+
+int xevb_output_emit_to(struct xevb_output *o, uint32_t k, const struct xevb_event *ev)
+{
+	struct xevb_sink_conn *c = &o->sinks[k];
+	size_t need = xevb_event_wire_size_fast(ev);
+
+	if (!through_buffer(o, need)) {
+		if (c->fd < 0) {
+			o->st.dropped_no_sink++;
+			return -ENOTCONN;
+		}
+		return emit_iov(o, c, ev);
+	}
+	if (!conn_room(o, c, need)) {
+		if (c->fd < 0) {
+			o->st.dropped_no_sink++;
+			return -ENOTCONN;
+		}
+		o->st.dropped_backlog++;
+		return -ENOBUFS;
+	}
+	return emit_buffered(o, c, ev);
+}
+
+int xevb_output_write_to(struct xevb_output *o, uint32_t k, const uint8_t *event, size_t len)
+{
+	struct xevb_sink_conn *c = &o->sinks[k];
+
+	if (c->fd < 0) {
+		o->st.dropped_no_sink++;
+		return -ENOTCONN;
+	}
+	if (!through_buffer(o, len)) {
+		struct iovec iov = { (void *)event, len };
+		return conn_write_through(o, c, &iov, 1, len, false);
+	}
+	if (!conn_room(o, c, len)) {
+		if (c->fd < 0) {
+			o->st.dropped_no_sink++;
+			return -ENOTCONN;
+		}
+		o->st.dropped_backlog++;
+		return -ENOBUFS;
+	}
+	memcpy(c->buf + c->buf_len, event, len);
+	conn_queued(o, c, len);
+	return 0;
+}
+
+void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
+{
+	size_t need;
+	bool any = false;
 
 	if (o->discard) {
 		o->st.events++;
 		o->st.bytes += xevb_event_wire_size_fast(ev);   /* no walk over a cold row */
 		return;
 	}
-	{
-		/* Zerocopy: headers must outlive the call, as the payloads do. */
-		uint8_t *slot = o->zc && o->file_fd < 0 ? xevb_zc_slot(o->zc) : NULL;
-
-		zc_slot = slot != NULL;
-		n = xevb_event_encode(ev, xevb_realtime_ns(), slot ? slot : o->scratch, o->scratch_len,
-				      o->iov, o->iov_max, &total);
-	}
-	if (n < 0) {
-		o->st.encode_errors++;
-		return;
-	}
 	if (o->file_fd >= 0) {
-		fd = o->file_fd;
-	} else {
-		for (uint32_t k = 0; k < o->n_sinks; k++) {
-			struct xevb_sink_conn *s = &o->sinks[(o->rr + k) % o->n_sinks];
-			if (s->fd >= 0) {
-				c = s;
-				o->rr = (o->rr + k + 1) % o->n_sinks;
-				break;
-			}
-		}
-		if (!c) {
-			o->st.dropped_no_sink++;
-			return;
-		}
-		fd = c->fd;
-	}
-	if (o->zc && c)
-		err = xevb_zc_send(o->zc, (uint32_t)(c - o->sinks), fd, o->iov, (size_t)n, zc_slot);
-	else
-		err = xevb_writev_all(fd, o->iov, (size_t)n);
-	if (err) {
-		o->st.dropped_error++;
-		if (c)
-			conn_fail(o, c, -err);
+		emit_iov(o, NULL, ev);
 		return;
 	}
-	o->st.events++;
-	o->st.bytes += total;
-	if (c) {
-		c->events++;
-		c->bytes += total;
-		c->conn_bytes += total;
-		ends_push(o, c, c->conn_bytes);
+	/* Round robin over the farm nodes connected and with room. */
+	need = xevb_event_wire_size_fast(ev);
+	for (uint32_t k = 0; k < o->n_sinks; k++) {
+		uint32_t i = (o->rr + k) % o->n_sinks;
+		struct xevb_sink_conn *c = &o->sinks[i];
+
+		if (c->fd < 0)
+			continue;
+		any = true;
+		if (through_buffer(o, need) && !conn_room(o, c, need))
+			continue;
+		o->rr = (i + 1) % o->n_sinks;
+		if (through_buffer(o, need))
+			emit_buffered(o, c, ev);
+		else
+			emit_iov(o, c, ev);
+		return;
 	}
+	if (any && xevb_output_connected(o))
+		o->st.dropped_backlog++;
+	else
+		o->st.dropped_no_sink++;
 }

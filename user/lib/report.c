@@ -69,12 +69,12 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 	fprintf(f, "  (in open events   %" PRIu64 ")\n", c->frags_received - c->frags_in_events - drops);
 	fprintf(f, "events opened       %" PRIu64 ": complete %" PRIu64 ", incomplete %" PRIu64
 		   " (end-of-run flush %" PRIu64 "), discarded %" PRIu64 ", open %" PRIu64
-		   "; evicted by window pressure %" PRIu64 " (of incomplete + discarded)\n",
+		   "; evicted %" PRIu64 " (of incomplete + discarded: window or frame pressure)\n",
 		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
 		c->events_discarded, c->open_events, c->events_evicted);
 	fprintf(f, "output              %" PRIu64 " events, %" PRIu64 " bytes; no farm node %" PRIu64
-		   ", write errors %" PRIu64 "\n",
-		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error);
+		   ", write errors %" PRIu64 ", farm nodes' buffers full %" PRIu64 "\n",
+		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog);
 	if (s->out.lost_in_flight || s->out.reconnects || s->out.ack_untracked)
 		fprintf(f, "  of them lost in flight to a failed farm node %" PRIu64 " (untracked %" PRIu64
 			   "); reconnects %" PRIu64 ", reset by a farm node %" PRIu64 "\n",
@@ -128,14 +128,14 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		   ",\"events_discarded\":%" PRIu64 ",\"open_events\":%" PRIu64 ",\"run_number\":%u"
 		   ",\"run_ended\":%s,\"out_events\":%" PRIu64 ",\"out_bytes\":%" PRIu64
 		   ",\"out_dropped_no_sink\":%" PRIu64 ",\"out_dropped_error\":%" PRIu64
-		   ",\"out_lost_in_flight\":%" PRIu64 ",\"out_ack_untracked\":%" PRIu64 ",\"out_reconnects\":%" PRIu64
+		   ",\"out_dropped_backlog\":%" PRIu64 ",\"out_lost_in_flight\":%" PRIu64 ",\"out_ack_untracked\":%" PRIu64 ",\"out_reconnects\":%" PRIu64
 		   ",\"out_peer_resets\":%" PRIu64
 		   ",\"sock_kernel_drops\":%" PRIu64 ",\"xsk_rx_dropped\":%" PRIu64
 		   ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64
 		   ",\"batches\":%" PRIu64 ",\"polls\":%" PRIu64,
 		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
 		c->events_evicted, c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
-		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error,
+		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog,
 		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
 	fprintf(f, ",\"rx_digest\":%" PRIu64 ",\"rx_digest_fallback\":%" PRIu64, s->rx_digest,
 		s->rx_digest_fallback);
