@@ -539,6 +539,10 @@ static void idle(struct worker *w)
 				xevb_builder_stats(w->b)->open_events;
 		int ms = busy_out && w->bw->c.poll_ms > LAZY_POLL_MS ? LAZY_POLL_MS : w->bw->c.poll_ms;
 
+		/* What a farm node's socket did not take yet goes out within 1 ms. */
+		if (w->out && xevb_output_backlog_bytes(w->out))
+			ms = 1;
+
 		w->st.polls++;
 		if (poll(pfd, n, ms) > 0 && (pfd[n - 1].revents & POLLIN)) {
 			uint64_t v;

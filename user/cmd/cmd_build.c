@@ -995,7 +995,8 @@ int cmd_build(int argc, char **argv)
 					continue;
 				}
 				bd.polls++;
-				poll(pfd, npfd, poll_ms);
+				/* What a farm node's socket did not take yet goes out within 1 ms. */
+				poll(pfd, npfd, xevb_output_backlog_bytes(&bd.out) ? 1 : poll_ms);
 			}
 			worked = got > 0;
 		}
