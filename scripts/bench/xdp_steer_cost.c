@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 #include <xevb/mep_write.h>
 #include <xevb/wire.h>
+#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 
 #ifndef AF_XDP
