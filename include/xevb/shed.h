@@ -124,8 +124,8 @@ void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg);
  * One control step: reads the gate's newest_block, decides, writes the
  * gate word (plain memory: the gate is mapped). Returns the level now in
  * force for new blocks. AIMD on the accepted fraction: pressure (ring over
- * half full and not draining, any kernel drop, backlog over its bound) cuts
- * it by 1/8, at most once until the last cut's blocks arrive; a ring under
+ * half full and not draining, backlog over its bound) cuts it by 1/8, a
+ * kernel drop by 1/2, at most once until the last cut's blocks arrive; a ring under
  * 1/8 for calm_ticks raises it by ~1.5% a tick up to 65536.
  */
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in);

@@ -2,7 +2,8 @@
 /*
  * The shedding controller (user/lib/shed.c) and the gate's verdict
  * (xevb/shed.h), step by step: idle stays idle and costs the program
- * nothing (word 0); pressure arms, then cuts by 1/8 once per block;
+ * nothing (word 0); pressure arms, then cuts (1/8 for a filling ring, 1/2
+ * for kernel drops) once per block;
  * calm raises back to 65536 and, later, idles; a level change keeps the
  * old level for the blocks before its switch block.
  */
@@ -53,7 +54,7 @@ Test(shed, no_pressure_stays_idle)
 	cr_assert(eq(u64, s.arms, 0));
 }
 
-Test(shed, pressure_arms_then_cuts_by_an_eighth)
+Test(shed, pressure_arms_then_cuts)
 {
 	struct xevb_shed s;
 	struct xevb_shed_gate g;
@@ -74,13 +75,19 @@ Test(shed, pressure_arms_then_cuts_by_an_eighth)
 		g.newest_block = nb;
 		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &drop_in), 57344), "newest %u", nb);
 	}
+	/* Kernel drops: half. */
 	g.newest_block = 105;
-	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &drop_in), 50176));   /* - 57344/8 */
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &drop_in), 28672));
 	cr_assert(eq(u32, s.prev, 57344));
 	cr_assert(eq(u32, s.switch_block, 109));
-	cr_assert(eq(u64, g.word, xevb_shed_word(50176, 57344, 109, 1)));
+	cr_assert(eq(u64, g.word, xevb_shed_word(28672, 57344, 109, 1)));
 	cr_assert(eq(u64, s.cuts, 2));
-	cr_assert(eq(u32, s.min_accept, 50176));
+	cr_assert(eq(u32, s.min_accept, 28672));
+	/* A filling ring, no drop: an eighth. */
+	g.newest_block = 110;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &full_in), 25088));
+	cr_assert(eq(u32, s.prev, 28672));
+	cr_assert(eq(u32, s.switch_block, 114));
 }
 
 Test(shed, draining_ring_is_not_pressure)
@@ -113,8 +120,8 @@ Test(shed, never_below_the_floor)
 	}
 	cr_assert(eq(u32, s.accept, 1024));
 	cr_assert(eq(u32, s.min_accept, 1024));
-	/* 65536 * (7/8)^k, rounded down each time, reaches 1024 in 32 cuts. */
-	cr_assert(eq(u64, s.cuts, 32));
+	/* Halved each block: 65536 -> 1024 in 6 cuts. */
+	cr_assert(eq(u64, s.cuts, 6));
 }
 
 Test(shed, recovery_raises_then_idles)

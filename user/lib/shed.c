@@ -96,9 +96,15 @@ static bool under_pressure(struct xevb_shed *s, const struct xevb_shed_in *in)
 	return in->drops > 0 || filling || (s->cfg.backlog_max && in->backlog > s->cfg.backlog_max);
 }
 
-static void cut(struct xevb_shed *s, uint32_t newest)
+/*
+ * Frames the kernel dropped tear events (and torn events hold the
+ * builder's window until they time out): halve then, so that the level
+ * reaches the builder's share of a large overload in a few ticks; a ring
+ * filling up without loss yet takes 1/8.
+ */
+static void cut(struct xevb_shed *s, uint32_t newest, bool lost)
 {
-	uint32_t step = s->accept / 8;
+	uint32_t step = lost ? s->accept / 2 : s->accept / 8;
 
 	uint32_t level = s->accept - (step ? step : 1);
 
@@ -142,7 +148,7 @@ uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const str
 	settle(s, newest);
 	if (pressure) {
 		s->calm = 0;
-		cut(s, newest);
+		cut(s, newest, in->drops > 0);
 	} else if ((uint64_t)in->ring_used * 8 < in->ring_size) {
 		s->calm++;
 		if (s->calm >= s->cfg.calm_ticks && s->accept < XEVB_SHED_ONE)
