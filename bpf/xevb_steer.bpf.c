@@ -12,6 +12,7 @@
 #include <xevb/mep_digest.h>
 #include <xevb/xdp_meta.h>
 #include <xevb/xdp_stats.h>
+#include <xevb/shed.h>
 
 /* Set by the loader before load. */
 const volatile __u8 cfg_ip_proto = XEVB_DEFAULT_IP_PROTO;
@@ -34,6 +35,17 @@ const volatile __u32 cfg_meta_cookie = 0;
 
 /* Mutable at run time through the skeleton's .bss mapping. */
 __u32 filter_flags;
+
+/*
+ * Whole-event shedding (xevb/shed.h), in a section of its own: user space
+ * maps it and writes the gate word; the program records the newest event
+ * id block there while armed.
+ */
+struct xevb_shed_gate shed_gate SEC(".data.shed") = {
+	.word = 0,
+	.newest_block = XEVB_SHED_BLOCK_UNKNOWN,
+	.ref_source = 0xffffffffu,
+};
 
 struct {
 	__uint(type, BPF_MAP_TYPE_XSKMAP);
@@ -106,6 +118,31 @@ static __always_inline int source_known(const struct xevb_pkt_info *pi)
 		if (!v || !*v)
 			return 0;
 	}
+	return 1;
+}
+
+/*
+ * Shed (drop) a valid MEP whose event id block the gate rejects, counted;
+ * one source's shed MEPs count the events shed. Called only when the
+ * gate word w is non-zero: a call, so the three copies of steer() share it.
+ */
+static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, __u32 n_frags,
+			       __u32 len)
+{
+	__u32 block = first_event_id >> XEVB_SHED_BLOCK_SHIFT;
+
+	if (w & XEVB_SHED_W_ARMED) {
+		__u32 newest = shed_gate.newest_block;
+
+		/* Racing CPUs may set an older block: the controller only needs a recent one. */
+		if (newest == XEVB_SHED_BLOCK_UNKNOWN || xevb_shed_before(newest, block))
+			shed_gate.newest_block = block;
+	}
+	if (!xevb_shed_drops(w, block))
+		return 0;
+	count(XEVB_XDP_SHED, len, n_frags);
+	if (source_id == shed_gate.ref_source)
+		count(XEVB_XDP_SHED_REF, len, n_frags);
 	return 1;
 }
 
@@ -228,6 +265,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest, const int
 	struct xevb_pkt_info pi = {};
 	struct xevb_frag_ref *fr = NULL;
 	__u32 len, qid, orig, zero = 0;
+	__u64 shed_w;
 	int res, act, linear_mep;
 
 	if (cfg_has_buff_len)
@@ -260,6 +298,10 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest, const int
 		count(XEVB_XDP_UNKNOWN_SRC, len, pi.n_frags);
 		return XDP_DROP;
 	}
+	/* Idle (not shedding): this load and branch are the whole cost. */
+	shed_w = shed_gate.word;
+	if (shed_w && shed_mep(shed_w, pi.first_event_id, pi.source_id, pi.n_frags, len))
+		return XDP_DROP;
 	qid = ctx->rx_queue_index;
 	act = bpf_redirect_map(&xsks, qid, XDP_PASS);
 	if (act != XDP_REDIRECT) {

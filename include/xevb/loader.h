@@ -13,6 +13,7 @@
 #include <xevb/xdp_stats.h>
 
 struct xevb_steer;
+struct xevb_shed_gate;
 
 enum xevb_xdp_mode { XEVB_XDP_NATIVE, XEVB_XDP_GENERIC };
 
@@ -54,6 +55,9 @@ struct xevb_loader {
 	unsigned int prog_id;
 	char run_dir_key[96];     /* "<netns inode>-<ifname>": names lock and stats files */
 	uint32_t meta_cookie;     /* non-zero: the program writes XDP meta with this cookie */
+	/* The program's shedding gate (shed.h), mapped; NULL if the map could not be. */
+	struct xevb_shed_gate *shed_gate;
+	size_t shed_gate_len;
 };
 
 /* 0 or -errno, after logging what failed and what to do. */

@@ -16,7 +16,7 @@
 #include <xevb/xsk_rx.h>
 
 #define XEVB_SNAP_MAGIC 0x58455653u  /* "XEVS" */
-#define XEVB_SNAP_VERSION 2   /* 2: drop reason FUTURE, jumps, seq_resets */
+#define XEVB_SNAP_VERSION 3   /* 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed, shed_ref_source; shed_* */
 
 struct xevb_snapshot {
 	uint32_t magic;
@@ -45,6 +45,12 @@ struct xevb_snapshot {
 	uint64_t rx_digest;            /* AF_XDP frames taken from their digest */
 	uint64_t rx_meta;              /* AF_XDP frames taken from their XDP meta (xsk_meta.h) */
 	uint64_t rx_meta_fallback;     /* XDP meta on, but none that checked out: parsed */
+	/* Whole-event shedding (shed.h): 0 when off (--no-shed, socket path) */
+	uint32_t shed_on;
+	uint32_t shed_accept;          /* level for new blocks now, of 65536 */
+	uint32_t shed_min_accept;      /* lowest level set */
+	uint32_t shed_ref_source;      /* the source the shed_ref_source slot counts */
+	uint64_t shed_cuts, shed_raises;
 };
 
 /* One line of rates between two snapshots, xdp-bench style. */

@@ -16,6 +16,13 @@ enum xevb_xdp_slot {
 	XEVB_XDP_UNKNOWN_SRC,              /* valid, source not configured: dropped */
 	XEVB_XDP_TRIM_FAIL,                /* valid, bytes after the datagram not trimmed: dropped */
 	XEVB_XDP_META_FAIL,                /* to_xsk, but no room for the XDP meta (xdp_meta.h): user space parses */
+	XEVB_XDP_SHED,                     /* valid, shed whole by event id block (shed.h): dropped */
+	/*
+	 * Of those, the MEPs of the reference source (the lowest configured
+	 * source_id); its frags count the events shed,
+	 * exact when every source packs alike.
+	 */
+	XEVB_XDP_SHED_REF,
 	XEVB_XDP__SLOTS
 };
 

@@ -104,6 +104,12 @@ uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *id
 		     const uint8_t **data, uint32_t *len);
 void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n);
 
+/*
+ * Descriptors waiting in queue qi's RX ring (two loads, no syscall; from
+ * any thread, as a sample); *ring_size gets the ring's entries.
+ */
+uint32_t xevb_xsk_rx_queued(const struct xevb_xsk *x, uint32_t qi, uint32_t *ring_size);
+
 /* Give a frame back (batched); xevb_xsk_flush pushes to the fill rings. */
 static inline void xevb_xsk_release(struct xevb_xsk *x, uint32_t frame_idx)
 {

@@ -9,7 +9,11 @@
  * An unbound AF_XDP socket in the XSKMAP makes bpf_redirect_map succeed;
  * the kernel then drops the frame.
  *
- * usage: xdp_steer_cost [--meta] [--digest] [--repeat N] [--rounds R]
+ * --shed-armed: the shedding gate (shed.h) armed at full level, as after an
+ * overload (the program records the newest block, sheds nothing); without
+ * it the gate is idle, as it is until the first overload.
+ *
+ * usage: xdp_steer_cost [--meta] [--digest] [--shed-armed] [--repeat N] [--rounds R]
  * Prints one JSON object: ns per run for each round and their median.
  */
 #include <errno.h>
@@ -25,6 +29,7 @@
 #include <bpf/libbpf.h>
 #include <xevb/mep_write.h>
 #include <xevb/wire.h>
+#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 
 #ifndef AF_XDP
@@ -56,10 +61,11 @@ int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "meta", no_argument, 0, 'm' }, { "digest", no_argument, 0, 'd' },
+		{ "shed-armed", no_argument, 0, 's' },
 		{ "repeat", required_argument, 0, 'r' }, { "rounds", required_argument, 0, 'n' }, { 0 },
 	};
 	uint32_t repeat = 200000, rounds = 7;
-	int meta = 0, digest = 0, c, stats_fd, xsk_fd, prog_fd;
+	int meta = 0, digest = 0, shed_armed = 0, c, stats_fd, xsk_fd, prog_fd;
 	uint8_t frame[2048];
 	struct xevb_mep_params p = {
 		.saddr = htonl(0xc6120101u), .daddr = htonl(0xc6120201u),
@@ -75,10 +81,11 @@ int main(int argc, char **argv)
 		switch (c) {
 		case 'm': meta = 1; break;
 		case 'd': digest = 1; break;
+		case 's': shed_armed = 1; break;
 		case 'r': repeat = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': rounds = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: %s [--meta] [--digest] [--repeat N] [--rounds R (<= 64)]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--meta] [--digest] [--shed-armed] [--repeat N] [--rounds R (<= 64)]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -105,6 +112,8 @@ int main(int argc, char **argv)
 		fprintf(stderr, "loading xevb_steer: %s (root needed)\n", strerror(errno));
 		return 1;
 	}
+	if (shed_armed)
+		skel->data_shed->shed_gate.word = xevb_shed_word(XEVB_SHED_ONE, XEVB_SHED_ONE, 0, 1);
 	prog_fd = bpf_program__fd(skel->progs.xevb_steer);
 	xsk_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
 	if (xsk_fd < 0 || bpf_map_update_elem(bpf_map__fd(skel->maps.xsks), &key, &xsk_fd, 0)) {
@@ -132,8 +141,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "warning: %llu runs counted, %u asked\n", (unsigned long long)(c1 - c0), repeat);
 		ns[r] = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
 	}
-	printf("{\"meta\":%d,\"digest\":%d,\"frame_bytes\":%zd,\"records\":25,\"repeat\":%u,\"ns_per_run\":[",
-	       meta, digest, flen, repeat);
+	printf("{\"meta\":%d,\"digest\":%d,\"shed_armed\":%d,\"frame_bytes\":%zd,\"records\":25,\"repeat\":%u,\"ns_per_run\":[",
+	       meta, digest, shed_armed, flen, repeat);
 	for (uint32_t r = 0; r < rounds; r++)
 		printf("%s%.2f", r ? "," : "", ns[r]);
 	qsort(ns, rounds, sizeof(ns[0]), cmp_d);

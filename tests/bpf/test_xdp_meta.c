@@ -27,6 +27,7 @@
 #include <xevb/mep_write.h>
 #include <xevb/names.h>
 #include <xevb/xsk_meta.h>
+#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
 #include "../common/vectors.h"

@@ -29,6 +29,7 @@
 #include <xevb/probes.h>
 #include <xevb/shape_ctl.h>
 #include <xevb/report.h>
+#include <xevb/shed.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_meta.h>
 #include <xevb/xsk_rx.h>
@@ -54,6 +55,7 @@ enum {
 	O_ZEROCOPY = 0x7f00,
 	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
 	O_NAP = 0x6e00,
+	O_NOSHED = 0x5d00,
 };
 
 static const struct xevb_opt opts[] = {
@@ -91,6 +93,7 @@ static const struct xevb_opt opts[] = {
 	{ "nap-us", O_NAP, "US", "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only after an empty nap (default 0: poll() at once)" },
 	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
 	{ "digest", O_DIGEST, NULL, "XDP appends a MEP digest so the builder need not walk the records (docs/digest.md; costs more in XDP than it saves here)" },
+	{ "no-shed", O_NOSHED, NULL, "XDP mode: never shed whole events in XDP under overload (default: shed, the same event id blocks from every source, so frames are not lost at random and events torn)" },
 	{ "no-xdp-meta", O_NOXDPMETA, NULL, "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; every frame is parsed again here" },
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
@@ -163,7 +166,14 @@ struct build {
 	pid_t watcher;
 	int watcher_fd;
 	const char *dev;
+	/* Whole-event shedding (shed.h): the controller, fed every SHED_TICK_NS */
+	bool shed_on;
+	struct xevb_shed shed;
+	uint64_t shed_next_ns;
+	uint64_t shed_kdrops;        /* the sockets' drop counters at the last tick */
 };
+
+#define SHED_TICK_NS 2000000ull
 
 /* In the root watcher as it starts: the builder's connections are not its own. */
 static void watcher_start(void *ctx)
@@ -422,6 +432,59 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 	bd->batches++;
 }
 
+/* The AF_XDP sockets' drops: the builder did not keep up (XDP_STATISTICS, a getsockopt each). */
+static uint64_t shed_kernel_drops(struct build *bd)
+{
+	struct xevb_xsk_stats st;
+	uint64_t n = 0;
+
+	for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
+		if (!xevb_xsk_stats(&bd->xsk, q, &st))
+			n += st.rx_dropped + st.rx_ring_full + st.rx_fill_ring_empty_descs;
+	return n;
+}
+
+/* XDP mode, unless --no-shed: the lowest source counts the events shed. */
+static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
+{
+	uint32_t ref = UINT32_MAX;
+
+	if (!bd->ld.shed_gate)
+		return;
+	for (int i = 0; i < n_sources; i++)
+		if (sources[i] < ref)
+			ref = sources[i];
+	bd->ld.shed_gate->ref_source = ref;
+	xevb_shed_init(&bd->shed, NULL);
+	bd->shed_kdrops = shed_kernel_drops(bd);
+	bd->shed_on = true;
+}
+
+/*
+ * One step of the shedding controller, every SHED_TICK_NS: the RX rings'
+ * fill (two loads a queue) and the kernel's drops since the last step.
+ */
+static void shed_tick(struct build *bd, uint64_t now)
+{
+	struct xevb_shed_in in = { 0 };
+	uint64_t kd;
+
+	if (!bd->shed_on || now < bd->shed_next_ns)
+		return;
+	bd->shed_next_ns = now + SHED_TICK_NS;
+	for (uint32_t q = 0; q < bd->xsk.n_queues; q++) {
+		uint32_t size;
+
+		in.ring_used += xevb_xsk_rx_queued(&bd->xsk, q, &size);
+		in.ring_size += size;
+	}
+	kd = shed_kernel_drops(bd);
+	in.drops = kd - bd->shed_kdrops;
+	bd->shed_kdrops = kd;
+	/* The output's backlog joins here once the output exposes it. */
+	xevb_shed_tick(&bd->shed, bd->ld.shed_gate, &in);
+}
+
 static void snapshot(struct build *bd, struct xevb_snapshot *s)
 {
 	s->update_ns = xevb_now_ns();
@@ -449,6 +512,12 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 						 (double)s->xdp[XEVB_XDP_TO_XSK].packets * (double)s->rx_frames);
 		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
 			xevb_xsk_stats(&bd->xsk, q, &s->xsk[q]);
+		s->shed_on = bd->shed_on;
+		s->shed_accept = bd->shed.accept;
+		s->shed_min_accept = bd->shed.min_accept;
+		s->shed_ref_source = bd->shed_on ? bd->ld.shed_gate->ref_source : 0;
+		s->shed_cuts = bd->shed.cuts;
+		s->shed_raises = bd->shed.raises;
 	} else {
 		s->sock_kernel_drops = bd->sock.kernel_drops;
 		s->sock_truncated = bd->sock.truncated;
@@ -497,7 +566,7 @@ int cmd_build(int argc, char **argv)
 	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
-	bool no_huge = false, digest = false, no_meta = false;
+	bool no_huge = false, digest = false, no_meta = false, no_shed = false;
 	int nice_val = 0, fifo_prio = 0;
 	bool set_nice = false;
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
@@ -597,6 +666,7 @@ int cmd_build(int argc, char **argv)
 		case O_NOHUGE: no_huge = true; break;
 		case O_DIGEST: digest = true; break;
 		case O_NOXDPMETA: no_meta = true; break;
+		case O_NOSHED: no_shed = true; break;
 		case O_NICE: {
 			char *end;
 			long v = strtol(arg, &end, 10);
@@ -787,6 +857,9 @@ int cmd_build(int argc, char **argv)
 		xc.xsks_map_fd = bd.ld.xsks_fd;
 		if (xevb_xsk_open(&bd.xsk, &xc))
 			goto out;
+		/* Under a DFM its credits and Busy flag pace the sources instead. */
+		if (!no_shed && !bd.bare && !cc.dfm)
+			shed_start(&bd, sources, n_sources);
 		for (uint32_t q = 0; q < n_queues; q++)
 			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", dev,
 				  queues[q], bd.xsk.q[q].zerocopy ? "zero-copy" : "copy", frames, frame_size,
@@ -892,7 +965,8 @@ int cmd_build(int argc, char **argv)
 				break;
 			if (exit_eor && bw_run_ended(bd.bw))
 				break;
-			usleep(5000);
+			shed_tick(&bd, now);
+			usleep(bd.shed_on ? SHED_TICK_NS / 1000 : 5000);
 		}
 		bw_stop(bd.bw);
 	} else {
@@ -942,6 +1016,7 @@ int cmd_build(int argc, char **argv)
 				got = (uint32_t)(n > 0 ? n : 0);
 			}
 			xevb_builder_poll(bd.b, now);
+			shed_tick(&bd, now);
 			if (bd.bctl) {
 				build_ctl_tick(bd.bctl, bd.b, now);
 				if (build_ctl_take_reset(bd.bctl)) {

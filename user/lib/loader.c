@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -15,6 +16,7 @@
 #include <xdp/libxdp.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
+#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 
 #define PROG_NAME "xevb_steer"
@@ -205,6 +207,26 @@ static int fill_filters(struct xevb_loader *l, const struct xevb_loader_cfg *cfg
 	return 0;
 }
 
+/*
+ * The shedding gate lives in the program's .data.shed map. libxdp loaded
+ * the object, so the skeleton's pointer is not the live map: map it here
+ * (global data maps are created mmapable).
+ */
+static void map_shed_gate(struct xevb_loader *l)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	size_t len = (sizeof(struct xevb_shed_gate) + (size_t)page - 1) & ~((size_t)page - 1);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(l->skel->maps.data_shed), 0);
+
+	if (p == MAP_FAILED) {
+		xevb_warn("cannot map the XDP program's shedding gate: %s; events will not be shed "
+			  "whole under overload", strerror(errno));
+		return;
+	}
+	l->shed_gate = p;
+	l->shed_gate_len = len;
+}
+
 static int dev_mtu(const char *ifname)
 {
 	char path[128], buf[32];
@@ -327,6 +349,7 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 		xevb_err("cannot configure the source filter: %s", strerror(-err));
 		goto fail;
 	}
+	map_shed_gate(l);
 	xevb_info("XDP program %s (id %u) attached to %s in %s mode, %s%s", PROG_NAME, l->prog_id,
 		  l->ifname, cfg->mode == XEVB_XDP_GENERIC ? "generic (skb)" : "native",
 		  l->multiprog ? "through libxdp's dispatcher"
@@ -340,6 +363,10 @@ fail:
 
 void xevb_loader_detach(struct xevb_loader *l)
 {
+	if (l->shed_gate) {
+		munmap(l->shed_gate, l->shed_gate_len);
+		l->shed_gate = NULL;
+	}
 	if (l->prog) {
 		int err = xdp_program__detach(l->prog, l->ifindex,
 					      l->mode == XEVB_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);

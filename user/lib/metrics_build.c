@@ -102,6 +102,16 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 				xevb_metric_u64(b, n[k], l, k == 0 ? x->packets : k == 1 ? x->bytes : x->frags);
 			}
 		}
+		if (s->shed_on) {
+			G("xevb_shed_accept", "Whole-event shedding: fraction of event id blocks let through, of 65536.",
+			  s->shed_accept);
+			C("xevb_shed_meps_total", "MEPs shed whole by the XDP program.", s->xdp[XEVB_XDP_SHED].packets);
+			C("xevb_shed_fragments_total", "Fragments in the MEPs shed by the XDP program.",
+			  s->xdp[XEVB_XDP_SHED].frags);
+			C("xevb_shed_events_total", "Events shed (the reference source's shed fragments).",
+			  s->xdp[XEVB_XDP_SHED_REF].frags);
+			C("xevb_shed_cuts_total", "Times the shedding controller lowered the level.", s->shed_cuts);
+		}
 		static const struct { const char *name, *help; size_t off; } xs[] = {
 			{ "xevb_xsk_rx_dropped_total", "AF_XDP: frames dropped for lack of room (XDP_STATISTICS rx_dropped).",
 			  offsetof(struct xevb_xsk_stats, rx_dropped) },

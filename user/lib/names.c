@@ -28,6 +28,8 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_XDP_UNKNOWN_SRC] = "unknown_source",
 	[XEVB_XDP_TRIM_FAIL] = "trim_failed",
 	[XEVB_XDP_META_FAIL] = "meta_failed",
+	[XEVB_XDP_SHED] = "shed",
+	[XEVB_XDP_SHED_REF] = "shed_ref_source",
 };
 
 const char *xevb_slot_name(unsigned int slot)

@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <xevb/names.h>
 #include <xevb/report.h>
+#include <xevb/shed.h>
 
 static const char *const drop_names[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_DUPLICATE] = "duplicate",
@@ -47,6 +48,10 @@ void xevb_report_line(FILE *f, const struct xevb_snapshot *n, const struct xevb_
 		(double)drops / dt, (double)(xdp_malformed(n) - xdp_malformed(p)) / dt,
 		(double)(xsk_sum(n, 0) - xsk_sum(p, 0) + n->sock_kernel_drops - p->sock_kernel_drops) / dt,
 		n->core.open_events);
+	if (n->shed_on && (n->shed_accept < XEVB_SHED_ONE || n->xdp[XEVB_XDP_SHED].packets != p->xdp[XEVB_XDP_SHED].packets))
+		fprintf(f, "%s: shedding: accept %5.1f%%  shed %.0f MEP/s %.0f ev/s\n", n->ifname,
+			100.0 * n->shed_accept / XEVB_SHED_ONE, RATE(xdp[XEVB_XDP_SHED].packets),
+			RATE(xdp[XEVB_XDP_SHED_REF].frags));
 #undef RATE
 	fflush(f);
 }
@@ -86,6 +91,14 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 				fprintf(f, " %s=%" PRIu64, xevb_slot_name(k), (uint64_t)s->xdp[k].packets);
 		fprintf(f, "\nAF_XDP sockets: rx_dropped %" PRIu64 ", rx_ring_full %" PRIu64
 			   ", fill_ring_empty %" PRIu64 "\n", xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
+		if (s->shed_on)
+			fprintf(f, "XDP shedding: %" PRIu64 " MEPs, %" PRIu64 " fragments, %" PRIu64
+				   " events (source %u) shed whole; accept now %.1f%%, lowest %.1f%%; %" PRIu64
+				   " cuts, %" PRIu64 " raises\n",
+				(uint64_t)s->xdp[XEVB_XDP_SHED].packets, (uint64_t)s->xdp[XEVB_XDP_SHED].frags,
+				(uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags, s->shed_ref_source,
+				100.0 * s->shed_accept / XEVB_SHED_ONE, 100.0 * s->shed_min_accept / XEVB_SHED_ONE,
+				s->shed_cuts, s->shed_raises);
 		if (s->rx_meta || s->rx_meta_fallback)
 			fprintf(f, "XDP meta: %" PRIu64 " frames taken from it, %" PRIu64 " parsed\n",
 				s->rx_meta, s->rx_meta_fallback);
@@ -141,6 +154,12 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		s->rx_digest_fallback);
 	fprintf(f, ",\"rx_meta\":%" PRIu64 ",\"rx_meta_fallback\":%" PRIu64, s->rx_meta,
 		s->rx_meta_fallback);
+	fprintf(f, ",\"shed_on\":%s,\"shed_meps\":%" PRIu64 ",\"shed_frags\":%" PRIu64
+		   ",\"shed_events\":%" PRIu64 ",\"shed_accept\":%u,\"shed_min_accept\":%u"
+		   ",\"shed_cuts\":%" PRIu64 ",\"shed_raises\":%" PRIu64,
+		s->shed_on ? "true" : "false", (uint64_t)s->xdp[XEVB_XDP_SHED].packets,
+		(uint64_t)s->xdp[XEVB_XDP_SHED].frags, (uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags,
+		s->shed_accept, s->shed_min_accept, s->shed_cuts, s->shed_raises);
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",

@@ -359,6 +359,16 @@ void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n)
 	xsk_ring_cons__release(&r->rx, n);
 }
 
+uint32_t xevb_xsk_rx_queued(const struct xevb_xsk *x, uint32_t qi, uint32_t *ring_size)
+{
+	const struct rings *r = x->q[qi].rings;
+	/* The kernel's producer index, read as the ring's consumer would. */
+	uint32_t prod = __atomic_load_n(r->rx.producer, __ATOMIC_ACQUIRE);
+
+	*ring_size = r->rx.size;
+	return prod - __atomic_load_n(r->rx.consumer, __ATOMIC_RELAXED);
+}
+
 void xevb_xsk_flush(struct xevb_xsk *x)
 {
 	for (uint32_t i = 0; i < x->n_queues; i++) {

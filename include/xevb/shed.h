@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
+/*
+ * Whole-event load shedding. When the builder is offered more than it can
+ * take, frames lost at random in front of it (RX ring full, fill ring
+ * empty) tear every event. Instead the XDP program drops whole blocks of
+ * event ids, the same blocks from every source, before the copy into the
+ * UMEM; a controller in user space (shed.c) sets the fraction let through.
+ *
+ * The decision: event id block = first_event_id >> XEVB_SHED_BLOCK_SHIFT,
+ * bucket = a 16-bit hash of the block, a MEP is shed when bucket >= accept
+ * (0..65536; 65536 sheds nothing). A level change applies from a switch
+ * block on, placed a little ahead of the newest block the program has seen:
+ * blocks before it keep the previous level. So sources that send the same
+ * event ids in the same MEPs get the same verdict for every MEP, whatever
+ * the moment the change lands between their packets.
+ *
+ * The gate is one 64-bit word (levels and switch block), written by user
+ * space with one store and read by the program with one load, so the
+ * program never sees half of a change. Zero means idle: the program's
+ * whole cost is then that load and a branch.
+ */
+#ifndef XEVB_SHED_H
+#define XEVB_SHED_H
+
+#include <linux/types.h>
+#include "bytes.h"
+
+/*
+ * Blocks of 64 event ids, small against the builder's window (4096 by
+ * default): shedding leaves gaps in the ids of the events that arrive, and
+ * a gap of more than the window makes the builder drop fragments as
+ * OVERFLOW (older events still open) or FUTURE (a jump of two windows
+ * wants a quorum of sources first), tearing the events after it. The
+ * hash keeps the gaps near 64/accept ids: two windows at accept ~1.6%.
+ */
+#define XEVB_SHED_BLOCK_SHIFT 6
+#define XEVB_SHED_BLOCK_MASK  ((1u << (32 - XEVB_SHED_BLOCK_SHIFT)) - 1)
+#define XEVB_SHED_ONE         65536u      /* accept everything */
+#define XEVB_SHED_BLOCK_UNKNOWN 0xffffffffu  /* no block seen since arming */
+
+/* The gate word: rejected fractions (65536 - accept), so that idle is 0. */
+#define XEVB_SHED_W_REJ_BITS  17
+#define XEVB_SHED_W_REJ_MASK  ((1ull << XEVB_SHED_W_REJ_BITS) - 1)
+#define XEVB_SHED_W_PREV_SHIFT 17
+#define XEVB_SHED_W_SW_SHIFT  34
+#define XEVB_SHED_W_ARMED     (1ull << 63)   /* the program records newest_block */
+
+/* In the XDP program's global data (section .data.shed). */
+struct xevb_shed_gate {
+	__u64 word;           /* user space writes; 0: idle */
+	__u32 newest_block;   /* the program writes while armed */
+	__u32 ref_source;     /* source_id whose shed MEPs count events (shed_ref slot) */
+};
+
+static __always_inline __u64 xevb_shed_word(__u32 accept, __u32 prev, __u32 switch_block, int armed)
+{
+	return (__u64)(XEVB_SHED_ONE - accept) |
+	       ((__u64)(XEVB_SHED_ONE - prev) << XEVB_SHED_W_PREV_SHIFT) |
+	       ((__u64)(switch_block & XEVB_SHED_BLOCK_MASK) << XEVB_SHED_W_SW_SHIFT) |
+	       (armed ? XEVB_SHED_W_ARMED : 0);
+}
+
+/* Block a before block b, in serial-number order (event ids wrap). */
+static __always_inline int xevb_shed_before(__u32 a, __u32 b)
+{
+	return (__s32)((a - b) << XEVB_SHED_BLOCK_SHIFT) < 0;
+}
+
+/* A multiplicative hash: consecutive blocks spread evenly over 0..65535. */
+static __always_inline __u32 xevb_shed_bucket(__u32 block)
+{
+	return (block * 0x9E3779B1u) >> 16;
+}
+
+/* 1: a MEP whose first event id falls in block is shed under this gate word. */
+static __always_inline int xevb_shed_drops(__u64 word, __u32 block)
+{
+	__u32 sw = (__u32)(word >> XEVB_SHED_W_SW_SHIFT) & XEVB_SHED_BLOCK_MASK;
+	__u32 rej = xevb_shed_before(block, sw) ? (__u32)(word >> XEVB_SHED_W_PREV_SHIFT) : (__u32)word;
+
+	rej &= XEVB_SHED_W_REJ_MASK;
+	return xevb_shed_bucket(block) + rej >= XEVB_SHED_ONE;
+}
+
+#ifndef __bpf__
+#include <stdbool.h>
+#include <stdint.h>
+
+struct xevb_shed_cfg {
+	uint32_t lead_blocks;   /* a new level starts this many blocks after the newest seen (default 4) */
+	uint32_t floor;         /* lowest level (default 1024, 1.6%: gaps stay within two builder windows) */
+	uint32_t calm_ticks;    /* ticks with the ring under 1/8 before the level grows (default 4) */
+	uint32_t idle_ticks;    /* calm ticks at full level before the program is idle again (default 500) */
+	uint64_t backlog_max;   /* output backlog in bytes that counts as pressure (0: not a signal) */
+};
+
+/* What the caller saw since the last tick. */
+struct xevb_shed_in {
+	uint32_t ring_used;     /* RX ring entries waiting, summed over queues */
+	uint32_t ring_size;     /* RX ring entries, summed over queues */
+	uint64_t drops;         /* rx_dropped + rx_ring_full + fill_ring_empty increase */
+	uint64_t backlog;       /* output backlog, bytes */
+};
+
+struct xevb_shed {
+	struct xevb_shed_cfg cfg;
+	uint32_t accept;        /* level for blocks at and after switch_block */
+	uint32_t prev;          /* level for blocks before it */
+	uint32_t switch_block;
+	bool armed;
+	uint32_t calm;          /* consecutive ticks without pressure, ring under 1/8 */
+	uint32_t last_used;
+	bool cut_wait;          /* a cut is not in effect until the newest block passes cut_block */
+	uint32_t cut_block;
+	/* for the statistics */
+	uint32_t min_accept;
+	uint64_t ticks, cuts, raises, arms;
+};
+
+/* cfg NULL or zero fields: the defaults. */
+void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg);
+
+/*
+ * One control step: reads the gate's newest_block, decides, writes the
+ * gate word (plain memory: the gate is mapped). Returns the level now in
+ * force for new blocks. AIMD on the accepted fraction: pressure (ring over
+ * half full and not draining, backlog over its bound) cuts it by 1/8, a
+ * kernel drop by 1/2, at most once until the last cut's blocks arrive; a ring under
+ * 1/8 for calm_ticks raises it by ~1.5% a tick up to 65536.
+ */
+uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in);
+
+#endif /* !__bpf__ */
+#endif /* XEVB_SHED_H */

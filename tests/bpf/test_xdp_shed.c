@@ -1,0 +1,236 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Whole-event shedding in the XDP program (xevb/shed.h), through
+ * BPF_PROG_RUN: idle (gate word 0) sheds nothing and writes nothing; with
+ * a level, exactly the MEPs whose first event id block the gate rejects
+ * are dropped, the same for every source, counted in shed (MEPs,
+ * fragments) and, for the reference source, shed_ref_source (its
+ * fragments: the events); the switch block splits old and new levels;
+ * non-MEP, malformed, IP-fragment and unknown-source traffic is never
+ * shed; the program records the newest block only while armed.
+ */
+#include <errno.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <linux/bpf.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <xevb/mep_write.h>
+#include <xevb/shed.h>
+#include <xevb/wire.h>
+#include "xevb_steer.skel.h"
+#include "xdp_harness.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
+
+#define REF_SOURCE 2
+#define N_FRAGS    10
+
+static struct xdp_env env;
+static int xsk_fd = -1;
+
+static void open_env(void)
+{
+	__u32 key = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	xsk_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (xsk_fd < 0)
+		cr_fatal("socket(AF_XDP): %s; the kernel needs CONFIG_XDP_SOCKETS", strerror(errno));
+	if (bpf_map_update_elem(bpf_map__fd(env.skel->maps.xsks), &key, &xsk_fd, 0))
+		cr_fatal("putting an AF_XDP socket in the XSKMAP: %s", strerror(errno));
+	env.skel->data_shed->shed_gate.ref_source = REF_SOURCE;
+}
+
+static void teardown(void)
+{
+	if (xsk_fd >= 0)
+		close(xsk_fd);
+	xsk_fd = -1;
+	if (env.skel)
+		xdp_env_close(&env);
+}
+
+TestSuite(xdp_shed, .init = open_env, .fini = teardown, .timeout = 60);
+
+static struct xevb_shed_gate *gate(void)
+{
+	return &env.skel->data_shed->shed_gate;
+}
+
+static size_t mep_frame(uint8_t *buf, size_t cap, uint16_t source_id, uint32_t first_event_id, bool udp)
+{
+	struct xevb_mep_params p = {
+		.saddr = htonl(0xc6120101u + source_id), .daddr = htonl(0xc6120201u),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO, .udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = source_id, .run_number = 7, .packet_seq = first_event_id / N_FRAGS,
+		.first_event_id = first_event_id, .n_frags = N_FRAGS, .frag_size = 40,
+	};
+	ssize_t n = xevb_write_frame(buf, cap, &p);
+
+	cr_assert(gt(i64, (int64_t)n, 0), "xevb_write_frame: %s", strerror(errno));
+	return (size_t)n;
+}
+
+static const int slots_pass[] = { XEVB_RES_MEP, XEVB_XDP_TO_XSK };
+static const int slots_shed[] = { XEVB_RES_MEP, XEVB_XDP_SHED };
+static const int slots_shed_ref[] = { XEVB_RES_MEP, XEVB_XDP_SHED, XEVB_XDP_SHED_REF };
+
+/* One MEP through the program: shed (counted) or to the socket, as want_shed says. */
+static void expect_mep(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp)
+{
+	uint8_t frame[2048];
+	size_t len = mep_frame(frame, sizeof(frame), source_id, first_event_id, udp);
+	struct xdp_outcome o;
+	const char *bad;
+
+	xdp_env_run(&env, frame, len, &o);
+	if (!want_shed)
+		bad = xdp_outcome_mismatch(&o, len, XDP_REDIRECT, slots_pass, 2, N_FRAGS);
+	else if (source_id == REF_SOURCE)
+		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed_ref, 3, N_FRAGS);
+	else
+		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed, 2, N_FRAGS);
+	cr_assert(bad == NULL, "source %u, first event %u (block %u), want %s: %s", source_id,
+		  first_event_id, first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
+}
+
+Test(xdp_shed, idle_sheds_nothing_and_writes_nothing)
+{
+	gate()->word = 0;
+	for (uint32_t e = 0; e < 200 * 64; e += 640)
+		for (uint16_t s = 0; s < 4; s++)
+			expect_mep(s, e, false, s & 1);
+	cr_assert(eq(u32, gate()->newest_block, XEVB_SHED_BLOCK_UNKNOWN));
+}
+
+Test(xdp_shed, armed_full_level_records_newest_block)
+{
+	gate()->word = xevb_shed_word(XEVB_SHED_ONE, XEVB_SHED_ONE, 0, 1);
+	expect_mep(0, 5 * 64 + 3, false, false);
+	cr_assert(eq(u32, gate()->newest_block, 5));
+	expect_mep(1, 9 * 64, false, false);
+	cr_assert(eq(u32, gate()->newest_block, 9));
+	/* An older block does not move it back. */
+	expect_mep(2, 4 * 64, false, false);
+	cr_assert(eq(u32, gate()->newest_block, 9));
+	/* Across the wrap of event ids: block 2 is after the last block. */
+	gate()->newest_block = XEVB_SHED_BLOCK_MASK;
+	expect_mep(0, 2 * 64, false, false);
+	cr_assert(eq(u32, gate()->newest_block, 2));
+	/* Not armed: nothing recorded even while shedding. */
+	gate()->word = xevb_shed_word(0, 0, 0, 0);
+	expect_mep(0, 40 * 64, true, false);
+	cr_assert(eq(u32, gate()->newest_block, 2));
+}
+
+Test(xdp_shed, same_blocks_shed_from_every_source_and_counted)
+{
+	const uint32_t accept = 26214;   /* 40% */
+	struct xevb_xdp_ctr before[XEVB_XDP__SLOTS], after[XEVB_XDP__SLOTS];
+	uint64_t want_meps = 0, want_ref = 0, kept_blocks = 0;
+	const uint32_t n_blocks = 300;
+
+	gate()->word = xevb_shed_word(accept, accept, 0, 1);
+	xdp_env_counters(&env, before);
+	for (uint32_t blk = 1000; blk < 1000 + n_blocks; blk++) {
+		bool shed = xevb_shed_drops(gate()->word, blk);
+
+		kept_blocks += !shed;
+		/* Several MEPs of the block, each source, raw and UDP: one verdict. */
+		for (uint32_t e = blk * 64; e < (blk + 1) * 64; e += 3 * N_FRAGS)
+			for (uint16_t s = 0; s < 4; s++) {
+				expect_mep(s, e, shed, (e / N_FRAGS + s) & 1);
+				want_meps += shed;
+				want_ref += shed && s == REF_SOURCE;
+			}
+	}
+	xdp_env_counters(&env, after);
+	cr_assert(eq(u64, after[XEVB_XDP_SHED].packets - before[XEVB_XDP_SHED].packets, want_meps));
+	cr_assert(eq(u64, after[XEVB_XDP_SHED].frags - before[XEVB_XDP_SHED].frags, want_meps * N_FRAGS));
+	cr_assert(eq(u64, after[XEVB_XDP_SHED_REF].packets - before[XEVB_XDP_SHED_REF].packets, want_ref));
+	cr_assert(eq(u64, after[XEVB_XDP_SHED_REF].frags - before[XEVB_XDP_SHED_REF].frags, want_ref * N_FRAGS));
+	/* The level is the fraction of blocks let through (3-gap spread: within 2 blocks here). */
+	cr_assert(ge(u64, kept_blocks, n_blocks * 4 / 10 - 2), "kept %llu of %u", (unsigned long long)kept_blocks, n_blocks);
+	cr_assert(le(u64, kept_blocks, n_blocks * 4 / 10 + 2), "kept %llu of %u", (unsigned long long)kept_blocks, n_blocks);
+	cr_assert(gt(u64, want_ref, 0));
+}
+
+Test(xdp_shed, switch_block_splits_old_and_new_level)
+{
+	/* Old level: everything; from block 500 on: nothing. */
+	gate()->word = xevb_shed_word(0, XEVB_SHED_ONE, 500, 1);
+	for (uint32_t blk = 490; blk < 510; blk++)
+		for (uint16_t s = 0; s < 3; s++)
+			expect_mep(s, blk * 64 + 20, blk >= 500, false);
+	/* Turned around: everything before 500 shed, nothing after. */
+	gate()->word = xevb_shed_word(XEVB_SHED_ONE, 0, 500, 1);
+	for (uint32_t blk = 490; blk < 510; blk++)
+		expect_mep(REF_SOURCE, blk * 64, blk < 500, false);
+	/* A MEP is judged by its first event id's block, even when it runs into the next. */
+	expect_mep(1, 499 * 64 + 63, true, false);
+	expect_mep(1, 500 * 64, false, false);
+}
+
+/* Everything that is not a valid MEP of a known source goes its usual way, at level 0. */
+Test(xdp_shed, other_traffic_is_never_shed)
+{
+	uint8_t frame[2048];
+	struct xdp_outcome o;
+	const char *bad;
+	size_t len;
+	__u32 one_key = 0;
+	__u8 one = 1;
+
+	gate()->word = xevb_shed_word(0, 0, 0, 1);
+
+	/* Not IPv4: the kernel's. */
+	len = mep_frame(frame, sizeof(frame), 0, 64, false);
+	frame[12] = 0x86, frame[13] = 0xdd;
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_PASS, (const int[]){ XEVB_RES_OTHER }, 1, 0);
+	cr_assert(bad == NULL, "IPv6 ethertype: %s", bad);
+
+	/* Malformed (bad magic): dropped as malformed, not as shed. */
+	len = mep_frame(frame, sizeof(frame), 0, 64, false);
+	frame[XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN] ^= 0xff;
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_DROP, (const int[]){ XEVB_RES_BAD_MAGIC }, 1, 0);
+	cr_assert(bad == NULL, "bad magic: %s", bad);
+
+	/* An IPv4 fragment (MF): the kernel reassembles it. */
+	len = mep_frame(frame, sizeof(frame), 0, 64, false);
+	frame[XEVB_WR_ETH_HLEN + 6] |= 0x20;
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_PASS, (const int[]){ XEVB_RES_IP_FRAGMENT }, 1, 0);
+	cr_assert(bad == NULL, "IP fragment: %s", bad);
+
+	/* UDP to another port: not ours. */
+	{
+		struct xevb_mep_params p = {
+			.saddr = htonl(0xc6120101u), .daddr = htonl(0xc6120201u), .udp_dport = 53,
+			.source_id = 0, .run_number = 7, .first_event_id = 64, .n_frags = 2, .frag_size = 8,
+		};
+		ssize_t n = xevb_write_frame(frame, sizeof(frame), &p);
+		cr_assert(gt(i64, (int64_t)n, 0));
+		xdp_env_run(&env, frame, (size_t)n, &o);
+		bad = xdp_outcome_mismatch(&o, (size_t)n, XDP_PASS, (const int[]){ XEVB_RES_OTHER }, 1, 0);
+		cr_assert(bad == NULL, "UDP port 53: %s", bad);
+	}
+
+	/* An unconfigured source under --xdp-filter: unknown_source, not shed. */
+	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ids), &one_key, &one, 0), 0));
+	env.skel->bss->filter_flags = XEVB_FILTER_SRC_ID;
+	len = mep_frame(frame, sizeof(frame), 3, 64, false);
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_DROP, (const int[]){ XEVB_RES_MEP, XEVB_XDP_UNKNOWN_SRC }, 2, N_FRAGS);
+	cr_assert(bad == NULL, "unknown source: %s", bad);
+	/* The configured one is shed at level 0. */
+	expect_mep(0, 64, true, false);
+}

@@ -1,0 +1,110 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Overload (issue 25): the live generator sends unpaced, far above what the
+# builder (forwarding to a farm node that checks every byte) can take, for
+# 3 s on a direct veth pair. With shedding (the default) the XDP program
+# drops whole events, the same event id blocks from every source, so what
+# reaches the farm node is complete:
+#    farm node result ok (every CRC and byte checked, no duplicate)
+#    incomplete events <= 1% of the events delivered
+#    shed MEPs, fragments, events > 0
+#    XDP mep = to_xsk + shed             (no unknown source, socket there)
+#    to_xsk = rx_frames + xsk_rx_dropped + xsk_rx_ring_full
+#    shed fragments = 25 x shed MEPs; shed events = the reference source's
+#    shed fragments, and 8 shed MEPs per 25 shed events (sources pack alike)
+# Then the same without shedding (--no-shed), for comparison only: the
+# figures of both are printed (complete events, torn events, the level the
+# controller reached).
+set -uo pipefail
+. "$(dirname "$0")/lib_e2e.sh"
+e2e_init os "${1:-build}"
+tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
+SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0)
+E2E_DEST=$(tb_addr builder 0)
+# The direct path (as scripts/bench/bench-e2e.sh): source eth1 <-> builder
+# eth1, live frames straight into the builder's veth.
+ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 type veth \
+	peer name eth1 netns "$BNS" address 02:18:02:01:00:01 || e2e_die "direct veth pair"
+ip -n "$SRCNS" link set eth1 up
+ip -n "$BNS" link set eth1 up
+ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+
+# As e2e_builder, but with the per-second lines (the shedding level) in NAME.err.
+builder_eth1() {
+	local name=$1 t
+	shift
+	ip netns exec "$BNS" timeout 40 taskset -c 1 "$X" build --dev eth1 --json --interval 1 "$@" \
+		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	E2E_LAST_PID=$!
+	_e2e_track $! "$name" 0
+	for ((t = 0; t < 200; t++)); do
+		grep -q 'AF_XDP socket on' "$E2E_WORK/$name.err" 2>/dev/null && return 0
+		kill -0 "$E2E_LAST_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	e2e_show "$name"
+	e2e_die "$name: builder did not open its receive path"
+}
+
+overload_case() {
+	local case=$1
+	shift
+	e2e_log "$case: 8 sources x 25 events a MEP, live and unpaced for 3 s ($*)"
+	e2e_sink 0 "$case.k" --expect-sources 8 --duration 12
+	builder_eth1 "$case.b" --sources 0-7 --timeout-ms 50 --window 65536 --duration 6 \
+		--sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	ip netns exec "$SRCNS" timeout 30 taskset -c 0 "$X" source --dest "$E2E_DEST" --dev eth1 \
+		--dst-mac 02:18:02:01:00:01 --src-addr "$(tb_addr source 0)" --mode live --source-ids 0-7 \
+		--pack 25 --frag-size 32 --duration 3 --no-end-of-run --json --quiet \
+		>"$E2E_WORK/$case.s.json" 2>"$E2E_WORK/$case.s.err" &
+	_e2e_track $! "$case.s" 0
+	e2e_wait_all
+	grep -E 'shedding|ev/s' "$E2E_WORK/$case.b.err" | sed 's/^/  | /'
+}
+
+overload_case shed
+e2e_check shed <<'PY'
+b, k, s = J(CASE + ".b"), J(CASE + ".k"), J(CASE + ".s")
+x = b["xdp"]
+sent_meps = s["packets"]
+print("# %s: sent %d MEPs; XDP mep %d, shed %d, to_xsk %d; builder complete %d incomplete %d; "
+      "farm node events %d (incomplete %d); level now %d, lowest %d of 65536, %d cuts %d raises; "
+      "xsk ring_full %d rx_dropped %d" % (CASE, sent_meps, x["mep"]["packets"], b["shed_meps"],
+      x["to_xsk"]["packets"], b["events_complete"], b["events_incomplete"], k["events"], k["incomplete"],
+      b["shed_accept"], b["shed_min_accept"], b["shed_cuts"], b["shed_raises"], b["xsk_rx_ring_full"],
+      b["xsk_rx_dropped"]))
+print("# %s: builder drops by reason: %s" % (CASE, {r: b["drop_" + r] for r in ("duplicate", "late", "overflow", "future")}))
+eq("farm node result", k["result"], "ok")
+eq("farm node errors, duplicates", (k["errors"], k["duplicates"]), (0, 0))
+true("events delivered > 0", k["events"] > 0, k["events"])
+le("incomplete events / delivered", round(k["incomplete"] / max(k["events"], 1), 4), 0.01)
+true("shedding on", b["shed_on"], b["shed_on"])
+true("shed MEPs, fragments, events > 0", b["shed_meps"] > 0 and b["shed_frags"] > 0 and b["shed_events"] > 0,
+     (b["shed_meps"], b["shed_frags"], b["shed_events"]))
+eq("XDP mep = to_xsk + shed", x["mep"]["packets"], x["to_xsk"]["packets"] + x["shed"]["packets"])
+eq("XDP malformed, unknown, no_xsk", (xdp_malformed(b), x["unknown_source"]["packets"], x["no_xsk_to_kernel"]["packets"]), (0, 0, 0))
+eq("to_xsk = rx_frames + xsk rx_dropped + rx_ring_full",
+   b["rx_frames"] + b["xsk_rx_dropped"] + b["xsk_rx_ring_full"], x["to_xsk"]["packets"])
+eq("shed frags = 25 x shed MEPs", b["shed_frags"], 25 * b["shed_meps"])
+eq("shed events = reference source's shed frags", b["shed_events"], x["shed_ref_source"]["frags"])
+true("8 shed MEPs per 25 shed events (a block cut by the end aside)",
+     abs(b["shed_meps"] - 8 * b["shed_events"] // 25) < 8, (b["shed_meps"], b["shed_events"]))
+eq("builder: opened = complete + incomplete, none open", (b["events_opened"], b["open_events"]),
+   (b["events_complete"] + b["events_incomplete"], 0))
+eq("builder: received = in events + drops", b["frags_received"],
+   b["frags_in_events"] + sum(b[k] for k in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow", "drop_future")))
+eq("farm node events = builder output", k["events"], b["out_events"])
+PY
+
+overload_case noshed --no-shed
+e2e_check noshed <<'PY'
+b, k = J(CASE + ".b"), J(CASE + ".k")
+a = J("shed.k")
+print("# comparison: complete events at the farm node: shedding %d (incomplete %d), without %d (incomplete %d); "
+      "without: xsk ring_full %d rx_dropped %d" % (a["complete"], a["incomplete"], k["complete"], k["incomplete"],
+      b["xsk_rx_ring_full"], b["xsk_rx_dropped"]))
+print("# %s: builder drops by reason: %s" % (CASE, {r: b["drop_" + r] for r in ("duplicate", "late", "overflow", "future")}))
+eq("farm node result", k["result"], "ok")
+eq("nothing shed with --no-shed", (b["shed_on"], b["xdp"]["shed"]["packets"]), (False, 0))
+PY
+e2e_finish

@@ -1,0 +1,253 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * The shedding controller (user/lib/shed.c) and the gate's verdict
+ * (xevb/shed.h), step by step: idle stays idle and costs the program
+ * nothing (word 0); pressure arms, then cuts (1/8 for a filling ring, 1/2
+ * for kernel drops) once per block;
+ * calm raises back to 65536 and, later, idles; a level change keeps the
+ * old level for the blocks before its switch block.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <xevb/shed.h>
+
+TestSuite(shed, .timeout = 10);
+
+#define RING 4096
+
+static const struct xevb_shed_in calm_in = { .ring_used = 0, .ring_size = RING };
+static const struct xevb_shed_in full_in = { .ring_used = RING * 3 / 4, .ring_size = RING };
+static const struct xevb_shed_in drop_in = { .ring_used = 10, .ring_size = RING, .drops = 3 };
+
+static struct xevb_shed_gate fresh_gate(void)
+{
+	return (struct xevb_shed_gate){ .word = 0, .newest_block = XEVB_SHED_BLOCK_UNKNOWN };
+}
+
+/* Armed and told by the "program" that block newest was seen. */
+static void armed_at(struct xevb_shed *s, struct xevb_shed_gate *g, uint32_t newest)
+{
+	xevb_shed_init(s, NULL);
+	*g = fresh_gate();
+	g->newest_block = 7;   /* stale: arming must forget it */
+	cr_assert(eq(u32, xevb_shed_tick(s, g, &drop_in), XEVB_SHED_ONE));
+	cr_assert(s->armed);
+	cr_assert(eq(u64, g->word, XEVB_SHED_W_ARMED));
+	cr_assert(eq(u32, g->newest_block, XEVB_SHED_BLOCK_UNKNOWN));
+	g->newest_block = newest;
+}
+
+Test(shed, no_pressure_stays_idle)
+{
+	struct xevb_shed s;
+	struct xevb_shed_gate g = fresh_gate();
+	/* Up to half the ring, filling, no drop: not pressure. */
+	struct xevb_shed_in half = { .ring_used = RING / 2, .ring_size = RING };
+
+	xevb_shed_init(&s, NULL);
+	for (int i = 0; i < 1000; i++) {
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, i & 1 ? &half : &calm_in), XEVB_SHED_ONE));
+		cr_assert(eq(u64, g.word, 0));
+	}
+	cr_assert(not(s.armed));
+	cr_assert(eq(u64, s.cuts, 0));
+	cr_assert(eq(u64, s.arms, 0));
+}
+
+Test(shed, pressure_arms_then_cuts)
+{
+	struct xevb_shed s;
+	struct xevb_shed_gate g;
+
+	armed_at(&s, &g, XEVB_SHED_BLOCK_UNKNOWN);
+	/* No block seen since arming: no level yet. */
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &full_in), XEVB_SHED_ONE));
+	cr_assert(eq(u64, g.word, XEVB_SHED_W_ARMED));
+
+	g.newest_block = 100;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &full_in), 57344));
+	cr_assert(eq(u32, s.prev, XEVB_SHED_ONE));
+	cr_assert(eq(u32, s.switch_block, 104));   /* default lead: 4 blocks */
+	cr_assert(eq(u64, g.word, xevb_shed_word(57344, XEVB_SHED_ONE, 104, 1)));
+
+	/* Until a block under the new level has come, no second cut. */
+	for (uint32_t nb = 100; nb <= 104; nb++) {
+		g.newest_block = nb;
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &drop_in), 57344), "newest %u", nb);
+	}
+	/* Kernel drops: half. */
+	g.newest_block = 105;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &drop_in), 28672));
+	cr_assert(eq(u32, s.prev, 57344));
+	cr_assert(eq(u32, s.switch_block, 109));
+	cr_assert(eq(u64, g.word, xevb_shed_word(28672, 57344, 109, 1)));
+	cr_assert(eq(u64, s.cuts, 2));
+	cr_assert(eq(u32, s.min_accept, 28672));
+	/* A filling ring, no drop: an eighth. */
+	g.newest_block = 110;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &full_in), 25088));
+	cr_assert(eq(u32, s.prev, 28672));
+	cr_assert(eq(u32, s.switch_block, 114));
+}
+
+Test(shed, draining_ring_is_not_pressure)
+{
+	struct xevb_shed s;
+	struct xevb_shed_gate g;
+	struct xevb_shed_in in = { .ring_size = RING };
+
+	armed_at(&s, &g, 50);
+	/* Over half full but falling every tick: the last cut is working. */
+	for (uint32_t used = RING - 1; used > RING / 2; used -= 64) {
+		in.ring_used = used;
+		g.newest_block += 2;
+		xevb_shed_tick(&s, &g, &in);
+	}
+	cr_assert(eq(u64, s.cuts, 1), "only the first tick (filling from 0) cuts: %llu",
+		  (unsigned long long)s.cuts);
+	cr_assert(eq(u32, s.accept, 57344));
+}
+
+Test(shed, never_below_the_floor)
+{
+	struct xevb_shed s;
+	struct xevb_shed_gate g;
+
+	armed_at(&s, &g, 0);
+	for (uint32_t nb = 0; nb < 2000; nb++) {
+		g.newest_block = nb;
+		xevb_shed_tick(&s, &g, &drop_in);
+	}
+	cr_assert(eq(u32, s.accept, 1024));
+	cr_assert(eq(u32, s.min_accept, 1024));
+	/* Halved each block: 65536 -> 1024 in 6 cuts. */
+	cr_assert(eq(u64, s.cuts, 6));
+}
+
+Test(shed, recovery_raises_then_idles)
+{
+	struct xevb_shed_cfg cfg = { .calm_ticks = 4, .idle_ticks = 50 };
+	struct xevb_shed s;
+	struct xevb_shed_gate g;
+	uint32_t nb = 1000, ticks = 0, last;
+
+	armed_at(&s, &g, nb);
+	s.cfg = (struct xevb_shed_cfg){ 0 };
+	xevb_shed_init(&s, &cfg);
+	s.armed = true;
+	/* Cut to 50176 as above. */
+	xevb_shed_tick(&s, &g, &full_in);
+	g.newest_block = nb = 1005;
+	xevb_shed_tick(&s, &g, &full_in);
+	cr_assert(eq(u32, s.accept, 50176));
+
+	/* Three calm ticks: held; the fourth raises by max(accept/64, 256). */
+	for (int i = 0; i < 3; i++)
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 50176));
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 50176 + 784));
+	/* A ring between 1/8 and 1/2 holds the level and restarts the count. */
+	struct xevb_shed_in mid = { .ring_used = RING / 4, .ring_size = RING };
+	last = s.accept;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &mid), last));
+	for (int i = 0; i < 3; i++)
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), last));
+	/* Then up every tick, to 65536, never past it. */
+	while (s.accept < XEVB_SHED_ONE && ticks++ < 100) {
+		last = s.accept;
+		g.newest_block = ++nb;
+		cr_assert(gt(u32, xevb_shed_tick(&s, &g, &calm_in), last));
+	}
+	cr_assert(eq(u32, s.accept, XEVB_SHED_ONE));
+	cr_assert(lt(u32, ticks, 30), "1.5%% a tick: %u ticks from 77%%", ticks);
+	cr_assert(s.armed);
+	/* Calm for idle_ticks at full level (old blocks settled): idle again, word 0. */
+	for (int i = 0; i < 60 && s.armed; i++) {
+		g.newest_block = ++nb;
+		xevb_shed_tick(&s, &g, &calm_in);
+	}
+	cr_assert(not(s.armed));
+	cr_assert(eq(u64, g.word, 0));
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), XEVB_SHED_ONE));
+	cr_assert(eq(u64, g.word, 0));
+}
+
+Test(shed, change_before_the_switch_is_reached_stays_pending)
+{
+	struct xevb_shed_cfg cfg = { .calm_ticks = 1 };
+	struct xevb_shed s;
+	struct xevb_shed_gate g;
+
+	armed_at(&s, &g, 200);
+	s.cfg = (struct xevb_shed_cfg){ 0 };
+	xevb_shed_init(&s, &cfg);
+	s.armed = true;
+	xevb_shed_tick(&s, &g, &full_in);
+	cr_assert(eq(u32, s.switch_block, 204));
+	/* Newest 202: blocks from 204 on are not on the wire yet: the raise rewrites their level. */
+	g.newest_block = 202;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 57344 + 896));
+	cr_assert(eq(u32, s.switch_block, 204));
+	cr_assert(eq(u32, s.prev, XEVB_SHED_ONE));
+	cr_assert(eq(u64, g.word, xevb_shed_word(57344 + 896, XEVB_SHED_ONE, 204, 1)));
+	/* Newest 204: now a change needs a new switch; the old new level becomes the previous. */
+	g.newest_block = 204;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 58240 + 910));
+	cr_assert(eq(u32, s.switch_block, 208));
+	cr_assert(eq(u32, s.prev, 58240));
+	/* Lead blocks past the switch, the blocks before it take the current level. */
+	g.newest_block = 212;
+	xevb_shed_tick(&s, &g, &full_in);   /* a cut: new switch 216 */
+	cr_assert(eq(u32, s.switch_block, 216));
+	cr_assert(eq(u32, s.prev, 59150));
+}
+
+Test(shed, verdict_by_block_and_switch)
+{
+	/* accept 0 from block 10 on, everything before it. */
+	uint64_t w = xevb_shed_word(0, XEVB_SHED_ONE, 10, 1);
+
+	for (uint32_t b = 0; b < 10; b++)
+		cr_assert(not(xevb_shed_drops(w, b)), "block %u", b);
+	for (uint32_t b = 10; b < 1000; b++)
+		cr_assert(xevb_shed_drops(w, b), "block %u", b);
+	/* The reverse, and across the wrap of the block numbers (serial order). */
+	w = xevb_shed_word(XEVB_SHED_ONE, 0, 2, 0);
+	cr_assert(xevb_shed_drops(w, XEVB_SHED_BLOCK_MASK));      /* block -1: before 2 */
+	cr_assert(xevb_shed_drops(w, XEVB_SHED_BLOCK_MASK - 500));
+	cr_assert(xevb_shed_drops(w, 1));
+	cr_assert(not(xevb_shed_drops(w, 2)));
+	cr_assert(not(xevb_shed_drops(w, 3000)));
+	/* Idle (word 0) and full levels shed nothing; level 0 everything. */
+	for (uint32_t b = 0; b < 70000; b += 7) {
+		cr_assert(not(xevb_shed_drops(0, b)));
+		cr_assert(not(xevb_shed_drops(xevb_shed_word(XEVB_SHED_ONE, XEVB_SHED_ONE, 5, 1), b)));
+		cr_assert(xevb_shed_drops(xevb_shed_word(0, 0, 5, 1), b));
+	}
+	/* A block's verdict is the first event id's: every id of block 10 alike. */
+	cr_assert(eq(u32, (10u << XEVB_SHED_BLOCK_SHIFT) >> XEVB_SHED_BLOCK_SHIFT, 10));
+}
+
+Test(shed, blocks_shed_evenly_with_short_gaps)
+{
+	static const uint32_t levels[] = { 1024, 6554, 32768, 58982 };
+
+	for (unsigned k = 0; k < sizeof(levels) / sizeof(levels[0]); k++) {
+		uint64_t w = xevb_shed_word(levels[k], levels[k], 0, 1);
+		uint32_t kept = 0, gap = 0, max_gap = 0, n = 100000;
+
+		for (uint32_t b = 0; b < n; b++) {
+			if (xevb_shed_drops(w, b)) {
+				gap++;
+				continue;
+			}
+			kept++;
+			if (gap > max_gap)
+				max_gap = gap;
+			gap = 0;
+		}
+		double want = (double)levels[k] / XEVB_SHED_ONE, got = (double)kept / n;
+		cr_assert(got > want * 0.99 && got < want * 1.01, "level %u: kept %.4f, want %.4f", levels[k], got, want);
+		/* Three-gap theorem: gaps near 1/accept blocks, none much longer. */
+		cr_assert(le(u32, max_gap, (uint32_t)(2.0 / want)), "level %u: a gap of %u blocks", levels[k], max_gap);
+	}
+}
