@@ -29,6 +29,8 @@
 #include <xevb/builder.h>
 
 #define XEVB_MAX_SINKS 64
+/* Each farm node's send buffer (batched output). */
+#define XEVB_OUT_SEND_BUF (256u << 10)
 
 struct xevb_zc;
 

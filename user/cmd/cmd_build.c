@@ -455,7 +455,13 @@ static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
 		if (sources[i] < ref)
 			ref = sources[i];
 	bd->ld.shed_gate->ref_source = ref;
-	xevb_shed_init(&bd->shed, NULL);
+	/*
+	 * Output that backs up past half the farm nodes' buffers is pressure
+	 * too: shedding in XDP costs less than building events to drop them.
+	 */
+	struct xevb_shed_cfg sc = { .backlog_max = (uint64_t)bd->out.n_sinks * XEVB_OUT_SEND_BUF / 2 };
+
+	xevb_shed_init(&bd->shed, &sc);
 	bd->shed_kdrops = shed_kernel_drops(bd);
 	bd->shed_on = true;
 }
@@ -481,7 +487,7 @@ static void shed_tick(struct build *bd, uint64_t now)
 	kd = shed_kernel_drops(bd);
 	in.drops = kd - bd->shed_kdrops;
 	bd->shed_kdrops = kd;
-	/* The output's backlog joins here once the output exposes it. */
+	in.backlog = xevb_output_backlog_bytes(&bd->out);
 	xevb_shed_tick(&bd->shed, bd->ld.shed_gate, &in);
 }
 

@@ -22,7 +22,7 @@
  * hundred L1 events go to the kernel in one call instead of one writev of
  * ~250 iovecs each.
  */
-#define SEND_BUF (256u << 10)
+#define SEND_BUF XEVB_OUT_SEND_BUF
 #define FLUSH_AT (64u << 10)
 /* Events tracked in flight per connection (8 B each): far more than a 4 MiB send buffer holds. */
 #define ENDS_CAP (1u << 17)
