@@ -100,6 +100,12 @@ struct xevb_shed_in {
 	uint32_t ring_size;     /* RX ring entries, summed over queues */
 	uint64_t drops;         /* rx_dropped + rx_ring_full + fill_ring_empty increase */
 	uint64_t backlog;       /* output backlog, bytes */
+	/*
+	 * Frames the builder took from the RX rings (0: not measured). With
+	 * it, a cut goes straight to the rate the builder served: the level
+	 * times consumed / arrived (arrived = consumed + ring growth + drops).
+	 */
+	uint64_t consumed;
 };
 
 struct xevb_shed {
@@ -124,9 +130,11 @@ void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg);
  * One control step: reads the gate's newest_block, decides, writes the
  * gate word (plain memory: the gate is mapped). Returns the level now in
  * force for new blocks. AIMD on the accepted fraction: pressure (ring over
- * half full and not draining, backlog over its bound) cuts it by 1/8, a
- * kernel drop by 1/2, at most once until the last cut's blocks arrive; a ring under
- * 1/8 for calm_ticks raises it by ~1.5% a tick up to 65536.
+ * half full and not draining, backlog over its bound) cuts it to what the
+ * builder served (in->consumed over the frames that arrived, less 1/32 to
+ * drain the ring), or without that measure by 1/8 (a kernel drop: 1/2),
+ * at most once until the last cut's blocks arrive; a ring under 1/8 for
+ * calm_ticks raises it by ~1.5% a tick up to 65536.
  */
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in);
 

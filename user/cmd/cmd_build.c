@@ -171,6 +171,7 @@ struct build {
 	struct xevb_shed shed;
 	uint64_t shed_next_ns;
 	uint64_t shed_kdrops;        /* the sockets' drop counters at the last tick */
+	uint64_t shed_rx;            /* rx_frames at the last tick (one worker) */
 };
 
 #define SHED_TICK_NS 2000000ull
@@ -487,6 +488,11 @@ static void shed_tick(struct build *bd, uint64_t now)
 	kd = shed_kernel_drops(bd);
 	in.drops = kd - bd->shed_kdrops;
 	bd->shed_kdrops = kd;
+	/* What this loop served (with workers their frames are not counted here). */
+	if (!bd->bw) {
+		in.consumed = bd->rx_frames - bd->shed_rx;
+		bd->shed_rx = bd->rx_frames;
+	}
 	in.backlog = xevb_output_backlog_bytes(&bd->out);
 	xevb_shed_tick(&bd->shed, bd->ld.shed_gate, &in);
 }

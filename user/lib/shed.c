@@ -87,12 +87,11 @@ static void settle(struct xevb_shed *s, uint32_t newest)
 		s->prev = s->accept;
 }
 
-static bool under_pressure(struct xevb_shed *s, const struct xevb_shed_in *in)
+static bool under_pressure(const struct xevb_shed *s, const struct xevb_shed_in *in)
 {
 	/* A ring over half full that is draining needs no further cut. */
 	bool filling = (uint64_t)in->ring_used * 2 > in->ring_size && in->ring_used >= s->last_used;
 
-	s->last_used = in->ring_used;
 	return in->drops > 0 || filling || (s->cfg.backlog_max && in->backlog > s->cfg.backlog_max);
 }
 
@@ -102,11 +101,26 @@ static bool under_pressure(struct xevb_shed *s, const struct xevb_shed_in *in)
  * reaches the builder's share of a large overload in a few ticks; a ring
  * filling up without loss yet takes 1/8.
  */
-static void cut(struct xevb_shed *s, uint32_t newest, bool lost)
+static uint32_t served_level(const struct xevb_shed *s, const struct xevb_shed_in *in,
+			     uint32_t prev_used)
 {
-	uint32_t step = lost ? s->accept / 2 : s->accept / 8;
+	int64_t growth = (int64_t)in->ring_used - (int64_t)prev_used;
+	uint64_t arrived = in->consumed + in->drops + (growth > 0 ? (uint64_t)growth : 0);
 
-	uint32_t level = s->accept - (step ? step : 1);
+	if (!in->consumed || arrived <= in->consumed)
+		return 0;
+	return (uint32_t)((uint64_t)s->accept * in->consumed / arrived * 31 / 32);
+}
+
+static void cut(struct xevb_shed *s, uint32_t newest, const struct xevb_shed_in *in,
+		uint32_t prev_used)
+{
+	bool lost = in->drops > 0;
+	uint32_t step = lost ? s->accept / 2 : s->accept / 8;
+	uint32_t level = served_level(s, in, prev_used);
+
+	if (!level || level >= s->accept)
+		level = s->accept - (step ? step : 1);
 
 	if (s->cut_wait && xevb_shed_before(newest, s->cut_block))
 		return;   /* the last cut has not reached the wire's newest blocks yet */
@@ -133,8 +147,9 @@ static void raise_level(struct xevb_shed *s, uint32_t newest)
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in)
 {
 	bool pressure = under_pressure(s, in);
-	uint32_t newest;
+	uint32_t newest, prev_used = s->last_used;
 
+	s->last_used = in->ring_used;
 	s->ticks++;
 	if (!s->armed) {
 		if (pressure)
@@ -148,7 +163,7 @@ uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const str
 	settle(s, newest);
 	if (pressure) {
 		s->calm = 0;
-		cut(s, newest, in->drops > 0);
+		cut(s, newest, in, prev_used);
 	} else if ((uint64_t)in->ring_used * 8 < in->ring_size) {
 		s->calm++;
 		if (s->calm >= s->cfg.calm_ticks && s->accept < XEVB_SHED_ONE)
