@@ -194,7 +194,55 @@ def plot_e2e(d, doc):
     save(fig, d, "e2e-rx")
 
 
-PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e}
+# The overload curve of the code before the overload fixes (issue 25),
+# drawn faintly under the current one so the fix shows.
+OVERLOAD_BEFORE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "bench", "data",
+                               "overload-before-quick.json")
+
+
+def overload_lines(a, doc, faint=False):
+    rows = [r for r in doc.get("results", []) if r.get("offered_over_lossfree") and r.get("goodput_over_lossfree") is not None]
+    cases = sorted({r["case"] for r in rows}, key=lambda c: (c != "l1", c))
+    for ci, case in enumerate(cases):
+        for mode in ("xdp", "socket"):
+            pts = sorted((r["offered_over_lossfree"], r["goodput_over_lossfree"], r["load"]) for r in rows
+                         if r["case"] == case and r["mode"] == mode)
+            if not pts:
+                continue
+            kw = dict(color="grey" if faint else COLORS[ci % len(COLORS)], linestyle=STYLE.get(mode, "-"),
+                      linewidth=0.8 if faint else 1.6, alpha=0.6 if faint else 1.0,
+                      label="%s %s%s" % ("L1" if case == "l1" else case.upper(), mode, " (before, quick)" if faint else ""))
+            a.plot([p[0] for p in pts], [p[1] for p in pts], marker="." if faint else "o", **kw)
+            for x, y, load in pts:
+                if load == "unpaced":
+                    a.plot([x], [y], marker="*", markersize=10 if not faint else 6, color=kw["color"], alpha=kw["alpha"])
+                    if not faint:
+                        a.annotate("unpaced", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6,
+                                   color=kw["color"])
+
+
+def plot_overload(d, doc):
+    fig, a = plt.subplots(figsize=(9, 5))
+    try:
+        before = json.load(open(OVERLOAD_BEFORE))
+    except (OSError, ValueError):
+        before = None
+    if before and before.get("meta", {}).get("date") != doc.get("meta", {}).get("date"):
+        overload_lines(a, before, faint=True)
+    overload_lines(a, doc)
+    a.axhline(0.9, color="black", linestyle="--", linewidth=1, label="0.9 of the loss-free rate")
+    a.set_xscale("log")
+    a.set_ylim(bottom=0)
+    a.set_xlabel("offered load / loss-free rate (events/s; star: unpaced)")
+    a.set_ylabel("complete events/s at the farm node / loss-free rate")
+    a.set_title("Goodput vs offered load (bench-overload.sh; builder with shipped defaults)", fontsize=9)
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=7)
+    save(fig, d, "overload-goodput")
+
+
+PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e,
+         "overload": plot_overload}
 
 
 def main():
