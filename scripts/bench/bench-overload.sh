@@ -22,7 +22,8 @@
 # node, none incomplete (BENCH_LOSS_TOL: share of the events sent allowed
 # to miss, 0). The search (bench-gateway.sh's): one unpaced probe (the upper
 # bound), then OV_STEPS bisection steps of the paced event rate (`--rate`,
-# events/s of each source), first at what the builder received unpaced.
+# events/s of each source), first at what the builder received unpaced; a
+# step that loses is tried once more (OV_RETRY, see ov_probe).
 # Then BENCH_RUNS rounds (3; 1 with BENCH_QUICK=1) of every load, xdp and
 # socket alternating, BENCH_SECONDS (2; 1 quick) a point; medians.
 #
@@ -36,7 +37,7 @@
 # usage: scripts/bench/bench-overload.sh [OUT]   env: BENCH_QUICK, BENCH_RUNS,
 #   BENCH_SECONDS, BENCH_BUILD_ARGS, BENCH_KEEP=1 (keep the per-point files),
 #   OV_CASES ("l1 hlt"), OV_MODES ("xdp socket"), OV_LOADS ("0.5 1 1.5 2 5 10
-#   unpaced": multiples of the loss-free rate), OV_STEPS (6; 4 quick).
+#   unpaced": multiples of the loss-free rate), OV_STEPS (6; 4 quick), OV_RETRY (1).
 # Writes OUT/bench/overload.json, overload.csv, overload-goodput.png.
 # Full run about 10 minutes, quick about 3.
 set -euo pipefail
@@ -52,13 +53,15 @@ CASES=${OV_CASES:-l1 hlt}
 MODES=${OV_MODES:-xdp socket}
 LOADS=${OV_LOADS:-0.5 1 1.5 2 5 10 unpaced}
 TOL=${BENCH_LOSS_TOL:-0}
+RETRY=${OV_RETRY:-1}
 X=$ROOT/$OUT/xevb
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 HELP=$ROOT/scripts/bench/overload.py
 SNAP=$ROOT/scripts/bench/e2e.py
 SINK_PORT=5000
 MODEL=gateway
-((RUNS >= 1 && RUNS <= 20 && STEPS >= 0 && STEPS <= 10)) || { echo "bench-overload: BENCH_RUNS 1..20, OV_STEPS 0..10" >&2; exit 2; }
+((RUNS >= 1 && RUNS <= 20 && STEPS >= 0 && STEPS <= 10 && RETRY >= 0 && RETRY <= 3)) ||
+	{ echo "bench-overload: BENCH_RUNS 1..20, OV_STEPS 0..10, OV_RETRY 0..3" >&2; exit 2; }
 
 make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" >/dev/null
 TMP=$(mktemp -d /tmp/xevb-overload.XXXXXX)
@@ -148,8 +151,21 @@ print("  %-4s %-6s %-9s %-7s offered %8.1f kev/s (%8.1f kfr/s), rx %8.1f kfr/s, 
     r["books"]["never_delivered"], "" if r["ok"] else "  FAILED"), file=sys.stderr)'
 }
 
-# bisect_rate's probe and test (mode from SEARCH_MODE).
-ov_probe() { run_point "$SEARCH_MODE" paced "$1" "$1" search "$BISECT_LOG"; }
+# bisect_rate's probe and test (mode from SEARCH_MODE). A probe that is not
+# loss-free is tried again (OV_RETRY times, 1): the rate holds if one try
+# is. Below the rate where the builder runs out of time, frames are still
+# lost now and then (a napi thread kept off the core for a few ms by another
+# task overflows the veth's 256-frame ring): one such frame must not set
+# the loss-free rate, which would then depend on the luck of one probe.
+ov_probe() {
+	local try n
+	for ((try = 0; try <= RETRY; try++)); do
+		n=$(wc -l <"$BISECT_LOG")
+		run_point "$SEARCH_MODE" paced "$1" "$1-$try" search "$BISECT_LOG" || continue
+		(($(wc -l <"$BISECT_LOG") > n)) && tail -1 "$BISECT_LOG" | ov_passes && return 0
+	done
+	return 0
+}
 ov_passes() { python3 "$HELP" passes "$TOL"; }
 
 # search MODE: the loss-free event rate; appends the result to SEARCHES.
@@ -220,7 +236,7 @@ TB_CREATED=${TB_CREATED/ $P/}
 
 rc=0
 python3 "$HELP" report "$POINTS" "$SEARCHES" "$OUT/bench" rounds="$RUNS" seconds_per_point="$SECS" \
-	bisection_steps="$STEPS" loss_tolerance="$TOL" loads="\"$LOADS\"" total_seconds="$((SECONDS - t0))" \
+	bisection_steps="$STEPS" search_retries="$RETRY" loss_tolerance="$TOL" loads="\"$LOADS\"" total_seconds="$((SECONDS - t0))" \
 	model='"direct veth pair, generator XDP_TX on CPU 0; builder on CPU 1, its veth in threaded NAPI mode with the napi thread on CPU 1 (gateway); forwarding over TCP to one xevb sink on CPU 0; builder with the shipped defaults"' ||
 	rc=$?
 /usr/bin/python3 scripts/bench/plots.py "$OUT/bench" overload || true
