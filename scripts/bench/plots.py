@@ -221,7 +221,7 @@ def overload_lines(a, doc, faint=False):
                                    color=kw["color"])
 
 
-def plot_overload(d, doc):
+def plot_overload(d, doc, name="overload-goodput", title="builder with shipped defaults"):
     fig, a = plt.subplots(figsize=(9, 5))
     try:
         before = json.load(open(OVERLOAD_BEFORE))
@@ -235,10 +235,19 @@ def plot_overload(d, doc):
     a.set_ylim(bottom=0)
     a.set_xlabel("offered load / loss-free rate (events/s; star: unpaced)")
     a.set_ylabel("complete events/s at the farm node / loss-free rate")
-    a.set_title("Goodput vs offered load (bench-overload.sh; builder with shipped defaults)", fontsize=9)
+    a.set_title("Goodput vs offered load (bench-overload.sh; %s)" % title, fontsize=9)
     a.grid(True, which="both", alpha=0.3)
     a.legend(fontsize=7)
-    save(fig, d, "overload-goodput")
+    save(fig, d, name)
+
+
+def plot_overload_before(d):
+    """The kept curve of the code before the overload fixes, on its own."""
+    try:
+        before = json.load(open(OVERLOAD_BEFORE))
+    except (OSError, ValueError):
+        return
+    plot_overload(d, before, "overload-goodput-before", "before the fixes: quick run, shared machine")
 
 
 PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e,
@@ -258,6 +267,8 @@ def main():
             PLOTS[n](d, doc)
         except (KeyError, ValueError, TypeError) as e:
             print("plots: %s: %r" % (n, e), file=sys.stderr)
+    if "overload" in names:
+        plot_overload_before(d)
 
 
 if __name__ == "__main__":

@@ -459,11 +459,12 @@ def overload():
         out.append("### Before the overload fixes (quick run, shared machine)\n")
         out.append("**Indicative only:** `BENCH_QUICK=1` (one round of %s s a point, %s bisection steps) on the "
                    "2-core machine **shared with other engineers' builds and tests** while it ran; kept as "
-                   "[bench/data/%s.json](bench/data/%s.json) to compare the fixes against (grey in the plot above). "
+                   "[bench/data/%s.json](bench/data/%s.json) to compare the fixes against (grey under a newer run's curve). "
                    "_%s._\n" % (before.get("seconds_per_point", "?"), before.get("bisection_steps", "?"),
                                  OVERLOAD_BEFORE, OVERLOAD_BEFORE, metaline(before)))
         out += overload_tables(before)
         out.append("")
+        out.append(img("overload-goodput-before", "goodput vs offered load before the fixes (quick, shared machine)"))
     return out
 
 
