@@ -375,7 +375,10 @@ def study4():
 
 
 # ---------------------------------------------------------------- overload
-OVERLOAD_BEFORE = "overload-before-quick"
+# The curves of the code before the overload fixes, kept in the docs
+# (DATA): name, how it was run.
+OVERLOAD_BEFORE = [("overload-before-quick", "quick run (`BENCH_QUICK=1`: one round of 1 s a point, 4 bisection steps)"),
+                   ("overload-before-full", "full run (3 rounds of 2 s a point, medians, 6 bisection steps)")]
 
 
 def overload_tables(d):
@@ -440,7 +443,8 @@ def overload():
            "near 1 (above the dashed 0.9) however much it is offered; one that collapses falls towards 0. "
            "Shares of the events sent: incomplete = delivered flagged incomplete, shed = dropped whole by XDP, "
            "evicted = pushed out of the window, never delivered = sent but neither delivered nor shed "
-           "(shed/evicted: `-` where the builder has no such counter).\n"]
+           "(shed/evicted: `-` where the builder has no such counter). The curves of the code before the fixes "
+           "are kept below; the full run's is drawn grey under a newer run's curve.\n"]
     d = load("overload")
     if d:
         keep("overload")
@@ -451,20 +455,18 @@ def overload():
         out.append(img("overload-goodput", "goodput vs offered load"))
     else:
         out.append(not_run("overload", "scripts/bench/bench-overload.sh"))
-    try:
-        before = json.load(open(os.path.join(DATA, OVERLOAD_BEFORE + ".json")))
-    except (OSError, ValueError):
-        before = None
-    if before:
-        out.append("### Before the overload fixes (quick run, shared machine)\n")
-        out.append("**Indicative only:** `BENCH_QUICK=1` (one round of %s s a point, %s bisection steps) on the "
-                   "2-core machine **shared with other engineers' builds and tests** while it ran; kept as "
-                   "[bench/data/%s.json](bench/data/%s.json) to compare the fixes against (grey under a newer run's curve). "
-                   "_%s._\n" % (before.get("seconds_per_point", "?"), before.get("bisection_steps", "?"),
-                                 OVERLOAD_BEFORE, OVERLOAD_BEFORE, metaline(before)))
+    for name, how in OVERLOAD_BEFORE:
+        try:
+            before = json.load(open(os.path.join(DATA, name + ".json")))
+        except (OSError, ValueError):
+            continue
+        out.append("### Before the overload fixes: %s, shared machine\n" % how.split(" (")[0])
+        out.append("**Indicative only:** %s on the 2-core machine **shared with other engineers' builds and "
+                   "benchmarks** while it ran; the code before the overload fixes, kept as "
+                   "[bench/data/%s.json](bench/data/%s.json) to compare the fixes against. _%s._\n" % (how, name, name, metaline(before)))
         out += overload_tables(before)
         out.append("")
-        out.append(img("overload-goodput-before", "goodput vs offered load before the fixes (quick, shared machine)"))
+        out.append(img(name, "goodput vs offered load before the fixes (%s, shared machine)" % how.split(" (")[0]))
     return out
 
 
