@@ -86,22 +86,9 @@ TMP=$(mktemp -d /tmp/xevb-e2e.XXXXXX)
 RESULTS=$TMP/results.jsonl
 CAL=$TMP/calibration.jsonl
 SINK_PORT=5000
-BG_PIDS=()
 
 . scripts/lib/testbed.sh
 export TB_QUIET=1
-
-# Our builder and sink of the current run, if still there: SIGINT, then KILL.
-stop_bg() {
-	local p i
-	for p in "${BG_PIDS[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-	for p in "${BG_PIDS[@]}"; do
-		for ((i = 0; i < 30; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null || true
-		wait "$p" 2>/dev/null || true
-	done
-	BG_PIDS=()
-}
 
 # xevb build leaves a lock file (and, if killed, a stats file) per namespace
 # in /run/xevb, named by the namespace's inode: ours go with our namespaces.
@@ -114,7 +101,7 @@ tb_on_cleanup() {
 }
 
 make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" "$OUT/bpf/xevb_drop.bpf.o" >/dev/null
-. scripts/bench/lib_bench.sh   # wait_for
+. scripts/bench/lib_bench.sh   # wait_for, stop_bg, napi_pids, ksoftirqd, set_model, direct_link
 
 # BPF run-time statistics on (held by a helper process) or off again.
 STATS_PID=
@@ -139,23 +126,6 @@ mkdir -p "$OUT/bench"
 : >"$RESULTS"
 : >"$CAL"
 [[ -n $BPF_STATS ]] && { stats_on || exit 1; }
-
-napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
-ksoftirqd() { ps -eo pid=,comm= | awk -v n="ksoftirqd/$1" '$2 == n { print $1 }'; }
-
-# Threaded NAPI on the builder's veth (gateway) or not (split); prints the
-# napi thread(s) that appeared since BEFORE (a file of napi pids), pinned to CPU 1.
-set_model() {
-	local model=$1 before=$2 p
-	if [[ $model == gateway ]]; then
-		ip netns exec "$BNS" sh -c "echo 1 > /sys/class/net/$BDEV/threaded" || return 1
-		for p in $(comm -13 "$before" <(napi_pids)); do
-			taskset -p -c 1 "$p" >/dev/null && echo "$p"
-		done
-	else
-		ip netns exec "$BNS" sh -c "echo 0 > /sys/class/net/$BDEV/threaded" 2>/dev/null || true
-	fi
-}
 
 # run_point CASE MODEL MODE FWD RUN: one run, its figures appended to RESULTS.
 # PATH_NAME, BDEV (builder side), SRC_PATH_ARGS (source side) say which link.
@@ -326,15 +296,11 @@ for case in $CASES; do
 	ip -n "$(tb_switch)" link set dev "$(tb_port source 0)" xdpdrv obj "$PASS" sec xdp
 	# The direct path: a second veth pair, source eth1 <-> builder eth1, no address
 	# on either end (the source sends from its eth0 address to the builder's).
-	ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 mtu "$MTU" type veth \
-		peer name eth1 netns "$BNS" address 02:18:02:01:00:01 mtu "$MTU"
-	ip -n "$SRCNS" link set eth1 up
-	ip -n "$BNS" link set eth1 up
-	ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+	direct_link "$SRCNS" "$BNS" "$MTU"
 	echo "case $case: $NSRC sources, $PACK x $FRAG B fragments a packet, MTU $MTU, $RUNS x ${SECS}s a point"
 	for PATH_NAME in $PATHS; do
 		if [[ $PATH_NAME == direct ]]; then
-			BDEV=eth1 SRC_PATH_ARGS=(--dev eth1 --dst-mac 02:18:02:01:00:01 --src-addr "$(tb_addr source 0)")
+			BDEV=eth1 SRC_PATH_ARGS=(--dev eth1 --dst-mac "$DIRECT_DST_MAC" --src-addr "$(tb_addr source 0)")
 		else
 			BDEV=eth0 SRC_PATH_ARGS=(--dev eth0)
 		fi

@@ -57,25 +57,14 @@ IMPLS=${GW_IMPLS:-$([[ -n $QUICK ]] && echo "socket socket+fwd xdp xdp+fwd" || e
 VARIANTS=${GW_VARIANTS-dfm pack32 mtu3500}
 TOL=${BENCH_LOSS_TOL:-1e-4}
 W=$(mktemp -d /tmp/xbgw$$.XXXXXX)
-BG=()
 . scripts/lib/testbed.sh
 export TB_QUIET=1
 
-stop_bg() {
-	local p i
-	for p in "${BG[@]}"; do kill -INT "$p" 2>/dev/null; done
-	for p in "${BG[@]}"; do
-		for ((i = 0; i < 30; i++)); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
-		kill -KILL "$p" 2>/dev/null
-		wait "$p" 2>/dev/null
-	done
-	BG=()
-}
 tb_on_cleanup() {
 	stop_bg
 	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
 }
-. scripts/bench/lib_bench.sh   # wait_for
+. scripts/bench/lib_bench.sh   # wait_for, stop_bg, direct_link, bisect_rate
 
 # probe IMPL FPS -> one JSON line: offered and received frames/s, loss.
 # FPS 0: unpaced. Uses NSRC PACK FRAG FRAME_SIZE BNS SRCNS SNS BADDR SADDR.
@@ -93,7 +82,7 @@ probe() {
 		ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --json --stats-interval 0 \
 			--ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
 		spid=$!
-		BG+=("$spid")
+		BG_PIDS+=("$spid")
 		wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
 		bargs+=(--sink "$SADDR:5000")
 		nice=10
@@ -104,13 +93,13 @@ probe() {
 		--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384 --frame-size "$FRAME_SIZE" \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
-	BG+=("$bpid")
+	BG_PIDS+=("$bpid")
 	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
 		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
 	# events/s per source for FPS frames/s in all: FPS x pack / sources
 	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC))")
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
-		--dst-mac 02:18:02:01:00:01 --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
+		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3 # the rings drain
@@ -124,7 +113,7 @@ probe() {
 		kill -INT "$spid" 2>/dev/null
 		wait "$spid" 2>/dev/null
 	fi
-	BG=()
+	BG_PIDS=()
 	python3 - "$d" "$fps" "$impl" "$bticks" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
 d, fps, impl = sys.argv[1], float(sys.argv[2]), sys.argv[3]
@@ -159,17 +148,17 @@ dfm_point() {
 	ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --ctl-port 23904 --credits 4096 --json \
 		--stats-interval 0 --ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
 	spid=$!
-	BG+=("$spid")
+	BG_PIDS+=("$spid")
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
 	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" --sources "0-$((NSRC - 1))" \
 		--dfm 198.18.4.1:23901 --credits 512 --reask-ms 500 --sink "$SADDR:5000" --window 65536 --exit-on-eor \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
-	BG+=("$bpid")
+	BG_PIDS+=("$bpid")
 	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dfm 198.18.4.1:23901 --dev eth0 --udp \
 		--source-ids "0-$((NSRC - 1))" --frag-size "$FRAG" --json --quiet --duration 60 >"$d/src.json" 2>"$d/src.err" &
 	srcpid=$!
-	BG+=("$srcpid")
+	BG_PIDS+=("$srcpid")
 	ip netns exec "$(tb_ns dfm 0)" timeout 60 "$X" dfm --listen 198.18.4.1:23901 --mode push --pack "$PACK" \
 		--duration "$((SECS < 2 ? 2 : SECS))" --wait-builders 1 --wait-sources 1 --json --interval 0 --drain-ms 2000 \
 		>"$d/dfm.json" 2>"$d/dfm.err"
@@ -201,9 +190,16 @@ print(json.dumps({"kind": "search", "method": "dfm loop, as fast as credits allo
 PY
 }
 
+# bisect_rate's probe and test: IMPL from GW_IMPL; held when no more than
+# TOL of the frames sent were lost.
+gw_probe() { probe "$GW_IMPL" "$1" >>"$BISECT_LOG"; }
+gw_passes() {
+	python3 -c 'import json,sys; r = json.loads(sys.stdin.read()); sys.exit(0 if r["ok"] and r["loss"] <= float(sys.argv[1]) else 1)' "$TOL"
+}
+
 # search FLOW IMPL LABEL: unpaced probe, then bisection; appends the result.
 search() {
-	local flow=$1 impl=$2 label=$3 lo=0 hi mid i line
+	local flow=$1 impl=$2 label=$3 hi mid
 	: >"$W/probes"
 	probe "$impl" 0 >>"$W/probes" || true
 	hi=$(tail -1 "$W/probes" | python3 -c 'import json,sys
@@ -214,15 +210,8 @@ except Exception: print(0)' "$TOL")
 		mid=$(tail -1 "$W/probes" | python3 -c 'import json,sys; print(int(json.loads(sys.stdin.read())["frames_per_s"]))')
 		((mid >= hi)) && mid=$((hi * 9 / 10))
 		((mid < 20000)) && mid=20000
-		for ((i = 0; i < STEPS; i++)); do
-			probe "$impl" "$mid" >>"$W/probes" || true
-			if tail -1 "$W/probes" | python3 -c 'import json,sys; r = json.loads(sys.stdin.read()); sys.exit(0 if r["ok"] and r["loss"] <= float(sys.argv[1]) else 1)' "$TOL"; then
-				lo=$mid
-			else
-				hi=$mid
-			fi
-			mid=$(((lo + hi) / 2))
-		done
+		GW_IMPL=$impl BISECT_LOG=$W/probes
+		bisect_rate gw_probe gw_passes 0 "$hi" "$mid" "$STEPS"
 	fi
 	python3 - "$W/probes" "$flow" "$impl" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" <<'PY' | tee -a "$W/results" | cut -c1-200
 import json, sys
@@ -262,11 +251,7 @@ for mtu in 1500 3500; do
 	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
 	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
-	ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 mtu "$mtu" type veth \
-		peer name eth1 netns "$BNS" address 02:18:02:01:00:01 mtu "$mtu"
-	ip -n "$SRCNS" link set eth1 up
-	ip -n "$BNS" link set eth1 up
-	ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+	direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
 	for flow in $FLOWS; do
 		case $flow in
 		l1) NSRC=126 FRAG=32 ;;

@@ -194,7 +194,73 @@ def plot_e2e(d, doc):
     save(fig, d, "e2e-rx")
 
 
-PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e}
+# The overload curves of the code before the overload fixes (issue 25),
+# kept in the docs: each drawn on its own, and the first one there faintly
+# under the current curve so the fix shows.
+DOCDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "bench", "data")
+OVERLOAD_BEFORE = [("overload-before-full", "full run"), ("overload-before-quick", "quick run")]
+
+
+def overload_before():
+    """(name, label, doc) of each kept before-curve."""
+    out = []
+    for name, label in OVERLOAD_BEFORE:
+        try:
+            out.append((name, label, json.load(open(os.path.join(DOCDATA, name + ".json")))))
+        except (OSError, ValueError):
+            pass
+    return out
+
+
+def overload_lines(a, doc, faint=None):
+    """Goodput vs offered load, a line per case and mode; FAINT: a label, grey."""
+    rows = [r for r in doc.get("results", []) if r.get("offered_over_lossfree") and r.get("goodput_over_lossfree") is not None]
+    cases = sorted({r["case"] for r in rows}, key=lambda c: (c != "l1", c))
+    for ci, case in enumerate(cases):
+        for mode in ("xdp", "socket"):
+            pts = sorted((r["offered_over_lossfree"], r["goodput_over_lossfree"], r["load"]) for r in rows
+                         if r["case"] == case and r["mode"] == mode)
+            if not pts:
+                continue
+            kw = dict(color="grey" if faint else COLORS[ci % len(COLORS)], linestyle=STYLE.get(mode, "-"),
+                      linewidth=0.8 if faint else 1.6, alpha=0.6 if faint else 1.0,
+                      label="%s %s%s" % ("L1" if case == "l1" else case.upper(), mode, " (before, %s)" % faint if faint else ""))
+            a.plot([p[0] for p in pts], [p[1] for p in pts], marker="." if faint else "o", **kw)
+            for x, y, load in pts:
+                if load == "unpaced":
+                    a.plot([x], [y], marker="*", markersize=6 if faint else 10, color=kw["color"], alpha=kw["alpha"])
+                    if not faint:
+                        a.annotate("unpaced", (x, y), textcoords="offset points", xytext=(4, 4), fontsize=6,
+                                   color=kw["color"])
+
+
+def plot_overload(d, doc, name="overload-goodput", title="builder with shipped defaults", under=True):
+    fig, a = plt.subplots(figsize=(9, 5))
+    before = overload_before() if under else []
+    if before and before[0][2].get("meta", {}).get("date") != doc.get("meta", {}).get("date"):
+        overload_lines(a, before[0][2], faint=before[0][1])
+    overload_lines(a, doc)
+    a.axhline(0.9, color="black", linestyle="--", linewidth=1, label="0.9 of the loss-free rate")
+    # below the loss-free rate every event offered should arrive: goodput = offered
+    a.plot([0.3, 1.0], [0.3, 1.0], color="black", linestyle=":", linewidth=0.8, label="goodput = offered")
+    a.set_xscale("log")
+    a.set_ylim(bottom=0)
+    a.set_xlabel("offered load / loss-free rate (events/s; star: unpaced)")
+    a.set_ylabel("complete events/s at the farm node / loss-free rate")
+    a.set_title("Goodput vs offered load (bench-overload.sh; %s)" % title, fontsize=9)
+    a.grid(True, which="both", alpha=0.3)
+    a.legend(fontsize=7)
+    save(fig, d, name)
+
+
+def plot_overload_before(d):
+    """Each kept before-curve on its own: NAME.png."""
+    for name, label, doc in overload_before():
+        plot_overload(d, doc, name, "before the fixes: %s, shared machine" % label, under=False)
+
+
+PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e,
+         "overload": plot_overload}
 
 
 def main():
@@ -210,6 +276,8 @@ def main():
             PLOTS[n](d, doc)
         except (KeyError, ValueError, TypeError) as e:
             print("plots: %s: %r" % (n, e), file=sys.stderr)
+    if "overload" in names:
+        plot_overload_before(d)
 
 
 if __name__ == "__main__":

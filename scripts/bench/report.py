@@ -374,6 +374,102 @@ def study4():
     return out
 
 
+# ---------------------------------------------------------------- overload
+# The curves of the code before the overload fixes, kept in the docs
+# (DATA): name, how it was run.
+OVERLOAD_BEFORE = [("overload-before-quick", "quick run (`BENCH_QUICK=1`: one round of 1 s a point, 4 bisection steps)"),
+                   ("overload-before-full", "full run (3 rounds of 2 s a point, medians, 6 bisection steps)")]
+
+
+def overload_tables(d):
+    """The loss-free rates and goodput per offered load of one overload.json."""
+    out = ["| case | mode | loss-free kevents/s (kframes/s) |", "|---|---|---|"]
+    for sr in d.get("searches", []):
+        lf = sr.get("lossfree_events_per_s")
+        out.append("| %s | %s | %s |" % (sr["case"], sr["mode"], "%.1f (%.1f)%s" % (
+            lf / 1e3, sr["lossfree_frames_per_s"] / 1e3, ", generator-limited" if sr.get("sender_limited") else "")
+            if lf else "none found"))
+    rows = d.get("results", [])
+    loads = []
+    for r in rows:
+        if r["load"] not in loads:
+            loads.append(r["load"])
+    out.append("\nComplete events/s at the farm node / loss-free rate, and in brackets the share of the events "
+               "delivered that were incomplete, per offered load (multiple of the loss-free rate):\n")
+    out.append("| case | mode | " + " | ".join(l if l == "unpaced" else l + "x" for l in loads) + " |")
+    out.append("|---|---|" + "---|" * len(loads))
+    for case in sorted({r["case"] for r in rows}, key=lambda c: (c != "l1", c)):
+        for mode in ("xdp", "socket"):
+            cells, have = [], False
+            for load in loads:
+                r = [x for x in rows if x["case"] == case and x["mode"] == mode and x["load"] == load]
+                if not r:
+                    cells.append("-")
+                    continue
+                have, r = True, r[0]
+                g, inc = r.get("goodput_over_lossfree"), r.get("incomplete_share")
+                cells.append("%s (%s)%s" % (f(g, "%.2f"), "%.0f%%" % (100 * inc) if inc is not None else "-",
+                                            "" if r.get("ok") else " (!)"))
+            if have:
+                out.append("| %s | %s | %s |" % (case, mode, " | ".join(cells)))
+    out.append("\nPer point (medians over the rounds): offered, received by the builder, complete at the farm "
+               "node; the books of the events sent; the builder's core (builder process + its napi thread):\n")
+    out.append("| case | mode | load | offered kev/s | offered kfr/s | rx kfr/s | complete kev/s | incomplete | "
+               "shed | evicted | never delivered | builder CPU | napi CPU |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in rows:
+        b = r.get("books", {})
+        sent = b.get("sent") or 0
+
+        def share(v):
+            return "-" if v is None else "%.1f%%" % (100 * v / sent) if sent else "%d" % v
+        out.append("| %s | %s | %s | %.1f | %.1f | %.1f | %.1f | %s | %s | %s | %s | %s | %s |" % (
+            r["case"], r["mode"], r["load"], r["offered_events_per_s"] / 1e3, r["offered_frames_per_s"] / 1e3,
+            r["rx_frames_per_s"] / 1e3, r["complete_events_per_s"] / 1e3, share(b.get("delivered_incomplete")),
+            share(b.get("shed")), share(b.get("evicted")), share(b.get("never_delivered")),
+            f(r.get("builder_cpu"), "%.2f"), f(r.get("napi_cpu"), "%.2f")))
+    return out
+
+
+def overload():
+    out = ["## Overload: goodput vs offered load (issue 25)\n",
+           "`scripts/bench/bench-overload.sh`: the live generator (CPU 0) on a direct veth pair to the builder "
+           "(CPU 1, gateway model: its veth in threaded NAPI mode, the napi thread on CPU 1), which forwards over "
+           "TCP to one `xevb sink` (CPU 0) that checks every byte. The builder runs with its **shipped defaults**. "
+           "Cases L1 (126 sources, 25 x 32 B a packet) and HLT (323 sources, 10 x 100 B). Per case and mode a "
+           "bisection of the paced rate finds the loss-free rate (every event sent arrives complete at the farm "
+           "node, none incomplete), then the generator offers 0.5x to 10x that rate and unpaced, xdp and socket "
+           "alternating. Goodput = complete events/s at the farm node. A builder that degrades gracefully stays "
+           "near 1 (above the dashed 0.9) however much it is offered; one that collapses falls towards 0. "
+           "Shares of the events sent: incomplete = delivered flagged incomplete, shed = dropped whole by XDP, "
+           "evicted = pushed out of the window, never delivered = sent but neither delivered nor shed "
+           "(shed/evicted: `-` where the builder has no such counter). The curves of the code before the fixes "
+           "are kept below; the full run's is drawn grey under a newer run's curve.\n"]
+    d = load("overload")
+    if d:
+        keep("overload")
+        out.append("_%s; %s round(s) of %s s a point, %s bisection steps._\n" % (
+            metaline(d), d.get("rounds", "?"), d.get("seconds_per_point", "?"), d.get("bisection_steps", "?")))
+        out += overload_tables(d)
+        out.append("")
+        out.append(img("overload-goodput", "goodput vs offered load"))
+    else:
+        out.append(not_run("overload", "scripts/bench/bench-overload.sh"))
+    for name, how in OVERLOAD_BEFORE:
+        try:
+            before = json.load(open(os.path.join(DATA, name + ".json")))
+        except (OSError, ValueError):
+            continue
+        out.append("### Before the overload fixes: %s, shared machine\n" % how.split(" (")[0])
+        out.append("**Indicative only:** %s on the 2-core machine **shared with other engineers' builds and "
+                   "benchmarks** while it ran; the code before the overload fixes, kept as "
+                   "[bench/data/%s.json](bench/data/%s.json) to compare the fixes against. _%s._\n" % (how, name, name, metaline(before)))
+        out += overload_tables(before)
+        out.append("")
+        out.append(img(name, "goodput vs offered load before the fixes (%s, shared machine)" % how.split(" (")[0]))
+    return out
+
+
 # ---------------------------------------------------------------- the rest
 def others():
     out = ["## Other pieces of the suite\n",
@@ -502,7 +598,7 @@ def main():
              "no NIC: every packet is sent and received by the same two cores, so most figures are CPU-bound "
              "where the seeds were link-bound. Where a figure is the machine's limit rather than the design's, "
              "the section says so.%s\n" % ((" " + note) if note else "")]
-    for s in (study1, study2, study3, study4, others):
+    for s in (study1, study2, study3, study4, overload, others):
         parts += s()
         parts.append("")
     os.makedirs(DOCDIR, exist_ok=True)
