@@ -127,14 +127,17 @@ point_body() {
 	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
 		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; return 1; }
 	napi=$(set_model "$MODEL" "$d/napi0" | head -1)
-	[[ -n $napi ]] || { echo "no napi thread found for the builder's veth" >&2; return 1; }
-	python3 "$SNAP" snap builder="$bpid" napi="$napi" >"$d/s0"
+	[[ -n $napi || $MODEL == split ]] || { echo "no napi thread found for the builder's veth" >&2; return 1; }
+	# split: the receive work runs in the generator's softirq on CPU 0, no napi thread
+	local roles=(builder="$bpid")
+	[[ -n $napi ]] && roles+=(napi="$napi")
+	python3 "$SNAP" snap "${roles[@]}" >"$d/s0"
 	ip netns exec "$SRCNS" taskset -c 0 nice -n 10 "$X" source --dest "$BADDR" --dev eth1 \
 		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3 # the rings drain
-	python3 "$SNAP" snap builder="$bpid" napi="$napi" >"$d/s1"
+	python3 "$SNAP" snap "${roles[@]}" >"$d/s1"
 	kill -INT "$bpid" 2>/dev/null || true
 	wait "$bpid" || echo "builder exit status $? ($CASE $mode $load): $(tail -2 "$d/build.err")" >&2
 	sleep 0.3 # the last events reach the farm node
