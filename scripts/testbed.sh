@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Namespace testbed for xevb: sources, builders and farm nodes on a bridge.
+# Namespace testbed for xevb: sources, builders and farm nodes on a bridge
+# (or an XDP switch: --switch xdp).
 # The work is done by scripts/lib/testbed.sh; this is its command line.
 set -uo pipefail
 . "$(dirname "$0")/lib/testbed.sh"
@@ -9,6 +10,8 @@ usage() {
 	cat <<EOF
 Usage: $0 up   [--prefix P] [--sources N] [--builders M] [--sinks K]
                 [--mtu 1500|9000] [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ] [--dfm 0|1]
+                [--switch bridge|xdp] [--switch-obj OBJ]
+       $0 switch --prefix P xdp|bridge|stats
        $0 down --prefix P
        $0 exec --prefix P ROLE INDEX CMD...
        $0 list [--prefix P]
@@ -24,6 +27,14 @@ ROLE is source, builder or sink; INDEX counts from 0.
   --queues Q       rx/tx queues of the builders' veths (default 1)
   --xdp-pass OBJ   XDP_PASS program (build/bpf/xevb_pass.bpf.o) on the sources'
                    switch ports, needed by 'xevb source --mode live'
+  --switch xdp     an XDP switch (build/bpf/xevb_switch.bpf.o, or --switch-obj)
+                   on every switch port: unicast frames for a known host go
+                   veth -> veth as xdp_frames (DEVMAP redirect), no skb, no
+                   bridge, as from a NIC; broadcast/ARP and unknown MACs still
+                   cross br0. Every host's eth0 gets GRO on (veth NAPI, so it
+                   accepts redirected frames). Default: bridge.
+  switch           on a running testbed: xdp, bridge, or stats (the XDP
+                   switch's counters: redirected, passed, redirect_errors)
 State: /tmp/<P>.testbed. 'up' removes what it made if it fails.
 EOF
 }
@@ -54,6 +65,14 @@ exec)
 	[[ -n ${TB_PREFIX:-} ]] || { echo "testbed: exec needs --prefix P" >&2; exit 2; }
 	(($# >= 3)) || { echo "testbed: exec needs ROLE INDEX CMD..." >&2; exit 2; }
 	tb_exec "$@"
+	;;
+switch)
+	[[ -n ${TB_PREFIX:-} ]] || { echo "testbed: switch needs --prefix P" >&2; exit 2; }
+	case ${1:-} in
+	xdp | bridge) tb_switch_use "$@" ;;
+	stats) tb_switch_stats ;;
+	*) echo "testbed: switch xdp|bridge|stats" >&2; exit 2 ;;
+	esac
 	;;
 list)
 	tb_list "${TB_PREFIX:-}"

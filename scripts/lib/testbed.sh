@@ -16,12 +16,24 @@
 # static FDB entries, so no packet waits for ARP and nothing is flooded.
 # IPv6 is off in every namespace to keep the links quiet.
 #
+# Switch (tb_up --switch xdp, or tb_switch_use xdp on a running testbed): an XDP
+# program (bpf/xevb_switch.bpf.c) on every switch port sends each unicast
+# frame for a known host straight to that host's port through a DEVMAP, as
+# an xdp_frame into the host's veth: no skb, no bridge, no copy into one on
+# the receiving side, as a NIC's DMA buffers reach XDP. Broadcast, multicast
+# (ARP) and unknown MACs still go through the bridge. A veth accepts
+# redirected frames only with NAPI on, so every host's eth0 gets GRO on.
+# Nothing is pinned: the program lives as long as the ports (the namespace).
+#
 # State: /tmp/<prefix>.testbed, one line per object:
-#   prefix P | switch NS | host ROLE INDEX NS ADDR MAC PORT | ns NS
+#   prefix P | switch NS | host ROLE INDEX NS ADDR MAC PORT | ns NS |
+#   xdppass OBJ (the sources' ports run it) | xdpswitch PROG_ID
 # tb_down reads it, and also removes any namespace named <prefix>-*.
 
 TB_STATE_DIR=${TB_STATE_DIR:-/tmp}
 TB_CREATED=${TB_CREATED:-}
+# The XDP switch's object: --switch-obj, else $TB_SWITCH_OBJ, else make's default.
+_TB_DEFAULT_SWITCH_OBJ=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)/build/bpf/xevb_switch.bpf.o
 
 _tb_err() { echo "testbed: error: $*" >&2; }
 _tb_log() { [[ -n ${TB_QUIET:-} ]] || echo "testbed: $*" >&2; }
@@ -65,6 +77,7 @@ _tb_up_inner() {
 
 	: >"$(_tb_state)" || return 1
 	echo "prefix $TB_PREFIX" >>"$(_tb_state)"
+	[[ -n $pass ]] && echo "xdppass $(realpath "$pass")" >>"$(_tb_state)"
 	_tb_ns_add "$sw" || return 1
 	echo "switch $sw" >>"$(_tb_state)"
 	ip -n "$sw" link add br0 type bridge || return 1
@@ -131,17 +144,23 @@ _tb_cleanup() {
 
 # tb_up [--prefix P] [--sources N] [--builders M] [--sinks K] [--mtu 1500|9000]
 #       [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ] [--dfm 0|1]
+#       [--switch bridge|xdp] [--switch-obj OBJ]
 # Defaults from TB_PREFIX, TB_SOURCES, TB_BUILDERS, TB_SINKS, TB_MTU,
-# TB_RATE_LIMIT, TB_QUEUES. Unless TB_NO_TRAP is set, installs an EXIT/INT/
-# TERM trap that tears down every testbed this shell made (it calls a
-# tb_on_cleanup function first, if defined). --xdp-pass OBJ attaches an
-# XDP_PASS program (build/bpf/xevb_pass.bpf.o) to the sources' switch
-# ports: a veth drops XDP_TX frames from its peer unless it runs XDP, so
-# `xevb source --mode live` needs it to reach the bridge.
+# TB_RATE_LIMIT, TB_QUEUES, TB_SWITCH, TB_SWITCH_OBJ. --switch xdp: the XDP
+# switch (see the top; tb_switch_use), its object by default
+# build/bpf/xevb_switch.bpf.o of this checkout; a kernel that refuses it
+# fails tb_up (the caller may retry with --switch bridge). Unless
+# TB_NO_TRAP is set, installs an EXIT/INT/TERM trap that tears down every
+# testbed this shell made (it calls a tb_on_cleanup function first, if
+# defined). --xdp-pass OBJ attaches an XDP_PASS program
+# (build/bpf/xevb_pass.bpf.o) to the sources' switch ports: a veth drops
+# XDP_TX frames from its peer unless it runs XDP, so `xevb source --mode
+# live` needs it to reach the bridge (with --switch xdp the switch program
+# takes its place, and frames for a known host skip the bridge).
 tb_up() {
 	local nsrc=${TB_SOURCES:-1} nbld=${TB_BUILDERS:-1} nsnk=${TB_SINKS:-1}
 	local mtu=${TB_MTU:-1500} rate=${TB_RATE_LIMIT:-} queues=${TB_QUEUES:-1} pass=${TB_XDP_PASS:-}
-	local ndfm=${TB_DFM:-0}
+	local ndfm=${TB_DFM:-0} switch=${TB_SWITCH:-bridge} swobj=${TB_SWITCH_OBJ:-$_TB_DEFAULT_SWITCH_OBJ}
 	TB_PREFIX=${TB_PREFIX:-xevb$$}
 	while (($#)); do
 		case $1 in
@@ -154,6 +173,8 @@ tb_up() {
 		--queues) queues=$2; shift ;;
 		--xdp-pass) pass=$2; shift ;;
 		--dfm) ndfm=$2; shift ;;
+		--switch) switch=$2; shift ;;
+		--switch-obj) swobj=$2; shift ;;
 		*) _tb_err "tb_up: unknown option '$1'"; return 2 ;;
 		esac
 		shift || { _tb_err "tb_up: option needs a value"; return 2; }
@@ -172,6 +193,12 @@ tb_up() {
 		_tb_err "tb_up: --xdp-pass $pass: no such object (make -j2 builds build/bpf/xevb_pass.bpf.o)"
 		return 2
 	fi
+	case $switch in
+	bridge) ;;
+	xdp)
+		[[ -r $swobj ]] || { _tb_err "tb_up: --switch-obj $swobj: no such object (make -j2 builds build/bpf/xevb_switch.bpf.o)"; return 2; } ;;
+	*) _tb_err "tb_up: --switch '$switch': bridge or xdp"; return 2 ;;
+	esac
 	if [[ ! $TB_PREFIX =~ ^[A-Za-z0-9_.]+$ ]]; then
 		_tb_err "tb_up: prefix '$TB_PREFIX': letters, digits, '_' and '.' only"; return 2
 	fi
@@ -185,12 +212,153 @@ tb_up() {
 		trap 'exit 130' INT
 		trap 'exit 143' TERM
 	fi
-	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues" "$pass" "$ndfm"; then
+	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues" "$pass" "$ndfm" ||
+		{ [[ $switch == xdp ]] && ! _tb_switch_xdp "$swobj"; }; then
 		_tb_err "tb_up: building testbed '$TB_PREFIX' failed; removing what was made"
 		tb_down "$TB_PREFIX"
 		return 1
 	fi
-	_tb_log "up: $TB_PREFIX ($nsrc sources, $nbld builders, $nsnk sinks, mtu $mtu${rate:+, $rate per port}); state $(_tb_state)"
+	_tb_log "up: $TB_PREFIX ($nsrc sources, $nbld builders, $nsnk sinks, mtu $mtu${rate:+, $rate per port}, $switch switch); state $(_tb_state)"
+}
+
+# --- The XDP switch (tb_switch_use) ---------------------------------------------
+
+# _tb_gro NS DEV 0|1: GRO off/on through the ethtool ioctl (the machine may
+# have no ethtool binary). On a veth, GRO on means NAPI on: the device then
+# accepts xdp_frames redirected to its peer even without an XDP program.
+_tb_gro() {
+	ip netns exec "$1" /usr/bin/python3 - "$2" "$3" <<'PY'
+import ctypes, fcntl, socket, struct, sys
+SIOCETHTOOL, ETHTOOL_SGRO = 0x8946, 0x2c
+val = ctypes.create_string_buffer(struct.pack("II", ETHTOOL_SGRO, int(sys.argv[2])), 8)
+ifr = struct.pack("16sP16x", sys.argv[1].encode(), ctypes.addressof(val))
+with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+    fcntl.ioctl(s, SIOCETHTOOL, ifr)
+PY
+}
+
+# _tb_xdp_prog NS DEV: the id of the XDP program on DEV (nothing if none).
+_tb_xdp_prog() {
+	ip -n "$1" -j -d link show dev "$2" | /usr/bin/python3 -c '
+import json, sys
+x = json.load(sys.stdin)[0].get("xdp") or {}
+if "prog" in x: print(x["prog"]["id"])'
+}
+
+# _tb_prog_map PROG_ID NAME: the id of the program's map NAME.
+_tb_prog_map() {
+	local m
+	for m in $(bpftool -j prog show id "$1" | /usr/bin/python3 -c \
+		'import json, sys; print(*json.load(sys.stdin).get("map_ids", []))'); do
+		bpftool -j map show id "$m" | grep -q "\"name\":\"$2\"" && { echo "$m"; return 0; }
+	done
+	_tb_err "XDP program $1 has no map $2"
+	return 1
+}
+
+# _tb_switch_fill SW MACS_ID PORTS_ID: one DEVMAP slot per host's port and
+# every host's MAC -> its port, as one bpftool batch run in the switch's
+# namespace (DEVMAP ifindexes are resolved in the caller's namespace).
+_tb_switch_fill() {
+	local sw=$1 macs=$2 ports=$3 batch
+	batch=$(awk '$1 == "host" { print $6, $7 }' "$(_tb_state)" | while read -r mac port; do
+		ip -n "$sw" -j link show dev "$port" | /usr/bin/python3 -c '
+import json, struct, sys
+mac, macs, ports = sys.argv[1:]
+idx = " ".join("%02x" % b for b in struct.pack("=I", json.load(sys.stdin)[0]["ifindex"]))
+print("map update id %s key hex %s value hex %s" % (ports, idx, idx))
+print("map update id %s key hex %s 00 00 value hex %s" % (macs, mac.replace(":", " "), idx))' \
+			"$mac" "$macs" "$ports" || exit 1
+	done) || return 1
+	nsenter --net="/run/netns/$sw" bpftool batch file <(echo "$batch") >/dev/null
+}
+
+# _tb_switch_xdp OBJ: GRO on at every host, the switch program on every port.
+_tb_switch_xdp() {
+	local obj=$1 sw=$TB_PREFIX-sw ns port first="" prog="" macs ports
+	[[ -r $obj ]] || { _tb_err "tb_switch_use: $obj: no such object (make -j2 builds build/bpf/xevb_switch.bpf.o)"; return 2; }
+	command -v bpftool >/dev/null && command -v nsenter >/dev/null ||
+		{ _tb_err "tb_switch_use: needs bpftool and nsenter (scripts/install-deps.sh)"; return 2; }
+	# NAPI at every host first: a frame redirected to a host without it is lost.
+	while read -r ns; do
+		_tb_gro "$ns" eth0 1 || { _tb_err "tb_switch_use: GRO on $ns eth0 failed (veth NAPI)"; return 1; }
+	done < <(awk '$1 == "host" { print $4 }' "$(_tb_state)")
+	while read -r port; do
+		if [[ -z $first ]]; then
+			# Loaded once; every other port shares the program and its maps.
+			ip -n "$sw" link set dev "$port" xdpdrv off &&
+				ip -n "$sw" link set dev "$port" xdpdrv obj "$obj" sec xdp.frags &&
+				prog=$(_tb_xdp_prog "$sw" "$port") && [[ -n $prog ]] &&
+				macs=$(_tb_prog_map "$prog" switch_macs) && ports=$(_tb_prog_map "$prog" switch_ports) &&
+				_tb_switch_fill "$sw" "$macs" "$ports" ||
+				{ _tb_err "tb_switch_use: loading $obj on $sw/$port failed (native XDP on veth: kernel 4.14+; DEVMAP_HASH: 5.4+)"; return 1; }
+			echo "xdpswitch $prog" >>"$(_tb_state)"
+			first=$port
+		else
+			nsenter --net="/run/netns/$sw" bpftool net attach xdpdrv id "$prog" dev "$port" overwrite ||
+				{ _tb_err "tb_switch_use: attaching XDP program $prog to $sw/$port failed"; return 1; }
+		fi
+	done < <(awk '$1 == "host" { print $7 }' "$(_tb_state)")
+	[[ -n $first ]] || { _tb_err "tb_switch_use: testbed '$TB_PREFIX' has no hosts"; return 1; }
+}
+
+# _tb_switch_bridge: the bridge alone again (the sources' XDP_PASS ports
+# back), programs off before GRO: no frame is redirected to a host without NAPI.
+_tb_switch_bridge() {
+	local sw=$TB_PREFIX-sw f pass ns port role rc=0
+	f=$(_tb_state)
+	pass=$(awk '$1 == "xdppass" { print $2 }' "$f")
+	while read -r role port; do
+		ip -n "$sw" link set dev "$port" xdpdrv off || rc=1
+		if [[ $role == source && -n $pass ]]; then
+			ip -n "$sw" link set dev "$port" xdpdrv obj "$pass" sec xdp || rc=1
+		fi
+	done < <(awk '$1 == "host" { print $2, $7 }' "$f")
+	while read -r ns; do
+		_tb_gro "$ns" eth0 0 || rc=1
+	done < <(awk '$1 == "host" { print $4 }' "$f")
+	sed -i '/^xdpswitch /d' "$f"
+	((rc == 0)) || _tb_err "tb_switch_use: detaching the XDP switch from $sw left something behind"
+	return $rc
+}
+
+# tb_switch_use xdp [OBJ] | bridge: which switch a running testbed uses.
+tb_switch_use() {
+	local f
+	f=$(_tb_state)
+	[[ -r $f ]] || { _tb_err "no testbed '${TB_PREFIX:-}' (no $f)"; return 1; }
+	case $1 in
+	xdp)
+		grep -q '^xdpswitch ' "$f" && return 0
+		_tb_switch_xdp "${2:-${TB_SWITCH_OBJ:-$_TB_DEFAULT_SWITCH_OBJ}}" || { _tb_switch_bridge; return 1; }
+		_tb_log "switch: XDP (program $(awk '$1 == "xdpswitch" { print $2 }' "$f")) on $TB_PREFIX"
+		;;
+	bridge)
+		grep -q '^xdpswitch ' "$f" || return 0
+		_tb_switch_bridge
+		;;
+	*) _tb_err "tb_switch_use: '$1': xdp or bridge"; return 2 ;;
+	esac
+}
+
+# tb_switch_stats: the XDP switch's counters, summed over CPUs, as JSON
+# {"prog_id", "redirected", "passed", "redirect_errors", "runt"}.
+tb_switch_stats() {
+	local prog cnt
+	prog=$(awk '$1 == "xdpswitch" { print $2 }' "$(_tb_state)" 2>/dev/null)
+	[[ -n $prog ]] || { _tb_err "testbed '${TB_PREFIX:-}' has no XDP switch (tb_switch_use xdp)"; return 1; }
+	cnt=$(_tb_prog_map "$prog" switch_cnt) || return 1
+	bpftool -j map dump id "$cnt" | /usr/bin/python3 -c '
+import json, sys
+names = ["redirected", "passed", "redirect_errors", "runt"]
+out = {"prog_id": int(sys.argv[1])}
+for e in json.load(sys.stdin):
+    k = e.get("key")
+    k = k if isinstance(k, int) else int.from_bytes(bytes(int(b, 16) for b in k), "little")
+    vals = e.get("values", [])
+    out[names[k]] = sum(v["value"] if isinstance(v["value"], int)
+                        else int.from_bytes(bytes(int(b, 16) for b in v["value"]), "little") for v in vals)
+print(json.dumps(out))' "$prog"
 }
 
 # tb_down [PREFIX]: remove every namespace of the testbed and its state file.
