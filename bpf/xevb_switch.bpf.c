@@ -10,8 +10,9 @@
  * program is frags-aware and attaches at any MTU.
  *
  * The receiving veth must have NAPI (an XDP program or GRO on) or the
- * kernel drops the redirected frame after we counted it: the testbed turns
- * GRO on at every host's end.
+ * kernel drops the redirected frame after we counted it, and the sender's
+ * checksums must be complete (an xdp_frame has no "checksum to do" mark):
+ * the testbed turns GRO on and TX checksum offload off at every host's end.
  */
 #include <linux/bpf.h>
 #include <linux/if_ether.h>

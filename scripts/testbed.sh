@@ -32,7 +32,8 @@ ROLE is source, builder or sink; INDEX counts from 0.
                    veth -> veth as xdp_frames (DEVMAP redirect), no skb, no
                    bridge, as from a NIC; broadcast/ARP and unknown MACs still
                    cross br0. Every host's eth0 gets GRO on (veth NAPI, so it
-                   accepts redirected frames). Default: bridge.
+                   accepts redirected frames) and TX checksum offload off
+                   (checksums on the wire, as from a NIC). Default: bridge.
   switch           on a running testbed: xdp, bridge, or stats (the XDP
                    switch's counters: redirected, passed, redirect_errors)
 State: /tmp/<P>.testbed. 'up' removes what it made if it fails.

@@ -22,7 +22,8 @@
 # an xdp_frame into the host's veth: no skb, no bridge, no copy into one on
 # the receiving side, as a NIC's DMA buffers reach XDP. Broadcast, multicast
 # (ARP) and unknown MACs still go through the bridge. A veth accepts
-# redirected frames only with NAPI on, so every host's eth0 gets GRO on.
+# redirected frames only with NAPI on, so every host's eth0 gets GRO on; and
+# its TX checksum offload off, for a checksum on the wire (see _tb_nic).
 # Nothing is pinned: the program lives as long as the ports (the namespace).
 #
 # State: /tmp/<prefix>.testbed, one line per object:
@@ -223,17 +224,21 @@ tb_up() {
 
 # --- The XDP switch (tb_switch_use) ---------------------------------------------
 
-# _tb_gro NS DEV 0|1: GRO off/on through the ethtool ioctl (the machine may
-# have no ethtool binary). On a veth, GRO on means NAPI on: the device then
-# accepts xdp_frames redirected to its peer even without an XDP program.
-_tb_gro() {
+# _tb_nic NS DEV 0|1: 1 makes a host's veth look like a NIC to the XDP
+# switch, 0 undoes it; through the ethtool ioctl (the machine may have no
+# ethtool binary). GRO on: a veth with GRO has NAPI and accepts xdp_frames
+# redirected to its peer even without an XDP program. TX checksum offload
+# off: a redirected xdp_frame loses the skb's "checksum still to do" mark,
+# so the checksum must be on the wire, as a NIC would have put it there.
+_tb_nic() {
 	ip netns exec "$1" /usr/bin/python3 - "$2" "$3" <<'PY'
 import ctypes, fcntl, socket, struct, sys
-SIOCETHTOOL, ETHTOOL_SGRO = 0x8946, 0x2c
-val = ctypes.create_string_buffer(struct.pack("II", ETHTOOL_SGRO, int(sys.argv[2])), 8)
-ifr = struct.pack("16sP16x", sys.argv[1].encode(), ctypes.addressof(val))
+SIOCETHTOOL, ETHTOOL_STXCSUM, ETHTOOL_SGRO = 0x8946, 0x17, 0x2c
+dev, on = sys.argv[1].encode(), int(sys.argv[2])
 with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-    fcntl.ioctl(s, SIOCETHTOOL, ifr)
+    for cmd, val in ((ETHTOOL_SGRO, on), (ETHTOOL_STXCSUM, 1 - on)):
+        buf = ctypes.create_string_buffer(struct.pack("II", cmd, val), 8)
+        fcntl.ioctl(s, SIOCETHTOOL, struct.pack("16sP16x", dev, ctypes.addressof(buf)))
 PY
 }
 
@@ -273,15 +278,15 @@ print("map update id %s key hex %s 00 00 value hex %s" % (macs, mac.replace(":",
 	nsenter --net="/run/netns/$sw" bpftool batch file <(echo "$batch") >/dev/null
 }
 
-# _tb_switch_xdp OBJ: GRO on at every host, the switch program on every port.
+# _tb_switch_xdp OBJ: every host NIC-like (_tb_nic), the switch program on every port.
 _tb_switch_xdp() {
 	local obj=$1 sw=$TB_PREFIX-sw ns port first="" prog="" macs ports
 	[[ -r $obj ]] || { _tb_err "tb_switch_use: $obj: no such object (make -j2 builds build/bpf/xevb_switch.bpf.o)"; return 2; }
 	command -v bpftool >/dev/null && command -v nsenter >/dev/null ||
 		{ _tb_err "tb_switch_use: needs bpftool and nsenter (scripts/install-deps.sh)"; return 2; }
-	# NAPI at every host first: a frame redirected to a host without it is lost.
+	# Every host first: a frame redirected to a host without NAPI is lost.
 	while read -r ns; do
-		_tb_gro "$ns" eth0 1 || { _tb_err "tb_switch_use: GRO on $ns eth0 failed (veth NAPI)"; return 1; }
+		_tb_nic "$ns" eth0 1 || { _tb_err "tb_switch_use: GRO on / TX checksum offload off on $ns eth0 failed"; return 1; }
 	done < <(awk '$1 == "host" { print $4 }' "$(_tb_state)")
 	while read -r port; do
 		if [[ -z $first ]]; then
@@ -315,7 +320,7 @@ _tb_switch_bridge() {
 		fi
 	done < <(awk '$1 == "host" { print $2, $7 }' "$f")
 	while read -r ns; do
-		_tb_gro "$ns" eth0 0 || rc=1
+		_tb_nic "$ns" eth0 0 || rc=1
 	done < <(awk '$1 == "host" { print $4 }' "$f")
 	sed -i '/^xdpswitch /d' "$f"
 	((rc == 0)) || _tb_err "tb_switch_use: detaching the XDP switch from $sw left something behind"

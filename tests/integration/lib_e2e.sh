@@ -257,10 +257,16 @@ def done():
 PY
 )
 
-# e2e_no_xdp CASE: no XDP program on any link of any namespace of the testbed.
+# e2e_no_xdp CASE: no XDP program on any link of any namespace of the
+# testbed but the testbed's own XDP switch (tb_up --switch xdp) on its ports.
 e2e_no_xdp() {
-	local ns left=""
+	local ns left="" sw=""
+	grep -q '^xdpswitch ' "$(_tb_state)" 2>/dev/null && sw=$(tb_switch)
 	for ns in $(ip netns list | awk -v p="$TB_PREFIX-" 'index($1, p) == 1 { print $1 }'); do
+		if [[ $ns == "$sw" ]]; then
+			ip -n "$ns" -d link show | grep 'prog/xdp' | grep -qv ' name xevb_switch ' && left+=" $ns"
+			continue
+		fi
 		if ip -n "$ns" -d link show | grep -qE 'prog/xdp|[[:space:]]xdp(generic|offload)?[[:space:]]'; then
 			left+=" $ns"
 		fi
