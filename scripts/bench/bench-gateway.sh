@@ -23,6 +23,16 @@
 # counts as loss-free when the DFM's books show no event lost or incomplete.
 # Builder credits 512 and re-asks after 500 ms: events queued behind more
 # credits than ~50 ms of work would be re-asked although nothing was lost.
+# The full loop's switch (BENCH_SWITCH): xdp (default) puts the testbed's
+# XDP switch on its ports (scripts/lib/testbed.sh, --switch xdp): frames
+# reach the builder's veth as xdp_frames, veth to veth, as from a NIC,
+# instead of skbs through the bridge (which the builder's XDP path must copy
+# back out of an skb, on top of the bridge's work on the sender's core);
+# where the kernel refuses it, the bridge, with a message. bridge: the
+# bridge. The JSON row says which ("switch"), and where the time went over
+# 1.3 s of the run: the share of a core each process of the loop used
+# (cpu_share: source, builder, sink, dfm, ksoftirqd/N) and how busy each
+# core was (core_busy, /proc/stat).
 #
 # Each search: one unpaced run (the generator's maximum), then bisection of
 # the offered frame rate (`xevb source --mode live --rate`, paced frame by
@@ -38,9 +48,12 @@
 # usage: scripts/bench/bench-gateway.sh [OUT]  env: BENCH_QUICK=1 (1 s
 #   probes, 2 bisection steps, no bare: ~5 min), GW_SECS (2 full), GW_STEPS
 #   (5 full), GW_FLOWS ("l1 hlt"), GW_IMPLS ("bare socket socket+fwd xdp
-#   xdp+fwd"), GW_VARIANTS ("dfm pack32 mtu3500"), BENCH_MERGE=1 keeps the rows
-#   of an earlier gateway.json that this run does not measure (e.g. one flow
-#   at a time). Full: about 15 minutes.
+#   xdp+fwd"; " " for none), GW_VARIANTS ("dfm pack32 mtu3500"), BENCH_MERGE=1
+#   keeps the rows of an earlier gateway.json that this run does not measure
+#   (e.g. one flow at a time), BENCH_SWITCH (xdp|bridge, the full loop's),
+#   GW_DFM_BUILDERS ("xdp socket": the full loop's builders).
+#   Full: about 15 minutes. The full loop alone, L1, quick:
+#   BENCH_QUICK=1 GW_FLOWS=l1 GW_IMPLS=" " GW_VARIANTS=dfm BENCH_MERGE=1 scripts/bench/bench-gateway.sh
 # Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
 set -uo pipefail
 OUT=${1:-build}
@@ -56,6 +69,8 @@ FLOWS=${GW_FLOWS:-l1 hlt}
 IMPLS=${GW_IMPLS:-$([[ -n $QUICK ]] && echo "socket socket+fwd xdp xdp+fwd" || echo "bare socket socket+fwd xdp xdp+fwd")}
 VARIANTS=${GW_VARIANTS-dfm pack32 mtu3500}
 TOL=${BENCH_LOSS_TOL:-1e-4}
+SWITCH=${BENCH_SWITCH:-xdp}
+[[ $SWITCH == xdp || $SWITCH == bridge ]] || { echo "bench-gateway: BENCH_SWITCH=$SWITCH: xdp or bridge" >&2; exit 2; }
 W=$(mktemp -d /tmp/xbgw$$.XXXXXX)
 . scripts/lib/testbed.sh
 export TB_QUIET=1
@@ -141,7 +156,7 @@ PY
 
 # dfm_point FLOW MODE(xdp|socket) LABEL: the full loop, one run; appends the result.
 dfm_point() {
-	local flow=$1 mode=$2 label=$3 d=$W/dfm bargs=() spid bpid srcpid
+	local flow=$1 mode=$2 label=$3 d=$W/dfm-$1-$2 bargs=() spid bpid srcpid dpid dfm
 	rm -rf "$d"; mkdir -p "$d"
 	# a block of pack events is NSRC frames at once: rings sized as for the live runs
 	[[ $mode == socket ]] && bargs=(--mode socket --udp) || bargs=(--frames 65536 --rx-ring 16384)
@@ -155,23 +170,55 @@ dfm_point() {
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
+	# The builder registers with the DFM before its receive path is open:
+	# started before that, the DFM's first blocks (its 512 credits) would
+	# reach no socket and cost a 500 ms re-ask.
+	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
+		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
 	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dfm 198.18.4.1:23901 --dev eth0 --udp \
 		--source-ids "0-$((NSRC - 1))" --frag-size "$FRAG" --json --quiet --duration 60 >"$d/src.json" 2>"$d/src.err" &
 	srcpid=$!
 	BG_PIDS+=("$srcpid")
 	ip netns exec "$(tb_ns dfm 0)" timeout 60 "$X" dfm --listen 198.18.4.1:23901 --mode push --pack "$PACK" \
 		--duration "$((SECS < 2 ? 2 : SECS))" --wait-builders 1 --wait-sources 1 --json --interval 0 --drain-ms 2000 \
-		>"$d/dfm.json" 2>"$d/dfm.err"
+		>"$d/dfm.json" 2>"$d/dfm.err" &
+	dpid=$!
+	# Where the time goes: CPU of each process and core over 0.5 .. 1.8 s of
+	# the DFM's 2 s of triggering (the loop is running; no start, no drain).
+	sleep 0.5
+	dfm=$(pgrep -P "$dpid" | head -1) # timeout(1)'s child
+	cpu_snap "$d/cpu0" "source:$srcpid" "builder:$bpid" "sink:$spid" "dfm:$dfm"
+	sleep 1.3
+	cpu_snap "$d/cpu1" "source:$srcpid" "builder:$bpid" "sink:$spid" "dfm:$dfm"
+	wait "$dpid"
 	sleep 0.3
 	stop_bg
-	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" <<'PY' | tee -a "$W/results" | cut -c1-200
+	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" "$SWITCH_USED" "$(getconf CLK_TCK)" \
+		<<'PY' | tee -a "$W/results" | cut -c1-200
 import json, sys
-d, flow, mode, label, nsrc, pack, frag, mtu, tol = sys.argv[1:]
-nsrc, pack, frag, mtu = int(nsrc), int(pack), int(frag), int(mtu)
+d, flow, mode, label, nsrc, pack, frag, mtu, tol, switch, hz = sys.argv[1:]
+nsrc, pack, frag, mtu, hz = int(nsrc), int(pack), int(frag), int(mtu), float(hz)
 sys.path.insert(0, "scripts/bench")
 from benchlib import summary_json as merged
 m, b, k = merged(d + "/dfm.json"), merged(d + "/build.json"), merged(d + "/sink.json")
 el = m.get("elapsed_s") or 0
+def snap(f):  # name -> ticks (cpuN: busy, total; a process: user + system)
+    out = {}
+    for l in open(f):
+        v = l.split()
+        if v[0] == "wall":
+            out["wall"] = float(v[1])
+        elif v[0].startswith("cpu") and v[0] != "cpu":
+            n = [int(x) for x in v[1:]]
+            out[v[0]] = (sum(n) - n[3] - n[4], sum(n))
+        else:
+            out[v[0]] = int(v[1])
+    return out
+c0, c1 = snap(d + "/cpu0"), snap(d + "/cpu1")
+win = c1["wall"] - c0["wall"]
+busy = {c: round((c1[c][0] - c0[c][0]) / max(1, c1[c][1] - c0[c][1]), 3) for c in c1 if c.startswith("cpu") and c in c0}
+# share of one core each process (and ksoftirqd/N) used over the window
+cpu = {n: round((c1[n] - c0[n]) / hz / win, 3) for n in c1 if not n.startswith("cpu") and n != "wall" and n in c0}
 ev = m.get("complete", 0) / el if el else 0
 fps = ev / pack * nsrc          # one MEP a source per block of pack events
 frame = 14 + 20 + 8 + 16 + pack * (12 + frag)
@@ -186,6 +233,8 @@ print(json.dumps({"kind": "search", "method": "dfm loop, as fast as credits allo
     "sink_events": k.get("events"), "sink_result": k.get("result"),
     "builder_forwarded": b.get("dfm_ctl", {}).get("forwarded"),
     "unpaced_offered_frames_per_s": round(fps), "unpaced_received_frames_per_s": round(fps), "unpaced_loss": None,
+    "switch": switch, "cpu_share": cpu, "core_busy": busy, "cpu_window_s": round(win, 3),
+    "source_sent_frames_per_s": round(merged(d + "/src.json").get("packets", 0) / el) if el else 0,
     "probes": [], **({} if el else {"error": open(d + "/dfm.err").read().strip()[-200:]})}))
 PY
 }
@@ -195,6 +244,38 @@ PY
 gw_probe() { probe "$GW_IMPL" "$1" >>"$BISECT_LOG"; }
 gw_passes() {
 	python3 -c 'import json,sys; r = json.loads(sys.stdin.read()); sys.exit(0 if r["ok"] and r["loss"] <= float(sys.argv[1]) else 1)' "$TOL"
+}
+
+# cpu_snap FILE NAME:PID...: wall clock, /proc/stat per core, the user +
+# system ticks of each process and of ksoftirqd/0 and /1.
+cpu_snap() {
+	local f=$1 p k
+	shift
+	{
+		echo "wall $(date +%s.%N)"
+		grep '^cpu[0-9]' /proc/stat
+		for p in "$@"; do
+			echo "${p%%:*} $(awk '{print $14 + $15}' "/proc/${p#*:}/stat" 2>/dev/null || echo 0)"
+		done
+		for k in $(pgrep -x 'ksoftirqd/[01]'); do
+			echo "$(cat "/proc/$k/comm") $(awk '{print $14 + $15}' "/proc/$k/stat")"
+		done
+	} >"$f"
+}
+
+# use_switch xdp|bridge: the testbed's switch for the full loop; sets
+# SWITCH_USED. A kernel that refuses the XDP switch leaves the bridge.
+use_switch() {
+	SWITCH_USED=bridge
+	if [[ $1 == xdp ]]; then
+		if tb_switch_use xdp "$ROOT/$OUT/bpf/xevb_switch.bpf.o"; then
+			SWITCH_USED=xdp
+		else
+			echo "bench-gateway: the XDP switch did not attach (see above); the full loop runs through the bridge" >&2
+		fi
+	else
+		tb_switch_use bridge || { echo "bench-gateway: the XDP switch did not come off" >&2; exit 1; }
+	fi
 }
 
 # search FLOW IMPL LABEL: unpaced probe, then bisection; appends the result.
@@ -271,10 +352,13 @@ for mtu in 1500 3500; do
 			fi
 			if [[ " $VARIANTS " == *" dfm "* ]]; then
 				MTU=1500 PACK=$([[ $flow == l1 ]] && echo 25 || echo 10)
-				for m in xdp socket; do
-					echo "  $flow $m+fwd+dfm: $NSRC sources, DFM blocks of $PACK, farm-node credits" >&2
+				use_switch "$SWITCH"
+				for m in ${GW_DFM_BUILDERS:-xdp socket}; do
+					echo "  $flow $m+fwd+dfm: $NSRC sources, DFM blocks of $PACK, farm-node credits, $SWITCH_USED switch" >&2
 					dfm_point "$flow" "$m" "$flow $m+fwd+dfm"
 				done
+				# The other cases run on the bridge, as they always did.
+				use_switch bridge
 			fi
 			if [[ $flow == l1 && " $VARIANTS " == *" pack32 "* ]]; then
 				run_flow_set l1 1500 32 " pack 32" xdp+fwd
