@@ -152,7 +152,11 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 	xevb_info("control plane: DFM %s, %u credits, Busy above %u / not-Busy below %u held events, "
 		  "re-ask after %llu ms up to %u times, control port %u", cfg->dfm, cfg->credits, bc->busy.high,
 		  bc->busy.low, (unsigned long long)(cfg->reask_ns / 1000000), cfg->max_reasks, cfg->ctl_port);
-	status_to_dfm(bc);
+	/*
+	 * No STATUS yet: the first tick (next_hb 0) sends it from the receive
+	 * loop, once the receive path is open. Credits announced earlier bring
+	 * fragments no socket takes, and their events are re-asked later.
+	 */
 	return bc;
 fail:
 	build_ctl_free(bc);
