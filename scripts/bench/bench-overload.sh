@@ -41,7 +41,8 @@
 #   BENCH_SECONDS, BENCH_BUILD_ARGS, BENCH_KEEP=1 (keep the per-point files),
 #   OV_CASES ("l1 hlt"), OV_MODES ("xdp socket"), OV_LOADS ("0.5 1 1.5 2 5 10
 #   unpaced": multiples of the loss-free rate), OV_STEPS (6; 4 quick), OV_RETRY (1),
-#   OV_MODEL (split | gateway).
+#   OV_MODEL (split | gateway), OV_BIN (the xevb binary of the builder; the
+#   generator and the farm node stay this tree's).
 # Writes OUT/bench/overload.json, overload.csv, overload-goodput.png.
 # Full run about 10 minutes, quick about 3.
 set -euo pipefail
@@ -59,6 +60,9 @@ LOADS=${OV_LOADS:-0.5 1 1.5 2 5 10 unpaced}
 TOL=${BENCH_LOSS_TOL:-0}
 RETRY=${OV_RETRY:-1}
 X=$ROOT/$OUT/xevb
+# The builder under test (OV_BIN: another build, e.g. of an older commit, for a before/after run).
+XB=${OV_BIN:-$X}
+[[ -x $XB ]] || { echo "bench-overload: OV_BIN $XB is not an executable" >&2; exit 2; }
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 HELP=$ROOT/scripts/bench/overload.py
 SNAP=$ROOT/scripts/bench/e2e.py
@@ -119,7 +123,7 @@ point_body() {
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
 	[[ $mode == socket ]] || napi_pids >"$d/napi0"
 	# shellcheck disable=SC2086
-	ip netns exec "$BNS" taskset -c 1 "$X" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
+	ip netns exec "$BNS" taskset -c 1 "$XB" build --dev "$BDEV" --sources "0-$((NSRC - 1))" "${bargs[@]}" \
 		--sink "$SADDR:$SINK_PORT" ${BENCH_BUILD_ARGS:-} --json --quiet --interval 0 --duration 60 \
 		>"$d/build.json" 2>"$d/build.err" &
 	bpid=$!

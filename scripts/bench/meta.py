@@ -32,7 +32,7 @@ def cpu_model():
 
 
 def main():
-    settings = {k: v for k, v in os.environ.items() if k.startswith("BENCH_")}
+    settings = {k: v for k, v in os.environ.items() if k.startswith(("BENCH_", "OV_", "GW_"))}
     for kv in sys.argv[1:]:
         k, _, v = kv.partition("=")
         settings[k] = v
