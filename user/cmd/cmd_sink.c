@@ -21,6 +21,7 @@
 #include <xevb/cli.h>
 #include <xevb/event_codec.h>
 #include <xevb/evid_window.h>
+#include <xevb/lat_hist.h>
 #include <xevb/metrics.h>
 #include <xevb/probes.h>
 #include "cmds.h"
@@ -87,6 +88,7 @@ struct sink {
 	uint64_t lat_n;
 	double lat_sum_ns;
 	int64_t lat_max_ns;
+	struct xevb_lat_hist lat;     /* for percentiles */
 	struct xevb_evid_window win;
 
 	/* time */
@@ -165,6 +167,7 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 		s->lat_sum_ns += (double)lat;
 		if (lat > s->lat_max_ns)
 			s->lat_max_ns = lat;
+		xevb_lat_add(&s->lat, lat);
 	}
 	return 0;
 }
@@ -537,6 +540,8 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 	double evps = el > 0 ? (double)s->events / el : 0, mbps = el > 0 ? (double)s->bytes / el / 1e6 : 0;
 	double lat_avg = s->lat_n ? s->lat_sum_ns / (double)s->lat_n / 1e3 : 0;
 	double lat_max = (double)s->lat_max_ns / 1e3;
+	double lat_p50 = (double)xevb_lat_quantile(&s->lat, 0.5) / 1e3;
+	double lat_p99 = (double)xevb_lat_quantile(&s->lat, 0.99) / 1e3;
 	bool first = true;
 
 	if (s->json) {
@@ -557,9 +562,9 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 				first = false;
 			}
 		printf("},\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"MB_per_s\":%.3f,"
-		       "\"latency_us\":{\"avg\":%.1f,\"max\":%.1f},\"expect_events\":%llu,"
-		       "\"signal\":%d,\"result\":\"%s\"}\n",
-		       el, evps, mbps, lat_avg, lat_max, (unsigned long long)s->expect_events,
+		       "\"latency_us\":{\"avg\":%.1f,\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
+		       "\"expect_events\":%llu,\"signal\":%d,\"result\":\"%s\"}\n",
+		       el, evps, mbps, lat_avg, lat_p50, lat_p99, lat_max, (unsigned long long)s->expect_events,
 		       (int)stop_signal, ok ? "ok" : "fail");
 	} else {
 		printf("events:              %llu (complete %llu, incomplete %llu)\n",
@@ -577,7 +582,8 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 			if (s->err[k])
 				printf("  %-18s %llu\n", err_name(k), (unsigned long long)s->err[k]);
 		printf("elapsed:             %.3f s, %.1f events/s, %.3f MB/s\n", el, evps, mbps);
-		printf("latency from build:  avg %.1f us, max %.1f us\n", lat_avg, lat_max);
+		printf("latency from build:  avg %.1f us, p50 <= %.1f us, p99 <= %.1f us, max %.1f us\n", lat_avg,
+		       lat_p50, lat_p99, lat_max);
 		if (s->expect_events)
 			printf("expected events:     %llu (%s)\n", (unsigned long long)s->expect_events,
 			       expectation_met(s) ? "reached" : "NOT reached");
