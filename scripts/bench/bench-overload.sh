@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Overload: goodput vs offered load (issue 25). Offered more than it can
 # take, a builder should keep building what it can, not collapse. Per case
-# and receive mode this finds the loss-free rate, then offers 0.5x, 1x,
+# and receive mode this finds the loss-free rate, then offers 0.1x, 0.5x, 0.9x, 1x,
 # 1.5x, 2x, 5x and 10x that rate and unpaced, and counts the events that
 # arrive complete at the farm node.
 #   l1:  126 sources, 25 x 32 B fragments a packet (1150-byte frames)
@@ -39,8 +39,8 @@
 #
 # usage: scripts/bench/bench-overload.sh [OUT]   env: BENCH_QUICK, BENCH_RUNS,
 #   BENCH_SECONDS, BENCH_BUILD_ARGS, BENCH_KEEP=1 (keep the per-point files),
-#   OV_CASES ("l1 hlt"), OV_MODES ("xdp socket"), OV_LOADS ("0.5 1 1.5 2 5 10
-#   unpaced": multiples of the loss-free rate), OV_STEPS (6; 4 quick), OV_RETRY (1),
+#   OV_CASES ("l1 hlt"), OV_MODES ("xdp socket"), OV_LOADS ("0.1 0.5 0.9 1 1.5 2
+#   5 10 unpaced": multiples of the loss-free rate), OV_STEPS (6; 4 quick), OV_RETRY (1),
 #   OV_MODEL (split | gateway), OV_BIN (the xevb binary of the builder; the
 #   generator and the farm node stay this tree's).
 # Writes OUT/bench/overload.json, overload.csv, overload-goodput.png.
@@ -56,7 +56,7 @@ SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1 || echo 2)}
 STEPS=${OV_STEPS:-$([[ -n $QUICK ]] && echo 4 || echo 6)}
 CASES=${OV_CASES:-l1 hlt}
 MODES=${OV_MODES:-xdp socket}
-LOADS=${OV_LOADS:-0.5 1 1.5 2 5 10 unpaced}
+LOADS=${OV_LOADS:-0.1 0.5 0.9 1 1.5 2 5 10 unpaced}
 TOL=${BENCH_LOSS_TOL:-0}
 RETRY=${OV_RETRY:-1}
 X=$ROOT/$OUT/xevb

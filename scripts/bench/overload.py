@@ -135,6 +135,8 @@ def cmd_point(args):
         "napi_cpu": ncpu / wall if ncpu is not None and wall > 0 else None,
         "cpu1_busy": cpu1 / wall if cpu1 is not None and wall > 0 else None,
         "sink_result": snk.get("result"), "sink_errors": snk.get("errors"),
+        # build to farm node (the event header's build time), at the sink
+        "latency_us": snk.get("latency_us"),
     }
     print(json.dumps(r))
 
@@ -254,20 +256,20 @@ def print_table(doc):
             s["case"], s["mode"], (s["lossfree_events_per_s"] or 0) / 1e3, (s["lossfree_frames_per_s"] or 0) / 1e3,
             "  (generator-limited: unpaced was loss-free)" if s.get("sender_limited") else
             "" if s["lossfree_events_per_s"] else "  (no probe was loss-free)"))
-    print("%-4s %-6s %-7s %8s %9s %9s %9s %7s %8s %9s %7s %7s %9s" % (
+    print("%-4s %-6s %-7s %8s %9s %9s %9s %7s %8s %9s %7s %7s %9s %8s" % (
         "case", "mode", "load", "x lf", "off kev/s", "off kfr/s", "rx kfr/s", "goodput", "cmpl kev/s", "incompl%",
-        "bld cpu", "napi", "never dlv"))
+        "bld cpu", "napi", "never dlv", "p99 us"))
     for r in doc["results"]:
         b = r["books"]
-        print("%-4s %-6s %-7s %8s %9.1f %9.1f %9.1f %7s %10.1f %9s %7s %7s %9s%s" % (
+        print("%-4s %-6s %-7s %8s %9.1f %9.1f %9.1f %7s %10.1f %9s %7s %7s %9s %8s%s" % (
             r["case"], r["mode"], r["load"], fmt(r["offered_over_lossfree"], "%.2f"), r["offered_events_per_s"] / 1e3,
             r["offered_frames_per_s"] / 1e3, r["rx_frames_per_s"] / 1e3, fmt(r["goodput_over_lossfree"], "%.2f"),
             r["complete_events_per_s"] / 1e3, fmt(100 * r["incomplete_share"] if r["incomplete_share"] is not None else None, "%.1f"),
             fmt(r["builder_cpu"], "%.2f"), fmt(r["napi_cpu"], "%.2f"), fmt(b["never_delivered"], "%.0f"),
-            "" if r["ok"] else "  FAILED"))
+            fmt((r.get("latency_us") or {}).get("p99"), "%.0f"), "" if r["ok"] else "  FAILED"))
     print("x lf: offered / loss-free event rate; goodput: complete events/s at the farm node / loss-free rate;")
     print("bld cpu, napi: share of a core (builder process, its napi thread); never dlv: events sent, neither")
-    print("delivered nor shed (median over the rounds)")
+    print("delivered nor shed; p99 us: build-to-farm-node latency, 99th percentile (median over the rounds)")
 
 
 def fmt(v, spec):
