@@ -52,7 +52,7 @@ names = ["other", "mep", "ip_fragment", "multibuf_to_kernel", "malformed_trunc_i
          "malformed_bad_magic", "malformed_bad_version", "malformed_bad_flags", "malformed_bad_source",
          "malformed_bad_nfrags", "malformed_frags_missing", "malformed_rec_overrun", "malformed_reserved",
          "malformed_event_order", "malformed_trailing", "to_xsk", "no_xsk_to_kernel", "unknown_source",
-         "trim_failed", "meta_failed"]
+         "trim_failed", "meta_failed", "shed", "shed_ref_source"]
 out = {}
 for e in json.load(sys.stdin):
     f = e["formatted"]

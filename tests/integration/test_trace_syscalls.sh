@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # scripts/trace/syscalls.bt against a live builder: per-second syscall and
 # event rates with syscalls per event, syscalls by name (the builder
-# sleeps in poll and forwards with writev), totals that add up.
+# sleeps in poll and forwards with send), totals that add up.
 set -uo pipefail
 . "$(dirname "$0")/lib_trace.sh"
 trace_init ts "${1:-build}"
@@ -20,7 +20,8 @@ true("per-second lines with syscalls, events and a per-event figure",
      any(s[0] > 0 and s[1] > 0 and s[2] > 0 for s in sec), out[:400])
 names = {k: int(v) for k, v in re.findall(r"^@by_name\[tracepoint:syscalls:sys_enter_(\w+)\]: (\d+)", out, re.M)}
 true("poll counted (wake-ups)", names.get("poll", 0) > 0, names)
-true("writev counted (forwarding)", names.get("writev", 0) > 0, names)
+# batched output: non-blocking send of the farm node's buffer (sendto)
+true("sendto counted (forwarding)", names.get("sendto", 0) > 0, names)
 # Each second: all syscalls >= the named ones counted in the same second.
 # Not the last: it may be printed while the probes detach, one by one.
 blocks = re.findall(r"syscalls (\d+)/s .*\n((?:@sec\[.*\n)*)", out)
