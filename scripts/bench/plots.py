@@ -198,7 +198,7 @@ def plot_e2e(d, doc):
 # kept in the docs: each drawn on its own, and the first one there faintly
 # under the current curve so the fix shows.
 DOCDATA = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "docs", "bench", "data")
-OVERLOAD_BEFORE = [("overload-before-full", "full run"), ("overload-before-quick", "quick run")]
+OVERLOAD_BEFORE = [("overload-before", "before (17fcca1)")]
 
 
 def overload_before():

@@ -377,8 +377,8 @@ def study4():
 # ---------------------------------------------------------------- overload
 # The curves of the code before the overload fixes, kept in the docs
 # (DATA): name, how it was run.
-OVERLOAD_BEFORE = [("overload-before-quick", "quick run (`BENCH_QUICK=1`: one round of 1 s a point, 4 bisection steps)"),
-                   ("overload-before-full", "full run (3 rounds of 2 s a point, medians, 6 bisection steps)")]
+OVERLOAD_BEFORE = [("overload-before", "full run (3 rounds of 2 s a point, medians, 6 bisection steps) of the "
+                   "same script with the builder of 17fcca1 (`OV_BIN`), before eviction, shedding and batched output")]
 
 
 def overload_tables(d):
@@ -434,11 +434,12 @@ def overload_tables(d):
 def overload():
     out = ["## Overload: goodput vs offered load (issue 25)\n",
            "`scripts/bench/bench-overload.sh`: the live generator (CPU 0) on a direct veth pair to the builder "
-           "(CPU 1, gateway model: its veth in threaded NAPI mode, the napi thread on CPU 1), which forwards over "
+           "(CPU 1; split model, as in bench-gateway: veth's default NAPI runs the receive work on the sender's "
+           "core, `OV_MODEL=gateway` moves it to the builder's), which forwards over "
            "TCP to one `xevb sink` (CPU 0) that checks every byte. The builder runs with its **shipped defaults**. "
            "Cases L1 (126 sources, 25 x 32 B a packet) and HLT (323 sources, 10 x 100 B). Per case and mode a "
            "bisection of the paced rate finds the loss-free rate (every event sent arrives complete at the farm "
-           "node, none incomplete), then the generator offers 0.5x to 10x that rate and unpaced, xdp and socket "
+           "node, none incomplete), then the generator offers 0.1x to 10x that rate and unpaced, xdp and socket "
            "alternating. Goodput = complete events/s at the farm node. A builder that degrades gracefully stays "
            "near 1 (above the dashed 0.9) however much it is offered; one that collapses falls towards 0. "
            "Shares of the events sent: incomplete = delivered flagged incomplete, shed = dropped whole by XDP, "
@@ -460,13 +461,12 @@ def overload():
             before = json.load(open(os.path.join(DATA, name + ".json")))
         except (OSError, ValueError):
             continue
-        out.append("### Before the overload fixes: %s, shared machine\n" % how.split(" (")[0])
-        out.append("**Indicative only:** %s on the 2-core machine **shared with other engineers' builds and "
-                   "benchmarks** while it ran; the code before the overload fixes, kept as "
-                   "[bench/data/%s.json](bench/data/%s.json) to compare the fixes against. _%s._\n" % (how, name, name, metaline(before)))
+        out.append("### Before the overload fixes\n")
+        out.append("%s; kept as [bench/data/%s.json](bench/data/%s.json) to compare the fixes against. "
+                   "_%s._\n" % (how, name, name, metaline(before)))
         out += overload_tables(before)
         out.append("")
-        out.append(img(name, "goodput vs offered load before the fixes (%s, shared machine)" % how.split(" (")[0]))
+        out.append(img(name, "goodput vs offered load before the fixes"))
     return out
 
 
