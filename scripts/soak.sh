@@ -45,19 +45,13 @@ xevb_pid() {
 	return 1
 }
 builder() {   # IDX NAME [options]
-	local idx=$1 name=$2 t
+	local idx=$1 name=$2
 	shift 2
 	ip netns exec "$(tb_ns builder "$idx")" timeout "$T" "$X" build --dev eth0 --json --quiet "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" 0
-	for ((t = 0; t < 200; t++)); do
-		grep -q 'AF_XDP socket on' "$E2E_WORK/$name.err" 2>/dev/null && return 0
-		kill -0 "$E2E_LAST_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	e2e_show "$name"
-	e2e_die "$name: builder did not start"
+	e2e_wait_rx "$name"
 }
 sink() {   # IDX NAME [options]
 	local idx=$1 name=$2 t ready="$E2E_WORK/$2.ready"

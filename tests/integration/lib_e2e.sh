@@ -132,12 +132,19 @@ e2e_sink() {
 # Give it --duration (bounded anyway by timeout 40). Its pid: $E2E_LAST_PID.
 # E2E_BUILD_RC: the exit status it must end with (default 0).
 e2e_builder() {
-	local idx=$1 name=$2 t
+	local idx=$1 name=$2
 	shift 2
 	ip netns exec "$(tb_ns builder "$idx")" timeout 40 "$X" build --dev eth0 --json --quiet "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" "${E2E_BUILD_RC:-0}"
+	e2e_wait_rx "$name"
+}
+
+# e2e_wait_rx NAME: wait (10 s at most) until the builder started as NAME
+# ($E2E_LAST_PID) has its receive path open; dies if it never does.
+e2e_wait_rx() {
+	local name=$1 t
 	for ((t = 0; t < 200; t++)); do
 		grep -qE 'AF_XDP socket on|on a kernel socket' "$E2E_WORK/$name.err" 2>/dev/null && return 0
 		kill -0 "$E2E_LAST_PID" 2>/dev/null || break

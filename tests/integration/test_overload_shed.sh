@@ -31,19 +31,13 @@ ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1
 
 # As e2e_builder, but with the per-second lines (the shedding level) in NAME.err.
 builder_eth1() {
-	local name=$1 t
+	local name=$1
 	shift
 	ip netns exec "$BNS" timeout 40 taskset -c 1 "$X" build --dev eth1 --json --interval 1 "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" 0
-	for ((t = 0; t < 200; t++)); do
-		grep -q 'AF_XDP socket on' "$E2E_WORK/$name.err" 2>/dev/null && return 0
-		kill -0 "$E2E_LAST_PID" 2>/dev/null || break
-		sleep 0.05
-	done
-	e2e_show "$name"
-	e2e_die "$name: builder did not open its receive path"
+	e2e_wait_rx "$name"
 }
 
 overload_case() {
