@@ -2,7 +2,7 @@
 /*
  * The one frame classifier and MEP validator. The same source is inlined
  * into the XDP program and into user space, so the two can never disagree
- * on a verdict. Rules: ../shared/spec/wire-format.md section 1.
+ * on a verdict. Rules: docs/wire-format.md section 1.
  *
  * Written for the verifier: every pointer is checked against data_end
  * right before it is read, every offset is bounded by a constant

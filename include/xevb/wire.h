@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Data-plane wire format, version 1 (docs: ../shared/spec/wire-format.md).
+ * Data-plane wire format, version 1 (docs/wire-format.md).
  * Shared by the BPF programs and user space: only fixed-width UAPI types,
  * no libc. All multi-byte fields are big-endian on the wire.
  */

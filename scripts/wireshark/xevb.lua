@@ -1,7 +1,7 @@
 -- SPDX-License-Identifier: GPL-2.0-only
 --[[
 xevb.lua: Wireshark/tshark dissector for the xevb data-plane wire format,
-version 1 (/work/shared/spec/wire-format.md, include/xevb/wire.h).
+version 1 (docs/wire-format.md, include/xevb/wire.h).
 
   xevb_mep  fragment packets (MEPs), source -> builder: raw IPv4 protocol
             253 and UDP port 23900 (both changeable in the preferences)

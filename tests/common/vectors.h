@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
-/* The wire-format test vectors (tests/vectors, a copy of shared/spec/vectors). */
+/* The wire-format test vectors (tests/vectors: the format's published vectors, see tests/vectors/README.md). */
 #ifndef XEVB_TEST_VECTORS_H
 #define XEVB_TEST_VECTORS_H
 
