@@ -20,6 +20,9 @@
  *   frame_released (frame_idx)                          builder: frame's last fragment is gone
  *   frames_recycled (queue, count)                      AF_XDP: frames back on the fill ring
  *   batch_received (count, now_ns)                      build: one receive batch
+ *   shed_tick     (accept, cause, ring_used, consumed, backlog, out_sent)
+ *                                                       build: one step of the shedding controller
+ *                 (accept of 65536 now; cause: enum xevb_shed_cause of the cut made, 3 none)
  *   sink_event    (event_id, n_frags, bytes, flags)     sink: an event decoded
  *   dfm_assign    (first_event, builder, count)         DFM: events assigned to a builder
  *   dfm_credit    (builder, credits)                    DFM: a builder's status with its credits
@@ -49,7 +52,7 @@
 /* Every probe with a semaphore: declared here, defined in user/lib/probes.c. */
 #define XEVB_PROBE_LIST(X) \
 	X(frag_accepted) X(frag_dropped) X(event_complete) X(event_timeout) \
-	X(frame_released) X(frames_recycled) X(batch_received) X(sink_event) \
+	X(frame_released) X(frames_recycled) X(batch_received) X(shed_tick) X(sink_event) \
 	X(dfm_assign) X(dfm_credit) X(dfm_busy) X(dfm_not_busy)
 
 #define XEVB_SEMA_DECL(name) extern volatile unsigned short xevb_##name##_semaphore;

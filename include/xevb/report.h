@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <xevb/builder.h>
 #include <xevb/output.h>
+#include <xevb/shed.h>
 #include <xevb/xdp_stats.h>
 #include <xevb/xsk_rx.h>
 
@@ -51,6 +52,7 @@ struct xevb_snapshot {
 	uint32_t shed_min_accept;      /* lowest level set */
 	uint32_t shed_ref_source;      /* the source the shed_ref_source slot counts */
 	uint64_t shed_cuts, shed_raises;
+	uint64_t shed_cuts_by[XEVB_SHED_CUT__N];   /* by cause (shed.h) */
 };
 
 /* One line of rates between two snapshots, xdp-bench style. */

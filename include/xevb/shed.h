@@ -106,6 +106,21 @@ struct xevb_shed_in {
 	 * times consumed / arrived (arrived = consumed + ring growth + drops).
 	 */
 	uint64_t consumed;
+	/*
+	 * Output bytes the kernel took from the send buffers (0: not
+	 * measured). With it, a cut for backlog goes to the rate the farm
+	 * nodes drained: the level times sent / (sent + backlog growth).
+	 */
+	uint64_t out_sent;
+	uint64_t out_dropped;   /* events dropped because every send buffer was full */
+};
+
+/* Why a cut was made (the first that holds, in this order). */
+enum xevb_shed_cause {
+	XEVB_SHED_CUT_DROPS,    /* the kernel dropped frames */
+	XEVB_SHED_CUT_RING,     /* the RX ring over half full and filling */
+	XEVB_SHED_CUT_BACKLOG,  /* the output backlog over its bound */
+	XEVB_SHED_CUT__N,
 };
 
 struct xevb_shed {
@@ -118,10 +133,18 @@ struct xevb_shed {
 	uint32_t last_used;
 	bool cut_wait;          /* a cut is not in effect until the newest block passes cut_block */
 	uint32_t cut_block;
+	uint64_t last_backlog, prev_backlog;   /* this tick's and the one before */
+	double ew_sent, ew_produced;   /* output bytes a tick, smoothed */
+	double ew_consumed, ew_arrived;   /* frames a tick, smoothed */
 	/* for the statistics */
 	uint32_t min_accept;
 	uint64_t ticks, cuts, raises, arms;
+	uint64_t cuts_by[XEVB_SHED_CUT__N];
+	enum xevb_shed_cause last_cut;   /* of the last tick: XEVB_SHED_CUT__N if it made none */
 };
+
+/* "kernel_drops", "ring", "backlog": the cause's name in the statistics. */
+const char *xevb_shed_cause_name(enum xevb_shed_cause c);
 
 /* cfg NULL or zero fields: the defaults. */
 void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg);
@@ -131,8 +154,10 @@ void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg);
  * gate word (plain memory: the gate is mapped). Returns the level now in
  * force for new blocks. AIMD on the accepted fraction: pressure (ring over
  * half full and not draining, backlog over its bound) cuts it to what the
- * builder served (in->consumed over the frames that arrived, less 1/32 to
- * drain the ring), or without that measure by 1/8 (a kernel drop: 1/2),
+ * builder served (in->consumed over the frames that arrived) or what the
+ * farm nodes drained (in->out_sent over the bytes produced), both smoothed
+ * over ~8 ticks, less 1/32 to drain, at most by half a cut; without those
+ * measures by 1/8 (a kernel drop: 1/2),
  * at most once until the last cut's blocks arrive; a ring under 1/8 for
  * calm_ticks raises it by ~1.5% a tick up to 65536.
  */

@@ -5,7 +5,7 @@
 #
 #   scripts/trace/run.sh NAME [PID] [SECONDS] [SCRIPT ARGS...]
 #
-# NAME: build-latency, drops, xdp-verdicts, syscalls, cpu-profile, dfm (the
+# NAME: build-latency, drops, xdp-verdicts, syscalls, cpu-profile, shed, dfm (the
 # .bt files beside this one). PID: the `xevb build` process (default: the
 # newest one on the machine, any namespace; `xevb dfm` for NAME dfm).
 # SECONDS: stop after that long

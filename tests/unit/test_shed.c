@@ -251,3 +251,112 @@ Test(shed, blocks_shed_evenly_with_short_gaps)
 		cr_assert(le(u32, max_gap, (uint32_t)(2.0 / want)), "level %u: a gap of %u blocks", levels[k], max_gap);
 	}
 }
+
+/*
+ * Output backlog: the cut goes to the rate the farm nodes drained, smoothed,
+ * so that one tick in which they drained nothing does not cut to the floor.
+ */
+Test(shed, backlog_cut_goes_to_the_drained_rate)
+{
+	struct xevb_shed_cfg cfg = { .backlog_max = 4000 };
+	struct xevb_shed s;
+	struct xevb_shed_gate g = fresh_gate();
+	struct xevb_shed_in in = { .ring_size = RING };
+
+	xevb_shed_init(&s, &cfg);
+	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	g.newest_block = 100;
+	/* 1000 bytes produced a tick, 750 drained: +250 a tick of backlog. */
+	for (int t = 1; t <= 16; t++) {
+		in.out_sent = 750;
+		in.backlog = 250u * t;
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &in), XEVB_SHED_ONE), "tick %d", t);
+	}
+	/* A tick in which the farm node drained nothing, the backlog past its bound. */
+	in.out_sent = 0;
+	in.backlog = 5000;
+	uint32_t level = xevb_shed_tick(&s, &g, &in);
+
+	cr_assert(eq(u64, s.cuts, 1));
+	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_BACKLOG], 1));
+	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_RING] + s.cuts_by[XEVB_SHED_CUT_DROPS], 0));
+	/* Smoothed: 0.75 drained for 16 ticks, then a tick of 0 over 1000: ~0.65. */
+	cr_assert(gt(u32, level, XEVB_SHED_ONE / 2), "level %u", level);
+	cr_assert(lt(u32, level, XEVB_SHED_ONE * 3 / 4), "level %u", level);
+	cr_assert(eq(str, (char *)xevb_shed_cause_name(XEVB_SHED_CUT_BACKLOG), "backlog"));
+}
+
+/* A backlog over its bound that drains is no pressure, once cut for. */
+Test(shed, draining_backlog_is_not_pressure)
+{
+	struct xevb_shed_cfg cfg = { .backlog_max = 1000 };
+	struct xevb_shed s;
+	struct xevb_shed_gate g = fresh_gate();
+	struct xevb_shed_in in = { .ring_size = RING, .out_sent = 0, .backlog = 4000 };
+
+	xevb_shed_init(&s, &cfg);
+	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	g.newest_block = 100;
+	/* A farm node paused: 4000 bytes wait at once. */
+	xevb_shed_tick(&s, &g, &in);
+	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_BACKLOG], 1));
+	/* Back: 1000 produced and 1500 drained a tick, long after the cut took effect. */
+	for (int t = 1; t <= 6; t++) {
+		g.newest_block = 110 + t;
+		in.out_sent = 1500;
+		in.backlog = 4000 - 500u * t;
+		xevb_shed_tick(&s, &g, &in);
+	}
+	cr_assert(eq(u64, s.cuts, 1));
+	/* Events dropped for a full buffer are pressure whatever the rates. */
+	in.out_dropped = 1;
+	uint32_t before = s.accept;
+
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &in), before - before / 8));
+	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_BACKLOG], 2));
+}
+
+/*
+ * The ring: the cut goes to what the builder took over what arrived,
+ * smoothed, so one tick in which it took little (descheduled, sending)
+ * does not cut to what that tick alone says.
+ */
+Test(shed, ring_cut_goes_to_the_smoothed_served_rate)
+{
+	struct xevb_shed s;
+	struct xevb_shed_gate g = fresh_gate();
+	struct xevb_shed_in in = { .ring_size = RING };
+
+	xevb_shed_init(&s, NULL);
+	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	g.newest_block = 100;
+	/* 1100 frames arrive a tick, 1000 taken: the ring grows under half full. */
+	for (int t = 1; t <= 16; t++) {
+		in.consumed = 1000;
+		in.ring_used = 100u * t;
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &in), XEVB_SHED_ONE), "tick %d", t);
+	}
+	/* A tick in which the builder took 100: the ring passes half full. */
+	in.consumed = 100;
+	in.ring_used += 1100;
+	uint32_t level = xevb_shed_tick(&s, &g, &in);
+
+	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_RING], 1));
+	/* ~1000/1100 less 1/32 over the sixteen ticks, pulled down a little by the last: ~0.77. */
+	cr_assert(gt(u32, level, XEVB_SHED_ONE * 70 / 100), "level %u", level);
+	cr_assert(lt(u32, level, XEVB_SHED_ONE * 80 / 100), "level %u", level);
+}
+
+/* However bad the measure, one cut at most halves the level (kernel drops aside). */
+Test(shed, a_measured_cut_at_most_halves)
+{
+	struct xevb_shed s;
+	struct xevb_shed_gate g = fresh_gate();
+	struct xevb_shed_in in = { .ring_size = RING, .consumed = 1, .ring_used = RING - 1 };
+
+	xevb_shed_init(&s, NULL);
+	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	g.newest_block = 100;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &in), XEVB_SHED_ONE / 2));
+	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_RING], 1));
+}

@@ -172,6 +172,8 @@ struct build {
 	uint64_t shed_next_ns;
 	uint64_t shed_kdrops;        /* the sockets' drop counters at the last tick */
 	uint64_t shed_rx;            /* rx_frames at the last tick (one worker) */
+	uint64_t shed_out_bytes;     /* output bytes sent at the last tick */
+	uint64_t shed_out_dropped;   /* events dropped for backlog at the last tick */
 };
 
 #define SHED_TICK_NS 2000000ull
@@ -474,6 +476,7 @@ static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
 static void shed_tick(struct build *bd, uint64_t now)
 {
 	struct xevb_shed_in in = { 0 };
+	uint32_t accept;
 	uint64_t kd;
 
 	if (!bd->shed_on || now < bd->shed_next_ns)
@@ -494,7 +497,18 @@ static void shed_tick(struct build *bd, uint64_t now)
 		bd->shed_rx = bd->rx_frames;
 	}
 	in.backlog = xevb_output_backlog_bytes(&bd->out);
-	xevb_shed_tick(&bd->shed, bd->ld.shed_gate, &in);
+	in.out_sent = bd->out.st.bytes - bd->shed_out_bytes;
+	bd->shed_out_bytes = bd->out.st.bytes;
+	in.out_dropped = bd->out.st.dropped_backlog - bd->shed_out_dropped;
+	bd->shed_out_dropped = bd->out.st.dropped_backlog;
+	accept = xevb_shed_tick(&bd->shed, bd->ld.shed_gate, &in);
+	if (XEVB_PROBE_ENABLED(shed_tick)) {
+		unsigned cut = bd->shed.last_cut;
+
+		/* In registers: the probe's operands cannot name a static plus an offset. */
+		__asm__ volatile("" : "+r"(accept), "+r"(cut));
+		XEVB_PROBE(shed_tick, accept, cut, in.ring_used, in.consumed, in.backlog, in.out_sent);
+	}
 }
 
 static void snapshot(struct build *bd, struct xevb_snapshot *s)
@@ -530,6 +544,7 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 		s->shed_ref_source = bd->shed_on ? bd->ld.shed_gate->ref_source : 0;
 		s->shed_cuts = bd->shed.cuts;
 		s->shed_raises = bd->shed.raises;
+		memcpy(s->shed_cuts_by, bd->shed.cuts_by, sizeof(s->shed_cuts_by));
 	} else {
 		s->sock_kernel_drops = bd->sock.kernel_drops;
 		s->sock_truncated = bd->sock.truncated;

@@ -110,7 +110,14 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 			  s->xdp[XEVB_XDP_SHED].frags);
 			C("xevb_shed_events_total", "Events shed (the reference source's shed fragments).",
 			  s->xdp[XEVB_XDP_SHED_REF].frags);
-			C("xevb_shed_cuts_total", "Times the shedding controller lowered the level.", s->shed_cuts);
+			xevb_metric_family(b, "xevb_shed_cuts_total", "counter",
+					   "Times the shedding controller lowered the level, by cause.");
+			for (unsigned k = 0; k < XEVB_SHED_CUT__N; k++) {
+				char l[32];
+
+				snprintf(l, sizeof(l), "cause=\"%s\"", xevb_shed_cause_name(k));
+				xevb_metric_u64(b, "xevb_shed_cuts_total", l, s->shed_cuts_by[k]);
+			}
 		}
 		static const struct { const char *name, *help; size_t off; } xs[] = {
 			{ "xevb_xsk_rx_dropped_total", "AF_XDP: frames dropped for lack of room (XDP_STATISTICS rx_dropped).",

@@ -94,11 +94,13 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 		if (s->shed_on)
 			fprintf(f, "XDP shedding: %" PRIu64 " MEPs, %" PRIu64 " fragments, %" PRIu64
 				   " events (source %u) shed whole; accept now %.1f%%, lowest %.1f%%; %" PRIu64
-				   " cuts, %" PRIu64 " raises\n",
+				   " cuts (%" PRIu64 " ring, %" PRIu64 " kernel drops, %" PRIu64 " output backlog), %" PRIu64
+				   " raises\n",
 				(uint64_t)s->xdp[XEVB_XDP_SHED].packets, (uint64_t)s->xdp[XEVB_XDP_SHED].frags,
 				(uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags, s->shed_ref_source,
 				100.0 * s->shed_accept / XEVB_SHED_ONE, 100.0 * s->shed_min_accept / XEVB_SHED_ONE,
-				s->shed_cuts, s->shed_raises);
+				s->shed_cuts, s->shed_cuts_by[XEVB_SHED_CUT_RING], s->shed_cuts_by[XEVB_SHED_CUT_DROPS],
+				s->shed_cuts_by[XEVB_SHED_CUT_BACKLOG], s->shed_raises);
 		if (s->rx_meta || s->rx_meta_fallback)
 			fprintf(f, "XDP meta: %" PRIu64 " frames taken from it, %" PRIu64 " parsed\n",
 				s->rx_meta, s->rx_meta_fallback);
@@ -160,6 +162,10 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		s->shed_on ? "true" : "false", (uint64_t)s->xdp[XEVB_XDP_SHED].packets,
 		(uint64_t)s->xdp[XEVB_XDP_SHED].frags, (uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags,
 		s->shed_accept, s->shed_min_accept, s->shed_cuts, s->shed_raises);
+	fprintf(f, ",\"shed_cuts_by\":{");
+	for (unsigned k = 0; k < XEVB_SHED_CUT__N; k++)
+		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", xevb_shed_cause_name(k), s->shed_cuts_by[k]);
+	fprintf(f, "}");
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",

@@ -29,6 +29,7 @@ void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg)
 	if (!s->cfg.idle_ticks)
 		s->cfg.idle_ticks = DEF_IDLE_TICKS;
 	s->accept = s->prev = s->min_accept = XEVB_SHED_ONE;
+	s->last_cut = XEVB_SHED_CUT__N;
 }
 
 static void gate_store(const struct xevb_shed *s, struct xevb_shed_gate *g)
@@ -87,40 +88,101 @@ static void settle(struct xevb_shed *s, uint32_t newest)
 		s->prev = s->accept;
 }
 
-static bool under_pressure(const struct xevb_shed *s, const struct xevb_shed_in *in)
+static const char *const cause_names[XEVB_SHED_CUT__N] = {
+	[XEVB_SHED_CUT_DROPS] = "kernel_drops",
+	[XEVB_SHED_CUT_RING] = "ring",
+	[XEVB_SHED_CUT_BACKLOG] = "backlog",
+};
+
+const char *xevb_shed_cause_name(enum xevb_shed_cause c)
+{
+	return c < XEVB_SHED_CUT__N ? cause_names[c] : "?";
+}
+
+/* The pressure this tick, by cause; XEVB_SHED_CUT__N: none. */
+static enum xevb_shed_cause pressure_cause(const struct xevb_shed *s, const struct xevb_shed_in *in)
 {
 	/* A ring over half full that is draining needs no further cut. */
 	bool filling = (uint64_t)in->ring_used * 2 > in->ring_size && in->ring_used >= s->last_used;
 
-	return in->drops > 0 || filling || (s->cfg.backlog_max && in->backlog > s->cfg.backlog_max);
+	if (in->drops > 0)
+		return XEVB_SHED_CUT_DROPS;
+	if (filling)
+		return XEVB_SHED_CUT_RING;
+	/*
+	 * Over its bound and growing, now and on average: a farm node that was
+	 * descheduled for a moment leaves a backlog it then drains.
+	 */
+	if (in->out_dropped ||
+	    (s->cfg.backlog_max && in->backlog > s->cfg.backlog_max && in->backlog > s->prev_backlog &&
+	     s->ew_produced > s->ew_sent))
+		return XEVB_SHED_CUT_BACKLOG;
+	return XEVB_SHED_CUT__N;
 }
 
 /*
- * Frames the kernel dropped tear events (and torn events hold the
- * builder's window until they time out): halve then, so that the level
- * reaches the builder's share of a large overload in a few ticks; a ring
- * filling up without loss yet takes 1/8.
+ * What the builder took against what arrived (taken, ring growth, kernel
+ * drops), smoothed over about eight ticks (16 ms): in one tick the builder
+ * may have been descheduled or busy sending, and a cut to what it took in
+ * that tick alone would shed far more than its capacity calls for.
  */
-static uint32_t served_level(const struct xevb_shed *s, const struct xevb_shed_in *in,
-			     uint32_t prev_used)
+static void track_ring(struct xevb_shed *s, const struct xevb_shed_in *in)
 {
-	int64_t growth = (int64_t)in->ring_used - (int64_t)prev_used;
-	uint64_t arrived = in->consumed + in->drops + (growth > 0 ? (uint64_t)growth : 0);
+	int64_t growth = (int64_t)in->ring_used - (int64_t)s->last_used;
+	double arrived = (double)in->consumed + (double)in->drops + (growth > 0 ? (double)growth : 0);
 
-	if (!in->consumed || arrived <= in->consumed)
-		return 0;
-	return (uint32_t)((uint64_t)s->accept * in->consumed / arrived * 31 / 32);
+	s->ew_consumed += ((double)in->consumed - s->ew_consumed) / 8;
+	s->ew_arrived += (arrived - s->ew_arrived) / 8;
 }
 
-static void cut(struct xevb_shed *s, uint32_t newest, const struct xevb_shed_in *in,
-		uint32_t prev_used)
+static uint32_t ring_level(const struct xevb_shed *s)
 {
-	bool lost = in->drops > 0;
-	uint32_t step = lost ? s->accept / 2 : s->accept / 8;
-	uint32_t level = served_level(s, in, prev_used);
+	if (s->ew_consumed <= 0 || s->ew_arrived <= s->ew_consumed)
+		return 0;
+	return (uint32_t)((double)s->accept * s->ew_consumed / s->ew_arrived * 31 / 32);
+}
+
+/*
+ * The farm nodes drain what they can: a backlog that grows means the
+ * builder produces more than that. The rates are smoothed over about eight
+ * ticks (16 ms), as a farm node that was not scheduled for one tick drained
+ * nothing in it and would otherwise cut the level to the floor.
+ */
+static void track_output(struct xevb_shed *s, const struct xevb_shed_in *in)
+{
+	int64_t growth = (int64_t)in->backlog - (int64_t)s->last_backlog;
+	double produced = (double)in->out_sent + (double)growth;
+
+	s->prev_backlog = s->last_backlog;
+	s->last_backlog = in->backlog;
+	if (produced < 0)
+		produced = 0;
+	s->ew_sent += ((double)in->out_sent - s->ew_sent) / 8;
+	s->ew_produced += (produced - s->ew_produced) / 8;
+}
+
+static uint32_t output_level(const struct xevb_shed *s)
+{
+	if (s->ew_sent <= 0 || s->ew_produced <= s->ew_sent)
+		return 0;
+	return (uint32_t)((double)s->accept * s->ew_sent / s->ew_produced * 31 / 32);
+}
+
+/*
+ * Without a measure of what was served: 1/8, or 1/2 when the kernel
+ * dropped frames (they tear events: reach a large overload's level in a
+ * few ticks). With one: straight to it, but never below half at once, as
+ * a measure can still be one bad moment.
+ */
+static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause)
+{
+	uint32_t step = cause == XEVB_SHED_CUT_DROPS ? s->accept / 2 : s->accept / 8;
+	uint32_t level = cause == XEVB_SHED_CUT_BACKLOG ? output_level(s) : ring_level(s);
 
 	if (!level || level >= s->accept)
 		level = s->accept - (step ? step : 1);
+	else if (level < s->accept / 2)
+		level = s->accept / 2;
 
 	if (s->cut_wait && xevb_shed_before(newest, s->cut_block))
 		return;   /* the last cut has not reached the wire's newest blocks yet */
@@ -131,6 +193,8 @@ static void cut(struct xevb_shed *s, uint32_t newest, const struct xevb_shed_in 
 	/* In effect once a whole block under the new level has come. */
 	s->cut_block = (s->switch_block + 1) & XEVB_SHED_BLOCK_MASK;
 	s->cuts++;
+	s->cuts_by[cause]++;
+	s->last_cut = cause;
 	if (s->accept < s->min_accept)
 		s->min_accept = s->accept;
 }
@@ -146,9 +210,15 @@ static void raise_level(struct xevb_shed *s, uint32_t newest)
 
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in)
 {
-	bool pressure = under_pressure(s, in);
-	uint32_t newest, prev_used = s->last_used;
+	enum xevb_shed_cause cause;
+	bool pressure;
+	uint32_t newest;
 
+	s->last_cut = XEVB_SHED_CUT__N;
+	track_ring(s, in);
+	track_output(s, in);
+	cause = pressure_cause(s, in);
+	pressure = cause != XEVB_SHED_CUT__N;
 	s->last_used = in->ring_used;
 	s->ticks++;
 	if (!s->armed) {
@@ -163,7 +233,7 @@ uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const str
 	settle(s, newest);
 	if (pressure) {
 		s->calm = 0;
-		cut(s, newest, in, prev_used);
+		cut(s, newest, cause);
 	} else if ((uint64_t)in->ring_used * 8 < in->ring_size) {
 		s->calm++;
 		if (s->calm >= s->cfg.calm_ticks && s->accept < XEVB_SHED_ONE)
