@@ -603,6 +603,11 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
 			xevb_xsk_stats(&bd->xsk, q, &s->xsk[q]);
 	} else {
+		struct xevb_sock_queue sq;
+
+		/* The cmsg total moves only with a packet read; after the last one, ask. */
+		if (!xevb_sock_queue(&bd->sock, &sq) && sq.drops > bd->sock.kernel_drops)
+			bd->sock.kernel_drops = sq.drops;
 		s->sock_kernel_drops = bd->sock.kernel_drops;
 		s->sock_truncated = bd->sock.truncated;
 	}
