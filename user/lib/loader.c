@@ -340,6 +340,9 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 		else
 			lfail(l, "attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
 				 cfg->ifname, strerror(-err));
+		/* Never attached: nothing to detach. */
+		xdp_program__close(l->prog);
+		l->prog = NULL;
 		goto fail;
 	}
 	l->mode = cfg->mode;
