@@ -4,6 +4,8 @@
  * (jumbo MEPs spanning multi-buffer frags too, when loaded frags-capable),
  * malformed DAQ packets are dropped and counted by reason, IPv4 fragments
  * and everything that is not DAQ traffic go to the kernel untouched.
+ * Loaded in pass mode (cfg_pass, the socket builder's), it steers nothing:
+ * it only sheds, and everything else goes to the kernel as without it.
  * No path returns XDP_ABORTED.
  */
 #include <linux/bpf.h>
@@ -32,6 +34,13 @@ const volatile __u32 cfg_digest_room = 0;
  * this random cookie. 0: no metadata. Never with digests.
  */
 const volatile __u32 cfg_meta_cookie = 0;
+/*
+ * Non-zero: pass mode, in front of the socket builder (xevb build --mode
+ * socket). Valid MEPs the gate does not shed go to the kernel, counted
+ * no_xsk_to_kernel; malformed DAQ packets go there too, for the builder to
+ * judge and count as without this program. No socket, digest or meta.
+ */
+const volatile __u8 cfg_pass = 0;
 
 /* Mutable at run time through the skeleton's .bss mapping. */
 __u32 filter_flags;
@@ -290,7 +299,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest, const int
 		res = xevb_mep_parse_ld(ctx, pi.mep_off, pi.mep_len, &pi);
 	if (res != XEVB_RES_MEP) {
 		count(res, len, 0);
-		return xevb_res_is_malformed(res) ? XDP_DROP : XDP_PASS;
+		return xevb_res_is_malformed(res) && !cfg_pass ? XDP_DROP : XDP_PASS;
 	}
 	count(XEVB_RES_MEP, len, pi.n_frags);
 
@@ -302,6 +311,10 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest, const int
 	shed_w = shed_gate.word;
 	if (shed_w && shed_mep(shed_w, pi.first_event_id, pi.source_id, pi.n_frags, len))
 		return XDP_DROP;
+	if (cfg_pass) {
+		count(XEVB_XDP_NO_XSK, len, pi.n_frags);
+		return XDP_PASS;
+	}
 	qid = ctx->rx_queue_index;
 	act = bpf_redirect_map(&xsks, qid, XDP_PASS);
 	if (act != XDP_REDIRECT) {

@@ -38,6 +38,12 @@ struct xevb_loader_cfg {
 	 * (xdp_meta.h). Ignored with digests (digest_room != 0).
 	 */
 	bool xdp_meta;
+	/*
+	 * Pass mode, for the socket builder: the program sheds (shed.h) and
+	 * passes everything else to the kernel, malformed DAQ packets too; no
+	 * AF_XDP socket, digest or meta. Failures are logged as warnings.
+	 */
+	bool pass;
 };
 
 struct xevb_loader {
@@ -48,6 +54,7 @@ struct xevb_loader {
 	enum xevb_xdp_mode mode;
 	bool multiprog;           /* attached through libxdp's dispatcher */
 	bool frags;               /* program accepts multi-buffer frames */
+	bool pass;                /* pass mode (xevb_loader_cfg.pass) */
 	int lock_fd;
 	char lock_path[256];
 	int xsks_fd;              /* XSKMAP */

@@ -46,7 +46,11 @@ struct xevb_snapshot {
 	uint64_t rx_digest;            /* AF_XDP frames taken from their digest */
 	uint64_t rx_meta;              /* AF_XDP frames taken from their XDP meta (xsk_meta.h) */
 	uint64_t rx_meta_fallback;     /* XDP meta on, but none that checked out: parsed */
-	/* Whole-event shedding (shed.h): 0 when off (--no-shed, socket path) */
+	/*
+	 * Whole-event shedding (shed.h): 0 when off (--no-shed, --dfm, or no
+	 * XDP program). On the socket path it means the steering program runs
+	 * in pass mode in front of the socket, and xdp[] holds its counters.
+	 */
 	uint32_t shed_on;
 	uint32_t shed_accept;          /* level for new blocks now, of 65536 */
 	uint32_t shed_min_accept;      /* lowest level set */

@@ -43,6 +43,19 @@ void xevb_sock_close(struct xevb_sock *s);
 /* Receive up to XEVB_SOCK_BATCH frames without blocking; same contract as xevb_xsk_rx. */
 int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint32_t *len);
 
+/*
+ * The socket's receive queue (SO_MEMINFO): bytes queued (rmem_alloc, the
+ * kernel's truesize of the packets, not their length), the buffer's size
+ * in the same unit, and the packets the kernel dropped at the queue (a
+ * running total). One getsockopt. 0 or -errno.
+ */
+struct xevb_sock_queue {
+	uint32_t queued;
+	uint32_t size;
+	uint32_t drops;
+};
+int xevb_sock_queue(const struct xevb_sock *s, struct xevb_sock_queue *q);
+
 static inline void xevb_sock_release(struct xevb_sock *s, uint32_t frame_idx)
 {
 	s->free_stack[s->n_free++] = frame_idx;

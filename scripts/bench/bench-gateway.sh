@@ -378,8 +378,10 @@ for mtu in 1500 3500; do
 			for impl in $IMPLS; do [[ $impl == socket* ]] && sock+=("$impl") || xdp+=("$impl"); done
 			run_flow_set "$flow" 1500 "$([[ $flow == l1 ]] && echo 25 || echo 10)" "" "${xdp[@]}"
 			if ((${#sock[@]})); then
-				# the socket builder needs NAPI on its veth (XDP_PASS) or XDP_TX frames are dropped
-				ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp
+				# the socket builder needs NAPI on its veth (XDP) or XDP_TX frames
+				# are dropped: one that sheds attaches its own program (pass mode)
+				# shellcheck disable=SC2086
+				sock_builder_xdp "$X" ${GW_BUILD_ARGS:-} || ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp
 				run_flow_set "$flow" 1500 "$([[ $flow == l1 ]] && echo 25 || echo 10)" "" "${sock[@]}"
 				ip -n "$BNS" link set dev eth1 xdpdrv off
 			fi

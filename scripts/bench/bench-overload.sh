@@ -17,7 +17,9 @@
 # "loss-free" is luck there). The builder forwards over TCP (its eth0, through the testbed's
 # bridge) to one `xevb sink` (CPU 0), which checks every byte; the generator
 # is niced below the sink. xdp and socket mode (raw IPv4 socket, recvmmsg,
-# an XDP_PASS program on its veth for NAPI) alternate point by point.
+# behind the steering program in pass mode, which sheds; an XDP_PASS
+# program on its veth for NAPI where the builder attaches none: --no-shed,
+# OV_BIN of an older build) alternate point by point.
 # The builder runs with the shipped defaults (window, timeout, frames, RX
 # ring, frame size): BENCH_BUILD_ARGS adds options (experiments).
 #
@@ -94,14 +96,20 @@ run_point() {
 	local mode=$1 load=$2 rate=$3 round=$4 phase=$5 rc=0
 	local d=$TMP/$CASE-$mode-$phase-$load-$round
 	mkdir -p "$d"
+	local pass=
 	if [[ $mode == socket ]]; then
-		# without XDP a veth has no NAPI: the XDP_TX frames would be dropped
 		napi_pids >"$d/napi0"
-		ip -n "$BNS" link set dev "$BDEV" xdpdrv obj "$PASS" sec xdp || return 1
+		# without XDP a veth has no NAPI: the XDP_TX frames would be dropped;
+		# a socket builder that sheds attaches its own program (pass mode)
+		# shellcheck disable=SC2086
+		if ! sock_builder_xdp "$XB" ${BENCH_BUILD_ARGS:-}; then
+			ip -n "$BNS" link set dev "$BDEV" xdpdrv obj "$PASS" sec xdp || return 1
+			pass=1
+		fi
 	fi
 	point_body "$@" >"$d/point.json" || rc=1
 	stop_bg
-	[[ $mode == socket ]] && ip -n "$BNS" link set dev "$BDEV" xdpdrv off
+	[[ -n $pass ]] && ip -n "$BNS" link set dev "$BDEV" xdpdrv off
 	if ((rc == 0)) && grep -q '^{' "$d/point.json"; then
 		show <"$d/point.json"
 		cat "$d/point.json" >>"$6"

@@ -48,6 +48,19 @@ set_model() {
 	fi
 }
 
+# sock_builder_xdp BIN ARGS...: 0 when `BIN build --mode socket ARGS...`
+# attaches its own XDP program (pass mode, to shed whole events) to its
+# device. Then the veth has NAPI while the builder runs and a script must
+# not attach xevb_pass.bpf.o there: the builder would not replace a
+# program it did not load, and would run without shedding. Older builds
+# (OV_BIN), --no-shed, --bare and --dfm attach nothing: xevb_pass is needed.
+sock_builder_xdp() {
+	local bin=$1
+	shift
+	[[ " $* " == *" --no-shed "* || " $* " == *" --bare "* || " $* " == *" --dfm "* ]] && return 1
+	"$bin" build --help 2>&1 | grep -q 'socket mode attaches the XDP program in pass mode'
+}
+
 # direct_link SRCNS BNS MTU: the direct path, a second veth pair source eth1
 # <-> builder eth1 with no address on either end (the generator sends from
 # its eth0 address, --dev eth1 --dst-mac 02:18:02:01:00:01): xdp_frames go

@@ -234,3 +234,116 @@ Test(xdp_shed, other_traffic_is_never_shed)
 	/* The configured one is shed at level 0. */
 	expect_mep(0, 64, true, false);
 }
+
+/*
+ * Pass mode (the socket builder's program, cfg_pass): the same gate; a MEP
+ * it does not shed goes to the kernel (counted no_xsk_to_kernel), and
+ * everything that is not a valid MEP passes too, malformed included, for
+ * the socket builder to judge as it would without the program.
+ */
+static void open_pass_env(void)
+{
+	xdp_env_open_pass(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	env.skel->data_shed->shed_gate.ref_source = REF_SOURCE;
+}
+
+TestSuite(xdp_shed_pass, .init = open_pass_env, .fini = teardown, .timeout = 60);
+
+static const int slots_to_kernel[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
+
+/* One MEP through the pass-mode program: shed (counted) or to the kernel, as want_shed says. */
+static void expect_mep_pass(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp)
+{
+	uint8_t frame[2048];
+	size_t len = mep_frame(frame, sizeof(frame), source_id, first_event_id, udp);
+	struct xdp_outcome o;
+	const char *bad;
+
+	xdp_env_run(&env, frame, len, &o);
+	if (!want_shed)
+		bad = xdp_outcome_mismatch(&o, len, XDP_PASS, slots_to_kernel, 2, N_FRAGS);
+	else if (source_id == REF_SOURCE)
+		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed_ref, 3, N_FRAGS);
+	else
+		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed, 2, N_FRAGS);
+	cr_assert(bad == NULL, "pass mode: source %u, first event %u (block %u), want %s: %s", source_id,
+		  first_event_id, first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
+}
+
+Test(xdp_shed_pass, idle_passes_every_mep_to_the_kernel)
+{
+	gate()->word = 0;
+	for (uint32_t e = 0; e < 100 * 64; e += 640)
+		for (uint16_t s = 0; s < 4; s++)
+			expect_mep_pass(s, e, false, s & 1);
+	cr_assert(eq(u32, gate()->newest_block, XEVB_SHED_BLOCK_UNKNOWN));
+}
+
+Test(xdp_shed_pass, shed_blocks_dropped_the_rest_passed_and_counted)
+{
+	const uint32_t accept = 26214;   /* 40% */
+	struct xevb_xdp_ctr before[XEVB_XDP__SLOTS], after[XEVB_XDP__SLOTS];
+	uint64_t shed_meps = 0, passed_meps = 0, ref_meps = 0;
+
+	gate()->word = xevb_shed_word(accept, accept, 0, 1);
+	xdp_env_counters(&env, before);
+	for (uint32_t blk = 2000; blk < 2200; blk++) {
+		bool shed = xevb_shed_drops(gate()->word, blk);
+
+		for (uint32_t e = blk * 64; e < (blk + 1) * 64; e += 3 * N_FRAGS)
+			for (uint16_t s = 0; s < 4; s++) {
+				expect_mep_pass(s, e, shed, (e / N_FRAGS + s) & 1);
+				shed_meps += shed;
+				passed_meps += !shed;
+				ref_meps += shed && s == REF_SOURCE;
+			}
+	}
+	cr_assert(eq(u32, gate()->newest_block, 2199));
+	xdp_env_counters(&env, after);
+	cr_assert(eq(u64, after[XEVB_XDP_SHED].packets - before[XEVB_XDP_SHED].packets, shed_meps));
+	cr_assert(eq(u64, after[XEVB_XDP_SHED_REF].frags - before[XEVB_XDP_SHED_REF].frags, ref_meps * N_FRAGS));
+	cr_assert(eq(u64, after[XEVB_XDP_NO_XSK].packets - before[XEVB_XDP_NO_XSK].packets, passed_meps));
+	cr_assert(eq(u64, after[XEVB_XDP_TO_XSK].packets - before[XEVB_XDP_TO_XSK].packets, 0));
+	cr_assert(eq(u64, after[XEVB_RES_MEP].packets - before[XEVB_RES_MEP].packets, shed_meps + passed_meps));
+	cr_assert(gt(u64, shed_meps, 0));
+	cr_assert(gt(u64, passed_meps, 0));
+}
+
+/* Not a valid MEP: to the kernel untouched, even malformed and at level 0. */
+Test(xdp_shed_pass, other_traffic_and_malformed_pass)
+{
+	uint8_t frame[2048];
+	struct xdp_outcome o;
+	const char *bad;
+	size_t len;
+
+	gate()->word = xevb_shed_word(0, 0, 0, 1);
+
+	len = mep_frame(frame, sizeof(frame), 0, 64, false);
+	frame[12] = 0x86, frame[13] = 0xdd;
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_PASS, (const int[]){ XEVB_RES_OTHER }, 1, 0);
+	cr_assert(bad == NULL, "IPv6 ethertype: %s", bad);
+
+	/* Malformed (bad magic): counted by the program, judged again by the socket builder. */
+	len = mep_frame(frame, sizeof(frame), 0, 64, true);
+	frame[XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN + XEVB_WR_UDP_HLEN] ^= 0xff;
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_PASS, (const int[]){ XEVB_RES_BAD_MAGIC }, 1, 0);
+	cr_assert(bad == NULL, "bad magic (UDP): %s", bad);
+
+	len = mep_frame(frame, sizeof(frame), 0, 64, false);
+	frame[XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN] ^= 0xff;
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_PASS, (const int[]){ XEVB_RES_BAD_MAGIC }, 1, 0);
+	cr_assert(bad == NULL, "bad magic (raw): %s", bad);
+
+	len = mep_frame(frame, sizeof(frame), 0, 64, false);
+	frame[XEVB_WR_ETH_HLEN + 6] |= 0x20;
+	xdp_env_run(&env, frame, len, &o);
+	bad = xdp_outcome_mismatch(&o, len, XDP_PASS, (const int[]){ XEVB_RES_IP_FRAGMENT }, 1, 0);
+	cr_assert(bad == NULL, "IP fragment: %s", bad);
+
+	/* A valid MEP at level 0 is still shed. */
+	expect_mep_pass(1, 64, true, false);
+}

@@ -37,6 +37,9 @@ void xdp_env_counters(struct xdp_env *e, struct xevb_xdp_ctr out[XEVB_XDP__SLOTS
 	}
 }
 
+static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
+		     uint32_t meta_cookie, uint8_t pass);
+
 void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 {
 	xdp_env_open_digest(e, ip_proto, udp_port, 0);
@@ -49,6 +52,17 @@ void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port,
 
 void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
 		      uint32_t meta_cookie)
+{
+	env_open(e, ip_proto, udp_port, digest_room, meta_cookie, 0);
+}
+
+void xdp_env_open_pass(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
+{
+	env_open(e, ip_proto, udp_port, 0, 0, 1);
+}
+
+static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
+		     uint32_t meta_cookie, uint8_t pass)
 {
 	uint8_t probe[60] = { 0 };
 	struct xdp_outcome o;
@@ -66,6 +80,7 @@ void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, ui
 	e->skel->rodata->cfg_udp_port = udp_port;
 	e->skel->rodata->cfg_digest_room = digest_room;
 	e->skel->rodata->cfg_meta_cookie = meta_cookie;
+	e->skel->rodata->cfg_pass = pass;
 	/* Frames longer than the linear area arrive in frags only for such programs. */
 	e->skel->rodata->cfg_frags = 1;
 	err = bpf_program__set_flags(e->skel->progs.xevb_steer, BPF_F_XDP_HAS_FRAGS);

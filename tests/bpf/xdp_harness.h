@@ -32,6 +32,8 @@ void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port,
 /* The same, with the XDP meta's cookie too (cfg_meta_cookie, see xevb/xdp_meta.h; 0: off). */
 void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
 		      uint32_t meta_cookie);
+/* The same in pass mode (cfg_pass: the socket builder's program, sheds and passes). */
+void xdp_env_open_pass(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port);
 void xdp_env_close(struct xdp_env *e);
 
 /* All counter slots, summed over every CPU. */

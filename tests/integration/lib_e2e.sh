@@ -421,6 +421,12 @@ for b, srcs in sorted(P["builders"].items()):
             eq(b + " no XDP meta (off)", (j["rx_meta"], j["rx_meta_fallback"], x["meta_failed"]["packets"]), (0, 0, 0))
     else:
         eq(b + " socket kernel drops", j["sock_kernel_drops"], 0)
+        # The steering program in pass mode in front of the socket (it sheds):
+        # every MEP passed to the kernel, none shed at this rate.
+        x = j["xdp"]
+        eq(b + " socket mode shedding on (XDP program in pass mode)", j["shed_on"], True)
+        eq(b + " XDP mep packets = no_xsk_to_kernel = sent", (x["mep"]["packets"], x["no_xsk_to_kernel"]["packets"]), (pk, pk))
+        eq(b + " XDP malformed, to_xsk, shed", (xdp_malformed(j), x["to_xsk"]["packets"], j["shed_meps"]), (0, 0, 0))
 tot_sent = sum(J(n)["fragments"] for srcs in P["builders"].values() for n in srcs)
 tot_out = sum(J(b)["out_events"] for b in P["builders"])
 for k, want in sorted(P["sinks"].items()):

@@ -15,6 +15,18 @@
 # Then the same without shedding (--no-shed), for comparison only: the
 # figures of both are printed (complete events, torn events, the level the
 # controller reached).
+# Then the socket builder (--mode socket, raw IPv4), which attaches the
+# steering program in pass mode: the same controller, fed by the socket's
+# buffer (SO_MEMINFO), sheds whole events in front of the kernel:
+#    farm node result ok; incomplete events <= 1% of the events delivered
+#    shed MEPs, fragments, events > 0
+#    XDP mep = no_xsk_to_kernel + shed      (nothing to a socket, nothing malformed)
+#    no_xsk_to_kernel = rx_frames + socket queue drops
+#    the books: events sent = complete + incomplete at the farm node + shed
+#    + never delivered (never delivered >= 0: lost before the program
+#    reacted, or dropped at the output; printed)
+# and, for comparison only, the socket builder with --no-shed (an XDP_PASS
+# program on its veth for NAPI, as the benchmarks do).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init os "${1:-build}"
@@ -100,5 +112,52 @@ print("# comparison: complete events at the farm node: shedding %d (incomplete %
 print("# %s: builder drops by reason: %s" % (CASE, {r: b["drop_" + r] for r in ("duplicate", "late", "overflow", "future")}))
 eq("farm node result", k["result"], "ok")
 eq("nothing shed with --no-shed", (b["shed_on"], b["xdp"]["shed"]["packets"]), (False, 0))
+PY
+
+overload_case sockshed --mode socket
+e2e_check sockshed <<'PY'
+b, k, s = J(CASE + ".b"), J(CASE + ".k"), J(CASE + ".s")
+x = b["xdp"]
+never = s["events"] - k["complete"] - k["incomplete"] - b["shed_events"]
+print("# %s: sent %d MEPs, %d events; XDP mep %d, shed %d, to the kernel %d; socket drops %d; builder rx %d "
+      "complete %d incomplete %d; farm node complete %d incomplete %d; shed events %d, never delivered %d; "
+      "level now %d, lowest %d of 65536, %d cuts %d raises" % (CASE, s["packets"], s["events"], x["mep"]["packets"],
+      b["shed_meps"], x["no_xsk_to_kernel"]["packets"], b["sock_kernel_drops"], b["rx_frames"], b["events_complete"],
+      b["events_incomplete"], k["complete"], k["incomplete"], b["shed_events"], never, b["shed_accept"],
+      b["shed_min_accept"], b["shed_cuts"], b["shed_raises"]))
+print("# %s: builder drops by reason: %s" % (CASE, {r: b["drop_" + r] for r in ("duplicate", "late", "overflow", "future")}))
+eq("farm node result", k["result"], "ok")
+eq("farm node errors, duplicates", (k["errors"], k["duplicates"]), (0, 0))
+true("events delivered > 0", k["events"] > 0, k["events"])
+le("incomplete events / delivered", round(k["incomplete"] / max(k["events"], 1), 4), 0.01)
+eq("socket path, shedding on", (b["path"], b["shed_on"]), ("socket", True))
+true("shed MEPs, fragments, events > 0", b["shed_meps"] > 0 and b["shed_frags"] > 0 and b["shed_events"] > 0,
+     (b["shed_meps"], b["shed_frags"], b["shed_events"]))
+eq("XDP mep = no_xsk_to_kernel + shed", x["mep"]["packets"], x["no_xsk_to_kernel"]["packets"] + x["shed"]["packets"])
+eq("XDP malformed, unknown, to_xsk", (xdp_malformed(b), x["unknown_source"]["packets"], x["to_xsk"]["packets"]), (0, 0, 0))
+eq("no_xsk_to_kernel = rx_frames + socket queue drops", x["no_xsk_to_kernel"]["packets"], b["rx_frames"] + b["sock_kernel_drops"])
+eq("shed frags = 25 x shed MEPs", b["shed_frags"], 25 * b["shed_meps"])
+eq("shed events = reference source's shed frags", b["shed_events"], x["shed_ref_source"]["frags"])
+true("never delivered >= 0 (the books: sent = complete + incomplete + shed + never delivered)", never >= 0, never)
+eq("builder: opened = complete + incomplete, none open", (b["events_opened"], b["open_events"]),
+   (b["events_complete"] + b["events_incomplete"], 0))
+eq("builder: received = in events + drops", b["frags_received"],
+   b["frags_in_events"] + sum(b[k] for k in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow", "drop_future")))
+eq("farm node events = builder output", k["events"], b["out_events"])
+PY
+e2e_no_xdp sockshed
+
+# --no-shed attaches nothing: the veth needs an XDP program for NAPI (the live frames).
+ip -n "$BNS" link set dev eth1 xdpdrv obj "$(dirname "$X")/bpf/xevb_pass.bpf.o" sec xdp || e2e_die "xevb_pass on eth1"
+overload_case socknoshed --mode socket --no-shed
+ip -n "$BNS" link set dev eth1 xdpdrv off
+e2e_check socknoshed <<'PY'
+b, k = J(CASE + ".b"), J(CASE + ".k")
+a = J("sockshed.k")
+print("# comparison, socket builder: complete events at the farm node: shedding %d (incomplete %d), without %d "
+      "(incomplete %d); without: socket queue drops %d" % (a["complete"], a["incomplete"], k["complete"],
+      k["incomplete"], b["sock_kernel_drops"]))
+eq("farm node result", k["result"], "ok")
+eq("nothing shed, no XDP program of ours with --no-shed", (b["shed_on"], b["xdp"]["mep"]["packets"]), (False, 0))
 PY
 e2e_finish

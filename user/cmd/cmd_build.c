@@ -93,7 +93,7 @@ static const struct xevb_opt opts[] = {
 	{ "nap-us", O_NAP, "US", "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only after an empty nap (default 0: poll() at once)" },
 	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
 	{ "digest", O_DIGEST, NULL, "XDP appends a MEP digest so the builder need not walk the records (docs/digest.md; costs more in XDP than it saves here)" },
-	{ "no-shed", O_NOSHED, NULL, "XDP mode: never shed whole events in XDP under overload (default: shed, the same event id blocks from every source, so frames are not lost at random and events torn)" },
+	{ "no-shed", O_NOSHED, NULL, "never shed whole events in XDP under overload (default: shed, the same event id blocks from every source, so frames are not lost at random and events torn; socket mode attaches the XDP program in pass mode for it)" },
 	{ "no-xdp-meta", O_NOXDPMETA, NULL, "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; every frame is parsed again here" },
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
@@ -146,6 +146,8 @@ static void on_signal(int sig)
 struct build {
 	bool xdp;
 	bool bare;
+	/* Socket mode: the steering program in pass mode in front of the socket (it sheds). */
+	bool pass_xdp;
 	struct xevb_loader ld;
 	struct xevb_xsk xsk;
 	struct xevb_sock sock;
@@ -170,7 +172,7 @@ struct build {
 	bool shed_on;
 	struct xevb_shed shed;
 	uint64_t shed_next_ns;
-	uint64_t shed_kdrops;        /* the sockets' drop counters at the last tick */
+	uint64_t shed_kdrops;        /* the receive sockets' drop counters at the last tick */
 	uint64_t shed_rx;            /* rx_frames at the last tick (one worker) */
 	uint64_t shed_out_bytes;     /* output bytes sent at the last tick */
 	uint64_t shed_out_dropped;   /* events dropped for backlog at the last tick */
@@ -192,7 +194,7 @@ static void watcher_cleanup(void *ctx)
 	struct build *bd = ctx;
 	char path[256];
 
-	if (bd->xdp)
+	if (bd->xdp || bd->pass_xdp)
 		xevb_loader_detach(&bd->ld);
 	if (!xevb_run_path(bd->dev, "stats", path, sizeof(path)))
 		unlink(path);
@@ -436,7 +438,7 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 }
 
 /* The AF_XDP sockets' drops: the builder did not keep up (XDP_STATISTICS, a getsockopt each). */
-static uint64_t shed_kernel_drops(struct build *bd)
+static uint64_t shed_xsk_drops(struct build *bd)
 {
 	struct xevb_xsk_stats st;
 	uint64_t n = 0;
@@ -447,9 +449,56 @@ static uint64_t shed_kernel_drops(struct build *bd)
 	return n;
 }
 
-/* XDP mode, unless --no-shed: the lowest source counts the events shed. */
+/*
+ * The kernel counts a socket's queue in truesize, not in frames: about a
+ * power-of-two buffer for the frame and the skb's own overhead (a
+ * 1164-byte frame takes 2304 bytes on veth). The controller compares the
+ * queue's growth with the frames we took, so give it frames.
+ */
+static uint32_t sock_truesize(const struct build *bd)
+{
+	uint64_t avg = bd->rx_frames ? bd->rx_bytes / bd->rx_frames : 1514;
+	uint64_t buf = 512;
+
+	while (buf < avg + 384 && buf < (1u << 16))   /* + headroom and skb_shared_info */
+		buf <<= 1;
+	return (uint32_t)buf + 256;                   /* + struct sk_buff */
+}
+
+/*
+ * The receive queue the controller watches, and the kernel's drop counter
+ * (a running total) in front of it: the AF_XDP RX rings (two loads a
+ * queue), or the kernel socket's buffer (SO_MEMINFO, one getsockopt).
+ */
+static uint64_t shed_queue(struct build *bd, struct xevb_shed_in *in)
+{
+	struct xevb_sock_queue sq;
+	uint32_t ts;
+
+	if (bd->xdp) {
+		for (uint32_t q = 0; q < bd->xsk.n_queues; q++) {
+			uint32_t size;
+
+			in->ring_used += xevb_xsk_rx_queued(&bd->xsk, q, &size);
+			in->ring_size += size;
+		}
+		return shed_xsk_drops(bd);
+	}
+	if (xevb_sock_queue(&bd->sock, &sq))
+		return bd->shed_kdrops;   /* no reading: no pressure seen this tick */
+	ts = sock_truesize(bd);
+	in->ring_used = sq.queued / ts;
+	in->ring_size = sq.size / ts;
+	return sq.drops;
+}
+
+/*
+ * Unless --no-shed, --bare or --dfm: the lowest source counts the events
+ * shed. XDP mode, or socket mode with the program in pass mode.
+ */
 static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
 {
+	struct xevb_shed_in in = { 0 };
 	uint32_t ref = UINT32_MAX;
 
 	if (!bd->ld.shed_gate)
@@ -465,13 +514,13 @@ static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
 	struct xevb_shed_cfg sc = { .backlog_max = (uint64_t)bd->out.n_sinks * XEVB_OUT_SEND_BUF / 2 };
 
 	xevb_shed_init(&bd->shed, &sc);
-	bd->shed_kdrops = shed_kernel_drops(bd);
+	bd->shed_kdrops = shed_queue(bd, &in);
 	bd->shed_on = true;
 }
 
 /*
- * One step of the shedding controller, every SHED_TICK_NS: the RX rings'
- * fill (two loads a queue) and the kernel's drops since the last step.
+ * One step of the shedding controller, every SHED_TICK_NS: the receive
+ * queue's fill and the kernel's drops since the last step.
  */
 static void shed_tick(struct build *bd, uint64_t now)
 {
@@ -482,14 +531,9 @@ static void shed_tick(struct build *bd, uint64_t now)
 	if (!bd->shed_on || now < bd->shed_next_ns)
 		return;
 	bd->shed_next_ns = now + SHED_TICK_NS;
-	for (uint32_t q = 0; q < bd->xsk.n_queues; q++) {
-		uint32_t size;
-
-		in.ring_used += xevb_xsk_rx_queued(&bd->xsk, q, &size);
-		in.ring_size += size;
-	}
-	kd = shed_kernel_drops(bd);
-	in.drops = kd - bd->shed_kdrops;
+	kd = shed_queue(bd, &in);
+	/* The socket's counter is 32 bits: the difference survives its wrap. */
+	in.drops = bd->xdp ? kd - bd->shed_kdrops : (uint32_t)(kd - bd->shed_kdrops);
 	bd->shed_kdrops = kd;
 	/* What this loop served (with workers their frames are not counted here). */
 	if (!bd->bw) {
@@ -511,6 +555,33 @@ static void shed_tick(struct build *bd, uint64_t now)
 	}
 }
 
+/*
+ * Socket mode: the steering program in pass mode in front of the socket,
+ * so that overload sheds whole events (the same controller as XDP mode)
+ * instead of overflowing the socket's buffer at random. Where it cannot be
+ * attached the builder runs on without it, and says what that costs.
+ */
+static void sock_shed_start(struct build *bd, const char *dev, bool generic, bool force,
+			    const uint16_t *sources, int n_sources)
+{
+	struct xevb_loader_cfg lc = {
+		.ifname = dev, .mode = generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
+		.ip_proto = bd->pcfg.ip_proto, .udp_port = bd->pcfg.udp_port, .force = force,
+		.pass = true,
+	};
+
+	if (xevb_loader_attach(&bd->ld, &lc) || !bd->ld.shed_gate) {
+		if (bd->ld.prog)
+			xevb_loader_detach(&bd->ld);
+		xevb_warn("socket mode without shedding: the XDP program could not be attached to %s (see "
+			  "above). Offered more than it can take, this builder loses frames at random in the "
+			  "socket's buffer, which tears events; --no-shed runs so without this warning", dev);
+		return;
+	}
+	bd->pass_xdp = true;
+	shed_start(bd, sources, n_sources);
+}
+
 static void snapshot(struct build *bd, struct xevb_snapshot *s)
 {
 	s->update_ns = xevb_now_ns();
@@ -527,8 +598,16 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->core = *xevb_builder_stats(bd->b);
 	if (bd->bw)
 		bw_snapshot(bd->bw, s);
-	if (bd->xdp) {
+	if (bd->xdp || bd->pass_xdp)
 		xevb_xdp_counters_read(bd->ld.counters_fd, s->xdp);
+	s->shed_on = bd->shed_on;
+	s->shed_accept = bd->shed.accept;
+	s->shed_min_accept = bd->shed.min_accept;
+	s->shed_ref_source = bd->shed_on ? bd->ld.shed_gate->ref_source : 0;
+	s->shed_cuts = bd->shed.cuts;
+	s->shed_raises = bd->shed.raises;
+	memcpy(s->shed_cuts_by, bd->shed.cuts_by, sizeof(s->shed_cuts_by));
+	if (bd->xdp) {
 		/*
 		 * --bare never reads a frame, and a descriptor's length includes
 		 * the digest: take the bytes per frame the program redirected.
@@ -538,14 +617,12 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 						 (double)s->xdp[XEVB_XDP_TO_XSK].packets * (double)s->rx_frames);
 		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
 			xevb_xsk_stats(&bd->xsk, q, &s->xsk[q]);
-		s->shed_on = bd->shed_on;
-		s->shed_accept = bd->shed.accept;
-		s->shed_min_accept = bd->shed.min_accept;
-		s->shed_ref_source = bd->shed_on ? bd->ld.shed_gate->ref_source : 0;
-		s->shed_cuts = bd->shed.cuts;
-		s->shed_raises = bd->shed.raises;
-		memcpy(s->shed_cuts_by, bd->shed.cuts_by, sizeof(s->shed_cuts_by));
 	} else {
+		struct xevb_sock_queue sq;
+
+		/* The cmsg total moves only with a packet read; after the last one, ask. */
+		if (!xevb_sock_queue(&bd->sock, &sq) && sq.drops > bd->sock.kernel_drops)
+			bd->sock.kernel_drops = sq.drops;
 		s->sock_kernel_drops = bd->sock.kernel_drops;
 		s->sock_truncated = bd->sock.truncated;
 	}
@@ -850,6 +927,9 @@ int cmd_build(int argc, char **argv)
 		};
 		if (xevb_sock_open(&bd.sock, &sc))
 			goto out;
+		/* Before the line saying the socket is open: scripts wait for it. */
+		if (!no_shed && !bd.bare && !cc.dfm)
+			sock_shed_start(&bd, dev, generic, force, sources, n_sources);
 		xevb_info("receiving %s on a kernel socket (recvmmsg, batches of %d)",
 			  udp ? "UDP" : "raw IPv4", XEVB_SOCK_BATCH);
 	} else {
@@ -1187,6 +1267,8 @@ out:
 			xevb_loader_detach(&bd.ld);
 	} else {
 		xevb_sock_close(&bd.sock);
+		if (bd.pass_xdp && !bd.unpriv)
+			xevb_loader_detach(&bd.ld);
 	}
 	build_ctl_free(bd.bctl);
 	xevb_output_close(&bd.out);

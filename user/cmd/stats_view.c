@@ -122,12 +122,14 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(s->out.ack_untracked, "out.ack_untracked");
 	ADD(s->out.reconnects, "out.reconnects");
 	ADD(s->out.peer_resets, "out.peer_resets");
-	if (s->xdp_mode) {
+	/* shed_on on the socket path: the steering program runs in pass mode in front of it. */
+	if (s->xdp_mode || s->shed_on)
 		for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++) {
 			ADD(s->xdp[k].packets, "xdp.%s.packets", xevb_slot_name(k));
 			ADD(s->xdp[k].bytes, "xdp.%s.bytes", xevb_slot_name(k));
 			ADD(s->xdp[k].frags, "xdp.%s.frags", xevb_slot_name(k));
 		}
+	if (s->xdp_mode) {
 		for (int cpu = 0; pc && cpu < pc->ncpu; cpu++)
 			for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++) {
 				ADD(pc->v[k][cpu].packets, "xdp.%s.cpu%d.packets", xevb_slot_name(k), cpu);

@@ -22,6 +22,12 @@
 #define PROG_NAME "xevb_steer"
 #define RUN_DIR "/run/xevb"
 
+/*
+ * What keeps the program off the interface: an error in XDP mode; in pass
+ * mode a warning, since the socket builder runs on without it (unshed).
+ */
+#define lfail(l, ...) xevb_log((l)->pass ? XEVB_LOG_WARN : XEVB_LOG_ERR, __VA_ARGS__)
+
 int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len)
 {
 	struct stat st;
@@ -49,7 +55,7 @@ static int take_lock(struct xevb_loader *l)
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			err = -errno;
-			xevb_err("cannot create lock file %s: %s", path, strerror(errno));
+			lfail(l, "cannot create lock file %s: %s", path, strerror(errno));
 			return err;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
@@ -58,7 +64,7 @@ static int take_lock(struct xevb_loader *l)
 			if (n > 0)
 				pid[n] = 0;
 			pid[strcspn(pid, "\n")] = 0;
-			xevb_err("another xevb builder (pid %s) already runs on %s; stop it first", pid, l->ifname);
+			lfail(l, "another xevb builder (pid %s) already runs on %s; stop it first", pid, l->ifname);
 			close(fd);
 			return -EBUSY;
 		}
@@ -134,7 +140,7 @@ static int check_existing(struct xevb_loader *l, bool force)
 					  PROG_NAME, xdp_program__id(p), l->ifname);
 				err = xdp_program__detach(p, l->ifindex, XDP_MODE_UNSPEC, 0);
 				if (err)
-					xevb_err("cannot remove it: %s", strerror(-err));
+					lfail(l, "cannot remove it: %s", strerror(-err));
 			}
 		xdp_multiprog__close(mp);
 		return 0;
@@ -155,14 +161,14 @@ static int check_existing(struct xevb_loader *l, bool force)
 		int why = xevb_loader_probe_dispatcher();
 
 		if (why)
-			xevb_err("%s already has XDP program '%s' (id %u), not loaded by xevb. libxdp's "
+			lfail(l, "%s already has XDP program '%s' (id %u), not loaded by xevb. libxdp's "
 				 "multi-program dispatcher cannot load on this kernel (freplace programs are "
 				 "refused: %s), so xevb cannot run beside it, and it does not replace a program "
 				 "it did not load: remove it (xdp-loader unload %s --all) or pass --force to "
 				 "replace it", l->ifname, xdp_program__name(p), xdp_program__id(p),
 				 strerror(why), l->ifname);
 		else
-			xevb_err("%s already has XDP program '%s' (id %u), not loaded by xevb and attached "
+			lfail(l, "%s already has XDP program '%s' (id %u), not loaded by xevb and attached "
 				 "without libxdp's dispatcher, so xevb cannot run beside it: reload it with "
 				 "xdp-loader (or xdp-filter) to share the interface, or pass --force to replace it",
 				 l->ifname, xdp_program__name(p), xdp_program__id(p));
@@ -172,7 +178,7 @@ static int check_existing(struct xevb_loader *l, bool force)
 	err = xdp_multiprog__detach(mp);
 	xdp_multiprog__close(mp);
 	if (err) {
-		xevb_err("cannot detach the old program from %s: %s", l->ifname, strerror(-err));
+		lfail(l, "cannot detach the old program from %s: %s", l->ifname, strerror(-err));
 		return err;
 	}
 	return 0;
@@ -253,10 +259,11 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 
 	memset(l, 0, sizeof(*l));
 	l->lock_fd = -1;
+	l->pass = cfg->pass;
 	snprintf(l->ifname, sizeof(l->ifname), "%s", cfg->ifname);
 	l->ifindex = (int)if_nametoindex(cfg->ifname);
 	if (!l->ifindex) {
-		xevb_err("no interface '%s' here (ip link show lists them)", cfg->ifname);
+		lfail(l, "no interface '%s' here (ip link show lists them)", cfg->ifname);
 		return -ENODEV;
 	}
 	libxdp_set_print(libxdp_print);
@@ -272,18 +279,19 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	l->skel = xevb_steer__open();
 	if (!l->skel) {
 		err = -errno;
-		xevb_err("cannot open the BPF object: %s", strerror(errno));
+		lfail(l, "cannot open the BPF object: %s", strerror(errno));
 		goto fail;
 	}
 	l->skel->rodata->cfg_ip_proto = cfg->ip_proto;
 	l->skel->rodata->cfg_udp_port = cfg->udp_port;
-	l->skel->rodata->cfg_digest_room = cfg->digest_room;
-	if (cfg->xdp_meta && !cfg->digest_room) {
+	l->skel->rodata->cfg_pass = cfg->pass;
+	l->skel->rodata->cfg_digest_room = cfg->pass ? 0 : cfg->digest_room;
+	if (cfg->xdp_meta && !cfg->digest_room && !cfg->pass) {
 		/* Random per load: meta a program of another load (or not ours) wrote never checks out. */
 		while (!l->meta_cookie)
 			if (getrandom(&l->meta_cookie, sizeof(l->meta_cookie), 0) != sizeof(l->meta_cookie)) {
 				err = -errno;
-				xevb_err("getrandom for the XDP meta cookie: %s", strerror(errno));
+				lfail(l, "getrandom for the XDP meta cookie: %s", strerror(errno));
 				goto fail;
 			}
 		l->skel->rodata->cfg_meta_cookie = l->meta_cookie;
@@ -293,15 +301,15 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	/* Frames above a page need a frags-aware program (kernel 5.18+). */
 	if (dev_mtu(cfg->ifname) > 3498) {
 		if (!l->skel->rodata->cfg_has_buff_len) {
-			xevb_err("%s has MTU %d, which needs multi-buffer XDP (kernel 5.18+); lower the MTU "
-				 "to 3498 or use --mode socket", cfg->ifname, dev_mtu(cfg->ifname));
+			lfail(l, "%s has MTU %d, which needs multi-buffer XDP (kernel 5.18+); lower the MTU "
+				 "to 3498%s", cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
 			err = -EOPNOTSUPP;
 			goto fail;
 		}
 		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_load_bytes, NULL) != 1) {
-			xevb_err("%s has MTU %d: jumbo MEPs span XDP frags, which needs bpf_xdp_load_bytes "
-				 "(kernel 5.18+); lower the MTU to 3498 or use --mode socket",
-				 cfg->ifname, dev_mtu(cfg->ifname));
+			lfail(l, "%s has MTU %d: jumbo MEPs span XDP frags, which needs bpf_xdp_load_bytes "
+				 "(kernel 5.18+); lower the MTU to 3498%s",
+				 cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
 			err = -EOPNOTSUPP;
 			goto fail;
 		}
@@ -317,21 +325,24 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	err = libxdp_get_error(l->prog);
 	if (err) {
 		l->prog = NULL;
-		xevb_err("libxdp cannot take the BPF object: %s", strerror(-err));
+		lfail(l, "libxdp cannot take the BPF object: %s", strerror(-err));
 		goto fail;
 	}
 	mode = cfg->mode == XEVB_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
 	err = xdp_program__attach(l->prog, l->ifindex, mode, 0);
 	if (err) {
 		if (err == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
-			xevb_err("%s has no native XDP support; use --xdp-mode generic (slower) or --mode socket",
-				 cfg->ifname);
+			lfail(l, "%s has no native XDP support; use --xdp-mode generic (slower)%s",
+				 cfg->ifname, l->pass ? "" : " or --mode socket");
 		else if (err == -EPERM)
-			xevb_err("attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
+			lfail(l, "attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
 				 cfg->ifname);
 		else
-			xevb_err("attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
+			lfail(l, "attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
 				 cfg->ifname, strerror(-err));
+		/* Never attached: nothing to detach. */
+		xdp_program__close(l->prog);
+		l->prog = NULL;
 		goto fail;
 	}
 	l->mode = cfg->mode;
@@ -346,11 +357,12 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 		l->prog_id = info.id;
 	err = fill_filters(l, cfg);
 	if (err) {
-		xevb_err("cannot configure the source filter: %s", strerror(-err));
+		lfail(l, "cannot configure the source filter: %s", strerror(-err));
 		goto fail;
 	}
 	map_shed_gate(l);
-	xevb_info("XDP program %s (id %u) attached to %s in %s mode, %s%s", PROG_NAME, l->prog_id,
+	xevb_info("XDP program %s (id %u)%s attached to %s in %s mode, %s%s", PROG_NAME, l->prog_id,
+		  l->pass ? " in pass mode (sheds, passes the rest to the kernel)" : "",
 		  l->ifname, cfg->mode == XEVB_XDP_GENERIC ? "generic (skb)" : "native",
 		  l->multiprog ? "through libxdp's dispatcher"
 			       : "as the only program (libxdp's dispatcher is not available on this kernel)",

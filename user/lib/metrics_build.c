@@ -85,7 +85,8 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	C("xevb_rx_batches_total", "Receive batches handled.", s->batches);
 	C("xevb_polls_total", "Times the builder slept in poll() (wake-ups).", s->polls);
 
-	if (s->xdp_mode) {
+	/* shed_on on the socket path: the steering program runs in pass mode in front of it. */
+	if (s->xdp_mode || s->shed_on) {
 		static const char *const h[3] = {
 			"Packets by verdict of the XDP steering program (summed over CPUs).",
 			"Bytes by verdict of the XDP steering program (summed over CPUs).",
@@ -119,6 +120,8 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 				xevb_metric_u64(b, "xevb_shed_cuts_total", l, s->shed_cuts_by[k]);
 			}
 		}
+	}
+	if (s->xdp_mode) {
 		static const struct { const char *name, *help; size_t off; } xs[] = {
 			{ "xevb_xsk_rx_dropped_total", "AF_XDP: frames dropped for lack of room (XDP_STATISTICS rx_dropped).",
 			  offsetof(struct xevb_xsk_stats, rx_dropped) },

@@ -56,6 +56,28 @@ void xevb_report_line(FILE *f, const struct xevb_snapshot *n, const struct xevb_
 	fflush(f);
 }
 
+static void summary_xdp_program(FILE *f, const struct xevb_snapshot *s)
+{
+	fprintf(f, "XDP program%s:", s->xdp_mode ? "" : " (pass mode, in front of the socket)");
+	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
+		if (s->xdp[k].packets)
+			fprintf(f, " %s=%" PRIu64, xevb_slot_name(k), (uint64_t)s->xdp[k].packets);
+	fputc('\n', f);
+}
+
+static void summary_shedding(FILE *f, const struct xevb_snapshot *s)
+{
+	fprintf(f, "XDP shedding: %" PRIu64 " MEPs, %" PRIu64 " fragments, %" PRIu64
+		   " events (source %u) shed whole; accept now %.1f%%, lowest %.1f%%; %" PRIu64
+		   " cuts (%" PRIu64 " ring, %" PRIu64 " kernel drops, %" PRIu64 " output backlog), %" PRIu64
+		   " raises\n",
+		(uint64_t)s->xdp[XEVB_XDP_SHED].packets, (uint64_t)s->xdp[XEVB_XDP_SHED].frags,
+		(uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags, s->shed_ref_source,
+		100.0 * s->shed_accept / XEVB_SHED_ONE, 100.0 * s->shed_min_accept / XEVB_SHED_ONE,
+		s->shed_cuts, s->shed_cuts_by[XEVB_SHED_CUT_RING], s->shed_cuts_by[XEVB_SHED_CUT_DROPS],
+		s->shed_cuts_by[XEVB_SHED_CUT_BACKLOG], s->shed_raises);
+}
+
 void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 {
 	const struct xevb_builder_stats *c = &s->core;
@@ -85,28 +107,22 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 			   "); reconnects %" PRIu64 ", reset by a farm node %" PRIu64 "\n",
 			s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets);
 	if (s->xdp_mode) {
-		fprintf(f, "XDP program:");
-		for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
-			if (s->xdp[k].packets)
-				fprintf(f, " %s=%" PRIu64, xevb_slot_name(k), (uint64_t)s->xdp[k].packets);
-		fprintf(f, "\nAF_XDP sockets: rx_dropped %" PRIu64 ", rx_ring_full %" PRIu64
+		summary_xdp_program(f, s);
+		fprintf(f, "AF_XDP sockets: rx_dropped %" PRIu64 ", rx_ring_full %" PRIu64
 			   ", fill_ring_empty %" PRIu64 "\n", xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
 		if (s->shed_on)
-			fprintf(f, "XDP shedding: %" PRIu64 " MEPs, %" PRIu64 " fragments, %" PRIu64
-				   " events (source %u) shed whole; accept now %.1f%%, lowest %.1f%%; %" PRIu64
-				   " cuts (%" PRIu64 " ring, %" PRIu64 " kernel drops, %" PRIu64 " output backlog), %" PRIu64
-				   " raises\n",
-				(uint64_t)s->xdp[XEVB_XDP_SHED].packets, (uint64_t)s->xdp[XEVB_XDP_SHED].frags,
-				(uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags, s->shed_ref_source,
-				100.0 * s->shed_accept / XEVB_SHED_ONE, 100.0 * s->shed_min_accept / XEVB_SHED_ONE,
-				s->shed_cuts, s->shed_cuts_by[XEVB_SHED_CUT_RING], s->shed_cuts_by[XEVB_SHED_CUT_DROPS],
-				s->shed_cuts_by[XEVB_SHED_CUT_BACKLOG], s->shed_raises);
+			summary_shedding(f, s);
 		if (s->rx_meta || s->rx_meta_fallback)
 			fprintf(f, "XDP meta: %" PRIu64 " frames taken from it, %" PRIu64 " parsed\n",
 				s->rx_meta, s->rx_meta_fallback);
 	} else {
 		fprintf(f, "socket: dropped at the socket queue %" PRIu64 ", truncated %" PRIu64 "\n",
 			s->sock_kernel_drops, s->sock_truncated);
+		/* shed_on: the steering program sheds in pass mode in front of the socket */
+		if (s->shed_on) {
+			summary_xdp_program(f, s);
+			summary_shedding(f, s);
+		}
 	}
 	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++) {
 		const struct xevb_source_stats *ss = &c->src[id];

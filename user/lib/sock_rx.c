@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdlib.h>
 #include <string.h>
@@ -89,6 +90,21 @@ void xevb_sock_close(struct xevb_sock *s)
 	free(s->free_stack);
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
+}
+
+int xevb_sock_queue(const struct xevb_sock *s, struct xevb_sock_queue *q)
+{
+	uint32_t mi[SK_MEMINFO_VARS];
+	socklen_t len = sizeof(mi);
+
+	if (getsockopt(s->fd, SOL_SOCKET, SO_MEMINFO, mi, &len))
+		return -errno;
+	if (len < sizeof(mi))
+		return -EPROTO;
+	q->queued = mi[SK_MEMINFO_RMEM_ALLOC];
+	q->size = mi[SK_MEMINFO_RCVBUF];
+	q->drops = mi[SK_MEMINFO_DROPS];
+	return 0;
 }
 
 int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint32_t *len)
