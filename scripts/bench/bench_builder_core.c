@@ -23,9 +23,15 @@
  * frame. The figures that matter here are cache misses: see
  * bench-builder-core.sh (callgrind --cache-sim=yes).
  *
+ * --forward: every event is made one by one and encoded into a 256 KiB
+ * buffer as the output stage does for a farm node (xevb_event_encode_into,
+ * stamped with the real-time clock, payloads copied); the buffer starts
+ * over once it holds 64 KiB, where the output would send it. So run_lap
+ * holds the builder's whole per-event work but the send itself.
+ *
  * usage: bench_builder_core [--case l1|hlt|all] [--mode add|parse|both]
  *                           [--frags N]  (fragments per case and mode)
- *                           [--drop PCT] [--frame-ns NS]
+ *                           [--drop PCT] [--frame-ns NS] [--forward]
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -34,6 +40,8 @@
 #include <time.h>
 #include <xevb/builder.h>
 #include <xevb/bytes.h>
+#include <xevb/cli.h>
+#include <xevb/event_codec.h>
 #include <xevb/mep_parse.h>
 #include <xevb/mep_write.h>
 
@@ -82,6 +90,12 @@ static inline uint32_t rnd100(void)
 
 static uint64_t bytes_emitted;
 
+static void die(const char *m)
+{
+	fprintf(stderr, "bench_builder_core: %s\n", m);
+	exit(1);
+}
+
 /* Sizes the event, as `xevb build --no-forward` does. */
 static void on_emit(void *ctx, const struct xevb_event *ev)
 {
@@ -100,18 +114,35 @@ static void on_emit_run(void *ctx, const struct xevb_event *first, uint32_t n, u
 	bytes_emitted += wire_bytes;
 }
 
+/* --forward: the output's send buffer (output.c: SEND_BUF, FLUSH_AT). */
+#define FWD_BUF (256u << 10)
+#define FWD_FLUSH_AT (64u << 10)
+static bool forward;
+static uint8_t *fwd_buf;
+static size_t fwd_len;
+
+/* Encodes the event into the send buffer, as emit_buffered does. */
+static void on_emit_fwd(void *ctx, const struct xevb_event *ev)
+{
+	size_t total;
+
+	(void)ctx;
+	if (xevb_event_encode_into(ev, xevb_realtime_ns(), fwd_buf + fwd_len, FWD_BUF - fwd_len, &total))
+		die("encode failed");
+	n_emitted++;
+	frags_emitted += ev->n_frags;
+	bytes_emitted += total;
+	fwd_len += total;
+	if (fwd_len >= FWD_FLUSH_AT)
+		fwd_len = 0;
+}
+
 static void on_release(void *ctx, uint32_t f)
 {
 	(void)ctx;
 	n_released++;
 	if (drop_pct)
 		pool[n_pool++] = f;
-}
-
-static void die(const char *m)
-{
-	fprintf(stderr, "bench_builder_core: %s\n", m);
-	exit(1);
 }
 
 static void ring_init(struct ring *r, const struct bcase *c)
@@ -261,6 +292,10 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 		.n_frames = r.n, .timeout_ns = 1000000000ull,
 		.run_number = 1, .emit = on_emit, .emit_run = on_emit_run, .frame_release = on_release,
 	};
+	if (forward) {
+		cfg.emit = on_emit_fwd;
+		cfg.emit_run = NULL;
+	}
 	if (drop_pct) {
 		cfg.window = LIVE_WINDOW;
 		cfg.n_frames = LIVE_FRAMES;
@@ -346,22 +381,26 @@ int main(int argc, char **argv)
 		{ "frags", required_argument, NULL, 'n' },
 		{ "drop", required_argument, NULL, 'd' },
 		{ "frame-ns", required_argument, NULL, 't' },
+		{ "forward", no_argument, NULL, 'F' },
 		{ 0 }
 	};
 	int o;
 
-	while ((o = getopt_long(argc, argv, "c:m:n:d:t:", opts, NULL)) != -1) {
+	while ((o = getopt_long(argc, argv, "c:m:n:d:t:F", opts, NULL)) != -1) {
 		switch (o) {
 		case 'c': which = optarg; break;
 		case 'm': mode = optarg; break;
 		case 'n': frags = strtoull(optarg, NULL, 0); break;
 		case 'd': drop_pct = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 't': frame_ns = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'F': forward = true; break;
 		default:
-			fprintf(stderr, "usage: %s [--case l1|hlt|all] [--mode add|parse|both] [--frags N] [--drop PCT] [--frame-ns NS]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--case l1|hlt|all] [--mode add|parse|both] [--frags N] [--drop PCT] [--frame-ns NS] [--forward]\n", argv[0]);
 			return 2;
 		}
 	}
+	if (forward && !(fwd_buf = malloc(FWD_BUF)))
+		die("out of memory");
 	if (drop_pct >= 100) {
 		fprintf(stderr, "bench_builder_core: --drop must be below 100\n");
 		return 2;
@@ -378,8 +417,8 @@ int main(int argc, char **argv)
 		if (do_parse)
 			p = run_case(c, 1, frags);
 		printf("{\"case\": \"%s\", \"sources\": %u, \"frags_per_mep\": %u, \"payload_bytes\": %u, "
-		       "\"drop_pct\": %u",
-		       c->name, c->n_src, c->pack, c->payload, drop_pct);
+		       "\"drop_pct\": %u, \"forward\": %s",
+		       c->name, c->n_src, c->pack, c->payload, drop_pct, forward ? "true" : "false");
 		if (drop_pct && do_add)
 			printf(", \"ns_per_frame\": %.3f, \"frames\": %llu, \"events_incomplete\": %llu, "
 			       "\"pool_empty\": %llu", a.ns_per_frame, (unsigned long long)a.frames,

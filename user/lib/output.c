@@ -608,10 +608,9 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 		emit_iov(o, NULL, ev);
 		return;
 	}
-	/* Round robin over the farm nodes connected and with room. */
+	/* Round robin over the farm nodes connected and with room (no division: per event). */
 	need = xevb_event_wire_size_fast(ev);
-	for (uint32_t k = 0; k < o->n_sinks; k++) {
-		uint32_t i = (o->rr + k) % o->n_sinks;
+	for (uint32_t k = 0, i = o->rr; k < o->n_sinks; k++, i = i + 1 == o->n_sinks ? 0 : i + 1) {
 		struct xevb_sink_conn *c = &o->sinks[i];
 
 		if (c->fd < 0)
@@ -619,7 +618,7 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 		any = true;
 		if (through_buffer(o, need) && !conn_room(o, c, need))
 			continue;
-		o->rr = (i + 1) % o->n_sinks;
+		o->rr = i + 1 == o->n_sinks ? 0 : i + 1;
 		if (through_buffer(o, need))
 			emit_buffered(o, c, ev);
 		else
