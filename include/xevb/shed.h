@@ -136,6 +136,8 @@ struct xevb_shed {
 	uint64_t last_backlog, prev_backlog;   /* this tick's and the one before */
 	double ew_sent, ew_produced;   /* output bytes a tick, smoothed */
 	double ew_consumed, ew_arrived;   /* frames a tick, smoothed */
+	uint32_t ceiling;       /* the level in force when the last run of cuts began */
+	bool cutting;           /* cuts since the last raise */
 	/* for the statistics */
 	uint32_t min_accept;
 	uint64_t ticks, cuts, raises, arms;
@@ -157,9 +159,11 @@ void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg);
  * builder served (in->consumed over the frames that arrived) or what the
  * farm nodes drained (in->out_sent over the bytes produced), both smoothed
  * over ~8 ticks, less 1/32 to drain, at most by half a cut; without those
- * measures by 1/8 (a kernel drop: 1/2),
- * at most once until the last cut's blocks arrive; a ring under 1/8 for
- * calm_ticks raises it by ~1.5% a tick up to 65536.
+ * measures by 1/8 (a kernel drop: 1/2), at most once until the last cut's
+ * blocks arrive; a tick in which the builder took under half its usual
+ * frames (it did not run) makes no cut for the ring. A ring under 1/8 for
+ * calm_ticks raises it: a quarter of the way a tick back to where the last
+ * cuts began, then ~1.5% a tick up to 65536.
  */
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in);
 

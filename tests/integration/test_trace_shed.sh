@@ -36,7 +36,7 @@ done
 _e2e_track $! ts.s 0
 trace_attach shed 6 "$E2E_WORK/ts.out"
 e2e_wait_all
-head -20 "$E2E_WORK/ts.out" | sed 's/^/  | /'
+cp "$E2E_WORK/ts.out" /tmp/ts.out; head -20 "$E2E_WORK/ts.out" | sed "s/^/  | /"
 e2e_check shed-trace <<'PY'
 import re
 out = open(os.path.join(W, "ts.out")).read()

@@ -99,15 +99,28 @@ const char *xevb_shed_cause_name(enum xevb_shed_cause c)
 	return c < XEVB_SHED_CUT__N ? cause_names[c] : "?";
 }
 
+/*
+ * The builder took less than half its usual frames in this tick: it did not
+ * run (descheduled, its core busy with softirq work). A ring that filled
+ * meanwhile says nothing of its capacity, and shedding more would not
+ * bring back what the ring lost; the smoothed rates carry such moments
+ * into the next cut, if they are frequent enough to lower the capacity.
+ */
+static bool stalled(const struct xevb_shed *s, const struct xevb_shed_in *in)
+{
+	return s->ew_consumed > 0 && (double)in->consumed * 2 < s->ew_consumed;
+}
+
 /* The pressure this tick, by cause; XEVB_SHED_CUT__N: none. */
-static enum xevb_shed_cause pressure_cause(const struct xevb_shed *s, const struct xevb_shed_in *in)
+static enum xevb_shed_cause pressure_cause(const struct xevb_shed *s, const struct xevb_shed_in *in,
+					   bool builder_stalled)
 {
 	/* A ring over half full that is draining needs no further cut. */
 	bool filling = (uint64_t)in->ring_used * 2 > in->ring_size && in->ring_used >= s->last_used;
 
-	if (in->drops > 0)
+	if (in->drops > 0 && !builder_stalled)
 		return XEVB_SHED_CUT_DROPS;
-	if (filling)
+	if (filling && !builder_stalled)
 		return XEVB_SHED_CUT_RING;
 	/*
 	 * Over its bound and growing, now and on average: a farm node that was
@@ -188,6 +201,10 @@ static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause
 		return;   /* the last cut has not reached the wire's newest blocks yet */
 	if (s->accept <= s->cfg.floor)
 		return;
+	if (!s->cutting) {
+		s->ceiling = s->accept;   /* where the pressure appeared */
+		s->cutting = true;
+	}
 	set_level(s, level > s->cfg.floor ? level : s->cfg.floor, newest);
 	s->cut_wait = true;
 	/* In effect once a whole block under the new level has come. */
@@ -199,25 +216,35 @@ static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause
 		s->min_accept = s->accept;
 }
 
+/*
+ * Back to the level where the last pressure appeared in a few ticks (a
+ * quarter of the gap a tick: a stall or a burst that forced a cut costs
+ * tens of milliseconds, not seconds), then past it by ~1.5% a tick, to
+ * find out whether the builder can take more now.
+ */
 static void raise_level(struct xevb_shed *s, uint32_t newest)
 {
-	uint32_t step = s->accept / 64;
+	uint32_t step = s->accept < s->ceiling ? (s->ceiling - s->accept) / 4 : s->accept / 64;
 	uint32_t level = s->accept + (step > RAISE_MIN ? step : RAISE_MIN);
 
+	if (s->accept < s->ceiling && level > s->ceiling)
+		level = s->ceiling;
 	set_level(s, level < XEVB_SHED_ONE ? level : XEVB_SHED_ONE, newest);
+	s->cutting = false;
 	s->raises++;
 }
 
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in)
 {
 	enum xevb_shed_cause cause;
-	bool pressure;
+	bool pressure, builder_stalled;
 	uint32_t newest;
 
 	s->last_cut = XEVB_SHED_CUT__N;
+	builder_stalled = stalled(s, in);
 	track_ring(s, in);
 	track_output(s, in);
-	cause = pressure_cause(s, in);
+	cause = pressure_cause(s, in, builder_stalled);
 	pressure = cause != XEVB_SHED_CUT__N;
 	s->last_used = in->ring_used;
 	s->ticks++;
