@@ -71,9 +71,10 @@ static const struct xevb_cmd_help help = {
 		   "On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.\n"
 		   "With --dfm, events and destinations come from the data-flow manager: push\n"
 		   "(ASSIGN blocks) or pull (builders' REQUESTs); --mode live then sends the\n"
-		   "same MEPs as live frames, each run of queued blocks in one BPF_PROG_RUN call\n"
-		   "from a few sender threads (the builders' MACs from the neighbour table, or\n"
-		   "--dst-mac for all), much faster than one sendto per MEP.",
+		   "same MEPs as live frames from one long BPF_PROG_RUN call (fixed --frag-size)\n"
+		   "that keeps running while the control thread feeds it (the builders' MACs\n"
+		   "from the neighbour table, or --dst-mac for all), far faster than a sendto\n"
+		   "per MEP; frames are paced to at most --rate events/s (default 1M frames/s).",
 	.usage = "--dest ADDR [options]",
 	.examples =
 		"  xevb source --dest 198.18.2.1 --source-ids 0-3 --events 1000\n"
@@ -249,9 +250,9 @@ static bool check(struct src_cfg *c, bool have_dest)
 {
 	if (c->dfm) {
 		if (have_dest || c->n_skip || c->dup > 0 || c->corrupt > 0 || c->reorder ||
-		    c->stop_idx >= 0 || c->events || c->rate > 0) {
+		    c->stop_idx >= 0 || c->events || (c->rate > 0 && !c->live)) {
 			xevb_err("--dfm decides destinations and events: no --dest, --events, "
-				 "--rate or fault options with it");
+				 "--rate (but as --mode live's ceiling) or fault options with it");
 			return false;
 		}
 		if (c->ids[c->n_src - 1] - c->ids[0] != c->n_src - 1) {

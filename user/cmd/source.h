@@ -81,13 +81,14 @@ int source_run_dfm(const struct src_cfg *c);
 int src_if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr);
 bool src_resolve_mac(const char *dev, uint32_t addr, uint8_t *mac);
 uint32_t src_live_batch(void);
-int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps);
+/* 0 or -errno; quiet_eintr: a signal ending the call is no error to print. */
+int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps, bool quiet_eintr);
 
 /*
  * source_dfm_live.c: the data path of `--dfm --mode live`. The control
  * plane (source_dfm.c) queues jobs, each one MEP of every source for up to
- * per_mep held events, to one builder; sender threads hand runs of them to
- * BPF_PROG_RUN live-frame calls (bpf/xevb_gen.bpf.c, xevb_gen_dfm).
+ * per_mep held events, to one builder; a long-running BPF_PROG_RUN
+ * live-frames call sends them as they come (bpf/xevb_gen.bpf.c, xevb_gen_dfm).
  */
 struct dfm_live;
 
@@ -95,6 +96,7 @@ struct dfm_live_stats {
 	uint64_t packets, frags, bytes;   /* sent with XDP_TX */
 	uint64_t calls, send_errors;      /* frames of failed calls, or with no MAC */
 	uint64_t no_mac_jobs, queue_waits;
+	uint64_t idle_reps, ring_waits;   /* ring: repetitions with no job; waits for room */
 	uint32_t senders;
 };
 

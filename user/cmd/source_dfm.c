@@ -342,9 +342,11 @@ static void summary(struct sdfm *s, double el)
 		(unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
 		(unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors);
 	if (c->live)
-		fprintf(stderr, "%s: live frames: %llu calls by %u sender threads, %llu waits for a full queue, "
+		fprintf(stderr, "%s: live frames: %llu calls (the ring's and %u helper thread(s)' one-offs), "
+			"%llu idle repetitions, %llu waits for ring room, %llu for queue room, "
 			"%llu jobs (a MEP of every source) not sent for want of a builder's MAC\n", xevb_prog,
-			(unsigned long long)s->lst.calls, s->lst.senders, (unsigned long long)s->lst.queue_waits,
+			(unsigned long long)s->lst.calls, s->lst.senders, (unsigned long long)s->lst.idle_reps,
+			(unsigned long long)s->lst.ring_waits, (unsigned long long)s->lst.queue_waits,
 			(unsigned long long)s->lst.no_mac_jobs);
 	if (!c->json)
 		return;
@@ -355,7 +357,8 @@ static void summary(struct sdfm *s, double el)
 	       "\"hold_size\":%u,\"hold_overflow\":%llu,\"not_held\":%llu,\"cleared\":%llu,"
 	       "\"clear_unknown\":%llu,\"released_at_dfm_restart\":%llu,\"dfm_restarts\":%llu,"
 	       "\"reask_unheld\":%llu,\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,"
-	       "\"live_calls\":%llu,\"live_senders\":%u,\"live_queue_waits\":%llu,\"live_no_mac_jobs\":%llu}\n",
+	       "\"live_calls\":%llu,\"live_senders\":%u,\"live_queue_waits\":%llu,\"live_no_mac_jobs\":%llu,"
+	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu}\n",
 	       s->pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el, (unsigned long long)s->packets,
 	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
 	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
@@ -368,7 +371,8 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors,
 	       (unsigned long long)s->io.rx_bad_total,
 	       (unsigned long long)s->unexpected, (unsigned long long)s->lst.calls, s->lst.senders,
-	       (unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs);
+	       (unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs,
+	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits);
 	fflush(stdout);
 }
 

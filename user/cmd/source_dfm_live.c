@@ -8,13 +8,18 @@
  * BPF_PROG_RUN live-frames call (bpf/xevb_gen.bpf.c, xevb_gen_dfm): no
  * syscall per frame, one per run of jobs.
  *
- * Why several senders: a live-frames call sends its frames within its
- * first milliseconds, then waits for RCU grace periods while it tears its
- * page pool down (15-20 ms on this VM, whatever it sent). One thread would
- * sit out that wait with the DFM's next blocks queued behind it; with a few
- * threads another one takes them at once. Each thread has its own instance
- * of the program (its own job table); the sources' packet_seq counters are
- * one map they all share, so each source's MEPs keep one sequence.
+ * Why a ring: a live-frames call sets up and tears down a page pool, and
+ * both wait for RCU grace periods (8 ms before the first frame and 16 ms
+ * after the last on this VM, whatever the call sends): a call per ASSIGN
+ * would put 24 ms into every turn of the DFM's credit loop. So one sender
+ * thread keeps one call running: the control thread writes jobs into the
+ * program's ring (its global data, mapped here) and the program sends them
+ * as they come, polling while the ring is empty (that thread is always
+ * busy; the kernel lets others run between its batches). Jobs of another
+ * record count than the ring's (a short ASSIGN, an answer to a re-ask) go
+ * to one-off calls on a helper thread. Every instance of the program
+ * shares the sources' packet_seq counters, so each source's MEPs keep one
+ * sequence whichever thread sends them.
  *
  * The frames are those the socket path sends, header for header: the
  * template of a call is written by xevb_write_frame for the call's record
@@ -31,7 +36,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xevb/cli.h>
@@ -40,8 +48,11 @@
 #include "xevb_gen.skel.h"
 #include "source.h"
 
-#define LIVE_SENDERS     4
+#define LIVE_SENDERS     1       /* one-off calls; more only contend in the kernel */
 #define LIVE_MAX_SENDERS 16
+#define RING_DRAIN_NS    2000000000ull
+#define RING_NICE        19
+#define LIVE_DEFAULT_FPS 1e6     /* without --rate: what a builder here takes, about */
 #define LIVE_QUEUE_JOBS  8192
 #define LIVE_MAX_MACS    64
 
@@ -55,6 +66,7 @@ struct lsender {
 	struct dfm_live *l;
 	pthread_t thread;
 	bool started;
+	volatile bool ended;          /* the ring thread has left its last call */
 	struct xevb_gen *sk;
 	int prog_fd;
 	uint8_t frame[SRC_LIVE_MAX_FRAME];
@@ -86,9 +98,15 @@ struct dfm_live {
 	/* the control thread's own */
 	struct builder_mac macs[LIVE_MAX_MACS];
 	uint32_t n_macs;
-	uint64_t no_mac_jobs, no_mac_frames;
+	uint64_t no_mac_jobs, no_mac_frames, ring_lost_frames;
 	struct lsender w[LIVE_MAX_SENDERS];
 	uint32_t n_w;
+	/* the ring: the control thread writes jobs, ring.sk's program sends them */
+	struct lsender ring;
+	uint32_t ring_k;              /* records per MEP; 0: not started yet */
+	uint32_t ring_tail;           /* jobs written (the program's job_tail) */
+	volatile bool ring_stop, ring_failed;
+	uint64_t ring_waits;
 };
 
 /* Sender threads; XEVB_LIVE_SENDERS overrides, for experiments. */
@@ -124,7 +142,7 @@ static bool build_template(struct lsender *w, uint32_t k)
 	return true;
 }
 
-/* The IPv4 checksum of the template's header with daddr in it. */
+/* The IPv4 checksum of w's template header with daddr in it. */
 static uint16_t ip_csum_to(const struct lsender *w, uint32_t daddr)
 {
 	uint8_t ip[XEVB_WR_IP_HLEN];
@@ -174,19 +192,20 @@ static void send_run(struct lsender *w, uint32_t n, uint32_t k)
 	}
 	for (uint32_t i = 0; i < n; i++)
 		w->sk->bss->jobs[i].ip_csum = ip_csum_to(w, w->sk->bss->jobs[i].daddr);
-	w->sk->bss->n_jobs = n;
+	/* A ring filled before the call, exactly as many repetitions as frames. */
 	w->sk->bss->job_recs = k;
-	w->sk->bss->job_cur = 0;
+	w->sk->bss->ring_mask = XEVB_GEN_MAX_JOBS - 1;
+	w->sk->bss->job_head = 0;
 	w->sk->bss->job_src = 0;
+	w->sk->bss->job_tail = n;
 	before = w->sk->bss->tx_packets;
 	t0 = xevb_now_ns();
-	if (src_live_run(w->prog_fd, w->l->ifindex, w->frame, w->len, reps))
+	if (src_live_run(w->prog_fd, w->l->ifindex, w->frame, w->len, reps, false))
 		xevb_err("a live-frames call of %llu frames failed: they are counted as send errors",
 			 (unsigned long long)reps);
 	sent = w->sk->bss->tx_packets - before;
-	xevb_dbg("live call: %u jobs, %llu frames, first after %.2f ms, returned after %.2f ms", n,
-		 (unsigned long long)sent, (double)(w->sk->bss->job_first_ns - t0) / 1e6,
-		 (double)(xevb_now_ns() - t0) / 1e6);
+	xevb_dbg("live one-off call: %u jobs of %u events, %llu frames in %.2f ms", n, k,
+		 (unsigned long long)sent, (double)(xevb_now_ns() - t0) / 1e6);
 	w->st.calls++;
 	w->st.packets += sent;
 	w->st.frags += sent * k;
@@ -218,6 +237,127 @@ static void *sender_main(void *arg)
 		send_run(w, n, k);
 	}
 	return NULL;
+}
+
+static void on_ring_stop(int sig)
+{
+	(void)sig;   /* only to interrupt the ring's call (EINTR) */
+}
+
+/* The ring's thread: one call after another, each as long as a call can be. */
+static void *ring_main(void *arg)
+{
+	struct lsender *w = arg;
+	struct dfm_live *l = w->l;
+	sigset_t usr1;
+
+	sigemptyset(&usr1);
+	sigaddset(&usr1, SIGUSR1);
+	pthread_sigmask(SIG_UNBLOCK, &usr1, NULL);
+	/* The call polls all the time: whatever else wants this core first,
+	 * above all ksoftirqd draining the receivers' rings (behind it their
+	 * 256-frame veth rings overflow) and the control thread. */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), RING_NICE))
+		xevb_dbg("live ring: cannot lower the sender's priority: %s", strerror(errno));
+	while (!l->ring_stop) {
+		int r = src_live_run(w->prog_fd, l->ifindex, w->frame, w->len, UINT32_MAX, true);
+		w->st.calls++;
+		if (r && r != -EINTR) {
+			l->ring_failed = true;
+			break;
+		}
+	}
+	w->ended = true;
+	return NULL;
+}
+
+/* The ring takes jobs of k records from now on; its thread starts. */
+static bool ring_start(struct dfm_live *l, uint32_t k)
+{
+	struct lsender *w = &l->ring;
+	struct sigaction sa = { .sa_handler = on_ring_stop };   /* no SA_RESTART */
+	uint32_t slots = XEVB_GEN_MAX_JOBS;
+	sigset_t all, old;
+	double fps;
+	int rc;
+
+	if (!build_template(w, k))
+		return false;
+	while (slots * k > XEVB_GEN_MAX_JOB_EVS)
+		slots /= 2;
+	w->sk->bss->job_recs = k;
+	w->sk->bss->ring_mask = slots - 1;
+	/* Paced frame by frame: a credit window's burst at full speed overflows
+	 * the 256-frame veth rings on the way (the builder's drains slower). */
+	fps = l->c->rate > 0 ? l->c->rate * (double)l->c->n_src / k : LIVE_DEFAULT_FPS;
+	w->sk->bss->pace_ns = (uint64_t)(1e9 / fps) ? (uint64_t)(1e9 / fps) : 1;
+	sigaction(SIGUSR1, &sa, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	rc = pthread_create(&w->thread, NULL, ring_main, w);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		xevb_err("cannot start the live ring's thread: %s", strerror(rc));
+		return false;
+	}
+	w->started = true;
+	l->ring_k = k;
+	xevb_info("live ring: %u slots of %u events, at most %.0f frames/s", slots, k, 1e9 / (double)w->sk->bss->pace_ns);
+	return true;
+}
+
+/* Control thread: one job into the ring, waiting while the ring is full. */
+static bool ring_push(struct dfm_live *l, const struct xevb_gen_job *j, const uint32_t *evs)
+{
+	struct lsender *w = &l->ring;
+	uint32_t mask = w->sk->bss->ring_mask, slot;
+
+	while (l->ring_tail - __atomic_load_n(&w->sk->bss->job_head, __ATOMIC_ACQUIRE) > mask) {
+		if (l->ring_failed)
+			return false;
+		l->ring_waits++;
+		usleep(50);
+	}
+	slot = l->ring_tail & mask;
+	w->sk->bss->jobs[slot] = *j;
+	w->sk->bss->jobs[slot].ip_csum = ip_csum_to(w, j->daddr);
+	memcpy(w->sk->bss->job_evs + slot * l->ring_k, evs, l->ring_k * sizeof(*evs));
+	/* The job is whole before the program can see it. */
+	__atomic_store_n(&w->sk->bss->job_tail, ++l->ring_tail, __ATOMIC_RELEASE);
+	return true;
+}
+
+/* Let the ring drain (bounded), then end its call and thread; count what it sent. */
+static void ring_close(struct dfm_live *l, struct dfm_live_stats *st)
+{
+	struct lsender *w = &l->ring;
+	const struct src_cfg *c = l->c;
+	uint64_t t0 = xevb_now_ns(), sent, queued;
+
+	if (!w->started)
+		return;
+	while (!l->ring_failed && __atomic_load_n(&w->sk->bss->job_head, __ATOMIC_ACQUIRE) != l->ring_tail &&
+	       xevb_now_ns() - t0 < RING_DRAIN_NS)
+		usleep(1000);
+	l->ring_stop = true;
+	/* A signal that lands between two calls is missed: send until it ends. */
+	for (int i = 0; i < 1000 && !w->ended; i++) {
+		pthread_kill(w->thread, SIGUSR1);
+		usleep(2000);
+	}
+	pthread_join(w->thread, NULL);
+	w->started = false;
+	if (!st)
+		return;
+	sent = w->sk->bss->tx_packets;
+	queued = (uint64_t)l->ring_tail * (uint64_t)c->n_src;
+	st->packets += sent;
+	st->frags += sent * l->ring_k;
+	st->bytes += sent * (w->len - XEVB_WR_ETH_HLEN - XEVB_WR_IP_HLEN - (c->udp_port ? XEVB_WR_UDP_HLEN : 0));
+	st->calls += w->st.calls;
+	st->send_errors += queued - sent;
+	st->idle_reps = w->sk->bss->idle_reps;
+	st->ring_waits = l->ring_waits;
 }
 
 /* The sender's program instance; every instance shares the first's gen_seq. */
@@ -278,6 +418,9 @@ static int start_senders(struct dfm_live *l)
 	int seq_fd = -1, rc = 0;
 
 	l->n_w = live_senders();
+	if (load_sender(l, &l->ring, -1))
+		return -1;
+	seq_fd = bpf_map__fd(l->ring.sk->maps.gen_seq);
 	for (uint32_t i = 0; i < l->n_w; i++) {
 		if (load_sender(l, &l->w[i], seq_fd))
 			return -1;
@@ -319,7 +462,8 @@ struct dfm_live *dfm_live_open(const struct src_cfg *c, uint32_t per_mep)
 		dfm_live_close(l, NULL);
 		return NULL;
 	}
-	xevb_info("live frames on %s: %u sender threads, up to %u events a MEP", c->dev, l->n_w, per_mep);
+	xevb_info("live frames on %s: a ring of jobs in one running call, %u helper thread(s) for odd sizes, "
+		  "up to %u events a MEP", c->dev, l->n_w, per_mep);
 	return l;
 }
 
@@ -351,12 +495,22 @@ static const struct builder_mac *builder_mac(struct dfm_live *l, uint32_t addr)
 bool dfm_live_queue(struct dfm_live *l, uint32_t daddr, const uint32_t *evs, uint32_t n, bool resend)
 {
 	const struct builder_mac *m = builder_mac(l, daddr);
+	struct xevb_gen_job j = { .daddr = daddr, .flags = resend ? XEVB_MEP_F_RESEND : 0 };
 	struct lq_job *q;
 	uint32_t slot;
 
 	if (!m->ok) {
 		l->no_mac_jobs++;
 		l->no_mac_frames += (uint64_t)l->c->n_src;
+		return false;
+	}
+	memcpy(j.dst_mac, m->mac, 6);
+	if (!l->ring_k && !l->ring_failed && !ring_start(l, n))
+		l->ring_failed = true;
+	if (n == l->ring_k && !l->ring_failed) {
+		if (ring_push(l, &j, evs))
+			return true;
+		l->ring_lost_frames += (uint64_t)l->c->n_src;
 		return false;
 	}
 	pthread_mutex_lock(&l->mu);
@@ -369,10 +523,7 @@ bool dfm_live_queue(struct dfm_live *l, uint32_t daddr, const uint32_t *evs, uin
 	}
 	slot = (l->q_head + l->q_len) % LIVE_QUEUE_JOBS;
 	q = &l->q[slot];
-	memset(q, 0, sizeof(*q));
-	q->j.daddr = daddr;
-	memcpy(q->j.dst_mac, m->mac, 6);
-	q->j.flags = resend ? XEVB_MEP_F_RESEND : 0;
+	q->j = j;
 	q->k = n;
 	memcpy(l->ev + (size_t)slot * l->per_mep, evs, n * sizeof(*evs));
 	l->q_len++;
@@ -392,14 +543,15 @@ void dfm_live_close(struct dfm_live *l, struct dfm_live_stats *st)
 {
 	if (!l)
 		return;
+	if (st)
+		memset(st, 0, sizeof(*st));
+	ring_close(l, st);
 	pthread_mutex_lock(&l->mu);
 	l->stop = true;
 	pthread_cond_broadcast(&l->work);
 	pthread_mutex_unlock(&l->mu);
-	if (st) {
-		memset(st, 0, sizeof(*st));
+	if (st)
 		st->senders = l->n_w;
-	}
 	for (uint32_t i = 0; i < LIVE_MAX_SENDERS; i++) {
 		struct lsender *w = &l->w[i];
 		if (w->started)
@@ -414,8 +566,10 @@ void dfm_live_close(struct dfm_live *l, struct dfm_live_stats *st)
 		if (w->sk)
 			xevb_gen__destroy(w->sk);
 	}
+	if (l->ring.sk)
+		xevb_gen__destroy(l->ring.sk);
 	if (st) {
-		st->send_errors += l->no_mac_frames;
+		st->send_errors += l->no_mac_frames + l->ring_lost_frames;
 		st->no_mac_jobs = l->no_mac_jobs;
 		st->queue_waits = l->queue_waits;
 	}

@@ -177,7 +177,7 @@ uint32_t src_live_batch(void)
 	return v > 0 && v <= 256 ? (uint32_t)v : 64;
 }
 
-int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps)
+int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps, bool quiet_eintr)
 {
 	struct xdp_md ctx = { .data_end = (uint32_t)len, .ingress_ifindex = (uint32_t)ifindex };
 	LIBBPF_OPTS(bpf_test_run_opts, o,
@@ -193,6 +193,8 @@ int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uin
 
 	if (r) {
 		r = -errno;
+		if (r == -EINTR && quiet_eintr)
+			return r;
 		xevb_err("BPF_PROG_RUN live frames: %s%s", strerror(-r),
 			 r == -EINVAL ? " (kernel without BPF_F_TEST_XDP_LIVE_FRAMES, or a bad frame)" : "");
 	}
@@ -304,7 +306,7 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 			break;
 		t0 = xevb_now_ns();
 		c0 = thread_cpu_ns();
-		if (src_live_run(prog_fd, ifindex, frame, len, n * (uint64_t)c->n_src))
+		if (src_live_run(prog_fd, ifindex, frame, len, n * (uint64_t)c->n_src, false))
 			goto out;
 		cpu = thread_cpu_ns() - c0;
 		t = xevb_now_ns() - t0;
@@ -330,7 +332,7 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 	if (c->eor && !eor_sent && done && (!total || done < total)) {
 		sk->data->eor_block = done;
 		sk->data->max_block = done;
-		if (src_live_run(prog_fd, ifindex, frame, len, (uint64_t)c->n_src))
+		if (src_live_run(prog_fd, ifindex, frame, len, (uint64_t)c->n_src, false))
 			goto out;
 		xevb_dbg("live call: %d repetitions, the END_OF_RUN block", c->n_src);
 		done++;
