@@ -2,7 +2,8 @@
 /*
  * `xevb source`: the read-out emulator. Options and the summary live here;
  * the senders are source_sock.c (kernel sockets, faults) and source_live.c
- * (BPF_PROG_RUN live frames, for benchmarks).
+ * (BPF_PROG_RUN live frames, for benchmarks); under a DFM, source_dfm.c
+ * (control plane and socket sends) and source_dfm_live.c (live frames).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
