@@ -10,6 +10,11 @@
  * field that varies is written on every run. Payloads and their CRCs are
  * left alone: the emulator payload depends only on the fragment length,
  * and live mode uses one fixed length.
+ *
+ * xevb_gen_dfm serves `xevb source --dfm --mode live`: instead of a free
+ * running sequence it sends the jobs user space queues in a ring (one MEP
+ * of every source per job, to the job's builder), each source's
+ * packet_seq counting in a map that every sender's instance shares.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
@@ -138,6 +143,104 @@ int xevb_gen(struct xdp_md *ctx)
 		cur_block = blk + 1;
 	}
 	cur_src = s;
+	tx_packets++;
+	tx_bytes += data_end - data;
+	return XDP_TX;
+}
+
+/*
+ * --dfm: a ring of jobs user space fills (job_tail) while a call runs, the
+ * program sends them (job_head). A repetition that finds the ring empty
+ * polls it a while, then drops its frame: the call keeps going until user
+ * space ends it with a signal. A one-off call is the same ring, filled
+ * before the call, with exactly its frames' repetitions.
+ */
+struct xevb_gen_job jobs[XEVB_GEN_MAX_JOBS];
+__u32 job_evs[XEVB_GEN_MAX_JOB_EVS];
+__u32 job_recs;         /* records per MEP, the same for every job of a call */
+__u32 ring_mask;        /* ring slots - 1; slots x job_recs <= XEVB_GEN_MAX_JOB_EVS */
+__u32 job_head;         /* next job to send: written here only */
+__u32 job_tail;         /* jobs queued so far: written by user space only */
+__u32 job_src;          /* the next repetition's source index */
+__u64 idle_reps;        /* repetitions that found no job */
+
+#define RING_IDLE_POLLS 512
+
+/* Next packet_seq of each source index: shared by every sender's instance. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, GEN_MAX_SOURCES);
+	__type(key, __u32);
+	__type(value, __u32);
+} gen_seq SEC(".maps");
+
+static __always_inline int ring_empty(__u32 head)
+{
+	return head == *(volatile __u32 *)&job_tail;
+}
+
+SEC("xdp")
+int xevb_gen_dfm(struct xdp_md *ctx)
+{
+	__u8 *data = (__u8 *)(long)ctx->data;
+	__u8 *data_end = (__u8 *)(long)ctx->data_end;
+	__u32 head = job_head, s = job_src, recs = job_recs, mep_off = cfg_mep_off;
+	__u32 slot, base, off, r, key, *seq;
+	const struct xevb_gen_job *jb;
+	__u8 *mep, *ip, *rec;
+
+	for (r = 0; r < RING_IDLE_POLLS && ring_empty(head); r++)
+		;
+	if (ring_empty(head)) {
+		idle_reps++;
+		return XDP_DROP;
+	}
+	if (pace_ns)
+		pace();
+	if (mep_off > 256 || s >= GEN_MAX_SOURCES) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	ip = data + 14;
+	mep = data + mep_off;
+	if (ip + 20 > data_end || mep + 16 > data_end) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	key = s;
+	seq = bpf_map_lookup_elem(&gen_seq, &key);
+	if (!seq) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	slot = head & ring_mask & (XEVB_GEN_MAX_JOBS - 1);
+	jb = &jobs[slot];
+	__builtin_memcpy(data, jb->dst_mac, 6);
+	*(__u32 *)(ip + 16) = jb->daddr;
+	xevb_st16(ip + 10, jb->ip_csum);
+	mep[3] = jb->flags;
+	xevb_st16(mep + 4, srcs[s & (GEN_MAX_SOURCES - 1)].source_id);
+	xevb_st32(mep + 12, __sync_fetch_and_add(seq, 1));
+
+	base = slot * recs;
+	off = 16;
+	for (r = 0; r < GEN_MAX_RECS; r++) {
+		if (r >= recs)
+			break;
+		if (off > GEN_MAX_OFF)
+			break;
+		rec = mep + off;
+		if (rec + 4 > data_end)
+			break;
+		xevb_st32(rec, job_evs[(base + r) & (XEVB_GEN_MAX_JOB_EVS - 1)]);
+		off += cfg_rec_stride;
+	}
+
+	if (++s >= cfg_n_src) {
+		s = 0;
+		job_head = head + 1;
+	}
+	job_src = s;
 	tx_packets++;
 	tx_bytes += data_end - data;
 	return XDP_TX;

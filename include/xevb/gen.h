@@ -6,12 +6,29 @@
 #include <linux/types.h>
 
 #define XEVB_GEN_MAX_SOURCES 4096
+/* `xevb source --dfm --mode live`: MEPs (of every source) one call sends. */
+#define XEVB_GEN_MAX_JOBS    4096
+/* Event ids of a call's jobs, jobs x records per MEP (a power of 2). */
+#define XEVB_GEN_MAX_JOB_EVS 65536
 
 /* One emulated source, as the generator stamps it into the template. */
 struct xevb_gen_src {
 	__u32 saddr;     /* network order */
 	__u16 source_id;
 	__u16 ip_csum;   /* whole IPv4 header checksum with this saddr, host order */
+};
+
+/*
+ * One MEP of every emulated source for the same events, to one builder (a
+ * chunk of an ASSIGN block, or of a REQUEST's answer). Its event ids are
+ * job_evs[index x records .. + records - 1].
+ */
+struct xevb_gen_job {
+	__u32 daddr;      /* network order */
+	__u16 ip_csum;    /* whole IPv4 header checksum with this daddr, host order */
+	__u8 dst_mac[6];
+	__u8 flags;       /* MEP flags: RESEND for a re-asked answer */
+	__u8 pad[3];
 };
 
 #endif

@@ -17,7 +17,10 @@
 # ~3.5 kB). Full processing with decisions back from farm nodes
 # (xdp+fwd+dfm, socket+fwd+dfm): `xevb dfm` assigns blocks of pack events
 # (push), one `xevb source --dfm` process emulates all the flow's sources
-# (kernel UDP socket, through the bridge), the builder forwards to a farm
+# (GW_DFM_SOURCE: live, the default, sends them as live frames from one
+# running BPF_PROG_RUN call fed a ring of jobs, paced to at most 1M frames/s;
+# sock sends a UDP datagram per MEP from a kernel socket, which at 100% of
+# its core capped the loop at ~270 kframes/s), the builder forwards to a farm
 # node that grants credits back (`xevb sink --ctl-port`); the DFM triggers as
 # fast as credits allow, so the rate is the loop's, not a loss search: it
 # counts as loss-free when the DFM's books show no event lost or incomplete.
@@ -53,8 +56,10 @@
 #   xdp+fwd"; " " for none), GW_VARIANTS ("dfm pack32 mtu3500"), BENCH_MERGE=1
 #   keeps the rows of an earlier gateway.json that this run does not measure
 #   (e.g. one flow at a time), BENCH_SWITCH (xdp|bridge, the full loop's),
-#   GW_DFM_BUILDERS ("xdp socket": the full loop's builders), GW_MODEL
-#   (split | gateway: see gw_model), GW_NAPI_FIFO (50).
+#   GW_DFM_BUILDERS ("xdp socket": the full loop's builders), GW_DFM_SOURCE
+#   (live|sock: the full loop's source; live needs the XDP switch, with the
+#   bridge it falls back to sock), GW_MODEL (split | gateway: see gw_model),
+#   GW_NAPI_FIFO (50).
 #   Full: about 15 minutes. The full loop alone, L1, quick:
 #   BENCH_QUICK=1 GW_FLOWS=l1 GW_IMPLS=" " GW_VARIANTS=dfm BENCH_MERGE=1 scripts/bench/bench-gateway.sh
 # Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
@@ -74,6 +79,8 @@ VARIANTS=${GW_VARIANTS-dfm pack32 mtu3500}
 MODEL=${GW_MODEL:-split}
 NAPI_FIFO=${GW_NAPI_FIFO:-50}
 [[ $MODEL == split || $MODEL == gateway ]] || { echo "bench-gateway: GW_MODEL split or gateway" >&2; exit 2; }
+DFM_SOURCE=${GW_DFM_SOURCE:-live}
+[[ $DFM_SOURCE == live || $DFM_SOURCE == sock ]] || { echo "bench-gateway: GW_DFM_SOURCE=$DFM_SOURCE: live or sock" >&2; exit 2; }
 TOL=${BENCH_LOSS_TOL:-1e-4}
 SWITCH=${BENCH_SWITCH:-xdp}
 [[ $SWITCH == xdp || $SWITCH == bridge ]] || { echo "bench-gateway: BENCH_SWITCH=$SWITCH: xdp or bridge" >&2; exit 2; }
@@ -190,8 +197,14 @@ gw_model() {
 
 # dfm_point FLOW MODE(xdp|socket) LABEL: the full loop, one run; appends the result.
 dfm_point() {
-	local flow=$1 mode=$2 label=$3 d=$W/dfm-$1-$2 bargs=() spid bpid srcpid dpid dfm
+	local flow=$1 mode=$2 label=$3 d=$W/dfm-$1-$2 bargs=() sargs=() spid bpid srcpid dpid dfm src=$DFM_SOURCE
 	rm -rf "$d"; mkdir -p "$d"
+	# Live frames leave by XDP_TX: the switch port must take xdp_frames (the XDP switch does).
+	if [[ $src == live && $SWITCH_USED != xdp ]]; then
+		echo "bench-gateway: the live DFM source needs the XDP switch; the $SWITCH_USED gets the socket source" >&2
+		src=sock
+	fi
+	[[ $src == live ]] && sargs=(--mode live)
 	# a block of pack events is NSRC frames at once: rings sized as for the live runs
 	[[ $mode == socket ]] && bargs=(--mode socket --udp) || bargs=(--frames 65536 --rx-ring 16384)
 	ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --ctl-port 23904 --credits 4096 --json \
@@ -209,7 +222,7 @@ dfm_point() {
 	# reach no socket and cost a 500 ms re-ask.
 	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
 		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
-	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dfm 198.18.4.1:23901 --dev eth0 --udp \
+	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dfm 198.18.4.1:23901 --dev eth0 --udp "${sargs[@]}" \
 		--source-ids "0-$((NSRC - 1))" --frag-size "$FRAG" --json --quiet --duration 60 >"$d/src.json" 2>"$d/src.err" &
 	srcpid=$!
 	BG_PIDS+=("$srcpid")
@@ -227,10 +240,10 @@ dfm_point() {
 	wait "$dpid"
 	sleep 0.3
 	stop_bg
-	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" "$SWITCH_USED" "$(getconf CLK_TCK)" \
+	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" "$SWITCH_USED" "$(getconf CLK_TCK)" "$src" \
 		<<'PY' | tee -a "$W/results" | cut -c1-200
 import json, sys
-d, flow, mode, label, nsrc, pack, frag, mtu, tol, switch, hz = sys.argv[1:]
+d, flow, mode, label, nsrc, pack, frag, mtu, tol, switch, hz, src = sys.argv[1:]
 nsrc, pack, frag, mtu, hz = int(nsrc), int(pack), int(frag), int(mtu), float(hz)
 sys.path.insert(0, "scripts/bench")
 from benchlib import summary_json as merged
@@ -267,7 +280,7 @@ print(json.dumps({"kind": "search", "method": "dfm loop, as fast as credits allo
     "sink_events": k.get("events"), "sink_result": k.get("result"),
     "builder_forwarded": b.get("dfm_ctl", {}).get("forwarded"),
     "unpaced_offered_frames_per_s": round(fps), "unpaced_received_frames_per_s": round(fps), "unpaced_loss": None,
-    "switch": switch, "cpu_share": cpu, "core_busy": busy, "cpu_window_s": round(win, 3),
+    "switch": switch, "dfm_source": src, "cpu_share": cpu, "core_busy": busy, "cpu_window_s": round(win, 3),
     "source_sent_frames_per_s": round(merged(d + "/src.json").get("packets", 0) / el) if el else 0,
     "probes": [], **({} if el else {"error": open(d + "/dfm.err").read().strip()[-200:]})}))
 PY

@@ -178,3 +178,80 @@ Test(xdp_gen, paces_frames)
 	}
 	xevb_gen__destroy(sk);
 }
+
+/*
+ * --dfm --mode live (xevb_gen_dfm): each repetition sends the next job of
+ * the ring for the next source, and the frame is byte for byte the one
+ * xevb_write_frame makes for that (builder, source, packet_seq, events,
+ * flags): the MEP the socket path sends. A ring with no job left drops.
+ */
+Test(xdp_gen, dfm_jobs_byte_identical)
+{
+	enum { K = 3, NJ = 3 };
+	static const uint32_t evs[NJ][K] = { { 100, 101, 102 }, { 7, 9, 200 }, { 0xfffffffeu, 0xffffffffu, 0 } };
+	static const uint32_t dst[NJ] = { 0xc6120201, 0xc6120202, 0xc6120201 };
+	struct xevb_mep_params p = {
+		.src_mac = { 2, 0x18, 1, 0, 0, 0 },
+		.saddr = htonl(SADDR_BASE),
+		.udp_dport = XEVB_DEFAULT_UDP_PORT,
+		.source_id = ids[0],
+		.run_number = 77,
+		.n_frags = K,
+		.frag_size = FRAG,
+	};
+	uint8_t frame[4096], want[4096];
+	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
+	struct xevb_gen *sk = xevb_gen__open();
+	uint32_t retval, seq[NSRC] = {0};
+
+	cr_assert(gt(sz, (size_t)len, 0));
+	cr_assert(not(eq(ptr, sk, NULL)));
+	sk->rodata->cfg_n_src = NSRC;
+	sk->rodata->cfg_rec_stride = 12 + XEVB_PAD4(FRAG);
+	sk->rodata->cfg_ip_off = 14;
+	sk->rodata->cfg_mep_off = 14 + 20 + 8;
+	for (int i = 0; i < NSRC; i++)
+		sk->rodata->srcs[i].source_id = ids[i];
+	cr_assert(eq(int, xevb_gen__load(sk), 0), "load the generator");
+	sk->bss->job_recs = K;
+	sk->bss->ring_mask = XEVB_GEN_MAX_JOBS - 1;
+	for (uint32_t j = 0; j < NJ; j++) {
+		uint8_t ip[20];
+		struct xevb_gen_job *jb = &sk->bss->jobs[j];
+		jb->daddr = htonl(dst[j]);
+		jb->dst_mac[0] = 2;
+		jb->dst_mac[5] = (uint8_t)(dst[j] & 0xff);
+		jb->flags = j == 1 ? XEVB_MEP_F_RESEND : 0;
+		memcpy(ip, frame + 14, 20);
+		memcpy(ip + 16, &jb->daddr, 4);
+		ip[10] = ip[11] = 0;
+		jb->ip_csum = xevb_ip_csum(ip, 20);
+		memcpy(sk->bss->job_evs + j * K, evs[j], sizeof(evs[j]));
+	}
+	sk->bss->job_tail = NJ;
+	int fd = bpf_program__fd(sk->progs.xevb_gen_dfm);
+
+	for (uint32_t rep = 0; rep < NJ * NSRC; rep++) {
+		uint32_t j = rep / NSRC, s = rep % NSRC;
+		struct xevb_mep_params q = p;
+
+		cr_assert(eq(int, run_once(fd, frame, (uint32_t)len, &retval), 0));
+		cr_assert(eq(u32, retval, XDP_TX), "rep %u", rep);
+		q.dst_mac[0] = 2;
+		q.dst_mac[5] = (uint8_t)(dst[j] & 0xff);
+		q.daddr = htonl(dst[j]);
+		q.source_id = ids[s];
+		q.packet_seq = seq[s]++;
+		q.event_id = evs[j];
+		q.flags = j == 1 ? XEVB_MEP_F_RESEND : 0;
+		cr_assert(eq(sz, (size_t)xevb_write_frame(want, sizeof(want), &q), (size_t)len));
+		cr_assert(eq(int, memcmp(frame, want, (size_t)len), 0), "rep %u: job %u source %u differs", rep, j, s);
+	}
+	cr_assert(eq(u32, sk->bss->job_head, NJ));
+	/* The ring is empty: the repetition polls, then drops. */
+	cr_assert(eq(int, run_once(fd, frame, (uint32_t)len, &retval), 0));
+	cr_assert(eq(u32, retval, XDP_DROP));
+	cr_assert(eq(u64, sk->bss->idle_reps, 1));
+	cr_assert(eq(u64, sk->bss->tx_packets, (uint64_t)NJ * NSRC));
+	xevb_gen__destroy(sk);
+}

@@ -2,7 +2,8 @@
 /*
  * `xevb source`: the read-out emulator. Options and the summary live here;
  * the senders are source_sock.c (kernel sockets, faults) and source_live.c
- * (BPF_PROG_RUN live frames, for benchmarks).
+ * (BPF_PROG_RUN live frames, for benchmarks); under a DFM, source_dfm.c
+ * (control plane and socket sends) and source_dfm_live.c (live frames).
  */
 #include <arpa/inet.h>
 #include <ctype.h>
@@ -38,7 +39,7 @@ static const struct xevb_opt opts[] = {
 	{ "udp", O_UDP, NULL, "send UDP, to port 23900 or to the number after --udp" },
 	{ "proto", O_PROTO, "N", "raw IPv4 protocol number (default 253)" },
 	{ "dev", O_DEV, "IFACE", "interface to send on (required for --mode live)" },
-	{ "mode", O_MODE, "socket|live", "kernel sockets + sendmmsg (default), or XDP live frames" },
+	{ "mode", O_MODE, "socket|live", "kernel sockets + sendmmsg (default), or XDP live frames (also with --dfm)" },
 	{ "duration", O_DURATION, "SECONDS", "stop after this long" },
 	{ "skip-events", O_SKIP, "SRC:EVERY", "source SRC omits every EVERY-th event (repeatable)" },
 	{ "duplicate", O_DUP, "FRACTION", "send this fraction of packets twice" },
@@ -47,7 +48,7 @@ static const struct xevb_opt opts[] = {
 	{ "stop-after", O_STOP, "[SRC:]N", "source SRC (default the first) dies after N packets" },
 	{ "end-of-run", O_EOR, NULL, "flag each source's last packet END_OF_RUN (default)" },
 	{ "no-end-of-run", O_NO_EOR, NULL, "do not flag the last packets" },
-	{ "dst-mac", O_DMAC, "MAC", "live mode: next-hop MAC (default: from the neighbour table)" },
+	{ "dst-mac", O_DMAC, "MAC", "live mode: next-hop MAC, for every builder with --dfm (default: neighbour table)" },
 	{ "seed", O_SEED, "N", "seed of the fragment-size and fault draws (default 1)" },
 	{ "json", O_JSON, NULL, "also print the summary as one JSON object on stdout" },
 	{ "quiet", O_QUIET, NULL, "no summary text on stderr" },
@@ -68,14 +69,21 @@ static const struct xevb_cmd_help help = {
 		   "Live mode (benchmarks) stamps one template frame in an XDP program and\n"
 		   "sends it with XDP_TX from BPF_PROG_RUN: fixed --frag-size only, no fault\n"
 		   "injection, frames up to 3408 bytes, the receiving veth needs an XDP program.\n"
-		   "On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.",
+		   "On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.\n"
+		   "With --dfm, events and destinations come from the data-flow manager: push\n"
+		   "(ASSIGN blocks) or pull (builders' REQUESTs); --mode live then sends the\n"
+		   "same MEPs as live frames from one long BPF_PROG_RUN call (fixed --frag-size)\n"
+		   "that keeps running while the control thread feeds it (the builders' MACs\n"
+		   "from the neighbour table, or --dst-mac for all), far faster than a sendto\n"
+		   "per MEP; frames are paced to at most --rate events/s (default 1M frames/s).",
 	.usage = "--dest ADDR [options]",
 	.examples =
 		"  xevb source --dest 198.18.2.1 --source-ids 0-3 --events 1000\n"
 		"  xevb source --dest 198.18.2.1 --udp 23900 --frag-size 100-300 --rate 10000 --duration 5\n"
 		"  xevb source --dest 198.18.2.1 --source-ids 0-9 --skip-events 3:100 --duplicate 0.01 --json\n"
 		"  xevb source --dest 198.18.2.1 --dev eth0 --mode live --pack 1 --frag-size 980 --duration 2\n"
-		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-3 --udp --frag-size 200 --drop-answers 0.01\n",
+		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-3 --udp --frag-size 200 --drop-answers 0.01\n"
+		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-125 --udp --dev eth0 --mode live\n",
 };
 
 static bool parse_addr(const char *opt, const char *s, uint32_t *out)
@@ -242,14 +250,19 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st, b
 static bool check(struct src_cfg *c, bool have_dest)
 {
 	if (c->dfm) {
-		if (have_dest || c->live || c->n_skip || c->dup > 0 || c->corrupt > 0 || c->reorder ||
-		    c->stop_idx >= 0 || c->events || c->rate > 0) {
-			xevb_err("--dfm decides destinations and events: no --dest, --mode live, --events, "
-				 "--rate or fault options with it");
+		if (have_dest || c->n_skip || c->dup > 0 || c->corrupt > 0 || c->reorder ||
+		    c->stop_idx >= 0 || c->events || (c->rate > 0 && !c->live)) {
+			xevb_err("--dfm decides destinations and events: no --dest, --events, "
+				 "--rate (but as --mode live's ceiling) or fault options with it");
 			return false;
 		}
 		if (c->ids[c->n_src - 1] - c->ids[0] != c->n_src - 1) {
 			xevb_err("--dfm: --source-ids must be one range such as 4-7");
+			return false;
+		}
+		if (c->live && (!c->dev || c->fmin != c->fmax || c->drop_answers > 0 || c->saddr_base)) {
+			xevb_err("--dfm --mode live needs --dev IFACE and one fixed --frag-size; "
+				 "--drop-answers and --src-addr-base need --mode socket");
 			return false;
 		}
 		return true;

@@ -5,10 +5,15 @@
 
 #include <signal.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <xevb/wire.h>
 
 #define SRC_MAX_SKIP 16
+/* Live frames: a page minus headroom and skb_shared_info. */
+#define SRC_LIVE_MAX_FRAME 3408
+
+struct ifreq;
 
 struct src_cfg {
 	uint32_t daddr;               /* network order */
@@ -71,6 +76,35 @@ extern volatile sig_atomic_t src_stop;
 int source_run_socket(const struct src_cfg *c, struct src_stats *st);
 int source_run_live(const struct src_cfg *c, struct src_stats *st);
 int source_run_dfm(const struct src_cfg *c);
+
+/* source_live.c, for both live senders */
+int src_if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr);
+bool src_resolve_mac(const char *dev, uint32_t addr, uint8_t *mac);
+uint32_t src_live_batch(void);
+/* 0 or -errno; quiet_eintr: a signal ending the call is no error to print. */
+int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps, bool quiet_eintr);
+
+/*
+ * source_dfm_live.c: the data path of `--dfm --mode live`. The control
+ * plane (source_dfm.c) queues jobs, each one MEP of every source for up to
+ * per_mep held events, to one builder; a long-running BPF_PROG_RUN
+ * live-frames call sends them as they come (bpf/xevb_gen.bpf.c, xevb_gen_dfm).
+ */
+struct dfm_live;
+
+struct dfm_live_stats {
+	uint64_t packets, frags, bytes;   /* sent with XDP_TX */
+	uint64_t calls, send_errors;      /* frames of failed calls, or with no MAC */
+	uint64_t no_mac_jobs, queue_waits;
+	uint64_t idle_reps, ring_waits;   /* ring: repetitions with no job; waits for room */
+	uint32_t senders;
+};
+
+struct dfm_live *dfm_live_open(const struct src_cfg *c, uint32_t per_mep);
+bool dfm_live_queue(struct dfm_live *l, uint32_t daddr, const uint32_t *evs, uint32_t n, bool resend);
+void dfm_live_kick(struct dfm_live *l);
+/* Sends what is queued, stops the senders, frees; st may be NULL. */
+void dfm_live_close(struct dfm_live *l, struct dfm_live_stats *st);
 
 /* Events in block k (the last one may be short), 0 past the end. */
 static inline uint32_t src_block_events(const struct src_cfg *c, uint64_t k)

@@ -9,6 +9,8 @@
  * overflow, counted, and not served (its data is gone, as on hardware).
  * Payloads are a function of (event, source) (emu_payload.h and a hash for
  * the length), so holding an event means holding the right to send it.
+ * The data leaves through a kernel socket (sendto per MEP) or, with --mode
+ * live, through live-frame calls that send many MEPs each (source_dfm_live.c).
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,6 +44,7 @@ struct sdfm {
 	uint32_t dfm_epoch;
 	bool pull_seen;
 	int fd;                        /* data socket */
+	struct dfm_live *live;         /* or the live-frames data path */
 	struct held *h;
 	uint32_t mask, n_held, max_held;
 	uint32_t seq[XEVB_MAX_SOURCES];
@@ -54,6 +57,7 @@ struct sdfm {
 	uint64_t packets, frags, bytes, send_errors, dropped_answers, dropped_frags;
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
 	uint64_t unexpected;
+	struct dfm_live_stats lst;     /* --mode live, at the end */
 };
 
 static uint64_t rnd(struct sdfm *s)
@@ -100,6 +104,16 @@ static void release_all(struct sdfm *s)
 	s->n_held = 0;
 }
 
+/* Live frames: one job a MEP's worth of events, every source's MEP of it. */
+static void queue_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend)
+{
+	for (uint32_t off = 0; off < n; off += s->per_mep) {
+		uint32_t k = n - off < s->per_mep ? n - off : s->per_mep;
+		if (dfm_live_queue(s->live, addr, evs + off, k, resend) && resend)
+			s->resend_meps += (uint64_t)s->c->n_src;
+	}
+}
+
 /* One MEP per source id for the events in evs (held already), to addr. */
 static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend, bool may_drop)
 {
@@ -107,6 +121,10 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(c->udp_port) };
 
+	if (s->live) {
+		queue_events(s, addr, evs, n, resend);
+		return;
+	}
 	for (uint32_t off = 0; off < n; off += s->per_mep) {
 		uint32_t k = n - off < s->per_mep ? n - off : s->per_mep;
 		for (int i = 0; i < c->n_src; i++) {
@@ -235,12 +253,45 @@ static void heartbeat(struct sdfm *s)
 	xevb_ctl_send(&s->io, &s->dfm, &m);
 }
 
+/* Events per MEP: as many as the MTU of --dev (default 1500) takes. */
+static int size_meps(struct sdfm *s)
+{
+	const struct src_cfg *c = s->c;
+	uint32_t stride = 12 + XEVB_PAD4((uint32_t)c->fmax), hdrs = 20 + (c->udp_port ? 8 : 0) + 16;
+	struct ifreq ifr;
+	int mtu = 1500;
+
+	if (c->dev && src_if_ioctl(c->dev, SIOCGIFMTU, &ifr) == 0)
+		mtu = ifr.ifr_mtu;
+	s->per_mep = mtu > (int)hdrs ? ((uint32_t)mtu - hdrs) / stride : 0;
+	if (s->per_mep < 1) {
+		xevb_err("--frag-size %u does not fit one fragment in the MTU %d", c->fmax, mtu);
+		return -1;
+	}
+	if (s->per_mep > XEVB_MAX_FRAGS_PER_MEP)
+		s->per_mep = XEVB_MAX_FRAGS_PER_MEP;
+	/* A live frame is at most a page's worth: bigger MTUs pack fewer. */
+	if (c->live && s->per_mep > (SRC_LIVE_MAX_FRAME - 14 - hdrs) / stride)
+		s->per_mep = (SRC_LIVE_MAX_FRAME - 14 - hdrs) / stride;
+	if (s->per_mep < 1) {
+		xevb_err("--mode live: --frag-size %u does not fit one fragment in a %d-byte live frame",
+			 c->fmax, SRC_LIVE_MAX_FRAME);
+		return -1;
+	}
+	return 0;
+}
+
 static int open_data(struct sdfm *s)
 {
 	const struct src_cfg *c = s->c;
-	int pmtu = IP_PMTUDISC_DO, sndbuf = 4 << 20, mtu = 1500;
-	struct ifreq ifr = {0};
+	int pmtu = IP_PMTUDISC_DO, sndbuf = 4 << 20;
 
+	if (size_meps(s))
+		return -1;
+	if (c->live) {
+		s->live = dfm_live_open(c, s->per_mep);
+		return s->live ? 0 : -1;
+	}
 	s->fd = c->udp_port ? socket(AF_INET, SOCK_DGRAM, 0) : socket(AF_INET, SOCK_RAW, c->proto);
 	if (s->fd < 0) {
 		xevb_err("cannot open a %s socket: %s", c->udp_port ? "UDP" : "raw IPv4", strerror(errno));
@@ -248,27 +299,28 @@ static int open_data(struct sdfm *s)
 	}
 	setsockopt(s->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
-	if (c->dev) {
-		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", c->dev);
-		if (ioctl(s->fd, SIOCGIFMTU, &ifr) == 0)
-			mtu = ifr.ifr_mtu;
-	}
 	if (c->udp_port) {
 		struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = c->saddr,
 					  .sin_port = htons(c->udp_port) };
 		if (bind(s->fd, (struct sockaddr *)&me, sizeof(me)))
 			xevb_dbg("UDP source port %u busy; sending from any port", c->udp_port);
 	}
-	s->per_mep = (uint32_t)(mtu - 20 - (c->udp_port ? 8 : 0) - 16) / (12 + XEVB_PAD4((uint32_t)c->fmax));
-	if (s->per_mep < 1) {
-		xevb_err("--frag-size %u does not fit one fragment in the MTU %d", c->fmax, mtu);
-		return -1;
-	}
-	if (s->per_mep > XEVB_MAX_FRAGS_PER_MEP)
-		s->per_mep = XEVB_MAX_FRAGS_PER_MEP;
 	s->buf_len = 65536;
 	s->buf = malloc(s->buf_len);
 	return s->buf ? 0 : -1;
+}
+
+/* The live data path's counters become ours; its threads end. */
+static void close_live(struct sdfm *s)
+{
+	if (!s->live)
+		return;
+	dfm_live_close(s->live, &s->lst);
+	s->live = NULL;
+	s->packets = s->lst.packets;
+	s->frags = s->lst.frags;
+	s->bytes = s->lst.bytes;
+	s->send_errors = s->lst.send_errors;
 }
 
 static void summary(struct sdfm *s, double el)
@@ -289,16 +341,25 @@ static void summary(struct sdfm *s, double el)
 		(unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
 		(unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
 		(unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors);
+	if (c->live)
+		fprintf(stderr, "%s: live frames: %llu calls (the ring's and %u helper thread(s)' one-offs), "
+			"%llu idle repetitions, %llu waits for ring room, %llu for queue room, "
+			"%llu jobs (a MEP of every source) not sent for want of a builder's MAC\n", xevb_prog,
+			(unsigned long long)s->lst.calls, s->lst.senders, (unsigned long long)s->lst.idle_reps,
+			(unsigned long long)s->lst.ring_waits, (unsigned long long)s->lst.queue_waits,
+			(unsigned long long)s->lst.no_mac_jobs);
 	if (!c->json)
 		return;
-	printf("{\"mode\":\"dfm\",\"scheme\":\"%s\",\"sources\":%d,\"elapsed_s\":%.3f,\"packets\":%llu,"
+	printf("{\"mode\":\"dfm\",\"scheme\":\"%s\",\"data_path\":\"%s\",\"sources\":%d,\"elapsed_s\":%.3f,\"packets\":%llu,"
 	       "\"fragments\":%llu,\"bytes\":%llu,\"assigns\":%llu,\"assigned_events\":%llu,\"requests\":%llu,"
 	       "\"requested_events\":%llu,\"answered_events\":%llu,\"resend_meps\":%llu,"
 	       "\"dropped_answers\":%llu,\"dropped_fragments\":%llu,\"held_now\":%u,\"held_max\":%u,"
 	       "\"hold_size\":%u,\"hold_overflow\":%llu,\"not_held\":%llu,\"cleared\":%llu,"
 	       "\"clear_unknown\":%llu,\"released_at_dfm_restart\":%llu,\"dfm_restarts\":%llu,"
-	       "\"reask_unheld\":%llu,\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu}\n",
-	       s->pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
+	       "\"reask_unheld\":%llu,\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,"
+	       "\"live_calls\":%llu,\"live_senders\":%u,\"live_queue_waits\":%llu,\"live_no_mac_jobs\":%llu,"
+	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu}\n",
+	       s->pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el, (unsigned long long)s->packets,
 	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
 	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
 	       (unsigned long long)s->requested_events, (unsigned long long)s->answered_events,
@@ -309,7 +370,9 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
 	       (unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors,
 	       (unsigned long long)s->io.rx_bad_total,
-	       (unsigned long long)s->unexpected);
+	       (unsigned long long)s->unexpected, (unsigned long long)s->lst.calls, s->lst.senders,
+	       (unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs,
+	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits);
 	fflush(stdout);
 }
 
@@ -366,6 +429,8 @@ int source_run_dfm(const struct src_cfg *c)
 			default: s.unexpected++; break;
 			}
 		}
+		if (s.live)
+			dfm_live_kick(s.live);
 		now = xevb_now_ns();
 		if (now >= next_hb) {
 			heartbeat(&s);
@@ -375,6 +440,8 @@ int source_run_dfm(const struct src_cfg *c)
 			break;
 		poll(&pfd, 1, 10);
 	}
+	/* What is queued leaves before we say goodbye. */
+	close_live(&s);
 	{
 		struct xevb_ctl_msg m = { .h.type = XEVB_CTL_BYE };
 		xevb_ctl_send(&s.io, &s.dfm, &m);
@@ -386,6 +453,7 @@ int source_run_dfm(const struct src_cfg *c)
 	free(s.h);
 	return 0;
 fail:
+	close_live(&s);
 	if (s.fd >= 0)
 		close(s.fd);
 	free(s.buf);

@@ -27,13 +27,13 @@
 #include "xevb_gen.skel.h"
 #include "source.h"
 
-#define LIVE_MAX_FRAME 3408          /* page minus headroom and skb_shared_info */
+#define LIVE_MAX_FRAME SRC_LIVE_MAX_FRAME
 #define CALL_WORK_NS   250000000.0  /* unpaced: aim at 250 ms of CPU work a call */
 #define PACE_STEP_S    0.02          /* paced: one call per 20 ms of traffic */
 #define PACE_BPF_MIN_FPS 20000.0     /* from here on the program paces each frame */
 #define PACE_BPF_CALL_S  0.25        /* ... in calls of 250 ms of traffic */
 
-static int if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr)
+int src_if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr)
 {
 	int fd = socket(AF_INET, SOCK_DGRAM, 0), r;
 
@@ -72,23 +72,23 @@ static bool arp_lookup(uint32_t addr, const char *dev, uint8_t *mac)
 	return found;
 }
 
-/* Send one datagram to make the kernel resolve the builder's MAC. */
-static bool resolve_mac(const struct src_cfg *c, uint8_t *mac)
+/* Send one datagram to make the kernel resolve addr's MAC on dev. */
+bool src_resolve_mac(const char *dev, uint32_t addr, uint8_t *mac)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = c->daddr, .sin_port = htons(9) };
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(9) };
 	int fd;
 
-	if (arp_lookup(c->daddr, c->dev, mac))
+	if (arp_lookup(addr, dev, mac))
 		return true;
 	fd = socket(AF_INET, SOCK_DGRAM, 0);
 	if (fd >= 0) {
-		setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, c->dev, (socklen_t)strlen(c->dev));
+		setsockopt(fd, SOL_SOCKET, SO_BINDTODEVICE, dev, (socklen_t)strlen(dev));
 		sendto(fd, "", 0, 0, (struct sockaddr *)&to, sizeof(to));
 		close(fd);
 	}
 	for (int i = 0; i < 100; i++) {
 		usleep(10000);
-		if (arp_lookup(c->daddr, c->dev, mac))
+		if (arp_lookup(addr, dev, mac))
 			return true;
 	}
 	return false;
@@ -102,15 +102,15 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 	ssize_t n;
 	int mtu;
 
-	if (if_ioctl(c->dev, SIOCGIFHWADDR, &ifr)) {
+	if (src_if_ioctl(c->dev, SIOCGIFHWADDR, &ifr)) {
 		xevb_err("--dev %s: %s (is the interface in this network namespace?)", c->dev, strerror(errno));
 		return -1;
 	}
 	memcpy(p.src_mac, ifr.ifr_hwaddr.sa_data, 6);
-	mtu = if_ioctl(c->dev, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
+	mtu = src_if_ioctl(c->dev, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
 	if (c->dst_mac_set) {
 		memcpy(p.dst_mac, c->dst_mac, 6);
-	} else if (!resolve_mac(c, p.dst_mac)) {
+	} else if (!src_resolve_mac(c->dev, c->daddr, p.dst_mac)) {
 		char a[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &c->daddr, a, sizeof(a));
 		xevb_err("no MAC for --dest %s on %s: give --dst-mac, or add a neighbour entry "
@@ -119,7 +119,7 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 	}
 	p.saddr = c->saddr_base ? htonl(c->saddr_base) : c->saddr;
 	if (!p.saddr) {
-		if (if_ioctl(c->dev, SIOCGIFADDR, &ifr)) {
+		if (src_if_ioctl(c->dev, SIOCGIFADDR, &ifr)) {
 			xevb_err("--dev %s has no IPv4 address: give --src-addr or --src-addr-base", c->dev);
 			return -1;
 		}
@@ -169,7 +169,7 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 }
 
 /* Frames per XDP_TX flush; XEVB_LIVE_BATCH overrides, for experiments. */
-static uint32_t live_batch(void)
+uint32_t src_live_batch(void)
 {
 	const char *e = getenv("XEVB_LIVE_BATCH");
 	long v = e ? strtol(e, NULL, 10) : 0;
@@ -177,7 +177,7 @@ static uint32_t live_batch(void)
 	return v > 0 && v <= 256 ? (uint32_t)v : 64;
 }
 
-static int run_blocks(int prog_fd, int ifindex, uint8_t *frame, size_t len, uint64_t reps)
+int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps, bool quiet_eintr)
 {
 	struct xdp_md ctx = { .data_end = (uint32_t)len, .ingress_ifindex = (uint32_t)ifindex };
 	LIBBPF_OPTS(bpf_test_run_opts, o,
@@ -187,12 +187,14 @@ static int run_blocks(int prog_fd, int ifindex, uint8_t *frame, size_t len, uint
 		.ctx_size_in = sizeof(ctx),
 		.repeat = (uint32_t)reps,
 		.flags = BPF_F_TEST_XDP_LIVE_FRAMES,
-		.batch_size = live_batch(),
+		.batch_size = src_live_batch(),
 	);
 	int r = bpf_prog_test_run_opts(prog_fd, &o);
 
 	if (r) {
 		r = -errno;
+		if (r == -EINTR && quiet_eintr)
+			return r;
 		xevb_err("BPF_PROG_RUN live frames: %s%s", strerror(-r),
 			 r == -EINVAL ? " (kernel without BPF_F_TEST_XDP_LIVE_FRAMES, or a bad frame)" : "");
 	}
@@ -304,7 +306,7 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 			break;
 		t0 = xevb_now_ns();
 		c0 = thread_cpu_ns();
-		if (run_blocks(prog_fd, ifindex, frame, len, n * (uint64_t)c->n_src))
+		if (src_live_run(prog_fd, ifindex, frame, len, n * (uint64_t)c->n_src, false))
 			goto out;
 		cpu = thread_cpu_ns() - c0;
 		t = xevb_now_ns() - t0;
@@ -330,7 +332,7 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 	if (c->eor && !eor_sent && done && (!total || done < total)) {
 		sk->data->eor_block = done;
 		sk->data->max_block = done;
-		if (run_blocks(prog_fd, ifindex, frame, len, (uint64_t)c->n_src))
+		if (src_live_run(prog_fd, ifindex, frame, len, (uint64_t)c->n_src, false))
 			goto out;
 		xevb_dbg("live call: %d repetitions, the END_OF_RUN block", c->n_src);
 		done++;
