@@ -205,15 +205,17 @@ dfm_point() {
 		src=sock
 	fi
 	[[ $src == live ]] && sargs=(--mode live)
-	# a block of pack events is NSRC frames at once: rings sized as for the live runs
-	[[ $mode == socket ]] && bargs=(--mode socket --udp) || bargs=(--frames 65536 --rx-ring 16384)
+	# the shipped defaults, as in the live runs (GW_BUILD_ARGS adds options)
+	bargs=()
+	[[ $mode == socket ]] && bargs=(--mode socket --udp)
 	ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --ctl-port 23904 --credits 4096 --json \
 		--stats-interval 0 --ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
 	spid=$!
 	BG_PIDS+=("$spid")
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
-	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" --sources "0-$((NSRC - 1))" \
-		--dfm 198.18.4.1:23901 --credits 512 --reask-ms 500 --sink "$SADDR:5000" --window 65536 --exit-on-eor \
+	# shellcheck disable=SC2086
+	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" ${GW_BUILD_ARGS:-} --sources "0-$((NSRC - 1))" \
+		--dfm 198.18.4.1:23901 --credits 512 --reask-ms 500 --sink "$SADDR:5000" --exit-on-eor \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
