@@ -15,7 +15,10 @@
 # the sink's user and system CPU seconds per second, CPU per event, how busy
 # each core was and so which side limits. SINK_BASE=PATH (another xevb
 # binary, e.g. of an older commit) runs it as the sink too, alternating
-# with this tree's run by run: a before/after in one run.
+# with this tree's run by run: a before/after in one run. And per case and
+# run, the check alone in user space (sink_flood --check-cost on CPU 0, no
+# socket: ns per event of xevb_event_decode_verify over a 256 KiB window,
+# and of decode then verify), which a busy machine disturbs less.
 #
 # usage: scripts/bench/bench-sink.sh [OUT]   env: BENCH_QUICK, BENCH_RUNS,
 #   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, BENCH_KEEP=1
@@ -46,7 +49,9 @@ FNS="$P-feed" SNS="$P-sink"
 FADDR=198.18.1.1 SADDR=198.18.3.1 PORT=5000
 TMP=$(mktemp -d /tmp/xevb-sink.XXXXXX)
 POINTS=$TMP/points.jsonl
+CHECKS=$TMP/checks.jsonl
 : >"$POINTS"
+: >"$CHECKS"
 
 . scripts/bench/lib_bench.sh   # wait_for, stop_bg
 cleanup() {
@@ -104,7 +109,8 @@ for case in $CASES; do
 		for s in "${SINKS[@]}"; do
 			run_point "${s%%:*}" "${s#*:}" "$case" "$run" || rc=1
 		done
+		taskset -c 0 "$FLOOD" --check-cost --case "$case" >>"$CHECKS" || rc=1
 	done
 done
-python3 "$HELP" report "$OUT/bench/sink.json" "$POINTS" "$SECS" || rc=1
+python3 "$HELP" report "$OUT/bench/sink.json" "$POINTS" "$SECS" "$CHECKS" || rc=1
 exit $rc

@@ -9,9 +9,10 @@
   sink.py point LABEL CASE RUN FEED_JSON SINK_JSON WINDOW_JSON
       one run's figures, checked (every event sent arrived, no error): one
       JSON line.
-  sink.py report OUT_JSON POINT_LINES_FILE SECONDS
-      medians per (label, case), OUT_JSON, a table on stdout; exit 1 when a
-      run lost or broke an event."""
+  sink.py report OUT_JSON POINT_LINES_FILE SECONDS [CHECK_LINES_FILE]
+      medians per (label, case) and of the check-cost lines per case,
+      OUT_JSON, a table on stdout; exit 1 when a run lost or broke an
+      event."""
 import json
 import os
 import statistics
@@ -74,6 +75,8 @@ def point(label, case, run, feed, sink, win):
             "events_per_s": round(ev, 1), "gbps": round(ev * feed["event_bytes"] * 8 / 1e9, 3),
             "sink_user_s_per_s": win["sink_user_s_per_s"], "sink_sys_s_per_s": win["sink_sys_s_per_s"],
             "sink_cpu_us_per_event": round(cpu * 1e6 / ev, 3) if ev else None,
+            # what one core would take at this CPU per event (the rate itself when CPU 0 is the limit)
+            "capacity_events_per_s": round(ev / cpu, 1) if cpu else None,
             "feeder_cpu_s_per_s": win["feeder_cpu_s_per_s"], "core_busy": win["core_busy"],
             "core_softirq": win["core_softirq"], "window_s": win["window_s"],
             "event_bytes": feed["event_bytes"], "sent": feed["events"], "received": sink.get("events"),
@@ -81,7 +84,7 @@ def point(label, case, run, feed, sink, win):
 
 
 MED = ("events_per_s", "gbps", "sink_user_s_per_s", "sink_sys_s_per_s", "sink_cpu_us_per_event",
-       "feeder_cpu_s_per_s")
+       "capacity_events_per_s", "feeder_cpu_s_per_s")
 
 
 def limit(busy0, busy1):
@@ -93,7 +96,20 @@ def limit(busy0, busy1):
     return "both cores" if busy0 >= 0.95 else "neither core saturated"
 
 
-def report(out, lines, secs):
+def check_costs(lines):
+    """Medians of sink_flood --check-cost per case."""
+    rows = [json.loads(x) for x in open(lines) if x.strip()] if lines else []
+    res = []
+    for case in dict.fromkeys(r["case"] for r in rows):
+        rr = [r for r in rows if r["case"] == case]
+        res.append({"case": case, "runs": len(rr), "event_bytes": rr[0]["event_bytes"],
+                    "one_walk_ns_per_event": statistics.median(r["one_walk_ns_per_event"] for r in rr),
+                    "decode_then_verify_ns_per_event": statistics.median(
+                        r["decode_then_verify_ns_per_event"] for r in rr)})
+    return res
+
+
+def report(out, lines, secs, checks=None):
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import benchlib
     pts = [json.loads(x) for x in open(lines) if x.strip()]
@@ -115,15 +131,22 @@ def report(out, lines, secs):
            "note": ("xevb sink alone on CPU 0 (checks every byte: format, CRC-32C, emulator pattern, duplicates), "
                     "fed over a veth pair by build/bench/sink_flood on CPU 1 (a ring of encoded events, 64 KiB "
                     "writes); the TCP receive softirq runs on the feeder's core; medians over the runs"),
-           "results": res}
+           "results": res, "check_cost": check_costs(checks),
+           "check_cost_note": ("sink_flood --check-cost on CPU 0: the sink's user-space check alone "
+                               "(xevb_event_decode_verify, every byte) over a 256 KiB window of events, "
+                               "and decode then verify in two walks; ns per event, medians")}
     json.dump(doc, open(out, "w"), indent=1)
-    print("%-8s %-4s %9s %7s %9s %9s %9s %8s %8s  %s" % ("sink", "case", "kev/s", "Gb/s", "user s/s", "sys s/s",
-                                                        "us/event", "CPU0", "CPU1", "limit"))
+    print("%-5s %-4s %8s %6s %8s %8s %8s %12s %5s %5s  %s" % (
+        "sink", "case", "kev/s", "Gb/s", "user s/s", "sys s/s", "us/event", "1-core kev/s", "CPU0", "CPU1", "limit"))
     for r in res:
-        print("%-8s %-4s %9.1f %7.2f %9.3f %9.3f %9.3f %8.2f %8.2f  %s%s" % (
+        print("%-5s %-4s %8.1f %6.2f %8.3f %8.3f %8.3f %12.1f %5.2f %5.2f  %s%s" % (
             r["label"], r["case"], r["events_per_s"] / 1e3, r["gbps"], r["sink_user_s_per_s"],
-            r["sink_sys_s_per_s"], r["sink_cpu_us_per_event"] or 0, r["cpu0_busy"], r["cpu1_busy"], r["limit"],
+            r["sink_sys_s_per_s"], r["sink_cpu_us_per_event"] or 0, (r["capacity_events_per_s"] or 0) / 1e3,
+            r["cpu0_busy"], r["cpu1_busy"], r["limit"],
             "" if r["ok"] else "  (EVENTS LOST OR BROKEN)"))
+    for c in doc["check_cost"]:
+        print("check alone, %s: %.0f ns/event in one walk (decode then verify: %.0f)" % (
+            c["case"], c["one_walk_ns_per_event"], c["decode_then_verify_ns_per_event"]))
     print("wrote", out)
     return 0 if all(r["ok"] for r in res) else 1
 
@@ -137,8 +160,8 @@ def main():
             with open(p) as f:
                 return json.loads(f.read().strip().splitlines()[-1])
         print(json.dumps(point(a[1], a[2], int(a[3]), rd(a[4]), rd(a[5]), rd(a[6]))))
-    elif a and a[0] == "report" and len(a) == 4:
-        sys.exit(report(a[1], a[2], float(a[3])))
+    elif a and a[0] == "report" and len(a) in (4, 5):
+        sys.exit(report(a[1], a[2], float(a[3]), a[4] if len(a) == 5 else None))
     else:
         sys.exit(__doc__)
 

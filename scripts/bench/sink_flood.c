@@ -9,11 +9,17 @@
  * write that starts it, so the sink's latency figures mean something.
  * The stream ends on an event boundary. Prints one JSON object.
  *
+ * --check-cost: no socket; times the sink's check of the ring in user
+ * space alone (xevb_event_decode_verify, every byte, as `xevb sink` does;
+ * and decode then verify, two walks), over a 256 KiB window of events
+ * like the sink's read buffer: ns per event, one JSON object.
+ *
  *   l1:  126 sources x 32 B fragments (5,576-byte events)
  *   hlt: 323 sources x 100 B fragments (36,208-byte events)
  *
  * usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S]
  *        [--events N] [--ring-bytes B] [--write-size B] [--run R]
+ *        sink_flood --check-cost [--case l1|hlt] [--events N]
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -140,13 +146,63 @@ static double tv_s(struct timeval tv)
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
 }
 
+/* ns per event of checking n events of the ring, in passes over its first window bytes. */
+static double check_ns(const struct ring *r, uint64_t n, size_t window, bool one_walk)
+{
+	const unsigned all = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT;
+	uint32_t per = (uint32_t)(window / r->ev_bytes) ? (uint32_t)(window / r->ev_bytes) : 1;
+	struct xevb_decoded_event d;
+	uint64_t done = 0, t0;
+	char err[160];
+	int bad = 0;
+
+	per = per < r->n ? per : r->n;
+	t0 = xevb_now_ns();
+	while (done < n) {
+		for (uint32_t i = 0; i < per; i++) {
+			const uint8_t *ev = r->buf + r->ev_off[i];
+			if (one_walk) {
+				bad |= xevb_event_decode_verify(ev, r->ev_bytes, all, &d, err, sizeof(err));
+			} else {
+				bad |= xevb_event_decode(ev, r->ev_bytes, &d, err, sizeof(err));
+				bad |= xevb_event_verify(&d, all, err, sizeof(err));
+			}
+		}
+		done += per;
+	}
+	if (bad)
+		die("check", err);
+	return (double)(xevb_now_ns() - t0) / (double)done;
+}
+
+static int check_cost(const struct flood_case *c, uint64_t n)
+{
+	struct ring r;
+	double two, one;
+
+	ring_build(&r, c, 4u << 20, 1);
+	if (n == UINT64_MAX)
+		n = (1u << 30) / r.ev_bytes;  /* 1 GiB checked */
+	for (uint32_t i = 0; i < r.n; i++)
+		xevb_st32(r.buf + r.ev_off[i] + 12, i);
+	check_ns(&r, n / 10 + 1, 256u << 10, true);  /* warm-up: the tables, the caches */
+	two = check_ns(&r, n, 256u << 10, false);
+	one = check_ns(&r, n, 256u << 10, true);
+	printf("{\"case\":\"%s\",\"sources\":%u,\"fragment_bytes\":%u,\"event_bytes\":%zu,\"events\":%llu,"
+	       "\"decode_then_verify_ns_per_event\":%.1f,\"one_walk_ns_per_event\":%.1f}\n",
+	       c->name, c->n_src, c->frag_len, r.ev_bytes, (unsigned long long)n, two, one);
+	free(r.buf);
+	free(r.ev_off);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
 		{ "dest", required_argument, 0, 'd' }, { "case", required_argument, 0, 'c' },
 		{ "duration", required_argument, 0, 't' }, { "events", required_argument, 0, 'n' },
 		{ "ring-bytes", required_argument, 0, 'r' }, { "write-size", required_argument, 0, 'w' },
-		{ "run", required_argument, 0, 'R' }, { 0 },
+		{ "run", required_argument, 0, 'R' }, { "check-cost", no_argument, 0, 'C' }, { 0 },
 	};
 	const struct flood_case *c = &cases[0];
 	const char *dest = NULL;
@@ -156,6 +212,7 @@ int main(int argc, char **argv)
 	struct rusage ru;
 	struct ring r;
 	size_t pos = 0;
+	bool cost = false;
 	int o, fd;
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
@@ -175,14 +232,18 @@ int main(int argc, char **argv)
 		case 'r': ok = xevb_parse_u64("ring-bytes", optarg, 1, 1u << 30, &ring_bytes); break;
 		case 'w': ok = xevb_parse_u64("write-size", optarg, 1, 1u << 24, &wsize); break;
 		case 'R': ok = xevb_parse_u32("run", optarg, 0, UINT32_MAX, &run); break;
+		case 'C': cost = true; break;
 		default: ok = false;
 		}
 		if (!ok) {
 			fprintf(stderr, "usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S] "
-					"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n");
+					"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
+					"       sink_flood --check-cost [--case l1|hlt] [--events N]\n");
 			return 2;
 		}
 	}
+	if (cost)
+		return check_cost(c, max_events);
 	if (!dest)
 		die("--dest", "missing (the sink's IPv4ADDR:PORT)");
 	signal(SIGPIPE, SIG_IGN);
