@@ -332,6 +332,10 @@ static void conn_read(struct sink *s, struct conn *c)
 				sink_ctl_events(s->ctl, c->ip, s->events - before);
 			if (expectation_met(s))
 				return;
+			/* A short read emptied the socket: back to epoll (level-triggered, so
+			 * nothing is missed) instead of a read that would say EAGAIN. */
+			if ((size_t)n < avail)
+				return;
 			continue;
 		}
 		if (n == 0) {
