@@ -30,6 +30,12 @@ def proc_ticks(pid):
     return int(rest[11]), int(rest[12])
 
 
+def proc_reads(pid):
+    """read syscalls of a process so far (/proc/PID/io)."""
+    with open("/proc/%d/io" % pid) as f:
+        return next(int(l.split()[1]) for l in f if l.startswith("syscr"))
+
+
 def cores():
     """cpuN -> (busy ticks, softirq ticks, total ticks)."""
     out = {}
@@ -46,7 +52,7 @@ def snap(spid, fpid, progress):
     with open(progress, "rb") as f:
         events = struct.unpack("=Q", f.read(8))[0]
     return {"t": time.monotonic(), "events": events, "sink": proc_ticks(spid), "feeder": proc_ticks(fpid),
-            "cores": cores()}
+            "reads": proc_reads(spid), "cores": cores()}
 
 
 def window(spid, fpid, progress, warmup, secs):
@@ -63,6 +69,7 @@ def window(spid, fpid, progress, warmup, secs):
             "sink_user_s_per_s": round((b["sink"][0] - a["sink"][0]) / HZ / dt, 3),
             "sink_sys_s_per_s": round((b["sink"][1] - a["sink"][1]) / HZ / dt, 3),
             "feeder_cpu_s_per_s": round((sum(b["feeder"]) - sum(a["feeder"])) / HZ / dt, 3),
+            "sink_reads": b["reads"] - a["reads"],
             "core_busy": busy, "core_softirq": softirq}
 
 
@@ -78,13 +85,15 @@ def point(label, case, run, feed, sink, win):
             # what one core would take at this CPU per event (the rate itself when CPU 0 is the limit)
             "capacity_events_per_s": round(ev / cpu, 1) if cpu else None,
             "feeder_cpu_s_per_s": win["feeder_cpu_s_per_s"], "core_busy": win["core_busy"],
+            # the sink's read() calls: how much each brought (a sink that keeps up reads often, and small)
+            "sink_reads_per_event": round(win["sink_reads"] / win["events"], 4) if win["events"] else None,
             "core_softirq": win["core_softirq"], "window_s": win["window_s"],
             "event_bytes": feed["event_bytes"], "sent": feed["events"], "received": sink.get("events"),
             "sink_errors": sink.get("errors"), "latency_us": sink.get("latency_us")}
 
 
 MED = ("events_per_s", "gbps", "sink_user_s_per_s", "sink_sys_s_per_s", "sink_cpu_us_per_event",
-       "capacity_events_per_s", "feeder_cpu_s_per_s")
+       "capacity_events_per_s", "feeder_cpu_s_per_s", "sink_reads_per_event")
 
 
 def limit(busy0, busy1):
