@@ -154,6 +154,17 @@ int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what,
 		      char *err, size_t errlen);
 
 /*
+ * xevb_event_decode then, if it succeeds, xevb_event_verify(what), in one
+ * walk over the records: the same verdict and out for every input (a
+ * structural fault anywhere wins; -XEVB_EVT_E_CRC / -XEVB_EVT_E_CONTENT
+ * leave out filled, the event's structure being sound), each payload read
+ * once while in cache. With both checks, a payload equal to the emulator
+ * pattern is CRC-checked against the pattern's CRC for its length.
+ */
+int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what,
+			     struct xevb_decoded_event *out, char *err, size_t errlen);
+
+/*
  * Stream reader: feed bytes with space()/commit(), take whole events with
  * next(). An event returned by next() stays valid until the next call to
  * space(). After an error the stream is out of step: close it.

@@ -470,6 +470,41 @@ def overload():
     return out
 
 
+def farm_node():
+    """sink.json: the farm node's capacity alone, so a benchmark says which side limits."""
+    out = ["## The farm node alone (issue 18)\n",
+           "`scripts/bench/bench-sink.sh`: `xevb sink` (every byte checked: format, CRC-32C, the emulator "
+           "pattern, duplicates) on CPU 0, where the other benchmarks run it, fed over a veth pair by "
+           "`build/bench/sink_flood` on CPU 1, a sender faster than the builder (a ring of encoded events, "
+           "64 KiB writes; on veth the TCP receive softirq runs on the sender's core). L1: 126 x 32 B fragments, "
+           "HLT: 323 x 100 B. \"1 core\" = events/s over the sink's CPU seconds per second: what it would take "
+           "with CPU 0 to itself. \"limit\": the core at >= 95% busy. \"check alone\": the user-space check "
+           "without a socket, ns per event.\n"]
+    d = load("sink")
+    if not d:
+        out.append(not_run("sink", "scripts/bench/bench-sink.sh"))
+        return out
+    keep("sink")
+    out.append("_%s; %s s a run._\n" % (metaline(d), d.get("seconds_per_run", "?")))
+    out.append("| sink | case | runs | k events/s | Gb/s | sink user s/s | sys s/s | CPU us/event | 1 core: k events/s | "
+               "CPU 0 / 1 busy | limit |")
+    out.append("|---|---|---|---|---|---|---|---|---|---|---|")
+    for r in d.get("results", []):
+        out.append("| %s | %s | %d | %.1f | %.2f | %.2f | %.2f | %s | %s | %.2f / %.2f | %s%s |" % (
+            r["label"], r["case"], r["runs"], r["events_per_s"] / 1e3, r["gbps"], r["sink_user_s_per_s"],
+            r["sink_sys_s_per_s"], f(r.get("sink_cpu_us_per_event"), "%.2f"),
+            f((r.get("capacity_events_per_s") or 0) / 1e3 or None), r["cpu0_busy"], r["cpu1_busy"], r["limit"],
+            "" if r["ok"] else " (events lost or broken)"))
+    cc = d.get("check_cost") or []
+    if cc:
+        out.append("\n| check alone | ns/event, one walk | decode then verify |")
+        out.append("|---|---|---|")
+        for c in cc:
+            out.append("| %s (%d B events) | %.0f | %.0f |" % (c["case"], c["event_bytes"], c["one_walk_ns_per_event"],
+                                                           c["decode_then_verify_ns_per_event"]))
+    return out
+
+
 # ---------------------------------------------------------------- the rest
 def others():
     out = ["## Other pieces of the suite\n",
@@ -598,7 +633,7 @@ def main():
              "no NIC: every packet is sent and received by the same two cores, so most figures are CPU-bound "
              "where the seeds were link-bound. Where a figure is the machine's limit rather than the design's, "
              "the section says so.%s\n" % ((" " + note) if note else "")]
-    for s in (study1, study2, study3, study4, overload, others):
+    for s in (study1, study2, study3, study4, overload, farm_node, others):
         parts += s()
         parts.append("")
     os.makedirs(DOCDIR, exist_ok=True)

@@ -65,12 +65,22 @@ static void roundtrip(const uint8_t *buf, size_t len, const struct xevb_decoded_
 
 static void one(const uint8_t *buf, size_t len)
 {
-	struct xevb_decoded_event d;
-	char err[160];
+	const unsigned all = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT;
+	struct xevb_decoded_event d, d1;
+	char err[160], err1[160];
+	int rc, rc1;
 
-	if (xevb_event_decode(buf, len, &d, err, sizeof(err)))
+	/* The one-walk check must give decode-then-verify's verdict, always. */
+	rc1 = xevb_event_decode_verify(buf, len, all, &d1, err1, sizeof(err1));
+	rc = xevb_event_decode(buf, len, &d, err, sizeof(err));
+	if (rc) {
+		if (rc1 != rc)
+			abort();
 		return;
-	xevb_event_verify(&d, XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT, err, sizeof(err));
+	}
+	rc = xevb_event_verify(&d, all, err, sizeof(err));
+	if (rc1 != rc || d1.total_length != d.total_length || d1.missing != d.missing)
+		abort();
 	roundtrip(buf, len, &d);
 }
 

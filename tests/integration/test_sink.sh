@@ -99,10 +99,11 @@ check "$T/magic.json" connections_dropped 1
 check "$T/magic.json" errors 1
 grep -q 'bad_magic' "$T/magic.err" && ok "error reported" || fail "error not on stderr"
 
-echo "# CRC, content, record field, truncation, duplicate over TCP"
+echo "# CRC (a payload byte, a CRC byte), content, record field, truncation, duplicate over TCP"
 # The bad event counts towards 50 when its structure is sound; otherwise the
 # stream ends after 25 good events and one more comes on a new connection.
-for kind in crc:crc_mismatch:50 content:content_mismatch:50 reserved:record_reserved_nonzero:26 \
+for kind in crc:crc_mismatch:50 crc-field:crc_mismatch:50 content:content_mismatch:50 \
+	    reserved:record_reserved_nonzero:26 \
 	    truncate:truncated_stream:26; do
 	IFS=: read -r k key n <<<"$kind"
 	start_sink "c_$k" --duration 20 --expect-events "$n" || exit 1

@@ -431,6 +431,111 @@ Test(event_codec, verify_crc_and_content)
 	free(b);
 }
 
+/* ---- One walk: xevb_event_decode_verify against decode, then verify ---- */
+
+/* Sources 0..5, one missing, payload lengths 32, 100, 0, 300 (memcmp path), 7, 1. */
+static uint8_t *good_mixed(size_t *len)
+{
+	static struct fake f;
+	uint16_t sids[6] = { 0, 1, 2, 3, 4, 5 }, lens[6] = { 32, 100, 0, 300, 7, 1 };
+	bool present[6] = { 1, 1, 1, 1, 0, 1 };
+	fake_init(&f, 6, sids, lens, present, true, 21);
+	return encode_flat(&f, 44, len);
+}
+
+/* The verdict, the message and the decoded fields of both ways must agree. */
+static void same_verdict(const uint8_t *b, size_t len, unsigned what, size_t flipped)
+{
+	struct xevb_decoded_event d1, d2;
+	char e1[160] = "", e2[160] = "";
+	int r1 = xevb_event_decode(b, len, &d1, e1, sizeof(e1));
+	int r2 = xevb_event_decode_verify(b, len, what, &d2, e2, sizeof(e2));
+
+	if (!r1)
+		r1 = xevb_event_verify(&d1, what, e1, sizeof(e1));
+	cr_assert(eq(int, r2, r1), "byte %zu, what %u: one walk %s, two %s", flipped, what,
+		  xevb_evt_err_name(r2), xevb_evt_err_name(r1));
+	if (r1)
+		cr_assert(eq(str, e2, e1), "byte %zu, what %u", flipped, what);
+	if (r1 == 0 || r1 == -XEVB_EVT_E_CRC || r1 == -XEVB_EVT_E_CONTENT) {
+		cr_assert(eq(u32, d2.event_id, d1.event_id));
+		cr_assert(eq(u16, d2.n_frags, d1.n_frags));
+		cr_assert(eq(u16, d2.n_expected, d1.n_expected));
+		cr_assert(eq(u32, d2.total_length, d1.total_length));
+		cr_assert(eq(ptr, (void *)d2.missing, (void *)d1.missing));
+	}
+}
+
+/* Every single-bit flip of every byte of three events, under each check. */
+Test(event_codec, decode_verify_matches_decode_then_verify)
+{
+	static const unsigned whats[] = { XEVB_VERIFY_CRC, XEVB_VERIFY_CONTENT, XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT };
+	uint8_t *(*makers[3])(size_t *) = { good_mixed, good_complete, NULL };
+	size_t n_checked = 0;
+
+	for (int m = 0; m < 3; m++) {
+		size_t len;
+		uint8_t *b = makers[m] ? makers[m](&len) : good_incomplete(&len, NULL);
+
+		for (unsigned w = 0; w < 3; w++)
+			same_verdict(b, len, whats[w], SIZE_MAX);
+		for (size_t i = 0; i < len; i++)
+			for (int bit = 0; bit < 8; bit += 7) {
+				b[i] ^= (uint8_t)(1u << bit);
+				for (unsigned w = 0; w < 3; w++)
+					same_verdict(b, len, whats[w], i);
+				b[i] ^= (uint8_t)(1u << bit);
+				n_checked++;
+			}
+		free(b);
+	}
+	cr_assert(gt(sz, n_checked, 1000));
+}
+
+/* Each byte of each payload and of each CRC field, flipped: caught, and named. */
+Test(event_codec, decode_verify_catches_every_payload_and_crc_byte)
+{
+	size_t len;
+	uint8_t *b = good_mixed(&len);
+	struct xevb_decoded_event d;
+	struct xevb_decoded_frag fr;
+	const uint8_t *pos = NULL;
+	const unsigned all = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT;
+	char err[160];
+	uint32_t payload_bytes = 0, crc_bytes = 0;
+
+	cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)), 0), "%s", err);
+	while (xevb_event_next_frag(&d, &pos, &fr)) {
+		uint8_t *p = (uint8_t *)fr.payload;
+		for (uint32_t i = 0; i < fr.length; i++, payload_bytes++) {
+			p[i] ^= 0x20;
+			cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)), -XEVB_EVT_E_CRC),
+				  "source %u payload byte %u", fr.source_id, i);
+			cr_assert(eq(int, xevb_event_decode_verify(b, len, XEVB_VERIFY_CONTENT, &d, err, sizeof(err)),
+				     -XEVB_EVT_E_CONTENT));
+			p[i] ^= 0x20;
+		}
+		for (uint32_t i = 0; i < 4; i++, crc_bytes++) {
+			p[(int)i - 4] ^= 0x01;
+			cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)), -XEVB_EVT_E_CRC),
+				  "source %u crc byte %u", fr.source_id, i);
+			cr_assert(not(eq(ptr, strstr(err, "crc32c"), NULL)), "%s", err);
+			/* Without the CRC check, a wrong CRC over right bytes passes. */
+			cr_assert(eq(int, xevb_event_decode_verify(b, len, XEVB_VERIFY_CONTENT, &d, err, sizeof(err)), 0));
+			p[(int)i - 4] ^= 0x01;
+		}
+	}
+	cr_assert(eq(u32, payload_bytes, 32 + 100 + 300 + 1));
+	cr_assert(eq(u32, crc_bytes, 5 * 4));
+	/* A right CRC over wrong bytes: the content check names the offset. */
+	b[XEVB_EVT_HLEN + 12 + 5] ^= 0x04;
+	xevb_st32(b + XEVB_EVT_HLEN + 8, xevb_crc32c(0, b + XEVB_EVT_HLEN + 12, 32));
+	cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)), -XEVB_EVT_E_CONTENT));
+	cr_assert(not(eq(ptr, strstr(err, "offset 5"), NULL)), "%s", err);
+	cr_assert(eq(int, xevb_event_decode_verify(b, len, XEVB_VERIFY_CRC, &d, err, sizeof(err)), 0));
+	free(b);
+}
+
 /* ---- Stream reader ---- */
 
 Test(event_codec, reader_cuts_stream_at_any_chunking)

@@ -122,12 +122,17 @@ static bool expectation_met(const struct sink *s)
 static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char *where)
 {
 	struct xevb_decoded_event d;
-	char msg[192];
-	int rc;
+	char msg[192], vmsg[192];
+	int rc, vrc = 0;
 
-	rc = xevb_event_decode(buf, len, &d, msg, sizeof(msg));
+	/* Structure and payloads in one walk: a bad payload is counted, a bad structure ends the stream. */
+	rc = xevb_event_decode_verify(buf, len, s->verify, &d, vmsg, sizeof(vmsg));
+	if (rc == -XEVB_EVT_E_CRC || rc == -XEVB_EVT_E_CONTENT) {
+		vrc = rc;
+		rc = 0;
+	}
 	if (rc) {
-		note_err(s, -rc, where, msg);
+		note_err(s, -rc, where, vmsg);
 		return -1;
 	}
 	s->events++;
@@ -146,9 +151,8 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 			 d.n_expected, s->expect_sources);
 		note_err(s, SE_SOURCES, where, msg);
 	}
-	rc = xevb_event_verify(&d, s->verify, msg, sizeof(msg));
-	if (rc)
-		note_err(s, -rc, where, msg);
+	if (vrc)
+		note_err(s, -vrc, where, vmsg);
 	switch (xevb_evid_window_add(&s->win, d.run_number, d.event_id)) {
 	case XEVB_EVID_DUP:
 		snprintf(msg, sizeof(msg), "event %u of run %u delivered again", d.event_id,
@@ -327,6 +331,10 @@ static void conn_read(struct sink *s, struct conn *c)
 			if (s->ctl)
 				sink_ctl_events(s->ctl, c->ip, s->events - before);
 			if (expectation_met(s))
+				return;
+			/* A short read emptied the socket: back to epoll (level-triggered, so
+			 * nothing is missed) instead of a read that would say EAGAIN. */
+			if ((size_t)n < avail)
 				return;
 			continue;
 		}

@@ -55,9 +55,9 @@ bad:
 	return -1;
 }
 
-enum corrupt { C_NONE, C_MAGIC, C_CRC, C_CONTENT, C_RESERVED, C_DUP, C_TRUNCATE };
+enum corrupt { C_NONE, C_MAGIC, C_CRC, C_CONTENT, C_RESERVED, C_DUP, C_TRUNCATE, C_CRC_FIELD };
 static const char *const corrupt_names[] = {
-	"none", "magic", "crc", "content", "reserved", "dup", "truncate", NULL
+	"none", "magic", "crc", "content", "reserved", "dup", "truncate", "crc-field", NULL
 };
 
 enum { O_SOURCES = 256, O_FIRST, O_RUN, O_MAXLEN, O_INC, O_CORRUPT, O_CORRUPT_AT };
@@ -68,7 +68,7 @@ static const struct xevb_opt feed_opts[] = {
 	{ "run", O_RUN, "R", "run number (default 1)" },
 	{ "max-len", O_MAXLEN, "BYTES", "fragment payloads 0..BYTES long (default 200)" },
 	{ "incomplete-every", O_INC, "K", "every K-th event misses one or two sources (0: never)" },
-	{ "corrupt", O_CORRUPT, "KIND", "magic|crc|content|reserved|dup|truncate, once" },
+	{ "corrupt", O_CORRUPT, "KIND", "magic|crc|content|reserved|dup|truncate|crc-field, once" },
 	{ "corrupt-at", O_CORRUPT_AT, "I", "index of the corrupted event (default N/2)" },
 	{ 0 },
 };
@@ -149,6 +149,10 @@ static size_t corrupt_flat(enum corrupt c, uint8_t *buf, size_t len)
 		uint8_t *p = (uint8_t *)fr.payload;
 		if (!fr.length)
 			continue;
+		if (c == C_CRC_FIELD) {  /* right bytes, a wrong CRC in the record */
+			p[-3] ^= 0x10;
+			break;
+		}
 		p[fr.length / 2] ^= 0x01;
 		if (c == C_CONTENT)  /* a right CRC over wrong bytes */
 			xevb_st32(p - 4, xevb_crc32c(0, p, fr.length));

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# The farm node's capacity alone (issue 18): `xevb sink` (shipped defaults:
+# every byte checked, format, CRC-32C, the emulator pattern, duplicates) on
+# CPU 0, fed over a veth pair by build/bench/sink_flood on CPU 1, a sender
+# faster than the builder: a ring of valid built events encoded once,
+# written unpaced in 64 KiB writes. On veth the TCP receive softirq runs on
+# the sender's core, so CPU 0 holds the sink's reads (the copy out of the
+# socket) and its checks. Cases:
+#   l1:  126 sources x 32 B fragments (5,576-byte events)
+#   hlt: 323 sources x 100 B fragments (36,208-byte events)
+# Per run: 1 s of warm-up, then BENCH_SECONDS counted (the sink's
+# --progress-file, /proc); every event sent must arrive, checked, with no
+# error. BENCH_RUNS runs (3; 1 with BENCH_QUICK=1), medians: events/s, Gb/s,
+# the sink's user and system CPU seconds per second, CPU per event, how busy
+# each core was and so which side limits. SINK_BASE=PATH (another xevb
+# binary, e.g. of an older commit) runs it as the sink too, alternating
+# with this tree's run by run: a before/after in one run. And per case and
+# run, the check alone in user space (sink_flood --check-cost on CPU 0, no
+# socket: ns per event of xevb_event_decode_verify over a 256 KiB window,
+# and of decode then verify), which a busy machine disturbs less.
+#
+# usage: scripts/bench/bench-sink.sh [OUT]   env: BENCH_QUICK, BENCH_RUNS,
+#   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, BENCH_KEEP=1
+# Writes OUT/bench/sink.json. About 1 minute (2 with SINK_BASE).
+set -euo pipefail
+OUT=${1:-build}
+cd "$(dirname "$0")/../.."
+ROOT=$PWD
+QUICK=${BENCH_QUICK:-}
+RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
+SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 2 || echo 3)}
+CASES=${SINK_CASES:-l1 hlt}
+X=$ROOT/$OUT/xevb
+FLOOD=$ROOT/$OUT/bench/sink_flood
+HELP=$ROOT/scripts/bench/sink.py
+((RUNS >= 1 && RUNS <= 20 && SECS >= 1 && SECS <= 60)) ||
+	{ echo "bench-sink: BENCH_RUNS 1..20, BENCH_SECONDS 1..60" >&2; exit 2; }
+SINKS=("now:$X")
+if [[ -n ${SINK_BASE:-} ]]; then
+	[[ -x $SINK_BASE ]] || { echo "bench-sink: SINK_BASE $SINK_BASE is not an executable" >&2; exit 2; }
+	SINKS=("base:$(realpath "$SINK_BASE")" "now:$X")
+fi
+
+make -s OUT="$OUT" "$OUT/xevb" "$FLOOD" >/dev/null
+mkdir -p "$OUT/bench"
+P="xevb$$snk"
+FNS="$P-feed" SNS="$P-sink"
+FADDR=198.18.1.1 SADDR=198.18.3.1 PORT=5000
+TMP=$(mktemp -d /tmp/xevb-sink.XXXXXX)
+POINTS=$TMP/points.jsonl
+CHECKS=$TMP/checks.jsonl
+: >"$POINTS"
+: >"$CHECKS"
+
+. scripts/bench/lib_bench.sh   # wait_for, stop_bg
+cleanup() {
+	stop_bg
+	ip netns del "$FNS" 2>/dev/null || true
+	ip netns del "$SNS" 2>/dev/null || true
+	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
+}
+trap cleanup EXIT INT TERM
+
+for ns in "$FNS" "$SNS"; do
+	ip netns add "$ns"
+	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+	ip -n "$ns" link set lo up
+done
+ip link add eth0 netns "$FNS" address 02:18:01:00:00:01 type veth \
+	peer name eth0 netns "$SNS" address 02:18:03:00:00:01
+ip -n "$FNS" addr add "$FADDR/16" dev eth0
+ip -n "$SNS" addr add "$SADDR/16" dev eth0
+ip -n "$FNS" link set eth0 up
+ip -n "$SNS" link set eth0 up
+ip -n "$FNS" neigh replace "$SADDR" lladdr 02:18:03:00:00:01 dev eth0 nud permanent
+ip -n "$SNS" neigh replace "$FADDR" lladdr 02:18:01:00:00:01 dev eth0 nud permanent
+
+# run_point LABEL BIN CASE RUN: one run, its JSON line appended to POINTS.
+run_point() {
+	local label=$1 bin=$2 case=$3 run=$4 spid fpid
+	local d=$TMP/$label-$case-$run
+	mkdir -p "$d"
+	ip netns exec "$SNS" taskset -c 0 "$bin" sink --listen "$SADDR:$PORT" --json --stats-interval 0 \
+		--ready-file "$d/ready" --progress-file "$d/progress" >"$d/sink.json" 2>"$d/sink.err" &
+	spid=$!
+	BG_PIDS+=("$spid")
+	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
+	ip netns exec "$FNS" taskset -c 1 "$FLOOD" --dest "$SADDR:$PORT" --case "$case" \
+		--duration $((SECS + 2)) >"$d/feed.json" 2>"$d/feed.err" &
+	fpid=$!
+	BG_PIDS+=("$fpid")
+	python3 "$HELP" window "$spid" "$fpid" "$d/progress" 1 "$SECS" >"$d/window.json" ||
+		{ echo "measuring failed: $(tail -2 "$d/feed.err" "$d/sink.err")" >&2; return 1; }
+	wait "$fpid" || { echo "feeder failed: $(tail -2 "$d/feed.err")" >&2; return 1; }
+	stop_bg
+	python3 "$HELP" point "$label" "$case" "$run" "$d/feed.json" "$d/sink.json" "$d/window.json" \
+		>"$d/point.json" || { echo "no figures: $(tail -2 "$d/sink.err")" >&2; return 1; }
+	cat "$d/point.json" >>"$POINTS"
+	python3 -c 'import json,sys; p=json.loads(sys.stdin.read())
+print("  %-5s %-4s run %d: %7.1f kev/s %6.2f Gb/s sink user %.2f sys %.2f s/s, cores %s%s" % (p["label"],
+      p["case"], p["run"], p["events_per_s"] / 1e3, p["gbps"], p["sink_user_s_per_s"], p["sink_sys_s_per_s"],
+      p["core_busy"], "" if p["ok"] else "  EVENTS LOST OR BROKEN"))' <"$d/point.json"
+}
+
+rc=0
+for case in $CASES; do
+	for ((run = 1; run <= RUNS; run++)); do
+		for s in "${SINKS[@]}"; do
+			run_point "${s%%:*}" "${s#*:}" "$case" "$run" || rc=1
+		done
+		taskset -c 0 "$FLOOD" --check-cost --case "$case" >>"$CHECKS" || rc=1
+	done
+done
+python3 "$HELP" report "$OUT/bench/sink.json" "$POINTS" "$SECS" "$CHECKS" || rc=1
+exit $rc

@@ -1,0 +1,294 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * A feeder faster than the builder, to measure `xevb sink` alone: a ring of
+ * valid built events (the project's encoder over emulator payloads and
+ * their CRCs, as the builder sends them) is encoded once, then written to
+ * one TCP connection as fast as the socket takes it, in --write-size
+ * writes. The event ids move on by the ring's length every pass, so the
+ * sink sees every id once; each event is stamped with the time of the
+ * write that starts it, so the sink's latency figures mean something.
+ * The stream ends on an event boundary. Prints one JSON object.
+ *
+ * --check-cost: no socket; times the sink's check of the ring in user
+ * space alone (xevb_event_decode_verify, every byte, as `xevb sink` does;
+ * and decode then verify, two walks), over a 256 KiB window of events
+ * like the sink's read buffer: ns per event, one JSON object.
+ *
+ *   l1:  126 sources x 32 B fragments (5,576-byte events)
+ *   hlt: 323 sources x 100 B fragments (36,208-byte events)
+ *
+ * usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S]
+ *        [--events N] [--ring-bytes B] [--write-size B] [--run R]
+ *        sink_flood --check-cost [--case l1|hlt] [--events N]
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <getopt.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xevb/builder.h>
+#include <xevb/bytes.h>
+#include <xevb/cli.h>
+#include <xevb/crc32c.h>
+#include <xevb/emu_payload.h>
+#include <xevb/event_codec.h>
+
+struct flood_case {
+	const char *name;
+	uint16_t n_src;
+	uint16_t frag_len;
+};
+
+static const struct flood_case cases[] = {
+	{ "l1", 126, 32 },
+	{ "hlt", 323, 100 },
+};
+
+/* The ring: n events back to back, ev_off[i] the start of event i. */
+struct ring {
+	uint8_t *buf;
+	size_t len;
+	size_t *ev_off;
+	uint32_t n;
+	size_t ev_bytes;
+};
+
+static void die(const char *what, const char *why)
+{
+	fprintf(stderr, "sink_flood: %s: %s\n", what, why);
+	exit(1);
+}
+
+/* Every source's fragment is the same emulator payload in one fake frame. */
+static void ring_build(struct ring *r, const struct flood_case *c, size_t ring_bytes, uint32_t run)
+{
+	uint16_t *sids = calloc(c->n_src, sizeof(*sids));
+	struct xevb_frag_slot *slots = calloc(c->n_src, sizeof(*slots));
+	uint8_t *frame = malloc(4u + c->frag_len);
+	const uint8_t *frame_data[1] = { frame };
+	struct xevb_event ev = {
+		.run_number = run, .n_expected = c->n_src, .n_frags = c->n_src,
+		.source_ids = sids, .frags = slots, .frame_data = frame_data,
+	};
+
+	if (!sids || !slots || !frame)
+		die("ring", "out of memory");
+	xevb_emu_fill(frame + 4, c->frag_len);
+	xevb_st32(frame, xevb_crc32c(0, frame + 4, c->frag_len));
+	for (uint16_t i = 0; i < c->n_src; i++) {
+		sids[i] = i;
+		slots[i] = (struct xevb_frag_slot){ .frame_idx = 0, .payload_off = 4, .length = c->frag_len };
+	}
+	r->ev_bytes = XEVB_EVT_HLEN + (size_t)c->n_src * (XEVB_EVT_REC_HLEN + XEVB_PAD4(c->frag_len));
+	r->n = (uint32_t)(ring_bytes / r->ev_bytes) ? (uint32_t)(ring_bytes / r->ev_bytes) : 1;
+	r->len = (size_t)r->n * r->ev_bytes;
+	r->buf = malloc(r->len);
+	r->ev_off = calloc(r->n, sizeof(*r->ev_off));
+	if (!r->buf || !r->ev_off)
+		die("ring", "out of memory");
+	for (uint32_t i = 0; i < r->n; i++) {
+		size_t got;
+		int rc;
+
+		r->ev_off[i] = (size_t)i * r->ev_bytes;
+		rc = xevb_event_encode_into(&ev, 0, r->buf + r->ev_off[i], r->len - r->ev_off[i], &got);
+		if (rc || got != r->ev_bytes)
+			die("encode", rc ? strerror(-rc) : "unexpected event size");
+	}
+	free(sids);
+	free(slots);
+	free(frame);
+}
+
+static int connect_to(const char *dest)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET };
+	char host[64];
+	const char *colon = strrchr(dest, ':');
+	uint32_t port;
+	int fd;
+
+	if (!colon || (size_t)(colon - dest) >= sizeof(host))
+		die(dest, "not IPv4ADDR:PORT");
+	memcpy(host, dest, (size_t)(colon - dest));
+	host[colon - dest] = 0;
+	if (inet_pton(AF_INET, host, &sa.sin_addr) != 1 || !xevb_parse_u32("dest", colon + 1, 1, 65535, &port))
+		die(dest, "not IPv4ADDR:PORT");
+	sa.sin_port = htons((uint16_t)port);
+	fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&sa, sizeof(sa)))
+		die(dest, strerror(errno));
+	return fd;
+}
+
+static void write_all(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			die("write", w < 0 ? strerror(errno) : "connection closed");
+		p += w;
+		n -= (size_t)w;
+	}
+}
+
+static double tv_s(struct timeval tv)
+{
+	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
+}
+
+/* ns per event of checking n events of the ring, in passes over its first window bytes. */
+static double check_ns(const struct ring *r, uint64_t n, size_t window, bool one_walk)
+{
+	const unsigned all = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT;
+	uint32_t per = (uint32_t)(window / r->ev_bytes) ? (uint32_t)(window / r->ev_bytes) : 1;
+	struct xevb_decoded_event d;
+	uint64_t done = 0, t0;
+	char err[160];
+	int bad = 0;
+
+	per = per < r->n ? per : r->n;
+	t0 = xevb_now_ns();
+	while (done < n) {
+		for (uint32_t i = 0; i < per; i++) {
+			const uint8_t *ev = r->buf + r->ev_off[i];
+			if (one_walk) {
+				bad |= xevb_event_decode_verify(ev, r->ev_bytes, all, &d, err, sizeof(err));
+			} else {
+				bad |= xevb_event_decode(ev, r->ev_bytes, &d, err, sizeof(err));
+				bad |= xevb_event_verify(&d, all, err, sizeof(err));
+			}
+		}
+		done += per;
+	}
+	if (bad)
+		die("check", err);
+	return (double)(xevb_now_ns() - t0) / (double)done;
+}
+
+static int check_cost(const struct flood_case *c, uint64_t n)
+{
+	struct ring r;
+	double two, one;
+
+	ring_build(&r, c, 4u << 20, 1);
+	if (n == UINT64_MAX)
+		n = (1u << 30) / r.ev_bytes;  /* 1 GiB checked */
+	for (uint32_t i = 0; i < r.n; i++)
+		xevb_st32(r.buf + r.ev_off[i] + 12, i);
+	check_ns(&r, n / 10 + 1, 256u << 10, true);  /* warm-up: the tables, the caches */
+	two = check_ns(&r, n, 256u << 10, false);
+	one = check_ns(&r, n, 256u << 10, true);
+	printf("{\"case\":\"%s\",\"sources\":%u,\"fragment_bytes\":%u,\"event_bytes\":%zu,\"events\":%llu,"
+	       "\"decode_then_verify_ns_per_event\":%.1f,\"one_walk_ns_per_event\":%.1f}\n",
+	       c->name, c->n_src, c->frag_len, r.ev_bytes, (unsigned long long)n, two, one);
+	free(r.buf);
+	free(r.ev_off);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option lo[] = {
+		{ "dest", required_argument, 0, 'd' }, { "case", required_argument, 0, 'c' },
+		{ "duration", required_argument, 0, 't' }, { "events", required_argument, 0, 'n' },
+		{ "ring-bytes", required_argument, 0, 'r' }, { "write-size", required_argument, 0, 'w' },
+		{ "run", required_argument, 0, 'R' }, { "check-cost", no_argument, 0, 'C' }, { 0 },
+	};
+	const struct flood_case *c = &cases[0];
+	const char *dest = NULL;
+	uint64_t max_events = UINT64_MAX, ring_bytes = 8u << 20, wsize = 64u << 10, secs = 3;
+	uint32_t run = 1, next_id = 0, patched = 0;
+	uint64_t sent = 0, t0, deadline, now;
+	struct rusage ru;
+	struct ring r;
+	size_t pos = 0;
+	bool cost = false;
+	int o, fd;
+
+	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+		bool ok = true;
+		switch (o) {
+		case 'd': dest = optarg; break;
+		case 'c':
+			ok = false;
+			for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
+				if (!strcmp(optarg, cases[i].name)) {
+					c = &cases[i];
+					ok = true;
+				}
+			break;
+		case 't': ok = xevb_parse_u64("duration", optarg, 1, 3600, &secs); break;
+		case 'n': ok = xevb_parse_u64("events", optarg, 1, UINT64_MAX, &max_events); break;
+		case 'r': ok = xevb_parse_u64("ring-bytes", optarg, 1, 1u << 30, &ring_bytes); break;
+		case 'w': ok = xevb_parse_u64("write-size", optarg, 1, 1u << 24, &wsize); break;
+		case 'R': ok = xevb_parse_u32("run", optarg, 0, UINT32_MAX, &run); break;
+		case 'C': cost = true; break;
+		default: ok = false;
+		}
+		if (!ok) {
+			fprintf(stderr, "usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S] "
+					"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
+					"       sink_flood --check-cost [--case l1|hlt] [--events N]\n");
+			return 2;
+		}
+	}
+	if (cost)
+		return check_cost(c, max_events);
+	if (!dest)
+		die("--dest", "missing (the sink's IPv4ADDR:PORT)");
+	signal(SIGPIPE, SIG_IGN);
+	ring_build(&r, c, ring_bytes, run);
+	fd = connect_to(dest);
+	t0 = xevb_now_ns();
+	deadline = t0 + secs * 1000000000ull;
+	for (now = t0; now < deadline && sent < max_events; now = xevb_now_ns()) {
+		size_t w = r.len - pos < wsize ? r.len - pos : wsize;
+		uint64_t stamp = xevb_realtime_ns();
+
+		/* Number and stamp every event that starts in this write, before it goes. */
+		while (patched < r.n && r.ev_off[patched] < pos + w && sent < max_events) {
+			uint8_t *h = r.buf + r.ev_off[patched++];
+			xevb_st32(h + 12, next_id++);
+			xevb_st64(h + 24, stamp);
+			sent++;
+		}
+		if (sent == max_events && patched < r.n && r.ev_off[patched] < pos + w)
+			w = r.ev_off[patched] - pos;  /* the last event wanted ends here */
+		write_all(fd, r.buf + pos, w);
+		pos += w;
+		if (pos == r.len) {
+			pos = 0;
+			patched = 0;
+		}
+	}
+	/* Finish the event the last write cut, so the stream ends whole. */
+	if (pos % r.ev_bytes)
+		write_all(fd, r.buf + pos, r.ev_bytes - pos % r.ev_bytes);
+	now = xevb_now_ns();
+	close(fd);
+	getrusage(RUSAGE_SELF, &ru);
+	{
+		double el = (double)(now - t0) / 1e9;
+		printf("{\"case\":\"%s\",\"sources\":%u,\"fragment_bytes\":%u,\"event_bytes\":%zu,"
+		       "\"ring_events\":%u,\"write_size\":%llu,\"events\":%llu,\"bytes\":%llu,"
+		       "\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"gbps\":%.3f,"
+		       "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
+		       c->name, c->n_src, c->frag_len, r.ev_bytes, r.n, (unsigned long long)wsize,
+		       (unsigned long long)sent, (unsigned long long)(sent * r.ev_bytes), el,
+		       (double)sent / el, (double)sent * (double)r.ev_bytes * 8 / el / 1e9,
+		       tv_s(ru.ru_utime), tv_s(ru.ru_stime));
+	}
+	free(r.buf);
+	free(r.ev_off);
+	return 0;
+}
