@@ -58,7 +58,11 @@ sock_builder_xdp() {
 	local bin=$1
 	shift
 	[[ " $* " == *" --no-shed "* || " $* " == *" --bare "* || " $* " == *" --dfm "* ]] && return 1
-	"$bin" build --help 2>&1 | grep -q 'socket mode attaches the XDP program in pass mode'
+	local help
+	# Not `| grep -q`: grep quits at the first match, the help gets SIGPIPE,
+	# and under pipefail the answer would be "no" now and then.
+	help=$("$bin" build --help 2>&1)
+	[[ $help == *'socket mode attaches the XDP program in pass mode'* ]]
 }
 
 # direct_link SRCNS BNS MTU: the direct path, a second veth pair source eth1
