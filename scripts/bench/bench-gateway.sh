@@ -215,7 +215,7 @@ dfm_point() {
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
 	# shellcheck disable=SC2086
 	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" ${GW_BUILD_ARGS:-} --sources "0-$((NSRC - 1))" \
-		--dfm 198.18.4.1:23901 --credits 512 --reask-ms 500 --sink "$SADDR:5000" --exit-on-eor \
+		--dfm 198.18.4.1:23901 --credits 512 --reask-ms "${GW_REASK_MS:-500}" --sink "$SADDR:5000" --exit-on-eor \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
@@ -333,7 +333,7 @@ search() {
 	: >"$W/probes"
 	probe "$impl" 0 >>"$W/probes" || true
 	hi=$(tail -1 "$W/probes" | python3 -c 'import json,sys
-try: r = json.loads(sys.stdin.read()); print(int(r["offered_frames_per_s"]) if r["loss"] > float(sys.argv[1]) else -int(r["offered_frames_per_s"]))
+try: r = json.loads(sys.stdin.read()); print(int(r["offered_frames_per_s"]) if r["loss"] > float(sys.argv[1]) or not r.get("events_ok", True) else -int(r["offered_frames_per_s"]))
 except Exception: print(0)' "$TOL")
 	if ((hi > 0)); then
 		# First guess: what the builder received unpaced, then halve the interval.
