@@ -661,6 +661,11 @@ void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t
 	flush_done(bc);
 }
 
+uint64_t build_ctl_reasked(const struct build_ctl *bc)
+{
+	return bc->reask_events;
+}
+
 void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 {
 	fprintf(f, "dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu), DONE complete %llu "

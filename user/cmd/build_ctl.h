@@ -42,6 +42,8 @@ bool build_ctl_take_reset(struct build_ctl *bc);
 /* The DFM ended the run and nothing assigned is left open. */
 bool build_ctl_finished(const struct build_ctl *bc);
 void build_ctl_summary(const struct build_ctl *bc, FILE *f);
+/* Events this builder re-asked its sources for. */
+uint64_t build_ctl_reasked(const struct build_ctl *bc);
 void build_ctl_json(const struct build_ctl *bc, FILE *f);
 
 #endif

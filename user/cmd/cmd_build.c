@@ -235,6 +235,28 @@ static void explain_evictions(const struct xevb_builder_stats *st, uint64_t elap
 		  timeout_ms, rate, window, 1000.0 * window / rate, max_frames_held);
 }
 
+/*
+ * At stop, DFM mode: fragments came in behind the window while events were
+ * re-asked. The answers to a re-ask come after --reask-ms and the sources'
+ * own delay; when the window lasts less at the rate seen, they find their
+ * event gone (late) and the DFM learns it as lost. Say which knob.
+ */
+static void explain_late_reasks(const struct xevb_builder_stats *st, uint64_t elapsed_ns, uint32_t window,
+				uint64_t reask_ns, uint64_t reasked)
+{
+	double rate = elapsed_ns ? (double)st->events_opened * 1e9 / (double)elapsed_ns : 0;
+	double lasts_ms = rate > 0 ? 1000.0 * window / rate : 0;
+
+	if (!reasked || !st->drops[XEVB_DROP_LATE] || rate <= 0)
+		return;
+	xevb_warn("%llu fragment(s) came after their event had left, and %llu event(s) were re-asked: at %.0f "
+		  "events/s the window of %u ids lasts %.0f ms; re-sent fragments that come later than that (after "
+		  "--reask-ms %llu and the sources' answer time) find their event gone and it is lost to the DFM: "
+		  "keep both under %.0f ms, or raise --window",
+		  (unsigned long long)st->drops[XEVB_DROP_LATE], (unsigned long long)reasked, rate, window, lasts_ms,
+		  (unsigned long long)(reask_ns / 1000000), lasts_ms);
+}
+
 static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
 	struct build *bd = ctx;
@@ -1239,6 +1261,9 @@ int cmd_build(int argc, char **argv)
 		if (!bd.bw)
 			explain_evictions(xevb_builder_stats(bd.b), xevb_now_ns() - t_start, window, timeout_ms,
 					  bcfg.max_frames_held);
+		if (!bd.bw && bd.bctl)
+			explain_late_reasks(xevb_builder_stats(bd.b), xevb_now_ns() - t_start, window, cc.reask_ns,
+					    build_ctl_reasked(bd.bctl));
 		if (!ok)
 			xevb_err("accounting check FAILED: %s", msg);
 		else
