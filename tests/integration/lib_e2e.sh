@@ -322,6 +322,8 @@ e2e_finish() {
 #   (host, builder); every builder forwards round robin to all SINKS sinks.
 #   Nx1: HOSTS>1, BUILDERS=1; 1xN: HOSTS=1, BUILDERS>1; NxN: both > 1.
 #   E2E_RATE: trigger rate of each source process (default: flat out).
+#   E2E_PACK: events per MEP (default 10; 1 with a low E2E_RATE sends each
+#   event on its own, a trickle).
 #   E2E_DIGEST=1: builders run with --digest (docs/digest.md).
 #   E2E_BUILD_ARGS: more options for every `xevb build` (e.g. --nap-us 100).
 # Asserts, per builder: fragments sent to it = received = in events (XDP:
@@ -362,7 +364,7 @@ e2e_topology() {
 		for ((h = 0; h < nh; h++)); do
 			ids="$((h * ni))-$((h * ni + ni - 1))"
 			e2e_source "$h" "$case.s${h}b$b" --source-ids "$ids" --events "$ne" \
-				--first-event $((b * ne)) --pack 10 --frag-size 32-120 \
+				--first-event $((b * ne)) --pack "${E2E_PACK:-10}" --frag-size 32-120 \
 				--seed $((h * 16 + b + 1)) "${sopts[@]}"
 			plan+="$( ((h)) && echo ,)\"$case.s${h}b$b\""
 		done
