@@ -82,23 +82,34 @@ static const int slots_pass[] = { XEVB_RES_MEP, XEVB_XDP_TO_XSK };
 static const int slots_shed[] = { XEVB_RES_MEP, XEVB_XDP_SHED };
 static const int slots_shed_ref[] = { XEVB_RES_MEP, XEVB_XDP_SHED, XEVB_XDP_SHED_REF };
 
-/* One MEP through the program: shed (counted) or to the socket, as want_shed says. */
-static void expect_mep(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp)
+/*
+ * One MEP through the program: shed (counted) or passed on, as want_shed
+ * says; passed means to the socket (XDP mode) or to the kernel (pass mode).
+ */
+static void expect_mep_as(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp,
+			  bool pass_mode)
 {
 	uint8_t frame[2048];
 	size_t len = mep_frame(frame, sizeof(frame), source_id, first_event_id, udp);
+	static const int slots_to_kernel[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
 	struct xdp_outcome o;
 	const char *bad;
 
 	xdp_env_run(&env, frame, len, &o);
 	if (!want_shed)
-		bad = xdp_outcome_mismatch(&o, len, XDP_REDIRECT, slots_pass, 2, N_FRAGS);
+		bad = pass_mode ? xdp_outcome_mismatch(&o, len, XDP_PASS, slots_to_kernel, 2, N_FRAGS)
+				: xdp_outcome_mismatch(&o, len, XDP_REDIRECT, slots_pass, 2, N_FRAGS);
 	else if (source_id == REF_SOURCE)
 		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed_ref, 3, N_FRAGS);
 	else
 		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed, 2, N_FRAGS);
-	cr_assert(bad == NULL, "source %u, first event %u (block %u), want %s: %s", source_id,
-		  first_event_id, first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
+	cr_assert(bad == NULL, "%ssource %u, first event %u (block %u), want %s: %s", pass_mode ? "pass mode: " : "",
+		  source_id, first_event_id, first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
+}
+
+static void expect_mep(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp)
+{
+	expect_mep_as(source_id, first_event_id, want_shed, udp, false);
 }
 
 Test(xdp_shed, idle_sheds_nothing_and_writes_nothing)
@@ -249,25 +260,9 @@ static void open_pass_env(void)
 
 TestSuite(xdp_shed_pass, .init = open_pass_env, .fini = teardown, .timeout = 60);
 
-static const int slots_to_kernel[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
-
-/* One MEP through the pass-mode program: shed (counted) or to the kernel, as want_shed says. */
 static void expect_mep_pass(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp)
 {
-	uint8_t frame[2048];
-	size_t len = mep_frame(frame, sizeof(frame), source_id, first_event_id, udp);
-	struct xdp_outcome o;
-	const char *bad;
-
-	xdp_env_run(&env, frame, len, &o);
-	if (!want_shed)
-		bad = xdp_outcome_mismatch(&o, len, XDP_PASS, slots_to_kernel, 2, N_FRAGS);
-	else if (source_id == REF_SOURCE)
-		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed_ref, 3, N_FRAGS);
-	else
-		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed, 2, N_FRAGS);
-	cr_assert(bad == NULL, "pass mode: source %u, first event %u (block %u), want %s: %s", source_id,
-		  first_event_id, first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
+	expect_mep_as(source_id, first_event_id, want_shed, udp, true);
 }
 
 Test(xdp_shed_pass, idle_passes_every_mep_to_the_kernel)
