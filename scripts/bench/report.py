@@ -185,9 +185,10 @@ def study2():
     out += ["| %s | %.2f |" % s for s in SEED_T5]
     out.append("\n**Ours.** `scripts/bench/bench-gateway.sh`: the highest offered rate (`xevb source --mode live "
                "--rate`, paced frame by frame in BPF) one builder sustains without loss (lost frames <= "
-               "loss tolerance of those sent), found by bisection, per step we have. There is no socket + "
-               "copy output variant (forwarding is writev, i.e. scatter-gather, in both modes), and no "
-               "zero-copy (veth: copy mode only).\n")
+               "loss tolerance of those sent, and with forwarding every event sent complete at the farm node), "
+               "found by bisection, per step we have, with the builder's shipped defaults. Forwarding copies "
+               "each event into a per-farm-node buffer sent 64 KiB at a time in both modes; no zero-copy "
+               "(veth: copy mode only).\n")
     d = load("gateway")
     if not d:
         return out + [not_run("gateway", "scripts/bench/bench-gateway.sh")]
@@ -249,15 +250,13 @@ def study2():
     xd = {fl: idx.get((fl, "xdp+fwd+dfm", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
     sd = {fl: idx.get((fl, "socket+fwd+dfm", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
     if any(xd.values()):
-        out.append("**Full processing (`+dfm`).** The loop's rate is most likely bounded by its one kernel-socket sender "
-                   "process (all sources) and the bridge, on CPU 0 with the farm node, far below the live "
-                   "generator's. %s\n" % (
-                       "The XDP builder is behind the socket builder here (%s): bridged skbs reach the veth's XDP "
-                       "program through its generic skb path, which (likely, not profiled) copies each one into a "
-                       "page with XDP headroom on the sender's core - the live runs send xdp_frames and avoid it." % (
-                           ", ".join("%s %.1f vs %.1f kevents/s" % (fl.upper(), xd[fl]["events_per_s"] / 1e3, sd[fl]["events_per_s"] / 1e3)
-                                     for fl in xd if xd[fl] and sd[fl]))
-                       if any(xd[fl] and sd[fl] and xd[fl]["events_per_s"] < sd[fl]["events_per_s"] for fl in xd) else ""))
+        out.append("**Full processing (`+dfm`).** The DFM in push mode, farm-node credits, the XDP switch; the sources "
+                   "are one `xevb source --dfm` process (`dfm_source`: live frames, or a kernel socket). A rate of 0 "
+                   "means the run lost events (the DFM's books, `dfm_lost`: counted, never silent): %s. See "
+                   "[bench/overload-and-forwarding.md](bench/overload-and-forwarding.md) for why.\n" % (
+                       ", ".join("%s %s: %s lost" % (fl.upper(), m, r.get("dfm_lost")) for fl in ("l1", "hlt")
+                                 for m, r in (("xdp", xd[fl]), ("socket", sd[fl])) if r and r.get("dfm_lost"))
+                       or "none"))
     out.append("**What limits ours.** Build-only, XDP: the generator (the live-frame sender and the receive "
                "work it carries) saturates CPU 0 before the builder drops anything. Socket mode: recvmmsg's "
                "~0.6 us per frame on the builder's core. With forwarding: the TCP connection to the farm node "
