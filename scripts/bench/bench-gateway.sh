@@ -27,16 +27,20 @@
 # Builder credits: 512, or fewer where their frames would not fit the
 # builder's AF_XDP RX ring (4096): credits x NSRC / PACK frames can be on
 # their way at once (the DFM's first grant, a burst after a stall), the
-# source sends them at up to 1M frames/s and the builder drains ~0.7M, so
-# HLT's 512 (16.5k frames) overflowed the ring by ~11 MEPs of every source
-# in every run; 4096 x PACK / NSRC (HLT 126, 4.1k frames) never did.
+# source sends them at up to 1M frames/s and the builder drains ~0.7M:
+# HLT's 512 (16.5k frames) overflowed the ring (rx_ring_full, ~11 MEPs of
+# every source) in every run, 4096 x PACK / NSRC (HLT 126, 4.1k frames)
+# only when the builder's core was taken from it.
 # Re-asks after 15 ms (GW_REASK_MS): a re-sent MEP must reach the builder
 # before its window (4096 ids) has moved past the event, ~30 ms at L1's
-# 135k events/s, and a re-ask must not come before the event had a chance
-# to arrive: credits' worth of events plus the source's ring backlog,
-# 4-7 ms at L1, 6-10 at HLT. At 500 ms every answer came late; at 10 ms
-# HLT (512 credits, ~25 ms in flight) re-asked events that were on their
-# way until the loop collapsed (GW_DFM_CREDITS overrides the credits).
+# 135k events/s (the live source answers from its running call within a
+# few ms), and a re-ask must not come before the event had a chance to
+# arrive: its credits' worth of events plus the source's ring backlog,
+# ~4-7 ms at both flows with these credits. At 500 ms every answer came
+# late and its event was lost; with HLT's 512 credits (~25 ms of events in
+# flight) 10-15 ms re-asked events still on their way until the loop
+# collapsed, 30-100 ms cost a third of the rate in duplicates.
+# (GW_DFM_CREDITS overrides the credits.)
 # The full loop's switch (BENCH_SWITCH): xdp (default) puts the testbed's
 # XDP switch on its ports (scripts/lib/testbed.sh, --switch xdp): frames
 # reach the builder's veth as xdp_frames, veth to veth, as from a NIC,
