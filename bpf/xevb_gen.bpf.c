@@ -154,15 +154,24 @@ int xevb_gen(struct xdp_md *ctx)
  * polls it a while, then drops its frame: the call keeps going until user
  * space ends it with a signal. A one-off call is the same ring, filled
  * before the call, with exactly its frames' repetitions.
+ *
+ * The template holds job_recs records; a job of fewer (a short block, the
+ * answer to a re-ask) gets its lengths and n_frags written and the frame
+ * trimmed to its records, which are the template's first ones (payloads
+ * depend on the fixed fragment length only): the frame xevb_write_frame
+ * makes for that job. So every answer goes out in the running call, at
+ * once, instead of in a call of its own (~25 ms of RCU waits in the kernel).
  */
 struct xevb_gen_job jobs[XEVB_GEN_MAX_JOBS];
 __u32 job_evs[XEVB_GEN_MAX_JOB_EVS];
-__u32 job_recs;         /* records per MEP, the same for every job of a call */
+__u32 job_recs;         /* records of the template; slots are this far apart */
 __u32 ring_mask;        /* ring slots - 1; slots x job_recs <= XEVB_GEN_MAX_JOB_EVS */
 __u32 job_head;         /* next job to send: written here only */
 __u32 job_tail;         /* jobs queued so far: written by user space only */
 __u32 job_src;          /* the next repetition's source index */
 __u64 idle_reps;        /* repetitions that found no job */
+__u64 tx_frags;         /* records of the frames sent */
+__u64 bad_jobs;         /* repetitions of a job with 0 or > job_recs records: dropped */
 
 #define RING_IDLE_POLLS 512
 
@@ -179,15 +188,26 @@ static __always_inline int ring_empty(__u32 head)
 	return head == *(volatile __u32 *)&job_tail;
 }
 
+/* The job's next repetition is done: the next source, or the next job. */
+static __always_inline void job_step(__u32 head, __u32 s)
+{
+	if (++s >= cfg_n_src) {
+		s = 0;
+		job_head = head + 1;
+	}
+	job_src = s;
+}
+
 SEC("xdp")
 int xevb_gen_dfm(struct xdp_md *ctx)
 {
 	__u8 *data = (__u8 *)(long)ctx->data;
 	__u8 *data_end = (__u8 *)(long)ctx->data_end;
-	__u32 head = job_head, s = job_src, recs = job_recs, mep_off = cfg_mep_off;
-	__u32 slot, base, off, r, key, *seq;
+	__u32 head = job_head, s = job_src, mep_off = cfg_mep_off;
+	__u32 slot, base, off, r, key, recs, len, *seq;
 	const struct xevb_gen_job *jb;
 	__u8 *mep, *ip, *rec;
+	int cut;
 
 	for (r = 0; r < RING_IDLE_POLLS && ring_empty(head); r++)
 		;
@@ -203,7 +223,22 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 	}
 	ip = data + 14;
 	mep = data + mep_off;
-	if (ip + 20 > data_end || mep + 16 > data_end) {
+	if (ip + 28 > data_end || mep + 16 > data_end) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	slot = head & ring_mask & (XEVB_GEN_MAX_JOBS - 1);
+	jb = &jobs[slot];
+	recs = jb->recs;
+	if (!recs || recs > job_recs || recs > GEN_MAX_RECS) {
+		/* Every source's repetition of it drops: the job is spent. */
+		bad_jobs++;
+		job_step(head, s);
+		return XDP_DROP;
+	}
+	len = mep_off + 16 + recs * cfg_rec_stride;
+	cut = (int)(data_end - data) - (int)len;
+	if (cut < 0) {
 		short_frame++;
 		return XDP_DROP;
 	}
@@ -213,16 +248,20 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 		short_frame++;
 		return XDP_DROP;
 	}
-	slot = head & ring_mask & (XEVB_GEN_MAX_JOBS - 1);
-	jb = &jobs[slot];
 	__builtin_memcpy(data, jb->dst_mac, 6);
+	/* Every field that depends on the record count: recycled pages keep
+	   what the last job left there. */
+	xevb_st16(ip + 2, (__u16)(len - 14));
 	*(__u32 *)(ip + 16) = jb->daddr;
 	xevb_st16(ip + 10, jb->ip_csum);
+	if (mep_off >= 14 + 20 + 8)
+		xevb_st16(ip + 24, (__u16)(len - 14 - 20));
 	mep[3] = jb->flags;
 	xevb_st16(mep + 4, srcs[s & (GEN_MAX_SOURCES - 1)].source_id);
+	xevb_st16(mep + 6, (__u16)recs);
 	xevb_st32(mep + 12, __sync_fetch_and_add(seq, 1));
 
-	base = slot * recs;
+	base = slot * job_recs;
 	off = 16;
 	for (r = 0; r < GEN_MAX_RECS; r++) {
 		if (r >= recs)
@@ -235,14 +274,16 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 		xevb_st32(rec, job_evs[(base + r) & (XEVB_GEN_MAX_JOB_EVS - 1)]);
 		off += cfg_rec_stride;
 	}
-
-	if (++s >= cfg_n_src) {
-		s = 0;
-		job_head = head + 1;
+	/* Last: the packet pointers are invalid after it. */
+	if (cut && bpf_xdp_adjust_tail(ctx, -cut)) {
+		short_frame++;
+		return XDP_DROP;
 	}
-	job_src = s;
+
+	job_step(head, s);
 	tx_packets++;
-	tx_bytes += data_end - data;
+	tx_frags += recs;
+	tx_bytes += len;
 	return XDP_TX;
 }
 

@@ -21,14 +21,17 @@ struct xevb_gen_src {
 /*
  * One MEP of every emulated source for the same events, to one builder (a
  * chunk of an ASSIGN block, or of a REQUEST's answer). Its event ids are
- * job_evs[index x records .. + records - 1].
+ * job_evs[slot x job_recs .. + recs - 1]: a job may hold fewer records than
+ * the ring's template (a short block, an answer to a re-ask); the program
+ * then trims the frame to them.
  */
 struct xevb_gen_job {
 	__u32 daddr;      /* network order */
-	__u16 ip_csum;    /* whole IPv4 header checksum with this daddr, host order */
+	__u16 ip_csum;    /* whole IPv4 header checksum with this daddr and recs, host order */
 	__u8 dst_mac[6];
 	__u8 flags;       /* MEP flags: RESEND for a re-asked answer */
-	__u8 pad[3];
+	__u8 pad;
+	__u16 recs;       /* records in its MEPs: 1 .. job_recs */
 };
 
 #endif

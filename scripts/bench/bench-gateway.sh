@@ -24,8 +24,23 @@
 # node that grants credits back (`xevb sink --ctl-port`); the DFM triggers as
 # fast as credits allow, so the rate is the loop's, not a loss search: it
 # counts as loss-free when the DFM's books show no event lost or incomplete.
-# Builder credits 512 and re-asks after 500 ms: events queued behind more
-# credits than ~50 ms of work would be re-asked although nothing was lost.
+# Builder credits: 512, or fewer where their frames would not fit the
+# builder's AF_XDP RX ring (4096): credits x NSRC / PACK frames can be on
+# their way at once (the DFM's first grant, a burst after a stall), the
+# source sends them at up to 1M frames/s and the builder drains ~0.7M:
+# HLT's 512 (16.5k frames) overflowed the ring (rx_ring_full, ~11 MEPs of
+# every source) in every run, 4096 x PACK / NSRC (HLT 126, 4.1k frames)
+# only when the builder's core was taken from it.
+# Re-asks after 15 ms (GW_REASK_MS): a re-sent MEP must reach the builder
+# before its window (4096 ids) has moved past the event, ~30 ms at L1's
+# 135k events/s (the live source answers from its running call within a
+# few ms), and a re-ask must not come before the event had a chance to
+# arrive: its credits' worth of events plus the source's ring backlog,
+# ~4-7 ms at both flows with these credits. At 500 ms every answer came
+# late and its event was lost; with HLT's 512 credits (~25 ms of events in
+# flight) 10-15 ms re-asked events still on their way until the loop
+# collapsed, 30-100 ms cost a third of the rate in duplicates.
+# (GW_DFM_CREDITS overrides the credits.)
 # The full loop's switch (BENCH_SWITCH): xdp (default) puts the testbed's
 # XDP switch on its ports (scripts/lib/testbed.sh, --switch xdp): frames
 # reach the builder's veth as xdp_frames, veth to veth, as from a NIC,
@@ -59,7 +74,8 @@
 #   GW_DFM_BUILDERS ("xdp socket": the full loop's builders), GW_DFM_SOURCE
 #   (live|sock: the full loop's source; live needs the XDP switch, with the
 #   bridge it falls back to sock), GW_MODEL (split | gateway: see gw_model),
-#   GW_NAPI_FIFO (50).
+#   GW_NAPI_FIFO (50), GW_REASK_MS (15) and GW_DFM_CREDITS (512, fewer where
+#   the RX ring needs it): the full loop's builder.
 #   Full: about 15 minutes. The full loop alone, L1, quick:
 #   BENCH_QUICK=1 GW_FLOWS=l1 GW_IMPLS=" " GW_VARIANTS=dfm BENCH_MERGE=1 scripts/bench/bench-gateway.sh
 # Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
@@ -197,7 +213,7 @@ gw_model() {
 
 # dfm_point FLOW MODE(xdp|socket) LABEL: the full loop, one run; appends the result.
 dfm_point() {
-	local flow=$1 mode=$2 label=$3 d=$W/dfm-$1-$2 bargs=() sargs=() spid bpid srcpid dpid dfm src=$DFM_SOURCE
+	local flow=$1 mode=$2 label=$3 d=$W/dfm-$1-$2 bargs=() sargs=() spid bpid srcpid dpid dfm src=$DFM_SOURCE credits
 	rm -rf "$d"; mkdir -p "$d"
 	# Live frames leave by XDP_TX: the switch port must take xdp_frames (the XDP switch does).
 	if [[ $src == live && $SWITCH_USED != xdp ]]; then
@@ -205,6 +221,8 @@ dfm_point() {
 		src=sock
 	fi
 	[[ $src == live ]] && sargs=(--mode live)
+	# What the RX ring takes (see the header), at most 512.
+	credits=${GW_DFM_CREDITS:-$((4096 * PACK / NSRC < 512 ? 4096 * PACK / NSRC : 512))}
 	# the shipped defaults, as in the live runs (GW_BUILD_ARGS adds options)
 	bargs=()
 	[[ $mode == socket ]] && bargs=(--mode socket --udp)
@@ -215,13 +233,13 @@ dfm_point() {
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
 	# shellcheck disable=SC2086
 	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" ${GW_BUILD_ARGS:-} --sources "0-$((NSRC - 1))" \
-		--dfm 198.18.4.1:23901 --credits 512 --reask-ms "${GW_REASK_MS:-500}" --sink "$SADDR:5000" --exit-on-eor \
+		--dfm 198.18.4.1:23901 --credits "$credits" --reask-ms "${GW_REASK_MS:-15}" --sink "$SADDR:5000" --exit-on-eor \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
 	# The builder registers with the DFM before its receive path is open:
-	# started before that, the DFM's first blocks (its 512 credits) would
-	# reach no socket and cost a 500 ms re-ask.
+	# started before that, the DFM's first blocks (its credits' worth) would
+	# reach no socket and cost a re-ask.
 	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
 		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
 	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dfm 198.18.4.1:23901 --dev eth0 --udp "${sargs[@]}" \

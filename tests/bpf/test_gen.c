@@ -13,6 +13,7 @@
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <xevb/bytes.h>
 #include <xevb/cli.h>
 #include <xevb/crc32c.h>
 #include <xevb/emu_payload.h>
@@ -179,17 +180,41 @@ Test(xdp_gen, paces_frames)
 	xevb_gen__destroy(sk);
 }
 
+/* One plain BPF_PROG_RUN of frame (len bytes): what it sent back, and its length. */
+static uint32_t run_out(int fd, uint8_t *frame, uint32_t len, uint8_t *out, uint32_t cap, uint32_t *retval)
+{
+	LIBBPF_OPTS(bpf_test_run_opts, o,
+		.data_in = frame,
+		.data_size_in = len,
+		.data_out = out,
+		.data_size_out = cap,
+		.repeat = 1,
+	);
+
+	cr_assert(eq(int, bpf_prog_test_run_opts(fd, &o), 0));
+	*retval = o.retval;
+	return o.data_size_out;
+}
+
 /*
  * --dfm --mode live (xevb_gen_dfm): each repetition sends the next job of
  * the ring for the next source, and the frame is byte for byte the one
  * xevb_write_frame makes for that (builder, source, packet_seq, events,
- * flags): the MEP the socket path sends. A ring with no job left drops.
+ * flags): the MEP the socket path sends. A job of fewer records than the
+ * template (a short block; a RESEND answer to a re-ask) is trimmed to
+ * them, and the next full job's frame is whole again although it starts
+ * from the trimmed one's bytes (live mode's recycled pages). A job of no
+ * records or more than the template's is dropped, every source's
+ * repetition of it, and counted. A ring with no job left drops.
  */
 Test(xdp_gen, dfm_jobs_byte_identical)
 {
-	enum { K = 3, NJ = 3 };
-	static const uint32_t evs[NJ][K] = { { 100, 101, 102 }, { 7, 9, 200 }, { 0xfffffffeu, 0xffffffffu, 0 } };
-	static const uint32_t dst[NJ] = { 0xc6120201, 0xc6120202, 0xc6120201 };
+	enum { K = 3, NJ = 6 };
+	static const uint32_t evs[NJ][K] = { { 100, 101, 102 }, { 7, 9, 200 }, { 0xfffffffeu, 0xffffffffu, 0 },
+					     { 55 }, { 300, 302 }, { 400, 401, 402 } };
+	static const uint32_t dst[NJ] = { 0xc6120201, 0xc6120202, 0xc6120201, 0xc6120202, 0xc6120201, 0xc6120201 };
+	static const uint16_t recs[NJ] = { K, K, K, 1, 2, K };
+	static const uint8_t flags[NJ] = { 0, XEVB_MEP_F_RESEND, 0, 0, XEVB_MEP_F_RESEND, 0 };
 	struct xevb_mep_params p = {
 		.src_mac = { 2, 0x18, 1, 0, 0, 0 },
 		.saddr = htonl(SADDR_BASE),
@@ -199,10 +224,11 @@ Test(xdp_gen, dfm_jobs_byte_identical)
 		.n_frags = K,
 		.frag_size = FRAG,
 	};
-	uint8_t frame[4096], want[4096];
+	uint8_t frame[4096], out[4096], want[4096];
 	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
 	struct xevb_gen *sk = xevb_gen__open();
 	uint32_t retval, seq[NSRC] = {0};
+	uint64_t frags = 0, bytes = 0;
 
 	cr_assert(gt(sz, (size_t)len, 0));
 	cr_assert(not(eq(ptr, sk, NULL)));
@@ -216,26 +242,29 @@ Test(xdp_gen, dfm_jobs_byte_identical)
 	sk->bss->job_recs = K;
 	sk->bss->ring_mask = XEVB_GEN_MAX_JOBS - 1;
 	for (uint32_t j = 0; j < NJ; j++) {
-		uint8_t ip[20];
 		struct xevb_gen_job *jb = &sk->bss->jobs[j];
+		struct xevb_mep_params q = p;
 		jb->daddr = htonl(dst[j]);
 		jb->dst_mac[0] = 2;
 		jb->dst_mac[5] = (uint8_t)(dst[j] & 0xff);
-		jb->flags = j == 1 ? XEVB_MEP_F_RESEND : 0;
-		memcpy(ip, frame + 14, 20);
-		memcpy(ip + 16, &jb->daddr, 4);
-		ip[10] = ip[11] = 0;
-		jb->ip_csum = xevb_ip_csum(ip, 20);
+		jb->flags = flags[j];
+		jb->recs = recs[j];
+		/* The checksum user space gives the job: its header, lengths and all. */
+		q.daddr = jb->daddr;
+		q.n_frags = recs[j];
+		cr_assert(gt(sz, (size_t)xevb_write_frame(want, sizeof(want), &q), 0));
+		jb->ip_csum = xevb_ld16(want + 14 + 10);
 		memcpy(sk->bss->job_evs + j * K, evs[j], sizeof(evs[j]));
 	}
 	sk->bss->job_tail = NJ;
 	int fd = bpf_program__fd(sk->progs.xevb_gen_dfm);
 
 	for (uint32_t rep = 0; rep < NJ * NSRC; rep++) {
-		uint32_t j = rep / NSRC, s = rep % NSRC;
+		uint32_t j = rep / NSRC, s = rep % NSRC, got;
 		struct xevb_mep_params q = p;
+		ssize_t wlen;
 
-		cr_assert(eq(int, run_once(fd, frame, (uint32_t)len, &retval), 0));
+		got = run_out(fd, frame, (uint32_t)len, out, sizeof(out), &retval);
 		cr_assert(eq(u32, retval, XDP_TX), "rep %u", rep);
 		q.dst_mac[0] = 2;
 		q.dst_mac[5] = (uint8_t)(dst[j] & 0xff);
@@ -243,13 +272,43 @@ Test(xdp_gen, dfm_jobs_byte_identical)
 		q.source_id = ids[s];
 		q.packet_seq = seq[s]++;
 		q.event_id = evs[j];
-		q.flags = j == 1 ? XEVB_MEP_F_RESEND : 0;
-		cr_assert(eq(sz, (size_t)xevb_write_frame(want, sizeof(want), &q), (size_t)len));
-		cr_assert(eq(int, memcmp(frame, want, (size_t)len), 0), "rep %u: job %u source %u differs", rep, j, s);
+		q.n_frags = recs[j];
+		q.flags = flags[j];
+		wlen = xevb_write_frame(want, sizeof(want), &q);
+		cr_assert(eq(u32, got, (uint32_t)wlen), "rep %u: job %u source %u: %u bytes", rep, j, s, got);
+		cr_assert(eq(int, memcmp(out, want, (size_t)wlen), 0), "rep %u: job %u source %u differs", rep, j, s);
+		/* The next repetition starts from these bytes, as a recycled page does. */
+		memcpy(frame, out, got);
+		frags += recs[j];
+		bytes += got;
 	}
 	cr_assert(eq(u32, sk->bss->job_head, NJ));
+	cr_assert(eq(u64, sk->bss->tx_packets, (uint64_t)NJ * NSRC));
+	cr_assert(eq(u64, sk->bss->tx_frags, frags));
+	cr_assert(eq(u64, sk->bss->tx_bytes, bytes));
+	cr_assert(eq(u64, sk->bss->bad_jobs, 0));
+
+	/* No records, and more than the template holds: dropped, the ring moves on. */
+	sk->bss->jobs[NJ] = sk->bss->jobs[0];
+	sk->bss->jobs[NJ].recs = 0;
+	sk->bss->jobs[NJ + 1] = sk->bss->jobs[0];
+	sk->bss->jobs[NJ + 1].recs = K + 1;
+	sk->bss->job_tail = NJ + 2;
+	for (uint32_t rep = 0; rep < 2 * NSRC; rep++) {
+		run_out(fd, frame, (uint32_t)len, out, sizeof(out), &retval);
+		cr_assert(eq(u32, retval, XDP_DROP), "bad job rep %u", rep);
+	}
+	cr_assert(eq(u64, sk->bss->bad_jobs, 2 * NSRC));
+	cr_assert(eq(u32, sk->bss->job_head, NJ + 2));
+	/* ... without spending a packet_seq: the builder sees no gap. */
+	for (uint32_t i = 0; i < NSRC; i++) {
+		uint32_t v = 0;
+		cr_assert(eq(int, bpf_map_lookup_elem(bpf_map__fd(sk->maps.gen_seq), &i, &v), 0));
+		cr_assert(eq(u32, v, seq[i]), "source %u packet_seq", i);
+	}
+
 	/* The ring is empty: the repetition polls, then drops. */
-	cr_assert(eq(int, run_once(fd, frame, (uint32_t)len, &retval), 0));
+	run_out(fd, frame, (uint32_t)len, out, sizeof(out), &retval);
 	cr_assert(eq(u32, retval, XDP_DROP));
 	cr_assert(eq(u64, sk->bss->idle_reps, 1));
 	cr_assert(eq(u64, sk->bss->tx_packets, (uint64_t)NJ * NSRC));

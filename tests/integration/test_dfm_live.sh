@@ -7,6 +7,10 @@
 # grants credits back. Exact books: every event complete at the DFM and
 # received once at the farm node (its CRC and content checks clean), every
 # MEP sent once by the live path, nothing lost, no send error.
+# Then pull mode with the live source leaving out 3% of its answers: the
+# builder re-asks them, and the answers (short MEPs of the re-asked events,
+# flagged RESEND) go out in the same running call, trimmed from its
+# template: every event complete, no one-off call.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init dl "${1:-build}"
@@ -41,5 +45,35 @@ eq("source sent one MEP a source a block, once", (s["packets"], s["fragments"], 
    (ev // pack * nsrc, ev * nsrc, 0))
 eq("MEP bytes", s["bytes"], ev // pack * nsrc * (16 + pack * (12 + 32)))
 true("one running call sent them (%d calls)" % s["live_calls"], 1 <= s["live_calls"] <= 2)
+PY
+
+EV2=10000
+dfm_sink 0 sink1 --credits 1024
+e2e_builder 0 b1 --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources "0-$((NSRC - 1))" --credits 256 \
+	--window 65536 --reask-ms 40 --max-reasks 6 --sink "$(tb_addr sink 0):$E2E_PORT"
+dfm_source 0 s1 --source-ids "0-$((NSRC - 1))" --frag-size 32 --mode live --dev eth0 --drop-answers 0.03 --seed 5
+dfm_run dfm1 --mode pull --rate 5000 --events "$EV2" --pack "$PACK" --wait-builders 1 --wait-sources 1
+dfm_stop_all
+e2e_wait_all
+e2e_check live_reask <<PY
+$DFM_PY
+ev, nsrc = $EV2, $NSRC
+d = J("dfm1")
+eq("triggered = complete (re-asks recovered every dropped answer)", (d["triggered"], d["complete"]), (ev, ev))
+eq("lost + incomplete", lost(d) + d["incomplete"], 0)
+s = J("s1")
+eq("source data path, scheme", (s["data_path"], s["scheme"]), ("live", "pull"))
+true("answers dropped on purpose (%d MEPs)" % s["dropped_answers"], s["dropped_answers"] >= 10 * nsrc)
+# (answers to re-asks are dropped at the same 3% and asked again, and
+# re-asks of neighbouring events merge: not one RESEND MEP per drop)
+true("re-asks answered flagged RESEND (%d MEPs)" % s["resend_meps"], s["resend_meps"] >= s["dropped_answers"] * 0.8)
+eq("every answered event's fragment sent or dropped on purpose, once",
+   s["fragments"] + s["dropped_fragments"], s["answered_events"] * nsrc)
+eq("no send error", s["send_errors"], 0)
+true("the running call sent them all, answers to re-asks too (%d calls)" % s["live_calls"], 1 <= s["live_calls"] <= 2)
+bc = JL("b1", "dfm_ctl")
+true("builder re-asked (%d events)" % bc["reask_events"], bc["reask_events"] > 0)
+k = J("sink1")
+eq("farm node got every event once", (k["events"], k["duplicates"], k["errors"]), (ev, 0, 0))
 PY
 e2e_finish

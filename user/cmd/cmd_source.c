@@ -56,7 +56,8 @@ static const struct xevb_opt opts[] = {
 	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
 	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
-	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm pull: do not send this fraction of answers (tests re-asks)" },
+	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm pull: do not send this fraction of answers (tests re-asks; "
+	  "--mode live drops every source's MEP of an answer at once)" },
 	{ "shape", O_SHAPE, "RATE", "socket mode: shape our output to --dest at RATE on --dev (xevb shape)" },
 	{ 0 }
 };
@@ -260,9 +261,9 @@ static bool check(struct src_cfg *c, bool have_dest)
 			xevb_err("--dfm: --source-ids must be one range such as 4-7");
 			return false;
 		}
-		if (c->live && (!c->dev || c->fmin != c->fmax || c->drop_answers > 0 || c->saddr_base)) {
+		if (c->live && (!c->dev || c->fmin != c->fmax || c->saddr_base)) {
 			xevb_err("--dfm --mode live needs --dev IFACE and one fixed --frag-size; "
-				 "--drop-answers and --src-addr-base need --mode socket");
+				 "--src-addr-base needs --mode socket");
 			return false;
 		}
 		return true;

@@ -104,11 +104,24 @@ static void release_all(struct sdfm *s)
 	s->n_held = 0;
 }
 
-/* Live frames: one job a MEP's worth of events, every source's MEP of it. */
-static void queue_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend)
+/* --drop-answers: whether to leave this answer out, on purpose. */
+static bool drop_answer(struct sdfm *s, bool may_drop)
+{
+	return may_drop && s->c->drop_answers > 0 &&
+	       (double)(rnd(s) >> 11) / 9007199254740992.0 < s->c->drop_answers;
+}
+
+/* Live frames: one job a MEP's worth of events, every source's MEP of it
+   (so --drop-answers leaves out every source's MEP of a job at once). */
+static void queue_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend, bool may_drop)
 {
 	for (uint32_t off = 0; off < n; off += s->per_mep) {
 		uint32_t k = n - off < s->per_mep ? n - off : s->per_mep;
+		if (drop_answer(s, may_drop)) {
+			s->dropped_answers += (uint64_t)s->c->n_src;
+			s->dropped_frags += (uint64_t)k * (uint64_t)s->c->n_src;
+			continue;
+		}
 		if (dfm_live_queue(s->live, addr, evs + off, k, resend) && resend)
 			s->resend_meps += (uint64_t)s->c->n_src;
 	}
@@ -122,7 +135,7 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 	struct sockaddr_in to = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(c->udp_port) };
 
 	if (s->live) {
-		queue_events(s, addr, evs, n, resend);
+		queue_events(s, addr, evs, n, resend, may_drop);
 		return;
 	}
 	for (uint32_t off = 0; off < n; off += s->per_mep) {
@@ -131,8 +144,7 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 			struct xevb_mep_params p = {0};
 			ssize_t len;
 
-			if (may_drop && c->drop_answers > 0 &&
-			    (double)(rnd(s) >> 11) / 9007199254740992.0 < c->drop_answers) {
+			if (drop_answer(s, may_drop)) {
 				s->dropped_answers++;
 				s->dropped_frags += k;
 				continue;

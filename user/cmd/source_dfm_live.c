@@ -15,17 +15,22 @@
  * thread keeps one call running: the control thread writes jobs into the
  * program's ring (its global data, mapped here) and the program sends them
  * as they come, polling while the ring is empty (that thread is always
- * busy; the kernel lets others run between its batches). Jobs of another
- * record count than the ring's (a short ASSIGN, an answer to a re-ask) go
- * to one-off calls on a helper thread. Every instance of the program
- * shares the sources' packet_seq counters, so each source's MEPs keep one
- * sequence whichever thread sends them.
+ * busy; the kernel lets others run between its batches). The ring's
+ * template holds a full MEP (per_mep records) and the program trims it to
+ * each job's count, so a short ASSIGN and the answer to a re-ask go out in
+ * the running call too: an answer must reach the builder while its window
+ * still holds the event (4096 ids, ~30 ms at L1 rates), which a one-off
+ * call's 24 ms of fixed cost all but used up. One-off calls on a helper
+ * thread are left for when the ring cannot run (its call failed). Every
+ * instance of the program shares the sources' packet_seq counters, so each
+ * source's MEPs keep one sequence whichever thread sends them.
  *
  * The frames are those the socket path sends, header for header: the
  * template of a call is written by xevb_write_frame for the call's record
  * count (payloads and CRCs depend on the fixed fragment length only) and
- * the program stamps the builder's MAC and address, the IPv4 checksum, the
- * MEP flags, source_id, packet_seq and the event ids.
+ * the program stamps the builder's MAC and address, the lengths and IPv4
+ * checksum of the job's record count, the MEP flags, source_id, n_frags,
+ * packet_seq and the event ids.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -42,6 +47,7 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xevb/bytes.h>
 #include <xevb/cli.h>
 #include <xevb/gen.h>
 #include <xevb/mep_write.h>
@@ -142,15 +148,25 @@ static bool build_template(struct lsender *w, uint32_t k)
 	return true;
 }
 
-/* The IPv4 checksum of w's template header with daddr in it. */
-static uint16_t ip_csum_to(const struct lsender *w, uint32_t daddr)
+/* The IPv4 checksum of w's template header for a MEP of k records to daddr. */
+static uint16_t ip_csum_to(const struct lsender *w, uint32_t daddr, uint32_t k)
 {
+	uint32_t stride = 12 + XEVB_PAD4((uint32_t)w->l->c->fmin);
 	uint8_t ip[XEVB_WR_IP_HLEN];
+	uint16_t tot;
 
 	memcpy(ip, w->frame + XEVB_WR_ETH_HLEN, sizeof(ip));
+	tot = (uint16_t)(xevb_ld16(ip + 2) - (w->k_built - k) * stride);
+	xevb_st16(ip + 2, tot);
 	memcpy(ip + 16, &daddr, 4);
 	ip[10] = ip[11] = 0;
 	return xevb_ip_csum(ip, sizeof(ip));
+}
+
+/* MEP bytes of frames that took frame_bytes on the wire with their headers. */
+static uint64_t mep_bytes(const struct src_cfg *c, uint64_t frames, uint64_t frame_bytes)
+{
+	return frame_bytes - frames * (XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN + (c->udp_port ? XEVB_WR_UDP_HLEN : 0));
 }
 
 /*
@@ -183,7 +199,7 @@ static uint32_t take_run(struct dfm_live *l, struct lsender *w, uint32_t *k)
 static void send_run(struct lsender *w, uint32_t n, uint32_t k)
 {
 	const struct src_cfg *c = w->l->c;
-	uint64_t reps = (uint64_t)n * (uint64_t)c->n_src, before, sent, t0;
+	uint64_t reps = (uint64_t)n * (uint64_t)c->n_src, before, frags0, bytes0, sent, t0;
 
 	if (w->k_built != k && !build_template(w, k)) {
 		/* Cannot happen: per_mep was sized to a live frame. */
@@ -191,7 +207,7 @@ static void send_run(struct lsender *w, uint32_t n, uint32_t k)
 		return;
 	}
 	for (uint32_t i = 0; i < n; i++)
-		w->sk->bss->jobs[i].ip_csum = ip_csum_to(w, w->sk->bss->jobs[i].daddr);
+		w->sk->bss->jobs[i].ip_csum = ip_csum_to(w, w->sk->bss->jobs[i].daddr, k);
 	/* A ring filled before the call, exactly as many repetitions as frames. */
 	w->sk->bss->job_recs = k;
 	w->sk->bss->ring_mask = XEVB_GEN_MAX_JOBS - 1;
@@ -199,6 +215,8 @@ static void send_run(struct lsender *w, uint32_t n, uint32_t k)
 	w->sk->bss->job_src = 0;
 	w->sk->bss->job_tail = n;
 	before = w->sk->bss->tx_packets;
+	frags0 = w->sk->bss->tx_frags;
+	bytes0 = w->sk->bss->tx_bytes;
 	t0 = xevb_now_ns();
 	if (src_live_run(w->prog_fd, w->l->ifindex, w->frame, w->len, reps, false))
 		xevb_err("a live-frames call of %llu frames failed: they are counted as send errors",
@@ -208,8 +226,8 @@ static void send_run(struct lsender *w, uint32_t n, uint32_t k)
 		 (unsigned long long)sent, (double)(xevb_now_ns() - t0) / 1e6);
 	w->st.calls++;
 	w->st.packets += sent;
-	w->st.frags += sent * k;
-	w->st.bytes += sent * (w->len - XEVB_WR_ETH_HLEN - XEVB_WR_IP_HLEN - (c->udp_port ? XEVB_WR_UDP_HLEN : 0));
+	w->st.frags += w->sk->bss->tx_frags - frags0;
+	w->st.bytes += mep_bytes(c, sent, w->sk->bss->tx_bytes - bytes0);
 	w->st.send_errors += reps - sent;
 }
 
@@ -271,7 +289,7 @@ static void *ring_main(void *arg)
 	return NULL;
 }
 
-/* The ring takes jobs of k records from now on; its thread starts. */
+/* The ring takes jobs of 1..k records from now on; its thread starts. */
 static bool ring_start(struct dfm_live *l, uint32_t k)
 {
 	struct lsender *w = &l->ring;
@@ -306,7 +324,7 @@ static bool ring_start(struct dfm_live *l, uint32_t k)
 	return true;
 }
 
-/* Control thread: one job into the ring, waiting while the ring is full. */
+/* Control thread: one job (j->recs events) into the ring, waiting while the ring is full. */
 static bool ring_push(struct dfm_live *l, const struct xevb_gen_job *j, const uint32_t *evs)
 {
 	struct lsender *w = &l->ring;
@@ -320,8 +338,8 @@ static bool ring_push(struct dfm_live *l, const struct xevb_gen_job *j, const ui
 	}
 	slot = l->ring_tail & mask;
 	w->sk->bss->jobs[slot] = *j;
-	w->sk->bss->jobs[slot].ip_csum = ip_csum_to(w, j->daddr);
-	memcpy(w->sk->bss->job_evs + slot * l->ring_k, evs, l->ring_k * sizeof(*evs));
+	w->sk->bss->jobs[slot].ip_csum = ip_csum_to(w, j->daddr, j->recs);
+	memcpy(w->sk->bss->job_evs + slot * l->ring_k, evs, j->recs * sizeof(*evs));
 	/* The job is whole before the program can see it. */
 	__atomic_store_n(&w->sk->bss->job_tail, ++l->ring_tail, __ATOMIC_RELEASE);
 	return true;
@@ -352,8 +370,8 @@ static void ring_close(struct dfm_live *l, struct dfm_live_stats *st)
 	sent = w->sk->bss->tx_packets;
 	queued = (uint64_t)l->ring_tail * (uint64_t)c->n_src;
 	st->packets += sent;
-	st->frags += sent * l->ring_k;
-	st->bytes += sent * (w->len - XEVB_WR_ETH_HLEN - XEVB_WR_IP_HLEN - (c->udp_port ? XEVB_WR_UDP_HLEN : 0));
+	st->frags += w->sk->bss->tx_frags;
+	st->bytes += mep_bytes(c, sent, w->sk->bss->tx_bytes);
 	st->calls += w->st.calls;
 	st->send_errors += queued - sent;
 	st->idle_reps = w->sk->bss->idle_reps;
@@ -462,7 +480,7 @@ struct dfm_live *dfm_live_open(const struct src_cfg *c, uint32_t per_mep)
 		dfm_live_close(l, NULL);
 		return NULL;
 	}
-	xevb_info("live frames on %s: a ring of jobs in one running call, %u helper thread(s) for odd sizes, "
+	xevb_info("live frames on %s: a ring of jobs in one running call, %u helper thread(s) if it fails, "
 		  "up to %u events a MEP", c->dev, l->n_w, per_mep);
 	return l;
 }
@@ -495,7 +513,7 @@ static const struct builder_mac *builder_mac(struct dfm_live *l, uint32_t addr)
 bool dfm_live_queue(struct dfm_live *l, uint32_t daddr, const uint32_t *evs, uint32_t n, bool resend)
 {
 	const struct builder_mac *m = builder_mac(l, daddr);
-	struct xevb_gen_job j = { .daddr = daddr, .flags = resend ? XEVB_MEP_F_RESEND : 0 };
+	struct xevb_gen_job j = { .daddr = daddr, .flags = resend ? XEVB_MEP_F_RESEND : 0, .recs = (uint16_t)n };
 	struct lq_job *q;
 	uint32_t slot;
 
@@ -505,9 +523,10 @@ bool dfm_live_queue(struct dfm_live *l, uint32_t daddr, const uint32_t *evs, uin
 		return false;
 	}
 	memcpy(j.dst_mac, m->mac, 6);
-	if (!l->ring_k && !l->ring_failed && !ring_start(l, n))
+	/* The ring's template holds a full MEP: every job fits it. */
+	if (!l->ring_k && !l->ring_failed && !ring_start(l, l->per_mep))
 		l->ring_failed = true;
-	if (n == l->ring_k && !l->ring_failed) {
+	if (n <= l->ring_k && !l->ring_failed) {
 		if (ring_push(l, &j, evs))
 			return true;
 		l->ring_lost_frames += (uint64_t)l->c->n_src;
