@@ -17,7 +17,11 @@
 #include <xevb/xsk_rx.h>
 
 #define XEVB_SNAP_MAGIC 0x58455653u  /* "XEVS" */
-#define XEVB_SNAP_VERSION 3   /* 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed, shed_ref_source; shed_* */
+/*
+ * 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed,
+ * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed.
+ */
+#define XEVB_SNAP_VERSION 4
 
 struct xevb_snapshot {
 	uint32_t magic;
