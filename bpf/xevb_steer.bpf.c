@@ -11,7 +11,6 @@
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 #include <xevb/mep_parse_ld.h>
-#include <xevb/mep_digest.h>
 #include <xevb/xdp_meta.h>
 #include <xevb/xdp_stats.h>
 #include <xevb/shed.h>
@@ -23,22 +22,16 @@ const volatile __u8 cfg_has_buff_len = 1;  /* bpf_xdp_get_buff_len (5.18+) */
 /* Loaded with BPF_F_XDP_HAS_FRAGS (jumbo MTU): walk MEPs that span frags. */
 const volatile __u8 cfg_frags = 0;
 /*
- * Room for a frame in an AF_XDP chunk (frame size - XDP headroom): a MEP
- * redirected to a socket gets a digest (xevb/mep_digest.h) when frame and
- * digest fit. 0: no digests.
- */
-const volatile __u32 cfg_digest_room = 0;
-/*
  * Non-zero: consecutive linear MEPs redirected to a socket carry their
  * parse result in the XDP metadata (xevb/xdp_meta.h), tied to this load by
- * this random cookie. 0: no metadata. Never with digests.
+ * this random cookie. 0: no metadata.
  */
 const volatile __u32 cfg_meta_cookie = 0;
 /*
  * Non-zero: pass mode, in front of the socket builder (xevb build --mode
  * socket). Valid MEPs the gate does not shed go to the kernel, counted
  * no_xsk_to_kernel; malformed DAQ packets go there too, for the builder to
- * judge and count as without this program. No socket, digest or meta.
+ * judge and count as without this program. No socket or meta.
  */
 const volatile __u8 cfg_pass = 0;
 
@@ -84,21 +77,6 @@ struct {
 	__type(value, __u8);   /* non-zero: source_id expected */
 } src_ids SEC(".maps");
 
-/*
- * The parser's per-record output, for the digest: 12 kB, too big for the
- * stack, and per CPU, so the program never shares it.
- */
-struct frag_scratch {
-	struct xevb_frag_ref f[XEVB_MAX_FRAGS_PER_MEP];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
-	__type(key, __u32);
-	__type(value, struct frag_scratch);
-} scratch SEC(".maps");
-
 static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
 {
 	struct xevb_xdp_ctr *c = bpf_map_lookup_elem(&counters, &slot);
@@ -133,7 +111,7 @@ static __always_inline int source_known(const struct xevb_pkt_info *pi)
 /*
  * Shed (drop) a valid MEP whose event id block the gate rejects, counted;
  * one source's shed MEPs count the events shed. Called only when the
- * gate word w is non-zero: a call, so the three copies of steer() share it.
+ * gate word w is non-zero: a call, so the two copies of steer() share it.
  */
 static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, __u32 n_frags,
 			       __u32 len)
@@ -178,57 +156,6 @@ static __always_inline void touch_lines(const __u8 *data, const __u8 *data_end)
 }
 
 /*
- * Append the digest of the linear MEP now ending at orig (frame trimmed to
- * the IP datagram), from the parser's records in the scratch map. Leaves
- * the frame as it was when it cannot. A global function, so the verifier
- * checks it once, not once for every way the parser's loop can end.
- */
-__attribute__((noinline)) int xevb_digest_append(struct xdp_md *ctx, __u32 orig, __u32 n, __u32 first,
-						 __u32 mep_off)
-{
-	struct frag_scratch *s;
-	const struct xevb_frag_ref *fr;
-	__u32 dlen, i, zero = 0;
-	__u8 *data, *data_end, *dst, *p;
-
-	if (!ctx || n == 0 || n > XEVB_DIGEST_MAX_FRAGS)
-		return 0;
-	s = bpf_map_lookup_elem(&scratch, &zero);
-	if (!s)
-		return 0;
-	fr = s->f;
-	dlen = XEVB_DIGEST_LEN(n);
-	if (orig > 4096 || orig + dlen > cfg_digest_room)
-		return 0;
-	if (bpf_xdp_adjust_tail(ctx, (int)dlen))
-		return 0;
-	data = (__u8 *)(long)ctx->data;
-	data_end = (__u8 *)(long)ctx->data_end;
-	dst = data + orig;
-	for (i = 0; i < XEVB_DIGEST_MAX_FRAGS; i++) {
-		__u32 d;
-
-		if (i >= n)
-			break;
-		d = fr[i].event_id - first;
-		p = dst + i * XEVB_DIGEST_ENT_LEN;
-		if (d > XEVB_DIGEST_MAX_SPAN || p + XEVB_DIGEST_ENT_LEN > data_end)
-			goto undo;
-		*(__u32 *)p = d | ((__u32)fr[i].length << 16);
-	}
-	p = dst + n * XEVB_DIGEST_ENT_LEN;
-	if (p + XEVB_DIGEST_TRAILER_LEN > data_end)
-		goto undo;
-	*(__u32 *)p = first;
-	*(__u32 *)(p + 4) = mep_off | (n << 16);
-	*(__u32 *)(p + 8) = orig | (XEVB_DIGEST_MAGIC << 16);
-	return 1;
-undo:
-	bpf_xdp_adjust_tail(ctx, -(int)dlen);
-	return 0;
-}
-
-/*
  * The parse result in front of the frame, for the builder to book the MEP
  * without walking its records. Without room for it the frame still goes
  * to the socket, counted: user space then finds no meta that checks out
@@ -258,12 +185,11 @@ fail:
 }
 
 /*
- * The program, specialised by the compiler for digest and meta (constants):
- * the copy without digests carries none of their values in its registers,
- * the copy without meta never computes pi.consec, and the verifier sees
- * only the copy cfg_digest_room and cfg_meta_cookie select at load.
+ * The program, specialised by the compiler for meta (a constant): the copy
+ * without meta never computes pi.consec, and the verifier sees only the
+ * copy cfg_meta_cookie selects at load.
  */
-static __always_inline int steer(struct xdp_md *ctx, const int digest, const int meta)
+static __always_inline int steer(struct xdp_md *ctx, const int meta)
 {
 	const __u8 *data = (const __u8 *)(long)ctx->data;
 	const __u8 *data_end = (const __u8 *)(long)ctx->data_end;
@@ -272,10 +198,9 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest, const int
 		.ip_proto = cfg_ip_proto,
 	};
 	struct xevb_pkt_info pi = {};
-	struct xevb_frag_ref *fr = NULL;
-	__u32 len, qid, orig, zero = 0;
+	__u32 len, qid;
 	__u64 shed_w;
-	int res, act, linear_mep;
+	int res, act;
 
 	if (cfg_has_buff_len)
 		len = bpf_xdp_get_buff_len(ctx);
@@ -283,13 +208,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest, const int
 		len = ctx->data_end - ctx->data;
 
 	touch_lines(data, data_end);
-	if (digest) {
-		struct frag_scratch *s = bpf_map_lookup_elem(&scratch, &zero);
-		if (s)
-			fr = s->f;
-	}
-	res = xevb_classify(data, data_end, len, &cfg, &pi, fr);
-	linear_mep = res == XEVB_RES_MEP;
+	res = xevb_classify(data, data_end, len, &cfg, &pi, NULL);
 	/*
 	 * A jumbo MEP runs past the linear part: every record is still
 	 * validated, its header copied out of the frags. The socket takes the
@@ -322,45 +241,28 @@ static __always_inline int steer(struct xdp_md *ctx, const int digest, const int
 		count(XEVB_XDP_NO_XSK, len, pi.n_frags);
 		return act;
 	}
-	if (!digest) {
-		count(XEVB_XDP_TO_XSK, len, pi.n_frags);
-		if (meta) {
-			/*
-			 * consec is 1 only for a linear MEP the parser accepted (the
-			 * multi-buffer walker leaves it 0). Hidden from clang, which
-			 * otherwise duplicates the classifier per verdict to know it.
-			 */
-			__u32 consec = pi.consec;
-
-			xevb_opaque(consec);
-			if (consec)
-				meta_write(ctx, &pi, len);
-		}
-		return XDP_REDIRECT;
-	}
-	/*
-	 * Nothing after the IP datagram reaches the socket (Ethernet padding,
-	 * junk): a digest user space finds at the end is then always ours.
-	 */
-	orig = (__u32)pi.mep_off + pi.mep_len;
-	if (len > orig && bpf_xdp_adjust_tail(ctx, -(int)(len - orig))) {
-		count(XEVB_XDP_TRIM_FAIL, len, pi.n_frags);
-		return XDP_DROP;
-	}
 	count(XEVB_XDP_TO_XSK, len, pi.n_frags);
-	if (fr && linear_mep && ctx->data_end - ctx->data == orig)
-		xevb_digest_append(ctx, orig, pi.n_frags, pi.first_event_id, pi.mep_off);
+	if (meta) {
+		/*
+		 * consec is 1 only for a linear MEP the parser accepted (the
+		 * multi-buffer walker leaves it 0). Hidden from clang, which
+		 * otherwise duplicates the classifier per verdict to know it.
+		 */
+		__u32 consec = pi.consec;
+
+		xevb_opaque(consec);
+		if (consec)
+			meta_write(ctx, &pi, len);
+	}
 	return XDP_REDIRECT;
 }
 
 SEC("xdp")
 int xevb_steer(struct xdp_md *ctx)
 {
-	if (cfg_digest_room)
-		return steer(ctx, 1, 0);
 	if (cfg_meta_cookie)
-		return steer(ctx, 0, 1);
-	return steer(ctx, 0, 0);
+		return steer(ctx, 1);
+	return steer(ctx, 0);
 }
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

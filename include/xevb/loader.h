@@ -28,20 +28,14 @@ struct xevb_loader_cfg {
 	const uint32_t *src_addrs;  /* filter, network order: NULL/0 allows all */
 	uint32_t n_src_addrs;
 	/*
-	 * Bytes a frame may take in an AF_XDP chunk (frame size - 256 headroom):
-	 * MEPs redirected to a socket get a digest (mep_digest.h) if they still
-	 * fit with it. 0: no digests.
-	 */
-	uint32_t digest_room;
-	/*
 	 * Consecutive linear MEPs carry their parse result in the XDP metadata
-	 * (xdp_meta.h). Ignored with digests (digest_room != 0).
+	 * (xdp_meta.h).
 	 */
 	bool xdp_meta;
 	/*
 	 * Pass mode, for the socket builder: the program sheds (shed.h) and
 	 * passes everything else to the kernel, malformed DAQ packets too; no
-	 * AF_XDP socket, digest or meta. Failures are logged as warnings.
+	 * AF_XDP socket or meta. Failures are logged as warnings.
 	 */
 	bool pass;
 };

@@ -42,7 +42,6 @@
 struct xevb_parse_cfg {
 	__u16 udp_port;     /* host order; 0 disables the UDP transport */
 	__u8  ip_proto;     /* 0 disables the raw IPv4 transport */
-	__u8  digest;       /* AF_XDP: the XDP program appends MEP digests (mep_digest.h) */
 };
 
 /* What the classifier learned about a DAQ frame. */

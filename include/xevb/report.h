@@ -17,7 +17,11 @@
 #include <xevb/xsk_rx.h>
 
 #define XEVB_SNAP_MAGIC 0x58455653u  /* "XEVS" */
-#define XEVB_SNAP_VERSION 3   /* 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed, shed_ref_source; shed_* */
+/*
+ * 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed,
+ * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed.
+ */
+#define XEVB_SNAP_VERSION 4
 
 struct xevb_snapshot {
 	uint32_t magic;
@@ -41,9 +45,6 @@ struct xevb_snapshot {
 	struct xevb_xsk_stats xsk[XEVB_XSK_MAX_QUEUES];
 	struct xevb_output_stats out;
 	struct xevb_builder_stats core;
-	/* AF_XDP frames whose MEP digest (mep_digest.h) was missing or did not check out */
-	uint64_t rx_digest_fallback;
-	uint64_t rx_digest;            /* AF_XDP frames taken from their digest */
 	uint64_t rx_meta;              /* AF_XDP frames taken from their XDP meta (xsk_meta.h) */
 	uint64_t rx_meta_fallback;     /* XDP meta on, but none that checked out: parsed */
 	/*

@@ -14,7 +14,6 @@ enum xevb_xdp_slot {
 	XEVB_XDP_TO_XSK = XEVB_RES__COUNT, /* redirected to an AF_XDP socket */
 	XEVB_XDP_NO_XSK,                   /* valid, no socket on this queue (pass mode: every MEP not shed): kernel */
 	XEVB_XDP_UNKNOWN_SRC,              /* valid, source not configured: dropped */
-	XEVB_XDP_TRIM_FAIL,                /* valid, bytes after the datagram not trimmed: dropped */
 	XEVB_XDP_META_FAIL,                /* to_xsk, but no room for the XDP meta (xdp_meta.h): user space parses */
 	XEVB_XDP_SHED,                     /* valid, shed whole by event id block (shed.h): dropped */
 	/*

@@ -3,9 +3,9 @@
  * Cost of the XDP steering program per frame, on one L1 frame (25 records
  * x 32 bytes, raw IPv4), through BPF_PROG_RUN in live-frames mode: each
  * repetition starts from the original frame (plain repeat mode would keep
- * the metadata and tail changes of the previous run), and the program's
- * own time comes from the kernel's run-time statistics (BPF_ENABLE_STATS:
- * run_time_ns / run_cnt), so the redirect itself is not in the figure.
+ * the metadata of the previous run), and the program's own time comes
+ * from the kernel's run-time statistics (BPF_ENABLE_STATS: run_time_ns /
+ * run_cnt), so the redirect itself is not in the figure.
  * An unbound AF_XDP socket in the XSKMAP makes bpf_redirect_map succeed;
  * the kernel then drops the frame.
  *
@@ -13,7 +13,7 @@
  * overload (the program records the newest block, sheds nothing); without
  * it the gate is idle, as it is until the first overload.
  *
- * usage: xdp_steer_cost [--meta] [--digest] [--shed-armed] [--repeat N] [--rounds R]
+ * usage: xdp_steer_cost [--meta] [--shed-armed] [--repeat N] [--rounds R]
  * Prints one JSON object: ns per run for each round and their median.
  */
 #include <errno.h>
@@ -60,12 +60,11 @@ static int prog_stats(int fd, __u64 *ns, __u64 *cnt)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "meta", no_argument, 0, 'm' }, { "digest", no_argument, 0, 'd' },
-		{ "shed-armed", no_argument, 0, 's' },
+		{ "meta", no_argument, 0, 'm' }, { "shed-armed", no_argument, 0, 's' },
 		{ "repeat", required_argument, 0, 'r' }, { "rounds", required_argument, 0, 'n' }, { 0 },
 	};
 	uint32_t repeat = 200000, rounds = 7;
-	int meta = 0, digest = 0, shed_armed = 0, c, stats_fd, xsk_fd, prog_fd;
+	int meta = 0, shed_armed = 0, c, stats_fd, xsk_fd, prog_fd;
 	uint8_t frame[2048];
 	struct xevb_mep_params p = {
 		.saddr = htonl(0xc6120101u), .daddr = htonl(0xc6120201u),
@@ -80,12 +79,11 @@ int main(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
 		case 'm': meta = 1; break;
-		case 'd': digest = 1; break;
 		case 's': shed_armed = 1; break;
 		case 'r': repeat = (uint32_t)strtoul(optarg, NULL, 0); break;
 		case 'n': rounds = (uint32_t)strtoul(optarg, NULL, 0); break;
 		default:
-			fprintf(stderr, "usage: %s [--meta] [--digest] [--shed-armed] [--repeat N] [--rounds R (<= 64)]\n", argv[0]);
+			fprintf(stderr, "usage: %s [--meta] [--shed-armed] [--repeat N] [--rounds R (<= 64)]\n", argv[0]);
 			return 2;
 		}
 	}
@@ -106,7 +104,6 @@ int main(int argc, char **argv)
 	skel->rodata->cfg_ip_proto = XEVB_DEFAULT_IP_PROTO;
 	skel->rodata->cfg_udp_port = XEVB_DEFAULT_UDP_PORT;
 	skel->rodata->cfg_has_buff_len = 1;
-	skel->rodata->cfg_digest_room = digest ? 4096 - 256 : 0;
 	skel->rodata->cfg_meta_cookie = meta ? 0x5eedf00du : 0;
 	if (xevb_steer__load(skel)) {
 		fprintf(stderr, "loading xevb_steer: %s (root needed)\n", strerror(errno));
@@ -141,8 +138,8 @@ int main(int argc, char **argv)
 			fprintf(stderr, "warning: %llu runs counted, %u asked\n", (unsigned long long)(c1 - c0), repeat);
 		ns[r] = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
 	}
-	printf("{\"meta\":%d,\"digest\":%d,\"shed_armed\":%d,\"frame_bytes\":%zd,\"records\":25,\"repeat\":%u,\"ns_per_run\":[",
-	       meta, digest, shed_armed, flen, repeat);
+	printf("{\"meta\":%d,\"shed_armed\":%d,\"frame_bytes\":%zd,\"records\":25,\"repeat\":%u,\"ns_per_run\":[",
+	       meta, shed_armed, flen, repeat);
 	for (uint32_t r = 0; r < rounds; r++)
 		printf("%s%.2f", r ? "," : "", ns[r]);
 	qsort(ns, rounds, sizeof(ns[0]), cmp_d);

@@ -5,9 +5,8 @@
  * and exactly the parser's view for every consecutive linear MEP (spec
  * vectors, random MEPs), and accepted by the user-space reader
  * (xsk_meta.h) with the load's cookie; absent for non-consecutive,
- * multi-buffer, non-MEP and malformed frames, without a socket, with the
- * meta off and with digests on; the frame itself and the counters as
- * without it.
+ * multi-buffer, non-MEP and malformed frames, without a socket and with
+ * the meta off; the frame itself and the counters as without it.
  *
  * BPF_PROG_RUN returns data_meta..data_end in data_out and the meta's
  * length in ctx_out.data (kernel: xdp_convert_buff_to_md).
@@ -75,11 +74,11 @@ static void teardown(void)
 
 TestSuite(xdp_meta, .init = setup, .fini = teardown, .timeout = 60);
 
-static void open_env(uint32_t digest_room, uint32_t cookie, bool with_socket)
+static void open_env(uint32_t cookie, bool with_socket)
 {
 	__u32 key = 0;
 
-	xdp_env_open_cfg(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT, digest_room, cookie);
+	xdp_env_open_cfg(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT, cookie);
 	if (!with_socket)
 		return;
 	xsk_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
@@ -194,7 +193,7 @@ Test(xdp_meta, vectors_get_exact_meta)
 	static struct run r;
 	unsigned with = 0, without = 0;
 
-	open_env(0, COOKIE, true);
+	open_env(COOKIE, true);
 	for (size_t i = 0; i < nvecs; i++) {
 		const struct vector *v = &vecs[i];
 		struct xevb_pkt_info pi = { 0 };
@@ -274,7 +273,7 @@ Test(xdp_meta, random_consecutive_meps_exact)
 	static struct run r;
 	static uint8_t f[4096];
 
-	open_env(0, COOKIE, true);
+	open_env(COOKIE, true);
 	for (unsigned k = 0; k < N_RANDOM; k++) {
 		uint32_t n = 1 + (uint32_t)(rnd() % 120);
 		size_t len = random_mep(f, sizeof(f), n, 3000 / n - 12 > 120 ? 120 : 3000 / n - 12, true);
@@ -292,7 +291,7 @@ Test(xdp_meta, none_for_non_consecutive)
 	static struct run r;
 	static uint8_t f[4096];
 
-	open_env(0, COOKIE, true);
+	open_env(COOKIE, true);
 	for (unsigned k = 0; k < N_RANDOM; k++) {
 		uint32_t n = 2 + (uint32_t)(rnd() % 100);
 		size_t len = random_mep(f, sizeof(f), n, 3000 / n - 12 > 120 ? 120 : 3000 / n - 12, false);
@@ -316,7 +315,7 @@ Test(xdp_meta, none_for_multibuf_malformed_other)
 	static uint8_t f[12000];
 	unsigned seen = 0;
 
-	open_env(0, COOKIE, true);
+	open_env(COOKIE, true);
 	for (size_t i = 0; i < nvecs; i++) {
 		const struct vector *v = &vecs[i];
 		struct xevb_pkt_info pi = { 0 };
@@ -355,15 +354,15 @@ Test(xdp_meta, none_for_multibuf_malformed_other)
 	assert_no_meta(f, 60, &r, "IPv6");
 }
 
-/* No socket, meta off, digests on: a consecutive MEP goes as it came. */
-Test(xdp_meta, none_without_socket_cookie_or_with_digest)
+/* No socket, or meta off: a consecutive MEP goes as it came. */
+Test(xdp_meta, none_without_socket_or_cookie)
 {
 	static struct run r;
 	static uint8_t f[4096];
 	static const int no_xsk[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
 	size_t len;
 
-	open_env(0, COOKIE, false);
+	open_env(COOKIE, false);
 	len = random_mep(f, sizeof(f), 25, 32, true);
 	run(f, len, &r);
 	cr_assert(eq(u32, r.retval, XDP_PASS));
@@ -371,16 +370,9 @@ Test(xdp_meta, none_without_socket_cookie_or_with_digest)
 	assert_no_meta(f, len, &r, "no socket");
 	close_env();
 
-	open_env(0, 0, true);
+	open_env(0, true);
 	run(f, len, &r);
 	assert_counted(&r, len, to_xsk, 2, 25, "cookie 0");
 	assert_no_meta(f, len, &r, "cookie 0");
-	close_env();
-
-	/* Digests change the tail; the two never mix (docs/digest.md). */
-	open_env(4096 - 256, COOKIE, true);
-	run(f, len, &r);
-	cr_assert(eq(u32, r.retval, XDP_REDIRECT));
-	cr_assert(eq(u32, r.meta_len, 0), "digest on: %u bytes of meta", r.meta_len);
 	close_env();
 }

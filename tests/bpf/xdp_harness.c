@@ -37,32 +37,26 @@ void xdp_env_counters(struct xdp_env *e, struct xevb_xdp_ctr out[XEVB_XDP__SLOTS
 	}
 }
 
-static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
-		     uint32_t meta_cookie, uint8_t pass);
+static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie,
+		     uint8_t pass);
 
 void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 {
-	xdp_env_open_digest(e, ip_proto, udp_port, 0);
+	xdp_env_open_cfg(e, ip_proto, udp_port, 0);
 }
 
-void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room)
+void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie)
 {
-	xdp_env_open_cfg(e, ip_proto, udp_port, digest_room, 0);
-}
-
-void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
-		      uint32_t meta_cookie)
-{
-	env_open(e, ip_proto, udp_port, digest_room, meta_cookie, 0);
+	env_open(e, ip_proto, udp_port, meta_cookie, 0);
 }
 
 void xdp_env_open_pass(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 {
-	env_open(e, ip_proto, udp_port, 0, 0, 1);
+	env_open(e, ip_proto, udp_port, 0, 1);
 }
 
-static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
-		     uint32_t meta_cookie, uint8_t pass)
+static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie,
+		     uint8_t pass)
 {
 	uint8_t probe[60] = { 0 };
 	struct xdp_outcome o;
@@ -78,7 +72,6 @@ static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uin
 		cr_fatal("xevb_steer__open failed: %s", strerror(errno));
 	e->skel->rodata->cfg_ip_proto = ip_proto;
 	e->skel->rodata->cfg_udp_port = udp_port;
-	e->skel->rodata->cfg_digest_room = digest_room;
 	e->skel->rodata->cfg_meta_cookie = meta_cookie;
 	e->skel->rodata->cfg_pass = pass;
 	/* Frames longer than the linear area arrive in frags only for such programs. */

@@ -27,11 +27,8 @@ struct xdp_env {
  * fails or when BPF_PROG_RUN does not work for XDP.
  */
 void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port);
-/* The same, with the MEP digest on (cfg_digest_room, see xevb/mep_digest.h). */
-void xdp_env_open_digest(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room);
-/* The same, with the XDP meta's cookie too (cfg_meta_cookie, see xevb/xdp_meta.h; 0: off). */
-void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t digest_room,
-		      uint32_t meta_cookie);
+/* The same, with the XDP meta's cookie (cfg_meta_cookie, see xevb/xdp_meta.h; 0: off). */
+void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie);
 /* The same in pass mode (cfg_pass: the socket builder's program, sheds and passes). */
 void xdp_env_open_pass(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port);
 void xdp_env_close(struct xdp_env *e);

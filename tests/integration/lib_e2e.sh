@@ -324,7 +324,6 @@ e2e_finish() {
 #   E2E_RATE: trigger rate of each source process (default: flat out).
 #   E2E_PACK: events per MEP (default 10; 1 with a low E2E_RATE sends each
 #   event on its own, a trickle).
-#   E2E_DIGEST=1: builders run with --digest (docs/digest.md).
 #   E2E_BUILD_ARGS: more options for every `xevb build` (e.g. --nap-us 100).
 # Asserts, per builder: fragments sent to it = received = in events (XDP:
 # = steered to the AF_XDP socket, no drop anywhere); every event complete;
@@ -336,8 +335,8 @@ e2e_topology() {
 	local h b k ids last=$(($4 * $5 - 1)) want bopts sopts sinks=() plan
 	e2e_log "$case: $mode mode, $proto, $nh source host(s) x $ni ids -> $nb builder(s) -> $ns sink(s), $ne events per builder"
 	local meta=1
-	[[ ${E2E_DIGEST:-0} == 1 || " ${E2E_BUILD_ARGS:-} " == *" --no-xdp-meta "* ]] && meta=0
-	plan="{\"mode\":\"$mode\",\"digest\":${E2E_DIGEST:-0},\"meta\":$meta,\"events\":$ne,\"sources\":$((last + 1)),\"builders\":{"
+	[[ " ${E2E_BUILD_ARGS:-} " == *" --no-xdp-meta "* ]] && meta=0
+	plan="{\"mode\":\"$mode\",\"meta\":$meta,\"events\":$ne,\"sources\":$((last + 1)),\"builders\":{"
 	for ((k = 0; k < ns; k++)); do
 		# Round robin from sink 0, per builder.
 		want=$((nb * ((ne - k + ns - 1) / ns)))
@@ -347,7 +346,6 @@ e2e_topology() {
 	bopts=()
 	[[ $mode == socket ]] && bopts+=(--mode socket)
 	[[ $mode == socket && $proto == udp ]] && bopts+=(--udp)
-	[[ ${E2E_DIGEST:-0} == 1 ]] && bopts+=(--digest)
 	local extra=()
 	read -r -a extra <<<"${E2E_BUILD_ARGS:-}"
 	bopts+=("${extra[@]}")
@@ -407,13 +405,6 @@ for b, srcs in sorted(P["builders"].items()):
         eq(b + " XDP malformed, no_xsk_to_kernel, unknown_source",
            (xdp_malformed(j), x["no_xsk_to_kernel"]["packets"], x["unknown_source"]["packets"]), (0, 0, 0))
         eq(b + " xsk rx_dropped, rx_ring_full", (j["xsk_rx_dropped"], j["xsk_rx_ring_full"]), (0, 0))
-        if P["digest"]:
-            # Every frame is read from its XDP digest or parsed in full (docs/digest.md);
-            # veth's skb path leaves a frame little tailroom at times, so some are parsed.
-            eq(b + " frames read from a digest + parsed in full", j["rx_digest"] + j["rx_digest_fallback"], pk)
-            eq(b + " some frames read from their XDP digest", j["rx_digest"] > 0, True)
-        else:
-            eq(b + " no digest (not asked for)", (j["rx_digest"], j["rx_digest_fallback"]), (0, 0))
         if P.get("meta"):
             # Sources pack consecutive triggers: every MEP carries its XDP meta
             # through AF_XDP copy mode and the builder takes it (xsk_meta.h).

@@ -21,11 +21,6 @@ e2e_topology xraw_nx4      xdp  raw   2     2   1        4     4002
 # Longer, paced (0.4 s): 8000 packets, more than the 4096-entry RX ring.
 E2E_RATE=50000 \
 e2e_topology xraw_nx1_20k  xdp  raw   2     2   1        1     20000
-# The MEP digest (--digest): the same accounting, frames read from their digest.
-E2E_DIGEST=1 \
-e2e_topology xraw_digest   xdp  raw   3     2   1        2     4000
-E2E_DIGEST=1 \
-e2e_topology xudp_digest   xdp  udp   2     2   2        2     3000
 # The one-worker loop's nap (--nap-us) instead of poll() after work: same accounting.
 E2E_RATE=50000 E2E_BUILD_ARGS="--nap-us 100" \
 e2e_topology xraw_nx1_nap  xdp  raw   2     2   1        1     20000

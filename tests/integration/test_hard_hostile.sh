@@ -52,7 +52,7 @@ names = ["other", "mep", "ip_fragment", "multibuf_to_kernel", "malformed_trunc_i
          "malformed_bad_magic", "malformed_bad_version", "malformed_bad_flags", "malformed_bad_source",
          "malformed_bad_nfrags", "malformed_frags_missing", "malformed_rec_overrun", "malformed_reserved",
          "malformed_event_order", "malformed_trailing", "to_xsk", "no_xsk_to_kernel", "unknown_source",
-         "trim_failed", "meta_failed", "shed", "shed_ref_source"]
+         "meta_failed", "shed", "shed_ref_source"]
 out = {}
 for e in json.load(sys.stdin):
     f = e["formatted"]
@@ -137,7 +137,7 @@ for n in sorted(set(d1) | set(exp)):
         continue
     eq("phase 1: XDP %s" % n, d1[n], exp.get(n, 0))
 # both phases: every frame counted once
-verdicts = [n for n in x if n not in ("to_xsk", "no_xsk_to_kernel", "unknown_source", "trim_failed", "meta_failed", "shed", "shed_ref_source")]
+verdicts = [n for n in x if n not in ("to_xsk", "no_xsk_to_kernel", "unknown_source", "meta_failed", "shed", "shed_ref_source")]
 wire, wdrop = map(int, open(os.path.join(W, "hh.wire")).read().split())
 eq("switch port drops toward the builder", wdrop, 0)
 # The port count is read just before the XDP counters: a stray ARP or IPv6

@@ -28,7 +28,6 @@
 #include <unistd.h>
 #include <xevb/cli.h>
 #include <xevb/handoff.h>
-#include <xevb/mep_digest.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
 #include "build_workers.h"
@@ -362,7 +361,7 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		      const uint8_t **data, const uint32_t *len, uint64_t now)
 {
 	struct bw *bw = w->bw;
-	bool refs = bw->c.pcfg.digest;
+	bool refs = false;
 
 	w->st.rx_frames += n;
 	w->st.q_rx[qi] += n;
@@ -384,10 +383,9 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_frame(data[i + PREFETCH_AHEAD], len[i + PREFETCH_AHEAD]);
-		pi.consec = 0;   /* a digest does not say: then the refs decide */
 		/* Validate without writing refs unless an owner wants them: most MEPs need none (dispatch). */
 		if (refs)
-			res = xevb_xsk_classify(data[i], len[i], &bw->c.pcfg, &pi, w->frags, NULL);
+			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, w->frags);
 		else
 			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, NULL);
 		w->st.rx_bytes += res == XEVB_RES_MEP ? (uint32_t)pi.mep_off + pi.mep_len : len[i];

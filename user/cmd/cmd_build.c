@@ -21,7 +21,6 @@
 #include <xevb/builder.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
-#include <xevb/mep_digest.h>
 #include <xevb/mep_parse.h>
 #include <xevb/metrics.h>
 #include <xevb/output.h>
@@ -51,7 +50,7 @@ enum {
 	O_BACKLOG, O_ID,
 	O_METRICS,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
-	O_DIGEST = 0x6d00, O_NOXDPMETA,
+	O_NOXDPMETA = 0x6d00,
 	O_ZEROCOPY = 0x7f00,
 	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
 	O_NAP = 0x6e00,
@@ -92,7 +91,6 @@ static const struct xevb_opt opts[] = {
 	{ "rx-batch", O_RXBATCH, "N", "frames taken from the RX ring per batch (default 64, at most 256)" },
 	{ "nap-us", O_NAP, "US", "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only after an empty nap (default 0: poll() at once)" },
 	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
-	{ "digest", O_DIGEST, NULL, "XDP appends a MEP digest so the builder need not walk the records (docs/digest.md; costs more in XDP than it saves here)" },
 	{ "no-shed", O_NOSHED, NULL, "never shed whole events in XDP under overload (default: shed, the same event id blocks from every source, so frames are not lost at random and events torn; socket mode attaches the XDP program in pass mode for it)" },
 	{ "no-xdp-meta", O_NOXDPMETA, NULL, "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; every frame is parsed again here" },
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
@@ -160,8 +158,6 @@ struct build {
 	struct bw *bw;               /* --workers > 1 */
 	char snap_path[256];
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t rx_digest, rx_digest_fallback;
-	bool digest;                 /* the XDP program appends MEP digests */
 	uint64_t rx_meta, rx_meta_fallback;
 	uint32_t meta_cookie;        /* non-zero: the XDP program writes XDP meta (xdp_meta.h) */
 	bool unpriv;                 /* privileges dropped: the watcher cleans up */
@@ -301,54 +297,6 @@ static inline void prefetch_frame(const uint8_t *p, uint32_t len)
 }
 
 /*
- * Digest prefetch: the headers' line and the digest's last lines (three
- * cover 44 records); the records themselves are not read.
- */
-#define DIGEST_AHEAD 4
-
-static inline void prefetch_digest(const uint8_t *p, uint32_t len)
-{
-	__builtin_prefetch(p, 0, 3);
-	for (uint32_t back = 1; back <= 129 && back <= len; back += 64)
-		__builtin_prefetch(p + len - back, 0, 3);
-}
-
-/* AF_XDP: the MEP digest the XDP program appended, or the full parser. */
-static void handle_batch_xsk(struct build *bd, uint32_t n, const uint32_t *idx,
-			     const uint8_t **data, const uint32_t *len, uint64_t now,
-			     struct xevb_frag_ref *frags)
-{
-	for (uint32_t i = 0; i < n && i < DIGEST_AHEAD; i++)
-		prefetch_digest(data[i], len[i]);
-	for (uint32_t i = 0; i < n; i++) {
-		struct xevb_pkt_info pi;
-		int res;
-
-		if (i + DIGEST_AHEAD < n)
-			prefetch_digest(data[i + DIGEST_AHEAD], len[i + DIGEST_AHEAD]);
-		int dig;
-
-		res = xevb_xsk_classify(data[i], len[i], &bd->pcfg, &pi, frags, &dig);
-		if (dig)
-			bd->rx_digest++;
-		else
-			bd->rx_digest_fallback++;
-		if (res == XEVB_RES_MEP) {
-			/* The frame up to the end of its IP datagram: no digest, no padding. */
-			bd->rx_bytes += (uint32_t)pi.mep_off + pi.mep_len;
-			xevb_builder_add_mep(bd->b, idx[i], data[i], &pi, frags, now);
-		} else {
-			bd->rx_bytes += len[i];
-			/* XDP judged every frame: only a bypassed program lets one through. */
-			bd->rx_not_mep++;
-			release_cb(bd, idx[i]);
-		}
-	}
-	bd->rx_frames += n;
-	bd->batches++;
-}
-
-/*
  * Meta prefetch: the meta sits in the line before the frame; the headers,
  * MEP header and first record in the frame's first one or two lines.
  */
@@ -431,10 +379,6 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 		}
 		bd->rx_frames += n;
 		bd->batches++;
-		return;
-	}
-	if (bd->digest) {
-		handle_batch_xsk(bd, n, idx, data, len, now, frags);
 		return;
 	}
 	if (bd->meta_cookie) {
@@ -612,8 +556,6 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->rx_not_mep = bd->rx_not_mep;
 	s->batches = bd->batches;
 	s->polls = bd->polls;
-	s->rx_digest = bd->rx_digest;
-	s->rx_digest_fallback = bd->rx_digest_fallback;
 	s->rx_meta = bd->rx_meta;
 	s->rx_meta_fallback = bd->rx_meta_fallback;
 	s->out = bd->out.st;
@@ -630,10 +572,7 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->shed_raises = bd->shed.raises;
 	memcpy(s->shed_cuts_by, bd->shed.cuts_by, sizeof(s->shed_cuts_by));
 	if (bd->xdp) {
-		/*
-		 * --bare never reads a frame, and a descriptor's length includes
-		 * the digest: take the bytes per frame the program redirected.
-		 */
+		/* --bare never reads a frame: take the bytes per frame the program redirected. */
 		if (bd->bare && s->xdp[XEVB_XDP_TO_XSK].packets)
 			s->rx_bytes = (uint64_t)((double)s->xdp[XEVB_XDP_TO_XSK].bytes /
 						 (double)s->xdp[XEVB_XDP_TO_XSK].packets * (double)s->rx_frames);
@@ -692,7 +631,7 @@ int cmd_build(int argc, char **argv)
 	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
-	bool no_huge = false, digest = false, no_meta = false, no_shed = false;
+	bool no_huge = false, no_meta = false, no_shed = false;
 	int nice_val = 0, fifo_prio = 0;
 	bool set_nice = false;
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
@@ -790,7 +729,6 @@ int cmd_build(int argc, char **argv)
 		case O_BUSYBUDGET: if (!xevb_parse_u32("busy-budget", arg, 1, 1024, &busy_budget)) return 2; busy = true; break;
 		case O_RXBATCH: if (!xevb_parse_u32("rx-batch", arg, 1, RX_BATCH_MAX, &rx_batch)) return 2; break;
 		case O_NOHUGE: no_huge = true; break;
-		case O_DIGEST: digest = true; break;
 		case O_NOXDPMETA: no_meta = true; break;
 		case O_NOSHED: no_shed = true; break;
 		case O_NICE: {
@@ -960,9 +898,8 @@ int cmd_build(int argc, char **argv)
 			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
 			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
 			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
-			.digest_room = digest ? frame_size - 256 : 0,
 			/* Only the one-worker loop reads it; workers parse (build_workers.c). */
-			.xdp_meta = !no_meta && !digest && n_workers == 1 && !coalesce_us,
+			.xdp_meta = !no_meta && n_workers == 1 && !coalesce_us,
 		};
 		struct xevb_xsk_cfg xc = {
 			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
@@ -971,8 +908,6 @@ int cmd_build(int argc, char **argv)
 		};
 		if (xevb_loader_attach(&bd.ld, &lc))
 			goto out;
-		bd.digest = lc.digest_room != 0;
-		bd.pcfg.digest = bd.digest;
 		bd.meta_cookie = bd.ld.meta_cookie;
 		if (user) {
 			/* Before the UMEM exists: fork must never copy pinned pages. */

@@ -285,8 +285,7 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	l->skel->rodata->cfg_ip_proto = cfg->ip_proto;
 	l->skel->rodata->cfg_udp_port = cfg->udp_port;
 	l->skel->rodata->cfg_pass = cfg->pass;
-	l->skel->rodata->cfg_digest_room = cfg->pass ? 0 : cfg->digest_room;
-	if (cfg->xdp_meta && !cfg->digest_room && !cfg->pass) {
+	if (cfg->xdp_meta && !cfg->pass) {
 		/* Random per load: meta a program of another load (or not ours) wrote never checks out. */
 		while (!l->meta_cookie)
 			if (getrandom(&l->meta_cookie, sizeof(l->meta_cookie), 0) != sizeof(l->meta_cookie)) {

@@ -26,7 +26,6 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_XDP_TO_XSK] = "to_xsk",
 	[XEVB_XDP_NO_XSK] = "no_xsk_to_kernel",
 	[XEVB_XDP_UNKNOWN_SRC] = "unknown_source",
-	[XEVB_XDP_TRIM_FAIL] = "trim_failed",
 	[XEVB_XDP_META_FAIL] = "meta_failed",
 	[XEVB_XDP_SHED] = "shed",
 	[XEVB_XDP_SHED_REF] = "shed_ref_source",

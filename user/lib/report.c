@@ -168,8 +168,6 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		c->events_evicted, c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog,
 		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
-	fprintf(f, ",\"rx_digest\":%" PRIu64 ",\"rx_digest_fallback\":%" PRIu64, s->rx_digest,
-		s->rx_digest_fallback);
 	fprintf(f, ",\"rx_meta\":%" PRIu64 ",\"rx_meta_fallback\":%" PRIu64, s->rx_meta,
 		s->rx_meta_fallback);
 	fprintf(f, ",\"shed_on\":%s,\"shed_meps\":%" PRIu64 ",\"shed_frags\":%" PRIu64
