@@ -81,6 +81,30 @@ __u64 tx_bytes;
 __u64 over_limit;
 __u64 short_frame;
 
+/*
+ * The event ids of a MEP's first n records: first + r, or, with evs, a
+ * job's ids from evs[base...] (the DFM ring). Payloads and lengths are the
+ * template's.
+ */
+static __always_inline void stamp_ids(__u8 *mep, __u8 *data_end, __u32 n, __u32 first,
+				      const __u32 *evs, __u32 base)
+{
+	__u32 off = 16, r;
+	__u8 *rec;
+
+	for (r = 0; r < GEN_MAX_RECS; r++) {
+		if (r >= n)
+			break;
+		if (off > GEN_MAX_OFF)
+			break;
+		rec = mep + off;
+		if (rec + 4 > data_end)
+			break;
+		xevb_st32(rec, evs ? evs[(base + r) & (XEVB_GEN_MAX_JOB_EVS - 1)] : first + r);
+		off += cfg_rec_stride;
+	}
+}
+
 SEC("xdp")
 int xevb_gen(struct xdp_md *ctx)
 {
@@ -88,8 +112,7 @@ int xevb_gen(struct xdp_md *ctx)
 	__u8 *data_end = (__u8 *)(long)ctx->data_end;
 	__u32 s = cur_src, mep_off = cfg_mep_off, ip_off = cfg_ip_off;
 	__u64 blk = cur_block;
-	__u32 eid, off, j;
-	__u8 *mep, *ip, *rec;
+	__u8 *mep, *ip;
 	__u8 flags = cfg_flags;
 
 	if (blk > max_block) {
@@ -124,19 +147,7 @@ int xevb_gen(struct xdp_md *ctx)
 		xevb_st16(ip + 10, srcs[s].ip_csum);
 	}
 
-	eid = cfg_first_event + (__u32)blk * cfg_pack;
-	off = 16;
-	for (j = 0; j < GEN_MAX_RECS; j++) {
-		if (j >= cfg_pack)
-			break;
-		if (off > GEN_MAX_OFF)
-			break;
-		rec = mep + off;
-		if (rec + 4 > data_end)
-			break;
-		xevb_st32(rec, eid + j);
-		off += cfg_rec_stride;
-	}
+	stamp_ids(mep, data_end, cfg_pack, cfg_first_event + (__u32)blk * cfg_pack, NULL, 0);
 
 	if (++s >= cfg_n_src) {
 		s = 0;
@@ -204,9 +215,9 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 	__u8 *data = (__u8 *)(long)ctx->data;
 	__u8 *data_end = (__u8 *)(long)ctx->data_end;
 	__u32 head = job_head, s = job_src, mep_off = cfg_mep_off;
-	__u32 slot, base, off, r, key, recs, len, *seq;
+	__u32 slot, base, r, key, recs, len, *seq;
 	const struct xevb_gen_job *jb;
-	__u8 *mep, *ip, *rec;
+	__u8 *mep, *ip;
 	int cut;
 
 	for (r = 0; r < RING_IDLE_POLLS && ring_empty(head); r++)
@@ -262,18 +273,7 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 	xevb_st32(mep + 12, __sync_fetch_and_add(seq, 1));
 
 	base = slot * job_recs;
-	off = 16;
-	for (r = 0; r < GEN_MAX_RECS; r++) {
-		if (r >= recs)
-			break;
-		if (off > GEN_MAX_OFF)
-			break;
-		rec = mep + off;
-		if (rec + 4 > data_end)
-			break;
-		xevb_st32(rec, job_evs[(base + r) & (XEVB_GEN_MAX_JOB_EVS - 1)]);
-		off += cfg_rec_stride;
-	}
+	stamp_ids(mep, data_end, recs, 0, job_evs, base);
 	/* Last: the packet pointers are invalid after it. */
 	if (cut && bpf_xdp_adjust_tail(ctx, -cut)) {
 		short_frame++;

@@ -133,6 +133,24 @@ static enum xevb_shed_cause pressure_cause(const struct xevb_shed *s, const stru
 	return XEVB_SHED_CUT__N;
 }
 
+/* One step of an average over about eight ticks. */
+static void smooth(double *avg, double sample)
+{
+	*avg += (sample - *avg) / 8;
+}
+
+/*
+ * The level at which what comes in matches what was served: the level
+ * times served / offered, less 1/32 to drain what waits (0: no measure,
+ * or nothing to cut).
+ */
+static uint32_t served_level(uint32_t accept, double served, double offered)
+{
+	if (served <= 0 || offered <= served)
+		return 0;
+	return (uint32_t)((double)accept * served / offered * 31 / 32);
+}
+
 /*
  * What the builder took against what arrived (taken, ring growth, kernel
  * drops), smoothed over about eight ticks (16 ms): in one tick the builder
@@ -144,15 +162,8 @@ static void track_ring(struct xevb_shed *s, const struct xevb_shed_in *in)
 	int64_t growth = (int64_t)in->ring_used - (int64_t)s->last_used;
 	double arrived = (double)in->consumed + (double)in->drops + (growth > 0 ? (double)growth : 0);
 
-	s->ew_consumed += ((double)in->consumed - s->ew_consumed) / 8;
-	s->ew_arrived += (arrived - s->ew_arrived) / 8;
-}
-
-static uint32_t ring_level(const struct xevb_shed *s)
-{
-	if (s->ew_consumed <= 0 || s->ew_arrived <= s->ew_consumed)
-		return 0;
-	return (uint32_t)((double)s->accept * s->ew_consumed / s->ew_arrived * 31 / 32);
+	smooth(&s->ew_consumed, (double)in->consumed);
+	smooth(&s->ew_arrived, arrived);
 }
 
 /*
@@ -170,15 +181,8 @@ static void track_output(struct xevb_shed *s, const struct xevb_shed_in *in)
 	s->last_backlog = in->backlog;
 	if (produced < 0)
 		produced = 0;
-	s->ew_sent += ((double)in->out_sent - s->ew_sent) / 8;
-	s->ew_produced += (produced - s->ew_produced) / 8;
-}
-
-static uint32_t output_level(const struct xevb_shed *s)
-{
-	if (s->ew_sent <= 0 || s->ew_produced <= s->ew_sent)
-		return 0;
-	return (uint32_t)((double)s->accept * s->ew_sent / s->ew_produced * 31 / 32);
+	smooth(&s->ew_sent, (double)in->out_sent);
+	smooth(&s->ew_produced, produced);
 }
 
 /*
@@ -190,7 +194,8 @@ static uint32_t output_level(const struct xevb_shed *s)
 static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause)
 {
 	uint32_t step = cause == XEVB_SHED_CUT_DROPS ? s->accept / 2 : s->accept / 8;
-	uint32_t level = cause == XEVB_SHED_CUT_BACKLOG ? output_level(s) : ring_level(s);
+	uint32_t level = cause == XEVB_SHED_CUT_BACKLOG ? served_level(s->accept, s->ew_sent, s->ew_produced)
+							: served_level(s->accept, s->ew_consumed, s->ew_arrived);
 
 	if (!level || level >= s->accept)
 		level = s->accept - (step ? step : 1);
