@@ -54,6 +54,17 @@ e2e_init() {
 	E2E_T0=$(date +%s.%N)
 }
 
+# On failure, the last lines each process printed: CI keeps only the
+# test's output, and a failure seen once must be explainable from it.
+e2e_dump_errs() {
+	local f
+	for f in "$E2E_WORK"/*.err; do
+		[[ -s $f ]] || continue
+		echo "# --- last lines of $(basename "$f"):"
+		tail -n "${E2E_DUMP_LINES:-6}" "$f" | cut -c1-400 | sed 's/^/#   /'
+	done
+}
+
 # Called by the testbed's EXIT trap before the namespaces go.
 tb_on_cleanup() {
 	local p
@@ -64,6 +75,7 @@ tb_on_cleanup() {
 		[[ -n $p ]] && wait "$p" 2>/dev/null
 	done
 	E2E_PIDS=()
+	((E2E_FAILS)) && e2e_dump_errs
 	if ((E2E_FAILS)) && [[ -n ${E2E_KEEP:-} ]]; then
 		echo "# kept $E2E_WORK"
 	else
