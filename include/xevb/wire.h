@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Data-plane wire format, version 1 (docs/wire-format.md).
+ * Data-plane wire format, version 1 with the 1.1 SEGMENT extension
+ * (docs/wire-format.md).
  * Shared by the BPF programs and user space: only fixed-width UAPI types,
  * no libc. All multi-byte fields are big-endian on the wire.
  */
@@ -17,6 +18,9 @@
 #define XEVB_MEP_VERSION        1
 #define XEVB_MEP_F_RESEND       0x01
 #define XEVB_MEP_F_END_OF_RUN   0x02
+/* 1.1: one segment of a fragment larger than a packet; n_frags = 1 and the
+   record's seg_offset says where the segment's bytes start. */
+#define XEVB_MEP_F_SEGMENT      0x04
 #define XEVB_MEP_F_KNOWN        (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN)
 #define XEVB_MAX_SOURCE_ID      4095
 #define XEVB_MAX_SOURCES        4096
@@ -37,7 +41,7 @@ struct xevb_mep_hdr {
 struct xevb_frag_hdr {
 	__u32 event_id;
 	__u16 length;
-	__u16 reserved;
+	__u16 seg_offset;   /* SEGMENT: where this segment starts; otherwise 0 (was reserved) */
 	__u32 crc32c;
 } __attribute__((packed));
 
@@ -78,7 +82,7 @@ _Static_assert(XEVB_OFFSETOF(struct xevb_mep_hdr, packet_seq) == 12, "mep.packet
 
 _Static_assert(sizeof(struct xevb_frag_hdr) == 12, "fragment header is 12 bytes");
 _Static_assert(XEVB_OFFSETOF(struct xevb_frag_hdr, length) == 4, "frag.length");
-_Static_assert(XEVB_OFFSETOF(struct xevb_frag_hdr, reserved) == 6, "frag.reserved");
+_Static_assert(XEVB_OFFSETOF(struct xevb_frag_hdr, seg_offset) == 6, "frag.seg_offset");
 _Static_assert(XEVB_OFFSETOF(struct xevb_frag_hdr, crc32c) == 8, "frag.crc32c");
 
 _Static_assert(sizeof(struct xevb_evt_hdr) == 32, "event header is 32 bytes");
