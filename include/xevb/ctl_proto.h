@@ -35,6 +35,7 @@ enum xevb_ctl_type {
 	XEVB_CTL_REQUEST,      /* builder -> source: send these events' fragments */
 	XEVB_CTL_SOURCES,      /* DFM -> builder: the source processes it knows */
 	XEVB_CTL_BYE,          /* the sender leaves cleanly (no records) */
+	XEVB_CTL_RECEIVED,     /* farm node -> DFM: events received per builder */
 	XEVB_CTL__TYPES
 };
 
@@ -130,6 +131,12 @@ struct xevb_ctl_request {
 	uint8_t flags;       /* XEVB_CTL_RQ_* */
 };
 
+/* RECEIVED: what a farm node got from one builder address since it started. */
+struct xevb_ctl_received {
+	uint32_t builder_addr; /* IPv4, network order, non-zero */
+	uint64_t events;       /* cumulative: a lost or reordered report costs nothing */
+};
+
 struct xevb_ctl_srcinfo {
 	uint32_t addr;       /* IPv4, network order */
 	uint16_t port;       /* its control port */
@@ -143,6 +150,7 @@ struct xevb_ctl_srcinfo {
 #define XEVB_CTL_CLEAR_RLEN   8
 #define XEVB_CTL_REQUEST_RLEN 8
 #define XEVB_CTL_SRC_RLEN     12
+#define XEVB_CTL_RECEIVED_RLEN 16
 /* The most records of the smallest kind one datagram holds. */
 #define XEVB_CTL_MAX_RECS ((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 8)
 
@@ -155,6 +163,7 @@ struct xevb_ctl_msg {
 		struct xevb_ctl_range clear[XEVB_CTL_MAX_RECS];
 		struct xevb_ctl_request request[XEVB_CTL_MAX_RECS];
 		struct xevb_ctl_srcinfo src[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_SRC_RLEN];
+		struct xevb_ctl_received received[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_RECEIVED_RLEN];
 	} u;
 };
 

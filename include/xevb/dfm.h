@@ -11,6 +11,12 @@
  *
  * at every moment (xevb_dfm_check), outstanding = 0 after xevb_dfm_stop.
  * Messages leave through the callbacks; the caller batches and sends them.
+ *
+ * The books close at the farm nodes: they report (RECEIVED) how many events
+ * each builder address delivered to them, and xevb_dfm_reconcile sets every
+ * builder's received and not_delivered = DONE (complete + incomplete) that
+ * no farm node got. Farm nodes know builders by IPv4 address only: builders
+ * sharing an address are reconciled together.
  */
 #ifndef XEVB_DFM_H
 #define XEVB_DFM_H
@@ -21,6 +27,7 @@
 #include <xevb/ctl_proto.h>
 
 #define XEVB_DFM_MAX_BUILDERS 64
+#define XEVB_DFM_MAX_SINKS    64
 
 enum xevb_dfm_lost {
 	XEVB_LOST_BUILDER_DEAD = 0, /* push: its builder died or restarted */
@@ -57,6 +64,22 @@ struct xevb_dfm_builder {
 	int64_t wrr;
 	uint64_t assigned, complete, incomplete, no_data, lost, reassigned_away;
 	uint64_t deaths, rejoins, restarts, busy_on, retries;
+	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
+	   received, and DONE ones none of them did (so far; at the end: lost). */
+	uint64_t received, not_delivered;
+};
+
+/* A farm node that reports RECEIVED, and its latest counts per builder address. */
+struct xevb_dfm_sink {
+	uint32_t addr;             /* network order */
+	uint16_t port;             /* host order */
+	uint32_t epoch;
+	uint64_t last_ns, reports, restarts;
+	uint32_t n;                /* builder addresses it reported */
+	uint32_t baddr[XEVB_DFM_MAX_BUILDERS];
+	uint64_t events[XEVB_DFM_MAX_BUILDERS];  /* this incarnation's cumulative count */
+	uint64_t earlier[XEVB_DFM_MAX_BUILDERS]; /* what its earlier incarnations received */
+	uint64_t untracked;        /* records beyond the address table, dropped */
 };
 
 struct xevb_dfm_stats {
@@ -71,6 +94,11 @@ struct xevb_dfm_stats {
 	uint64_t stall_table;      /* step found the in-flight table full */
 	uint64_t clear_msgs, cleared;
 	uint64_t builders_full;    /* STATUS refused: too many builders */
+	/* The farm nodes' books (xevb_dfm_reconcile). */
+	uint64_t received;         /* events the farm nodes received from our builders */
+	uint64_t received_unknown; /* ... from addresses that are no builder of ours */
+	uint64_t not_delivered;    /* DONE, never received at a farm node */
+	uint64_t sinks_full;       /* RECEIVED refused: too many farm nodes */
 };
 
 struct xevb_dfm;
@@ -84,6 +112,9 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 /* A builder's DONE records. */
 void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 		      const struct xevb_ctl_done *r, uint32_t n, uint64_t now);
+/* A farm node's RECEIVED records: cumulative counts per builder address. */
+void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+			  const struct xevb_ctl_received *r, uint32_t n, uint64_t now);
 /* A builder said BYE: dead now, its events handled as for a death. */
 void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
 
@@ -100,7 +131,16 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now);
 /* End of run: everything outstanding is lost AT_STOP, clears flushed. */
 void xevb_dfm_stop(struct xevb_dfm *d);
 
+/*
+ * The books at the farm nodes from their latest reports: every builder's
+ * received and not_delivered, and the totals in the stats. Returns the
+ * events not delivered (0 also when no farm node reports: see n_sinks).
+ */
+uint64_t xevb_dfm_reconcile(struct xevb_dfm *d);
+
 const struct xevb_dfm_stats *xevb_dfm_stats(const struct xevb_dfm *d);
+uint32_t xevb_dfm_n_sinks(const struct xevb_dfm *d);
+const struct xevb_dfm_sink *xevb_dfm_sink(const struct xevb_dfm *d, uint32_t i);
 uint32_t xevb_dfm_n_builders(const struct xevb_dfm *d);
 const struct xevb_dfm_builder *xevb_dfm_builder(const struct xevb_dfm *d, uint32_t i);
 /* The books balance (see above); on false, msg says how. */

@@ -183,6 +183,38 @@ Test(ctl_proto, record_rules)
 	cr_assert(eq(str, (char *)xevb_ctl_err_name(XEVB_CTL_E_FIELD), "bad_field"));
 }
 
+Test(ctl_proto, received_roundtrip_and_rules)
+{
+	struct xevb_ctl_msg m = hdr(XEVB_CTL_RECEIVED, XEVB_ROLE_SINK, 2), d;
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	size_t len;
+
+	cr_assert(eq(u32, xevb_ctl_max_recs(XEVB_CTL_RECEIVED), 90));
+	m.u.received[0] = (struct xevb_ctl_received){ 0x010212c6, 0x1122334455ull };
+	m.u.received[1] = (struct xevb_ctl_received){ 0x020212c6, 0 };
+	len = xevb_ctl_encode(&m, buf, sizeof(buf));
+	cr_assert(eq(sz, len, XEVB_CTL_HLEN + 2 * 16));
+	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), XEVB_CTL_OK));
+	cr_assert(eq(u32, d.u.received[0].builder_addr, 0x010212c6));
+	cr_assert(eq(u64, d.u.received[0].events, 0x1122334455ull));
+	cr_assert(eq(u32, d.u.received[1].builder_addr, 0x020212c6));
+	cr_assert(eq(u8, buf[3], 8));
+	cr_assert(eq(u32, xevb_ld32(buf + XEVB_CTL_HLEN + 12), 0x22334455));
+	cr_assert(eq(str, (char *)xevb_ctl_type_name(XEVB_CTL_RECEIVED), "RECEIVED"));
+	/* The reserved word must be 0, the address not. */
+	buf[XEVB_CTL_HLEN + 7] = 1;
+	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), XEVB_CTL_E_FIELD));
+	m.u.received[1].builder_addr = 0;
+	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+	/* Only farm nodes report what they received. */
+	m.u.received[1].builder_addr = 1;
+	m.h.role = XEVB_ROLE_BUILDER;
+	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+	m.h.role = XEVB_ROLE_SINK;
+	m.h.n_recs = 91;
+	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+}
+
 Test(flowctl, busy_hysteresis_defaults)
 {
 	struct xevb_busy b;

@@ -308,3 +308,126 @@ Test(dfm, table_bounds_events_in_flight)
 	books(d);
 	xevb_dfm_free(d);
 }
+
+/* A farm node (sink s, epoch e) reports cumulative counts for builders 0..n-1. */
+static void received(struct xevb_dfm *d, uint32_t s, uint32_t epoch, const uint64_t *per_builder, uint32_t n,
+		     uint64_t now)
+{
+	struct xevb_ctl_hdr h = { .type = XEVB_CTL_RECEIVED, .role = XEVB_ROLE_SINK, .epoch = epoch };
+	struct xevb_ctl_received r[8];
+
+	for (uint32_t i = 0; i < n; i++)
+		r[i] = (struct xevb_ctl_received){ 0x0a000000 + i, per_builder[i] };
+	xevb_dfm_on_received(d, 0x0b000000 + s, 23904, &h, r, n, now);
+}
+
+/* Builder 0 done 8 (6 complete, 2 incomplete), builder 1 (the stray) done 4. */
+static struct xevb_dfm *two_builders_done(void)
+{
+	struct xevb_dfm *d = mk(false, 4);
+
+	status(d, 0, 11, 8, false, 0);
+	status(d, 1, 12, 4, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 1, 12), 12));
+	for (uint32_t i = 0; i < R.na; i++)
+		for (uint32_t e = R.a[i].first_event; e < R.a[i].first_event + R.a[i].count; e++)
+			done(d, R.to[i], R.to[i] ? 12 : 11, e,
+			     R.to[i] == 0 && e % 4 == 3 ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE, 2);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->complete + xevb_dfm_builder(d, 0)->incomplete, 8));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->complete, 4));
+	return d;
+}
+
+Test(dfm, no_farm_node_reports_books_not_closed)
+{
+	struct xevb_dfm *d = two_builders_done();
+
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 0));
+	cr_assert(eq(u32, xevb_dfm_n_sinks(d), 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->not_delivered, 0));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, done_never_received_is_not_delivered)
+{
+	struct xevb_dfm *d = two_builders_done();
+	uint64_t a[2] = { 5, 0 }, b[2] = { 3, 0 };
+
+	/* Two farm nodes got 5 + 3 of builder 0's events, none of the stray's. */
+	received(d, 0, 100, a, 1, 3);
+	received(d, 1, 200, b, 2, 3);
+	cr_assert(eq(u32, xevb_dfm_n_sinks(d), 2));
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 4));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->received, 8));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->not_delivered, 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->received, 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->not_delivered, 4));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->received, 8));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->not_delivered, 4));
+	/* Reconciling again gives the same books (nothing accumulates). */
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 4));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->received, 8));
+	books(d);
+	xevb_dfm_free(d);
+}
+
+Test(dfm, received_counts_are_cumulative_and_survive_a_farm_node_restart)
+{
+	struct xevb_dfm *d = two_builders_done();
+	uint64_t r6[2] = { 6, 4 }, r2[2] = { 2, 0 }, r1[2] = { 1, 0 };
+
+	received(d, 0, 100, r6, 2, 3);
+	/* An older report arriving late lowers nothing. */
+	received(d, 0, 100, r2, 2, 4);
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 2));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->received, 6));
+	/* The farm node restarts (new epoch) and counts from 0: 6 + 1 delivered. */
+	received(d, 0, 101, r1, 1, 5);
+	cr_assert(eq(u64, xevb_dfm_sink(d, 0)->restarts, 1));
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 1));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->received, 7));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->received, 4));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->not_delivered, 0));
+	xevb_dfm_free(d);
+}
+
+Test(dfm, received_from_strangers_counted_apart)
+{
+	struct xevb_dfm *d = two_builders_done();
+	uint64_t r[3] = { 8, 4, 9 };  /* 0x0a000002 is no builder of ours */
+
+	received(d, 0, 100, r, 3, 3);
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->received, 12));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->received_unknown, 9));
+	xevb_dfm_free(d);
+}
+
+Test(dfm, builders_sharing_an_address_share_its_count)
+{
+	struct xevb_dfm *d = mk(false, 2);
+	struct xevb_ctl_hdr h = { .type = XEVB_CTL_STATUS, .role = XEVB_ROLE_BUILDER, .epoch = 21 };
+	struct xevb_ctl_status st = { .credits = 2 };
+	uint64_t r[1] = { 3 };
+
+	/* Two builders on one host (ports 23902, 23912), 2 events each, 3 reached a farm node. */
+	cr_assert(eq(int, xevb_dfm_on_status(d, 0x0a000000, 23902, &h, &st, 0), 0));
+	h.epoch = 22;
+	cr_assert(eq(int, xevb_dfm_on_status(d, 0x0a000000, 23912, &h, &st, 0), 1));
+	cr_assert(eq(u32, xevb_dfm_step(d, 1, 4), 4));
+	for (uint32_t i = 0; i < R.na; i++) {
+		struct xevb_ctl_hdr dh = { .type = XEVB_CTL_DONE, .role = XEVB_ROLE_BUILDER, .epoch = R.to[i] ? 22 : 21 };
+		for (uint32_t k = 0; k < R.a[i].count; k++) {
+			struct xevb_ctl_done rd = { R.a[i].first_event + k, 0, XEVB_DONE_COMPLETE };
+			xevb_dfm_on_done(d, 0x0a000000, R.to[i] ? 23912 : 23902, &dh, &rd, 1, 2);
+		}
+	}
+	received(d, 0, 100, r, 1, 3);
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 1));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->received + xevb_dfm_builder(d, 1)->received, 3));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->not_delivered + xevb_dfm_builder(d, 1)->not_delivered, 1));
+	books(d);
+	xevb_dfm_free(d);
+}

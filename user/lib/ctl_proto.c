@@ -18,6 +18,7 @@ static uint32_t rec_len(uint8_t type)
 	case XEVB_CTL_CLEAR: return XEVB_CTL_CLEAR_RLEN;
 	case XEVB_CTL_REQUEST: return XEVB_CTL_REQUEST_RLEN;
 	case XEVB_CTL_SOURCES: return XEVB_CTL_SRC_RLEN;
+	case XEVB_CTL_RECEIVED: return XEVB_CTL_RECEIVED_RLEN;
 	default: return 0;
 	}
 }
@@ -45,6 +46,8 @@ static bool role_may_send(uint8_t role, uint8_t type)
 	case XEVB_CTL_DONE:
 	case XEVB_CTL_REQUEST:
 		return role == XEVB_ROLE_BUILDER;
+	case XEVB_CTL_RECEIVED:
+		return role == XEVB_ROLE_SINK;
 	default:
 		return false;
 	}
@@ -121,6 +124,12 @@ static enum xevb_ctl_err decode_rec(struct xevb_ctl_msg *m, uint32_t i, const ui
 		    (uint32_t)s->first_id + s->n_ids - 1 > 4095 || xevb_ld16(p + 10))
 			return XEVB_CTL_E_FIELD;
 		return XEVB_CTL_OK;
+	}
+	case XEVB_CTL_RECEIVED: {
+		struct xevb_ctl_received *r = &m->u.received[i];
+		memcpy(&r->builder_addr, p, 4);
+		r->events = ld64(p + 8);
+		return r->builder_addr && !xevb_ld32(p + 4) ? XEVB_CTL_OK : XEVB_CTL_E_FIELD;
 	}
 	default:
 		return XEVB_CTL_E_TYPE;
@@ -220,6 +229,11 @@ static void encode_rec(const struct xevb_ctl_msg *m, uint32_t i, uint8_t *p)
 		xevb_st16(p + 10, 0);
 		break;
 	}
+	case XEVB_CTL_RECEIVED:
+		memcpy(p, &m->u.received[i].builder_addr, 4);
+		xevb_st32(p + 4, 0);
+		xevb_st64(p + 8, m->u.received[i].events);
+		break;
 	}
 }
 
@@ -259,7 +273,7 @@ const char *xevb_ctl_err_name(enum xevb_ctl_err e)
 const char *xevb_ctl_type_name(uint8_t t)
 {
 	static const char *const n[XEVB_CTL__TYPES] = {
-		"?", "STATUS", "ASSIGN", "DONE", "CLEAR", "REQUEST", "SOURCES", "BYE",
+		"?", "STATUS", "ASSIGN", "DONE", "CLEAR", "REQUEST", "SOURCES", "BYE", "RECEIVED",
 	};
 	return t < XEVB_CTL__TYPES ? n[t] : "?";
 }

@@ -36,6 +36,8 @@ struct xevb_dfm {
 	uint64_t last_scan_ns;
 	struct xevb_dfm_builder b[XEVB_DFM_MAX_BUILDERS];
 	uint32_t nb;
+	struct xevb_dfm_sink sk[XEVB_DFM_MAX_SINKS];
+	uint32_t nsk;
 	struct xevb_dfm_stats st;
 };
 
@@ -261,6 +263,141 @@ void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t 
 		builder_down(d, bi, now);
 }
 
+static struct xevb_dfm_sink *find_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port)
+{
+	struct xevb_dfm_sink *k;
+
+	for (uint32_t i = 0; i < d->nsk; i++)
+		if (d->sk[i].addr == addr && d->sk[i].port == port)
+			return &d->sk[i];
+	if (d->nsk == XEVB_DFM_MAX_SINKS) {
+		d->st.sinks_full++;
+		return NULL;
+	}
+	k = &d->sk[d->nsk++];
+	memset(k, 0, sizeof(*k));
+	k->addr = addr;
+	k->port = port;
+	return k;
+}
+
+/* A restarted farm node counts from 0 again: what the old one got stays delivered. */
+static void sink_new_epoch(struct xevb_dfm_sink *k, uint32_t epoch)
+{
+	if (k->epoch && k->epoch != epoch) {
+		for (uint32_t j = 0; j < k->n; j++) {
+			k->earlier[j] += k->events[j];
+			k->events[j] = 0;
+		}
+		k->restarts++;
+	}
+	k->epoch = epoch;
+}
+
+static int sink_slot(struct xevb_dfm_sink *k, uint32_t baddr)
+{
+	for (uint32_t j = 0; j < k->n; j++)
+		if (k->baddr[j] == baddr)
+			return (int)j;
+	if (k->n == XEVB_DFM_MAX_BUILDERS)
+		return -1;
+	k->baddr[k->n] = baddr;
+	k->events[k->n] = k->earlier[k->n] = 0;
+	return (int)k->n++;
+}
+
+void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+			  const struct xevb_ctl_received *r, uint32_t n, uint64_t now)
+{
+	struct xevb_dfm_sink *k = find_sink(d, addr, port);
+
+	if (!k)
+		return;
+	sink_new_epoch(k, h->epoch);
+	k->last_ns = now;
+	k->reports++;
+	for (uint32_t i = 0; i < n; i++) {
+		int j = sink_slot(k, r[i].builder_addr);
+		if (j < 0) {
+			k->untracked++;
+			continue;
+		}
+		/* Cumulative counts: an older report arriving late never lowers one. */
+		if (r[i].events > k->events[j])
+			k->events[j] = r[i].events;
+	}
+}
+
+/* Events every farm node together received from builder address baddr. */
+static uint64_t received_from(const struct xevb_dfm *d, uint32_t baddr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < d->nsk; i++)
+		for (uint32_t j = 0; j < d->sk[i].n; j++)
+			if (d->sk[i].baddr[j] == baddr)
+				n += d->sk[i].events[j] + d->sk[i].earlier[j];
+	return n;
+}
+
+static bool is_builder_addr(const struct xevb_dfm *d, uint32_t baddr)
+{
+	for (uint32_t i = 0; i < d->nb; i++)
+		if (d->b[i].addr == baddr)
+			return true;
+	return false;
+}
+
+/*
+ * Builders at one address share its count: each takes what covers its own
+ * DONE in index order, the last one the rest (so the counts add up to what
+ * the farm nodes reported).
+ */
+static void reconcile_addr(struct xevb_dfm *d, uint32_t first)
+{
+	uint32_t baddr = d->b[first].addr, last = first;
+	uint64_t left = received_from(d, baddr);
+
+	for (uint32_t i = first; i < d->nb; i++)
+		if (d->b[i].addr == baddr)
+			last = i;
+	for (uint32_t i = first; i <= last; i++) {
+		struct xevb_dfm_builder *b = &d->b[i];
+		uint64_t done = b->complete + b->incomplete;
+
+		if (b->addr != baddr)
+			continue;
+		b->received = i == last ? left : (done < left ? done : left);
+		left -= b->received;
+		b->not_delivered = done > b->received ? done - b->received : 0;
+		d->st.received += b->received;
+		d->st.not_delivered += b->not_delivered;
+	}
+}
+
+uint64_t xevb_dfm_reconcile(struct xevb_dfm *d)
+{
+	bool seen[XEVB_DFM_MAX_BUILDERS] = { false };
+
+	d->st.received = d->st.not_delivered = d->st.received_unknown = 0;
+	for (uint32_t i = 0; i < d->nb; i++)
+		d->b[i].received = d->b[i].not_delivered = 0;
+	for (uint32_t i = 0; i < d->nb; i++) {
+		if (seen[i])
+			continue;
+		for (uint32_t j = i; j < d->nb; j++)
+			if (d->b[j].addr == d->b[i].addr)
+				seen[j] = true;
+		if (d->nsk)
+			reconcile_addr(d, i);
+	}
+	for (uint32_t i = 0; i < d->nsk; i++)
+		for (uint32_t j = 0; j < d->sk[i].n; j++)
+			if (!is_builder_addr(d, d->sk[i].baddr[j]))
+				d->st.received_unknown += d->sk[i].events[j] + d->sk[i].earlier[j];
+	return d->st.not_delivered;
+}
+
 static int pick(struct xevb_dfm *d, uint32_t need)
 {
 	uint32_t w[XEVB_DFM_MAX_BUILDERS];
@@ -409,6 +546,16 @@ uint32_t xevb_dfm_n_builders(const struct xevb_dfm *d)
 const struct xevb_dfm_builder *xevb_dfm_builder(const struct xevb_dfm *d, uint32_t i)
 {
 	return i < d->nb ? &d->b[i] : NULL;
+}
+
+uint32_t xevb_dfm_n_sinks(const struct xevb_dfm *d)
+{
+	return d->nsk;
+}
+
+const struct xevb_dfm_sink *xevb_dfm_sink(const struct xevb_dfm *d, uint32_t i)
+{
+	return i < d->nsk ? &d->sk[i] : NULL;
 }
 
 bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
