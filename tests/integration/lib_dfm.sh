@@ -35,15 +35,28 @@ dfm_source() {
 	_e2e_track $! "$name" 0
 }
 
-# dfm_run NAME [dfm options]: the DFM in the foreground (bounded); its rc checked.
+# dfm_run NAME [dfm options]: the DFM in the foreground (bounded); its rc
+# checked: DFM_RC (default 0; 4: events DONE that no farm node received).
 dfm_run() {
-	local name=$1 rc
+	local name=$1 rc want=${DFM_RC:-0}
 	shift
 	ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err"
 	rc=$?
-	if ((rc == 0)); then e2e_ok "$name: exit status 0 (accounting ok)"; else
-		e2e_fail "$name: exit status $rc"; e2e_show "$name"; fi
+	if ((rc == want)); then e2e_ok "$name: exit status $rc"; else
+		e2e_fail "$name: exit status $rc, want $want"; e2e_show "$name"; fi
+}
+
+# dfm_stray IDX NAME [stray_builder.py options]: a host on builder IDX that
+# claims to be a builder (tests/integration/stray_builder.py), background,
+# bounded by --duration 30 and timeout 40; its counts in NAME.json.
+dfm_stray() {
+	local idx=$1 name=$2
+	shift 2
+	ip netns exec "$(tb_ns builder "$idx")" timeout 40 python3 tests/integration/stray_builder.py \
+		--dfm "$DFM_ADDR" --bind "$(tb_addr builder "$idx")" --duration 30 --json "$E2E_WORK/$name.json" "$@" \
+		2>"$E2E_WORK/$name.err" &
+	_e2e_track $! "$name" 0
 }
 
 # dfm_stop_all: the DFM has said BYE; stop what has not ended by itself.

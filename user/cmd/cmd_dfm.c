@@ -4,7 +4,9 @@
  * or as fast as the builders' credits allow), assigns events in blocks to
  * builders (user/lib/dfm.c has the rules), tells the sources where to send
  * (push) or lets the builders ask them (pull), batches clears, and keeps
- * the books: triggered = complete + incomplete + lost by reason.
+ * the books: triggered = complete + incomplete + lost by reason, and closes
+ * them at the farm nodes (`xevb sink --dfm`): events DONE that no farm node
+ * received are not_delivered, per builder, and the exit status says so.
  * Protocol: docs/control-protocol.md.
  */
 #include <arpa/inet.h>
@@ -35,7 +37,7 @@ enum {
 	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_DURATION, O_PACK, O_FIRST, O_RUN, O_DEAD,
 	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE, O_INTERVAL,
 	O_JSON, O_QUIET, O_VERBOSE,
-	O_METRICS, O_STATE,
+	O_METRICS, O_STATE, O_BOOKS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -53,6 +55,7 @@ static const struct xevb_opt opts[] = {
 	{ "max-retries", O_MAXRETRY, "N", "then the event is lost as no_done (default 5)" },
 	{ "clear-group", O_CLEAR, "N", "events per CLEAR batch to the sources (default 50)" },
 	{ "drain-ms", O_DRAIN, "MS", "at the end, wait this long for outstanding DONEs (default 5000)" },
+	{ "books-ms", O_BOOKS, "MS", "then up to MS for the farm nodes' last counts, to close the books (default 2000)" },
 	{ "wait-builders", O_WAITB, "N", "trigger only once N builders have reported (default 1)" },
 	{ "wait-sources", O_WAITS, "N", "... and N source processes (default 1)" },
 	{ "wait-ms", O_WAITMS, "MS", "give up if they have not after MS (default 10000)" },
@@ -68,12 +71,16 @@ static const struct xevb_opt opts[] = {
 static const struct xevb_cmd_help help = {
 	.name = "dfm",
 	.summary = "Data-flow manager: trigger events, assign them to builders by credit, Busy-aware;\n"
-		   "push (sources send where told) or pull (builders request, re-ask the missing).",
+		   "push (sources send where told) or pull (builders request, re-ask the missing).\n"
+		   "Farm nodes started with --dfm report what they received: events DONE that none received\n"
+		   "are not_delivered. Exit status: 0 books closed, 1 peers never came, 3 accounting failed,\n"
+		   "4 events not delivered to any farm node.",
 	.usage = "[--mode push|pull] [--rate HZ] [--events N] [options]",
 	.examples =
 		"  xevb dfm --listen 198.18.4.1:23901 --mode push --rate 5000 --events 20000 --wait-builders 2 --wait-sources 3\n"
 		"  xevb dfm --mode pull --events 100000 --pack 1 --json     # as fast as credits allow\n"
-		"  (builders: xevb build ... --dfm 198.18.4.1:23901; sources: xevb source --dfm 198.18.4.1:23901 ...)\n",
+		"  (builders: xevb build ... --dfm 198.18.4.1:23901; sources: xevb source --dfm 198.18.4.1:23901 ...;\n"
+		"   farm nodes: xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901)\n",
 };
 
 struct src_peer {
@@ -95,6 +102,7 @@ struct dfm_app {
 	struct xevb_ctl_msg push;                          /* ASSIGNs pending for every source */
 	uint64_t src_timeouts, unexpected, push_msgs;
 	bool sources_changed;
+	bool books_closed;       /* the run is over and the farm nodes' counts are in */
 };
 
 static volatile sig_atomic_t stop;
@@ -201,6 +209,19 @@ static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, co
 	p->answered = m->u.status.done_total;
 }
 
+/* A farm node's counts per builder (the decoder let only farm nodes send it). */
+static void on_received(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
+			uint64_t now)
+{
+	uint32_t before = xevb_dfm_n_sinks(a->d);
+
+	xevb_dfm_on_received(a->d, from->sin_addr.s_addr, ntohs(from->sin_port), &m->h, m->u.received,
+			     m->h.n_recs, now);
+	if (xevb_dfm_n_sinks(a->d) > before)
+		xevb_info("farm node %s:%u reports what it receives: the books close there",
+			  inet_ntoa(from->sin_addr), ntohs(from->sin_port));
+}
+
 static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from, uint64_t now)
 {
 	uint16_t port = ntohs(from->sin_port);
@@ -223,6 +244,9 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 		break;
 	case XEVB_CTL_DONE:
 		xevb_dfm_on_done(a->d, from->sin_addr.s_addr, port, &m->h, m->u.done, m->h.n_recs, now);
+		break;
+	case XEVB_CTL_RECEIVED:
+		on_received(a, m, from, now);
 		break;
 	case XEVB_CTL_BYE:
 		if (m->h.role == XEVB_ROLE_BUILDER)
@@ -297,7 +321,7 @@ static void metrics_publish(struct dfm_metrics *mx, struct dfm_app *a, uint64_t 
 {
 	struct dfm_metrics_app ma = { .io = &a->io, .unexpected = a->unexpected, .src_timeouts = a->src_timeouts,
 		.push_msgs = a->push_msgs, .sources = a->n_src, .pull = a->pull, .started = started,
-		.draining = draining };
+		.draining = draining, .books_closed = a->books_closed };
 
 	if (!mx)
 		return;
@@ -352,14 +376,26 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 		struct in_addr ia = { b->addr };
 		fprintf(stderr, "  builder %s:%u id %u: credits %u assigned %llu complete %llu incomplete %llu "
 			"no_data %llu lost %llu reassigned-away %llu deaths %llu rejoins %llu restarts %llu "
-			"busy %llu retries %llu%s\n", inet_ntoa(ia), b->port, b->id, b->credits,
+			"busy %llu retries %llu%s", inet_ntoa(ia), b->port, b->id, b->credits,
 			(unsigned long long)b->assigned, (unsigned long long)b->complete,
 			(unsigned long long)b->incomplete, (unsigned long long)b->no_data,
 			(unsigned long long)b->lost, (unsigned long long)b->reassigned_away,
 			(unsigned long long)b->deaths, (unsigned long long)b->rejoins,
 			(unsigned long long)b->restarts, (unsigned long long)b->busy_on,
 			(unsigned long long)b->retries, b->alive ? "" : " (dead)");
+		if (xevb_dfm_n_sinks(a->d))
+			fprintf(stderr, "; at the farm nodes: received %llu, not delivered %llu",
+				(unsigned long long)b->received, (unsigned long long)b->not_delivered);
+		fputc('\n', stderr);
 	}
+	if (xevb_dfm_n_sinks(a->d))
+		fprintf(stderr, "  farm nodes: %u reporting; received %llu from our builders (%llu from others); "
+			"DONE but never received: not_delivered %llu\n", xevb_dfm_n_sinks(a->d),
+			(unsigned long long)s->received, (unsigned long long)s->received_unknown,
+			(unsigned long long)s->not_delivered);
+	else
+		fprintf(stderr, "  farm nodes: none reported (xevb sink --dfm): the books could not be closed at "
+			"the farm nodes\n");
 	fprintf(stderr, "  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu\n",
 		(unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
 		(unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
@@ -392,15 +428,22 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 		printf("%s{\"addr\":\"%s\",\"port\":%u,\"id\":%u,\"credits\":%u,\"assigned\":%llu,\"complete\":%llu,"
 		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
 		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
+		       "\"received\":%llu,\"not_delivered\":%llu,"
 		       "\"alive\":%s}", i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits,
 		       (unsigned long long)b->assigned, (unsigned long long)b->complete,
 		       (unsigned long long)b->incomplete, (unsigned long long)b->no_data,
 		       (unsigned long long)b->lost, (unsigned long long)b->reassigned_away,
 		       (unsigned long long)b->deaths, (unsigned long long)b->rejoins,
 		       (unsigned long long)b->restarts, (unsigned long long)b->busy_on,
-		       (unsigned long long)b->retries, b->alive ? "true" : "false");
+		       (unsigned long long)b->retries, (unsigned long long)b->received,
+		       (unsigned long long)b->not_delivered, b->alive ? "true" : "false");
 	}
-	printf("],\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
+	printf("],\"farm_nodes\":{\"reporting\":%u,\"received\":%llu,\"received_unknown\":%llu,"
+	       "\"not_delivered\":%llu,\"books_closed\":%s},\"not_delivered\":%llu",
+	       xevb_dfm_n_sinks(a->d), (unsigned long long)s->received, (unsigned long long)s->received_unknown,
+	       (unsigned long long)s->not_delivered, a->books_closed ? "true" : "false",
+	       (unsigned long long)s->not_delivered);
+	printf(",\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
 	       "\"accounting_ok\":%s}\n", a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false",
 	       g_prev_epoch, ok ? "true" : "false");
 	fflush(stdout);
@@ -450,6 +493,48 @@ static int state_write(const char *path, uint32_t next, uint32_t epoch)
 	return rename(tmp, path);
 }
 
+/*
+ * The end of the run: builders' DONEs are final; the farm nodes' last
+ * counts (every 100 ms, and at their exit) may still be on the way. Wait
+ * for them until every builder's DONEs are accounted for, at most wait_ms.
+ * Only RECEIVED counts now: everything else is the run that is over.
+ */
+static void wait_farm_books(struct dfm_app *a, uint32_t wait_ms)
+{
+	uint64_t end = xevb_now_ns() + wait_ms * 1000000ull;
+
+	if (!xevb_dfm_n_sinks(a->d))
+		return;
+	while (xevb_dfm_reconcile(a->d) && xevb_now_ns() < end && stop < 2) {
+		struct pollfd pfd = { .fd = a->io.fd, .events = POLLIN };
+		struct xevb_ctl_msg m;
+		struct sockaddr_in from;
+
+		poll(&pfd, 1, 10);
+		while (xevb_ctl_recv(&a->io, &m, &from))
+			if (m.h.type == XEVB_CTL_RECEIVED)
+				on_received(a, &m, &from, xevb_now_ns());
+	}
+	a->books_closed = true;
+}
+
+/* Name every builder whose DONEs did not reach a farm node, and what to look at. */
+static void report_not_delivered(const struct dfm_app *a)
+{
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
+		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
+		struct in_addr ia = { b->addr };
+
+		if (!b->not_delivered)
+			continue;
+		xevb_err("builder %s:%u (id %u): %llu events reported DONE never reached a farm node (received "
+			 "%llu of %llu): is it a builder of this run? If so, check that it forwards to the farm nodes "
+			 "that report here (--sink), its backlog overflow and the farm nodes' connection errors",
+			 inet_ntoa(ia), b->port, b->id, (unsigned long long)b->not_delivered,
+			 (unsigned long long)b->received, (unsigned long long)(b->complete + b->incomplete));
+	}
+}
+
 int cmd_dfm(int argc, char **argv)
 {
 	static struct dfm_app a;
@@ -460,12 +545,13 @@ int cmd_dfm(int argc, char **argv)
 	};
 	struct sockaddr_in lsa = { .sin_family = AF_INET, .sin_port = htons(XEVB_CTL_DFM_PORT) };
 	uint64_t events = 0, t0, now, next_hb, next_line, trig_stop_ns = 0, end_ns = 0, last_trig = 0;
-	uint32_t u, duration = 0, drain_ms = 5000, wait_b = 1, wait_s = 1, wait_ms = 10000, interval = 1;
+	uint32_t u, duration = 0, drain_ms = 5000, books_ms = 2000, wait_b = 1, wait_s = 1, wait_ms = 10000, interval = 1;
 	double rate = 0;
 	bool json = false, quiet = false, started = false, draining = false, ok;
 	const char *arg, *state = NULL;
 	uint32_t reserved = 0, prev_epoch = 0;
 	bool resumed = false;
+	uint64_t not_delivered;
 	char msg[256];
 	int c;
 	const char *metrics = NULL;
@@ -502,6 +588,7 @@ int cmd_dfm(int argc, char **argv)
 		case O_MAXRETRY: if (!xevb_parse_u32("max-retries", arg, 0, 255, &dc.max_retries)) return 2; break;
 		case O_CLEAR: if (!xevb_parse_u32("clear-group", arg, 1, 65536, &dc.clear_group)) return 2; break;
 		case O_DRAIN: if (!xevb_parse_u32("drain-ms", arg, 0, 600000, &drain_ms)) return 2; break;
+		case O_BOOKS: if (!xevb_parse_u32("books-ms", arg, 0, 600000, &books_ms)) return 2; break;
 		case O_WAITB: if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &wait_b)) return 2; break;
 		case O_WAITS: if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &wait_s)) return 2; break;
 		case O_WAITMS: if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &wait_ms)) return 2; break;
@@ -635,6 +722,7 @@ int cmd_dfm(int argc, char **argv)
 		if (now >= next_hb) {
 			heartbeat(&a, now, true);
 			next_hb = now + HEARTBEAT_NS;
+			xevb_dfm_reconcile(a.d);   /* received / in flight to the farm nodes, for --metrics */
 		}
 		metrics_publish(mx, &a, now, started, draining, false);
 		if (started && interval && !quiet && now >= next_line) {
@@ -659,6 +747,8 @@ int cmd_dfm(int argc, char **argv)
 			}
 		}
 	}
+	if (started)
+		wait_farm_books(&a, books_ms);
 	g_first_event = dc.first_event;
 	g_resumed = resumed;
 	g_prev_epoch = prev_epoch;
@@ -666,8 +756,14 @@ int cmd_dfm(int argc, char **argv)
 	if (!ok)
 		xevb_err("accounting check FAILED: %s", msg);
 	summary(&a, started ? (double)((trig_stop_ns ? trig_stop_ns : now) - t0) / 1e9 : 0, ok, json);
+	if (started && !xevb_dfm_n_sinks(a.d))
+		xevb_info("no farm node reported (start them with --dfm here): the books could not be closed at the "
+			  "farm nodes; DONE is taken as delivered");
+	report_not_delivered(&a);
+	metrics_publish(mx, &a, xevb_now_ns(), started, true, true);
 	dfm_metrics_stop(mx);
 	xevb_ctl_close(&a.io);
+	not_delivered = xevb_dfm_stats(a.d)->not_delivered;
 	xevb_dfm_free(a.d);
-	return !started ? 1 : ok ? 0 : 3;
+	return !started ? 1 : !ok ? 3 : not_delivered ? 4 : 0;
 }

@@ -19,6 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/cli.h>
+#include <xevb/ctl_sock.h>
 #include <xevb/event_codec.h>
 #include <xevb/evid_window.h>
 #include <xevb/lat_hist.h>
@@ -75,6 +76,7 @@ struct sink {
 	uint32_t ctl_port, credits;
 	double process_rate, busy_high, busy_low;
 	struct sink_ctl *ctl;
+	struct sockaddr_in dfm;       /* --dfm: report RECEIVED there (port 0: no) */
 	/* --progress-file: events taken, in a shared mapping (survives SIGKILL) */
 	volatile uint64_t *progress;
 
@@ -478,6 +480,8 @@ static int run_listen(struct sink *s)
 				      s->busy_low);
 		if (!s->ctl || epoll_ctl(ep, EPOLL_CTL_ADD, sink_ctl_fd(s->ctl), &ce))
 			goto out;
+		if (s->dfm.sin_port)
+			sink_ctl_report_to(s->ctl, &s->dfm);
 	}
 	if (s->ready_file && write_ready_file(s->ready_file, &ss)) {
 		xevb_err("--ready-file %s: %s", s->ready_file, strerror(errno));
@@ -643,7 +647,7 @@ enum {
 	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_DURATION, O_EXPECT_SOURCES, O_NO_CONTENT,
 	O_JSON, O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
 	O_BUSYHI, O_BUSYLO,
-	O_METRICS, O_PROGRESS,
+	O_METRICS, O_PROGRESS, O_DFM,
 };
 
 static const struct xevb_opt opts[] = {
@@ -663,6 +667,8 @@ static const struct xevb_opt opts[] = {
 	{ "process-rate", O_PROCRATE, "HZ", "--ctl-port: emulate processing at HZ events/s (default instant)" },
 	{ "busy-high", O_BUSYHI, "X", "--ctl-port: Busy above X x credits queued events (default 1.2)" },
 	{ "busy-low", O_BUSYLO, "X", "--ctl-port: not-Busy below X x credits (default 0.2)" },
+	{ "dfm", O_DFM, "ADDR:PORT", "report the events received from each builder to the DFM (it closes its "
+	  "books here); implies --ctl-port 23904 unless given" },
 	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
 	{ "progress-file", O_PROGRESS, "PATH", "keep the count of events taken in PATH (8 bytes, host order), "
 	  "exact even after SIGKILL" },
@@ -676,7 +682,8 @@ static const struct xevb_cmd_help help = {
 	.usage = "--listen ADDR:PORT | --input FILE [options]",
 	.examples = "  xevb sink --listen 127.0.0.1:24000 --expect-events 100000 --duration 60\n"
 		    "  xevb sink --input run42.evt --json\n"
-		    "  xevb sink --listen 198.18.3.1:5000 --ctl-port 23904 --credits 32 --process-rate 2000\n",
+		    "  xevb sink --listen 198.18.3.1:5000 --ctl-port 23904 --credits 32 --process-rate 2000\n"
+		    "  xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901 --duration 60\n",
 };
 
 int cmd_sink(int argc, char **argv)
@@ -705,6 +712,12 @@ int cmd_sink(int argc, char **argv)
 		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
 		case O_METRICS: metrics = arg; break;
 		case O_PROGRESS: progress = arg; break;
+		case O_DFM:
+			if (xevb_ctl_parse_addr(arg, &s.dfm)) {
+				xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
+				return 2;
+			}
+			break;
 		case O_EXPECT_EVENTS:
 			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))
 				return 2;
@@ -764,6 +777,12 @@ int cmd_sink(int argc, char **argv)
 		xevb_err("give exactly one of --listen and --input (try --help)");
 		return 2;
 	}
+	if (s.dfm.sin_port && !s.listen) {
+		xevb_err("--dfm goes with --listen (a farm node reports what builders sent it)");
+		return 2;
+	}
+	if (s.dfm.sin_port && !s.ctl_port)
+		s.ctl_port = XEVB_CTL_SINK_PORT;
 	if (s.ready_file && !s.listen) {
 		xevb_err("--ready-file goes with --listen");
 		return 2;
@@ -815,6 +834,7 @@ int cmd_sink(int argc, char **argv)
 		xevb_err("expected %llu events, got %llu", (unsigned long long)s.expect_events,
 			 (unsigned long long)s.events);
 	if (s.ctl) {
+		sink_ctl_final(s.ctl);
 		sink_ctl_summary(s.ctl, s.json ? stdout : stderr, s.json);
 		sink_ctl_free(s.ctl);
 	}

@@ -14,7 +14,7 @@
 struct dfm_copy {
 	struct xevb_dfm_stats st;
 	struct xevb_dfm_builder b[XEVB_DFM_MAX_BUILDERS];
-	uint32_t nb;
+	uint32_t nb, nsk;
 	struct dfm_metrics_app app;
 	struct xevb_ctl_io io;       /* its counters only */
 	bool published;
@@ -125,11 +125,31 @@ static void render(struct xevb_mbuf *b, void *arg)
 		    "Events taken off this builder when it died (pull).", x->reassigned_away);
 	PER_BUILDER("xevb_dfm_builder_assign_retries_total", "counter", "ASSIGNs resent to this builder.",
 		    x->retries);
+	PER_BUILDER("xevb_dfm_builder_events_received_total", "counter",
+		    "Events of this builder's address the farm nodes reported receiving (xevb sink --dfm).",
+		    x->received);
+	PER_BUILDER("xevb_dfm_builder_events_not_delivered", "gauge",
+		    "Events the builder reported DONE that no farm node has received: in flight during the run, "
+		    "lost once the books are closed.", x->not_delivered);
 	PER_BUILDER("xevb_dfm_builder_deaths_total", "counter", "Times the builder was declared dead.", x->deaths);
 	PER_BUILDER("xevb_dfm_builder_rejoins_total", "counter", "Times a dead builder came back.", x->rejoins);
 	PER_BUILDER("xevb_dfm_builder_restarts_total", "counter", "New epochs seen (the builder restarted).",
 		    x->restarts);
 
+	xevb_metric_one(b, "xevb_dfm_farm_nodes_reporting", "gauge",
+			"Farm nodes that report what they receive (0: the books cannot close at the farm nodes).", c->nsk);
+	xevb_metric_one(b, "xevb_dfm_farm_events_received_total", "counter",
+			"Events the farm nodes received from this DFM's builders.", s->received);
+	xevb_metric_one(b, "xevb_dfm_farm_events_received_unknown_total", "counter",
+			"Events the farm nodes received from addresses that are no builder of this DFM.",
+			s->received_unknown);
+	xevb_metric_one(b, "xevb_dfm_events_not_delivered", "gauge",
+			"Events DONE that no farm node has received (at the end of the run: not delivered).",
+			s->not_delivered);
+	xevb_metric_one(b, "xevb_dfm_books_closed", "gauge",
+			"1 once the run is over and the farm nodes' last counts are reconciled.", c->app.books_closed);
+	xevb_metric_one(b, "xevb_dfm_farm_nodes_refused_total", "counter",
+			"RECEIVED reports refused: the farm-node table was full.", s->sinks_full);
 	xevb_metric_one(b, "xevb_dfm_source_processes", "gauge", "Source processes alive (heard within 3 s).",
 			c->app.sources_alive);
 	xevb_metric_one(b, "xevb_dfm_source_processes_known", "gauge", "Source processes ever heard from.",
@@ -179,6 +199,7 @@ void dfm_metrics_publish(struct dfm_metrics *m, const struct xevb_dfm *d, const 
 	pthread_mutex_lock(&m->lock);
 	m->c.st = *xevb_dfm_stats(d);
 	m->c.nb = xevb_dfm_n_builders(d);
+	m->c.nsk = xevb_dfm_n_sinks(d);
 	for (uint32_t i = 0; i < m->c.nb; i++)
 		m->c.b[i] = *xevb_dfm_builder(d, i);
 	m->c.app = *app;

@@ -33,6 +33,8 @@ struct sink_ctl {
 	uint64_t t_proc, next_hb, next_push;
 	uint64_t unexpected, peers_full, queue_max;
 	uint64_t received_busy;   /* arrived while Busy: in flight when it was declared */
+	struct sockaddr_in dfm;   /* --dfm: where RECEIVED goes; port 0: nowhere */
+	uint64_t next_report, reports;
 };
 
 static struct peer *peer(struct sink_ctl *sc, uint32_t ip)
@@ -138,6 +140,42 @@ void sink_ctl_rx(struct sink_ctl *sc, uint64_t now)
 	}
 }
 
+void sink_ctl_report_to(struct sink_ctl *sc, const struct sockaddr_in *dfm)
+{
+	sc->dfm = *dfm;
+}
+
+/* RECEIVED to the DFM: every builder's cumulative count (so a lost report costs nothing). */
+static void report_received(struct sink_ctl *sc)
+{
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_RECEIVED };
+	bool sent = false;
+
+	if (!sc->dfm.sin_port)
+		return;
+	for (uint32_t i = 0; i < sc->np; i++) {
+		if (!sc->p[i].ip)   /* an IPv6 builder: no IPv4 address to name it by */
+			continue;
+		m.u.received[m.h.n_recs++] = (struct xevb_ctl_received){ sc->p[i].ip, sc->p[i].total };
+		if (m.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_RECEIVED)) {
+			xevb_ctl_send(&sc->io, &sc->dfm, &m);
+			m.h.n_recs = 0;
+			sent = true;
+		}
+	}
+	/* No record at all still tells the DFM a farm node is there and got nothing. */
+	if (m.h.n_recs || !sent)
+		xevb_ctl_send(&sc->io, &sc->dfm, &m);
+	sc->reports++;
+}
+
+void sink_ctl_final(struct sink_ctl *sc)
+{
+	/* Twice: it is a datagram, and the DFM waits for it to close its books. */
+	report_received(sc);
+	report_received(sc);
+}
+
 void sink_ctl_tick(struct sink_ctl *sc, uint64_t now)
 {
 	bool changed;
@@ -166,6 +204,10 @@ void sink_ctl_tick(struct sink_ctl *sc, uint64_t now)
 		    (now >= sc->next_push && p->received - p->reported >= (sc->credits + 3) / 4))
 			send_status(sc, p);
 	}
+	if (now >= sc->next_report) {
+		report_received(sc);
+		sc->next_report = now + HB_NS;
+	}
 	if (now >= sc->next_hb)
 		sc->next_hb = now + HB_NS;
 	if (now >= sc->next_push)
@@ -177,12 +219,12 @@ void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 	if (json) {
 		fprintf(f, "{\"sink_ctl\":{\"credits\":%u,\"received\":%llu,\"processed\":%llu,\"queue_max\":%llu,"
 			"\"busy_on\":%llu,\"busy_off\":%llu,\"busy_high\":%u,\"busy_low\":%u,\"received_busy\":%llu,"
-			"\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,\"builders\":[",
+			"\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,\"dfm_reports\":%llu,\"builders\":[",
 			sc->credits, (unsigned long long)sc->received, (unsigned long long)sc->processed,
 			(unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
 			(unsigned long long)sc->busy.n_clear, sc->busy.high, sc->busy.low,
 			(unsigned long long)sc->received_busy, (unsigned long long)sc->io.rx_bad_total,
-			(unsigned long long)sc->unexpected);
+			(unsigned long long)sc->unexpected, (unsigned long long)sc->reports);
 		for (uint32_t i = 0; i < sc->np; i++) {
 			struct in_addr a = { sc->p[i].ip };
 			fprintf(f, "%s{\"addr\":\"%s\",\"events\":%llu}", i ? "," : "", inet_ntoa(a),
@@ -192,8 +234,9 @@ void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 		return;
 	}
 	fprintf(stderr, "credits: %u per builder; queue max %llu; Busy %llu times, not-Busy %llu times, "
-		"%llu events arrived while Busy; control refused %llu, unexpected %llu\n", sc->credits,
-		(unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
+		"%llu events arrived while Busy; control refused %llu, unexpected %llu; reports to the DFM %llu\n",
+		sc->credits, (unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
 		(unsigned long long)sc->busy.n_clear, (unsigned long long)sc->received_busy,
-		(unsigned long long)sc->io.rx_bad_total, (unsigned long long)sc->unexpected);
+		(unsigned long long)sc->io.rx_bad_total, (unsigned long long)sc->unexpected,
+		(unsigned long long)sc->reports);
 }

@@ -164,7 +164,7 @@ enum xevb_ctl_err xevb_ctl_decode(const uint8_t *buf, size_t len, struct xevb_ct
 	rl = rec_len(m->h.type);
 	maxr = xevb_ctl_max_recs(m->h.type);
 	if (m->h.n_recs > maxr || (m->h.type == XEVB_CTL_STATUS && m->h.n_recs != 1) ||
-	    (m->h.type != XEVB_CTL_BYE && m->h.n_recs == 0))
+	    (m->h.type != XEVB_CTL_BYE && m->h.type != XEVB_CTL_RECEIVED && m->h.n_recs == 0))
 		return XEVB_CTL_E_COUNT;
 	if (len > XEVB_CTL_MAX_LEN || len != XEVB_CTL_HLEN + (size_t)m->h.n_recs * rl)
 		return XEVB_CTL_E_LENGTH;
