@@ -6,13 +6,18 @@
 # (below saturation; at saturation each builder gets what it returns),
 # the sources hold and release every event, and the books balance:
 # triggered = complete + incomplete + lost, farm nodes got every event once.
+# Push: the farm nodes report to the DFM and its books close there
+# (not_delivered 0); pull: they do not, and the DFM says so (exit 0).
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init dp "${1:-build}"
 tb_up --sources 2 --builders 2 --sinks 2 --dfm 1 || e2e_die "tb_up"
 
 for mode in push pull; do
-	for k in 0 1; do dfm_sink "$k" "${mode}_sink$k" --credits 32; done
+	# Push: the farm nodes report to the DFM (its books close there); pull: they do not.
+	report=()
+	[[ $mode == push ]] && report=(--dfm "$DFM_ADDR")
+	for k in 0 1; do dfm_sink "$k" "${mode}_sink$k" --credits 32 "${report[@]}"; done
 	dfm_builder 0 "${mode}_b0" 2 --sources 0-3 --credits 24
 	dfm_builder 1 "${mode}_b1" 2 --sources 0-3 --credits 48
 	dfm_source 0 "${mode}_s0" --source-ids 0-1 --frag-size 100-300
@@ -38,6 +43,18 @@ eq("backlog overflow", sum(x["backlog_overflow"] for x in bc), 0)
 sk = [J(m + "_sink%d" % i) for i in (0, 1)]
 eq("farm nodes received every event once", sum(x["events"] for x in sk), 12000)
 eq("farm-node duplicates and errors", sum(x["duplicates"] + x["errors"] for x in sk), 0)
+fn = d["farm_nodes"]
+if m == "push":
+    eq("farm nodes reporting, books closed, not_delivered", (fn["reporting"], fn["books_closed"], d["not_delivered"]),
+       (2, True, 0))
+    eq("received at the farm nodes per builder = DONE", [x["received"] for x in d["builders"]],
+       [x["complete"] + x["incomplete"] for x in d["builders"]])
+    eq("received in total", (fn["received"], fn["received_unknown"]), (12000, 0))
+else:
+    eq("no farm node reporting: books not closed there", (fn["reporting"], fn["books_closed"], d["not_delivered"]),
+       (0, False, 0))
+    true("the DFM says the books could not be closed at the farm nodes",
+         "could not be closed at the farm nodes" in open(W + "/pull_dfm.err").read())
 true("both farm nodes used", min(x["events"] for x in sk) > 3000, [x["events"] for x in sk])
 for i in (0, 1):
     s = J(m + "_s%d" % i)
