@@ -24,6 +24,47 @@ struct xevb_cmd_help {
 };
 
 /*
+ * The flags the run commands share (build, dfm, sink, source): one entry
+ * each, so the name, argument, help and parsing are the same everywhere.
+ * Put the XEVB_OPT_* entries a command has in its table and hand every key
+ * to xevb_common_opt first.
+ */
+enum {
+	XEVB_O_VERBOSE = 'v',   /* -v too, as build has always taken it */
+	XEVB_O_JSON = 0x1000,
+	XEVB_O_QUIET,
+	XEVB_O_DURATION,
+	XEVB_O_INTERVAL,
+	XEVB_O_METRICS,
+};
+#define XEVB_OPT_JSON     { "json", XEVB_O_JSON, NULL, "final summary as one JSON object on stdout" }
+#define XEVB_OPT_QUIET    { "quiet", XEVB_O_QUIET, NULL, \
+			    "no statistics line while running (the summary at the end stays)" }
+#define XEVB_OPT_VERBOSE  { "verbose", XEVB_O_VERBOSE, NULL, "debug messages" }
+#define XEVB_OPT_DURATION { "duration", XEVB_O_DURATION, "SEC", \
+			    "stop after SEC seconds, fractions allowed (default 0: until Ctrl-C)" }
+#define XEVB_OPT_INTERVAL { "interval", XEVB_O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" }
+#define XEVB_OPT_METRICS  { "metrics", XEVB_O_METRICS, "[ADDR:]PORT", \
+			    "serve Prometheus metrics over HTTP (default address 127.0.0.1)" }
+
+struct xevb_common_opts {
+	bool json, quiet;
+	uint64_t duration_ns;   /* 0: no limit */
+	uint32_t interval_s;    /* statistics line period; 0 (or quiet): none */
+	const char *metrics;
+};
+/* Defaults: no JSON, not quiet, no limit, a line a second, no metrics. */
+#define XEVB_COMMON_OPTS_INIT { .interval_s = 1 }
+
+/*
+ * 1: key is a shared flag, taken into c (--verbose sets xevb_log_level);
+ * 0: not a shared flag; -1: a bad argument (the message is printed).
+ */
+int xevb_common_opt(int key, const char *arg, struct xevb_common_opts *c);
+/* The statistics period the flags ask for: 0 when quiet. */
+uint32_t xevb_common_interval(const struct xevb_common_opts *c);
+
+/*
  * getopt_long over the table; returns the key, -1 at the end, '?' on a bad
  * option (after printing what was wrong and how to get help), 'h' for
  * --help. *arg receives the option's argument.

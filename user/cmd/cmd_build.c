@@ -6,6 +6,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <net/if.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -41,14 +42,13 @@
 
 enum {
 	O_DEV = 'd', O_MODE = 'm', O_SOURCES = 's', O_QUEUES = 'q', O_OUTPUT = 'o',
-	O_VERBOSE = 'v', O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
-	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD, O_DURATION,
+	O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
+	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD,
 	O_SINK_PACING = 0x5e00,
-	O_INTERVAL, O_BUSY, O_XDPFILTER, O_FORCE, O_JSON, O_EXIT_EOR, O_COPY, O_QUIET, O_BARE,
+	O_BUSY = 0x5e01, O_XDPFILTER, O_FORCE, O_EXIT_EOR, O_COPY, O_BARE,
 	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC,
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID,
-	O_METRICS,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
 	O_NOXDPMETA = 0x6d00,
 	O_ZEROCOPY = 0x7f00,
@@ -83,9 +83,9 @@ static const struct xevb_opt opts[] = {
 	{ "zerocopy", O_ZEROCOPY, NULL, "send to farm nodes with MSG_ZEROCOPY (frames held until the kernel is done)" },
 	{ "sink-pacing", O_SINK_PACING, "RATE", "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
 	{ "bare", O_BARE, NULL, "receive and release frames, count them, build nothing (receive ceiling)" },
-	{ "duration", O_DURATION, "SEC", "stop after SEC seconds (default: run until SIGINT)" },
+	XEVB_OPT_DURATION,
 	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed" },
-	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
+	XEVB_OPT_INTERVAL,
 	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll(); XDP: preferred busy polling (our loop runs the NAPI)" },
 	{ "busy-budget", O_BUSYBUDGET, "N", "--busy-poll: frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, default --rx-batch)" },
 	{ "rx-batch", O_RXBATCH, "N", "frames taken from the RX ring per batch (default 64, at most 256)" },
@@ -99,13 +99,13 @@ static const struct xevb_opt opts[] = {
 	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
-	{ "json", O_JSON, NULL, "print the final summary as JSON on stdout" },
+	XEVB_OPT_JSON,
 	{ "user", O_USER, "NAME", "after set-up, run as NAME with no capability (a root helper detaches at exit)" },
 	{ "drop-privileges", O_DROP, NULL, "same as --user nobody" },
 	{ "selftest-privs", O_SELFTEST, NULL, "after dropping, try attach/detach/map updates and report (JSON)" },
-	{ "quiet", O_QUIET, NULL, "no per-second line" },
-	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
-	{ "verbose", O_VERBOSE, NULL, "debug messages (libbpf/libxdp too)" },
+	XEVB_OPT_QUIET,
+	XEVB_OPT_METRICS,
+	XEVB_OPT_VERBOSE,
 	{ "dfm", O_DFM, "ADDR:PORT", "take event assignments from this data-flow manager (docs/control-protocol.md)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23902)" },
 	{ "credits", O_CREDITS, "N", "--dfm: events the DFM may have outstanding here (default 64)" },
@@ -628,21 +628,23 @@ int cmd_build(int argc, char **argv)
 	static const char *sinks[XEVB_MAX_SINKS];
 	uint32_t queues[XEVB_XSK_MAX_QUEUES] = { 0 }, n_queues = 1, n_sinks = 0;
 	uint32_t window = 4096, timeout_ms = 1000, run = 0, frames = 16384, frame_size = 0;
-	uint32_t rx_ring = 4096, duration = 0, interval = 1, proto = XEVB_DEFAULT_IP_PROTO;
+	uint32_t rx_ring = 4096, interval, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
 	bool no_huge = false, no_meta = false, no_shed = false;
 	int nice_val = 0, fifo_prio = 0;
 	bool set_nice = false;
 	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
-	bool force = false, json = false, exit_eor = false, copy = false, quiet = false;
+	bool force = false, json, exit_eor = false, copy = false;
+	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
+	uint64_t duration_ns;
 	bool have_run = false, discard = false, generic = false;
 	const char *dev = NULL, *output = NULL, *arg, *user = NULL;
 	bool selftest = false;
 	static uint32_t allow_src[64];
 	uint32_t n_allow = 0;
 	static struct xevb_privs privs;
-	const char *metrics = NULL; struct xevb_metrics *mx = NULL;
+	const char *metrics; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
 	struct xevb_snapshot prev;
 	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0, coalesce_us = UINT32_MAX;
@@ -655,6 +657,11 @@ int cmd_build(int argc, char **argv)
 	};
 
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		int common = xevb_common_opt(c, arg, &co);
+		if (common < 0)
+			return 2;
+		if (common)
+			continue;
 		switch (c) {
 		case O_DEV: dev = arg; break;
 		case O_MODE:
@@ -723,8 +730,6 @@ int cmd_build(int argc, char **argv)
 		}
 		case O_BARE: bd.bare = true; break;
 		case O_ZEROCOPY: xevb_output_set_zerocopy(true); break;
-		case O_DURATION: if (!xevb_parse_u32("duration", arg, 0, 1u << 30, &duration)) return 2; break;
-		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
 		case O_BUSY: busy = true; break;
 		case O_BUSYBUDGET: if (!xevb_parse_u32("busy-budget", arg, 1, 1024, &busy_budget)) return 2; busy = true; break;
 		case O_RXBATCH: if (!xevb_parse_u32("rx-batch", arg, 1, RX_BATCH_MAX, &rx_batch)) return 2; break;
@@ -743,7 +748,6 @@ int cmd_build(int argc, char **argv)
 		case O_XDPFILTER: xdp_filter = true; break;
 		case O_COPY: copy = true; break;
 		case O_FORCE: force = true; break;
-		case O_JSON: json = true; break;
 		case O_USER: user = arg; break;
 		case O_DROP: if (!user) user = "nobody"; break;
 		case O_SELFTEST: selftest = true; break;
@@ -758,9 +762,6 @@ int cmd_build(int argc, char **argv)
 			break;
 		}
 		case O_EXIT_EOR: exit_eor = true; break;
-		case O_QUIET: quiet = true; break;
-		case O_METRICS: metrics = arg; break;
-		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
 		case O_DFM: cc.dfm = arg; break;
 		case O_CTLPORT: { uint32_t u; if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u)) return 2; cc.ctl_port = (uint16_t)u; break; }
 		case O_SINKCTL: { uint32_t u; if (!xevb_parse_u32("sink-ctl-port", arg, 1, 65535, &u)) return 2; cc.sink_ctl_port = (uint16_t)u; break; }
@@ -785,8 +786,21 @@ int cmd_build(int argc, char **argv)
 		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
 		return 2;
 	}
+	json = co.json;
+	metrics = co.metrics;
+	interval = xevb_common_interval(&co);
+	duration_ns = co.duration_ns;
 	if (!dev || !n_sources) {
 		xevb_err("--dev and --sources are required (try --help)");
+		return 2;
+	}
+	/* Everything local before anything remote: a typo here must not cost farm-node connections. */
+	if (!if_nametoindex(dev)) {
+		xevb_err("--dev: no interface '%s' here (ip link show lists them)", dev);
+		return 1;
+	}
+	if (cc.dfm && cc.busy_low > cc.busy_high) {
+		xevb_err("--busy-low must not exceed --busy-high");
 		return 2;
 	}
 	if (!frame_size)
@@ -868,10 +882,6 @@ int cmd_build(int argc, char **argv)
 	if (xevb_output_set_release(&bd.out, release_now, &bd, bcfg.n_frames))
 		goto out;
 	if (cc.dfm) {
-		if (cc.busy_low > cc.busy_high) {
-			xevb_err("--busy-low must not exceed --busy-high");
-			goto out;
-		}
 		if (timeout_ms && (uint64_t)timeout_ms * 1000000ull < cc.reask_ns * (cc.max_reasks + 1ull))
 			xevb_warn("--timeout-ms %u ends events before their %u re-asks of %llu ms are spent",
 				  timeout_ms, cc.max_reasks, (unsigned long long)(cc.reask_ns / 1000000));
@@ -1017,7 +1027,7 @@ int cmd_build(int argc, char **argv)
 			if (now >= t_next) {
 				snapshot(&bd, &bd.local);
 				publish(&bd);
-				if (interval && !quiet && (now - t_start) / 1000000000ull % interval == 0) {
+				if (interval && (now - t_start) / 1000000000ull % interval == 0) {
 					xevb_report_line(stderr, &bd.local, &prev);
 					prev = bd.local;
 				}
@@ -1025,7 +1035,7 @@ int cmd_build(int argc, char **argv)
 				if (t_next < now)
 					t_next = now + 1000000000ull;
 			}
-			if (duration && now - t_start >= (uint64_t)duration * 1000000000ull)
+			if (duration_ns && now - t_start >= duration_ns)
 				break;
 			if (exit_eor && bw_run_ended(bd.bw))
 				break;
@@ -1107,7 +1117,7 @@ int cmd_build(int argc, char **argv)
 			if (now >= t_next) {
 				snapshot(&bd, &bd.local);
 				publish(&bd);
-				if (interval && !quiet && (now - t_start) / 1000000000ull % interval == 0) {
+				if (interval && (now - t_start) / 1000000000ull % interval == 0) {
 					xevb_report_line(stderr, &bd.local, &prev);
 					prev = bd.local;
 				}
@@ -1116,7 +1126,7 @@ int cmd_build(int argc, char **argv)
 				if (t_next < now)
 					t_next = now + 1000000000ull;
 			}
-			if (duration && now - t_start >= (uint64_t)duration * 1000000000ull)
+			if (duration_ns && now - t_start >= duration_ns)
 				break;
 			if (exit_eor && xevb_builder_stats(bd.b)->run_ended)
 				break;

@@ -34,10 +34,9 @@
 #define STATE_CHUNK   1024u
 
 enum {
-	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_DURATION, O_PACK, O_FIRST, O_RUN, O_DEAD,
-	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE, O_INTERVAL,
-	O_JSON, O_QUIET, O_VERBOSE,
-	O_METRICS, O_STATE, O_BOOKS,
+	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_PACK, O_FIRST, O_RUN, O_DEAD,
+	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE,
+	O_STATE, O_BOOKS,
 };
 
 static const struct xevb_opt opts[] = {
@@ -45,7 +44,7 @@ static const struct xevb_opt opts[] = {
 	{ "mode", O_MODE, "push|pull", "push: sources send where told; pull: builders ask the sources (default push)" },
 	{ "rate", O_RATE, "HZ", "trigger rate in events/s; 0 = as fast as credits allow (default 0)" },
 	{ "events", O_EVENTS, "N", "events to trigger (default: until --duration or Ctrl-C)" },
-	{ "duration", O_DURATION, "SEC", "stop triggering after SEC seconds" },
+	XEVB_OPT_DURATION,
 	{ "pack", O_PACK, "N", "events per assignment; sources pack them in one MEP (default 10)" },
 	{ "first-event", O_FIRST, "N", "first event_id (default 0; --state overrides it when the file exists)" },
 	{ "state", O_STATE, "FILE", "reserve event_ids ahead in FILE; a restarted DFM resumes past them (no id reused)" },
@@ -60,11 +59,11 @@ static const struct xevb_opt opts[] = {
 	{ "wait-sources", O_WAITS, "N", "... and N source processes (default 1)" },
 	{ "wait-ms", O_WAITMS, "MS", "give up if they have not after MS (default 10000)" },
 	{ "table", O_TABLE, "N", "events in flight at most, power of 2 (default 65536)" },
-	{ "interval", O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" },
-	{ "json", O_JSON, NULL, "final summary as one JSON object on stdout" },
-	{ "quiet", O_QUIET, NULL, "no per-second line" },
-	{ "verbose", O_VERBOSE, NULL, "debug messages" },
-	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
+	XEVB_OPT_INTERVAL,
+	XEVB_OPT_JSON,
+	XEVB_OPT_QUIET,
+	XEVB_OPT_VERBOSE,
+	XEVB_OPT_METRICS,
 	{ 0 },
 };
 
@@ -545,19 +544,26 @@ int cmd_dfm(int argc, char **argv)
 	};
 	struct sockaddr_in lsa = { .sin_family = AF_INET, .sin_port = htons(XEVB_CTL_DFM_PORT) };
 	uint64_t events = 0, t0, now, next_hb, next_line, trig_stop_ns = 0, end_ns = 0, last_trig = 0;
-	uint32_t u, duration = 0, drain_ms = 5000, books_ms = 2000, wait_b = 1, wait_s = 1, wait_ms = 10000, interval = 1;
+	uint32_t u, drain_ms = 5000, books_ms = 2000, wait_b = 1, wait_s = 1, wait_ms = 10000, interval;
 	double rate = 0;
-	bool json = false, quiet = false, started = false, draining = false, ok;
+	bool json, started = false, draining = false, ok;
+	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
+	uint64_t duration_ns;
 	const char *arg, *state = NULL;
 	uint32_t reserved = 0, prev_epoch = 0;
 	bool resumed = false;
 	uint64_t not_delivered;
 	char msg[256];
 	int c;
-	const char *metrics = NULL;
+	const char *metrics;
 	struct dfm_metrics *mx = NULL;
 
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		int common = xevb_common_opt(c, arg, &co);
+		if (common < 0)
+			return 2;
+		if (common)
+			continue;
 		switch (c) {
 		case O_LISTEN:
 			if (xevb_ctl_parse_addr(arg, &lsa)) {
@@ -579,7 +585,6 @@ int cmd_dfm(int argc, char **argv)
 			break;
 		}
 		case O_EVENTS: if (!xevb_parse_u64("events", arg, 1, 1ull << 40, &events)) return 2; break;
-		case O_DURATION: if (!xevb_parse_u32("duration", arg, 1, 1u << 30, &duration)) return 2; break;
 		case O_PACK: if (!xevb_parse_u32("pack", arg, 1, 1024, &dc.block)) return 2; break;
 		case O_FIRST: if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &dc.first_event)) return 2; break;
 		case O_RUN: if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &dc.run)) return 2; break;
@@ -598,12 +603,7 @@ int cmd_dfm(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case O_INTERVAL: if (!xevb_parse_u32("interval", arg, 0, 3600, &interval)) return 2; break;
 		case O_STATE: state = arg; break;
-		case O_JSON: json = true; break;
-		case O_QUIET: quiet = true; break;
-		case O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; break;
-		case O_METRICS: metrics = arg; break;
 		case 'h': xevb_opt_usage(opts, &help); return 0;
 		default: return 2;
 		}
@@ -612,7 +612,11 @@ int cmd_dfm(int argc, char **argv)
 		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
 		return 2;
 	}
-	if (!events && !duration)
+	json = co.json;
+	metrics = co.metrics;
+	interval = xevb_common_interval(&co);
+	duration_ns = co.duration_ns;
+	if (!events && !duration_ns)
 		xevb_info("no --events or --duration: triggering until Ctrl-C");
 	if (state) {
 		int r = state_read(state, &reserved, &prev_epoch);
@@ -706,7 +710,7 @@ int cmd_dfm(int argc, char **argv)
 			/* The trigger is held back while no builder can take a block: never dropped. */
 			xevb_dfm_step(a.d, now, (uint32_t)(want > UINT32_MAX ? UINT32_MAX : want));
 			if (stop || (events && s->triggered + dc.block > events) ||
-			    (duration && now - t0 >= duration * 1000000000ull)) {
+			    (duration_ns && now - t0 >= duration_ns)) {
 				draining = true;
 				trig_stop_ns = now;
 				end_ns = now + drain_ms * 1000000ull;
@@ -725,7 +729,7 @@ int cmd_dfm(int argc, char **argv)
 			xevb_dfm_reconcile(a.d);   /* received / in flight to the farm nodes, for --metrics */
 		}
 		metrics_publish(mx, &a, now, started, draining, false);
-		if (started && interval && !quiet && now >= next_line) {
+		if (started && interval && now >= next_line) {
 			stats_line(&a, (double)(now - t0) / 1e9, &last_trig);
 			next_line += interval * 1000000000ull;
 		}

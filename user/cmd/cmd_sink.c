@@ -67,7 +67,7 @@ struct sink {
 	const char *ready_file;
 	uint64_t expect_events;
 	uint32_t expect_sources;
-	uint32_t duration_s;
+	uint64_t duration_ns;
 	uint32_t stats_interval_s;
 	uint32_t max_event;
 	unsigned verify;
@@ -644,21 +644,24 @@ static void sink_metrics(struct xevb_mbuf *b, void *arg)
 /* ---- options ---- */
 
 enum {
-	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_DURATION, O_EXPECT_SOURCES, O_NO_CONTENT,
-	O_JSON, O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
+	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_EXPECT_SOURCES, O_NO_CONTENT,
+	O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
 	O_BUSYHI, O_BUSYLO,
-	O_METRICS, O_PROGRESS, O_DFM,
+	O_PROGRESS, O_DFM,
 };
 
 static const struct xevb_opt opts[] = {
 	{ "listen", O_LISTEN, "ADDR:PORT", "accept builder connections over TCP (port 0: any)" },
 	{ "input", O_INPUT, "FILE", "read events from FILE (- for stdin) written by build --output" },
 	{ "expect-events", O_EXPECT_EVENTS, "N", "stop after N events; fail if fewer arrive" },
-	{ "duration", O_DURATION, "SECONDS", "stop after SECONDS (default: no limit)" },
+	XEVB_OPT_DURATION,
 	{ "expect-sources", O_EXPECT_SOURCES, "N", "every event must have n_expected == N" },
 	{ "no-content-check", O_NO_CONTENT, NULL, "check CRCs only, not the emulator pattern" },
-	{ "json", O_JSON, NULL, "final summary as one JSON object" },
-	{ "stats-interval", O_STATS, "SECONDS", "statistics line on stderr every SECONDS (default 1, 0: off)" },
+	XEVB_OPT_JSON,
+	XEVB_OPT_INTERVAL,
+	{ "stats-interval", O_STATS, "SEC", "the same as --interval (its older name)" },
+	XEVB_OPT_QUIET,
+	XEVB_OPT_VERBOSE,
 	{ "ready-file", O_READY, "PATH", "write the bound ADDR:PORT to PATH once listening" },
 	{ "max-event-size", O_MAX_EVENT, "BYTES", "a longer total_length is corruption (default 64 MiB)" },
 	{ "dup-window", O_DUP_WINDOW, "N", "event ids remembered for duplicate checks (default 1048576)" },
@@ -669,7 +672,7 @@ static const struct xevb_opt opts[] = {
 	{ "busy-low", O_BUSYLO, "X", "--ctl-port: not-Busy below X x credits (default 0.2)" },
 	{ "dfm", O_DFM, "ADDR:PORT", "report the events received from each builder to the DFM (it closes its "
 	  "books here); implies --ctl-port 23904 unless given" },
-	{ "metrics", O_METRICS, "[ADDR:]PORT", "serve Prometheus metrics over HTTP (default address 127.0.0.1)" },
+	XEVB_OPT_METRICS,
 	{ "progress-file", O_PROGRESS, "PATH", "keep the count of events taken in PATH (8 bytes, host order), "
 	  "exact even after SIGKILL" },
 	{ 0 },
@@ -689,7 +692,6 @@ static const struct xevb_cmd_help help = {
 int cmd_sink(int argc, char **argv)
 {
 	struct sink s = {
-		.stats_interval_s = 1,
 		.max_event = XEVB_EVT_MAX_LEN,
 		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
 		.credits = 64, .busy_high = 1.2, .busy_low = 0.2,
@@ -697,20 +699,24 @@ int cmd_sink(int argc, char **argv)
 	uint32_t dup_window = 1u << 20;
 	struct sigaction sa = { .sa_handler = on_signal };
 	const char *arg;
-	const char *metrics = NULL, *progress = NULL; struct xevb_metrics *mx = NULL;
+	const char *progress = NULL; struct xevb_metrics *mx = NULL;
+	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
 	bool ok;
 	int key;
 
 	if (argc >= 2 && !strcmp(argv[1], "--selftest-send"))
 		return sink_selftest_send(argc - 1, argv + 1);
 	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		int common = xevb_common_opt(key, arg, &co);
+		if (common < 0)
+			return 2;
+		if (common)
+			continue;
 		switch (key) {
 		case O_LISTEN: s.listen = arg; break;
 		case O_INPUT: s.input = arg; break;
 		case O_READY: s.ready_file = arg; break;
-		case O_JSON: s.json = true; break;
 		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
-		case O_METRICS: metrics = arg; break;
 		case O_PROGRESS: progress = arg; break;
 		case O_DFM:
 			if (xevb_ctl_parse_addr(arg, &s.dfm)) {
@@ -722,16 +728,12 @@ int cmd_sink(int argc, char **argv)
 			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))
 				return 2;
 			break;
-		case O_DURATION:
-			if (!xevb_parse_u32("duration", arg, 1, 1u << 30, &s.duration_s))
-				return 2;
-			break;
 		case O_EXPECT_SOURCES:
 			if (!xevb_parse_u32("expect-sources", arg, 1, XEVB_MAX_SOURCES, &s.expect_sources))
 				return 2;
 			break;
 		case O_STATS:
-			if (!xevb_parse_u32("stats-interval", arg, 0, 86400, &s.stats_interval_s))
+			if (!xevb_parse_u32("stats-interval", arg, 0, 3600, &co.interval_s))
 				return 2;
 			break;
 		case O_MAX_EVENT:
@@ -773,6 +775,9 @@ int cmd_sink(int argc, char **argv)
 		xevb_err("unexpected argument '%s'", argv[optind]);
 		return 2;
 	}
+	s.json = co.json;
+	s.stats_interval_s = xevb_common_interval(&co);
+	s.duration_ns = co.duration_ns;
 	if (!s.listen == !s.input) {
 		xevb_err("give exactly one of --listen and --input (try --help)");
 		return 2;
@@ -811,15 +816,15 @@ int cmd_sink(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
-	if (metrics && (!(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, sink_metrics, &s))) {
+	if (co.metrics && (!(mx = xevb_metrics_start(co.metrics)) || xevb_metrics_render(mx, sink_metrics, &s))) {
 		xevb_metrics_stop(mx);
 		xevb_evid_window_free(&s.win);
 		return 1;
 	}
 	s.t0 = xevb_now_ns();
 	s.next_stats = s.t0 + (uint64_t)s.stats_interval_s * 1000000000ull;
-	if (s.duration_s)
-		s.deadline = s.t0 + (uint64_t)s.duration_s * 1000000000ull;
+	if (s.duration_ns)
+		s.deadline = s.t0 + s.duration_ns;
 	if (s.listen) {
 		if (run_listen(&s)) {
 			xevb_metrics_stop(mx);

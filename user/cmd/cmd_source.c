@@ -20,9 +20,9 @@ volatile sig_atomic_t src_stop;
 
 enum {
 	O_DEST = 256, O_IDS, O_SRC, O_SRC_BASE, O_PACK, O_FRAG, O_RATE, O_EVENTS,
-	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_DURATION, O_SKIP, O_DUP,
-	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_JSON, O_DMAC, O_SEED,
-	O_QUIET, O_VERBOSE, O_DFM, O_CTLPORT, O_HOLD, O_DROPANS, O_SHAPE,
+	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_SKIP, O_DUP,
+	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_DMAC, O_SEED,
+	O_DFM, O_CTLPORT, O_HOLD, O_DROPANS, O_SHAPE,
 };
 
 static const struct xevb_opt opts[] = {
@@ -40,7 +40,7 @@ static const struct xevb_opt opts[] = {
 	{ "proto", O_PROTO, "N", "raw IPv4 protocol number (default 253)" },
 	{ "dev", O_DEV, "IFACE", "interface to send on (required for --mode live)" },
 	{ "mode", O_MODE, "socket|live", "kernel sockets + sendmmsg (default), or XDP live frames (also with --dfm)" },
-	{ "duration", O_DURATION, "SECONDS", "stop after this long" },
+	XEVB_OPT_DURATION,
 	{ "skip-events", O_SKIP, "SRC:EVERY", "source SRC omits every EVERY-th event (repeatable)" },
 	{ "duplicate", O_DUP, "FRACTION", "send this fraction of packets twice" },
 	{ "reorder", O_REORDER, NULL, "shuffle packet order within windows of 4" },
@@ -50,9 +50,9 @@ static const struct xevb_opt opts[] = {
 	{ "no-end-of-run", O_NO_EOR, NULL, "do not flag the last packets" },
 	{ "dst-mac", O_DMAC, "MAC", "live mode: next-hop MAC, for every builder with --dfm (default: neighbour table)" },
 	{ "seed", O_SEED, "N", "seed of the fragment-size and fault draws (default 1)" },
-	{ "json", O_JSON, NULL, "also print the summary as one JSON object on stdout" },
-	{ "quiet", O_QUIET, NULL, "no summary text on stderr" },
-	{ "verbose", O_VERBOSE, NULL, "debug messages (live mode: each BPF_PROG_RUN call)" },
+	XEVB_OPT_JSON,
+	XEVB_OPT_QUIET,
+	XEVB_OPT_VERBOSE,
 	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
 	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
@@ -190,7 +190,7 @@ static void on_signal(int sig)
 	src_stop = 1;
 }
 
-static void print_summary(const struct src_cfg *c, const struct src_stats *st, bool quiet)
+static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 {
 	double el = (double)(st->t_end - st->t_start) / 1e9;
 	double pps = el > 0 ? (double)st->packets / el : 0;
@@ -202,22 +202,20 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st, b
 		snprintf(cpu, sizeof(cpu), "\n  CPU %.3f s in BPF_PROG_RUN: %.0f packets per CPU-second",
 			 (double)st->cpu_ns / 1e9, (double)st->packets / ((double)st->cpu_ns / 1e9));
 
-	if (!quiet) {
-		fprintf(stderr,
-			"%s: %s%d sources, %llu events, %llu packets, %llu fragments, %llu bytes in %.3f s\n"
-			"  %.0f packets/s, %.0f events/s, %.3f Gb/s (IP payload)\n"
-			"  faults: skipped %llu frags, duplicated %llu packets (%llu frags), reordered %llu,"
-			" corrupt %llu packets (%llu frags), stopped %llu sources (%llu frags unsent)\n"
-			"  end-of-run packets %llu, send retries %llu%s\n",
-			xevb_prog, st->aborted ? "ABORTED: " : "", c->n_src,
-			(unsigned long long)st->events, (unsigned long long)st->packets,
-			(unsigned long long)st->frags, (unsigned long long)st->bytes, el, pps, eps, gbps,
-			(unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
-			(unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
-			(unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
-			(unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
-			(unsigned long long)st->eor_packets, (unsigned long long)st->send_retries, cpu);
-	}
+	fprintf(stderr,
+		"%s: %s%d sources, %llu events, %llu packets, %llu fragments, %llu bytes in %.3f s\n"
+		"  %.0f packets/s, %.0f events/s, %.3f Gb/s (IP payload)\n"
+		"  faults: skipped %llu frags, duplicated %llu packets (%llu frags), reordered %llu,"
+		" corrupt %llu packets (%llu frags), stopped %llu sources (%llu frags unsent)\n"
+		"  end-of-run packets %llu, send retries %llu%s\n",
+		xevb_prog, st->aborted ? "ABORTED: " : "", c->n_src,
+		(unsigned long long)st->events, (unsigned long long)st->packets,
+		(unsigned long long)st->frags, (unsigned long long)st->bytes, el, pps, eps, gbps,
+		(unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
+		(unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
+		(unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
+		(unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
+		(unsigned long long)st->eor_packets, (unsigned long long)st->send_retries, cpu);
 	if (!c->json)
 		return;
 	/* Wall-clock time of the first event (paced sends: event e at + e/rate), for tests. */
@@ -312,7 +310,8 @@ int cmd_source(int argc, char **argv)
 	static struct src_cfg c;
 	struct src_stats st = {0};
 	const char *arg, *skip_arg[SRC_MAX_SKIP], *stop_arg = NULL;
-	bool have_dest = false, quiet = false;
+	bool have_dest = false;
+	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
 	uint32_t u;
 	uint64_t n;
 	int key, rc, idx;
@@ -332,6 +331,11 @@ int cmd_source(int argc, char **argv)
 	c.hold = 65536;
 
 	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		int common = xevb_common_opt(key, arg, &co);
+		if (common < 0)
+			return 2;
+		if (common)
+			continue;
 		switch (key) {
 		case 'h':
 			xevb_opt_usage(opts, &help);
@@ -417,10 +421,6 @@ int cmd_source(int argc, char **argv)
 				return 2;
 			}
 			break;
-		case O_DURATION:
-			if (!parse_seconds("duration", arg, &c.duration))
-				return 2;
-			break;
 		case O_SKIP:
 			if (c.n_skip == SRC_MAX_SKIP) {
 				xevb_err("--skip-events: at most %d of them", SRC_MAX_SKIP);
@@ -457,18 +457,9 @@ int cmd_source(int argc, char **argv)
 			if (!xevb_parse_u64("seed", arg, 0, UINT64_MAX, &c.seed))
 				return 2;
 			break;
-		case O_JSON:
-			c.json = true;
-			break;
-		case O_QUIET:
-			quiet = true;
-			break;
 		case O_SHAPE:
 			if (!xevb_shape_parse_rate("shape", arg, &shape_bps))
 				return 2;
-			break;
-		case O_VERBOSE:
-			xevb_log_level = XEVB_LOG_DEBUG;
 			break;
 		case O_DFM:
 			c.dfm = arg;
@@ -494,6 +485,8 @@ int cmd_source(int argc, char **argv)
 		xevb_err("unexpected argument '%s' (try 'xevb source --help')", argv[optind]);
 		return 2;
 	}
+	c.json = co.json;
+	c.duration = (double)co.duration_ns / 1e9;
 	/* Options that name a source are resolved once --source-ids is known. */
 	for (int i = 0; i < c.n_skip; i++) {
 		if ((idx = parse_src_colon("skip-events", skip_arg[i], &c, false, 1, &n)) < 0)
@@ -533,6 +526,6 @@ int cmd_source(int argc, char **argv)
 			rc = 1;
 	}
 	if (st.t_start)
-		print_summary(&c, &st, quiet);
+		print_summary(&c, &st);
 	return rc;
 }

@@ -85,6 +85,39 @@ int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts,
 	return c;
 }
 
+static bool parse_duration(const char *s, uint64_t *ns)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (end == s || *end || errno || !(v >= 0 && v <= (double)(1u << 30))) {
+		xevb_err("--duration: '%s' is not a number of seconds such as 30 or 2.5 (0: no limit)", s);
+		return false;
+	}
+	*ns = (uint64_t)(v * 1e9);
+	return true;
+}
+
+int xevb_common_opt(int key, const char *arg, struct xevb_common_opts *c)
+{
+	switch (key) {
+	case XEVB_O_JSON: c->json = true; return 1;
+	case XEVB_O_QUIET: c->quiet = true; return 1;
+	case XEVB_O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; return 1;
+	case XEVB_O_METRICS: c->metrics = arg; return 1;
+	case XEVB_O_DURATION: return parse_duration(arg, &c->duration_ns) ? 1 : -1;
+	case XEVB_O_INTERVAL: return xevb_parse_u32("interval", arg, 0, 3600, &c->interval_s) ? 1 : -1;
+	default: return 0;
+	}
+}
+
+uint32_t xevb_common_interval(const struct xevb_common_opts *c)
+{
+	return c->quiet ? 0 : c->interval_s;
+}
+
 bool xevb_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out)
 {
 	char *end;
