@@ -16,10 +16,10 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-PKGS     := libbpf libxdp
+PKGS     := libbpf libxdp libsodium
 CFLAGS   ?= -O2 -g
 XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT) -MMD -MP
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf) -lelf -lz -lpthread -lm
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -I/usr/include/$(MULTIARCH) -MMD -MP
 
@@ -46,7 +46,7 @@ XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
-.PHONY: demo all deps test test-unit test-bpf test-integration fuzz fuzz-run bench soak clean
+.PHONY: demo all deps test test-quick test-unit test-bpf test-integration fuzz fuzz-run bench soak clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -118,6 +118,16 @@ fuzz-run: fuzz
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash scripts/run-tests.sh $(OUT)
+
+# The edit-test loop: unit, BPF and the integration scripts tagged quick.
+test-quick: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)TIER=quick bash scripts/run-tests.sh $(OUT)
+
+# Only the integration scripts (TESTS='dfm_* e2e_xdp' picks some).
+test-integration: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)SUITES=integration bash scripts/run-tests.sh $(OUT)
 
 test-unit: $(TEST_UNIT)
 	$(Q)$(TEST_UNIT)

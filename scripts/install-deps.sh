@@ -11,6 +11,7 @@ PKGS=(
 	libbpf-dev bpftool          # skeletons, loader
 	libxdp-dev xdp-tools        # xsk API, attach; xdp-loader/xdp-filter for tests
 	libelf-dev zlib1g-dev
+	libsodium-dev               # control-message authentication (BLAKE2b MAC)
 	libcriterion-dev            # unit tests
 	bpftrace systemtap-sdt-dev  # tracing scripts, USDT probes
 	iproute2 iputils-ping       # testbed: netns, veth, bridge, tc
