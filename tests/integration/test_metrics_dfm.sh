@@ -6,7 +6,9 @@
 # carry real values that grow between scrapes and stay within the DFM's
 # final JSON (events triggered/complete, per-builder assignments, Busy
 # transitions, credits, addresses), show the control messages the test
-# sent broken (refused by reason, exactly as the JSON counts them), and the
+# sent broken (refused by reason, exactly as the JSON counts them), the
+# farm node's counts per builder (it reports to the DFM; the books close at
+# the end, after the slow farm node has taken every event), and the
 # endpoint listens on loopback only when given a bare port.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
@@ -18,7 +20,7 @@ N=6000
 PORT=9464
 
 ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
-	--rate 3000 --events "$N" --pack 4 --wait-builders 2 --wait-sources 2 --metrics "$PORT" \
+	--rate 3000 --events "$N" --pack 4 --wait-builders 2 --wait-sources 2 --metrics "$PORT" --books-ms 15000 \
 	>"$E2E_WORK/mdf.dfm.json" 2>"$E2E_WORK/mdf.dfm.err" &
 _e2e_track $! mdf.dfm 0
 dfm_tpid=$!
@@ -51,7 +53,7 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.sendto(b'xy', ('${DFM_ADDR%:*}', ${DFM_ADDR#*:}))
 s.sendto(b'\0' * 64, ('${DFM_ADDR%:*}', ${DFM_ADDR#*:}))"
 
-dfm_sink 0 mdf.k --credits 8 --process-rate 1500 --duration 25
+dfm_sink 0 mdf.k --credits 8 --process-rate 1500 --duration 25 --dfm "$DFM_ADDR"
 dfm_builder 0 mdf.b0 1 --sources 0-3 --credits 16
 dfm_builder 1 mdf.b1 1 --sources 0-3 --credits 32
 dfm_source 0 mdf.s0 --source-ids 0-1 --frag-size 100-300
@@ -136,5 +138,20 @@ eq("the two broken messages refused: short, bad_magic", (ref.get("short"), ref.g
 eq("sources alive", m2.get("xevb_dfm_source_processes"), 2.0)
 k = J("mdf.k")
 eq("farm node received every event once", (k["events"], k["duplicates"]), (N, 0))
+eq("mid-run: one farm node reporting, books not closed yet",
+   (m2.get("xevb_dfm_farm_nodes_reporting"), m2.get("xevb_dfm_books_closed")), (1.0, 0.0))
+for i, b in enumerate(B):
+    L = '{builder="%d"}' % i
+    r2 = m2.get("xevb_dfm_builder_events_received_total" + L, -1)
+    true("builder %d received at the farm node mid-run: 0 < %s <= final %d" % (i, r2, b["received"]),
+         0 < r2 <= b["received"])
+    true("builder %d not delivered (yet) mid-run is a gauge >= 0" % i,
+         m2.get("xevb_dfm_builder_events_not_delivered" + L, -1) >= 0)
+eq("mid-run: farm received = sum per builder", m2.get("xevb_dfm_farm_events_received_total"),
+   sum(v for kk, v in m2.items() if kk.startswith("xevb_dfm_builder_events_received_total")))
+fn = d["farm_nodes"]
+eq("at the end: books closed at the farm node, nothing not delivered",
+   (fn["reporting"], fn["books_closed"], d["not_delivered"], fn["received"]), (1, True, 0, N))
+eq("at the end: received = DONE per builder", [b["received"] for b in B], [b["complete"] + b["incomplete"] for b in B])
 PY
 e2e_finish
