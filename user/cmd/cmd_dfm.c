@@ -504,7 +504,7 @@ static void wait_farm_books(struct dfm_app *a, uint32_t wait_ms)
 
 	if (!xevb_dfm_n_sinks(a->d))
 		return;
-	while (xevb_dfm_reconcile(a->d) && xevb_now_ns() < end && stop < 2) {
+	while (xevb_dfm_reconcile(a->d) && xevb_now_ns() < end) {
 		struct pollfd pfd = { .fd = a->io.fd, .events = POLLIN };
 		struct xevb_ctl_msg m;
 		struct sockaddr_in from;
