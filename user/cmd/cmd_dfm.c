@@ -346,6 +346,16 @@ static void stats_line(struct dfm_app *a, double t, uint64_t *last_trig)
 	*last_trig = s->triggered;
 }
 
+/* RECEIVED records a farm node sent beyond the builder addresses the DFM tracks for it. */
+static uint64_t records_untracked(const struct xevb_dfm *d)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++)
+		n += xevb_dfm_sink(d, i)->untracked;
+	return n;
+}
+
 static uint32_t g_first_event, g_prev_epoch;
 static bool g_resumed;
 
@@ -438,9 +448,11 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 		       (unsigned long long)b->not_delivered, b->alive ? "true" : "false");
 	}
 	printf("],\"farm_nodes\":{\"reporting\":%u,\"received\":%llu,\"received_unknown\":%llu,"
-	       "\"not_delivered\":%llu,\"books_closed\":%s},\"not_delivered\":%llu",
+	       "\"not_delivered\":%llu,\"books_closed\":%s,\"refused_table_full\":%llu,"
+	       "\"records_untracked\":%llu},\"not_delivered\":%llu",
 	       xevb_dfm_n_sinks(a->d), (unsigned long long)s->received, (unsigned long long)s->received_unknown,
 	       (unsigned long long)s->not_delivered, a->books_closed ? "true" : "false",
+	       (unsigned long long)s->sinks_full, (unsigned long long)records_untracked(a->d),
 	       (unsigned long long)s->not_delivered);
 	printf(",\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
 	       "\"accounting_ok\":%s}\n", a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false",
