@@ -431,3 +431,26 @@ Test(dfm, builders_sharing_an_address_share_its_count)
 	books(d);
 	xevb_dfm_free(d);
 }
+
+Test(dfm, farm_node_tables_bounded_and_counted)
+{
+	struct xevb_dfm *d = mk(false, 1);
+	struct xevb_ctl_hdr h = { .type = XEVB_CTL_RECEIVED, .role = XEVB_ROLE_SINK, .epoch = 1 };
+	struct xevb_ctl_received r[XEVB_DFM_MAX_BUILDERS + 3];
+
+	for (uint32_t i = 0; i < XEVB_DFM_MAX_BUILDERS + 3; i++)
+		r[i] = (struct xevb_ctl_received){ 0x0c000000 + i, 1 };
+	/* One farm node names 3 builder addresses more than its table holds. */
+	xevb_dfm_on_received(d, 0x0b000000, 23904, &h, r, XEVB_DFM_MAX_BUILDERS + 3, 1);
+	cr_assert(eq(u32, xevb_dfm_sink(d, 0)->n, XEVB_DFM_MAX_BUILDERS));
+	cr_assert(eq(u64, xevb_dfm_sink(d, 0)->untracked, 3));
+	/* The farm-node table is full at XEVB_DFM_MAX_SINKS: the next one is refused and counted. */
+	for (uint32_t s = 1; s <= XEVB_DFM_MAX_SINKS; s++)
+		xevb_dfm_on_received(d, 0x0b000000 + s, 23904, &h, r, 1, 2);
+	cr_assert(eq(u32, xevb_dfm_n_sinks(d), XEVB_DFM_MAX_SINKS));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->sinks_full, 1));
+	/* None of it is a builder of ours. */
+	cr_assert(eq(u64, xevb_dfm_reconcile(d), 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->received_unknown, XEVB_DFM_MAX_BUILDERS + XEVB_DFM_MAX_SINKS - 1));
+	xevb_dfm_free(d);
+}
