@@ -403,8 +403,8 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 			(unsigned long long)s->received, (unsigned long long)s->received_unknown,
 			(unsigned long long)s->not_delivered);
 	else
-		fprintf(stderr, "  farm nodes: none reported (xevb sink --dfm): the books could not be closed at "
-			"the farm nodes\n");
+		fprintf(stderr, "  farm nodes: none reported (xevb sink --dfm ADDR:PORT of this DFM): the books "
+			"could not be closed at the farm nodes; DONE is taken as delivered\n");
 	fprintf(stderr, "  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu\n",
 		(unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
 		(unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
@@ -772,9 +772,6 @@ int cmd_dfm(int argc, char **argv)
 	if (!ok)
 		xevb_err("accounting check FAILED: %s", msg);
 	summary(&a, started ? (double)((trig_stop_ns ? trig_stop_ns : now) - t0) / 1e9 : 0, ok, json);
-	if (started && !xevb_dfm_n_sinks(a.d))
-		xevb_info("no farm node reported (start them with --dfm here): the books could not be closed at the "
-			  "farm nodes; DONE is taken as delivered");
 	report_not_delivered(&a);
 	metrics_publish(mx, &a, xevb_now_ns(), started, true, true);
 	dfm_metrics_stop(mx);
