@@ -10,6 +10,7 @@
 #define XEVB_DOCTOR_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -159,6 +160,15 @@ const char *xevb_cpuset_str(const struct xevb_cpuset *s, char *buf, size_t len);
 
 /* Gathering: reads the system; fails (-errno, message) only if IF is missing. */
 int xevb_doctor_gather(const char *ifname, struct xevb_doctor_facts *f);
+
+/*
+ * The queue a vector's name gives: drivers name per-queue vectors with the
+ * queue number last ("ice-eth0-TxRx-3", "eth0-rx-3", "mlx5_comp3@pci:...",
+ * "virtio0-input.3"); -1 for the others (misc, async, tx-only, config).
+ */
+int xevb_doctor_irq_queue(const char *name);
+/* A /proc/interrupts line (leading blanks skipped): its last column if it is IRQ irq's. */
+bool xevb_doctor_irq_line_name(const char *line, unsigned irq, char *out, size_t len);
 
 /* Deciding: pure. Fills out[XEVB_CHK__COUNT]. */
 void xevb_doctor_decide(const struct xevb_doctor_facts *f, const struct xevb_doctor_plan *p,

@@ -457,3 +457,46 @@ Test(doctor, cpuset_lists_round_trip)
 	cr_assert(xevb_cpuset_parse("", &s));
 	cr_assert(eq(str, (char *)xevb_cpuset_str(&s, buf, sizeof(buf)), "-"));
 }
+
+Test(doctor, rss_weights_when_the_driver_has_no_ntuple_rules)
+{
+	ice_good();
+	F.n_rules = 0;
+	F.ntuple_err = EOPNOTSUPP;
+	P.n_queues = 2;
+	P.queues[0] = 1;
+	P.queues[1] = 3;
+	cpus(&P.cpus, "2-3");
+	decide();
+	expect(XEVB_CHK_STEERING, XEVB_FAIL);
+	expect_fix(XEVB_CHK_STEERING, "ethtool -X ens1f0 weight 0 1 0 1");
+}
+
+/* Names as the drivers register them (recorded from /proc/interrupts). */
+Test(doctor, queue_of_an_interrupt_name)
+{
+	static const struct { const char *name; int queue; } rec[] = {
+		{ "ice-ens1f0-TxRx-0", 0 }, { "ice-ens1f0-TxRx-17", 17 }, { "ice-0000:3b:00.0:misc", -1 },
+		{ "i40e-eth2-TxRx-5", 5 }, { "eth3-TxRx-2", 2 }, { "eth3-rx-4", 4 }, { "eth3-tx-4", -1 },
+		{ "mlx5_comp3@pci:0000:5e:00.0", 3 }, { "mlx5_async0@pci:0000:5e:00.0", -1 },
+		{ "virtio0-input.1", 1 }, { "virtio0-output.1", -1 }, { "virtio0-config", -1 },
+		{ "ens1f0", -1 }, { "", -1 },
+	};
+
+	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
+		cr_assert(eq(int, xevb_doctor_irq_queue(rec[i].name), rec[i].queue), "%s", rec[i].name);
+}
+
+Test(doctor, name_column_of_proc_interrupts)
+{
+	char name[48];
+
+	cr_assert(xevb_doctor_irq_line_name("121:    1234     0   IR-PCI-MSIX-0000:3b:00.0    1-edge      ice-ens1f0-TxRx-0\n",
+					    121, name, sizeof(name)));
+	cr_assert(eq(str, name, "ice-ens1f0-TxRx-0"));
+	cr_assert(xevb_doctor_irq_line_name("38:  5  7  PCI-MSIX-0000:00:04.0   1-edge      virtio0-input.0  \n",
+					    38, name, sizeof(name)));
+	cr_assert(eq(str, name, "virtio0-input.0"));
+	cr_assert(xevb_doctor_irq_line_name("12:  5  7  PCI-MSIX  1-edge  x\n", 121, name, sizeof(name)) == false);
+	cr_assert(xevb_doctor_irq_line_name("NMI:  0  0  Non-maskable interrupts\n", 0, name, sizeof(name)) == false);
+}

@@ -335,6 +335,20 @@ static bool plan_is_prefix(const struct xevb_doctor_plan *p)
 	return true;
 }
 
+/* RSS over the served queues only, for devices without n-tuple rules. */
+static void rss_weights_fix(const struct xevb_doctor_facts *f, const struct xevb_doctor_plan *p,
+			    char *fx, size_t fxlen)
+{
+	size_t off = (size_t)snprintf(fx, fxlen, "ethtool -X %s weight", f->ifname);
+	int top = 0;
+
+	for (int i = 0; i < p->n_queues; i++)
+		if (p->queues[i] > top)
+			top = p->queues[i];
+	for (int q = 0; q <= top && off < fxlen; q++)
+		off += (size_t)snprintf(fx + off, fxlen - off, " %d", plan_has_queue(p, q));
+}
+
 /* One transport's steering: verdict and text appended to c. */
 static enum xevb_verdict steer_one(const struct xevb_doctor_facts *f, const struct xevb_doctor_plan *p,
 				   bool udp, char *txt, size_t len, char *fx, size_t fxlen)
@@ -385,6 +399,8 @@ static enum xevb_verdict steer_one(const struct xevb_doctor_facts *f, const stru
 		 xevb_cpuset_str(&miss, qs, sizeof(qs)));
 	if (plan_is_prefix(p))
 		snprintf(fx, fxlen, "ethtool -X %s equal %d", f->ifname, p->n_queues);
+	else if (f->ntuple_err)
+		rss_weights_fix(f, p, fx, fxlen);
 	else if (udp)
 		snprintf(fx, fxlen, "ethtool -K %s ntuple on; ethtool -N %s flow-type udp4 dst-port %u "
 			 "action %u", f->ifname, f->ifname, p->udp_port, p->queues[0]);
@@ -501,7 +517,8 @@ static void check_irq_affinity(const struct xevb_doctor_facts *f, const struct x
 		ok = xevb_cpuset_count(&irq->affinity) == 1 && (!cpus || cpuset_subset(&irq->affinity, &p->cpus));
 		if (dl < sizeof(c->detail))
 			dl += (size_t)snprintf(c->detail + dl, sizeof(c->detail) - dl, "%squeue %u: IRQ %u on CPU(s) %s%s",
-					       dl ? "; " : "", p->queues[i], irq->irq, a, ok ? "" : " (not pinned to a builder CPU)");
+					       dl ? "; " : "", p->queues[i], irq->irq, a,
+					       ok ? "" : cpus ? " (not pinned to one of the builder's CPUs)" : " (not pinned to one CPU)");
 		if (ok)
 			continue;
 		bad++;

@@ -358,12 +358,7 @@ static void gather_irqbalance(struct xevb_doctor_facts *f)
 	closedir(d);
 }
 
-/*
- * The queue an interrupt's name gives: drivers name per-queue vectors with
- * the queue number last ("ice-eth0-TxRx-3", "eth0-rx-3", "mlx5_comp3@pci:...");
- * -1 for the others (misc, async, link).
- */
-static int irq_queue(const char *name)
+int xevb_doctor_irq_queue(const char *name)
 {
 	static const char *const marks[] = { "TxRx-", "txrx-", "rx-", "comp", "fp-", "input.", "queue" };
 	char tail[48];
@@ -382,7 +377,28 @@ static int irq_queue(const char *name)
 	return -1;
 }
 
-/* The name /proc/interrupts gives an IRQ (its last column). */
+bool xevb_doctor_irq_line_name(const char *line, unsigned irq, char *out, size_t len)
+{
+	const char *end, *last;
+	char *stop;
+	size_t n;
+
+	if (strtoul(line, &stop, 10) != irq || *stop != ':' || stop == line)
+		return false;
+	end = stop + strcspn(stop, "\n");
+	while (end > stop && (end[-1] == ' ' || end[-1] == '\t'))
+		end--;
+	for (last = end; last > stop && last[-1] != ' ' && last[-1] != '\t'; last--)
+		;
+	n = (size_t)(end - last);
+	if (n >= len)
+		n = len - 1;
+	memcpy(out, last, n);
+	out[n] = 0;
+	return true;
+}
+
+/* The name /proc/interrupts gives an IRQ. */
 static void irq_name(unsigned irq, char *out, size_t len)
 {
 	FILE *fp = fopen("/proc/interrupts", "re");
@@ -391,18 +407,9 @@ static void irq_name(unsigned irq, char *out, size_t len)
 	out[0] = 0;
 	if (!fp)
 		return;
-	while (fgets(line, sizeof(line), fp)) {
-		char *end, *last;
-
-		if (strtoul(line, &end, 10) != irq || *end != ':')
-			continue;
-		end[strcspn(end, "\n")] = 0;
-		while (*end && end[strlen(end) - 1] == ' ')
-			end[strlen(end) - 1] = 0;
-		last = strrchr(end, ' ');
-		snprintf(out, len, "%s", last ? last + 1 : end + 1);
-		break;
-	}
+	while (fgets(line, sizeof(line), fp))
+		if (xevb_doctor_irq_line_name(line + strspn(line, " "), irq, out, len))
+			break;
 	fclose(fp);
 }
 
@@ -429,7 +436,7 @@ static void gather_irqs(struct xevb_doctor_facts *f)
 			continue;
 		irq->irq = (unsigned)atoi(e->d_name);
 		irq_name(irq->irq, irq->name, sizeof(irq->name));
-		irq->queue = irq_queue(irq->name);
+		irq->queue = xevb_doctor_irq_queue(irq->name);
 		snprintf(path, sizeof(path), "/proc/irq/%u/smp_affinity_list", irq->irq);
 		if (!read_line(path, buf, sizeof(buf)) || !xevb_cpuset_parse(buf, &irq->affinity))
 			memset(&irq->affinity, 0, sizeof(irq->affinity));
