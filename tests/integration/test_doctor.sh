@@ -9,7 +9,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init dr "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
+tb_up --sources 1 --builders 1 --sinks 1 --queues 2 || e2e_die "tb_up"
 
 doctor() {  # doctor NAME WANT_RC [options]: stdout NAME.out, stderr NAME.err
 	local name=$1 want=$2 rc
@@ -26,7 +26,8 @@ doctor() {  # doctor NAME WANT_RC [options]: stdout NAME.out, stderr NAME.err
 
 doctor text 0 --dev eth0
 doctor json 0 --dev eth0 --json
-doctor queues 1 --dev eth0 --queues 0-1 --json
+doctor queues 1 --dev eth0 --queues 0-2 --json
+doctor allq 0 --dev eth0 --queues 0-1 --json
 doctor usage 2 --dev eth0 --bogus
 doctor nodev 2 --json
 doctor missing 1 --dev nosuch0
@@ -75,14 +76,18 @@ eq("veth: xdp_zerocopy", V["xdp_zerocopy"], "warn")
 eq("veth: rings (none of its own)", V["rings"], "skip")
 eq("veth: irq_affinity (no IRQs)", V["irq_affinity"], "skip")
 eq("veth: numa (no node)", V["numa"], "skip")
-eq("veth: one queue, served: steering", V["steering"], "ok")
+eq("veth: 2 queues, 1 served, no rules or RSS table to read: steering", V["steering"], "skip")
+true("veth: steering says why", "no RSS table to read" in [c for c in j["checks"] if c["name"] == "steering"][0]["detail"], j["checks"][6])
 eq("root: capabilities", V["capabilities"], "ok")
 eq("root: memlock", V["memlock"], "ok")
 eq("no fail as root", j["summary"]["fail"], 0)
 
 q = {c["name"]: c for c in json.loads(out("queues"))["checks"]}
-eq("--queues 0-1: queues fails", q["queues"]["verdict"], "fail")
-true("--queues 0-1: the fix names queue 0 only", "--queues 0 " in q["queues"]["fix"], q["queues"])
+eq("--queues 0-2: queues fails", q["queues"]["verdict"], "fail")
+true("--queues 0-2: the fix names the queues veth has", "--queues 0-1 " in q["queues"]["fix"], q["queues"])
+q = {c["name"]: c["verdict"] for c in json.loads(out("allq"))["checks"]}
+eq("--queues 0-1: every queue served, steering", q["steering"], "ok")
+eq("--queues 0-1: queues", q["queues"], "ok")
 u = {c["name"]: c for c in json.loads(out("user"))["checks"]}
 eq("unprivileged: capabilities", u["capabilities"]["verdict"], "fail")
 true("unprivileged: fix", "setcap" in u["capabilities"]["fix"], u["capabilities"])

@@ -252,7 +252,7 @@ Test(doctor, steering_unknown_when_neither_rules_nor_rss_readable)
 	P.udp_port = 0;
 	decide();
 	expect(XEVB_CHK_STEERING, XEVB_SKIP);
-	expect_detail(XEVB_CHK_STEERING, "unreadable");
+	expect_detail(XEVB_CHK_STEERING, "no n-tuple rule (none to read: Operation not supported), no RSS table to read");
 }
 
 Test(doctor, irqs_on_the_wrong_numa_node_warn)

@@ -384,9 +384,10 @@ static enum xevb_verdict steer_one(const struct xevb_doctor_facts *f, const stru
 		return XEVB_FAIL;
 	}
 	if (f->indir_err) {
-		snprintf(txt, len, "%s: no n-tuple rule%s, and the RSS table is unreadable (%s): which "
-			 "of the %u queues its flows hash to is unknown", what,
-			 f->ntuple_err ? " (rules unreadable)" : "", errname(f->indir_err), f->rx_queues);
+		snprintf(txt, len, "%s: no n-tuple rule%s%s%s, no RSS table to read (%s): which of the "
+			 "%u queues its flows reach is unknown", what, f->ntuple_err ? " (none to read: " : "",
+			 f->ntuple_err ? errname(f->ntuple_err) : "", f->ntuple_err ? ")" : "",
+			 errname(f->indir_err), f->rx_queues);
 		return XEVB_SKIP;
 	}
 	rss_unserved(f, p, &miss);
