@@ -434,11 +434,8 @@ static void check_steering(const struct xevb_doctor_facts *f, const struct xevb_
 	}
 	if (p->ip_proto)
 		v = worse(v, steer_one(f, p, false, t[0], sizeof(t[0]), fx[0], sizeof(fx[0])));
-	if (p->udp_port) {
-		enum xevb_verdict u = steer_one(f, p, true, t[1], sizeof(t[1]), fx[1], sizeof(fx[1]));
-
-		v = p->ip_proto ? worse(v, u) : u;
-	}
+	if (p->udp_port)
+		v = worse(v, steer_one(f, p, true, t[1], sizeof(t[1]), fx[1], sizeof(fx[1])));
 	set(c, v, "builder queues %s of %u: %s%s%s", queue_list(p, ql, sizeof(ql)), f->rx_queues,
 	    t[0], t[0][0] && t[1][0] ? "; " : "", t[1]);
 	fix(c, "%s%s%s", fx[0], fx[0][0] && fx[1][0] ? "; " : "", fx[1]);
