@@ -46,7 +46,7 @@ XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
-.PHONY: demo all deps test test-unit test-bpf test-integration fuzz fuzz-run bench soak clean
+.PHONY: demo all deps test test-quick test-unit test-bpf test-integration fuzz fuzz-run bench soak clean
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -118,6 +118,16 @@ fuzz-run: fuzz
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash scripts/run-tests.sh $(OUT)
+
+# The edit-test loop: unit, BPF and the integration scripts tagged quick.
+test-quick: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)TIER=quick bash scripts/run-tests.sh $(OUT)
+
+# Only the integration scripts (TESTS='dfm_* e2e_xdp' picks some).
+test-integration: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)SUITES=integration bash scripts/run-tests.sh $(OUT)
 
 test-unit: $(TEST_UNIT)
 	$(Q)$(TEST_UNIT)
