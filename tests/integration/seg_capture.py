@@ -18,13 +18,15 @@ Runs in the receiving namespace, tcpdump-free:
              be one valid plain MEP; /proc/net/snmp says how many datagrams
              the kernel reassembled meanwhile.
 
-Stops --idle seconds after the last packet (once one came) or at
---timeout; prints one JSON object (counts and the first violations).
+Stops --idle seconds after the last packet (once one came), at --timeout
+or at SIGINT / SIGTERM; prints one JSON object (counts and the first
+violations).
 """
 import argparse
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import sys
@@ -74,6 +76,7 @@ assert crc32c(b"123456789") == 0xE3069283
 class Check:
     def __init__(self, a):
         self.a = a
+        self.stop = False    # SIGINT / SIGTERM: report what came so far
         self.bad = []
         self.n_bad = 0
         self.c = dict(packets=0, plain_packets=0, segment_packets=0, plain_fragments=0,
@@ -170,7 +173,8 @@ class Check:
             if avail != ((n + 3) & ~3) or any(m[28 + n:]):
                 return self.fail("last SEGMENT of event %d: %d bytes for %d, or padding not zero" % (eid, avail, n))
             data = m[28:28 + n]
-        f = self.frags.setdefault((src, eid), dict(length=ln, crc=crc, segs={}, dups=0))
+        f = self.frags.setdefault((src, eid), dict(length=ln, crc=crc, segs={}, dups=0, times={}))
+        f["times"][so] = f["times"].get(so, 0) + 1
         if f["length"] != ln or f["crc"] != crc:
             return self.fail("segments of event %d source %d disagree on length or CRC" % (eid, src))
         if so in f["segs"]:
@@ -182,13 +186,16 @@ class Check:
 
     def join(self):
         """Every fragment from its segments; counts whole, partial, duplicates."""
-        whole = partial = dups = 0
+        whole = partial = dups = resent = uneven = 0
         stride = max(self.strides) if self.strides else 0
         if len(self.strides) > 1:
             self.fail("non-last segments of several sizes %s" % sorted(self.strides))
         for (src, eid), f in sorted(self.frags.items()):
             ln, segs = f["length"], f["segs"]
             dups += f["dups"]
+            # A fragment sent again (an answer to a re-ask) comes again whole.
+            resent += max(f["times"].values()) > 1
+            uneven += len(set(f["times"].values())) > 1
             if self.a.frag_size and ln != self.a.frag_size:
                 self.fail("fragment of event %d: %d bytes, want %d" % (eid, ln, self.a.frag_size))
             if stride:
@@ -209,7 +216,8 @@ class Check:
                 self.fail("fragment of event %d source %d: CRC-32C of the joined bytes is not its crc32c" % (eid, src))
             whole += 1
         self.c.update(segmented_fragments=len(self.frags), whole_fragments=whole,
-                      partial_fragments=partial, duplicate_segments=dups, stride=stride)
+                      partial_fragments=partial, duplicate_segments=dups, stride=stride,
+                      resent_fragments=resent, unevenly_repeated_fragments=uneven)
 
     def seqs(self):
         """Without faults a source's packets carry packet_seq 0, 1, 2, ... in order."""
@@ -234,6 +242,7 @@ def main():
     ap.add_argument("--mtu", type=int, default=1500)
     ap.add_argument("--frag-size", type=int, default=0)
     ap.add_argument("--faults", action="store_true", help="segments may be missing or repeated")
+    ap.add_argument("--beside-builder", action="store_true", help="frames: a builder's socket takes the packets")
     ap.add_argument("--idle", type=float, default=1.5)
     ap.add_argument("--timeout", type=float, default=20)
     ap.add_argument("--max-packets", type=int, default=200000)
@@ -241,13 +250,16 @@ def main():
     a = ap.parse_args()
     ck = Check(a)
 
-    # The datagram socket also keeps the kernel from answering with ICMP unreachables.
-    if a.udp:
-        ds = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
-        ds.bind(("0.0.0.0", a.udp))
-    else:
-        ds = socket.socket(socket.AF_INET, socket.SOCK_RAW, a.proto)
-    ds.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+    # The datagram socket also keeps the kernel from answering with ICMP
+    # unreachables, unless a builder on this host takes the packets.
+    ds = None
+    if a.mode == "datagrams" or not a.beside_builder:
+        if a.udp:
+            ds = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            ds.bind(("0.0.0.0", a.udp))
+        else:
+            ds = socket.socket(socket.AF_INET, socket.SOCK_RAW, a.proto)
+        ds.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
     ps = None
     if a.mode == "frames":
         ps = socket.socket(socket.AF_PACKET, socket.SOCK_DGRAM, socket.htons(ETH_P_IP))
@@ -260,11 +272,16 @@ def main():
     t0 = time.monotonic()
     last = None
     n = 0
-    while n < a.max_packets:
+    signal.signal(signal.SIGINT, lambda *_: setattr(ck, "stop", True))
+    signal.signal(signal.SIGTERM, lambda *_: setattr(ck, "stop", True))
+    while n < a.max_packets and not ck.stop:
         now = time.monotonic()
         if now - t0 > a.timeout or (last is not None and now - last > a.idle):
             break
-        r, _, _ = select.select([rx], [], [], 0.1)
+        try:
+            r, _, _ = select.select([rx], [], [], 0.1)
+        except InterruptedError:
+            continue
         if not r:
             continue
         b, addr = rx.recvfrom(70000)

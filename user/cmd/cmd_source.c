@@ -34,7 +34,7 @@ static const struct xevb_opt opts[] = {
 	{ "frag-size", O_FRAG, "B|MIN-MAX", "fragment payload bytes up to 65535, or uniform in MIN..MAX (default 32); "
 	  "with --pack 1 a fragment over the MTU goes as segments" },
 	{ "ip-frag", O_IPFRAG, NULL, "send a MEP over the MTU whole with DF clear: the kernel fragments it "
-	  "(fragments up to 65479 bytes)" },
+	  "(fragments up to 65476 bytes)" },
 	{ "rate", O_RATE, "HZ", "trigger rate in events/s, 0 = as fast as possible (default 0)" },
 	{ "events", O_EVENTS, "N", "events to send per source (default: until --duration or Ctrl-C)" },
 	{ "run", O_RUN, "N", "run number (default 1)" },

@@ -382,8 +382,8 @@ static int size_segments(struct sdfm *s, int mtu)
 		return -1;
 	}
 	xevb_emu_fill(s->emu, 65535);
-	xevb_info("fragments over %u bytes go as segments of %u bytes (MTU %d)",
-		  (unsigned)s->seg_budget - 28, xevb_seg_stride(s->seg_budget), mtu);
+	xevb_info("fragments over %u bytes go as segments, one packet each (MTU %d)",
+		  xevb_seg_stride(s->seg_budget), mtu);
 	return 0;
 }
 

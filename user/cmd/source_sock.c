@@ -378,7 +378,7 @@ static bool size_packets(struct sender *s)
 		if (mep > max_mep) {
 			xevb_err("--ip-frag: --pack %u x --frag-size %u makes a %zu-byte MEP, over the %zu of one "
 				 "IPv4 datagram: lower --pack or --frag-size (at most %zu with --pack 1)",
-				 c->pack, c->fmax, mep, max_mep, max_mep - 16 - 12);
+				 c->pack, c->fmax, mep, max_mep, (max_mep - 16 - 12) & ~(size_t)3);
 			return false;
 		}
 		s->slot_size = s->hdr + mep;
@@ -398,8 +398,8 @@ static bool size_packets(struct sender *s)
 		if (!s->emu)
 			return false;
 		xevb_emu_fill(s->emu, 65535);
-		xevb_info("fragments over %zu bytes go as segments of %u bytes (MTU %d)",
-			  s->budget - 28, xevb_seg_stride(s->budget), mtu);
+		xevb_info("fragments over %u bytes go as segments, one packet each (MTU %d)",
+			  xevb_seg_stride(s->budget), mtu);
 	}
 	return true;
 }
