@@ -277,9 +277,9 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st, b
 /* Cross-option checks that need the whole command line. */
 static bool check(struct src_cfg *c, bool have_dest)
 {
-	if (c->ip_frag && (c->live || c->saddr_base)) {
+	if (c->ip_frag && (c->live || c->saddr_base || c->dfm)) {
 		xevb_err("--ip-frag needs --mode socket without --src-addr-base (the kernel fragments "
-			 "only what it writes the IP header of)");
+			 "only what it writes the IP header of) and without --dfm (which sends segments)");
 		return false;
 	}
 	if (c->dfm) {
