@@ -86,6 +86,26 @@ seg_case seg_9000_raw_64k 9000 65535 20 --dev eth0
 seg_case seg_9000_udp_16k 9000 16384 30 --udp
 
 # ---------------------------------------------------------------------------
+e2e_log "seg_mixed: MTU 1500, fragments of 1000-20000 bytes (some whole, some segmented), IP_HDRINCL sources"
+source_mtu 1500
+capture sm.c --mode frames --mtu 1500
+e2e_source 0 sm.s --source-ids 0-1 --pack 1 --frag-size 1000-20000 --events 60 --rate 2000 \
+	--src-addr-base 198.18.1.100 --seed 3
+e2e_wait_all
+e2e_check seg_mixed <<'PY'
+s, c = J("sm.s"), J("sm.c")
+eq("no 1.1 violation on the wire", (c["violations"], c["first_violations"]), (0, []))
+eq("nothing lost to the capture", c["capture_drops"], 0)
+true("both kinds sent", 0 < s["segmented_fragments"] < 120, s["segmented_fragments"])
+eq("source: fragments, all valid", (s["fragments"], s["valid_fragments"]), (120, 120))
+eq("captured: packets = sent", c["packets"], s["packets"])
+eq("captured: whole records, segments", (c["plain_fragments"], c["segment_packets"]),
+   (120 - s["segmented_fragments"], s["segments"]))
+eq("captured: segmented fragments, all joined whole", (c["segmented_fragments"], c["whole_fragments"]),
+   (s["segmented_fragments"],) * 2)
+PY
+
+# ---------------------------------------------------------------------------
 e2e_log "seg_faults: MTU 1500, 16000-byte fragments, every 7th segment of source 0 skipped, 5% duplicated, reordered"
 source_mtu 1500
 capture sf.c --mode frames --mtu 1500 --frag-size 16000 --faults

@@ -60,8 +60,9 @@ struct src_cfg {
  * corrupt); duplicates are extra copies of valid packets. So events *
  * sources = valid + corrupt + skipped + stopped + partial, and a loss-free
  * builder sees valid + dup fragments.
- * Segments: seg_packets = seg_valid + skipped_segments + corrupt_segments
- * counts each segment of seg_frags fragments once; dup_segments are extra.
+ * Segments: the seg_frags fragments sent as segments have segments =
+ * seg_valid + skipped_segments + corrupt_segments, each counted once;
+ * dup_segments are extra copies.
  */
 struct src_stats {
 	uint64_t packets, frags, bytes, events, blocks;
