@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * MEP writer: the source side of wire format 1 (docs/wire-format.md).
+ * MEP writer: the source side of wire format 1 (docs/wire-format.md),
+ * segments of section 1.1 included.
  * Used by the source emulator, by tests that need frames, and to build the
  * template the live-frames generator stamps. User space only.
  *
