@@ -9,6 +9,7 @@ cd "$(dirname "$0")/.."
 passed=0
 failed=0
 failed_names=()
+skipped_names=()
 
 # Criterion prints "Synthesis: Tested: N | Passing: N | Failing: N | Crashing: N"
 run_criterion() {
@@ -34,13 +35,19 @@ run_criterion() {
 	if ((rc != 0 && f + c == 0)); then failed=$((failed + 1)); fi
 }
 
-# A script test passes when it exits 0.
+# A script test passes when it exits 0; 77 (automake's convention) is a
+# skip: something it needs is not installed, and it said what.
 run_script() {
-	local name=$1; shift
+	local name=$1 rc; shift
 	echo "=== $name"
-	if "$@"; then
+	"$@"
+	rc=$?
+	if ((rc == 0)); then
 		passed=$((passed + 1))
 		echo "--- PASS $name"
+	elif ((rc == 77)); then
+		skipped_names+=("$name")
+		echo "--- SKIP $name"
 	else
 		failed=$((failed + 1)); failed_names+=("$name")
 		echo "--- FAIL $name"
@@ -62,6 +69,9 @@ done
 echo
 if ((${#failed_names[@]})); then
 	echo "failed suites: ${failed_names[*]}"
+fi
+if ((${#skipped_names[@]})); then
+	echo "skipped suites: ${skipped_names[*]}"
 fi
 echo "tests: $passed passed, $failed failed"
 ((failed == 0))
