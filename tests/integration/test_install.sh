@@ -100,35 +100,46 @@ e2e_topology inst xdp raw 2 2 1 1 3000
 
 # ---------------------------------------------------------------------------
 e2e_log "ready: systemd is $( [[ $(ps -p 1 -o comm=) == systemd ]] || echo 'not ')PID 1 ($(ps -p 1 -o comm=)): the unit's ExecStart line, run as systemd would"
-UNIT=$UNIT_DIR/xevb-build@.service
-EXEC=$(sed -n 's/^ExecStart=//p' "$UNIT")
-BSET=-all
-for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$UNIT"); do
-	c=${c#CAP_}
-	BSET+=",+${c,,}"
-done
-NNP=()
-grep -q '^NoNewPrivileges=yes$' "$UNIT" && NNP=(--no-new-privs)
-e2e_log "ExecStart=$EXEC; bounding set $BSET ${NNP[*]}"
+# unit_load FILE: the unit's ExecStart line and how systemd would run it:
+# UNIT_EXEC, UNIT_VAR (the $VAR it expands), UNIT_PRIV (setpriv options for
+# its CapabilityBoundingSet, NoNewPrivileges, DynamicUser as nobody).
+# The notify sockets live in $E2E_WORK: units running as nobody reach them.
+chmod 0711 "$E2E_WORK"
+unit_load() {
+	local c bset=-all
+	UNIT_EXEC=$(sed -n 's/^ExecStart=//p' "$1")
+	UNIT_VAR=$(grep -o '\$XEVB_[A-Z]*_ARGS' <<<"$UNIT_EXEC")
+	UNIT_VAR=${UNIT_VAR#\$}
+	for c in $(sed -n 's/^CapabilityBoundingSet=//p' "$1"); do
+		c=${c#CAP_}
+		bset+=",+${c,,}"
+	done
+	UNIT_PRIV=(--bounding-set "$bset" --inh-caps=-all)
+	grep -q '^NoNewPrivileges=yes$' "$1" && UNIT_PRIV+=(--no-new-privs)
+	grep -q '^DynamicUser=yes$' "$1" && UNIT_PRIV+=(--reuid=65534 --regid=65534 --clear-groups)
+	e2e_log "$(basename "$1"): ExecStart=$UNIT_EXEC; setpriv ${UNIT_PRIV[*]}"
+}
 
-# unit_start NAME ARGS: the ExecStart line with %i = eth0 and XEVB_BUILD_ARGS
-# = ARGS read from NAME.env (KEY=VALUE, as EnvironmentFile= reads it; an
-# unbraced $VAR splits at spaces, as systemd splits it), in a clean
-# environment with NOTIFY_SOCKET, in the builder's namespace; the installed
-# tree is mounted at PREFIX so the line's own path runs. Returns once a
-# READY=1 arrived (dies after 15 s without); NAME.notify holds what came:
-# the messages, the sender's pid and command, and whether the XDP program
-# was attached on eth0 when READY=1 arrived. The xevb pid: $UNIT_PID.
+# unit_start NAME NS ARGS: the loaded unit's ExecStart line (unit_load) with
+# %i = eth0 and its $VAR = ARGS read from NAME.env (KEY=VALUE, as
+# EnvironmentFile= reads it; an unbraced $VAR splits at spaces, as systemd
+# splits it), in a clean environment with NOTIFY_SOCKET, in namespace NS;
+# the installed tree is mounted at PREFIX so the line's own path runs.
+# Returns once a READY=1 arrived (dies after 15 s without); NAME.notify
+# holds what came: the messages, the sender's pid and command, and whether
+# an XDP program was attached on eth0 of NS when READY=1 arrived. The xevb
+# pid: $UNIT_PID. UNIT_RC: the exit status it must end with (default 0).
 unit_start() {
-	local name=$1 args=$2 sock=$E2E_WORK/$1.sock t
-	printf '# test instance\nXEVB_BUILD_ARGS=%s\n' "$args" >"$E2E_WORK/$name.env"
+	local name=$1 ns=$2 args=$3 sock=$E2E_WORK/$1.sock t
+	printf '# test instance\n%s=%s\n' "$UNIT_VAR" "$args" >"$E2E_WORK/$name.env"
 	rm -f "$sock" "$E2E_WORK/$name.notify"
-	timeout 20 python3 - "$sock" "$E2E_WORK/$name.notify" "$BNS" <<'PY' &
-import json, socket, struct, subprocess, sys
+	timeout 20 python3 - "$sock" "$E2E_WORK/$name.notify" "$ns" <<'PY' &
+import json, os, socket, struct, subprocess, sys
 path, out, ns = sys.argv[1:4]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 s.bind(path)
+os.chmod(path, 0o666)   # as systemd's: units with DynamicUser= send too
 s.settimeout(15)
 res = {"ready": False, "messages": []}
 try:
@@ -156,13 +167,13 @@ PY
 	for ((t = 0; t < 100; t++)); do [[ -S $sock ]] && break; sleep 0.05; done
 	[[ -S $sock ]] || e2e_die "$name: notify socket listener did not start"
 	local env
-	env=$(sed -n 's/^XEVB_BUILD_ARGS=//p' "$E2E_WORK/$name.env")
-	local cmd=${EXEC//%i/eth0}
-	cmd=${cmd//\$XEVB_BUILD_ARGS/$env}
+	env=$(sed -n "s/^$UNIT_VAR=//p" "$E2E_WORK/$name.env")
+	local cmd=${UNIT_EXEC//%i/eth0}
+	cmd=${cmd//\$$UNIT_VAR/$env}
 	# shellcheck disable=SC2086 # split as systemd splits an unbraced $VAR
 	unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$ROOT$PREFIX" "$PREFIX" \
-		ip netns exec "$BNS" timeout 40 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin NOTIFY_SOCKET="$sock" \
-		setpriv --bounding-set "$BSET" --inh-caps=-all "${NNP[@]}" -- $cmd \
+		ip netns exec "$ns" timeout 40 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin NOTIFY_SOCKET="$sock" \
+		setpriv "${UNIT_PRIV[@]}" -- $cmd \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" "${UNIT_RC:-0}"
 	wait "$lpid" 2>/dev/null
@@ -171,22 +182,26 @@ PY
 	((UNIT_PID > 0)) || { e2e_show "$name"; e2e_die "$name: no READY=1 within 15 s"; }
 }
 
-# unit_ready_check NAME: READY=1 from xevb itself, XDP attached by then.
+# unit_ready_check NAME STATUS [XDP]: READY=1 from xevb itself with STATUS;
+# XDP: the program was attached by then.
 unit_ready_check() {
-	e2e_check "$1" <<'PY'
+	WANT_STATUS=$2 WANT_XDP=${3:-} e2e_check "$1" <<'PY'
 n = json.load(open(os.path.join(W, CASE + ".notify")))
 true("READY=1 received", n["ready"], n)
 eq("sent by", n.get("comm"), "xevb")
-true("XDP program attached on eth0 when READY=1 arrived", n.get("xdp_attached"), n)
+if os.environ["WANT_XDP"]:
+    true("XDP program attached on eth0 when READY=1 arrived", n.get("xdp_attached"), n)
 st = [l for m in n["messages"] for l in m if l.startswith("STATUS=")]
-eq("STATUS", st, ["STATUS=building on eth0 (XDP + AF_XDP)"])
+eq("STATUS", st, ["STATUS=" + os.environ["WANT_STATUS"]])
 PY
 }
+BSTATUS="building on eth0 (XDP + AF_XDP)"
+unit_load "$UNIT_DIR/xevb-build@.service"
 
 # 1. READY, then the unit builds 2000 events exactly and ends at END_OF_RUN.
 E2E_SINK_RC=0 e2e_sink 0 ready.k0 --expect-events 2000 --expect-sources 4
-unit_start ready.b "--sources 0-3 --sink $SINK --exit-on-eor --duration 15 --json --quiet"
-unit_ready_check ready.b
+unit_start ready.b "$BNS" "--sources 0-3 --sink $SINK --exit-on-eor --duration 15 --json --quiet"
+unit_ready_check ready.b "$BSTATUS" xdp
 e2e_source 0 ready.s0 --source-ids 0-1 --events 2000 --seed 5
 e2e_source 1 ready.s1 --source-ids 2-3 --events 2000 --seed 6
 e2e_wait_all
@@ -202,15 +217,15 @@ PY
 e2e_no_xdp ready
 
 # 2. systemctl stop: SIGTERM to the main process; exit 0, XDP detached.
-unit_start stop.b "--sources 0-3 --no-forward --duration 15 --json --quiet"
-unit_ready_check stop.b
+unit_start stop.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
+unit_ready_check stop.b "$BSTATUS" xdp
 kill -TERM "$UNIT_PID"
 e2e_wait_all
 e2e_no_xdp stop
 
 # 3. A builder killed (SIGKILL) leaves its program attached; the next start,
 # under the same capability set, removes it and is READY again.
-UNIT_RC=137 unit_start crash.b "--sources 0-3 --no-forward --duration 15 --json --quiet"
+UNIT_RC=137 unit_start crash.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
 kill -KILL "$UNIT_PID"
 e2e_wait_all
 if e2e_xdp_attached builder 0; then
@@ -218,13 +233,28 @@ if e2e_xdp_attached builder 0; then
 else
 	e2e_fail "crash: no program left to recover from (the test proves nothing)"
 fi
-unit_start again.b "--sources 0-3 --no-forward --duration 15 --json --quiet"
-unit_ready_check again.b
+unit_start again.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
+unit_ready_check again.b "$BSTATUS" xdp
 grep -q 'removing a stale xevb_steer' "$E2E_WORK/again.b.err" &&
 	e2e_ok "again: removed the stale program" || e2e_fail "again: no 'removing a stale' line"
 kill -TERM "$UNIT_PID"
 e2e_wait_all
 e2e_no_xdp again
+
+# 4. The farm-node unit: no capability, as nobody (DynamicUser); READY=1 once
+# it listens, SIGTERM ends it with status 0.
+unit_load "$UNIT_DIR/xevb-sink@.service"
+unit_start sinku.k "$(tb_ns sink 0)" "--listen $SINK --stats-interval 0 --json"
+unit_ready_check sinku.k "listening on $SINK"
+kill -TERM "$UNIT_PID"
+e2e_wait_all
+
+# 5. The DFM unit, likewise: READY=1 once its control socket is bound; with
+# no builder coming it gives up after --wait-ms (exit status 1).
+unit_load "$UNIT_DIR/xevb-dfm.service"
+UNIT_RC=1 unit_start dfmu.d "$(tb_ns sink 0)" "--listen $(tb_addr sink 0):23901 --wait-ms 300 --json --quiet"
+unit_ready_check dfmu.d "listening on $(tb_addr sink 0):23901"
+e2e_wait_all
 
 # ---------------------------------------------------------------------------
 e2e_log "tree: make uninstall DESTDIR=$ROOT"
