@@ -62,7 +62,7 @@ WIRESHARK_PLUGINDIR ?= $(PREFIX)/lib/$(MULTIARCH)/wireshark/plugins
 INSTALL        ?= install
 
 TRACE_FILES := scripts/trace/run.sh scripts/trace/fold-stacks.py $(wildcard scripts/trace/*.bt)
-UNIT_INS    := $(wildcard dist/systemd/*.in)
+SYSTEMD_UNITS    := $(wildcard dist/systemd/*.in)
 EXAMPLES    := $(wildcard dist/examples/*)
 # Paths the units and examples name, filled in at install time.
 SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
@@ -183,7 +183,7 @@ install: $(XEVB) $(MAN_STAMP)
 	$(Q)set -e; for f in $(EXAMPLES); do \
 		$(SUBST) $$f >$(DESTDIR)$(DOCDIR)/examples/$$(basename $$f); \
 		chmod 0644 $(DESTDIR)$(DOCDIR)/examples/$$(basename $$f); done
-	$(Q)set -e; for f in $(UNIT_INS); do \
+	$(Q)set -e; for f in $(SYSTEMD_UNITS); do \
 		u=$(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f .in); \
 		$(SUBST) $$f >$$u; chmod 0644 $$u; done
 
@@ -193,7 +193,7 @@ uninstall:
 		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua \
 		$(addprefix $(DESTDIR)$(TRACEDIR)/,$(notdir $(TRACE_FILES))) \
 		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES))) \
-		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(basename $(notdir $(UNIT_INS))))
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(basename $(notdir $(SYSTEMD_UNITS))))
 	$(Q)rmdir $(DESTDIR)$(TRACEDIR) $(DESTDIR)$(DATADIR)/xevb $(DESTDIR)$(DOCDIR)/examples \
 		$(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
