@@ -16,10 +16,10 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-PKGS     := libbpf libxdp libsystemd
+PKGS     := libbpf libxdp libsodium libsystemd
 CFLAGS   ?= -O2 -g
 XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT) -MMD -MP
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsystemd) -lelf -lz -lpthread -lm
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium -lsystemd) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -I/usr/include/$(MULTIARCH) -MMD -MP
 
@@ -67,8 +67,8 @@ EXAMPLES    := $(wildcard dist/examples/*)
 # Paths the units and examples name, filled in at install time.
 SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
-.PHONY: demo all deps deps-deb test test-unit test-bpf test-integration fuzz fuzz-run bench soak clean \
-	man install uninstall deb
+.PHONY: demo all deps deps-deb test test-quick test-unit test-bpf test-integration fuzz fuzz-run bench soak \
+	clean man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -140,6 +140,16 @@ fuzz-run: fuzz
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
 	$(Q)bash scripts/run-tests.sh $(OUT)
+
+# The edit-test loop: unit, BPF and the integration scripts tagged quick.
+test-quick: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)TIER=quick bash scripts/run-tests.sh $(OUT)
+
+# Only the integration scripts (TESTS='dfm_* e2e_xdp' picks some).
+test-integration: deps
+	$(Q)$(MAKE) --no-print-directory all
+	$(Q)SUITES=integration bash scripts/run-tests.sh $(OUT)
 
 test-unit: $(TEST_UNIT)
 	$(Q)$(TEST_UNIT)

@@ -11,6 +11,7 @@ PKGS=(
 	libbpf-dev bpftool          # skeletons, loader
 	libxdp-dev xdp-tools        # xsk API, attach; xdp-loader/xdp-filter for tests
 	libelf-dev zlib1g-dev
+	libsodium-dev               # control-message authentication (BLAKE2b MAC)
 	libsystemd-dev              # sd_notify: readiness under systemd (Type=notify units)
 	libcriterion-dev            # unit tests
 	bpftrace systemtap-sdt-dev  # tracing scripts, USDT probes

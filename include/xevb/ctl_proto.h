@@ -80,6 +80,12 @@ enum xevb_ctl_err {
 	XEVB_CTL_E_LENGTH,     /* length is not header + n_recs records */
 	XEVB_CTL_E_COUNT,      /* n_recs out of range for the type */
 	XEVB_CTL_E_FIELD,      /* a record field out of range, or reserved bits set */
+	/* authentication (ctl_auth.h) */
+	XEVB_CTL_E_UNAUTH,     /* version 1 (no MAC), and this run has a key */
+	XEVB_CTL_E_NO_KEY,     /* version 2 (a MAC), and we have no key */
+	XEVB_CTL_E_MAC,        /* the MAC does not match: forged, altered or another key */
+	XEVB_CTL_E_STALE,      /* stamped outside our clock window */
+	XEVB_CTL_E_REPLAY,     /* already taken, or from an epoch before the sender's current one */
 	XEVB_CTL_E__COUNT
 };
 
@@ -158,7 +164,10 @@ struct xevb_ctl_msg {
 	} u;
 };
 
-/* Records of type t one datagram can carry at most (0 for BYE). */
+/*
+ * Records of type t a sender puts in one datagram at most (0 for BYE):
+ * room is left for the authentication trailer, keyed or not.
+ */
 uint32_t xevb_ctl_max_recs(uint8_t type);
 
 /* Decode and validate; XEVB_CTL_OK or the reason it was refused. */

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# tier: slow
 # The soak (scripts/soak.sh, `make soak`) cut to fit a minute: 2 sources x
 # 2 builders x 2 sinks, a 2 s rate measurement, then 36 s at 80% of it with
 # a report every 12 s; resources flat and the accounting exact at the end.

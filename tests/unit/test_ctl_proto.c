@@ -53,7 +53,8 @@ Test(ctl_proto, batched_records_roundtrip)
 	uint32_t n = xevb_ctl_max_recs(XEVB_CTL_ASSIGN);
 	size_t len;
 
-	cr_assert(eq(u32, n, (XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 20));
+	/* Room for the 24-byte authentication trailer, keyed or not. */
+	cr_assert(eq(u32, n, (XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / 20));
 	m = hdr(XEVB_CTL_ASSIGN, XEVB_ROLE_DFM, (uint16_t)n);
 	for (uint32_t i = 0; i < n; i++)
 		m.u.assign[i] = (struct xevb_ctl_assign){ .first_event = 0xfffffff0u + i * 25, .count = 25,
@@ -67,8 +68,13 @@ Test(ctl_proto, batched_records_roundtrip)
 		cr_assert(eq(u16, d.u.assign[i].builder_id, i));
 		cr_assert(eq(u32, d.u.assign[i].builder_addr, 0x010212c6));
 	}
-	/* One record too many does not encode. */
-	m.h.n_recs = (uint16_t)(n + 1);
+	/* A version-1 peer's full datagram still decodes; one record more
+	   than a datagram holds does not encode. */
+	m.h.n_recs = (uint16_t)((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 20);
+	for (uint32_t i = n; i < m.h.n_recs; i++)
+		m.u.assign[i] = m.u.assign[0];
+	cr_assert(gt(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+	m.h.n_recs++;
 	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
 
 	m = hdr(XEVB_CTL_DONE, XEVB_ROLE_BUILDER, 3);

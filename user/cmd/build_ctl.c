@@ -14,6 +14,10 @@
 #define HB_NS     100000000ull
 #define SCAN_NS   5000000ull
 #define MAX_SRCP  256
+/* The event table grows (doubling) when an ASSIGN finds its slot held by an
+   event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
+   before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
+#define EV_TABLE_MAX (1u << 16)
 
 enum { E_FREE = 0, E_ASSIGNED, E_DONE };
 
@@ -74,7 +78,7 @@ struct build_ctl {
 	uint64_t assigned_events, assign_dups, retry_redone, requests_sent, reask_events, reask_requests;
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max, no_source_for;
-	uint64_t unexpected, assign_overflow, built_early;
+	uint64_t unexpected, assign_overflow, built_early, table_grown;
 	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
 	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
 	   built_complete + built_incomplete + lost_no_data + lost_slot. */
@@ -316,6 +320,30 @@ static void finalize_reset(struct build_ctl *bc)
 	bc->finalize = false;
 }
 
+/*
+ * Double the event table, every entry kept: the entries of one old slot go
+ * to slot i or i + old size, so none collide. False when at its bound or
+ * out of memory (the caller then counts an overflow).
+ */
+static bool grow_table(struct build_ctl *bc)
+{
+	uint32_t size = bc->mask + 1, nsize = size * 2;
+	struct ev_ent *nev;
+
+	if (nsize > EV_TABLE_MAX || !(nev = calloc(nsize, sizeof(*nev))))
+		return false;
+	for (uint32_t i = 0; i < size; i++)
+		if (bc->ev[i].state != E_FREE)
+			nev[bc->ev[i].event & (nsize - 1)] = bc->ev[i];
+	free(bc->ev);
+	bc->ev = nev;
+	bc->mask = nsize - 1;
+	if (!bc->table_grown++)
+		xevb_info("events stay open over more than %u assigned ids (lost frames waiting for re-asks "
+			  "at a high rate): the event table grows to %u (at most %u)", size, nsize, EV_TABLE_MAX);
+	return true;
+}
+
 static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64_t now)
 {
 	if (bc->restart_pending && m->h.n_recs) {
@@ -360,8 +388,10 @@ static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64
 				}
 				continue;
 			}
+			while (x->state == E_ASSIGNED && x->event != e && grow_table(bc))
+				x = &bc->ev[e & bc->mask];
 			if (x->state == E_ASSIGNED) {
-				/* More outstanding than credits x 4: the DFM broke its rule. */
+				/* Still open over EV_TABLE_MAX ids: it loses its re-asks. */
 				bc->assign_overflow++;
 				bc->n_assigned--;
 			}
@@ -668,13 +698,15 @@ uint64_t build_ctl_reasked(const struct build_ctl *bc)
 
 void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 {
-	fprintf(f, "dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu), DONE complete %llu "
+	fprintf(f, "dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu; table %u, grown %llu "
+		"times), DONE complete %llu "
 		"incomplete %llu no_data %llu (re-sent %llu), built before the ASSIGN %llu, never assigned %llu, open at DFM "
 		"restart %llu (%llu restarts: then built complete %llu, incomplete %llu, lost no_data %llu, "
 		"lost slot %llu)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
 		"backlogged %llu (max %llu, overflow %llu), errors %llu; Busy %llu times; control refused %llu, "
 		"unexpected %llu\n", bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
-		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow,
+		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow, bc->mask + 1,
+		(unsigned long long)bc->table_grown,
 		(unsigned long long)bc->done_sent[0], (unsigned long long)bc->done_sent[1],
 		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
 		(unsigned long long)bc->built_early, (unsigned long long)(bc->unassigned_built - bc->built_early),
@@ -697,7 +729,8 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 
 void build_ctl_json(const struct build_ctl *bc, FILE *f)
 {
-	fprintf(f, "{\"mode\":\"%s\",\"assigned\":%llu,\"assign_dups\":%llu,\"done_complete\":%llu,"
+	fprintf(f, "{\"mode\":\"%s\",\"assigned\":%llu,\"assign_dups\":%llu,\"assign_overflow\":%llu,"
+		"\"table_size\":%u,\"table_grown\":%llu,\"done_complete\":%llu,"
 		"\"done_incomplete\":%llu,\"done_no_data\":%llu,\"done_resent\":%llu,\"built_early\":%llu,"
 		"\"unassigned_built\":%llu,"
 		"\"abandoned\":%llu,\"dfm_restarts\":%llu,\"core_resets\":%llu,\"requests\":%llu,"
@@ -708,6 +741,7 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
 		"\"still_open\":%llu},\"sinks\":[", bc->pull ? "pull" : "push",
 		(unsigned long long)bc->assigned_events, (unsigned long long)bc->assign_dups,
+		(unsigned long long)bc->assign_overflow, bc->mask + 1, (unsigned long long)bc->table_grown,
 		(unsigned long long)bc->done_sent[0], (unsigned long long)bc->done_sent[1],
 		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
 		(unsigned long long)bc->built_early, (unsigned long long)(bc->unassigned_built - bc->built_early),

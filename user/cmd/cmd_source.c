@@ -56,8 +56,8 @@ static const struct xevb_opt opts[] = {
 	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
 	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
-	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm pull: do not send this fraction of answers (tests re-asks; "
-	  "--mode live drops every source's MEP of an answer at once)" },
+	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm: do not send this fraction of the MEPs an ASSIGN (push) or "
+	  "REQUEST (pull) asks for (tests re-asks; --mode live drops every source's MEP of a block at once)" },
 	{ "shape", O_SHAPE, "RATE", "socket mode: shape our output to --dest at RATE on --dev (xevb shape)" },
 	{ 0 }
 };

@@ -55,6 +55,7 @@ struct sdfm {
 	/* counters */
 	uint64_t assigns, assigned_events, requests, requested_events, answered_events, resend_meps;
 	uint64_t packets, frags, bytes, send_errors, dropped_answers, dropped_frags;
+	uint64_t dropped_resends;     /* of dropped_answers: MEPs that were RESEND */
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
 	uint64_t unexpected;
 	struct dfm_live_stats lst;     /* --mode live, at the end */
@@ -119,6 +120,7 @@ static void queue_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uin
 		uint32_t k = n - off < s->per_mep ? n - off : s->per_mep;
 		if (drop_answer(s, may_drop)) {
 			s->dropped_answers += (uint64_t)s->c->n_src;
+			s->dropped_resends += resend ? (uint64_t)s->c->n_src : 0;
 			s->dropped_frags += (uint64_t)k * (uint64_t)s->c->n_src;
 			continue;
 		}
@@ -146,6 +148,7 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 
 			if (drop_answer(s, may_drop)) {
 				s->dropped_answers++;
+				s->dropped_resends += resend;
 				s->dropped_frags += k;
 				continue;
 			}
@@ -196,7 +199,7 @@ static void on_assign(struct sdfm *s, const struct xevb_ctl_msg *m)
 			if (hold(s, a->first_event + j))
 				evs[n++] = a->first_event + j;
 		if (n)
-			send_events(s, a->builder_addr, evs, n, false, false);
+			send_events(s, a->builder_addr, evs, n, false, true);
 	}
 }
 
@@ -365,7 +368,7 @@ static void summary(struct sdfm *s, double el)
 	printf("{\"mode\":\"dfm\",\"scheme\":\"%s\",\"data_path\":\"%s\",\"sources\":%d,\"elapsed_s\":%.3f,\"packets\":%llu,"
 	       "\"fragments\":%llu,\"bytes\":%llu,\"assigns\":%llu,\"assigned_events\":%llu,\"requests\":%llu,"
 	       "\"requested_events\":%llu,\"answered_events\":%llu,\"resend_meps\":%llu,"
-	       "\"dropped_answers\":%llu,\"dropped_fragments\":%llu,\"held_now\":%u,\"held_max\":%u,"
+	       "\"dropped_answers\":%llu,\"dropped_resends\":%llu,\"dropped_fragments\":%llu,\"held_now\":%u,\"held_max\":%u,"
 	       "\"hold_size\":%u,\"hold_overflow\":%llu,\"not_held\":%llu,\"cleared\":%llu,"
 	       "\"clear_unknown\":%llu,\"released_at_dfm_restart\":%llu,\"dfm_restarts\":%llu,"
 	       "\"reask_unheld\":%llu,\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,"
@@ -376,7 +379,7 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
 	       (unsigned long long)s->requested_events, (unsigned long long)s->answered_events,
 	       (unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers,
-	       (unsigned long long)s->dropped_frags, s->n_held, s->max_held, s->mask + 1,
+	       (unsigned long long)s->dropped_resends, (unsigned long long)s->dropped_frags, s->n_held, s->max_held, s->mask + 1,
 	       (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
 	       (unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
 	       (unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,

@@ -22,13 +22,24 @@ static uint32_t rec_len(uint8_t type)
 	}
 }
 
-uint32_t xevb_ctl_max_recs(uint8_t type)
+/* What a version-1 peer may put in one datagram (the decoder's bound). */
+static uint32_t decode_max_recs(uint8_t type)
 {
 	uint32_t rl = rec_len(type);
 
 	if (type == XEVB_CTL_STATUS)
 		return 1;
 	return rl ? (XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / rl : 0;
+}
+
+/* 24 bytes of trailer (ctl_auth.h): a sealed message still fits the MTU. */
+uint32_t xevb_ctl_max_recs(uint8_t type)
+{
+	uint32_t rl = rec_len(type);
+
+	if (type == XEVB_CTL_STATUS)
+		return 1;
+	return rl ? (XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / rl : 0;
 }
 
 /* Which role may send which type. */
@@ -153,7 +164,7 @@ enum xevb_ctl_err xevb_ctl_decode(const uint8_t *buf, size_t len, struct xevb_ct
 	if (!m->h.epoch)
 		return XEVB_CTL_E_EPOCH;
 	rl = rec_len(m->h.type);
-	maxr = xevb_ctl_max_recs(m->h.type);
+	maxr = decode_max_recs(m->h.type);
 	if (m->h.n_recs > maxr || (m->h.type == XEVB_CTL_STATUS && m->h.n_recs != 1) ||
 	    (m->h.type != XEVB_CTL_BYE && m->h.n_recs == 0))
 		return XEVB_CTL_E_COUNT;
@@ -252,6 +263,7 @@ const char *xevb_ctl_err_name(enum xevb_ctl_err e)
 	static const char *const n[XEVB_CTL_E__COUNT] = {
 		"ok", "short", "bad_magic", "bad_version", "bad_type", "bad_role",
 		"reserved_nonzero", "zero_epoch", "bad_length", "bad_count", "bad_field",
+		"unauthenticated", "no_key", "bad_mac", "stale", "replay",
 	};
 	return (unsigned)e < XEVB_CTL_E__COUNT ? n[e] : "?";
 }

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/cli.h>
+#include <xevb/ctl_auth.h>
 #include <xevb/ctl_sock.h>
 #include <xevb/flowctl.h>
 
@@ -64,6 +65,52 @@ void xevb_ctl_close(struct xevb_ctl_io *io)
 	if (io->fd >= 0)
 		close(io->fd);
 	io->fd = -1;
+	free(io->auth);
+	io->auth = NULL;
+}
+
+int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path)
+{
+	struct xevb_ctl_auth *a = calloc(1, sizeof(*a));
+
+	if (!a || xevb_ctl_auth_load(a, path)) {
+		free(a);
+		return -1;
+	}
+	free(io->auth);
+	io->auth = a;
+	return 0;
+}
+
+/* Authentication refusals name their sender, once a second at most. */
+static void auth_refused(struct xevb_ctl_io *io, enum xevb_ctl_err e, const struct sockaddr_in *from)
+{
+	uint64_t now = xevb_ctl_auth_now();
+	char a[INET_ADDRSTRLEN];
+
+	if (now - io->auth_warn_ns < 1000000000ull)
+		return;
+	io->auth_warn_ns = now;
+	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
+	xevb_warn("control message from %s:%u refused: %s (%llu refused so far; %s)", a, ntohs(from->sin_port),
+		  xevb_ctl_err_name(e), (unsigned long long)io->rx_bad_total + 1,
+		  e == XEVB_CTL_E_UNAUTH ? "this run has a key: give the peer the same --key-file" :
+		  e == XEVB_CTL_E_NO_KEY ? "the peer authenticates: give us its --key-file" :
+		  e == XEVB_CTL_E_STALE ? "a replay, or clocks apart by more than 5 s: check NTP" :
+		  e == XEVB_CTL_E_MAC ? "forged, altered, or another key" : "a replay");
+}
+
+/* Decode (and, with a key, check) one datagram. */
+static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, const struct sockaddr_in *from,
+			      struct xevb_ctl_msg *m)
+{
+	bool sealed = n > 2 && buf[2] == XEVB_CTL_VERSION_AUTH;
+
+	if (io->auth)
+		return sealed ? xevb_ctl_auth_open(io->auth, buf, n, from->sin_addr.s_addr, from->sin_port,
+						   xevb_ctl_auth_now(), m)
+			      : n > 2 && buf[2] == XEVB_CTL_VERSION ? XEVB_CTL_E_UNAUTH : xevb_ctl_decode(buf, n, m);
+	return sealed ? XEVB_CTL_E_NO_KEY : xevb_ctl_decode(buf, n, m);
 }
 
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m)
@@ -76,6 +123,8 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 	m->h.epoch = io->epoch;
 	m->h.seq = ++io->seq;
 	len = xevb_ctl_encode(m, buf, sizeof(buf));
+	if (len && io->auth)
+		len = xevb_ctl_auth_seal(io->auth, buf, len, sizeof(buf), xevb_ctl_auth_now());
 	if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
 		io->tx_err++;
 		return -1;
@@ -100,8 +149,10 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 			return 0;
 		}
 		io->rx++;
-		e = xevb_ctl_decode(buf, (size_t)n, m);
+		e = take(io, buf, (size_t)n, from, m);
 		if (e != XEVB_CTL_OK) {
+			if (e >= XEVB_CTL_E_UNAUTH)
+				auth_refused(io, e, from);
 			io->rx_bad[e]++;
 			io->rx_bad_total++;
 			continue;

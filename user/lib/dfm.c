@@ -95,7 +95,7 @@ static void clear_flush(struct xevb_dfm *d)
 			r[n - 1].count++;
 			continue;
 		}
-		if (n == XEVB_CTL_MAX_RECS) {
+		if (n == xevb_ctl_max_recs(XEVB_CTL_CLEAR)) {
 			d->cfg.send_clear(d->cfg.ctx, r, n);
 			d->st.clear_msgs++;
 			n = 0;

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Authenticated control messages: a sealed message opens once; forged,
+ * altered, stale and replayed ones are refused with their reason; a
+ * restarted sender is taken, an earlier incarnation's message is not; key
+ * files; keyed and unkeyed endpoints over real sockets.
+ */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xevb/ctl_auth.h>
+#include <xevb/ctl_sock.h>
+
+TestSuite(ctl_auth, .timeout = 10);
+
+#define T0   1800000000000000000ull   /* a wall-clock time, ns */
+#define ADDR 0x010212c6u               /* 198.18.2.1, network order */
+#define PORT 0x5e5du
+
+static const uint8_t key_a[XEVB_CTL_KEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+						 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 };
+
+static struct xevb_ctl_auth tx_auth, rx_auth;
+
+static void keys(void)
+{
+	xevb_ctl_auth_init(&tx_auth, key_a);
+	xevb_ctl_auth_init(&rx_auth, key_a);
+}
+
+/* A sealed DONE from builder 3, epoch, seq, stamped at ts. */
+static size_t sealed_done(uint8_t *buf, uint32_t epoch, uint32_t seq, uint64_t ts)
+{
+	struct xevb_ctl_msg m;
+	size_t len;
+
+	memset(&m, 0, sizeof(m));
+	m.h = (struct xevb_ctl_hdr){ .type = XEVB_CTL_DONE, .role = XEVB_ROLE_BUILDER, .sender_id = 3,
+				     .epoch = epoch, .seq = seq, .n_recs = 2 };
+	m.u.done[0] = (struct xevb_ctl_done){ 100, 0, XEVB_DONE_COMPLETE };
+	m.u.done[1] = (struct xevb_ctl_done){ 101, 1, XEVB_DONE_INCOMPLETE };
+	len = xevb_ctl_encode(&m, buf, XEVB_CTL_MAX_LEN);
+	cr_assert(gt(sz, len, 0));
+	return xevb_ctl_auth_seal(&tx_auth, buf, len, XEVB_CTL_MAX_LEN, ts);
+}
+
+static enum xevb_ctl_err open_at(uint8_t *buf, size_t len, uint64_t now)
+{
+	struct xevb_ctl_msg m;
+	return xevb_ctl_auth_open(&rx_auth, buf, len, ADDR, PORT, now, &m);
+}
+
+Test(ctl_auth, sealed_message_opens_with_its_fields, .init = keys)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	struct xevb_ctl_msg m;
+	size_t len = sealed_done(buf, 77, 5, T0);
+
+	cr_assert(eq(sz, len, XEVB_CTL_HLEN + 2 * XEVB_CTL_DONE_RLEN + XEVB_CTL_TRAILER_LEN));
+	cr_assert(eq(u8, buf[2], XEVB_CTL_VERSION_AUTH));
+	cr_assert(eq(int, xevb_ctl_auth_open(&rx_auth, buf, len, ADDR, PORT, T0 + 1000, &m), XEVB_CTL_OK));
+	cr_assert(eq(u16, m.h.n_recs, 2));
+	cr_assert(eq(u32, m.u.done[1].event_id, 101));
+	cr_assert(eq(u8, m.u.done[1].status, XEVB_DONE_INCOMPLETE));
+	/* A version-1 decoder refuses it by its version: a clear refusal. */
+	cr_assert(eq(int, xevb_ctl_decode(buf, len, &m), XEVB_CTL_E_VERSION));
+}
+
+Test(ctl_auth, every_flipped_bit_is_refused, .init = keys)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN], orig[XEVB_CTL_MAX_LEN];
+	size_t len = sealed_done(orig, 77, 5, T0);
+	uint32_t refused = 0;
+
+	for (size_t i = 0; i < len; i++)
+		for (int b = 0; b < 8; b++) {
+			memcpy(buf, orig, len);
+			buf[i] ^= (uint8_t)(1u << b);
+			/* A fresh receiver each time: a refusal must not lean on replay state. */
+			xevb_ctl_auth_init(&rx_auth, key_a);
+			refused += open_at(buf, len, T0) != XEVB_CTL_OK;
+		}
+	cr_assert(eq(u32, refused, (uint32_t)len * 8));
+}
+
+Test(ctl_auth, another_key_is_a_bad_mac, .init = keys)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN], other[XEVB_CTL_KEY_LEN];
+	size_t len;
+
+	memcpy(other, key_a, sizeof(other));
+	other[31] ^= 1;
+	xevb_ctl_auth_init(&tx_auth, other);
+	len = sealed_done(buf, 77, 5, T0);
+	cr_assert(eq(int, open_at(buf, len, T0), XEVB_CTL_E_MAC));
+	cr_assert(eq(int, open_at(buf, len - 1, T0), XEVB_CTL_E_MAC));
+	cr_assert(eq(int, open_at(buf, XEVB_CTL_HLEN, T0), XEVB_CTL_E_SHORT));
+}
+
+Test(ctl_auth, replays_are_refused_reordering_is_not, .init = keys)
+{
+	uint8_t b5[XEVB_CTL_MAX_LEN], b6[XEVB_CTL_MAX_LEN], b9[XEVB_CTL_MAX_LEN], b200[XEVB_CTL_MAX_LEN];
+	size_t l5 = sealed_done(b5, 77, 5, T0), l6 = sealed_done(b6, 77, 6, T0 + 1);
+	size_t l9 = sealed_done(b9, 77, 9, T0 + 2), l200 = sealed_done(b200, 77, 200, T0 + 3);
+
+	cr_assert(eq(int, open_at(b9, l9, T0), XEVB_CTL_OK));
+	cr_assert(eq(int, open_at(b5, l5, T0), XEVB_CTL_OK));      /* late, within the window */
+	cr_assert(eq(int, open_at(b5, l5, T0), XEVB_CTL_E_REPLAY));
+	cr_assert(eq(int, open_at(b9, l9, T0), XEVB_CTL_E_REPLAY));
+	cr_assert(eq(int, open_at(b200, l200, T0), XEVB_CTL_OK));
+	cr_assert(eq(int, open_at(b6, l6, T0), XEVB_CTL_E_REPLAY)); /* 194 behind: out of the window */
+}
+
+Test(ctl_auth, stamps_outside_the_clock_window_are_stale, .init = keys)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	size_t len = sealed_done(buf, 77, 5, T0);
+
+	cr_assert(eq(int, open_at(buf, len, T0 + XEVB_CTL_AUTH_SKEW_NS + 1), XEVB_CTL_E_STALE));
+	cr_assert(eq(int, open_at(buf, len, T0 - XEVB_CTL_AUTH_SKEW_NS - 1), XEVB_CTL_E_STALE));
+	cr_assert(eq(int, open_at(buf, len, T0 + XEVB_CTL_AUTH_SKEW_NS), XEVB_CTL_OK));
+}
+
+Test(ctl_auth, a_restart_is_taken_an_earlier_incarnation_is_not, .init = keys)
+{
+	uint8_t old1[XEVB_CTL_MAX_LEN], old2[XEVB_CTL_MAX_LEN], new1[XEVB_CTL_MAX_LEN];
+	size_t lo1 = sealed_done(old1, 77, 5, T0), lo2 = sealed_done(old2, 77, 6, T0 + 10);
+	size_t ln1 = sealed_done(new1, 78, 1, T0 + 1000);
+
+	cr_assert(eq(int, open_at(old1, lo1, T0 + 2000), XEVB_CTL_OK));
+	cr_assert(eq(int, open_at(new1, ln1, T0 + 2000), XEVB_CTL_OK));     /* restarted: epoch 78 */
+	cr_assert(eq(int, open_at(old2, lo2, T0 + 2000), XEVB_CTL_E_REPLAY)); /* epoch 77 is over */
+}
+
+Test(ctl_auth, senders_are_told_apart_by_address_port_role_and_id, .init = keys)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	struct xevb_ctl_msg m;
+	size_t len = sealed_done(buf, 77, 5, T0);
+
+	cr_assert(eq(int, xevb_ctl_auth_open(&rx_auth, buf, len, ADDR, PORT, T0, &m), XEVB_CTL_OK));
+	cr_assert(eq(int, xevb_ctl_auth_open(&rx_auth, buf, len, ADDR + 1, PORT, T0, &m), XEVB_CTL_OK));
+	cr_assert(eq(int, xevb_ctl_auth_open(&rx_auth, buf, len, ADDR, PORT + 1, T0, &m), XEVB_CTL_OK));
+	cr_assert(eq(int, xevb_ctl_auth_open(&rx_auth, buf, len, ADDR + 1, PORT, T0, &m), XEVB_CTL_E_REPLAY));
+}
+
+static char *key_file(const void *bytes, size_t n, mode_t mode)
+{
+	static char path[64];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/tmp/xevb-key-%d", getpid());
+	f = fopen(path, "w");
+	cr_assert(not(eq(ptr, f, NULL)));
+	cr_assert(eq(sz, fwrite(bytes, 1, n, f), n));
+	fclose(f);
+	chmod(path, mode);
+	return path;
+}
+
+Test(ctl_auth, key_files_raw_hex_and_refusals)
+{
+	struct xevb_ctl_auth a;
+	char hex[2 * XEVB_CTL_KEY_LEN + 2];
+	char *p;
+
+	for (int i = 0; i < XEVB_CTL_KEY_LEN; i++)
+		sprintf(hex + 2 * i, "%02X", key_a[i]);
+	strcat(hex, "\n");
+	p = key_file(hex, strlen(hex), 0600);
+	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), 0));
+	cr_assert(eq(int, memcmp(a.key, key_a, sizeof(key_a)), 0));
+	p = key_file(key_a, sizeof(key_a), 0400);
+	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), 0));
+	cr_assert(eq(int, memcmp(a.key, key_a, sizeof(key_a)), 0));
+	p = key_file(key_a, sizeof(key_a), 0644);
+	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "readable by others");
+	p = key_file(hex, 40, 0600);
+	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "short");
+	hex[5] = 'g';
+	p = key_file(hex, strlen(hex), 0600);
+	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "not hex");
+	unlink(p);
+	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "missing");
+}
+
+/* Keyed and unkeyed endpoints on loopback: who refuses what, counted. */
+Test(ctl_auth, endpoints_over_loopback)
+{
+	struct xevb_ctl_io keyed, plain, keyed2;
+	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_BYE } }, r;
+	struct sockaddr_in to_keyed, to_plain, from;
+	socklen_t sl = sizeof(to_keyed);
+	char *p = key_file(key_a, sizeof(key_a), 0600);
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+
+	cr_assert(eq(int, xevb_ctl_open(&keyed, lo, 0, XEVB_ROLE_DFM, 0), 0));
+	cr_assert(eq(int, xevb_ctl_open(&keyed2, lo, 0, XEVB_ROLE_BUILDER, 1), 0));
+	cr_assert(eq(int, xevb_ctl_open(&plain, lo, 0, XEVB_ROLE_BUILDER, 2), 0));
+	cr_assert(eq(int, xevb_ctl_use_key(&keyed, p), 0));
+	cr_assert(eq(int, xevb_ctl_use_key(&keyed2, p), 0));
+	unlink(p);
+	getsockname(keyed.fd, (struct sockaddr *)&to_keyed, &sl);
+	sl = sizeof(to_plain);
+	getsockname(plain.fd, (struct sockaddr *)&to_plain, &sl);
+
+	cr_assert(eq(int, xevb_ctl_send(&plain, &to_keyed, &m), 0));
+	cr_assert(eq(int, xevb_ctl_send(&keyed2, &to_keyed, &m), 0));
+	cr_assert(eq(int, xevb_ctl_send(&keyed2, &to_plain, &m), 0));
+	usleep(20000);
+	cr_assert(eq(int, xevb_ctl_recv(&keyed, &r, &from), 1));
+	cr_assert(eq(u16, r.h.sender_id, 1));
+	cr_assert(eq(int, xevb_ctl_recv(&keyed, &r, &from), 0));
+	cr_assert(eq(u64, keyed.rx_bad[XEVB_CTL_E_UNAUTH], 1));
+	cr_assert(eq(int, xevb_ctl_recv(&plain, &r, &from), 0));
+	cr_assert(eq(u64, plain.rx_bad[XEVB_CTL_E_NO_KEY], 1));
+	xevb_ctl_close(&keyed);
+	xevb_ctl_close(&keyed2);
+	xevb_ctl_close(&plain);
+}
