@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# tier: quick
 # make install and the systemd units (issue 23):
 #  - tree: `make install DESTDIR=$W/root` puts the binary, a man page per
 #    command (rendered by man without a warning), the bpftrace scripts, the
@@ -12,7 +13,7 @@
 #    units name /usr/local/bin/xevb and man pages); skipped with a reason
 #    where systemd-analyze is missing.
 #  - ready: the builder unit's own ExecStart line (systemd is not PID 1
-#    here, or it would not be ours to use), %i and $XEVB_BUILD_ARGS filled
+#    here, or it would not be ours to use), %I and $XEVB_BUILD_ARGS filled
 #    in from an env file the way systemd does, under the unit's
 #    CapabilityBoundingSet and NoNewPrivileges (setpriv) with NOTIFY_SOCKET
 #    on a socket this test reads: READY=1 comes from the xevb process, once
@@ -65,9 +66,9 @@ done
 runsh=$(bash "$ROOT$PREFIX/share/xevb/trace/run.sh" 2>&1)   # usage: the scripts it found
 grep -q 'one of: .*drops' <<<"$runsh" &&
 	e2e_ok "installed trace/run.sh finds its scripts beside it" || e2e_fail "installed trace/run.sh"
-if grep -q "^ExecStart=$PREFIX/bin/xevb build --dev %i \$XEVB_BUILD_ARGS$" "$UNIT_DIR/xevb-build@.service" &&
-	grep -q '^EnvironmentFile=/etc/xevb/build-%i.env$' "$UNIT_DIR/xevb-build@.service"; then
-	e2e_ok "xevb-build@.service names the installed binary and /etc/xevb/build-%i.env"
+if grep -q "^ExecStart=$PREFIX/bin/xevb build --dev %I \$XEVB_BUILD_ARGS$" "$UNIT_DIR/xevb-build@.service" &&
+	grep -q '^EnvironmentFile=/etc/xevb/build-%I.env$' "$UNIT_DIR/xevb-build@.service"; then
+	e2e_ok "xevb-build@.service names the installed binary and /etc/xevb/build-%I.env"
 else
 	e2e_fail "xevb-build@.service paths: $(grep -E '^(ExecStart|EnvironmentFile)=' "$UNIT_DIR/xevb-build@.service")"
 fi
@@ -121,7 +122,7 @@ unit_load() {
 }
 
 # unit_start NAME NS ARGS: the loaded unit's ExecStart line (unit_load) with
-# %i = eth0 and its $VAR = ARGS read from NAME.env (KEY=VALUE, as
+# %i and %I = eth0 and its $VAR = ARGS read from NAME.env (KEY=VALUE, as
 # EnvironmentFile= reads it; an unbraced $VAR splits at spaces, as systemd
 # splits it), in a clean environment with NOTIFY_SOCKET, in namespace NS;
 # the installed tree is mounted at PREFIX so the line's own path runs.
@@ -168,7 +169,7 @@ PY
 	[[ -S $sock ]] || e2e_die "$name: notify socket listener did not start"
 	local env
 	env=$(sed -n "s/^$UNIT_VAR=//p" "$E2E_WORK/$name.env")
-	local cmd=${UNIT_EXEC//%i/eth0}
+	local cmd=${UNIT_EXEC//%[iI]/eth0}
 	cmd=${cmd//\$$UNIT_VAR/$env}
 	# shellcheck disable=SC2086 # split as systemd splits an unbraced $VAR
 	unshare -m sh -c 'mount --bind "$1" "$2" && shift 2 && exec "$@"' sh "$ROOT$PREFIX" "$PREFIX" \
