@@ -23,6 +23,7 @@
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
 #include <xevb/metrics.h>
+#include <xevb/notify.h>
 #include <xevb/output.h>
 #include <xevb/privdrop.h>
 #include <xevb/probes.h>
@@ -990,6 +991,8 @@ int cmd_build(int argc, char **argv)
 	prev = bd.local;
 	publish(&bd);
 	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
+	/* Attached, bound, statistics published: a service manager may start what depends on us. */
+	xevb_notify_ready("building on %s (%s)", dev, bd.xdp ? "XDP + AF_XDP" : "kernel socket");
 	t_next = t_start + 1000000000ull;
 
 	if (n_workers > 1 || coalesce_us) {

@@ -18,6 +18,7 @@
 #include <xevb/cli.h>
 #include <xevb/ctl_sock.h>
 #include <xevb/dfm.h>
+#include <xevb/notify.h>
 #include "cmds.h"
 #include "dfm_metrics.h"
 
@@ -561,6 +562,7 @@ int cmd_dfm(int argc, char **argv)
 	signal(SIGTERM, on_signal);
 	xevb_info("%s mode, epoch %08x, listening on %s:%u; waiting for %u builder(s) and %u source process(es)",
 		  a.pull ? "pull" : "push", a.io.epoch, inet_ntoa(lsa.sin_addr), ntohs(lsa.sin_port), wait_b, wait_s);
+	xevb_notify_ready("listening on %s:%u", inet_ntoa(lsa.sin_addr), ntohs(lsa.sin_port));
 
 	t0 = now = xevb_now_ns();
 	next_hb = now;

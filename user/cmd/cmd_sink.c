@@ -23,6 +23,7 @@
 #include <xevb/evid_window.h>
 #include <xevb/lat_hist.h>
 #include <xevb/metrics.h>
+#include <xevb/notify.h>
 #include <xevb/probes.h>
 #include "cmds.h"
 #include "sink.h"
@@ -487,6 +488,7 @@ static int run_listen(struct sink *s)
 		char name[96];
 		peer_name(&ss, name, sizeof(name));
 		xevb_info("listening on %s", name);
+		xevb_notify_ready("listening on %s", name);
 	}
 	/* Signals only arrive inside epoll_pwait: no stop request slips past the check. */
 	sigemptyset(&block);
