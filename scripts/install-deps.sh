@@ -13,6 +13,7 @@ PKGS=(
 	libelf-dev zlib1g-dev
 	libsodium-dev               # control-message authentication (BLAKE2b MAC)
 	libsystemd-dev              # sd_notify: readiness under systemd (Type=notify units)
+	libinih-dev                 # run configuration files (INI, docs/run-config.md)
 	libcriterion-dev            # unit tests
 	bpftrace systemtap-sdt-dev  # tracing scripts, USDT probes
 	iproute2 iputils-ping       # testbed: netns, veth, bridge, tc
