@@ -10,6 +10,7 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <xevb/ctl_proto.h>
 
 struct xevb_ctl_auth;
@@ -43,9 +44,13 @@ struct xevb_ctl_members {
 };
 
 /* The verdict on message m from sender; members NULL admits everything. */
+struct xevb_ctl_io;
+
 enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const struct sockaddr_in *sender,
 				   const struct xevb_ctl_msg *m);
 const char *xevb_ctl_admit_name(enum xevb_ctl_admit a);
+/* {"membership":"configured"|"open","not_member":N,...}: what io refused by membership. */
+void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f);
 /* Every endpoint opened after this call admits only these members (the process's run configuration). */
 void xevb_ctl_set_members(const struct xevb_ctl_members *members);
 

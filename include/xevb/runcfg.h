@@ -48,7 +48,7 @@ struct xevb_runcfg_opt {
 struct xevb_runcfg_sec {
 	bool defined;
 	uint16_t id;                /* its N */
-	unsigned line;              /* its first key's line */
+	unsigned line;              /* its "[section]" line */
 	uint32_t addr;              /* network order; 0: not given */
 	uint16_t ctl_port;          /* control port (host order); 0: the role's default */
 	uint16_t data_port;         /* farm node: TCP port the builders connect to */

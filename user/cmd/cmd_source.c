@@ -13,6 +13,7 @@
 #include <string.h>
 #include <xevb/cli.h>
 #include <xevb/shape_ctl.h>
+#include <xevb/runcfg.h>
 #include "cmds.h"
 #include "source.h"
 
@@ -23,6 +24,7 @@ enum {
 	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_DURATION, O_SKIP, O_DUP,
 	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_JSON, O_DMAC, O_SEED,
 	O_QUIET, O_VERBOSE, O_DFM, O_CTLPORT, O_HOLD, O_DROPANS, O_SHAPE, O_IPFRAG, O_SKIPSEG,
+	O_CONFIG, O_ID,
 };
 
 static const struct xevb_opt opts[] = {
@@ -59,6 +61,8 @@ static const struct xevb_opt opts[] = {
 	{ "verbose", O_VERBOSE, NULL, "debug messages (live mode: each BPF_PROG_RUN call)" },
 	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
+	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md); explicit options override it" },
+	{ "id", O_ID, "N", "with --config: run as its [source N] (its DFM, source ids, control port)" },
 	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
 	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm: do not send this fraction of the MEPs an ASSIGN (push) or "
 	  "REQUEST (pull) asks for (tests re-asks; --mode live drops every source's MEP of a block at once)" },
@@ -363,6 +367,8 @@ int cmd_source(int argc, char **argv)
 	c.ctl_port = 23903;
 	c.hold = 65536;
 
+	if ((rc = xevb_runcfg_start(&argc, &argv, XEVB_RC_SOURCE)) > 1)
+		return rc;
 	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (key) {
 		case 'h':
@@ -370,6 +376,9 @@ int cmd_source(int argc, char **argv)
 			return 0;
 		case '?':
 			return 2;
+		case O_CONFIG:
+		case O_ID:
+			break;   /* read by xevb_runcfg_start */
 		case O_DEST:
 			if (!parse_addr("dest", arg, &c.daddr))
 				return 2;

@@ -509,7 +509,8 @@ static void summary(struct sdfm *s, double el)
 	       "\"clear_unknown\":%llu,\"released_at_dfm_restart\":%llu,\"dfm_restarts\":%llu,"
 	       "\"reask_unheld\":%llu,\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,"
 	       "\"live_calls\":%llu,\"live_senders\":%u,\"live_queue_waits\":%llu,\"live_no_mac_jobs\":%llu,"
-	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu,\"segmented_fragments\":%llu,\"segments\":%llu}\n",
+	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu,\"segmented_fragments\":%llu,\"segments\":%llu,"
+	       "\"ctl_not_admitted\":",
 	       s->pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el, (unsigned long long)s->packets,
 	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
 	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
@@ -525,6 +526,8 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs,
 	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits,
 	       (unsigned long long)s->seg_frags, (unsigned long long)s->segments);
+	xevb_ctl_admit_json(&s->io, stdout);
+	printf("}\n");
 	fflush(stdout);
 }
 

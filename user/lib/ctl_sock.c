@@ -52,6 +52,14 @@ enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const
 	return XEVB_ADMIT_OK;
 }
 
+void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	fprintf(f, "{\"membership\":\"%s\"", io->members ? "configured" : "open");
+	for (int a = 1; a < XEVB_ADMIT__COUNT; a++)
+		fprintf(f, ",\"%s\":%llu", xevb_ctl_admit_name(a), (unsigned long long)io->rx_refused[a]);
+	fputc('}', f);
+}
+
 /* Count a refused sender; name the first few, then one line per REFUSED_LOG_NS at most. */
 static void refuse(struct xevb_ctl_io *io, enum xevb_ctl_admit why, const struct sockaddr_in *from,
 		   const struct xevb_ctl_msg *m)

@@ -100,7 +100,7 @@ struct parse {
 	struct xevb_runcfg *c;
 	FILE *f;
 	unsigned line;
-	bool long_line;
+	unsigned header_line;       /* the last "[section]" line read */
 	char *err;
 	size_t len;
 	unsigned err_line;
@@ -144,10 +144,11 @@ static char *read_line(char *str, int num, void *stream)
 	if (!r)
 		return NULL;
 	p->line++;
+	if (r[strspn(r, " \t")] == '[')
+		p->header_line = p->line;
 	n = strlen(r);
 	if (n && r[n - 1] != '\n' && !feof(p->f)) {
 		/* inih would take the rest of the line as a line of its own. */
-		p->long_line = true;
 		fail(p, "", NULL, "line longer than %d characters", num - 2);
 		while (fgets(str, num, p->f) && str[strlen(str) - 1] != '\n')
 			;
@@ -398,7 +399,7 @@ static int on_key(void *user, const char *sname, const char *key, const char *v)
 	s = p->sec;
 	if (!s->defined) {
 		s->defined = true;
-		s->line = p->line;
+		s->line = p->header_line ? p->header_line : p->line;
 	}
 	if (structural(p, sname, key, v))
 		return !p->err_line;
@@ -766,6 +767,21 @@ static bool given(int argc, char **argv, const char *opt)
 	return find_opt(argc, argv, opt) != NULL;
 }
 
+/* One line: what the file says for this process, as options (the explicit ones come after). */
+static void log_options(const char *path, enum xevb_runcfg_cmd cmd, uint16_t id, char **opt, int n)
+{
+	char line[2048];
+	size_t len = 0;
+
+	for (int i = 0; i < n && len < sizeof(line); i++)
+		len += (size_t)snprintf(line + len, sizeof(line) - len, " %s", opt[i]);
+	if (cmd == XEVB_RC_DFM)
+		xevb_info("--config %s: as the DFM:%s", path, line);
+	else
+		xevb_info("--config %s: as [%s %u]:%s", path, cmd == XEVB_RC_BUILD ? "builder" :
+			  cmd == XEVB_RC_SOURCE ? "source" : "sink", id, line);
+}
+
 int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd)
 {
 	const char *path = find_opt(*argc, *argv, "--config"), *ids;
@@ -814,6 +830,7 @@ int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd)
 		}
 		out[k++] = gen[i];
 	}
+	log_options(path, cmd, (uint16_t)id, out + 1, k - 1);
 	for (int i = 1; i < *argc; i++)
 		out[k++] = (*argv)[i];
 	*argc = k;
