@@ -9,7 +9,7 @@ Run it inside a testbed namespace:
   python3 stray_builder.py --dfm ADDR:PORT --bind ADDR [--port P] --credits 4096
                            --duration SECONDS --json OUT
 
-At the end it writes {"assigned_events": N, "status_sent": N, "done_sent": N}
+At the end (--duration, SIGINT or SIGTERM) it writes {"assigned_events": N, "status_sent": N, "done_sent": N}
 to OUT: the events the DFM assigned to it (first assignments and
 re-assignments; retries of an ASSIGN it already answered are not counted
 again), and the STATUS and DONE messages it sent."""
@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import select
+import signal
 import socket
 import struct
 import time
@@ -87,14 +88,20 @@ class Stray:
     def run(self, duration):
         end = time.monotonic() + duration
         next_status = 0.0
-        while True:
+        stop = []
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            signal.signal(sig, lambda *_: stop.append(1))
+        while not stop:
             now = time.monotonic()
             if now >= end:
                 break
             if now >= next_status:
                 self.status()
                 next_status = now + 0.1
-            ready, _, _ = select.select([self.sock], [], [], max(0.0, min(next_status, end) - now))
+            try:
+                ready, _, _ = select.select([self.sock], [], [], max(0.0, min(next_status, end) - now))
+            except InterruptedError:
+                continue
             if ready:
                 self.receive()
 
