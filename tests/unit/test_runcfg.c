@@ -173,8 +173,8 @@ Test(runcfg, bad_files_name_file_line_key)
 	    "overlaps 0-7 of [source 0] (line 7)");
 	bad(HEAD B1 "[sink 0]\naddress = 198.18.3.1\n[sink 1]\naddress = 198.18.3.2\nctl_port = 1\n", 9,
 	    "[sink 1] ctl_port:", "one control port");
-	bad(HEAD B1 "this is not ini\n", 5, "[]:", "not an INI line");
-	bad("credits = 3\n" HEAD B1, 1, "[]:", "a key before any section");
+	bad(HEAD B1 "this is not ini\n", 5, "not an INI line", "expected [section], key = value");
+	bad("credits = 3\n" HEAD B1, 1, "a key before any section", "start with [run]");
 	bad(HEAD "[builder]\naddress = 198.18.2.1\n" B1, 4, "[builder] address:", "its own address");
 	bad(HEAD B1 "udp = yes\n", 5, "[builder 1] udp:", "not true or false");
 }

@@ -125,8 +125,11 @@ static void fail(struct parse *p, const char *sec, const char *key, const char *
 	if (p->err_line)
 		return;
 	p->err_line = p->line ? p->line : 1;
-	n = snprintf(p->err, p->len, "%s:%u: [%s]%s%s: ", p->c->path, p->err_line, sec, key ? " " : "",
-		     key ? key : "");
+	if (*sec)
+		n = snprintf(p->err, p->len, "%s:%u: [%s]%s%s: ", p->c->path, p->err_line, sec, key ? " " : "",
+			     key ? key : "");
+	else
+		n = snprintf(p->err, p->len, "%s:%u: ", p->c->path, p->err_line);
 	if (n < 0 || (size_t)n >= p->len)
 		return;
 	va_start(ap, fmt);
