@@ -259,3 +259,46 @@ Test(runcfg, examples_load)
 		xevb_runcfg_free(c);
 	}
 }
+
+static uint16_t bound_port(const struct xevb_ctl_io *io)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+
+	cr_assert(eq(int, getsockname(io->fd, (struct sockaddr *)&sa, &sl), 0));
+	return ntohs(sa.sin_port);
+}
+
+/* Over loopback: the endpoint hands on the member's message and counts the stranger's. */
+Test(runcfg, endpoint_admits_members_only)
+{
+	static struct xevb_ctl_member member[1];
+	static const struct xevb_ctl_members table = { member, 1 };
+	struct xevb_ctl_io rx, in, out;
+	struct xevb_ctl_msg m = msg(XEVB_CTL_STATUS, 0, 0), got;
+	struct sockaddr_in to, from;
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+
+	xevb_ctl_set_members(&table);
+	cr_assert(eq(int, xevb_ctl_open(&rx, lo, 0, XEVB_ROLE_DFM, 0), 0));
+	xevb_ctl_set_members(NULL);
+	cr_assert(eq(int, xevb_ctl_open(&in, lo, 0, XEVB_ROLE_BUILDER, 1), 0));
+	cr_assert(eq(int, xevb_ctl_open(&out, lo, 0, XEVB_ROLE_BUILDER, 1), 0));
+	member[0] = (struct xevb_ctl_member){ .addr = lo, .port = bound_port(&in), .role = XEVB_ROLE_BUILDER,
+					      .id = 1 };
+	to = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = lo, .sin_port = htons(bound_port(&rx)) };
+	cr_assert(eq(int, xevb_ctl_send(&out, &to, &m), 0));
+	cr_assert(eq(int, xevb_ctl_send(&in, &to, &m), 0));
+	cr_assert(eq(int, xevb_ctl_send(&out, &to, &m), 0));
+	cr_assert(eq(int, xevb_ctl_recv(&rx, &got, &from), 1));
+	cr_assert(eq(u16, ntohs(from.sin_port), bound_port(&in)));
+	cr_assert(eq(int, xevb_ctl_recv(&rx, &got, &from), 0));
+	cr_assert(eq(u64, rx.rx_refused[XEVB_ADMIT_NOT_MEMBER], 2));
+	cr_assert(eq(u64, rx.rx_refused_total, 2));
+	cr_assert(eq(u64, rx.rx_bad_total, 0));
+	/* an endpoint opened without a table admits everyone */
+	cr_assert_null(in.members);
+	xevb_ctl_close(&rx);
+	xevb_ctl_close(&in);
+	xevb_ctl_close(&out);
+}

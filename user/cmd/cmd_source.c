@@ -377,8 +377,15 @@ int cmd_source(int argc, char **argv)
 		case '?':
 			return 2;
 		case O_CONFIG:
-		case O_ID:
 			break;   /* read by xevb_runcfg_start */
+		case O_ID:
+			/* Only a configuration gives a source process an id; alone it would be silently ignored. */
+			if (!xevb_runcfg_current()) {
+				xevb_err("--id picks a [source N] of --config FILE; without a configuration the source "
+					 "ids are --source-ids");
+				return 2;
+			}
+			break;
 		case O_DEST:
 			if (!parse_addr("dest", arg, &c.daddr))
 				return 2;
