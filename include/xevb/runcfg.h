@@ -102,6 +102,12 @@ int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t i
  * the message is printed) when the file or --id is wrong.
  */
 int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd);
+/*
+ * For the command's --config case: getopt also takes an abbreviation
+ * (--conf FILE) that xevb_runcfg_start does not look for; false, with a
+ * message, when the file was not read that way.
+ */
+bool xevb_runcfg_was_read(void);
 /* The configuration xevb_runcfg_start loaded, or NULL (open membership). */
 const struct xevb_runcfg *xevb_runcfg_current(void);
 

@@ -98,6 +98,8 @@ INI
 expect "no such file" 2 "error: /nonexistent/run.ini: cannot open" dfm --config /nonexistent/run.ini
 expect "--config without --id" 2 "which process is this\? give --id N, the N of its \[builder N\] section" \
 	build --config examples/Nx1.ini
+expect "abbreviated --config is not silently ignored" 2 "write --config FILE in full" \
+	sink --conf examples/Nx1.ini --id 0
 expect "--id not configured" 2 "examples/Nx1.ini: no \[source 9\] section" source --config examples/Nx1.ini --id 9
 # Explicit options come after the file's: a bad one is that option's error...
 expect "explicit option parsed after the file" 2 "--mode: push or pull, not 'sideways'" \

@@ -769,7 +769,7 @@ int cmd_build(int argc, char **argv)
 		case O_DFM: cc.dfm = arg; break;
 		case O_CTLPORT: { uint32_t u; if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u)) return 2; cc.ctl_port = (uint16_t)u; break; }
 		case O_SINKCTL: { uint32_t u; if (!xevb_parse_u32("sink-ctl-port", arg, 1, 65535, &u)) return 2; cc.sink_ctl_port = (uint16_t)u; break; }
-		case O_CONFIG: break;   /* read by xevb_runcfg_start */
+		case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
 		case O_ID: { uint32_t u; if (!xevb_parse_u32("id", arg, 0, 65535, &u)) return 2; cc.id = (uint16_t)u; break; }
 		case O_CREDITS: if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &cc.credits)) return 2; break;
 		case O_BACKLOG: if (!xevb_parse_u32("backlog", arg, 1, 1u << 20, &cc.backlog)) return 2; break;

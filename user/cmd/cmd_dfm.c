@@ -501,7 +501,7 @@ int cmd_dfm(int argc, char **argv)
 		return c;
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (c) {
-		case O_CONFIG: break;   /* read by xevb_runcfg_start */
+		case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
 		case O_LISTEN:
 			if (xevb_ctl_parse_addr(arg, &lsa)) {
 				xevb_err("--listen: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);

@@ -713,7 +713,10 @@ int cmd_sink(int argc, char **argv)
 		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
 		case O_METRICS: metrics = arg; break;
 		case O_PROGRESS: progress = arg; break;
-		case O_CONFIG: break;   /* read by xevb_runcfg_start */
+		case O_CONFIG:
+			if (!xevb_runcfg_was_read())
+				return 2;
+			break;
 		case O_ID:
 			if (!xevb_parse_u32("id", arg, 0, 65535, &s.id))
 				return 2;

@@ -377,7 +377,9 @@ int cmd_source(int argc, char **argv)
 		case '?':
 			return 2;
 		case O_CONFIG:
-			break;   /* read by xevb_runcfg_start */
+			if (!xevb_runcfg_was_read())
+				return 2;
+			break;
 		case O_ID:
 			/* Only a configuration gives a source process an id; alone it would be silently ignored. */
 			if (!xevb_runcfg_current()) {

@@ -748,6 +748,13 @@ const struct xevb_runcfg *xevb_runcfg_current(void)
 	return current;
 }
 
+bool xevb_runcfg_was_read(void)
+{
+	if (!current)
+		xevb_err("write --config FILE in full (an abbreviation of it is not read)");
+	return current != NULL;
+}
+
 /* --config FILE / --config=FILE and --id N / --id=N in argv; NULL / -1 when absent. */
 static const char *find_opt(int argc, char **argv, const char *name)
 {
