@@ -49,8 +49,8 @@ static struct peer *peer(struct sink_ctl *sc, uint32_t ip)
 	return &sc->p[sc->np++];
 }
 
-struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint16_t id, uint32_t credits, double process_rate,
-			      double busy_high, double busy_low)
+struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint16_t id, uint32_t credits,
+			      double process_rate, double busy_high, double busy_low)
 {
 	struct sink_ctl *sc = calloc(1, sizeof(*sc));
 
@@ -195,8 +195,7 @@ void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 	}
 	fprintf(stderr, "credits: %u per builder; queue max %llu; Busy %llu times, not-Busy %llu times, "
 		"%llu events arrived while Busy; control refused %llu, not admitted %llu, unexpected %llu\n",
-		sc->credits,
-		(unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
+		sc->credits, (unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
 		(unsigned long long)sc->busy.n_clear, (unsigned long long)sc->received_busy,
 		(unsigned long long)sc->io.rx_bad_total, (unsigned long long)sc->io.rx_refused_total,
 		(unsigned long long)sc->unexpected);
