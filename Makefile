@@ -16,10 +16,10 @@ Q = @
 msg = @printf '  %-8s %s\n' "$(1)" "$(2)";
 endif
 
-PKGS     := libbpf libxdp libsodium
+PKGS     := libbpf libxdp libsodium libsystemd inih
 CFLAGS   ?= -O2 -g
 XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT) -MMD -MP
-LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium) -lelf -lz -lpthread -lm
+LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium -lsystemd -linih) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -I/usr/include/$(MULTIARCH) -MMD -MP
 
@@ -46,11 +46,33 @@ XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
-.PHONY: demo all deps test test-quick test-unit test-bpf test-integration fuzz fuzz-run bench soak clean
+MAN_STAMP := $(OUT)/man/.stamp
+
+# make install: PREFIX and DESTDIR as usual; each directory can be set alone.
+PREFIX         ?= /usr/local
+BINDIR         ?= $(PREFIX)/bin
+DATADIR        ?= $(PREFIX)/share
+MANDIR         ?= $(DATADIR)/man
+DOCDIR         ?= $(DATADIR)/doc/xevb
+TRACEDIR       ?= $(DATADIR)/xevb/trace
+SYSCONFDIR     ?= /etc
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+# Wireshark reads Lua plugins from here when PREFIX is /usr (tshark -G folders).
+WIRESHARK_PLUGINDIR ?= $(PREFIX)/lib/$(MULTIARCH)/wireshark/plugins
+INSTALL        ?= install
+
+TRACE_FILES := scripts/trace/run.sh scripts/trace/fold-stacks.py $(wildcard scripts/trace/*.bt)
+SYSTEMD_UNITS    := $(wildcard dist/systemd/*.in)
+EXAMPLES    := $(wildcard dist/examples/*)
+# Paths the units and examples name, filled in at install time.
+SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
+
+.PHONY: demo all deps deps-deb test test-quick test-unit test-bpf test-integration fuzz fuzz-run bench soak \
+	clean man install uninstall deb
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(BPF_OBJS) $(SKELS) $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS)
+all: $(BPF_OBJS) $(SKELS) $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
@@ -75,7 +97,7 @@ $(LIB_OBJS) $(CMD_OBJS) $(TCOM_OBJS) $(UNIT_OBJS) $(BPFT_OBJS): | $(SKELS)
 $(OUT)/%.o: %.c
 	$(call msg,CC,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) -c $< -o $@
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) -c $< -o $@
 
 $(LIBXEVB): $(LIB_OBJS)
 	$(call msg,AR,$@)
@@ -83,7 +105,7 @@ $(LIBXEVB): $(LIB_OBJS)
 
 $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
-	$(Q)$(CC) $(CFLAGS) $^ $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 $(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
@@ -147,6 +169,51 @@ bench-report:
 # Long run (issue 9): SOAK_SECONDS (default 600), knobs in scripts/soak.sh.
 soak: all
 	$(Q)bash scripts/soak.sh $(OUT)
+
+# One page per command, from the command's own option table (xevb help-man).
+man: $(MAN_STAMP)
+$(MAN_STAMP): $(XEVB)
+	$(call msg,MAN,$(@D))
+	$(Q)rm -rf $(@D) && mkdir -p $(@D)
+	$(Q)set -e; $(XEVB) help-man >$(@D)/xevb.1; \
+	for c in $$($(XEVB) help-man --list); do $(XEVB) help-man $$c >$(@D)/xevb-$$c.1; done
+	$(Q)touch $@
+
+# The builder's BPF programs are embedded (skeletons): no object to install.
+# The objects in $(OUT)/bpf that are not (switch, pass, drop, count) serve the
+# test bed only.
+install: $(XEVB) $(MAN_STAMP)
+	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(TRACEDIR) \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR)
+	$(Q)$(INSTALL) -m 0755 $(XEVB) $(DESTDIR)$(BINDIR)/xevb
+	$(Q)$(INSTALL) -m 0644 $(OUT)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
+	$(Q)$(INSTALL) -m 0755 $(TRACE_FILES) $(DESTDIR)$(TRACEDIR)/
+	$(Q)$(INSTALL) -m 0644 scripts/wireshark/xevb.lua $(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua
+	$(Q)set -e; for f in $(EXAMPLES); do \
+		$(SUBST) $$f >$(DESTDIR)$(DOCDIR)/examples/$$(basename $$f); \
+		chmod 0644 $(DESTDIR)$(DOCDIR)/examples/$$(basename $$f); done
+	$(Q)set -e; for f in $(SYSTEMD_UNITS); do \
+		u=$(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f .in); \
+		$(SUBST) $$f >$$u; chmod 0644 $$u; done
+
+uninstall:
+	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
+		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua \
+		$(addprefix $(DESTDIR)$(TRACEDIR)/,$(notdir $(TRACE_FILES))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES))) \
+		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(basename $(notdir $(SYSTEMD_UNITS))))
+	$(Q)rmdir $(DESTDIR)$(TRACEDIR) $(DESTDIR)$(DATADIR)/xevb $(DESTDIR)$(DOCDIR)/examples \
+		$(DESTDIR)$(DOCDIR) 2>/dev/null || true
+
+deps-deb:
+	$(Q)bash scripts/install-deps.sh --deb
+
+# A Debian package (debian/, debhelper) built from a copy of the tree in
+# $(OUT)/deb: the .deb lands in $(OUT), lintian's verdict is printed.
+deb: deps-deb
+	$(Q)bash scripts/make-deb.sh $(OUT)
 
 clean:
 	$(call msg,CLEAN,$(OUT))

@@ -12,6 +12,8 @@ PKGS=(
 	libxdp-dev xdp-tools        # xsk API, attach; xdp-loader/xdp-filter for tests
 	libelf-dev zlib1g-dev
 	libsodium-dev               # control-message authentication (BLAKE2b MAC)
+	libsystemd-dev              # sd_notify: readiness under systemd (Type=notify units)
+	libinih-dev                 # run configuration files (INI, docs/run-config.md)
 	libcriterion-dev            # unit tests
 	bpftrace systemtap-sdt-dev  # tracing scripts, USDT probes
 	iproute2 iputils-ping       # testbed: netns, veth, bridge, tc
@@ -21,6 +23,12 @@ PKGS=(
 	prometheus                  # promtool checks the metrics pages (its server is kept off)
 	tshark tcpdump curl         # Wireshark dissector tests, captures, metrics scrapes
 )
+
+# Optional, for `make deb` only (--deb): CI and `make test` never pay for it.
+DEB_PKGS=(
+	debhelper lintian            # dpkg-buildpackage: dpkg-dev, already in build-essential
+)
+[[ ${1:-} == --deb ]] && PKGS+=("${DEB_PKGS[@]}")
 
 missing=()
 for p in "${PKGS[@]}"; do

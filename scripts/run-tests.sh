@@ -72,7 +72,8 @@ run_script() {
 	# Not a pipe: a stray child holding the test's stdout must not hang us.
 	"$@" > >(tee "$log") 2>&1
 	rc=$?
-	wait $! 2>/dev/null
+	# $! is tee's pid where bash sets it for a process substitution.
+	[[ -n ${!:-} ]] && wait "$!" 2>/dev/null
 	el=$((($(date +%s%N) - t0) / 1000000))
 	times+=("$el $name")
 	if ((rc == 0)); then

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 struct xevb_opt {
 	const char *name;     /* long option, without "--" */
@@ -72,6 +73,20 @@ uint32_t xevb_common_interval(const struct xevb_common_opts *c);
 int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts,
 		  const struct xevb_cmd_help *h, const char **arg);
 void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h);
+
+/*
+ * Man pages from the same tables: `xevb help-man CMD` sets
+ * xevb_help_format to XEVB_HELP_MAN and runs `CMD --help`, so
+ * xevb_opt_usage prints the page (roff) instead of the text, and counts
+ * it in xevb_help_pages. XEVB_VERSION goes in the pages' footer.
+ */
+#define XEVB_VERSION "0.1"
+enum xevb_help_format { XEVB_HELP_TEXT, XEVB_HELP_MAN };
+extern enum xevb_help_format xevb_help_format;
+extern unsigned xevb_help_pages;
+void xevb_opt_man(FILE *f, const struct xevb_opt *opts, const struct xevb_cmd_help *h);
+/* Text for roff: backslashes, minus signs and control characters at a line's start escaped. */
+void xevb_roff_puts(FILE *f, const char *s);
 
 /* Strict number parsing: false (and a message naming the option) on junk. */
 bool xevb_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);

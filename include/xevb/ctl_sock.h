@@ -8,10 +8,51 @@
 #define XEVB_CTL_SOCK_H
 
 #include <netinet/in.h>
+#include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <xevb/ctl_proto.h>
 
 struct xevb_ctl_auth;
+
+/*
+ * Membership (a run configuration, docs/control-protocol.md): a message is
+ * admitted only when its sender's address and port are a configured
+ * peer's, with that peer's role and id (and, in a source's STATUS, its
+ * source-id range). Without a table every valid message is admitted.
+ */
+enum xevb_ctl_admit {
+	XEVB_ADMIT_OK = 0,
+	XEVB_ADMIT_NOT_MEMBER,      /* no configured peer at that address:port */
+	XEVB_ADMIT_ROLE_MISMATCH,   /* the peer there has another role */
+	XEVB_ADMIT_ID_MISMATCH,     /* right role, another sender_id */
+	XEVB_ADMIT_IDS_MISMATCH,    /* a source's STATUS names other source ids */
+	XEVB_ADMIT__COUNT
+};
+
+struct xevb_ctl_member {
+	uint32_t addr;              /* network order */
+	uint16_t port;              /* host order */
+	uint8_t role;
+	uint16_t id;
+	uint16_t first_id, n_ids;   /* sources: their source-id range */
+};
+
+struct xevb_ctl_members {
+	const struct xevb_ctl_member *m;
+	uint32_t n;
+};
+
+/* The verdict on message m from sender; members NULL admits everything. */
+struct xevb_ctl_io;
+
+enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const struct sockaddr_in *sender,
+				   const struct xevb_ctl_msg *m);
+const char *xevb_ctl_admit_name(enum xevb_ctl_admit a);
+/* {"membership":"configured"|"open","not_member":N,...}: what io refused by membership. */
+void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f);
+/* Every endpoint opened after this call admits only these members (the process's run configuration). */
+void xevb_ctl_set_members(const struct xevb_ctl_members *members);
 
 struct xevb_ctl_io {
 	int fd;
@@ -23,6 +64,9 @@ struct xevb_ctl_io {
 	uint64_t tx_type[XEVB_CTL__TYPES], rx_type[XEVB_CTL__TYPES];
 	struct xevb_ctl_auth *auth;   /* a key: every message sealed and checked (ctl_auth.h) */
 	uint64_t auth_warn_ns;        /* last refusal logged (one a second at most) */
+	const struct xevb_ctl_members *members;   /* NULL: open membership */
+	uint64_t rx_refused[XEVB_ADMIT__COUNT], rx_refused_total;
+	uint64_t refused_logged, refused_log_ns;
 };
 
 /* "198.18.4.1:23901" -> sa; -1 (no message) when it is not ADDR:PORT. */

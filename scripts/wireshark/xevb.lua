@@ -61,7 +61,8 @@ local mf = {
 	flags = ProtoField.uint8("xevb_mep.flags", "Flags", base.HEX),
 	resend = ProtoField.bool("xevb_mep.flags.resend", "RESEND", 8, nil, 0x01),
 	eor = ProtoField.bool("xevb_mep.flags.end_of_run", "END_OF_RUN", 8, nil, 0x02),
-	flags_rsv = ProtoField.uint8("xevb_mep.flags.reserved", "Reserved flag bits", base.HEX, nil, 0xFC),
+	segment = ProtoField.bool("xevb_mep.flags.segment", "SEGMENT", 8, nil, 0x04),
+	flags_rsv = ProtoField.uint8("xevb_mep.flags.reserved", "Reserved flag bits", base.HEX, nil, 0xF8),
 	source_id = ProtoField.uint16("xevb_mep.source_id", "Source ID"),
 	n_frags = ProtoField.uint16("xevb_mep.n_frags", "Fragment records"),
 	run = ProtoField.uint32("xevb_mep.run_number", "Run number"),
@@ -70,6 +71,9 @@ local mf = {
 	event_id = ProtoField.uint32("xevb_mep.frag.event_id", "Event ID"),
 	length = ProtoField.uint16("xevb_mep.frag.length", "Payload length"),
 	reserved = ProtoField.uint16("xevb_mep.frag.reserved", "Reserved", base.HEX),
+	seg_offset = ProtoField.uint16("xevb_mep.frag.seg_offset", "Segment offset"),
+	seg_bytes = ProtoField.uint16("xevb_mep.frag.seg_bytes", "Segment bytes"),
+	seg_last = ProtoField.bool("xevb_mep.frag.seg_last", "Last segment"),
 	crc = ProtoField.uint32("xevb_mep.frag.crc32c", "CRC-32C", base.HEX),
 	crc_ok = ProtoField.bool("xevb_mep.frag.crc32c_ok", "CRC-32C correct"),
 	payload = ProtoField.bytes("xevb_mep.frag.payload", "Payload"),
@@ -91,6 +95,65 @@ mep.prefs.check_crc = Pref.bool("Check CRC-32C", true, "Compute each fragment's 
 local function seq_after(a, b)
 	local d = (a - b) % 4294967296
 	return d ~= 0 and d < 2147483648
+end
+
+-- Wire format 1.1: one segment of a fragment larger than a packet. The
+-- record's length is the whole fragment's, its crc32c the whole payload's
+-- (not checkable from one segment), seg_offset where these bytes start.
+local function dissect_segment(tvb, pinfo, t, bad, problems, sid, run, seq, nf, flags)
+	local len = tvb:len()
+	if nf ~= 1 then bad(t, "SEGMENT with n_frags " .. nf .. ", must be 1") end
+	if len - MEP_HLEN < FRAG_HLEN then
+		bad(t, string.format("SEGMENT: %d bytes left, record header needs 12", len - MEP_HLEN))
+		pinfo.cols.info:set("MEP segment [MALFORMED: " .. table.concat(problems, "; ") .. "]")
+		return len
+	end
+	local off = MEP_HLEN
+	local e, flen, so = tvb(off, 4):uint(), tvb(off + 4, 2):uint(), tvb(off + 6, 2):uint()
+	local avail = len - MEP_HLEN - FRAG_HLEN
+	local last = so + avail >= flen
+	local nb = last and math.max(flen - so, 0) or avail
+	local bytes = nb > 0 and string.format("bytes %u-%u", so, so + nb - 1) or string.format("no bytes at %u", so)
+	local ftree = t:add(mf.frag, tvb(off))
+	ftree:set_text(string.format("Segment: event %u, %s of %u", e, bytes, flen))
+	ftree:add(mf.event_id, tvb(off, 4))
+	local it = ftree:add(mf.length, tvb(off + 4, 2))
+	if flen == 0 then bad(it, "SEGMENT with length 0") end
+	it = ftree:add(mf.seg_offset, tvb(off + 6, 2))
+	if so % 4 ~= 0 then bad(it, "seg_offset " .. so .. " is not a multiple of 4") end
+	if flen > 0 and so >= flen then bad(it, string.format("seg_offset %u not below length %u", so, flen)) end
+	ftree:add(mf.crc, tvb(off + 8, 4))
+	ftree:add(mf.seg_bytes, nb):set_generated()
+	ftree:add(mf.seg_last, last):set_generated()
+	if not last then
+		if avail <= 0 or avail % 4 ~= 0 then bad(ftree, "non-last segment of " .. avail .. " bytes, not a multiple of 4") end
+		if avail > 0 then ftree:add(mf.payload, tvb(off + FRAG_HLEN, avail)) end
+	elseif so < flen then
+		ftree:add(mf.payload, tvb(off + FRAG_HLEN, nb))
+		local padn = pad4(nb) - nb
+		if avail > nb + padn then
+			bad(ftree, string.format("%d bytes left over after the last segment's padding", avail - nb - padn))
+		elseif avail < nb + padn then
+			bad(ftree, "last segment: padding runs past the packet")
+		elseif padn > 0 then
+			local pr = tvb(off + FRAG_HLEN + nb, padn)
+			it = ftree:add(mf.padding, pr)
+			for i = 0, padn - 1 do
+				if pr:bytes():get_index(i) ~= 0 then
+					it:add_proto_expert_info(me.padding, "padding bytes must be zero")
+					break
+				end
+			end
+		end
+	end
+	pinfo.cols.info:set(string.format("MEP src %u run %u seq %u: segment of event %u, %s of %u%s%s", sid,
+		run, seq, e, bytes, flen, last and " (last)" or "",
+		bitlib.band(flags, 1) ~= 0 and " RESEND" or ""))
+	if #problems > 0 then
+		pinfo.cols.info:append(" [MALFORMED: " .. table.concat(problems, "; ") .. "]")
+	end
+	t:append_text(string.format(", source %u, one segment", sid))
+	return len
 end
 
 function mep.dissector(tvb, pinfo, tree)
@@ -117,8 +180,9 @@ function mep.dissector(tvb, pinfo, tree)
 	local ft = t:add(mf.flags, tvb(3, 1))
 	ft:add(mf.resend, tvb(3, 1))
 	ft:add(mf.eor, tvb(3, 1))
+	ft:add(mf.segment, tvb(3, 1))
 	it = ft:add(mf.flags_rsv, tvb(3, 1))
-	if bitlib.band(flags, 0xFC) ~= 0 then bad(it, string.format("unknown flag bits 0x%02x", bitlib.band(flags, 0xFC))) end
+	if bitlib.band(flags, 0xF8) ~= 0 then bad(it, string.format("unknown flag bits 0x%02x", bitlib.band(flags, 0xF8))) end
 	it = t:add(mf.source_id, tvb(4, 2))
 	if sid > MAX_SOURCE_ID then bad(it, "source_id " .. sid .. " over 4095") end
 	it = t:add(mf.n_frags, tvb(6, 2))
@@ -126,6 +190,9 @@ function mep.dissector(tvb, pinfo, tree)
 	t:add(mf.run, tvb(8, 4))
 	t:add(mf.seq, tvb(12, 4))
 
+	if bitlib.band(flags, 4) ~= 0 then
+		return dissect_segment(tvb, pinfo, t, bad, problems, sid, run, seq, nf, flags)
+	end
 	local off, got, prev_e = MEP_HLEN, 0, nil
 	local first_e, last_e
 	local check = mep.prefs.check_crc

@@ -1,18 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""A stray host that claims to be a builder (docs/control-protocol.md).
+"""A stray host posing as a builder (issue 20): it sends STATUS as role
+builder with CREDITS credits to the DFM every 100 ms and answers every
+ASSIGN with DONE complete for each of its events, without building
+anything. Messages are encoded as docs/control-protocol.md says (version 1).
+Run it inside a testbed namespace:
 
-It sends STATUS as role builder with --credits every 100 ms to the DFM and
-answers every ASSIGN with DONE complete, without ever receiving a fragment
-or forwarding an event: what a test builder pointed at a production DFM, or
-a host that should not be there, does to the run's books. At the end it
-writes {"assigned_events": N, "status_sent": N, "done_sent": N} to --json
-(assigned_events: events in ASSIGN records other than RETRY, i.e. what the
-DFM handed it). Runs for --duration seconds, or until SIGINT / SIGTERM.
+  python3 stray_builder.py --dfm ADDR:PORT --bind ADDR [--port P] --credits 4096
+                           --duration SECONDS --json OUT
 
-  python3 stray_builder.py --dfm ADDR:PORT --bind ADDR [--port P] \
-      --credits 4096 --duration SECONDS --json OUT
-"""
+At the end (--duration, SIGINT or SIGTERM) it writes {"assigned_events": N, "status_sent": N, "done_sent": N}
+to OUT: the events the DFM assigned to it (first assignments and
+re-assignments; retries of an ASSIGN it already answered are not counted
+again), and the STATUS and DONE messages it sent."""
 import argparse
 import json
 import os
@@ -25,98 +25,101 @@ import time
 MAGIC, VERSION = 0x5843, 1
 STATUS, ASSIGN, DONE, BYE = 1, 2, 3, 7
 ROLE_DFM, ROLE_BUILDER = 1, 2
-HDR = struct.Struct(">HBBBBHIIHH")        # magic version type role 0 sender epoch seq n_recs 0
-STATUS_REC = struct.Struct(">IIQIIHH")    # credits flags done_total peer_epoch load first_id n_ids
-ASSIGN_REC = struct.Struct(">IHBB4sHHI")  # first count flags 0 addr builder_id 0 run
-DONE_REC = struct.Struct(">IHBB")         # event_id n_missing status 0
-AS_RETRY = 0x4
-MAX_DONE = (1472 - HDR.size) // DONE_REC.size
+HDR = struct.Struct("!HBBBBHIIHH")          # 20 bytes
+STATUS_REC = struct.Struct("!IIQIIHH")      # 28 bytes
+ASSIGN_REC = struct.Struct("!IHBB4sHHI")    # 20 bytes
+DONE_REC = struct.Struct("!IHBB")           # 8 bytes
+MAX_DONE = (1472 - HDR.size) // DONE_REC.size   # 181
+AS_RETRY = 4
 
 
 class Stray:
     def __init__(self, args):
         host, port = args.dfm.rsplit(":", 1)
         self.dfm = (host, int(port))
-        self.credits = args.credits
         self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
         self.sock.bind((args.bind, args.port))
-        self.sock.setblocking(False)
-        self.epoch = (int.from_bytes(os.urandom(4), "big") or 1)
+        self.credits = args.credits
+        self.epoch = int.from_bytes(os.urandom(4), "big") or 1
         self.seq = 0
         self.dfm_epoch = 0
-        self.done_total = 0
-        self.n = {"assigned_events": 0, "status_sent": 0, "done_sent": 0}
+        self.assigned_events = self.status_sent = self.done_sent = self.done_events = 0
 
-    def send(self, mtype, recs):
-        self.seq = (self.seq + 1) & 0xffffffff
-        hdr = HDR.pack(MAGIC, VERSION, mtype, ROLE_BUILDER, 0, 0, self.epoch, self.seq, len(recs), 0)
+    def send(self, mtype, recs=b"", n=0):
+        self.seq = (self.seq + 1) & 0xFFFFFFFF
+        hdr = HDR.pack(MAGIC, VERSION, mtype, ROLE_BUILDER, 0, 0, self.epoch, self.seq, n, 0)
         try:
-            self.sock.sendto(hdr + b"".join(recs), self.dfm)
+            self.sock.sendto(hdr + recs, self.dfm)
         except OSError:
-            pass
+            pass    # the DFM not up yet (ICMP port unreachable): the next beat tries again
 
     def status(self):
-        self.send(STATUS, [STATUS_REC.pack(self.credits, 0, self.done_total, self.dfm_epoch, 0, 0, 0)])
-        self.n["status_sent"] += 1
+        rec = STATUS_REC.pack(self.credits, 0, self.done_events, self.dfm_epoch, 0, 0, 0)
+        self.send(STATUS, rec, 1)
+        self.status_sent += 1
 
-    def on_assign(self, data, n_recs):
-        done = []
-        for i in range(n_recs):
-            first, count, flags, _, _, _, _, _ = ASSIGN_REC.unpack_from(data, HDR.size + i * ASSIGN_REC.size)
+    def on_assign(self, body, n):
+        events = []
+        for i in range(n):
+            first, count, flags, _, _, _, _, _ = ASSIGN_REC.unpack_from(body, i * ASSIGN_REC.size)
             if not flags & AS_RETRY:
-                self.n["assigned_events"] += count
-            done.extend(DONE_REC.pack((first + k) & 0xffffffff, 0, 0, 0) for k in range(count))
-        for k in range(0, len(done), MAX_DONE):
-            self.send(DONE, done[k:k + MAX_DONE])
-            self.n["done_sent"] += 1
-        self.done_total += len(done)
+                self.assigned_events += count
+            events.extend((first + k) & 0xFFFFFFFF for k in range(count))
+        for off in range(0, len(events), MAX_DONE):
+            chunk = events[off:off + MAX_DONE]
+            self.send(DONE, b"".join(DONE_REC.pack(e, 0, 0, 0) for e in chunk), len(chunk))
+            self.done_sent += 1
+            self.done_events += len(chunk)
 
     def receive(self):
-        while True:
-            try:
-                data = self.sock.recv(2048)
-            except BlockingIOError:
-                return
-            if len(data) < HDR.size:
-                continue
-            magic, version, mtype, role, _, _, epoch, _, n_recs, _ = HDR.unpack_from(data)
-            if magic != MAGIC or version != VERSION or role != ROLE_DFM:
-                continue
-            self.dfm_epoch = epoch
-            if mtype == ASSIGN and len(data) == HDR.size + n_recs * ASSIGN_REC.size:
-                self.on_assign(data, n_recs)
+        try:
+            data, _ = self.sock.recvfrom(2048)
+        except OSError:
+            return
+        if len(data) < HDR.size:
+            return
+        magic, ver, mtype, role, _, _, epoch, _, n, _ = HDR.unpack_from(data)
+        if magic != MAGIC or ver != VERSION or role != ROLE_DFM:
+            return
+        self.dfm_epoch = epoch
+        if mtype == ASSIGN and len(data) == HDR.size + n * ASSIGN_REC.size:
+            self.on_assign(data[HDR.size:], n)
 
     def run(self, duration):
+        end = time.monotonic() + duration
+        next_status = 0.0
         stop = []
         for sig in (signal.SIGINT, signal.SIGTERM):
             signal.signal(sig, lambda *_: stop.append(1))
-        end = time.monotonic() + duration
-        next_status = 0.0
-        while not stop and time.monotonic() < end:
+        while not stop:
             now = time.monotonic()
+            if now >= end:
+                break
             if now >= next_status:
                 self.status()
                 next_status = now + 0.1
             try:
-                select.select([self.sock], [], [], max(0.0, min(next_status, end) - time.monotonic()))
+                ready, _, _ = select.select([self.sock], [], [], max(0.0, min(next_status, end) - now))
             except InterruptedError:
-                pass
-            self.receive()
+                continue
+            if ready:
+                self.receive()
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--dfm", required=True, help="the DFM's ADDR:PORT")
     ap.add_argument("--bind", required=True, help="our address")
     ap.add_argument("--port", type=int, default=23902, help="our control port (default 23902)")
-    ap.add_argument("--credits", type=int, default=4096)
+    ap.add_argument("--credits", type=int, required=True)
     ap.add_argument("--duration", type=float, required=True, help="seconds")
-    ap.add_argument("--json", required=True, help="write the counts here at the end")
+    ap.add_argument("--json", required=True, help="where the counts go")
     args = ap.parse_args()
     s = Stray(args)
     s.run(args.duration)
     with open(args.json, "w") as f:
-        json.dump(s.n, f)
+        json.dump({"assigned_events": s.assigned_events, "status_sent": s.status_sent,
+                   "done_sent": s.done_sent}, f)
         f.write("\n")
 
 

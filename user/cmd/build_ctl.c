@@ -765,5 +765,7 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 			(unsigned long long)bc->sink[i].sent_total, (unsigned long long)bc->sink[i].done,
 			(unsigned long long)bc->sink[i].deaths, (unsigned long long)bc->sink[i].rejoins,
 			(unsigned long long)bc->sink[i].busy_on);
-	fprintf(f, "]}");
+	fprintf(f, "],\"ctl_not_admitted\":");
+	xevb_ctl_admit_json(&bc->io, f);
+	fprintf(f, "}");
 }

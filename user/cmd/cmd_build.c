@@ -24,11 +24,13 @@
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
 #include <xevb/metrics.h>
+#include <xevb/notify.h>
 #include <xevb/output.h>
 #include <xevb/privdrop.h>
 #include <xevb/probes.h>
 #include <xevb/shape_ctl.h>
 #include <xevb/report.h>
+#include <xevb/runcfg.h>
 #include <xevb/shed.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_meta.h>
@@ -48,7 +50,7 @@ enum {
 	O_BUSY = 0x5e01, O_XDPFILTER, O_FORCE, O_EXIT_EOR, O_COPY, O_BARE,
 	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC,
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
-	O_BACKLOG, O_ID,
+	O_BACKLOG, O_ID, O_CONFIG,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
 	O_NOXDPMETA = 0x6d00,
 	O_ZEROCOPY = 0x7f00,
@@ -116,7 +118,8 @@ static const struct xevb_opt opts[] = {
 	{ "sink-ctl-port", O_SINKCTL, "N", "--dfm: farm nodes' control port for credits (default 23904)" },
 	{ "sink-dead-ms", O_SINKDEAD, "MS", "--dfm: a farm node silent this long gets nothing (default 500)" },
 	{ "backlog", O_BACKLOG, "N", "--dfm: built events held while no farm node has credit (default 4096)" },
-	{ "id", O_ID, "N", "--dfm: our id in control messages (default 0)" },
+	{ "id", O_ID, "N", "--dfm: our id in control messages (default 0); with --config: run as its [builder N]" },
+	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md); explicit options override it" },
 	{ 0 },
 };
 
@@ -656,6 +659,8 @@ int cmd_build(int argc, char **argv)
 		.reask_ns = 100000000ull, .max_reasks = 3, .sink_dead_ns = 500000000ull, .backlog = 4096,
 	};
 
+	if ((c = xevb_runcfg_start(&argc, &argv, XEVB_RC_BUILD)) > 1)
+		return c;
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		int common = xevb_common_opt(c, arg, &co);
 		if (common < 0)
@@ -765,6 +770,7 @@ int cmd_build(int argc, char **argv)
 		case O_DFM: cc.dfm = arg; break;
 		case O_CTLPORT: { uint32_t u; if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u)) return 2; cc.ctl_port = (uint16_t)u; break; }
 		case O_SINKCTL: { uint32_t u; if (!xevb_parse_u32("sink-ctl-port", arg, 1, 65535, &u)) return 2; cc.sink_ctl_port = (uint16_t)u; break; }
+		case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
 		case O_ID: { uint32_t u; if (!xevb_parse_u32("id", arg, 0, 65535, &u)) return 2; cc.id = (uint16_t)u; break; }
 		case O_CREDITS: if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &cc.credits)) return 2; break;
 		case O_BACKLOG: if (!xevb_parse_u32("backlog", arg, 1, 1u << 20, &cc.backlog)) return 2; break;
@@ -1000,6 +1006,8 @@ int cmd_build(int argc, char **argv)
 	prev = bd.local;
 	publish(&bd);
 	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
+	/* Attached, bound, statistics published: a service manager may start what depends on us. */
+	xevb_notify_ready("building on %s (%s)", dev, bd.xdp ? "XDP + AF_XDP" : "kernel socket");
 	t_next = t_start + 1000000000ull;
 
 	if (n_workers > 1 || coalesce_us) {

@@ -20,6 +20,8 @@
 #include <xevb/cli.h>
 #include <xevb/ctl_sock.h>
 #include <xevb/dfm.h>
+#include <xevb/notify.h>
+#include <xevb/runcfg.h>
 #include "cmds.h"
 #include "dfm_metrics.h"
 
@@ -36,10 +38,12 @@
 enum {
 	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_PACK, O_FIRST, O_RUN, O_DEAD,
 	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE,
-	O_STATE, O_BOOKS,
+	O_STATE, O_BOOKS, O_CONFIG,
 };
 
 static const struct xevb_opt opts[] = {
+	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md): its DFM, builders, sources "
+	  "and farm nodes, and only they are admitted; explicit options override it" },
 	{ "listen", O_LISTEN, "ADDR:PORT", "control socket (default 0.0.0.0:23901)" },
 	{ "mode", O_MODE, "push|pull", "push: sources send where told; pull: builders ask the sources (default push)" },
 	{ "rate", O_RATE, "HZ", "trigger rate in events/s; 0 = as fast as credits allow (default 0)" },
@@ -356,6 +360,21 @@ static uint64_t records_untracked(const struct xevb_dfm *d)
 	return n;
 }
 
+/* Once at start: who may take part (a run configuration), or that anyone may. */
+static void announce_membership(void)
+{
+	const struct xevb_runcfg *rc = xevb_runcfg_current();
+
+	if (!rc) {
+		xevb_warn("no --config: open membership; any host that sends STATUS as a builder is given events "
+			  "(start from a run configuration to admit only its peers: docs/run-config.md)");
+		return;
+	}
+	xevb_info("run configuration %s: admitting %u builder(s), %u source process(es) and %u farm node(s) "
+		  "only; other senders are refused and counted", rc->path, rc->n_builders, rc->n_sources,
+		  rc->n_sinks);
+}
+
 static uint32_t g_first_event, g_prev_epoch;
 static bool g_resumed;
 
@@ -405,9 +424,14 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	else
 		fprintf(stderr, "  farm nodes: none reported (xevb sink --dfm ADDR:PORT of this DFM): the books "
 			"could not be closed at the farm nodes; DONE is taken as delivered\n");
-	fprintf(stderr, "  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu\n",
-		(unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
-		(unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
+	fprintf(stderr, "  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
+		"membership %s: not admitted %llu (", (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err,
+		(unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected,
+		a->io.members ? "configured" : "open", (unsigned long long)a->io.rx_refused_total);
+	for (int r = 1; r < XEVB_ADMIT__COUNT; r++)
+		fprintf(stderr, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
+			(unsigned long long)a->io.rx_refused[r]);
+	fprintf(stderr, ")\n");
 	if (!json)
 		return;
 	printf("{\"mode\":\"%s\",\"elapsed_s\":%.3f,\"triggered\":%llu,\"complete\":%llu,\"incomplete\":%llu,"
@@ -419,7 +443,7 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
 	       "\"stall_no_credit\":%llu,\"stall_table\":%llu,\"clear_msgs\":%llu,\"cleared\":%llu,"
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
-	       "\"refused\":%llu,\"unexpected\":%llu,\"refused_by_reason\":{",
+	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
 	       (unsigned long long)lost, (unsigned long long)s->outstanding, (unsigned long long)s->reassigned,
 	       (unsigned long long)s->retries, (unsigned long long)s->done_unknown,
 	       (unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
@@ -428,6 +452,8 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
 	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
 	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
+	xevb_ctl_admit_json(&a->io, stdout);
+	printf(",\"refused_by_reason\":{");
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
 		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e), (unsigned long long)a->io.rx_bad[e]);
 	printf("}},\"builders\":[");
@@ -570,6 +596,8 @@ int cmd_dfm(int argc, char **argv)
 	const char *metrics;
 	struct dfm_metrics *mx = NULL;
 
+	if ((c = xevb_runcfg_start(&argc, &argv, XEVB_RC_DFM)) > 1)
+		return c;
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		int common = xevb_common_opt(c, arg, &co);
 		if (common < 0)
@@ -577,6 +605,7 @@ int cmd_dfm(int argc, char **argv)
 		if (common)
 			continue;
 		switch (c) {
+		case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
 		case O_LISTEN:
 			if (xevb_ctl_parse_addr(arg, &lsa)) {
 				xevb_err("--listen: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
@@ -662,8 +691,10 @@ int cmd_dfm(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
+	announce_membership();
 	xevb_info("%s mode, epoch %08x, listening on %s:%u; waiting for %u builder(s) and %u source process(es)",
 		  a.pull ? "pull" : "push", a.io.epoch, inet_ntoa(lsa.sin_addr), ntohs(lsa.sin_port), wait_b, wait_s);
+	xevb_notify_ready("listening on %s:%u", inet_ntoa(lsa.sin_addr), ntohs(lsa.sin_port));
 
 	t0 = now = xevb_now_ns();
 	next_hb = now;

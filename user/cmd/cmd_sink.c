@@ -24,7 +24,9 @@
 #include <xevb/evid_window.h>
 #include <xevb/lat_hist.h>
 #include <xevb/metrics.h>
+#include <xevb/notify.h>
 #include <xevb/probes.h>
+#include <xevb/runcfg.h>
 #include "cmds.h"
 #include "sink.h"
 #include "sink_ctl.h"
@@ -73,7 +75,7 @@ struct sink {
 	unsigned verify;
 	bool json;
 	/* --ctl-port: credits and Busy for builders (sink_ctl.c) */
-	uint32_t ctl_port, credits;
+	uint32_t ctl_port, credits, id;
 	double process_rate, busy_high, busy_low;
 	struct sink_ctl *ctl;
 	struct sockaddr_in dfm;       /* --dfm: report RECEIVED there (port 0: no) */
@@ -476,8 +478,8 @@ static int run_listen(struct sink *s)
 	if (s->ctl_port) {
 		uint32_t a = ss.ss_family == AF_INET ? ((const struct sockaddr_in *)&ss)->sin_addr.s_addr : 0;
 		struct epoll_event ce = { .events = EPOLLIN, .data.ptr = &s->ctl };
-		s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, s->credits, s->process_rate, s->busy_high,
-				      s->busy_low);
+		s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, (uint16_t)s->id, s->credits, s->process_rate,
+				      s->busy_high, s->busy_low);
 		if (!s->ctl || epoll_ctl(ep, EPOLL_CTL_ADD, sink_ctl_fd(s->ctl), &ce))
 			goto out;
 		if (s->dfm.sin_port)
@@ -491,6 +493,7 @@ static int run_listen(struct sink *s)
 		char name[96];
 		peer_name(&ss, name, sizeof(name));
 		xevb_info("listening on %s", name);
+		xevb_notify_ready("listening on %s", name);
 	}
 	/* Signals only arrive inside epoll_pwait: no stop request slips past the check. */
 	sigemptyset(&block);
@@ -647,7 +650,7 @@ enum {
 	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_EXPECT_SOURCES, O_NO_CONTENT,
 	O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
 	O_BUSYHI, O_BUSYLO,
-	O_PROGRESS, O_DFM,
+	O_PROGRESS, O_DFM, O_CONFIG, O_ID,
 };
 
 static const struct xevb_opt opts[] = {
@@ -673,6 +676,8 @@ static const struct xevb_opt opts[] = {
 	{ "dfm", O_DFM, "ADDR:PORT", "report the events received from each builder to the DFM (it closes its "
 	  "books here); implies --ctl-port 23904 unless given" },
 	XEVB_OPT_METRICS,
+	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md); explicit options override it" },
+	{ "id", O_ID, "N", "with --config: run as its [sink N]; our id in control messages (default 0)" },
 	{ "progress-file", O_PROGRESS, "PATH", "keep the count of events taken in PATH (8 bytes, host order), "
 	  "exact even after SIGKILL" },
 	{ 0 },
@@ -686,7 +691,8 @@ static const struct xevb_cmd_help help = {
 	.examples = "  xevb sink --listen 127.0.0.1:24000 --expect-events 100000 --duration 60\n"
 		    "  xevb sink --input run42.evt --json\n"
 		    "  xevb sink --listen 198.18.3.1:5000 --ctl-port 23904 --credits 32 --process-rate 2000\n"
-		    "  xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901 --duration 60\n",
+		    "  xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901 --duration 60\n"
+		    "  xevb sink --config run.ini --id 0 --json\n",
 };
 
 int cmd_sink(int argc, char **argv)
@@ -706,6 +712,8 @@ int cmd_sink(int argc, char **argv)
 
 	if (argc >= 2 && !strcmp(argv[1], "--selftest-send"))
 		return sink_selftest_send(argc - 1, argv + 1);
+	if ((key = xevb_runcfg_start(&argc, &argv, XEVB_RC_SINK)) > 1)
+		return key;
 	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		int common = xevb_common_opt(key, arg, &co);
 		if (common < 0)
@@ -723,6 +731,14 @@ int cmd_sink(int argc, char **argv)
 				xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
 				return 2;
 			}
+			break;
+		case O_CONFIG:
+			if (!xevb_runcfg_was_read())
+				return 2;
+			break;
+		case O_ID:
+			if (!xevb_parse_u32("id", arg, 0, 65535, &s.id))
+				return 2;
 			break;
 		case O_EXPECT_EVENTS:
 			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))

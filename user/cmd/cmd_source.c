@@ -13,6 +13,7 @@
 #include <string.h>
 #include <xevb/cli.h>
 #include <xevb/shape_ctl.h>
+#include <xevb/runcfg.h>
 #include "cmds.h"
 #include "source.h"
 
@@ -22,7 +23,8 @@ enum {
 	O_DEST = 256, O_IDS, O_SRC, O_SRC_BASE, O_PACK, O_FRAG, O_RATE, O_EVENTS,
 	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_SKIP, O_DUP,
 	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_DMAC, O_SEED,
-	O_DFM, O_CTLPORT, O_HOLD, O_DROPANS, O_SHAPE,
+	O_DFM, O_CTLPORT, O_HOLD, O_DROPANS, O_SHAPE, O_IPFRAG, O_SKIPSEG,
+	O_CONFIG, O_ID,
 };
 
 static const struct xevb_opt opts[] = {
@@ -31,7 +33,10 @@ static const struct xevb_opt opts[] = {
 	{ "src-addr", O_SRC, "ADDR", "source IPv4 address of every packet (default: the route's)" },
 	{ "src-addr-base", O_SRC_BASE, "ADDR", "source i sends from ADDR + i (raw IP_HDRINCL socket, or live)" },
 	{ "pack", O_PACK, "N", "packing factor: events per packet (default 25)" },
-	{ "frag-size", O_FRAG, "B|MIN-MAX", "fragment payload bytes, or uniform in MIN..MAX (default 32)" },
+	{ "frag-size", O_FRAG, "B|MIN-MAX", "fragment payload bytes up to 65535, or uniform in MIN..MAX (default 32); "
+	  "with --pack 1 a fragment over the MTU goes as segments" },
+	{ "ip-frag", O_IPFRAG, NULL, "send a MEP over the MTU whole with DF clear: the kernel fragments it "
+	  "(fragments up to 65476 bytes)" },
 	{ "rate", O_RATE, "HZ", "trigger rate in events/s, 0 = as fast as possible (default 0)" },
 	{ "events", O_EVENTS, "N", "events to send per source (default: until --duration or Ctrl-C)" },
 	{ "run", O_RUN, "N", "run number (default 1)" },
@@ -42,9 +47,10 @@ static const struct xevb_opt opts[] = {
 	{ "mode", O_MODE, "socket|live", "kernel sockets + sendmmsg (default), or XDP live frames (also with --dfm)" },
 	XEVB_OPT_DURATION,
 	{ "skip-events", O_SKIP, "SRC:EVERY", "source SRC omits every EVERY-th event (repeatable)" },
-	{ "duplicate", O_DUP, "FRACTION", "send this fraction of packets twice" },
-	{ "reorder", O_REORDER, NULL, "shuffle packet order within windows of 4" },
-	{ "corrupt", O_CORRUPT, "FRACTION", "corrupt a header field in this fraction of packets" },
+	{ "skip-segments", O_SKIPSEG, "SRC:EVERY", "source SRC leaves out every EVERY-th segment (repeatable)" },
+	{ "duplicate", O_DUP, "FRACTION", "send this fraction of packets (segments too) twice" },
+	{ "reorder", O_REORDER, NULL, "shuffle packet (and segment) order within windows of 4" },
+	{ "corrupt", O_CORRUPT, "FRACTION", "corrupt a header field in this fraction of packets (segments too)" },
 	{ "stop-after", O_STOP, "[SRC:]N", "source SRC (default the first) dies after N packets" },
 	{ "end-of-run", O_EOR, NULL, "flag each source's last packet END_OF_RUN (default)" },
 	{ "no-end-of-run", O_NO_EOR, NULL, "do not flag the last packets" },
@@ -55,6 +61,8 @@ static const struct xevb_opt opts[] = {
 	XEVB_OPT_VERBOSE,
 	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
+	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md); explicit options override it" },
+	{ "id", O_ID, "N", "with --config: run as its [source N] (its DFM, source ids, control port)" },
 	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
 	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm: do not send this fraction of the MEPs an ASSIGN (push) or "
 	  "REQUEST (pull) asks for (tests re-asks; --mode live drops every source's MEP of a block at once)" },
@@ -67,21 +75,32 @@ static const struct xevb_cmd_help help = {
 	.summary = "Emulate read-out sources: send MEPs (wire format 1) to a builder.\n"
 		   "Each source sends every event once, in blocks of --pack events; for each\n"
 		   "block every source sends one packet, packet_seq counting per source.\n"
+		   "Fragments larger than a packet (up to 65535 bytes, with --pack 1) go as\n"
+		   "segments (wire format 1.1, flag SEGMENT): one packet each, sized to the MTU\n"
+		   "of --dev or of the route, every one with its own packet_seq; --skip-segments,\n"
+		   "--duplicate, --reorder and --corrupt act on segments. --ip-frag sends each\n"
+		   "such MEP whole with DF clear instead, and the kernel sends IPv4 fragments.\n"
 		   "Live mode (benchmarks) stamps one template frame in an XDP program and\n"
 		   "sends it with XDP_TX from BPF_PROG_RUN: fixed --frag-size only, no fault\n"
-		   "injection, frames up to 3408 bytes, the receiving veth needs an XDP program.\n"
+		   "injection, frames up to 3408 bytes (no segments, no --ip-frag: it stamps one\n"
+		   "fixed frame per call), the receiving veth needs an XDP program.\n"
 		   "On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.\n"
 		   "With --dfm, events and destinations come from the data-flow manager: push\n"
 		   "(ASSIGN blocks) or pull (builders' REQUESTs); --mode live then sends the\n"
 		   "same MEPs as live frames from one long BPF_PROG_RUN call (fixed --frag-size)\n"
 		   "that keeps running while the control thread feeds it (the builders' MACs\n"
 		   "from the neighbour table, or --dst-mac for all), far faster than a sendto\n"
-		   "per MEP; frames are paced to at most --rate events/s (default 1M frames/s).",
+		   "per MEP; frames are paced to at most --rate events/s (default 1M frames/s).\n"
+		   "Under --dfm in socket mode, fragments over the MTU go as segments too, and a\n"
+		   "re-asked event's fragment is sent again whole: every segment, flagged RESEND.",
 	.usage = "--dest ADDR [options]",
 	.examples =
 		"  xevb source --dest 198.18.2.1 --source-ids 0-3 --events 1000\n"
 		"  xevb source --dest 198.18.2.1 --udp 23900 --frag-size 100-300 --rate 10000 --duration 5\n"
 		"  xevb source --dest 198.18.2.1 --source-ids 0-9 --skip-events 3:100 --duplicate 0.01 --json\n"
+		"  xevb source --dest 198.18.2.1 --pack 1 --frag-size 65535 --events 100      # 46 segments each at MTU 1500\n"
+		"  xevb source --dest 198.18.2.1 --pack 1 --frag-size 16000 --skip-segments 0:12 --reorder\n"
+		"  xevb source --dest 198.18.2.1 --udp --pack 1 --frag-size 16000 --ip-frag --events 100\n"
 		"  xevb source --dest 198.18.2.1 --dev eth0 --mode live --pack 1 --frag-size 980 --duration 2\n"
 		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-3 --udp --frag-size 200 --drop-answers 0.01\n"
 		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-125 --udp --dev eth0 --mode live\n",
@@ -207,7 +226,9 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 		"  %.0f packets/s, %.0f events/s, %.3f Gb/s (IP payload)\n"
 		"  faults: skipped %llu frags, duplicated %llu packets (%llu frags), reordered %llu,"
 		" corrupt %llu packets (%llu frags), stopped %llu sources (%llu frags unsent)\n"
-		"  end-of-run packets %llu, send retries %llu%s\n",
+		"  end-of-run packets %llu, send retries %llu%s\n"
+		"  segments: %llu fragments in %llu segments (%llu sent whole, %llu partial);"
+		" skipped %llu, corrupt %llu, duplicated %llu segments\n",
 		xevb_prog, st->aborted ? "ABORTED: " : "", c->n_src,
 		(unsigned long long)st->events, (unsigned long long)st->packets,
 		(unsigned long long)st->frags, (unsigned long long)st->bytes, el, pps, eps, gbps,
@@ -215,7 +236,11 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 		(unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
 		(unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
 		(unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
-		(unsigned long long)st->eor_packets, (unsigned long long)st->send_retries, cpu);
+		(unsigned long long)st->eor_packets, (unsigned long long)st->send_retries, cpu,
+		(unsigned long long)st->seg_frags, (unsigned long long)st->segments,
+		(unsigned long long)(st->seg_frags - st->partial_frags), (unsigned long long)st->partial_frags,
+		(unsigned long long)st->skipped_segments, (unsigned long long)st->corrupt_segments,
+		(unsigned long long)st->dup_segments);
 	if (!c->json)
 		return;
 	/* Wall-clock time of the first event (paced sends: event e at + e/rate), for tests. */
@@ -227,7 +252,9 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 	       "\"duplicate_packets\":%llu,\"duplicate_fragments\":%llu,\"reordered_packets\":%llu,"
 	       "\"corrupt_packets\":%llu,\"corrupt_fragments\":%llu,"
 	       "\"stopped_sources\":%llu,\"stopped_fragments\":%llu,\"end_of_run_packets\":%llu,"
-	       "\"send_retries\":%llu,\"aborted\":%s,"
+	       "\"send_retries\":%llu,\"ip_frag\":%s,\"segmented_fragments\":%llu,\"segments\":%llu,"
+	       "\"valid_segments\":%llu,\"partial_fragments\":%llu,\"skipped_segments\":%llu,"
+	       "\"corrupt_segments\":%llu,\"duplicate_segments\":%llu,\"aborted\":%s,"
 	       "\"elapsed_s\":%.6f,\"packets_per_s\":%.1f,\"events_per_s\":%.1f,\"gbps\":%.4f,"
 	       "\"cpu_s\":%.6f,\"packets_per_cpu_s\":%.1f,\"start_realtime_ns\":%llu}\n",
 	       c->live ? "live" : "socket", c->n_src, c->pack, c->run, c->first_event,
@@ -239,6 +266,10 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 	       (unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
 	       (unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
 	       (unsigned long long)st->eor_packets, (unsigned long long)st->send_retries,
+	       c->ip_frag ? "true" : "false", (unsigned long long)st->seg_frags,
+	       (unsigned long long)st->segments, (unsigned long long)st->seg_valid,
+	       (unsigned long long)st->partial_frags, (unsigned long long)st->skipped_segments,
+	       (unsigned long long)st->corrupt_segments, (unsigned long long)st->dup_segments,
 	       st->aborted ? "true" : "false", el, pps, eps, gbps, (double)st->cpu_ns / 1e9,
 	       st->cpu_ns ? (double)st->packets / ((double)st->cpu_ns / 1e9) : 0.0,
 	       (unsigned long long)start_realtime);
@@ -248,8 +279,13 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 /* Cross-option checks that need the whole command line. */
 static bool check(struct src_cfg *c, bool have_dest)
 {
+	if (c->ip_frag && (c->live || c->saddr_base || c->dfm)) {
+		xevb_err("--ip-frag needs --mode socket without --src-addr-base (the kernel fragments "
+			 "only what it writes the IP header of) and without --dfm (which sends segments)");
+		return false;
+	}
 	if (c->dfm) {
-		if (have_dest || c->n_skip || c->dup > 0 || c->corrupt > 0 || c->reorder ||
+		if (have_dest || c->n_skip || c->n_skip_seg || c->dup > 0 || c->corrupt > 0 || c->reorder ||
 		    c->stop_idx >= 0 || c->events || (c->rate > 0 && !c->live)) {
 			xevb_err("--dfm decides destinations and events: no --dest, --events, "
 				 "--rate (but as --mode live's ceiling) or fault options with it");
@@ -291,8 +327,8 @@ static bool check(struct src_cfg *c, bool have_dest)
 			xevb_err("--mode live sends one fixed --frag-size; a MIN-MAX range needs --mode socket");
 			return false;
 		}
-		if (c->n_skip || c->dup > 0 || c->corrupt > 0 || c->reorder || c->stop_idx >= 0) {
-			xevb_err("fault injection (--skip-events, --duplicate, --reorder, --corrupt, "
+		if (c->n_skip || c->n_skip_seg || c->dup > 0 || c->corrupt > 0 || c->reorder || c->stop_idx >= 0) {
+			xevb_err("fault injection (--skip-events, --skip-segments, --duplicate, --reorder, --corrupt, "
 				 "--stop-after) needs --mode socket");
 			return false;
 		}
@@ -309,7 +345,7 @@ int cmd_source(int argc, char **argv)
 {
 	static struct src_cfg c;
 	struct src_stats st = {0};
-	const char *arg, *skip_arg[SRC_MAX_SKIP], *stop_arg = NULL;
+	const char *arg, *skip_arg[SRC_MAX_SKIP], *skipseg_arg[SRC_MAX_SKIP], *stop_arg = NULL;
 	bool have_dest = false;
 	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
 	uint32_t u;
@@ -330,6 +366,8 @@ int cmd_source(int argc, char **argv)
 	c.ctl_port = 23903;
 	c.hold = 65536;
 
+	if ((rc = xevb_runcfg_start(&argc, &argv, XEVB_RC_SOURCE)) > 1)
+		return rc;
 	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		int common = xevb_common_opt(key, arg, &co);
 		if (common < 0)
@@ -342,6 +380,18 @@ int cmd_source(int argc, char **argv)
 			return 0;
 		case '?':
 			return 2;
+		case O_CONFIG:
+			if (!xevb_runcfg_was_read())
+				return 2;
+			break;
+		case O_ID:
+			/* Only a configuration gives a source process an id; alone it would be silently ignored. */
+			if (!xevb_runcfg_current()) {
+				xevb_err("--id picks a [source N] of --config FILE; without a configuration the source "
+					 "ids are --source-ids");
+				return 2;
+			}
+			break;
 		case O_DEST:
 			if (!parse_addr("dest", arg, &c.daddr))
 				return 2;
@@ -428,6 +478,16 @@ int cmd_source(int argc, char **argv)
 			}
 			skip_arg[c.n_skip++] = arg;
 			break;
+		case O_SKIPSEG:
+			if (c.n_skip_seg == SRC_MAX_SKIP) {
+				xevb_err("--skip-segments: at most %d of them", SRC_MAX_SKIP);
+				return 2;
+			}
+			skipseg_arg[c.n_skip_seg++] = arg;
+			break;
+		case O_IPFRAG:
+			c.ip_frag = true;
+			break;
 		case O_DUP:
 			if (!parse_fraction("duplicate", arg, &c.dup))
 				return 2;
@@ -493,6 +553,12 @@ int cmd_source(int argc, char **argv)
 			return 2;
 		c.skip[i].src_idx = (uint16_t)idx;
 		c.skip[i].every = (uint32_t)n;
+	}
+	for (int i = 0; i < c.n_skip_seg; i++) {
+		if ((idx = parse_src_colon("skip-segments", skipseg_arg[i], &c, false, 1, &n)) < 0)
+			return 2;
+		c.skip_seg[i].src_idx = (uint16_t)idx;
+		c.skip_seg[i].every = (uint32_t)n;
 	}
 	if (stop_arg) {
 		if ((idx = parse_src_colon("stop-after", stop_arg, &c, true, 0, &c.stop_after)) < 0)

@@ -170,6 +170,15 @@ static void render(struct xevb_mbuf *b, void *arg)
 		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_ctl_err_name(e));
 		xevb_metric_u64(b, "xevb_dfm_control_messages_refused_total", l, c->io.rx_bad[e]);
 	}
+	fam(b, "xevb_dfm_control_messages_not_admitted_total", "counter",
+	    "Valid control messages refused by membership (a run configuration), by reason.");
+	for (int r = 1; r < XEVB_ADMIT__COUNT; r++) {
+		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_ctl_admit_name(r));
+		xevb_metric_u64(b, "xevb_dfm_control_messages_not_admitted_total", l, c->io.rx_refused[r]);
+	}
+	xevb_metric_one(b, "xevb_dfm_membership_configured", "gauge",
+			"1 when a run configuration names the peers (only they are admitted), 0 when open.",
+			c->io.members != NULL);
 	xevb_metric_one(b, "xevb_dfm_control_messages_unexpected_total", "counter",
 			"Valid control messages the DFM has no use for (wrong type or role).", c->app.unexpected);
 }

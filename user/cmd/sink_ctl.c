@@ -51,14 +51,14 @@ static struct peer *peer(struct sink_ctl *sc, uint32_t ip)
 	return &sc->p[sc->np++];
 }
 
-struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint32_t credits, double process_rate,
-			      double busy_high, double busy_low)
+struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint16_t id, uint32_t credits,
+			      double process_rate, double busy_high, double busy_low)
 {
 	struct sink_ctl *sc = calloc(1, sizeof(*sc));
 
 	if (!sc)
 		return NULL;
-	if (xevb_ctl_open(&sc->io, bind_addr, port, XEVB_ROLE_SINK, 0)) {
+	if (xevb_ctl_open(&sc->io, bind_addr, port, XEVB_ROLE_SINK, id)) {
 		free(sc);
 		return NULL;
 	}
@@ -230,13 +230,16 @@ void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 			fprintf(f, "%s{\"addr\":\"%s\",\"events\":%llu}", i ? "," : "", inet_ntoa(a),
 				(unsigned long long)sc->p[i].total);
 		}
-		fprintf(f, "]}}\n");
+		fprintf(f, "],\"ctl_not_admitted\":");
+		xevb_ctl_admit_json(&sc->io, f);
+		fprintf(f, "}}\n");
 		return;
 	}
 	fprintf(stderr, "credits: %u per builder; queue max %llu; Busy %llu times, not-Busy %llu times, "
-		"%llu events arrived while Busy; control refused %llu, unexpected %llu; reports to the DFM %llu\n",
+		"%llu events arrived while Busy; control refused %llu, not admitted %llu, unexpected %llu; "
+		"reports to the DFM %llu\n",
 		sc->credits, (unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,
 		(unsigned long long)sc->busy.n_clear, (unsigned long long)sc->received_busy,
-		(unsigned long long)sc->io.rx_bad_total, (unsigned long long)sc->unexpected,
-		(unsigned long long)sc->reports);
+		(unsigned long long)sc->io.rx_bad_total, (unsigned long long)sc->io.rx_refused_total,
+		(unsigned long long)sc->unexpected, (unsigned long long)sc->reports);
 }

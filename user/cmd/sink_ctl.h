@@ -18,8 +18,8 @@
 
 struct sink_ctl;
 
-struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint32_t credits, double process_rate,
-			      double busy_high, double busy_low);
+struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint16_t id, uint32_t credits,
+			      double process_rate, double busy_high, double busy_low);
 void sink_ctl_free(struct sink_ctl *sc);
 int sink_ctl_fd(const struct sink_ctl *sc);
 void sink_ctl_conn(struct sink_ctl *sc, uint32_t ip);          /* a builder connected from ip */

@@ -36,9 +36,12 @@ struct src_cfg {
 	uint8_t dst_mac[6];
 	bool dst_mac_set;
 	uint64_t seed;
+	bool ip_frag;                 /* one oversize MEP, DF clear: the kernel fragments it */
 	/* faults */
 	struct { uint16_t src_idx; uint32_t every; } skip[SRC_MAX_SKIP];
 	int n_skip;
+	struct { uint16_t src_idx; uint32_t every; } skip_seg[SRC_MAX_SKIP];
+	int n_skip_seg;               /* --skip-segments: every EVERY-th segment of a source */
 	double dup, corrupt;
 	bool reorder;
 	int stop_idx;                 /* source index that stops, -1: none */
@@ -52,9 +55,14 @@ struct src_cfg {
 
 /*
  * Every fragment the run generated ends up in exactly one of: valid (sent
- * in a well-formed packet), corrupt, skipped, stopped; duplicates are extra
- * copies of valid packets. So events * sources = valid + corrupt + skipped
- * + stopped, and a loss-free builder sees valid + dup fragments.
+ * in a well-formed packet, or as segments all sent well-formed), corrupt,
+ * skipped, stopped, partial (segments, at least one of them skipped or
+ * corrupt); duplicates are extra copies of valid packets. So events *
+ * sources = valid + corrupt + skipped + stopped + partial, and a loss-free
+ * builder sees valid + dup fragments.
+ * Segments: the seg_frags fragments sent as segments have segments =
+ * seg_valid + skipped_segments + corrupt_segments, each counted once;
+ * dup_segments are extra copies.
  */
 struct src_stats {
 	uint64_t packets, frags, bytes, events, blocks;
@@ -63,6 +71,8 @@ struct src_stats {
 	uint64_t dup_packets, dup_frags;
 	uint64_t reordered_packets;
 	uint64_t corrupt_packets, corrupt_frags;
+	uint64_t seg_frags, segments, seg_valid, partial_frags;
+	uint64_t skipped_segments, corrupt_segments, dup_segments;
 	uint64_t stopped_sources, stopped_frags;
 	uint64_t eor_packets;
 	uint64_t send_retries;

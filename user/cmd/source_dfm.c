@@ -11,6 +11,9 @@
  * the length), so holding an event means holding the right to send it.
  * The data leaves through a kernel socket (sendto per MEP) or, with --mode
  * live, through live-frame calls that send many MEPs each (source_dfm_live.c).
+ * Through the socket, a fragment whose record does not fit the MTU goes as
+ * 1.1 segments (one sendmmsg per fragment); an answer to a re-ask sends
+ * every segment again, flagged RESEND. Live frames cannot segment.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -24,7 +27,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/cli.h>
+#include <xevb/crc32c.h>
 #include <xevb/ctl_sock.h>
+#include <xevb/emu_payload.h>
 #include <xevb/mep_write.h>
 #include "source.h"
 
@@ -51,11 +56,24 @@ struct sdfm {
 	uint32_t per_mep;              /* events per MEP that fit the MTU */
 	uint8_t *buf;
 	size_t buf_len;
+	/* segments: fragments whose record is over seg_budget MEP bytes */
+	bool segment;
+	uint16_t seg_budget;
+	uint32_t seg_max;              /* segments of the largest fragment */
+	size_t seg_slot;
+	uint8_t *seg_buf;              /* seg_max slots of seg_slot bytes */
+	size_t *seg_lens;
+	struct iovec *seg_iov;
+	struct mmsghdr *seg_msgs;
+	uint8_t *emu;                  /* the emulator's payload, 65535 bytes */
+	uint16_t crc_len;              /* the CRC of the last length segmented */
+	uint32_t crc;
 	uint64_t rng;
 	/* counters */
 	uint64_t assigns, assigned_events, requests, requested_events, answered_events, resend_meps;
 	uint64_t packets, frags, bytes, send_errors, dropped_answers, dropped_frags;
 	uint64_t dropped_resends;     /* of dropped_answers: MEPs that were RESEND */
+	uint64_t seg_frags, segments;
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
 	uint64_t unexpected;
 	struct dfm_live_stats lst;     /* --mode live, at the end */
@@ -129,6 +147,81 @@ static void queue_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uin
 	}
 }
 
+/* sendto, once more after a full queue: false when the MEP did not leave. */
+static bool send_packet(struct sdfm *s, const uint8_t *buf, size_t len, const struct sockaddr_in *to)
+{
+	if (sendto(s->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) == (ssize_t)len)
+		return true;
+	if (errno != ENOBUFS && errno != EAGAIN)
+		return false;
+	usleep(50);
+	return sendto(s->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) == (ssize_t)len;
+}
+
+static uint32_t emu_crc(struct sdfm *s, uint16_t len)
+{
+	if (s->crc_len != len) {
+		s->crc = xevb_crc32c(0, s->emu, len);
+		s->crc_len = len;
+	}
+	return s->crc;
+}
+
+/*
+ * p's one fragment as segments, all in one sendmmsg (retried on a full
+ * queue): a fragment leaves whole or is counted a send error whole, so a
+ * re-ask finds it missing, never half sent by us.
+ */
+static void send_segments(struct sdfm *s, struct xevb_mep_params *p, uint32_t *seq,
+			  const struct sockaddr_in *to)
+{
+	const uint8_t *pl[1] = { s->emu };
+	uint16_t len = p->frag_len[0];
+	ssize_t n;
+	int sent = 0, tries = 0;
+
+	p->flags |= XEVB_MEP_F_SEGMENT;
+	p->frag_size = len;
+	p->frag_len = NULL;
+	p->payload = pl;
+	p->seg_budget = s->seg_budget;
+	p->seg_crc32c = emu_crc(s, len);
+	n = xevb_write_segments(s->seg_buf, s->seg_slot, s->seg_max, s->seg_lens, p, xevb_write_mep);
+	if (n < 0) {
+		s->send_errors++;
+		return;
+	}
+	*seq += (uint32_t)n - 1;   /* the caller took the first */
+	for (ssize_t i = 0; i < n; i++) {
+		s->seg_iov[i] = (struct iovec){ s->seg_buf + (size_t)i * s->seg_slot, s->seg_lens[i] };
+		s->seg_msgs[i].msg_hdr = (struct msghdr){ .msg_name = (void *)to, .msg_namelen = sizeof(*to),
+							  .msg_iov = &s->seg_iov[i], .msg_iovlen = 1 };
+	}
+	while (sent < n && tries < 1000) {
+		int r = sendmmsg(s->fd, &s->seg_msgs[sent], (unsigned)(n - sent), 0);
+		if (r > 0) {
+			sent += r;
+		} else if (errno == ENOBUFS || errno == EAGAIN || errno == EINTR) {
+			tries++;
+			usleep(50);
+		} else {
+			break;
+		}
+	}
+	if (sent < n) {
+		s->send_errors++;
+		return;
+	}
+	s->packets += (uint64_t)n;
+	s->segments += (uint64_t)n;
+	s->seg_frags++;
+	s->frags++;
+	for (ssize_t i = 0; i < n; i++)
+		s->bytes += s->seg_lens[i];
+	if (p->flags & XEVB_MEP_F_RESEND)
+		s->resend_meps += (uint64_t)n;
+}
+
 /* One MEP per source id for the events in evs (held already), to addr. */
 static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend, bool may_drop)
 {
@@ -165,17 +258,15 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 			p.n_frags = k;
 			p.event_id = evs + off;
 			p.frag_len = lens;
+			if (s->segment && k == 1 && xevb_seg_needed(lens[0], s->seg_budget)) {
+				send_segments(s, &p, &s->seq[i], &to);
+				continue;
+			}
 			len = xevb_write_mep(s->buf, s->buf_len, &p);
-			if (len < 0 || sendto(s->fd, s->buf, (size_t)len, 0, (struct sockaddr *)&to, sizeof(to)) != len) {
-				if (len >= 0 && (errno == ENOBUFS || errno == EAGAIN)) {
-					usleep(50);
-					if (sendto(s->fd, s->buf, (size_t)len, 0, (struct sockaddr *)&to, sizeof(to)) == len)
-						goto sent;
-				}
+			if (len < 0 || !send_packet(s, s->buf, (size_t)len, &to)) {
 				s->send_errors++;
 				continue;
 			}
-sent:
 			s->packets++;
 			s->frags += k;
 			s->bytes += (uint64_t)len;
@@ -268,6 +359,34 @@ static void heartbeat(struct sdfm *s)
 	xevb_ctl_send(&s->io, &s->dfm, &m);
 }
 
+/* Segments of up to the MTU for fragments that do not fit one MEP. */
+static int size_segments(struct sdfm *s, int mtu)
+{
+	uint32_t ip_hdrs = 20 + (s->c->udp_port ? 8 : 0);
+
+	s->segment = true;
+	s->seg_budget = (uint16_t)((uint32_t)mtu - ip_hdrs);
+	s->seg_max = xevb_seg_count(s->c->fmax, s->seg_budget);
+	s->seg_slot = ((size_t)s->seg_budget + 63) & ~(size_t)63;
+	if (!s->seg_max) {
+		xevb_err("the MTU %d is too small for segments", mtu);
+		return -1;
+	}
+	s->seg_buf = malloc(s->seg_slot * s->seg_max);
+	s->seg_lens = calloc(s->seg_max, sizeof(*s->seg_lens));
+	s->seg_iov = calloc(s->seg_max, sizeof(*s->seg_iov));
+	s->seg_msgs = calloc(s->seg_max, sizeof(*s->seg_msgs));
+	s->emu = malloc(65536);
+	if (!s->seg_buf || !s->seg_lens || !s->seg_iov || !s->seg_msgs || !s->emu) {
+		xevb_err("cannot allocate %u segment buffers", s->seg_max);
+		return -1;
+	}
+	xevb_emu_fill(s->emu, 65535);
+	xevb_info("fragments over %u bytes go as segments, one packet each (MTU %d)",
+		  xevb_seg_stride(s->seg_budget), mtu);
+	return 0;
+}
+
 /* Events per MEP: as many as the MTU of --dev (default 1500) takes. */
 static int size_meps(struct sdfm *s)
 {
@@ -279,9 +398,15 @@ static int size_meps(struct sdfm *s)
 	if (c->dev && src_if_ioctl(c->dev, SIOCGIFMTU, &ifr) == 0)
 		mtu = ifr.ifr_mtu;
 	s->per_mep = mtu > (int)hdrs ? ((uint32_t)mtu - hdrs) / stride : 0;
-	if (s->per_mep < 1) {
-		xevb_err("--frag-size %u does not fit one fragment in the MTU %d", c->fmax, mtu);
+	if (s->per_mep < 1 && c->live) {
+		xevb_err("--mode live: --frag-size %u does not fit one fragment in the MTU %d (live frames "
+			 "cannot send segments: use --mode socket for fragments larger than a packet)",
+			 c->fmax, mtu);
 		return -1;
+	}
+	if (s->per_mep < 1) {
+		s->per_mep = 1;
+		return size_segments(s, mtu);
 	}
 	if (s->per_mep > XEVB_MAX_FRAGS_PER_MEP)
 		s->per_mep = XEVB_MAX_FRAGS_PER_MEP;
@@ -289,7 +414,8 @@ static int size_meps(struct sdfm *s)
 	if (c->live && s->per_mep > (SRC_LIVE_MAX_FRAME - 14 - hdrs) / stride)
 		s->per_mep = (SRC_LIVE_MAX_FRAME - 14 - hdrs) / stride;
 	if (s->per_mep < 1) {
-		xevb_err("--mode live: --frag-size %u does not fit one fragment in a %d-byte live frame",
+		xevb_err("--mode live: --frag-size %u does not fit one fragment in a %d-byte live frame "
+			 "(live frames cannot send segments: use --mode socket for larger fragments)",
 			 c->fmax, SRC_LIVE_MAX_FRAME);
 		return -1;
 	}
@@ -325,6 +451,15 @@ static int open_data(struct sdfm *s)
 	return s->buf ? 0 : -1;
 }
 
+static void free_segments(struct sdfm *s)
+{
+	free(s->seg_buf);
+	free(s->seg_lens);
+	free(s->seg_iov);
+	free(s->seg_msgs);
+	free(s->emu);
+}
+
 /* The live data path's counters become ours; its threads end. */
 static void close_live(struct sdfm *s)
 {
@@ -346,7 +481,7 @@ static void summary(struct sdfm *s, double el)
 		"ASSIGNs %llu (%llu events), REQUESTs %llu (%llu events, %llu answered, %llu RESEND MEPs, "
 		"%llu answers dropped on purpose); held now %u (max %u of %u), overflow %llu, not held %llu, "
 		"cleared %llu, unknown clears %llu, released at DFM restart %llu (%llu restarts), re-asks served unheld %llu; "
-		"send errors %llu\n",
+		"send errors %llu; %llu fragments in %llu segments\n",
 		xevb_prog, s->pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
 		(unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
 		(unsigned long long)s->assigned_events, (unsigned long long)s->requests,
@@ -355,7 +490,8 @@ static void summary(struct sdfm *s, double el)
 		s->max_held, s->mask + 1, (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
 		(unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
 		(unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
-		(unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors);
+		(unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors,
+		(unsigned long long)s->seg_frags, (unsigned long long)s->segments);
 	if (c->live)
 		fprintf(stderr, "%s: live frames: %llu calls (the ring's and %u helper thread(s)' one-offs), "
 			"%llu idle repetitions, %llu waits for ring room, %llu for queue room, "
@@ -373,7 +509,8 @@ static void summary(struct sdfm *s, double el)
 	       "\"clear_unknown\":%llu,\"released_at_dfm_restart\":%llu,\"dfm_restarts\":%llu,"
 	       "\"reask_unheld\":%llu,\"send_errors\":%llu,\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,"
 	       "\"live_calls\":%llu,\"live_senders\":%u,\"live_queue_waits\":%llu,\"live_no_mac_jobs\":%llu,"
-	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu}\n",
+	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu,\"segmented_fragments\":%llu,\"segments\":%llu,"
+	       "\"ctl_not_admitted\":",
 	       s->pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el, (unsigned long long)s->packets,
 	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
 	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
@@ -387,7 +524,10 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->io.rx_bad_total,
 	       (unsigned long long)s->unexpected, (unsigned long long)s->lst.calls, s->lst.senders,
 	       (unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs,
-	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits);
+	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits,
+	       (unsigned long long)s->seg_frags, (unsigned long long)s->segments);
+	xevb_ctl_admit_json(&s->io, stdout);
+	printf("}\n");
 	fflush(stdout);
 }
 
@@ -465,6 +605,7 @@ int source_run_dfm(const struct src_cfg *c)
 	xevb_ctl_close(&s.io);
 	close(s.fd);
 	free(s.buf);
+	free_segments(&s);
 	free(s.h);
 	return 0;
 fail:
@@ -472,6 +613,7 @@ fail:
 	if (s.fd >= 0)
 		close(s.fd);
 	free(s.buf);
+	free_segments(&s);
 	free(s.h);
 	return 1;
 }

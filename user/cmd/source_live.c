@@ -136,8 +136,11 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 	n = xevb_write_frame(frame, LIVE_MAX_FRAME, &p);
 	if (n < 0 || (size_t)n - 14 > (size_t)mtu) {
 		xevb_err("--pack %u x --frag-size %u makes a %zu-byte frame: live mode sends at most %d bytes "
-			 "and the MTU of %s is %d; lower --pack or --frag-size",
-			 c->pack, c->fmin, xevb_frame_len(&p), LIVE_MAX_FRAME, c->dev, mtu);
+			 "and the MTU of %s is %d; lower --pack or --frag-size (live mode stamps one fixed "
+			 "frame and cannot send segments or IP fragments: use --mode socket for fragments "
+			 "larger than a packet)",
+			 c->pack, c->fmin, (size_t)(14 + 20 + (c->udp_port ? 8 : 0) + 16) +
+			 (size_t)c->pack * (12 + XEVB_PAD4((uint32_t)c->fmin)), LIVE_MAX_FRAME, c->dev, mtu);
 		return -1;
 	}
 	*len = (size_t)n;

@@ -4,6 +4,9 @@
  * sendmmsg, with fault injection. Raw IPv4 (the kernel writes the IP
  * header) or UDP; with --src-addr-base an IPPROTO_RAW socket, where we
  * write the IP header ourselves to give each source its own address.
+ * A fragment whose record does not fit the MTU (--pack 1) goes as 1.1
+ * segments, one packet each, faults applying per segment; --ip-frag sends
+ * one oversize MEP with DF clear instead and lets the kernel fragment it.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -18,6 +21,8 @@
 #include <unistd.h>
 #include <xevb/bytes.h>
 #include <xevb/cli.h>
+#include <xevb/crc32c.h>
+#include <xevb/emu_payload.h>
 #include <xevb/mep_write.h>
 #include "source.h"
 
@@ -34,7 +39,15 @@ struct sender {
 	struct src_stats *st;
 	int fd;
 	bool hdrincl;
+	size_t hdr;                   /* IP (and UDP) header bytes before the MEP */
 	struct sockaddr_in to;
+	/* segments: records over budget MEP bytes go as segments of it */
+	bool segment;
+	size_t budget;
+	uint8_t *emu;                 /* the emulator's payload, 65535 bytes, copied from */
+	uint16_t crc_len;             /* the CRC of the last length segmented, */
+	uint32_t crc;                 /* as it depends on the length only */
+	uint64_t nseg[XEVB_MAX_SOURCES];   /* segments per source, for --skip-segments */
 	size_t slot_size;
 	uint8_t *bufs;
 	struct slot slots[BATCH];
@@ -101,9 +114,12 @@ static int open_socket(struct sender *s)
 	}
 	if (c->udp_port && !s->hdrincl)
 		s->to.sin_port = htons(c->udp_port);
-	/* DF on every packet: the spec says sources never rely on IP fragmentation. */
+	/* DF on every packet, as the spec asks of sources, unless --ip-frag wants
+	   the kernel to fragment our oversize MEPs. */
+	if (c->ip_frag)
+		pmtu = IP_PMTUDISC_DONT;
 	if (!s->hdrincl && setsockopt(s->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu)))
-		xevb_warn("cannot set DF (IP_MTU_DISCOVER): %s", strerror(errno));
+		xevb_warn("cannot set %s (IP_MTU_DISCOVER): %s", c->ip_frag ? "DF clear" : "DF", strerror(errno));
 	setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (c->dev && setsockopt(s->fd, SOL_SOCKET, SO_BINDTODEVICE, c->dev, (socklen_t)strlen(c->dev))) {
 		xevb_err("cannot bind to --dev %s: %s (does it exist in this namespace?)", c->dev, strerror(errno));
@@ -190,9 +206,9 @@ static void corrupt(struct sender *s, uint8_t *mep)
 	switch (rnd(s) % 5) {
 	case 0: xevb_st16(mep, XEVB_MEP_MAGIC + 1); break;
 	case 1: mep[2] = XEVB_MEP_VERSION + 1; break;
-	case 2: mep[3] |= 0x04; break;
+	case 2: mep[3] |= 0x08; break;   /* a reserved flag bit (bit 2 is SEGMENT) */
 	case 3: xevb_st16(mep + 6, 0); break;
-	default: xevb_st16(mep + 16 + 6, 1); break;   /* first record's reserved */
+	default: xevb_st16(mep + 16 + 6, 1); break;   /* reserved, or a segment's offset unaligned */
 	}
 }
 
@@ -202,6 +218,190 @@ static bool skipped(const struct src_cfg *c, int src_idx, uint64_t ev_index)
 		if (c->skip[i].src_idx == src_idx && (ev_index + 1) % c->skip[i].every == 0)
 			return true;
 	return false;
+}
+
+/* --skip-segments: whether source src_idx leaves out its next segment. */
+static bool segment_skipped(struct sender *s, int src_idx)
+{
+	const struct src_cfg *c = s->c;
+	uint64_t k = ++s->nseg[src_idx];
+
+	for (int i = 0; i < c->n_skip_seg; i++)
+		if (c->skip_seg[i].src_idx == src_idx && k % c->skip_seg[i].every == 0)
+			return true;
+	return false;
+}
+
+enum queued { Q_ERROR = -1, Q_CORRUPT, Q_ONCE, Q_TWICE };
+
+/*
+ * Writes one packet into the next slot and applies the per-packet faults:
+ * corrupt it, or send it twice. frags: records it counts as sent; dup_frags:
+ * those its copy counts (a segment's copy is a duplicate segment, not a
+ * fragment).
+ */
+static enum queued queue_packet(struct sender *s, const struct xevb_mep_params *p, uint32_t frags,
+				uint32_t dup_frags)
+{
+	const struct src_cfg *c = s->c;
+	uint8_t *buf = s->iov[s->n].iov_base;
+	enum queued q = Q_ONCE;
+	ssize_t len = s->hdrincl ? xevb_write_ip(buf, s->slot_size, p) :
+				   xevb_write_mep(buf, s->slot_size, p);
+
+	if (len < 0) {
+		xevb_err("cannot write a MEP: %s", strerror(errno));
+		return Q_ERROR;
+	}
+	if (p->flags & XEVB_MEP_F_END_OF_RUN)
+		s->st->eor_packets++;
+	s->iov[s->n].iov_len = (size_t)len;
+	s->slots[s->n++] = (struct slot){ (uint32_t)len, frags };
+	if (c->corrupt > 0 && rnd01(s) < c->corrupt) {
+		corrupt(s, buf + (s->hdrincl ? s->hdr : 0));
+		s->st->corrupt_packets++;
+		q = Q_CORRUPT;
+	} else if (c->dup > 0 && rnd01(s) < c->dup) {
+		memcpy(s->iov[s->n].iov_base, buf, (size_t)len);
+		s->iov[s->n].iov_len = (size_t)len;
+		s->slots[s->n++] = (struct slot){ (uint32_t)len, dup_frags };
+		s->st->dup_packets++;
+		q = Q_TWICE;
+	}
+	if (s->n >= BATCH - 1 && flush(s))
+		return Q_ERROR;
+	return q;
+}
+
+/* One MEP of n fragments. */
+static int send_mep(struct sender *s, const struct xevb_mep_params *p, uint32_t n)
+{
+	switch (queue_packet(s, p, n, n)) {
+	case Q_ERROR:
+		return -1;
+	case Q_CORRUPT:
+		s->st->corrupt_frags += n;
+		break;
+	case Q_TWICE:
+		s->st->dup_frags += n;
+		/* fall through */
+	case Q_ONCE:
+		s->st->valid_frags += n;
+		break;
+	}
+	return 0;
+}
+
+/* CRC-32C of the emulator's payload of len bytes, once per length in a row. */
+static uint32_t emu_crc(struct sender *s, uint16_t len)
+{
+	if (s->crc_len != len) {
+		s->crc = xevb_crc32c(0, s->emu, len);
+		s->crc_len = len;
+	}
+	return s->crc;
+}
+
+/*
+ * The one fragment of p (frag_len[0] bytes, event_id[0]) as segments, each
+ * a packet with its own packet_seq from *seq. A skipped segment takes its
+ * packet_seq with it, as a packet lost on the wire would.
+ */
+static int send_segments(struct sender *s, struct xevb_mep_params *p, int src_idx, uint32_t *seq)
+{
+	struct src_stats *st = s->st;
+	const uint8_t *pl[1] = { s->emu };
+	uint16_t len = p->frag_len[0];
+	uint32_t nseg = xevb_seg_count(len, s->budget), stride = xevb_seg_stride(s->budget);
+	bool whole = true, counted = false;
+
+	p->flags |= XEVB_MEP_F_SEGMENT;
+	p->frag_size = len;
+	p->frag_len = NULL;
+	p->payload = pl;
+	p->seg_budget = (uint16_t)s->budget;
+	p->seg_crc32c = emu_crc(s, len);
+	st->seg_frags++;
+	st->segments += nseg;
+	for (uint32_t k = 0; k < nseg; k++) {
+		p->seg_offset = (uint16_t)(k * stride);
+		p->packet_seq = (*seq)++;
+		p->ip_id = (uint16_t)p->packet_seq;
+		if (s->c->n_skip_seg && segment_skipped(s, src_idx)) {
+			st->skipped_segments++;
+			whole = false;
+			continue;
+		}
+		switch (queue_packet(s, p, counted ? 0 : 1, 0)) {
+		case Q_ERROR:
+			return -1;
+		case Q_CORRUPT:
+			st->corrupt_segments++;
+			whole = false;
+			break;
+		case Q_TWICE:
+			st->dup_segments++;
+			/* fall through */
+		case Q_ONCE:
+			st->seg_valid++;
+			break;
+		}
+		counted = true;
+	}
+	if (whole)
+		st->valid_frags++;
+	else
+		st->partial_frags++;
+	return 0;
+}
+
+/*
+ * Bytes of MEP a packet may carry, and how records over it leave: in
+ * segments (--pack 1), in IP fragments (--ip-frag), or not at all. Sets
+ * the slot size; false with a message when the settings cannot be sent.
+ */
+static bool size_packets(struct sender *s)
+{
+	const struct src_cfg *c = s->c;
+	size_t mep = 16 + (size_t)c->pack * (12 + XEVB_PAD4((uint32_t)c->fmax));
+	size_t max_mep = XEVB_MAX_IP_PAYLOAD - XEVB_WR_IP_HLEN - XEVB_WR_UDP_HLEN;
+	int mtu = dev_mtu(c);
+
+	if (mtu <= (int)s->hdr + 32) {
+		xevb_dbg("MTU towards --dest unknown (%d): assuming 1500", mtu);
+		mtu = 1500;
+	}
+	s->budget = (size_t)mtu - s->hdr;
+	if (mep <= s->budget) {
+		s->slot_size = s->hdr + mep;
+	} else if (c->ip_frag) {
+		if (mep > max_mep) {
+			xevb_err("--ip-frag: --pack %u x --frag-size %u makes a %zu-byte MEP, over the %zu of one "
+				 "IPv4 datagram: lower --pack or --frag-size (at most %zu with --pack 1)",
+				 c->pack, c->fmax, mep, max_mep, (max_mep - 16 - 12) & ~(size_t)3);
+			return false;
+		}
+		s->slot_size = s->hdr + mep;
+	} else if (c->pack == 1) {
+		s->segment = true;
+		s->slot_size = (size_t)mtu;
+	} else {
+		xevb_err("--pack %u x --frag-size %u makes packets of up to %zu bytes, over the MTU %d "
+			 "(sources set DF): lower --pack or --frag-size, raise the MTU, or send fragments "
+			 "larger than a packet with --pack 1 (as segments, or with --ip-frag in IP fragments)",
+			 c->pack, c->fmax, s->hdr + mep, mtu);
+		return false;
+	}
+	s->slot_size = (s->slot_size + 63) & ~(size_t)63;
+	if (s->segment) {
+		s->emu = malloc(65536);
+		if (!s->emu)
+			return false;
+		xevb_emu_fill(s->emu, 65535);
+		xevb_info("fragments over %u bytes go as segments, one packet each (MTU %d)",
+			  xevb_seg_stride(s->budget), mtu);
+	}
+	return true;
 }
 
 static void pace(const struct src_cfg *c, uint64_t t0, uint64_t events_done)
@@ -222,9 +422,8 @@ int source_run_socket(const struct src_cfg *c, struct src_stats *st)
 	static uint64_t npkt[XEVB_MAX_SOURCES];
 	static bool stopped[XEVB_MAX_SOURCES];
 	struct sender *s = calloc(1, sizeof(*s));
-	size_t hdr, max_ip;
 	uint64_t deadline = 0, k;
-	int mtu, rc = 1;
+	int rc = 1;
 	bool last = false;
 
 	if (!s)
@@ -233,21 +432,9 @@ int source_run_socket(const struct src_cfg *c, struct src_stats *st)
 	s->st = st;
 	s->fd = -1;
 	s->rng = c->seed * 0x9E3779B97F4A7C15ull + 1;
-	hdr = 20 + (c->udp_port ? 8 : 0);
-	max_ip = hdr + 16 + (size_t)c->pack * (12 + XEVB_PAD4((uint32_t)c->fmax));
-	if (max_ip > XEVB_MAX_IP_PAYLOAD) {
-		xevb_err("--pack %u x --frag-size %u makes a %zu-byte packet, over the 65535 of IPv4",
-			 c->pack, c->fmax, max_ip);
+	s->hdr = 20 + (c->udp_port ? 8 : 0);
+	if (!size_packets(s))
 		goto out;
-	}
-	mtu = dev_mtu(c);
-	if (mtu > 0 && max_ip > (size_t)mtu) {
-		xevb_err("--pack %u x --frag-size %u makes packets of up to %zu bytes, over the MTU %d "
-			 "(sources set DF): lower --pack or --frag-size, or raise the MTU",
-			 c->pack, c->fmax, max_ip, mtu);
-		goto out;
-	}
-	s->slot_size = (max_ip + 63) & ~(size_t)63;
 	s->bufs = malloc(s->slot_size * BATCH);
 	if (!s->bufs || open_socket(s))
 		goto out;
@@ -281,9 +468,8 @@ int source_run_socket(const struct src_cfg *c, struct src_stats *st)
 		}
 		for (int i = 0; i < c->n_src; i++) {
 			struct xevb_mep_params p = {0};
-			uint32_t n = 0;
-			uint8_t *buf, *mep;
-			ssize_t len;
+			uint32_t n = 0, seq0;
+			int r;
 
 			if (!stopped[i] && c->stop_idx == i && npkt[i] >= c->stop_after) {
 				stopped[i] = true;
@@ -313,39 +499,18 @@ int source_run_socket(const struct src_cfg *c, struct src_stats *st)
 			p.source_id = c->ids[i];
 			p.flags = last && c->eor ? XEVB_MEP_F_END_OF_RUN : 0;
 			p.run_number = c->run;
-			p.packet_seq = seq[i]++;
 			p.n_frags = n;
 			p.event_id = eids;
 			p.frag_len = lens;
-			npkt[i]++;
-
-			buf = s->iov[s->n].iov_base;
-			len = s->hdrincl ? xevb_write_ip(buf, s->slot_size, &p) :
-					   xevb_write_mep(buf, s->slot_size, &p);
-			if (len < 0) {
-				xevb_err("cannot write a MEP: %s", strerror(errno));
-				goto out;
-			}
-			mep = buf + (s->hdrincl ? hdr : 0);
-			if (p.flags)
-				st->eor_packets++;
-			s->iov[s->n].iov_len = (size_t)len;
-			s->slots[s->n++] = (struct slot){ (uint32_t)len, n };
-			if (c->corrupt > 0 && rnd01(s) < c->corrupt) {
-				corrupt(s, mep);
-				st->corrupt_packets++;
-				st->corrupt_frags += n;
+			seq0 = seq[i];
+			if (s->segment && n == 1 && xevb_seg_needed(lens[0], s->budget)) {
+				r = send_segments(s, &p, i, &seq[i]);
 			} else {
-				st->valid_frags += n;
-				if (c->dup > 0 && rnd01(s) < c->dup) {
-					memcpy(s->iov[s->n].iov_base, buf, (size_t)len);
-					s->iov[s->n].iov_len = (size_t)len;
-					s->slots[s->n++] = (struct slot){ (uint32_t)len, n };
-					st->dup_packets++;
-					st->dup_frags += n;
-				}
+				p.packet_seq = seq[i]++;
+				r = send_mep(s, &p, n);
 			}
-			if (s->n >= BATCH - 1 && flush(s))
+			npkt[i] += seq[i] - seq0;
+			if (r)
 				goto out;
 		}
 		st->blocks++;
@@ -362,6 +527,7 @@ out:
 	if (s->fd >= 0)
 		close(s->fd);
 	free(s->bufs);
+	free(s->emu);
 	free(s);
 	return rc;
 }

@@ -10,6 +10,8 @@
 
 int xevb_log_level = XEVB_LOG_INFO;
 const char *xevb_prog = "xevb";
+enum xevb_help_format xevb_help_format = XEVB_HELP_TEXT;
+unsigned xevb_help_pages;
 
 void xevb_log(enum xevb_log_level lvl, const char *fmt, ...)
 {
@@ -25,8 +27,96 @@ void xevb_log(enum xevb_log_level lvl, const char *fmt, ...)
 	fputc('\n', stderr);
 }
 
+void xevb_roff_puts(FILE *f, const char *s)
+{
+	bool line_start = true;
+
+	for (; *s; s++) {
+		/* A line starting with . or ' would be a roff request. */
+		if (line_start && (*s == '.' || *s == '\''))
+			fputs("\\&", f);
+		if (*s == '\\')
+			fputs("\\e", f);
+		else if (*s == '-')
+			fputs("\\-", f);   /* a minus sign: options stay copy-pastable */
+		else
+			fputc(*s, f);
+		line_start = *s == '\n';
+	}
+}
+
+/* "xevb build" -> "build": the page is named after the command's first word. */
+static size_t cmd_word_len(const char *name)
+{
+	return strcspn(name, " ");
+}
+
+static void man_header(FILE *f, const struct xevb_cmd_help *h)
+{
+	size_t n = cmd_word_len(h->name), first_line = strcspn(h->summary, "\n");
+	char title[64];
+
+	snprintf(title, sizeof(title), "XEVB-%.*s", (int)n, h->name);
+	for (char *c = title; *c; c++)
+		if (*c >= 'a' && *c <= 'z')
+			*c = (char)(*c - 'a' + 'A');
+	fprintf(f, ".TH %s 1 \"\" \"xevb %s\" \"xevb manual\"\n", title, XEVB_VERSION);
+	fprintf(f, ".SH NAME\nxevb\\-%.*s \\- ", (int)n, h->name);
+	/* NAME is one line: the summary's first, without its full stop. */
+	if (first_line && h->summary[first_line - 1] == '.')
+		first_line--;
+	char *line = strndup(h->summary, first_line);
+	if (line) {
+		xevb_roff_puts(f, line);
+		free(line);
+	}
+	fprintf(f, "\n.SH SYNOPSIS\n.B xevb %.*s\n", (int)n, h->name);
+	xevb_roff_puts(f, h->usage);
+	fputs("\n.SH DESCRIPTION\n", f);
+	xevb_roff_puts(f, h->summary);
+	fputc('\n', f);
+}
+
+static void man_option(FILE *f, int key, const char *name, const char *arg, const char *help)
+{
+	fputs(".TP\n", f);
+	if (key > 0 && key < 256)
+		fprintf(f, "\\fB\\-%c\\fR, ", key);
+	fputs("\\fB\\-\\-", f);
+	xevb_roff_puts(f, name);
+	fputs("\\fR", f);
+	if (arg) {
+		fputs(" \\fI", f);
+		xevb_roff_puts(f, arg);
+		fputs("\\fR", f);
+	}
+	fputc('\n', f);
+	xevb_roff_puts(f, help);
+	fputc('\n', f);
+}
+
+void xevb_opt_man(FILE *f, const struct xevb_opt *opts, const struct xevb_cmd_help *h)
+{
+	man_header(f, h);
+	fputs(".SH OPTIONS\n", f);
+	for (const struct xevb_opt *o = opts; o->name; o++)
+		man_option(f, o->key, o->name, o->arg, o->help);
+	man_option(f, 'h', "help", NULL, "print the options and exit");
+	if (h->examples && *h->examples) {
+		fputs(".SH EXAMPLES\n.nf\n", f);
+		xevb_roff_puts(f, h->examples);
+		fputs(".fi\n", f);
+	}
+	fputs(".SH SEE ALSO\n.BR xevb (1)\n", f);
+}
+
 void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h)
 {
+	if (xevb_help_format == XEVB_HELP_MAN) {
+		xevb_opt_man(stdout, opts, h);
+		xevb_help_pages++;
+		return;
+	}
 	printf("Usage: xevb %s %s\n\n%s\n\nOptions:\n", h->name, h->usage, h->summary);
 	for (const struct xevb_opt *o = opts; o->name; o++) {
 		char left[64];

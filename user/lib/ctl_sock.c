@@ -10,6 +10,80 @@
 #include <xevb/ctl_sock.h>
 #include <xevb/flowctl.h>
 
+/* The first refusals are logged one by one, later ones at most once per this long. */
+#define REFUSED_LOG_FIRST 5
+#define REFUSED_LOG_NS    10000000000ull
+
+static const struct xevb_ctl_members *default_members;
+
+void xevb_ctl_set_members(const struct xevb_ctl_members *members)
+{
+	default_members = members;
+}
+
+const char *xevb_ctl_admit_name(enum xevb_ctl_admit a)
+{
+	static const char *const n[XEVB_ADMIT__COUNT] = {
+		"ok", "not_member", "role_mismatch", "id_mismatch", "source_ids_mismatch",
+	};
+	return (unsigned)a < XEVB_ADMIT__COUNT ? n[a] : "?";
+}
+
+enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const struct sockaddr_in *sender,
+				   const struct xevb_ctl_msg *m)
+{
+	const struct xevb_ctl_member *p = NULL;
+	uint16_t port = ntohs(sender->sin_port);
+
+	if (!members)
+		return XEVB_ADMIT_OK;
+	for (uint32_t i = 0; i < members->n && !p; i++)
+		if (members->m[i].addr == sender->sin_addr.s_addr && members->m[i].port == port)
+			p = &members->m[i];
+	if (!p)
+		return XEVB_ADMIT_NOT_MEMBER;
+	if (p->role != m->h.role)
+		return XEVB_ADMIT_ROLE_MISMATCH;
+	if (p->id != m->h.sender_id)
+		return XEVB_ADMIT_ID_MISMATCH;
+	if (p->role == XEVB_ROLE_SOURCE && m->h.type == XEVB_CTL_STATUS &&
+	    (m->u.status.first_id != p->first_id || m->u.status.n_ids != p->n_ids))
+		return XEVB_ADMIT_IDS_MISMATCH;
+	return XEVB_ADMIT_OK;
+}
+
+void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	fprintf(f, "{\"membership\":\"%s\"", io->members ? "configured" : "open");
+	for (int a = 1; a < XEVB_ADMIT__COUNT; a++)
+		fprintf(f, ",\"%s\":%llu", xevb_ctl_admit_name(a), (unsigned long long)io->rx_refused[a]);
+	fputc('}', f);
+}
+
+/* Count a refused sender; name the first few, then one line per REFUSED_LOG_NS at most. */
+static void refuse(struct xevb_ctl_io *io, enum xevb_ctl_admit why, const struct sockaddr_in *from,
+		   const struct xevb_ctl_msg *m)
+{
+	uint64_t now;
+	char a[INET_ADDRSTRLEN];
+
+	io->rx_refused[why]++;
+	io->rx_refused_total++;
+	if (io->refused_logged >= REFUSED_LOG_FIRST) {
+		now = xevb_now_ns();
+		if (now - io->refused_log_ns < REFUSED_LOG_NS)
+			return;
+		io->refused_log_ns = now;
+	}
+	io->refused_logged++;
+	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
+	xevb_warn("control message refused (%s): %s from %s:%u as %s id %u is not a peer of the run "
+		  "configuration (%llu refused so far; check the sender's address, port, role and id "
+		  "against the configuration)", xevb_ctl_admit_name(why), xevb_ctl_type_name(m->h.type), a,
+		  ntohs(from->sin_port), xevb_ctl_role_name(m->h.role), m->h.sender_id,
+		  (unsigned long long)io->rx_refused_total);
+}
+
 int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa)
 {
 	char host[64];
@@ -40,6 +114,7 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 	io->role = role;
 	io->id = id;
 	io->epoch = xevb_new_epoch();
+	io->members = default_members;
 	io->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (io->fd < 0) {
 		xevb_err("control socket: %s", strerror(errno));
@@ -155,6 +230,11 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 				auth_refused(io, e, from);
 			io->rx_bad[e]++;
 			io->rx_bad_total++;
+			continue;
+		}
+		enum xevb_ctl_admit why = xevb_ctl_admit(io->members, from, m);
+		if (why != XEVB_ADMIT_OK) {
+			refuse(io, why, from, m);
 			continue;
 		}
 		io->rx_type[m->h.type]++;

@@ -16,10 +16,54 @@ static uint16_t frag_len(const struct xevb_mep_params *p, uint32_t j)
 	return p->frag_len ? p->frag_len[j] : p->frag_size;
 }
 
+static int is_segment(const struct xevb_mep_params *p)
+{
+	return p->flags & XEVB_MEP_F_SEGMENT;
+}
+
+uint32_t xevb_seg_stride(size_t budget)
+{
+	if (budget > XEVB_MAX_IP_PAYLOAD)
+		budget = XEVB_MAX_IP_PAYLOAD;
+	return budget >= MEP_HLEN + REC_HLEN + 4 ? ((uint32_t)budget - MEP_HLEN - REC_HLEN) & ~3u : 0;
+}
+
+uint32_t xevb_seg_count(uint32_t length, size_t budget)
+{
+	uint32_t stride = xevb_seg_stride(budget);
+
+	if (!stride || !length || length > 65535)
+		return 0;
+	return (length + stride - 1) / stride;
+}
+
+int xevb_seg_needed(uint32_t length, size_t budget)
+{
+	return MEP_HLEN + REC_HLEN + XEVB_PAD4(length) > budget;
+}
+
+/* The segment's own payload bytes: a stride, or what is left of the fragment. */
+static uint32_t seg_take(const struct xevb_mep_params *p)
+{
+	uint32_t left = (uint32_t)p->frag_size - p->seg_offset;
+	uint32_t stride = xevb_seg_stride(p->seg_budget);
+
+	return left < stride ? left : stride;
+}
+
+static int valid_segment(const struct xevb_mep_params *p)
+{
+	return p->n_frags == 1 && p->frag_size && !(p->seg_offset & 3) &&
+	       p->seg_offset < p->frag_size && xevb_seg_stride(p->seg_budget);
+}
+
 static int valid(const struct xevb_mep_params *p)
 {
-	return p->n_frags >= 1 && p->n_frags <= XEVB_MAX_FRAGS_PER_MEP &&
-	       p->source_id <= XEVB_MAX_SOURCE_ID && !(p->flags & ~XEVB_MEP_F_KNOWN);
+	if (p->n_frags < 1 || p->n_frags > XEVB_MAX_FRAGS_PER_MEP ||
+	    p->source_id > XEVB_MAX_SOURCE_ID ||
+	    (p->flags & ~(XEVB_MEP_F_KNOWN | XEVB_MEP_F_SEGMENT)))
+		return 0;
+	return !is_segment(p) || valid_segment(p);
 }
 
 size_t xevb_mep_len(const struct xevb_mep_params *p)
@@ -28,6 +72,8 @@ size_t xevb_mep_len(const struct xevb_mep_params *p)
 
 	if (!valid(p))
 		return 0;
+	if (is_segment(p))
+		return MEP_HLEN + REC_HLEN + XEVB_PAD4(seg_take(p));
 	for (uint32_t j = 0; j < p->n_frags; j++)
 		len += REC_HLEN + XEVB_PAD4((uint32_t)frag_len(p, j));
 	/* The IPv4 total length field must hold IP + UDP headers as well. */
@@ -68,6 +114,31 @@ uint16_t xevb_ip_csum(const void *hdr, size_t len)
 	return (uint16_t)~sum;
 }
 
+/* Bytes off..off+len-1 of the emulator's payload (byte i is xevb_emu_byte(i)). */
+static void emu_fill_at(uint8_t *dst, uint32_t off, uint32_t len)
+{
+	for (uint32_t i = 0; i < len; i++)
+		dst[i] = xevb_emu_byte(off + i);
+}
+
+/* The one record of a segment at r: the whole fragment's length and CRC,
+   this segment's bytes, zero padding to 4. */
+static void put_segment_record(uint8_t *r, const struct xevb_mep_params *p)
+{
+	uint32_t take = seg_take(p);
+	uint8_t *pl = r + REC_HLEN;
+
+	if (p->payload && p->payload[0])
+		memcpy(pl, p->payload[0] + p->seg_offset, take);
+	else
+		emu_fill_at(pl, p->seg_offset, take);
+	memset(pl + take, 0, XEVB_PAD4(take) - take);
+	xevb_st32(r, p->event_id ? p->event_id[0] : p->first_event_id);
+	xevb_st16(r + 4, p->frag_size);
+	xevb_st16(r + 6, p->seg_offset);
+	xevb_st32(r + 8, p->seg_crc32c);
+}
+
 /* The MEP at buf; the caller has checked that mep_len bytes fit. */
 static void put_mep(uint8_t *buf, const struct xevb_mep_params *p)
 {
@@ -80,6 +151,10 @@ static void put_mep(uint8_t *buf, const struct xevb_mep_params *p)
 	xevb_st16(buf + 6, (uint16_t)p->n_frags);
 	xevb_st32(buf + 8, p->run_number);
 	xevb_st32(buf + 12, p->packet_seq);
+	if (is_segment(p)) {
+		put_segment_record(r, p);
+		return;
+	}
 	for (uint32_t j = 0; j < p->n_frags; j++) {
 		uint16_t len = frag_len(p, j);
 		uint32_t padded = XEVB_PAD4((uint32_t)len);
@@ -157,4 +232,29 @@ ssize_t xevb_write_frame(uint8_t *buf, size_t cap, const struct xevb_mep_params 
 	xevb_st16(buf + 12, 0x0800);
 	n = put_ip(buf + XEVB_WR_ETH_HLEN, cap - XEVB_WR_ETH_HLEN, p);
 	return n < 0 ? n : n + XEVB_WR_ETH_HLEN;
+}
+
+ssize_t xevb_write_segments(uint8_t *buf, size_t slot, uint32_t max_segs, size_t *lens,
+			    const struct xevb_mep_params *p, xevb_write_fn write)
+{
+	struct xevb_mep_params q = *p;
+	uint32_t n = xevb_seg_count(p->frag_size, p->seg_budget);
+	uint32_t stride = xevb_seg_stride(p->seg_budget);
+
+	if (!n || !is_segment(p))
+		return errno = EINVAL, -1;
+	if (n > max_segs)
+		return errno = EMSGSIZE, -1;
+	for (uint32_t i = 0; i < n; i++) {
+		ssize_t len;
+
+		q.seg_offset = (uint16_t)(i * stride);
+		q.packet_seq = p->packet_seq + i;
+		q.ip_id = (uint16_t)(p->ip_id + i);
+		len = write(buf + (size_t)i * slot, slot, &q);
+		if (len < 0)
+			return -1;
+		lens[i] = (size_t)len;
+	}
+	return (ssize_t)n;
 }

@@ -62,9 +62,14 @@ static uint32_t sg_bounce_per_q(uint32_t mtu, uint32_t frames_per_q, uint32_t fr
 	return n;
 }
 
+uint32_t xevb_xsk_frame_size_for_mtu(uint32_t mtu)
+{
+	return mtu + XSK_L2_OVERHEAD <= 2048 - XSK_RX_HEADROOM ? 2048 : 4096;
+}
+
 uint32_t xevb_xsk_frame_size_for(const char *ifname)
 {
-	return dev_mtu(ifname) + XSK_L2_OVERHEAD <= 2048 - XSK_RX_HEADROOM ? 2048 : 4096;
+	return xevb_xsk_frame_size_for_mtu(dev_mtu(ifname));
 }
 
 uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size,

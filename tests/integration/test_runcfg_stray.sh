@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# Issue 20's stray builder, with a run configuration (examples/Nx1.ini:
+# push, 20,000 events at 5,000/s, one builder, three source processes, one
+# farm node). A stray host on the farm node's address, not in the file,
+# sends STATUS as a builder with 4096 credits every 100 ms and would answer
+# every ASSIGN with DONE complete (stray_builder.py). The DFM admits only
+# the file's peers: the stray is assigned 0 events, every one of its
+# messages the DFM received is counted not_member (and shown on the
+# Prometheus page mid-run), the only builder the DFM knows is the
+# configured one, and all 20,000 events reach the farm node complete.
+set -uo pipefail
+. "$(dirname "$0")/lib_runcfg.sh"
+command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
+e2e_init rs "${1:-build}"
+tb_up --sources 3 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+CFG=examples/Nx1.ini
+N=20000
+PORT=9465
+STRAY_S=30   # it stays until the end of the run (SIGINT from dfm_stop_all)
+
+# The stray first: it is there before the run starts, as in the issue.
+ip netns exec "$(tb_ns sink 0)" timeout 30 python3 tests/integration/stray_builder.py --dfm "$DFM_ADDR" \
+	--bind "$(tb_addr sink 0)" --credits 4096 --duration "$STRAY_S" --json "$E2E_WORK/stray.json" \
+	>"$E2E_WORK/stray.out" 2>"$E2E_WORK/stray.err" &
+_e2e_track $! stray 0
+rc_sink "$CFG" 0 k0
+rc_builder "$CFG" 1 0 b0
+for k in 0 1 2; do rc_source "$CFG" "$k" "s$k"; done
+
+ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --config "$CFG" --json --interval 0 --metrics "$PORT" \
+	>"$E2E_WORK/dfm.json" 2>"$E2E_WORK/dfm.err" &
+_e2e_track $! dfm 0
+dfm_pid=$!
+for ((t = 0; t < 150; t++)); do
+	grep -qs 'triggering' "$E2E_WORK/dfm.err" && break
+	sleep 0.1
+done
+sleep 1
+tb_exec dfm 0 curl -s -m 5 -o "$E2E_WORK/mid.prom" "http://127.0.0.1:$PORT/metrics" ||
+	e2e_fail "GET /metrics mid-run failed"
+for ((t = 0; t < 400; t++)); do
+	kill -0 "$dfm_pid" 2>/dev/null || break
+	sleep 0.1
+done
+dfm_stop_all
+e2e_wait_all
+grep -E 'not_admitted|membership' "$E2E_WORK/mid.prom"
+e2e_check runcfg_stray <<PY
+$DFM_PY
+N = $N
+d = J("dfm")
+st = json.load(open(os.path.join(W, "stray.json")))
+na = d["ctl"]["not_admitted"]
+true("the stray spoke all along (%d STATUS)" % st["status_sent"], st["status_sent"] >= 40)
+eq("stray: events assigned, DONE sent", (st["assigned_events"], st["done_sent"]), (0, 0))
+eq("DFM: the only builder it knows is the configured one", [(b["addr"], b["id"]) for b in d["builders"]],
+   [("198.18.2.1", 1)])
+true("DFM: the stray's STATUS counted not_member (%d of %d sent)" % (na["not_member"], st["status_sent"]),
+     0.4 * st["status_sent"] <= na["not_member"] <= st["status_sent"])
+eq("DFM: no other refusal", (na["role_mismatch"], na["id_mismatch"], na["source_ids_mismatch"]), (0, 0, 0))
+eq("DFM: triggered = complete, nothing lost", (d["triggered"], d["complete"], d["incomplete"], lost(d)), (N, N, 0, 0))
+k = None
+for l in open(os.path.join(W, "k0.json")).read().splitlines():
+    if l.startswith('{"events"'):
+        k = json.loads(l)
+eq("farm node: every event once, complete", (k["events"], k["complete"], k["duplicates"], k["errors"]), (N, N, 0, 0))
+m = {}
+for line in open(os.path.join(W, "mid.prom")):
+    if line.strip() and not line.startswith("#"):
+        key, v = line.rsplit(" ", 1)
+        m[key] = float(v)
+true("Prometheus mid-run: membership configured, not_member counted (%s)"
+     % m.get('xevb_dfm_control_messages_not_admitted_total{reason="not_member"}'),
+     m.get("xevb_dfm_membership_configured") == 1.0
+     and 0 < m.get('xevb_dfm_control_messages_not_admitted_total{reason="not_member"}', 0) <= na["not_member"])
+PY
+grep -q 'control message refused (not_member): STATUS from 198.18.3.1:23902 as builder' "$E2E_WORK/dfm.err" &&
+	e2e_ok "the DFM named the stray in its log" || e2e_fail "the DFM did not log the stray"
+n=$(grep -c 'control message refused' "$E2E_WORK/dfm.err")
+((n <= 8)) && e2e_ok "refusals logged rate-limited ($n lines)" || e2e_fail "$n refusal lines: not rate-limited"
+e2e_finish

@@ -1,0 +1,304 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* Run configuration files: a good file loaded whole, every kind of bad file
+   refused with FILE:LINE: [section] key, the options each command gets, and
+   the membership verdicts. */
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xevb/runcfg.h>
+
+TestSuite(runcfg, .timeout = 10);
+
+static char path[64];
+
+static void write_file(const char *text)
+{
+	int fd;
+
+	strcpy(path, "/tmp/xevb-runcfg-XXXXXX");
+	fd = mkstemp(path);
+	cr_assert(fd >= 0);
+	cr_assert(eq(sz, (size_t)write(fd, text, strlen(text)), strlen(text)));
+	close(fd);
+}
+
+static struct xevb_runcfg *load(const char *text, char *err, size_t len)
+{
+	struct xevb_runcfg *c;
+
+	write_file(text);
+	c = xevb_runcfg_load(path, err, len);
+	unlink(path);
+	return c;
+}
+
+static const char *good =
+	"; a run\n"                                  /* 1 */
+	"[run]\n"                                    /* 2 */
+	"mode = pull\n"                              /* 3 */
+	"events = 1000\n"                            /* 4 */
+	"[dfm]\n"                                    /* 5 */
+	"address = 198.18.4.1:23901\n"               /* 6 */
+	"retry_ms = 500\n"                           /* 7 */
+	"[builder]\n"                                /* 8 */
+	"credits = 32\n"                             /* 9 */
+	"udp = true\n"                               /* 10 */
+	"[builder 1]\n"                              /* 11 */
+	"address = 198.18.2.1\n"                     /* 12 */
+	"interface = eth0\n"                         /* 13 */
+	"[builder 2]\n"                              /* 14 */
+	"address = 198.18.2.2\n"                     /* 15 */
+	"ctl_port = 24002\n"                         /* 16 */
+	"credits = 64\n"                             /* 17 */
+	"[source 0]\n"                               /* 18 */
+	"address = 198.18.1.1\n"                     /* 19 */
+	"source_ids = 0-3\n"                         /* 20 */
+	"[source 1]\n"                               /* 21 */
+	"address = 198.18.1.2\n"                     /* 22 */
+	"source_ids = 4\n"                           /* 23 */
+	"[sink 0]\n"                                 /* 24 */
+	"address = 198.18.3.1\n"                     /* 25 */
+	"port = 5001\n";                             /* 26 */
+
+static uint32_t ip(const char *s)
+{
+	struct in_addr a;
+	cr_assert(eq(int, inet_pton(AF_INET, s, &a), 1));
+	return a.s_addr;
+}
+
+Test(runcfg, good_file_loads_whole)
+{
+	char err[512];
+	struct xevb_runcfg *c = load(good, err, sizeof(err));
+	const struct xevb_runcfg_sec *b2, *s1;
+
+	cr_assert_not_null(c, "%s", err);
+	cr_assert(eq(u32, c->n_builders, 2));
+	cr_assert(eq(u32, c->n_sources, 2));
+	cr_assert(eq(u32, c->n_sinks, 1));
+	cr_assert(eq(u32, c->dfm.addr, ip("198.18.4.1")));
+	cr_assert(eq(u16, c->dfm.ctl_port, 23901));
+	b2 = xevb_runcfg_find(c, XEVB_RC_BUILD, 2);
+	cr_assert_not_null(b2);
+	cr_assert(eq(u16, b2->ctl_port, 24002));
+	cr_assert(eq(u16, xevb_runcfg_find(c, XEVB_RC_BUILD, 1)->ctl_port, XEVB_CTL_BUILDER_PORT));
+	s1 = xevb_runcfg_find(c, XEVB_RC_SOURCE, 1);
+	cr_assert(eq(u16, s1->first_id, 4));
+	cr_assert(eq(u16, s1->n_ids, 1));
+	cr_assert(eq(u16, xevb_runcfg_find(c, XEVB_RC_SINK, 0)->data_port, 5001));
+	cr_assert(eq(u16, xevb_runcfg_find(c, XEVB_RC_SINK, 0)->ctl_port, XEVB_CTL_SINK_PORT));
+	cr_assert_null(xevb_runcfg_find(c, XEVB_RC_BUILD, 3));
+	/* the DFM, 2 builders, 2 source processes, 1 farm node */
+	cr_assert(eq(u32, c->members.n, 6));
+	xevb_runcfg_free(c);
+}
+
+static void joined(char **argv, int n, char *out, size_t len)
+{
+	size_t k = 0;
+
+	out[0] = 0;
+	for (int i = 0; i < n && k < len; i++)
+		k += (size_t)snprintf(out + k, len - k, "%s%s", i ? " " : "", argv[i]);
+}
+
+Test(runcfg, options_per_command)
+{
+	char err[512], line[2048];
+	char *argv[128];
+	struct xevb_runcfg *c = load(good, err, sizeof(err));
+	int n;
+
+	cr_assert_not_null(c, "%s", err);
+	n = xevb_runcfg_args(c, XEVB_RC_DFM, 0, argv, 128, err, sizeof(err));
+	joined(argv, n, line, sizeof(line));
+	cr_assert(eq(str, line, "--mode pull --events 1000 --listen 198.18.4.1:23901 --wait-builders 2 "
+		     "--wait-sources 2 --retry-ms 500"));
+	/* the defaults first, the builder's own after: its credits win */
+	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 2, argv, 128, err, sizeof(err));
+	joined(argv, n, line, sizeof(line));
+	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --id 2 --ctl-port 24002 --sources 0-3,4-4 "
+		     "--sink 198.18.3.1:5001 --sink-ctl-port 23904 --credits 32 --udp --credits 64"));
+	n = xevb_runcfg_args(c, XEVB_RC_SOURCE, 0, argv, 128, err, sizeof(err));
+	joined(argv, n, line, sizeof(line));
+	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --ctl-port 23903 --source-ids 0-3"));
+	n = xevb_runcfg_args(c, XEVB_RC_SINK, 0, argv, 128, err, sizeof(err));
+	joined(argv, n, line, sizeof(line));
+	cr_assert(eq(str, line, "--listen 198.18.3.1:5001 --dfm 198.18.4.1:23901 --ctl-port 23904 --id 0"));
+	cr_assert(eq(int, xevb_runcfg_args(c, XEVB_RC_SINK, 9, argv, 128, err, sizeof(err)), -1));
+	cr_assert_not_null(strstr(err, "no [sink 9] section"), "%s", err);
+	xevb_runcfg_free(c);
+}
+
+/* Each bad file: the message starts FILE:LINE: [section] key and says what is expected. */
+static void bad(const char *text, unsigned line, const char *where, const char *expect)
+{
+	char err[512], want[128];
+	struct xevb_runcfg *c = load(text, err, sizeof(err));
+
+	cr_assert_null(c, "accepted: %s", text);
+	snprintf(want, sizeof(want), "%s:%u: %s", path, line, where);
+	cr_assert(eq(int, strncmp(err, want, strlen(want)), 0), "got '%s', want '%s...'", err, want);
+	cr_assert_not_null(strstr(err, expect), "'%s' does not say '%s'", err, expect);
+}
+
+#define HEAD "[dfm]\naddress = 198.18.4.1:23901\n"   /* lines 1-2 */
+#define B1   "[builder 1]\naddress = 198.18.2.1\n"    /* 2 lines */
+
+Test(runcfg, bad_files_name_file_line_key)
+{
+	bad(HEAD B1 "credits = lots\n", 5, "[builder 1] credits:", "not a whole number in 1..1048576");
+	bad(HEAD B1 "crdits = 3\n", 5, "[builder 1] crdits:", "unknown key (known in [builder]: address, ctl_port");
+	bad(HEAD B1 "credits = 3\ncredits = 4\n", 6, "[builder 1] credits:", "given twice (first on line 5)");
+	bad(HEAD "[run]\nmode = both\n" B1, 4, "[run] mode:", "not one of push|pull");
+	bad(HEAD "[dfm]\ntable = 1000\n" B1, 4, "[dfm] table:", "not a power of 2");
+	bad("[dfm]\naddress = 198.18.4.1\n" B1, 2, "[dfm] address:", "not ADDR:PORT");
+	bad(HEAD "[builder x]\naddress = 198.18.2.1\n", 4, "[builder x]:", "not an id");
+	bad(HEAD "[farm 1]\naddress = 198.18.2.1\n", 4, "[farm 1]:", "unknown section");
+	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 7-3\n", 7, "[source 0] source_ids:",
+	    "FIRST-LAST");
+	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\n", 5, "[source 0] source_ids:", "missing");
+	bad(HEAD "[builder 1]\ninterface = eth0\n", 3, "[builder 1] address:", "missing");
+	bad(HEAD, 2, "[builder N]:", "at least one [builder N]");
+	bad(B1, 2, "[dfm] address:", "missing");
+	bad(HEAD B1 "[builder 2]\naddress = 198.18.2.1\n", 6, "[builder 2] ctl_port:",
+	    "also the control endpoint of [builder 1] (line 3)");
+	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-7\n"
+	    "[source 1]\naddress = 198.18.1.2\nsource_ids = 4-9\n", 10, "[source 1] source_ids:",
+	    "overlaps 0-7 of [source 0] (line 7)");
+	bad(HEAD B1 "[sink 0]\naddress = 198.18.3.1\n[sink 1]\naddress = 198.18.3.2\nctl_port = 1\n", 9,
+	    "[sink 1] ctl_port:", "one control port");
+	bad(HEAD B1 "this is not ini\n", 5, "not an INI line", "expected [section], key = value");
+	bad("credits = 3\n" HEAD B1, 1, "a key before any section", "start with [run]");
+	bad(HEAD "[builder]\naddress = 198.18.2.1\n" B1, 4, "[builder] address:", "its own address");
+	bad(HEAD B1 "udp = yes\n", 5, "[builder 1] udp:", "not true or false");
+}
+
+Test(runcfg, missing_file)
+{
+	char err[256];
+
+	cr_assert_null(xevb_runcfg_load("/nonexistent/run.ini", err, sizeof(err)));
+	cr_assert_not_null(strstr(err, "/nonexistent/run.ini: cannot open"), "%s", err);
+}
+
+static struct xevb_ctl_msg msg(uint8_t type, uint8_t role, uint16_t id)
+{
+	struct xevb_ctl_msg m;
+
+	memset(&m, 0, sizeof(m));
+	m.h = (struct xevb_ctl_hdr){ .type = type, .role = role, .sender_id = id, .epoch = 1, .n_recs = 1 };
+	return m;
+}
+
+static struct sockaddr_in from(const char *a, uint16_t port)
+{
+	return (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = ip(a), .sin_port = htons(port) };
+}
+
+Test(runcfg, membership_verdicts)
+{
+	char err[512];
+	struct xevb_runcfg *c = load(good, err, sizeof(err));
+	struct xevb_ctl_msg m = msg(XEVB_CTL_STATUS, XEVB_ROLE_BUILDER, 1);
+	struct sockaddr_in sa = from("198.18.2.1", 23902);
+
+	cr_assert_not_null(c, "%s", err);
+	cr_assert(eq(int, xevb_ctl_admit(NULL, &sa, &m), XEVB_ADMIT_OK));          /* open */
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_OK));
+	m.h.sender_id = 2;
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_ID_MISMATCH));
+	/* builder 2 speaks from its own port only */
+	sa = from("198.18.2.2", 23902);
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_NOT_MEMBER));
+	sa = from("198.18.2.2", 24002);
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_OK));
+	/* the stray of issue 20: a farm node's host, sending as a builder */
+	sa = from("198.18.3.1", 23902);
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_NOT_MEMBER));
+	sa = from("198.18.3.1", 23904);
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_ROLE_MISMATCH));
+	m = msg(XEVB_CTL_STATUS, XEVB_ROLE_SINK, 0);
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_OK));
+	/* a source process: id = its first source id, and its STATUS names its range */
+	sa = from("198.18.1.1", 23903);
+	m = msg(XEVB_CTL_STATUS, XEVB_ROLE_SOURCE, 0);
+	m.u.status.first_id = 0;
+	m.u.status.n_ids = 4;
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_OK));
+	m.u.status.n_ids = 8;
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_IDS_MISMATCH));
+	/* the DFM at its configured port, and nowhere else */
+	m = msg(XEVB_CTL_BYE, XEVB_ROLE_DFM, 0);
+	sa = from("198.18.4.1", 23901);
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_OK));
+	sa = from("198.18.4.1", 23999);
+	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_NOT_MEMBER));
+	cr_assert(eq(str, (char *)xevb_ctl_admit_name(XEVB_ADMIT_NOT_MEMBER), "not_member"));
+	xevb_runcfg_free(c);
+}
+
+/* The shipped examples load. */
+Test(runcfg, examples_load)
+{
+	static const char *const ex[] = { "examples/demo.ini", "examples/1xN.ini", "examples/Nx1.ini",
+					  "examples/NxN.ini" };
+	char err[512];
+
+	for (size_t i = 0; i < sizeof(ex) / sizeof(ex[0]); i++) {
+		struct xevb_runcfg *c;
+		if (access(ex[i], R_OK))
+			cr_skip_test("run from the repository's top directory to load %s", ex[i]);
+		c = xevb_runcfg_load(ex[i], err, sizeof(err));
+		cr_assert_not_null(c, "%s", err);
+		xevb_runcfg_free(c);
+	}
+}
+
+static uint16_t bound_port(const struct xevb_ctl_io *io)
+{
+	struct sockaddr_in sa;
+	socklen_t sl = sizeof(sa);
+
+	cr_assert(eq(int, getsockname(io->fd, (struct sockaddr *)&sa, &sl), 0));
+	return ntohs(sa.sin_port);
+}
+
+/* Over loopback: the endpoint hands on the member's message and counts the stranger's. */
+Test(runcfg, endpoint_admits_members_only)
+{
+	static struct xevb_ctl_member member[1];
+	static const struct xevb_ctl_members table = { member, 1 };
+	struct xevb_ctl_io rx, in, out;
+	struct xevb_ctl_msg m = msg(XEVB_CTL_STATUS, 0, 0), got;
+	struct sockaddr_in to, from;
+	uint32_t lo = htonl(INADDR_LOOPBACK);
+
+	xevb_ctl_set_members(&table);
+	cr_assert(eq(int, xevb_ctl_open(&rx, lo, 0, XEVB_ROLE_DFM, 0), 0));
+	xevb_ctl_set_members(NULL);
+	cr_assert(eq(int, xevb_ctl_open(&in, lo, 0, XEVB_ROLE_BUILDER, 1), 0));
+	cr_assert(eq(int, xevb_ctl_open(&out, lo, 0, XEVB_ROLE_BUILDER, 1), 0));
+	member[0] = (struct xevb_ctl_member){ .addr = lo, .port = bound_port(&in), .role = XEVB_ROLE_BUILDER,
+					      .id = 1 };
+	to = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = lo, .sin_port = htons(bound_port(&rx)) };
+	cr_assert(eq(int, xevb_ctl_send(&out, &to, &m), 0));
+	cr_assert(eq(int, xevb_ctl_send(&in, &to, &m), 0));
+	cr_assert(eq(int, xevb_ctl_send(&out, &to, &m), 0));
+	cr_assert(eq(int, xevb_ctl_recv(&rx, &got, &from), 1));
+	cr_assert(eq(u16, ntohs(from.sin_port), bound_port(&in)));
+	cr_assert(eq(int, xevb_ctl_recv(&rx, &got, &from), 0));
+	cr_assert(eq(u64, rx.rx_refused[XEVB_ADMIT_NOT_MEMBER], 2));
+	cr_assert(eq(u64, rx.rx_refused_total, 2));
+	cr_assert(eq(u64, rx.rx_bad_total, 0));
+	/* an endpoint opened without a table admits everyone */
+	cr_assert_null(in.members);
+	xevb_ctl_close(&rx);
+	xevb_ctl_close(&in);
+	xevb_ctl_close(&out);
+}
