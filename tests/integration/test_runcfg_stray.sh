@@ -65,6 +65,9 @@ for l in open(os.path.join(W, "k0.json")).read().splitlines():
     if l.startswith('{"events"'):
         k = json.loads(l)
 eq("farm node: every event once, complete", (k["events"], k["complete"], k["duplicates"], k["errors"]), (N, N, 0, 0))
+fn = d["farm_nodes"]
+eq("DFM: its books closed at the farm node (the file makes it report): received N, not_delivered 0",
+   (fn["reporting"], fn["books_closed"], fn["received"], d["not_delivered"]), (1, True, N, 0))
 m = {}
 for line in open(os.path.join(W, "mid.prom")):
     if line.strip() and not line.startswith("#"):
