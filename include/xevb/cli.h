@@ -37,6 +37,7 @@ enum {
 	XEVB_O_DURATION,
 	XEVB_O_INTERVAL,
 	XEVB_O_METRICS,
+	XEVB_O_KEY_FILE,
 };
 #define XEVB_OPT_JSON     { "json", XEVB_O_JSON, NULL, "final summary as one JSON object on stdout" }
 #define XEVB_OPT_QUIET    { "quiet", XEVB_O_QUIET, NULL, \
@@ -47,6 +48,9 @@ enum {
 #define XEVB_OPT_INTERVAL { "interval", XEVB_O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" }
 #define XEVB_OPT_METRICS  { "metrics", XEVB_O_METRICS, "[ADDR:]PORT", \
 			    "serve Prometheus metrics over HTTP (default address 127.0.0.1)" }
+
+#define XEVB_OPT_KEY_FILE { "key-file", XEVB_O_KEY_FILE, "FILE", \
+			    "authenticate every control message with this run's key (32 bytes; docs/control-protocol.md)" }
 
 struct xevb_common_opts {
 	bool json, quiet;

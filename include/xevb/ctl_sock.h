@@ -63,6 +63,7 @@ struct xevb_ctl_io {
 	uint64_t tx, tx_err, rx, rx_bad[XEVB_CTL_E__COUNT], rx_bad_total, rx_unexpected;
 	uint64_t tx_type[XEVB_CTL__TYPES], rx_type[XEVB_CTL__TYPES];
 	struct xevb_ctl_auth *auth;   /* a key: every message sealed and checked (ctl_auth.h) */
+	uint16_t port;                /* ours, network order (what sealed messages to us name) */
 	uint64_t auth_warn_ns;        /* last refusal logged (one a second at most) */
 	const struct xevb_ctl_members *members;   /* NULL: open membership */
 	uint64_t rx_refused[XEVB_ADMIT__COUNT], rx_refused_total;
@@ -79,6 +80,8 @@ void xevb_ctl_close(struct xevb_ctl_io *io);
  * xevb_ctl_open). 0, or -1 after a message.
  */
 int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path);
+/* --key-file: every endpoint opened from now on authenticates (0, or -1 after a message). */
+int xevb_ctl_set_key_file(const char *path);
 /* Fill m's header (role, id, epoch, seq) and send it. 0, or -1 (counted). */
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m);
 /*

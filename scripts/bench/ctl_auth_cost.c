@@ -61,7 +61,7 @@ static void measure(const char *name, struct xevb_ctl_msg m, uint32_t rounds, in
 	for (uint32_t i = 0; i < rounds; i++) {
 		m.h.seq = i + 1;
 		len = xevb_ctl_encode(&m, buf, sizeof(buf));
-		len = xevb_ctl_auth_seal(&tx, buf, len, sizeof(buf), ts);
+		len = xevb_ctl_auth_seal(&tx, buf, len, sizeof(buf), 1, 2, ts);
 		bad += xevb_ctl_auth_open(&rx, buf, len, 1, 2, ts, &d) != XEVB_CTL_OK;
 	}
 	keyed = now_ns() - t0;

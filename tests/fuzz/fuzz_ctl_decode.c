@@ -32,7 +32,7 @@ static void authenticated(const uint8_t *data, size_t size)
 	if (xevb_ctl_auth_open(&auth, copy, size, 1, 2, NOW, &m) == XEVB_CTL_OK) {
 		uint64_t ts = ((uint64_t)xevb_ld32(copy + size - 24) << 32) | xevb_ld32(copy + size - 20);
 		len = xevb_ctl_encode(&m, out, sizeof(out));
-		len = len ? xevb_ctl_auth_seal(&auth, out, len, sizeof(out), ts) : 0;
+		len = len ? xevb_ctl_auth_seal(&auth, out, len, sizeof(out), 1, 2, ts) : 0;
 		if (len != size || memcmp(out, copy, size))
 			abort();
 	}
@@ -54,7 +54,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (len != size || memcmp(out, copy, size))
 			abort();
 		xevb_ctl_auth_init(&auth, (const uint8_t *)"0123456789abcdef0123456789abcdef");
-		len = xevb_ctl_auth_seal(&auth, out, len, sizeof(out), NOW);
+		len = xevb_ctl_auth_seal(&auth, out, len, sizeof(out), 1, 2, NOW);
 		if (len && (xevb_ctl_auth_open(&auth, out, len, 1, 2, NOW, &o) != XEVB_CTL_OK ||
 			    xevb_ctl_auth_open(&auth, out, len, 1, 2, NOW, &o) != XEVB_CTL_E_REPLAY))
 			abort();

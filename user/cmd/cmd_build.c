@@ -106,6 +106,7 @@ static const struct xevb_opt opts[] = {
 	{ "drop-privileges", O_DROP, NULL, "same as --user nobody" },
 	{ "selftest-privs", O_SELFTEST, NULL, "after dropping, try attach/detach/map updates and report (JSON)" },
 	XEVB_OPT_QUIET,
+	XEVB_OPT_KEY_FILE,
 	XEVB_OPT_METRICS,
 	XEVB_OPT_VERBOSE,
 	{ "dfm", O_DFM, "ADDR:PORT", "take event assignments from this data-flow manager (docs/control-protocol.md)" },

@@ -66,6 +66,7 @@ static const struct xevb_opt opts[] = {
 	XEVB_OPT_INTERVAL,
 	XEVB_OPT_JSON,
 	XEVB_OPT_QUIET,
+	XEVB_OPT_KEY_FILE,
 	XEVB_OPT_VERBOSE,
 	XEVB_OPT_METRICS,
 	{ 0 },

@@ -664,6 +664,7 @@ static const struct xevb_opt opts[] = {
 	XEVB_OPT_INTERVAL,
 	{ "stats-interval", O_STATS, "SEC", "the same as --interval (its older name)" },
 	XEVB_OPT_QUIET,
+	XEVB_OPT_KEY_FILE,
 	XEVB_OPT_VERBOSE,
 	{ "ready-file", O_READY, "PATH", "write the bound ADDR:PORT to PATH once listening" },
 	{ "max-event-size", O_MAX_EVENT, "BYTES", "a longer total_length is corruption (default 64 MiB)" },

@@ -58,6 +58,7 @@ static const struct xevb_opt opts[] = {
 	{ "seed", O_SEED, "N", "seed of the fragment-size and fault draws (default 1)" },
 	XEVB_OPT_JSON,
 	XEVB_OPT_QUIET,
+	XEVB_OPT_KEY_FILE,
 	XEVB_OPT_VERBOSE,
 	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },

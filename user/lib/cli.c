@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 #include <xevb/cli.h>
+#include <xevb/ctl_sock.h>
 
 int xevb_log_level = XEVB_LOG_INFO;
 const char *xevb_prog = "xevb";
@@ -197,6 +198,7 @@ int xevb_common_opt(int key, const char *arg, struct xevb_common_opts *c)
 	case XEVB_O_QUIET: c->quiet = true; return 1;
 	case XEVB_O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; return 1;
 	case XEVB_O_METRICS: c->metrics = arg; return 1;
+	case XEVB_O_KEY_FILE: return xevb_ctl_set_key_file(arg) ? -1 : 1;
 	case XEVB_O_DURATION: return parse_duration(arg, &c->duration_ns) ? 1 : -1;
 	case XEVB_O_INTERVAL: return xevb_parse_u32("interval", arg, 0, 3600, &c->interval_s) ? 1 : -1;
 	default: return 0;

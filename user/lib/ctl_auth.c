@@ -94,43 +94,53 @@ int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path)
 	return 0;
 }
 
-static void mac(const struct xevb_ctl_auth *a, const uint8_t *buf, size_t len, uint8_t out[XEVB_CTL_MAC_LEN])
+/* The MAC binds the destination: a copy sent elsewhere does not open. */
+static void mac(const struct xevb_ctl_auth *a, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf, size_t len,
+		uint8_t out[XEVB_CTL_MAC_LEN])
 {
-	crypto_generichash(out, XEVB_CTL_MAC_LEN, buf, len, a->key, XEVB_CTL_KEY_LEN);
+	crypto_generichash_state st;
+	uint8_t dst[6];
+
+	memcpy(dst, &dst_addr, 4);
+	memcpy(dst + 4, &dst_port, 2);
+	crypto_generichash_init(&st, a->key, XEVB_CTL_KEY_LEN, XEVB_CTL_MAC_LEN);
+	crypto_generichash_update(&st, dst, sizeof(dst));
+	crypto_generichash_update(&st, buf, len);
+	crypto_generichash_final(&st, out, XEVB_CTL_MAC_LEN);
 }
 
-size_t xevb_ctl_auth_seal(const struct xevb_ctl_auth *a, uint8_t *buf, size_t len, size_t cap, uint64_t now_ns)
+size_t xevb_ctl_auth_seal(const struct xevb_ctl_auth *a, uint8_t *buf, size_t len, size_t cap, uint32_t dst_addr,
+			  uint16_t dst_port, uint64_t now_ns)
 {
 	if (len < XEVB_CTL_HLEN || len + XEVB_CTL_TRAILER_LEN > cap)
 		return 0;
 	buf[2] = XEVB_CTL_VERSION_AUTH;
 	xevb_st64(buf + len, now_ns);
-	mac(a, buf, len + 8, buf + len + 8);
+	mac(a, dst_addr, dst_port, buf, len + 8, buf + len + 8);
 	return len + XEVB_CTL_TRAILER_LEN;
 }
 
-static uint32_t peer_hash(uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
+static uint32_t peer_hash(uint8_t role, uint16_t id, uint32_t epoch)
 {
-	uint64_t k = ((uint64_t)addr << 32) ^ ((uint64_t)port << 16) ^ ((uint64_t)role << 12) ^ id;
+	uint64_t k = ((uint64_t)epoch << 24) ^ ((uint64_t)role << 16) ^ id;
 
 	k *= 0x9e3779b97f4a7c15ull;
 	return (uint32_t)(k >> 40);
 }
 
 /*
- * The sender's entry: found, or a free one, or the one heard from longest
- * ago within a few probes (only senders that passed the MAC get here, so a
- * forger cannot flush the table).
+ * The incarnation's entry: found, or a free one, or the one heard from
+ * longest ago within a few probes (only messages that passed the MAC get
+ * here, so a forger cannot flush the table).
  */
-static struct xevb_ctl_peer_seen *peer_slot(struct xevb_ctl_auth *a, uint32_t addr, uint16_t port, uint8_t role,
-					     uint16_t id, bool *fresh)
+static struct xevb_ctl_peer_seen *peer_slot(struct xevb_ctl_auth *a, const struct xevb_ctl_hdr *h, bool *fresh)
 {
-	uint32_t h = peer_hash(addr, port, role, id);
+	uint32_t hash = peer_hash(h->role, h->sender_id, h->epoch);
 	struct xevb_ctl_peer_seen *old = NULL;
 
 	for (uint32_t i = 0; i < 8; i++) {
-		struct xevb_ctl_peer_seen *p = &a->peers[(h + i) % XEVB_CTL_AUTH_PEERS];
-		if (p->used && p->addr == addr && p->port == port && p->role == role && p->id == id) {
+		struct xevb_ctl_peer_seen *p = &a->peers[(hash + i) % XEVB_CTL_AUTH_PEERS];
+		if (p->used && p->role == h->role && p->id == h->sender_id && p->epoch == h->epoch) {
 			*fresh = false;
 			return p;
 		}
@@ -145,28 +155,17 @@ static struct xevb_ctl_peer_seen *peer_slot(struct xevb_ctl_auth *a, uint32_t ad
 	return old;
 }
 
-/* Has this (epoch, seq, stamp) been taken before? If not, take it. */
-static bool replayed(struct xevb_ctl_peer_seen *p, bool fresh, const struct xevb_ctl_hdr *h, uint64_t ts)
+/* Has this sequence number of the incarnation been taken? If not, take it. */
+static bool replayed(struct xevb_ctl_peer_seen *p, uint32_t seq, uint64_t ts)
 {
 	uint32_t back;
 
-	if (fresh || (h->epoch != p->epoch && ts > p->epoch_ts)) {
-		/* First word from this sender, or it restarted since. */
-		p->epoch = h->epoch;
-		p->epoch_ts = ts;
-		p->top_seq = h->seq;
-		p->seen = 1;
-		p->last_ts = ts;
-		return false;
-	}
-	if (h->epoch != p->epoch)
-		return true;
-	if ((int32_t)(h->seq - p->top_seq) > 0) {
-		uint32_t up = h->seq - p->top_seq;
+	if ((int32_t)(seq - p->top_seq) > 0) {
+		uint32_t up = seq - p->top_seq;
 		p->seen = up >= SEQ_WINDOW ? 1 : (p->seen << up) | 1;
-		p->top_seq = h->seq;
+		p->top_seq = seq;
 	} else {
-		back = p->top_seq - h->seq;
+		back = p->top_seq - seq;
 		if (back >= SEQ_WINDOW || (p->seen >> back) & 1)
 			return true;
 		p->seen |= 1ull << back;
@@ -176,8 +175,8 @@ static bool replayed(struct xevb_ctl_peer_seen *p, bool fresh, const struct xevb
 	return false;
 }
 
-enum xevb_ctl_err xevb_ctl_auth_open(struct xevb_ctl_auth *a, uint8_t *buf, size_t len, uint32_t addr,
-				     uint16_t port, uint64_t now_ns, struct xevb_ctl_msg *m)
+enum xevb_ctl_err xevb_ctl_auth_open(struct xevb_ctl_auth *a, uint8_t *buf, size_t len, uint32_t dst_addr,
+				     uint16_t dst_port, uint64_t now_ns, struct xevb_ctl_msg *m)
 {
 	uint8_t want[XEVB_CTL_MAC_LEN];
 	struct xevb_ctl_peer_seen *p;
@@ -188,7 +187,7 @@ enum xevb_ctl_err xevb_ctl_auth_open(struct xevb_ctl_auth *a, uint8_t *buf, size
 
 	if (len < XEVB_CTL_HLEN + XEVB_CTL_TRAILER_LEN)
 		return XEVB_CTL_E_SHORT;
-	mac(a, buf, body + 8, want);
+	mac(a, dst_addr, dst_port, buf, body + 8, want);
 	if (sodium_memcmp(want, buf + body + 8, XEVB_CTL_MAC_LEN))
 		return XEVB_CTL_E_MAC;
 	ts = ld64(buf + body);
@@ -199,14 +198,11 @@ enum xevb_ctl_err xevb_ctl_auth_open(struct xevb_ctl_auth *a, uint8_t *buf, size
 	buf[2] = XEVB_CTL_VERSION_AUTH;
 	if (e != XEVB_CTL_OK)
 		return e;
-	p = peer_slot(a, addr, port, m->h.role, m->h.sender_id, &fresh);
+	p = peer_slot(a, &m->h, &fresh);
 	if (fresh) {
-		memset(p, 0, sizeof(*p));
-		p->used = 1;
-		p->addr = addr;
-		p->port = port;
-		p->role = m->h.role;
-		p->id = m->h.sender_id;
+		*p = (struct xevb_ctl_peer_seen){ .used = 1, .role = m->h.role, .id = m->h.sender_id, .epoch = m->h.epoch,
+						  .top_seq = m->h.seq, .seen = 1, .last_ts = ts };
+		return XEVB_CTL_OK;
 	}
-	return replayed(p, fresh, &m->h, ts) ? XEVB_CTL_E_REPLAY : XEVB_CTL_OK;
+	return replayed(p, m->h.seq, ts) ? XEVB_CTL_E_REPLAY : XEVB_CTL_OK;
 }

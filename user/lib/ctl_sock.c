@@ -15,6 +15,22 @@
 #define REFUSED_LOG_NS    10000000000ull
 
 static const struct xevb_ctl_members *default_members;
+/* --key-file, loaded once while the command may still read it (before it
+   drops privileges); every endpoint opened after takes a copy. */
+static struct xevb_ctl_auth *default_auth;
+
+int xevb_ctl_set_key_file(const char *path)
+{
+	struct xevb_ctl_auth *a = calloc(1, sizeof(*a));
+
+	if (!a || xevb_ctl_auth_load(a, path)) {
+		free(a);
+		return -1;
+	}
+	free(default_auth);
+	default_auth = a;
+	return 0;
+}
 
 void xevb_ctl_set_members(const struct xevb_ctl_members *members)
 {
@@ -115,6 +131,14 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 	io->id = id;
 	io->epoch = xevb_new_epoch();
 	io->members = default_members;
+	if (default_auth) {
+		io->auth = malloc(sizeof(*io->auth));
+		if (!io->auth) {
+			xevb_err("control socket: out of memory for the key's replay table");
+			return -1;
+		}
+		xevb_ctl_auth_init(io->auth, default_auth->key);
+	}
 	io->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (io->fd < 0) {
 		xevb_err("control socket: %s", strerror(errno));
@@ -131,6 +155,14 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 		close(io->fd);
 		io->fd = -1;
 		return -1;
+	}
+	/* Sealed messages name their destination: ours is the address each
+	   datagram was sent to (IP_PKTINFO) and this port. */
+	{
+		socklen_t ml = sizeof(me);
+		getsockname(io->fd, (struct sockaddr *)&me, &ml);
+		io->port = me.sin_port;
+		setsockopt(io->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
 	return 0;
 }
@@ -175,15 +207,13 @@ static void auth_refused(struct xevb_ctl_io *io, enum xevb_ctl_err e, const stru
 		  e == XEVB_CTL_E_MAC ? "forged, altered, or another key" : "a replay");
 }
 
-/* Decode (and, with a key, check) one datagram. */
-static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, const struct sockaddr_in *from,
-			      struct xevb_ctl_msg *m)
+/* Decode (and, with a key, check) one datagram sent to dst (network order). */
+static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, struct xevb_ctl_msg *m)
 {
 	bool sealed = n > 2 && buf[2] == XEVB_CTL_VERSION_AUTH;
 
 	if (io->auth)
-		return sealed ? xevb_ctl_auth_open(io->auth, buf, n, from->sin_addr.s_addr, from->sin_port,
-						   xevb_ctl_auth_now(), m)
+		return sealed ? xevb_ctl_auth_open(io->auth, buf, n, dst, io->port, xevb_ctl_auth_now(), m)
 			      : n > 2 && buf[2] == XEVB_CTL_VERSION ? XEVB_CTL_E_UNAUTH : xevb_ctl_decode(buf, n, m);
 	return sealed ? XEVB_CTL_E_NO_KEY : xevb_ctl_decode(buf, n, m);
 }
@@ -199,7 +229,8 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 	m->h.seq = ++io->seq;
 	len = xevb_ctl_encode(m, buf, sizeof(buf));
 	if (len && io->auth)
-		len = xevb_ctl_auth_seal(io->auth, buf, len, sizeof(buf), xevb_ctl_auth_now());
+		len = xevb_ctl_auth_seal(io->auth, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
+					 xevb_ctl_auth_now());
 	if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
 		io->tx_err++;
 		return -1;
@@ -212,19 +243,29 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockaddr_in *from)
 {
 	uint8_t buf[XEVB_CTL_MAX_LEN + 1];
+	union {
+		struct cmsghdr h;
+		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} ctl;
 
 	for (;;) {
-		socklen_t sl = sizeof(*from);
-		ssize_t n = recvfrom(io->fd, buf, sizeof(buf), 0, (struct sockaddr *)from, &sl);
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr mh = { .msg_name = from, .msg_namelen = sizeof(*from), .msg_iov = &iov, .msg_iovlen = 1,
+				     .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+		ssize_t n = recvmsg(io->fd, &mh, 0);
 		enum xevb_ctl_err e;
+		uint32_t dst = 0;
 
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			return 0;
 		}
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
+				dst = ((const struct in_pktinfo *)CMSG_DATA(c))->ipi_addr.s_addr;
 		io->rx++;
-		e = take(io, buf, (size_t)n, from, m);
+		e = take(io, buf, (size_t)n, dst, m);
 		if (e != XEVB_CTL_OK) {
 			if (e >= XEVB_CTL_E_UNAUTH)
 				auth_refused(io, e, from);
