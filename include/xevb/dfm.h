@@ -46,6 +46,7 @@ struct xevb_dfm_cfg {
 	uint64_t retry_ns;         /* resend ASSIGN to a builder when no DONE by then */
 	uint32_t max_retries;      /* then the event is lost (NO_DONE) */
 	uint32_t clear_group;      /* events per CLEAR batch (ClearGroupSize) */
+	uint32_t max_per_addr;     /* builders alive at one IP address at most (0: 8) */
 	uint64_t clear_flush_ns;   /* a partial batch leaves after this long */
 	void (*send_assign)(void *ctx, uint32_t builder, const struct xevb_ctl_assign *a);
 	void (*send_clear)(void *ctx, const struct xevb_ctl_range *r, uint32_t n);
@@ -94,6 +95,8 @@ struct xevb_dfm_stats {
 	uint64_t stall_table;      /* step found the in-flight table full */
 	uint64_t clear_msgs, cleared;
 	uint64_t builders_full;    /* STATUS refused: too many builders */
+	uint64_t builders_per_addr; /* STATUS refused: --max-per-address builders alive at that address */
+	uint64_t builders_expired; /* dead entries that never took an event, given to a newcomer */
 	/* The farm nodes' books (xevb_dfm_reconcile). */
 	uint64_t received;         /* events the farm nodes received from our builders */
 	uint64_t received_unknown; /* ... from addresses that are no builder of ours */

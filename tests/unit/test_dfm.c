@@ -454,3 +454,28 @@ Test(dfm, farm_node_tables_bounded_and_counted)
 	cr_assert(eq(u64, xevb_dfm_stats(d)->received_unknown, XEVB_DFM_MAX_BUILDERS + XEVB_DFM_MAX_SINKS - 1));
 	xevb_dfm_free(d);
 }
+
+/* No lock-out: one address gets at most max_per_addr live entries; dead
+   entries that never took an event make room for newcomers. */
+Test(dfm, one_address_cannot_fill_the_builder_table)
+{
+	struct xevb_dfm *d = mk(false, 2);
+	struct xevb_ctl_hdr h = { .type = XEVB_CTL_STATUS, .role = XEVB_ROLE_BUILDER, .epoch = 5 };
+	struct xevb_ctl_status st = { .credits = 0 };
+
+	for (uint16_t p = 0; p < 8; p++)
+		cr_assert(ge(int, xevb_dfm_on_status(d, 0x0b000000, (uint16_t)(30000 + p), &h, &st, 0), 0));
+	cr_assert(eq(int, xevb_dfm_on_status(d, 0x0b000000, 30008, &h, &st, 0), -1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->builders_per_addr, 1));
+	/* Another address still joins; the table fills from many addresses. */
+	for (uint32_t a = 1; xevb_dfm_n_builders(d) < XEVB_DFM_MAX_BUILDERS; a++)
+		cr_assert(ge(int, xevb_dfm_on_status(d, 0x0b000000 + a, 23902, &h, &st, 0), 0));
+	cr_assert(eq(int, xevb_dfm_on_status(d, 0x0c000000, 23902, &h, &st, 0), -1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->builders_full, 1));
+	/* They fall silent: dead, never assigned an event, their entries go to newcomers. */
+	xevb_dfm_poll(d, 600 * MS);
+	cr_assert(ge(int, xevb_dfm_on_status(d, 0x0c000000, 23902, &h, &st, 700 * MS), 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->builders_expired, 1));
+	cr_assert(eq(u32, xevb_dfm_n_builders(d), XEVB_DFM_MAX_BUILDERS));
+	xevb_dfm_free(d);
+}

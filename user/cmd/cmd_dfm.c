@@ -37,7 +37,7 @@
 
 enum {
 	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_PACK, O_FIRST, O_RUN, O_DEAD,
-	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE,
+	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE, O_PERADDR,
 	O_STATE, O_BOOKS, O_CONFIG,
 };
 
@@ -63,6 +63,8 @@ static const struct xevb_opt opts[] = {
 	{ "wait-sources", O_WAITS, "N", "... and N source processes (default 1)" },
 	{ "wait-ms", O_WAITMS, "MS", "give up if they have not after MS (default 10000)" },
 	{ "table", O_TABLE, "N", "events in flight at most, power of 2 (default 65536)" },
+	{ "max-per-address", O_PERADDR, "N", "builders, and source processes, alive at one IP address at most: "
+	  "one host cannot fill the tables (default 8)" },
 	XEVB_OPT_INTERVAL,
 	XEVB_OPT_JSON,
 	XEVB_OPT_QUIET,
@@ -105,6 +107,8 @@ struct dfm_app {
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS];   /* ASSIGNs pending per builder */
 	struct xevb_ctl_msg push;                          /* ASSIGNs pending for every source */
 	uint64_t src_timeouts, unexpected, push_msgs;
+	uint64_t src_per_addr, src_full, src_expired;   /* source STATUS refused / dead entries reused */
+	uint32_t max_per_addr;                          /* --max-per-address */
 	bool sources_changed;
 	bool books_closed;       /* the run is over and the farm nodes' counts are in */
 };
@@ -179,6 +183,36 @@ static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
 			xevb_ctl_send(&a->io, &a->src[i].sa, &m);
 }
 
+/*
+ * An entry for a new source process: not more than --max-per-address alive
+ * at one address (one host cannot lock the others out), a free entry or
+ * the one dead longest; NULL (counted) when refused.
+ */
+static struct src_peer *new_source_entry(struct dfm_app *a, uint32_t addr)
+{
+	struct src_peer *best = NULL;
+	uint32_t at = 0;
+
+	for (uint32_t i = 0; i < a->n_src; i++)
+		at += a->src[i].alive && a->src[i].sa.sin_addr.s_addr == addr;
+	if (at >= a->max_per_addr) {
+		a->src_per_addr++;
+		return NULL;
+	}
+	if (a->n_src < MAX_SOURCES_P)
+		return &a->src[a->n_src++];
+	for (uint32_t i = 0; i < a->n_src; i++)
+		if (!a->src[i].alive && (!best || a->src[i].last_ns < best->last_ns))
+			best = &a->src[i];
+	if (!best) {
+		a->src_full++;
+		return NULL;
+	}
+	a->src_expired++;
+	a->sources_changed = true;
+	return best;
+}
+
 static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
 			     uint64_t now)
 {
@@ -188,11 +222,9 @@ static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, co
 		if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr && a->src[i].sa.sin_port == from->sin_port)
 			p = &a->src[i];
 	if (!p) {
-		if (a->n_src == MAX_SOURCES_P) {
-			a->unexpected++;
+		p = new_source_entry(a, from->sin_addr.s_addr);
+		if (!p)
 			return;
-		}
-		p = &a->src[a->n_src++];
 		memset(p, 0, sizeof(*p));
 		p->sa = *from;
 		a->sources_changed = true;
@@ -457,7 +489,12 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	printf(",\"refused_by_reason\":{");
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
 		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e), (unsigned long long)a->io.rx_bad[e]);
-	printf("}},\"builders\":[");
+	printf("}},\"peers_refused\":{\"builders_per_address\":%llu,\"builders_table_full\":%llu,"
+	       "\"sources_per_address\":%llu,\"sources_table_full\":%llu},\"peers_expired\":{\"builders\":%llu,"
+	       "\"sources\":%llu},\"builders\":[", (unsigned long long)s->builders_per_addr,
+	       (unsigned long long)s->builders_full, (unsigned long long)a->src_per_addr,
+	       (unsigned long long)a->src_full, (unsigned long long)s->builders_expired,
+	       (unsigned long long)a->src_expired);
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		struct in_addr ia = { b->addr };
@@ -639,6 +676,7 @@ int cmd_dfm(int argc, char **argv)
 		case O_WAITB: if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &wait_b)) return 2; break;
 		case O_WAITS: if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &wait_s)) return 2; break;
 		case O_WAITMS: if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &wait_ms)) return 2; break;
+		case O_PERADDR: if (!xevb_parse_u32("max-per-address", arg, 1, MAX_SOURCES_P, &a.max_per_addr)) return 2; break;
 		case O_TABLE:
 			if (!xevb_parse_u32("table", arg, 64, 1u << 24, &dc.table) || (dc.table & (dc.table - 1))) {
 				xevb_err("--table must be a power of 2 between 64 and 16M");
@@ -675,6 +713,9 @@ int cmd_dfm(int argc, char **argv)
 		}
 		reserved = dc.first_event;
 	}
+	if (!a.max_per_addr)
+		a.max_per_addr = 8;
+	dc.max_per_addr = a.max_per_addr;
 	dc.pull = a.pull;
 	a.d = xevb_dfm_new(&dc);
 	if (!a.d) {

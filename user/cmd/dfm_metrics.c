@@ -90,8 +90,11 @@ static void render(struct xevb_mbuf *b, void *arg)
 			s->clear_msgs);
 	xevb_metric_one(b, "xevb_dfm_events_cleared_total", "counter", "Events the sources were told to release.",
 			s->cleared);
-	xevb_metric_one(b, "xevb_dfm_builders_refused_total", "counter",
-			"Builder STATUS messages refused: the builder table was full.", s->builders_full);
+	fam(b, "xevb_dfm_builders_refused_total", "counter",
+	    "Builder STATUS messages of newcomers refused: the table was full, or --max-per-address builders "
+	    "were alive at that address.");
+	xevb_metric_u64(b, "xevb_dfm_builders_refused_total", "reason=\"table_full\"", s->builders_full);
+	xevb_metric_u64(b, "xevb_dfm_builders_refused_total", "reason=\"per_address\"", s->builders_per_addr);
 
 	xevb_metric_one(b, "xevb_dfm_builders", "gauge", "Builders known (alive or not).", c->nb);
 	fam(b, "xevb_dfm_builder_info", "gauge", "A builder's address and id, by the DFM's index; always 1.");

@@ -186,6 +186,36 @@ static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
 	b->outstanding = 0;
 }
 
+/* Builders alive at addr: one host may not fill the table (no lock-out). */
+static uint32_t alive_at(const struct xevb_dfm *d, uint32_t addr)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < d->nb; i++)
+		n += d->b[i].alive && d->b[i].addr == addr;
+	return n;
+}
+
+/*
+ * An entry for a newcomer: a free one, or the one dead longest that never
+ * took an event (no slot, count or book refers to it); -1 when none.
+ */
+static int new_builder_entry(struct xevb_dfm *d)
+{
+	int best = -1;
+
+	if (d->nb < XEVB_DFM_MAX_BUILDERS)
+		return (int)d->nb++;
+	for (uint32_t i = 0; i < d->nb; i++) {
+		const struct xevb_dfm_builder *b = &d->b[i];
+		if (!b->alive && !b->assigned && (best < 0 || b->last_ns < d->b[best].last_ns))
+			best = (int)i;
+	}
+	if (best >= 0)
+		d->st.builders_expired++;
+	return best;
+}
+
 int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 		       const struct xevb_ctl_status *st, uint64_t now)
 {
@@ -194,11 +224,15 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	bool busy = st->flags & XEVB_CTL_ST_BUSY;
 
 	if (bi < 0) {
-		if (d->nb == XEVB_DFM_MAX_BUILDERS) {
+		if (alive_at(d, addr) >= (d->cfg.max_per_addr ? d->cfg.max_per_addr : 8)) {
+			d->st.builders_per_addr++;
+			return -1;
+		}
+		bi = new_builder_entry(d);
+		if (bi < 0) {
 			d->st.builders_full++;
 			return -1;
 		}
-		bi = (int)d->nb++;
 		b = &d->b[bi];
 		memset(b, 0, sizeof(*b));
 		b->addr = addr;
