@@ -36,6 +36,7 @@ enum xevb_ctl_type {
 	XEVB_CTL_SOURCES,      /* DFM -> builder: the source processes it knows */
 	XEVB_CTL_BYE,          /* the sender leaves cleanly (no records) */
 	XEVB_CTL_RECEIVED,     /* farm node -> DFM: events received per builder */
+	XEVB_CTL_BUILDERS,     /* DFM -> sources: the builders it knows (whose REQUESTs to answer) */
 	XEVB_CTL__TYPES
 };
 
@@ -143,6 +144,13 @@ struct xevb_ctl_received {
 	uint64_t events;       /* cumulative: a lost or reordered report costs nothing */
 };
 
+/* BUILDERS: one builder the DFM knows. */
+struct xevb_ctl_bldinfo {
+	uint32_t addr;       /* IPv4, network order, non-zero */
+	uint16_t port;       /* its control port, non-zero */
+	uint16_t id;
+};
+
 struct xevb_ctl_srcinfo {
 	uint32_t addr;       /* IPv4, network order */
 	uint16_t port;       /* its control port */
@@ -157,6 +165,7 @@ struct xevb_ctl_srcinfo {
 #define XEVB_CTL_REQUEST_RLEN 8
 #define XEVB_CTL_SRC_RLEN     12
 #define XEVB_CTL_RECEIVED_RLEN 16
+#define XEVB_CTL_BLD_RLEN     8
 /* The most records of the smallest kind one datagram holds. */
 #define XEVB_CTL_MAX_RECS ((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 8)
 
@@ -170,6 +179,7 @@ struct xevb_ctl_msg {
 		struct xevb_ctl_request request[XEVB_CTL_MAX_RECS];
 		struct xevb_ctl_srcinfo src[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_SRC_RLEN];
 		struct xevb_ctl_received received[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_RECEIVED_RLEN];
+		struct xevb_ctl_bldinfo builders[XEVB_CTL_MAX_RECS];
 	} u;
 };
 

@@ -299,11 +299,27 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 	}
 }
 
-/* Heartbeats to everyone; the source list to the builders. */
+/* The builders alive, for the sources: they answer REQUESTs from these only. */
+static void builder_list(const struct dfm_app *a, struct xevb_ctl_msg *bl)
+{
+	bl->h.type = XEVB_CTL_BUILDERS;
+	bl->h.n_recs = 0;
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d) && bl->h.n_recs < xevb_ctl_max_recs(XEVB_CTL_BUILDERS); i++) {
+		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
+		if (b->alive)
+			bl->u.builders[bl->h.n_recs++] = (struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port,
+										     .id = b->id };
+	}
+}
+
+/* Heartbeats to everyone; the source list to the builders, the builder list to the sources. */
 static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 	struct xevb_ctl_msg s = { .h.type = XEVB_CTL_SOURCES };
+	static struct xevb_ctl_msg bl;
+
+	builder_list(a, &bl);
 
 	for (uint32_t i = 0; i < a->n_src; i++) {
 		struct src_peer *p = &a->src[i];
@@ -319,6 +335,8 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
 						       .peer_epoch = p->epoch };
 		xevb_ctl_send(&a->io, &p->sa, &m);
+		if (bl.h.n_recs)
+			xevb_ctl_send(&a->io, &p->sa, &bl);
 		if (s.h.n_recs < xevb_ctl_max_recs(XEVB_CTL_SOURCES))
 			s.u.src[s.h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
 				.port = ntohs(p->sa.sin_port), .first_id = p->first_id, .n_ids = p->n_ids };

@@ -42,6 +42,11 @@ struct held {
 	uint8_t state;
 };
 
+#define MAX_KNOWN_BUILDERS 128
+/* Re-asks for events we do not hold, answered per REQUEST at most: the
+   answer to a forged REQUEST stays bounded (no amplification). */
+#define MAX_UNHELD_PER_REQUEST 1024
+
 struct sdfm {
 	const struct src_cfg *c;
 	struct xevb_ctl_io io;
@@ -76,6 +81,14 @@ struct sdfm {
 	uint64_t seg_frags, segments;
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
 	uint64_t unexpected;
+	/* Whose REQUESTs we answer: the builders the DFM lists (BUILDERS) and
+	   the addresses ASSIGNs send us to (port 0: any port there). */
+	struct { uint32_t addr; uint16_t port; } bld[MAX_KNOWN_BUILDERS];
+	uint32_t n_bld;
+	uint64_t rq_unknown;           /* REQUESTs refused: not from a builder we know */
+	uint64_t not_dfm;              /* messages as the DFM, not from its address and port */
+	uint64_t reask_unheld_capped;  /* unheld re-asks over the per-REQUEST bound, not answered */
+	uint64_t warn_ns;
 	struct dfm_live_stats lst;     /* --mode live, at the end */
 };
 
@@ -276,6 +289,43 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 	}
 }
 
+static bool known_builder(const struct sdfm *s, uint32_t addr, uint16_t port)
+{
+	for (uint32_t i = 0; i < s->n_bld; i++)
+		if (s->bld[i].addr == addr && (!s->bld[i].port || s->bld[i].port == port))
+			return true;
+	return false;
+}
+
+static void learn_builder(struct sdfm *s, uint32_t addr, uint16_t port)
+{
+	if (known_builder(s, addr, port) || s->n_bld == MAX_KNOWN_BUILDERS)
+		return;
+	s->bld[s->n_bld].addr = addr;
+	s->bld[s->n_bld++].port = port;
+}
+
+/* The DFM's list replaces what we knew; addresses from ASSIGNs come back with the next ones. */
+static void on_builders(struct sdfm *s, const struct xevb_ctl_msg *m)
+{
+	s->n_bld = 0;
+	for (uint32_t r = 0; r < m->h.n_recs; r++)
+		learn_builder(s, m->u.builders[r].addr, htons(m->u.builders[r].port));
+}
+
+/* A refusal names its sender, once a second at most. */
+static void refused(struct sdfm *s, const char *what, const struct sockaddr_in *from)
+{
+	uint64_t now = xevb_now_ns();
+
+	if (now - s->warn_ns < 1000000000ull)
+		return;
+	s->warn_ns = now;
+	xevb_warn("%s from %s:%u refused (REQUESTs not from a builder the DFM listed: %llu, messages as the DFM not "
+		  "from %s: %llu)", what, inet_ntoa(from->sin_addr), ntohs(from->sin_port),
+		  (unsigned long long)s->rq_unknown, s->c->dfm, (unsigned long long)s->not_dfm);
+}
+
 static void on_assign(struct sdfm *s, const struct xevb_ctl_msg *m)
 {
 	static uint32_t evs[1024];
@@ -286,6 +336,7 @@ static void on_assign(struct sdfm *s, const struct xevb_ctl_msg *m)
 
 		s->assigns++;
 		s->assigned_events += a->count;
+		learn_builder(s, a->builder_addr, 0);
 		for (uint32_t j = 0; j < a->count; j++)
 			if (hold(s, a->first_event + j))
 				evs[n++] = a->first_event + j;
@@ -297,6 +348,13 @@ static void on_assign(struct sdfm *s, const struct xevb_ctl_msg *m)
 static void on_request(struct sdfm *s, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
 {
 	static uint32_t evs[1024];
+	uint32_t unheld = 0;
+
+	if (!known_builder(s, from->sin_addr.s_addr, from->sin_port)) {
+		s->rq_unknown++;
+		refused(s, "REQUEST", from);
+		return;
+	}
 
 	for (uint32_t r = 0; r < m->h.n_recs; r++) {
 		const struct xevb_ctl_request *q = &m->u.request[r];
@@ -313,6 +371,10 @@ static void on_request(struct sdfm *s, const struct xevb_ctl_msg *m, const struc
 			   after its CLEAR) is answered but not held: no CLEAR may ever free
 			   that slot, and a slot must not block the events of the run. */
 			if ((q->flags & XEVB_CTL_RQ_REASK) && !(h->state != H_EMPTY && h->event == ev)) {
+				if (unheld++ >= MAX_UNHELD_PER_REQUEST) {
+					s->reask_unheld_capped++;
+					continue;
+				}
 				s->reask_unheld++;
 				evs[n++] = ev;
 				continue;
@@ -527,7 +589,9 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits,
 	       (unsigned long long)s->seg_frags, (unsigned long long)s->segments);
 	xevb_ctl_admit_json(&s->io, stdout);
-	printf("}\n");
+	printf(",\"requests_unknown_builder\":%llu,\"not_from_dfm\":%llu,\"reask_unheld_capped\":%llu,"
+	       "\"builders_known\":%u}\n", (unsigned long long)s->rq_unknown, (unsigned long long)s->not_dfm,
+	       (unsigned long long)s->reask_unheld_capped, s->n_bld);
 	fflush(stdout);
 }
 
@@ -562,6 +626,14 @@ int source_run_dfm(const struct src_cfg *c)
 
 		while (budget-- > 0 && xevb_ctl_recv(&s.io, &m, &from)) {
 			bool from_dfm = m.h.role == XEVB_ROLE_DFM;
+			/* Only the DFM we were told speaks as the DFM: a forged ASSIGN, CLEAR
+			   or BYE from elsewhere moves nothing. */
+			if (from_dfm && (from.sin_addr.s_addr != s.dfm.sin_addr.s_addr ||
+					 from.sin_port != s.dfm.sin_port)) {
+				s.not_dfm++;
+				refused(&s, xevb_ctl_type_name(m.h.type), &from);
+				continue;
+			}
 			if (from_dfm && s.dfm_epoch != m.h.epoch) {
 				/* A new DFM knows nothing of what the old one assigned. */
 				if (s.dfm_epoch) {
@@ -580,6 +652,7 @@ int source_run_dfm(const struct src_cfg *c)
 			case XEVB_CTL_ASSIGN: on_assign(&s, &m); break;
 			case XEVB_CTL_CLEAR: on_clear(&s, &m); break;
 			case XEVB_CTL_REQUEST: on_request(&s, &m, &from); break;
+			case XEVB_CTL_BUILDERS: if (from_dfm) on_builders(&s, &m); break;
 			case XEVB_CTL_BYE: if (from_dfm) bye = true; break;
 			default: s.unexpected++; break;
 			}

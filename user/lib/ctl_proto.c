@@ -19,6 +19,7 @@ static uint32_t rec_len(uint8_t type)
 	case XEVB_CTL_REQUEST: return XEVB_CTL_REQUEST_RLEN;
 	case XEVB_CTL_SOURCES: return XEVB_CTL_SRC_RLEN;
 	case XEVB_CTL_RECEIVED: return XEVB_CTL_RECEIVED_RLEN;
+	case XEVB_CTL_BUILDERS: return XEVB_CTL_BLD_RLEN;
 	default: return 0;
 	}
 }
@@ -53,6 +54,7 @@ static bool role_may_send(uint8_t role, uint8_t type)
 	case XEVB_CTL_ASSIGN:
 	case XEVB_CTL_CLEAR:
 	case XEVB_CTL_SOURCES:
+	case XEVB_CTL_BUILDERS:
 		return role == XEVB_ROLE_DFM;
 	case XEVB_CTL_DONE:
 	case XEVB_CTL_REQUEST:
@@ -135,6 +137,13 @@ static enum xevb_ctl_err decode_rec(struct xevb_ctl_msg *m, uint32_t i, const ui
 		    (uint32_t)s->first_id + s->n_ids - 1 > 4095 || xevb_ld16(p + 10))
 			return XEVB_CTL_E_FIELD;
 		return XEVB_CTL_OK;
+	}
+	case XEVB_CTL_BUILDERS: {
+		struct xevb_ctl_bldinfo *b = &m->u.builders[i];
+		memcpy(&b->addr, p, 4);
+		b->port = xevb_ld16(p + 4);
+		b->id = xevb_ld16(p + 6);
+		return b->addr && b->port ? XEVB_CTL_OK : XEVB_CTL_E_FIELD;
 	}
 	case XEVB_CTL_RECEIVED: {
 		struct xevb_ctl_received *r = &m->u.received[i];
@@ -240,6 +249,11 @@ static void encode_rec(const struct xevb_ctl_msg *m, uint32_t i, uint8_t *p)
 		xevb_st16(p + 10, 0);
 		break;
 	}
+	case XEVB_CTL_BUILDERS:
+		memcpy(p, &m->u.builders[i].addr, 4);
+		xevb_st16(p + 4, m->u.builders[i].port);
+		xevb_st16(p + 6, m->u.builders[i].id);
+		break;
 	case XEVB_CTL_RECEIVED:
 		memcpy(p, &m->u.received[i].builder_addr, 4);
 		xevb_st32(p + 4, 0);
@@ -285,7 +299,7 @@ const char *xevb_ctl_err_name(enum xevb_ctl_err e)
 const char *xevb_ctl_type_name(uint8_t t)
 {
 	static const char *const n[XEVB_CTL__TYPES] = {
-		"?", "STATUS", "ASSIGN", "DONE", "CLEAR", "REQUEST", "SOURCES", "BYE", "RECEIVED",
+		"?", "STATUS", "ASSIGN", "DONE", "CLEAR", "REQUEST", "SOURCES", "BYE", "RECEIVED", "BUILDERS",
 	};
 	return t < XEVB_CTL__TYPES ? n[t] : "?";
 }
