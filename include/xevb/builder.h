@@ -149,6 +149,8 @@ struct xevb_source_stats {
 	bool end_of_run;
 	uint64_t frags_discarded;  /* of frags_in_events: in events timed out under DISCARD */
 	uint64_t seq_resets;       /* packet_seq restarted (far behind the newest seen) */
+	uint64_t segs_received;    /* valid SEGMENT packets (wire format 1.1) */
+	uint64_t segs_unsupported; /* of those: not reassembled (xevb_builder_add_segment) */
 };
 
 struct xevb_builder_stats {
@@ -179,6 +181,16 @@ struct xevb_builder_stats {
 	uint64_t meps_grouped;        /* MEPs booked as a whole (see add_mep) */
 	uint64_t groups_split;        /* runs turned back into single events by a
 					 MEP that did not fit them */
+	/*
+	 * Segments (wire format 1.1), each accounted for once. The spec's
+	 * invariant is segs_received = in built fragments + duplicate +
+	 * mismatched + of fragments not built; this builder does not
+	 * reassemble yet, so every segment is of a fragment not built, for
+	 * the reason segs_unsupported, and none counts in frags_received.
+	 */
+	uint64_t segs_received;
+	uint64_t segs_unsupported;
+
 	struct xevb_source_stats src[XEVB_MAX_SOURCES];
 };
 
@@ -206,6 +218,17 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 			  const uint8_t *frame, const struct xevb_pkt_info *pi,
 			  const struct xevb_frag_ref *frags, uint64_t now_ns);
 
+/*
+ * One valid SEGMENT packet (verdict XEVB_RES_SEGMENT, wire format 1.1) in
+ * frame frame_idx, pi as xevb_classify filled it. Segments are not
+ * reassembled yet: the packet counts as a packet of its source (packets,
+ * packet_seq, END_OF_RUN honoured), its segment as received and
+ * unsupported; no fragment is counted, and the frame is released before
+ * this returns.
+ */
+void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx,
+			      const struct xevb_pkt_info *pi);
+
 /* Handle timeouts up to now_ns. Cheap when nothing is due: call per batch. */
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns);
 
@@ -223,8 +246,10 @@ const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b
 
 /*
  * The accounting invariant, in total and per source: returns true when
- * received == in events + every drop reason, and opened == complete +
- * incomplete + discarded + open. On false, writes what disagrees to msg.
+ * received == in events + every drop reason, the same for segments
+ * (segs_received == segs_unsupported while segments are not reassembled),
+ * and opened == complete + incomplete + discarded + open. On false, writes
+ * what disagrees to msg.
  */
 bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen);
 

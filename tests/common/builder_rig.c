@@ -196,6 +196,48 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 	return f;
 }
 
+uint32_t rig_send_segment(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, uint32_t event,
+			  uint16_t frag_len, uint16_t seg_off, uint16_t seg_bytes)
+{
+	static uint8_t pay[65536];
+	const uint8_t *pays[1] = { pay };
+	struct xevb_mep_params p = {
+		.saddr = 0x0a000001, .daddr = 0x0a000002,
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = r->use_udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = src, .flags = flags & ~XEVB_MEP_F_SEGMENT, .run_number = run,
+		.packet_seq = r->seq[src]++, .event_id = &event, .n_frags = 1,
+		.frag_len = &seg_bytes, .payload = pays,
+	};
+	struct xevb_pkt_info pi;
+	uint8_t *fr, *rec;
+	uint32_t f;
+	ssize_t len;
+
+	for (uint32_t k = 0; k < seg_bytes; k++)
+		pay[k] = rig_byte(src, event, seg_off + k);
+	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
+	f = r->free_list[--r->n_free];
+	fr = frame_at(r, f);
+	/* A one-record MEP made a segment: independent of how the writer segments. */
+	len = xevb_write_frame(fr, RIG_FRAME_SIZE, &p);
+	cr_assert(gt(sz, (size_t)len, 0), "xevb_write_frame");
+	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, NULL), XEVB_RES_MEP));
+	rec = fr + pi.mep_off + XEVB_MEP_HLEN;
+	fr[pi.mep_off + 3] |= XEVB_MEP_F_SEGMENT;
+	rec[4] = (uint8_t)(frag_len >> 8);
+	rec[5] = (uint8_t)frag_len;
+	rec[6] = (uint8_t)(seg_off >> 8);
+	rec[7] = (uint8_t)seg_off;
+	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, NULL), XEVB_RES_SEGMENT),
+		  "segment %u+%u of %u", seg_off, seg_bytes, frag_len);
+	r->held[f] = true;
+	r->len[f] = (uint32_t)len;
+	r->sent++;
+	xevb_builder_add_segment(r->b, f, &pi);
+	return f;
+}
+
 uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 			uint32_t first, uint32_t n)
 {

@@ -15,7 +15,11 @@
  *             Ethernet frame (any content; usually rejected by the parser),
  *           synthetic mode: 4 bytes describing a valid MEP (source 0..7,
  *             flags, run 1 or 2, 1..8 events from 0xffffff00 + a 16-bit
- *             offset, with gaps), written with the MEP writer.
+ *             offset, with gaps), written with the MEP writer; with bit 6
+ *             of the first byte, a valid SEGMENT packet (wire format 1.1)
+ *             of the first of those events instead.
+ *
+ * Valid segments, in both modes, go to xevb_builder_add_segment.
  *
  * Every frame goes through a pool that knows which frames the builder holds;
  * emit checks each fragment lies in a held frame (and in synthetic mode that
@@ -93,7 +97,48 @@ static void check(struct xevb_builder *b)
 		     (unsigned long long)xevb_builder_stats(b)->frames_held, N_FRAMES - n_free);
 }
 
-/* Four bytes -> one valid MEP frame in buf; its length. */
+/*
+ * A segment of a fragment of 4 * (1 + d[3] % 64) + d[1] % 4 bytes: the
+ * record written with the segment's bytes (a multiple of 4 unless it is
+ * the last), then made a segment (seg_patch). The MEP writer is not asked
+ * to segment, so this does not depend on how it would.
+ */
+static uint32_t seg_frag_len(const uint8_t *d)
+{
+	return 4u * (1u + d[3] % 64u) + d[1] % 4u;
+}
+
+static uint32_t seg_offset(const uint8_t *d)
+{
+	return 4u * ((d[2] >> 3) % (1u + (seg_frag_len(d) - 1) / 4u));
+}
+
+static void seg_params(struct xevb_mep_params *p, const uint8_t *d)
+{
+	static uint16_t len1;
+	uint32_t room = seg_frag_len(d) - seg_offset(d), bytes = 4u * (1u + (d[2] & 3));  /* <= 24: pay[0] */
+
+	len1 = (uint16_t)(bytes < room ? bytes : room);
+	p->n_frags = 1;
+	p->frag_len = &len1;
+}
+
+static void seg_patch(uint8_t *buf, size_t len, const uint8_t *d)
+{
+	/* Raw IPv4, no options, no UDP: the writer's layout for these params. */
+	uint8_t *mep = buf + XEVB_ETH_HLEN + 20, *rec = mep + XEVB_MEP_HLEN;
+	uint32_t flen = seg_frag_len(d), off = seg_offset(d);
+
+	if (len < XEVB_ETH_HLEN + 20 + XEVB_MEP_HLEN + XEVB_REC_HLEN)
+		FAIL("synthetic segment frame too short");
+	mep[3] |= XEVB_MEP_F_SEGMENT;
+	rec[4] = (uint8_t)(flen >> 8);
+	rec[5] = (uint8_t)flen;
+	rec[6] = (uint8_t)(off >> 8);
+	rec[7] = (uint8_t)off;
+}
+
+/* Four bytes -> one valid MEP (or segment) frame in buf; its length. */
 static size_t synth_frame(uint8_t *buf, const uint8_t *d, uint32_t *seq)
 {
 	static uint32_t ids[8];
@@ -105,7 +150,7 @@ static size_t synth_frame(uint8_t *buf, const uint8_t *d, uint32_t *seq)
 	struct xevb_mep_params p = {
 		.ip_proto = XEVB_DEFAULT_IP_PROTO,
 		.source_id = src,
-		.flags = (d[0] >> 3) & XEVB_MEP_F_KNOWN,
+		.flags = (d[0] >> 3) & (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN),
 		.run_number = 1 + ((d[0] >> 5) & 1),
 		.packet_seq = seq[src]++,
 		.event_id = ids, .n_frags = n, .frag_len = lens, .payload = pays,
@@ -120,9 +165,13 @@ static size_t synth_frame(uint8_t *buf, const uint8_t *d, uint32_t *seq)
 			pay[j][k] = (uint8_t)(ids[j] * 31 + src * 7 + k);
 		pays[j] = pay[j];
 	}
+	if (d[0] & 0x40)
+		seg_params(&p, d);
 	len = xevb_write_frame(buf, FRAME_SIZE, &p);
 	if (len <= 0)
 		FAIL("MEP writer refused a synthetic frame");
+	if (d[0] & 0x40)
+		seg_patch(buf, (size_t)len, d);
 	return (size_t)len;
 }
 
@@ -194,6 +243,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		frame_len[f] = (uint32_t)len;
 		struct xevb_pkt_info pi;
 		int res = xevb_classify(frames[f], frames[f] + len, (uint32_t)len, &pcfg, &pi, refs);
+		if (synthetic && res != ((data[off - 4] & 0x40) ? XEVB_RES_SEGMENT : XEVB_RES_MEP))
+			FAIL("synthetic frame misparsed: verdict %d", res);
+		if (res == XEVB_RES_SEGMENT) {
+			uint64_t before = xevb_builder_stats(b)->segs_received;
+
+			held[f] = true;
+			xevb_builder_add_segment(b, f, &pi);
+			if (held[f] || xevb_builder_stats(b)->segs_received != before + 1)
+				FAIL("segment not counted once, or its frame kept");
+			check(b);
+			continue;
+		}
 		if (res != XEVB_RES_MEP) {
 			free_list[n_free++] = f;   /* never the builder's */
 			check(b);

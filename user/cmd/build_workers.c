@@ -357,6 +357,35 @@ with_refs:
 	return true;
 }
 
+/*
+ * A segment (wire format 1.1) is not reassembled yet (builder.h): this
+ * worker's builder counts it and lets the frame go. Only its END_OF_RUN
+ * concerns the owners: every other worker gets the notice a MEP's would
+ * send, each holding the frame until its builder has read it.
+ */
+static void segment_rx(struct worker *w, uint32_t idx, const struct xevb_pkt_info *pi)
+{
+	struct bw *bw = w->bw;
+	const struct xevb_ho_part none = { 0 };
+
+	w->fref[idx] = 1;   /* this builder's release drops it */
+	if (pi->flags & XEVB_MEP_F_END_OF_RUN) {
+		for (uint32_t o = 0; o < bw->n; o++) {
+			struct xevb_spsc *r = &bw->ho[w->id][o];
+
+			if (o == w->id)
+				continue;
+			w->fref[idx]++;
+			xevb_ho_pack(slot_wait(w, r, o), &bw->refs[w->id][o], idx, pi, NULL, &none,
+				     bw->c.owner_shift, bw->n, o);
+			xevb_spsc_push(r);
+			w->st.ho_sent++;
+			w->st.eor_notices++;
+		}
+	}
+	xevb_builder_add_segment(w->b, idx, pi);
+}
+
 static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx,
 		      const uint8_t **data, const uint32_t *len, uint64_t now)
 {
@@ -388,7 +417,13 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, w->frags);
 		else
 			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, NULL);
-		w->st.rx_bytes += res == XEVB_RES_MEP ? (uint32_t)pi.mep_off + pi.mep_len : len[i];
+		w->st.rx_bytes += res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ?
+				  (uint32_t)pi.mep_off + pi.mep_len : len[i];
+		if (res == XEVB_RES_SEGMENT) {
+			rx_note(w, &pi);
+			segment_rx(w, idx[i], &pi);
+			continue;
+		}
 		if (res != XEVB_RES_MEP) {
 			/* XDP judged it already: does not happen unless the program is bypassed. */
 			w->st.rx_not_mep++;
@@ -777,6 +812,8 @@ static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_s
 	m->bad_calls += s->bad_calls;
 	m->meps_grouped += s->meps_grouped;
 	m->groups_split += s->groups_split;
+	m->segs_received += s->segs_received;
+	m->segs_unsupported += s->segs_unsupported;
 	if (s->run_known && !m->run_known) {
 		m->run_known = true;
 		m->run_number = s->run_number;
@@ -792,6 +829,8 @@ static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_s
 		d->frags_received += x->frags_received;
 		d->frags_in_events += x->frags_in_events;
 		d->frags_discarded += x->frags_discarded;
+		d->segs_received += x->segs_received;
+		d->segs_unsupported += x->segs_unsupported;
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)
 			d->drops[r] += x->drops[r];
 		d->end_of_run |= x->end_of_run;

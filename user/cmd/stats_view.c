@@ -112,6 +112,8 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->seq_resets, "seq_resets");
 	ADD(c->meps_grouped, "meps_grouped");
 	ADD(c->groups_split, "groups_split");
+	ADD(c->segs_received, "segs_received");
+	ADD(c->segs_unsupported, "segs_unsupported");
 	ADD(s->out.events, "out.events");
 	ADD(s->out.bytes, "out.bytes");
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
@@ -152,6 +154,8 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 		ADD(ss->seq_resets, "source.%u.seq_resets", id);
 		ADD(ss->frags_received, "source.%u.frags_received", id);
 		ADD(ss->frags_in_events, "source.%u.frags_in_events", id);
+		ADD(ss->segs_received, "source.%u.segs_received", id);
+		ADD(ss->segs_unsupported, "source.%u.segs_unsupported", id);
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)
 			ADD(ss->drops[r], "source.%u.drop.%s", id, drop_names[r]);
 	}

@@ -145,7 +145,10 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 		C("xevb_socket_truncated_total", "Socket path: packets truncated to the frame size.", s->sock_truncated);
 	}
 
-	C("xevb_mep_packets_total", "Valid MEPs handed to the builder.", c->packets);
+	C("xevb_mep_packets_total", "Valid MEPs and SEGMENT packets handed to the builder.", c->packets);
+	C("xevb_segments_received_total", "SEGMENT packets (wire format 1.1) handed to the builder.", c->segs_received);
+	C("xevb_segments_unsupported_total", "Segments not built: this builder does not reassemble yet.",
+	  c->segs_unsupported);
 	C("xevb_fragments_received_total", "Fragments received by the builder.", c->frags_received);
 	C("xevb_fragments_in_events_total", "Fragments accepted into an event.", c->frags_in_events);
 	C("xevb_fragments_discarded_total", "Fragments of events discarded at timeout.", c->frags_discarded);

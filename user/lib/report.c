@@ -94,6 +94,9 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 	for (int r = 0; r < XEVB_DROP__COUNT; r++)
 		fprintf(f, "  %-17s %" PRIu64 "\n", drop_names[r], c->drops[r]);
 	fprintf(f, "  (in open events   %" PRIu64 ")\n", c->frags_received - c->frags_in_events - drops);
+	/* Wire format 1.1: counted, not reassembled yet (builder.h). */
+	fprintf(f, "segments received   %" PRIu64 ", not built (no reassembly yet) %" PRIu64 "\n",
+		c->segs_received, c->segs_unsupported);
 	fprintf(f, "events opened       %" PRIu64 ": complete %" PRIu64 ", incomplete %" PRIu64
 		   " (end-of-run flush %" PRIu64 "), discarded %" PRIu64 ", open %" PRIu64
 		   "; evicted %" PRIu64 " (of incomplete + discarded: window or frame pressure)\n",
@@ -188,6 +191,8 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		c->seq_resets, c->jumps_quorum, c->jumps_idle);
 	fprintf(f, ",\"meps_grouped\":%" PRIu64 ",\"groups_split\":%" PRIu64, c->meps_grouped,
 		c->groups_split);
+	fprintf(f, ",\"segs_received\":%" PRIu64 ",\"segs_unsupported\":%" PRIu64, c->segs_received,
+		c->segs_unsupported);
 	fprintf(f, ",\"seq_gaps\":%" PRIu64 "}\n", ({
 		uint64_t g = 0;
 		for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
