@@ -325,7 +325,7 @@ static inline void parse_and_add(struct build *bd, uint32_t idx, const uint8_t *
 		return;
 	}
 	if (res == XEVB_RES_SEGMENT) {
-		xevb_builder_add_segment(bd->b, idx, &pi);
+		xevb_builder_add_segment(bd->b, idx, data, &pi, frags, now);
 		return;
 	}
 	bd->rx_not_mep++;

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <xevb/builder.h>
 #include <xevb/names.h>
 #include <xevb/xdp_stats.h>
 
@@ -40,4 +41,17 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 const char *xevb_slot_name(unsigned int slot)
 {
 	return slot < XEVB_XDP__SLOTS && names[slot] ? names[slot] : "invalid";
+}
+
+static const char *const seg_names[XEVB_SEG__COUNT] = {
+	[XEVB_SEG_DUPLICATE] = "duplicate",
+	[XEVB_SEG_MISMATCHED] = "mismatched",
+	[XEVB_SEG_FRAG_DROPPED] = "fragment_dropped",
+	[XEVB_SEG_PARTIAL] = "partial",
+	[XEVB_SEG_TOO_MANY] = "too_many",
+};
+
+const char *xevb_seg_reason_name(unsigned int r)
+{
+	return r < XEVB_SEG__COUNT && seg_names[r] ? seg_names[r] : "invalid";
 }
