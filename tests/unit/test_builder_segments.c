@@ -466,3 +466,27 @@ Test(builder_segments, model_random_sizes_orders_duplicates_overlaps_losses)
 	cr_assert(gt(u64, tot_partial, 50));
 	cr_assert(gt(u64, tot_whole, 500));
 }
+
+/* Pull mode: a source whose fragment is partial is re-asked and sends it all again: it builds. */
+Test(builder_segments, reask_answer_completes_the_fragment)
+{
+	static const int IN_ORDER[] = { 0, 1, 2 };
+	uint16_t miss[4];
+
+	rig_init(&R, SRC3, 3, 16, 32, NULL);
+	rig_send_range(&R, 7, 0, 1, 30, 1);
+	rig_send_range(&R, 40, 0, 1, 30, 1);
+	rig_send_segment(&R, 2, 0, 1, 30, 3001, 0, 1452);
+	rig_send_segment(&R, 2, 0, 1, 30, 3001, 2904, 97);   /* 1452.. lost on the way */
+	cr_assert(eq(int, xevb_builder_missing(R.b, 30, miss, 4), 1));
+	cr_assert(eq(u16, miss[0], 2));
+	send_3001(2, 30, IN_ORDER, XEVB_MEP_F_RESEND);
+	cr_assert(eq(sz, R.n_ev, 1));
+	cr_assert(eq(u8, R.ev[0].flags, 0));
+	/* Offset 0 again: a duplicate segment; 1452 made it whole; 2904 came after the event left. */
+	cr_assert(eq(u64, SEGS(DUPLICATE), 1));
+	cr_assert(eq(u64, SEGS(FRAG_DROPPED), 1));
+	cr_assert(eq(u64, ST->segs_in_frags, 3));
+	cr_assert(eq(u64, ST->frags_received, 3), "the answer is the same fragment, not another");
+	rig_fini(&R);
+}
