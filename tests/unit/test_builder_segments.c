@@ -211,26 +211,50 @@ Test(builder_segments, segment_into_a_run)
 	rig_fini(&R);
 }
 
-/* END_OF_RUN on the last segment: the run ends, pending fragments go partial. */
-Test(builder_segments, end_of_run_on_a_segment)
+/*
+ * END_OF_RUN on segments: a source flags every segment of its last
+ * fragment, so the run ends once that fragment is whole, not at the first
+ * flagged segment; another fragment still pending holds the end until its
+ * timeout makes it partial.
+ */
+Test(builder_segments, end_of_run_on_segments)
 {
-	rig_init(&R, SRC3, 3, 16, 32, NULL);
-	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 20, 3);
-	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 20, 3);
-	rig_send_segment(&R, 2, 0, 1, 21, 3001, 0, 1452);   /* never whole */
-	send_3001(2, 20, LAST_FIRST, 0);
-	cr_assert(eq(sz, R.n_ev, 1));
-	/* Another run's END_OF_RUN does not count. */
-	rig_send_segment(&R, 2, XEVB_MEP_F_END_OF_RUN, 9, 22, 3001, 0, 1452);
-	cr_assert(not(ST->run_ended));
-	send_3001(2, 22, LAST_FIRST, XEVB_MEP_F_END_OF_RUN);
+	static const int IN_ORDER[] = { 0, 1, 2 };
+	struct xevb_builder_cfg x = { .timeout_ns = 1000 };
+
+	rig_init(&R, SRC3, 3, 16, 32, &x);
+	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 20, 2);
+	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 20, 2);
+	rig_send_segment(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 20, 3001, 0, 1452);
+	cr_assert(not(ST->run_ended), "more segments of the last fragment may follow");
+	rig_send_segment(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 20, 3001, 1452, 1452);
+	rig_send_segment(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 20, 3001, 2904, 97);
+	/* Whole: event 20 complete; 21 has sources 7 and 40 only and leaves with the run's end. */
 	cr_assert(ST->run_ended);
-	/* 22 went out whole with its last segment, then the flush took 21, partial. */
-	cr_assert(eq(sz, R.n_ev, 3));
-	cr_assert(eq(u32, R.ev[1].event_id, 22));
-	cr_assert(eq(u8, R.ev[1].flags, 0));
-	cr_assert(eq(u32, R.ev[2].event_id, 21));
-	cr_assert(eq(u8, R.ev[2].flags, XEVB_EVT_F_INCOMPLETE));
+	cr_assert(eq(sz, R.n_ev, 2));
+	cr_assert(eq(u8, R.ev[0].flags, 0));
+	cr_assert(eq(u32, R.ev[1].event_id, 21));
+	cr_assert(eq(u64, ST->events_flushed_eor, 1));
+	rig_fini(&R);
+
+	/* Another fragment pending (event 31): the end waits for its timeout. */
+	rig_init(&R, SRC3, 3, 16, 32, &x);
+	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 30, 2);
+	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 30, 2);
+	rig_send_segment(&R, 2, 0, 1, 31, 3001, 0, 1452);
+	/* Another run's END_OF_RUN does not count. */
+	rig_send_segment(&R, 2, XEVB_MEP_F_END_OF_RUN, 9, 30, 3001, 0, 1452);
+	cr_assert(not(ST->src[2].end_of_run));
+	send_3001(2, 30, IN_ORDER, XEVB_MEP_F_END_OF_RUN);
+	cr_assert(eq(sz, R.n_ev, 1), "event 30 whole and out");
+	cr_assert(not(ST->run_ended), "31 still pending");
+	R.now = 5000;
+	xevb_builder_poll(R.b, R.now);
+	cr_assert(ST->run_ended);
+	cr_assert(eq(sz, R.n_ev, 2));
+	cr_assert(eq(u32, R.ev[1].event_id, 31));
+	cr_assert(eq(u8, R.ev[1].flags, XEVB_EVT_F_INCOMPLETE));
+	cr_assert(not(rig_has(&R.ev[1], 2)));
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_PARTIAL], 1));
 	rig_fini(&R);
 }

@@ -69,7 +69,8 @@
  *
  * END_OF_RUN: once every configured source has sent a MEP of this run with
  * the flag, every open event is emitted (INCOMPLETE) in event_id order and
- * run_ended is set. Later MEPs are handled as usual.
+ * run_ended is set; while a segmented fragment is still pending, only once
+ * it is settled (note_end_of_run). Later MEPs are handled as usual.
  *
  * packet_seq: per source, a forward jump of d counts d-1 gaps; a packet at
  * or before the newest seen (reordered, repeated) counts none and does not
@@ -226,6 +227,7 @@ struct xevb_builder {
 	bool have_base;
 	uint32_t oldest, newest;          /* opening-order chain */
 	uint32_t n_eor;
+	bool eor_wait;                    /* every source ended, segmented fragments pending */
 	uint64_t last_ns;                 /* last MEP of the run from a configured source */
 	struct xevb_builder_cfg cfg;
 	uint32_t quorum;                  /* for a jump of more than a window */
@@ -1165,7 +1167,12 @@ static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src,
 	}
 }
 
-/* The source sent END_OF_RUN: once every configured source has, the run ends. */
+/*
+ * The source sent END_OF_RUN: once every configured source has, the run
+ * ends. A source flags the segments of its last fragment, and more of them
+ * may follow the first one flagged: while a segmented fragment is pending
+ * the end waits (eor_settle), until it is whole or partial at its timeout.
+ */
 static void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *src)
 {
 	if (!src->end_of_run) {
@@ -1173,6 +1180,20 @@ static void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *sr
 		b->n_eor++;
 	}
 	if (b->n_eor == b->n_src) {
+		if (b->st.frags_pending) {
+			b->eor_wait = true;
+			return;
+		}
+		flush_open(b, FIN_EOR);
+		b->st.run_ended = true;
+	}
+}
+
+/* The run's end was waiting for segmented fragments: none pending now, it ends. */
+static inline void eor_settle(struct xevb_builder *b)
+{
+	if (unlikely(b->eor_wait) && !b->st.frags_pending) {
+		b->eor_wait = false;
 		flush_open(b, FIN_EOR);
 		b->st.run_ended = true;
 	}
@@ -1514,18 +1535,21 @@ void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const 
 	if (kept) {
 		if (unlikely(b->cfg.max_frames_held && st->frames_held > b->cfg.max_frames_held))
 			evict_oldest(b, b->cfg.max_frames_held - b->cfg.max_frames_held / 8);
+		eor_settle(b);
 		return;
 	}
 release:
 	if (b->cfg.frame_release)
 		b->cfg.frame_release(b->cfg.ctx, frame_idx);
+	eor_settle(b);
 }
 
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
 {
-	if (b->cfg.timeout_ns == 0)
-		return;
-	expire_due(b, now_ns);
+	if (b->cfg.timeout_ns)
+		expire_due(b, now_ns);
+	/* A timeout, or a MEP's eviction, may have settled the last pending fragment. */
+	eor_settle(b);
 }
 
 void xevb_builder_flush(struct xevb_builder *b)
