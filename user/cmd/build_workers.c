@@ -115,9 +115,14 @@ struct bw {
 	struct xevb_builder_stats merged;
 };
 
+/* The queue a frame index belongs to: a UMEM chunk, or a jumbo frame's bounce buffer (xsk_rx.h). */
 static inline uint32_t frame_queue(const struct bw *bw, uint32_t idx)
 {
-	return idx / bw->c.xsk->frames_per_q;
+	const struct xevb_xsk *x = bw->c.xsk;
+
+	if (__builtin_expect(idx >= x->n_umem, 0))
+		return (idx - x->n_umem) / x->bounce_per_q;
+	return idx / x->frames_per_q;
 }
 
 static void emit_cb(void *ctx, const struct xevb_event *ev)
@@ -732,7 +737,8 @@ static int online_cpus(void)
 struct bw *bw_start(const struct bw_cfg *c)
 {
 	struct bw *bw;
-	uint32_t nf = c->xsk->frames_per_q * c->xsk->n_queues, cap = 1, rcap;
+	/* Every frame index: UMEM chunks, then the jumbo frames' bounce buffers (multi-buffer MTU). */
+	uint32_t nf = c->xsk->n_umem + c->xsk->bounce_per_q * c->xsk->n_queues, cap = 1, rcap;
 	int err;
 
 	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
