@@ -31,6 +31,7 @@
 #define XEVB_BUILDER_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <xevb/mep_parse.h>
 
@@ -48,7 +49,40 @@ enum xevb_drop_reason {
 	XEVB_DROP_OVERFLOW,       /* no slot: not used by the window rules since
 				     window pressure evicts (kept: reports, spec) */
 	XEVB_DROP_FUTURE,         /* more than a window ahead, not corroborated */
+	XEVB_DROP_PARTIAL,        /* segmented (wire format 1.1), not whole when its event left */
 	XEVB_DROP__COUNT
+};
+
+/*
+ * Why a segment (wire format 1.1) is not in a built fragment. With the
+ * segments in built fragments and those of fragments still being put
+ * together (segs_pending), they account for every segment received.
+ */
+enum xevb_seg_reason {
+	XEVB_SEG_DUPLICATE = 0,   /* repeats an offset its fragment already holds */
+	XEVB_SEG_MISMATCHED,      /* disagrees on length or crc32c, or overlaps a held segment */
+	XEVB_SEG_FRAG_DROPPED,    /* its fragment was dropped (any fragment drop reason but partial) */
+	XEVB_SEG_PARTIAL,         /* its fragment was not whole when the event left */
+	XEVB_SEG_TOO_MANY,        /* its fragment holds XEVB_SEG_MAX_PIECES segments already */
+	XEVB_SEG__COUNT
+};
+
+/* Segments one fragment may arrive in: 64 kB in 1 kB segments. */
+#define XEVB_SEG_MAX_PIECES 64
+
+/* One segment of a fragment, in place in its frame. */
+struct xevb_seg_piece {
+	uint32_t frame_idx;
+	uint16_t payload_off;     /* the segment's bytes, from the frame start */
+	uint16_t seg_offset;      /* where they go in the fragment */
+	uint16_t bytes;
+	uint16_t pad;
+};
+
+/* A fragment that arrived in segments: n pieces, ascending seg_offset, covering it once. */
+struct xevb_frag_pieces {
+	uint32_t n;
+	const struct xevb_seg_piece *p;
 };
 
 struct xevb_event;
@@ -69,6 +103,13 @@ struct xevb_builder_cfg {
 	 * the next fragment move it.
 	 */
 	uint32_t jump_quorum;
+	/*
+	 * Segmented fragments (wire format 1.1) being put together or whole
+	 * in open events, at most (0: 1024, and never fewer than 2 n_sources).
+	 * When none is free, the oldest open events leave (evicted, as for
+	 * max_frames_held) until one is.
+	 */
+	uint32_t max_seg_frags;
 	/*
 	 * Frames the open events may hold (0: no bound). Above it, the oldest
 	 * open events (opening order) are evicted until 7/8 of it is held:
@@ -125,7 +166,21 @@ struct xevb_event {
 	const struct xevb_frag_slot *frags;/* [n_expected], same order; missing ones
 					      have frame_idx == UINT32_MAX */
 	const uint8_t *const *frame_data;  /* frame_idx -> frame start */
+	/*
+	 * NULL, or [n_expected]: pieces[i].n > 0 where fragment i arrived in
+	 * segments. Its payload is then those pieces in order, not one run of
+	 * frags[i].length bytes; frags[i] names the first piece (so
+	 * xevb_event_crc reads the CRC, the same in every segment) and the
+	 * whole fragment's length.
+	 */
+	const struct xevb_frag_pieces *pieces;
 };
+
+/* Pieces of fragment i of ev: 0 when it is one run of bytes in its frame. */
+static inline uint32_t xevb_event_npieces(const struct xevb_event *ev, uint32_t i)
+{
+	return ev->pieces ? ev->pieces[i].n : 0;
+}
 
 static inline const uint8_t *xevb_event_payload(const struct xevb_event *ev, uint32_t i)
 {
@@ -149,6 +204,11 @@ struct xevb_source_stats {
 	bool end_of_run;
 	uint64_t frags_discarded;  /* of frags_in_events: in events timed out under DISCARD */
 	uint64_t seq_resets;       /* packet_seq restarted (far behind the newest seen) */
+	uint64_t segs_received;    /* valid SEGMENT packets (wire format 1.1) */
+	uint64_t segs_in_frags;    /* of those: in fragments accepted into events */
+	uint64_t segs_drops[XEVB_SEG__COUNT];
+	uint64_t segs_pending;     /* now: held by fragments not whole yet */
+	uint64_t frags_pending;    /* now: segmented fragments received, not whole yet */
 };
 
 struct xevb_builder_stats {
@@ -179,6 +239,26 @@ struct xevb_builder_stats {
 	uint64_t meps_grouped;        /* MEPs booked as a whole (see add_mep) */
 	uint64_t groups_split;        /* runs turned back into single events by a
 					 MEP that did not fit them */
+	/*
+	 * Segments (wire format 1.1), each accounted for once:
+	 * segs_received = segs_in_frags + segs_drops[*] + segs_pending.
+	 * A segmented fragment counts once in frags_received, when its first
+	 * segment arrives; one dropped before any of it is held (unknown
+	 * source, wrong run, late, future, duplicate) counts with its segment
+	 * at offset 0, so once as long as that one arrives.
+	 */
+	uint64_t segs_received;
+	uint64_t segs_in_frags;
+	uint64_t segs_drops[XEVB_SEG__COUNT];
+	uint64_t segs_pending;        /* now */
+	/*
+	 * Now: segmented fragments received, not whole yet; the fragment
+	 * invariant then reads received = in events + drops + frags_pending.
+	 */
+	uint64_t frags_pending;
+	uint64_t seg_frags_whole;     /* segmented fragments accepted into events */
+	uint64_t seg_frags_live;      /* now: being put together, or whole in open events */
+
 	struct xevb_source_stats src[XEVB_MAX_SOURCES];
 };
 
@@ -206,6 +286,19 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 			  const uint8_t *frame, const struct xevb_pkt_info *pi,
 			  const struct xevb_frag_ref *frags, uint64_t now_ns);
 
+/*
+ * One valid SEGMENT packet (verdict XEVB_RES_SEGMENT, wire format 1.1) in
+ * frame frame_idx starting at frame; pi and ref (its one frag ref: the
+ * segment's bytes and the whole fragment's crc32c) as xevb_classify filled
+ * them. The segment stays where it is: the frame is held until the event
+ * holding its fragment leaves, or released before this returns if the
+ * segment is not kept. Rules: docs/wire-format.md section 1.1; counters:
+ * xevb_builder_stats (segs_*, XEVB_DROP_PARTIAL).
+ */
+void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref,
+			      uint64_t now_ns);
+
 /* Handle timeouts up to now_ns. Cheap when nothing is due: call per batch. */
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns);
 
@@ -223,8 +316,10 @@ const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b
 
 /*
  * The accounting invariant, in total and per source: returns true when
- * received == in events + every drop reason, and opened == complete +
- * incomplete + discarded + open. On false, writes what disagrees to msg.
+ * received == in events + every drop reason, the same for segments
+ * (segs_received == in fragments + every segment reason + pending), and
+ * opened == complete + incomplete + discarded + open. On false, writes
+ * what disagrees to msg.
  */
 bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen);
 

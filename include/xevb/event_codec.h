@@ -30,6 +30,8 @@
 #define XEVB_EVT_SCRATCH_MAX(n_expected) \
 	(XEVB_EVT_HLEN + 4u + (size_t)(n_expected) * (XEVB_EVT_REC_HLEN + 3u + 2u) + 4u)
 #define XEVB_EVT_IOV_MAX(n_expected) (1u + 2u * (size_t)(n_expected))
+/* The same when fragments may come in segments (wire format 1.1): a payload is up to that many pieces. */
+#define XEVB_EVT_IOV_MAX_SEG(n_expected) (1u + (1u + (size_t)XEVB_SEG_MAX_PIECES) * (size_t)(n_expected))
 
 /*
  * Encode ev, stamped build_ns. The INCOMPLETE flag and the missing list

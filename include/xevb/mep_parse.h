@@ -64,9 +64,22 @@ struct xevb_pkt_info {
 	 */
 	__u8  consec;
 	__u8  pad;
+	/*
+	 * Set only with XEVB_RES_SEGMENT: the segment's place in its fragment.
+	 * The record's event_id is first_event_id; frags[0] (if asked for)
+	 * refers to the segment's bytes in this frame, seg_bytes of them.
+	 */
+	__u16 seg_offset;   /* where the segment's bytes start in the fragment */
+	__u16 seg_bytes;    /* the fragment's bytes in this packet, padding excluded */
+	__u16 frag_length;  /* the whole fragment's payload bytes, 1..65535 */
+	__u8  seg_last;     /* 1: the segment ends the fragment */
+	__u8  seg_pad;
 };
 
-/* One fragment, referenced in place: nothing is copied. */
+/*
+ * One fragment, referenced in place: nothing is copied. Of a segment: its
+ * bytes in this frame (length = seg_bytes), crc32c the whole fragment's.
+ */
 struct xevb_frag_ref {
 	__u32 event_id;
 	__u32 crc32c;
@@ -123,8 +136,76 @@ static __always_inline int xevb_rec_check(const __u8 *rec, __u32 i, __u32 off, _
 }
 
 /*
+ * The rules of wire-format section 1.1 for the one record of a SEGMENT
+ * packet, its 12-byte header (readable) at offset 16 of a mep_len-byte MEP
+ * (mep_len >= 28: the caller checked). The packet's size gives the
+ * segment's: avail bytes follow the record header. Fills pi's seg_* fields.
+ */
+static __always_inline int xevb_seg_check(const __u8 *rec, __u32 mep_len, struct xevb_pkt_info *pi)
+{
+	__u32 flen = xevb_ld16(rec + 4), seg_off = xevb_ld16(rec + 6);
+	__u32 avail = mep_len - XEVB_MEP_HLEN - XEVB_REC_HLEN, bytes, last;
+
+	if (flen == 0)
+		return XEVB_RES_SEG_LENGTH;
+	if ((seg_off & 3) || seg_off >= flen)
+		return XEVB_RES_SEG_OFFSET;
+	if (seg_off + avail < flen) {
+		/* Not the last: a whole number of 4-byte words, at least one. */
+		if (avail == 0 || (avail & 3))
+			return XEVB_RES_SEG_SIZE;
+		bytes = avail;
+		last = 0;
+	} else {
+		bytes = flen - seg_off;
+		if (avail > XEVB_PAD4(bytes))
+			return XEVB_RES_SEG_TRAILING;
+		if (avail != XEVB_PAD4(bytes))
+			return XEVB_RES_SEG_SIZE;
+		last = 1;
+	}
+	pi->first_event_id = xevb_ld32(rec);
+	pi->seg_offset = (__u16)seg_off;
+	pi->seg_bytes = (__u16)bytes;
+	pi->frag_length = (__u16)flen;
+	pi->seg_last = (__u8)last;
+	return XEVB_RES_SEGMENT;
+}
+
+/*
+ * A SEGMENT packet whose MEP header (at mep, mep_len bytes, within
+ * XEVB_PARSE_MAX_OFF) passed xevb_mep_hdr_check: exactly one record that
+ * fills the packet. consec stays 0: the XDP meta describes MEPs only.
+ */
+static __always_inline int
+xevb_seg_parse(const __u8 *mep, const __u8 *data_end, __u32 mep_off, __u32 mep_len,
+	       struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
+{
+	const __u8 *rec = mep + XEVB_MEP_HLEN;
+	int res;
+
+	if (pi->n_frags != 1)
+		return XEVB_RES_SEG_NFRAGS;
+	if (mep_len <= XEVB_MEP_HLEN)
+		return XEVB_RES_FRAGS_MISSING;
+	if (mep_len < XEVB_MEP_HLEN + XEVB_REC_HLEN || rec + XEVB_REC_HLEN > data_end)
+		return XEVB_RES_REC_OVERRUN;
+	res = xevb_seg_check(rec, mep_len, pi);
+	if (res != XEVB_RES_SEGMENT)
+		return res;
+	if (frags) {
+		frags[0].event_id = pi->first_event_id;
+		frags[0].crc32c = xevb_ld32(rec + 8);
+		frags[0].payload_off = (__u16)(mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN);
+		frags[0].length = pi->seg_bytes;
+	}
+	return XEVB_RES_SEGMENT;
+}
+
+/*
  * Validate the MEP at frame + mep_off, mep_len bytes long. frags, if not
  * NULL, receives one entry per record (room for n_frags, up to 1024).
+ * A SEGMENT packet (flag set, header valid) is judged by xevb_seg_parse.
  */
 static __always_inline int
 xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
@@ -149,6 +230,8 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 	res = xevb_mep_hdr_check(mep, pi);
 	if (res != XEVB_RES_MEP)
 		return res;
+	if (pi->flags & XEVB_MEP_F_SEGMENT)
+		return xevb_seg_parse(mep, data_end, mep_off, mep_len, pi, frags);
 	n = pi->n_frags;
 
 	off = XEVB_MEP_HLEN;

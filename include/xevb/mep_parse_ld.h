@@ -42,7 +42,8 @@ static inline int xevb_ld(xevb_ld_ctx ctx, __u32 off, __u8 *buf, __u32 len)
 
 /*
  * Validate the mep_len-byte MEP at frame offset mep_off (as classify found
- * them). Fills pi like xevb_mep_parse; no fragment list (XDP needs none).
+ * them). Fills pi like xevb_mep_parse, a SEGMENT packet's seg_* fields
+ * too; no fragment list (XDP needs none).
  */
 static __always_inline int
 xevb_mep_parse_ld(xevb_ld_ctx ctx, __u32 mep_off, __u32 mep_len, struct xevb_pkt_info *pi)
@@ -64,6 +65,17 @@ xevb_mep_parse_ld(xevb_ld_ctx ctx, __u32 mep_off, __u32 mep_len, struct xevb_pkt
 	if (res != XEVB_RES_MEP)
 		return res;
 	n = pi->n_frags;
+	if (pi->flags & XEVB_MEP_F_SEGMENT) {
+		/* The same rules and order as xevb_seg_parse. */
+		if (n != 1)
+			return XEVB_RES_SEG_NFRAGS;
+		if (mep_len <= XEVB_MEP_HLEN)
+			return XEVB_RES_FRAGS_MISSING;
+		if (mep_len < XEVB_MEP_HLEN + XEVB_REC_HLEN ||
+		    xevb_ld(ctx, mep_off + XEVB_MEP_HLEN, h, XEVB_REC_HLEN))
+			return XEVB_RES_REC_OVERRUN;
+		return xevb_seg_check(h, mep_len, pi);
+	}
 
 	off = XEVB_MEP_HLEN;
 	for (i = 0; i < XEVB_MAX_FRAGS_PER_MEP; i++) {

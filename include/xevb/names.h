@@ -6,4 +6,7 @@
 /* Short snake_case name of an enum xevb_result or enum xevb_xdp_slot. */
 const char *xevb_slot_name(unsigned int slot);
 
+/* Short snake_case name of an enum xevb_seg_reason (builder.h). */
+const char *xevb_seg_reason_name(unsigned int r);
+
 #endif

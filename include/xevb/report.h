@@ -19,9 +19,11 @@
 #define XEVB_SNAP_MAGIC 0x58455653u  /* "XEVS" */
 /*
  * 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed,
- * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed.
+ * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed;
+ * 5: wire format 1.1: XDP slots segment, malformed_segment_*, drop reason
+ * PARTIAL, segs_* and the segmented fragments' counters.
  */
-#define XEVB_SNAP_VERSION 4
+#define XEVB_SNAP_VERSION 5
 
 struct xevb_snapshot {
 	uint32_t magic;

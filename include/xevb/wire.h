@@ -21,7 +21,7 @@
 /* 1.1: one segment of a fragment larger than a packet; n_frags = 1 and the
    record's seg_offset says where the segment's bytes start. */
 #define XEVB_MEP_F_SEGMENT      0x04
-#define XEVB_MEP_F_KNOWN        (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN)
+#define XEVB_MEP_F_KNOWN        (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN | XEVB_MEP_F_SEGMENT)
 #define XEVB_MAX_SOURCE_ID      4095
 #define XEVB_MAX_SOURCES        4096
 #define XEVB_MAX_FRAGS_PER_MEP  1024

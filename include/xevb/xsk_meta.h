@@ -68,7 +68,8 @@ static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t c
 		return -1;
 	}
 	mep = data + m.mep_off;
-	if (xevb_mep_hdr_check(mep, pi) != XEVB_RES_MEP || pi->n_frags != n ||
+	/* The program writes no meta for a segment: such a frame is parsed. */
+	if (xevb_mep_hdr_check(mep, pi) != XEVB_RES_MEP || (pi->flags & XEVB_MEP_F_SEGMENT) || pi->n_frags != n ||
 	    (m.check ^ pi->packet_seq) != cookie ||
 	    xevb_ld32(mep + XEVB_MEP_HLEN) != m.first_event_id)
 		return -1;

@@ -139,13 +139,26 @@ static void resync_lengths(uint8_t *f, size_t len, const struct layout *lo)
 enum op {
 	OP_BITFLIP, OP_HDR_BYTE, OP_TRUNCATE, OP_IP_TOTLEN, OP_UDP_LEN, OP_NFRAGS,
 	OP_REC_LEN, OP_APPEND, OP_IHL, OP_ETHERTYPE, OP_IP_FRAG, OP_IP_PROTO,
-	OP_REC_FIELD, OP_CUT_RECORDS, OP_RESYNC, OP__COUNT
+	OP_REC_FIELD, OP_CUT_RECORDS, OP_RESYNC, OP_SEG_FIELD, OP__COUNT
 };
 
 static const char *const op_names[OP__COUNT] = {
 	"bitflip", "hdr_byte", "truncate", "ip_totlen", "udp_len", "n_frags", "rec_len",
 	"append", "ihl", "ethertype", "ip_frag", "ip_proto", "rec_field", "cut_records", "resync",
+	"seg_field",
 };
+
+/* Values on the SEGMENT rules' boundaries for seg_offset (orig: the record's length). */
+static uint32_t edgy_seg_off(uint32_t len)
+{
+	switch (below(5)) {
+	case 0: return 0;
+	case 1: return len & ~3u;                      /* at or just below the end */
+	case 2: return (len - 1) & ~3u;
+	case 3: return below(2) ? len + 4 : 2;         /* past the end, unaligned */
+	default: return below(len ? len : 1) & ~3u;    /* anywhere, aligned */
+	}
+}
 
 /* One mutation in place; returns the new length. */
 static size_t mutate(uint8_t *f, size_t len, enum op op)
@@ -240,6 +253,25 @@ static size_t mutate(uint8_t *f, size_t len, enum op op)
 	case OP_RESYNC:
 		resync_lengths(f, len, &lo);
 		break;
+	case OP_SEG_FIELD:
+		/* The 1.1 fields: the flag itself, the whole length, seg_offset. */
+		if (!lo.mep)
+			break;
+		switch (below(3)) {
+		case 0:
+			f[lo.mep + 3] ^= XEVB_MEP_F_SEGMENT;
+			break;
+		case 1:
+			if (lo.nrec)
+				wr16(f + lo.rec[0] + 4, below(2) ? edgy16(rd16(f + lo.rec[0] + 4))
+								 : (rd16(f + lo.rec[0] + 4) + 4 * below(400)) & 0xffff);
+			break;
+		default:
+			if (lo.nrec)
+				wr16(f + lo.rec[0] + 6, edgy_seg_off(rd16(f + lo.rec[0] + 4)));
+			break;
+		}
+		break;
 	case OP__COUNT:
 		break;
 	}
@@ -271,11 +303,16 @@ static const char *compare(const uint8_t *f, size_t len, int *verdict)
 		slots[n++] = XEVB_XDP_NO_XSK;
 		frags = pi.n_frags;
 	}
+	if (res == XEVB_RES_SEGMENT) {
+		/* Both sides read the same segment: its frags column counts offset 0 only. */
+		slots[n++] = XEVB_XDP_NO_XSK;
+		frags = pi.seg_offset == 0;
+	}
 	bad = xdp_outcome_mismatch(&o, len, act, slots, n, frags);
 	if (!bad)
 		return NULL;
-	snprintf(msg, sizeof(msg), "user space: %s (n_frags %u); XDP: %s", xevb_slot_name((unsigned)res),
-		 pi.n_frags, bad);
+	snprintf(msg, sizeof(msg), "user space: %s (n_frags %u, seg_offset %u); XDP: %s",
+		 xevb_slot_name((unsigned)res), pi.n_frags, res == XEVB_RES_SEGMENT ? pi.seg_offset : 0, bad);
 	return msg;
 }
 
@@ -317,10 +354,10 @@ Test(xdp_differential, vectors_and_mutants_agree)
 		unsigned nops = 1 + below(3);
 		const char *bad;
 
-		/* Mostly the valid MEPs: their mutants reach the deepest checks. */
+		/* Mostly the valid MEPs and segments: their mutants reach the deepest checks. */
 		do {
 			v = &vecs[below((uint32_t)nvecs)];
-		} while (v->verdict != VEC_MEP && below(3));
+		} while (v->verdict != VEC_MEP && v->verdict != VEC_SEGMENT && below(3));
 		len = v->len < MUT_MAX ? v->len : MUT_MAX;
 		memcpy(buf, v->frame, len);
 		trail[0] = 0;
@@ -352,6 +389,9 @@ Test(xdp_differential, vectors_and_mutants_agree)
 		cr_assert(gt(uint, ops_used[k], 0), "mutation %s never used", op_names[k]);
 	/* The mutants must exercise the parser, not just bounce off the first check. */
 	cr_assert(gt(uint, hist[XEVB_RES_MEP], mutants / 20));
+	cr_assert(gt(uint, hist[XEVB_RES_SEGMENT], mutants / 50));
+	for (int r = XEVB_RES_SEG_NFRAGS; r <= XEVB_RES_SEG_TRAILING; r++)
+		cr_assert(gt(uint, hist[r], 0), "no mutant reached %s", xevb_slot_name((unsigned)r));
 	cr_assert(ge(uint, distinct, XEVB_RES__COUNT - 2), "only %u distinct verdicts", distinct);
 }
 
@@ -383,11 +423,46 @@ static size_t jumbo_base(uint8_t *buf, unsigned k)
 	return (size_t)n;
 }
 
+/*
+ * A jumbo SEGMENT packet (wire format 1.1): base k's one record made a
+ * segment of a larger fragment, at an aligned offset; every other k the
+ * last segment, else one in the middle (its size a multiple of 4). Made by
+ * patching a one-record MEP, so it does not depend on how the writer
+ * segments.
+ */
+static size_t jumbo_seg_base(uint8_t *buf, unsigned k)
+{
+	struct xevb_mep_params p = {
+		.dst_mac = { 2, 0x18, 2, 0, 0, 1 }, .src_mac = { 2, 0x18, 1, 0, 0, 1 },
+		.saddr = htonl(0xc6120101), .daddr = htonl(0xc6120201),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO, .udp_dport = k & 2 ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = (uint16_t)(k * 41 % 4096), .run_number = 7, .packet_seq = k,
+		.first_event_id = 0x100u + k, .n_frags = 1,
+		.frag_size = (uint16_t)((8900 - (k % 5) * 700) & ~3u),
+	};
+	struct layout lo;
+	uint32_t seg_off = 4000u * (k % 3), flen;
+	ssize_t n;
+
+	while (xevb_frame_len(&p) > JUMBO_MAX - 4)
+		p.frag_size = (uint16_t)(p.frag_size - 4);
+	n = xevb_write_frame(buf, JUMBO_MAX, &p);
+	cr_assert(n > 0, "writing jumbo segment base %u: %s", k, strerror(errno));
+	find_layout(buf, (size_t)n, &lo);
+	cr_assert(eq(uint, lo.nrec, 1));
+	/* Last: the bytes end the fragment (less than the room, padding kept); else more follow. */
+	flen = k & 1 ? seg_off + p.frag_size - (k % 4 == 1 ? 3 : 0) : seg_off + p.frag_size + 1000;
+	buf[lo.mep + 3] |= XEVB_MEP_F_SEGMENT;
+	wr16(buf + lo.rec[0] + 4, flen);
+	wr16(buf + lo.rec[0] + 6, seg_off);
+	return (size_t)n;
+}
+
 Test(xdp_differential, jumbo_mutants_agree)
 {
-	static uint8_t buf[JUMBO_MAX + 64], base[14][JUMBO_MAX];
-	size_t blen[14];
-	unsigned hist[XEVB_RES__COUNT] = { 0 }, distinct = 0, frags_runs = 0, nb = 14;
+	static uint8_t buf[JUMBO_MAX + 64], base[20][JUMBO_MAX];
+	size_t blen[20];
+	unsigned hist[XEVB_RES__COUNT] = { 0 }, distinct = 0, frags_runs = 0, nb = 20, nmep = 14;
 	int verdict;
 	struct xdp_outcome o;
 
@@ -395,10 +470,10 @@ Test(xdp_differential, jumbo_mutants_agree)
 	for (unsigned k = 0; k < nb; k++) {
 		const char *bad;
 
-		blen[k] = jumbo_base(base[k], k);
+		blen[k] = k < nmep ? jumbo_base(base[k], k) : jumbo_seg_base(base[k], k - nmep);
 		bad = compare(base[k], blen[k], &verdict);
 		cr_assert(bad == NULL, "jumbo base %u (%zu bytes): %s", k, blen[k], bad);
-		cr_assert(eq(int, verdict, XEVB_RES_MEP), "jumbo base %u", k);
+		cr_assert(eq(int, verdict, k < nmep ? XEVB_RES_MEP : XEVB_RES_SEGMENT), "jumbo base %u", k);
 	}
 	/* The bases do reach the frags: the linear area is shorter than most. */
 	for (unsigned k = 0; k < nb; k++) {
@@ -440,6 +515,7 @@ Test(xdp_differential, jumbo_mutants_agree)
 	}
 	printf("\n");
 	cr_assert(gt(uint, hist[XEVB_RES_MEP], N_JUMBO_MUTANTS / 20));
+	cr_assert(gt(uint, hist[XEVB_RES_SEGMENT], N_JUMBO_MUTANTS / 50));
 	/* Record-level verdicts are reached past the linear area too. */
 	cr_assert(gt(uint, hist[XEVB_RES_REC_OVERRUN], 0));
 	cr_assert(gt(uint, hist[XEVB_RES_EVENT_ORDER] + hist[XEVB_RES_RESERVED], 0));

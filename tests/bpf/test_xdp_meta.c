@@ -187,11 +187,12 @@ static void assert_no_meta(const uint8_t *in, size_t len, const struct run *r, c
 }
 
 static const int to_xsk[] = { XEVB_RES_MEP, XEVB_XDP_TO_XSK };
+static const int seg_to_xsk[] = { XEVB_RES_SEGMENT, XEVB_XDP_TO_XSK };
 
 Test(xdp_meta, vectors_get_exact_meta)
 {
 	static struct run r;
-	unsigned with = 0, without = 0;
+	unsigned with = 0, without = 0, segs = 0;
 
 	open_env(COOKIE, true);
 	for (size_t i = 0; i < nvecs; i++) {
@@ -205,10 +206,14 @@ Test(xdp_meta, vectors_get_exact_meta)
 			assert_meta(v->frame, v->len, &r, v->name);
 			with++;
 		} else {
-			/* Malformed, fragments, not ours, jumbo (walked across frags): no meta. */
+			/* Malformed, fragments, not ours, jumbo (walked across frags), segments: no meta. */
 			assert_no_meta(v->frame, v->len, &r, v->name);
 			if (res == XEVB_RES_MEP)
 				assert_counted(&r, v->len, to_xsk, 2, pi.n_frags, v->name);
+			if (res == XEVB_RES_SEGMENT) {
+				assert_counted(&r, v->len, seg_to_xsk, 2, pi.seg_offset == 0, v->name);
+				segs++;
+			}
 			cr_assert(eq(u64, r.delta[XEVB_XDP_META_FAIL].packets, 0), "%s", v->name);
 			without++;
 		}
@@ -216,6 +221,7 @@ Test(xdp_meta, vectors_get_exact_meta)
 	printf("xdp_meta: %u vectors with a meta, %u without\n", with, without);
 	cr_assert(gt(u32, with, 10));
 	cr_assert(gt(u32, without, 10));
+	cr_assert(eq(u32, segs, 5), "every valid segment vector to the socket, without a meta");
 }
 
 /* splitmix64 */

@@ -44,6 +44,7 @@ struct fixture {
 };
 
 #define MEP(n)        { n, XEVB_RES_MEP, XDP_PASS }
+#define SEG(n)        { n, XEVB_RES_SEGMENT, XDP_PASS }
 #define BAD(n, why)   { n, why, XDP_DROP }
 #define PASS(n, why)  { n, why, XDP_PASS }
 
@@ -77,6 +78,15 @@ static const struct fixture fixtures[] = {
 	PASS("other_udp_port", XEVB_RES_OTHER),
 	PASS("other_icmp", XEVB_RES_OTHER),
 	PASS("other_ipv6", XEVB_RES_OTHER),
+	/* 1.1: segments go where MEPs go, counted in a slot of their own. */
+	SEG("seg_first"), SEG("seg_middle"), SEG("seg_last"), SEG("seg_resend_udp"),
+	SEG("seg_max_length"),
+	BAD("seg_two_records", XEVB_RES_SEG_NFRAGS),
+	BAD("seg_zero_length", XEVB_RES_SEG_LENGTH),
+	BAD("seg_offset_unaligned", XEVB_RES_SEG_OFFSET),
+	BAD("seg_offset_past_end", XEVB_RES_SEG_OFFSET),
+	BAD("seg_middle_unaligned", XEVB_RES_SEG_SIZE),
+	BAD("seg_last_extra", XEVB_RES_SEG_TRAILING),
 };
 #define N_FIXTURES (sizeof(fixtures) / sizeof(fixtures[0]))
 
@@ -114,6 +124,24 @@ static void expect_unknown_src(const struct vector *v, const char *ctx)
 	expect(v, XDP_DROP, slots, 2, v->n_frags, ctx);
 }
 
+/* A segment's frags column counts it only at offset 0: once per fragment. */
+static uint64_t seg_frags(const struct vector *v)
+{
+	return v->frags[0].seg_offset == 0;
+}
+
+static void expect_seg_passed(const struct vector *v, const char *ctx)
+{
+	const int slots[] = { XEVB_RES_SEGMENT, XEVB_XDP_NO_XSK };
+	expect(v, XDP_PASS, slots, 2, seg_frags(v), ctx);
+}
+
+static void expect_seg_unknown_src(const struct vector *v, const char *ctx)
+{
+	const int slots[] = { XEVB_RES_SEGMENT, XEVB_XDP_UNKNOWN_SRC };
+	expect(v, XDP_DROP, slots, 2, seg_frags(v), ctx);
+}
+
 static void expect_slot(const struct vector *v, int slot, const char *ctx)
 {
 	expect(v, xevb_res_is_malformed((unsigned)slot) ? XDP_DROP : XDP_PASS, &slot, 1, 0, ctx);
@@ -132,6 +160,9 @@ Test(xdp_vectors, fixtures_cover_every_vector)
 		case VEC_MEP:
 			cr_assert(s == XEVB_RES_MEP || s == XEVB_RES_MULTIBUF, "%s", v->name);
 			break;
+		case VEC_SEGMENT:
+			cr_assert(eq(int, s, XEVB_RES_SEGMENT), "%s", v->name);
+			break;
 		case VEC_MALFORMED:
 			cr_assert(xevb_res_is_malformed((unsigned)s), "%s", v->name);
 			break;
@@ -147,7 +178,7 @@ Test(xdp_vectors, fixtures_cover_every_vector)
 
 Test(xdp_vectors, every_vector_default_settings)
 {
-	unsigned mep = 0;
+	unsigned mep = 0, seg = 0;
 
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
 	for (size_t f = 0; f < N_FIXTURES; f++) {
@@ -158,12 +189,17 @@ Test(xdp_vectors, every_vector_default_settings)
 			cr_assert(eq(int, v->verdict, VEC_MEP), "%s", v->name);
 			expect_mep_passed(v, "default");
 			mep++;
+		} else if (fx->slot == XEVB_RES_SEGMENT) {
+			cr_assert(eq(int, v->verdict, VEC_SEGMENT), "%s", v->name);
+			expect_seg_passed(v, "default");
+			seg++;
 		} else {
 			expect_slot(v, fx->slot, "default");
 		}
 	}
-	cr_log_info("xdp_vectors: %zu vectors through BPF_PROG_RUN, %u valid MEPs", N_FIXTURES, mep);
-	printf("xdp_vectors: %zu vectors through BPF_PROG_RUN (%u valid MEPs)\n", N_FIXTURES, mep);
+	cr_assert(eq(uint, seg, 5));
+	cr_log_info("xdp_vectors: %zu vectors through BPF_PROG_RUN, %u valid MEPs, %u segments", N_FIXTURES, mep, seg);
+	printf("xdp_vectors: %zu vectors through BPF_PROG_RUN (%u valid MEPs, %u segments)\n", N_FIXTURES, mep, seg);
 }
 
 /*
@@ -361,6 +397,8 @@ Test(xdp_vectors, ip_proto_254)
 			/* Not raw protocol 253: UDP and non-DAQ keep their default verdicts. */
 			if (fixtures[f].slot == XEVB_RES_MEP)
 				expect_mep_passed(v, "ip_proto 254, udp");
+			else if (fixtures[f].slot == XEVB_RES_SEGMENT)
+				expect_seg_passed(v, "ip_proto 254, udp");
 			else
 				expect_slot(v, fixtures[f].slot, "ip_proto 254, not raw");
 			continue;
@@ -387,4 +425,31 @@ Test(xdp_vectors, udp_port_53)
 	expect_slot(vec("udp_pack4x200"), XEVB_RES_OTHER, "udp_port 53");
 	expect_slot(vec("udp_len_mismatch"), XEVB_RES_OTHER, "udp_port 53");
 	expect_mep_passed(vec("raw_single"), "udp_port 53, raw still on");
+}
+
+/* The source filters act on segments as on MEPs: an unknown source's are dropped, counted. */
+Test(xdp_vectors, filters_apply_to_segments)
+{
+	unsigned passed = 0, dropped = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	allow_id(21);   /* seg_first, seg_middle, seg_last, seg_resend_udp; seg_max_length is 33 */
+	set_filter(XEVB_FILTER_SRC_ID);
+	for (size_t i = 0; i < nvecs; i++) {
+		const struct vector *v = &vecs[i];
+
+		if (v->verdict != VEC_SEGMENT)
+			continue;
+		if (v->frags[0].source_id == 21) {
+			expect_seg_passed(v, "src_id filter, allowed");
+			passed++;
+		} else {
+			expect_seg_unknown_src(v, "src_id filter, not allowed");
+			dropped++;
+		}
+	}
+	cr_assert(eq(uint, passed, 4));
+	cr_assert(eq(uint, dropped, 1));
+	/* A malformed segment is judged before the filter. */
+	expect_slot(vec("seg_last_extra"), XEVB_RES_SEG_TRAILING, "src_id filter");
 }

@@ -4,7 +4,9 @@
 #include <criterion/new/assert.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <xevb/crc32c.h>
+#include <xevb/event_codec.h>
 #include <xevb/mep_write.h>
 #include "builder_rig.h"
 
@@ -24,6 +26,95 @@ static void on_release(void *ctx, uint32_t f)
 	memset(frame_at(r, f), 0xee, r->len[f]);
 	r->free_list[r->n_free++] = f;
 	r->releases++;
+}
+
+/* The CRC-32C of the first len bytes of the fragment of (source, event). */
+static uint32_t rig_crc(uint16_t src, uint32_t ev, uint32_t len)
+{
+	uint8_t buf[256];
+	uint32_t crc = 0;
+
+	for (uint32_t at = 0; at < len; at += sizeof(buf)) {
+		uint32_t n = len - at < sizeof(buf) ? len - at : (uint32_t)sizeof(buf);
+
+		for (uint32_t k = 0; k < n; k++)
+			buf[k] = rig_byte(src, ev, at + k);
+		crc = xevb_crc32c(crc, buf, n);
+	}
+	return crc;
+}
+
+/*
+ * A fragment that came in segments: pieces in held frames, one after the
+ * other from 0 to its length, every byte the source's, the CRC the whole
+ * fragment's.
+ */
+static void check_pieces(const struct rig *r, const struct xevb_event *ev, uint32_t i)
+{
+	const struct xevb_frag_pieces *fp = &ev->pieces[i];
+	const struct xevb_frag_slot *fs = &ev->frags[i];
+	uint16_t sid = ev->source_ids[i];
+	uint32_t at = 0, crc = 0;
+
+	cr_assert(gt(u32, fp->n, 0));
+	cr_assert(eq(u32, fs->frame_idx, fp->p[0].frame_idx), "event %u source %u: first piece", ev->event_id, sid);
+	cr_assert(eq(u16, fs->payload_off, fp->p[0].payload_off));
+	for (uint32_t k = 0; k < fp->n; k++) {
+		const struct xevb_seg_piece *p = &fp->p[k];
+		const uint8_t *b;
+
+		cr_assert(lt(u32, p->frame_idx, r->n_frames));
+		cr_assert(r->held[p->frame_idx], "event %u source %u piece %u: frame %u already released",
+			  ev->event_id, sid, k, p->frame_idx);
+		cr_assert(eq(u16, p->seg_offset, at), "event %u source %u piece %u: a gap or overlap",
+			  ev->event_id, sid, k);
+		b = ev->frame_data[p->frame_idx] + p->payload_off;
+		for (uint32_t j = 0; j < p->bytes; j++)
+			cr_assert(eq(u8, b[j], rig_byte(sid, ev->event_id, at + j)),
+				  "event %u source %u byte %u", ev->event_id, sid, at + j);
+		crc = xevb_crc32c(crc, b, p->bytes);
+		at += p->bytes;
+	}
+	cr_assert(eq(u32, at, fs->length), "event %u source %u: pieces cover %u of %u", ev->event_id, sid,
+		  at, fs->length);
+	cr_assert(eq(u32, crc, xevb_event_crc(ev, i)), "event %u source %u: CRC", ev->event_id, sid);
+}
+
+/* An event with pieces: both encoders give the same bytes, which decode to the fragments. */
+static void check_encoding(const struct xevb_event *ev)
+{
+	size_t cap = xevb_event_wire_size(ev), total = 0, iov_total, nf = 0;
+	size_t sl = XEVB_EVT_SCRATCH_MAX(ev->n_expected), niov_max = XEVB_EVT_IOV_MAX_SEG(ev->n_expected);
+	uint8_t *flat = malloc(cap), *viaiov = malloc(cap), *scratch = malloc(sl);
+	struct iovec *iov = calloc(niov_max, sizeof(*iov));
+	struct xevb_decoded_event de;
+	struct xevb_decoded_frag df;
+	const uint8_t *pos = NULL;
+	char err[128];
+	int n;
+
+	cr_assert(flat && viaiov && scratch && iov);
+	cr_assert(eq(int, xevb_event_encode_into(ev, 7, flat, cap, &total), 0));
+	cr_assert(eq(sz, total, cap));
+	n = xevb_event_encode(ev, 7, scratch, sl, iov, niov_max, &iov_total);
+	cr_assert(gt(int, n, 0));
+	cr_assert(eq(sz, iov_total, cap));
+	for (int k = 0, at = 0; k < n; at += (int)iov[k].iov_len, k++)
+		memcpy(viaiov + at, iov[k].iov_base, iov[k].iov_len);
+	cr_assert(eq(int, memcmp(flat, viaiov, cap), 0), "event %u: the two encoders differ", ev->event_id);
+	cr_assert(eq(int, xevb_event_decode_verify(flat, cap, XEVB_VERIFY_CRC, &de, err, sizeof(err)), 0),
+		  "event %u: %s", ev->event_id, err);
+	while (xevb_event_next_frag(&de, &pos, &df)) {
+		for (uint32_t k = 0; k < df.length; k++)
+			cr_assert(eq(u8, df.payload[k], rig_byte(df.source_id, ev->event_id, k)),
+				  "event %u source %u: encoded byte %u", ev->event_id, df.source_id, k);
+		nf++;
+	}
+	cr_assert(eq(sz, nf, ev->n_frags));
+	free(flat);
+	free(viaiov);
+	free(scratch);
+	free(iov);
 }
 
 static void on_emit(void *ctx, const struct xevb_event *ev)
@@ -66,6 +157,12 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 			  ev->event_id, sid, fs->frame_idx);
 		cr_assert(eq(ptr, (void *)ev->frame_data[fs->frame_idx],
 			     frame_at(r, fs->frame_idx)));
+		if (xevb_event_npieces(ev, i)) {
+			check_pieces(r, ev, i);
+			re->present[sid / 64] |= 1ull << (sid % 64);
+			got++;
+			continue;
+		}
 		cr_assert(eq(u16, fs->length, rig_len(sid, ev->event_id)),
 			  "event %u source %u length", ev->event_id, sid);
 		const uint8_t *p = xevb_event_payload(ev, i);
@@ -80,6 +177,8 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 		  ev->event_id, ev->n_frags, got);
 	cr_assert(eq(int, !!(ev->flags & XEVB_EVT_F_INCOMPLETE), got != ev->n_expected),
 		  "event %u: INCOMPLETE flag vs %u/%u fragments", ev->event_id, got, ev->n_expected);
+	if (ev->pieces)
+		check_encoding(ev);
 }
 
 void rig_init(struct rig *r, const uint16_t *sources, uint32_t n_sources,
@@ -193,6 +292,60 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 	xevb_builder_add_mep(r->b, f, frame_at(r, f), &pi,
 			     pi.consec && r->refless_every && r->sent % r->refless_every == 0 ?
 			     NULL : refs, r->now);
+	return f;
+}
+
+uint32_t rig_send_segment(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, uint32_t event,
+			  uint16_t frag_len, uint16_t seg_off, uint16_t seg_bytes)
+{
+	return rig_send_segment_crc(r, src, flags, run, event, frag_len, seg_off, seg_bytes,
+				    rig_crc(src, event, frag_len));
+}
+
+uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, uint32_t event,
+			      uint16_t frag_len, uint16_t seg_off, uint16_t seg_bytes, uint32_t crc)
+{
+	static uint8_t pay[65536];
+	const uint8_t *pays[1] = { pay };
+	struct xevb_mep_params p = {
+		.saddr = 0x0a000001, .daddr = 0x0a000002,
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = r->use_udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = src, .flags = flags & ~XEVB_MEP_F_SEGMENT, .run_number = run,
+		.packet_seq = r->seq[src]++, .event_id = &event, .n_frags = 1,
+		.frag_len = &seg_bytes, .payload = pays,
+	};
+	static struct xevb_frag_ref ref;
+	struct xevb_pkt_info pi;
+	uint8_t *fr, *rec;
+	uint32_t f;
+	ssize_t len;
+
+	for (uint32_t k = 0; k < seg_bytes; k++)
+		pay[k] = rig_byte(src, event, seg_off + k);
+	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
+	f = r->free_list[--r->n_free];
+	fr = frame_at(r, f);
+	/* A one-record MEP made a segment: independent of how the writer segments. */
+	len = xevb_write_frame(fr, RIG_FRAME_SIZE, &p);
+	cr_assert(gt(sz, (size_t)len, 0), "xevb_write_frame");
+	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, NULL), XEVB_RES_MEP));
+	rec = fr + pi.mep_off + XEVB_MEP_HLEN;
+	fr[pi.mep_off + 3] |= XEVB_MEP_F_SEGMENT;
+	rec[4] = (uint8_t)(frag_len >> 8);
+	rec[5] = (uint8_t)frag_len;
+	rec[6] = (uint8_t)(seg_off >> 8);
+	rec[7] = (uint8_t)seg_off;
+	rec[8] = (uint8_t)(crc >> 24);
+	rec[9] = (uint8_t)(crc >> 16);
+	rec[10] = (uint8_t)(crc >> 8);
+	rec[11] = (uint8_t)crc;
+	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, &ref), XEVB_RES_SEGMENT),
+		  "segment %u+%u of %u", seg_off, seg_bytes, frag_len);
+	r->held[f] = true;
+	r->len[f] = (uint32_t)len;
+	r->sent++;
+	xevb_builder_add_segment(r->b, f, fr, &pi, &ref, r->now);
 	return f;
 }
 

@@ -84,6 +84,18 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 			uint32_t first, uint32_t n);
 
+/*
+ * One SEGMENT packet (wire format 1.1) from src: bytes seg_off..seg_off +
+ * seg_bytes - 1 of event's frag_len-byte fragment (rig_byte content, its
+ * CRC over all frag_len bytes), handed to xevb_builder_add_segment at
+ * r->now. Returns the frame index.
+ */
+uint32_t rig_send_segment(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, uint32_t event,
+			  uint16_t frag_len, uint16_t seg_off, uint16_t seg_bytes);
+/* The same with crc32c as given (the right one: rig_send_segment). */
+uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, uint32_t event,
+			      uint16_t frag_len, uint16_t seg_off, uint16_t seg_bytes, uint32_t crc);
+
 void rig_check(struct rig *r);
 const struct rig_event *rig_find(const struct rig *r, uint32_t event_id);
 bool rig_has(const struct rig_event *e, uint16_t src);

@@ -59,10 +59,13 @@ static void parse_frags(struct vector *v, char *s)
 	if (!strcmp(s, "-"))
 		return;
 	for (char *t = strtok_r(s, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		unsigned eid, sid, len, crc;
-		if (v->n_frags == VEC_MAX_FRAGS || sscanf(t, "%x:%u:%u:%x", &eid, &sid, &len, &crc) != 4)
+		unsigned eid, sid, len, crc, seg_off = 0, seg_bytes = 0;
+		int want = v->verdict == VEC_SEGMENT ? 6 : 4;
+		if (v->n_frags == VEC_MAX_FRAGS ||
+		    sscanf(t, "%x:%u:%u:%x:%u:%u", &eid, &sid, &len, &crc, &seg_off, &seg_bytes) != want)
 			die("bad fragment list for", v->name);
-		v->frags[v->n_frags++] = (struct vec_frag){ eid, (uint16_t)sid, (uint16_t)len, crc };
+		v->frags[v->n_frags++] = (struct vec_frag){ eid, (uint16_t)sid, (uint16_t)len, crc,
+							    (uint16_t)seg_off, (uint16_t)seg_bytes };
 	}
 }
 
@@ -92,6 +95,8 @@ struct vector *vectors_load(size_t *count)
 		snprintf(v->name, sizeof(v->name), "%s", name);
 		if (!strcmp(verdict, "mep"))
 			v->verdict = VEC_MEP;
+		else if (!strcmp(verdict, "segment"))
+			v->verdict = VEC_SEGMENT;
 		else if (!strcmp(verdict, "malformed"))
 			v->verdict = VEC_MALFORMED;
 		else if (!strcmp(verdict, "ip_fragment"))

@@ -8,13 +8,16 @@
 
 #define VEC_MAX_FRAGS 64
 
-enum vec_verdict { VEC_MEP, VEC_MALFORMED, VEC_IP_FRAGMENT, VEC_OTHER };
+enum vec_verdict { VEC_MEP, VEC_SEGMENT, VEC_MALFORMED, VEC_IP_FRAGMENT, VEC_OTHER };
 
 struct vec_frag {
 	uint32_t event_id;
 	uint16_t source_id;
 	uint16_t length;
 	uint32_t crc32c;
+	/* VEC_SEGMENT: length and crc32c are the whole fragment's */
+	uint16_t seg_offset;
+	uint16_t seg_bytes;
 };
 
 struct vector {

@@ -15,7 +15,11 @@
  *             Ethernet frame (any content; usually rejected by the parser),
  *           synthetic mode: 4 bytes describing a valid MEP (source 0..7,
  *             flags, run 1 or 2, 1..8 events from 0xffffff00 + a 16-bit
- *             offset, with gaps), written with the MEP writer.
+ *             offset, with gaps), written with the MEP writer; with bit 6
+ *             of the first byte, a valid SEGMENT packet (wire format 1.1)
+ *             of the first of those events instead.
+ *
+ * Valid segments, in both modes, go to xevb_builder_add_segment.
  *
  * Every frame goes through a pool that knows which frames the builder holds;
  * emit checks each fragment lies in a held frame (and in synthetic mode that
@@ -52,6 +56,29 @@ static void on_release(void *ctx, uint32_t f)
 	free_list[n_free++] = f;
 }
 
+/* A fragment put together from segments: pieces in held frames, 0..length once, its CRC. */
+static void check_pieces(const struct xevb_event *ev, uint32_t i)
+{
+	const struct xevb_frag_pieces *fp = &ev->pieces[i];
+	uint32_t at = 0, crc = 0;
+
+	for (uint32_t k = 0; k < fp->n; k++) {
+		const struct xevb_seg_piece *p = &fp->p[k];
+
+		if (p->frame_idx >= N_FRAMES || !held[p->frame_idx])
+			FAIL("event %u: a piece in a released frame", ev->event_id);
+		if (p->seg_offset != at || (uint32_t)p->payload_off + p->bytes > frame_len[p->frame_idx])
+			FAIL("event %u: piece %u at %u+%u, expected at %u", ev->event_id, k, p->seg_offset,
+			     p->bytes, at);
+		crc = xevb_crc32c(crc, ev->frame_data[p->frame_idx] + p->payload_off, p->bytes);
+		at += p->bytes;
+	}
+	if (at != ev->frags[i].length || !fp->n)
+		FAIL("event %u: pieces cover %u of %u bytes", ev->event_id, at, ev->frags[i].length);
+	if (synthetic && crc != xevb_event_crc(ev, i))
+		FAIL("event %u source %u: segmented payload changed", ev->event_id, ev->source_ids[i]);
+}
+
 static void on_emit(void *ctx, const struct xevb_event *ev)
 {
 	uint32_t got = 0;
@@ -65,6 +92,10 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 		if (fs->frame_idx == UINT32_MAX)
 			continue;
 		got++;
+		if (xevb_event_npieces(ev, i)) {
+			check_pieces(ev, i);
+			continue;
+		}
 		if (fs->frame_idx >= N_FRAMES || !held[fs->frame_idx])
 			FAIL("event %u: fragment in a released frame", ev->event_id);
 		if ((uint32_t)fs->payload_off + fs->length > frame_len[fs->frame_idx] ||
@@ -93,7 +124,77 @@ static void check(struct xevb_builder *b)
 		     (unsigned long long)xevb_builder_stats(b)->frames_held, N_FRAMES - n_free);
 }
 
-/* Four bytes -> one valid MEP frame in buf; its length. */
+/*
+ * A segment, from its 4 bytes: d[0] as for a MEP (bit 6 set); the fragment
+ * of event 0xffffff00 + d[2] / 8 (among the MEPs' events) is 4 * (1 +
+ * d[3] % 32) + d[1] % 4 bytes, the segment starts at word d[1] / 4 (modulo
+ * the fragment's words) and has 1 + d[2] % 8 words, or what is left.
+ * Content and CRC as a MEP's fragment would have them, so the same
+ * fragment from several segments agrees unless its length differs. The
+ * record is written with the segment's bytes and then made a segment
+ * (seg_patch): this does not depend on how the writer segments.
+ */
+static uint32_t seg_event(const uint8_t *d)
+{
+	return 0xffffff00u + (d[2] >> 3);
+}
+
+static uint32_t seg_frag_len(const uint8_t *d)
+{
+	return 4u * (1u + d[3] % 32u) + d[1] % 4u;
+}
+
+static uint32_t seg_offset(const uint8_t *d)
+{
+	return 4u * ((uint32_t)(d[1] >> 2) % ((seg_frag_len(d) + 3) / 4u));
+}
+
+static uint8_t synth_byte(uint32_t e, uint16_t src, uint32_t i)
+{
+	return (uint8_t)(e * 31 + src * 7 + i);
+}
+
+static void seg_params(struct xevb_mep_params *p, const uint8_t *d)
+{
+	static uint16_t len1;
+	static uint8_t spay[32];
+	static const uint8_t *spays[1] = { spay };
+	static uint32_t eid;
+	uint32_t off = seg_offset(d), room = seg_frag_len(d) - off, bytes = 4u * (1u + (d[2] & 7));
+
+	eid = seg_event(d);
+	len1 = (uint16_t)(bytes < room ? bytes : room);
+	for (uint32_t k = 0; k < len1; k++)
+		spay[k] = synth_byte(eid, p->source_id, off + k);
+	p->n_frags = 1;
+	p->event_id = &eid;
+	p->frag_len = &len1;
+	p->payload = spays;
+}
+
+static void seg_patch(uint8_t *buf, size_t len, const uint8_t *d)
+{
+	/* Raw IPv4, no options, no UDP: the writer's layout for these params. */
+	uint8_t *mep = buf + XEVB_ETH_HLEN + 20, *rec = mep + XEVB_MEP_HLEN, whole[132];
+	uint32_t flen = seg_frag_len(d), off = seg_offset(d), crc;
+
+	if (len < XEVB_ETH_HLEN + 20 + XEVB_MEP_HLEN + XEVB_REC_HLEN)
+		FAIL("synthetic segment frame too short");
+	for (uint32_t k = 0; k < flen; k++)
+		whole[k] = synth_byte(seg_event(d), d[0] & 7, k);
+	crc = xevb_crc32c(0, whole, flen);
+	mep[3] |= XEVB_MEP_F_SEGMENT;
+	rec[4] = (uint8_t)(flen >> 8);
+	rec[5] = (uint8_t)flen;
+	rec[6] = (uint8_t)(off >> 8);
+	rec[7] = (uint8_t)off;
+	rec[8] = (uint8_t)(crc >> 24);
+	rec[9] = (uint8_t)(crc >> 16);
+	rec[10] = (uint8_t)(crc >> 8);
+	rec[11] = (uint8_t)crc;
+}
+
+/* Four bytes -> one valid MEP (or segment) frame in buf; its length. */
 static size_t synth_frame(uint8_t *buf, const uint8_t *d, uint32_t *seq)
 {
 	static uint32_t ids[8];
@@ -105,7 +206,7 @@ static size_t synth_frame(uint8_t *buf, const uint8_t *d, uint32_t *seq)
 	struct xevb_mep_params p = {
 		.ip_proto = XEVB_DEFAULT_IP_PROTO,
 		.source_id = src,
-		.flags = (d[0] >> 3) & XEVB_MEP_F_KNOWN,
+		.flags = (d[0] >> 3) & (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN),
 		.run_number = 1 + ((d[0] >> 5) & 1),
 		.packet_seq = seq[src]++,
 		.event_id = ids, .n_frags = n, .frag_len = lens, .payload = pays,
@@ -117,12 +218,16 @@ static size_t synth_frame(uint8_t *buf, const uint8_t *d, uint32_t *seq)
 		e += 1 + ((d[1] >> (3 + j % 5)) & 1);
 		lens[j] = (uint16_t)((d[2] + j * 7) % 24);
 		for (uint32_t k = 0; k < lens[j]; k++)
-			pay[j][k] = (uint8_t)(ids[j] * 31 + src * 7 + k);
+			pay[j][k] = synth_byte(ids[j], src, k);
 		pays[j] = pay[j];
 	}
+	if (d[0] & 0x40)
+		seg_params(&p, d);
 	len = xevb_write_frame(buf, FRAME_SIZE, &p);
 	if (len <= 0)
 		FAIL("MEP writer refused a synthetic frame");
+	if (d[0] & 0x40)
+		seg_patch(buf, (size_t)len, d);
 	return (size_t)len;
 }
 
@@ -194,6 +299,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		frame_len[f] = (uint32_t)len;
 		struct xevb_pkt_info pi;
 		int res = xevb_classify(frames[f], frames[f] + len, (uint32_t)len, &pcfg, &pi, refs);
+		if (synthetic && res != ((data[off - 4] & 0x40) ? XEVB_RES_SEGMENT : XEVB_RES_MEP))
+			FAIL("synthetic frame misparsed: verdict %d", res);
+		if (res == XEVB_RES_SEGMENT) {
+			uint64_t before = xevb_builder_stats(b)->segs_received;
+
+			held[f] = true;
+			xevb_builder_add_segment(b, f, frames[f], &pi, refs, now);
+			if (xevb_builder_stats(b)->segs_received != before + 1)
+				FAIL("segment not counted once");
+			check(b);
+			continue;
+		}
 		if (res != XEVB_RES_MEP) {
 			free_list[n_free++] = f;   /* never the builder's */
 			check(b);
@@ -222,6 +339,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		(unsigned long long)st->events_opened,
 		(unsigned long long)st->events_complete, (unsigned long long)st->events_incomplete,
 		(unsigned long long)st->events_discarded, st->run_ended);
+	fprintf(stderr, "segments %llu: in %llu whole %llu dup %llu mismatched %llu dropped %llu partial %llu\n",
+		(unsigned long long)st->segs_received, (unsigned long long)st->segs_in_frags,
+		(unsigned long long)st->seg_frags_whole, (unsigned long long)st->segs_drops[XEVB_SEG_DUPLICATE],
+		(unsigned long long)st->segs_drops[XEVB_SEG_MISMATCHED],
+		(unsigned long long)st->segs_drops[XEVB_SEG_FRAG_DROPPED],
+		(unsigned long long)st->segs_drops[XEVB_SEG_PARTIAL]);
 #endif
 	xevb_builder_free(b);
 	return 0;

@@ -15,6 +15,35 @@ static const struct xevb_parse_cfg parse_check_cfg = {
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
 };
 
+/* A valid segment: every rule of wire-format 1.1, its bytes inside the frame. */
+static inline const char *segment_check(const struct xevb_pkt_info *pi, const struct xevb_pkt_info *pi2,
+					const struct xevb_frag_ref *frags, size_t size)
+{
+	const struct xevb_frag_ref *f = &frags[0];
+	size_t mep_end = (size_t)pi->mep_off + pi->mep_len;
+
+	if (!(pi->flags & XEVB_MEP_F_SEGMENT) || pi->n_frags != 1)
+		return "segment without the flag or with n_frags other than 1";
+	if (pi2->seg_offset != pi->seg_offset || pi2->seg_bytes != pi->seg_bytes ||
+	    pi2->frag_length != pi->frag_length || pi2->seg_last != pi->seg_last)
+		return "segment fields differ between the two runs";
+	if (pi->frag_length == 0 || (pi->seg_offset & 3) || pi->seg_offset >= pi->frag_length)
+		return "segment length or offset accepted against the rules";
+	if ((uint32_t)pi->seg_offset + pi->seg_bytes > pi->frag_length || pi->seg_bytes == 0)
+		return "segment bytes outside its fragment";
+	if (pi->seg_last != ((uint32_t)pi->seg_offset + pi->seg_bytes == pi->frag_length))
+		return "last-segment flag wrong";
+	if (!pi->seg_last && (pi->seg_bytes & 3))
+		return "non-last segment not a multiple of 4";
+	if (f->length != pi->seg_bytes || f->event_id != pi->first_event_id)
+		return "segment reference disagrees with the packet info";
+	if (f->payload_off != pi->mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN)
+		return "segment bytes not right after the record header";
+	if ((size_t)f->payload_off + f->length > size || (size_t)f->payload_off + XEVB_PAD4(f->length) != mep_end)
+		return "segment does not fill its packet exactly";
+	return NULL;
+}
+
 /*
  * Classifies frame twice (without and with fragment output) and checks the
  * verdict and, for a MEP, every fragment reference. Returns NULL or what
@@ -42,7 +71,7 @@ static inline const char *parse_check(const uint8_t *frame, size_t size, int *ve
 	if (res == XEVB_RES_MULTIBUF)
 		return "multibuf outside BPF (the whole frame was given)";
 	/* The XDP program's frags walker must agree wherever the MEP was reached. */
-	if (res == XEVB_RES_MEP || res >= XEVB_RES_SHORT_MEP) {
+	if (res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT || res >= XEVB_RES_SHORT_MEP) {
 		struct xevb_ld_buf lb = { frame, len };
 		struct xevb_pkt_info pw = { 0 };
 
@@ -51,7 +80,14 @@ static inline const char *parse_check(const uint8_t *frame, size_t size, int *ve
 		if (res == XEVB_RES_MEP && (pw.n_frags != pi.n_frags || pw.source_id != pi.source_id ||
 					    pw.first_event_id != pi.first_event_id))
 			return "the multi-buffer walker read other header fields";
+		if (res == XEVB_RES_SEGMENT &&
+		    (pw.source_id != pi.source_id || pw.first_event_id != pi.first_event_id ||
+		     pw.seg_offset != pi.seg_offset || pw.seg_bytes != pi.seg_bytes ||
+		     pw.frag_length != pi.frag_length || pw.seg_last != pi.seg_last))
+			return "the multi-buffer walker read other segment fields";
 	}
+	if (res == XEVB_RES_SEGMENT)
+		return segment_check(&pi, &pi2, frags, size);
 	if (res != XEVB_RES_MEP)
 		return NULL;
 

@@ -35,6 +35,9 @@ VERDICT = {
     "udp_len_mismatch": "malformed_udp_len", "ip_frag_first": "ip_fragment",
     "ip_frag_later": "ip_fragment", "other_arp": "other", "other_tcp": "other",
     "other_udp_port": "other", "other_icmp": "other", "other_ipv6": "other",
+    "seg_two_records": "malformed_segment_nfrags", "seg_zero_length": "malformed_segment_length",
+    "seg_offset_unaligned": "malformed_segment_offset", "seg_offset_past_end": "malformed_segment_offset",
+    "seg_middle_unaligned": "malformed_segment_size", "seg_last_extra": "malformed_segment_trailing",
 }
 
 
@@ -119,9 +122,11 @@ def main():
             skipped.append(n)
             continue
         fr = dmac + smac + fr[12:]
-        if index[n] == "mep":
+        if index[n] in ("mep", "segment"):
             saddr, sid, _ = mep_info(fr)
             v = "to_xsk" if saddr == a.allowed_ip and sid in configured else "unknown_source"
+            if index[n] == "segment":
+                v = (v, "segment")   # a segment's own verdict slot, then where it went
         else:
             v = VERDICT[n]
         for _ in range(a.reps):
@@ -167,8 +172,8 @@ def main():
     for i, (kind, v, fr) in enumerate(frames):
         s.send(fr)
         sent[kind] = sent.get(kind, 0) + 1
-        if v:
-            expect[v] = expect.get(v, 0) + 1
+        for e in ((v,) if isinstance(v, str) else v or ()):
+            expect[e] = expect.get(e, 0) + 1
         if a.fragments and i % max(len(frames) // a.fragments, 1) == 0 and k < a.fragments:
             send_big(k)
             k += 1

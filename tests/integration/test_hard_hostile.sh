@@ -47,11 +47,13 @@ xdp_counters() {
 		bpftool -j map show id "$m" | grep -q '"name":"counters"' || continue
 		bpftool -j map dump id "$m" | python3 -c '
 import json, sys
-names = ["other", "mep", "ip_fragment", "multibuf_to_kernel", "malformed_trunc_ip", "malformed_bad_ihl",
+names = ["other", "mep", "ip_fragment", "multibuf_to_kernel", "segment", "malformed_trunc_ip", "malformed_bad_ihl",
          "malformed_ip_len", "malformed_udp_trunc", "malformed_udp_len", "malformed_short_mep",
          "malformed_bad_magic", "malformed_bad_version", "malformed_bad_flags", "malformed_bad_source",
          "malformed_bad_nfrags", "malformed_frags_missing", "malformed_rec_overrun", "malformed_reserved",
-         "malformed_event_order", "malformed_trailing", "to_xsk", "no_xsk_to_kernel", "unknown_source",
+         "malformed_event_order", "malformed_trailing", "malformed_segment_nfrags", "malformed_segment_length",
+         "malformed_segment_offset", "malformed_segment_size", "malformed_segment_trailing",
+         "to_xsk", "no_xsk_to_kernel", "unknown_source",
          "meta_failed", "shed", "shed_ref_source"]
 out = {}
 for e in json.load(sys.stdin):
@@ -149,7 +151,8 @@ chatter = wire - (g["packets"] + h1["frames"] + h2["frames"])
 print("# frames on the link beyond what was sent (hosts answering the builder's replies to mutated frames): %d" % chatter)
 true("the link carried every frame sent (plus a little chatter, < 1%)", 0 <= chatter < (h2["frames"] // 100), chatter)
 d2 = {n: c2[n] - c1[n] for n in c2}
-eq("mep = to_xsk + unknown_source, no socket missing", (x["mep"]["packets"], x["no_xsk_to_kernel"]["packets"]),
+eq("mep + segment = to_xsk + unknown_source, no socket missing",
+   (x["mep"]["packets"] + x["segment"]["packets"], x["no_xsk_to_kernel"]["packets"]),
    (x["to_xsk"]["packets"] + x["unknown_source"]["packets"], 0))
 through = x["to_xsk"]["packets"] - g["packets"]
 true("hostile MEPs let through by the filters = 60 vectors + some mutated (wrong run), <= 60 + 2000",

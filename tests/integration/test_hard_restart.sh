@@ -26,13 +26,13 @@ xevb_pid() {
 xdp_prog_id() {
 	tb_exec builder 0 ip -d link show eth0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -1
 }
-# Packets the program steered to the socket (slot XEVB_XDP_TO_XSK = 20 of
+# Packets the program steered to the socket (slot XEVB_XDP_TO_XSK = 26 of
 # its per-CPU counters map), summed over CPUs: 0 if unreadable.
 to_xsk() {
 	local m
 	for m in $(map_ids "$1"); do
 		bpftool -j map show id "$m" 2>/dev/null | grep -q '"name":"counters"' || continue
-		bpftool -j map lookup id "$m" key 20 0 0 0 2>/dev/null | python3 -c '
+		bpftool -j map lookup id "$m" key 26 0 0 0 2>/dev/null | python3 -c '
 import json, sys
 d = json.load(sys.stdin)
 print(sum(int(v["value"]["packets"]) if isinstance(v["value"], dict) else

@@ -168,7 +168,7 @@ Test(mep_write, bad_parameters_and_short_buffers_fail)
 	p.source_id = 4096;
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = base_params();
-	p.flags = 0x04;
+	p.flags = 0x08;   /* bit 3: unknown (bit 2 is SEGMENT since 1.1) */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = base_params();
 	p.n_frags = 1024;

@@ -44,7 +44,7 @@ static int agree(const uint8_t *f, size_t len, const char *what)
 	int ra, rb;
 
 	ra = xevb_classify(f, f + len, (uint32_t)len, &cfg, &a, NULL);
-	if (ra != XEVB_RES_MEP && ra < XEVB_RES_SHORT_MEP)
+	if (ra != XEVB_RES_MEP && ra != XEVB_RES_SEGMENT && ra < XEVB_RES_SHORT_MEP)
 		return 0;
 	rb = xevb_mep_parse_ld(&buf, a.mep_off, a.mep_len, &b);
 	cr_assert(eq(int, rb, ra), "%s: walker says %s, parser %s", what, xevb_slot_name((unsigned)rb),
@@ -56,6 +56,14 @@ static int agree(const uint8_t *f, size_t len, const char *what)
 		cr_assert(eq(u32, b.packet_seq, a.packet_seq), "%s", what);
 		cr_assert(eq(u32, b.first_event_id, a.first_event_id), "%s", what);
 		cr_assert(eq(u8, b.flags, a.flags), "%s", what);
+	}
+	if (ra == XEVB_RES_SEGMENT) {
+		cr_assert(eq(u16, b.source_id, a.source_id), "%s", what);
+		cr_assert(eq(u32, b.first_event_id, a.first_event_id), "%s", what);
+		cr_assert(eq(u16, b.seg_offset, a.seg_offset), "%s", what);
+		cr_assert(eq(u16, b.seg_bytes, a.seg_bytes), "%s", what);
+		cr_assert(eq(u16, b.frag_length, a.frag_length), "%s", what);
+		cr_assert(eq(u8, b.seg_last, a.seg_last), "%s", what);
 	}
 	return 1;
 }
@@ -83,7 +91,7 @@ Test(parse_ld, walker_agrees_with_parser)
 		size_t len = v->len;
 		unsigned nflip = 1 + below(3);
 
-		if (v->verdict != VEC_MEP)
+		if (v->verdict != VEC_MEP && v->verdict != VEC_SEGMENT)
 			continue;
 		memcpy(f, v->frame, len);
 		/* Corrupt bytes past the IP header only: the MEP is what is compared. */
@@ -100,5 +108,6 @@ Test(parse_ld, walker_agrees_with_parser)
 	for (int r = 0; r < XEVB_RES__COUNT; r++)
 		valid += hist[r] > 0;
 	cr_assert(gt(uint, hist[XEVB_RES_MEP], 100));
+	cr_assert(gt(uint, hist[XEVB_RES_SEGMENT], 50));
 	cr_assert(ge(uint, valid, 8), "only %u distinct verdicts", valid);
 }

@@ -33,6 +33,56 @@ static int classify(const struct vector *v, const struct xevb_parse_cfg *cfg,
 	return xevb_classify(v->frame, v->frame + v->len, (uint32_t)v->len, cfg, pi, frags);
 }
 
+/* A segment vector: its fields, and its bytes where the parser says. */
+static void check_segment(const struct vector *v, int res, const struct xevb_pkt_info *pi,
+			  const struct xevb_frag_ref *frags)
+{
+	const struct vec_frag *w = &v->frags[0];
+
+	cr_assert(eq(int, res, XEVB_RES_SEGMENT), "%s: got %s", v->name, xevb_slot_name(res));
+	cr_assert(eq(uint, v->n_frags, 1), "%s: index lists one segment", v->name);
+	cr_assert(eq(uint, pi->n_frags, 1), "%s: n_frags", v->name);
+	cr_assert(ne(u8, pi->flags & XEVB_MEP_F_SEGMENT, 0), "%s: flags", v->name);
+	cr_assert(eq(u8, pi->consec, 0), "%s: no XDP meta for segments", v->name);
+	cr_assert(eq(u32, pi->first_event_id, w->event_id), "%s: event_id", v->name);
+	cr_assert(eq(u16, pi->source_id, w->source_id), "%s: source_id", v->name);
+	cr_assert(eq(u16, pi->frag_length, w->length), "%s: length", v->name);
+	cr_assert(eq(u16, pi->seg_offset, w->seg_offset), "%s: seg_offset", v->name);
+	cr_assert(eq(u16, pi->seg_bytes, w->seg_bytes), "%s: seg_bytes", v->name);
+	cr_assert(eq(u8, pi->seg_last, w->seg_offset + w->seg_bytes == w->length), "%s: last", v->name);
+	cr_assert(eq(u32, frags[0].event_id, w->event_id), "%s: ref event_id", v->name);
+	cr_assert(eq(u32, frags[0].crc32c, w->crc32c), "%s: ref crc32c", v->name);
+	cr_assert(eq(u16, frags[0].length, w->seg_bytes), "%s: ref length = the segment's bytes", v->name);
+	cr_assert(le(sz, (size_t)frags[0].payload_off + frags[0].length, v->len), "%s: in frame", v->name);
+}
+
+/* The three segments of fragment 500 joined in offset order: the CRC in each. */
+Test(parser, segments_join_to_the_fragment)
+{
+	static const char *const parts[] = { "seg_middle", "seg_last", "seg_first" };
+	uint8_t whole[3001];
+	uint32_t crc = 0, covered = 0, lasts = 0;
+
+	for (size_t p = 0; p < 3; p++)
+		for (size_t i = 0; i < nvecs; i++) {
+			struct xevb_frag_ref fr[1];
+			struct xevb_pkt_info pi = {0};
+
+			if (strcmp(vecs[i].name, parts[p]))
+				continue;
+			cr_assert(eq(int, classify(&vecs[i], &default_cfg, &pi, fr), XEVB_RES_SEGMENT), "%s", parts[p]);
+			cr_assert(eq(u16, pi.frag_length, sizeof(whole)));
+			cr_assert(le(uint, pi.seg_offset + pi.seg_bytes, sizeof(whole)));
+			memcpy(whole + pi.seg_offset, vecs[i].frame + fr[0].payload_off, pi.seg_bytes);
+			covered += pi.seg_bytes;
+			lasts += pi.seg_last;
+			crc = fr[0].crc32c;
+		}
+	cr_assert(eq(u32, covered, sizeof(whole)), "the three segments cover the fragment once");
+	cr_assert(eq(u32, lasts, 1));
+	cr_assert(eq(u32, xevb_crc32c(0, whole, sizeof(whole)), crc));
+}
+
 Test(parser, every_vector_gets_its_verdict)
 {
 	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
@@ -58,6 +108,9 @@ Test(parser, every_vector_gets_its_verdict)
 				cr_assert(eq(u32, xevb_crc32c(0, v->frame + f->payload_off, f->length),
 					     v->frags[k].crc32c), "%s[%u] payload crc", v->name, k);
 			}
+			break;
+		case VEC_SEGMENT:
+			check_segment(v, res, &pi, frags);
 			break;
 		case VEC_MALFORMED:
 			cr_assert(xevb_res_is_malformed(res), "%s: got %s", v->name, xevb_slot_name(res));
@@ -93,6 +146,12 @@ Test(parser, malformed_reasons)
 		{ "ihl_below_5", XEVB_RES_BAD_IHL },
 		{ "truncated_ip", XEVB_RES_TRUNC_IP },
 		{ "udp_len_mismatch", XEVB_RES_UDP_LEN },
+		{ "seg_two_records", XEVB_RES_SEG_NFRAGS },
+		{ "seg_zero_length", XEVB_RES_SEG_LENGTH },
+		{ "seg_offset_unaligned", XEVB_RES_SEG_OFFSET },
+		{ "seg_offset_past_end", XEVB_RES_SEG_OFFSET },
+		{ "seg_middle_unaligned", XEVB_RES_SEG_SIZE },
+		{ "seg_last_extra", XEVB_RES_SEG_TRAILING },
 	};
 	unsigned found = 0;
 
@@ -162,6 +221,8 @@ Test(parser, truncations_are_never_valid)
 			/* Ethernet padding may be cut away without harm, nothing else. */
 			if (res == XEVB_RES_MEP)
 				cr_assert(eq(int, v->verdict, VEC_MEP), "%s cut at %zu", v->name, cut);
+			if (res == XEVB_RES_SEGMENT)
+				cr_assert(eq(int, v->verdict, VEC_SEGMENT), "%s cut at %zu", v->name, cut);
 			free(copy);
 		}
 	}

@@ -319,3 +319,27 @@ Test(xsk_meta, cleared_meta_is_never_taken_again)
 	/* Only the check word went: the rest of the headroom is as it was. */
 	cr_assert(eq(int, memcmp(data - 12, (const uint8_t *)&m + 4, 12), 0));
 }
+
+/*
+ * A segment (wire format 1.1) never gets a meta: one bound to its frame
+ * all the same (a one-record frame made a segment after its meta was
+ * written, every other check passing) is refused, and the parser decides.
+ */
+Test(xsk_meta, segment_frames_are_parsed)
+{
+	static uint8_t frame[2048];
+	struct xevb_xdp_meta m;
+	struct xevb_pkt_info pi = { 0 };
+	size_t len = make_frame(frame, sizeof(frame), 1, 400, 0, 0);
+	uint8_t *data, *mep;
+
+	meta_of(frame, len, COOKIE, &m);
+	data = place_front(frame, len, &m);
+	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE, &pi), XEVB_RES_MEP));
+	mep = data + m.mep_off;
+	mep[3] |= XEVB_MEP_F_SEGMENT;   /* the last (and only) segment of a 400-byte fragment */
+	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE, &pi), -1));
+	cr_assert(eq(int, xevb_classify(data, data + len, (uint32_t)len, &cfg, &pi, NULL), XEVB_RES_SEGMENT));
+	cr_assert(eq(u8, pi.seg_last, 1));
+	cr_assert(eq(u16, pi.seg_bytes, 400));
+}

@@ -115,9 +115,14 @@ struct bw {
 	struct xevb_builder_stats merged;
 };
 
+/* The queue a frame index belongs to: a UMEM chunk, or a jumbo frame's bounce buffer (xsk_rx.h). */
 static inline uint32_t frame_queue(const struct bw *bw, uint32_t idx)
 {
-	return idx / bw->c.xsk->frames_per_q;
+	const struct xevb_xsk *x = bw->c.xsk;
+
+	if (__builtin_expect(idx >= x->n_umem, 0))
+		return (idx - x->n_umem) / x->bounce_per_q;
+	return idx / x->frames_per_q;
 }
 
 static void emit_cb(void *ctx, const struct xevb_event *ev)
@@ -357,6 +362,77 @@ with_refs:
 	return true;
 }
 
+/* A validated segment's one ref, from the record header the parser just read. */
+static inline void segment_ref(const uint8_t *data, const struct xevb_pkt_info *pi, struct xevb_frag_ref *ref)
+{
+	*ref = (struct xevb_frag_ref){
+		.event_id = pi->first_event_id,
+		.crc32c = xevb_ld32(data + pi->mep_off + XEVB_MEP_HLEN + 8),
+		.payload_off = (uint16_t)(pi->mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN),
+		.length = pi->seg_bytes,
+	};
+}
+
+/*
+ * A segment (wire format 1.1) goes to the owner of its event, as a MEP of
+ * one record goes whole (the owner parses its record header again, a line
+ * it reads anyway). Its END_OF_RUN concerns every worker: the others get
+ * the notice a MEP's would send, each holding the frame until its builder
+ * has read it.
+ */
+static void segment_rx(struct worker *w, uint32_t idx, const uint8_t *data,
+		       const struct xevb_pkt_info *pi, uint64_t now)
+{
+	struct bw *bw = w->bw;
+	const struct xevb_ho_part none = { 0 };
+	uint32_t nw = bw->n, owner = xevb_owner(pi->first_event_id, bw->c.owner_shift, nw);
+	bool eor = pi->flags & XEVB_MEP_F_END_OF_RUN;
+	struct xevb_frag_ref ref;
+
+	w->fref[idx] = (uint8_t)(eor ? nw : 1);
+	for (uint32_t o = 0; o < nw; o++) {
+		struct xevb_spsc *r = &bw->ho[w->id][o];
+
+		if (o == w->id || (o != owner && !eor))
+			continue;
+		if (o == owner)
+			xevb_ho_pack_whole(slot_wait(w, r, o), idx, pi, pi->seg_bytes);
+		else
+			xevb_ho_pack(slot_wait(w, r, o), &bw->refs[w->id][o], idx, pi, NULL, &none,
+				     bw->c.owner_shift, nw, o);
+		xevb_spsc_push(r);
+		w->st.ho_sent++;
+		w->st.eor_notices += o != owner;
+	}
+	if (owner == w->id) {
+		segment_ref(data, pi, &ref);
+		xevb_builder_add_segment(w->b, idx, data, pi, &ref, now);
+	} else if (eor) {
+		/* This worker's builder must see the END_OF_RUN too: a notice of no fragment. */
+		struct xevb_pkt_info lp = *pi;
+
+		lp.n_frags = 0;
+		xevb_builder_add_mep(w->b, idx, data, &lp, w->frags, now);
+	}
+}
+
+/* A segment handed over by the worker that received it (segment_rx). */
+static void segment_owned(struct worker *w, uint32_t idx, const uint8_t *frame,
+			  const struct xevb_pkt_info *pi, uint64_t now)
+{
+	struct xevb_pkt_info sp;
+	struct xevb_frag_ref ref;
+
+	/* Validated by the receiver: only a frame changed under us fails here. */
+	if (xevb_mep_parse(frame, frame + pi->mep_off + pi->mep_len, pi->mep_off, pi->mep_len, &sp, &ref) !=
+	    XEVB_RES_SEGMENT) {
+		release_cb(w, idx);
+		return;
+	}
+	sp.packet_seq = pi->packet_seq;
+	xevb_builder_add_segment(w->b, idx, frame, &sp, &ref, now);
+}
+
 static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx,
 		      const uint8_t **data, const uint32_t *len, uint64_t now)
 {
@@ -388,7 +464,13 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, w->frags);
 		else
 			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, NULL);
-		w->st.rx_bytes += res == XEVB_RES_MEP ? (uint32_t)pi.mep_off + pi.mep_len : len[i];
+		w->st.rx_bytes += res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ?
+				  (uint32_t)pi.mep_off + pi.mep_len : len[i];
+		if (res == XEVB_RES_SEGMENT) {
+			rx_note(w, &pi);
+			segment_rx(w, idx[i], data[i], &pi, now);
+			continue;
+		}
 		if (res != XEVB_RES_MEP) {
 			/* XDP judged it already: does not happen unless the program is bypassed. */
 			w->st.rx_not_mep++;
@@ -470,6 +552,10 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 				if (i + PREFETCH_AHEAD < n)
 					prefetch_share(fd, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
 				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
+				if (__builtin_expect((pi.flags & XEVB_MEP_F_SEGMENT) && pi.n_frags, 0)) {
+					segment_owned(w, e->frame_idx, frame, &pi, now);
+					continue;
+				}
 				grouped = bs->meps_grouped;
 				xevb_builder_add_mep(w->b, e->frame_idx, frame, &pi, f, now);
 				if (pi.n_frags > 1)
@@ -651,7 +737,8 @@ static int online_cpus(void)
 struct bw *bw_start(const struct bw_cfg *c)
 {
 	struct bw *bw;
-	uint32_t nf = c->xsk->frames_per_q * c->xsk->n_queues, cap = 1, rcap;
+	/* Every frame index: UMEM chunks, then the jumbo frames' bounce buffers (multi-buffer MTU). */
+	uint32_t nf = c->xsk->n_umem + c->xsk->bounce_per_q * c->xsk->n_queues, cap = 1, rcap;
 	int err;
 
 	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
@@ -777,6 +864,14 @@ static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_s
 	m->bad_calls += s->bad_calls;
 	m->meps_grouped += s->meps_grouped;
 	m->groups_split += s->groups_split;
+	m->segs_received += s->segs_received;
+	m->segs_in_frags += s->segs_in_frags;
+	m->segs_pending += s->segs_pending;
+	m->frags_pending += s->frags_pending;
+	m->seg_frags_whole += s->seg_frags_whole;
+	m->seg_frags_live += s->seg_frags_live;
+	for (int r = 0; r < XEVB_SEG__COUNT; r++)
+		m->segs_drops[r] += s->segs_drops[r];
 	if (s->run_known && !m->run_known) {
 		m->run_known = true;
 		m->run_number = s->run_number;
@@ -792,6 +887,12 @@ static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_s
 		d->frags_received += x->frags_received;
 		d->frags_in_events += x->frags_in_events;
 		d->frags_discarded += x->frags_discarded;
+		d->segs_received += x->segs_received;
+		d->segs_in_frags += x->segs_in_frags;
+		d->segs_pending += x->segs_pending;
+		d->frags_pending += x->frags_pending;
+		for (int r = 0; r < XEVB_SEG__COUNT; r++)
+			d->segs_drops[r] += x->segs_drops[r];
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)
 			d->drops[r] += x->drops[r];
 		d->end_of_run |= x->end_of_run;

@@ -315,15 +315,21 @@ static inline void prefetch_meta(const uint8_t *p)
 /*
  * The full parser, then the builder; a frame that is no MEP goes back at
  * once (socket path: malformed packets land here; AF_XDP: only a bypassed
- * program lets one through, XDP judged every frame).
+ * program lets one through, XDP judged every frame). A segment (wire
+ * format 1.1) is the builder's to count (xevb_builder_add_segment).
  */
 static inline void parse_and_add(struct build *bd, uint32_t idx, const uint8_t *data,
 				 uint32_t len, uint64_t now, struct xevb_frag_ref *frags)
 {
 	struct xevb_pkt_info pi;
+	int res = xevb_classify(data, data + len, len, &bd->pcfg, &pi, frags);
 
-	if (xevb_classify(data, data + len, len, &bd->pcfg, &pi, frags) == XEVB_RES_MEP) {
+	if (res == XEVB_RES_MEP) {
 		xevb_builder_add_mep(bd->b, idx, data, &pi, frags, now);
+		return;
+	}
+	if (res == XEVB_RES_SEGMENT) {
+		xevb_builder_add_segment(bd->b, idx, data, &pi, frags, now);
 		return;
 	}
 	bd->rx_not_mep++;

@@ -11,7 +11,7 @@
 #include "stats_view.h"
 
 static const char *const drop_names[XEVB_DROP__COUNT] = {
-	"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future",
+	"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future", "partial",
 };
 
 int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_t whylen)
@@ -112,6 +112,14 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->seq_resets, "seq_resets");
 	ADD(c->meps_grouped, "meps_grouped");
 	ADD(c->groups_split, "groups_split");
+	ADD(c->segs_received, "segs_received");
+	ADD(c->segs_in_frags, "segs_in_frags");
+	for (int r = 0; r < XEVB_SEG__COUNT; r++)
+		ADD(c->segs_drops[r], "segs.%s", xevb_seg_reason_name((unsigned)r));
+	ADD(c->segs_pending, "segs_pending");
+	ADD(c->frags_pending, "frags_pending");
+	ADD(c->seg_frags_whole, "seg_frags_whole");
+	ADD(c->seg_frags_live, "seg_frags_live");
 	ADD(s->out.events, "out.events");
 	ADD(s->out.bytes, "out.bytes");
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
@@ -152,6 +160,11 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 		ADD(ss->seq_resets, "source.%u.seq_resets", id);
 		ADD(ss->frags_received, "source.%u.frags_received", id);
 		ADD(ss->frags_in_events, "source.%u.frags_in_events", id);
+		ADD(ss->segs_received, "source.%u.segs_received", id);
+		ADD(ss->segs_in_frags, "source.%u.segs_in_frags", id);
+		for (int r = 0; r < XEVB_SEG__COUNT; r++)
+			ADD(ss->segs_drops[r], "source.%u.segs.%s", id, xevb_seg_reason_name((unsigned)r));
+		ADD(ss->frags_pending, "source.%u.frags_pending", id);
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)
 			ADD(ss->drops[r], "source.%u.drop.%s", id, drop_names[r]);
 	}

@@ -69,7 +69,8 @@
  *
  * END_OF_RUN: once every configured source has sent a MEP of this run with
  * the flag, every open event is emitted (INCOMPLETE) in event_id order and
- * run_ended is set. Later MEPs are handled as usual.
+ * run_ended is set; while a segmented fragment is still pending, only once
+ * it is settled (note_end_of_run). Later MEPs are handled as usual.
  *
  * packet_seq: per source, a forward jump of d counts d-1 gaps; a packet at
  * or before the newest seen (reordered, repeated) counts none and does not
@@ -97,6 +98,24 @@
  * Accounting: frags_in_events counts fragments accepted into an event, open,
  * emitted or discarded (frags_discarded says how many of them went down
  * with a discarded event), so received == in_events + drops always holds.
+ *
+ * Segments (wire format 1.1). A fragment sent in segments is put together
+ * in place: an entry of a bounded pool lists its segments (pieces) in the
+ * frames where they arrived, ascending offset, each holding a reference on
+ * its frame. The event's row names the entry: frame_idx = the entry,
+ * payload_off SEG_PENDING or SEG_WHOLE (a real fragment's payload lies past
+ * its headers, never at 0 or 1). Its first segment opens the event like a
+ * fragment would and counts the fragment received; a pending one is
+ * missing as far as the event goes. Once every byte is held exactly once
+ * the fragment is accepted like any other (n_frags, in_events) and, at
+ * emit, handed over as its pieces (xevb_event.pieces). A segment repeating
+ * a held offset is a duplicate segment; one disagreeing on length or
+ * crc32c, or overlapping a held one, is mismatched; neither is kept. When
+ * the event leaves, a pending fragment is partial (XEVB_DROP_PARTIAL) and
+ * its segments count as such. A fragment dropped before any of it is held
+ * (unknown source, wrong run, late, future, duplicate) counts once, with
+ * its segment at offset 0; all its segments count as FRAG_DROPPED. No free
+ * entry: the oldest open events leave (evicted) until one is free.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -112,6 +131,10 @@
 #define FRAMES_MAX (1u << 26)
 #define SEQ_REORDER_MAX 64u     /* further behind than this: a restart */
 #define GROUPS_BYTES_MAX (64u << 20)
+#define SEG_PENDING 0u          /* row payload_off of a fragment being put together */
+#define SEG_WHOLE   1u          /* ... of one whole, handed over as pieces */
+#define SEG_IN_USE  0xfffffffeu /* seg_frag.next_free of a live entry */
+#define SEG_FRAGS_DEFAULT 1024u
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -180,6 +203,18 @@ struct group {
 
 #define NO_GROUP UINT32_MAX
 
+/* A fragment being put together from segments, or whole in an open event. */
+struct seg_frag {
+	uint32_t event_id;
+	uint32_t crc32c;
+	uint16_t si;
+	uint16_t length;        /* the whole fragment's payload bytes */
+	uint32_t have;          /* bytes held, in n pieces */
+	uint32_t n;
+	uint32_t next_free;     /* SEG_IN_USE while live */
+	struct xevb_seg_piece p[XEVB_SEG_MAX_PIECES];
+};
+
 struct xevb_builder {
 	/* hot: read per fragment or per MEP */
 	struct slot *slots;
@@ -192,6 +227,7 @@ struct xevb_builder {
 	bool have_base;
 	uint32_t oldest, newest;          /* opening-order chain */
 	uint32_t n_eor;
+	bool eor_wait;                    /* every source ended, segmented fragments pending */
 	uint64_t last_ns;                 /* last MEP of the run from a configured source */
 	struct xevb_builder_cfg cfg;
 	uint32_t quorum;                  /* for a jump of more than a window */
@@ -210,6 +246,11 @@ struct xevb_builder {
 	uint32_t *mcur;                   /* [n_src]: per entry, the next record */
 	struct xevb_frag_ref *wrefs;      /* [XEVB_MAX_FRAGS_PER_MEP]: a MEP given without refs */
 	uint32_t *gscratch;               /* [n_groups], for check() */
+	/* segmented fragments: see the top */
+	struct seg_frag *segp;            /* [n_segp] */
+	uint32_t n_segp, seg_free;        /* free list head, NO_SLOT: none */
+	struct xevb_frag_slot *erow;      /* [n_src]: an event with pieces, made for emit */
+	struct xevb_frag_pieces *epieces; /* [n_src] */
 	uint16_t src_index[XEVB_MAX_SOURCES];
 	struct xevb_builder_stats st;
 };
@@ -278,12 +319,19 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->mcur = calloc(cfg->n_sources, sizeof(*b->mcur));
 	b->wrefs = calloc(XEVB_MAX_FRAGS_PER_MEP, sizeof(*b->wrefs));
 	b->gscratch = calloc(b->n_groups, sizeof(*b->gscratch));
+	b->n_segp = cfg->max_seg_frags ? cfg->max_seg_frags : SEG_FRAGS_DEFAULT;
+	if (b->n_segp < 2 * cfg->n_sources)
+		b->n_segp = 2 * cfg->n_sources;
+	b->segp = malloc(sizeof(*b->segp) * b->n_segp);
+	b->erow = calloc(cfg->n_sources, sizeof(*b->erow));
+	b->epieces = calloc(cfg->n_sources, sizeof(*b->epieces));
 	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
 	if (b->quorum > cfg->n_sources)
 		b->quorum = cfg->n_sources;
 	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
 	    !b->frame_data || !b->scratch || !b->claims || !b->groups || !b->gents ||
-	    !b->gbits || !b->gfree || !b->mrow || !b->mcur || !b->wrefs || !b->gscratch) {
+	    !b->gbits || !b->gfree || !b->mrow || !b->mcur || !b->wrefs || !b->gscratch ||
+	    !b->segp || !b->erow || !b->epieces) {
 		xevb_builder_free(b);
 		errno = ENOMEM;
 		return NULL;
@@ -306,6 +354,11 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	for (i = 0; i < b->n_groups; i++)
 		b->gfree[i] = b->n_groups - 1 - i;
 	b->n_gfree = b->n_groups;
+	/* Touched now too, pieces and all: no page fault when segments arrive. */
+	memset(b->segp, 0, sizeof(*b->segp) * b->n_segp);
+	for (i = 0; i < b->n_segp; i++)
+		b->segp[i].next_free = i + 1 < b->n_segp ? i + 1 : NO_SLOT;
+	b->seg_free = 0;
 	if (!cfg->adopt_run) {
 		b->st.run_number = cfg->run_number;
 		b->st.run_known = true;
@@ -333,6 +386,9 @@ void xevb_builder_free(struct xevb_builder *b)
 	free(b->mcur);
 	free(b->wrefs);
 	free(b->gscratch);
+	free(b->segp);
+	free(b->erow);
+	free(b->epieces);
 	free(b);
 }
 
@@ -360,6 +416,76 @@ static void frame_gone(struct xevb_builder *b, uint32_t f)
 	XEVB_PROBE(frame_released, f);
 	if (b->cfg.frame_release)
 		b->cfg.frame_release(b->cfg.ctx, f);
+}
+
+/* A row entry naming a segmented fragment (pending or whole), not a frame. */
+static inline bool is_seg(const struct xevb_frag_slot *fs)
+{
+	return fs->frame_idx != NO_FRAME && fs->payload_off <= SEG_WHOLE;
+}
+
+static inline void seg_drop(struct xevb_builder *b, struct xevb_source_stats *src,
+			    enum xevb_seg_reason r, uint64_t n)
+{
+	b->st.segs_drops[r] += n;
+	src->segs_drops[r] += n;
+}
+
+/* Entry k's segments let go of their frames; the entry back to the pool. */
+static void seg_put(struct xevb_builder *b, uint32_t k)
+{
+	struct seg_frag *sf = &b->segp[k];
+
+	for (uint32_t i = 0; i < sf->n; i++) {
+		uint32_t f = sf->p[i].frame_idx;
+
+		if (--b->refcnt[f] == 0)
+			frame_gone(b, f);
+	}
+	sf->n = 0;
+	sf->next_free = b->seg_free;
+	b->seg_free = k;
+	b->st.seg_frags_live--;
+}
+
+/*
+ * Event idx leaves: its pending fragments are partial (their entries go,
+ * the row says missing); returns true when a whole one must go out as
+ * pieces, with b->erow and b->epieces made for emit.
+ */
+static bool seg_settle(struct xevb_builder *b, struct xevb_frag_slot *row)
+{
+	bool pieced = false;
+
+	for (uint32_t j = 0; j < b->n_src; j++) {
+		const struct seg_frag *sf;
+		struct xevb_source_stats *src;
+
+		b->erow[j] = row[j];
+		b->epieces[j].n = 0;
+		if (!is_seg(&row[j]))
+			continue;
+		sf = &b->segp[row[j].frame_idx];
+		if (row[j].payload_off == SEG_WHOLE) {
+			b->erow[j].frame_idx = sf->p[0].frame_idx;
+			b->erow[j].payload_off = sf->p[0].payload_off;
+			b->epieces[j] = (struct xevb_frag_pieces){ sf->n, sf->p };
+			pieced = true;
+			continue;
+		}
+		src = &b->st.src[b->sorted[j]];
+		drop(b, src, XEVB_DROP_PARTIAL, 1);
+		src->frags_pending--;
+		b->st.frags_pending--;
+		XEVB_PROBE(frag_dropped, XEVB_DROP_PARTIAL, sf->event_id, b->sorted[j], 1);
+		seg_drop(b, src, XEVB_SEG_PARTIAL, sf->n);
+		src->segs_pending -= sf->n;
+		b->st.segs_pending -= sf->n;
+		seg_put(b, row[j].frame_idx);
+		b->erow[j].frame_idx = NO_FRAME;
+		row[j].frame_idx = NO_FRAME;
+	}
+	return pieced;
 }
 
 static inline struct gent *gents_of(const struct xevb_builder *b, uint32_t g)
@@ -759,6 +885,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	struct xevb_frag_slot *row = row_of(b, idx);
 	struct xevb_builder_stats *st = &b->st;
 	bool discard = by_policy(kind) && b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
+	bool pieced = b->st.seg_frags_live && seg_settle(b, row);
 	uint32_t j, n = b->n_src;
 
 	chain_unlink(b, idx);
@@ -785,8 +912,9 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 			.frag_wire_bytes = s->wire_bytes,
 			.open_ns = s->open_ns,
 			.source_ids = b->sorted,
-			.frags = row,
+			.frags = pieced ? b->erow : row,
 			.frame_data = b->frame_data,
+			.pieces = pieced ? b->epieces : NULL,
 		};
 
 		if (kind == FIN_COMPLETE) {
@@ -805,7 +933,13 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	for (j = 0; j < n; j++) {
 		uint32_t f = row[j].frame_idx;
 
-		if (f != NO_FRAME && --refcnt[f] == 0)
+		if (f == NO_FRAME)
+			continue;
+		if (unlikely(pieced && is_seg(&row[j]))) {
+			seg_put(b, f);   /* the row keeps naming it: a duplicate from a late one */
+			continue;
+		}
+		if (--refcnt[f] == 0)
 			frame_gone(b, f);
 	}
 }
@@ -922,11 +1056,12 @@ far_jump_ok(struct xevb_builder *b, uint32_t e, uint32_t si, uint64_t now_ns)
 
 /*
  * Everything but "e is open in its slot": returns the slot to store into
- * (e opened there if needed) or NO_SLOT after counting the drop.
+ * (e opened there if needed) or NO_SLOT after counting the drop, of nfrag
+ * fragments (a segment's: 1 at offset 0, else 0, see the top).
  */
 static uint32_t __attribute__((noinline))
 slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
-	  struct xevb_source_stats *src, uint64_t now_ns)
+	  struct xevb_source_stats *src, uint64_t now_ns, uint32_t nfrag)
 {
 	uint32_t idx = e & b->mask, d;
 	struct slot *s = &b->slots[idx];
@@ -938,16 +1073,16 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	}
 	d = e - b->base;
 	if ((int32_t)d < 0) {
-		drop(b, src, XEVB_DROP_LATE, 1);
-		XEVB_PROBE(frag_dropped, XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), 1);
+		drop(b, src, XEVB_DROP_LATE, nfrag);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), nfrag);
 		return NO_SLOT;
 	}
 	if (s->key == slot_key(e, SLOT_GOPEN)) {
 		/* A MEP that does not fit the run: its events go single. */
 		explode(b, s->grp);
 		if (row_of(b, idx)[si].frame_idx != NO_FRAME) {
-			drop(b, src, XEVB_DROP_DUPLICATE, 1);
-			XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e, (unsigned)(src - b->st.src), 1);
+			drop(b, src, XEVB_DROP_DUPLICATE, nfrag);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e, (unsigned)(src - b->st.src), nfrag);
 			return NO_SLOT;
 		}
 		return idx;
@@ -955,8 +1090,8 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	if (s->key == slot_key(e, SLOT_DONE) || s->key == slot_key(e, SLOT_GDONE)) {
 		enum xevb_drop_reason r = done_has(b, s, idx, si) ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE;
 
-		drop(b, src, r, 1);
-		XEVB_PROBE(frag_dropped, r, e, (unsigned)(src - b->st.src), 1);
+		drop(b, src, r, nfrag);
+		XEVB_PROBE(frag_dropped, r, e, (unsigned)(src - b->st.src), nfrag);
 		return NO_SLOT;
 	}
 	if (d >= b->window) {
@@ -965,8 +1100,8 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 
 		if (unlikely(d - b->window >= b->window) &&
 		    (far = far_jump_ok(b, e, si, now_ns)) == JUMP_NO) {
-			drop(b, src, XEVB_DROP_FUTURE, 1);
-			XEVB_PROBE(frag_dropped, XEVB_DROP_FUTURE, e, (unsigned)(src - b->st.src), 1);
+			drop(b, src, XEVB_DROP_FUTURE, nfrag);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_FUTURE, e, (unsigned)(src - b->st.src), nfrag);
 			return NO_SLOT;
 		}
 		if (b->st.open_events)
@@ -1033,6 +1168,52 @@ static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src,
 }
 
 /*
+ * The source sent END_OF_RUN: once every configured source has, the run
+ * ends. A source flags the segments of its last fragment, and more of them
+ * may follow the first one flagged: while a segmented fragment is pending
+ * the end waits (eor_settle), until it is whole or partial at its timeout.
+ */
+static void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *src)
+{
+	if (!src->end_of_run) {
+		src->end_of_run = true;
+		b->n_eor++;
+	}
+	if (b->n_eor == b->n_src) {
+		if (b->st.frags_pending) {
+			b->eor_wait = true;
+			return;
+		}
+		flush_open(b, FIN_EOR);
+		b->st.run_ended = true;
+	}
+}
+
+/* The run's end was waiting for segmented fragments: none pending now, it ends. */
+static inline void eor_settle(struct xevb_builder *b)
+{
+	if (unlikely(b->eor_wait) && !b->st.frags_pending) {
+		b->eor_wait = false;
+		flush_open(b, FIN_EOR);
+		b->st.run_ended = true;
+	}
+}
+
+/* A packet of source sid, counted here unless the receiving worker counts packets. */
+static void note_packet(struct xevb_builder *b, struct xevb_source_stats *src,
+			uint16_t sid, uint32_t packet_seq)
+{
+	if (likely(!b->cfg.rx_counts_packets)) {
+		note_seq(b, src, sid, packet_seq);
+		src->packets++;
+		b->st.packets++;
+	} else if (unlikely(!src->seen)) {
+		src->seen = true;   /* for the per-source checks */
+		b->seen[b->n_seen++] = sid;
+	}
+}
+
+/*
  * The per-fragment loop; returns how many fragments were dropped. restrict:
  * the stores into the rows never touch the slots, the refs or the builder,
  * so nothing needs reloading after them.
@@ -1058,7 +1239,7 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 				dropped++;
 				continue;
 			}
-		} else if (slow_path(b, e, si, src, now_ns) == NO_SLOT) {
+		} else if (slow_path(b, e, si, src, now_ns, 1) == NO_SLOT) {
 			dropped++;
 			continue;
 		}
@@ -1109,14 +1290,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 		rec_end = (uint32_t)pi->mep_off + pi->mep_len;
 	}
 	src = &st->src[sid];
-	if (likely(!b->cfg.rx_counts_packets)) {
-		note_seq(b, src, sid, pi->packet_seq);
-		src->packets++;
-		st->packets++;
-	} else if (unlikely(!src->seen)) {
-		src->seen = true;   /* for the per-source checks */
-		b->seen[b->n_seen++] = sid;
-	}
+	note_packet(b, src, sid, pi->packet_seq);
 	src->frags_received += n;
 	st->frags_received += n;
 
@@ -1150,16 +1324,8 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	src->frags_in_events += accepted;
 	st->frags_in_events += accepted;
 
-	if (pi->flags & XEVB_MEP_F_END_OF_RUN) {
-		if (!src->end_of_run) {
-			src->end_of_run = true;
-			b->n_eor++;
-		}
-		if (b->n_eor == b->n_src) {
-			flush_open(b, FIN_EOR);
-			st->run_ended = true;
-		}
-	}
+	if (pi->flags & XEVB_MEP_F_END_OF_RUN)
+		note_end_of_run(b, src);
 	/* Take back the references no fragment took, and the guard. */
 	b->refcnt[frame_idx] -= n + 1 - taken;
 	if (b->refcnt[frame_idx]) {
@@ -1173,11 +1339,217 @@ release:
 		b->cfg.frame_release(b->cfg.ctx, frame_idx);
 }
 
+/* A segmented fragment dropped before any of it is held: see the top. */
+static void seg_frag_dropped(struct xevb_builder *b, struct xevb_source_stats *src,
+			     enum xevb_drop_reason r, uint32_t nfrag)
+{
+	src->frags_received += nfrag;
+	b->st.frags_received += nfrag;
+	drop(b, src, r, nfrag);
+	seg_drop(b, src, XEVB_SEG_FRAG_DROPPED, 1);
+}
+
+/* A free pool entry; evicts the oldest open events while there is none. */
+static uint32_t seg_get(struct xevb_builder *b)
+{
+	uint32_t k;
+
+	while (unlikely(b->seg_free == NO_SLOT) && b->oldest != NO_SLOT) {
+		const struct slot *s = &b->slots[b->oldest];
+
+		if (SLOT_STATE(s) == SLOT_GOPEN)
+			finish_group(b, s->grp, FIN_EVICT);
+		else
+			finish(b, b->oldest, FIN_EVICT);
+	}
+	k = b->seg_free;
+	if (k == NO_SLOT)
+		return NO_SLOT;   /* every entry live and no event open: impossible */
+	b->seg_free = b->segp[k].next_free;
+	b->segp[k].next_free = SEG_IN_USE;
+	b->st.seg_frags_live++;
+	return k;
+}
+
+/*
+ * Where a segment of [off, off + bytes) goes among sf's pieces (ascending
+ * offsets): its index, or -1 (duplicate) / -2 (mismatched: overlap).
+ */
+static int seg_slot(const struct seg_frag *sf, uint32_t off, uint32_t bytes)
+{
+	uint32_t i = 0;
+
+	while (i < sf->n && sf->p[i].seg_offset < off)
+		i++;
+	if (i < sf->n && sf->p[i].seg_offset == off)
+		return -1;
+	if (i > 0 && (uint32_t)sf->p[i - 1].seg_offset + sf->p[i - 1].bytes > off)
+		return -2;
+	if (i < sf->n && off + bytes > sf->p[i].seg_offset)
+		return -2;
+	return (int)i;
+}
+
+/*
+ * Keep the segment in entry k (row entry fs of open event idx): the frame
+ * held, the piece in place; the fragment accepted once whole. Returns
+ * false, counted, when the segment is not kept.
+ */
+static bool seg_keep(struct xevb_builder *b, uint32_t idx, struct xevb_frag_slot *fs, uint32_t k,
+		     uint32_t frame_idx, const uint8_t *frame, const struct xevb_pkt_info *pi,
+		     const struct xevb_frag_ref *ref, struct xevb_source_stats *src)
+{
+	struct seg_frag *sf = &b->segp[k];
+	struct slot *s = &b->slots[idx];
+	uint32_t off = pi->seg_offset, bytes = pi->seg_bytes;
+	int at;
+
+	if (sf->length != pi->frag_length || sf->crc32c != ref->crc32c) {
+		seg_drop(b, src, XEVB_SEG_MISMATCHED, 1);
+		return false;
+	}
+	at = seg_slot(sf, off, bytes);
+	if (at < 0) {
+		seg_drop(b, src, at == -1 ? XEVB_SEG_DUPLICATE : XEVB_SEG_MISMATCHED, 1);
+		return false;
+	}
+	if (sf->n == XEVB_SEG_MAX_PIECES) {
+		seg_drop(b, src, XEVB_SEG_TOO_MANY, 1);
+		return false;
+	}
+	memmove(&sf->p[at + 1], &sf->p[at], sizeof(sf->p[0]) * (sf->n - (uint32_t)at));
+	sf->p[at] = (struct xevb_seg_piece){ .frame_idx = frame_idx, .payload_off = ref->payload_off,
+					     .seg_offset = (uint16_t)off, .bytes = (uint16_t)bytes };
+	sf->n++;
+	sf->have += bytes;
+	src->segs_pending++;
+	b->st.segs_pending++;
+	b->frame_data[frame_idx] = frame;
+	b->refcnt[frame_idx] = 1;
+	b->st.frames_held++;
+	if (sf->have < sf->length)
+		return true;
+	/* Pieces never overlap and lie below length: every byte is here exactly once. */
+	fs->payload_off = SEG_WHOLE;
+	fs->length = sf->length;
+	s->wire_bytes += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)sf->length);
+	src->frags_in_events++;
+	b->st.frags_in_events++;
+	src->frags_pending--;
+	b->st.frags_pending--;
+	src->segs_in_frags += sf->n;
+	b->st.segs_in_frags += sf->n;
+	src->segs_pending -= sf->n;
+	b->st.segs_pending -= sf->n;
+	b->st.seg_frags_whole++;
+	XEVB_PROBE(frag_accepted, sf->event_id, (unsigned)(src - b->st.src), sf->length, s->open_ns);
+	if (++s->n_frags == b->n_src)
+		finish(b, idx, FIN_COMPLETE);
+	return true;
+}
+
+/* A segment of a configured source, of this run: find or open its fragment. */
+static bool seg_place(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+		      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref, uint32_t si,
+		      struct xevb_source_stats *src, uint64_t now_ns)
+{
+	uint32_t e = pi->first_event_id, idx = e & b->mask, nfrag = pi->seg_offset == 0, k;
+	struct xevb_frag_slot *fs;
+
+	if (b->slots[idx].key != slot_key(e, SLOT_OPEN) &&
+	    slow_path(b, e, si, src, now_ns, nfrag) == NO_SLOT) {
+		src->frags_received += nfrag;
+		b->st.frags_received += nfrag;
+		seg_drop(b, src, XEVB_SEG_FRAG_DROPPED, 1);
+		return false;
+	}
+	fs = row_of(b, idx) + si;
+	if (is_seg(fs))
+		return seg_keep(b, idx, fs, fs->frame_idx, frame_idx, frame, pi, ref, src);
+	if (fs->frame_idx != NO_FRAME) {
+		/* The fragment came whole already: this is it again. */
+		seg_frag_dropped(b, src, XEVB_DROP_DUPLICATE, nfrag);
+		return false;
+	}
+	k = seg_get(b);
+	/* Making room may have sent this very event: the segment is late then. */
+	if (k == NO_SLOT || b->slots[idx].key != slot_key(e, SLOT_OPEN)) {
+		if (k != NO_SLOT) {
+			b->segp[k].n = 0;
+			seg_put(b, k);
+		}
+		seg_frag_dropped(b, src, XEVB_DROP_LATE, nfrag);
+		return false;
+	}
+	b->segp[k] = (struct seg_frag){ .event_id = e, .crc32c = ref->crc32c, .si = (uint16_t)si,
+				       .length = pi->frag_length, .next_free = SEG_IN_USE };
+	fs->frame_idx = k;
+	fs->payload_off = SEG_PENDING;
+	fs->length = 0;
+	src->frags_received++;
+	b->st.frags_received++;
+	src->frags_pending++;
+	b->st.frags_pending++;
+	return seg_keep(b, idx, fs, k, frame_idx, frame, pi, ref, src);
+}
+
+void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref,
+			      uint64_t now_ns)
+{
+	struct xevb_builder_stats *st = &b->st;
+	struct xevb_source_stats *src;
+	uint16_t sid = pi->source_id;
+	uint32_t si, nfrag = pi->seg_offset == 0;
+	bool kept = false;
+
+	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] || sid > XEVB_MAX_SOURCE_ID ||
+		     !(pi->flags & XEVB_MEP_F_SEGMENT) || !frame || !ref || !pi->seg_bytes ||
+		     ref->length != pi->seg_bytes || ref->event_id != pi->first_event_id ||
+		     (uint32_t)pi->seg_offset + pi->seg_bytes > pi->frag_length)) {
+		st->bad_calls++;
+		return;
+	}
+	src = &st->src[sid];
+	note_packet(b, src, sid, pi->packet_seq);
+	src->segs_received++;
+	st->segs_received++;
+	si = b->src_index[sid];
+	if (unlikely(si == NO_SRC)) {
+		seg_frag_dropped(b, src, XEVB_DROP_UNKNOWN_SOURCE, nfrag);
+		goto release;
+	}
+	if (unlikely(!st->run_known)) {
+		st->run_number = pi->run_number;
+		st->run_known = true;
+	}
+	if (unlikely(pi->run_number != st->run_number)) {
+		seg_frag_dropped(b, src, XEVB_DROP_WRONG_RUN, nfrag);
+		goto release;
+	}
+	kept = seg_place(b, frame_idx, frame, pi, ref, si, src, now_ns);
+	b->last_ns = now_ns;
+	/* From here on a kept frame is the events' to release, whatever they do. */
+	if (pi->flags & XEVB_MEP_F_END_OF_RUN)
+		note_end_of_run(b, src);
+	if (kept) {
+		if (unlikely(b->cfg.max_frames_held && st->frames_held > b->cfg.max_frames_held))
+			evict_oldest(b, b->cfg.max_frames_held - b->cfg.max_frames_held / 8);
+		eor_settle(b);
+		return;
+	}
+release:
+	if (b->cfg.frame_release)
+		b->cfg.frame_release(b->cfg.ctx, frame_idx);
+	eor_settle(b);
+}
+
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
 {
-	if (b->cfg.timeout_ns == 0)
-		return;
-	expire_due(b, now_ns);
+	if (b->cfg.timeout_ns)
+		expire_due(b, now_ns);
+	/* A timeout, or a MEP's eviction, may have settled the last pending fragment. */
+	eor_settle(b);
 }
 
 void xevb_builder_flush(struct xevb_builder *b)
@@ -1192,23 +1564,75 @@ void xevb_builder_expire_all(struct xevb_builder *b)
 
 #define FAIL(...) do { if (msg && msglen) snprintf(msg, msglen, __VA_ARGS__); return false; } while (0)
 
-static bool check_frags(const char *who, uint64_t rx, uint64_t in,
-			const uint64_t *drops, char *msg, size_t msglen)
+static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops,
+			uint64_t pending, char *msg, size_t msglen)
 {
-	uint64_t sum = in;
+	uint64_t sum = in + pending;
 
 	for (int r = 0; r < XEVB_DROP__COUNT; r++)
 		sum += drops[r];
 	if (sum != rx)
 		FAIL("%s: frags_received %llu != in_events %llu + drops (dup %llu late %llu "
-		     "unknown %llu run %llu overflow %llu future %llu)", who,
+		     "unknown %llu run %llu overflow %llu future %llu partial %llu) + pending %llu", who,
 		     (unsigned long long)rx, (unsigned long long)in,
 		     (unsigned long long)drops[XEVB_DROP_DUPLICATE],
 		     (unsigned long long)drops[XEVB_DROP_LATE],
 		     (unsigned long long)drops[XEVB_DROP_UNKNOWN_SOURCE],
 		     (unsigned long long)drops[XEVB_DROP_WRONG_RUN],
 		     (unsigned long long)drops[XEVB_DROP_OVERFLOW],
-		     (unsigned long long)drops[XEVB_DROP_FUTURE]);
+		     (unsigned long long)drops[XEVB_DROP_FUTURE],
+		     (unsigned long long)drops[XEVB_DROP_PARTIAL], (unsigned long long)pending);
+	return true;
+}
+
+/* The segment invariant of wire format 1.1 (see the top). */
+static bool check_segs(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops,
+		       uint64_t pending, char *msg, size_t msglen)
+{
+	uint64_t sum = in + pending;
+
+	for (int r = 0; r < XEVB_SEG__COUNT; r++)
+		sum += drops[r];
+	if (sum != rx)
+		FAIL("%s: segs_received %llu != in fragments %llu + pending %llu + (dup %llu mismatched %llu "
+		     "fragment dropped %llu partial %llu too many %llu)", who,
+		     (unsigned long long)rx, (unsigned long long)in, (unsigned long long)pending,
+		     (unsigned long long)drops[XEVB_SEG_DUPLICATE], (unsigned long long)drops[XEVB_SEG_MISMATCHED],
+		     (unsigned long long)drops[XEVB_SEG_FRAG_DROPPED], (unsigned long long)drops[XEVB_SEG_PARTIAL],
+		     (unsigned long long)drops[XEVB_SEG_TOO_MANY]);
+	return true;
+}
+
+/*
+ * Entry k, named by source index si's row entry fs of open event id: live,
+ * its pieces in order, apart, inside the fragment, in frames; whole iff
+ * the row says so. Adds its frame references to scratch.
+ */
+static bool check_seg_entry(const struct xevb_builder *b, uint32_t k, uint32_t id, uint32_t si,
+			    const struct xevb_frag_slot *fs, char *msg, size_t msglen)
+{
+	const struct seg_frag *sf = &b->segp[k];
+	uint32_t end = 0, have = 0;
+
+	if (k >= b->n_segp || sf->next_free != SEG_IN_USE || sf->event_id != id || sf->si != si)
+		FAIL("event %u source index %u names segment entry %u, not its own", id, si, k);
+	if (sf->n == 0 || sf->n > XEVB_SEG_MAX_PIECES || sf->length == 0)
+		FAIL("event %u: segment entry %u with %u pieces of a %u-byte fragment", id, k, sf->n, sf->length);
+	for (uint32_t i = 0; i < sf->n; i++) {
+		const struct xevb_seg_piece *p = &sf->p[i];
+
+		if ((i && p->seg_offset < end) || (uint32_t)p->seg_offset + p->bytes > sf->length ||
+		    !p->bytes || p->frame_idx >= b->n_frames)
+			FAIL("event %u: segment entry %u piece %u at %u+%u (after %u, of %u)", id, k, i,
+			     p->seg_offset, p->bytes, end, sf->length);
+		end = (uint32_t)p->seg_offset + p->bytes;
+		have += p->bytes;
+		b->scratch[p->frame_idx]++;
+	}
+	if (have != sf->have || (fs->payload_off == SEG_WHOLE) != (have == sf->length) ||
+	    (fs->payload_off == SEG_WHOLE && fs->length != sf->length))
+		FAIL("event %u: segment entry %u holds %u of %u bytes (says %u), row says %s", id, k, have,
+		     sf->length, sf->have, fs->payload_off == SEG_WHOLE ? "whole" : "pending");
 	return true;
 }
 
@@ -1216,20 +1640,33 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 {
 	const struct xevb_builder_stats *st = &b->st;
 	uint64_t rx = 0, in = 0, disc = 0, pk = 0, resets = 0, drops[XEVB_DROP__COUNT] = {0};
-	uint64_t open = 0, held = 0, chain = 0, runs = 0, open_in_runs = 0;
+	uint64_t segs = 0, segs_in = 0, segs_pend = 0, fpend = 0, sdrops[XEVB_SEG__COUNT] = {0};
+	uint64_t open = 0, held = 0, chain = 0, runs = 0, open_in_runs = 0, live = 0, pend_rows = 0;
+	uint64_t pend_segs = 0;
 	uint32_t i, j, f;
 	char who[32];
 
 	if (!check_frags("total", st->frags_received, st->frags_in_events,
-			 st->drops, msg, msglen))
+			 st->drops, st->frags_pending, msg, msglen))
+		return false;
+	if (!check_segs("total", st->segs_received, st->segs_in_frags, st->segs_drops, st->segs_pending,
+			msg, msglen))
 		return false;
 	for (i = 0; i < b->n_seen; i++) {
 		const struct xevb_source_stats *s = &st->src[b->seen[i]];
 
 		snprintf(who, sizeof(who), "source %u", b->seen[i]);
 		if (!check_frags(who, s->frags_received, s->frags_in_events,
-				 s->drops, msg, msglen))
+				 s->drops, s->frags_pending, msg, msglen) ||
+		    !check_segs(who, s->segs_received, s->segs_in_frags, s->segs_drops, s->segs_pending,
+				msg, msglen))
 			return false;
+		segs += s->segs_received;
+		segs_in += s->segs_in_frags;
+		segs_pend += s->segs_pending;
+		fpend += s->frags_pending;
+		for (int r = 0; r < XEVB_SEG__COUNT; r++)
+			sdrops[r] += s->segs_drops[r];
 		rx += s->frags_received;
 		in += s->frags_in_events;
 		disc += s->frags_discarded;
@@ -1240,6 +1677,8 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 	}
 	if (rx != st->frags_received || in != st->frags_in_events ||
 	    disc != st->frags_discarded || pk != st->packets || resets != st->seq_resets ||
+	    segs != st->segs_received || segs_in != st->segs_in_frags || segs_pend != st->segs_pending ||
+	    fpend != st->frags_pending || memcmp(sdrops, st->segs_drops, sizeof(sdrops)) ||
 	    memcmp(drops, st->drops, sizeof(drops)))
 		FAIL("per-source counters do not add up to the totals");
 	if (st->events_opened != st->events_complete + st->events_incomplete +
@@ -1294,9 +1733,20 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 			f = row[j].frame_idx;
 			if (f == NO_FRAME)
 				continue;
-			if (f >= b->n_frames)
+			if (is_seg(&row[j])) {
+				if (!check_seg_entry(b, f, SLOT_ID(s), j, &row[j], msg, msglen))
+					return false;
+				live++;
+				if (row[j].payload_off == SEG_PENDING) {
+					pend_rows++;
+					pend_segs += b->segp[f].n;
+					continue;
+				}
+			} else if (f >= b->n_frames) {
 				FAIL("event %u holds frame %u out of range", SLOT_ID(s), f);
-			b->scratch[f]++;
+			} else {
+				b->scratch[f]++;
+			}
 			wire += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)row[j].length);
 			got++;
 		}
@@ -1342,6 +1792,11 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 			FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first,
 			     (unsigned long long)gw, (unsigned long long)gr->wire_bytes);
 	}
+	if (live != st->seg_frags_live || pend_rows != st->frags_pending || pend_segs != st->segs_pending)
+		FAIL("segmented fragments: %llu live in rows (%llu pending, %llu segments), stats say %llu (%llu, %llu)",
+		     (unsigned long long)live, (unsigned long long)pend_rows, (unsigned long long)pend_segs,
+		     (unsigned long long)st->seg_frags_live, (unsigned long long)st->frags_pending,
+		     (unsigned long long)st->segs_pending);
 	for (i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
 		chain++;
 	if (open != st->open_events || chain != open - open_in_runs + runs)
@@ -1392,8 +1847,10 @@ int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16
 	if (b->slots[idx].key != slot_key(event_id, SLOT_OPEN))
 		return -1;
 	row = b->rows + (size_t)idx * b->n_src;
+	/* A fragment still being put together is missing too: its source may be re-asked. */
 	for (uint32_t i = 0; i < b->n_src; i++)
-		if (row[i].frame_idx == NO_FRAME && n < max)
+		if ((row[i].frame_idx == NO_FRAME || (is_seg(&row[i]) && row[i].payload_off == SEG_PENDING)) &&
+		    n < max)
 			out[n++] = b->sorted[i];
 	return (int)n;
 }

@@ -71,7 +71,7 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 	for (uint32_t i = 0; i < n; i++) {
 		const struct xevb_frag_slot *fs = &ev->frags[i];
 		uint16_t sid = ev->source_ids[i];
-		uint32_t pad;
+		uint32_t pad, np;
 
 		if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
 			return -EINVAL;
@@ -89,10 +89,20 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 		recv++;
 		if (fs->length == 0)
 			continue;  /* nothing to send: the scratch run goes on */
-		if (niov + 2 > iov_max)
+		np = xevb_event_npieces(ev, i);
+		if (niov + 1 + (np ? np : 1) > iov_max)
 			return -ENOSPC;
 		iov[niov++] = (struct iovec){ run, (size_t)(s - run) };
-		iov[niov++] = (struct iovec){ (void *)xevb_event_payload(ev, i), fs->length };
+		if (np) {
+			/* Segments (wire format 1.1): the fragment is its pieces, in order, where they arrived. */
+			const struct xevb_seg_piece *p = ev->pieces[i].p;
+
+			for (uint32_t k = 0; k < np; k++)
+				iov[niov++] = (struct iovec){
+					(void *)(ev->frame_data[p[k].frame_idx] + p[k].payload_off), p[k].bytes };
+		} else {
+			iov[niov++] = (struct iovec){ (void *)xevb_event_payload(ev, i), fs->length };
+		}
 		/* The padding opens the next scratch run, ahead of the next record. */
 		pad = XEVB_PAD4((uint32_t)fs->length) - fs->length;
 		run = s;
@@ -141,6 +151,17 @@ static inline void copy_payload(uint8_t *restrict d, const uint8_t *restrict p, 
 	}
 }
 
+/* A fragment that came in segments: its pieces joined, in order. */
+static void copy_pieces(uint8_t *d, const uint8_t *const *frame_data, const struct xevb_frag_pieces *fp)
+{
+	for (uint32_t k = 0; k < fp->n; k++) {
+		const struct xevb_seg_piece *p = &fp->p[k];
+
+		memcpy(d, frame_data[p->frame_idx] + p->payload_off, p->bytes);
+		d += p->bytes;
+	}
+}
+
 /*
  * One pass over the row, a record at a time; the event header last, once
  * the size is known. restrict: the stores into dst never touch the row,
@@ -181,7 +202,10 @@ int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
 		s += XEVB_EVT_REC_HLEN;
 		if (padded != len)
 			xevb_st32(s + padded - 4, 0);
-		copy_payload(s, p, len);
+		if (__builtin_expect(ev->pieces && ev->pieces[i].n, 0))
+			copy_pieces(s, frame_data, &ev->pieces[i]);
+		else
+			copy_payload(s, p, len);
 		s += padded;
 		recv++;
 	}

@@ -19,6 +19,7 @@ static const char *const drop_reason[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_WRONG_RUN] = "wrong_run",
 	[XEVB_DROP_OVERFLOW] = "overflow",
 	[XEVB_DROP_FUTURE] = "future",
+	[XEVB_DROP_PARTIAL] = "partial",
 };
 
 int xevb_snapshot_copy(const struct xevb_snapshot *m, struct xevb_snapshot *out)
@@ -145,7 +146,17 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 		C("xevb_socket_truncated_total", "Socket path: packets truncated to the frame size.", s->sock_truncated);
 	}
 
-	C("xevb_mep_packets_total", "Valid MEPs handed to the builder.", c->packets);
+	C("xevb_mep_packets_total", "Valid MEPs and SEGMENT packets handed to the builder.", c->packets);
+	C("xevb_segments_received_total", "SEGMENT packets (wire format 1.1) handed to the builder.", c->segs_received);
+	C("xevb_segments_in_fragments_total", "Segments in fragments accepted into events.", c->segs_in_frags);
+	xevb_metric_family(b, "xevb_segments_dropped_total", "counter", "Segments not in a built fragment, by reason.");
+	for (int r = 0; r < XEVB_SEG__COUNT; r++) {
+		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_seg_reason_name((unsigned)r));
+		xevb_metric_u64(b, "xevb_segments_dropped_total", l, c->segs_drops[r]);
+	}
+	G("xevb_segments_pending", "Segments held by fragments not whole yet.", c->segs_pending);
+	G("xevb_segmented_fragments_pending", "Segmented fragments received, not whole yet.", c->frags_pending);
+	C("xevb_segmented_fragments_whole_total", "Segmented fragments accepted into events.", c->seg_frags_whole);
 	C("xevb_fragments_received_total", "Fragments received by the builder.", c->frags_received);
 	C("xevb_fragments_in_events_total", "Fragments accepted into an event.", c->frags_in_events);
 	C("xevb_fragments_discarded_total", "Fragments of events discarded at timeout.", c->frags_discarded);

@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <xevb/builder.h>
 #include <xevb/names.h>
 #include <xevb/xdp_stats.h>
 
@@ -7,6 +8,7 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_RES_MEP] = "mep",
 	[XEVB_RES_IP_FRAGMENT] = "ip_fragment",
 	[XEVB_RES_MULTIBUF] = "multibuf_to_kernel",
+	[XEVB_RES_SEGMENT] = "segment",
 	[XEVB_RES_TRUNC_IP] = "malformed_trunc_ip",
 	[XEVB_RES_BAD_IHL] = "malformed_bad_ihl",
 	[XEVB_RES_IP_LEN] = "malformed_ip_len",
@@ -23,6 +25,11 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_RES_RESERVED] = "malformed_reserved",
 	[XEVB_RES_EVENT_ORDER] = "malformed_event_order",
 	[XEVB_RES_TRAILING] = "malformed_trailing",
+	[XEVB_RES_SEG_NFRAGS] = "malformed_segment_nfrags",
+	[XEVB_RES_SEG_LENGTH] = "malformed_segment_length",
+	[XEVB_RES_SEG_OFFSET] = "malformed_segment_offset",
+	[XEVB_RES_SEG_SIZE] = "malformed_segment_size",
+	[XEVB_RES_SEG_TRAILING] = "malformed_segment_trailing",
 	[XEVB_XDP_TO_XSK] = "to_xsk",
 	[XEVB_XDP_NO_XSK] = "no_xsk_to_kernel",
 	[XEVB_XDP_UNKNOWN_SRC] = "unknown_source",
@@ -34,4 +41,17 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 const char *xevb_slot_name(unsigned int slot)
 {
 	return slot < XEVB_XDP__SLOTS && names[slot] ? names[slot] : "invalid";
+}
+
+static const char *const seg_names[XEVB_SEG__COUNT] = {
+	[XEVB_SEG_DUPLICATE] = "duplicate",
+	[XEVB_SEG_MISMATCHED] = "mismatched",
+	[XEVB_SEG_FRAG_DROPPED] = "fragment_dropped",
+	[XEVB_SEG_PARTIAL] = "partial",
+	[XEVB_SEG_TOO_MANY] = "too_many",
+};
+
+const char *xevb_seg_reason_name(unsigned int r)
+{
+	return r < XEVB_SEG__COUNT && seg_names[r] ? seg_names[r] : "invalid";
 }

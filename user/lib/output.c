@@ -294,7 +294,7 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 		return -EINVAL;
 	}
 	o->scratch_len = XEVB_EVT_SCRATCH_MAX(max_sources);
-	o->iov_max = XEVB_EVT_IOV_MAX(max_sources);
+	o->iov_max = XEVB_EVT_IOV_MAX_SEG(max_sources);   /* segments: a payload may be many pieces */
 	o->scratch = malloc(o->scratch_len);
 	o->iov = calloc(o->iov_max, sizeof(*o->iov));
 	if (!o->scratch || !o->iov)

@@ -11,6 +11,7 @@ static const char *const drop_names[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_WRONG_RUN] = "wrong_run",
 	[XEVB_DROP_OVERFLOW] = "overflow",
 	[XEVB_DROP_FUTURE] = "future",
+	[XEVB_DROP_PARTIAL] = "partial",
 };
 
 static uint64_t xdp_malformed(const struct xevb_snapshot *s)
@@ -93,7 +94,14 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 	fprintf(f, "  in events         %" PRIu64 "\n", c->frags_in_events);
 	for (int r = 0; r < XEVB_DROP__COUNT; r++)
 		fprintf(f, "  %-17s %" PRIu64 "\n", drop_names[r], c->drops[r]);
-	fprintf(f, "  (in open events   %" PRIu64 ")\n", c->frags_received - c->frags_in_events - drops);
+	fprintf(f, "  (in open events   %" PRIu64 ", of segmented ones not whole yet %" PRIu64 ")\n",
+		c->frags_received - c->frags_in_events - drops, c->frags_pending);
+	/* Wire format 1.1: the segment invariant's terms (builder.h). */
+	fprintf(f, "segments received   %" PRIu64 ": in fragments %" PRIu64, c->segs_received, c->segs_in_frags);
+	for (int r = 0; r < XEVB_SEG__COUNT; r++)
+		fprintf(f, ", %s %" PRIu64, xevb_seg_reason_name((unsigned)r), c->segs_drops[r]);
+	fprintf(f, ", pending %" PRIu64 "; segmented fragments whole %" PRIu64 "\n", c->segs_pending,
+		c->seg_frags_whole);
 	fprintf(f, "events opened       %" PRIu64 ": complete %" PRIu64 ", incomplete %" PRIu64
 		   " (end-of-run flush %" PRIu64 "), discarded %" PRIu64 ", open %" PRIu64
 		   "; evicted %" PRIu64 " (of incomplete + discarded: window or frame pressure)\n",
@@ -130,14 +138,15 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 			continue;
 		if (ss->seq_gaps || ss->drops[XEVB_DROP_DUPLICATE] || ss->drops[XEVB_DROP_LATE] ||
 		    ss->drops[XEVB_DROP_WRONG_RUN] || ss->drops[XEVB_DROP_OVERFLOW] ||
-		    ss->drops[XEVB_DROP_UNKNOWN_SOURCE] || ss->drops[XEVB_DROP_FUTURE] || ss->seq_resets)
+		    ss->drops[XEVB_DROP_UNKNOWN_SOURCE] || ss->drops[XEVB_DROP_FUTURE] ||
+		    ss->drops[XEVB_DROP_PARTIAL] || ss->seq_resets)
 			fprintf(f, "  source %4u: packets %" PRIu64 " seq_gaps %" PRIu64 " frags %" PRIu64
 				   " in_events %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " unknown %" PRIu64
 				   " wrong_run %" PRIu64 " overflow %" PRIu64 " future %" PRIu64
-				   " seq_resets %" PRIu64 "%s\n",
+				   " partial %" PRIu64 " seq_resets %" PRIu64 "%s\n",
 				id, ss->packets, ss->seq_gaps, ss->frags_received, ss->frags_in_events,
 				ss->drops[0], ss->drops[1], ss->drops[2], ss->drops[3], ss->drops[4],
-				ss->drops[XEVB_DROP_FUTURE], ss->seq_resets,
+				ss->drops[XEVB_DROP_FUTURE], ss->drops[XEVB_DROP_PARTIAL], ss->seq_resets,
 				ss->end_of_run ? " eor" : "");
 	}
 }
@@ -188,6 +197,11 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		c->seq_resets, c->jumps_quorum, c->jumps_idle);
 	fprintf(f, ",\"meps_grouped\":%" PRIu64 ",\"groups_split\":%" PRIu64, c->meps_grouped,
 		c->groups_split);
+	fprintf(f, ",\"segs_received\":%" PRIu64 ",\"segs_in_frags\":%" PRIu64 ",\"segs_pending\":%" PRIu64
+		   ",\"frags_pending\":%" PRIu64 ",\"seg_frags_whole\":%" PRIu64,
+		c->segs_received, c->segs_in_frags, c->segs_pending, c->frags_pending, c->seg_frags_whole);
+	for (int r = 0; r < XEVB_SEG__COUNT; r++)
+		fprintf(f, ",\"segs_%s\":%" PRIu64, xevb_seg_reason_name((unsigned)r), c->segs_drops[r]);
 	fprintf(f, ",\"seq_gaps\":%" PRIu64 "}\n", ({
 		uint64_t g = 0;
 		for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
