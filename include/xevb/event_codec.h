@@ -177,14 +177,28 @@ struct xevb_evt_reader {
 	size_t head;      /* first unconsumed byte */
 	size_t tail;      /* end of the data */
 	size_t want;      /* total_length of the partial event at head, once known */
+	size_t cap_max;   /* 0, or the most space() may grow buf to (a caller's budget) */
 	uint32_t max_len;
 };
+
+#define XEVB_EVT_READER_CAP0 (256u * 1024)  /* the buffer's size at init and after a shrink */
 
 /* max_len 0: XEVB_EVT_MAX_LEN. 0 or -ENOMEM. */
 int xevb_evt_reader_init(struct xevb_evt_reader *r, uint32_t max_len);
 void xevb_evt_reader_free(struct xevb_evt_reader *r);
-/* Where to read to, at least min bytes (or 0 on -ENOMEM): *avail set. */
+/*
+ * Where to read to, at least min bytes: *avail set. NULL (and *avail 0)
+ * with errno ENOBUFS when that needs more than cap_max, ENOMEM when
+ * malloc fails.
+ */
 uint8_t *xevb_evt_reader_space(struct xevb_evt_reader *r, size_t min, size_t *avail);
+/*
+ * Bytes to ask space() for so that a read never grows the buffer past the
+ * partial event it waits for: chunk, or less when the event ends sooner.
+ */
+size_t xevb_evt_reader_read_size(const struct xevb_evt_reader *r, size_t chunk);
+/* Back to XEVB_EVT_READER_CAP0 when nothing is held and buf grew past min_cap. */
+void xevb_evt_reader_shrink(struct xevb_evt_reader *r, size_t min_cap);
 void xevb_evt_reader_commit(struct xevb_evt_reader *r, size_t n);
 /*
  * 1: a whole event in *ev, *len (not yet validated beyond magic and

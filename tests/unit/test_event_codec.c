@@ -645,6 +645,67 @@ Test(event_codec, reader_rejects_garbage)
 	free(g);
 }
 
+/*
+ * The farm node's budget: a reader never grows past cap_max (ENOBUFS, the
+ * buffer untouched), reads stop at the end of the partial event, and the
+ * buffer grown for a large event goes back to its first size once empty.
+ */
+Test(event_codec, reader_budget_read_size_and_shrink)
+{
+	enum { BIG = 3u << 20 };
+	struct xevb_evt_reader r;
+	const uint8_t *ev;
+	size_t len, avail, l;
+	uint8_t *g = good_complete(&l), *sp;
+
+	cr_assert(eq(int, xevb_evt_reader_init(&r, 8u << 20), 0));
+	cr_assert(eq(sz, r.cap, XEVB_EVT_READER_CAP0));
+	set_total(g, BIG);
+	cr_assert(eq(int, feed(&r, g, 20, &ev, &len), 0));
+	cr_assert(eq(sz, r.want, BIG));
+	/* 20 bytes held: a read asks for what is left of the event, no more. */
+	cr_assert(eq(sz, xevb_evt_reader_read_size(&r, 256 * 1024), 256 * 1024));
+	r.cap_max = BIG - 1;
+	errno = 0;
+	cr_assert_null(xevb_evt_reader_space(&r, 256 * 1024, &avail));
+	cr_assert(eq(int, errno, ENOBUFS));
+	cr_assert(eq(sz, avail, 0));
+	cr_assert(eq(sz, r.cap, XEVB_EVT_READER_CAP0));
+	cr_assert(eq(sz, xevb_evt_reader_pending(&r), 20));
+	/* At the budget: exactly what the event needs, not the doubling. */
+	r.cap_max = BIG + 100;
+	sp = xevb_evt_reader_space(&r, 256 * 1024, &avail);
+	cr_assert_not_null(sp);
+	cr_assert(eq(sz, r.cap, BIG));
+	memset(sp, 0, BIG - 20 - 10);
+	xevb_evt_reader_commit(&r, BIG - 20 - 10);
+	cr_assert(eq(int, xevb_evt_reader_next(&r, &ev, &len), 0));
+	cr_assert(eq(sz, xevb_evt_reader_read_size(&r, 256 * 1024), 10));
+	sp = xevb_evt_reader_space(&r, xevb_evt_reader_read_size(&r, 256 * 1024), &avail);
+	cr_assert_not_null(sp);
+	cr_assert(eq(sz, r.cap, BIG));
+	memset(sp, 0, 10);
+	xevb_evt_reader_commit(&r, 10);
+	cr_assert(eq(int, xevb_evt_reader_next(&r, &ev, &len), 1));
+	cr_assert(eq(sz, len, BIG));
+	/* Nothing held: back to the first size, once it is above min_cap. */
+	xevb_evt_reader_shrink(&r, 4u << 20);
+	cr_assert(eq(sz, r.cap, BIG));
+	xevb_evt_reader_shrink(&r, 1u << 20);
+	cr_assert(eq(sz, r.cap, XEVB_EVT_READER_CAP0));
+	cr_assert(eq(sz, xevb_evt_reader_pending(&r), 0));
+	/* Holding a partial event: no shrink. */
+	set_total(g, (uint32_t)l);
+	cr_assert(eq(int, feed(&r, g, l - 1, &ev, &len), 0));
+	r.cap_max = 0;
+	sp = xevb_evt_reader_space(&r, 2u << 20, &avail);
+	cr_assert_not_null(sp);
+	xevb_evt_reader_shrink(&r, 1u << 20);
+	cr_assert(gt(sz, r.cap, 2u << 20));
+	xevb_evt_reader_free(&r);
+	free(g);
+}
+
 /* ---- writev_all ---- */
 
 struct drain {

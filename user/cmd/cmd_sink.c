@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <netinet/in.h>
 #include <arpa/inet.h>
 #include <signal.h>
@@ -16,6 +17,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/cli.h>
@@ -36,6 +38,7 @@ enum {
 	SE_DUP = XEVB_EVT_E__COUNT,  /* an event id delivered twice in the run */
 	SE_SOURCES,                  /* n_expected differs from --expect-sources */
 	SE_READ,                     /* the connection or file failed */
+	SE_BUFFER,                   /* an event would take the buffers past --max-buffer-total */
 	SE__COUNT
 };
 
@@ -45,6 +48,7 @@ static const char *err_name(int k)
 	case SE_DUP: return "duplicate_event";
 	case SE_SOURCES: return "wrong_n_expected";
 	case SE_READ: return "read_error";
+	case SE_BUFFER: return "buffer_limit";
 	default: return xevb_evt_err_name(k);
 	}
 }
@@ -53,14 +57,22 @@ static const char *err_name(int k)
 #define MAX_CONNS    1024
 #define MAX_LOGGED   20
 #define READS_PER_WAKEUP 16   /* then let the other connections have a turn */
+#define SHRINK_ABOVE (1u << 20)  /* an empty buffer larger than this goes back to its first size */
+#define ACCEPT_RETRY_NS 1000000000ull   /* at the descriptor limit: try accept() again after */
+#define LIMIT_MSG_EVERY_NS 10000000000ull  /* one message per kind of refusal at most this often */
 
 struct conn {
 	int fd;
 	uint32_t ip;                 /* IPv4 peer, network order (credits are per builder) */
 	char peer[64];
 	uint64_t events;
+	size_t charged;              /* rd.cap as counted in sink.buffered */
 	struct xevb_evt_reader rd;
 };
+
+/* Connections refused as they arrive, by reason. */
+enum { REFUSE_MAX_CONNS, REFUSE_BUFFER, REFUSE__COUNT };
+static const char *const refuse_names[REFUSE__COUNT] = { "max_conns", "buffer_total" };
 
 struct sink {
 	/* options */
@@ -72,6 +84,7 @@ struct sink {
 	uint64_t duration_ns;
 	uint32_t stats_interval_s;
 	uint32_t max_event;
+	uint64_t max_buffer_total;   /* all connections' buffers together, bytes */
 	unsigned verify;
 	bool json;
 	/* --ctl-port: credits and Busy for builders (sink_ctl.c) */
@@ -89,6 +102,14 @@ struct sink {
 	uint64_t too_old;
 	uint64_t conns_total, conns_dropped;
 	uint32_t conns_open;
+	uint64_t conns_refused[REFUSE__COUNT];
+	uint64_t buffered, buffered_max;  /* connection buffers' capacity now and at most */
+	/* listening socket; accept() paused at the descriptor limit */
+	int lfd, ep;
+	bool accept_paused;
+	uint64_t accept_retry_ns;
+	uint64_t fd_limit_hits, fd_limit_logged;
+	uint64_t next_msg_ns[REFUSE__COUNT + 1];  /* the last one: descriptor limit */
 	uint64_t lat_n;
 	double lat_sum_ns;
 	int64_t lat_max_ns;
@@ -298,6 +319,59 @@ out:
 
 /* ---- --listen ADDR:PORT ---- */
 
+/* true at most once per LIMIT_MSG_EVERY_NS for this kind of message. */
+static bool msg_due(struct sink *s, int kind, uint64_t now)
+{
+	if (now < s->next_msg_ns[kind])
+		return false;
+	s->next_msg_ns[kind] = now + LIMIT_MSG_EVERY_NS;
+	return true;
+}
+
+/* The buffer total follows every change of a connection's buffer size. */
+static void conn_charge(struct sink *s, struct conn *c)
+{
+	s->buffered = s->buffered - c->charged + c->rd.cap;
+	c->charged = c->rd.cap;
+	if (s->buffered > s->buffered_max)
+		s->buffered_max = s->buffered;
+}
+
+static void accept_resume(struct sink *s)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
+
+	if (!s->accept_paused)
+		return;
+	if (epoll_ctl(s->ep, EPOLL_CTL_MOD, s->lfd, &e) == 0)
+		s->accept_paused = false;
+}
+
+/*
+ * Out of descriptors: a level-triggered listening socket would wake us for
+ * the same pending connection for ever. Stop watching it until a
+ * connection closes or ACCEPT_RETRY_NS passes; the kernel's backlog holds
+ * the newcomers meanwhile.
+ */
+static void accept_pause(struct sink *s, int err)
+{
+	struct epoll_event e = { .events = 0, .data.ptr = NULL };
+	uint64_t now = xevb_now_ns();
+
+	s->fd_limit_hits++;
+	s->accept_paused = epoll_ctl(s->ep, EPOLL_CTL_MOD, s->lfd, &e) == 0;
+	s->accept_retry_ns = now + ACCEPT_RETRY_NS;
+	if (msg_due(s, REFUSE__COUNT, now)) {
+		struct rlimit rl = { 0 };
+		getrlimit(RLIMIT_NOFILE, &rl);
+		xevb_warn("accept: %s with %u connections open (ulimit -n %llu): not accepting until one "
+			  "closes (%llu times so far; raise ulimit -n for more builders; said at most every %llu s)",
+			  strerror(err), s->conns_open, (unsigned long long)rl.rlim_cur,
+			  (unsigned long long)s->fd_limit_hits, LIMIT_MSG_EVERY_NS / 1000000000ull);
+		s->fd_limit_logged = s->fd_limit_hits;
+	}
+}
+
 static void conn_close(struct sink *s, struct conn *c, bool dropped)
 {
 	xevb_info("%s: %s after %llu events", c->peer, dropped ? "dropped" : "closed",
@@ -306,8 +380,34 @@ static void conn_close(struct sink *s, struct conn *c, bool dropped)
 		s->conns_dropped++;
 	close(c->fd);  /* also leaves the epoll set */
 	xevb_evt_reader_free(&c->rd);
+	s->buffered -= c->charged;
 	free(c);
 	s->conns_open--;
+	accept_resume(s);  /* a descriptor is free again */
+}
+
+/* Room to read into, within the connection's share of --max-buffer-total. */
+static uint8_t *conn_space(struct sink *s, struct conn *c, size_t *avail)
+{
+	uint8_t *p;
+
+	c->rd.cap_max = c->rd.cap + (s->max_buffer_total - s->buffered);
+	p = xevb_evt_reader_space(&c->rd, xevb_evt_reader_read_size(&c->rd, READ_CHUNK), avail);
+	if (p) {
+		conn_charge(s, c);
+		return p;
+	}
+	if (errno == ENOBUFS) {
+		char msg[160];
+		snprintf(msg, sizeof(msg), "an event of %zu bytes would take the buffers past "
+			 "--max-buffer-total %llu (%llu held by %u connections)", c->rd.want,
+			 (unsigned long long)s->max_buffer_total, (unsigned long long)s->buffered,
+			 s->conns_open);
+		note_err(s, SE_BUFFER, c->peer, msg);
+	} else {
+		note_err(s, SE_READ, c->peer, "out of memory");
+	}
+	return NULL;
 }
 
 static void conn_read(struct sink *s, struct conn *c)
@@ -315,11 +415,10 @@ static void conn_read(struct sink *s, struct conn *c)
 	for (int i = 0; i < READS_PER_WAKEUP; i++) {
 		uint64_t before = s->events;
 		size_t avail;
-		uint8_t *p = xevb_evt_reader_space(&c->rd, READ_CHUNK, &avail);
+		uint8_t *p = conn_space(s, c, &avail);
 		ssize_t n;
 
 		if (!p) {
-			note_err(s, SE_READ, c->peer, "out of memory");
 			conn_close(s, c, true);
 			return;
 		}
@@ -334,6 +433,11 @@ static void conn_read(struct sink *s, struct conn *c)
 			c->events += s->events - before;
 			if (s->ctl)
 				sink_ctl_events(s->ctl, c->ip, s->events - before);
+			/* A large event's buffer goes back to the total once it is taken. */
+			if (c->rd.cap > SHRINK_ABOVE && !xevb_evt_reader_pending(&c->rd)) {
+				xevb_evt_reader_shrink(&c->rd, SHRINK_ABOVE);
+				conn_charge(s, c);
+			}
 			if (expectation_met(s))
 				return;
 			/* A short read emptied the socket: back to epoll (level-triggered, so
@@ -383,23 +487,46 @@ static void peer_name(const struct sockaddr_storage *ss, char *buf, size_t len)
 	}
 }
 
-static void accept_all(struct sink *s, int lfd, int ep)
+/* A connection we cannot take: closed at once, counted, said at most every 10 s. */
+static void refuse(struct sink *s, int fd, int why)
+{
+	uint64_t now = xevb_now_ns();
+
+	close(fd);
+	s->conns_refused[why]++;
+	if (!msg_due(s, why, now))
+		return;
+	if (why == REFUSE_MAX_CONNS)
+		xevb_warn("%u connections open, the most a farm node takes: refusing more (%llu so far)",
+			  MAX_CONNS, (unsigned long long)s->conns_refused[why]);
+	else
+		xevb_warn("connection buffers hold %llu of --max-buffer-total %llu bytes: refusing new "
+			  "connections (%llu so far)", (unsigned long long)s->buffered,
+			  (unsigned long long)s->max_buffer_total, (unsigned long long)s->conns_refused[why]);
+}
+
+static void accept_all(struct sink *s)
 {
 	for (;;) {
 		struct sockaddr_storage ss;
 		socklen_t sl = sizeof(ss);
 		struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP };
 		struct conn *c;
-		int fd = accept4(lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
 
 		if (fd < 0) {
-			if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(s, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK && errno != EINTR)
 				xevb_warn("accept: %s", strerror(errno));
 			return;
 		}
 		if (s->conns_open >= MAX_CONNS) {
-			xevb_warn("more than %d connections: refusing one", MAX_CONNS);
-			close(fd);
+			refuse(s, fd, REFUSE_MAX_CONNS);
+			continue;
+		}
+		if (s->buffered + XEVB_EVT_READER_CAP0 > s->max_buffer_total) {
+			refuse(s, fd, REFUSE_BUFFER);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
@@ -416,13 +543,14 @@ static void accept_all(struct sink *s, int lfd, int ep)
 			sink_ctl_conn(s->ctl, c->ip);
 		peer_name(&ss, c->peer, sizeof(c->peer));
 		e.data.ptr = c;
-		if (epoll_ctl(ep, EPOLL_CTL_ADD, fd, &e)) {
+		if (epoll_ctl(s->ep, EPOLL_CTL_ADD, fd, &e)) {
 			xevb_warn("epoll_ctl: %s", strerror(errno));
 			xevb_evt_reader_free(&c->rd);
 			free(c);
 			close(fd);
 			continue;
 		}
+		conn_charge(s, c);
 		s->conns_total++;
 		s->conns_open++;
 		xevb_info("%s: connected", c->peer);
@@ -464,13 +592,15 @@ static int run_listen(struct sink *s)
 		return -1;
 	}
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 64)) {
+	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 128)) {
 		xevb_err("listen on %s: %s", s->listen, strerror(errno));
 		goto out;
 	}
 	sl = sizeof(ss);
 	getsockname(lfd, (struct sockaddr *)&ss, &sl);
 	ep = epoll_create1(EPOLL_CLOEXEC);
+	s->lfd = lfd;
+	s->ep = ep;
 	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &e)) {
 		xevb_err("epoll: %s", strerror(errno));
 		goto out;
@@ -514,6 +644,12 @@ static int run_listen(struct sink *s)
 			wait_ns = s->next_stats - now;
 		if (s->deadline && s->deadline - now < wait_ns)
 			wait_ns = s->deadline - now;
+		if (s->accept_paused) {
+			if (now >= s->accept_retry_ns)
+				accept_resume(s);  /* a descriptor may have freed elsewhere */
+			else if (s->accept_retry_ns - now < wait_ns)
+				wait_ns = s->accept_retry_ns - now;
+		}
 		if (s->ctl) {
 			sink_ctl_tick(s->ctl, now);
 			if (wait_ns > 5000000ull)
@@ -528,7 +664,7 @@ static int run_listen(struct sink *s)
 		}
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
-				accept_all(s, lfd, ep);
+				accept_all(s);
 			else if (evs[i].data.ptr == &s->ctl)
 				sink_ctl_rx(s->ctl, now);
 			else
@@ -563,12 +699,16 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 		printf("{\"events\":%llu,\"complete\":%llu,\"incomplete\":%llu,\"fragments\":%llu,"
 		       "\"missing_fragments\":%llu,\"bytes\":%llu,\"duplicates\":%llu,"
 		       "\"unchecked_old\":%llu,\"connections\":%llu,\"connections_dropped\":%llu,"
-		       "\"errors\":%llu,\"error_kinds\":{",
+		       "\"connections_refused\":{\"%s\":%llu,\"%s\":%llu},\"accept_fd_limit\":%llu,"
+		       "\"buffer_max_bytes\":%llu,\"errors\":%llu,\"error_kinds\":{",
 		       (unsigned long long)s->events, (unsigned long long)s->complete,
 		       (unsigned long long)s->incomplete, (unsigned long long)s->frags,
 		       (unsigned long long)s->missing_frags, (unsigned long long)s->bytes,
 		       (unsigned long long)s->err[SE_DUP], (unsigned long long)s->too_old,
 		       (unsigned long long)s->conns_total, (unsigned long long)s->conns_dropped,
+		       refuse_names[REFUSE_MAX_CONNS], (unsigned long long)s->conns_refused[REFUSE_MAX_CONNS],
+		       refuse_names[REFUSE_BUFFER], (unsigned long long)s->conns_refused[REFUSE_BUFFER],
+		       (unsigned long long)s->fd_limit_hits, (unsigned long long)s->buffered_max,
 		       (unsigned long long)s->errors);
 		for (int k = 1; k < SE__COUNT; k++)
 			if (s->err[k]) {
@@ -592,6 +732,12 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 		       (unsigned long long)s->err[SE_DUP], (unsigned long long)s->too_old);
 		printf("connections:         %llu (dropped %llu)\n", (unsigned long long)s->conns_total,
 		       (unsigned long long)s->conns_dropped);
+		printf("refused:             %llu at the connection limit, %llu at --max-buffer-total; "
+		       "accept() at the descriptor limit %llu times\n",
+		       (unsigned long long)s->conns_refused[REFUSE_MAX_CONNS],
+		       (unsigned long long)s->conns_refused[REFUSE_BUFFER], (unsigned long long)s->fd_limit_hits);
+		printf("buffers:             %llu bytes at most (--max-buffer-total %llu)\n",
+		       (unsigned long long)s->buffered_max, (unsigned long long)s->max_buffer_total);
 		printf("errors:              %llu\n", (unsigned long long)s->errors);
 		for (int k = 1; k < SE__COUNT; k++)
 			if (s->err[k])
@@ -636,6 +782,18 @@ static void sink_metrics(struct xevb_mbuf *b, void *arg)
 	xevb_metric_one(b, "xevb_sink_connections_dropped_total", "counter", "Connections dropped on a broken stream.",
 			LD(s->conns_dropped));
 	xevb_metric_one(b, "xevb_sink_connections_open", "gauge", "Builder connections open now.", LD(s->conns_open));
+	xevb_metric_family(b, "xevb_sink_connections_refused_total", "counter",
+			   "Connections closed as they arrived, by reason (connection limit, buffer total).");
+	for (int r = 0; r < REFUSE__COUNT; r++) {
+		snprintf(l, sizeof(l), "reason=\"%s\"", refuse_names[r]);
+		xevb_metric_u64(b, "xevb_sink_connections_refused_total", l, LD(s->conns_refused[r]));
+	}
+	xevb_metric_one(b, "xevb_sink_accept_fd_limit_total", "counter",
+			"Times accept() found no free descriptor (accepting paused until one frees).",
+			LD(s->fd_limit_hits));
+	xevb_metric_one(b, "xevb_sink_buffer_bytes", "gauge", "Bytes the connections' buffers hold now (allocated).",
+			LD(s->buffered));
+	xevb_metric_one(b, "xevb_sink_buffer_limit_bytes", "gauge", "--max-buffer-total.", s->max_buffer_total);
 	xevb_metric_family(b, "xevb_sink_latency_seconds", "summary",
 			   "Time from the builder's emit (build_ns, CLOCK_REALTIME) to decoding here.");
 	xevb_metric_f64(b, "xevb_sink_latency_seconds_sum", NULL, s->lat_sum_ns / 1e9);
@@ -650,7 +808,7 @@ enum {
 	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_EXPECT_SOURCES, O_NO_CONTENT,
 	O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
 	O_BUSYHI, O_BUSYLO,
-	O_PROGRESS, O_DFM, O_CONFIG, O_ID,
+	O_PROGRESS, O_DFM, O_CONFIG, O_ID, O_MAX_BUFFER,
 };
 
 static const struct xevb_opt opts[] = {
@@ -667,7 +825,10 @@ static const struct xevb_opt opts[] = {
 	XEVB_OPT_KEY_FILE,
 	XEVB_OPT_VERBOSE,
 	{ "ready-file", O_READY, "PATH", "write the bound ADDR:PORT to PATH once listening" },
-	{ "max-event-size", O_MAX_EVENT, "BYTES", "a longer total_length is corruption (default 64 MiB)" },
+	{ "max-event-size", O_MAX_EVENT, "BYTES", "a longer total_length is refused: counted too_big, "
+	  "connection closed (default 64 MiB)" },
+	{ "max-buffer-total", O_MAX_BUFFER, "BYTES", "all connections' buffers together; an event past it is "
+	  "refused (buffer_limit, connection closed), new connections too (default 256 MiB)" },
 	{ "dup-window", O_DUP_WINDOW, "N", "event ids remembered for duplicate checks (default 1048576)" },
 	{ "ctl-port", O_CTLPORT, "N", "grant builders credits over the control protocol on this UDP port (23904)" },
 	{ "credits", O_CREDITS, "N", "--ctl-port: events in flight per builder (default 64)" },
@@ -700,6 +861,8 @@ int cmd_sink(int argc, char **argv)
 {
 	struct sink s = {
 		.max_event = XEVB_EVT_MAX_LEN,
+		.max_buffer_total = 256ull << 20,
+		.lfd = -1, .ep = -1,
 		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
 		.credits = 64, .busy_high = 1.2, .busy_low = 0.2,
 	};
@@ -757,6 +920,10 @@ int cmd_sink(int argc, char **argv)
 			if (!xevb_parse_u32("max-event-size", arg, XEVB_EVT_HLEN, UINT32_MAX, &s.max_event))
 				return 2;
 			break;
+		case O_MAX_BUFFER:
+			if (!xevb_parse_u64("max-buffer-total", arg, 1ull << 20, 1ull << 40, &s.max_buffer_total))
+				return 2;
+			break;
 		case O_DUP_WINDOW:
 			if (!xevb_parse_u32("dup-window", arg, 64, 1u << 30, &dup_window))
 				return 2;
@@ -805,6 +972,12 @@ int cmd_sink(int argc, char **argv)
 	}
 	if (s.dfm.sin_port && !s.ctl_port)
 		s.ctl_port = XEVB_CTL_SINK_PORT;
+	if ((uint64_t)s.max_event + XEVB_EVT_READER_CAP0 > s.max_buffer_total) {
+		xevb_err("--max-buffer-total %llu cannot hold one event of --max-event-size %u: raise it to "
+			 "at least %llu or lower --max-event-size", (unsigned long long)s.max_buffer_total,
+			 s.max_event, (unsigned long long)s.max_event + XEVB_EVT_READER_CAP0);
+		return 2;
+	}
 	if (s.ready_file && !s.listen) {
 		xevb_err("--ready-file goes with --listen");
 		return 2;
@@ -825,6 +998,11 @@ int cmd_sink(int argc, char **argv)
 		close(fd);
 		s.progress = m;
 	}
+	/* Connection buffers each in a mapping of their own, unmapped when freed: glibc
+	 * would otherwise raise its threshold after the first large event and keep
+	 * freed buffers in its heap, so the process would hold more than
+	 * --max-buffer-total. */
+	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
 	if (xevb_evid_window_init(&s.win, dup_window)) {
 		xevb_err("out of memory");
 		return 1;

@@ -577,7 +577,7 @@ int xevb_evt_reader_init(struct xevb_evt_reader *r, uint32_t max_len)
 {
 	memset(r, 0, sizeof(*r));
 	r->max_len = max_len ? max_len : XEVB_EVT_MAX_LEN;
-	r->cap = 256 * 1024;
+	r->cap = XEVB_EVT_READER_CAP0;
 	r->buf = malloc(r->cap);
 	return r->buf ? 0 : -ENOMEM;
 }
@@ -601,9 +601,20 @@ uint8_t *xevb_evt_reader_space(struct xevb_evt_reader *r, size_t min, size_t *av
 	}
 	if (r->cap - r->head < need) {
 		size_t cap = r->cap * 2 > need ? r->cap * 2 : need;
-		uint8_t *nb = realloc(r->buf, cap);
+		uint8_t *nb;
+
+		/* Near the budget, exactly what is needed; beyond it, nothing. */
+		if (r->cap_max && cap > r->cap_max)
+			cap = need;
+		if (r->cap_max && cap > r->cap_max) {
+			*avail = 0;
+			errno = ENOBUFS;
+			return NULL;
+		}
+		nb = realloc(r->buf, cap);
 		if (!nb) {
 			*avail = 0;
+			errno = ENOMEM;
 			return NULL;
 		}
 		r->buf = nb;
@@ -611,6 +622,29 @@ uint8_t *xevb_evt_reader_space(struct xevb_evt_reader *r, size_t min, size_t *av
 	}
 	*avail = r->cap - r->tail;
 	return r->buf + r->tail;
+}
+
+size_t xevb_evt_reader_read_size(const struct xevb_evt_reader *r, size_t chunk)
+{
+	size_t held = r->tail - r->head;
+
+	if (r->want > held && r->want - held < chunk)
+		return r->want - held;
+	return chunk;
+}
+
+void xevb_evt_reader_shrink(struct xevb_evt_reader *r, size_t min_cap)
+{
+	uint8_t *nb;
+
+	if (r->tail != r->head || r->cap <= min_cap || r->cap <= XEVB_EVT_READER_CAP0)
+		return;
+	nb = realloc(r->buf, XEVB_EVT_READER_CAP0);
+	if (!nb)
+		return;  /* keep the big one: still correct */
+	r->buf = nb;
+	r->cap = XEVB_EVT_READER_CAP0;
+	r->head = r->tail = 0;
 }
 
 void xevb_evt_reader_commit(struct xevb_evt_reader *r, size_t n)

@@ -1,0 +1,134 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-only
+# A hostile host against a farm node (issue 21, item 5). One `xevb sink`
+# with its defaults (--max-event-size 64 MiB, --max-buffer-total 256 MiB);
+# source host 0 attacks it with sink_attack.py in three phases:
+#   A  8 connections, each announcing a 64 MiB event and sending all of it
+#      but the last byte: the buffers stop at the total. Each connection
+#      holds a first buffer of 256 KiB; one grows to 64 MiB only if the
+#      total stays within the cap, else it is refused (buffer_limit, closed,
+#      its 256 KiB freed). In any order that leaves 4 held and 4 refused
+#      (the 8th fits once 4 first buffers are gone); the test computes it
+#      from that rule. VmRSS grows by at most the cap (+ 2 MiB of other
+#      per-connection state) while they are held
+#   B  200 connections, each announcing 64 MiB and sending 1 KiB of it:
+#      by the same rule 4 grow, 196 refused; VmSize stays under the cap
+#   C  the sink's descriptor limit set to 256 (prlimit), 300 idle
+#      connections: it stops accepting with one message, uses under 5 % of
+#      a core over 3 s (utime+stime from /proc), and takes the other
+#      connections once the first ones close
+# The summary's counts are then exact: 508 connections, 200 buffer_limit,
+# 8 truncated_stream (the 4 + 4 held partial events, closed by the client).
+set -uo pipefail
+. "$(dirname "$0")/lib_e2e.sh"
+e2e_init sl "${1:-build}"
+tb_up --sources 1 --sinks 1 || e2e_die "tb_up"
+ADDR=$(tb_addr sink 0)
+CAP=$((256 << 20))
+ATTACK=$(realpath tests/integration/sink_attack.py)
+
+xevb_pid() {
+	local p t
+	for ((t = 0; t < 40; t++)); do
+		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
+
+# attack NAME MODE ARGS...: sink_attack.py on source host 0, in the
+# background; returns once it has connected (and filled) and holds.
+attack() {
+	local name=$1 t
+	shift
+	rm -f "$E2E_WORK/$name.ready"
+	ip netns exec "$(tb_ns source 0)" timeout 40 python3 "$ATTACK" "$ADDR" "$E2E_PORT" "$@" \
+		--ready "$E2E_WORK/$name.ready" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	ATTACK_PID=$!
+	_e2e_track "$ATTACK_PID" "$name" 0
+	for ((t = 0; t < 300; t++)); do
+		[[ -e $E2E_WORK/$name.ready ]] && return 0
+		kill -0 "$ATTACK_PID" 2>/dev/null || break
+		sleep 0.05
+	done
+	e2e_show "$name"
+	e2e_die "$name: the attack did not get going"
+}
+
+# The sink exits 1: it saw broken streams, as it should.
+E2E_SINK_RC=1 e2e_sink 0 sl.k --duration 30 --stats-interval 0
+SINK=$(xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no xevb sink process under pid ${E2E_PIDS[-1]}"
+base_rss=$(status_kb "$SINK" VmRSS)
+base_vsz=$(status_kb "$SINK" VmSize)
+e2e_log "sink pid $SINK, VmRSS at start ${base_rss} kB, VmSize ${base_vsz} kB"
+
+attack sl.a fill --conns 8 --size $((64 << 20)) --fill-s 15 --hold 1
+rss=$(status_kb "$SINK" VmRSS)
+if (((rss - base_rss) * 1024 <= CAP + (2 << 20))); then
+	e2e_ok "A: 8 x 64 MiB claims: VmRSS ${rss} kB, +$((rss - base_rss)) kB <= cap $((CAP >> 10)) kB + 2 MiB"
+else
+	e2e_fail "A: 8 x 64 MiB claims: VmRSS ${rss} kB, +$((rss - base_rss)) kB, cap $((CAP >> 10)) kB + 2 MiB"
+fi
+wait "$ATTACK_PID"
+sleep 1
+
+attack sl.b claim --conns 200 --size $((64 << 20)) --hold 1
+vsz=$(status_kb "$SINK" VmSize)
+if (((vsz - base_vsz) * 1024 <= CAP + (8 << 20))); then
+	e2e_ok "B: 200 x 64 MiB claims: VmSize ${vsz} kB, +$((vsz - base_vsz)) kB <= cap $((CAP >> 10)) kB + 8 MiB"
+else
+	e2e_fail "B: 200 x 64 MiB claims: VmSize ${vsz} kB, +$((vsz - base_vsz)) kB, cap $((CAP >> 10)) kB + 8 MiB"
+fi
+wait "$ATTACK_PID"
+sleep 1
+
+prlimit --pid "$SINK" --nofile=256:256 || e2e_die "prlimit"
+attack sl.c idle --conns 300 --hold 5
+t0=$(cpu_ticks "$SINK")
+sleep 3
+t1=$(cpu_ticks "$SINK")
+hz=$(getconf CLK_TCK)
+pct=$(((t1 - t0) * 100 * 100 / (3 * hz)))  # hundredths of a percent
+if ((pct < 500)); then e2e_ok "C: at the descriptor limit: $((t1 - t0)) ticks in 3 s ($((pct / 100)).$(printf %02d $((pct % 100))) % of a core) < 5 %"
+else e2e_fail "C: at the descriptor limit: $((t1 - t0)) ticks in 3 s ($((pct / 100)) % of a core), want < 5 %"; fi
+msgs=$(grep -c 'not accepting until one closes' "$E2E_WORK/sl.k.err")
+if [[ $msgs == 1 ]]; then e2e_ok "C: the descriptor-limit message printed once"
+else e2e_fail "C: the descriptor-limit message printed $msgs times, want 1"; fi
+wait "$ATTACK_PID"
+sleep 0.5  # the sink takes the last connections from its backlog
+kill -TERM "$SINK"
+
+e2e_wait_all
+export CAP
+e2e_check sink_limits <<'PY'
+CAP, CAP0, BIG = int(os.environ["CAP"]), 256 << 10, 64 << 20
+def held_refused(n):
+    """n connections with a first buffer each grow to BIG one after the other."""
+    held = refused = 0
+    for _ in range(n):
+        if (n - refused - held - 1) * CAP0 + (held + 1) * BIG <= CAP:
+            held += 1
+        else:
+            refused += 1
+    return held, refused
+ha, ra = held_refused(8)
+hb, rb = held_refused(200)
+k = J("sl.k")
+a, b, c = J("sl.a"), J("sl.b"), J("sl.c")
+eq("A: connected", a["connected"], 8)
+eq("A: closed by the sink", a["closed_by_sink"], ra)
+eq("A: every held event filled", a["fill_unfinished"], 0)
+eq("B: connected", b["connected"], 200)
+eq("B: closed by the sink", b["closed_by_sink"], rb)
+eq("C: connected", c["connected"], 300)
+eq("connections accepted", k["connections"], 8 + 200 + 300)
+eq("refused at accept", k["connections_refused"], {"max_conns": 0, "buffer_total": 0})
+eq("error kinds", k["error_kinds"], {"buffer_limit": ra + rb, "truncated_stream": ha + hb})
+eq("connections dropped", k["connections_dropped"], 8 + 200)
+true("accept() paused at the descriptor limit", k["accept_fd_limit"] >= 1, k["accept_fd_limit"])
+le("buffer high-water mark", k["buffer_max_bytes"], int(os.environ["CAP"]))
+eq("events", k["events"], 0)
+PY
+e2e_finish
