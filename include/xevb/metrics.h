@@ -50,6 +50,9 @@ typedef void (*xevb_metrics_render_fn)(struct xevb_mbuf *b, void *ctx);
 
 struct xevb_metrics;
 
+/* Clients served at once; one more takes the slot of the oldest. */
+#define XEVB_METRICS_CLIENTS 32
+
 /*
  * spec: "PORT" (127.0.0.1), "ADDR:PORT" (IPv4 or "localhost"). Binds and
  * listens before returning, so a bad address or a taken port is an error

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The metrics endpoint (include/xevb/metrics.h): one thread, one
- * connection at a time, bounded reads with a timeout. Every byte of a
- * request is hostile: the request line is matched, never parsed further.
+ * The metrics endpoint (include/xevb/metrics.h): one thread serving up to
+ * XEVB_METRICS_CLIENTS clients at once, each with one deadline for its
+ * whole request. Every byte of a request is hostile: the request line is
+ * matched (http_req.c), never parsed further.
  */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -17,13 +18,18 @@
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 #include <unistd.h>
 #include <xevb/cli.h>
+#include <xevb/http_req.h>
 #include <xevb/metrics.h>
 
-#define REQ_MAX      4096
-#define IO_TIMEOUT_S 2
+#define REQ_DEADLINE_MS 2000    /* a whole exchange, request and reply */
+#define REQ_GRACE_MS    250     /* a client this new keeps its slot: a scrape needs far less */
 #define PAGE_MAX     (64u << 20)
+
+enum drop_reason { DROP_DEADLINE, DROP_EVICTED, DROP__COUNT };
+static const char *const drop_names[DROP__COUNT] = { "deadline", "evicted" };
 
 enum item_kind { ITEM_COUNTER, ITEM_GAUGE, ITEM_RENDER };
 
@@ -45,6 +51,8 @@ struct xevb_metrics {
 	struct item *items;
 	size_t n_items, cap_items;
 	uint64_t scrapes, bad_requests;
+	uint64_t dropped[DROP__COUNT];  /* clients closed unanswered, by reason */
+	struct client *clients;         /* XEVB_METRICS_CLIENTS slots, the server thread's */
 };
 
 /* ---- text ---- */
@@ -219,106 +227,238 @@ static void render_page(struct xevb_metrics *m, struct xevb_mbuf *b)
 			"Scrapes of this endpoint served.", ++m->scrapes);
 	xevb_metric_one(b, "xevb_metrics_bad_requests_total", "counter",
 			"Requests to this endpoint that were refused.", m->bad_requests);
+	xevb_metric_family(b, "xevb_metrics_clients_dropped_total", "counter",
+			   "Clients closed unanswered: past the deadline for a whole request, or evicted "
+			   "by a newcomer with every slot taken.");
+	for (int r = 0; r < DROP__COUNT; r++) {
+		char l[32];
+		snprintf(l, sizeof(l), "reason=\"%s\"", drop_names[r]);
+		xevb_metric_u64(b, "xevb_metrics_clients_dropped_total", l, m->dropped[r]);
+	}
 }
 
 /* ---- HTTP ---- */
 
-static void send_all(int fd, const char *p, size_t n)
+/*
+ * Each client is served in a slot of its own from one poll() loop, with one
+ * deadline for the whole exchange (request head in, reply out), so a client
+ * that drips bytes delays nobody else. With every slot taken, a newcomer
+ * takes the slot of the oldest client once that one has had REQ_GRACE_MS;
+ * until then newcomers wait in the listen backlog (bounded by the kernel).
+ * So clients that reconnect as fast as they are evicted cannot evict a
+ * real scrape before it is answered, and it waits at most a grace period
+ * for each slot's turn.
+ */
+struct client {
+	int fd;                      /* -1: a free slot */
+	uint64_t deadline_ms;
+	size_t got;                  /* request bytes in req */
+	char *out;                   /* the whole reply, once the request is matched */
+	size_t out_len, out_off;
+	char req[XEVB_HTTP_REQ_MAX];
+};
+
+static uint64_t now_ms(void)
 {
-	while (n) {
-		ssize_t w = send(fd, p, n, MSG_NOSIGNAL);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return;  /* the client went away or stalled: its loss */
-		p += w;
-		n -= (size_t)w;
-	}
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-static void reply(int fd, const char *status, const char *ctype, const char *body, size_t len)
+static void client_close(struct client *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	free(c->out);
+	c->fd = -1;
+	c->out = NULL;
+}
+
+static void client_drop(struct xevb_metrics *m, struct client *c, enum drop_reason why)
+{
+	m->dropped[why]++;
+	client_close(c);
+}
+
+/* The reply, head and body in one buffer: sent as the socket takes it. */
+static void client_reply(struct client *c, const char *status, const char *ctype, const char *body, size_t len)
 {
 	char head[256];
 	int n = snprintf(head, sizeof(head),
 			 "HTTP/1.1 %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\nConnection: close\r\n\r\n",
 			 status, ctype, len);
-	send_all(fd, head, (size_t)n);
-	send_all(fd, body, len);
+
+	c->out = malloc((size_t)n + len);
+	if (!c->out)
+		return;  /* nothing to send: the caller closes */
+	memcpy(c->out, head, (size_t)n);
+	memcpy(c->out + n, body, len);
+	c->out_len = (size_t)n + len;
+	c->out_off = 0;
 }
 
-static void serve(struct xevb_metrics *m, int fd)
+static void client_answer(struct xevb_metrics *m, struct client *c, enum xevb_http_req what)
 {
-	struct timeval tv = { .tv_sec = IO_TIMEOUT_S };
-	char req[REQ_MAX + 1];
-	size_t got = 0;
-
-	setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-	setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
-	/* Up to the end of the head; a client that never ends it times out. */
-	while (got < REQ_MAX) {
-		ssize_t r = recv(fd, req + got, REQ_MAX - got, 0);
-		if (r < 0 && errno == EINTR)
-			continue;
-		if (r <= 0)
-			break;
-		got += (size_t)r;
-		req[got] = 0;
-		if (strstr(req, "\r\n\r\n") || strstr(req, "\n\n"))
-			break;
-	}
-	req[got] = 0;
-	if (!strncmp(req, "GET /metrics ", 13) || !strncmp(req, "GET / ", 6) ||
-	    !strncmp(req, "GET /metrics?", 13)) {
+	if (what == XEVB_HTTP_METRICS) {
 		struct xevb_mbuf b = { 0 };
 
 		render_page(m, &b);
 		if (b.oom) {
 			static const char msg[] = "out of memory rendering the metrics\n";
-			reply(fd, "500 Internal Server Error", "text/plain", msg, sizeof(msg) - 1);
+			client_reply(c, "500 Internal Server Error", "text/plain", msg, sizeof(msg) - 1);
 		} else {
-			reply(fd, "200 OK", "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "", b.len);
+			client_reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "", b.len);
 		}
 		free(b.p);
 		return;
 	}
 	m->bad_requests++;
-	if (!strncmp(req, "GET ", 4)) {
+	if (what == XEVB_HTTP_NOT_FOUND) {
 		static const char msg[] = "not found: the metrics are at /metrics\n";
-		reply(fd, "404 Not Found", "text/plain", msg, sizeof(msg) - 1);
+		client_reply(c, "404 Not Found", "text/plain", msg, sizeof(msg) - 1);
 	} else {
 		static const char msg[] = "only GET /metrics\n";
-		reply(fd, "405 Method Not Allowed", "text/plain", msg, sizeof(msg) - 1);
+		client_reply(c, "405 Method Not Allowed", "text/plain", msg, sizeof(msg) - 1);
 	}
+}
+
+/* Readable: take what is there; once the head is in, the reply is ready to go. */
+static void client_read(struct xevb_metrics *m, struct client *c)
+{
+	enum xevb_http_req what;
+	bool at_end = false;
+	ssize_t r = recv(c->fd, c->req + c->got, sizeof(c->req) - c->got, MSG_DONTWAIT);
+
+	if (r < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (r < 0) {
+		client_close(c);
+		return;
+	}
+	if (r == 0)
+		at_end = true;
+	c->got += (size_t)r;
+	what = xevb_http_req_match(c->req, c->got, at_end);
+	if (what == XEVB_HTTP_INCOMPLETE)
+		return;
+	if (!c->got) {
+		client_close(c);  /* connected and left: nothing to answer */
+		return;
+	}
+	client_answer(m, c, what);
+	if (!c->out)
+		client_close(c);
+}
+
+static void client_write(struct client *c)
+{
+	ssize_t w = send(c->fd, c->out + c->out_off, c->out_len - c->out_off, MSG_NOSIGNAL | MSG_DONTWAIT);
+
+	if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
+		return;
+	if (w <= 0) {
+		client_close(c);  /* the client went away: its loss */
+		return;
+	}
+	c->out_off += (size_t)w;
+	if (c->out_off == c->out_len)
+		client_close(c);
+}
+
+/* A free slot, else the oldest client's (it may not be past its grace yet). */
+static struct client *client_slot(struct client *cl)
+{
+	struct client *oldest = &cl[0];
+
+	for (int i = 0; i < XEVB_METRICS_CLIENTS; i++) {
+		if (cl[i].fd < 0)
+			return &cl[i];
+		if (cl[i].deadline_ms < oldest->deadline_ms)
+			oldest = &cl[i];
+	}
+	return oldest;
+}
+
+/* When a newcomer may have the slot: now, or once the oldest's grace ends. */
+static uint64_t slot_free_at(struct client *c)
+{
+	return c->fd < 0 ? 0 : c->deadline_ms - REQ_DEADLINE_MS + REQ_GRACE_MS;
+}
+
+static void accept_one(struct xevb_metrics *m, struct client *c, uint64_t now)
+{
+	int fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC | SOCK_NONBLOCK);
+
+	if (fd < 0)
+		return;
+	if (c->fd >= 0)
+		client_drop(m, c, DROP_EVICTED);
+	c->fd = fd;
+	c->got = 0;
+	c->deadline_ms = now + REQ_DEADLINE_MS;
 }
 
 static void *server(void *arg)
 {
 	struct xevb_metrics *m = arg;
+	struct client *cl = m->clients;
+	struct pollfd pfd[2 + XEVB_METRICS_CLIENTS];
 	sigset_t all;
 
 	/* Signals are the main thread's business (its stop flag, its poll). */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, NULL);
+	for (int i = 0; i < XEVB_METRICS_CLIENTS; i++)
+		cl[i].fd = -1;
 	for (;;) {
-		struct pollfd pfd[2] = {
-			{ .fd = m->lfd, .events = POLLIN },
-			{ .fd = m->stop_pipe[0], .events = POLLIN },
-		};
-		if (poll(pfd, 2, -1) < 0) {
+		uint64_t now = now_ms(), next = now + 60000, free_at;
+		struct client *slot;
+		int n = 2;
+
+		pfd[1] = (struct pollfd){ .fd = m->stop_pipe[0], .events = POLLIN };
+		for (int i = 0; i < XEVB_METRICS_CLIENTS; i++) {
+			struct client *c = &cl[i];
+
+			if (c->fd >= 0 && now >= c->deadline_ms)
+				client_drop(m, c, DROP_DEADLINE);
+			if (c->fd < 0) {
+				pfd[n++] = (struct pollfd){ .fd = -1 };
+				continue;
+			}
+			if (c->deadline_ms < next)
+				next = c->deadline_ms;
+			pfd[n++] = (struct pollfd){ .fd = c->fd, .events = c->out ? POLLOUT : POLLIN };
+		}
+		/* Newcomers wait in the backlog while no slot can be had. */
+		slot = client_slot(cl);
+		free_at = slot_free_at(slot);
+		pfd[0] = (struct pollfd){ .fd = free_at <= now ? m->lfd : -1, .events = POLLIN };
+		if (free_at > now && free_at < next)
+			next = free_at;
+		if (poll(pfd, (nfds_t)n, (int)(next - now)) < 0) {
 			if (errno == EINTR)
 				continue;
 			break;
 		}
 		if (pfd[1].revents)
 			break;
-		if (pfd[0].revents & POLLIN) {
-			int fd = accept4(m->lfd, NULL, NULL, SOCK_CLOEXEC);
-			if (fd >= 0) {
-				serve(m, fd);
-				close(fd);
-			}
+		for (int i = 0; i < XEVB_METRICS_CLIENTS; i++) {
+			struct client *c = &cl[i];
+			short re = pfd[2 + i].revents;
+
+			if (c->fd < 0 || !re)
+				continue;
+			if (c->out)
+				client_write(c);
+			else
+				client_read(m, c);
 		}
+		if (pfd[0].revents & POLLIN)
+			accept_one(m, client_slot(cl), now_ms());
 	}
+	for (int i = 0; i < XEVB_METRICS_CLIENTS; i++)
+		client_close(&cl[i]);
 	return NULL;
 }
 
@@ -369,12 +509,17 @@ struct xevb_metrics *xevb_metrics_start(const char *spec)
 	pthread_mutex_init(&m->lock, NULL);
 	m->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
 	if (m->lfd < 0 || setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
-	    bind(m->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(m->lfd, 16) ||
+	    bind(m->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(m->lfd, 64) ||
 	    getsockname(m->lfd, (struct sockaddr *)&sa, &sl)) {
 		xevb_err("--metrics %s: cannot listen: %s (port taken? another address?)", spec, strerror(errno));
 		goto fail;
 	}
 	m->port = ntohs(sa.sin_port);
+	m->clients = calloc(XEVB_METRICS_CLIENTS, sizeof(*m->clients));
+	if (!m->clients) {
+		xevb_err("metrics: out of memory");
+		goto fail;
+	}
 	if (pipe2(m->stop_pipe, O_CLOEXEC)) {
 		xevb_err("metrics: pipe: %s", strerror(errno));
 		goto fail;
@@ -422,6 +567,7 @@ void xevb_metrics_stop(struct xevb_metrics *m)
 		free(m->items[i].labels);
 	}
 	free(m->items);
+	free(m->clients);
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }
