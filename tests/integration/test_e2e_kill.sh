@@ -75,7 +75,9 @@ e2e_no_xdp kill_source
 
 # ---------------------------------------------------------------------------
 e2e_log "kill_builder: SIGKILL to the builder while 2 x 20000 events arrive, then restart on eth0"
-E2E_BUILD_RC=137 e2e_builder 0 kb.b1 --sources 0-3 --no-forward --duration 20
+# --keep-privileges: a root builder killed leaves its program (a dropped one's
+# helper would detach it, test_hard_privdrop.sh); the restart must remove it.
+E2E_BUILD_RC=137 e2e_builder 0 kb.b1 --sources 0-3 --no-forward --duration 20 --keep-privileges
 victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "kill_builder: no xevb build process under pid $E2E_LAST_PID"
 F=(--events 20000 --pack 10 --frag-size 40-120 --rate 10000)
 e2e_source 0 kb.s0 --source-ids 0-1 "${F[@]}" --seed 61

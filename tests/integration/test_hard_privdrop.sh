@@ -14,6 +14,11 @@
 #    a plain builder starts next without finding anything stale.
 #  - socket: `--mode socket --drop-privileges` forwards to a TCP sink;
 #    the helper removes the stats file at exit.
+#  - default (issue 21): a builder given no privilege option runs as
+#    nobody with CapEff (and every other set) 0 after start, prints no
+#    privileges line (the log says it), builds, and leaves nothing attached
+#    and no /run/xevb file after it exits; `--keep-privileges` keeps root
+#    and its full capability set, and still detaches at exit.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init hp "${1:-build}"
@@ -136,5 +141,46 @@ eq("events complete", b["events_complete"], 1000)
 k = J("pso.k")
 eq("sink over TCP: events, complete, errors, result", (k["events"], k["complete"], k["errors"], k["result"]), (1000, 1000, 0, "ok"))
 eq("after exit: /run/xevb files of the interface", open(os.path.join(W, "pso.runfiles")).read().split(), [])
+PY
+
+# ---------------------------------------------------------------------------
+e2e_log "default: no privilege option: nobody, no capability, clean exit"
+for mode in default keep; do
+	opt=()
+	[[ $mode == keep ]] && opt=(--keep-privileges)
+	e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration 10 --no-forward "${opt[@]}"
+	bpid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "$mode: no xevb build process"
+	for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pd.$mode.err" && break; sleep 0.05; done
+	grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status >"$E2E_WORK/pd.$mode.status" 2>/dev/null
+	F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
+	e2e_source 0 pd.$mode.s0 --source-ids 0-1 "${F[@]}" --seed 95
+	e2e_source 1 pd.$mode.s1 --source-ids 2-3 "${F[@]}" --seed 96
+	e2e_wait_all
+	ls "$RUNF".* >"$E2E_WORK/pd.$mode.runfiles" 2>/dev/null
+	attached && echo yes >"$E2E_WORK/pd.$mode.attached" || echo no >"$E2E_WORK/pd.$mode.attached"
+done
+FULL=$(awk '$1 == "CapBnd:" { print $2 }' /proc/self/status)
+export FULL
+e2e_check default <<'PY'
+def status(mode):
+    st = dict(l.split(":", 1) for l in open(os.path.join(W, "pd.%s.status" % mode)).read().splitlines())
+    return {a: " ".join(v.split()) for a, v in st.items()}
+d, k = status("default"), status("keep")
+eq("default: Uid", d.get("Uid"), "65534 65534 65534 65534")
+eq("default: CapInh CapPrm CapEff CapBnd CapAmb", [d.get(c) for c in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")],
+   ["0000000000000000"] * 5)
+eq("default: NoNewPrivs", d.get("NoNewPrivs"), "1")
+eq("default: no privileges line on stdout (not asked for)",
+   [l for l in open(os.path.join(W, "pd.default.json")) if l.startswith('{"privileges"')], [])
+true("default: the log says so", "running as nobody (uid 65534) with no capability" in open(os.path.join(W, "pd.default.err")).read())
+eq("--keep-privileges: Uid", k.get("Uid"), "0 0 0 0")
+eq("--keep-privileges: CapEff = the full set", k.get("CapEff"), os.environ["FULL"])
+for mode in ("default", "keep"):
+    b = J("pd." + mode)
+    sent = J("pd.%s.s0" % mode)["fragments"] + J("pd.%s.s1" % mode)["fragments"]
+    eq(mode + ": fragments received = in events = sent", (b["frags_received"], b["frags_in_events"]), (sent, sent))
+    eq(mode + ": events complete", b["events_complete"], 1000)
+    eq(mode + ": after exit: XDP attached", open(os.path.join(W, "pd.%s.attached" % mode)).read().strip(), "no")
+    eq(mode + ": after exit: /run/xevb files", open(os.path.join(W, "pd.%s.runfiles" % mode)).read().split(), [])
 PY
 e2e_finish

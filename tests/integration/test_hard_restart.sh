@@ -49,7 +49,10 @@ e2e_source 0 hr.src --source-ids 0-3 --rate 5000 --pack 10 --frag-size 40-120 --
 SRC_XEVB=$(xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb source process"
 progs=() maps=() steered=() prev=
 for ((i = 1; i <= N; i++)); do
-	E2E_BUILD_RC=137 e2e_builder 0 "hr.b$i" --sources 0-3 --no-forward --timeout-ms 100 --duration 20
+	# --keep-privileges: what a root builder leaves when killed (a dropped one's
+	# helper detaches at once, test_hard_privdrop.sh).
+	E2E_BUILD_RC=137 e2e_builder 0 "hr.b$i" --sources 0-3 --no-forward --timeout-ms 100 --duration 20 \
+		--keep-privileges
 	victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "restart $i: no xevb build process"
 	pid=$(xdp_prog_id)
 	[[ -n $pid ]] || e2e_die "restart $i: no XDP program on eth0 after start"

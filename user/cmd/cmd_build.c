@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <net/if.h>
 #include <poll.h>
+#include <pwd.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
@@ -48,7 +49,7 @@ enum {
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD,
 	O_SINK_PACING = 0x5e00,
 	O_BUSY = 0x5e01, O_XDPFILTER, O_FORCE, O_EXIT_EOR, O_COPY, O_BARE,
-	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC,
+	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC, O_KEEPPRIVS,
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID, O_CONFIG,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
@@ -102,8 +103,9 @@ static const struct xevb_opt opts[] = {
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	XEVB_OPT_JSON,
-	{ "user", O_USER, "NAME", "after set-up, run as NAME with no capability (a root helper detaches at exit)" },
-	{ "drop-privileges", O_DROP, NULL, "same as --user nobody" },
+	{ "user", O_USER, "NAME", "after set-up, run as NAME with no capability, a root helper detaches at exit (default nobody)" },
+	{ "drop-privileges", O_DROP, NULL, "same as --user nobody (the default as root)" },
+	{ "keep-privileges", O_KEEPPRIVS, NULL, "stay root with every capability for the whole run (default: drop them after set-up)" },
 	{ "selftest-privs", O_SELFTEST, NULL, "after dropping, try attach/detach/map updates and report (JSON)" },
 	XEVB_OPT_QUIET,
 	XEVB_OPT_KEY_FILE,
@@ -631,6 +633,20 @@ static void open_snapshot_file(struct build *bd, const char *ifname)
 		bd->snap = NULL;
 }
 
+/*
+ * As root, with neither --user nor --keep-privileges: the data path runs as
+ * nobody with no capability, as --drop-privileges would.
+ */
+static int default_privs(struct xevb_privs *privs)
+{
+	if (!getpwnam("nobody")) {
+		xevb_err("no user 'nobody' here to run the data path as after set-up: give --user NAME "
+			 "(an unprivileged account) or --keep-privileges to stay root");
+		return -1;
+	}
+	return xevb_privs_lookup("nobody", privs);
+}
+
 int cmd_build(int argc, char **argv)
 {
 	static uint16_t sources[XEVB_MAX_SOURCES];
@@ -650,7 +666,7 @@ int cmd_build(int argc, char **argv)
 	uint64_t duration_ns;
 	bool have_run = false, discard = false, generic = false;
 	const char *dev = NULL, *output = NULL, *arg, *user = NULL;
-	bool selftest = false;
+	bool selftest = false, keep_privs = false;
 	static uint32_t allow_src[64];
 	uint32_t n_allow = 0;
 	static struct xevb_privs privs;
@@ -763,6 +779,7 @@ int cmd_build(int argc, char **argv)
 		case O_USER: user = arg; break;
 		case O_DROP: if (!user) user = "nobody"; break;
 		case O_SELFTEST: selftest = true; break;
+		case O_KEEPPRIVS: keep_privs = true; break;
 		case O_ALLOWSRC: {
 			struct in_addr a;
 			if (inet_pton(AF_INET, arg, &a) != 1) {
@@ -840,11 +857,17 @@ int cmd_build(int argc, char **argv)
 		xevb_err("--workers N and --coalesce-us need the XDP path, no --dfm, and at least N --queues (one socket per queue)");
 		return 2;
 	}
-	if (selftest && !user) {
-		xevb_err("--selftest-privs checks a dropped builder: give --user NAME or --drop-privileges");
+	if (keep_privs && user) {
+		xevb_err("--keep-privileges with --user or --drop-privileges: choose one");
+		return 2;
+	}
+	if (selftest && keep_privs) {
+		xevb_err("--selftest-privs checks a dropped builder: not with --keep-privileges");
 		return 2;
 	}
 	if (user && xevb_privs_lookup(user, &privs))
+		return 2;
+	if (!user && !keep_privs && geteuid() == 0 && default_privs(&privs))
 		return 2;
 	if (fifo_prio && busy) {
 		xevb_err("--fifo with --busy-poll would never let the NAPI thread or anything else on this core run");
@@ -932,7 +955,7 @@ int cmd_build(int argc, char **argv)
 		if (xevb_loader_attach(&bd.ld, &lc))
 			goto out;
 		bd.meta_cookie = bd.ld.meta_cookie;
-		if (user) {
+		if (privs.user[0]) {
 			/* Before the UMEM exists: fork must never copy pinned pages. */
 			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
 			if (bd.watcher < 0) {
@@ -954,7 +977,7 @@ int cmd_build(int argc, char **argv)
 				  busy ? "busy polling" : "poll()");
 	}
 
-	if (user && !bd.xdp) {
+	if (privs.user[0] && !bd.xdp) {
 		/* No UMEM on the socket path: forking here copies nothing pinned. */
 		bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
 		if (bd.watcher < 0) {
@@ -973,7 +996,7 @@ int cmd_build(int argc, char **argv)
 	}
 	open_snapshot_file(&bd, dev);
 	if (metrics && !bd.snap && (bd.snap = mmap(NULL, sizeof(*bd.snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) bd.snap = NULL;
-	if (user) {
+	if (privs.user[0]) {
 		int probe[XEVB_PROBE__COUNT];
 		struct xevb_probe_ctx pc = {
 			.ifindex = bd.xdp ? bd.ld.ifindex : 0,
@@ -998,7 +1021,9 @@ int cmd_build(int argc, char **argv)
 			  privs.user, (unsigned)privs.uid, (int)bd.watcher);
 		if (selftest)
 			xevb_privs_probe(&pc, probe);
-		xevb_privs_json(stdout, &privs, selftest ? probe : NULL);
+		/* Asked for by name: the line scripts check; by default the log line says it. */
+		if (user || selftest)
+			xevb_privs_json(stdout, &privs, selftest ? probe : NULL);
 	}
 	bd.local.magic = XEVB_SNAP_MAGIC;
 	bd.local.version = XEVB_SNAP_VERSION;
