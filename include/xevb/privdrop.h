@@ -31,6 +31,7 @@ struct xevb_privs {
 	char user[64];
 	uid_t uid;
 	gid_t gid;
+	bool keep_uid;     /* no uid switch possible: stay uid 0, drop every capability */
 	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;  /* from /proc/self/status */
 	int no_new_privs;
 	unsigned maps_readonly, progs_closed, links_closed;
@@ -58,10 +59,19 @@ struct xevb_probe_ctx {
 
 /* Resolve NAME (error message on failure). */
 int xevb_privs_lookup(const char *user, struct xevb_privs *p);
+/* True when this process may switch user: CAP_SETUID and CAP_SETGID effective. */
+bool xevb_privs_can_switch(void);
+/*
+ * Where no switch is possible (a service's bounded capability set): the
+ * drop keeps uid 0 and clears every capability, no_new_privs set.
+ */
+void xevb_privs_keep_uid(struct xevb_privs *p);
 
 /*
  * Neutralise BPF fds, then become p->uid/p->gid with no capability. 0 or
- * -errno (the caller must stop: half-dropped is unsafe).
+ * -errno (the caller must stop: half-dropped is unsafe). The bounding set
+ * is emptied where CAP_SETPCAP allows it; without it, no_new_privs keeps
+ * what is left in it from ever coming back (no exec can raise a set).
  */
 int xevb_privs_drop(struct xevb_privs *p);
 

@@ -18,7 +18,11 @@
 #    nobody with CapEff (and every other set) 0 after start, prints no
 #    privileges line (the log says it), builds, and leaves nothing attached
 #    and no /run/xevb file after it exits; `--keep-privileges` keeps root
-#    and its full capability set, and still detaches at exit.
+#    and its full capability set, and still detaches at exit. Under a
+#    bounded capability set without CAP_SETUID/CAP_SETGID/CAP_SETPCAP (as a
+#    service unit may give it, setpriv here) it stays uid 0 but with
+#    CapEff/CapPrm/CapInh/CapAmb 0 and NoNewPrivs, says why, and its root
+#    helper still detaches at exit.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init hp "${1:-build}"
@@ -145,12 +149,16 @@ PY
 
 # ---------------------------------------------------------------------------
 e2e_log "default: no privilege option: nobody, no capability, clean exit"
-for mode in default keep; do
-	opt=()
+BOUNDED="$E2E_WORK/xevb-bounded"
+printf '#!/bin/sh\nexec setpriv --bounding-set -setuid,-setgid,-setpcap %s "$@"\n' "$X" >"$BOUNDED"
+chmod +x "$BOUNDED"
+for mode in default keep bounded; do
+	opt=() xevb=$X
 	[[ $mode == keep ]] && opt=(--keep-privileges)
-	e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration 10 --no-forward "${opt[@]}"
+	[[ $mode == bounded ]] && xevb=$BOUNDED
+	X=$xevb e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration 10 --no-forward "${opt[@]}"
 	bpid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "$mode: no xevb build process"
-	for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pd.$mode.err" && break; sleep 0.05; done
+	for ((t = 0; t < 40; t++)); do grep -q 'running as ' "$E2E_WORK/pd.$mode.err" && break; sleep 0.05; done
 	grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status >"$E2E_WORK/pd.$mode.status" 2>/dev/null
 	F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
 	e2e_source 0 pd.$mode.s0 --source-ids 0-1 "${F[@]}" --seed 95
@@ -165,7 +173,7 @@ e2e_check default <<'PY'
 def status(mode):
     st = dict(l.split(":", 1) for l in open(os.path.join(W, "pd.%s.status" % mode)).read().splitlines())
     return {a: " ".join(v.split()) for a, v in st.items()}
-d, k = status("default"), status("keep")
+d, k, bd = status("default"), status("keep"), status("bounded")
 eq("default: Uid", d.get("Uid"), "65534 65534 65534 65534")
 eq("default: CapInh CapPrm CapEff CapBnd CapAmb", [d.get(c) for c in ("CapInh", "CapPrm", "CapEff", "CapBnd", "CapAmb")],
    ["0000000000000000"] * 5)
@@ -175,7 +183,14 @@ eq("default: no privileges line on stdout (not asked for)",
 true("default: the log says so", "running as nobody (uid 65534) with no capability" in open(os.path.join(W, "pd.default.err")).read())
 eq("--keep-privileges: Uid", k.get("Uid"), "0 0 0 0")
 eq("--keep-privileges: CapEff = the full set", k.get("CapEff"), os.environ["FULL"])
-for mode in ("default", "keep"):
+eq("bounded set: Uid", bd.get("Uid"), "0 0 0 0")
+eq("bounded set: CapInh CapPrm CapEff CapAmb", [bd.get(c) for c in ("CapInh", "CapPrm", "CapEff", "CapAmb")],
+   ["0000000000000000"] * 4)
+eq("bounded set: NoNewPrivs", bd.get("NoNewPrivs"), "1")
+err = open(os.path.join(W, "pd.bounded.err")).read()
+true("bounded set: says why it stays uid 0", "no CAP_SETUID/CAP_SETGID: after set-up the data path stays uid 0" in err)
+true("bounded set: the log says so", "running as root (uid 0) with no capability" in err)
+for mode in ("default", "keep", "bounded"):
     b = J("pd." + mode)
     sent = J("pd.%s.s0" % mode)["fragments"] + J("pd.%s.s1" % mode)["fragments"]
     eq(mode + ": fragments received = in events = sent", (b["frags_received"], b["frags_in_events"]), (sent, sent))

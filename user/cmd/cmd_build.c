@@ -635,16 +635,21 @@ static void open_snapshot_file(struct build *bd, const char *ifname)
 
 /*
  * As root, with neither --user nor --keep-privileges: the data path runs as
- * nobody with no capability, as --drop-privileges would.
+ * nobody with no capability, as --drop-privileges would. Where the process
+ * cannot switch user (a service's capability set without CAP_SETUID and
+ * CAP_SETGID, or no user nobody) it still gives up every capability.
  */
 static int default_privs(struct xevb_privs *privs)
 {
-	if (!getpwnam("nobody")) {
-		xevb_err("no user 'nobody' here to run the data path as after set-up: give --user NAME "
-			 "(an unprivileged account) or --keep-privileges to stay root");
-		return -1;
-	}
-	return xevb_privs_lookup("nobody", privs);
+	bool nobody = getpwnam("nobody") != NULL;
+
+	if (nobody && xevb_privs_can_switch())
+		return xevb_privs_lookup("nobody", privs);
+	xevb_warn("%s: after set-up the data path stays uid 0 with no capability (give it CAP_SETUID and "
+		  "CAP_SETGID%s to run as nobody, or --keep-privileges to keep every capability)",
+		  nobody ? "no CAP_SETUID/CAP_SETGID" : "no user 'nobody'", nobody ? "" : " and a user nobody");
+	xevb_privs_keep_uid(privs);
+	return 0;
 }
 
 int cmd_build(int argc, char **argv)

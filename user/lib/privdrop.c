@@ -52,6 +52,13 @@ int xevb_privs_lookup(const char *user, struct xevb_privs *p)
 	return 0;
 }
 
+void xevb_privs_keep_uid(struct xevb_privs *p)
+{
+	memset(p, 0, sizeof(*p));
+	snprintf(p->user, sizeof(p->user), "root");
+	p->keep_uid = true;
+}
+
 /* Map fds become read-only in place; program and link fds go away. */
 static int neutralise_bpf_fds(struct xevb_privs *p)
 {
@@ -136,10 +143,23 @@ static uint64_t status_hex(const char *key)
 	return v;
 }
 
+static bool cap_effective(int cap)
+{
+	uint64_t eff = status_hex("CapEff");
+
+	return eff != UINT64_MAX && (eff >> cap & 1);
+}
+
+bool xevb_privs_can_switch(void)
+{
+	return cap_effective(CAP_SETUID) && cap_effective(CAP_SETGID);
+}
+
 int xevb_privs_drop(struct xevb_privs *p)
 {
 	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
 	struct __user_cap_data_struct data[2] = { 0 };
+	bool can_empty_bounding = cap_effective(CAP_SETPCAP);
 	int err;
 
 	err = neutralise_bpf_fds(p);
@@ -153,7 +173,8 @@ int xevb_privs_drop(struct xevb_privs *p)
 		if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) && errno == EINVAL)
 			break;
 	prctl(PR_SET_KEEPCAPS, 0, 0, 0, 0);
-	if (setgroups(0, NULL) || setresgid(p->gid, p->gid, p->gid) || setresuid(p->uid, p->uid, p->uid)) {
+	if (!p->keep_uid &&
+	    (setgroups(0, NULL) || setresgid(p->gid, p->gid, p->gid) || setresuid(p->uid, p->uid, p->uid))) {
 		err = -errno;
 		xevb_err("cannot switch to user %s (uid %u): %s", p->user, (unsigned)p->uid, strerror(errno));
 		return err;
@@ -175,8 +196,8 @@ int xevb_privs_drop(struct xevb_privs *p)
 	p->cap_bnd = status_hex("CapBnd");
 	p->cap_amb = status_hex("CapAmb");
 	p->no_new_privs = (int)status_hex("NoNewPrivs");
-	if (p->cap_eff || p->cap_prm || p->cap_bnd || p->cap_amb || getuid() != p->uid ||
-	    geteuid() != p->uid || getegid() != p->gid) {
+	if (p->cap_eff || p->cap_prm || p->cap_inh || p->cap_amb || (can_empty_bounding && p->cap_bnd) ||
+	    p->no_new_privs != 1 || getuid() != p->uid || geteuid() != p->uid || getegid() != p->gid) {
 		xevb_err("privileges still held after the drop (CapEff %llx CapBnd %llx uid %u)",
 			 (unsigned long long)p->cap_eff, (unsigned long long)p->cap_bnd, (unsigned)geteuid());
 		return -EPERM;
