@@ -117,6 +117,12 @@ struct xevb_builder_cfg {
 	 * kernel out of frames drops packets at random, tearing every event.
 	 */
 	uint32_t max_frames_held;
+	/*
+	 * END_OF_RUN flags are counted per source, never acted on: a DFM ends
+	 * the run (its BYE), and a data-plane flag anyone can forge must not
+	 * flush the open events or end it (issue 21).
+	 */
+	bool end_of_run_counted_only;
 	/* Called for every complete or incomplete event, in the builder's thread. */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
 	/*

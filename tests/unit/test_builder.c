@@ -715,6 +715,33 @@ Test(builder, end_of_run_flushes)
 	rig_fini(&R);
 }
 
+/* Under a DFM (its BYE ends the run): every source's END_OF_RUN is counted, nothing flushed. */
+Test(builder, end_of_run_counted_only)
+{
+	struct xevb_builder_cfg x = { .end_of_run_counted_only = true };
+
+	init3(64, &x);
+	rig_send_range(&R, 2, 0, 1, 0, 10);
+	rig_send_range(&R, 7, 0, 1, 0, 10);
+	rig_send_range(&R, 40, 0, 1, 0, 8);                       /* 8, 9 missing 40 */
+	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 3);   /* 10..12 */
+	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 10, 2);   /* 10, 11 */
+	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 10, 1);  /* the last source's flag */
+	cr_assert(not(ST->run_ended));
+	cr_assert(ST->src[2].end_of_run && ST->src[7].end_of_run && ST->src[40].end_of_run);
+	cr_assert(eq(sz, R.n_ev, 9), "0..7 and 10, complete; nothing flushed");
+	cr_assert(eq(u64, ST->open_events, 4));
+	cr_assert(eq(u64, ST->events_flushed_eor, 0));
+	/* The open events still complete as their fragments come. */
+	rig_send_range(&R, 40, 0, 1, 8, 2);
+	rig_send_range(&R, 40, 0, 1, 11, 1);
+	cr_assert(eq(sz, R.n_ev, 12));
+	cr_assert(eq(u64, ST->events_complete, 12));
+	cr_assert(eq(u64, ST->events_incomplete, 0));
+	cr_assert(eq(u64, ST->open_events, 1), "12 waits for 7 and 40");
+	rig_fini(&R);
+}
+
 Test(builder, packet_seq_gaps)
 {
 	init3(16, NULL);

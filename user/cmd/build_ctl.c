@@ -641,7 +641,8 @@ void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t
 	}
 	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from)) {
 		if (m.h.role == XEVB_ROLE_DFM) {
-			if (from.sin_addr.s_addr != bc->dfm.sin_addr.s_addr) {
+			/* Its address and its port: another process on its host is not the DFM. */
+			if (from.sin_addr.s_addr != bc->dfm.sin_addr.s_addr || from.sin_port != bc->dfm.sin_port) {
 				bc->unexpected++;
 				continue;
 			}

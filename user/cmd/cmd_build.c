@@ -87,7 +87,7 @@ static const struct xevb_opt opts[] = {
 	{ "sink-pacing", O_SINK_PACING, "RATE", "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
 	{ "bare", O_BARE, NULL, "receive and release frames, count them, build nothing (receive ceiling)" },
 	XEVB_OPT_DURATION,
-	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed" },
+	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed (with --dfm: at the DFM's BYE; END_OF_RUN flags in the data are only counted)" },
 	XEVB_OPT_INTERVAL,
 	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll(); XDP: preferred busy polling (our loop runs the NAPI)" },
 	{ "busy-budget", O_BUSYBUDGET, "N", "--busy-poll: frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, default --rx-batch)" },
@@ -906,6 +906,8 @@ int cmd_build(int argc, char **argv)
 			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
 			.emit_run = nofwd && !cc.dfm ? emit_run_cb : NULL,
 			.max_frames_held = frames_for_events(socket_mode, frames, rx_ring, n_queues),
+			/* Under a DFM, its BYE ends the run, not a flag in the data. */
+			.end_of_run_counted_only = cc.dfm != NULL,
 		};
 		bcfg = bc;
 		if (!socket_mode && frames <= 2 * rx_ring)

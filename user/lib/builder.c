@@ -70,7 +70,8 @@
  * END_OF_RUN: once every configured source has sent a MEP of this run with
  * the flag, every open event is emitted (INCOMPLETE) in event_id order and
  * run_ended is set; while a segmented fragment is still pending, only once
- * it is settled (note_end_of_run). Later MEPs are handled as usual.
+ * it is settled (note_end_of_run). Later MEPs are handled as usual. With
+ * end_of_run_counted_only (a DFM ends the run) the flags are only counted.
  *
  * packet_seq: per source, a forward jump of d counts d-1 gaps; a packet at
  * or before the newest seen (reordered, repeated) counts none and does not
@@ -1179,7 +1180,7 @@ static void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *sr
 		src->end_of_run = true;
 		b->n_eor++;
 	}
-	if (b->n_eor == b->n_src) {
+	if (b->n_eor == b->n_src && !b->cfg.end_of_run_counted_only) {
 		if (b->st.frags_pending) {
 			b->eor_wait = true;
 			return;
