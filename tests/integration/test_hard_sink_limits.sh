@@ -86,9 +86,14 @@ sleep 1
 
 prlimit --pid "$SINK" --nofile=256:256 || e2e_die "prlimit"
 attack sl.c idle --conns 300 --hold 5
+fds0=$(ls "/proc/$SINK/fd" | wc -l)
 t0=$(cpu_ticks "$SINK")
 sleep 3
 t1=$(cpu_ticks "$SINK")
+fds1=$(ls "/proc/$SINK/fd" | wc -l)
+# The window counts only if the sink sat at its limit throughout.
+if ((fds0 >= 250 && fds1 >= 250)); then e2e_ok "C: at the descriptor limit during the window: $fds0 and $fds1 fds open"
+else e2e_fail "C: not at the descriptor limit during the window: $fds0 and $fds1 fds open, want >= 250"; fi
 hz=$(getconf CLK_TCK)
 pct=$(((t1 - t0) * 100 * 100 / (3 * hz)))  # hundredths of a percent
 if ((pct < 500)); then e2e_ok "C: at the descriptor limit: $((t1 - t0)) ticks in 3 s ($((pct / 100)).$(printf %02d $((pct % 100))) % of a core) < 5 %"
