@@ -2,7 +2,8 @@
 /*
  * Dropping privileges after set-up. The builder needs root (CAP_BPF,
  * CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_ADMIN for ids) only to load, attach
- * and bind; the data path needs none. `xevb build --user NAME` forks once
+ * and bind; the data path needs none. By default as root (user nobody,
+ * unless --keep-privileges), or `xevb build --user NAME`, it forks once
  * set-up is done: the child becomes NAME with no capability at all (bounding
  * set emptied, no_new_privs) and runs the data path, after a small root
  * watcher process was forked off: it waits for the builder to end, however
