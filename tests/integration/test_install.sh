@@ -19,8 +19,11 @@
 #    on a socket this test reads: READY=1 comes from the xevb process, once
 #    its XDP program is attached; it then builds 2000 events exactly; a
 #    SIGTERM (systemctl stop) ends it with status 0 and nothing attached;
-#    after a SIGKILL the next start under the same capabilities removes the
-#    stale program and is READY again.
+#    it runs as nobody with no capability once READY (the default drop,
+#    CAP_SETUID/CAP_SETGID in the unit's set); killed (SIGKILL), its root
+#    helper detaches at once; with --keep-privileges, after a SIGKILL the
+#    next start under the same capabilities removes the stale program and
+#    is READY again.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init in "${1:-build}"
@@ -217,16 +220,30 @@ eq("farm node events complete, errors", (k["complete"], k["errors"]), (2000, 0))
 PY
 e2e_no_xdp ready
 
-# 2. systemctl stop: SIGTERM to the main process; exit 0, XDP detached.
+# 2. systemctl stop: SIGTERM to the main process; exit 0, XDP detached. Once
+# READY it runs as nobody with no capability (the default drop).
 unit_start stop.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
 unit_ready_check stop.b "$BSTATUS" xdp
+for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/stop.b.err" && break; sleep 0.05; done
+st=$(awk '$1 == "Uid:" { u = $2 } $1 == "CapEff:" { c = $2 } END { print u, c }' "/proc/$UNIT_PID/status")
+[[ $st == "65534 0000000000000000" ]] && e2e_ok "stop: runs as nobody with CapEff 0 under the unit's set" ||
+	e2e_fail "stop: Uid and CapEff '$st', want '65534 0000000000000000'"
 kill -TERM "$UNIT_PID"
 e2e_wait_all
 e2e_no_xdp stop
 
-# 3. A builder killed (SIGKILL) leaves its program attached; the next start,
-# under the same capability set, removes it and is READY again.
-UNIT_RC=137 unit_start crash.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
+# 2b. The default builder killed (SIGKILL): its root helper detaches at once.
+UNIT_RC=137 unit_start kill.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
+for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/kill.b.err" && break; sleep 0.05; done
+kill -KILL "$UNIT_PID"
+e2e_wait_all
+for ((t = 0; t < 30; t++)); do e2e_xdp_attached builder 0 || break; sleep 0.1; done
+e2e_no_xdp kill
+
+# 3. A builder with --keep-privileges killed (SIGKILL) leaves its program
+# attached; the next start, under the same capability set, removes it and is
+# READY again.
+UNIT_RC=137 unit_start crash.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet --keep-privileges"
 kill -KILL "$UNIT_PID"
 e2e_wait_all
 if e2e_xdp_attached builder 0; then
