@@ -62,9 +62,12 @@ struct xevb_probe_ctx {
 int xevb_privs_lookup(const char *user, struct xevb_privs *p);
 /* True when this process may switch user: CAP_SETUID and CAP_SETGID effective. */
 bool xevb_privs_can_switch(void);
+/* True when this process holds any effective capability. */
+bool xevb_privs_held(void);
 /*
- * Where no switch is possible (a service's bounded capability set): the
- * drop keeps uid 0 and clears every capability, no_new_privs set.
+ * Where no switch is possible (a service's bounded capability set, or a
+ * non-root user given capabilities): the drop keeps the current uid and
+ * clears every capability, no_new_privs set.
  */
 void xevb_privs_keep_uid(struct xevb_privs *p);
 

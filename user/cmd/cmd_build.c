@@ -634,20 +634,22 @@ static void open_snapshot_file(struct build *bd, const char *ifname)
 }
 
 /*
- * As root, with neither --user nor --keep-privileges: the data path runs as
- * nobody with no capability, as --drop-privileges would. Where the process
- * cannot switch user (a service's capability set without CAP_SETUID and
- * CAP_SETGID, or no user nobody) it still gives up every capability.
+ * With privileges and neither --user nor --keep-privileges: as root, the
+ * data path runs as nobody with no capability, as --drop-privileges would.
+ * Where root cannot switch user (a service's capability set without
+ * CAP_SETUID and CAP_SETGID, or no user nobody), or a non-root user was given
+ * capabilities, it keeps its uid and still gives up every capability.
  */
 static int default_privs(struct xevb_privs *privs)
 {
 	bool nobody = getpwnam("nobody") != NULL;
 
-	if (nobody && xevb_privs_can_switch())
+	if (geteuid() == 0 && nobody && xevb_privs_can_switch())
 		return xevb_privs_lookup("nobody", privs);
-	xevb_warn("%s: after set-up the data path stays uid 0 with no capability (give it CAP_SETUID and "
-		  "CAP_SETGID%s to run as nobody, or --keep-privileges to keep every capability)",
-		  nobody ? "no CAP_SETUID/CAP_SETGID" : "no user 'nobody'", nobody ? "" : " and a user nobody");
+	if (geteuid() == 0)
+		xevb_warn("%s: after set-up the data path stays uid 0 with no capability (give it CAP_SETUID "
+			  "and CAP_SETGID%s to run as nobody, or --keep-privileges to keep every capability)",
+			  nobody ? "no CAP_SETUID/CAP_SETGID" : "no user 'nobody'", nobody ? "" : " and a user nobody");
 	xevb_privs_keep_uid(privs);
 	return 0;
 }
@@ -872,7 +874,7 @@ int cmd_build(int argc, char **argv)
 	}
 	if (user && xevb_privs_lookup(user, &privs))
 		return 2;
-	if (!user && !keep_privs && geteuid() == 0 && default_privs(&privs))
+	if (!user && !keep_privs && (geteuid() == 0 || xevb_privs_held()) && default_privs(&privs))
 		return 2;
 	if (fifo_prio && busy) {
 		xevb_err("--fifo with --busy-poll would never let the NAPI thread or anything else on this core run");

@@ -507,7 +507,7 @@ struct xevb_metrics *xevb_metrics_start(const char *spec)
 	}
 	m->stop_pipe[0] = m->stop_pipe[1] = -1;
 	pthread_mutex_init(&m->lock, NULL);
-	m->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	m->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);  /* poll()ed, never waited on */
 	if (m->lfd < 0 || setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(m->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(m->lfd, 64) ||
 	    getsockname(m->lfd, (struct sockaddr *)&sa, &sl)) {

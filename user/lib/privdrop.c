@@ -54,8 +54,15 @@ int xevb_privs_lookup(const char *user, struct xevb_privs *p)
 
 void xevb_privs_keep_uid(struct xevb_privs *p)
 {
+	struct passwd *pw = getpwuid(geteuid());
+
 	memset(p, 0, sizeof(*p));
-	snprintf(p->user, sizeof(p->user), "root");
+	p->uid = geteuid();
+	p->gid = getegid();
+	if (pw)
+		snprintf(p->user, sizeof(p->user), "%s", pw->pw_name);
+	else
+		snprintf(p->user, sizeof(p->user), "uid %u", (unsigned)p->uid);
 	p->keep_uid = true;
 }
 
@@ -148,6 +155,13 @@ static bool cap_effective(int cap)
 	uint64_t eff = status_hex("CapEff");
 
 	return eff != UINT64_MAX && (eff >> cap & 1);
+}
+
+bool xevb_privs_held(void)
+{
+	uint64_t eff = status_hex("CapEff");
+
+	return eff && eff != UINT64_MAX;
 }
 
 bool xevb_privs_can_switch(void)
