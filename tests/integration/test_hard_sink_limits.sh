@@ -19,6 +19,10 @@
 #      connections once the first ones close
 # The summary's counts are then exact: 508 connections, 200 buffer_limit,
 # 8 truncated_stream (the 4 + 4 held partial events, closed by the client).
+#   D  a second sink with --partial-timeout-ms 1000: 4 connections each
+#      hold all but the last byte of a 64 MiB event for 3 s; the sink closes
+#      each after 1 s (partial_timeout), and a real sender's 1000 events
+#      are then all taken.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init sl "${1:-build}"
@@ -107,6 +111,16 @@ kill -TERM "$SINK"
 
 e2e_wait_all
 export CAP
+E2E_SINK_RC=1 e2e_sink 0 sl.k2 --duration 30 --stats-interval 0 --partial-timeout-ms 1000 --expect-sources 4
+SINK2=$(xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no second xevb sink process"
+attack sl.d fill --conns 4 --size $((64 << 20)) --fill-s 15 --hold 3
+wait "$ATTACK_PID"
+if ip netns exec "$(tb_ns source 0)" timeout 20 "$X" sink --selftest-send "$ADDR:$E2E_PORT" 1000 \
+	2>"$E2E_WORK/sl.feed.err"; then e2e_ok "D: a real sender's 1000 events sent after the stalled ones"
+else e2e_fail "D: the real sender failed: $(tail -1 "$E2E_WORK/sl.feed.err")"; fi
+sleep 0.5
+kill -TERM "$SINK2"
+
 e2e_check sink_limits <<'PY'
 CAP, CAP0, BIG = int(os.environ["CAP"]), 256 << 10, 64 << 20
 def held_refused(n):
@@ -135,5 +149,10 @@ eq("connections dropped", k["connections_dropped"], 8 + 200)
 true("accept() paused at the descriptor limit", k["accept_fd_limit"] >= 1, k["accept_fd_limit"])
 le("buffer high-water mark", k["buffer_max_bytes"], int(os.environ["CAP"]))
 eq("events", k["events"], 0)
+d, k2 = J("sl.d"), J("sl.k2")
+eq("D: connected, closed by the sink", (d["connected"], d["closed_by_sink"]), (4, 4))
+eq("D: error kinds", k2["error_kinds"], {"partial_timeout": 4})
+eq("D: events taken from the real sender", (k2["events"], k2["complete"]), (1000, 1000))
+eq("D: connections", k2["connections"], 5)
 PY
 e2e_finish

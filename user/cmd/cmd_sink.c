@@ -39,6 +39,7 @@ enum {
 	SE_SOURCES,                  /* n_expected differs from --expect-sources */
 	SE_READ,                     /* the connection or file failed */
 	SE_BUFFER,                   /* an event would take the buffers past --max-buffer-total */
+	SE_STALLED,                  /* a partial event held longer than --partial-timeout-ms */
 	SE__COUNT
 };
 
@@ -49,6 +50,7 @@ static const char *err_name(int k)
 	case SE_SOURCES: return "wrong_n_expected";
 	case SE_READ: return "read_error";
 	case SE_BUFFER: return "buffer_limit";
+	case SE_STALLED: return "partial_timeout";
 	default: return xevb_evt_err_name(k);
 	}
 }
@@ -67,6 +69,8 @@ struct conn {
 	char peer[64];
 	uint64_t events;
 	size_t charged;              /* rd.cap as counted in sink.buffered */
+	uint64_t partial_since_ns;   /* 0, or since when it holds part of an event */
+	uint32_t slot;               /* its place in sink.conns */
 	struct xevb_evt_reader rd;
 };
 
@@ -85,6 +89,7 @@ struct sink {
 	uint32_t stats_interval_s;
 	uint32_t max_event;
 	uint64_t max_buffer_total;   /* all connections' buffers together, bytes */
+	uint64_t partial_timeout_ns; /* 0: a partial event may be held for ever */
 	unsigned verify;
 	bool json;
 	/* --ctl-port: credits and Busy for builders (sink_ctl.c) */
@@ -110,6 +115,8 @@ struct sink {
 	uint64_t accept_retry_ns;
 	uint64_t fd_limit_hits, fd_limit_logged;
 	uint64_t next_msg_ns[REFUSE__COUNT + 1];  /* the last one: descriptor limit */
+	struct conn **conns;         /* the conns_open connections, for the partial-event check */
+	uint64_t next_partial_check;
 	uint64_t lat_n;
 	double lat_sum_ns;
 	int64_t lat_max_ns;
@@ -381,6 +388,8 @@ static void conn_close(struct sink *s, struct conn *c, bool dropped)
 	close(c->fd);  /* also leaves the epoll set */
 	xevb_evt_reader_free(&c->rd);
 	s->buffered -= c->charged;
+	s->conns[c->slot] = s->conns[s->conns_open - 1];
+	s->conns[c->slot]->slot = c->slot;
 	free(c);
 	s->conns_open--;
 	accept_resume(s);  /* a descriptor is free again */
@@ -410,7 +419,39 @@ static uint8_t *conn_space(struct sink *s, struct conn *c, size_t *avail)
 	return NULL;
 }
 
-static void conn_read(struct sink *s, struct conn *c)
+/* Since when the connection holds part of an event, after a read. */
+static void conn_note_partial(struct conn *c, uint64_t now)
+{
+	if (!xevb_evt_reader_pending(&c->rd))
+		c->partial_since_ns = 0;
+	else if (!c->partial_since_ns)
+		c->partial_since_ns = now;
+}
+
+/*
+ * A peer that starts an event and never finishes it would hold its share of
+ * --max-buffer-total for ever: past --partial-timeout-ms it is closed.
+ */
+static void close_stalled(struct sink *s, uint64_t now)
+{
+	if (!s->partial_timeout_ns || now < s->next_partial_check)
+		return;
+	s->next_partial_check = now + s->partial_timeout_ns / 4;
+	for (uint32_t i = s->conns_open; i-- > 0;) {
+		struct conn *c = s->conns[i];
+		char msg[128];
+
+		if (!c->partial_since_ns || now - c->partial_since_ns < s->partial_timeout_ns)
+			continue;
+		snprintf(msg, sizeof(msg), "%zu bytes of an event of %zu held for over %llu ms",
+			 xevb_evt_reader_pending(&c->rd), c->rd.want,
+			 (unsigned long long)(s->partial_timeout_ns / 1000000));
+		note_err(s, SE_STALLED, c->peer, msg);
+		conn_close(s, c, true);
+	}
+}
+
+static void conn_read(struct sink *s, struct conn *c, uint64_t now)
 {
 	for (int i = 0; i < READS_PER_WAKEUP; i++) {
 		uint64_t before = s->events;
@@ -433,6 +474,7 @@ static void conn_read(struct sink *s, struct conn *c)
 			c->events += s->events - before;
 			if (s->ctl)
 				sink_ctl_events(s->ctl, c->ip, s->events - before);
+			conn_note_partial(c, now);
 			/* A large event's buffer goes back to the total once it is taken. */
 			if (c->rd.cap > SHRINK_ABOVE && !xevb_evt_reader_pending(&c->rd)) {
 				xevb_evt_reader_shrink(&c->rd, SHRINK_ABOVE);
@@ -537,6 +579,7 @@ static void accept_all(struct sink *s)
 			continue;
 		}
 		c->fd = fd;
+		c->slot = s->conns_open;
 		if (ss.ss_family == AF_INET)
 			c->ip = ((const struct sockaddr_in *)&ss)->sin_addr.s_addr;
 		if (s->ctl)
@@ -551,8 +594,8 @@ static void accept_all(struct sink *s)
 			continue;
 		}
 		conn_charge(s, c);
+		s->conns[s->conns_open++] = c;
 		s->conns_total++;
-		s->conns_open++;
 		xevb_info("%s: connected", c->peer);
 	}
 }
@@ -586,9 +629,15 @@ static int run_listen(struct sink *s)
 
 	if (sink_resolve("listen", s->listen, &ss, &sl))
 		return -1;
+	s->conns = calloc(MAX_CONNS, sizeof(*s->conns));
+	if (!s->conns) {
+		xevb_err("out of memory for the connection table");
+		return -1;
+	}
 	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (lfd < 0) {
 		xevb_err("socket: %s", strerror(errno));
+		free(s->conns);
 		return -1;
 	}
 	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -640,6 +689,9 @@ static int run_listen(struct sink *s)
 		tick(s, now);
 		if (stop_signal || expectation_met(s) || time_is_up(s, now))
 			break;
+		close_stalled(s, now);
+		if (s->partial_timeout_ns && s->conns_open && s->next_partial_check - now < wait_ns)
+			wait_ns = s->next_partial_check - now;
 		if (s->stats_interval_s && s->next_stats - now < wait_ns)
 			wait_ns = s->next_stats - now;
 		if (s->deadline && s->deadline - now < wait_ns)
@@ -668,7 +720,7 @@ static int run_listen(struct sink *s)
 			else if (evs[i].data.ptr == &s->ctl)
 				sink_ctl_rx(s->ctl, now);
 			else
-				conn_read(s, evs[i].data.ptr);
+				conn_read(s, evs[i].data.ptr, now);
 			/* A connection freed here is named at most once per batch. */
 		}
 	}
@@ -680,6 +732,8 @@ out:
 	if (ep >= 0)
 		close(ep);
 	close(lfd);
+	free(s->conns);  /* the connections themselves are left to exit() */
+	s->conns = NULL;
 	return rc;
 }
 
@@ -808,7 +862,7 @@ enum {
 	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_EXPECT_SOURCES, O_NO_CONTENT,
 	O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
 	O_BUSYHI, O_BUSYLO,
-	O_PROGRESS, O_DFM, O_CONFIG, O_ID, O_MAX_BUFFER,
+	O_PROGRESS, O_DFM, O_CONFIG, O_ID, O_MAX_BUFFER, O_PARTIAL_TIMEOUT,
 };
 
 static const struct xevb_opt opts[] = {
@@ -829,6 +883,8 @@ static const struct xevb_opt opts[] = {
 	  "connection closed (default 64 MiB)" },
 	{ "max-buffer-total", O_MAX_BUFFER, "BYTES", "all connections' buffers together; an event past it is "
 	  "refused (buffer_limit, connection closed), new connections too (default 256 MiB)" },
+	{ "partial-timeout-ms", O_PARTIAL_TIMEOUT, "MS", "a connection holding part of an event this long is closed, "
+	  "counted partial_timeout (default 10000, 0: never)" },
 	{ "dup-window", O_DUP_WINDOW, "N", "event ids remembered for duplicate checks (default 1048576)" },
 	{ "ctl-port", O_CTLPORT, "N", "grant builders credits over the control protocol on this UDP port (23904)" },
 	{ "credits", O_CREDITS, "N", "--ctl-port: events in flight per builder (default 64)" },
@@ -862,6 +918,7 @@ int cmd_sink(int argc, char **argv)
 	struct sink s = {
 		.max_event = XEVB_EVT_MAX_LEN,
 		.max_buffer_total = 256ull << 20,
+		.partial_timeout_ns = 10000000000ull,
 		.lfd = -1, .ep = -1,
 		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
 		.credits = 64, .busy_high = 1.2, .busy_low = 0.2,
@@ -920,6 +977,13 @@ int cmd_sink(int argc, char **argv)
 			if (!xevb_parse_u32("max-event-size", arg, XEVB_EVT_HLEN, UINT32_MAX, &s.max_event))
 				return 2;
 			break;
+		case O_PARTIAL_TIMEOUT: {
+			uint32_t ms;
+			if (!xevb_parse_u32("partial-timeout-ms", arg, 0, 3600000, &ms))
+				return 2;
+			s.partial_timeout_ns = ms * 1000000ull;
+			break;
+		}
 		case O_MAX_BUFFER:
 			if (!xevb_parse_u64("max-buffer-total", arg, 1ull << 20, 1ull << 40, &s.max_buffer_total))
 				return 2;
