@@ -11,9 +11,10 @@
 # Before: the builder and the sources stopped at the BYE; the builder with
 # --exit-on-eor stopped at the 4 END_OF_RUN MEPs. Now: DFM messages are
 # taken only from the DFM's address and port (the forged ones counted:
-# the builder's ctl_unexpected, the sources' not_from_dfm), and under a DFM the builder's END_OF_RUN flags are counted,
-# never acted on: every event of the run is complete at the farm node, and
-# each process ends at the real DFM's BYE.
+# the builder's ctl_unexpected, the sources' not_from_dfm), and under a DFM
+# the builder's END_OF_RUN flags are counted, never acted on: every event of
+# the run is complete at the farm node, and each process ends at the real
+# DFM's BYE.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init rs "${1:-build}"
