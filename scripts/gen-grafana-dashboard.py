@@ -62,6 +62,15 @@ ROWS = [
           q(rate("xevb_rx_not_mep_frames_total"), "{{instance}} not MEP")], "pps", None),
         ("timeseries", "MEPs per source", "Valid MEPs per source id: a source sending less stands out.",
          [q(rate("xevb_source_packets_total", "instance, source"), "{{instance}} source {{source}}")], "pps", None),
+        ("timeseries", "Frames per worker", "Builders with --workers > 1: frames each worker took from its "
+         "queue. One worker taking all: the NIC steers every flow to one queue.",
+         [q(rate("xevb_worker_rx_frames_total", "instance, worker"), "{{instance}} worker {{worker}}")],
+         "pps", None),
+        ("timeseries", "Hand-offs between workers", "MEP shares handed to the worker that owns their events, "
+         "and MEPs split between owners.",
+         [q(rate("xevb_worker_handoff_sent_total", "instance, worker"), "{{instance}} worker {{worker}} sent"),
+          q(rate("xevb_worker_split_meps_total", "instance, worker"), "{{instance}} worker {{worker}} split")],
+         "pps", None),
     ]),
     ("Events", [
         ("timeseries", "Events out of the builder", "Complete, incomplete (of which evicted and flushed at end of "

@@ -6,7 +6,8 @@
 # processes, 2 socket builders, one farm node reporting to the DFM: the
 # pages of the DFM, the farm node and a socket builder), then one XDP
 # builder on its own (not under a DFM, so that it sheds: the XDP, AF_XDP
-# and shedding families). Not a test (no verdict on the
+# and shedding families), last the same with two workers on two queues
+# (the per-worker families). Not a test (no verdict on the
 # values): run it as root after a metric is added or renamed, when
 # test_dashboards.sh says the fixture and the code disagree.
 #   bash tests/integration/record_metrics.sh [BUILD_DIR]
@@ -16,7 +17,7 @@ command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/in
 e2e_init rec "${1:-build}"
 FIX=tests/fixtures/metrics
 PORT=9464
-tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 --queues 2 || e2e_die "tb_up"
 
 ip netns exec "$(tb_ns dfm 0)" timeout 40 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
 	--rate 3000 --events 9000 --pack 4 --wait-builders 2 --wait-sources 2 --metrics "$PORT" --books-ms 5000 \
@@ -56,5 +57,15 @@ for h in 0 1; do
 done
 sleep 2
 record builder 0 build-xdp.prom
+e2e_wait_all
+
+e2e_sink 0 rec.k3 --duration 8
+e2e_builder 0 rec.bw --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration 5 --metrics "$PORT" \
+	--queues 0-1 --workers 2 --cpus 0-1
+for h in 0 1; do
+	e2e_source "$h" "rec.w$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 5000 --duration 3
+done
+sleep 2
+record builder 0 build-workers.prom
 e2e_wait_all
 e2e_finish

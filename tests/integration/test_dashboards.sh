@@ -175,8 +175,6 @@ src = subprocess.run(["grep", "-rlE", r"xevb_metric_(one|family|u64|f64)\(|xevb_
 code = set()
 for f in src:
     code.update(re.findall(r'"(xevb_[a-z0-9_]+)"', open(f).read()))
-# Per-worker counters exist only with --workers > 1 on several queues: not recorded.
-code = {n for n in code if not n.startswith("xevb_worker_")}
 families = set(page)
 for f in glob.glob("tests/fixtures/metrics/*.prom"):
     families.update(re.findall(r'^# TYPE (\S+)', open(f).read(), re.M))
