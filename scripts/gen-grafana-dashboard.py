@@ -155,8 +155,8 @@ ROWS = [
          "bottleneck is downstream.",
          [q("sum by (instance, builder) (rate(xevb_dfm_builder_busy_transitions_total{%s}[%s]))" % (S, RI),
             "{{instance}} builder {{builder}}")], "cps", None),
-        ("timeseries", "Builder credits and events outstanding", "Credits each builder advertises to the DFM "
-         "(from its farm nodes' credits) and its events in flight. The farm nodes' own credits are not on a "
+        ("timeseries", "Builder credits and events outstanding", "Credits each builder grants the DFM (xevb build --credits) "
+         "and its events in flight. The farm nodes' credits to the builders (xevb sink --credits) are not on a "
          "metrics page.",
          [q("xevb_dfm_builder_credits{%s}%s" % (S, BUILDER_INFO), "{{instance}} {{addr}} credits"),
           q("xevb_dfm_builder_events_outstanding{%s}%s" % (S, BUILDER_INFO), "{{instance}} {{addr}} outstanding")],
@@ -228,8 +228,7 @@ def panel(pid, kind, title, desc, queries, unit, steps, pos):
 
 def variable(name, label, query):
     return {"name": name, "label": label, "type": "query", "datasource": DS,
-            "query": {"query": query, "refId": "PrometheusVariableQueryEditor-VariableQuery"},
-            "definition": query, "refresh": 2, "sort": 1, "multi": True, "includeAll": True,
+            "query": query, "definition": query, "refresh": 2, "sort": 1, "multi": True, "includeAll": True,
             "allValue": ".*", "current": {}, "options": [], "hide": 0, "regex": ""}
 
 
