@@ -155,9 +155,9 @@ ROWS = [
          "bottleneck is downstream.",
          [q("sum by (instance, builder) (rate(xevb_dfm_builder_busy_transitions_total{%s}[%s]))" % (S, RI),
             "{{instance}} builder {{builder}}")], "cps", None),
-        ("timeseries", "Builder credits and events outstanding", "Credits each builder grants the DFM (xevb build --credits) "
-         "and its events in flight. The farm nodes' credits to the builders (xevb sink --credits) are not on a "
-         "metrics page.",
+        ("timeseries", "Builder credits and events outstanding", "Credits each builder grants the DFM (xevb "
+         "build --credits) and its events in flight. The farm nodes' credits to the builders (xevb sink "
+         "--credits) are not on a metrics page.",
          [q("xevb_dfm_builder_credits{%s}%s" % (S, BUILDER_INFO), "{{instance}} {{addr}} credits"),
           q("xevb_dfm_builder_events_outstanding{%s}%s" % (S, BUILDER_INFO), "{{instance}} {{addr}} outstanding")],
          "short", None),
