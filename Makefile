@@ -55,6 +55,10 @@ DATADIR        ?= $(PREFIX)/share
 MANDIR         ?= $(DATADIR)/man
 DOCDIR         ?= $(DATADIR)/doc/xevb
 TRACEDIR       ?= $(DATADIR)/xevb/trace
+# The dashboard and the alerting rules: point Grafana's provisioning and
+# Prometheus's rule_files here (docs/deploy.md).
+GRAFANADIR     ?= $(DATADIR)/xevb/grafana
+PROMRULESDIR   ?= $(DATADIR)/xevb/prometheus
 SYSCONFDIR     ?= /etc
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 # Wireshark reads Lua plugins from here when PREFIX is /usr (tshark -G folders).
@@ -64,6 +68,8 @@ INSTALL        ?= install
 TRACE_FILES := scripts/trace/run.sh scripts/trace/fold-stacks.py $(wildcard scripts/trace/*.bt)
 SYSTEMD_UNITS    := $(wildcard dist/systemd/*.in)
 EXAMPLES    := $(wildcard dist/examples/*)
+DASHBOARDS  := dist/grafana/xevb.json
+PROMRULES   := dist/prometheus/xevb-alerts.yml
 # Paths the units and examples name, filled in at install time.
 SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
@@ -185,8 +191,11 @@ $(MAN_STAMP): $(XEVB)
 install: $(XEVB) $(MAN_STAMP)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(TRACEDIR) \
-		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR)
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR) \
+		$(DESTDIR)$(GRAFANADIR) $(DESTDIR)$(PROMRULESDIR)
 	$(Q)$(INSTALL) -m 0755 $(XEVB) $(DESTDIR)$(BINDIR)/xevb
+	$(Q)$(INSTALL) -m 0644 $(DASHBOARDS) $(DESTDIR)$(GRAFANADIR)/
+	$(Q)$(INSTALL) -m 0644 $(PROMRULES) $(DESTDIR)$(PROMRULESDIR)/
 	$(Q)$(INSTALL) -m 0644 $(OUT)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
 	$(Q)$(INSTALL) -m 0755 $(TRACE_FILES) $(DESTDIR)$(TRACEDIR)/
 	$(Q)$(INSTALL) -m 0644 scripts/wireshark/xevb.lua $(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua
@@ -202,10 +211,12 @@ uninstall:
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
 		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua \
 		$(addprefix $(DESTDIR)$(TRACEDIR)/,$(notdir $(TRACE_FILES))) \
+		$(addprefix $(DESTDIR)$(GRAFANADIR)/,$(notdir $(DASHBOARDS))) \
+		$(addprefix $(DESTDIR)$(PROMRULESDIR)/,$(notdir $(PROMRULES))) \
 		$(addprefix $(DESTDIR)$(DOCDIR)/examples/,$(notdir $(EXAMPLES))) \
 		$(addprefix $(DESTDIR)$(SYSTEMDUNITDIR)/,$(basename $(notdir $(SYSTEMD_UNITS))))
-	$(Q)rmdir $(DESTDIR)$(TRACEDIR) $(DESTDIR)$(DATADIR)/xevb $(DESTDIR)$(DOCDIR)/examples \
-		$(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	$(Q)rmdir $(DESTDIR)$(TRACEDIR) $(DESTDIR)$(GRAFANADIR) $(DESTDIR)$(PROMRULESDIR) $(DESTDIR)$(DATADIR)/xevb \
+		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 
 deps-deb:
 	$(Q)bash scripts/install-deps.sh --deb

@@ -19,6 +19,7 @@ PKGS=(
 	iproute2 iputils-ping       # testbed: netns, veth, bridge, tc
 	valgrind                    # instruction counts in benchmarks
 	python3 python3-matplotlib  # benchmark plots
+	python3-yaml                # the alerting rules, read by test_dashboards.sh
 	procps psmisc               # pgrep/pkill/killall in integration tests
 	prometheus                  # promtool checks the metrics pages (its server is kept off)
 	tshark tcpdump curl         # Wireshark dissector tests, captures, metrics scrapes

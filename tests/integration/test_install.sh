@@ -4,7 +4,9 @@
 # make install and the systemd units (issue 23):
 #  - tree: `make install DESTDIR=$W/root` puts the binary, a man page per
 #    command (rendered by man without a warning), the bpftrace scripts, the
-#    dissector, the examples and the units in place; the installed `xevb
+#    dissector, the examples, the units, the Grafana dashboard and the
+#    Prometheus alerting rules in place (the installed rules pass
+#    `promtool check rules`, the dashboard loads as JSON); the installed `xevb
 #    --help` runs; `make uninstall` removes every file again.
 #  - run: the installed xevb builds on the testbed (2 hosts x 2 sources ->
 #    builder -> farm node, 3000 events, every one complete and checked).
@@ -63,9 +65,18 @@ PY
 for f in share/xevb/trace/run.sh share/xevb/trace/drops.bt share/xevb/trace/fold-stacks.py \
 	"lib/$(gcc -dumpmachine)/wireshark/plugins/xevb.lua" share/doc/xevb/examples/build.env \
 	lib/systemd/system/xevb-build@.service lib/systemd/system/xevb-sink@.service \
-	lib/systemd/system/xevb-dfm.service; do
+	lib/systemd/system/xevb-dfm.service share/xevb/grafana/xevb.json share/xevb/prometheus/xevb-alerts.yml; do
 	[[ -s $ROOT$PREFIX/$f ]] && e2e_ok "installed $PREFIX/$f" || e2e_fail "not installed: $PREFIX/$f"
 done
+if ! command -v promtool >/dev/null; then
+	e2e_fail "promtool not installed (bash scripts/install-deps.sh)"
+elif promtool check rules "$ROOT$PREFIX/share/xevb/prometheus/xevb-alerts.yml" >"$E2E_WORK/rules.log" 2>&1; then
+	e2e_ok "installed alerting rules: promtool check rules"
+else
+	e2e_fail "installed alerting rules: $(tail -n 3 "$E2E_WORK/rules.log")"
+fi
+python3 -c 'import json, sys; json.load(open(sys.argv[1]))' "$ROOT$PREFIX/share/xevb/grafana/xevb.json" &&
+	e2e_ok "installed dashboard loads as JSON" || e2e_fail "installed dashboard: not JSON"
 runsh=$(bash "$ROOT$PREFIX/share/xevb/trace/run.sh" 2>&1)   # usage: the scripts it found
 grep -q 'one of: .*drops' <<<"$runsh" &&
 	e2e_ok "installed trace/run.sh finds its scripts beside it" || e2e_fail "installed trace/run.sh"
