@@ -78,7 +78,7 @@ static const struct xevb_opt opts[] = {
 	{ "timeout-policy", O_POLICY, "emit|discard", "what to do with a timed-out event (default emit)" },
 	{ "run", O_RUN, "N", "run number to accept (default: adopt the first seen)" },
 	{ "frames", O_FRAMES, "N", "frames per queue (power of 2, default 16384)" },
-	{ "frame-size", O_FRAMESIZE, "BYTES", "2048 or 4096 (default: 2048 where the device MTU fits, else 4096; socket mode 4096)" },
+	{ "frame-size", O_FRAMESIZE, "BYTES", "2048 or 4096 (default: 2048 where the device MTU fits, else 4096; socket mode: the MTU's datagram, at least 4096)" },
 	{ "rx-ring", O_RXRING, "N", "AF_XDP RX ring entries (default 4096)" },
 	{ "sink", O_SINK, "ADDR:PORT", "farm node to forward to (repeatable; round robin)" },
 	{ "output", O_OUTPUT, "FILE", "write built events to FILE instead" },
@@ -841,7 +841,7 @@ int cmd_build(int argc, char **argv)
 		return 2;
 	}
 	if (!frame_size)
-		frame_size = socket_mode ? 4096 : xevb_xsk_frame_size_for(dev);
+		frame_size = socket_mode ? xevb_sock_frame_size_for(dev) : xevb_xsk_frame_size_for(dev);
 	if ((frames & (frames - 1)) || (!socket_mode && frame_size != 2048 && frame_size != 4096)) {
 		xevb_err("--frames must be a power of 2 and --frame-size 2048 or 4096 in XDP mode");
 		return 2;

@@ -72,6 +72,16 @@ uint32_t xevb_xsk_frame_size_for(const char *ifname)
 	return xevb_xsk_frame_size_for_mtu(dev_mtu(ifname));
 }
 
+/* Socket mode: a whole datagram of the device's MTU in one frame (at least 4096). */
+uint32_t xevb_sock_frame_size_for(const char *ifname)
+{
+	uint32_t need = dev_mtu(ifname) + 64, fs = 4096;
+
+	while (fs < need && fs < 65536)
+		fs <<= 1;
+	return fs;
+}
+
 uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size,
 			       uint32_t n_queues)
 {
