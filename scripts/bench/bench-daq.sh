@@ -64,8 +64,6 @@ print(json.dumps({"mode": m, "mtu": int(mtu), "sources": int(ns), "builders": in
 point() {  # MODE MTU NSRC NBLD SIZE -> one JSON line on stdout
 	local mode=$1 mtu=$2 ns=$3 nb=$4 size=$5 k margs=()
 	[[ $mode == socket ]] && margs=(--mode socket --udp)
-	# socket mode receives into --frame-size buffers: jumbo frames need bigger ones
-	[[ $mode == socket ]] && ((mtu > 4000)) && margs+=(--frame-size 16384 --frames 4096)
 	PIDS=()
 	for ((k = 0; k < nb; k++)); do
 		ip netns exec "$(tb_ns builder "$k")" timeout 40 "$X" build --dev eth0 "${margs[@]}" \
@@ -112,7 +110,8 @@ PY
 for mtu in "${MTUS[@]}"; do
 	P="xbdq$$m$mtu"
 	tb_up --prefix "$P" --sources "$NMAX" --builders "$NMAX" --sinks 0 --dfm 1 --mtu "$mtu" || exit 1
-	maxfrag=$((mtu - 56))
+	# Larger fragments go as SEGMENT packets (wire format 1.1), one a packet.
+	maxfrag=65535
 	for mode in "${MODES[@]}"; do
 		for size in "${SIZES[@]}"; do
 			for n in "${NS[@]}"; do
@@ -120,7 +119,7 @@ for mtu in "${MTUS[@]}"; do
 					read -r ns nb <<<"$topo"
 					grep -q "\"mode\": \"$mode\", \"mtu\": $mtu, \"sources\": $ns, \"builders\": $nb, \"frag_size\": $size," "$W/points" && continue
 					if ((size > maxfrag)); then
-						skip "$mode" "$mtu" "$ns" "$nb" "$size" "a MEP must fit one IP packet: largest fragment at MTU $mtu is $maxfrag B" >>"$W/points"
+						skip "$mode" "$mtu" "$ns" "$nb" "$size" "a fragment is at most $maxfrag B" >>"$W/points"
 					else
 						point "$mode" "$mtu" "$ns" "$nb" "$size" | tee -a "$W/points" | cut -c1-160
 					fi
