@@ -25,7 +25,9 @@
  * makes newer fragments wait or drop. A jump of more than one window
  * ahead is taken only when corroborated (a quorum of the configured sources
  * report the same region, or the builder was idle for the timeout); until
- * then such a fragment is FUTURE. Full rules: user/lib/builder.c.
+ * then such a fragment is FUTURE. With a DFM (xevb_builder_assigned), a
+ * fragment more than a window past what it assigned is UNASSIGNED and
+ * moves nothing. Full rules: user/lib/builder.c.
  */
 #ifndef XEVB_BUILDER_H
 #define XEVB_BUILDER_H
@@ -50,6 +52,8 @@ enum xevb_drop_reason {
 				     window pressure evicts (kept: reports, spec) */
 	XEVB_DROP_FUTURE,         /* more than a window ahead, not corroborated */
 	XEVB_DROP_PARTIAL,        /* segmented (wire format 1.1), not whole when its event left */
+	XEVB_DROP_UNASSIGNED,     /* a DFM assigns: more than a window past what it
+				     assigned (xevb_builder_assigned) */
 	XEVB_DROP__COUNT
 };
 
@@ -310,6 +314,14 @@ void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns);
 
 /* Emit every open event as incomplete (stop, end of run); frames released. */
 void xevb_builder_flush(struct xevb_builder *b);
+/*
+ * A DFM assigned event_ids [first, first+count): from the first call on,
+ * the window follows the assignments. A fragment at or beyond the newest
+ * id assigned so far + the window is UNASSIGNED: it neither places nor
+ * moves the window (a spoofed MEP far ahead cannot make the good fragments
+ * late). Ids before the newest assigned ones are judged as before.
+ */
+void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count);
 
 /*
  * Time out every open event now, whatever its age: the timeout policy

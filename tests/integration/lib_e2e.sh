@@ -408,9 +408,10 @@ for b, srcs in sorted(P["builders"].items()):
     eq(b + " events opened", j["events_opened"], E)
     eq(b + " events complete = events sent", j["events_complete"], E)
     eq(b + " incomplete/discarded/open", (j["events_incomplete"], j["events_discarded"], j["open_events"]), (0, 0, 0))
-    eq(b + " drops (dup, late, unknown, run, overflow, future)",
-       [j[k] for k in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow", "drop_future")],
-       [0] * 6)
+    eq(b + " drops (dup, late, unknown, run, overflow, future, unassigned)",
+       [j[k] for k in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow", "drop_future",
+                       "drop_unassigned")],
+       [0] * 7)
     eq(b + " rx_not_mep, seq_gaps", (j["rx_not_mep"], j["seq_gaps"]), (0, 0))
     eq(b + " out_events", j["out_events"], E)
     eq(b + " out dropped (no sink, error, buffers full)",

@@ -644,6 +644,82 @@ Test(builder, far_jump_single_source)
 	rig_fini(&R);
 }
 
+/*
+ * With a DFM the window follows its assignments: every configured source
+ * at once (a quorum, spoofed) sending ids 2^28 ahead moves nothing; each
+ * fragment counts UNASSIGNED (never FUTURE: no claim is recorded) and every
+ * assigned event is built complete.
+ */
+Test(builder, unassigned_quorum_moves_nothing)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 1000 };
+	uint64_t bad = 0;
+
+	init3(16, &x);
+	for (uint32_t e = 0; e < 2000; e += 10) {
+		xevb_builder_assigned(R.b, e, 10);
+		for (int s = 0; s < 3; s++)
+			rig_send_range(&R, SRC3[s], 0, 1, e, 10);
+		if (e % 70 == 30) {
+			for (int s = 0; s < 3; s++)
+				rig_send_range(&R, SRC3[s], 0, 1, e + (1u << 28), 3);
+			bad += 9;
+		}
+		R.now += 10;
+		xevb_builder_poll(R.b, R.now);
+	}
+	cr_assert(eq(u64, ST->events_complete, 2000));
+	cr_assert(eq(sz, R.n_ev, 2000));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], bad));
+	cr_assert(eq(u64, ST->src[2].drops[XEVB_DROP_UNASSIGNED], bad / 3));
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		if (r != XEVB_DROP_UNASSIGNED)
+			cr_assert(eq(u64, ST->drops[r], 0), "reason %d", r);
+	cr_assert(eq(u64, ST->jumps_quorum + ST->jumps_idle, 0));
+	rig_fini(&R);
+}
+
+/*
+ * The margin is one window past the newest assigned id A (A = 10 here,
+ * window 16): 25 may still open (fragments beat their ASSIGN), 26 may not;
+ * a MEP across the edge is judged id by id.
+ */
+Test(builder, unassigned_margin_is_one_window)
+{
+	init3(16, NULL);
+	xevb_builder_assigned(R.b, 0, 10);
+	rig_send_range(&R, 7, 0, 1, 10, 1);
+	rig_send_range(&R, 7, 0, 1, 25, 1);
+	cr_assert(eq(u64, ST->open_events, 2));
+	rig_send_range(&R, 7, 0, 1, 26, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 1));
+	rig_send_range(&R, 2, 0, 1, 20, 10);       /* 20..25 open, 26..29 do not */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 5));
+	cr_assert(eq(u64, ST->src[2].frags_in_events, 6));
+	xevb_builder_assigned(R.b, 10, 10);        /* A = 20: up to 35 */
+	xevb_builder_assigned(R.b, 5, 1);          /* an older ASSIGN does not pull A back */
+	rig_send_range(&R, 2, 0, 1, 35, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 5));
+	rig_send_range(&R, 2, 0, 1, 36, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 6));
+	rig_fini(&R);
+}
+
+/* A spoofed fragment far ahead before any good one does not place the window. */
+Test(builder, unassigned_never_places_window)
+{
+	init3(16, NULL);
+	xevb_builder_assigned(R.b, 100, 10);
+	rig_send_range(&R, 40, 0, 1, 1u << 28, 4);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 4));
+	cr_assert(eq(u64, ST->open_events, 0));
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 100, 10);
+	cr_assert(eq(u64, ST->events_complete, 10));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 0));
+	rig_fini(&R);
+}
+
 /* The first event places the window so that a lagging source can open older ids. */
 Test(builder, first_event_is_newest_of_window)
 {

@@ -5,7 +5,10 @@
  * resend, jump ahead (alone, or all together), change run, send from
  * unknown source_ids and end the run; time advancing in random steps.
  * Jumps of more than a window go through the quorum/idle rule with a
- * random jump_quorum. The model is the rule text of
+ * random jump_quorum. A third of the seeds run under a DFM that assigns
+ * ids near the sources' cursors (xevb_builder_assigned): their fragments
+ * beyond a window past its newest assignment are UNASSIGNED. The model is
+ * the rule text of
  * user/lib/builder.c written the obvious way (one record per event_id, a
  * plain list of open events); after every step the accounting invariant
  * must hold and every counter must equal the model's, and the emitted
@@ -67,6 +70,9 @@ struct model {
 	uint64_t last_ns;
 	struct { uint32_t id; bool set; uint64_t ns; } claim[MAX_SRC];
 	uint64_t jumps_quorum, jumps_idle;
+	/* a DFM: one past the newest id it assigned */
+	bool dfm, assigned_known;
+	uint32_t assigned_next;
 };
 
 static struct model M;
@@ -166,10 +172,17 @@ static void m_poll(uint64_t now)
 	}
 }
 
+static bool m_unassigned(uint32_t e)
+{
+	return M.assigned_known && (int32_t)(e - M.assigned_next) >= (int32_t)M.W;
+}
+
 static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 {
 	struct mev *v = mev_of(e);
 
+	if (!M.have_base && m_unassigned(e))
+		return XEVB_DROP_UNASSIGNED;
 	if (!M.have_base) {
 		M.base = e - (M.W - 1);
 		M.have_base = true;
@@ -186,6 +199,8 @@ static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 		if (e - M.base >= M.W) {
 			uint32_t nb = e - (M.W - 1);
 			int far = 0;   /* 1 idle, 2 quorum */
+			if (m_unassigned(e))
+				return XEVB_DROP_UNASSIGNED;
 			if (e - M.base >= 2 * M.W) {
 				M.claim[si].id = e;
 				M.claim[si].set = true;
@@ -361,8 +376,21 @@ static void run_seed(uint32_t seed)
 	R.refless_every = below(2) ? 1 + below(3) : 0;
 
 	steps = 50 + below(250);
+	M.dfm = below(3) == 0;
 	for (uint32_t step = 0; step < steps; step++) {
 		uint32_t a = below(100);
+
+		if (M.dfm && below(4) == 0) {
+			/* The DFM assigns a few ids around the most advanced source. */
+			uint32_t hi = 0, first, n = 1 + below(8);
+			for (uint32_t i = 0; i < M.n_src; i++)
+				hi = cursor[i] > hi ? cursor[i] : hi;
+			first = M.start + hi - below(4);
+			if (!M.assigned_known || (int32_t)(first + n - M.assigned_next) > 0)
+				M.assigned_next = first + n;
+			M.assigned_known = true;
+			xevb_builder_assigned(R.b, first, n);
+		}
 
 		if (a < 70) {
 			int si = below(20) ? (int)below(M.n_src) : -1;
@@ -456,12 +484,13 @@ Test(builder_model, random_runs_match_the_model)
 	cr_assert(gt(u64, seen_split, 1000), "runs split by a MEP that did not fit hardly exercised");
 	cr_log_info("MEPs booked as runs %llu, runs split %llu", (unsigned long long)seen_grouped,
 		    (unsigned long long)seen_split);
-	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu future %llu; events complete %llu "
+	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu future %llu unassigned %llu; "
+		    "events complete %llu "
 		    "incomplete %llu discarded %llu eor %llu evicted %llu wrapped %llu; far jumps quorum %llu idle %llu",
 		    (unsigned long long)seen_drops[0], (unsigned long long)seen_drops[1],
 		    (unsigned long long)seen_drops[2], (unsigned long long)seen_drops[3],
 		    (unsigned long long)seen_drops[4], (unsigned long long)seen_drops[5],
-		    (unsigned long long)seen_complete,
+		    (unsigned long long)seen_drops[XEVB_DROP_UNASSIGNED], (unsigned long long)seen_complete,
 		    (unsigned long long)seen_incomplete, (unsigned long long)seen_discarded,
 		    (unsigned long long)seen_eor, (unsigned long long)seen_evicted, (unsigned long long)seen_wrap,
 		    (unsigned long long)seen_jumps_quorum, (unsigned long long)seen_jumps_idle);

@@ -344,7 +344,8 @@ static bool grow_table(struct build_ctl *bc)
 	return true;
 }
 
-static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64_t now)
+/* b: the builder core, whose window follows what the DFM assigns. */
+static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct xevb_ctl_msg *m, uint64_t now)
 {
 	if (bc->restart_pending && m->h.n_recs) {
 		bc->restart_pending = false;
@@ -365,6 +366,7 @@ static void on_assign(struct build_ctl *bc, const struct xevb_ctl_msg *m, uint64
 		bc->pull = a->flags & XEVB_CTL_AS_PULL;
 		if (!bc->hi_next || (int32_t)(a->first_event + a->count - bc->hi_next) > 0)
 			bc->hi_next = a->first_event + a->count;
+		xevb_builder_assigned(b, a->first_event, a->count);
 		for (uint32_t j = 0; j < a->count; j++) {
 			uint32_t e = a->first_event + j;
 			struct ev_ent *x = &bc->ev[e & bc->mask];
@@ -626,7 +628,7 @@ static void scan(struct build_ctl *bc, const struct xevb_builder *b, uint64_t no
 	update_busy(bc);
 }
 
-void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t now)
+void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 {
 	struct xevb_ctl_msg m;
 	struct sockaddr_in from;
@@ -636,7 +638,7 @@ void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t
 		finalize_reset(bc);
 		if (bc->stash_valid) {
 			bc->stash_valid = false;
-			on_assign(bc, &bc->stash, now);
+			on_assign(bc, b, &bc->stash, now);
 		}
 	}
 	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from)) {
@@ -655,7 +657,7 @@ void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t
 				if (m.u.status.peer_epoch != bc->io.epoch)
 					status_to_dfm(bc);
 				break;
-			case XEVB_CTL_ASSIGN: on_assign(bc, &m, now); break;
+			case XEVB_CTL_ASSIGN: on_assign(bc, b, &m, now); break;
 			case XEVB_CTL_SOURCES: on_sources(bc, &m); break;
 			case XEVB_CTL_BYE: bc->bye = true; break;
 			default: bc->unexpected++; break;

@@ -33,8 +33,9 @@ struct build_ctl;
 struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_output *out);
 void build_ctl_free(struct build_ctl *bc);
 int build_ctl_fd(const struct build_ctl *bc);
-/* Messages in, heartbeats, requests and re-asks, DONE out, backlog drained. */
-void build_ctl_tick(struct build_ctl *bc, const struct xevb_builder *b, uint64_t now);
+/* Messages in (ASSIGNs also to the core b: its window follows them), heartbeats,
+   requests and re-asks, DONE out, backlog drained. */
+void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now);
 /* From the builder's emit callback: DONE bookkeeping and forwarding. */
 void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev);
 /* The DFM restarted: the caller starts a fresh builder core (event ids begin again). */

@@ -11,7 +11,7 @@
 #include "stats_view.h"
 
 static const char *const drop_names[XEVB_DROP__COUNT] = {
-	"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future", "partial",
+	"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future", "partial", "unassigned",
 };
 
 int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_t whylen)

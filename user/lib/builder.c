@@ -55,6 +55,15 @@
  *    fragments sent before the quorum is complete; after a pause longer
  *    than the timeout it costs nothing. A single-source builder's quorum
  *    is 1: nothing can corroborate or contradict its only source.
+ *  - With a DFM (xevb_builder_assigned called at least once): let A be one
+ *    past the newest id it assigned. A fragment at or after A+W is
+ *    UNASSIGNED, before any of the rules above could place or move the
+ *    window (and before it records a claim): the DFM, not the data, says
+ *    how far the run has got, and sources spoofed to allowed addresses
+ *    could otherwise form a quorum. The margin of a window lets fragments
+ *    beat their ASSIGN (push mode) and the DFM interleave builders; within
+ *    it the rules above hold as before, so a fragment can still slide the
+ *    window by at most one window, as it could without a DFM.
  *  - An id more than 2^31 away from B is taken as before B: LATE.
  *  - "No free slot" cannot happen apart from the case above: a slot in the
  *    window only ever holds ids of the window or stale ones below it.
@@ -230,6 +239,8 @@ struct xevb_builder {
 	uint32_t n_eor;
 	bool eor_wait;                    /* every source ended, segmented fragments pending */
 	uint64_t last_ns;                 /* last MEP of the run from a configured source */
+	uint32_t assigned_next;           /* one past the newest id a DFM assigned */
+	bool assigned_known;              /* ... since xevb_builder_assigned */
 	struct xevb_builder_cfg cfg;
 	uint32_t quorum;                  /* for a jump of more than a window */
 	struct claim *claims;             /* [n_src], see the window rules */
@@ -782,6 +793,12 @@ static void evict_below(struct xevb_builder *b, uint32_t nb);
  * per-fragment path would not change the same way. Open events the window
  * leaves behind are evicted as the first fragment would evict them.
  */
+/* A DFM assigns, and e lies a window or more past what it assigned (rules at the top). */
+static inline bool unassigned(const struct xevb_builder *b, uint32_t e)
+{
+	return unlikely(b->assigned_known) && (int32_t)(e - b->assigned_next) >= (int32_t)b->window;
+}
+
 static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint64_t now_ns)
 {
 	const uint32_t w = b->window, mask = b->mask;
@@ -790,7 +807,7 @@ static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint
 
 	if (unlikely(!b->have_base) || !b->n_gfree || n > w)
 		return NO_GROUP;
-	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w)
+	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w || unassigned(b, last))
 		return NO_GROUP;
 	for (k = 0; k < n; k++) {
 		const struct slot *s = &b->slots[(e0 + k) & mask];
@@ -1067,6 +1084,11 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 	uint32_t idx = e & b->mask, d;
 	struct slot *s = &b->slots[idx];
 
+	if (unlikely(!b->have_base) && unassigned(b, e)) {
+		drop(b, src, XEVB_DROP_UNASSIGNED, nfrag);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_UNASSIGNED, e, (unsigned)(src - b->st.src), nfrag);
+		return NO_SLOT;
+	}
 	if (unlikely(!b->have_base)) {
 		b->base = e - (b->window - 1);
 		b->have_base = true;
@@ -1099,6 +1121,11 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 		uint32_t nb = e - (b->window - 1);
 		enum jump_ok far = JUMP_NO;
 
+		if (unassigned(b, e)) {
+			drop(b, src, XEVB_DROP_UNASSIGNED, nfrag);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_UNASSIGNED, e, (unsigned)(src - b->st.src), nfrag);
+			return NO_SLOT;
+		}
 		if (unlikely(d - b->window >= b->window) &&
 		    (far = far_jump_ok(b, e, si, now_ns)) == JUMP_NO) {
 			drop(b, src, XEVB_DROP_FUTURE, nfrag);
@@ -1553,6 +1580,17 @@ void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
 	eor_settle(b);
 }
 
+void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count)
+{
+	uint32_t next = first + count;
+
+	if (!count)
+		return;
+	if (!b->assigned_known || xevb_seq_after(next, b->assigned_next))
+		b->assigned_next = next;
+	b->assigned_known = true;
+}
+
 void xevb_builder_flush(struct xevb_builder *b)
 {
 	flush_open(b, FIN_FLUSH);
@@ -1574,7 +1612,7 @@ static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_
 		sum += drops[r];
 	if (sum != rx)
 		FAIL("%s: frags_received %llu != in_events %llu + drops (dup %llu late %llu "
-		     "unknown %llu run %llu overflow %llu future %llu partial %llu) + pending %llu", who,
+		     "unknown %llu run %llu overflow %llu future %llu partial %llu unassigned %llu) + pending %llu", who,
 		     (unsigned long long)rx, (unsigned long long)in,
 		     (unsigned long long)drops[XEVB_DROP_DUPLICATE],
 		     (unsigned long long)drops[XEVB_DROP_LATE],
@@ -1582,7 +1620,8 @@ static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_
 		     (unsigned long long)drops[XEVB_DROP_WRONG_RUN],
 		     (unsigned long long)drops[XEVB_DROP_OVERFLOW],
 		     (unsigned long long)drops[XEVB_DROP_FUTURE],
-		     (unsigned long long)drops[XEVB_DROP_PARTIAL], (unsigned long long)pending);
+		     (unsigned long long)drops[XEVB_DROP_PARTIAL],
+		     (unsigned long long)drops[XEVB_DROP_UNASSIGNED], (unsigned long long)pending);
 	return true;
 }
 

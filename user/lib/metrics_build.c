@@ -20,6 +20,7 @@ static const char *const drop_reason[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_OVERFLOW] = "overflow",
 	[XEVB_DROP_FUTURE] = "future",
 	[XEVB_DROP_PARTIAL] = "partial",
+	[XEVB_DROP_UNASSIGNED] = "unassigned",
 };
 
 int xevb_snapshot_copy(const struct xevb_snapshot *m, struct xevb_snapshot *out)

@@ -12,6 +12,7 @@ static const char *const drop_names[XEVB_DROP__COUNT] = {
 	[XEVB_DROP_OVERFLOW] = "overflow",
 	[XEVB_DROP_FUTURE] = "future",
 	[XEVB_DROP_PARTIAL] = "partial",
+	[XEVB_DROP_UNASSIGNED] = "unassigned",
 };
 
 static uint64_t xdp_malformed(const struct xevb_snapshot *s)
@@ -139,14 +140,15 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 		if (ss->seq_gaps || ss->drops[XEVB_DROP_DUPLICATE] || ss->drops[XEVB_DROP_LATE] ||
 		    ss->drops[XEVB_DROP_WRONG_RUN] || ss->drops[XEVB_DROP_OVERFLOW] ||
 		    ss->drops[XEVB_DROP_UNKNOWN_SOURCE] || ss->drops[XEVB_DROP_FUTURE] ||
-		    ss->drops[XEVB_DROP_PARTIAL] || ss->seq_resets)
+		    ss->drops[XEVB_DROP_PARTIAL] || ss->drops[XEVB_DROP_UNASSIGNED] || ss->seq_resets)
 			fprintf(f, "  source %4u: packets %" PRIu64 " seq_gaps %" PRIu64 " frags %" PRIu64
 				   " in_events %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " unknown %" PRIu64
 				   " wrong_run %" PRIu64 " overflow %" PRIu64 " future %" PRIu64
-				   " partial %" PRIu64 " seq_resets %" PRIu64 "%s\n",
+				   " partial %" PRIu64 " unassigned %" PRIu64 " seq_resets %" PRIu64 "%s\n",
 				id, ss->packets, ss->seq_gaps, ss->frags_received, ss->frags_in_events,
 				ss->drops[0], ss->drops[1], ss->drops[2], ss->drops[3], ss->drops[4],
-				ss->drops[XEVB_DROP_FUTURE], ss->drops[XEVB_DROP_PARTIAL], ss->seq_resets,
+				ss->drops[XEVB_DROP_FUTURE], ss->drops[XEVB_DROP_PARTIAL],
+				ss->drops[XEVB_DROP_UNASSIGNED], ss->seq_resets,
 				ss->end_of_run ? " eor" : "");
 	}
 }
