@@ -322,6 +322,11 @@ void xevb_builder_flush(struct xevb_builder *b);
  * late). Ids before the newest assigned ones are judged as before.
  */
 void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count);
+/*
+ * The run is run from now on (a DFM's ASSIGN says which): adoption from the
+ * data, if configured, ends; MEPs of any other run count WRONG_RUN.
+ */
+void xevb_builder_set_run(struct xevb_builder *b, uint32_t run);
 
 /*
  * Time out every open event now, whatever its age: the timeout policy

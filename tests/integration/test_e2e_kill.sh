@@ -98,7 +98,7 @@ left=$(ip netns pids "$BNS" | wc -l)
 	e2e_fail "kill_builder: $left process(es) left in $BNS"
 
 e2e_sink 0 kb.k --expect-events 2000 --expect-sources 4
-e2e_builder 0 kb.b2 --sources 0-3 --sink "$SINK" --exit-on-eor --duration 10
+e2e_builder 0 kb.b2 --sources 0-3 --run 2 --sink "$SINK" --exit-on-eor --duration 10
 if grep -q "removing a stale xevb_steer (id ${stale%% *})" "$E2E_WORK/kb.b2.err"; then
 	e2e_ok "kill_builder: restart says it removed the stale program: $(grep -o 'removing a stale.*' "$E2E_WORK/kb.b2.err")"
 else

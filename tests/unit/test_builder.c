@@ -732,6 +732,23 @@ Test(builder, first_event_is_newest_of_window)
 	rig_fini(&R);
 }
 
+/* The DFM's run (xevb_builder_set_run) ends adoption: the data never sets it. */
+Test(builder, set_run_ends_adoption)
+{
+	struct xevb_builder_cfg x = { .adopt_run = true };
+
+	init3(16, &x);
+	xevb_builder_set_run(R.b, 5);
+	cr_assert(ST->run_known);
+	rig_send_range(&R, 7, 0, 999, 1, 2);
+	cr_assert(eq(u32, ST->run_number, 5));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_WRONG_RUN], 2));
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 5, 1, 2);
+	cr_assert(eq(u64, ST->events_complete, 2));
+	rig_fini(&R);
+}
+
 Test(builder, wrong_run_and_adopt)
 {
 	struct xevb_builder_cfg x = { .adopt_run = true };

@@ -367,6 +367,8 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 		if (!bc->hi_next || (int32_t)(a->first_event + a->count - bc->hi_next) > 0)
 			bc->hi_next = a->first_event + a->count;
 		xevb_builder_assigned(b, a->first_event, a->count);
+		if (!bc->cfg.fixed_run)
+			xevb_builder_set_run(b, a->run);
 		for (uint32_t j = 0; j < a->count; j++) {
 			uint32_t e = a->first_event + j;
 			struct ev_ent *x = &bc->ev[e & bc->mask];

@@ -26,6 +26,7 @@ struct build_ctl_cfg {
 	uint32_t max_reasks;
 	uint64_t sink_dead_ns;
 	uint32_t backlog;         /* built events held while no farm node has credit */
+	bool fixed_run;           /* --run or [run] number: else the ASSIGNs' run is the core's */
 };
 
 struct build_ctl;

@@ -76,7 +76,7 @@ static const struct xevb_opt opts[] = {
 	{ "window", O_WINDOW, "N", "open events at most (default 4096)" },
 	{ "timeout-ms", O_TIMEOUT, "MS", "incomplete event timeout (default 1000, 0 = none)" },
 	{ "timeout-policy", O_POLICY, "emit|discard", "what to do with a timed-out event (default emit)" },
-	{ "run", O_RUN, "N", "run number to accept (default: adopt the first seen)" },
+	{ "run", O_RUN, "N", "run number to accept (default: the DFM's with --dfm, else 1, as xevb source and dfm)" },
 	{ "frames", O_FRAMES, "N", "frames per queue (power of 2, default 16384)" },
 	{ "frame-size", O_FRAMESIZE, "BYTES", "2048 or 4096 (default: 2048 where the device MTU fits, else 4096; socket mode: the MTU's datagram, at least 4096)" },
 	{ "rx-ring", O_RXRING, "N", "AF_XDP RX ring entries (default 4096)" },
@@ -660,7 +660,7 @@ int cmd_build(int argc, char **argv)
 	static struct build bd;
 	static const char *sinks[XEVB_MAX_SINKS];
 	uint32_t queues[XEVB_XSK_MAX_QUEUES] = { 0 }, n_queues = 1, n_sinks = 0;
-	uint32_t window = 4096, timeout_ms = 1000, run = 0, frames = 16384, frame_size = 0;
+	uint32_t window = 4096, timeout_ms = 1000, run = 1, frames = 16384, frame_size = 0;
 	uint32_t rx_ring = 4096, interval, proto = XEVB_DEFAULT_IP_PROTO;
 	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
 	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
@@ -904,7 +904,8 @@ int cmd_build(int argc, char **argv)
 				    xevb_xsk_extra_frames(dev, frames, frame_size, n_queues),
 			.timeout_ns = (uint64_t)timeout_ms * 1000000ull,
 			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
-			.run_number = run, .adopt_run = !have_run,
+			/* Never adopted from the data: one spoofed MEP would set it (hardening.md). */
+			.run_number = run,
 			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
 			.emit_run = nofwd && !cc.dfm ? emit_run_cb : NULL,
 			.max_frames_held = frames_for_events(socket_mode, frames, rx_ring, n_queues),
@@ -927,6 +928,7 @@ int cmd_build(int argc, char **argv)
 	if (xevb_output_set_release(&bd.out, release_now, &bd, bcfg.n_frames))
 		goto out;
 	if (cc.dfm) {
+		cc.fixed_run = have_run;
 		if (timeout_ms && (uint64_t)timeout_ms * 1000000ull < cc.reask_ns * (cc.max_reasks + 1ull))
 			xevb_warn("--timeout-ms %u ends events before their %u re-asks of %llu ms are spent",
 				  timeout_ms, cc.max_reasks, (unsigned long long)(cc.reask_ns / 1000000));

@@ -72,7 +72,9 @@
  * the oldest while now - open_ns >= timeout_ns. Emitted INCOMPLETE or
  * discarded (policy); a fragment arriving later for it is LATE.
  *
- * Run: fixed, or adopted from the first MEP of a configured source. A MEP
+ * Run: fixed, set by a DFM (xevb_builder_set_run), or adopted from the
+ * first MEP of a configured source (only when configured so: anyone can
+ * send that MEP, so xevb build never does, docs/hardening.md). A MEP
  * from an unconfigured source counts UNKNOWN_SOURCE (whatever its run); one
  * of another run counts WRONG_RUN, all its fragments.
  *
@@ -1589,6 +1591,12 @@ void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t coun
 	if (!b->assigned_known || xevb_seq_after(next, b->assigned_next))
 		b->assigned_next = next;
 	b->assigned_known = true;
+}
+
+void xevb_builder_set_run(struct xevb_builder *b, uint32_t run)
+{
+	b->st.run_number = run;
+	b->st.run_known = true;
 }
 
 void xevb_builder_flush(struct xevb_builder *b)
