@@ -78,6 +78,18 @@ struct {
 	__type(value, __u8);   /* non-zero: source_id expected */
 } src_ids SEC(".maps");
 
+/*
+ * From a run configuration: the one address each source_id may come from
+ * (its source process's). A spoofer that knows an allowed address and a
+ * configured id still cannot send another process's ids from it.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, XEVB_MAX_SOURCES);
+	__type(key, __u32);
+	__type(value, __u32);  /* IPv4 address, network order; 0: not bound */
+} src_bind SEC(".maps");
+
 static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
 {
 	struct xevb_xdp_ctr *c = bpf_map_lookup_elem(&counters, &slot);
@@ -89,24 +101,31 @@ static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
 	}
 }
 
-static __always_inline int source_known(const struct xevb_pkt_info *pi)
+/* 0: the filters let the MEP through; else the slot that counts its drop. */
+static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi)
 {
 	__u32 flags = filter_flags;
-	__u32 key;
+	__u32 key, *addr;
 	__u8 *v;
 
 	if (flags & XEVB_FILTER_SRC_IP) {
 		key = pi->saddr;
 		if (!bpf_map_lookup_elem(&src_ips, &key))
-			return 0;
+			return XEVB_XDP_UNKNOWN_SRC;
 	}
 	if (flags & XEVB_FILTER_SRC_ID) {
 		key = pi->source_id;
 		v = bpf_map_lookup_elem(&src_ids, &key);
 		if (!v || !*v)
-			return 0;
+			return XEVB_XDP_UNKNOWN_SRC;
 	}
-	return 1;
+	if (flags & XEVB_FILTER_SRC_BIND) {
+		key = pi->source_id;
+		addr = bpf_map_lookup_elem(&src_bind, &key);
+		if (addr && *addr && *addr != pi->saddr)
+			return XEVB_XDP_SRC_MISMATCH;
+	}
+	return 0;
 }
 
 /*
@@ -199,7 +218,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 		.ip_proto = cfg_ip_proto,
 	};
 	struct xevb_pkt_info pi = {};
-	__u32 len, qid, nfr;
+	__u32 len, qid, nfr, refused;
 	__u64 shed_w;
 	int res, act;
 
@@ -229,8 +248,9 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 	nfr = res == XEVB_RES_SEGMENT ? pi.seg_offset == 0 : pi.n_frags;
 	count(res, len, nfr);
 
-	if (!source_known(&pi)) {
-		count(XEVB_XDP_UNKNOWN_SRC, len, nfr);
+	refused = source_refused(&pi);
+	if (refused) {
+		count(refused, len, nfr);
 		return XDP_DROP;
 	}
 	/* Idle (not shedding): this load and branch are the whole cost. */

@@ -22,6 +22,8 @@ enum xevb_xdp_slot {
 	 * exact when every source packs alike.
 	 */
 	XEVB_XDP_SHED_REF,
+	/* valid, its source_id bound to another address (src_bind): dropped */
+	XEVB_XDP_SRC_MISMATCH,
 	XEVB_XDP__SLOTS
 };
 
@@ -34,6 +36,7 @@ struct xevb_xdp_ctr {
 /* Flags in the program's mutable config (xevb_steer.bpf.c: filter_flags). */
 #define XEVB_FILTER_SRC_IP  0x1  /* only saddrs in src_ips */
 #define XEVB_FILTER_SRC_ID  0x2  /* only source_ids set in src_ids */
+#define XEVB_FILTER_SRC_BIND 0x4 /* a source_id bound in src_bind only from its address */
 
 #define XEVB_XSKMAP_SIZE 64
 

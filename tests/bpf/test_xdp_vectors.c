@@ -370,6 +370,64 @@ Test(xdp_vectors, filter_by_source_ip)
 	expect_mep_passed(allowed_v, "both filters, id 7 set");
 }
 
+static void bind_id(uint32_t id, uint32_t saddr_be)
+{
+	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_bind), &id, &saddr_be, 0), 0));
+}
+
+/*
+ * A source_id bound to an address (a run configuration's source process)
+ * passes from it alone; from any other it is src_addr_mismatch, dropped.
+ * Unbound ids are not judged by it.
+ */
+Test(xdp_vectors, filter_source_id_bound_to_address)
+{
+	const struct vector *v7 = vec("raw_single");
+	const uint32_t stranger = htonl(0xC612004D);   /* 198.18.0.77 */
+	const int mismatch[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MISMATCH };
+	struct vector moved = *v7;
+	uint8_t frame[256];
+	uint32_t ip7, ip;
+	uint16_t id;
+	unsigned other = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	source_of(v7, &id, &ip7);
+	cr_assert(eq(u16, id, 7));
+	cr_assert(le(sz, moved.len, sizeof(frame)));
+	memcpy(frame, v7->frame, moved.len);
+	memcpy(frame + XEVB_ETH_HLEN + 12, &stranger, 4);  /* the parser ignores the checksum */
+	moved.frame = frame;
+
+	bind_id(7, ip7);
+	set_filter(XEVB_FILTER_SRC_BIND);
+	expect_mep_passed(v7, "id 7 from its bound address");
+	expect(&moved, XDP_DROP, mismatch, 2, moved.n_frags, "id 7 from another address");
+	/* The other valid vectors' ids are unbound: they pass from anywhere. */
+	for (size_t i = 0; i < nvecs; i++) {
+		if (!linear_mep(&vecs[i]))
+			continue;
+		source_of(&vecs[i], &id, &ip);
+		if (id != 7) {
+			expect_mep_passed(&vecs[i], "unbound id");
+			other++;
+		}
+	}
+	cr_assert(gt(uint, other, 5));
+	/* Bound to the stranger instead: now it passes and the original is refused. */
+	bind_id(7, stranger);
+	expect_mep_passed(&moved, "id 7 rebound to the other address");
+	expect(v7, XDP_DROP, mismatch, 2, v7->n_frags, "id 7 from its old address");
+	/* With the id filter too: an unknown id is unknown_source, judged first. */
+	set_filter(XEVB_FILTER_SRC_ID | XEVB_FILTER_SRC_BIND);
+	expect_unknown_src(v7, "id filter first");
+	allow_id(7);
+	expect(v7, XDP_DROP, mismatch, 2, v7->n_frags, "id known, address not its own");
+	expect_mep_passed(&moved, "id known, its own address");
+	set_filter(0);
+	expect_mep_passed(v7, "filter off again");
+}
+
 Test(xdp_vectors, empty_filter_allows_all)
 {
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);

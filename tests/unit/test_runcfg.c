@@ -123,6 +123,7 @@ Test(runcfg, options_per_command)
 	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 2, argv, 128, err, sizeof(err));
 	joined(argv, n, line, sizeof(line));
 	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --id 2 --ctl-port 24002 --sources 0-3,4-4 "
+		     "--bind-src 0-3=198.18.1.1 --bind-src 4-4=198.18.1.2 "
 		     "--sink 198.18.3.1:5001 --sink-ctl-port 23904 --credits 32 --udp --credits 64"));
 	n = xevb_runcfg_args(c, XEVB_RC_SOURCE, 0, argv, 128, err, sizeof(err));
 	joined(argv, n, line, sizeof(line));

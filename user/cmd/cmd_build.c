@@ -49,7 +49,7 @@ enum {
 	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD,
 	O_SINK_PACING = 0x5e00,
 	O_BUSY = 0x5e01, O_XDPFILTER, O_FORCE, O_EXIT_EOR, O_COPY, O_BARE,
-	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC, O_KEEPPRIVS,
+	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC, O_BINDSRC, O_KEEPPRIVS,
 	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
 	O_BACKLOG, O_ID, O_CONFIG,
 	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
@@ -100,6 +100,7 @@ static const struct xevb_opt opts[] = {
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
 	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
+	{ "bind-src", O_BINDSRC, "IDS=ADDR", "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (repeatable; a run configuration gives one per source)" },
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	XEVB_OPT_JSON,
@@ -640,6 +641,39 @@ static void open_snapshot_file(struct build *bd, const char *ifname)
  * CAP_SETUID and CAP_SETGID, or no user nobody), or a non-root user was given
  * capabilities, it keeps its uid and still gives up every capability.
  */
+/*
+ * --bind-src IDS=ADDR into bind[source_id]: the one address those ids may
+ * come from (a run configuration names each source process's).
+ */
+static bool parse_bind_src(const char *arg, uint32_t *bind)
+{
+	static uint16_t list[XEVB_MAX_SOURCES];
+	const char *eq = strchr(arg, '=');
+	char ids[256];
+	struct in_addr a;
+	int n;
+
+	if (!eq || (size_t)(eq - arg) >= sizeof(ids) || inet_pton(AF_INET, eq + 1, &a) != 1 || !a.s_addr) {
+		xevb_err("--bind-src: '%s' is not IDS=ADDR, such as 0-7=198.18.1.1", arg);
+		return false;
+	}
+	memcpy(ids, arg, (size_t)(eq - arg));
+	ids[eq - arg] = 0;
+	n = xevb_parse_id_list("bind-src", ids, list, XEVB_MAX_SOURCES);
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (list[i] > XEVB_MAX_SOURCE_ID || (bind[list[i]] && bind[list[i]] != a.s_addr)) {
+			xevb_err("--bind-src %s: source_id %u is %s: each id has one address, up to id %d", arg,
+				 list[i], list[i] > XEVB_MAX_SOURCE_ID ? "out of range" : "bound twice",
+				 XEVB_MAX_SOURCE_ID);
+			return false;
+		}
+		bind[list[i]] = a.s_addr;
+	}
+	return true;
+}
+
 static int default_privs(struct xevb_privs *privs)
 {
 	bool nobody = getpwnam("nobody") != NULL;
@@ -674,8 +708,9 @@ int cmd_build(int argc, char **argv)
 	bool have_run = false, discard = false, generic = false;
 	const char *dev = NULL, *output = NULL, *arg, *user = NULL;
 	bool selftest = false, keep_privs = false;
-	static uint32_t allow_src[64];
+	static uint32_t allow_src[64], bind_src[XEVB_MAX_SOURCES];
 	uint32_t n_allow = 0;
+	bool have_bind = false;
 	static struct xevb_privs privs;
 	const char *metrics; struct xevb_metrics *mx = NULL;
 	int n_sources = 0, c, rc = 1;
@@ -797,6 +832,7 @@ int cmd_build(int argc, char **argv)
 			allow_src[n_allow++] = a.s_addr;
 			break;
 		}
+		case O_BINDSRC: if (!parse_bind_src(arg, bind_src)) return 2; have_bind = true; break;
 		case O_EXIT_EOR: exit_eor = true; break;
 		case O_DFM: cc.dfm = arg; break;
 		case O_CTLPORT: { uint32_t u; if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u)) return 2; cc.ctl_port = (uint16_t)u; break; }
@@ -864,6 +900,9 @@ int cmd_build(int argc, char **argv)
 		xevb_err("--workers N and --coalesce-us need the XDP path, no --dfm, and at least N --queues (one socket per queue)");
 		return 2;
 	}
+	if (have_bind && socket_mode)
+		xevb_info("--bind-src is enforced by the XDP program of the XDP path: in socket mode a source_id "
+			  "is not checked against its address (run with --mode xdp to have it)");
 	if (keep_privs && user) {
 		xevb_err("--keep-privileges with --user or --drop-privileges: choose one");
 		return 2;
@@ -955,6 +994,7 @@ int cmd_build(int argc, char **argv)
 			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
 			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
 			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
+			.src_bind = have_bind ? bind_src : NULL,
 			/* Only the one-worker loop reads it; workers parse (build_workers.c). */
 			.xdp_meta = !no_meta && n_workers == 1 && !coalesce_us,
 		};

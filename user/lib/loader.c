@@ -16,6 +16,7 @@
 #include <xdp/libxdp.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
+#include <xevb/wire.h>
 #include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 
@@ -188,8 +189,9 @@ static int fill_filters(struct xevb_loader *l, const struct xevb_loader_cfg *cfg
 {
 	__u32 flags = 0, key = 0;
 	__u8 one = 1;
-	int bss_fd, ids_fd, ips_fd;
+	int bss_fd, ids_fd, ips_fd, bind_fd;
 
+	bind_fd = bpf_map__fd(l->skel->maps.src_bind);
 	ids_fd = bpf_map__fd(l->skel->maps.src_ids);
 	ips_fd = bpf_map__fd(l->skel->maps.src_ips);
 	bss_fd = bpf_map__fd(l->skel->maps.bss);
@@ -204,6 +206,13 @@ static int fill_filters(struct xevb_loader *l, const struct xevb_loader_cfg *cfg
 		if (bpf_map_update_elem(ips_fd, &key, &one, 0))
 			return -errno;
 		flags |= XEVB_FILTER_SRC_IP;
+	}
+	for (key = 0; cfg->src_bind && key < XEVB_MAX_SOURCES; key++) {
+		if (!cfg->src_bind[key])
+			continue;
+		if (bpf_map_update_elem(bind_fd, &key, &cfg->src_bind[key], 0))
+			return -errno;
+		flags |= XEVB_FILTER_SRC_BIND;
 	}
 	/* .bss holds filter_flags alone: the skeleton mapping is not ours to
 	 * use when libxdp loaded the object, so write the map. */

@@ -36,6 +36,7 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_XDP_META_FAIL] = "meta_failed",
 	[XEVB_XDP_SHED] = "shed",
 	[XEVB_XDP_SHED_REF] = "shed_ref_source",
+	[XEVB_XDP_SRC_MISMATCH] = "src_addr_mismatch",
 };
 
 const char *xevb_slot_name(unsigned int slot)

@@ -680,6 +680,22 @@ static void all_source_ids(struct argv_out *o, const struct xevb_runcfg *c)
 	arg(o, "%s", list);
 }
 
+/* Each source process's ids bound to its address, for the builder's XDP filter. */
+static void bind_source_ids(struct argv_out *o, const struct xevb_runcfg *c)
+{
+	char ip[INET_ADDRSTRLEN];
+
+	for (uint32_t i = 0; i < c->n_sources; i++) {
+		const struct xevb_runcfg_sec *s = &c->source[i];
+
+		if (!s->addr)
+			continue;
+		inet_ntop(AF_INET, &s->addr, ip, sizeof(ip));
+		arg(o, "--bind-src");
+		arg(o, "%u-%u=%s", s->first_id, s->first_id + s->n_ids - 1, ip);
+	}
+}
+
 int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t id, char **argv, int max,
 		     char *err, size_t len)
 {
@@ -707,8 +723,10 @@ int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t i
 		arg(&o, "%u", id);
 		arg(&o, "--ctl-port");
 		arg(&o, "%u", s->ctl_port);
-		if (c->n_sources)
+		if (c->n_sources) {
 			all_source_ids(&o, c);
+			bind_source_ids(&o, c);
+		}
 		for (uint32_t i = 0; i < c->n_sinks; i++)
 			ip_port(&o, "sink", c->sink[i].addr, c->sink[i].data_port);
 		if (c->n_sinks) {
