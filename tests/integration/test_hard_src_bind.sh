@@ -9,10 +9,13 @@
 # ahead: 20 MEPs, 100 fragments. Each is dropped in XDP and counted
 # src_addr_mismatch; the builder never sees one, every good event is
 # complete and nothing is dropped.
+# The same from a run configuration alone (the file binds each [source N]'s
+# ids to its address): an XDP builder under a DFM (push, 6000 events), the
+# same 20 MEPs (UDP) from source host 1 for ids 0-1.
 set -uo pipefail
-. "$(dirname "$0")/lib_e2e.sh"
+. "$(dirname "$0")/lib_runcfg.sh"
 e2e_init sb "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+tb_up --sources 2 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
 E2E_DEST=$(tb_addr builder 0)
 S0=$(tb_addr source 0) S1=$(tb_addr source 1)
 N=10000
@@ -42,5 +45,66 @@ eq("builder: fragments in events = received", b["frags_in_events"], good)
 eq("builder: no drop", sum(b[n] for n in b if n.startswith("drop_")), 0)
 eq("builder: events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (N, 0))
 eq("farm node: every event, complete", (k["events"], k["complete"]), (N, N))
+PY
+
+N2=6000
+CFG=$E2E_WORK/run.ini
+cat >"$CFG" <<INI
+[run]
+mode = push
+number = 1
+events = $N2
+rate = 3000
+pack = 10
+[dfm]
+address = $DFM_ADDR
+[builder]
+interface = eth0
+receive = xdp
+udp = true
+credits = 64
+exit_on_eor = true
+[builder 1]
+address = $(tb_addr builder 0)
+[source]
+udp = true
+[source 0]
+address = $S0
+source_ids = 0-1
+[source 1]
+address = $S1
+source_ids = 2-3
+[sink 0]
+address = $(tb_addr sink 0)
+port = $E2E_PORT
+credits = 32
+INI
+rc_sink "$CFG" 0 ck
+rc_builder "$CFG" 1 0 cb
+rc_source "$CFG" 0 cs0
+rc_source "$CFG" 1 cs1
+# XDP judges the address before anything else: the attack needs no timing.
+e2e_source 1 catk --udp --source-ids 0-1 --events 50 --pack 5 --first-event 100000 --no-end-of-run
+rc_dfm "$CFG" cdfm
+dfm_stop_all
+e2e_wait_all
+export N2
+e2e_check src_bind_config <<PY
+$DFM_PY
+N = int(os.environ["N2"])
+b, d, atk = J("cb"), J("cdfm"), J("catk")
+x = b["xdp"]
+print("# xdp src_addr_mismatch %s; builder drops %s" % (x["src_addr_mismatch"],
+      {n: b[n] for n in b if n.startswith("drop_")}))
+true("the file bound each source's ids", "--bind-src 0-1=%s --bind-src 2-3=%s" % ("$S0", "$S1")
+     in open(os.path.join(W, "cb.err")).read(), "see cb.err")
+eq("attack: MEPs, fragments sent", (atk["packets"], atk["fragments"]), (20, 100))
+eq("XDP: src_addr_mismatch packets, frags = the attack's",
+   (x["src_addr_mismatch"]["packets"], x["src_addr_mismatch"]["frags"]), (20, 100))
+eq("builder: fragments received = the sources'", b["frags_received"], S(["cs0", "cs1"], "fragments"))
+eq("builder: no drop", sum(b[n] for n in b if n.startswith("drop_")), 0)
+eq("builder: events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (N, 0))
+eq("DFM: triggered = complete", (d["triggered"], d["complete"]), (N, N))
+eq("DFM: lost + incomplete", lost(d) + d["incomplete"], 0)
 PY
 e2e_finish

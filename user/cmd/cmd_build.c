@@ -239,6 +239,19 @@ static void explain_evictions(const struct xevb_builder_stats *st, uint64_t elap
 }
 
 /*
+ * At stop: no fragment was of this builder's run. It is never taken from
+ * the data (docs/hardening.md), so a run other than the default needs saying.
+ */
+static void explain_wrong_run(const struct xevb_builder_stats *st)
+{
+	if (!st->drops[XEVB_DROP_WRONG_RUN] || st->frags_in_events)
+		return;
+	xevb_warn("all %llu fragment(s) were of another run than %u: give --run N, the run the sources send "
+		  "(or [run] number in the run configuration); the builder never takes it from the data",
+		  (unsigned long long)st->drops[XEVB_DROP_WRONG_RUN], st->run_number);
+}
+
+/*
  * At stop, DFM mode: fragments came in behind the window while events were
  * re-asked. The answers to a re-ask come after --reask-ms and the sources'
  * own delay; when the window lasts less at the rate seen, they find their
@@ -1294,6 +1307,7 @@ int cmd_build(int argc, char **argv)
 		char msg[256];
 		bool ok = bd.bw ? bw_check(bd.bw, msg, sizeof(msg)) : xevb_builder_check(bd.b, msg, sizeof(msg));
 		xevb_report_summary(stderr, &bd.local);
+		explain_wrong_run(&bd.local.core);
 		if (!bd.bw)
 			explain_evictions(xevb_builder_stats(bd.b), xevb_now_ns() - t_start, window, timeout_ms,
 					  bcfg.max_frames_held);
