@@ -31,7 +31,7 @@ def q(expr, legend):
 
 # The XDP verdicts that keep a packet from the builder (the rest are MEPs and
 # segments redirected, other traffic passed on, and shedding, shown apart).
-XDP_LOSS = 'verdict=~"malformed_.*|ip_fragment|unknown_source|meta_failed|no_xsk_to_kernel|multibuf_to_kernel"'
+XDP_LOSS = 'verdict=~"malformed_.*|ip_fragment|unknown_source|src_addr_mismatch|meta_failed|no_xsk_to_kernel|multibuf_to_kernel"'
 BUILDER_INFO = " * on (job, instance, builder) group_left (addr) xevb_dfm_builder_info{%s}" % S
 
 ROWS = [
@@ -109,7 +109,7 @@ ROWS = [
          [q(rate("xevb_socket_kernel_drops_total"), "{{instance}} kernel drops"),
           q(rate("xevb_socket_truncated_total"), "{{instance}} truncated")], "pps", None),
         ("timeseries", "4. Builder: fragments dropped by reason", "Fragments received but in no event: duplicate, "
-         "late, unknown_source, wrong_run, partial, ...",
+         "late, unknown_source, wrong_run, partial, unassigned, ...",
          [q(rate("xevb_fragments_dropped_total", "instance, reason"), "{{instance}} {{reason}}")], "cps", None),
         ("timeseries", "4. Builder: segments dropped by reason", "Segments (wire format 1.1) not in a built fragment.",
          [q(rate("xevb_segments_dropped_total", "instance, reason"), "{{instance}} {{reason}}")], "cps", None),
