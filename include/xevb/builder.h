@@ -26,7 +26,7 @@
  * ahead is taken only when corroborated (a quorum of the configured sources
  * report the same region, or the builder was idle for the timeout); until
  * then such a fragment is FUTURE. With a DFM (xevb_builder_assigned), a
- * fragment more than a window past what it assigned is UNASSIGNED and
+ * fragment beyond a margin past what it assigned is UNASSIGNED and
  * moves nothing. Full rules: user/lib/builder.c.
  */
 #ifndef XEVB_BUILDER_H
@@ -52,7 +52,7 @@ enum xevb_drop_reason {
 				     window pressure evicts (kept: reports, spec) */
 	XEVB_DROP_FUTURE,         /* more than a window ahead, not corroborated */
 	XEVB_DROP_PARTIAL,        /* segmented (wire format 1.1), not whole when its event left */
-	XEVB_DROP_UNASSIGNED,     /* a DFM assigns: more than a window past what it
+	XEVB_DROP_UNASSIGNED,     /* a DFM assigns: beyond a margin past what it
 				     assigned (xevb_builder_assigned) */
 	XEVB_DROP__COUNT
 };
@@ -317,9 +317,10 @@ void xevb_builder_flush(struct xevb_builder *b);
 /*
  * A DFM assigned event_ids [first, first+count): from the first call on,
  * the window follows the assignments. A fragment at or beyond the newest
- * id assigned so far + the window is UNASSIGNED: it neither places nor
- * moves the window (a spoofed MEP far ahead cannot make the good fragments
- * late). Ids before the newest assigned ones are judged as before.
+ * id assigned so far + a margin (the window plus the widest step seen
+ * between assignments, i.e. other builders' blocks) is UNASSIGNED: it
+ * neither places nor moves the window (a spoofed MEP far ahead cannot make
+ * the good fragments late). Ids below that are judged as before.
  */
 void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count);
 /*

@@ -705,6 +705,30 @@ Test(builder, unassigned_margin_is_one_window)
 	rig_fini(&R);
 }
 
+/*
+ * Other builders' blocks between ours (A = 10, then 100..109: a step of
+ * 90): ours may beat their ASSIGN by as much, so the margin becomes the
+ * window + 90. It never shrinks, and ids 2^28 ahead stay unassigned.
+ */
+Test(builder, unassigned_margin_grows_with_the_step)
+{
+	init3(16, NULL);
+	xevb_builder_assigned(R.b, 0, 10);
+	rig_send_range(&R, 7, 0, 1, 0, 1);
+	rig_send_range(&R, 7, 0, 1, 30, 1);        /* 10 + 16 + 4: unassigned */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 1));
+	xevb_builder_assigned(R.b, 100, 10);       /* A = 110, margin 16 + 90 */
+	xevb_builder_assigned(R.b, 110, 10);       /* A = 120, a step of 0: margin stays */
+	rig_send_range(&R, 7, 0, 1, 120 + 105, 1); /* within: the rules above (no quorum: future) */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 1));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
+	rig_send_range(&R, 7, 0, 1, 120 + 106, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 2));
+	rig_send_range(&R, 2, 0, 1, 1u << 28, 3);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 5));
+	rig_fini(&R);
+}
+
 /* A spoofed fragment far ahead before any good one does not place the window. */
 Test(builder, unassigned_never_places_window)
 {

@@ -6,8 +6,9 @@
  * unknown source_ids and end the run; time advancing in random steps.
  * Jumps of more than a window go through the quorum/idle rule with a
  * random jump_quorum. A third of the seeds run under a DFM that assigns
- * ids near the sources' cursors (xevb_builder_assigned): their fragments
- * beyond a window past its newest assignment are UNASSIGNED. The model is
+ * ids near the sources' cursors, now and then a step ahead
+ * (xevb_builder_assigned): their fragments beyond the margin past its
+ * newest assignment are UNASSIGNED. The model is
  * the rule text of
  * user/lib/builder.c written the obvious way (one record per event_id, a
  * plain list of open events); after every step the accounting invariant
@@ -72,7 +73,7 @@ struct model {
 	uint64_t jumps_quorum, jumps_idle;
 	/* a DFM: one past the newest id it assigned */
 	bool dfm, assigned_known;
-	uint32_t assigned_next;
+	uint32_t assigned_next, assigned_margin;
 };
 
 static struct model M;
@@ -174,7 +175,19 @@ static void m_poll(uint64_t now)
 
 static bool m_unassigned(uint32_t e)
 {
-	return M.assigned_known && (int32_t)(e - M.assigned_next) >= (int32_t)M.W;
+	return M.assigned_known && (int32_t)(e - M.assigned_next) >= (int32_t)M.assigned_margin;
+}
+
+/* The rule text: the margin is W plus the widest forward step between assignments. */
+static void m_assigned(uint32_t first, uint32_t n)
+{
+	if (!M.assigned_known)
+		M.assigned_margin = M.W;
+	else if ((int32_t)(first - M.assigned_next) > 0 && first - M.assigned_next + M.W > M.assigned_margin)
+		M.assigned_margin = first - M.assigned_next + M.W;
+	if (!M.assigned_known || (int32_t)(first + n - M.assigned_next) > 0)
+		M.assigned_next = first + n;
+	M.assigned_known = true;
 }
 
 static int m_frag(uint32_t si, uint32_t e, uint64_t now)
@@ -385,10 +398,8 @@ static void run_seed(uint32_t seed)
 			uint32_t hi = 0, first, n = 1 + below(8);
 			for (uint32_t i = 0; i < M.n_src; i++)
 				hi = cursor[i] > hi ? cursor[i] : hi;
-			first = M.start + hi - below(4);
-			if (!M.assigned_known || (int32_t)(first + n - M.assigned_next) > 0)
-				M.assigned_next = first + n;
-			M.assigned_known = true;
+			first = M.start + hi - below(4) + (below(8) == 0 ? below(2 * M.W) : 0);
+			m_assigned(first, n);
 			xevb_builder_assigned(R.b, first, n);
 		}
 

@@ -56,14 +56,15 @@
  *    than the timeout it costs nothing. A single-source builder's quorum
  *    is 1: nothing can corroborate or contradict its only source.
  *  - With a DFM (xevb_builder_assigned called at least once): let A be one
- *    past the newest id it assigned. A fragment at or after A+W is
- *    UNASSIGNED, before any of the rules above could place or move the
- *    window (and before it records a claim): the DFM, not the data, says
- *    how far the run has got, and sources spoofed to allowed addresses
- *    could otherwise form a quorum. The margin of a window lets fragments
- *    beat their ASSIGN (push mode) and the DFM interleave builders; within
- *    it the rules above hold as before, so a fragment can still slide the
- *    window by at most one window, as it could without a DFM.
+ *    past the newest id it assigned and M the margin: W plus the widest
+ *    step seen from A to the first id of the next assignment (the other
+ *    builders' blocks in between; at most ASSIGN_STEP_MAX in all). A
+ *    fragment at or after A+M is UNASSIGNED, before any of the rules above
+ *    could place or move the window (and before it records a claim): the
+ *    DFM, not the data, says how far the run has got, and sources spoofed
+ *    to allowed addresses could otherwise form a quorum. The margin lets
+ *    fragments beat their ASSIGN (push mode: the sources get it as the
+ *    builder does); within it the rules above hold as before.
  *  - An id more than 2^31 away from B is taken as before B: LATE.
  *  - "No free slot" cannot happen apart from the case above: a slot in the
  *    window only ever holds ids of the window or stale ones below it.
@@ -147,6 +148,7 @@
 #define SEG_WHOLE   1u          /* ... of one whole, handed over as pieces */
 #define SEG_IN_USE  0xfffffffeu /* seg_frag.next_free of a live entry */
 #define SEG_FRAGS_DEFAULT 1024u
+#define ASSIGN_STEP_MAX (1u << 24) /* the unassigned margin at most (window + step) */
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -242,6 +244,7 @@ struct xevb_builder {
 	bool eor_wait;                    /* every source ended, segmented fragments pending */
 	uint64_t last_ns;                 /* last MEP of the run from a configured source */
 	uint32_t assigned_next;           /* one past the newest id a DFM assigned */
+	uint32_t assigned_margin;         /* window + the widest step between assignments */
 	bool assigned_known;              /* ... since xevb_builder_assigned */
 	struct xevb_builder_cfg cfg;
 	uint32_t quorum;                  /* for a jump of more than a window */
@@ -798,7 +801,7 @@ static void evict_below(struct xevb_builder *b, uint32_t nb);
 /* A DFM assigns, and e lies a window or more past what it assigned (rules at the top). */
 static inline bool unassigned(const struct xevb_builder *b, uint32_t e)
 {
-	return unlikely(b->assigned_known) && (int32_t)(e - b->assigned_next) >= (int32_t)b->window;
+	return unlikely(b->assigned_known) && (int32_t)(e - b->assigned_next) >= (int32_t)b->assigned_margin;
 }
 
 static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint64_t now_ns)
@@ -1588,6 +1591,14 @@ void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t coun
 
 	if (!count)
 		return;
+	if (!b->assigned_known) {
+		b->assigned_margin = b->window;
+	} else if (xevb_seq_after(first, b->assigned_next) &&
+		   first - b->assigned_next <= ASSIGN_STEP_MAX - b->window &&
+		   b->window + (first - b->assigned_next) > b->assigned_margin) {
+		/* Other builders' blocks in between: ours may beat their ASSIGN by as much. */
+		b->assigned_margin = b->window + (first - b->assigned_next);
+	}
 	if (!b->assigned_known || xevb_seq_after(next, b->assigned_next))
 		b->assigned_next = next;
 	b->assigned_known = true;
