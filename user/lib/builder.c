@@ -239,13 +239,11 @@ struct xevb_builder {
 	uint32_t base;                    /* B, see above */
 	uint32_t lo;                      /* no open event in [B, lo) */
 	bool have_base;
+	bool assigned_known;              /* a DFM assigns (in have_base's padding; the rest at the end) */
 	uint32_t oldest, newest;          /* opening-order chain */
 	uint32_t n_eor;
 	bool eor_wait;                    /* every source ended, segmented fragments pending */
 	uint64_t last_ns;                 /* last MEP of the run from a configured source */
-	uint32_t assigned_next;           /* one past the newest id a DFM assigned */
-	uint32_t assigned_margin;         /* window + the widest step between assignments */
-	bool assigned_known;              /* ... since xevb_builder_assigned */
 	struct xevb_builder_cfg cfg;
 	uint32_t quorum;                  /* for a jump of more than a window */
 	struct claim *claims;             /* [n_src], see the window rules */
@@ -270,6 +268,9 @@ struct xevb_builder {
 	struct xevb_frag_pieces *epieces; /* [n_src] */
 	uint16_t src_index[XEVB_MAX_SOURCES];
 	struct xevb_builder_stats st;
+	/* cold: read only once a DFM assigns (assigned_known) */
+	uint32_t assigned_next;           /* one past the newest id it assigned */
+	uint32_t assigned_margin;         /* window + the widest step between assignments */
 };
 
 static int cmp_u16(const void *a, const void *b)
@@ -812,7 +813,7 @@ static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint
 
 	if (unlikely(!b->have_base) || !b->n_gfree || n > w)
 		return NO_GROUP;
-	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w || unassigned(b, last))
+	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w)
 		return NO_GROUP;
 	for (k = 0; k < n; k++) {
 		const struct slot *s = &b->slots[(e0 + k) & mask];
@@ -823,6 +824,9 @@ static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint
 	if (last - b->base >= w) {
 		uint32_t nb = last - (w - 1);
 
+		/* Moving the window: the per-fragment rules judge what lies beyond the DFM's reach. */
+		if (unassigned(b, last))
+			return NO_GROUP;
 		if (b->st.open_events)
 			evict_below(b, nb);
 		b->base = nb;
