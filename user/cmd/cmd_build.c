@@ -449,10 +449,8 @@ static uint32_t rx_ipfrag(struct build *bd, uint64_t now)
 		}
 		return 0;
 	}
-	for (int i = 0; i < n; i++) {
-		bd->rx_bytes += len[i];
+	for (int i = 0; i < n; i++)
 		parse_and_add(bd, idx[i] + bd->ipfrag_base, data[i], len[i], now, frags);
-	}
 	return (uint32_t)n;
 }
 
@@ -965,11 +963,7 @@ int cmd_build(int argc, char **argv)
 	bd.xdp = !socket_mode;
 	bd.dev = dev;
 	bd.ipfrag.fd = -1;
-	/* The worker threads have builders of their own: there, fragments stay the kernel's (counted). */
-	bd.ipfrag_on = bd.xdp && !bd.bare && n_workers == 1 && !coalesce_us;
-	if (bd.xdp && !bd.bare && !bd.ipfrag_on)
-		xevb_warn("--workers/--coalesce-us: IPv4-fragmented MEPs are not built on this path, only counted "
-			  "(XDP verdict ip_fragment); a source that cannot segment needs one worker or --mode socket");
+	bd.ipfrag_on = bd.xdp && !bd.bare;
 	bd.pcfg.ip_proto = (uint8_t)proto;
 	bd.pcfg.udp_port = (uint16_t)udp_port;
 	if (socket_mode) {
@@ -1149,7 +1143,7 @@ int cmd_build(int argc, char **argv)
 			.busy = busy, .bare = bd.bare, .out = &bd.out, .sinks = sinks, .n_sinks = n_sinks,
 			.file = output != NULL, .n_sources = (uint32_t)n_sources,
 			.poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100, .rx_ring = rx_ring,
-			.coalesce_us = coalesce_us,
+			.coalesce_us = coalesce_us, .ipfrag = bd.ipfrag_on ? &bd.ipfrag : NULL,
 		};
 		if (bd.out.zc) {
 			/* Held frames come back through the output, not yet through the workers' return rings. */
