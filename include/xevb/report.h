@@ -62,9 +62,9 @@ struct xevb_snapshot {
 	uint64_t shed_cuts_by[XEVB_SHED_CUT__N];   /* by cause (shed.h) */
 	/*
 	 * IPv4-fragmented MEPs, reassembled by the kernel (wire format 1.1):
-	 * on the XDP path every datagram of the socket beside AF_XDP, on the
-	 * socket path the datagrams longer than the device MTU. copied: bytes
-	 * copied to make a datagram longer than a frame contiguous.
+	 * the datagrams longer than the device MTU received (XDP path: on the
+	 * socket beside AF_XDP). copied: bytes copied to make a datagram
+	 * longer than a frame contiguous.
 	 */
 	uint64_t rx_ipfrag_datagrams, rx_ipfrag_bytes, rx_ipfrag_copied;
 };

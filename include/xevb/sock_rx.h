@@ -28,6 +28,7 @@ struct xevb_sock_cfg {
 	uint8_t ip_proto;
 	uint16_t udp_port;
 	uint32_t bind_addr;      /* network order, 0 = any */
+	const char *ifname;      /* only what arrives on this device (SO_BINDTODEVICE); NULL: any */
 	uint32_t n_frames;
 	uint32_t frame_size;     /* >= MTU + 64 */
 	uint32_t n_big;          /* big buffers (XEVB_SOCK_BIG_SIZE) for longer datagrams; 0: none */

@@ -602,25 +602,29 @@ static void sock_shed_start(struct build *bd, const char *dev, bool generic, boo
 /*
  * XDP path: the kernel socket beside AF_XDP for IPv4-fragmented MEPs (the
  * program passes every fragment to the kernel; only reassembled datagrams
- * reach this socket, every whole MEP is redirected before it). Frames of
- * the device MTU's datagram, and big buffers for the reassembled ones.
+ * reach this socket, every whole MEP is redirected before it, but for
+ * those the program passes on purpose: no socket on their queue, jumbo
+ * frames). Bound to the device: another builder's traffic is not ours.
+ * Frames of the device MTU's datagram, and big buffers for the rest.
+ * Without it the builder runs on, the fragments only counted.
  */
-static int open_ipfrag(struct build *bd, bool udp, uint32_t proto, uint32_t udp_port)
+static void open_ipfrag(struct build *bd, bool udp, uint32_t proto, uint32_t udp_port)
 {
 	struct xevb_sock_cfg sc = {
-		.udp = udp, .ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port,
+		.udp = udp, .ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .ifname = bd->dev,
 		.n_frames = IPFRAG_FRAMES, .frame_size = xevb_sock_frame_size_for(bd->dev),
-		.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = 0, .rcvbuf = 16 << 20,
+		.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = xevb_dev_mtu(bd->dev), .rcvbuf = 16 << 20,
 	};
 
 	if (xevb_sock_open(&bd->ipfrag, &sc)) {
-		xevb_err("cannot open the socket for IPv4-fragmented MEPs beside AF_XDP (above); "
-			 "free the %s, or run --workers 2 (IP-fragmented MEPs are then only counted)", udp ? "UDP port" : "protocol");
-		return -1;
+		bd->ipfrag_on = false;
+		xevb_warn("no socket for IPv4-fragmented MEPs beside AF_XDP (above): they are only counted "
+			  "(XDP verdict ip_fragment); free the %s on %s to build them", udp ? "UDP port" : "protocol",
+			  bd->dev);
+		return;
 	}
 	xevb_info("IPv4-fragmented MEPs: reassembled by the kernel, received on a %s socket beside AF_XDP "
 		  "(%u buffers of %u bytes)", udp ? "UDP" : "raw IPv4", XEVB_SOCK_BIG_FRAMES, XEVB_SOCK_BIG_SIZE);
-	return 0;
 }
 
 static void snapshot(struct build *bd, struct xevb_snapshot *s)
@@ -1062,8 +1066,8 @@ int cmd_build(int argc, char **argv)
 		/* Under a DFM its credits and Busy flag pace the sources instead. */
 		if (!no_shed && !bd.bare && !cc.dfm)
 			shed_start(&bd, sources, n_sources);
-		if (bd.ipfrag_on && open_ipfrag(&bd, udp, proto, udp_port))
-			goto out;
+		if (bd.ipfrag_on)
+			open_ipfrag(&bd, udp, proto, udp_port);
 		for (uint32_t q = 0; q < n_queues; q++)
 			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", dev,
 				  queues[q], bd.xsk.q[q].zerocopy ? "zero-copy" : "copy", frames, frame_size,

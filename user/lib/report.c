@@ -125,7 +125,7 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 				s->rx_meta, s->rx_meta_fallback);
 		if (s->rx_ipfrag_datagrams || s->sock_kernel_drops || s->sock_truncated)
 			fprintf(f, "IPv4-fragmented MEPs: %" PRIu64 " reassembled datagrams, %" PRIu64 " bytes (%" PRIu64
-				   " copied) from the kernel's socket; dropped at its queue %" PRIu64 ", truncated %" PRIu64 "\n",
+				   " copied) from the kernel's socket; its queue: dropped %" PRIu64 ", truncated %" PRIu64 "\n",
 				s->rx_ipfrag_datagrams, s->rx_ipfrag_bytes, s->rx_ipfrag_copied, s->sock_kernel_drops,
 				s->sock_truncated);
 	} else {

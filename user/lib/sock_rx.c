@@ -100,6 +100,13 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 	    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &cfg->rcvbuf, sizeof(cfg->rcvbuf)))
 		xevb_warn("cannot set the socket buffer to %d bytes: %s", cfg->rcvbuf, strerror(errno));
 	setsockopt(s->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
+	if (cfg->ifname &&
+	    setsockopt(s->fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->ifname, (socklen_t)strlen(cfg->ifname) + 1)) {
+		err = -errno;
+		xevb_err("cannot bind the receive socket to %s: %s", cfg->ifname, strerror(errno));
+		xevb_sock_close(s);
+		return err;
+	}
 	if (cfg->udp) {
 		sa.sin_port = htons(cfg->udp_port);
 		sa.sin_addr.s_addr = cfg->bind_addr;
