@@ -658,6 +658,8 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->shed_raises = bd->shed.raises;
 	memcpy(s->shed_cuts_by, bd->shed.cuts_by, sizeof(s->shed_cuts_by));
 	if (bd->xdp) {
+		struct xevb_sock_queue iq;
+
 		/* --bare never reads a frame: take the bytes per frame the program redirected. */
 		if (bd->bare && s->xdp[XEVB_XDP_TO_XSK].packets)
 			s->rx_bytes = (uint64_t)((double)s->xdp[XEVB_XDP_TO_XSK].bytes /
@@ -665,6 +667,8 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
 			xevb_xsk_stats(&bd->xsk, q, &s->xsk[q]);
 		/* The reassembled datagrams' socket: its queue is the only one there is. */
+		if (bd->ipfrag_on && !xevb_sock_queue(&bd->ipfrag, &iq) && iq.drops > bd->ipfrag.kernel_drops)
+			bd->ipfrag.kernel_drops = iq.drops;
 		s->sock_kernel_drops = bd->ipfrag.kernel_drops;
 		s->sock_truncated = bd->ipfrag.truncated;
 	} else {
