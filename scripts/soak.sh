@@ -36,14 +36,6 @@ NSRC=$((NH * IDS))
 tb_up --sources "$NH" --builders "$NB" --sinks "$NK" || e2e_die "tb_up"
 T=$((2 * SECS + 40))   # every process's outer timeout: a loaded machine may lag
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 builder() {   # IDX NAME [options]
 	local idx=$1 name=$2
 	shift 2
@@ -119,7 +111,7 @@ BP=()
 for ((b = 0; b < NB; b++)); do
 	builder "$b" "b$b" --sources "0-$((NSRC - 1))" "${sinks[@]}" --timeout-ms "${SOAK_TIMEOUT_MS:-2000}" \
 		--window "${SOAK_WINDOW:-65536}" --exit-on-eor --duration $((2 * SECS + 20))
-	BP+=("$(xevb_pid "$E2E_LAST_PID")")
+	BP+=("$(e2e_xevb_pid "$E2E_LAST_PID")")
 done
 KP=()
 for ((k = 0; k < NK; k++)); do KP+=("$(pgrep -f "sink --listen $(tb_addr sink "$k"):$E2E_PORT" | while read -r p; do

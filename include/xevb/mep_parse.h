@@ -246,6 +246,15 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 		xevb_opaque(off);
 		if (off > XEVB_PARSE_MAX_OFF)
 			return XEVB_RES_REC_OVERRUN;
+#ifndef __bpf__
+		/*
+		 * A frame over 64 KiB (a datagram the kernel reassembled): a
+		 * payload past that has no 16-bit payload_off. Only a hostile MEP
+		 * puts one there (the largest legal record starts near the front).
+		 */
+		if (mep_off + off + XEVB_REC_HLEN > 0xffff)
+			return XEVB_RES_REC_OVERRUN;
+#endif
 		rec = mep + off;
 		if (rec + XEVB_REC_HLEN > data_end)
 			return XEVB_RES_REC_OVERRUN;

@@ -21,9 +21,9 @@
  * 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed,
  * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed;
  * 5: wire format 1.1: XDP slots segment, malformed_segment_*, drop reason
- * PARTIAL, segs_* and the segmented fragments' counters.
+ * PARTIAL, segs_* and the segmented fragments' counters; 6: rx_ipfrag_*.
  */
-#define XEVB_SNAP_VERSION 5
+#define XEVB_SNAP_VERSION 6
 
 struct xevb_snapshot {
 	uint32_t magic;
@@ -60,6 +60,13 @@ struct xevb_snapshot {
 	uint32_t shed_ref_source;      /* the source the shed_ref_source slot counts */
 	uint64_t shed_cuts, shed_raises;
 	uint64_t shed_cuts_by[XEVB_SHED_CUT__N];   /* by cause (shed.h) */
+	/*
+	 * IPv4-fragmented MEPs, reassembled by the kernel (wire format 1.1):
+	 * the datagrams longer than the device MTU received (XDP path: on the
+	 * socket beside AF_XDP). copied: bytes copied to make a datagram
+	 * longer than a frame contiguous.
+	 */
+	uint64_t rx_ipfrag_datagrams, rx_ipfrag_bytes, rx_ipfrag_copied;
 };
 
 /* One line of rates between two snapshots, xdp-bench style. */

@@ -13,14 +13,26 @@
 #include <stdint.h>
 
 #define XEVB_SOCK_BATCH 64
+/*
+ * Big buffers: a datagram longer than a frame (an IPv4-fragmented MEP the
+ * kernel reassembled, up to 65535 bytes) spills from its frame into one of
+ * these, offered as each message's second iovec while any is free; only
+ * such a datagram costs a copy (of its first frame's bytes, to make it
+ * contiguous). Frames stay the size of the device MTU's datagram.
+ */
+#define XEVB_SOCK_BIG_FRAMES 256
+#define XEVB_SOCK_BIG_SIZE (65536 + 64)
 
 struct xevb_sock_cfg {
 	bool udp;
 	uint8_t ip_proto;
 	uint16_t udp_port;
 	uint32_t bind_addr;      /* network order, 0 = any */
+	const char *ifname;      /* only what arrives on this device (SO_BINDTODEVICE); NULL: any */
 	uint32_t n_frames;
 	uint32_t frame_size;     /* >= MTU + 64 */
+	uint32_t n_big;          /* big buffers (XEVB_SOCK_BIG_SIZE) for longer datagrams; 0: none */
+	uint32_t mtu;            /* IP datagrams longer than this were reassembled (ipfrag); 0: all count */
 	int rcvbuf;              /* bytes */
 };
 
@@ -28,11 +40,19 @@ struct xevb_sock {
 	int fd;
 	bool udp;
 	uint16_t udp_port;
-	uint32_t n_frames, frame_size, hdr_room;
+	uint32_t n_frames, frame_size, hdr_room, mtu;
 	uint8_t *area;
-	const uint8_t **frame_data;
+	const uint8_t **frame_data;  /* [n_frames + n_big]: frames, then big buffers */
 	uint32_t *free_stack;
 	uint32_t n_free;
+	/* Big buffers: frame indices n_frames.. (XEVB_SOCK_BIG_FRAMES above) */
+	uint8_t *big_area;
+	uint32_t n_big;
+	uint32_t *big_free;      /* stack of free big indices (global) */
+	uint32_t n_big_free;
+	uint64_t ipfrag_datagrams;  /* IP datagrams longer than mtu: reassembled by the kernel */
+	uint64_t ipfrag_bytes;
+	uint64_t big_copied;     /* bytes copied to make spilled datagrams contiguous */
 	uint64_t kernel_drops;   /* SO_RXQ_OVFL: dropped at the socket queue */
 	uint64_t truncated;      /* datagrams longer than a frame */
 };
@@ -58,6 +78,10 @@ int xevb_sock_queue(const struct xevb_sock *s, struct xevb_sock_queue *q);
 
 static inline void xevb_sock_release(struct xevb_sock *s, uint32_t frame_idx)
 {
+	if (__builtin_expect(frame_idx >= s->n_frames, 0)) {
+		s->big_free[s->n_big_free++] = frame_idx;
+		return;
+	}
 	s->free_stack[s->n_free++] = frame_idx;
 }
 

@@ -94,6 +94,8 @@ void xevb_xsk_close(struct xevb_xsk *x);
  * for the same number of frames), else 4096.
  */
 uint32_t xevb_xsk_frame_size_for(const char *ifname);
+/* The device's MTU (1500 if unknown). */
+uint32_t xevb_dev_mtu(const char *ifname);
 /* Socket mode's receive frames: a datagram of the device's MTU fits (>= 4096). */
 uint32_t xevb_sock_frame_size_for(const char *ifname);
 /* The same for a given MTU (xevb doctor decides on recorded facts). */

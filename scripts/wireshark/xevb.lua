@@ -97,6 +97,17 @@ local function seq_after(a, b)
 	return d ~= 0 and d < 2147483648
 end
 
+-- A record's padding, flagged when a byte is not zero.
+local function add_padding(tree, pr)
+	local it = tree:add(mf.padding, pr)
+	for i = 0, pr:len() - 1 do
+		if pr:bytes():get_index(i) ~= 0 then
+			it:add_proto_expert_info(me.padding, "padding bytes must be zero")
+			break
+		end
+	end
+end
+
 -- Wire format 1.1: one segment of a fragment larger than a packet. The
 -- record's length is the whole fragment's, its crc32c the whole payload's
 -- (not checkable from one segment), seg_offset where these bytes start.
@@ -136,14 +147,7 @@ local function dissect_segment(tvb, pinfo, t, bad, problems, sid, run, seq, nf, 
 		elseif avail < nb + padn then
 			bad(ftree, "last segment: padding runs past the packet")
 		elseif padn > 0 then
-			local pr = tvb(off + FRAG_HLEN + nb, padn)
-			it = ftree:add(mf.padding, pr)
-			for i = 0, padn - 1 do
-				if pr:bytes():get_index(i) ~= 0 then
-					it:add_proto_expert_info(me.padding, "padding bytes must be zero")
-					break
-				end
-			end
+			add_padding(ftree, tvb(off + FRAG_HLEN + nb, padn))
 		end
 	end
 	pinfo.cols.info:set(string.format("MEP src %u run %u seq %u: segment of event %u, %s of %u%s%s", sid,
@@ -247,14 +251,7 @@ function mep.dissector(tvb, pinfo, tree)
 				got = got + 1
 				break
 			end
-			local pr = tvb(off + FRAG_HLEN + flen, padn)
-			it = ftree:add(mf.padding, pr)
-			for i = 0, padn - 1 do
-				if pr:bytes():get_index(i) ~= 0 then
-					it:add_proto_expert_info(me.padding, "padding bytes must be zero")
-					break
-				end
-			end
+			add_padding(ftree, tvb(off + FRAG_HLEN + flen, padn))
 		end
 		first_e = first_e or e
 		last_e = e

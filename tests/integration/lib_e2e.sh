@@ -32,6 +32,17 @@ e2e_fail() {
 	echo "FAIL - $*"
 	E2E_FAILS=$((E2E_FAILS + 1))
 }
+# e2e_xevb_pid PID: the xevb process under `timeout` PID (our child's
+# child), for kill -9 and /proc reads; waits up to 2 s for it to start.
+e2e_xevb_pid() {
+	local p t
+	for ((t = 0; t < 40; t++)); do
+		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
+		sleep 0.05
+	done
+	return 1
+}
+
 # This machine lacks a feature the test needs: exit 77 (scripts/run-tests.sh
 # counts it skipped, with this reason). Cleanup runs from the trap.
 e2e_skip() {

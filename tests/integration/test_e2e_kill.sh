@@ -17,23 +17,13 @@ E2E_DEST=$(tb_addr builder 0)
 SINK="$(tb_addr sink 0):$E2E_PORT"
 BNS=$(tb_ns builder 0)
 
-# The xevb under `timeout` (our own child's child), for kill -9.
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
-
 # ---------------------------------------------------------------------------
 e2e_log "kill_source: SIGKILL to source host 1 (ids 2-3) 0.4 s into a 1 s run"
 e2e_builder 0 ks.b --sources 0-3 --timeout-ms 200 --duration 4 --output "$E2E_WORK/ks.evt"
 F=(--events 4000 --pack 10 --frag-size 40-120 --rate 4000)
 e2e_source 0 ks.s0 --source-ids 0-1 "${F[@]}" --seed 51
 E2E_SRC_RC=137 e2e_source 1 ks.s1 --source-ids 2-3 "${F[@]}" --seed 52
-victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "kill_source: no xevb source process under pid $E2E_LAST_PID"
+victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "kill_source: no xevb source process under pid $E2E_LAST_PID"
 sleep 0.4
 kill -KILL "$victim"
 e2e_ok "kill_source: sent SIGKILL to source pid $victim"
@@ -78,7 +68,7 @@ e2e_log "kill_builder: SIGKILL to the builder while 2 x 20000 events arrive, the
 # --keep-privileges: a root builder killed leaves its program (a dropped one's
 # helper would detach it, test_hard_privdrop.sh); the restart must remove it.
 E2E_BUILD_RC=137 e2e_builder 0 kb.b1 --sources 0-3 --no-forward --duration 20 --keep-privileges
-victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "kill_builder: no xevb build process under pid $E2E_LAST_PID"
+victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "kill_builder: no xevb build process under pid $E2E_LAST_PID"
 F=(--events 20000 --pack 10 --frag-size 40-120 --rate 10000)
 e2e_source 0 kb.s0 --source-ids 0-1 "${F[@]}" --seed 61
 e2e_source 1 kb.s1 --source-ids 2-3 "${F[@]}" --seed 62

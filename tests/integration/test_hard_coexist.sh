@@ -21,19 +21,11 @@ E2E_DEST=$(tb_addr builder 0)
 BNS=$(tb_ns builder 0)
 
 prog_on_eth0() { tb_exec builder 0 ip -d link show eth0 2>/dev/null | sed -n 's/.*prog\/xdp id \([0-9]*\) name \([a-z_]*\).*/\1 \2/p'; }
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 
 # ---------------------------------------------------------------------------
 e2e_log "second: a second builder on the same interface"
 e2e_builder 0 sc.a --sources 0-1 --no-forward --timeout-ms 200 --exit-on-eor --duration 8
-apid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "second: no first builder"
+apid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "second: no first builder"
 first=$(prog_on_eth0)
 timeout 10 ip netns exec "$BNS" "$X" build --dev eth0 --sources 0-1 --no-forward --duration 1 \
 	>"$E2E_WORK/sc.b.out" 2>"$E2E_WORK/sc.b.err"

@@ -22,14 +22,6 @@ tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
 E2E_DEST=$(tb_addr builder 0)
 GOOD=$(tb_addr source 0)
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 rss_kb() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null; }
 
 # The switch must be a plain switch: with br_netfilter (on by default
@@ -72,7 +64,7 @@ H=(python3 tests/integration/hostile_send.py --dev eth0 --dst-mac "$(tb_mac buil
 e2e_log "hostile: 20000 good events; phase 1: vectors, spoofed, far-future, fragmented; phase 2: mutated"
 e2e_builder 0 hh.b --sources 0-3 --xdp-filter --allow-src "$GOOD" --run 1 --timeout-ms 300 \
 	--duration 25 --output "$E2E_WORK/hh.evt"
-bpid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb build process"
+bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb build process"
 rss0=$(rss_kb "$bpid")
 rssmax=$rss0
 xdp_counters >"$E2E_WORK/hh.c0"

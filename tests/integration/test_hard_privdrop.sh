@@ -31,21 +31,13 @@ E2E_DEST=$(tb_addr builder 0)
 NSINO=$(ip netns exec "$(tb_ns builder 0)" stat -L -c %i /proc/self/ns/net)
 RUNF="/run/xevb/$NSINO-eth0"
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 attached() { tb_exec builder 0 ip -d link show eth0 2>/dev/null | grep -q 'prog/xdp'; }
 
 # ---------------------------------------------------------------------------
 e2e_log "selftest: build --user nobody --selftest-privs, 2 x 1000 events after the drop"
 e2e_builder 0 ps.b --sources 0-3 --user nobody --selftest-privs --timeout-ms 200 --exit-on-eor \
 	--duration 10 --output "$E2E_WORK/ps.evt" --metrics 9464
-bpid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "selftest: no xevb build process"
+bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "selftest: no xevb build process"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/ps.b.err" && break; sleep 0.05; done
 grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status \
 	>"$E2E_WORK/ps.status" 2>/dev/null
@@ -103,7 +95,7 @@ PY
 # ---------------------------------------------------------------------------
 e2e_log "killed: --drop-privileges, SIGKILL to the unprivileged builder under traffic"
 E2E_BUILD_RC=137 e2e_builder 0 pk.b --sources 0-3 --drop-privileges --no-forward --duration 20
-bpid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "killed: no xevb build process"
+bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "killed: no xevb build process"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pk.b.err" && break; sleep 0.05; done
 helper=$(pgrep -P "$bpid" -x xevb)
 e2e_source 0 pk.s0 --source-ids 0-1 --events 20000 --pack 10 --rate 10000 --no-end-of-run
@@ -157,7 +149,7 @@ for mode in default keep bounded; do
 	[[ $mode == keep ]] && opt=(--keep-privileges)
 	[[ $mode == bounded ]] && xevb=$BOUNDED
 	X=$xevb e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration 10 --no-forward "${opt[@]}"
-	bpid=$(xevb_pid "$E2E_LAST_PID") || e2e_die "$mode: no xevb build process"
+	bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$mode: no xevb build process"
 	for ((t = 0; t < 40; t++)); do grep -q 'running as ' "$E2E_WORK/pd.$mode.err" && break; sleep 0.05; done
 	grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status >"$E2E_WORK/pd.$mode.status" 2>/dev/null
 	F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)

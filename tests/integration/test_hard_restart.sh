@@ -15,14 +15,6 @@ tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
 E2E_DEST=$(tb_addr builder 0)
 N=${RESTARTS:-10}
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 xdp_prog_id() {
 	tb_exec builder 0 ip -d link show eth0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -1
 }
@@ -46,14 +38,14 @@ e2e_log "restart: $N x (start, SIGKILL 0.3 s later) while 4 source ids send 5000
 global0=$(bpftool prog show 2>/dev/null | grep -c 'name xevb_steer')
 # Sends until SIGINT below (bounded by --duration 28 and timeout 30).
 e2e_source 0 hr.src --source-ids 0-3 --rate 5000 --pack 10 --frag-size 40-120 --duration 28
-SRC_XEVB=$(xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb source process"
+SRC_XEVB=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb source process"
 progs=() maps=() steered=() prev=
 for ((i = 1; i <= N; i++)); do
 	# --keep-privileges: what a root builder leaves when killed (a dropped one's
 	# helper detaches at once, test_hard_privdrop.sh).
 	E2E_BUILD_RC=137 e2e_builder 0 "hr.b$i" --sources 0-3 --no-forward --timeout-ms 100 --duration 20 \
 		--keep-privileges
-	victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "restart $i: no xevb build process"
+	victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "restart $i: no xevb build process"
 	pid=$(xdp_prog_id)
 	[[ -n $pid ]] || e2e_die "restart $i: no XDP program on eth0 after start"
 	progs+=("$pid")

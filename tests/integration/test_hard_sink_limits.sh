@@ -31,14 +31,6 @@ ADDR=$(tb_addr sink 0)
 CAP=$((256 << 20))
 ATTACK=$(realpath tests/integration/sink_attack.py)
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
@@ -63,7 +55,7 @@ attack() {
 
 # The sink exits 1: it saw broken streams, as it should.
 E2E_SINK_RC=1 e2e_sink 0 sl.k --duration 30 --stats-interval 0
-SINK=$(xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no xevb sink process under pid ${E2E_PIDS[-1]}"
+SINK=$(e2e_xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no xevb sink process under pid ${E2E_PIDS[-1]}"
 base_rss=$(status_kb "$SINK" VmRSS)
 base_vsz=$(status_kb "$SINK" VmSize)
 e2e_log "sink pid $SINK, VmRSS at start ${base_rss} kB, VmSize ${base_vsz} kB"
@@ -112,7 +104,7 @@ kill -TERM "$SINK"
 e2e_wait_all
 export CAP
 E2E_SINK_RC=1 e2e_sink 0 sl.k2 --duration 30 --stats-interval 0 --partial-timeout-ms 1000 --expect-sources 4
-SINK2=$(xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no second xevb sink process"
+SINK2=$(e2e_xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no second xevb sink process"
 attack sl.d fill --conns 4 --size $((64 << 20)) --fill-s 15 --hold 3
 wait "$ATTACK_PID"
 if ip netns exec "$(tb_ns source 0)" timeout 20 "$X" sink --selftest-send "$ADDR:$E2E_PORT" 1000 \

@@ -16,15 +16,6 @@ tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
 E2E_DEST=$(tb_addr builder 0)
 N=10000 K=6000
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
-
 # The timeout (2 s) covers host 1 being up to ~2 s ahead of or behind
 # host 0 after its restart on a loaded machine; the window holds that.
 e2e_builder 0 sr.b --sources 0-3 --timeout-ms 2000 --window 65536 --duration 25 --exit-on-eor \
@@ -32,7 +23,7 @@ e2e_builder 0 sr.b --sources 0-3 --timeout-ms 2000 --window 65536 --duration 25 
 F=(--pack 10 --frag-size 40-120 --rate 5000)
 e2e_source 0 sr.s0 --source-ids 0-1 --events "$N" "${F[@]}" --seed 61
 E2E_SRC_RC=137 e2e_source 1 sr.s1a --source-ids 2-3 --events "$N" "${F[@]}" --seed 62
-victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb source process under pid $E2E_LAST_PID"
+victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb source process under pid $E2E_LAST_PID"
 sleep 0.6
 kill -KILL "$victim"
 e2e_ok "sent SIGKILL to source host 1 (pid $victim)"

@@ -25,15 +25,6 @@ e2e_init hs "${1:-build}"
 tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
 E2E_DEST=$(tb_addr builder 0)
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
-
 # Drops on the way: the switch port toward the builder (before XDP) and the
 # builder's veth rx_dropped (veth counts a failed XDP redirect there).
 veth_drops() {
@@ -51,7 +42,7 @@ stall_case() {
 	read -ra d0 <<<"$(veth_drops)"
 	e2e_builder 0 "$case.b" --sources 0-3 --timeout-ms 300 --duration 6 "$@" \
 		--output "$E2E_WORK/$case.evt"
-	victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "$case: no xevb build process"
+	victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$case: no xevb build process"
 	# 2 hosts x 2 ids x 10000 blocks = 40000 packets in 2 s.
 	F=(--events 40000 --pack 4 --frag-size 40-120 --rate 20000 --no-end-of-run)
 	e2e_source 0 "$case.s0" --source-ids 0-1 "${F[@]}" --seed 71

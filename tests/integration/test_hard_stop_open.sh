@@ -14,22 +14,13 @@ e2e_init ho "${1:-build}"
 tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
 E2E_DEST=$(tb_addr builder 0)
 
-xevb_pid() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
-		sleep 0.05
-	done
-	return 1
-}
-
 stop_case() {
 	local case=$1 policy=$2 sig=$3 victim
 	shift 3
 	e2e_log "$case: 2000 events, 200 left open (source 1 skips every 10th), SIG$sig, --timeout-policy $policy"
 	e2e_builder 0 "$case.b" --sources 0-3 --timeout-ms 60000 --timeout-policy "$policy" --duration 20 "$@" \
 		--output "$E2E_WORK/$case.evt"
-	victim=$(xevb_pid "$E2E_LAST_PID") || e2e_die "$case: no xevb build process"
+	victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$case: no xevb build process"
 	F=(--events 2000 --pack 10 --frag-size 40-120 --rate 10000 --no-end-of-run)
 	e2e_source 0 "$case.s0" --source-ids 0-1 "${F[@]}" --skip-events 1:10 --seed 81
 	e2e_source 1 "$case.s1" --source-ids 2-3 "${F[@]}" --seed 82

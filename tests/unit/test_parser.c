@@ -4,6 +4,7 @@
 #include <criterion/new/assert.h>
 #include <xevb/crc32c.h>
 #include <xevb/mep_parse.h>
+#include <xevb/mep_write.h>
 #include <xevb/names.h>
 #include "../common/vectors.h"
 
@@ -226,4 +227,36 @@ Test(parser, truncations_are_never_valid)
 			free(copy);
 		}
 	}
+}
+
+/*
+ * Frames over 64 KiB (IPv4 datagrams the kernel reassembled, with the
+ * socket path's synthetic Ethernet header): a record near the front is
+ * found; one whose payload starts past 64 KiB has no 16-bit payload_off
+ * and is refused, never referenced at a wrapped offset.
+ */
+Test(parser, reassembled_frames_over_64k)
+{
+	static uint8_t frame[65600];
+	static const uint16_t one[] = { 65476 }, two[] = { 65460, 4 };
+	struct xevb_mep_params p = {
+		.saddr = 0x010012c6, .daddr = 0x010212c6, .udp_dport = XEVB_DEFAULT_UDP_PORT,
+		.source_id = 3, .run_number = 1, .first_event_id = 100, .n_frags = 1, .frag_len = one,
+	};
+	struct xevb_frag_ref frags[2];
+	struct xevb_pkt_info pi = {0};
+	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
+
+	cr_assert(eq(sz, (size_t)len, 14 + 20 + 8 + 16 + 12 + 65476));
+	cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &default_cfg, &pi, frags), XEVB_RES_MEP));
+	cr_assert(eq(u16, frags[0].payload_off, 14 + 20 + 8 + 16 + 12));
+	cr_assert(eq(u16, frags[0].length, 65476));
+
+	/* The largest MEP a UDP datagram holds, its second record's payload at 65542. */
+	p.n_frags = 2;
+	p.frag_len = two;
+	len = xevb_write_frame(frame, sizeof(frame), &p);
+	cr_assert(eq(sz, (size_t)len, 14 + 20 + 8 + 16 + 12 + 65460 + 12 + 4));
+	cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &default_cfg, &pi, frags),
+		     XEVB_RES_REC_OVERRUN));
 }

@@ -30,6 +30,7 @@
 #include <xevb/handoff.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
+#include <xevb/sock_rx.h>
 #include "build_workers.h"
 
 #define RX_BATCH 64
@@ -113,6 +114,8 @@ struct bw {
 	bool abort;              /* set before stop when not every worker started */
 	bool stopped;
 	struct xevb_builder_stats merged;
+	/* Reassembled IPv4 datagrams (c.ipfrag): frame indices from ipfrag_base, received by worker 0. */
+	uint32_t ipfrag_base;
 };
 
 /* The queue a frame index belongs to: a UMEM chunk, or a jumbo frame's bounce buffer (xsk_rx.h). */
@@ -123,6 +126,30 @@ static inline uint32_t frame_queue(const struct bw *bw, uint32_t idx)
 	if (__builtin_expect(idx >= x->n_umem, 0))
 		return (idx - x->n_umem) / x->bounce_per_q;
 	return idx / x->frames_per_q;
+}
+
+/* The worker that received a frame, and gets it back. */
+static inline uint32_t frame_worker(const struct bw *bw, uint32_t idx)
+{
+	if (__builtin_expect(idx >= bw->ipfrag_base, 0))
+		return 0;
+	return bw->q_worker[frame_queue(bw, idx)];
+}
+
+static inline const uint8_t *frame_at(const struct bw *bw, uint32_t idx)
+{
+	if (__builtin_expect(idx >= bw->ipfrag_base, 0))
+		return bw->c.ipfrag->frame_data[idx - bw->ipfrag_base];
+	return bw->c.xsk->frame_data[idx];
+}
+
+/* A frame back to the socket it came from; the receiving worker's thread only. */
+static inline void own_release(struct bw *bw, uint32_t idx)
+{
+	if (__builtin_expect(idx >= bw->ipfrag_base, 0))
+		xevb_sock_release(bw->c.ipfrag, idx - bw->ipfrag_base);
+	else
+		xevb_xsk_release(bw->c.xsk, idx);
 }
 
 static void emit_cb(void *ctx, const struct xevb_event *ev)
@@ -149,7 +176,7 @@ static void emit_run_cb(void *ctx, const struct xevb_event *first, uint32_t n, u
 static inline void local_unref(struct worker *w, uint32_t idx)
 {
 	if (--w->fref[idx] == 0)
-		xevb_xsk_release(w->bw->c.xsk, idx);
+		own_release(w->bw, idx);
 }
 
 static bool wake(struct worker *peer)
@@ -233,7 +260,7 @@ static void release_cb(void *ctx, uint32_t idx)
 {
 	struct worker *w = ctx;
 	struct bw *bw = w->bw;
-	uint32_t rw = bw->q_worker[frame_queue(bw, idx)];
+	uint32_t rw = frame_worker(bw, idx);
 
 	if (rw == w->id) {
 		local_unref(w, idx);
@@ -433,11 +460,55 @@ static void segment_owned(struct worker *w, uint32_t idx, const uint8_t *frame,
 	xevb_builder_add_segment(w->b, idx, frame, &sp, &ref, now);
 }
 
+/* One received frame: classified, its source's packets noted, handed to its event's owner. */
+static inline void rx_frame(struct worker *w, uint32_t idx, const uint8_t *data, uint32_t len, bool refs,
+			    uint64_t now)
+{
+	struct bw *bw = w->bw;
+	struct xevb_pkt_info pi;
+	int res;
+
+	/* Validate without writing refs unless an owner wants them: most MEPs need none (dispatch). */
+	if (refs)
+		res = xevb_classify(data, data + len, len, &bw->c.pcfg, &pi, w->frags);
+	else
+		res = xevb_classify(data, data + len, len, &bw->c.pcfg, &pi, NULL);
+	/* AF_XDP bytes; the reassembled datagrams' socket counts its own. */
+	if (__builtin_expect(idx < bw->ipfrag_base, 1))
+		w->st.rx_bytes += res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ?
+				  (uint32_t)pi.mep_off + pi.mep_len : len;
+	if (res == XEVB_RES_SEGMENT) {
+		rx_note(w, &pi);
+		segment_rx(w, idx, data, &pi, now);
+		return;
+	}
+	if (res != XEVB_RES_MEP) {
+		/* XDP judged it already: does not happen unless the program is bypassed (or the kernel's socket). */
+		w->st.rx_not_mep++;
+		own_release(bw, idx);
+		return;
+	}
+	rx_note(w, &pi);
+	if (!dispatch(w, idx, data, len, &pi, refs, now)) {
+		w->st.rx_not_mep++;
+		own_release(bw, idx);
+	}
+}
+
+static bool owners_want_refs(const struct worker *w)
+{
+	bool refs = false;
+
+	for (uint32_t o = 0; o < w->bw->n; o++)
+		refs |= o != w->id && __atomic_load_n(&w->bw->w[o].want_refs, __ATOMIC_RELAXED);
+	return refs;
+}
+
 static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx,
 		      const uint8_t **data, const uint32_t *len, uint64_t now)
 {
 	struct bw *bw = w->bw;
-	bool refs = false;
+	bool refs;
 
 	w->st.rx_frames += n;
 	w->st.q_rx[qi] += n;
@@ -449,43 +520,37 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		}
 		return;
 	}
-	for (uint32_t o = 0; o < bw->n; o++)
-		refs |= o != w->id && __atomic_load_n(&bw->w[o].want_refs, __ATOMIC_RELAXED);
+	refs = owners_want_refs(w);
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
-		struct xevb_pkt_info pi;
-		int res;
-
 		if (i + PREFETCH_AHEAD < n)
 			prefetch_frame(data[i + PREFETCH_AHEAD], len[i + PREFETCH_AHEAD]);
-		/* Validate without writing refs unless an owner wants them: most MEPs need none (dispatch). */
-		if (refs)
-			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, w->frags);
-		else
-			res = xevb_classify(data[i], data[i] + len[i], len[i], &bw->c.pcfg, &pi, NULL);
-		w->st.rx_bytes += res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ?
-				  (uint32_t)pi.mep_off + pi.mep_len : len[i];
-		if (res == XEVB_RES_SEGMENT) {
-			rx_note(w, &pi);
-			segment_rx(w, idx[i], data[i], &pi, now);
-			continue;
-		}
-		if (res != XEVB_RES_MEP) {
-			/* XDP judged it already: does not happen unless the program is bypassed. */
-			w->st.rx_not_mep++;
-			xevb_xsk_release(bw->c.xsk, idx[i]);
-			continue;
-		}
-		rx_note(w, &pi);
-		if (!dispatch(w, idx[i], data[i], len[i], &pi, refs, now)) {
-			w->st.rx_not_mep++;
-			xevb_xsk_release(bw->c.xsk, idx[i]);
-		}
+		rx_frame(w, idx[i], data[i], len[i], refs, now);
 	}
 }
 
-static inline void prefetch_share(const uint8_t *const *fd, const struct xevb_ho_ent *e,
+/*
+ * Worker 0: the datagrams the kernel reassembled from IPv4 fragments
+ * (counted by their socket), each to its event's owner like any frame.
+ */
+static uint32_t rx_ipfrag(struct worker *w, uint64_t now)
+{
+	struct bw *bw = w->bw;
+	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
+	const uint8_t *data[XEVB_SOCK_BATCH];
+	int n = xevb_sock_rx(bw->c.ipfrag, idx, data, len);
+	bool refs;
+
+	if (n <= 0)
+		return 0;
+	refs = owners_want_refs(w);
+	for (int i = 0; i < n; i++)
+		rx_frame(w, idx[i] + bw->ipfrag_base, data[i], len[i], refs, now);
+	return (uint32_t)n;
+}
+
+static inline void prefetch_share(const struct bw *bw, const struct xevb_ho_ent *e,
 				  const struct xevb_spsc *refs, uint32_t *pf)
 {
 	const uint8_t *buf = refs->buf;
@@ -494,7 +559,7 @@ static inline void prefetch_share(const uint8_t *const *fd, const struct xevb_ho
 	if (e->flags & XEVB_HO_F_WHOLE)
 		return;         /* the entry is all the owner reads */
 	if (!(e->flags & XEVB_HO_F_REFS)) {
-		prefetch_frame(fd[e->frame_idx] + e->rec_off, e->span);
+		prefetch_frame(frame_at(bw, e->frame_idx) + e->rec_off, e->span);
 		return;
 	}
 	off = ((refs->cons_tail + *pf) & refs->mask) * (uint32_t)sizeof(struct xevb_frag_ref);
@@ -524,7 +589,6 @@ static inline void refs_note(struct worker *w, bool fell_back)
 static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 {
 	struct bw *bw = w->bw;
-	const uint8_t **fd = (const uint8_t **)bw->c.xsk->frame_data;
 	const struct xevb_builder_stats *bs = xevb_builder_stats(w->b);
 	uint64_t grouped;
 	uint32_t total = 0;
@@ -542,15 +606,15 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 
 			/* The refs (or a walk's records) sit in the other core's cache: ask for their lines early. */
 			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
-				prefetch_share(fd, xevb_spsc_at(r, i), refs, &pf);
+				prefetch_share(bw, xevb_spsc_at(r, i), refs, &pf);
 			for (uint32_t i = 0; i < n; i++) {
 				const struct xevb_ho_ent *e = xevb_spsc_at(r, i);
-				const uint8_t *frame = fd[e->frame_idx];
+				const uint8_t *frame = frame_at(bw, e->frame_idx);
 				const struct xevb_frag_ref *f;
 				struct xevb_pkt_info pi;
 
 				if (i + PREFETCH_AHEAD < n)
-					prefetch_share(fd, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
+					prefetch_share(bw, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
 				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
 				if (__builtin_expect((pi.flags & XEVB_MEP_F_SEGMENT) && pi.n_frags, 0)) {
 					segment_owned(w, e->frame_idx, frame, &pi, now);
@@ -597,7 +661,7 @@ static bool inbound_pending(struct worker *w)
 
 static void idle(struct worker *w)
 {
-	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
+	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 2];
 	uint32_t n = 0;
 
 	/*
@@ -618,6 +682,8 @@ static void idle(struct worker *w)
 	if (!inbound_pending(w) && !__atomic_load_n(&w->bw->stop, __ATOMIC_ACQUIRE)) {
 		for (uint32_t i = 0; i < w->n_q; i++)
 			pfd[n++] = (struct pollfd){ .fd = w->bw->c.xsk->q[w->q[i]].fd, .events = POLLIN };
+		if (w->id == 0 && w->bw->c.ipfrag)
+			pfd[n++] = (struct pollfd){ .fd = w->bw->c.ipfrag->fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = w->efd, .events = POLLIN };
 		bool busy_out = w->st.ho_sent != w->st.ret_recv || w->st.ret_sent != w->st.ho_recv ||
 				xevb_builder_stats(w->b)->open_events;
@@ -656,6 +722,14 @@ static void rx_all(struct worker *w, uint64_t now, uint32_t *got, uint32_t round
 			*got += n;
 		}
 	}
+	if (w->id == 0 && w->bw->c.ipfrag && !w->bw->c.bare)
+		for (uint32_t k = 0; k < rounds; k++) {
+			uint32_t n = rx_ipfrag(w, now);
+
+			if (!n)
+				break;
+			*got += n;
+		}
 }
 
 static void flush_fill(struct worker *w)
@@ -739,6 +813,7 @@ struct bw *bw_start(const struct bw_cfg *c)
 	struct bw *bw;
 	/* Every frame index: UMEM chunks, then the jumbo frames' bounce buffers (multi-buffer MTU). */
 	uint32_t nf = c->xsk->n_umem + c->xsk->bounce_per_q * c->xsk->n_queues, cap = 1, rcap;
+	uint32_t ipfrag_base = nf;
 	int err;
 
 	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
@@ -751,6 +826,10 @@ struct bw *bw_start(const struct bw_cfg *c)
 		goto oom;
 	bw->c = *c;
 	bw->n = c->n_workers;
+	/* The reassembled datagrams' frames and big buffers follow the AF_XDP ones. */
+	bw->ipfrag_base = c->ipfrag ? ipfrag_base : UINT32_MAX;
+	if (c->ipfrag)
+		nf += c->ipfrag->n_frames + c->ipfrag->n_big;
 	pthread_mutex_init(&bw->out_lock, NULL);
 	pthread_barrier_init(&bw->bar, NULL, bw->n);
 	while (cap < nf)

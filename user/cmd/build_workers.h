@@ -18,6 +18,7 @@
 #define XEVB_HO_MAX_CPUS 256
 
 struct xevb_snapshot;
+struct xevb_sock;
 struct xevb_metrics;
 
 struct bw_cfg {
@@ -37,6 +38,12 @@ struct bw_cfg {
 	int poll_ms;
 	uint32_t coalesce_us;           /* idle: nap this long before sleeping in poll() */
 	uint32_t rx_ring;
+	/*
+	 * Open, or NULL: the kernel's reassembled IPv4 datagrams (IP-fragmented
+	 * MEPs), received by worker 0 and handed to their events' owners like
+	 * any frame; its frame indices follow the AF_XDP ones.
+	 */
+	struct xevb_sock *ipfrag;
 };
 
 struct bw;

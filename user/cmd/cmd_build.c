@@ -72,7 +72,7 @@ static const struct xevb_opt opts[] = {
 	{ "coalesce-us", O_COALESCE, "US", "nap US after work before sleeping, so a wake-up takes a batch (default 200 with --workers > 1, else 0; with --workers 1 it selects the worker loop)" },
 	{ "proto", O_PROTO, "N", "raw IPv4 protocol of the MEPs (default 253, 0 = off)" },
 	{ "udp-port", O_UDPPORT, "N", "UDP port of the MEPs (default 23900, 0 = off)" },
-	{ "udp", O_UDP, NULL, "socket mode: receive on the UDP port instead of raw IP" },
+	{ "udp", O_UDP, NULL, "socket mode: receive on the UDP port instead of raw IP; XDP mode: take IP-fragmented MEPs (reassembled by the kernel) on the UDP port instead of raw IP" },
 	{ "window", O_WINDOW, "N", "open events at most (default 4096)" },
 	{ "timeout-ms", O_TIMEOUT, "MS", "incomplete event timeout (default 1000, 0 = none)" },
 	{ "timeout-policy", O_POLICY, "emit|discard", "what to do with a timed-out event (default emit)" },
@@ -156,6 +156,14 @@ struct build {
 	struct xevb_loader ld;
 	struct xevb_xsk xsk;
 	struct xevb_sock sock;
+	/*
+	 * XDP path: IPv4-fragmented MEPs go to the kernel (verdict
+	 * ip_fragment); its reassembled datagrams come from this socket,
+	 * their frames numbered from ipfrag_base in the builder's index space.
+	 */
+	bool ipfrag_on;
+	uint32_t ipfrag_base;
+	struct xevb_sock ipfrag;
 	struct xevb_builder *b;
 	struct xevb_output out;
 	struct xevb_parse_cfg pcfg;
@@ -182,6 +190,8 @@ struct build {
 };
 
 #define SHED_TICK_NS 2000000ull
+/* XDP path: frames of the device MTU's datagram on the reassembled datagrams' socket (big buffers aside). */
+#define IPFRAG_FRAMES 256
 
 /* In the root watcher as it starts: the builder's connections are not its own. */
 static void watcher_start(void *ctx)
@@ -293,10 +303,12 @@ static void emit_run_cb(void *ctx, const struct xevb_event *first, uint32_t n, u
 static void release_now(void *ctx, uint32_t idx)
 {
 	struct build *bd = ctx;
-	if (bd->xdp)
-		xevb_xsk_release(&bd->xsk, idx);
-	else
+	if (!bd->xdp)
 		xevb_sock_release(&bd->sock, idx);
+	else if (__builtin_expect(idx >= bd->ipfrag_base, 0))
+		xevb_sock_release(&bd->ipfrag, idx - bd->ipfrag_base);
+	else
+		xevb_xsk_release(&bd->xsk, idx);
 }
 
 static void release_cb(void *ctx, uint32_t idx)
@@ -427,6 +439,33 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 	}
 	bd->rx_frames += n;
 	bd->batches++;
+}
+
+/*
+ * XDP path: datagrams the kernel reassembled from IPv4 fragments, through
+ * the same parser and builder core as every frame (their frame indices
+ * follow the AF_XDP ones).
+ */
+static uint32_t rx_ipfrag(struct build *bd, uint64_t now)
+{
+	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
+	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
+	const uint8_t *data[XEVB_SOCK_BATCH];
+	int n = xevb_sock_rx(&bd->ipfrag, idx, data, len);
+
+	static bool warned;
+
+	if (n <= 0) {
+		if (n < 0 && !warned) {
+			warned = true;
+			xevb_warn("receiving reassembled IPv4 datagrams failed: %s; IP-fragmented MEPs may be lost "
+				  "(the kernel counts them: nstat -a IpReasmOKs)", strerror(-n));
+		}
+		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		parse_and_add(bd, idx[i] + bd->ipfrag_base, data[i], len[i], now, frags);
+	return (uint32_t)n;
 }
 
 /* The AF_XDP sockets' drops: the builder did not keep up (XDP_STATISTICS, a getsockopt each). */
@@ -574,6 +613,34 @@ static void sock_shed_start(struct build *bd, const char *dev, bool generic, boo
 	shed_start(bd, sources, n_sources);
 }
 
+/*
+ * XDP path: the kernel socket beside AF_XDP for IPv4-fragmented MEPs (the
+ * program passes every fragment to the kernel; only reassembled datagrams
+ * reach this socket, every whole MEP is redirected before it, but for
+ * those the program passes on purpose: no socket on their queue, jumbo
+ * frames). Bound to the device: another builder's traffic is not ours.
+ * Frames of the device MTU's datagram, and big buffers for the rest.
+ * Without it the builder runs on, the fragments only counted.
+ */
+static void open_ipfrag(struct build *bd, bool udp, uint32_t proto, uint32_t udp_port)
+{
+	struct xevb_sock_cfg sc = {
+		.udp = udp, .ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .ifname = bd->dev,
+		.n_frames = IPFRAG_FRAMES, .frame_size = xevb_sock_frame_size_for(bd->dev),
+		.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = xevb_dev_mtu(bd->dev), .rcvbuf = 16 << 20,
+	};
+
+	if (xevb_sock_open(&bd->ipfrag, &sc)) {
+		bd->ipfrag_on = false;
+		xevb_warn("no socket for IPv4-fragmented MEPs beside AF_XDP (above): they are only counted "
+			  "(XDP verdict ip_fragment); free the %s on %s to build them", udp ? "UDP port" : "protocol",
+			  bd->dev);
+		return;
+	}
+	xevb_info("IPv4-fragmented MEPs: reassembled by the kernel, received on a %s socket beside AF_XDP "
+		  "(%u buffers of %u bytes)", udp ? "UDP" : "raw IPv4", XEVB_SOCK_BIG_FRAMES, XEVB_SOCK_BIG_SIZE);
+}
+
 static void snapshot(struct build *bd, struct xevb_snapshot *s)
 {
 	s->update_ns = xevb_now_ns();
@@ -584,6 +651,13 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->polls = bd->polls;
 	s->rx_meta = bd->rx_meta;
 	s->rx_meta_fallback = bd->rx_meta_fallback;
+	{
+		const struct xevb_sock *ks = bd->xdp ? &bd->ipfrag : &bd->sock;
+
+		s->rx_ipfrag_datagrams = ks->ipfrag_datagrams;
+		s->rx_ipfrag_bytes = ks->ipfrag_bytes;
+		s->rx_ipfrag_copied = ks->big_copied;
+	}
 	s->out = bd->out.st;
 	s->core = *xevb_builder_stats(bd->b);
 	if (bd->bw)
@@ -598,12 +672,19 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->shed_raises = bd->shed.raises;
 	memcpy(s->shed_cuts_by, bd->shed.cuts_by, sizeof(s->shed_cuts_by));
 	if (bd->xdp) {
+		struct xevb_sock_queue iq;
+
 		/* --bare never reads a frame: take the bytes per frame the program redirected. */
 		if (bd->bare && s->xdp[XEVB_XDP_TO_XSK].packets)
 			s->rx_bytes = (uint64_t)((double)s->xdp[XEVB_XDP_TO_XSK].bytes /
 						 (double)s->xdp[XEVB_XDP_TO_XSK].packets * (double)s->rx_frames);
 		for (uint32_t q = 0; q < bd->xsk.n_queues; q++)
 			xevb_xsk_stats(&bd->xsk, q, &s->xsk[q]);
+		/* The reassembled datagrams' socket: its queue is the only one there is. */
+		if (bd->ipfrag_on && !xevb_sock_queue(&bd->ipfrag, &iq) && iq.drops > bd->ipfrag.kernel_drops)
+			bd->ipfrag.kernel_drops = iq.drops;
+		s->sock_kernel_drops = bd->ipfrag.kernel_drops;
+		s->sock_truncated = bd->ipfrag.truncated;
 	} else {
 		struct xevb_sock_queue sq;
 
@@ -941,6 +1022,8 @@ int cmd_build(int argc, char **argv)
 
 	bd.xdp = !socket_mode;
 	bd.dev = dev;
+	bd.ipfrag.fd = -1;
+	bd.ipfrag_on = bd.xdp && !bd.bare;
 	bd.pcfg.ip_proto = (uint8_t)proto;
 	bd.pcfg.udp_port = (uint16_t)udp_port;
 	if (socket_mode) {
@@ -952,7 +1035,7 @@ int cmd_build(int argc, char **argv)
 	{
 		struct xevb_builder_cfg bc = {
 			.sources = sources, .n_sources = (uint32_t)n_sources, .window = window,
-			.n_frames = socket_mode ? frames : frames * n_queues +
+			.n_frames = socket_mode ? frames + XEVB_SOCK_BIG_FRAMES : frames * n_queues +
 				    xevb_xsk_extra_frames(dev, frames, frame_size, n_queues),
 			.timeout_ns = (uint64_t)timeout_ms * 1000000ull,
 			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
@@ -964,6 +1047,13 @@ int cmd_build(int argc, char **argv)
 			/* Under a DFM, its BYE ends the run, not a flag in the data. */
 			.end_of_run_counted_only = cc.dfm != NULL,
 		};
+		if (bd.ipfrag_on) {
+			bd.ipfrag_base = bc.n_frames;
+			bc.n_frames += IPFRAG_FRAMES + XEVB_SOCK_BIG_FRAMES;
+			bc.max_frames_held += frames_for_events(true, IPFRAG_FRAMES + XEVB_SOCK_BIG_FRAMES, 0, 1);
+		} else {
+			bd.ipfrag_base = UINT32_MAX;
+		}
 		bcfg = bc;
 		if (!socket_mode && frames <= 2 * rx_ring)
 			xevb_warn("--frames %u is not above twice --rx-ring %u: open events may hold only %u "
@@ -993,6 +1083,7 @@ int cmd_build(int argc, char **argv)
 		struct xevb_sock_cfg sc = {
 			.udp = udp, .ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port,
 			.n_frames = frames, .frame_size = frame_size, .rcvbuf = 64 << 20,
+			.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = xevb_dev_mtu(dev),
 		};
 		if (xevb_sock_open(&bd.sock, &sc))
 			goto out;
@@ -1034,6 +1125,8 @@ int cmd_build(int argc, char **argv)
 		/* Under a DFM its credits and Busy flag pace the sources instead. */
 		if (!no_shed && !bd.bare && !cc.dfm)
 			shed_start(&bd, sources, n_sources);
+		if (bd.ipfrag_on)
+			open_ipfrag(&bd, udp, proto, udp_port);
 		for (uint32_t q = 0; q < n_queues; q++)
 			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", dev,
 				  queues[q], bd.xsk.q[q].zerocopy ? "zero-copy" : "copy", frames, frame_size,
@@ -1113,7 +1206,7 @@ int cmd_build(int argc, char **argv)
 			.busy = busy, .bare = bd.bare, .out = &bd.out, .sinks = sinks, .n_sinks = n_sinks,
 			.file = output != NULL, .n_sources = (uint32_t)n_sources,
 			.poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100, .rx_ring = rx_ring,
-			.coalesce_us = coalesce_us,
+			.coalesce_us = coalesce_us, .ipfrag = bd.ipfrag_on ? &bd.ipfrag : NULL,
 		};
 		if (bd.out.zc) {
 			/* Held frames come back through the output, not yet through the workers' return rings. */
@@ -1158,7 +1251,9 @@ int cmd_build(int argc, char **argv)
 		if (bd.xdp)
 			for (uint32_t q = 0; q < n_queues; q++)
 				pfd[npfd++] = (struct pollfd){ .fd = bd.xsk.q[q].fd, .events = POLLIN };
-		else
+		if (bd.ipfrag_on)
+			pfd[npfd++] = (struct pollfd){ .fd = bd.ipfrag.fd, .events = POLLIN };
+		if (!bd.xdp)
 			pfd[npfd++] = (struct pollfd){ .fd = bd.sock.fd, .events = POLLIN };
 		if (bd.bctl) {
 			pfd[npfd++] = (struct pollfd){ .fd = build_ctl_fd(bd.bctl), .events = POLLIN };
@@ -1183,6 +1278,8 @@ int cmd_build(int argc, char **argv)
 					xevb_xsk_rx_done(&bd.xsk, q, n);
 					got += n;
 				}
+				if (bd.ipfrag_on)
+					got += rx_ipfrag(&bd, now);
 			} else {
 				int n = xevb_sock_rx(&bd.sock, idx, data, len);
 				if (n < 0) {
@@ -1272,6 +1369,10 @@ int cmd_build(int argc, char **argv)
 				handle_batch(&bd, n, idx, data, len, now);
 				xevb_xsk_rx_done(&bd.xsk, q, n);
 			}
+		/* The reassembled datagrams the kernel queued for us, as many as the frames take. */
+		for (uint32_t k = 0; bd.ipfrag_on && k < IPFRAG_FRAMES / XEVB_SOCK_BATCH + 1; k++)
+			if (!rx_ipfrag(&bd, now))
+				break;
 	}
 	if (bd.xdp && busy)
 		for (uint32_t q = 0; q < n_queues; q++) {
@@ -1337,6 +1438,8 @@ out:
 	bw_free(bd.bw);
 	if (bd.xdp) {
 		xevb_xsk_close(&bd.xsk);
+		if (bd.ipfrag_on)
+			xevb_sock_close(&bd.ipfrag);
 		/* Unprivileged: detaching would fail; the root watcher does it. */
 		if (!bd.unpriv)
 			xevb_loader_detach(&bd.ld);

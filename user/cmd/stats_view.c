@@ -92,6 +92,9 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(s->polls, "polls");
 	ADD(s->sock_kernel_drops, "sock_kernel_drops");
 	ADD(s->sock_truncated, "sock_truncated");
+	ADD(s->rx_ipfrag_datagrams, "rx_ipfrag_datagrams");
+	ADD(s->rx_ipfrag_bytes, "rx_ipfrag_bytes");
+	ADD(s->rx_ipfrag_copied, "rx_ipfrag_copied");
 	ADD(c->packets, "mep_packets");
 	ADD(c->frags_received, "frags_received");
 	ADD(c->frags_in_events, "frags_in_events");

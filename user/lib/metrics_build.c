@@ -146,6 +146,18 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 		C("xevb_socket_kernel_drops_total", "Socket path: packets dropped at the socket queue.", s->sock_kernel_drops);
 		C("xevb_socket_truncated_total", "Socket path: packets truncated to the frame size.", s->sock_truncated);
 	}
+	C("xevb_ipfrag_datagrams_total", "IPv4-fragmented MEPs: datagrams longer than the MTU (reassembled by the kernel) "
+	  "received (XDP path: on the socket beside AF_XDP).", s->rx_ipfrag_datagrams);
+	C("xevb_ipfrag_bytes_total", "IPv4-fragmented MEPs: bytes of the reassembled datagrams received.",
+	  s->rx_ipfrag_bytes);
+	C("xevb_ipfrag_copied_bytes_total", "Bytes copied to make a datagram longer than a receive frame contiguous.",
+	  s->rx_ipfrag_copied);
+	if (s->xdp_mode) {
+		C("xevb_ipfrag_socket_drops_total", "XDP path: reassembled datagrams dropped at their socket's queue.",
+		  s->sock_kernel_drops);
+		C("xevb_ipfrag_truncated_total", "XDP path: reassembled datagrams truncated to the buffer size.",
+		  s->sock_truncated);
+	}
 
 	C("xevb_mep_packets_total", "Valid MEPs and SEGMENT packets handed to the builder.", c->packets);
 	C("xevb_segments_received_total", "SEGMENT packets (wire format 1.1) handed to the builder.", c->segs_received);

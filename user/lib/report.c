@@ -124,9 +124,18 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 		if (s->rx_meta || s->rx_meta_fallback)
 			fprintf(f, "XDP meta: %" PRIu64 " frames taken from it, %" PRIu64 " parsed\n",
 				s->rx_meta, s->rx_meta_fallback);
+		if (s->rx_ipfrag_datagrams || s->sock_kernel_drops || s->sock_truncated)
+			fprintf(f, "IPv4-fragmented MEPs: %" PRIu64 " reassembled datagrams, %" PRIu64 " bytes (%" PRIu64
+				   " copied) from the kernel's socket; its queue: dropped %" PRIu64 ", truncated %" PRIu64 "\n",
+				s->rx_ipfrag_datagrams, s->rx_ipfrag_bytes, s->rx_ipfrag_copied, s->sock_kernel_drops,
+				s->sock_truncated);
 	} else {
 		fprintf(f, "socket: dropped at the socket queue %" PRIu64 ", truncated %" PRIu64 "\n",
 			s->sock_kernel_drops, s->sock_truncated);
+		if (s->rx_ipfrag_datagrams)
+			fprintf(f, "IPv4-fragmented MEPs: %" PRIu64 " reassembled datagrams over the MTU, %" PRIu64
+				   " bytes (%" PRIu64 " copied)\n", s->rx_ipfrag_datagrams, s->rx_ipfrag_bytes,
+				s->rx_ipfrag_copied);
 		/* shed_on: the steering program sheds in pass mode in front of the socket */
 		if (s->shed_on) {
 			summary_xdp_program(f, s);
@@ -181,6 +190,9 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
 	fprintf(f, ",\"rx_meta\":%" PRIu64 ",\"rx_meta_fallback\":%" PRIu64, s->rx_meta,
 		s->rx_meta_fallback);
+	fprintf(f, ",\"rx_ipfrag_datagrams\":%" PRIu64 ",\"rx_ipfrag_bytes\":%" PRIu64
+		   ",\"rx_ipfrag_copied\":%" PRIu64 ",\"sock_truncated\":%" PRIu64, s->rx_ipfrag_datagrams,
+		s->rx_ipfrag_bytes, s->rx_ipfrag_copied, s->sock_truncated);
 	fprintf(f, ",\"shed_on\":%s,\"shed_meps\":%" PRIu64 ",\"shed_frags\":%" PRIu64
 		   ",\"shed_events\":%" PRIu64 ",\"shed_accept\":%u,\"shed_min_accept\":%u"
 		   ",\"shed_cuts\":%" PRIu64 ",\"shed_raises\":%" PRIu64,

@@ -73,6 +73,11 @@ uint32_t xevb_xsk_frame_size_for(const char *ifname)
 }
 
 /* Socket mode: a whole datagram of the device's MTU in one frame (at least 4096). */
+uint32_t xevb_dev_mtu(const char *ifname)
+{
+	return dev_mtu(ifname);
+}
+
 uint32_t xevb_sock_frame_size_for(const char *ifname)
 {
 	uint32_t need = dev_mtu(ifname) + 64, fs = 4096;

@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Socket-path receive of datagrams longer than a frame (IPv4-fragmented
+ * MEPs after the kernel's reassembly): UDP on the loopback, whose MTU
+ * takes a 60000-byte datagram whole. It must arrive contiguous in a big
+ * buffer, byte for byte, with the frame it spilled from free again; with
+ * no big buffer free it is truncated and counted.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xevb/bytes.h>
+#include <xevb/sock_rx.h>
+
+#define N_FRAMES 8
+#define FRAME_SIZE 4096
+#define BIG_LEN 60000
+#define SMALL_LEN 1000
+#define UDP_ROOM 42
+
+static uint8_t payload[BIG_LEN];
+
+/* A free UDP port on the loopback (the kernel's pick, released again). */
+static uint16_t free_port(void)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	socklen_t len = sizeof(sa);
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	cr_assert(ge(int, fd, 0));
+	cr_assert(eq(int, bind(fd, (struct sockaddr *)&sa, sizeof(sa)), 0));
+	cr_assert(eq(int, getsockname(fd, (struct sockaddr *)&sa, &len), 0));
+	close(fd);
+	return ntohs(sa.sin_port);
+}
+
+static void open_sock(struct xevb_sock *s, uint32_t n_big, uint16_t *port)
+{
+	struct xevb_sock_cfg cfg = {
+		.udp = true, .udp_port = 0, .bind_addr = htonl(INADDR_LOOPBACK), .n_frames = N_FRAMES,
+		.frame_size = FRAME_SIZE, .n_big = n_big, .mtu = 1500,
+	};
+
+	*port = cfg.udp_port = free_port();
+	cr_assert(eq(int, xevb_sock_open(s, &cfg), 0));
+	for (uint32_t i = 0; i < sizeof(payload); i++)
+		payload[i] = (uint8_t)(i * 7 + 3);
+}
+
+static void send_len(uint16_t port, uint32_t len)
+{
+	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	int fd = socket(AF_INET, SOCK_DGRAM, 0);
+
+	cr_assert(ge(int, fd, 0));
+	cr_assert(eq(i64, sendto(fd, payload, len, 0, (struct sockaddr *)&to, sizeof(to)), (int64_t)len));
+	close(fd);
+}
+
+/* Up to want frames, retrying while the loopback delivers (bounded by count, never by time). */
+static int rx_all(struct xevb_sock *s, uint32_t want, uint32_t *idx, const uint8_t **data, uint32_t *len)
+{
+	int got = 0;
+
+	for (int k = 0; k < 100000 && (uint32_t)got < want; k++) {
+		int n = xevb_sock_rx(s, idx + got, data + got, len + got);
+
+		cr_assert(ge(int, n, 0));
+		got += n;
+	}
+	return got;
+}
+
+Test(sock_rx, big_datagram_contiguous_in_a_big_buffer)
+{
+	struct xevb_sock s;
+	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
+	const uint8_t *data[XEVB_SOCK_BATCH];
+	uint16_t port;
+
+	open_sock(&s, 2, &port);
+	send_len(port, SMALL_LEN);
+	send_len(port, BIG_LEN);
+	cr_assert(eq(int, rx_all(&s, 2, idx, data, len), 2));
+
+	/* The small one in a frame, the big one in a big buffer (indices after the frames). */
+	cr_assert(lt(u32, idx[0], N_FRAMES));
+	cr_assert(eq(u32, len[0], SMALL_LEN + UDP_ROOM));
+	cr_assert(ge(u32, idx[1], N_FRAMES));
+	cr_assert(eq(u32, len[1], BIG_LEN + UDP_ROOM));
+	cr_assert(eq(int, memcmp(data[0] + UDP_ROOM, payload, SMALL_LEN), 0));
+	cr_assert(eq(int, memcmp(data[1] + UDP_ROOM, payload, BIG_LEN), 0), "spilled datagram not contiguous");
+	cr_assert(eq(ptr, (void *)data[1], (void *)s.frame_data[idx[1]]));
+	/* The synthetic headers say what the kernel consumed: IPv4 total and UDP length. */
+	cr_assert(eq(u16, xevb_ld16(data[1] + 14 + 2), BIG_LEN + 28));
+	cr_assert(eq(u16, xevb_ld16(data[1] + 14 + 20 + 4), BIG_LEN + 8));
+	cr_assert(eq(u16, xevb_ld16(data[1] + 14 + 20 + 2), port));
+
+	/* Books: one datagram over the MTU, its head copied once; the frame it spilled from is free. */
+	cr_assert(eq(u64, s.ipfrag_datagrams, 1));
+	cr_assert(eq(u64, s.ipfrag_bytes, BIG_LEN));
+	cr_assert(eq(u64, s.big_copied, FRAME_SIZE - UDP_ROOM));
+	cr_assert(eq(u64, s.truncated, 0));
+	cr_assert(eq(u32, s.n_free, N_FRAMES - 1));
+	cr_assert(eq(u32, s.n_big_free, 1));
+
+	xevb_sock_release(&s, idx[0]);
+	xevb_sock_release(&s, idx[1]);
+	cr_assert(eq(u32, s.n_free, N_FRAMES));
+	cr_assert(eq(u32, s.n_big_free, 2));
+	xevb_sock_close(&s);
+}
+
+Test(sock_rx, no_big_buffer_free_truncates_and_counts)
+{
+	struct xevb_sock s;
+	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
+	const uint8_t *data[XEVB_SOCK_BATCH];
+	uint16_t port;
+
+	open_sock(&s, 1, &port);
+	send_len(port, BIG_LEN);
+	send_len(port, BIG_LEN);
+	cr_assert(eq(int, rx_all(&s, 2, idx, data, len), 2));
+	/* The one big buffer takes the first; the second is cut to its frame. */
+	cr_assert(ge(u32, idx[0], N_FRAMES));
+	cr_assert(eq(u32, len[0], BIG_LEN + UDP_ROOM));
+	cr_assert(lt(u32, idx[1], N_FRAMES));
+	cr_assert(eq(u32, len[1], FRAME_SIZE));
+	cr_assert(eq(u64, s.truncated, 1));
+	cr_assert(eq(u64, s.ipfrag_datagrams, 2));
+	cr_assert(eq(u32, s.n_free, N_FRAMES - 1));
+	cr_assert(eq(u32, s.n_big_free, 0));
+	xevb_sock_release(&s, idx[0]);
+	xevb_sock_release(&s, idx[1]);
+	cr_assert(eq(u32, s.n_big_free, 1));
+	xevb_sock_close(&s);
+}
+
+Test(sock_rx, datagrams_within_a_frame_leave_big_buffers_alone)
+{
+	struct xevb_sock s;
+	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
+	const uint8_t *data[XEVB_SOCK_BATCH];
+	uint16_t port;
+
+	open_sock(&s, 4, &port);
+	for (int i = 0; i < 3; i++)
+		send_len(port, SMALL_LEN);
+	cr_assert(eq(int, rx_all(&s, 3, idx, data, len), 3));
+	for (int i = 0; i < 3; i++) {
+		cr_assert(lt(u32, idx[i], N_FRAMES));
+		cr_assert(eq(u32, len[i], SMALL_LEN + UDP_ROOM));
+	}
+	cr_assert(eq(u64, s.ipfrag_datagrams, 0));
+	cr_assert(eq(u64, s.big_copied, 0));
+	cr_assert(eq(u32, s.n_big_free, 4));
+	cr_assert(eq(u32, s.n_free, N_FRAMES - 3));
+	xevb_sock_close(&s);
+}
