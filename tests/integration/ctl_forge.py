@@ -1,18 +1,20 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""A forged control BYE for tests/integration/test_hard_remote_stop.sh.
+"""A forged control BYE (and ASSIGN) for tests/integration/test_hard_remote_stop.sh.
 
 Runs on the DFM's own host (its address, another port): first learns the
 DFM's epoch by sniffing one of its datagrams on IFACE (AF_PACKET, UDP from
 DFM_PORT, control magic 0x5843), then sends each TARGET (ADDR:PORT) a BYE
-in the DFM's role and epoch from FROM_PORT, REPS times. Bounded: gives up
-sniffing after 5 s. Prints one JSON object: the epoch and datagrams sent.
+in the DFM's role and epoch from FROM_PORT, REPS times; with --assign-to,
+also an ASSIGN (10 events from 0, as from a restarted DFM: epoch + 1) to
+each of those, REPS times. Bounded: gives up sniffing after 5 s. Prints
+one JSON object: the epoch and datagrams sent.
 Control header (docs/control-protocol.md): magic u16, version u8, type u8,
 role u8, 0 u8, sender_id u16, epoch u32, seq u32, n_recs u16, 0 u16.
 """
 import argparse, json, socket, struct, sys, time
 
-BYE, ROLE_DFM = 7, 1
+ASSIGN, BYE, ROLE_DFM = 2, 7, 1
 
 
 def sniff_epoch(iface, dfm_port):
@@ -47,6 +49,7 @@ def main():
     ap.add_argument("from_port", type=int)
     ap.add_argument("targets", nargs="+")
     ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--assign-to", nargs="*", default=[])
     a = ap.parse_args()
     epoch = sniff_epoch(a.iface, a.dfm_port)
     if epoch is None:
@@ -54,15 +57,22 @@ def main():
         sys.exit(1)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((a.dfm_addr, a.from_port))
-    sent = 0
+    sent = assigns = 0
     for r in range(a.reps):
         for t in a.targets:
             host, port = t.rsplit(":", 1)
             msg = struct.pack(">HBBBBHIIHH", 0x5843, 1, BYE, ROLE_DFM, 0, 0, epoch, 1000 + r, 0, 0)
             s.sendto(msg, (host, int(port)))
             sent += 1
+        for t in a.assign_to:
+            host, port = t.rsplit(":", 1)
+            msg = struct.pack(">HBBBBHIIHH", 0x5843, 1, ASSIGN, ROLE_DFM, 0, 0, (epoch + 1) & 0xFFFFFFFF or 1,
+                              2000 + r, 1, 0) + \
+                struct.pack(">IHBB4sHHI", 0, 10, 0, 0, socket.inet_aton(host), 0, 0, 1)
+            s.sendto(msg, (host, int(port)))
+            assigns += 1
         time.sleep(0.05)
-    print(json.dumps({"epoch": "%08x" % epoch, "sent": sent}))
+    print(json.dumps({"epoch": "%08x" % epoch, "sent": sent, "assigns": assigns}))
 
 
 if __name__ == "__main__":

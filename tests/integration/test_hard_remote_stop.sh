@@ -5,7 +5,9 @@
 # --exit-on-eor); 1.5 s in, two forgeries:
 #  - a control BYE "from the DFM": from the DFM's own address (its host)
 #    but another port, in the DFM's role and with its real epoch (sniffed
-#    off the wire), to the builder and to both sources, 3 times each;
+#    off the wire), to the builder and to both sources, 3 times each, and
+#    an ASSIGN as from a restarted DFM to the builder (before: a core reset
+#    and a duplicate event at the farm node);
 #  - END_OF_RUN in the data: a source process on source host 1 sends event
 #    0 (long built) of the run from every source_id 0-3, with the flag.
 # Before: the builder and the sources stopped at the BYE; the builder with
@@ -30,7 +32,7 @@ dfm_source 1 s1 --source-ids 2-3
 	sleep 1.5
 	ip netns exec "$(tb_ns dfm 0)" timeout 10 python3 "$FORGE" eth0 "${DFM_ADDR%:*}" "${DFM_ADDR#*:}" 23999 \
 		"$(tb_addr builder 0):23902" "$(tb_addr source 0):23903" "$(tb_addr source 1):23903" \
-		>"$E2E_WORK/forge.json" 2>"$E2E_WORK/forge.err"
+		--assign-to "$(tb_addr builder 0):23902" >"$E2E_WORK/forge.json" 2>"$E2E_WORK/forge.err"
 	ip netns exec "$(tb_ns source 1)" timeout 10 "$X" source --dest "$(tb_addr builder 0)" --udp \
 		--source-ids 0-3 --events 1 --pack 1 --json --quiet >"$E2E_WORK/eor.json" 2>"$E2E_WORK/eor.err"
 ) &
@@ -53,7 +55,9 @@ eq("DFM: lost + incomplete", lost(d) + d["incomplete"], 0)
 b = J("b0")
 eq("builder: events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (N, 0))
 bc = JL("b0", "dfm_ctl")
-eq("builder: the 3 forged BYEs counted unexpected", bc["ctl_unexpected"], 3)
+eq("forged ASSIGNs sent to the builder (as from a restarted DFM)", f["assigns"], 3)
+eq("builder: the 3 forged BYEs and 3 ASSIGNs counted unexpected", bc["ctl_unexpected"], 6)
+eq("builder: no core reset for a DFM restart", (bc["dfm_restarts"], bc["core_resets"]), (0, 0))
 eq("builder: the run not ended by the data", b["run_ended"], False)
 eq("builder: flushed by END_OF_RUN", b["events_flushed_eor"], 0)
 import re
