@@ -46,17 +46,13 @@ builder() {   # IDX NAME [options]
 	e2e_wait_rx "$name"
 }
 sink() {   # IDX NAME [options]
-	local idx=$1 name=$2 t ready="$E2E_WORK/$2.ready"
+	local idx=$1 name=$2 ready="$E2E_WORK/$2.ready"
 	shift 2
 	ip netns exec "$(tb_ns sink "$idx")" timeout "$T" "$X" sink --listen "$(tb_addr sink "$idx"):$E2E_PORT" \
 		--ready-file "$ready" --json --stats-interval 0 "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" 0
-	for ((t = 0; t < 100; t++)); do
-		[[ -s $ready ]] && return 0
-		sleep 0.05
-	done
-	e2e_die "$name: sink not listening"
+	e2e_wait_ready "$ready" "$name" "sink not listening"
 }
 source_to() {   # HOST BUILDER NAME [options]
 	local h=$1 b=$2 name=$3

@@ -134,11 +134,23 @@ e2e_show() {
 	sed 's/^/  | /' "$E2E_WORK/$1.json" 2>/dev/null
 }
 
+# e2e_wait_ready FILE NAME WHAT: wait up to 5 s for a process's ready file;
+# otherwise show its output and give up saying WHAT.
+e2e_wait_ready() {
+	local t
+	for ((t = 0; t < 100; t++)); do
+		[[ -s $1 ]] && return 0
+		sleep 0.05
+	done
+	e2e_show "$2"
+	e2e_die "$2: $3 after 5 s"
+}
+
 # e2e_sink IDX NAME [sink options]: a farm node on sink IDX, listening on
 # its address, port $E2E_PORT, in the background; returns once it listens.
 # Bounded: --duration 25 (unless given) and timeout 40.
 e2e_sink() {
-	local idx=$1 name=$2 t
+	local idx=$1 name=$2
 	shift 2
 	local ready="$E2E_WORK/$name.ready"
 	rm -f "$ready"
@@ -147,12 +159,7 @@ e2e_sink() {
 		--ready-file "$ready" --json --stats-interval 0 --duration 25 "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" "${E2E_SINK_RC:-0}"
-	for ((t = 0; t < 100; t++)); do
-		[[ -s $ready ]] && return 0
-		sleep 0.05
-	done
-	e2e_show "$name"
-	e2e_die "$name: sink not listening after 5 s"
+	e2e_wait_ready "$ready" "$name" "sink not listening"
 }
 
 # e2e_builder IDX NAME [build options]: `xevb build --dev eth0` on builder

@@ -9,18 +9,13 @@
 
 # rc_sink CFG ID NAME [options]: farm node ID of CFG in sink host ID's namespace.
 rc_sink() {
-	local cfg=$1 id=$2 name=$3 t
+	local cfg=$1 id=$2 name=$3
 	shift 3
 	local ready="$E2E_WORK/$name.ready"
 	ip netns exec "$(tb_ns sink "$id")" timeout 40 "$X" sink --config "$cfg" --id "$id" --ready-file "$ready" \
 		--json --stats-interval 0 --duration 25 "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" 0
-	for ((t = 0; t < 100; t++)); do
-		[[ -s $ready ]] && return 0
-		sleep 0.05
-	done
-	e2e_show "$name"
-	e2e_die "$name: farm node not listening after 5 s"
+	e2e_wait_ready "$ready" "$name" "farm node not listening"
 }
 
 # rc_builder CFG ID HOST NAME [options]: [builder ID] of CFG on builder host HOST; returns once it receives.

@@ -27,18 +27,13 @@ CAP=$(realpath tests/integration/seg_capture.py)
 # the background; returns once its sockets are open. Bounded by its own
 # --timeout and by timeout(1).
 capture() {
-	local name=$1 t
+	local name=$1
 	shift
 	local ready="$E2E_WORK/$name.ready"
 	ip netns exec "$(tb_ns builder 0)" timeout 40 python3 "$CAP" --ready "$ready" --timeout 25 "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" 0
-	for ((t = 0; t < 100; t++)); do
-		[[ -s $ready ]] && return 0
-		sleep 0.05
-	done
-	e2e_show "$name"
-	e2e_die "$name: capture not ready after 5 s"
+	e2e_wait_ready "$ready" "$name" "capture not ready"
 }
 
 # source_mtu MTU: the source host's link MTU (the switch and the builder stay at 9000).
