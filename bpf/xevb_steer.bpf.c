@@ -154,6 +154,53 @@ static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, _
 }
 
 /*
+ * The ring guard (xevb/shed.h): the first MEP of a block decides for every
+ * source's MEPs of it, refusing the block while more than guard_limit
+ * frames wait in this queue's RX ring. A call, shared by both copies of
+ * steer(); only when user space set a limit.
+ */
+static __noinline int guard_refuses(__u32 qid, __u32 first_event_id, __u32 source_id, __u32 n_frags,
+				    __u32 len)
+{
+	__u32 block = (first_event_id >> XEVB_SHED_BLOCK_SHIFT) & XEVB_SHED_BLOCK_MASK;
+	__u64 *slot, v, want, was;
+	__s64 waiting;
+	int refused;
+
+	if (qid >= XEVB_GUARD_QUEUES)
+		return 0;
+	slot = &shed_gate.verdicts[block & (XEVB_GUARD_SLOTS - 1)];
+	v = *slot;
+	if (v >> 1 == (__u64)block + 1) {
+		refused = v & 1;
+	} else {
+		/* The slot holds a later block: this MEP is very late, the builder counts it so. */
+		if (v && xevb_shed_before(block, (__u32)(v >> 1) - 1))
+			return 0;
+		waiting = (__s64)(shed_gate.steered[qid] - shed_gate.released[qid]);
+		refused = waiting > (__s64)shed_gate.guard_limit;
+		want = xevb_guard_slot(block, refused);
+		was = __sync_val_compare_and_swap(slot, v, want);
+		if (was != v) {
+			/* Another queue decided this block first: follow it. */
+			if (was >> 1 != (__u64)block + 1)
+				return 0;
+			refused = was & 1;
+		} else if (refused) {
+			__sync_fetch_and_add(&shed_gate.guard_refused, 1);
+		} else {
+			__sync_fetch_and_add(&shed_gate.guard_admitted, 1);
+		}
+	}
+	if (!refused)
+		return 0;
+	count(XEVB_XDP_SHED, len, n_frags);
+	if (source_id == shed_gate.ref_source)
+		count(XEVB_XDP_SHED_REF, len, n_frags);
+	return 1;
+}
+
+/*
  * Each record's offset depends on the previous record's length, so the
  * parser's reads form a chain of cache misses when the frame is cold (as it
  * is when another core wrote it). Loading one byte of every line first,
@@ -262,6 +309,8 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 		return XDP_PASS;
 	}
 	qid = ctx->rx_queue_index;
+	if (shed_gate.guard_limit && guard_refuses(qid, pi.first_event_id, pi.source_id, nfr, len))
+		return XDP_DROP;
 	act = bpf_redirect_map(&xsks, qid, XDP_PASS);
 	if (act != XDP_REDIRECT) {
 		/* No builder socket here: the kernel's socket path may take it. */
@@ -269,6 +318,8 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 		return act;
 	}
 	count(XEVB_XDP_TO_XSK, len, nfr);
+	if (qid < XEVB_GUARD_QUEUES)
+		shed_gate.steered[qid]++;
 	if (meta) {
 		/*
 		 * consec is 1 only for a linear MEP the parser accepted (the

@@ -21,9 +21,10 @@
  * 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed,
  * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed;
  * 5: wire format 1.1: XDP slots segment, malformed_segment_*, drop reason
- * PARTIAL, segs_* and the segmented fragments' counters; 6: rx_ipfrag_*.
+ * PARTIAL, segs_* and the segmented fragments' counters; 6: rx_ipfrag_*;
+ * 7: shed_guard_*.
  */
-#define XEVB_SNAP_VERSION 6
+#define XEVB_SNAP_VERSION 7
 
 struct xevb_snapshot {
 	uint32_t magic;
@@ -67,6 +68,10 @@ struct xevb_snapshot {
 	 * longer than a frame contiguous.
 	 */
 	uint64_t rx_ipfrag_datagrams, rx_ipfrag_bytes, rx_ipfrag_copied;
+	/* The XDP ring guard (shed.h): its limit (0: off) and the blocks it judged. */
+	uint32_t shed_guard_limit;
+	uint32_t shed_guard_pad;
+	uint64_t shed_guard_refused, shed_guard_admitted;
 };
 
 /* One line of rates between two snapshots, xdp-bench style. */

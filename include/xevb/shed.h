@@ -45,11 +45,45 @@
 #define XEVB_SHED_W_SW_SHIFT  34
 #define XEVB_SHED_W_ARMED     (1ull << 63)   /* the program records newest_block */
 
+/*
+ * The ring guard: the last line, in the program itself. The controller
+ * above acts every 2 ms from the builder's loop; when that loop does not
+ * run (the receive work starves it on its own core, a burst fills the ring
+ * within a tick) the RX ring overflows at random and every event is torn,
+ * while the kernel still copies each frame it is about to lose. So the
+ * program keeps, per receive queue, the frames it steered to the socket,
+ * against the frames user space released from its RX ring (and those the
+ * kernel dropped, added at each tick): when the difference, the frames
+ * waiting, is over guard_limit, the first MEP of a new block refuses the
+ * whole block, and every source's MEPs of that block follow its verdict
+ * (a table of the last XEVB_GUARD_SLOTS blocks). A block once admitted
+ * is never cut, so only whole events are lost, and the builder gets its
+ * core back as the program drops before the copy.
+ */
+#define XEVB_GUARD_QUEUES 16
+#define XEVB_GUARD_SLOTS  64   /* blocks remembered: 4096 event ids, the default window */
+
+/* A verdict slot: (block + 1) << 1 | refused; 0: empty. */
+static __always_inline __u64 xevb_guard_slot(__u32 block, int refused)
+{
+	return ((__u64)(block & XEVB_SHED_BLOCK_MASK) + 1) << 1 | (refused ? 1 : 0);
+}
+
 /* In the XDP program's global data (section .data.shed). */
 struct xevb_shed_gate {
 	__u64 word;           /* user space writes; 0: idle */
 	__u32 newest_block;   /* the program writes while armed */
 	__u32 ref_source;     /* source_id whose shed MEPs count events (shed_ref slot) */
+	__u32 guard_limit;    /* user space: frames waiting past which new blocks are refused; 0: off */
+	__u32 guard_pad;
+	__u64 guard_refused;  /* the program: blocks refused (racing CPUs may miss one) */
+	__u64 guard_admitted; /* the program: blocks admitted */
+	__u8 pad_[24];
+	/* user space: frames released from queue q's RX ring, plus the kernel's drops there */
+	__u64 released[XEVB_GUARD_QUEUES];
+	/* the program: frames redirected to queue q's socket (one writer: the queue's NAPI) */
+	__u64 steered[XEVB_GUARD_QUEUES];
+	__u64 verdicts[XEVB_GUARD_SLOTS];
 };
 
 static __always_inline __u64 xevb_shed_word(__u32 accept, __u32 prev, __u32 switch_block, int armed)

@@ -68,6 +68,13 @@ struct xevb_xsk {
 	bool sg;                     /* XDP_USE_SG: jumbo frames in several descriptors */
 	uint32_t n_umem;             /* n_queues * frames_per_q: bounce indices follow */
 	uint32_t bounce_per_q, bounce_size;
+	/*
+	 * The XDP ring guard's count of frames released, indexed by queue id
+	 * (shed.h; NULL: no guard): each release adds to it, so the program
+	 * knows how many frames wait without asking us.
+	 */
+	uint64_t *guard_released;
+	uint32_t guard_queues;
 };
 
 struct xevb_xsk_stats {

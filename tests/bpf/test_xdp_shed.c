@@ -189,6 +189,84 @@ Test(xdp_shed, switch_block_splits_old_and_new_level)
 	expect_mep(1, 500 * 64, false, false);
 }
 
+/* Queue 0's frames waiting as the ring guard sees them: steered - released. */
+static void set_waiting(uint64_t waiting)
+{
+	gate()->released[0] = gate()->steered[0] - waiting;
+}
+
+Test(xdp_shed, guard_off_counts_steered_and_decides_nothing)
+{
+	gate()->guard_limit = 0;
+	set_waiting(1000000);
+	for (uint32_t blk = 10; blk < 20; blk++)
+		for (uint16_t s = 0; s < 4; s++)
+			expect_mep(s, blk * 64, false, s & 1);
+	cr_assert(eq(u64, gate()->steered[0] - gate()->released[0], 1000000 + 40));
+	for (int i = 0; i < XEVB_GUARD_SLOTS; i++)
+		cr_assert(eq(u64, gate()->verdicts[i], 0), "slot %d written with the guard off", i);
+	cr_assert(eq(u64, gate()->guard_refused + gate()->guard_admitted, 0));
+}
+
+/*
+ * The first MEP of a block decides for every source's MEPs of it: a block
+ * admitted while few frames wait is never cut, one refused while many wait
+ * stays refused when the ring has drained, and the next block is judged
+ * afresh. Refused MEPs count as shed, the reference source's as events.
+ */
+Test(xdp_shed, guard_refuses_whole_blocks_over_its_limit)
+{
+	struct xevb_xdp_ctr before[XEVB_XDP__SLOTS], after[XEVB_XDP__SLOTS];
+
+	gate()->guard_limit = 10;
+	set_waiting(0);
+	xdp_env_counters(&env, before);
+	expect_mep(0, 64, false, false);          /* block 1 admitted */
+	set_waiting(11);
+	for (uint16_t s = 1; s < 4; s++)
+		expect_mep(s, 64, false, s & 1);  /* ... and not cut */
+	expect_mep(0, 2 * 64 + 5, true, false);   /* block 2 refused */
+	set_waiting(0);
+	for (uint16_t s = 1; s < 4; s++)
+		expect_mep(s, 2 * 64 + 5, true, s & 1);
+	expect_mep(3, 3 * 64, false, false);      /* block 3 judged afresh */
+	set_waiting(50);
+	for (uint16_t s = 0; s < 3; s++)
+		expect_mep(s, 3 * 64, false, false);
+	xdp_env_counters(&env, after);
+	cr_assert(eq(u64, gate()->guard_refused, 1));
+	cr_assert(eq(u64, gate()->guard_admitted, 2));
+	cr_assert(eq(u64, after[XEVB_XDP_SHED].packets - before[XEVB_XDP_SHED].packets, 4));
+	cr_assert(eq(u64, after[XEVB_XDP_SHED].frags - before[XEVB_XDP_SHED].frags, 4 * N_FRAGS));
+	cr_assert(eq(u64, after[XEVB_XDP_SHED_REF].frags - before[XEVB_XDP_SHED_REF].frags, N_FRAGS));
+	cr_assert(eq(u64, after[XEVB_XDP_TO_XSK].packets - before[XEVB_XDP_TO_XSK].packets, 8));
+}
+
+/*
+ * The guard remembers XEVB_GUARD_SLOTS blocks: a MEP of a block whose slot
+ * a later block took is very late and goes to the builder (which counts it
+ * late), whatever waits; and the gate's own shedding comes first.
+ */
+Test(xdp_shed, guard_forgets_old_blocks_and_follows_the_gate)
+{
+	const uint32_t old_blk = 100, new_blk = 100 + XEVB_GUARD_SLOTS;
+
+	gate()->guard_limit = 10;
+	set_waiting(20);
+	expect_mep(0, old_blk * 64, true, false);
+	set_waiting(0);
+	expect_mep(0, new_blk * 64, false, false);
+	set_waiting(20);
+	expect_mep(1, old_blk * 64, false, false);
+	cr_assert(eq(u64, gate()->verdicts[new_blk % XEVB_GUARD_SLOTS], xevb_guard_slot(new_blk, 0)));
+
+	/* Everything shed by the gate: the guard never sees those blocks. */
+	gate()->word = xevb_shed_word(0, 0, 0, 0);
+	expect_mep(0, (new_blk + 1) * 64, true, false);
+	cr_assert(eq(u64, gate()->verdicts[(new_blk + 1) % XEVB_GUARD_SLOTS], 0));
+	gate()->word = 0;
+}
+
 /* Everything that is not a valid MEP of a known source goes its usual way, at level 0. */
 Test(xdp_shed, other_traffic_is_never_shed)
 {
@@ -302,6 +380,18 @@ Test(xdp_shed_pass, shed_blocks_dropped_the_rest_passed_and_counted)
 	cr_assert(eq(u64, after[XEVB_RES_MEP].packets - before[XEVB_RES_MEP].packets, shed_meps + passed_meps));
 	cr_assert(gt(u64, shed_meps, 0));
 	cr_assert(gt(u64, passed_meps, 0));
+}
+
+/* Pass mode has no socket ring to guard: a limit changes nothing. */
+Test(xdp_shed_pass, guard_ignored_in_pass_mode)
+{
+	gate()->word = 0;
+	gate()->guard_limit = 1;
+	gate()->released[0] = gate()->steered[0] - 100;
+	for (uint32_t blk = 30; blk < 40; blk++)
+		expect_mep_pass(0, blk * 64, false, false);
+	for (int i = 0; i < XEVB_GUARD_SLOTS; i++)
+		cr_assert(eq(u64, gate()->verdicts[i], 0), "slot %d written in pass mode", i);
 }
 
 /* Not a valid MEP: to the kernel untouched, even malformed and at level 0. */

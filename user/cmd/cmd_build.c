@@ -524,6 +524,95 @@ static uint64_t shed_queue(struct build *bd, struct xevb_shed_in *in)
 }
 
 /*
+ * After the loop did not run for a while (descheduled, stopped, a long
+ * send), what waits in the receive ring is older than the clock says: the
+ * open events' missing fragments are likely there. Timeouts wait until the
+ * ring has been drained once (a batch that was not full), for at most one
+ * timeout more, so a stall costs no event whose fragments all arrived.
+ */
+struct stall_drain {
+	uint64_t timeout_ns;   /* the builder's; 0: no timeouts, nothing to hold */
+	uint64_t last_ns;      /* the loop's previous turn */
+	uint64_t until_ns;     /* 0: not draining */
+	uint64_t stalls;       /* for the summary */
+};
+
+static void stall_drain_begin(struct stall_drain *sd, uint64_t now)
+{
+	if (sd->timeout_ns && sd->last_ns && now - sd->last_ns > sd->timeout_ns / 4) {
+		if (!sd->until_ns)
+			sd->stalls++;
+		sd->until_ns = now + sd->timeout_ns;
+	}
+	sd->last_ns = now;
+}
+
+/* true: hold the timeouts back this turn. */
+static bool stall_draining(struct stall_drain *sd, bool batch_full, uint64_t now)
+{
+	if (sd->until_ns && (!batch_full || now >= sd->until_ns))
+		sd->until_ns = 0;
+	return sd->until_ns != 0;
+}
+
+/*
+ * The guard's count of frames waiting in each queue's RX ring made exact
+ * again: frames the kernel dropped on the way never reached the ring, and
+ * a release raced by a worker is a few frames off. Every shedding tick.
+ */
+static void guard_resync(struct build *bd)
+{
+	struct xevb_shed_gate *g = bd->ld.shed_gate;
+
+	for (uint32_t q = 0; q < bd->xsk.n_queues; q++) {
+		uint32_t qid = bd->xsk.q[q].queue_id, size, queued;
+		uint64_t steered, have;
+
+		if (qid >= bd->xsk.guard_queues)
+			continue;
+		/* Steered first: a frame steered in between only makes the guard stricter. */
+		steered = __atomic_load_n(&g->steered[qid], __ATOMIC_RELAXED);
+		queued = xevb_xsk_rx_queued(&bd->xsk, q, &size);
+		have = __atomic_load_n(&g->released[qid], __ATOMIC_RELAXED);
+		__atomic_fetch_add(&g->released[qid], steered - queued - have, __ATOMIC_RELAXED);
+	}
+}
+
+/*
+ * 3/4 of what a queue's ring can take: its RX ring, or the UMEM frames
+ * the fill ring can still offer when open events hold the rest (zero
+ * copy: a frame stays with its event), whichever is less. Every tick.
+ */
+static void guard_set_limit(struct build *bd)
+{
+	uint64_t held = bd->bw ? 0 : xevb_builder_stats(bd->b)->frames_held / bd->xsk.n_queues;
+	uint64_t room = bd->xsk.frames_per_q > held ? bd->xsk.frames_per_q - held : 0;
+	uint32_t ring;
+
+	xevb_xsk_rx_queued(&bd->xsk, 0, &ring);
+	if (room > ring)
+		room = ring;
+	/* Never 0, which would turn the guard off. */
+	bd->ld.shed_gate->guard_limit = room >= 4 ? (uint32_t)(room / 4 * 3) : 1;
+}
+
+/*
+ * XDP mode: the program refuses new blocks whole while more than 3/4 of a
+ * queue's RX ring waits (shed.h, "ring guard"): the rest of the ring takes
+ * the blocks already admitted. Not with multi-buffer frames, whose
+ * descriptors and frames differ in number.
+ */
+static void guard_start(struct build *bd)
+{
+	if (!bd->xdp || bd->xsk.sg || !bd->xsk.n_queues)
+		return;
+	bd->xsk.guard_released = (uint64_t *)bd->ld.shed_gate->released;
+	bd->xsk.guard_queues = XEVB_GUARD_QUEUES;
+	guard_resync(bd);
+	guard_set_limit(bd);
+}
+
+/*
  * Unless --no-shed, --bare or --dfm: the lowest source counts the events
  * shed. XDP mode, or socket mode with the program in pass mode.
  */
@@ -547,6 +636,7 @@ static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
 	xevb_shed_init(&bd->shed, &sc);
 	bd->shed_kdrops = shed_queue(bd, &in);
 	bd->shed_on = true;
+	guard_start(bd);
 }
 
 /*
@@ -562,6 +652,10 @@ static void shed_tick(struct build *bd, uint64_t now)
 	if (!bd->shed_on || now < bd->shed_next_ns)
 		return;
 	bd->shed_next_ns = now + SHED_TICK_NS;
+	if (bd->xsk.guard_released) {
+		guard_resync(bd);
+		guard_set_limit(bd);
+	}
 	kd = shed_queue(bd, &in);
 	/* The socket's counter is 32 bits: the difference survives its wrap. */
 	in.drops = bd->xdp ? kd - bd->shed_kdrops : (uint32_t)(kd - bd->shed_kdrops);
@@ -671,6 +765,11 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 	s->shed_cuts = bd->shed.cuts;
 	s->shed_raises = bd->shed.raises;
 	memcpy(s->shed_cuts_by, bd->shed.cuts_by, sizeof(s->shed_cuts_by));
+	if (bd->shed_on && bd->ld.shed_gate->guard_limit) {
+		s->shed_guard_limit = bd->ld.shed_gate->guard_limit;
+		s->shed_guard_refused = bd->ld.shed_gate->guard_refused;
+		s->shed_guard_admitted = bd->ld.shed_gate->guard_admitted;
+	}
 	if (bd->xdp) {
 		struct xevb_sock_queue iq;
 
@@ -1247,6 +1346,8 @@ int cmd_build(int argc, char **argv)
 		uint32_t npfd = 0;
 		int poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
 		bool worked = false;
+		struct stall_drain sd = { .timeout_ns = (uint64_t)timeout_ms * 1000000ull };
+		const uint32_t full_batch = bd.xdp ? rx_batch * n_queues : XEVB_SOCK_BATCH;
 
 		if (bd.xdp)
 			for (uint32_t q = 0; q < n_queues; q++)
@@ -1265,6 +1366,7 @@ int cmd_build(int argc, char **argv)
 			uint32_t got = 0;
 
 			now = xevb_now_ns();
+			stall_drain_begin(&sd, now);
 			if (bd.xdp) {
 				for (uint32_t q = 0; q < n_queues; q++) {
 					uint32_t n;
@@ -1290,7 +1392,8 @@ int cmd_build(int argc, char **argv)
 					handle_batch(&bd, (uint32_t)n, idx, data, len, now);
 				got = (uint32_t)(n > 0 ? n : 0);
 			}
-			xevb_builder_poll(bd.b, now);
+			if (!stall_draining(&sd, got >= full_batch, now))
+				xevb_builder_poll(bd.b, now);
 			shed_tick(&bd, now);
 			if (bd.bctl) {
 				build_ctl_tick(bd.bctl, bd.b, now);

@@ -78,6 +78,10 @@ static void summary_shedding(FILE *f, const struct xevb_snapshot *s)
 		100.0 * s->shed_accept / XEVB_SHED_ONE, 100.0 * s->shed_min_accept / XEVB_SHED_ONE,
 		s->shed_cuts, s->shed_cuts_by[XEVB_SHED_CUT_RING], s->shed_cuts_by[XEVB_SHED_CUT_DROPS],
 		s->shed_cuts_by[XEVB_SHED_CUT_BACKLOG], s->shed_raises);
+	if (s->shed_guard_limit)
+		fprintf(f, "XDP ring guard: %" PRIu64 " blocks refused whole, %" PRIu64
+			   " admitted (refused while over %u frames waited in a queue's ring)\n",
+			s->shed_guard_refused, s->shed_guard_admitted, s->shed_guard_limit);
 }
 
 void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
@@ -203,6 +207,8 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 	for (unsigned k = 0; k < XEVB_SHED_CUT__N; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", xevb_shed_cause_name(k), s->shed_cuts_by[k]);
 	fprintf(f, "}");
+	fprintf(f, ",\"shed_guard_limit\":%u,\"shed_guard_refused\":%" PRIu64 ",\"shed_guard_admitted\":%" PRIu64,
+		s->shed_guard_limit, s->shed_guard_refused, s->shed_guard_admitted);
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",

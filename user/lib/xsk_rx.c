@@ -373,10 +373,14 @@ uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *id
 void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n)
 {
 	struct rings *r = x->q[qi].rings;
+	uint32_t qid = x->q[qi].queue_id;
 
 	if (x->sg)
 		n = x->q[qi].rx_descs;
 	xsk_ring_cons__release(&r->rx, n);
+	/* Workers release their own queues while the main loop resynchronises it. */
+	if (x->guard_released && qid < x->guard_queues)
+		__atomic_fetch_add(&x->guard_released[qid], n, __ATOMIC_RELAXED);
 }
 
 uint32_t xevb_xsk_rx_queued(const struct xevb_xsk *x, uint32_t qi, uint32_t *ring_size)
