@@ -31,6 +31,7 @@
 #include <xevb/metrics.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
+#include <xevb/stall_drain.h>
 #include "build_workers.h"
 
 #define RX_BATCH 64
@@ -82,6 +83,7 @@ struct worker {
 	int efd;
 	uint32_t sleeping;
 	uint32_t run_ended;
+	struct xevb_stall_drain sd;   /* timeouts wait for the ring after a gap */
 	bool napped;             /* the last idle turn was a nap: sleep for real now */
 	uint8_t *fref;           /* shares still out, per frame of our queues */
 	struct wstats st;
@@ -752,13 +754,16 @@ static void *worker_main(void *arg)
 			xevb_warn("worker %u: cannot pin to CPU %d; running unpinned", w->id, w->cpu);
 	}
 	while (!__atomic_load_n(&bw->stop, __ATOMIC_ACQUIRE)) {
-		uint32_t got = 0;
+		uint32_t got = 0, rx = 0;
 
 		now = xevb_now_ns();
-		rx_all(w, now, &got, 1);
+		xevb_stall_drain_begin(&w->sd, now);
+		rx_all(w, now, &rx, 1);
+		got = rx;
 		got += drain_handoffs(w, now, 4);
 		got += drain_returns(w);
-		xevb_builder_poll(w->b, now);
+		if (!xevb_stall_draining(&w->sd, rx >= RX_BATCH * w->n_q, now))
+			xevb_builder_poll(w->b, now);
 		if (!bw->c.file)
 			xevb_output_flush(w->out);   /* this batch's events to the farm nodes */
 		publish_all(w);
@@ -876,6 +881,7 @@ struct bw *bw_start(const struct bw_cfg *c)
 		bc.ctx = w;
 		bc.rx_counts_packets = true;
 		w->b = xevb_builder_new(&bc);
+		w->sd.timeout_ns = bc.timeout_ns;
 		w->fref = calloc(nf, 1);
 		w->rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->rsrc));
 		w->pub_rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->pub_rsrc));

@@ -33,6 +33,7 @@
 #include <xevb/report.h>
 #include <xevb/runcfg.h>
 #include <xevb/shed.h>
+#include <xevb/stall_drain.h>
 #include <xevb/sock_rx.h>
 #include <xevb/xsk_meta.h>
 #include <xevb/xsk_rx.h>
@@ -521,38 +522,6 @@ static uint64_t shed_queue(struct build *bd, struct xevb_shed_in *in)
 	in->ring_used = sq.queued / ts;
 	in->ring_size = sq.size / ts;
 	return sq.drops;
-}
-
-/*
- * After the loop did not run for a while (descheduled, stopped, a long
- * send), what waits in the receive ring is older than the clock says: the
- * open events' missing fragments are likely there. Timeouts wait until the
- * ring has been drained once (a batch that was not full), for at most one
- * timeout more, so a stall costs no event whose fragments all arrived.
- */
-struct stall_drain {
-	uint64_t timeout_ns;   /* the builder's; 0: no timeouts, nothing to hold */
-	uint64_t last_ns;      /* the loop's previous turn */
-	uint64_t until_ns;     /* 0: not draining */
-	uint64_t stalls;       /* for the summary */
-};
-
-static void stall_drain_begin(struct stall_drain *sd, uint64_t now)
-{
-	if (sd->timeout_ns && sd->last_ns && now - sd->last_ns > sd->timeout_ns / 4) {
-		if (!sd->until_ns)
-			sd->stalls++;
-		sd->until_ns = now + sd->timeout_ns;
-	}
-	sd->last_ns = now;
-}
-
-/* true: hold the timeouts back this turn. */
-static bool stall_draining(struct stall_drain *sd, bool batch_full, uint64_t now)
-{
-	if (sd->until_ns && (!batch_full || now >= sd->until_ns))
-		sd->until_ns = 0;
-	return sd->until_ns != 0;
 }
 
 /*
@@ -1346,7 +1315,7 @@ int cmd_build(int argc, char **argv)
 		uint32_t npfd = 0;
 		int poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
 		bool worked = false;
-		struct stall_drain sd = { .timeout_ns = (uint64_t)timeout_ms * 1000000ull };
+		struct xevb_stall_drain sd = { .timeout_ns = (uint64_t)timeout_ms * 1000000ull };
 		const uint32_t full_batch = bd.xdp ? rx_batch * n_queues : XEVB_SOCK_BATCH;
 
 		if (bd.xdp)
@@ -1366,7 +1335,7 @@ int cmd_build(int argc, char **argv)
 			uint32_t got = 0;
 
 			now = xevb_now_ns();
-			stall_drain_begin(&sd, now);
+			xevb_stall_drain_begin(&sd, now);
 			if (bd.xdp) {
 				for (uint32_t q = 0; q < n_queues; q++) {
 					uint32_t n;
@@ -1392,7 +1361,7 @@ int cmd_build(int argc, char **argv)
 					handle_batch(&bd, (uint32_t)n, idx, data, len, now);
 				got = (uint32_t)(n > 0 ? n : 0);
 			}
-			if (!stall_draining(&sd, got >= full_batch, now))
+			if (!xevb_stall_draining(&sd, got >= full_batch, now))
 				xevb_builder_poll(bd.b, now);
 			shed_tick(&bd, now);
 			if (bd.bctl) {
