@@ -75,7 +75,8 @@
 #   (live|sock: the full loop's source; live needs the XDP switch, with the
 #   bridge it falls back to sock), GW_MODEL (split | gateway: see gw_model),
 #   GW_NAPI_FIFO (50), GW_CAP (the first probe's frames/s: 0 unpaced, the
-#   default; 1500000 in the gateway model), GW_REASK_MS (15) and GW_DFM_CREDITS (512, fewer where
+#   default; 1500000 in the gateway model), GW_SINK_RPS (1: the farm node's
+#   receive work on CPU 0, see below), GW_REASK_MS (15) and GW_DFM_CREDITS (512, fewer where
 #   the RX ring needs it): the full loop's builder.
 #   Full: about 15 minutes. The full loop alone, L1, quick:
 #   BENCH_QUICK=1 GW_FLOWS=l1 GW_IMPLS=" " GW_VARIANTS=dfm BENCH_MERGE=1 scripts/bench/bench-gateway.sh
@@ -407,6 +408,15 @@ for mtu in 1500 3500; do
 	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
 	direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
+	# GW_SINK_RPS=1: the farm node's receive work (the bridge, its TCP) on
+	# CPU 0, where the farm node runs, by RPS on the builder's switch port;
+	# without it that work runs in the builder's send, on the builder's core
+	# (about a quarter of its time at L1, profiled: tcp_sendmsg -> the
+	# sink's tcp_v4_rcv and wake-up), which a real network never charges it.
+	if [[ -n ${GW_SINK_RPS:-} ]]; then
+		ip netns exec "$(tb_switch)" sh -c "echo 1 > /sys/class/net/$(tb_port builder 0)/queues/rx-0/rps_cpus" ||
+			{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
+	fi
 	for flow in $FLOWS; do
 		case $flow in
 		l1) NSRC=126 FRAG=32 ;;
@@ -447,10 +457,12 @@ for mtu in 1500 3500; do
 done
 model_text() {
 	if [[ $MODEL == gateway ]]; then
-		echo "gateway model: threaded NAPI, the napi thread on CPU 1 (SCHED_FIFO $NAPI_FIFO): all receive work on the builder core; the full loop (dfm) on the testbed switch, default NAPI"
+		echo -n "gateway model: threaded NAPI, the napi thread on CPU 1 (SCHED_FIFO $NAPI_FIFO): all receive work on the builder core; the full loop (dfm) on the testbed switch, default NAPI"
 	else
-		echo "split model: default NAPI (receive work on the sender core)"
+		echo -n "split model: default NAPI (receive work on the sender core)"
 	fi
+	[[ -n ${GW_SINK_RPS:-} ]] && echo -n "; the farm node's receive work on CPU 0 (RPS on the builder's switch port)"
+	echo
 }
 /usr/bin/python3 scripts/bench/benchlib.py write gateway "$OUT/bench" "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
 	bisection_steps="$STEPS" loss_tolerance="$TOL" \
