@@ -48,6 +48,7 @@ struct xevb_shed_gate shed_gate SEC(".data.shed") = {
 	.word = 0,
 	.newest_block = XEVB_SHED_BLOCK_UNKNOWN,
 	.ref_source = 0xffffffffu,
+	.chain_last = XEVB_SHED_BLOCK_UNKNOWN,
 };
 
 struct {
@@ -129,6 +130,45 @@ static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi)
 }
 
 /*
+ * The chain of blocks the program decided, in their order (xevb/shed.h,
+ * XEVB_GUARD_V_VOUCHED): older blocks and repeats change nothing. A block
+ * shed right after the last one extends the run; any other step breaks it.
+ */
+static __always_inline void chain_shed(__u32 block)
+{
+	__u32 last = shed_gate.chain_last;
+
+	if (last != XEVB_SHED_BLOCK_UNKNOWN && (block == last || xevb_shed_before(block, last)))
+		return;
+	if (last != XEVB_SHED_BLOCK_UNKNOWN && block == ((last + 1) & XEVB_SHED_BLOCK_MASK)) {
+		shed_gate.chain_run++;
+	} else {
+		shed_gate.chain_anchored = 0;
+		shed_gate.chain_run = 0;
+	}
+	shed_gate.chain_last = block;
+}
+
+/* A block admitted: the verdict's vouched bits if a run of shed blocks just ended at it. */
+static __always_inline __u32 chain_admit(__u32 block)
+{
+	__u32 last = shed_gate.chain_last, run = shed_gate.chain_run, v = 0;
+
+	if (last != XEVB_SHED_BLOCK_UNKNOWN && (block == last || xevb_shed_before(block, last)))
+		return 0;
+	if (last != XEVB_SHED_BLOCK_UNKNOWN && block == ((last + 1) & XEVB_SHED_BLOCK_MASK) &&
+	    shed_gate.chain_anchored && run && run <= XEVB_GUARD_RUN_MAX) {
+		v = XEVB_GUARD_V_VOUCHED |
+		    ((run + XEVB_GUARD_RUN_UNIT - 1) / XEVB_GUARD_RUN_UNIT) << XEVB_GUARD_V_RUN_SHIFT;
+		__sync_fetch_and_add(&shed_gate.guard_vouched, 1);
+	}
+	shed_gate.chain_last = block;
+	shed_gate.chain_anchored = 1;
+	shed_gate.chain_run = 0;
+	return v;
+}
+
+/*
  * Shed (drop) a valid MEP whose event id block the gate rejects, counted;
  * one source's shed MEPs count the events shed. Called only when the
  * gate word w is non-zero: a call, so the two copies of steer() share it.
@@ -147,6 +187,7 @@ static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, _
 	}
 	if (!xevb_shed_drops(w, block))
 		return 0;
+	chain_shed(block & XEVB_SHED_BLOCK_MASK);
 	count(XEVB_XDP_SHED, len, n_frags);
 	if (source_id == shed_gate.ref_source)
 		count(XEVB_XDP_SHED_REF, len, n_frags);
@@ -156,48 +197,54 @@ static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, _
 /*
  * The ring guard (xevb/shed.h): the first MEP of a block decides for every
  * source's MEPs of it, refusing the block while more than guard_limit
- * frames wait in this queue's RX ring. A call, shared by both copies of
- * steer(); only when user space set a limit.
+ * frames wait in this queue's RX ring. Returns the block's verdict
+ * (XEVB_GUARD_V_*). A call, shared by both copies of steer(); only when
+ * user space set a limit.
  */
-static __noinline int guard_refuses(__u32 qid, __u32 first_event_id, __u32 source_id, __u32 n_frags,
-				    __u32 len)
+static __noinline __u32 guard_verdict(__u32 qid, __u32 first_event_id, __u32 source_id, __u32 n_frags,
+				      __u32 len)
 {
 	__u32 block = (first_event_id >> XEVB_SHED_BLOCK_SHIFT) & XEVB_SHED_BLOCK_MASK;
 	__u64 *slot, v, want, was;
 	__s64 waiting;
-	int refused;
+	__u32 verdict;
 
 	if (qid >= XEVB_GUARD_QUEUES)
 		return 0;
 	slot = &shed_gate.verdicts[block & (XEVB_GUARD_SLOTS - 1)];
 	v = *slot;
-	if (v >> 1 == (__u64)block + 1) {
-		refused = v & 1;
+	if (xevb_guard_slot_block1(v) == block + 1) {
+		verdict = (__u32)v & XEVB_GUARD_V_MASK;
 	} else {
 		/* The slot holds a later block: this MEP is very late, the builder counts it so. */
-		if (v && xevb_shed_before(block, (__u32)(v >> 1) - 1))
+		if (v && xevb_shed_before(block, xevb_guard_slot_block1(v) - 1))
 			return 0;
 		waiting = (__s64)(shed_gate.steered[qid] - shed_gate.released[qid]);
-		refused = waiting > (__s64)shed_gate.guard_limit;
-		want = xevb_guard_slot(block, refused);
+		if (waiting > (__s64)shed_gate.guard_limit) {
+			verdict = XEVB_GUARD_V_REFUSED;
+			chain_shed(block);
+		} else {
+			verdict = chain_admit(block);
+		}
+		want = xevb_guard_slot(block, verdict);
 		was = __sync_val_compare_and_swap(slot, v, want);
 		if (was != v) {
 			/* Another queue decided this block first: follow it. */
-			if (was >> 1 != (__u64)block + 1)
+			if (xevb_guard_slot_block1(was) != block + 1)
 				return 0;
-			refused = was & 1;
-		} else if (refused) {
+			verdict = (__u32)was & XEVB_GUARD_V_MASK;
+		} else if (verdict & XEVB_GUARD_V_REFUSED) {
 			__sync_fetch_and_add(&shed_gate.guard_refused, 1);
 		} else {
 			__sync_fetch_and_add(&shed_gate.guard_admitted, 1);
 		}
 	}
-	if (!refused)
-		return 0;
-	count(XEVB_XDP_SHED, len, n_frags);
-	if (source_id == shed_gate.ref_source)
-		count(XEVB_XDP_SHED_REF, len, n_frags);
-	return 1;
+	if (verdict & XEVB_GUARD_V_REFUSED) {
+		count(XEVB_XDP_SHED, len, n_frags);
+		if (source_id == shed_gate.ref_source)
+			count(XEVB_XDP_SHED_REF, len, n_frags);
+	}
+	return verdict;
 }
 
 /*
@@ -228,7 +275,8 @@ static __always_inline void touch_lines(const __u8 *data, const __u8 *data_end)
  * to the socket, counted: user space then finds no meta that checks out
  * (xsk_meta.h) and parses the frame itself.
  */
-static __always_inline void meta_write(struct xdp_md *ctx, const struct xevb_pkt_info *pi, __u32 len)
+static __always_inline void meta_write(struct xdp_md *ctx, const struct xevb_pkt_info *pi, __u32 len,
+				       __u32 verdict)
 {
 	struct xevb_xdp_meta *m;
 	void *data;
@@ -244,8 +292,10 @@ static __always_inline void meta_write(struct xdp_md *ctx, const struct xevb_pkt
 	m->mep_off = pi->mep_off;
 	m->mep_len = pi->mep_len;
 	m->n_frags = pi->n_frags;
-	m->flags = XEVB_XDP_META_F_CONSEC | (pi->is_udp ? XEVB_XDP_META_F_UDP : 0);
-	m->reserved = 0;
+	m->flags = XEVB_XDP_META_F_CONSEC | (pi->is_udp ? XEVB_XDP_META_F_UDP : 0) |
+		   (verdict & XEVB_GUARD_V_VOUCHED ? XEVB_XDP_META_F_VOUCHED : 0);
+	/* The shed run a vouched MEP ends, in units of XEVB_GUARD_RUN_UNIT blocks; else 0. */
+	m->reserved = verdict & XEVB_GUARD_V_VOUCHED ? (__u8)(verdict >> XEVB_GUARD_V_RUN_SHIFT) : 0;
 	return;
 fail:
 	count(XEVB_XDP_META_FAIL, len, pi->n_frags);
@@ -267,6 +317,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 	struct xevb_pkt_info pi = {};
 	__u32 len, qid, nfr, refused;
 	__u64 shed_w;
+	__u32 verdict = 0;
 	int res, act;
 
 	if (cfg_has_buff_len)
@@ -309,8 +360,11 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 		return XDP_PASS;
 	}
 	qid = ctx->rx_queue_index;
-	if (shed_gate.guard_limit && guard_refuses(qid, pi.first_event_id, pi.source_id, nfr, len))
-		return XDP_DROP;
+	if (shed_gate.guard_limit) {
+		verdict = guard_verdict(qid, pi.first_event_id, pi.source_id, nfr, len);
+		if (verdict & XEVB_GUARD_V_REFUSED)
+			return XDP_DROP;
+	}
 	act = bpf_redirect_map(&xsks, qid, XDP_PASS);
 	if (act != XDP_REDIRECT) {
 		/* No builder socket here: the kernel's socket path may take it. */
@@ -334,7 +388,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 
 		xevb_opaque(consec);
 		if (consec)
-			meta_write(ctx, &pi, len);
+			meta_write(ctx, &pi, len, verdict);
 	}
 	return XDP_REDIRECT;
 }

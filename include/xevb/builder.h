@@ -245,6 +245,7 @@ struct xevb_builder_stats {
 					 still held, or an impossible pi: ignored */
 	uint64_t jumps_quorum;        /* window moved > 1 window ahead: quorum agreed */
 	uint64_t jumps_idle;          /* ... after being idle for the timeout */
+	uint64_t jumps_shed;          /* ... over blocks our XDP program shed (pi->shed_run) */
 	uint64_t seq_resets;          /* sum of src[].seq_resets */
 	uint64_t meps_grouped;        /* MEPs booked as a whole (see add_mep) */
 	uint64_t groups_split;        /* runs turned back into single events by a

@@ -63,7 +63,13 @@ struct xevb_pkt_info {
 	 * run, and the builder can book it as a whole (builder.h).
 	 */
 	__u8  consec;
-	__u8  pad;
+	/*
+	 * Set only from the XDP meta (xsk_meta.h), never by the parser: the
+	 * XDP program shed up to this many times XEVB_GUARD_RUN_UNIT (4) blocks
+	 * right before this MEP's (1..255), so a far jump to it is the
+	 * program's doing (shed.h); 0: nothing said.
+	 */
+	__u8  shed_run;
 	/*
 	 * Set only with XEVB_RES_SEGMENT: the segment's place in its fragment.
 	 * The record's event_id is first_event_id; frags[0] (if asked for)
@@ -217,6 +223,7 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
 	int res;
 
 	pi->consec = 0;
+	pi->shed_run = 0;
 	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
 		return XEVB_RES_MULTIBUF;
 	if (mep_len < XEVB_MEP_HLEN)

@@ -53,6 +53,7 @@ xevb_mep_parse_ld(xevb_ld_ctx ctx, __u32 mep_off, __u32 mep_len, struct xevb_pkt
 	int res;
 
 	pi->consec = 0;   /* the multi-buffer path books per fragment */
+	pi->shed_run = 0;
 	if (mep_off > 256 || mep_len > XEVB_MAX_IP_PAYLOAD)
 		return XEVB_RES_IP_LEN;
 	if (mep_len < XEVB_MEP_HLEN)

@@ -71,7 +71,7 @@ struct xevb_snapshot {
 	/* The XDP ring guard (shed.h): its limit (0: off) and the blocks it judged. */
 	uint32_t shed_guard_limit;
 	uint32_t shed_guard_pad;
-	uint64_t shed_guard_refused, shed_guard_admitted;
+	uint64_t shed_guard_refused, shed_guard_admitted, shed_guard_vouched;
 };
 
 /* One line of rates between two snapshots, xdp-bench style. */

@@ -63,10 +63,38 @@
 #define XEVB_GUARD_QUEUES 16
 #define XEVB_GUARD_SLOTS  64   /* blocks remembered: 4096 event ids, the default window */
 
-/* A verdict slot: (block + 1) << 1 | refused; 0: empty. */
-static __always_inline __u64 xevb_guard_slot(__u32 block, int refused)
+/*
+ * Shedding leaves gaps in the event ids the builder sees; a gap of more
+ * than two windows makes it wait for a quorum of sources before it moves
+ * its window (a stray MEP far ahead must not make every later fragment
+ * late), dropping the first sources' MEPs of the jump as FUTURE and
+ * tearing those events. A gap the program made itself needs no quorum:
+ * it tracks the blocks it decides, in order, and when a block is admitted
+ * right after a run of blocks it shed or refused, that run starting right
+ * after a block it admitted, the block is vouched for: its MEPs carry
+ * XEVB_XDP_META_F_VOUCHED in their meta. A MEP far ahead of the traffic
+ * breaks the chain and is never vouched for. The meta's reserved byte then
+ * carries the run's length in units of 4 blocks (rounded up; up to 1020
+ * blocks, 65280 ids, about 3 s at L1's 20 kHz), and the builder takes the jump only
+ * if its distance fits that run (builder.h): a few stray MEPs cannot make
+ * it jump further than the blocks the program really shed.
+ */
+#define XEVB_GUARD_V_REFUSED 1u
+#define XEVB_GUARD_V_VOUCHED 2u
+#define XEVB_GUARD_V_RUN_SHIFT 2  /* with VOUCHED: the run's length in units of 4 blocks, 1..255 */
+#define XEVB_GUARD_V_MASK    0x3ffu
+#define XEVB_GUARD_RUN_UNIT  4u
+#define XEVB_GUARD_RUN_MAX   (255u * XEVB_GUARD_RUN_UNIT)  /* blocks: a longer run vouches for nothing */
+
+/* A verdict slot: (block + 1) << 10 | verdict (run << 2 | vouched | refused); 0: empty. */
+static __always_inline __u64 xevb_guard_slot(__u32 block, __u32 verdict)
 {
-	return ((__u64)(block & XEVB_SHED_BLOCK_MASK) + 1) << 1 | (refused ? 1 : 0);
+	return ((__u64)(block & XEVB_SHED_BLOCK_MASK) + 1) << 10 | (verdict & XEVB_GUARD_V_MASK);
+}
+
+static __always_inline __u32 xevb_guard_slot_block1(__u64 slot)
+{
+	return (__u32)(slot >> 10);   /* block + 1, 0: empty */
 }
 
 /* In the XDP program's global data (section .data.shed). */
@@ -78,7 +106,12 @@ struct xevb_shed_gate {
 	__u32 guard_pad;
 	__u64 guard_refused;  /* the program: blocks refused (racing CPUs may miss one) */
 	__u64 guard_admitted; /* the program: blocks admitted */
-	__u8 pad_[24];
+	/* the program: the chain of decided blocks (see XEVB_GUARD_V_VOUCHED) */
+	__u32 chain_last;     /* the newest block decided; XEVB_SHED_BLOCK_UNKNOWN: none */
+	__u32 chain_run;      /* blocks shed since the last admitted one, contiguous */
+	__u32 chain_anchored; /* 1: that run began right after an admitted block */
+	__u32 chain_pad;
+	__u64 guard_vouched;  /* the program: blocks admitted after a run it shed */
 	/* user space: frames released from queue q's RX ring, plus the kernel's drops there */
 	__u64 released[XEVB_GUARD_QUEUES];
 	/* the program: frames redirected to queue q's socket (one writer: the queue's NAPI) */

@@ -24,6 +24,8 @@
 #define XEVB_XDP_META_LEN       16
 #define XEVB_XDP_META_F_CONSEC  0x01   /* records carry first_event_id, +1, ... */
 #define XEVB_XDP_META_F_UDP     0x02   /* UDP transport (else raw IPv4) */
+/* The blocks before this MEP's were shed by the program, a far jump to it is ours (shed.h). */
+#define XEVB_XDP_META_F_VOUCHED 0x04
 
 struct xevb_xdp_meta {
 	/*

@@ -40,7 +40,8 @@ static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t c
 		return -1;
 	memcpy(&m, data - XEVB_XDP_META_LEN, sizeof(m));
 	if (!(m.flags & XEVB_XDP_META_F_CONSEC) ||
-	    (m.flags & ~(XEVB_XDP_META_F_CONSEC | XEVB_XDP_META_F_UDP)) || m.reserved)
+	    (m.flags & ~(XEVB_XDP_META_F_CONSEC | XEVB_XDP_META_F_UDP | XEVB_XDP_META_F_VOUCHED)) ||
+	    !(m.flags & XEVB_XDP_META_F_VOUCHED) != !m.reserved)
 		return -1;
 	l3 = XEVB_ETH_HLEN;
 	if (xevb_ld16(data + 12) == XEVB_ETH_P_8021Q)
@@ -80,7 +81,7 @@ static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t c
 	pi->first_event_id = m.first_event_id;
 	pi->is_udp = (m.flags & XEVB_XDP_META_F_UDP) ? 1 : 0;
 	pi->consec = 1;
-	pi->pad = 0;
+	pi->shed_run = m.reserved;   /* with F_VOUCHED only, checked above */
 	return XEVB_RES_MEP;
 }
 

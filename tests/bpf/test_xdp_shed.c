@@ -267,6 +267,48 @@ Test(xdp_shed, guard_forgets_old_blocks_and_follows_the_gate)
 	gate()->word = 0;
 }
 
+/*
+ * A block admitted right after a run of blocks the program shed, the run
+ * starting right after a block it admitted, is vouched for (the builder
+ * then jumps over the gap without a quorum); the run's length goes with
+ * it in units of 4 blocks. A gap the program did not make breaks the chain.
+ */
+Test(xdp_shed, guard_vouches_for_the_block_after_a_run_it_shed)
+{
+	gate()->guard_limit = 10;
+	set_waiting(0);
+	expect_mep(0, 10 * 64, false, false);          /* anchors the chain */
+	set_waiting(20);
+	for (uint32_t blk = 11; blk <= 15; blk++)
+		expect_mep(0, blk * 64, true, false);  /* a run of 5 refused */
+	/* The gate's own shedding extends the run too. */
+	gate()->word = xevb_shed_word(0, 0, 0, 0);
+	expect_mep(0, 16 * 64, true, false);
+	gate()->word = 0;
+	set_waiting(0);
+	expect_mep(0, 17 * 64, false, false);
+	expect_mep(3, 17 * 64 + 7, false, false);      /* every source's MEPs of it alike */
+	cr_assert(eq(u64, gate()->guard_vouched, 1));
+	cr_assert(eq(u64, gate()->verdicts[17], xevb_guard_slot(17, XEVB_GUARD_V_VOUCHED | 2 << XEVB_GUARD_V_RUN_SHIFT)),
+		  "6 blocks shed: 2 units of 4");
+
+	/* Block 19 refused after 17 (18 never seen): not ours, no vouching for 20. */
+	set_waiting(20);
+	expect_mep(0, 19 * 64, true, false);
+	set_waiting(0);
+	expect_mep(0, 20 * 64, false, false);
+	cr_assert(eq(u64, gate()->guard_vouched, 1));
+	cr_assert(eq(u64, gate()->verdicts[20], xevb_guard_slot(20, 0)));
+
+	/* A MEP far ahead (a stray) admitted, then the traffic's run: the chain stays with the stray. */
+	expect_mep(1, 5000 * 64, false, false);
+	set_waiting(20);
+	expect_mep(0, 21 * 64, true, false);
+	set_waiting(0);
+	expect_mep(0, 22 * 64, false, false);
+	cr_assert(eq(u64, gate()->guard_vouched, 1));
+}
+
 /* Everything that is not a valid MEP of a known source goes its usual way, at level 0. */
 Test(xdp_shed, other_traffic_is_never_shed)
 {

@@ -280,6 +280,7 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 	r->held[f] = true;
 	r->len[f] = (uint32_t)len;
 	r->sent++;
+	pi.shed_run = r->shed_run;
 	if (from || count != n) {
 		/* A share of the MEP, as a multi-worker hand-off passes it. */
 		cr_assert(le(u32, from + count, n));
@@ -345,6 +346,7 @@ uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32
 	r->held[f] = true;
 	r->len[f] = (uint32_t)len;
 	r->sent++;
+	pi.shed_run = r->shed_run;
 	xevb_builder_add_segment(r->b, f, fr, &pi, &ref, r->now);
 	return f;
 }

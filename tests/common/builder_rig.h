@@ -48,6 +48,7 @@ struct rig {
 	/* Every k-th MEP of consecutive ids goes in without its refs (0: never). */
 	uint32_t refless_every;
 	uint64_t sent;
+	uint8_t shed_run;        /* pi->shed_run of the MEPs sent (as from a vouched XDP meta) */
 };
 
 /* Payload byte i of the fragment of (source, event): ties content to both. */

@@ -517,6 +517,44 @@ Test(builder, window_jumps_when_nothing_open)
 }
 
 /*
+ * A far jump over blocks our XDP program shed (pi->shed_run from a vouched
+ * XDP meta, shed.h) needs no quorum: nothing is FUTURE, no event torn. It
+ * holds only as far as the run reaches: further, the quorum rule again.
+ */
+Test(builder, far_jump_vouched_by_the_shed_run)
+{
+	init3(64, NULL);
+	rig_send_range(&R, 7, 0, 1, 100, 1);
+	rig_send_range(&R, 2, 0, 1, 100, 1);
+	rig_send_range(&R, 40, 0, 1, 100, 1);
+	/* 5 blocks past the window's end; a run of 1 unit (4 blocks) reaches 6 */
+	R.shed_run = 1;
+	rig_send_range(&R, 7, 0, 1, 100 + 5 * 64, 2);
+	cr_assert(eq(u64, ST->jumps_shed, 1));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 0));
+	R.shed_run = 0;
+	rig_send_range(&R, 2, 0, 1, 100 + 5 * 64, 2);
+	rig_send_range(&R, 40, 0, 1, 100 + 5 * 64, 2);
+	cr_assert(eq(u64, ST->events_complete, 3));
+	/* 20 blocks further, vouched by a run of 4 blocks: not that far, FUTURE */
+	R.shed_run = 1;
+	rig_send_range(&R, 7, 0, 1, 100 + 25 * 64, 1);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
+	cr_assert(eq(u64, ST->jumps_shed, 1));
+	/* a run that does reach it */
+	R.shed_run = 6;
+	rig_send_range(&R, 7, 0, 1, 100 + 25 * 64, 1);
+	cr_assert(eq(u64, ST->jumps_shed, 2));
+	R.shed_run = 0;
+	rig_send_range(&R, 2, 0, 1, 100 + 25 * 64, 1);
+	rig_send_range(&R, 40, 0, 1, 100 + 25 * 64, 1);
+	cr_assert(eq(u64, ST->events_complete, 4));
+	cr_assert(eq(u64, ST->events_incomplete, 0));
+	cr_assert(eq(u64, ST->jumps_quorum + ST->jumps_idle, 0));
+	rig_fini(&R);
+}
+
+/*
  * The hostile case: one configured source sends ids far ahead between good
  * events. Nothing moves; each one is counted FUTURE and every good event
  * is built complete.

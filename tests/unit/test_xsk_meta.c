@@ -165,6 +165,24 @@ static void assert_rejected(const uint8_t *frame, size_t len, const struct xevb_
 		  "%s: accepted at the end", what);
 }
 
+/* A vouched MEP's meta carries the shed run (shed.h): it reaches pi, nothing else changes. */
+Test(xsk_meta, vouched_meta_carries_the_shed_run)
+{
+	static uint8_t f[4096];
+	struct xevb_xdp_meta m;
+	struct xevb_pkt_info pi;
+	size_t len = make_frame(f, sizeof(f), 25, 32, 0, 0);
+
+	meta_of(f, len, COOKIE, &m);
+	cr_assert(eq(int, xevb_xsk_meta_pi(place_front(f, len, &m), (uint32_t)len, COOKIE, &pi), XEVB_RES_MEP));
+	cr_assert(eq(u8, pi.shed_run, 0));
+	m.flags |= XEVB_XDP_META_F_VOUCHED;
+	m.reserved = 78;
+	cr_assert(eq(int, xevb_xsk_meta_pi(place_back(f, len, &m), (uint32_t)len, COOKIE, &pi), XEVB_RES_MEP));
+	assert_same_pi(f, len, &pi, "vouched");
+	cr_assert(eq(u8, pi.shed_run, 78));
+}
+
 Test(xsk_meta, mismatches_fall_back)
 {
 	static uint8_t f[4096], g[4096];
@@ -184,7 +202,9 @@ Test(xsk_meta, mismatches_fall_back)
 	x = m; x.flags |= 0x80;
 	assert_rejected(f, len, &x, COOKIE, "unknown flag");
 	x = m; x.reserved = 1;
-	assert_rejected(f, len, &x, COOKIE, "reserved byte set");
+	assert_rejected(f, len, &x, COOKIE, "reserved byte set without the vouched flag");
+	x = m; x.flags |= XEVB_XDP_META_F_VOUCHED;
+	assert_rejected(f, len, &x, COOKIE, "vouched flag without a run");
 	x = m; x.n_frags = 24;
 	assert_rejected(f, len, &x, COOKIE, "n_frags disagrees with the header");
 	x = m; x.n_frags = 0;

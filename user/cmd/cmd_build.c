@@ -738,6 +738,7 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 		s->shed_guard_limit = bd->ld.shed_gate->guard_limit;
 		s->shed_guard_refused = bd->ld.shed_gate->guard_refused;
 		s->shed_guard_admitted = bd->ld.shed_gate->guard_admitted;
+		s->shed_guard_vouched = bd->ld.shed_gate->guard_vouched;
 	}
 	if (bd->xdp) {
 		struct xevb_sock_queue iq;

@@ -112,6 +112,7 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->bad_calls, "bad_calls");
 	ADD(c->jumps_quorum, "jumps_quorum");
 	ADD(c->jumps_idle, "jumps_idle");
+	ADD(c->jumps_shed, "jumps_shed");
 	ADD(c->seq_resets, "seq_resets");
 	ADD(c->meps_grouped, "meps_grouped");
 	ADD(c->groups_split, "groups_split");

@@ -136,6 +136,7 @@
 #include <string.h>
 #include <xevb/builder.h>
 #include <xevb/probes.h>
+#include <xevb/shed.h>
 
 #define NO_SRC     0xffffu
 #define NO_FRAME   UINT32_MAX
@@ -246,6 +247,7 @@ struct xevb_builder {
 	uint64_t last_ns;                 /* last MEP of the run from a configured source */
 	struct xevb_builder_cfg cfg;
 	uint32_t quorum;                  /* for a jump of more than a window */
+	uint8_t shed_run;                 /* the MEP being added: pi->shed_run (segments: 0) */
 	struct claim *claims;             /* [n_src], see the window rules */
 	uint16_t *sorted;                 /* configured source_ids, ascending */
 	uint16_t *seen;                   /* source_ids with stats, first-seen order */
@@ -1054,7 +1056,7 @@ static void __attribute__((noinline)) evict_oldest(struct xevb_builder *b, uint6
 	}
 }
 
-enum jump_ok { JUMP_NO = 0, JUMP_IDLE, JUMP_QUORUM };
+enum jump_ok { JUMP_NO = 0, JUMP_IDLE, JUMP_QUORUM, JUMP_SHED };
 
 /*
  * e is more than a window ahead: may the window go there? Records the
@@ -1071,6 +1073,13 @@ far_jump_ok(struct xevb_builder *b, uint32_t e, uint32_t si, uint64_t now_ns)
 	c->event_id = e;
 	c->ns = now_ns;
 	c->set = 1;
+	/*
+	 * Our XDP program shed the blocks in between (pi->shed_run): the gap
+	 * is its doing, as far as the run it shed reaches past the window.
+	 */
+	if (b->shed_run &&
+	    e - (b->base + w - 1) <= ((uint32_t)b->shed_run * XEVB_GUARD_RUN_UNIT + 2) << XEVB_SHED_BLOCK_SHIFT)
+		return JUMP_SHED;
 	if (t && (int64_t)(now_ns - b->last_ns) >= (int64_t)t) {
 		expire_due(b, now_ns);
 		return JUMP_IDLE;
@@ -1147,6 +1156,8 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 		if (unlikely(far != JUMP_NO)) {
 			if (far == JUMP_IDLE)
 				b->st.jumps_idle++;
+			else if (far == JUMP_SHED)
+				b->st.jumps_shed++;
 			else
 				b->st.jumps_quorum++;
 			memset(b->claims, 0, sizeof(*b->claims) * b->n_src);
@@ -1328,6 +1339,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	}
 	src = &st->src[sid];
 	note_packet(b, src, sid, pi->packet_seq);
+	b->shed_run = pi->shed_run;
 	src->frags_received += n;
 	st->frags_received += n;
 
@@ -1549,6 +1561,7 @@ void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const 
 	}
 	src = &st->src[sid];
 	note_packet(b, src, sid, pi->packet_seq);
+	b->shed_run = 0;
 	src->segs_received++;
 	st->segs_received++;
 	si = b->src_index[sid];

@@ -195,6 +195,7 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 			   "Window jumps of more than one window ahead, by what corroborated them.");
 	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"quorum\"", c->jumps_quorum);
 	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"idle\"", c->jumps_idle);
+	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"shed\"", c->jumps_shed);
 
 	C("xevb_output_events_total", "Built events written whole to farm nodes or the file.", s->out.events);
 	C("xevb_output_bytes_total", "Bytes of built events written.", s->out.bytes);

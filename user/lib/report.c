@@ -80,8 +80,10 @@ static void summary_shedding(FILE *f, const struct xevb_snapshot *s)
 		s->shed_cuts_by[XEVB_SHED_CUT_BACKLOG], s->shed_raises);
 	if (s->shed_guard_limit)
 		fprintf(f, "XDP ring guard: %" PRIu64 " blocks refused whole, %" PRIu64
-			   " admitted (refused while over %u frames waited in a queue's ring)\n",
-			s->shed_guard_refused, s->shed_guard_admitted, s->shed_guard_limit);
+			   " admitted (refused while over %u frames waited in a queue's ring); %" PRIu64
+			   " admitted right after blocks shed, the builder's window jumped %" PRIu64 " times over them\n",
+			s->shed_guard_refused, s->shed_guard_admitted, s->shed_guard_limit, s->shed_guard_vouched,
+			s->core.jumps_shed);
 }
 
 void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
@@ -207,14 +209,15 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 	for (unsigned k = 0; k < XEVB_SHED_CUT__N; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", xevb_shed_cause_name(k), s->shed_cuts_by[k]);
 	fprintf(f, "}");
-	fprintf(f, ",\"shed_guard_limit\":%u,\"shed_guard_refused\":%" PRIu64 ",\"shed_guard_admitted\":%" PRIu64,
-		s->shed_guard_limit, s->shed_guard_refused, s->shed_guard_admitted);
+	fprintf(f, ",\"shed_guard_limit\":%u,\"shed_guard_refused\":%" PRIu64 ",\"shed_guard_admitted\":%" PRIu64
+		   ",\"shed_guard_vouched\":%" PRIu64, s->shed_guard_limit, s->shed_guard_refused,
+		s->shed_guard_admitted, s->shed_guard_vouched);
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
 			xevb_slot_name(k), (uint64_t)s->xdp[k].packets, (uint64_t)s->xdp[k].frags);
-	fprintf(f, "},\"seq_resets\":%" PRIu64 ",\"jumps_quorum\":%" PRIu64 ",\"jumps_idle\":%" PRIu64,
-		c->seq_resets, c->jumps_quorum, c->jumps_idle);
+	fprintf(f, "},\"seq_resets\":%" PRIu64 ",\"jumps_quorum\":%" PRIu64 ",\"jumps_idle\":%" PRIu64
+		   ",\"jumps_shed\":%" PRIu64, c->seq_resets, c->jumps_quorum, c->jumps_idle, c->jumps_shed);
 	fprintf(f, ",\"meps_grouped\":%" PRIu64 ",\"groups_split\":%" PRIu64, c->meps_grouped,
 		c->groups_split);
 	fprintf(f, ",\"segs_received\":%" PRIu64 ",\"segs_in_frags\":%" PRIu64 ",\"segs_pending\":%" PRIu64
