@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <inttypes.h>
+#include <xevb/counters.h>
 #include <xevb/names.h>
 #include <xevb/report.h>
 #include <xevb/shed.h>
@@ -166,37 +167,52 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 	}
 }
 
+/* Every row of the counter table of this scope, as JSON members. */
+static void json_counters(FILE *f, const struct xevb_snapshot *s, enum xevb_counter_scope scope, uint32_t id)
+{
+	char name[64];
+	bool first = scope == XEVB_SCOPE_SOURCE;
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->scope != scope)
+			continue;
+		for (uint32_t k = 0; k < c->n; k++) {
+			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", xevb_counter_name(c, k, true, name, sizeof(name)),
+				xevb_counter_value(c, s, id, k));
+			first = false;
+		}
+	}
+}
+
+/* The sources seen, each an object of its counters: "source":{"12":{...},...}. */
+static void json_sources(FILE *f, const struct xevb_snapshot *s)
+{
+	bool first = true;
+
+	fprintf(f, ",\"source\":{");
+	for (uint32_t id = 0; id < XEVB_MAX_SOURCES; id++) {
+		if (!s->core.src[id].seen)
+			continue;
+		fprintf(f, "%s\"%u\":{", first ? "" : ",", id);
+		json_counters(f, s, XEVB_SCOPE_SOURCE, id);
+		fputc('}', f);
+		first = false;
+	}
+	fputc('}', f);
+}
+
 void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 {
 	const struct xevb_builder_stats *c = &s->core;
+	uint64_t seq_gaps = 0;
 
-	fprintf(f, "{\"ifname\":\"%s\",\"path\":\"%s\",\"sources\":%u,\"rx_frames\":%" PRIu64
-		   ",\"rx_bytes\":%" PRIu64 ",\"rx_not_mep\":%" PRIu64 ",\"frags_received\":%" PRIu64
-		   ",\"frags_in_events\":%" PRIu64,
-		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, s->rx_frames, s->rx_bytes,
-		s->rx_not_mep, c->frags_received, c->frags_in_events);
-	for (int r = 0; r < XEVB_DROP__COUNT; r++)
-		fprintf(f, ",\"drop_%s\":%" PRIu64, drop_names[r], c->drops[r]);
-	fprintf(f, ",\"events_opened\":%" PRIu64 ",\"events_complete\":%" PRIu64
-		   ",\"events_incomplete\":%" PRIu64 ",\"events_flushed_eor\":%" PRIu64
-		   ",\"events_evicted\":%" PRIu64
-		   ",\"events_discarded\":%" PRIu64 ",\"open_events\":%" PRIu64 ",\"run_number\":%u"
-		   ",\"run_ended\":%s,\"out_events\":%" PRIu64 ",\"out_bytes\":%" PRIu64
-		   ",\"out_dropped_no_sink\":%" PRIu64 ",\"out_dropped_error\":%" PRIu64
-		   ",\"out_dropped_backlog\":%" PRIu64 ",\"out_lost_in_flight\":%" PRIu64 ",\"out_ack_untracked\":%" PRIu64 ",\"out_reconnects\":%" PRIu64
-		   ",\"out_peer_resets\":%" PRIu64
-		   ",\"sock_kernel_drops\":%" PRIu64 ",\"xsk_rx_dropped\":%" PRIu64
-		   ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64
-		   ",\"batches\":%" PRIu64 ",\"polls\":%" PRIu64,
-		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
-		c->events_evicted, c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
-		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog,
-		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
-	fprintf(f, ",\"rx_meta\":%" PRIu64 ",\"rx_meta_fallback\":%" PRIu64, s->rx_meta,
-		s->rx_meta_fallback);
-	fprintf(f, ",\"rx_ipfrag_datagrams\":%" PRIu64 ",\"rx_ipfrag_bytes\":%" PRIu64
-		   ",\"rx_ipfrag_copied\":%" PRIu64 ",\"sock_truncated\":%" PRIu64, s->rx_ipfrag_datagrams,
-		s->rx_ipfrag_bytes, s->rx_ipfrag_copied, s->sock_truncated);
+	fprintf(f, "{\"ifname\":\"%s\",\"path\":\"%s\",\"sources\":%u,\"run_number\":%u,\"run_ended\":%s",
+		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, c->run_number, c->run_ended ? "true" : "false");
+	json_counters(f, s, XEVB_SCOPE_TOTAL, 0);
+	fprintf(f, ",\"xsk_rx_dropped\":%" PRIu64 ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64,
+		xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
 	fprintf(f, ",\"shed_on\":%s,\"shed_meps\":%" PRIu64 ",\"shed_frags\":%" PRIu64
 		   ",\"shed_events\":%" PRIu64 ",\"shed_accept\":%u,\"shed_min_accept\":%u"
 		   ",\"shed_cuts\":%" PRIu64 ",\"shed_raises\":%" PRIu64,
@@ -213,20 +229,11 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
 			xevb_slot_name(k), (uint64_t)s->xdp[k].packets, (uint64_t)s->xdp[k].frags);
-	fprintf(f, "},\"seq_resets\":%" PRIu64 ",\"jumps_quorum\":%" PRIu64 ",\"jumps_idle\":%" PRIu64,
-		c->seq_resets, c->jumps_quorum, c->jumps_idle);
-	fprintf(f, ",\"meps_grouped\":%" PRIu64 ",\"groups_split\":%" PRIu64, c->meps_grouped,
-		c->groups_split);
-	fprintf(f, ",\"segs_received\":%" PRIu64 ",\"segs_in_frags\":%" PRIu64 ",\"segs_pending\":%" PRIu64
-		   ",\"frags_pending\":%" PRIu64 ",\"seg_frags_whole\":%" PRIu64,
-		c->segs_received, c->segs_in_frags, c->segs_pending, c->frags_pending, c->seg_frags_whole);
-	for (int r = 0; r < XEVB_SEG__COUNT; r++)
-		fprintf(f, ",\"segs_%s\":%" PRIu64, xevb_seg_reason_name((unsigned)r), c->segs_drops[r]);
-	fprintf(f, ",\"seq_gaps\":%" PRIu64 "}\n", ({
-		uint64_t g = 0;
-		for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
-			g += c->src[id].seq_gaps;
-		g;
-	}));
+	fputc('}', f);
+	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
+		seq_gaps += c->src[id].seq_gaps;
+	fprintf(f, ",\"seq_gaps\":%" PRIu64, seq_gaps);
+	json_sources(f, s);
+	fputs("}\n", f);
 	fflush(f);
 }
