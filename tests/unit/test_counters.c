@@ -2,8 +2,9 @@
 /*
  * The counter table (include/xevb/counters.h) against every output made
  * from it: with each counter of a snapshot set to a value no other has,
- * each one must be in the JSON report, on the Prometheus page and in
- * `xevb stats --all` under its name, with its value; the worker merge adds
+ * each one must be in the JSON report, on the Prometheus page, in
+ * `xevb stats --all` under its name and in the summary, with its value;
+ * the worker merge adds
  * every one of them; the accounting check names a per-source counter that
  * does not add up to its total.
  */
@@ -224,6 +225,51 @@ Test(counters, every_counter_in_xevb_stats_with_its_value)
 	}
 	cr_expect(gt(sz, found, 100));
 	free(s);
+}
+
+/* value in text as a number of its own: after a space or '(', before a non-digit. */
+static size_t count_number(const char *text, uint64_t value)
+{
+	char want[32];
+	size_t n = 0, len = (size_t)snprintf(want, sizeof(want), "%" PRIu64, value);
+
+	for (const char *p = strstr(text, want); p; p = strstr(p + 1, want))
+		n += p > text && (p[-1] == ' ' || p[-1] == '(') && !(p[len] >= '0' && p[len] <= '9');
+	return n;
+}
+
+static void check_summary(uint32_t xdp_mode)
+{
+	struct xevb_snapshot *s = distinct_snapshot(xdp_mode);
+	char *text = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&text, &len);
+
+	cr_assert(not(eq(ptr, f, NULL)));
+	xevb_report_summary(f, s);
+	fclose(f);
+	cr_expect(eq(ptr, strstr(text, "?}"), NULL), "a summary line names a counter not in the table:\n%s", text);
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		for (size_t n = 0; n < (c->scope == XEVB_SCOPE_SOURCE ? N_SEEN : 1); n++)
+			for (uint32_t k = 0; k < c->n; k++)
+				cr_expect(eq(sz, count_number(text, *slot(c, s, seen_sources[n], k)), 1),
+					  "summary: %s (source %u, element %u) = %" PRIu64 " once", c->json,
+					  seen_sources[n], k, *slot(c, s, seen_sources[n], k));
+	}
+	free(text);
+	free(s);
+}
+
+Test(counters, every_counter_in_the_summary_socket_path)
+{
+	check_summary(0);
+}
+
+Test(counters, every_counter_in_the_summary_xdp_path)
+{
+	check_summary(1);
 }
 
 Test(counters, the_merge_adds_every_counter)
