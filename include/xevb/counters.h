@@ -254,8 +254,16 @@ struct xevb_counter {
 	size_t off;
 };
 
+#define XEVB_CTR_ROW_COUNT(...) +1
+/* Rows in the table (an array row counts once). */
+enum {
+	XEVB_N_COUNTERS = 0 XEVB_RX_COUNTERS(XEVB_CTR_ROW_COUNT)
+		XEVB_CORE_COUNTERS(XEVB_CTR_ROW_COUNT, XEVB_CTR_ROW_COUNT) XEVB_OUTPUT_COUNTERS(XEVB_CTR_ROW_COUNT)
+		XEVB_SOURCE_COUNTERS(XEVB_CTR_ROW_COUNT, XEVB_CTR_ROW_COUNT)
+};
+
 /* Every row above, in the order of the lists: receive loop, core, output, source. */
-extern const struct xevb_counter xevb_counters[];
+extern const struct xevb_counter xevb_counters[XEVB_N_COUNTERS];
 extern const size_t xevb_n_counters;
 
 struct xevb_snapshot;

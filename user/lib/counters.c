@@ -26,14 +26,14 @@
 #define SRC_ROW(f, total, ...) SOURCE(f, 1, NULL, __VA_ARGS__)
 #define SRC_ARR(f, total, n, elem, ...) SOURCE(f, n, elem, __VA_ARGS__)
 
-const struct xevb_counter xevb_counters[] = {
+const struct xevb_counter xevb_counters[XEVB_N_COUNTERS] = {
 	XEVB_RX_COUNTERS(RX_ROW)
 	XEVB_CORE_COUNTERS(CORE_ROW, CORE_ARR)
 	XEVB_OUTPUT_COUNTERS(OUT_ROW)
 	XEVB_SOURCE_COUNTERS(SRC_ROW, SRC_ARR)
 };
 
-const size_t xevb_n_counters = sizeof(xevb_counters) / sizeof(xevb_counters[0]);
+const size_t xevb_n_counters = XEVB_N_COUNTERS;
 
 const char *xevb_counter_prom(const struct xevb_counter *c, bool xdp_path, const char **help)
 {

@@ -1,6 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <inttypes.h>
-#include <stdlib.h>
 #include <string.h>
 #include <xevb/counters.h>
 #include <xevb/names.h>
@@ -78,6 +77,7 @@ static void summary_shedding(FILE *f, const struct xevb_snapshot *s)
 			s->shed_guard_refused, s->shed_guard_admitted, s->shed_guard_limit);
 }
 
+/* Socket path: the steering program sheds in pass mode in front of the socket. */
 static void summary_pass_mode(FILE *f, const struct xevb_snapshot *s)
 {
 	if (!s->shed_on)
@@ -103,11 +103,6 @@ struct summary_line {
 	const char *text;         /* NULL: print writes the line (not counters of the table) */
 	void (*print)(FILE *f, const struct xevb_snapshot *s);
 };
-
-static void summary_xdp_program(FILE *f, const struct xevb_snapshot *s);
-static void summary_shedding(FILE *f, const struct xevb_snapshot *s);
-/* Socket path: the steering program sheds in pass mode in front of the socket. */
-static void summary_pass_mode(FILE *f, const struct xevb_snapshot *s);
 
 static const struct summary_line summary_lines[] = {
 	{ ANY_PATH, false, "frames received     {rx_frames} ({rx_bytes} bytes), not MEP {rx_not_mep}\n", NULL },
@@ -154,27 +149,33 @@ struct summary_ctx {
 	const struct xevb_snapshot *s;
 	enum xevb_counter_scope scope;
 	uint32_t id;
-	bool *shown;              /* [xevb_n_counters] */
+	bool *shown;              /* [XEVB_N_COUNTERS] */
 	bool any;
 };
 
-static uint64_t summary_derived(const struct xevb_snapshot *s, const char *name, size_t len)
+static uint64_t frags_in_open_events(const struct xevb_snapshot *s)
 {
-	const struct xevb_builder_stats *c = &s->core;
-	uint64_t v;
+	uint64_t v = s->core.frags_received - s->core.frags_in_events;
 
-	if (len == 20 && !memcmp(name, "frags_in_open_events", len)) {
-		v = c->frags_received - c->frags_in_events;
-		for (int r = 0; r < XEVB_DROP__COUNT; r++)
-			v -= c->drops[r];
-		return v;
-	}
-	if (len == 14 && !memcmp(name, "xsk_rx_dropped", len))
-		return xsk_sum(s, 0);
-	if (len == 16 && !memcmp(name, "xsk_rx_ring_full", len))
-		return xsk_sum(s, 1);
-	return xsk_sum(s, 2);     /* xsk_fill_ring_empty */
+	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+		v -= s->core.drops[r];
+	return v;
 }
+
+static uint64_t xsk_rx_dropped(const struct xevb_snapshot *s) { return xsk_sum(s, 0); }
+static uint64_t xsk_rx_ring_full(const struct xevb_snapshot *s) { return xsk_sum(s, 1); }
+static uint64_t xsk_fill_ring_empty(const struct xevb_snapshot *s) { return xsk_sum(s, 2); }
+
+/* The values a line shows that are not one counter: {@name}. */
+static const struct {
+	const char *name;
+	uint64_t (*value)(const struct xevb_snapshot *s);
+} summary_derived[] = {
+	{ "frags_in_open_events", frags_in_open_events },
+	{ "xsk_rx_dropped", xsk_rx_dropped },
+	{ "xsk_rx_ring_full", xsk_rx_ring_full },
+	{ "xsk_fill_ring_empty", xsk_fill_ring_empty },
+};
 
 /* The row of key (a JSON key, or an array's "prefix_*"), and its element (c->n: the whole array). */
 static const struct xevb_counter *summary_row(const struct summary_ctx *x, const char *key, size_t len,
@@ -246,10 +247,13 @@ static void summary_brace(struct summary_ctx *x, const char *body, size_t len)
 	uint32_t k;
 
 	if (body[0] == '@') {
-		summary_value(x, summary_derived(x->s, body + 1, len - 1));
-		return;
+		for (size_t i = 0; i < sizeof(summary_derived) / sizeof(summary_derived[0]); i++)
+			if (strlen(summary_derived[i].name) == len - 1 && !memcmp(summary_derived[i].name, body + 1, len - 1)) {
+				summary_value(x, summary_derived[i].value(x->s));
+				return;
+			}
 	}
-	c = summary_row(x, body, keylen, &k);
+	c = body[0] == '@' ? NULL : summary_row(x, body, keylen, &k);
 	if (!c) {
 		/* A name not in the table: shows in the text (and fails test_counters). */
 		if (x->f)
@@ -315,7 +319,7 @@ static void summary_sources(FILE *f, const struct xevb_snapshot *s, bool *shown)
 			lost |= ss->drops[r] != 0;
 		if (!ss->seen || !lost)
 			continue;
-		memset(shown, 0, sizeof(*shown) * xevb_n_counters);
+		memset(shown, 0, sizeof(*shown) * XEVB_N_COUNTERS);
 		fprintf(f, "  source %4u:", id);
 		summary_text(&x, summary_source_line);
 		summary_others(&x, " ", " ");
@@ -325,12 +329,10 @@ static void summary_sources(FILE *f, const struct xevb_snapshot *s, bool *shown)
 
 void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 {
-	bool *shown = calloc(xevb_n_counters, sizeof(*shown));
+	bool shown[XEVB_N_COUNTERS] = { false };
 	struct summary_ctx x = { f, s, XEVB_SCOPE_TOTAL, 0, shown, false };
 	enum summary_path path = s->xdp_mode ? XDP_PATH : SOCKET_PATH;
 
-	if (!shown)
-		return;
 	fprintf(f, "== xevb build summary (%s, %s path, %u sources)\n", s->ifname,
 		s->xdp_mode ? "AF_XDP" : "socket", s->n_sources);
 	for (size_t i = 0; i < sizeof(summary_lines) / sizeof(summary_lines[0]); i++) {
@@ -353,7 +355,6 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 	if (summary_others(&x, "other counters      ", ", "))
 		fputc('\n', f);
 	summary_sources(f, s, shown);
-	free(shown);
 }
 
 /* Every row of the counter table of this scope, as JSON members. */
