@@ -237,10 +237,18 @@
 
 enum xevb_counter_kind { XEVB_COUNTER, XEVB_GAUGE };
 
-/* Where a descriptor's offset points. */
+/* What a row counts for. */
 enum xevb_counter_scope {
-	XEVB_SCOPE_TOTAL,   /* into struct xevb_snapshot */
-	XEVB_SCOPE_SOURCE,  /* into struct xevb_source_stats, one per source seen */
+	XEVB_SCOPE_TOTAL,   /* the builder (all its workers) */
+	XEVB_SCOPE_SOURCE,  /* each source seen */
+};
+
+/* The struct a row's field is in (its offset is into it). */
+enum xevb_counter_part {
+	XEVB_PART_RX,       /* struct xevb_snapshot */
+	XEVB_PART_CORE,     /* struct xevb_builder_stats */
+	XEVB_PART_OUTPUT,   /* struct xevb_output_stats */
+	XEVB_PART_SOURCE,   /* struct xevb_source_stats */
 };
 
 struct xevb_counter {
@@ -249,6 +257,7 @@ struct xevb_counter {
 	const char *unit;
 	enum xevb_counter_kind kind;
 	enum xevb_counter_scope scope;
+	enum xevb_counter_part part;
 	uint32_t n;                     /* elements: 1, or an array by elem(k) */
 	const char *(*elem)(unsigned int k);
 	size_t off;
@@ -271,6 +280,8 @@ struct xevb_builder_stats;
 struct xevb_source_stats;
 struct xevb_output_stats;
 
+/* Element k of c in the struct of its part (a worker's builder stats, say). */
+uint64_t xevb_counter_at(const struct xevb_counter *c, const void *part, uint32_t k);
 /* Element k of c in s; of source source_id when c is per source. */
 uint64_t xevb_counter_value(const struct xevb_counter *c, const struct xevb_snapshot *s, uint32_t source_id,
 			    uint32_t k);

@@ -26,7 +26,8 @@ static const uint32_t seen_sources[] = { 3, 4095 };
 
 static uint64_t *slot(const struct xevb_counter *c, struct xevb_snapshot *s, uint32_t id, uint32_t k)
 {
-	char *base = c->scope == XEVB_SCOPE_SOURCE ? (char *)&s->core.src[id] : (char *)s;
+	char *base = c->part == XEVB_PART_SOURCE ? (char *)&s->core.src[id] : c->part == XEVB_PART_CORE ? (char *)&s->core
+		   : c->part == XEVB_PART_OUTPUT ? (char *)&s->out : (char *)s;
 
 	return (uint64_t *)(base + c->off) + k;
 }
@@ -284,9 +285,7 @@ Test(counters, the_merge_adds_every_counter)
 	for (size_t i = 0; i < xevb_n_counters; i++) {
 		const struct xevb_counter *c = &xevb_counters[i];
 		/* The receive loop's rows are the receive loop's to add (build_workers.c). */
-		bool merged = c->scope == XEVB_SCOPE_SOURCE || c->off >= offsetof(struct xevb_snapshot, out);
-
-		if (!merged)
+		if (c->part == XEVB_PART_RX)
 			continue;
 		for (size_t n = 0; n < (c->scope == XEVB_SCOPE_SOURCE ? N_SEEN : 1); n++)
 			for (uint32_t k = 0; k < c->n; k++)

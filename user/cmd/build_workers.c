@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <xevb/cli.h>
+#include <xevb/counters.h>
 #include <xevb/handoff.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
@@ -1060,6 +1061,22 @@ bool bw_check(struct bw *bw, char *msg, size_t len)
 	return true;
 }
 
+/* A worker's builder: every counter of the core's rows of the table, as JSON members. */
+static void json_core(FILE *f, const struct xevb_builder_stats *b)
+{
+	char name[64];
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->part != XEVB_PART_CORE)
+			continue;
+		for (uint32_t k = 0; k < c->n; k++)
+			fprintf(f, ",\"%s\":%llu", xevb_counter_name(c, k, true, name, sizeof(name)),
+				(unsigned long long)xevb_counter_at(c, b, k));
+	}
+}
+
 void bw_json(struct bw *bw, FILE *f)
 {
 	fprintf(f, "{\"workers\":[");
@@ -1074,9 +1091,8 @@ void bw_json(struct bw *bw, FILE *f)
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
 		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
 			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"refs_wanted_windows\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
-			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,\"frags_received\":%llu,"
-			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
-			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
+			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,"
+			"\"run_ended\":%s",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
 			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
@@ -1084,10 +1100,9 @@ void bw_json(struct bw *bw, FILE *f)
 			(unsigned long long)w->st.split_meps,
 			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
 			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
-			(unsigned long long)w->st.wakes, (unsigned long long)w->st.naps,
-			(unsigned long long)b->frags_received, (unsigned long long)b->frags_in_events,
-			(unsigned long long)b->events_opened, (unsigned long long)b->events_complete,
-			(unsigned long long)b->events_incomplete, b->run_ended ? "true" : "false");
+			(unsigned long long)w->st.wakes, (unsigned long long)w->st.naps, b->run_ended ? "true" : "false");
+		json_core(f, b);
+		fprintf(f, ",\"rx_sources\":[");
 		for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
 			if (w->rsrc[s].seen) {
 				fprintf(f, "%s%u", first ? "" : ",", s);

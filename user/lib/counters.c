@@ -12,16 +12,17 @@
 
 #define SNAP_OFF(member) offsetof(struct xevb_snapshot, member)
 
-#define TOTAL(member, n_, elem_, unit_, kind_, json_, stats_, prom_, label_, help_) \
+#define TOTAL(part_, type, f, n_, elem_, unit_, kind_, json_, stats_, prom_, label_, help_) \
 	{ .json = json_, .stats = stats_, .prom = prom_, .label = label_, .help = help_, .unit = unit_, \
-	  .kind = XEVB_##kind_, .scope = XEVB_SCOPE_TOTAL, .n = n_, .elem = elem_, .off = SNAP_OFF(member) },
-#define RX_ROW(f, ...) TOTAL(f, 1, NULL, __VA_ARGS__)
-#define CORE_ROW(f, ...) TOTAL(core.f, 1, NULL, __VA_ARGS__)
-#define CORE_ARR(f, n, elem, ...) TOTAL(core.f, n, elem, __VA_ARGS__)
-#define OUT_ROW(f, ...) TOTAL(out.f, 1, NULL, __VA_ARGS__)
+	  .kind = XEVB_##kind_, .scope = XEVB_SCOPE_TOTAL, .part = part_, .n = n_, .elem = elem_, \
+	  .off = offsetof(type, f) },
+#define RX_ROW(f, ...) TOTAL(XEVB_PART_RX, struct xevb_snapshot, f, 1, NULL, __VA_ARGS__)
+#define CORE_ROW(f, ...) TOTAL(XEVB_PART_CORE, struct xevb_builder_stats, f, 1, NULL, __VA_ARGS__)
+#define CORE_ARR(f, n, elem, ...) TOTAL(XEVB_PART_CORE, struct xevb_builder_stats, f, n, elem, __VA_ARGS__)
+#define OUT_ROW(f, ...) TOTAL(XEVB_PART_OUTPUT, struct xevb_output_stats, f, 1, NULL, __VA_ARGS__)
 #define SOURCE(f, n_, elem_, unit_, kind_, name_, prom_, label_, help_) \
 	{ .json = name_, .stats = name_, .prom = prom_, .label = label_, .help = help_, .unit = unit_, \
-	  .kind = XEVB_##kind_, .scope = XEVB_SCOPE_SOURCE, .n = n_, .elem = elem_, \
+	  .kind = XEVB_##kind_, .scope = XEVB_SCOPE_SOURCE, .part = XEVB_PART_SOURCE, .n = n_, .elem = elem_, \
 	  .off = offsetof(struct xevb_source_stats, f) },
 #define SRC_ROW(f, total, ...) SOURCE(f, 1, NULL, __VA_ARGS__)
 #define SRC_ARR(f, total, n, elem, ...) SOURCE(f, n, elem, __VA_ARGS__)
@@ -44,7 +45,7 @@ const char *xevb_counter_prom(const struct xevb_counter *c, bool xdp_path, const
 	};
 
 	*help = c->help;
-	if (!xdp_path || c->scope != XEVB_SCOPE_TOTAL)
+	if (!xdp_path || c->part != XEVB_PART_RX)
 		return c->prom;
 	for (size_t i = 0; i < sizeof(xdp_names) / sizeof(xdp_names[0]); i++)
 		if (xdp_names[i].off == c->off) {
@@ -54,14 +55,23 @@ const char *xevb_counter_prom(const struct xevb_counter *c, bool xdp_path, const
 	return c->prom;
 }
 
+uint64_t xevb_counter_at(const struct xevb_counter *c, const void *part, uint32_t k)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)part + c->off + (size_t)k * sizeof(uint64_t), sizeof(v));
+	return v;
+}
+
 uint64_t xevb_counter_value(const struct xevb_counter *c, const struct xevb_snapshot *s, uint32_t source,
 			    uint32_t k)
 {
-	const char *base = c->scope == XEVB_SCOPE_SOURCE ? (const char *)&s->core.src[source] : (const char *)s;
-	uint64_t v;
-
-	memcpy(&v, base + c->off + (size_t)k * sizeof(uint64_t), sizeof(v));
-	return v;
+	switch (c->part) {
+	case XEVB_PART_CORE: return xevb_counter_at(c, &s->core, k);
+	case XEVB_PART_OUTPUT: return xevb_counter_at(c, &s->out, k);
+	case XEVB_PART_SOURCE: return xevb_counter_at(c, &s->core.src[source], k);
+	default: return xevb_counter_at(c, s, k);
+	}
 }
 
 const char *xevb_counter_name(const struct xevb_counter *c, uint32_t k, bool json, char *buf, size_t len)
