@@ -3,10 +3,11 @@
  * Every counter of a builder, declared once. The structs declare their
  * fields from these lists (xevb_builder_stats and xevb_source_stats in
  * builder.h, xevb_output_stats in output.h, xevb_snapshot in report.h);
- * the worker merge, the accounting check's per-source sums, the JSON
- * report, the Prometheus page and `xevb stats --all` walk the descriptor
- * table made from them (user/lib/counters.c). A counter added here is in
- * every output; tests/unit/test_counters.c holds that to account.
+ * the worker merge and the accounting check's per-source sums are made
+ * from them; the JSON report (and each worker's), the Prometheus page,
+ * `xevb stats --all` and the end-of-run summary walk the descriptor table
+ * made from them (user/lib/counters.c). A counter added here is in every
+ * output; tests/unit/test_counters.c holds that to account.
  *
  * A row of a total (the whole builder):
  *   X(field, unit, kind, json, stats, prom, label, help)
@@ -24,8 +25,9 @@
  * A per-source row (struct xevb_source_stats) has total instead of json and
  * stats: 1 when the builder's total of the same name is the sum over the
  * sources (the accounting check holds it), 0 when there is no total; its
- * name is the same in the JSON (sources.<id>.name) and `xevb stats`
- * (source.<id>.name); on the Prometheus page it is labelled source="<id>".
+ * name is the same in the JSON ("source":{"<id>":{"name":...}}) and
+ * `xevb stats` (source.<id>.name); on the Prometheus page it is labelled
+ * source="<id>". The summary's lines name rows by their JSON keys.
  *   SX(field, total, unit, kind, name, prom, label, help)
  *   SXA(field, total, n, elem, unit, kind, name, prom, label, help)
  *
