@@ -113,7 +113,8 @@ $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
+# stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table
+$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@

@@ -35,6 +35,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <xevb/counters.h>
 #include <xevb/mep_parse.h>
 
 enum xevb_timeout_policy {
@@ -202,74 +203,26 @@ static inline uint32_t xevb_event_crc(const struct xevb_event *ev, uint32_t i)
 	return xevb_ld32(xevb_event_payload(ev, i) - 4);
 }
 
-/* Per source_id (0..4095), configured or not. */
+/*
+ * Per source_id (0..4095), configured or not. The counters are declared
+ * in include/xevb/counters.h, with their meaning.
+ */
 struct xevb_source_stats {
-	uint64_t packets;          /* valid MEPs */
-	uint64_t seq_gaps;         /* packets missing by packet_seq */
-	uint64_t frags_received;
-	uint64_t frags_in_events;
-	uint64_t drops[XEVB_DROP__COUNT];
 	uint32_t last_seq;
 	bool seen;
 	bool end_of_run;
-	uint64_t frags_discarded;  /* of frags_in_events: in events timed out under DISCARD */
-	uint64_t seq_resets;       /* packet_seq restarted (far behind the newest seen) */
-	uint64_t segs_received;    /* valid SEGMENT packets (wire format 1.1) */
-	uint64_t segs_in_frags;    /* of those: in fragments accepted into events */
-	uint64_t segs_drops[XEVB_SEG__COUNT];
-	uint64_t segs_pending;     /* now: held by fragments not whole yet */
-	uint64_t frags_pending;    /* now: segmented fragments received, not whole yet */
+	XEVB_SOURCE_COUNTERS(XEVB_CTR_FIELD, XEVB_SCTR_ARRAY)
 };
 
+/*
+ * The builder's statistics: its counters (include/xevb/counters.h, where
+ * the invariants they keep are), the run, and the sources'.
+ */
 struct xevb_builder_stats {
-	uint64_t packets;
-	uint64_t frags_received;
-	uint64_t frags_in_events;
-	uint64_t drops[XEVB_DROP__COUNT];
-	uint64_t events_opened;
-	uint64_t events_complete;
-	uint64_t events_incomplete;   /* emitted INCOMPLETE (timeout or end of run) */
-	uint64_t events_discarded;    /* timed out under the discard policy */
-	uint64_t events_flushed_eor;  /* of the incomplete: flushed at END_OF_RUN */
-	uint64_t events_evicted;      /* of the incomplete + discarded: left before
-					 their timeout because a newer id needed
-					 their window slot, or the frame pool
-					 needed their frames (max_frames_held) */
-	uint64_t frames_held;         /* frames with fragments in open events now */
-	uint64_t open_events;         /* now */
+	XEVB_CORE_COUNTERS(XEVB_CTR_FIELD, XEVB_CTR_ARRAY)
 	uint32_t run_number;
 	bool run_known;
 	bool run_ended;               /* every source sent END_OF_RUN, all flushed */
-	uint64_t frags_discarded;     /* of frags_in_events: in discarded events */
-	uint64_t bad_calls;           /* add_mep with a frame index out of range or
-					 still held, or an impossible pi: ignored */
-	uint64_t jumps_quorum;        /* window moved > 1 window ahead: quorum agreed */
-	uint64_t jumps_idle;          /* ... after being idle for the timeout */
-	uint64_t jumps_shed;          /* ... over blocks our XDP program shed (pi->shed_run) */
-	uint64_t seq_resets;          /* sum of src[].seq_resets */
-	uint64_t meps_grouped;        /* MEPs booked as a whole (see add_mep) */
-	uint64_t groups_split;        /* runs turned back into single events by a
-					 MEP that did not fit them */
-	/*
-	 * Segments (wire format 1.1), each accounted for once:
-	 * segs_received = segs_in_frags + segs_drops[*] + segs_pending.
-	 * A segmented fragment counts once in frags_received, when its first
-	 * segment arrives; one dropped before any of it is held (unknown
-	 * source, wrong run, late, future, duplicate) counts with its segment
-	 * at offset 0, so once as long as that one arrives.
-	 */
-	uint64_t segs_received;
-	uint64_t segs_in_frags;
-	uint64_t segs_drops[XEVB_SEG__COUNT];
-	uint64_t segs_pending;        /* now */
-	/*
-	 * Now: segmented fragments received, not whole yet; the fragment
-	 * invariant then reads received = in events + drops + frags_pending.
-	 */
-	uint64_t frags_pending;
-	uint64_t seg_frags_whole;     /* segmented fragments accepted into events */
-	uint64_t seg_frags_live;      /* now: being put together, or whole in open events */
-
 	struct xevb_source_stats src[XEVB_MAX_SOURCES];
 };
 

@@ -6,6 +6,9 @@
 /* Short snake_case name of an enum xevb_result or enum xevb_xdp_slot. */
 const char *xevb_slot_name(unsigned int slot);
 
+/* Short snake_case name of an enum xevb_drop_reason (builder.h). */
+const char *xevb_drop_reason_name(unsigned int r);
+
 /* Short snake_case name of an enum xevb_seg_reason (builder.h). */
 const char *xevb_seg_reason_name(unsigned int r);
 

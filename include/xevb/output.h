@@ -65,25 +65,9 @@ struct xevb_sink_conn {
 	bool blocked;             /* the socket took no more in this batch */
 };
 
+/* Counted by the output stage: the rows in include/xevb/counters.h. */
 struct xevb_output_stats {
-	uint64_t events;          /* written whole */
-	uint64_t bytes;
-	uint64_t dropped_no_sink; /* no farm node connected: counted, not sent */
-	uint64_t dropped_error;   /* the connection failed before the event was written whole
-				     (a write failed mid-event, or it still waited in the buffer) */
-	uint64_t dropped_backlog; /* every connected farm node's send buffer full (slow or hung) */
-	uint64_t encode_errors;
-	uint64_t lost_in_flight;  /* of events: written, not acknowledged by the farm
-				     node's TCP when its connection failed (or at stop) */
-	uint64_t ack_untracked;   /* of events: more in flight than tracked; assumed acknowledged */
-	uint64_t reconnects;      /* farm node connections made again after a failure */
-	/*
-	 * Failures where the farm node reset the connection (ECONNRESET): it
-	 * died with data its TCP had acknowledged but it had not read. Those
-	 * events are lost at the farm node; only it can count them. A plain
-	 * close (FIN) means it had read everything acknowledged.
-	 */
-	uint64_t peer_resets;
+	XEVB_OUTPUT_COUNTERS(XEVB_CTR_FIELD)
 };
 
 struct xevb_output {

@@ -22,9 +22,9 @@
  * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed;
  * 5: wire format 1.1: XDP slots segment, malformed_segment_*, drop reason
  * PARTIAL, segs_* and the segmented fragments' counters; 6: rx_ipfrag_*;
- * 7: shed_guard_*.
+ * 7: shed_guard_*; 8: the counters laid out by their table (counters.h).
  */
-#define XEVB_SNAP_VERSION 7
+#define XEVB_SNAP_VERSION 8
 
 struct xevb_snapshot {
 	uint32_t magic;
@@ -37,19 +37,12 @@ struct xevb_snapshot {
 	char ifname[32];
 	uint32_t n_queues;
 	uint32_t n_sources;
-	uint64_t rx_frames;            /* frames taken from the sockets */
-	uint64_t rx_bytes;
-	uint64_t rx_not_mep;           /* frames in our sockets that were not valid MEPs */
-	uint64_t sock_kernel_drops;    /* socket path: dropped at the socket queue */
-	uint64_t sock_truncated;
-	uint64_t batches;
-	uint64_t polls;                /* poll() calls (wake-ups) */
+	/* The receive loop's counters (include/xevb/counters.h) */
+	XEVB_RX_COUNTERS(XEVB_CTR_FIELD)
 	struct xevb_xdp_ctr xdp[XEVB_XDP__SLOTS];
 	struct xevb_xsk_stats xsk[XEVB_XSK_MAX_QUEUES];
 	struct xevb_output_stats out;
 	struct xevb_builder_stats core;
-	uint64_t rx_meta;              /* AF_XDP frames taken from their XDP meta (xsk_meta.h) */
-	uint64_t rx_meta_fallback;     /* XDP meta on, but none that checked out: parsed */
 	/*
 	 * Whole-event shedding (shed.h): 0 when off (--no-shed, --dfm, or no
 	 * XDP program). On the socket path it means the steering program runs
@@ -61,13 +54,6 @@ struct xevb_snapshot {
 	uint32_t shed_ref_source;      /* the source the shed_ref_source slot counts */
 	uint64_t shed_cuts, shed_raises;
 	uint64_t shed_cuts_by[XEVB_SHED_CUT__N];   /* by cause (shed.h) */
-	/*
-	 * IPv4-fragmented MEPs, reassembled by the kernel (wire format 1.1):
-	 * the datagrams longer than the device MTU received (XDP path: on the
-	 * socket beside AF_XDP). copied: bytes copied to make a datagram
-	 * longer than a frame contiguous.
-	 */
-	uint64_t rx_ipfrag_datagrams, rx_ipfrag_bytes, rx_ipfrag_copied;
 	/* The XDP ring guard (shed.h): its limit (0: off) and the blocks it judged. */
 	uint32_t shed_guard_limit;
 	uint32_t shed_guard_pad;

@@ -27,6 +27,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <xevb/cli.h>
+#include <xevb/counters.h>
 #include <xevb/handoff.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
@@ -932,58 +933,17 @@ fail:
 	return NULL;
 }
 
+/* The counters by their table; the run and END_OF_RUN are the workers' together. */
 static void merge_core(struct xevb_builder_stats *m, const struct xevb_builder_stats *s, bool first)
 {
-	m->packets += s->packets;
-	m->frags_received += s->frags_received;
-	m->frags_in_events += s->frags_in_events;
-	for (int r = 0; r < XEVB_DROP__COUNT; r++)
-		m->drops[r] += s->drops[r];
-	m->events_opened += s->events_opened;
-	m->events_complete += s->events_complete;
-	m->events_incomplete += s->events_incomplete;
-	m->events_discarded += s->events_discarded;
-	m->events_flushed_eor += s->events_flushed_eor;
-	m->events_evicted += s->events_evicted;
-	m->frames_held += s->frames_held;
-	m->open_events += s->open_events;
-	m->frags_discarded += s->frags_discarded;
-	m->bad_calls += s->bad_calls;
-	m->meps_grouped += s->meps_grouped;
-	m->groups_split += s->groups_split;
-	m->segs_received += s->segs_received;
-	m->segs_in_frags += s->segs_in_frags;
-	m->segs_pending += s->segs_pending;
-	m->frags_pending += s->frags_pending;
-	m->seg_frags_whole += s->seg_frags_whole;
-	m->seg_frags_live += s->seg_frags_live;
-	for (int r = 0; r < XEVB_SEG__COUNT; r++)
-		m->segs_drops[r] += s->segs_drops[r];
+	xevb_builder_counters_add(m, s);
 	if (s->run_known && !m->run_known) {
 		m->run_known = true;
 		m->run_number = s->run_number;
 	}
 	m->run_ended = first ? s->run_ended : m->run_ended && s->run_ended;
-	for (uint32_t i = 0; i < XEVB_MAX_SOURCES; i++) {
-		struct xevb_source_stats *d = &m->src[i];
-		const struct xevb_source_stats *x = &s->src[i];
-
-		if (!x->seen)
-			continue;
-		d->seen = true;
-		d->frags_received += x->frags_received;
-		d->frags_in_events += x->frags_in_events;
-		d->frags_discarded += x->frags_discarded;
-		d->segs_received += x->segs_received;
-		d->segs_in_frags += x->segs_in_frags;
-		d->segs_pending += x->segs_pending;
-		d->frags_pending += x->frags_pending;
-		for (int r = 0; r < XEVB_SEG__COUNT; r++)
-			d->segs_drops[r] += x->segs_drops[r];
-		for (int r = 0; r < XEVB_DROP__COUNT; r++)
-			d->drops[r] += x->drops[r];
-		d->end_of_run |= x->end_of_run;
-	}
+	for (uint32_t i = 0; i < XEVB_MAX_SOURCES; i++)
+		m->src[i].end_of_run |= s->src[i].end_of_run;
 }
 
 static void merge_rx(struct xevb_builder_stats *m, const struct rx_src *rs)
@@ -1033,18 +993,8 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 		s->rx_not_mep += st->rx_not_mep;
 		s->batches += st->batches;
 		s->polls += st->polls;
-		if (!bw->c.file) {
-			s->out.events += os->events;
-			s->out.bytes += os->bytes;
-			s->out.dropped_no_sink += os->dropped_no_sink;
-			s->out.dropped_error += os->dropped_error;
-			s->out.dropped_backlog += os->dropped_backlog;
-			s->out.encode_errors += os->encode_errors;
-			s->out.lost_in_flight += os->lost_in_flight;
-			s->out.ack_untracked += os->ack_untracked;
-			s->out.reconnects += os->reconnects;
-			s->out.peer_resets += os->peer_resets;
-		}
+		if (!bw->c.file)
+			xevb_output_stats_add(&s->out, os);
 	}
 	s->core = *m;
 }
@@ -1111,6 +1061,22 @@ bool bw_check(struct bw *bw, char *msg, size_t len)
 	return true;
 }
 
+/* A worker's builder: every counter of the core's rows of the table, as JSON members. */
+static void json_core(FILE *f, const struct xevb_builder_stats *b)
+{
+	char name[64];
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->part != XEVB_PART_CORE)
+			continue;
+		for (uint32_t k = 0; k < c->n; k++)
+			fprintf(f, ",\"%s\":%llu", xevb_counter_name(c, k, true, name, sizeof(name)),
+				(unsigned long long)xevb_counter_at(c, b, k));
+	}
+}
+
 void bw_json(struct bw *bw, FILE *f)
 {
 	fprintf(f, "{\"workers\":[");
@@ -1125,9 +1091,8 @@ void bw_json(struct bw *bw, FILE *f)
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
 		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
 			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"refs_wanted_windows\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
-			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,\"frags_received\":%llu,"
-			"\"frags_in_events\":%llu,\"events_opened\":%llu,\"events_complete\":%llu,"
-			"\"events_incomplete\":%llu,\"run_ended\":%s,\"rx_sources\":[",
+			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,"
+			"\"run_ended\":%s",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
 			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
@@ -1135,10 +1100,9 @@ void bw_json(struct bw *bw, FILE *f)
 			(unsigned long long)w->st.split_meps,
 			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
 			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
-			(unsigned long long)w->st.wakes, (unsigned long long)w->st.naps,
-			(unsigned long long)b->frags_received, (unsigned long long)b->frags_in_events,
-			(unsigned long long)b->events_opened, (unsigned long long)b->events_complete,
-			(unsigned long long)b->events_incomplete, b->run_ended ? "true" : "false");
+			(unsigned long long)w->st.wakes, (unsigned long long)w->st.naps, b->run_ended ? "true" : "false");
+		json_core(f, b);
+		fprintf(f, ",\"rx_sources\":[");
 		for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
 			if (w->rsrc[s].seen) {
 				fprintf(f, "%s%u", first ? "" : ",", s);

@@ -7,12 +7,9 @@
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <xevb/counters.h>
 #include <xevb/names.h>
 #include "stats_view.h"
-
-static const char *const drop_names[XEVB_DROP__COUNT] = {
-	"duplicate", "late", "unknown_source", "wrong_run", "overflow", "future", "partial", "unassigned",
-};
 
 int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_t whylen)
 {
@@ -79,61 +76,31 @@ int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_
 	n++; \
 } while (0)
 
+/* Every row of the counter table of this scope; prefix before each name ("" or "source.<id>."). */
+static size_t add_table(const struct xevb_snapshot *s, enum xevb_counter_scope scope, uint32_t id,
+			const char *prefix, struct stats_kv *out, size_t n, size_t max)
+{
+	char elem[64];
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->scope != scope)
+			continue;
+		for (uint32_t k = 0; k < c->n; k++)
+			ADD(xevb_counter_value(c, s, id, k), "%s%s", prefix,
+			    xevb_counter_name(c, k, false, elem, sizeof(elem)));
+	}
+	return n;
+}
+
 size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *pc,
 		     struct stats_kv *out, size_t max)
 {
-	const struct xevb_builder_stats *c = &s->core;
+	char prefix[32];
 	size_t n = 0;
 
-	ADD(s->rx_frames, "rx_frames");
-	ADD(s->rx_bytes, "rx_bytes");
-	ADD(s->rx_not_mep, "rx_not_mep");
-	ADD(s->batches, "batches");
-	ADD(s->polls, "polls");
-	ADD(s->sock_kernel_drops, "sock_kernel_drops");
-	ADD(s->sock_truncated, "sock_truncated");
-	ADD(s->rx_ipfrag_datagrams, "rx_ipfrag_datagrams");
-	ADD(s->rx_ipfrag_bytes, "rx_ipfrag_bytes");
-	ADD(s->rx_ipfrag_copied, "rx_ipfrag_copied");
-	ADD(c->packets, "mep_packets");
-	ADD(c->frags_received, "frags_received");
-	ADD(c->frags_in_events, "frags_in_events");
-	ADD(c->frags_discarded, "frags_discarded");
-	for (int r = 0; r < XEVB_DROP__COUNT; r++)
-		ADD(c->drops[r], "drop.%s", drop_names[r]);
-	ADD(c->events_opened, "events_opened");
-	ADD(c->events_complete, "events_complete");
-	ADD(c->events_incomplete, "events_incomplete");
-	ADD(c->events_flushed_eor, "events_flushed_eor");
-	ADD(c->events_evicted, "events_evicted");
-	ADD(c->events_discarded, "events_discarded");
-	ADD(c->open_events, "open_events");
-	ADD(c->frames_held, "frames_held");
-	ADD(c->bad_calls, "bad_calls");
-	ADD(c->jumps_quorum, "jumps_quorum");
-	ADD(c->jumps_idle, "jumps_idle");
-	ADD(c->jumps_shed, "jumps_shed");
-	ADD(c->seq_resets, "seq_resets");
-	ADD(c->meps_grouped, "meps_grouped");
-	ADD(c->groups_split, "groups_split");
-	ADD(c->segs_received, "segs_received");
-	ADD(c->segs_in_frags, "segs_in_frags");
-	for (int r = 0; r < XEVB_SEG__COUNT; r++)
-		ADD(c->segs_drops[r], "segs.%s", xevb_seg_reason_name((unsigned)r));
-	ADD(c->segs_pending, "segs_pending");
-	ADD(c->frags_pending, "frags_pending");
-	ADD(c->seg_frags_whole, "seg_frags_whole");
-	ADD(c->seg_frags_live, "seg_frags_live");
-	ADD(s->out.events, "out.events");
-	ADD(s->out.bytes, "out.bytes");
-	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
-	ADD(s->out.dropped_error, "out.dropped_error");
-	ADD(s->out.dropped_backlog, "out.dropped_backlog");
-	ADD(s->out.encode_errors, "out.encode_errors");
-	ADD(s->out.lost_in_flight, "out.lost_in_flight");
-	ADD(s->out.ack_untracked, "out.ack_untracked");
-	ADD(s->out.reconnects, "out.reconnects");
-	ADD(s->out.peer_resets, "out.peer_resets");
+	n = add_table(s, XEVB_SCOPE_TOTAL, 0, "", out, n, max);
 	/* shed_on on the socket path: the steering program runs in pass mode in front of it. */
 	if (s->xdp_mode || s->shed_on)
 		for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++) {
@@ -156,21 +123,10 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 		}
 	}
 	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++) {
-		const struct xevb_source_stats *ss = &c->src[id];
-		if (!ss->seen)
+		if (!s->core.src[id].seen)
 			continue;
-		ADD(ss->packets, "source.%u.packets", id);
-		ADD(ss->seq_gaps, "source.%u.seq_gaps", id);
-		ADD(ss->seq_resets, "source.%u.seq_resets", id);
-		ADD(ss->frags_received, "source.%u.frags_received", id);
-		ADD(ss->frags_in_events, "source.%u.frags_in_events", id);
-		ADD(ss->segs_received, "source.%u.segs_received", id);
-		ADD(ss->segs_in_frags, "source.%u.segs_in_frags", id);
-		for (int r = 0; r < XEVB_SEG__COUNT; r++)
-			ADD(ss->segs_drops[r], "source.%u.segs.%s", id, xevb_seg_reason_name((unsigned)r));
-		ADD(ss->frags_pending, "source.%u.frags_pending", id);
-		for (int r = 0; r < XEVB_DROP__COUNT; r++)
-			ADD(ss->drops[r], "source.%u.drop.%s", id, drop_names[r]);
+		snprintf(prefix, sizeof(prefix), "source.%u.", id);
+		n = add_table(s, XEVB_SCOPE_SOURCE, id, prefix, out, n, max);
 	}
 	return n < max ? n : max;
 }

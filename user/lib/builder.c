@@ -1715,13 +1715,14 @@ static bool check_seg_entry(const struct xevb_builder *b, uint32_t k, uint32_t i
 bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 {
 	const struct xevb_builder_stats *st = &b->st;
-	uint64_t rx = 0, in = 0, disc = 0, pk = 0, resets = 0, drops[XEVB_DROP__COUNT] = {0};
-	uint64_t segs = 0, segs_in = 0, segs_pend = 0, fpend = 0, sdrops[XEVB_SEG__COUNT] = {0};
+	struct xevb_source_stats sum;
+	const char *differs;
 	uint64_t open = 0, held = 0, chain = 0, runs = 0, open_in_runs = 0, live = 0, pend_rows = 0;
 	uint64_t pend_segs = 0;
 	uint32_t i, j, f;
 	char who[32];
 
+	memset(&sum, 0, sizeof(sum));
 	if (!check_frags("total", st->frags_received, st->frags_in_events,
 			 st->drops, st->frags_pending, msg, msglen))
 		return false;
@@ -1737,26 +1738,11 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 		    !check_segs(who, s->segs_received, s->segs_in_frags, s->segs_drops, s->segs_pending,
 				msg, msglen))
 			return false;
-		segs += s->segs_received;
-		segs_in += s->segs_in_frags;
-		segs_pend += s->segs_pending;
-		fpend += s->frags_pending;
-		for (int r = 0; r < XEVB_SEG__COUNT; r++)
-			sdrops[r] += s->segs_drops[r];
-		rx += s->frags_received;
-		in += s->frags_in_events;
-		disc += s->frags_discarded;
-		pk += s->packets;
-		resets += s->seq_resets;
-		for (int r = 0; r < XEVB_DROP__COUNT; r++)
-			drops[r] += s->drops[r];
+		xevb_source_stats_add(&sum, s);
 	}
-	if (rx != st->frags_received || in != st->frags_in_events ||
-	    disc != st->frags_discarded || pk != st->packets || resets != st->seq_resets ||
-	    segs != st->segs_received || segs_in != st->segs_in_frags || segs_pend != st->segs_pending ||
-	    fpend != st->frags_pending || memcmp(sdrops, st->segs_drops, sizeof(sdrops)) ||
-	    memcmp(drops, st->drops, sizeof(drops)))
-		FAIL("per-source counters do not add up to the totals");
+	differs = xevb_source_sums_differ(st, &sum);
+	if (differs)
+		FAIL("per-source counters do not add up to the totals: %s", differs);
 	if (st->events_opened != st->events_complete + st->events_incomplete +
 	    st->events_discarded + st->open_events)
 		FAIL("events_opened %llu != complete %llu + incomplete %llu + discarded %llu + open %llu",

@@ -8,20 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <xevb/counters.h>
 #include <xevb/metrics.h>
 #include <xevb/names.h>
 #include <xevb/report.h>
-
-static const char *const drop_reason[XEVB_DROP__COUNT] = {
-	[XEVB_DROP_DUPLICATE] = "duplicate",
-	[XEVB_DROP_LATE] = "late",
-	[XEVB_DROP_UNKNOWN_SOURCE] = "unknown_source",
-	[XEVB_DROP_WRONG_RUN] = "wrong_run",
-	[XEVB_DROP_OVERFLOW] = "overflow",
-	[XEVB_DROP_FUTURE] = "future",
-	[XEVB_DROP_PARTIAL] = "partial",
-	[XEVB_DROP_UNASSIGNED] = "unassigned",
-};
 
 int xevb_snapshot_copy(const struct xevb_snapshot *m, struct xevb_snapshot *out)
 {
@@ -42,17 +32,39 @@ int xevb_snapshot_copy(const struct xevb_snapshot *m, struct xevb_snapshot *out)
 #define C(name, help, v) xevb_metric_one(b, name, "counter", help, v)
 #define G(name, help, v) xevb_metric_one(b, name, "gauge", help, v)
 
-static void per_source(struct xevb_mbuf *b, const struct xevb_builder_stats *c, const char *name,
-		       const char *help, size_t off)
+/* A row of the counter table: its samples for one source (per source) or the builder. */
+static void counter_samples(struct xevb_mbuf *b, const struct xevb_snapshot *s, const struct xevb_counter *c,
+			    const char *name, uint32_t source_id)
 {
-	char l[32];
+	char l[96];
 
-	xevb_metric_family(b, name, "counter", help);
-	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++) {
-		if (!c->src[id].seen)
+	for (uint32_t k = 0; k < c->n; k++) {
+		xevb_counter_labels(c, source_id, k, l, sizeof(l));
+		xevb_metric_u64(b, name, l, xevb_counter_value(c, s, source_id, k));
+	}
+}
+
+/* Every row of the counter table of this scope; rows of one family follow each other. */
+static void table_families(struct xevb_mbuf *b, const struct xevb_snapshot *s, enum xevb_counter_scope scope)
+{
+	const char *family = NULL;
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+		const char *help, *name;
+
+		if (c->scope != scope)
 			continue;
-		snprintf(l, sizeof(l), "source=\"%u\"", id);
-		xevb_metric_u64(b, name, l, *(const uint64_t *)((const char *)&c->src[id] + off));
+		name = xevb_counter_prom(c, s->xdp_mode, &help);
+		if (!family || strcmp(family, name))
+			xevb_metric_family(b, name, c->kind == XEVB_GAUGE ? "gauge" : "counter", help);
+		family = name;
+		if (scope == XEVB_SCOPE_TOTAL)
+			counter_samples(b, s, c, name, 0);
+		else
+			for (uint32_t id = 0; id < XEVB_MAX_SOURCES; id++)
+				if (s->core.src[id].seen)
+					counter_samples(b, s, c, name, id);
 	}
 }
 
@@ -80,12 +92,6 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	xevb_metric_family(b, "xevb_build_uptime_seconds", "gauge", "Seconds since the builder started.");
 	xevb_metric_f64(b, "xevb_build_uptime_seconds", NULL, (double)(s->update_ns - s->start_ns) / 1e9);
 	G("xevb_build_sources", "Source ids the builder expects.", s->n_sources);
-
-	C("xevb_rx_frames_total", "Frames taken from the receive sockets.", s->rx_frames);
-	C("xevb_rx_bytes_total", "Bytes of the frames taken from the receive sockets.", s->rx_bytes);
-	C("xevb_rx_not_mep_frames_total", "Frames in the receive sockets that were not valid MEPs.", s->rx_not_mep);
-	C("xevb_rx_batches_total", "Receive batches handled.", s->batches);
-	C("xevb_polls_total", "Times the builder slept in poll() (wake-ups).", s->polls);
 
 	/* shed_on on the socket path: the steering program runs in pass mode in front of it. */
 	if (s->xdp_mode || s->shed_on) {
@@ -142,93 +148,12 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 						*(const uint64_t *)((const char *)&s->xsk[q] + xs[k].off));
 			}
 		}
-	} else {
-		C("xevb_socket_kernel_drops_total", "Socket path: packets dropped at the socket queue.", s->sock_kernel_drops);
-		C("xevb_socket_truncated_total", "Socket path: packets truncated to the frame size.", s->sock_truncated);
 	}
-	C("xevb_ipfrag_datagrams_total", "IPv4-fragmented MEPs: datagrams longer than the MTU (reassembled by the kernel) "
-	  "received (XDP path: on the socket beside AF_XDP).", s->rx_ipfrag_datagrams);
-	C("xevb_ipfrag_bytes_total", "IPv4-fragmented MEPs: bytes of the reassembled datagrams received.",
-	  s->rx_ipfrag_bytes);
-	C("xevb_ipfrag_copied_bytes_total", "Bytes copied to make a datagram longer than a receive frame contiguous.",
-	  s->rx_ipfrag_copied);
-	if (s->xdp_mode) {
-		C("xevb_ipfrag_socket_drops_total", "XDP path: reassembled datagrams dropped at their socket's queue.",
-		  s->sock_kernel_drops);
-		C("xevb_ipfrag_truncated_total", "XDP path: reassembled datagrams truncated to the buffer size.",
-		  s->sock_truncated);
-	}
-
-	C("xevb_mep_packets_total", "Valid MEPs and SEGMENT packets handed to the builder.", c->packets);
-	C("xevb_segments_received_total", "SEGMENT packets (wire format 1.1) handed to the builder.", c->segs_received);
-	C("xevb_segments_in_fragments_total", "Segments in fragments accepted into events.", c->segs_in_frags);
-	xevb_metric_family(b, "xevb_segments_dropped_total", "counter", "Segments not in a built fragment, by reason.");
-	for (int r = 0; r < XEVB_SEG__COUNT; r++) {
-		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_seg_reason_name((unsigned)r));
-		xevb_metric_u64(b, "xevb_segments_dropped_total", l, c->segs_drops[r]);
-	}
-	G("xevb_segments_pending", "Segments held by fragments not whole yet.", c->segs_pending);
-	G("xevb_segmented_fragments_pending", "Segmented fragments received, not whole yet.", c->frags_pending);
-	C("xevb_segmented_fragments_whole_total", "Segmented fragments accepted into events.", c->seg_frags_whole);
-	C("xevb_fragments_received_total", "Fragments received by the builder.", c->frags_received);
-	C("xevb_fragments_in_events_total", "Fragments accepted into an event.", c->frags_in_events);
-	C("xevb_fragments_discarded_total", "Fragments of events discarded at timeout.", c->frags_discarded);
-	xevb_metric_family(b, "xevb_fragments_dropped_total", "counter", "Fragments dropped by the builder, by reason.");
-	for (int r = 0; r < XEVB_DROP__COUNT; r++) {
-		snprintf(l, sizeof(l), "reason=\"%s\"", drop_reason[r]);
-		xevb_metric_u64(b, "xevb_fragments_dropped_total", l, c->drops[r]);
-	}
-	C("xevb_events_opened_total", "Events opened (first fragment seen).", c->events_opened);
-	C("xevb_events_complete_total", "Events emitted complete.", c->events_complete);
-	C("xevb_events_incomplete_total", "Events emitted incomplete (timeout or end of run).", c->events_incomplete);
-	C("xevb_events_flushed_eor_total", "Incomplete events flushed at END_OF_RUN.", c->events_flushed_eor);
-	C("xevb_events_evicted_total", "Events that left incomplete (or discarded) because a newer event id needed their window slot (window pressure).", c->events_evicted);
-	C("xevb_events_discarded_total", "Events discarded at timeout (discard policy).", c->events_discarded);
-	G("xevb_events_open", "Events open now.", c->open_events);
-	G("xevb_frames_held", "Receive frames held by open events now.", c->frames_held);
+	table_families(b, s, XEVB_SCOPE_TOTAL);
 	G("xevb_run_number", "Run number being built.", c->run_number);
 	G("xevb_run_ended", "1 once every source has ended the run.", c->run_ended);
-	C("xevb_builder_bad_calls_total", "Frames refused by the builder core (bad index, impossible header).", c->bad_calls);
-	C("xevb_meps_grouped_total", "MEPs booked whole in a run of consecutive events.", c->meps_grouped);
-	C("xevb_groups_split_total", "Runs split back into single events by a MEP that did not fit.", c->groups_split);
-	xevb_metric_family(b, "xevb_window_jumps_total", "counter",
-			   "Window jumps of more than one window ahead, by what corroborated them.");
-	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"quorum\"", c->jumps_quorum);
-	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"idle\"", c->jumps_idle);
-	xevb_metric_u64(b, "xevb_window_jumps_total", "cause=\"shed\"", c->jumps_shed);
 
-	C("xevb_output_events_total", "Built events written whole to farm nodes or the file.", s->out.events);
-	C("xevb_output_bytes_total", "Bytes of built events written.", s->out.bytes);
-	xevb_metric_family(b, "xevb_output_dropped_events_total", "counter", "Built events not delivered, by reason.");
-	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"no_sink\"", s->out.dropped_no_sink);
-	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"write_error\"", s->out.dropped_error);
-	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"backlog\"", s->out.dropped_backlog);
-	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"encode_error\"", s->out.encode_errors);
-	xevb_metric_u64(b, "xevb_output_dropped_events_total", "reason=\"in_flight\"", s->out.lost_in_flight);
-	C("xevb_output_reconnects_total", "Farm node connections made again after a failure.", s->out.reconnects);
-	C("xevb_output_peer_resets_total", "Farm node connections reset by the peer (it died with unread data).",
-	  s->out.peer_resets);
-
-	per_source(b, c, "xevb_source_packets_total", "Valid MEPs per source_id.",
-		   offsetof(struct xevb_source_stats, packets));
-	per_source(b, c, "xevb_source_seq_gaps_total", "Packets missing by packet_seq, per source_id.",
-		   offsetof(struct xevb_source_stats, seq_gaps));
-	per_source(b, c, "xevb_source_seq_resets_total", "Restarts of packet_seq (source restarted), per source_id.",
-		   offsetof(struct xevb_source_stats, seq_resets));
-	per_source(b, c, "xevb_source_fragments_received_total", "Fragments received per source_id.",
-		   offsetof(struct xevb_source_stats, frags_received));
-	per_source(b, c, "xevb_source_fragments_in_events_total", "Fragments accepted into events per source_id.",
-		   offsetof(struct xevb_source_stats, frags_in_events));
-	xevb_metric_family(b, "xevb_source_fragments_dropped_total", "counter",
-			   "Fragments dropped per source_id and reason.");
-	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++) {
-		if (!c->src[id].seen)
-			continue;
-		for (int r = 0; r < XEVB_DROP__COUNT; r++) {
-			snprintf(l, sizeof(l), "source=\"%u\",reason=\"%s\"", id, drop_reason[r]);
-			xevb_metric_u64(b, "xevb_source_fragments_dropped_total", l, c->src[id].drops[r]);
-		}
-	}
+	table_families(b, s, XEVB_SCOPE_SOURCE);
 	xevb_metric_family(b, "xevb_source_end_of_run", "gauge", "1 once the source sent END_OF_RUN.");
 	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++) {
 		if (!c->src[id].seen)

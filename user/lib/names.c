@@ -44,6 +44,22 @@ const char *xevb_slot_name(unsigned int slot)
 	return slot < XEVB_XDP__SLOTS && names[slot] ? names[slot] : "invalid";
 }
 
+static const char *const drop_names[XEVB_DROP__COUNT] = {
+	[XEVB_DROP_DUPLICATE] = "duplicate",
+	[XEVB_DROP_LATE] = "late",
+	[XEVB_DROP_UNKNOWN_SOURCE] = "unknown_source",
+	[XEVB_DROP_WRONG_RUN] = "wrong_run",
+	[XEVB_DROP_OVERFLOW] = "overflow",
+	[XEVB_DROP_FUTURE] = "future",
+	[XEVB_DROP_PARTIAL] = "partial",
+	[XEVB_DROP_UNASSIGNED] = "unassigned",
+};
+
+const char *xevb_drop_reason_name(unsigned int r)
+{
+	return r < XEVB_DROP__COUNT && drop_names[r] ? drop_names[r] : "invalid";
+}
+
 static const char *const seg_names[XEVB_SEG__COUNT] = {
 	[XEVB_SEG_DUPLICATE] = "duplicate",
 	[XEVB_SEG_MISMATCHED] = "mismatched",

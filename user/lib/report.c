@@ -1,19 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <inttypes.h>
+#include <string.h>
+#include <xevb/counters.h>
 #include <xevb/names.h>
 #include <xevb/report.h>
 #include <xevb/shed.h>
-
-static const char *const drop_names[XEVB_DROP__COUNT] = {
-	[XEVB_DROP_DUPLICATE] = "duplicate",
-	[XEVB_DROP_LATE] = "late",
-	[XEVB_DROP_UNKNOWN_SOURCE] = "unknown_source",
-	[XEVB_DROP_WRONG_RUN] = "wrong_run",
-	[XEVB_DROP_OVERFLOW] = "overflow",
-	[XEVB_DROP_FUTURE] = "future",
-	[XEVB_DROP_PARTIAL] = "partial",
-	[XEVB_DROP_UNASSIGNED] = "unassigned",
-};
 
 static uint64_t xdp_malformed(const struct xevb_snapshot *s)
 {
@@ -69,6 +60,8 @@ static void summary_xdp_program(FILE *f, const struct xevb_snapshot *s)
 
 static void summary_shedding(FILE *f, const struct xevb_snapshot *s)
 {
+	if (!s->shed_on)
+		return;
 	fprintf(f, "XDP shedding: %" PRIu64 " MEPs, %" PRIu64 " fragments, %" PRIu64
 		   " events (source %u) shed whole; accept now %.1f%%, lowest %.1f%%; %" PRIu64
 		   " cuts (%" PRIu64 " ring, %" PRIu64 " kernel drops, %" PRIu64 " output backlog), %" PRIu64
@@ -86,119 +79,332 @@ static void summary_shedding(FILE *f, const struct xevb_snapshot *s)
 			s->core.jumps_shed);
 }
 
-void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
+/* Socket path: the steering program sheds in pass mode in front of the socket. */
+static void summary_pass_mode(FILE *f, const struct xevb_snapshot *s)
 {
-	const struct xevb_builder_stats *c = &s->core;
-	uint64_t drops = 0;
+	if (!s->shed_on)
+		return;
+	summary_xdp_program(f, s);
+	summary_shedding(f, s);
+}
+
+/*
+ * The summary's counter lines, as text with the counters in braces, named
+ * by their JSON keys (include/xevb/counters.h): {events_complete};
+ * {drop_*|fmt} is every element of an array, each written by fmt, where
+ * %n is its name and %v its value (%-17n: in 17 columns); {@name} is a
+ * value worked out from several (summary_derived). A counter of the table
+ * that no line printed shows, when not 0, on the "other counters" line:
+ * none is ever left out.
+ */
+enum summary_path { ANY_PATH, XDP_PATH, SOCKET_PATH };
+
+struct summary_line {
+	enum summary_path path;
+	bool if_any;              /* printed only when one of its counters is not 0 */
+	const char *text;         /* NULL: print writes the line (not counters of the table) */
+	void (*print)(FILE *f, const struct xevb_snapshot *s);
+};
+
+static const struct summary_line summary_lines[] = {
+	{ ANY_PATH, false, "frames received     {rx_frames} ({rx_bytes} bytes), not MEP {rx_not_mep}\n", NULL },
+	{ ANY_PATH, false, "fragments received  {frags_received}\n"
+			   "  in events         {frags_in_events}\n"
+			   "{drop_*|  %-17n %v\n}"
+			   "  (in open events   {@frags_in_open_events}, of segmented ones not whole yet {frags_pending})\n", NULL },
+	/* Wire format 1.1: the segment invariant's terms (builder.h). */
+	{ ANY_PATH, false, "segments received   {segs_received}: in fragments {segs_in_frags}{segs_*|, %n %v}, "
+			   "pending {segs_pending}; segmented fragments whole {seg_frags_whole}\n", NULL },
+	{ ANY_PATH, false, "events opened       {events_opened}: complete {events_complete}, incomplete "
+			   "{events_incomplete} (end-of-run flush {events_flushed_eor}), discarded {events_discarded}, "
+			   "open {open_events}; evicted {events_evicted} (of incomplete + discarded: window or frame "
+			   "pressure)\n", NULL },
+	{ ANY_PATH, false, "output              {out_events} events, {out_bytes} bytes; no farm node "
+			   "{out_dropped_no_sink}, write errors {out_dropped_error}, farm nodes' buffers full "
+			   "{out_dropped_backlog}\n", NULL },
+	{ ANY_PATH, true, "  of them lost in flight to a failed farm node {out_lost_in_flight} (untracked "
+			  "{out_ack_untracked}); reconnects {out_reconnects}, reset by a farm node {out_peer_resets}\n", NULL },
+	{ XDP_PATH, false, NULL, summary_xdp_program },
+	{ XDP_PATH, false, "AF_XDP sockets: rx_dropped {@xsk_rx_dropped}, rx_ring_full {@xsk_rx_ring_full}, "
+			   "fill_ring_empty {@xsk_fill_ring_empty}\n", NULL },
+	{ XDP_PATH, false, NULL, summary_shedding },
+	{ XDP_PATH, true, "XDP meta: {rx_meta} frames taken from it, {rx_meta_fallback} parsed\n", NULL },
+	{ XDP_PATH, true, "IPv4-fragmented MEPs: {rx_ipfrag_datagrams} reassembled datagrams, {rx_ipfrag_bytes} "
+			  "bytes ({rx_ipfrag_copied} copied) from the kernel's socket; its queue: dropped "
+			  "{sock_kernel_drops}, truncated {sock_truncated}\n", NULL },
+	{ SOCKET_PATH, false, "socket: dropped at the socket queue {sock_kernel_drops}, truncated {sock_truncated}\n", NULL },
+	{ SOCKET_PATH, true, "IPv4-fragmented MEPs: {rx_ipfrag_datagrams} reassembled datagrams over the MTU, "
+			     "{rx_ipfrag_bytes} bytes ({rx_ipfrag_copied} copied)\n", NULL },
+	{ SOCKET_PATH, false, NULL, summary_pass_mode },
+};
+
+/* A source's line, after "  source %4u:", when it lost or repeated something. */
+static const char summary_source_line[] =
+	" packets {packets} seq_gaps {seq_gaps} frags {frags_received} in_events {frags_in_events} dup "
+	"{drop_duplicate} late {drop_late} unknown {drop_unknown_source} wrong_run {drop_wrong_run} overflow "
+	"{drop_overflow} future {drop_future} partial {drop_partial} unassigned {drop_unassigned} seq_resets "
+	"{seq_resets}";
+
+/* One summary walk: a snapshot, a scope (and source), and the rows it printed. */
+struct summary_ctx {
+	FILE *f;                  /* NULL: only look whether a counter is not 0 */
+	const struct xevb_snapshot *s;
+	enum xevb_counter_scope scope;
+	uint32_t id;
+	bool *shown;              /* [XEVB_N_COUNTERS] */
+	bool any;
+};
+
+static uint64_t frags_in_open_events(const struct xevb_snapshot *s)
+{
+	uint64_t v = s->core.frags_received - s->core.frags_in_events;
 
 	for (int r = 0; r < XEVB_DROP__COUNT; r++)
-		drops += c->drops[r];
-	fprintf(f, "== xevb build summary (%s, %s path, %u sources)\n", s->ifname,
-		s->xdp_mode ? "AF_XDP" : "socket", s->n_sources);
-	fprintf(f, "frames received     %" PRIu64 " (%" PRIu64 " bytes), not MEP %" PRIu64 "\n",
-		s->rx_frames, s->rx_bytes, s->rx_not_mep);
-	fprintf(f, "fragments received  %" PRIu64 "\n", c->frags_received);
-	fprintf(f, "  in events         %" PRIu64 "\n", c->frags_in_events);
-	for (int r = 0; r < XEVB_DROP__COUNT; r++)
-		fprintf(f, "  %-17s %" PRIu64 "\n", drop_names[r], c->drops[r]);
-	fprintf(f, "  (in open events   %" PRIu64 ", of segmented ones not whole yet %" PRIu64 ")\n",
-		c->frags_received - c->frags_in_events - drops, c->frags_pending);
-	/* Wire format 1.1: the segment invariant's terms (builder.h). */
-	fprintf(f, "segments received   %" PRIu64 ": in fragments %" PRIu64, c->segs_received, c->segs_in_frags);
-	for (int r = 0; r < XEVB_SEG__COUNT; r++)
-		fprintf(f, ", %s %" PRIu64, xevb_seg_reason_name((unsigned)r), c->segs_drops[r]);
-	fprintf(f, ", pending %" PRIu64 "; segmented fragments whole %" PRIu64 "\n", c->segs_pending,
-		c->seg_frags_whole);
-	fprintf(f, "events opened       %" PRIu64 ": complete %" PRIu64 ", incomplete %" PRIu64
-		   " (end-of-run flush %" PRIu64 "), discarded %" PRIu64 ", open %" PRIu64
-		   "; evicted %" PRIu64 " (of incomplete + discarded: window or frame pressure)\n",
-		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
-		c->events_discarded, c->open_events, c->events_evicted);
-	fprintf(f, "output              %" PRIu64 " events, %" PRIu64 " bytes; no farm node %" PRIu64
-		   ", write errors %" PRIu64 ", farm nodes' buffers full %" PRIu64 "\n",
-		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog);
-	if (s->out.lost_in_flight || s->out.reconnects || s->out.ack_untracked)
-		fprintf(f, "  of them lost in flight to a failed farm node %" PRIu64 " (untracked %" PRIu64
-			   "); reconnects %" PRIu64 ", reset by a farm node %" PRIu64 "\n",
-			s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets);
-	if (s->xdp_mode) {
-		summary_xdp_program(f, s);
-		fprintf(f, "AF_XDP sockets: rx_dropped %" PRIu64 ", rx_ring_full %" PRIu64
-			   ", fill_ring_empty %" PRIu64 "\n", xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
-		if (s->shed_on)
-			summary_shedding(f, s);
-		if (s->rx_meta || s->rx_meta_fallback)
-			fprintf(f, "XDP meta: %" PRIu64 " frames taken from it, %" PRIu64 " parsed\n",
-				s->rx_meta, s->rx_meta_fallback);
-		if (s->rx_ipfrag_datagrams || s->sock_kernel_drops || s->sock_truncated)
-			fprintf(f, "IPv4-fragmented MEPs: %" PRIu64 " reassembled datagrams, %" PRIu64 " bytes (%" PRIu64
-				   " copied) from the kernel's socket; its queue: dropped %" PRIu64 ", truncated %" PRIu64 "\n",
-				s->rx_ipfrag_datagrams, s->rx_ipfrag_bytes, s->rx_ipfrag_copied, s->sock_kernel_drops,
-				s->sock_truncated);
-	} else {
-		fprintf(f, "socket: dropped at the socket queue %" PRIu64 ", truncated %" PRIu64 "\n",
-			s->sock_kernel_drops, s->sock_truncated);
-		if (s->rx_ipfrag_datagrams)
-			fprintf(f, "IPv4-fragmented MEPs: %" PRIu64 " reassembled datagrams over the MTU, %" PRIu64
-				   " bytes (%" PRIu64 " copied)\n", s->rx_ipfrag_datagrams, s->rx_ipfrag_bytes,
-				s->rx_ipfrag_copied);
-		/* shed_on: the steering program sheds in pass mode in front of the socket */
-		if (s->shed_on) {
-			summary_xdp_program(f, s);
-			summary_shedding(f, s);
+		v -= s->core.drops[r];
+	return v;
+}
+
+static uint64_t xsk_rx_dropped(const struct xevb_snapshot *s) { return xsk_sum(s, 0); }
+static uint64_t xsk_rx_ring_full(const struct xevb_snapshot *s) { return xsk_sum(s, 1); }
+static uint64_t xsk_fill_ring_empty(const struct xevb_snapshot *s) { return xsk_sum(s, 2); }
+
+/* The values a line shows that are not one counter: {@name}. */
+static const struct {
+	const char *name;
+	uint64_t (*value)(const struct xevb_snapshot *s);
+} summary_derived[] = {
+	{ "frags_in_open_events", frags_in_open_events },
+	{ "xsk_rx_dropped", xsk_rx_dropped },
+	{ "xsk_rx_ring_full", xsk_rx_ring_full },
+	{ "xsk_fill_ring_empty", xsk_fill_ring_empty },
+};
+
+/* The row of key (a JSON key, or an array's "prefix_*"), and its element (c->n: the whole array). */
+static const struct xevb_counter *summary_row(const struct summary_ctx *x, const char *key, size_t len,
+					      uint32_t *elem)
+{
+	char name[64];
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->scope != x->scope)
+			continue;
+		for (uint32_t k = 0; k < c->n; k++) {
+			const char *n = xevb_counter_name(c, k, true, name, sizeof(name));
+
+			if (strlen(n) == len && !memcmp(n, key, len)) {
+				*elem = k;
+				return c;
+			}
+		}
+		if (c->n > 1 && len == strlen(c->json) + 2 && !memcmp(key, c->json, len - 2) &&
+		    !memcmp(key + len - 2, "_*", 2)) {
+			*elem = c->n;
+			return c;
 		}
 	}
+	return NULL;
+}
+
+static void summary_value(struct summary_ctx *x, uint64_t v)
+{
+	x->any |= v != 0;
+	if (x->f)
+		fprintf(x->f, "%" PRIu64, v);
+}
+
+/* Each element of an array by fmt: %n its name, %v its value; %-17n pads the name. */
+static void summary_elements(struct summary_ctx *x, const struct xevb_counter *c, const char *fmt, size_t len)
+{
+	for (uint32_t k = 0; k < c->n; k++) {
+		for (size_t i = 0; i < len; i++) {
+			int width = 0;
+			size_t j = i + 1;
+
+			if (fmt[i] != '%') {
+				if (x->f)
+					fputc(fmt[i], x->f);
+				continue;
+			}
+			if (j < len && fmt[j] == '-')
+				j++;
+			while (j < len && fmt[j] >= '0' && fmt[j] <= '9')
+				width = width * 10 + (fmt[j++] - '0');
+			if (j < len && fmt[j] == 'n' && x->f)
+				fprintf(x->f, "%-*s", width, c->elem(k));
+			else if (j < len && fmt[j] == 'v')
+				summary_value(x, xevb_counter_value(c, x->s, x->id, k));
+			i = j;
+		}
+	}
+}
+
+/* One brace: a counter, an array by its format, or a derived value. */
+static void summary_brace(struct summary_ctx *x, const char *body, size_t len)
+{
+	const char *bar = memchr(body, '|', len);
+	size_t keylen = bar ? (size_t)(bar - body) : len;
+	const struct xevb_counter *c;
+	uint32_t k;
+
+	if (body[0] == '@') {
+		for (size_t i = 0; i < sizeof(summary_derived) / sizeof(summary_derived[0]); i++)
+			if (strlen(summary_derived[i].name) == len - 1 && !memcmp(summary_derived[i].name, body + 1, len - 1)) {
+				summary_value(x, summary_derived[i].value(x->s));
+				return;
+			}
+	}
+	c = body[0] == '@' ? NULL : summary_row(x, body, keylen, &k);
+	if (!c) {
+		/* A name not in the table: shows in the text (and fails test_counters). */
+		if (x->f)
+			fprintf(x->f, "{%.*s?}", (int)len, body);
+		return;
+	}
+	x->shown[c - xevb_counters] = true;
+	if (k < c->n)
+		summary_value(x, xevb_counter_value(c, x->s, x->id, k));
+	else
+		summary_elements(x, c, bar ? bar + 1 : "", bar ? len - keylen - 1 : 0);
+}
+
+static void summary_text(struct summary_ctx *x, const char *t)
+{
+	while (*t) {
+		const char *open = strchr(t, '{'), *close = open ? strchr(open, '}') : NULL;
+
+		if (!close) {
+			if (x->f)
+				fputs(t, x->f);
+			return;
+		}
+		if (x->f)
+			fwrite(t, 1, (size_t)(open - t), x->f);
+		summary_brace(x, open + 1, (size_t)(close - open - 1));
+		t = close + 1;
+	}
+}
+
+/* The counters of this scope no line showed, those not 0: "name value", lead before the first. */
+static uint32_t summary_others(struct summary_ctx *x, const char *lead, const char *sep)
+{
+	uint32_t n = 0;
+	char name[64];
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->scope != x->scope || x->shown[i])
+			continue;
+		for (uint32_t k = 0; k < c->n; k++) {
+			uint64_t v = xevb_counter_value(c, x->s, x->id, k);
+
+			if (v)
+				fprintf(x->f, "%s%s %" PRIu64, n++ ? sep : lead,
+					xevb_counter_name(c, k, true, name, sizeof(name)), v);
+		}
+	}
+	return n;
+}
+
+static void summary_sources(FILE *f, const struct xevb_snapshot *s, bool *shown)
+{
+	const struct xevb_builder_stats *c = &s->core;
+
 	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++) {
 		const struct xevb_source_stats *ss = &c->src[id];
-		if (!ss->seen)
+		struct summary_ctx x = { f, s, XEVB_SCOPE_SOURCE, id, shown, false };
+		bool lost = ss->seq_gaps || ss->seq_resets;
+
+		for (int r = 0; r < XEVB_DROP__COUNT; r++)
+			lost |= ss->drops[r] != 0;
+		if (!ss->seen || !lost)
 			continue;
-		if (ss->seq_gaps || ss->drops[XEVB_DROP_DUPLICATE] || ss->drops[XEVB_DROP_LATE] ||
-		    ss->drops[XEVB_DROP_WRONG_RUN] || ss->drops[XEVB_DROP_OVERFLOW] ||
-		    ss->drops[XEVB_DROP_UNKNOWN_SOURCE] || ss->drops[XEVB_DROP_FUTURE] ||
-		    ss->drops[XEVB_DROP_PARTIAL] || ss->drops[XEVB_DROP_UNASSIGNED] || ss->seq_resets)
-			fprintf(f, "  source %4u: packets %" PRIu64 " seq_gaps %" PRIu64 " frags %" PRIu64
-				   " in_events %" PRIu64 " dup %" PRIu64 " late %" PRIu64 " unknown %" PRIu64
-				   " wrong_run %" PRIu64 " overflow %" PRIu64 " future %" PRIu64
-				   " partial %" PRIu64 " unassigned %" PRIu64 " seq_resets %" PRIu64 "%s\n",
-				id, ss->packets, ss->seq_gaps, ss->frags_received, ss->frags_in_events,
-				ss->drops[0], ss->drops[1], ss->drops[2], ss->drops[3], ss->drops[4],
-				ss->drops[XEVB_DROP_FUTURE], ss->drops[XEVB_DROP_PARTIAL],
-				ss->drops[XEVB_DROP_UNASSIGNED], ss->seq_resets,
-				ss->end_of_run ? " eor" : "");
+		memset(shown, 0, sizeof(*shown) * XEVB_N_COUNTERS);
+		fprintf(f, "  source %4u:", id);
+		summary_text(&x, summary_source_line);
+		summary_others(&x, " ", " ");
+		fprintf(f, "%s\n", ss->end_of_run ? " eor" : "");
 	}
+}
+
+void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
+{
+	bool shown[XEVB_N_COUNTERS] = { false };
+	struct summary_ctx x = { f, s, XEVB_SCOPE_TOTAL, 0, shown, false };
+	enum summary_path path = s->xdp_mode ? XDP_PATH : SOCKET_PATH;
+
+	fprintf(f, "== xevb build summary (%s, %s path, %u sources)\n", s->ifname,
+		s->xdp_mode ? "AF_XDP" : "socket", s->n_sources);
+	for (size_t i = 0; i < sizeof(summary_lines) / sizeof(summary_lines[0]); i++) {
+		const struct summary_line *l = &summary_lines[i];
+		struct summary_ctx probe = { NULL, s, XEVB_SCOPE_TOTAL, 0, shown, false };
+
+		if (l->path != ANY_PATH && l->path != path)
+			continue;
+		if (!l->text) {
+			l->print(f, s);
+			continue;
+		}
+		if (l->if_any) {
+			summary_text(&probe, l->text);
+			if (!probe.any)
+				continue;
+		}
+		summary_text(&x, l->text);
+	}
+	if (summary_others(&x, "other counters      ", ", "))
+		fputc('\n', f);
+	summary_sources(f, s, shown);
+}
+
+/* Every row of the counter table of this scope, as JSON members. */
+static void json_counters(FILE *f, const struct xevb_snapshot *s, enum xevb_counter_scope scope, uint32_t id)
+{
+	char name[64];
+	bool first = scope == XEVB_SCOPE_SOURCE;
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->scope != scope)
+			continue;
+		for (uint32_t k = 0; k < c->n; k++) {
+			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", xevb_counter_name(c, k, true, name, sizeof(name)),
+				xevb_counter_value(c, s, id, k));
+			first = false;
+		}
+	}
+}
+
+/* The sources seen, each an object of its counters: "source":{"12":{...},...}. */
+static void json_sources(FILE *f, const struct xevb_snapshot *s)
+{
+	bool first = true;
+
+	fprintf(f, ",\"source\":{");
+	for (uint32_t id = 0; id < XEVB_MAX_SOURCES; id++) {
+		if (!s->core.src[id].seen)
+			continue;
+		fprintf(f, "%s\"%u\":{", first ? "" : ",", id);
+		json_counters(f, s, XEVB_SCOPE_SOURCE, id);
+		fputc('}', f);
+		first = false;
+	}
+	fputc('}', f);
 }
 
 void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 {
 	const struct xevb_builder_stats *c = &s->core;
+	uint64_t seq_gaps = 0;
 
-	fprintf(f, "{\"ifname\":\"%s\",\"path\":\"%s\",\"sources\":%u,\"rx_frames\":%" PRIu64
-		   ",\"rx_bytes\":%" PRIu64 ",\"rx_not_mep\":%" PRIu64 ",\"frags_received\":%" PRIu64
-		   ",\"frags_in_events\":%" PRIu64,
-		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, s->rx_frames, s->rx_bytes,
-		s->rx_not_mep, c->frags_received, c->frags_in_events);
-	for (int r = 0; r < XEVB_DROP__COUNT; r++)
-		fprintf(f, ",\"drop_%s\":%" PRIu64, drop_names[r], c->drops[r]);
-	fprintf(f, ",\"events_opened\":%" PRIu64 ",\"events_complete\":%" PRIu64
-		   ",\"events_incomplete\":%" PRIu64 ",\"events_flushed_eor\":%" PRIu64
-		   ",\"events_evicted\":%" PRIu64
-		   ",\"events_discarded\":%" PRIu64 ",\"open_events\":%" PRIu64 ",\"run_number\":%u"
-		   ",\"run_ended\":%s,\"out_events\":%" PRIu64 ",\"out_bytes\":%" PRIu64
-		   ",\"out_dropped_no_sink\":%" PRIu64 ",\"out_dropped_error\":%" PRIu64
-		   ",\"out_dropped_backlog\":%" PRIu64 ",\"out_lost_in_flight\":%" PRIu64 ",\"out_ack_untracked\":%" PRIu64 ",\"out_reconnects\":%" PRIu64
-		   ",\"out_peer_resets\":%" PRIu64
-		   ",\"sock_kernel_drops\":%" PRIu64 ",\"xsk_rx_dropped\":%" PRIu64
-		   ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64
-		   ",\"batches\":%" PRIu64 ",\"polls\":%" PRIu64,
-		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
-		c->events_evicted, c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
-		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog,
-		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
-	fprintf(f, ",\"rx_meta\":%" PRIu64 ",\"rx_meta_fallback\":%" PRIu64, s->rx_meta,
-		s->rx_meta_fallback);
-	fprintf(f, ",\"rx_ipfrag_datagrams\":%" PRIu64 ",\"rx_ipfrag_bytes\":%" PRIu64
-		   ",\"rx_ipfrag_copied\":%" PRIu64 ",\"sock_truncated\":%" PRIu64, s->rx_ipfrag_datagrams,
-		s->rx_ipfrag_bytes, s->rx_ipfrag_copied, s->sock_truncated);
+	fprintf(f, "{\"ifname\":\"%s\",\"path\":\"%s\",\"sources\":%u,\"run_number\":%u,\"run_ended\":%s",
+		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, c->run_number, c->run_ended ? "true" : "false");
+	json_counters(f, s, XEVB_SCOPE_TOTAL, 0);
+	fprintf(f, ",\"xsk_rx_dropped\":%" PRIu64 ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64,
+		xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
 	fprintf(f, ",\"shed_on\":%s,\"shed_meps\":%" PRIu64 ",\"shed_frags\":%" PRIu64
 		   ",\"shed_events\":%" PRIu64 ",\"shed_accept\":%u,\"shed_min_accept\":%u"
 		   ",\"shed_cuts\":%" PRIu64 ",\"shed_raises\":%" PRIu64,
@@ -216,20 +422,11 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",
 			xevb_slot_name(k), (uint64_t)s->xdp[k].packets, (uint64_t)s->xdp[k].frags);
-	fprintf(f, "},\"seq_resets\":%" PRIu64 ",\"jumps_quorum\":%" PRIu64 ",\"jumps_idle\":%" PRIu64
-		   ",\"jumps_shed\":%" PRIu64, c->seq_resets, c->jumps_quorum, c->jumps_idle, c->jumps_shed);
-	fprintf(f, ",\"meps_grouped\":%" PRIu64 ",\"groups_split\":%" PRIu64, c->meps_grouped,
-		c->groups_split);
-	fprintf(f, ",\"segs_received\":%" PRIu64 ",\"segs_in_frags\":%" PRIu64 ",\"segs_pending\":%" PRIu64
-		   ",\"frags_pending\":%" PRIu64 ",\"seg_frags_whole\":%" PRIu64,
-		c->segs_received, c->segs_in_frags, c->segs_pending, c->frags_pending, c->seg_frags_whole);
-	for (int r = 0; r < XEVB_SEG__COUNT; r++)
-		fprintf(f, ",\"segs_%s\":%" PRIu64, xevb_seg_reason_name((unsigned)r), c->segs_drops[r]);
-	fprintf(f, ",\"seq_gaps\":%" PRIu64 "}\n", ({
-		uint64_t g = 0;
-		for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
-			g += c->src[id].seq_gaps;
-		g;
-	}));
+	fputc('}', f);
+	for (unsigned id = 0; id < XEVB_MAX_SOURCES; id++)
+		seq_gaps += c->src[id].seq_gaps;
+	fprintf(f, ",\"seq_gaps\":%" PRIu64, seq_gaps);
+	json_sources(f, s);
+	fputs("}\n", f);
 	fflush(f);
 }
