@@ -68,6 +68,14 @@ struct xevb_sink_conn {
 struct xevb_output_stats {
 	uint64_t events;          /* written whole */
 	uint64_t bytes;
+	/*
+	 * Of the bytes of events taken for farm nodes: those user space wrote
+	 * into a send buffer, payloads copied from where they were received
+	 * (the batched path; a held event copied again). Events written with
+	 * writev (the file, over the buffer) or MSG_ZEROCOPY are not copied
+	 * here. copied / bytes is what user space copies per byte built.
+	 */
+	uint64_t bytes_copied;
 	uint64_t dropped_no_sink; /* no farm node connected: counted, not sent */
 	uint64_t dropped_error;   /* the connection failed before the event was written whole
 				     (a write failed mid-event, or it still waited in the buffer) */

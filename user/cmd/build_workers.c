@@ -1036,6 +1036,7 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 		if (!bw->c.file) {
 			s->out.events += os->events;
 			s->out.bytes += os->bytes;
+			s->out.bytes_copied += os->bytes_copied;
 			s->out.dropped_no_sink += os->dropped_no_sink;
 			s->out.dropped_error += os->dropped_error;
 			s->out.dropped_backlog += os->dropped_backlog;

@@ -125,6 +125,7 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 	ADD(c->seg_frags_live, "seg_frags_live");
 	ADD(s->out.events, "out.events");
 	ADD(s->out.bytes, "out.bytes");
+	ADD(s->out.bytes_copied, "out.bytes_copied");
 	ADD(s->out.dropped_no_sink, "out.dropped_no_sink");
 	ADD(s->out.dropped_error, "out.dropped_error");
 	ADD(s->out.dropped_backlog, "out.dropped_backlog");

@@ -58,6 +58,13 @@ void xevb_report_line(FILE *f, const struct xevb_snapshot *n, const struct xevb_
 	fflush(f);
 }
 
+/* What user space copied to write the events: 0 when they left from where they were received. */
+static void summary_copies(FILE *f, const struct xevb_output_stats *o)
+{
+	fprintf(f, "  copied by user space %" PRIu64 " bytes (%.3f per byte written)\n", o->bytes_copied,
+		o->bytes ? (double)o->bytes_copied / (double)o->bytes : 0.0);
+}
+
 static void summary_xdp_program(FILE *f, const struct xevb_snapshot *s)
 {
 	fprintf(f, "XDP program%s:", s->xdp_mode ? "" : " (pass mode, in front of the socket)");
@@ -115,6 +122,7 @@ void xevb_report_summary(FILE *f, const struct xevb_snapshot *s)
 	fprintf(f, "output              %" PRIu64 " events, %" PRIu64 " bytes; no farm node %" PRIu64
 		   ", write errors %" PRIu64 ", farm nodes' buffers full %" PRIu64 "\n",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog);
+	summary_copies(f, &s->out);
 	if (s->out.lost_in_flight || s->out.reconnects || s->out.ack_untracked)
 		fprintf(f, "  of them lost in flight to a failed farm node %" PRIu64 " (untracked %" PRIu64
 			   "); reconnects %" PRIu64 ", reset by a farm node %" PRIu64 "\n",
@@ -184,14 +192,14 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 		   ",\"run_ended\":%s,\"out_events\":%" PRIu64 ",\"out_bytes\":%" PRIu64
 		   ",\"out_dropped_no_sink\":%" PRIu64 ",\"out_dropped_error\":%" PRIu64
 		   ",\"out_dropped_backlog\":%" PRIu64 ",\"out_lost_in_flight\":%" PRIu64 ",\"out_ack_untracked\":%" PRIu64 ",\"out_reconnects\":%" PRIu64
-		   ",\"out_peer_resets\":%" PRIu64
+		   ",\"out_peer_resets\":%" PRIu64 ",\"out_bytes_copied\":%" PRIu64
 		   ",\"sock_kernel_drops\":%" PRIu64 ",\"xsk_rx_dropped\":%" PRIu64
 		   ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64
 		   ",\"batches\":%" PRIu64 ",\"polls\":%" PRIu64,
 		c->events_opened, c->events_complete, c->events_incomplete, c->events_flushed_eor,
 		c->events_evicted, c->events_discarded, c->open_events, c->run_number, c->run_ended ? "true" : "false",
 		s->out.events, s->out.bytes, s->out.dropped_no_sink, s->out.dropped_error, s->out.dropped_backlog,
-		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
+		s->out.lost_in_flight, s->out.ack_untracked, s->out.reconnects, s->out.peer_resets, s->out.bytes_copied, s->sock_kernel_drops, xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2), s->batches, s->polls);
 	fprintf(f, ",\"rx_meta\":%" PRIu64 ",\"rx_meta_fallback\":%" PRIu64, s->rx_meta,
 		s->rx_meta_fallback);
 	fprintf(f, ",\"rx_ipfrag_datagrams\":%" PRIu64 ",\"rx_ipfrag_bytes\":%" PRIu64
