@@ -72,7 +72,9 @@
 # segments (live frames are at most 3408 bytes whatever the MTU, so at MTU
 # 9000 segments of ~3.4 kB, not ~9 kB), the same probe and search as above
 # with forwarding to a farm node that checks every byte, for each point
-# GW_SEG_IMPLS (xdp+fwd socket+fwd) one after the other. The probes' --rate
+# GW_SEG_IMPLS (xdp+fwd socket+fwd) one after the other; the bisection
+# searches up to GW_SEG_HI_RX (3) x the unpaced probe's received rate,
+# not the generator's unpaced rate (Mpps). The probes' --rate
 # counts events; the generator paces the segments. Each row adds the
 # fragment payload MB/s built loss-free and the output engine's copies per
 # byte written (out_bytes_copied). Writes OUT/bench/segments-live.json
@@ -390,6 +392,12 @@ except Exception: print(1)' "$PACK")
 	if ((hi > 0)); then
 		# First guess: what the builder received unpaced, then halve the interval.
 		mid=$(tail -1 "$W/probes" | python3 -c 'import json,sys; print(int(json.loads(sys.stdin.read())["frames_per_s"]))')
+		# Segments: the live generator offers several Mpps unpaced, 10-40x
+		# what a builder takes; bisecting up to there spends the steps far
+		# above the answer. Search up to GW_SEG_HI_RX (3) x what it took.
+		if [[ $flow == seg ]] && ((mid > 0 && hi > mid * ${GW_SEG_HI_RX:-3})); then
+			hi=$((mid * ${GW_SEG_HI_RX:-3}))
+		fi
 		((mid >= hi)) && mid=$((hi * 9 / 10))
 		((mid < 20000)) && mid=20000
 		GW_IMPL=$impl BISECT_LOG=$W/probes
