@@ -446,6 +446,18 @@ run_flow_set() {  # FLOW MTU PACK LABEL_SUFFIX IMPLS...
 		search "$flow" "$impl" "$flow $impl$suffix"
 	done
 }
+# GW_SINK_RPS=1: the farm node's receive work (the bridge, its TCP) on
+# CPU 0, where the farm node runs, by RPS on the builder's switch port;
+# without it that work runs in the builder's send, on the builder's core
+# (about a quarter of its time at L1, profiled: tcp_sendmsg -> the
+# sink's tcp_v4_rcv and wake-up), which a real network never charges it.
+# Call once the testbed is up.
+gw_sink_rps() {
+	[[ -n ${GW_SINK_RPS:-} ]] || return 0
+	ip netns exec "$(tb_switch)" sh -c "echo 1 > /sys/class/net/$(tb_port builder 0)/queues/rx-0/rps_cpus" ||
+		{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
+}
+
 # The segment scan (GW_FLOWS=seg, see the header): per MTU a testbed, per
 # fragment size each implementation; its own results file.
 seg_scan() {
@@ -457,6 +469,7 @@ seg_scan() {
 		SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 		BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
 		direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
+		gw_sink_rps
 		MTU=$mtu PACK=1 NSRC=${GW_SEG_NSRC:-4}
 		for FRAG in ${GW_SEG_SIZES:-1000 2000 4000 8000 16000 32000 64000}; do
 			for impl in ${GW_SEG_IMPLS:-xdp+fwd socket+fwd}; do
@@ -496,15 +509,7 @@ for mtu in 1500 3500; do
 	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
 	direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
-	# GW_SINK_RPS=1: the farm node's receive work (the bridge, its TCP) on
-	# CPU 0, where the farm node runs, by RPS on the builder's switch port;
-	# without it that work runs in the builder's send, on the builder's core
-	# (about a quarter of its time at L1, profiled: tcp_sendmsg -> the
-	# sink's tcp_v4_rcv and wake-up), which a real network never charges it.
-	if [[ -n ${GW_SINK_RPS:-} ]]; then
-		ip netns exec "$(tb_switch)" sh -c "echo 1 > /sys/class/net/$(tb_port builder 0)/queues/rx-0/rps_cpus" ||
-			{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
-	fi
+	gw_sink_rps
 	for flow in $MAIN_FLOWS; do
 		case $flow in
 		l1) NSRC=126 FRAG=32 ;;
