@@ -160,6 +160,141 @@ int xevb_gen(struct xdp_md *ctx)
 }
 
 /*
+ * Segments (wire format 1.1): with --pack 1 and a fragment whose record
+ * does not fit a live frame, xevb_gen_seg sends each fragment as
+ * cfg_seg_count packets, a source's segments in a row, then the next
+ * source's, as the socket sender does: repetition r is segment cur_seg of
+ * source cur_src's fragment of block cur_block, with packet_seq
+ * cfg_seq0 + block x segments + segment and the IPv4 id its low 16 bits.
+ * The template is the first segment; the last one is shorter and trimmed.
+ *
+ * A segment's bytes depend on its offset only (one fixed length), and the
+ * record's seg_offset field says which segment a recycled page holds: the
+ * payload is copied only when it holds another one.
+ */
+const volatile __u32 cfg_seg_count;    /* segments per fragment; 0: not used */
+const volatile __u32 cfg_seg_stride;   /* payload bytes of every segment but the last */
+const volatile __u32 cfg_seg_last;     /* the last segment's bytes, padded to 4 */
+const volatile __u8 seg_payload[XEVB_GEN_SEG_PAYLOAD];
+
+__u32 cur_seg;
+__u64 seg_copies;   /* repetitions whose frame held another segment's bytes */
+
+/* The IPv4 header checksum, recomputed: length, id and address all vary. */
+static __always_inline void put_ip_csum(__u8 *ip)
+{
+	__u32 sum = 0;
+
+	ip[10] = ip[11] = 0;
+	for (int i = 0; i < 20; i += 2)
+		sum += (__u32)ip[i] << 8 | ip[i + 1];
+	sum = (sum & 0xffff) + (sum >> 16);
+	sum = (sum & 0xffff) + (sum >> 16);
+	xevb_st16(ip + 10, (__u16)~sum);
+}
+
+/* The next repetition: the next segment, source, or block. */
+static __always_inline void seg_step(__u32 k, __u32 s, __u64 blk)
+{
+	if (++k >= cfg_seg_count) {
+		k = 0;
+		if (++s >= cfg_n_src) {
+			s = 0;
+			blk++;
+		}
+	}
+	cur_seg = k;
+	cur_src = s;
+	cur_block = blk;
+}
+
+SEC("xdp")
+int xevb_gen_seg(struct xdp_md *ctx)
+{
+	__u8 *data = (__u8 *)(long)ctx->data;
+	__u8 *data_end = (__u8 *)(long)ctx->data_end;
+	__u32 s = cur_src, k = cur_seg, mep_off = cfg_mep_off;
+	__u32 off, take, len, seq;
+	__u64 blk = cur_block;
+	__u8 *ip, *mep, *rec;
+	__u8 flags = cfg_flags | XEVB_MEP_F_SEGMENT;
+	int cut;
+
+	if (blk > max_block) {
+		over_limit++;
+		return XDP_DROP;
+	}
+	if (pace_ns)
+		pace();
+	if (mep_off > 256 || k >= cfg_seg_count) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	off = k * cfg_seg_stride;
+	take = k + 1 < cfg_seg_count ? cfg_seg_stride : cfg_seg_last;
+	if (!take || take >= XEVB_GEN_SEG_MAX_TAKE || off > 65535) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	ip = data + 14;
+	mep = data + mep_off;
+	rec = mep + 16;
+	if (ip + 28 > data_end || rec + 12 > data_end) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	len = mep_off + 16 + 12 + take;
+	cut = (int)(data_end - data) - (int)len;
+	if (cut < 0) {
+		short_frame++;
+		return XDP_DROP;
+	}
+	s &= GEN_MAX_SOURCES - 1;
+	seq = cfg_seq0 + (__u32)blk * cfg_seg_count + k;
+	if (blk == eor_block)
+		flags |= XEVB_MEP_F_END_OF_RUN;
+	mep[3] = flags;
+	xevb_st16(mep + 4, srcs[s].source_id);
+	xevb_st32(mep + 12, seq);
+	xevb_st32(rec, cfg_first_event + (__u32)blk);
+
+	xevb_st16(ip + 2, (__u16)(len - 14));
+	xevb_st16(ip + 4, (__u16)seq);
+	if (cfg_per_src_addr)
+		*(__u32 *)(ip + 12) = srcs[s].saddr;
+	put_ip_csum(ip);
+	if (mep_off >= 14 + 20 + 8)
+		xevb_st16(ip + 24, (__u16)(len - 14 - 20));
+
+	if (xevb_ld16(rec + 6) != off) {
+		if (bpf_xdp_store_bytes(ctx, mep_off + 16 + 12, (void *)&seg_payload[off], take)) {
+			short_frame++;
+			return XDP_DROP;
+		}
+		/* Packet pointers are checked again after a helper wrote the packet. */
+		data = (__u8 *)(long)ctx->data;
+		data_end = (__u8 *)(long)ctx->data_end;
+		rec = data + mep_off + 16;
+		if (mep_off > 256 || rec + 12 > data_end) {
+			short_frame++;
+			return XDP_DROP;
+		}
+		xevb_st16(rec + 6, (__u16)off);
+		seg_copies++;
+	}
+	/* Last: the packet pointers are invalid after it. */
+	if (cut && bpf_xdp_adjust_tail(ctx, -cut)) {
+		short_frame++;
+		return XDP_DROP;
+	}
+
+	seg_step(k, s, blk);
+	tx_packets++;
+	tx_bytes += len;
+	return XDP_TX;
+}
+
+/*
  * --dfm: a ring of jobs user space fills (job_tail) while a call runs, the
  * program sends them (job_head). A repetition that finds the ring empty
  * polls it a while, then drops its frame: the call keeps going until user

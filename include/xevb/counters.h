@@ -206,6 +206,10 @@
 	  "Built events written whole to farm nodes or the file.") \
 	X(bytes, "bytes", COUNTER, "out_bytes", "out.bytes", "xevb_output_bytes_total", NULL, \
 	  "Bytes of built events written.") \
+	/* of bytes: those user space copied into a send buffer (payloads from where they were received; \
+	   events written with writev or MSG_ZEROCOPY are not copied here) */ \
+	X(bytes_copied, "bytes", COUNTER, "out_bytes_copied", "out.bytes_copied", "xevb_output_bytes_copied_total", \
+	  NULL, "Of the bytes written, those user space copied into a send buffer.") \
 	/* no farm node connected: counted, not sent */ \
 	X(dropped_no_sink, "events", COUNTER, "out_dropped_no_sink", "out.dropped_no_sink", \
 	  "xevb_output_dropped_events_total", "reason=\"no_sink\"", "Built events not delivered, by reason.") \

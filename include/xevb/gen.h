@@ -10,6 +10,15 @@
 #define XEVB_GEN_MAX_JOBS    4096
 /* Event ids of a call's jobs, jobs x records per MEP (a power of 2). */
 #define XEVB_GEN_MAX_JOB_EVS 65536
+/*
+ * Segments (xevb_gen_seg): the fragment's payload the program copies a
+ * segment's bytes from, zero past the fragment's end so that a last
+ * segment's padding comes with it. Offsets stay below 65536 and a segment
+ * (one live frame) below XEVB_GEN_SEG_MAX_TAKE bytes, so every copy stays
+ * inside.
+ */
+#define XEVB_GEN_SEG_MAX_TAKE 4096
+#define XEVB_GEN_SEG_PAYLOAD  (65536 + XEVB_GEN_SEG_MAX_TAKE)
 
 /* One emulated source, as the generator stamps it into the template. */
 struct xevb_gen_src {

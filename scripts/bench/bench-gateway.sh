@@ -65,9 +65,24 @@
 # 256-slot ring drops 0.2-0.5% at any rate, so no rate would be loss-free).
 # The farm node (xevb sink) runs on CPU 0, the generator niced below it.
 #
+# Fragments larger than a packet (GW_FLOWS=seg; issue 22): a free-running
+# fragment-size scan, GW_SEG_SIZES (1000 2000 4000 8000 16000 32000 64000
+# bytes) at GW_SEG_MTUS (1500 9000), GW_SEG_NSRC (4) sources, --pack 1:
+# the live generator sends each fragment over a packet as wire-format 1.1
+# segments (live frames are at most 3408 bytes whatever the MTU, so at MTU
+# 9000 segments of ~3.4 kB, not ~9 kB), the same probe and search as above
+# with forwarding to a farm node that checks every byte, for each point
+# GW_SEG_IMPLS (xdp+fwd socket+fwd) one after the other; the bisection
+# searches up to GW_SEG_HI_RX (3) x the unpaced probe's received rate,
+# not the generator's unpaced rate (Mpps). The probes' --rate
+# counts events; the generator paces the segments. Each row adds the
+# fragment payload MB/s built loss-free and the output engine's copies per
+# byte written (out_bytes_copied). Writes OUT/bench/segments-live.json
+# (and .csv); table in docs/bench/segments.md.
+#
 # usage: scripts/bench/bench-gateway.sh [OUT]  env: BENCH_QUICK=1 (1 s
 #   probes, 2 bisection steps, no bare: ~5 min), GW_SECS (2 full), GW_STEPS
-#   (5 full), GW_FLOWS ("l1 hlt"), GW_IMPLS ("bare socket socket+fwd xdp
+#   (5 full), GW_FLOWS ("l1 hlt"; "seg": the segment scan), GW_IMPLS ("bare socket socket+fwd xdp
 #   xdp+fwd"; " " for none), GW_VARIANTS ("dfm pack32 mtu3500"), BENCH_MERGE=1
 #   keeps the rows of an earlier gateway.json that this run does not measure
 #   (e.g. one flow at a time), BENCH_SWITCH (xdp|bridge, the full loop's),
@@ -119,7 +134,8 @@ tb_on_cleanup() {
 . scripts/bench/lib_bench.sh   # wait_for, stop_bg, direct_link, bisect_rate
 
 # probe IMPL FPS -> one JSON line: offered and received frames/s, loss.
-# FPS 0: unpaced. Uses NSRC PACK FRAG BNS SRCNS SNS BADDR SADDR.
+# FPS 0: unpaced. Uses NSRC PACK FRAG BNS SRCNS SNS BADDR SADDR, and NSEG
+# (packets per fragment: segments; 1 otherwise) to turn FPS into events/s.
 probe() {
 	local impl=$1 fps=$2 d=$W/p bargs=() nice=0 bpid spid="" rate
 	rm -rf "$d"; mkdir -p "$d"
@@ -152,7 +168,7 @@ probe() {
 		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
 	gw_model || { echo "GW_MODEL=gateway: no napi thread on the builder's eth1" >&2; stop_bg; return 1; }
 	# events/s per source for FPS frames/s in all: FPS x pack / sources
-	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC))")
+	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC / ${NSEG:-1}))")
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
 		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
@@ -187,6 +203,8 @@ r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
      "events_complete": b.get("events_complete"), "events_incomplete": b.get("events_incomplete"),
      "out_dropped": out_drop, "sink_events": k.get("events"), "sink_result": k.get("result"),
      "ok": bool(el) and bool(b), "builder_cpu_s": bcpu,
+     "fragments_sent": s.get("fragments", 0), "segments_sent": s.get("segments", 0),
+     "out_bytes": b.get("out_bytes", 0), "out_bytes_copied": b.get("out_bytes_copied"),
      "builder_cpu_ns_per_frame": round(bcpu * 1e9 / rx, 1) if rx else None}
 if impl.endswith("+fwd") and (out_drop or k.get("result") not in (None, "ok")):
     r["loss"] = max(r["loss"], 1.0 if not b.get("out_events") else out_drop / max(1, b.get("out_events", 0) + out_drop))
@@ -355,15 +373,31 @@ use_switch() {
 
 # search FLOW IMPL LABEL: unpaced probe, then bisection; appends the result.
 search() {
-	local flow=$1 impl=$2 label=$3 hi mid
+	local flow=$1 impl=$2 label=$3 hi mid first=$CAP
 	: >"$W/probes"
-	probe "$impl" "$CAP" >>"$W/probes" || true
+	# Segments: unpaced first, as the packets per fragment (NSEG, which
+	# turns a paced probe's frames/s into events/s) come from that probe.
+	NSEG=1
+	[[ $flow == seg ]] && first=0
+	probe "$impl" "$first" >>"$W/probes" || true
 	hi=$(tail -1 "$W/probes" | python3 -c 'import json,sys
 try: r = json.loads(sys.stdin.read()); print(int(r["offered_frames_per_s"]) if r["loss"] > float(sys.argv[1]) or not r.get("events_ok", True) else -int(r["offered_frames_per_s"]))
 except Exception: print(0)' "$TOL")
+	# Packets per fragment, from what the generator sent unpaced (1 for
+	# whole records, the segments of one fragment otherwise).
+	NSEG=$(tail -1 "$W/probes" | python3 -c 'import json,sys
+try:
+    r = json.loads(sys.stdin.read()); print(max(1, round(r["tx"] * int(sys.argv[1]) / r["fragments_sent"])))
+except Exception: print(1)' "$PACK")
 	if ((hi > 0)); then
 		# First guess: what the builder received unpaced, then halve the interval.
 		mid=$(tail -1 "$W/probes" | python3 -c 'import json,sys; print(int(json.loads(sys.stdin.read())["frames_per_s"]))')
+		# Segments: the live generator offers several Mpps unpaced, 10-40x
+		# what a builder takes; bisecting up to there spends the steps far
+		# above the answer. Search up to GW_SEG_HI_RX (3) x what it took.
+		if [[ $flow == seg ]] && ((mid > 0 && hi > mid * ${GW_SEG_HI_RX:-3})); then
+			hi=$((mid * ${GW_SEG_HI_RX:-3}))
+		fi
 		((mid >= hi)) && mid=$((hi * 9 / 10))
 		((mid < 20000)) && mid=20000
 		GW_IMPL=$impl BISECT_LOG=$W/probes
@@ -382,11 +416,22 @@ r = {"kind": "search", "flow": flow, "impl": impl, "label": label, "sources": in
      "frag_size": int(frag), "mtu": int(mtu), "frame_bytes": frame, "loss_tolerance": tol,
      "lossfree_frames_per_s": round(best["frames_per_s"]) if best else 0,
      "lossfree_gbps": round(best["frames_per_s"] * frame * 8 / 1e9, 3) if best else 0,
-     "lossfree_fragments_per_s": round(best["frames_per_s"] * int(pack)) if best else 0,
+     "lossfree_fragments_per_s": (round(best["frames_per_s"] * best["fragments_sent"] / best["tx"])
+         if best.get("fragments_sent") and best.get("tx") else round(best["frames_per_s"] * int(pack))) if best else 0,
      "sender_limited": bool(best is not None and best is unpaced),
+     # Fragments (and their payload) built loss-free: a fragment may be several packets.
+     "frames_per_fragment": round(best["tx"] / best["fragments_sent"], 3) if best and best.get("fragments_sent") else None,
+     "lossfree_mb_per_s": round(best["frames_per_s"] * best["fragments_sent"] / best["tx"] * int(frag) / 1e6, 1)
+         if best and best.get("fragments_sent") else 0,
+     "copied_per_byte": round(best["out_bytes_copied"] / best["out_bytes"], 4)
+         if best and best.get("out_bytes") and best.get("out_bytes_copied") is not None else None,
      "unpaced_offered_frames_per_s": round(unpaced.get("offered_frames_per_s", 0)),
      "unpaced_received_frames_per_s": round(unpaced.get("frames_per_s", 0)),
      "unpaced_loss": unpaced.get("loss"), "probes": probes}
+if r["frames_per_fragment"] and r["frames_per_fragment"] > 1:
+    # Segments: frames of several sizes; the bytes the builder received.
+    r["frame_bytes"] = None
+    r["lossfree_gbps"] = round(best["gbps"], 3) if best else 0
 print(json.dumps(r))
 PY
 }
@@ -401,23 +446,71 @@ run_flow_set() {  # FLOW MTU PACK LABEL_SUFFIX IMPLS...
 		search "$flow" "$impl" "$flow $impl$suffix"
 	done
 }
+# GW_SINK_RPS=1: the farm node's receive work (the bridge, its TCP) on
+# CPU 0, where the farm node runs, by RPS on the builder's switch port;
+# without it that work runs in the builder's send, on the builder's core
+# (about a quarter of its time at L1, profiled: tcp_sendmsg -> the
+# sink's tcp_v4_rcv and wake-up), which a real network never charges it.
+# Call once the testbed is up.
+gw_sink_rps() {
+	[[ -n ${GW_SINK_RPS:-} ]] || return 0
+	ip netns exec "$(tb_switch)" sh -c "echo 1 > /sys/class/net/$(tb_port builder 0)/queues/rx-0/rps_cpus" ||
+		{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
+}
+
+# The segment scan (GW_FLOWS=seg, see the header): per MTU a testbed, per
+# fragment size each implementation; its own results file.
+seg_scan() {
+	local mtu impl
+	: >"$W/results"   # after the gateway rows were written
+	for mtu in ${GW_SEG_MTUS:-1500 9000}; do
+		P="xbgs$$m$mtu"
+		tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
+		SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
+		BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
+		direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
+		gw_sink_rps
+		MTU=$mtu PACK=1 NSRC=${GW_SEG_NSRC:-4}
+		for FRAG in ${GW_SEG_SIZES:-1000 2000 4000 8000 16000 32000 64000}; do
+			for impl in ${GW_SEG_IMPLS:-xdp+fwd socket+fwd}; do
+				echo "  seg $impl: $NSRC sources, $FRAG B fragments, MTU $mtu" >&2
+				# the socket builder needs NAPI on its veth (as above)
+				# shellcheck disable=SC2086
+				[[ $impl == socket* ]] && { sock_builder_xdp "$X" ${GW_BUILD_ARGS:-} ||
+					ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp; }
+				search seg "$impl" "seg $impl $FRAG B MTU $mtu"
+				[[ $impl == socket* ]] && ip -n "$BNS" link set dev eth1 xdpdrv off 2>/dev/null
+			done
+		done
+		tb_down "$P"
+		TB_CREATED=${TB_CREATED/ $P/}
+	done
+	/usr/bin/python3 scripts/bench/benchlib.py write segments-live "$OUT/bench" "$W/results" \
+		${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" bisection_steps="$STEPS" loss_tolerance="$TOL" \
+		quick="$([[ -n $QUICK ]] && echo true || echo false)" \
+		model='"direct veth pair, live generator (segments of at most a 3408-byte live frame) XDP_TX on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', forwarding to a farm node checking every byte on CPU 0, '"$(model_text)"'; 2 shared cores"'
+	python3 - "$OUT/bench/segments-live.json" <<'PY'
+import json, sys
+d = json.load(open(sys.argv[1]))
+print("%-5s %7s %-11s %9s %10s %8s %s" % ("MTU", "frag B", "builder", "MB/s", "frags/s", "copied", "note"))
+for r in d["results"]:
+    print("%-5d %7d %-11s %9.1f %10d %8s %s" % (r["mtu"], r["frag_size"], r["impl"], r["lossfree_mb_per_s"],
+          r["lossfree_fragments_per_s"], r["copied_per_byte"],
+          "generator-limited (no loss unpaced)" if r["sender_limited"] else ""))
+PY
+}
+
+MAIN_FLOWS=${FLOWS//seg/}
 for mtu in 1500 3500; do
+	[[ -z ${MAIN_FLOWS// /} ]] && break
 	[[ $mtu == 3500 && " $VARIANTS " != *" mtu3500 "* ]] && continue
 	P="xbgw$$m$mtu"
 	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
 	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
 	direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
-	# GW_SINK_RPS=1: the farm node's receive work (the bridge, its TCP) on
-	# CPU 0, where the farm node runs, by RPS on the builder's switch port;
-	# without it that work runs in the builder's send, on the builder's core
-	# (about a quarter of its time at L1, profiled: tcp_sendmsg -> the
-	# sink's tcp_v4_rcv and wake-up), which a real network never charges it.
-	if [[ -n ${GW_SINK_RPS:-} ]]; then
-		ip netns exec "$(tb_switch)" sh -c "echo 1 > /sys/class/net/$(tb_port builder 0)/queues/rx-0/rps_cpus" ||
-			{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
-	fi
-	for flow in $FLOWS; do
+	gw_sink_rps
+	for flow in $MAIN_FLOWS; do
 		case $flow in
 		l1) NSRC=126 FRAG=32 ;;
 		hlt) NSRC=323 FRAG=100 ;;
@@ -464,6 +557,7 @@ model_text() {
 	[[ -n ${GW_SINK_RPS:-} ]] && echo -n "; the farm node's receive work on CPU 0 (RPS on the builder's switch port)"
 	echo
 }
+if [[ -n ${MAIN_FLOWS// /} ]]; then
 /usr/bin/python3 scripts/bench/benchlib.py write gateway "$OUT/bench" "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
 	bisection_steps="$STEPS" loss_tolerance="$TOL" \
 	model='"direct veth pair, generator XDP_TX on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', '"$(model_text)"'; 2 shared cores"'
@@ -477,3 +571,7 @@ for r in d["results"]:
           r["unpaced_received_frames_per_s"] / 1e3, r["unpaced_offered_frames_per_s"] / 1e3,
           "generator-limited (no loss unpaced)" if r["sender_limited"] else ""))
 PY
+fi
+if [[ " $FLOWS " == *" seg "* ]]; then
+	seg_scan
+fi

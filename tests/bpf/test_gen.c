@@ -314,3 +314,113 @@ Test(xdp_gen, dfm_jobs_byte_identical)
 	cr_assert(eq(u64, sk->bss->tx_packets, (uint64_t)NJ * NSRC));
 	xevb_gen__destroy(sk);
 }
+
+/*
+ * Segments (xevb_gen_seg): a fragment larger than a packet leaves as
+ * segments, every repetition byte for byte the frame xevb_write_frame makes
+ * for that segment with the parameters the socket sender uses (its
+ * send_segments: packet_seq per segment, IPv4 id its low 16 bits, the
+ * whole fragment's length and CRC-32C in each), a source's segments in a
+ * row, END_OF_RUN on every segment of the last block. Frames come from a
+ * pool of pages, each first holding the template and then what its last
+ * repetition left, as live mode's page pool: a page that still holds the
+ * segment's bytes is not copied again (seg_copies, exact).
+ */
+static void segments(bool udp, uint16_t frag, uint32_t pool)
+{
+	enum { BLOCKS = 3, MAX_POOL = 8 };
+	const size_t budget = 1500 - 20 - (udp ? 8 : 0);
+	uint32_t nseg = xevb_seg_count(frag, budget), stride = xevb_seg_stride(budget);
+	static uint8_t payload[65536];
+	struct xevb_mep_params p = {
+		.dst_mac = { 2, 0x18, 2, 0, 0, 0 },
+		.src_mac = { 2, 0x18, 1, 0, 0, 0 },
+		.saddr = htonl(SADDR_BASE),
+		.daddr = htonl(0xc6120201),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = ids[0],
+		.flags = XEVB_MEP_F_SEGMENT,
+		.run_number = 77,
+		.first_event_id = FIRST,
+		.n_frags = 1,
+		.frag_size = frag,
+		.seg_budget = (uint16_t)budget,
+	};
+	static uint8_t pages[MAX_POOL][4096];
+	uint8_t out[4096], want[4096];
+	struct xevb_gen *sk = xevb_gen__open();
+	uint32_t retval, reps = BLOCKS * NSRC * nseg;
+	uint64_t bytes = 0;
+	ssize_t len;
+
+	cr_assert(gt(u32, nseg, 1), "a %u-byte fragment needs segments", frag);
+	cr_assert(le(u32, pool, MAX_POOL));
+	xevb_emu_fill(payload, frag);
+	p.seg_crc32c = xevb_crc32c(0, payload, frag);
+	len = xevb_write_frame(pages[0], sizeof(pages[0]), &p);
+	cr_assert(gt(sz, (size_t)len, 0));
+	for (uint32_t i = 1; i < pool; i++)
+		memcpy(pages[i], pages[0], (size_t)len);
+	cr_assert(not(eq(ptr, sk, NULL)));
+	sk->rodata->cfg_n_src = NSRC;
+	sk->rodata->cfg_pack = 1;
+	sk->rodata->cfg_ip_off = 14;
+	sk->rodata->cfg_mep_off = 14 + 20 + (udp ? 8 : 0);
+	sk->rodata->cfg_first_event = FIRST;
+	sk->rodata->cfg_per_src_addr = 1;
+	sk->rodata->cfg_seg_count = nseg;
+	sk->rodata->cfg_seg_stride = stride;
+	sk->rodata->cfg_seg_last = XEVB_PAD4(frag - (nseg - 1) * stride);
+	memcpy((uint8_t *)(uintptr_t)sk->rodata->seg_payload, payload, frag);
+	for (int i = 0; i < NSRC; i++) {
+		sk->rodata->srcs[i].saddr = htonl(SADDR_BASE + (uint32_t)i);
+		sk->rodata->srcs[i].source_id = ids[i];
+	}
+	cr_assert(eq(int, xevb_gen__load(sk), 0), "load the generator");
+	sk->data->max_block = BLOCKS - 1;
+	sk->data->eor_block = BLOCKS - 1;
+	int fd = bpf_program__fd(sk->progs.xevb_gen_seg);
+
+	for (uint32_t rep = 0; rep < reps; rep++) {
+		uint32_t k = rep % nseg, s = rep / nseg % NSRC, blk = rep / nseg / NSRC, got;
+		uint8_t *page = pages[rep % pool];
+		struct xevb_mep_params q = p;
+		ssize_t wlen;
+
+		got = run_out(fd, page, (uint32_t)len, out, sizeof(out), &retval);
+		cr_assert(eq(u32, retval, XDP_TX), "rep %u", rep);
+		q.saddr = htonl(SADDR_BASE + s);
+		q.source_id = ids[s];
+		q.flags |= blk == BLOCKS - 1 ? XEVB_MEP_F_END_OF_RUN : 0;
+		q.packet_seq = blk * nseg + k;
+		q.ip_id = (uint16_t)q.packet_seq;
+		q.first_event_id = FIRST + blk;
+		q.seg_offset = (uint16_t)(k * stride);
+		q.payload = (const uint8_t *const[]){ payload };
+		wlen = xevb_write_frame(want, sizeof(want), &q);
+		cr_assert(eq(u32, got, (uint32_t)wlen), "rep %u: segment %u of source %u: %u bytes", rep, k, s, got);
+		cr_assert(eq(int, memcmp(out, want, (size_t)wlen), 0), "rep %u: segment %u of source %u differs",
+			  rep, k, s);
+		/* The page keeps these bytes; its length is the template's again. */
+		memcpy(page, out, got);
+		bytes += got;
+	}
+	/* A pool of one changes segment every time but the first; a pool of
+	   nseg pages keeps one segment per page after their first use. */
+	cr_assert(eq(u64, sk->bss->seg_copies, pool == 1 ? reps - 1 : nseg - 1));
+	cr_assert(eq(u64, sk->bss->tx_packets, reps));
+	cr_assert(eq(u64, sk->bss->tx_bytes, bytes));
+	cr_assert(eq(u64, sk->bss->short_frame, 0));
+
+	/* Past the stop line: dropped and counted, never sent. */
+	run_out(fd, pages[0], (uint32_t)len, out, sizeof(out), &retval);
+	cr_assert(eq(u32, retval, XDP_DROP));
+	cr_assert(eq(u64, sk->bss->over_limit, 1));
+	xevb_gen__destroy(sk);
+}
+
+/* 4 segments, the last of 644 bytes; 5001 bytes: the last needs padding. */
+Test(xdp_gen, segments_raw_recycled_page)  { segments(false, 5000, 1); }
+Test(xdp_gen, segments_raw_page_per_seg)   { segments(false, 5001, 4); }
+Test(xdp_gen, segments_udp_64k)            { segments(true, 65535, 1); }

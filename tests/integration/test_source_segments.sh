@@ -13,11 +13,14 @@
 # segments are exactly those the source reports.
 # --ip-frag: one oversize MEP per fragment, DF clear; the kernel at the
 # receiver reassembles each into one valid MEP (counted by /proc/net/snmp).
+# Live mode (the BPF_PROG_RUN generator) at MTU 1500, over a direct veth
+# pair into the builder's namespace: the same checks, every segment valid.
 # Under a DFM (pull, a socket builder re-asking what it lacks, answers
 # dropped on purpose): every answer, and every answer to a re-ask, is the
 # whole fragment in segments, the repeated ones all flagged RESEND.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
+. "$(dirname "$0")/../../scripts/bench/lib_bench.sh"   # direct_link
 e2e_init g "${1:-build}"
 tb_up --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu 9000 || e2e_die "tb_up"
 E2E_DEST=$(tb_addr builder 0)
@@ -42,14 +45,16 @@ source_mtu() {
 }
 
 # seg_case NAME MTU SIZE EVENTS [source options]: segments, no faults.
+# SEG_DEV: capture there instead, and leave the source's eth0 alone (live
+# mode over the direct link).
 seg_case() {
 	local name=$1 mtu=$2 size=$3 events=$4
 	shift 4
 	local -a cap=()
 	[[ " $* " == *" --udp "* ]] && cap=(--udp 23900)
 	e2e_log "$name: MTU $mtu, $size-byte fragments, $events events x 2 sources, segments $*"
-	source_mtu "$mtu"
-	capture "$name.c" --mode frames --mtu "$mtu" --frag-size "$size" "${cap[@]}"
+	[[ -z ${SEG_DEV:-} ]] && source_mtu "$mtu"
+	capture "$name.c" --mode frames --dev "${SEG_DEV:-eth0}" --mtu "$mtu" --frag-size "$size" "${cap[@]}"
 	e2e_source 0 "$name.s" --source-ids 0-1 --pack 1 --frag-size "$size" --events "$events" \
 		--rate 2000 "$@"
 	e2e_wait_all
@@ -79,6 +84,16 @@ seg_case seg_1500_raw_16k 1500 16000 30
 seg_case seg_1500_udp_64k 1500 65535 12 --udp
 seg_case seg_9000_raw_64k 9000 65535 20 --dev eth0
 seg_case seg_9000_udp_16k 9000 16384 30 --udp
+
+# Live frames reach the builder's end of the direct link only with XDP on it
+# (a veth drops XDP_TX frames otherwise): xevb_pass, then the stack.
+direct_link "$(tb_ns source 0)" "$(tb_ns builder 0)" 1500 || e2e_die "direct link"
+ip -n "$(tb_ns builder 0)" link set dev eth1 xdpdrv obj "$(dirname "$X")/bpf/xevb_pass.bpf.o" sec xdp ||
+	e2e_die "xevb_pass on the builder's eth1"
+live=(--mode live --dev eth1 --dst-mac "$DIRECT_DST_MAC" --src-addr "$(tb_addr source 0)")
+SEG_DEV=eth1 seg_case seg_live_1500_raw_16k 1500 16000 30 "${live[@]}"
+SEG_DEV=eth1 seg_case seg_live_1500_udp_64k 1500 65535 12 "${live[@]}" --udp
+ip -n "$(tb_ns builder 0)" link del eth1
 
 # ---------------------------------------------------------------------------
 e2e_log "seg_mixed: MTU 1500, fragments of 1000-20000 bytes (some whole, some segmented), IP_HDRINCL sources"

@@ -287,6 +287,8 @@ Test(output, batched_byte_exact_round_robin)
 		xevb_output_settle(&o, 5000000000ull);
 		cr_assert(eq(u64, o.st.events, N));
 		cr_assert(eq(u64, o.st.bytes, bytes));
+		/* Every event went through a send buffer: every byte copied once. */
+		cr_assert(eq(u64, o.st.bytes_copied, bytes));
 		cr_assert(eq(u64, o.st.dropped_no_sink + o.st.dropped_error + o.st.dropped_backlog + o.st.lost_in_flight +
 				  o.st.encode_errors, 0));
 		xevb_output_close(&o);
@@ -524,6 +526,7 @@ Test(output, oversize_event_in_order)
 	struct xevb_output o;
 	struct fake *f = fake_new(MAX_SRC, MAX_LEN);
 	uint8_t *seen = calloc(N, 1);
+	uint64_t buffered = 0, bytes = 0;
 
 	node_listen(&n, 0);
 	open_output(&o, &n, 1, MAX_SRC);
@@ -532,9 +535,15 @@ Test(output, oversize_event_in_order)
 		/* Events 0, 3, 6: all 4096 sources (~300 KiB); the others 8. */
 		f->n_src = k % 3 == 0 ? MAX_SRC : 8;
 		xevb_output_emit(&o, fake_event(f, k));
+		bytes += xevb_event_wire_size_fast(&f->ev);
+		buffered += k % 3 ? xevb_event_wire_size_fast(&f->ev) : 0;
 	}
 	xevb_output_settle(&o, 5000000000ull);
 	cr_assert(eq(u64, o.st.events, N));
+	cr_assert(eq(u64, o.st.bytes, bytes));
+	/* The oversize ones went out with writev from their frames: not copied. */
+	cr_assert(eq(u64, o.st.bytes_copied, buffered));
+	cr_assert(gt(u64, buffered, 0));
 	xevb_output_close(&o);
 	node_join(&n);
 	{

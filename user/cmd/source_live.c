@@ -22,6 +22,8 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include <xevb/cli.h>
+#include <xevb/crc32c.h>
+#include <xevb/emu_payload.h>
 #include <xevb/gen.h>
 #include <xevb/mep_write.h>
 #include "xevb_gen.skel.h"
@@ -94,8 +96,42 @@ bool src_resolve_mac(const char *dev, uint32_t addr, uint8_t *mac)
 	return false;
 }
 
+/*
+ * --pack 1 and a record over what one packet carries (the MTU, or a live
+ * frame: a page, whatever the MTU): the template becomes the fragment's
+ * first segment and xevb_gen_seg sends them all (wire format 1.1), copying
+ * each segment's bytes from the payload filled here. Returns the segments
+ * per fragment, 0 when records go whole.
+ */
+static uint32_t setup_segments(const struct src_cfg *c, struct xevb_gen *sk, struct xevb_mep_params *p, int mtu)
+{
+	size_t hdr = XEVB_WR_IP_HLEN + (c->udp_port ? XEVB_WR_UDP_HLEN : 0);
+	size_t ip_max = (size_t)mtu < LIVE_MAX_FRAME - XEVB_WR_ETH_HLEN ? (size_t)mtu : LIVE_MAX_FRAME - XEVB_WR_ETH_HLEN;
+	size_t budget = ip_max > hdr ? ip_max - hdr : 0;
+	uint8_t *payload = (uint8_t *)(uintptr_t)sk->rodata->seg_payload;
+	uint32_t nseg, stride;
+
+	if (c->pack != 1 || !xevb_seg_needed(c->fmin, budget))
+		return 0;
+	nseg = xevb_seg_count(c->fmin, budget);
+	stride = xevb_seg_stride(budget);
+	if (!nseg)
+		return 0;
+	xevb_emu_fill(payload, c->fmin);
+	p->flags = XEVB_MEP_F_SEGMENT;
+	p->seg_offset = 0;
+	p->seg_budget = (uint16_t)budget;
+	p->seg_crc32c = xevb_crc32c(0, payload, c->fmin);
+	sk->rodata->cfg_seg_count = nseg;
+	sk->rodata->cfg_seg_stride = stride;
+	sk->rodata->cfg_seg_last = XEVB_PAD4((uint32_t)c->fmin - (nseg - 1) * stride);
+	xevb_info("fragments of %u bytes go as %u segments of up to %u bytes, one live frame each "
+		  "(MTU %d, live frames of at most %d bytes)", c->fmin, nseg, stride, mtu, LIVE_MAX_FRAME);
+	return nseg;
+}
+
 /* Fill the frame template and the per-source table; 0 or -1 after a message. */
-static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, size_t *len)
+static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, size_t *len, uint32_t *nseg)
 {
 	struct xevb_mep_params p = {0};
 	struct ifreq ifr;
@@ -133,12 +169,12 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 	p.first_event_id = c->first_event;
 	p.n_frags = c->pack;
 	p.frag_size = c->fmin;
+	*nseg = setup_segments(c, sk, &p, mtu);
 	n = xevb_write_frame(frame, LIVE_MAX_FRAME, &p);
 	if (n < 0 || (size_t)n - 14 > (size_t)mtu) {
 		xevb_err("--pack %u x --frag-size %u makes a %zu-byte frame: live mode sends at most %d bytes "
-			 "and the MTU of %s is %d; lower --pack or --frag-size (live mode stamps one fixed "
-			 "frame and cannot send segments or IP fragments: use --mode socket for fragments "
-			 "larger than a packet)",
+			 "and the MTU of %s is %d; lower --pack or --frag-size (fragments larger than a "
+			 "packet go as segments with --pack 1; IP fragments need --mode socket --ip-frag)",
 			 c->pack, c->fmin, (size_t)(14 + 20 + (c->udp_port ? 8 : 0) + 16) +
 			 (size_t)c->pack * (12 + XEVB_PAD4((uint32_t)c->fmin)), LIVE_MAX_FRAME, c->dev, mtu);
 		return -1;
@@ -204,6 +240,19 @@ int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uin
 	return r;
 }
 
+/*
+ * The fragments of a segmented run: one per nseg packets sent, and a
+ * fragment cut short (a signal ending a call) is partial, as the socket
+ * sender counts a fragment with a segment missing.
+ */
+static void count_segments(struct src_stats *st, uint32_t nseg)
+{
+	st->segments = st->seg_valid = st->packets;
+	st->valid_frags = st->packets / nseg;
+	st->partial_frags = st->packets % nseg ? 1 : 0;
+	st->frags = st->seg_frags = st->valid_frags + st->partial_frags;
+}
+
 static uint64_t thread_cpu_ns(void)
 {
 	struct timespec ts;
@@ -225,6 +274,8 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 	static uint8_t frame[LIVE_MAX_FRAME];
 	struct xevb_gen *sk;
 	size_t len = 0;
+	uint32_t nseg = 0;
+	uint64_t fpb = 1;                                      /* frames per block */
 	uint64_t total = c->events ? c->events / c->pack : 0;  /* blocks; 0: unbounded */
 	uint64_t done = 0, chunk, deadline = 0, t, cpu;
 	double rep_ns = 0, wait_ns = 0;   /* CPU per repetition, fixed wait per call */
@@ -242,13 +293,14 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 		xevb_err("cannot open the generator BPF object: %s", strerror(errno));
 		return 1;
 	}
-	if (setup(c, sk, frame, &len))
+	if (setup(c, sk, frame, &len, &nseg))
 		goto out;
+	fpb = (uint64_t)c->n_src * (nseg ? nseg : 1);
 	if (xevb_gen__load(sk)) {
 		xevb_err("cannot load the generator XDP program: %s (needs root / CAP_BPF)", strerror(errno));
 		goto out;
 	}
-	prog_fd = bpf_program__fd(sk->progs.xevb_gen);
+	prog_fd = bpf_program__fd(nseg ? sk->progs.xevb_gen_seg : sk->progs.xevb_gen);
 	if (total) {
 		sk->data->max_block = total - 1;
 		if (c->eor)
@@ -256,16 +308,17 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 	}
 
 	/* Fast rates are paced frame by frame in the program (bursts overflow
-	 * a receiver's veth ring); slow ones by sleeping between small calls. */
-	if (bps * c->n_src >= PACE_BPF_MIN_FPS) {
-		sk->bss->pace_ns = (uint64_t)(1e9 / (bps * c->n_src));
+	 * a receiver's veth ring); slow ones by sleeping between small calls.
+	 * The program paces packets: a block's segments are spread evenly. */
+	if (bps * (double)fpb >= PACE_BPF_MIN_FPS) {
+		sk->bss->pace_ns = (uint64_t)(1e9 / (bps * (double)fpb));
 		chunk = (uint64_t)(bps * PACE_BPF_CALL_S) ? (uint64_t)(bps * PACE_BPF_CALL_S) : 1;
 		xevb_dbg("pacing in the program: one frame every %llu ns",
 			 (unsigned long long)sk->bss->pace_ns);
 	} else if (bps > 0)
 		chunk = (uint64_t)(bps * PACE_STEP_S) ? (uint64_t)(bps * PACE_STEP_S) : 1;
 	else
-		chunk = 65536 / (uint64_t)c->n_src ? 65536 / (uint64_t)c->n_src : 1;
+		chunk = 65536 / fpb ? 65536 / fpb : 1;
 	st->t_start = xevb_now_ns();
 	if (c->duration > 0)
 		deadline = st->t_start + (uint64_t)(c->duration * 1e9);
@@ -277,15 +330,15 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 		/* Near the deadline, send only what fits in the time left. */
 		if (deadline && rep_ns > 0 && bps <= 0) {
 			double left = (double)(deadline - now) - wait_ns;
-			uint64_t fit = left > 0 ? (uint64_t)(left / rep_ns) / (uint64_t)c->n_src : 0;
+			uint64_t fit = left > 0 ? (uint64_t)(left / rep_ns) / fpb : 0;
 			if (left <= 0)
 				break;
 			n = fit < 1 ? 1 : fit < n ? fit : n;
 		}
 		if (total && n > total - done)
 			n = total - done;
-		if (n * (uint64_t)c->n_src > UINT32_MAX)
-			n = UINT32_MAX / (uint64_t)c->n_src;
+		if (n * fpb > UINT32_MAX)
+			n = UINT32_MAX / fpb;
 		if (sk->bss->pace_ns) {
 			/* The program keeps time; stop at the deadline. */
 			if (deadline) {
@@ -303,41 +356,41 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 				n = total - done;
 			sleep_until(st->t_start + (uint64_t)((double)(done + n) / bps * 1e9));
 		}
-		if (n * (uint64_t)c->n_src > UINT32_MAX)
-			n = UINT32_MAX / (uint64_t)c->n_src;
+		if (n * fpb > UINT32_MAX)
+			n = UINT32_MAX / fpb;
 		if (src_stop)
 			break;
 		t0 = xevb_now_ns();
 		c0 = thread_cpu_ns();
-		if (src_live_run(prog_fd, ifindex, frame, len, n * (uint64_t)c->n_src, false))
+		if (src_live_run(prog_fd, ifindex, frame, len, n * fpb, false))
 			goto out;
 		cpu = thread_cpu_ns() - c0;
 		t = xevb_now_ns() - t0;
 		xevb_dbg("live call: %llu repetitions in %.1f ms (%.1f ms CPU)",
-			 (unsigned long long)(n * (uint64_t)c->n_src), (double)t / 1e6, (double)cpu / 1e6);
+			 (unsigned long long)(n * fpb), (double)t / 1e6, (double)cpu / 1e6);
 		done += n;
 		if (total && done == total)
 			eor_sent = c->eor;
 		st->cpu_ns += cpu;
 		/* Tiny calls are all fixed cost: they would spoil the estimate. */
-		if (cpu > 0 && n * (uint64_t)c->n_src >= 10000) {
-			double r = (double)cpu / (double)(n * (uint64_t)c->n_src);
+		if (cpu > 0 && n * fpb >= 10000) {
+			double r = (double)cpu / (double)(n * fpb);
 			double w = t > cpu ? (double)(t - cpu) : 0;
 			rep_ns = rep_ns > 0 ? (rep_ns + r) / 2 : r;
 			wait_ns = wait_ns > 0 ? (wait_ns + w) / 2 : w;
 		}
 		if (bps <= 0 && rep_ns > 0) {
 			uint64_t reps = (uint64_t)(CALL_WORK_NS / rep_ns);
-			chunk = reps / (uint64_t)c->n_src ? reps / (uint64_t)c->n_src : 1;
+			chunk = reps / fpb ? reps / fpb : 1;
 		}
 	}
 	/* Stopped early: one more block, flagged END_OF_RUN, closes the run. */
 	if (c->eor && !eor_sent && done && (!total || done < total)) {
 		sk->data->eor_block = done;
 		sk->data->max_block = done;
-		if (src_live_run(prog_fd, ifindex, frame, len, (uint64_t)c->n_src, false))
+		if (src_live_run(prog_fd, ifindex, frame, len, fpb, false))
 			goto out;
-		xevb_dbg("live call: %d repetitions, the END_OF_RUN block", c->n_src);
+		xevb_dbg("live call: %llu repetitions, the END_OF_RUN block", (unsigned long long)fpb);
 		done++;
 	}
 	rc = 0;
@@ -347,10 +400,13 @@ out:
 		st->aborted = rc != 0;
 		st->packets = sk->bss->tx_packets;
 		st->bytes = sk->bss->tx_bytes - 14 * st->packets;
-		st->frags = st->valid_frags = st->packets * c->pack;
-		st->blocks = st->packets / (uint64_t)c->n_src;
+		if (nseg)
+			count_segments(st, nseg);
+		else
+			st->frags = st->valid_frags = st->packets * c->pack;
+		st->blocks = st->packets / fpb;
 		st->events = st->blocks * c->pack;
-		st->eor_packets = c->eor && sk->data->eor_block < done ? (uint64_t)c->n_src : 0;
+		st->eor_packets = c->eor && sk->data->eor_block < done ? fpb : 0;
 		if (sk->bss->over_limit || sk->bss->short_frame)
 			xevb_warn("generator dropped %llu repetitions past the end, %llu short frames",
 				  (unsigned long long)sk->bss->over_limit,

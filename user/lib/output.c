@@ -505,6 +505,7 @@ static int emit_buffered(struct xevb_output *o, struct xevb_sink_conn *c, const 
 		o->st.encode_errors++;
 		return err;
 	}
+	o->st.bytes_copied += total;
 	conn_queued(o, c, total);
 	return 0;
 }
@@ -590,6 +591,7 @@ int xevb_output_write_to(struct xevb_output *o, uint32_t k, const uint8_t *event
 		return -ENOBUFS;
 	}
 	memcpy(c->buf + c->buf_len, event, len);
+	o->st.bytes_copied += len;
 	conn_queued(o, c, len);
 	return 0;
 }

@@ -124,6 +124,8 @@ static const struct summary_line summary_lines[] = {
 			   "{out_dropped_backlog}\n", NULL },
 	{ ANY_PATH, true, "  of them lost in flight to a failed farm node {out_lost_in_flight} (untracked "
 			  "{out_ack_untracked}); reconnects {out_reconnects}, reset by a farm node {out_peer_resets}\n", NULL },
+	/* What user space copied to write the events: 0 when they left from where they were received. */
+	{ ANY_PATH, true, "  copied by user space {out_bytes_copied} bytes\n", NULL },
 	{ XDP_PATH, false, NULL, summary_xdp_program },
 	{ XDP_PATH, false, "AF_XDP sockets: rx_dropped {@xsk_rx_dropped}, rx_ring_full {@xsk_rx_ring_full}, "
 			   "fill_ring_empty {@xsk_fill_ring_empty}\n", NULL },
