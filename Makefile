@@ -133,6 +133,7 @@ FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT)
 # A harness of a command's control handlers links that command's unit too.
 FUZZ_CMD_fuzz_build_ctl := user/cmd/build_ctl.c
+FUZZ_CMD_fuzz_source_ctl := user/cmd/source_ctl.c
 $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(CMD_SRCS) $(wildcard include/xevb/*.h user/lib/*.h user/cmd/*.h \
 		tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
