@@ -100,7 +100,7 @@ static const struct xevb_opt opts[] = {
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
 	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
-	{ "bind-src", O_BINDSRC, "IDS=ADDR", "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (repeatable; a run configuration gives one per source)" },
+	{ "bind-src", O_BINDSRC, "IDS=ADDR", "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (IP-fragmented ones: the builder, after reassembly; repeatable; a run configuration gives one per source)" },
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
 	XEVB_OPT_JSON,
