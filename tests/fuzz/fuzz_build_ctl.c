@@ -66,7 +66,8 @@ static struct xevb_output out;
 static uint32_t recent[RECENT], n_recent, cursor;
 static struct cf_peer dfm, sinks[3];
 /* The source processes the DFM listed, as sockets see them. */
-static struct sockaddr_in listed[64];
+#define LISTED_MAX 1024   /* the builder keeps 256 */
+static struct sockaddr_in listed[LISTED_MAX];
 static uint32_t n_listed, credits;
 /* Now-values, not counters: still open, a farm node's credits and count, built and not (yet) assigned. */
 static const char *const may_fall[] = { "still_open", "credits", "acked", "unassigned_built", NULL };
@@ -212,9 +213,15 @@ static struct cf_peer *make(uint8_t op, uint8_t a, uint8_t b, uint8_t c, struct 
 /* The DFM's SOURCES, as the builder will address them. */
 static void note_sources(const struct xevb_ctl_msg *m)
 {
-	for (uint32_t r = 0; r < m->h.n_recs && n_listed < 64; r++)
-		listed[n_listed++] = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = m->u.src[r].addr,
-							   .sin_port = htons(m->u.src[r].port) };
+	for (uint32_t r = 0; r < m->h.n_recs; r++) {
+		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = m->u.src[r].addr,
+					  .sin_port = htons(m->u.src[r].port) };
+		if (is_listed(&sa))
+			continue;
+		if (n_listed == LISTED_MAX)
+			CF_FAIL("more than %u source processes listed", LISTED_MAX);
+		listed[n_listed++] = sa;
+	}
 }
 
 static void deliver(struct cf_peer *p, struct xevb_ctl_msg *m, uint64_t now)
