@@ -29,7 +29,9 @@
  *              5 a farm node's STATUS (node a, credits b, Busy c bit 0,
  *                our epoch or not c bit 1, done_total c >> 2)
  *              6 forged: op b % 4 as above, from a % 3: the DFM's address
- *                on another port, another host, a farm node as the DFM
+ *                on another port, another host, a farm node as the DFM;
+ *                with a bit 2, a message no builder takes (a builder's,
+ *                a source's, a farm node's RECEIVED or BYE) instead
  *              7 a MEP of source a % 4: 1 + b % 4 events from an assigned
  *                one (c) or anything (c bit 7)
  *              8 tick: clock += a * 2^b % 24 us; poll the core; tick
@@ -233,7 +235,45 @@ static void deliver(struct cf_peer *p, struct xevb_ctl_msg *m, uint64_t now)
 	build_ctl_on_msg(bc, core, m, &p->sa, now);
 }
 
-/* A message as from the DFM, but not from it: nothing but ctl_unexpected moves. */
+/*
+ * A message no builder takes, from a builder, a source or a farm node at
+ * their usual addresses: a builder's STATUS, DONE, REQUEST or BYE, a
+ * source's STATUS or BYE, a farm node's RECEIVED or BYE.
+ */
+static void not_for_us(uint8_t op, uint8_t a, uint8_t b, struct xevb_ctl_msg *m, struct cf_peer *p)
+{
+	static const uint8_t role[3] = { XEVB_ROLE_BUILDER, XEVB_ROLE_SOURCE, XEVB_ROLE_SINK };
+	static const uint8_t type[3][4] = {
+		{ XEVB_CTL_STATUS, XEVB_CTL_DONE, XEVB_CTL_REQUEST, XEVB_CTL_BYE },
+		{ XEVB_CTL_STATUS, XEVB_CTL_BYE, XEVB_CTL_STATUS, XEVB_CTL_BYE },
+		{ XEVB_CTL_RECEIVED, XEVB_CTL_BYE, XEVB_CTL_RECEIVED, XEVB_CTL_BYE },
+	};
+	uint8_t r = b % 3;
+
+	*p = (struct cf_peer){ .sa = cf_addr((r == 2 ? 0xc6120301u : 0xc6120200u + r * 0x100 + 2) + (a & 1),
+					     XEVB_CTL_BUILDER_PORT + r),
+			       .role = role[r], .id = a, .epoch = 9 };
+	memset(&m->h, 0, sizeof(m->h));
+	m->h.type = type[r][op % 4];
+	m->h.n_recs = m->h.type == XEVB_CTL_BYE ? 0 : 1;
+	switch (m->h.type) {
+	case XEVB_CTL_STATUS:
+		m->u.status = (struct xevb_ctl_status){ .credits = a, .first_id = r == 1 ? a % 4 : 0,
+							.n_ids = r == 1 ? 1 : 0 };
+		break;
+	case XEVB_CTL_DONE:
+		m->u.done[0] = (struct xevb_ctl_done){ .event_id = n_recent ? recent[(n_recent - 1) % RECENT] : a };
+		break;
+	case XEVB_CTL_REQUEST:
+		m->u.request[0] = (struct xevb_ctl_request){ .first_event = cursor - a, .count = 1 };
+		break;
+	case XEVB_CTL_RECEIVED:
+		m->u.received[0] = (struct xevb_ctl_received){ .builder_addr = htonl(ME_HOST), .events = a };
+		break;
+	}
+}
+
+/* A message as from the DFM but not from it, or one no builder takes: nothing but ctl_unexpected moves. */
 static void forged(uint8_t who, uint8_t op, uint8_t a, uint8_t b, uint8_t c, uint64_t now)
 {
 	static struct xevb_ctl_msg m;
@@ -243,9 +283,15 @@ static void forged(uint8_t who, uint8_t op, uint8_t a, uint8_t b, uint8_t c, uin
 	uint64_t sent = txlog.n;
 	bool fin = build_ctl_finished(bc);
 
-	p = *make(op % 4, a, b, c, &m);
-	cursor = saved_cursor;
-	if (who % 3 == 0) {
+	if (who & 4) {
+		not_for_us(op, a, b, &m, &p);
+	} else {
+		p = *make(op % 4, a, b, c, &m);
+		cursor = saved_cursor;
+	}
+	if (who & 4) {
+		/* as not_for_us made it */
+	} else if (who % 3 == 0) {
 		p.sa.sin_port = htons(DFM_PORT + 98);           /* the DFM's host, another port */
 	} else if (who % 3 == 1) {
 		p.sa = cf_addr(0xc6120102u, DFM_PORT);          /* another host, the DFM's port */
