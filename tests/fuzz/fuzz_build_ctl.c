@@ -37,7 +37,10 @@
  *              8 tick: clock += a * 2^b % 24 us; poll the core; tick
  *              9 a datagram of a bytes from the input, from the DFM (b
  *                bit 0) or elsewhere
- *             10 the core times out everything (xevb_builder_expire_all)
+ *             10 the core times out everything (xevb_builder_expire_all);
+ *                with a bit 0, the DFM's BUILDERS or CLEAR (b bit 0), for
+ *                sources: counted, nothing else moves (unless its epoch
+ *                is new: a restart)
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -309,6 +312,37 @@ static void forged(uint8_t who, uint8_t op, uint8_t a, uint8_t b, uint8_t c, uin
 			(unsigned long long)(txlog.n - sent), fin, build_ctl_finished(bc));
 }
 
+/* The DFM's messages for sources, sent to us: counted unexpected, nothing else moves. */
+static void dfm_not_for_us(uint8_t b, uint8_t c, uint64_t now)
+{
+	static struct xevb_ctl_msg m;
+	struct cf_nums before, after;
+	uint64_t sent = txlog.n;
+	bool restart = false;
+
+	memset(&m.h, 0, sizeof(m.h));
+	m.h.n_recs = 1;
+	if (b & 1) {
+		m.h.type = XEVB_CTL_CLEAR;
+		m.u.clear[0] = (struct xevb_ctl_range){ .first_event = cursor - c, .count = 1u + c };
+	} else {
+		m.h.type = XEVB_CTL_BUILDERS;
+		m.u.builders[0] = (struct xevb_ctl_bldinfo){ .addr = htonl(ME_HOST), .port = XEVB_CTL_BUILDER_PORT };
+	}
+	snapshot(&before);
+	if (!cf_deliver(build_ctl_io(bc), htonl(ME_HOST), &dfm, &m))
+		return;
+	build_ctl_on_msg(bc, core, &m, &dfm.sa, now);
+	snapshot(&after);
+	for (uint32_t i = 0; i < before.n; i++)
+		restart |= !strcmp(before.key[i], "dfm_restarts") && after.v[i] != before.v[i];
+	if (restart)
+		return;   /* a new epoch: the restart's own books, checked after the step */
+	cf_nums_only(&before, &after, "ctl_unexpected", 1);
+	if (txlog.n != sent)
+		CF_FAIL("the DFM's %s made us send", xevb_ctl_type_name(m.h.type));
+}
+
 static void mep(uint8_t a, uint8_t b, uint8_t c, uint64_t now)
 {
 	static uint32_t ids[8], seq[4];
@@ -397,7 +431,10 @@ static void step(const uint8_t *s, const uint8_t *rest, size_t n_rest, size_t *u
 		break;
 	}
 	case 10:
-		xevb_builder_expire_all(core);
+		if (a & 1)
+			dfm_not_for_us(b, c, *now);
+		else
+			xevb_builder_expire_all(core);
 		break;
 	}
 	reset_if_asked(*now);
