@@ -132,10 +132,14 @@ $(OUT)/bench/%: scripts/bench/%.c $(LIBXEVB) | $(SKELS)
 # libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/xevb/*.h user/lib/*.h tests/fuzz/*.h) | $(SKELS)
+# A harness of a command's control handlers links that command's unit too.
+FUZZ_CMD_fuzz_build_ctl := user/cmd/build_ctl.c
+FUZZ_CMD_fuzz_source_ctl := user/cmd/source_ctl.c
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(CMD_SRCS) $(wildcard include/xevb/*.h user/lib/*.h user/cmd/*.h \
+		tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(LIB_SRCS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Iuser/cmd $< $(FUZZ_CMD_$*) $(LIB_SRCS) $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 

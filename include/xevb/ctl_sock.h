@@ -68,6 +68,9 @@ struct xevb_ctl_io {
 	const struct xevb_ctl_members *members;   /* NULL: open membership */
 	uint64_t rx_refused[XEVB_ADMIT__COUNT], rx_refused_total;
 	uint64_t refused_logged, refused_log_ns;
+	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */
+	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
+	void *tx_ctx;
 };
 
 /* "198.18.4.1:23901" -> sa; -1 (no message) when it is not ADDR:PORT. */
@@ -75,6 +78,12 @@ int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa);
 /* Bind to addr:port (network order addr, host order port; 0: any). -1 + message. */
 int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id);
 void xevb_ctl_close(struct xevb_ctl_io *io);
+/*
+ * An endpoint without a socket (tests, fuzzers): the header fields, the
+ * membership and key of xevb_ctl_open; sends go to tx_hook (set it after).
+ * 0, or -1 after a message.
+ */
+int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id);
 /*
  * Authenticate every message from now on with the key in path (after
  * xevb_ctl_open). 0, or -1 after a message.
@@ -89,5 +98,12 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
  * when nothing is left. Refused datagrams are counted and skipped.
  */
 int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockaddr_in *from);
+/*
+ * One datagram buf[0..n) from from, sent to dst (network order), as
+ * xevb_ctl_recv judges it: decoded (and with a key opened), admitted by
+ * membership, counted. 1 with m filled, 0 when refused.
+ */
+int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, const struct sockaddr_in *from,
+		  struct xevb_ctl_msg *m);
 
 #endif

@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <xevb/mep_parse.h>
 
 #define XEVB_SOCK_BATCH 64
 /*
@@ -55,6 +56,14 @@ struct xevb_sock {
 	uint64_t big_copied;     /* bytes copied to make spilled datagrams contiguous */
 	uint64_t kernel_drops;   /* SO_RXQ_OVFL: dropped at the socket queue */
 	uint64_t truncated;      /* datagrams longer than a frame */
+	/*
+	 * Set by the caller: the one address each source_id may come from
+	 * (--bind-src; [XEVB_MAX_SOURCES], network order, 0: unbound), for
+	 * datagrams no XDP program saw whole (IP-fragmented MEPs); NULL: none.
+	 * What it refuses is counted here as XDP counts src_addr_mismatch.
+	 */
+	const uint32_t *src_bind;
+	uint64_t src_mismatch_packets, src_mismatch_bytes, src_mismatch_frags;
 };
 
 int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg);
@@ -75,6 +84,27 @@ struct xevb_sock_queue {
 	uint32_t drops;
 };
 int xevb_sock_queue(const struct xevb_sock *s, struct xevb_sock_queue *q);
+
+/*
+ * The frame data[0..len) that xevb_classify judged res (pi) is a MEP or a
+ * segment of a source_id bound to another address than it came from:
+ * counted on s as the XDP program counts src_addr_mismatch (a segment's
+ * frags: 1 at offset 0), true. The caller releases the frame.
+ */
+static inline bool xevb_sock_src_refused(struct xevb_sock *s, int res, const struct xevb_pkt_info *pi, uint32_t len)
+{
+	uint32_t bound;
+
+	if (!s->src_bind || (res != XEVB_RES_MEP && res != XEVB_RES_SEGMENT))
+		return false;
+	bound = s->src_bind[pi->source_id];
+	if (!bound || bound == pi->saddr)
+		return false;
+	s->src_mismatch_packets++;
+	s->src_mismatch_bytes += len;
+	s->src_mismatch_frags += res == XEVB_RES_SEGMENT ? pi->seg_offset == 0 : pi->n_frags;
+	return true;
+}
 
 static inline void xevb_sock_release(struct xevb_sock *s, uint32_t frame_idx)
 {

@@ -13,7 +13,8 @@
 # namespace the same, and (XDP) the program's ip_fragment verdicts = the
 # kernel's ReasmReqds.
 # Then a mixed run at MTU 1500: segments, IP fragments and MEPs of one
-# packet together, every event complete.
+# packet together, every event complete; and --bind-src judged on the
+# reassembled datagrams (a spoofed IP-fragmented MEP refused and counted).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init ipf "${1:-build}"
@@ -124,10 +125,49 @@ eq("farm node: 200 events complete, no error, no duplicate", (k["events"], k["co
 PY
 }
 
+# ---------------------------------------------------------------------------
+# --bind-src on IP-fragmented MEPs: XDP sees only their IPv4 fragments, so
+# the builder judges the reassembled datagram's source address. Each host's
+# ids bound to it; while the two hosts' real IP-fragmented MEPs build,
+# host 1 sends 10 of host 0's events (ids 0-1, far ahead) IP-fragmented:
+# 20 datagrams, each refused and counted src_addr_mismatch (20 packets, 20
+# fragments, beside XDP's own), none reaches the core. One worker and two.
+bound() {
+	local name=$1 s0 s1
+	shift
+	s0=$(tb_addr source 0) s1=$(tb_addr source 1)
+	e2e_sink 0 "$name.k" --expect-sources 4 --expect-events 200
+	e2e_builder 0 "$name.b" --sources 0-3 --timeout-ms 500 --exit-on-eor --duration 25 \
+		--bind-src "0-1=$s0" --bind-src "2-3=$s1" --sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
+	e2e_source 1 "$name.s1" --source-ids 2-3 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
+	e2e_source 1 "$name.atk" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
+		--first-event 100000 --no-end-of-run
+	e2e_wait_all
+	e2e_check "$name" <<'PY'
+b, k, s0, s1, atk = (J(CASE + x) for x in (".b", ".k", ".s0", ".s1", ".atk"))
+x = b["xdp"]["src_addr_mismatch"]
+drops = sum(v for n, v in b.items() if n.startswith("drop_"))
+print("# builder: %s path, ipfrag datagrams %d, src_addr_mismatch %s, drops %d" %
+      (b["path"], b["rx_ipfrag_datagrams"], x, drops))
+eq("attack: datagrams, fragments sent", (atk["packets"], atk["fragments"]), (20, 20))
+eq("ipfrag: datagrams = the real ones + the attack's", b["rx_ipfrag_datagrams"],
+   s0["packets"] + s1["packets"] + atk["packets"])
+eq("src_addr_mismatch packets, frags = the attack's", (x["packets"], x["frags"]), (20, 20))
+eq("fragments: the real 800 received, all in events, no drop", (b["frags_received"], b["frags_in_events"], drops),
+   (800, 800, 0))
+eq("builder: 200 events complete", (b["events_complete"], b["events_incomplete"]), (200, 0))
+eq("farm node: 200 events complete, no error, no duplicate", (k["events"], k["complete"], k["errors"], k["duplicates"]),
+   (200, 200, 0, 0))
+PY
+}
+
 tb_up --sources 2 --builders 1 --sinks 1 --queues 2 --mtu 1500 || e2e_die "tb_up --mtu 1500"
 E2E_DEST=$(tb_addr builder 0)
 mixed mixed_xdp --queues 0-1
 mixed mixed_x2 --queues 0-1 --workers 2
 mixed mixed_socket --mode socket
+bound bound_xdp --queues 0-1
+bound bound_x2 --queues 0-1 --workers 2
 tb_down "$TB_PREFIX"
 e2e_finish

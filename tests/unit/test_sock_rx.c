@@ -14,6 +14,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/bytes.h>
+#include <xevb/mep_write.h>
 #include <xevb/sock_rx.h>
 
 #define N_FRAMES 8
@@ -162,4 +163,49 @@ Test(sock_rx, datagrams_within_a_frame_leave_big_buffers_alone)
 	cr_assert(eq(u32, s.n_big_free, 4));
 	cr_assert(eq(u32, s.n_free, N_FRAMES - 3));
 	xevb_sock_close(&s);
+}
+
+/*
+ * --bind-src on reassembled datagrams (xevb_sock_src_refused): a MEP of a
+ * bound source_id from another address is refused and counted as XDP
+ * counts src_addr_mismatch; from its address, of an unbound id, or not a
+ * MEP, it passes; without a table nothing is judged.
+ */
+Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
+{
+	static uint32_t bind[XEVB_MAX_SOURCES];
+	static uint8_t frame[2048];
+	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
+	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
+	const uint32_t good = htonl(0xc6120101u), spoof = htonl(0xc6120102u);
+	uint32_t ids[3] = { 7, 8, 9 };
+	uint16_t lens[3] = { 16, 16, 16 };
+	struct xevb_mep_params p = { .ip_proto = XEVB_DEFAULT_IP_PROTO, .run_number = 1, .n_frags = 3,
+				     .event_id = ids, .frag_len = lens };
+	struct xevb_sock s = { .src_bind = bind };
+	struct xevb_pkt_info pi;
+	ssize_t len = 0;
+	int res;
+	const struct { uint16_t source_id; uint32_t saddr; bool refused; } cases[] = {
+		{ 1, good, false }, { 1, spoof, true }, { 2, spoof, false }, { 1, spoof, true },
+	};
+
+	bind[1] = good;
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		p.source_id = cases[i].source_id;
+		p.saddr = cases[i].saddr;
+		len = xevb_write_frame(frame, sizeof(frame), &p);
+		cr_assert(gt(sz, (size_t)len, 0));
+		res = xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, refs);
+		cr_assert(eq(int, res, XEVB_RES_MEP));
+		cr_assert(eq(int, xevb_sock_src_refused(&s, res, &pi, (uint32_t)len), cases[i].refused), "case %zu", i);
+	}
+	cr_assert(eq(u64, s.src_mismatch_packets, 2));
+	cr_assert(eq(u64, s.src_mismatch_bytes, 2 * (uint64_t)len));
+	cr_assert(eq(u64, s.src_mismatch_frags, 6));
+	/* Not a MEP, or no table: not judged, nothing counted. */
+	cr_assert(not(xevb_sock_src_refused(&s, XEVB_RES_OTHER, &pi, (uint32_t)len)));
+	s.src_bind = NULL;
+	cr_assert(not(xevb_sock_src_refused(&s, XEVB_RES_MEP, &pi, (uint32_t)len)));
+	cr_assert(eq(u64, s.src_mismatch_packets, 2));
 }

@@ -82,7 +82,7 @@ struct build_ctl {
 	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
 	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
 	   built_complete + built_incomplete + lost_no_data + lost_slot. */
-	uint64_t base_assigned, base_done, base_overflow;
+	uint64_t base_assigned, base_done, base_overflow, base_redone;
 	uint64_t rs_assigned, rs_done, rs_overflow, rs_open, rs_complete, rs_incomplete, rs_no_data, rs_slot;
 };
 
@@ -151,8 +151,14 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		bc->sink[i].ctl.sin_port = htons(cfg->sink_ctl_port);
 		bc->sink[i].fd = out->sinks[i].fd;
 	}
-	if (xevb_ctl_open(&bc->io, 0, cfg->ctl_port, XEVB_ROLE_BUILDER, cfg->id))
+	if (cfg->tx_hook) {
+		if (xevb_ctl_init(&bc->io, XEVB_ROLE_BUILDER, cfg->id))
+			goto fail;
+		bc->io.tx_hook = cfg->tx_hook;
+		bc->io.tx_ctx = cfg->tx_ctx;
+	} else if (xevb_ctl_open(&bc->io, 0, cfg->ctl_port, XEVB_ROLE_BUILDER, cfg->id)) {
 		goto fail;
+	}
 	xevb_info("control plane: DFM %s, %u credits, Busy above %u / not-Busy below %u held events, "
 		  "re-ask after %llu ms up to %u times, control port %u", cfg->dfm, cfg->credits, bc->busy.high,
 		  bc->busy.low, (unsigned long long)(cfg->reask_ns / 1000000), cfg->max_reasks, cfg->ctl_port);
@@ -171,7 +177,7 @@ void build_ctl_free(struct build_ctl *bc)
 {
 	if (!bc)
 		return;
-	if (bc->io.fd >= 0) {
+	if (bc->io.fd >= 0 || bc->io.tx_hook) {
 		struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
 		flush_done(bc);
 		xevb_ctl_send(&bc->io, &bc->dfm, &bye);
@@ -283,6 +289,7 @@ static void dfm_epoch_seen(struct build_ctl *bc, uint32_t epoch)
 		bc->done.h.n_recs = 0;   /* DONEs for the dead DFM */
 		bc->base_assigned = bc->assigned_events;
 		bc->base_done = done_total(bc);
+		bc->base_redone = bc->retry_redone;
 		bc->dfm_restarts++;
 		bc->restart_pending = true;
 		bc->bye = false;
@@ -578,6 +585,38 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 	update_busy(bc);
 }
 
+/* ---- messages in ---- */
+
+void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct xevb_ctl_msg *m,
+		      const struct sockaddr_in *from, uint64_t now)
+{
+	if (m->h.role == XEVB_ROLE_DFM) {
+		/* Its address and its port: another process on its host is not the DFM. */
+		if (from->sin_addr.s_addr != bc->dfm.sin_addr.s_addr || from->sin_port != bc->dfm.sin_port) {
+			bc->unexpected++;
+			return;
+		}
+		dfm_epoch_seen(bc, m->h.epoch);
+		bc->last_dfm_ns = now;
+		switch (m->h.type) {
+		case XEVB_CTL_STATUS:
+			bc->pull = m->u.status.flags & XEVB_CTL_ST_PULL;
+			/* The DFM lost track of us (restart, or declared us dead): hello again. */
+			if (m->u.status.peer_epoch != bc->io.epoch)
+				status_to_dfm(bc);
+			break;
+		case XEVB_CTL_ASSIGN: on_assign(bc, b, m, now); break;
+		case XEVB_CTL_SOURCES: on_sources(bc, m); break;
+		case XEVB_CTL_BYE: bc->bye = true; break;
+		default: bc->unexpected++; break;
+		}
+	} else if (m->h.role == XEVB_ROLE_SINK && m->h.type == XEVB_CTL_STATUS) {
+		on_sink_status(bc, m, from, now);
+	} else {
+		bc->unexpected++;
+	}
+}
+
 /* ---- the tick ---- */
 
 static void scan(struct build_ctl *bc, const struct xevb_builder *b, uint64_t now)
@@ -643,33 +682,8 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 			on_assign(bc, b, &bc->stash, now);
 		}
 	}
-	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from)) {
-		if (m.h.role == XEVB_ROLE_DFM) {
-			/* Its address and its port: another process on its host is not the DFM. */
-			if (from.sin_addr.s_addr != bc->dfm.sin_addr.s_addr || from.sin_port != bc->dfm.sin_port) {
-				bc->unexpected++;
-				continue;
-			}
-			dfm_epoch_seen(bc, m.h.epoch);
-			bc->last_dfm_ns = now;
-			switch (m.h.type) {
-			case XEVB_CTL_STATUS:
-				bc->pull = m.u.status.flags & XEVB_CTL_ST_PULL;
-				/* The DFM lost track of us (restart, or declared us dead): hello again. */
-				if (m.u.status.peer_epoch != bc->io.epoch)
-					status_to_dfm(bc);
-				break;
-			case XEVB_CTL_ASSIGN: on_assign(bc, b, &m, now); break;
-			case XEVB_CTL_SOURCES: on_sources(bc, &m); break;
-			case XEVB_CTL_BYE: bc->bye = true; break;
-			default: bc->unexpected++; break;
-			}
-		} else if (m.h.role == XEVB_ROLE_SINK && m.h.type == XEVB_CTL_STATUS) {
-			on_sink_status(bc, &m, &from, now);
-		} else {
-			bc->unexpected++;
-		}
-	}
+	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from))
+		build_ctl_on_msg(bc, b, &m, &from, now);
 	if (now >= bc->next_scan) {
 		scan(bc, b, now);
 		bc->next_scan = now + SCAN_NS;
@@ -694,6 +708,66 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	drain_backlog(bc);
 	flush_requests(bc);
 	flush_done(bc);
+}
+
+struct xevb_ctl_io *build_ctl_io(struct build_ctl *bc)
+{
+	return &bc->io;
+}
+
+bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
+{
+	uint32_t size = bc->mask + 1, assigned = 0, old = 0;
+	uint64_t rs_left = bc->rs_complete + bc->rs_incomplete + bc->rs_no_data + bc->rs_slot;
+	uint64_t epoch_assigned = bc->assigned_events - bc->base_assigned;
+	uint64_t epoch_done = done_total(bc) - bc->base_done - (bc->retry_redone - bc->base_redone);
+	uint64_t epoch_overflow = bc->assign_overflow - bc->base_overflow;
+
+	if (size & bc->mask || (size > EV_TABLE_MAX && bc->table_grown)) {
+		snprintf(msg, cap, "event table of %u entries (grown %llu times, at most %u)", size,
+			 (unsigned long long)bc->table_grown, EV_TABLE_MAX);
+		return false;
+	}
+	for (uint32_t i = 0; i < size; i++) {
+		const struct ev_ent *x = &bc->ev[i];
+		if (x->state == E_FREE)
+			continue;
+		if (x->state > E_DONE || (x->event & bc->mask) != i) {
+			snprintf(msg, cap, "slot %u holds event %u in state %u", i, x->event, x->state);
+			return false;
+		}
+		if (x->state == E_ASSIGNED) {
+			assigned++;
+			old += x->old;
+		}
+	}
+	if (assigned != bc->n_assigned) {
+		snprintf(msg, cap, "%u events assigned and open in the table, n_assigned %u", assigned, bc->n_assigned);
+		return false;
+	}
+	if (rs_left > bc->rs_open || bc->rs_open - rs_left != old) {
+		snprintf(msg, cap, "open at DFM restarts %llu, %llu of them left, %u still in the table",
+			 (unsigned long long)bc->rs_open, (unsigned long long)rs_left, old);
+		return false;
+	}
+	if (epoch_assigned != epoch_done + epoch_overflow + (assigned - old)) {
+		snprintf(msg, cap, "this DFM epoch: assigned %llu != done %llu + overflow %llu + open %u",
+			 (unsigned long long)epoch_assigned, (unsigned long long)epoch_done,
+			 (unsigned long long)epoch_overflow, assigned - old);
+		return false;
+	}
+	if (bc->bl_n > bc->cfg.backlog || (bc->cfg.backlog && bc->bl_head >= bc->cfg.backlog)) {
+		snprintf(msg, cap, "backlog %u (head %u) over its bound %u", bc->bl_n, bc->bl_head, bc->cfg.backlog);
+		return false;
+	}
+	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
+		if (bc->sink[i].sent < bc->sink[i].base || bc->sink[i].sent > bc->sink[i].sent_total) {
+			snprintf(msg, cap, "farm node %u: sent %llu, since its connection %llu, in all %llu", i,
+				 (unsigned long long)bc->sink[i].sent, (unsigned long long)bc->sink[i].base,
+				 (unsigned long long)bc->sink[i].sent_total);
+			return false;
+		}
+	return true;
 }
 
 uint64_t build_ctl_reasked(const struct build_ctl *bc)

@@ -12,7 +12,9 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <netinet/in.h>
 #include <xevb/builder.h>
+#include <xevb/ctl_sock.h>
 #include <xevb/output.h>
 
 struct build_ctl_cfg {
@@ -27,6 +29,9 @@ struct build_ctl_cfg {
 	uint64_t sink_dead_ns;
 	uint32_t backlog;         /* built events held while no farm node has credit */
 	bool fixed_run;           /* --run or [run] number: else the ASSIGNs' run is the core's */
+	/* Tests and fuzzers: no socket; every message we send goes to tx_hook. */
+	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
+	void *tx_ctx;
 };
 
 struct build_ctl;
@@ -37,6 +42,21 @@ int build_ctl_fd(const struct build_ctl *bc);
 /* Messages in (ASSIGNs also to the core b: its window follows them), heartbeats,
    requests and re-asks, DONE out, backlog drained. */
 void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now);
+/*
+ * One message the control endpoint took (build_ctl_io: decoded, opened,
+ * admitted), from from, as build_ctl_tick handles it. Not while a reset
+ * is pending (build_ctl_take_reset).
+ */
+void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct xevb_ctl_msg *m,
+		      const struct sockaddr_in *from, uint64_t now);
+struct xevb_ctl_io *build_ctl_io(struct build_ctl *bc);
+/*
+ * The books (tests, fuzzers): the event table within its bounds and
+ * consistent with the counts of held events, every assigned event of an
+ * epoch finished, lost or open, the backlog within its bound. False with
+ * what disagrees in msg.
+ */
+bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap);
 /* From the builder's emit callback: DONE bookkeeping and forwarding. */
 void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev);
 /* The DFM restarted: the caller starts a fresh builder core (event ids begin again). */

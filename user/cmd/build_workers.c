@@ -481,6 +481,11 @@ static inline void rx_frame(struct worker *w, uint32_t idx, const uint8_t *data,
 	if (__builtin_expect(idx < bw->ipfrag_base, 1))
 		w->st.rx_bytes += res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ?
 				  (uint32_t)pi.mep_off + pi.mep_len : len;
+	/* A reassembled IP-fragmented MEP: XDP never saw it whole, --bind-src is judged here. */
+	if (__builtin_expect(idx >= bw->ipfrag_base, 0) && xevb_sock_src_refused(bw->c.ipfrag, res, &pi, len)) {
+		own_release(bw, idx);
+		return;
+	}
 	if (res == XEVB_RES_SEGMENT) {
 		rx_note(w, &pi);
 		segment_rx(w, idx, data, &pi, now);

@@ -32,31 +32,17 @@
 #include <xevb/emu_payload.h>
 #include <xevb/mep_write.h>
 #include "source.h"
+#include "source_ctl.h"
 
 #define HB_NS 100000000ull
-
-enum { H_EMPTY = 0, H_HELD, H_ANSWERED };
-
-struct held {
-	uint32_t event;
-	uint8_t state;
-};
-
-#define MAX_KNOWN_BUILDERS 128
-/* Re-asks for events we do not hold, answered per REQUEST at most: the
-   answer to a forged REQUEST stays bounded (no amplification). */
-#define MAX_UNHELD_PER_REQUEST 1024
 
 struct sdfm {
 	const struct src_cfg *c;
 	struct xevb_ctl_io io;
 	struct sockaddr_in dfm;
-	uint32_t dfm_epoch;
-	bool pull_seen;
+	struct src_ctl ctl;            /* the handlers, the hold table, their counters */
 	int fd;                        /* data socket */
 	struct dfm_live *live;         /* or the live-frames data path */
-	struct held *h;
-	uint32_t mask, n_held, max_held;
 	uint32_t seq[XEVB_MAX_SOURCES];
 	uint32_t per_mep;              /* events per MEP that fit the MTU */
 	uint8_t *buf;
@@ -74,21 +60,11 @@ struct sdfm {
 	uint16_t crc_len;              /* the CRC of the last length segmented */
 	uint32_t crc;
 	uint64_t rng;
-	/* counters */
-	uint64_t assigns, assigned_events, requests, requested_events, answered_events, resend_meps;
+	/* counters of the data path */
+	uint64_t resend_meps;
 	uint64_t packets, frags, bytes, send_errors, dropped_answers, dropped_frags;
 	uint64_t dropped_resends;     /* of dropped_answers: MEPs that were RESEND */
 	uint64_t seg_frags, segments;
-	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
-	uint64_t unexpected;
-	/* Whose REQUESTs we answer: the builders the DFM lists (BUILDERS) and
-	   the addresses ASSIGNs send us to (port 0: any port there). */
-	struct { uint32_t addr; uint16_t port; } bld[MAX_KNOWN_BUILDERS];
-	uint32_t n_bld;
-	uint64_t rq_unknown;           /* REQUESTs refused: not from a builder we know */
-	uint64_t not_dfm;              /* messages as the DFM, not from its address and port */
-	uint64_t reask_unheld_capped;  /* unheld re-asks over the per-REQUEST bound, not answered */
-	uint64_t warn_ns;
 	struct dfm_live_stats lst;     /* --mode live, at the end */
 };
 
@@ -109,31 +85,6 @@ static uint16_t frag_len(const struct src_cfg *c, uint32_t ev, uint16_t sid)
 	x = ((uint64_t)ev << 16 | sid) * 0x9E3779B97F4A7C15ull;
 	x ^= x >> 29;
 	return (uint16_t)(c->fmin + x % ((uint64_t)c->fmax - c->fmin + 1));
-}
-
-/* Take event ev into the table; false on overflow (its slot holds another). */
-static bool hold(struct sdfm *s, uint32_t ev)
-{
-	struct held *h = &s->h[ev & s->mask];
-
-	if (h->state != H_EMPTY && h->event == ev)
-		return true;
-	if (h->state != H_EMPTY) {
-		s->hold_overflow++;
-		return false;
-	}
-	h->event = ev;
-	h->state = H_HELD;
-	if (++s->n_held > s->max_held)
-		s->max_held = s->n_held;
-	return true;
-}
-
-static void release_all(struct sdfm *s)
-{
-	s->released_restart += s->n_held;
-	memset(s->h, 0, (size_t)(s->mask + 1) * sizeof(*s->h));
-	s->n_held = 0;
 }
 
 /* --drop-answers: whether to leave this answer out, on purpose. */
@@ -289,134 +240,18 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 	}
 }
 
-static bool known_builder(const struct sdfm *s, uint32_t addr, uint16_t port)
+/* The handlers' answers and pushes: any of them may be left out (--drop-answers). */
+static void send_answer(void *ctx, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend)
 {
-	for (uint32_t i = 0; i < s->n_bld; i++)
-		if (s->bld[i].addr == addr && (!s->bld[i].port || s->bld[i].port == port))
-			return true;
-	return false;
-}
-
-static void learn_builder(struct sdfm *s, uint32_t addr, uint16_t port)
-{
-	if (known_builder(s, addr, port) || s->n_bld == MAX_KNOWN_BUILDERS)
-		return;
-	s->bld[s->n_bld].addr = addr;
-	s->bld[s->n_bld++].port = port;
-}
-
-/* The DFM's list replaces what we knew; addresses from ASSIGNs come back with the next ones. */
-static void on_builders(struct sdfm *s, const struct xevb_ctl_msg *m)
-{
-	s->n_bld = 0;
-	for (uint32_t r = 0; r < m->h.n_recs; r++)
-		learn_builder(s, m->u.builders[r].addr, htons(m->u.builders[r].port));
-}
-
-/* A refusal names its sender, once a second at most. */
-static void refused(struct sdfm *s, const char *what, const struct sockaddr_in *from)
-{
-	uint64_t now = xevb_now_ns();
-
-	if (now - s->warn_ns < 1000000000ull)
-		return;
-	s->warn_ns = now;
-	xevb_warn("%s from %s:%u refused (REQUESTs not from a builder the DFM listed: %llu, messages as the DFM not "
-		  "from %s: %llu)", what, inet_ntoa(from->sin_addr), ntohs(from->sin_port),
-		  (unsigned long long)s->rq_unknown, s->c->dfm, (unsigned long long)s->not_dfm);
-}
-
-static void on_assign(struct sdfm *s, const struct xevb_ctl_msg *m)
-{
-	static uint32_t evs[1024];
-
-	for (uint32_t r = 0; r < m->h.n_recs; r++) {
-		const struct xevb_ctl_assign *a = &m->u.assign[r];
-		uint32_t n = 0;
-
-		s->assigns++;
-		s->assigned_events += a->count;
-		learn_builder(s, a->builder_addr, 0);
-		for (uint32_t j = 0; j < a->count; j++)
-			if (hold(s, a->first_event + j))
-				evs[n++] = a->first_event + j;
-		if (n)
-			send_events(s, a->builder_addr, evs, n, false, true);
-	}
-}
-
-static void on_request(struct sdfm *s, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
-{
-	static uint32_t evs[1024];
-	uint32_t unheld = 0;
-
-	if (!known_builder(s, from->sin_addr.s_addr, from->sin_port)) {
-		s->rq_unknown++;
-		refused(s, "REQUEST", from);
-		return;
-	}
-
-	for (uint32_t r = 0; r < m->h.n_recs; r++) {
-		const struct xevb_ctl_request *q = &m->u.request[r];
-		bool again = q->flags & XEVB_CTL_RQ_REASK;
-		uint32_t n = 0;
-
-		s->requests++;
-		s->requested_events += q->count;
-		for (uint32_t j = 0; j < q->count; j++) {
-			uint32_t ev = q->first_event + j;
-			struct held *h = &s->h[ev & s->mask];
-			/* A re-ask of an event we do not hold (its first REQUEST was lost,
-			   or it was asked under a DFM that has since restarted, or asked
-			   after its CLEAR) is answered but not held: no CLEAR may ever free
-			   that slot, and a slot must not block the events of the run. */
-			if ((q->flags & XEVB_CTL_RQ_REASK) && !(h->state != H_EMPTY && h->event == ev)) {
-				if (unheld++ >= MAX_UNHELD_PER_REQUEST) {
-					s->reask_unheld_capped++;
-					continue;
-				}
-				s->reask_unheld++;
-				evs[n++] = ev;
-				continue;
-			}
-			/* Pull: a request is how the trigger reaches us first. */
-			if (!hold(s, ev)) {
-				s->not_held++;
-				continue;
-			}
-			if (h->state == H_ANSWERED)
-				again = true;
-			h->state = H_ANSWERED;
-			evs[n++] = ev;
-		}
-		s->answered_events += n;
-		if (n)
-			send_events(s, from->sin_addr.s_addr, evs, n, again, true);
-	}
-}
-
-static void on_clear(struct sdfm *s, const struct xevb_ctl_msg *m)
-{
-	for (uint32_t r = 0; r < m->h.n_recs; r++)
-		for (uint32_t j = 0; j < m->u.clear[r].count; j++) {
-			uint32_t ev = m->u.clear[r].first_event + j;
-			struct held *h = &s->h[ev & s->mask];
-			if (h->state != H_EMPTY && h->event == ev) {
-				h->state = H_EMPTY;
-				s->n_held--;
-				s->cleared++;
-			} else {
-				s->clear_unknown++;
-			}
-		}
+	send_events(ctx, addr, evs, n, resend, true);
 }
 
 static void heartbeat(struct sdfm *s)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
-	m.u.status = (struct xevb_ctl_status){ .credits = s->mask + 1, .load = s->n_held,
-		.done_total = s->answered_events + s->assigned_events, .peer_epoch = s->dfm_epoch,
+	m.u.status = (struct xevb_ctl_status){ .credits = s->ctl.mask + 1, .load = s->ctl.n_held,
+		.done_total = s->ctl.answered_events + s->ctl.assigned_events, .peer_epoch = s->ctl.dfm_epoch,
 		.first_id = s->c->ids[0], .n_ids = (uint16_t)s->c->n_src };
 	xevb_ctl_send(&s->io, &s->dfm, &m);
 }
@@ -544,15 +379,15 @@ static void summary(struct sdfm *s, double el)
 		"%llu answers dropped on purpose); held now %u (max %u of %u), overflow %llu, not held %llu, "
 		"cleared %llu, unknown clears %llu, released at DFM restart %llu (%llu restarts), re-asks served unheld %llu; "
 		"send errors %llu; %llu fragments in %llu segments\n",
-		xevb_prog, s->pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
-		(unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
-		(unsigned long long)s->assigned_events, (unsigned long long)s->requests,
-		(unsigned long long)s->requested_events, (unsigned long long)s->answered_events,
-		(unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers, s->n_held,
-		s->max_held, s->mask + 1, (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
-		(unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
-		(unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
-		(unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors,
+		xevb_prog, s->ctl.pull_seen ? "pull" : "push", c->n_src, el, (unsigned long long)s->packets,
+		(unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->ctl.assigns,
+		(unsigned long long)s->ctl.assigned_events, (unsigned long long)s->ctl.requests,
+		(unsigned long long)s->ctl.requested_events, (unsigned long long)s->ctl.answered_events,
+		(unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers, s->ctl.n_held,
+		s->ctl.max_held, s->ctl.mask + 1, (unsigned long long)s->ctl.hold_overflow, (unsigned long long)s->ctl.not_held,
+		(unsigned long long)s->ctl.cleared, (unsigned long long)s->ctl.clear_unknown,
+		(unsigned long long)s->ctl.released_restart, (unsigned long long)s->ctl.dfm_restarts,
+		(unsigned long long)s->ctl.reask_unheld, (unsigned long long)s->send_errors,
 		(unsigned long long)s->seg_frags, (unsigned long long)s->segments);
 	if (c->live)
 		fprintf(stderr, "%s: live frames: %llu calls (the ring's and %u helper thread(s)' one-offs), "
@@ -573,25 +408,25 @@ static void summary(struct sdfm *s, double el)
 	       "\"live_calls\":%llu,\"live_senders\":%u,\"live_queue_waits\":%llu,\"live_no_mac_jobs\":%llu,"
 	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu,\"segmented_fragments\":%llu,\"segments\":%llu,"
 	       "\"ctl_not_admitted\":",
-	       s->pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el, (unsigned long long)s->packets,
-	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->assigns,
-	       (unsigned long long)s->assigned_events, (unsigned long long)s->requests,
-	       (unsigned long long)s->requested_events, (unsigned long long)s->answered_events,
+	       s->ctl.pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el, (unsigned long long)s->packets,
+	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->ctl.assigns,
+	       (unsigned long long)s->ctl.assigned_events, (unsigned long long)s->ctl.requests,
+	       (unsigned long long)s->ctl.requested_events, (unsigned long long)s->ctl.answered_events,
 	       (unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers,
-	       (unsigned long long)s->dropped_resends, (unsigned long long)s->dropped_frags, s->n_held, s->max_held, s->mask + 1,
-	       (unsigned long long)s->hold_overflow, (unsigned long long)s->not_held,
-	       (unsigned long long)s->cleared, (unsigned long long)s->clear_unknown,
-	       (unsigned long long)s->released_restart, (unsigned long long)s->dfm_restarts,
-	       (unsigned long long)s->reask_unheld, (unsigned long long)s->send_errors,
+	       (unsigned long long)s->dropped_resends, (unsigned long long)s->dropped_frags, s->ctl.n_held, s->ctl.max_held, s->ctl.mask + 1,
+	       (unsigned long long)s->ctl.hold_overflow, (unsigned long long)s->ctl.not_held,
+	       (unsigned long long)s->ctl.cleared, (unsigned long long)s->ctl.clear_unknown,
+	       (unsigned long long)s->ctl.released_restart, (unsigned long long)s->ctl.dfm_restarts,
+	       (unsigned long long)s->ctl.reask_unheld, (unsigned long long)s->send_errors,
 	       (unsigned long long)s->io.rx_bad_total,
-	       (unsigned long long)s->unexpected, (unsigned long long)s->lst.calls, s->lst.senders,
+	       (unsigned long long)s->ctl.unexpected, (unsigned long long)s->lst.calls, s->lst.senders,
 	       (unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs,
 	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits,
 	       (unsigned long long)s->seg_frags, (unsigned long long)s->segments);
 	xevb_ctl_admit_json(&s->io, stdout);
 	printf(",\"requests_unknown_builder\":%llu,\"not_from_dfm\":%llu,\"reask_unheld_capped\":%llu,"
-	       "\"builders_known\":%u}\n", (unsigned long long)s->rq_unknown, (unsigned long long)s->not_dfm,
-	       (unsigned long long)s->reask_unheld_capped, s->n_bld);
+	       "\"builders_known\":%u}\n", (unsigned long long)s->ctl.rq_unknown, (unsigned long long)s->ctl.not_dfm,
+	       (unsigned long long)s->ctl.reask_unheld_capped, s->ctl.n_bld);
 	fflush(stdout);
 }
 
@@ -599,64 +434,33 @@ int source_run_dfm(const struct src_cfg *c)
 {
 	static struct sdfm s;
 	uint64_t t0, now, next_hb = 0, deadline = 0;
-	bool bye = false;
+	struct src_ctl_cfg cc = { .dfm_name = c->dfm, .hold = c->hold, .send = send_answer, .ctx = &s };
 
 	memset(&s, 0, sizeof(s));
 	s.c = c;
 	s.fd = -1;
 	s.rng = c->seed * 0x9E3779B97F4A7C15ull + 7;
-	s.mask = c->hold - 1;
 	if (xevb_ctl_parse_addr(c->dfm, &s.dfm)) {
 		xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", c->dfm);
 		return 2;
 	}
-	s.h = calloc(c->hold, sizeof(*s.h));
-	if (!s.h || open_data(&s) || xevb_ctl_open(&s.io, c->saddr, c->ctl_port, XEVB_ROLE_SOURCE, c->ids[0]))
+	cc.dfm = s.dfm;
+	if (src_ctl_init(&s.ctl, &cc) || open_data(&s) ||
+	    xevb_ctl_open(&s.io, c->saddr, c->ctl_port, XEVB_ROLE_SOURCE, c->ids[0]))
 		goto fail;
 	xevb_info("source_ids %u-%u under the DFM at %s, control port %u, holding up to %u events",
 		  c->ids[0], c->ids[c->n_src - 1], c->dfm, c->ctl_port, c->hold);
 	t0 = xevb_now_ns();
 	if (c->duration > 0)
 		deadline = t0 + (uint64_t)(c->duration * 1e9);
-	while (!src_stop && !bye) {
+	while (!src_stop && !s.ctl.bye) {
 		struct xevb_ctl_msg m;
 		struct sockaddr_in from;
 		struct pollfd pfd = { .fd = s.io.fd, .events = POLLIN };
 		int budget = 1024;
 
-		while (budget-- > 0 && xevb_ctl_recv(&s.io, &m, &from)) {
-			bool from_dfm = m.h.role == XEVB_ROLE_DFM;
-			/* Only the DFM we were told speaks as the DFM: a forged ASSIGN, CLEAR
-			   or BYE from elsewhere moves nothing. */
-			if (from_dfm && (from.sin_addr.s_addr != s.dfm.sin_addr.s_addr ||
-					 from.sin_port != s.dfm.sin_port)) {
-				s.not_dfm++;
-				refused(&s, xevb_ctl_type_name(m.h.type), &from);
-				continue;
-			}
-			if (from_dfm && s.dfm_epoch != m.h.epoch) {
-				/* A new DFM knows nothing of what the old one assigned. */
-				if (s.dfm_epoch) {
-					s.dfm_restarts++;
-					release_all(&s);
-					xevb_warn("the DFM restarted (epoch %08x -> %08x): released every held event",
-						  s.dfm_epoch, m.h.epoch);
-				}
-				s.dfm_epoch = m.h.epoch;
-			}
-			switch (m.h.type) {
-			case XEVB_CTL_STATUS:
-				if (from_dfm && (m.u.status.flags & XEVB_CTL_ST_PULL))
-					s.pull_seen = true;
-				break;
-			case XEVB_CTL_ASSIGN: on_assign(&s, &m); break;
-			case XEVB_CTL_CLEAR: on_clear(&s, &m); break;
-			case XEVB_CTL_REQUEST: on_request(&s, &m, &from); break;
-			case XEVB_CTL_BUILDERS: if (from_dfm) on_builders(&s, &m); break;
-			case XEVB_CTL_BYE: if (from_dfm) bye = true; break;
-			default: s.unexpected++; break;
-			}
-		}
+		while (budget-- > 0 && xevb_ctl_recv(&s.io, &m, &from))
+			src_ctl_on_msg(&s.ctl, &m, &from);
 		if (s.live)
 			dfm_live_kick(s.live);
 		now = xevb_now_ns();
@@ -679,7 +483,7 @@ int source_run_dfm(const struct src_cfg *c)
 	close(s.fd);
 	free(s.buf);
 	free_segments(&s);
-	free(s.h);
+	src_ctl_free(&s.ctl);
 	return 0;
 fail:
 	close_live(&s);
@@ -687,6 +491,6 @@ fail:
 		close(s.fd);
 	free(s.buf);
 	free_segments(&s);
-	free(s.h);
+	src_ctl_free(&s.ctl);
 	return 1;
 }

@@ -121,12 +121,10 @@ int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
+int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id)
 {
-	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
-	int one = 1, buf = 4 << 20;
-
 	memset(io, 0, sizeof(*io));
+	io->fd = -1;
 	io->role = role;
 	io->id = id;
 	io->epoch = xevb_new_epoch();
@@ -139,6 +137,16 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 		}
 		xevb_ctl_auth_init(io->auth, default_auth->key);
 	}
+	return 0;
+}
+
+int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
+	int one = 1, buf = 4 << 20;
+
+	if (xevb_ctl_init(io, role, id))
+		return -1;
 	io->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (io->fd < 0) {
 		xevb_err("control socket: %s", strerror(errno));
@@ -231,7 +239,9 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 	if (len && io->auth)
 		len = xevb_ctl_auth_seal(io->auth, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
 					 xevb_ctl_auth_now());
-	if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
+	if (len && io->tx_hook)
+		io->tx_hook(io->tx_ctx, to, buf, len);
+	else if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
 		io->tx_err++;
 		return -1;
 	}
@@ -253,7 +263,6 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		struct msghdr mh = { .msg_name = from, .msg_namelen = sizeof(*from), .msg_iov = &iov, .msg_iovlen = 1,
 				     .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
 		ssize_t n = recvmsg(io->fd, &mh, 0);
-		enum xevb_ctl_err e;
 		uint32_t dst = 0;
 
 		if (n < 0) {
@@ -264,21 +273,31 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
 			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
 				dst = ((const struct in_pktinfo *)CMSG_DATA(c))->ipi_addr.s_addr;
-		io->rx++;
-		e = take(io, buf, (size_t)n, dst, m);
-		if (e != XEVB_CTL_OK) {
-			if (e >= XEVB_CTL_E_UNAUTH)
-				auth_refused(io, e, from);
-			io->rx_bad[e]++;
-			io->rx_bad_total++;
-			continue;
-		}
-		enum xevb_ctl_admit why = xevb_ctl_admit(io->members, from, m);
-		if (why != XEVB_ADMIT_OK) {
-			refuse(io, why, from, m);
-			continue;
-		}
-		io->rx_type[m->h.type]++;
-		return 1;
+		if (xevb_ctl_take(io, buf, (size_t)n, dst, from, m))
+			return 1;
 	}
+}
+
+int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, const struct sockaddr_in *from,
+		  struct xevb_ctl_msg *m)
+{
+	enum xevb_ctl_err e;
+	enum xevb_ctl_admit why;
+
+	io->rx++;
+	e = take(io, buf, n, dst, m);
+	if (e != XEVB_CTL_OK) {
+		if (e >= XEVB_CTL_E_UNAUTH)
+			auth_refused(io, e, from);
+		io->rx_bad[e]++;
+		io->rx_bad_total++;
+		return 0;
+	}
+	why = xevb_ctl_admit(io->members, from, m);
+	if (why != XEVB_ADMIT_OK) {
+		refuse(io, why, from, m);
+		return 0;
+	}
+	io->rx_type[m->h.type]++;
+	return 1;
 }
