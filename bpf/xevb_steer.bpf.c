@@ -197,7 +197,8 @@ static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, _
 /*
  * The ring guard (xevb/shed.h): the first MEP of a block decides for every
  * source's MEPs of it, refusing the block while more than guard_limit
- * frames wait in this queue's RX ring. Returns the block's verdict
+ * frames wait in this queue's RX ring and the builder has released none
+ * for XEVB_GUARD_STALL_NS. Returns the block's verdict
  * (XEVB_GUARD_V_*). A call, shared by both copies of steer(); only when
  * user space set a limit.
  */
@@ -220,7 +221,9 @@ static __noinline __u32 guard_verdict(__u32 qid, __u32 first_event_id, __u32 sou
 		if (v && xevb_shed_before(block, xevb_guard_slot_block1(v) - 1))
 			return 0;
 		waiting = (__s64)(shed_gate.steered[qid] - shed_gate.released[qid]);
-		if (waiting > (__s64)shed_gate.guard_limit) {
+		/* Once a block, not a packet: the clock only when the ring is that full. */
+		if (waiting > (__s64)shed_gate.guard_limit &&
+		    (__s64)(bpf_ktime_get_ns() - shed_gate.released_ns[qid]) > (__s64)XEVB_GUARD_STALL_NS) {
 			verdict = XEVB_GUARD_V_REFUSED;
 			chain_shed(block);
 		} else {

@@ -55,12 +55,20 @@
  * against the frames user space released from its RX ring (and those the
  * kernel dropped, added at each tick): when the difference, the frames
  * waiting, is over guard_limit, the first MEP of a new block refuses the
- * whole block, and every source's MEPs of that block follow its verdict
+ * whole block if the builder has also released nothing for a millisecond
+ * (it is not running), and every source's MEPs of that block follow its verdict
  * (a table of the last XEVB_GUARD_SLOTS blocks). A block once admitted
  * is never cut, so only whole events are lost, and the builder gets its
  * core back as the program drops before the copy.
  */
 #define XEVB_GUARD_QUEUES 16
+/*
+ * A full ring is not enough: a builder that is running drains a burst, and
+ * its controller cuts for an overload within a tick. The guard refuses a
+ * block only when, besides, the builder has released nothing from that
+ * queue for this long: it is not running.
+ */
+#define XEVB_GUARD_STALL_NS 1000000ull
 #define XEVB_GUARD_SLOTS  64   /* blocks remembered: 4096 event ids, the default window */
 
 /*
@@ -114,6 +122,8 @@ struct xevb_shed_gate {
 	__u64 guard_vouched;  /* the program: blocks admitted after a run it shed */
 	/* user space: frames released from queue q's RX ring, plus the kernel's drops there */
 	__u64 released[XEVB_GUARD_QUEUES];
+	/* user space: when it last released frames of queue q, or ticked (CLOCK_MONOTONIC ns) */
+	__u64 released_ns[XEVB_GUARD_QUEUES];
 	/* the program: frames redirected to queue q's socket (one writer: the queue's NAPI) */
 	__u64 steered[XEVB_GUARD_QUEUES];
 	__u64 verdicts[XEVB_GUARD_SLOTS];

@@ -74,6 +74,8 @@ struct xevb_xsk {
 	 * knows how many frames wait without asking us.
 	 */
 	uint64_t *guard_released;
+	uint64_t *guard_released_ns;  /* when, by queue id: guard_now at the release */
+	uint64_t guard_now;           /* the receive loop's clock of this turn */
 	uint32_t guard_queues;
 };
 

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <linux/bpf.h>
@@ -240,6 +241,25 @@ Test(xdp_shed, guard_refuses_whole_blocks_over_its_limit)
 	cr_assert(eq(u64, after[XEVB_XDP_SHED].frags - before[XEVB_XDP_SHED].frags, 4 * N_FRAGS));
 	cr_assert(eq(u64, after[XEVB_XDP_SHED_REF].frags - before[XEVB_XDP_SHED_REF].frags, N_FRAGS));
 	cr_assert(eq(u64, after[XEVB_XDP_TO_XSK].packets - before[XEVB_XDP_TO_XSK].packets, 8));
+}
+
+/* A full ring while the builder is releasing frames (it drains a burst) refuses nothing. */
+Test(xdp_shed, guard_refuses_nothing_while_the_builder_releases)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	gate()->guard_limit = 10;
+	set_waiting(1000);
+	/* Released "just now" (a minute ahead, so that no scheduling delay makes it stale). */
+	gate()->released_ns[0] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 60000000000ull;
+	for (uint32_t blk = 40; blk < 50; blk++)
+		expect_mep(0, blk * 64, false, false);
+	cr_assert(eq(u64, gate()->guard_refused, 0));
+	/* Nothing released for over a millisecond: the next block is refused. */
+	gate()->released_ns[0] = 0;
+	expect_mep(0, 50 * 64, true, false);
+	cr_assert(eq(u64, gate()->guard_refused, 1));
 }
 
 /*

@@ -765,6 +765,7 @@ static void *worker_main(void *arg)
 		uint32_t got = 0, rx = 0;
 
 		now = xevb_now_ns();
+		bw->c.xsk->guard_now = now;   /* every worker's: any recent clock will do */
 		xevb_stall_drain_begin(&w->sd, now);
 		rx_all(w, now, &rx, 1);
 		got = rx;

@@ -546,7 +546,7 @@ static uint64_t shed_queue(struct build *bd, struct xevb_shed_in *in)
  * again: frames the kernel dropped on the way never reached the ring, and
  * a release raced by a worker is a few frames off. Every shedding tick.
  */
-static void guard_resync(struct build *bd)
+static void guard_resync(struct build *bd, uint64_t now)
 {
 	struct xevb_shed_gate *g = bd->ld.shed_gate;
 
@@ -561,6 +561,9 @@ static void guard_resync(struct build *bd)
 		queued = xevb_xsk_rx_queued(&bd->xsk, q, &size);
 		have = __atomic_load_n(&g->released[qid], __ATOMIC_RELAXED);
 		__atomic_fetch_add(&g->released[qid], steered - queued - have, __ATOMIC_RELAXED);
+		/* The one loop that ticks also reads the ring: it is running (workers tick elsewhere). */
+		if (!bd->bw)
+			__atomic_store_n(&g->released_ns[qid], now, __ATOMIC_RELAXED);
 	}
 }
 
@@ -571,15 +574,27 @@ static void guard_resync(struct build *bd)
  */
 static void guard_set_limit(struct build *bd)
 {
-	uint64_t held = bd->bw ? 0 : xevb_builder_stats(bd->b)->frames_held / bd->xsk.n_queues;
+	const struct xevb_builder_stats *st = bd->bw ? NULL : xevb_builder_stats(bd->b);
+	uint64_t held = st ? st->frames_held / bd->xsk.n_queues : 0;
 	uint64_t room = bd->xsk.frames_per_q > held ? bd->xsk.frames_per_q - held : 0;
+	uint64_t limit, block = 0;
 	uint32_t ring;
 
 	xevb_xsk_rx_queued(&bd->xsk, 0, &ring);
 	if (room > ring)
 		room = ring;
+	/*
+	 * Frames a block brings: 64 ids x sources / fragments a MEP. Room for
+	 * two of them is enough for the blocks already admitted; where blocks
+	 * are that small, refuse only that close to a full ring.
+	 */
+	if (st && st->frags_received)
+		block = 64ull * bd->local.n_sources * st->packets / st->frags_received;
+	limit = room / 4 * 3;
+	if (block && room > 2 * block && room - 2 * block > limit)
+		limit = room - 2 * block;
 	/* Never 0, which would turn the guard off. */
-	bd->ld.shed_gate->guard_limit = room >= 4 ? (uint32_t)(room / 4 * 3) : 1;
+	bd->ld.shed_gate->guard_limit = limit ? (uint32_t)limit : 1;
 }
 
 /*
@@ -593,8 +608,10 @@ static void guard_start(struct build *bd)
 	if (!bd->xdp || bd->xsk.sg || !bd->xsk.n_queues)
 		return;
 	bd->xsk.guard_released = (uint64_t *)bd->ld.shed_gate->released;
+	bd->xsk.guard_released_ns = (uint64_t *)bd->ld.shed_gate->released_ns;
+	bd->xsk.guard_now = xevb_now_ns();
 	bd->xsk.guard_queues = XEVB_GUARD_QUEUES;
-	guard_resync(bd);
+	guard_resync(bd, bd->xsk.guard_now);
 	guard_set_limit(bd);
 }
 
@@ -639,7 +656,7 @@ static void shed_tick(struct build *bd, uint64_t now)
 		return;
 	bd->shed_next_ns = now + SHED_TICK_NS;
 	if (bd->xsk.guard_released) {
-		guard_resync(bd);
+		guard_resync(bd, now);
 		guard_set_limit(bd);
 	}
 	kd = shed_queue(bd, &in);
@@ -1362,6 +1379,7 @@ int cmd_build(int argc, char **argv)
 			uint32_t got = 0;
 
 			now = xevb_now_ns();
+			bd.xsk.guard_now = now;
 			xevb_stall_drain_begin(&sd, now);
 			if (bd.xdp) {
 				for (uint32_t q = 0; q < n_queues; q++) {

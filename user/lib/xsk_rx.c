@@ -379,8 +379,10 @@ void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n)
 		n = x->q[qi].rx_descs;
 	xsk_ring_cons__release(&r->rx, n);
 	/* Workers release their own queues while the main loop resynchronises it. */
-	if (x->guard_released && qid < x->guard_queues)
+	if (x->guard_released && qid < x->guard_queues) {
 		__atomic_fetch_add(&x->guard_released[qid], n, __ATOMIC_RELAXED);
+		__atomic_store_n(&x->guard_released_ns[qid], x->guard_now, __ATOMIC_RELAXED);
+	}
 }
 
 uint32_t xevb_xsk_rx_queued(const struct xevb_xsk *x, uint32_t qi, uint32_t *ring_size)
