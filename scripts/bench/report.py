@@ -157,8 +157,9 @@ def study1():
                    "path is not the limit here." % med if same else
                    "the XDP/socket median ratio is %s." % (f(med, "%.2f")))
                + 
-               "Fragments above MTU - 56 bytes cannot be sent (a MEP must fit one IP packet, DF set), so the "
-               "seed's 16-64 kB TCP fragments are out of reach. At MTU 9000 the XDP builder takes jumbo MEPs "
+               "Fragments larger than a packet travel as SEGMENT packets (wire format 1.1) or as IP fragments, "
+               "up to 64 kB: the scans of 1-64 kB fragments, the DFM loop's and the free-running one's beside "
+               "the seed's figures, are in [bench/segments.md](bench/segments.md). At MTU 9000 the XDP builder takes jumbo MEPs "
                "through multi-buffer XDP and XDP_USE_SG, with one copy per jumbo frame into a bounce buffer "
                "([bench/jumbo-and-forwarding.md](bench/jumbo-and-forwarding.md)). "
                "The DFM's own scans (push and pull, up to 7x7) are in [dfm.md](dfm.md).\n")
