@@ -125,7 +125,7 @@ want_suite unit && run_criterion unit "$OUT/tests/test_unit"
 want_suite bpf && run_criterion bpf "$OUT/tests/test_bpf"
 
 if want_suite fuzz && [[ -x scripts/fuzz-run.sh ]]; then
-	run_script fuzz-bounded bash scripts/fuzz-run.sh "$OUT" "${FUZZ_SECONDS:-30}"
+	run_script fuzz-bounded bash scripts/fuzz-run.sh "$OUT" "${FUZZ_SECONDS:-20}"
 fi
 
 if want_suite integration; then
