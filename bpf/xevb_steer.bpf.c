@@ -132,40 +132,61 @@ static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi)
 /*
  * The chain of blocks the program decided, in their order (xevb/shed.h,
  * XEVB_GUARD_V_VOUCHED): older blocks and repeats change nothing. A block
- * shed right after the last one extends the run; any other step breaks it.
+ * that starts at most one block after the last decided MEP's last event
+ * follows it (blocks smaller than a MEP hold no MEP start of their own);
+ * any other step breaks the chain.
  */
-static __always_inline void chain_shed(__u32 block)
+static __always_inline int chain_stale(__u32 block)
 {
 	__u32 last = shed_gate.chain_last;
 
-	if (last != XEVB_SHED_BLOCK_UNKNOWN && (block == last || xevb_shed_before(block, last)))
-		return;
-	if (last != XEVB_SHED_BLOCK_UNKNOWN && block == ((last + 1) & XEVB_SHED_BLOCK_MASK)) {
-		shed_gate.chain_run++;
-	} else {
-		shed_gate.chain_anchored = 0;
-		shed_gate.chain_run = 0;
-	}
-	shed_gate.chain_last = block;
+	return last != XEVB_SHED_BLOCK_UNKNOWN && (block == last || xevb_shed_before(block, last));
 }
 
-/* A block admitted: the verdict's vouched bits if a run of shed blocks just ended at it. */
-static __always_inline __u32 chain_admit(__u32 block)
+static __always_inline void chain_step(__u32 block, __u32 end)
 {
-	__u32 last = shed_gate.chain_last, run = shed_gate.chain_run, v = 0;
+	__u32 last = shed_gate.chain_last;
 
-	if (last != XEVB_SHED_BLOCK_UNKNOWN && (block == last || xevb_shed_before(block, last)))
+	if (last == XEVB_SHED_BLOCK_UNKNOWN ||
+	    xevb_shed_before((shed_gate.chain_last_end + 1) & XEVB_SHED_BLOCK_MASK, block))
+		shed_gate.chain_anchored = 0;
+	shed_gate.chain_last = block;
+	shed_gate.chain_last_end = end;
+}
+
+static __always_inline void chain_shed(__u32 block, __u32 end)
+{
+	if (!chain_stale(block))
+		chain_step(block, end);
+}
+
+/*
+ * A block admitted: the verdict's vouched bits if a run of shed blocks
+ * ends right before it, that run starting right after an admitted MEP.
+ */
+static __always_inline __u32 chain_admit(__u32 block, __u32 end)
+{
+	__u32 run, v = 0;
+
+	if (chain_stale(block))
 		return 0;
-	if (last != XEVB_SHED_BLOCK_UNKNOWN && block == ((last + 1) & XEVB_SHED_BLOCK_MASK) &&
-	    shed_gate.chain_anchored && run && run <= XEVB_GUARD_RUN_MAX) {
+	chain_step(block, end);
+	/* The blocks between the anchor's last event and this block: shed, all of them. */
+	run = (block - shed_gate.chain_anchor_end - 1) & XEVB_SHED_BLOCK_MASK;
+	if (shed_gate.chain_anchored && run && run <= XEVB_GUARD_RUN_MAX) {
 		v = XEVB_GUARD_V_VOUCHED |
 		    ((run + XEVB_GUARD_RUN_UNIT - 1) / XEVB_GUARD_RUN_UNIT) << XEVB_GUARD_V_RUN_SHIFT;
 		__sync_fetch_and_add(&shed_gate.guard_vouched, 1);
 	}
-	shed_gate.chain_last = block;
 	shed_gate.chain_anchored = 1;
-	shed_gate.chain_run = 0;
+	shed_gate.chain_anchor_end = end;
 	return v;
+}
+
+/* The block of a MEP's last event: a MEP of n fragments spans n event ids, a segment one. */
+static __always_inline __u32 mep_end_block(__u32 first_event_id, __u32 n_frags)
+{
+	return ((first_event_id + (n_frags ? n_frags - 1 : 0)) >> XEVB_SHED_BLOCK_SHIFT) & XEVB_SHED_BLOCK_MASK;
 }
 
 /*
@@ -187,7 +208,7 @@ static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, _
 	}
 	if (!xevb_shed_drops(w, block))
 		return 0;
-	chain_shed(block & XEVB_SHED_BLOCK_MASK);
+	chain_shed(block & XEVB_SHED_BLOCK_MASK, mep_end_block(first_event_id, n_frags));
 	count(XEVB_XDP_SHED, len, n_frags);
 	if (source_id == shed_gate.ref_source)
 		count(XEVB_XDP_SHED_REF, len, n_frags);
@@ -198,7 +219,7 @@ static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, _
  * The ring guard (xevb/shed.h): the first MEP of a block decides for every
  * source's MEPs of it, refusing the block while more than guard_limit
  * frames wait in this queue's RX ring and the builder has released none
- * for XEVB_GUARD_STALL_NS. Returns the block's verdict
+ * for XEVB_GUARD_STALL_NS, or while more than guard_full wait. Returns the block's verdict
  * (XEVB_GUARD_V_*). A call, shared by both copies of steer(); only when
  * user space set a limit.
  */
@@ -221,13 +242,17 @@ static __noinline __u32 guard_verdict(__u32 qid, __u32 first_event_id, __u32 sou
 		if (v && xevb_shed_before(block, xevb_guard_slot_block1(v) - 1))
 			return 0;
 		waiting = (__s64)(shed_gate.steered[qid] - shed_gate.released[qid]);
-		/* Once a block, not a packet: the clock only when the ring is that full. */
+		/*
+		 * Once a block, not a packet: the clock only when the ring is that
+		 * full; past guard_full the block would not fit, running or not.
+		 */
 		if (waiting > (__s64)shed_gate.guard_limit &&
-		    (__s64)(bpf_ktime_get_ns() - shed_gate.released_ns[qid]) > (__s64)XEVB_GUARD_STALL_NS) {
+		    ((shed_gate.guard_full && waiting > (__s64)shed_gate.guard_full) ||
+		     (__s64)(bpf_ktime_get_ns() - shed_gate.released_ns[qid]) > (__s64)XEVB_GUARD_STALL_NS)) {
 			verdict = XEVB_GUARD_V_REFUSED;
-			chain_shed(block);
+			chain_shed(block, mep_end_block(first_event_id, n_frags));
 		} else {
-			verdict = chain_admit(block);
+			verdict = chain_admit(block, mep_end_block(first_event_id, n_frags));
 		}
 		want = xevb_guard_slot(block, verdict);
 		was = __sync_val_compare_and_swap(slot, v, want);

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Soak: N source hosts x M builders (XDP) x K farm nodes on the namespace
-# testbed for SOAK_SECONDS at 80% of a rate measured first, with a report
+# testbed for SOAK_SECONDS at half a rate measured first, with a report
 # line every SOAK_INTERVAL seconds: per builder RSS, open fds, BPF programs
 # and maps on its interface, open events; per sink RSS and fds. At the end:
 #  - resources flat: between the first report and the last, no fd, BPF
@@ -16,7 +16,7 @@
 #
 #   scripts/soak.sh [BUILD_DIR]     (make soak; SOAK_SECONDS default 600)
 # Knobs: SOAK_SECONDS SOAK_INTERVAL SOAK_SOURCES SOAK_BUILDERS SOAK_SINKS
-#        SOAK_MEASURE (seconds of the rate measurement) SOAK_FRACTION (0.8)
+#        SOAK_MEASURE (seconds of the rate measurement) SOAK_FRACTION (0.5)
 #        SOAK_RSS_KB (allowed RSS growth, default 4096) SOAK_OPEN_MAX
 #        SOAK_TIMEOUT_MS (2000) SOAK_WINDOW (65536): sources on different
 #        hosts drift apart under load; the timeout and window absorb it
@@ -29,7 +29,7 @@ NH=${SOAK_SOURCES:-2}
 NB=${SOAK_BUILDERS:-2}
 NK=${SOAK_SINKS:-2}
 MEAS=${SOAK_MEASURE:-3}
-FRAC=${SOAK_FRACTION:-0.8}
+FRAC=${SOAK_FRACTION:-0.5}
 RSS_KB=${SOAK_RSS_KB:-4096}
 IDS=2   # source ids per host
 NSRC=$((NH * IDS))
@@ -69,9 +69,17 @@ source_to() {   # HOST BUILDER NAME [options]
 #    and the slowest builder's rate of complete events (its goodput at
 #    saturation: conservative, since overload costs events; and noisy on a
 #    machine shared with other work, which is why it is measured each run).
+#    The soak then runs at half of it: it forwards to the sinks, which the
+#    measurement does not, and every process shares the machine's cores (at
+#    80%, on 2 cores, the paced source hosts drifted apart by more than the
+#    window and a third of the events came torn). The soak's window: flat
+#    out, the source hosts drift apart by more than the default 4096 ids
+#    (8 ms at 500k events/s) within a second, and one host's fragments
+#    would all come late.
 e2e_log "soak: measuring the maximum rate ($NH sources x $NB builders, ${MEAS}s flat out)"
 for ((b = 0; b < NB; b++)); do
-	builder "$b" "m.b$b" --sources "0-$((NSRC - 1))" --no-forward --timeout-ms 200 --exit-on-eor --duration $((MEAS + 5))
+	builder "$b" "m.b$b" --sources "0-$((NSRC - 1))" --no-forward --timeout-ms 200 --window "${SOAK_WINDOW:-65536}" \
+		--exit-on-eor --duration $((MEAS + 5))
 done
 for ((b = 0; b < NB; b++)); do
 	for ((h = 0; h < NH; h++)); do source_to "$h" "$b" "m.s${h}b$b" --duration "$MEAS"; done
@@ -186,7 +194,7 @@ for b in range(nb):
     eq("b%d out events = built events, no output drop" % b,
        (j["out_events"], j["out_dropped_no_sink"], j["out_dropped_error"], j["out_dropped_backlog"]),
        (j["events_complete"] + j["events_incomplete"], 0, 0, 0))
-    eq("b%d no loss at 80%%: received = sent, all complete" % b, (j["frags_received"], j["events_complete"]), (sent, ev))
+    eq("b%d no loss at the soak's rate: received = sent, all complete" % b, (j["frags_received"], j["events_complete"]), (sent, ev))
     tot_out += j["out_events"]
     tot_sent += j["frags_in_events"]
 ks = [J("k%d" % k) for k in range(nk)]

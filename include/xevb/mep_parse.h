@@ -65,7 +65,7 @@ struct xevb_pkt_info {
 	__u8  consec;
 	/*
 	 * Set only from the XDP meta (xsk_meta.h), never by the parser: the
-	 * XDP program shed up to this many times XEVB_GUARD_RUN_UNIT (4) blocks
+	 * XDP program shed up to this many times XEVB_GUARD_RUN_UNIT (16) blocks
 	 * right before this MEP's (1..255), so a far jump to it is the
 	 * program's doing (shed.h); 0: nothing said.
 	 */

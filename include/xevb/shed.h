@@ -26,14 +26,17 @@
 #include "bytes.h"
 
 /*
- * Blocks of 64 event ids, small against the builder's window (4096 by
+ * Blocks of 16 event ids, small against the builder's window (4096 by
  * default): shedding leaves gaps in the ids of the events that arrive, and
  * a gap of more than the window makes the builder drop fragments as
  * OVERFLOW (older events still open) or FUTURE (a jump of two windows
  * wants a quorum of sources first), tearing the events after it. The
- * hash keeps the gaps near 64/accept ids: two windows at accept ~1.6%.
+ * hash keeps the gaps near 16/accept ids. And small against the RX ring:
+ * a block of HLT's 323 sources at 10 events a MEP is 517 frames (64 ids
+ * were 2067, half the ring, too coarse for the ring guard below). A MEP
+ * of more events than a block decides for the blocks it spans.
  */
-#define XEVB_SHED_BLOCK_SHIFT 6
+#define XEVB_SHED_BLOCK_SHIFT 4
 #define XEVB_SHED_BLOCK_MASK  ((1u << (32 - XEVB_SHED_BLOCK_SHIFT)) - 1)
 #define XEVB_SHED_ONE         65536u      /* accept everything */
 #define XEVB_SHED_BLOCK_UNKNOWN 0xffffffffu  /* no block seen since arming */
@@ -69,7 +72,7 @@
  * queue for this long: it is not running.
  */
 #define XEVB_GUARD_STALL_NS 1000000ull
-#define XEVB_GUARD_SLOTS  64   /* blocks remembered: 4096 event ids, the default window */
+#define XEVB_GUARD_SLOTS  256  /* blocks remembered: 4096 event ids, the default window */
 
 /*
  * Shedding leaves gaps in the event ids the builder sees; a gap of more
@@ -82,16 +85,16 @@
  * after a block it admitted, the block is vouched for: its MEPs carry
  * XEVB_XDP_META_F_VOUCHED in their meta. A MEP far ahead of the traffic
  * breaks the chain and is never vouched for. The meta's reserved byte then
- * carries the run's length in units of 4 blocks (rounded up; up to 1020
+ * carries the run's length in units of 16 blocks (rounded up; up to 4080
  * blocks, 65280 ids, about 3 s at L1's 20 kHz), and the builder takes the jump only
  * if its distance fits that run (builder.h): a few stray MEPs cannot make
  * it jump further than the blocks the program really shed.
  */
 #define XEVB_GUARD_V_REFUSED 1u
 #define XEVB_GUARD_V_VOUCHED 2u
-#define XEVB_GUARD_V_RUN_SHIFT 2  /* with VOUCHED: the run's length in units of 4 blocks, 1..255 */
+#define XEVB_GUARD_V_RUN_SHIFT 2  /* with VOUCHED: the run's length in units of 16 blocks, 1..255 */
 #define XEVB_GUARD_V_MASK    0x3ffu
-#define XEVB_GUARD_RUN_UNIT  4u
+#define XEVB_GUARD_RUN_UNIT  16u
 #define XEVB_GUARD_RUN_MAX   (255u * XEVB_GUARD_RUN_UNIT)  /* blocks: a longer run vouches for nothing */
 
 /* A verdict slot: (block + 1) << 10 | verdict (run << 2 | vouched | refused); 0: empty. */
@@ -111,14 +114,14 @@ struct xevb_shed_gate {
 	__u32 newest_block;   /* the program writes while armed */
 	__u32 ref_source;     /* source_id whose shed MEPs count events (shed_ref slot) */
 	__u32 guard_limit;    /* user space: frames waiting past which new blocks are refused; 0: off */
-	__u32 guard_pad;
+	__u32 guard_full;     /* user space: past this, even while the builder runs (a block would not fit); 0: never */
 	__u64 guard_refused;  /* the program: blocks refused (racing CPUs may miss one) */
 	__u64 guard_admitted; /* the program: blocks admitted */
 	/* the program: the chain of decided blocks (see XEVB_GUARD_V_VOUCHED) */
-	__u32 chain_last;     /* the newest block decided; XEVB_SHED_BLOCK_UNKNOWN: none */
-	__u32 chain_run;      /* blocks shed since the last admitted one, contiguous */
-	__u32 chain_anchored; /* 1: that run began right after an admitted block */
-	__u32 chain_pad;
+	__u32 chain_last;       /* the newest block decided; XEVB_SHED_BLOCK_UNKNOWN: none */
+	__u32 chain_last_end;   /* the block of the last event of the MEP that decided it */
+	__u32 chain_anchored;   /* 1: the chain is unbroken since an admitted block */
+	__u32 chain_anchor_end; /* the block of that admitted MEP's last event */
 	__u64 guard_vouched;  /* the program: blocks admitted after a run it shed */
 	/* user space: frames released from queue q's RX ring, plus the kernel's drops there */
 	__u64 released[XEVB_GUARD_QUEUES];
@@ -164,7 +167,7 @@ static __always_inline int xevb_shed_drops(__u64 word, __u32 block)
 #include <stdint.h>
 
 struct xevb_shed_cfg {
-	uint32_t lead_blocks;   /* a new level starts this many blocks after the newest seen (default 4) */
+	uint32_t lead_blocks;   /* a new level starts this many blocks after the newest seen (default 16) */
 	uint32_t floor;         /* lowest level (default 1024, 1.6%: gaps stay within two builder windows) */
 	uint32_t calm_ticks;    /* ticks with the ring under 1/8 before the level grows (default 4) */
 	uint32_t idle_ticks;    /* calm ticks at full level before the program is idle again (default 500) */

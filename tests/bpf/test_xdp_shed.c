@@ -32,6 +32,10 @@
 
 #define REF_SOURCE 2
 #define N_FRAGS    10
+#define BLK        (1u << XEVB_SHED_BLOCK_SHIFT)   /* event ids a block */
+
+/* Fragments (events) in the MEPs the tests send; N_FRAGS unless a test says. */
+static uint32_t n_frags = N_FRAGS;
 
 static struct xdp_env env;
 static int xsk_fd = -1;
@@ -70,8 +74,8 @@ static size_t mep_frame(uint8_t *buf, size_t cap, uint16_t source_id, uint32_t f
 	struct xevb_mep_params p = {
 		.saddr = htonl(0xc6120101u + source_id), .daddr = htonl(0xc6120201u),
 		.ip_proto = XEVB_DEFAULT_IP_PROTO, .udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = source_id, .run_number = 7, .packet_seq = first_event_id / N_FRAGS,
-		.first_event_id = first_event_id, .n_frags = N_FRAGS, .frag_size = 40,
+		.source_id = source_id, .run_number = 7, .packet_seq = first_event_id / n_frags,
+		.first_event_id = first_event_id, .n_frags = n_frags, .frag_size = 40,
 	};
 	ssize_t n = xevb_write_frame(buf, cap, &p);
 
@@ -98,12 +102,12 @@ static void expect_mep_as(uint16_t source_id, uint32_t first_event_id, bool want
 
 	xdp_env_run(&env, frame, len, &o);
 	if (!want_shed)
-		bad = pass_mode ? xdp_outcome_mismatch(&o, len, XDP_PASS, slots_to_kernel, 2, N_FRAGS)
-				: xdp_outcome_mismatch(&o, len, XDP_REDIRECT, slots_pass, 2, N_FRAGS);
+		bad = pass_mode ? xdp_outcome_mismatch(&o, len, XDP_PASS, slots_to_kernel, 2, n_frags)
+				: xdp_outcome_mismatch(&o, len, XDP_REDIRECT, slots_pass, 2, n_frags);
 	else if (source_id == REF_SOURCE)
-		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed_ref, 3, N_FRAGS);
+		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed_ref, 3, n_frags);
 	else
-		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed, 2, N_FRAGS);
+		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed, 2, n_frags);
 	cr_assert(bad == NULL, "%ssource %u, first event %u (block %u), want %s: %s", pass_mode ? "pass mode: " : "",
 		  source_id, first_event_id, first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
 }
@@ -116,7 +120,7 @@ static void expect_mep(uint16_t source_id, uint32_t first_event_id, bool want_sh
 Test(xdp_shed, idle_sheds_nothing_and_writes_nothing)
 {
 	gate()->word = 0;
-	for (uint32_t e = 0; e < 200 * 64; e += 640)
+	for (uint32_t e = 0; e < 200 * BLK; e += 10 * BLK)
 		for (uint16_t s = 0; s < 4; s++)
 			expect_mep(s, e, false, s & 1);
 	cr_assert(eq(u32, gate()->newest_block, XEVB_SHED_BLOCK_UNKNOWN));
@@ -125,20 +129,20 @@ Test(xdp_shed, idle_sheds_nothing_and_writes_nothing)
 Test(xdp_shed, armed_full_level_records_newest_block)
 {
 	gate()->word = xevb_shed_word(XEVB_SHED_ONE, XEVB_SHED_ONE, 0, 1);
-	expect_mep(0, 5 * 64 + 3, false, false);
+	expect_mep(0, 5 * BLK + 3, false, false);
 	cr_assert(eq(u32, gate()->newest_block, 5));
-	expect_mep(1, 9 * 64, false, false);
+	expect_mep(1, 9 * BLK, false, false);
 	cr_assert(eq(u32, gate()->newest_block, 9));
 	/* An older block does not move it back. */
-	expect_mep(2, 4 * 64, false, false);
+	expect_mep(2, 4 * BLK, false, false);
 	cr_assert(eq(u32, gate()->newest_block, 9));
 	/* Across the wrap of event ids: block 2 is after the last block. */
 	gate()->newest_block = XEVB_SHED_BLOCK_MASK;
-	expect_mep(0, 2 * 64, false, false);
+	expect_mep(0, 2 * BLK, false, false);
 	cr_assert(eq(u32, gate()->newest_block, 2));
 	/* Not armed: nothing recorded even while shedding. */
 	gate()->word = xevb_shed_word(0, 0, 0, 0);
-	expect_mep(0, 40 * 64, true, false);
+	expect_mep(0, 40 * BLK, true, false);
 	cr_assert(eq(u32, gate()->newest_block, 2));
 }
 
@@ -156,7 +160,7 @@ Test(xdp_shed, same_blocks_shed_from_every_source_and_counted)
 
 		kept_blocks += !shed;
 		/* Several MEPs of the block, each source, raw and UDP: one verdict. */
-		for (uint32_t e = blk * 64; e < (blk + 1) * 64; e += 3 * N_FRAGS)
+		for (uint32_t e = blk * BLK; e < (blk + 1) * BLK; e += 5)
 			for (uint16_t s = 0; s < 4; s++) {
 				expect_mep(s, e, shed, (e / N_FRAGS + s) & 1);
 				want_meps += shed;
@@ -180,14 +184,14 @@ Test(xdp_shed, switch_block_splits_old_and_new_level)
 	gate()->word = xevb_shed_word(0, XEVB_SHED_ONE, 500, 1);
 	for (uint32_t blk = 490; blk < 510; blk++)
 		for (uint16_t s = 0; s < 3; s++)
-			expect_mep(s, blk * 64 + 20, blk >= 500, false);
+			expect_mep(s, blk * BLK + 7, blk >= 500, false);
 	/* Turned around: everything before 500 shed, nothing after. */
 	gate()->word = xevb_shed_word(XEVB_SHED_ONE, 0, 500, 1);
 	for (uint32_t blk = 490; blk < 510; blk++)
-		expect_mep(REF_SOURCE, blk * 64, blk < 500, false);
+		expect_mep(REF_SOURCE, blk * BLK, blk < 500, false);
 	/* A MEP is judged by its first event id's block, even when it runs into the next. */
-	expect_mep(1, 499 * 64 + 63, true, false);
-	expect_mep(1, 500 * 64, false, false);
+	expect_mep(1, 499 * BLK + BLK - 1, true, false);
+	expect_mep(1, 500 * BLK, false, false);
 }
 
 /* Queue 0's frames waiting as the ring guard sees them: steered - released. */
@@ -202,7 +206,7 @@ Test(xdp_shed, guard_off_counts_steered_and_decides_nothing)
 	set_waiting(1000000);
 	for (uint32_t blk = 10; blk < 20; blk++)
 		for (uint16_t s = 0; s < 4; s++)
-			expect_mep(s, blk * 64, false, s & 1);
+			expect_mep(s, blk * BLK, false, s & 1);
 	cr_assert(eq(u64, gate()->steered[0] - gate()->released[0], 1000000 + 40));
 	for (int i = 0; i < XEVB_GUARD_SLOTS; i++)
 		cr_assert(eq(u64, gate()->verdicts[i], 0), "slot %d written with the guard off", i);
@@ -222,18 +226,18 @@ Test(xdp_shed, guard_refuses_whole_blocks_over_its_limit)
 	gate()->guard_limit = 10;
 	set_waiting(0);
 	xdp_env_counters(&env, before);
-	expect_mep(0, 64, false, false);          /* block 1 admitted */
+	expect_mep(0, BLK, false, false);          /* block 1 admitted */
 	set_waiting(11);
 	for (uint16_t s = 1; s < 4; s++)
-		expect_mep(s, 64, false, s & 1);  /* ... and not cut */
-	expect_mep(0, 2 * 64 + 5, true, false);   /* block 2 refused */
+		expect_mep(s, BLK, false, s & 1);  /* ... and not cut */
+	expect_mep(0, 2 * BLK + 5, true, false);   /* block 2 refused */
 	set_waiting(0);
 	for (uint16_t s = 1; s < 4; s++)
-		expect_mep(s, 2 * 64 + 5, true, s & 1);
-	expect_mep(3, 3 * 64, false, false);      /* block 3 judged afresh */
+		expect_mep(s, 2 * BLK + 5, true, s & 1);
+	expect_mep(3, 3 * BLK, false, false);      /* block 3 judged afresh */
 	set_waiting(50);
 	for (uint16_t s = 0; s < 3; s++)
-		expect_mep(s, 3 * 64, false, false);
+		expect_mep(s, 3 * BLK, false, false);
 	xdp_env_counters(&env, after);
 	cr_assert(eq(u64, gate()->guard_refused, 1));
 	cr_assert(eq(u64, gate()->guard_admitted, 2));
@@ -254,11 +258,11 @@ Test(xdp_shed, guard_refuses_nothing_while_the_builder_releases)
 	/* Released "just now" (a minute ahead, so that no scheduling delay makes it stale). */
 	gate()->released_ns[0] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 60000000000ull;
 	for (uint32_t blk = 40; blk < 50; blk++)
-		expect_mep(0, blk * 64, false, false);
+		expect_mep(0, blk * BLK, false, false);
 	cr_assert(eq(u64, gate()->guard_refused, 0));
 	/* Nothing released for over a millisecond: the next block is refused. */
 	gate()->released_ns[0] = 0;
-	expect_mep(0, 50 * 64, true, false);
+	expect_mep(0, 50 * BLK, true, false);
 	cr_assert(eq(u64, gate()->guard_refused, 1));
 }
 
@@ -273,16 +277,16 @@ Test(xdp_shed, guard_forgets_old_blocks_and_follows_the_gate)
 
 	gate()->guard_limit = 10;
 	set_waiting(20);
-	expect_mep(0, old_blk * 64, true, false);
+	expect_mep(0, old_blk * BLK, true, false);
 	set_waiting(0);
-	expect_mep(0, new_blk * 64, false, false);
+	expect_mep(0, new_blk * BLK, false, false);
 	set_waiting(20);
-	expect_mep(1, old_blk * 64, false, false);
+	expect_mep(1, old_blk * BLK, false, false);
 	cr_assert(eq(u64, gate()->verdicts[new_blk % XEVB_GUARD_SLOTS], xevb_guard_slot(new_blk, 0)));
 
 	/* Everything shed by the gate: the guard never sees those blocks. */
 	gate()->word = xevb_shed_word(0, 0, 0, 0);
-	expect_mep(0, (new_blk + 1) * 64, true, false);
+	expect_mep(0, (new_blk + 1) * BLK, true, false);
 	cr_assert(eq(u64, gate()->verdicts[(new_blk + 1) % XEVB_GUARD_SLOTS], 0));
 	gate()->word = 0;
 }
@@ -291,42 +295,95 @@ Test(xdp_shed, guard_forgets_old_blocks_and_follows_the_gate)
  * A block admitted right after a run of blocks the program shed, the run
  * starting right after a block it admitted, is vouched for (the builder
  * then jumps over the gap without a quorum); the run's length goes with
- * it in units of 4 blocks. A gap the program did not make breaks the chain.
+ * it in units of 16 blocks. A gap the program did not make breaks the chain.
  */
 Test(xdp_shed, guard_vouches_for_the_block_after_a_run_it_shed)
 {
 	gate()->guard_limit = 10;
 	set_waiting(0);
-	expect_mep(0, 10 * 64, false, false);          /* anchors the chain */
+	expect_mep(0, 10 * BLK, false, false);          /* anchors the chain */
 	set_waiting(20);
 	for (uint32_t blk = 11; blk <= 15; blk++)
-		expect_mep(0, blk * 64, true, false);  /* a run of 5 refused */
+		expect_mep(0, blk * BLK, true, false);  /* a run of 5 refused */
 	/* The gate's own shedding extends the run too. */
 	gate()->word = xevb_shed_word(0, 0, 0, 0);
-	expect_mep(0, 16 * 64, true, false);
+	expect_mep(0, 16 * BLK, true, false);
 	gate()->word = 0;
 	set_waiting(0);
-	expect_mep(0, 17 * 64, false, false);
-	expect_mep(3, 17 * 64 + 7, false, false);      /* every source's MEPs of it alike */
+	expect_mep(0, 17 * BLK, false, false);
+	expect_mep(3, 17 * BLK + 7, false, false);      /* every source's MEPs of it alike */
 	cr_assert(eq(u64, gate()->guard_vouched, 1));
-	cr_assert(eq(u64, gate()->verdicts[17], xevb_guard_slot(17, XEVB_GUARD_V_VOUCHED | 2 << XEVB_GUARD_V_RUN_SHIFT)),
-		  "6 blocks shed: 2 units of 4");
+	cr_assert(eq(u64, gate()->verdicts[17], xevb_guard_slot(17, XEVB_GUARD_V_VOUCHED | 1 << XEVB_GUARD_V_RUN_SHIFT)),
+		  "6 blocks shed: 1 unit of 16");
 
 	/* Block 19 refused after 17 (18 never seen): not ours, no vouching for 20. */
 	set_waiting(20);
-	expect_mep(0, 19 * 64, true, false);
+	expect_mep(0, 19 * BLK, true, false);
 	set_waiting(0);
-	expect_mep(0, 20 * 64, false, false);
+	expect_mep(0, 20 * BLK, false, false);
 	cr_assert(eq(u64, gate()->guard_vouched, 1));
 	cr_assert(eq(u64, gate()->verdicts[20], xevb_guard_slot(20, 0)));
 
 	/* A MEP far ahead (a stray) admitted, then the traffic's run: the chain stays with the stray. */
-	expect_mep(1, 5000 * 64, false, false);
+	expect_mep(1, 5000 * BLK, false, false);
 	set_waiting(20);
-	expect_mep(0, 21 * 64, true, false);
+	expect_mep(0, 21 * BLK, true, false);
 	set_waiting(0);
-	expect_mep(0, 22 * 64, false, false);
+	expect_mep(0, 22 * BLK, false, false);
 	cr_assert(eq(u64, gate()->guard_vouched, 1));
+}
+
+/*
+ * MEPs of more events than a block (L1 packs 25 to a MEP, blocks are 16
+ * ids): blocks that hold no MEP's start do not break the chain, and the
+ * run counts the blocks between the anchor's last event and the vouched
+ * MEP's first.
+ */
+Test(xdp_shed, guard_chain_follows_meps_longer_than_a_block)
+{
+	n_frags = 25;
+	gate()->guard_limit = 10;
+	set_waiting(0);
+	expect_mep(0, 0, false, false);           /* blocks 0-1 */
+	expect_mep(0, 25, false, false);          /* blocks 1-3: the anchor */
+	set_waiting(20);
+	expect_mep(0, 50, true, false);           /* blocks 3-4, refused */
+	expect_mep(0, 75, true, false);           /* blocks 4-6, refused */
+	set_waiting(0);
+	expect_mep(0, 100, false, false);         /* block 6: vouched */
+	cr_assert(eq(u64, gate()->guard_vouched, 1));
+	cr_assert(eq(u64, gate()->verdicts[100 / BLK], xevb_guard_slot(100 / BLK, XEVB_GUARD_V_VOUCHED | 1 << XEVB_GUARD_V_RUN_SHIFT)));
+	/* A step past the last MEP's end breaks it: 200 starts 5 blocks after 100's last event. */
+	set_waiting(20);
+	expect_mep(0, 200, true, false);
+	set_waiting(0);
+	expect_mep(0, 225, false, false);
+	cr_assert(eq(u64, gate()->guard_vouched, 1));
+}
+
+/*
+ * Past guard_full a block would not fit in the ring: refused even while
+ * the builder releases frames; below it, a running builder is trusted.
+ */
+Test(xdp_shed, guard_refuses_past_full_even_while_the_builder_releases)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	gate()->guard_limit = 10;
+	gate()->guard_full = 100;
+	gate()->released_ns[0] = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec + 60000000000ull;
+	set_waiting(100);
+	expect_mep(0, 40 * BLK, false, false);
+	cr_assert(eq(u64, gate()->guard_refused, 0));
+	set_waiting(101);
+	expect_mep(0, 41 * BLK, true, false);
+	cr_assert(eq(u64, gate()->guard_refused, 1));
+	/* Off (0): only a stalled builder has blocks refused. */
+	gate()->guard_full = 0;
+	set_waiting(100000);
+	expect_mep(0, 42 * BLK, false, false);
+	cr_assert(eq(u64, gate()->guard_refused, 1));
 }
 
 /* Everything that is not a valid MEP of a known source goes its usual way, at level 0. */
@@ -383,7 +440,7 @@ Test(xdp_shed, other_traffic_is_never_shed)
 	bad = xdp_outcome_mismatch(&o, len, XDP_DROP, (const int[]){ XEVB_RES_MEP, XEVB_XDP_UNKNOWN_SRC }, 2, N_FRAGS);
 	cr_assert(bad == NULL, "unknown source: %s", bad);
 	/* The configured one is shed at level 0. */
-	expect_mep(0, 64, true, false);
+	expect_mep(0, BLK, true, false);
 }
 
 /*
@@ -408,7 +465,7 @@ static void expect_mep_pass(uint16_t source_id, uint32_t first_event_id, bool wa
 Test(xdp_shed_pass, idle_passes_every_mep_to_the_kernel)
 {
 	gate()->word = 0;
-	for (uint32_t e = 0; e < 100 * 64; e += 640)
+	for (uint32_t e = 0; e < 100 * BLK; e += 10 * BLK)
 		for (uint16_t s = 0; s < 4; s++)
 			expect_mep_pass(s, e, false, s & 1);
 	cr_assert(eq(u32, gate()->newest_block, XEVB_SHED_BLOCK_UNKNOWN));
@@ -425,7 +482,7 @@ Test(xdp_shed_pass, shed_blocks_dropped_the_rest_passed_and_counted)
 	for (uint32_t blk = 2000; blk < 2200; blk++) {
 		bool shed = xevb_shed_drops(gate()->word, blk);
 
-		for (uint32_t e = blk * 64; e < (blk + 1) * 64; e += 3 * N_FRAGS)
+		for (uint32_t e = blk * BLK; e < (blk + 1) * BLK; e += 5)
 			for (uint16_t s = 0; s < 4; s++) {
 				expect_mep_pass(s, e, shed, (e / N_FRAGS + s) & 1);
 				shed_meps += shed;
@@ -451,7 +508,7 @@ Test(xdp_shed_pass, guard_ignored_in_pass_mode)
 	gate()->guard_limit = 1;
 	gate()->released[0] = gate()->steered[0] - 100;
 	for (uint32_t blk = 30; blk < 40; blk++)
-		expect_mep_pass(0, blk * 64, false, false);
+		expect_mep_pass(0, blk * BLK, false, false);
 	for (int i = 0; i < XEVB_GUARD_SLOTS; i++)
 		cr_assert(eq(u64, gate()->verdicts[i], 0), "slot %d written in pass mode", i);
 }

@@ -53,7 +53,7 @@ stall_case() {
 	if [[ $case == guard ]]; then
 		# One host sends all four ids, MEP after MEP: blocks are whole only
 		# if every source's MEPs of a block reach the program while its
-		# verdict is remembered (64 blocks), and two loaded hosts can drift
+		# verdict is remembered (256 blocks), and two loaded hosts can drift
 		# further apart than the ring has room for their admitted blocks.
 		e2e_source 0 "$case.s0" --source-ids 0-3 "${F[@]}" --seed 71
 	else

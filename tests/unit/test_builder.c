@@ -527,27 +527,30 @@ Test(builder, far_jump_vouched_by_the_shed_run)
 	rig_send_range(&R, 7, 0, 1, 100, 1);
 	rig_send_range(&R, 2, 0, 1, 100, 1);
 	rig_send_range(&R, 40, 0, 1, 100, 1);
-	/* 5 blocks past the window's end; a run of 1 unit (4 blocks) reaches 6 */
+	/*
+	 * Over two windows past the window's end (a far jump), within what a
+	 * run of 1 unit (16 blocks of 16 ids) and 2 blocks' slack reach: 288.
+	 */
 	R.shed_run = 1;
-	rig_send_range(&R, 7, 0, 1, 100 + 5 * 64, 2);
+	rig_send_range(&R, 7, 0, 1, 300, 2);
 	cr_assert(eq(u64, ST->jumps_shed, 1));
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 0));
 	R.shed_run = 0;
-	rig_send_range(&R, 2, 0, 1, 100 + 5 * 64, 2);
-	rig_send_range(&R, 40, 0, 1, 100 + 5 * 64, 2);
+	rig_send_range(&R, 2, 0, 1, 300, 2);
+	rig_send_range(&R, 40, 0, 1, 300, 2);
 	cr_assert(eq(u64, ST->events_complete, 3));
-	/* 20 blocks further, vouched by a run of 4 blocks: not that far, FUTURE */
+	/* 1000 ids further, vouched by a run of 1 unit: not that far, FUTURE */
 	R.shed_run = 1;
-	rig_send_range(&R, 7, 0, 1, 100 + 25 * 64, 1);
+	rig_send_range(&R, 7, 0, 1, 1300, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
 	cr_assert(eq(u64, ST->jumps_shed, 1));
-	/* a run that does reach it */
+	/* a run that does reach it: 6 units, (96 + 2) blocks */
 	R.shed_run = 6;
-	rig_send_range(&R, 7, 0, 1, 100 + 25 * 64, 1);
+	rig_send_range(&R, 7, 0, 1, 1300, 1);
 	cr_assert(eq(u64, ST->jumps_shed, 2));
 	R.shed_run = 0;
-	rig_send_range(&R, 2, 0, 1, 100 + 25 * 64, 1);
-	rig_send_range(&R, 40, 0, 1, 100 + 25 * 64, 1);
+	rig_send_range(&R, 2, 0, 1, 1300, 1);
+	rig_send_range(&R, 40, 0, 1, 1300, 1);
 	cr_assert(eq(u64, ST->events_complete, 4));
 	cr_assert(eq(u64, ST->events_incomplete, 0));
 	cr_assert(eq(u64, ST->jumps_quorum + ST->jumps_idle, 0));

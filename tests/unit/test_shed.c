@@ -24,10 +24,13 @@ static struct xevb_shed_gate fresh_gate(void)
 	return (struct xevb_shed_gate){ .word = 0, .newest_block = XEVB_SHED_BLOCK_UNKNOWN };
 }
 
+/* The tests' lead: 4 blocks, which keeps their block numbers short. */
+static const struct xevb_shed_cfg lead4 = { .lead_blocks = 4 };
+
 /* Armed and told by the "program" that block newest was seen. */
 static void armed_at(struct xevb_shed *s, struct xevb_shed_gate *g, uint32_t newest)
 {
-	xevb_shed_init(s, NULL);
+	xevb_shed_init(s, &lead4);
 	*g = fresh_gate();
 	g->newest_block = 7;   /* stale: arming must forget it */
 	cr_assert(eq(u32, xevb_shed_tick(s, g, &drop_in), XEVB_SHED_ONE));
@@ -54,6 +57,15 @@ Test(shed, no_pressure_stays_idle)
 	cr_assert(eq(u64, s.arms, 0));
 }
 
+/* By default a new level starts 256 event ids ahead of the newest block seen. */
+Test(shed, default_lead_is_256_ids)
+{
+	struct xevb_shed s;
+
+	xevb_shed_init(&s, NULL);
+	cr_assert(eq(u32, s.cfg.lead_blocks << XEVB_SHED_BLOCK_SHIFT, 256));
+}
+
 Test(shed, pressure_arms_then_cuts)
 {
 	struct xevb_shed s;
@@ -67,7 +79,7 @@ Test(shed, pressure_arms_then_cuts)
 	g.newest_block = 100;
 	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &full_in), 57344));
 	cr_assert(eq(u32, s.prev, XEVB_SHED_ONE));
-	cr_assert(eq(u32, s.switch_block, 104));   /* default lead: 4 blocks */
+	cr_assert(eq(u32, s.switch_block, 104));   /* lead: 4 blocks */
 	cr_assert(eq(u64, g.word, xevb_shed_word(57344, XEVB_SHED_ONE, 104, 1)));
 
 	/* Until a block under the new level has come, no second cut. */
@@ -126,7 +138,7 @@ Test(shed, never_below_the_floor)
 
 Test(shed, recovery_raises_then_idles)
 {
-	struct xevb_shed_cfg cfg = { .calm_ticks = 4, .idle_ticks = 50 };
+	struct xevb_shed_cfg cfg = { .calm_ticks = 4, .idle_ticks = 50, .lead_blocks = 4 };
 	struct xevb_shed s;
 	struct xevb_shed_gate g;
 	uint32_t nb = 1000, ticks = 0, last;
@@ -173,7 +185,7 @@ Test(shed, recovery_raises_then_idles)
 
 Test(shed, change_before_the_switch_is_reached_stays_pending)
 {
-	struct xevb_shed_cfg cfg = { .calm_ticks = 1 };
+	struct xevb_shed_cfg cfg = { .calm_ticks = 1, .lead_blocks = 4 };
 	struct xevb_shed s;
 	struct xevb_shed_gate g;
 
@@ -258,7 +270,7 @@ Test(shed, blocks_shed_evenly_with_short_gaps)
  */
 Test(shed, backlog_cut_goes_to_the_drained_rate)
 {
-	struct xevb_shed_cfg cfg = { .backlog_max = 4000 };
+	struct xevb_shed_cfg cfg = { .backlog_max = 4000, .lead_blocks = 4 };
 	struct xevb_shed s;
 	struct xevb_shed_gate g = fresh_gate();
 	struct xevb_shed_in in = { .ring_size = RING };
@@ -289,7 +301,7 @@ Test(shed, backlog_cut_goes_to_the_drained_rate)
 /* A backlog over its bound that drains is no pressure, once cut for. */
 Test(shed, draining_backlog_is_not_pressure)
 {
-	struct xevb_shed_cfg cfg = { .backlog_max = 1000 };
+	struct xevb_shed_cfg cfg = { .backlog_max = 1000, .lead_blocks = 4 };
 	struct xevb_shed s;
 	struct xevb_shed_gate g = fresh_gate();
 	struct xevb_shed_in in = { .ring_size = RING, .out_sent = 0, .backlog = 4000 };

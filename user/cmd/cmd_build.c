@@ -570,31 +570,40 @@ static void guard_resync(struct build *bd, uint64_t now)
 /*
  * 3/4 of what a queue's ring can take: its RX ring, or the UMEM frames
  * the fill ring can still offer when open events hold the rest (zero
- * copy: a frame stays with its event), whichever is less. Every tick.
+ * copy: a frame stays with its event), whichever is less. And the level
+ * past which a new block would not fit even if the builder is running:
+ * all of that room but one block's frames. Every tick.
  */
 static void guard_set_limit(struct build *bd)
 {
 	const struct xevb_builder_stats *st = bd->bw ? NULL : xevb_builder_stats(bd->b);
 	uint64_t held = st ? st->frames_held / bd->xsk.n_queues : 0;
 	uint64_t room = bd->xsk.frames_per_q > held ? bd->xsk.frames_per_q - held : 0;
-	uint64_t limit, block = 0;
+	uint64_t limit, full, block = 0;
 	uint32_t ring;
 
 	xevb_xsk_rx_queued(&bd->xsk, 0, &ring);
 	if (room > ring)
 		room = ring;
 	/*
-	 * Frames a block brings: 64 ids x sources / fragments a MEP. Room for
-	 * two of them is enough for the blocks already admitted; where blocks
-	 * are that small, refuse only that close to a full ring.
+	 * Frames a block brings: its ids x sources / fragments a MEP, and at
+	 * least a MEP per source (a MEP longer than a block decides for the
+	 * blocks it spans). Room for two of them is enough for the blocks
+	 * already admitted; where blocks are that small, refuse only that
+	 * close to a full ring.
 	 */
-	if (st && st->frags_received)
-		block = 64ull * bd->local.n_sources * st->packets / st->frags_received;
+	if (st && st->frags_received) {
+		block = ((uint64_t)bd->local.n_sources << XEVB_SHED_BLOCK_SHIFT) * st->packets / st->frags_received;
+		if (block < bd->local.n_sources)
+			block = bd->local.n_sources;
+	}
 	limit = room / 4 * 3;
 	if (block && room > 2 * block && room - 2 * block > limit)
 		limit = room - 2 * block;
+	full = block && room > block ? room - block : 0;
 	/* Never 0, which would turn the guard off. */
 	bd->ld.shed_gate->guard_limit = limit ? (uint32_t)limit : 1;
+	bd->ld.shed_gate->guard_full = full > limit ? (uint32_t)full : 0;
 }
 
 /*

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <xevb/shed.h>
 
-#define DEF_LEAD_BLOCKS 4
+#define DEF_LEAD_BLOCKS 16   /* 256 event ids */
 #define DEF_FLOOR       1024
 #define DEF_CALM_TICKS  4
 #define DEF_IDLE_TICKS  500
