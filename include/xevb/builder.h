@@ -128,6 +128,13 @@ struct xevb_builder_cfg {
 	 * flush the open events or end it (issue 21).
 	 */
 	bool end_of_run_counted_only;
+	/*
+	 * A DFM assigns: no event times out before its first ASSIGN, which
+	 * says whether the events the data opened are the run's (kept) or out
+	 * of its reach (discarded, xevb_builder_assigned); a spoofed MEP ahead
+	 * of the run would otherwise be built and forwarded incomplete.
+	 */
+	bool await_first_assign;
 	/* Called for every complete or incomplete event, in the builder's thread. */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
 	/*

@@ -125,6 +125,10 @@
 	  "slot (window pressure).") \
 	X(events_discarded, "events", COUNTER, "events_discarded", "events_discarded", \
 	  "xevb_events_discarded_total", NULL, "Events discarded at timeout (discard policy).") \
+	/* of the discarded: opened by data before a DFM's first ASSIGN, out of its reach */ \
+	X(events_unassigned, "events", COUNTER, "events_unassigned", "events_unassigned", \
+	  "xevb_events_unassigned_total", NULL, \
+	  "Events opened before the DFM's first assignment, out of its reach, discarded then.") \
 	X(open_events, "events", GAUGE, "open_events", "open_events", "xevb_events_open", NULL, \
 	  "Events open now.") \
 	X(frames_held, "frames", GAUGE, "frames_held", "frames_held", "xevb_frames_held", NULL, \

@@ -10,6 +10,10 @@
 # attack fragment counts `unassigned` (more than a window past what the DFM
 # assigned), never `future`, the window never jumps, and every event of the
 # run is complete at the builder and at the farm node.
+# And before the run (no ASSIGN yet), the same attack 2^29 ahead: its MEPs
+# place the window and open 6 events; the first ASSIGN finds them out of
+# its reach and discards them (`events_unassigned`), nothing of them is
+# built or forwarded, and the run's events place the window afresh.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init ua "${1:-build}"
@@ -21,10 +25,9 @@ dfm_sink 0 sink0 --credits 64
 dfm_builder 0 b0 1 --sources 0-3 --credits 64 --timeout-ms 300
 dfm_source 0 s0 --source-ids 0-1
 dfm_source 1 s1 --source-ids 2-3
-(
-	sleep 1
-	ip netns exec "$(tb_ns source 1)" timeout 10 python3 - "$(tb_mac builder 0)" "$(tb_addr builder 0)" "$GOOD" \
-		>"$E2E_WORK/attack.json" 2>"$E2E_WORK/attack.err" <<'PY'
+attack() {   # NAME DELAY_S FIRST_ID: 3 MEPs for each of source ids 0-2, 2 ids each
+	ip netns exec "$(tb_ns source 1)" timeout 10 python3 - "$(tb_mac builder 0)" "$(tb_addr builder 0)" "$GOOD" "$2" "$3" \
+		>"$E2E_WORK/$1.json" 2>"$E2E_WORK/$1.err" <<'PY'
 import json, socket, struct, sys, time
 sys.path.insert(0, "tests/integration")
 from hostile_send import csum, mac
@@ -40,12 +43,13 @@ def udp_mep(dmac, smac, saddr, daddr, sid, run, seq, eids, payload=32):
     ip = ip[:10] + struct.pack("!H", csum(ip)) + ip[12:]
     return dmac + smac + b"\x08\x00" + ip + udp + mep
 
+time.sleep(float(sys.argv[4]))
 s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
 s.bind(("eth0", 0))
 meps = frags = 0
 for k in range(3):
     for sid in (0, 1, 2):
-        e = (1 << 28) + 2 * k
+        e = int(sys.argv[5]) + 2 * k
         s.send(udp_mep(mac(sys.argv[1]), s.getsockname()[4], sys.argv[3], sys.argv[2], sid, 1,
                        0x7000 + k, [e, e + 1]))
         meps += 1
@@ -53,7 +57,9 @@ for k in range(3):
         time.sleep(0.01)
 print(json.dumps({"meps": meps, "frags": frags}))
 PY
-) &
+}
+attack pre 0 $((1 << 29)) || e2e_fail "pre-run attack sender exit status $?"
+attack attack 1 $((1 << 28)) &
 ATTACK=$!
 dfm_run dfm --rate 3000 --events "$N" --pack 10 --wait-builders 1 --wait-sources 2
 wait "$ATTACK" || e2e_fail "attack sender exit status $?"
@@ -63,10 +69,11 @@ export N
 e2e_check unassigned <<PY
 $DFM_PY
 N = int(os.environ["N"])
-a, b, d, k = J("attack"), J("b0"), J("dfm"), J("sink0")
+a, p, b, d, k = J("attack"), J("pre"), J("b0"), J("dfm"), J("sink0")
 print("# builder drops: %s; jumps quorum %d idle %d" % ({x: b[x] for x in b if x.startswith("drop_")},
       b["jumps_quorum"], b["jumps_idle"]))
-eq("attack: MEPs, fragments sent", (a["meps"], a["frags"]), (9, 18))
+eq("attack: MEPs, fragments sent (before the run, during it)", (p["meps"], p["frags"], a["meps"], a["frags"]),
+   (9, 18, 9, 18))
 eq("builder: every attack fragment unassigned", b["drop_unassigned"], a["frags"])
 eq("builder: no other drop (dup, late, unknown, run, overflow, future, partial)",
    [b["drop_" + x] for x in ("duplicate", "late", "unknown_source", "wrong_run", "overflow", "future", "partial")],
@@ -74,10 +81,12 @@ eq("builder: no other drop (dup, late, unknown, run, overflow, future, partial)"
 eq("builder: the window never jumped (quorum, idle)", (b["jumps_quorum"], b["jumps_idle"]), (0, 0))
 eq("builder: received = in events + drops", b["frags_received"],
    b["frags_in_events"] + sum(b[x] for x in b if x.startswith("drop_")))
-eq("builder: fragments received = the sources' + the attack's",
-   b["frags_received"], S(["s0", "s1"], "fragments") + a["frags"])
+eq("builder: fragments received = the sources' + the attacks'",
+   b["frags_received"], S(["s0", "s1"], "fragments") + a["frags"] + p["frags"])
 eq("builder: events complete, incomplete, discarded, open",
-   (b["events_complete"], b["events_incomplete"], b["events_discarded"], b["open_events"]), (N, 0, 0, 0))
+   (b["events_complete"], b["events_incomplete"], b["events_discarded"], b["open_events"]), (N, 0, 6, 0))
+eq("builder: the 6 events opened before the run discarded at the first ASSIGN, with their fragments",
+   (b["events_unassigned"], b["frags_discarded"]), (6, p["frags"]))
 eq("DFM: triggered = complete", (d["triggered"], d["complete"]), (N, N))
 eq("DFM: lost + incomplete", lost(d) + d["incomplete"], 0)
 eq("farm node: every event once, complete", (k["events"], k["complete"], k["duplicates"]), (N, N, 0))

@@ -785,6 +785,71 @@ Test(builder, unassigned_never_places_window)
 	rig_fini(&R);
 }
 
+/*
+ * Before the first ASSIGN the data places the window: a spoofed MEP far
+ * ahead opens events there. The first ASSIGN finds that window out of its
+ * reach: those events are discarded (events_unassigned), and the real
+ * events place the window afresh and are built complete.
+ */
+Test(builder, window_placed_before_the_first_assign_out_of_its_reach_is_reset)
+{
+	init3(16, NULL);
+	rig_send_range(&R, 40, 0, 1, 1u << 28, 4);
+	rig_send_range(&R, 2, 0, 1, (1u << 28) + 1, 2);
+	cr_assert(eq(u64, ST->open_events, 4));
+	xevb_builder_assigned(R.b, 100, 10);
+	cr_assert(eq(u64, ST->open_events, 0));
+	cr_assert(eq(u64, ST->events_discarded, 4));
+	cr_assert(eq(u64, ST->events_unassigned, 4));
+	cr_assert(eq(u64, ST->frags_discarded, 6));
+	cr_assert(eq(sz, R.n_ev, 0), "nothing emitted");
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 100, 10);
+	cr_assert(eq(u64, ST->events_complete, 10));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE] + ST->drops[XEVB_DROP_FUTURE], 0));
+	/* Later spoofs are unassigned, as ever. */
+	rig_send_range(&R, 40, 0, 1, 1u << 28, 4);
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 4));
+	rig_fini(&R);
+}
+
+/* With a DFM nothing times out before its first ASSIGN: that ASSIGN decides. */
+Test(builder, awaiting_the_first_assign_nothing_times_out)
+{
+	struct xevb_builder_cfg x = { .timeout_ns = 1000, .await_first_assign = true };
+
+	init3(16, &x);
+	rig_send_range(&R, 40, 0, 1, 1u << 28, 4);
+	R.now += 100000;
+	xevb_builder_poll(R.b, R.now);
+	cr_assert(eq(u64, ST->open_events, 4));
+	cr_assert(eq(sz, R.n_ev, 0));
+	xevb_builder_assigned(R.b, 0, 10);
+	cr_assert(eq(u64, ST->events_unassigned, 4));
+	rig_send_range(&R, 2, 0, 1, 0, 10);
+	R.now += 100000;
+	xevb_builder_poll(R.b, R.now);
+	cr_assert(eq(u64, ST->events_incomplete, 10), "assigned: the timeout runs again");
+	rig_fini(&R);
+}
+
+/* Fragments that beat the first ASSIGN (push mode) keep their window and events. */
+Test(builder, window_placed_by_fragments_that_beat_the_first_assign_stays)
+{
+	init3(16, NULL);
+	for (int s = 0; s < 2; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 100, 10);
+	xevb_builder_assigned(R.b, 100, 10);
+	cr_assert(eq(u64, ST->events_unassigned, 0));
+	cr_assert(eq(u64, ST->open_events, 10));
+	rig_send_range(&R, SRC3[2], 0, 1, 100, 10);
+	cr_assert(eq(u64, ST->events_complete, 10));
+	/* A window a little behind (the first events went to another builder) stays too. */
+	xevb_builder_assigned(R.b, 110, 10);
+	cr_assert(eq(u64, ST->events_unassigned, 0));
+	rig_fini(&R);
+}
+
 /* The first event places the window so that a lagging source can open older ids. */
 Test(builder, first_event_is_newest_of_window)
 {

@@ -65,7 +65,7 @@ struct model {
 	size_t n_out;
 	/* per expected-source index, plus [MAX_SRC] for the unknown one */
 	uint64_t rx[MAX_SRC + 1], in[MAX_SRC + 1], drops[MAX_SRC + 1][XEVB_DROP__COUNT];
-	uint64_t opened, complete, incomplete, discarded, eor_flushed, evicted;
+	uint64_t opened, complete, incomplete, discarded, eor_flushed, evicted, unassigned_ev;
 	/* far jumps: claims per expected-source index, idle reference */
 	uint32_t quorum;
 	uint64_t last_ns;
@@ -81,7 +81,7 @@ static struct rig R;
 /* What the runs exercised, over all seeds: each case must occur. */
 static uint64_t seen_drops[XEVB_DROP__COUNT], seen_complete, seen_incomplete,
 	seen_discarded, seen_eor, seen_evicted, seen_wrap, seen_jumps_quorum, seen_jumps_idle,
-	seen_grouped, seen_split;
+	seen_grouped, seen_split, seen_unassigned_ev;
 
 static uint32_t rnd_state;
 static uint32_t rnd(void)
@@ -106,7 +106,7 @@ static struct mev *mev_of(uint32_t e)
 	return &M.ev[off];
 }
 
-static void m_finish(uint32_t e, int kind /* 0 complete, 1 timeout, 2 flush, 3 eor, 4 evict */)
+static void m_finish(uint32_t e, int kind /* 0 complete, 1 timeout, 2 flush, 3 eor, 4 evict, 5 unassigned */)
 {
 	struct mev *v = mev_of(e);
 	uint32_t i;
@@ -118,8 +118,9 @@ static void m_finish(uint32_t e, int kind /* 0 complete, 1 timeout, 2 flush, 3 e
 	v->state = M_DONE;
 	if (kind == 4)
 		M.evicted++;
-	if ((kind == 1 || kind == 4) && M.discard) {
+	if (kind == 5 || ((kind == 1 || kind == 4) && M.discard)) {
 		M.discarded++;
+		M.unassigned_ev += kind == 5;
 		return;
 	}
 	if (kind == 0)
@@ -178,12 +179,25 @@ static bool m_unassigned(uint32_t e)
 	return M.assigned_known && (int32_t)(e - M.assigned_next) >= (int32_t)M.assigned_margin;
 }
 
-/* The rule text: the margin is W plus the widest forward step between assignments. */
+/*
+ * The rule text: the margin is W plus the widest forward step between
+ * assignments. At the first, a window out of its reach (its top more than
+ * a window before first, or its base at or past the margin beyond the
+ * assignment's end) goes: its open events discarded, every id forgotten.
+ */
 static void m_assigned(uint32_t first, uint32_t n)
 {
-	if (!M.assigned_known)
+	if (!M.assigned_known) {
 		M.assigned_margin = M.W;
-	else if ((int32_t)(first - M.assigned_next) > 0 && first - M.assigned_next + M.W > M.assigned_margin)
+		if (M.have_base && ((int32_t)(M.base + M.W - 1 - (first - M.W)) < 0 ||
+				    (int32_t)(M.base - (first + n)) >= (int32_t)M.W)) {
+			m_flush(5);
+			for (uint32_t i = 0; i < RANGE; i++)
+				M.ev[i].state = M_NONE;
+			M.have_base = false;
+			memset(M.claim, 0, sizeof(M.claim));
+		}
+	} else if ((int32_t)(first - M.assigned_next) > 0 && first - M.assigned_next + M.W > M.assigned_margin)
 		M.assigned_margin = first - M.assigned_next + M.W;
 	if (!M.assigned_known || (int32_t)(first + n - M.assigned_next) > 0)
 		M.assigned_next = first + n;
@@ -314,6 +328,7 @@ static void compare(uint32_t seed, uint32_t step, uint16_t unknown)
 	cr_assert(eq(u64, st->events_complete, M.complete), "seed %u step %u complete", seed, step);
 	cr_assert(eq(u64, st->events_incomplete, M.incomplete), "seed %u step %u incomplete", seed, step);
 	cr_assert(eq(u64, st->events_discarded, M.discarded), "seed %u step %u discarded", seed, step);
+	cr_assert(eq(u64, st->events_unassigned, M.unassigned_ev), "seed %u step %u unassigned", seed, step);
 	cr_assert(eq(u64, st->events_flushed_eor, M.eor_flushed), "seed %u step %u eor", seed, step);
 	cr_assert(eq(u64, st->events_evicted, M.evicted), "seed %u step %u evicted", seed, step);
 	cr_assert(eq(u64, st->open_events, M.n_open), "seed %u step %u open", seed, step);
@@ -461,6 +476,7 @@ static void run_seed(uint32_t seed)
 	seen_complete += M.complete;
 	seen_incomplete += M.incomplete;
 	seen_discarded += M.discarded;
+	seen_unassigned_ev += M.unassigned_ev;
 	seen_eor += M.eor_flushed;
 	seen_evicted += M.evicted;
 	seen_jumps_quorum += M.jumps_quorum;
@@ -487,6 +503,7 @@ Test(builder_model, random_runs_match_the_model)
 	cr_assert(gt(u64, seen_complete, 10000));
 	cr_assert(gt(u64, seen_incomplete, 1000));
 	cr_assert(gt(u64, seen_discarded, 1000));
+	cr_assert(gt(u64, seen_unassigned_ev, 0), "no window reset at a first ASSIGN");
 	cr_assert(gt(u64, seen_eor, 100));
 	cr_assert(gt(u64, seen_wrap, 1000), "events built past the 2^32 wrap");
 	cr_assert(gt(u64, seen_jumps_quorum, 100), "far jumps by quorum hardly exercised");

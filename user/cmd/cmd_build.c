@@ -1164,6 +1164,7 @@ int cmd_build(int argc, char **argv)
 			.max_frames_held = frames_for_events(socket_mode, frames, rx_ring, n_queues),
 			/* Under a DFM, its BYE ends the run, not a flag in the data. */
 			.end_of_run_counted_only = cc.dfm != NULL,
+			.await_first_assign = cc.dfm != NULL,
 		};
 		if (bd.ipfrag_on) {
 			bd.ipfrag_base = bc.n_frames;

@@ -156,12 +156,14 @@
 
 enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE, SLOT_GOPEN, SLOT_GDONE };
 /* FIN_EVICT: window pressure; the timeout policy applies as to FIN_TIMEOUT. */
-enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR, FIN_EVICT };
+/* FIN_UNASSIGNED: opened before a DFM's first ASSIGN, out of its reach (xevb_builder_assigned). */
+enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR, FIN_EVICT, FIN_UNASSIGNED };
 
 static inline bool by_policy(enum finish_kind kind)
 {
 	return kind == FIN_TIMEOUT || kind == FIN_EVICT;
 }
+
 
 /*
  * 32 bytes; key = state << 32 | event_id: the hot check is one compare.
@@ -677,13 +679,19 @@ static uint32_t run_next_row(struct xevb_builder *b, const struct gent *ge, uint
 	return wire;
 }
 
+/* The event goes without being emitted: by the timeout policy, or not ours at all. */
+static inline bool discards(const struct xevb_builder *b, enum finish_kind kind)
+{
+	return kind == FIN_UNASSIGNED || (by_policy(kind) && b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD);
+}
+
 /* Close run g: emit its n events (unless discarded), give back its frames. */
 static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind kind)
 {
 	struct group *gr = &b->groups[g];
 	struct xevb_builder_stats *st = &b->st;
 	const struct gent *ge = gents_of(b, g);
-	bool discard = by_policy(kind) && b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
+	bool discard = discards(b, kind);
 	uint32_t n = gr->n, np = gr->present, e0 = gr->first, k, j;
 
 	chain_unlink(b, e0 & b->mask);
@@ -701,6 +709,8 @@ static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind ki
 
 	if (discard) {
 		st->events_discarded += n;
+		if (kind == FIN_UNASSIGNED)
+			st->events_unassigned += n;
 		st->frags_discarded += (uint64_t)np * n;
 		for (j = 0; j < np; j++)
 			st->src[b->sorted[ge[j].si]].frags_discarded += n;
@@ -913,7 +923,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	struct slot *s = &b->slots[idx];
 	struct xevb_frag_slot *row = row_of(b, idx);
 	struct xevb_builder_stats *st = &b->st;
-	bool discard = by_policy(kind) && b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD;
+	bool discard = discards(b, kind);
 	bool pieced = b->st.seg_frags_live && seg_settle(b, row);
 	uint32_t j, n = b->n_src;
 
@@ -927,6 +937,8 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 
 	if (discard) {
 		st->events_discarded++;
+		if (kind == FIN_UNASSIGNED)
+			st->events_unassigned++;
 		st->frags_discarded += s->n_frags;
 		for (j = 0; j < n; j++)
 			if (row[j].frame_idx != NO_FRAME)
@@ -1596,10 +1608,38 @@ release:
 
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
 {
-	if (b->cfg.timeout_ns)
+	if (b->cfg.timeout_ns && (b->assigned_known || !b->cfg.await_first_assign))
 		expire_due(b, now_ns);
 	/* A timeout, or a MEP's eviction, may have settled the last pending fragment. */
 	eor_settle(b);
+}
+
+/*
+ * The first ASSIGN: a window the data placed before it, out of the reach
+ * that assignment gives (a window before its first id to the margin past
+ * its end), came from MEPs the DFM never asked for (a spoofed one far
+ * ahead, say): its open events are discarded (events_unassigned) and the
+ * next fragment places the window afresh, under the DFM's rule.
+ */
+static void first_assignment(struct xevb_builder *b, uint32_t first, uint32_t next)
+{
+	uint32_t top = b->base + b->window - 1;
+
+	b->assigned_margin = b->window;
+	if (!b->have_base)
+		return;
+	if (!xevb_seq_after(first - b->window, top) && (int32_t)(b->base - next) < (int32_t)b->assigned_margin)
+		return;
+	flush_open(b, FIN_UNASSIGNED);
+	/* Their done slots lie above the window to come: none may judge a fragment late. */
+	for (uint32_t idx = 0; idx <= b->mask; idx++) {
+		struct slot *s = &b->slots[idx];
+
+		slot_let_go(b, s);
+		s->key = slot_key(0, SLOT_FREE);
+	}
+	b->have_base = false;
+	memset(b->claims, 0, sizeof(*b->claims) * b->n_src);
 }
 
 void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count)
@@ -1609,7 +1649,7 @@ void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t coun
 	if (!count)
 		return;
 	if (!b->assigned_known) {
-		b->assigned_margin = b->window;
+		first_assignment(b, first, next);
 	} else if (xevb_seq_after(first, b->assigned_next) &&
 		   first - b->assigned_next <= ASSIGN_STEP_MAX - b->window &&
 		   b->window + (first - b->assigned_next) > b->assigned_margin) {
