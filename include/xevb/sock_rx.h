@@ -64,6 +64,14 @@ struct xevb_sock {
 	 */
 	const uint32_t *src_bind;
 	uint64_t src_mismatch_packets, src_mismatch_bytes, src_mismatch_frags;
+	/*
+	 * Set by the caller: the addresses MEPs may come from (--allow-src,
+	 * network order), for the same datagrams; 0 addresses: any. What it
+	 * refuses is counted here as XDP counts unknown_source.
+	 */
+	const uint32_t *src_allow;
+	uint32_t n_src_allow;
+	uint64_t src_unknown_packets, src_unknown_bytes, src_unknown_frags;
 };
 
 int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg);
@@ -85,24 +93,40 @@ struct xevb_sock_queue {
 };
 int xevb_sock_queue(const struct xevb_sock *s, struct xevb_sock_queue *q);
 
+static inline bool xevb_sock_src_listed(const struct xevb_sock *s, uint32_t saddr)
+{
+	for (uint32_t i = 0; i < s->n_src_allow; i++)
+		if (s->src_allow[i] == saddr)
+			return true;
+	return false;
+}
+
 /*
  * The frame data[0..len) that xevb_classify judged res (pi) is a MEP or a
- * segment of a source_id bound to another address than it came from:
- * counted on s as the XDP program counts src_addr_mismatch (a segment's
- * frags: 1 at offset 0), true. The caller releases the frame.
+ * segment from an address not in --allow-src, or of a source_id bound to
+ * another address than it came from: counted on s as the XDP program
+ * counts unknown_source or src_addr_mismatch (a segment's frags: 1 at offset
+ * 0), true. The caller releases the frame.
  */
 static inline bool xevb_sock_src_refused(struct xevb_sock *s, int res, const struct xevb_pkt_info *pi, uint32_t len)
 {
-	uint32_t bound;
+	uint32_t bound, frags;
 
-	if (!s->src_bind || (res != XEVB_RES_MEP && res != XEVB_RES_SEGMENT))
+	if ((!s->src_bind && !s->n_src_allow) || (res != XEVB_RES_MEP && res != XEVB_RES_SEGMENT))
 		return false;
-	bound = s->src_bind[pi->source_id];
+	frags = res == XEVB_RES_SEGMENT ? pi->seg_offset == 0 : pi->n_frags;
+	if (s->n_src_allow && !xevb_sock_src_listed(s, pi->saddr)) {
+		s->src_unknown_packets++;
+		s->src_unknown_bytes += len;
+		s->src_unknown_frags += frags;
+		return true;
+	}
+	bound = s->src_bind ? s->src_bind[pi->source_id] : 0;
 	if (!bound || bound == pi->saddr)
 		return false;
 	s->src_mismatch_packets++;
 	s->src_mismatch_bytes += len;
-	s->src_mismatch_frags += res == XEVB_RES_SEGMENT ? pi->seg_offset == 0 : pi->n_frags;
+	s->src_mismatch_frags += frags;
 	return true;
 }
 

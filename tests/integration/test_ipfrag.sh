@@ -162,6 +162,36 @@ eq("farm node: 200 events complete, no error, no duplicate", (k["events"], k["co
 PY
 }
 
+# --allow-src on IP-fragmented MEPs, the same way: only host 0 listed; host
+# 1 sends 10 events of ids 0-1 IP-fragmented (20 datagrams), each refused
+# after reassembly and counted unknown_source, none reaches the core.
+allowed() {
+	local name=$1
+	shift
+	e2e_sink 0 "$name.k" --expect-sources 2 --expect-events 200
+	e2e_builder 0 "$name.b" --sources 0-1 --timeout-ms 500 --exit-on-eor --duration 25 \
+		--allow-src "$(tb_addr source 0)" --sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
+	e2e_source 1 "$name.atk" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
+		--first-event 100000 --no-end-of-run
+	e2e_wait_all
+	e2e_check "$name" <<'PY'
+b, k, s0, atk = (J(CASE + x) for x in (".b", ".k", ".s0", ".atk"))
+x = b["xdp"]["unknown_source"]
+drops = sum(v for n, v in b.items() if n.startswith("drop_"))
+print("# builder: %s path, ipfrag datagrams %d, unknown_source %s, drops %d" %
+      (b["path"], b["rx_ipfrag_datagrams"], x, drops))
+eq("attack: datagrams, fragments sent", (atk["packets"], atk["fragments"]), (20, 20))
+eq("ipfrag: datagrams = the real ones + the attack's", b["rx_ipfrag_datagrams"], s0["packets"] + atk["packets"])
+eq("XDP unknown_source packets, frags = the attack's", (x["packets"], x["frags"]), (20, 20))
+eq("fragments: the real 400 received, all in events, no drop", (b["frags_received"], b["frags_in_events"], drops),
+   (400, 400, 0))
+eq("builder: 200 events complete", (b["events_complete"], b["events_incomplete"]), (200, 0))
+eq("farm node: 200 events complete, no error, no duplicate", (k["events"], k["complete"], k["errors"], k["duplicates"]),
+   (200, 200, 0, 0))
+PY
+}
+
 tb_up --sources 2 --builders 1 --sinks 1 --queues 2 --mtu 1500 || e2e_die "tb_up --mtu 1500"
 E2E_DEST=$(tb_addr builder 0)
 mixed mixed_xdp --queues 0-1
@@ -169,5 +199,9 @@ mixed mixed_x2 --queues 0-1 --workers 2
 mixed mixed_socket --mode socket
 bound bound_xdp --queues 0-1
 bound bound_x2 --queues 0-1 --workers 2
+allowed allowed_xdp --queues 0-1
+allowed allowed_x2 --queues 0-1 --workers 2
+allowed allowed_socket --mode socket
+bound bound_socket --mode socket
 tb_down "$TB_PREFIX"
 e2e_finish

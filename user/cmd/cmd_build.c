@@ -100,7 +100,7 @@ static const struct xevb_opt opts[] = {
 	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
 	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
 	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
-	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
+	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (IP-fragmented ones: the builder, after reassembly; repeatable)" },
 	{ "bind-src", O_BINDSRC, "IDS=ADDR", "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (IP-fragmented ones: the builder, after reassembly; repeatable; a run configuration gives one per source)" },
 	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
 	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
@@ -369,6 +369,11 @@ static inline void parse_and_add(struct build *bd, uint32_t idx, const uint8_t *
 	struct xevb_pkt_info pi;
 	int res = xevb_classify(data, data + len, len, &bd->pcfg, &pi, frags);
 
+	/* Socket mode: a datagram over the MTU was IP-fragmented, no XDP program saw it whole. */
+	if (!bd->xdp && bd->sock.mtu && len > bd->sock.mtu && xevb_sock_src_refused(&bd->sock, res, &pi, len)) {
+		release_cb(bd, idx);
+		return;
+	}
 	add_parsed(bd, idx, data, res, &pi, frags, now);
 }
 
@@ -770,11 +775,16 @@ static void snapshot(struct build *bd, struct xevb_snapshot *s)
 		bw_snapshot(bd->bw, s);
 	if (bd->xdp || bd->pass_xdp)
 		xevb_xdp_counters_read(bd->ld.counters_fd, s->xdp);
-	if (bd->ipfrag_on) {
-		/* IP-fragmented MEPs refused by --bind-src in user space count where XDP counts the others. */
-		s->xdp[XEVB_XDP_SRC_MISMATCH].packets += bd->ipfrag.src_mismatch_packets;
-		s->xdp[XEVB_XDP_SRC_MISMATCH].bytes += bd->ipfrag.src_mismatch_bytes;
-		s->xdp[XEVB_XDP_SRC_MISMATCH].frags += bd->ipfrag.src_mismatch_frags;
+	if (bd->ipfrag_on || !bd->xdp) {
+		/* IP-fragmented MEPs refused by --bind-src / --allow-src in user space count where XDP counts the others. */
+		const struct xevb_sock *ks = bd->xdp ? &bd->ipfrag : &bd->sock;
+
+		s->xdp[XEVB_XDP_SRC_MISMATCH].packets += ks->src_mismatch_packets;
+		s->xdp[XEVB_XDP_SRC_MISMATCH].bytes += ks->src_mismatch_bytes;
+		s->xdp[XEVB_XDP_SRC_MISMATCH].frags += ks->src_mismatch_frags;
+		s->xdp[XEVB_XDP_UNKNOWN_SRC].packets += ks->src_unknown_packets;
+		s->xdp[XEVB_XDP_UNKNOWN_SRC].bytes += ks->src_unknown_bytes;
+		s->xdp[XEVB_XDP_UNKNOWN_SRC].frags += ks->src_unknown_frags;
 	}
 	s->shed_on = bd->shed_on;
 	s->shed_accept = bd->shed.accept;
@@ -1206,6 +1216,9 @@ int cmd_build(int argc, char **argv)
 		};
 		if (xevb_sock_open(&bd.sock, &sc))
 			goto out;
+		bd.sock.src_bind = have_bind ? bind_src : NULL;
+		bd.sock.src_allow = allow_src;
+		bd.sock.n_src_allow = n_allow;
 		/* Before the line saying the socket is open: scripts wait for it. */
 		if (!no_shed && !bd.bare && !cc.dfm)
 			sock_shed_start(&bd, dev, generic, force, sources, n_sources);
@@ -1247,6 +1260,8 @@ int cmd_build(int argc, char **argv)
 		if (bd.ipfrag_on) {
 			open_ipfrag(&bd, udp, proto, udp_port);
 			bd.ipfrag.src_bind = have_bind ? bind_src : NULL;
+			bd.ipfrag.src_allow = allow_src;
+			bd.ipfrag.n_src_allow = n_allow;
 		}
 		for (uint32_t q = 0; q < n_queues; q++)
 			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", dev,
