@@ -429,16 +429,24 @@ static void announce_membership(void)
 static uint32_t g_first_event, g_prev_epoch;
 static bool g_resumed;
 
-static void summary(struct dfm_app *a, double el, bool ok, bool json)
+static uint64_t lost_total(const struct xevb_dfm_stats *s)
 {
-	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
 	uint64_t lost = 0;
 
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		lost += s->lost[r];
+	return lost;
+}
+
+/* The balance first (triggered = complete + incomplete + lost + outstanding), then the rates. */
+static void summary_books_text(const struct dfm_app *a, double el, bool ok)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+
 	fprintf(stderr, "%s: %s mode, %.3f s: triggered %llu = complete %llu + incomplete %llu + lost %llu "
 		"(", xevb_prog, a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
-		(unsigned long long)s->complete, (unsigned long long)s->incomplete, (unsigned long long)lost);
+		(unsigned long long)s->complete, (unsigned long long)s->incomplete,
+		(unsigned long long)lost_total(s));
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		fprintf(stderr, "%s%s %llu", r ? ", " : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
 	fprintf(stderr, ") + outstanding %llu: %s\n", (unsigned long long)s->outstanding,
@@ -450,6 +458,12 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 		(unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
 		(unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
 		(unsigned long long)s->clear_msgs, (unsigned long long)s->cleared);
+}
+
+static void summary_builders_text(const struct dfm_app *a)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		struct in_addr ia = { b->addr };
@@ -475,6 +489,10 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	else
 		fprintf(stderr, "  farm nodes: none reported (xevb sink --dfm ADDR:PORT of this DFM): the books "
 			"could not be closed at the farm nodes; DONE is taken as delivered\n");
+}
+
+static void summary_control_text(const struct dfm_app *a)
+{
 	fprintf(stderr, "  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
 		"membership %s: not admitted %llu (", (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err,
 		(unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected,
@@ -483,8 +501,13 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 		fprintf(stderr, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
 			(unsigned long long)a->io.rx_refused[r]);
 	fprintf(stderr, ")\n");
-	if (!json)
-		return;
+}
+
+/* The JSON object up to its "builders" array: the books, the control socket, the peers refused. */
+static void summary_books_json(const struct dfm_app *a, double el)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+
 	printf("{\"mode\":\"%s\",\"elapsed_s\":%.3f,\"triggered\":%llu,\"complete\":%llu,\"incomplete\":%llu,"
 	       "\"lost\":{", a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
 	       (unsigned long long)s->complete, (unsigned long long)s->incomplete);
@@ -495,7 +518,8 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	       "\"stall_no_credit\":%llu,\"stall_table\":%llu,\"clear_msgs\":%llu,\"cleared\":%llu,"
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
 	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
-	       (unsigned long long)lost, (unsigned long long)s->outstanding, (unsigned long long)s->reassigned,
+	       (unsigned long long)lost_total(s), (unsigned long long)s->outstanding,
+	       (unsigned long long)s->reassigned,
 	       (unsigned long long)s->retries, (unsigned long long)s->done_unknown,
 	       (unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
 	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
@@ -513,6 +537,10 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	       (unsigned long long)s->builders_full, (unsigned long long)a->src_per_addr,
 	       (unsigned long long)a->src_full, (unsigned long long)s->builders_expired,
 	       (unsigned long long)a->src_expired);
+}
+
+static void summary_builders_json(const struct dfm_app *a)
+{
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		struct in_addr ia = { b->addr };
@@ -529,6 +557,13 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 		       (unsigned long long)b->retries, (unsigned long long)b->received,
 		       (unsigned long long)b->not_delivered, b->alive ? "true" : "false");
 	}
+}
+
+/* The JSON object after its "builders" array: the farm nodes' books and how the run began. */
+static void summary_farm_json(const struct dfm_app *a, bool ok)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+
 	printf("],\"farm_nodes\":{\"reporting\":%u,\"received\":%llu,\"received_unknown\":%llu,"
 	       "\"not_delivered\":%llu,\"books_closed\":%s,\"refused_table_full\":%llu,"
 	       "\"records_untracked\":%llu},\"not_delivered\":%llu",
@@ -539,6 +574,18 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	printf(",\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
 	       "\"accounting_ok\":%s}\n", a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false",
 	       g_prev_epoch, ok ? "true" : "false");
+}
+
+static void summary(struct dfm_app *a, double el, bool ok, bool json)
+{
+	summary_books_text(a, el, ok);
+	summary_builders_text(a);
+	summary_control_text(a);
+	if (!json)
+		return;
+	summary_books_json(a, el);
+	summary_builders_json(a);
+	summary_farm_json(a, ok);
 	fflush(stdout);
 }
 
@@ -628,246 +675,351 @@ static void report_not_delivered(const struct dfm_app *a)
 	}
 }
 
-int cmd_dfm(int argc, char **argv)
-{
-	static struct dfm_app a;
-	struct xevb_dfm_cfg dc = {
-		.block = 10, .table = 65536, .dead_ns = 1000000000ull, .retry_ns = 1000000000ull,
-		.max_retries = 5, .clear_group = 50, .clear_flush_ns = 20000000ull, .run = 1,
-		.send_assign = send_assign, .send_clear = send_clear, .ctx = &a,
-	};
-	struct sockaddr_in lsa = { .sin_family = AF_INET, .sin_port = htons(XEVB_CTL_DFM_PORT) };
-	uint64_t events = 0, t0, now, next_hb, next_line, trig_stop_ns = 0, end_ns = 0, last_trig = 0;
-	uint32_t u, drain_ms = 5000, books_ms = 2000, wait_b = 1, wait_s = 1, wait_ms = 10000, interval;
-	double rate = 0;
-	bool json, started = false, draining = false, ok;
-	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
-	uint64_t duration_ns;
-	const char *arg, *state = NULL;
-	uint32_t reserved = 0, prev_epoch = 0;
-	bool resumed = false;
-	uint64_t not_delivered;
-	char msg[256];
-	int c;
-	const char *metrics;
-	struct dfm_metrics *mx = NULL;
+/* The command line, and what the run keeps of it. */
+struct dfm_opts {
+	struct xevb_dfm_cfg dc;
+	struct sockaddr_in lsa;
+	uint64_t events, duration_ns;
+	uint32_t drain_ms, books_ms, wait_b, wait_s, wait_ms, interval;
+	double rate;
+	bool json;
+	const char *state, *metrics;
+	uint32_t reserved, prev_epoch;   /* --state: ids reserved on disk below this; the predecessor's epoch */
+	bool resumed;
+};
 
-	if ((c = xevb_runcfg_start(&argc, &argv, XEVB_RC_DFM)) > 1)
-		return c;
+/* Where the run is: waiting for its peers, triggering, then draining. */
+struct dfm_phase {
+	uint64_t now, t0, next_hb, next_line, trig_stop_ns, end_ns, last_trig;
+	bool started, draining;
+};
+
+static int parse_rate(const char *arg, double *rate)
+{
+	char *end;
+
+	*rate = strtod(arg, &end);
+	if (end == arg || *end || !(*rate >= 0 && *rate <= 1e8)) {
+		xevb_err("--rate: '%s' is not a rate in events/s (0 = as fast as credits allow)", arg);
+		return 2;
+	}
+	return -1;
+}
+
+/* One option of the command's own: -1 when taken, else the exit status. */
+static int dfm_option(int c, const char *arg, struct dfm_app *a, struct dfm_opts *o)
+{
+	struct xevb_dfm_cfg *dc = &o->dc;
+	uint32_t u;
+
+	switch (c) {
+	case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
+	case O_LISTEN:
+		if (xevb_ctl_parse_addr(arg, &o->lsa)) {
+			xevb_err("--listen: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
+			return 2;
+		}
+		break;
+	case O_MODE:
+		if (!strcmp(arg, "pull")) a->pull = true;
+		else if (strcmp(arg, "push")) { xevb_err("--mode: push or pull, not '%s'", arg); return 2; }
+		break;
+	case O_RATE: return parse_rate(arg, &o->rate);
+	case O_EVENTS: if (!xevb_parse_u64("events", arg, 1, 1ull << 40, &o->events)) return 2; break;
+	case O_PACK: if (!xevb_parse_u32("pack", arg, 1, 1024, &dc->block)) return 2; break;
+	case O_FIRST: if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &dc->first_event)) return 2; break;
+	case O_RUN: if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &dc->run)) return 2; break;
+	case O_DEAD: if (!xevb_parse_u32("dead-ms", arg, 10, 600000, &u)) return 2; dc->dead_ns = u * 1000000ull; break;
+	case O_RETRY: if (!xevb_parse_u32("retry-ms", arg, 1, 600000, &u)) return 2; dc->retry_ns = u * 1000000ull; break;
+	case O_MAXRETRY: if (!xevb_parse_u32("max-retries", arg, 0, 255, &dc->max_retries)) return 2; break;
+	case O_CLEAR: if (!xevb_parse_u32("clear-group", arg, 1, 65536, &dc->clear_group)) return 2; break;
+	case O_DRAIN: if (!xevb_parse_u32("drain-ms", arg, 0, 600000, &o->drain_ms)) return 2; break;
+	case O_BOOKS: if (!xevb_parse_u32("books-ms", arg, 0, 600000, &o->books_ms)) return 2; break;
+	case O_WAITB: if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &o->wait_b)) return 2; break;
+	case O_WAITS: if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &o->wait_s)) return 2; break;
+	case O_WAITMS: if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &o->wait_ms)) return 2; break;
+	case O_PERADDR: if (!xevb_parse_u32("max-per-address", arg, 1, MAX_SOURCES_P, &a->max_per_addr)) return 2; break;
+	case O_TABLE:
+		if (!xevb_parse_u32("table", arg, 64, 1u << 24, &dc->table) || (dc->table & (dc->table - 1))) {
+			xevb_err("--table must be a power of 2 between 64 and 16M");
+			return 2;
+		}
+		break;
+	case O_STATE: o->state = arg; break;
+	case 'h': xevb_opt_usage(opts, &help); return 0;
+	default: return 2;
+	}
+	return -1;
+}
+
+/* -1: go on; else the exit status (bad options, --help). */
+static int parse_options(int argc, char **argv, struct dfm_app *a, struct dfm_opts *o)
+{
+	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
+	const char *arg;
+	int c, r;
+
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		int common = xevb_common_opt(c, arg, &co);
 		if (common < 0)
 			return 2;
 		if (common)
 			continue;
-		switch (c) {
-		case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
-		case O_LISTEN:
-			if (xevb_ctl_parse_addr(arg, &lsa)) {
-				xevb_err("--listen: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
-				return 2;
-			}
-			break;
-		case O_MODE:
-			if (!strcmp(arg, "pull")) a.pull = true;
-			else if (strcmp(arg, "push")) { xevb_err("--mode: push or pull, not '%s'", arg); return 2; }
-			break;
-		case O_RATE: {
-			char *end;
-			rate = strtod(arg, &end);
-			if (end == arg || *end || !(rate >= 0 && rate <= 1e8)) {
-				xevb_err("--rate: '%s' is not a rate in events/s (0 = as fast as credits allow)", arg);
-				return 2;
-			}
-			break;
-		}
-		case O_EVENTS: if (!xevb_parse_u64("events", arg, 1, 1ull << 40, &events)) return 2; break;
-		case O_PACK: if (!xevb_parse_u32("pack", arg, 1, 1024, &dc.block)) return 2; break;
-		case O_FIRST: if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &dc.first_event)) return 2; break;
-		case O_RUN: if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &dc.run)) return 2; break;
-		case O_DEAD: if (!xevb_parse_u32("dead-ms", arg, 10, 600000, &u)) return 2; dc.dead_ns = u * 1000000ull; break;
-		case O_RETRY: if (!xevb_parse_u32("retry-ms", arg, 1, 600000, &u)) return 2; dc.retry_ns = u * 1000000ull; break;
-		case O_MAXRETRY: if (!xevb_parse_u32("max-retries", arg, 0, 255, &dc.max_retries)) return 2; break;
-		case O_CLEAR: if (!xevb_parse_u32("clear-group", arg, 1, 65536, &dc.clear_group)) return 2; break;
-		case O_DRAIN: if (!xevb_parse_u32("drain-ms", arg, 0, 600000, &drain_ms)) return 2; break;
-		case O_BOOKS: if (!xevb_parse_u32("books-ms", arg, 0, 600000, &books_ms)) return 2; break;
-		case O_WAITB: if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &wait_b)) return 2; break;
-		case O_WAITS: if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &wait_s)) return 2; break;
-		case O_WAITMS: if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &wait_ms)) return 2; break;
-		case O_PERADDR: if (!xevb_parse_u32("max-per-address", arg, 1, MAX_SOURCES_P, &a.max_per_addr)) return 2; break;
-		case O_TABLE:
-			if (!xevb_parse_u32("table", arg, 64, 1u << 24, &dc.table) || (dc.table & (dc.table - 1))) {
-				xevb_err("--table must be a power of 2 between 64 and 16M");
-				return 2;
-			}
-			break;
-		case O_STATE: state = arg; break;
-		case 'h': xevb_opt_usage(opts, &help); return 0;
-		default: return 2;
-		}
+		if ((r = dfm_option(c, arg, a, o)) >= 0)
+			return r;
 	}
 	if (optind < argc) {
 		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
 		return 2;
 	}
-	json = co.json;
-	metrics = co.metrics;
-	interval = xevb_common_interval(&co);
-	duration_ns = co.duration_ns;
-	if (!events && !duration_ns)
+	o->json = co.json;
+	o->metrics = co.metrics;
+	o->interval = xevb_common_interval(&co);
+	o->duration_ns = co.duration_ns;
+	if (!o->events && !o->duration_ns)
 		xevb_info("no --events or --duration: triggering until Ctrl-C");
-	if (state) {
-		int r = state_read(state, &reserved, &prev_epoch);
-		if (r < 0) {
-			xevb_err("--state %s: %s (remove it to number events from --first-event)", state,
-				 strerror(errno));
-			return 1;
-		}
-		if (r > 0) {
-			dc.first_event = reserved;
-			resumed = true;
-			xevb_info("--state %s: the previous DFM (epoch %08x) reserved ids below %u: starting there",
-				  state, prev_epoch, reserved);
-		}
-		reserved = dc.first_event;
+	return -1;
+}
+
+/* --state: start past the ids a predecessor reserved; 0, or 1 when the file cannot be used. */
+static int state_resume(struct dfm_opts *o)
+{
+	int r;
+
+	if (!o->state)
+		return 0;
+	r = state_read(o->state, &o->reserved, &o->prev_epoch);
+	if (r < 0) {
+		xevb_err("--state %s: %s (remove it to number events from --first-event)", o->state,
+			 strerror(errno));
+		return 1;
 	}
-	if (!a.max_per_addr)
-		a.max_per_addr = 8;
-	dc.max_per_addr = a.max_per_addr;
-	dc.pull = a.pull;
-	a.d = xevb_dfm_new(&dc);
-	if (!a.d) {
+	if (r > 0) {
+		o->dc.first_event = o->reserved;
+		o->resumed = true;
+		xevb_info("--state %s: the previous DFM (epoch %08x) reserved ids below %u: starting there",
+			  o->state, o->prev_epoch, o->reserved);
+	}
+	o->reserved = o->dc.first_event;
+	return 0;
+}
+
+/* The DFM, its control socket and --metrics; 0, or 1 (said why) with nothing left open. */
+static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **mx)
+{
+	if (!a->max_per_addr)
+		a->max_per_addr = 8;
+	o->dc.max_per_addr = a->max_per_addr;
+	o->dc.pull = a->pull;
+	a->d = xevb_dfm_new(&o->dc);
+	if (!a->d) {
 		xevb_err("cannot create the DFM: %s (--pack must not exceed --table)", strerror(errno));
 		return 1;
 	}
-	if (xevb_ctl_open(&a.io, lsa.sin_addr.s_addr, ntohs(lsa.sin_port), XEVB_ROLE_DFM, 0)) {
-		xevb_dfm_free(a.d);
+	if (xevb_ctl_open(&a->io, o->lsa.sin_addr.s_addr, ntohs(o->lsa.sin_port), XEVB_ROLE_DFM, 0)) {
+		xevb_dfm_free(a->d);
 		return 1;
 	}
-	if (metrics && !(mx = dfm_metrics_start(metrics))) {
-		xevb_ctl_close(&a.io);
-		xevb_dfm_free(a.d);
+	if (o->metrics && !(*mx = dfm_metrics_start(o->metrics))) {
+		xevb_ctl_close(&a->io);
+		xevb_dfm_free(a->d);
 		return 1;
 	}
+	return 0;
+}
+
+/* Before the trigger: false once the peers have been waited for too long. */
+static bool wait_for_peers(struct dfm_app *a, const struct dfm_opts *o, struct dfm_phase *ph)
+{
+	uint64_t now = ph->now;
+
+	if (alive_builders(a) >= o->wait_b && alive_sources(a) >= o->wait_s) {
+		/* One heartbeat round so every builder has the source list first. */
+		heartbeat(a, now, true);
+		ph->started = true;
+		ph->t0 = now;
+		ph->next_line = now + 1000000000ull;
+		xevb_info("%u builder(s), %u source process(es): triggering", alive_builders(a), alive_sources(a));
+	} else if (now - ph->t0 > o->wait_ms * 1000000ull) {
+		xevb_err("after %u ms only %u of %u builders and %u of %u source processes reported: "
+			 "are they started with --dfm pointing here?", o->wait_ms, alive_builders(a), o->wait_b,
+			 alive_sources(a), o->wait_s);
+		return false;
+	}
+	return true;
+}
+
+/* --state: never hand out an id that is not reserved on disk yet; reserve the next chunk in time. */
+static uint64_t reserve_ids(struct dfm_app *a, struct dfm_opts *o, uint64_t want)
+{
+	uint32_t next = o->dc.first_event + (uint32_t)xevb_dfm_stats(a->d)->triggered;
+
+	if (o->reserved - next < STATE_CHUNK / 2) {
+		if (state_write(o->state, o->reserved + STATE_CHUNK, a->io.epoch)) {
+			xevb_err("--state %s: cannot write: %s; stopping the trigger", o->state, strerror(errno));
+			stop = 1;
+		} else {
+			o->reserved += STATE_CHUNK;
+		}
+	}
+	if (want > o->reserved - next)
+		want = o->reserved - next;
+	return want;
+}
+
+/* Trigger what --rate, --events and --state allow now; start draining at the end. */
+static void trigger(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+	uint64_t now = ph->now;
+	uint64_t want = o->events ? o->events - s->triggered : UINT32_MAX;
+
+	if (o->rate > 0) {
+		uint64_t due = (uint64_t)((double)(now - ph->t0) * o->rate / 1e9);
+		want = due > s->triggered ? (due - s->triggered < want ? due - s->triggered : want) : 0;
+	}
+	if (o->state)
+		want = reserve_ids(a, o, want);
+	/* The trigger is held back while no builder can take a block: never dropped. */
+	xevb_dfm_step(a->d, now, (uint32_t)(want > UINT32_MAX ? UINT32_MAX : want));
+	if (stop || (o->events && s->triggered + o->dc.block > o->events) ||
+	    (o->duration_ns && now - ph->t0 >= o->duration_ns)) {
+		ph->draining = true;
+		ph->trig_stop_ns = now;
+		ph->end_ns = now + o->drain_ms * 1000000ull;
+		xevb_info("trigger stopped after %llu events; draining", (unsigned long long)s->triggered);
+	}
+}
+
+/* The messages out after a round: assignments, heartbeats, metrics, the statistics line. */
+static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_phase *ph, struct dfm_metrics *mx)
+{
+	uint64_t now = ph->now;
+
+	xevb_dfm_poll(a->d, now);
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
+		flush_builder(a, i);
+	flush_push(a);
+	if (now >= ph->next_hb) {
+		heartbeat(a, now, true);
+		ph->next_hb = now + HEARTBEAT_NS;
+		xevb_dfm_reconcile(a->d);   /* received / in flight to the farm nodes, for --metrics */
+	}
+	metrics_publish(mx, a, now, ph->started, ph->draining, false);
+	if (ph->started && o->interval && now >= ph->next_line) {
+		stats_line(a, (double)(now - ph->t0) / 1e9, &ph->last_trig);
+		ph->next_line += o->interval * 1000000000ull;
+	}
+}
+
+/* One round of the run: false when it is over (drained, given up, or Ctrl-C twice). */
+static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph, struct dfm_metrics *mx)
+{
+	struct xevb_ctl_msg m;
+	struct sockaddr_in from;
+	struct pollfd pfd = { .fd = a->io.fd, .events = POLLIN };
+	int budget = 4096;
+
+	ph->now = xevb_now_ns();
+	while (budget-- > 0 && xevb_ctl_recv(&a->io, &m, &from))
+		handle(a, &m, &from, ph->now);
+	if (a->sources_changed) {
+		heartbeat(a, ph->now, true);
+		a->sources_changed = false;
+		ph->next_hb = ph->now + HEARTBEAT_NS;
+	}
+	if (!ph->started) {
+		if (!wait_for_peers(a, o, ph))
+			return false;
+	} else if (!ph->draining) {
+		trigger(a, o, ph);
+	} else {
+		xevb_dfm_step(a->d, ph->now, 0);  /* re-assignments still go out */
+	}
+	send_round(a, o, ph, mx);
+	if (ph->draining && (xevb_dfm_stats(a->d)->outstanding == 0 || ph->now >= ph->end_ns || stop > 1))
+		return false;
+	poll(&pfd, 1, ph->started && !ph->draining && (o->rate > 0 || xevb_dfm_can_assign(a->d)) ? 1 : 5);
+	return true;
+}
+
+/* Tell everyone the run is over (BYE twice: it is a datagram). */
+static void say_bye(struct dfm_app *a)
+{
+	struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
+
+	for (int k = 0; k < 2; k++) {
+		for (uint32_t i = 0; i < a->n_src; i++)
+			xevb_ctl_send(&a->io, &a->src[i].sa, &bye);
+		for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
+			struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a->d, i));
+			xevb_ctl_send(&a->io, &sa, &bye);
+		}
+	}
+}
+
+/* Close the books, report them, free everything; the exit status. */
+static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct dfm_phase *ph,
+		      struct dfm_metrics *mx)
+{
+	uint64_t now, not_delivered;
+	char msg[256];
+	bool ok;
+
+	xevb_dfm_stop(a->d);
+	now = xevb_now_ns();
+	say_bye(a);
+	if (ph->started)
+		wait_farm_books(a, o->books_ms);
+	g_first_event = o->dc.first_event;
+	g_resumed = o->resumed;
+	g_prev_epoch = o->prev_epoch;
+	ok = xevb_dfm_check(a->d, msg, sizeof(msg));
+	if (!ok)
+		xevb_err("accounting check FAILED: %s", msg);
+	summary(a, ph->started ? (double)((ph->trig_stop_ns ? ph->trig_stop_ns : now) - ph->t0) / 1e9 : 0, ok,
+		o->json);
+	report_not_delivered(a);
+	metrics_publish(mx, a, xevb_now_ns(), ph->started, true, true);
+	dfm_metrics_stop(mx);
+	xevb_ctl_close(&a->io);
+	not_delivered = xevb_dfm_stats(a->d)->not_delivered;
+	xevb_dfm_free(a->d);
+	return !ph->started ? 1 : !ok ? 3 : not_delivered ? 4 : 0;
+}
+
+int cmd_dfm(int argc, char **argv)
+{
+	static struct dfm_app a;
+	struct dfm_opts o = {
+		.dc = { .block = 10, .table = 65536, .dead_ns = 1000000000ull, .retry_ns = 1000000000ull,
+			.max_retries = 5, .clear_group = 50, .clear_flush_ns = 20000000ull, .run = 1,
+			.send_assign = send_assign, .send_clear = send_clear, .ctx = &a },
+		.lsa = { .sin_family = AF_INET, .sin_port = htons(XEVB_CTL_DFM_PORT) },
+		.drain_ms = 5000, .books_ms = 2000, .wait_b = 1, .wait_s = 1, .wait_ms = 10000,
+	};
+	struct dfm_phase ph = { 0 };
+	struct dfm_metrics *mx = NULL;
+	int c;
+
+	if ((c = xevb_runcfg_start(&argc, &argv, XEVB_RC_DFM)) > 1)
+		return c;
+	if ((c = parse_options(argc, argv, &a, &o)) >= 0)
+		return c;
+	if (state_resume(&o) || dfm_open(&a, &o, &mx))
+		return 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	announce_membership();
 	xevb_info("%s mode, epoch %08x, listening on %s:%u; waiting for %u builder(s) and %u source process(es)",
-		  a.pull ? "pull" : "push", a.io.epoch, inet_ntoa(lsa.sin_addr), ntohs(lsa.sin_port), wait_b, wait_s);
-	xevb_notify_ready("listening on %s:%u", inet_ntoa(lsa.sin_addr), ntohs(lsa.sin_port));
+		  a.pull ? "pull" : "push", a.io.epoch, inet_ntoa(o.lsa.sin_addr), ntohs(o.lsa.sin_port), o.wait_b,
+		  o.wait_s);
+	xevb_notify_ready("listening on %s:%u", inet_ntoa(o.lsa.sin_addr), ntohs(o.lsa.sin_port));
 
-	t0 = now = xevb_now_ns();
-	next_hb = now;
-	next_line = now + 1000000000ull;
-	for (;;) {
-		struct xevb_ctl_msg m;
-		struct sockaddr_in from;
-		struct pollfd pfd = { .fd = a.io.fd, .events = POLLIN };
-		int budget = 4096;
-
-		now = xevb_now_ns();
-		while (budget-- > 0 && xevb_ctl_recv(&a.io, &m, &from))
-			handle(&a, &m, &from, now);
-		if (a.sources_changed) {
-			heartbeat(&a, now, true);
-			a.sources_changed = false;
-			next_hb = now + HEARTBEAT_NS;
-		}
-		if (!started) {
-			if (alive_builders(&a) >= wait_b && alive_sources(&a) >= wait_s) {
-				/* One heartbeat round so every builder has the source list first. */
-				heartbeat(&a, now, true);
-				started = true;
-				t0 = now;
-				next_line = now + 1000000000ull;
-				xevb_info("%u builder(s), %u source process(es): triggering", alive_builders(&a),
-					  alive_sources(&a));
-			} else if (now - t0 > wait_ms * 1000000ull) {
-				xevb_err("after %u ms only %u of %u builders and %u of %u source processes reported: "
-					 "are they started with --dfm pointing here?", wait_ms, alive_builders(&a), wait_b,
-					 alive_sources(&a), wait_s);
-				break;
-			}
-		} else if (!draining) {
-			const struct xevb_dfm_stats *s = xevb_dfm_stats(a.d);
-			uint64_t want = events ? events - s->triggered : UINT32_MAX;
-			if (rate > 0) {
-				uint64_t due = (uint64_t)((double)(now - t0) * rate / 1e9);
-				want = due > s->triggered ? (due - s->triggered < want ? due - s->triggered : want) : 0;
-			}
-			if (state) {
-				/* Never hand out an id that is not reserved on disk yet. */
-				uint32_t next = dc.first_event + (uint32_t)s->triggered;
-				if (reserved - next < STATE_CHUNK / 2) {
-					if (state_write(state, reserved + STATE_CHUNK, a.io.epoch)) {
-						xevb_err("--state %s: cannot write: %s; stopping the trigger", state,
-							 strerror(errno));
-						stop = 1;
-					} else {
-						reserved += STATE_CHUNK;
-					}
-				}
-				if (want > reserved - next)
-					want = reserved - next;
-			}
-			/* The trigger is held back while no builder can take a block: never dropped. */
-			xevb_dfm_step(a.d, now, (uint32_t)(want > UINT32_MAX ? UINT32_MAX : want));
-			if (stop || (events && s->triggered + dc.block > events) ||
-			    (duration_ns && now - t0 >= duration_ns)) {
-				draining = true;
-				trig_stop_ns = now;
-				end_ns = now + drain_ms * 1000000ull;
-				xevb_info("trigger stopped after %llu events; draining", (unsigned long long)s->triggered);
-			}
-		} else {
-			xevb_dfm_step(a.d, now, 0);  /* re-assignments still go out */
-		}
-		xevb_dfm_poll(a.d, now);
-		for (uint32_t i = 0; i < xevb_dfm_n_builders(a.d); i++)
-			flush_builder(&a, i);
-		flush_push(&a);
-		if (now >= next_hb) {
-			heartbeat(&a, now, true);
-			next_hb = now + HEARTBEAT_NS;
-			xevb_dfm_reconcile(a.d);   /* received / in flight to the farm nodes, for --metrics */
-		}
-		metrics_publish(mx, &a, now, started, draining, false);
-		if (started && interval && now >= next_line) {
-			stats_line(&a, (double)(now - t0) / 1e9, &last_trig);
-			next_line += interval * 1000000000ull;
-		}
-		if (draining && (xevb_dfm_stats(a.d)->outstanding == 0 || now >= end_ns || stop > 1))
-			break;
-		poll(&pfd, 1, started && !draining && (rate > 0 || xevb_dfm_can_assign(a.d)) ? 1 : 5);
-	}
-	xevb_dfm_stop(a.d);
-	now = xevb_now_ns();
-	{
-		/* Tell everyone the run is over (BYE twice: it is a datagram). */
-		struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
-		for (int k = 0; k < 2; k++) {
-			for (uint32_t i = 0; i < a.n_src; i++)
-				xevb_ctl_send(&a.io, &a.src[i].sa, &bye);
-			for (uint32_t i = 0; i < xevb_dfm_n_builders(a.d); i++) {
-				struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a.d, i));
-				xevb_ctl_send(&a.io, &sa, &bye);
-			}
-		}
-	}
-	if (started)
-		wait_farm_books(&a, books_ms);
-	g_first_event = dc.first_event;
-	g_resumed = resumed;
-	g_prev_epoch = prev_epoch;
-	ok = xevb_dfm_check(a.d, msg, sizeof(msg));
-	if (!ok)
-		xevb_err("accounting check FAILED: %s", msg);
-	summary(&a, started ? (double)((trig_stop_ns ? trig_stop_ns : now) - t0) / 1e9 : 0, ok, json);
-	report_not_delivered(&a);
-	metrics_publish(mx, &a, xevb_now_ns(), started, true, true);
-	dfm_metrics_stop(mx);
-	xevb_ctl_close(&a.io);
-	not_delivered = xevb_dfm_stats(a.d)->not_delivered;
-	xevb_dfm_free(a.d);
-	return !started ? 1 : !ok ? 3 : not_delivered ? 4 : 0;
+	ph.t0 = ph.now = xevb_now_ns();
+	ph.next_hb = ph.now;
+	ph.next_line = ph.now + 1000000000ull;
+	while (dfm_round(&a, &o, &ph, mx))
+		;
+	return dfm_finish(&a, &o, &ph, mx);
 }
