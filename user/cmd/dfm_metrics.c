@@ -43,23 +43,20 @@ static void fam(struct xevb_mbuf *b, const char *name, const char *type, const c
 	} \
 } while (0)
 
-static void render(struct xevb_mbuf *b, void *arg)
+static void render_phase(struct xevb_mbuf *b, const struct dfm_copy *c)
 {
-	struct dfm_metrics *m = arg;
-	const struct dfm_copy *c = &m->r;
-	const struct xevb_dfm_stats *s = &c->st;
-	char l[160];
-
-	pthread_mutex_lock(&m->lock);
-	m->r = m->c;
-	pthread_mutex_unlock(&m->lock);
-
 	fam(b, "xevb_dfm_info", "gauge", "The DFM's mode (push or pull); always 1.");
 	xevb_metric_u64(b, "xevb_dfm_info", c->app.pull ? "mode=\"pull\"" : "mode=\"push\"", 1);
 	fam(b, "xevb_dfm_state", "gauge", "1 for the DFM's current phase: waiting for peers, triggering, draining.");
 	xevb_metric_u64(b, "xevb_dfm_state", "state=\"waiting\"", !c->app.started);
 	xevb_metric_u64(b, "xevb_dfm_state", "state=\"triggering\"", c->app.started && !c->app.draining);
 	xevb_metric_u64(b, "xevb_dfm_state", "state=\"draining\"", c->app.draining);
+}
+
+static void render_books(struct xevb_mbuf *b, const struct dfm_copy *c)
+{
+	const struct xevb_dfm_stats *s = &c->st;
+	char l[160];
 
 	xevb_metric_one(b, "xevb_dfm_events_triggered_total", "counter", "Events triggered (assigned a first time).",
 			s->triggered);
@@ -95,6 +92,11 @@ static void render(struct xevb_mbuf *b, void *arg)
 	    "were alive at that address.");
 	xevb_metric_u64(b, "xevb_dfm_builders_refused_total", "reason=\"table_full\"", s->builders_full);
 	xevb_metric_u64(b, "xevb_dfm_builders_refused_total", "reason=\"per_address\"", s->builders_per_addr);
+}
+
+static void render_builders(struct xevb_mbuf *b, const struct dfm_copy *c)
+{
+	char l[160];
 
 	xevb_metric_one(b, "xevb_dfm_builders", "gauge", "Builders known (alive or not).", c->nb);
 	fam(b, "xevb_dfm_builder_info", "gauge", "A builder's address and id, by the DFM's index; always 1.");
@@ -138,6 +140,11 @@ static void render(struct xevb_mbuf *b, void *arg)
 	PER_BUILDER("xevb_dfm_builder_rejoins_total", "counter", "Times a dead builder came back.", x->rejoins);
 	PER_BUILDER("xevb_dfm_builder_restarts_total", "counter", "New epochs seen (the builder restarted).",
 		    x->restarts);
+}
+
+static void render_farm_and_sources(struct xevb_mbuf *b, const struct dfm_copy *c)
+{
+	const struct xevb_dfm_stats *s = &c->st;
 
 	xevb_metric_one(b, "xevb_dfm_farm_nodes_reporting", "gauge",
 			"Farm nodes that report what they receive (0: the books cannot close at the farm nodes).", c->nsk);
@@ -161,6 +168,11 @@ static void render(struct xevb_mbuf *b, void *arg)
 			c->app.src_timeouts);
 	xevb_metric_one(b, "xevb_dfm_push_assign_messages_total", "counter",
 			"ASSIGN messages broadcast to the sources (push).", c->app.push_msgs);
+}
+
+static void render_control(struct xevb_mbuf *b, const struct dfm_copy *c)
+{
+	char l[160];
 
 	xevb_metric_one(b, "xevb_dfm_control_messages_sent_total", "counter", "Control messages sent.", c->io.tx);
 	xevb_metric_one(b, "xevb_dfm_control_send_errors_total", "counter", "Control messages that failed to send.",
@@ -184,6 +196,22 @@ static void render(struct xevb_mbuf *b, void *arg)
 			c->io.members != NULL);
 	xevb_metric_one(b, "xevb_dfm_control_messages_unexpected_total", "counter",
 			"Valid control messages the DFM has no use for (wrong type or role).", c->app.unexpected);
+}
+
+/* The server thread's page: a copy of the books taken under the lock, rendered outside it. */
+static void render(struct xevb_mbuf *b, void *arg)
+{
+	struct dfm_metrics *m = arg;
+	const struct dfm_copy *c = &m->r;
+
+	pthread_mutex_lock(&m->lock);
+	m->r = m->c;
+	pthread_mutex_unlock(&m->lock);
+	render_phase(b, c);
+	render_books(b, c);
+	render_builders(b, c);
+	render_farm_and_sources(b, c);
+	render_control(b, c);
 }
 
 struct dfm_metrics *dfm_metrics_start(const char *spec)
