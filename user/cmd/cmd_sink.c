@@ -619,61 +619,98 @@ static int write_ready_file(const char *path, const struct sockaddr_storage *ss)
 	return 0;
 }
 
-static int run_listen(struct sink *s)
+/* The listening socket, bound (its address back in *ss) and in s->lfd; -1 (said why) on failure. */
+static int listen_socket(struct sink *s, struct sockaddr_storage *ss, socklen_t sl)
 {
-	struct sockaddr_storage ss;
-	struct epoll_event evs[64], e = { .events = EPOLLIN, .data.ptr = NULL };
-	sigset_t block, orig;
-	socklen_t sl;
-	int one = 1, lfd, ep = -1, rc = -1;
+	int one = 1;
 
-	if (sink_resolve("listen", s->listen, &ss, &sl))
-		return -1;
-	s->conns = calloc(MAX_CONNS, sizeof(*s->conns));
-	if (!s->conns) {
-		xevb_err("out of memory for the connection table");
-		return -1;
-	}
-	lfd = socket(ss.ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (lfd < 0) {
+	s->lfd = socket(ss->ss_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (s->lfd < 0) {
 		xevb_err("socket: %s", strerror(errno));
-		free(s->conns);
 		return -1;
 	}
-	setsockopt(lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	if (bind(lfd, (struct sockaddr *)&ss, sl) || listen(lfd, 128)) {
+	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	if (bind(s->lfd, (struct sockaddr *)ss, sl) || listen(s->lfd, 128)) {
 		xevb_err("listen on %s: %s", s->listen, strerror(errno));
-		goto out;
+		return -1;
 	}
-	sl = sizeof(ss);
-	getsockname(lfd, (struct sockaddr *)&ss, &sl);
-	ep = epoll_create1(EPOLL_CLOEXEC);
-	s->lfd = lfd;
-	s->ep = ep;
-	if (ep < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, lfd, &e)) {
+	sl = sizeof(*ss);
+	getsockname(s->lfd, (struct sockaddr *)ss, &sl);
+	return 0;
+}
+
+/* --ctl-port: credits and Busy for the builders on the listening address, polled with the connections. */
+static int ctl_start(struct sink *s, const struct sockaddr_storage *ss)
+{
+	uint32_t a = ss->ss_family == AF_INET ? ((const struct sockaddr_in *)ss)->sin_addr.s_addr : 0;
+	struct epoll_event ce = { .events = EPOLLIN, .data.ptr = &s->ctl };
+
+	s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, (uint16_t)s->id, s->credits, s->process_rate,
+			      s->busy_high, s->busy_low);
+	if (!s->ctl || epoll_ctl(s->ep, EPOLL_CTL_ADD, sink_ctl_fd(s->ctl), &ce))
+		return -1;
+	if (s->dfm.sin_port)
+		sink_ctl_report_to(s->ctl, &s->dfm);
+	return 0;
+}
+
+/* Socket, epoll, control socket, --ready-file; then tell who waits that we listen. */
+static int listen_setup(struct sink *s, struct sockaddr_storage *ss, socklen_t sl)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = NULL };
+	char name[96];
+
+	if (listen_socket(s, ss, sl))
+		return -1;
+	s->ep = epoll_create1(EPOLL_CLOEXEC);
+	if (s->ep < 0 || epoll_ctl(s->ep, EPOLL_CTL_ADD, s->lfd, &e)) {
 		xevb_err("epoll: %s", strerror(errno));
-		goto out;
+		return -1;
 	}
-	if (s->ctl_port) {
-		uint32_t a = ss.ss_family == AF_INET ? ((const struct sockaddr_in *)&ss)->sin_addr.s_addr : 0;
-		struct epoll_event ce = { .events = EPOLLIN, .data.ptr = &s->ctl };
-		s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, (uint16_t)s->id, s->credits, s->process_rate,
-				      s->busy_high, s->busy_low);
-		if (!s->ctl || epoll_ctl(ep, EPOLL_CTL_ADD, sink_ctl_fd(s->ctl), &ce))
-			goto out;
-		if (s->dfm.sin_port)
-			sink_ctl_report_to(s->ctl, &s->dfm);
-	}
-	if (s->ready_file && write_ready_file(s->ready_file, &ss)) {
+	if (s->ctl_port && ctl_start(s, ss))
+		return -1;
+	if (s->ready_file && write_ready_file(s->ready_file, ss)) {
 		xevb_err("--ready-file %s: %s", s->ready_file, strerror(errno));
-		goto out;
+		return -1;
 	}
-	{
-		char name[96];
-		peer_name(&ss, name, sizeof(name));
-		xevb_info("listening on %s", name);
-		xevb_notify_ready("listening on %s", name);
+	peer_name(ss, name, sizeof(name));
+	xevb_info("listening on %s", name);
+	xevb_notify_ready("listening on %s", name);
+	return 0;
+}
+
+/* The timers due now (accept retry, control ticks); how long epoll may sleep after. */
+static uint64_t run_timers(struct sink *s, uint64_t now)
+{
+	uint64_t wait_ns = 1000000000ull;
+
+	if (s->partial_timeout_ns && s->conns_open && s->next_partial_check - now < wait_ns)
+		wait_ns = s->next_partial_check - now;
+	if (s->stats_interval_s && s->next_stats - now < wait_ns)
+		wait_ns = s->next_stats - now;
+	if (s->deadline && s->deadline - now < wait_ns)
+		wait_ns = s->deadline - now;
+	if (s->accept_paused) {
+		if (now >= s->accept_retry_ns)
+			accept_resume(s);  /* a descriptor may have freed elsewhere */
+		else if (s->accept_retry_ns - now < wait_ns)
+			wait_ns = s->accept_retry_ns - now;
 	}
+	if (s->ctl) {
+		sink_ctl_tick(s->ctl, now);
+		if (wait_ns > 5000000ull)
+			wait_ns = 5000000ull;
+	}
+	return wait_ns;
+}
+
+/* Until stopped, the expected events are in or --duration is up; -1 when epoll fails. */
+static int listen_loop(struct sink *s)
+{
+	struct epoll_event evs[64];
+	sigset_t block, orig;
+	int rc = 0;
+
 	/* Signals only arrive inside epoll_pwait: no stop request slips past the check. */
 	sigemptyset(&block);
 	sigaddset(&block, SIGINT);
@@ -683,36 +720,21 @@ static int run_listen(struct sink *s)
 	sigdelset(&orig, SIGTERM);
 
 	for (;;) {
-		uint64_t now = xevb_now_ns(), wait_ns = 1000000000ull;
+		uint64_t now = xevb_now_ns(), wait_ns;
 		int n;
 
 		tick(s, now);
 		if (stop_signal || expectation_met(s) || time_is_up(s, now))
 			break;
 		close_stalled(s, now);
-		if (s->partial_timeout_ns && s->conns_open && s->next_partial_check - now < wait_ns)
-			wait_ns = s->next_partial_check - now;
-		if (s->stats_interval_s && s->next_stats - now < wait_ns)
-			wait_ns = s->next_stats - now;
-		if (s->deadline && s->deadline - now < wait_ns)
-			wait_ns = s->deadline - now;
-		if (s->accept_paused) {
-			if (now >= s->accept_retry_ns)
-				accept_resume(s);  /* a descriptor may have freed elsewhere */
-			else if (s->accept_retry_ns - now < wait_ns)
-				wait_ns = s->accept_retry_ns - now;
-		}
-		if (s->ctl) {
-			sink_ctl_tick(s->ctl, now);
-			if (wait_ns > 5000000ull)
-				wait_ns = 5000000ull;
-		}
-		n = epoll_pwait(ep, evs, 64, (int)((wait_ns + 999999) / 1000000), &orig);
+		wait_ns = run_timers(s, now);
+		n = epoll_pwait(s->ep, evs, 64, (int)((wait_ns + 999999) / 1000000), &orig);
 		if (n < 0) {
 			if (errno == EINTR)
 				continue;
 			xevb_err("epoll_wait: %s", strerror(errno));
-			goto out_mask;
+			rc = -1;
+			break;
 		}
 		for (int i = 0; i < n; i++) {
 			if (!evs[i].data.ptr)
@@ -724,14 +746,29 @@ static int run_listen(struct sink *s)
 			/* A connection freed here is named at most once per batch. */
 		}
 	}
-	rc = 0;
-out_mask:
 	sigprocmask(SIG_SETMASK, &orig, NULL);
-out:
+	return rc;
+}
+
+static int run_listen(struct sink *s)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int rc;
+
+	if (sink_resolve("listen", s->listen, &ss, &sl))
+		return -1;
+	s->conns = calloc(MAX_CONNS, sizeof(*s->conns));
+	if (!s->conns) {
+		xevb_err("out of memory for the connection table");
+		return -1;
+	}
+	rc = listen_setup(s, &ss, sl) ? -1 : listen_loop(s);
 	/* Connections still open are left to exit(): their counts are final. */
-	if (ep >= 0)
-		close(ep);
-	close(lfd);
+	if (s->ep >= 0)
+		close(s->ep);
+	if (s->lfd >= 0)
+		close(s->lfd);
 	free(s->conns);  /* the connections themselves are left to exit() */
 	s->conns = NULL;
 	return rc;
@@ -913,6 +950,217 @@ static const struct xevb_cmd_help help = {
 		    "  xevb sink --config run.ini --id 0 --json\n",
 };
 
+/* What the command line asks beyond the sink's own fields. */
+struct sink_opts {
+	struct xevb_common_opts co;
+	uint32_t dup_window;
+	const char *progress;
+};
+
+static int parse_ctl_number(int key, const char *arg, struct sink *s)
+{
+	char *end;
+	double v = strtod(arg, &end);
+
+	if (end == arg || *end || !(v >= 0 && v <= 1e9)) {
+		xevb_err("--process-rate / --busy-high / --busy-low: a number, not '%s'", arg);
+		return 2;
+	}
+	if (key == O_PROCRATE) s->process_rate = v;
+	else if (key == O_BUSYHI) s->busy_high = v;
+	else s->busy_low = v;
+	return -1;
+}
+
+/* The limits on what is received, and on the buffers that hold it. */
+static int limit_option(int key, const char *arg, struct sink *s, struct sink_opts *o)
+{
+	uint32_t ms;
+
+	switch (key) {
+	case O_MAX_EVENT:
+		if (!xevb_parse_u32("max-event-size", arg, XEVB_EVT_HLEN, UINT32_MAX, &s->max_event))
+			return 2;
+		break;
+	case O_PARTIAL_TIMEOUT:
+		if (!xevb_parse_u32("partial-timeout-ms", arg, 0, 3600000, &ms))
+			return 2;
+		s->partial_timeout_ns = ms * 1000000ull;
+		break;
+	case O_MAX_BUFFER:
+		if (!xevb_parse_u64("max-buffer-total", arg, 1ull << 20, 1ull << 40, &s->max_buffer_total))
+			return 2;
+		break;
+	case O_DUP_WINDOW:
+		if (!xevb_parse_u32("dup-window", arg, 64, 1u << 30, &o->dup_window))
+			return 2;
+		break;
+	default:
+		return 2;
+	}
+	return -1;
+}
+
+/* One option of the command's own: -1 when taken, else the exit status. */
+static int sink_option(int key, const char *arg, struct sink *s, struct sink_opts *o)
+{
+	switch (key) {
+	case O_LISTEN: s->listen = arg; break;
+	case O_INPUT: s->input = arg; break;
+	case O_READY: s->ready_file = arg; break;
+	case O_NO_CONTENT: s->verify = XEVB_VERIFY_CRC; break;
+	case O_PROGRESS: o->progress = arg; break;
+	case O_DFM:
+		if (xevb_ctl_parse_addr(arg, &s->dfm)) {
+			xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
+			return 2;
+		}
+		break;
+	case O_CONFIG:
+		if (!xevb_runcfg_was_read())
+			return 2;
+		break;
+	case O_ID: if (!xevb_parse_u32("id", arg, 0, 65535, &s->id)) return 2; break;
+	case O_EXPECT_EVENTS:
+		if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s->expect_events))
+			return 2;
+		break;
+	case O_EXPECT_SOURCES:
+		if (!xevb_parse_u32("expect-sources", arg, 1, XEVB_MAX_SOURCES, &s->expect_sources))
+			return 2;
+		break;
+	case O_STATS:
+		if (!xevb_parse_u32("stats-interval", arg, 0, 3600, &o->co.interval_s))
+			return 2;
+		break;
+	case O_MAX_EVENT: case O_PARTIAL_TIMEOUT: case O_MAX_BUFFER: case O_DUP_WINDOW:
+		return limit_option(key, arg, s, o);
+	case O_CTLPORT: if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &s->ctl_port)) return 2; break;
+	case O_CREDITS: if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &s->credits)) return 2; break;
+	case O_PROCRATE: case O_BUSYHI: case O_BUSYLO: return parse_ctl_number(key, arg, s);
+	case 'h':
+		xevb_opt_usage(opts, &help);
+		return 0;
+	default:
+		return 2;
+	}
+	return -1;
+}
+
+/* The options that only make sense together; -1 when they do, else 2 (said why). */
+static int check_options(struct sink *s)
+{
+	if (!s->listen == !s->input) {
+		xevb_err("give exactly one of --listen and --input (try --help)");
+		return 2;
+	}
+	if (s->dfm.sin_port && !s->listen) {
+		xevb_err("--dfm goes with --listen (a farm node reports what builders sent it)");
+		return 2;
+	}
+	if (s->dfm.sin_port && !s->ctl_port)
+		s->ctl_port = XEVB_CTL_SINK_PORT;
+	if ((uint64_t)s->max_event + XEVB_EVT_READER_CAP0 > s->max_buffer_total) {
+		xevb_err("--max-buffer-total %llu cannot hold one event of --max-event-size %u: raise it to "
+			 "at least %llu or lower --max-event-size", (unsigned long long)s->max_buffer_total,
+			 s->max_event, (unsigned long long)s->max_event + XEVB_EVT_READER_CAP0);
+		return 2;
+	}
+	if (s->ready_file && !s->listen) {
+		xevb_err("--ready-file goes with --listen");
+		return 2;
+	}
+	return -1;
+}
+
+/* -1: go on; else the exit status (bad options, --help). */
+static int parse_options(int argc, char **argv, struct sink *s, struct sink_opts *o)
+{
+	const char *arg;
+	int key, r;
+
+	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
+		int common = xevb_common_opt(key, arg, &o->co);
+		if (common < 0)
+			return 2;
+		if (common)
+			continue;
+		if ((r = sink_option(key, arg, s, o)) >= 0)
+			return r;
+	}
+	if (optind < argc) {
+		xevb_err("unexpected argument '%s'", argv[optind]);
+		return 2;
+	}
+	s->json = o->co.json;
+	s->stats_interval_s = xevb_common_interval(&o->co);
+	s->duration_ns = o->co.duration_ns;
+	return check_options(s);
+}
+
+/* --progress-file: the events taken, in a shared mapping; 0, or -1 (said why). */
+static int map_progress(struct sink *s, const char *path)
+{
+	/* A store per event into a shared file mapping: no syscall, and the
+	 * page cache keeps it whatever becomes of us. */
+	int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	void *m = MAP_FAILED;
+
+	if (fd >= 0 && ftruncate(fd, sizeof(uint64_t)) == 0)
+		m = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (m == MAP_FAILED) {
+		xevb_err("--progress-file %s: %s", path, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	close(fd);
+	s->progress = m;
+	return 0;
+}
+
+/* The results: was every event right and every expected one there; the summaries. */
+static bool sink_report(struct sink *s)
+{
+	bool ok = s->errors == 0 && (!s->expect_events || expectation_met(s));
+
+	if (s->expect_events && !expectation_met(s))
+		xevb_err("expected %llu events, got %llu", (unsigned long long)s->expect_events,
+			 (unsigned long long)s->events);
+	if (s->ctl) {
+		sink_ctl_final(s->ctl);
+		sink_ctl_summary(s->ctl, s->json ? stdout : stderr, s->json);
+		sink_ctl_free(s->ctl);
+	}
+	summary(s, xevb_now_ns(), ok);
+	return ok;
+}
+
+/* Receive from the socket or the file, with --metrics; the exit status. */
+static int sink_run(struct sink *s, const char *metrics)
+{
+	struct xevb_metrics *mx = NULL;
+	int rc = 1;
+
+	if (metrics && (!(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, sink_metrics, s)))
+		goto out;
+	s->t0 = xevb_now_ns();
+	s->next_stats = s->t0 + (uint64_t)s->stats_interval_s * 1000000000ull;
+	if (s->duration_ns)
+		s->deadline = s->t0 + s->duration_ns;
+	if (s->listen) {
+		if (run_listen(s))
+			goto out;
+	} else {
+		run_file(s);
+	}
+	rc = sink_report(s) ? 0 : 1;
+out:
+	xevb_metrics_stop(mx);
+	xevb_evid_window_free(&s->win);
+	return rc;
+}
+
 int cmd_sink(int argc, char **argv)
 {
 	struct sink s = {
@@ -923,187 +1171,29 @@ int cmd_sink(int argc, char **argv)
 		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
 		.credits = 64, .busy_high = 1.2, .busy_low = 0.2,
 	};
-	uint32_t dup_window = 1u << 20;
+	struct sink_opts o = { .co = XEVB_COMMON_OPTS_INIT, .dup_window = 1u << 20 };
 	struct sigaction sa = { .sa_handler = on_signal };
-	const char *arg;
-	const char *progress = NULL; struct xevb_metrics *mx = NULL;
-	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
-	bool ok;
 	int key;
 
 	if (argc >= 2 && !strcmp(argv[1], "--selftest-send"))
 		return sink_selftest_send(argc - 1, argv + 1);
 	if ((key = xevb_runcfg_start(&argc, &argv, XEVB_RC_SINK)) > 1)
 		return key;
-	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
-		int common = xevb_common_opt(key, arg, &co);
-		if (common < 0)
-			return 2;
-		if (common)
-			continue;
-		switch (key) {
-		case O_LISTEN: s.listen = arg; break;
-		case O_INPUT: s.input = arg; break;
-		case O_READY: s.ready_file = arg; break;
-		case O_NO_CONTENT: s.verify = XEVB_VERIFY_CRC; break;
-		case O_PROGRESS: progress = arg; break;
-		case O_DFM:
-			if (xevb_ctl_parse_addr(arg, &s.dfm)) {
-				xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
-				return 2;
-			}
-			break;
-		case O_CONFIG:
-			if (!xevb_runcfg_was_read())
-				return 2;
-			break;
-		case O_ID:
-			if (!xevb_parse_u32("id", arg, 0, 65535, &s.id))
-				return 2;
-			break;
-		case O_EXPECT_EVENTS:
-			if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s.expect_events))
-				return 2;
-			break;
-		case O_EXPECT_SOURCES:
-			if (!xevb_parse_u32("expect-sources", arg, 1, XEVB_MAX_SOURCES, &s.expect_sources))
-				return 2;
-			break;
-		case O_STATS:
-			if (!xevb_parse_u32("stats-interval", arg, 0, 3600, &co.interval_s))
-				return 2;
-			break;
-		case O_MAX_EVENT:
-			if (!xevb_parse_u32("max-event-size", arg, XEVB_EVT_HLEN, UINT32_MAX, &s.max_event))
-				return 2;
-			break;
-		case O_PARTIAL_TIMEOUT: {
-			uint32_t ms;
-			if (!xevb_parse_u32("partial-timeout-ms", arg, 0, 3600000, &ms))
-				return 2;
-			s.partial_timeout_ns = ms * 1000000ull;
-			break;
-		}
-		case O_MAX_BUFFER:
-			if (!xevb_parse_u64("max-buffer-total", arg, 1ull << 20, 1ull << 40, &s.max_buffer_total))
-				return 2;
-			break;
-		case O_DUP_WINDOW:
-			if (!xevb_parse_u32("dup-window", arg, 64, 1u << 30, &dup_window))
-				return 2;
-			break;
-		case O_CTLPORT:
-			if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &s.ctl_port))
-				return 2;
-			break;
-		case O_CREDITS:
-			if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &s.credits))
-				return 2;
-			break;
-		case O_PROCRATE: case O_BUSYHI: case O_BUSYLO: {
-			char *end;
-			double v = strtod(arg, &end);
-			if (end == arg || *end || !(v >= 0 && v <= 1e9)) {
-				xevb_err("--process-rate / --busy-high / --busy-low: a number, not '%s'", arg);
-				return 2;
-			}
-			if (key == O_PROCRATE) s.process_rate = v;
-			else if (key == O_BUSYHI) s.busy_high = v;
-			else s.busy_low = v;
-			break;
-		}
-		case 'h':
-			xevb_opt_usage(opts, &help);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (optind < argc) {
-		xevb_err("unexpected argument '%s'", argv[optind]);
-		return 2;
-	}
-	s.json = co.json;
-	s.stats_interval_s = xevb_common_interval(&co);
-	s.duration_ns = co.duration_ns;
-	if (!s.listen == !s.input) {
-		xevb_err("give exactly one of --listen and --input (try --help)");
-		return 2;
-	}
-	if (s.dfm.sin_port && !s.listen) {
-		xevb_err("--dfm goes with --listen (a farm node reports what builders sent it)");
-		return 2;
-	}
-	if (s.dfm.sin_port && !s.ctl_port)
-		s.ctl_port = XEVB_CTL_SINK_PORT;
-	if ((uint64_t)s.max_event + XEVB_EVT_READER_CAP0 > s.max_buffer_total) {
-		xevb_err("--max-buffer-total %llu cannot hold one event of --max-event-size %u: raise it to "
-			 "at least %llu or lower --max-event-size", (unsigned long long)s.max_buffer_total,
-			 s.max_event, (unsigned long long)s.max_event + XEVB_EVT_READER_CAP0);
-		return 2;
-	}
-	if (s.ready_file && !s.listen) {
-		xevb_err("--ready-file goes with --listen");
-		return 2;
-	}
-	if (progress) {
-		/* A store per event into a shared file mapping: no syscall, and the
-		 * page cache keeps it whatever becomes of us. */
-		int fd = open(progress, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		void *m = MAP_FAILED;
-		if (fd >= 0 && ftruncate(fd, sizeof(uint64_t)) == 0)
-			m = mmap(NULL, sizeof(uint64_t), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-		if (m == MAP_FAILED) {
-			xevb_err("--progress-file %s: %s", progress, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return 1;
-		}
-		close(fd);
-		s.progress = m;
-	}
+	if ((key = parse_options(argc, argv, &s, &o)) >= 0)
+		return key;
+	if (o.progress && map_progress(&s, o.progress))
+		return 1;
 	/* Connection buffers each in a mapping of their own, unmapped when freed: glibc
 	 * would otherwise raise its threshold after the first large event and keep
 	 * freed buffers in its heap, so the process would hold more than
 	 * --max-buffer-total. */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	if (xevb_evid_window_init(&s.win, dup_window)) {
+	if (xevb_evid_window_init(&s.win, o.dup_window)) {
 		xevb_err("out of memory");
 		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-
-	if (co.metrics && (!(mx = xevb_metrics_start(co.metrics)) || xevb_metrics_render(mx, sink_metrics, &s))) {
-		xevb_metrics_stop(mx);
-		xevb_evid_window_free(&s.win);
-		return 1;
-	}
-	s.t0 = xevb_now_ns();
-	s.next_stats = s.t0 + (uint64_t)s.stats_interval_s * 1000000000ull;
-	if (s.duration_ns)
-		s.deadline = s.t0 + s.duration_ns;
-	if (s.listen) {
-		if (run_listen(&s)) {
-			xevb_metrics_stop(mx);
-			xevb_evid_window_free(&s.win);
-			return 1;
-		}
-	} else {
-		run_file(&s);
-	}
-	ok = s.errors == 0 && (!s.expect_events || expectation_met(&s));
-	if (s.expect_events && !expectation_met(&s))
-		xevb_err("expected %llu events, got %llu", (unsigned long long)s.expect_events,
-			 (unsigned long long)s.events);
-	if (s.ctl) {
-		sink_ctl_final(s.ctl);
-		sink_ctl_summary(s.ctl, s.json ? stdout : stderr, s.json);
-		sink_ctl_free(s.ctl);
-	}
-	summary(&s, xevb_now_ns(), ok);
-	xevb_metrics_stop(mx);
-	xevb_evid_window_free(&s.win);
-	return ok ? 0 : 1;
+	return sink_run(&s, o.co.metrics);
 }
