@@ -212,131 +212,179 @@ static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t
 	return 0;
 }
 
+/* What to send: the command line. */
+struct feed_opts {
+	uint32_t n_src, first, run, max_len, inc_every;
+	uint64_t n, c_at;
+	enum corrupt c;
+};
+
+static int parse_corrupt(const char *arg, enum corrupt *c)
+{
+	*c = C_NONE;
+	for (int i = 1; corrupt_names[i]; i++)
+		if (!strcmp(arg, corrupt_names[i]))
+			*c = (enum corrupt)i;
+	if (*c == C_NONE) {
+		xevb_err("--corrupt: unknown kind '%s'", arg);
+		return 2;
+	}
+	return -1;
+}
+
+/* One option: -1 when taken, else the exit status. */
+static int feed_option(int key, const char *arg, struct feed_opts *o)
+{
+	switch (key) {
+	case O_SOURCES:
+		if (!xevb_parse_u32("sources", arg, 1, XEVB_MAX_SOURCES, &o->n_src))
+			return 2;
+		break;
+	case O_FIRST:
+		if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &o->first))
+			return 2;
+		break;
+	case O_RUN:
+		if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &o->run))
+			return 2;
+		break;
+	case O_MAXLEN:
+		if (!xevb_parse_u32("max-len", arg, 0, 65535, &o->max_len))
+			return 2;
+		break;
+	case O_INC:
+		if (!xevb_parse_u32("incomplete-every", arg, 0, UINT32_MAX, &o->inc_every))
+			return 2;
+		break;
+	case O_CORRUPT: return parse_corrupt(arg, &o->c);
+	case O_CORRUPT_AT:
+		if (!xevb_parse_u64("corrupt-at", arg, 0, UINT64_MAX, &o->c_at))
+			return 2;
+		break;
+	case 'h':
+		xevb_opt_usage(feed_opts, &feed_help);
+		return 0;
+	default:
+		return 2;
+	}
+	return -1;
+}
+
+/* The options after DEST N (argv[0] is N); -1: go on, else the exit status. */
+static int parse_feed_options(int argc, char **argv, struct feed_opts *o)
+{
+	const char *arg;
+	int key, r;
+
+	while ((key = xevb_opt_next(argc, argv, feed_opts, &feed_help, &arg)) != -1)
+		if ((r = feed_option(key, arg, o)) >= 0)
+			return r;
+	if (o->c_at == UINT64_MAX)
+		o->c_at = o->n / 2;
+	if (o->c != C_NONE && o->c_at >= o->n) {
+		xevb_err("--corrupt-at %llu: only %llu events", (unsigned long long)o->c_at,
+			 (unsigned long long)o->n);
+		return 2;
+	}
+	return -1;
+}
+
+/* DEST: stdout for "-", else a TCP connection; the descriptor, or -2 / -1 for exit status 2 / 1. */
+static int feed_connect(const char *dest)
+{
+	struct sockaddr_storage ss;
+	socklen_t sl;
+	int fd;
+
+	if (!strcmp(dest, "-"))
+		return STDOUT_FILENO;
+	if (sink_resolve("selftest-send", dest, &ss, &sl))
+		return -2;
+	fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl)) {
+		xevb_err("connect %s: %s", dest, strerror(errno));
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+/* The fake frames and the encoder's buffers, sized once for n_src sources; false when out of memory. */
+static bool feed_alloc(struct feed *f, uint32_t n_src, uint32_t max_len)
+{
+	f->n_src = n_src;
+	f->max_len = (uint16_t)max_len;
+	f->sids = calloc(n_src, sizeof(*f->sids));
+	f->slots = calloc(n_src, sizeof(*f->slots));
+	f->frames = calloc(n_src, sizeof(*f->frames));
+	f->frame_data = calloc(n_src, sizeof(*f->frame_data));
+	f->scratch_len = XEVB_EVT_SCRATCH_MAX(n_src);
+	f->scratch = malloc(f->scratch_len);
+	f->iov_max = XEVB_EVT_IOV_MAX(n_src);
+	f->iov = calloc(f->iov_max, sizeof(*f->iov));
+	if (!f->sids || !f->slots || !f->frames || !f->frame_data || !f->scratch || !f->iov)
+		return false;
+	for (uint32_t i = 0; i < n_src; i++) {
+		f->sids[i] = (uint16_t)i;
+		f->frames[i] = malloc(4 + max_len);
+		if (!f->frames[i])
+			return false;
+		xevb_emu_fill(f->frames[i] + 4, max_len);
+		f->frame_data[i] = f->frames[i];
+	}
+	return true;
+}
+
+static void feed_free(struct feed *f)
+{
+	if (f->frames)
+		for (uint32_t i = 0; i < f->n_src; i++)
+			free(f->frames[i]);
+	free(f->sids);
+	free(f->slots);
+	free(f->frames);
+	free(f->frame_data);
+	free(f->scratch);
+	free(f->iov);
+}
+
 int sink_selftest_send(int argc, char **argv)
 {
-	uint32_t n_src = 4, first = 0, run = 1, max_len = 200, inc_every = 0;
-	uint64_t n, c_at = UINT64_MAX, bytes = 0, sent = 0;
-	enum corrupt c = C_NONE;
+	struct feed_opts o = { .n_src = 4, .run = 1, .max_len = 200, .c_at = UINT64_MAX, .c = C_NONE };
+	uint64_t bytes = 0, sent = 0;
 	struct feed f = { 0 };
-	const char *arg, *dest;
-	int key, fd, rc = 1;
+	const char *dest;
+	int fd, rc = 1;
 
 	if (argc < 3 || (argv[1][0] == '-' && argv[1][1] == '-')) {
 		xevb_opt_usage(feed_opts, &feed_help);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
 	dest = argv[1];
-	if (!xevb_parse_u64("selftest-send", argv[2], 0, UINT64_MAX, &n))
+	if (!xevb_parse_u64("selftest-send", argv[2], 0, UINT64_MAX, &o.n))
 		return 2;
-	argc -= 2;
-	argv += 2;  /* argv[0] is now N, which getopt skips as the program name */
-	while ((key = xevb_opt_next(argc, argv, feed_opts, &feed_help, &arg)) != -1) {
-		switch (key) {
-		case O_SOURCES:
-			if (!xevb_parse_u32("sources", arg, 1, XEVB_MAX_SOURCES, &n_src))
-				return 2;
-			break;
-		case O_FIRST:
-			if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &first))
-				return 2;
-			break;
-		case O_RUN:
-			if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &run))
-				return 2;
-			break;
-		case O_MAXLEN:
-			if (!xevb_parse_u32("max-len", arg, 0, 65535, &max_len))
-				return 2;
-			break;
-		case O_INC:
-			if (!xevb_parse_u32("incomplete-every", arg, 0, UINT32_MAX, &inc_every))
-				return 2;
-			break;
-		case O_CORRUPT:
-			c = C_NONE;
-			for (int i = 1; corrupt_names[i]; i++)
-				if (!strcmp(arg, corrupt_names[i]))
-					c = (enum corrupt)i;
-			if (c == C_NONE) {
-				xevb_err("--corrupt: unknown kind '%s'", arg);
-				return 2;
-			}
-			break;
-		case O_CORRUPT_AT:
-			if (!xevb_parse_u64("corrupt-at", arg, 0, UINT64_MAX, &c_at))
-				return 2;
-			break;
-		case 'h':
-			xevb_opt_usage(feed_opts, &feed_help);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (c_at == UINT64_MAX)
-		c_at = n / 2;
-	if (c != C_NONE && c_at >= n) {
-		xevb_err("--corrupt-at %llu: only %llu events", (unsigned long long)c_at,
-			 (unsigned long long)n);
-		return 2;
-	}
-
-	if (!strcmp(dest, "-")) {
-		fd = STDOUT_FILENO;
-	} else {
-		struct sockaddr_storage ss;
-		socklen_t sl;
-		if (sink_resolve("selftest-send", dest, &ss, &sl))
-			return 2;
-		fd = socket(ss.ss_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
-		if (fd < 0 || connect(fd, (struct sockaddr *)&ss, sl)) {
-			xevb_err("connect %s: %s", dest, strerror(errno));
-			if (fd >= 0)
-				close(fd);
-			return 1;
-		}
-	}
+	/* argv[0] is now N, which getopt skips as the program name */
+	if ((rc = parse_feed_options(argc - 2, argv + 2, &o)) >= 0)
+		return rc;
+	fd = feed_connect(dest);
+	if (fd < 0)
+		return -fd;
 	signal(SIGPIPE, SIG_IGN);
 
-	f.n_src = n_src;
-	f.max_len = (uint16_t)max_len;
-	f.sids = calloc(n_src, sizeof(*f.sids));
-	f.slots = calloc(n_src, sizeof(*f.slots));
-	f.frames = calloc(n_src, sizeof(*f.frames));
-	f.frame_data = calloc(n_src, sizeof(*f.frame_data));
-	f.scratch_len = XEVB_EVT_SCRATCH_MAX(n_src);
-	f.scratch = malloc(f.scratch_len);
-	f.iov_max = XEVB_EVT_IOV_MAX(n_src);
-	f.iov = calloc(f.iov_max, sizeof(*f.iov));
-	if (!f.sids || !f.slots || !f.frames || !f.frame_data || !f.scratch || !f.iov)
-		goto out;
-	for (uint32_t i = 0; i < n_src; i++) {
-		f.sids[i] = (uint16_t)i;
-		f.frames[i] = malloc(4 + max_len);
-		if (!f.frames[i])
-			goto out;
-		xevb_emu_fill(f.frames[i] + 4, max_len);
-		f.frame_data[i] = f.frames[i];
+	rc = 1;
+	if (feed_alloc(&f, o.n_src, o.max_len)) {
+		rc = feed_run(&f, fd, o.n, o.first, o.run, o.inc_every, o.c, o.c_at, &bytes, &sent);
+		if (rc) {
+			xevb_err("sending to %s: %s", dest, strerror(-rc));
+			rc = 1;
+		} else {
+			xevb_info("sent %llu whole events, %llu bytes", (unsigned long long)sent,
+				  (unsigned long long)bytes);
+		}
 	}
-	rc = feed_run(&f, fd, n, first, run, inc_every, c, c_at, &bytes, &sent);
-	if (rc) {
-		xevb_err("sending to %s: %s", dest, strerror(-rc));
-		rc = 1;
-	} else {
-		xevb_info("sent %llu whole events, %llu bytes", (unsigned long long)sent,
-			  (unsigned long long)bytes);
-	}
-out:
 	if (fd != STDOUT_FILENO)
 		close(fd);
-	if (f.frames)
-		for (uint32_t i = 0; i < n_src; i++)
-			free(f.frames[i]);
-	free(f.sids);
-	free(f.slots);
-	free(f.frames);
-	free(f.frame_data);
-	free(f.scratch);
-	free(f.iov);
+	feed_free(&f);
 	return rc;
 }
