@@ -343,256 +343,277 @@ static bool check(struct src_cfg *c, bool have_dest)
 	return true;
 }
 
-int cmd_source(int argc, char **argv)
+/* The command line beyond src_cfg: options resolved once all are read. */
+struct src_opts {
+	const char *skip_arg[SRC_MAX_SKIP], *skipseg_arg[SRC_MAX_SKIP], *stop_arg;
+	bool have_dest;
+	uint64_t shape_bps;
+};
+
+static bool parse_ids(const char *arg, struct src_cfg *c)
 {
-	static struct src_cfg c;
-	struct src_stats st = {0};
-	const char *arg, *skip_arg[SRC_MAX_SKIP], *skipseg_arg[SRC_MAX_SKIP], *stop_arg = NULL;
-	bool have_dest = false;
-	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
+	if ((c->n_src = xevb_parse_id_list("source-ids", arg, c->ids, XEVB_MAX_SOURCES)) < 0)
+		return false;
+	if (c->ids[c->n_src - 1] > XEVB_MAX_SOURCE_ID) {
+		xevb_err("--source-ids: %u is over the largest source_id, %u", c->ids[c->n_src - 1],
+			 XEVB_MAX_SOURCE_ID);
+		return false;
+	}
+	return true;
+}
+
+static bool parse_src_base(const char *arg, struct src_cfg *c)
+{
 	uint32_t u;
+
+	if (!parse_addr("src-addr-base", arg, &u))
+		return false;
+	c->saddr_base = ntohl(u);
+	return true;
+}
+
+/* --udp [PORT]: an optional argument, the next word if it is a number. */
+static bool parse_udp(int argc, char **argv, struct src_cfg *c)
+{
+	uint32_t u;
+
+	c->udp_port = XEVB_DEFAULT_UDP_PORT;
+	if (optind < argc && isdigit((unsigned char)argv[optind][0])) {
+		if (!xevb_parse_u32("udp", argv[optind], 1, 65535, &u))
+			return false;
+		c->udp_port = (uint16_t)u;
+		optind++;
+	}
+	return true;
+}
+
+static bool parse_proto(const char *arg, struct src_cfg *c)
+{
+	uint32_t u;
+
+	if (!xevb_parse_u32("proto", arg, 1, 255, &u))
+		return false;
+	if (u == 17 || u == 6 || u == 1) {
+		xevb_err("--proto %u is a standard protocol; use --udp for UDP, or 253/254", u);
+		return false;
+	}
+	c->proto = (uint8_t)u;
+	return true;
+}
+
+static bool parse_mode(const char *arg, struct src_cfg *c)
+{
+	if (!strcmp(arg, "live"))
+		c->live = true;
+	else if (!strcmp(arg, "socket"))
+		c->live = false;
+	else {
+		xevb_err("--mode: '%s' is neither 'socket' nor 'live'", arg);
+		return false;
+	}
+	return true;
+}
+
+/* A repeatable SRC:EVERY option, kept until --source-ids is known. */
+static bool keep_src_arg(const char *opt, const char *arg, const char **args, int *n)
+{
+	if (*n == SRC_MAX_SKIP) {
+		xevb_err("--%s: at most %d of them", opt, SRC_MAX_SKIP);
+		return false;
+	}
+	args[(*n)++] = arg;
+	return true;
+}
+
+static bool parse_ctl_port(const char *arg, struct src_cfg *c)
+{
+	uint32_t u;
+
+	if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u))
+		return false;
+	c->ctl_port = (uint16_t)u;
+	return true;
+}
+
+static bool parse_hold(const char *arg, struct src_cfg *c)
+{
+	if (!xevb_parse_u32("hold", arg, 16, 1u << 24, &c->hold) || (c->hold & (c->hold - 1))) {
+		xevb_err("--hold: a power of 2 from 16 to 16M");
+		return false;
+	}
+	return true;
+}
+
+/* Only a configuration gives a source process an id; alone it would be silently ignored. */
+static bool check_id(void)
+{
+	if (!xevb_runcfg_current()) {
+		xevb_err("--id picks a [source N] of --config FILE; without a configuration the source "
+			 "ids are --source-ids");
+		return false;
+	}
+	return true;
+}
+
+/* One option of the command's own: -1 when taken, else the exit status. */
+static int source_option(int key, const char *arg, int argc, char **argv, struct src_cfg *c, struct src_opts *o)
+{
+	bool ok = true;
+
+	switch (key) {
+	case 'h': xevb_opt_usage(opts, &help); return 0;
+	case '?': return 2;
+	case O_CONFIG: ok = xevb_runcfg_was_read(); break;
+	case O_ID: ok = check_id(); break;
+	case O_DEST: ok = o->have_dest = parse_addr("dest", arg, &c->daddr); break;
+	case O_IDS: ok = parse_ids(arg, c); break;
+	case O_SRC: ok = parse_addr("src-addr", arg, &c->saddr); break;
+	case O_SRC_BASE: ok = parse_src_base(arg, c); break;
+	case O_PACK: ok = xevb_parse_u32("pack", arg, 1, XEVB_MAX_FRAGS_PER_MEP, &c->pack); break;
+	case O_FRAG: ok = parse_frag(arg, c); break;
+	case O_RATE: ok = parse_seconds("rate", arg, &c->rate); break;
+	case O_EVENTS: ok = xevb_parse_u64("events", arg, 1, UINT64_MAX / 2, &c->events); break;
+	case O_RUN: ok = xevb_parse_u32("run", arg, 0, UINT32_MAX, &c->run); break;
+	case O_FIRST: ok = xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &c->first_event); break;
+	case O_UDP: ok = parse_udp(argc, argv, c); break;
+	case O_PROTO: ok = parse_proto(arg, c); break;
+	case O_DEV: c->dev = arg; break;
+	case O_MODE: ok = parse_mode(arg, c); break;
+	case O_SKIP: ok = keep_src_arg("skip-events", arg, o->skip_arg, &c->n_skip); break;
+	case O_SKIPSEG: ok = keep_src_arg("skip-segments", arg, o->skipseg_arg, &c->n_skip_seg); break;
+	case O_IPFRAG: c->ip_frag = true; break;
+	case O_DUP: ok = parse_fraction("duplicate", arg, &c->dup); break;
+	case O_REORDER: c->reorder = true; break;
+	case O_CORRUPT: ok = parse_fraction("corrupt", arg, &c->corrupt); break;
+	case O_STOP: o->stop_arg = arg; break;
+	case O_EOR: c->eor = true; break;
+	case O_NO_EOR: c->eor = false; break;
+	case O_DMAC: ok = c->dst_mac_set = parse_mac(arg, c->dst_mac); break;
+	case O_SEED: ok = xevb_parse_u64("seed", arg, 0, UINT64_MAX, &c->seed); break;
+	case O_SHAPE: ok = xevb_shape_parse_rate("shape", arg, &o->shape_bps); break;
+	case O_DFM: c->dfm = arg; break;
+	case O_CTLPORT: ok = parse_ctl_port(arg, c); break;
+	case O_HOLD: ok = parse_hold(arg, c); break;
+	case O_DROPANS: ok = parse_fraction("drop-answers", arg, &c->drop_answers); break;
+	}
+	return ok ? -1 : 2;
+}
+
+/* Options that name a source, resolved once --source-ids is known; false (said why) on a bad one. */
+static bool resolve_src_args(struct src_cfg *c, const struct src_opts *o)
+{
 	uint64_t n;
-	int key, rc, idx;
-	uint64_t shape_bps = 0;
-	bool shaper_was_up = false;
+	int idx;
 
-	memset(&c, 0, sizeof(c));
-	c.n_src = 1;
-	c.pack = 25;
-	c.fmin = c.fmax = 32;
-	c.run = 1;
-	c.proto = XEVB_DEFAULT_IP_PROTO;
-	c.eor = true;
-	c.seed = 1;
-	c.stop_idx = -1;
-	c.ctl_port = 23903;
-	c.hold = 65536;
+	for (int i = 0; i < c->n_skip; i++) {
+		if ((idx = parse_src_colon("skip-events", o->skip_arg[i], c, false, 1, &n)) < 0)
+			return false;
+		c->skip[i].src_idx = (uint16_t)idx;
+		c->skip[i].every = (uint32_t)n;
+	}
+	for (int i = 0; i < c->n_skip_seg; i++) {
+		if ((idx = parse_src_colon("skip-segments", o->skipseg_arg[i], c, false, 1, &n)) < 0)
+			return false;
+		c->skip_seg[i].src_idx = (uint16_t)idx;
+		c->skip_seg[i].every = (uint32_t)n;
+	}
+	if (o->stop_arg) {
+		if ((idx = parse_src_colon("stop-after", o->stop_arg, c, true, 0, &c->stop_after)) < 0)
+			return false;
+		c->stop_idx = idx;
+	}
+	return true;
+}
 
-	if ((rc = xevb_runcfg_start(&argc, &argv, XEVB_RC_SOURCE)) > 1)
-		return rc;
+/* -1: go on; else the exit status (bad options, --help). */
+static int parse_options(int argc, char **argv, struct src_cfg *c, struct src_opts *o)
+{
+	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
+	const char *arg;
+	int key, r;
+
 	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		int common = xevb_common_opt(key, arg, &co);
 		if (common < 0)
 			return 2;
 		if (common)
 			continue;
-		switch (key) {
-		case 'h':
-			xevb_opt_usage(opts, &help);
-			return 0;
-		case '?':
-			return 2;
-		case O_CONFIG:
-			if (!xevb_runcfg_was_read())
-				return 2;
-			break;
-		case O_ID:
-			/* Only a configuration gives a source process an id; alone it would be silently ignored. */
-			if (!xevb_runcfg_current()) {
-				xevb_err("--id picks a [source N] of --config FILE; without a configuration the source "
-					 "ids are --source-ids");
-				return 2;
-			}
-			break;
-		case O_DEST:
-			if (!parse_addr("dest", arg, &c.daddr))
-				return 2;
-			have_dest = true;
-			break;
-		case O_IDS:
-			if ((c.n_src = xevb_parse_id_list("source-ids", arg, c.ids, XEVB_MAX_SOURCES)) < 0)
-				return 2;
-			if (c.ids[c.n_src - 1] > XEVB_MAX_SOURCE_ID) {
-				xevb_err("--source-ids: %u is over the largest source_id, %u",
-					 c.ids[c.n_src - 1], XEVB_MAX_SOURCE_ID);
-				return 2;
-			}
-			break;
-		case O_SRC:
-			if (!parse_addr("src-addr", arg, &c.saddr))
-				return 2;
-			break;
-		case O_SRC_BASE:
-			if (!parse_addr("src-addr-base", arg, &u))
-				return 2;
-			c.saddr_base = ntohl(u);
-			break;
-		case O_PACK:
-			if (!xevb_parse_u32("pack", arg, 1, XEVB_MAX_FRAGS_PER_MEP, &c.pack))
-				return 2;
-			break;
-		case O_FRAG:
-			if (!parse_frag(arg, &c))
-				return 2;
-			break;
-		case O_RATE:
-			if (!parse_seconds("rate", arg, &c.rate))
-				return 2;
-			break;
-		case O_EVENTS:
-			if (!xevb_parse_u64("events", arg, 1, UINT64_MAX / 2, &c.events))
-				return 2;
-			break;
-		case O_RUN:
-			if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &c.run))
-				return 2;
-			break;
-		case O_FIRST:
-			if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &c.first_event))
-				return 2;
-			break;
-		case O_UDP:
-			c.udp_port = XEVB_DEFAULT_UDP_PORT;
-			/* An optional argument: take the next word if it is a number. */
-			if (optind < argc && isdigit((unsigned char)argv[optind][0])) {
-				if (!xevb_parse_u32("udp", argv[optind], 1, 65535, &u))
-					return 2;
-				c.udp_port = (uint16_t)u;
-				optind++;
-			}
-			break;
-		case O_PROTO:
-			if (!xevb_parse_u32("proto", arg, 1, 255, &u))
-				return 2;
-			if (u == 17 || u == 6 || u == 1) {
-				xevb_err("--proto %u is a standard protocol; use --udp for UDP, or 253/254", u);
-				return 2;
-			}
-			c.proto = (uint8_t)u;
-			break;
-		case O_DEV:
-			c.dev = arg;
-			break;
-		case O_MODE:
-			if (!strcmp(arg, "live"))
-				c.live = true;
-			else if (!strcmp(arg, "socket"))
-				c.live = false;
-			else {
-				xevb_err("--mode: '%s' is neither 'socket' nor 'live'", arg);
-				return 2;
-			}
-			break;
-		case O_SKIP:
-			if (c.n_skip == SRC_MAX_SKIP) {
-				xevb_err("--skip-events: at most %d of them", SRC_MAX_SKIP);
-				return 2;
-			}
-			skip_arg[c.n_skip++] = arg;
-			break;
-		case O_SKIPSEG:
-			if (c.n_skip_seg == SRC_MAX_SKIP) {
-				xevb_err("--skip-segments: at most %d of them", SRC_MAX_SKIP);
-				return 2;
-			}
-			skipseg_arg[c.n_skip_seg++] = arg;
-			break;
-		case O_IPFRAG:
-			c.ip_frag = true;
-			break;
-		case O_DUP:
-			if (!parse_fraction("duplicate", arg, &c.dup))
-				return 2;
-			break;
-		case O_REORDER:
-			c.reorder = true;
-			break;
-		case O_CORRUPT:
-			if (!parse_fraction("corrupt", arg, &c.corrupt))
-				return 2;
-			break;
-		case O_STOP:
-			stop_arg = arg;
-			break;
-		case O_EOR:
-			c.eor = true;
-			break;
-		case O_NO_EOR:
-			c.eor = false;
-			break;
-		case O_DMAC:
-			if (!parse_mac(arg, c.dst_mac))
-				return 2;
-			c.dst_mac_set = true;
-			break;
-		case O_SEED:
-			if (!xevb_parse_u64("seed", arg, 0, UINT64_MAX, &c.seed))
-				return 2;
-			break;
-		case O_SHAPE:
-			if (!xevb_shape_parse_rate("shape", arg, &shape_bps))
-				return 2;
-			break;
-		case O_DFM:
-			c.dfm = arg;
-			break;
-		case O_CTLPORT:
-			if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u))
-				return 2;
-			c.ctl_port = (uint16_t)u;
-			break;
-		case O_HOLD:
-			if (!xevb_parse_u32("hold", arg, 16, 1u << 24, &c.hold) || (c.hold & (c.hold - 1))) {
-				xevb_err("--hold: a power of 2 from 16 to 16M");
-				return 2;
-			}
-			break;
-		case O_DROPANS:
-			if (!parse_fraction("drop-answers", arg, &c.drop_answers))
-				return 2;
-			break;
-		}
+		if ((r = source_option(key, arg, argc, argv, c, o)) >= 0)
+			return r;
 	}
 	if (optind < argc) {
 		xevb_err("unexpected argument '%s' (try 'xevb source --help')", argv[optind]);
 		return 2;
 	}
-	c.json = co.json;
-	c.duration = (double)co.duration_ns / 1e9;
-	/* Options that name a source are resolved once --source-ids is known. */
-	for (int i = 0; i < c.n_skip; i++) {
-		if ((idx = parse_src_colon("skip-events", skip_arg[i], &c, false, 1, &n)) < 0)
-			return 2;
-		c.skip[i].src_idx = (uint16_t)idx;
-		c.skip[i].every = (uint32_t)n;
-	}
-	for (int i = 0; i < c.n_skip_seg; i++) {
-		if ((idx = parse_src_colon("skip-segments", skipseg_arg[i], &c, false, 1, &n)) < 0)
-			return 2;
-		c.skip_seg[i].src_idx = (uint16_t)idx;
-		c.skip_seg[i].every = (uint32_t)n;
-	}
-	if (stop_arg) {
-		if ((idx = parse_src_colon("stop-after", stop_arg, &c, true, 0, &c.stop_after)) < 0)
-			return 2;
-		c.stop_idx = idx;
-	}
-	if (!check(&c, have_dest))
+	c->json = co.json;
+	c->duration = (double)co.duration_ns / 1e9;
+	if (!resolve_src_args(c, o) || !check(c, o->have_dest))
 		return 2;
+	return -1;
+}
 
+static void cfg_defaults(struct src_cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->n_src = 1;
+	c->pack = 25;
+	c->fmin = c->fmax = 32;
+	c->run = 1;
+	c->proto = XEVB_DEFAULT_IP_PROTO;
+	c->eor = true;
+	c->seed = 1;
+	c->stop_idx = -1;
+	c->ctl_port = 23903;
+	c->hold = 65536;
+}
+
+/* --shape: per-destination shaping of our own output for this run only; -1 when set, else the exit status. */
+static int shape_start(const struct src_cfg *c, uint64_t bps, bool *was_up)
+{
+	struct xevb_shape_rule r = { .daddr = c->daddr, .rate_bps = bps };
+
+	if (c->live || !c->dev) {
+		xevb_err("--shape needs --mode socket and --dev IFACE (the interface towards --dest)");
+		return 2;
+	}
+	*was_up = xevb_shape_active(c->dev);
+	if (xevb_shape_set(c->dev, &r))
+		return 1;
+	return -1;
+}
+
+/* Let the shaped packets out, then remove our rule (or the shaper, if we brought it up); false on failure. */
+static bool shape_stop(const struct src_cfg *c, bool was_up)
+{
+	struct xevb_shape_rule r = { .daddr = c->daddr };
+
+	xevb_shape_wait_drained(c->dev, 5000);
+	return !xevb_shape_clear(c->dev, was_up ? &r : NULL);
+}
+
+int cmd_source(int argc, char **argv)
+{
+	static struct src_cfg c;
+	struct src_stats st = {0};
+	struct src_opts o = { 0 };
+	bool shaper_was_up = false;
+	int rc;
+
+	cfg_defaults(&c);
+	if ((rc = xevb_runcfg_start(&argc, &argv, XEVB_RC_SOURCE)) > 1)
+		return rc;
+	if ((rc = parse_options(argc, argv, &c, &o)) >= 0)
+		return rc;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	if (shape_bps) {
-		/* Per-destination shaping of our own output for this run only. */
-		struct xevb_shape_rule r = { .daddr = c.daddr, .rate_bps = shape_bps };
-		if (c.live || !c.dev) {
-			xevb_err("--shape needs --mode socket and --dev IFACE (the interface towards --dest)");
-			return 2;
-		}
-		shaper_was_up = xevb_shape_active(c.dev);
-		if (xevb_shape_set(c.dev, &r))
-			return 1;
-	}
+	if (o.shape_bps && (rc = shape_start(&c, o.shape_bps, &shaper_was_up)) >= 0)
+		return rc;
 	if (c.dfm)
 		rc = source_run_dfm(&c);
 	else
 		rc = c.live ? source_run_live(&c, &st) : source_run_socket(&c, &st);
-	if (shape_bps) {
-		struct xevb_shape_rule r = { .daddr = c.daddr };
-		xevb_shape_wait_drained(c.dev, 5000);
-		if (xevb_shape_clear(c.dev, shaper_was_up ? &r : NULL) && !rc)
-			rc = 1;
-	}
+	if (o.shape_bps && !shape_stop(&c, shaper_was_up) && !rc)
+		rc = 1;
 	if (st.t_start)
 		print_summary(&c, &st);
 	return rc;
