@@ -269,149 +269,210 @@ static void sleep_until(uint64_t t)
 		;
 }
 
-int source_run_live(const struct src_cfg *c, struct src_stats *st)
-{
-	static uint8_t frame[LIVE_MAX_FRAME];
+/* One live run: the generator, its template frame, and how the calls are sized. */
+struct live_run {
 	struct xevb_gen *sk;
-	size_t len = 0;
-	uint32_t nseg = 0;
-	uint64_t fpb = 1;                                      /* frames per block */
-	uint64_t total = c->events ? c->events / c->pack : 0;  /* blocks; 0: unbounded */
-	uint64_t done = 0, chunk, deadline = 0, t, cpu;
-	double rep_ns = 0, wait_ns = 0;   /* CPU per repetition, fixed wait per call */
-	double bps = c->rate > 0 ? c->rate / c->pack : 0;      /* blocks per second */
-	int ifindex, prog_fd, rc = 1;
-	bool eor_sent = false;
+	uint8_t *frame;
+	size_t len;
+	uint32_t nseg;       /* segments per fragment; 0: records go whole */
+	uint64_t fpb;        /* frames per block */
+	uint64_t total;      /* blocks; 0: unbounded */
+	uint64_t done, chunk, deadline;
+	double rep_ns, wait_ns;   /* CPU per repetition, fixed wait per call */
+	double bps;               /* blocks per second; 0: as fast as possible */
+	int ifindex, prog_fd;
+	bool eor_sent;
+};
 
-	ifindex = (int)if_nametoindex(c->dev);
-	if (!ifindex) {
+/* Open, fill and load the generator for c; 0, or -1 after a message. */
+static int live_open(const struct src_cfg *c, struct live_run *r)
+{
+	r->ifindex = (int)if_nametoindex(c->dev);
+	if (!r->ifindex) {
 		xevb_err("--dev %s: no such interface in this network namespace", c->dev);
-		return 1;
+		return -1;
 	}
-	sk = xevb_gen__open();
-	if (!sk) {
+	r->sk = xevb_gen__open();
+	if (!r->sk) {
 		xevb_err("cannot open the generator BPF object: %s", strerror(errno));
-		return 1;
+		return -1;
 	}
-	if (setup(c, sk, frame, &len, &nseg))
-		goto out;
-	fpb = (uint64_t)c->n_src * (nseg ? nseg : 1);
-	if (xevb_gen__load(sk)) {
+	if (setup(c, r->sk, r->frame, &r->len, &r->nseg))
+		return -1;
+	r->fpb = (uint64_t)c->n_src * (r->nseg ? r->nseg : 1);
+	if (xevb_gen__load(r->sk)) {
 		xevb_err("cannot load the generator XDP program: %s (needs root / CAP_BPF)", strerror(errno));
-		goto out;
+		return -1;
 	}
-	prog_fd = bpf_program__fd(nseg ? sk->progs.xevb_gen_seg : sk->progs.xevb_gen);
-	if (total) {
-		sk->data->max_block = total - 1;
+	r->prog_fd = bpf_program__fd(r->nseg ? r->sk->progs.xevb_gen_seg : r->sk->progs.xevb_gen);
+	if (r->total) {
+		r->sk->data->max_block = r->total - 1;
 		if (c->eor)
-			sk->data->eor_block = total - 1;
+			r->sk->data->eor_block = r->total - 1;
 	}
+	return 0;
+}
 
-	/* Fast rates are paced frame by frame in the program (bursts overflow
-	 * a receiver's veth ring); slow ones by sleeping between small calls.
-	 * The program paces packets: a block's segments are spread evenly. */
-	if (bps * (double)fpb >= PACE_BPF_MIN_FPS) {
-		sk->bss->pace_ns = (uint64_t)(1e9 / (bps * (double)fpb));
-		chunk = (uint64_t)(bps * PACE_BPF_CALL_S) ? (uint64_t)(bps * PACE_BPF_CALL_S) : 1;
+/*
+ * Fast rates are paced frame by frame in the program (bursts overflow
+ * a receiver's veth ring); slow ones by sleeping between small calls.
+ * The program paces packets: a block's segments are spread evenly.
+ */
+static void live_pacing(struct live_run *r)
+{
+	double bps = r->bps;
+
+	if (bps * (double)r->fpb >= PACE_BPF_MIN_FPS) {
+		r->sk->bss->pace_ns = (uint64_t)(1e9 / (bps * (double)r->fpb));
+		r->chunk = (uint64_t)(bps * PACE_BPF_CALL_S) ? (uint64_t)(bps * PACE_BPF_CALL_S) : 1;
 		xevb_dbg("pacing in the program: one frame every %llu ns",
-			 (unsigned long long)sk->bss->pace_ns);
+			 (unsigned long long)r->sk->bss->pace_ns);
 	} else if (bps > 0)
-		chunk = (uint64_t)(bps * PACE_STEP_S) ? (uint64_t)(bps * PACE_STEP_S) : 1;
+		r->chunk = (uint64_t)(bps * PACE_STEP_S) ? (uint64_t)(bps * PACE_STEP_S) : 1;
 	else
-		chunk = 65536 / fpb ? 65536 / fpb : 1;
-	st->t_start = xevb_now_ns();
-	if (c->duration > 0)
-		deadline = st->t_start + (uint64_t)(c->duration * 1e9);
-	while (!src_stop && (!total || done < total)) {
-		uint64_t n = chunk, t0, c0, now = xevb_now_ns();
+		r->chunk = 65536 / r->fpb ? 65536 / r->fpb : 1;
+}
 
-		if (deadline && now >= deadline)
-			break;
-		/* Near the deadline, send only what fits in the time left. */
-		if (deadline && rep_ns > 0 && bps <= 0) {
-			double left = (double)(deadline - now) - wait_ns;
-			uint64_t fit = left > 0 ? (uint64_t)(left / rep_ns) / fpb : 0;
-			if (left <= 0)
-				break;
-			n = fit < 1 ? 1 : fit < n ? fit : n;
+/* Blocks for the next call, after the pacing sleep if any; 0: stop (deadline or a signal). */
+static inline uint64_t next_call_blocks(const struct live_run *r, const struct src_stats *st)
+{
+	uint64_t n = r->chunk, now = xevb_now_ns();
+	double bps = r->bps;
+
+	if (r->deadline && now >= r->deadline)
+		return 0;
+	/* Near the deadline, send only what fits in the time left. */
+	if (r->deadline && r->rep_ns > 0 && bps <= 0) {
+		double left = (double)(r->deadline - now) - r->wait_ns;
+		uint64_t fit = left > 0 ? (uint64_t)(left / r->rep_ns) / r->fpb : 0;
+		if (left <= 0)
+			return 0;
+		n = fit < 1 ? 1 : fit < n ? fit : n;
+	}
+	if (r->total && n > r->total - r->done)
+		n = r->total - r->done;
+	if (n * r->fpb > UINT32_MAX)
+		n = UINT32_MAX / r->fpb;
+	if (r->sk->bss->pace_ns) {
+		/* The program keeps time; stop at the deadline. */
+		if (r->deadline) {
+			uint64_t fit = (uint64_t)((double)(r->deadline - now) / 1e9 * bps);
+			if (!fit)
+				return 0;
+			n = fit < n ? fit : n;
 		}
-		if (total && n > total - done)
-			n = total - done;
-		if (n * fpb > UINT32_MAX)
-			n = UINT32_MAX / fpb;
-		if (sk->bss->pace_ns) {
-			/* The program keeps time; stop at the deadline. */
-			if (deadline) {
-				uint64_t fit = (uint64_t)((double)(deadline - now) / 1e9 * bps);
-				if (!fit)
-					break;
-				n = fit < n ? fit : n;
-			}
-		} else if (bps > 0) {
-			/* Behind schedule (calls have a fixed cost): catch up in one call. */
-			double due = (double)(xevb_now_ns() - st->t_start) / 1e9 * bps;
-			if (due > (double)(done + n))
-				n = (uint64_t)due - done;
-			if (total && n > total - done)
-				n = total - done;
-			sleep_until(st->t_start + (uint64_t)((double)(done + n) / bps * 1e9));
-		}
-		if (n * fpb > UINT32_MAX)
-			n = UINT32_MAX / fpb;
-		if (src_stop)
+	} else if (bps > 0) {
+		/* Behind schedule (calls have a fixed cost): catch up in one call. */
+		double due = (double)(xevb_now_ns() - st->t_start) / 1e9 * bps;
+		if (due > (double)(r->done + n))
+			n = (uint64_t)due - r->done;
+		if (r->total && n > r->total - r->done)
+			n = r->total - r->done;
+		sleep_until(st->t_start + (uint64_t)((double)(r->done + n) / bps * 1e9));
+	}
+	if (n * r->fpb > UINT32_MAX)
+		n = UINT32_MAX / r->fpb;
+	return src_stop ? 0 : n;
+}
+
+/* What a call of reps repetitions cost (t wall, cpu CPU ns): the next unpaced call's size. */
+static inline void learn_call_cost(struct live_run *r, uint64_t reps, uint64_t t, uint64_t cpu)
+{
+	/* Tiny calls are all fixed cost: they would spoil the estimate. */
+	if (cpu > 0 && reps >= 10000) {
+		double rr = (double)cpu / (double)reps;
+		double w = t > cpu ? (double)(t - cpu) : 0;
+		r->rep_ns = r->rep_ns > 0 ? (r->rep_ns + rr) / 2 : rr;
+		r->wait_ns = r->wait_ns > 0 ? (r->wait_ns + w) / 2 : w;
+	}
+	if (r->bps <= 0 && r->rep_ns > 0) {
+		uint64_t n = (uint64_t)(CALL_WORK_NS / r->rep_ns);
+		r->chunk = n / r->fpb ? n / r->fpb : 1;
+	}
+}
+
+/* The calls, until --events, --duration or a signal; 0, or -1 when a call failed. */
+static int live_send(const struct src_cfg *c, struct src_stats *st, struct live_run *r)
+{
+	while (!src_stop && (!r->total || r->done < r->total)) {
+		uint64_t n = next_call_blocks(r, st), t0, c0, t, cpu;
+
+		if (!n)
 			break;
 		t0 = xevb_now_ns();
 		c0 = thread_cpu_ns();
-		if (src_live_run(prog_fd, ifindex, frame, len, n * fpb, false))
-			goto out;
+		if (src_live_run(r->prog_fd, r->ifindex, r->frame, r->len, n * r->fpb, false))
+			return -1;
 		cpu = thread_cpu_ns() - c0;
 		t = xevb_now_ns() - t0;
 		xevb_dbg("live call: %llu repetitions in %.1f ms (%.1f ms CPU)",
-			 (unsigned long long)(n * fpb), (double)t / 1e6, (double)cpu / 1e6);
-		done += n;
-		if (total && done == total)
-			eor_sent = c->eor;
+			 (unsigned long long)(n * r->fpb), (double)t / 1e6, (double)cpu / 1e6);
+		r->done += n;
+		if (r->total && r->done == r->total)
+			r->eor_sent = c->eor;
 		st->cpu_ns += cpu;
-		/* Tiny calls are all fixed cost: they would spoil the estimate. */
-		if (cpu > 0 && n * fpb >= 10000) {
-			double r = (double)cpu / (double)(n * fpb);
-			double w = t > cpu ? (double)(t - cpu) : 0;
-			rep_ns = rep_ns > 0 ? (rep_ns + r) / 2 : r;
-			wait_ns = wait_ns > 0 ? (wait_ns + w) / 2 : w;
-		}
-		if (bps <= 0 && rep_ns > 0) {
-			uint64_t reps = (uint64_t)(CALL_WORK_NS / rep_ns);
-			chunk = reps / fpb ? reps / fpb : 1;
-		}
+		learn_call_cost(r, n * r->fpb, t, cpu);
 	}
-	/* Stopped early: one more block, flagged END_OF_RUN, closes the run. */
-	if (c->eor && !eor_sent && done && (!total || done < total)) {
-		sk->data->eor_block = done;
-		sk->data->max_block = done;
-		if (src_live_run(prog_fd, ifindex, frame, len, fpb, false))
-			goto out;
-		xevb_dbg("live call: %llu repetitions, the END_OF_RUN block", (unsigned long long)fpb);
-		done++;
-	}
+	return 0;
+}
+
+/* Stopped early: one more block, flagged END_OF_RUN, closes the run. 0, or -1 when the call failed. */
+static int live_send_eor(const struct src_cfg *c, struct live_run *r)
+{
+	if (!c->eor || r->eor_sent || !r->done || (r->total && r->done >= r->total))
+		return 0;
+	r->sk->data->eor_block = r->done;
+	r->sk->data->max_block = r->done;
+	if (src_live_run(r->prog_fd, r->ifindex, r->frame, r->len, r->fpb, false))
+		return -1;
+	xevb_dbg("live call: %llu repetitions, the END_OF_RUN block", (unsigned long long)r->fpb);
+	r->done++;
+	return 0;
+}
+
+/* The counters, from what the program sent. */
+static void live_stats(const struct src_cfg *c, struct src_stats *st, const struct live_run *r, int rc)
+{
+	struct xevb_gen *sk = r->sk;
+
+	st->t_end = xevb_now_ns();
+	st->aborted = rc != 0;
+	st->packets = sk->bss->tx_packets;
+	st->bytes = sk->bss->tx_bytes - 14 * st->packets;
+	if (r->nseg)
+		count_segments(st, r->nseg);
+	else
+		st->frags = st->valid_frags = st->packets * c->pack;
+	st->blocks = st->packets / r->fpb;
+	st->events = st->blocks * c->pack;
+	st->eor_packets = c->eor && sk->data->eor_block < r->done ? r->fpb : 0;
+	if (sk->bss->over_limit || sk->bss->short_frame)
+		xevb_warn("generator dropped %llu repetitions past the end, %llu short frames",
+			  (unsigned long long)sk->bss->over_limit, (unsigned long long)sk->bss->short_frame);
+}
+
+int source_run_live(const struct src_cfg *c, struct src_stats *st)
+{
+	static uint8_t frame[LIVE_MAX_FRAME];
+	struct live_run r = {
+		.frame = frame, .fpb = 1,
+		.total = c->events ? c->events / c->pack : 0,
+		.bps = c->rate > 0 ? c->rate / c->pack : 0,
+	};
+	int rc = 1;
+
+	if (live_open(c, &r))
+		goto out;
+	live_pacing(&r);
+	st->t_start = xevb_now_ns();
+	if (c->duration > 0)
+		r.deadline = st->t_start + (uint64_t)(c->duration * 1e9);
+	if (live_send(c, st, &r) || live_send_eor(c, &r))
+		goto out;
 	rc = 0;
 out:
-	if (st->t_start) {
-		st->t_end = xevb_now_ns();
-		st->aborted = rc != 0;
-		st->packets = sk->bss->tx_packets;
-		st->bytes = sk->bss->tx_bytes - 14 * st->packets;
-		if (nseg)
-			count_segments(st, nseg);
-		else
-			st->frags = st->valid_frags = st->packets * c->pack;
-		st->blocks = st->packets / fpb;
-		st->events = st->blocks * c->pack;
-		st->eor_packets = c->eor && sk->data->eor_block < done ? fpb : 0;
-		if (sk->bss->over_limit || sk->bss->short_frame)
-			xevb_warn("generator dropped %llu repetitions past the end, %llu short frames",
-				  (unsigned long long)sk->bss->over_limit,
-				  (unsigned long long)sk->bss->short_frame);
-	}
-	xevb_gen__destroy(sk);
+	if (st->t_start)
+		live_stats(c, st, &r, rc);
+	xevb_gen__destroy(r.sk);
 	return rc;
 }
