@@ -414,43 +414,122 @@ static void pace(const struct src_cfg *c, uint64_t t0, uint64_t events_done)
 		;
 }
 
-int source_run_socket(const struct src_cfg *c, struct src_stats *st)
+/* Per source, for the run (static: XEVB_MAX_SOURCES entries each): packet_seq, packets sent, stopped. */
+static uint32_t src_seq[XEVB_MAX_SOURCES];
+static uint64_t src_npkt[XEVB_MAX_SOURCES];
+static bool src_stopped[XEVB_MAX_SOURCES];
+/* The records of the MEP being written. */
+static uint32_t mep_eids[XEVB_MAX_FRAGS_PER_MEP];
+static uint16_t mep_lens[XEVB_MAX_FRAGS_PER_MEP];
+
+static void sender_free(struct sender *s)
 {
-	static uint32_t eids[XEVB_MAX_FRAGS_PER_MEP];
-	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
-	static uint32_t seq[XEVB_MAX_SOURCES];
-	static uint64_t npkt[XEVB_MAX_SOURCES];
-	static bool stopped[XEVB_MAX_SOURCES];
+	if (s->fd >= 0)
+		close(s->fd);
+	free(s->bufs);
+	free(s->emu);
+	free(s);
+}
+
+/* The sender: packet sizes, the batch's buffers and messages, the socket; NULL (said why) on failure. */
+static struct sender *sender_open(const struct src_cfg *c, struct src_stats *st)
+{
 	struct sender *s = calloc(1, sizeof(*s));
-	uint64_t deadline = 0, k;
-	int rc = 1;
-	bool last = false;
 
 	if (!s)
-		return 1;
+		return NULL;
 	s->c = c;
 	s->st = st;
 	s->fd = -1;
 	s->rng = c->seed * 0x9E3779B97F4A7C15ull + 1;
 	s->hdr = 20 + (c->udp_port ? 8 : 0);
 	if (!size_packets(s))
-		goto out;
+		goto fail;
 	s->bufs = malloc(s->slot_size * BATCH);
 	if (!s->bufs || open_socket(s))
-		goto out;
+		goto fail;
 	for (int i = 0; i < BATCH; i++) {
 		s->iov[i] = (struct iovec){ s->bufs + (size_t)i * s->slot_size, 0 };
 		s->msgs[i].msg_hdr = (struct msghdr){ .msg_name = &s->to, .msg_namelen = sizeof(s->to),
 						      .msg_iov = &s->iov[i], .msg_iovlen = 1 };
 	}
-	memset(seq, 0, sizeof(seq));
-	memset(npkt, 0, sizeof(npkt));
-	memset(stopped, 0, sizeof(stopped));
+	memset(src_seq, 0, sizeof(src_seq));
+	memset(src_npkt, 0, sizeof(src_npkt));
+	memset(src_stopped, 0, sizeof(src_stopped));
+	return s;
+fail:
+	sender_free(s);
+	return NULL;
+}
 
-	st->t_start = xevb_now_ns();
-	if (c->duration > 0)
-		deadline = st->t_start + (uint64_t)(c->duration * 1e9);
-	for (k = 0; !last; k++) {
+/* Source i's records of block k (ne events) into mep_eids / mep_lens, --skip-events applied; how many. */
+static inline uint32_t block_records(struct sender *s, uint64_t k, uint32_t ne, int i)
+{
+	const struct src_cfg *c = s->c;
+	uint32_t n = 0;
+
+	for (uint32_t j = 0; j < ne; j++) {
+		uint64_t e = k * c->pack + j;
+		if (c->n_skip && skipped(c, i, e)) {
+			s->st->skipped_frags++;
+			continue;
+		}
+		mep_eids[n] = c->first_event + (uint32_t)e;
+		mep_lens[n++] = c->fmin == c->fmax ? c->fmin :
+			(uint16_t)(c->fmin + rnd(s) % ((uint64_t)c->fmax - c->fmin + 1));
+	}
+	return n;
+}
+
+/* Source i's packet(s) of block k: one MEP, or a fragment's segments; -1 when sending failed. */
+static inline int send_source_block(struct sender *s, uint64_t k, uint32_t ne, int i, bool last)
+{
+	const struct src_cfg *c = s->c;
+	struct xevb_mep_params p = {0};
+	uint32_t n, seq0;
+	int r;
+
+	if (!src_stopped[i] && c->stop_idx == i && src_npkt[i] >= c->stop_after) {
+		src_stopped[i] = true;
+		s->st->stopped_sources++;
+	}
+	if (src_stopped[i]) {
+		s->st->stopped_frags += ne;
+		return 0;
+	}
+	n = block_records(s, k, ne, i);
+	if (!n)
+		return 0;
+	p.daddr = c->daddr;
+	p.saddr = s->hdrincl ? htonl(c->saddr_base + (uint32_t)i) : c->saddr;
+	p.ip_proto = c->proto;
+	p.udp_dport = c->udp_port;
+	p.ip_id = (uint16_t)src_seq[i];
+	p.source_id = c->ids[i];
+	p.flags = last && c->eor ? XEVB_MEP_F_END_OF_RUN : 0;
+	p.run_number = c->run;
+	p.n_frags = n;
+	p.event_id = mep_eids;
+	p.frag_len = mep_lens;
+	seq0 = src_seq[i];
+	if (s->segment && n == 1 && xevb_seg_needed(mep_lens[0], s->budget)) {
+		r = send_segments(s, &p, i, &src_seq[i]);
+	} else {
+		p.packet_seq = src_seq[i]++;
+		r = send_mep(s, &p, n);
+	}
+	src_npkt[i] += src_seq[i] - seq0;
+	return r;
+}
+
+/* Block after block, every source once each, until --events, --duration or a signal; -1 on a send error. */
+static int send_blocks(struct sender *s, uint64_t deadline)
+{
+	const struct src_cfg *c = s->c;
+	struct src_stats *st = s->st;
+	bool last = false;
+
+	for (uint64_t k = 0; !last; k++) {
 		uint32_t ne = src_block_events(c, k);
 
 		if (!ne)
@@ -463,71 +542,35 @@ int source_run_socket(const struct src_cfg *c, struct src_stats *st)
 		/* A source sends a block once its last event has been triggered. */
 		if (c->rate > 0) {
 			if (s->n && flush(s))
-				goto out;
+				return -1;
 			pace(c, st->t_start, k * c->pack + ne);
 		}
-		for (int i = 0; i < c->n_src; i++) {
-			struct xevb_mep_params p = {0};
-			uint32_t n = 0, seq0;
-			int r;
-
-			if (!stopped[i] && c->stop_idx == i && npkt[i] >= c->stop_after) {
-				stopped[i] = true;
-				st->stopped_sources++;
-			}
-			if (stopped[i]) {
-				st->stopped_frags += ne;
-				continue;
-			}
-			for (uint32_t j = 0; j < ne; j++) {
-				uint64_t e = k * c->pack + j;
-				if (c->n_skip && skipped(c, i, e)) {
-					st->skipped_frags++;
-					continue;
-				}
-				eids[n] = c->first_event + (uint32_t)e;
-				lens[n++] = c->fmin == c->fmax ? c->fmin :
-					(uint16_t)(c->fmin + rnd(s) % ((uint64_t)c->fmax - c->fmin + 1));
-			}
-			if (!n)
-				continue;
-			p.daddr = c->daddr;
-			p.saddr = s->hdrincl ? htonl(c->saddr_base + (uint32_t)i) : c->saddr;
-			p.ip_proto = c->proto;
-			p.udp_dport = c->udp_port;
-			p.ip_id = (uint16_t)seq[i];
-			p.source_id = c->ids[i];
-			p.flags = last && c->eor ? XEVB_MEP_F_END_OF_RUN : 0;
-			p.run_number = c->run;
-			p.n_frags = n;
-			p.event_id = eids;
-			p.frag_len = lens;
-			seq0 = seq[i];
-			if (s->segment && n == 1 && xevb_seg_needed(lens[0], s->budget)) {
-				r = send_segments(s, &p, i, &seq[i]);
-			} else {
-				p.packet_seq = seq[i]++;
-				r = send_mep(s, &p, n);
-			}
-			npkt[i] += seq[i] - seq0;
-			if (r)
-				goto out;
-		}
+		for (int i = 0; i < c->n_src; i++)
+			if (send_source_block(s, k, ne, i, last))
+				return -1;
 		st->blocks++;
 		st->events += ne;
 	}
 	if (s->n && flush(s))
-		goto out;
-	rc = 0;
-out:
-	if (rc && st->t_start)
+		return -1;
+	return 0;
+}
+
+int source_run_socket(const struct src_cfg *c, struct src_stats *st)
+{
+	struct sender *s = sender_open(c, st);
+	uint64_t deadline = 0;
+	int rc;
+
+	if (!s)
+		return 1;
+	st->t_start = xevb_now_ns();
+	if (c->duration > 0)
+		deadline = st->t_start + (uint64_t)(c->duration * 1e9);
+	rc = send_blocks(s, deadline) ? 1 : 0;
+	if (rc)
 		st->aborted = true;
-	if (st->t_start)
-		st->t_end = xevb_now_ns();
-	if (s->fd >= 0)
-		close(s->fd);
-	free(s->bufs);
-	free(s->emu);
-	free(s);
+	st->t_end = xevb_now_ns();
+	sender_free(s);
 	return rc;
 }
