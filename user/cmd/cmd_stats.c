@@ -52,104 +52,149 @@ static int read_snap(const struct xevb_snapshot *m, struct xevb_snapshot *out)
 	return -EAGAIN;
 }
 
-int cmd_stats(int argc, char **argv)
+/* Large, so static: the snapshots, the per-CPU counters and two flattened copies of them (--all). */
+static struct xevb_snapshot cur, prev;
+static struct stats_percpu pc;
+static struct stats_kv kv[2][65536];
+
+struct stats_opts {
+	const char *dev;
+	bool json, watch, all;
+	uint32_t count;
+};
+
+/* -1: go on; else the exit status (bad options, --help). */
+static int parse_options(int argc, char **argv, struct stats_opts *o)
 {
-	static struct xevb_snapshot cur, prev;
-	const char *dev = NULL, *arg;
-	bool json = false, watch = false, all = false;
-	static struct stats_percpu pc;
-	static struct stats_kv kv[2][65536];
-	size_t nkv[2] = { 0, 0 };
-	char why[160];
-	uint32_t count = 0;
-	char path[256];
-	struct xevb_snapshot *m;
-	int c, fd;
+	const char *arg;
+	int c;
 
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (c) {
-		case O_DEV: dev = arg; break;
-		case O_JSON: json = true; break;
-		case O_WATCH: watch = true; break;
-		case O_ALL: all = true; break;
-		case O_COUNT: if (!xevb_parse_u32("count", arg, 1, 1u << 30, &count)) return 2; break;
+		case O_DEV: o->dev = arg; break;
+		case O_JSON: o->json = true; break;
+		case O_WATCH: o->watch = true; break;
+		case O_ALL: o->all = true; break;
+		case O_COUNT: if (!xevb_parse_u32("count", arg, 1, 1u << 30, &o->count)) return 2; break;
 		case 'h': xevb_opt_usage(opts, &help); return 0;
 		default: return 2;
 		}
 	}
-	if (!dev) {
+	if (!o->dev) {
 		xevb_err("--dev is required (try --help)");
 		return 2;
 	}
+	return -1;
+}
+
+/* The builder's published snapshot for dev, mapped, with a first copy in cur; NULL (said why) if none. */
+static struct xevb_snapshot *map_snapshot(const char *dev)
+{
+	struct xevb_snapshot *m;
+	char path[256];
+	int fd;
+
 	if (xevb_run_path(dev, "stats", path, sizeof(path)))
-		return 1;
+		return NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		xevb_err("no builder publishes statistics for %s in this network namespace (%s: %s); "
 			 "is 'xevb build --dev %s' running here?", dev, path, strerror(errno), dev);
-		return 1;
+		return NULL;
 	}
 	m = mmap(NULL, sizeof(*m), PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	if (m == MAP_FAILED || read_snap(m, &cur) || cur.magic != XEVB_SNAP_MAGIC ||
 	    cur.version != XEVB_SNAP_VERSION) {
 		xevb_err("%s is not a statistics file of this xevb version", path);
-		return 1;
+		return NULL;
 	}
 	if (kill(cur.pid, 0) && errno == ESRCH)
 		xevb_warn("builder pid %d is gone; these are its last figures", cur.pid);
-	if (all) {
-		/* Every counter, then every second the same with rates. */
-		signal(SIGINT, on_signal);
-		signal(SIGTERM, on_signal);
-		if (cur.xdp_mode && stats_percpu_read(dev, &pc, why, sizeof(why)))
-			xevb_warn("no per-CPU XDP counters: %s", why);
-		nkv[0] = stats_flatten(&cur, &pc, kv[0], 65536);
-		for (uint32_t n = 0, i = 0; !stop && (!count || n < count); n++, i ^= 1) {
-			if (n) {
-				prev = cur;
-				sleep(1);
-				if (read_snap(m, &cur))
-					continue;
-				if (cur.xdp_mode)
-					stats_percpu_read(dev, &pc, why, sizeof(why));
-				nkv[i] = stats_flatten(&cur, &pc, kv[i], 65536);
-			}
-			if (!json)
-				printf("== %s: %u counters%s\n", cur.ifname, (unsigned)nkv[i],
-				       n ? " (value, rate over the last second)" : "");
-			stats_print_all(stdout, kv[i], nkv[i], n ? kv[i ^ 1] : NULL, nkv[i ^ 1],
-					(double)(cur.update_ns - prev.update_ns) / 1e9, json);
-		}
-		munmap(m, sizeof(*m));
-		return 0;
-	}
-	if (!watch) {
-		if (json) {
-			xevb_report_json(stdout, &cur);
-		} else {
-			xevb_report_summary(stdout, &cur);
-			if (cur.xdp_mode && stats_percpu_read(dev, &pc, why, sizeof(why)))
-				printf("(no per-CPU XDP counters: %s)\n", why);
-			stats_print_detail(stdout, &cur, &pc);
-		}
-		return 0;
-	}
+	return m;
+}
+
+/* --all: every counter, then every second the same with rates. */
+static void show_all(const struct xevb_snapshot *m, const struct stats_opts *o)
+{
+	size_t nkv[2] = { 0, 0 };
+	char why[160];
+
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	for (uint32_t n = 0; !stop && (!count || n < count);) {
+	if (cur.xdp_mode && stats_percpu_read(o->dev, &pc, why, sizeof(why)))
+		xevb_warn("no per-CPU XDP counters: %s", why);
+	nkv[0] = stats_flatten(&cur, &pc, kv[0], 65536);
+	for (uint32_t n = 0, i = 0; !stop && (!o->count || n < o->count); n++, i ^= 1) {
+		if (n) {
+			prev = cur;
+			sleep(1);
+			if (read_snap(m, &cur))
+				continue;
+			if (cur.xdp_mode)
+				stats_percpu_read(o->dev, &pc, why, sizeof(why));
+			nkv[i] = stats_flatten(&cur, &pc, kv[i], 65536);
+		}
+		if (!o->json)
+			printf("== %s: %u counters%s\n", cur.ifname, (unsigned)nkv[i],
+			       n ? " (value, rate over the last second)" : "");
+		stats_print_all(stdout, kv[i], nkv[i], n ? kv[i ^ 1] : NULL, nkv[i ^ 1],
+				(double)(cur.update_ns - prev.update_ns) / 1e9, o->json);
+	}
+}
+
+/* The counters once: the report, or the summary and the detail. */
+static void show_once(const struct stats_opts *o)
+{
+	char why[160];
+
+	if (o->json) {
+		xevb_report_json(stdout, &cur);
+		return;
+	}
+	xevb_report_summary(stdout, &cur);
+	if (cur.xdp_mode && stats_percpu_read(o->dev, &pc, why, sizeof(why)))
+		printf("(no per-CPU XDP counters: %s)\n", why);
+	stats_print_detail(stdout, &cur, &pc);
+}
+
+/* --watch: a line of rates (or a report) for every new snapshot, once a second. */
+static void show_watch(const struct xevb_snapshot *m, const struct stats_opts *o)
+{
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	for (uint32_t n = 0; !stop && (!o->count || n < o->count);) {
 		prev = cur;
 		sleep(1);
 		if (read_snap(m, &cur))
 			continue;
 		if (cur.update_ns == prev.update_ns)
 			continue;
-		if (json)
+		if (o->json)
 			xevb_report_json(stdout, &cur);
 		else
 			xevb_report_line(stdout, &cur, &prev);
 		n++;
 	}
+}
+
+int cmd_stats(int argc, char **argv)
+{
+	struct stats_opts o = { 0 };
+	struct xevb_snapshot *m;
+	int c;
+
+	if ((c = parse_options(argc, argv, &o)) >= 0)
+		return c;
+	m = map_snapshot(o.dev);
+	if (!m)
+		return 1;
+	if (o.all)
+		show_all(m, &o);
+	else if (!o.watch)
+		show_once(&o);
+	else
+		show_watch(m, &o);
 	munmap(m, sizeof(*m));
 	return 0;
 }
