@@ -1752,14 +1752,12 @@ static bool check_seg_entry(const struct xevb_builder *b, uint32_t k, uint32_t i
 	return true;
 }
 
-bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
+/* The counters alone: every fragment and segment accounted for, per source and in total; the events' balance. */
+static bool check_counters(const struct xevb_builder *b, char *msg, size_t msglen)
 {
 	const struct xevb_builder_stats *st = &b->st;
 	struct xevb_source_stats sum;
 	const char *differs;
-	uint64_t open = 0, held = 0, chain = 0, runs = 0, open_in_runs = 0, live = 0, pend_rows = 0;
-	uint64_t pend_segs = 0;
-	uint32_t i, j, f;
 	char who[32];
 
 	memset(&sum, 0, sizeof(sum));
@@ -1769,7 +1767,7 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 	if (!check_segs("total", st->segs_received, st->segs_in_frags, st->segs_drops, st->segs_pending,
 			msg, msglen))
 		return false;
-	for (i = 0; i < b->n_seen; i++) {
+	for (uint32_t i = 0; i < b->n_seen; i++) {
 		const struct xevb_source_stats *s = &st->src[b->seen[i]];
 
 		snprintf(who, sizeof(who), "source %u", b->seen[i]);
@@ -1795,71 +1793,131 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 		FAIL("events_flushed_eor above events_incomplete");
 	if (st->events_evicted > st->events_incomplete + st->events_discarded)
 		FAIL("events_evicted above events_incomplete + events_discarded");
+	return true;
+}
 
-	/* The frame references must be exactly those of the open events. */
+/* What the walk over the slots found, to compare with the stats and the chain. */
+struct slot_tally {
+	uint64_t open, runs, open_in_runs;
+	uint64_t live, pend_rows, pend_segs;   /* segmented fragments: in rows, pending, their segments */
+};
+
+/* A slot of a run (a MEP's events booked together): in its run, and inside the window while open. */
+static bool check_run_slot(const struct xevb_builder *b, uint32_t i, struct slot_tally *t, char *msg,
+			   size_t msglen)
+{
+	const struct slot *s = &b->slots[i];
+	const struct group *gr = &b->groups[s->grp];
+	bool open_slot = SLOT_STATE(s) == SLOT_GOPEN;
+
+	if (s->grp >= b->n_groups)
+		FAIL("slot %u names group %u of %u", i, s->grp, b->n_groups);
+	if (SLOT_ID(s) - gr->first >= gr->n || gr->open != open_slot)
+		FAIL("event %u (%s) not in its run %u+%u (%s)", SLOT_ID(s),
+		     open_slot ? "open" : "done", gr->first, gr->n,
+		     gr->open ? "open" : "done");
+	b->gscratch[s->grp]++;
+	if (!open_slot)
+		return true;
+	t->open++;
+	if ((int32_t)(SLOT_ID(s) - b->base) < 0 || SLOT_ID(s) - b->base >= b->window)
+		FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
+	t->open_in_runs++;
+	if (SLOT_ID(s) == gr->first)
+		t->runs++;
+	return true;
+}
+
+/* An open event of its own: in the window at its slot, its row's fragments as n_frags and wire_bytes say. */
+static bool check_open_slot(const struct xevb_builder *b, uint32_t i, struct slot_tally *t, char *msg,
+			    size_t msglen)
+{
+	const struct slot *s = &b->slots[i];
+	const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
+	uint32_t got = 0, wire = 0, f;
+
+	t->open++;
+	if (!b->have_base || (int32_t)(SLOT_ID(s) - b->base) < 0 ||
+	    SLOT_ID(s) - b->base >= b->window || (SLOT_ID(s) & b->mask) != i)
+		FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
+	for (uint32_t j = 0; j < b->n_src; j++) {
+		f = row[j].frame_idx;
+		if (f == NO_FRAME)
+			continue;
+		if (is_seg(&row[j])) {
+			if (!check_seg_entry(b, f, SLOT_ID(s), j, &row[j], msg, msglen))
+				return false;
+			t->live++;
+			if (row[j].payload_off == SEG_PENDING) {
+				t->pend_rows++;
+				t->pend_segs += b->segp[f].n;
+				continue;
+			}
+		} else if (f >= b->n_frames) {
+			FAIL("event %u holds frame %u out of range", SLOT_ID(s), f);
+		} else {
+			b->scratch[f]++;
+		}
+		wire += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)row[j].length);
+		got++;
+	}
+	if (got != s->n_frags || got >= b->n_src)
+		FAIL("event %u: %u fragments stored, n_frags %u", SLOT_ID(s), got, s->n_frags);
+	if (wire != s->wire_bytes)
+		FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u",
+		     SLOT_ID(s), wire, s->wire_bytes);
+	return true;
+}
+
+/* Every slot; counts the frame references of open events in scratch and the slots per run in gscratch. */
+static bool check_slots(const struct xevb_builder *b, struct slot_tally *t, char *msg, size_t msglen)
+{
 	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);
 	memset(b->gscratch, 0, sizeof(*b->gscratch) * b->n_groups);
-	for (i = 0; i < b->window; i++) {
+	for (uint32_t i = 0; i < b->window; i++) {
 		const struct slot *s = &b->slots[i];
-		const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
-		uint32_t got = 0, wire = 0;
 
 		if (SLOT_STATE(s) == SLOT_GOPEN || SLOT_STATE(s) == SLOT_GDONE) {
-			const struct group *gr = &b->groups[s->grp];
-			bool open_slot = SLOT_STATE(s) == SLOT_GOPEN;
-
-			if (s->grp >= b->n_groups)
-				FAIL("slot %u names group %u of %u", i, s->grp, b->n_groups);
-			if (SLOT_ID(s) - gr->first >= gr->n || gr->open != open_slot)
-				FAIL("event %u (%s) not in its run %u+%u (%s)", SLOT_ID(s),
-				     open_slot ? "open" : "done", gr->first, gr->n,
-				     gr->open ? "open" : "done");
-			b->gscratch[s->grp]++;
-			if (!open_slot)
-				continue;
-			open++;
-			if ((int32_t)(SLOT_ID(s) - b->base) < 0 || SLOT_ID(s) - b->base >= b->window)
-				FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
-			open_in_runs++;
-			if (SLOT_ID(s) == gr->first)
-				runs++;
+			if (!check_run_slot(b, i, t, msg, msglen))
+				return false;
 			continue;
 		}
-		if (SLOT_STATE(s) != SLOT_OPEN)
-			continue;
-		open++;
-		if (!b->have_base || (int32_t)(SLOT_ID(s) - b->base) < 0 ||
-		    SLOT_ID(s) - b->base >= b->window || (SLOT_ID(s) & b->mask) != i)
-			FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
-		for (j = 0; j < b->n_src; j++) {
-			f = row[j].frame_idx;
-			if (f == NO_FRAME)
-				continue;
-			if (is_seg(&row[j])) {
-				if (!check_seg_entry(b, f, SLOT_ID(s), j, &row[j], msg, msglen))
-					return false;
-				live++;
-				if (row[j].payload_off == SEG_PENDING) {
-					pend_rows++;
-					pend_segs += b->segp[f].n;
-					continue;
-				}
-			} else if (f >= b->n_frames) {
-				FAIL("event %u holds frame %u out of range", SLOT_ID(s), f);
-			} else {
-				b->scratch[f]++;
-			}
-			wire += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)row[j].length);
-			got++;
-		}
-		if (got != s->n_frags || got >= b->n_src)
-			FAIL("event %u: %u fragments stored, n_frags %u", SLOT_ID(s), got, s->n_frags);
-		if (wire != s->wire_bytes)
-			FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u",
-			     SLOT_ID(s), wire, s->wire_bytes);
+		if (SLOT_STATE(s) == SLOT_OPEN && !check_open_slot(b, i, t, msg, msglen))
+			return false;
 	}
-	/* Runs: free ones named by no slot, the others by exactly refs slots. */
-	for (i = 0; i < b->n_gfree; i++) {
+	return true;
+}
+
+/* An open run: its source bits, entries and record bytes agree; its frames counted in scratch. */
+static bool check_open_run(const struct xevb_builder *b, uint32_t g, char *msg, size_t msglen)
+{
+	const struct group *gr = &b->groups[g];
+	const struct gent *ge = gents_of(b, g);
+	uint64_t gw = 0;
+	uint32_t bits = 0;
+
+	for (uint32_t j = 0; j < b->gwords; j++)
+		bits += (uint32_t)__builtin_popcountll(gbits_of(b, g)[j]);
+	if (bits != gr->present || gr->present >= b->n_src || gr->refs != gr->n)
+		FAIL("run %u+%u: %u sources marked, %u in, %u slots", gr->first, gr->n,
+		     bits, gr->present, gr->refs);
+	for (uint32_t j = 0; j < gr->present; j++) {
+		if (ge[j].frame_idx >= b->n_frames || !gbit(b, g, ge[j].si))
+			FAIL("run %u: entry %u frame %u source index %u", gr->first, j,
+			     ge[j].frame_idx, ge[j].si);
+		b->scratch[ge[j].frame_idx]++;
+		gw += (uint32_t)ge[j].rec_end - ge[j].rec_start;
+	}
+	if (gw != gr->wire_bytes)
+		FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first,
+		     (unsigned long long)gw, (unsigned long long)gr->wire_bytes);
+	return true;
+}
+
+/* Runs: free ones named by no slot, the others by exactly refs slots. */
+static bool check_runs(const struct xevb_builder *b, char *msg, size_t msglen)
+{
+	for (uint32_t i = 0; i < b->n_gfree; i++) {
 		uint32_t g = b->gfree[i];
 
 		if (g >= b->n_groups || b->gscratch[g] || b->groups[g].open)
@@ -1868,45 +1926,36 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 	}
 	for (uint32_t g = 0; g < b->n_groups; g++) {
 		const struct group *gr = &b->groups[g];
-		const struct gent *ge = gents_of(b, g);
-		uint64_t gw = 0;
-		uint32_t bits = 0;
 
 		if (b->gscratch[g] == UINT32_MAX)
 			continue;
 		if (b->gscratch[g] != gr->refs || !gr->refs)
 			FAIL("group %u: %u slots name it, refs %u", g, b->gscratch[g], gr->refs);
-		if (!gr->open)
-			continue;
-		for (j = 0; j < b->gwords; j++)
-			bits += (uint32_t)__builtin_popcountll(gbits_of(b, g)[j]);
-		if (bits != gr->present || gr->present >= b->n_src || gr->refs != gr->n)
-			FAIL("run %u+%u: %u sources marked, %u in, %u slots", gr->first, gr->n,
-			     bits, gr->present, gr->refs);
-		for (j = 0; j < gr->present; j++) {
-			if (ge[j].frame_idx >= b->n_frames || !gbit(b, g, ge[j].si))
-				FAIL("run %u: entry %u frame %u source index %u", gr->first, j,
-				     ge[j].frame_idx, ge[j].si);
-			b->scratch[ge[j].frame_idx]++;
-			gw += (uint32_t)ge[j].rec_end - ge[j].rec_start;
-		}
-		if (gw != gr->wire_bytes)
-			FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first,
-			     (unsigned long long)gw, (unsigned long long)gr->wire_bytes);
+		if (gr->open && !check_open_run(b, g, msg, msglen))
+			return false;
 	}
-	if (live != st->seg_frags_live || pend_rows != st->frags_pending || pend_segs != st->segs_pending)
+	return true;
+}
+
+/* The tally against the stats and the chain of open events; the frame references against scratch. */
+static bool check_references(const struct xevb_builder *b, const struct slot_tally *t, char *msg, size_t msglen)
+{
+	const struct xevb_builder_stats *st = &b->st;
+	uint64_t chain = 0, held = 0;
+
+	if (t->live != st->seg_frags_live || t->pend_rows != st->frags_pending || t->pend_segs != st->segs_pending)
 		FAIL("segmented fragments: %llu live in rows (%llu pending, %llu segments), stats say %llu (%llu, %llu)",
-		     (unsigned long long)live, (unsigned long long)pend_rows, (unsigned long long)pend_segs,
+		     (unsigned long long)t->live, (unsigned long long)t->pend_rows, (unsigned long long)t->pend_segs,
 		     (unsigned long long)st->seg_frags_live, (unsigned long long)st->frags_pending,
 		     (unsigned long long)st->segs_pending);
-	for (i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
+	for (uint32_t i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
 		chain++;
-	if (open != st->open_events || chain != open - open_in_runs + runs)
+	if (t->open != st->open_events || chain != t->open - t->open_in_runs + t->runs)
 		FAIL("open events: %llu in slots (%llu in %llu runs), %llu chained, stats say %llu",
-		     (unsigned long long)open, (unsigned long long)open_in_runs,
-		     (unsigned long long)runs, (unsigned long long)chain,
+		     (unsigned long long)t->open, (unsigned long long)t->open_in_runs,
+		     (unsigned long long)t->runs, (unsigned long long)chain,
 		     (unsigned long long)st->open_events);
-	for (f = 0; f < b->n_frames; f++) {
+	for (uint32_t f = 0; f < b->n_frames; f++) {
 		if (b->scratch[f] != b->refcnt[f])
 			FAIL("frame %u: %u references held, %u fragments in open events",
 			     f, b->refcnt[f], b->scratch[f]);
@@ -1915,6 +1964,19 @@ bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
 	if (held != st->frames_held)
 		FAIL("frames_held %llu, %llu frames referenced",
 		     (unsigned long long)st->frames_held, (unsigned long long)held);
+	return true;
+}
+
+bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
+{
+	struct slot_tally t = { 0 };
+
+	if (!check_counters(b, msg, msglen))
+		return false;
+	/* The frame references must be exactly those of the open events. */
+	if (!check_slots(b, &t, msg, msglen) || !check_runs(b, msg, msglen) ||
+	    !check_references(b, &t, msg, msglen))
+		return false;
 	if (msg && msglen)
 		msg[0] = '\0';
 	return true;
