@@ -417,16 +417,17 @@ static int verify_payload(uint32_t event_id, uint16_t source_id, const uint8_t *
  * payload fault is kept in *vfault (err holds its sentence) and out is
  * filled: the event's structure is sound.
  */
-static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out,
-		       int *vfault, char *err, size_t errlen)
-{
-	uint64_t present[XEVB_MAX_SOURCES / 64];
-	uint32_t magic, total, nmiss, event_id;
+/* The fixed header of an event, as decode_head found it valid. */
+struct evt_head {
+	uint32_t total, event_id;
 	uint16_t n_frags, n_expected;
 	uint8_t flags;
 	bool incomplete;
-	size_t off;
-	int prev;
+};
+
+static inline int decode_head(const uint8_t *buf, size_t len, struct evt_head *h, char *err, size_t errlen)
+{
+	uint32_t magic;
 
 	if (len < XEVB_EVT_HLEN)
 		return fail(err, errlen, XEVB_EVT_E_SHORT, "%zu bytes, less than an event header", len);
@@ -435,34 +436,43 @@ static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xev
 		return fail(err, errlen, XEVB_EVT_E_MAGIC, "bad magic 0x%08x", magic);
 	if (buf[4] != XEVB_EVT_VERSION)
 		return fail(err, errlen, XEVB_EVT_E_VERSION, "unknown version %u", buf[4]);
-	flags = buf[5];
-	if (flags & ~XEVB_EVT_F_INCOMPLETE)
-		return fail(err, errlen, XEVB_EVT_E_FLAGS, "unknown flags 0x%02x", flags);
+	h->flags = buf[5];
+	if (h->flags & ~XEVB_EVT_F_INCOMPLETE)
+		return fail(err, errlen, XEVB_EVT_E_FLAGS, "unknown flags 0x%02x", h->flags);
 	if (xevb_ld16(buf + 22))
 		return fail(err, errlen, XEVB_EVT_E_RESERVED, "reserved field 0x%04x", xevb_ld16(buf + 22));
-	total = xevb_ld32(buf + 16);
-	if (total != len)
+	h->total = xevb_ld32(buf + 16);
+	if (h->total != len)
 		return fail(err, errlen, XEVB_EVT_E_TOTAL_LEN, "total_length %u, event is %zu bytes",
-			    total, len);
-	event_id = xevb_ld32(buf + 12);
-	n_frags = xevb_ld16(buf + 6);
-	n_expected = xevb_ld16(buf + 20);
-	if (n_expected == 0 || n_expected > XEVB_MAX_SOURCES)
-		return fail(err, errlen, XEVB_EVT_E_N_EXPECTED, "n_expected %u", n_expected);
-	if (n_frags > n_expected)
+			    h->total, len);
+	h->event_id = xevb_ld32(buf + 12);
+	h->n_frags = xevb_ld16(buf + 6);
+	h->n_expected = xevb_ld16(buf + 20);
+	if (h->n_expected == 0 || h->n_expected > XEVB_MAX_SOURCES)
+		return fail(err, errlen, XEVB_EVT_E_N_EXPECTED, "n_expected %u", h->n_expected);
+	if (h->n_frags > h->n_expected)
 		return fail(err, errlen, XEVB_EVT_E_N_FRAGS, "n_frags %u > n_expected %u",
-			    n_frags, n_expected);
-	incomplete = flags & XEVB_EVT_F_INCOMPLETE;
-	if (incomplete != (n_frags < n_expected))
+			    h->n_frags, h->n_expected);
+	h->incomplete = h->flags & XEVB_EVT_F_INCOMPLETE;
+	if (h->incomplete != (h->n_frags < h->n_expected))
 		return fail(err, errlen, XEVB_EVT_E_INCOMPLETE_FLAG,
-			    "INCOMPLETE %s with %u of %u fragments", incomplete ? "set" : "clear",
-			    n_frags, n_expected);
-	if (incomplete)
-		memset(present, 0, sizeof(present));
+			    "INCOMPLETE %s with %u of %u fragments", h->incomplete ? "set" : "clear",
+			    h->n_frags, h->n_expected);
+	return 0;
+}
 
-	off = XEVB_EVT_HLEN;
-	prev = -1;
-	for (uint32_t i = 0; i < n_frags; i++) {
+/*
+ * The fragment records from *off, source ids rising, padding zero; the
+ * payloads verified as `what` asks (the first fault in *vfault). An
+ * incomplete event's sources are marked in present.
+ */
+static inline int decode_records(const uint8_t *buf, size_t len, const struct evt_head *h, unsigned what,
+				 uint64_t *present, int *vfault, size_t *offp, char *err, size_t errlen)
+{
+	size_t off = *offp;
+	int prev = -1;
+
+	for (uint32_t i = 0; i < h->n_frags; i++) {
 		uint16_t sid;
 		uint32_t flen;
 		uint64_t padded;
@@ -493,44 +503,70 @@ static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xev
 		/* The usual payload passes inline; anything else takes the full check. */
 		if (what && !*vfault &&
 		    !((what & XEVB_VERIFY_CONTENT) && payload_is_emu(buf + off, flen, xevb_ld32(buf + off - 4))))
-			*vfault = verify_payload(event_id, sid, buf + off, flen, xevb_ld32(buf + off - 4), what,
+			*vfault = verify_payload(h->event_id, sid, buf + off, flen, xevb_ld32(buf + off - 4), what,
 						 err, errlen);
 		off += padded;
-		if (incomplete)
+		if (h->incomplete)
 			present[sid / 64] |= 1ull << (sid % 64);
 	}
+	*offp = off;
+	return 0;
+}
 
-	out->missing = buf + off;
-	nmiss = (uint32_t)n_expected - n_frags;
-	if (nmiss) {
-		size_t bytes = XEVB_PAD4(2 * nmiss);
-		if (len - off < bytes)
-			return fail(err, errlen, XEVB_EVT_E_MISSING_TRUNC,
-				    "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes, len - off);
-		prev = -1;
-		for (uint32_t i = 0; i < nmiss; i++) {
-			uint16_t sid = xevb_ld16(buf + off + 2 * i);
-			if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
-				return fail(err, errlen, XEVB_EVT_E_MISSING_ORDER,
-					    "missing id %u: %u after %d", i, sid, prev);
-			if (present[sid / 64] & (1ull << (sid % 64)))
-				return fail(err, errlen, XEVB_EVT_E_MISSING_PRESENT,
-					    "source %u both present and missing", sid);
-			prev = sid;
-		}
-		if (!all_zero(buf + off + 2 * nmiss, bytes - 2 * nmiss))
-			return fail(err, errlen, XEVB_EVT_E_MISSING_PAD, "non-zero missing-list padding");
-		off += bytes;
+/* The missing list of nmiss ids at *off: rising, none of the present sources, zero padding. */
+static inline int decode_missing(const uint8_t *buf, size_t len, uint32_t nmiss, const uint64_t *present,
+				 size_t *offp, char *err, size_t errlen)
+{
+	size_t off = *offp, bytes = XEVB_PAD4(2 * nmiss);
+	int prev = -1;
+
+	if (len - off < bytes)
+		return fail(err, errlen, XEVB_EVT_E_MISSING_TRUNC,
+			    "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes, len - off);
+	for (uint32_t i = 0; i < nmiss; i++) {
+		uint16_t sid = xevb_ld16(buf + off + 2 * i);
+		if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
+			return fail(err, errlen, XEVB_EVT_E_MISSING_ORDER,
+				    "missing id %u: %u after %d", i, sid, prev);
+		if (present[sid / 64] & (1ull << (sid % 64)))
+			return fail(err, errlen, XEVB_EVT_E_MISSING_PRESENT,
+				    "source %u both present and missing", sid);
+		prev = sid;
 	}
+	if (!all_zero(buf + off + 2 * nmiss, bytes - 2 * nmiss))
+		return fail(err, errlen, XEVB_EVT_E_MISSING_PAD, "non-zero missing-list padding");
+	*offp = off + bytes;
+	return 0;
+}
+
+static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out,
+		       int *vfault, char *err, size_t errlen)
+{
+	uint64_t present[XEVB_MAX_SOURCES / 64];
+	struct evt_head h = { 0 };   /* set by decode_head; zeroed for the compiler, which cannot see fail() is non-zero */
+	uint32_t nmiss;
+	size_t off = XEVB_EVT_HLEN;
+	int rc;
+
+	if ((rc = decode_head(buf, len, &h, err, errlen)))
+		return rc;
+	if (h.incomplete)
+		memset(present, 0, sizeof(present));
+	if ((rc = decode_records(buf, len, &h, what, present, vfault, &off, err, errlen)))
+		return rc;
+	out->missing = buf + off;
+	nmiss = (uint32_t)h.n_expected - h.n_frags;
+	if (nmiss && (rc = decode_missing(buf, len, nmiss, present, &off, err, errlen)))
+		return rc;
 	if (off != len)
 		return fail(err, errlen, XEVB_EVT_E_TRAILING, "%zu bytes after the event's end", len - off);
 
-	out->flags = flags;
-	out->n_frags = n_frags;
-	out->n_expected = n_expected;
+	out->flags = h.flags;
+	out->n_frags = h.n_frags;
+	out->n_expected = h.n_expected;
 	out->run_number = xevb_ld32(buf + 8);
-	out->event_id = event_id;
-	out->total_length = total;
+	out->event_id = h.event_id;
+	out->total_length = h.total;
 	out->build_ns = ((uint64_t)xevb_ld32(buf + 24) << 32) | xevb_ld32(buf + 28);
 	out->records = buf + XEVB_EVT_HLEN;
 	return 0;
