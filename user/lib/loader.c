@@ -258,12 +258,118 @@ static int dev_mtu(const char *ifname)
 	return mtu;
 }
 
-int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+/* A random cookie per load: meta a program of another load (or not ours) wrote never checks out. */
+static int make_meta_cookie(struct xevb_loader *l)
+{
+	while (!l->meta_cookie)
+		if (getrandom(&l->meta_cookie, sizeof(l->meta_cookie), 0) != sizeof(l->meta_cookie)) {
+			int err = -errno;
+			lfail(l, "getrandom for the XDP meta cookie: %s", strerror(errno));
+			return err;
+		}
+	l->skel->rodata->cfg_meta_cookie = l->meta_cookie;
+	return 0;
+}
+
+/* The BPF object opened, its constants set from cfg; 0 or -errno (said why). */
+static int open_program(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+{
+	int err;
+
+	l->skel = xevb_steer__open();
+	if (!l->skel) {
+		err = -errno;
+		lfail(l, "cannot open the BPF object: %s", strerror(errno));
+		return err;
+	}
+	l->skel->rodata->cfg_ip_proto = cfg->ip_proto;
+	l->skel->rodata->cfg_udp_port = cfg->udp_port;
+	l->skel->rodata->cfg_pass = cfg->pass;
+	if (cfg->xdp_meta && !cfg->pass && (err = make_meta_cookie(l)))
+		return err;
+	l->skel->rodata->cfg_has_buff_len =
+		libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) == 1;
+	return 0;
+}
+
+/* Frames above a page need a frags-aware program (kernel 5.18+); 0 or -EOPNOTSUPP (said why). */
+static int enable_frags(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+{
+	if (dev_mtu(cfg->ifname) <= 3498)
+		return 0;
+	if (!l->skel->rodata->cfg_has_buff_len) {
+		lfail(l, "%s has MTU %d, which needs multi-buffer XDP (kernel 5.18+); lower the MTU "
+			 "to 3498%s", cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
+		return -EOPNOTSUPP;
+	}
+	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_load_bytes, NULL) != 1) {
+		lfail(l, "%s has MTU %d: jumbo MEPs span XDP frags, which needs bpf_xdp_load_bytes "
+			 "(kernel 5.18+); lower the MTU to 3498%s",
+			 cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
+		return -EOPNOTSUPP;
+	}
+	/* What SEC("xdp.frags") would set, only where needed: a program
+	 * without frags still shares libxdp's dispatcher with older ones. */
+	bpf_program__set_flags(l->skel->progs.xevb_steer,
+			       bpf_program__flags(l->skel->progs.xevb_steer) | BPF_F_XDP_HAS_FRAGS);
+	l->skel->rodata->cfg_frags = 1;
+	l->frags = true;
+	return 0;
+}
+
+/* Load and attach through libxdp; 0 or -errno (said why, and what to try). */
+static int attach_program(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+{
+	enum xdp_attach_mode mode;
+	int err;
+
+	l->prog = xdp_program__from_bpf_obj(l->skel->obj, "xdp");
+	err = libxdp_get_error(l->prog);
+	if (err) {
+		l->prog = NULL;
+		lfail(l, "libxdp cannot take the BPF object: %s", strerror(-err));
+		return err;
+	}
+	mode = cfg->mode == XEVB_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
+	err = xdp_program__attach(l->prog, l->ifindex, mode, 0);
+	if (err) {
+		if (err == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
+			lfail(l, "%s has no native XDP support; use --xdp-mode generic (slower)%s",
+				 cfg->ifname, l->pass ? "" : " or --mode socket");
+		else if (err == -EPERM)
+			lfail(l, "attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
+				 cfg->ifname);
+		else
+			lfail(l, "attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
+				 cfg->ifname, strerror(-err));
+		/* Never attached: nothing to detach. */
+		xdp_program__close(l->prog);
+		l->prog = NULL;
+		return err;
+	}
+	l->mode = cfg->mode;
+	return 0;
+}
+
+/* What the attached program is: behind the dispatcher or alone, its maps and id. */
+static void note_attached(struct xevb_loader *l)
 {
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
-	enum xdp_attach_mode mode;
-	struct xdp_multiprog *mp;
+	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(l->ifindex);
+
+	if (mp && !libxdp_get_error(mp)) {
+		l->multiprog = !xdp_multiprog__is_legacy(mp);
+		xdp_multiprog__close(mp);
+	}
+	l->xsks_fd = bpf_map__fd(l->skel->maps.xsks);
+	l->counters_fd = bpf_map__fd(l->skel->maps.counters);
+	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.xevb_steer), &info, &info_len))
+		l->prog_id = info.id;
+}
+
+int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+{
 	int err;
 
 	memset(l, 0, sizeof(*l));
@@ -281,88 +387,10 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	err = take_lock(l);
 	if (err)
 		return err;
-	err = check_existing(l, cfg->force);
-	if (err)
+	if ((err = check_existing(l, cfg->force)) || (err = open_program(l, cfg)) ||
+	    (err = enable_frags(l, cfg)) || (err = attach_program(l, cfg)))
 		goto fail;
-
-	l->skel = xevb_steer__open();
-	if (!l->skel) {
-		err = -errno;
-		lfail(l, "cannot open the BPF object: %s", strerror(errno));
-		goto fail;
-	}
-	l->skel->rodata->cfg_ip_proto = cfg->ip_proto;
-	l->skel->rodata->cfg_udp_port = cfg->udp_port;
-	l->skel->rodata->cfg_pass = cfg->pass;
-	if (cfg->xdp_meta && !cfg->pass) {
-		/* Random per load: meta a program of another load (or not ours) wrote never checks out. */
-		while (!l->meta_cookie)
-			if (getrandom(&l->meta_cookie, sizeof(l->meta_cookie), 0) != sizeof(l->meta_cookie)) {
-				err = -errno;
-				lfail(l, "getrandom for the XDP meta cookie: %s", strerror(errno));
-				goto fail;
-			}
-		l->skel->rodata->cfg_meta_cookie = l->meta_cookie;
-	}
-	l->skel->rodata->cfg_has_buff_len =
-		libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_get_buff_len, NULL) == 1;
-	/* Frames above a page need a frags-aware program (kernel 5.18+). */
-	if (dev_mtu(cfg->ifname) > 3498) {
-		if (!l->skel->rodata->cfg_has_buff_len) {
-			lfail(l, "%s has MTU %d, which needs multi-buffer XDP (kernel 5.18+); lower the MTU "
-				 "to 3498%s", cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
-			err = -EOPNOTSUPP;
-			goto fail;
-		}
-		if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_load_bytes, NULL) != 1) {
-			lfail(l, "%s has MTU %d: jumbo MEPs span XDP frags, which needs bpf_xdp_load_bytes "
-				 "(kernel 5.18+); lower the MTU to 3498%s",
-				 cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
-			err = -EOPNOTSUPP;
-			goto fail;
-		}
-		/* What SEC("xdp.frags") would set, only where needed: a program
-		 * without frags still shares libxdp's dispatcher with older ones. */
-		bpf_program__set_flags(l->skel->progs.xevb_steer,
-				       bpf_program__flags(l->skel->progs.xevb_steer) | BPF_F_XDP_HAS_FRAGS);
-		l->skel->rodata->cfg_frags = 1;
-		l->frags = true;
-	}
-
-	l->prog = xdp_program__from_bpf_obj(l->skel->obj, "xdp");
-	err = libxdp_get_error(l->prog);
-	if (err) {
-		l->prog = NULL;
-		lfail(l, "libxdp cannot take the BPF object: %s", strerror(-err));
-		goto fail;
-	}
-	mode = cfg->mode == XEVB_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE;
-	err = xdp_program__attach(l->prog, l->ifindex, mode, 0);
-	if (err) {
-		if (err == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
-			lfail(l, "%s has no native XDP support; use --xdp-mode generic (slower)%s",
-				 cfg->ifname, l->pass ? "" : " or --mode socket");
-		else if (err == -EPERM)
-			lfail(l, "attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
-				 cfg->ifname);
-		else
-			lfail(l, "attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
-				 cfg->ifname, strerror(-err));
-		/* Never attached: nothing to detach. */
-		xdp_program__close(l->prog);
-		l->prog = NULL;
-		goto fail;
-	}
-	l->mode = cfg->mode;
-	mp = xdp_multiprog__get_from_ifindex(l->ifindex);
-	if (mp && !libxdp_get_error(mp)) {
-		l->multiprog = !xdp_multiprog__is_legacy(mp);
-		xdp_multiprog__close(mp);
-	}
-	l->xsks_fd = bpf_map__fd(l->skel->maps.xsks);
-	l->counters_fd = bpf_map__fd(l->skel->maps.counters);
-	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.xevb_steer), &info, &info_len))
-		l->prog_id = info.id;
+	note_attached(l);
 	err = fill_filters(l, cfg);
 	if (err) {
 		lfail(l, "cannot configure the source filter: %s", strerror(-err));
