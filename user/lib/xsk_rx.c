@@ -101,7 +101,8 @@ struct rings {
 	struct xsk_ring_cons rx;
 };
 
-static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xevb_xsk_cfg *cfg)
+/* The queue's UMEM area (huge pages where the system has them) and its registration; 0 or -errno (said why). */
+static int map_umem(struct xevb_xsk_q *q, struct rings *r, const struct xevb_xsk_cfg *cfg)
 {
 	size_t area_len = (size_t)cfg->frames_per_q * cfg->frame_size;
 	struct xsk_umem_config ucfg = {
@@ -113,22 +114,8 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 		.frame_headroom = 0,
 		.flags = 0,
 	};
-	struct xsk_socket_config scfg = {
-		.rx_size = cfg->rx_size,
-		.tx_size = 0,
-		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
-		.bind_flags = (cfg->force_copy ? XDP_COPY : 0) | (x->sg ? XDP_USE_SG : 0),
-	};
-	struct rings *r = calloc(1, sizeof(*r));
-	struct xdp_options opts;
-	socklen_t optlen = sizeof(opts);
-	uint32_t fidx, key;
 	int err;
 
-	q->rings = r;
-	q->pending = calloc(cfg->frames_per_q, sizeof(*q->pending));
-	if (!r || !q->pending)
-		return -ENOMEM;
 	/* Huge pages cut TLB misses on the UMEM where the system has them. */
 	q->area = cfg->no_hugepages ? MAP_FAILED :
 		mmap(NULL, area_len, PROT_READ | PROT_WRITE,
@@ -143,32 +130,50 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 		return -ENOMEM;
 	}
 	err = xsk_umem__create(&q->umem, q->area, area_len, &r->fill, &r->comp, &ucfg);
-	if (err) {
+	if (err)
 		xevb_err("cannot register the UMEM for queue %u: %s", q->queue_id, strerror(-err));
-		return err;
-	}
-	if (x->sg) {
-		size_t blen = (size_t)x->bounce_per_q * x->bounce_size;
+	return err;
+}
 
-		q->first_bounce = x->n_umem + (uint32_t)(q - x->q) * x->bounce_per_q;
-		q->bounce_free = calloc(x->bounce_per_q, sizeof(*q->bounce_free));
-		q->bounce = mmap(NULL, blen, PROT_READ | PROT_WRITE,
-				 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
-		if (q->bounce == MAP_FAILED)
-			q->bounce = NULL;
-		if (!q->bounce || !q->bounce_free) {
-			xevb_err("cannot map %zu bytes of jumbo-frame buffers for queue %u (lower --frames)",
-				 blen, q->queue_id);
-			return -ENOMEM;
-		}
-		for (uint32_t i = 0; i < x->bounce_per_q; i++) {
-			uint32_t fi = q->first_bounce + x->bounce_per_q - 1 - i;
+/* Multi-buffer AF_XDP: the queue's buffers for jumbo frames, all free; 0 or -ENOMEM (said why). */
+static int map_bounce(struct xevb_xsk *x, struct xevb_xsk_q *q)
+{
+	size_t blen = (size_t)x->bounce_per_q * x->bounce_size;
 
-			q->bounce_free[q->n_bounce_free++] = fi;
-			x->frame_data[fi] = q->bounce + (size_t)(fi - q->first_bounce) * x->bounce_size;
-		}
+	q->first_bounce = x->n_umem + (uint32_t)(q - x->q) * x->bounce_per_q;
+	q->bounce_free = calloc(x->bounce_per_q, sizeof(*q->bounce_free));
+	q->bounce = mmap(NULL, blen, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	if (q->bounce == MAP_FAILED)
+		q->bounce = NULL;
+	if (!q->bounce || !q->bounce_free) {
+		xevb_err("cannot map %zu bytes of jumbo-frame buffers for queue %u (lower --frames)",
+			 blen, q->queue_id);
+		return -ENOMEM;
 	}
-	err = xsk_socket__create(&q->xsk, cfg->ifname, q->queue_id, q->umem, &r->rx, NULL, &scfg);
+	for (uint32_t i = 0; i < x->bounce_per_q; i++) {
+		uint32_t fi = q->first_bounce + x->bounce_per_q - 1 - i;
+
+		q->bounce_free[q->n_bounce_free++] = fi;
+		x->frame_data[fi] = q->bounce + (size_t)(fi - q->first_bounce) * x->bounce_size;
+	}
+	return 0;
+}
+
+/* The AF_XDP socket bound to the queue, over its UMEM; 0 or -errno (said why, and what to check). */
+static int create_socket(struct xevb_xsk *x, struct xevb_xsk_q *q, struct rings *r,
+			 const struct xevb_xsk_cfg *cfg)
+{
+	struct xsk_socket_config scfg = {
+		.rx_size = cfg->rx_size,
+		.tx_size = 0,
+		.libxdp_flags = XSK_LIBXDP_FLAGS__INHIBIT_PROG_LOAD,
+		.bind_flags = (cfg->force_copy ? XDP_COPY : 0) | (x->sg ? XDP_USE_SG : 0),
+	};
+	struct xdp_options opts;
+	socklen_t optlen = sizeof(opts);
+	int err = xsk_socket__create(&q->xsk, cfg->ifname, q->queue_id, q->umem, &r->rx, NULL, &scfg);
+
 	if (err && x->sg && err == -EINVAL) {
 		xevb_err("cannot bind an AF_XDP socket with XDP_USE_SG on %s queue %u: %s. The MTU "
 			 "(%u) does not fit a %u-byte frame, and multi-buffer AF_XDP needs kernel 6.6+: "
@@ -189,20 +194,31 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 	q->fd = xsk_socket__fd(q->xsk);
 	if (!getsockopt(q->fd, SOL_XDP, XDP_OPTIONS, &opts, &optlen))
 		q->zerocopy = opts.flags & XDP_OPTIONS_ZEROCOPY;
-	if (cfg->busy_budget) {
-		/* The kernel polls the NAPI in our recvfrom instead of its own context. */
-		int one = 1, usecs = 20, budget = (int)cfg->busy_budget;
+	return 0;
+}
 
-		if (setsockopt(q->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
-		    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
-		    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget))) {
-			err = -errno;
-			xevb_err("cannot enable busy polling on queue %u: %s (needs CAP_NET_ADMIN for the budget)",
-				 q->queue_id, strerror(errno));
-			return err;
-		}
-		q->busy = true;
+/* The kernel polls the NAPI in our recvfrom instead of its own context; 0 or -errno (said why). */
+static int enable_busy_poll(struct xevb_xsk_q *q, uint32_t busy_budget)
+{
+	int one = 1, usecs = 20, budget = (int)busy_budget;
+
+	if (setsockopt(q->fd, SOL_SOCKET, SO_PREFER_BUSY_POLL, &one, sizeof(one)) ||
+	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL, &usecs, sizeof(usecs)) ||
+	    setsockopt(q->fd, SOL_SOCKET, SO_BUSY_POLL_BUDGET, &budget, sizeof(budget))) {
+		int err = -errno;
+		xevb_err("cannot enable busy polling on queue %u: %s (needs CAP_NET_ADMIN for the budget)",
+			 q->queue_id, strerror(errno));
+		return err;
 	}
+	q->busy = true;
+	return 0;
+}
+
+/* Every frame of the queue into the fill ring, the socket into the XSKMAP: it receives from now on. */
+static int start_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, struct rings *r, const struct xevb_xsk_cfg *cfg)
+{
+	uint32_t fidx, key = q->queue_id;
+	int err;
 
 	if (xsk_ring_prod__reserve(&r->fill, cfg->frames_per_q, &fidx) != cfg->frames_per_q) {
 		xevb_err("fill ring smaller than the frame count");
@@ -212,13 +228,32 @@ static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xe
 		*xsk_ring_prod__fill_addr(&r->fill, fidx + i) = (uint64_t)i << x->frame_shift;
 	xsk_ring_prod__submit(&r->fill, cfg->frames_per_q);
 
-	key = q->queue_id;
 	if (bpf_map_update_elem(cfg->xsks_map_fd, &key, &q->fd, 0)) {
 		err = -errno;
 		xevb_err("cannot put the socket of queue %u into the XSKMAP: %s", q->queue_id, strerror(errno));
 		return err;
 	}
 	return 0;
+}
+
+static int setup_queue(struct xevb_xsk *x, struct xevb_xsk_q *q, const struct xevb_xsk_cfg *cfg)
+{
+	struct rings *r = calloc(1, sizeof(*r));
+	int err;
+
+	q->rings = r;
+	q->pending = calloc(cfg->frames_per_q, sizeof(*q->pending));
+	if (!r || !q->pending)
+		return -ENOMEM;
+	if ((err = map_umem(q, r, cfg)))
+		return err;
+	if (x->sg && (err = map_bounce(x, q)))
+		return err;
+	if ((err = create_socket(x, q, r, cfg)))
+		return err;
+	if (cfg->busy_budget && (err = enable_busy_poll(q, cfg->busy_budget)))
+		return err;
+	return start_queue(x, q, r, cfg);
 }
 
 int xevb_xsk_open(struct xevb_xsk *x, const struct xevb_xsk_cfg *cfg)
