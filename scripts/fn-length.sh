@@ -27,8 +27,17 @@ mapfile -t files < <(find "${dirs[@]}" -name '*.c' -o -name '*.h' | LC_ALL=C sor
 long=$(awk -v max="$max" '
 	FNR == 1 { sig = 0; open = 0 }
 	# A column-0 line that is not a brace, comment, label or directive may
-	# start a signature; indented lines after it continue it.
-	!open && /^[A-Za-z_]/ && !/^[A-Za-z_][A-Za-z0-9_]*:/ { sig = FNR; text = $0; next }
+	# start a signature; indented lines after it continue it, and so does
+	# the name after a line with the return type alone ("static int").
+	!open && /^[A-Za-z_]/ && !/^[A-Za-z_][A-Za-z0-9_]*:/ {
+		if (sig && text !~ /[(;{}=]/) {
+			text = text " " $0
+			next
+		}
+		sig = FNR
+		text = $0
+		next
+	}
 	!open && sig && /^[ \t]/ { text = text " " $0; next }
 	!open && /^\{/ && sig {
 		open = 1
