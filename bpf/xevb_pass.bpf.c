@@ -3,12 +3,21 @@
  * XDP_PASS and nothing else. A veth accepts XDP_TX / redirected frames from
  * its peer only while it runs an XDP program (or has GRO on); this lets the
  * live-frames generator's frames into a bridge port and on into the stack.
+ * Section xdp.frags: the same for a device whose MTU exceeds a page (a
+ * veth refuses a program without multi-buffer support there).
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 SEC("xdp")
 int xevb_pass(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_PASS;
+}
+
+SEC("xdp.frags")
+int xevb_pass_frags(struct xdp_md *ctx)
 {
 	(void)ctx;
 	return XDP_PASS;

@@ -141,12 +141,14 @@ probe() {
 	rm -rf "$d"; mkdir -p "$d"
 	case $impl in
 	bare) bargs=(--bare) ;;
+	socket-bare) bargs=(--mode socket --bare) ;;
 	xdp) bargs=(--no-forward) ;;
 	socket) bargs=(--mode socket --no-forward) ;;
 	xdp+fwd) bargs=() ;;
 	socket+fwd) bargs=(--mode socket) ;;
+	xdp+fwd+zc) bargs=(--zerocopy) ;;
 	esac
-	if [[ $impl == *+fwd ]]; then
+	if [[ $impl == *+fwd* ]]; then
 		ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --json --stats-interval 0 \
 			--ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
 		spid=$!
@@ -206,9 +208,9 @@ r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
      "fragments_sent": s.get("fragments", 0), "segments_sent": s.get("segments", 0),
      "out_bytes": b.get("out_bytes", 0), "out_bytes_copied": b.get("out_bytes_copied"),
      "builder_cpu_ns_per_frame": round(bcpu * 1e9 / rx, 1) if rx else None}
-if impl.endswith("+fwd") and (out_drop or k.get("result") not in (None, "ok")):
+if "+fwd" in impl and (out_drop or k.get("result") not in (None, "ok")):
     r["loss"] = max(r["loss"], 1.0 if not b.get("out_events") else out_drop / max(1, b.get("out_events", 0) + out_drop))
-if impl.endswith("+fwd"):
+if "+fwd" in impl:
     # Loss-free with forwarding: every event sent arrives complete at the
     # farm node (not only every frame at the builder), none incomplete.
     sent = s.get("events", 0)
@@ -476,8 +478,9 @@ seg_scan() {
 				echo "  seg $impl: $NSRC sources, $FRAG B fragments, MTU $mtu" >&2
 				# the socket builder needs NAPI on its veth (as above)
 				# shellcheck disable=SC2086
-				[[ $impl == socket* ]] && { sock_builder_xdp "$X" ${GW_BUILD_ARGS:-} ||
-					ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp; }
+				# (xdp.frags: a veth above a page's MTU takes no other)
+				[[ $impl == socket* ]] && { { [[ $impl != socket-bare ]] && sock_builder_xdp "$X" ${GW_BUILD_ARGS:-}; } ||
+					ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp.frags; }
 				search seg "$impl" "seg $impl $FRAG B MTU $mtu"
 				[[ $impl == socket* ]] && ip -n "$BNS" link set dev eth1 xdpdrv off 2>/dev/null
 			done
