@@ -214,6 +214,14 @@
 	   events written with writev or MSG_ZEROCOPY are not copied here) */ \
 	X(bytes_copied, "bytes", COUNTER, "out_bytes_copied", "out.bytes_copied", "xevb_output_bytes_copied_total", \
 	  NULL, "Of the bytes written, those user space copied into a send buffer.") \
+	/* --zerocopy: bytes the kernel took by reference from the frames (and header slots) */ \
+	X(bytes_zerocopy, "bytes", COUNTER, "out_bytes_zerocopy", "out.bytes_zerocopy", \
+	  "xevb_output_bytes_zerocopy_total", NULL, "Bytes sent with MSG_ZEROCOPY, not copied by user space.") \
+	/* of bytes_zerocopy: in sends whose completion said the kernel copied them after all \
+	   (SO_EE_CODE_ZEROCOPY_COPIED: a local receiver, as over veth or loopback; no NIC that can) */ \
+	X(bytes_kernel_copied, "bytes", COUNTER, "out_bytes_kernel_copied", "out.bytes_kernel_copied", \
+	  "xevb_output_bytes_kernel_copied_total", NULL, \
+	  "Of the bytes sent with MSG_ZEROCOPY, those the kernel copied after all (local receiver).") \
 	/* no farm node connected: counted, not sent */ \
 	X(dropped_no_sink, "events", COUNTER, "out_dropped_no_sink", "out.dropped_no_sink", \
 	  "xevb_output_dropped_events_total", "reason=\"no_sink\"", "Built events not delivered, by reason.") \

@@ -29,6 +29,8 @@ struct xevb_zc_stats {
 	uint64_t fallback;        /* events sent copied: no slot/id, ENOBUFS */
 	uint64_t waits;           /* waits for completions (bounded) */
 	uint64_t held;            /* frame releases deferred */
+	uint64_t bytes;           /* sent with MSG_ZEROCOPY */
+	uint64_t bytes_copied;    /* of them in sends the kernel reported copied */
 };
 
 struct xevb_zc *xevb_zc_new(uint32_t n_sinks, size_t slot_len);

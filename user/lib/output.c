@@ -91,6 +91,15 @@ static int try_connect(struct xevb_sink_conn *c)
 	return 0;
 }
 
+/* The MSG_ZEROCOPY byte counts into the output's counters (after sends and reaps). */
+static void zc_counted(struct xevb_output *o)
+{
+	const struct xevb_zc_stats *z = xevb_zc_stats(o->zc);
+
+	o->st.bytes_zerocopy = z->bytes;
+	o->st.bytes_kernel_copied = z->bytes_copied;
+}
+
 /* Forget the events the peer's TCP has acknowledged. */
 static void ends_trim(struct xevb_sink_conn *c)
 {
@@ -266,9 +275,10 @@ static int conn_write_through(struct xevb_output *o, struct xevb_sink_conn *c, s
 		conn_send(o, c, 0);
 	if (c->fd < 0)
 		err = -EPIPE;
-	else if (o->zc)
+	else if (o->zc) {
 		err = xevb_zc_send(o->zc, (uint32_t)(c - o->sinks), c->fd, iov, n, zc_slot);
-	else
+		zc_counted(o);
+	} else
 		err = xevb_writev_all(c->fd, iov, n);
 	if (err) {
 		o->st.dropped_error++;
@@ -363,6 +373,7 @@ void xevb_output_drain(struct xevb_output *o)
 	if (!o->zc)
 		return;
 	xevb_zc_drain(o->zc, 1000);
+	zc_counted(o);
 	z = xevb_zc_stats(o->zc);
 	xevb_info("MSG_ZEROCOPY: %llu sends, %llu completed (%llu of them copied by the kernel after "
 		  "all), %llu events sent copied, %llu waits, %llu frame releases deferred",
@@ -405,8 +416,10 @@ uint32_t xevb_output_connected(const struct xevb_output *o)
 
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns)
 {
-	if (o->zc)
+	if (o->zc) {
 		xevb_zc_reap(o->zc);
+		zc_counted(o);
+	}
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
 		if (c->fd >= 0) {
@@ -459,6 +472,9 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 
 void xevb_output_flush(struct xevb_output *o)
 {
+	/* Completions reaped while frames were held count here too. */
+	if (o->zc)
+		zc_counted(o);
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
 

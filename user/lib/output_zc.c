@@ -36,6 +36,7 @@ struct zc_sink {
 	uint32_t next;           /* the kernel's next id on this socket */
 	uint32_t done;           /* ids before this one have completed */
 	uint64_t ring[ID_RING];  /* id -> global send number, DONE_BIT once completed */
+	uint32_t len[ID_RING];   /* id -> bytes the kernel took in that send */
 };
 
 struct xevb_zc {
@@ -163,8 +164,11 @@ static void reap_sink(struct xevb_zc *z, struct zc_sink *s)
 				if (!(s->ring[id & (ID_RING - 1)] & DONE_BIT)) {
 					s->ring[id & (ID_RING - 1)] |= DONE_BIT;
 					z->st.completions++;
-					if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED)
+					/* The kernel's hint, for the whole range it reports. */
+					if (e->ee_code & SO_EE_CODE_ZEROCOPY_COPIED) {
 						z->st.copied++;
+						z->st.bytes_copied += s->len[id & (ID_RING - 1)];
+					}
 				}
 				if (id == hi)
 					break;
@@ -275,8 +279,10 @@ int xevb_zc_send(struct xevb_zc *z, uint32_t sink, int fd, struct iovec *iov, si
 			return -EIO;
 		if (flags & MSG_ZEROCOPY) {
 			s->ring[s->next & (ID_RING - 1)] = g;
+			s->len[s->next & (ID_RING - 1)] = (uint32_t)w;
 			s->next++;
 			z->st.sends++;
+			z->st.bytes += (uint64_t)w;
 		}
 		while (w > 0) {
 			if ((size_t)w >= iov->iov_len) {
