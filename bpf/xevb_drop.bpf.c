@@ -3,12 +3,20 @@
  * XDP_DROP and nothing else: the receive ceiling of the end-to-end
  * benchmark (what the driver, the NAPI loop and an XDP program cost with no
  * socket behind). Frames are counted by the program's run statistics.
+ * Section xdp.frags: the same above a page's MTU.
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
 
 SEC("xdp")
 int xevb_drop(struct xdp_md *ctx)
+{
+	(void)ctx;
+	return XDP_DROP;
+}
+
+SEC("xdp.frags")
+int xevb_drop_frags(struct xdp_md *ctx)
 {
 	(void)ctx;
 	return XDP_DROP;

@@ -102,6 +102,7 @@ cd "$(dirname "$0")/../.."
 ROOT=$PWD
 X=$ROOT/$OUT/xevb
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
+DROP=$ROOT/$OUT/bpf/xevb_drop.bpf.o
 [[ -x $X && -e $PASS ]] || { echo "bench-gateway: $X or $PASS not built (make -j2)" >&2; exit 1; }
 QUICK=${BENCH_QUICK:-}
 SECS=${GW_SECS:-$([[ -n $QUICK ]] && echo 1 || echo 2)}
@@ -137,7 +138,7 @@ tb_on_cleanup() {
 # FPS 0: unpaced. Uses NSRC PACK FRAG BNS SRCNS SNS BADDR SADDR, and NSEG
 # (packets per fragment: segments; 1 otherwise) to turn FPS into events/s.
 probe() {
-	local impl=$1 fps=$2 d=$W/p bargs=() nice=0 bpid spid="" rate
+	local impl=$1 fps=$2 d=$W/p bargs=() nice=0 bpid="" spid="" rate rx0=0
 	rm -rf "$d"; mkdir -p "$d"
 	case $impl in
 	bare) bargs=(--bare) ;;
@@ -161,26 +162,40 @@ probe() {
 	# the MTU). GW_BUILD_ARGS: more options for the builder (e.g. --no-xdp-meta
 	# to compare; GW_BUILD_ARGS="--timeout-ms 20 --window 65536 --frames 65536
 	# --rx-ring 16384" for the tuning of the runs before session 17).
-	# shellcheck disable=SC2086
-	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth1 --sources "0-$((NSRC - 1))" "${bargs[@]}" ${GW_BUILD_ARGS:-} \
-		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
-	bpid=$!
-	BG_PIDS+=("$bpid")
-	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
-		{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
+	if [[ $impl == drop ]]; then
+		# The ceiling (seg scan): XDP_DROP on the builder's veth (attached by
+		# the caller), no socket, no builder; frames counted by the veth.
+		rx0=$(ip netns exec "$BNS" cat /sys/class/net/eth1/statistics/rx_packets)
+	else
+		# shellcheck disable=SC2086
+		ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth1 --sources "0-$((NSRC - 1))" "${bargs[@]}" ${GW_BUILD_ARGS:-} \
+			--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
+		bpid=$!
+		BG_PIDS+=("$bpid")
+		wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" ||
+			{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
+	fi
 	gw_model || { echo "GW_MODEL=gateway: no napi thread on the builder's eth1" >&2; stop_bg; return 1; }
+	grep '^cpu[01] ' /proc/stat >"$d/cpu0"
 	# events/s per source for FPS frames/s in all: FPS x pack / sources
 	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC / ${NSEG:-1}))")
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
 		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
+	# how busy each core was while the generator ran (where the time went)
+	grep '^cpu[01] ' /proc/stat >"$d/cpu1"
 	sleep 0.3 # the rings drain
 	# the builder's CPU time (user + system, clock ticks) over the whole probe
-	local bticks
-	bticks=$(awk '{print $14 + $15}' "/proc/$bpid/stat" 2>/dev/null || echo 0)
-	kill -INT "$bpid" 2>/dev/null
-	wait "$bpid" 2>/dev/null
+	local bticks=0
+	if [[ -n $bpid ]]; then
+		bticks=$(awk '{print $14 + $15}' "/proc/$bpid/stat" 2>/dev/null || echo 0)
+		kill -INT "$bpid" 2>/dev/null
+		wait "$bpid" 2>/dev/null
+	else
+		echo "{\"rx_frames\": $(($(ip netns exec "$BNS" cat /sys/class/net/eth1/statistics/rx_packets) - rx0))}" \
+			>"$d/build.json"
+	fi
 	if [[ -n $spid ]]; then
 		sleep 0.3
 		kill -INT "$spid" 2>/dev/null
@@ -208,6 +223,12 @@ r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
      "fragments_sent": s.get("fragments", 0), "segments_sent": s.get("segments", 0),
      "out_bytes": b.get("out_bytes", 0), "out_bytes_copied": b.get("out_bytes_copied"),
      "builder_cpu_ns_per_frame": round(bcpu * 1e9 / rx, 1) if rx else None}
+def cores(f):
+    return {l.split()[0]: [int(x) for x in l.split()[1:]] for l in open(f)}
+c0, c1 = cores(d + "/cpu0"), cores(d + "/cpu1")
+# busy share of each core while the generator ran (idle and iowait are not busy)
+r["core_busy"] = {c: round(1 - sum(c1[c][i] - c0[c][i] for i in (3, 4)) / max(1, sum(c1[c]) - sum(c0[c])), 3)
+                  for c in c1 if c in c0}
 if "+fwd" in impl and (out_drop or k.get("result") not in (None, "ok")):
     r["loss"] = max(r["loss"], 1.0 if not b.get("out_events") else out_drop / max(1, b.get("out_events", 0) + out_drop))
 if "+fwd" in impl:
@@ -476,13 +497,14 @@ seg_scan() {
 		for FRAG in ${GW_SEG_SIZES:-1000 2000 4000 8000 16000 32000 64000}; do
 			for impl in ${GW_SEG_IMPLS:-xdp+fwd socket+fwd}; do
 				echo "  seg $impl: $NSRC sources, $FRAG B fragments, MTU $mtu" >&2
-				# the socket builder needs NAPI on its veth (as above)
+				# the socket builder needs NAPI on its veth (as above; xdp.frags:
+				# a veth above a page's MTU takes no other program)
 				# shellcheck disable=SC2086
-				# (xdp.frags: a veth above a page's MTU takes no other)
 				[[ $impl == socket* ]] && { { [[ $impl != socket-bare ]] && sock_builder_xdp "$X" ${GW_BUILD_ARGS:-}; } ||
 					ip -n "$BNS" link set dev eth1 xdpdrv obj "$PASS" sec xdp.frags; }
+				[[ $impl == drop ]] && { ip -n "$BNS" link set dev eth1 xdpdrv obj "$DROP" sec xdp.frags || exit 1; }
 				search seg "$impl" "seg $impl $FRAG B MTU $mtu"
-				[[ $impl == socket* ]] && ip -n "$BNS" link set dev eth1 xdpdrv off 2>/dev/null
+				[[ $impl == socket* || $impl == drop ]] && ip -n "$BNS" link set dev eth1 xdpdrv off 2>/dev/null
 			done
 		done
 		tb_down "$P"
