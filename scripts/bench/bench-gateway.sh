@@ -222,6 +222,7 @@ r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
      "ok": bool(el) and bool(b), "builder_cpu_s": bcpu,
      "fragments_sent": s.get("fragments", 0), "segments_sent": s.get("segments", 0),
      "out_bytes": b.get("out_bytes", 0), "out_bytes_copied": b.get("out_bytes_copied"),
+     "out_bytes_zerocopy": b.get("out_bytes_zerocopy"), "out_bytes_kernel_copied": b.get("out_bytes_kernel_copied"),
      "builder_cpu_ns_per_frame": round(bcpu * 1e9 / rx, 1) if rx else None}
 def cores(f):
     return {l.split()[0]: [int(x) for x in l.split()[1:]] for l in open(f)}
@@ -448,6 +449,11 @@ r = {"kind": "search", "flow": flow, "impl": impl, "label": label, "sources": in
          if best and best.get("fragments_sent") else 0,
      "copied_per_byte": round(best["out_bytes_copied"] / best["out_bytes"], 4)
          if best and best.get("out_bytes") and best.get("out_bytes_copied") is not None else None,
+     # --zerocopy: sent by reference, and of those what the kernel copied after all (veth: all)
+     "zerocopy_per_byte": round(best["out_bytes_zerocopy"] / best["out_bytes"], 4)
+         if best and best.get("out_bytes") and best.get("out_bytes_zerocopy") is not None else None,
+     "kernel_copied_per_byte": round(best["out_bytes_kernel_copied"] / best["out_bytes"], 4)
+         if best and best.get("out_bytes") and best.get("out_bytes_kernel_copied") is not None else None,
      "unpaced_offered_frames_per_s": round(unpaced.get("offered_frames_per_s", 0)),
      "unpaced_received_frames_per_s": round(unpaced.get("frames_per_s", 0)),
      "unpaced_loss": unpaced.get("loss"), "probes": probes}
