@@ -77,8 +77,14 @@
 # not the generator's unpaced rate (Mpps). The probes' --rate
 # counts events; the generator paces the segments. Each row adds the
 # fragment payload MB/s built loss-free and the output engine's copies per
-# byte written (out_bytes_copied). Writes OUT/bench/segments-live.json
-# (and .csv); table in docs/bench/segments.md.
+# byte written (out_bytes_copied; with --zerocopy those sent by reference
+# and those the kernel copied after all). Writes OUT/bench/segments-live.json
+# (and .csv); table in docs/bench/segments.md. GW_SEG_IMPLS may also name
+# drop (XDP_DROP on the builder's veth, no receiver), bare, socket-bare
+# (--mode socket --bare), xdp, socket and xdp+fwd+zc (--zerocopy);
+# GW_SEG_FPS: one probe paced at that many frames/s instead of the search
+# (each probe records its cores' busy share and the receive path's CPU per
+# frame: softirq on both cores plus the receiver's own time).
 #
 # usage: scripts/bench/bench-gateway.sh [OUT]  env: BENCH_QUICK=1 (1 s
 #   probes, 2 bisection steps, no bare: ~5 min), GW_SECS (2 full), GW_STEPS
@@ -177,6 +183,7 @@ probe() {
 	fi
 	gw_model || { echo "GW_MODEL=gateway: no napi thread on the builder's eth1" >&2; stop_bg; return 1; }
 	grep '^cpu[01] ' /proc/stat >"$d/cpu0"
+	[[ -n $bpid ]] && awk '{print "builder", $14 + $15}' "/proc/$bpid/stat" >>"$d/cpu0" 2>/dev/null
 	# events/s per source for FPS frames/s in all: FPS x pack / sources
 	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC / ${NSEG:-1}))")
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
@@ -185,6 +192,7 @@ probe() {
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	# how busy each core was while the generator ran (where the time went)
 	grep '^cpu[01] ' /proc/stat >"$d/cpu1"
+	[[ -n $bpid ]] && awk '{print "builder", $14 + $15}' "/proc/$bpid/stat" >>"$d/cpu1" 2>/dev/null
 	sleep 0.3 # the rings drain
 	# the builder's CPU time (user + system, clock ticks) over the whole probe
 	local bticks=0
@@ -227,9 +235,19 @@ r = {"target_frames_per_s": fps, "offered_frames_per_s": tx / el if el else 0,
 def cores(f):
     return {l.split()[0]: [int(x) for x in l.split()[1:]] for l in open(f)}
 c0, c1 = cores(d + "/cpu0"), cores(d + "/cpu1")
+# the builder's CPU while the generator ran (not its start-up)
+bwin = (c1["builder"][0] - c0["builder"][0]) / float(sys.argv[5]) if "builder" in c0 and "builder" in c1 else 0.0
+c0 = {c: v for c, v in c0.items() if c.startswith("cpu")}
 # busy share of each core while the generator ran (idle and iowait are not busy)
 r["core_busy"] = {c: round(1 - sum(c1[c][i] - c0[c][i] for i in (3, 4)) / max(1, sum(c1[c]) - sum(c0[c])), 3)
                   for c in c1 if c in c0}
+# Receive cost: softirq time on both cores (tick-sampled: the veth's NAPI,
+# the XDP program, the copy into the UMEM or the skb's way to the socket)
+# plus the receiver's own CPU time, per frame received. Other load on the
+# machine adds to the softirq share only by its own network work.
+r["softirq_cpu_s"] = round(sum(c1[c][6] - c0[c][6] for c in c1 if c in c0) / float(sys.argv[5]), 3)
+r["builder_window_cpu_s"] = round(bwin, 3)
+r["rx_cpu_ns_per_frame"] = round((r["softirq_cpu_s"] + bwin) * 1e9 / rx, 1) if rx else None
 if "+fwd" in impl and (out_drop or k.get("result") not in (None, "ok")):
     r["loss"] = max(r["loss"], 1.0 if not b.get("out_events") else out_drop / max(1, b.get("out_events", 0) + out_drop))
 if "+fwd" in impl:
@@ -413,7 +431,11 @@ except Exception: print(0)' "$TOL")
 try:
     r = json.loads(sys.stdin.read()); print(max(1, round(r["tx"] * int(sys.argv[1]) / r["fragments_sent"])))
 except Exception: print(1)' "$PACK")
-	if ((hi > 0)); then
+	if [[ $flow == seg && -n ${GW_SEG_FPS:-} ]]; then
+		# One paced probe at GW_SEG_FPS frames/s instead of a search: the
+		# cost per frame of each receiver at the same rate (bench-seglimit.sh).
+		probe "$impl" "$GW_SEG_FPS" >>"$W/probes" || true
+	elif ((hi > 0)); then
 		# First guess: what the builder received unpaced, then halve the interval.
 		mid=$(tail -1 "$W/probes" | python3 -c 'import json,sys; print(int(json.loads(sys.stdin.read())["frames_per_s"]))')
 		# Segments: the live generator offers several Mpps unpaced, 10-40x

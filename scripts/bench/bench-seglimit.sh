@@ -17,7 +17,16 @@
 #   bound_over_socket_fwd   bare AF_XDP vs the socket builder: what the XDP
 #                           builder could reach at most (it receives as bare does)
 #   zc_over_socket_fwd      the XDP builder with --zerocopy vs the socket builder
-# with their medians. Writes OUT/bench/seglimit.json (and .csv).
+# with their medians. Then the cost: the same receivers paced at
+# SEGLIMIT_COST_FPS (100000) frames/s, which each takes, and the receive
+# path's CPU per frame (softirq on both cores, where the veth, the XDP
+# program and the copy into the UMEM or the skb's way to the socket run,
+# plus the receiver's own time: recvmmsg's copy for the socket), per run,
+# and cost_socket_bare_over_bare: how many times bare AF_XDP's CPU per
+# frame the socket's is; the XDP path moves 2x the bytes of the socket
+# path on the same cores only if that is 2 or more. CPU time per frame
+# suffers less than a rate from other load on the machine.
+# Writes OUT/bench/seglimit.json (and .csv).
 #
 # usage: scripts/bench/bench-seglimit.sh [OUT]   env: SEGLIMIT_RUNS (3),
 #   SEGLIMIT_IMPLS (all of the above), GW_SECS, GW_STEPS, BENCH_QUICK, GW_MODEL,
@@ -27,6 +36,8 @@ OUT=${1:-build}
 cd "$(dirname "$0")/../.."
 RUNS=${SEGLIMIT_RUNS:-3}
 IMPLS=${SEGLIMIT_IMPLS:-drop bare socket-bare xdp socket xdp+fwd socket+fwd xdp+fwd+zc}
+COST_IMPLS=${SEGLIMIT_COST_IMPLS:-drop bare socket-bare xdp socket}
+COST_FPS=${SEGLIMIT_COST_FPS:-100000}
 W=$(mktemp -d /tmp/xbsl$$.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 
@@ -35,6 +46,13 @@ for ((run = 1; run <= RUNS; run++)); do
 	GW_FLOWS=seg GW_SEG_SIZES=16000 GW_SEG_MTUS=9000 GW_SEG_IMPLS="$IMPLS" GW_IMPLS=" " GW_VARIANTS=" " \
 		bash scripts/bench/bench-gateway.sh "$OUT" >&2 || { echo "seglimit: run $run failed" >&2; exit 1; }
 	cp "$OUT/bench/segments-live.json" "$W/run$run.json"
+	if [[ -n ${COST_IMPLS// /} ]]; then
+		echo "seglimit: run $run, cost at $COST_FPS frames/s ($COST_IMPLS)" >&2
+		GW_SEG_FPS=$COST_FPS GW_FLOWS=seg GW_SEG_SIZES=16000 GW_SEG_MTUS=9000 GW_SEG_IMPLS="$COST_IMPLS" \
+			GW_IMPLS=" " GW_VARIANTS=" " bash scripts/bench/bench-gateway.sh "$OUT" >&2 ||
+			{ echo "seglimit: run $run (cost) failed" >&2; exit 1; }
+		cp "$OUT/bench/segments-live.json" "$W/cost$run.json"
+	fi
 done
 
 python3 - "$W" "$RUNS" >"$W/rows" <<'PY'
@@ -58,7 +76,22 @@ for run in range(1, runs + 1):
                           "unpaced_received_frames_per_s": r["unpaced_received_frames_per_s"]}))
     def ratio(a, b):
         return round(mb[a] / mb[b], 3) if mb.get(a) and mb.get(b) else None
+    try:
+        cost = json.load(open("%s/cost%d.json" % (w, run)))["results"]
+    except OSError:
+        cost = []
+    ns = {}
+    for r in cost:
+        p = r["probes"][-1] if len(r["probes"]) > 1 else {}
+        ns[r["impl"]] = p.get("rx_cpu_ns_per_frame") if p.get("loss", 1) <= r["loss_tolerance"] else None
+        print(json.dumps({"run": run, "impl": r["impl"], "kind": "cost", "target_frames_per_s": p.get("target_frames_per_s"),
+                          "frames_per_s": p.get("frames_per_s"), "loss": p.get("loss"),
+                          "rx_cpu_ns_per_frame": p.get("rx_cpu_ns_per_frame"), "softirq_cpu_s": p.get("softirq_cpu_s"),
+                          "builder_cpu_s": p.get("builder_window_cpu_s"), "core_busy": p.get("core_busy")}))
     print(json.dumps({"run": run, "impl": "ratios",
+                      "cost_socket_bare_over_bare": round(ns["socket-bare"] / ns["bare"], 3)
+                          if ns.get("socket-bare") and ns.get("bare") else None,
+                      "cost_socket_over_xdp": round(ns["socket"] / ns["xdp"], 3) if ns.get("socket") and ns.get("xdp") else None,
                       "bare_over_socket_bare": ratio("bare", "socket-bare"),
                       "xdp_over_socket_fwd": ratio("xdp+fwd", "socket+fwd"),
                       "bound_over_socket_fwd": ratio("bare", "socket+fwd"),
@@ -70,7 +103,10 @@ import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 med = {}
 for r in rows:
-    if r["impl"] == "ratios":
+    if r.get("kind") == "cost":
+        if r["rx_cpu_ns_per_frame"]:
+            med.setdefault(r["impl"] + "_rx_cpu_ns_per_frame", []).append(r["rx_cpu_ns_per_frame"])
+    elif r["impl"] == "ratios":
         for k, v in r.items():
             if k not in ("run", "impl") and v is not None:
                 med.setdefault(k, []).append(v)
@@ -86,7 +122,10 @@ import json, sys
 d = json.load(open(sys.argv[1]))
 print("%-4s %-12s %9s %s" % ("run", "impl", "MB/s", "note"))
 for r in d["results"]:
-    if r["impl"] == "ratios":
+    if r.get("kind") == "cost":
+        print("%-4d %-12s %9s cost at %s frames/s: %s ns CPU per frame (loss %s)" % (r["run"], r["impl"], "",
+              r["target_frames_per_s"], r["rx_cpu_ns_per_frame"], r["loss"]))
+    elif r["impl"] == "ratios":
         print("%-4d ratios       %s" % (r["run"], ", ".join("%s %s" % (k, v) for k, v in r.items() if k not in ("run", "impl"))))
     else:
         print("%-4d %-12s %9.1f %s" % (r["run"], r["impl"], r["mb_per_s"], "generator-limited" if r["sender_limited"] else ""))
