@@ -13,7 +13,11 @@
 #    segments: received = sent = in fragments; fragments whole = sent
 #    every event complete at the farm node, every byte right, nothing lost
 # Then the same without --zerocopy, for contrast: the batched output copies
-# every byte once (out_bytes_copied = out_bytes), none by reference.
+# every byte once (out_bytes_copied = out_bytes), none by reference. Its
+# farm node buffer holds only four of these 64 kB events, and a farm node
+# that falls behind for a few ms (a loaded machine) costs events, counted
+# out_dropped_backlog by design: there every event is delivered or counted
+# so, and what arrives is complete and right.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 . "$(dirname "$0")/../../scripts/bench/lib_bench.sh"   # direct_link
@@ -23,7 +27,7 @@ SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0)
 E2E_DEST=$(tb_addr builder 0)
 direct_link "$SRCNS" "$BNS" 9000 || e2e_die "direct veth pair"
 
-EVENTS=3000
+EVENTS=2000
 FRAG=16000
 
 # zc_case CASE [build options]: 4 sources x EVENTS events of FRAG bytes, live, paced.
@@ -31,7 +35,10 @@ zc_case() {
 	local case=$1
 	shift
 	e2e_log "$case: live generator, 4 sources x $EVENTS events of $FRAG bytes in segments, MTU 9000 ($*)"
-	e2e_sink 0 "$case.k" --expect-events "$EVENTS" --expect-sources 4
+	local expect=(--expect-events "$EVENTS")
+	# (copy: events may be dropped, counted; the farm node stops on time instead)
+	[[ $case == copy ]] && expect=(--duration 8)
+	e2e_sink 0 "$case.k" "${expect[@]}" --expect-sources 4
 	ip netns exec "$BNS" timeout 40 "$X" build --dev eth1 --json --quiet --sources 0-3 --exit-on-eor \
 		--duration 20 --sink "$(tb_addr sink 0):$E2E_PORT" "$@" \
 		>"$E2E_WORK/$case.b.json" 2>"$E2E_WORK/$case.b.err" &
@@ -41,7 +48,7 @@ zc_case() {
 	# Paced well below what the builder takes: the test is about bytes, not rate.
 	ip netns exec "$SRCNS" timeout 30 "$X" source --dest "$E2E_DEST" --dev eth1 --dst-mac "$DIRECT_DST_MAC" \
 		--src-addr "$(tb_addr source 0)" --mode live --source-ids 0-3 --pack 1 --frag-size "$FRAG" \
-		--events "$EVENTS" --rate 3000 --json --quiet >"$E2E_WORK/$case.s.json" 2>"$E2E_WORK/$case.s.err" &
+		--events "$EVENTS" --rate 1000 --json --quiet >"$E2E_WORK/$case.s.json" 2>"$E2E_WORK/$case.s.err" &
 	_e2e_track $! "$case.s" 0
 	e2e_wait_all
 	FRAG=$FRAG EVENTS=$EVENTS e2e_check "$case" <<'PY'
@@ -54,12 +61,16 @@ eq("segments: received, in fragments, pending", (b["segs_received"], b["segs_in_
    (s["segments"], s["segments"], 0))
 eq("segmented fragments whole = fragments sent", b["seg_frags_whole"], 4 * E)
 eq("events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (E, 0))
-eq("output: events, dropped", (b["out_events"], b["out_dropped_no_sink"], b["out_dropped_error"],
-   b["out_dropped_backlog"]), (E, 0, 0, 0))
-eq("farm node: events, complete, fragments", (k["events"], k["complete"], k["fragments"]), (E, E, 4 * E))
+eq("output: no farm node, write errors", (b["out_dropped_no_sink"], b["out_dropped_error"]), (0, 0))
+# --zerocopy writes each event through (blocking): none dropped for a full buffer.
+n = E if CASE == "zc" else E - b["out_dropped_backlog"]
+if CASE != "zc":
+    print("# %s: %d events dropped for a full farm node buffer (counted)" % (CASE, b["out_dropped_backlog"]))
+eq("output: events = complete - dropped for a full buffer", b["out_events"], n)
+eq("farm node: events, complete, fragments", (k["events"], k["complete"], k["fragments"]), (n, n, 4 * n))
 eq("farm node: incomplete, missing, errors, duplicates, result",
    (k["incomplete"], k["missing_fragments"], k["errors"], k["duplicates"], k["result"]), (0, 0, 0, 0, "ok"))
-true("output bytes hold the payload", b["out_bytes"] > 4 * E * frag, b["out_bytes"])
+true("output bytes hold the payload", b["out_bytes"] > 4 * n * frag, b["out_bytes"])
 if CASE == "zc":
     eq("user space copied no byte (out_bytes_copied)", b["out_bytes_copied"], 0)
     eq("every byte sent by reference (out_bytes_zerocopy = out_bytes)", b["out_bytes_zerocopy"], b["out_bytes"])
