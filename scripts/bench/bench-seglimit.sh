@@ -26,20 +26,30 @@
 # frame the socket's is; the XDP path moves 2x the bytes of the socket
 # path on the same cores only if that is 2 or more. CPU time per frame
 # suffers less than a rate from other load on the machine.
-# Writes OUT/bench/seglimit.json (and .csv).
+# Writes OUT/bench/seglimit.json (and .csv); an OUT/bench/segments-live.json
+# of an earlier segment scan is kept (bench-gateway writes its rows there).
 #
-# usage: scripts/bench/bench-seglimit.sh [OUT]   env: SEGLIMIT_RUNS (3),
+# usage: scripts/bench/bench-seglimit.sh [OUT]   env: SEGLIMIT_RUNS (3; 1 with BENCH_QUICK),
 #   SEGLIMIT_IMPLS (all of the above), GW_SECS, GW_STEPS, BENCH_QUICK, GW_MODEL,
-#   GW_SINK_RPS as for bench-gateway.sh. About 4 minutes a run (full).
+#   GW_SINK_RPS as for bench-gateway.sh; SEGLIMIT_COST_IMPLS (drop bare
+#   socket-bare xdp socket), SEGLIMIT_COST_FPS (100000). About 5 minutes a run (full).
 set -uo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.."
-RUNS=${SEGLIMIT_RUNS:-3}
+RUNS=${SEGLIMIT_RUNS:-$([[ -n ${BENCH_QUICK:-} ]] && echo 1 || echo 3)}
 IMPLS=${SEGLIMIT_IMPLS:-drop bare socket-bare xdp socket xdp+fwd socket+fwd xdp+fwd+zc}
 COST_IMPLS=${SEGLIMIT_COST_IMPLS:-drop bare socket-bare xdp socket}
 COST_FPS=${SEGLIMIT_COST_FPS:-100000}
 W=$(mktemp -d /tmp/xbsl$$.XXXXXX)
-trap 'rm -rf "$W"' EXIT
+# bench-gateway's seg flow writes segments-live.*: put back what was there.
+mkdir -p "$W/keep"
+cp "$OUT"/bench/segments-live.* "$W/keep/" 2>/dev/null
+restore() {
+	rm -f "$OUT"/bench/segments-live.*
+	cp "$W"/keep/* "$OUT/bench/" 2>/dev/null
+	rm -rf "$W"
+}
+trap restore EXIT
 
 for ((run = 1; run <= RUNS; run++)); do
 	echo "seglimit: run $run of $RUNS ($IMPLS)" >&2
