@@ -127,6 +127,10 @@ static uint32_t setup_segments(const struct src_cfg *c, struct xevb_gen *sk, str
 	sk->rodata->cfg_seg_last = XEVB_PAD4((uint32_t)c->fmin - (nseg - 1) * stride);
 	xevb_info("fragments of %u bytes go as %u segments of up to %u bytes, one live frame each "
 		  "(MTU %d, live frames of at most %d bytes)", c->fmin, nseg, stride, mtu, LIVE_MAX_FRAME);
+	/* The kernel's BPF_PROG_RUN takes no live frame above a page (no multi-buffer). */
+	if ((size_t)mtu > ip_max)
+		xevb_info("segments stay below the MTU: BPF_PROG_RUN sends no live frame over a page; "
+			  "--mode socket sends segments of the full MTU");
 	return nseg;
 }
 
