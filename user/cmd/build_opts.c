@@ -141,7 +141,8 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "xdp-filter", 0, XEVB_T_FLAG, NULL, F(xdp_filter), .section = S_SEC,
 	  .help = "drop unknown source_ids already in XDP" },
 	{ "allow-src", 0, XEVB_T_FUNC, "ADDR", .section = S_SEC, .parse = parse_allow_src,
-	  .help = "XDP drops MEPs from IPv4 sources not given here (repeatable)" },
+	  .help = "XDP drops MEPs from IPv4 sources not given here (IP-fragmented ones: the builder, after reassembly; "
+		  "repeatable)" },
 	{ "bind-src", 0, XEVB_T_FUNC, "IDS=ADDR", 0, F(have_bind), .section = S_SEC, .parse = parse_bind_src,
 	  .flags = XEVB_F_GIVEN,
 	  .help = "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (IP-fragmented "
