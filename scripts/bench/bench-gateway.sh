@@ -140,7 +140,7 @@ probe() {
 	local impl=$1 fps=$2 d=$W/p bargs=() nice=0 bpid spid="" rate
 	rm -rf "$d"; mkdir -p "$d"
 	case $impl in
-	bare) bargs=(--bare) ;;
+	bare) bargs=(--tune bare=1) ;;
 	xdp) bargs=(--no-forward) ;;
 	socket) bargs=(--mode socket --no-forward) ;;
 	xdp+fwd) bargs=() ;;
@@ -156,9 +156,9 @@ probe() {
 		nice=10
 	fi
 	# The shipped defaults (window, timeout, frames, RX ring, frame size from
-	# the MTU). GW_BUILD_ARGS: more options for the builder (e.g. --no-xdp-meta
-	# to compare; GW_BUILD_ARGS="--timeout-ms 20 --window 65536 --frames 65536
-	# --rx-ring 16384" for the tuning of the runs before session 17).
+	# the MTU). GW_BUILD_ARGS: more options for the builder (e.g. --tune no-xdp-meta=1
+	# to compare; GW_BUILD_ARGS="--timeout-ms 20 --window 65536 --tune frames=65536
+	# --tune rx-ring=16384" for the tuning of the runs before session 17).
 	# shellcheck disable=SC2086
 	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth1 --sources "0-$((NSRC - 1))" "${bargs[@]}" ${GW_BUILD_ARGS:-} \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
@@ -259,7 +259,7 @@ dfm_point() {
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
 	# shellcheck disable=SC2086
 	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" ${GW_BUILD_ARGS:-} --sources "0-$((NSRC - 1))" \
-		--dfm 198.18.4.1:23901 --credits "$credits" --reask-ms "${GW_REASK_MS:-15}" --sink "$SADDR:5000" --exit-on-eor \
+		--dfm 198.18.4.1:23901 --credits "$credits" --tune reask-ms="${GW_REASK_MS:-15}" --sink "$SADDR:5000" --exit-on-eor \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")

@@ -673,6 +673,18 @@ static void cfg_usage_text(FILE *f, const struct xevb_cfg_cmd *c)
 		fprintf(f, "\nExamples:\n%s", h->examples);
 }
 
+/* A tune key: an indented paragraph, not .TP, which is an option's (one .TP per --help line). */
+static void man_tune_key(FILE *f, const struct xevb_cfg_opt *o, const char *text)
+{
+	fputs(".IP \"\\fB", f);
+	xevb_roff_puts(f, o->name);
+	fputs("\\fR=\\fI", f);
+	xevb_roff_puts(f, o->arg ? o->arg : "0|1");
+	fputs("\\fR\"\n", f);
+	xevb_roff_puts(f, text);
+	fputc('\n', f);
+}
+
 static void cfg_man(FILE *f, const struct xevb_cfg_cmd *c)
 {
 	char text[512];
@@ -707,7 +719,7 @@ static void cfg_man(FILE *f, const struct xevb_cfg_cmd *c)
 		for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
 			if (o->flags & XEVB_F_TUNE) {
 				cfg_help_text(text, sizeof(text), o);
-				man_option(f, 0, o->name, o->arg ? o->arg : "0|1", text);
+				man_tune_key(f, o, text);
 			}
 	}
 	if (c->help->examples && *c->help->examples) {
