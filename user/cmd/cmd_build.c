@@ -159,7 +159,7 @@ static void explain_evictions(const struct xevb_builder_stats *st, uint64_t elap
 	xevb_warn("%llu event(s) (%.2f%% of those built) left before their --timeout-ms %u: at %.0f events/s "
 		  "the window of %u ids lasts %.0f ms (and %u frames may be held by open events); if no "
 		  "packet was lost before the builder (seq_gaps, XDP and socket drops 0), a source lags the "
-		  "others by more than that: raise --window and --frames",
+		  "others by more than that: raise --window and --tune frames",
 		  (unsigned long long)st->events_evicted, done ? 100.0 * (double)st->events_evicted / done : 0,
 		  timeout_ms, rate, window, 1000.0 * window / rate, max_frames_held);
 }
@@ -554,7 +554,7 @@ static void guard_start(struct build *bd)
 }
 
 /*
- * Unless --no-shed, --bare or --dfm: the lowest source counts the events
+ * Unless --tune no-shed=1 or bare=1, or --dfm: the lowest source counts the events
  * shed. XDP mode, or socket mode with the program in pass mode.
  */
 static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
@@ -641,7 +641,7 @@ static void sock_shed_start(struct build *bd, const char *dev, bool generic, boo
 			xevb_loader_detach(&bd->ld);
 		xevb_warn("socket mode without shedding: the XDP program could not be attached to %s (see "
 			  "above). Offered more than it can take, this builder loses frames at random in the "
-			  "socket's buffer, which tears events; --no-shed runs so without this warning", dev);
+			  "socket's buffer, which tears events; --tune no-shed=1 runs so without this warning", dev);
 		return;
 	}
 	bd->pass_xdp = true;
@@ -1252,7 +1252,7 @@ static bool one_dfm(struct build *bd, uint64_t now)
 static void one_idle(struct build *bd, struct one_loop *L)
 {
 	/*
-	 * --nap-us: a poll() wake-up per NAPI run is a context switch
+	 * nap-us: a poll() wake-up per NAPI run is a context switch
 	 * each side (the NAPI thread may share our core) for a few
 	 * frames; after work, nap instead and take a batch next turn.
 	 */
