@@ -548,7 +548,7 @@ static int cfg_getopt_table(const struct xevb_cfg_cmd *c, struct option *lo, siz
 	*s++ = '+';  /* stop at the first non-option */
 	*s++ = ':';  /* report a missing argument as ':' */
 	for (const struct xevb_cfg_opt *o = c->opts; o->name && n + 4 < max_lo; o++) {
-		bool has_arg = o->type != XEVB_T_FLAG;
+		bool has_arg = o->arg != NULL;
 
 		if (o->flags & XEVB_F_TUNE)
 			continue;
@@ -603,7 +603,7 @@ static int cfg_one(const struct xevb_cfg_cmd *c, void *cfg, int k, const char *a
 		fprintf(stderr, "Try 'xevb %s --help'.\n", c->help->name);
 		return 2;
 	}
-	return xevb_cfg_set(o, cfg, o->type == XEVB_T_FLAG ? NULL : arg, o->name) ? -1 : 2;
+	return xevb_cfg_set(o, cfg, o->arg ? arg : NULL, o->name) ? -1 : 2;
 }
 
 int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cfg)
@@ -615,7 +615,7 @@ int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cf
 	if (!xevb_cfg_defaults(c, cfg))
 		return 2;
 	cfg_getopt_table(c, lo, sizeof(lo) / sizeof(lo[0]), so);
-	optind = 1;
+	optind = 0;   /* getopt starts afresh, even after a parse that stopped at an error */
 	while (rc < 0 && (k = getopt_long(argc, argv, so, lo, NULL)) != -1)
 		rc = cfg_one(c, cfg, k, optarg, argv);
 	if (rc < 0 && optind < argc) {
