@@ -179,7 +179,7 @@ static void explain_wrong_run(const struct xevb_builder_stats *st)
 
 /*
  * At stop, DFM mode: fragments came in behind the window while events were
- * re-asked. The answers to a re-ask come after --reask-ms and the sources'
+ * re-asked. The answers to a re-ask come after --tune reask-ms and the sources'
  * own delay; when the window lasts less at the rate seen, they find their
  * event gone (late) and the DFM learns it as lost. Say which knob.
  */
@@ -193,7 +193,7 @@ static void explain_late_reasks(const struct xevb_builder_stats *st, uint64_t el
 		return;
 	xevb_warn("%llu fragment(s) came after their event had left, and %llu event(s) were re-asked: at %.0f "
 		  "events/s the window of %u ids lasts %.0f ms; re-sent fragments that come later than that (after "
-		  "--reask-ms %llu and the sources' answer time) find their event gone and it is lost to the DFM: "
+		  "--tune reask-ms=%llu and the sources' answer time) find their event gone and it is lost to the DFM: "
 		  "keep both under %.0f ms, or raise --window",
 		  (unsigned long long)st->drops[XEVB_DROP_LATE], (unsigned long long)reasked, rate, window, lasts_ms,
 		  (unsigned long long)(reask_ns / 1000000), lasts_ms);
@@ -230,7 +230,7 @@ static void release_now(void *ctx, uint32_t idx)
 static void release_cb(void *ctx, uint32_t idx)
 {
 	struct build *bd = ctx;
-	/* --zerocopy: a send may still read the frame; it comes back later. */
+	/* --tune zerocopy=1: a send may still read the frame; it comes back later. */
 	if (bd->out.zc && xevb_output_hold(&bd->out, idx))
 		return;
 	release_now(ctx, idx);
@@ -1002,7 +1002,7 @@ static void sched_setup(const struct build_cfg *cfg)
 	}
 }
 
-/* After set-up: the data path runs with no capability (and --selftest-privs checks it). */
+/* After set-up: the data path runs with no capability (and --tune selftest-privs=1 checks it). */
 static bool drop_privileges(struct build *bd)
 {
 	const struct build_cfg *cfg = bd->cfg;
