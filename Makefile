@@ -113,8 +113,9 @@ $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table
-$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(LIBXEVB)
+# stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
+# build_opts: `xevb build`'s option table, test_cli_table's subject
+$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(OUT)/user/cmd/build_opts.o $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@

@@ -81,7 +81,7 @@ ROWS = [
           q(rate("xevb_events_flushed_eor_total"), "{{instance}} flushed at end of run"),
           q(rate("xevb_events_discarded_total"), "{{instance}} discarded")], "cps", None),
         ("timeseries", "Open events and frames held", "Events open now and the receive frames they hold: frames "
-         "held near --frames empties the fill ring.",
+         "held near --tune frames empties the fill ring.",
          [q("xevb_events_open{%s}" % S, "{{instance}} open events"),
           q("xevb_frames_held{%s}" % S, "{{instance}} frames held")], "short", None),
         ("timeseries", "Output to farm nodes", "Built events written whole to the farm nodes (or the file).",

@@ -7,6 +7,7 @@
 #define XEVB_CLI_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -77,6 +78,105 @@ uint32_t xevb_common_interval(const struct xevb_common_opts *c);
 int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts,
 		  const struct xevb_cmd_help *h, const char **arg);
 void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h);
+
+/*
+ * Options as data: a command's options and its --tune keys in one table
+ * of typed rows, each naming the field of the command's config struct it
+ * fills (offsetof). One parser fills the struct from the defaults and then
+ * argv, checking every value against its row; --help prints the options
+ * grouped by section, --help-tune the tune keys, `xevb help-man` the page.
+ * A table with tune rows gets --tune KEY=VALUE (repeatable) and
+ * --help-tune by itself.
+ */
+enum xevb_cfg_type {
+	XEVB_T_FLAG,    /* bool; an option takes no argument, a tune key 0 or 1 */
+	XEVB_T_U16,     /* uint16_t in [min, max] */
+	XEVB_T_U32,     /* uint32_t in [min, max] */
+	XEVB_T_U64,     /* uint64_t: a number in [min, max], stored times scale (ms -> ns) */
+	XEVB_T_INT,     /* int in [min, max] (negative allowed) */
+	XEVB_T_DOUBLE,  /* double in [min, max] */
+	XEVB_T_STR,     /* const char *, the argument itself */
+	XEVB_T_ENUM,    /* uint32_t: the index of the argument among words ("a|b|c") */
+	XEVB_T_IDS,     /* "0-7,9": uint16_t[max_n] at off, ids up to max; the uint32_t count at n_off */
+	XEVB_T_STRS,    /* repeatable: const char *[max_n] at off, the uint32_t count at n_off */
+	XEVB_T_FUNC,    /* parse() does it */
+};
+
+enum {
+	XEVB_F_TUNE = 1,   /* a --tune KEY, not an option of its own */
+	XEVB_F_POW2 = 2,   /* U32: a power of 2 */
+	XEVB_F_GIVEN = 4,  /* the bool at n_off is set when the row is given (not by its default) */
+};
+
+struct xevb_cfg_opt;
+/* XEVB_T_FUNC: take arg into cfg; false after a message naming label (the option as written). */
+typedef bool (*xevb_cfg_parse_fn)(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label);
+
+struct xevb_cfg_opt {
+	const char *name;        /* long option without "--", or the tune key */
+	int key;                 /* short option (a char), or 0 */
+	enum xevb_cfg_type type;
+	const char *arg;         /* the argument's placeholder; NULL for a flag */
+	size_t off, n_off;       /* the field in the config; IDS/STRS count or GIVEN bool */
+	uint32_t max_n;          /* IDS/STRS: room in the array */
+	double min, max;         /* numbers: the range; IDS: the highest id */
+	uint64_t scale;          /* U64: stored = given x scale (0: 1) */
+	const char *words;       /* ENUM: the values, '|'-separated */
+	const char *def;         /* the default, as one would write it; NULL: none, or the help says */
+	const char *section;     /* --help's heading (tune keys: --help-tune's) */
+	const char *help;
+	unsigned flags;          /* XEVB_F_* */
+	xevb_cfg_parse_fn parse; /* XEVB_T_FUNC; also the common flags' (key = XEVB_O_*) */
+};
+
+struct xevb_cfg_cmd {
+	const struct xevb_cmd_help *help;
+	const struct xevb_cfg_opt *opts;   /* ends with { 0 } */
+	const char *const *sections;       /* --help's headings in order, NULL-terminated */
+};
+
+/*
+ * The shared flags (XEVB_OPT_* above) as rows: cfg_field is the config
+ * struct's struct xevb_common_opts member.
+ */
+bool xevb_cfg_common(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label);
+#define XEVB_CFG_COMMON(nm, k, a, sec, h, type_, field) \
+	{ .name = nm, .key = k, .type = XEVB_T_FUNC, .arg = a, .off = offsetof(type_, field), \
+	  .section = sec, .help = h, .parse = xevb_cfg_common }
+#define XEVB_CFG_JSON(sec, type_, f)     XEVB_CFG_COMMON("json", XEVB_O_JSON, NULL, sec, \
+	"final summary as one JSON object on stdout", type_, f)
+#define XEVB_CFG_QUIET(sec, type_, f)    XEVB_CFG_COMMON("quiet", XEVB_O_QUIET, NULL, sec, \
+	"no statistics line while running (the summary at the end stays)", type_, f)
+#define XEVB_CFG_VERBOSE(sec, type_, f)  XEVB_CFG_COMMON("verbose", XEVB_O_VERBOSE, NULL, sec, "debug messages", type_, f)
+#define XEVB_CFG_DURATION(sec, type_, f) XEVB_CFG_COMMON("duration", XEVB_O_DURATION, "SEC", sec, \
+	"stop after SEC seconds, fractions allowed (default 0: until Ctrl-C)", type_, f)
+#define XEVB_CFG_INTERVAL(sec, type_, f) XEVB_CFG_COMMON("interval", XEVB_O_INTERVAL, "SEC", sec, \
+	"statistics line every SEC seconds (default 1, 0 = off)", type_, f)
+#define XEVB_CFG_METRICS(sec, type_, f)  XEVB_CFG_COMMON("metrics", XEVB_O_METRICS, "[ADDR:]PORT", sec, \
+	"serve Prometheus metrics over HTTP (default address 127.0.0.1)", type_, f)
+#define XEVB_CFG_KEY_FILE(sec, type_, f) XEVB_CFG_COMMON("key-file", XEVB_O_KEY_FILE, "FILE", sec, \
+	"authenticate every control message with this run's key (32 bytes; docs/control-protocol.md)", type_, f)
+
+/*
+ * The defaults into cfg, then argv (getopt_long over the options; --tune
+ * KEY=VALUE through the tune rows). Returns -1 when the command should run
+ * (no argument left over), else its exit status: 0 after --help or
+ * --help-tune, 2 after a message naming what was wrong.
+ */
+int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cfg);
+/* Every row's default into cfg: false (and a message) if one is not valid, a bug. */
+bool xevb_cfg_defaults(const struct xevb_cfg_cmd *c, void *cfg);
+/* One row's value, checked; label names it in a message ("--window", "--tune rx-ring"). */
+bool xevb_cfg_set(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label);
+/* "KEY=VALUE" by the tune rows. */
+bool xevb_cfg_tune(const struct xevb_cfg_cmd *c, void *cfg, const char *kv);
+/* The row of an option or tune key by name, or NULL. */
+const struct xevb_cfg_opt *xevb_cfg_find(const struct xevb_cfg_cmd *c, const char *name);
+/* --help (or, under help-man, the page) and --help-tune. */
+void xevb_cfg_usage(FILE *f, const struct xevb_cfg_cmd *c);
+void xevb_cfg_usage_tune(FILE *f, const struct xevb_cfg_cmd *c);
+/* The options --help lists, --help itself included. */
+unsigned xevb_cfg_n_options(const struct xevb_cfg_cmd *c);
 
 /*
  * Man pages from the same tables: `xevb help-man CMD` sets

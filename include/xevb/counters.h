@@ -214,7 +214,7 @@
 	   events written with writev or MSG_ZEROCOPY are not copied here) */ \
 	X(bytes_copied, "bytes", COUNTER, "out_bytes_copied", "out.bytes_copied", "xevb_output_bytes_copied_total", \
 	  NULL, "Of the bytes written, those user space copied into a send buffer.") \
-	/* --zerocopy: bytes the kernel took by reference from the frames (and header slots) */ \
+	/* zerocopy (--tune): bytes the kernel took by reference from the frames (and header slots) */ \
 	X(bytes_zerocopy, "bytes", COUNTER, "out_bytes_zerocopy", "out.bytes_zerocopy", \
 	  "xevb_output_bytes_zerocopy_total", NULL, "Bytes sent with MSG_ZEROCOPY, not copied by user space.") \
 	/* of bytes_zerocopy: in sends whose completion said the kernel copied them after all \

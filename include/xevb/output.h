@@ -17,7 +17,7 @@
  * went to the kernel; when a connection fails, its written events not yet
  * acknowledged are counted lost_in_flight and those still in the buffer
  * dropped_error. Events over 256 KiB, the file (--output) and
- * MSG_ZEROCOPY (--zerocopy) are written at once with writev/sendmsg,
+ * MSG_ZEROCOPY (--tune zerocopy=1) are written at once with writev/sendmsg,
  * blocking, as before.
  */
 #ifndef XEVB_OUTPUT_H
@@ -81,7 +81,7 @@ struct xevb_output {
 	struct iovec *iov;
 	size_t iov_max;
 	struct xevb_output_stats st;
-	struct xevb_zc *zc;       /* --zerocopy: MSG_ZEROCOPY sends (output_zc.h) */
+	struct xevb_zc *zc;       /* --tune zerocopy=1: MSG_ZEROCOPY sends (output_zc.h) */
 };
 
 /* sinks: "ADDR:PORT" strings. file: path or NULL. Neither: build-only. */

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * MSG_ZEROCOPY forwarding (xevb build --zerocopy): built events go to farm
+ * MSG_ZEROCOPY forwarding (xevb build --tune zerocopy=1): built events go to farm
  * nodes with sendmsg(MSG_ZEROCOPY), the kernel reading payloads from the
  * frames themselves after sendmsg returns. A frame the builder releases is
  * therefore held until every send issued up to then has completed (the

@@ -44,7 +44,7 @@ struct xevb_snapshot {
 	struct xevb_output_stats out;
 	struct xevb_builder_stats core;
 	/*
-	 * Whole-event shedding (shed.h): 0 when off (--no-shed, --dfm, or no
+	 * Whole-event shedding (shed.h): 0 when off (--tune no-shed=1, --dfm, or no
 	 * XDP program). On the socket path it means the steering program runs
 	 * in pass mode in front of the socket, and xdp[] holds its counters.
 	 */

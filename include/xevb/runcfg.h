@@ -21,6 +21,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <xevb/cli.h>
 #include <xevb/ctl_sock.h>
 
 #define XEVB_RUNCFG_MAX_BUILDERS 64    /* the DFM's builder table */
@@ -71,6 +72,8 @@ struct xevb_runcfg {
 				      XEVB_RUNCFG_MAX_SINKS];
 	struct xevb_ctl_members members;
 	char *strs[512];            /* option strings xevb_runcfg_args made */
+	/* The command's option table (cli.h), or NULL: where it makes a setting a tuning key, --tune KEY=VALUE. */
+	const struct xevb_cfg_cmd *opts;
 	uint32_t n_strs;
 };
 
@@ -108,6 +111,8 @@ int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd);
  * message, when the file was not read that way.
  */
 bool xevb_runcfg_was_read(void);
+/* The same for a command with an option table (cli.h): its tuning keys come as --tune KEY=VALUE. */
+int xevb_runcfg_start_opts(int *argc, char ***argv, enum xevb_runcfg_cmd cmd, const struct xevb_cfg_cmd *opts);
 /* The configuration xevb_runcfg_start loaded, or NULL (open membership). */
 const struct xevb_runcfg *xevb_runcfg_current(void);
 

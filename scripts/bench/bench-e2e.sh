@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # End-to-end benchmark: `xevb source --mode live` (generator, CPU 0) sends
 # as fast as it can to `xevb build` (CPU 1): builder in XDP mode, in socket
-# mode (raw IPv4, recvmmsg) and bare (`--bare`: AF_XDP receive and release,
+# mode (raw IPv4, recvmmsg) and bare (`--tune bare=1`: AF_XDP receive and release,
 # nothing built: the receive ceiling), one after the other, same traffic:
 #   l1:  126 sources, 25 x 32 B fragments a packet (1150-byte frames), MTU 1500
 #   big: 126 sources, 10 x 320 B fragments a packet (3370-byte frames); MTU
@@ -162,7 +162,7 @@ run_one() {
 	mkdir -p "$d"
 	[[ $mode == drop ]] && { run_drop "$@"; return; }
 	case $mode in
-	bare) bargs=(--bare) ;;
+	bare) bargs=(--tune bare=1) ;;
 	xdp) bargs=() ;;
 	socket) bargs=(--mode socket) ;;
 	esac
@@ -281,7 +281,7 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 # The builder runs with the settings a user gets (its defaults: frame size
 # from the MTU, window, timeout, frames, RX ring); BENCH_TUNING="ARGS" puts
 # other settings before BENCH_BUILD_ARGS (e.g. the pre-eviction tuning
-# "--timeout-ms 20 --window 65536 --frames 65536 --rx-ring 16384").
+# "--timeout-ms 20 --window 65536 --tune frames=65536 --tune rx-ring=16384").
 read -ra BUILD_TUNING <<<"${BENCH_TUNING:-}"
 # The socket builder attaches its own XDP program (pass mode, it sheds) unless
 # told not to: then its veth has NAPI per run, like the XDP builder's, and

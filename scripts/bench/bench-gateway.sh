@@ -77,11 +77,11 @@
 # not the generator's unpaced rate (Mpps). The probes' --rate
 # counts events; the generator paces the segments. Each row adds the
 # fragment payload MB/s built loss-free and the output engine's copies per
-# byte written (out_bytes_copied; with --zerocopy those sent by reference
+# byte written (out_bytes_copied; with --tune zerocopy=1 those sent by reference
 # and those the kernel copied after all). Writes OUT/bench/segments-live.json
 # (and .csv); table in docs/bench/segments.md. GW_SEG_IMPLS may also name
 # drop (XDP_DROP on the builder's veth, no receiver), bare, socket-bare
-# (--mode socket --bare), xdp, socket and xdp+fwd+zc (--zerocopy);
+# (--mode socket --tune bare=1), xdp, socket and xdp+fwd+zc (--tune zerocopy=1);
 # GW_SEG_FPS: one probe paced at that many frames/s instead of the search
 # (each probe records its cores' busy share and the receive path's CPU per
 # frame: softirq on both cores plus the receiver's own time).
@@ -147,13 +147,13 @@ probe() {
 	local impl=$1 fps=$2 d=$W/p bargs=() nice=0 bpid="" spid="" rate rx0=0
 	rm -rf "$d"; mkdir -p "$d"
 	case $impl in
-	bare) bargs=(--bare) ;;
-	socket-bare) bargs=(--mode socket --bare) ;;
+	bare) bargs=(--tune bare=1) ;;
+	socket-bare) bargs=(--mode socket --tune bare=1) ;;
 	xdp) bargs=(--no-forward) ;;
 	socket) bargs=(--mode socket --no-forward) ;;
 	xdp+fwd) bargs=() ;;
 	socket+fwd) bargs=(--mode socket) ;;
-	xdp+fwd+zc) bargs=(--zerocopy) ;;
+	xdp+fwd+zc) bargs=(--tune zerocopy=1) ;;
 	esac
 	if [[ $impl == *+fwd* ]]; then
 		ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --json --stats-interval 0 \
@@ -165,9 +165,9 @@ probe() {
 		nice=10
 	fi
 	# The shipped defaults (window, timeout, frames, RX ring, frame size from
-	# the MTU). GW_BUILD_ARGS: more options for the builder (e.g. --no-xdp-meta
-	# to compare; GW_BUILD_ARGS="--timeout-ms 20 --window 65536 --frames 65536
-	# --rx-ring 16384" for the tuning of the runs before session 17).
+	# the MTU). GW_BUILD_ARGS: more options for the builder (e.g. --tune no-xdp-meta=1
+	# to compare; GW_BUILD_ARGS="--timeout-ms 20 --window 65536 --tune frames=65536
+	# --tune rx-ring=16384" for the tuning of the runs before session 17).
 	if [[ $impl == drop ]]; then
 		# The ceiling (seg scan): XDP_DROP on the builder's veth (attached by
 		# the caller), no socket, no builder; frames counted by the veth.
@@ -301,7 +301,7 @@ dfm_point() {
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
 	# shellcheck disable=SC2086
 	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" ${GW_BUILD_ARGS:-} --sources "0-$((NSRC - 1))" \
-		--dfm 198.18.4.1:23901 --credits "$credits" --reask-ms "${GW_REASK_MS:-15}" --sink "$SADDR:5000" --exit-on-eor \
+		--dfm 198.18.4.1:23901 --credits "$credits" --tune reask-ms="${GW_REASK_MS:-15}" --sink "$SADDR:5000" --exit-on-eor \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
@@ -471,7 +471,7 @@ r = {"kind": "search", "flow": flow, "impl": impl, "label": label, "sources": in
          if best and best.get("fragments_sent") else 0,
      "copied_per_byte": round(best["out_bytes_copied"] / best["out_bytes"], 4)
          if best and best.get("out_bytes") and best.get("out_bytes_copied") is not None else None,
-     # --zerocopy: sent by reference, and of those what the kernel copied after all (veth: all)
+     # zerocopy: sent by reference, and of those what the kernel copied after all (veth: all)
      "zerocopy_per_byte": round(best["out_bytes_zerocopy"] / best["out_bytes"], 4)
          if best and best.get("out_bytes") and best.get("out_bytes_zerocopy") is not None else None,
      "kernel_copied_per_byte": round(best["out_bytes_kernel_copied"] / best["out_bytes"], 4)

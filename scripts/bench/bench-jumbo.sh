@@ -9,7 +9,7 @@
 #         three 4 kB AF_XDP chunks each, XDP_USE_SG); l1: 25 x 32 B (1150 B)
 #   MODE  xdp (AF_XDP behind XDP) or socket (raw IPv4, recvmmsg)
 #   FWD   none (--no-forward), writev (TCP to the sink, the default) or
-#         zerocopy (--zerocopy: MSG_ZEROCOPY with deferred frame release)
+#         zerocopy (--tune zerocopy=1: MSG_ZEROCOPY with deferred frame release)
 # Per run: frames/s and Gb/s the builder received (rx over the source's
 # sending time), the builder's CPU time per frame (/proc/PID/stat), events
 # built and forwarded, drops. Window 65536 events, timeout 100 ms: a flat-out
@@ -72,11 +72,11 @@ run_point() { # CASE MODE FWD RUN
 	l1) sopts=(--pack 25 --frag-size 32) ;;
 	esac
 	# A socket-mode frame must hold a whole jumbo datagram.
-	[[ $mode == socket ]] && bopts+=(--mode socket --frame-size 16384)
+	[[ $mode == socket ]] && bopts+=(--mode socket --tune frame-size=16384)
 	case $fwd in
 	none) bopts+=(--no-forward) ;;
 	writev) bopts+=(--sink "$SINK") ;;
-	zerocopy) bopts+=(--sink "$SINK" --zerocopy) ;;
+	zerocopy) bopts+=(--sink "$SINK" --tune zerocopy=1) ;;
 	esac
 	if [[ $fwd != none ]]; then
 		ip netns exec "$KNS" taskset -c 0 timeout 60 "$X" sink --listen "$SINK" --ready-file "$d/ready" \

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Multi-queue receive cost: `xevb build --queues 0-1` on a veth with 2 RX
 # queues, served by 1 worker (today's loop: one thread for both sockets)
-# or by 2 workers (`--workers 2 --cpus 1,0`: events owned by id block,
+# or by 2 workers (`--workers 2 --tune cpus=1,0`: events owned by id block,
 # shares handed over between the workers). Same traffic for both: `xevb
 # source --mode live` (CPU 0) through the bridge, every source from its own
 # address (--src-addr-base), so flow hashing on the switch port spreads the
@@ -20,7 +20,7 @@
 #            an A/B of two versions of the hand-off in the same run
 #   w1cbase: w1c run by that other build's xevb (its 2-worker/1-worker
 #            ratio, w2cbase/w1cbase, beside this build's w2c/w1c)
-#   w1c, w2c: w1 and w2 through the worker threads with --coalesce-us
+#   w1c, w2c: w1 and w2 through the worker threads with --tune coalesce-us
 #            BENCH_COALESCE (200): a nap after work before sleeping, so
 #            each wake-up takes a batch (w1c: --workers 1, same loop as w2c)
 #
@@ -112,7 +112,7 @@ run_one() {
 	mkdir -p "$d"
 	case $cfg in
 	w1c | w1cbase)
-		wargs=(--workers 1 --cpus 1 --coalesce-us "$COALESCE") pin=()
+		wargs=(--workers 1 --tune cpus=1 --tune coalesce-us="$COALESCE") pin=()
 		if [[ $cfg == w1cbase ]]; then
 			XB=$(realpath "${BENCH_BASE:?w1cbase needs BENCH_BASE=the build dir of the other version}")/xevb
 		fi ;;
@@ -121,16 +121,16 @@ run_one() {
 		# thread (set below); direct, the generator's core (queue = CPU).
 		nw=2 pin=() ncpu=(1 0)
 		[[ $PATH_NAME == direct ]] && ncpu=(0 1)
-		wargs=(--workers 2 --cpus "${ncpu[0]},${ncpu[1]}")
-		[[ $cfg == w2 ]] && wargs+=(--coalesce-us 0) || wargs+=(--coalesce-us "$COALESCE")
+		wargs=(--workers 2 --tune cpus="${ncpu[0]},${ncpu[1]}")
+		[[ $cfg == w2 ]] && wargs+=(--tune coalesce-us=0) || wargs+=(--tune coalesce-us="$COALESCE")
 		if [[ $cfg == w2cbase ]]; then
 			XB=$(realpath "${BENCH_BASE:?w2cbase needs BENCH_BASE=the build dir of the other version}")/xevb
 		fi ;;
-	w2same) nw=2 wargs=(--workers 2 --cpus 1,1 --coalesce-us 0) pin=() ;;
+	w2same) nw=2 wargs=(--workers 2 --tune cpus=1,1 --tune coalesce-us=0) pin=() ;;
 	esac
 	napi_pids >"$d/napi0"
 	ip netns exec "$BNS" "${pin[@]}" "$XB" build --dev "$BDEV" --queues 0-1 "${wargs[@]}" --sources "0-$((NSRC - 1))" \
-		--no-forward --timeout-ms "$TMO" --window 65536 --frames 16384 --rx-ring 8192 --frame-size 2048 \
+		--no-forward --timeout-ms "$TMO" --window 65536 --tune frames=16384 --tune rx-ring=8192 --tune frame-size=2048 \
 		--json --quiet --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	BPID=$!
 	if ! wait_for "$d/build.err" 'AF_XDP socket on' "$BPID"; then

@@ -18,7 +18,7 @@
 # bridge) to one `xevb sink` (CPU 0), which checks every byte; the generator
 # is niced below the sink. xdp and socket mode (raw IPv4 socket, recvmmsg,
 # behind the steering program in pass mode, which sheds; an XDP_PASS
-# program on its veth for NAPI where the builder attaches none: --no-shed,
+# program on its veth for NAPI where the builder attaches none: --tune no-shed=1,
 # OV_BIN of an older build) alternate point by point.
 # The builder runs with the shipped defaults (window, timeout, frames, RX
 # ring, frame size): BENCH_BUILD_ARGS adds options (experiments).

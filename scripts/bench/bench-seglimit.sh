@@ -4,11 +4,11 @@
 # sources, live generator segments), side by side in one run, each a
 # loss-free search of bench-gateway's segment flow (GW_FLOWS=seg):
 #   drop         XDP_DROP on the builder's veth: the generator and veth alone
-#   bare         AF_XDP copy-mode receive and release (xevb build --bare)
-#   socket-bare  raw IPv4 socket receive (recvmmsg) and release (--mode socket --bare)
+#   bare         AF_XDP copy-mode receive and release (xevb build --tune bare=1)
+#   socket-bare  raw IPv4 socket receive (recvmmsg) and release (--mode socket --tune bare=1)
 #   xdp, socket  the builders, build only (--no-forward)
 #   xdp+fwd, socket+fwd, xdp+fwd+zc   the builders forwarding to a farm node
-#                that checks every byte (xdp+fwd+zc: --zerocopy, MSG_ZEROCOPY)
+#                that checks every byte (xdp+fwd+zc: --tune zerocopy=1, MSG_ZEROCOPY)
 # SEGLIMIT_RUNS (3) times. MB/s = fragment payload built (or received)
 # loss-free per second. Each run's rows, and per run the ratios the issue
 # asks about:
@@ -16,7 +16,7 @@
 #   xdp_over_socket_fwd     the target: XDP builder vs socket builder, forwarding
 #   bound_over_socket_fwd   bare AF_XDP vs the socket builder: what the XDP
 #                           builder could reach at most (it receives as bare does)
-#   zc_over_socket_fwd      the XDP builder with --zerocopy vs the socket builder
+#   zc_over_socket_fwd      the XDP builder with --tune zerocopy=1 vs the socket builder
 # with their medians. Then the cost: the same receivers paced at
 # SEGLIMIT_COST_FPS (100000) frames/s, which each takes, and the receive
 # path's CPU per frame (softirq on both cores, where the veth, the XDP

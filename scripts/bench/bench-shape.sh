@@ -114,11 +114,11 @@ print(json.dumps(r))' "$rate" "$PULL_EVENTS" "$NSRC" >>"$W/pull.jsonl"
 done
 
 # ---- 2. CPU overhead and classifier cost --------------------------------
-# A builder that only receives (--bare) absorbs whatever one source sends.
+# A builder that only receives (--tune bare=1) absorbs whatever one source sends.
 start_bare() {
 	rm -f "$W/bare.err"
-	ip netns exec "$BNS" timeout 120 "$X" build --dev eth0 --udp --sources 0-$((NSRC - 1)) --bare \
-		--interval 0 --frames 32768 --frame-size 2048 --duration 110 >/dev/null 2>"$W/bare.err" &
+	ip netns exec "$BNS" timeout 120 "$X" build --dev eth0 --udp --sources 0-$((NSRC - 1)) --tune bare=1 \
+		--interval 0 --tune frames=32768 --tune frame-size=2048 --duration 110 >/dev/null 2>"$W/bare.err" &
 	BARE=$!
 	BG+=("$BARE")
 	for _ in $(seq 400); do

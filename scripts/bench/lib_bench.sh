@@ -53,15 +53,16 @@ set_model() {
 # device. Then the veth has NAPI while the builder runs and a script must
 # not attach xevb_pass.bpf.o there: the builder would not replace a
 # program it did not load, and would run without shedding. Older builds
-# (OV_BIN), --no-shed, --bare and --dfm attach nothing: xevb_pass is needed.
+# (OV_BIN), --tune no-shed=1, --tune bare=1 and --dfm attach nothing: xevb_pass is needed.
 sock_builder_xdp() {
 	local bin=$1
 	shift
-	[[ " $* " == *" --no-shed "* || " $* " == *" --bare "* || " $* " == *" --dfm "* ]] && return 1
+	[[ " $* " == *" --tune no-shed=1 "* || " $* " == *" --tune bare=1 "* || " $* " == *" --dfm "* ]] && return 1
 	local help
 	# Not `| grep -q`: grep quits at the first match, the help gets SIGPIPE,
 	# and under pipefail the answer would be "no" now and then.
-	help=$("$bin" build --help 2>&1)
+	# (--help-tune since the switch moved behind --tune; older builds list it in --help.)
+	help=$("$bin" build --help 2>&1; "$bin" build --help-tune 2>&1)
 	[[ $help == *'socket mode attaches the XDP program in pass mode'* ]]
 }
 

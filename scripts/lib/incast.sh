@@ -23,7 +23,7 @@
 #
 # The builder holds the UMEM frames of every open event. With no timeout
 # (--timeout-ms 0), each event a port drop left incomplete keeps its frames
-# for ever: after --frames of them the fill ring is empty and the builder
+# for ever: after --tune frames of them the fill ring is empty and the builder
 # drops everything that follows (xsk_fill_ring_empty == xsk_rx_dropped),
 # which turns a few percent of port loss into near-total loss. So the
 # builder here times incomplete events out (IC_TIMEOUT_MS, default 1000 ms)
@@ -116,7 +116,7 @@ ic_point() {
 	_ic_snap "$d/snap0"
 	# A fresh stderr file: a stale one would say "ready" before this builder is.
 	ip netns exec "$IC_BNS" timeout $((dur + 10)) "$IC_X" build --dev eth0 --udp \
-		--sources 0-$((IC_NSRC - 1)) --no-forward --timeout-ms "$IC_TIMEOUT_MS" --window 65536 --frames "$IC_FRAMES" --frame-size 2048 \
+		--sources 0-$((IC_NSRC - 1)) --no-forward --timeout-ms "$IC_TIMEOUT_MS" --window 65536 --tune frames="$IC_FRAMES" --tune frame-size=2048 \
 		--duration "$dur" \
 		--interval 0 --json >"$d/b.json" 2>"$d/b.err" &
 	bpid=$!
@@ -194,7 +194,7 @@ ic_pull() {
 	IC_PIDS+=("$sk")
 	for _ in $(seq 100); do [[ -s $d/sink.ready ]] && break; sleep 0.05; done
 	ip netns exec "$(tb_ns builder 0)" timeout 40 "$IC_X" build --dev eth0 --mode socket --udp --sources 0-$((IC_NSRC - 1)) \
-		--dfm "$dfm" --sink "$(tb_addr sink 0):5000" --credits 64 --reask-ms 50 --max-reasks 6 \
+		--dfm "$dfm" --sink "$(tb_addr sink 0):5000" --credits 64 --tune reask-ms=50 --tune max-reasks=6 \
 		--exit-on-eor --duration 30 --json --quiet >"$d/b.json" 2>"$d/b.err" &
 	b=$!
 	IC_PIDS+=("$b")

@@ -360,7 +360,7 @@ e2e_finish() {
 #   E2E_RATE: trigger rate of each source process (default: flat out).
 #   E2E_PACK: events per MEP (default 10; 1 with a low E2E_RATE sends each
 #   event on its own, a trickle).
-#   E2E_BUILD_ARGS: more options for every `xevb build` (e.g. --nap-us 100).
+#   E2E_BUILD_ARGS: more options for every `xevb build` (e.g. --tune nap-us=100).
 # Asserts, per builder: fragments sent to it = received = in events (XDP:
 # = steered to the AF_XDP socket, no drop anywhere); every event complete;
 # no drop of any reason; every event forwarded; per sink: exactly its round
@@ -371,7 +371,7 @@ e2e_topology() {
 	local h b k ids last=$(($4 * $5 - 1)) want bopts sopts sinks=() plan
 	e2e_log "$case: $mode mode, $proto, $nh source host(s) x $ni ids -> $nb builder(s) -> $ns sink(s), $ne events per builder"
 	local meta=1
-	[[ " ${E2E_BUILD_ARGS:-} " == *" --no-xdp-meta "* ]] && meta=0
+	[[ " ${E2E_BUILD_ARGS:-} " == *" --tune no-xdp-meta=1 "* ]] && meta=0
 	plan="{\"mode\":\"$mode\",\"meta\":$meta,\"events\":$ne,\"sources\":$((last + 1)),\"builders\":{"
 	for ((k = 0; k < ns; k++)); do
 		# Round robin from sink 0, per builder.

@@ -61,7 +61,7 @@ e2e_wait_all
 
 e2e_sink 0 rec.k3 --duration 8
 e2e_builder 0 rec.bw --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration 5 --metrics "$PORT" \
-	--queues 0-1 --workers 2 --cpus 0-1
+	--queues 0-1 --workers 2 --tune cpus=0-1
 for h in 0 1; do
 	e2e_source "$h" "rec.w$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 5000 --duration 3
 done

@@ -18,7 +18,7 @@ xevb_pid() { pgrep -P "$1" | head -1; }
 # ---- farm node stalled ----
 for k in 0 1; do dfm_sink "$k" "st_sink$k" --credits 16; done
 stalled_timeout_pid=${E2E_PIDS[-1]}
-for k in 0 1; do dfm_builder "$k" "st_b$k" 2 --sources 0-3 --credits 32 --sink-dead-ms 300; done
+for k in 0 1; do dfm_builder "$k" "st_b$k" 2 --sources 0-3 --credits 32 --tune sink-dead-ms=300; done
 dfm_source 0 st_s0 --source-ids 0-1 --frag-size 200
 dfm_source 1 st_s1 --source-ids 2-3 --frag-size 200
 (

@@ -26,12 +26,12 @@ for mode in push pull; do
 	state="$E2E_WORK/$mode.state"
 	dfm_sink 0 "${mode}_sink" --credits 256
 	if [[ $mode == push ]]; then
-		bopt=(--sources 0-4 --credits 1000 --timeout-ms 1000 --reask-ms 100 --max-reasks 1)
+		bopt=(--sources 0-4 --credits 1000 --timeout-ms 1000 --tune reask-ms=100 --tune max-reasks=1)
 		rate=1000
 		sopt=()
 		dopt=(--retry-ms 3000)
 	else
-		bopt=(--sources 0-3 --credits 64 --reask-ms 250 --max-reasks 5 --timeout-ms 2500)
+		bopt=(--sources 0-3 --credits 64 --tune reask-ms=250 --tune max-reasks=5 --timeout-ms 2500)
 		rate=2000
 		sopt=(--drop-answers 0.1 --seed 11)
 		dopt=()

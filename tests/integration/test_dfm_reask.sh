@@ -10,7 +10,7 @@ e2e_init dr "${1:-build}"
 tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
 
 dfm_sink 0 sink0 --credits 64
-for k in 0 1; do dfm_builder "$k" "b$k" 1 --sources 0-5 --credits 32 --reask-ms 40 --max-reasks 6; done
+for k in 0 1; do dfm_builder "$k" "b$k" 1 --sources 0-5 --credits 32 --tune reask-ms=40 --tune max-reasks=6; done
 dfm_source 0 s0 --source-ids 0-2 --frag-size 200 --drop-answers 0.05 --seed 7
 dfm_source 1 s1 --source-ids 3-5 --frag-size 200
 dfm_run dfm --mode pull --rate 3000 --events 6000 --pack 2 --wait-builders 2 --wait-sources 2

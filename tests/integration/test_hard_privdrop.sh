@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Hardening (issue 9): privilege drop.
-#  - selftest: `build --user nobody --selftest-privs`: after attach and bind
+#  - selftest: `build --user nobody --tune selftest-privs=1`: after attach and bind
 #    the builder runs as nobody with every capability set empty (checked
 #    from outside in /proc and by the builder itself), the data path keeps
 #    building (2000 events sent after the drop, all complete, every CRC
@@ -9,10 +9,10 @@
 #    counters, map/prog fd by id, program load, XDP attach and detach and
 #    setuid(0) all fail with EPERM. After it exits, nothing is attached and
 #    its /run/xevb files are gone (removed by the root helper).
-#  - killed: `--drop-privileges`, SIGKILL to the unprivileged builder while
+#  - killed: `--user nobody`, SIGKILL to the unprivileged builder while
 #    traffic flows: the root helper detaches XDP and removes the lock, and
 #    a plain builder starts next without finding anything stale.
-#  - socket: `--mode socket --drop-privileges` forwards to a TCP sink;
+#  - socket: `--mode socket --user nobody` forwards to a TCP sink;
 #    the helper removes the stats file at exit.
 #  - default (issue 21): a builder given no privilege option runs as
 #    nobody with CapEff (and every other set) 0 after start, prints no
@@ -34,8 +34,8 @@ RUNF="/run/xevb/$NSINO-eth0"
 attached() { tb_exec builder 0 ip -d link show eth0 2>/dev/null | grep -q 'prog/xdp'; }
 
 # ---------------------------------------------------------------------------
-e2e_log "selftest: build --user nobody --selftest-privs, 2 x 1000 events after the drop"
-e2e_builder 0 ps.b --sources 0-3 --user nobody --selftest-privs --timeout-ms 200 --exit-on-eor \
+e2e_log "selftest: build --user nobody --tune selftest-privs=1, 2 x 1000 events after the drop"
+e2e_builder 0 ps.b --sources 0-3 --user nobody --tune selftest-privs=1 --timeout-ms 200 --exit-on-eor \
 	--duration 10 --output "$E2E_WORK/ps.evt" --metrics 9464
 bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "selftest: no xevb build process"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/ps.b.err" && break; sleep 0.05; done
@@ -93,8 +93,8 @@ eq("after exit: /run/xevb files of the interface", open(os.path.join(W, "ps.runf
 PY
 
 # ---------------------------------------------------------------------------
-e2e_log "killed: --drop-privileges, SIGKILL to the unprivileged builder under traffic"
-E2E_BUILD_RC=137 e2e_builder 0 pk.b --sources 0-3 --drop-privileges --no-forward --duration 20
+e2e_log "killed: --user nobody, SIGKILL to the unprivileged builder under traffic"
+E2E_BUILD_RC=137 e2e_builder 0 pk.b --sources 0-3 --user nobody --no-forward --duration 20
 bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "killed: no xevb build process"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pk.b.err" && break; sleep 0.05; done
 helper=$(pgrep -P "$bpid" -x xevb)
@@ -116,9 +116,9 @@ grep -q 'stale' "$E2E_WORK/pk.b2.err" && e2e_fail "killed: next builder found so
 	e2e_ok "killed: next builder started with nothing stale to remove"
 
 # ---------------------------------------------------------------------------
-e2e_log "socket: --mode socket --drop-privileges forwards to a sink, and its stats file goes at exit"
+e2e_log "socket: --mode socket --user nobody forwards to a sink, and its stats file goes at exit"
 e2e_sink 0 pso.k --expect-events 1000 --expect-sources 4
-e2e_builder 0 pso.b --mode socket --sources 0-3 --drop-privileges --timeout-ms 200 --exit-on-eor --duration 10 \
+e2e_builder 0 pso.b --mode socket --sources 0-3 --user nobody --timeout-ms 200 --exit-on-eor --duration 10 \
 	--sink "$(tb_addr sink 0):$E2E_PORT"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pso.b.err" && break; sleep 0.05; done
 F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)

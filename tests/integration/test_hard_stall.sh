@@ -6,9 +6,9 @@
 #    XDP ring guard refuses whole blocks of events once 3/4 of the ring
 #    waits, so the ring never overflows and no event is torn by the stall:
 #    every event is built complete or shed whole (shed_events), exactly;
-#  - ring_full (--no-shed): RX ring (1024) smaller than the UMEM (8192
+#  - ring_full (--tune no-shed=1): RX ring (1024) smaller than the UMEM (8192
 #    frames): the RX ring fills up, the kernel counts rx_ring_full;
-#  - fill_empty (--no-shed): UMEM (1024 frames) smaller than the RX ring
+#  - fill_empty (--tune no-shed=1): UMEM (1024 frames) smaller than the RX ring
 #    (4096): the fill ring runs dry, the kernel counts rx_dropped (and
 #    fill_ring_empty).
 # In all, every packet the sources sent is explained exactly:
@@ -169,7 +169,7 @@ PY
 	e2e_no_xdp "$case"
 }
 
-stall_case guard --frames 8192 --rx-ring 1024
-[[ -n ${STALL_ONLY_GUARD:-} ]] || stall_case ring_full --frames 8192 --rx-ring 1024 --no-shed
-[[ -n ${STALL_ONLY_GUARD:-} ]] || stall_case fill_empty --frames 1024 --rx-ring 4096 --no-shed
+stall_case guard --tune frames=8192 --tune rx-ring=1024
+[[ -n ${STALL_ONLY_GUARD:-} ]] || stall_case ring_full --tune frames=8192 --tune rx-ring=1024 --tune no-shed=1
+[[ -n ${STALL_ONLY_GUARD:-} ]] || stall_case fill_empty --tune frames=1024 --tune rx-ring=4096 --tune no-shed=1
 e2e_finish

@@ -25,7 +25,7 @@ mq_case() {
 	shift 3
 	e2e_log "$case: 2 queues, 2 workers, 12 sources, $ev events, owner block $block $*"
 	e2e_sink 0 "$case.k0" --expect-events "$ev" --expect-sources 12
-	e2e_builder 0 "$case.b" --queues 0-1 --workers 2 --owner-block "$block" --sources 0-11 \
+	e2e_builder 0 "$case.b" --queues 0-1 --workers 2 --tune owner-block="$block" --sources 0-11 \
 		--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 20 "$@"
 	E2E_DEST=$(tb_addr builder 0)
 	# Different packing factors: the MEPs of the two hosts cross owner blocks at different ids.
@@ -86,16 +86,16 @@ eq("sink result", k["result"], "ok")
 PY
 }
 
-mq_case mq_b64 20000 64 --coalesce-us 0
-mq_case mq_b1 6000 1 --coalesce-us 100
+mq_case mq_b64 20000 64 --tune coalesce-us=0
+mq_case mq_b1 6000 1 --tune coalesce-us=100
 # One record a MEP: never split; each goes whole as its one ref (in the entry, or from the parsed line).
-MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --coalesce-us 0
+MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --tune coalesce-us=0
 # Packed alike (as real sources pack the same triggers): whole MEPs go without refs throughout.
-MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --coalesce-us 0
+MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --tune coalesce-us=0
 
 # --output FILE: the workers share one writer (under a mutex, per event).
-e2e_log "mq_file: 2 workers writing one file, owner block 4, default --coalesce-us"
-e2e_builder 0 mq_file.b --queues 0-1 --workers 2 --owner-block 4 --sources 0-11 \
+e2e_log "mq_file: 2 workers writing one file, owner block 4, default coalesce-us"
+e2e_builder 0 mq_file.b --queues 0-1 --workers 2 --tune owner-block=4 --sources 0-11 \
 	--output "$E2E_WORK/events.bin" --exit-on-eor --duration 20
 E2E_DEST=$(tb_addr builder 0)
 e2e_source 0 mq_file.s0 --source-ids 0-5 --src-addr-base 198.18.1.100 --events 3000 --pack 9 --rate 20000

@@ -12,7 +12,7 @@
 #    to_xsk = rx_frames + xsk_rx_dropped + xsk_rx_ring_full
 #    shed fragments = 25 x shed MEPs; shed events = the reference source's
 #    shed fragments, and 8 shed MEPs per 25 shed events (sources pack alike)
-# Then the same without shedding (--no-shed), for comparison only: the
+# Then the same without shedding (--tune no-shed=1), for comparison only: the
 # figures of both are printed (complete events, torn events, the level the
 # controller reached).
 # Then the socket builder (--mode socket, raw IPv4), which attaches the
@@ -25,7 +25,7 @@
 #    the books: events sent = complete + incomplete at the farm node + shed
 #    + never delivered (never delivered >= 0: lost before the program
 #    reacted, or dropped at the output; printed)
-# and, for comparison only, the socket builder with --no-shed (an XDP_PASS
+# and, for comparison only, the socket builder with --tune no-shed=1 (an XDP_PASS
 # program on its veth for NAPI, as the benchmarks do).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
@@ -102,7 +102,7 @@ eq("builder: received = in events + drops", b["frags_received"],
 eq("farm node events = builder output", k["events"], b["out_events"])
 PY
 
-overload_case noshed --no-shed
+overload_case noshed --tune no-shed=1
 e2e_check noshed <<'PY'
 b, k = J(CASE + ".b"), J(CASE + ".k")
 a = J("shed.k")
@@ -111,7 +111,7 @@ print("# comparison: complete events at the farm node: shedding %d (incomplete %
       b["xsk_rx_ring_full"], b["xsk_rx_dropped"]))
 print("# %s: builder drops by reason: %s" % (CASE, {r: b["drop_" + r] for r in ("duplicate", "late", "overflow", "future")}))
 eq("farm node result", k["result"], "ok")
-eq("nothing shed with --no-shed", (b["shed_on"], b["xdp"]["shed"]["packets"]), (False, 0))
+eq("nothing shed with --tune no-shed=1", (b["shed_on"], b["xdp"]["shed"]["packets"]), (False, 0))
 PY
 
 overload_case sockshed --mode socket
@@ -147,9 +147,9 @@ eq("farm node events = builder output", k["events"], b["out_events"])
 PY
 e2e_no_xdp sockshed
 
-# --no-shed attaches nothing: the veth needs an XDP program for NAPI (the live frames).
+# --tune no-shed=1 attaches nothing: the veth needs an XDP program for NAPI (the live frames).
 ip -n "$BNS" link set dev eth1 xdpdrv obj "$(dirname "$X")/bpf/xevb_pass.bpf.o" sec xdp || e2e_die "xevb_pass on eth1"
-overload_case socknoshed --mode socket --no-shed
+overload_case socknoshed --mode socket --tune no-shed=1
 ip -n "$BNS" link set dev eth1 xdpdrv off
 e2e_check socknoshed <<'PY'
 b, k = J(CASE + ".b"), J(CASE + ".k")
@@ -158,6 +158,6 @@ print("# comparison, socket builder: complete events at the farm node: shedding 
       "(incomplete %d); without: socket queue drops %d" % (a["complete"], a["incomplete"], k["complete"],
       k["incomplete"], b["sock_kernel_drops"]))
 eq("farm node result", k["result"], "ok")
-eq("nothing shed, no XDP program of ours with --no-shed", (b["shed_on"], b["xdp"]["mep"]["packets"]), (False, 0))
+eq("nothing shed, no XDP program of ours with --tune no-shed=1", (b["shed_on"], b["xdp"]["mep"]["packets"]), (False, 0))
 PY
 e2e_finish

@@ -73,7 +73,7 @@ for mtu in 1500 9000; do
 		run "x2_${mtu}_$fs" "$fs" "" -- --queues 0-1 --workers 2
 		segment_checks "x2_${mtu}_$fs"
 		# The socket path reads whole datagrams: frames as large as the MTU.
-		run "so_${mtu}_$fs" "$fs" "" -- --mode socket --frame-size 16384
+		run "so_${mtu}_$fs" "$fs" "" -- --mode socket --tune frame-size=16384
 		segment_checks "so_${mtu}_$fs"
 	done
 	if ((mtu == 1500)); then

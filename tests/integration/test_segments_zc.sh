@@ -4,7 +4,7 @@
 # (issue 22): the live generator sends 16 kB fragments of 4 sources as
 # wire-format 1.1 segments (~3.4 kB each, 5 a fragment) over a direct veth
 # pair at MTU 9000 into an XDP builder forwarding to a farm node that
-# checks every byte (CRC and content). With --zerocopy the events leave by
+# checks every byte (CRC and content). With --tune zerocopy=1 the events leave by
 # MSG_ZEROCOPY from the UMEM frames the segments arrived in:
 #    out_bytes_copied = 0 (user space copied no byte)
 #    out_bytes_zerocopy = out_bytes (every byte by reference)
@@ -12,7 +12,7 @@
 #      copies for the local receiver; printed, counted apart)
 #    segments: received = sent = in fragments; fragments whole = sent
 #    every event complete at the farm node, every byte right, nothing lost
-# Then the same without --zerocopy, for contrast: the batched output copies
+# Then the same without it, for contrast: the batched output copies
 # every byte once (out_bytes_copied = out_bytes), none by reference. Its
 # farm node buffer holds only four of these 64 kB events, and a farm node
 # that falls behind for a few ms (a loaded machine) costs events, counted
@@ -62,7 +62,7 @@ eq("segments: received, in fragments, pending", (b["segs_received"], b["segs_in_
 eq("segmented fragments whole = fragments sent", b["seg_frags_whole"], 4 * E)
 eq("events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (E, 0))
 eq("output: no farm node, write errors", (b["out_dropped_no_sink"], b["out_dropped_error"]), (0, 0))
-# --zerocopy writes each event through (blocking): none dropped for a full buffer.
+# zerocopy writes each event through (blocking): none dropped for a full buffer.
 n = E if CASE == "zc" else E - b["out_dropped_backlog"]
 if CASE != "zc":
     print("# %s: %d events dropped for a full farm node buffer (counted)" % (CASE, b["out_dropped_backlog"]))
@@ -84,6 +84,6 @@ else:
 PY
 }
 
-zc_case zc --zerocopy
+zc_case zc --tune zerocopy=1
 zc_case copy
 e2e_finish

@@ -174,7 +174,7 @@ capture sd.c --mode frames --beside-builder --mtu 1500 --frag-size 16000 --udp 2
 dfm_sink 0 sd.k --credits 64
 # The builder re-asks what it lacks (a builder that takes segments: the
 # dropped answers; one that does not yet: everything).
-dfm_builder 0 sd.b 1 --sources 0-1 --credits 32 --reask-ms 40 --max-reasks 2 --timeout-ms 300
+dfm_builder 0 sd.b 1 --sources 0-1 --credits 32 --tune reask-ms=40 --tune max-reasks=2 --timeout-ms 300
 dfm_source 0 sd.s --source-ids 0-1 --pack 1 --frag-size 16000 --drop-answers 0.2 --seed 7
 ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode pull \
 	--rate 200 --events 20 --pack 1 --wait-builders 1 --wait-sources 1 --drain-ms 1000 \

@@ -360,7 +360,7 @@ Test(doctor, no_native_xdp_and_unknown_features)
 	F.xdp_features = 0;
 	decide();
 	expect(XEVB_CHK_XDP_NATIVE, XEVB_FAIL);
-	expect_fix(XEVB_CHK_XDP_NATIVE, "--xdp-mode generic");
+	expect_fix(XEVB_CHK_XDP_NATIVE, "--tune xdp-mode=generic");
 	expect(XEVB_CHK_XDP_ZEROCOPY, XEVB_WARN);
 	F.xdp_features = XEVB_XDP_ACT_BASIC;
 	decide();

@@ -3,7 +3,7 @@
  * The output engine (user/lib/output.c) against real TCP listeners on
  * 127.0.0.1: batched sends byte-identical to the zero-copy encoder's
  * stream, partial writes, full buffers, a farm node gone mid-run, flush;
- * MSG_ZEROCOPY (--zerocopy) with segmented fragments.
+ * MSG_ZEROCOPY (--tune zerocopy=1) with segmented fragments.
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -568,7 +568,7 @@ Test(output, oversize_event_in_order)
 	fake_free(f);
 }
 
-/* ---- --zerocopy: segmented fragments sent from the frames they arrived in ---- */
+/* ---- zerocopy (--tune): segmented fragments sent from the frames they arrived in ---- */
 
 #define ZC_SRC    4
 #define ZC_PIECES 5
@@ -666,7 +666,7 @@ static void zc_release(void *ctx, uint32_t idx)
 
 /*
  * 48 events of 4 fragments in 5 segments each (~16 kB, as at MTU 9000 from
- * the live generator) through --zerocopy: every byte at the farm node as
+ * the live generator) through --tune zerocopy=1: every byte at the farm node as
  * encoded from the frames, though each frame is overwritten the moment it
  * comes back; no byte copied by user space, every one sent by reference;
  * every frame back exactly once.

@@ -822,13 +822,97 @@ static int online_cpus(void)
 	return n > 0 ? (int)n : 1;
 }
 
+/*
+ * Worker i: its queues, CPU, window and builder core (over every frame
+ * index nf), its end of the rings, and its output (worker 0's and a
+ * file's are the caller's; the others connect to the farm nodes).
+ */
+static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
+{
+	const struct bw_cfg *c = &bw->c;
+	struct worker *w = &bw->w[i];
+	struct xevb_builder_cfg bc = c->bcfg;
+	uint32_t win = c->bcfg.window;
+
+	w->bw = bw;
+	w->id = i;
+	w->efd = -1;
+	w->cpu = c->n_cpus ? c->cpus[i % c->n_cpus] : (int)(i % (uint32_t)online_cpus());
+	for (uint32_t q = i; q < c->xsk->n_queues; q += bw->n)
+		w->q[w->n_q++] = q;
+	/* Each owner sees 1/n of the ids in any stretch: keep the window's reach. */
+	for (uint32_t k = 1; k < bw->n; k <<= 1)
+		win = win < (1u << 19) ? win * 2 : win;
+	bc.window = win;
+	/* Any owner may hold frames of any queue: the pool's bound is shared. */
+	bc.max_frames_held = c->bcfg.max_frames_held / bw->n;
+	w->window = win;
+	bc.n_frames = nf;
+	bc.emit = emit_cb;
+	bc.emit_run = c->out->discard ? emit_run_cb : NULL;
+	bc.frame_release = release_cb;
+	bc.ctx = w;
+	bc.rx_counts_packets = true;
+	w->b = xevb_builder_new(&bc);
+	w->sd.timeout_ns = bc.timeout_ns;
+	w->fref = calloc(nf, 1);
+	w->rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->rsrc));
+	w->pub_rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->pub_rsrc));
+	w->pub_core = calloc(1, sizeof(*w->pub_core));
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (!w->b || !w->fref || !w->rsrc || !w->pub_rsrc || !w->pub_core || w->efd < 0) {
+		xevb_err("worker %u: cannot set up its builder or rings: %s", i, strerror(errno));
+		return false;
+	}
+	if (i == 0 || c->file) {
+		w->out = c->out;
+		return true;
+	}
+	if (xevb_output_open(&w->own_out, c->sinks, c->n_sinks, NULL, c->n_sources, 5000000000ull))
+		return false;
+	w->own_out_open = true;
+	w->out = &w->own_out;
+	return true;
+}
+
+/* Every worker's thread; false when one cannot start (those running are joined). */
+static bool start_threads(struct bw *bw)
+{
+	for (uint32_t i = 0; i < bw->n; i++) {
+		int err = pthread_create(&bw->w[i].th, NULL, worker_main, &bw->w[i]);
+
+		if (err) {
+			xevb_err("cannot start worker thread %u: %s", i, strerror(err));
+			/* The barriers at stop need every worker: those running skip them. */
+			bw->abort = true;
+			__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
+			for (uint32_t k = 0; k < i; k++)
+				pthread_join(bw->w[k].th, NULL);
+			bw->stopped = true;
+			return false;
+		}
+		bw->w[i].started = true;
+	}
+	return true;
+}
+
+static void log_workers(const struct bw *bw)
+{
+	for (uint32_t i = 0; i < bw->n; i++) {
+		char cpus[16] = "any";
+		if (bw->w[i].cpu >= 0)
+			snprintf(cpus, sizeof(cpus), "%d", bw->w[i].cpu);
+		xevb_info("worker %u: %u queue(s) from index %u, CPU %s, window %u; events owned in blocks of %u ids",
+			  i, bw->w[i].n_q, bw->w[i].q[0], cpus, bw->w[i].window, 1u << bw->c.owner_shift);
+	}
+}
+
 struct bw *bw_start(const struct bw_cfg *c)
 {
 	struct bw *bw;
 	/* Every frame index: UMEM chunks, then the jumbo frames' bounce buffers (multi-buffer MTU). */
 	uint32_t nf = c->xsk->n_umem + c->xsk->bounce_per_q * c->xsk->n_queues, cap = 1, rcap;
 	uint32_t ipfrag_base = nf;
-	int err;
 
 	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
 		xevb_err("--workers %u: give 1..%d workers, at most one per queue (--queues)",
@@ -865,71 +949,12 @@ struct bw *bw_start(const struct bw_cfg *c)
 				       xevb_spsc_init(&bw->ret[a][b], cap, sizeof(uint32_t)) ||
 				       xevb_spsc_init(&bw->refs[a][b], rcap, sizeof(struct xevb_frag_ref))))
 				goto oom;
-	for (uint32_t i = 0; i < bw->n; i++) {
-		struct worker *w = &bw->w[i];
-		struct xevb_builder_cfg bc = c->bcfg;
-		uint32_t win = c->bcfg.window;
-
-		w->bw = bw;
-		w->id = i;
-		w->efd = -1;
-		w->cpu = c->n_cpus ? c->cpus[i % c->n_cpus] : (int)(i % (uint32_t)online_cpus());
-		for (uint32_t q = i; q < c->xsk->n_queues; q += bw->n)
-			w->q[w->n_q++] = q;
-		/* Each owner sees 1/n of the ids in any stretch: keep the window's reach. */
-		for (uint32_t k = 1; k < bw->n; k <<= 1)
-			win = win < (1u << 19) ? win * 2 : win;
-		bc.window = win;
-		/* Any owner may hold frames of any queue: the pool's bound is shared. */
-		bc.max_frames_held = c->bcfg.max_frames_held / bw->n;
-		w->window = win;
-		bc.n_frames = nf;
-		bc.emit = emit_cb;
-		bc.emit_run = c->out->discard ? emit_run_cb : NULL;
-		bc.frame_release = release_cb;
-		bc.ctx = w;
-		bc.rx_counts_packets = true;
-		w->b = xevb_builder_new(&bc);
-		w->sd.timeout_ns = bc.timeout_ns;
-		w->fref = calloc(nf, 1);
-		w->rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->rsrc));
-		w->pub_rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->pub_rsrc));
-		w->pub_core = calloc(1, sizeof(*w->pub_core));
-		w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-		if (!w->b || !w->fref || !w->rsrc || !w->pub_rsrc || !w->pub_core || w->efd < 0) {
-			xevb_err("worker %u: cannot set up its builder or rings: %s", i, strerror(errno));
+	for (uint32_t i = 0; i < bw->n; i++)
+		if (!worker_setup(bw, i, nf))
 			goto fail;
-		}
-		if (i == 0 || c->file) {
-			w->out = c->out;
-		} else {
-			if (xevb_output_open(&w->own_out, c->sinks, c->n_sinks, NULL, c->n_sources, 5000000000ull))
-				goto fail;
-			w->own_out_open = true;
-			w->out = &w->own_out;
-		}
-	}
-	for (uint32_t i = 0; i < bw->n; i++) {
-		err = pthread_create(&bw->w[i].th, NULL, worker_main, &bw->w[i]);
-		if (err) {
-			xevb_err("cannot start worker thread %u: %s", i, strerror(err));
-			/* The barriers at stop need every worker: those running skip them. */
-			bw->abort = true;
-			__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
-			for (uint32_t k = 0; k < i; k++)
-				pthread_join(bw->w[k].th, NULL);
-			bw->stopped = true;
-			goto fail;
-		}
-		bw->w[i].started = true;
-	}
-	for (uint32_t i = 0; i < bw->n; i++) {
-		char cpus[16] = "any";
-		if (bw->w[i].cpu >= 0)
-			snprintf(cpus, sizeof(cpus), "%d", bw->w[i].cpu);
-		xevb_info("worker %u: %u queue(s) from index %u, CPU %s, window %u; events owned in blocks of %u ids",
-			  i, bw->w[i].n_q, bw->w[i].q[0], cpus, bw->w[i].window, 1u << c->owner_shift);
-	}
+	if (!start_threads(bw))
+		goto fail;
+	log_workers(bw);
 	return bw;
 oom:
 	xevb_err("cannot allocate the hand-off rings (%u frames): %s", nf, strerror(ENOMEM));

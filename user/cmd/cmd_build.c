@@ -38,108 +38,12 @@
 #include <xevb/xsk_meta.h>
 #include <xevb/xsk_rx.h>
 #include "build_ctl.h"
+#include "build_opts.h"
 #include "build_workers.h"
 #include "cmds.h"
 
-#define RX_BATCH 64
-#define RX_BATCH_MAX 256
-
-enum {
-	O_DEV = 'd', O_MODE = 'm', O_SOURCES = 's', O_QUEUES = 'q', O_OUTPUT = 'o',
-	O_XDPMODE = 256, O_PROTO, O_UDPPORT, O_UDP, O_WINDOW, O_TIMEOUT,
-	O_POLICY, O_RUN, O_FRAMES, O_FRAMESIZE, O_RXRING, O_SINK, O_NOFWD,
-	O_SINK_PACING = 0x5e00,
-	O_BUSY = 0x5e01, O_XDPFILTER, O_FORCE, O_EXIT_EOR, O_COPY, O_BARE,
-	O_USER, O_DROP, O_SELFTEST, O_ALLOWSRC, O_BINDSRC, O_KEEPPRIVS,
-	O_DFM, O_CTLPORT, O_CREDITS, O_BUSYHI, O_BUSYLO, O_REASK, O_MAXREASK, O_SINKCTL, O_SINKDEAD,
-	O_BACKLOG, O_ID, O_CONFIG,
-	O_RXBATCH = 0x7e00, O_BUSYBUDGET, O_NOHUGE, O_NICE, O_FIFO,
-	O_NOXDPMETA = 0x6d00,
-	O_ZEROCOPY = 0x7f00,
-	O_WORKERS = 0x5f00, O_CPUS, O_OWNBLOCK, O_COALESCE,
-	O_NAP = 0x6e00,
-	O_NOSHED = 0x5d00,
-};
-
-static const struct xevb_opt opts[] = {
-	{ "dev", O_DEV, "IFACE", "interface the sources send to (required)" },
-	{ "mode", O_MODE, "xdp|socket", "receive path: AF_XDP behind XDP (default) or a kernel socket" },
-	{ "sources", O_SOURCES, "LIST", "expected source_ids, e.g. 0-125 (required)" },
-	{ "xdp-mode", O_XDPMODE, "native|generic", "XDP attach mode (default native; generic only if asked)" },
-	{ "queues", O_QUEUES, "LIST", "receive queues to open AF_XDP sockets on (default 0)" },
-	{ "workers", O_WORKERS, "N", "receive threads, queue i served by worker i % N; events owned by id block (default 1)" },
-	{ "cpus", O_CPUS, "LIST", "--workers: pin worker w to the w-th CPU of LIST (default: CPU w)" },
-	{ "owner-block", O_OWNBLOCK, "N", "--workers: consecutive event_ids per owner, power of 2 (default 1024)" },
-	{ "coalesce-us", O_COALESCE, "US", "nap US after work before sleeping, so a wake-up takes a batch (default 200 with --workers > 1, else 0; with --workers 1 it selects the worker loop)" },
-	{ "proto", O_PROTO, "N", "raw IPv4 protocol of the MEPs (default 253, 0 = off)" },
-	{ "udp-port", O_UDPPORT, "N", "UDP port of the MEPs (default 23900, 0 = off)" },
-	{ "udp", O_UDP, NULL, "socket mode: receive on the UDP port instead of raw IP; XDP mode: take IP-fragmented MEPs (reassembled by the kernel) on the UDP port instead of raw IP" },
-	{ "window", O_WINDOW, "N", "open events at most (default 4096)" },
-	{ "timeout-ms", O_TIMEOUT, "MS", "incomplete event timeout (default 1000, 0 = none)" },
-	{ "timeout-policy", O_POLICY, "emit|discard", "what to do with a timed-out event (default emit)" },
-	{ "run", O_RUN, "N", "run number to accept (default: the DFM's with --dfm, else 1, as xevb source and dfm)" },
-	{ "frames", O_FRAMES, "N", "frames per queue (power of 2, default 16384)" },
-	{ "frame-size", O_FRAMESIZE, "BYTES", "2048 or 4096 (default: 2048 where the device MTU fits, else 4096; socket mode: the MTU's datagram, at least 4096)" },
-	{ "rx-ring", O_RXRING, "N", "AF_XDP RX ring entries (default 4096)" },
-	{ "sink", O_SINK, "ADDR:PORT", "farm node to forward to (repeatable; round robin)" },
-	{ "output", O_OUTPUT, "FILE", "write built events to FILE instead" },
-	{ "no-forward", O_NOFWD, NULL, "build and release events without sending them (measurement)" },
-	{ "zerocopy", O_ZEROCOPY, NULL, "send to farm nodes with MSG_ZEROCOPY (frames held until the kernel is done)" },
-	{ "sink-pacing", O_SINK_PACING, "RATE", "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
-	{ "bare", O_BARE, NULL, "receive and release frames, count them, build nothing (receive ceiling)" },
-	XEVB_OPT_DURATION,
-	{ "exit-on-eor", O_EXIT_EOR, NULL, "stop once every source has ended the run and all is flushed (with --dfm: at the DFM's BYE; END_OF_RUN flags in the data are only counted)" },
-	XEVB_OPT_INTERVAL,
-	{ "busy-poll", O_BUSY, NULL, "spin on the rings instead of sleeping in poll(); XDP: preferred busy polling (our loop runs the NAPI)" },
-	{ "busy-budget", O_BUSYBUDGET, "N", "--busy-poll: frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, default --rx-batch)" },
-	{ "rx-batch", O_RXBATCH, "N", "frames taken from the RX ring per batch (default 64, at most 256)" },
-	{ "nap-us", O_NAP, "US", "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only after an empty nap (default 0: poll() at once)" },
-	{ "no-hugepages", O_NOHUGE, NULL, "UMEM on normal pages even where huge pages are reserved" },
-	{ "no-shed", O_NOSHED, NULL, "never shed whole events in XDP under overload (default: shed, the same event id blocks from every source, so frames are not lost at random and events torn; socket mode attaches the XDP program in pass mode for it)" },
-	{ "no-xdp-meta", O_NOXDPMETA, NULL, "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; every frame is parsed again here" },
-	{ "nice", O_NICE, "N", "run at nice N (-20..19): ahead of a NAPI thread sharing our core" },
-	{ "fifo", O_FIFO, "PRIO", "run SCHED_FIFO at PRIO (1..99): a NAPI thread on our core runs only while we wait in poll()" },
-	{ "xdp-filter", O_XDPFILTER, NULL, "drop unknown source_ids already in XDP" },
-	{ "allow-src", O_ALLOWSRC, "ADDR", "XDP drops MEPs from IPv4 sources not given here (IP-fragmented ones: the builder, after reassembly; repeatable)" },
-	{ "bind-src", O_BINDSRC, "IDS=ADDR", "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (IP-fragmented ones: the builder, after reassembly; repeatable; a run configuration gives one per source)" },
-	{ "copy", O_COPY, NULL, "force AF_XDP copy mode" },
-	{ "force", O_FORCE, NULL, "replace an XDP program that xevb did not load" },
-	XEVB_OPT_JSON,
-	{ "user", O_USER, "NAME", "after set-up, run as NAME with no capability, a root helper detaches at exit (default nobody)" },
-	{ "drop-privileges", O_DROP, NULL, "same as --user nobody (the default as root)" },
-	{ "keep-privileges", O_KEEPPRIVS, NULL, "stay root with every capability for the whole run (default: drop them after set-up)" },
-	{ "selftest-privs", O_SELFTEST, NULL, "after dropping, try attach/detach/map updates and report (JSON)" },
-	XEVB_OPT_QUIET,
-	XEVB_OPT_KEY_FILE,
-	XEVB_OPT_METRICS,
-	XEVB_OPT_VERBOSE,
-	{ "dfm", O_DFM, "ADDR:PORT", "take event assignments from this data-flow manager (docs/control-protocol.md)" },
-	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23902)" },
-	{ "credits", O_CREDITS, "N", "--dfm: events the DFM may have outstanding here (default 64)" },
-	{ "busy-high", O_BUSYHI, "X", "--dfm: Busy above X x credits events held (default 1.2)" },
-	{ "busy-low", O_BUSYLO, "X", "--dfm: not-Busy below X x credits (default 0.2)" },
-	{ "reask-ms", O_REASK, "MS", "--dfm: re-ask the missing sources after MS (default 100)" },
-	{ "max-reasks", O_MAXREASK, "N", "--dfm: re-asks per event before it goes incomplete (default 3)" },
-	{ "sink-ctl-port", O_SINKCTL, "N", "--dfm: farm nodes' control port for credits (default 23904)" },
-	{ "sink-dead-ms", O_SINKDEAD, "MS", "--dfm: a farm node silent this long gets nothing (default 500)" },
-	{ "backlog", O_BACKLOG, "N", "--dfm: built events held while no farm node has credit (default 4096)" },
-	{ "id", O_ID, "N", "--dfm: our id in control messages (default 0); with --config: run as its [builder N]" },
-	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md); explicit options override it" },
-	{ 0 },
-};
-
-static const struct xevb_cmd_help help = {
-	.name = "build",
-	.summary = "Build events from the fragments that sources send to IFACE and forward them to farm nodes.",
-	.usage = "--dev IFACE --sources LIST [options]",
-	.examples =
-		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"
-		"  xevb build --dev eth0 --sources 0-125 --no-forward --duration 10\n"
-		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --output /tmp/events.bin\n"
-		"  xevb build --dev eth0 --sources 0-125 --bare --duration 10    # receive ceiling\n"
-		"  xevb build --dev eth0 --mode socket --udp --sources 0-7 --dfm 198.18.4.1:23901 --credits 32 \\\n"
-		"      --sink 198.18.3.1:5000 --sink 198.18.3.2:5000 --exit-on-eor\n",
-};
+#define RX_BATCH BUILD_RX_BATCH
+#define RX_BATCH_MAX BUILD_RX_BATCH_MAX
 
 static volatile sig_atomic_t stop;
 
@@ -150,7 +54,9 @@ static void on_signal(int sig)
 }
 
 struct build {
+	const struct build_cfg *cfg;
 	bool xdp;
+	bool generic;                /* XDP attached in generic (skb) mode */
 	bool bare;
 	/* Socket mode: the steering program in pass mode in front of the socket (it sheds). */
 	bool pass_xdp;
@@ -188,6 +94,14 @@ struct build {
 	uint64_t shed_rx;            /* rx_frames at the last tick (one worker) */
 	uint64_t shed_out_bytes;     /* output bytes sent at the last tick */
 	uint64_t shed_out_dropped;   /* events dropped for backlog at the last tick */
+	struct xevb_builder_cfg bcfg;
+	uint32_t queues[XEVB_XSK_MAX_QUEUES];
+	int cpus[XEVB_HO_MAX_CPUS];
+	struct xevb_privs privs;     /* who the data path runs as; user[0] 0: stays as it is */
+	struct xevb_metrics *mx;
+	struct xevb_snapshot prev;   /* at the last statistics line */
+	uint32_t interval;           /* statistics line period, s; 0: none */
+	uint64_t t_start, t_next;
 };
 
 #define SHED_TICK_NS 2000000ull
@@ -245,7 +159,7 @@ static void explain_evictions(const struct xevb_builder_stats *st, uint64_t elap
 	xevb_warn("%llu event(s) (%.2f%% of those built) left before their --timeout-ms %u: at %.0f events/s "
 		  "the window of %u ids lasts %.0f ms (and %u frames may be held by open events); if no "
 		  "packet was lost before the builder (seq_gaps, XDP and socket drops 0), a source lags the "
-		  "others by more than that: raise --window and --frames",
+		  "others by more than that: raise --window and --tune frames",
 		  (unsigned long long)st->events_evicted, done ? 100.0 * (double)st->events_evicted / done : 0,
 		  timeout_ms, rate, window, 1000.0 * window / rate, max_frames_held);
 }
@@ -265,7 +179,7 @@ static void explain_wrong_run(const struct xevb_builder_stats *st)
 
 /*
  * At stop, DFM mode: fragments came in behind the window while events were
- * re-asked. The answers to a re-ask come after --reask-ms and the sources'
+ * re-asked. The answers to a re-ask come after --tune reask-ms and the sources'
  * own delay; when the window lasts less at the rate seen, they find their
  * event gone (late) and the DFM learns it as lost. Say which knob.
  */
@@ -279,7 +193,7 @@ static void explain_late_reasks(const struct xevb_builder_stats *st, uint64_t el
 		return;
 	xevb_warn("%llu fragment(s) came after their event had left, and %llu event(s) were re-asked: at %.0f "
 		  "events/s the window of %u ids lasts %.0f ms; re-sent fragments that come later than that (after "
-		  "--reask-ms %llu and the sources' answer time) find their event gone and it is lost to the DFM: "
+		  "--tune reask-ms=%llu and the sources' answer time) find their event gone and it is lost to the DFM: "
 		  "keep both under %.0f ms, or raise --window",
 		  (unsigned long long)st->drops[XEVB_DROP_LATE], (unsigned long long)reasked, rate, window, lasts_ms,
 		  (unsigned long long)(reask_ns / 1000000), lasts_ms);
@@ -316,7 +230,7 @@ static void release_now(void *ctx, uint32_t idx)
 static void release_cb(void *ctx, uint32_t idx)
 {
 	struct build *bd = ctx;
-	/* --zerocopy: a send may still read the frame; it comes back later. */
+	/* --tune zerocopy=1: a send may still read the frame; it comes back later. */
 	if (bd->out.zc && xevb_output_hold(&bd->out, idx))
 		return;
 	release_now(ctx, idx);
@@ -640,7 +554,7 @@ static void guard_start(struct build *bd)
 }
 
 /*
- * Unless --no-shed, --bare or --dfm: the lowest source counts the events
+ * Unless --tune no-shed=1 or bare=1, or --dfm: the lowest source counts the events
  * shed. XDP mode, or socket mode with the program in pass mode.
  */
 static void shed_start(struct build *bd, const uint16_t *sources, int n_sources)
@@ -727,7 +641,7 @@ static void sock_shed_start(struct build *bd, const char *dev, bool generic, boo
 			xevb_loader_detach(&bd->ld);
 		xevb_warn("socket mode without shedding: the XDP program could not be attached to %s (see "
 			  "above). Offered more than it can take, this builder loses frames at random in the "
-			  "socket's buffer, which tears events; --no-shed runs so without this warning", dev);
+			  "socket's buffer, which tears events; --tune no-shed=1 runs so without this warning", dev);
 		return;
 	}
 	bd->pass_xdp = true;
@@ -868,44 +782,11 @@ static void open_snapshot_file(struct build *bd, const char *ifname)
 
 /*
  * With privileges and neither --user nor --keep-privileges: as root, the
- * data path runs as nobody with no capability, as --drop-privileges would.
+ * data path runs as nobody with no capability, as --user nobody would.
  * Where root cannot switch user (a service's capability set without
  * CAP_SETUID and CAP_SETGID, or no user nobody), or a non-root user was given
  * capabilities, it keeps its uid and still gives up every capability.
  */
-/*
- * --bind-src IDS=ADDR into bind[source_id]: the one address those ids may
- * come from (a run configuration names each source process's).
- */
-static bool parse_bind_src(const char *arg, uint32_t *bind)
-{
-	static uint16_t list[XEVB_MAX_SOURCES];
-	const char *eq = strchr(arg, '=');
-	char ids[256];
-	struct in_addr a;
-	int n;
-
-	if (!eq || (size_t)(eq - arg) >= sizeof(ids) || inet_pton(AF_INET, eq + 1, &a) != 1 || !a.s_addr) {
-		xevb_err("--bind-src: '%s' is not IDS=ADDR, such as 0-7=198.18.1.1", arg);
-		return false;
-	}
-	memcpy(ids, arg, (size_t)(eq - arg));
-	ids[eq - arg] = 0;
-	n = xevb_parse_id_list("bind-src", ids, list, XEVB_MAX_SOURCES);
-	if (n < 0)
-		return false;
-	for (int i = 0; i < n; i++) {
-		if (list[i] > XEVB_MAX_SOURCE_ID || (bind[list[i]] && bind[list[i]] != a.s_addr)) {
-			xevb_err("--bind-src %s: source_id %u is %s: each id has one address, up to id %d", arg,
-				 list[i], list[i] > XEVB_MAX_SOURCE_ID ? "out of range" : "bound twice",
-				 XEVB_MAX_SOURCE_ID);
-			return false;
-		}
-		bind[list[i]] = a.s_addr;
-	}
-	return true;
-}
-
 static int default_privs(struct xevb_privs *privs)
 {
 	bool nobody = getpwnam("nobody") != NULL;
@@ -920,710 +801,686 @@ static int default_privs(struct xevb_privs *privs)
 	return 0;
 }
 
-int cmd_build(int argc, char **argv)
+/* Who the data path runs as after set-up: false (usage error) when --user names no one. */
+static bool build_privileges(const struct build_cfg *cfg, struct xevb_privs *privs)
 {
-	static uint16_t sources[XEVB_MAX_SOURCES];
-	static struct build bd;
-	static const char *sinks[XEVB_MAX_SINKS];
-	uint32_t queues[XEVB_XSK_MAX_QUEUES] = { 0 }, n_queues = 1, n_sinks = 0;
-	uint32_t window = 4096, timeout_ms = 1000, run = 1, frames = 16384, frame_size = 0;
-	uint32_t rx_ring = 4096, interval, proto = XEVB_DEFAULT_IP_PROTO;
-	uint32_t udp_port = XEVB_DEFAULT_UDP_PORT;
-	uint32_t rx_batch = RX_BATCH, busy_budget = 0;
-	bool no_huge = false, no_meta = false, no_shed = false;
-	int nice_val = 0, fifo_prio = 0;
-	bool set_nice = false;
-	bool socket_mode = false, udp = false, nofwd = false, busy = false, xdp_filter = false;
-	bool force = false, json, exit_eor = false, copy = false;
-	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
-	uint64_t duration_ns;
-	bool have_run = false, discard = false, generic = false;
-	const char *dev = NULL, *output = NULL, *arg, *user = NULL;
-	bool selftest = false, keep_privs = false;
-	static uint32_t allow_src[64], bind_src[XEVB_MAX_SOURCES];
-	uint32_t n_allow = 0;
-	bool have_bind = false;
-	static struct xevb_privs privs;
-	const char *metrics; struct xevb_metrics *mx = NULL;
-	int n_sources = 0, c, rc = 1;
-	struct xevb_snapshot prev;
-	uint32_t n_workers = 1, owner_block = 1024, n_cpus = 0, coalesce_us = UINT32_MAX;
-	uint32_t nap_us = 0;
-	int cpus[XEVB_HO_MAX_CPUS];
-	uint64_t t_start, t_next, now;
-	struct build_ctl_cfg cc = {
-		.ctl_port = 23902, .sink_ctl_port = 23904, .credits = 64, .busy_high = 1.2, .busy_low = 0.2,
-		.reask_ns = 100000000ull, .max_reasks = 3, .sink_dead_ns = 500000000ull, .backlog = 4096,
-	};
-
-	if ((c = xevb_runcfg_start(&argc, &argv, XEVB_RC_BUILD)) > 1)
-		return c;
-	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
-		int common = xevb_common_opt(c, arg, &co);
-		if (common < 0)
-			return 2;
-		if (common)
-			continue;
-		switch (c) {
-		case O_DEV: dev = arg; break;
-		case O_MODE:
-			if (!strcmp(arg, "socket")) socket_mode = true;
-			else if (strcmp(arg, "xdp")) { xevb_err("--mode: xdp or socket, not '%s'", arg); return 2; }
-			break;
-		case O_SOURCES:
-			n_sources = xevb_parse_id_list("sources", arg, sources, XEVB_MAX_SOURCES);
-			if (n_sources < 0) return 2;
-			if (sources[n_sources - 1] > XEVB_MAX_SOURCE_ID) {
-				xevb_err("--sources: source_ids go up to %d", XEVB_MAX_SOURCE_ID);
-				return 2;
-			}
-			break;
-		case O_XDPMODE:
-			if (!strcmp(arg, "generic") || !strcmp(arg, "skb")) generic = true;
-			else if (strcmp(arg, "native")) { xevb_err("--xdp-mode: native or generic"); return 2; }
-			break;
-		case O_QUEUES: {
-			uint16_t q[XEVB_XSK_MAX_QUEUES];
-			int n = xevb_parse_id_list("queues", arg, q, XEVB_XSK_MAX_QUEUES);
-			if (n < 0) return 2;
-			for (int i = 0; i < n; i++) queues[i] = q[i];
-			n_queues = (uint32_t)n;
-			break;
-		}
-		case O_COALESCE: if (!xevb_parse_u32("coalesce-us", arg, 0, 100000, &coalesce_us)) return 2; break;
-		case O_NAP: if (!xevb_parse_u32("nap-us", arg, 0, 100000, &nap_us)) return 2; break;
-		case O_WORKERS: if (!xevb_parse_u32("workers", arg, 1, 16, &n_workers)) return 2; break;
-		case O_OWNBLOCK:
-			if (!xevb_parse_u32("owner-block", arg, 1, 1u << 20, &owner_block)) return 2;
-			if (owner_block & (owner_block - 1)) { xevb_err("--owner-block: a power of 2 such as 1024"); return 2; }
-			break;
-		case O_CPUS: {
-			uint16_t l[XEVB_HO_MAX_CPUS];
-			int n = xevb_parse_id_list("cpus", arg, l, XEVB_HO_MAX_CPUS);
-			if (n < 0) return 2;
-			for (int i = 0; i < n; i++) cpus[i] = l[i];
-			n_cpus = (uint32_t)n;
-			break;
-		}
-		case O_PROTO: if (!xevb_parse_u32("proto", arg, 0, 255, &proto)) return 2; break;
-		case O_UDPPORT: if (!xevb_parse_u32("udp-port", arg, 0, 65535, &udp_port)) return 2; break;
-		case O_UDP: udp = true; break;
-		case O_WINDOW: if (!xevb_parse_u32("window", arg, 1, 1u << 20, &window)) return 2; break;
-		case O_TIMEOUT: if (!xevb_parse_u32("timeout-ms", arg, 0, 3600000, &timeout_ms)) return 2; break;
-		case O_POLICY:
-			if (!strcmp(arg, "discard")) discard = true;
-			else if (strcmp(arg, "emit")) { xevb_err("--timeout-policy: emit or discard"); return 2; }
-			break;
-		case O_RUN: if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &run)) return 2; have_run = true; break;
-		case O_FRAMES: if (!xevb_parse_u32("frames", arg, 64, 1u << 22, &frames)) return 2; break;
-		case O_FRAMESIZE: if (!xevb_parse_u32("frame-size", arg, 2048, 65536, &frame_size)) return 2; break;
-		case O_RXRING: if (!xevb_parse_u32("rx-ring", arg, 64, 1u << 16, &rx_ring)) return 2; break;
-		case O_SINK:
-			if (n_sinks == XEVB_MAX_SINKS) { xevb_err("at most %d --sink", XEVB_MAX_SINKS); return 2; }
-			sinks[n_sinks++] = arg;
-			break;
-		case O_OUTPUT: output = arg; break;
-		case O_NOFWD: nofwd = true; break;
-		case O_SINK_PACING: {
-			uint64_t bps;
-			if (!xevb_shape_parse_rate("sink-pacing", arg, &bps)) return 2;
-			xevb_output_set_pacing(bps / 8);
-			break;
-		}
-		case O_BARE: bd.bare = true; break;
-		case O_ZEROCOPY: xevb_output_set_zerocopy(true); break;
-		case O_BUSY: busy = true; break;
-		case O_BUSYBUDGET: if (!xevb_parse_u32("busy-budget", arg, 1, 1024, &busy_budget)) return 2; busy = true; break;
-		case O_RXBATCH: if (!xevb_parse_u32("rx-batch", arg, 1, RX_BATCH_MAX, &rx_batch)) return 2; break;
-		case O_NOHUGE: no_huge = true; break;
-		case O_NOXDPMETA: no_meta = true; break;
-		case O_NOSHED: no_shed = true; break;
-		case O_NICE: {
-			char *end;
-			long v = strtol(arg, &end, 10);
-			if (end == arg || *end || v < -20 || v > 19) { xevb_err("--nice: -20..19, not '%s'", arg); return 2; }
-			nice_val = (int)v;
-			set_nice = true;
-			break;
-		}
-		case O_FIFO: { uint32_t u; if (!xevb_parse_u32("fifo", arg, 1, 99, &u)) return 2; fifo_prio = (int)u; break; }
-		case O_XDPFILTER: xdp_filter = true; break;
-		case O_COPY: copy = true; break;
-		case O_FORCE: force = true; break;
-		case O_USER: user = arg; break;
-		case O_DROP: if (!user) user = "nobody"; break;
-		case O_SELFTEST: selftest = true; break;
-		case O_KEEPPRIVS: keep_privs = true; break;
-		case O_ALLOWSRC: {
-			struct in_addr a;
-			if (inet_pton(AF_INET, arg, &a) != 1) {
-				xevb_err("--allow-src: '%s' is not an IPv4 address such as 198.18.1.1", arg);
-				return 2;
-			}
-			if (n_allow == 64) { xevb_err("at most 64 --allow-src"); return 2; }
-			allow_src[n_allow++] = a.s_addr;
-			break;
-		}
-		case O_BINDSRC: if (!parse_bind_src(arg, bind_src)) return 2; have_bind = true; break;
-		case O_EXIT_EOR: exit_eor = true; break;
-		case O_DFM: cc.dfm = arg; break;
-		case O_CTLPORT: { uint32_t u; if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &u)) return 2; cc.ctl_port = (uint16_t)u; break; }
-		case O_SINKCTL: { uint32_t u; if (!xevb_parse_u32("sink-ctl-port", arg, 1, 65535, &u)) return 2; cc.sink_ctl_port = (uint16_t)u; break; }
-		case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
-		case O_ID: { uint32_t u; if (!xevb_parse_u32("id", arg, 0, 65535, &u)) return 2; cc.id = (uint16_t)u; break; }
-		case O_CREDITS: if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &cc.credits)) return 2; break;
-		case O_BACKLOG: if (!xevb_parse_u32("backlog", arg, 1, 1u << 20, &cc.backlog)) return 2; break;
-		case O_MAXREASK: if (!xevb_parse_u32("max-reasks", arg, 0, 255, &cc.max_reasks)) return 2; break;
-		case O_REASK: { uint32_t u; if (!xevb_parse_u32("reask-ms", arg, 1, 600000, &u)) return 2; cc.reask_ns = u * 1000000ull; break; }
-		case O_SINKDEAD: { uint32_t u; if (!xevb_parse_u32("sink-dead-ms", arg, 10, 600000, &u)) return 2; cc.sink_dead_ns = u * 1000000ull; break; }
-		case O_BUSYHI: case O_BUSYLO: {
-			char *end;
-			double v = strtod(arg, &end);
-			if (end == arg || *end || !(v >= 0 && v <= 100)) { xevb_err("--busy-high/--busy-low: a factor such as 1.2"); return 2; }
-			if (c == O_BUSYHI) cc.busy_high = v; else cc.busy_low = v;
-			break;
-		}
-		case 'h': xevb_opt_usage(opts, &help); return 0;
-		default: return 2;
-		}
-	}
-	if (optind < argc) {
-		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
-		return 2;
-	}
-	json = co.json;
-	metrics = co.metrics;
-	interval = xevb_common_interval(&co);
-	duration_ns = co.duration_ns;
-	if (!dev || !n_sources) {
-		xevb_err("--dev and --sources are required (try --help)");
-		return 2;
-	}
-	/* Everything local before anything remote: a typo here must not cost farm-node connections. */
-	if (!if_nametoindex(dev)) {
-		xevb_err("--dev: no interface '%s' here (ip link show lists them)", dev);
-		return 1;
-	}
-	if (cc.dfm && cc.busy_low > cc.busy_high) {
-		xevb_err("--busy-low must not exceed --busy-high");
-		return 2;
-	}
-	if (!frame_size)
-		frame_size = socket_mode ? xevb_sock_frame_size_for(dev) : xevb_xsk_frame_size_for(dev);
-	if ((frames & (frames - 1)) || (!socket_mode && frame_size != 2048 && frame_size != 4096)) {
-		xevb_err("--frames must be a power of 2 and --frame-size 2048 or 4096 in XDP mode");
-		return 2;
-	}
-	if ((nofwd || bd.bare) && (n_sinks || output)) {
-		xevb_err("--no-forward or --bare with --sink or --output makes no sense");
-		return 2;
-	}
-	if (!nofwd && !bd.bare && !n_sinks && !output) {
-		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
-		return 2;
-	}
-	if (coalesce_us == UINT32_MAX)
-		coalesce_us = n_workers > 1 ? 200 : 0;
-	if (nap_us && (n_workers > 1 || coalesce_us)) {
-		xevb_err("--nap-us is the one-worker loop's nap: with --workers or --coalesce-us use --coalesce-us alone");
-		return 2;
-	}
-	if ((n_workers > 1 || coalesce_us) && (socket_mode || cc.dfm || n_workers > n_queues)) {
-		xevb_err("--workers N and --coalesce-us need the XDP path, no --dfm, and at least N --queues (one socket per queue)");
-		return 2;
-	}
-	if (have_bind && socket_mode)
-		xevb_info("--bind-src is enforced by the XDP program of the XDP path: in socket mode a source_id "
-			  "is not checked against its address (run with --mode xdp to have it)");
-	if (keep_privs && user) {
-		xevb_err("--keep-privileges with --user or --drop-privileges: choose one");
-		return 2;
-	}
-	if (selftest && keep_privs) {
-		xevb_err("--selftest-privs checks a dropped builder: not with --keep-privileges");
-		return 2;
-	}
-	if (user && xevb_privs_lookup(user, &privs))
-		return 2;
-	if (!user && !keep_privs && (geteuid() == 0 || xevb_privs_held()) && default_privs(&privs))
-		return 2;
-	if (fifo_prio && busy) {
-		xevb_err("--fifo with --busy-poll would never let the NAPI thread or anything else on this core run");
-		return 2;
-	}
+	if (cfg->user && xevb_privs_lookup(cfg->user, privs))
+		return false;
+	if (!cfg->user && !cfg->keep_privs && (geteuid() == 0 || xevb_privs_held()) && default_privs(privs))
+		return false;
 	if (geteuid() != 0)
 		xevb_warn("not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
+	return true;
+}
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	signal(SIGPIPE, SIG_IGN);
+/* The builder core's configuration: frame indices, bounds, callbacks. */
+static struct xevb_builder_cfg core_cfg(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	bool socket_mode = !bd->xdp;
+	uint32_t frames = cfg->frames, nq = cfg->n_queues;
+	struct xevb_builder_cfg bc = {
+		.sources = cfg->sources, .n_sources = cfg->n_sources, .window = cfg->window,
+		.n_frames = socket_mode ? frames + XEVB_SOCK_BIG_FRAMES : frames * nq +
+			    xevb_xsk_extra_frames(cfg->dev, frames, cfg->frame_size, nq),
+		.timeout_ns = (uint64_t)cfg->timeout_ms * 1000000ull,
+		.timeout_policy = cfg->policy == BUILD_POLICY_DISCARD ? XEVB_TIMEOUT_DISCARD :
+			XEVB_TIMEOUT_EMIT_INCOMPLETE,
+		/* Never adopted from the data: one spoofed MEP would set it (hardening.md). */
+		.run_number = cfg->run,
+		.emit = emit_cb, .frame_release = release_cb, .ctx = bd,
+		.emit_run = cfg->nofwd && !cfg->cc.dfm ? emit_run_cb : NULL,
+		.max_frames_held = frames_for_events(socket_mode, frames, cfg->rx_ring, nq),
+		/* Under a DFM, its BYE ends the run, not a flag in the data. */
+		.end_of_run_counted_only = cfg->cc.dfm != NULL,
+		.await_first_assign = cfg->cc.dfm != NULL,
+	};
 
-	bd.xdp = !socket_mode;
-	bd.dev = dev;
-	bd.ipfrag.fd = -1;
-	bd.ipfrag_on = bd.xdp && !bd.bare;
-	bd.pcfg.ip_proto = (uint8_t)proto;
-	bd.pcfg.udp_port = (uint16_t)udp_port;
-	if (socket_mode) {
-		if (udp) bd.pcfg.ip_proto = 0;
-		else bd.pcfg.udp_port = 0;
-	}
-
-	struct xevb_builder_cfg bcfg;
-	{
-		struct xevb_builder_cfg bc = {
-			.sources = sources, .n_sources = (uint32_t)n_sources, .window = window,
-			.n_frames = socket_mode ? frames + XEVB_SOCK_BIG_FRAMES : frames * n_queues +
-				    xevb_xsk_extra_frames(dev, frames, frame_size, n_queues),
-			.timeout_ns = (uint64_t)timeout_ms * 1000000ull,
-			.timeout_policy = discard ? XEVB_TIMEOUT_DISCARD : XEVB_TIMEOUT_EMIT_INCOMPLETE,
-			/* Never adopted from the data: one spoofed MEP would set it (hardening.md). */
-			.run_number = run,
-			.emit = emit_cb, .frame_release = release_cb, .ctx = &bd,
-			.emit_run = nofwd && !cc.dfm ? emit_run_cb : NULL,
-			.max_frames_held = frames_for_events(socket_mode, frames, rx_ring, n_queues),
-			/* Under a DFM, its BYE ends the run, not a flag in the data. */
-			.end_of_run_counted_only = cc.dfm != NULL,
-			.await_first_assign = cc.dfm != NULL,
-		};
-		if (bd.ipfrag_on) {
-			bd.ipfrag_base = bc.n_frames;
-			bc.n_frames += IPFRAG_FRAMES + XEVB_SOCK_BIG_FRAMES;
-			bc.max_frames_held += frames_for_events(true, IPFRAG_FRAMES + XEVB_SOCK_BIG_FRAMES, 0, 1);
-		} else {
-			bd.ipfrag_base = UINT32_MAX;
-		}
-		bcfg = bc;
-		if (!socket_mode && frames <= 2 * rx_ring)
-			xevb_warn("--frames %u is not above twice --rx-ring %u: open events may hold only %u "
-				  "frames a queue before the oldest are evicted; give --frames at least "
-				  "2 x --rx-ring plus what the window holds", frames, rx_ring, frames / 2);
-		bd.b = xevb_builder_new(&bc);
-		if (!bd.b) {
-			xevb_err("cannot create the builder: %s", strerror(errno));
-			return 1;
-		}
-	}
-	if (xevb_output_open(&bd.out, sinks, n_sinks, output, (uint32_t)n_sources, 5000000000ull))
-		goto out;
-	if (xevb_output_set_release(&bd.out, release_now, &bd, bcfg.n_frames))
-		goto out;
-	if (cc.dfm) {
-		cc.fixed_run = have_run;
-		if (timeout_ms && (uint64_t)timeout_ms * 1000000ull < cc.reask_ns * (cc.max_reasks + 1ull))
-			xevb_warn("--timeout-ms %u ends events before their %u re-asks of %llu ms are spent",
-				  timeout_ms, cc.max_reasks, (unsigned long long)(cc.reask_ns / 1000000));
-		bd.bctl = build_ctl_new(&cc, &bd.out);
-		if (!bd.bctl)
-			goto out;
-	}
-
-	if (socket_mode) {
-		struct xevb_sock_cfg sc = {
-			.udp = udp, .ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port,
-			.n_frames = frames, .frame_size = frame_size, .rcvbuf = 64 << 20,
-			.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = xevb_dev_mtu(dev),
-		};
-		if (xevb_sock_open(&bd.sock, &sc))
-			goto out;
-		bd.sock.src_bind = have_bind ? bind_src : NULL;
-		bd.sock.src_allow = allow_src;
-		bd.sock.n_src_allow = n_allow;
-		/* Before the line saying the socket is open: scripts wait for it. */
-		if (!no_shed && !bd.bare && !cc.dfm)
-			sock_shed_start(&bd, dev, generic, force, sources, n_sources);
-		xevb_info("receiving %s on a kernel socket (recvmmsg, batches of %d)",
-			  udp ? "UDP" : "raw IPv4", XEVB_SOCK_BATCH);
+	if (bd->ipfrag_on) {
+		bd->ipfrag_base = bc.n_frames;
+		bc.n_frames += IPFRAG_FRAMES + XEVB_SOCK_BIG_FRAMES;
+		bc.max_frames_held += frames_for_events(true, IPFRAG_FRAMES + XEVB_SOCK_BIG_FRAMES, 0, 1);
 	} else {
-		struct xevb_loader_cfg lc = {
-			.ifname = dev, .mode = generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
-			.ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .force = force,
-			.source_ids = xdp_filter ? sources : NULL, .n_source_ids = xdp_filter ? (uint32_t)n_sources : 0,
-			.src_addrs = n_allow ? allow_src : NULL, .n_src_addrs = n_allow,
-			.src_bind = have_bind ? bind_src : NULL,
-			/* Only the one-worker loop reads it; workers parse (build_workers.c). */
-			.xdp_meta = !no_meta && n_workers == 1 && !coalesce_us,
-		};
-		struct xevb_xsk_cfg xc = {
-			.ifname = dev, .queues = queues, .n_queues = n_queues, .frames_per_q = frames,
-			.frame_size = frame_size, .rx_size = rx_ring, .force_copy = copy,
-			.busy_budget = busy ? (busy_budget ? busy_budget : rx_batch) : 0, .no_hugepages = no_huge,
-		};
-		if (xevb_loader_attach(&bd.ld, &lc))
-			goto out;
-		bd.meta_cookie = bd.ld.meta_cookie;
-		if (privs.user[0]) {
-			/* Before the UMEM exists: fork must never copy pinned pages. */
-			bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
-			if (bd.watcher < 0) {
-				xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
-				bd.watcher = 0;
-				goto out;
-			}
-		}
-		xc.xsks_map_fd = bd.ld.xsks_fd;
-		if (xevb_xsk_open(&bd.xsk, &xc))
-			goto out;
-		/* Under a DFM its credits and Busy flag pace the sources instead. */
-		if (!no_shed && !bd.bare && !cc.dfm)
-			shed_start(&bd, sources, n_sources);
-		if (bd.ipfrag_on) {
-			open_ipfrag(&bd, udp, proto, udp_port);
-			bd.ipfrag.src_bind = have_bind ? bind_src : NULL;
-			bd.ipfrag.src_allow = allow_src;
-			bd.ipfrag.n_src_allow = n_allow;
-		}
-		for (uint32_t q = 0; q < n_queues; q++)
-			xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", dev,
-				  queues[q], bd.xsk.q[q].zerocopy ? "zero-copy" : "copy", frames, frame_size,
-				  bd.xsk.q[q].hugepages ? " (huge pages)" : "",
-				  busy ? "busy polling" : "poll()");
+		bd->ipfrag_base = UINT32_MAX;
 	}
+	return bc;
+}
 
-	if (privs.user[0] && !bd.xdp) {
-		/* No UMEM on the socket path: forking here copies nothing pinned. */
-		bd.watcher = xevb_privs_spawn_watcher(&bd.watcher_fd, watcher_start, watcher_cleanup, &bd);
-		if (bd.watcher < 0) {
-			xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd.watcher));
-			bd.watcher = 0;
-			goto out;
-		}
+/* The options into bd and the builder core: false (exit status 1) when the core cannot be made. */
+static bool core_setup(struct build *bd, const struct build_cfg *cfg)
+{
+	bd->cfg = cfg;
+	bd->xdp = cfg->mode == BUILD_MODE_XDP;
+	bd->bare = cfg->bare;
+	bd->dev = cfg->dev;
+	bd->generic = cfg->xdp_mode != BUILD_XDP_NATIVE;
+	bd->interval = xevb_common_interval(&cfg->co);
+	for (uint32_t q = 0; q < cfg->n_queues; q++)
+		bd->queues[q] = cfg->queues[q];
+	for (uint32_t i = 0; i < cfg->n_cpus; i++)
+		bd->cpus[i] = cfg->cpus[i];
+	if (cfg->sink_pacing)
+		xevb_output_set_pacing(cfg->sink_pacing / 8);
+	if (cfg->zerocopy)
+		xevb_output_set_zerocopy(true);
+	bd->ipfrag.fd = -1;
+	bd->ipfrag_on = bd->xdp && !bd->bare;
+	bd->pcfg.ip_proto = (uint8_t)cfg->proto;
+	bd->pcfg.udp_port = (uint16_t)cfg->udp_port;
+	if (!bd->xdp) {
+		if (cfg->udp) bd->pcfg.ip_proto = 0;
+		else bd->pcfg.udp_port = 0;
 	}
-	/* Before any privilege drop: a negative nice or SCHED_FIFO needs CAP_SYS_NICE. */
-	if (set_nice && setpriority(PRIO_PROCESS, 0, nice_val))
-		xevb_warn("--nice %d: %s (needs CAP_SYS_NICE below 0)", nice_val, strerror(errno));
-	if (fifo_prio) {
-		struct sched_param sp = { .sched_priority = fifo_prio };
+	bd->bcfg = core_cfg(bd);
+	if (bd->xdp && cfg->frames <= 2 * cfg->rx_ring)
+		xevb_warn("--tune frames=%u is not above twice --tune rx-ring=%u: open events may hold only %u "
+			  "frames a queue before the oldest are evicted; give frames at least "
+			  "2 x rx-ring plus what the window holds", cfg->frames, cfg->rx_ring, cfg->frames / 2);
+	bd->b = xevb_builder_new(&bd->bcfg);
+	if (!bd->b) {
+		xevb_err("cannot create the builder: %s", strerror(errno));
+		return false;
+	}
+	return true;
+}
+
+/* Farm nodes (or the file) and, with --dfm, the control endpoint in front of them. */
+static bool output_setup(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	struct build_ctl_cfg cc = cfg->cc;
+
+	if (xevb_output_open(&bd->out, cfg->sinks, cfg->n_sinks, cfg->output, cfg->n_sources, 5000000000ull))
+		return false;
+	if (xevb_output_set_release(&bd->out, release_now, bd, bd->bcfg.n_frames))
+		return false;
+	if (!cc.dfm)
+		return true;
+	cc.fixed_run = cfg->have_run;
+	if (cfg->timeout_ms && (uint64_t)cfg->timeout_ms * 1000000ull < cc.reask_ns * (cc.max_reasks + 1ull))
+		xevb_warn("--timeout-ms %u ends events before their %u re-asks of %llu ms are spent",
+			  cfg->timeout_ms, cc.max_reasks, (unsigned long long)(cc.reask_ns / 1000000));
+	bd->bctl = build_ctl_new(&cc, &bd->out);
+	return bd->bctl != NULL;
+}
+
+/* The root process that detaches XDP and removes the stats file once we are gone. */
+static bool spawn_watcher(struct build *bd)
+{
+	bd->watcher = xevb_privs_spawn_watcher(&bd->watcher_fd, watcher_start, watcher_cleanup, bd);
+	if (bd->watcher < 0) {
+		xevb_err("cannot fork the clean-up process: %s", strerror((int)-bd->watcher));
+		bd->watcher = 0;
+		return false;
+	}
+	return true;
+}
+
+static bool socket_setup(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	struct xevb_sock_cfg sc = {
+		.udp = cfg->udp, .ip_proto = (uint8_t)cfg->proto, .udp_port = (uint16_t)cfg->udp_port,
+		.n_frames = cfg->frames, .frame_size = cfg->frame_size, .rcvbuf = 64 << 20,
+		.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = xevb_dev_mtu(cfg->dev),
+	};
+
+	if (xevb_sock_open(&bd->sock, &sc))
+		return false;
+	bd->sock.src_bind = cfg->have_bind ? cfg->bind_src : NULL;
+	bd->sock.src_allow = cfg->allow_src;
+	bd->sock.n_src_allow = cfg->n_allow;
+	/* Before the line saying the socket is open: scripts wait for it. */
+	if (!cfg->no_shed && !bd->bare && !cfg->cc.dfm)
+		sock_shed_start(bd, cfg->dev, bd->generic, cfg->force, cfg->sources, (int)cfg->n_sources);
+	xevb_info("receiving %s on a kernel socket (recvmmsg, batches of %d)",
+		  cfg->udp ? "UDP" : "raw IPv4", XEVB_SOCK_BATCH);
+	return true;
+}
+
+static void xdp_loader_cfg(const struct build *bd, struct xevb_loader_cfg *lc)
+{
+	const struct build_cfg *cfg = bd->cfg;
+
+	*lc = (struct xevb_loader_cfg){
+		.ifname = cfg->dev, .mode = bd->generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
+		.ip_proto = (uint8_t)cfg->proto, .udp_port = (uint16_t)cfg->udp_port, .force = cfg->force,
+		.source_ids = cfg->xdp_filter ? cfg->sources : NULL, .n_source_ids = cfg->xdp_filter ? cfg->n_sources : 0,
+		.src_addrs = cfg->n_allow ? cfg->allow_src : NULL, .n_src_addrs = cfg->n_allow,
+		.src_bind = cfg->have_bind ? cfg->bind_src : NULL,
+		/* Only the one-worker loop reads it; workers parse (build_workers.c). */
+		.xdp_meta = !cfg->no_meta && cfg->n_workers == 1 && !cfg->coalesce_us,
+	};
+}
+
+static bool xdp_setup(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	struct xevb_loader_cfg lc;
+	struct xevb_xsk_cfg xc = {
+		.ifname = cfg->dev, .queues = bd->queues, .n_queues = cfg->n_queues, .frames_per_q = cfg->frames,
+		.frame_size = cfg->frame_size, .rx_size = cfg->rx_ring, .force_copy = cfg->copy,
+		.busy_budget = cfg->busy ? (cfg->busy_budget ? cfg->busy_budget : cfg->rx_batch) : 0,
+		.no_hugepages = cfg->no_huge,
+	};
+
+	xdp_loader_cfg(bd, &lc);
+	if (xevb_loader_attach(&bd->ld, &lc))
+		return false;
+	bd->meta_cookie = bd->ld.meta_cookie;
+	/* Before the UMEM exists: fork must never copy pinned pages. */
+	if (bd->privs.user[0] && !spawn_watcher(bd))
+		return false;
+	xc.xsks_map_fd = bd->ld.xsks_fd;
+	if (xevb_xsk_open(&bd->xsk, &xc))
+		return false;
+	/* Under a DFM its credits and Busy flag pace the sources instead. */
+	if (!cfg->no_shed && !bd->bare && !cfg->cc.dfm)
+		shed_start(bd, cfg->sources, (int)cfg->n_sources);
+	if (bd->ipfrag_on) {
+		open_ipfrag(bd, cfg->udp, cfg->proto, cfg->udp_port);
+		bd->ipfrag.src_bind = cfg->have_bind ? cfg->bind_src : NULL;
+		bd->ipfrag.src_allow = cfg->allow_src;
+		bd->ipfrag.n_src_allow = cfg->n_allow;
+	}
+	for (uint32_t q = 0; q < cfg->n_queues; q++)
+		xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", cfg->dev,
+			  bd->queues[q], bd->xsk.q[q].zerocopy ? "zero-copy" : "copy", cfg->frames, cfg->frame_size,
+			  bd->xsk.q[q].hugepages ? " (huge pages)" : "", cfg->busy ? "busy polling" : "poll()");
+	return true;
+}
+
+/* Before any privilege drop: a negative nice or SCHED_FIFO needs CAP_SYS_NICE. */
+static void sched_setup(const struct build_cfg *cfg)
+{
+	if (cfg->set_nice && setpriority(PRIO_PROCESS, 0, cfg->nice))
+		xevb_warn("--tune nice=%d: %s (needs CAP_SYS_NICE below 0)", cfg->nice, strerror(errno));
+	if (cfg->fifo) {
+		struct sched_param sp = { .sched_priority = (int)cfg->fifo };
 		if (sched_setscheduler(0, SCHED_FIFO, &sp))
-			xevb_warn("--fifo %d: %s (needs CAP_SYS_NICE)", fifo_prio, strerror(errno));
+			xevb_warn("--tune fifo=%u: %s (needs CAP_SYS_NICE)", cfg->fifo, strerror(errno));
 	}
-	open_snapshot_file(&bd, dev);
-	if (metrics && !bd.snap && (bd.snap = mmap(NULL, sizeof(*bd.snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) == MAP_FAILED) bd.snap = NULL;
-	if (privs.user[0]) {
-		int probe[XEVB_PROBE__COUNT];
-		struct xevb_probe_ctx pc = {
-			.ifindex = bd.xdp ? bd.ld.ifindex : 0,
-			.xsks_fd = bd.xdp ? bd.ld.xsks_fd : -1,
-			.counters_fd = bd.xdp ? bd.ld.counters_fd : -1,
-			.prog_id = bd.xdp ? bd.ld.prog_id : 0,
-		};
+}
 
-		if (bd.xdp) {
-			struct bpf_map_info mi = {};
-			__u32 mlen = sizeof(mi);
-			if (!bpf_obj_get_info_by_fd(pc.counters_fd, &mi, &mlen))
-				pc.map_id = mi.id;
-		}
-		if (xevb_privs_drop(&privs)) {
-			/* Half-dropped is unsafe: stop; the watcher still cleans up. */
-			bd.unpriv = true;
-			goto out;
-		}
-		bd.unpriv = true;
-		xevb_info("running as %s (uid %u) with no capability; XDP is detached by helper pid %d at exit",
-			  privs.user, (unsigned)privs.uid, (int)bd.watcher);
-		if (selftest)
-			xevb_privs_probe(&pc, probe);
-		/* Asked for by name: the line scripts check; by default the log line says it. */
-		if (user || selftest)
-			xevb_privs_json(stdout, &privs, selftest ? probe : NULL);
+/* After set-up: the data path runs with no capability (and --tune selftest-privs=1 checks it). */
+static bool drop_privileges(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	int probe[XEVB_PROBE__COUNT];
+	struct xevb_probe_ctx pc = {
+		.ifindex = bd->xdp ? bd->ld.ifindex : 0,
+		.xsks_fd = bd->xdp ? bd->ld.xsks_fd : -1,
+		.counters_fd = bd->xdp ? bd->ld.counters_fd : -1,
+		.prog_id = bd->xdp ? bd->ld.prog_id : 0,
+	};
+
+	if (bd->xdp) {
+		struct bpf_map_info mi = {};
+		__u32 mlen = sizeof(mi);
+		if (!bpf_obj_get_info_by_fd(pc.counters_fd, &mi, &mlen))
+			pc.map_id = mi.id;
 	}
-	bd.local.magic = XEVB_SNAP_MAGIC;
-	bd.local.version = XEVB_SNAP_VERSION;
-	bd.local.pid = getpid();
-	bd.local.xdp_mode = bd.xdp;
-	snprintf(bd.local.ifname, sizeof(bd.local.ifname), "%s", dev);
-	bd.local.n_queues = bd.xdp ? n_queues : 0;
-	bd.local.n_sources = (uint32_t)n_sources;
-	t_start = xevb_now_ns();
-	bd.local.start_ns = t_start;
-	snapshot(&bd, &bd.local);
-	prev = bd.local;
-	publish(&bd);
-	if (metrics && (!bd.snap || !(mx = xevb_metrics_start(metrics)) || xevb_metrics_render(mx, xevb_metrics_render_snapshot, bd.snap))) goto out;
+	/* Half-dropped is unsafe: stop; the watcher still cleans up. */
+	bd->unpriv = true;
+	if (xevb_privs_drop(&bd->privs))
+		return false;
+	xevb_info("running as %s (uid %u) with no capability; XDP is detached by helper pid %d at exit",
+		  bd->privs.user, (unsigned)bd->privs.uid, (int)bd->watcher);
+	if (cfg->selftest)
+		xevb_privs_probe(&pc, probe);
+	/* Asked for by name: the line scripts check; by default the log line says it. */
+	if (cfg->user || cfg->selftest)
+		xevb_privs_json(stdout, &bd->privs, cfg->selftest ? probe : NULL);
+	return true;
+}
+
+/* The statistics file and page, the first snapshot, and READY for a service manager. */
+static bool stats_start(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	const char *metrics = cfg->co.metrics;
+
+	bd->local.magic = XEVB_SNAP_MAGIC;
+	bd->local.version = XEVB_SNAP_VERSION;
+	bd->local.pid = getpid();
+	bd->local.xdp_mode = bd->xdp;
+	snprintf(bd->local.ifname, sizeof(bd->local.ifname), "%s", cfg->dev);
+	bd->local.n_queues = bd->xdp ? cfg->n_queues : 0;
+	bd->local.n_sources = cfg->n_sources;
+	bd->t_start = xevb_now_ns();
+	bd->local.start_ns = bd->t_start;
+	snapshot(bd, &bd->local);
+	bd->prev = bd->local;
+	publish(bd);
+	if (metrics && (!bd->snap || !(bd->mx = xevb_metrics_start(metrics)) ||
+			xevb_metrics_render(bd->mx, xevb_metrics_render_snapshot, bd->snap)))
+		return false;
 	/* Attached, bound, statistics published: a service manager may start what depends on us. */
-	xevb_notify_ready("building on %s (%s)", dev, bd.xdp ? "XDP + AF_XDP" : "kernel socket");
-	t_next = t_start + 1000000000ull;
+	xevb_notify_ready("building on %s (%s)", cfg->dev, bd->xdp ? "XDP + AF_XDP" : "kernel socket");
+	bd->t_next = bd->t_start + 1000000000ull;
+	return true;
+}
 
-	if (n_workers > 1 || coalesce_us) {
-		struct bw_cfg wc = {
-			.xsk = &bd.xsk, .n_workers = n_workers, .cpus = cpus, .n_cpus = n_cpus,
-			.owner_shift = (uint32_t)__builtin_ctz(owner_block), .bcfg = bcfg, .pcfg = bd.pcfg,
-			.busy = busy, .bare = bd.bare, .out = &bd.out, .sinks = sinks, .n_sinks = n_sinks,
-			.file = output != NULL, .n_sources = (uint32_t)n_sources,
-			.poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100, .rx_ring = rx_ring,
-			.coalesce_us = coalesce_us, .ipfrag = bd.ipfrag_on ? &bd.ipfrag : NULL,
-		};
-		if (bd.out.zc) {
-			/* Held frames come back through the output, not yet through the workers' return rings. */
-			xevb_err("--zerocopy does not work with --workers or --coalesce-us yet: drop one of them");
-			goto out;
-		}
-		bd.bw = bw_start(&wc);
-		if (!bd.bw)
-			goto out;
-		if (mx)
-			bw_metrics(bd.bw, mx);
-		/* The workers do the data path; this thread publishes and reports. */
-		while (!stop) {
-			now = xevb_now_ns();
-			if (now >= t_next) {
-				snapshot(&bd, &bd.local);
-				publish(&bd);
-				if (interval && (now - t_start) / 1000000000ull % interval == 0) {
-					xevb_report_line(stderr, &bd.local, &prev);
-					prev = bd.local;
-				}
-				t_next += 1000000000ull;
-				if (t_next < now)
-					t_next = now + 1000000000ull;
-			}
-			if (duration_ns && now - t_start >= duration_ns)
-				break;
-			if (exit_eor && bw_run_ended(bd.bw))
-				break;
-			shed_tick(&bd, now);
-			usleep(bd.shed_on ? SHED_TICK_NS / 1000 : 5000);
-		}
-		bw_stop(bd.bw);
-	} else {
-		uint32_t idx[RX_BATCH_MAX], len[RX_BATCH_MAX];
-		const uint8_t *data[RX_BATCH_MAX];
-		struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 1];
-		uint32_t npfd = 0;
-		int poll_ms = timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
-		bool worked = false;
-		struct xevb_stall_drain sd = { .timeout_ns = (uint64_t)timeout_ms * 1000000ull };
-		const uint32_t full_batch = bd.xdp ? rx_batch * n_queues : XEVB_SOCK_BATCH;
-		uint32_t ipfrag_turn = 0;
+/* Everything after the core: output, receive path, watcher, statistics. False: exit status 1. */
+static bool build_setup(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
 
-		if (bd.xdp)
-			for (uint32_t q = 0; q < n_queues; q++)
-				pfd[npfd++] = (struct pollfd){ .fd = bd.xsk.q[q].fd, .events = POLLIN };
-		if (bd.ipfrag_on)
-			pfd[npfd++] = (struct pollfd){ .fd = bd.ipfrag.fd, .events = POLLIN };
-		if (!bd.xdp)
-			pfd[npfd++] = (struct pollfd){ .fd = bd.sock.fd, .events = POLLIN };
-		if (bd.bctl) {
-			pfd[npfd++] = (struct pollfd){ .fd = build_ctl_fd(bd.bctl), .events = POLLIN };
-			if (poll_ms > 5)
-				poll_ms = 5;   /* re-asks and heartbeats keep time */
-		}
+	if (!output_setup(bd))
+		return false;
+	if (!(bd->xdp ? xdp_setup(bd) : socket_setup(bd)))
+		return false;
+	/* No UMEM on the socket path: forking here copies nothing pinned. */
+	if (bd->privs.user[0] && !bd->xdp && !spawn_watcher(bd))
+		return false;
+	sched_setup(cfg);
+	open_snapshot_file(bd, cfg->dev);
+	if (cfg->co.metrics && !bd->snap &&
+	    (bd->snap = mmap(NULL, sizeof(*bd->snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
+		    MAP_FAILED)
+		bd->snap = NULL;
+	if (bd->privs.user[0] && !drop_privileges(bd))
+		return false;
+	return stats_start(bd);
+}
 
-		while (!stop) {
-			uint32_t got = 0;
+/* Once a second: the statistics published, and every --interval a line. */
+static void tick_second(struct build *bd, uint64_t now, bool maintain)
+{
+	snapshot(bd, &bd->local);
+	publish(bd);
+	if (bd->interval && (now - bd->t_start) / 1000000000ull % bd->interval == 0) {
+		xevb_report_line(stderr, &bd->local, &bd->prev);
+		bd->prev = bd->local;
+	}
+	if (maintain)
+		xevb_output_maintain(&bd->out, now);
+	bd->t_next += 1000000000ull;
+	if (bd->t_next < now)
+		bd->t_next = now + 1000000000ull;
+}
 
-			now = xevb_now_ns();
-			bd.xsk.guard_now = now;
-			xevb_stall_drain_begin(&sd, now);
-			if (bd.xdp) {
-				for (uint32_t q = 0; q < n_queues; q++) {
-					uint32_t n;
+static bool duration_over(const struct build *bd, uint64_t now)
+{
+	return bd->cfg->co.duration_ns && now - bd->t_start >= bd->cfg->co.duration_ns;
+}
 
-					if (busy)
-						xevb_xsk_kick(&bd.xsk, q);
-					n = xevb_xsk_rx(&bd.xsk, q, rx_batch, idx, data, len);
-					if (!n)
-						continue;
-					handle_batch(&bd, n, idx, data, len, now);
-					xevb_xsk_rx_done(&bd.xsk, q, n);
-					got += n;
-				}
-				/*
-				 * IP-fragmented MEPs are rare: a recvmmsg per turn would cost
-				 * every batch a system call. Every 8th turn, and the turn
-				 * after a wake-up; they wait in the socket meanwhile.
-				 */
-				if (bd.ipfrag_on && (++ipfrag_turn & 7) == 0)
-					got += rx_ipfrag(&bd, now);
-			} else {
-				int n = xevb_sock_rx(&bd.sock, idx, data, len);
-				if (n < 0) {
-					xevb_err("receive failed: %s", strerror(-n));
-					break;
-				}
-				if (n > 0)
-					handle_batch(&bd, (uint32_t)n, idx, data, len, now);
-				got = (uint32_t)(n > 0 ? n : 0);
-			}
-			if (!xevb_stall_draining(&sd, got >= full_batch, now))
-				xevb_builder_poll(bd.b, now);
-			shed_tick(&bd, now);
-			if (bd.bctl) {
-				build_ctl_tick(bd.bctl, bd.b, now);
-				if (build_ctl_take_reset(bd.bctl)) {
-					/* A restarted DFM numbers events afresh: so does a fresh core. */
-					char msg[256];
-					xevb_builder_flush(bd.b);
-					if (!xevb_builder_check(bd.b, msg, sizeof(msg)))
-						xevb_err("accounting check of the core before the DFM restart FAILED: %s", msg);
-					xevb_builder_free(bd.b);
-					bd.b = xevb_builder_new(&bcfg);
-					if (!bd.b) {
-						xevb_err("cannot create the builder again: %s", strerror(errno));
-						break;
-					}
-				}
-				if (exit_eor && build_ctl_finished(bd.bctl))
-					break;
-			}
-			/* What this batch built goes to the farm nodes now, not at 64 KiB. */
-			xevb_output_flush(&bd.out);
-			if (bd.xdp)
-				xevb_xsk_flush(&bd.xsk);
+static int poll_ms_for(uint32_t timeout_ms)
+{
+	return timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
+}
 
-			if (now >= t_next) {
-				snapshot(&bd, &bd.local);
-				publish(&bd);
-				if (interval && (now - t_start) / 1000000000ull % interval == 0) {
-					xevb_report_line(stderr, &bd.local, &prev);
-					prev = bd.local;
-				}
-				xevb_output_maintain(&bd.out, now);
-				t_next += 1000000000ull;
-				if (t_next < now)
-					t_next = now + 1000000000ull;
-			}
-			if (duration_ns && now - t_start >= duration_ns)
-				break;
-			if (exit_eor && xevb_builder_stats(bd.b)->run_ended)
-				break;
-			if (!got && !busy) {
-				/*
-				 * --nap-us: a poll() wake-up per NAPI run is a context switch
-				 * each side (the NAPI thread may share our core) for a few
-				 * frames; after work, nap instead and take a batch next turn.
-				 */
-				if (nap_us && worked) {
-					struct timespec ts = { 0, (long)nap_us * 1000 };
+/* --workers N (or --tune coalesce-us): they do the data path; this thread publishes and reports. */
+static bool run_workers(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	struct bw_cfg wc = {
+		.xsk = &bd->xsk, .n_workers = cfg->n_workers, .cpus = bd->cpus, .n_cpus = cfg->n_cpus,
+		.owner_shift = (uint32_t)__builtin_ctz(cfg->owner_block), .bcfg = bd->bcfg, .pcfg = bd->pcfg,
+		.busy = cfg->busy, .bare = bd->bare, .out = &bd->out, .sinks = cfg->sinks, .n_sinks = cfg->n_sinks,
+		.file = cfg->output != NULL, .n_sources = cfg->n_sources,
+		.poll_ms = poll_ms_for(cfg->timeout_ms), .rx_ring = cfg->rx_ring,
+		.coalesce_us = cfg->coalesce_us, .ipfrag = bd->ipfrag_on ? &bd->ipfrag : NULL,
+	};
 
-					worked = false;
-					nanosleep(&ts, NULL);
-					continue;
-				}
-				bd.polls++;
-				/* What a farm node's socket did not take yet goes out within 1 ms. */
-				poll(pfd, npfd, xevb_output_backlog_bytes(&bd.out) ? 1 : poll_ms);
-				ipfrag_turn = 7;
-			}
-			worked = got > 0;
-		}
+	if (bd->out.zc) {
+		/* Held frames come back through the output, not yet through the workers' return rings. */
+		xevb_err("--tune zerocopy=1 does not work with --workers or --tune coalesce-us yet: drop one of them");
+		return false;
+	}
+	bd->bw = bw_start(&wc);
+	if (!bd->bw)
+		return false;
+	if (bd->mx)
+		bw_metrics(bd->bw, bd->mx);
+	while (!stop) {
+		uint64_t now = xevb_now_ns();
+
+		if (now >= bd->t_next)
+			tick_second(bd, now, false);
+		if (duration_over(bd, now))
+			break;
+		if (cfg->exit_eor && bw_run_ended(bd->bw))
+			break;
+		shed_tick(bd, now);
+		usleep(bd->shed_on ? SHED_TICK_NS / 1000 : 5000);
+	}
+	bw_stop(bd->bw);
+	return true;
+}
+
+/* The one-worker loop's state between turns. */
+struct one_loop {
+	uint32_t idx[RX_BATCH_MAX], len[RX_BATCH_MAX];
+	const uint8_t *data[RX_BATCH_MAX];
+	/* Every queue, the reassembled datagrams' socket and the DFM's. */
+	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 2];
+	uint32_t npfd;
+	int poll_ms;
+	bool worked;
+	struct xevb_stall_drain sd;
+	uint32_t full_batch;
+	uint32_t ipfrag_turn;
+};
+
+static void one_loop_init(struct build *bd, struct one_loop *L)
+{
+	const struct build_cfg *cfg = bd->cfg;
+
+	memset(L, 0, sizeof(*L));
+	L->poll_ms = poll_ms_for(cfg->timeout_ms);
+	L->sd.timeout_ns = (uint64_t)cfg->timeout_ms * 1000000ull;
+	L->full_batch = bd->xdp ? cfg->rx_batch * cfg->n_queues : XEVB_SOCK_BATCH;
+	if (bd->xdp)
+		for (uint32_t q = 0; q < cfg->n_queues; q++)
+			L->pfd[L->npfd++] = (struct pollfd){ .fd = bd->xsk.q[q].fd, .events = POLLIN };
+	if (bd->ipfrag_on)
+		L->pfd[L->npfd++] = (struct pollfd){ .fd = bd->ipfrag.fd, .events = POLLIN };
+	if (!bd->xdp)
+		L->pfd[L->npfd++] = (struct pollfd){ .fd = bd->sock.fd, .events = POLLIN };
+	if (bd->bctl) {
+		L->pfd[L->npfd++] = (struct pollfd){ .fd = build_ctl_fd(bd->bctl), .events = POLLIN };
+		if (L->poll_ms > 5)
+			L->poll_ms = 5;   /* re-asks and heartbeats keep time */
+	}
+}
+
+/* One batch from every queue; the reassembled datagrams now and then. */
+static uint32_t one_rx_xdp(struct build *bd, struct one_loop *L, uint64_t now)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	uint32_t got = 0;
+
+	for (uint32_t q = 0; q < cfg->n_queues; q++) {
+		uint32_t n;
+
+		if (cfg->busy)
+			xevb_xsk_kick(&bd->xsk, q);
+		n = xevb_xsk_rx(&bd->xsk, q, cfg->rx_batch, L->idx, L->data, L->len);
+		if (!n)
+			continue;
+		handle_batch(bd, n, L->idx, L->data, L->len, now);
+		xevb_xsk_rx_done(&bd->xsk, q, n);
+		got += n;
 	}
 	/*
-	 * What already sits in the RX rings was counted by the XDP program:
-	 * take it in before the stop flush, so that to_xsk = rx_frames + the
-	 * kernel's drops holds exactly once the traffic has stopped.
+	 * IP-fragmented MEPs are rare: a recvmmsg per turn would cost
+	 * every batch a system call. Every 8th turn, and the turn
+	 * after a wake-up; they wait in the socket meanwhile.
 	 */
-	if (bd.xdp && !bd.bw) {
-		uint32_t idx[RX_BATCH], len[RX_BATCH], n;
-		const uint8_t *data[RX_BATCH];
+	if (bd->ipfrag_on && (++L->ipfrag_turn & 7) == 0)
+		got += rx_ipfrag(bd, now);
+	return got;
+}
 
-		now = xevb_now_ns();
-		for (uint32_t q = 0; q < n_queues; q++)
-			for (uint32_t k = 0; k < rx_ring / RX_BATCH + 1; k++) {
-				n = xevb_xsk_rx(&bd.xsk, q, RX_BATCH, idx, data, len);
-				if (!n)
-					break;
-				handle_batch(&bd, n, idx, data, len, now);
-				xevb_xsk_rx_done(&bd.xsk, q, n);
-			}
-		/* The reassembled datagrams the kernel queued for us, as many as the frames take. */
-		for (uint32_t k = 0; bd.ipfrag_on && k < IPFRAG_FRAMES / XEVB_SOCK_BATCH + 1; k++)
-			if (!rx_ipfrag(&bd, now))
-				break;
+/* One batch from the kernel socket; false when receiving failed. */
+static bool one_rx_sock(struct build *bd, struct one_loop *L, uint64_t now, uint32_t *got)
+{
+	int n = xevb_sock_rx(&bd->sock, L->idx, L->data, L->len);
+
+	if (n < 0) {
+		xevb_err("receive failed: %s", strerror(-n));
+		return false;
 	}
-	if (bd.xdp && busy)
-		for (uint32_t q = 0; q < n_queues; q++) {
-			uint32_t id = xevb_xsk_napi_id(&bd.xsk, q);
-			if (id)
-				xevb_info("queue %u: busy polling drove NAPI %u", queues[q], id);
-			else
-				xevb_warn("queue %u: the socket has no NAPI id: busy polling could not drive the "
-					  "device's NAPI (veth before its XDP queues get ids?); it only spun", queues[q]);
+	if (n > 0)
+		handle_batch(bd, (uint32_t)n, L->idx, L->data, L->len, now);
+	*got = (uint32_t)(n > 0 ? n : 0);
+	return true;
+}
+
+/* The DFM's messages and timers; true when the loop ends (run finished, or no core). */
+static bool one_dfm(struct build *bd, uint64_t now)
+{
+	build_ctl_tick(bd->bctl, bd->b, now);
+	if (build_ctl_take_reset(bd->bctl)) {
+		/* A restarted DFM numbers events afresh: so does a fresh core. */
+		char msg[256];
+		xevb_builder_flush(bd->b);
+		if (!xevb_builder_check(bd->b, msg, sizeof(msg)))
+			xevb_err("accounting check of the core before the DFM restart FAILED: %s", msg);
+		xevb_builder_free(bd->b);
+		bd->b = xevb_builder_new(&bd->bcfg);
+		if (!bd->b) {
+			xevb_err("cannot create the builder again: %s", strerror(errno));
+			return true;
 		}
+	}
+	return bd->cfg->exit_eor && build_ctl_finished(bd->bctl);
+}
+
+/* Nothing came: nap (--tune nap-us, after work) or sleep in poll(). */
+static void one_idle(struct build *bd, struct one_loop *L)
+{
+	/*
+	 * nap-us: a poll() wake-up per NAPI run is a context switch
+	 * each side (the NAPI thread may share our core) for a few
+	 * frames; after work, nap instead and take a batch next turn.
+	 */
+	if (bd->cfg->nap_us && L->worked) {
+		struct timespec ts = { 0, (long)bd->cfg->nap_us * 1000 };
+
+		nanosleep(&ts, NULL);
+		return;
+	}
+	bd->polls++;
+	/* What a farm node's socket did not take yet goes out within 1 ms. */
+	poll(L->pfd, L->npfd, xevb_output_backlog_bytes(&bd->out) ? 1 : L->poll_ms);
+	L->ipfrag_turn = 7;
+}
+
+/* One worker: receive, build, forward, keep time, in this thread. */
+static void run_one(struct build *bd)
+{
+	static struct one_loop L;
+	const struct build_cfg *cfg = bd->cfg;
+
+	one_loop_init(bd, &L);
+	while (!stop) {
+		uint64_t now = xevb_now_ns();
+		uint32_t got = 0;
+
+		bd->xsk.guard_now = now;
+		xevb_stall_drain_begin(&L.sd, now);
+		if (bd->xdp)
+			got = one_rx_xdp(bd, &L, now);
+		else if (!one_rx_sock(bd, &L, now, &got))
+			break;
+		if (!xevb_stall_draining(&L.sd, got >= L.full_batch, now))
+			xevb_builder_poll(bd->b, now);
+		shed_tick(bd, now);
+		if (bd->bctl && one_dfm(bd, now))
+			break;
+		/* What this batch built goes to the farm nodes now, not at 64 KiB. */
+		xevb_output_flush(&bd->out);
+		if (bd->xdp)
+			xevb_xsk_flush(&bd->xsk);
+		if (now >= bd->t_next)
+			tick_second(bd, now, true);
+		if (duration_over(bd, now) || (cfg->exit_eor && xevb_builder_stats(bd->b)->run_ended))
+			break;
+		if (!got && !cfg->busy)
+			one_idle(bd, &L);
+		L.worked = got > 0;
+	}
+}
+
+/*
+ * What already sits in the RX rings was counted by the XDP program:
+ * take it in before the stop flush, so that to_xsk = rx_frames + the
+ * kernel's drops holds exactly once the traffic has stopped.
+ */
+static void drain_rings(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	uint32_t idx[RX_BATCH], len[RX_BATCH], n;
+	const uint8_t *data[RX_BATCH];
+	uint64_t now = xevb_now_ns();
+
+	for (uint32_t q = 0; q < cfg->n_queues; q++)
+		for (uint32_t k = 0; k < cfg->rx_ring / RX_BATCH + 1; k++) {
+			n = xevb_xsk_rx(&bd->xsk, q, RX_BATCH, idx, data, len);
+			if (!n)
+				break;
+			handle_batch(bd, n, idx, data, len, now);
+			xevb_xsk_rx_done(&bd->xsk, q, n);
+		}
+	/* The reassembled datagrams the kernel queued for us, as many as the frames take. */
+	for (uint32_t k = 0; bd->ipfrag_on && k < IPFRAG_FRAMES / XEVB_SOCK_BATCH + 1; k++)
+		if (!rx_ipfrag(bd, now))
+			break;
+}
+
+static void report_busy_poll(struct build *bd)
+{
+	for (uint32_t q = 0; q < bd->cfg->n_queues; q++) {
+		uint32_t id = xevb_xsk_napi_id(&bd->xsk, q);
+		if (id)
+			xevb_info("queue %u: busy polling drove NAPI %u", bd->queues[q], id);
+		else
+			xevb_warn("queue %u: the socket has no NAPI id: busy polling could not drive the "
+				  "device's NAPI (veth before its XDP queues get ids?); it only spun", bd->queues[q]);
+	}
+}
+
+/* After the loop: what is in the rings and still open leaves, counted; the output settles. */
+static void build_stop(struct build *bd)
+{
+	bool discard = bd->cfg->policy == BUILD_POLICY_DISCARD;
+
+	if (bd->xdp && !bd->bw)
+		drain_rings(bd);
+	if (bd->xdp && bd->cfg->busy)
+		report_busy_poll(bd);
 	/*
 	 * Whatever is still open leaves as a timeout would, by --timeout-policy:
 	 * emitted INCOMPLETE or discarded and counted. Nothing is dropped
 	 * silently at stop.
 	 */
-	if (!bd.bw) {
-		const struct xevb_builder_stats *cs = xevb_builder_stats(bd.b);
-		uint64_t open_at_stop = cs->open_events;
-		xevb_builder_expire_all(bd.b);
-		xevb_info("stop: %llu open event(s) %s (--timeout-policy %s)",
-			  (unsigned long long)open_at_stop,
+	if (!bd->bw) {
+		uint64_t open_at_stop = xevb_builder_stats(bd->b)->open_events;
+
+		xevb_builder_expire_all(bd->b);
+		xevb_info("stop: %llu open event(s) %s (--timeout-policy %s)", (unsigned long long)open_at_stop,
 			  discard ? "discarded and counted" : "emitted INCOMPLETE", discard ? "discard" : "emit");
 	}
 	/* Frames still read by zerocopy sends come back before the final flush. */
-	xevb_output_drain(&bd.out);
-	if (bd.xdp)
-		xevb_xsk_flush(&bd.xsk);
+	xevb_output_drain(&bd->out);
+	if (bd->xdp)
+		xevb_xsk_flush(&bd->xsk);
 	/* What a farm node never acknowledged is counted, not taken as delivered. */
-	xevb_output_settle(&bd.out, 2000000000ull);
-	snapshot(&bd, &bd.local);
-	publish(&bd);
-	{
-		char msg[256];
-		bool ok = bd.bw ? bw_check(bd.bw, msg, sizeof(msg)) : xevb_builder_check(bd.b, msg, sizeof(msg));
-		xevb_report_summary(stderr, &bd.local);
-		explain_wrong_run(&bd.local.core);
-		if (!bd.bw)
-			explain_evictions(xevb_builder_stats(bd.b), xevb_now_ns() - t_start, window, timeout_ms,
-					  bcfg.max_frames_held);
-		if (!bd.bw && bd.bctl)
-			explain_late_reasks(xevb_builder_stats(bd.b), xevb_now_ns() - t_start, window, cc.reask_ns,
-					    build_ctl_reasked(bd.bctl));
-		if (!ok)
-			xevb_err("accounting check FAILED: %s", msg);
-		else
-			fprintf(stderr, "accounting: every fragment received is in an event or counted by reason\n");
-		if (bd.bctl) {
-			build_ctl_summary(bd.bctl, stderr);
-			if (json) {
-				printf("{\"dfm_ctl\":");
-				build_ctl_json(bd.bctl, stdout);
-				printf("}\n");
-			}
+	xevb_output_settle(&bd->out, 2000000000ull);
+	snapshot(bd, &bd->local);
+	publish(bd);
+}
+
+/* The summary, the warnings that explain it, JSON; the exit status: 3 when the books do not close. */
+static int build_report(struct build *bd)
+{
+	const struct build_cfg *cfg = bd->cfg;
+	char msg[256];
+	bool ok = bd->bw ? bw_check(bd->bw, msg, sizeof(msg)) : xevb_builder_check(bd->b, msg, sizeof(msg));
+
+	xevb_report_summary(stderr, &bd->local);
+	explain_wrong_run(&bd->local.core);
+	if (!bd->bw)
+		explain_evictions(xevb_builder_stats(bd->b), xevb_now_ns() - bd->t_start, cfg->window,
+				  cfg->timeout_ms, bd->bcfg.max_frames_held);
+	if (!bd->bw && bd->bctl)
+		explain_late_reasks(xevb_builder_stats(bd->b), xevb_now_ns() - bd->t_start, cfg->window,
+				    cfg->cc.reask_ns, build_ctl_reasked(bd->bctl));
+	if (!ok)
+		xevb_err("accounting check FAILED: %s", msg);
+	else
+		fprintf(stderr, "accounting: every fragment received is in an event or counted by reason\n");
+	if (bd->bctl) {
+		build_ctl_summary(bd->bctl, stderr);
+		if (cfg->co.json) {
+			printf("{\"dfm_ctl\":");
+			build_ctl_json(bd->bctl, stdout);
+			printf("}\n");
 		}
-		if (json && bd.bw)
-			bw_json(bd.bw, stdout);
-		if (json)
-			xevb_report_json(stdout, &bd.local);
-		rc = ok ? 0 : 3;
 	}
-out:
-	xevb_metrics_stop(mx);
-	bw_free(bd.bw);
-	if (bd.xdp) {
-		xevb_xsk_close(&bd.xsk);
-		if (bd.ipfrag_on)
-			xevb_sock_close(&bd.ipfrag);
-		/* Unprivileged: detaching would fail; the root watcher does it. */
-		if (!bd.unpriv)
-			xevb_loader_detach(&bd.ld);
+	if (cfg->co.json && bd->bw)
+		bw_json(bd->bw, stdout);
+	if (cfg->co.json)
+		xevb_report_json(stdout, &bd->local);
+	return ok ? 0 : 3;
+}
+
+static void end_watcher(struct build *bd)
+{
+	if (bd->watcher <= 0)
+		return;
+	if (bd->unpriv) {
+		xevb_privs_end_watcher(bd->watcher, bd->watcher_fd, 5000);
 	} else {
-		xevb_sock_close(&bd.sock);
-		if (bd.pass_xdp && !bd.unpriv)
-			xevb_loader_detach(&bd.ld);
+		/* Still root: we cleaned up above; the watcher must not again. */
+		kill(bd->watcher, SIGKILL);
+		waitpid(bd->watcher, NULL, 0);
+		close(bd->watcher_fd);
 	}
-	build_ctl_free(bd.bctl);
-	xevb_output_close(&bd.out);
-	if (bd.b)
-		xevb_builder_free(bd.b);
-	if (bd.snap) {
-		munmap(bd.snap, sizeof(*bd.snap));
-		if (!bd.unpriv)
-			unlink(bd.snap_path);
+}
+
+static void build_teardown(struct build *bd)
+{
+	xevb_metrics_stop(bd->mx);
+	bw_free(bd->bw);
+	if (bd->xdp) {
+		xevb_xsk_close(&bd->xsk);
+		if (bd->ipfrag_on)
+			xevb_sock_close(&bd->ipfrag);
+		/* Unprivileged: detaching would fail; the root watcher does it. */
+		if (!bd->unpriv)
+			xevb_loader_detach(&bd->ld);
+	} else {
+		xevb_sock_close(&bd->sock);
+		if (bd->pass_xdp && !bd->unpriv)
+			xevb_loader_detach(&bd->ld);
 	}
-	if (bd.watcher > 0) {
-		if (bd.unpriv) {
-			xevb_privs_end_watcher(bd.watcher, bd.watcher_fd, 5000);
+	build_ctl_free(bd->bctl);
+	xevb_output_close(&bd->out);
+	if (bd->b)
+		xevb_builder_free(bd->b);
+	if (bd->snap) {
+		munmap(bd->snap, sizeof(*bd->snap));
+		if (!bd->unpriv)
+			unlink(bd->snap_path);
+	}
+	end_watcher(bd);
+}
+
+int cmd_build(int argc, char **argv)
+{
+	static struct build_cfg cfg;
+	static struct build bd;
+	int rc;
+
+	if ((rc = xevb_runcfg_start_opts(&argc, &argv, XEVB_RC_BUILD, &build_cmd)) > 1)
+		return rc;
+	rc = build_opts_parse(argc, argv, &cfg);
+	if (rc >= 0)
+		return rc;
+	if (!build_privileges(&cfg, &bd.privs))
+		return 2;
+	signal(SIGINT, on_signal);
+	signal(SIGTERM, on_signal);
+	signal(SIGPIPE, SIG_IGN);
+	if (!core_setup(&bd, &cfg))
+		return 1;
+	rc = 1;
+	if (build_setup(&bd)) {
+		if (bd.xdp && (cfg.n_workers > 1 || cfg.coalesce_us)) {
+			if (run_workers(&bd))
+				rc = -1;
 		} else {
-			/* Still root: we cleaned up above; the watcher must not again. */
-			kill(bd.watcher, SIGKILL);
-			waitpid(bd.watcher, NULL, 0);
-			close(bd.watcher_fd);
+			run_one(&bd);
+			rc = -1;
 		}
 	}
+	if (rc < 0) {
+		build_stop(&bd);
+		rc = build_report(&bd);
+	}
+	build_teardown(&bd);
 	return rc;
 }

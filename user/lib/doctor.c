@@ -189,7 +189,7 @@ static void check_xdp_native(const struct xevb_doctor_facts *f, struct xevb_doct
 	else
 		set(c, XEVB_FAIL, "driver %s has no native XDP: the XDP builder attaches only in generic "
 			"(skb) mode, after the kernel's copy into an skb", drv(f));
-	fix(c, "xevb build --dev %s --xdp-mode generic (slower), or --mode socket", f->ifname);
+	fix(c, "xevb build --dev %s --tune xdp-mode=generic (slower), or --mode socket", f->ifname);
 }
 
 static void check_xdp_zerocopy(const struct xevb_doctor_facts *f, struct xevb_doctor_check *c)
@@ -592,7 +592,7 @@ static void check_numa(const struct xevb_doctor_facts *f, const struct xevb_doct
 			 xevb_cpuset_str(&irq_far, s2, sizeof(s2)));
 	set(c, XEVB_WARN, "%s is on node %d (CPUs %s), but %s: every frame crosses the interconnect "
 		"between nodes", f->ifname, f->numa_node, s1, parts);
-	fix(c, "xevb build --cpus <CPUs of node %d, from %s> and pin the queue IRQs there "
+	fix(c, "xevb build --tune cpus=<CPUs of node %d, from %s> and pin the queue IRQs there "
 	       "(echo CPU > /proc/irq/N/smp_affinity_list)", f->numa_node, s1);
 }
 
@@ -641,9 +641,9 @@ static void check_busy_poll(const struct xevb_doctor_facts *f, const struct xevb
 	    "napi_defer_hard_irqs %u, gro_flush_timeout %llu ns, net.core.busy_poll %u us, busy_read %u us: %s",
 	    f->napi_defer_hard_irqs, (unsigned long long)f->gro_flush_timeout_ns, f->busy_poll_us,
 	    f->busy_read_us,
-	    set_up ? "xevb build --busy-poll keeps the queue interrupts off while it polls" :
-	    p->busy_poll ? "xevb build --busy-poll polls, but every frame still raises an interrupt" :
-			   "only xevb build --busy-poll needs them (doctor --busy-poll checks for it)");
+	    set_up ? "xevb build --tune busy-poll=1 keeps the queue interrupts off while it polls" :
+	    p->busy_poll ? "xevb build --tune busy-poll=1 polls, but every frame still raises an interrupt" :
+			   "only xevb build --tune busy-poll=1 needs them (doctor --busy-poll checks for it)");
 	if (!set_up && p->busy_poll)
 		fix(c, "echo 2 > /sys/class/net/%s/napi_defer_hard_irqs; echo 200000 > "
 		       "/sys/class/net/%s/gro_flush_timeout", f->ifname, f->ifname);

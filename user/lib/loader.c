@@ -334,7 +334,7 @@ static int attach_program(struct xevb_loader *l, const struct xevb_loader_cfg *c
 	err = xdp_program__attach(l->prog, l->ifindex, mode, 0);
 	if (err) {
 		if (err == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
-			lfail(l, "%s has no native XDP support; use --xdp-mode generic (slower)%s",
+			lfail(l, "%s has no native XDP support; use --tune xdp-mode=generic (slower)%s",
 				 cfg->ifname, l->pass ? "" : " or --mode socket");
 		else if (err == -EPERM)
 			lfail(l, "attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",

@@ -126,7 +126,7 @@ static const struct summary_line summary_lines[] = {
 			  "{out_ack_untracked}); reconnects {out_reconnects}, reset by a farm node {out_peer_resets}\n", NULL },
 	/* What user space copied to write the events: 0 when they left from where they were received. */
 	{ ANY_PATH, true, "  copied by user space {out_bytes_copied} bytes\n", NULL },
-	/* --zerocopy: none copied by user space; the kernel says where it copied anyway. */
+	/* zerocopy (--tune): none copied by user space; the kernel says where it copied anyway. */
 	{ ANY_PATH, true, "  sent with MSG_ZEROCOPY {out_bytes_zerocopy} bytes, of them copied by the kernel "
 			  "after all {out_bytes_kernel_copied} (a local receiver)\n", NULL },
 	{ XDP_PATH, false, NULL, summary_xdp_program },

@@ -654,6 +654,25 @@ static void ip_port(struct argv_out *o, const char *opt, uint32_t addr, uint16_t
 	arg(o, "%s:%u", ip, port);
 }
 
+/*
+ * One setting as the command takes it: "--opt VAL" ("--opt" for a flag),
+ * or "--tune opt=VAL" where the command's option table (c->opts) makes it
+ * a tuning key.
+ */
+static void opt_val(struct argv_out *o, const char *opt, const char *val, bool flag)
+{
+	const struct xevb_cfg_opt *row = o->c->opts ? xevb_cfg_find(o->c->opts, opt) : NULL;
+
+	if (row && (row->flags & XEVB_F_TUNE)) {
+		arg(o, "--tune");
+		arg(o, "%s=%s", opt, flag ? "1" : val);
+		return;
+	}
+	arg(o, "--%s", opt);
+	if (!flag)
+		arg(o, "%s", val);
+}
+
 /* A section's settings that cmd takes, as its options. */
 static void sec_opts(struct argv_out *o, const struct xevb_runcfg_sec *s, enum xevb_runcfg_cmd cmd)
 {
@@ -661,9 +680,7 @@ static void sec_opts(struct argv_out *o, const struct xevb_runcfg_sec *s, enum x
 		const struct rule *r = &rules[s->opt[i].rule];
 		if (!(r->cmds & cmd) || (r->type == V_FLAG && !s->opt[i].val[0]))
 			continue;
-		arg(o, "--%s", r->opt);
-		if (r->type != V_FLAG)
-			arg(o, "%s", s->opt[i].val);
+		opt_val(o, r->opt, s->opt[i].val, r->type == V_FLAG);
 	}
 }
 
@@ -730,8 +747,10 @@ int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t i
 		for (uint32_t i = 0; i < c->n_sinks; i++)
 			ip_port(&o, "sink", c->sink[i].addr, c->sink[i].data_port);
 		if (c->n_sinks) {
-			arg(&o, "--sink-ctl-port");
-			arg(&o, "%u", c->sink[0].ctl_port);
+			char port[8];
+
+			snprintf(port, sizeof(port), "%u", c->sink[0].ctl_port);
+			opt_val(&o, "sink-ctl-port", port, false);
 		}
 		sec_opts(&o, &c->def_builder, cmd);
 		break;
@@ -816,6 +835,11 @@ static void log_options(const char *path, enum xevb_runcfg_cmd cmd, uint16_t id,
 
 int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd)
 {
+	return xevb_runcfg_start_opts(argc, argv, cmd, NULL);
+}
+
+int xevb_runcfg_start_opts(int *argc, char ***argv, enum xevb_runcfg_cmd cmd, const struct xevb_cfg_cmd *opts)
+{
 	const char *path = find_opt(*argc, *argv, "--config"), *ids;
 	static char *gen[512];
 	char err[512], **out;
@@ -843,6 +867,7 @@ int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd)
 		xevb_err("%s", err);
 		return 2;
 	}
+	current->opts = opts;
 	n = xevb_runcfg_args(current, cmd, (uint16_t)id, gen, (int)(sizeof(gen) / sizeof(gen[0])), err, sizeof(err));
 	if (n < 0) {
 		xevb_err("%s", err);

@@ -54,7 +54,7 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 	if (s->area == MAP_FAILED || !s->frame_data || !s->free_stack) {
 		if (s->area == MAP_FAILED)
 			s->area = NULL;
-		xevb_err("cannot allocate %u frames of %u bytes (lower --frames)", cfg->n_frames, cfg->frame_size);
+		xevb_err("cannot allocate %u frames of %u bytes (lower --tune frames)", cfg->n_frames, cfg->frame_size);
 		xevb_sock_close(s);
 		return -ENOMEM;
 	}

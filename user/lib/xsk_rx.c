@@ -126,7 +126,7 @@ static int map_umem(struct xevb_xsk_q *q, struct rings *r, const struct xevb_xsk
 			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (q->area == MAP_FAILED) {
 		q->area = NULL;
-		xevb_err("cannot map %zu bytes of UMEM: %s (lower --frames)", area_len, strerror(errno));
+		xevb_err("cannot map %zu bytes of UMEM: %s (lower --tune frames)", area_len, strerror(errno));
 		return -ENOMEM;
 	}
 	err = xsk_umem__create(&q->umem, q->area, area_len, &r->fill, &r->comp, &ucfg);
@@ -147,7 +147,7 @@ static int map_bounce(struct xevb_xsk *x, struct xevb_xsk_q *q)
 	if (q->bounce == MAP_FAILED)
 		q->bounce = NULL;
 	if (!q->bounce || !q->bounce_free) {
-		xevb_err("cannot map %zu bytes of jumbo-frame buffers for queue %u (lower --frames)",
+		xevb_err("cannot map %zu bytes of jumbo-frame buffers for queue %u (lower --tune frames)",
 			 blen, q->queue_id);
 		return -ENOMEM;
 	}

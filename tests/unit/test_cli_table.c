@@ -1,0 +1,285 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Options as data (cli.h) through `xevb build`'s table: the defaults, the
+ * values options and --tune keys store, every range and error naming the
+ * option and what it allows, the table's own rules (help, section, unique
+ * names), --help within 35 options, and a run configuration's builder
+ * settings arriving through the same table.
+ */
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <xevb/runcfg.h>
+#include "../../user/cmd/build_opts.h"
+
+TestSuite(cli_table, .timeout = 10);
+
+static struct build_cfg cfg;
+static char errbuf[4096];
+
+/* xevb_cfg_parse over "build" + args, its messages (stderr) kept in errbuf. */
+static int parse(const char *const *args)
+{
+	char *argv[64] = { "build" };
+	int argc = 1, rc, saved = dup(2);
+	FILE *tmp = tmpfile();
+	size_t n;
+
+	for (; args[argc - 1]; argc++)
+		argv[argc] = (char *)args[argc - 1];
+	memset(&cfg, 0, sizeof(cfg));
+	cfg.co = (struct xevb_common_opts)XEVB_COMMON_OPTS_INIT;
+	cr_assert(not(eq(ptr, tmp, NULL)));
+	fflush(stderr);
+	dup2(fileno(tmp), 2);
+	rc = xevb_cfg_parse(&build_cmd, argc, argv, &cfg);
+	fflush(stderr);
+	dup2(saved, 2);
+	close(saved);
+	rewind(tmp);
+	n = fread(errbuf, 1, sizeof(errbuf) - 1, tmp);
+	errbuf[n] = 0;
+	fclose(tmp);
+	return rc;
+}
+
+#define PARSE(...) parse((const char *const[]){ __VA_ARGS__, NULL })
+
+static void refused(int rc, const char *says)
+{
+	cr_assert(eq(int, rc, 2), "accepted; stderr '%s'", errbuf);
+	cr_assert(not(eq(ptr, strstr(errbuf, says), NULL)), "'%s' does not say '%s'", errbuf, says);
+}
+
+Test(cli_table, defaults_fill_the_struct)
+{
+	cr_assert(eq(int, PARSE("--dev", "eth0"), -1), "%s", errbuf);
+	cr_assert(eq(str, (char *)cfg.dev, "eth0"));
+	cr_assert(eq(u32, cfg.mode, BUILD_MODE_XDP));
+	cr_assert(eq(u32, cfg.n_queues, 1));
+	cr_assert(eq(u16, cfg.queues[0], 0));
+	cr_assert(eq(u32, cfg.n_workers, 1));
+	cr_assert(eq(u32, cfg.run, 1));
+	cr_assert(not(cfg.have_run));
+	cr_assert(eq(u32, cfg.window, 4096));
+	cr_assert(eq(u32, cfg.timeout_ms, 1000));
+	cr_assert(eq(u32, cfg.policy, BUILD_POLICY_EMIT));
+	cr_assert(eq(u32, cfg.cc.credits, 64));
+	cr_assert(eq(u16, cfg.cc.ctl_port, 23902));
+	cr_assert(eq(u16, cfg.cc.sink_ctl_port, 23904));
+	cr_assert(eq(dbl, cfg.cc.busy_high, 1.2));
+	cr_assert(eq(dbl, cfg.cc.busy_low, 0.2));
+	cr_assert(eq(u64, cfg.cc.reask_ns, 100000000ull));
+	cr_assert(eq(u32, cfg.cc.max_reasks, 3));
+	cr_assert(eq(u64, cfg.cc.sink_dead_ns, 500000000ull));
+	cr_assert(eq(u32, cfg.cc.backlog, 4096));
+	cr_assert(eq(u32, cfg.proto, 253));
+	cr_assert(eq(u32, cfg.udp_port, 23900));
+	cr_assert(eq(u32, cfg.xdp_mode, BUILD_XDP_NATIVE));
+	cr_assert(eq(u32, cfg.frames, 16384));
+	cr_assert(eq(u32, cfg.frame_size, 0));
+	cr_assert(eq(u32, cfg.rx_ring, 4096));
+	cr_assert(eq(u32, cfg.rx_batch, 64));
+	cr_assert(eq(u32, cfg.owner_block, 1024));
+	cr_assert(eq(u32, cfg.nap_us, 0));
+	cr_assert(not(cfg.have_coalesce || cfg.set_nice || cfg.no_shed || cfg.bare || cfg.busy));
+	cr_assert(eq(u32, cfg.co.interval_s, 1));
+}
+
+Test(cli_table, options_store_their_values)
+{
+	cr_assert(eq(int, PARSE("-d", "eth1", "-s", "0-3,7", "--mode", "socket", "--udp", "--window", "8",
+				"--timeout-policy", "discard", "--run", "5", "--sink", "198.18.3.1:5000",
+				"--sink", "198.18.3.2:5000", "--credits", "32", "--ctl-port", "24000", "--id", "3",
+				"--bind-src", "0-1=198.18.1.1", "--allow-src", "198.18.1.2", "--quiet", "--json",
+				"--duration", "2.5", "-v"), -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.n_sources, 5));
+	cr_assert(eq(u16, cfg.sources[4], 7));
+	cr_assert(eq(u32, cfg.mode, BUILD_MODE_SOCKET));
+	cr_assert(cfg.udp);
+	cr_assert(eq(u32, cfg.window, 8));
+	cr_assert(eq(u32, cfg.policy, BUILD_POLICY_DISCARD));
+	cr_assert(eq(u32, cfg.run, 5));
+	cr_assert(cfg.have_run);
+	cr_assert(eq(u32, cfg.n_sinks, 2));
+	cr_assert(eq(str, (char *)cfg.sinks[1], "198.18.3.2:5000"));
+	cr_assert(eq(u32, cfg.cc.credits, 32));
+	cr_assert(eq(u16, cfg.cc.ctl_port, 24000));
+	cr_assert(eq(u16, cfg.cc.id, 3));
+	cr_assert(cfg.have_bind);
+	cr_assert(not(eq(u32, cfg.bind_src[1], 0)));
+	cr_assert(eq(u32, cfg.bind_src[2], 0));
+	cr_assert(eq(u32, cfg.n_allow, 1));
+	cr_assert(cfg.co.quiet && cfg.co.json);
+	cr_assert(eq(u64, cfg.co.duration_ns, 2500000000ull));
+	xevb_log_level = XEVB_LOG_INFO;
+}
+
+Test(cli_table, tune_keys_store_their_values)
+{
+	cr_assert(eq(int, PARSE("--tune", "rx-ring=8192", "--tune", "no-shed=1", "--tune", "reask-ms=40",
+				"--tune", "xdp-mode=generic", "--tune", "nice=-20", "--tune", "cpus=2-3",
+				"--tune", "coalesce-us=0", "--tune", "sink-pacing=200m", "--tune", "busy-high=1.5",
+				"--tune", "sink-ctl-port=24004", "--tune", "frames=8192", "--tune", "frames=4096"), -1),
+		  "%s", errbuf);
+	cr_assert(eq(u32, cfg.rx_ring, 8192));
+	cr_assert(cfg.no_shed);
+	cr_assert(eq(u64, cfg.cc.reask_ns, 40000000ull));
+	cr_assert(eq(u32, cfg.xdp_mode, BUILD_XDP_GENERIC));
+	cr_assert(eq(int, cfg.nice, -20));
+	cr_assert(cfg.set_nice);
+	cr_assert(eq(u32, cfg.n_cpus, 2));
+	cr_assert(eq(u16, cfg.cpus[1], 3));
+	cr_assert(eq(u32, cfg.coalesce_us, 0));
+	cr_assert(cfg.have_coalesce);
+	cr_assert(eq(u64, cfg.sink_pacing, 200000000ull));
+	cr_assert(eq(dbl, cfg.cc.busy_high, 1.5));
+	cr_assert(eq(u16, cfg.cc.sink_ctl_port, 24004));
+	/* The last value wins, as with options. */
+	cr_assert(eq(u32, cfg.frames, 4096));
+	cr_assert(eq(int, PARSE("--tune", "no-shed=0"), -1), "%s", errbuf);
+	cr_assert(not(cfg.no_shed));
+}
+
+Test(cli_table, ranges_refused_naming_the_option_and_range)
+{
+	refused(PARSE("--window", "0"), "--window: '0' is not a number in 1..1048576");
+	refused(PARSE("--window", "1048577"), "--window: '1048577' is not a number in 1..1048576");
+	refused(PARSE("--workers", "17"), "--workers: '17' is not a number in 1..16");
+	refused(PARSE("--ctl-port", "0"), "--ctl-port: '0' is not a number in 1..65535");
+	refused(PARSE("--mode", "dpdk"), "--mode: 'dpdk' is not one of xdp|socket");
+	refused(PARSE("--sources", "4096"), "--sources: ids go up to 4095, not 4096");
+	refused(PARSE("--sources", "3-1"), "--sources: '3-1' is not a list of ids");
+	refused(PARSE("--tune", "rx-ring=63"), "--tune rx-ring: '63' is not a number in 64..65536");
+	refused(PARSE("--tune", "owner-block=1000"), "--tune owner-block: 1000 is not a power of 2");
+	refused(PARSE("--tune", "busy-high=101"), "--tune busy-high: '101' is not a number in 0..100");
+	refused(PARSE("--tune", "nice=-21"), "--tune nice: '-21' is not a whole number in -20..19");
+	refused(PARSE("--tune", "reask-ms=0"), "--tune reask-ms: '0' is not a number in 1..600000");
+	refused(PARSE("--tune", "no-shed=maybe"), "--tune no-shed: 'maybe' is not 1 or 0");
+	refused(PARSE("--tune", "xdp-mode=fast"), "--tune xdp-mode: 'fast' is not one of native|generic|skb");
+	refused(PARSE("--allow-src", "198.18.1"), "--allow-src: '198.18.1' is not an IPv4 address");
+	refused(PARSE("--bind-src", "0-1"), "--bind-src: '0-1' is not IDS=ADDR");
+}
+
+Test(cli_table, tune_refuses_what_is_no_key)
+{
+	refused(PARSE("--tune", "no-shed"), "--tune: 'no-shed' is not KEY=VALUE");
+	refused(PARSE("--tune", "bogus=1"), "--tune: no key 'bogus' (xevb build --help-tune lists the keys)");
+	/* An option is not a tune key, and a tune key is no option (no hidden aliases). */
+	refused(PARSE("--tune", "window=8"), "--tune: no key 'window'");
+	refused(PARSE("--no-shed"), "unknown option '--no-shed'");
+	refused(PARSE("--drop-privileges"), "unknown option '--drop-privileges'");
+	refused(PARSE("--window"), "option '--window' needs an argument");
+	refused(PARSE("--dev", "eth0", "stray"), "unexpected argument 'stray'");
+}
+
+Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
+{
+	unsigned rows = 0, tune = 0;
+
+	for (const struct xevb_cfg_opt *o = build_cmd.opts; o->name; o++, rows++) {
+		bool listed = false;
+
+		cr_assert(o->help && *o->help, "--%s has no help", o->name);
+		cr_assert(o->section != NULL, "--%s has no section", o->name);
+		for (const char *const *s = build_cmd.sections; *s; s++)
+			listed |= !strcmp(*s, o->section);
+		cr_assert(listed, "--%s: section '%s' is not in the table's list", o->name, o->section);
+		/* A flag takes no argument; a typed value names its placeholder (FUNC rows may be flags). */
+		if (o->type == XEVB_T_FLAG)
+			cr_assert(eq(ptr, (void *)o->arg, NULL), "flag --%s names an argument", o->name);
+		else if (o->type != XEVB_T_FUNC)
+			cr_assert(not(eq(ptr, (void *)o->arg, NULL)), "--%s names no placeholder", o->name);
+		else
+			cr_assert(not(eq(ptr, (void *)o->parse, NULL)), "--%s: no parse function", o->name);
+		for (const struct xevb_cfg_opt *p = o + 1; p->name; p++)
+			cr_assert(strcmp(o->name, p->name) != 0, "--%s twice", o->name);
+		cr_assert(strcmp(o->name, "tune") != 0 && strcmp(o->name, "help-tune") != 0 && strcmp(o->name, "help") != 0);
+		tune += !!(o->flags & XEVB_F_TUNE);
+	}
+	cr_assert(eq(u32, rows, 62));
+	cr_assert(eq(u32, tune, 30));
+	memset(&cfg, 0, sizeof(cfg));
+	cr_assert(xevb_cfg_defaults(&build_cmd, &cfg), "a default is not valid");
+}
+
+/* --help: at most 35 options, grouped by section, tune keys only in --help-tune. */
+Test(cli_table, help_lists_at_most_35_options_by_section)
+{
+	char *buf = NULL, *line, *save = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+	unsigned lines = 0, headings = 0;
+	bool examples = false;
+
+	xevb_cfg_usage(f, &build_cmd);
+	fclose(f);
+	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+		examples |= !strcmp(line, "Examples:");
+		if (examples)
+			continue;
+		lines += !strncmp(line, "  -", 3) || !strncmp(line, "      --", 8);
+		headings += line[0] != ' ' && line[strlen(line) - 1] == ':';
+		cr_assert(eq(ptr, strstr(line, "--no-shed"), NULL), "%s", line);
+	}
+	free(buf);
+	cr_assert(eq(u32, lines, xevb_cfg_n_options(&build_cmd)));
+	cr_assert(le(u32, lines, 35), "--help lists %u options", lines);
+	cr_assert(eq(u32, headings, 7), "Input, Events, Output, Data-flow manager, Security, Running, Help");
+	cr_assert(eq(int, PARSE("--help"), 0));
+	cr_assert(eq(int, PARSE("--help-tune"), 0));
+}
+
+/* A run configuration's builder settings, through the same table: tuning keys as --tune. */
+Test(cli_table, run_configuration_through_the_table)
+{
+	static const char text[] =
+		"[run]\nnumber = 7\n[dfm]\naddress = 198.18.4.1:23901\n"
+		"[builder]\nbusy_high = 1.5\nbusy_low = 0.5\nreask_ms = 40\nmax_reasks = 6\nsink_dead_ms = 300\n"
+		"backlog = 100\ntimeout_ms = 900\nwindow = 512\nexit_on_eor = true\ncredits = 16\nduration = 9\n"
+		"[builder 1]\naddress = 198.18.2.1\ninterface = eth0\nreceive = socket\nudp = true\n"
+		"[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n"
+		"[sink 0]\naddress = 198.18.3.1\nport = 5001\n";
+	char path[] = "/tmp/xevb-clitable-XXXXXX", err[512];
+	const char *args[128];
+	char *gen[128];
+	struct xevb_runcfg *c;
+	int fd = mkstemp(path), n;
+
+	cr_assert(fd >= 0);
+	cr_assert(eq(sz, (size_t)write(fd, text, strlen(text)), strlen(text)));
+	close(fd);
+	c = xevb_runcfg_load(path, err, sizeof(err));
+	unlink(path);
+	cr_assert(not(eq(ptr, c, NULL)), "%s", err);
+	c->opts = &build_cmd;
+	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, gen, 128, err, sizeof(err));
+	cr_assert(gt(int, n, 0), "%s", err);
+	for (int i = 0; i < n; i++)
+		args[i] = gen[i];
+	args[n] = NULL;
+	cr_assert(eq(int, parse(args), -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.run, 7));
+	cr_assert(eq(str, (char *)cfg.cc.dfm, "198.18.4.1:23901"));
+	cr_assert(eq(u16, cfg.cc.id, 1));
+	cr_assert(eq(u16, cfg.cc.sink_ctl_port, 23904));
+	cr_assert(eq(dbl, cfg.cc.busy_high, 1.5));
+	cr_assert(eq(dbl, cfg.cc.busy_low, 0.5));
+	cr_assert(eq(u64, cfg.cc.reask_ns, 40000000ull));
+	cr_assert(eq(u32, cfg.cc.max_reasks, 6));
+	cr_assert(eq(u64, cfg.cc.sink_dead_ns, 300000000ull));
+	cr_assert(eq(u32, cfg.cc.backlog, 100));
+	cr_assert(eq(u32, cfg.cc.credits, 16));
+	cr_assert(eq(u32, cfg.timeout_ms, 900));
+	cr_assert(eq(u32, cfg.window, 512));
+	cr_assert(cfg.exit_eor && cfg.udp && cfg.have_bind);
+	cr_assert(eq(u32, cfg.mode, BUILD_MODE_SOCKET));
+	cr_assert(eq(str, (char *)cfg.dev, "eth0"));
+	cr_assert(eq(u32, cfg.n_sources, 4));
+	cr_assert(eq(u32, cfg.n_sinks, 1));
+	cr_assert(eq(u64, cfg.co.duration_ns, 9000000000ull));
+	xevb_runcfg_free(c);
+}

@@ -1,0 +1,346 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * `xevb build`'s option table (cli.h, options as data): what a gateway's
+ * operator sets is an option, grouped by section in --help; experiments,
+ * ring sizes and controller internals are --tune keys (--help-tune).
+ */
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <string.h>
+#include <xevb/runcfg.h>
+#include <xevb/shape_ctl.h>
+#include <xevb/sock_rx.h>
+#include "build_opts.h"
+
+#define STR_(x) #x
+#define STR(x) STR_(x)
+#define F(field) offsetof(struct build_cfg, field)
+
+/* --config FILE was read before the options (xevb_runcfg_start); an abbreviation of it was not. */
+static bool parse_config(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
+{
+	(void)o, (void)cfg, (void)arg, (void)label;
+	return xevb_runcfg_was_read();
+}
+
+static bool parse_allow_src(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
+{
+	struct build_cfg *c = cfg;
+	struct in_addr a;
+
+	(void)o;
+	if (inet_pton(AF_INET, arg, &a) != 1) {
+		xevb_err("--%s: '%s' is not an IPv4 address such as 198.18.1.1", label, arg);
+		return false;
+	}
+	if (c->n_allow == BUILD_MAX_ALLOW_SRC) {
+		xevb_err("at most %d --%s", BUILD_MAX_ALLOW_SRC, label);
+		return false;
+	}
+	c->allow_src[c->n_allow++] = a.s_addr;
+	return true;
+}
+
+/*
+ * --bind-src IDS=ADDR into bind[source_id]: the one address those ids may
+ * come from (a run configuration names each source process's).
+ */
+static bool parse_bind_src(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
+{
+	static uint16_t list[XEVB_MAX_SOURCES];
+	uint32_t *bind = ((struct build_cfg *)cfg)->bind_src;
+	const char *eq = strchr(arg, '=');
+	char ids[256];
+	struct in_addr a;
+	int n;
+
+	(void)o;
+	if (!eq || (size_t)(eq - arg) >= sizeof(ids) || inet_pton(AF_INET, eq + 1, &a) != 1 || !a.s_addr) {
+		xevb_err("--%s: '%s' is not IDS=ADDR, such as 0-7=198.18.1.1", label, arg);
+		return false;
+	}
+	memcpy(ids, arg, (size_t)(eq - arg));
+	ids[eq - arg] = 0;
+	n = xevb_parse_id_list(label, ids, list, XEVB_MAX_SOURCES);
+	if (n < 0)
+		return false;
+	for (int i = 0; i < n; i++) {
+		if (list[i] > XEVB_MAX_SOURCE_ID || (bind[list[i]] && bind[list[i]] != a.s_addr)) {
+			xevb_err("--%s %s: source_id %u is %s: each id has one address, up to id %d", label, arg,
+				 list[i], list[i] > XEVB_MAX_SOURCE_ID ? "out of range" : "bound twice",
+				 XEVB_MAX_SOURCE_ID);
+			return false;
+		}
+		bind[list[i]] = a.s_addr;
+	}
+	return true;
+}
+
+static bool parse_rate(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
+{
+	return xevb_shape_parse_rate(label, arg, (uint64_t *)((char *)cfg + o->off));
+}
+
+#define S_IN  "Input"
+#define S_EV  "Events"
+#define S_OUT "Output"
+#define S_DFM "Data-flow manager"
+#define S_SEC "Security"
+#define S_RUN "Running"
+#define S_RX  "Receive path"
+#define S_WK  "Workers"
+#define S_MS  "Measurement"
+
+static const char *const sections[] = { S_IN, S_EV, S_OUT, S_DFM, S_SEC, S_RUN, S_RX, S_WK, S_MS, NULL };
+
+#define TUNE XEVB_F_TUNE
+
+static const struct xevb_cfg_opt opts[] = {
+	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .section = S_IN,
+	  .help = "interface the sources send to (required)" },
+	{ "sources", 's', XEVB_T_IDS, "LIST", F(sources), F(n_sources), XEVB_MAX_SOURCES, 0, XEVB_MAX_SOURCE_ID,
+	  .section = S_IN, .help = "expected source_ids, e.g. 0-125 (required)" },
+	{ "mode", 'm', XEVB_T_ENUM, "xdp|socket", F(mode), .words = "xdp|socket", .def = "xdp", .section = S_IN,
+	  .help = "receive path: AF_XDP behind XDP or a kernel socket" },
+	{ "udp", 0, XEVB_T_FLAG, NULL, F(udp), .section = S_IN,
+	  .help = "socket mode: receive on the UDP port instead of raw IP; XDP mode: take IP-fragmented MEPs "
+		  "(reassembled by the kernel) on the UDP port instead of raw IP" },
+	{ "queues", 'q', XEVB_T_IDS, "LIST", F(queues), F(n_queues), XEVB_XSK_MAX_QUEUES, 0, 65535, .def = "0",
+	  .section = S_IN, .help = "receive queues to open AF_XDP sockets on" },
+	{ "workers", 0, XEVB_T_U32, "N", F(n_workers), 0, 0, 1, 16, .def = "1", .section = S_IN,
+	  .help = "receive threads, queue i served by worker i % N; events owned by id block" },
+	{ "run", 0, XEVB_T_U32, "N", F(run), F(have_run), 0, 0, UINT32_MAX, .def = "1", .section = S_IN,
+	  .flags = XEVB_F_GIVEN,
+	  .help = "run number to accept, as xevb source and dfm; with --dfm the DFM's unless given" },
+	{ "window", 0, XEVB_T_U32, "N", F(window), 0, 0, 1, 1u << 20, .def = "4096", .section = S_EV,
+	  .help = "open events at most" },
+	{ "timeout-ms", 0, XEVB_T_U32, "MS", F(timeout_ms), 0, 0, 0, 3600000, .def = "1000", .section = S_EV,
+	  .help = "incomplete event timeout; 0: none" },
+	{ "timeout-policy", 0, XEVB_T_ENUM, "emit|discard", F(policy), .words = "emit|discard", .def = "emit",
+	  .section = S_EV, .help = "what to do with a timed-out event" },
+	{ "exit-on-eor", 0, XEVB_T_FLAG, NULL, F(exit_eor), .section = S_EV,
+	  .help = "stop once every source has ended the run and all is flushed (with --dfm: at the DFM's BYE; "
+		  "END_OF_RUN flags in the data are only counted)" },
+	{ "sink", 0, XEVB_T_STRS, "ADDR:PORT", F(sinks), F(n_sinks), XEVB_MAX_SINKS, .section = S_OUT,
+	  .help = "farm node to forward to (repeatable; round robin)" },
+	{ "output", 'o', XEVB_T_STR, "FILE", F(output), .section = S_OUT, .help = "write built events to FILE instead" },
+	{ "no-forward", 0, XEVB_T_FLAG, NULL, F(nofwd), .section = S_OUT,
+	  .help = "build and release events without sending them (measurement)" },
+	{ "dfm", 0, XEVB_T_STR, "ADDR:PORT", F(cc.dfm), .section = S_DFM,
+	  .help = "take event assignments from this data-flow manager (docs/control-protocol.md)" },
+	{ "credits", 0, XEVB_T_U32, "N", F(cc.credits), 0, 0, 1, 1u << 20, .def = "64", .section = S_DFM,
+	  .help = "--dfm: events the DFM may have outstanding here" },
+	{ "ctl-port", 0, XEVB_T_U16, "N", F(cc.ctl_port), 0, 0, 1, 65535, .def = "23902", .section = S_DFM,
+	  .help = "--dfm: our control port" },
+	{ "id", 0, XEVB_T_U16, "N", F(cc.id), 0, 0, 0, 65535, .def = "0", .section = S_DFM,
+	  .help = "--dfm: our id in control messages; with --config: run as its [builder N]" },
+	{ "config", 0, XEVB_T_FUNC, "FILE", .section = S_DFM, .parse = parse_config,
+	  .help = "start from a run configuration (docs/run-config.md); explicit options override it" },
+	{ "xdp-filter", 0, XEVB_T_FLAG, NULL, F(xdp_filter), .section = S_SEC,
+	  .help = "drop unknown source_ids already in XDP" },
+	{ "allow-src", 0, XEVB_T_FUNC, "ADDR", .section = S_SEC, .parse = parse_allow_src,
+	  .help = "XDP drops MEPs from IPv4 sources not given here (IP-fragmented ones: the builder, after reassembly; "
+		  "repeatable)" },
+	{ "bind-src", 0, XEVB_T_FUNC, "IDS=ADDR", 0, F(have_bind), .section = S_SEC, .parse = parse_bind_src,
+	  .flags = XEVB_F_GIVEN,
+	  .help = "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (IP-fragmented "
+		  "ones: the builder, after reassembly; repeatable; a run configuration gives one per source)" },
+	{ "user", 0, XEVB_T_STR, "NAME", F(user), .section = S_SEC,
+	  .help = "after set-up, run as NAME with no capability, a root helper detaches at exit (default nobody)" },
+	{ "keep-privileges", 0, XEVB_T_FLAG, NULL, F(keep_privs), .section = S_SEC,
+	  .help = "stay root with every capability for the whole run (default: drop them after set-up)" },
+	{ "force", 0, XEVB_T_FLAG, NULL, F(force), .section = S_SEC,
+	  .help = "replace an XDP program that xevb did not load" },
+	XEVB_CFG_KEY_FILE(S_SEC, struct build_cfg, co),
+	XEVB_CFG_DURATION(S_RUN, struct build_cfg, co),
+	XEVB_CFG_INTERVAL(S_RUN, struct build_cfg, co),
+	XEVB_CFG_QUIET(S_RUN, struct build_cfg, co),
+	XEVB_CFG_JSON(S_RUN, struct build_cfg, co),
+	XEVB_CFG_METRICS(S_RUN, struct build_cfg, co),
+	XEVB_CFG_VERBOSE(S_RUN, struct build_cfg, co),
+
+	/* --tune keys */
+	{ "proto", 0, XEVB_T_U32, "N", F(proto), 0, 0, 0, 255, .def = STR(XEVB_DEFAULT_IP_PROTO), .section = S_IN,
+	  .flags = TUNE, .help = "raw IPv4 protocol of the MEPs; 0: off" },
+	{ "udp-port", 0, XEVB_T_U32, "N", F(udp_port), 0, 0, 0, 65535, .def = STR(XEVB_DEFAULT_UDP_PORT),
+	  .section = S_IN, .flags = TUNE, .help = "UDP port of the MEPs; 0: off" },
+	{ "xdp-mode", 0, XEVB_T_ENUM, "native|generic|skb", F(xdp_mode), .words = "native|generic|skb",
+	  .def = "native", .section = S_RX, .flags = TUNE,
+	  .help = "XDP attach mode; generic (also called skb) only if asked" },
+	{ "frames", 0, XEVB_T_U32, "N", F(frames), 0, 0, 64, 1u << 22, .def = "16384", .section = S_RX, .flags = TUNE,
+	  .help = "frames per queue, a power of 2" },
+	{ "frame-size", 0, XEVB_T_U32, "BYTES", F(frame_size), 0, 0, 2048, 65536, .section = S_RX, .flags = TUNE,
+	  .help = "2048 or 4096 (default: 2048 where the device MTU fits, else 4096; socket mode: the MTU's "
+		  "datagram, at least 4096)" },
+	{ "rx-ring", 0, XEVB_T_U32, "N", F(rx_ring), 0, 0, 64, 1u << 16, .def = "4096", .section = S_RX, .flags = TUNE,
+	  .help = "AF_XDP RX ring entries" },
+	{ "rx-batch", 0, XEVB_T_U32, "N", F(rx_batch), 0, 0, 1, BUILD_RX_BATCH_MAX, .def = STR(BUILD_RX_BATCH),
+	  .section = S_RX, .flags = TUNE, .help = "frames taken from the RX ring per batch" },
+	{ "busy-poll", 0, XEVB_T_FLAG, NULL, F(busy), .section = S_RX, .flags = TUNE,
+	  .help = "spin on the rings instead of sleeping in poll(); XDP: preferred busy polling (our loop runs "
+		  "the NAPI)" },
+	{ "busy-budget", 0, XEVB_T_U32, "N", F(busy_budget), 0, 0, 1, 1024, .section = S_RX, .flags = TUNE,
+	  .help = "busy polling (implied) with this many frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, "
+		  "default rx-batch)" },
+	{ "nap-us", 0, XEVB_T_U32, "US", F(nap_us), 0, 0, 0, 100000, .def = "0", .section = S_RX, .flags = TUNE,
+	  .help = "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only "
+		  "after an empty nap; 0: poll() at once" },
+	{ "no-hugepages", 0, XEVB_T_FLAG, NULL, F(no_huge), .section = S_RX, .flags = TUNE,
+	  .help = "UMEM on normal pages even where huge pages are reserved" },
+	{ "no-xdp-meta", 0, XEVB_T_FLAG, NULL, F(no_meta), .section = S_RX, .flags = TUNE,
+	  .help = "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; "
+		  "every frame is parsed again here" },
+	{ "copy", 0, XEVB_T_FLAG, NULL, F(copy), .section = S_RX, .flags = TUNE, .help = "force AF_XDP copy mode" },
+	{ "no-shed", 0, XEVB_T_FLAG, NULL, F(no_shed), .section = S_RX, .flags = TUNE,
+	  .help = "never shed whole events in XDP under overload (default: shed, the same event id blocks from "
+		  "every source, so frames are not lost at random and events torn; socket mode attaches the XDP "
+		  "program in pass mode for it)" },
+	{ "nice", 0, XEVB_T_INT, "N", F(nice), F(set_nice), 0, -20, 19, .section = S_RX, .flags = TUNE | XEVB_F_GIVEN,
+	  .help = "run at nice N: ahead of a NAPI thread sharing our core" },
+	{ "fifo", 0, XEVB_T_U32, "PRIO", F(fifo), 0, 0, 1, 99, .section = S_RX, .flags = TUNE,
+	  .help = "run SCHED_FIFO at PRIO: a NAPI thread on our core runs only while we wait in poll()" },
+	{ "cpus", 0, XEVB_T_IDS, "LIST", F(cpus), F(n_cpus), XEVB_HO_MAX_CPUS, 0, 65535, .section = S_WK,
+	  .flags = TUNE, .help = "--workers: pin worker w to the w-th CPU of LIST (default: CPU w)" },
+	{ "owner-block", 0, XEVB_T_U32, "N", F(owner_block), 0, 0, 1, 1u << 20, .def = "1024", .section = S_WK,
+	  .flags = TUNE | XEVB_F_POW2, .help = "--workers: consecutive event_ids per owner, a power of 2" },
+	{ "coalesce-us", 0, XEVB_T_U32, "US", F(coalesce_us), F(have_coalesce), 0, 0, 100000, .section = S_WK,
+	  .flags = TUNE | XEVB_F_GIVEN,
+	  .help = "nap US after work before sleeping, so a wake-up takes a batch (default 200 with --workers > 1, "
+		  "else 0; with --workers 1 it selects the worker loop)" },
+	{ "zerocopy", 0, XEVB_T_FLAG, NULL, F(zerocopy), .section = S_OUT, .flags = TUNE,
+	  .help = "send to farm nodes with MSG_ZEROCOPY (frames held until the kernel is done)" },
+	{ "sink-pacing", 0, XEVB_T_FUNC, "RATE", F(sink_pacing), .section = S_OUT, .flags = TUNE, .parse = parse_rate,
+	  .help = "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
+	{ "busy-high", 0, XEVB_T_DOUBLE, "X", F(cc.busy_high), 0, 0, 0, 100, .def = "1.2", .section = S_DFM,
+	  .flags = TUNE, .help = "--dfm: Busy above X x credits events held" },
+	{ "busy-low", 0, XEVB_T_DOUBLE, "X", F(cc.busy_low), 0, 0, 0, 100, .def = "0.2", .section = S_DFM,
+	  .flags = TUNE, .help = "--dfm: not-Busy below X x credits" },
+	{ "reask-ms", 0, XEVB_T_U64, "MS", F(cc.reask_ns), 0, 0, 1, 600000, 1000000, .def = "100", .section = S_DFM,
+	  .flags = TUNE, .help = "--dfm: re-ask the missing sources after MS" },
+	{ "max-reasks", 0, XEVB_T_U32, "N", F(cc.max_reasks), 0, 0, 0, 255, .def = "3", .section = S_DFM,
+	  .flags = TUNE, .help = "--dfm: re-asks per event before it goes incomplete" },
+	{ "sink-ctl-port", 0, XEVB_T_U16, "N", F(cc.sink_ctl_port), 0, 0, 1, 65535, .def = "23904", .section = S_DFM,
+	  .flags = TUNE, .help = "--dfm: farm nodes' control port for credits" },
+	{ "sink-dead-ms", 0, XEVB_T_U64, "MS", F(cc.sink_dead_ns), 0, 0, 10, 600000, 1000000, .def = "500",
+	  .section = S_DFM, .flags = TUNE, .help = "--dfm: a farm node silent this long gets nothing" },
+	{ "backlog", 0, XEVB_T_U32, "N", F(cc.backlog), 0, 0, 1, 1u << 20, .def = "4096", .section = S_DFM,
+	  .flags = TUNE, .help = "--dfm: built events held while no farm node has credit" },
+	{ "bare", 0, XEVB_T_FLAG, NULL, F(bare), .section = S_MS, .flags = TUNE,
+	  .help = "receive and release frames, count them, build nothing (receive ceiling)" },
+	{ "selftest-privs", 0, XEVB_T_FLAG, NULL, F(selftest), .section = S_MS, .flags = TUNE,
+	  .help = "after dropping, try attach/detach/map updates and report (JSON)" },
+	{ 0 },
+};
+
+static const struct xevb_cmd_help help = {
+	.name = "build",
+	.summary = "Build events from the fragments that sources send to IFACE and forward them to farm nodes.",
+	.usage = "--dev IFACE --sources LIST [options]",
+	.examples =
+		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"
+		"  xevb build --dev eth0 --sources 0-125 --no-forward --duration 10\n"
+		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --output /tmp/events.bin\n"
+		"  xevb build --dev eth0 --sources 0-125 --tune bare=1 --duration 10    # receive ceiling\n"
+		"  xevb build --dev eth0 --mode socket --udp --sources 0-7 --dfm 198.18.4.1:23901 --credits 32 \\\n"
+		"      --sink 198.18.3.1:5000 --sink 198.18.3.2:5000 --exit-on-eor\n",
+};
+
+const struct xevb_cfg_cmd build_cmd = { .help = &help, .opts = opts, .sections = sections };
+
+/* The options that need each other or the device; in the order a user fixes them. */
+static int check_required(const struct build_cfg *c)
+{
+	if (!c->dev || !c->n_sources) {
+		xevb_err("--dev and --sources are required (try --help)");
+		return 2;
+	}
+	/* Everything local before anything remote: a typo here must not cost farm-node connections. */
+	if (!if_nametoindex(c->dev)) {
+		xevb_err("--dev: no interface '%s' here (ip link show lists them)", c->dev);
+		return 1;
+	}
+	if (c->cc.dfm && c->cc.busy_low > c->cc.busy_high) {
+		xevb_err("--tune busy-low must not exceed --tune busy-high");
+		return 2;
+	}
+	return 0;
+}
+
+static int check_receive(struct build_cfg *c)
+{
+	bool socket_mode = c->mode == BUILD_MODE_SOCKET;
+
+	if (!c->frame_size)
+		c->frame_size = socket_mode ? xevb_sock_frame_size_for(c->dev) : xevb_xsk_frame_size_for(c->dev);
+	if ((c->frames & (c->frames - 1)) || (!socket_mode && c->frame_size != 2048 && c->frame_size != 4096)) {
+		xevb_err("--tune frames must be a power of 2 and --tune frame-size 2048 or 4096 in XDP mode");
+		return 2;
+	}
+	if ((c->nofwd || c->bare) && (c->n_sinks || c->output)) {
+		xevb_err("--no-forward or --tune bare=1 with --sink or --output makes no sense");
+		return 2;
+	}
+	if (!c->nofwd && !c->bare && !c->n_sinks && !c->output) {
+		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
+		return 2;
+	}
+	if (c->busy_budget)
+		c->busy = true;
+	return 0;
+}
+
+static int check_workers(struct build_cfg *c)
+{
+	if (!c->have_coalesce)
+		c->coalesce_us = c->n_workers > 1 ? 200 : 0;
+	if (c->nap_us && (c->n_workers > 1 || c->coalesce_us)) {
+		xevb_err("--tune nap-us is the one-worker loop's nap: with --workers or --tune coalesce-us use "
+			 "--tune coalesce-us alone");
+		return 2;
+	}
+	if ((c->n_workers > 1 || c->coalesce_us) &&
+	    (c->mode == BUILD_MODE_SOCKET || c->cc.dfm || c->n_workers > c->n_queues)) {
+		xevb_err("--workers N and --tune coalesce-us need the XDP path, no --dfm, and at least N --queues "
+			 "(one socket per queue)");
+		return 2;
+	}
+	return 0;
+}
+
+static int check_privileges(const struct build_cfg *c)
+{
+	if (c->have_bind && c->mode == BUILD_MODE_SOCKET)
+		xevb_info("--bind-src is enforced by the XDP program of the XDP path: in socket mode a source_id "
+			  "is not checked against its address (run with --mode xdp to have it)");
+	if (c->keep_privs && c->user) {
+		xevb_err("--keep-privileges with --user: choose one");
+		return 2;
+	}
+	if (c->selftest && c->keep_privs) {
+		xevb_err("--tune selftest-privs=1 checks a dropped builder: not with --keep-privileges");
+		return 2;
+	}
+	if (c->fifo && c->busy) {
+		xevb_err("--tune fifo with busy polling would never let the NAPI thread or anything else on this "
+			 "core run");
+		return 2;
+	}
+	return 0;
+}
+
+int build_opts_parse(int argc, char **argv, struct build_cfg *cfg)
+{
+	int rc;
+
+	memset(cfg, 0, sizeof(*cfg));
+	cfg->co = (struct xevb_common_opts)XEVB_COMMON_OPTS_INIT;
+	rc = xevb_cfg_parse(&build_cmd, argc, argv, cfg);
+	if (rc >= 0)
+		return rc;
+	if ((rc = check_required(cfg)) || (rc = check_receive(cfg)) || (rc = check_workers(cfg)) ||
+	    (rc = check_privileges(cfg)))
+		return rc;
+	return -1;
+}
