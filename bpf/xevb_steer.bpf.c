@@ -81,14 +81,16 @@ struct {
 
 /*
  * From a run configuration: the one address each source_id may come from
- * (its source process's). A spoofer that knows an allowed address and a
- * configured id still cannot send another process's ids from it.
+ * (its source process's), and where known the Ethernet address and VLAN
+ * it arrives with. A spoofer that knows an allowed address and a
+ * configured id still cannot send another process's ids from it, nor,
+ * with the MAC bound, take its address from another port of the network.
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XEVB_MAX_SOURCES);
 	__type(key, __u32);
-	__type(value, __u32);  /* IPv4 address, network order; 0: not bound */
+	__type(value, struct xevb_src_bind);
 } src_bind SEC(".maps");
 
 static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
@@ -102,11 +104,38 @@ static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
 	}
 }
 
+/*
+ * The frame's Ethernet source and 802.1Q VLAN id against those bound to
+ * its source_id (b), read only when the binding knows them. A bound VLAN
+ * refuses an untagged frame: the tag is what puts the source in it.
+ */
+static __always_inline __u32 l2_refused(const struct xevb_src_bind *b, const __u8 *data, const __u8 *data_end)
+{
+	__u32 mac_hi;
+	__u16 mac_lo;
+
+	/* A MEP's frame holds Ethernet and IPv4 headers: this only informs the verifier. */
+	if (data + XEVB_ETH_HLEN + XEVB_VLAN_HLEN > data_end)
+		return XEVB_XDP_SRC_MAC_MISMATCH;
+	if (b->flags & XEVB_BIND_MAC) {
+		__builtin_memcpy(&mac_hi, b->mac, sizeof(mac_hi));
+		__builtin_memcpy(&mac_lo, b->mac + 4, sizeof(mac_lo));
+		if (*(const __u32 *)(data + 6) != mac_hi || *(const __u16 *)(data + 10) != mac_lo)
+			return XEVB_XDP_SRC_MAC_MISMATCH;
+	}
+	if ((b->flags & XEVB_BIND_VLAN) &&
+	    (xevb_ld16(data + 12) != XEVB_ETH_P_8021Q || (xevb_ld16(data + 14) & 0x0fff) != b->vlan))
+		return XEVB_XDP_SRC_VLAN_MISMATCH;
+	return 0;
+}
+
 /* 0: the filters let the MEP through; else the slot that counts its drop. */
-static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi)
+static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi, const __u8 *data,
+					     const __u8 *data_end)
 {
 	__u32 flags = filter_flags;
-	__u32 key, *addr;
+	struct xevb_src_bind *b;
+	__u32 key;
 	__u8 *v;
 
 	if (flags & XEVB_FILTER_SRC_IP) {
@@ -122,9 +151,13 @@ static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi)
 	}
 	if (flags & XEVB_FILTER_SRC_BIND) {
 		key = pi->source_id;
-		addr = bpf_map_lookup_elem(&src_bind, &key);
-		if (addr && *addr && *addr != pi->saddr)
+		b = bpf_map_lookup_elem(&src_bind, &key);
+		if (!b || !b->addr)
+			return 0;
+		if (b->addr != pi->saddr)
 			return XEVB_XDP_SRC_MISMATCH;
+		if (b->flags)
+			return l2_refused(b, data, data_end);
 	}
 	return 0;
 }
@@ -374,7 +407,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 	nfr = res == XEVB_RES_SEGMENT ? pi.seg_offset == 0 : pi.n_frags;
 	count(res, len, nfr);
 
-	refused = source_refused(&pi);
+	refused = source_refused(&pi, data, data_end);
 	if (refused) {
 		count(refused, len, nfr);
 		return XDP_DROP;

@@ -28,11 +28,12 @@ struct xevb_loader_cfg {
 	const uint32_t *src_addrs;  /* filter, network order: NULL/0 allows all */
 	uint32_t n_src_addrs;
 	/*
-	 * NULL, or [XEVB_MAX_SOURCES]: the address (network order) each
-	 * source_id may come from, 0: any. A MEP of a bound id from another
-	 * address is dropped, counted src_addr_mismatch.
+	 * NULL, or [XEVB_MAX_SOURCES]: the address each source_id may come
+	 * from (addr 0: any), and the MAC and VLAN where known. A MEP of a
+	 * bound id from another address is dropped, counted src_addr_mismatch;
+	 * from another MAC src_mac_mismatch, another VLAN src_vlan_mismatch.
 	 */
-	const uint32_t *src_bind;
+	const struct xevb_src_bind *src_bind;
 	/*
 	 * Consecutive linear MEPs carry their parse result in the XDP metadata
 	 * (xdp_meta.h).

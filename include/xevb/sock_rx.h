@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <xevb/mep_parse.h>
+#include <xevb/xdp_stats.h>
 
 #define XEVB_SOCK_BATCH 64
 /*
@@ -58,11 +59,12 @@ struct xevb_sock {
 	uint64_t truncated;      /* datagrams longer than a frame */
 	/*
 	 * Set by the caller: the one address each source_id may come from
-	 * (--bind-src; [XEVB_MAX_SOURCES], network order, 0: unbound), for
-	 * datagrams no XDP program saw whole (IP-fragmented MEPs); NULL: none.
-	 * What it refuses is counted here as XDP counts src_addr_mismatch.
+	 * (--bind-src; [XEVB_MAX_SOURCES], addr 0: unbound), for datagrams no
+	 * XDP program saw whole (IP-fragmented MEPs); NULL: none. Judged by
+	 * address alone: a reassembled datagram has no one frame, so no MAC or
+	 * VLAN. What it refuses is counted here as XDP counts src_addr_mismatch.
 	 */
-	const uint32_t *src_bind;
+	const struct xevb_src_bind *src_bind;
 	uint64_t src_mismatch_packets, src_mismatch_bytes, src_mismatch_frags;
 	/*
 	 * Set by the caller: the addresses MEPs may come from (--allow-src,
@@ -121,7 +123,7 @@ static inline bool xevb_sock_src_refused(struct xevb_sock *s, int res, const str
 		s->src_unknown_frags += frags;
 		return true;
 	}
-	bound = s->src_bind ? s->src_bind[pi->source_id] : 0;
+	bound = s->src_bind ? s->src_bind[pi->source_id].addr : 0;
 	if (!bound || bound == pi->saddr)
 		return false;
 	s->src_mismatch_packets++;

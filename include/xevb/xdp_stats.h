@@ -24,6 +24,10 @@ enum xevb_xdp_slot {
 	XEVB_XDP_SHED_REF,
 	/* valid, its source_id bound to another address (src_bind): dropped */
 	XEVB_XDP_SRC_MISMATCH,
+	/* valid, from the bound address but another Ethernet source (src_bind): dropped */
+	XEVB_XDP_SRC_MAC_MISMATCH,
+	/* valid, bound address and MAC but another VLAN, or untagged (src_bind): dropped */
+	XEVB_XDP_SRC_VLAN_MISMATCH,
 	XEVB_XDP__SLOTS
 };
 
@@ -37,6 +41,22 @@ struct xevb_xdp_ctr {
 #define XEVB_FILTER_SRC_IP  0x1  /* only saddrs in src_ips */
 #define XEVB_FILTER_SRC_ID  0x2  /* only source_ids set in src_ids */
 #define XEVB_FILTER_SRC_BIND 0x4 /* a source_id bound in src_bind only from its address */
+
+/*
+ * The src_bind map's value: what the MEPs of one source_id must come with.
+ * The MAC and the VLAN are checked only when their flag is set (known).
+ */
+#define XEVB_BIND_MAC  0x1
+#define XEVB_BIND_VLAN 0x2
+#define XEVB_VLAN_ID_MAX 4094
+
+struct xevb_src_bind {
+	__u32 addr;      /* IPv4 source address, network order; 0: the id is not bound */
+	__u8  mac[6];    /* Ethernet source address (XEVB_BIND_MAC) */
+	__u16 vlan;      /* 802.1Q VLAN id, 1..XEVB_VLAN_ID_MAX (XEVB_BIND_VLAN), host order */
+	__u8  flags;     /* XEVB_BIND_* */
+	__u8  pad[3];
+};
 
 #define XEVB_XSKMAP_SIZE 64
 

@@ -6,6 +6,7 @@
  * names), --help within 35 options, and a run configuration's builder
  * settings arriving through the same table.
  */
+#include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <stdio.h>
@@ -110,8 +111,9 @@ Test(cli_table, options_store_their_values)
 	cr_assert(eq(u16, cfg.cc.ctl_port, 24000));
 	cr_assert(eq(u16, cfg.cc.id, 3));
 	cr_assert(cfg.have_bind);
-	cr_assert(not(eq(u32, cfg.bind_src[1], 0)));
-	cr_assert(eq(u32, cfg.bind_src[2], 0));
+	cr_assert(not(eq(u32, cfg.bind_src[1].addr, 0)));
+	cr_assert(eq(u8, cfg.bind_src[1].flags, 0));
+	cr_assert(eq(u32, cfg.bind_src[2].addr, 0));
 	cr_assert(eq(u32, cfg.n_allow, 1));
 	cr_assert(cfg.co.quiet && cfg.co.json);
 	cr_assert(eq(u64, cfg.co.duration_ns, 2500000000ull));
@@ -162,6 +164,45 @@ Test(cli_table, ranges_refused_naming_the_option_and_range)
 	refused(PARSE("--tune", "xdp-mode=fast"), "--tune xdp-mode: 'fast' is not one of native|generic|skb");
 	refused(PARSE("--allow-src", "198.18.1"), "--allow-src: '198.18.1' is not an IPv4 address");
 	refused(PARSE("--bind-src", "0-1"), "--bind-src: '0-1' is not IDS=ADDR");
+}
+
+/* --bind-src IDS=ADDR[,mac=MAC][,vlan=N]: what is given is bound, what is not stays unchecked. */
+Test(cli_table, bind_src_takes_mac_and_vlan)
+{
+	const uint8_t mac[6] = { 0x02, 0x00, 0x00, 0x00, 0xab, 0x01 };
+
+	cr_assert(eq(int, PARSE("--bind-src", "0-1=198.18.1.1,mac=02:00:00:00:AB:01,vlan=100",
+				"--bind-src", "2=198.18.1.2,vlan=4094", "--bind-src", "3=198.18.1.3,mac=02:00:00:00:ab:01"),
+		     -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.bind_src[1].addr, htonl(0xc6120101)));
+	cr_assert(eq(u8, cfg.bind_src[1].flags, XEVB_BIND_MAC | XEVB_BIND_VLAN));
+	cr_assert(eq(int, memcmp(cfg.bind_src[1].mac, mac, 6), 0));
+	cr_assert(eq(u16, cfg.bind_src[1].vlan, 100));
+	cr_assert(eq(u8, cfg.bind_src[2].flags, XEVB_BIND_VLAN));
+	cr_assert(eq(u16, cfg.bind_src[2].vlan, 4094));
+	cr_assert(eq(u8, cfg.bind_src[3].flags, XEVB_BIND_MAC));
+	cr_assert(eq(u32, cfg.bind_src[4].addr, 0));
+	/* The same binding twice is one binding; another for a bound id is a conflict. */
+	cr_assert(eq(int, PARSE("--bind-src", "0=198.18.1.1,vlan=7", "--bind-src", "0=198.18.1.1,vlan=7"), -1),
+		  "%s", errbuf);
+	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=7", "--bind-src", "0=198.18.1.1,vlan=8"),
+		"source_id 0 is bound twice");
+}
+
+Test(cli_table, bind_src_refuses_bad_mac_and_vlan)
+{
+	refused(PARSE("--bind-src", "0=198.18.1.1,mac=02:00:00:00:00"), "'mac=02:00:00:00:00' is not the source's "
+		"Ethernet address: expected a unicast MAC such as mac=02:00:00:00:00:01");
+	refused(PARSE("--bind-src", "0=198.18.1.1,mac=01:00:5e:00:00:01"), "is not the source's Ethernet address");
+	refused(PARSE("--bind-src", "0=198.18.1.1,mac=ff:ff:ff:ff:ff:ff"), "is not the source's Ethernet address");
+	refused(PARSE("--bind-src", "0=198.18.1.1,mac=00:00:00:00:00:00"), "is not the source's Ethernet address");
+	refused(PARSE("--bind-src", "0=198.18.1.1,mac= 2:00:00:00:00:01"), "is not the source's Ethernet address");
+	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=0"), "--bind-src: '0' is not a number in 1..4094");
+	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=4095"), "--bind-src: '4095' is not a number in 1..4094");
+	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=1,vlan=2"), "'vlan=2': after the address come mac=MAC "
+		"and vlan=N, each at most once");
+	refused(PARSE("--bind-src", "0=198.18.1.1,port=5"), "'port=5': after the address come");
+	refused(PARSE("--bind-src", "0=198.18.1.1,"), "is not IDS=ADDR[,mac=MAC][,vlan=N]");
 }
 
 Test(cli_table, tune_refuses_what_is_no_key)

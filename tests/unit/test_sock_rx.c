@@ -169,11 +169,12 @@ Test(sock_rx, datagrams_within_a_frame_leave_big_buffers_alone)
  * --bind-src on reassembled datagrams (xevb_sock_src_refused): a MEP of a
  * bound source_id from another address is refused and counted as XDP
  * counts src_addr_mismatch; from its address, of an unbound id, or not a
- * MEP, it passes; without a table nothing is judged.
+ * MEP, it passes; without a table nothing is judged. A reassembled
+ * datagram has no one frame: a bound MAC and VLAN are not judged here.
  */
 Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 {
-	static uint32_t bind[XEVB_MAX_SOURCES];
+	static struct xevb_src_bind bind[XEVB_MAX_SOURCES];
 	static uint8_t frame[2048];
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
 	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
@@ -190,7 +191,8 @@ Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 		{ 1, good, false }, { 1, spoof, true }, { 2, spoof, false }, { 1, spoof, true },
 	};
 
-	bind[1] = good;
+	bind[1] = (struct xevb_src_bind){ .addr = good, .mac = { 2, 0, 0, 0, 0, 9 }, .vlan = 100,
+					     .flags = XEVB_BIND_MAC | XEVB_BIND_VLAN };
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		p.source_id = cases[i].source_id;
 		p.saddr = cases[i].saddr;

@@ -44,36 +44,85 @@ static bool parse_allow_src(const struct xevb_cfg_opt *o, void *cfg, const char 
 }
 
 /*
- * --bind-src IDS=ADDR into bind[source_id]: the one address those ids may
- * come from (a run configuration names each source process's).
+ * The ",mac=MAC" and ",vlan=N" that may follow --bind-src's address (in
+ * opts, cut in place) into b: what is not given is not checked.
+ */
+static bool parse_bind_l2(const char *label, const char *arg, char *opts, struct xevb_src_bind *b)
+{
+	char *save = NULL;
+	uint32_t vlan;
+
+	if (!*opts || strstr(opts, ",,") || opts[strlen(opts) - 1] == ',') {
+		xevb_err("--%s: '%s' is not IDS=ADDR[,mac=MAC][,vlan=N]: an empty item", label, arg);
+		return false;
+	}
+	for (char *kv = strtok_r(opts, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
+		if (!strncmp(kv, "mac=", 4) && !(b->flags & XEVB_BIND_MAC)) {
+			if (!xevb_mac_parse(kv + 4, b->mac)) {
+				xevb_err("--%s %s: '%s' is not the source's Ethernet address: expected a unicast "
+					 "MAC such as mac=02:00:00:00:00:01", label, arg, kv);
+				return false;
+			}
+			b->flags |= XEVB_BIND_MAC;
+		} else if (!strncmp(kv, "vlan=", 5) && !(b->flags & XEVB_BIND_VLAN)) {
+			if (!xevb_parse_u32(label, kv + 5, 1, XEVB_VLAN_ID_MAX, &vlan))
+				return false;
+			b->vlan = (uint16_t)vlan;
+			b->flags |= XEVB_BIND_VLAN;
+		} else {
+			xevb_err("--%s %s: '%s': after the address come mac=MAC and vlan=N, each at most once",
+				 label, arg, kv);
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * --bind-src IDS=ADDR[,mac=MAC][,vlan=N] into bind[source_id]: the one
+ * address those ids may come from (a run configuration names each source
+ * process's), and where known the Ethernet address and VLAN id they
+ * arrive with.
  */
 static bool parse_bind_src(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
 {
 	static uint16_t list[XEVB_MAX_SOURCES];
-	uint32_t *bind = ((struct build_cfg *)cfg)->bind_src;
+	struct xevb_src_bind *bind = ((struct build_cfg *)cfg)->bind_src, b = { 0 };
 	const char *eq = strchr(arg, '=');
-	char ids[256];
+	char ids[256], val[128], *comma;
 	struct in_addr a;
 	int n;
 
 	(void)o;
-	if (!eq || (size_t)(eq - arg) >= sizeof(ids) || inet_pton(AF_INET, eq + 1, &a) != 1 || !a.s_addr) {
-		xevb_err("--%s: '%s' is not IDS=ADDR, such as 0-7=198.18.1.1", label, arg);
+	if (!eq || (size_t)(eq - arg) >= sizeof(ids) || strlen(eq + 1) >= sizeof(val)) {
+		xevb_err("--%s: '%s' is not IDS=ADDR[,mac=MAC][,vlan=N], such as 0-7=198.18.1.1", label, arg);
 		return false;
 	}
+	strcpy(val, eq + 1);
+	comma = strchr(val, ',');
+	if (comma)
+		*comma = 0;
+	if (inet_pton(AF_INET, val, &a) != 1 || !a.s_addr) {
+		xevb_err("--%s: '%s' is not IDS=ADDR[,mac=MAC][,vlan=N], such as 0-7=198.18.1.1", label, arg);
+		return false;
+	}
+	b.addr = a.s_addr;
+	if (comma && !parse_bind_l2(label, arg, comma + 1, &b))
+		return false;
 	memcpy(ids, arg, (size_t)(eq - arg));
 	ids[eq - arg] = 0;
 	n = xevb_parse_id_list(label, ids, list, XEVB_MAX_SOURCES);
 	if (n < 0)
 		return false;
 	for (int i = 0; i < n; i++) {
-		if (list[i] > XEVB_MAX_SOURCE_ID || (bind[list[i]] && bind[list[i]] != a.s_addr)) {
-			xevb_err("--%s %s: source_id %u is %s: each id has one address, up to id %d", label, arg,
+		if (list[i] > XEVB_MAX_SOURCE_ID ||
+		    (bind[list[i]].addr && memcmp(&bind[list[i]], &b, sizeof(b)))) {
+			xevb_err("--%s %s: source_id %u is %s: each id has one binding, up to id %d", label, arg,
 				 list[i], list[i] > XEVB_MAX_SOURCE_ID ? "out of range" : "bound twice",
 				 XEVB_MAX_SOURCE_ID);
 			return false;
 		}
-		bind[list[i]] = a.s_addr;
+		bind[list[i]] = b;
 	}
 	return true;
 }
@@ -143,10 +192,12 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "allow-src", 0, XEVB_T_FUNC, "ADDR", .section = S_SEC, .parse = parse_allow_src,
 	  .help = "XDP drops MEPs from IPv4 sources not given here (IP-fragmented ones: the builder, after reassembly; "
 		  "repeatable)" },
-	{ "bind-src", 0, XEVB_T_FUNC, "IDS=ADDR", 0, F(have_bind), .section = S_SEC, .parse = parse_bind_src,
-	  .flags = XEVB_F_GIVEN,
-	  .help = "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch (IP-fragmented "
-		  "ones: the builder, after reassembly; repeatable; a run configuration gives one per source)" },
+	{ "bind-src", 0, XEVB_T_FUNC, "IDS=ADDR[,mac=MAC][,vlan=N]", 0, F(have_bind), .section = S_SEC,
+	  .parse = parse_bind_src, .flags = XEVB_F_GIVEN,
+	  .help = "XDP drops MEPs of source_ids IDS not from ADDR, counted src_addr_mismatch; with mac= from "
+		  "another Ethernet source, src_mac_mismatch; with vlan= in another VLAN or untagged, "
+		  "src_vlan_mismatch (IP-fragmented ones: the builder, after reassembly, by ADDR alone; "
+		  "repeatable; a run configuration gives one per source)" },
 	{ "user", 0, XEVB_T_STR, "NAME", F(user), .section = S_SEC,
 	  .help = "after set-up, run as NAME with no capability, a root helper detaches at exit (default nobody)" },
 	{ "keep-privileges", 0, XEVB_T_FLAG, NULL, F(keep_privs), .section = S_SEC,

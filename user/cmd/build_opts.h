@@ -11,6 +11,7 @@
 #include <xevb/cli.h>
 #include <xevb/output.h>
 #include <xevb/wire.h>
+#include <xevb/xdp_stats.h>
 #include <xevb/xsk_rx.h>
 #include "build_ctl.h"
 #include "build_workers.h"
@@ -51,7 +52,7 @@ struct build_cfg {
 	bool xdp_filter, force, keep_privs;
 	uint32_t allow_src[BUILD_MAX_ALLOW_SRC];   /* network order */
 	uint32_t n_allow;
-	uint32_t bind_src[XEVB_MAX_SOURCES];       /* by source_id, network order; 0: any */
+	struct xevb_src_bind bind_src[XEVB_MAX_SOURCES];  /* by source_id; addr 0: any */
 	bool have_bind;
 	const char *user;
 	/* Tuning keys */

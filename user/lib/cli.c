@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
+#include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
 #include <stdarg.h>
@@ -281,6 +282,28 @@ bad:
 bad2:
 	xevb_err("--%s: '%s' is not a list of ids such as 0-125 or 1,4,9-12", opt, s);
 	return -1;
+}
+
+bool xevb_mac_parse(const char *s, uint8_t mac[6])
+{
+	if (strlen(s) != 17)
+		return false;
+	for (int i = 0; i < 6; i++) {
+		const char *p = s + 3 * i;
+		char hex[3] = { p[0], p[1], 0 };
+
+		if (!isxdigit((unsigned char)p[0]) || !isxdigit((unsigned char)p[1]) || (i < 5 && p[2] != ':'))
+			return false;
+		mac[i] = (uint8_t)strtoul(hex, NULL, 16);
+	}
+	/* The group bit: no frame comes from a multicast or broadcast address. */
+	return !(mac[0] & 1) && (mac[0] | mac[1] | mac[2] | mac[3] | mac[4] | mac[5]);
+}
+
+const char *xevb_mac_str(const uint8_t mac[6], char *buf)
+{
+	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
+	return buf;
 }
 
 bool xevb_parse_si(const char *opt, const char *s, double *out)

@@ -208,7 +208,7 @@ static int fill_filters(struct xevb_loader *l, const struct xevb_loader_cfg *cfg
 		flags |= XEVB_FILTER_SRC_IP;
 	}
 	for (key = 0; cfg->src_bind && key < XEVB_MAX_SOURCES; key++) {
-		if (!cfg->src_bind[key])
+		if (!cfg->src_bind[key].addr)
 			continue;
 		if (bpf_map_update_elem(bind_fd, &key, &cfg->src_bind[key], 0))
 			return -errno;

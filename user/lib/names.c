@@ -37,6 +37,8 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_XDP_SHED] = "shed",
 	[XEVB_XDP_SHED_REF] = "shed_ref_source",
 	[XEVB_XDP_SRC_MISMATCH] = "src_addr_mismatch",
+	[XEVB_XDP_SRC_MAC_MISMATCH] = "src_mac_mismatch",
+	[XEVB_XDP_SRC_VLAN_MISMATCH] = "src_vlan_mismatch",
 };
 
 const char *xevb_slot_name(unsigned int slot)
