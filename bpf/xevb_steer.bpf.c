@@ -106,32 +106,34 @@ static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
 
 /*
  * The frame's Ethernet source and 802.1Q VLAN id against those bound to
- * its source_id (b), read only when the binding knows them. A bound VLAN
- * refuses an untagged frame: the tag is what puts the source in it.
+ * its source_id (mac, vlan, flags: a struct xevb_src_bind's), read only
+ * when the binding knows them. A bound VLAN refuses an untagged frame:
+ * the tag is what puts the source in it. A global function, verified once
+ * on its own: inlined, its branches would multiply the states of both
+ * copies of steer() after the record loop.
  */
-static __always_inline __u32 l2_refused(const struct xevb_src_bind *b, const __u8 *data, const __u8 *data_end)
+__noinline __u32 xevb_l2_refused(struct xdp_md *ctx, __u64 mac, __u32 vlan, __u32 flags)
 {
-	__u32 mac_hi;
-	__u16 mac_lo;
+	const __u8 *data = (const __u8 *)(long)ctx->data;
+	const __u8 *data_end = (const __u8 *)(long)ctx->data_end;
+	__u64 frame_mac = 0;
 
 	/* A MEP's frame holds Ethernet and IPv4 headers: this only informs the verifier. */
 	if (data + XEVB_ETH_HLEN + XEVB_VLAN_HLEN > data_end)
 		return XEVB_XDP_SRC_MAC_MISMATCH;
-	if (b->flags & XEVB_BIND_MAC) {
-		__builtin_memcpy(&mac_hi, b->mac, sizeof(mac_hi));
-		__builtin_memcpy(&mac_lo, b->mac + 4, sizeof(mac_lo));
-		if (*(const __u32 *)(data + 6) != mac_hi || *(const __u16 *)(data + 10) != mac_lo)
+	if (flags & XEVB_BIND_MAC) {
+		__builtin_memcpy(&frame_mac, data + 6, 6);
+		if (frame_mac != mac)
 			return XEVB_XDP_SRC_MAC_MISMATCH;
 	}
-	if ((b->flags & XEVB_BIND_VLAN) &&
-	    (xevb_ld16(data + 12) != XEVB_ETH_P_8021Q || (xevb_ld16(data + 14) & 0x0fff) != b->vlan))
+	if ((flags & XEVB_BIND_VLAN) &&
+	    (xevb_ld16(data + 12) != XEVB_ETH_P_8021Q || (xevb_ld16(data + 14) & 0x0fff) != vlan))
 		return XEVB_XDP_SRC_VLAN_MISMATCH;
 	return 0;
 }
 
 /* 0: the filters let the MEP through; else the slot that counts its drop. */
-static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi, const __u8 *data,
-					     const __u8 *data_end)
+static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi, struct xdp_md *ctx)
 {
 	__u32 flags = filter_flags;
 	struct xevb_src_bind *b;
@@ -156,8 +158,12 @@ static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi, cons
 			return 0;
 		if (b->addr != pi->saddr)
 			return XEVB_XDP_SRC_MISMATCH;
-		if (b->flags)
-			return l2_refused(b, data, data_end);
+		if (b->flags) {
+			__u64 mac = 0;
+
+			__builtin_memcpy(&mac, b->mac, sizeof(b->mac));
+			return xevb_l2_refused(ctx, mac, b->vlan, b->flags);
+		}
 	}
 	return 0;
 }
@@ -407,7 +413,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 	nfr = res == XEVB_RES_SEGMENT ? pi.seg_offset == 0 : pi.n_frags;
 	count(res, len, nfr);
 
-	refused = source_refused(&pi, data, data_end);
+	refused = source_refused(&pi, ctx);
 	if (refused) {
 		count(refused, len, nfr);
 		return XDP_DROP;

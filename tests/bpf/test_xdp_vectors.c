@@ -370,9 +370,14 @@ Test(xdp_vectors, filter_by_source_ip)
 	expect_mep_passed(allowed_v, "both filters, id 7 set");
 }
 
+static void bind_l2(uint32_t id, const struct xevb_src_bind *b)
+{
+	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_bind), &id, b, 0), 0));
+}
+
 static void bind_id(uint32_t id, uint32_t saddr_be)
 {
-	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_bind), &id, &saddr_be, 0), 0));
+	bind_l2(id, &(struct xevb_src_bind){ .addr = saddr_be });
 }
 
 /*
@@ -426,6 +431,100 @@ Test(xdp_vectors, filter_source_id_bound_to_address)
 	expect_mep_passed(&moved, "id known, its own address");
 	set_filter(0);
 	expect_mep_passed(v7, "filter off again");
+}
+
+/* A copy of vector v in buf (room for 4 more bytes), to change its Ethernet header. */
+static struct vector l2_copy(const struct vector *v, uint8_t *buf, size_t room)
+{
+	struct vector c = *v;
+
+	cr_assert(le(sz, v->len + XEVB_VLAN_HLEN, room));
+	memcpy(buf, v->frame, v->len);
+	c.frame = buf;
+	return c;
+}
+
+/*
+ * A source_id bound to its address, MAC and VLAN (raw_vlan's, tagged VLAN
+ * 100, from 02:00:00:00:00:01): its MEPs
+ * pass only with all three; from another MAC they are src_mac_mismatch,
+ * from another VLAN or untagged src_vlan_mismatch, each counted once in
+ * its one slot. What is not bound is not checked; unbound ids pass.
+ */
+Test(xdp_vectors, filter_source_id_bound_to_mac_and_vlan)
+{
+	const struct vector *vt = vec("raw_vlan");
+	const uint32_t stranger = htonl(0xC612004D);   /* 198.18.0.77 */
+	const int mac_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MAC_MISMATCH };
+	const int vlan_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_VLAN_MISMATCH };
+	const int addr_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MISMATCH };
+	uint8_t b_mac[512], b_vid[512], b_pcp[512], b_untag[512], b_addr[512];
+	struct vector other_mac = l2_copy(vt, b_mac, sizeof(b_mac)), other_vid = l2_copy(vt, b_vid, sizeof(b_vid));
+	struct vector pcp = l2_copy(vt, b_pcp, sizeof(b_pcp)), untagged = l2_copy(vt, b_untag, sizeof(b_untag));
+	struct vector other_addr = l2_copy(vt, b_addr, sizeof(b_addr));
+	struct xevb_src_bind b = { .flags = XEVB_BIND_MAC | XEVB_BIND_VLAN, .vlan = 100 };
+	uint16_t id, oid;
+	uint32_t ip;
+	unsigned unbound = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	source_of(vt, &id, &b.addr);
+	cr_assert(eq(u16, xevb_ld16(vt->frame + 12), XEVB_ETH_P_8021Q));
+	cr_assert(eq(u16, xevb_ld16(vt->frame + 14) & 0x0fff, 100));
+	memcpy(b.mac, vt->frame + 6, 6);
+	other_mac.frame[11] ^= 0x10;
+	xevb_st16(other_vid.frame + 14, 101);
+	xevb_st16(pcp.frame + 14, 5u << 13 | 100);     /* priority 5: the VLAN id is the low 12 bits */
+	memmove(untagged.frame + 12, vt->frame + 16, vt->len - 16);
+	untagged.len -= XEVB_VLAN_HLEN;
+	memcpy(other_addr.frame + XEVB_ETH_HLEN + XEVB_VLAN_HLEN + 12, &stranger, 4);
+	source_of(&untagged, &oid, &ip);
+	cr_assert(eq(u16, oid, id));
+
+	bind_l2(id, &b);
+	set_filter(XEVB_FILTER_SRC_BIND);
+	expect_mep_passed(vt, "its address, MAC and VLAN");
+	expect_mep_passed(&pcp, "its VLAN with a priority");
+	expect(&other_mac, XDP_DROP, mac_bad, 2, vt->n_frags, "another MAC");
+	expect(&other_vid, XDP_DROP, vlan_bad, 2, vt->n_frags, "VLAN 101");
+	expect(&untagged, XDP_DROP, vlan_bad, 2, vt->n_frags, "untagged, a VLAN bound");
+	/* The address is judged first: a stranger with the right MAC is src_addr_mismatch. */
+	expect(&other_addr, XDP_DROP, addr_bad, 2, vt->n_frags, "another address");
+	/* Another MAC and another VLAN: one drop, counted once, under the MAC. */
+	xevb_st16(other_mac.frame + 14, 101);
+	expect(&other_mac, XDP_DROP, mac_bad, 2, vt->n_frags, "another MAC and VLAN");
+	xevb_st16(other_mac.frame + 14, 100);
+
+	/* The MAC alone bound: any VLAN or none passes. */
+	b.flags = XEVB_BIND_MAC;
+	bind_l2(id, &b);
+	expect_mep_passed(&untagged, "MAC bound, untagged");
+	expect_mep_passed(&other_vid, "MAC bound, another VLAN");
+	expect(&other_mac, XDP_DROP, mac_bad, 2, vt->n_frags, "MAC bound, another MAC");
+
+	/* The VLAN alone bound: any MAC passes. */
+	b.flags = XEVB_BIND_VLAN;
+	bind_l2(id, &b);
+	expect_mep_passed(&other_mac, "VLAN bound, another MAC");
+	expect(&untagged, XDP_DROP, vlan_bad, 2, vt->n_frags, "VLAN bound, untagged");
+
+	/* Unbound ids are not judged, whatever their MAC or VLAN. */
+	b.flags = XEVB_BIND_MAC | XEVB_BIND_VLAN;
+	bind_l2(id, &b);
+	for (size_t i = 0; i < nvecs; i++) {
+		if (!linear_mep(&vecs[i]))
+			continue;
+		source_of(&vecs[i], &oid, &ip);
+		if (oid != id) {
+			expect_mep_passed(&vecs[i], "unbound id");
+			unbound++;
+		}
+	}
+	cr_assert(gt(uint, unbound, 5));
+	/* Without the flag the bindings rest. */
+	set_filter(0);
+	expect_mep_passed(&other_mac, "filter off");
+	expect_mep_passed(&untagged, "filter off, untagged");
 }
 
 Test(xdp_vectors, empty_filter_allows_all)
