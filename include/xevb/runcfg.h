@@ -54,7 +54,14 @@ struct xevb_runcfg_sec {
 	uint16_t ctl_port;          /* control port (host order); 0: the role's default */
 	uint16_t data_port;         /* farm node: TCP port the builders connect to */
 	uint16_t first_id, n_ids;   /* source process: its source ids */
-	unsigned addr_line, port_line, ids_line;
+	/*
+	 * Source process, where known: the Ethernet address and 802.1Q VLAN
+	 * id its MEPs arrive with (a builder binds its ids to them too).
+	 * Given when its line is not 0; a VLAN may be every source's default.
+	 */
+	uint8_t mac[6];
+	uint16_t vlan;
+	unsigned addr_line, port_line, ids_line, mac_line, vlan_line;
 	struct xevb_runcfg_opt opt[XEVB_RUNCFG_MAX_OPTS];
 	uint32_t n_opt;
 };

@@ -180,6 +180,61 @@ Test(runcfg, bad_files_name_file_line_key)
 	bad(HEAD B1 "udp = yes\n", 5, "[builder 1] udp:", "not true or false");
 }
 
+/*
+ * A source's mac and vlan bind its ids to them too: a [source] default
+ * VLAN applies where a source gives none; what is not given is not bound.
+ */
+Test(runcfg, source_mac_and_vlan_bound_for_the_builder)
+{
+	char err[512], line[2048];
+	char *argv[128];
+	struct xevb_runcfg *c = load(HEAD B1 "[source]\nvlan = 100\n"
+				     "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\nmac = 02:00:00:00:0A:01\n"
+				     "[source 1]\naddress = 198.18.1.2\nsource_ids = 4-5\nvlan = 200\n"
+				     "[source 2]\naddress = 198.18.1.3\nsource_ids = 6\nmac = 02:00:00:00:0a:03\n"
+				     "vlan = 4094\n", err, sizeof(err));
+	int n;
+
+	cr_assert_not_null(c, "%s", err);
+	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, argv, 128, err, sizeof(err));
+	joined(argv, n, line, sizeof(line));
+	cr_assert_not_null(strstr(line, "--bind-src 0-3=198.18.1.1,mac=02:00:00:00:0a:01,vlan=100 "
+				   "--bind-src 4-5=198.18.1.2,vlan=200 "
+				   "--bind-src 6-6=198.18.1.3,mac=02:00:00:00:0a:03,vlan=4094"), "%s", line);
+	/* The source itself is not told: it sends from its host, as it always did. */
+	n = xevb_runcfg_args(c, XEVB_RC_SOURCE, 0, argv, 128, err, sizeof(err));
+	joined(argv, n, line, sizeof(line));
+	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --ctl-port 23903 --source-ids 0-3"));
+	xevb_runcfg_free(c);
+
+	c = load(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n", err, sizeof(err));
+	cr_assert_not_null(c, "%s", err);
+	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, argv, 128, err, sizeof(err));
+	joined(argv, n, line, sizeof(line));
+	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --id 1 --ctl-port 23902 --sources 0-3 "
+		     "--bind-src 0-3=198.18.1.1"));
+	xevb_runcfg_free(c);
+}
+
+#define S0 "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n"   /* lines 5-7 */
+
+Test(runcfg, bad_source_mac_and_vlan_named)
+{
+	bad(HEAD B1 S0 "mac = 02:00:00:00:00\n", 8, "[source 0] mac:",
+	    "'02:00:00:00:00' is not the source host's Ethernet address: expected a unicast MAC");
+	bad(HEAD B1 S0 "mac = 01:00:5e:00:00:01\n", 8, "[source 0] mac:", "unicast MAC");
+	bad(HEAD B1 S0 "mac = 00:00:00:00:00:00\n", 8, "[source 0] mac:", "unicast MAC");
+	bad(HEAD B1 S0 "mac = 02:00:00:00:00:01\nmac = 02:00:00:00:00:02\n", 9, "[source 0] mac:",
+	    "given twice (first on line 8)");
+	bad(HEAD B1 S0 "vlan = 0\n", 8, "[source 0] vlan:", "'0' is not a VLAN id: expected the 802.1Q id");
+	bad(HEAD B1 S0 "vlan = 4095\n", 8, "[source 0] vlan:", "1..4094");
+	bad(HEAD B1 S0 "vlan = 10x\n", 8, "[source 0] vlan:", "not a VLAN id");
+	bad(HEAD B1 S0 "vlan = -1\n", 8, "[source 0] vlan:", "not a VLAN id");
+	bad(HEAD B1 "[source]\nmac = 02:00:00:00:00:01\n", 6, "[source] mac:", "its own Ethernet address");
+	bad(HEAD B1 "[builder 2]\naddress = 198.18.2.2\nvlan = 5\n", 7, "[builder 2] vlan:", "unknown key");
+	bad(HEAD B1 S0 "macc = 1\n", 8, "[source 0] macc:", "address, ctl_port, source_ids, mac, vlan");
+}
+
 Test(runcfg, missing_file)
 {
 	char err[256];

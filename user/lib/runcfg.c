@@ -16,6 +16,7 @@
 #include <string.h>
 #include <xevb/cli.h>
 #include <xevb/runcfg.h>
+#include <xevb/xdp_stats.h>
 
 enum kind { K_RUN = 1, K_DFM = 2, K_BUILDER = 4, K_SOURCE = 8, K_SINK = 16 };
 enum vtype { V_UINT, V_POW2, V_REAL, V_WORD, V_FLAG, V_TEXT };
@@ -81,7 +82,7 @@ static const char *structural_keys(enum kind k)
 	switch (k) {
 	case K_DFM: return "address";
 	case K_BUILDER: return "address, ctl_port";
-	case K_SOURCE: return "address, ctl_port, source_ids";
+	case K_SOURCE: return "address, ctl_port, source_ids, mac, vlan";
 	case K_SINK: return "address, port, ctl_port";
 	default: return "";
 	}
@@ -244,7 +245,40 @@ static bool parse_port(const char *v, uint16_t *port)
 	return true;
 }
 
-/* address, ctl_port, port, source_ids: the keys that describe the peer itself. */
+/*
+ * A source process's mac and vlan (where known): what a builder binds its
+ * ids to beside the address. Every source has its own MAC; a VLAN may be
+ * every source's ([source]).
+ */
+static bool source_l2(struct parse *p, const char *sname, const char *key, const char *v, bool is_default)
+{
+	struct xevb_runcfg_sec *s = p->sec;
+	unsigned *line = key[0] == 'm' ? &s->mac_line : &s->vlan_line;
+	char *end;
+	unsigned long u;
+
+	if (*line) {
+		fail(p, sname, key, "given twice (first on line %u)", *line);
+	} else if (key[0] == 'm') {
+		if (is_default)
+			fail(p, sname, key, "every source process has its own Ethernet address: give it in [source N]");
+		else if (!xevb_mac_parse(v, s->mac))
+			fail(p, sname, key, "'%s' is not the source host's Ethernet address: expected a unicast MAC "
+			     "such as 02:00:00:00:00:01 (ip link show names it)", v);
+	} else {
+		errno = 0;
+		u = strtoul(v, &end, 10);
+		if (!*v || *end || errno || *v == '-' || *v == '+' || u < 1 || u > XEVB_VLAN_ID_MAX)
+			fail(p, sname, key, "'%s' is not a VLAN id: expected the 802.1Q id the source's MEPs "
+			     "arrive tagged with, 1..%d", v, XEVB_VLAN_ID_MAX);
+		else
+			s->vlan = (uint16_t)u;
+	}
+	*line = p->line;
+	return true;
+}
+
+/* address, ctl_port, port, source_ids, mac, vlan: the keys that describe the peer itself. */
 static bool structural(struct parse *p, const char *sname, const char *key, const char *v)
 {
 	struct xevb_runcfg_sec *s = p->sec;
@@ -301,6 +335,8 @@ static bool structural(struct parse *p, const char *sname, const char *key, cons
 		s->ids_line = p->line;
 		return true;
 	}
+	if ((!strcmp(key, "mac") || !strcmp(key, "vlan")) && p->kind == K_SOURCE)
+		return source_l2(p, sname, key, v, is_default);
 	return false;
 }
 
@@ -697,19 +733,28 @@ static void all_source_ids(struct argv_out *o, const struct xevb_runcfg *c)
 	arg(o, "%s", list);
 }
 
-/* Each source process's ids bound to its address, for the builder's XDP filter. */
+/*
+ * Each source process's ids bound to its address, and its MAC and VLAN
+ * where the file gives them, for the builder's XDP filter.
+ */
 static void bind_source_ids(struct argv_out *o, const struct xevb_runcfg *c)
 {
-	char ip[INET_ADDRSTRLEN];
+	char ip[INET_ADDRSTRLEN], mac[24] = "", mac_s[18], vlan[16];
 
 	for (uint32_t i = 0; i < c->n_sources; i++) {
 		const struct xevb_runcfg_sec *s = &c->source[i];
+		const struct xevb_runcfg_sec *vs = s->vlan_line ? s : &c->def_source;
 
 		if (!s->addr)
 			continue;
 		inet_ntop(AF_INET, &s->addr, ip, sizeof(ip));
+		mac[0] = vlan[0] = 0;
+		if (s->mac_line)
+			snprintf(mac, sizeof(mac), ",mac=%s", xevb_mac_str(s->mac, mac_s));
+		if (vs->vlan_line)
+			snprintf(vlan, sizeof(vlan), ",vlan=%u", vs->vlan);
 		arg(o, "--bind-src");
-		arg(o, "%u-%u=%s", s->first_id, s->first_id + s->n_ids - 1, ip);
+		arg(o, "%u-%u=%s%s%s", s->first_id, s->first_id + s->n_ids - 1, ip, mac, vlan);
 	}
 }
 
