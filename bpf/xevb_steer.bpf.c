@@ -106,34 +106,38 @@ static __always_inline void count(__u32 slot, __u32 bytes, __u32 frags)
 
 /*
  * The frame's Ethernet source and 802.1Q VLAN id against those bound to
- * its source_id (mac, vlan, flags: a struct xevb_src_bind's), read only
- * when the binding knows them. A bound VLAN refuses an untagged frame:
- * the tag is what puts the source in it. A global function, verified once
- * on its own: inlined, its branches would multiply the states of both
- * copies of steer() after the record loop.
+ * its source_id (b), read only when the binding knows them. A bound VLAN
+ * refuses an untagged frame: the tag is what puts the source in it.
  */
-__noinline __u32 xevb_l2_refused(struct xdp_md *ctx, __u64 mac, __u32 vlan, __u32 flags)
+static __always_inline __u32 l2_refused(const struct xevb_src_bind *b, struct xdp_md *ctx)
 {
 	const __u8 *data = (const __u8 *)(long)ctx->data;
 	const __u8 *data_end = (const __u8 *)(long)ctx->data_end;
-	__u64 frame_mac = 0;
+	__u64 frame_mac = 0, mac = 0;
 
 	/* A MEP's frame holds Ethernet and IPv4 headers: this only informs the verifier. */
 	if (data + XEVB_ETH_HLEN + XEVB_VLAN_HLEN > data_end)
 		return XEVB_XDP_SRC_MAC_MISMATCH;
-	if (flags & XEVB_BIND_MAC) {
+	if (b->flags & XEVB_BIND_MAC) {
 		__builtin_memcpy(&frame_mac, data + 6, 6);
+		__builtin_memcpy(&mac, b->mac, 6);
 		if (frame_mac != mac)
 			return XEVB_XDP_SRC_MAC_MISMATCH;
 	}
-	if ((flags & XEVB_BIND_VLAN) &&
-	    (xevb_ld16(data + 12) != XEVB_ETH_P_8021Q || (xevb_ld16(data + 14) & 0x0fff) != vlan))
+	if ((b->flags & XEVB_BIND_VLAN) &&
+	    (xevb_ld16(data + 12) != XEVB_ETH_P_8021Q || (xevb_ld16(data + 14) & 0x0fff) != b->vlan))
 		return XEVB_XDP_SRC_VLAN_MISMATCH;
 	return 0;
 }
 
-/* 0: the filters let the MEP through; else the slot that counts its drop. */
-static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi, struct xdp_md *ctx)
+/*
+ * 0: the filters let the MEP (its saddr, source_id) through; else the slot
+ * that counts its drop. A global function, verified once on its own: its
+ * branches, inlined, would multiply the verifier's states of both copies
+ * of steer() after the record loop (the copy with meta is near the limit).
+ * Called only when a filter is set.
+ */
+__noinline __u32 xevb_source_refused(struct xdp_md *ctx, __u32 saddr, __u32 source_id)
 {
 	__u32 flags = filter_flags;
 	struct xevb_src_bind *b;
@@ -141,29 +145,25 @@ static __always_inline __u32 source_refused(const struct xevb_pkt_info *pi, stru
 	__u8 *v;
 
 	if (flags & XEVB_FILTER_SRC_IP) {
-		key = pi->saddr;
+		key = saddr;
 		if (!bpf_map_lookup_elem(&src_ips, &key))
 			return XEVB_XDP_UNKNOWN_SRC;
 	}
 	if (flags & XEVB_FILTER_SRC_ID) {
-		key = pi->source_id;
+		key = source_id;
 		v = bpf_map_lookup_elem(&src_ids, &key);
 		if (!v || !*v)
 			return XEVB_XDP_UNKNOWN_SRC;
 	}
 	if (flags & XEVB_FILTER_SRC_BIND) {
-		key = pi->source_id;
+		key = source_id;
 		b = bpf_map_lookup_elem(&src_bind, &key);
 		if (!b || !b->addr)
 			return 0;
-		if (b->addr != pi->saddr)
+		if (b->addr != saddr)
 			return XEVB_XDP_SRC_MISMATCH;
-		if (b->flags) {
-			__u64 mac = 0;
-
-			__builtin_memcpy(&mac, b->mac, sizeof(b->mac));
-			return xevb_l2_refused(ctx, mac, b->vlan, b->flags);
-		}
+		if (b->flags)
+			return l2_refused(b, ctx);
 	}
 	return 0;
 }
@@ -413,7 +413,7 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 	nfr = res == XEVB_RES_SEGMENT ? pi.seg_offset == 0 : pi.n_frags;
 	count(res, len, nfr);
 
-	refused = source_refused(&pi, ctx);
+	refused = filter_flags ? xevb_source_refused(ctx, pi.saddr, pi.source_id) : 0;
 	if (refused) {
 		count(refused, len, nfr);
 		return XDP_DROP;

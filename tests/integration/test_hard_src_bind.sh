@@ -7,11 +7,14 @@
 # to its ids. While 10000 good events flow, source host 1 (an allowed
 # address) also sends MEPs for source_ids 0-1, another process's ids, far
 # ahead: 20 MEPs, 100 fragments. Each is dropped in XDP and counted
-# src_addr_mismatch; the builder never sees one, every good event is
-# complete and nothing is dropped.
+# src_addr_mismatch. Each binding names its host's MAC too (,mac=): source
+# host 1 also sends MEPs for source_id 0 from source host 0's address
+# (spoofing the IP only, a raw IP_HDRINCL socket), 20 MEPs, 100 fragments,
+# each dropped and counted src_mac_mismatch. The builder never sees one,
+# every good event is complete and nothing is dropped.
 # The same from a run configuration alone (the file binds each [source N]'s
-# ids to its address): an XDP builder under a DFM (push, 6000 events), the
-# same 20 MEPs (UDP) from source host 1 for ids 0-1.
+# ids to its address and mac): an XDP builder under a DFM (push, 6000
+# events), the same two attacks (UDP) from source host 1.
 set -uo pipefail
 . "$(dirname "$0")/lib_runcfg.sh"
 e2e_init sb "${1:-build}"
@@ -22,22 +25,30 @@ N=10000
 
 e2e_sink 0 k --expect-events "$N" --expect-sources 4
 e2e_builder 0 b --sources 0-3 --allow-src "$S0" --allow-src "$S1" --xdp-filter \
-	--bind-src "0-1=$S0" --bind-src "2-3=$S1" --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 20
+	--bind-src "0-1=$S0,mac=$(tb_mac source 0)" --bind-src "2-3=$S1,mac=$(tb_mac source 1)" \
+	--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 20
 e2e_source 0 s0 --source-ids 0-1 --events "$N" --pack 10 --rate 5000
 e2e_source 1 s1 --source-ids 2-3 --events "$N" --pack 10 --rate 5000
 sleep 0.5
 e2e_source 1 atk --source-ids 0-1 --events 50 --pack 5 --first-event 100000 --no-end-of-run
+e2e_source 1 atkmac --source-ids 0 --src-addr-base "$S0" --events 100 --pack 5 --first-event 200000 \
+	--no-end-of-run
 e2e_wait_all
 export N
 e2e_check src_bind <<'PY'
 N = int(os.environ["N"])
-b, k, atk = J("b"), J("k"), J("atk")
+b, k, atk, atkmac = J("b"), J("k"), J("atk"), J("atkmac")
 x = b["xdp"]
-print("# xdp src_addr_mismatch %s, unknown_source %s; builder drops %s" % (
-    x["src_addr_mismatch"], x["unknown_source"], {n: b[n] for n in b if n.startswith("drop_")}))
+print("# xdp src_addr_mismatch %s, src_mac_mismatch %s, unknown_source %s; builder drops %s" % (
+    x["src_addr_mismatch"], x["src_mac_mismatch"], x["unknown_source"],
+    {n: b[n] for n in b if n.startswith("drop_")}))
 eq("attack: MEPs, fragments sent", (atk["packets"], atk["fragments"]), (20, 100))
 eq("XDP: src_addr_mismatch packets, frags = the attack's",
    (x["src_addr_mismatch"]["packets"], x["src_addr_mismatch"]["frags"]), (20, 100))
+eq("IP-only spoof: MEPs, fragments sent", (atkmac["packets"], atkmac["fragments"]), (20, 100))
+eq("XDP: src_mac_mismatch packets, frags = the IP-only spoof's",
+   (x["src_mac_mismatch"]["packets"], x["src_mac_mismatch"]["frags"]), (20, 100))
+eq("XDP: src_vlan_mismatch (no VLAN bound)", x["src_vlan_mismatch"]["packets"], 0)
 eq("XDP: unknown_source", x["unknown_source"]["packets"], 0)
 good = S(["s0", "s1"], "fragments")
 eq("builder: fragments received = the good ones only", b["frags_received"], good)
@@ -71,9 +82,11 @@ udp = true
 [source 0]
 address = $S0
 source_ids = 0-1
+mac = $(tb_mac source 0)
 [source 1]
 address = $S1
 source_ids = 2-3
+mac = $(tb_mac source 1)
 [sink 0]
 address = $(tb_addr sink 0)
 port = $E2E_PORT
@@ -85,6 +98,8 @@ rc_source "$CFG" 0 cs0
 rc_source "$CFG" 1 cs1
 # XDP judges the address before anything else: the attack needs no timing.
 e2e_source 1 catk --udp --source-ids 0-1 --events 50 --pack 5 --first-event 100000 --no-end-of-run
+e2e_source 1 catkmac --udp --source-ids 0 --src-addr-base "$S0" --events 100 --pack 5 --first-event 200000 \
+	--no-end-of-run
 rc_dfm "$CFG" cdfm
 dfm_stop_all
 e2e_wait_all
@@ -92,15 +107,19 @@ export N2
 e2e_check src_bind_config <<PY
 $DFM_PY
 N = int(os.environ["N2"])
-b, d, atk = J("cb"), J("cdfm"), J("catk")
+b, d, atk, atkmac = J("cb"), J("cdfm"), J("catk"), J("catkmac")
 x = b["xdp"]
-print("# xdp src_addr_mismatch %s; builder drops %s" % (x["src_addr_mismatch"],
-      {n: b[n] for n in b if n.startswith("drop_")}))
-true("the file bound each source's ids", "--bind-src 0-1=%s --bind-src 2-3=%s" % ("$S0", "$S1")
+print("# xdp src_addr_mismatch %s, src_mac_mismatch %s; builder drops %s" % (x["src_addr_mismatch"],
+      x["src_mac_mismatch"], {n: b[n] for n in b if n.startswith("drop_")}))
+true("the file bound each source's ids", "--bind-src 0-1=%s,mac=%s --bind-src 2-3=%s,mac=%s" % (
+     "$S0", "$(tb_mac source 0)", "$S1", "$(tb_mac source 1)")
      in open(os.path.join(W, "cb.err")).read(), "see cb.err")
 eq("attack: MEPs, fragments sent", (atk["packets"], atk["fragments"]), (20, 100))
 eq("XDP: src_addr_mismatch packets, frags = the attack's",
    (x["src_addr_mismatch"]["packets"], x["src_addr_mismatch"]["frags"]), (20, 100))
+eq("IP-only spoof: MEPs, fragments sent", (atkmac["packets"], atkmac["fragments"]), (20, 100))
+eq("XDP: src_mac_mismatch packets, frags = the IP-only spoof's",
+   (x["src_mac_mismatch"]["packets"], x["src_mac_mismatch"]["frags"]), (20, 100))
 eq("builder: fragments received = the sources'", b["frags_received"], S(["cs0", "cs1"], "fragments"))
 eq("builder: no drop", sum(b[n] for n in b if n.startswith("drop_")), 0)
 eq("builder: events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (N, 0))
