@@ -31,7 +31,7 @@ def q(expr, legend):
 
 # The XDP verdicts that keep a packet from the builder (the rest are MEPs and
 # segments redirected, other traffic passed on, and shedding, shown apart).
-XDP_LOSS = 'verdict=~"malformed_.*|ip_fragment|unknown_source|src_addr_mismatch|meta_failed|no_xsk_to_kernel|multibuf_to_kernel"'
+XDP_LOSS = 'verdict=~"malformed_.*|ip_fragment|unknown_source|src_addr_mismatch|src_mac_mismatch|src_vlan_mismatch|meta_failed|no_xsk_to_kernel|multibuf_to_kernel"'
 BUILDER_INFO = " * on (job, instance, builder) group_left (addr) xevb_dfm_builder_info{%s}" % S
 
 ROWS = [

@@ -46,7 +46,7 @@ names = ["other", "mep", "ip_fragment", "multibuf_to_kernel", "segment", "malfor
          "malformed_event_order", "malformed_trailing", "malformed_segment_nfrags", "malformed_segment_length",
          "malformed_segment_offset", "malformed_segment_size", "malformed_segment_trailing",
          "to_xsk", "no_xsk_to_kernel", "unknown_source",
-         "meta_failed", "shed", "shed_ref_source", "src_addr_mismatch"]
+         "meta_failed", "shed", "shed_ref_source", "src_addr_mismatch", "src_mac_mismatch", "src_vlan_mismatch"]
 out = {}
 for e in json.load(sys.stdin):
     f = e["formatted"]
@@ -132,7 +132,7 @@ for n in sorted(set(d1) | set(exp)):
     eq("phase 1: XDP %s" % n, d1[n], exp.get(n, 0))
 # both phases: every frame counted once
 verdicts = [n for n in x if n not in ("to_xsk", "no_xsk_to_kernel", "unknown_source", "meta_failed", "shed", "shed_ref_source",
-                                     "src_addr_mismatch")]
+                                     "src_addr_mismatch", "src_mac_mismatch", "src_vlan_mismatch")]
 wire, wdrop = map(int, open(os.path.join(W, "hh.wire")).read().split())
 eq("switch port drops toward the builder", wdrop, 0)
 # The port count is read just before the XDP counters: a stray ARP or IPv6
