@@ -6,13 +6,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/random.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
+#include <linux/ethtool.h>
 #include <linux/if_link.h>
+#include <linux/sockios.h>
 #include <xdp/libxdp.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
@@ -222,6 +226,42 @@ static int fill_filters(struct xevb_loader *l, const struct xevb_loader_cfg *cfg
 	return 0;
 }
 
+static bool binds_vlan(const struct xevb_loader_cfg *cfg)
+{
+	for (uint32_t id = 0; cfg->src_bind && id < XEVB_MAX_SOURCES; id++)
+		if (cfg->src_bind[id].addr && (cfg->src_bind[id].flags & XEVB_BIND_VLAN))
+			return true;
+	return false;
+}
+
+/*
+ * A NIC that strips the 802.1Q tag (rx-vlan-offload) hands XDP untagged
+ * frames: every MEP of a source bound to a VLAN would be refused,
+ * src_vlan_mismatch. A virtual device (veth) strips nothing before XDP,
+ * whatever it reports, so only a device with a parent is warned about.
+ */
+static void warn_vlan_stripped(const struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
+{
+	struct ethtool_value flags = { .cmd = ETHTOOL_GFLAGS };
+	struct ifreq ifr = { 0 };
+	char path[96];
+	int fd;
+
+	snprintf(path, sizeof(path), "/sys/class/net/%s/device", l->ifname);
+	if (!binds_vlan(cfg) || access(path, F_OK))
+		return;
+	fd = socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return;
+	memcpy(ifr.ifr_name, l->ifname, strnlen(l->ifname, IFNAMSIZ - 1));
+	ifr.ifr_data = (void *)&flags;
+	if (!ioctl(fd, SIOCETHTOOL, &ifr) && (flags.data & ETH_FLAG_RXVLAN))
+		xevb_warn("%s strips 802.1Q tags before XDP (rx-vlan-offload on) and --bind-src binds a VLAN: "
+			  "every MEP of a source bound to a VLAN will be refused as src_vlan_mismatch. Turn it off "
+			  "(ethtool -K %s rxvlan off) or bind no VLAN", l->ifname, l->ifname);
+	close(fd);
+}
+
 /*
  * The shedding gate lives in the program's .data.shed map. libxdp loaded
  * the object, so the skeleton's pointer is not the live map: map it here
@@ -396,6 +436,7 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 		lfail(l, "cannot configure the source filter: %s", strerror(-err));
 		goto fail;
 	}
+	warn_vlan_stripped(l, cfg);
 	map_shed_gate(l);
 	xevb_info("XDP program %s (id %u)%s attached to %s in %s mode, %s%s", PROG_NAME, l->prog_id,
 		  l->pass ? " in pass mode (sheds, passes the rest to the kernel)" : "",
