@@ -30,24 +30,17 @@
 #define MIN_FRAME   XEVB_ETH_HLEN   /* BPF_PROG_RUN refuses shorter frames */
 #define MAX_RECS    64
 
-static struct vector *vecs;
-static size_t nvecs;
 static struct xdp_env env;
 static size_t mut_max = MUT_MAX;   /* OP_APPEND grows frames up to this */
-
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
 
 static void teardown(void)
 {
 	if (env.skel)
 		xdp_env_close(&env);
-	vectors_free(vecs, nvecs);
+	vectors_teardown();
 }
 
-TestSuite(xdp_differential, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(xdp_differential, .init = vectors_setup, .fini = teardown, .timeout = 120);
 
 static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,

@@ -42,8 +42,6 @@
 /* BPF_PROG_RUN's linear area on x86-64 (a page minus headroom and skb_shared_info) */
 #define LINEAR    3520
 
-static struct vector *vecs;
-static size_t nvecs;
 static struct xdp_env env;
 static int xsk_fd = -1;
 
@@ -51,11 +49,6 @@ static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
 };
-
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
 
 static void close_env(void)
 {
@@ -69,10 +62,10 @@ static void close_env(void)
 static void teardown(void)
 {
 	close_env();
-	vectors_free(vecs, nvecs);
+	vectors_teardown();
 }
 
-TestSuite(xdp_meta, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(xdp_meta, .init = vectors_setup, .fini = teardown, .timeout = 60);
 
 static void open_env(uint32_t cookie, bool with_socket)
 {

@@ -18,23 +18,16 @@
 #include "xdp_harness.h"
 #include "../common/vectors.h"
 
-static struct vector *vecs;
-static size_t nvecs;
 static struct xdp_env env;
-
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
 
 static void teardown(void)
 {
 	if (env.skel)
 		xdp_env_close(&env);
-	vectors_free(vecs, nvecs);
+	vectors_teardown();
 }
 
-TestSuite(xdp_vectors, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(xdp_vectors, .init = vectors_setup, .fini = teardown, .timeout = 30);
 
 /* Katran-style fixtures: each vector, the action and the slot it must hit. */
 struct fixture {

@@ -119,3 +119,18 @@ void vectors_free(struct vector *v, size_t count)
 		free(v[i].frame);
 	free(v);
 }
+
+struct vector *vecs;
+size_t nvecs;
+
+void vectors_setup(void)
+{
+	vecs = vectors_load(&nvecs);
+}
+
+void vectors_teardown(void)
+{
+	vectors_free(vecs, nvecs);
+	vecs = NULL;
+	nvecs = 0;
+}

@@ -34,4 +34,13 @@ struct vector *vectors_load(size_t *count);
 void vectors_free(struct vector *v, size_t count);
 const char *vectors_dir(void);
 
+/*
+ * A suite over every vector: .init = vectors_setup loads them into vecs,
+ * .fini = vectors_teardown frees them.
+ */
+extern struct vector *vecs;
+extern size_t nvecs;
+void vectors_setup(void);
+void vectors_teardown(void);
+
 #endif
