@@ -26,10 +26,6 @@
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
 
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-
 #define REF_SOURCE 2
 #define N_FRAGS    10
 #define BLK        (1u << XEVB_SHED_BLOCK_SHIFT)   /* event ids a block */
@@ -38,28 +34,17 @@
 static uint32_t n_frags = N_FRAGS;
 
 static struct xdp_env env;
-static int xsk_fd = -1;
 
 static void open_env(void)
 {
-	__u32 key = 0;
-
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
-	xsk_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (xsk_fd < 0)
-		cr_fatal("socket(AF_XDP): %s; the kernel needs CONFIG_XDP_SOCKETS", strerror(errno));
-	if (bpf_map_update_elem(bpf_map__fd(env.skel->maps.xsks), &key, &xsk_fd, 0))
-		cr_fatal("putting an AF_XDP socket in the XSKMAP: %s", strerror(errno));
+	xdp_env_add_xsk(&env);
 	env.skel->data_shed->shed_gate.ref_source = REF_SOURCE;
 }
 
 static void teardown(void)
 {
-	if (xsk_fd >= 0)
-		close(xsk_fd);
-	xsk_fd = -1;
-	if (env.skel)
-		xdp_env_close(&env);
+	xdp_env_close(&env);
 }
 
 TestSuite(xdp_shed, .init = open_env, .fini = teardown, .timeout = 60);

@@ -22,8 +22,7 @@ static struct xdp_env env;
 
 static void teardown(void)
 {
-	if (env.skel)
-		xdp_env_close(&env);
+	xdp_env_close(&env);
 	vectors_teardown();
 }
 
