@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <xevb/mep_write.h>
 
 #define VEC_MAX_FRAGS 64
 
@@ -42,5 +43,9 @@ extern struct vector *vecs;
 extern size_t nvecs;
 void vectors_setup(void);
 void vectors_teardown(void);
+/* The loaded vector of that name; fails the test when index.tsv has none. */
+const struct vector *vectors_find(const char *name);
+/* The addresses, IP protocol and run number the spec's vectors were written with. */
+struct xevb_mep_params vectors_params(void);
 
 #endif
