@@ -311,6 +311,15 @@ def le(what, got, limit):
     return _res(got <= limit, "%s = %r <= %r" % (what, got, limit))
 def true(what, cond, detail=""):
     return _res(bool(cond), what + ("" if cond else ": " + str(detail)))
+# A Prometheus page saved as W/NAME.prom (e2e_scrape): {"name{labels}": value}.
+def page(name):
+    m = {}
+    for line in open(os.path.join(W, name + ".prom")):
+        if line.startswith("#") or not line.strip():
+            continue
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+    return m
 def events(path):
     out = []
     with open(path, "rb") as f:

@@ -48,14 +48,6 @@ fi
 e2e_wait_all
 e2e_check metrics <<'PY'
 import re
-def page(name):
-    m = {}
-    for line in open(os.path.join(W, name + ".prom")):
-        if line.startswith("#") or not line.strip():
-            continue
-        k, v = line.rsplit(" ", 1)
-        m[k] = float(v)
-    return m
 b1, b2, k1 = page("b1"), page("b2"), page("k1")
 B, K = J("tm.b"), J("tm.k")
 for key in ("xevb_rx_frames_total", "xevb_fragments_received_total", "xevb_events_complete_total",

@@ -62,14 +62,6 @@ e2e_wait_all
 grep -E '^xevb_dfm_(events|builder_(busy|events_assigned)|control_messages_refused)' "$E2E_WORK/m2.prom" | head -30
 e2e_check metrics_dfm <<PY
 N = $N
-def page(name):
-    m = {}
-    for line in open(os.path.join(W, name + ".prom")):
-        if line.startswith("#") or not line.strip():
-            continue
-        k, v = line.rsplit(" ", 1)
-        m[k] = float(v)
-    return m
 m0, m1, m2 = page("m0"), page("m1"), page("m2")
 d = J("mdf.dfm")
 B = d["builders"]
