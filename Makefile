@@ -18,7 +18,9 @@ endif
 
 PKGS     := libbpf libxdp libsodium libsystemd inih
 CFLAGS   ?= -O2 -g
-XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT) -MMD -MP
+# include/ holds what BPF programs and user space share; user/include/ what
+# only user space may include, so a BPF program that includes it fails to build.
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/include -I$(OUT) -MMD -MP
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium -lsystemd -linih) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -I/usr/include/$(MULTIARCH) -MMD -MP
@@ -132,11 +134,11 @@ $(OUT)/bench/%: scripts/bench/%.c $(LIBXEVB) | $(SKELS)
 
 # libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -I$(OUT)
+	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/include -I$(OUT)
 # A harness of a command's control handlers links that command's unit too.
 FUZZ_CMD_fuzz_build_ctl := user/cmd/build_ctl.c
 FUZZ_CMD_fuzz_source_ctl := user/cmd/source_ctl.c
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(CMD_SRCS) $(wildcard include/xevb/*.h user/lib/*.h user/cmd/*.h \
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(CMD_SRCS) $(wildcard include/xevb/*.h user/include/xevb/*.h user/lib/*.h user/cmd/*.h \
 		tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)

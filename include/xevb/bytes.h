@@ -28,56 +28,47 @@
 #define xevb_cpu_to_be32(x) xevb_be32_to_cpu(x)
 #define xevb_cpu_to_be64(x) xevb_be64_to_cpu(x)
 
+/* BPF dereferences packet data directly; user space copies (see above). */
+#ifdef __bpf__
+#define xevb_raw_load(v, p)  ((v) = *(const __typeof__(v) *)(p))
+#define xevb_raw_store(p, v) (*(__typeof__(v) *)(p) = (v))
+#else
+#define xevb_raw_load(v, p)  __builtin_memcpy(&(v), (p), sizeof(v))
+#define xevb_raw_store(p, v) __builtin_memcpy((p), &(v), sizeof(v))
+#endif
+
 static __always_inline __u16 xevb_ld16(const __u8 *p)
 {
 	__u16 v;
-#ifdef __bpf__
-	v = *(const __u16 *)p;
-#else
-	__builtin_memcpy(&v, p, sizeof(v));
-#endif
+
+	xevb_raw_load(v, p);
 	return xevb_be16_to_cpu(v);
 }
 
 static __always_inline __u32 xevb_ld32(const __u8 *p)
 {
 	__u32 v;
-#ifdef __bpf__
-	v = *(const __u32 *)p;
-#else
-	__builtin_memcpy(&v, p, sizeof(v));
-#endif
+
+	xevb_raw_load(v, p);
 	return xevb_be32_to_cpu(v);
 }
 
 static __always_inline void xevb_st16(__u8 *p, __u16 v)
 {
 	v = xevb_cpu_to_be16(v);
-#ifdef __bpf__
-	*(__u16 *)p = v;
-#else
-	__builtin_memcpy(p, &v, sizeof(v));
-#endif
+	xevb_raw_store(p, v);
 }
 
 static __always_inline void xevb_st32(__u8 *p, __u32 v)
 {
 	v = xevb_cpu_to_be32(v);
-#ifdef __bpf__
-	*(__u32 *)p = v;
-#else
-	__builtin_memcpy(p, &v, sizeof(v));
-#endif
+	xevb_raw_store(p, v);
 }
 
 static __always_inline void xevb_st64(__u8 *p, __u64 v)
 {
 	v = xevb_cpu_to_be64(v);
-#ifdef __bpf__
-	*(__u64 *)p = v;
-#else
-	__builtin_memcpy(p, &v, sizeof(v));
-#endif
+	xevb_raw_store(p, v);
 }
 
 #endif /* XEVB_BYTES_H */

@@ -48,6 +48,34 @@ end
 
 local function pad4(n) return (n + 3) - (n + 3) % 4 end
 
+-- The fields of a fragment's payload, alike in MEPs and built events (proto: "xevb_mep", "xevb_evt").
+local function add_payload_fields(fields, proto)
+	fields.crc = ProtoField.uint32(proto .. ".frag.crc32c", "CRC-32C", base.HEX)
+	fields.crc_ok = ProtoField.bool(proto .. ".frag.crc32c_ok", "CRC-32C correct")
+	fields.payload = ProtoField.bytes(proto .. ".frag.payload", "Payload")
+	fields.padding = ProtoField.bytes(proto .. ".frag.padding", "Padding")
+	return fields
+end
+
+-- The experts both protocols raise: a broken rule, a wrong CRC-32C.
+local function format_experts(proto, what)
+	return {
+		malformed = ProtoExpert.new(proto .. ".malformed", "Malformed " .. what, expert.group.MALFORMED, expert.severity.ERROR),
+		crc = ProtoExpert.new(proto .. ".crc_bad", "CRC-32C mismatch", expert.group.CHECKSUM, expert.severity.ERROR),
+	}
+end
+
+-- A non-empty payload and, when check is on, whether its CRC-32C is the record's.
+local function add_payload(ftree, fields, experts, crc_item, pr, crc, check)
+	ftree:add(fields.payload, pr)
+	if not check then return end
+	local c = crc32c(pr:bytes())
+	ftree:add(fields.crc_ok, c == crc):set_generated()
+	if c ~= crc then
+		crc_item:add_proto_expert_info(experts.crc, string.format("CRC-32C 0x%08x, payload gives 0x%08x", crc, c))
+	end
+end
+
 ----------------------------------------------------------------------------
 -- MEP
 ----------------------------------------------------------------------------
@@ -55,7 +83,7 @@ local MEP_MAGIC, MEP_HLEN, FRAG_HLEN = 0x4D45, 16, 12
 local MAX_SOURCE_ID, MAX_FRAGS = 4095, 1024
 
 local mep = Proto("xevb_mep", "xevb MEP (multi-event fragment packet)")
-local mf = {
+local mf = add_payload_fields({
 	magic = ProtoField.uint16("xevb_mep.magic", "Magic", base.HEX),
 	version = ProtoField.uint8("xevb_mep.version", "Version"),
 	flags = ProtoField.uint8("xevb_mep.flags", "Flags", base.HEX),
@@ -74,18 +102,11 @@ local mf = {
 	seg_offset = ProtoField.uint16("xevb_mep.frag.seg_offset", "Segment offset"),
 	seg_bytes = ProtoField.uint16("xevb_mep.frag.seg_bytes", "Segment bytes"),
 	seg_last = ProtoField.bool("xevb_mep.frag.seg_last", "Last segment"),
-	crc = ProtoField.uint32("xevb_mep.frag.crc32c", "CRC-32C", base.HEX),
-	crc_ok = ProtoField.bool("xevb_mep.frag.crc32c_ok", "CRC-32C correct"),
-	payload = ProtoField.bytes("xevb_mep.frag.payload", "Payload"),
-	padding = ProtoField.bytes("xevb_mep.frag.padding", "Padding"),
 	n_decoded = ProtoField.uint16("xevb_mep.frags_decoded", "Fragment records decoded"),
-}
+}, "xevb_mep")
 mep.fields = mf
-local me = {
-	malformed = ProtoExpert.new("xevb_mep.malformed", "Malformed MEP", expert.group.MALFORMED, expert.severity.ERROR),
-	crc = ProtoExpert.new("xevb_mep.crc_bad", "CRC-32C mismatch", expert.group.CHECKSUM, expert.severity.ERROR),
-	padding = ProtoExpert.new("xevb_mep.padding_nonzero", "Non-zero padding", expert.group.PROTOCOL, expert.severity.WARN),
-}
+local me = format_experts("xevb_mep", "MEP")
+me.padding = ProtoExpert.new("xevb_mep.padding_nonzero", "Non-zero padding", expert.group.PROTOCOL, expert.severity.WARN)
 mep.experts = { me.malformed, me.crc, me.padding }
 mep.prefs.ip_proto = Pref.uint("Raw IPv4 protocol", 253, "IP protocol number of raw MEPs (0: off)")
 mep.prefs.udp_port = Pref.uint("UDP port", 23900, "UDP destination port of MEPs (0: off)")
@@ -229,16 +250,7 @@ function mep.dissector(tvb, pinfo, tree)
 			break
 		end
 		if flen > 0 then
-			local pr = tvb(off + FRAG_HLEN, flen)
-			ftree:add(mf.payload, pr)
-			if check then
-				local c = crc32c(pr:bytes())
-				local ok = c == crc
-				ftree:add(mf.crc_ok, ok):set_generated()
-				if not ok then
-					crc_item:add_proto_expert_info(me.crc, string.format("CRC-32C 0x%08x, payload gives 0x%08x", crc, c))
-				end
-			end
+			add_payload(ftree, mf, me, crc_item, tvb(off + FRAG_HLEN, flen), crc, check)
 		elseif check then
 			ftree:add(mf.crc_ok, crc == 0):set_generated()
 			if crc ~= 0 then crc_item:add_proto_expert_info(me.crc, "empty payload, CRC must be 0") end
@@ -281,7 +293,7 @@ end
 local EVT_MAGIC, EVT_HLEN, EFRAG_HLEN = 0x45564E54, 32, 12
 
 local evt = Proto("xevb_evt", "xevb built event")
-local ef = {
+local ef = add_payload_fields({
 	magic = ProtoField.uint32("xevb_evt.magic", "Magic", base.HEX),
 	version = ProtoField.uint8("xevb_evt.version", "Version"),
 	flags = ProtoField.uint8("xevb_evt.flags", "Flags", base.HEX),
@@ -299,19 +311,12 @@ local ef = {
 	source_id = ProtoField.uint16("xevb_evt.frag.source_id", "Source ID"),
 	frsv = ProtoField.uint16("xevb_evt.frag.reserved", "Reserved", base.HEX),
 	length = ProtoField.uint32("xevb_evt.frag.length", "Payload length"),
-	crc = ProtoField.uint32("xevb_evt.frag.crc32c", "CRC-32C", base.HEX),
-	crc_ok = ProtoField.bool("xevb_evt.frag.crc32c_ok", "CRC-32C correct"),
-	payload = ProtoField.bytes("xevb_evt.frag.payload", "Payload"),
-	padding = ProtoField.bytes("xevb_evt.frag.padding", "Padding"),
 	missing = ProtoField.uint16("xevb_evt.missing", "Missing source ID"),
 	missing_pad = ProtoField.bytes("xevb_evt.missing_padding", "Padding"),
-}
+}, "xevb_evt")
 evt.fields = ef
-local ee = {
-	malformed = ProtoExpert.new("xevb_evt.malformed", "Malformed built event", expert.group.MALFORMED, expert.severity.ERROR),
-	crc = ProtoExpert.new("xevb_evt.crc_bad", "CRC-32C mismatch", expert.group.CHECKSUM, expert.severity.ERROR),
-	incomplete = ProtoExpert.new("xevb_evt.incomplete", "Incomplete event", expert.group.SEQUENCE, expert.severity.NOTE),
-}
+local ee = format_experts("xevb_evt", "built event")
+ee.incomplete = ProtoExpert.new("xevb_evt.incomplete", "Incomplete event", expert.group.SEQUENCE, expert.severity.NOTE)
 evt.experts = { ee.malformed, ee.crc, ee.incomplete }
 evt.prefs.tcp_port = Pref.uint("TCP port", 5000, "Farm-node TCP port carrying built events")
 evt.prefs.check_crc = Pref.bool("Check CRC-32C", true, "Compute each fragment's CRC-32C and compare")
@@ -384,15 +389,7 @@ local function evt_one(tvb, pinfo, tree)
 			return len
 		end
 		if flen > 0 then
-			local pr = tvb(off + EFRAG_HLEN, flen)
-			ftree:add(ef.payload, pr)
-			if check then
-				local c = crc32c(pr:bytes())
-				ftree:add(ef.crc_ok, c == crc):set_generated()
-				if c ~= crc then
-					crc_item:add_proto_expert_info(ee.crc, string.format("CRC-32C 0x%08x, payload gives 0x%08x", crc, c))
-				end
-			end
+			add_payload(ftree, ef, ee, crc_item, tvb(off + EFRAG_HLEN, flen), crc, check)
 		end
 		if rec > EFRAG_HLEN + flen then
 			ftree:add(ef.padding, tvb(off + EFRAG_HLEN + flen, rec - EFRAG_HLEN - flen))

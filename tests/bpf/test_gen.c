@@ -58,7 +58,8 @@ static int run_once(int fd, uint8_t *frame, uint32_t len, uint32_t *retval)
 	return 0;
 }
 
-static void stamps(bool udp, bool per_src)
+/* The template MEP the generator stamps: source ids[0], PACK fragments of FRAG bytes from event FIRST. */
+static struct xevb_mep_params template_params(bool udp)
 {
 	struct xevb_mep_params p = {
 		.dst_mac = { 2, 0x18, 2, 0, 0, 0 },
@@ -73,6 +74,13 @@ static void stamps(bool udp, bool per_src)
 		.n_frags = PACK,
 		.frag_size = FRAG,
 	};
+
+	return p;
+}
+
+static void stamps(bool udp, bool per_src)
+{
+	struct xevb_mep_params p = template_params(udp);
 	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 	uint8_t frame[4096];
 	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
@@ -332,21 +340,7 @@ static void segments(bool udp, uint16_t frag, uint32_t pool)
 	const size_t budget = 1500 - 20 - (udp ? 8 : 0);
 	uint32_t nseg = xevb_seg_count(frag, budget), stride = xevb_seg_stride(budget);
 	static uint8_t payload[65536];
-	struct xevb_mep_params p = {
-		.dst_mac = { 2, 0x18, 2, 0, 0, 0 },
-		.src_mac = { 2, 0x18, 1, 0, 0, 0 },
-		.saddr = htonl(SADDR_BASE),
-		.daddr = htonl(0xc6120201),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = ids[0],
-		.flags = XEVB_MEP_F_SEGMENT,
-		.run_number = 77,
-		.first_event_id = FIRST,
-		.n_frags = 1,
-		.frag_size = frag,
-		.seg_budget = (uint16_t)budget,
-	};
+	struct xevb_mep_params p = template_params(udp);
 	static uint8_t pages[MAX_POOL][4096];
 	uint8_t out[4096], want[4096];
 	struct xevb_gen *sk = xevb_gen__open();
@@ -356,6 +350,10 @@ static void segments(bool udp, uint16_t frag, uint32_t pool)
 
 	cr_assert(gt(u32, nseg, 1), "a %u-byte fragment needs segments", frag);
 	cr_assert(le(u32, pool, MAX_POOL));
+	p.flags = XEVB_MEP_F_SEGMENT;
+	p.n_frags = 1;
+	p.frag_size = frag;
+	p.seg_budget = (uint16_t)budget;
 	xevb_emu_fill(payload, frag);
 	p.seg_crc32c = xevb_crc32c(0, payload, frag);
 	len = xevb_write_frame(pages[0], sizeof(pages[0]), &p);

@@ -30,24 +30,16 @@
 #define MIN_FRAME   XEVB_ETH_HLEN   /* BPF_PROG_RUN refuses shorter frames */
 #define MAX_RECS    64
 
-static struct vector *vecs;
-static size_t nvecs;
 static struct xdp_env env;
 static size_t mut_max = MUT_MAX;   /* OP_APPEND grows frames up to this */
 
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
-
 static void teardown(void)
 {
-	if (env.skel)
-		xdp_env_close(&env);
-	vectors_free(vecs, nvecs);
+	xdp_env_close(&env);
+	vectors_teardown();
 }
 
-TestSuite(xdp_differential, .init = setup, .fini = teardown, .timeout = 120);
+TestSuite(xdp_differential, .init = vectors_setup, .fini = teardown, .timeout = 120);
 
 static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,
@@ -324,11 +316,26 @@ static void dump(const char *what, const uint8_t *f, size_t len)
 	fprintf(stderr, "%s\n", len > 256 ? " ..." : "");
 }
 
+/* Ends a summary line with each verdict reached and its count; returns how many were reached. */
+static unsigned print_verdicts(const unsigned hist[XEVB_RES__COUNT])
+{
+	unsigned distinct = 0;
+
+	for (int r = 0; r < XEVB_RES__COUNT; r++) {
+		if (!hist[r])
+			continue;
+		distinct++;
+		printf(" %s=%u", xevb_slot_name((unsigned)r), hist[r]);
+	}
+	printf("\n");
+	return distinct;
+}
+
 Test(xdp_differential, vectors_and_mutants_agree)
 {
 	static uint8_t buf[MUT_MAX + 64];
 	unsigned hist[XEVB_RES__COUNT] = { 0 }, ops_used[OP__COUNT] = { 0 };
-	unsigned compared = 0, distinct = 0, mutants = n_mutants();
+	unsigned compared = 0, distinct, mutants = n_mutants();
 	size_t nbase = 0;
 	int verdict;
 
@@ -377,13 +384,7 @@ Test(xdp_differential, vectors_and_mutants_agree)
 
 	printf("xdp_differential: %u frames compared (%zu vectors + %u mutants, seed %#llx):", compared,
 	       nvecs, mutants, (unsigned long long)SEED);
-	for (int r = 0; r < XEVB_RES__COUNT; r++) {
-		if (!hist[r])
-			continue;
-		distinct++;
-		printf(" %s=%u", xevb_slot_name((unsigned)r), hist[r]);
-	}
-	printf("\n");
+	distinct = print_verdicts(hist);
 	cr_log_info("%u frames compared, %u distinct verdicts", compared, distinct);
 	for (int k = 0; k < OP__COUNT; k++)
 		cr_assert(gt(uint, ops_used[k], 0), "mutation %s never used", op_names[k]);
@@ -462,7 +463,7 @@ Test(xdp_differential, jumbo_mutants_agree)
 {
 	static uint8_t buf[JUMBO_MAX + 64], base[20][JUMBO_MAX];
 	size_t blen[20];
-	unsigned hist[XEVB_RES__COUNT] = { 0 }, distinct = 0, frags_runs = 0, nb = 20, nmep = 14;
+	unsigned hist[XEVB_RES__COUNT] = { 0 }, distinct, frags_runs = 0, nb = 20, nmep = 14;
 	int verdict;
 	struct xdp_outcome o;
 
@@ -507,13 +508,7 @@ Test(xdp_differential, jumbo_mutants_agree)
 	mut_max = MUT_MAX;
 	printf("xdp_differential: %u jumbo bases (%u span frags) + %u mutants agree:", nb, frags_runs,
 	       N_JUMBO_MUTANTS);
-	for (int r = 0; r < XEVB_RES__COUNT; r++) {
-		if (!hist[r])
-			continue;
-		distinct++;
-		printf(" %s=%u", xevb_slot_name((unsigned)r), hist[r]);
-	}
-	printf("\n");
+	distinct = print_verdicts(hist);
 	cr_assert(gt(uint, hist[XEVB_RES_MEP], N_JUMBO_MUTANTS / 20));
 	cr_assert(gt(uint, hist[XEVB_RES_SEGMENT], N_JUMBO_MUTANTS / 50));
 	/* Record-level verdicts are reached past the linear area too. */

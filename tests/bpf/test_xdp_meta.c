@@ -31,10 +31,6 @@
 #include "xdp_harness.h"
 #include "../common/vectors.h"
 
-#ifndef AF_XDP
-#define AF_XDP 44
-#endif
-
 #define COOKIE    0xc0ffee11u
 #define OUT_CAP   16384
 #define N_RANDOM  3000
@@ -42,50 +38,26 @@
 /* BPF_PROG_RUN's linear area on x86-64 (a page minus headroom and skb_shared_info) */
 #define LINEAR    3520
 
-static struct vector *vecs;
-static size_t nvecs;
 static struct xdp_env env;
-static int xsk_fd = -1;
 
 static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
 };
 
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
-
-static void close_env(void)
-{
-	if (xsk_fd >= 0)
-		close(xsk_fd);
-	xsk_fd = -1;
-	if (env.skel)
-		xdp_env_close(&env);
-}
-
 static void teardown(void)
 {
-	close_env();
-	vectors_free(vecs, nvecs);
+	xdp_env_close(&env);
+	vectors_teardown();
 }
 
-TestSuite(xdp_meta, .init = setup, .fini = teardown, .timeout = 60);
+TestSuite(xdp_meta, .init = vectors_setup, .fini = teardown, .timeout = 60);
 
 static void open_env(uint32_t cookie, bool with_socket)
 {
-	__u32 key = 0;
-
 	xdp_env_open_cfg(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT, cookie);
-	if (!with_socket)
-		return;
-	xsk_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
-	if (xsk_fd < 0)
-		cr_fatal("socket(AF_XDP): %s; the kernel needs CONFIG_XDP_SOCKETS", strerror(errno));
-	if (bpf_map_update_elem(bpf_map__fd(env.skel->maps.xsks), &key, &xsk_fd, 0))
-		cr_fatal("putting an AF_XDP socket in the XSKMAP: %s", strerror(errno));
+	if (with_socket)
+		xdp_env_add_xsk(&env);
 }
 
 struct run {
@@ -374,11 +346,11 @@ Test(xdp_meta, none_without_socket_or_cookie)
 	cr_assert(eq(u32, r.retval, XDP_PASS));
 	assert_counted(&r, len, no_xsk, 2, 25, "no socket");
 	assert_no_meta(f, len, &r, "no socket");
-	close_env();
+	xdp_env_close(&env);
 
 	open_env(0, true);
 	run(f, len, &r);
 	assert_counted(&r, len, to_xsk, 2, 25, "cookie 0");
 	assert_no_meta(f, len, &r, "cookie 0");
-	close_env();
+	xdp_env_close(&env);
 }

@@ -18,23 +18,15 @@
 #include "xdp_harness.h"
 #include "../common/vectors.h"
 
-static struct vector *vecs;
-static size_t nvecs;
 static struct xdp_env env;
-
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
 
 static void teardown(void)
 {
-	if (env.skel)
-		xdp_env_close(&env);
-	vectors_free(vecs, nvecs);
+	xdp_env_close(&env);
+	vectors_teardown();
 }
 
-TestSuite(xdp_vectors, .init = setup, .fini = teardown, .timeout = 30);
+TestSuite(xdp_vectors, .init = vectors_setup, .fini = teardown, .timeout = 30);
 
 /* Katran-style fixtures: each vector, the action and the slot it must hit. */
 struct fixture {
@@ -90,15 +82,6 @@ static const struct fixture fixtures[] = {
 };
 #define N_FIXTURES (sizeof(fixtures) / sizeof(fixtures[0]))
 
-static const struct vector *vec(const char *name)
-{
-	for (size_t i = 0; i < nvecs; i++)
-		if (!strcmp(vecs[i].name, name))
-			return &vecs[i];
-	cr_fatal("vector %s is not in tests/vectors/index.tsv", name);
-	return NULL;
-}
-
 /* Runs v and asserts the action and exactly the counters that must move. */
 static void expect(const struct vector *v, uint32_t action, const int *slots, int nslots,
 		   uint64_t frags, const char *ctx)
@@ -153,7 +136,7 @@ Test(xdp_vectors, fixtures_cover_every_vector)
 	cr_assert(eq(sz, nvecs, N_FIXTURES), "index.tsv has %zu vectors, the fixture table %zu",
 		  nvecs, N_FIXTURES);
 	for (size_t f = 0; f < N_FIXTURES; f++) {
-		const struct vector *v = vec(fixtures[f].name);
+		const struct vector *v = vectors_find(fixtures[f].name);
 		/* The table agrees with the verdict class index.tsv gives. */
 		int s = fixtures[f].slot;
 		switch (v->verdict) {
@@ -183,7 +166,7 @@ Test(xdp_vectors, every_vector_default_settings)
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
 	for (size_t f = 0; f < N_FIXTURES; f++) {
 		const struct fixture *fx = &fixtures[f];
-		const struct vector *v = vec(fx->name);
+		const struct vector *v = vectors_find(fx->name);
 
 		if (fx->slot == XEVB_RES_MEP) {
 			cr_assert(eq(int, v->verdict, VEC_MEP), "%s", v->name);
@@ -217,7 +200,7 @@ Test(xdp_vectors, jumbo_spans_frags)
 	const int slots[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
 
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
-	v = vec("raw_jumbo");
+	v = vectors_find("raw_jumbo");
 	cr_assert(gt(sz, v->len, 4096), "raw_jumbo is %zu bytes, expected more than a page", v->len);
 	xdp_env_run(&env, v->frame, v->len, &o);
 	bad = xdp_outcome_mismatch(&o, v->len, XDP_PASS, slots, 2, v->n_frags);
@@ -300,20 +283,20 @@ Test(xdp_vectors, filter_by_source_id)
 	uint32_t key = 7;
 	uint8_t zero = 0;
 	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ids), &key, &zero, 0), 0));
-	expect_unknown_src(vec("raw_single"), "src_id 7 cleared");
+	expect_unknown_src(vectors_find("raw_single"), "src_id 7 cleared");
 
 	/* Malformed traffic is judged before the filter, whatever its source. */
-	expect_slot(vec("bad_magic"), XEVB_RES_BAD_MAGIC, "src_id filter");
-	expect_slot(vec("other_tcp"), XEVB_RES_OTHER, "src_id filter");
-	expect_slot(vec("ip_frag_first"), XEVB_RES_IP_FRAGMENT, "src_id filter");
+	expect_slot(vectors_find("bad_magic"), XEVB_RES_BAD_MAGIC, "src_id filter");
+	expect_slot(vectors_find("other_tcp"), XEVB_RES_OTHER, "src_id filter");
+	expect_slot(vectors_find("ip_frag_first"), XEVB_RES_IP_FRAGMENT, "src_id filter");
 
 	set_filter(0);
-	expect_mep_passed(vec("raw_pack10x100"), "filter off again");
+	expect_mep_passed(vectors_find("raw_pack10x100"), "filter off again");
 }
 
 Test(xdp_vectors, filter_by_source_ip)
 {
-	const struct vector *allowed_v = vec("raw_single");
+	const struct vector *allowed_v = vectors_find("raw_single");
 	uint16_t id;
 	uint32_t allowed_ip, ip;
 	unsigned same = 0, other = 0;
@@ -387,7 +370,7 @@ static void bind_id(uint32_t id, uint32_t saddr_be)
  */
 Test(xdp_vectors, filter_source_id_bound_to_address)
 {
-	const struct vector *v7 = vec("raw_single");
+	const struct vector *v7 = vectors_find("raw_single");
 	const uint32_t stranger = htonl(0xC612004D);   /* 198.18.0.77 */
 	const int mismatch[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MISMATCH };
 	struct vector moved = *v7;
@@ -545,7 +528,7 @@ Test(xdp_vectors, ip_proto_254)
 
 	xdp_env_open(&env, 254, XEVB_DEFAULT_UDP_PORT);
 	for (size_t f = 0; f < N_FIXTURES; f++) {
-		const struct vector *v = vec(fixtures[f].name);
+		const struct vector *v = vectors_find(fixtures[f].name);
 		const uint8_t *ip = v->frame + XEVB_ETH_HLEN +
 				    (v->frame[12] == 0x81 && v->frame[13] == 0 ? XEVB_VLAN_HLEN : 0);
 
@@ -570,7 +553,7 @@ Test(xdp_vectors, ip_proto_254)
 Test(xdp_vectors, udp_port_53)
 {
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, 53);
-	const struct vector *v = vec("other_udp_port");
+	const struct vector *v = vectors_find("other_udp_port");
 	const int slots[] = { XEVB_RES_MEP, XEVB_XDP_NO_XSK };
 	struct xevb_pkt_info pi = { 0 };
 	const struct xevb_parse_cfg cfg = { .udp_port = 53, .ip_proto = XEVB_DEFAULT_IP_PROTO };
@@ -579,9 +562,9 @@ Test(xdp_vectors, udp_port_53)
 		     XEVB_RES_MEP));
 	cr_assert(gt(uint, pi.n_frags, 0));
 	expect(v, XDP_PASS, slots, 2, pi.n_frags, "udp_port 53");
-	expect_slot(vec("udp_pack4x200"), XEVB_RES_OTHER, "udp_port 53");
-	expect_slot(vec("udp_len_mismatch"), XEVB_RES_OTHER, "udp_port 53");
-	expect_mep_passed(vec("raw_single"), "udp_port 53, raw still on");
+	expect_slot(vectors_find("udp_pack4x200"), XEVB_RES_OTHER, "udp_port 53");
+	expect_slot(vectors_find("udp_len_mismatch"), XEVB_RES_OTHER, "udp_port 53");
+	expect_mep_passed(vectors_find("raw_single"), "udp_port 53, raw still on");
 }
 
 /* The source filters act on segments as on MEPs: an unknown source's are dropped, counted. */
@@ -608,5 +591,5 @@ Test(xdp_vectors, filters_apply_to_segments)
 	cr_assert(eq(uint, passed, 4));
 	cr_assert(eq(uint, dropped, 1));
 	/* A malformed segment is judged before the filter. */
-	expect_slot(vec("seg_last_extra"), XEVB_RES_SEG_TRAILING, "src_id filter");
+	expect_slot(vectors_find("seg_last_extra"), XEVB_RES_SEG_TRAILING, "src_id filter");
 }

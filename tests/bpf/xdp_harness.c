@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 #include <linux/bpf.h>
 #include <bpf/bpf.h>
@@ -13,6 +14,10 @@
 #include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
+
+#ifndef AF_XDP
+#define AF_XDP 44
+#endif
 
 /* Counters as of the last run: only this process runs its own program. */
 static struct xevb_xdp_ctr snap[XEVB_XDP__SLOTS];
@@ -63,6 +68,7 @@ static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uin
 	int err;
 
 	memset(e, 0, sizeof(*e));
+	e->xsk_fd = -1;
 	if (geteuid() != 0)
 		cr_fatal("BPF_PROG_RUN tests need root (CAP_BPF + CAP_NET_ADMIN to load an XDP "
 			 "program); running as uid %u. Run build/tests/test_bpf as root.", geteuid());
@@ -103,8 +109,23 @@ static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uin
 			 xdp_action_name(o.retval), (unsigned long long)o.delta[XEVB_RES_OTHER].packets);
 }
 
+void xdp_env_add_xsk(struct xdp_env *e)
+{
+	__u32 key = 0;
+
+	e->xsk_fd = socket(AF_XDP, SOCK_RAW | SOCK_CLOEXEC, 0);
+	if (e->xsk_fd < 0)
+		cr_fatal("socket(AF_XDP): %s; the kernel needs CONFIG_XDP_SOCKETS", strerror(errno));
+	if (bpf_map_update_elem(bpf_map__fd(e->skel->maps.xsks), &key, &e->xsk_fd, 0))
+		cr_fatal("putting an AF_XDP socket in the XSKMAP: %s", strerror(errno));
+}
+
 void xdp_env_close(struct xdp_env *e)
 {
+	if (!e->skel)
+		return;
+	if (e->xsk_fd >= 0)
+		close(e->xsk_fd);
 	xevb_steer__destroy(e->skel);
 	free(e->percpu);
 	memset(e, 0, sizeof(*e));

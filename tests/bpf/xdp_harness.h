@@ -18,6 +18,7 @@ struct xdp_env {
 	int ctr_fd;
 	int ncpu;
 	struct xevb_xdp_ctr *percpu;   /* lookup buffer: ncpu values */
+	int xsk_fd;                    /* the AF_XDP socket in the XSKMAP (xdp_env_add_xsk), or -1 */
 };
 
 /*
@@ -31,6 +32,9 @@ void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port);
 void xdp_env_open_cfg(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie);
 /* The same in pass mode (cfg_pass: the socket builder's program, sheds and passes). */
 void xdp_env_open_pass(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port);
+/* An AF_XDP socket in the XSKMAP at queue 0, so MEPs are redirected, not passed. */
+void xdp_env_add_xsk(struct xdp_env *e);
+/* Closes the program and its socket; a no-op on an env never opened, for a suite's .fini. */
 void xdp_env_close(struct xdp_env *e);
 
 /* All counter slots, summed over every CPU. */

@@ -3,6 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <criterion/criterion.h>
+#include <criterion/new/assert.h>
+#include <xevb/wire.h>
 #include "vectors.h"
 
 const char *vectors_dir(void)
@@ -118,4 +122,42 @@ void vectors_free(struct vector *v, size_t count)
 	for (size_t i = 0; i < count; i++)
 		free(v[i].frame);
 	free(v);
+}
+
+struct vector *vecs;
+size_t nvecs;
+
+void vectors_setup(void)
+{
+	vecs = vectors_load(&nvecs);
+}
+
+const struct vector *vectors_find(const char *name)
+{
+	for (size_t i = 0; i < nvecs; i++)
+		if (!strcmp(vecs[i].name, name))
+			return &vecs[i];
+	cr_fatal("vector %s is not in %s/index.tsv", name, vectors_dir());
+	return NULL;
+}
+
+struct xevb_mep_params vectors_params(void)
+{
+	struct xevb_mep_params p = {
+		.dst_mac = { 2, 0, 0, 0, 0, 2 },
+		.src_mac = { 2, 0, 0, 0, 0, 1 },
+		.saddr = htonl(0xc6120101),
+		.daddr = htonl(0xc6120002),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.run_number = 1042,
+	};
+
+	return p;
+}
+
+void vectors_teardown(void)
+{
+	vectors_free(vecs, nvecs);
+	vecs = NULL;
+	nvecs = 0;
 }

@@ -5,6 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <xevb/mep_write.h>
 
 #define VEC_MAX_FRAGS 64
 
@@ -33,5 +34,18 @@ struct vector {
 struct vector *vectors_load(size_t *count);
 void vectors_free(struct vector *v, size_t count);
 const char *vectors_dir(void);
+
+/*
+ * A suite over every vector: .init = vectors_setup loads them into vecs,
+ * .fini = vectors_teardown frees them.
+ */
+extern struct vector *vecs;
+extern size_t nvecs;
+void vectors_setup(void);
+void vectors_teardown(void);
+/* The loaded vector of that name; fails the test when index.tsv has none. */
+const struct vector *vectors_find(const char *name);
+/* The addresses, IP protocol and run number the spec's vectors were written with. */
+struct xevb_mep_params vectors_params(void);
 
 #endif

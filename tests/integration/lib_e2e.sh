@@ -146,6 +146,45 @@ e2e_wait_ready() {
 	e2e_die "$2: $3 after 5 s"
 }
 
+# e2e_wait_exit PID SECONDS: wait until PID has exited, at most SECONDS
+# (tenths allowed); the caller's e2e_wait_all then checks its exit status.
+e2e_wait_exit() {
+	local t tenths
+	tenths=$(awk -v s="$2" 'BEGIN { printf "%d", s * 10 }')
+	for ((t = 0; t < tenths; t++)); do
+		kill -0 "$1" 2>/dev/null || return 0
+		sleep 0.1
+	done
+}
+
+# e2e_wait_line PATTERN FILE: wait up to 15 s for a line matching PATTERN
+# in FILE (e.g. the DFM's "triggering" once its peers have joined).
+e2e_wait_line() {
+	local t
+	for ((t = 0; t < 150; t++)); do
+		grep -qs "$1" "$2" && return 0
+		sleep 0.1
+	done
+}
+
+# e2e_scrape ROLE IDX NAME PORT: that host's /metrics page into
+# $E2E_WORK/NAME.prom, HTTP 200 and clean under promtool.
+e2e_scrape() {
+	local out=$E2E_WORK/$3.prom code
+	code=$(tb_exec "$1" "$2" curl -s -m 5 -o "$out" -w '%{http_code}' "http://127.0.0.1:$4/metrics")
+	if [[ $code != 200 ]]; then
+		e2e_fail "$3: GET /metrics: HTTP $code"
+		return
+	fi
+	e2e_ok "$3: GET /metrics: HTTP 200, $(wc -l <"$out") lines"
+	if promtool check metrics <"$out" >"$out.lint" 2>&1 && [[ ! -s $out.lint ]]; then
+		e2e_ok "$3: promtool check metrics: clean"
+	else
+		e2e_fail "$3: promtool check metrics:"
+		sed 's/^/  | /' "$out.lint" | head -20
+	fi
+}
+
 # e2e_sink IDX NAME [sink options]: a farm node on sink IDX, listening on
 # its address, port $E2E_PORT, in the background; returns once it listens.
 # Bounded: --duration 25 (unless given) and timeout 40.
@@ -272,6 +311,15 @@ def le(what, got, limit):
     return _res(got <= limit, "%s = %r <= %r" % (what, got, limit))
 def true(what, cond, detail=""):
     return _res(bool(cond), what + ("" if cond else ": " + str(detail)))
+# A Prometheus page saved as W/NAME.prom (e2e_scrape): {"name{labels}": value}.
+def page(name):
+    m = {}
+    for line in open(os.path.join(W, name + ".prom")):
+        if line.startswith("#") or not line.strip():
+            continue
+        k, v = line.rsplit(" ", 1)
+        m[k] = float(v)
+    return m
 def events(path):
     out = []
     with open(path, "rb") as f:

@@ -28,10 +28,7 @@ dfm_builder 0 rec.bd 1 --sources 0-3 --credits 32
 dfm_builder 1 rec.bs 1 --sources 0-3 --credits 32 --metrics "$PORT"
 dfm_source 0 rec.s0 --source-ids 0-1 --frag-size 100-300
 dfm_source 1 rec.s1 --source-ids 2-3 --frag-size 100-300
-for ((t = 0; t < 150; t++)); do
-	grep -q 'triggering' "$E2E_WORK/rec.dfm.err" && break
-	sleep 0.1
-done
+e2e_wait_line triggering "$E2E_WORK/rec.dfm.err"
 sleep 1
 
 record() {  # ROLE IDX FILE: the page of that host's process into the fixture

@@ -169,10 +169,11 @@ for g in yaml.safe_load(open(sys.argv[2]))["groups"]:
         used.update(check("alert %s" % r["alert"], r["expr"]))
 print("# %d metric names queried by the dashboard and the rules" % len(used))
 
-# The pages against the code: the files that render metrics, found by the calls they make,
-# and the counter table the builder's page is rendered from.
-src = subprocess.run(["grep", "-rlE", r"xevb_metric_(one|family|u64|f64)\(|xevb_metrics_counter\(", "user"],
-                     capture_output=True, text=True).stdout.split() + ["include/xevb/counters.h"]
+# The pages against the code: the sources that render metrics, found by the calls they make
+# (not the headers, whose comments show the calls), and the counter table the builder's page
+# is rendered from.
+src = subprocess.run(["grep", "-rlE", "--include=*.c", r"xevb_metric_(one|family|u64|f64)\(|xevb_metrics_counter\(", "user"],
+                     capture_output=True, text=True).stdout.split() + ["user/include/xevb/counters.h"]
 code = set()
 for f in src:
     code.update(re.findall(r'"(xevb_[a-z0-9_]+)"', open(f).read()))

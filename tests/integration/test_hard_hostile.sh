@@ -87,7 +87,7 @@ phase() {
 }
 phase p1 --kinds vectors,spoofed,future,fragments --seed 9
 phase p2 --kinds mutated --seed 10
-for ((t = 0; t < 200; t++)); do kill -0 "$gpid" 2>/dev/null || break; sleep 0.1; done
+e2e_wait_exit "$gpid" 20
 r=$(rss_kb "$bpid")
 [[ -n $r ]] && ((r > rssmax)) && rssmax=$r
 echo "$rss0 $rssmax" >"$E2E_WORK/hh.rss"

@@ -23,21 +23,7 @@ for h in 0 1; do
 done
 sleep 3
 
-scrape() {  # ROLE NAME: the page into $E2E_WORK/NAME.prom, checked by promtool
-	local out=$E2E_WORK/$2.prom code
-	code=$(tb_exec "$1" 0 curl -s -m 5 -o "$out" -w '%{http_code}' "http://127.0.0.1:$PORT/metrics")
-	if [[ $code != 200 ]]; then
-		e2e_fail "$2: GET /metrics: HTTP $code"
-		return
-	fi
-	e2e_ok "$2: GET /metrics: HTTP 200, $(wc -l <"$out") lines"
-	if promtool check metrics <"$out" >"$out.lint" 2>&1 && [[ ! -s $out.lint ]]; then
-		e2e_ok "$2: promtool check metrics: clean"
-	else
-		e2e_fail "$2: promtool check metrics:"
-		sed 's/^/  | /' "$out.lint" | head -20
-	fi
-}
+scrape() { e2e_scrape "$1" 0 "$2" "$PORT"; }  # ROLE NAME
 scrape builder b1
 scrape sink k1
 # Not the endpoint: refused, counted, and the server still answers after.
@@ -62,14 +48,6 @@ fi
 e2e_wait_all
 e2e_check metrics <<'PY'
 import re
-def page(name):
-    m = {}
-    for line in open(os.path.join(W, name + ".prom")):
-        if line.startswith("#") or not line.strip():
-            continue
-        k, v = line.rsplit(" ", 1)
-        m[k] = float(v)
-    return m
 b1, b2, k1 = page("b1"), page("b2"), page("k1")
 B, K = J("tm.b"), J("tm.k")
 for key in ("xevb_rx_frames_total", "xevb_fragments_received_total", "xevb_events_complete_total",

@@ -25,21 +25,7 @@ ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json -
 _e2e_track $! mdf.dfm 0
 dfm_tpid=$!
 
-scrape() {  # NAME: the page into $E2E_WORK/NAME.prom, checked by promtool
-	local out=$E2E_WORK/$1.prom code
-	code=$(tb_exec dfm 0 curl -s -m 5 -o "$out" -w '%{http_code}' "http://127.0.0.1:$PORT/metrics")
-	if [[ $code != 200 ]]; then
-		e2e_fail "$1: GET /metrics: HTTP $code"
-		return
-	fi
-	e2e_ok "$1: GET /metrics: HTTP 200, $(wc -l <"$out") lines"
-	if promtool check metrics <"$out" >"$out.lint" 2>&1 && [[ ! -s $out.lint ]]; then
-		e2e_ok "$1: promtool check metrics: clean"
-	else
-		e2e_fail "$1: promtool check metrics:"
-		sed 's/^/  | /' "$out.lint" | head -20
-	fi
-}
+scrape() { e2e_scrape dfm 0 "$1" "$PORT"; }  # NAME
 # Before any peer: the page is up, the DFM waiting.
 for ((t = 0; t < 50; t++)); do
 	tb_exec dfm 0 curl -s -m 2 -o /dev/null "http://127.0.0.1:$PORT/metrics" && break
@@ -58,10 +44,7 @@ dfm_builder 0 mdf.b0 1 --sources 0-3 --credits 16
 dfm_builder 1 mdf.b1 1 --sources 0-3 --credits 32
 dfm_source 0 mdf.s0 --source-ids 0-1 --frag-size 100-300
 dfm_source 1 mdf.s1 --source-ids 2-3 --frag-size 100-300
-for ((t = 0; t < 150; t++)); do
-	grep -q 'triggering' "$E2E_WORK/mdf.dfm.err" && break
-	sleep 0.1
-done
+e2e_wait_line triggering "$E2E_WORK/mdf.dfm.err"
 sleep 1
 scrape m1
 sleep 1
@@ -72,24 +55,13 @@ if tb_exec dfm 0 curl -s -m 2 -o /dev/null "http://${DFM_ADDR%:*}:$PORT/metrics"
 else
 	e2e_ok "bare --metrics PORT: loopback only"
 fi
-for ((t = 0; t < 450; t++)); do
-	kill -0 "$dfm_tpid" 2>/dev/null || break
-	sleep 0.1
-done
+e2e_wait_exit "$dfm_tpid" 45
 # The farm node would wait for its --duration: it has had every event by now.
 dfm_stop_all
 e2e_wait_all
 grep -E '^xevb_dfm_(events|builder_(busy|events_assigned)|control_messages_refused)' "$E2E_WORK/m2.prom" | head -30
 e2e_check metrics_dfm <<PY
 N = $N
-def page(name):
-    m = {}
-    for line in open(os.path.join(W, name + ".prom")):
-        if line.startswith("#") or not line.strip():
-            continue
-        k, v = line.rsplit(" ", 1)
-        m[k] = float(v)
-    return m
 m0, m1, m2 = page("m0"), page("m1"), page("m2")
 d = J("mdf.dfm")
 B = d["builders"]

@@ -32,17 +32,11 @@ ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --config "$CFG" --json --inte
 	>"$E2E_WORK/dfm.json" 2>"$E2E_WORK/dfm.err" &
 _e2e_track $! dfm 0
 dfm_pid=$!
-for ((t = 0; t < 150; t++)); do
-	grep -qs 'triggering' "$E2E_WORK/dfm.err" && break
-	sleep 0.1
-done
+e2e_wait_line triggering "$E2E_WORK/dfm.err"
 sleep 1
 tb_exec dfm 0 curl -s -m 5 -o "$E2E_WORK/mid.prom" "http://127.0.0.1:$PORT/metrics" ||
 	e2e_fail "GET /metrics mid-run failed"
-for ((t = 0; t < 400; t++)); do
-	kill -0 "$dfm_pid" 2>/dev/null || break
-	sleep 0.1
-done
+e2e_wait_exit "$dfm_pid" 40
 dfm_stop_all
 e2e_wait_all
 grep -E 'not_admitted|membership' "$E2E_WORK/mid.prom"

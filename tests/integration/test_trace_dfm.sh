@@ -46,14 +46,8 @@ dfm_builder 1 tdf.b1 1 --sources 0-3 --credits 32
 dfm_source 0 tdf.s0 --source-ids 0-1 --frag-size 100-300
 dfm_source 1 tdf.s1 --source-ids 2-3 --frag-size 100-300
 # The DFM ends by itself (--events); then the script, the builders and the sources.
-for ((t = 0; t < 450; t++)); do
-	kill -0 "$dfm_tpid" 2>/dev/null || break
-	sleep 0.1
-done
-for ((t = 0; t < 100; t++)); do
-	kill -0 "$tr_pid" 2>/dev/null || break
-	sleep 0.1
-done
+e2e_wait_exit "$dfm_tpid" 45
+e2e_wait_exit "$tr_pid" 10
 # The farm node would wait for its --duration: it has had every event by now.
 for ((t = 0; t < 40; t++)); do
 	alive=0

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The counter table (include/xevb/counters.h) against every output made
+ * The counter table (user/include/xevb/counters.h) against every output made
  * from it: with each counter of a snapshot set to a value no other has,
  * each one must be in the JSON report, on the Prometheus page, in
  * `xevb stats --all` under its name and in the summary, with its value;

@@ -199,74 +199,100 @@ Test(handoff, plan_interleaved_needs_filter)
 }
 
 /*
+ * A random MEP split among owners: n records (some event_ids across the
+ * 2^32 wrap, gaps now and then), written, parsed and planned over nw
+ * owners of 2^shift-event blocks.
+ */
+struct random_mep {
+	uint32_t n, shift, nw;
+	struct xevb_pkt_info pi;
+	struct xevb_frag_ref fr[1024];
+	struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
+	uint8_t frame[65536];
+};
+
+static void random_mep_plan(struct random_mep *m, uint64_t *rnd, int t, uint32_t run, uint32_t seq)
+{
+	static uint32_t ids[1024];
+	static uint16_t lens[1024];
+	const struct xevb_parse_cfg pcfg = { .udp_port = 23900, .ip_proto = 253 };
+	struct xevb_mep_params mp = { .ip_proto = 253, .run_number = run, .saddr = 0x0101a8c6, .daddr = 0x0102a8c6 };
+	uint32_t e;
+	ssize_t len;
+
+	*rnd = *rnd * 6364136223846793005ull + 1442695040888963407ull;
+	m->n = 1 + (uint32_t)(*rnd >> 33) % 40;
+	m->shift = (uint32_t)(*rnd >> 20) % 8;
+	m->nw = 1 + (uint32_t)(*rnd >> 10) % 4;
+	e = (uint32_t)(*rnd >> 40) | (t % 7 == 0 ? 0xffffff00u : 0);
+	for (uint32_t i = 0; i < m->n; i++) {
+		ids[i] = e;
+		lens[i] = (uint16_t)((*rnd >> (i % 32)) % 37);
+		e += 1 + (i % 5 == 4 ? (uint32_t)(*rnd >> 50) % 300 : 0);
+	}
+	mp.udp_dport = t % 2 ? 23900 : 0;
+	mp.source_id = (uint16_t)(t % 4096);
+	mp.packet_seq = seq;
+	mp.flags = t % 3 == 0 ? XEVB_MEP_F_END_OF_RUN : 0;
+	mp.event_id = ids;
+	mp.n_frags = m->n;
+	mp.frag_len = lens;
+	len = xevb_write_frame(m->frame, sizeof(m->frame), &mp);
+	cr_assert(gt(sz, (size_t)len, 0));
+	cr_assert(eq(int, xevb_classify(m->frame, m->frame + len, (uint32_t)len, &pcfg, &m->pi, m->fr), XEVB_RES_MEP));
+	xevb_owner_plan(m->fr, m->n, m->shift, m->nw, m->p);
+}
+
+/* Owner w's share (wp, its k records in mine) is exactly what the parser saw of its events. */
+static void assert_share(const struct random_mep *m, uint32_t w, const struct xevb_pkt_info *wp,
+			 const struct xevb_frag_ref *mine, uint32_t k)
+{
+	cr_assert(eq(u32, k, m->p[w].count));
+	cr_assert(eq(u16, wp->n_frags, (uint16_t)k));
+	cr_assert(eq(u16, wp->source_id, m->pi.source_id));
+	cr_assert(eq(u32, wp->run_number, m->pi.run_number));
+	cr_assert(eq(u32, wp->packet_seq, m->pi.packet_seq));
+	cr_assert(eq(u8, wp->flags, m->pi.flags));
+	for (uint32_t j = 0, i = 0; j < k; j++, i++) {
+		while (xevb_owner(m->fr[i].event_id, m->shift, m->nw) != w)
+			i++;
+		cr_assert(eq(u32, mine[j].event_id, m->fr[i].event_id));
+		cr_assert(eq(u32, mine[j].crc32c, m->fr[i].crc32c));
+		cr_assert(eq(u16, mine[j].payload_off, m->fr[i].payload_off));
+		cr_assert(eq(u16, mine[j].length, m->fr[i].length));
+	}
+}
+
+/*
  * Random MEPs through the writer and the parser; every owner walks its
  * share as a worker would: each record reaches exactly one owner, the
  * owner of its event, with event_id, CRC, offset and length as parsed.
  */
 Test(handoff, walk_gives_each_record_to_its_owner)
 {
-	static uint8_t frame[65536];
-	static uint32_t ids[1024];
-	static uint16_t lens[1024];
-	static struct xevb_frag_ref fr[1024], mine[1024];
-	struct xevb_parse_cfg pcfg = { .udp_port = 23900, .ip_proto = 253 };
+	static struct random_mep m;
+	static struct xevb_frag_ref mine[1024];
 	uint64_t rnd = 12345;
 
 	for (int t = 0; t < 2000; t++) {
-		uint32_t n, shift, nw, e, seen = 0;
-		struct xevb_pkt_info pi;
-		struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
-		struct xevb_mep_params mp = { .ip_proto = 253, .run_number = 7, .saddr = 0x0101a8c6, .daddr = 0x0102a8c6 };
-		ssize_t len;
+		uint32_t seen = 0;
 
-		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
-		n = 1 + (uint32_t)(rnd >> 33) % 40;
-		shift = (uint32_t)(rnd >> 20) % 8;
-		nw = 1 + (uint32_t)(rnd >> 10) % 4;
-		e = (uint32_t)(rnd >> 40) | (t % 7 == 0 ? 0xffffff00u : 0);   /* some across the 2^32 wrap */
-		for (uint32_t i = 0; i < n; i++) {
-			ids[i] = e;
-			lens[i] = (uint16_t)((rnd >> (i % 32)) % 37);
-			e += 1 + (i % 5 == 4 ? (uint32_t)(rnd >> 50) % 300 : 0);
-		}
-		mp.udp_dport = t % 2 ? 23900 : 0;
-		mp.source_id = (uint16_t)(t % 4096);
-		mp.packet_seq = (uint32_t)t;
-		mp.flags = t % 3 == 0 ? XEVB_MEP_F_END_OF_RUN : 0;
-		mp.event_id = ids;
-		mp.n_frags = n;
-		mp.frag_len = lens;
-		len = xevb_write_frame(frame, sizeof(frame), &mp);
-		cr_assert(gt(sz, (size_t)len, 0));
-		cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, fr), XEVB_RES_MEP));
-		xevb_owner_plan(fr, n, shift, nw, p);
-		for (uint32_t w = 0; w < nw; w++) {
+		random_mep_plan(&m, &rnd, t, 7, (uint32_t)t);
+		for (uint32_t w = 0; w < m.nw; w++) {
+			const struct xevb_ho_part *p = &m.p[w];
 			struct xevb_ho_ent ent = {
-				.frame_idx = 0, .mep_off = pi.mep_off,
-				.rec_off = p[w].count ? (uint16_t)(fr[p[w].first].payload_off - XEVB_REC_HLEN) : 0,
-				.n_walk = p[w].count ? (uint16_t)(p[w].last - p[w].first + 1) : 0,
-				.flags = p[w].filter ? XEVB_HO_F_FILTER : 0,
+				.frame_idx = 0, .mep_off = m.pi.mep_off,
+				.rec_off = p->count ? (uint16_t)(m.fr[p->first].payload_off - XEVB_REC_HLEN) : 0,
+				.n_walk = p->count ? (uint16_t)(p->last - p->first + 1) : 0,
+				.flags = p->filter ? XEVB_HO_F_FILTER : 0,
 			};
 			struct xevb_pkt_info wp;
-			uint32_t k = xevb_ho_walk(frame, &ent, shift, nw, w, &wp, mine);
+			uint32_t k = xevb_ho_walk(m.frame, &ent, m.shift, m.nw, w, &wp, mine);
 
-			cr_assert(eq(u32, k, p[w].count));
-			cr_assert(eq(u16, wp.n_frags, (uint16_t)k));
-			cr_assert(eq(u16, wp.source_id, pi.source_id));
-			cr_assert(eq(u32, wp.run_number, pi.run_number));
-			cr_assert(eq(u32, wp.packet_seq, pi.packet_seq));
-			cr_assert(eq(u8, wp.flags, pi.flags));
-			for (uint32_t j = 0, i = 0; j < k; j++, i++) {
-				while (xevb_owner(fr[i].event_id, shift, nw) != w)
-					i++;
-				cr_assert(eq(u32, mine[j].event_id, fr[i].event_id));
-				cr_assert(eq(u32, mine[j].crc32c, fr[i].crc32c));
-				cr_assert(eq(u16, mine[j].payload_off, fr[i].payload_off));
-				cr_assert(eq(u16, mine[j].length, fr[i].length));
-			}
+			assert_share(&m, w, &wp, mine, k);
 			seen += k;
 		}
-		cr_assert(eq(u32, seen, n));
+		cr_assert(eq(u32, seen, m.n));
 	}
 }
 
@@ -279,84 +305,45 @@ Test(handoff, walk_gives_each_record_to_its_owner)
  */
 Test(handoff, pack_unpack_dense_refs_or_walk)
 {
-	static uint8_t frame[65536];
-	static uint32_t ids[1024];
-	static uint16_t lens[1024];
-	static struct xevb_frag_ref fr[1024], scratch[1024];
-	struct xevb_parse_cfg pcfg = { .udp_port = 23900, .ip_proto = 253 };
+	static struct random_mep m;
+	static struct xevb_frag_ref scratch[1024];
 	struct xevb_spsc refs;
 	uint64_t rnd = 777;
 	uint32_t dense = 0, walked = 0, wrapped = 0, cursor = 0;
 
 	cr_assert(eq(int, xevb_spsc_init(&refs, 64, sizeof(struct xevb_frag_ref)), 0));
 	for (int t = 0; t < 3000; t++) {
-		uint32_t n, shift, nw, e, seen = 0, nent = 0;
-		struct xevb_pkt_info pi;
-		struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
+		uint32_t seen = 0, nent = 0;
 		struct xevb_ho_ent ent[XEVB_HO_MAX_WORKERS];
-		struct xevb_mep_params mp = { .ip_proto = 253, .run_number = 9, .saddr = 0x0101a8c6, .daddr = 0x0102a8c6 };
-		ssize_t len;
 
-		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
-		n = 1 + (uint32_t)(rnd >> 33) % 40;
-		shift = (uint32_t)(rnd >> 20) % 8;
-		nw = 1 + (uint32_t)(rnd >> 10) % 4;
-		e = (uint32_t)(rnd >> 40) | (t % 7 == 0 ? 0xffffff00u : 0);
-		for (uint32_t i = 0; i < n; i++) {
-			ids[i] = e;
-			lens[i] = (uint16_t)((rnd >> (i % 32)) % 37);
-			e += 1 + (i % 5 == 4 ? (uint32_t)(rnd >> 50) % 300 : 0);
-		}
-		mp.udp_dport = t % 2 ? 23900 : 0;
-		mp.source_id = (uint16_t)(t % 4096);
-		mp.packet_seq = (uint32_t)t * 77u;
-		mp.flags = t % 3 == 0 ? XEVB_MEP_F_END_OF_RUN : 0;
-		mp.event_id = ids;
-		mp.n_frags = n;
-		mp.frag_len = lens;
-		len = xevb_write_frame(frame, sizeof(frame), &mp);
-		cr_assert(gt(sz, (size_t)len, 0));
-		cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, fr), XEVB_RES_MEP));
-		xevb_owner_plan(fr, n, shift, nw, p);
+		random_mep_plan(&m, &rnd, t, 9, (uint32_t)t * 77u);
 		/* The producer packs every share first (refs queue up), then the owners unpack in order. */
-		for (uint32_t w = 0; w < nw; w++) {
-			if (!p[w].count && !(pi.flags & XEVB_MEP_F_END_OF_RUN))
+		for (uint32_t w = 0; w < m.nw; w++) {
+			if (!m.p[w].count && !(m.pi.flags & XEVB_MEP_F_END_OF_RUN))
 				continue;
-			if (xevb_ho_pack(&ent[w], &refs, 5, &pi, fr, &p[w], shift, nw, w))
+			if (xevb_ho_pack(&ent[w], &refs, 5, &m.pi, m.fr, &m.p[w], m.shift, m.nw, w))
 				dense++;
 			else
 				walked++;
 			nent++;
 		}
 		cr_assert(gt(u32, nent, 0));
-		for (uint32_t w = 0; w < nw; w++) {
+		for (uint32_t w = 0; w < m.nw; w++) {
 			struct xevb_pkt_info wp;
 			const struct xevb_frag_ref *mine;
 
-			if (!p[w].count && !(pi.flags & XEVB_MEP_F_END_OF_RUN))
+			if (!m.p[w].count && !(m.pi.flags & XEVB_MEP_F_END_OF_RUN))
 				continue;
 			cr_assert(eq(u32, ent[w].frame_idx, 5));
-			mine = xevb_ho_unpack(frame, &ent[w], &refs, &cursor, shift, nw, w, &wp, scratch);
+			mine = xevb_ho_unpack(m.frame, &ent[w], &refs, &cursor, m.shift, m.nw, w, &wp, scratch);
 			wrapped += mine == scratch && (ent[w].flags & XEVB_HO_F_REFS);
-			cr_assert(eq(u16, wp.n_frags, (uint16_t)p[w].count));
-			cr_assert(eq(u16, wp.source_id, pi.source_id));
-			cr_assert(eq(u32, wp.run_number, pi.run_number));
-			cr_assert(eq(u32, wp.packet_seq, pi.packet_seq));
-			cr_assert(eq(u8, wp.flags, pi.flags));
-			cr_assert(eq(u16, wp.mep_off, pi.mep_off));
-			if (p[w].count)
+			assert_share(&m, w, &wp, mine, m.p[w].count);
+			cr_assert(eq(u16, wp.mep_off, m.pi.mep_off));
+			if (m.p[w].count)
 				cr_assert(eq(u32, wp.first_event_id, mine[0].event_id));
-			for (uint32_t j = 0, i = 0; j < p[w].count; j++, i++) {
-				while (xevb_owner(fr[i].event_id, shift, nw) != w)
-					i++;
-				cr_assert(eq(u32, mine[j].event_id, fr[i].event_id));
-				cr_assert(eq(u32, mine[j].crc32c, fr[i].crc32c));
-				cr_assert(eq(u16, mine[j].payload_off, fr[i].payload_off));
-				cr_assert(eq(u16, mine[j].length, fr[i].length));
-			}
-			seen += p[w].count;
+			seen += m.p[w].count;
 		}
-		cr_assert(eq(u32, seen, n));
+		cr_assert(eq(u32, seen, m.n));
 		/* The owner lets the refs go every third MEP only (a batch): the ring fills up at times. */
 		if (t % 3 == 2) {
 			xevb_spsc_release(&refs, cursor);

@@ -12,20 +12,7 @@
 #include <xevb/names.h>
 #include "../common/vectors.h"
 
-static struct vector *vecs;
-static size_t nvecs;
-
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
-
-static void teardown(void)
-{
-	vectors_free(vecs, nvecs);
-}
-
-TestSuite(mep_write, .init = setup, .fini = teardown, .timeout = 10);
+TestSuite(mep_write, .init = vectors_setup, .fini = vectors_teardown, .timeout = 10);
 
 static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,
@@ -37,29 +24,14 @@ static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 
 static struct xevb_mep_params base_params(void)
 {
-	struct xevb_mep_params p = {
-		.dst_mac = { 2, 0, 0, 0, 0, 2 },
-		.src_mac = { 2, 0, 0, 0, 0, 1 },
-		.saddr = htonl(0xc6120101),
-		.daddr = htonl(0xc6120002),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.source_id = 17,
-		.run_number = 1042,
-		.packet_seq = 99,
-		.first_event_id = 5000,
-		.n_frags = 25,
-		.frag_size = 32,
-	};
-	return p;
-}
+	struct xevb_mep_params p = vectors_params();
 
-static const struct vector *find(const char *name)
-{
-	for (size_t i = 0; i < nvecs; i++)
-		if (!strcmp(vecs[i].name, name))
-			return &vecs[i];
-	cr_fatal("no vector %s", name);
-	return NULL;
+	p.source_id = 17;
+	p.packet_seq = 99;
+	p.first_event_id = 5000;
+	p.n_frags = 25;
+	p.frag_size = 32;
+	return p;
 }
 
 /* Checks the parse of a written frame against the parameters. */
@@ -192,7 +164,7 @@ static void reproduce(const char *name)
 {
 	static const uint8_t *pl[XEVB_MAX_FRAGS_PER_MEP];
 	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
-	const struct vector *v = find(name);
+	const struct vector *v = vectors_find(name);
 	const uint8_t *f = v->frame, *ip = f + 14;
 	struct xevb_pkt_info pi = {0};
 	struct xevb_mep_params p = {0};

@@ -13,20 +13,7 @@
 #include <xevb/names.h>
 #include "../common/vectors.h"
 
-static struct vector *vecs;
-static size_t nvecs;
-
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
-
-static void teardown(void)
-{
-	vectors_free(vecs, nvecs);
-}
-
-TestSuite(parse_ld, .init = setup, .fini = teardown, .timeout = 20);
+TestSuite(parse_ld, .init = vectors_setup, .fini = vectors_teardown, .timeout = 20);
 
 static const struct xevb_parse_cfg cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,

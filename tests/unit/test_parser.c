@@ -8,20 +8,7 @@
 #include <xevb/names.h>
 #include "../common/vectors.h"
 
-static struct vector *vecs;
-static size_t nvecs;
-
-static void setup(void)
-{
-	vecs = vectors_load(&nvecs);
-}
-
-static void teardown(void)
-{
-	vectors_free(vecs, nvecs);
-}
-
-TestSuite(parser, .init = setup, .fini = teardown, .timeout = 10);
+TestSuite(parser, .init = vectors_setup, .fini = vectors_teardown, .timeout = 10);
 
 static const struct xevb_parse_cfg default_cfg = {
 	.udp_port = XEVB_DEFAULT_UDP_PORT,

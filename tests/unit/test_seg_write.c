@@ -15,6 +15,7 @@
 #include <xevb/emu_payload.h>
 #include <xevb/mep_write.h>
 #include <xevb/wire.h>
+#include "../common/vectors.h"
 
 TestSuite(seg_write, .timeout = 30);
 
@@ -290,23 +291,17 @@ static void read_segment(const uint8_t *m, size_t mep_len, struct seg_view *v)
 
 static struct xevb_mep_params vec_params(void)
 {
-	struct xevb_mep_params p = {
-		.dst_mac = { 2, 0, 0, 0, 0, 2 },
-		.src_mac = { 2, 0, 0, 0, 0, 1 },
-		.saddr = htonl(0xc6120101),
-		.daddr = htonl(0xc6120002),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.ip_id = 1,
-		.source_id = 21,
-		.flags = XEVB_MEP_F_SEGMENT,
-		.run_number = 1042,
-		.packet_seq = 30,
-		.first_event_id = 500,
-		.n_frags = 1,
-		.frag_size = 3001,
-		.seg_budget = 1500 - 20,
-		.seg_crc32c = 0x14a18200,
-	};
+	struct xevb_mep_params p = vectors_params();
+
+	p.ip_id = 1;
+	p.source_id = 21;
+	p.flags = XEVB_MEP_F_SEGMENT;
+	p.packet_seq = 30;
+	p.first_event_id = 500;
+	p.n_frags = 1;
+	p.frag_size = 3001;
+	p.seg_budget = 1500 - 20;
+	p.seg_crc32c = 0x14a18200;
 	return p;
 }
 

@@ -2,7 +2,7 @@
 /*
  * `xevb build --workers N`: one receive thread per group of AF_XDP queues,
  * each with its own builder core, events owned by event_id block
- * (include/xevb/handoff.h). The main thread only publishes statistics.
+ * (user/include/xevb/handoff.h). The main thread only publishes statistics.
  */
 #ifndef XEVB_BUILD_WORKERS_H
 #define XEVB_BUILD_WORKERS_H

@@ -133,7 +133,7 @@ static void watcher_cleanup(void *ctx)
  * Frames open events may hold: the rest must cover a full RX ring (AF_XDP:
  * the fill ring refills it) or a receive batch (socket), or the kernel
  * drops packets at random and every event is torn; the builder evicts its
- * oldest events instead (include/xevb/builder.h, max_frames_held).
+ * oldest events instead (user/include/xevb/builder.h, max_frames_held).
  */
 static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx_ring,
 				  uint32_t n_queues)

@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <xevb/cli.h>
 #include <xevb/loader.h>
+#include <xevb/metrics.h>
 #include <xevb/report.h>
 #include "cmds.h"
 #include "stats_view.h"
@@ -34,23 +35,6 @@ static const struct xevb_cmd_help help = {
 
 static volatile sig_atomic_t stop;
 static void on_signal(int s) { (void)s; stop = 1; }
-
-/* A consistent copy: the builder bumps seq to odd while it writes. */
-static int read_snap(const struct xevb_snapshot *m, struct xevb_snapshot *out)
-{
-	for (int tries = 0; tries < 100; tries++) {
-		uint64_t s1 = __atomic_load_n(&m->seq, __ATOMIC_ACQUIRE);
-		if (s1 & 1) {
-			usleep(1000);
-			continue;
-		}
-		memcpy(out, m, sizeof(*out));
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
-		if (__atomic_load_n(&m->seq, __ATOMIC_ACQUIRE) == s1)
-			return 0;
-	}
-	return -EAGAIN;
-}
 
 /* Large, so static: the snapshots, the per-CPU counters and two flattened copies of them (--all). */
 static struct xevb_snapshot cur, prev;
@@ -104,7 +88,7 @@ static struct xevb_snapshot *map_snapshot(const char *dev)
 	}
 	m = mmap(NULL, sizeof(*m), PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
-	if (m == MAP_FAILED || read_snap(m, &cur) || cur.magic != XEVB_SNAP_MAGIC ||
+	if (m == MAP_FAILED || xevb_snapshot_copy(m, &cur) || cur.magic != XEVB_SNAP_MAGIC ||
 	    cur.version != XEVB_SNAP_VERSION) {
 		xevb_err("%s is not a statistics file of this xevb version", path);
 		return NULL;
@@ -129,7 +113,7 @@ static void show_all(const struct xevb_snapshot *m, const struct stats_opts *o)
 		if (n) {
 			prev = cur;
 			sleep(1);
-			if (read_snap(m, &cur))
+			if (xevb_snapshot_copy(m, &cur))
 				continue;
 			if (cur.xdp_mode)
 				stats_percpu_read(o->dev, &pc, why, sizeof(why));
@@ -166,7 +150,7 @@ static void show_watch(const struct xevb_snapshot *m, const struct stats_opts *o
 	for (uint32_t n = 0; !stop && (!o->count || n < o->count);) {
 		prev = cur;
 		sleep(1);
-		if (read_snap(m, &cur))
+		if (xevb_snapshot_copy(m, &cur))
 			continue;
 		if (cur.update_ns == prev.update_ns)
 			continue;

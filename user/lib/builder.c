@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Builder core (API and frame-lifetime contract: include/xevb/builder.h).
+ * Builder core (API and frame-lifetime contract: user/include/xevb/builder.h).
  *
  * Layout. The window is W = 2^k event slots; event e lives in slot
  * e & (W-1). Each slot owns a row of n_src fragment slots (one per expected

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The counter table (include/xevb/counters.h) as descriptors, and what is
+ * The counter table (user/include/xevb/counters.h) as descriptors, and what is
  * generated from its rows: names, values, the merge of several builders'
  * statistics, the per-source sums of the accounting check.
  */

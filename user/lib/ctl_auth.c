@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Authenticated control messages: see include/xevb/ctl_auth.h. */
+/* Authenticated control messages: see user/include/xevb/ctl_auth.h. */
 #include <errno.h>
 #include <fcntl.h>
 #include <sodium.h>

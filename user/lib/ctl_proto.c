@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Control protocol codec: see include/xevb/ctl_proto.h and docs/control-protocol.md. */
+/* Control protocol codec: see user/include/xevb/ctl_proto.h and docs/control-protocol.md. */
 #include <string.h>
 #include <xevb/bytes.h>
 #include <xevb/ctl_proto.h>

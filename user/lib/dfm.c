@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Data-flow manager logic (include/xevb/dfm.h). Events in flight live in a
+ * Data-flow manager logic (user/include/xevb/dfm.h). Events in flight live in a
  * table indexed by event_id modulo its size; they all lie in [oldest, next)
  * (serial order), so the table is full when next - oldest reaches its
  * size, and scans for retries and deaths walk only that window.

@@ -226,6 +226,23 @@ int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
 	return 0;
 }
 
+void xevb_iov_advance(struct iovec **iov, size_t *n, size_t w)
+{
+	while (w > 0) {
+		struct iovec *v = *iov;
+
+		if (w >= v->iov_len) {
+			w -= v->iov_len;
+			(*iov)++;
+			(*n)--;
+		} else {
+			v->iov_base = (uint8_t *)v->iov_base + w;
+			v->iov_len -= w;
+			w = 0;
+		}
+	}
+}
+
 int xevb_writev_all(int fd, struct iovec *iov, size_t n)
 {
 	while (n) {
@@ -244,17 +261,7 @@ int xevb_writev_all(int fd, struct iovec *iov, size_t n)
 		}
 		if (w == 0)
 			return -EIO;
-		while (w > 0) {
-			if ((size_t)w >= iov->iov_len) {
-				w -= iov->iov_len;
-				iov++;
-				n--;
-			} else {
-				iov->iov_base = (uint8_t *)iov->iov_base + w;
-				iov->iov_len -= w;
-				w = 0;
-			}
-		}
+		xevb_iov_advance(&iov, &n, (size_t)w);
 	}
 	return 0;
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Event ownership and the hand-off rings (include/xevb/handoff.h).
+ * Event ownership and the hand-off rings (user/include/xevb/handoff.h).
  */
 #include <errno.h>
 #include <stdlib.h>

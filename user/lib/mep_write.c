@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* MEP writer: see include/xevb/mep_write.h. */
+/* MEP writer: see user/include/xevb/mep_write.h. */
 #include <errno.h>
 #include <string.h>
 #include <xevb/bytes.h>

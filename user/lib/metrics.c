@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The metrics endpoint (include/xevb/metrics.h): one thread serving up to
+ * The metrics endpoint (user/include/xevb/metrics.h): one thread serving up to
  * XEVB_METRICS_CLIENTS clients at once, each with one deadline for its
  * whole request. Every byte of a request is hostile: the request line is
  * matched (http_req.c), never parsed further.

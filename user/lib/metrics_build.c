@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * A builder's metrics page, from the snapshot it publishes once a second
- * (include/xevb/report.h): the scrape copies it under its sequence count,
+ * (user/include/xevb/report.h): the scrape copies it under its sequence count,
  * so the receive loop never waits for, or even notices, a scrape.
  */
 #include <stdio.h>

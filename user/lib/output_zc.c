@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <xevb/event_codec.h>
 #include <xevb/output_zc.h>
 
 #ifndef SO_ZEROCOPY
@@ -284,17 +285,7 @@ int xevb_zc_send(struct xevb_zc *z, uint32_t sink, int fd, struct iovec *iov, si
 			z->st.sends++;
 			z->st.bytes += (uint64_t)w;
 		}
-		while (w > 0) {
-			if ((size_t)w >= iov->iov_len) {
-				w -= iov->iov_len;
-				iov++;
-				n--;
-			} else {
-				iov->iov_base = (uint8_t *)iov->iov_base + w;
-				iov->iov_len -= w;
-				w = 0;
-			}
-		}
+		xevb_iov_advance(&iov, &n, (size_t)w);
 	}
 	/* Nothing outstanding before: w = g now, as it must. */
 	if (++z->since_reap >= 32)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The semaphores of the USDT probes in include/xevb/probes.h. They live in
+ * The semaphores of the USDT probes in user/include/xevb/probes.h. They live in
  * the ".probes" section, where tracers look for them: attaching a uprobe
  * to a probe raises its semaphore (the kernel's ref_ctr_offset), and the
  * probe site computes its arguments only then.

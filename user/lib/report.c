@@ -90,7 +90,7 @@ static void summary_pass_mode(FILE *f, const struct xevb_snapshot *s)
 
 /*
  * The summary's counter lines, as text with the counters in braces, named
- * by their JSON keys (include/xevb/counters.h): {events_complete};
+ * by their JSON keys (user/include/xevb/counters.h): {events_complete};
  * {drop_*|fmt} is every element of an array, each written by fmt, where
  * %n is its name and %v its value (%-17n: in 17 columns); {@name} is a
  * value worked out from several (summary_derived). A counter of the table

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Run configuration files (include/xevb/runcfg.h). libinih splits the file
+ * Run configuration files (user/include/xevb/runcfg.h). libinih splits the file
  * into (section, key, value); we count its lines through our own reader so
  * every value can be blamed on its line, check each value against the rule
  * of its key as it comes, and check the whole (required keys, unique

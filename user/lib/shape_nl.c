@@ -83,6 +83,17 @@ static const char *extack_msg(const struct nlmsghdr *h)
 	return NULL;
 }
 
+/* The next batch of replies, EINTR retried: its length, or -errno. */
+static ssize_t nl_recv(int fd, char *buf, size_t size)
+{
+	for (;;) {
+		ssize_t len = recv(fd, buf, size, 0);
+
+		if (len >= 0 || errno != EINTR)
+			return len < 0 ? -errno : len;
+	}
+}
+
 /* Send one request and wait for its ack; what names the operation for errors. */
 static int nl_talk(struct nlmsghdr *n, const char *what, bool quiet_enoent)
 {
@@ -100,12 +111,10 @@ static int nl_talk(struct nlmsghdr *n, const char *what, bool quiet_enoent)
 		goto out;
 	}
 	for (;;) {
-		len = recv(fd, buf, sizeof(buf), 0);
+		len = nl_recv(fd, buf, sizeof(buf));
 		if (len < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
-			xevb_err("%s: netlink recv: %s", what, strerror(errno));
+			err = (int)len;
+			xevb_err("%s: netlink recv: %s", what, strerror(-err));
 			goto out;
 		}
 		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (unsigned)len); h = NLMSG_NEXT(h, len)) {
@@ -264,11 +273,9 @@ static int dump(int type, int ifindex, struct shape_qdisc_info *out, int max)
 		goto out;
 	}
 	for (;;) {
-		len = recv(fd, buf, sizeof(buf), 0);
+		len = nl_recv(fd, buf, sizeof(buf));
 		if (len < 0) {
-			if (errno == EINTR)
-				continue;
-			err = -errno;
+			err = (int)len;
 			goto out;
 		}
 		for (struct nlmsghdr *h = (void *)buf; NLMSG_OK(h, (unsigned)len); h = NLMSG_NEXT(h, len)) {

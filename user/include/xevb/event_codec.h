@@ -64,6 +64,8 @@ int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
  * fd that would block, -EPIPE: ignore SIGPIPE in the caller).
  */
 int xevb_writev_all(int fd, struct iovec *iov, size_t n);
+/* Past the w bytes a write took from *iov (*n entries): whole entries skipped, a partial one trimmed. */
+void xevb_iov_advance(struct iovec **iov, size_t *n, size_t w);
 
 /* Decoder verdicts, negated as return values; 0 is success. */
 enum xevb_evt_err {
