@@ -436,7 +436,7 @@ static struct vector l2_copy(const struct vector *v, uint8_t *buf, size_t room)
  */
 Test(xdp_vectors, filter_source_id_bound_to_mac_and_vlan)
 {
-	const struct vector *vt = vec("raw_vlan");
+	const struct vector *vt = vectors_find("raw_vlan");
 	const uint32_t stranger = htonl(0xC612004D);   /* 198.18.0.77 */
 	const int mac_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MAC_MISMATCH };
 	const int vlan_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_VLAN_MISMATCH };
