@@ -75,8 +75,8 @@ PROMRULES   := dist/prometheus/xevb-alerts.yml
 # Paths the units and examples name, filled in at install time.
 SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g'
 
-.PHONY: demo all deps deps-deb test test-quick test-unit test-bpf test-integration fuzz fuzz-run bench soak \
-	clean man install uninstall deb
+.PHONY: demo all deps deps-deb test check test-quick test-unit test-bpf test-integration fuzz fuzz-run bench soak \
+	clean man install uninstall deb format format-check
 .DELETE_ON_ERROR:
 .SECONDARY:
 
@@ -151,19 +151,33 @@ FUZZ_SECONDS ?= 60
 fuzz-run: fuzz
 	$(Q)bash scripts/fuzz-run.sh $(OUT) $(FUZZ_SECONDS)
 
+# T='dfm_* e2e_xdp' (or TESTS=) runs a subset: suite names (unit bpf fuzz
+# integration style), Criterion filters ('builder/*') and integration script
+# names; TEST_JOBS=1 runs the scripts one at a time (scripts/run-tests.sh).
+RUN_TESTS = $(if $(T),TESTS='$(T)') bash scripts/run-tests.sh $(OUT)
+
 test: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)bash scripts/run-tests.sh $(OUT)
+	$(Q)$(RUN_TESTS)
 
-# The edit-test loop: unit, BPF and the integration scripts tagged quick.
-test-quick: deps
+# The edit-test loop (under 3 minutes): unit, BPF, style and the
+# integration scripts tagged "# tier: check". test-quick: its old name.
+check test-quick: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)TIER=quick bash scripts/run-tests.sh $(OUT)
+	$(Q)TIER=check $(RUN_TESTS)
 
-# Only the integration scripts (TESTS='dfm_* e2e_xdp' picks some).
+# Only the integration scripts (T='dfm_* e2e_xdp' picks some).
 test-integration: deps
 	$(Q)$(MAKE) --no-print-directory all
-	$(Q)SUITES=integration bash scripts/run-tests.sh $(OUT)
+	$(Q)SUITES=integration $(RUN_TESTS)
+
+# The house style (.clang-format) on the C sources: rewrite, or list what
+# is not formatted and fail (scripts/format.sh).
+format:
+	$(Q)bash scripts/format.sh fix
+
+format-check:
+	$(Q)bash scripts/format.sh check
 
 test-unit: $(TEST_UNIT)
 	$(Q)$(TEST_UNIT)

@@ -8,6 +8,7 @@ PKGS=(
 	clang llvm                  # BPF compiler, llvm-objdump
 	libclang-rt-14-dev          # libFuzzer and sanitizer runtimes for `make fuzz`
 	gcc make pkg-config
+	clang-format                # make format, make format-check (the style suite)
 	libbpf-dev bpftool          # skeletons, loader
 	libxdp-dev xdp-tools        # xsk API, attach; xdp-loader/xdp-filter for tests
 	libelf-dev zlib1g-dev
