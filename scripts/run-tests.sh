@@ -139,7 +139,7 @@ run_criterion_suite() {
 # record NAME RC LOG MS: count a script's verdict (0 pass, 77 skip, else fail).
 record() {
 	local name=$1 rc=$2 log=$3 ms=$4 why
-	times+=("$ms $name")
+	((rc == 77)) || times+=("$ms $name")
 	if ((rc == 0)); then
 		passed=$((passed + 1))
 		echo "--- PASS $name ($(secs "$ms"))"
@@ -207,11 +207,13 @@ run_pool() {
 # Interrupted: stop the scripts we started (each one's trap cleans up).
 stop_pool() {
 	local pid
+	((${#job_name[@]})) && echo "run-tests: interrupted, stopping ${job_name[*]}" >&2
 	for pid in "${!job_name[@]}"; do kill -TERM "$pid" 2>/dev/null; done
 	for pid in "${!job_name[@]}"; do wait "$pid" 2>/dev/null; rm -f "${job_log[$pid]}"; done
-	exit 130
+	exit "$1"
 }
-trap stop_pool INT TERM
+trap 'stop_pool 130' INT
+trap 'stop_pool 143' TERM
 
 tag_of() {
 	sed -n "1,12s/^# $2: *\([a-z]*\).*/\1/p" "$1" | head -1
@@ -320,5 +322,5 @@ fi
 if ((${#failed_names[@]})); then
 	echo "failed suites: ${failed_names[*]}"
 fi
-echo "tests: $passed passed, $failed failed, $skipped skipped ($TIER tier)"
+echo "tests: $passed passed, $failed failed, $skipped skipped (${TESTS:+T='$TESTS', }$TIER tier)"
 ((failed == 0))

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # The command line: (1) the run commands share their common flags (one
 # entry each in user/lib/cli.c: same name, argument and help in every
 # --help); (2) `xevb build --dev nosuchdev --sink ...` fails on the

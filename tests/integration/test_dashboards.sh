@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # The Grafana dashboard and the Prometheus alerting rules (issue 23), no
 # testbed, no root:
 #  - rules: `promtool check rules` on dist/prometheus/xevb-alerts.yml, and

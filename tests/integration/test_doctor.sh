@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # `xevb doctor --dev eth0` on the testbed's builder (a veth): every check
 # prints one verdict; --json parses, has every check with name, verdict,
 # detail and fix, and states veth's known facts (native XDP with redirect,

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # End to end with faults from the source emulator: 2 source hosts (source
 # ids 0-1 and 2-3) -> 1 builder -> a file or 1 sink. Every count is checked
 # exactly against what the sources report: skipped fragments make events

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # End to end with processes killed mid-run (XDP path), 2 source hosts
 # (source ids 0-1 and 2-3) -> 1 builder:
 #  - kill_source: one source host's emulator gets SIGKILL while sending;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # End to end through the kernel-socket path (xevb build --mode socket, raw
 # IPv4 and --udp): sources -> xevb build -> xevb sink on the namespace
 # testbed, in Nx1, 1xN and NxN topologies (see e2e_topology in lib_e2e.sh

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # End to end through the XDP + AF_XDP path: sources -> xevb build -> xevb
 # sink on the namespace testbed, raw IP and UDP, in Nx1, 1xN and NxN
 # topologies (see e2e_topology in lib_e2e.sh for what is asserted); round

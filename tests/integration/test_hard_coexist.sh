@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Hardening (issue 9): one interface, other owners.
 #  - second: a second builder on an interface a builder already serves is
 #    refused with a clear message naming the first one's pid; the first

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Far-future event_ids from configured sources at the allowed address
 # (issue 9; the window rule is in user/lib/builder.c). One builder, sources
 # 0-3 on source host 0 (the only allowed address, --xdp-filter).

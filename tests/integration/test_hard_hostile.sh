@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Hardening (issue 9): hostile traffic while good traffic runs. Source host
 # 0 (198.18.1.1, the only allowed address) sends 20000 good events of
 # source ids 0-3; meanwhile source host 1 (hostile_send.py) sends every

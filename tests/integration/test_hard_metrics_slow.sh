@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Slow clients against a metrics endpoint (issue 21, item 5). A farm node
 # serves --metrics on its address; from source host 0, slow_clients.py keeps
 # 20 connections dripping a request head one byte every 0.2 s (never ending

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Hardening (issue 9): privilege drop.
 #  - selftest: `build --user nobody --tune selftest-privs=1`: after attach and bind
 #    the builder runs as nobody with every capability set empty (checked

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Hardening (issue 9): ten builders in a row on one interface, each killed
 # with SIGKILL while a source keeps sending, then an eleventh that runs to
 # its end. Each start must succeed without manual clean-up (no EBUSY, the

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # A hostile host against a farm node (issue 21, item 5). One `xevb sink`
 # with its defaults (--max-event-size 64 MiB, --max-buffer-total 256 MiB);
 # source host 0 attacks it with sink_attack.py in three phases:

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # The farm node killed (SIGKILL) mid-run and started again (issue 9). One
 # source host (ids 0-3) sends 20000 events at 5000/s to one builder with
 # one farm node; ~1 s in, the farm node gets SIGKILL; 1 s later a new one

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # A source killed (SIGKILL) mid-run and started again, its packet_seq
 # starting from 0 again (issue 9). Source host 0 (ids 0-1) sends events
 # 0..9999; source host 1 (ids 2-3) sends from 0 until it is killed ~0.6 s

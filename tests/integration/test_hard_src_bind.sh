@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # A source_id is bound to its source process's address in the XDP filter
 # (issue 21, item 4; --bind-src, which a run configuration gives for every
 # source). One XDP builder, sources 0-1 on source host 0 and 2-3 on source

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Hardening (issue 9): stopping a builder while events are open. Source 1
 # omits every 10th event and no END_OF_RUN comes; the timeout is a minute,
 # so 200 events are still open when the builder is told to stop. They must

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # make install and the systemd units (issue 23):
 #  - tree: `make install DESTDIR=$W/root` puts the binary, a man page per
 #    command (rendered by man without a warning), the bpftrace scripts, the

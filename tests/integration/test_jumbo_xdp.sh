@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Jumbo MEPs through the XDP fast path on a 9000-byte MTU testbed: the XDP
 # program validates MEPs whose records run into multi-buffer frags, the
 # AF_XDP socket (XDP_USE_SG) takes frames spanning several descriptors, and

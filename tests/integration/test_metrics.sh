@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # --metrics on `xevb build` and `xevb sink` during a live run on the
 # testbed: both pages scraped mid-run pass `promtool check metrics` (format
 # and naming lint), carry real values (frames, events, XDP verdicts, AF_XDP

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Multi-queue receive with event ownership (`xevb build --workers 2`): the
 # builder's veth has 2 RX queues; 12 sources, each from its own address, so
 # flow hashing on the normal transmit path spreads them over both queues.

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # Run configuration errors: every command refuses a wrong file before it
 # does anything, with exit status 2 and one message that names the file,
 # the line and the key and says what is expected; --id must name a

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Runs driven by the shipped run configurations alone (examples/Nx1.ini:
 # push, 3 source processes x 1 builder x 1 farm node, 20,000 events;
 # examples/NxN.ini: pull, 3 x 3 builders x 2 farm nodes, 12,000 events):

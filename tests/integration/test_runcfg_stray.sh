@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # Issue 20's stray builder, with a run configuration (examples/Nx1.ini:
 # push, 20,000 events at 5,000/s, one builder, three source processes, one
 # farm node). A stray host on the farm node's address, not in the file,

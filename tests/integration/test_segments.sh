@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # SEGMENT packets (wire format 1.1) end to end. XDP path: source host 0
 # sends every wire-format vector that fits the MTU 10 times
 # (hostile_send.py --kinds vectors, shuffled: seg_* among them), then the

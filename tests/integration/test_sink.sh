@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # xevb sink end to end, over loopback TCP (127.0.0.1, port chosen by the
 # kernel) and from files: good streams from several connections, each kind
 # of corruption, garbage, an unmet expectation, SIGTERM. Every sink run is

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # `xevb stats` against a live builder on the testbed: the summary with the
 # AF_XDP socket statistics per queue and the XDP program's per-CPU
 # counters (read from its map), and `--all --json`: every counter with a

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # Testbed + `xevb source` (socket mode) end to end: 2 sources x 1 builder x
 # 1 sink on a bridge; sources ping the builder, then send a bounded number
 # of MEPs that a raw-socket reader in the builder namespace counts and

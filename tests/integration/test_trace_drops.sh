@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # scripts/trace/drops.bt against a live builder that sees duplicates
 # (sources send 5% of packets twice) and an unconfigured source id (4; the
 # builder expects 0-3): each drop line names its reason, an event id and

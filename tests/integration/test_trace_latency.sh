@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # scripts/trace/build-latency.bt against a live builder: the latency
 # histogram has counts, the per-second lines show events, and the
 # per-source tables name only configured source ids (0-3), each of which

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
+# parallel: yes
 # scripts/wireshark/xevb.lua with tshark on a capture made on the testbed:
 # tcpdump on the builder's switch port records MEPs from two sources (raw
 # IP and UDP) on their way in and built events on their way to the sink,

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# tier: quick
+# tier: check
+# parallel: yes
 # Every wire-format vector (tests/vectors/index.tsv) through the Wireshark
 # dissector (scripts/wireshark/xevb.lua), from a capture file written here
 # (no testbed): the valid MEPs and SEGMENT packets decode with the source,
