@@ -46,7 +46,7 @@
 set -uo pipefail
 OUT=${1:-build}
 TIER=${TIER:-full}
-TESTS=${TESTS:-${T:-}}
+TESTS=${TESTS:-}
 TEST_JOBS=${TEST_JOBS:-2}
 STYLE_CHECK=${STYLE_CHECK:-0}
 cd "$(dirname "$0")/.." || exit 2
@@ -69,7 +69,9 @@ pat_suites=()
 pat_filters=()
 pat_scripts=()
 
-for pat in $TESTS; do
+# Words, not globs: 'test*' must not turn into the tests directory.
+read -r -a words <<<"$TESTS"
+for pat in "${words[@]}"; do
 	case $pat in
 	unit | bpf | fuzz | integration | style) pat_suites+=("$pat") ;;
 	*/*) pat_filters+=("$pat") ;;

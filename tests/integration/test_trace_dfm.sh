@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # scripts/trace/dfm.bt against a live DFM run (push, 2 source processes x 2
 # builders with credits 16 and 32 x 1 farm node). The farm node is slow
 # (--process-rate 1500 with 8 credits per builder, the DFM triggers at 4000

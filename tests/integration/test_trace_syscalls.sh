@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # scripts/trace/syscalls.bt against a live builder: per-second syscall and
 # event rates with syscalls per event, syscalls by name (the builder
 # sleeps in poll and forwards with send), totals that add up.
