@@ -57,6 +57,11 @@ full) all_suites="unit bpf fuzz style integration" ;;
 *) echo "run-tests: TIER=$TIER: use check or full" >&2; exit 2 ;;
 esac
 [[ $TEST_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "run-tests: TEST_JOBS=$TEST_JOBS: give a count, 1 or more" >&2; exit 2; }
+# The pool waits with `wait -n -p` (bash 5.1).
+if ((TEST_JOBS > 1 && (BASH_VERSINFO[0] < 5 || (BASH_VERSINFO[0] == 5 && BASH_VERSINFO[1] < 1)))); then
+	echo "run-tests: bash $BASH_VERSION has no wait -p (5.1): scripts run one at a time" >&2
+	TEST_JOBS=1
+fi
 
 passed=0
 failed=0
