@@ -1,7 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # tier: check
-# parallel: yes
 # The DFM driving live-frame sources (`xevb source --dfm --mode live`) in
 # push mode, the full loop of bench-gateway: one source process emulating
 # 32 sources sends every ASSIGN block as XDP_TX live frames through the
