@@ -24,13 +24,13 @@
 
 #define GEN_MAX_SOURCES XEVB_GEN_MAX_SOURCES
 /* A live frame is at most 3408 bytes: at most 279 records of 12 bytes. */
-#define GEN_MAX_RECS    288
-#define GEN_MAX_OFF     4096
+#define GEN_MAX_RECS 288
+#define GEN_MAX_OFF  4096
 
 /* Set by the loader before load. */
 const volatile __u32 cfg_n_src = 1;
 const volatile __u32 cfg_pack = 1;
-const volatile __u32 cfg_rec_stride = 12;   /* 12 + padded fragment length */
+const volatile __u32 cfg_rec_stride = 12; /* 12 + padded fragment length */
 const volatile __u32 cfg_ip_off = 14;
 const volatile __u32 cfg_mep_off = 34;
 const volatile __u32 cfg_first_event;
@@ -61,7 +61,7 @@ __u64 next_ns;
 __u64 pace_spins;
 
 #define PACE_CATCHUP   128
-#define PACE_MAX_SPINS 4096    /* ~100 us: slower rates pace per call instead */
+#define PACE_MAX_SPINS 4096 /* ~100 us: slower rates pace per call instead */
 
 static __always_inline void pace(void)
 {
@@ -86,8 +86,8 @@ __u64 short_frame;
  * job's ids from evs[base...] (the DFM ring). Payloads and lengths are the
  * template's.
  */
-static __always_inline void stamp_ids(__u8 *mep, __u8 *data_end, __u32 n, __u32 first,
-				      const __u32 *evs, __u32 base)
+static __always_inline void stamp_ids(__u8 *mep, __u8 *data_end, __u32 n, __u32 first, const __u32 *evs,
+				      __u32 base)
 {
 	__u32 off = 16, r;
 	__u8 *rec;
@@ -172,13 +172,13 @@ int xevb_gen(struct xdp_md *ctx)
  * record's seg_offset field says which segment a recycled page holds: the
  * payload is copied only when it holds another one.
  */
-const volatile __u32 cfg_seg_count;    /* segments per fragment; 0: not used */
-const volatile __u32 cfg_seg_stride;   /* payload bytes of every segment but the last */
-const volatile __u32 cfg_seg_last;     /* the last segment's bytes, padded to 4 */
+const volatile __u32 cfg_seg_count;  /* segments per fragment; 0: not used */
+const volatile __u32 cfg_seg_stride; /* payload bytes of every segment but the last */
+const volatile __u32 cfg_seg_last;   /* the last segment's bytes, padded to 4 */
 const volatile __u8 seg_payload[XEVB_GEN_SEG_PAYLOAD];
 
 __u32 cur_seg;
-__u64 seg_copies;   /* repetitions whose frame held another segment's bytes */
+__u64 seg_copies; /* repetitions whose frame held another segment's bytes */
 
 /* The IPv4 header checksum, recomputed: length, id and address all vary. */
 static __always_inline void put_ip_csum(__u8 *ip)
@@ -310,14 +310,14 @@ int xevb_gen_seg(struct xdp_md *ctx)
  */
 struct xevb_gen_job jobs[XEVB_GEN_MAX_JOBS];
 __u32 job_evs[XEVB_GEN_MAX_JOB_EVS];
-__u32 job_recs;         /* records of the template; slots are this far apart */
-__u32 ring_mask;        /* ring slots - 1; slots x job_recs <= XEVB_GEN_MAX_JOB_EVS */
-__u32 job_head;         /* next job to send: written here only */
-__u32 job_tail;         /* jobs queued so far: written by user space only */
-__u32 job_src;          /* the next repetition's source index */
-__u64 idle_reps;        /* repetitions that found no job */
-__u64 tx_frags;         /* records of the frames sent */
-__u64 bad_jobs;         /* repetitions of a job with 0 or > job_recs records: dropped */
+__u32 job_recs;  /* records of the template; slots are this far apart */
+__u32 ring_mask; /* ring slots - 1; slots x job_recs <= XEVB_GEN_MAX_JOB_EVS */
+__u32 job_head;  /* next job to send: written here only */
+__u32 job_tail;  /* jobs queued so far: written by user space only */
+__u32 job_src;   /* the next repetition's source index */
+__u64 idle_reps; /* repetitions that found no job */
+__u64 tx_frags;  /* records of the frames sent */
+__u64 bad_jobs;  /* repetitions of a job with 0 or > job_recs records: dropped */
 
 #define RING_IDLE_POLLS 512
 

@@ -13,8 +13,8 @@
 #include <bpf/bpf_endian.h>
 #include <xevb/shape.h>
 
-#define ETH_HLEN 14
-#define ETH_P_IP 0x0800
+#define ETH_HLEN    14
+#define ETH_P_IP    0x0800
 #define IPPROTO_TCP 6
 #define IPPROTO_UDP 17
 
@@ -74,8 +74,8 @@ static __always_inline void count(__u32 slot, __u32 len, int dropped)
  * by compare-and-swap; under heavy contention a fetch-add keeps the rate
  * exact at the cost of a departure time a little early.
  */
-static __always_inline int edt(struct __sk_buff *skb, struct xevb_shape_val *v,
-			       const struct xevb_shape_cfg *cfg, __u32 wire_len)
+static __always_inline int edt(struct __sk_buff *skb, struct xevb_shape_val *v, const struct xevb_shape_cfg *cfg,
+			       __u32 wire_len)
 {
 	__u64 now = bpf_ktime_get_ns(), rate = v->rate_bps, delay, old, base;
 

@@ -19,7 +19,7 @@
 /* Set by the loader before load. */
 const volatile __u8 cfg_ip_proto = XEVB_DEFAULT_IP_PROTO;
 const volatile __u16 cfg_udp_port = XEVB_DEFAULT_UDP_PORT;
-const volatile __u8 cfg_has_buff_len = 1;  /* bpf_xdp_get_buff_len (5.18+) */
+const volatile __u8 cfg_has_buff_len = 1; /* bpf_xdp_get_buff_len (5.18+) */
 /* Loaded with BPF_F_XDP_HAS_FRAGS (jumbo MTU): walk MEPs that span frags. */
 const volatile __u8 cfg_frags = 0;
 /*
@@ -68,7 +68,7 @@ struct {
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
 	__uint(max_entries, 4096);
-	__type(key, __u32);    /* IPv4 source address, network order */
+	__type(key, __u32); /* IPv4 source address, network order */
 	__type(value, __u8);
 } src_ips SEC(".maps");
 
@@ -76,7 +76,7 @@ struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
 	__uint(max_entries, XEVB_MAX_SOURCES);
 	__type(key, __u32);
-	__type(value, __u8);   /* non-zero: source_id expected */
+	__type(value, __u8); /* non-zero: source_id expected */
 } src_ids SEC(".maps");
 
 /*
@@ -213,8 +213,8 @@ static __always_inline __u32 chain_admit(__u32 block, __u32 end)
 	/* The blocks between the anchor's last event and this block: shed, all of them. */
 	run = (block - shed_gate.chain_anchor_end - 1) & XEVB_SHED_BLOCK_MASK;
 	if (shed_gate.chain_anchored && run && run <= XEVB_GUARD_RUN_MAX) {
-		v = XEVB_GUARD_V_VOUCHED |
-		    ((run + XEVB_GUARD_RUN_UNIT - 1) / XEVB_GUARD_RUN_UNIT) << XEVB_GUARD_V_RUN_SHIFT;
+		v = XEVB_GUARD_V_VOUCHED | ((run + XEVB_GUARD_RUN_UNIT - 1) / XEVB_GUARD_RUN_UNIT)
+						   << XEVB_GUARD_V_RUN_SHIFT;
 		__sync_fetch_and_add(&shed_gate.guard_vouched, 1);
 	}
 	shed_gate.chain_anchored = 1;
@@ -233,8 +233,7 @@ static __always_inline __u32 mep_end_block(__u32 first_event_id, __u32 n_frags)
  * one source's shed MEPs count the events shed. Called only when the
  * gate word w is non-zero: a call, so the two copies of steer() share it.
  */
-static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, __u32 n_frags,
-			       __u32 len)
+static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, __u32 n_frags, __u32 len)
 {
 	__u32 block = first_event_id >> XEVB_SHED_BLOCK_SHIFT;
 
@@ -262,8 +261,7 @@ static __noinline int shed_mep(__u64 w, __u32 first_event_id, __u32 source_id, _
  * (XEVB_GUARD_V_*). A call, shared by both copies of steer(); only when
  * user space set a limit.
  */
-static __noinline __u32 guard_verdict(__u32 qid, __u32 first_event_id, __u32 source_id, __u32 n_frags,
-				      __u32 len)
+static __noinline __u32 guard_verdict(__u32 qid, __u32 first_event_id, __u32 source_id, __u32 n_frags, __u32 len)
 {
 	__u32 block = (first_event_id >> XEVB_SHED_BLOCK_SHIFT) & XEVB_SHED_BLOCK_MASK;
 	__u64 *slot, v, want, was;

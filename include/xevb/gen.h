@@ -7,7 +7,7 @@
 
 #define XEVB_GEN_MAX_SOURCES 4096
 /* `xevb source --dfm --mode live`: MEPs (of every source) one call sends. */
-#define XEVB_GEN_MAX_JOBS    4096
+#define XEVB_GEN_MAX_JOBS 4096
 /* Event ids of a call's jobs, jobs x records per MEP (a power of 2). */
 #define XEVB_GEN_MAX_JOB_EVS 65536
 /*
@@ -22,9 +22,9 @@
 
 /* One emulated source, as the generator stamps it into the template. */
 struct xevb_gen_src {
-	__u32 saddr;     /* network order */
+	__u32 saddr; /* network order */
 	__u16 source_id;
-	__u16 ip_csum;   /* whole IPv4 header checksum with this saddr, host order */
+	__u16 ip_csum; /* whole IPv4 header checksum with this saddr, host order */
 };
 
 /*
@@ -35,12 +35,12 @@ struct xevb_gen_src {
  * then trims the frame to them.
  */
 struct xevb_gen_job {
-	__u32 daddr;      /* network order */
-	__u16 ip_csum;    /* whole IPv4 header checksum with this daddr and recs, host order */
+	__u32 daddr;   /* network order */
+	__u16 ip_csum; /* whole IPv4 header checksum with this daddr and recs, host order */
 	__u8 dst_mac[6];
-	__u8 flags;       /* MEP flags: RESEND for a re-asked answer */
+	__u8 flags; /* MEP flags: RESEND for a re-asked answer */
 	__u8 pad;
-	__u16 recs;       /* records in its MEPs: 1 .. job_recs */
+	__u16 recs; /* records in its MEPs: 1 .. job_recs */
 };
 
 #endif

@@ -16,14 +16,14 @@
 #include "result.h"
 #include "wire.h"
 
-#define XEVB_ETH_HLEN      14
-#define XEVB_VLAN_HLEN     4
-#define XEVB_ETH_P_IP      0x0800
-#define XEVB_ETH_P_8021Q   0x8100
-#define XEVB_IPPROTO_UDP   17
-#define XEVB_UDP_HLEN      8
-#define XEVB_MEP_HLEN      16
-#define XEVB_REC_HLEN      12
+#define XEVB_ETH_HLEN    14
+#define XEVB_VLAN_HLEN   4
+#define XEVB_ETH_P_IP    0x0800
+#define XEVB_ETH_P_8021Q 0x8100
+#define XEVB_IPPROTO_UDP 17
+#define XEVB_UDP_HLEN    8
+#define XEVB_MEP_HLEN    16
+#define XEVB_REC_HLEN    12
 
 /*
  * In BPF the MEP must lie in the linear part of the frame, at most a page:
@@ -36,50 +36,52 @@
 #define xevb_opaque(x) asm volatile("" : "+r"(x))
 #else
 #define XEVB_PARSE_MAX_OFF XEVB_MAX_IP_PAYLOAD
-#define xevb_opaque(x) do { } while (0)
+#define xevb_opaque(x) \
+	do { \
+	} while (0)
 #endif
 
 struct xevb_parse_cfg {
-	__u16 udp_port;     /* host order; 0 disables the UDP transport */
-	__u8  ip_proto;     /* 0 disables the raw IPv4 transport */
+	__u16 udp_port; /* host order; 0 disables the UDP transport */
+	__u8 ip_proto;  /* 0 disables the raw IPv4 transport */
 };
 
 /* What the classifier learned about a DAQ frame. */
 struct xevb_pkt_info {
-	__u32 saddr;        /* network order */
-	__u32 daddr;        /* network order */
-	__u16 mep_off;      /* MEP header, from the frame start */
-	__u16 mep_len;      /* MEP header + records, padding included */
+	__u32 saddr;   /* network order */
+	__u32 daddr;   /* network order */
+	__u16 mep_off; /* MEP header, from the frame start */
+	__u16 mep_len; /* MEP header + records, padding included */
 	__u16 source_id;
 	__u16 n_frags;
 	__u32 run_number;
 	__u32 packet_seq;
 	__u32 first_event_id;
-	__u8  flags;
-	__u8  is_udp;
+	__u8 flags;
+	__u8 is_udp;
 	/*
 	 * 1: the records carry first_event_id, +1, ... +n_frags-1, no gap.
 	 * Sources pack consecutive triggers, so nearly every MEP is such a
 	 * run, and the builder can book it as a whole (builder.h).
 	 */
-	__u8  consec;
+	__u8 consec;
 	/*
 	 * Set only from the XDP meta (xsk_meta.h), never by the parser: the
 	 * XDP program shed up to this many times XEVB_GUARD_RUN_UNIT (16) blocks
 	 * right before this MEP's (1..255), so a far jump to it is the
 	 * program's doing (shed.h); 0: nothing said.
 	 */
-	__u8  shed_run;
+	__u8 shed_run;
 	/*
 	 * Set only with XEVB_RES_SEGMENT: the segment's place in its fragment.
 	 * The record's event_id is first_event_id; frags[0] (if asked for)
 	 * refers to the segment's bytes in this frame, seg_bytes of them.
 	 */
-	__u16 seg_offset;   /* where the segment's bytes start in the fragment */
-	__u16 seg_bytes;    /* the fragment's bytes in this packet, padding excluded */
-	__u16 frag_length;  /* the whole fragment's payload bytes, 1..65535 */
-	__u8  seg_last;     /* 1: the segment ends the fragment */
-	__u8  seg_pad;
+	__u16 seg_offset;  /* where the segment's bytes start in the fragment */
+	__u16 seg_bytes;   /* the fragment's bytes in this packet, padding excluded */
+	__u16 frag_length; /* the whole fragment's payload bytes, 1..65535 */
+	__u8 seg_last;     /* 1: the segment ends the fragment */
+	__u8 seg_pad;
 };
 
 /*
@@ -89,7 +91,7 @@ struct xevb_pkt_info {
 struct xevb_frag_ref {
 	__u32 event_id;
 	__u32 crc32c;
-	__u16 payload_off;  /* from the frame start */
+	__u16 payload_off; /* from the frame start */
 	__u16 length;
 };
 
@@ -126,8 +128,8 @@ static __always_inline int xevb_mep_hdr_check(const __u8 *mep, struct xevb_pkt_i
  * of a mep_len-byte MEP; prev is the previous record's event_id. Sets *next
  * to the following record's offset.
  */
-static __always_inline int xevb_rec_check(const __u8 *rec, __u32 i, __u32 off, __u32 mep_len,
-					  __u32 prev, __u32 *next)
+static __always_inline int xevb_rec_check(const __u8 *rec, __u32 i, __u32 off, __u32 mep_len, __u32 prev,
+					  __u32 *next)
 {
 	__u32 eid = xevb_ld32(rec), flen = xevb_ld16(rec + 4);
 
@@ -183,9 +185,8 @@ static __always_inline int xevb_seg_check(const __u8 *rec, __u32 mep_len, struct
  * XEVB_PARSE_MAX_OFF) passed xevb_mep_hdr_check: exactly one record that
  * fills the packet. consec stays 0: the XDP meta describes MEPs only.
  */
-static __always_inline int
-xevb_seg_parse(const __u8 *mep, const __u8 *data_end, __u32 mep_off, __u32 mep_len,
-	       struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
+static __always_inline int xevb_seg_parse(const __u8 *mep, const __u8 *data_end, __u32 mep_off, __u32 mep_len,
+					  struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
 {
 	const __u8 *rec = mep + XEVB_MEP_HLEN;
 	int res;
@@ -213,10 +214,8 @@ xevb_seg_parse(const __u8 *mep, const __u8 *data_end, __u32 mep_off, __u32 mep_l
  * NULL, receives one entry per record (room for n_frags, up to 1024).
  * A SEGMENT packet (flag set, header valid) is judged by xevb_seg_parse.
  */
-static __always_inline int
-xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
-	       __u32 mep_len, struct xevb_pkt_info *pi,
-	       struct xevb_frag_ref *frags)
+static __always_inline int xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off, __u32 mep_len,
+					  struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
 {
 	const __u8 *mep, *rec;
 	__u32 off, n, i, prev = 0, eid, flen, next, gap = 0;
@@ -299,10 +298,9 @@ xevb_mep_parse(const __u8 *frame, const __u8 *data_end, __u32 mep_off,
  * data_end may end earlier (multi-buffer frames), everywhere else it is
  * frame + frame_len.
  */
-static __always_inline int
-xevb_classify(const __u8 *frame, const __u8 *data_end, __u32 frame_len,
-	      const struct xevb_parse_cfg *cfg, struct xevb_pkt_info *pi,
-	      struct xevb_frag_ref *frags)
+static __always_inline int xevb_classify(const __u8 *frame, const __u8 *data_end, __u32 frame_len,
+					 const struct xevb_parse_cfg *cfg, struct xevb_pkt_info *pi,
+					 struct xevb_frag_ref *frags)
 {
 	const __u8 *ip, *udp;
 	__u32 l3, ihl, tot, avail, mep_off, mep_len;
@@ -360,7 +358,7 @@ xevb_classify(const __u8 *frame, const __u8 *data_end, __u32 frame_len,
 	pi->saddr = xevb_cpu_to_be32(xevb_ld32(ip + 12));
 	pi->daddr = xevb_cpu_to_be32(xevb_ld32(ip + 16));
 	pi->is_udp = is_udp;
-	if (frag & 0x3fff)   /* MF or offset: leave reassembly to the kernel */
+	if (frag & 0x3fff) /* MF or offset: leave reassembly to the kernel */
 		return XEVB_RES_IP_FRAGMENT;
 
 	tot = xevb_ld16(ip + 2);

@@ -45,14 +45,14 @@ static inline int xevb_ld(xevb_ld_ctx ctx, __u32 off, __u8 *buf, __u32 len)
  * them). Fills pi like xevb_mep_parse, a SEGMENT packet's seg_* fields
  * too; no fragment list (XDP needs none).
  */
-static __always_inline int
-xevb_mep_parse_ld(xevb_ld_ctx ctx, __u32 mep_off, __u32 mep_len, struct xevb_pkt_info *pi)
+static __always_inline int xevb_mep_parse_ld(xevb_ld_ctx ctx, __u32 mep_off, __u32 mep_len,
+					     struct xevb_pkt_info *pi)
 {
 	__u8 h[XEVB_MEP_HLEN];
 	__u32 off, n, i, prev = 0, next = 0;
 	int res;
 
-	pi->consec = 0;   /* the multi-buffer path books per fragment */
+	pi->consec = 0; /* the multi-buffer path books per fragment */
 	pi->shed_run = 0;
 	if (mep_off > 256 || mep_len > XEVB_MAX_IP_PAYLOAD)
 		return XEVB_RES_IP_LEN;

@@ -36,17 +36,17 @@
  * were 2067, half the ring, too coarse for the ring guard below). A MEP
  * of more events than a block decides for the blocks it spans.
  */
-#define XEVB_SHED_BLOCK_SHIFT 4
-#define XEVB_SHED_BLOCK_MASK  ((1u << (32 - XEVB_SHED_BLOCK_SHIFT)) - 1)
-#define XEVB_SHED_ONE         65536u      /* accept everything */
-#define XEVB_SHED_BLOCK_UNKNOWN 0xffffffffu  /* no block seen since arming */
+#define XEVB_SHED_BLOCK_SHIFT   4
+#define XEVB_SHED_BLOCK_MASK    ((1u << (32 - XEVB_SHED_BLOCK_SHIFT)) - 1)
+#define XEVB_SHED_ONE           65536u      /* accept everything */
+#define XEVB_SHED_BLOCK_UNKNOWN 0xffffffffu /* no block seen since arming */
 
 /* The gate word: rejected fractions (65536 - accept), so that idle is 0. */
-#define XEVB_SHED_W_REJ_BITS  17
-#define XEVB_SHED_W_REJ_MASK  ((1ull << XEVB_SHED_W_REJ_BITS) - 1)
+#define XEVB_SHED_W_REJ_BITS   17
+#define XEVB_SHED_W_REJ_MASK   ((1ull << XEVB_SHED_W_REJ_BITS) - 1)
 #define XEVB_SHED_W_PREV_SHIFT 17
-#define XEVB_SHED_W_SW_SHIFT  34
-#define XEVB_SHED_W_ARMED     (1ull << 63)   /* the program records newest_block */
+#define XEVB_SHED_W_SW_SHIFT   34
+#define XEVB_SHED_W_ARMED      (1ull << 63) /* the program records newest_block */
 
 /*
  * The ring guard: the last line, in the program itself. The controller
@@ -72,7 +72,7 @@
  * queue for this long: it is not running.
  */
 #define XEVB_GUARD_STALL_NS 1000000ull
-#define XEVB_GUARD_SLOTS  256  /* blocks remembered: 4096 event ids, the default window */
+#define XEVB_GUARD_SLOTS    256 /* blocks remembered: 4096 event ids, the default window */
 
 /*
  * Shedding leaves gaps in the event ids the builder sees; a gap of more
@@ -90,12 +90,12 @@
  * if its distance fits that run (builder.h): a few stray MEPs cannot make
  * it jump further than the blocks the program really shed.
  */
-#define XEVB_GUARD_V_REFUSED 1u
-#define XEVB_GUARD_V_VOUCHED 2u
-#define XEVB_GUARD_V_RUN_SHIFT 2  /* with VOUCHED: the run's length in units of 16 blocks, 1..255 */
-#define XEVB_GUARD_V_MASK    0x3ffu
-#define XEVB_GUARD_RUN_UNIT  16u
-#define XEVB_GUARD_RUN_MAX   (255u * XEVB_GUARD_RUN_UNIT)  /* blocks: a longer run vouches for nothing */
+#define XEVB_GUARD_V_REFUSED   1u
+#define XEVB_GUARD_V_VOUCHED   2u
+#define XEVB_GUARD_V_RUN_SHIFT 2 /* with VOUCHED: the run's length in units of 16 blocks, 1..255 */
+#define XEVB_GUARD_V_MASK      0x3ffu
+#define XEVB_GUARD_RUN_UNIT    16u
+#define XEVB_GUARD_RUN_MAX     (255u * XEVB_GUARD_RUN_UNIT) /* blocks: a longer run vouches for nothing */
 
 /* A verdict slot: (block + 1) << 10 | verdict (run << 2 | vouched | refused); 0: empty. */
 static __always_inline __u64 xevb_guard_slot(__u32 block, __u32 verdict)
@@ -105,16 +105,16 @@ static __always_inline __u64 xevb_guard_slot(__u32 block, __u32 verdict)
 
 static __always_inline __u32 xevb_guard_slot_block1(__u64 slot)
 {
-	return (__u32)(slot >> 10);   /* block + 1, 0: empty */
+	return (__u32)(slot >> 10); /* block + 1, 0: empty */
 }
 
 /* In the XDP program's global data (section .data.shed). */
 struct xevb_shed_gate {
-	__u64 word;           /* user space writes; 0: idle */
-	__u32 newest_block;   /* the program writes while armed */
-	__u32 ref_source;     /* source_id whose shed MEPs count events (shed_ref slot) */
-	__u32 guard_limit;    /* user space: frames waiting past which new blocks are refused; 0: off */
-	__u32 guard_full;     /* user space: past this, even while the builder runs (a block would not fit); 0: never */
+	__u64 word;         /* user space writes; 0: idle */
+	__u32 newest_block; /* the program writes while armed */
+	__u32 ref_source;   /* source_id whose shed MEPs count events (shed_ref slot) */
+	__u32 guard_limit;  /* user space: frames waiting past which new blocks are refused; 0: off */
+	__u32 guard_full; /* user space: past this, even while the builder runs (a block would not fit); 0: never */
 	__u64 guard_refused;  /* the program: blocks refused (racing CPUs may miss one) */
 	__u64 guard_admitted; /* the program: blocks admitted */
 	/* the program: the chain of decided blocks (see XEVB_GUARD_V_VOUCHED) */
@@ -122,7 +122,7 @@ struct xevb_shed_gate {
 	__u32 chain_last_end;   /* the block of the last event of the MEP that decided it */
 	__u32 chain_anchored;   /* 1: the chain is unbroken since an admitted block */
 	__u32 chain_anchor_end; /* the block of that admitted MEP's last event */
-	__u64 guard_vouched;  /* the program: blocks admitted after a run it shed */
+	__u64 guard_vouched;    /* the program: blocks admitted after a run it shed */
 	/* user space: frames released from queue q's RX ring, plus the kernel's drops there */
 	__u64 released[XEVB_GUARD_QUEUES];
 	/* user space: when it last released frames of queue q, or ticked (CLOCK_MONOTONIC ns) */
@@ -134,8 +134,7 @@ struct xevb_shed_gate {
 
 static __always_inline __u64 xevb_shed_word(__u32 accept, __u32 prev, __u32 switch_block, int armed)
 {
-	return (__u64)(XEVB_SHED_ONE - accept) |
-	       ((__u64)(XEVB_SHED_ONE - prev) << XEVB_SHED_W_PREV_SHIFT) |
+	return (__u64)(XEVB_SHED_ONE - accept) | ((__u64)(XEVB_SHED_ONE - prev) << XEVB_SHED_W_PREV_SHIFT) |
 	       ((__u64)(switch_block & XEVB_SHED_BLOCK_MASK) << XEVB_SHED_W_SW_SHIFT) |
 	       (armed ? XEVB_SHED_W_ARMED : 0);
 }
@@ -167,19 +166,19 @@ static __always_inline int xevb_shed_drops(__u64 word, __u32 block)
 #include <stdint.h>
 
 struct xevb_shed_cfg {
-	uint32_t lead_blocks;   /* a new level starts this many blocks after the newest seen (default 16) */
-	uint32_t floor;         /* lowest level (default 1024, 1.6%: gaps stay within two builder windows) */
-	uint32_t calm_ticks;    /* ticks with the ring under 1/8 before the level grows (default 4) */
-	uint32_t idle_ticks;    /* calm ticks at full level before the program is idle again (default 500) */
-	uint64_t backlog_max;   /* output backlog in bytes that counts as pressure (0: not a signal) */
+	uint32_t lead_blocks; /* a new level starts this many blocks after the newest seen (default 16) */
+	uint32_t floor;       /* lowest level (default 1024, 1.6%: gaps stay within two builder windows) */
+	uint32_t calm_ticks;  /* ticks with the ring under 1/8 before the level grows (default 4) */
+	uint32_t idle_ticks;  /* calm ticks at full level before the program is idle again (default 500) */
+	uint64_t backlog_max; /* output backlog in bytes that counts as pressure (0: not a signal) */
 };
 
 /* What the caller saw since the last tick. */
 struct xevb_shed_in {
-	uint32_t ring_used;     /* RX ring entries waiting, summed over queues */
-	uint32_t ring_size;     /* RX ring entries, summed over queues */
-	uint64_t drops;         /* rx_dropped + rx_ring_full + fill_ring_empty increase */
-	uint64_t backlog;       /* output backlog, bytes */
+	uint32_t ring_used; /* RX ring entries waiting, summed over queues */
+	uint32_t ring_size; /* RX ring entries, summed over queues */
+	uint64_t drops;     /* rx_dropped + rx_ring_full + fill_ring_empty increase */
+	uint64_t backlog;   /* output backlog, bytes */
 	/*
 	 * Frames the builder took from the RX rings (0: not measured). With
 	 * it, a cut goes straight to the rate the builder served: the level
@@ -192,37 +191,37 @@ struct xevb_shed_in {
 	 * nodes drained: the level times sent / (sent + backlog growth).
 	 */
 	uint64_t out_sent;
-	uint64_t out_dropped;   /* events dropped because every send buffer was full */
+	uint64_t out_dropped; /* events dropped because every send buffer was full */
 };
 
 /* Why a cut was made (the first that holds, in this order). */
 enum xevb_shed_cause {
-	XEVB_SHED_CUT_DROPS,    /* the kernel dropped frames */
-	XEVB_SHED_CUT_RING,     /* the RX ring over half full and filling */
-	XEVB_SHED_CUT_BACKLOG,  /* the output backlog over its bound */
+	XEVB_SHED_CUT_DROPS,   /* the kernel dropped frames */
+	XEVB_SHED_CUT_RING,    /* the RX ring over half full and filling */
+	XEVB_SHED_CUT_BACKLOG, /* the output backlog over its bound */
 	XEVB_SHED_CUT__N,
 };
 
 struct xevb_shed {
 	struct xevb_shed_cfg cfg;
-	uint32_t accept;        /* level for blocks at and after switch_block */
-	uint32_t prev;          /* level for blocks before it */
+	uint32_t accept; /* level for blocks at and after switch_block */
+	uint32_t prev;   /* level for blocks before it */
 	uint32_t switch_block;
 	bool armed;
-	uint32_t calm;          /* consecutive ticks without pressure, ring under 1/8 */
+	uint32_t calm; /* consecutive ticks without pressure, ring under 1/8 */
 	uint32_t last_used;
-	bool cut_wait;          /* a cut is not in effect until the newest block passes cut_block */
+	bool cut_wait; /* a cut is not in effect until the newest block passes cut_block */
 	uint32_t cut_block;
-	uint64_t last_backlog, prev_backlog;   /* this tick's and the one before */
-	double ew_sent, ew_produced;   /* output bytes a tick, smoothed */
-	double ew_consumed, ew_arrived;   /* frames a tick, smoothed */
-	uint32_t ceiling;       /* the level in force when the last run of cuts began */
-	bool cutting;           /* cuts since the last raise */
+	uint64_t last_backlog, prev_backlog; /* this tick's and the one before */
+	double ew_sent, ew_produced;         /* output bytes a tick, smoothed */
+	double ew_consumed, ew_arrived;      /* frames a tick, smoothed */
+	uint32_t ceiling;                    /* the level in force when the last run of cuts began */
+	bool cutting;                        /* cuts since the last raise */
 	/* for the statistics */
 	uint32_t min_accept;
 	uint64_t ticks, cuts, raises, arms;
 	uint64_t cuts_by[XEVB_SHED_CUT__N];
-	enum xevb_shed_cause last_cut;   /* of the last tick: XEVB_SHED_CUT__N if it made none */
+	enum xevb_shed_cause last_cut; /* of the last tick: XEVB_SHED_CUT__N if it made none */
 };
 
 /* "kernel_drops", "ring", "backlog": the cause's name in the statistics. */

@@ -10,28 +10,28 @@
 
 #include <linux/types.h>
 
-#define XEVB_DEFAULT_IP_PROTO   253
-#define XEVB_DEFAULT_UDP_PORT   23900
+#define XEVB_DEFAULT_IP_PROTO 253
+#define XEVB_DEFAULT_UDP_PORT 23900
 
 /* ---- MEP: source -> builder ---- */
-#define XEVB_MEP_MAGIC          0x4D45
-#define XEVB_MEP_VERSION        1
-#define XEVB_MEP_F_RESEND       0x01
-#define XEVB_MEP_F_END_OF_RUN   0x02
+#define XEVB_MEP_MAGIC        0x4D45
+#define XEVB_MEP_VERSION      1
+#define XEVB_MEP_F_RESEND     0x01
+#define XEVB_MEP_F_END_OF_RUN 0x02
 /* 1.1: one segment of a fragment larger than a packet; n_frags = 1 and the
    record's seg_offset says where the segment's bytes start. */
-#define XEVB_MEP_F_SEGMENT      0x04
-#define XEVB_MEP_F_KNOWN        (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN | XEVB_MEP_F_SEGMENT)
-#define XEVB_MAX_SOURCE_ID      4095
-#define XEVB_MAX_SOURCES        4096
-#define XEVB_MAX_FRAGS_PER_MEP  1024
+#define XEVB_MEP_F_SEGMENT     0x04
+#define XEVB_MEP_F_KNOWN       (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN | XEVB_MEP_F_SEGMENT)
+#define XEVB_MAX_SOURCE_ID     4095
+#define XEVB_MAX_SOURCES       4096
+#define XEVB_MAX_FRAGS_PER_MEP 1024
 /* An IPv4 datagram can never carry more; bounds every offset we compute. */
-#define XEVB_MAX_IP_PAYLOAD     65535
+#define XEVB_MAX_IP_PAYLOAD 65535
 
 struct xevb_mep_hdr {
 	__u16 magic;
-	__u8  version;
-	__u8  flags;
+	__u8 version;
+	__u8 flags;
 	__u16 source_id;
 	__u16 n_frags;
 	__u32 run_number;
@@ -41,19 +41,19 @@ struct xevb_mep_hdr {
 struct xevb_frag_hdr {
 	__u32 event_id;
 	__u16 length;
-	__u16 seg_offset;   /* SEGMENT: where this segment starts; otherwise 0 (was reserved) */
+	__u16 seg_offset; /* SEGMENT: where this segment starts; otherwise 0 (was reserved) */
 	__u32 crc32c;
 } __attribute__((packed));
 
 /* ---- Built event: builder -> farm node ---- */
-#define XEVB_EVT_MAGIC          0x45564E54
-#define XEVB_EVT_VERSION        1
-#define XEVB_EVT_F_INCOMPLETE   0x01
+#define XEVB_EVT_MAGIC        0x45564E54
+#define XEVB_EVT_VERSION      1
+#define XEVB_EVT_F_INCOMPLETE 0x01
 
 struct xevb_evt_hdr {
 	__u32 magic;
-	__u8  version;
-	__u8  flags;
+	__u8 version;
+	__u8 flags;
 	__u16 n_frags;
 	__u32 run_number;
 	__u32 event_id;

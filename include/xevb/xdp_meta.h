@@ -21,9 +21,9 @@
 
 #include <linux/types.h>
 
-#define XEVB_XDP_META_LEN       16
-#define XEVB_XDP_META_F_CONSEC  0x01   /* records carry first_event_id, +1, ... */
-#define XEVB_XDP_META_F_UDP     0x02   /* UDP transport (else raw IPv4) */
+#define XEVB_XDP_META_LEN      16
+#define XEVB_XDP_META_F_CONSEC 0x01 /* records carry first_event_id, +1, ... */
+#define XEVB_XDP_META_F_UDP    0x02 /* UDP transport (else raw IPv4) */
 /* The blocks before this MEP's were shed by the program, a far jump to it is ours (shed.h). */
 #define XEVB_XDP_META_F_VOUCHED 0x04
 
@@ -34,12 +34,12 @@ struct xevb_xdp_meta {
 	 * an earlier frame in a reused chunk do not pass.
 	 */
 	__u32 check;
-	__u32 first_event_id;  /* host order, like every field here */
-	__u16 mep_off;         /* MEP header, from the frame start */
-	__u16 mep_len;         /* MEP header + records */
+	__u32 first_event_id; /* host order, like every field here */
+	__u16 mep_off;        /* MEP header, from the frame start */
+	__u16 mep_len;        /* MEP header + records */
 	__u16 n_frags;
-	__u8  flags;           /* XEVB_XDP_META_F_* */
-	__u8  reserved;        /* 0 */
+	__u8 flags;    /* XEVB_XDP_META_F_* */
+	__u8 reserved; /* 0 */
 };
 
 _Static_assert(sizeof(struct xevb_xdp_meta) == XEVB_XDP_META_LEN, "XDP meta is 16 bytes");

@@ -12,10 +12,10 @@
 
 enum xevb_xdp_slot {
 	XEVB_XDP_TO_XSK = XEVB_RES__COUNT, /* redirected to an AF_XDP socket */
-	XEVB_XDP_NO_XSK,                   /* valid, no socket on this queue (pass mode: every MEP not shed): kernel */
-	XEVB_XDP_UNKNOWN_SRC,              /* valid, source not configured: dropped */
-	XEVB_XDP_META_FAIL,                /* to_xsk, but no room for the XDP meta (xdp_meta.h): user space parses */
-	XEVB_XDP_SHED,                     /* valid, shed whole by event id block (shed.h): dropped */
+	XEVB_XDP_NO_XSK,      /* valid, no socket on this queue (pass mode: every MEP not shed): kernel */
+	XEVB_XDP_UNKNOWN_SRC, /* valid, source not configured: dropped */
+	XEVB_XDP_META_FAIL,   /* to_xsk, but no room for the XDP meta (xdp_meta.h): user space parses */
+	XEVB_XDP_SHED,        /* valid, shed whole by event id block (shed.h): dropped */
 	/*
 	 * Of those, the MEPs of the reference source (the lowest configured
 	 * source_id); its frags count the events shed,
@@ -34,28 +34,28 @@ enum xevb_xdp_slot {
 struct xevb_xdp_ctr {
 	__u64 packets;
 	__u64 bytes;
-	__u64 frags;     /* fragment records carried (valid MEPs only) */
+	__u64 frags; /* fragment records carried (valid MEPs only) */
 };
 
 /* Flags in the program's mutable config (xevb_steer.bpf.c: filter_flags). */
-#define XEVB_FILTER_SRC_IP  0x1  /* only saddrs in src_ips */
-#define XEVB_FILTER_SRC_ID  0x2  /* only source_ids set in src_ids */
+#define XEVB_FILTER_SRC_IP   0x1 /* only saddrs in src_ips */
+#define XEVB_FILTER_SRC_ID   0x2 /* only source_ids set in src_ids */
 #define XEVB_FILTER_SRC_BIND 0x4 /* a source_id bound in src_bind only from its address */
 
 /*
  * The src_bind map's value: what the MEPs of one source_id must come with.
  * The MAC and the VLAN are checked only when their flag is set (known).
  */
-#define XEVB_BIND_MAC  0x1
-#define XEVB_BIND_VLAN 0x2
+#define XEVB_BIND_MAC    0x1
+#define XEVB_BIND_VLAN   0x2
 #define XEVB_VLAN_ID_MAX 4094
 
 struct xevb_src_bind {
-	__u32 addr;      /* IPv4 source address, network order; 0: the id is not bound */
-	__u8  mac[6];    /* Ethernet source address (XEVB_BIND_MAC) */
-	__u16 vlan;      /* 802.1Q VLAN id, 1..XEVB_VLAN_ID_MAX (XEVB_BIND_VLAN), host order */
-	__u8  flags;     /* XEVB_BIND_* */
-	__u8  pad[3];
+	__u32 addr;  /* IPv4 source address, network order; 0: the id is not bound */
+	__u8 mac[6]; /* Ethernet source address (XEVB_BIND_MAC) */
+	__u16 vlan;  /* 802.1Q VLAN id, 1..XEVB_VLAN_ID_MAX (XEVB_BIND_VLAN), host order */
+	__u8 flags;  /* XEVB_BIND_* */
+	__u8 pad[3];
 };
 
 #define XEVB_XSKMAP_SIZE 64

@@ -53,30 +53,29 @@ struct bcase {
 };
 
 static const struct bcase cases[] = {
-	{ "l1",  126, 25, 32,  8 },   /* L1-like: 126 sources, 25 x 32 B per MEP */
-	{ "hlt", 323, 10, 100, 4 },   /* HLT-like: 323 sources, 10 x 100 B */
+	{ "l1", 126, 25, 32, 8 },   /* L1-like: 126 sources, 25 x 32 B per MEP */
+	{ "hlt", 323, 10, 100, 4 }, /* HLT-like: 323 sources, 10 x 100 B */
 };
 
 struct ring {
 	const struct bcase *c;
-	uint32_t n;                   /* frames */
-	uint8_t *mem;                 /* n * CHUNK */
+	uint32_t n;   /* frames */
+	uint8_t *mem; /* n * CHUNK */
 	uint32_t *len;
-	struct xevb_pkt_info *pi;     /* parsed once, for "add" mode */
-	struct xevb_frag_ref *refs;   /* n * pack */
-	uint32_t step;                /* event_ids per lap */
+	struct xevb_pkt_info *pi;   /* parsed once, for "add" mode */
+	struct xevb_frag_ref *refs; /* n * pack */
+	uint32_t step;              /* event_ids per lap */
 };
 
-static struct xevb_parse_cfg pcfg = {
-	.udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
+static struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
 static uint64_t n_emitted, frags_emitted, n_released;
 
 /* --drop mode: the live regime (see the top). */
-#define LIVE_FRAMES 65536u
-#define LIVE_WINDOW 65536u
+#define LIVE_FRAMES     65536u
+#define LIVE_WINDOW     65536u
 #define LIVE_TIMEOUT_NS 20000000ull
 static uint32_t drop_pct, frame_ns = 312;
-static uint32_t pool[LIVE_FRAMES], n_pool;   /* free frame indices */
+static uint32_t pool[LIVE_FRAMES], n_pool; /* free frame indices */
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
 static uint64_t fed_frames, fed_frags, pool_empty;
 
@@ -115,7 +114,7 @@ static void on_emit_run(void *ctx, const struct xevb_event *first, uint32_t n, u
 }
 
 /* --forward: the output's send buffer (output.c: SEND_BUF, FLUSH_AT). */
-#define FWD_BUF (256u << 10)
+#define FWD_BUF      (256u << 10)
 #define FWD_FLUSH_AT (64u << 10)
 static bool forward;
 static uint8_t *fwd_buf;
@@ -160,12 +159,15 @@ static void ring_init(struct ring *r, const struct bcase *c)
 		for (uint32_t s = 0; s < c->n_src; s++) {
 			uint32_t f = g * c->n_src + s;
 			struct xevb_mep_params p = {
-				.saddr = 0x0a000001, .daddr = 0x0a000002,
+				.saddr = 0x0a000001,
+				.daddr = 0x0a000002,
 				.ip_proto = XEVB_DEFAULT_IP_PROTO,
-				.source_id = (uint16_t)(s * 3),   /* spread over the id space */
-				.run_number = 1, .packet_seq = g,
+				.source_id = (uint16_t)(s * 3), /* spread over the id space */
+				.run_number = 1,
+				.packet_seq = g,
 				.first_event_id = g * c->pack,
-				.n_frags = c->pack, .frag_size = (uint16_t)c->payload,
+				.n_frags = c->pack,
+				.frag_size = (uint16_t)c->payload,
 			};
 			ssize_t len = xevb_write_frame(r->mem + (size_t)f * CHUNK, CHUNK, &p);
 
@@ -195,8 +197,7 @@ static void __attribute__((noinline)) ring_advance(struct ring *r)
 	}
 }
 
-static inline void
-lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+static inline void lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
 {
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
 	uint32_t pack = r->c->pack, rx = 0;
@@ -247,15 +248,13 @@ lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
 	}
 }
 
-static void __attribute__((noinline))
-run_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+static void __attribute__((noinline)) run_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
 {
 	lap(b, r, parse, now);
 }
 
 /* --drop mode's warm-up: not run_lap, so callgrind counts only measured laps. */
-static void __attribute__((noinline))
-warm_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+static void __attribute__((noinline)) warm_lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
 {
 	lap(b, r, parse, now);
 }
@@ -271,14 +270,14 @@ static double now_s(void)
 struct result {
 	double frags_per_s, events_per_s, ns_per_frag, ns_per_frame;
 	uint64_t frags, events, frames, incomplete, pool_empty;
-	uint64_t fed;   /* through run_lap, warm-up lap included: callgrind's divisor */
+	uint64_t fed; /* through run_lap, warm-up lap included: callgrind's divisor */
 };
 
 static struct result run_case(const struct bcase *c, int parse, uint64_t want_frags)
 {
 	uint16_t *src = malloc(sizeof(*src) * c->n_src);
 	struct ring r;
-	struct result res = {0};
+	struct result res = { 0 };
 	uint64_t now = 1, frags_per_lap, laps;
 	double t = 0;
 
@@ -288,9 +287,15 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 	for (uint32_t s = 0; s < c->n_src; s++)
 		src[s] = (uint16_t)(s * 3);
 	struct xevb_builder_cfg cfg = {
-		.sources = src, .n_sources = c->n_src, .window = 1024,
-		.n_frames = r.n, .timeout_ns = 1000000000ull,
-		.run_number = 1, .emit = on_emit, .emit_run = on_emit_run, .frame_release = on_release,
+		.sources = src,
+		.n_sources = c->n_src,
+		.window = 1024,
+		.n_frames = r.n,
+		.timeout_ns = 1000000000ull,
+		.run_number = 1,
+		.emit = on_emit,
+		.emit_run = on_emit_run,
+		.frame_release = on_release,
 	};
 	if (forward) {
 		cfg.emit = on_emit_fwd;
@@ -308,7 +313,7 @@ static struct result run_case(const struct bcase *c, int parse, uint64_t want_fr
 	if (!b)
 		die("xevb_builder_new");
 	frags_per_lap = (uint64_t)r.n * c->pack;
-	if (drop_pct)   /* received fragments per lap */
+	if (drop_pct) /* received fragments per lap */
 		frags_per_lap = frags_per_lap * (100 - drop_pct) / 100;
 	laps = (want_frags + frags_per_lap - 1) / frags_per_lap;
 	n_emitted = frags_emitted = n_released = 0;
@@ -375,27 +380,39 @@ int main(int argc, char **argv)
 {
 	const char *which = "all", *mode = "both";
 	uint64_t frags = 50000000;
-	static const struct option opts[] = {
-		{ "case", required_argument, NULL, 'c' },
-		{ "mode", required_argument, NULL, 'm' },
-		{ "frags", required_argument, NULL, 'n' },
-		{ "drop", required_argument, NULL, 'd' },
-		{ "frame-ns", required_argument, NULL, 't' },
-		{ "forward", no_argument, NULL, 'F' },
-		{ 0 }
-	};
+	static const struct option opts[] = { { "case", required_argument, NULL, 'c' },
+					      { "mode", required_argument, NULL, 'm' },
+					      { "frags", required_argument, NULL, 'n' },
+					      { "drop", required_argument, NULL, 'd' },
+					      { "frame-ns", required_argument, NULL, 't' },
+					      { "forward", no_argument, NULL, 'F' },
+					      { 0 } };
 	int o;
 
 	while ((o = getopt_long(argc, argv, "c:m:n:d:t:F", opts, NULL)) != -1) {
 		switch (o) {
-		case 'c': which = optarg; break;
-		case 'm': mode = optarg; break;
-		case 'n': frags = strtoull(optarg, NULL, 0); break;
-		case 'd': drop_pct = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 't': frame_ns = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'F': forward = true; break;
+		case 'c':
+			which = optarg;
+			break;
+		case 'm':
+			mode = optarg;
+			break;
+		case 'n':
+			frags = strtoull(optarg, NULL, 0);
+			break;
+		case 'd':
+			drop_pct = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 't':
+			frame_ns = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'F':
+			forward = true;
+			break;
 		default:
-			fprintf(stderr, "usage: %s [--case l1|hlt|all] [--mode add|parse|both] [--frags N] [--drop PCT] [--frame-ns NS] [--forward]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [--case l1|hlt|all] [--mode add|parse|both] [--frags N] [--drop PCT] [--frame-ns NS] [--forward]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -408,7 +425,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		const struct bcase *c = &cases[i];
 		int do_add = strcmp(mode, "parse") != 0, do_parse = strcmp(mode, "add") != 0;
-		struct result a = {0}, p = {0};
+		struct result a = { 0 }, p = { 0 };
 
 		if (strcmp(which, "all") && strcmp(which, c->name))
 			continue;
@@ -421,21 +438,22 @@ int main(int argc, char **argv)
 		       c->name, c->n_src, c->pack, c->payload, drop_pct, forward ? "true" : "false");
 		if (drop_pct && do_add)
 			printf(", \"ns_per_frame\": %.3f, \"frames\": %llu, \"events_incomplete\": %llu, "
-			       "\"pool_empty\": %llu", a.ns_per_frame, (unsigned long long)a.frames,
-			       (unsigned long long)a.incomplete, (unsigned long long)a.pool_empty);
+			       "\"pool_empty\": %llu",
+			       a.ns_per_frame, (unsigned long long)a.frames, (unsigned long long)a.incomplete,
+			       (unsigned long long)a.pool_empty);
 		if (drop_pct && do_parse)
 			printf(", \"parse_ns_per_frame\": %.3f", p.ns_per_frame);
 		if (do_add)
 			printf(", \"fragments\": %llu, \"fragments_per_s\": %.0f, \"events_per_s\": %.0f, "
 			       "\"ns_per_fragment\": %.3f, \"fed_fragments\": %llu",
-			       (unsigned long long)a.frags, a.frags_per_s, a.events_per_s,
-			       a.ns_per_frag, (unsigned long long)a.fed);
+			       (unsigned long long)a.frags, a.frags_per_s, a.events_per_s, a.ns_per_frag,
+			       (unsigned long long)a.fed);
 		if (do_parse)
 			printf(", \"parse_fragments\": %llu, \"parse_fragments_per_s\": %.0f, "
 			       "\"parse_events_per_s\": %.0f, \"parse_ns_per_fragment\": %.3f, "
 			       "\"parse_fed_fragments\": %llu",
-			       (unsigned long long)p.frags, p.frags_per_s, p.events_per_s,
-			       p.ns_per_frag, (unsigned long long)p.fed);
+			       (unsigned long long)p.frags, p.frags_per_s, p.events_per_s, p.ns_per_frag,
+			       (unsigned long long)p.fed);
 		printf("}\n");
 		fflush(stdout);
 	}

@@ -25,13 +25,18 @@ static struct xevb_ctl_msg sample(uint8_t type, uint16_t n)
 	struct xevb_ctl_msg m;
 
 	memset(&m, 0, sizeof(m));
-	m.h = (struct xevb_ctl_hdr){ .type = type, .role = type == XEVB_CTL_ASSIGN ? XEVB_ROLE_DFM : XEVB_ROLE_BUILDER,
-				     .sender_id = 1, .epoch = 7, .seq = 1, .n_recs = n };
+	m.h = (struct xevb_ctl_hdr){ .type = type,
+				     .role = type == XEVB_CTL_ASSIGN ? XEVB_ROLE_DFM : XEVB_ROLE_BUILDER,
+				     .sender_id = 1,
+				     .epoch = 7,
+				     .seq = 1,
+				     .n_recs = n };
 	if (type == XEVB_CTL_STATUS)
 		m.u.status = (struct xevb_ctl_status){ .credits = 256, .done_total = 12345 };
 	for (uint16_t i = 0; type == XEVB_CTL_ASSIGN && i < n; i++)
-		m.u.assign[i] = (struct xevb_ctl_assign){ .first_event = 10u * i, .count = 10, .builder_addr = 0x010212c6,
-							  .run = 1 };
+		m.u.assign[i] = (struct xevb_ctl_assign){
+			.first_event = 10u * i, .count = 10, .builder_addr = 0x010212c6, .run = 1
+		};
 	for (uint16_t i = 0; type == XEVB_CTL_DONE && i < n; i++)
 		m.u.done[i] = (struct xevb_ctl_done){ .event_id = i, .status = XEVB_DONE_COMPLETE };
 	return m;
@@ -66,8 +71,9 @@ static void measure(const char *name, struct xevb_ctl_msg m, uint32_t rounds, in
 	}
 	keyed = now_ns() - t0;
 	printf("%s\"%s\":{\"bytes\":%zu,\"plain_ns\":%.1f,\"keyed_ns\":%.1f,\"keyed_msgs_per_s\":%.0f,"
-	       "\"plain_msgs_per_s\":%.0f,\"refused\":%u}", comma ? "," : "", name, len, (double)plain / rounds,
-	       (double)keyed / rounds, 1e9 * rounds / (double)keyed, 1e9 * rounds / (double)plain, bad);
+	       "\"plain_msgs_per_s\":%.0f,\"refused\":%u}",
+	       comma ? "," : "", name, len, (double)plain / rounds, (double)keyed / rounds,
+	       1e9 * rounds / (double)keyed, 1e9 * rounds / (double)plain, bad);
 }
 
 int main(int argc, char **argv)

@@ -73,8 +73,12 @@ static void ring_build(struct ring *r, const struct flood_case *c, size_t ring_b
 	uint8_t *frame = malloc(4u + c->frag_len);
 	const uint8_t *frame_data[1] = { frame };
 	struct xevb_event ev = {
-		.run_number = run, .n_expected = c->n_src, .n_frags = c->n_src,
-		.source_ids = sids, .frags = slots, .frame_data = frame_data,
+		.run_number = run,
+		.n_expected = c->n_src,
+		.n_frags = c->n_src,
+		.source_ids = sids,
+		.frags = slots,
+		.frame_data = frame_data,
 	};
 
 	if (!sids || !slots || !frame)
@@ -182,10 +186,10 @@ static int check_cost(const struct flood_case *c, uint64_t n)
 
 	ring_build(&r, c, 4u << 20, 1);
 	if (n == UINT64_MAX)
-		n = (1u << 30) / r.ev_bytes;  /* 1 GiB checked */
+		n = (1u << 30) / r.ev_bytes; /* 1 GiB checked */
 	for (uint32_t i = 0; i < r.n; i++)
 		xevb_st32(r.buf + r.ev_off[i] + 12, i);
-	check_ns(&r, n / 10 + 1, 256u << 10, true);  /* warm-up: the tables, the caches */
+	check_ns(&r, n / 10 + 1, 256u << 10, true); /* warm-up: the tables, the caches */
 	two = check_ns(&r, n, 256u << 10, false);
 	one = check_ns(&r, n, 256u << 10, true);
 	printf("{\"case\":\"%s\",\"sources\":%u,\"fragment_bytes\":%u,\"event_bytes\":%zu,\"events\":%llu,"
@@ -199,10 +203,15 @@ static int check_cost(const struct flood_case *c, uint64_t n)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "dest", required_argument, 0, 'd' }, { "case", required_argument, 0, 'c' },
-		{ "duration", required_argument, 0, 't' }, { "events", required_argument, 0, 'n' },
-		{ "ring-bytes", required_argument, 0, 'r' }, { "write-size", required_argument, 0, 'w' },
-		{ "run", required_argument, 0, 'R' }, { "check-cost", no_argument, 0, 'C' }, { 0 },
+		{ "dest", required_argument, 0, 'd' },
+		{ "case", required_argument, 0, 'c' },
+		{ "duration", required_argument, 0, 't' },
+		{ "events", required_argument, 0, 'n' },
+		{ "ring-bytes", required_argument, 0, 'r' },
+		{ "write-size", required_argument, 0, 'w' },
+		{ "run", required_argument, 0, 'R' },
+		{ "check-cost", no_argument, 0, 'C' },
+		{ 0 },
 	};
 	const struct flood_case *c = &cases[0];
 	const char *dest = NULL;
@@ -218,7 +227,9 @@ int main(int argc, char **argv)
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		bool ok = true;
 		switch (o) {
-		case 'd': dest = optarg; break;
+		case 'd':
+			dest = optarg;
+			break;
 		case 'c':
 			ok = false;
 			for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
@@ -227,18 +238,32 @@ int main(int argc, char **argv)
 					ok = true;
 				}
 			break;
-		case 't': ok = xevb_parse_u64("duration", optarg, 1, 3600, &secs); break;
-		case 'n': ok = xevb_parse_u64("events", optarg, 1, UINT64_MAX, &max_events); break;
-		case 'r': ok = xevb_parse_u64("ring-bytes", optarg, 1, 1u << 30, &ring_bytes); break;
-		case 'w': ok = xevb_parse_u64("write-size", optarg, 1, 1u << 24, &wsize); break;
-		case 'R': ok = xevb_parse_u32("run", optarg, 0, UINT32_MAX, &run); break;
-		case 'C': cost = true; break;
-		default: ok = false;
+		case 't':
+			ok = xevb_parse_u64("duration", optarg, 1, 3600, &secs);
+			break;
+		case 'n':
+			ok = xevb_parse_u64("events", optarg, 1, UINT64_MAX, &max_events);
+			break;
+		case 'r':
+			ok = xevb_parse_u64("ring-bytes", optarg, 1, 1u << 30, &ring_bytes);
+			break;
+		case 'w':
+			ok = xevb_parse_u64("write-size", optarg, 1, 1u << 24, &wsize);
+			break;
+		case 'R':
+			ok = xevb_parse_u32("run", optarg, 0, UINT32_MAX, &run);
+			break;
+		case 'C':
+			cost = true;
+			break;
+		default:
+			ok = false;
 		}
 		if (!ok) {
-			fprintf(stderr, "usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S] "
-					"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
-					"       sink_flood --check-cost [--case l1|hlt] [--events N]\n");
+			fprintf(stderr,
+				"usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S] "
+				"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
+				"       sink_flood --check-cost [--case l1|hlt] [--events N]\n");
 			return 2;
 		}
 	}
@@ -263,7 +288,7 @@ int main(int argc, char **argv)
 			sent++;
 		}
 		if (sent == max_events && patched < r.n && r.ev_off[patched] < pos + w)
-			w = r.ev_off[patched] - pos;  /* the last event wanted ends here */
+			w = r.ev_off[patched] - pos; /* the last event wanted ends here */
 		write_all(fd, r.buf + pos, w);
 		pos += w;
 		if (pos == r.len) {
@@ -284,9 +309,8 @@ int main(int argc, char **argv)
 		       "\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"gbps\":%.3f,"
 		       "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
 		       c->name, c->n_src, c->frag_len, r.ev_bytes, r.n, (unsigned long long)wsize,
-		       (unsigned long long)sent, (unsigned long long)(sent * r.ev_bytes), el,
-		       (double)sent / el, (double)sent * (double)r.ev_bytes * 8 / el / 1e9,
-		       tv_s(ru.ru_utime), tv_s(ru.ru_stime));
+		       (unsigned long long)sent, (unsigned long long)(sent * r.ev_bytes), el, (double)sent / el,
+		       (double)sent * (double)r.ev_bytes * 8 / el / 1e9, tv_s(ru.ru_utime), tv_s(ru.ru_stime));
 	}
 	free(r.buf);
 	free(r.ev_off);

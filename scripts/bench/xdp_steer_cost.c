@@ -33,7 +33,7 @@
 #include <bpf/libbpf.h>
 #include <xevb/mep_write.h>
 #include <xevb/wire.h>
-#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
+#include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 
 #ifndef AF_XDP
@@ -64,16 +64,23 @@ static int prog_stats(int fd, __u64 *ns, __u64 *cnt)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "meta", no_argument, 0, 'm' }, { "shed-armed", no_argument, 0, 's' }, { "guard", no_argument, 0, 'g' },
-		{ "repeat", required_argument, 0, 'r' }, { "rounds", required_argument, 0, 'n' }, { 0 },
+		{ "meta", no_argument, 0, 'm' },         { "shed-armed", no_argument, 0, 's' },
+		{ "guard", no_argument, 0, 'g' },        { "repeat", required_argument, 0, 'r' },
+		{ "rounds", required_argument, 0, 'n' }, { 0 },
 	};
 	uint32_t repeat = 200000, rounds = 7;
 	int meta = 0, shed_armed = 0, guard = 0, c, stats_fd, xsk_fd, prog_fd;
 	uint8_t frame[2048];
 	struct xevb_mep_params p = {
-		.saddr = htonl(0xc6120101u), .daddr = htonl(0xc6120201u),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO, .source_id = 3, .run_number = 1, .packet_seq = 1,
-		.first_event_id = 1000, .n_frags = 25, .frag_size = 32,
+		.saddr = htonl(0xc6120101u),
+		.daddr = htonl(0xc6120201u),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.source_id = 3,
+		.run_number = 1,
+		.packet_seq = 1,
+		.first_event_id = 1000,
+		.n_frags = 25,
+		.frag_size = 32,
 	};
 	struct xevb_steer *skel;
 	double ns[64];
@@ -82,13 +89,25 @@ int main(int argc, char **argv)
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'm': meta = 1; break;
-		case 's': shed_armed = 1; break;
-		case 'g': guard = 1; break;
-		case 'r': repeat = (uint32_t)strtoul(optarg, NULL, 0); break;
-		case 'n': rounds = (uint32_t)strtoul(optarg, NULL, 0); break;
+		case 'm':
+			meta = 1;
+			break;
+		case 's':
+			shed_armed = 1;
+			break;
+		case 'g':
+			guard = 1;
+			break;
+		case 'r':
+			repeat = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
+		case 'n':
+			rounds = (uint32_t)strtoul(optarg, NULL, 0);
+			break;
 		default:
-			fprintf(stderr, "usage: %s [--meta] [--shed-armed] [--guard] [--repeat N] [--rounds R (<= 64)]\n", argv[0]);
+			fprintf(stderr,
+				"usage: %s [--meta] [--shed-armed] [--guard] [--repeat N] [--rounds R (<= 64)]\n",
+				argv[0]);
 			return 2;
 		}
 	}
@@ -131,9 +150,8 @@ int main(int argc, char **argv)
 	}
 	for (uint32_t r = 0; r < rounds; r++) {
 		struct xdp_md ctx = { .data = 0, .data_end = (__u32)flen };
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (__u32)flen,
-			    .ctx_in = &ctx, .ctx_size_in = sizeof(ctx), .repeat = repeat,
-			    .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (__u32)flen, .ctx_in = &ctx,
+			    .ctx_size_in = sizeof(ctx), .repeat = repeat, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
 		__u64 t0, c0, t1, c1;
 
 		if (prog_stats(prog_fd, &t0, &c0) || bpf_prog_test_run_opts(prog_fd, &o) ||
@@ -142,7 +160,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		if (c1 - c0 != repeat)
-			fprintf(stderr, "warning: %llu runs counted, %u asked\n", (unsigned long long)(c1 - c0), repeat);
+			fprintf(stderr, "warning: %llu runs counted, %u asked\n", (unsigned long long)(c1 - c0),
+				repeat);
 		ns[r] = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
 	}
 	printf("{\"meta\":%d,\"shed_armed\":%d,\"guard\":%d,\"frame_bytes\":%zd,\"records\":25,\"repeat\":%u,\"ns_per_run\":[",

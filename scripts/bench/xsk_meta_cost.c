@@ -25,30 +25,34 @@
 #include <xevb/mep_write.h>
 #include <xevb/xsk_meta.h>
 
-#define CHUNK 4096
+#define CHUNK    4096
 #define HEADROOM 256
-#define N_SRC 126
-#define PACK 25
-#define COOKIE 0x51ed2701u
+#define N_SRC    126
+#define PACK     25
+#define COOKIE   0x51ed2701u
 
 static const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
 static uint64_t n_emitted, n_released;
 
 static void on_emit(void *ctx, const struct xevb_event *ev)
 {
-	(void)ctx; (void)ev;
+	(void)ctx;
+	(void)ev;
 	n_emitted++;
 }
 
 static void on_emit_run(void *ctx, const struct xevb_event *first, uint32_t n, uint64_t wire_bytes)
 {
-	(void)ctx; (void)first; (void)wire_bytes;
+	(void)ctx;
+	(void)first;
+	(void)wire_bytes;
 	n_emitted += n;
 }
 
 static void on_release(void *ctx, uint32_t f)
 {
-	(void)ctx; (void)f;
+	(void)ctx;
+	(void)f;
 	n_released++;
 }
 
@@ -98,7 +102,7 @@ static void advance(void)
 
 		for (uint32_t j = 0; j < PACK; j++, p += XEVB_REC_HLEN + 32)
 			xevb_st32(p, xevb_ld32(p) + step);
-		xevb_st32(frame(f) + 14 + 20 + 12, xevb_ld32(frame(f) + 14 + 20 + 12) + 1);  /* packet_seq */
+		xevb_st32(frame(f) + 14 + 20 + 12, xevb_ld32(frame(f) + 14 + 20 + 12) + 1); /* packet_seq */
 		write_meta(f);
 	}
 }
@@ -138,16 +142,23 @@ static void __attribute__((noinline)) lap(struct xevb_builder *b, int meta, uint
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "groups", required_argument, 0, 'g' }, { "laps", required_argument, 0, 'l' }, { 0 },
+		{ "groups", required_argument, 0, 'g' },
+		{ "laps", required_argument, 0, 'l' },
+		{ 0 },
 	};
 	uint32_t groups = 64, laps = 10;
 	uint16_t src[N_SRC];
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
-		if (c == 'g') groups = (uint32_t)strtoul(optarg, NULL, 0);
-		else if (c == 'l') laps = (uint32_t)strtoul(optarg, NULL, 0);
-		else { fprintf(stderr, "usage: %s [--groups G] [--laps N]\n", argv[0]); return 2; }
+		if (c == 'g')
+			groups = (uint32_t)strtoul(optarg, NULL, 0);
+		else if (c == 'l')
+			laps = (uint32_t)strtoul(optarg, NULL, 0);
+		else {
+			fprintf(stderr, "usage: %s [--groups G] [--laps N]\n", argv[0]);
+			return 2;
+		}
 	}
 	if (!groups || groups > 160 || !laps)
 		die("--groups 1..160, --laps > 0");
@@ -161,9 +172,15 @@ int main(int argc, char **argv)
 		for (uint32_t s = 0; s < N_SRC; s++) {
 			uint32_t f = g * N_SRC + s;
 			struct xevb_mep_params p = {
-				.saddr = 0x0a000001, .daddr = 0x0a000002, .ip_proto = XEVB_DEFAULT_IP_PROTO,
-				.source_id = (uint16_t)s, .run_number = 1, .packet_seq = g,
-				.first_event_id = g * PACK, .n_frags = PACK, .frag_size = 32,
+				.saddr = 0x0a000001,
+				.daddr = 0x0a000002,
+				.ip_proto = XEVB_DEFAULT_IP_PROTO,
+				.source_id = (uint16_t)s,
+				.run_number = 1,
+				.packet_seq = g,
+				.first_event_id = g * PACK,
+				.n_frags = PACK,
+				.frag_size = 32,
 			};
 			ssize_t len = xevb_write_frame(frame(f), CHUNK - HEADROOM, &p);
 
@@ -177,9 +194,15 @@ int main(int argc, char **argv)
 	for (int round = 0; round < 2; round++)
 		for (int meta = 0; meta < 2; meta++) {
 			struct xevb_builder_cfg cfg = {
-				.sources = src, .n_sources = N_SRC, .window = 8192, .n_frames = n_frames,
-				.timeout_ns = 1000000000ull, .run_number = 1, .emit = on_emit,
-				.emit_run = on_emit_run, .frame_release = on_release,
+				.sources = src,
+				.n_sources = N_SRC,
+				.window = 8192,
+				.n_frames = n_frames,
+				.timeout_ns = 1000000000ull,
+				.run_number = 1,
+				.emit = on_emit,
+				.emit_run = on_emit_run,
+				.frame_release = on_release,
 			};
 			struct xevb_builder *b = xevb_builder_new(&cfg);
 			const struct xevb_builder_stats *st;
@@ -188,7 +211,7 @@ int main(int argc, char **argv)
 
 			if (!b)
 				die("xevb_builder_new");
-			lap(b, meta, &now);   /* warm-up */
+			lap(b, meta, &now); /* warm-up */
 			advance();
 			ev0 = n_emitted;
 			for (uint32_t l = 0; l < laps; l++) {
@@ -211,9 +234,15 @@ int main(int argc, char **argv)
 				for (uint32_t s = 0; s < N_SRC; s++) {
 					uint32_t f = g * N_SRC + s;
 					struct xevb_mep_params p = {
-						.saddr = 0x0a000001, .daddr = 0x0a000002, .ip_proto = XEVB_DEFAULT_IP_PROTO,
-						.source_id = (uint16_t)s, .run_number = 1, .packet_seq = g,
-						.first_event_id = g * PACK, .n_frags = PACK, .frag_size = 32,
+						.saddr = 0x0a000001,
+						.daddr = 0x0a000002,
+						.ip_proto = XEVB_DEFAULT_IP_PROTO,
+						.source_id = (uint16_t)s,
+						.run_number = 1,
+						.packet_seq = g,
+						.first_event_id = g * PACK,
+						.n_frags = PACK,
+						.frag_size = 32,
 					};
 					xevb_write_frame(frame(f), CHUNK - HEADROOM, &p);
 					write_meta(f);

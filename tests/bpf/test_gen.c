@@ -30,10 +30,10 @@ static const struct xevb_parse_cfg cfg = {
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
 };
 
-#define NSRC  3
-#define PACK  4
-#define FRAG  101
-#define FIRST 0xfffffff9u   /* event_ids wrap inside the run */
+#define NSRC       3
+#define PACK       4
+#define FRAG       101
+#define FIRST      0xfffffff9u /* event_ids wrap inside the run */
 #define SADDR_BASE 0xc612010au
 
 static const uint16_t ids[NSRC] = { 5, 9, 4095 };
@@ -41,13 +41,8 @@ static const uint16_t ids[NSRC] = { 5, 9, 4095 };
 static int run_once(int fd, uint8_t *frame, uint32_t len, uint32_t *retval)
 {
 	uint8_t out[4096];
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = frame,
-		.data_size_in = len,
-		.data_out = out,
-		.data_size_out = sizeof(out),
-		.repeat = 1,
-	);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .data_out = out,
+		    .data_size_out = sizeof(out), .repeat = 1, );
 	int r = bpf_prog_test_run_opts(fd, &o);
 
 	if (r)
@@ -113,7 +108,7 @@ static void stamps(bool udp, bool per_src)
 
 	for (uint32_t rep = 0; rep < blocks * NSRC; rep++) {
 		uint32_t s = rep % NSRC, blk = rep / NSRC;
-		struct xevb_pkt_info pi = {0};
+		struct xevb_pkt_info pi = { 0 };
 
 		cr_assert(eq(int, run_once(fd, frame, (uint32_t)len, &retval), 0));
 		cr_assert(eq(u32, retval, XDP_TX), "rep %u", rep);
@@ -140,9 +135,18 @@ static void stamps(bool udp, bool per_src)
 	xevb_gen__destroy(sk);
 }
 
-Test(xdp_gen, raw_one_address)         { stamps(false, false); }
-Test(xdp_gen, raw_per_source_address)  { stamps(false, true); }
-Test(xdp_gen, udp_per_source_address)  { stamps(true, true); }
+Test(xdp_gen, raw_one_address)
+{
+	stamps(false, false);
+}
+Test(xdp_gen, raw_per_source_address)
+{
+	stamps(false, true);
+}
+Test(xdp_gen, udp_per_source_address)
+{
+	stamps(true, true);
+}
 
 /*
  * Pacing: with pace_ns set, REPS repetitions in one call take at least
@@ -153,12 +157,16 @@ Test(xdp_gen, udp_per_source_address)  { stamps(true, true); }
 Test(xdp_gen, paces_frames)
 {
 	struct xevb_mep_params p = {
-		.saddr = htonl(SADDR_BASE), .daddr = htonl(0xc6120201),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO, .source_id = 1, .run_number = 1,
-		.n_frags = 1, .frag_size = 32,
+		.saddr = htonl(SADDR_BASE),
+		.daddr = htonl(0xc6120201),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.source_id = 1,
+		.run_number = 1,
+		.n_frags = 1,
+		.frag_size = 32,
 	};
 	const uint32_t reps = 2000;
-	const uint64_t pace = 20000;   /* 20 us a frame: 40 ms for the call */
+	const uint64_t pace = 20000; /* 20 us a frame: 40 ms for the call */
 	uint8_t frame[256];
 	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
 	struct xevb_gen *sk = xevb_gen__open();
@@ -168,8 +176,7 @@ Test(xdp_gen, paces_frames)
 	sk->rodata->cfg_mep_off = 34;
 	cr_assert(eq(int, xevb_gen__load(sk), 0), "load the generator");
 	for (int paced = 0; paced < 2; paced++) {
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (uint32_t)len,
-			    .repeat = reps);
+		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (uint32_t)len, .repeat = reps);
 		sk->bss->pace_ns = paced ? pace : 0;
 		sk->bss->next_ns = 0;
 		uint64_t t0 = xevb_now_ns();
@@ -191,13 +198,8 @@ Test(xdp_gen, paces_frames)
 /* One plain BPF_PROG_RUN of frame (len bytes): what it sent back, and its length. */
 static uint32_t run_out(int fd, uint8_t *frame, uint32_t len, uint8_t *out, uint32_t cap, uint32_t *retval)
 {
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = frame,
-		.data_size_in = len,
-		.data_out = out,
-		.data_size_out = cap,
-		.repeat = 1,
-	);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = len, .data_out = out,
+		    .data_size_out = cap, .repeat = 1, );
 
 	cr_assert(eq(int, bpf_prog_test_run_opts(fd, &o), 0));
 	*retval = o.retval;
@@ -218,8 +220,10 @@ static uint32_t run_out(int fd, uint8_t *frame, uint32_t len, uint8_t *out, uint
 Test(xdp_gen, dfm_jobs_byte_identical)
 {
 	enum { K = 3, NJ = 6 };
-	static const uint32_t evs[NJ][K] = { { 100, 101, 102 }, { 7, 9, 200 }, { 0xfffffffeu, 0xffffffffu, 0 },
-					     { 55 }, { 300, 302 }, { 400, 401, 402 } };
+	static const uint32_t evs[NJ][K] = {
+		{ 100, 101, 102 }, { 7, 9, 200 },    { 0xfffffffeu, 0xffffffffu, 0 }, { 55 },
+		{ 300, 302 },      { 400, 401, 402 }
+	};
 	static const uint32_t dst[NJ] = { 0xc6120201, 0xc6120202, 0xc6120201, 0xc6120202, 0xc6120201, 0xc6120201 };
 	static const uint16_t recs[NJ] = { K, K, K, 1, 2, K };
 	static const uint8_t flags[NJ] = { 0, XEVB_MEP_F_RESEND, 0, 0, XEVB_MEP_F_RESEND, 0 };
@@ -235,7 +239,7 @@ Test(xdp_gen, dfm_jobs_byte_identical)
 	uint8_t frame[4096], out[4096], want[4096];
 	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
 	struct xevb_gen *sk = xevb_gen__open();
-	uint32_t retval, seq[NSRC] = {0};
+	uint32_t retval, seq[NSRC] = { 0 };
 	uint64_t frags = 0, bytes = 0;
 
 	cr_assert(gt(sz, (size_t)len, 0));
@@ -284,7 +288,8 @@ Test(xdp_gen, dfm_jobs_byte_identical)
 		q.flags = flags[j];
 		wlen = xevb_write_frame(want, sizeof(want), &q);
 		cr_assert(eq(u32, got, (uint32_t)wlen), "rep %u: job %u source %u: %u bytes", rep, j, s, got);
-		cr_assert(eq(int, memcmp(out, want, (size_t)wlen), 0), "rep %u: job %u source %u differs", rep, j, s);
+		cr_assert(eq(int, memcmp(out, want, (size_t)wlen), 0), "rep %u: job %u source %u differs", rep, j,
+			  s);
 		/* The next repetition starts from these bytes, as a recycled page does. */
 		memcpy(frame, out, got);
 		frags += recs[j];
@@ -397,7 +402,8 @@ static void segments(bool udp, uint16_t frag, uint32_t pool)
 		q.seg_offset = (uint16_t)(k * stride);
 		q.payload = (const uint8_t *const[]){ payload };
 		wlen = xevb_write_frame(want, sizeof(want), &q);
-		cr_assert(eq(u32, got, (uint32_t)wlen), "rep %u: segment %u of source %u: %u bytes", rep, k, s, got);
+		cr_assert(eq(u32, got, (uint32_t)wlen), "rep %u: segment %u of source %u: %u bytes", rep, k, s,
+			  got);
 		cr_assert(eq(int, memcmp(out, want, (size_t)wlen), 0), "rep %u: segment %u of source %u differs",
 			  rep, k, s);
 		/* The page keeps these bytes; its length is the template's again. */
@@ -419,6 +425,15 @@ static void segments(bool udp, uint16_t frag, uint32_t pool)
 }
 
 /* 4 segments, the last of 644 bytes; 5001 bytes: the last needs padding. */
-Test(xdp_gen, segments_raw_recycled_page)  { segments(false, 5000, 1); }
-Test(xdp_gen, segments_raw_page_per_seg)   { segments(false, 5001, 4); }
-Test(xdp_gen, segments_udp_64k)            { segments(true, 65535, 1); }
+Test(xdp_gen, segments_raw_recycled_page)
+{
+	segments(false, 5000, 1);
+}
+Test(xdp_gen, segments_raw_page_per_seg)
+{
+	segments(false, 5001, 4);
+}
+Test(xdp_gen, segments_udp_64k)
+{
+	segments(true, 65535, 1);
+}

@@ -19,13 +19,13 @@
 
 TestSuite(shape, .timeout = 20);
 
-#define A 0xc6120201u   /* 198.18.2.1: any traffic */
-#define B 0xc6120202u   /* 198.18.2.2: udp port 5000, and udp any port */
-#define C 0xc6120203u   /* 198.18.2.3: tcp port 80 only */
-#define U 0xc6120909u   /* no rule */
-#define CLS(s) ((XEVB_SHAPE_MAJOR << 16) | (s))
+#define A           0xc6120201u /* 198.18.2.1: any traffic */
+#define B           0xc6120202u /* 198.18.2.2: udp port 5000, and udp any port */
+#define C           0xc6120203u /* 198.18.2.3: tcp port 80 only */
+#define U           0xc6120909u /* no rule */
+#define CLS(s)      ((XEVB_SHAPE_MAJOR << 16) | (s))
 #define DEFAULT_CLS (XEVB_SHAPE_MAJOR << 16)
-#define IN_PRIO 7
+#define IN_PRIO     7
 
 /* Ethernet + IPv4 (+ UDP/TCP header) + payload. frag_off in 8-byte units. */
 static size_t frame(uint8_t *f, uint16_t ethertype, uint32_t daddr, uint8_t proto, uint16_t dport,
@@ -34,7 +34,9 @@ static size_t frame(uint8_t *f, uint16_t ethertype, uint32_t daddr, uint8_t prot
 	size_t l4 = proto == 6 ? 20 : proto == 17 ? 8 : 0, ip_len = 20 + l4 + payload;
 
 	memset(f, 0, 14 + ip_len);
-	f[0] = 2; f[6] = 2; f[11] = 1;
+	f[0] = 2;
+	f[6] = 2;
+	f[11] = 1;
 	f[12] = (uint8_t)(ethertype >> 8);
 	f[13] = (uint8_t)ethertype;
 	f[14] = 0x45;
@@ -53,18 +55,19 @@ static size_t frame(uint8_t *f, uint16_t ethertype, uint32_t daddr, uint8_t prot
 	return 14 + ip_len;
 }
 
-struct run { int retval; uint32_t priority; uint64_t tstamp; };
+struct run {
+	int retval;
+	uint32_t priority;
+	uint64_t tstamp;
+};
 
 static struct run run1(int fd, const uint8_t *f, size_t len)
 {
 	struct __sk_buff in = { .priority = IN_PRIO }, out = { 0 };
 	uint8_t data_out[2048];
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = f, .data_size_in = (uint32_t)len,
-		.data_out = data_out, .data_size_out = sizeof(data_out),
-		.ctx_in = &in, .ctx_size_in = sizeof(in),
-		.ctx_out = &out, .ctx_size_out = sizeof(out),
-		.repeat = 1);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = f, .data_size_in = (uint32_t)len, .data_out = data_out,
+		    .data_size_out = sizeof(data_out), .ctx_in = &in, .ctx_size_in = sizeof(in), .ctx_out = &out,
+		    .ctx_size_out = sizeof(out), .repeat = 1);
 	int r = bpf_prog_test_run_opts(fd, &o);
 
 	cr_assert(eq(int, r, 0), "BPF_PROG_RUN failed: %s", strerror(-r));
@@ -82,8 +85,9 @@ static void add_rule(struct xevb_shape *sk, uint32_t daddr, uint8_t proto, uint1
 
 static void set_cfg(struct xevb_shape *sk, uint32_t mode, uint32_t n_specific, uint64_t horizon)
 {
-	struct xevb_shape_cfg c = { .mode = mode, .default_classid = DEFAULT_CLS, .n_specific = n_specific,
-				    .horizon_ns = horizon };
+	struct xevb_shape_cfg c = {
+		.mode = mode, .default_classid = DEFAULT_CLS, .n_specific = n_specific, .horizon_ns = horizon
+	};
 	uint32_t zero = 0;
 
 	cr_assert(eq(int, bpf_map__update_elem(sk->maps.shape_cfg, &zero, 4, &c, sizeof(c), BPF_ANY), 0));
@@ -124,22 +128,22 @@ static const struct fixture {
 	uint16_t dport, frag_off;
 	size_t payload;
 	uint32_t want_prio;
-	uint32_t slot;        /* counted in; 0: unmatched; ~0: not counted */
+	uint32_t slot; /* counted in; 0: unmatched; ~0: not counted */
 	enum xevb_shape_why why;
 } table[] = {
-	{ "A udp",                 0x0800, A, 17, 23900, 0, 1000, CLS(1), 1, XEVB_SHAPE_W_MATCHED },
-	{ "A raw proto 253",       0x0800, A, 253, 0, 0, 500, CLS(1), 1, XEVB_SHAPE_W_MATCHED },
-	{ "A tcp",                 0x0800, A, 6, 80, 0, 100, CLS(1), 1, XEVB_SHAPE_W_MATCHED },
-	{ "B udp 5000",            0x0800, B, 17, 5000, 0, 200, CLS(2), 2, XEVB_SHAPE_W_MATCHED },
-	{ "B udp 5001: udp any",   0x0800, B, 17, 5001, 0, 300, CLS(3), 3, XEVB_SHAPE_W_MATCHED },
-	{ "B later fragment",      0x0800, B, 17, 5000, 185, 64, CLS(3), 3, XEVB_SHAPE_W_MATCHED },
-	{ "B tcp: no rule",        0x0800, B, 6, 5000, 0, 10, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
-	{ "C tcp 80",              0x0800, C, 6, 80, 0, 1400, CLS(4), 4, XEVB_SHAPE_W_MATCHED },
-	{ "C tcp 81: no rule",     0x0800, C, 6, 81, 0, 10, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
-	{ "C udp 80: no rule",     0x0800, C, 17, 80, 0, 10, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
-	{ "unknown dst",           0x0800, U, 17, 23900, 0, 100, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
-	{ "ARP: untouched",        0x0806, A, 0, 0, 0, 28, IN_PRIO, ~0u, XEVB_SHAPE_W_NOT_IPV4 },
-	{ "IPv6: untouched",       0x86dd, A, 0, 0, 0, 60, IN_PRIO, ~0u, XEVB_SHAPE_W_NOT_IPV4 },
+	{ "A udp", 0x0800, A, 17, 23900, 0, 1000, CLS(1), 1, XEVB_SHAPE_W_MATCHED },
+	{ "A raw proto 253", 0x0800, A, 253, 0, 0, 500, CLS(1), 1, XEVB_SHAPE_W_MATCHED },
+	{ "A tcp", 0x0800, A, 6, 80, 0, 100, CLS(1), 1, XEVB_SHAPE_W_MATCHED },
+	{ "B udp 5000", 0x0800, B, 17, 5000, 0, 200, CLS(2), 2, XEVB_SHAPE_W_MATCHED },
+	{ "B udp 5001: udp any", 0x0800, B, 17, 5001, 0, 300, CLS(3), 3, XEVB_SHAPE_W_MATCHED },
+	{ "B later fragment", 0x0800, B, 17, 5000, 185, 64, CLS(3), 3, XEVB_SHAPE_W_MATCHED },
+	{ "B tcp: no rule", 0x0800, B, 6, 5000, 0, 10, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
+	{ "C tcp 80", 0x0800, C, 6, 80, 0, 1400, CLS(4), 4, XEVB_SHAPE_W_MATCHED },
+	{ "C tcp 81: no rule", 0x0800, C, 6, 81, 0, 10, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
+	{ "C udp 80: no rule", 0x0800, C, 17, 80, 0, 10, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
+	{ "unknown dst", 0x0800, U, 17, 23900, 0, 100, DEFAULT_CLS, 0, XEVB_SHAPE_W_UNMATCHED },
+	{ "ARP: untouched", 0x0806, A, 0, 0, 0, 28, IN_PRIO, ~0u, XEVB_SHAPE_W_NOT_IPV4 },
+	{ "IPv6: untouched", 0x86dd, A, 0, 0, 0, 60, IN_PRIO, ~0u, XEVB_SHAPE_W_NOT_IPV4 },
 };
 
 Test(shape, htb_fixture_table)
@@ -200,7 +204,7 @@ Test(shape, address_only_lookup_and_truncated)
 	cr_assert(eq(u32, run1(fd, f, len).priority, IN_PRIO));
 	cr_assert(eq(u64, why(sk, XEVB_SHAPE_W_NO_CFG), 1));
 
-	add_rule(sk, A, 17, 5000, 2, 1000000);   /* ignored while n_specific == 0 */
+	add_rule(sk, A, 17, 5000, 2, 1000000); /* ignored while n_specific == 0 */
 	add_rule(sk, A, 0, 0, 1, 1000000);
 	set_cfg(sk, XEVB_SHAPE_MODE_HTB, 0, 0);
 	len = frame(f, 0x0800, A, 17, 5000, 0, 10);
@@ -209,9 +213,13 @@ Test(shape, address_only_lookup_and_truncated)
 	 * (A truncated IPv4 header cannot be fed in: BPF_PROG_RUN refuses
 	 * such frames with EINVAL before the program runs.)
 	 */
-	cr_assert(eq(int, bpf_prog_test_run_opts(fd, &(struct bpf_test_run_opts){
-		.sz = sizeof(struct bpf_test_run_opts), .data_in = f, .data_size_in = 14 + 12, .repeat = 1 }),
-		-EINVAL));
+	cr_assert(
+		eq(int,
+		   bpf_prog_test_run_opts(fd, &(struct bpf_test_run_opts){ .sz = sizeof(struct bpf_test_run_opts),
+									   .data_in = f,
+									   .data_size_in = 14 + 12,
+									   .repeat = 1 }),
+		   -EINVAL));
 	/* A corrupt slot in the map is refused, not used as an index. */
 	add_rule(sk, B, 0, 0, XEVB_SHAPE_MAX_DST, 1000000);
 	len = frame(f, 0x0800, B, 17, 1, 0, 10);
@@ -245,7 +253,8 @@ Test(shape, edt_virtual_clock_and_horizon)
 		struct run r = run1(fd, f, len);
 		struct xevb_shape_val now;
 
-		cr_assert(eq(int, bpf_map__lookup_elem(sk->maps.shape_dst, &k, sizeof(k), &now, sizeof(now), 0), 0));
+		cr_assert(
+			eq(int, bpf_map__lookup_elem(sk->maps.shape_dst, &k, sizeof(k), &now, sizeof(now), 0), 0));
 		cr_assert(eq(u32, r.priority, IN_PRIO), "EDT mode leaves the priority");
 		if (r.retval == TC_ACT_SHOT) {
 			dropped++;

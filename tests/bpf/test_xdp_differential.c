@@ -20,18 +20,18 @@
 #include "xdp_harness.h"
 #include "../common/vectors.h"
 
-#define N_MUTANTS   5000
-#define SEED        0x5eed0f0e17b0ull
+#define N_MUTANTS 5000
+#define SEED      0x5eed0f0e17b0ull
 /* Below the test-run linear area (3520 B on x86-64): mutants stay linear. */
-#define MUT_MAX     3400
+#define MUT_MAX 3400
 /* Jumbo mutants: a 9000-byte MTU frame, its MEP spanning the frags. */
-#define JUMBO_MAX   9018
+#define JUMBO_MAX       9018
 #define N_JUMBO_MUTANTS 2000
-#define MIN_FRAME   XEVB_ETH_HLEN   /* BPF_PROG_RUN refuses shorter frames */
-#define MAX_RECS    64
+#define MIN_FRAME       XEVB_ETH_HLEN /* BPF_PROG_RUN refuses shorter frames */
+#define MAX_RECS        64
 
 static struct xdp_env env;
-static size_t mut_max = MUT_MAX;   /* OP_APPEND grows frames up to this */
+static size_t mut_max = MUT_MAX; /* OP_APPEND grows frames up to this */
 
 static void teardown(void)
 {
@@ -71,12 +71,15 @@ static uint32_t below(uint32_t n)
 
 /* Where the fields sit in a frame, found without the parser under test. */
 struct layout {
-	size_t l3, l4, mep;       /* 0: not present in the frame */
-	size_t rec[MAX_RECS];     /* record header offsets */
+	size_t l3, l4, mep;   /* 0: not present in the frame */
+	size_t rec[MAX_RECS]; /* record header offsets */
 	unsigned nrec;
 };
 
-static uint16_t rd16(const uint8_t *p) { return (uint16_t)(p[0] << 8 | p[1]); }
+static uint16_t rd16(const uint8_t *p)
+{
+	return (uint16_t)(p[0] << 8 | p[1]);
+}
 
 static void wr16(uint8_t *p, uint32_t v)
 {
@@ -100,7 +103,7 @@ static void find_layout(const uint8_t *f, size_t len, struct layout *lo)
 		lo->mep = 0;
 		return;
 	}
-	for (off = lo->mep + 16; off + 12 <= len && lo->nrec < MAX_RECS; ) {
+	for (off = lo->mep + 16; off + 12 <= len && lo->nrec < MAX_RECS;) {
 		lo->rec[lo->nrec++] = off;
 		off += 12 + XEVB_PAD4(rd16(f + off + 4));
 	}
@@ -109,12 +112,15 @@ static void find_layout(const uint8_t *f, size_t len, struct layout *lo)
 /* Values that sit on the parser's boundaries. */
 static uint32_t edgy16(uint32_t orig)
 {
-	static const uint32_t v[] = { 0, 1, 7, 8, 15, 16, 20, 1023, 1024, 1025, 4095, 4096,
-				      0x7fff, 0x8000, 0xfffe, 0xffff };
+	static const uint32_t v[] = { 0,    1,    7,    8,    15,     16,     20,     1023,
+				      1024, 1025, 4095, 4096, 0x7fff, 0x8000, 0xfffe, 0xffff };
 	switch (below(4)) {
-	case 0: return v[below(sizeof(v) / sizeof(v[0]))];
-	case 1: return (uint32_t)rnd() & 0xffff;
-	default: return (orig + below(41) - 20) & 0xffff;   /* near the truth */
+	case 0:
+		return v[below(sizeof(v) / sizeof(v[0]))];
+	case 1:
+		return (uint32_t)rnd() & 0xffff;
+	default:
+		return (orig + below(41) - 20) & 0xffff; /* near the truth */
 	}
 }
 
@@ -129,26 +135,44 @@ static void resync_lengths(uint8_t *f, size_t len, const struct layout *lo)
 }
 
 enum op {
-	OP_BITFLIP, OP_HDR_BYTE, OP_TRUNCATE, OP_IP_TOTLEN, OP_UDP_LEN, OP_NFRAGS,
-	OP_REC_LEN, OP_APPEND, OP_IHL, OP_ETHERTYPE, OP_IP_FRAG, OP_IP_PROTO,
-	OP_REC_FIELD, OP_CUT_RECORDS, OP_RESYNC, OP_SEG_FIELD, OP__COUNT
+	OP_BITFLIP,
+	OP_HDR_BYTE,
+	OP_TRUNCATE,
+	OP_IP_TOTLEN,
+	OP_UDP_LEN,
+	OP_NFRAGS,
+	OP_REC_LEN,
+	OP_APPEND,
+	OP_IHL,
+	OP_ETHERTYPE,
+	OP_IP_FRAG,
+	OP_IP_PROTO,
+	OP_REC_FIELD,
+	OP_CUT_RECORDS,
+	OP_RESYNC,
+	OP_SEG_FIELD,
+	OP__COUNT
 };
 
 static const char *const op_names[OP__COUNT] = {
-	"bitflip", "hdr_byte", "truncate", "ip_totlen", "udp_len", "n_frags", "rec_len",
-	"append", "ihl", "ethertype", "ip_frag", "ip_proto", "rec_field", "cut_records", "resync",
-	"seg_field",
+	"bitflip", "hdr_byte",  "truncate", "ip_totlen", "udp_len",   "n_frags",     "rec_len", "append",
+	"ihl",     "ethertype", "ip_frag",  "ip_proto",  "rec_field", "cut_records", "resync",  "seg_field",
 };
 
 /* Values on the SEGMENT rules' boundaries for seg_offset (orig: the record's length). */
 static uint32_t edgy_seg_off(uint32_t len)
 {
 	switch (below(5)) {
-	case 0: return 0;
-	case 1: return len & ~3u;                      /* at or just below the end */
-	case 2: return (len - 1) & ~3u;
-	case 3: return below(2) ? len + 4 : 2;         /* past the end, unaligned */
-	default: return below(len ? len : 1) & ~3u;    /* anywhere, aligned */
+	case 0:
+		return 0;
+	case 1:
+		return len & ~3u; /* at or just below the end */
+	case 2:
+		return (len - 1) & ~3u;
+	case 3:
+		return below(2) ? len + 4 : 2; /* past the end, unaligned */
+	default:
+		return below(len ? len : 1) & ~3u; /* anywhere, aligned */
 	}
 }
 
@@ -255,8 +279,9 @@ static size_t mutate(uint8_t *f, size_t len, enum op op)
 			break;
 		case 1:
 			if (lo.nrec)
-				wr16(f + lo.rec[0] + 4, below(2) ? edgy16(rd16(f + lo.rec[0] + 4))
-								 : (rd16(f + lo.rec[0] + 4) + 4 * below(400)) & 0xffff);
+				wr16(f + lo.rec[0] + 4,
+				     below(2) ? edgy16(rd16(f + lo.rec[0] + 4)) :
+						(rd16(f + lo.rec[0] + 4) + 4 * below(400)) & 0xffff);
 			break;
 		default:
 			if (lo.nrec)
@@ -382,8 +407,8 @@ Test(xdp_differential, vectors_and_mutants_agree)
 		compared++;
 	}
 
-	printf("xdp_differential: %u frames compared (%zu vectors + %u mutants, seed %#llx):", compared,
-	       nvecs, mutants, (unsigned long long)SEED);
+	printf("xdp_differential: %u frames compared (%zu vectors + %u mutants, seed %#llx):", compared, nvecs,
+	       mutants, (unsigned long long)SEED);
 	distinct = print_verdicts(hist);
 	cr_log_info("%u frames compared, %u distinct verdicts", compared, distinct);
 	for (int k = 0; k < OP__COUNT; k++)
@@ -408,11 +433,18 @@ static size_t jumbo_base(uint8_t *buf, unsigned k)
 	static const uint16_t fsz[] = { 8900, 4400, 1200, 211, 97, 27, 3 };
 	static const uint32_t nf[] = { 1, 2, 7, 40, 90, 300, 540 };
 	struct xevb_mep_params p = {
-		.dst_mac = { 2, 0x18, 2, 0, 0, 1 }, .src_mac = { 2, 0x18, 1, 0, 0, 1 },
-		.saddr = htonl(0xc6120101), .daddr = htonl(0xc6120201),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO, .udp_dport = k & 1 ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = (uint16_t)(k * 37 % 4096), .run_number = 7, .packet_seq = k,
-		.first_event_id = 0xfffffff0u + k, .n_frags = nf[k % 7], .frag_size = fsz[k % 7],
+		.dst_mac = { 2, 0x18, 2, 0, 0, 1 },
+		.src_mac = { 2, 0x18, 1, 0, 0, 1 },
+		.saddr = htonl(0xc6120101),
+		.daddr = htonl(0xc6120201),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = k & 1 ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = (uint16_t)(k * 37 % 4096),
+		.run_number = 7,
+		.packet_seq = k,
+		.first_event_id = 0xfffffff0u + k,
+		.n_frags = nf[k % 7],
+		.frag_size = fsz[k % 7],
 	};
 	ssize_t n;
 
@@ -434,11 +466,17 @@ static size_t jumbo_base(uint8_t *buf, unsigned k)
 static size_t jumbo_seg_base(uint8_t *buf, unsigned k)
 {
 	struct xevb_mep_params p = {
-		.dst_mac = { 2, 0x18, 2, 0, 0, 1 }, .src_mac = { 2, 0x18, 1, 0, 0, 1 },
-		.saddr = htonl(0xc6120101), .daddr = htonl(0xc6120201),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO, .udp_dport = k & 2 ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = (uint16_t)(k * 41 % 4096), .run_number = 7, .packet_seq = k,
-		.first_event_id = 0x100u + k, .n_frags = 1,
+		.dst_mac = { 2, 0x18, 2, 0, 0, 1 },
+		.src_mac = { 2, 0x18, 1, 0, 0, 1 },
+		.saddr = htonl(0xc6120101),
+		.daddr = htonl(0xc6120201),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = k & 2 ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = (uint16_t)(k * 41 % 4096),
+		.run_number = 7,
+		.packet_seq = k,
+		.first_event_id = 0x100u + k,
+		.n_frags = 1,
 		.frag_size = (uint16_t)((8900 - (k % 5) * 700) & ~3u),
 	};
 	struct layout lo;

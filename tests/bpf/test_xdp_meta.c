@@ -26,17 +26,17 @@
 #include <xevb/mep_write.h>
 #include <xevb/names.h>
 #include <xevb/xsk_meta.h>
-#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
+#include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
 #include "../common/vectors.h"
 
-#define COOKIE    0xc0ffee11u
-#define OUT_CAP   16384
-#define N_RANDOM  3000
-#define SEED      0x3e7a0001ull
+#define COOKIE   0xc0ffee11u
+#define OUT_CAP  16384
+#define N_RANDOM 3000
+#define SEED     0x3e7a0001ull
 /* BPF_PROG_RUN's linear area on x86-64 (a page minus headroom and skb_shared_info) */
-#define LINEAR    3520
+#define LINEAR 3520
 
 static struct xdp_env env;
 
@@ -62,8 +62,8 @@ static void open_env(uint32_t cookie, bool with_socket)
 
 struct run {
 	uint32_t retval;
-	uint32_t meta_len;       /* ctx_out.data: bytes of meta in front of the frame */
-	uint32_t out_len;        /* meta + frame */
+	uint32_t meta_len; /* ctx_out.data: bytes of meta in front of the frame */
+	uint32_t out_len;  /* meta + frame */
 	uint8_t out[OUT_CAP + 64];
 	struct xevb_xdp_ctr delta[XEVB_XDP__SLOTS];
 };
@@ -72,21 +72,12 @@ static void run(const uint8_t *frame, size_t len, struct run *r)
 {
 	struct xevb_xdp_ctr before[XEVB_XDP__SLOTS], after[XEVB_XDP__SLOTS];
 	struct xdp_md ctx_in = { .data = 0, .data_end = (__u32)len }, ctx_out = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		.data_in = frame,
-		.data_size_in = (__u32)len,
-		.data_out = r->out,
-		.data_size_out = sizeof(r->out),
-		.ctx_in = &ctx_in,
-		.ctx_size_in = sizeof(ctx_in),
-		.ctx_out = &ctx_out,
-		.ctx_size_out = sizeof(ctx_out),
-		.repeat = 1,
-	);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = (__u32)len, .data_out = r->out,
+		    .data_size_out = sizeof(r->out), .ctx_in = &ctx_in, .ctx_size_in = sizeof(ctx_in),
+		    .ctx_out = &ctx_out, .ctx_size_out = sizeof(ctx_out), .repeat = 1, );
 
 	xdp_env_counters(&env, before);
-	cr_assert(eq(int, bpf_prog_test_run_opts(env.prog_fd, &opts), 0), "BPF_PROG_RUN: %s",
-		  strerror(errno));
+	cr_assert(eq(int, bpf_prog_test_run_opts(env.prog_fd, &opts), 0), "BPF_PROG_RUN: %s", strerror(errno));
 	xdp_env_counters(&env, after);
 	r->retval = opts.retval;
 	r->out_len = opts.data_size_out;
@@ -122,7 +113,8 @@ static void assert_meta(const uint8_t *in, size_t len, const struct run *r, cons
 	struct xevb_xdp_meta m;
 	const uint8_t *data = r->out + XEVB_XDP_META_LEN;
 
-	cr_assert(eq(int, xevb_classify(in, in + len, (uint32_t)len, &cfg, &want, NULL), XEVB_RES_MEP), "%s", what);
+	cr_assert(eq(int, xevb_classify(in, in + len, (uint32_t)len, &cfg, &want, NULL), XEVB_RES_MEP), "%s",
+		  what);
 	cr_assert(eq(u32, r->retval, XDP_REDIRECT), "%s: %s", what, xdp_action_name(r->retval));
 	cr_assert(eq(u32, r->meta_len, XEVB_XDP_META_LEN), "%s: %u bytes of meta", what, r->meta_len);
 	cr_assert(eq(u32, r->out_len, (uint32_t)len + XEVB_XDP_META_LEN), "%s", what);
@@ -212,12 +204,17 @@ static size_t random_mep(uint8_t *buf, size_t cap, uint32_t n, uint32_t max_len,
 	static uint32_t ids[XEVB_MAX_FRAGS_PER_MEP];
 	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
 	struct xevb_mep_params p = {
-		.saddr = htonl(0xc6120100u + (uint32_t)(rnd() & 0xff)), .daddr = htonl(0xc6120201u),
+		.saddr = htonl(0xc6120100u + (uint32_t)(rnd() & 0xff)),
+		.daddr = htonl(0xc6120201u),
 		.ip_proto = XEVB_DEFAULT_IP_PROTO,
 		.udp_dport = (rnd() & 1) ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = (uint16_t)(rnd() % 4096), .flags = (uint8_t)(rnd() % 4),
-		.run_number = (uint32_t)rnd(), .packet_seq = (uint32_t)rnd(), .n_frags = n,
-		.event_id = ids, .frag_len = lens,
+		.source_id = (uint16_t)(rnd() % 4096),
+		.flags = (uint8_t)(rnd() % 4),
+		.run_number = (uint32_t)rnd(),
+		.packet_seq = (uint32_t)rnd(),
+		.n_frags = n,
+		.event_id = ids,
+		.frag_len = lens,
 	};
 	uint32_t id = (uint32_t)rnd();
 	ssize_t w;
@@ -277,7 +274,8 @@ Test(xdp_meta, none_for_non_consecutive)
 		char what[64];
 
 		snprintf(what, sizeof(what), "gapped MEP %u (%u records, %zu bytes)", k, n, len);
-		cr_assert(eq(int, xevb_classify(f, f + len, (uint32_t)len, &cfg, &pi, NULL), XEVB_RES_MEP), "%s", what);
+		cr_assert(eq(int, xevb_classify(f, f + len, (uint32_t)len, &cfg, &pi, NULL), XEVB_RES_MEP), "%s",
+			  what);
 		cr_assert(eq(u8, pi.consec, 0), "%s", what);
 		run(f, len, &r);
 		cr_assert(eq(u32, r.retval, XDP_REDIRECT), "%s", what);
@@ -298,7 +296,8 @@ Test(xdp_meta, none_for_multibuf_malformed_other)
 		const struct vector *v = &vecs[i];
 		struct xevb_pkt_info pi = { 0 };
 
-		if (xevb_classify(v->frame, v->frame + v->len, (uint32_t)v->len, &cfg, &pi, NULL) == XEVB_RES_MEP &&
+		if (xevb_classify(v->frame, v->frame + v->len, (uint32_t)v->len, &cfg, &pi, NULL) ==
+			    XEVB_RES_MEP &&
 		    v->len <= LINEAR)
 			continue;
 		run(v->frame, v->len, &r);
@@ -313,8 +312,11 @@ Test(xdp_meta, none_for_multibuf_malformed_other)
 	/* A consecutive MEP larger than the linear area: walked across frags, no meta. */
 	{
 		struct xevb_mep_params p = {
-			.saddr = htonl(0xc6120101u), .daddr = htonl(0xc6120201u),
-			.ip_proto = XEVB_DEFAULT_IP_PROTO, .n_frags = 100, .frag_size = 60,
+			.saddr = htonl(0xc6120101u),
+			.daddr = htonl(0xc6120201u),
+			.ip_proto = XEVB_DEFAULT_IP_PROTO,
+			.n_frags = 100,
+			.frag_size = 60,
 			.first_event_id = 7,
 		};
 		ssize_t w = xevb_write_frame(f, sizeof(f), &p);

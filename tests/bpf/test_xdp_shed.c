@@ -28,7 +28,7 @@
 
 #define REF_SOURCE 2
 #define N_FRAGS    10
-#define BLK        (1u << XEVB_SHED_BLOCK_SHIFT)   /* event ids a block */
+#define BLK        (1u << XEVB_SHED_BLOCK_SHIFT) /* event ids a block */
 
 /* Fragments (events) in the MEPs the tests send; N_FRAGS unless a test says. */
 static uint32_t n_frags = N_FRAGS;
@@ -57,10 +57,16 @@ static struct xevb_shed_gate *gate(void)
 static size_t mep_frame(uint8_t *buf, size_t cap, uint16_t source_id, uint32_t first_event_id, bool udp)
 {
 	struct xevb_mep_params p = {
-		.saddr = htonl(0xc6120101u + source_id), .daddr = htonl(0xc6120201u),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO, .udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = source_id, .run_number = 7, .packet_seq = first_event_id / n_frags,
-		.first_event_id = first_event_id, .n_frags = n_frags, .frag_size = 40,
+		.saddr = htonl(0xc6120101u + source_id),
+		.daddr = htonl(0xc6120201u),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = source_id,
+		.run_number = 7,
+		.packet_seq = first_event_id / n_frags,
+		.first_event_id = first_event_id,
+		.n_frags = n_frags,
+		.frag_size = 40,
 	};
 	ssize_t n = xevb_write_frame(buf, cap, &p);
 
@@ -76,8 +82,7 @@ static const int slots_shed_ref[] = { XEVB_RES_MEP, XEVB_XDP_SHED, XEVB_XDP_SHED
  * One MEP through the program: shed (counted) or passed on, as want_shed
  * says; passed means to the socket (XDP mode) or to the kernel (pass mode).
  */
-static void expect_mep_as(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp,
-			  bool pass_mode)
+static void expect_mep_as(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp, bool pass_mode)
 {
 	uint8_t frame[2048];
 	size_t len = mep_frame(frame, sizeof(frame), source_id, first_event_id, udp);
@@ -87,14 +92,15 @@ static void expect_mep_as(uint16_t source_id, uint32_t first_event_id, bool want
 
 	xdp_env_run(&env, frame, len, &o);
 	if (!want_shed)
-		bad = pass_mode ? xdp_outcome_mismatch(&o, len, XDP_PASS, slots_to_kernel, 2, n_frags)
-				: xdp_outcome_mismatch(&o, len, XDP_REDIRECT, slots_pass, 2, n_frags);
+		bad = pass_mode ? xdp_outcome_mismatch(&o, len, XDP_PASS, slots_to_kernel, 2, n_frags) :
+				  xdp_outcome_mismatch(&o, len, XDP_REDIRECT, slots_pass, 2, n_frags);
 	else if (source_id == REF_SOURCE)
 		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed_ref, 3, n_frags);
 	else
 		bad = xdp_outcome_mismatch(&o, len, XDP_DROP, slots_shed, 2, n_frags);
-	cr_assert(bad == NULL, "%ssource %u, first event %u (block %u), want %s: %s", pass_mode ? "pass mode: " : "",
-		  source_id, first_event_id, first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
+	cr_assert(bad == NULL, "%ssource %u, first event %u (block %u), want %s: %s",
+		  pass_mode ? "pass mode: " : "", source_id, first_event_id,
+		  first_event_id >> XEVB_SHED_BLOCK_SHIFT, want_shed ? "shed" : "passed", bad);
 }
 
 static void expect_mep(uint16_t source_id, uint32_t first_event_id, bool want_shed, bool udp)
@@ -133,7 +139,7 @@ Test(xdp_shed, armed_full_level_records_newest_block)
 
 Test(xdp_shed, same_blocks_shed_from_every_source_and_counted)
 {
-	const uint32_t accept = 26214;   /* 40% */
+	const uint32_t accept = 26214; /* 40% */
 	struct xevb_xdp_ctr before[XEVB_XDP__SLOTS], after[XEVB_XDP__SLOTS];
 	uint64_t want_meps = 0, want_ref = 0, kept_blocks = 0;
 	const uint32_t n_blocks = 300;
@@ -158,8 +164,10 @@ Test(xdp_shed, same_blocks_shed_from_every_source_and_counted)
 	cr_assert(eq(u64, after[XEVB_XDP_SHED_REF].packets - before[XEVB_XDP_SHED_REF].packets, want_ref));
 	cr_assert(eq(u64, after[XEVB_XDP_SHED_REF].frags - before[XEVB_XDP_SHED_REF].frags, want_ref * N_FRAGS));
 	/* The level is the fraction of blocks let through (3-gap spread: within 2 blocks here). */
-	cr_assert(ge(u64, kept_blocks, n_blocks * 4 / 10 - 2), "kept %llu of %u", (unsigned long long)kept_blocks, n_blocks);
-	cr_assert(le(u64, kept_blocks, n_blocks * 4 / 10 + 2), "kept %llu of %u", (unsigned long long)kept_blocks, n_blocks);
+	cr_assert(ge(u64, kept_blocks, n_blocks * 4 / 10 - 2), "kept %llu of %u", (unsigned long long)kept_blocks,
+		  n_blocks);
+	cr_assert(le(u64, kept_blocks, n_blocks * 4 / 10 + 2), "kept %llu of %u", (unsigned long long)kept_blocks,
+		  n_blocks);
 	cr_assert(gt(u64, want_ref, 0));
 }
 
@@ -211,15 +219,15 @@ Test(xdp_shed, guard_refuses_whole_blocks_over_its_limit)
 	gate()->guard_limit = 10;
 	set_waiting(0);
 	xdp_env_counters(&env, before);
-	expect_mep(0, BLK, false, false);          /* block 1 admitted */
+	expect_mep(0, BLK, false, false); /* block 1 admitted */
 	set_waiting(11);
 	for (uint16_t s = 1; s < 4; s++)
-		expect_mep(s, BLK, false, s & 1);  /* ... and not cut */
-	expect_mep(0, 2 * BLK + 5, true, false);   /* block 2 refused */
+		expect_mep(s, BLK, false, s & 1); /* ... and not cut */
+	expect_mep(0, 2 * BLK + 5, true, false);  /* block 2 refused */
 	set_waiting(0);
 	for (uint16_t s = 1; s < 4; s++)
 		expect_mep(s, 2 * BLK + 5, true, s & 1);
-	expect_mep(3, 3 * BLK, false, false);      /* block 3 judged afresh */
+	expect_mep(3, 3 * BLK, false, false); /* block 3 judged afresh */
 	set_waiting(50);
 	for (uint16_t s = 0; s < 3; s++)
 		expect_mep(s, 3 * BLK, false, false);
@@ -286,19 +294,20 @@ Test(xdp_shed, guard_vouches_for_the_block_after_a_run_it_shed)
 {
 	gate()->guard_limit = 10;
 	set_waiting(0);
-	expect_mep(0, 10 * BLK, false, false);          /* anchors the chain */
+	expect_mep(0, 10 * BLK, false, false); /* anchors the chain */
 	set_waiting(20);
 	for (uint32_t blk = 11; blk <= 15; blk++)
-		expect_mep(0, blk * BLK, true, false);  /* a run of 5 refused */
+		expect_mep(0, blk * BLK, true, false); /* a run of 5 refused */
 	/* The gate's own shedding extends the run too. */
 	gate()->word = xevb_shed_word(0, 0, 0, 0);
 	expect_mep(0, 16 * BLK, true, false);
 	gate()->word = 0;
 	set_waiting(0);
 	expect_mep(0, 17 * BLK, false, false);
-	expect_mep(3, 17 * BLK + 7, false, false);      /* every source's MEPs of it alike */
+	expect_mep(3, 17 * BLK + 7, false, false); /* every source's MEPs of it alike */
 	cr_assert(eq(u64, gate()->guard_vouched, 1));
-	cr_assert(eq(u64, gate()->verdicts[17], xevb_guard_slot(17, XEVB_GUARD_V_VOUCHED | 1 << XEVB_GUARD_V_RUN_SHIFT)),
+	cr_assert(eq(u64, gate()->verdicts[17],
+		     xevb_guard_slot(17, XEVB_GUARD_V_VOUCHED | 1 << XEVB_GUARD_V_RUN_SHIFT)),
 		  "6 blocks shed: 1 unit of 16");
 
 	/* Block 19 refused after 17 (18 never seen): not ours, no vouching for 20. */
@@ -329,15 +338,16 @@ Test(xdp_shed, guard_chain_follows_meps_longer_than_a_block)
 	n_frags = 25;
 	gate()->guard_limit = 10;
 	set_waiting(0);
-	expect_mep(0, 0, false, false);           /* blocks 0-1 */
-	expect_mep(0, 25, false, false);          /* blocks 1-3: the anchor */
+	expect_mep(0, 0, false, false);  /* blocks 0-1 */
+	expect_mep(0, 25, false, false); /* blocks 1-3: the anchor */
 	set_waiting(20);
-	expect_mep(0, 50, true, false);           /* blocks 3-4, refused */
-	expect_mep(0, 75, true, false);           /* blocks 4-6, refused */
+	expect_mep(0, 50, true, false); /* blocks 3-4, refused */
+	expect_mep(0, 75, true, false); /* blocks 4-6, refused */
 	set_waiting(0);
-	expect_mep(0, 100, false, false);         /* block 6: vouched */
+	expect_mep(0, 100, false, false); /* block 6: vouched */
 	cr_assert(eq(u64, gate()->guard_vouched, 1));
-	cr_assert(eq(u64, gate()->verdicts[100 / BLK], xevb_guard_slot(100 / BLK, XEVB_GUARD_V_VOUCHED | 1 << XEVB_GUARD_V_RUN_SHIFT)));
+	cr_assert(eq(u64, gate()->verdicts[100 / BLK],
+		     xevb_guard_slot(100 / BLK, XEVB_GUARD_V_VOUCHED | 1 << XEVB_GUARD_V_RUN_SHIFT)));
 	/* A step past the last MEP's end breaks it: 200 starts 5 blocks after 100's last event. */
 	set_waiting(20);
 	expect_mep(0, 200, true, false);
@@ -412,8 +422,14 @@ Test(xdp_shed, other_traffic_is_never_shed)
 	/* UDP to another port: not ours. */
 	{
 		struct xevb_mep_params p = {
-			.saddr = htonl(0xc6120101u), .daddr = htonl(0xc6120201u), .udp_dport = 53,
-			.source_id = 0, .run_number = 7, .first_event_id = 64, .n_frags = 2, .frag_size = 8,
+			.saddr = htonl(0xc6120101u),
+			.daddr = htonl(0xc6120201u),
+			.udp_dport = 53,
+			.source_id = 0,
+			.run_number = 7,
+			.first_event_id = 64,
+			.n_frags = 2,
+			.frag_size = 8,
 		};
 		ssize_t n = xevb_write_frame(frame, sizeof(frame), &p);
 		cr_assert(gt(i64, (int64_t)n, 0));
@@ -425,7 +441,8 @@ Test(xdp_shed, other_traffic_is_never_shed)
 	env.skel->bss->filter_flags = XEVB_FILTER_SRC_ID;
 	len = mep_frame(frame, sizeof(frame), 3, 64, false);
 	xdp_env_run(&env, frame, len, &o);
-	bad = xdp_outcome_mismatch(&o, len, XDP_DROP, (const int[]){ XEVB_RES_MEP, XEVB_XDP_UNKNOWN_SRC }, 2, N_FRAGS);
+	bad = xdp_outcome_mismatch(&o, len, XDP_DROP, (const int[]){ XEVB_RES_MEP, XEVB_XDP_UNKNOWN_SRC }, 2,
+				   N_FRAGS);
 	cr_assert(bad == NULL, "unknown source: %s", bad);
 	/* The configured one is shed at level 0. */
 	expect_mep(0, BLK, true, false);
@@ -461,7 +478,7 @@ Test(xdp_shed_pass, idle_passes_every_mep_to_the_kernel)
 
 Test(xdp_shed_pass, shed_blocks_dropped_the_rest_passed_and_counted)
 {
-	const uint32_t accept = 26214;   /* 40% */
+	const uint32_t accept = 26214; /* 40% */
 	struct xevb_xdp_ctr before[XEVB_XDP__SLOTS], after[XEVB_XDP__SLOTS];
 	uint64_t shed_meps = 0, passed_meps = 0, ref_meps = 0;
 

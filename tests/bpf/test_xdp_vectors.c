@@ -13,7 +13,7 @@
 #include <criterion/new/assert.h>
 #include <xevb/mep_parse.h>
 #include <xevb/names.h>
-#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
+#include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
 #include "../common/vectors.h"
@@ -31,19 +31,40 @@ TestSuite(xdp_vectors, .init = vectors_setup, .fini = teardown, .timeout = 30);
 /* Katran-style fixtures: each vector, the action and the slot it must hit. */
 struct fixture {
 	const char *name;
-	int slot;          /* the parser's verdict slot */
+	int slot; /* the parser's verdict slot */
 	uint32_t action;
 };
 
-#define MEP(n)        { n, XEVB_RES_MEP, XDP_PASS }
-#define SEG(n)        { n, XEVB_RES_SEGMENT, XDP_PASS }
-#define BAD(n, why)   { n, why, XDP_DROP }
-#define PASS(n, why)  { n, why, XDP_PASS }
+#define MEP(n) \
+	{ \
+		n, XEVB_RES_MEP, XDP_PASS \
+	}
+#define SEG(n) \
+	{ \
+		n, XEVB_RES_SEGMENT, XDP_PASS \
+	}
+#define BAD(n, why) \
+	{ \
+		n, why, XDP_DROP \
+	}
+#define PASS(n, why) \
+	{ \
+		n, why, XDP_PASS \
+	}
 
 static const struct fixture fixtures[] = {
-	MEP("raw_single"), MEP("raw_pack25x32"), MEP("raw_pack10x100"), MEP("udp_pack4x200"),
-	MEP("raw_ip_options"), MEP("raw_empty_frags"), MEP("raw_padding"), MEP("raw_wrap"),
-	MEP("raw_vlan"), MEP("raw_eth_padding"), MEP("raw_resend_eor"), MEP("raw_max_source"),
+	MEP("raw_single"),
+	MEP("raw_pack25x32"),
+	MEP("raw_pack10x100"),
+	MEP("udp_pack4x200"),
+	MEP("raw_ip_options"),
+	MEP("raw_empty_frags"),
+	MEP("raw_padding"),
+	MEP("raw_wrap"),
+	MEP("raw_vlan"),
+	MEP("raw_eth_padding"),
+	MEP("raw_resend_eor"),
+	MEP("raw_max_source"),
 	/* The MEP runs into the frags: validated there record by record. */
 	MEP("raw_jumbo"),
 	BAD("bad_magic", XEVB_RES_BAD_MAGIC),
@@ -71,7 +92,10 @@ static const struct fixture fixtures[] = {
 	PASS("other_icmp", XEVB_RES_OTHER),
 	PASS("other_ipv6", XEVB_RES_OTHER),
 	/* 1.1: segments go where MEPs go, counted in a slot of their own. */
-	SEG("seg_first"), SEG("seg_middle"), SEG("seg_last"), SEG("seg_resend_udp"),
+	SEG("seg_first"),
+	SEG("seg_middle"),
+	SEG("seg_last"),
+	SEG("seg_resend_udp"),
 	SEG("seg_max_length"),
 	BAD("seg_two_records", XEVB_RES_SEG_NFRAGS),
 	BAD("seg_zero_length", XEVB_RES_SEG_LENGTH),
@@ -83,8 +107,8 @@ static const struct fixture fixtures[] = {
 #define N_FIXTURES (sizeof(fixtures) / sizeof(fixtures[0]))
 
 /* Runs v and asserts the action and exactly the counters that must move. */
-static void expect(const struct vector *v, uint32_t action, const int *slots, int nslots,
-		   uint64_t frags, const char *ctx)
+static void expect(const struct vector *v, uint32_t action, const int *slots, int nslots, uint64_t frags,
+		   const char *ctx)
 {
 	struct xdp_outcome o;
 	const char *bad;
@@ -133,8 +157,8 @@ static void expect_slot(const struct vector *v, int slot, const char *ctx)
 Test(xdp_vectors, fixtures_cover_every_vector)
 {
 	cr_assert(gt(sz, nvecs, 30), "expected the full vector set");
-	cr_assert(eq(sz, nvecs, N_FIXTURES), "index.tsv has %zu vectors, the fixture table %zu",
-		  nvecs, N_FIXTURES);
+	cr_assert(eq(sz, nvecs, N_FIXTURES), "index.tsv has %zu vectors, the fixture table %zu", nvecs,
+		  N_FIXTURES);
 	for (size_t f = 0; f < N_FIXTURES; f++) {
 		const struct vector *v = vectors_find(fixtures[f].name);
 		/* The table agrees with the verdict class index.tsv gives. */
@@ -181,8 +205,10 @@ Test(xdp_vectors, every_vector_default_settings)
 		}
 	}
 	cr_assert(eq(uint, seg, 5));
-	cr_log_info("xdp_vectors: %zu vectors through BPF_PROG_RUN, %u valid MEPs, %u segments", N_FIXTURES, mep, seg);
-	printf("xdp_vectors: %zu vectors through BPF_PROG_RUN (%u valid MEPs, %u segments)\n", N_FIXTURES, mep, seg);
+	cr_log_info("xdp_vectors: %zu vectors through BPF_PROG_RUN, %u valid MEPs, %u segments", N_FIXTURES, mep,
+		    seg);
+	printf("xdp_vectors: %zu vectors through BPF_PROG_RUN (%u valid MEPs, %u segments)\n", N_FIXTURES, mep,
+	       seg);
 }
 
 /*
@@ -208,8 +234,8 @@ Test(xdp_vectors, jumbo_spans_frags)
 	cr_assert(lt(u32, o.linear, (uint32_t)v->len), "raw_jumbo was not split: linear %u", o.linear);
 	/* Enough of it is linear for the IP header: the verdict is not a truncation. */
 	cr_assert(ge(u32, o.linear, XEVB_ETH_HLEN + 20 + XEVB_MEP_HLEN), "linear %u", o.linear);
-	printf("xdp_vectors: raw_jumbo %zu bytes: %u linear, %zu in frags -> %s, %s\n", v->len,
-	       o.linear, v->len - o.linear, xevb_slot_name(XEVB_RES_MEP), xdp_action_name(o.retval));
+	printf("xdp_vectors: raw_jumbo %zu bytes: %u linear, %zu in frags -> %s, %s\n", v->len, o.linear,
+	       v->len - o.linear, xevb_slot_name(XEVB_RES_MEP), xdp_action_name(o.retval));
 }
 
 static void set_filter(uint32_t flags)
@@ -233,12 +259,14 @@ static void allow_ip(uint32_t saddr_be)
 static void source_of(const struct vector *v, uint16_t *id, uint32_t *saddr_be)
 {
 	static const struct xevb_parse_cfg cfg = {
-		.udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_port = XEVB_DEFAULT_UDP_PORT,
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
 	};
 	struct xevb_pkt_info pi = { 0 };
 
 	cr_assert(eq(int, xevb_classify(v->frame, v->frame + v->len, (uint32_t)v->len, &cfg, &pi, NULL),
-		     XEVB_RES_MEP), "%s", v->name);
+		     XEVB_RES_MEP),
+		  "%s", v->name);
 	cr_assert(eq(u16, pi.source_id, v->frags[0].source_id), "%s", v->name);
 	*id = pi.source_id;
 	*saddr_be = pi.saddr;
@@ -258,7 +286,7 @@ Test(xdp_vectors, filter_by_source_id)
 	/* raw_single is source 7, raw_max_source 4095; the others come from elsewhere. */
 	allow_id(7);
 	allow_id(XEVB_MAX_SOURCE_ID);
-	allow_id(1000);   /* set but unused: allowing more is harmless */
+	allow_id(1000); /* set but unused: allowing more is harmless */
 	set_filter(XEVB_FILTER_SRC_ID);
 	for (size_t i = 0; i < nvecs; i++) {
 		const struct vector *v = &vecs[i];
@@ -304,7 +332,7 @@ Test(xdp_vectors, filter_by_source_ip)
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
 	source_of(allowed_v, &id, &allowed_ip);
 	allow_ip(allowed_ip);
-	allow_ip(htonl(0xC6120063));   /* 198.18.0.99: set but unused */
+	allow_ip(htonl(0xC6120063)); /* 198.18.0.99: set but unused */
 	set_filter(XEVB_FILTER_SRC_IP);
 	for (size_t i = 0; i < nvecs; i++) {
 		const struct vector *v = &vecs[i];
@@ -328,7 +356,7 @@ Test(xdp_vectors, filter_by_source_ip)
 	const uint32_t stranger = htonl(0xC612004D);
 	cr_assert(le(sz, moved.len, sizeof(frame)));
 	memcpy(frame, allowed_v->frame, moved.len);
-	memcpy(frame + XEVB_ETH_HLEN + 12, &stranger, 4);  /* the parser ignores the checksum */
+	memcpy(frame + XEVB_ETH_HLEN + 12, &stranger, 4); /* the parser ignores the checksum */
 	moved.frame = frame;
 	source_of(&moved, &id, &ip);
 	cr_assert(eq(u32, ip, stranger));
@@ -345,8 +373,9 @@ Test(xdp_vectors, filter_by_source_ip)
 	cr_log_info("src_ip filter: %u allowed, %u dropped", same, other);
 
 	/* Both filters: the saddr must be known AND the id. */
-	cr_assert(eq(int, bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ips), &allowed_ip,
-					      &(uint8_t){ 1 }, 0), 0));
+	cr_assert(eq(int,
+		     bpf_map_update_elem(bpf_map__fd(env.skel->maps.src_ips), &allowed_ip, &(uint8_t){ 1 }, 0),
+		     0));
 	set_filter(XEVB_FILTER_SRC_IP | XEVB_FILTER_SRC_ID);
 	expect_unknown_src(allowed_v, "both filters, id 7 not set");
 	allow_id(7);
@@ -371,7 +400,7 @@ static void bind_id(uint32_t id, uint32_t saddr_be)
 Test(xdp_vectors, filter_source_id_bound_to_address)
 {
 	const struct vector *v7 = vectors_find("raw_single");
-	const uint32_t stranger = htonl(0xC612004D);   /* 198.18.0.77 */
+	const uint32_t stranger = htonl(0xC612004D); /* 198.18.0.77 */
 	const int mismatch[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MISMATCH };
 	struct vector moved = *v7;
 	uint8_t frame[256];
@@ -384,7 +413,7 @@ Test(xdp_vectors, filter_source_id_bound_to_address)
 	cr_assert(eq(u16, id, 7));
 	cr_assert(le(sz, moved.len, sizeof(frame)));
 	memcpy(frame, v7->frame, moved.len);
-	memcpy(frame + XEVB_ETH_HLEN + 12, &stranger, 4);  /* the parser ignores the checksum */
+	memcpy(frame + XEVB_ETH_HLEN + 12, &stranger, 4); /* the parser ignores the checksum */
 	moved.frame = frame;
 
 	bind_id(7, ip7);
@@ -437,7 +466,7 @@ static struct vector l2_copy(const struct vector *v, uint8_t *buf, size_t room)
 Test(xdp_vectors, filter_source_id_bound_to_mac_and_vlan)
 {
 	const struct vector *vt = vectors_find("raw_vlan");
-	const uint32_t stranger = htonl(0xC612004D);   /* 198.18.0.77 */
+	const uint32_t stranger = htonl(0xC612004D); /* 198.18.0.77 */
 	const int mac_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MAC_MISMATCH };
 	const int vlan_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_VLAN_MISMATCH };
 	const int addr_bad[] = { XEVB_RES_MEP, XEVB_XDP_SRC_MISMATCH };
@@ -457,7 +486,7 @@ Test(xdp_vectors, filter_source_id_bound_to_mac_and_vlan)
 	memcpy(b.mac, vt->frame + 6, 6);
 	other_mac.frame[11] ^= 0x10;
 	xevb_st16(other_vid.frame + 14, 101);
-	xevb_st16(pcp.frame + 14, 5u << 13 | 100);     /* priority 5: the VLAN id is the low 12 bits */
+	xevb_st16(pcp.frame + 14, 5u << 13 | 100); /* priority 5: the VLAN id is the low 12 bits */
 	memmove(untagged.frame + 12, vt->frame + 16, vt->len - 16);
 	untagged.len -= XEVB_VLAN_HLEN;
 	memcpy(other_addr.frame + XEVB_ETH_HLEN + XEVB_VLAN_HLEN + 12, &stranger, 4);
@@ -573,7 +602,7 @@ Test(xdp_vectors, filters_apply_to_segments)
 	unsigned passed = 0, dropped = 0;
 
 	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
-	allow_id(21);   /* seg_first, seg_middle, seg_last, seg_resend_udp; seg_max_length is 33 */
+	allow_id(21); /* seg_first, seg_middle, seg_last, seg_resend_udp; seg_max_length is 33 */
 	set_filter(XEVB_FILTER_SRC_ID);
 	for (size_t i = 0; i < nvecs; i++) {
 		const struct vector *v = &vecs[i];

@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <xevb/names.h>
-#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
+#include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
 
@@ -42,8 +42,7 @@ void xdp_env_counters(struct xdp_env *e, struct xevb_xdp_ctr out[XEVB_XDP__SLOTS
 	}
 }
 
-static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie,
-		     uint8_t pass);
+static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie, uint8_t pass);
 
 void xdp_env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 {
@@ -60,8 +59,7 @@ void xdp_env_open_pass(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port)
 	env_open(e, ip_proto, udp_port, 0, 1);
 }
 
-static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie,
-		     uint8_t pass)
+static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uint32_t meta_cookie, uint8_t pass)
 {
 	uint8_t probe[60] = { 0 };
 	struct xdp_outcome o;
@@ -70,8 +68,10 @@ static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uin
 	memset(e, 0, sizeof(*e));
 	e->xsk_fd = -1;
 	if (geteuid() != 0)
-		cr_fatal("BPF_PROG_RUN tests need root (CAP_BPF + CAP_NET_ADMIN to load an XDP "
-			 "program); running as uid %u. Run build/tests/test_bpf as root.", geteuid());
+		cr_fatal(
+			"BPF_PROG_RUN tests need root (CAP_BPF + CAP_NET_ADMIN to load an XDP "
+			"program); running as uid %u. Run build/tests/test_bpf as root.",
+			geteuid());
 
 	e->skel = xevb_steer__open();
 	if (!e->skel)
@@ -87,9 +87,10 @@ static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uin
 		cr_fatal("bpf_program__set_flags(BPF_F_XDP_HAS_FRAGS): %s", strerror(-err));
 	err = xevb_steer__load(e->skel);
 	if (err)
-		cr_fatal("loading xevb_steer (frags-capable XDP) failed: %s; the kernel must "
-			 "support BPF, XDP multi-buffer (5.18+) and BTF (see the libbpf log above)",
-			 strerror(-err));
+		cr_fatal(
+			"loading xevb_steer (frags-capable XDP) failed: %s; the kernel must "
+			"support BPF, XDP multi-buffer (5.18+) and BTF (see the libbpf log above)",
+			strerror(-err));
 	e->prog_fd = bpf_program__fd(e->skel->progs.xevb_steer);
 	e->ctr_fd = bpf_map__fd(e->skel->maps.counters);
 	e->ncpu = libbpf_num_possible_cpus();
@@ -101,9 +102,10 @@ static void env_open(struct xdp_env *e, uint8_t ip_proto, uint16_t udp_port, uin
 	/* Ethertype 0: not IPv4, so "other" and XDP_PASS if test runs work at all. */
 	xdp_env_run(e, probe, sizeof(probe), &o);
 	if (o.err)
-		cr_fatal("BPF_PROG_RUN (bpf_prog_test_run_opts) of an XDP program is unavailable: %s; "
-			 "the kernel needs CONFIG_BPF_SYSCALL with test-run support for XDP",
-			 strerror(-o.err));
+		cr_fatal(
+			"BPF_PROG_RUN (bpf_prog_test_run_opts) of an XDP program is unavailable: %s; "
+			"the kernel needs CONFIG_BPF_SYSCALL with test-run support for XDP",
+			strerror(-o.err));
 	if (o.retval != XDP_PASS || o.delta[XEVB_RES_OTHER].packets != 1)
 		cr_fatal("BPF_PROG_RUN probe: a non-IP frame gave %s and %llu 'other' counts",
 			 xdp_action_name(o.retval), (unsigned long long)o.delta[XEVB_RES_OTHER].packets);
@@ -136,15 +138,9 @@ void xdp_env_run(struct xdp_env *e, const uint8_t *frame, size_t len, struct xdp
 	struct xevb_xdp_ctr now[XEVB_XDP__SLOTS];
 	/* The kernel insists on ctx_in.data_end == data_size_in when a context is passed. */
 	struct xdp_md ctx_in = { .data = 0, .data_end = (__u32)len }, ctx_out = { 0 };
-	LIBBPF_OPTS(bpf_test_run_opts, opts,
-		.data_in = frame,
-		.data_size_in = (__u32)len,
-		.ctx_in = &ctx_in,
-		.ctx_size_in = sizeof(ctx_in),
-		.ctx_out = &ctx_out,
-		.ctx_size_out = sizeof(ctx_out),
-		.repeat = 1,
-	);
+	LIBBPF_OPTS(bpf_test_run_opts, opts, .data_in = frame, .data_size_in = (__u32)len, .ctx_in = &ctx_in,
+		    .ctx_size_in = sizeof(ctx_in), .ctx_out = &ctx_out, .ctx_size_out = sizeof(ctx_out),
+		    .repeat = 1, );
 
 	memset(o, 0, sizeof(*o));
 	o->err = bpf_prog_test_run_opts(e->prog_fd, &opts) ? -errno : 0;
@@ -159,8 +155,8 @@ void xdp_env_run(struct xdp_env *e, const uint8_t *frame, size_t len, struct xdp
 	memcpy(snap, now, sizeof(snap));
 }
 
-const char *xdp_outcome_mismatch(const struct xdp_outcome *o, size_t len, uint32_t want_ret,
-				 const int *slots, int nslots, uint64_t frags)
+const char *xdp_outcome_mismatch(const struct xdp_outcome *o, size_t len, uint32_t want_ret, const int *slots,
+				 int nslots, uint64_t frags)
 {
 	static char msg[512];
 
@@ -180,11 +176,12 @@ const char *xdp_outcome_mismatch(const struct xdp_outcome *o, size_t len, uint32
 		const struct xevb_xdp_ctr *d = &o->delta[k];
 		if (d->packets != (uint64_t)want || d->bytes != (want ? len : 0) ||
 		    d->frags != (want ? frags : 0)) {
-			int n = snprintf(msg, sizeof(msg),
-					 "slot %s moved by %llu packets, %llu bytes, %llu frags; want %d, %zu, %llu; moved:",
-					 xevb_slot_name((unsigned)k), (unsigned long long)d->packets,
-					 (unsigned long long)d->bytes, (unsigned long long)d->frags, want,
-					 want ? len : 0, (unsigned long long)(want ? frags : 0));
+			int n = snprintf(
+				msg, sizeof(msg),
+				"slot %s moved by %llu packets, %llu bytes, %llu frags; want %d, %zu, %llu; moved:",
+				xevb_slot_name((unsigned)k), (unsigned long long)d->packets,
+				(unsigned long long)d->bytes, (unsigned long long)d->frags, want, want ? len : 0,
+				(unsigned long long)(want ? frags : 0));
 			for (int m = 0; m < XEVB_XDP__SLOTS && n > 0 && (size_t)n < sizeof(msg); m++)
 				if (o->delta[m].packets)
 					n += snprintf(msg + n, sizeof(msg) - (size_t)n, " %s",

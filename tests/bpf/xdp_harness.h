@@ -17,8 +17,8 @@ struct xdp_env {
 	int prog_fd;
 	int ctr_fd;
 	int ncpu;
-	struct xevb_xdp_ctr *percpu;   /* lookup buffer: ncpu values */
-	int xsk_fd;                    /* the AF_XDP socket in the XSKMAP (xdp_env_add_xsk), or -1 */
+	struct xevb_xdp_ctr *percpu; /* lookup buffer: ncpu values */
+	int xsk_fd;                  /* the AF_XDP socket in the XSKMAP (xdp_env_add_xsk), or -1 */
 };
 
 /*
@@ -41,9 +41,9 @@ void xdp_env_close(struct xdp_env *e);
 void xdp_env_counters(struct xdp_env *e, struct xevb_xdp_ctr out[XEVB_XDP__SLOTS]);
 
 struct xdp_outcome {
-	int err;           /* 0, or -errno from bpf_prog_test_run_opts */
-	uint32_t retval;   /* XDP action */
-	uint32_t linear;   /* bytes the kernel put in the linear area */
+	int err;         /* 0, or -errno from bpf_prog_test_run_opts */
+	uint32_t retval; /* XDP action */
+	uint32_t linear; /* bytes the kernel put in the linear area */
 	struct xevb_xdp_ctr delta[XEVB_XDP__SLOTS];
 };
 
@@ -56,8 +56,8 @@ void xdp_env_run(struct xdp_env *e, const uint8_t *frame, size_t len, struct xdp
  * slot must be unchanged. Returns NULL or a description of the mismatch
  * (static buffer).
  */
-const char *xdp_outcome_mismatch(const struct xdp_outcome *o, size_t len, uint32_t want_ret,
-				 const int *slots, int nslots, uint64_t frags);
+const char *xdp_outcome_mismatch(const struct xdp_outcome *o, size_t len, uint32_t want_ret, const int *slots,
+				 int nslots, uint64_t frags);
 
 const char *xdp_action_name(uint32_t act);
 

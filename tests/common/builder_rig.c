@@ -57,7 +57,8 @@ static void check_pieces(const struct rig *r, const struct xevb_event *ev, uint3
 	uint32_t at = 0, crc = 0;
 
 	cr_assert(gt(u32, fp->n, 0));
-	cr_assert(eq(u32, fs->frame_idx, fp->p[0].frame_idx), "event %u source %u: first piece", ev->event_id, sid);
+	cr_assert(eq(u32, fs->frame_idx, fp->p[0].frame_idx), "event %u source %u: first piece", ev->event_id,
+		  sid);
 	cr_assert(eq(u16, fs->payload_off, fp->p[0].payload_off));
 	for (uint32_t k = 0; k < fp->n; k++) {
 		const struct xevb_seg_piece *p = &fp->p[k];
@@ -70,13 +71,13 @@ static void check_pieces(const struct rig *r, const struct xevb_event *ev, uint3
 			  ev->event_id, sid, k);
 		b = ev->frame_data[p->frame_idx] + p->payload_off;
 		for (uint32_t j = 0; j < p->bytes; j++)
-			cr_assert(eq(u8, b[j], rig_byte(sid, ev->event_id, at + j)),
-				  "event %u source %u byte %u", ev->event_id, sid, at + j);
+			cr_assert(eq(u8, b[j], rig_byte(sid, ev->event_id, at + j)), "event %u source %u byte %u",
+				  ev->event_id, sid, at + j);
 		crc = xevb_crc32c(crc, b, p->bytes);
 		at += p->bytes;
 	}
-	cr_assert(eq(u32, at, fs->length), "event %u source %u: pieces cover %u of %u", ev->event_id, sid,
-		  at, fs->length);
+	cr_assert(eq(u32, at, fs->length), "event %u source %u: pieces cover %u of %u", ev->event_id, sid, at,
+		  fs->length);
 	cr_assert(eq(u32, crc, xevb_event_crc(ev, i)), "event %u source %u: CRC", ev->event_id, sid);
 }
 
@@ -138,11 +139,11 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 	re->wire_size = xevb_event_wire_size(ev);
 	/* The builder's running sum: set whenever a fragment is in, and exact. */
 	cr_assert(eq(int, ev->frag_wire_bytes != 0, ev->n_frags != 0),
-		  "event %u: frag_wire_bytes %u with %u fragments", ev->event_id,
-		  ev->frag_wire_bytes, ev->n_frags);
+		  "event %u: frag_wire_bytes %u with %u fragments", ev->event_id, ev->frag_wire_bytes,
+		  ev->n_frags);
 	cr_assert(eq(u32, xevb_event_wire_size_fast(ev), re->wire_size),
-		  "event %u (%u of %u fragments, flags %u): O(1) size != walked size",
-		  ev->event_id, ev->n_frags, ev->n_expected, ev->flags);
+		  "event %u (%u of %u fragments, flags %u): O(1) size != walked size", ev->event_id, ev->n_frags,
+		  ev->n_expected, ev->flags);
 	cr_assert(eq(u32, ev->n_expected, r->cfg.n_sources));
 	for (uint32_t i = 0; i < ev->n_expected; i++) {
 		uint16_t sid = ev->source_ids[i];
@@ -153,18 +154,17 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 		if (fs->frame_idx == UINT32_MAX)
 			continue;
 		cr_assert(lt(u32, fs->frame_idx, r->n_frames));
-		cr_assert(r->held[fs->frame_idx], "event %u source %u: frame %u already released",
-			  ev->event_id, sid, fs->frame_idx);
-		cr_assert(eq(ptr, (void *)ev->frame_data[fs->frame_idx],
-			     frame_at(r, fs->frame_idx)));
+		cr_assert(r->held[fs->frame_idx], "event %u source %u: frame %u already released", ev->event_id,
+			  sid, fs->frame_idx);
+		cr_assert(eq(ptr, (void *)ev->frame_data[fs->frame_idx], frame_at(r, fs->frame_idx)));
 		if (xevb_event_npieces(ev, i)) {
 			check_pieces(r, ev, i);
 			re->present[sid / 64] |= 1ull << (sid % 64);
 			got++;
 			continue;
 		}
-		cr_assert(eq(u16, fs->length, rig_len(sid, ev->event_id)),
-			  "event %u source %u length", ev->event_id, sid);
+		cr_assert(eq(u16, fs->length, rig_len(sid, ev->event_id)), "event %u source %u length",
+			  ev->event_id, sid);
 		const uint8_t *p = xevb_event_payload(ev, i);
 		for (uint32_t k = 0; k < fs->length; k++)
 			cr_assert(eq(u8, p[k], rig_byte(sid, ev->event_id, k)),
@@ -173,23 +173,22 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 		re->present[sid / 64] |= 1ull << (sid % 64);
 		got++;
 	}
-	cr_assert(eq(u32, got, ev->n_frags), "event %u: n_frags %u, %u present",
-		  ev->event_id, ev->n_frags, got);
+	cr_assert(eq(u32, got, ev->n_frags), "event %u: n_frags %u, %u present", ev->event_id, ev->n_frags, got);
 	cr_assert(eq(int, !!(ev->flags & XEVB_EVT_F_INCOMPLETE), got != ev->n_expected),
 		  "event %u: INCOMPLETE flag vs %u/%u fragments", ev->event_id, got, ev->n_expected);
 	if (ev->pieces)
 		check_encoding(ev);
 }
 
-void rig_init(struct rig *r, const uint16_t *sources, uint32_t n_sources,
-	      uint32_t window, uint32_t n_frames, const struct xevb_builder_cfg *extra)
+void rig_init(struct rig *r, const uint16_t *sources, uint32_t n_sources, uint32_t window, uint32_t n_frames,
+	      const struct xevb_builder_cfg *extra)
 {
 	memset(r, 0, sizeof(*r));
 	memcpy(r->sources, sources, n_sources * sizeof(*sources));
 	if (extra)
 		r->cfg = *extra;
 	if (!r->cfg.run_number)
-		r->cfg.run_number = 1;  /* the rig's default run; tests send run 1 */
+		r->cfg.run_number = 1; /* the rig's default run; tests send run 1 */
 	r->cfg.sources = r->sources;
 	r->cfg.n_sources = n_sources;
 	r->cfg.window = window;
@@ -227,8 +226,7 @@ void rig_fini(struct rig *r)
 	xevb_builder_flush(r->b);
 	rig_check(r);
 	cr_assert(eq(u64, xevb_builder_stats(r->b)->open_events, 0));
-	cr_assert(eq(u32, r->n_free, r->n_frames), "frames leaked: %u of %u back",
-		  r->n_free, r->n_frames);
+	cr_assert(eq(u32, r->n_free, r->n_frames), "frames leaked: %u of %u back", r->n_free, r->n_frames);
 	xevb_builder_free(r->b);
 	free(r->frames);
 	free(r->held);
@@ -238,26 +236,31 @@ void rig_fini(struct rig *r)
 	memset(r, 0, sizeof(*r));
 }
 
-uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
-		  const uint32_t *ids, uint32_t n)
+uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n)
 {
 	return rig_send_part(r, src, flags, run, ids, n, 0, n);
 }
 
-uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
-		       const uint32_t *ids, uint32_t n, uint32_t from, uint32_t count)
+uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n,
+		       uint32_t from, uint32_t count)
 {
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
 	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
 	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
 	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
 	struct xevb_mep_params p = {
-		.saddr = 0x0a000001, .daddr = 0x0a000002,
+		.saddr = 0x0a000001,
+		.daddr = 0x0a000002,
 		.ip_proto = XEVB_DEFAULT_IP_PROTO,
 		.udp_dport = r->use_udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = src, .flags = flags, .run_number = run,
-		.packet_seq = r->seq[src]++, .event_id = ids, .n_frags = n,
-		.frag_len = lens, .payload = pays,
+		.source_id = src,
+		.flags = flags,
+		.run_number = run,
+		.packet_seq = r->seq[src]++,
+		.event_id = ids,
+		.n_frags = n,
+		.frag_len = lens,
+		.payload = pays,
 	};
 	struct xevb_pkt_info pi;
 	uint32_t f;
@@ -291,8 +294,8 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 		return f;
 	}
 	xevb_builder_add_mep(r->b, f, frame_at(r, f), &pi,
-			     pi.consec && r->refless_every && r->sent % r->refless_every == 0 ?
-			     NULL : refs, r->now);
+			     pi.consec && r->refless_every && r->sent % r->refless_every == 0 ? NULL : refs,
+			     r->now);
 	return f;
 }
 
@@ -309,12 +312,18 @@ uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32
 	static uint8_t pay[65536];
 	const uint8_t *pays[1] = { pay };
 	struct xevb_mep_params p = {
-		.saddr = 0x0a000001, .daddr = 0x0a000002,
+		.saddr = 0x0a000001,
+		.daddr = 0x0a000002,
 		.ip_proto = XEVB_DEFAULT_IP_PROTO,
 		.udp_dport = r->use_udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = src, .flags = flags & ~XEVB_MEP_F_SEGMENT, .run_number = run,
-		.packet_seq = r->seq[src]++, .event_id = &event, .n_frags = 1,
-		.frag_len = &seg_bytes, .payload = pays,
+		.source_id = src,
+		.flags = flags & ~XEVB_MEP_F_SEGMENT,
+		.run_number = run,
+		.packet_seq = r->seq[src]++,
+		.event_id = &event,
+		.n_frags = 1,
+		.frag_len = &seg_bytes,
+		.payload = pays,
 	};
 	static struct xevb_frag_ref ref;
 	struct xevb_pkt_info pi;
@@ -351,8 +360,7 @@ uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32
 	return f;
 }
 
-uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
-			uint32_t first, uint32_t n)
+uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, uint32_t first, uint32_t n)
 {
 	static uint32_t ids[XEVB_MAX_FRAGS_PER_MEP];
 

@@ -15,8 +15,8 @@
 #include <xevb/builder.h>
 #include <xevb/mep_parse.h>
 
-#define RIG_FRAME_SIZE 65536  /* room for 1024 records */
-#define RIG_SRC_WORDS (XEVB_MAX_SOURCES / 64)
+#define RIG_FRAME_SIZE 65536 /* room for 1024 records */
+#define RIG_SRC_WORDS  (XEVB_MAX_SOURCES / 64)
 
 struct rig_event {
 	uint32_t event_id;
@@ -25,7 +25,7 @@ struct rig_event {
 	uint16_t n_expected;
 	uint64_t open_ns;
 	uint32_t wire_size;
-	uint64_t present[RIG_SRC_WORDS];  /* bit per source_id */
+	uint64_t present[RIG_SRC_WORDS]; /* bit per source_id */
 };
 
 struct rig {
@@ -34,9 +34,9 @@ struct rig {
 	uint16_t sources[XEVB_MAX_SOURCES];
 	struct xevb_parse_cfg pcfg;
 	uint32_t n_frames;
-	uint8_t *frames;         /* n_frames * RIG_FRAME_SIZE */
-	bool *held;              /* given to the builder, not released yet */
-	uint32_t *len;           /* bytes written in each frame */
+	uint8_t *frames; /* n_frames * RIG_FRAME_SIZE */
+	bool *held;      /* given to the builder, not released yet */
+	uint32_t *len;   /* bytes written in each frame */
 	uint32_t *free_list;
 	uint32_t n_free;
 	uint64_t releases;
@@ -48,7 +48,7 @@ struct rig {
 	/* Every k-th MEP of consecutive ids goes in without its refs (0: never). */
 	uint32_t refless_every;
 	uint64_t sent;
-	uint8_t shed_run;        /* pi->shed_run of the MEPs sent (as from a vouched XDP meta) */
+	uint8_t shed_run; /* pi->shed_run of the MEPs sent (as from a vouched XDP meta) */
 };
 
 /* Payload byte i of the fragment of (source, event): ties content to both. */
@@ -64,8 +64,8 @@ static inline uint16_t rig_len(uint16_t src, uint32_t ev)
 }
 
 /* cfg: sources/n_sources/window/timeout/policy/run set by the caller. */
-void rig_init(struct rig *r, const uint16_t *sources, uint32_t n_sources,
-	      uint32_t window, uint32_t n_frames, const struct xevb_builder_cfg *extra);
+void rig_init(struct rig *r, const uint16_t *sources, uint32_t n_sources, uint32_t window, uint32_t n_frames,
+	      const struct xevb_builder_cfg *extra);
 /* Flush, check the invariant, assert every frame came back, free. */
 void rig_fini(struct rig *r);
 
@@ -73,17 +73,15 @@ void rig_fini(struct rig *r);
  * One MEP from source src carrying events ids[0..n-1] (increasing), built,
  * parsed and handed to the builder at r->now. Returns the frame index.
  */
-uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
-		  const uint32_t *ids, uint32_t n);
+uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n);
 /*
  * Same, but the builder is handed only records from..from+count-1 of the
  * MEP (the rest of the frame as written), as a multi-worker share.
  */
-uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
-		       const uint32_t *ids, uint32_t n, uint32_t from, uint32_t count);
+uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n,
+		       uint32_t from, uint32_t count);
 /* Same with consecutive ids first..first+n-1. */
-uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
-			uint32_t first, uint32_t n);
+uint32_t rig_send_range(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, uint32_t first, uint32_t n);
 
 /*
  * One SEGMENT packet (wire format 1.1) from src: bytes seg_off..seg_off +

@@ -17,8 +17,8 @@ const char *vectors_dir(void)
 
 static void die(const char *what, const char *name)
 {
-	fprintf(stderr, "vectors: %s: %s (dir %s; run from the repository top or set XEVB_VECTORS)\n",
-		what, name, vectors_dir());
+	fprintf(stderr, "vectors: %s: %s (dir %s; run from the repository top or set XEVB_VECTORS)\n", what, name,
+		vectors_dir());
 	exit(2);
 }
 
@@ -68,8 +68,8 @@ static void parse_frags(struct vector *v, char *s)
 		if (v->n_frags == VEC_MAX_FRAGS ||
 		    sscanf(t, "%x:%u:%u:%x:%u:%u", &eid, &sid, &len, &crc, &seg_off, &seg_bytes) != want)
 			die("bad fragment list for", v->name);
-		v->frags[v->n_frags++] = (struct vec_frag){ eid, (uint16_t)sid, (uint16_t)len, crc,
-							    (uint16_t)seg_off, (uint16_t)seg_bytes };
+		v->frags[v->n_frags++] = (struct vec_frag){ eid, (uint16_t)sid,     (uint16_t)len,
+							    crc, (uint16_t)seg_off, (uint16_t)seg_bytes };
 	}
 }
 

@@ -18,7 +18,12 @@
 #include <xevb/ctl_auth.h>
 #include <xevb/ctl_sock.h>
 
-#define CF_FAIL(...) do { fprintf(stderr, "fuzz: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
+#define CF_FAIL(...) \
+	do { \
+		fprintf(stderr, "fuzz: " __VA_ARGS__); \
+		fputc('\n', stderr); \
+		abort(); \
+	} while (0)
 
 static const uint8_t cf_key[XEVB_CTL_KEY_LEN] = "0123456789abcdef0123456789abcdef";
 
@@ -32,7 +37,8 @@ struct cf_peer {
 
 static inline struct sockaddr_in cf_addr(uint32_t host_order, uint16_t port)
 {
-	return (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = htonl(host_order),
+	return (struct sockaddr_in){ .sin_family = AF_INET,
+				     .sin_addr.s_addr = htonl(host_order),
 				     .sin_port = htons(port) };
 }
 
@@ -84,9 +90,9 @@ struct cf_sent {
 
 struct cf_log {
 	bool keyed;
-	struct xevb_ctl_auth open;   /* the receivers' side of the key */
-	uint64_t n;                  /* sent in all */
-	uint32_t n_kept;             /* in sent[], since the last cf_log_clear */
+	struct xevb_ctl_auth open; /* the receivers' side of the key */
+	uint64_t n;                /* sent in all */
+	uint32_t n_kept;           /* in sent[], since the last cf_log_clear */
 	struct cf_sent sent[CF_SENT_MAX];
 };
 
@@ -109,8 +115,8 @@ static inline void cf_log_tx(void *ctx, const struct sockaddr_in *to, const uint
 		CF_FAIL("sent a datagram of %zu bytes", len);
 	memcpy(copy, buf, len);
 	e = l->keyed ? xevb_ctl_auth_open(&l->open, copy, len, to->sin_addr.s_addr, to->sin_port,
-					  xevb_ctl_auth_now(), &m)
-		     : xevb_ctl_decode(copy, len, &m);
+					  xevb_ctl_auth_now(), &m) :
+		       xevb_ctl_decode(copy, len, &m);
 	if (e != XEVB_CTL_OK)
 		CF_FAIL("sent a message its peer refuses: %s", xevb_ctl_err_name(e));
 	l->n++;

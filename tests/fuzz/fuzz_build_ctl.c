@@ -55,8 +55,8 @@
 
 #define N_FRAMES   256
 #define FRAME_SIZE 512
-#define DFM_HOST   0xc6120401u   /* 198.18.4.1 */
-#define ME_HOST    0xc6120201u   /* 198.18.2.1 */
+#define DFM_HOST   0xc6120401u /* 198.18.4.1 */
+#define ME_HOST    0xc6120201u /* 198.18.2.1 */
 #define DFM_PORT   23901
 #define RECENT     1024
 
@@ -71,7 +71,7 @@ static struct xevb_output out;
 static uint32_t recent[RECENT], n_recent, cursor;
 static struct cf_peer dfm, sinks[3];
 /* The source processes the DFM listed, as sockets see them. */
-#define LISTED_MAX 1024   /* the builder keeps 256 */
+#define LISTED_MAX 1024 /* the builder keeps 256 */
 static struct sockaddr_in listed[LISTED_MAX];
 static uint32_t n_listed, credits;
 /* Now-values, not counters: still open, a farm node's credits and count, built and not (yet) assigned. */
@@ -143,8 +143,8 @@ static void check_sent(void)
 		switch (s->m.h.type) {
 		case XEVB_CTL_REQUEST:
 			if (!is_listed(&s->to))
-				CF_FAIL("a REQUEST to %s:%u, which the DFM never listed", inet_ntoa(s->to.sin_addr),
-					ntohs(s->to.sin_port));
+				CF_FAIL("a REQUEST to %s:%u, which the DFM never listed",
+					inet_ntoa(s->to.sin_addr), ntohs(s->to.sin_port));
 			break;
 		case XEVB_CTL_DONE:
 		case XEVB_CTL_BYE:
@@ -153,7 +153,8 @@ static void check_sent(void)
 			break;
 		case XEVB_CTL_STATUS:
 			if (!to_dfm && !to_sink)
-				CF_FAIL("a STATUS to %s, neither the DFM nor a farm node", inet_ntoa(s->to.sin_addr));
+				CF_FAIL("a STATUS to %s, neither the DFM nor a farm node",
+					inet_ntoa(s->to.sin_addr));
 			if (to_dfm && s->m.u.status.credits != credits)
 				CF_FAIL("credits %u to the DFM, configured %u", s->m.u.status.credits, credits);
 			break;
@@ -181,25 +182,31 @@ static struct cf_peer *make(uint8_t op, uint8_t a, uint8_t b, uint8_t c, struct 
 		cursor += (uint32_t)(int32_t)(int8_t)b;
 		for (uint32_t r = 0; r < m->h.n_recs; r++) {
 			uint16_t n = (uint16_t)(1 + c % 64);
-			m->u.assign[r] = (struct xevb_ctl_assign){ .first_event = cursor, .count = n,
-				.flags = (a & 0x80) ? XEVB_CTL_AS_PULL : 0, .builder_addr = htonl(ME_HOST),
-				.builder_id = 0, .run = 1u + (c >> 7) };
+			m->u.assign[r] = (struct xevb_ctl_assign){ .first_event = cursor,
+								   .count = n,
+								   .flags = (a & 0x80) ? XEVB_CTL_AS_PULL : 0,
+								   .builder_addr = htonl(ME_HOST),
+								   .builder_id = 0,
+								   .run = 1u + (c >> 7) };
 			cursor += n + (a >> 4 & 7);
 		}
 		return &dfm;
 	case 1:
 		m->h.type = XEVB_CTL_STATUS;
 		m->h.n_recs = 1;
-		m->u.status = (struct xevb_ctl_status){ .credits = 1, .flags = (a & 1) ? XEVB_CTL_ST_PULL : 0,
-			.peer_epoch = (a & 2) ? build_ctl_io(bc)->epoch : a >> 2 };
+		m->u.status = (struct xevb_ctl_status){ .credits = 1,
+							.flags = (a & 1) ? XEVB_CTL_ST_PULL : 0,
+							.peer_epoch = (a & 2) ? build_ctl_io(bc)->epoch : a >> 2 };
 		return &dfm;
 	case 2:
 		m->h.type = XEVB_CTL_SOURCES;
 		m->h.n_recs = 1 + a % 3;
 		for (uint32_t r = 0; r < m->h.n_recs; r++)
-			m->u.src[r] = (struct xevb_ctl_srcinfo){ .addr = htonl(0xc6120100u + 1 + (b + r) % 8),
-				.port = (uint16_t)(XEVB_CTL_SOURCE_PORT + (c & 1)), .first_id = (uint16_t)((b + r) % 4),
-				.n_ids = (uint16_t)(1 + (c >> 1) % 4) };
+			m->u.src[r] =
+				(struct xevb_ctl_srcinfo){ .addr = htonl(0xc6120100u + 1 + (b + r) % 8),
+							   .port = (uint16_t)(XEVB_CTL_SOURCE_PORT + (c & 1)),
+							   .first_id = (uint16_t)((b + r) % 4),
+							   .n_ids = (uint16_t)(1 + (c >> 1) % 4) };
 		return &dfm;
 	case 3:
 		m->h.type = XEVB_CTL_BYE;
@@ -208,8 +215,10 @@ static struct cf_peer *make(uint8_t op, uint8_t a, uint8_t b, uint8_t c, struct 
 		struct cf_peer *s = &sinks[a % 3];
 		m->h.type = XEVB_CTL_STATUS;
 		m->h.n_recs = 1;
-		m->u.status = (struct xevb_ctl_status){ .credits = b, .flags = (c & 1) ? XEVB_CTL_ST_BUSY : 0,
-			.done_total = c >> 2, .peer_epoch = (c & 2) ? build_ctl_io(bc)->epoch : 7 };
+		m->u.status = (struct xevb_ctl_status){ .credits = b,
+							.flags = (c & 1) ? XEVB_CTL_ST_BUSY : 0,
+							.done_total = c >> 2,
+							.peer_epoch = (c & 2) ? build_ctl_io(bc)->epoch : 7 };
 		return s;
 	}
 	}
@@ -219,7 +228,8 @@ static struct cf_peer *make(uint8_t op, uint8_t a, uint8_t b, uint8_t c, struct 
 static void note_sources(const struct xevb_ctl_msg *m)
 {
 	for (uint32_t r = 0; r < m->h.n_recs; r++) {
-		struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = m->u.src[r].addr,
+		struct sockaddr_in sa = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = m->u.src[r].addr,
 					  .sin_port = htons(m->u.src[r].port) };
 		if (is_listed(&sa))
 			continue;
@@ -255,17 +265,21 @@ static void not_for_us(uint8_t op, uint8_t a, uint8_t b, struct xevb_ctl_msg *m,
 
 	*p = (struct cf_peer){ .sa = cf_addr((r == 2 ? 0xc6120301u : 0xc6120200u + r * 0x100 + 2) + (a & 1),
 					     XEVB_CTL_BUILDER_PORT + r),
-			       .role = role[r], .id = a, .epoch = 9 };
+			       .role = role[r],
+			       .id = a,
+			       .epoch = 9 };
 	memset(&m->h, 0, sizeof(m->h));
 	m->h.type = type[r][op % 4];
 	m->h.n_recs = m->h.type == XEVB_CTL_BYE ? 0 : 1;
 	switch (m->h.type) {
 	case XEVB_CTL_STATUS:
-		m->u.status = (struct xevb_ctl_status){ .credits = a, .first_id = r == 1 ? a % 4 : 0,
+		m->u.status = (struct xevb_ctl_status){ .credits = a,
+							.first_id = r == 1 ? a % 4 : 0,
 							.n_ids = r == 1 ? 1 : 0 };
 		break;
 	case XEVB_CTL_DONE:
-		m->u.done[0] = (struct xevb_ctl_done){ .event_id = n_recent ? recent[(n_recent - 1) % RECENT] : a };
+		m->u.done[0] =
+			(struct xevb_ctl_done){ .event_id = n_recent ? recent[(n_recent - 1) % RECENT] : a };
 		break;
 	case XEVB_CTL_REQUEST:
 		m->u.request[0] = (struct xevb_ctl_request){ .first_event = cursor - a, .count = 1 };
@@ -295,11 +309,11 @@ static void forged(uint8_t who, uint8_t op, uint8_t a, uint8_t b, uint8_t c, uin
 	if (who & 4) {
 		/* as not_for_us made it */
 	} else if (who % 3 == 0) {
-		p.sa.sin_port = htons(DFM_PORT + 98);           /* the DFM's host, another port */
+		p.sa.sin_port = htons(DFM_PORT + 98); /* the DFM's host, another port */
 	} else if (who % 3 == 1) {
-		p.sa = cf_addr(0xc6120102u, DFM_PORT);          /* another host, the DFM's port */
+		p.sa = cf_addr(0xc6120102u, DFM_PORT); /* another host, the DFM's port */
 	} else {
-		p.sa = sinks[0].sa;                             /* a farm node's address */
+		p.sa = sinks[0].sa; /* a farm node's address */
 	}
 	snapshot(&before);
 	if (!cf_deliver(build_ctl_io(bc), htonl(ME_HOST), &p, &m))
@@ -327,7 +341,8 @@ static void dfm_not_for_us(uint8_t b, uint8_t c, uint64_t now)
 		m.u.clear[0] = (struct xevb_ctl_range){ .first_event = cursor - c, .count = 1u + c };
 	} else {
 		m.h.type = XEVB_CTL_BUILDERS;
-		m.u.builders[0] = (struct xevb_ctl_bldinfo){ .addr = htonl(ME_HOST), .port = XEVB_CTL_BUILDER_PORT };
+		m.u.builders[0] =
+			(struct xevb_ctl_bldinfo){ .addr = htonl(ME_HOST), .port = XEVB_CTL_BUILDER_PORT };
 	}
 	snapshot(&before);
 	if (!cf_deliver(build_ctl_io(bc), htonl(ME_HOST), &dfm, &m))
@@ -337,7 +352,7 @@ static void dfm_not_for_us(uint8_t b, uint8_t c, uint64_t now)
 	for (uint32_t i = 0; i < before.n; i++)
 		restart |= !strcmp(before.key[i], "dfm_restarts") && after.v[i] != before.v[i];
 	if (restart)
-		return;   /* a new epoch: the restart's own books, checked after the step */
+		return; /* a new epoch: the restart's own books, checked after the step */
 	cf_nums_only(&before, &after, "ctl_unexpected", 1);
 	if (txlog.n != sent)
 		CF_FAIL("the DFM's %s made us send", xevb_ctl_type_name(m.h.type));
@@ -350,11 +365,17 @@ static void mep(uint8_t a, uint8_t b, uint8_t c, uint64_t now)
 	static const uint8_t *pays[8];
 	static const uint8_t pay[16] = "0123456789abcdef";
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
-	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
+	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT,
+					     .ip_proto = XEVB_DEFAULT_IP_PROTO };
 	uint32_t n = 1 + b % 4, e = (c & 0x80) || !n_recent ? 0xfffff000u + (uint32_t)c * 37 + b :
-				     recent[(n_recent - 1 - c) % RECENT];
-	struct xevb_mep_params p = { .ip_proto = XEVB_DEFAULT_IP_PROTO, .source_id = a % 4, .run_number = 1,
-		.event_id = ids, .n_frags = n, .frag_len = lens, .payload = pays };
+							      recent[(n_recent - 1 - c) % RECENT];
+	struct xevb_mep_params p = { .ip_proto = XEVB_DEFAULT_IP_PROTO,
+				     .source_id = a % 4,
+				     .run_number = 1,
+				     .event_id = ids,
+				     .n_frags = n,
+				     .frag_len = lens,
+				     .payload = pays };
 	struct xevb_pkt_info pi;
 	ssize_t len;
 	uint32_t f;
@@ -394,7 +415,11 @@ static void step(const uint8_t *s, const uint8_t *rest, size_t n_rest, size_t *u
 	uint8_t op = s[0] % 11, a = s[1], b = s[2], c = s[3];
 
 	switch (op) {
-	case 0: case 1: case 2: case 3: case 5: {
+	case 0:
+	case 1:
+	case 2:
+	case 3:
+	case 5: {
 		struct cf_peer *p = make(op == 5 ? 4 : op, a, b, c, &m);
 		deliver(p, &m, *now);
 		if (op == 0 && m.h.type == XEVB_CTL_ASSIGN)
@@ -446,9 +471,15 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint16_t sources[] = { 0, 1, 2, 3 };
 	static const uint32_t backlogs[] = { 0, 1, 4, 16 };
-	struct build_ctl_cfg cc = { .dfm = "198.18.4.1:23901", .ctl_port = XEVB_CTL_BUILDER_PORT,
-		.sink_ctl_port = XEVB_CTL_SINK_PORT, .busy_high = 0.8, .busy_low = 0.5, .reask_ns = 20000000ull,
-		.sink_dead_ns = 500000000ull, .tx_hook = cf_log_tx, .tx_ctx = &txlog };
+	struct build_ctl_cfg cc = { .dfm = "198.18.4.1:23901",
+				    .ctl_port = XEVB_CTL_BUILDER_PORT,
+				    .sink_ctl_port = XEVB_CTL_SINK_PORT,
+				    .busy_high = 0.8,
+				    .busy_low = 0.5,
+				    .reask_ns = 20000000ull,
+				    .sink_dead_ns = 500000000ull,
+				    .tx_hook = cf_log_tx,
+				    .tx_ctx = &txlog };
 	struct cf_nums prev, cur;
 	uint64_t now = 1000000000ull;
 	size_t off = 2;
@@ -456,7 +487,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 2)
 		return 0;
-	xevb_log_level = XEVB_LOG_ERR;   /* the handlers' warnings are the command's, not findings */
+	xevb_log_level = XEVB_LOG_ERR; /* the handlers' warnings are the command's, not findings */
 	cf_log_init(&txlog, data[0] & 1);
 	memset(&out, 0, sizeof(out));
 	out.file_fd = -1;
@@ -466,8 +497,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		out.sinks[k].addr = cf_addr(0xc6120301u + k, 5000);
 		out.sinks[k].fd = -1;
 		snprintf(out.sinks[k].name, sizeof(out.sinks[k].name), "198.18.3.%u:5000", k + 1);
-		sinks[k] = (struct cf_peer){ .sa = cf_addr(0xc6120301u + k, XEVB_CTL_SINK_PORT), .role = XEVB_ROLE_SINK,
-					    .id = (uint16_t)k, .epoch = 100 + k };
+		sinks[k] = (struct cf_peer){ .sa = cf_addr(0xc6120301u + k, XEVB_CTL_SINK_PORT),
+					     .role = XEVB_ROLE_SINK,
+					     .id = (uint16_t)k,
+					     .epoch = 100 + k };
 	}
 	dfm = (struct cf_peer){ .sa = cf_addr(DFM_HOST, DFM_PORT), .role = XEVB_ROLE_DFM, .epoch = 1 };
 	cc.fixed_run = data[0] & 8;
@@ -477,9 +510,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	n_recent = n_listed = 0;
 	cursor = 0xfffff000u;
 
-	bcfg = (struct xevb_builder_cfg){ .sources = sources, .n_sources = 4, .window = 64, .n_frames = N_FRAMES,
-		.timeout_ns = 50000000ull, .run_number = 1, .max_frames_held = N_FRAMES / 2,
-		.end_of_run_counted_only = true, .emit = on_emit, .frame_release = on_release };
+	bcfg = (struct xevb_builder_cfg){ .sources = sources,
+					  .n_sources = 4,
+					  .window = 64,
+					  .n_frames = N_FRAMES,
+					  .timeout_ns = 50000000ull,
+					  .run_number = 1,
+					  .max_frames_held = N_FRAMES / 2,
+					  .end_of_run_counted_only = true,
+					  .emit = on_emit,
+					  .frame_release = on_release };
 	n_free = N_FRAMES;
 	for (uint32_t i = 0; i < N_FRAMES; i++) {
 		free_list[i] = i;

@@ -36,7 +36,7 @@
 #include <xevb/mep_write.h>
 
 #define FRAME_SIZE 9216
-#define N_FRAMES   40     /* 8 events x 4 sources, the one being added, spare */
+#define N_FRAMES   40 /* 8 events x 4 sources, the one being added, spare */
 
 static uint8_t frames[N_FRAMES][FRAME_SIZE];
 static uint32_t frame_len[N_FRAMES];
@@ -44,7 +44,12 @@ static bool held[N_FRAMES];
 static uint32_t free_list[N_FRAMES], n_free;
 static bool synthetic, refless;
 
-#define FAIL(...) do { fprintf(stderr, "fuzz_builder: " __VA_ARGS__); fputc('\n', stderr); abort(); } while (0)
+#define FAIL(...) \
+	do { \
+		fprintf(stderr, "fuzz_builder: " __VA_ARGS__); \
+		fputc('\n', stderr); \
+		abort(); \
+	} while (0)
 
 static void on_release(void *ctx, uint32_t f)
 {
@@ -98,17 +103,15 @@ static void on_emit(void *ctx, const struct xevb_event *ev)
 		}
 		if (fs->frame_idx >= N_FRAMES || !held[fs->frame_idx])
 			FAIL("event %u: fragment in a released frame", ev->event_id);
-		if ((uint32_t)fs->payload_off + fs->length > frame_len[fs->frame_idx] ||
-		    fs->payload_off < 4)
+		if ((uint32_t)fs->payload_off + fs->length > frame_len[fs->frame_idx] || fs->payload_off < 4)
 			FAIL("event %u: fragment outside its frame", ev->event_id);
 		const uint8_t *p = xevb_event_payload(ev, i);
-		uint32_t crc = xevb_crc32c(0, p, fs->length);  /* reads every byte */
+		uint32_t crc = xevb_crc32c(0, p, fs->length); /* reads every byte */
 		if (synthetic && crc != xevb_event_crc(ev, i))
 			FAIL("event %u source %u: payload changed", ev->event_id, ev->source_ids[i]);
 	}
 	if (got != ev->n_frags || (got == ev->n_expected) == !!(ev->flags & XEVB_EVT_F_INCOMPLETE))
-		FAIL("event %u: %u fragments, n_frags %u, flags %u", ev->event_id, got,
-		     ev->n_frags, ev->flags);
+		FAIL("event %u: %u fragments, n_frags %u, flags %u", ev->event_id, got, ev->n_frags, ev->flags);
 	if (xevb_event_wire_size(ev) < sizeof(struct xevb_evt_hdr))
 		FAIL("wire size");
 }
@@ -120,8 +123,8 @@ static void check(struct xevb_builder *b)
 	if (!xevb_builder_check(b, msg, sizeof(msg)))
 		FAIL("invariant: %s", msg);
 	if (xevb_builder_stats(b)->frames_held != N_FRAMES - n_free)
-		FAIL("frames_held %llu, pool says %u",
-		     (unsigned long long)xevb_builder_stats(b)->frames_held, N_FRAMES - n_free);
+		FAIL("frames_held %llu, pool says %u", (unsigned long long)xevb_builder_stats(b)->frames_held,
+		     N_FRAMES - n_free);
 }
 
 /*
@@ -209,7 +212,10 @@ static size_t synth_frame(uint8_t *buf, const uint8_t *d, uint32_t *seq)
 		.flags = (d[0] >> 3) & (XEVB_MEP_F_RESEND | XEVB_MEP_F_END_OF_RUN),
 		.run_number = 1 + ((d[0] >> 5) & 1),
 		.packet_seq = seq[src]++,
-		.event_id = ids, .n_frags = n, .frag_len = lens, .payload = pays,
+		.event_id = ids,
+		.n_frags = n,
+		.frag_len = lens,
+		.payload = pays,
 	};
 	ssize_t len;
 
@@ -237,10 +243,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint16_t sources[] = { 0, 1, 2, 3 };
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
-	const struct xevb_parse_cfg pcfg = {
-		.udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
-	uint32_t seq[8] = {0};
-	struct xevb_builder_cfg cfg = {0};
+	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT,
+					     .ip_proto = XEVB_DEFAULT_IP_PROTO };
+	uint32_t seq[8] = { 0 };
+	struct xevb_builder_cfg cfg = { 0 };
 	struct xevb_builder *b;
 	uint64_t now = 1000;
 	size_t off = 4;
@@ -312,7 +318,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			continue;
 		}
 		if (res != XEVB_RES_MEP) {
-			free_list[n_free++] = f;   /* never the builder's */
+			free_list[n_free++] = f; /* never the builder's */
 			check(b);
 			continue;
 		}
@@ -329,16 +335,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			FAIL("frame %u leaked after flush", i);
 	if (xevb_builder_stats(b)->open_events || xevb_builder_stats(b)->frames_held)
 		FAIL("open events or frames left after flush");
-#ifdef FUZZ_BUILDER_DEBUG   /* for a plain driver: what an input exercised */
+#ifdef FUZZ_BUILDER_DEBUG /* for a plain driver: what an input exercised */
 	const struct xevb_builder_stats *st = xevb_builder_stats(b);
 	fprintf(stderr, "rx %llu in %llu drops %llu/%llu/%llu/%llu/%llu/%llu events %llu/%llu/%llu/%llu eor %d\n",
 		(unsigned long long)st->frags_received, (unsigned long long)st->frags_in_events,
 		(unsigned long long)st->drops[0], (unsigned long long)st->drops[1],
 		(unsigned long long)st->drops[2], (unsigned long long)st->drops[3],
 		(unsigned long long)st->drops[4], (unsigned long long)st->drops[5],
-		(unsigned long long)st->events_opened,
-		(unsigned long long)st->events_complete, (unsigned long long)st->events_incomplete,
-		(unsigned long long)st->events_discarded, st->run_ended);
+		(unsigned long long)st->events_opened, (unsigned long long)st->events_complete,
+		(unsigned long long)st->events_incomplete, (unsigned long long)st->events_discarded,
+		st->run_ended);
 	fprintf(stderr, "segments %llu: in %llu whole %llu dup %llu mismatched %llu dropped %llu partial %llu\n",
 		(unsigned long long)st->segs_received, (unsigned long long)st->segs_in_frags,
 		(unsigned long long)st->seg_frags_whole, (unsigned long long)st->segs_drops[XEVB_SEG_DUPLICATE],

@@ -43,7 +43,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static struct xevb_ctl_msg m, o;
 	static uint8_t out[XEVB_CTL_MAX_LEN];
-	uint8_t *copy = malloc(size ? size : 1);  /* exact size: ASan sees overreads */
+	uint8_t *copy = malloc(size ? size : 1); /* exact size: ASan sees overreads */
 	size_t len;
 
 	if (!copy)

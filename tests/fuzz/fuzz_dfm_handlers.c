@@ -71,8 +71,10 @@ static void check(const struct xevb_dfm *d)
 static void one_step(struct xevb_dfm *d, const uint8_t *s, uint64_t *now)
 {
 	uint8_t op = s[0] % 8, p = s[1] % N_PEERS, a = s[2], b = s[3];
-	struct xevb_ctl_hdr h = { .role = p >= 12 ? XEVB_ROLE_SINK : XEVB_ROLE_BUILDER, .sender_id = p,
-				  .epoch = 1 + ((b >> 1) & 3), .seq = 1 };
+	struct xevb_ctl_hdr h = { .role = p >= 12 ? XEVB_ROLE_SINK : XEVB_ROLE_BUILDER,
+				  .sender_id = p,
+				  .epoch = 1 + ((b >> 1) & 3),
+				  .seq = 1 };
 	uint32_t addr = peer_addr(p);
 	uint16_t port = peer_port(p);
 
@@ -84,9 +86,12 @@ static void one_step(struct xevb_dfm *d, const uint8_t *s, uint64_t *now)
 		break;
 	}
 	case 1: {
-		struct xevb_ctl_done r = { .event_id = (b & 0x80) ? (uint32_t)a + ((uint32_t)b << 8)
-					   : (n_recent ? recent[(n_recent - 1 - a) % RECENT] : a),
-					   .status = (uint8_t)(b & 3), .n_missing = (uint16_t)((b >> 2) & 1) };
+		struct xevb_ctl_done r = { .event_id =
+						   (b & 0x80) ?
+							   (uint32_t)a + ((uint32_t)b << 8) :
+							   (n_recent ? recent[(n_recent - 1 - a) % RECENT] : a),
+					   .status = (uint8_t)(b & 3),
+					   .n_missing = (uint16_t)((b >> 2) & 1) };
 		h.epoch = 1;
 		xevb_dfm_on_done(d, addr, port, &h, &r, 1, *now);
 		break;
@@ -125,9 +130,15 @@ static void one_step(struct xevb_dfm *d, const uint8_t *s, uint64_t *now)
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct xevb_dfm_cfg c = {
-		.first_event = 0xfffff000u, .run = 1, .dead_ns = 50000000ull, .retry_ns = 20000000ull,
-		.max_retries = 2, .clear_group = 8, .clear_flush_ns = 5000000ull,
-		.send_assign = on_assign, .send_clear = on_clear,
+		.first_event = 0xfffff000u,
+		.run = 1,
+		.dead_ns = 50000000ull,
+		.retry_ns = 20000000ull,
+		.max_retries = 2,
+		.clear_group = 8,
+		.clear_flush_ns = 5000000ull,
+		.send_assign = on_assign,
+		.send_clear = on_clear,
 	};
 	struct xevb_dfm *d;
 	uint64_t now = 1000000000ull;

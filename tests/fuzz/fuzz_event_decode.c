@@ -28,15 +28,17 @@ static void roundtrip(const uint8_t *buf, size_t len, const struct xevb_decoded_
 		if (f.payload < buf || f.payload + f.length > buf + len)
 			abort();
 		if (f.length > 65535)
-			return;  /* valid on the wire, but no MEP fragment is that long */
+			return; /* valid on the wire, but no MEP fragment is that long */
 		while (m < nmiss && xevb_event_missing(d, m) < f.source_id) {
 			sids[n] = xevb_event_missing(d, m++);
 			slots[n++] = (struct xevb_frag_slot){ .frame_idx = UINT32_MAX };
 		}
-		frames[nframes] = f.payload - XEVB_EVT_REC_HLEN;  /* CRC sits right before */
+		frames[nframes] = f.payload - XEVB_EVT_REC_HLEN; /* CRC sits right before */
 		sids[n] = f.source_id;
 		slots[n++] = (struct xevb_frag_slot){
-			.frame_idx = nframes++, .payload_off = XEVB_EVT_REC_HLEN, .length = (uint16_t)f.length,
+			.frame_idx = nframes++,
+			.payload_off = XEVB_EVT_REC_HLEN,
+			.length = (uint16_t)f.length,
 		};
 	}
 	while (m < nmiss) {
@@ -46,9 +48,14 @@ static void roundtrip(const uint8_t *buf, size_t len, const struct xevb_decoded_
 	if (n != d->n_expected)
 		abort();
 	struct xevb_event ev = {
-		.event_id = d->event_id, .run_number = d->run_number, .flags = d->flags,
-		.n_expected = d->n_expected, .n_frags = d->n_frags,
-		.source_ids = sids, .frags = slots, .frame_data = frames,
+		.event_id = d->event_id,
+		.run_number = d->run_number,
+		.flags = d->flags,
+		.n_expected = d->n_expected,
+		.n_frags = d->n_frags,
+		.source_ids = sids,
+		.frags = slots,
+		.frame_data = frames,
 	};
 	niov = xevb_event_encode(&ev, d->build_ns, scratch, sizeof(scratch), iov,
 				 XEVB_EVT_IOV_MAX(XEVB_MAX_SOURCES), &total);

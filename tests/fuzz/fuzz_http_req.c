@@ -29,7 +29,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	enum xevb_http_req full;
 
 	if (size > XEVB_HTTP_REQ_MAX)
-		size = XEVB_HTTP_REQ_MAX;  /* the server never holds more */
+		size = XEVB_HTTP_REQ_MAX; /* the server never holds more */
 	copy = malloc(size ? size : 1);
 	if (!copy)
 		return 0;

@@ -41,11 +41,11 @@
 #include "ctl_fuzz.h"
 #include "source_ctl.h"
 
-#define DFM_HOST  0xc6120401u   /* 198.18.4.1 */
-#define ME_HOST   0xc6120101u   /* 198.18.1.1 */
-#define BLD_HOST  0xc6120201u   /* builders 198.18.2.1 .. .6 */
-#define N_BLD     6
-#define DFM_PORT  23901
+#define DFM_HOST 0xc6120401u /* 198.18.4.1 */
+#define ME_HOST  0xc6120101u /* 198.18.1.1 */
+#define BLD_HOST 0xc6120201u /* builders 198.18.2.1 .. .6 */
+#define N_BLD    6
+#define DFM_PORT 23901
 
 static struct src_ctl sc;
 static struct xevb_ctl_io io;
@@ -55,9 +55,26 @@ static uint32_t cursor;
 static uint32_t named[1024], n_named;
 static uint64_t sent_events, sent_calls;
 
-#define COUNTERS(X) X(assigns) X(assigned_events) X(requests) X(requested_events) X(answered_events) \
-	X(hold_overflow) X(not_held) X(cleared) X(clear_unknown) X(released_restart) X(dfm_restarts) \
-	X(reask_unheld) X(unexpected) X(rq_unknown) X(not_dfm) X(reask_unheld_capped) X(max_held)
+/* clang-format off: one entry a line (its line packing does not settle) */
+#define COUNTERS(X) \
+	X(assigns) \
+	X(assigned_events) \
+	X(requests) \
+	X(requested_events) \
+	X(answered_events) \
+	X(hold_overflow) \
+	X(not_held) \
+	X(cleared) \
+	X(clear_unknown) \
+	X(released_restart) \
+	X(dfm_restarts) \
+	X(reask_unheld) \
+	X(unexpected) \
+	X(rq_unknown) \
+	X(not_dfm) \
+	X(reask_unheld_capped) \
+	X(max_held)
+/* clang-format on */
 
 struct counts {
 #define FIELD(f) uint64_t f;
@@ -79,8 +96,10 @@ static void counts(struct counts *c)
 
 static void grew(const struct counts *a, const struct counts *b)
 {
-#define GREW(f) if (b->f < a->f) CF_FAIL("counter " #f " went down: %llu -> %llu", \
-	(unsigned long long)a->f, (unsigned long long)b->f);
+#define GREW(f) \
+	if (b->f < a->f) \
+		CF_FAIL("counter " #f " went down: %llu -> %llu", (unsigned long long)a->f, \
+			(unsigned long long)b->f);
 	COUNTERS(GREW)
 #undef GREW
 	if (b->rx_bad < a->rx_bad || b->refused < a->refused)
@@ -139,8 +158,11 @@ static void make_dfm(uint8_t op, uint8_t a, uint8_t b, uint8_t c, struct xevb_ct
 		m->h.n_recs = 1 + a % 3;
 		for (uint32_t r = 0; r < m->h.n_recs; r++) {
 			uint16_t n = (uint16_t)(1 + b % 64);
-			m->u.assign[r] = (struct xevb_ctl_assign){ .first_event = cursor, .count = n,
-				.builder_addr = bld_addr(c % N_BLD), .builder_id = c % N_BLD, .run = 1 };
+			m->u.assign[r] = (struct xevb_ctl_assign){ .first_event = cursor,
+								   .count = n,
+								   .builder_addr = bld_addr(c % N_BLD),
+								   .builder_id = c % N_BLD,
+								   .run = 1 };
 			cursor += n;
 		}
 		break;
@@ -148,17 +170,22 @@ static void make_dfm(uint8_t op, uint8_t a, uint8_t b, uint8_t c, struct xevb_ct
 		m->h.type = XEVB_CTL_BUILDERS;
 		for (uint32_t k = 0; k < N_BLD; k++)
 			if (a & (1u << k))
-				m->u.builders[m->h.n_recs++] = (struct xevb_ctl_bldinfo){ .addr = bld_addr(k),
-					.port = (uint16_t)(XEVB_CTL_BUILDER_PORT + (b & 1)), .id = (uint16_t)k };
+				m->u.builders[m->h.n_recs++] = (struct xevb_ctl_bldinfo){
+					.addr = bld_addr(k),
+					.port = (uint16_t)(XEVB_CTL_BUILDER_PORT + (b & 1)),
+					.id = (uint16_t)k
+				};
 		if (!m->h.n_recs)
 			m->u.builders[m->h.n_recs++] = (struct xevb_ctl_bldinfo){ .addr = bld_addr(0),
-				.port = XEVB_CTL_BUILDER_PORT, .id = 0 };
+										  .port = XEVB_CTL_BUILDER_PORT,
+										  .id = 0 };
 		break;
 	case 3:
 		m->h.type = XEVB_CTL_CLEAR;
 		m->h.n_recs = 1 + a % 3;
 		for (uint32_t r = 0; r < m->h.n_recs; r++)
-			m->u.clear[r] = (struct xevb_ctl_range){ .first_event = cursor - c - r * 64u, .count = 1u + b };
+			m->u.clear[r] =
+				(struct xevb_ctl_range){ .first_event = cursor - c - r * 64u, .count = 1u + b };
 		break;
 	case 4:
 		m->h.type = XEVB_CTL_STATUS;
@@ -215,7 +242,8 @@ static void request(uint8_t a, uint8_t b, uint8_t c)
 	for (uint32_t r = 0; r < m.h.n_recs; r++) {
 		uint16_t n = c == 0xff ? 1024 : (uint16_t)(1 + c * 4);
 		m.u.request[r] = (struct xevb_ctl_request){ .first_event = cursor - (b & 0x7f) * 8u + r * 1024u,
-			.count = n, .flags = (b & 0x80) ? XEVB_CTL_RQ_REASK : 0 };
+							    .count = n,
+							    .flags = (b & 0x80) ? XEVB_CTL_RQ_REASK : 0 };
 		asked += n;
 	}
 	counts(&before);
@@ -287,11 +315,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
 	if (size < 1)
 		return 0;
-	xevb_log_level = XEVB_LOG_ERR;   /* the handlers' warnings are the command's, not findings */
+	xevb_log_level = XEVB_LOG_ERR; /* the handlers' warnings are the command's, not findings */
 	dfm = (struct cf_peer){ .sa = cf_addr(DFM_HOST, DFM_PORT), .role = XEVB_ROLE_DFM, .epoch = 1 };
 	for (uint32_t k = 0; k < N_BLD; k++)
-		bld[k] = (struct cf_peer){ .sa = cf_addr(BLD_HOST + k, XEVB_CTL_BUILDER_PORT), .role = XEVB_ROLE_BUILDER,
-					  .id = (uint16_t)k, .epoch = 50 + k };
+		bld[k] = (struct cf_peer){ .sa = cf_addr(BLD_HOST + k, XEVB_CTL_BUILDER_PORT),
+					   .role = XEVB_ROLE_BUILDER,
+					   .id = (uint16_t)k,
+					   .epoch = 50 + k };
 	cfg.dfm = dfm.sa;
 	cfg.hold = 64u << ((data[0] >> 1) & 7);
 	if (xevb_ctl_init(&io, XEVB_ROLE_SOURCE, 0) || src_ctl_init(&sc, &cfg))
@@ -311,7 +341,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		size_t used = 0;
 
 		switch (op) {
-		case 0: case 1: case 3: case 4: case 5:
+		case 0:
+		case 1:
+		case 3:
+		case 4:
+		case 5:
 			make_dfm(op, a, b, c, &m);
 			from_dfm(&m);
 			break;

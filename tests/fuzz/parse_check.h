@@ -60,7 +60,7 @@ static inline const char *parse_check(const uint8_t *frame, size_t size, int *ve
 
 	*verdict = -1;
 	if (size > XEVB_MAX_IP_PAYLOAD + 64)
-		return NULL;   /* longer than any Ethernet frame: not the parser's input */
+		return NULL; /* longer than any Ethernet frame: not the parser's input */
 	res = xevb_classify(frame, end, len, &parse_check_cfg, &pi, NULL);
 	res2 = xevb_classify(frame, end, len, &parse_check_cfg, &pi2, frags);
 	*verdict = res;
@@ -105,8 +105,8 @@ static inline const char *parse_check(const uint8_t *frame, size_t size, int *ve
 		return "MEP bounds outside the frame or too short for its records";
 	for (unsigned i = 0; i < pi.n_frags; i++) {
 		const struct xevb_frag_ref *f = &frags[i];
-		size_t lo = i ? (size_t)frags[i - 1].payload_off + XEVB_PAD4(frags[i - 1].length) + XEVB_REC_HLEN
-			      : (size_t)pi.mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN;
+		size_t lo = i ? (size_t)frags[i - 1].payload_off + XEVB_PAD4(frags[i - 1].length) + XEVB_REC_HLEN :
+				(size_t)pi.mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN;
 
 		if ((size_t)f->payload_off + f->length > size)
 			return "fragment runs past the frame";

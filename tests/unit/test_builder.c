@@ -15,7 +15,7 @@
 TestSuite(builder, .timeout = 30);
 
 static struct rig R;
-static const uint16_t SRC3[] = { 7, 2, 40 };   /* unsorted on purpose */
+static const uint16_t SRC3[] = { 7, 2, 40 }; /* unsorted on purpose */
 
 #define ST xevb_builder_stats(R.b)
 
@@ -33,7 +33,7 @@ Test(builder, bad_configurations)
 	cr_assert(not(eq(ptr, b, NULL)));
 	xevb_builder_free(b);
 	struct xevb_builder_cfg bad[] = {
-		{ .sources = s, .n_sources = 3, .window = 8, .n_frames = 4 },  /* repeat */
+		{ .sources = s, .n_sources = 3, .window = 8, .n_frames = 4 }, /* repeat */
 		{ .sources = s, .n_sources = 0, .window = 8, .n_frames = 4 },
 		{ .sources = s, .n_sources = 4097, .window = 8, .n_frames = 4 },
 		{ .sources = big, .n_sources = 1, .window = 8, .n_frames = 4 },
@@ -85,12 +85,12 @@ Test(builder, frame_lives_until_its_last_fragment)
 	uint32_t f_a, f_b;
 
 	init3(16, NULL);
-	f_a = rig_send_range(&R, 2, 0, 1, 10, 4);   /* events 10..13 */
-	f_b = rig_send_range(&R, 7, 0, 1, 10, 2);   /* events 10..11 */
-	rig_send_range(&R, 40, 0, 1, 10, 1);        /* completes 10 */
+	f_a = rig_send_range(&R, 2, 0, 1, 10, 4); /* events 10..13 */
+	f_b = rig_send_range(&R, 7, 0, 1, 10, 2); /* events 10..11 */
+	rig_send_range(&R, 40, 0, 1, 10, 1);      /* completes 10 */
 	cr_assert(eq(sz, R.n_ev, 1));
 	cr_assert(R.held[f_a] && R.held[f_b], "frames released after event 10 only");
-	rig_send_range(&R, 40, 0, 1, 11, 1);        /* completes 11: f_b done */
+	rig_send_range(&R, 40, 0, 1, 11, 1); /* completes 11: f_b done */
 	cr_assert(eq(sz, R.n_ev, 2));
 	cr_assert(not(R.held[f_b]), "frame of events 10-11 released");
 	cr_assert(R.held[f_a], "frame of 10-13 still holds 12, 13");
@@ -126,13 +126,13 @@ Test(builder, frame_without_accepted_fragment_released_at_once)
 	struct xevb_builder_cfg x = { .run_number = 9 };
 
 	init3(16, &x);
-	rig_send_range(&R, 3, 0, 9, 1, 5);      /* unknown source */
+	rig_send_range(&R, 3, 0, 9, 1, 5); /* unknown source */
 	cr_assert(eq(u32, rig_frames_held(&R), 0));
-	rig_send_range(&R, 2, 0, 8, 1, 5);      /* wrong run */
+	rig_send_range(&R, 2, 0, 8, 1, 5); /* wrong run */
 	cr_assert(eq(u32, rig_frames_held(&R), 0));
 	rig_send_range(&R, 2, 0, 9, 1, 5);
 	cr_assert(eq(u32, rig_frames_held(&R), 1));
-	rig_send_range(&R, 2, XEVB_MEP_F_RESEND, 9, 1, 5);   /* all duplicates */
+	rig_send_range(&R, 2, XEVB_MEP_F_RESEND, 9, 1, 5); /* all duplicates */
 	cr_assert(eq(u32, rig_frames_held(&R), 1));
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNKNOWN_SOURCE], 5));
 	cr_assert(eq(u64, ST->src[3].drops[XEVB_DROP_UNKNOWN_SOURCE], 5));
@@ -153,7 +153,7 @@ Test(builder, every_arrival_order)
 	for (;;) {
 		init3(8, NULL);
 		for (int k = 0; k < 6; k++) {
-			uint32_t id = 0xfffffffeu + (uint32_t)(perm[k] / 3) * 3;  /* wraps */
+			uint32_t id = 0xfffffffeu + (uint32_t)(perm[k] / 3) * 3; /* wraps */
 			rig_send_range(&R, SRC3[perm[k] % 3], 0, 1, id, 1);
 		}
 		cr_assert(eq(sz, R.n_ev, 2), "order %u", count);
@@ -174,9 +174,13 @@ Test(builder, every_arrival_order)
 		int j = 5;
 		while (perm[j] < perm[i])
 			j--;
-		int t = perm[i]; perm[i] = perm[j]; perm[j] = t;
+		int t = perm[i];
+		perm[i] = perm[j];
+		perm[j] = t;
 		for (int a = i + 1, z = 5; a < z; a++, z--) {
-			t = perm[a]; perm[a] = perm[z]; perm[z] = t;
+			t = perm[a];
+			perm[a] = perm[z];
+			perm[z] = t;
 		}
 	}
 	cr_assert(eq(uint, count, 720));
@@ -185,8 +189,8 @@ Test(builder, every_arrival_order)
 /* Multi-event MEPs in every source order, sources out of phase. */
 Test(builder, every_source_order_multi_event)
 {
-	static const int orders[6][3] = {
-		{0, 1, 2}, {0, 2, 1}, {1, 0, 2}, {1, 2, 0}, {2, 0, 1}, {2, 1, 0} };
+	static const int orders[6][3] = { { 0, 1, 2 }, { 0, 2, 1 }, { 1, 0, 2 },
+					  { 1, 2, 0 }, { 2, 0, 1 }, { 2, 1, 0 } };
 
 	for (int o = 0; o < 6; o++) {
 		init3(64, NULL);
@@ -234,8 +238,7 @@ Test(builder, silent_source_all_incomplete)
 		cr_assert(eq(u16, e->n_frags, 2));
 		cr_assert(eq(u64, e->open_ns, 5000));
 		cr_assert(rig_has(e, 2) && rig_has(e, 40) && !rig_has(e, 7), "missing exactly 7");
-		uint32_t want = 32 + 12 + XEVB_PAD4(rig_len(2, i)) + 12 +
-			XEVB_PAD4(rig_len(40, i)) + 4;
+		uint32_t want = 32 + 12 + XEVB_PAD4(rig_len(2, i)) + 12 + XEVB_PAD4(rig_len(40, i)) + 4;
 		cr_assert(eq(u32, e->wire_size, want), "event %u wire size", i);
 	}
 	cr_assert(eq(u64, ST->events_incomplete, 20));
@@ -333,7 +336,7 @@ Test(builder, duplicates)
 
 	init3(64, NULL);
 	rig_send(&R, 2, 0, 1, a, 3);
-	rig_send(&R, 2, 0, 1, bb, 4);          /* 12, 14 again */
+	rig_send(&R, 2, 0, 1, bb, 4); /* 12, 14 again */
 	cr_assert(eq(u64, ST->src[2].drops[XEVB_DROP_DUPLICATE], 2));
 	cr_assert(eq(u64, ST->src[2].frags_in_events, 5));
 	rig_send_range(&R, 7, 0, 1, 10, 5);
@@ -382,10 +385,10 @@ Test(builder, event_id_wraps)
 Test(builder, window_pressure_evicts)
 {
 	init3(5, NULL);
-	rig_send_range(&R, 2, 0, 1, 100, 1);   /* window [93, 101) */
-	rig_send_range(&R, 2, 0, 1, 107, 1);   /* slides to [100, 108) */
+	rig_send_range(&R, 2, 0, 1, 100, 1); /* window [93, 101) */
+	rig_send_range(&R, 2, 0, 1, 107, 1); /* slides to [100, 108) */
 	cr_assert(eq(u64, ST->open_events, 2));
-	rig_send_range(&R, 7, 0, 1, 108, 1);   /* [101, 109): 100 leaves */
+	rig_send_range(&R, 7, 0, 1, 108, 1); /* [101, 109): 100 leaves */
 	cr_assert(eq(u64, ST->events_evicted, 1));
 	cr_assert(eq(u64, ST->events_incomplete, 1));
 	cr_assert(eq(u64, ST->open_events, 2));
@@ -424,8 +427,8 @@ Test(builder, evicted_events_follow_the_discard_policy)
 	struct xevb_builder_cfg x = { .timeout_policy = XEVB_TIMEOUT_DISCARD };
 
 	init3(8, &x);
-	rig_send_range(&R, 2, 0, 1, 0, 4);     /* 0-3 open, source 2 only */
-	rig_send_range(&R, 7, 0, 1, 9, 1);     /* [2, 10): 0 and 1 leave */
+	rig_send_range(&R, 2, 0, 1, 0, 4); /* 0-3 open, source 2 only */
+	rig_send_range(&R, 7, 0, 1, 9, 1); /* [2, 10): 0 and 1 leave */
 	cr_assert(eq(u64, ST->events_evicted, 2));
 	cr_assert(eq(u64, ST->events_discarded, 2));
 	cr_assert(eq(u64, ST->frags_discarded, 2));
@@ -446,10 +449,10 @@ Test(builder, frame_pressure_evicts_oldest)
 
 	init3(64, &x);
 	for (uint32_t e = 0; e < 16; e++)
-		rig_send_range(&R, 2, 0, 1, 30 - e, 1);   /* opened newest id first */
+		rig_send_range(&R, 2, 0, 1, 30 - e, 1); /* opened newest id first */
 	cr_assert(eq(u64, ST->frames_held, 16));
 	cr_assert(eq(u64, ST->events_evicted, 0));
-	rig_send_range(&R, 7, 0, 1, 40, 1);            /* 17 held: down to 14 */
+	rig_send_range(&R, 7, 0, 1, 40, 1); /* 17 held: down to 14 */
 	cr_assert(eq(u64, ST->frames_held, 14));
 	cr_assert(eq(u64, ST->events_evicted, 3));
 	cr_assert(eq(u64, ST->events_incomplete, 3));
@@ -494,10 +497,10 @@ Test(builder, window_jumps_when_nothing_open)
 	rig_send_range(&R, 40, 0, 1, 0, 2);
 	for (uint32_t k = 1; k < 10; k++) {
 		uint32_t e = k * 1000003u;
-		rig_send_range(&R, 7, 0, 1, e, 2);     /* alone: FUTURE */
+		rig_send_range(&R, 7, 0, 1, e, 2); /* alone: FUTURE */
 		cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2 * k));
 		cr_assert(eq(u64, ST->jumps_quorum, k - 1));
-		rig_send_range(&R, 2, 0, 1, e, 2);     /* 2 of 3: the window jumps */
+		rig_send_range(&R, 2, 0, 1, e, 2); /* 2 of 3: the window jumps */
 		cr_assert(eq(u64, ST->jumps_quorum, k));
 		rig_send_range(&R, 40, 0, 1, e, 2);
 		rig_send_range(&R, 7, 0, 1, e + 2, 1); /* its next ones fit again */
@@ -598,9 +601,9 @@ Test(builder, far_claims_must_agree)
 	rig_send_range(&R, 2, 0, 1, 100, 1);
 	rig_send_range(&R, 40, 0, 1, 100, 1);
 	rig_send_range(&R, 7, 0, 1, 5000, 1);
-	rig_send_range(&R, 2, 0, 1, 5016, 1);    /* 16 away: another region */
+	rig_send_range(&R, 2, 0, 1, 5016, 1); /* 16 away: another region */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
-	rig_send_range(&R, 40, 0, 1, 5001, 1);   /* agrees with 7: jump */
+	rig_send_range(&R, 40, 0, 1, 5001, 1); /* agrees with 7: jump */
 	cr_assert(eq(u64, ST->jumps_quorum, 1));
 	cr_assert(eq(u64, ST->open_events, 1));
 	rig_fini(&R);
@@ -613,16 +616,16 @@ Test(builder, far_claims_expire)
 
 	init3(16, &x);
 	rig_send_range(&R, 7, 0, 1, 0, 1);
-	rig_send_range(&R, 7, 0, 1, 90000, 1);   /* claim at t=0 */
+	rig_send_range(&R, 7, 0, 1, 90000, 1); /* claim at t=0 */
 	R.now = 60;
-	rig_send_range(&R, 2, 0, 1, 0, 1);       /* traffic: not idle */
+	rig_send_range(&R, 2, 0, 1, 0, 1); /* traffic: not idle */
 	R.now = 120;
-	rig_send_range(&R, 2, 0, 1, 90001, 1);   /* 7's claim is 120 old */
+	rig_send_range(&R, 2, 0, 1, 90001, 1); /* 7's claim is 120 old */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
 	cr_assert(eq(u64, ST->jumps_quorum + ST->jumps_idle, 0));
 	R.now = 150;
-	xevb_builder_poll(R.b, R.now);           /* event 0 times out */
-	rig_send_range(&R, 7, 0, 1, 90002, 1);   /* 2's claim is 30 old */
+	xevb_builder_poll(R.b, R.now);         /* event 0 times out */
+	rig_send_range(&R, 7, 0, 1, 90002, 1); /* 2's claim is 30 old */
 	cr_assert(eq(u64, ST->jumps_quorum, 1));
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
 	rig_fini(&R);
@@ -640,7 +643,7 @@ Test(builder, far_jump_after_idle)
 	init3(16, &x);
 	rig_send_range(&R, 7, 0, 1, 0, 3);
 	rig_send_range(&R, 2, 0, 1, 0, 3);
-	rig_send_range(&R, 40, 0, 1, 0, 2);       /* event 2 stays open */
+	rig_send_range(&R, 40, 0, 1, 0, 2); /* event 2 stays open */
 	R.now = 99;
 	rig_send_range(&R, 7, 0, 1, 1u << 30, 1); /* 99 idle: not enough */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 1));
@@ -734,11 +737,11 @@ Test(builder, unassigned_margin_is_one_window)
 	cr_assert(eq(u64, ST->open_events, 2));
 	rig_send_range(&R, 7, 0, 1, 26, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 1));
-	rig_send_range(&R, 2, 0, 1, 20, 10);       /* 20..25 open, 26..29 do not */
+	rig_send_range(&R, 2, 0, 1, 20, 10); /* 20..25 open, 26..29 do not */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 5));
 	cr_assert(eq(u64, ST->src[2].frags_in_events, 6));
-	xevb_builder_assigned(R.b, 10, 10);        /* A = 20: up to 35 */
-	xevb_builder_assigned(R.b, 5, 1);          /* an older ASSIGN does not pull A back */
+	xevb_builder_assigned(R.b, 10, 10); /* A = 20: up to 35 */
+	xevb_builder_assigned(R.b, 5, 1);   /* an older ASSIGN does not pull A back */
 	rig_send_range(&R, 2, 0, 1, 35, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 5));
 	rig_send_range(&R, 2, 0, 1, 36, 1);
@@ -756,7 +759,7 @@ Test(builder, unassigned_margin_grows_with_the_step)
 	init3(16, NULL);
 	xevb_builder_assigned(R.b, 0, 10);
 	rig_send_range(&R, 7, 0, 1, 0, 1);
-	rig_send_range(&R, 7, 0, 1, 30, 1);        /* 10 + 16 + 4: unassigned */
+	rig_send_range(&R, 7, 0, 1, 30, 1); /* 10 + 16 + 4: unassigned */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 1));
 	xevb_builder_assigned(R.b, 100, 10);       /* A = 110, margin 16 + 90 */
 	xevb_builder_assigned(R.b, 110, 10);       /* A = 120, a step of 0: margin stays */
@@ -855,8 +858,8 @@ Test(builder, first_event_is_newest_of_window)
 {
 	init3(16, NULL);
 	rig_send_range(&R, 2, 0, 1, 1000, 1);
-	rig_send_range(&R, 7, 0, 1, 985, 1);   /* 1000 - 15: inside */
-	rig_send_range(&R, 7, 0, 1, 984, 1);   /* outside: late */
+	rig_send_range(&R, 7, 0, 1, 985, 1); /* 1000 - 15: inside */
+	rig_send_range(&R, 7, 0, 1, 984, 1); /* outside: late */
 	cr_assert(eq(u64, ST->open_events, 2));
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 1));
 	rig_fini(&R);
@@ -885,7 +888,7 @@ Test(builder, wrong_run_and_adopt)
 
 	init3(16, &x);
 	cr_assert(not(ST->run_known));
-	rig_send_range(&R, 99, 0, 77, 1, 2);   /* unknown source: does not set the run */
+	rig_send_range(&R, 99, 0, 77, 1, 2); /* unknown source: does not set the run */
 	cr_assert(not(ST->run_known));
 	rig_send_range(&R, 7, 0, 42, 1, 2);
 	cr_assert(ST->run_known);
@@ -906,15 +909,15 @@ Test(builder, end_of_run_flushes)
 	init3(64, NULL);
 	rig_send_range(&R, 2, 0, 1, 0, 10);
 	rig_send_range(&R, 7, 0, 1, 0, 10);
-	rig_send_range(&R, 40, 0, 1, 0, 8);                       /* 8, 9 missing 40 */
-	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 3);   /* 10..12 */
-	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 10, 2);   /* 10, 11 */
+	rig_send_range(&R, 40, 0, 1, 0, 8);                     /* 8, 9 missing 40 */
+	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 3); /* 10..12 */
+	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 10, 2); /* 10, 11 */
 	cr_assert(eq(sz, R.n_ev, 8));
 	cr_assert(not(ST->run_ended));
 	cr_assert(eq(u64, ST->open_events, 5));
-	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 1);   /* resent: dup, no flush */
+	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 1); /* resent: dup, no flush */
 	cr_assert(not(ST->run_ended));
-	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 10, 1);  /* last source */
+	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 10, 1); /* last source */
 	cr_assert(ST->run_ended);
 	cr_assert(eq(u64, ST->open_events, 0));
 	cr_assert(eq(u32, rig_frames_held(&R), 0));
@@ -946,10 +949,10 @@ Test(builder, end_of_run_counted_only)
 	init3(64, &x);
 	rig_send_range(&R, 2, 0, 1, 0, 10);
 	rig_send_range(&R, 7, 0, 1, 0, 10);
-	rig_send_range(&R, 40, 0, 1, 0, 8);                       /* 8, 9 missing 40 */
-	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 3);   /* 10..12 */
-	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 10, 2);   /* 10, 11 */
-	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 10, 1);  /* the last source's flag */
+	rig_send_range(&R, 40, 0, 1, 0, 8);                      /* 8, 9 missing 40 */
+	rig_send_range(&R, 2, XEVB_MEP_F_END_OF_RUN, 1, 10, 3);  /* 10..12 */
+	rig_send_range(&R, 7, XEVB_MEP_F_END_OF_RUN, 1, 10, 2);  /* 10, 11 */
+	rig_send_range(&R, 40, XEVB_MEP_F_END_OF_RUN, 1, 10, 1); /* the last source's flag */
 	cr_assert(not(ST->run_ended));
 	cr_assert(ST->src[2].end_of_run && ST->src[7].end_of_run && ST->src[40].end_of_run);
 	cr_assert(eq(sz, R.n_ev, 9), "0..7 and 10, complete; nothing flushed");
@@ -969,13 +972,13 @@ Test(builder, packet_seq_gaps)
 {
 	init3(16, NULL);
 	R.seq[2] = 0xfffffffeu;
-	rig_send_range(&R, 2, 0, 1, 1, 1);     /* fffffffe */
+	rig_send_range(&R, 2, 0, 1, 1, 1); /* fffffffe */
 	R.seq[2] = 0;
-	rig_send_range(&R, 2, 0, 1, 2, 1);     /* 0: one missing (ffffffff) */
+	rig_send_range(&R, 2, 0, 1, 2, 1); /* 0: one missing (ffffffff) */
 	R.seq[2] = 4;
-	rig_send_range(&R, 2, 0, 1, 3, 1);     /* 4: three missing */
+	rig_send_range(&R, 2, 0, 1, 3, 1); /* 4: three missing */
 	R.seq[2] = 2;
-	rig_send_range(&R, 2, 0, 1, 4, 1);     /* reordered: nothing */
+	rig_send_range(&R, 2, 0, 1, 4, 1); /* reordered: nothing */
 	R.seq[2] = 5;
 	rig_send_range(&R, 2, 0, 1, 5, 1);
 	cr_assert(eq(u64, ST->src[2].seq_gaps, 4));
@@ -998,14 +1001,14 @@ Test(builder, packet_seq_reset)
 	R.seq[2] = 1000;
 	rig_send_range(&R, 2, 0, 1, 1, 1);
 	R.seq[2] = 1000 - 64;
-	rig_send_range(&R, 2, 0, 1, 2, 1);     /* reordered */
+	rig_send_range(&R, 2, 0, 1, 2, 1); /* reordered */
 	cr_assert(eq(u64, ST->src[2].seq_resets, 0));
 	R.seq[2] = 0;
-	rig_send_range(&R, 2, 0, 1, 3, 1);     /* restarted */
+	rig_send_range(&R, 2, 0, 1, 3, 1); /* restarted */
 	cr_assert(eq(u64, ST->src[2].seq_resets, 1));
 	cr_assert(eq(u32, ST->src[2].last_seq, 0));
 	R.seq[2] = 3;
-	rig_send_range(&R, 2, 0, 1, 4, 1);     /* two missing in the new numbering */
+	rig_send_range(&R, 2, 0, 1, 4, 1); /* two missing in the new numbering */
 	cr_assert(eq(u64, ST->src[2].seq_gaps, 2));
 	cr_assert(eq(u64, ST->seq_resets, 1));
 	cr_assert(eq(u64, ST->src[7].seq_resets, 0));
@@ -1021,10 +1024,10 @@ Test(builder, many_sources)
 		s[i] = (uint16_t)(4095 - i * 3);
 	rig_init(&R, s, 1100, 4, 2300, NULL);
 	for (int i = 0; i < 1099; i++)
-		rig_send_range(&R, s[(i * 3) % 1099]  /* 3 is coprime to 1099 */, 0, 1, 50, 2);
+		rig_send_range(&R, s[(i * 3) % 1099] /* 3 is coprime to 1099 */, 0, 1, 50, 2);
 	cr_assert(eq(sz, R.n_ev, 0));
 	cr_assert(eq(u64, ST->frames_held, 1099));
-	rig_send_range(&R, 4095, 0, 1, 50, 1);   /* dup */
+	rig_send_range(&R, 4095, 0, 1, 50, 1); /* dup */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 1));
 	rig_check(&R);
 	rig_send_range(&R, s[1099], 0, 1, 50, 2);
@@ -1044,7 +1047,7 @@ Test(builder, single_source)
 	rig_send_range(&R, 4095, 0, 1, 7, 20);
 	cr_assert(eq(sz, R.n_ev, 20));
 	cr_assert(eq(u32, rig_frames_held(&R), 0));
-	rig_send_range(&R, 4095, 0, 1, 26, 1);   /* still in the W=1 window */
+	rig_send_range(&R, 4095, 0, 1, 26, 1); /* still in the W=1 window */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 1));
 	rig_send_range(&R, 4095, 0, 1, 20, 1);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_LATE], 1));
@@ -1055,12 +1058,12 @@ Test(builder, bad_calls_ignored)
 {
 	struct xevb_pkt_info pi = { .source_id = 2, .n_frags = 1, .run_number = 1 };
 	struct xevb_frag_ref fr = { .event_id = 1 };
-	uint8_t frame[64] = {0};
+	uint8_t frame[64] = { 0 };
 
 	init3(16, NULL);
-	xevb_builder_add_mep(R.b, 64, frame, &pi, &fr, 0);       /* out of range */
+	xevb_builder_add_mep(R.b, 64, frame, &pi, &fr, 0); /* out of range */
 	uint32_t f = rig_send_range(&R, 2, 0, 1, 1, 1);
-	xevb_builder_add_mep(R.b, f, frame, &pi, &fr, 0);        /* still held */
+	xevb_builder_add_mep(R.b, f, frame, &pi, &fr, 0); /* still held */
 	cr_assert(eq(u64, ST->bad_calls, 2));
 	cr_assert(eq(u64, ST->packets, 1));
 	rig_fini(&R);
@@ -1070,8 +1073,8 @@ Test(builder, wire_size)
 {
 	static const uint16_t ids[] = { 1, 2, 3, 4, 5 };
 	struct xevb_frag_slot fr[5] = {
-		{ 0, 100, 0 }, { UINT32_MAX, 0, 0 }, { 1, 100, 5 }, { 2, 100, 8 },
-		{ UINT32_MAX, 0, 0 } };
+		{ 0, 100, 0 }, { UINT32_MAX, 0, 0 }, { 1, 100, 5 }, { 2, 100, 8 }, { UINT32_MAX, 0, 0 }
+	};
 	struct xevb_event ev = { .n_expected = 5, .n_frags = 3, .source_ids = ids, .frags = fr };
 
 	cr_assert(eq(u32, xevb_event_wire_size(&ev), 32 + 12 + 12 + 8 + 12 + 8));
@@ -1084,7 +1087,7 @@ Test(builder, wire_size)
 	cr_assert(eq(u32, xevb_event_wire_size_fast(&ev), 32 + 12 + 8 + 12 + 8 + 8));
 	ev.frag_wire_bytes = 12 + 8 + 12 + 8;
 	cr_assert(eq(u32, xevb_event_wire_size_fast(&ev), 32 + 12 + 8 + 12 + 8 + 8));
-	ev.flags = 0;   /* sizing trusts the flag, as the walk does */
+	ev.flags = 0; /* sizing trusts the flag, as the walk does */
 	cr_assert(eq(u32, xevb_event_wire_size_fast(&ev), xevb_event_wire_size(&ev)));
 }
 
@@ -1106,7 +1109,7 @@ static void lossy_l1(enum xevb_timeout_policy pol, uint32_t seed)
 	uint32_t sent = 0;
 
 	for (uint32_t i = 0; i < 126; i++)
-		src[i] = (uint16_t)(4095 - i * 31);   /* unsorted, spread */
+		src[i] = (uint16_t)(4095 - i * 31); /* unsorted, spread */
 	rig_init(&R, src, 126, 256, 1024, &x);
 	for (uint32_t g = 0; g < 24; g++) {
 		for (uint32_t s = 0; s < 126; s++) {
@@ -1114,7 +1117,7 @@ static void lossy_l1(enum xevb_timeout_policy pol, uint32_t seed)
 			rng ^= rng >> 7;
 			rng ^= rng << 17;
 			R.now += 10;
-			if (rng % 100 < 75 && g != 5)   /* group 5 complete */
+			if (rng % 100 < 75 && g != 5) /* group 5 complete */
 				continue;
 			rig_send_range(&R, src[s], 0, 1, g * 25, 25);
 			sent++;

@@ -30,7 +30,7 @@
 
 TestSuite(builder_model, .timeout = 60);
 
-#define RANGE   8192   /* event offsets from the run's first id */
+#define RANGE   8192 /* event offsets from the run's first id */
 #define MAX_SRC 6
 #define SEEDS   2500
 
@@ -38,7 +38,7 @@ enum { M_NONE = 0, M_OPEN, M_DONE };
 
 struct mev {
 	uint8_t state;
-	uint8_t present;   /* bit per expected-source index */
+	uint8_t present; /* bit per expected-source index */
 	uint64_t open_ns;
 	uint64_t order;
 };
@@ -69,7 +69,11 @@ struct model {
 	/* far jumps: claims per expected-source index, idle reference */
 	uint32_t quorum;
 	uint64_t last_ns;
-	struct { uint32_t id; bool set; uint64_t ns; } claim[MAX_SRC];
+	struct {
+		uint32_t id;
+		bool set;
+		uint64_t ns;
+	} claim[MAX_SRC];
 	uint64_t jumps_quorum, jumps_idle;
 	/* a DFM: one past the newest id it assigned */
 	bool dfm, assigned_known;
@@ -79,9 +83,8 @@ struct model {
 static struct model M;
 static struct rig R;
 /* What the runs exercised, over all seeds: each case must occur. */
-static uint64_t seen_drops[XEVB_DROP__COUNT], seen_complete, seen_incomplete,
-	seen_discarded, seen_eor, seen_evicted, seen_wrap, seen_jumps_quorum, seen_jumps_idle,
-	seen_grouped, seen_split, seen_unassigned_ev;
+static uint64_t seen_drops[XEVB_DROP__COUNT], seen_complete, seen_incomplete, seen_discarded, seen_eor,
+	seen_evicted, seen_wrap, seen_jumps_quorum, seen_jumps_idle, seen_grouped, seen_split, seen_unassigned_ev;
 
 static uint32_t rnd_state;
 static uint32_t rnd(void)
@@ -225,7 +228,7 @@ static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 	} else {
 		if (e - M.base >= M.W) {
 			uint32_t nb = e - (M.W - 1);
-			int far = 0;   /* 1 idle, 2 quorum */
+			int far = 0; /* 1 idle, 2 quorum */
 			if (m_unassigned(e))
 				return XEVB_DROP_UNASSIGNED;
 			if (e - M.base >= 2 * M.W) {
@@ -239,7 +242,8 @@ static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 					uint32_t n = 0;
 					for (uint32_t i = 0; i < M.n_src; i++) {
 						int64_t dist = (int32_t)(M.claim[i].id - e);
-						n += M.claim[i].set && dist > -(int64_t)M.W && dist < (int64_t)M.W &&
+						n += M.claim[i].set && dist > -(int64_t)M.W &&
+						     dist < (int64_t)M.W &&
 						     (!M.timeout || now - M.claim[i].ns < M.timeout);
 					}
 					if (n < M.quorum)
@@ -270,8 +274,8 @@ static int m_frag(uint32_t si, uint32_t e, uint64_t now)
 	return -1;
 }
 
-static void m_mep(int si /* -1 unknown */, uint8_t flags, uint32_t run,
-		  const uint32_t *ids, uint32_t n, uint64_t now)
+static void m_mep(int si /* -1 unknown */, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n,
+		  uint64_t now)
 {
 	uint32_t k = si < 0 ? MAX_SRC : (uint32_t)si;
 
@@ -321,8 +325,8 @@ static void compare(uint32_t seed, uint32_t step, uint16_t unknown)
 		cr_assert(eq(u64, s->frags_received, M.rx[m]), "seed %u step %u src %u rx", seed, step, k);
 		cr_assert(eq(u64, s->frags_in_events, M.in[m]), "seed %u step %u src %u in", seed, step, k);
 		for (int r = 0; r < XEVB_DROP__COUNT; r++)
-			cr_assert(eq(u64, s->drops[r], M.drops[m][r]),
-				  "seed %u step %u src %u drop %d", seed, step, k, r);
+			cr_assert(eq(u64, s->drops[r], M.drops[m][r]), "seed %u step %u src %u drop %d", seed,
+				  step, k, r);
 	}
 	cr_assert(eq(u64, st->events_opened, M.opened), "seed %u step %u opened", seed, step);
 	cr_assert(eq(u64, st->events_complete, M.complete), "seed %u step %u complete", seed, step);
@@ -342,14 +346,14 @@ static void compare(uint32_t seed, uint32_t step, uint16_t unknown)
 		cr_assert(eq(u32, e->event_id, w->event_id), "seed %u step %u event %zu id", seed, step, i);
 		cr_assert(eq(u8, e->flags, w->flags), "seed %u event %u flags", seed, e->event_id);
 		for (uint32_t k = 0; k < M.n_src; k++)
-			cr_assert(eq(int, rig_has(e, M.src[k]), w->present >> k & 1),
-				  "seed %u event %u source %u", seed, e->event_id, M.src[k]);
+			cr_assert(eq(int, rig_has(e, M.src[k]), w->present >> k & 1), "seed %u event %u source %u",
+				  seed, e->event_id, M.src[k]);
 	}
 }
 
 static void run_seed(uint32_t seed)
 {
-	struct xevb_builder_cfg x = {0};
+	struct xevb_builder_cfg x = { 0 };
 	uint32_t cursor[MAX_SRC + 1], steps;
 	uint16_t unknown;
 
@@ -400,7 +404,7 @@ static void run_seed(uint32_t seed)
 	for (uint32_t i = 0; i <= MAX_SRC; i++)
 		cursor[i] = below(4);
 
-	uint32_t pack = below(2) ? 2 + below(5) : 0;   /* aligned packing P, or free */
+	uint32_t pack = below(2) ? 2 + below(5) : 0; /* aligned packing P, or free */
 	R.refless_every = below(2) ? 1 + below(3) : 0;
 
 	steps = 50 + below(250);
@@ -426,12 +430,12 @@ static void run_seed(uint32_t seed)
 			uint8_t flags = 0;
 			uint32_t run = below(25) ? 7 : 8;
 
-			if (below(10) == 0) {           /* resend or a lagging source */
+			if (below(10) == 0) { /* resend or a lagging source */
 				off = cursor[k] > 12 ? cursor[k] - below(12) : 0;
 				flags |= XEVB_MEP_F_RESEND;
 			} else {
 				if (below(30) == 0)
-					cursor[k] += 10 + below(40);   /* jump ahead */
+					cursor[k] += 10 + below(40); /* jump ahead */
 				off = cursor[k];
 			}
 			if (pack && below(8)) {
@@ -512,16 +516,17 @@ Test(builder_model, random_runs_match_the_model)
 	cr_assert(gt(u64, seen_split, 1000), "runs split by a MEP that did not fit hardly exercised");
 	cr_log_info("MEPs booked as runs %llu, runs split %llu", (unsigned long long)seen_grouped,
 		    (unsigned long long)seen_split);
-	cr_log_info("drops dup %llu late %llu unknown %llu run %llu overflow %llu future %llu unassigned %llu; "
-		    "events complete %llu "
-		    "incomplete %llu discarded %llu eor %llu evicted %llu wrapped %llu; far jumps quorum %llu idle %llu",
-		    (unsigned long long)seen_drops[0], (unsigned long long)seen_drops[1],
-		    (unsigned long long)seen_drops[2], (unsigned long long)seen_drops[3],
-		    (unsigned long long)seen_drops[4], (unsigned long long)seen_drops[5],
-		    (unsigned long long)seen_drops[XEVB_DROP_UNASSIGNED], (unsigned long long)seen_complete,
-		    (unsigned long long)seen_incomplete, (unsigned long long)seen_discarded,
-		    (unsigned long long)seen_eor, (unsigned long long)seen_evicted, (unsigned long long)seen_wrap,
-		    (unsigned long long)seen_jumps_quorum, (unsigned long long)seen_jumps_idle);
+	cr_log_info(
+		"drops dup %llu late %llu unknown %llu run %llu overflow %llu future %llu unassigned %llu; "
+		"events complete %llu "
+		"incomplete %llu discarded %llu eor %llu evicted %llu wrapped %llu; far jumps quorum %llu idle %llu",
+		(unsigned long long)seen_drops[0], (unsigned long long)seen_drops[1],
+		(unsigned long long)seen_drops[2], (unsigned long long)seen_drops[3],
+		(unsigned long long)seen_drops[4], (unsigned long long)seen_drops[5],
+		(unsigned long long)seen_drops[XEVB_DROP_UNASSIGNED], (unsigned long long)seen_complete,
+		(unsigned long long)seen_incomplete, (unsigned long long)seen_discarded,
+		(unsigned long long)seen_eor, (unsigned long long)seen_evicted, (unsigned long long)seen_wrap,
+		(unsigned long long)seen_jumps_quorum, (unsigned long long)seen_jumps_idle);
 }
 
 /*
@@ -541,7 +546,9 @@ Test(builder_model, loss_bursts_leave_later_events_complete)
 {
 	static const uint16_t src[LB_SRC] = { 3, 9, 14, 200, 201, 4095 };
 	static uint8_t got[LB_ROUNDS * LB_PACK];
-	struct { uint32_t si, round; } late[LB_SRC];
+	struct {
+		uint32_t si, round;
+	} late[LB_SRC];
 	uint32_t n_late = 0, lossy_rounds = 0;
 	struct xevb_builder_cfg x = { .timeout_ns = 0 };
 
@@ -550,7 +557,7 @@ Test(builder_model, loss_bursts_leave_later_events_complete)
 	rig_init(&R, src, LB_SRC, 16, 16 * LB_SRC * 2 + 8, &x);
 	R.refless_every = 2;
 	for (uint32_t r = 0; r < LB_ROUNDS; r++) {
-		bool burst = (r / 50) % 3 == 1;   /* 50 lossy rounds in every 150 */
+		bool burst = (r / 50) % 3 == 1; /* 50 lossy rounds in every 150 */
 		uint32_t order[LB_SRC], ids[LB_PACK], held = n_late;
 
 		for (uint32_t i = 0; i < LB_SRC; i++)
@@ -565,8 +572,8 @@ Test(builder_model, loss_bursts_leave_later_events_complete)
 			uint32_t si = order[k];
 
 			if (burst && below(4) == 0)
-				continue;               /* lost */
-			if (below(10) == 0) {           /* one round late */
+				continue;     /* lost */
+			if (below(10) == 0) { /* one round late */
 				late[n_late].si = si;
 				late[n_late++].round = r;
 				continue;
@@ -612,7 +619,6 @@ Test(builder_model, loss_bursts_leave_later_events_complete)
 	for (int r = 0; r < XEVB_DROP__COUNT; r++)
 		cr_assert(eq(u64, st->drops[r], 0), "drop reason %d", r);
 	cr_log_info("%u lossy rounds: %llu events complete, %llu torn (%llu evicted)", lossy_rounds,
-		    (unsigned long long)whole, (unsigned long long)torn,
-		    (unsigned long long)st->events_evicted);
+		    (unsigned long long)whole, (unsigned long long)torn, (unsigned long long)st->events_evicted);
 	rig_fini(&R);
 }

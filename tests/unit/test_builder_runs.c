@@ -71,8 +71,8 @@ Test(builder_runs, run_times_out_incomplete)
 	uint16_t missing[8];
 
 	init_l1(4, &x);
-	send_l1(4, 0, 1);                       /* events 0..24: one by one */
-	for (uint32_t i = 0; i < 3; i++)        /* 25..49: a run, source SRC[3] silent */
+	send_l1(4, 0, 1);                /* events 0..24: one by one */
+	for (uint32_t i = 0; i < 3; i++) /* 25..49: a run, source SRC[3] silent */
 		rig_send_range(&R, SRC[i], 0, 1, 25, 25);
 	cr_assert(eq(u64, ST->meps_grouped, 3));
 	cr_assert(eq(u64, ST->open_events, 25));
@@ -122,7 +122,7 @@ Test(builder_runs, duplicate_run_mep)
 	init_l1(3, NULL);
 	send_l1(3, 0, 1);
 	rig_send_range(&R, SRC[0], 0, 1, 25, 25);
-	rig_send_range(&R, SRC[0], 0, 1, 25, 25);   /* resent whole */
+	rig_send_range(&R, SRC[0], 0, 1, 25, 25); /* resent whole */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_DUPLICATE], 25));
 	cr_assert(eq(u32, rig_frames_held(&R), 1), "the duplicate's frame went back at once");
 	rig_send_range(&R, SRC[1], 0, 1, 25, 25);
@@ -138,7 +138,7 @@ Test(builder_runs, misfit_mep_splits_the_run)
 	send_l1(3, 0, 1);
 	rig_send_range(&R, SRC[0], 0, 1, 25, 25);
 	rig_send_range(&R, SRC[1], 0, 1, 25, 25);
-	rig_send_range(&R, SRC[2], 0, 1, 30, 5);    /* 30..34 only */
+	rig_send_range(&R, SRC[2], 0, 1, 30, 5); /* 30..34 only */
 	cr_assert(eq(u64, ST->groups_split, 1));
 	cr_assert(eq(sz, R.n_ev, 30), "0..24 and 30..34 complete");
 	rig_check(&R);
@@ -165,7 +165,7 @@ Test(builder_runs, shifted_and_gapped_meps)
 	init_l1(2, NULL);
 	send_l1(2, 0, 1);
 	rig_send_range(&R, SRC[0], 0, 1, 25, 25);
-	rig_send_range(&R, SRC[1], 0, 1, 40, 25);   /* 40..64: splits 25..49 */
+	rig_send_range(&R, SRC[1], 0, 1, 40, 25); /* 40..64: splits 25..49 */
 	cr_assert(eq(u64, ST->groups_split, 1));
 	cr_assert(eq(sz, R.n_ev, 25 + 10));
 	uint32_t gap[] = { 50, 52, 54 };
@@ -231,7 +231,7 @@ Test(builder_runs, share_of_a_mep_books_its_records_only)
 	for (uint32_t j = 0; j < 25; j++)
 		ids[j] = 25 + j;
 	for (uint32_t i = 0; i < 3; i++)
-		rig_send_part(&R, SRC[i], 0, 1, ids, 25, 8, 8);   /* 33..40 */
+		rig_send_part(&R, SRC[i], 0, 1, ids, 25, 8, 8); /* 33..40 */
 	cr_assert(ge(u64, ST->meps_grouped, 3));
 	cr_assert(eq(sz, R.n_ev, 25 + 8), "the rig checked every payload of 33..40");
 	for (uint32_t e = 33; e <= 40; e++)
@@ -239,9 +239,9 @@ Test(builder_runs, share_of_a_mep_books_its_records_only)
 	/* A share split by a misfit share: rows from the right records too. */
 	for (uint32_t j = 0; j < 25; j++)
 		ids[j] = 50 + j;
-	rig_send_part(&R, SRC[0], 0, 1, ids, 25, 3, 10);       /* 53..62 */
+	rig_send_part(&R, SRC[0], 0, 1, ids, 25, 3, 10); /* 53..62 */
 	rig_send_part(&R, SRC[1], 0, 1, ids, 25, 3, 10);
-	rig_send_part(&R, SRC[2], 0, 1, ids, 25, 5, 4);        /* 55..58: splits */
+	rig_send_part(&R, SRC[2], 0, 1, ids, 25, 5, 4); /* 55..58: splits */
 	cr_assert(eq(u64, ST->groups_split, 1));
 	cr_assert(eq(sz, R.n_ev, 25 + 8 + 4));
 	rig_fini(&R);

@@ -17,7 +17,7 @@ TestSuite(builder_segments, .timeout = 60);
 static struct rig R;
 static const uint16_t SRC3[] = { 7, 2, 40 };
 
-#define ST xevb_builder_stats(R.b)
+#define ST      xevb_builder_stats(R.b)
 #define SEGS(r) (ST->segs_drops[XEVB_SEG_##r])
 
 /* The 3001-byte fragment of event e from src in three segments, in the order given. */
@@ -61,8 +61,8 @@ Test(builder_segments, three_segments_make_the_fragment)
 	cr_assert(eq(u8, R.ev[0].flags, 0));
 	cr_assert(rig_has(&R.ev[0], 2));
 	/* The record is the whole fragment: its header and padded payload. */
-	cr_assert(eq(u32, R.ev[0].wire_size, 32 + (12 + 3004) + (12 + XEVB_PAD4(rig_len(7, 10))) +
-		     (12 + XEVB_PAD4(rig_len(40, 10)))));
+	cr_assert(eq(u32, R.ev[0].wire_size,
+		     32 + (12 + 3004) + (12 + XEVB_PAD4(rig_len(7, 10))) + (12 + XEVB_PAD4(rig_len(40, 10)))));
 	cr_assert(eq(u64, ST->frags_received, 3));
 	cr_assert(eq(u64, ST->frags_in_events, 3));
 	cr_assert(eq(u64, ST->segs_received, 3));
@@ -181,10 +181,10 @@ Test(builder_segments, dropped_before_held)
 	struct xevb_builder_cfg x = { .run_number = 1 };
 
 	rig_init(&R, SRC3, 3, 16, 32, &x);
-	send_3001(1000, 10, LAST_FIRST, 0);       /* not configured */
+	send_3001(1000, 10, LAST_FIRST, 0); /* not configured */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNKNOWN_SOURCE], 1));
-	send_3001(2, 10, LAST_FIRST, 0);          /* fine */
-	rig_send_segment(&R, 7, 0, 2, 10, 3001, 0, 1452);   /* run 2 */
+	send_3001(2, 10, LAST_FIRST, 0);                  /* fine */
+	rig_send_segment(&R, 7, 0, 2, 10, 3001, 0, 1452); /* run 2 */
 	rig_send_segment(&R, 7, 0, 2, 10, 3001, 1452, 1452);
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_WRONG_RUN], 1));
 	cr_assert(eq(u64, SEGS(FRAG_DROPPED), 5));
@@ -198,7 +198,7 @@ Test(builder_segments, dropped_before_held)
 Test(builder_segments, segment_into_a_run)
 {
 	rig_init(&R, SRC3, 3, 16, 32, NULL);
-	rig_send_range(&R, 7, 0, 1, 19, 1);   /* the window has a base: runs can open */
+	rig_send_range(&R, 7, 0, 1, 19, 1); /* the window has a base: runs can open */
 	rig_send_range(&R, 7, 0, 1, 20, 4);
 	rig_send_range(&R, 40, 0, 1, 20, 4);
 	cr_assert(eq(u64, ST->meps_grouped, 2));
@@ -291,19 +291,18 @@ Test(builder_segments, entries_run_out)
 /* Bad calls are refused and counted; nothing is released. */
 Test(builder_segments, bad_calls)
 {
-	struct xevb_pkt_info pi = { .source_id = 2, .flags = XEVB_MEP_F_SEGMENT, .seg_bytes = 4,
-				    .frag_length = 8 };
+	struct xevb_pkt_info pi = { .source_id = 2, .flags = XEVB_MEP_F_SEGMENT, .seg_bytes = 4, .frag_length = 8 };
 	struct xevb_frag_ref ref = { .length = 4 };
 	uint8_t frame[64] = { 0 };
 
 	rig_init(&R, SRC3, 3, 16, 16, NULL);
-	xevb_builder_add_segment(R.b, R.n_frames, frame, &pi, &ref, 0);   /* frame index */
-	xevb_builder_add_segment(R.b, 0, frame, &pi, NULL, 0);            /* no ref */
+	xevb_builder_add_segment(R.b, R.n_frames, frame, &pi, &ref, 0); /* frame index */
+	xevb_builder_add_segment(R.b, 0, frame, &pi, NULL, 0);          /* no ref */
 	pi.flags = 0;
-	xevb_builder_add_segment(R.b, 0, frame, &pi, &ref, 0);            /* not a segment */
+	xevb_builder_add_segment(R.b, 0, frame, &pi, &ref, 0); /* not a segment */
 	pi.flags = XEVB_MEP_F_SEGMENT;
 	pi.seg_offset = 8;
-	xevb_builder_add_segment(R.b, 0, frame, &pi, &ref, 0);            /* past the fragment */
+	xevb_builder_add_segment(R.b, 0, frame, &pi, &ref, 0); /* past the fragment */
 	cr_assert(eq(u64, ST->bad_calls, 4));
 	cr_assert(eq(u64, ST->segs_received, 0));
 	cr_assert(eq(u64, R.releases, 0));
@@ -324,12 +323,12 @@ struct mseg {
 	uint16_t src;
 	uint32_t event;
 	uint16_t length, off, bytes;
-	uint8_t kind;            /* 0 real, 1 duplicate copy, 2 overlap, 3 other crc */
-	uint32_t after;          /* bad ones: not before this packet index of their fragment */
+	uint8_t kind;   /* 0 real, 1 duplicate copy, 2 overlap, 3 other crc */
+	uint32_t after; /* bad ones: not before this packet index of their fragment */
 };
 
 #define M_EVENTS 12
-#define M_SEGSRC 3           /* sources 1..3 send segments; 0 MEPs; 9 nothing (events stay open) */
+#define M_SEGSRC 3 /* sources 1..3 send segments; 0 MEPs; 9 nothing (events stay open) */
 #define M_MAX    (M_EVENTS * M_SEGSRC * 80)
 
 static struct mseg plan[M_MAX];
@@ -356,7 +355,7 @@ static void model_round(uint64_t seed)
 	for (uint32_t e = 0; e < M_EVENTS; e++)
 		for (uint16_t s = 1; s <= M_SEGSRC; s++) {
 			uint32_t len = 1 + below(5000), min = (len + 59) / 60, at = 0, first = n;
-			int lose = below(4) == 0;   /* 2: one segment was lost */
+			int lose = below(4) == 0; /* 2: one segment was lost */
 			bool delivered = false;
 
 			min = (min + 3) & ~3u;
@@ -366,14 +365,17 @@ static void model_round(uint64_t seed)
 				uint32_t sz = min + 4 * below(200), b = len - at < sz ? len - at : sz;
 
 				if (!(lose && below(3) == 0)) {
-					plan[n++] = (struct mseg){ s, e, (uint16_t)len, (uint16_t)at, (uint16_t)b, 0, 0 };
+					plan[n++] = (struct mseg){ s, e, (uint16_t)len, (uint16_t)at, (uint16_t)b,
+								   0, 0 };
 					delivered = true;
 					if (below(6) == 0) {
-						plan[n++] = (struct mseg){ s, e, (uint16_t)len, (uint16_t)at, (uint16_t)b, 1, 0 };
+						plan[n++] = (struct mseg){
+							s, e, (uint16_t)len, (uint16_t)at, (uint16_t)b, 1, 0
+						};
 						want_dup++;
 					}
 				} else {
-					lose = 2;   /* lost one for sure */
+					lose = 2; /* lost one for sure */
 				}
 				at += b;
 			}
@@ -482,9 +484,9 @@ Test(builder_segments, model_random_sizes_orders_duplicates_overlaps_losses)
 	for (uint64_t seed = 1; seed <= 30; seed++)
 		model_round(seed * 0x9e3779b97f4a7c15ull);
 	printf("builder_segments model: 30 rounds, %llu segments: %llu in %llu whole fragments, %llu duplicate, "
-	       "%llu mismatched, %llu fragments partial\n", (unsigned long long)tot_segs,
-	       (unsigned long long)tot_in, (unsigned long long)tot_whole, (unsigned long long)tot_dup,
-	       (unsigned long long)tot_mis, (unsigned long long)tot_partial);
+	       "%llu mismatched, %llu fragments partial\n",
+	       (unsigned long long)tot_segs, (unsigned long long)tot_in, (unsigned long long)tot_whole,
+	       (unsigned long long)tot_dup, (unsigned long long)tot_mis, (unsigned long long)tot_partial);
 	cr_assert(gt(u64, tot_dup, 50));
 	cr_assert(gt(u64, tot_mis, 50));
 	cr_assert(gt(u64, tot_partial, 50));
@@ -501,7 +503,7 @@ Test(builder_segments, reask_answer_completes_the_fragment)
 	rig_send_range(&R, 7, 0, 1, 30, 1);
 	rig_send_range(&R, 40, 0, 1, 30, 1);
 	rig_send_segment(&R, 2, 0, 1, 30, 3001, 0, 1452);
-	rig_send_segment(&R, 2, 0, 1, 30, 3001, 2904, 97);   /* 1452.. lost on the way */
+	rig_send_segment(&R, 2, 0, 1, 30, 3001, 2904, 97); /* 1452.. lost on the way */
 	cr_assert(eq(int, xevb_builder_missing(R.b, 30, miss, 4), 1));
 	cr_assert(eq(u16, miss[0], 2));
 	send_3001(2, 30, IN_ORDER, XEVB_MEP_F_RESEND);

@@ -92,11 +92,14 @@ Test(cli_table, defaults_fill_the_struct)
 
 Test(cli_table, options_store_their_values)
 {
-	cr_assert(eq(int, PARSE("-d", "eth1", "-s", "0-3,7", "--mode", "socket", "--udp", "--window", "8",
-				"--timeout-policy", "discard", "--run", "5", "--sink", "198.18.3.1:5000",
-				"--sink", "198.18.3.2:5000", "--credits", "32", "--ctl-port", "24000", "--id", "3",
-				"--bind-src", "0-1=198.18.1.1", "--allow-src", "198.18.1.2", "--quiet", "--json",
-				"--duration", "2.5", "-v"), -1), "%s", errbuf);
+	cr_assert(eq(int,
+		     PARSE("-d", "eth1", "-s", "0-3,7", "--mode", "socket", "--udp", "--window", "8",
+			   "--timeout-policy", "discard", "--run", "5", "--sink", "198.18.3.1:5000", "--sink",
+			   "198.18.3.2:5000", "--credits", "32", "--ctl-port", "24000", "--id", "3", "--bind-src",
+			   "0-1=198.18.1.1", "--allow-src", "198.18.1.2", "--quiet", "--json", "--duration", "2.5",
+			   "-v"),
+		     -1),
+		  "%s", errbuf);
 	cr_assert(eq(u32, cfg.n_sources, 5));
 	cr_assert(eq(u16, cfg.sources[4], 7));
 	cr_assert(eq(u32, cfg.mode, BUILD_MODE_SOCKET));
@@ -122,10 +125,12 @@ Test(cli_table, options_store_their_values)
 
 Test(cli_table, tune_keys_store_their_values)
 {
-	cr_assert(eq(int, PARSE("--tune", "rx-ring=8192", "--tune", "no-shed=1", "--tune", "reask-ms=40",
-				"--tune", "xdp-mode=generic", "--tune", "nice=-20", "--tune", "cpus=2-3",
-				"--tune", "coalesce-us=0", "--tune", "sink-pacing=200m", "--tune", "busy-high=1.5",
-				"--tune", "sink-ctl-port=24004", "--tune", "frames=8192", "--tune", "frames=4096"), -1),
+	cr_assert(eq(int,
+		     PARSE("--tune", "rx-ring=8192", "--tune", "no-shed=1", "--tune", "reask-ms=40", "--tune",
+			   "xdp-mode=generic", "--tune", "nice=-20", "--tune", "cpus=2-3", "--tune",
+			   "coalesce-us=0", "--tune", "sink-pacing=200m", "--tune", "busy-high=1.5", "--tune",
+			   "sink-ctl-port=24004", "--tune", "frames=8192", "--tune", "frames=4096"),
+		     -1),
 		  "%s", errbuf);
 	cr_assert(eq(u32, cfg.rx_ring, 8192));
 	cr_assert(cfg.no_shed);
@@ -171,9 +176,11 @@ Test(cli_table, bind_src_takes_mac_and_vlan)
 {
 	const uint8_t mac[6] = { 0x02, 0x00, 0x00, 0x00, 0xab, 0x01 };
 
-	cr_assert(eq(int, PARSE("--bind-src", "0-1=198.18.1.1,mac=02:00:00:00:AB:01,vlan=100",
-				"--bind-src", "2=198.18.1.2,vlan=4094", "--bind-src", "3=198.18.1.3,mac=02:00:00:00:ab:01"),
-		     -1), "%s", errbuf);
+	cr_assert(eq(int,
+		     PARSE("--bind-src", "0-1=198.18.1.1,mac=02:00:00:00:AB:01,vlan=100", "--bind-src",
+			   "2=198.18.1.2,vlan=4094", "--bind-src", "3=198.18.1.3,mac=02:00:00:00:ab:01"),
+		     -1),
+		  "%s", errbuf);
 	cr_assert(eq(u32, cfg.bind_src[1].addr, htonl(0xc6120101)));
 	cr_assert(eq(u8, cfg.bind_src[1].flags, XEVB_BIND_MAC | XEVB_BIND_VLAN));
 	cr_assert(eq(int, memcmp(cfg.bind_src[1].mac, mac, 6), 0));
@@ -191,7 +198,8 @@ Test(cli_table, bind_src_takes_mac_and_vlan)
 
 Test(cli_table, bind_src_refuses_bad_mac_and_vlan)
 {
-	refused(PARSE("--bind-src", "0=198.18.1.1,mac=02:00:00:00:00"), "'mac=02:00:00:00:00' is not the source's "
+	refused(PARSE("--bind-src", "0=198.18.1.1,mac=02:00:00:00:00"),
+		"'mac=02:00:00:00:00' is not the source's "
 		"Ethernet address: expected a unicast MAC such as mac=02:00:00:00:00:01");
 	refused(PARSE("--bind-src", "0=198.18.1.1,mac=01:00:5e:00:00:01"), "is not the source's Ethernet address");
 	refused(PARSE("--bind-src", "0=198.18.1.1,mac=ff:ff:ff:ff:ff:ff"), "is not the source's Ethernet address");
@@ -199,7 +207,8 @@ Test(cli_table, bind_src_refuses_bad_mac_and_vlan)
 	refused(PARSE("--bind-src", "0=198.18.1.1,mac= 2:00:00:00:00:01"), "is not the source's Ethernet address");
 	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=0"), "--bind-src: '0' is not a number in 1..4094");
 	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=4095"), "--bind-src: '4095' is not a number in 1..4094");
-	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=1,vlan=2"), "'vlan=2': after the address come mac=MAC "
+	refused(PARSE("--bind-src", "0=198.18.1.1,vlan=1,vlan=2"),
+		"'vlan=2': after the address come mac=MAC "
 		"and vlan=N, each at most once");
 	refused(PARSE("--bind-src", "0=198.18.1.1,port=5"), "'port=5': after the address come");
 	refused(PARSE("--bind-src", "0=198.18.1.1,"), "is not IDS=ADDR[,mac=MAC][,vlan=N]");
@@ -238,7 +247,8 @@ Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
 			cr_assert(not(eq(ptr, (void *)o->parse, NULL)), "--%s: no parse function", o->name);
 		for (const struct xevb_cfg_opt *p = o + 1; p->name; p++)
 			cr_assert(strcmp(o->name, p->name) != 0, "--%s twice", o->name);
-		cr_assert(strcmp(o->name, "tune") != 0 && strcmp(o->name, "help-tune") != 0 && strcmp(o->name, "help") != 0);
+		cr_assert(strcmp(o->name, "tune") != 0 && strcmp(o->name, "help-tune") != 0 &&
+			  strcmp(o->name, "help") != 0);
 		tune += !!(o->flags & XEVB_F_TUNE);
 	}
 	cr_assert(eq(u32, rows, 62));

@@ -26,8 +26,10 @@ static const uint32_t seen_sources[] = { 3, 4095 };
 
 static uint64_t *slot(const struct xevb_counter *c, struct xevb_snapshot *s, uint32_t id, uint32_t k)
 {
-	char *base = c->part == XEVB_PART_SOURCE ? (char *)&s->core.src[id] : c->part == XEVB_PART_CORE ? (char *)&s->core
-		   : c->part == XEVB_PART_OUTPUT ? (char *)&s->out : (char *)s;
+	char *base = c->part == XEVB_PART_SOURCE ? (char *)&s->core.src[id] :
+		     c->part == XEVB_PART_CORE   ? (char *)&s->core :
+		     c->part == XEVB_PART_OUTPUT ? (char *)&s->out :
+						   (char *)s;
 
 	return (uint64_t *)(base + c->off) + k;
 }
@@ -112,7 +114,7 @@ Test(counters, every_counter_in_the_json_with_its_value)
 				else
 					snprintf(name, sizeof(name), "%s_%s", c->json, c->elem(k));
 				snprintf(want, sizeof(want), "\"%s\":%" PRIu64 ",", name, *slot(c, s, id, k));
-				if (!count(in, want))  /* the last member of an object */
+				if (!count(in, want)) /* the last member of an object */
 					want[strlen(want) - 1] = 0;
 				cr_expect(eq(sz, count(in, want), 1), "JSON: %s once (source %u)", want, id);
 			}
@@ -168,9 +170,11 @@ static void check_page(uint32_t xdp_mode)
 				  "%s: a row without help follows a row of its family", c->json);
 		}
 		if (c->kind == XEVB_COUNTER)
-			cr_expect(not(eq(ptr, strstr(name, "_total"), NULL)), "%s: a counter's name ends in _total", name);
+			cr_expect(not(eq(ptr, strstr(name, "_total"), NULL)),
+				  "%s: a counter's name ends in _total", name);
 		if (!strcmp(c->unit, "bytes"))
-			cr_expect(not(eq(ptr, strstr(name, "_bytes"), NULL)), "%s: counts bytes and says so", name);
+			cr_expect(not(eq(ptr, strstr(name, "_bytes"), NULL)), "%s: counts bytes and says so",
+				  name);
 		for (size_t n = 0; n < (c->scope == XEVB_SCOPE_SOURCE ? N_SEEN : 1); n++)
 			for (uint32_t k = 0; k < c->n; k++) {
 				labels_of(c, seen_sources[n], k, l, sizeof(l));
@@ -289,7 +293,8 @@ Test(counters, the_merge_adds_every_counter)
 			continue;
 		for (size_t n = 0; n < (c->scope == XEVB_SCOPE_SOURCE ? N_SEEN : 1); n++)
 			for (uint32_t k = 0; k < c->n; k++)
-				cr_expect(eq(u64, *slot(c, m, seen_sources[n], k), 2 * *slot(c, a, seen_sources[n], k)),
+				cr_expect(eq(u64, *slot(c, m, seen_sources[n], k),
+					     2 * *slot(c, a, seen_sources[n], k)),
 					  "merge: %s (source %u, element %u)", c->json, seen_sources[n], k);
 	}
 	for (size_t n = 0; n < N_SEEN; n++)
@@ -309,7 +314,7 @@ Test(counters, the_check_names_a_per_source_counter_off_its_total)
 	st->src[3].seen = true;
 	st->src[3].frags_received = st->frags_received = 5;
 	st->src[3].segs_drops[XEVB_SEG_PARTIAL] = 2;
-	st->src[3].seq_gaps = 9;  /* no total: nothing to compare */
+	st->src[3].seq_gaps = 9; /* no total: nothing to compare */
 	xevb_source_stats_add(&sum, &st->src[3]);
 	cr_expect(eq(str, (char *)xevb_source_sums_differ(st, &sum), "segs_drops"));
 	st->segs_drops[XEVB_SEG_PARTIAL] = 2;

@@ -18,11 +18,11 @@
 
 TestSuite(ctl_auth, .timeout = 10);
 
-#define T0   1800000000000000000ull   /* a wall-clock time, ns */
-#define ADDR 0x010212c6u               /* 198.18.2.1, network order: the destination */
+#define T0   1800000000000000000ull /* a wall-clock time, ns */
+#define ADDR 0x010212c6u            /* 198.18.2.1, network order: the destination */
 #define PORT 0x5e5du
 
-static const uint8_t key_a[XEVB_CTL_KEY_LEN] = { 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+static const uint8_t key_a[XEVB_CTL_KEY_LEN] = { 1,  2,  3,  4,  5,  6,  7,  8,  9,  10, 11, 12, 13, 14, 15, 16,
 						 17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32 };
 
 static struct xevb_ctl_auth tx_auth, rx_auth;
@@ -40,8 +40,12 @@ static size_t sealed_done(uint8_t *buf, uint32_t epoch, uint32_t seq, uint64_t t
 	size_t len;
 
 	memset(&m, 0, sizeof(m));
-	m.h = (struct xevb_ctl_hdr){ .type = XEVB_CTL_DONE, .role = XEVB_ROLE_BUILDER, .sender_id = 3,
-				     .epoch = epoch, .seq = seq, .n_recs = 2 };
+	m.h = (struct xevb_ctl_hdr){ .type = XEVB_CTL_DONE,
+				     .role = XEVB_ROLE_BUILDER,
+				     .sender_id = 3,
+				     .epoch = epoch,
+				     .seq = seq,
+				     .n_recs = 2 };
 	m.u.done[0] = (struct xevb_ctl_done){ 100, 0, XEVB_DONE_COMPLETE };
 	m.u.done[1] = (struct xevb_ctl_done){ 101, 1, XEVB_DONE_INCOMPLETE };
 	len = xevb_ctl_encode(&m, buf, XEVB_CTL_MAX_LEN);
@@ -109,7 +113,7 @@ Test(ctl_auth, replays_are_refused_reordering_is_not, .init = keys)
 	size_t l9 = sealed_done(b9, 77, 9, T0 + 2), l200 = sealed_done(b200, 77, 200, T0 + 3);
 
 	cr_assert(eq(int, open_at(b9, l9, T0), XEVB_CTL_OK));
-	cr_assert(eq(int, open_at(b5, l5, T0), XEVB_CTL_OK));      /* late, within the window */
+	cr_assert(eq(int, open_at(b5, l5, T0), XEVB_CTL_OK)); /* late, within the window */
 	cr_assert(eq(int, open_at(b5, l5, T0), XEVB_CTL_E_REPLAY));
 	cr_assert(eq(int, open_at(b9, l9, T0), XEVB_CTL_E_REPLAY));
 	cr_assert(eq(int, open_at(b200, l200, T0), XEVB_CTL_OK));
@@ -133,10 +137,11 @@ Test(ctl_auth, incarnations_keep_their_own_windows, .init = keys)
 	size_t ln1 = sealed_done(new1, 78, 5, T0 + 1000);
 
 	cr_assert(eq(int, open_at(old1, lo1, T0 + 2000), XEVB_CTL_OK));
-	cr_assert(eq(int, open_at(new1, ln1, T0 + 2000), XEVB_CTL_OK));      /* restarted: epoch 78, seq 5 again */
+	cr_assert(eq(int, open_at(new1, ln1, T0 + 2000), XEVB_CTL_OK)); /* restarted: epoch 78, seq 5 again */
 	cr_assert(eq(int, open_at(old1, lo1, T0 + 2000), XEVB_CTL_E_REPLAY)); /* epoch 77's seq 5 is taken */
 	cr_assert(eq(int, open_at(new1, ln1, T0 + 2000), XEVB_CTL_E_REPLAY));
-	cr_assert(eq(int, open_at(old2, lo2, T0 + 2000), XEVB_CTL_OK));      /* epoch 77 still speaks (two sinks id 0) */
+	cr_assert(
+		eq(int, open_at(old2, lo2, T0 + 2000), XEVB_CTL_OK)); /* epoch 77 still speaks (two sinks id 0) */
 }
 
 Test(ctl_auth, a_copy_to_another_destination_does_not_open, .init = keys)

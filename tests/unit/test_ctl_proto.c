@@ -13,8 +13,9 @@ static struct xevb_ctl_msg hdr(uint8_t type, uint8_t role, uint16_t n)
 {
 	struct xevb_ctl_msg m;
 	memset(&m, 0, sizeof(m));
-	m.h = (struct xevb_ctl_hdr){ .type = type, .role = role, .sender_id = 7, .epoch = 0xabcdef01,
-				     .seq = 42, .n_recs = n };
+	m.h = (struct xevb_ctl_hdr){
+		.type = type, .role = role, .sender_id = 7, .epoch = 0xabcdef01, .seq = 42, .n_recs = n
+	};
 	return m;
 }
 
@@ -24,8 +25,13 @@ Test(ctl_proto, status_roundtrip)
 	uint8_t buf[XEVB_CTL_MAX_LEN];
 	size_t len;
 
-	m.u.status = (struct xevb_ctl_status){ .credits = 64, .flags = XEVB_CTL_ST_BUSY,
-		.done_total = 0x123456789aull, .peer_epoch = 5, .load = 77, .first_id = 4, .n_ids = 3 };
+	m.u.status = (struct xevb_ctl_status){ .credits = 64,
+					       .flags = XEVB_CTL_ST_BUSY,
+					       .done_total = 0x123456789aull,
+					       .peer_epoch = 5,
+					       .load = 77,
+					       .first_id = 4,
+					       .n_ids = 3 };
 	len = xevb_ctl_encode(&m, buf, sizeof(buf));
 	cr_assert(eq(sz, len, XEVB_CTL_HLEN + XEVB_CTL_STATUS_RLEN));
 	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), XEVB_CTL_OK));
@@ -57,8 +63,12 @@ Test(ctl_proto, batched_records_roundtrip)
 	cr_assert(eq(u32, n, (XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / 20));
 	m = hdr(XEVB_CTL_ASSIGN, XEVB_ROLE_DFM, (uint16_t)n);
 	for (uint32_t i = 0; i < n; i++)
-		m.u.assign[i] = (struct xevb_ctl_assign){ .first_event = 0xfffffff0u + i * 25, .count = 25,
-			.flags = XEVB_CTL_AS_PULL, .builder_addr = 0x010212c6, .builder_id = (uint16_t)i, .run = 9 };
+		m.u.assign[i] = (struct xevb_ctl_assign){ .first_event = 0xfffffff0u + i * 25,
+							  .count = 25,
+							  .flags = XEVB_CTL_AS_PULL,
+							  .builder_addr = 0x010212c6,
+							  .builder_id = (uint16_t)i,
+							  .run = 9 };
 	len = xevb_ctl_encode(&m, buf, sizeof(buf));
 	cr_assert(le(sz, len, XEVB_CTL_MAX_LEN));
 	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), XEVB_CTL_OK));
@@ -113,27 +123,31 @@ Test(ctl_proto, every_rule_refuses)
 	cr_assert(eq(int, xevb_ctl_decode(buf, len - 1, &d), XEVB_CTL_E_LENGTH));
 	buf[len] = 0;
 	cr_assert(eq(int, xevb_ctl_decode(buf, len + 1, &d), XEVB_CTL_E_LENGTH));
-#define BREAK(off, val, want) do { good_request(buf); buf[off] = (val); \
-	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), want), "byte %d = %d", off, val); } while (0)
+#define BREAK(off, val, want) \
+	do { \
+		good_request(buf); \
+		buf[off] = (val); \
+		cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), want), "byte %d = %d", off, val); \
+	} while (0)
 	BREAK(0, 0x58 ^ 1, XEVB_CTL_E_MAGIC);
 	BREAK(2, 2, XEVB_CTL_E_VERSION);
 	BREAK(3, 0, XEVB_CTL_E_TYPE);
 	BREAK(3, XEVB_CTL__TYPES, XEVB_CTL_E_TYPE);
-	BREAK(4, XEVB_ROLE_DFM, XEVB_CTL_E_ROLE);      /* only builders request */
+	BREAK(4, XEVB_ROLE_DFM, XEVB_CTL_E_ROLE); /* only builders request */
 	BREAK(4, 0, XEVB_CTL_E_ROLE);
 	BREAK(4, 9, XEVB_CTL_E_ROLE);
 	BREAK(5, 1, XEVB_CTL_E_RESERVED);
 	BREAK(19, 1, XEVB_CTL_E_RESERVED);
-	BREAK(17, 3, XEVB_CTL_E_LENGTH);               /* n_recs says 3, 2 present */
-	BREAK(17, 0, XEVB_CTL_E_COUNT);                /* no record */
-	BREAK(20 + 4, 0x10, XEVB_CTL_E_FIELD);         /* count 4096+25 > 1024 */
-	BREAK(20 + 6, 0x02, XEVB_CTL_E_FIELD);         /* unknown flag */
-	BREAK(20 + 7, 1, XEVB_CTL_E_FIELD);            /* reserved byte */
+	BREAK(17, 3, XEVB_CTL_E_LENGTH);       /* n_recs says 3, 2 present */
+	BREAK(17, 0, XEVB_CTL_E_COUNT);        /* no record */
+	BREAK(20 + 4, 0x10, XEVB_CTL_E_FIELD); /* count 4096+25 > 1024 */
+	BREAK(20 + 6, 0x02, XEVB_CTL_E_FIELD); /* unknown flag */
+	BREAK(20 + 7, 1, XEVB_CTL_E_FIELD);    /* reserved byte */
 	good_request(buf);
 	memset(buf + 8, 0, 4);
 	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), XEVB_CTL_E_EPOCH));
 	good_request(buf);
-	xevb_st16(buf + 20 + 4, 0);                    /* count 0 */
+	xevb_st16(buf + 20 + 4, 0); /* count 0 */
 	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), XEVB_CTL_E_FIELD));
 #undef BREAK
 }
@@ -195,7 +209,7 @@ Test(ctl_proto, received_roundtrip_and_rules)
 	uint8_t buf[XEVB_CTL_MAX_LEN];
 	size_t len;
 
-	cr_assert(eq(u32, xevb_ctl_max_recs(XEVB_CTL_RECEIVED), 89));  /* room for the MAC trailer */
+	cr_assert(eq(u32, xevb_ctl_max_recs(XEVB_CTL_RECEIVED), 89)); /* room for the MAC trailer */
 	m.u.received[0] = (struct xevb_ctl_received){ 0x010212c6, 0x1122334455ull };
 	m.u.received[1] = (struct xevb_ctl_received){ 0x020212c6, 0 };
 	len = xevb_ctl_encode(&m, buf, sizeof(buf));
@@ -227,7 +241,7 @@ Test(flowctl, busy_hysteresis_defaults)
 	xevb_busy_init(&b, 10, XEVB_BUSY_HIGH_DEFAULT, XEVB_BUSY_LOW_DEFAULT);
 	cr_assert(eq(u32, b.high, 12));
 	cr_assert(eq(u32, b.low, 2));
-	cr_assert(not(xevb_busy_update(&b, 12)));  /* at the mark: not yet */
+	cr_assert(not(xevb_busy_update(&b, 12))); /* at the mark: not yet */
 	cr_assert(xevb_busy_update(&b, 13));
 	cr_assert(b.busy);
 	/* Between the marks nothing changes, either way. */
@@ -250,7 +264,7 @@ Test(flowctl, wrr_follows_weights)
 	cr_assert(eq(u32, got[0], 100));
 	cr_assert(eq(u32, got[1], 200));
 	cr_assert(eq(u32, got[2], 500));
-	w[2] = 0;   /* ineligible now */
+	w[2] = 0; /* ineligible now */
 	for (int i = 0; i < 30; i++)
 		cr_assert(ne(int, xevb_wrr_pick(cur, w, 3), 2));
 	w[0] = w[1] = 0;

@@ -34,9 +34,18 @@ static void on_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
 static struct xevb_dfm *mk(bool pull, uint32_t block)
 {
 	struct xevb_dfm_cfg c = {
-		.pull = pull, .block = block, .first_event = 1000, .run = 3, .table = 1024,
-		.dead_ns = 500 * MS, .retry_ns = 200 * MS, .max_retries = 2, .clear_group = 10,
-		.clear_flush_ns = 50 * MS, .send_assign = on_assign, .send_clear = on_clear,
+		.pull = pull,
+		.block = block,
+		.first_event = 1000,
+		.run = 3,
+		.table = 1024,
+		.dead_ns = 500 * MS,
+		.retry_ns = 200 * MS,
+		.max_retries = 2,
+		.clear_group = 10,
+		.clear_flush_ns = 50 * MS,
+		.send_assign = on_assign,
+		.send_clear = on_clear,
 	};
 	memset(&R, 0, sizeof(R));
 	return xevb_dfm_new(&c);
@@ -44,8 +53,9 @@ static struct xevb_dfm *mk(bool pull, uint32_t block)
 
 static void status(struct xevb_dfm *d, uint32_t b, uint32_t epoch, uint32_t credits, bool busy, uint64_t now)
 {
-	struct xevb_ctl_hdr h = { .type = XEVB_CTL_STATUS, .role = XEVB_ROLE_BUILDER, .epoch = epoch,
-				  .sender_id = (uint16_t)b };
+	struct xevb_ctl_hdr h = {
+		.type = XEVB_CTL_STATUS, .role = XEVB_ROLE_BUILDER, .epoch = epoch, .sender_id = (uint16_t)b
+	};
 	struct xevb_ctl_status s = { .credits = credits, .flags = busy ? XEVB_CTL_ST_BUSY : 0 };
 	cr_assert(ge(int, xevb_dfm_on_status(d, 0x0a000000 + b, 23902, &h, &s, now), 0));
 }
@@ -223,12 +233,12 @@ Test(dfm, unknown_and_foreign_done_counted)
 	status(d, 0, 1, 4, false, 0);
 	status(d, 1, 2, 4, false, 0);
 	xevb_dfm_step(d, 0, 2);
-	done(d, 0, 1, 5000, XEVB_DONE_COMPLETE, 1);         /* never triggered */
+	done(d, 0, 1, 5000, XEVB_DONE_COMPLETE, 1); /* never triggered */
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 1));
 	done(d, R.to[0] == 0 ? 1 : 0, R.to[0] == 0 ? 2 : 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_foreign, 1));
 	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
-	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);  /* again */
+	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1); /* again */
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 2));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 1));
 	books(d);
@@ -243,7 +253,7 @@ Test(dfm, retries_then_lost_no_done)
 	xevb_dfm_step(d, 0, 1);
 	R.na = 0;
 	for (t = 50 * MS; t <= 1000 * MS; t += 50 * MS) {
-		status(d, 0, 1, 4, false, t);   /* alive, but never a DONE */
+		status(d, 0, 1, 4, false, t); /* alive, but never a DONE */
 		xevb_dfm_poll(d, t);
 	}
 	cr_assert(eq(u32, R.na, 2));
@@ -270,7 +280,7 @@ Test(dfm, clears_batched_and_merged)
 	cr_assert(eq(u32, R.clear_calls, 0));
 	done(d, 0, 1, 1010, XEVB_DONE_COMPLETE, 2);
 	cr_assert(eq(u32, R.clear_calls, 1));
-	cr_assert(eq(u32, R.nc, 2));       /* 1000-1004 and 1006-1010 */
+	cr_assert(eq(u32, R.nc, 2)); /* 1000-1004 and 1006-1010 */
 	cr_assert(eq(u32, R.c[0].first_event, 1000));
 	cr_assert(eq(u32, R.c[0].count, 5));
 	cr_assert(eq(u32, R.c[1].first_event, 1006));
@@ -396,7 +406,7 @@ Test(dfm, received_counts_are_cumulative_and_survive_a_farm_node_restart)
 Test(dfm, received_from_strangers_counted_apart)
 {
 	struct xevb_dfm *d = two_builders_done();
-	uint64_t r[3] = { 8, 4, 9 };  /* 0x0a000002 is no builder of ours */
+	uint64_t r[3] = { 8, 4, 9 }; /* 0x0a000002 is no builder of ours */
 
 	received(d, 0, 100, r, 3, 3);
 	cr_assert(eq(u64, xevb_dfm_reconcile(d), 0));
@@ -418,7 +428,9 @@ Test(dfm, builders_sharing_an_address_share_its_count)
 	cr_assert(eq(int, xevb_dfm_on_status(d, 0x0a000000, 23912, &h, &st, 0), 1));
 	cr_assert(eq(u32, xevb_dfm_step(d, 1, 4), 4));
 	for (uint32_t i = 0; i < R.na; i++) {
-		struct xevb_ctl_hdr dh = { .type = XEVB_CTL_DONE, .role = XEVB_ROLE_BUILDER, .epoch = R.to[i] ? 22 : 21 };
+		struct xevb_ctl_hdr dh = { .type = XEVB_CTL_DONE,
+					   .role = XEVB_ROLE_BUILDER,
+					   .epoch = R.to[i] ? 22 : 21 };
 		for (uint32_t k = 0; k < R.a[i].count; k++) {
 			struct xevb_ctl_done rd = { R.a[i].first_event + k, 0, XEVB_DONE_COMPLETE };
 			xevb_dfm_on_done(d, 0x0a000000, R.to[i] ? 23912 : 23902, &dh, &rd, 1, 2);

@@ -19,8 +19,9 @@ static struct xevb_doctor_facts F;
 static struct xevb_doctor_plan P;
 static struct xevb_doctor_check C[XEVB_CHK__COUNT];
 
-#define ZC_NIC_FEATURES (XEVB_XDP_ACT_BASIC | XEVB_XDP_ACT_REDIRECT | XEVB_XDP_ACT_NDO_XMIT | \
-			 XEVB_XDP_ACT_XSK_ZEROCOPY | XEVB_XDP_ACT_RX_SG | XEVB_XDP_ACT_NDO_XMIT_SG)
+#define ZC_NIC_FEATURES \
+	(XEVB_XDP_ACT_BASIC | XEVB_XDP_ACT_REDIRECT | XEVB_XDP_ACT_NDO_XMIT | XEVB_XDP_ACT_XSK_ZEROCOPY | \
+	 XEVB_XDP_ACT_RX_SG | XEVB_XDP_ACT_NDO_XMIT_SG)
 #define CAPS_ROOT ((1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 21) | (1ull << 39))
 
 static void cpus(struct xevb_cpuset *s, const char *list)
@@ -62,10 +63,12 @@ static void ice_good(void)
 	F.mtu = 1500;
 	F.ntuple_on = true;
 	F.n_rules = 2;
-	F.rules[0] = (struct xevb_doctor_rule){ .loc = 1, .kind = XEVB_RULE_IP4_PROTO, .proto = 253,
-						.proto_mask = 0xff, .queue = 0 };
-	F.rules[1] = (struct xevb_doctor_rule){ .loc = 2, .kind = XEVB_RULE_UDP4, .dport = 23900,
-						.dport_mask = 0xffff, .queue = 0 };
+	F.rules[0] = (struct xevb_doctor_rule){
+		.loc = 1, .kind = XEVB_RULE_IP4_PROTO, .proto = 253, .proto_mask = 0xff, .queue = 0
+	};
+	F.rules[1] = (struct xevb_doctor_rule){
+		.loc = 2, .kind = XEVB_RULE_UDP4, .dport = 23900, .dport_mask = 0xffff, .queue = 0
+	};
 	F.indir_size = 128;
 	for (uint32_t i = 0; i < F.indir_size; i++)
 		F.indir[i] = i % 8;
@@ -106,8 +109,8 @@ static void decide(void)
 
 static void expect(int chk, enum xevb_verdict v)
 {
-	cr_assert(eq(str, (char *)xevb_verdict_name(C[chk].verdict), (char *)xevb_verdict_name(v)),
-		  "%s: %s (%s)", C[chk].name, C[chk].detail, C[chk].fix);
+	cr_assert(eq(str, (char *)xevb_verdict_name(C[chk].verdict), (char *)xevb_verdict_name(v)), "%s: %s (%s)",
+		  C[chk].name, C[chk].detail, C[chk].fix);
 }
 
 static void expect_fix(int chk, const char *part)
@@ -117,7 +120,8 @@ static void expect_fix(int chk, const char *part)
 
 static void expect_detail(int chk, const char *part)
 {
-	cr_assert(strstr(C[chk].detail, part) != NULL, "%s detail '%s' lacks '%s'", C[chk].name, C[chk].detail, part);
+	cr_assert(strstr(C[chk].detail, part) != NULL, "%s detail '%s' lacks '%s'", C[chk].name, C[chk].detail,
+		  part);
 }
 
 static int count(enum xevb_verdict v)
@@ -146,9 +150,11 @@ Test(doctor, zero_copy_nic_set_up_right_is_all_ok)
 
 Test(doctor, check_names_are_unique_and_stable)
 {
-	static const char *const want[] = { "driver", "xdp_native", "xdp_zerocopy", "mtu", "queues",
-		"rings", "steering", "hugepages", "irqbalance", "irq_affinity", "numa", "cpu_governor",
-		"busy_poll", "memlock", "capabilities" };
+	static const char *const want[] = {
+		"driver", "xdp_native",   "xdp_zerocopy", "mtu",        "queues",
+		"rings",  "steering",     "hugepages",    "irqbalance", "irq_affinity",
+		"numa",   "cpu_governor", "busy_poll",    "memlock",    "capabilities"
+	};
 
 	ice_good();
 	decide();
@@ -229,7 +235,8 @@ Test(doctor, rule_to_an_unserved_queue_or_drop_fails)
 	decide();
 	expect(XEVB_CHK_STEERING, XEVB_FAIL);
 	expect_detail(XEVB_CHK_STEERING, "rule 1 steers it to queue 5, which no builder socket serves");
-	expect_fix(XEVB_CHK_STEERING, "ethtool -N ens1f0 delete 1; ethtool -N ens1f0 flow-type ip4 l4proto 253 action 0");
+	expect_fix(XEVB_CHK_STEERING,
+		   "ethtool -N ens1f0 delete 1; ethtool -N ens1f0 flow-type ip4 l4proto 253 action 0");
 	F.rules[0].queue = XEVB_RULE_DROP;
 	decide();
 	expect(XEVB_CHK_STEERING, XEVB_FAIL);
@@ -252,7 +259,8 @@ Test(doctor, steering_unknown_when_neither_rules_nor_rss_readable)
 	P.udp_port = 0;
 	decide();
 	expect(XEVB_CHK_STEERING, XEVB_SKIP);
-	expect_detail(XEVB_CHK_STEERING, "no n-tuple rule (none to read: Operation not supported), no RSS table to read");
+	expect_detail(XEVB_CHK_STEERING,
+		      "no n-tuple rule (none to read: Operation not supported), no RSS table to read");
 }
 
 Test(doctor, irqs_on_the_wrong_numa_node_warn)
@@ -283,7 +291,7 @@ Test(doctor, unpinned_irq_warns_even_without_cpus)
 	expect(XEVB_CHK_IRQ_AFFINITY, XEVB_WARN);
 	expect_fix(XEVB_CHK_IRQ_AFFINITY, "echo 0 > /proc/irq/121/smp_affinity_list");
 	expect_detail(XEVB_CHK_IRQ_AFFINITY, "give --cpus");
-	expect(XEVB_CHK_NUMA, XEVB_WARN);   /* 0-15 reaches node 1 */
+	expect(XEVB_CHK_NUMA, XEVB_WARN); /* 0-15 reaches node 1 */
 }
 
 Test(doctor, irqs_without_queue_names_skip)
@@ -379,7 +387,7 @@ Test(doctor, small_rx_ring_warns)
 	decide();
 	expect(XEVB_CHK_RINGS, XEVB_WARN);
 	expect_fix(XEVB_CHK_RINGS, "ethtool -G ens1f0 rx 4096");
-	F.ring_rx_max = F.ring_rx = 1024;   /* as deep as it goes */
+	F.ring_rx_max = F.ring_rx = 1024; /* as deep as it goes */
 	decide();
 	expect(XEVB_CHK_RINGS, XEVB_OK);
 }
@@ -391,7 +399,7 @@ Test(doctor, hugepages_counted_per_queue)
 	for (int i = 0; i < 4; i++)
 		P.queues[i] = (uint16_t)i;
 	F.hugepages_total = 100;
-	F.hugepages_free = 63;   /* 4 queues x 16384 x 2048 B = 64 pages of 2 MiB */
+	F.hugepages_free = 63; /* 4 queues x 16384 x 2048 B = 64 pages of 2 MiB */
 	decide();
 	expect(XEVB_CHK_HUGEPAGES, XEVB_WARN);
 	expect_fix(XEVB_CHK_HUGEPAGES, "sysctl -w vm.nr_hugepages=101");
@@ -432,12 +440,12 @@ Test(doctor, memlock_and_capabilities_fail_unprivileged)
 	ice_good();
 	F.cap_eff = 0;
 	decide();
-	expect(XEVB_CHK_MEMLOCK, XEVB_FAIL);   /* 8 MiB < 32 MiB of UMEM */
+	expect(XEVB_CHK_MEMLOCK, XEVB_FAIL); /* 8 MiB < 32 MiB of UMEM */
 	expect_fix(XEVB_CHK_MEMLOCK, "LimitMEMLOCK=infinity");
 	expect(XEVB_CHK_CAPS, XEVB_FAIL);
 	expect_detail(XEVB_CHK_CAPS, "missing CAP_NET_ADMIN CAP_NET_RAW CAP_BPF");
 	F.memlock_bytes = UINT64_MAX;
-	F.cap_eff = (1ull << 12) | (1ull << 13) | (1ull << 21);   /* CAP_SYS_ADMIN stands for CAP_BPF */
+	F.cap_eff = (1ull << 12) | (1ull << 13) | (1ull << 21); /* CAP_SYS_ADMIN stands for CAP_BPF */
 	decide();
 	expect(XEVB_CHK_MEMLOCK, XEVB_OK);
 	expect(XEVB_CHK_CAPS, XEVB_OK);
@@ -475,12 +483,24 @@ Test(doctor, rss_weights_when_the_driver_has_no_ntuple_rules)
 /* Names as the drivers register them (recorded from /proc/interrupts). */
 Test(doctor, queue_of_an_interrupt_name)
 {
-	static const struct { const char *name; int queue; } rec[] = {
-		{ "ice-ens1f0-TxRx-0", 0 }, { "ice-ens1f0-TxRx-17", 17 }, { "ice-0000:3b:00.0:misc", -1 },
-		{ "i40e-eth2-TxRx-5", 5 }, { "eth3-TxRx-2", 2 }, { "eth3-rx-4", 4 }, { "eth3-tx-4", -1 },
-		{ "mlx5_comp3@pci:0000:5e:00.0", 3 }, { "mlx5_async0@pci:0000:5e:00.0", -1 },
-		{ "virtio0-input.1", 1 }, { "virtio0-output.1", -1 }, { "virtio0-config", -1 },
-		{ "ens1f0", -1 }, { "", -1 },
+	static const struct {
+		const char *name;
+		int queue;
+	} rec[] = {
+		{ "ice-ens1f0-TxRx-0", 0 },
+		{ "ice-ens1f0-TxRx-17", 17 },
+		{ "ice-0000:3b:00.0:misc", -1 },
+		{ "i40e-eth2-TxRx-5", 5 },
+		{ "eth3-TxRx-2", 2 },
+		{ "eth3-rx-4", 4 },
+		{ "eth3-tx-4", -1 },
+		{ "mlx5_comp3@pci:0000:5e:00.0", 3 },
+		{ "mlx5_async0@pci:0000:5e:00.0", -1 },
+		{ "virtio0-input.1", 1 },
+		{ "virtio0-output.1", -1 },
+		{ "virtio0-config", -1 },
+		{ "ens1f0", -1 },
+		{ "", -1 },
 	};
 
 	for (size_t i = 0; i < sizeof(rec) / sizeof(rec[0]); i++)
@@ -491,12 +511,14 @@ Test(doctor, name_column_of_proc_interrupts)
 {
 	char name[48];
 
-	cr_assert(xevb_doctor_irq_line_name("121:    1234     0   IR-PCI-MSIX-0000:3b:00.0    1-edge      ice-ens1f0-TxRx-0\n",
-					    121, name, sizeof(name)));
+	cr_assert(xevb_doctor_irq_line_name(
+		"121:    1234     0   IR-PCI-MSIX-0000:3b:00.0    1-edge      ice-ens1f0-TxRx-0\n", 121, name,
+		sizeof(name)));
 	cr_assert(eq(str, name, "ice-ens1f0-TxRx-0"));
 	cr_assert(xevb_doctor_irq_line_name("38:  5  7  PCI-MSIX-0000:00:04.0   1-edge      virtio0-input.0  \n",
 					    38, name, sizeof(name)));
 	cr_assert(eq(str, name, "virtio0-input.0"));
 	cr_assert(xevb_doctor_irq_line_name("12:  5  7  PCI-MSIX  1-edge  x\n", 121, name, sizeof(name)) == false);
-	cr_assert(xevb_doctor_irq_line_name("NMI:  0  0  Non-maskable interrupts\n", 0, name, sizeof(name)) == false);
+	cr_assert(xevb_doctor_irq_line_name("NMI:  0  0  Non-maskable interrupts\n", 0, name, sizeof(name)) ==
+		  false);
 }

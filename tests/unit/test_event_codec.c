@@ -16,8 +16,8 @@
 
 TestSuite(event_codec, .timeout = 20);
 
-#define MAXS 64
-#define FRAME_HDR 22  /* payload_off: odd-ish offset, CRC in the 4 bytes before */
+#define MAXS      64
+#define FRAME_HDR 22 /* payload_off: odd-ish offset, CRC in the 4 bytes before */
 
 /* An event over fake frames, one frame per source, as the builder hands it out. */
 struct fake {
@@ -29,8 +29,8 @@ struct fake {
 };
 
 /* present[i] false: source i missing. emu: payloads follow the emulator pattern. */
-static void fake_init(struct fake *f, uint32_t n, const uint16_t *sids, const uint16_t *lens,
-		      const bool *present, bool emu, uint32_t seed)
+static void fake_init(struct fake *f, uint32_t n, const uint16_t *sids, const uint16_t *lens, const bool *present,
+		      bool emu, uint32_t seed)
 {
 	uint16_t got = 0;
 
@@ -39,7 +39,7 @@ static void fake_init(struct fake *f, uint32_t n, const uint16_t *sids, const ui
 	for (uint32_t i = 0; i < n; i++) {
 		uint8_t *fr = f->frames[i];
 		for (size_t b = 0; b < sizeof(f->frames[i]); b++)
-			fr[b] = (uint8_t)rand();  /* junk around the payload must not leak */
+			fr[b] = (uint8_t)rand(); /* junk around the payload must not leak */
 		if (emu)
 			xevb_emu_fill(fr + FRAME_HDR, lens[i]);
 		xevb_st32(fr + FRAME_HDR - 4, xevb_crc32c(0, fr + FRAME_HDR, lens[i]));
@@ -70,8 +70,7 @@ static struct iovec iov[XEVB_EVT_IOV_MAX(MAXS)];
 static uint8_t *encode_flat(const struct fake *f, uint64_t build_ns, size_t *len)
 {
 	size_t total = 0, off = 0;
-	int n = xevb_event_encode(&f->ev, build_ns, scratch, sizeof(scratch), iov,
-				  XEVB_EVT_IOV_MAX(MAXS), &total);
+	int n = xevb_event_encode(&f->ev, build_ns, scratch, sizeof(scratch), iov, XEVB_EVT_IOV_MAX(MAXS), &total);
 	uint8_t *buf;
 
 	cr_assert(gt(int, n, 0), "encode: %d", n);
@@ -195,13 +194,27 @@ Test(event_codec, many_sources_complete_and_incomplete)
 				sids[i] = (uint16_t)(i * 61 + pat);
 				lens[i] = (uint16_t)((i * 5 + pat + n) % 8 + (i % 4 == 3 ? 300 : 0));
 				switch (pat) {
-				case 0: present[i] = true; break;
-				case 1: present[i] = i % 3 != 1; break;
-				case 2: present[i] = i != 0; break;
-				case 3: present[i] = i != n - 1; break;
-				case 4: present[i] = i == n / 2; break;
-				case 5: present[i] = i != n / 2; break;
-				default: present[i] = false; break;
+				case 0:
+					present[i] = true;
+					break;
+				case 1:
+					present[i] = i % 3 != 1;
+					break;
+				case 2:
+					present[i] = i != 0;
+					break;
+				case 3:
+					present[i] = i != n - 1;
+					break;
+				case 4:
+					present[i] = i == n / 2;
+					break;
+				case 5:
+					present[i] = i != n / 2;
+					break;
+				default:
+					present[i] = false;
+					break;
 				}
 			}
 			fake_init(f, n, sids, lens, present, pat == 1, pat * 100 + n);
@@ -252,8 +265,10 @@ Test(event_codec, encoder_rejects_inconsistent_events)
 	f->sids[3] = 4;
 	cr_assert(eq(int, xevb_event_encode(&f->ev, 0, scratch, 40, iov, 64, &total), -ENOSPC));
 	cr_assert(eq(int, xevb_event_encode(&f->ev, 0, scratch, sizeof(scratch), iov, 3, &total), -ENOSPC));
-	cr_assert(eq(int, xevb_event_encode(&f->ev, 0, scratch, XEVB_EVT_SCRATCH_MAX(4), iov,
-					    XEVB_EVT_IOV_MAX(4), &total), 7));
+	cr_assert(eq(int,
+		     xevb_event_encode(&f->ev, 0, scratch, XEVB_EVT_SCRATCH_MAX(4), iov, XEVB_EVT_IOV_MAX(4),
+				       &total),
+		     7));
 	free(f);
 }
 
@@ -290,8 +305,7 @@ static void expect_err(const uint8_t *buf, size_t len, int code)
 	struct xevb_decoded_event d;
 	char err[160] = "";
 	int rc = xevb_event_decode(buf, len, &d, err, sizeof(err));
-	cr_assert(eq(int, rc, -code), "want %s, got %s (%s)", xevb_evt_err_name(code),
-		  xevb_evt_err_name(rc), err);
+	cr_assert(eq(int, rc, -code), "want %s, got %s (%s)", xevb_evt_err_name(code), xevb_evt_err_name(rc), err);
 	cr_assert(gt(sz, strlen(err), 0));
 }
 
@@ -322,26 +336,58 @@ Test(event_codec, reject_header_rules)
 	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
 
 #define FRESH() memcpy(b, g, len)
-	FRESH(); expect_err(b, 31, XEVB_EVT_E_SHORT);
+	FRESH();
+	expect_err(b, 31, XEVB_EVT_E_SHORT);
 	expect_err(b, 0, XEVB_EVT_E_SHORT);
-	FRESH(); b[0] ^= 1; expect_err(b, len, XEVB_EVT_E_MAGIC);
-	FRESH(); b[4] = 2; expect_err(b, len, XEVB_EVT_E_VERSION);
-	FRESH(); b[4] = 0; expect_err(b, len, XEVB_EVT_E_VERSION);
-	FRESH(); b[5] |= 0x80; expect_err(b, len, XEVB_EVT_E_FLAGS);
-	FRESH(); b[5] = 0x02; expect_err(b, len, XEVB_EVT_E_FLAGS);
-	FRESH(); b[23] = 1; expect_err(b, len, XEVB_EVT_E_RESERVED);
-	FRESH(); b[22] = 0x80; expect_err(b, len, XEVB_EVT_E_RESERVED);
-	FRESH(); set_total(b, len + 4); expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
-	FRESH(); expect_err(b, len - 4, XEVB_EVT_E_TOTAL_LEN);
-	FRESH(); set_total(b, 0); expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
-	FRESH(); xevb_st16(b + 20, 0); expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
-	FRESH(); xevb_st16(b + 20, 4097); expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
-	FRESH(); xevb_st16(b + 6, 11); expect_err(b, len, XEVB_EVT_E_N_FRAGS);
-	FRESH(); b[5] = 0; expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
+	FRESH();
+	b[0] ^= 1;
+	expect_err(b, len, XEVB_EVT_E_MAGIC);
+	FRESH();
+	b[4] = 2;
+	expect_err(b, len, XEVB_EVT_E_VERSION);
+	FRESH();
+	b[4] = 0;
+	expect_err(b, len, XEVB_EVT_E_VERSION);
+	FRESH();
+	b[5] |= 0x80;
+	expect_err(b, len, XEVB_EVT_E_FLAGS);
+	FRESH();
+	b[5] = 0x02;
+	expect_err(b, len, XEVB_EVT_E_FLAGS);
+	FRESH();
+	b[23] = 1;
+	expect_err(b, len, XEVB_EVT_E_RESERVED);
+	FRESH();
+	b[22] = 0x80;
+	expect_err(b, len, XEVB_EVT_E_RESERVED);
+	FRESH();
+	set_total(b, len + 4);
+	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
+	FRESH();
+	expect_err(b, len - 4, XEVB_EVT_E_TOTAL_LEN);
+	FRESH();
+	set_total(b, 0);
+	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
+	FRESH();
+	xevb_st16(b + 20, 0);
+	expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
+	FRESH();
+	xevb_st16(b + 20, 4097);
+	expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
+	FRESH();
+	xevb_st16(b + 6, 11);
+	expect_err(b, len, XEVB_EVT_E_N_FRAGS);
+	FRESH();
+	b[5] = 0;
+	expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
 	free(g);
 	g = good_complete(&len);
-	FRESH(); b[5] = XEVB_EVT_F_INCOMPLETE; expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
-	FRESH(); xevb_st16(b + 6, 4); expect_err(b, len, XEVB_EVT_E_N_FRAGS);
+	FRESH();
+	b[5] = XEVB_EVT_F_INCOMPLETE;
+	expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
+	FRESH();
+	xevb_st16(b + 6, 4);
+	expect_err(b, len, XEVB_EVT_E_N_FRAGS);
 #undef FRESH
 	free(g);
 	free(b);
@@ -355,19 +401,38 @@ Test(event_codec, reject_record_rules)
 	const size_t r0 = 32, r1 = 48, r2 = 64;
 
 #define FRESH() memcpy(b, g, len)
-	FRESH(); cr_assert(eq(u16, xevb_ld16(b + r1), 12));
+	FRESH();
+	cr_assert(eq(u16, xevb_ld16(b + r1), 12));
 	cr_assert(eq(u16, xevb_ld16(b + r2), 13));
-	FRESH(); xevb_st32(b + r1 + 4, 1000); expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
-	FRESH(); xevb_st32(b + r1 + 4, 0xffffffff); expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
+	FRESH();
+	xevb_st32(b + r1 + 4, 1000);
+	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
+	FRESH();
+	xevb_st32(b + r1 + 4, 0xffffffff);
+	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
 	/* All 7 records present but no room for the last header. */
-	FRESH(); xevb_st32(b + r0 + 4, (uint32_t)(len - r0 - 12 - 8)); expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
-	FRESH(); b[r2 + 3] = 1; expect_err(b, len, XEVB_EVT_E_REC_RESERVED);
-	FRESH(); xevb_st16(b + r0, 4096); expect_err(b, len, XEVB_EVT_E_SOURCE_ID);
-	FRESH(); xevb_st16(b + r2, 12); expect_err(b, len, XEVB_EVT_E_REC_ORDER);
-	FRESH(); xevb_st16(b + r2, 11); expect_err(b, len, XEVB_EVT_E_REC_ORDER);
+	FRESH();
+	xevb_st32(b + r0 + 4, (uint32_t)(len - r0 - 12 - 8));
+	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
+	FRESH();
+	b[r2 + 3] = 1;
+	expect_err(b, len, XEVB_EVT_E_REC_RESERVED);
+	FRESH();
+	xevb_st16(b + r0, 4096);
+	expect_err(b, len, XEVB_EVT_E_SOURCE_ID);
+	FRESH();
+	xevb_st16(b + r2, 12);
+	expect_err(b, len, XEVB_EVT_E_REC_ORDER);
+	FRESH();
+	xevb_st16(b + r2, 11);
+	expect_err(b, len, XEVB_EVT_E_REC_ORDER);
 	/* Record 10 has 1 byte of payload then 3 of padding; record 12, 3 + 1. */
-	FRESH(); b[r0 + 12 + 3] = 0xff; expect_err(b, len, XEVB_EVT_E_PADDING);
-	FRESH(); b[r1 + 12 + 3] = 0x01; expect_err(b, len, XEVB_EVT_E_PADDING);
+	FRESH();
+	b[r0 + 12 + 3] = 0xff;
+	expect_err(b, len, XEVB_EVT_E_PADDING);
+	FRESH();
+	b[r1 + 12 + 3] = 0x01;
+	expect_err(b, len, XEVB_EVT_E_PADDING);
 #undef FRESH
 	free(g);
 	free(b);
@@ -377,25 +442,48 @@ Test(event_codec, reject_missing_list_rules)
 {
 	size_t len;
 	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
-	const size_t m = len - 8;  /* 11, 14, 17, pad */
+	const size_t m = len - 8; /* 11, 14, 17, pad */
 
 #define FRESH() memcpy(b, g, len)
-	FRESH(); cr_assert(eq(u16, xevb_ld16(b + m), 11));
+	FRESH();
+	cr_assert(eq(u16, xevb_ld16(b + m), 11));
 	cr_assert(eq(u16, xevb_ld16(b + m + 4), 17));
-	FRESH(); xevb_st16(b + 20, 12); expect_err(b, len, XEVB_EVT_E_MISSING_TRUNC);
-	FRESH(); xevb_st16(b + m, 14); expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH(); xevb_st16(b + m + 2, 9); expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH(); xevb_st16(b + m + 4, 4096); expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH(); xevb_st16(b + m, 10); expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
-	FRESH(); xevb_st16(b + m + 4, 19); expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
-	FRESH(); b[m + 7] = 1; expect_err(b, len, XEVB_EVT_E_MISSING_PAD);
+	FRESH();
+	xevb_st16(b + 20, 12);
+	expect_err(b, len, XEVB_EVT_E_MISSING_TRUNC);
+	FRESH();
+	xevb_st16(b + m, 14);
+	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
+	FRESH();
+	xevb_st16(b + m + 2, 9);
+	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
+	FRESH();
+	xevb_st16(b + m + 4, 4096);
+	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
+	FRESH();
+	xevb_st16(b + m, 10);
+	expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
+	FRESH();
+	xevb_st16(b + m + 4, 19);
+	expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
+	FRESH();
+	b[m + 7] = 1;
+	expect_err(b, len, XEVB_EVT_E_MISSING_PAD);
 	/* Four zero bytes after the list, counted in total_length. */
-	FRESH(); memset(b + len, 0, 4); set_total(b, len + 4); expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
+	FRESH();
+	memset(b + len, 0, 4);
+	set_total(b, len + 4);
+	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
 	/* n_frags one less: records run into the missing list. */
-	FRESH(); xevb_st16(b + 6, 6); expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
+	FRESH();
+	xevb_st16(b + 6, 6);
+	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
 	free(g);
 	g = good_complete(&len);
-	FRESH(); memset(b + len, 0, 4); set_total(b, len + 4); expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
+	FRESH();
+	memset(b + len, 0, 4);
+	set_total(b, len + 4);
+	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
 #undef FRESH
 	free(g);
 	free(b);
@@ -453,8 +541,8 @@ static void same_verdict(const uint8_t *b, size_t len, unsigned what, size_t fli
 
 	if (!r1)
 		r1 = xevb_event_verify(&d1, what, e1, sizeof(e1));
-	cr_assert(eq(int, r2, r1), "byte %zu, what %u: one walk %s, two %s", flipped, what,
-		  xevb_evt_err_name(r2), xevb_evt_err_name(r1));
+	cr_assert(eq(int, r2, r1), "byte %zu, what %u: one walk %s, two %s", flipped, what, xevb_evt_err_name(r2),
+		  xevb_evt_err_name(r1));
 	if (r1)
 		cr_assert(eq(str, e2, e1), "byte %zu, what %u", flipped, what);
 	if (r1 == 0 || r1 == -XEVB_EVT_E_CRC || r1 == -XEVB_EVT_E_CONTENT) {
@@ -469,7 +557,8 @@ static void same_verdict(const uint8_t *b, size_t len, unsigned what, size_t fli
 /* Every single-bit flip of every byte of three events, under each check. */
 Test(event_codec, decode_verify_matches_decode_then_verify)
 {
-	static const unsigned whats[] = { XEVB_VERIFY_CRC, XEVB_VERIFY_CONTENT, XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT };
+	static const unsigned whats[] = { XEVB_VERIFY_CRC, XEVB_VERIFY_CONTENT,
+					  XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT };
 	uint8_t *(*makers[3])(size_t *) = { good_mixed, good_complete, NULL };
 	size_t n_checked = 0;
 
@@ -509,19 +598,24 @@ Test(event_codec, decode_verify_catches_every_payload_and_crc_byte)
 		uint8_t *p = (uint8_t *)fr.payload;
 		for (uint32_t i = 0; i < fr.length; i++, payload_bytes++) {
 			p[i] ^= 0x20;
-			cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)), -XEVB_EVT_E_CRC),
+			cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)),
+				     -XEVB_EVT_E_CRC),
 				  "source %u payload byte %u", fr.source_id, i);
-			cr_assert(eq(int, xevb_event_decode_verify(b, len, XEVB_VERIFY_CONTENT, &d, err, sizeof(err)),
+			cr_assert(eq(int,
+				     xevb_event_decode_verify(b, len, XEVB_VERIFY_CONTENT, &d, err, sizeof(err)),
 				     -XEVB_EVT_E_CONTENT));
 			p[i] ^= 0x20;
 		}
 		for (uint32_t i = 0; i < 4; i++, crc_bytes++) {
 			p[(int)i - 4] ^= 0x01;
-			cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)), -XEVB_EVT_E_CRC),
+			cr_assert(eq(int, xevb_event_decode_verify(b, len, all, &d, err, sizeof(err)),
+				     -XEVB_EVT_E_CRC),
 				  "source %u crc byte %u", fr.source_id, i);
 			cr_assert(not(eq(ptr, strstr(err, "crc32c"), NULL)), "%s", err);
 			/* Without the CRC check, a wrong CRC over right bytes passes. */
-			cr_assert(eq(int, xevb_event_decode_verify(b, len, XEVB_VERIFY_CONTENT, &d, err, sizeof(err)), 0));
+			cr_assert(eq(int,
+				     xevb_event_decode_verify(b, len, XEVB_VERIFY_CONTENT, &d, err, sizeof(err)),
+				     0));
 			p[(int)i - 4] ^= 0x01;
 		}
 	}
@@ -554,7 +648,7 @@ Test(event_codec, reader_cuts_stream_at_any_chunking)
 		present[i] = true;
 	}
 	fake_init(f, MAXS, sids, lens, present, false, 4);
-	e3 = encode_flat(f, 7, &l3);  /* ~33 KB */
+	e3 = encode_flat(f, 7, &l3); /* ~33 KB */
 
 	/* Stream: e1 e2 e3 repeated, big enough to force growth and compaction. */
 	size_t n = 0, count = 0;
@@ -724,7 +818,7 @@ static void *drain_thread(void *arg)
 			break;
 		got += r;
 		if (got % 7 == 0)
-			usleep(100);  /* let the writer see a full socket */
+			usleep(100); /* let the writer see a full socket */
 	}
 	d->want = got;
 	return NULL;
@@ -743,7 +837,7 @@ Test(event_codec, writev_all_chunks_and_partial_writes)
 	for (size_t i = 0; i < sizeof(src); i++)
 		src[i] = (uint8_t)(i * 7 + (i >> 9));
 	for (int i = 0; i < N; i++) {
-		size_t l = (size_t)(i * 13) % 64;  /* includes zero-length entries */
+		size_t l = (size_t)(i * 13) % 64; /* includes zero-length entries */
 		v[i] = (struct iovec){ src + total, l };
 		total += l;
 	}

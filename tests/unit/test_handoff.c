@@ -40,7 +40,7 @@ Test(handoff, spsc_fifo_capacity_and_wrap)
 	cr_assert(eq(u32, xevb_spsc_peek(&r, 64), 0));
 	cr_assert(xevb_spsc_empty(&r));
 	cr_assert(xevb_spsc_publish(&r));
-	cr_assert(not(xevb_spsc_publish(&r)));   /* nothing new */
+	cr_assert(not(xevb_spsc_publish(&r))); /* nothing new */
 	cr_assert(eq(u32, xevb_spsc_peek(&r, 64), 1));
 	/* Fill to capacity: the 9th slot is refused, never overwritten. */
 	for (int i = 0; i < 7; i++) {
@@ -83,7 +83,9 @@ static void *producer(void *arg)
 		struct xevb_ho_ent *e;
 
 		while (b < 32 && v < N_ITEMS && (e = xevb_spsc_slot(r))) {
-			*e = (struct xevb_ho_ent){ .frame_idx = v, .rec_off = (uint16_t)v, .n_walk = (uint16_t)(v >> 16) };
+			*e = (struct xevb_ho_ent){ .frame_idx = v,
+						   .rec_off = (uint16_t)v,
+						   .n_walk = (uint16_t)(v >> 16) };
 			xevb_spsc_push(r);
 			v++;
 			b++;
@@ -106,8 +108,10 @@ Test(handoff, spsc_two_threads_in_order)
 		for (uint32_t i = 0; i < n; i++) {
 			const struct xevb_ho_ent *e = xevb_spsc_at(&r, i);
 			/* Whole entries only: never a torn or stale one. */
-			if (e->frame_idx != want || e->rec_off != (uint16_t)want || e->n_walk != (uint16_t)(want >> 16))
-				cr_fatal("entry %u: got idx %u rec_off %u n_walk %u", want, e->frame_idx, e->rec_off, e->n_walk);
+			if (e->frame_idx != want || e->rec_off != (uint16_t)want ||
+			    e->n_walk != (uint16_t)(want >> 16))
+				cr_fatal("entry %u: got idx %u rec_off %u n_walk %u", want, e->frame_idx,
+					 e->rec_off, e->n_walk);
 			want++;
 		}
 		xevb_spsc_release(&r, n);
@@ -181,7 +185,7 @@ Test(handoff, plan_interleaved_needs_filter)
 {
 	struct xevb_frag_ref f[6];
 	struct xevb_ho_part p[XEVB_HO_MAX_WORKERS];
-	uint32_t ids[] = { 10, 11, 12, 13, 14, 15 };   /* block 1: owners alternate */
+	uint32_t ids[] = { 10, 11, 12, 13, 14, 15 }; /* block 1: owners alternate */
 
 	refs(f, ids, 6);
 	cr_assert(eq(u32, xevb_owner_plan(f, 6, 0, 2, p), 2));
@@ -216,7 +220,9 @@ static void random_mep_plan(struct random_mep *m, uint64_t *rnd, int t, uint32_t
 	static uint32_t ids[1024];
 	static uint16_t lens[1024];
 	const struct xevb_parse_cfg pcfg = { .udp_port = 23900, .ip_proto = 253 };
-	struct xevb_mep_params mp = { .ip_proto = 253, .run_number = run, .saddr = 0x0101a8c6, .daddr = 0x0102a8c6 };
+	struct xevb_mep_params mp = {
+		.ip_proto = 253, .run_number = run, .saddr = 0x0101a8c6, .daddr = 0x0102a8c6
+	};
 	uint32_t e;
 	ssize_t len;
 
@@ -239,7 +245,8 @@ static void random_mep_plan(struct random_mep *m, uint64_t *rnd, int t, uint32_t
 	mp.frag_len = lens;
 	len = xevb_write_frame(m->frame, sizeof(m->frame), &mp);
 	cr_assert(gt(sz, (size_t)len, 0));
-	cr_assert(eq(int, xevb_classify(m->frame, m->frame + len, (uint32_t)len, &pcfg, &m->pi, m->fr), XEVB_RES_MEP));
+	cr_assert(eq(int, xevb_classify(m->frame, m->frame + len, (uint32_t)len, &pcfg, &m->pi, m->fr),
+		     XEVB_RES_MEP));
 	xevb_owner_plan(m->fr, m->n, m->shift, m->nw, m->p);
 }
 
@@ -281,7 +288,8 @@ Test(handoff, walk_gives_each_record_to_its_owner)
 		for (uint32_t w = 0; w < m.nw; w++) {
 			const struct xevb_ho_part *p = &m.p[w];
 			struct xevb_ho_ent ent = {
-				.frame_idx = 0, .mep_off = m.pi.mep_off,
+				.frame_idx = 0,
+				.mep_off = m.pi.mep_off,
 				.rec_off = p->count ? (uint16_t)(m.fr[p->first].payload_off - XEVB_REC_HLEN) : 0,
 				.n_walk = p->count ? (uint16_t)(p->last - p->first + 1) : 0,
 				.flags = p->filter ? XEVB_HO_F_FILTER : 0,
@@ -372,7 +380,7 @@ Test(handoff, owner_builder_leaves_packets_to_the_receiver)
 
 	rig_init(&R, src, 2, 64, 16, &extra);
 	rig_send_range(&R, 3, 0, 1, 100, 3);
-	R.seq[3] += 5;   /* a gap the receiver would count: not ours */
+	R.seq[3] += 5; /* a gap the receiver would count: not ours */
 	rig_send(&R, 9, XEVB_MEP_F_END_OF_RUN, 1, ids, 2);
 	rig_send_range(&R, 3, XEVB_MEP_F_END_OF_RUN, 1, 101, 1);
 	{
@@ -383,8 +391,8 @@ Test(handoff, owner_builder_leaves_packets_to_the_receiver)
 		cr_assert(eq(u64, st->frags_received, 6));
 		cr_assert(eq(u64, st->src[3].frags_received, 4));
 		cr_assert(eq(u64, st->drops[XEVB_DROP_DUPLICATE], 1));
-		cr_assert(eq(u64, st->events_complete, 2));      /* 100 and 102 */
-		cr_assert(st->run_ended);                        /* 101 flushed incomplete */
+		cr_assert(eq(u64, st->events_complete, 2)); /* 100 and 102 */
+		cr_assert(st->run_ended);                   /* 101 flushed incomplete */
 		cr_assert(eq(u64, st->events_incomplete, 1));
 		cr_assert(xevb_builder_check(R.b, msg, sizeof(msg)), "%s", msg);
 	}
@@ -396,8 +404,8 @@ Test(handoff, owner_builder_leaves_packets_to_the_receiver)
  * MEP validated without refs, the entry packed with nothing in the ref
  * ring, unpacked without reading the frame (NULL) or the ref ring.
  */
-static uint32_t send_whole(struct rig *r, struct xevb_spsc *ring, struct xevb_spsc *refs,
-			   uint16_t src, uint8_t flags, uint32_t first, uint32_t n, uint32_t *singles)
+static uint32_t send_whole(struct rig *r, struct xevb_spsc *ring, struct xevb_spsc *refs, uint16_t src,
+			   uint8_t flags, uint32_t first, uint32_t n, uint32_t *singles)
 {
 	static uint32_t ids[XEVB_MAX_FRAGS_PER_MEP];
 	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
@@ -405,9 +413,17 @@ static uint32_t send_whole(struct rig *r, struct xevb_spsc *ring, struct xevb_sp
 	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
 	static struct xevb_frag_ref fr[XEVB_MAX_FRAGS_PER_MEP], scratch[XEVB_MAX_FRAGS_PER_MEP];
 	struct xevb_mep_params p = {
-		.saddr = 0x0a000001, .daddr = 0x0a000002, .ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.source_id = src, .flags = flags, .run_number = 1, .packet_seq = r->seq[src]++,
-		.event_id = ids, .n_frags = n, .frag_len = lens, .payload = pays,
+		.saddr = 0x0a000001,
+		.daddr = 0x0a000002,
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.source_id = src,
+		.flags = flags,
+		.run_number = 1,
+		.packet_seq = r->seq[src]++,
+		.event_id = ids,
+		.n_frags = n,
+		.frag_len = lens,
+		.payload = pays,
 	};
 	struct xevb_pkt_info pi, wp;
 	const struct xevb_frag_ref *mine;
@@ -457,7 +473,8 @@ static uint32_t send_whole(struct rig *r, struct xevb_spsc *ring, struct xevb_sp
 	if (n == 1) {
 		/* A run of one: its ref from the entry, as the parser would give it. */
 		cr_assert(eq(ptr, (void *)mine, scratch));
-		cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &r->pcfg, &pi, fr), XEVB_RES_MEP));
+		cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &r->pcfg, &pi, fr),
+			     XEVB_RES_MEP));
 		cr_assert(eq(u32, mine[0].event_id, fr[0].event_id));
 		cr_assert(eq(u16, mine[0].payload_off, fr[0].payload_off));
 		cr_assert(eq(u16, mine[0].length, fr[0].length));
@@ -484,7 +501,7 @@ Test(handoff, whole_share_without_refs_builds_the_same)
 	struct xevb_builder_cfg extra = { .rx_counts_packets = true, .timeout_ns = 1000 };
 	struct xevb_spsc ring, refs;
 	uint64_t rnd = 4242;
-	uint32_t e = 0xfffff000u, singles = 0;   /* crosses the 2^32 wrap on the way */
+	uint32_t e = 0xfffff000u, singles = 0; /* crosses the 2^32 wrap on the way */
 	char msg[256];
 
 	rig_init(&A, src, 3, 256, 1024, &extra);
@@ -497,18 +514,18 @@ Test(handoff, whole_share_without_refs_builds_the_same)
 		rnd = rnd * 6364136223846793005ull + 1442695040888963407ull;
 		n = (rnd >> 33) % 4 == 0 ? 1 : 1 + (uint32_t)(rnd >> 35) % 30;
 		for (uint32_t k = 0; k < 3; k++) {
-			uint16_t s = src[(k + (uint32_t)(rnd >> 20)) % 3];   /* sources in varying order */
+			uint16_t s = src[(k + (uint32_t)(rnd >> 20)) % 3]; /* sources in varying order */
 			uint32_t m = n, at = e;
 
 			if ((rnd >> (24 + k)) % 23 == 0)
-				continue;                                    /* lost: events time out */
+				continue; /* lost: events time out */
 			if ((rnd >> (30 + k)) % 29 == 0 && n > 2)
-				m = n - 1;                                   /* another packing: no run to join */
+				m = n - 1; /* another packing: no run to join */
 			if ((rnd >> (40 + k)) % 31 == 0 && n > 2)
-				at = e + 1, m = n - 1;                       /* shifted first id */
+				at = e + 1, m = n - 1; /* shifted first id */
 			rig_send_range(&A, s, 0, 1, at, m);
 			send_whole(&B, &ring, &refs, s, 0, at, m, &singles);
-			if ((rnd >> (50 + k)) % 37 == 0) {               /* a duplicate */
+			if ((rnd >> (50 + k)) % 37 == 0) { /* a duplicate */
 				rig_send_range(&A, s, 0, 1, at, m);
 				send_whole(&B, &ring, &refs, s, 0, at, m, &singles);
 			}

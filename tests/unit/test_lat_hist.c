@@ -12,7 +12,8 @@ Test(lat_hist, every_value_in_its_bucket)
 		cr_assert(lt(u32, b, XEVB_LAT_BUCKETS));
 		cr_assert(le(u64, xevb_lat_bucket_low(b), v), "value %llu", (unsigned long long)v);
 		cr_assert(gt(u64, xevb_lat_bucket_low(b + 1), v), "value %llu", (unsigned long long)v);
-		cr_assert(le(u64, (xevb_lat_bucket_low(b + 1) - xevb_lat_bucket_low(b)) * 8, xevb_lat_bucket_low(b) + 8));
+		cr_assert(le(u64, (xevb_lat_bucket_low(b + 1) - xevb_lat_bucket_low(b)) * 8,
+			     xevb_lat_bucket_low(b) + 8));
 	}
 	cr_assert(eq(u32, xevb_lat_bucket(UINT64_MAX), XEVB_LAT_BUCKETS - 1));
 	for (uint32_t b = 1; b < XEVB_LAT_BUCKETS; b++)
@@ -27,7 +28,7 @@ Test(lat_hist, percentiles_bound_the_true_value)
 	/* 1..1000 us: p50 500 us, p99 990 us, max 1000 us */
 	for (int64_t us = 1; us <= 1000; us++)
 		xevb_lat_add(&h, us * 1000);
-	xevb_lat_add(&h, -5);   /* a clock step back counts as 0 */
+	xevb_lat_add(&h, -5); /* a clock step back counts as 0 */
 	cr_assert(eq(u64, h.total, 1001));
 	uint64_t p50 = xevb_lat_quantile(&h, 0.5), p99 = xevb_lat_quantile(&h, 0.99);
 	uint64_t p100 = xevb_lat_quantile(&h, 1.0);

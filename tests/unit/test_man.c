@@ -53,16 +53,16 @@ Test(man, page_from_the_option_table)
 	char *s = render(page_fn, &help);
 
 	cr_assert(eq(str, s,
-		".TH XEVB-DEMO 1 \"\" \"xevb " XEVB_VERSION "\" \"xevb manual\"\n"
-		".SH NAME\nxevb\\-demo \\- Do a thing\n"
-		".SH SYNOPSIS\n.B xevb demo\n\\-\\-dev IFACE [options]\n"
-		".SH DESCRIPTION\nDo a thing.\nSecond line.\n"
-		".SH OPTIONS\n"
-		".TP\n\\fB\\-d\\fR, \\fB\\-\\-dev\\fR \\fIIFACE\\fR\ninterface \\-\\- the one\n"
-		".TP\n\\fB\\-\\-no\\-x\\fR\n\\&.starts with a dot \\e and a backslash\n"
-		".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nprint the options and exit\n"
-		".SH EXAMPLES\n.nf\n  xevb demo \\-\\-dev eth0 \\e\n      \\-\\-no\\-x\n.fi\n"
-		".SH SEE ALSO\n.BR xevb (1)\n"));
+		     ".TH XEVB-DEMO 1 \"\" \"xevb " XEVB_VERSION "\" \"xevb manual\"\n"
+		     ".SH NAME\nxevb\\-demo \\- Do a thing\n"
+		     ".SH SYNOPSIS\n.B xevb demo\n\\-\\-dev IFACE [options]\n"
+		     ".SH DESCRIPTION\nDo a thing.\nSecond line.\n"
+		     ".SH OPTIONS\n"
+		     ".TP\n\\fB\\-d\\fR, \\fB\\-\\-dev\\fR \\fIIFACE\\fR\ninterface \\-\\- the one\n"
+		     ".TP\n\\fB\\-\\-no\\-x\\fR\n\\&.starts with a dot \\e and a backslash\n"
+		     ".TP\n\\fB\\-h\\fR, \\fB\\-\\-help\\fR\nprint the options and exit\n"
+		     ".SH EXAMPLES\n.nf\n  xevb demo \\-\\-dev eth0 \\e\n      \\-\\-no\\-x\n.fi\n"
+		     ".SH SEE ALSO\n.BR xevb (1)\n"));
 	free(s);
 }
 
@@ -70,7 +70,9 @@ Test(man, page_from_the_option_table)
 Test(man, page_named_after_the_first_word)
 {
 	static const struct xevb_cmd_help sub = {
-		.name = "sink --selftest-send", .summary = "Send events", .usage = "DEST N",
+		.name = "sink --selftest-send",
+		.summary = "Send events",
+		.usage = "DEST N",
 	};
 	char *s = render(page_fn, &sub);
 

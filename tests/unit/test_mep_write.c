@@ -37,7 +37,7 @@ static struct xevb_mep_params base_params(void)
 /* Checks the parse of a written frame against the parameters. */
 static void expect_mep(const uint8_t *f, size_t len, const struct xevb_mep_params *p)
 {
-	struct xevb_pkt_info pi = {0};
+	struct xevb_pkt_info pi = { 0 };
 	int res = xevb_classify(f, f + len, (uint32_t)len, &cfg, &pi, frags);
 
 	cr_assert(eq(int, res, XEVB_RES_MEP), "verdict %s", xevb_slot_name(res));
@@ -97,7 +97,7 @@ Test(mep_write, odd_lengths_are_padded_and_parse)
 	struct xevb_mep_params p = base_params();
 	p.frag_len = lens;
 	p.n_frags = sizeof(lens) / sizeof(lens[0]);
-	p.first_event_id = 0xfffffffc;  /* wraps inside the packet */
+	p.first_event_id = 0xfffffffc; /* wraps inside the packet */
 	memset(buf, 0xee, sizeof(buf));
 	ssize_t n = xevb_write_frame(buf, sizeof(buf), &p);
 
@@ -140,11 +140,11 @@ Test(mep_write, bad_parameters_and_short_buffers_fail)
 	p.source_id = 4096;
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = base_params();
-	p.flags = 0x08;   /* bit 3: unknown (bit 2 is SEGMENT since 1.1) */
+	p.flags = 0x08; /* bit 3: unknown (bit 2 is SEGMENT since 1.1) */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = base_params();
 	p.n_frags = 1024;
-	p.frag_size = 64;  /* 77 kB: more than an IPv4 datagram */
+	p.frag_size = 64; /* 77 kB: more than an IPv4 datagram */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = base_params();
 	memset(buf, 0xee, sizeof(buf));
@@ -166,8 +166,8 @@ static void reproduce(const char *name)
 	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
 	const struct vector *v = vectors_find(name);
 	const uint8_t *f = v->frame, *ip = f + 14;
-	struct xevb_pkt_info pi = {0};
-	struct xevb_mep_params p = {0};
+	struct xevb_pkt_info pi = { 0 };
+	struct xevb_mep_params p = { 0 };
 	int res = xevb_classify(f, f + v->len, (uint32_t)v->len, &cfg, &pi, frags);
 
 	cr_assert(eq(int, res, XEVB_RES_MEP), "%s", name);
@@ -206,21 +206,54 @@ static void reproduce(const char *name)
 		cr_assert(eq(u8, buf[i], f[i]), "%s: byte %zu", name, i);
 	/* and the CRCs it computed are the ones index.tsv lists */
 	for (unsigned j = 0; j < v->n_frags; j++)
-		cr_assert(eq(u32, xevb_ld32(buf + frags[j].payload_off - 4), v->frags[j].crc32c),
-			  "%s: crc %u", name, j);
+		cr_assert(eq(u32, xevb_ld32(buf + frags[j].payload_off - 4), v->frags[j].crc32c), "%s: crc %u",
+			  name, j);
 }
 
-Test(mep_write, reproduces_raw_single)      { reproduce("raw_single"); }
-Test(mep_write, reproduces_raw_pack25x32)   { reproduce("raw_pack25x32"); }
-Test(mep_write, reproduces_raw_pack10x100)  { reproduce("raw_pack10x100"); }
-Test(mep_write, reproduces_udp_pack4x200)   { reproduce("udp_pack4x200"); }
-Test(mep_write, reproduces_raw_padding)     { reproduce("raw_padding"); }
-Test(mep_write, reproduces_raw_empty_frags) { reproduce("raw_empty_frags"); }
-Test(mep_write, reproduces_raw_wrap)        { reproduce("raw_wrap"); }
-Test(mep_write, reproduces_raw_resend_eor)  { reproduce("raw_resend_eor"); }
-Test(mep_write, reproduces_raw_eth_padding) { reproduce("raw_eth_padding"); }
-Test(mep_write, reproduces_raw_jumbo)       { reproduce("raw_jumbo"); }
-Test(mep_write, reproduces_raw_max_source)  { reproduce("raw_max_source"); }
+Test(mep_write, reproduces_raw_single)
+{
+	reproduce("raw_single");
+}
+Test(mep_write, reproduces_raw_pack25x32)
+{
+	reproduce("raw_pack25x32");
+}
+Test(mep_write, reproduces_raw_pack10x100)
+{
+	reproduce("raw_pack10x100");
+}
+Test(mep_write, reproduces_udp_pack4x200)
+{
+	reproduce("udp_pack4x200");
+}
+Test(mep_write, reproduces_raw_padding)
+{
+	reproduce("raw_padding");
+}
+Test(mep_write, reproduces_raw_empty_frags)
+{
+	reproduce("raw_empty_frags");
+}
+Test(mep_write, reproduces_raw_wrap)
+{
+	reproduce("raw_wrap");
+}
+Test(mep_write, reproduces_raw_resend_eor)
+{
+	reproduce("raw_resend_eor");
+}
+Test(mep_write, reproduces_raw_eth_padding)
+{
+	reproduce("raw_eth_padding");
+}
+Test(mep_write, reproduces_raw_jumbo)
+{
+	reproduce("raw_jumbo");
+}
+Test(mep_write, reproduces_raw_max_source)
+{
+	reproduce("raw_max_source");
+}
 
 /* Explicit event_ids (a source that skipped events) go out as given. */
 Test(mep_write, explicit_event_ids)
@@ -229,9 +262,9 @@ Test(mep_write, explicit_event_ids)
 	struct xevb_mep_params p = base_params();
 	p.event_id = ids;
 	p.n_frags = 5;
-	p.first_event_id = 999;   /* ignored when ids are given */
+	p.first_event_id = 999; /* ignored when ids are given */
 	ssize_t n = xevb_write_frame(buf, sizeof(buf), &p);
-	struct xevb_pkt_info pi = {0};
+	struct xevb_pkt_info pi = { 0 };
 
 	cr_assert(gt(sz, (size_t)n, 0));
 	cr_assert(eq(int, xevb_classify(buf, buf + n, (uint32_t)n, &cfg, &pi, frags), XEVB_RES_MEP));

@@ -15,8 +15,8 @@ static const struct xevb_parse_cfg default_cfg = {
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
 };
 
-static int classify(const struct vector *v, const struct xevb_parse_cfg *cfg,
-		    struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
+static int classify(const struct vector *v, const struct xevb_parse_cfg *cfg, struct xevb_pkt_info *pi,
+		    struct xevb_frag_ref *frags)
 {
 	return xevb_classify(v->frame, v->frame + v->len, (uint32_t)v->len, cfg, pi, frags);
 }
@@ -54,11 +54,12 @@ Test(parser, segments_join_to_the_fragment)
 	for (size_t p = 0; p < 3; p++)
 		for (size_t i = 0; i < nvecs; i++) {
 			struct xevb_frag_ref fr[1];
-			struct xevb_pkt_info pi = {0};
+			struct xevb_pkt_info pi = { 0 };
 
 			if (strcmp(vecs[i].name, parts[p]))
 				continue;
-			cr_assert(eq(int, classify(&vecs[i], &default_cfg, &pi, fr), XEVB_RES_SEGMENT), "%s", parts[p]);
+			cr_assert(eq(int, classify(&vecs[i], &default_cfg, &pi, fr), XEVB_RES_SEGMENT), "%s",
+				  parts[p]);
 			cr_assert(eq(u16, pi.frag_length, sizeof(whole)));
 			cr_assert(le(uint, pi.seg_offset + pi.seg_bytes, sizeof(whole)));
 			memcpy(whole + pi.seg_offset, vecs[i].frame + fr[0].payload_off, pi.seg_bytes);
@@ -78,7 +79,7 @@ Test(parser, every_vector_gets_its_verdict)
 	cr_assert(gt(sz, nvecs, 30), "expected the full vector set");
 	for (size_t i = 0; i < nvecs; i++) {
 		const struct vector *v = &vecs[i];
-		struct xevb_pkt_info pi = {0};
+		struct xevb_pkt_info pi = { 0 };
 		int res = classify(v, &default_cfg, &pi, frags);
 
 		switch (v->verdict) {
@@ -87,14 +88,18 @@ Test(parser, every_vector_gets_its_verdict)
 			cr_assert(eq(uint, pi.n_frags, v->n_frags), "%s: n_frags", v->name);
 			for (unsigned k = 0; k < v->n_frags; k++) {
 				const struct xevb_frag_ref *f = &frags[k];
-				cr_assert(eq(u32, f->event_id, v->frags[k].event_id), "%s[%u] event_id", v->name, k);
-				cr_assert(eq(u16, pi.source_id, v->frags[k].source_id), "%s[%u] source_id", v->name, k);
+				cr_assert(eq(u32, f->event_id, v->frags[k].event_id), "%s[%u] event_id", v->name,
+					  k);
+				cr_assert(eq(u16, pi.source_id, v->frags[k].source_id), "%s[%u] source_id",
+					  v->name, k);
 				cr_assert(eq(u16, f->length, v->frags[k].length), "%s[%u] length", v->name, k);
 				cr_assert(eq(u32, f->crc32c, v->frags[k].crc32c), "%s[%u] crc", v->name, k);
-				cr_assert(le(sz, (size_t)f->payload_off + f->length, v->len), "%s[%u] in frame", v->name, k);
+				cr_assert(le(sz, (size_t)f->payload_off + f->length, v->len), "%s[%u] in frame",
+					  v->name, k);
 				/* The payload is where the parser says: its CRC matches. */
 				cr_assert(eq(u32, xevb_crc32c(0, v->frame + f->payload_off, f->length),
-					     v->frags[k].crc32c), "%s[%u] payload crc", v->name, k);
+					     v->frags[k].crc32c),
+					  "%s[%u] payload crc", v->name, k);
 			}
 			break;
 		case VEC_SEGMENT:
@@ -116,7 +121,10 @@ Test(parser, every_vector_gets_its_verdict)
 /* Each malformed vector fails for the reason its description names. */
 Test(parser, malformed_reasons)
 {
-	static const struct { const char *name; int res; } want[] = {
+	static const struct {
+		const char *name;
+		int res;
+	} want[] = {
 		{ "bad_magic", XEVB_RES_BAD_MAGIC },
 		{ "bad_version", XEVB_RES_BAD_VERSION },
 		{ "bad_flag", XEVB_RES_BAD_FLAGS },
@@ -145,13 +153,13 @@ Test(parser, malformed_reasons)
 
 	for (size_t w = 0; w < sizeof(want) / sizeof(want[0]); w++)
 		for (size_t i = 0; i < nvecs; i++) {
-			struct xevb_pkt_info pi = {0};
+			struct xevb_pkt_info pi = { 0 };
 			if (strcmp(vecs[i].name, want[w].name))
 				continue;
 			found++;
 			int res = classify(&vecs[i], &default_cfg, &pi, NULL);
-			cr_expect(eq(str, (char *)xevb_slot_name(res), (char *)xevb_slot_name(want[w].res)),
-				  "%s", want[w].name);
+			cr_expect(eq(str, (char *)xevb_slot_name(res), (char *)xevb_slot_name(want[w].res)), "%s",
+				  want[w].name);
 		}
 	cr_assert(eq(uint, found, sizeof(want) / sizeof(want[0])));
 }
@@ -159,7 +167,7 @@ Test(parser, malformed_reasons)
 Test(parser, mep_header_fields)
 {
 	for (size_t i = 0; i < nvecs; i++) {
-		struct xevb_pkt_info pi = {0};
+		struct xevb_pkt_info pi = { 0 };
 		if (strcmp(vecs[i].name, "raw_resend_eor"))
 			continue;
 		cr_assert(eq(int, classify(&vecs[i], &default_cfg, &pi, NULL), XEVB_RES_MEP));
@@ -179,7 +187,7 @@ Test(parser, transport_settings)
 	const struct xevb_parse_cfg udp_53 = { .udp_port = 53, .ip_proto = 0 };
 
 	for (size_t i = 0; i < nvecs; i++) {
-		struct xevb_pkt_info pi = {0};
+		struct xevb_pkt_info pi = { 0 };
 		const struct vector *v = &vecs[i];
 		if (!strcmp(v->name, "raw_single")) {
 			cr_assert(eq(int, classify(v, &udp_only, &pi, NULL), XEVB_RES_OTHER));
@@ -202,7 +210,7 @@ Test(parser, truncations_are_never_valid)
 	for (size_t i = 0; i < nvecs; i++) {
 		const struct vector *v = &vecs[i];
 		for (size_t cut = 0; cut < v->len; cut++) {
-			struct xevb_pkt_info pi = {0};
+			struct xevb_pkt_info pi = { 0 };
 			uint8_t *copy = malloc(cut ? cut : 1);
 			memcpy(copy, v->frame, cut);
 			int res = xevb_classify(copy, copy + cut, (uint32_t)cut, &default_cfg, &pi, NULL);
@@ -227,15 +235,22 @@ Test(parser, reassembled_frames_over_64k)
 	static uint8_t frame[65600];
 	static const uint16_t one[] = { 65476 }, two[] = { 65460, 4 };
 	struct xevb_mep_params p = {
-		.saddr = 0x010012c6, .daddr = 0x010212c6, .udp_dport = XEVB_DEFAULT_UDP_PORT,
-		.source_id = 3, .run_number = 1, .first_event_id = 100, .n_frags = 1, .frag_len = one,
+		.saddr = 0x010012c6,
+		.daddr = 0x010212c6,
+		.udp_dport = XEVB_DEFAULT_UDP_PORT,
+		.source_id = 3,
+		.run_number = 1,
+		.first_event_id = 100,
+		.n_frags = 1,
+		.frag_len = one,
 	};
 	struct xevb_frag_ref frags[2];
-	struct xevb_pkt_info pi = {0};
+	struct xevb_pkt_info pi = { 0 };
 	ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
 
 	cr_assert(eq(sz, (size_t)len, 14 + 20 + 8 + 16 + 12 + 65476));
-	cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &default_cfg, &pi, frags), XEVB_RES_MEP));
+	cr_assert(
+		eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &default_cfg, &pi, frags), XEVB_RES_MEP));
 	cr_assert(eq(u16, frags[0].payload_off, 14 + 20 + 8 + 16 + 12));
 	cr_assert(eq(u16, frags[0].length, 65476));
 

@@ -37,32 +37,32 @@ static struct xevb_runcfg *load(const char *text, char *err, size_t len)
 }
 
 static const char *good =
-	"; a run\n"                                  /* 1 */
-	"[run]\n"                                    /* 2 */
-	"mode = pull\n"                              /* 3 */
-	"events = 1000\n"                            /* 4 */
-	"[dfm]\n"                                    /* 5 */
-	"address = 198.18.4.1:23901\n"               /* 6 */
-	"retry_ms = 500\n"                           /* 7 */
-	"[builder]\n"                                /* 8 */
-	"credits = 32\n"                             /* 9 */
-	"udp = true\n"                               /* 10 */
-	"[builder 1]\n"                              /* 11 */
-	"address = 198.18.2.1\n"                     /* 12 */
-	"interface = eth0\n"                         /* 13 */
-	"[builder 2]\n"                              /* 14 */
-	"address = 198.18.2.2\n"                     /* 15 */
-	"ctl_port = 24002\n"                         /* 16 */
-	"credits = 64\n"                             /* 17 */
-	"[source 0]\n"                               /* 18 */
-	"address = 198.18.1.1\n"                     /* 19 */
-	"source_ids = 0-3\n"                         /* 20 */
-	"[source 1]\n"                               /* 21 */
-	"address = 198.18.1.2\n"                     /* 22 */
-	"source_ids = 4\n"                           /* 23 */
-	"[sink 0]\n"                                 /* 24 */
-	"address = 198.18.3.1\n"                     /* 25 */
-	"port = 5001\n";                             /* 26 */
+	"; a run\n"                    /* 1 */
+	"[run]\n"                      /* 2 */
+	"mode = pull\n"                /* 3 */
+	"events = 1000\n"              /* 4 */
+	"[dfm]\n"                      /* 5 */
+	"address = 198.18.4.1:23901\n" /* 6 */
+	"retry_ms = 500\n"             /* 7 */
+	"[builder]\n"                  /* 8 */
+	"credits = 32\n"               /* 9 */
+	"udp = true\n"                 /* 10 */
+	"[builder 1]\n"                /* 11 */
+	"address = 198.18.2.1\n"       /* 12 */
+	"interface = eth0\n"           /* 13 */
+	"[builder 2]\n"                /* 14 */
+	"address = 198.18.2.2\n"       /* 15 */
+	"ctl_port = 24002\n"           /* 16 */
+	"credits = 64\n"               /* 17 */
+	"[source 0]\n"                 /* 18 */
+	"address = 198.18.1.1\n"       /* 19 */
+	"source_ids = 0-3\n"           /* 20 */
+	"[source 1]\n"                 /* 21 */
+	"address = 198.18.1.2\n"       /* 22 */
+	"source_ids = 4\n"             /* 23 */
+	"[sink 0]\n"                   /* 24 */
+	"address = 198.18.3.1\n"       /* 25 */
+	"port = 5001\n";               /* 26 */
 
 static uint32_t ip(const char *s)
 {
@@ -117,12 +117,14 @@ Test(runcfg, options_per_command)
 	cr_assert_not_null(c, "%s", err);
 	n = xevb_runcfg_args(c, XEVB_RC_DFM, 0, argv, 128, err, sizeof(err));
 	joined(argv, n, line, sizeof(line));
-	cr_assert(eq(str, line, "--mode pull --events 1000 --listen 198.18.4.1:23901 --wait-builders 2 "
+	cr_assert(eq(str, line,
+		     "--mode pull --events 1000 --listen 198.18.4.1:23901 --wait-builders 2 "
 		     "--wait-sources 2 --retry-ms 500"));
 	/* the defaults first, the builder's own after: its credits win */
 	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 2, argv, 128, err, sizeof(err));
 	joined(argv, n, line, sizeof(line));
-	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --id 2 --ctl-port 24002 --sources 0-3,4-4 "
+	cr_assert(eq(str, line,
+		     "--dfm 198.18.4.1:23901 --id 2 --ctl-port 24002 --sources 0-3,4-4 "
 		     "--bind-src 0-3=198.18.1.1 --bind-src 4-4=198.18.1.2 "
 		     "--sink 198.18.3.1:5001 --sink-ctl-port 23904 --credits 32 --udp --credits 64"));
 	n = xevb_runcfg_args(c, XEVB_RC_SOURCE, 0, argv, 128, err, sizeof(err));
@@ -148,30 +150,32 @@ static void bad(const char *text, unsigned line, const char *where, const char *
 	cr_assert_not_null(strstr(err, expect), "'%s' does not say '%s'", err, expect);
 }
 
-#define HEAD "[dfm]\naddress = 198.18.4.1:23901\n"   /* lines 1-2 */
-#define B1   "[builder 1]\naddress = 198.18.2.1\n"    /* 2 lines */
+#define HEAD "[dfm]\naddress = 198.18.4.1:23901\n" /* lines 1-2 */
+#define B1   "[builder 1]\naddress = 198.18.2.1\n" /* 2 lines */
 
 Test(runcfg, bad_files_name_file_line_key)
 {
 	bad(HEAD B1 "credits = lots\n", 5, "[builder 1] credits:", "not a whole number in 1..1048576");
-	bad(HEAD B1 "crdits = 3\n", 5, "[builder 1] crdits:", "unknown key (known in [builder]: address, ctl_port");
+	bad(HEAD B1 "crdits = 3\n", 5,
+	    "[builder 1] crdits:", "unknown key (known in [builder]: address, ctl_port");
 	bad(HEAD B1 "credits = 3\ncredits = 4\n", 6, "[builder 1] credits:", "given twice (first on line 5)");
 	bad(HEAD "[run]\nmode = both\n" B1, 4, "[run] mode:", "not one of push|pull");
 	bad(HEAD "[dfm]\ntable = 1000\n" B1, 4, "[dfm] table:", "not a power of 2");
 	bad("[dfm]\naddress = 198.18.4.1\n" B1, 2, "[dfm] address:", "not ADDR:PORT");
 	bad(HEAD "[builder x]\naddress = 198.18.2.1\n", 4, "[builder x]:", "not an id");
 	bad(HEAD "[farm 1]\naddress = 198.18.2.1\n", 4, "[farm 1]:", "unknown section");
-	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 7-3\n", 7, "[source 0] source_ids:",
-	    "FIRST-LAST");
+	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 7-3\n", 7,
+	    "[source 0] source_ids:", "FIRST-LAST");
 	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\n", 5, "[source 0] source_ids:", "missing");
 	bad(HEAD "[builder 1]\ninterface = eth0\n", 3, "[builder 1] address:", "missing");
 	bad(HEAD, 2, "[builder N]:", "at least one [builder N]");
 	bad(B1, 2, "[dfm] address:", "missing");
-	bad(HEAD B1 "[builder 2]\naddress = 198.18.2.1\n", 6, "[builder 2] ctl_port:",
-	    "also the control endpoint of [builder 1] (line 3)");
-	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-7\n"
-	    "[source 1]\naddress = 198.18.1.2\nsource_ids = 4-9\n", 10, "[source 1] source_ids:",
-	    "overlaps 0-7 of [source 0] (line 7)");
+	bad(HEAD B1 "[builder 2]\naddress = 198.18.2.1\n", 6,
+	    "[builder 2] ctl_port:", "also the control endpoint of [builder 1] (line 3)");
+	bad(HEAD B1
+	    "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-7\n"
+	    "[source 1]\naddress = 198.18.1.2\nsource_ids = 4-9\n",
+	    10, "[source 1] source_ids:", "overlaps 0-7 of [source 0] (line 7)");
 	bad(HEAD B1 "[sink 0]\naddress = 198.18.3.1\n[sink 1]\naddress = 198.18.3.2\nctl_port = 1\n", 9,
 	    "[sink 1] ctl_port:", "one control port");
 	bad(HEAD B1 "this is not ini\n", 5, "not an INI line", "expected [section], key = value");
@@ -188,19 +192,24 @@ Test(runcfg, source_mac_and_vlan_bound_for_the_builder)
 {
 	char err[512], line[2048];
 	char *argv[128];
-	struct xevb_runcfg *c = load(HEAD B1 "[source]\nvlan = 100\n"
-				     "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\nmac = 02:00:00:00:0A:01\n"
-				     "[source 1]\naddress = 198.18.1.2\nsource_ids = 4-5\nvlan = 200\n"
-				     "[source 2]\naddress = 198.18.1.3\nsource_ids = 6\nmac = 02:00:00:00:0a:03\n"
-				     "vlan = 4094\n", err, sizeof(err));
+	struct xevb_runcfg *c =
+		load(HEAD B1
+		     "[source]\nvlan = 100\n"
+		     "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\nmac = 02:00:00:00:0A:01\n"
+		     "[source 1]\naddress = 198.18.1.2\nsource_ids = 4-5\nvlan = 200\n"
+		     "[source 2]\naddress = 198.18.1.3\nsource_ids = 6\nmac = 02:00:00:00:0a:03\n"
+		     "vlan = 4094\n",
+		     err, sizeof(err));
 	int n;
 
 	cr_assert_not_null(c, "%s", err);
 	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, argv, 128, err, sizeof(err));
 	joined(argv, n, line, sizeof(line));
-	cr_assert_not_null(strstr(line, "--bind-src 0-3=198.18.1.1,mac=02:00:00:00:0a:01,vlan=100 "
-				   "--bind-src 4-5=198.18.1.2,vlan=200 "
-				   "--bind-src 6-6=198.18.1.3,mac=02:00:00:00:0a:03,vlan=4094"), "%s", line);
+	cr_assert_not_null(strstr(line,
+				  "--bind-src 0-3=198.18.1.1,mac=02:00:00:00:0a:01,vlan=100 "
+				  "--bind-src 4-5=198.18.1.2,vlan=200 "
+				  "--bind-src 6-6=198.18.1.3,mac=02:00:00:00:0a:03,vlan=4094"),
+			   "%s", line);
 	/* The source itself is not told: it sends from its host, as it always did. */
 	n = xevb_runcfg_args(c, XEVB_RC_SOURCE, 0, argv, 128, err, sizeof(err));
 	joined(argv, n, line, sizeof(line));
@@ -211,12 +220,13 @@ Test(runcfg, source_mac_and_vlan_bound_for_the_builder)
 	cr_assert_not_null(c, "%s", err);
 	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, argv, 128, err, sizeof(err));
 	joined(argv, n, line, sizeof(line));
-	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --id 1 --ctl-port 23902 --sources 0-3 "
+	cr_assert(eq(str, line,
+		     "--dfm 198.18.4.1:23901 --id 1 --ctl-port 23902 --sources 0-3 "
 		     "--bind-src 0-3=198.18.1.1"));
 	xevb_runcfg_free(c);
 }
 
-#define S0 "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n"   /* lines 5-7 */
+#define S0 "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n" /* lines 5-7 */
 
 Test(runcfg, bad_source_mac_and_vlan_named)
 {
@@ -224,8 +234,8 @@ Test(runcfg, bad_source_mac_and_vlan_named)
 	    "'02:00:00:00:00' is not the source host's Ethernet address: expected a unicast MAC");
 	bad(HEAD B1 S0 "mac = 01:00:5e:00:00:01\n", 8, "[source 0] mac:", "unicast MAC");
 	bad(HEAD B1 S0 "mac = 00:00:00:00:00:00\n", 8, "[source 0] mac:", "unicast MAC");
-	bad(HEAD B1 S0 "mac = 02:00:00:00:00:01\nmac = 02:00:00:00:00:02\n", 9, "[source 0] mac:",
-	    "given twice (first on line 8)");
+	bad(HEAD B1 S0 "mac = 02:00:00:00:00:01\nmac = 02:00:00:00:00:02\n", 9,
+	    "[source 0] mac:", "given twice (first on line 8)");
 	bad(HEAD B1 S0 "vlan = 0\n", 8, "[source 0] vlan:", "'0' is not a VLAN id: expected the 802.1Q id");
 	bad(HEAD B1 S0 "vlan = 4095\n", 8, "[source 0] vlan:", "1..4094");
 	bad(HEAD B1 S0 "vlan = 10x\n", 8, "[source 0] vlan:", "not a VLAN id");
@@ -265,7 +275,7 @@ Test(runcfg, membership_verdicts)
 	struct sockaddr_in sa = from("198.18.2.1", 23902);
 
 	cr_assert_not_null(c, "%s", err);
-	cr_assert(eq(int, xevb_ctl_admit(NULL, &sa, &m), XEVB_ADMIT_OK));          /* open */
+	cr_assert(eq(int, xevb_ctl_admit(NULL, &sa, &m), XEVB_ADMIT_OK)); /* open */
 	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_OK));
 	m.h.sender_id = 2;
 	cr_assert(eq(int, xevb_ctl_admit(&c->members, &sa, &m), XEVB_ADMIT_ID_MISMATCH));
@@ -340,9 +350,12 @@ Test(runcfg, endpoint_admits_members_only)
 	xevb_ctl_set_members(NULL);
 	cr_assert(eq(int, xevb_ctl_open(&in, lo, 0, XEVB_ROLE_BUILDER, 1), 0));
 	cr_assert(eq(int, xevb_ctl_open(&out, lo, 0, XEVB_ROLE_BUILDER, 1), 0));
-	member[0] = (struct xevb_ctl_member){ .addr = lo, .port = bound_port(&in), .role = XEVB_ROLE_BUILDER,
-					      .id = 1 };
-	to = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = lo, .sin_port = htons(bound_port(&rx)) };
+	member[0] = (struct xevb_ctl_member){
+		.addr = lo, .port = bound_port(&in), .role = XEVB_ROLE_BUILDER, .id = 1
+	};
+	to = (struct sockaddr_in){ .sin_family = AF_INET,
+				   .sin_addr.s_addr = lo,
+				   .sin_port = htons(bound_port(&rx)) };
 	cr_assert(eq(int, xevb_ctl_send(&out, &to, &m), 0));
 	cr_assert(eq(int, xevb_ctl_send(&in, &to, &m), 0));
 	cr_assert(eq(int, xevb_ctl_send(&out, &to, &m), 0));

@@ -246,7 +246,7 @@ struct seg_view {
 	uint16_t source_id;
 	uint32_t packet_seq, event_id, crc32c;
 	uint16_t length, seg_offset;
-	uint32_t bytes;          /* the segment's own payload bytes */
+	uint32_t bytes; /* the segment's own payload bytes */
 	bool last;
 	const uint8_t *payload;
 };
@@ -284,7 +284,8 @@ static void read_segment(const uint8_t *m, size_t mep_len, struct seg_view *v)
 		return;
 	}
 	v->bytes = (uint32_t)v->length - v->seg_offset;
-	cr_assert(eq(u32, avail, XEVB_PAD4(v->bytes)), "the last segment: its bytes, 0-3 of padding, nothing else");
+	cr_assert(eq(u32, avail, XEVB_PAD4(v->bytes)),
+		  "the last segment: its bytes, 0-3 of padding, nothing else");
 	for (uint32_t i = v->bytes; i < avail; i++)
 		cr_assert(eq(u8, v->payload[i], 0), "padding byte %u is zero", i);
 }
@@ -350,8 +351,10 @@ Test(seg_write, reproduces_seg_first_middle_last)
 		memset(vec_b, 0xee, sizeof(vec_b));
 		w = xevb_write_frame(vec_b, sizeof(vec_b), &p);
 		cr_assert(gt(sz, (size_t)(w < 0 ? 0 : w), 0), "segment %d: %s", k, strerror(errno));
-		expect_bytes(vec_b, (size_t)w, vec_a, n, hex[k] == seg_first_hex ? "seg_first" :
-			     hex[k] == seg_middle_hex ? "seg_middle" : "seg_last");
+		expect_bytes(vec_b, (size_t)w, vec_a, n,
+			     hex[k] == seg_first_hex  ? "seg_first" :
+			     hex[k] == seg_middle_hex ? "seg_middle" :
+							"seg_last");
 		cr_assert(eq(u8, vec_b[w], 0xee), "nothing past the frame");
 	}
 }
@@ -368,7 +371,7 @@ Test(seg_write, write_segments_matches_the_vectors)
 
 	vec_fragment(frag);
 	p.payload = pl;
-	p.seg_offset = 1452;   /* ignored: all segments from 0 */
+	p.seg_offset = 1452; /* ignored: all segments from 0 */
 	n = xevb_write_segments(slots, 2048, 4, lens, &p, xevb_write_frame);
 	cr_assert(eq(sz, (size_t)n, 3));
 	for (int k = 0; k < 3; k++) {
@@ -394,7 +397,7 @@ Test(seg_write, reproduces_seg_resend_udp)
 	size_t n;
 	ssize_t w;
 
-	vec_fragment(frag);   /* uses vec_a: the vector is read after */
+	vec_fragment(frag); /* uses vec_a: the vector is read after */
 	n = unhex(seg_resend_udp_hex, vec_a, sizeof(vec_a));
 	p.payload = pl;
 	p.flags = XEVB_MEP_F_SEGMENT | XEVB_MEP_F_RESEND;
@@ -425,7 +428,7 @@ Test(seg_write, reproduces_seg_max_length)
 	p.frag_size = 65535;
 	p.seg_crc32c = 0x33da4c71;
 	p.seg_offset = 64000;
-	p.seg_budget = (uint16_t)(n - ETH_IP);   /* 9000 would do too: it is the last */
+	p.seg_budget = (uint16_t)(n - ETH_IP); /* 9000 would do too: it is the last */
 	w = xevb_write_frame(vec_b, sizeof(vec_b), &p);
 	cr_assert(gt(sz, (size_t)(w < 0 ? 0 : w), 0));
 	expect_bytes(vec_b, (size_t)w, vec_a, n, "seg_max_length");
@@ -435,10 +438,10 @@ Test(seg_write, reproduces_seg_max_length)
 
 Test(seg_write, stride_count_and_need)
 {
-	cr_assert(eq(u32, xevb_seg_stride(1480), 1452));      /* raw, MTU 1500 */
-	cr_assert(eq(u32, xevb_seg_stride(1472), 1444));      /* UDP, MTU 1500 */
+	cr_assert(eq(u32, xevb_seg_stride(1480), 1452)); /* raw, MTU 1500 */
+	cr_assert(eq(u32, xevb_seg_stride(1472), 1444)); /* UDP, MTU 1500 */
 	cr_assert(eq(u32, xevb_seg_stride(8980), 8952));
-	cr_assert(eq(u32, xevb_seg_stride(1479), 1448));      /* rounded down to 4 */
+	cr_assert(eq(u32, xevb_seg_stride(1479), 1448)); /* rounded down to 4 */
 	cr_assert(eq(u32, xevb_seg_stride(32), 4));
 	cr_assert(eq(u32, xevb_seg_stride(31), 0));
 	cr_assert(eq(u32, xevb_seg_count(65535, 1480), 46));
@@ -448,7 +451,7 @@ Test(seg_write, stride_count_and_need)
 	cr_assert(eq(u32, xevb_seg_count(0, 1480), 0));
 	cr_assert(eq(u32, xevb_seg_count(100, 31), 0));
 	cr_assert(eq(int, xevb_seg_needed(1452, 1480), 0));
-	cr_assert(eq(int, xevb_seg_needed(1453, 1480), 1));   /* 1456 bytes padded */
+	cr_assert(eq(int, xevb_seg_needed(1453, 1480), 1)); /* 1456 bytes padded */
 	cr_assert(eq(int, xevb_seg_needed(16000, 8980), 1));
 }
 
@@ -471,7 +474,7 @@ static void segment_round_trip(uint32_t length, uint16_t budget, bool udp, uint8
 {
 	static uint8_t frag[65535], joined[65536];
 	const uint8_t *pl[1] = { frag };
-	struct xevb_mep_params p = {0};
+	struct xevb_mep_params p = { 0 };
 	static size_t lens[MAX_SEGS];
 	uint32_t stride = xevb_seg_stride(budget), want = xevb_seg_count(length, budget);
 	size_t slot = (size_t)budget + 64, hdr = udp ? 28 : 20;
@@ -486,7 +489,7 @@ static void segment_round_trip(uint32_t length, uint16_t budget, bool udp, uint8
 	p.source_id = 4095;
 	p.flags = XEVB_MEP_F_SEGMENT | flags;
 	p.run_number = 7;
-	p.packet_seq = 0xfffffffe;   /* wraps inside the fragment */
+	p.packet_seq = 0xfffffffe; /* wraps inside the fragment */
 	p.first_event_id = 0xdeadbeef;
 	p.n_frags = 1;
 	p.frag_size = (uint16_t)length;
@@ -529,8 +532,8 @@ static void segment_round_trip(uint32_t length, uint16_t budget, bool udp, uint8
 
 Test(seg_write, every_rule_for_sizes_and_mtus)
 {
-	static const uint32_t lengths[] = { 1, 2, 3, 4, 5, 1451, 1452, 1453, 1456, 3001, 8952, 8953,
-					    16000, 16384, 65532, 65535 };
+	static const uint32_t lengths[] = { 1,    2,    3,    4,    5,     1451,  1452,  1453,
+					    1456, 3001, 8952, 8953, 16000, 16384, 65532, 65535 };
 	static const uint16_t budgets[] = { 1480, 1472, 8980, 8972, 1479, 1477, 576 - 20, 33, 32 };
 
 	for (size_t l = 0; l < sizeof(lengths) / sizeof(lengths[0]); l++)
@@ -550,24 +553,24 @@ Test(seg_write, refuses_what_1_1_forbids)
 	struct xevb_mep_params p = vec_params();
 	size_t lens[4];
 
-	p.frag_size = 0;                        /* seg_zero_length */
+	p.frag_size = 0; /* seg_zero_length */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	errno = 0;
 	cr_assert(eq(sz, (size_t)xevb_write_segments(slots, 2048, 4, lens, &p, xevb_write_mep), (size_t)-1));
 	cr_assert(eq(int, errno, EINVAL));
 	p = vec_params();
-	p.seg_offset = 2;                       /* seg_offset_unaligned */
+	p.seg_offset = 2; /* seg_offset_unaligned */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
-	p.seg_offset = 3004;                    /* seg_offset_past_end */
-	cr_assert(eq(sz, xevb_mep_len(&p), 0));
-	p = vec_params();
-	p.n_frags = 2;                          /* seg_two_records */
+	p.seg_offset = 3004; /* seg_offset_past_end */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = vec_params();
-	p.seg_budget = 31;                      /* not even 4 bytes fit */
+	p.n_frags = 2; /* seg_two_records */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = vec_params();
-	p.flags |= 0x08;                        /* unknown flag */
+	p.seg_budget = 31; /* not even 4 bytes fit */
+	cr_assert(eq(sz, xevb_mep_len(&p), 0));
+	p = vec_params();
+	p.flags |= 0x08; /* unknown flag */
 	cr_assert(eq(sz, xevb_mep_len(&p), 0));
 	p = vec_params();
 	errno = 0;

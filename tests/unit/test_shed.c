@@ -32,7 +32,7 @@ static void armed_at(struct xevb_shed *s, struct xevb_shed_gate *g, uint32_t new
 {
 	xevb_shed_init(s, &lead4);
 	*g = fresh_gate();
-	g->newest_block = 7;   /* stale: arming must forget it */
+	g->newest_block = 7; /* stale: arming must forget it */
 	cr_assert(eq(u32, xevb_shed_tick(s, g, &drop_in), XEVB_SHED_ONE));
 	cr_assert(s->armed);
 	cr_assert(eq(u64, g->word, XEVB_SHED_W_ARMED));
@@ -79,7 +79,7 @@ Test(shed, pressure_arms_then_cuts)
 	g.newest_block = 100;
 	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &full_in), 57344));
 	cr_assert(eq(u32, s.prev, XEVB_SHED_ONE));
-	cr_assert(eq(u32, s.switch_block, 104));   /* lead: 4 blocks */
+	cr_assert(eq(u32, s.switch_block, 104)); /* lead: 4 blocks */
 	cr_assert(eq(u64, g.word, xevb_shed_word(57344, XEVB_SHED_ONE, 104, 1)));
 
 	/* Until a block under the new level has come, no second cut. */
@@ -208,7 +208,7 @@ Test(shed, change_before_the_switch_is_reached_stays_pending)
 	cr_assert(eq(u32, s.prev, 59392));
 	/* Lead blocks past the switch, the blocks before it take the current level. */
 	g.newest_block = 212;
-	xevb_shed_tick(&s, &g, &full_in);   /* a cut: new switch 216 */
+	xevb_shed_tick(&s, &g, &full_in); /* a cut: new switch 216 */
 	cr_assert(eq(u32, s.switch_block, 216));
 	cr_assert(eq(u32, s.prev, 60928));
 }
@@ -224,7 +224,7 @@ Test(shed, verdict_by_block_and_switch)
 		cr_assert(xevb_shed_drops(w, b), "block %u", b);
 	/* The reverse, and across the wrap of the block numbers (serial order). */
 	w = xevb_shed_word(XEVB_SHED_ONE, 0, 2, 0);
-	cr_assert(xevb_shed_drops(w, XEVB_SHED_BLOCK_MASK));      /* block -1: before 2 */
+	cr_assert(xevb_shed_drops(w, XEVB_SHED_BLOCK_MASK)); /* block -1: before 2 */
 	cr_assert(xevb_shed_drops(w, XEVB_SHED_BLOCK_MASK - 500));
 	cr_assert(xevb_shed_drops(w, 1));
 	cr_assert(not(xevb_shed_drops(w, 2)));
@@ -258,9 +258,11 @@ Test(shed, blocks_shed_evenly_with_short_gaps)
 			gap = 0;
 		}
 		double want = (double)levels[k] / XEVB_SHED_ONE, got = (double)kept / n;
-		cr_assert(got > want * 0.99 && got < want * 1.01, "level %u: kept %.4f, want %.4f", levels[k], got, want);
+		cr_assert(got > want * 0.99 && got < want * 1.01, "level %u: kept %.4f, want %.4f", levels[k], got,
+			  want);
 		/* Three-gap theorem: gaps near 1/accept blocks, none much longer. */
-		cr_assert(le(u32, max_gap, (uint32_t)(2.0 / want)), "level %u: a gap of %u blocks", levels[k], max_gap);
+		cr_assert(le(u32, max_gap, (uint32_t)(2.0 / want)), "level %u: a gap of %u blocks", levels[k],
+			  max_gap);
 	}
 }
 
@@ -276,7 +278,7 @@ Test(shed, backlog_cut_goes_to_the_drained_rate)
 	struct xevb_shed_in in = { .ring_size = RING };
 
 	xevb_shed_init(&s, &cfg);
-	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	xevb_shed_tick(&s, &g, &drop_in); /* arms */
 	g.newest_block = 100;
 	/* 1000 bytes produced a tick, 750 drained: +250 a tick of backlog. */
 	for (int t = 1; t <= 16; t++) {
@@ -307,7 +309,7 @@ Test(shed, draining_backlog_is_not_pressure)
 	struct xevb_shed_in in = { .ring_size = RING, .out_sent = 0, .backlog = 4000 };
 
 	xevb_shed_init(&s, &cfg);
-	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	xevb_shed_tick(&s, &g, &drop_in); /* arms */
 	g.newest_block = 100;
 	/* A farm node paused: 4000 bytes wait at once. */
 	xevb_shed_tick(&s, &g, &in);
@@ -341,7 +343,7 @@ Test(shed, ring_cut_goes_to_the_smoothed_served_rate)
 	struct xevb_shed_in in = { .ring_size = RING };
 
 	xevb_shed_init(&s, NULL);
-	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	xevb_shed_tick(&s, &g, &drop_in); /* arms */
 	g.newest_block = 100;
 	/* 1100 frames arrive a tick, 1000 taken: the ring grows under half full. */
 	for (int t = 1; t <= 16; t++) {
@@ -374,7 +376,7 @@ Test(shed, a_measured_cut_at_most_halves)
 	struct xevb_shed_in in = { .ring_size = RING, .consumed = 1, .ring_used = RING - 1 };
 
 	xevb_shed_init(&s, NULL);
-	xevb_shed_tick(&s, &g, &drop_in);   /* arms */
+	xevb_shed_tick(&s, &g, &drop_in); /* arms */
 	g.newest_block = 100;
 	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &in), XEVB_SHED_ONE / 2));
 	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_RING], 1));

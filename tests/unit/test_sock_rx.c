@@ -17,11 +17,11 @@
 #include <xevb/mep_write.h>
 #include <xevb/sock_rx.h>
 
-#define N_FRAMES 8
+#define N_FRAMES   8
 #define FRAME_SIZE 4096
-#define BIG_LEN 60000
-#define SMALL_LEN 1000
-#define UDP_ROOM 42
+#define BIG_LEN    60000
+#define SMALL_LEN  1000
+#define UDP_ROOM   42
 
 static uint8_t payload[BIG_LEN];
 
@@ -42,8 +42,13 @@ static uint16_t free_port(void)
 static void open_sock(struct xevb_sock *s, uint32_t n_big, uint16_t *port)
 {
 	struct xevb_sock_cfg cfg = {
-		.udp = true, .udp_port = 0, .bind_addr = htonl(INADDR_LOOPBACK), .n_frames = N_FRAMES,
-		.frame_size = FRAME_SIZE, .n_big = n_big, .mtu = 1500,
+		.udp = true,
+		.udp_port = 0,
+		.bind_addr = htonl(INADDR_LOOPBACK),
+		.n_frames = N_FRAMES,
+		.frame_size = FRAME_SIZE,
+		.n_big = n_big,
+		.mtu = 1500,
 	};
 
 	*port = cfg.udp_port = free_port();
@@ -54,7 +59,8 @@ static void open_sock(struct xevb_sock *s, uint32_t n_big, uint16_t *port)
 
 static void send_len(uint16_t port, uint32_t len)
 {
-	struct sockaddr_in to = { .sin_family = AF_INET, .sin_port = htons(port),
+	struct sockaddr_in to = { .sin_family = AF_INET,
+				  .sin_port = htons(port),
 				  .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	int fd = socket(AF_INET, SOCK_DGRAM, 0);
 
@@ -177,22 +183,32 @@ Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 	static struct xevb_src_bind bind[XEVB_MAX_SOURCES];
 	static uint8_t frame[2048];
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
-	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT, .ip_proto = XEVB_DEFAULT_IP_PROTO };
+	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT,
+					     .ip_proto = XEVB_DEFAULT_IP_PROTO };
 	const uint32_t good = htonl(0xc6120101u), spoof = htonl(0xc6120102u);
 	uint32_t ids[3] = { 7, 8, 9 };
 	uint16_t lens[3] = { 16, 16, 16 };
-	struct xevb_mep_params p = { .ip_proto = XEVB_DEFAULT_IP_PROTO, .run_number = 1, .n_frags = 3,
-				     .event_id = ids, .frag_len = lens };
+	struct xevb_mep_params p = {
+		.ip_proto = XEVB_DEFAULT_IP_PROTO, .run_number = 1, .n_frags = 3, .event_id = ids, .frag_len = lens
+	};
 	struct xevb_sock s = { .src_bind = bind };
 	struct xevb_pkt_info pi;
 	ssize_t len = 0;
 	int res;
-	const struct { uint16_t source_id; uint32_t saddr; bool refused; } cases[] = {
-		{ 1, good, false }, { 1, spoof, true }, { 2, spoof, false }, { 1, spoof, true },
+	const struct {
+		uint16_t source_id;
+		uint32_t saddr;
+		bool refused;
+	} cases[] = {
+		{ 1, good, false },
+		{ 1, spoof, true },
+		{ 2, spoof, false },
+		{ 1, spoof, true },
 	};
 
-	bind[1] = (struct xevb_src_bind){ .addr = good, .mac = { 2, 0, 0, 0, 0, 9 }, .vlan = 100,
-					     .flags = XEVB_BIND_MAC | XEVB_BIND_VLAN };
+	bind[1] = (struct xevb_src_bind){
+		.addr = good, .mac = { 2, 0, 0, 0, 0, 9 }, .vlan = 100, .flags = XEVB_BIND_MAC | XEVB_BIND_VLAN
+	};
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		p.source_id = cases[i].source_id;
 		p.saddr = cases[i].saddr;
@@ -200,7 +216,8 @@ Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 		cr_assert(gt(sz, (size_t)len, 0));
 		res = xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, refs);
 		cr_assert(eq(int, res, XEVB_RES_MEP));
-		cr_assert(eq(int, xevb_sock_src_refused(&s, res, &pi, (uint32_t)len), cases[i].refused), "case %zu", i);
+		cr_assert(eq(int, xevb_sock_src_refused(&s, res, &pi, (uint32_t)len), cases[i].refused),
+			  "case %zu", i);
 	}
 	cr_assert(eq(u64, s.src_mismatch_packets, 2));
 	cr_assert(eq(u64, s.src_mismatch_bytes, 2 * (uint64_t)len));

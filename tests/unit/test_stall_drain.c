@@ -28,7 +28,7 @@ Test(stall_drain, gap_holds_until_a_batch_is_not_full)
 
 	xevb_stall_drain_begin(&sd, t);
 	cr_assert(not(xevb_stall_draining(&sd, true, t)));
-	t += 1000 * MS;   /* stopped for a second */
+	t += 1000 * MS; /* stopped for a second */
 	for (int i = 0; i < 50; i++, t += MS) {
 		xevb_stall_drain_begin(&sd, t);
 		cr_assert(xevb_stall_draining(&sd, true, t), "full batch %d after the gap", i);
@@ -47,7 +47,7 @@ Test(stall_drain, holds_at_most_one_timeout)
 	uint64_t t = MS;
 
 	xevb_stall_drain_begin(&sd, t);
-	t += 26 * MS;   /* just over a quarter of the timeout */
+	t += 26 * MS; /* just over a quarter of the timeout */
 	xevb_stall_drain_begin(&sd, t);
 	cr_assert(xevb_stall_draining(&sd, true, t));
 	for (uint64_t end = t + 100 * MS; t < end - MS;) {
@@ -58,7 +58,8 @@ Test(stall_drain, holds_at_most_one_timeout)
 	}
 	t += 2 * MS;
 	xevb_stall_drain_begin(&sd, t);
-	cr_assert(not(xevb_stall_draining(&sd, true, t)), "a ring that never drains holds timeouts one timeout at most");
+	cr_assert(not(xevb_stall_draining(&sd, true, t)),
+		  "a ring that never drains holds timeouts one timeout at most");
 }
 
 Test(stall_drain, no_timeout_nothing_to_hold)

@@ -23,7 +23,7 @@ static const struct xevb_parse_cfg cfg = {
 	.ip_proto = XEVB_DEFAULT_IP_PROTO,
 };
 
-static uint8_t *pages;      /* guard | 2 pages | guard */
+static uint8_t *pages; /* guard | 2 pages | guard */
 static size_t pg;
 
 static void setup(void)
@@ -61,10 +61,17 @@ static void meta_of(const uint8_t *frame, size_t len, uint32_t cookie, struct xe
 static size_t make_frame(uint8_t *buf, size_t cap, uint32_t n, uint16_t size, int udp, int vlan)
 {
 	struct xevb_mep_params p = {
-		.saddr = htonl(0xc6120107u), .daddr = htonl(0xc6120201u),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO, .udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = 77, .flags = XEVB_MEP_F_RESEND, .run_number = 0x01020304,
-		.packet_seq = 0xabcdef01u, .first_event_id = 0xfffffff0u, .n_frags = n, .frag_size = size,
+		.saddr = htonl(0xc6120107u),
+		.daddr = htonl(0xc6120201u),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = 77,
+		.flags = XEVB_MEP_F_RESEND,
+		.run_number = 0x01020304,
+		.packet_seq = 0xabcdef01u,
+		.first_event_id = 0xfffffff0u,
+		.n_frags = n,
+		.frag_size = size,
 	};
 	ssize_t w = xevb_write_frame(buf, cap, &p);
 
@@ -124,13 +131,13 @@ Test(xsk_meta, good_meta_gives_the_parsers_pi)
 	static uint8_t f[4096];
 	const int shapes[][4] = {
 		/* n, size, udp, vlan */
-		{ 25, 32, 0, 0 }, { 25, 32, 1, 0 }, { 1, 0, 0, 0 }, { 3, 5, 1, 1 }, { 100, 20, 0, 1 },
-		{ 1, 1400, 1, 0 },
+		{ 25, 32, 0, 0 }, { 25, 32, 1, 0 },  { 1, 0, 0, 0 },
+		{ 3, 5, 1, 1 },   { 100, 20, 0, 1 }, { 1, 1400, 1, 0 },
 	};
 
 	for (size_t k = 0; k < sizeof(shapes) / sizeof(shapes[0]); k++) {
-		size_t len = make_frame(f, sizeof(f), (uint32_t)shapes[k][0], (uint16_t)shapes[k][1],
-					shapes[k][2], shapes[k][3]);
+		size_t len = make_frame(f, sizeof(f), (uint32_t)shapes[k][0], (uint16_t)shapes[k][1], shapes[k][2],
+					shapes[k][3]);
 		struct xevb_xdp_meta m;
 		struct xevb_pkt_info pi;
 		char what[64];
@@ -140,16 +147,19 @@ Test(xsk_meta, good_meta_gives_the_parsers_pi)
 		meta_of(f, len, COOKIE, &m);
 		memset(&pi, 0xa5, sizeof(pi));
 		cr_assert(eq(int, xevb_xsk_meta_pi(place_front(f, len, &m), (uint32_t)len, COOKIE, &pi),
-			     XEVB_RES_MEP), "%s", what);
+			     XEVB_RES_MEP),
+			  "%s", what);
 		assert_same_pi(f, len, &pi, what);
 		memset(&pi, 0xa5, sizeof(pi));
 		cr_assert(eq(int, xevb_xsk_meta_pi(place_back(f, len, &m), (uint32_t)len, COOKIE, &pi),
-			     XEVB_RES_MEP), "%s at the end", what);
+			     XEVB_RES_MEP),
+			  "%s at the end", what);
 		assert_same_pi(f, len, &pi, what);
 		/* Ethernet padding after the datagram: still the same MEP. */
 		memset(f + len, 0, 16);
 		cr_assert(eq(int, xevb_xsk_meta_pi(place_back(f, len + 16, &m), (uint32_t)len + 16, COOKIE, &pi),
-			     XEVB_RES_MEP), "%s padded", what);
+			     XEVB_RES_MEP),
+			  "%s padded", what);
 	}
 }
 
@@ -195,35 +205,50 @@ Test(xsk_meta, mismatches_fall_back)
 
 	assert_rejected(f, len, &m, COOKIE ^ 1, "wrong cookie");
 	assert_rejected(f, len, &m, 0, "meta off (cookie 0)");
-	x = m; x.check = 0;
+	x = m;
+	x.check = 0;
 	assert_rejected(f, len, &x, COOKIE, "zeroed check word (cleared chunk)");
-	x = m; x.flags = XEVB_XDP_META_F_UDP;
+	x = m;
+	x.flags = XEVB_XDP_META_F_UDP;
 	assert_rejected(f, len, &x, COOKIE, "consec flag missing");
-	x = m; x.flags |= 0x80;
+	x = m;
+	x.flags |= 0x80;
 	assert_rejected(f, len, &x, COOKIE, "unknown flag");
-	x = m; x.reserved = 1;
+	x = m;
+	x.reserved = 1;
 	assert_rejected(f, len, &x, COOKIE, "reserved byte set without the vouched flag");
-	x = m; x.flags |= XEVB_XDP_META_F_VOUCHED;
+	x = m;
+	x.flags |= XEVB_XDP_META_F_VOUCHED;
 	assert_rejected(f, len, &x, COOKIE, "vouched flag without a run");
-	x = m; x.n_frags = 24;
+	x = m;
+	x.n_frags = 24;
 	assert_rejected(f, len, &x, COOKIE, "n_frags disagrees with the header");
-	x = m; x.n_frags = 0;
+	x = m;
+	x.n_frags = 0;
 	assert_rejected(f, len, &x, COOKIE, "n_frags 0");
-	x = m; x.first_event_id++;
+	x = m;
+	x.first_event_id++;
 	assert_rejected(f, len, &x, COOKIE, "first_event_id disagrees with the first record");
-	x = m; x.mep_off += 4;
+	x = m;
+	x.mep_off += 4;
 	assert_rejected(f, len, &x, COOKIE, "mep_off moved");
-	x = m; x.mep_off = 300;
+	x = m;
+	x.mep_off = 300;
 	assert_rejected(f, len, &x, COOKIE, "mep_off beyond 256");
-	x = m; x.mep_off = 10;
+	x = m;
+	x.mep_off = 10;
 	assert_rejected(f, len, &x, COOKIE, "mep_off inside the headers");
-	x = m; x.mep_len += 4;
+	x = m;
+	x.mep_len += 4;
 	assert_rejected(f, len, &x, COOKIE, "mep_len past the frame");
-	x = m; x.mep_len -= 4;
+	x = m;
+	x.mep_len -= 4;
 	assert_rejected(f, len, &x, COOKIE, "mep_len short of the IP length");
-	x = m; x.mep_len = 0xffff;
+	x = m;
+	x.mep_len = 0xffff;
 	assert_rejected(f, len, &x, COOKIE, "mep_len 65535");
-	x = m; x.flags |= XEVB_XDP_META_F_UDP;
+	x = m;
+	x.flags |= XEVB_XDP_META_F_UDP;
 	assert_rejected(f, len, &x, COOKIE, "UDP flag on a raw frame");
 	assert_rejected(f, len - 1, &m, COOKIE, "frame shorter than the MEP");
 	assert_rejected(f, 40, &m, COOKIE, "frame cut to 40 bytes");
@@ -236,22 +261,23 @@ Test(xsk_meta, mismatches_fall_back)
 	g[mep_off + 2] = 2;
 	assert_rejected(g, len, &m, COOKIE, "bad MEP version");
 	memcpy(g, f, len);
-	g[mep_off + 15] ^= 1;   /* packet_seq: the check word no longer matches */
+	g[mep_off + 15] ^= 1; /* packet_seq: the check word no longer matches */
 	assert_rejected(g, len, &m, COOKIE, "another packet_seq (stale meta of an earlier frame)");
 	memcpy(g, f, len);
-	g[mep_off + 7] = 24;    /* n_frags in the header */
+	g[mep_off + 7] = 24; /* n_frags in the header */
 	assert_rejected(g, len, &m, COOKIE, "header n_frags disagrees");
 	memcpy(g, f, len);
-	g[12] = 0x86; g[13] = 0xdd;
+	g[12] = 0x86;
+	g[13] = 0xdd;
 	assert_rejected(g, len, &m, COOKIE, "not IPv4");
 	memcpy(g, f, len);
-	g[14] = 0x46;           /* IHL 24 */
+	g[14] = 0x46; /* IHL 24 */
 	assert_rejected(g, len, &m, COOKIE, "IHL disagrees with mep_off");
 	memcpy(g, f, len);
-	g[16] ^= 1;             /* IP total length */
+	g[16] ^= 1; /* IP total length */
 	assert_rejected(g, len, &m, COOKIE, "IP total length disagrees");
 	memcpy(g, f, len);
-	g[20] |= 0x20;          /* MF */
+	g[20] |= 0x20; /* MF */
 	assert_rejected(g, len, &m, COOKIE, "IP fragment");
 	memcpy(g, f, len);
 	g[23] = XEVB_IPPROTO_UDP;
@@ -263,7 +289,8 @@ Test(xsk_meta, mismatches_fall_back)
 	memcpy(g, f, ulen);
 	g[m.mep_off - 8 + 5] ^= 4;
 	assert_rejected(g, ulen, &m, COOKIE, "UDP length disagrees");
-	x = m; x.flags &= (uint8_t)~XEVB_XDP_META_F_UDP;
+	x = m;
+	x.flags &= (uint8_t)~XEVB_XDP_META_F_UDP;
 	assert_rejected(f, ulen, &x, COOKIE, "raw flag on a UDP frame");
 }
 
@@ -357,7 +384,7 @@ Test(xsk_meta, segment_frames_are_parsed)
 	data = place_front(frame, len, &m);
 	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE, &pi), XEVB_RES_MEP));
 	mep = data + m.mep_off;
-	mep[3] |= XEVB_MEP_F_SEGMENT;   /* the last (and only) segment of a 400-byte fragment */
+	mep[3] |= XEVB_MEP_F_SEGMENT; /* the last (and only) segment of a 400-byte fragment */
 	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE, &pi), -1));
 	cr_assert(eq(int, xevb_classify(data, data + len, (uint32_t)len, &cfg, &pi, NULL), XEVB_RES_SEGMENT));
 	cr_assert(eq(u8, pi.seg_last, 1));

@@ -11,9 +11,9 @@
 #include <xevb/flowctl.h>
 #include "build_ctl.h"
 
-#define HB_NS     100000000ull
-#define SCAN_NS   5000000ull
-#define MAX_SRCP  256
+#define HB_NS    100000000ull
+#define SCAN_NS  5000000ull
+#define MAX_SRCP 256
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
@@ -24,15 +24,15 @@ enum { E_FREE = 0, E_ASSIGNED, E_DONE };
 struct ev_ent {
 	uint32_t event;
 	uint8_t state, reasks, status, early;
-	uint8_t old;                  /* assigned by a DFM that has since restarted */
+	uint8_t old; /* assigned by a DFM that has since restarted */
 	uint16_t n_missing;
 	uint64_t t_assign, t_ask;
 };
 
-struct srcp {                     /* a source process, from the DFM's SOURCES */
+struct srcp { /* a source process, from the DFM's SOURCES */
 	struct sockaddr_in sa;
 	uint16_t first_id, n_ids;
-	struct xevb_ctl_msg rq;       /* REQUESTs pending for it */
+	struct xevb_ctl_msg rq; /* REQUESTs pending for it */
 };
 
 struct sinkc {
@@ -41,7 +41,7 @@ struct sinkc {
 	uint64_t sent, base, done, last_ns;
 	bool heard, alive, busy;
 	uint64_t deaths, rejoins, busy_on, sent_total;
-	int fd;                       /* the connection the counts are about */
+	int fd; /* the connection the counts are about */
 };
 
 struct held_ev {
@@ -59,7 +59,7 @@ struct build_ctl {
 	   knows them), unless the new DFM numbers events afresh, which needs a
 	   fresh core; its first ASSIGN then waits in stash until the reset. */
 	bool restart_pending, stash_valid, finalize;
-	uint32_t hi_next;             /* one past the highest event id assigned */
+	uint32_t hi_next; /* one past the highest event id assigned */
 	struct xevb_ctl_msg stash;
 	struct xevb_output *out;
 	struct ev_ent *ev;
@@ -68,7 +68,7 @@ struct build_ctl {
 	uint32_t n_srcp;
 	struct sinkc sink[XEVB_MAX_SINKS];
 	int64_t wrr[XEVB_MAX_SINKS];
-	bool credit_mode;             /* some farm node speaks the protocol */
+	bool credit_mode; /* some farm node speaks the protocol */
 	struct held_ev *bl;
 	uint32_t bl_head, bl_n;
 	struct xevb_busy busy;
@@ -79,7 +79,7 @@ struct build_ctl {
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max, no_source_for;
 	uint64_t unexpected, assign_overflow, built_early, table_grown;
-	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
+	uint64_t assigned_busy; /* taken while Busy: in flight when it was declared */
 	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
 	   built_complete + built_incomplete + lost_no_data + lost_slot. */
 	uint64_t base_assigned, base_done, base_overflow, base_redone;
@@ -97,8 +97,9 @@ static void flush_done(struct build_ctl *bc)
 
 static void add_done(struct build_ctl *bc, uint32_t ev, uint8_t status, uint16_t n_missing)
 {
-	bc->done.u.done[bc->done.h.n_recs++] = (struct xevb_ctl_done){ ev, status == XEVB_DONE_COMPLETE ? 0 :
-		(n_missing ? n_missing : 1), status };
+	bc->done.u.done[bc->done.h.n_recs++] =
+		(struct xevb_ctl_done){ ev, status == XEVB_DONE_COMPLETE ? 0 : (n_missing ? n_missing : 1),
+					status };
 	bc->done_sent[status]++;
 	if (bc->done.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_DONE))
 		flush_done(bc);
@@ -108,10 +109,12 @@ static void status_to_dfm(struct build_ctl *bc)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
-	m.u.status = (struct xevb_ctl_status){ .credits = bc->cfg.credits,
-		.flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
-		.done_total = bc->done_sent[0] + bc->done_sent[1] + bc->done_sent[2],
-		.peer_epoch = bc->dfm_epoch, .load = bc->n_assigned + bc->bl_n };
+	m.u.status =
+		(struct xevb_ctl_status){ .credits = bc->cfg.credits,
+					  .flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
+					  .done_total = bc->done_sent[0] + bc->done_sent[1] + bc->done_sent[2],
+					  .peer_epoch = bc->dfm_epoch,
+					  .load = bc->n_assigned + bc->bl_n };
 	xevb_ctl_send(&bc->io, &bc->dfm, &m);
 }
 
@@ -159,9 +162,11 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 	} else if (xevb_ctl_open(&bc->io, 0, cfg->ctl_port, XEVB_ROLE_BUILDER, cfg->id)) {
 		goto fail;
 	}
-	xevb_info("control plane: DFM %s, %u credits, Busy above %u / not-Busy below %u held events, "
-		  "re-ask after %llu ms up to %u times, control port %u", cfg->dfm, cfg->credits, bc->busy.high,
-		  bc->busy.low, (unsigned long long)(cfg->reask_ns / 1000000), cfg->max_reasks, cfg->ctl_port);
+	xevb_info(
+		"control plane: DFM %s, %u credits, Busy above %u / not-Busy below %u held events, "
+		"re-ask after %llu ms up to %u times, control port %u",
+		cfg->dfm, cfg->credits, bc->busy.high, bc->busy.low, (unsigned long long)(cfg->reask_ns / 1000000),
+		cfg->max_reasks, cfg->ctl_port);
 	/*
 	 * No STATUS yet: the first tick (next_hb 0) sends it from the receive
 	 * loop, once the receive path is open. Credits announced earlier bring
@@ -277,7 +282,7 @@ static void dfm_epoch_seen(struct build_ctl *bc, uint32_t epoch)
 					open++;
 				x->old = 1;
 			} else if (x->state == E_DONE) {
-				*x = (struct ev_ent){0};
+				*x = (struct ev_ent){ 0 };
 			}
 		}
 		bc->rs_assigned += bc->assigned_events - bc->base_assigned;
@@ -286,7 +291,7 @@ static void dfm_epoch_seen(struct build_ctl *bc, uint32_t epoch)
 		bc->base_overflow = bc->assign_overflow;
 		bc->rs_open += open;
 		bc->abandoned += open;
-		bc->done.h.n_recs = 0;   /* DONEs for the dead DFM */
+		bc->done.h.n_recs = 0; /* DONEs for the dead DFM */
 		bc->base_assigned = bc->assigned_events;
 		bc->base_done = done_total(bc);
 		bc->base_redone = bc->retry_redone;
@@ -310,7 +315,7 @@ static void old_done(struct build_ctl *bc, struct ev_ent *x, int how)
 		bc->rs_no_data++;
 	else
 		bc->rs_slot++;
-	*x = (struct ev_ent){0};
+	*x = (struct ev_ent){ 0 };
 	bc->n_assigned--;
 }
 
@@ -346,8 +351,10 @@ static bool grow_table(struct build_ctl *bc)
 	bc->ev = nev;
 	bc->mask = nsize - 1;
 	if (!bc->table_grown++)
-		xevb_info("events stay open over more than %u assigned ids (lost frames waiting for re-asks "
-			  "at a high rate): the event table grows to %u (at most %u)", size, nsize, EV_TABLE_MAX);
+		xevb_info(
+			"events stay open over more than %u assigned ids (lost frames waiting for re-asks "
+			"at a high rate): the event table grows to %u (at most %u)",
+			size, nsize, EV_TABLE_MAX);
 	return true;
 }
 
@@ -433,7 +440,8 @@ static void on_sources(struct build_ctl *bc, const struct xevb_ctl_msg *m)
 				return;
 			p = &bc->src[bc->n_srcp++];
 			memset(p, 0, sizeof(*p));
-			p->sa = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = s->addr,
+			p->sa = (struct sockaddr_in){ .sin_family = AF_INET,
+						      .sin_addr.s_addr = s->addr,
 						      .sin_port = htons(s->port) };
 		}
 		p->first_id = s->first_id;
@@ -484,7 +492,8 @@ static int pick_sink(struct build_ctl *bc, size_t bytes)
 		}
 		uint64_t out = s->sent - s->base > s->done ? s->sent - s->base - s->done : 0;
 		w[i] = s->alive && !s->busy && out < s->credits && xevb_output_has_room(bc->out, i, bytes) ?
-		       s->credits : 0;
+			       s->credits :
+			       0;
 	}
 	return xevb_wrr_pick(bc->wrr, w, bc->out->n_sinks);
 }
@@ -528,7 +537,7 @@ static void forward(struct build_ctl *bc, const struct xevb_event *ev)
 		return;
 	}
 	need = xevb_event_wire_size_fast(ev);
-	k = bc->bl_n ? -1 : pick_sink(bc, need);   /* keep the order: backlog first */
+	k = bc->bl_n ? -1 : pick_sink(bc, need); /* keep the order: backlog first */
 	if (k >= 0) {
 		sent_to(bc, k, xevb_output_emit_to(o, (uint32_t)k, ev));
 		return;
@@ -577,9 +586,13 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		   the ASSIGN then gets its DONE at once. */
 		bc->unassigned_built++;
 		if (x->state != E_ASSIGNED)
-			*x = (struct ev_ent){ .event = ev->event_id, .state = E_DONE, .early = 1,
-				.status = (ev->flags & XEVB_EVT_F_INCOMPLETE) ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE,
-				.n_missing = (uint16_t)(ev->n_expected - ev->n_frags) };
+			*x = (struct ev_ent){ .event = ev->event_id,
+					      .state = E_DONE,
+					      .early = 1,
+					      .status = (ev->flags & XEVB_EVT_F_INCOMPLETE) ?
+								XEVB_DONE_INCOMPLETE :
+								XEVB_DONE_COMPLETE,
+					      .n_missing = (uint16_t)(ev->n_expected - ev->n_frags) };
 	}
 	forward(bc, ev);
 	update_busy(bc);
@@ -605,10 +618,18 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 			if (m->u.status.peer_epoch != bc->io.epoch)
 				status_to_dfm(bc);
 			break;
-		case XEVB_CTL_ASSIGN: on_assign(bc, b, m, now); break;
-		case XEVB_CTL_SOURCES: on_sources(bc, m); break;
-		case XEVB_CTL_BYE: bc->bye = true; break;
-		default: bc->unexpected++; break;
+		case XEVB_CTL_ASSIGN:
+			on_assign(bc, b, m, now);
+			break;
+		case XEVB_CTL_SOURCES:
+			on_sources(bc, m);
+			break;
+		case XEVB_CTL_BYE:
+			bc->bye = true;
+			break;
+		default:
+			bc->unexpected++;
+			break;
 		}
 	} else if (m->h.role == XEVB_ROLE_SINK && m->h.type == XEVB_CTL_STATUS) {
 		on_sink_status(bc, m, from, now);
@@ -697,10 +718,11 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 				s->alive = false;
 				s->deaths++;
 				xevb_warn("farm node %s silent for %llu ms: no more events to it until it answers",
-					  bc->out->sinks[i].name, (unsigned long long)(bc->cfg.sink_dead_ns / 1000000));
+					  bc->out->sinks[i].name,
+					  (unsigned long long)(bc->cfg.sink_dead_ns / 1000000));
 			}
 			h.u.status = (struct xevb_ctl_status){ .peer_epoch = s->epoch,
-				.done_total = s->sent - s->base };
+							       .done_total = s->sent - s->base };
 			xevb_ctl_send(&bc->io, &s->ctl, &h);
 		}
 		bc->next_hb = now + HB_NS;
@@ -742,7 +764,8 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 		}
 	}
 	if (assigned != bc->n_assigned) {
-		snprintf(msg, cap, "%u events assigned and open in the table, n_assigned %u", assigned, bc->n_assigned);
+		snprintf(msg, cap, "%u events assigned and open in the table, n_assigned %u", assigned,
+			 bc->n_assigned);
 		return false;
 	}
 	if (rs_left > bc->rs_open || bc->rs_open - rs_left != old) {
@@ -757,7 +780,8 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 		return false;
 	}
 	if (bc->bl_n > bc->cfg.backlog || (bc->cfg.backlog && bc->bl_head >= bc->cfg.backlog)) {
-		snprintf(msg, cap, "backlog %u (head %u) over its bound %u", bc->bl_n, bc->bl_head, bc->cfg.backlog);
+		snprintf(msg, cap, "backlog %u (head %u) over its bound %u", bc->bl_n, bc->bl_head,
+			 bc->cfg.backlog);
 		return false;
 	}
 	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
@@ -777,19 +801,20 @@ uint64_t build_ctl_reasked(const struct build_ctl *bc)
 
 void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 {
-	fprintf(f, "dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu; table %u, grown %llu "
+	fprintf(f,
+		"dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu; table %u, grown %llu "
 		"times), DONE complete %llu "
 		"incomplete %llu no_data %llu (re-sent %llu), built before the ASSIGN %llu, never assigned %llu, open at DFM "
 		"restart %llu (%llu restarts: then built complete %llu, incomplete %llu, lost no_data %llu, "
 		"lost slot %llu)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
 		"backlogged %llu (max %llu, overflow %llu), errors %llu; Busy %llu times; control refused %llu, "
-		"unexpected %llu\n", bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
+		"unexpected %llu\n",
+		bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
 		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow, bc->mask + 1,
-		(unsigned long long)bc->table_grown,
-		(unsigned long long)bc->done_sent[0], (unsigned long long)bc->done_sent[1],
-		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
-		(unsigned long long)bc->built_early, (unsigned long long)(bc->unassigned_built - bc->built_early),
-		(unsigned long long)bc->abandoned,
+		(unsigned long long)bc->table_grown, (unsigned long long)bc->done_sent[0],
+		(unsigned long long)bc->done_sent[1], (unsigned long long)bc->done_sent[2],
+		(unsigned long long)bc->retry_redone, (unsigned long long)bc->built_early,
+		(unsigned long long)(bc->unassigned_built - bc->built_early), (unsigned long long)bc->abandoned,
 		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->rs_complete,
 		(unsigned long long)bc->rs_incomplete, (unsigned long long)bc->rs_no_data,
 		(unsigned long long)bc->rs_slot, (unsigned long long)bc->requests_sent,
@@ -799,16 +824,19 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->busy.n_busy, (unsigned long long)bc->io.rx_bad_total,
 		(unsigned long long)bc->unexpected);
 	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
-		fprintf(f, "  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
-			"Busy %llu times%s\n", bc->out->sinks[i].name, bc->sink[i].credits,
-			(unsigned long long)bc->sink[i].sent_total, (unsigned long long)bc->sink[i].done,
-			(unsigned long long)bc->sink[i].deaths, (unsigned long long)bc->sink[i].rejoins,
-			(unsigned long long)bc->sink[i].busy_on, bc->sink[i].heard ? "" : " (never answered)");
+		fprintf(f,
+			"  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
+			"Busy %llu times%s\n",
+			bc->out->sinks[i].name, bc->sink[i].credits, (unsigned long long)bc->sink[i].sent_total,
+			(unsigned long long)bc->sink[i].done, (unsigned long long)bc->sink[i].deaths,
+			(unsigned long long)bc->sink[i].rejoins, (unsigned long long)bc->sink[i].busy_on,
+			bc->sink[i].heard ? "" : " (never answered)");
 }
 
 void build_ctl_json(const struct build_ctl *bc, FILE *f)
 {
-	fprintf(f, "{\"mode\":\"%s\",\"assigned\":%llu,\"assign_dups\":%llu,\"assign_overflow\":%llu,"
+	fprintf(f,
+		"{\"mode\":\"%s\",\"assigned\":%llu,\"assign_dups\":%llu,\"assign_overflow\":%llu,"
 		"\"table_size\":%u,\"table_grown\":%llu,\"done_complete\":%llu,"
 		"\"done_incomplete\":%llu,\"done_no_data\":%llu,\"done_resent\":%llu,\"built_early\":%llu,"
 		"\"unassigned_built\":%llu,"
@@ -818,29 +846,32 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		"\"busy_high\":%u,\"busy_low\":%u,\"assigned_busy\":%llu,\"ctl_refused\":%llu,"
 		"\"ctl_unexpected\":%llu,\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
 		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
-		"\"still_open\":%llu},\"sinks\":[", bc->pull ? "pull" : "push",
-		(unsigned long long)bc->assigned_events, (unsigned long long)bc->assign_dups,
-		(unsigned long long)bc->assign_overflow, bc->mask + 1, (unsigned long long)bc->table_grown,
-		(unsigned long long)bc->done_sent[0], (unsigned long long)bc->done_sent[1],
-		(unsigned long long)bc->done_sent[2], (unsigned long long)bc->retry_redone,
-		(unsigned long long)bc->built_early, (unsigned long long)(bc->unassigned_built - bc->built_early),
-		(unsigned long long)bc->abandoned,
+		"\"still_open\":%llu},\"sinks\":[",
+		bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
+		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow, bc->mask + 1,
+		(unsigned long long)bc->table_grown, (unsigned long long)bc->done_sent[0],
+		(unsigned long long)bc->done_sent[1], (unsigned long long)bc->done_sent[2],
+		(unsigned long long)bc->retry_redone, (unsigned long long)bc->built_early,
+		(unsigned long long)(bc->unassigned_built - bc->built_early), (unsigned long long)bc->abandoned,
 		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->core_resets,
 		(unsigned long long)bc->requests_sent, (unsigned long long)bc->reask_events,
 		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,
 		(unsigned long long)bc->backlog_max, (unsigned long long)bc->backlog_overflow,
 		(unsigned long long)bc->fwd_errors, (unsigned long long)bc->busy.n_busy,
 		(unsigned long long)bc->busy.n_clear, bc->busy.high, bc->busy.low,
-		(unsigned long long)bc->assigned_busy,
-		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected,
-		(unsigned long long)bc->rs_assigned, (unsigned long long)bc->rs_done,
-		(unsigned long long)bc->rs_overflow, (unsigned long long)bc->rs_open,
-		(unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
-		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
-		(unsigned long long)(bc->rs_open - bc->rs_complete - bc->rs_incomplete - bc->rs_no_data - bc->rs_slot));
+		(unsigned long long)bc->assigned_busy, (unsigned long long)bc->io.rx_bad_total,
+		(unsigned long long)bc->unexpected, (unsigned long long)bc->rs_assigned,
+		(unsigned long long)bc->rs_done, (unsigned long long)bc->rs_overflow,
+		(unsigned long long)bc->rs_open, (unsigned long long)bc->rs_complete,
+		(unsigned long long)bc->rs_incomplete, (unsigned long long)bc->rs_no_data,
+		(unsigned long long)bc->rs_slot,
+		(unsigned long long)(bc->rs_open - bc->rs_complete - bc->rs_incomplete - bc->rs_no_data -
+				     bc->rs_slot));
 	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
-		fprintf(f, "%s{\"name\":\"%s\",\"credits\":%u,\"sent\":%llu,\"acked\":%llu,\"deaths\":%llu,"
-			"\"rejoins\":%llu,\"busy_on\":%llu}", i ? "," : "", bc->out->sinks[i].name, bc->sink[i].credits,
+		fprintf(f,
+			"%s{\"name\":\"%s\",\"credits\":%u,\"sent\":%llu,\"acked\":%llu,\"deaths\":%llu,"
+			"\"rejoins\":%llu,\"busy_on\":%llu}",
+			i ? "," : "", bc->out->sinks[i].name, bc->sink[i].credits,
 			(unsigned long long)bc->sink[i].sent_total, (unsigned long long)bc->sink[i].done,
 			(unsigned long long)bc->sink[i].deaths, (unsigned long long)bc->sink[i].rejoins,
 			(unsigned long long)bc->sink[i].busy_on);

@@ -18,17 +18,17 @@
 #include <xevb/output.h>
 
 struct build_ctl_cfg {
-	const char *dfm;          /* ADDR:PORT */
-	uint16_t ctl_port;        /* ours */
-	uint16_t sink_ctl_port;   /* farm nodes' control port */
+	const char *dfm;        /* ADDR:PORT */
+	uint16_t ctl_port;      /* ours */
+	uint16_t sink_ctl_port; /* farm nodes' control port */
 	uint16_t id;
-	uint32_t credits;         /* events the DFM may have outstanding here */
+	uint32_t credits; /* events the DFM may have outstanding here */
 	double busy_high, busy_low;
 	uint64_t reask_ns;
 	uint32_t max_reasks;
 	uint64_t sink_dead_ns;
-	uint32_t backlog;         /* built events held while no farm node has credit */
-	bool fixed_run;           /* --run or [run] number: else the ASSIGNs' run is the core's */
+	uint32_t backlog; /* built events held while no farm node has credit */
+	bool fixed_run;   /* --run or [run] number: else the ASSIGNs' run is the core's */
 	/* Tests and fuzzers: no socket; every message we send goes to tx_hook. */
 	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
 	void *tx_ctx;

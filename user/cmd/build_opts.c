@@ -14,8 +14,8 @@
 #include <xevb/sock_rx.h>
 #include "build_opts.h"
 
-#define STR_(x) #x
-#define STR(x) STR_(x)
+#define STR_(x)  #x
+#define STR(x)   STR_(x)
 #define F(field) offsetof(struct build_cfg, field)
 
 /* --config FILE was read before the options (xevb_runcfg_start); an abbreviation of it was not. */
@@ -59,8 +59,10 @@ static bool parse_bind_l2(const char *label, const char *arg, char *opts, struct
 	for (char *kv = strtok_r(opts, ",", &save); kv; kv = strtok_r(NULL, ",", &save)) {
 		if (!strncmp(kv, "mac=", 4) && !(b->flags & XEVB_BIND_MAC)) {
 			if (!xevb_mac_parse(kv + 4, b->mac)) {
-				xevb_err("--%s %s: '%s' is not the source's Ethernet address: expected a unicast "
-					 "MAC such as mac=02:00:00:00:00:01", label, arg, kv);
+				xevb_err(
+					"--%s %s: '%s' is not the source's Ethernet address: expected a unicast "
+					"MAC such as mac=02:00:00:00:00:01",
+					label, arg, kv);
 				return false;
 			}
 			b->flags |= XEVB_BIND_MAC;
@@ -174,7 +176,8 @@ static const struct xevb_cfg_opt opts[] = {
 		  "END_OF_RUN flags in the data are only counted)" },
 	{ "sink", 0, XEVB_T_STRS, "ADDR:PORT", F(sinks), F(n_sinks), XEVB_MAX_SINKS, .section = S_OUT,
 	  .help = "farm node to forward to (repeatable; round robin)" },
-	{ "output", 'o', XEVB_T_STR, "FILE", F(output), .section = S_OUT, .help = "write built events to FILE instead" },
+	{ "output", 'o', XEVB_T_STR, "FILE", F(output), .section = S_OUT,
+	  .help = "write built events to FILE instead" },
 	{ "no-forward", 0, XEVB_T_FLAG, NULL, F(nofwd), .section = S_OUT,
 	  .help = "build and release events without sending them (measurement)" },
 	{ "dfm", 0, XEVB_T_STR, "ADDR:PORT", F(cc.dfm), .section = S_DFM,
@@ -220,13 +223,13 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "xdp-mode", 0, XEVB_T_ENUM, "native|generic|skb", F(xdp_mode), .words = "native|generic|skb",
 	  .def = "native", .section = S_RX, .flags = TUNE,
 	  .help = "XDP attach mode; generic (also called skb) only if asked" },
-	{ "frames", 0, XEVB_T_U32, "N", F(frames), 0, 0, 64, 1u << 22, .def = "16384", .section = S_RX, .flags = TUNE,
-	  .help = "frames per queue, a power of 2" },
+	{ "frames", 0, XEVB_T_U32, "N", F(frames), 0, 0, 64, 1u << 22, .def = "16384", .section = S_RX,
+	  .flags = TUNE, .help = "frames per queue, a power of 2" },
 	{ "frame-size", 0, XEVB_T_U32, "BYTES", F(frame_size), 0, 0, 2048, 65536, .section = S_RX, .flags = TUNE,
 	  .help = "2048 or 4096 (default: 2048 where the device MTU fits, else 4096; socket mode: the MTU's "
 		  "datagram, at least 4096)" },
-	{ "rx-ring", 0, XEVB_T_U32, "N", F(rx_ring), 0, 0, 64, 1u << 16, .def = "4096", .section = S_RX, .flags = TUNE,
-	  .help = "AF_XDP RX ring entries" },
+	{ "rx-ring", 0, XEVB_T_U32, "N", F(rx_ring), 0, 0, 64, 1u << 16, .def = "4096", .section = S_RX,
+	  .flags = TUNE, .help = "AF_XDP RX ring entries" },
 	{ "rx-batch", 0, XEVB_T_U32, "N", F(rx_batch), 0, 0, 1, BUILD_RX_BATCH_MAX, .def = STR(BUILD_RX_BATCH),
 	  .section = S_RX, .flags = TUNE, .help = "frames taken from the RX ring per batch" },
 	{ "busy-poll", 0, XEVB_T_FLAG, NULL, F(busy), .section = S_RX, .flags = TUNE,
@@ -243,13 +246,14 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "no-xdp-meta", 0, XEVB_T_FLAG, NULL, F(no_meta), .section = S_RX, .flags = TUNE,
 	  .help = "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; "
 		  "every frame is parsed again here" },
-	{ "copy", 0, XEVB_T_FLAG, NULL, F(copy), .section = S_RX, .flags = TUNE, .help = "force AF_XDP copy mode" },
+	{ "copy", 0, XEVB_T_FLAG, NULL, F(copy), .section = S_RX, .flags = TUNE,
+	  .help = "force AF_XDP copy mode" },
 	{ "no-shed", 0, XEVB_T_FLAG, NULL, F(no_shed), .section = S_RX, .flags = TUNE,
 	  .help = "never shed whole events in XDP under overload (default: shed, the same event id blocks from "
 		  "every source, so frames are not lost at random and events torn; socket mode attaches the XDP "
 		  "program in pass mode for it)" },
-	{ "nice", 0, XEVB_T_INT, "N", F(nice), F(set_nice), 0, -20, 19, .section = S_RX, .flags = TUNE | XEVB_F_GIVEN,
-	  .help = "run at nice N: ahead of a NAPI thread sharing our core" },
+	{ "nice", 0, XEVB_T_INT, "N", F(nice), F(set_nice), 0, -20, 19, .section = S_RX,
+	  .flags = TUNE | XEVB_F_GIVEN, .help = "run at nice N: ahead of a NAPI thread sharing our core" },
 	{ "fifo", 0, XEVB_T_U32, "PRIO", F(fifo), 0, 0, 1, 99, .section = S_RX, .flags = TUNE,
 	  .help = "run SCHED_FIFO at PRIO: a NAPI thread on our core runs only while we wait in poll()" },
 	{ "cpus", 0, XEVB_T_IDS, "LIST", F(cpus), F(n_cpus), XEVB_HO_MAX_CPUS, 0, 65535, .section = S_WK,
@@ -262,18 +266,18 @@ static const struct xevb_cfg_opt opts[] = {
 		  "else 0; with --workers 1 it selects the worker loop)" },
 	{ "zerocopy", 0, XEVB_T_FLAG, NULL, F(zerocopy), .section = S_OUT, .flags = TUNE,
 	  .help = "send to farm nodes with MSG_ZEROCOPY (frames held until the kernel is done)" },
-	{ "sink-pacing", 0, XEVB_T_FUNC, "RATE", F(sink_pacing), .section = S_OUT, .flags = TUNE, .parse = parse_rate,
-	  .help = "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
+	{ "sink-pacing", 0, XEVB_T_FUNC, "RATE", F(sink_pacing), .section = S_OUT, .flags = TUNE,
+	  .parse = parse_rate, .help = "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
 	{ "busy-high", 0, XEVB_T_DOUBLE, "X", F(cc.busy_high), 0, 0, 0, 100, .def = "1.2", .section = S_DFM,
 	  .flags = TUNE, .help = "--dfm: Busy above X x credits events held" },
 	{ "busy-low", 0, XEVB_T_DOUBLE, "X", F(cc.busy_low), 0, 0, 0, 100, .def = "0.2", .section = S_DFM,
 	  .flags = TUNE, .help = "--dfm: not-Busy below X x credits" },
-	{ "reask-ms", 0, XEVB_T_U64, "MS", F(cc.reask_ns), 0, 0, 1, 600000, 1000000, .def = "100", .section = S_DFM,
-	  .flags = TUNE, .help = "--dfm: re-ask the missing sources after MS" },
+	{ "reask-ms", 0, XEVB_T_U64, "MS", F(cc.reask_ns), 0, 0, 1, 600000, 1000000, .def = "100",
+	  .section = S_DFM, .flags = TUNE, .help = "--dfm: re-ask the missing sources after MS" },
 	{ "max-reasks", 0, XEVB_T_U32, "N", F(cc.max_reasks), 0, 0, 0, 255, .def = "3", .section = S_DFM,
 	  .flags = TUNE, .help = "--dfm: re-asks per event before it goes incomplete" },
-	{ "sink-ctl-port", 0, XEVB_T_U16, "N", F(cc.sink_ctl_port), 0, 0, 1, 65535, .def = "23904", .section = S_DFM,
-	  .flags = TUNE, .help = "--dfm: farm nodes' control port for credits" },
+	{ "sink-ctl-port", 0, XEVB_T_U16, "N", F(cc.sink_ctl_port), 0, 0, 1, 65535, .def = "23904",
+	  .section = S_DFM, .flags = TUNE, .help = "--dfm: farm nodes' control port for credits" },
 	{ "sink-dead-ms", 0, XEVB_T_U64, "MS", F(cc.sink_dead_ns), 0, 0, 10, 600000, 1000000, .def = "500",
 	  .section = S_DFM, .flags = TUNE, .help = "--dfm: a farm node silent this long gets nothing" },
 	{ "backlog", 0, XEVB_T_U32, "N", F(cc.backlog), 0, 0, 1, 1u << 20, .def = "4096", .section = S_DFM,
@@ -347,14 +351,16 @@ static int check_workers(struct build_cfg *c)
 	if (!c->have_coalesce)
 		c->coalesce_us = c->n_workers > 1 ? 200 : 0;
 	if (c->nap_us && (c->n_workers > 1 || c->coalesce_us)) {
-		xevb_err("--tune nap-us is the one-worker loop's nap: with --workers or --tune coalesce-us use "
-			 "--tune coalesce-us alone");
+		xevb_err(
+			"--tune nap-us is the one-worker loop's nap: with --workers or --tune coalesce-us use "
+			"--tune coalesce-us alone");
 		return 2;
 	}
 	if ((c->n_workers > 1 || c->coalesce_us) &&
 	    (c->mode == BUILD_MODE_SOCKET || c->cc.dfm || c->n_workers > c->n_queues)) {
-		xevb_err("--workers N and --tune coalesce-us need the XDP path, no --dfm, and at least N --queues "
-			 "(one socket per queue)");
+		xevb_err(
+			"--workers N and --tune coalesce-us need the XDP path, no --dfm, and at least N --queues "
+			"(one socket per queue)");
 		return 2;
 	}
 	return 0;
@@ -363,8 +369,9 @@ static int check_workers(struct build_cfg *c)
 static int check_privileges(const struct build_cfg *c)
 {
 	if (c->have_bind && c->mode == BUILD_MODE_SOCKET)
-		xevb_info("--bind-src is enforced by the XDP program of the XDP path: in socket mode a source_id "
-			  "is not checked against its address (run with --mode xdp to have it)");
+		xevb_info(
+			"--bind-src is enforced by the XDP program of the XDP path: in socket mode a source_id "
+			"is not checked against its address (run with --mode xdp to have it)");
 	if (c->keep_privs && c->user) {
 		xevb_err("--keep-privileges with --user: choose one");
 		return 2;
@@ -374,8 +381,9 @@ static int check_privileges(const struct build_cfg *c)
 		return 2;
 	}
 	if (c->fifo && c->busy) {
-		xevb_err("--tune fifo with busy polling would never let the NAPI thread or anything else on this "
-			 "core run");
+		xevb_err(
+			"--tune fifo with busy polling would never let the NAPI thread or anything else on this "
+			"core run");
 		return 2;
 	}
 	return 0;

@@ -16,8 +16,8 @@
 #include "build_ctl.h"
 #include "build_workers.h"
 
-#define BUILD_RX_BATCH 64
-#define BUILD_RX_BATCH_MAX 256
+#define BUILD_RX_BATCH      64
+#define BUILD_RX_BATCH_MAX  256
 #define BUILD_MAX_ALLOW_SRC 64
 
 enum build_mode { BUILD_MODE_XDP, BUILD_MODE_SOCKET };
@@ -30,16 +30,16 @@ struct build_cfg {
 	const char *dev;
 	uint16_t sources[XEVB_MAX_SOURCES];
 	uint32_t n_sources;
-	uint32_t mode;                       /* enum build_mode */
+	uint32_t mode; /* enum build_mode */
 	bool udp;
 	uint16_t queues[XEVB_XSK_MAX_QUEUES];
 	uint32_t n_queues;
 	uint32_t n_workers;
 	uint32_t run;
-	bool have_run;                       /* --run given: else a DFM's ASSIGNs set it */
+	bool have_run; /* --run given: else a DFM's ASSIGNs set it */
 	/* Events */
 	uint32_t window, timeout_ms;
-	uint32_t policy;                     /* enum build_policy */
+	uint32_t policy; /* enum build_policy */
 	bool exit_eor;
 	/* Output */
 	const char *sinks[XEVB_MAX_SINKS];
@@ -50,20 +50,20 @@ struct build_cfg {
 	struct build_ctl_cfg cc;
 	/* Security */
 	bool xdp_filter, force, keep_privs;
-	uint32_t allow_src[BUILD_MAX_ALLOW_SRC];   /* network order */
+	uint32_t allow_src[BUILD_MAX_ALLOW_SRC]; /* network order */
 	uint32_t n_allow;
-	struct xevb_src_bind bind_src[XEVB_MAX_SOURCES];  /* by source_id; addr 0: any */
+	struct xevb_src_bind bind_src[XEVB_MAX_SOURCES]; /* by source_id; addr 0: any */
 	bool have_bind;
 	const char *user;
 	/* Tuning keys */
 	uint32_t proto, udp_port;
-	uint32_t xdp_mode;                   /* enum build_xdp_mode */
+	uint32_t xdp_mode; /* enum build_xdp_mode */
 	uint32_t frames, frame_size, rx_ring, rx_batch;
 	bool busy, no_huge, no_meta, copy;
 	uint32_t busy_budget;
 	uint32_t nap_us;
 	uint32_t coalesce_us;
-	bool have_coalesce;                  /* else 200 with --workers > 1, 0 with one */
+	bool have_coalesce; /* else 200 with --workers > 1, 0 with one */
 	uint32_t owner_block;
 	uint16_t cpus[XEVB_HO_MAX_CPUS];
 	uint32_t n_cpus;
@@ -71,7 +71,7 @@ struct build_cfg {
 	bool set_nice;
 	uint32_t fifo;
 	bool zerocopy;
-	uint64_t sink_pacing;                /* bits/s; 0: none */
+	uint64_t sink_pacing; /* bits/s; 0: none */
 	bool no_shed, bare, selftest;
 };
 

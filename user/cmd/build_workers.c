@@ -35,8 +35,8 @@
 #include <xevb/stall_drain.h>
 #include "build_workers.h"
 
-#define RX_BATCH 64
-#define HO_BATCH 64
+#define RX_BATCH       64
+#define HO_BATCH       64
 #define PREFETCH_AHEAD 2
 /*
  * A sleeping owner is woken (eventfd) only once this many entries wait for
@@ -56,10 +56,10 @@
  * above 1 in REFS_FALLBACK_DIV it asks its senders for refs again
  * (want_refs), until a window shows the runs are back.
  */
-#define REFS_WINDOW 1024
+#define REFS_WINDOW       1024
 #define REFS_FALLBACK_DIV 8
 
-struct rx_src {              /* receive-side, per source */
+struct rx_src { /* receive-side, per source */
 	uint64_t packets, seq_gaps;
 	uint32_t last_seq;
 	bool seen;
@@ -67,7 +67,8 @@ struct rx_src {              /* receive-side, per source */
 
 struct wstats {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv, ring_full_waits, wakes, naps;
+	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv,
+		ring_full_waits, wakes, naps;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
 };
 
@@ -84,12 +85,12 @@ struct worker {
 	int efd;
 	uint32_t sleeping;
 	uint32_t run_ended;
-	struct xevb_stall_drain sd;   /* timeouts wait for the ring after a gap */
+	struct xevb_stall_drain sd; /* timeouts wait for the ring after a gap */
 	uint32_t ipfrag_turn;
-	bool napped;             /* the last idle turn was a nap: sleep for real now */
-	uint8_t *fref;           /* shares still out, per frame of our queues */
+	bool napped;   /* the last idle turn was a nap: sleep for real now */
+	uint8_t *fref; /* shares still out, per frame of our queues */
 	struct wstats st;
-	struct rx_src *rsrc;     /* [XEVB_MAX_SOURCES] */
+	struct rx_src *rsrc; /* [XEVB_MAX_SOURCES] */
 	struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 	struct xevb_frag_ref part[XEVB_MAX_FRAGS_PER_MEP];
 	uint64_t next_maint;
@@ -100,7 +101,7 @@ struct worker {
 	struct rx_src *pub_rsrc;
 	struct wstats pub_st;
 	struct xevb_output_stats pub_out;
-	_Alignas(64) uint32_t want_refs;  /* senders read it per MEP; it changes once a window at most */
+	_Alignas(64) uint32_t want_refs; /* senders read it per MEP; it changes once a window at most */
 	_Alignas(64) uint32_t ho_multi, ho_fallback;
 };
 
@@ -115,7 +116,7 @@ struct bw {
 	pthread_mutex_t out_lock;
 	pthread_barrier_t bar;
 	uint32_t stop;
-	bool abort;              /* set before stop when not every worker started */
+	bool abort; /* set before stop when not every worker started */
 	bool stopped;
 	struct xevb_builder_stats merged;
 	/* Reassembled IPv4 datagrams (c.ipfrag): frame indices from ipfrag_base, received by worker 0. */
@@ -211,7 +212,8 @@ static void publish_all(struct worker *w)
 			continue;
 		any = xevb_spsc_publish(&bw->ho[w->id][o]);
 		any |= xevb_spsc_publish(&bw->ret[w->id][o]);
-		if (any && (backlog(&bw->ho[w->id][o]) >= WAKE_BACKLOG || backlog(&bw->ret[w->id][o]) >= WAKE_BACKLOG))
+		if (any &&
+		    (backlog(&bw->ho[w->id][o]) >= WAKE_BACKLOG || backlog(&bw->ret[w->id][o]) >= WAKE_BACKLOG))
 			w->st.wakes += wake(&bw->w[o]);
 	}
 }
@@ -303,8 +305,8 @@ static inline void prefetch_frame(const uint8_t *p, uint32_t len)
  * builder; anything else (split, a gap in the ids, END_OF_RUN) is parsed
  * for its refs first. Returns false if the frame is not a MEP after all.
  */
-static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32_t len,
-		     struct xevb_pkt_info *pi, bool have_frags, uint64_t now)
+static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32_t len, struct xevb_pkt_info *pi,
+		     bool have_frags, uint64_t now)
 {
 	struct bw *bw = w->bw;
 	struct xevb_ho_part parts[XEVB_HO_MAX_WORKERS];
@@ -327,8 +329,11 @@ static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32
 
 			/* A run of one goes fragment by fragment: its ref, from the line the parser just read. */
 			if (!f && n == 1) {
-				w->frags[0] = (struct xevb_frag_ref){ .event_id = e0, .length = len1,
-					.payload_off = (uint16_t)(pi->mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN) };
+				w->frags[0] = (struct xevb_frag_ref){
+					.event_id = e0,
+					.length = len1,
+					.payload_off = (uint16_t)(pi->mep_off + XEVB_MEP_HLEN + XEVB_REC_HLEN)
+				};
 				f = w->frags;
 			}
 			xevb_builder_add_mep(w->b, idx, data, pi, f, now);
@@ -411,8 +416,8 @@ static inline void segment_ref(const uint8_t *data, const struct xevb_pkt_info *
  * the notice a MEP's would send, each holding the frame until its builder
  * has read it.
  */
-static void segment_rx(struct worker *w, uint32_t idx, const uint8_t *data,
-		       const struct xevb_pkt_info *pi, uint64_t now)
+static void segment_rx(struct worker *w, uint32_t idx, const uint8_t *data, const struct xevb_pkt_info *pi,
+		       uint64_t now)
 {
 	struct bw *bw = w->bw;
 	const struct xevb_ho_part none = { 0 };
@@ -448,8 +453,8 @@ static void segment_rx(struct worker *w, uint32_t idx, const uint8_t *data,
 }
 
 /* A segment handed over by the worker that received it (segment_rx). */
-static void segment_owned(struct worker *w, uint32_t idx, const uint8_t *frame,
-			  const struct xevb_pkt_info *pi, uint64_t now)
+static void segment_owned(struct worker *w, uint32_t idx, const uint8_t *frame, const struct xevb_pkt_info *pi,
+			  uint64_t now)
 {
 	struct xevb_pkt_info sp;
 	struct xevb_frag_ref ref;
@@ -479,8 +484,8 @@ static inline void rx_frame(struct worker *w, uint32_t idx, const uint8_t *data,
 		res = xevb_classify(data, data + len, len, &bw->c.pcfg, &pi, NULL);
 	/* AF_XDP bytes; the reassembled datagrams' socket counts its own. */
 	if (__builtin_expect(idx < bw->ipfrag_base, 1))
-		w->st.rx_bytes += res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ?
-				  (uint32_t)pi.mep_off + pi.mep_len : len;
+		w->st.rx_bytes +=
+			res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ? (uint32_t)pi.mep_off + pi.mep_len : len;
 	/* A reassembled IP-fragmented MEP: XDP never saw it whole, --bind-src is judged here. */
 	if (__builtin_expect(idx >= bw->ipfrag_base, 0) && xevb_sock_src_refused(bw->c.ipfrag, res, &pi, len)) {
 		own_release(bw, idx);
@@ -513,8 +518,8 @@ static bool owners_want_refs(const struct worker *w)
 	return refs;
 }
 
-static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx,
-		      const uint8_t **data, const uint32_t *len, uint64_t now)
+static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx, const uint8_t **data,
+		      const uint32_t *len, uint64_t now)
 {
 	struct bw *bw = w->bw;
 	bool refs;
@@ -559,14 +564,14 @@ static uint32_t rx_ipfrag(struct worker *w, uint64_t now)
 	return (uint32_t)n;
 }
 
-static inline void prefetch_share(const struct bw *bw, const struct xevb_ho_ent *e,
-				  const struct xevb_spsc *refs, uint32_t *pf)
+static inline void prefetch_share(const struct bw *bw, const struct xevb_ho_ent *e, const struct xevb_spsc *refs,
+				  uint32_t *pf)
 {
 	const uint8_t *buf = refs->buf;
 	uint32_t bytes = (refs->mask + 1) * (uint32_t)sizeof(struct xevb_frag_ref), off, len;
 
 	if (e->flags & XEVB_HO_F_WHOLE)
-		return;         /* the entry is all the owner reads */
+		return; /* the entry is all the owner reads */
 	if (!(e->flags & XEVB_HO_F_REFS)) {
 		prefetch_frame(frame_at(bw, e->frame_idx) + e->rec_off, e->span);
 		return;
@@ -611,7 +616,7 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 		for (uint32_t b = 0; b < max_batches && (n = xevb_spsc_peek(r, HO_BATCH)); b++) {
 			uint32_t cur = 0;
 
-			uint32_t pf = 0;    /* refs of the shares prefetched so far */
+			uint32_t pf = 0; /* refs of the shares prefetched so far */
 
 			/* The refs (or a walk's records) sit in the other core's cache: ask for their lines early. */
 			for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
@@ -624,7 +629,8 @@ static uint32_t drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batc
 
 				if (i + PREFETCH_AHEAD < n)
 					prefetch_share(bw, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
-				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi, w->part);
+				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi,
+						   w->part);
 				if (__builtin_expect((pi.flags & XEVB_MEP_F_SEGMENT) && pi.n_frags, 0)) {
 					segment_owned(w, e->frame_idx, frame, &pi, now);
 					continue;
@@ -722,7 +728,7 @@ static void rx_all(struct worker *w, uint64_t now, uint32_t *got, uint32_t round
 			uint32_t n;
 
 			if (w->bw->c.busy)
-				xevb_xsk_kick(w->bw->c.xsk, qi);   /* preferred busy polling: we run the NAPI */
+				xevb_xsk_kick(w->bw->c.xsk, qi); /* preferred busy polling: we run the NAPI */
 			n = xevb_xsk_rx(w->bw->c.xsk, qi, RX_BATCH, idx, data, len);
 			if (!n)
 				break;
@@ -765,7 +771,7 @@ static void *worker_main(void *arg)
 		uint32_t got = 0, rx = 0;
 
 		now = xevb_now_ns();
-		bw->c.xsk->guard_now = now;   /* every worker's: any recent clock will do */
+		bw->c.xsk->guard_now = now; /* every worker's: any recent clock will do */
 		xevb_stall_drain_begin(&w->sd, now);
 		rx_all(w, now, &rx, 1);
 		got = rx;
@@ -774,7 +780,7 @@ static void *worker_main(void *arg)
 		if (!xevb_stall_draining(&w->sd, rx >= RX_BATCH * w->n_q, now))
 			xevb_builder_poll(w->b, now);
 		if (!bw->c.file)
-			xevb_output_flush(w->out);   /* this batch's events to the farm nodes */
+			xevb_output_flush(w->out); /* this batch's events to the farm nodes */
 		publish_all(w);
 		flush_fill(w);
 		answer_stats(w);
@@ -902,8 +908,9 @@ static void log_workers(const struct bw *bw)
 		char cpus[16] = "any";
 		if (bw->w[i].cpu >= 0)
 			snprintf(cpus, sizeof(cpus), "%d", bw->w[i].cpu);
-		xevb_info("worker %u: %u queue(s) from index %u, CPU %s, window %u; events owned in blocks of %u ids",
-			  i, bw->w[i].n_q, bw->w[i].q[0], cpus, bw->w[i].window, 1u << bw->c.owner_shift);
+		xevb_info(
+			"worker %u: %u queue(s) from index %u, CPU %s, window %u; events owned in blocks of %u ids",
+			i, bw->w[i].n_q, bw->w[i].q[0], cpus, bw->w[i].window, 1u << bw->c.owner_shift);
 	}
 }
 
@@ -915,8 +922,8 @@ struct bw *bw_start(const struct bw_cfg *c)
 	uint32_t ipfrag_base = nf;
 
 	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
-		xevb_err("--workers %u: give 1..%d workers, at most one per queue (--queues)",
-			 c->n_workers, XEVB_HO_MAX_WORKERS);
+		xevb_err("--workers %u: give 1..%d workers, at most one per queue (--queues)", c->n_workers,
+			 XEVB_HO_MAX_WORKERS);
 		return NULL;
 	}
 	bw = calloc(1, sizeof(*bw));
@@ -1083,7 +1090,8 @@ bool bw_check(struct bw *bw, char *msg, size_t len)
 			rr += bw->w[i].st.ret_recv;
 		}
 		if (sent != recv || rs != rr) {
-			snprintf(msg, len, "hand-off: %llu shares sent, %llu taken; %llu frames returned, %llu taken back",
+			snprintf(msg, len,
+				 "hand-off: %llu shares sent, %llu taken; %llu frames returned, %llu taken back",
 				 (unsigned long long)sent, (unsigned long long)recv, (unsigned long long)rs,
 				 (unsigned long long)rr);
 			return false;
@@ -1120,7 +1128,8 @@ void bw_json(struct bw *bw, FILE *f)
 		for (uint32_t k = 0; k < w->n_q; k++)
 			fprintf(f, "%s{\"queue\":%u,\"rx_frames\":%llu}", k ? "," : "",
 				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
-		fprintf(f, "],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
+		fprintf(f,
+			"],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
 			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"refs_wanted_windows\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
 			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,"
 			"\"run_ended\":%s",
@@ -1128,10 +1137,10 @@ void bw_json(struct bw *bw, FILE *f)
 			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
 			(unsigned long long)w->st.ho_whole, (unsigned long long)w->st.refs_windows,
-			(unsigned long long)w->st.split_meps,
-			(unsigned long long)w->st.eor_notices, (unsigned long long)w->st.ret_sent,
-			(unsigned long long)w->st.ret_recv, (unsigned long long)w->st.ring_full_waits,
-			(unsigned long long)w->st.wakes, (unsigned long long)w->st.naps, b->run_ended ? "true" : "false");
+			(unsigned long long)w->st.split_meps, (unsigned long long)w->st.eor_notices,
+			(unsigned long long)w->st.ret_sent, (unsigned long long)w->st.ret_recv,
+			(unsigned long long)w->st.ring_full_waits, (unsigned long long)w->st.wakes,
+			(unsigned long long)w->st.naps, b->run_ended ? "true" : "false");
 		json_core(f, b);
 		fprintf(f, ",\"rx_sources\":[");
 		for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
@@ -1152,11 +1161,17 @@ void bw_metrics(struct bw *bw, struct xevb_metrics *mx)
 		struct worker *w = &bw->w[i];
 
 		snprintf(lab, sizeof(lab), "worker=\"%u\"", i);
-		xevb_metrics_counter(mx, "xevb_worker_rx_frames_total", "Frames taken from the AF_XDP rings, per worker.", lab, &w->st.rx_frames);
-		xevb_metrics_counter(mx, "xevb_worker_handoff_sent_total", "MEP shares handed to another worker (the owner of their events).", lab, &w->st.ho_sent);
-		xevb_metrics_counter(mx, "xevb_worker_handoff_received_total", "MEP shares taken from other workers.", lab, &w->st.ho_recv);
-		xevb_metrics_counter(mx, "xevb_worker_split_meps_total", "MEPs whose events belong to more than one worker.", lab, &w->st.split_meps);
-		xevb_metrics_counter(mx, "xevb_worker_polls_total", "Times the worker slept in poll().", lab, &w->st.polls);
+		xevb_metrics_counter(mx, "xevb_worker_rx_frames_total",
+				     "Frames taken from the AF_XDP rings, per worker.", lab, &w->st.rx_frames);
+		xevb_metrics_counter(mx, "xevb_worker_handoff_sent_total",
+				     "MEP shares handed to another worker (the owner of their events).", lab,
+				     &w->st.ho_sent);
+		xevb_metrics_counter(mx, "xevb_worker_handoff_received_total",
+				     "MEP shares taken from other workers.", lab, &w->st.ho_recv);
+		xevb_metrics_counter(mx, "xevb_worker_split_meps_total",
+				     "MEPs whose events belong to more than one worker.", lab, &w->st.split_meps);
+		xevb_metrics_counter(mx, "xevb_worker_polls_total", "Times the worker slept in poll().", lab,
+				     &w->st.polls);
 	}
 }
 

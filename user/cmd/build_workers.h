@@ -22,21 +22,21 @@ struct xevb_sock;
 struct xevb_metrics;
 
 struct bw_cfg {
-	struct xevb_xsk *xsk;           /* open; queue i served by worker i % n_workers */
-	uint32_t n_workers;             /* 1..XEVB_HO_MAX_WORKERS, <= xsk->n_queues */
-	const int *cpus;                /* [n_cpus]: worker w on cpus[w % n_cpus]; -1: not pinned */
-	uint32_t n_cpus;                /* 0: worker w on online CPU w % count */
-	uint32_t owner_shift;           /* events per ownership block: 2^shift */
-	struct xevb_builder_cfg bcfg;   /* template; emit/frame_release/ctx are ours */
+	struct xevb_xsk *xsk;         /* open; queue i served by worker i % n_workers */
+	uint32_t n_workers;           /* 1..XEVB_HO_MAX_WORKERS, <= xsk->n_queues */
+	const int *cpus;              /* [n_cpus]: worker w on cpus[w % n_cpus]; -1: not pinned */
+	uint32_t n_cpus;              /* 0: worker w on online CPU w % count */
+	uint32_t owner_shift;         /* events per ownership block: 2^shift */
+	struct xevb_builder_cfg bcfg; /* template; emit/frame_release/ctx are ours */
 	struct xevb_parse_cfg pcfg;
 	bool busy, bare;
-	struct xevb_output *out;        /* opened by the caller: worker 0's, or everyone's (file) */
-	const char *const *sinks;       /* the others open their own connections to these */
+	struct xevb_output *out;  /* opened by the caller: worker 0's, or everyone's (file) */
+	const char *const *sinks; /* the others open their own connections to these */
 	uint32_t n_sinks;
-	bool file;                      /* out writes a file: shared, under a mutex */
+	bool file; /* out writes a file: shared, under a mutex */
 	uint32_t n_sources;
 	int poll_ms;
-	uint32_t coalesce_us;           /* idle: nap this long before sleeping in poll() */
+	uint32_t coalesce_us; /* idle: nap this long before sleeping in poll() */
 	uint32_t rx_ring;
 	/*
 	 * Open, or NULL: the kernel's reassembled IPv4 datagrams (IP-fragmented

@@ -42,7 +42,7 @@
 #include "build_workers.h"
 #include "cmds.h"
 
-#define RX_BATCH BUILD_RX_BATCH
+#define RX_BATCH     BUILD_RX_BATCH
 #define RX_BATCH_MAX BUILD_RX_BATCH_MAX
 
 static volatile sig_atomic_t stop;
@@ -56,7 +56,7 @@ static void on_signal(int sig)
 struct build {
 	const struct build_cfg *cfg;
 	bool xdp;
-	bool generic;                /* XDP attached in generic (skb) mode */
+	bool generic; /* XDP attached in generic (skb) mode */
 	bool bare;
 	/* Socket mode: the steering program in pass mode in front of the socket (it sheds). */
 	bool pass_xdp;
@@ -74,15 +74,15 @@ struct build {
 	struct xevb_builder *b;
 	struct xevb_output out;
 	struct xevb_parse_cfg pcfg;
-	struct xevb_snapshot *snap;  /* mapped stats file */
+	struct xevb_snapshot *snap; /* mapped stats file */
 	struct xevb_snapshot local;
-	struct build_ctl *bctl;      /* --dfm */
-	struct bw *bw;               /* --workers > 1 */
+	struct build_ctl *bctl; /* --dfm */
+	struct bw *bw;          /* --workers > 1 */
 	char snap_path[256];
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
 	uint64_t rx_meta, rx_meta_fallback;
-	uint32_t meta_cookie;        /* non-zero: the XDP program writes XDP meta (xdp_meta.h) */
-	bool unpriv;                 /* privileges dropped: the watcher cleans up */
+	uint32_t meta_cookie; /* non-zero: the XDP program writes XDP meta (xdp_meta.h) */
+	bool unpriv;          /* privileges dropped: the watcher cleans up */
 	pid_t watcher;
 	int watcher_fd;
 	const char *dev;
@@ -90,22 +90,22 @@ struct build {
 	bool shed_on;
 	struct xevb_shed shed;
 	uint64_t shed_next_ns;
-	uint64_t shed_kdrops;        /* the receive sockets' drop counters at the last tick */
-	uint64_t shed_rx;            /* rx_frames at the last tick (one worker) */
-	uint64_t shed_out_bytes;     /* output bytes sent at the last tick */
-	uint64_t shed_out_dropped;   /* events dropped for backlog at the last tick */
+	uint64_t shed_kdrops;      /* the receive sockets' drop counters at the last tick */
+	uint64_t shed_rx;          /* rx_frames at the last tick (one worker) */
+	uint64_t shed_out_bytes;   /* output bytes sent at the last tick */
+	uint64_t shed_out_dropped; /* events dropped for backlog at the last tick */
 	struct xevb_builder_cfg bcfg;
 	uint32_t queues[XEVB_XSK_MAX_QUEUES];
 	int cpus[XEVB_HO_MAX_CPUS];
-	struct xevb_privs privs;     /* who the data path runs as; user[0] 0: stays as it is */
+	struct xevb_privs privs; /* who the data path runs as; user[0] 0: stays as it is */
 	struct xevb_metrics *mx;
-	struct xevb_snapshot prev;   /* at the last statistics line */
-	uint32_t interval;           /* statistics line period, s; 0: none */
+	struct xevb_snapshot prev; /* at the last statistics line */
+	uint32_t interval;         /* statistics line period, s; 0: none */
 	uint64_t t_start, t_next;
 };
 
-#define SHED_TICK_NS 2000000ull
-#define SOCK_SHED_RING 8192u   /* frames: the socket queue as the controller sees it (shed_queue) */
+#define SHED_TICK_NS   2000000ull
+#define SOCK_SHED_RING 8192u /* frames: the socket queue as the controller sees it (shed_queue) */
 /* XDP path: frames of the device MTU's datagram on the reassembled datagrams' socket (big buffers aside). */
 #define IPFRAG_FRAMES 256
 
@@ -135,8 +135,7 @@ static void watcher_cleanup(void *ctx)
  * drops packets at random and every event is torn; the builder evicts its
  * oldest events instead (user/include/xevb/builder.h, max_frames_held).
  */
-static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx_ring,
-				  uint32_t n_queues)
+static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx_ring, uint32_t n_queues)
 {
 	if (socket_mode)
 		return frames - frames / 4;
@@ -148,20 +147,21 @@ static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx
  * frame pool ran out first at the rate seen. Say how long each lasted, so
  * the operator can tell a lagging source (raise them) from loss.
  */
-static void explain_evictions(const struct xevb_builder_stats *st, uint64_t elapsed_ns,
-			      uint32_t window, uint32_t timeout_ms, uint32_t max_frames_held)
+static void explain_evictions(const struct xevb_builder_stats *st, uint64_t elapsed_ns, uint32_t window,
+			      uint32_t timeout_ms, uint32_t max_frames_held)
 {
 	double rate = elapsed_ns ? (double)st->events_opened * 1e9 / (double)elapsed_ns : 0;
 	double done = (double)(st->events_complete + st->events_incomplete + st->events_discarded);
 
 	if (!st->events_evicted || rate <= 0)
 		return;
-	xevb_warn("%llu event(s) (%.2f%% of those built) left before their --timeout-ms %u: at %.0f events/s "
-		  "the window of %u ids lasts %.0f ms (and %u frames may be held by open events); if no "
-		  "packet was lost before the builder (seq_gaps, XDP and socket drops 0), a source lags the "
-		  "others by more than that: raise --window and --tune frames",
-		  (unsigned long long)st->events_evicted, done ? 100.0 * (double)st->events_evicted / done : 0,
-		  timeout_ms, rate, window, 1000.0 * window / rate, max_frames_held);
+	xevb_warn(
+		"%llu event(s) (%.2f%% of those built) left before their --timeout-ms %u: at %.0f events/s "
+		"the window of %u ids lasts %.0f ms (and %u frames may be held by open events); if no "
+		"packet was lost before the builder (seq_gaps, XDP and socket drops 0), a source lags the "
+		"others by more than that: raise --window and --tune frames",
+		(unsigned long long)st->events_evicted, done ? 100.0 * (double)st->events_evicted / done : 0,
+		timeout_ms, rate, window, 1000.0 * window / rate, max_frames_held);
 }
 
 /*
@@ -172,9 +172,10 @@ static void explain_wrong_run(const struct xevb_builder_stats *st)
 {
 	if (!st->drops[XEVB_DROP_WRONG_RUN] || st->frags_in_events)
 		return;
-	xevb_warn("all %llu fragment(s) were of another run than %u: give --run N, the run the sources send "
-		  "(or [run] number in the run configuration); the builder never takes it from the data",
-		  (unsigned long long)st->drops[XEVB_DROP_WRONG_RUN], st->run_number);
+	xevb_warn(
+		"all %llu fragment(s) were of another run than %u: give --run N, the run the sources send "
+		"(or [run] number in the run configuration); the builder never takes it from the data",
+		(unsigned long long)st->drops[XEVB_DROP_WRONG_RUN], st->run_number);
 }
 
 /*
@@ -191,12 +192,13 @@ static void explain_late_reasks(const struct xevb_builder_stats *st, uint64_t el
 
 	if (!reasked || !st->drops[XEVB_DROP_LATE] || rate <= 0)
 		return;
-	xevb_warn("%llu fragment(s) came after their event had left, and %llu event(s) were re-asked: at %.0f "
-		  "events/s the window of %u ids lasts %.0f ms; re-sent fragments that come later than that (after "
-		  "--tune reask-ms=%llu and the sources' answer time) find their event gone and it is lost to the DFM: "
-		  "keep both under %.0f ms, or raise --window",
-		  (unsigned long long)st->drops[XEVB_DROP_LATE], (unsigned long long)reasked, rate, window, lasts_ms,
-		  (unsigned long long)(reask_ns / 1000000), lasts_ms);
+	xevb_warn(
+		"%llu fragment(s) came after their event had left, and %llu event(s) were re-asked: at %.0f "
+		"events/s the window of %u ids lasts %.0f ms; re-sent fragments that come later than that (after "
+		"--tune reask-ms=%llu and the sources' answer time) find their event gone and it is lost to the DFM: "
+		"keep both under %.0f ms, or raise --window",
+		(unsigned long long)st->drops[XEVB_DROP_LATE], (unsigned long long)reasked, rate, window, lasts_ms,
+		(unsigned long long)(reask_ns / 1000000), lasts_ms);
 }
 
 static void emit_cb(void *ctx, const struct xevb_event *ev)
@@ -278,8 +280,8 @@ static inline void add_parsed(struct build *bd, uint32_t idx, const uint8_t *dat
 	release_cb(bd, idx);
 }
 
-static inline void parse_and_add(struct build *bd, uint32_t idx, const uint8_t *data,
-				 uint32_t len, uint64_t now, struct xevb_frag_ref *frags)
+static inline void parse_and_add(struct build *bd, uint32_t idx, const uint8_t *data, uint32_t len, uint64_t now,
+				 struct xevb_frag_ref *frags)
 {
 	struct xevb_pkt_info pi;
 	int res = xevb_classify(data, data + len, len, &bd->pcfg, &pi, frags);
@@ -297,9 +299,8 @@ static inline void parse_and_add(struct build *bd, uint32_t idx, const uint8_t *
  * consecutive MEP, booked without a walk over its records (frags NULL);
  * any other frame through the full parser.
  */
-static void handle_batch_meta(struct build *bd, uint32_t n, const uint32_t *idx,
-			      const uint8_t **data, const uint32_t *len, uint64_t now,
-			      struct xevb_frag_ref *frags)
+static void handle_batch_meta(struct build *bd, uint32_t n, const uint32_t *idx, const uint8_t **data,
+			      const uint32_t *len, uint64_t now, struct xevb_frag_ref *frags)
 {
 	for (uint32_t i = 0; i < n && i < META_AHEAD; i++)
 		if (idx[i] < bd->xsk.n_umem)
@@ -331,8 +332,8 @@ static void handle_batch_meta(struct build *bd, uint32_t n, const uint32_t *idx,
 	bd->batches++;
 }
 
-static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
-			 const uint8_t **data, const uint32_t *len, uint64_t now)
+static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx, const uint8_t **data,
+			 const uint32_t *len, uint64_t now)
 {
 	static struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 
@@ -340,7 +341,7 @@ static void handle_batch(struct build *bd, uint32_t n, const uint32_t *idx,
 	if (bd->bare) {
 		/* The receive ceiling: what the ring loop costs without the builder. */
 		for (uint32_t i = 0; i < n; i++) {
-			bd->rx_bytes += len[i];   /* socket path; AF_XDP: replaced in snapshot() */
+			bd->rx_bytes += len[i]; /* socket path; AF_XDP: replaced in snapshot() */
 			release_cb(bd, idx[i]);
 		}
 		bd->rx_frames += n;
@@ -386,8 +387,10 @@ static uint32_t rx_ipfrag(struct build *bd, uint64_t now)
 	if (n <= 0) {
 		if (n < 0 && !warned) {
 			warned = true;
-			xevb_warn("receiving reassembled IPv4 datagrams failed: %s; IP-fragmented MEPs may be lost "
-				  "(the kernel counts them: nstat -a IpReasmOKs)", strerror(-n));
+			xevb_warn(
+				"receiving reassembled IPv4 datagrams failed: %s; IP-fragmented MEPs may be lost "
+				"(the kernel counts them: nstat -a IpReasmOKs)",
+				strerror(-n));
 		}
 		return 0;
 	}
@@ -429,9 +432,9 @@ static uint32_t sock_truesize(const struct build *bd)
 	uint64_t avg = bd->rx_frames ? bd->rx_bytes / bd->rx_frames : 1514;
 	uint64_t buf = 512;
 
-	while (buf < avg + 384 && buf < (1u << 16))   /* + headroom and skb_shared_info */
+	while (buf < avg + 384 && buf < (1u << 16)) /* + headroom and skb_shared_info */
 		buf <<= 1;
-	return (uint32_t)buf + 256;                   /* + struct sk_buff */
+	return (uint32_t)buf + 256; /* + struct sk_buff */
 }
 
 /*
@@ -454,7 +457,7 @@ static uint64_t shed_queue(struct build *bd, struct xevb_shed_in *in)
 		return shed_xsk_drops(bd);
 	}
 	if (xevb_sock_queue(&bd->sock, &sq))
-		return bd->shed_kdrops;   /* no reading: no pressure seen this tick */
+		return bd->shed_kdrops; /* no reading: no pressure seen this tick */
 	ts = sock_truesize(bd);
 	in->ring_used = sq.queued / ts;
 	in->ring_size = sq.size / ts;
@@ -522,7 +525,8 @@ static void guard_set_limit(struct build *bd)
 	 * close to a full ring.
 	 */
 	if (st && st->frags_received) {
-		block = ((uint64_t)bd->local.n_sources << XEVB_SHED_BLOCK_SHIFT) * st->packets / st->frags_received;
+		block = ((uint64_t)bd->local.n_sources << XEVB_SHED_BLOCK_SHIFT) * st->packets /
+			st->frags_received;
 		if (block < bd->local.n_sources)
 			block = bd->local.n_sources;
 	}
@@ -627,21 +631,26 @@ static void shed_tick(struct build *bd, uint64_t now)
  * instead of overflowing the socket's buffer at random. Where it cannot be
  * attached the builder runs on without it, and says what that costs.
  */
-static void sock_shed_start(struct build *bd, const char *dev, bool generic, bool force,
-			    const uint16_t *sources, int n_sources)
+static void sock_shed_start(struct build *bd, const char *dev, bool generic, bool force, const uint16_t *sources,
+			    int n_sources)
 {
 	struct xevb_loader_cfg lc = {
-		.ifname = dev, .mode = generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
-		.ip_proto = bd->pcfg.ip_proto, .udp_port = bd->pcfg.udp_port, .force = force,
+		.ifname = dev,
+		.mode = generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
+		.ip_proto = bd->pcfg.ip_proto,
+		.udp_port = bd->pcfg.udp_port,
+		.force = force,
 		.pass = true,
 	};
 
 	if (xevb_loader_attach(&bd->ld, &lc) || !bd->ld.shed_gate) {
 		if (bd->ld.prog)
 			xevb_loader_detach(&bd->ld);
-		xevb_warn("socket mode without shedding: the XDP program could not be attached to %s (see "
-			  "above). Offered more than it can take, this builder loses frames at random in the "
-			  "socket's buffer, which tears events; --tune no-shed=1 runs so without this warning", dev);
+		xevb_warn(
+			"socket mode without shedding: the XDP program could not be attached to %s (see "
+			"above). Offered more than it can take, this builder loses frames at random in the "
+			"socket's buffer, which tears events; --tune no-shed=1 runs so without this warning",
+			dev);
 		return;
 	}
 	bd->pass_xdp = true;
@@ -660,20 +669,29 @@ static void sock_shed_start(struct build *bd, const char *dev, bool generic, boo
 static void open_ipfrag(struct build *bd, bool udp, uint32_t proto, uint32_t udp_port)
 {
 	struct xevb_sock_cfg sc = {
-		.udp = udp, .ip_proto = (uint8_t)proto, .udp_port = (uint16_t)udp_port, .ifname = bd->dev,
-		.n_frames = IPFRAG_FRAMES, .frame_size = xevb_sock_frame_size_for(bd->dev),
-		.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = xevb_dev_mtu(bd->dev), .rcvbuf = 16 << 20,
+		.udp = udp,
+		.ip_proto = (uint8_t)proto,
+		.udp_port = (uint16_t)udp_port,
+		.ifname = bd->dev,
+		.n_frames = IPFRAG_FRAMES,
+		.frame_size = xevb_sock_frame_size_for(bd->dev),
+		.n_big = XEVB_SOCK_BIG_FRAMES,
+		.mtu = xevb_dev_mtu(bd->dev),
+		.rcvbuf = 16 << 20,
 	};
 
 	if (xevb_sock_open(&bd->ipfrag, &sc)) {
 		bd->ipfrag_on = false;
-		xevb_warn("no socket for IPv4-fragmented MEPs beside AF_XDP (above): they are only counted "
-			  "(XDP verdict ip_fragment); free the %s on %s to build them", udp ? "UDP port" : "protocol",
-			  bd->dev);
+		xevb_warn(
+			"no socket for IPv4-fragmented MEPs beside AF_XDP (above): they are only counted "
+			"(XDP verdict ip_fragment); free the %s on %s to build them",
+			udp ? "UDP port" : "protocol", bd->dev);
 		return;
 	}
-	xevb_info("IPv4-fragmented MEPs: reassembled by the kernel, received on a %s socket beside AF_XDP "
-		  "(%u buffers of %u bytes)", udp ? "UDP" : "raw IPv4", XEVB_SOCK_BIG_FRAMES, XEVB_SOCK_BIG_SIZE);
+	xevb_info(
+		"IPv4-fragmented MEPs: reassembled by the kernel, received on a %s socket beside AF_XDP "
+		"(%u buffers of %u bytes)",
+		udp ? "UDP" : "raw IPv4", XEVB_SOCK_BIG_FRAMES, XEVB_SOCK_BIG_SIZE);
 }
 
 static void snapshot(struct build *bd, struct xevb_snapshot *s)
@@ -794,9 +812,11 @@ static int default_privs(struct xevb_privs *privs)
 	if (geteuid() == 0 && nobody && xevb_privs_can_switch())
 		return xevb_privs_lookup("nobody", privs);
 	if (geteuid() == 0)
-		xevb_warn("%s: after set-up the data path stays uid 0 with no capability (give it CAP_SETUID "
-			  "and CAP_SETGID%s to run as nobody, or --keep-privileges to keep every capability)",
-			  nobody ? "no CAP_SETUID/CAP_SETGID" : "no user 'nobody'", nobody ? "" : " and a user nobody");
+		xevb_warn(
+			"%s: after set-up the data path stays uid 0 with no capability (give it CAP_SETUID "
+			"and CAP_SETGID%s to run as nobody, or --keep-privileges to keep every capability)",
+			nobody ? "no CAP_SETUID/CAP_SETGID" : "no user 'nobody'",
+			nobody ? "" : " and a user nobody");
 	xevb_privs_keep_uid(privs);
 	return 0;
 }
@@ -809,7 +829,8 @@ static bool build_privileges(const struct build_cfg *cfg, struct xevb_privs *pri
 	if (!cfg->user && !cfg->keep_privs && (geteuid() == 0 || xevb_privs_held()) && default_privs(privs))
 		return false;
 	if (geteuid() != 0)
-		xevb_warn("not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
+		xevb_warn(
+			"not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
 	return true;
 }
 
@@ -820,15 +841,20 @@ static struct xevb_builder_cfg core_cfg(struct build *bd)
 	bool socket_mode = !bd->xdp;
 	uint32_t frames = cfg->frames, nq = cfg->n_queues;
 	struct xevb_builder_cfg bc = {
-		.sources = cfg->sources, .n_sources = cfg->n_sources, .window = cfg->window,
-		.n_frames = socket_mode ? frames + XEVB_SOCK_BIG_FRAMES : frames * nq +
-			    xevb_xsk_extra_frames(cfg->dev, frames, cfg->frame_size, nq),
+		.sources = cfg->sources,
+		.n_sources = cfg->n_sources,
+		.window = cfg->window,
+		.n_frames = socket_mode ?
+				    frames + XEVB_SOCK_BIG_FRAMES :
+				    frames * nq + xevb_xsk_extra_frames(cfg->dev, frames, cfg->frame_size, nq),
 		.timeout_ns = (uint64_t)cfg->timeout_ms * 1000000ull,
 		.timeout_policy = cfg->policy == BUILD_POLICY_DISCARD ? XEVB_TIMEOUT_DISCARD :
-			XEVB_TIMEOUT_EMIT_INCOMPLETE,
+									XEVB_TIMEOUT_EMIT_INCOMPLETE,
 		/* Never adopted from the data: one spoofed MEP would set it (hardening.md). */
 		.run_number = cfg->run,
-		.emit = emit_cb, .frame_release = release_cb, .ctx = bd,
+		.emit = emit_cb,
+		.frame_release = release_cb,
+		.ctx = bd,
 		.emit_run = cfg->nofwd && !cfg->cc.dfm ? emit_run_cb : NULL,
 		.max_frames_held = frames_for_events(socket_mode, frames, cfg->rx_ring, nq),
 		/* Under a DFM, its BYE ends the run, not a flag in the data. */
@@ -868,14 +894,18 @@ static bool core_setup(struct build *bd, const struct build_cfg *cfg)
 	bd->pcfg.ip_proto = (uint8_t)cfg->proto;
 	bd->pcfg.udp_port = (uint16_t)cfg->udp_port;
 	if (!bd->xdp) {
-		if (cfg->udp) bd->pcfg.ip_proto = 0;
-		else bd->pcfg.udp_port = 0;
+		if (cfg->udp)
+			bd->pcfg.ip_proto = 0;
+		else
+			bd->pcfg.udp_port = 0;
 	}
 	bd->bcfg = core_cfg(bd);
 	if (bd->xdp && cfg->frames <= 2 * cfg->rx_ring)
-		xevb_warn("--tune frames=%u is not above twice --tune rx-ring=%u: open events may hold only %u "
-			  "frames a queue before the oldest are evicted; give frames at least "
-			  "2 x rx-ring plus what the window holds", cfg->frames, cfg->rx_ring, cfg->frames / 2);
+		xevb_warn(
+			"--tune frames=%u is not above twice --tune rx-ring=%u: open events may hold only %u "
+			"frames a queue before the oldest are evicted; give frames at least "
+			"2 x rx-ring plus what the window holds",
+			cfg->frames, cfg->rx_ring, cfg->frames / 2);
 	bd->b = xevb_builder_new(&bd->bcfg);
 	if (!bd->b) {
 		xevb_err("cannot create the builder: %s", strerror(errno));
@@ -920,9 +950,14 @@ static bool socket_setup(struct build *bd)
 {
 	const struct build_cfg *cfg = bd->cfg;
 	struct xevb_sock_cfg sc = {
-		.udp = cfg->udp, .ip_proto = (uint8_t)cfg->proto, .udp_port = (uint16_t)cfg->udp_port,
-		.n_frames = cfg->frames, .frame_size = cfg->frame_size, .rcvbuf = 64 << 20,
-		.n_big = XEVB_SOCK_BIG_FRAMES, .mtu = xevb_dev_mtu(cfg->dev),
+		.udp = cfg->udp,
+		.ip_proto = (uint8_t)cfg->proto,
+		.udp_port = (uint16_t)cfg->udp_port,
+		.n_frames = cfg->frames,
+		.frame_size = cfg->frame_size,
+		.rcvbuf = 64 << 20,
+		.n_big = XEVB_SOCK_BIG_FRAMES,
+		.mtu = xevb_dev_mtu(cfg->dev),
 	};
 
 	if (xevb_sock_open(&bd->sock, &sc))
@@ -933,8 +968,8 @@ static bool socket_setup(struct build *bd)
 	/* Before the line saying the socket is open: scripts wait for it. */
 	if (!cfg->no_shed && !bd->bare && !cfg->cc.dfm)
 		sock_shed_start(bd, cfg->dev, bd->generic, cfg->force, cfg->sources, (int)cfg->n_sources);
-	xevb_info("receiving %s on a kernel socket (recvmmsg, batches of %d)",
-		  cfg->udp ? "UDP" : "raw IPv4", XEVB_SOCK_BATCH);
+	xevb_info("receiving %s on a kernel socket (recvmmsg, batches of %d)", cfg->udp ? "UDP" : "raw IPv4",
+		  XEVB_SOCK_BATCH);
 	return true;
 }
 
@@ -943,10 +978,15 @@ static void xdp_loader_cfg(const struct build *bd, struct xevb_loader_cfg *lc)
 	const struct build_cfg *cfg = bd->cfg;
 
 	*lc = (struct xevb_loader_cfg){
-		.ifname = cfg->dev, .mode = bd->generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
-		.ip_proto = (uint8_t)cfg->proto, .udp_port = (uint16_t)cfg->udp_port, .force = cfg->force,
-		.source_ids = cfg->xdp_filter ? cfg->sources : NULL, .n_source_ids = cfg->xdp_filter ? cfg->n_sources : 0,
-		.src_addrs = cfg->n_allow ? cfg->allow_src : NULL, .n_src_addrs = cfg->n_allow,
+		.ifname = cfg->dev,
+		.mode = bd->generic ? XEVB_XDP_GENERIC : XEVB_XDP_NATIVE,
+		.ip_proto = (uint8_t)cfg->proto,
+		.udp_port = (uint16_t)cfg->udp_port,
+		.force = cfg->force,
+		.source_ids = cfg->xdp_filter ? cfg->sources : NULL,
+		.n_source_ids = cfg->xdp_filter ? cfg->n_sources : 0,
+		.src_addrs = cfg->n_allow ? cfg->allow_src : NULL,
+		.n_src_addrs = cfg->n_allow,
 		.src_bind = cfg->have_bind ? cfg->bind_src : NULL,
 		/* Only the one-worker loop reads it; workers parse (build_workers.c). */
 		.xdp_meta = !cfg->no_meta && cfg->n_workers == 1 && !cfg->coalesce_us,
@@ -958,8 +998,13 @@ static bool xdp_setup(struct build *bd)
 	const struct build_cfg *cfg = bd->cfg;
 	struct xevb_loader_cfg lc;
 	struct xevb_xsk_cfg xc = {
-		.ifname = cfg->dev, .queues = bd->queues, .n_queues = cfg->n_queues, .frames_per_q = cfg->frames,
-		.frame_size = cfg->frame_size, .rx_size = cfg->rx_ring, .force_copy = cfg->copy,
+		.ifname = cfg->dev,
+		.queues = bd->queues,
+		.n_queues = cfg->n_queues,
+		.frames_per_q = cfg->frames,
+		.frame_size = cfg->frame_size,
+		.rx_size = cfg->rx_ring,
+		.force_copy = cfg->copy,
 		.busy_budget = cfg->busy ? (cfg->busy_budget ? cfg->busy_budget : cfg->rx_batch) : 0,
 		.no_hugepages = cfg->no_huge,
 	};
@@ -985,8 +1030,9 @@ static bool xdp_setup(struct build *bd)
 	}
 	for (uint32_t q = 0; q < cfg->n_queues; q++)
 		xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", cfg->dev,
-			  bd->queues[q], bd->xsk.q[q].zerocopy ? "zero-copy" : "copy", cfg->frames, cfg->frame_size,
-			  bd->xsk.q[q].hugepages ? " (huge pages)" : "", cfg->busy ? "busy polling" : "poll()");
+			  bd->queues[q], bd->xsk.q[q].zerocopy ? "zero-copy" : "copy", cfg->frames,
+			  cfg->frame_size, bd->xsk.q[q].hugepages ? " (huge pages)" : "",
+			  cfg->busy ? "busy polling" : "poll()");
 	return true;
 }
 
@@ -1076,8 +1122,8 @@ static bool build_setup(struct build *bd)
 	sched_setup(cfg);
 	open_snapshot_file(bd, cfg->dev);
 	if (cfg->co.metrics && !bd->snap &&
-	    (bd->snap = mmap(NULL, sizeof(*bd->snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0)) ==
-		    MAP_FAILED)
+	    (bd->snap = mmap(NULL, sizeof(*bd->snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
+			     0)) == MAP_FAILED)
 		bd->snap = NULL;
 	if (bd->privs.user[0] && !drop_privileges(bd))
 		return false;
@@ -1115,17 +1161,30 @@ static bool run_workers(struct build *bd)
 {
 	const struct build_cfg *cfg = bd->cfg;
 	struct bw_cfg wc = {
-		.xsk = &bd->xsk, .n_workers = cfg->n_workers, .cpus = bd->cpus, .n_cpus = cfg->n_cpus,
-		.owner_shift = (uint32_t)__builtin_ctz(cfg->owner_block), .bcfg = bd->bcfg, .pcfg = bd->pcfg,
-		.busy = cfg->busy, .bare = bd->bare, .out = &bd->out, .sinks = cfg->sinks, .n_sinks = cfg->n_sinks,
-		.file = cfg->output != NULL, .n_sources = cfg->n_sources,
-		.poll_ms = poll_ms_for(cfg->timeout_ms), .rx_ring = cfg->rx_ring,
-		.coalesce_us = cfg->coalesce_us, .ipfrag = bd->ipfrag_on ? &bd->ipfrag : NULL,
+		.xsk = &bd->xsk,
+		.n_workers = cfg->n_workers,
+		.cpus = bd->cpus,
+		.n_cpus = cfg->n_cpus,
+		.owner_shift = (uint32_t)__builtin_ctz(cfg->owner_block),
+		.bcfg = bd->bcfg,
+		.pcfg = bd->pcfg,
+		.busy = cfg->busy,
+		.bare = bd->bare,
+		.out = &bd->out,
+		.sinks = cfg->sinks,
+		.n_sinks = cfg->n_sinks,
+		.file = cfg->output != NULL,
+		.n_sources = cfg->n_sources,
+		.poll_ms = poll_ms_for(cfg->timeout_ms),
+		.rx_ring = cfg->rx_ring,
+		.coalesce_us = cfg->coalesce_us,
+		.ipfrag = bd->ipfrag_on ? &bd->ipfrag : NULL,
 	};
 
 	if (bd->out.zc) {
 		/* Held frames come back through the output, not yet through the workers' return rings. */
-		xevb_err("--tune zerocopy=1 does not work with --workers or --tune coalesce-us yet: drop one of them");
+		xevb_err(
+			"--tune zerocopy=1 does not work with --workers or --tune coalesce-us yet: drop one of them");
 		return false;
 	}
 	bd->bw = bw_start(&wc);
@@ -1181,7 +1240,7 @@ static void one_loop_init(struct build *bd, struct one_loop *L)
 	if (bd->bctl) {
 		L->pfd[L->npfd++] = (struct pollfd){ .fd = build_ctl_fd(bd->bctl), .events = POLLIN };
 		if (L->poll_ms > 5)
-			L->poll_ms = 5;   /* re-asks and heartbeats keep time */
+			L->poll_ms = 5; /* re-asks and heartbeats keep time */
 	}
 }
 
@@ -1337,8 +1396,10 @@ static void report_busy_poll(struct build *bd)
 		if (id)
 			xevb_info("queue %u: busy polling drove NAPI %u", bd->queues[q], id);
 		else
-			xevb_warn("queue %u: the socket has no NAPI id: busy polling could not drive the "
-				  "device's NAPI (veth before its XDP queues get ids?); it only spun", bd->queues[q]);
+			xevb_warn(
+				"queue %u: the socket has no NAPI id: busy polling could not drive the "
+				"device's NAPI (veth before its XDP queues get ids?); it only spun",
+				bd->queues[q]);
 	}
 }
 

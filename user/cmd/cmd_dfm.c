@@ -33,37 +33,59 @@
  * events still open in the builders' windows (slot = id mod window). At
  * 100 kHz that is ~100 writes (write + rename, no fsync) per second.
  */
-#define STATE_CHUNK   1024u
+#define STATE_CHUNK 1024u
 
 enum {
-	O_LISTEN = 256, O_MODE, O_RATE, O_EVENTS, O_PACK, O_FIRST, O_RUN, O_DEAD,
-	O_RETRY, O_MAXRETRY, O_CLEAR, O_DRAIN, O_WAITB, O_WAITS, O_WAITMS, O_TABLE, O_PERADDR,
-	O_STATE, O_BOOKS, O_CONFIG,
+	O_LISTEN = 256,
+	O_MODE,
+	O_RATE,
+	O_EVENTS,
+	O_PACK,
+	O_FIRST,
+	O_RUN,
+	O_DEAD,
+	O_RETRY,
+	O_MAXRETRY,
+	O_CLEAR,
+	O_DRAIN,
+	O_WAITB,
+	O_WAITS,
+	O_WAITMS,
+	O_TABLE,
+	O_PERADDR,
+	O_STATE,
+	O_BOOKS,
+	O_CONFIG,
 };
 
 static const struct xevb_opt opts[] = {
-	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md): its DFM, builders, sources "
+	{ "config", O_CONFIG, "FILE",
+	  "start from a run configuration (docs/run-config.md): its DFM, builders, sources "
 	  "and farm nodes, and only they are admitted; explicit options override it" },
 	{ "listen", O_LISTEN, "ADDR:PORT", "control socket (default 0.0.0.0:23901)" },
-	{ "mode", O_MODE, "push|pull", "push: sources send where told; pull: builders ask the sources (default push)" },
+	{ "mode", O_MODE, "push|pull",
+	  "push: sources send where told; pull: builders ask the sources (default push)" },
 	{ "rate", O_RATE, "HZ", "trigger rate in events/s; 0 = as fast as credits allow (default 0)" },
 	{ "events", O_EVENTS, "N", "events to trigger (default: until --duration or Ctrl-C)" },
 	XEVB_OPT_DURATION,
 	{ "pack", O_PACK, "N", "events per assignment; sources pack them in one MEP (default 10)" },
 	{ "first-event", O_FIRST, "N", "first event_id (default 0; --state overrides it when the file exists)" },
-	{ "state", O_STATE, "FILE", "reserve event_ids ahead in FILE; a restarted DFM resumes past them (no id reused)" },
+	{ "state", O_STATE, "FILE",
+	  "reserve event_ids ahead in FILE; a restarted DFM resumes past them (no id reused)" },
 	{ "run", O_RUN, "N", "run number (default 1)" },
 	{ "dead-ms", O_DEAD, "MS", "a builder silent this long is dead (default 1000)" },
 	{ "retry-ms", O_RETRY, "MS", "resend an ASSIGN with no DONE after MS (default 1000)" },
 	{ "max-retries", O_MAXRETRY, "N", "then the event is lost as no_done (default 5)" },
 	{ "clear-group", O_CLEAR, "N", "events per CLEAR batch to the sources (default 50)" },
 	{ "drain-ms", O_DRAIN, "MS", "at the end, wait this long for outstanding DONEs (default 5000)" },
-	{ "books-ms", O_BOOKS, "MS", "then up to MS for the farm nodes' last counts, to close the books (default 2000)" },
+	{ "books-ms", O_BOOKS, "MS",
+	  "then up to MS for the farm nodes' last counts, to close the books (default 2000)" },
 	{ "wait-builders", O_WAITB, "N", "trigger only once N builders have reported (default 1)" },
 	{ "wait-sources", O_WAITS, "N", "... and N source processes (default 1)" },
 	{ "wait-ms", O_WAITMS, "MS", "give up if they have not after MS (default 10000)" },
 	{ "table", O_TABLE, "N", "events in flight at most, power of 2 (default 65536)" },
-	{ "max-per-address", O_PERADDR, "N", "builders, and source processes, alive at one IP address at most: "
+	{ "max-per-address", O_PERADDR, "N",
+	  "builders, and source processes, alive at one IP address at most: "
 	  "one host cannot fill the tables (default 8)" },
 	XEVB_OPT_INTERVAL,
 	XEVB_OPT_JSON,
@@ -76,11 +98,12 @@ static const struct xevb_opt opts[] = {
 
 static const struct xevb_cmd_help help = {
 	.name = "dfm",
-	.summary = "Data-flow manager: trigger events, assign them to builders by credit, Busy-aware;\n"
-		   "push (sources send where told) or pull (builders request, re-ask the missing).\n"
-		   "Farm nodes started with --dfm report what they received: events DONE that none received\n"
-		   "are not_delivered. Exit status: 0 books closed, 1 peers never came, 3 accounting failed,\n"
-		   "4 events not delivered to any farm node.",
+	.summary =
+		"Data-flow manager: trigger events, assign them to builders by credit, Busy-aware;\n"
+		"push (sources send where told) or pull (builders request, re-ask the missing).\n"
+		"Farm nodes started with --dfm report what they received: events DONE that none received\n"
+		"are not_delivered. Exit status: 0 books closed, 1 peers never came, 3 accounting failed,\n"
+		"4 events not delivered to any farm node.",
 	.usage = "[--mode push|pull] [--rate HZ] [--events N] [options]",
 	.examples =
 		"  xevb dfm --listen 198.18.4.1:23901 --mode push --rate 5000 --events 20000 --wait-builders 2 --wait-sources 3\n"
@@ -104,13 +127,13 @@ struct dfm_app {
 	bool pull;
 	struct src_peer src[MAX_SOURCES_P];
 	uint32_t n_src;
-	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS];   /* ASSIGNs pending per builder */
-	struct xevb_ctl_msg push;                          /* ASSIGNs pending for every source */
+	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
+	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
 	uint64_t src_timeouts, unexpected, push_msgs;
-	uint64_t src_per_addr, src_full, src_expired;   /* source STATUS refused / dead entries reused */
-	uint32_t max_per_addr;                          /* --max-per-address */
+	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
+	uint32_t max_per_addr;                        /* --max-per-address */
 	bool sources_changed;
-	bool books_closed;       /* the run is over and the farm nodes' counts are in */
+	bool books_closed; /* the run is over and the farm nodes' counts are in */
 };
 
 static volatile sig_atomic_t stop;
@@ -123,7 +146,8 @@ static void on_signal(int sig)
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
 {
-	return (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = b->addr,
+	return (struct sockaddr_in){ .sin_family = AF_INET,
+				     .sin_addr.s_addr = b->addr,
 				     .sin_port = htons(b->port) };
 }
 
@@ -219,7 +243,8 @@ static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, co
 	struct src_peer *p = NULL;
 
 	for (uint32_t i = 0; i < a->n_src; i++)
-		if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr && a->src[i].sa.sin_port == from->sin_port)
+		if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr &&
+		    a->src[i].sa.sin_port == from->sin_port)
 			p = &a->src[i];
 	if (!p) {
 		p = new_source_entry(a, from->sin_addr.s_addr);
@@ -229,7 +254,8 @@ static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, co
 		p->sa = *from;
 		a->sources_changed = true;
 		xevb_info("source process %s:%u joined (source_ids %u-%u)", inet_ntoa(from->sin_addr),
-			  ntohs(from->sin_port), m->u.status.first_id, m->u.status.first_id + m->u.status.n_ids - 1);
+			  ntohs(from->sin_port), m->u.status.first_id,
+			  m->u.status.first_id + m->u.status.n_ids - 1);
 	}
 	if (!p->alive || p->epoch != m->h.epoch || p->first_id != m->u.status.first_id ||
 	    p->n_ids != m->u.status.n_ids)
@@ -251,8 +277,8 @@ static void on_received(struct dfm_app *a, const struct xevb_ctl_msg *m, const s
 {
 	uint32_t before = xevb_dfm_n_sinks(a->d);
 
-	xevb_dfm_on_received(a->d, from->sin_addr.s_addr, ntohs(from->sin_port), &m->h, m->u.received,
-			     m->h.n_recs, now);
+	xevb_dfm_on_received(a->d, from->sin_addr.s_addr, ntohs(from->sin_port), &m->h, m->u.received, m->h.n_recs,
+			     now);
 	if (xevb_dfm_n_sinks(a->d) > before)
 		xevb_info("farm node %s:%u reports what it receives: the books close there",
 			  inet_ntoa(from->sin_addr), ntohs(from->sin_port));
@@ -304,11 +330,12 @@ static void builder_list(const struct dfm_app *a, struct xevb_ctl_msg *bl)
 {
 	bl->h.type = XEVB_CTL_BUILDERS;
 	bl->h.n_recs = 0;
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d) && bl->h.n_recs < xevb_ctl_max_recs(XEVB_CTL_BUILDERS); i++) {
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d) && bl->h.n_recs < xevb_ctl_max_recs(XEVB_CTL_BUILDERS);
+	     i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		if (b->alive)
-			bl->u.builders[bl->h.n_recs++] = (struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port,
-										     .id = b->id };
+			bl->u.builders[bl->h.n_recs++] =
+				(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
 	}
 }
 
@@ -339,13 +366,16 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 			xevb_ctl_send(&a->io, &p->sa, &bl);
 		if (s.h.n_recs < xevb_ctl_max_recs(XEVB_CTL_SOURCES))
 			s.u.src[s.h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
-				.port = ntohs(p->sa.sin_port), .first_id = p->first_id, .n_ids = p->n_ids };
+									   .port = ntohs(p->sa.sin_port),
+									   .first_id = p->first_id,
+									   .n_ids = p->n_ids };
 	}
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		struct sockaddr_in sa = builder_sa(b);
 		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
-						       .peer_epoch = b->epoch, .load = b->outstanding,
+						       .peer_epoch = b->epoch,
+						       .load = b->outstanding,
 						       .credits = b->credits };
 		xevb_ctl_send(&a->io, &sa, &m);
 		if (sources_too && s.h.n_recs)
@@ -373,9 +403,15 @@ static uint32_t alive_sources(const struct dfm_app *a)
 static void metrics_publish(struct dfm_metrics *mx, struct dfm_app *a, uint64_t now, bool started, bool draining,
 			    bool force)
 {
-	struct dfm_metrics_app ma = { .io = &a->io, .unexpected = a->unexpected, .src_timeouts = a->src_timeouts,
-		.push_msgs = a->push_msgs, .sources = a->n_src, .pull = a->pull, .started = started,
-		.draining = draining, .books_closed = a->books_closed };
+	struct dfm_metrics_app ma = { .io = &a->io,
+				      .unexpected = a->unexpected,
+				      .src_timeouts = a->src_timeouts,
+				      .push_msgs = a->push_msgs,
+				      .sources = a->n_src,
+				      .pull = a->pull,
+				      .started = started,
+				      .draining = draining,
+				      .books_closed = a->books_closed };
 
 	if (!mx)
 		return;
@@ -392,7 +428,8 @@ static void stats_line(struct dfm_app *a, double t, uint64_t *last_trig)
 		lost += s->lost[r];
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
 		busy += xevb_dfm_builder(a->d, i)->busy;
-	fprintf(stderr, "%s: %.1fs: triggered %llu (+%llu/s) complete %llu incomplete %llu lost %llu "
+	fprintf(stderr,
+		"%s: %.1fs: triggered %llu (+%llu/s) complete %llu incomplete %llu lost %llu "
 		"outstanding %llu reassigned %llu | builders %u alive, %llu busy | sources %u\n",
 		xevb_prog, t, (unsigned long long)s->triggered, (unsigned long long)(s->triggered - *last_trig),
 		(unsigned long long)s->complete, (unsigned long long)s->incomplete, (unsigned long long)lost,
@@ -417,13 +454,15 @@ static void announce_membership(void)
 	const struct xevb_runcfg *rc = xevb_runcfg_current();
 
 	if (!rc) {
-		xevb_warn("no --config: open membership; any host that sends STATUS as a builder is given events "
-			  "(start from a run configuration to admit only its peers: docs/run-config.md)");
+		xevb_warn(
+			"no --config: open membership; any host that sends STATUS as a builder is given events "
+			"(start from a run configuration to admit only its peers: docs/run-config.md)");
 		return;
 	}
-	xevb_info("run configuration %s: admitting %u builder(s), %u source process(es) and %u farm node(s) "
-		  "only; other senders are refused and counted", rc->path, rc->n_builders, rc->n_sources,
-		  rc->n_sinks);
+	xevb_info(
+		"run configuration %s: admitting %u builder(s), %u source process(es) and %u farm node(s) "
+		"only; other senders are refused and counted",
+		rc->path, rc->n_builders, rc->n_sources, rc->n_sinks);
 }
 
 static uint32_t g_first_event, g_prev_epoch;
@@ -443,15 +482,18 @@ static void summary_books_text(const struct dfm_app *a, double el, bool ok)
 {
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
 
-	fprintf(stderr, "%s: %s mode, %.3f s: triggered %llu = complete %llu + incomplete %llu + lost %llu "
-		"(", xevb_prog, a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
+	fprintf(stderr,
+		"%s: %s mode, %.3f s: triggered %llu = complete %llu + incomplete %llu + lost %llu "
+		"(",
+		xevb_prog, a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
 		(unsigned long long)s->complete, (unsigned long long)s->incomplete,
 		(unsigned long long)lost_total(s));
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		fprintf(stderr, "%s%s %llu", r ? ", " : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
 	fprintf(stderr, ") + outstanding %llu: %s\n", (unsigned long long)s->outstanding,
 		ok ? "accounting ok" : "ACCOUNTING FAILED");
-	fprintf(stderr, "  %.0f events/s; reassigned %llu, retries %llu, DONE unknown %llu foreign %llu "
+	fprintf(stderr,
+		"  %.0f events/s; reassigned %llu, retries %llu, DONE unknown %llu foreign %llu "
 		"unknown-peer %llu; stalls: no credit %llu, table %llu; clears %llu msgs, %llu events\n",
 		el > 0 ? (double)s->triggered / el : 0, (unsigned long long)s->reassigned,
 		(unsigned long long)s->retries, (unsigned long long)s->done_unknown,
@@ -467,35 +509,40 @@ static void summary_builders_text(const struct dfm_app *a)
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		struct in_addr ia = { b->addr };
-		fprintf(stderr, "  builder %s:%u id %u: credits %u assigned %llu complete %llu incomplete %llu "
+		fprintf(stderr,
+			"  builder %s:%u id %u: credits %u assigned %llu complete %llu incomplete %llu "
 			"no_data %llu lost %llu reassigned-away %llu deaths %llu rejoins %llu restarts %llu "
-			"busy %llu retries %llu%s", inet_ntoa(ia), b->port, b->id, b->credits,
-			(unsigned long long)b->assigned, (unsigned long long)b->complete,
-			(unsigned long long)b->incomplete, (unsigned long long)b->no_data,
-			(unsigned long long)b->lost, (unsigned long long)b->reassigned_away,
-			(unsigned long long)b->deaths, (unsigned long long)b->rejoins,
-			(unsigned long long)b->restarts, (unsigned long long)b->busy_on,
-			(unsigned long long)b->retries, b->alive ? "" : " (dead)");
+			"busy %llu retries %llu%s",
+			inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
+			(unsigned long long)b->complete, (unsigned long long)b->incomplete,
+			(unsigned long long)b->no_data, (unsigned long long)b->lost,
+			(unsigned long long)b->reassigned_away, (unsigned long long)b->deaths,
+			(unsigned long long)b->rejoins, (unsigned long long)b->restarts,
+			(unsigned long long)b->busy_on, (unsigned long long)b->retries, b->alive ? "" : " (dead)");
 		if (xevb_dfm_n_sinks(a->d))
 			fprintf(stderr, "; at the farm nodes: received %llu, not delivered %llu",
 				(unsigned long long)b->received, (unsigned long long)b->not_delivered);
 		fputc('\n', stderr);
 	}
 	if (xevb_dfm_n_sinks(a->d))
-		fprintf(stderr, "  farm nodes: %u reporting; received %llu from our builders (%llu from others); "
-			"DONE but never received: not_delivered %llu\n", xevb_dfm_n_sinks(a->d),
-			(unsigned long long)s->received, (unsigned long long)s->received_unknown,
-			(unsigned long long)s->not_delivered);
+		fprintf(stderr,
+			"  farm nodes: %u reporting; received %llu from our builders (%llu from others); "
+			"DONE but never received: not_delivered %llu\n",
+			xevb_dfm_n_sinks(a->d), (unsigned long long)s->received,
+			(unsigned long long)s->received_unknown, (unsigned long long)s->not_delivered);
 	else
-		fprintf(stderr, "  farm nodes: none reported (xevb sink --dfm ADDR:PORT of this DFM): the books "
+		fprintf(stderr,
+			"  farm nodes: none reported (xevb sink --dfm ADDR:PORT of this DFM): the books "
 			"could not be closed at the farm nodes; DONE is taken as delivered\n");
 }
 
 static void summary_control_text(const struct dfm_app *a)
 {
-	fprintf(stderr, "  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
-		"membership %s: not admitted %llu (", (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err,
-		(unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected,
+	fprintf(stderr,
+		"  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
+		"membership %s: not admitted %llu (",
+		(unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
+		(unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected,
 		a->io.members ? "configured" : "open", (unsigned long long)a->io.rx_refused_total);
 	for (int r = 1; r < XEVB_ADMIT__COUNT; r++)
 		fprintf(stderr, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
@@ -509,8 +556,9 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
 
 	printf("{\"mode\":\"%s\",\"elapsed_s\":%.3f,\"triggered\":%llu,\"complete\":%llu,\"incomplete\":%llu,"
-	       "\"lost\":{", a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
-	       (unsigned long long)s->complete, (unsigned long long)s->incomplete);
+	       "\"lost\":{",
+	       a->pull ? "pull" : "push", el, (unsigned long long)s->triggered, (unsigned long long)s->complete,
+	       (unsigned long long)s->incomplete);
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		printf("%s\"%s\":%llu", r ? "," : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
 	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
@@ -519,24 +567,24 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
 	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
 	       (unsigned long long)lost_total(s), (unsigned long long)s->outstanding,
-	       (unsigned long long)s->reassigned,
-	       (unsigned long long)s->retries, (unsigned long long)s->done_unknown,
-	       (unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
-	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
-	       (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
-	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
-	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
+	       (unsigned long long)s->reassigned, (unsigned long long)s->retries,
+	       (unsigned long long)s->done_unknown, (unsigned long long)s->done_foreign,
+	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->stall_no_credit,
+	       (unsigned long long)s->stall_table, (unsigned long long)s->clear_msgs,
+	       (unsigned long long)s->cleared, el > 0 ? (double)s->triggered / el : 0,
+	       (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
 	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
 	printf(",\"refused_by_reason\":{");
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
-		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e), (unsigned long long)a->io.rx_bad[e]);
+		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
+		       (unsigned long long)a->io.rx_bad[e]);
 	printf("}},\"peers_refused\":{\"builders_per_address\":%llu,\"builders_table_full\":%llu,"
 	       "\"sources_per_address\":%llu,\"sources_table_full\":%llu},\"peers_expired\":{\"builders\":%llu,"
-	       "\"sources\":%llu},\"builders\":[", (unsigned long long)s->builders_per_addr,
-	       (unsigned long long)s->builders_full, (unsigned long long)a->src_per_addr,
-	       (unsigned long long)a->src_full, (unsigned long long)s->builders_expired,
-	       (unsigned long long)a->src_expired);
+	       "\"sources\":%llu},\"builders\":[",
+	       (unsigned long long)s->builders_per_addr, (unsigned long long)s->builders_full,
+	       (unsigned long long)a->src_per_addr, (unsigned long long)a->src_full,
+	       (unsigned long long)s->builders_expired, (unsigned long long)a->src_expired);
 }
 
 static void summary_builders_json(const struct dfm_app *a)
@@ -548,14 +596,15 @@ static void summary_builders_json(const struct dfm_app *a)
 		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
 		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
 		       "\"received\":%llu,\"not_delivered\":%llu,"
-		       "\"alive\":%s}", i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits,
-		       (unsigned long long)b->assigned, (unsigned long long)b->complete,
-		       (unsigned long long)b->incomplete, (unsigned long long)b->no_data,
-		       (unsigned long long)b->lost, (unsigned long long)b->reassigned_away,
-		       (unsigned long long)b->deaths, (unsigned long long)b->rejoins,
-		       (unsigned long long)b->restarts, (unsigned long long)b->busy_on,
-		       (unsigned long long)b->retries, (unsigned long long)b->received,
-		       (unsigned long long)b->not_delivered, b->alive ? "true" : "false");
+		       "\"alive\":%s}",
+		       i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
+		       (unsigned long long)b->complete, (unsigned long long)b->incomplete,
+		       (unsigned long long)b->no_data, (unsigned long long)b->lost,
+		       (unsigned long long)b->reassigned_away, (unsigned long long)b->deaths,
+		       (unsigned long long)b->rejoins, (unsigned long long)b->restarts,
+		       (unsigned long long)b->busy_on, (unsigned long long)b->retries,
+		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
+		       b->alive ? "true" : "false");
 	}
 }
 
@@ -572,8 +621,9 @@ static void summary_farm_json(const struct dfm_app *a, bool ok)
 	       (unsigned long long)s->sinks_full, (unsigned long long)records_untracked(a->d),
 	       (unsigned long long)s->not_delivered);
 	printf(",\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
-	       "\"accounting_ok\":%s}\n", a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false",
-	       g_prev_epoch, ok ? "true" : "false");
+	       "\"accounting_ok\":%s}\n",
+	       a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false", g_prev_epoch,
+	       ok ? "true" : "false");
 }
 
 static void summary(struct dfm_app *a, double el, bool ok, bool json)
@@ -667,11 +717,12 @@ static void report_not_delivered(const struct dfm_app *a)
 
 		if (!b->not_delivered)
 			continue;
-		xevb_err("builder %s:%u (id %u): %llu events reported DONE never reached a farm node (received "
-			 "%llu of %llu): is it a builder of this run? If so, check that it forwards to the farm nodes "
-			 "that report here (--sink), its backlog overflow and the farm nodes' connection errors",
-			 inet_ntoa(ia), b->port, b->id, (unsigned long long)b->not_delivered,
-			 (unsigned long long)b->received, (unsigned long long)(b->complete + b->incomplete));
+		xevb_err(
+			"builder %s:%u (id %u): %llu events reported DONE never reached a farm node (received "
+			"%llu of %llu): is it a builder of this run? If so, check that it forwards to the farm nodes "
+			"that report here (--sink), its backlog overflow and the farm nodes' connection errors",
+			inet_ntoa(ia), b->port, b->id, (unsigned long long)b->not_delivered,
+			(unsigned long long)b->received, (unsigned long long)(b->complete + b->incomplete));
 	}
 }
 
@@ -684,7 +735,7 @@ struct dfm_opts {
 	double rate;
 	bool json;
 	const char *state, *metrics;
-	uint32_t reserved, prev_epoch;   /* --state: ids reserved on disk below this; the predecessor's epoch */
+	uint32_t reserved, prev_epoch; /* --state: ids reserved on disk below this; the predecessor's epoch */
 	bool resumed;
 };
 
@@ -713,7 +764,10 @@ static int dfm_option(int c, const char *arg, struct dfm_app *a, struct dfm_opts
 	uint32_t u;
 
 	switch (c) {
-	case O_CONFIG: if (!xevb_runcfg_was_read()) return 2; break;
+	case O_CONFIG:
+		if (!xevb_runcfg_was_read())
+			return 2;
+		break;
 	case O_LISTEN:
 		if (xevb_ctl_parse_addr(arg, &o->lsa)) {
 			xevb_err("--listen: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
@@ -721,33 +775,87 @@ static int dfm_option(int c, const char *arg, struct dfm_app *a, struct dfm_opts
 		}
 		break;
 	case O_MODE:
-		if (!strcmp(arg, "pull")) a->pull = true;
-		else if (strcmp(arg, "push")) { xevb_err("--mode: push or pull, not '%s'", arg); return 2; }
+		if (!strcmp(arg, "pull"))
+			a->pull = true;
+		else if (strcmp(arg, "push")) {
+			xevb_err("--mode: push or pull, not '%s'", arg);
+			return 2;
+		}
 		break;
-	case O_RATE: return parse_rate(arg, &o->rate);
-	case O_EVENTS: if (!xevb_parse_u64("events", arg, 1, 1ull << 40, &o->events)) return 2; break;
-	case O_PACK: if (!xevb_parse_u32("pack", arg, 1, 1024, &dc->block)) return 2; break;
-	case O_FIRST: if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &dc->first_event)) return 2; break;
-	case O_RUN: if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &dc->run)) return 2; break;
-	case O_DEAD: if (!xevb_parse_u32("dead-ms", arg, 10, 600000, &u)) return 2; dc->dead_ns = u * 1000000ull; break;
-	case O_RETRY: if (!xevb_parse_u32("retry-ms", arg, 1, 600000, &u)) return 2; dc->retry_ns = u * 1000000ull; break;
-	case O_MAXRETRY: if (!xevb_parse_u32("max-retries", arg, 0, 255, &dc->max_retries)) return 2; break;
-	case O_CLEAR: if (!xevb_parse_u32("clear-group", arg, 1, 65536, &dc->clear_group)) return 2; break;
-	case O_DRAIN: if (!xevb_parse_u32("drain-ms", arg, 0, 600000, &o->drain_ms)) return 2; break;
-	case O_BOOKS: if (!xevb_parse_u32("books-ms", arg, 0, 600000, &o->books_ms)) return 2; break;
-	case O_WAITB: if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &o->wait_b)) return 2; break;
-	case O_WAITS: if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &o->wait_s)) return 2; break;
-	case O_WAITMS: if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &o->wait_ms)) return 2; break;
-	case O_PERADDR: if (!xevb_parse_u32("max-per-address", arg, 1, MAX_SOURCES_P, &a->max_per_addr)) return 2; break;
+	case O_RATE:
+		return parse_rate(arg, &o->rate);
+	case O_EVENTS:
+		if (!xevb_parse_u64("events", arg, 1, 1ull << 40, &o->events))
+			return 2;
+		break;
+	case O_PACK:
+		if (!xevb_parse_u32("pack", arg, 1, 1024, &dc->block))
+			return 2;
+		break;
+	case O_FIRST:
+		if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &dc->first_event))
+			return 2;
+		break;
+	case O_RUN:
+		if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &dc->run))
+			return 2;
+		break;
+	case O_DEAD:
+		if (!xevb_parse_u32("dead-ms", arg, 10, 600000, &u))
+			return 2;
+		dc->dead_ns = u * 1000000ull;
+		break;
+	case O_RETRY:
+		if (!xevb_parse_u32("retry-ms", arg, 1, 600000, &u))
+			return 2;
+		dc->retry_ns = u * 1000000ull;
+		break;
+	case O_MAXRETRY:
+		if (!xevb_parse_u32("max-retries", arg, 0, 255, &dc->max_retries))
+			return 2;
+		break;
+	case O_CLEAR:
+		if (!xevb_parse_u32("clear-group", arg, 1, 65536, &dc->clear_group))
+			return 2;
+		break;
+	case O_DRAIN:
+		if (!xevb_parse_u32("drain-ms", arg, 0, 600000, &o->drain_ms))
+			return 2;
+		break;
+	case O_BOOKS:
+		if (!xevb_parse_u32("books-ms", arg, 0, 600000, &o->books_ms))
+			return 2;
+		break;
+	case O_WAITB:
+		if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &o->wait_b))
+			return 2;
+		break;
+	case O_WAITS:
+		if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &o->wait_s))
+			return 2;
+		break;
+	case O_WAITMS:
+		if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &o->wait_ms))
+			return 2;
+		break;
+	case O_PERADDR:
+		if (!xevb_parse_u32("max-per-address", arg, 1, MAX_SOURCES_P, &a->max_per_addr))
+			return 2;
+		break;
 	case O_TABLE:
 		if (!xevb_parse_u32("table", arg, 64, 1u << 24, &dc->table) || (dc->table & (dc->table - 1))) {
 			xevb_err("--table must be a power of 2 between 64 and 16M");
 			return 2;
 		}
 		break;
-	case O_STATE: o->state = arg; break;
-	case 'h': xevb_opt_usage(opts, &help); return 0;
-	default: return 2;
+	case O_STATE:
+		o->state = arg;
+		break;
+	case 'h':
+		xevb_opt_usage(opts, &help);
+		return 0;
+	default:
+		return 2;
 	}
 	return -1;
 }
@@ -841,9 +949,10 @@ static bool wait_for_peers(struct dfm_app *a, const struct dfm_opts *o, struct d
 		ph->next_line = now + 1000000000ull;
 		xevb_info("%u builder(s), %u source process(es): triggering", alive_builders(a), alive_sources(a));
 	} else if (now - ph->t0 > o->wait_ms * 1000000ull) {
-		xevb_err("after %u ms only %u of %u builders and %u of %u source processes reported: "
-			 "are they started with --dfm pointing here?", o->wait_ms, alive_builders(a), o->wait_b,
-			 alive_sources(a), o->wait_s);
+		xevb_err(
+			"after %u ms only %u of %u builders and %u of %u source processes reported: "
+			"are they started with --dfm pointing here?",
+			o->wait_ms, alive_builders(a), o->wait_b, alive_sources(a), o->wait_s);
 		return false;
 	}
 	return true;
@@ -903,7 +1012,7 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 	if (now >= ph->next_hb) {
 		heartbeat(a, now, true);
 		ph->next_hb = now + HEARTBEAT_NS;
-		xevb_dfm_reconcile(a->d);   /* received / in flight to the farm nodes, for --metrics */
+		xevb_dfm_reconcile(a->d); /* received / in flight to the farm nodes, for --metrics */
 	}
 	metrics_publish(mx, a, now, ph->started, ph->draining, false);
 	if (ph->started && o->interval && now >= ph->next_line) {
@@ -934,7 +1043,7 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	} else if (!ph->draining) {
 		trigger(a, o, ph);
 	} else {
-		xevb_dfm_step(a->d, ph->now, 0);  /* re-assignments still go out */
+		xevb_dfm_step(a->d, ph->now, 0); /* re-assignments still go out */
 	}
 	send_round(a, o, ph, mx);
 	if (ph->draining && (xevb_dfm_stats(a->d)->outstanding == 0 || ph->now >= ph->end_ns || stop > 1))
@@ -992,11 +1101,23 @@ int cmd_dfm(int argc, char **argv)
 {
 	static struct dfm_app a;
 	struct dfm_opts o = {
-		.dc = { .block = 10, .table = 65536, .dead_ns = 1000000000ull, .retry_ns = 1000000000ull,
-			.max_retries = 5, .clear_group = 50, .clear_flush_ns = 20000000ull, .run = 1,
-			.send_assign = send_assign, .send_clear = send_clear, .ctx = &a },
+		.dc = { .block = 10,
+			.table = 65536,
+			.dead_ns = 1000000000ull,
+			.retry_ns = 1000000000ull,
+			.max_retries = 5,
+			.clear_group = 50,
+			.clear_flush_ns = 20000000ull,
+			.run = 1,
+			.send_assign = send_assign,
+			.send_clear = send_clear,
+			.ctx = &a },
 		.lsa = { .sin_family = AF_INET, .sin_port = htons(XEVB_CTL_DFM_PORT) },
-		.drain_ms = 5000, .books_ms = 2000, .wait_b = 1, .wait_s = 1, .wait_ms = 10000,
+		.drain_ms = 5000,
+		.books_ms = 2000,
+		.wait_b = 1,
+		.wait_s = 1,
+		.wait_ms = 10000,
 	};
 	struct dfm_phase ph = { 0 };
 	struct dfm_metrics *mx = NULL;

@@ -7,8 +7,7 @@
 #include <xevb/doctor.h>
 #include "cmds.h"
 
-enum { O_DEV = 'd', O_QUEUES = 'q', O_CPUS = 'c', O_JSON = 'j', O_PROTO = 256, O_UDPPORT,
-       O_FRAMES, O_BUSY };
+enum { O_DEV = 'd', O_QUEUES = 'q', O_CPUS = 'c', O_JSON = 'j', O_PROTO = 256, O_UDPPORT, O_FRAMES, O_BUSY };
 
 static const struct xevb_opt opts[] = {
 	{ "dev", O_DEV, "IFACE", "the builder's receiving interface (required)" },
@@ -24,14 +23,16 @@ static const struct xevb_opt opts[] = {
 
 static const struct xevb_cmd_help help = {
 	.name = "doctor",
-	.summary = "Check the device, driver and machine for the builder: XDP modes, queues, rings, "
-		   "flow steering, MTU, huge pages, IRQs, NUMA, CPU governor, busy polling, "
-		   "memlock and capabilities. Each line: ok / warn / fail / skip, and the command "
-		   "that fixes it. Exit status 0: no fail; 1: a check failed; 2: usage.",
+	.summary =
+		"Check the device, driver and machine for the builder: XDP modes, queues, rings, "
+		"flow steering, MTU, huge pages, IRQs, NUMA, CPU governor, busy polling, "
+		"memlock and capabilities. Each line: ok / warn / fail / skip, and the command "
+		"that fixes it. Exit status 0: no fail; 1: a check failed; 2: usage.",
 	.usage = "--dev IFACE [--queues LIST] [--cpus LIST] [--json]",
-	.examples = "  xevb doctor --dev eth0\n"
-		    "  xevb doctor --dev ens1f0 --queues 0-3 --cpus 2-5 --busy-poll\n"
-		    "  xevb doctor --dev ens1f0 --udp-port 0 --json\n",
+	.examples =
+		"  xevb doctor --dev eth0\n"
+		"  xevb doctor --dev ens1f0 --queues 0-3 --cpus 2-5 --busy-poll\n"
+		"  xevb doctor --dev ens1f0 --udp-port 0 --json\n",
 };
 
 /* Big: every CPU's governor and node, every queue interrupt. */
@@ -39,8 +40,7 @@ static struct xevb_doctor_facts facts;
 
 int cmd_doctor(int argc, char **argv)
 {
-	struct xevb_doctor_plan plan = { .n_queues = 1, .ip_proto = 253, .udp_port = 23900,
-					 .frames_per_q = 16384 };
+	struct xevb_doctor_plan plan = { .n_queues = 1, .ip_proto = 253, .udp_port = 23900, .frames_per_q = 16384 };
 	struct xevb_doctor_check checks[XEVB_CHK__COUNT];
 	const char *dev = NULL, *arg;
 	bool json = false;
@@ -49,7 +49,9 @@ int cmd_doctor(int argc, char **argv)
 
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (c) {
-		case O_DEV: dev = arg; break;
+		case O_DEV:
+			dev = arg;
+			break;
 		case O_QUEUES:
 			plan.n_queues = xevb_parse_id_list("queues", arg, plan.queues, XEVB_DOCTOR_MAX_Q);
 			if (plan.n_queues < 0)
@@ -57,8 +59,8 @@ int cmd_doctor(int argc, char **argv)
 			break;
 		case O_CPUS:
 			if (!xevb_cpuset_parse(arg, &plan.cpus) || !xevb_cpuset_count(&plan.cpus)) {
-				xevb_err("--cpus: '%s' is not a CPU list such as 2-5 or 1,3 (below %d)",
-					 arg, XEVB_DOCTOR_MAX_CPUS);
+				xevb_err("--cpus: '%s' is not a CPU list such as 2-5 or 1,3 (below %d)", arg,
+					 XEVB_DOCTOR_MAX_CPUS);
 				return 2;
 			}
 			break;
@@ -76,10 +78,17 @@ int cmd_doctor(int argc, char **argv)
 			if (!xevb_parse_u32("frames", arg, 64, 1u << 20, &plan.frames_per_q))
 				return 2;
 			break;
-		case O_BUSY: plan.busy_poll = true; break;
-		case O_JSON: json = true; break;
-		case 'h': xevb_opt_usage(opts, &help); return 0;
-		default: return 2;
+		case O_BUSY:
+			plan.busy_poll = true;
+			break;
+		case O_JSON:
+			json = true;
+			break;
+		case 'h':
+			xevb_opt_usage(opts, &help);
+			return 0;
+		default:
+			return 2;
 		}
 	}
 	if (!dev) {

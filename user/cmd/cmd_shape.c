@@ -9,8 +9,17 @@
 #include "cmds.h"
 
 enum {
-	O_DEV = 'd', O_DST = 256, O_RATE, O_PROTO, O_PORT, O_BURST, O_LIMIT, O_OVERHEAD, O_MODE,
-	O_HORIZON, O_JSON,
+	O_DEV = 'd',
+	O_DST = 256,
+	O_RATE,
+	O_PROTO,
+	O_PORT,
+	O_BURST,
+	O_LIMIT,
+	O_OVERHEAD,
+	O_MODE,
+	O_HORIZON,
+	O_JSON,
 };
 
 static const struct xevb_opt opts[] = {
@@ -30,16 +39,18 @@ static const struct xevb_opt opts[] = {
 
 static const struct xevb_cmd_help help = {
 	.name = "shape",
-	.summary = "Per-destination egress rates with a tc-bpf classifier: set adds or changes a rule\n"
-		   "(no reload), list shows rules and counters, clear removes one rule or, without\n"
-		   "--dst, everything xevb added to IFACE. Mode auto: EDT with sch_fq if the kernel\n"
-		   "has it, else one HTB class per destination.",
+	.summary =
+		"Per-destination egress rates with a tc-bpf classifier: set adds or changes a rule\n"
+		"(no reload), list shows rules and counters, clear removes one rule or, without\n"
+		"--dst, everything xevb added to IFACE. Mode auto: EDT with sch_fq if the kernel\n"
+		"has it, else one HTB class per destination.",
 	.usage = "set|list|clear --dev IFACE [--dst ADDR] [--rate RATE] [options]",
-	.examples = "  xevb shape set --dev eth0 --dst 198.18.2.1 --rate 200mbit\n"
-		    "  xevb shape set --dev eth0 --dst 198.18.2.1 --rate 1gbit     # change\n"
-		    "  xevb shape list --dev eth0\n"
-		    "  xevb shape clear --dev eth0 --dst 198.18.2.1\n"
-		    "  xevb shape clear --dev eth0\n",
+	.examples =
+		"  xevb shape set --dev eth0 --dst 198.18.2.1 --rate 200mbit\n"
+		"  xevb shape set --dev eth0 --dst 198.18.2.1 --rate 1gbit     # change\n"
+		"  xevb shape list --dev eth0\n"
+		"  xevb shape clear --dev eth0 --dst 198.18.2.1\n"
+		"  xevb shape clear --dev eth0\n",
 };
 
 /* The command line: the rule, the device and the flags. */
@@ -99,31 +110,50 @@ static int shape_option(int c, const char *arg, struct shape_opts *o)
 	uint32_t u;
 
 	switch (c) {
-	case O_DEV: o->dev = arg; break;
-	case O_DST: return parse_dst(arg, o);
+	case O_DEV:
+		o->dev = arg;
+		break;
+	case O_DST:
+		return parse_dst(arg, o);
 	case O_RATE:
 		if (!xevb_shape_parse_rate("rate", arg, &r->rate_bps))
 			return 2;
 		o->have_rate = true;
 		break;
-	case O_PROTO: return parse_proto(arg, r);
+	case O_PROTO:
+		return parse_proto(arg, r);
 	case O_PORT:
 		if (!xevb_parse_u32("port", arg, 1, 65535, &u))
 			return 2;
 		r->dport = (uint16_t)u;
 		break;
-	case O_BURST: if (!xevb_parse_u32("burst", arg, 1500, 1u << 30, &r->burst)) return 2; break;
-	case O_LIMIT: if (!xevb_parse_u32("limit", arg, 3000, 1u << 30, &r->limit)) return 2; break;
-	case O_OVERHEAD: if (!xevb_parse_u32("overhead", arg, 0, 256, &r->overhead)) return 2; break;
-	case O_MODE: return parse_mode(arg, r);
+	case O_BURST:
+		if (!xevb_parse_u32("burst", arg, 1500, 1u << 30, &r->burst))
+			return 2;
+		break;
+	case O_LIMIT:
+		if (!xevb_parse_u32("limit", arg, 3000, 1u << 30, &r->limit))
+			return 2;
+		break;
+	case O_OVERHEAD:
+		if (!xevb_parse_u32("overhead", arg, 0, 256, &r->overhead))
+			return 2;
+		break;
+	case O_MODE:
+		return parse_mode(arg, r);
 	case O_HORIZON:
 		if (!xevb_parse_u32("horizon", arg, 1, 60000, &u))
 			return 2;
 		r->horizon_ns = (uint64_t)u * 1000000ull;
 		break;
-	case O_JSON: o->json = true; break;
-	case 'h': xevb_opt_usage(opts, &help); return 0;
-	default: return 2;
+	case O_JSON:
+		o->json = true;
+		break;
+	case 'h':
+		xevb_opt_usage(opts, &help);
+		return 0;
+	default:
+		return 2;
 	}
 	return -1;
 }

@@ -35,42 +35,48 @@
 
 /* Error kinds beyond the decoder's own. */
 enum {
-	SE_DUP = XEVB_EVT_E__COUNT,  /* an event id delivered twice in the run */
-	SE_SOURCES,                  /* n_expected differs from --expect-sources */
-	SE_READ,                     /* the connection or file failed */
-	SE_BUFFER,                   /* an event would take the buffers past --max-buffer-total */
-	SE_STALLED,                  /* a partial event held longer than --partial-timeout-ms */
+	SE_DUP = XEVB_EVT_E__COUNT, /* an event id delivered twice in the run */
+	SE_SOURCES,                 /* n_expected differs from --expect-sources */
+	SE_READ,                    /* the connection or file failed */
+	SE_BUFFER,                  /* an event would take the buffers past --max-buffer-total */
+	SE_STALLED,                 /* a partial event held longer than --partial-timeout-ms */
 	SE__COUNT
 };
 
 static const char *err_name(int k)
 {
 	switch (k) {
-	case SE_DUP: return "duplicate_event";
-	case SE_SOURCES: return "wrong_n_expected";
-	case SE_READ: return "read_error";
-	case SE_BUFFER: return "buffer_limit";
-	case SE_STALLED: return "partial_timeout";
-	default: return xevb_evt_err_name(k);
+	case SE_DUP:
+		return "duplicate_event";
+	case SE_SOURCES:
+		return "wrong_n_expected";
+	case SE_READ:
+		return "read_error";
+	case SE_BUFFER:
+		return "buffer_limit";
+	case SE_STALLED:
+		return "partial_timeout";
+	default:
+		return xevb_evt_err_name(k);
 	}
 }
 
-#define READ_CHUNK   (256 * 1024)
-#define MAX_CONNS    1024
-#define MAX_LOGGED   20
-#define READS_PER_WAKEUP 16   /* then let the other connections have a turn */
-#define SHRINK_ABOVE (1u << 20)  /* an empty buffer larger than this goes back to its first size */
-#define ACCEPT_RETRY_NS 1000000000ull   /* at the descriptor limit: try accept() again after */
-#define LIMIT_MSG_EVERY_NS 10000000000ull  /* one message per kind of refusal at most this often */
+#define READ_CHUNK         (256 * 1024)
+#define MAX_CONNS          1024
+#define MAX_LOGGED         20
+#define READS_PER_WAKEUP   16             /* then let the other connections have a turn */
+#define SHRINK_ABOVE       (1u << 20)     /* an empty buffer larger than this goes back to its first size */
+#define ACCEPT_RETRY_NS    1000000000ull  /* at the descriptor limit: try accept() again after */
+#define LIMIT_MSG_EVERY_NS 10000000000ull /* one message per kind of refusal at most this often */
 
 struct conn {
 	int fd;
-	uint32_t ip;                 /* IPv4 peer, network order (credits are per builder) */
+	uint32_t ip; /* IPv4 peer, network order (credits are per builder) */
 	char peer[64];
 	uint64_t events;
-	size_t charged;              /* rd.cap as counted in sink.buffered */
-	uint64_t partial_since_ns;   /* 0, or since when it holds part of an event */
-	uint32_t slot;               /* its place in sink.conns */
+	size_t charged;            /* rd.cap as counted in sink.buffered */
+	uint64_t partial_since_ns; /* 0, or since when it holds part of an event */
+	uint32_t slot;             /* its place in sink.conns */
 	struct xevb_evt_reader rd;
 };
 
@@ -96,7 +102,7 @@ struct sink {
 	uint32_t ctl_port, credits, id;
 	double process_rate, busy_high, busy_low;
 	struct sink_ctl *ctl;
-	struct sockaddr_in dfm;       /* --dfm: report RECEIVED there (port 0: no) */
+	struct sockaddr_in dfm; /* --dfm: report RECEIVED there (port 0: no) */
 	/* --progress-file: events taken, in a shared mapping (survives SIGKILL) */
 	volatile uint64_t *progress;
 
@@ -108,19 +114,19 @@ struct sink {
 	uint64_t conns_total, conns_dropped;
 	uint32_t conns_open;
 	uint64_t conns_refused[REFUSE__COUNT];
-	uint64_t buffered, buffered_max;  /* connection buffers' capacity now and at most */
+	uint64_t buffered, buffered_max; /* connection buffers' capacity now and at most */
 	/* listening socket; accept() paused at the descriptor limit */
 	int lfd, ep;
 	bool accept_paused;
 	uint64_t accept_retry_ns;
 	uint64_t fd_limit_hits, fd_limit_logged;
-	uint64_t next_msg_ns[REFUSE__COUNT + 1];  /* the last one: descriptor limit */
-	struct conn **conns;         /* the conns_open connections, for the partial-event check */
+	uint64_t next_msg_ns[REFUSE__COUNT + 1]; /* the last one: descriptor limit */
+	struct conn **conns;                     /* the conns_open connections, for the partial-event check */
 	uint64_t next_partial_check;
 	uint64_t lat_n;
 	double lat_sum_ns;
 	int64_t lat_max_ns;
-	struct xevb_lat_hist lat;     /* for percentiles */
+	struct xevb_lat_hist lat; /* for percentiles */
 	struct xevb_evid_window win;
 
 	/* time */
@@ -179,16 +185,15 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 	else
 		s->complete++;
 	if (s->expect_sources && d.n_expected != s->expect_sources) {
-		snprintf(msg, sizeof(msg), "event %u: n_expected %u, expected %u", d.event_id,
-			 d.n_expected, s->expect_sources);
+		snprintf(msg, sizeof(msg), "event %u: n_expected %u, expected %u", d.event_id, d.n_expected,
+			 s->expect_sources);
 		note_err(s, SE_SOURCES, where, msg);
 	}
 	if (vrc)
 		note_err(s, -vrc, where, vmsg);
 	switch (xevb_evid_window_add(&s->win, d.run_number, d.event_id)) {
 	case XEVB_EVID_DUP:
-		snprintf(msg, sizeof(msg), "event %u of run %u delivered again", d.event_id,
-			 d.run_number);
+		snprintf(msg, sizeof(msg), "event %u of run %u delivered again", d.event_id, d.run_number);
 		note_err(s, SE_DUP, where, msg);
 		break;
 	case XEVB_EVID_TOO_OLD:
@@ -222,9 +227,9 @@ static int sink_drain(struct sink *s, struct xevb_evt_reader *rd, const char *wh
 		char msg[96];
 		const uint8_t *p = rd->buf + rd->head;
 		if (rc == -XEVB_EVT_E_MAGIC)
-			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x %02x %02x",
-				 p[0], rd->tail - rd->head > 1 ? p[1] : 0,
-				 rd->tail - rd->head > 2 ? p[2] : 0, rd->tail - rd->head > 3 ? p[3] : 0);
+			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x %02x %02x", p[0],
+				 rd->tail - rd->head > 1 ? p[1] : 0, rd->tail - rd->head > 2 ? p[2] : 0,
+				 rd->tail - rd->head > 3 ? p[3] : 0);
 		else
 			snprintf(msg, sizeof(msg), "total_length %u (limit %u)",
 				 rd->tail - rd->head >= 20 ? xevb_ld32(p + 16) : 0, rd->max_len);
@@ -241,8 +246,8 @@ static void print_stats(struct sink *s, uint64_t now)
 
 	fprintf(stderr, "%s: %.1fs: %.0f ev/s %.2f MB/s complete %llu incomplete %llu errors %llu conns %u\n",
 		xevb_prog, (double)(now - s->t0) / 1e9, (double)ev / dt, (double)by / dt / 1e6,
-		(unsigned long long)s->complete, (unsigned long long)s->incomplete,
-		(unsigned long long)s->errors, s->conns_open);
+		(unsigned long long)s->complete, (unsigned long long)s->incomplete, (unsigned long long)s->errors,
+		s->conns_open);
 	s->last_events = s->events;
 	s->last_bytes = s->bytes;
 }
@@ -371,10 +376,11 @@ static void accept_pause(struct sink *s, int err)
 	if (msg_due(s, REFUSE__COUNT, now)) {
 		struct rlimit rl = { 0 };
 		getrlimit(RLIMIT_NOFILE, &rl);
-		xevb_warn("accept: %s with %u connections open (ulimit -n %llu): not accepting until one "
-			  "closes (%llu times so far; raise ulimit -n for more builders; said at most every %llu s)",
-			  strerror(err), s->conns_open, (unsigned long long)rl.rlim_cur,
-			  (unsigned long long)s->fd_limit_hits, LIMIT_MSG_EVERY_NS / 1000000000ull);
+		xevb_warn(
+			"accept: %s with %u connections open (ulimit -n %llu): not accepting until one "
+			"closes (%llu times so far; raise ulimit -n for more builders; said at most every %llu s)",
+			strerror(err), s->conns_open, (unsigned long long)rl.rlim_cur,
+			(unsigned long long)s->fd_limit_hits, LIMIT_MSG_EVERY_NS / 1000000000ull);
 		s->fd_limit_logged = s->fd_limit_hits;
 	}
 }
@@ -385,14 +391,14 @@ static void conn_close(struct sink *s, struct conn *c, bool dropped)
 		  (unsigned long long)c->events);
 	if (dropped)
 		s->conns_dropped++;
-	close(c->fd);  /* also leaves the epoll set */
+	close(c->fd); /* also leaves the epoll set */
 	xevb_evt_reader_free(&c->rd);
 	s->buffered -= c->charged;
 	s->conns[c->slot] = s->conns[s->conns_open - 1];
 	s->conns[c->slot]->slot = c->slot;
 	free(c);
 	s->conns_open--;
-	accept_resume(s);  /* a descriptor is free again */
+	accept_resume(s); /* a descriptor is free again */
 }
 
 /* Room to read into, within the connection's share of --max-buffer-total. */
@@ -408,9 +414,10 @@ static uint8_t *conn_space(struct sink *s, struct conn *c, size_t *avail)
 	}
 	if (errno == ENOBUFS) {
 		char msg[160];
-		snprintf(msg, sizeof(msg), "an event of %zu bytes would take the buffers past "
-			 "--max-buffer-total %llu (%llu held by %u connections)", c->rd.want,
-			 (unsigned long long)s->max_buffer_total, (unsigned long long)s->buffered,
+		snprintf(msg, sizeof(msg),
+			 "an event of %zu bytes would take the buffers past "
+			 "--max-buffer-total %llu (%llu held by %u connections)",
+			 c->rd.want, (unsigned long long)s->max_buffer_total, (unsigned long long)s->buffered,
 			 s->conns_open);
 		note_err(s, SE_BUFFER, c->peer, msg);
 	} else {
@@ -542,9 +549,11 @@ static void refuse(struct sink *s, int fd, int why)
 		xevb_warn("%u connections open, the most a farm node takes: refusing more (%llu so far)",
 			  MAX_CONNS, (unsigned long long)s->conns_refused[why]);
 	else
-		xevb_warn("connection buffers hold %llu of --max-buffer-total %llu bytes: refusing new "
-			  "connections (%llu so far)", (unsigned long long)s->buffered,
-			  (unsigned long long)s->max_buffer_total, (unsigned long long)s->conns_refused[why]);
+		xevb_warn(
+			"connection buffers hold %llu of --max-buffer-total %llu bytes: refusing new "
+			"connections (%llu so far)",
+			(unsigned long long)s->buffered, (unsigned long long)s->max_buffer_total,
+			(unsigned long long)s->conns_refused[why]);
 }
 
 static void accept_all(struct sink *s)
@@ -645,8 +654,8 @@ static int ctl_start(struct sink *s, const struct sockaddr_storage *ss)
 	uint32_t a = ss->ss_family == AF_INET ? ((const struct sockaddr_in *)ss)->sin_addr.s_addr : 0;
 	struct epoll_event ce = { .events = EPOLLIN, .data.ptr = &s->ctl };
 
-	s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, (uint16_t)s->id, s->credits, s->process_rate,
-			      s->busy_high, s->busy_low);
+	s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, (uint16_t)s->id, s->credits, s->process_rate, s->busy_high,
+			      s->busy_low);
 	if (!s->ctl || epoll_ctl(s->ep, EPOLL_CTL_ADD, sink_ctl_fd(s->ctl), &ce))
 		return -1;
 	if (s->dfm.sin_port)
@@ -692,7 +701,7 @@ static uint64_t run_timers(struct sink *s, uint64_t now)
 		wait_ns = s->deadline - now;
 	if (s->accept_paused) {
 		if (now >= s->accept_retry_ns)
-			accept_resume(s);  /* a descriptor may have freed elsewhere */
+			accept_resume(s); /* a descriptor may have freed elsewhere */
 		else if (s->accept_retry_ns - now < wait_ns)
 			wait_ns = s->accept_retry_ns - now;
 	}
@@ -769,7 +778,7 @@ static int run_listen(struct sink *s)
 		close(s->ep);
 	if (s->lfd >= 0)
 		close(s->lfd);
-	free(s->conns);  /* the connections themselves are left to exit() */
+	free(s->conns); /* the connections themselves are left to exit() */
 	s->conns = NULL;
 	return rc;
 }
@@ -854,25 +863,31 @@ static void sink_metrics(struct xevb_mbuf *b, void *arg)
 	uint64_t lat_n = LD(s->lat_n);
 	char l[64];
 
-	xevb_metric_one(b, "xevb_sink_events_total", "counter", "Built events received and decoded.", LD(s->events));
-	xevb_metric_one(b, "xevb_sink_events_complete_total", "counter", "Events received complete.", LD(s->complete));
+	xevb_metric_one(b, "xevb_sink_events_total", "counter", "Built events received and decoded.",
+			LD(s->events));
+	xevb_metric_one(b, "xevb_sink_events_complete_total", "counter", "Events received complete.",
+			LD(s->complete));
 	xevb_metric_one(b, "xevb_sink_events_incomplete_total", "counter", "Events received flagged INCOMPLETE.",
 			LD(s->incomplete));
-	xevb_metric_one(b, "xevb_sink_fragments_total", "counter", "Fragments in the events received.", LD(s->frags));
-	xevb_metric_one(b, "xevb_sink_missing_fragments_total", "counter", "Fragments missing from incomplete events.",
-			LD(s->missing_frags));
+	xevb_metric_one(b, "xevb_sink_fragments_total", "counter", "Fragments in the events received.",
+			LD(s->frags));
+	xevb_metric_one(b, "xevb_sink_missing_fragments_total", "counter",
+			"Fragments missing from incomplete events.", LD(s->missing_frags));
 	xevb_metric_one(b, "xevb_sink_bytes_total", "counter", "Bytes of the events received.", LD(s->bytes));
 	xevb_metric_one(b, "xevb_sink_unchecked_old_events_total", "counter",
 			"Events older than the duplicate window (not checked for duplicates).", LD(s->too_old));
-	xevb_metric_family(b, "xevb_sink_errors_total", "counter", "Broken or duplicated events and failed reads, by kind.");
+	xevb_metric_family(b, "xevb_sink_errors_total", "counter",
+			   "Broken or duplicated events and failed reads, by kind.");
 	for (int k = 1; k < SE__COUNT; k++) {
 		snprintf(l, sizeof(l), "kind=\"%s\"", err_name(k));
 		xevb_metric_u64(b, "xevb_sink_errors_total", l, LD(s->err[k]));
 	}
-	xevb_metric_one(b, "xevb_sink_connections_total", "counter", "Builder connections accepted.", LD(s->conns_total));
-	xevb_metric_one(b, "xevb_sink_connections_dropped_total", "counter", "Connections dropped on a broken stream.",
-			LD(s->conns_dropped));
-	xevb_metric_one(b, "xevb_sink_connections_open", "gauge", "Builder connections open now.", LD(s->conns_open));
+	xevb_metric_one(b, "xevb_sink_connections_total", "counter", "Builder connections accepted.",
+			LD(s->conns_total));
+	xevb_metric_one(b, "xevb_sink_connections_dropped_total", "counter",
+			"Connections dropped on a broken stream.", LD(s->conns_dropped));
+	xevb_metric_one(b, "xevb_sink_connections_open", "gauge", "Builder connections open now.",
+			LD(s->conns_open));
 	xevb_metric_family(b, "xevb_sink_connections_refused_total", "counter",
 			   "Connections closed as they arrived, by reason (connection limit, buffer total).");
 	for (int r = 0; r < REFUSE__COUNT; r++) {
@@ -882,8 +897,8 @@ static void sink_metrics(struct xevb_mbuf *b, void *arg)
 	xevb_metric_one(b, "xevb_sink_accept_fd_limit_total", "counter",
 			"Times accept() found no free descriptor (accepting paused until one frees).",
 			LD(s->fd_limit_hits));
-	xevb_metric_one(b, "xevb_sink_buffer_bytes", "gauge", "Bytes the connections' buffers hold now (allocated).",
-			LD(s->buffered));
+	xevb_metric_one(b, "xevb_sink_buffer_bytes", "gauge",
+			"Bytes the connections' buffers hold now (allocated).", LD(s->buffered));
 	xevb_metric_one(b, "xevb_sink_buffer_limit_bytes", "gauge", "--max-buffer-total.", s->max_buffer_total);
 	xevb_metric_family(b, "xevb_sink_latency_seconds", "summary",
 			   "Time from the builder's emit (build_ns, CLOCK_REALTIME) to decoding here.");
@@ -896,10 +911,26 @@ static void sink_metrics(struct xevb_mbuf *b, void *arg)
 /* ---- options ---- */
 
 enum {
-	O_LISTEN = 256, O_INPUT, O_EXPECT_EVENTS, O_EXPECT_SOURCES, O_NO_CONTENT,
-	O_STATS, O_READY, O_MAX_EVENT, O_DUP_WINDOW, O_CTLPORT, O_CREDITS, O_PROCRATE,
-	O_BUSYHI, O_BUSYLO,
-	O_PROGRESS, O_DFM, O_CONFIG, O_ID, O_MAX_BUFFER, O_PARTIAL_TIMEOUT,
+	O_LISTEN = 256,
+	O_INPUT,
+	O_EXPECT_EVENTS,
+	O_EXPECT_SOURCES,
+	O_NO_CONTENT,
+	O_STATS,
+	O_READY,
+	O_MAX_EVENT,
+	O_DUP_WINDOW,
+	O_CTLPORT,
+	O_CREDITS,
+	O_PROCRATE,
+	O_BUSYHI,
+	O_BUSYLO,
+	O_PROGRESS,
+	O_DFM,
+	O_CONFIG,
+	O_ID,
+	O_MAX_BUFFER,
+	O_PARTIAL_TIMEOUT,
 };
 
 static const struct xevb_opt opts[] = {
@@ -916,38 +947,47 @@ static const struct xevb_opt opts[] = {
 	XEVB_OPT_KEY_FILE,
 	XEVB_OPT_VERBOSE,
 	{ "ready-file", O_READY, "PATH", "write the bound ADDR:PORT to PATH once listening" },
-	{ "max-event-size", O_MAX_EVENT, "BYTES", "a longer total_length is refused: counted too_big, "
+	{ "max-event-size", O_MAX_EVENT, "BYTES",
+	  "a longer total_length is refused: counted too_big, "
 	  "connection closed (default 64 MiB)" },
-	{ "max-buffer-total", O_MAX_BUFFER, "BYTES", "all connections' buffers together; an event past it is "
+	{ "max-buffer-total", O_MAX_BUFFER, "BYTES",
+	  "all connections' buffers together; an event past it is "
 	  "refused (buffer_limit, connection closed), new connections too (default 256 MiB)" },
-	{ "partial-timeout-ms", O_PARTIAL_TIMEOUT, "MS", "a connection holding part of an event this long is closed, "
+	{ "partial-timeout-ms", O_PARTIAL_TIMEOUT, "MS",
+	  "a connection holding part of an event this long is closed, "
 	  "counted partial_timeout (default 10000, 0: never)" },
 	{ "dup-window", O_DUP_WINDOW, "N", "event ids remembered for duplicate checks (default 1048576)" },
-	{ "ctl-port", O_CTLPORT, "N", "grant builders credits over the control protocol on this UDP port (23904)" },
+	{ "ctl-port", O_CTLPORT, "N",
+	  "grant builders credits over the control protocol on this UDP port (23904)" },
 	{ "credits", O_CREDITS, "N", "--ctl-port: events in flight per builder (default 64)" },
 	{ "process-rate", O_PROCRATE, "HZ", "--ctl-port: emulate processing at HZ events/s (default instant)" },
 	{ "busy-high", O_BUSYHI, "X", "--ctl-port: Busy above X x credits queued events (default 1.2)" },
 	{ "busy-low", O_BUSYLO, "X", "--ctl-port: not-Busy below X x credits (default 0.2)" },
-	{ "dfm", O_DFM, "ADDR:PORT", "report the events received from each builder to the DFM (it closes its "
+	{ "dfm", O_DFM, "ADDR:PORT",
+	  "report the events received from each builder to the DFM (it closes its "
 	  "books here); implies --ctl-port 23904 unless given" },
 	XEVB_OPT_METRICS,
-	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md); explicit options override it" },
+	{ "config", O_CONFIG, "FILE",
+	  "start from a run configuration (docs/run-config.md); explicit options override it" },
 	{ "id", O_ID, "N", "with --config: run as its [sink N]; our id in control messages (default 0)" },
-	{ "progress-file", O_PROGRESS, "PATH", "keep the count of events taken in PATH (8 bytes, host order), "
+	{ "progress-file", O_PROGRESS, "PATH",
+	  "keep the count of events taken in PATH (8 bytes, host order), "
 	  "exact even after SIGKILL" },
 	{ 0 },
 };
 
 static const struct xevb_cmd_help help = {
 	.name = "sink",
-	.summary = "Farm-node emulator: receive built events, check every byte, count them.\n"
-		   "Exits 1 on any corrupt or duplicated event, or when --expect-events is not reached.",
+	.summary =
+		"Farm-node emulator: receive built events, check every byte, count them.\n"
+		"Exits 1 on any corrupt or duplicated event, or when --expect-events is not reached.",
 	.usage = "--listen ADDR:PORT | --input FILE [options]",
-	.examples = "  xevb sink --listen 127.0.0.1:24000 --expect-events 100000 --duration 60\n"
-		    "  xevb sink --input run42.evt --json\n"
-		    "  xevb sink --listen 198.18.3.1:5000 --ctl-port 23904 --credits 32 --process-rate 2000\n"
-		    "  xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901 --duration 60\n"
-		    "  xevb sink --config run.ini --id 0 --json\n",
+	.examples =
+		"  xevb sink --listen 127.0.0.1:24000 --expect-events 100000 --duration 60\n"
+		"  xevb sink --input run42.evt --json\n"
+		"  xevb sink --listen 198.18.3.1:5000 --ctl-port 23904 --credits 32 --process-rate 2000\n"
+		"  xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901 --duration 60\n"
+		"  xevb sink --config run.ini --id 0 --json\n",
 };
 
 /* What the command line asks beyond the sink's own fields. */
@@ -966,9 +1006,12 @@ static int parse_ctl_number(int key, const char *arg, struct sink *s)
 		xevb_err("--process-rate / --busy-high / --busy-low: a number, not '%s'", arg);
 		return 2;
 	}
-	if (key == O_PROCRATE) s->process_rate = v;
-	else if (key == O_BUSYHI) s->busy_high = v;
-	else s->busy_low = v;
+	if (key == O_PROCRATE)
+		s->process_rate = v;
+	else if (key == O_BUSYHI)
+		s->busy_high = v;
+	else
+		s->busy_low = v;
 	return -1;
 }
 
@@ -1005,11 +1048,21 @@ static int limit_option(int key, const char *arg, struct sink *s, struct sink_op
 static int sink_option(int key, const char *arg, struct sink *s, struct sink_opts *o)
 {
 	switch (key) {
-	case O_LISTEN: s->listen = arg; break;
-	case O_INPUT: s->input = arg; break;
-	case O_READY: s->ready_file = arg; break;
-	case O_NO_CONTENT: s->verify = XEVB_VERIFY_CRC; break;
-	case O_PROGRESS: o->progress = arg; break;
+	case O_LISTEN:
+		s->listen = arg;
+		break;
+	case O_INPUT:
+		s->input = arg;
+		break;
+	case O_READY:
+		s->ready_file = arg;
+		break;
+	case O_NO_CONTENT:
+		s->verify = XEVB_VERIFY_CRC;
+		break;
+	case O_PROGRESS:
+		o->progress = arg;
+		break;
 	case O_DFM:
 		if (xevb_ctl_parse_addr(arg, &s->dfm)) {
 			xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
@@ -1020,7 +1073,10 @@ static int sink_option(int key, const char *arg, struct sink *s, struct sink_opt
 		if (!xevb_runcfg_was_read())
 			return 2;
 		break;
-	case O_ID: if (!xevb_parse_u32("id", arg, 0, 65535, &s->id)) return 2; break;
+	case O_ID:
+		if (!xevb_parse_u32("id", arg, 0, 65535, &s->id))
+			return 2;
+		break;
 	case O_EXPECT_EVENTS:
 		if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s->expect_events))
 			return 2;
@@ -1033,11 +1089,23 @@ static int sink_option(int key, const char *arg, struct sink *s, struct sink_opt
 		if (!xevb_parse_u32("stats-interval", arg, 0, 3600, &o->co.interval_s))
 			return 2;
 		break;
-	case O_MAX_EVENT: case O_PARTIAL_TIMEOUT: case O_MAX_BUFFER: case O_DUP_WINDOW:
+	case O_MAX_EVENT:
+	case O_PARTIAL_TIMEOUT:
+	case O_MAX_BUFFER:
+	case O_DUP_WINDOW:
 		return limit_option(key, arg, s, o);
-	case O_CTLPORT: if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &s->ctl_port)) return 2; break;
-	case O_CREDITS: if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &s->credits)) return 2; break;
-	case O_PROCRATE: case O_BUSYHI: case O_BUSYLO: return parse_ctl_number(key, arg, s);
+	case O_CTLPORT:
+		if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &s->ctl_port))
+			return 2;
+		break;
+	case O_CREDITS:
+		if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &s->credits))
+			return 2;
+		break;
+	case O_PROCRATE:
+	case O_BUSYHI:
+	case O_BUSYLO:
+		return parse_ctl_number(key, arg, s);
 	case 'h':
 		xevb_opt_usage(opts, &help);
 		return 0;
@@ -1061,9 +1129,11 @@ static int check_options(struct sink *s)
 	if (s->dfm.sin_port && !s->ctl_port)
 		s->ctl_port = XEVB_CTL_SINK_PORT;
 	if ((uint64_t)s->max_event + XEVB_EVT_READER_CAP0 > s->max_buffer_total) {
-		xevb_err("--max-buffer-total %llu cannot hold one event of --max-event-size %u: raise it to "
-			 "at least %llu or lower --max-event-size", (unsigned long long)s->max_buffer_total,
-			 s->max_event, (unsigned long long)s->max_event + XEVB_EVT_READER_CAP0);
+		xevb_err(
+			"--max-buffer-total %llu cannot hold one event of --max-event-size %u: raise it to "
+			"at least %llu or lower --max-event-size",
+			(unsigned long long)s->max_buffer_total, s->max_event,
+			(unsigned long long)s->max_event + XEVB_EVT_READER_CAP0);
 		return 2;
 	}
 	if (s->ready_file && !s->listen) {
@@ -1167,9 +1237,12 @@ int cmd_sink(int argc, char **argv)
 		.max_event = XEVB_EVT_MAX_LEN,
 		.max_buffer_total = 256ull << 20,
 		.partial_timeout_ns = 10000000000ull,
-		.lfd = -1, .ep = -1,
+		.lfd = -1,
+		.ep = -1,
 		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
-		.credits = 64, .busy_high = 1.2, .busy_low = 0.2,
+		.credits = 64,
+		.busy_high = 1.2,
+		.busy_low = 0.2,
 	};
 	struct sink_opts o = { .co = XEVB_COMMON_OPTS_INIT, .dup_window = 1u << 20 };
 	struct sigaction sa = { .sa_handler = on_signal };

@@ -20,11 +20,38 @@
 volatile sig_atomic_t src_stop;
 
 enum {
-	O_DEST = 256, O_IDS, O_SRC, O_SRC_BASE, O_PACK, O_FRAG, O_RATE, O_EVENTS,
-	O_RUN, O_FIRST, O_UDP, O_PROTO, O_DEV, O_MODE, O_SKIP, O_DUP,
-	O_REORDER, O_CORRUPT, O_STOP, O_EOR, O_NO_EOR, O_DMAC, O_SEED,
-	O_DFM, O_CTLPORT, O_HOLD, O_DROPANS, O_SHAPE, O_IPFRAG, O_SKIPSEG,
-	O_CONFIG, O_ID,
+	O_DEST = 256,
+	O_IDS,
+	O_SRC,
+	O_SRC_BASE,
+	O_PACK,
+	O_FRAG,
+	O_RATE,
+	O_EVENTS,
+	O_RUN,
+	O_FIRST,
+	O_UDP,
+	O_PROTO,
+	O_DEV,
+	O_MODE,
+	O_SKIP,
+	O_DUP,
+	O_REORDER,
+	O_CORRUPT,
+	O_STOP,
+	O_EOR,
+	O_NO_EOR,
+	O_DMAC,
+	O_SEED,
+	O_DFM,
+	O_CTLPORT,
+	O_HOLD,
+	O_DROPANS,
+	O_SHAPE,
+	O_IPFRAG,
+	O_SKIPSEG,
+	O_CONFIG,
+	O_ID,
 };
 
 static const struct xevb_opt opts[] = {
@@ -33,9 +60,11 @@ static const struct xevb_opt opts[] = {
 	{ "src-addr", O_SRC, "ADDR", "source IPv4 address of every packet (default: the route's)" },
 	{ "src-addr-base", O_SRC_BASE, "ADDR", "source i sends from ADDR + i (raw IP_HDRINCL socket, or live)" },
 	{ "pack", O_PACK, "N", "packing factor: events per packet (default 25)" },
-	{ "frag-size", O_FRAG, "B|MIN-MAX", "fragment payload bytes up to 65535, or uniform in MIN..MAX (default 32); "
+	{ "frag-size", O_FRAG, "B|MIN-MAX",
+	  "fragment payload bytes up to 65535, or uniform in MIN..MAX (default 32); "
 	  "with --pack 1 a fragment over the MTU goes as segments" },
-	{ "ip-frag", O_IPFRAG, NULL, "send a MEP over the MTU whole with DF clear: the kernel fragments it "
+	{ "ip-frag", O_IPFRAG, NULL,
+	  "send a MEP over the MTU whole with DF clear: the kernel fragments it "
 	  "(fragments up to 65476 bytes)" },
 	{ "rate", O_RATE, "HZ", "trigger rate in events/s, 0 = as fast as possible (default 0)" },
 	{ "events", O_EVENTS, "N", "events to send per source (default: until --duration or Ctrl-C)" },
@@ -44,7 +73,8 @@ static const struct xevb_opt opts[] = {
 	{ "udp", O_UDP, NULL, "send UDP, to port 23900 or to the number after --udp" },
 	{ "proto", O_PROTO, "N", "raw IPv4 protocol number (default 253)" },
 	{ "dev", O_DEV, "IFACE", "interface to send on (required for --mode live)" },
-	{ "mode", O_MODE, "socket|live", "kernel sockets + sendmmsg (default), or XDP live frames (also with --dfm)" },
+	{ "mode", O_MODE, "socket|live",
+	  "kernel sockets + sendmmsg (default), or XDP live frames (also with --dfm)" },
 	XEVB_OPT_DURATION,
 	{ "skip-events", O_SKIP, "SRC:EVERY", "source SRC omits every EVERY-th event (repeatable)" },
 	{ "skip-segments", O_SKIPSEG, "SRC:EVERY", "source SRC leaves out every EVERY-th segment (repeatable)" },
@@ -54,7 +84,8 @@ static const struct xevb_opt opts[] = {
 	{ "stop-after", O_STOP, "[SRC:]N", "source SRC (default the first) dies after N packets" },
 	{ "end-of-run", O_EOR, NULL, "flag each source's last packet END_OF_RUN (default)" },
 	{ "no-end-of-run", O_NO_EOR, NULL, "do not flag the last packets" },
-	{ "dst-mac", O_DMAC, "MAC", "live mode: next-hop MAC, for every builder with --dfm (default: neighbour table)" },
+	{ "dst-mac", O_DMAC, "MAC",
+	  "live mode: next-hop MAC, for every builder with --dfm (default: neighbour table)" },
 	{ "seed", O_SEED, "N", "seed of the fragment-size and fault draws (default 1)" },
 	XEVB_OPT_JSON,
 	XEVB_OPT_QUIET,
@@ -62,10 +93,12 @@ static const struct xevb_opt opts[] = {
 	XEVB_OPT_VERBOSE,
 	{ "dfm", O_DFM, "ADDR:PORT", "send where this data-flow manager says (push) or when builders ask (pull)" },
 	{ "ctl-port", O_CTLPORT, "N", "--dfm: our control port (default 23903)" },
-	{ "config", O_CONFIG, "FILE", "start from a run configuration (docs/run-config.md); explicit options override it" },
+	{ "config", O_CONFIG, "FILE",
+	  "start from a run configuration (docs/run-config.md); explicit options override it" },
 	{ "id", O_ID, "N", "with --config: run as its [source N] (its DFM, source ids, control port)" },
 	{ "hold", O_HOLD, "N", "--dfm: events held until cleared, power of 2 (default 65536)" },
-	{ "drop-answers", O_DROPANS, "FRACTION", "--dfm: do not send this fraction of the MEPs an ASSIGN (push) or "
+	{ "drop-answers", O_DROPANS, "FRACTION",
+	  "--dfm: do not send this fraction of the MEPs an ASSIGN (push) or "
 	  "REQUEST (pull) asks for (tests re-asks; --mode live drops every source's MEP of a block at once)" },
 	{ "shape", O_SHAPE, "RATE", "socket mode: shape our output to --dest at RATE on --dev (xevb shape)" },
 	{ 0 }
@@ -73,28 +106,29 @@ static const struct xevb_opt opts[] = {
 
 static const struct xevb_cmd_help help = {
 	.name = "source",
-	.summary = "Emulate read-out sources: send MEPs (wire format 1) to a builder.\n"
-		   "Each source sends every event once, in blocks of --pack events; for each\n"
-		   "block every source sends one packet, packet_seq counting per source.\n"
-		   "Fragments larger than a packet (up to 65535 bytes, with --pack 1) go as\n"
-		   "segments (wire format 1.1, flag SEGMENT): one packet each, sized to the MTU\n"
-		   "of --dev or of the route, every one with its own packet_seq; --skip-segments,\n"
-		   "--duplicate, --reorder and --corrupt act on segments. --ip-frag sends each\n"
-		   "such MEP whole with DF clear instead, and the kernel sends IPv4 fragments.\n"
-		   "Live mode (benchmarks) stamps one template frame in an XDP program and\n"
-		   "sends it with XDP_TX from BPF_PROG_RUN: fixed --frag-size only, no fault\n"
-		   "injection, frames up to 3408 bytes (a page, whatever the MTU), no --ip-frag;\n"
-		   "with --pack 1 a larger fragment goes as segments of at most that frame,\n"
-		   "paced per packet; the receiving veth needs an XDP program.\n"
-		   "On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.\n"
-		   "With --dfm, events and destinations come from the data-flow manager: push\n"
-		   "(ASSIGN blocks) or pull (builders' REQUESTs); --mode live then sends the\n"
-		   "same MEPs as live frames from one long BPF_PROG_RUN call (fixed --frag-size)\n"
-		   "that keeps running while the control thread feeds it (the builders' MACs\n"
-		   "from the neighbour table, or --dst-mac for all), far faster than a sendto\n"
-		   "per MEP; frames are paced to at most --rate events/s (default 1M frames/s).\n"
-		   "Under --dfm in socket mode, fragments over the MTU go as segments too, and a\n"
-		   "re-asked event's fragment is sent again whole: every segment, flagged RESEND.",
+	.summary =
+		"Emulate read-out sources: send MEPs (wire format 1) to a builder.\n"
+		"Each source sends every event once, in blocks of --pack events; for each\n"
+		"block every source sends one packet, packet_seq counting per source.\n"
+		"Fragments larger than a packet (up to 65535 bytes, with --pack 1) go as\n"
+		"segments (wire format 1.1, flag SEGMENT): one packet each, sized to the MTU\n"
+		"of --dev or of the route, every one with its own packet_seq; --skip-segments,\n"
+		"--duplicate, --reorder and --corrupt act on segments. --ip-frag sends each\n"
+		"such MEP whole with DF clear instead, and the kernel sends IPv4 fragments.\n"
+		"Live mode (benchmarks) stamps one template frame in an XDP program and\n"
+		"sends it with XDP_TX from BPF_PROG_RUN: fixed --frag-size only, no fault\n"
+		"injection, frames up to 3408 bytes (a page, whatever the MTU), no --ip-frag;\n"
+		"with --pack 1 a larger fragment goes as segments of at most that frame,\n"
+		"paced per packet; the receiving veth needs an XDP program.\n"
+		"On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.\n"
+		"With --dfm, events and destinations come from the data-flow manager: push\n"
+		"(ASSIGN blocks) or pull (builders' REQUESTs); --mode live then sends the\n"
+		"same MEPs as live frames from one long BPF_PROG_RUN call (fixed --frag-size)\n"
+		"that keeps running while the control thread feeds it (the builders' MACs\n"
+		"from the neighbour table, or --dst-mac for all), far faster than a sendto\n"
+		"per MEP; frames are paced to at most --rate events/s (default 1M frames/s).\n"
+		"Under --dfm in socket mode, fragments over the MTU go as segments too, and a\n"
+		"re-asked event's fragment is sent again whole: every segment, flagged RESEND.",
 	.usage = "--dest ADDR [options]",
 	.examples =
 		"  xevb source --dest 198.18.2.1 --source-ids 0-3 --events 1000\n"
@@ -166,8 +200,8 @@ static bool parse_frag(const char *s, struct src_cfg *c)
 }
 
 /* "SRC:N" where SRC is a source id that must be emulated; returns its index. */
-static int parse_src_colon(const char *opt, const char *s, const struct src_cfg *c,
-			   bool src_optional, uint64_t min, uint64_t *n)
+static int parse_src_colon(const char *opt, const char *s, const struct src_cfg *c, bool src_optional,
+			   uint64_t min, uint64_t *n)
 {
 	char buf[64], *colon;
 	uint32_t id;
@@ -231,10 +265,9 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 		"  end-of-run packets %llu, send retries %llu%s\n"
 		"  segments: %llu fragments in %llu segments (%llu sent whole, %llu partial);"
 		" skipped %llu, corrupt %llu, duplicated %llu segments\n",
-		xevb_prog, st->aborted ? "ABORTED: " : "", c->n_src,
-		(unsigned long long)st->events, (unsigned long long)st->packets,
-		(unsigned long long)st->frags, (unsigned long long)st->bytes, el, pps, eps, gbps,
-		(unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
+		xevb_prog, st->aborted ? "ABORTED: " : "", c->n_src, (unsigned long long)st->events,
+		(unsigned long long)st->packets, (unsigned long long)st->frags, (unsigned long long)st->bytes, el,
+		pps, eps, gbps, (unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
 		(unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
 		(unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
 		(unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
@@ -260,20 +293,18 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 	       "\"elapsed_s\":%.6f,\"packets_per_s\":%.1f,\"events_per_s\":%.1f,\"gbps\":%.4f,"
 	       "\"cpu_s\":%.6f,\"packets_per_cpu_s\":%.1f,\"start_realtime_ns\":%llu}\n",
 	       c->live ? "live" : "socket", c->n_src, c->pack, c->run, c->first_event,
-	       (unsigned long long)st->events, (unsigned long long)st->blocks,
-	       (unsigned long long)st->packets, (unsigned long long)st->frags,
-	       (unsigned long long)st->bytes, (unsigned long long)st->valid_frags,
+	       (unsigned long long)st->events, (unsigned long long)st->blocks, (unsigned long long)st->packets,
+	       (unsigned long long)st->frags, (unsigned long long)st->bytes, (unsigned long long)st->valid_frags,
 	       (unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
 	       (unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
 	       (unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
 	       (unsigned long long)st->stopped_sources, (unsigned long long)st->stopped_frags,
 	       (unsigned long long)st->eor_packets, (unsigned long long)st->send_retries,
-	       c->ip_frag ? "true" : "false", (unsigned long long)st->seg_frags,
-	       (unsigned long long)st->segments, (unsigned long long)st->seg_valid,
-	       (unsigned long long)st->partial_frags, (unsigned long long)st->skipped_segments,
-	       (unsigned long long)st->corrupt_segments, (unsigned long long)st->dup_segments,
-	       st->aborted ? "true" : "false", el, pps, eps, gbps, (double)st->cpu_ns / 1e9,
-	       st->cpu_ns ? (double)st->packets / ((double)st->cpu_ns / 1e9) : 0.0,
+	       c->ip_frag ? "true" : "false", (unsigned long long)st->seg_frags, (unsigned long long)st->segments,
+	       (unsigned long long)st->seg_valid, (unsigned long long)st->partial_frags,
+	       (unsigned long long)st->skipped_segments, (unsigned long long)st->corrupt_segments,
+	       (unsigned long long)st->dup_segments, st->aborted ? "true" : "false", el, pps, eps, gbps,
+	       (double)st->cpu_ns / 1e9, st->cpu_ns ? (double)st->packets / ((double)st->cpu_ns / 1e9) : 0.0,
 	       (unsigned long long)start_realtime);
 	fflush(stdout);
 }
@@ -282,15 +313,17 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 static bool check(struct src_cfg *c, bool have_dest)
 {
 	if (c->ip_frag && (c->live || c->saddr_base || c->dfm)) {
-		xevb_err("--ip-frag needs --mode socket without --src-addr-base (the kernel fragments "
-			 "only what it writes the IP header of) and without --dfm (which sends segments)");
+		xevb_err(
+			"--ip-frag needs --mode socket without --src-addr-base (the kernel fragments "
+			"only what it writes the IP header of) and without --dfm (which sends segments)");
 		return false;
 	}
 	if (c->dfm) {
 		if (have_dest || c->n_skip || c->n_skip_seg || c->dup > 0 || c->corrupt > 0 || c->reorder ||
 		    c->stop_idx >= 0 || c->events || (c->rate > 0 && !c->live)) {
-			xevb_err("--dfm decides destinations and events: no --dest, --events, "
-				 "--rate (but as --mode live's ceiling) or fault options with it");
+			xevb_err(
+				"--dfm decides destinations and events: no --dest, --events, "
+				"--rate (but as --mode live's ceiling) or fault options with it");
 			return false;
 		}
 		if (c->ids[c->n_src - 1] - c->ids[0] != c->n_src - 1) {
@@ -298,8 +331,9 @@ static bool check(struct src_cfg *c, bool have_dest)
 			return false;
 		}
 		if (c->live && (!c->dev || c->fmin != c->fmax || c->saddr_base)) {
-			xevb_err("--dfm --mode live needs --dev IFACE and one fixed --frag-size; "
-				 "--src-addr-base needs --mode socket");
+			xevb_err(
+				"--dfm --mode live needs --dev IFACE and one fixed --frag-size; "
+				"--src-addr-base needs --mode socket");
 			return false;
 		}
 		return true;
@@ -330,8 +364,9 @@ static bool check(struct src_cfg *c, bool have_dest)
 			return false;
 		}
 		if (c->n_skip || c->n_skip_seg || c->dup > 0 || c->corrupt > 0 || c->reorder || c->stop_idx >= 0) {
-			xevb_err("fault injection (--skip-events, --skip-segments, --duplicate, --reorder, --corrupt, "
-				 "--stop-after) needs --mode socket");
+			xevb_err(
+				"fault injection (--skip-events, --skip-segments, --duplicate, --reorder, --corrupt, "
+				"--stop-after) needs --mode socket");
 			return false;
 		}
 		if (c->events % c->pack) {
@@ -448,8 +483,9 @@ static bool parse_hold(const char *arg, struct src_cfg *c)
 static bool check_id(void)
 {
 	if (!xevb_runcfg_current()) {
-		xevb_err("--id picks a [source N] of --config FILE; without a configuration the source "
-			 "ids are --source-ids");
+		xevb_err(
+			"--id picks a [source N] of --config FILE; without a configuration the source "
+			"ids are --source-ids");
 		return false;
 	}
 	return true;
@@ -461,40 +497,107 @@ static int source_option(int key, const char *arg, int argc, char **argv, struct
 	bool ok = true;
 
 	switch (key) {
-	case 'h': xevb_opt_usage(opts, &help); return 0;
-	case '?': return 2;
-	case O_CONFIG: ok = xevb_runcfg_was_read(); break;
-	case O_ID: ok = check_id(); break;
-	case O_DEST: ok = o->have_dest = parse_addr("dest", arg, &c->daddr); break;
-	case O_IDS: ok = parse_ids(arg, c); break;
-	case O_SRC: ok = parse_addr("src-addr", arg, &c->saddr); break;
-	case O_SRC_BASE: ok = parse_src_base(arg, c); break;
-	case O_PACK: ok = xevb_parse_u32("pack", arg, 1, XEVB_MAX_FRAGS_PER_MEP, &c->pack); break;
-	case O_FRAG: ok = parse_frag(arg, c); break;
-	case O_RATE: ok = parse_seconds("rate", arg, &c->rate); break;
-	case O_EVENTS: ok = xevb_parse_u64("events", arg, 1, UINT64_MAX / 2, &c->events); break;
-	case O_RUN: ok = xevb_parse_u32("run", arg, 0, UINT32_MAX, &c->run); break;
-	case O_FIRST: ok = xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &c->first_event); break;
-	case O_UDP: ok = parse_udp(argc, argv, c); break;
-	case O_PROTO: ok = parse_proto(arg, c); break;
-	case O_DEV: c->dev = arg; break;
-	case O_MODE: ok = parse_mode(arg, c); break;
-	case O_SKIP: ok = keep_src_arg("skip-events", arg, o->skip_arg, &c->n_skip); break;
-	case O_SKIPSEG: ok = keep_src_arg("skip-segments", arg, o->skipseg_arg, &c->n_skip_seg); break;
-	case O_IPFRAG: c->ip_frag = true; break;
-	case O_DUP: ok = parse_fraction("duplicate", arg, &c->dup); break;
-	case O_REORDER: c->reorder = true; break;
-	case O_CORRUPT: ok = parse_fraction("corrupt", arg, &c->corrupt); break;
-	case O_STOP: o->stop_arg = arg; break;
-	case O_EOR: c->eor = true; break;
-	case O_NO_EOR: c->eor = false; break;
-	case O_DMAC: ok = c->dst_mac_set = parse_mac(arg, c->dst_mac); break;
-	case O_SEED: ok = xevb_parse_u64("seed", arg, 0, UINT64_MAX, &c->seed); break;
-	case O_SHAPE: ok = xevb_shape_parse_rate("shape", arg, &o->shape_bps); break;
-	case O_DFM: c->dfm = arg; break;
-	case O_CTLPORT: ok = parse_ctl_port(arg, c); break;
-	case O_HOLD: ok = parse_hold(arg, c); break;
-	case O_DROPANS: ok = parse_fraction("drop-answers", arg, &c->drop_answers); break;
+	case 'h':
+		xevb_opt_usage(opts, &help);
+		return 0;
+	case '?':
+		return 2;
+	case O_CONFIG:
+		ok = xevb_runcfg_was_read();
+		break;
+	case O_ID:
+		ok = check_id();
+		break;
+	case O_DEST:
+		ok = o->have_dest = parse_addr("dest", arg, &c->daddr);
+		break;
+	case O_IDS:
+		ok = parse_ids(arg, c);
+		break;
+	case O_SRC:
+		ok = parse_addr("src-addr", arg, &c->saddr);
+		break;
+	case O_SRC_BASE:
+		ok = parse_src_base(arg, c);
+		break;
+	case O_PACK:
+		ok = xevb_parse_u32("pack", arg, 1, XEVB_MAX_FRAGS_PER_MEP, &c->pack);
+		break;
+	case O_FRAG:
+		ok = parse_frag(arg, c);
+		break;
+	case O_RATE:
+		ok = parse_seconds("rate", arg, &c->rate);
+		break;
+	case O_EVENTS:
+		ok = xevb_parse_u64("events", arg, 1, UINT64_MAX / 2, &c->events);
+		break;
+	case O_RUN:
+		ok = xevb_parse_u32("run", arg, 0, UINT32_MAX, &c->run);
+		break;
+	case O_FIRST:
+		ok = xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &c->first_event);
+		break;
+	case O_UDP:
+		ok = parse_udp(argc, argv, c);
+		break;
+	case O_PROTO:
+		ok = parse_proto(arg, c);
+		break;
+	case O_DEV:
+		c->dev = arg;
+		break;
+	case O_MODE:
+		ok = parse_mode(arg, c);
+		break;
+	case O_SKIP:
+		ok = keep_src_arg("skip-events", arg, o->skip_arg, &c->n_skip);
+		break;
+	case O_SKIPSEG:
+		ok = keep_src_arg("skip-segments", arg, o->skipseg_arg, &c->n_skip_seg);
+		break;
+	case O_IPFRAG:
+		c->ip_frag = true;
+		break;
+	case O_DUP:
+		ok = parse_fraction("duplicate", arg, &c->dup);
+		break;
+	case O_REORDER:
+		c->reorder = true;
+		break;
+	case O_CORRUPT:
+		ok = parse_fraction("corrupt", arg, &c->corrupt);
+		break;
+	case O_STOP:
+		o->stop_arg = arg;
+		break;
+	case O_EOR:
+		c->eor = true;
+		break;
+	case O_NO_EOR:
+		c->eor = false;
+		break;
+	case O_DMAC:
+		ok = c->dst_mac_set = parse_mac(arg, c->dst_mac);
+		break;
+	case O_SEED:
+		ok = xevb_parse_u64("seed", arg, 0, UINT64_MAX, &c->seed);
+		break;
+	case O_SHAPE:
+		ok = xevb_shape_parse_rate("shape", arg, &o->shape_bps);
+		break;
+	case O_DFM:
+		c->dfm = arg;
+		break;
+	case O_CTLPORT:
+		ok = parse_ctl_port(arg, c);
+		break;
+	case O_HOLD:
+		ok = parse_hold(arg, c);
+		break;
+	case O_DROPANS:
+		ok = parse_fraction("drop-answers", arg, &c->drop_answers);
+		break;
 	}
 	return ok ? -1 : 2;
 }
@@ -594,7 +697,7 @@ static bool shape_stop(const struct src_cfg *c, bool was_up)
 int cmd_source(int argc, char **argv)
 {
 	static struct src_cfg c;
-	struct src_stats st = {0};
+	struct src_stats st = { 0 };
 	struct src_opts o = { 0 };
 	bool shaper_was_up = false;
 	int rc;

@@ -29,12 +29,17 @@ static const struct xevb_cmd_help help = {
 	.name = "stats",
 	.summary = "Show the counters of the builder running on IFACE (in this network namespace).",
 	.usage = "--dev IFACE [--json] [--watch [--count N]]",
-	.examples = "  xevb stats --dev eth0\n  xevb stats --dev eth0 --watch --count 10\n"
-		    "  xevb stats --dev eth0 --all --json --count 5\n",
+	.examples =
+		"  xevb stats --dev eth0\n  xevb stats --dev eth0 --watch --count 10\n"
+		"  xevb stats --dev eth0 --all --json --count 5\n",
 };
 
 static volatile sig_atomic_t stop;
-static void on_signal(int s) { (void)s; stop = 1; }
+static void on_signal(int s)
+{
+	(void)s;
+	stop = 1;
+}
 
 /* Large, so static: the snapshots, the per-CPU counters and two flattened copies of them (--all). */
 static struct xevb_snapshot cur, prev;
@@ -55,13 +60,27 @@ static int parse_options(int argc, char **argv, struct stats_opts *o)
 
 	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
 		switch (c) {
-		case O_DEV: o->dev = arg; break;
-		case O_JSON: o->json = true; break;
-		case O_WATCH: o->watch = true; break;
-		case O_ALL: o->all = true; break;
-		case O_COUNT: if (!xevb_parse_u32("count", arg, 1, 1u << 30, &o->count)) return 2; break;
-		case 'h': xevb_opt_usage(opts, &help); return 0;
-		default: return 2;
+		case O_DEV:
+			o->dev = arg;
+			break;
+		case O_JSON:
+			o->json = true;
+			break;
+		case O_WATCH:
+			o->watch = true;
+			break;
+		case O_ALL:
+			o->all = true;
+			break;
+		case O_COUNT:
+			if (!xevb_parse_u32("count", arg, 1, 1u << 30, &o->count))
+				return 2;
+			break;
+		case 'h':
+			xevb_opt_usage(opts, &help);
+			return 0;
+		default:
+			return 2;
 		}
 	}
 	if (!o->dev) {
@@ -82,8 +101,10 @@ static struct xevb_snapshot *map_snapshot(const char *dev)
 		return NULL;
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		xevb_err("no builder publishes statistics for %s in this network namespace (%s: %s); "
-			 "is 'xevb build --dev %s' running here?", dev, path, strerror(errno), dev);
+		xevb_err(
+			"no builder publishes statistics for %s in this network namespace (%s: %s); "
+			"is 'xevb build --dev %s' running here?",
+			dev, path, strerror(errno), dev);
 		return NULL;
 	}
 	m = mmap(NULL, sizeof(*m), PROT_READ, MAP_SHARED, fd, 0);

@@ -14,12 +14,14 @@ int cmd_doctor(int, char **);
 
 #define XEVB_CMDS \
 	{ "build", cmd_build, "the gateway: receive fragments, build events, forward them" }, \
-	{ "stats", cmd_stats, "statistics of a running builder" }, \
-	{ "version", cmd_version, "print the version and the kernel features found" }, \
-	{ "doctor", cmd_doctor, "check a device and this machine for the builder, with the fix for each" }, \
-	{ "source", cmd_source, "emulate read-out sources: send MEPs to a builder" }, \
-	{ "shape", cmd_shape, "per-destination egress rates (tc-bpf classifier + HTB or EDT)" }, \
-	{ "sink", cmd_sink, "farm-node emulator: receive built events and check every byte" }, \
-	{ "dfm", cmd_dfm, "data-flow manager: trigger, assign events to builders by credit, push or pull" },
+		{ "stats", cmd_stats, "statistics of a running builder" }, \
+		{ "version", cmd_version, "print the version and the kernel features found" }, \
+		{ "doctor", cmd_doctor, \
+		  "check a device and this machine for the builder, with the fix for each" }, \
+		{ "source", cmd_source, "emulate read-out sources: send MEPs to a builder" }, \
+		{ "shape", cmd_shape, "per-destination egress rates (tc-bpf classifier + HTB or EDT)" }, \
+		{ "sink", cmd_sink, "farm-node emulator: receive built events and check every byte" }, \
+		{ "dfm", cmd_dfm, \
+		  "data-flow manager: trigger, assign events to builders by credit, push or pull" },
 
 #endif

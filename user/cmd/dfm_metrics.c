@@ -16,7 +16,7 @@ struct dfm_copy {
 	struct xevb_dfm_builder b[XEVB_DFM_MAX_BUILDERS];
 	uint32_t nb, nsk;
 	struct dfm_metrics_app app;
-	struct xevb_ctl_io io;       /* its counters only */
+	struct xevb_ctl_io io; /* its counters only */
 	bool published;
 };
 
@@ -24,8 +24,8 @@ struct dfm_metrics {
 	struct xevb_metrics *mx;
 	pthread_mutex_t lock;
 	uint64_t next_ns;
-	struct dfm_copy c;           /* guarded by lock */
-	struct dfm_copy r;           /* the server thread's copy while it renders */
+	struct dfm_copy c; /* guarded by lock */
+	struct dfm_copy r; /* the server thread's copy while it renders */
 };
 
 static void fam(struct xevb_mbuf *b, const char *name, const char *type, const char *help)
@@ -34,20 +34,22 @@ static void fam(struct xevb_mbuf *b, const char *name, const char *type, const c
 }
 
 /* A per-builder family: one sample per builder, labelled builder="INDEX". */
-#define PER_BUILDER(name, type, help, expr) do { \
-	fam(b, name, type, help); \
-	for (uint32_t i = 0; i < c->nb; i++) { \
-		const struct xevb_dfm_builder *x = &c->b[i]; \
-		snprintf(l, sizeof(l), "builder=\"%u\"", i); \
-		xevb_metric_u64(b, name, l, (uint64_t)(expr)); \
-	} \
-} while (0)
+#define PER_BUILDER(name, type, help, expr) \
+	do { \
+		fam(b, name, type, help); \
+		for (uint32_t i = 0; i < c->nb; i++) { \
+			const struct xevb_dfm_builder *x = &c->b[i]; \
+			snprintf(l, sizeof(l), "builder=\"%u\"", i); \
+			xevb_metric_u64(b, name, l, (uint64_t)(expr)); \
+		} \
+	} while (0)
 
 static void render_phase(struct xevb_mbuf *b, const struct dfm_copy *c)
 {
 	fam(b, "xevb_dfm_info", "gauge", "The DFM's mode (push or pull); always 1.");
 	xevb_metric_u64(b, "xevb_dfm_info", c->app.pull ? "mode=\"pull\"" : "mode=\"push\"", 1);
-	fam(b, "xevb_dfm_state", "gauge", "1 for the DFM's current phase: waiting for peers, triggering, draining.");
+	fam(b, "xevb_dfm_state", "gauge",
+	    "1 for the DFM's current phase: waiting for peers, triggering, draining.");
 	xevb_metric_u64(b, "xevb_dfm_state", "state=\"waiting\"", !c->app.started);
 	xevb_metric_u64(b, "xevb_dfm_state", "state=\"triggering\"", c->app.started && !c->app.draining);
 	xevb_metric_u64(b, "xevb_dfm_state", "state=\"draining\"", c->app.draining);
@@ -58,8 +60,8 @@ static void render_books(struct xevb_mbuf *b, const struct dfm_copy *c)
 	const struct xevb_dfm_stats *s = &c->st;
 	char l[160];
 
-	xevb_metric_one(b, "xevb_dfm_events_triggered_total", "counter", "Events triggered (assigned a first time).",
-			s->triggered);
+	xevb_metric_one(b, "xevb_dfm_events_triggered_total", "counter",
+			"Events triggered (assigned a first time).", s->triggered);
 	xevb_metric_one(b, "xevb_dfm_events_complete_total", "counter", "Events a builder reported DONE complete.",
 			s->complete);
 	xevb_metric_one(b, "xevb_dfm_events_incomplete_total", "counter",
@@ -70,7 +72,8 @@ static void render_books(struct xevb_mbuf *b, const struct dfm_copy *c)
 		xevb_metric_u64(b, "xevb_dfm_events_lost_total", l, s->lost[r]);
 	}
 	xevb_metric_one(b, "xevb_dfm_events_outstanding", "gauge",
-			"Events triggered and not finished yet (assigned, or waiting for a builder).", s->outstanding);
+			"Events triggered and not finished yet (assigned, or waiting for a builder).",
+			s->outstanding);
 	xevb_metric_one(b, "xevb_dfm_events_reassigned_total", "counter",
 			"Events moved off a dead builder to another (pull).", s->reassigned);
 	xevb_metric_one(b, "xevb_dfm_assign_retries_total", "counter", "ASSIGNs sent again for want of a DONE.",
@@ -120,8 +123,8 @@ static void render_builders(struct xevb_mbuf *b, const struct dfm_copy *c)
 		    "Events assigned to the builder (first assignments and re-assignments).", x->assigned);
 	PER_BUILDER("xevb_dfm_builder_events_complete_total", "counter", "Events the builder reported complete.",
 		    x->complete);
-	PER_BUILDER("xevb_dfm_builder_events_incomplete_total", "counter", "Events the builder reported incomplete.",
-		    x->incomplete);
+	PER_BUILDER("xevb_dfm_builder_events_incomplete_total", "counter",
+		    "Events the builder reported incomplete.", x->incomplete);
 	PER_BUILDER("xevb_dfm_builder_events_no_data_total", "counter",
 		    "Events the builder got no fragment of (lost as no_data).", x->no_data);
 	PER_BUILDER("xevb_dfm_builder_events_lost_total", "counter",
@@ -135,7 +138,8 @@ static void render_builders(struct xevb_mbuf *b, const struct dfm_copy *c)
 		    x->received);
 	PER_BUILDER("xevb_dfm_builder_events_not_delivered", "gauge",
 		    "Events the builder reported DONE that no farm node has received: in flight during the run, "
-		    "lost once the books are closed.", x->not_delivered);
+		    "lost once the books are closed.",
+		    x->not_delivered);
 	PER_BUILDER("xevb_dfm_builder_deaths_total", "counter", "Times the builder was declared dead.", x->deaths);
 	PER_BUILDER("xevb_dfm_builder_rejoins_total", "counter", "Times a dead builder came back.", x->rejoins);
 	PER_BUILDER("xevb_dfm_builder_restarts_total", "counter", "New epochs seen (the builder restarted).",
@@ -147,7 +151,8 @@ static void render_farm_and_sources(struct xevb_mbuf *b, const struct dfm_copy *
 	const struct xevb_dfm_stats *s = &c->st;
 
 	xevb_metric_one(b, "xevb_dfm_farm_nodes_reporting", "gauge",
-			"Farm nodes that report what they receive (0: the books cannot close at the farm nodes).", c->nsk);
+			"Farm nodes that report what they receive (0: the books cannot close at the farm nodes).",
+			c->nsk);
 	xevb_metric_one(b, "xevb_dfm_farm_events_received_total", "counter",
 			"Events the farm nodes received from this DFM's builders.", s->received);
 	xevb_metric_one(b, "xevb_dfm_farm_events_received_unknown_total", "counter",
@@ -157,7 +162,8 @@ static void render_farm_and_sources(struct xevb_mbuf *b, const struct dfm_copy *
 			"Events DONE that no farm node has received (at the end of the run: not delivered).",
 			s->not_delivered);
 	xevb_metric_one(b, "xevb_dfm_books_closed", "gauge",
-			"1 once the run is over and the farm nodes' last counts are reconciled.", c->app.books_closed);
+			"1 once the run is over and the farm nodes' last counts are reconciled.",
+			c->app.books_closed);
 	xevb_metric_one(b, "xevb_dfm_farm_nodes_refused_total", "counter",
 			"RECEIVED reports refused: the farm-node table was full.", s->sinks_full);
 	xevb_metric_one(b, "xevb_dfm_source_processes", "gauge", "Source processes alive (heard within 3 s).",
@@ -175,8 +181,8 @@ static void render_control(struct xevb_mbuf *b, const struct dfm_copy *c)
 	char l[160];
 
 	xevb_metric_one(b, "xevb_dfm_control_messages_sent_total", "counter", "Control messages sent.", c->io.tx);
-	xevb_metric_one(b, "xevb_dfm_control_send_errors_total", "counter", "Control messages that failed to send.",
-			c->io.tx_err);
+	xevb_metric_one(b, "xevb_dfm_control_send_errors_total", "counter",
+			"Control messages that failed to send.", c->io.tx_err);
 	xevb_metric_one(b, "xevb_dfm_control_messages_received_total", "counter",
 			"Valid control messages received.", c->io.rx);
 	fam(b, "xevb_dfm_control_messages_refused_total", "counter",
@@ -253,7 +259,7 @@ void dfm_metrics_stop(struct dfm_metrics *m)
 {
 	if (!m)
 		return;
-	xevb_metrics_stop(m->mx);   /* joins the server thread first */
+	xevb_metrics_stop(m->mx); /* joins the server thread first */
 	pthread_mutex_destroy(&m->lock);
 	free(m);
 }

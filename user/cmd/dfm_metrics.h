@@ -19,7 +19,7 @@ struct dfm_metrics_app {
 	uint64_t unexpected, src_timeouts, push_msgs;
 	uint32_t sources, sources_alive;
 	bool pull, started, draining;
-	bool books_closed;       /* the run is over, the farm nodes' counts reconciled */
+	bool books_closed; /* the run is over, the farm nodes' counts reconciled */
 };
 
 struct dfm_metrics;

@@ -9,15 +9,14 @@ static const struct {
 	const char *name;
 	int (*fn)(int argc, char **argv);
 	const char *summary;
-} cmds[] = {
-	XEVB_CMDS
-};
+} cmds[] = { XEVB_CMDS };
 #define N_CMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 static void usage(FILE *f)
 {
-	fprintf(f, "Usage: xevb COMMAND [options]   (xevb COMMAND --help for each)\n\n"
-		   "xevb: an XDP/AF_XDP event builder for data acquisition.\n\nCommands:\n");
+	fprintf(f,
+		"Usage: xevb COMMAND [options]   (xevb COMMAND --help for each)\n\n"
+		"xevb: an XDP/AF_XDP event builder for data acquisition.\n\nCommands:\n");
 	for (size_t i = 0; i < N_CMDS; i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
 }
@@ -25,14 +24,17 @@ static void usage(FILE *f)
 /* xevb(1): the commands, each with its own page. */
 static void man_index(FILE *f)
 {
-	fprintf(f, ".TH XEVB 1 \"\" \"xevb %s\" \"xevb manual\"\n"
-		   ".SH NAME\nxevb \\- an XDP/AF_XDP event builder for data acquisition\n"
-		   ".SH SYNOPSIS\n.B xevb\n.I COMMAND\n[options]\n"
-		   ".SH DESCRIPTION\n", XEVB_VERSION);
-	xevb_roff_puts(f, "xevb gathers the fragments that a detector's read-out links send for every "
-			  "triggered event, builds complete events and forwards them to farm nodes. "
-			  "An XDP program steers the data into AF_XDP sockets; every fragment is "
-			  "accounted for exactly once.\n");
+	fprintf(f,
+		".TH XEVB 1 \"\" \"xevb %s\" \"xevb manual\"\n"
+		".SH NAME\nxevb \\- an XDP/AF_XDP event builder for data acquisition\n"
+		".SH SYNOPSIS\n.B xevb\n.I COMMAND\n[options]\n"
+		".SH DESCRIPTION\n",
+		XEVB_VERSION);
+	xevb_roff_puts(f,
+		       "xevb gathers the fragments that a detector's read-out links send for every "
+		       "triggered event, builds complete events and forwards them to farm nodes. "
+		       "An XDP program steers the data into AF_XDP sockets; every fragment is "
+		       "accounted for exactly once.\n");
 	fputs(".SH COMMANDS\n", f);
 	for (size_t i = 0; i < N_CMDS; i++) {
 		fprintf(f, ".TP\n.BR xevb\\-%s (1)\n", cmds[i].name);
@@ -40,7 +42,8 @@ static void man_index(FILE *f)
 		fputc('\n', f);
 	}
 	fputs(".SH EXIT STATUS\n0 success, 1 a run-time failure, 2 a usage error "
-	      "(an unknown or invalid option), 3 (build) the accounting check failed.\n", f);
+	      "(an unknown or invalid option), 3 (build) the accounting check failed.\n",
+	      f);
 }
 
 /*
@@ -67,8 +70,10 @@ static int help_man(int argc, char **argv)
 			xevb_help_format = XEVB_HELP_MAN;
 			rc = cmds[i].fn(2, help_argv);
 			if (rc == 0 && xevb_help_pages != 1) {
-				fprintf(stderr, "xevb help-man: 'xevb %s --help' printed no page from an option "
-					"table: make it call xevb_opt_usage (user/lib/cli.c)\n", argv[1]);
+				fprintf(stderr,
+					"xevb help-man: 'xevb %s --help' printed no page from an option "
+					"table: make it call xevb_opt_usage (user/lib/cli.c)\n",
+					argv[1]);
 				return 1;
 			}
 			return rc;

@@ -6,8 +6,7 @@
 #include <sys/socket.h>
 
 /* "ADDR:PORT", "[v6addr]:PORT" or "host:PORT" (numeric port). 0 or -1 with a message. */
-int sink_resolve(const char *opt, const char *hostport, struct sockaddr_storage *ss,
-		 socklen_t *len);
+int sink_resolve(const char *opt, const char *hostport, struct sockaddr_storage *ss, socklen_t *len);
 
 /* xevb sink --selftest-send DEST N [options]: argv[0] is "--selftest-send". */
 int sink_selftest_send(int argc, char **argv);

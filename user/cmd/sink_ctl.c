@@ -15,9 +15,9 @@
 struct peer {
 	uint32_t ip;
 	struct sockaddr_in ctl;
-	bool known;               /* its control address, from its STATUS */
+	bool known; /* its control address, from its STATUS */
 	uint32_t epoch;
-	uint64_t received;        /* on its current connection */
+	uint64_t received; /* on its current connection */
 	uint64_t reported;
 	uint64_t total;
 };
@@ -32,8 +32,8 @@ struct sink_ctl {
 	uint64_t received, processed;
 	uint64_t t_proc, next_hb, next_push;
 	uint64_t unexpected, peers_full, queue_max;
-	uint64_t received_busy;   /* arrived while Busy: in flight when it was declared */
-	struct sockaddr_in dfm;   /* --dfm: where RECEIVED goes; port 0: nowhere */
+	uint64_t received_busy; /* arrived while Busy: in flight when it was declared */
+	struct sockaddr_in dfm; /* --dfm: where RECEIVED goes; port 0: nowhere */
 	uint64_t next_report, reports;
 };
 
@@ -66,9 +66,10 @@ struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint16_t id, ui
 	sc->rate = process_rate;
 	xevb_busy_init(&sc->busy, credits, busy_high, busy_low);
 	sc->t_proc = xevb_now_ns();
-	xevb_info("credits: %u events in flight per builder; processing %s; Busy above %u, not-Busy below %u "
-		  "queued events; control port %u", credits, process_rate > 0 ? "emulated" : "instant",
-		  sc->busy.high, sc->busy.low, port);
+	xevb_info(
+		"credits: %u events in flight per builder; processing %s; Busy above %u, not-Busy below %u "
+		"queued events; control port %u",
+		credits, process_rate > 0 ? "emulated" : "instant", sc->busy.high, sc->busy.low, port);
 	return sc;
 }
 
@@ -110,8 +111,10 @@ static void send_status(struct sink_ctl *sc, struct peer *p)
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
 	m.u.status = (struct xevb_ctl_status){ .credits = sc->credits,
-		.flags = sc->busy.busy ? XEVB_CTL_ST_BUSY : 0, .done_total = p->received,
-		.peer_epoch = p->epoch, .load = (uint32_t)(sc->received - sc->processed) };
+					       .flags = sc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
+					       .done_total = p->received,
+					       .peer_epoch = p->epoch,
+					       .load = (uint32_t)(sc->received - sc->processed) };
 	xevb_ctl_send(&sc->io, &p->ctl, &m);
 	p->reported = p->received;
 }
@@ -154,7 +157,7 @@ static void report_received(struct sink_ctl *sc)
 	if (!sc->dfm.sin_port)
 		return;
 	for (uint32_t i = 0; i < sc->np; i++) {
-		if (!sc->p[i].ip)   /* an IPv6 builder: no IPv4 address to name it by */
+		if (!sc->p[i].ip) /* an IPv6 builder: no IPv4 address to name it by */
 			continue;
 		m.u.received[m.h.n_recs++] = (struct xevb_ctl_received){ sc->p[i].ip, sc->p[i].total };
 		if (m.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_RECEIVED)) {
@@ -187,7 +190,7 @@ void sink_ctl_tick(struct sink_ctl *sc, uint64_t now)
 			sc->processed += can < q ? can : q;
 			sc->t_proc += (uint64_t)((double)can * 1e9 / sc->rate);
 			if (can >= q)
-				sc->t_proc = now;   /* idle time is not saved up */
+				sc->t_proc = now; /* idle time is not saved up */
 		}
 	} else {
 		sc->processed = sc->received;
@@ -217,7 +220,8 @@ void sink_ctl_tick(struct sink_ctl *sc, uint64_t now)
 void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 {
 	if (json) {
-		fprintf(f, "{\"sink_ctl\":{\"credits\":%u,\"received\":%llu,\"processed\":%llu,\"queue_max\":%llu,"
+		fprintf(f,
+			"{\"sink_ctl\":{\"credits\":%u,\"received\":%llu,\"processed\":%llu,\"queue_max\":%llu,"
 			"\"busy_on\":%llu,\"busy_off\":%llu,\"busy_high\":%u,\"busy_low\":%u,\"received_busy\":%llu,"
 			"\"ctl_refused\":%llu,\"ctl_unexpected\":%llu,\"dfm_reports\":%llu,\"builders\":[",
 			sc->credits, (unsigned long long)sc->received, (unsigned long long)sc->processed,
@@ -235,7 +239,8 @@ void sink_ctl_summary(const struct sink_ctl *sc, FILE *f, bool json)
 		fprintf(f, "}}\n");
 		return;
 	}
-	fprintf(stderr, "credits: %u per builder; queue max %llu; Busy %llu times, not-Busy %llu times, "
+	fprintf(stderr,
+		"credits: %u per builder; queue max %llu; Busy %llu times, not-Busy %llu times, "
 		"%llu events arrived while Busy; control refused %llu, not admitted %llu, unexpected %llu; "
 		"reports to the DFM %llu\n",
 		sc->credits, (unsigned long long)sc->queue_max, (unsigned long long)sc->busy.n_busy,

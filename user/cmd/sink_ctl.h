@@ -22,7 +22,7 @@ struct sink_ctl *sink_ctl_new(uint32_t bind_addr, uint16_t port, uint16_t id, ui
 			      double process_rate, double busy_high, double busy_low);
 void sink_ctl_free(struct sink_ctl *sc);
 int sink_ctl_fd(const struct sink_ctl *sc);
-void sink_ctl_conn(struct sink_ctl *sc, uint32_t ip);          /* a builder connected from ip */
+void sink_ctl_conn(struct sink_ctl *sc, uint32_t ip); /* a builder connected from ip */
 void sink_ctl_events(struct sink_ctl *sc, uint32_t ip, uint64_t n);
 void sink_ctl_rx(struct sink_ctl *sc, uint64_t now);
 void sink_ctl_tick(struct sink_ctl *sc, uint64_t now);

@@ -20,8 +20,7 @@
 #include <xevb/event_codec.h>
 #include "sink.h"
 
-int sink_resolve(const char *opt, const char *hostport, struct sockaddr_storage *ss,
-		 socklen_t *len)
+int sink_resolve(const char *opt, const char *hostport, struct sockaddr_storage *ss, socklen_t *len)
 {
 	struct addrinfo hints = { .ai_socktype = SOCK_STREAM, .ai_flags = AI_NUMERICSERV };
 	struct addrinfo *res = NULL;
@@ -56,9 +55,8 @@ bad:
 }
 
 enum corrupt { C_NONE, C_MAGIC, C_CRC, C_CONTENT, C_RESERVED, C_DUP, C_TRUNCATE, C_CRC_FIELD };
-static const char *const corrupt_names[] = {
-	"none", "magic", "crc", "content", "reserved", "dup", "truncate", "crc-field", NULL
-};
+static const char *const corrupt_names[] = { "none", "magic",    "crc",       "content", "reserved",
+					     "dup",  "truncate", "crc-field", NULL };
 
 enum { O_SOURCES = 256, O_FIRST, O_RUN, O_MAXLEN, O_INC, O_CORRUPT, O_CORRUPT_AT };
 
@@ -77,8 +75,9 @@ static const struct xevb_cmd_help feed_help = {
 	.name = "sink --selftest-send",
 	.summary = "Send N emulated built events to DEST (ADDR:PORT over TCP, or - for stdout).",
 	.usage = "DEST N [options]",
-	.examples = "  xevb sink --selftest-send 127.0.0.1:24000 1000 --sources 8 --incomplete-every 10\n"
-		    "  xevb sink --selftest-send - 100 > events.bin\n",
+	.examples =
+		"  xevb sink --selftest-send 127.0.0.1:24000 1000 --sources 8 --incomplete-every 10\n"
+		"  xevb sink --selftest-send - 100 > events.bin\n",
 };
 
 struct feed {
@@ -107,15 +106,21 @@ static void make_event(struct feed *f, uint32_t k, uint32_t id, uint32_t run, ui
 
 		xevb_st32(f->frames[i], xevb_crc32c(0, f->frames[i] + 4, len));
 		f->slots[i] = (struct xevb_frag_slot){
-			.frame_idx = missing ? UINT32_MAX : i, .payload_off = 4, .length = len,
+			.frame_idx = missing ? UINT32_MAX : i,
+			.payload_off = 4,
+			.length = len,
 		};
 		got += !missing;
 	}
 	*ev = (struct xevb_event){
-		.event_id = id, .run_number = run,
+		.event_id = id,
+		.run_number = run,
 		.flags = got < f->n_src ? XEVB_EVT_F_INCOMPLETE : 0,
-		.n_expected = (uint16_t)f->n_src, .n_frags = got,
-		.source_ids = f->sids, .frags = f->slots, .frame_data = f->frame_data,
+		.n_expected = (uint16_t)f->n_src,
+		.n_frags = got,
+		.source_ids = f->sids,
+		.frags = f->slots,
+		.frame_data = f->frame_data,
 	};
 }
 
@@ -140,7 +145,7 @@ static size_t corrupt_flat(enum corrupt c, uint8_t *buf, size_t len)
 	if (c == C_TRUNCATE)
 		return len / 2;
 	if (c == C_RESERVED) {
-		buf[XEVB_EVT_HLEN + 3] = 0x5a;  /* first record's reserved field */
+		buf[XEVB_EVT_HLEN + 3] = 0x5a; /* first record's reserved field */
 		return len;
 	}
 	if (xevb_event_decode(buf, len, &d, err, sizeof(err)))
@@ -149,20 +154,20 @@ static size_t corrupt_flat(enum corrupt c, uint8_t *buf, size_t len)
 		uint8_t *p = (uint8_t *)fr.payload;
 		if (!fr.length)
 			continue;
-		if (c == C_CRC_FIELD) {  /* right bytes, a wrong CRC in the record */
+		if (c == C_CRC_FIELD) { /* right bytes, a wrong CRC in the record */
 			p[-3] ^= 0x10;
 			break;
 		}
 		p[fr.length / 2] ^= 0x01;
-		if (c == C_CONTENT)  /* a right CRC over wrong bytes */
+		if (c == C_CONTENT) /* a right CRC over wrong bytes */
 			xevb_st32(p - 4, xevb_crc32c(0, p, fr.length));
 		break;
 	}
 	return len;
 }
 
-static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t run,
-		    uint32_t inc_every, enum corrupt c, uint64_t c_at, uint64_t *bytes, uint64_t *sent)
+static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t run, uint32_t inc_every,
+		    enum corrupt c, uint64_t c_at, uint64_t *bytes, uint64_t *sent)
 {
 	for (uint64_t k = 0; k < n; k++) {
 		struct xevb_event ev;
@@ -173,8 +178,8 @@ static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t
 		if (c != C_NONE && k == c_at && c != C_DUP) {
 			uint8_t *flat;
 			size_t off = 0, send;
-			niov = xevb_event_encode(&ev, xevb_realtime_ns(), f->scratch, f->scratch_len,
-						 f->iov, f->iov_max, &total);
+			niov = xevb_event_encode(&ev, xevb_realtime_ns(), f->scratch, f->scratch_len, f->iov,
+						 f->iov_max, &total);
 			if (niov < 0)
 				return niov;
 			flat = malloc(total);
@@ -191,15 +196,15 @@ static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t
 				return rc;
 			*bytes += send;
 			if (c == C_TRUNCATE)
-				return 0;  /* the stream ends inside the event */
+				return 0; /* the stream ends inside the event */
 			++*sent;
 			continue;
 		}
 		if (c == C_DUP && k == c_at)
 			reps = 2;
 		while (reps--) {
-			niov = xevb_event_encode(&ev, xevb_realtime_ns(), f->scratch, f->scratch_len,
-						 f->iov, f->iov_max, &total);
+			niov = xevb_event_encode(&ev, xevb_realtime_ns(), f->scratch, f->scratch_len, f->iov,
+						 f->iov_max, &total);
 			if (niov < 0)
 				return niov;
 			rc = xevb_writev_all(fd, f->iov, (size_t)niov);
@@ -256,7 +261,8 @@ static int feed_option(int key, const char *arg, struct feed_opts *o)
 		if (!xevb_parse_u32("incomplete-every", arg, 0, UINT32_MAX, &o->inc_every))
 			return 2;
 		break;
-	case O_CORRUPT: return parse_corrupt(arg, &o->c);
+	case O_CORRUPT:
+		return parse_corrupt(arg, &o->c);
 	case O_CORRUPT_AT:
 		if (!xevb_parse_u64("corrupt-at", arg, 0, UINT64_MAX, &o->c_at))
 			return 2;

@@ -16,18 +16,18 @@
 struct ifreq;
 
 struct src_cfg {
-	uint32_t daddr;               /* network order */
+	uint32_t daddr; /* network order */
 	uint16_t ids[XEVB_MAX_SOURCES];
 	int n_src;
-	uint32_t saddr;               /* network order; 0: the route's */
-	uint32_t saddr_base;          /* host order; 0: one address for all */
+	uint32_t saddr;      /* network order; 0: the route's */
+	uint32_t saddr_base; /* host order; 0: one address for all */
 	uint32_t pack;
-	uint16_t fmin, fmax;          /* fragment payload bytes, uniform */
-	double rate;                  /* events/s; 0: as fast as possible */
-	uint64_t events;              /* per source; 0: unbounded */
-	double duration;              /* seconds; 0: unbounded */
+	uint16_t fmin, fmax; /* fragment payload bytes, uniform */
+	double rate;         /* events/s; 0: as fast as possible */
+	uint64_t events;     /* per source; 0: unbounded */
+	double duration;     /* seconds; 0: unbounded */
 	uint32_t run, first_event;
-	uint16_t udp_port;            /* non-zero: UDP transport */
+	uint16_t udp_port; /* non-zero: UDP transport */
 	uint8_t proto;
 	const char *dev;
 	bool live;
@@ -36,21 +36,27 @@ struct src_cfg {
 	uint8_t dst_mac[6];
 	bool dst_mac_set;
 	uint64_t seed;
-	bool ip_frag;                 /* one oversize MEP, DF clear: the kernel fragments it */
+	bool ip_frag; /* one oversize MEP, DF clear: the kernel fragments it */
 	/* faults */
-	struct { uint16_t src_idx; uint32_t every; } skip[SRC_MAX_SKIP];
+	struct {
+		uint16_t src_idx;
+		uint32_t every;
+	} skip[SRC_MAX_SKIP];
 	int n_skip;
-	struct { uint16_t src_idx; uint32_t every; } skip_seg[SRC_MAX_SKIP];
-	int n_skip_seg;               /* --skip-segments: every EVERY-th segment of a source */
+	struct {
+		uint16_t src_idx;
+		uint32_t every;
+	} skip_seg[SRC_MAX_SKIP];
+	int n_skip_seg; /* --skip-segments: every EVERY-th segment of a source */
 	double dup, corrupt;
 	bool reorder;
-	int stop_idx;                 /* source index that stops, -1: none */
-	uint64_t stop_after;          /* packets it sends before stopping */
+	int stop_idx;        /* source index that stops, -1: none */
+	uint64_t stop_after; /* packets it sends before stopping */
 	/* --dfm: send where the data-flow manager says (source_dfm.c) */
 	const char *dfm;
 	uint16_t ctl_port;
-	uint32_t hold;                /* held-event table entries (power of 2) */
-	double drop_answers;          /* pull: fraction of answers not sent */
+	uint32_t hold;       /* held-event table entries (power of 2) */
+	double drop_answers; /* pull: fraction of answers not sent */
 };
 
 /*
@@ -76,8 +82,8 @@ struct src_stats {
 	uint64_t stopped_sources, stopped_frags;
 	uint64_t eor_packets;
 	uint64_t send_retries;
-	uint64_t t_start, t_end;      /* CLOCK_MONOTONIC ns */
-	uint64_t cpu_ns;              /* live: CPU time of the BPF_PROG_RUN calls */
+	uint64_t t_start, t_end; /* CLOCK_MONOTONIC ns */
+	uint64_t cpu_ns;         /* live: CPU time of the BPF_PROG_RUN calls */
 	bool aborted;
 };
 
@@ -103,10 +109,10 @@ int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uin
 struct dfm_live;
 
 struct dfm_live_stats {
-	uint64_t packets, frags, bytes;   /* sent with XDP_TX */
-	uint64_t calls, send_errors;      /* frames of failed calls, or with no MAC */
+	uint64_t packets, frags, bytes; /* sent with XDP_TX */
+	uint64_t calls, send_errors;    /* frames of failed calls, or with no MAC */
 	uint64_t no_mac_jobs, queue_waits;
-	uint64_t idle_reps, ring_waits;   /* ring: repetitions with no job; waits for room */
+	uint64_t idle_reps, ring_waits; /* ring: repetitions with no job; waits for room */
 	uint32_t senders;
 };
 

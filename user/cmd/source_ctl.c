@@ -85,9 +85,11 @@ static void refused(struct src_ctl *s, const char *what, const struct sockaddr_i
 	if (now - s->warn_ns < 1000000000ull)
 		return;
 	s->warn_ns = now;
-	xevb_warn("%s from %s:%u refused (REQUESTs not from a builder the DFM listed: %llu, messages as the DFM not "
-		  "from %s: %llu)", what, inet_ntoa(from->sin_addr), ntohs(from->sin_port),
-		  (unsigned long long)s->rq_unknown, s->cfg.dfm_name, (unsigned long long)s->not_dfm);
+	xevb_warn(
+		"%s from %s:%u refused (REQUESTs not from a builder the DFM listed: %llu, messages as the DFM not "
+		"from %s: %llu)",
+		what, inet_ntoa(from->sin_addr), ntohs(from->sin_port), (unsigned long long)s->rq_unknown,
+		s->cfg.dfm_name, (unsigned long long)s->not_dfm);
 }
 
 static void on_assign(struct src_ctl *s, const struct xevb_ctl_msg *m)
@@ -181,8 +183,8 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 
 	/* Only the DFM we were told speaks as the DFM: a forged ASSIGN, CLEAR
 	   or BYE from elsewhere moves nothing. */
-	if (from_dfm && (from->sin_addr.s_addr != s->cfg.dfm.sin_addr.s_addr ||
-			 from->sin_port != s->cfg.dfm.sin_port)) {
+	if (from_dfm &&
+	    (from->sin_addr.s_addr != s->cfg.dfm.sin_addr.s_addr || from->sin_port != s->cfg.dfm.sin_port)) {
 		s->not_dfm++;
 		refused(s, xevb_ctl_type_name(m->h.type), from);
 		return;
@@ -202,12 +204,26 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 		if (from_dfm && (m->u.status.flags & XEVB_CTL_ST_PULL))
 			s->pull_seen = true;
 		break;
-	case XEVB_CTL_ASSIGN: on_assign(s, m); break;
-	case XEVB_CTL_CLEAR: on_clear(s, m); break;
-	case XEVB_CTL_REQUEST: on_request(s, m, from); break;
-	case XEVB_CTL_BUILDERS: if (from_dfm) on_builders(s, m); break;
-	case XEVB_CTL_BYE: if (from_dfm) s->bye = true; break;
-	default: s->unexpected++; break;
+	case XEVB_CTL_ASSIGN:
+		on_assign(s, m);
+		break;
+	case XEVB_CTL_CLEAR:
+		on_clear(s, m);
+		break;
+	case XEVB_CTL_REQUEST:
+		on_request(s, m, from);
+		break;
+	case XEVB_CTL_BUILDERS:
+		if (from_dfm)
+			on_builders(s, m);
+		break;
+	case XEVB_CTL_BYE:
+		if (from_dfm)
+			s->bye = true;
+		break;
+	default:
+		s->unexpected++;
+		break;
 	}
 }
 

@@ -25,9 +25,9 @@ struct src_ctl_held {
 };
 
 struct src_ctl_cfg {
-	struct sockaddr_in dfm;       /* the DFM: its address and port */
-	const char *dfm_name;         /* as given, for messages */
-	uint32_t hold;                /* held-event table entries (power of 2) */
+	struct sockaddr_in dfm; /* the DFM: its address and port */
+	const char *dfm_name;   /* as given, for messages */
+	uint32_t hold;          /* held-event table entries (power of 2) */
 	/* Send our fragments of events evs[0..n) to addr (RESEND when resend). */
 	void (*send)(void *ctx, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend);
 	void *ctx;
@@ -41,15 +41,18 @@ struct src_ctl {
 	uint32_t mask, n_held, max_held;
 	/* Whose REQUESTs we answer: the builders the DFM lists (BUILDERS) and
 	   the addresses ASSIGNs send us to (port 0: any port there). */
-	struct { uint32_t addr; uint16_t port; } bld[SRC_CTL_MAX_BUILDERS];
+	struct {
+		uint32_t addr;
+		uint16_t port;
+	} bld[SRC_CTL_MAX_BUILDERS];
 	uint32_t n_bld;
 	/* counters */
 	uint64_t assigns, assigned_events, requests, requested_events, answered_events;
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
 	uint64_t unexpected;
-	uint64_t rq_unknown;           /* REQUESTs refused: not from a builder we know */
-	uint64_t not_dfm;              /* messages as the DFM, not from its address and port */
-	uint64_t reask_unheld_capped;  /* unheld re-asks over the per-REQUEST bound, not answered */
+	uint64_t rq_unknown;          /* REQUESTs refused: not from a builder we know */
+	uint64_t not_dfm;             /* messages as the DFM, not from its address and port */
+	uint64_t reask_unheld_capped; /* unheld re-asks over the per-REQUEST bound, not answered */
 	uint64_t warn_ns;
 };
 

@@ -40,32 +40,32 @@ struct sdfm {
 	const struct src_cfg *c;
 	struct xevb_ctl_io io;
 	struct sockaddr_in dfm;
-	struct src_ctl ctl;            /* the handlers, the hold table, their counters */
-	int fd;                        /* data socket */
-	struct dfm_live *live;         /* or the live-frames data path */
+	struct src_ctl ctl;    /* the handlers, the hold table, their counters */
+	int fd;                /* data socket */
+	struct dfm_live *live; /* or the live-frames data path */
 	uint32_t seq[XEVB_MAX_SOURCES];
-	uint32_t per_mep;              /* events per MEP that fit the MTU */
+	uint32_t per_mep; /* events per MEP that fit the MTU */
 	uint8_t *buf;
 	size_t buf_len;
 	/* segments: fragments whose record is over seg_budget MEP bytes */
 	bool segment;
 	uint16_t seg_budget;
-	uint32_t seg_max;              /* segments of the largest fragment */
+	uint32_t seg_max; /* segments of the largest fragment */
 	size_t seg_slot;
-	uint8_t *seg_buf;              /* seg_max slots of seg_slot bytes */
+	uint8_t *seg_buf; /* seg_max slots of seg_slot bytes */
 	size_t *seg_lens;
 	struct iovec *seg_iov;
 	struct mmsghdr *seg_msgs;
-	uint8_t *emu;                  /* the emulator's payload, 65535 bytes */
-	uint16_t crc_len;              /* the CRC of the last length segmented */
+	uint8_t *emu;     /* the emulator's payload, 65535 bytes */
+	uint16_t crc_len; /* the CRC of the last length segmented */
 	uint32_t crc;
 	uint64_t rng;
 	/* counters of the data path */
 	uint64_t resend_meps;
 	uint64_t packets, frags, bytes, send_errors, dropped_answers, dropped_frags;
-	uint64_t dropped_resends;     /* of dropped_answers: MEPs that were RESEND */
+	uint64_t dropped_resends; /* of dropped_answers: MEPs that were RESEND */
 	uint64_t seg_frags, segments;
-	struct dfm_live_stats lst;     /* --mode live, at the end */
+	struct dfm_live_stats lst; /* --mode live, at the end */
 };
 
 static uint64_t rnd(struct sdfm *s)
@@ -96,7 +96,8 @@ static bool drop_answer(struct sdfm *s, bool may_drop)
 
 /* Live frames: one job a MEP's worth of events, every source's MEP of it
    (so --drop-answers leaves out every source's MEP of a job at once). */
-static void queue_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend, bool may_drop)
+static void queue_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend,
+			 bool may_drop)
 {
 	for (uint32_t off = 0; off < n; off += s->per_mep) {
 		uint32_t k = n - off < s->per_mep ? n - off : s->per_mep;
@@ -136,8 +137,7 @@ static uint32_t emu_crc(struct sdfm *s, uint16_t len)
  * queue): a fragment leaves whole or is counted a send error whole, so a
  * re-ask finds it missing, never half sent by us.
  */
-static void send_segments(struct sdfm *s, struct xevb_mep_params *p, uint32_t *seq,
-			  const struct sockaddr_in *to)
+static void send_segments(struct sdfm *s, struct xevb_mep_params *p, uint32_t *seq, const struct sockaddr_in *to)
 {
 	const uint8_t *pl[1] = { s->emu };
 	uint16_t len = p->frag_len[0];
@@ -155,11 +155,13 @@ static void send_segments(struct sdfm *s, struct xevb_mep_params *p, uint32_t *s
 		s->send_errors++;
 		return;
 	}
-	*seq += (uint32_t)n - 1;   /* the caller took the first */
+	*seq += (uint32_t)n - 1; /* the caller took the first */
 	for (ssize_t i = 0; i < n; i++) {
 		s->seg_iov[i] = (struct iovec){ s->seg_buf + (size_t)i * s->seg_slot, s->seg_lens[i] };
-		s->seg_msgs[i].msg_hdr = (struct msghdr){ .msg_name = (void *)to, .msg_namelen = sizeof(*to),
-							  .msg_iov = &s->seg_iov[i], .msg_iovlen = 1 };
+		s->seg_msgs[i].msg_hdr = (struct msghdr){ .msg_name = (void *)to,
+							  .msg_namelen = sizeof(*to),
+							  .msg_iov = &s->seg_iov[i],
+							  .msg_iovlen = 1 };
 	}
 	while (sent < n && tries < 1000) {
 		int r = sendmmsg(s->fd, &s->seg_msgs[sent], (unsigned)(n - sent), 0);
@@ -200,7 +202,7 @@ static void send_events(struct sdfm *s, uint32_t addr, const uint32_t *evs, uint
 	for (uint32_t off = 0; off < n; off += s->per_mep) {
 		uint32_t k = n - off < s->per_mep ? n - off : s->per_mep;
 		for (int i = 0; i < c->n_src; i++) {
-			struct xevb_mep_params p = {0};
+			struct xevb_mep_params p = { 0 };
 			ssize_t len;
 
 			if (drop_answer(s, may_drop)) {
@@ -250,9 +252,12 @@ static void heartbeat(struct sdfm *s)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
-	m.u.status = (struct xevb_ctl_status){ .credits = s->ctl.mask + 1, .load = s->ctl.n_held,
-		.done_total = s->ctl.answered_events + s->ctl.assigned_events, .peer_epoch = s->ctl.dfm_epoch,
-		.first_id = s->c->ids[0], .n_ids = (uint16_t)s->c->n_src };
+	m.u.status = (struct xevb_ctl_status){ .credits = s->ctl.mask + 1,
+					       .load = s->ctl.n_held,
+					       .done_total = s->ctl.answered_events + s->ctl.assigned_events,
+					       .peer_epoch = s->ctl.dfm_epoch,
+					       .first_id = s->c->ids[0],
+					       .n_ids = (uint16_t)s->c->n_src };
 	xevb_ctl_send(&s->io, &s->dfm, &m);
 }
 
@@ -296,9 +301,10 @@ static int size_meps(struct sdfm *s)
 		mtu = ifr.ifr_mtu;
 	s->per_mep = mtu > (int)hdrs ? ((uint32_t)mtu - hdrs) / stride : 0;
 	if (s->per_mep < 1 && c->live) {
-		xevb_err("--mode live: --frag-size %u does not fit one fragment in the MTU %d (live frames "
-			 "cannot send segments: use --mode socket for fragments larger than a packet)",
-			 c->fmax, mtu);
+		xevb_err(
+			"--mode live: --frag-size %u does not fit one fragment in the MTU %d (live frames "
+			"cannot send segments: use --mode socket for fragments larger than a packet)",
+			c->fmax, mtu);
 		return -1;
 	}
 	if (s->per_mep < 1) {
@@ -311,9 +317,10 @@ static int size_meps(struct sdfm *s)
 	if (c->live && s->per_mep > (SRC_LIVE_MAX_FRAME - 14 - hdrs) / stride)
 		s->per_mep = (SRC_LIVE_MAX_FRAME - 14 - hdrs) / stride;
 	if (s->per_mep < 1) {
-		xevb_err("--mode live: --frag-size %u does not fit one fragment in a %d-byte live frame "
-			 "(live frames cannot send segments: use --mode socket for larger fragments)",
-			 c->fmax, SRC_LIVE_MAX_FRAME);
+		xevb_err(
+			"--mode live: --frag-size %u does not fit one fragment in a %d-byte live frame "
+			"(live frames cannot send segments: use --mode socket for larger fragments)",
+			c->fmax, SRC_LIVE_MAX_FRAME);
 		return -1;
 	}
 	return 0;
@@ -338,7 +345,8 @@ static int open_data(struct sdfm *s)
 	setsockopt(s->fd, IPPROTO_IP, IP_MTU_DISCOVER, &pmtu, sizeof(pmtu));
 	setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (c->udp_port) {
-		struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = c->saddr,
+		struct sockaddr_in me = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = c->saddr,
 					  .sin_port = htons(c->udp_port) };
 		if (bind(s->fd, (struct sockaddr *)&me, sizeof(me)))
 			xevb_dbg("UDP source port %u busy; sending from any port", c->udp_port);
@@ -374,7 +382,8 @@ static void summary(struct sdfm *s, double el)
 {
 	const struct src_cfg *c = s->c;
 
-	fprintf(stderr, "%s: --dfm %s mode, %d sources, %.3f s: %llu packets, %llu fragments, %llu bytes; "
+	fprintf(stderr,
+		"%s: --dfm %s mode, %d sources, %.3f s: %llu packets, %llu fragments, %llu bytes; "
 		"ASSIGNs %llu (%llu events), REQUESTs %llu (%llu events, %llu answered, %llu RESEND MEPs, "
 		"%llu answers dropped on purpose); held now %u (max %u of %u), overflow %llu, not held %llu, "
 		"cleared %llu, unknown clears %llu, released at DFM restart %llu (%llu restarts), re-asks served unheld %llu; "
@@ -384,18 +393,20 @@ static void summary(struct sdfm *s, double el)
 		(unsigned long long)s->ctl.assigned_events, (unsigned long long)s->ctl.requests,
 		(unsigned long long)s->ctl.requested_events, (unsigned long long)s->ctl.answered_events,
 		(unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers, s->ctl.n_held,
-		s->ctl.max_held, s->ctl.mask + 1, (unsigned long long)s->ctl.hold_overflow, (unsigned long long)s->ctl.not_held,
-		(unsigned long long)s->ctl.cleared, (unsigned long long)s->ctl.clear_unknown,
-		(unsigned long long)s->ctl.released_restart, (unsigned long long)s->ctl.dfm_restarts,
-		(unsigned long long)s->ctl.reask_unheld, (unsigned long long)s->send_errors,
-		(unsigned long long)s->seg_frags, (unsigned long long)s->segments);
+		s->ctl.max_held, s->ctl.mask + 1, (unsigned long long)s->ctl.hold_overflow,
+		(unsigned long long)s->ctl.not_held, (unsigned long long)s->ctl.cleared,
+		(unsigned long long)s->ctl.clear_unknown, (unsigned long long)s->ctl.released_restart,
+		(unsigned long long)s->ctl.dfm_restarts, (unsigned long long)s->ctl.reask_unheld,
+		(unsigned long long)s->send_errors, (unsigned long long)s->seg_frags,
+		(unsigned long long)s->segments);
 	if (c->live)
-		fprintf(stderr, "%s: live frames: %llu calls (the ring's and %u helper thread(s)' one-offs), "
+		fprintf(stderr,
+			"%s: live frames: %llu calls (the ring's and %u helper thread(s)' one-offs), "
 			"%llu idle repetitions, %llu waits for ring room, %llu for queue room, "
-			"%llu jobs (a MEP of every source) not sent for want of a builder's MAC\n", xevb_prog,
-			(unsigned long long)s->lst.calls, s->lst.senders, (unsigned long long)s->lst.idle_reps,
-			(unsigned long long)s->lst.ring_waits, (unsigned long long)s->lst.queue_waits,
-			(unsigned long long)s->lst.no_mac_jobs);
+			"%llu jobs (a MEP of every source) not sent for want of a builder's MAC\n",
+			xevb_prog, (unsigned long long)s->lst.calls, s->lst.senders,
+			(unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits,
+			(unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs);
 	if (!c->json)
 		return;
 	printf("{\"mode\":\"dfm\",\"scheme\":\"%s\",\"data_path\":\"%s\",\"sources\":%d,\"elapsed_s\":%.3f,\"packets\":%llu,"
@@ -408,24 +419,26 @@ static void summary(struct sdfm *s, double el)
 	       "\"live_calls\":%llu,\"live_senders\":%u,\"live_queue_waits\":%llu,\"live_no_mac_jobs\":%llu,"
 	       "\"live_idle_reps\":%llu,\"live_ring_waits\":%llu,\"segmented_fragments\":%llu,\"segments\":%llu,"
 	       "\"ctl_not_admitted\":",
-	       s->ctl.pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el, (unsigned long long)s->packets,
-	       (unsigned long long)s->frags, (unsigned long long)s->bytes, (unsigned long long)s->ctl.assigns,
-	       (unsigned long long)s->ctl.assigned_events, (unsigned long long)s->ctl.requests,
-	       (unsigned long long)s->ctl.requested_events, (unsigned long long)s->ctl.answered_events,
-	       (unsigned long long)s->resend_meps, (unsigned long long)s->dropped_answers,
-	       (unsigned long long)s->dropped_resends, (unsigned long long)s->dropped_frags, s->ctl.n_held, s->ctl.max_held, s->ctl.mask + 1,
+	       s->ctl.pull_seen ? "pull" : "push", c->live ? "live" : "socket", c->n_src, el,
+	       (unsigned long long)s->packets, (unsigned long long)s->frags, (unsigned long long)s->bytes,
+	       (unsigned long long)s->ctl.assigns, (unsigned long long)s->ctl.assigned_events,
+	       (unsigned long long)s->ctl.requests, (unsigned long long)s->ctl.requested_events,
+	       (unsigned long long)s->ctl.answered_events, (unsigned long long)s->resend_meps,
+	       (unsigned long long)s->dropped_answers, (unsigned long long)s->dropped_resends,
+	       (unsigned long long)s->dropped_frags, s->ctl.n_held, s->ctl.max_held, s->ctl.mask + 1,
 	       (unsigned long long)s->ctl.hold_overflow, (unsigned long long)s->ctl.not_held,
 	       (unsigned long long)s->ctl.cleared, (unsigned long long)s->ctl.clear_unknown,
 	       (unsigned long long)s->ctl.released_restart, (unsigned long long)s->ctl.dfm_restarts,
 	       (unsigned long long)s->ctl.reask_unheld, (unsigned long long)s->send_errors,
-	       (unsigned long long)s->io.rx_bad_total,
-	       (unsigned long long)s->ctl.unexpected, (unsigned long long)s->lst.calls, s->lst.senders,
-	       (unsigned long long)s->lst.queue_waits, (unsigned long long)s->lst.no_mac_jobs,
-	       (unsigned long long)s->lst.idle_reps, (unsigned long long)s->lst.ring_waits,
-	       (unsigned long long)s->seg_frags, (unsigned long long)s->segments);
+	       (unsigned long long)s->io.rx_bad_total, (unsigned long long)s->ctl.unexpected,
+	       (unsigned long long)s->lst.calls, s->lst.senders, (unsigned long long)s->lst.queue_waits,
+	       (unsigned long long)s->lst.no_mac_jobs, (unsigned long long)s->lst.idle_reps,
+	       (unsigned long long)s->lst.ring_waits, (unsigned long long)s->seg_frags,
+	       (unsigned long long)s->segments);
 	xevb_ctl_admit_json(&s->io, stdout);
 	printf(",\"requests_unknown_builder\":%llu,\"not_from_dfm\":%llu,\"reask_unheld_capped\":%llu,"
-	       "\"builders_known\":%u}\n", (unsigned long long)s->ctl.rq_unknown, (unsigned long long)s->ctl.not_dfm,
+	       "\"builders_known\":%u}\n",
+	       (unsigned long long)s->ctl.rq_unknown, (unsigned long long)s->ctl.not_dfm,
 	       (unsigned long long)s->ctl.reask_unheld_capped, s->ctl.n_bld);
 	fflush(stdout);
 }
@@ -448,8 +461,8 @@ int source_run_dfm(const struct src_cfg *c)
 	if (src_ctl_init(&s.ctl, &cc) || open_data(&s) ||
 	    xevb_ctl_open(&s.io, c->saddr, c->ctl_port, XEVB_ROLE_SOURCE, c->ids[0]))
 		goto fail;
-	xevb_info("source_ids %u-%u under the DFM at %s, control port %u, holding up to %u events",
-		  c->ids[0], c->ids[c->n_src - 1], c->dfm, c->ctl_port, c->hold);
+	xevb_info("source_ids %u-%u under the DFM at %s, control port %u, holding up to %u events", c->ids[0],
+		  c->ids[c->n_src - 1], c->dfm, c->ctl_port, c->hold);
 	t0 = xevb_now_ns();
 	if (c->duration > 0)
 		deadline = t0 + (uint64_t)(c->duration * 1e9);

@@ -54,31 +54,31 @@
 #include "xevb_gen.skel.h"
 #include "source.h"
 
-#define LIVE_SENDERS     1       /* one-off calls; more only contend in the kernel */
+#define LIVE_SENDERS     1 /* one-off calls; more only contend in the kernel */
 #define LIVE_MAX_SENDERS 16
 #define RING_DRAIN_NS    2000000000ull
 #define RING_NICE        19
-#define LIVE_DEFAULT_FPS 1e6     /* without --rate: what a builder here takes, about */
+#define LIVE_DEFAULT_FPS 1e6 /* without --rate: what a builder here takes, about */
 #define LIVE_QUEUE_JOBS  8192
 #define LIVE_MAX_MACS    64
 
 /* A queued job; its event ids are in the queue's ev array, per_mep apart. */
 struct lq_job {
 	struct xevb_gen_job j;
-	uint32_t k;                   /* records */
+	uint32_t k; /* records */
 };
 
 struct lsender {
 	struct dfm_live *l;
 	pthread_t thread;
 	bool started;
-	volatile bool ended;          /* the ring thread has left its last call */
+	volatile bool ended; /* the ring thread has left its last call */
 	struct xevb_gen *sk;
 	int prog_fd;
 	uint8_t frame[SRC_LIVE_MAX_FRAME];
-	size_t len;                   /* template bytes; 0: none yet */
-	uint32_t k_built;             /* records of the template */
-	struct dfm_live_stats st;     /* this thread's; read after the join */
+	size_t len;               /* template bytes; 0: none yet */
+	uint32_t k_built;         /* records of the template */
+	struct dfm_live_stats st; /* this thread's; read after the join */
 };
 
 struct builder_mac {
@@ -91,13 +91,13 @@ struct dfm_live {
 	const struct src_cfg *c;
 	int ifindex;
 	uint8_t src_mac[6];
-	uint32_t saddr;               /* network order */
+	uint32_t saddr; /* network order */
 	uint32_t per_mep;
 	/* the queue: a ring of jobs, under mu */
 	pthread_mutex_t mu;
 	pthread_cond_t work, room;
 	struct lq_job *q;
-	uint32_t *ev;                 /* LIVE_QUEUE_JOBS x per_mep */
+	uint32_t *ev; /* LIVE_QUEUE_JOBS x per_mep */
 	uint32_t q_head, q_len;
 	bool stop;
 	uint64_t queue_waits;
@@ -109,8 +109,8 @@ struct dfm_live {
 	uint32_t n_w;
 	/* the ring: the control thread writes jobs, ring.sk's program sends them */
 	struct lsender ring;
-	uint32_t ring_k;              /* records per MEP; 0: not started yet */
-	uint32_t ring_tail;           /* jobs written (the program's job_tail) */
+	uint32_t ring_k;    /* records per MEP; 0: not started yet */
+	uint32_t ring_tail; /* jobs written (the program's job_tail) */
 	volatile bool ring_stop, ring_failed;
 	uint64_t ring_waits;
 };
@@ -222,8 +222,8 @@ static void send_run(struct lsender *w, uint32_t n, uint32_t k)
 		xevb_err("a live-frames call of %llu frames failed: they are counted as send errors",
 			 (unsigned long long)reps);
 	sent = w->sk->bss->tx_packets - before;
-	xevb_dbg("live one-off call: %u jobs of %u events, %llu frames in %.2f ms", n, k,
-		 (unsigned long long)sent, (double)(xevb_now_ns() - t0) / 1e6);
+	xevb_dbg("live one-off call: %u jobs of %u events, %llu frames in %.2f ms", n, k, (unsigned long long)sent,
+		 (double)(xevb_now_ns() - t0) / 1e6);
 	w->st.calls++;
 	w->st.packets += sent;
 	w->st.frags += w->sk->bss->tx_frags - frags0;
@@ -259,7 +259,7 @@ static void *sender_main(void *arg)
 
 static void on_ring_stop(int sig)
 {
-	(void)sig;   /* only to interrupt the ring's call (EINTR) */
+	(void)sig; /* only to interrupt the ring's call (EINTR) */
 }
 
 /* The ring's thread: one call after another, each as long as a call can be. */
@@ -293,7 +293,7 @@ static void *ring_main(void *arg)
 static bool ring_start(struct dfm_live *l, uint32_t k)
 {
 	struct lsender *w = &l->ring;
-	struct sigaction sa = { .sa_handler = on_ring_stop };   /* no SA_RESTART */
+	struct sigaction sa = { .sa_handler = on_ring_stop }; /* no SA_RESTART */
 	uint32_t slots = XEVB_GEN_MAX_JOBS;
 	sigset_t all, old;
 	double fps;
@@ -320,7 +320,8 @@ static bool ring_start(struct dfm_live *l, uint32_t k)
 	}
 	w->started = true;
 	l->ring_k = k;
-	xevb_info("live ring: %u slots of %u events, at most %.0f frames/s", slots, k, 1e9 / (double)w->sk->bss->pace_ns);
+	xevb_info("live ring: %u slots of %u events, at most %.0f frames/s", slots, k,
+		  1e9 / (double)w->sk->bss->pace_ns);
 	return true;
 }
 
@@ -480,8 +481,10 @@ struct dfm_live *dfm_live_open(const struct src_cfg *c, uint32_t per_mep)
 		dfm_live_close(l, NULL);
 		return NULL;
 	}
-	xevb_info("live frames on %s: a ring of jobs in one running call, %u helper thread(s) if it fails, "
-		  "up to %u events a MEP", c->dev, l->n_w, per_mep);
+	xevb_info(
+		"live frames on %s: a ring of jobs in one running call, %u helper thread(s) if it fails, "
+		"up to %u events a MEP",
+		c->dev, l->n_w, per_mep);
 	return l;
 }
 
@@ -504,8 +507,10 @@ static const struct builder_mac *builder_mac(struct dfm_live *l, uint32_t addr)
 	if (!m->ok) {
 		char a[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &addr, a, sizeof(a));
-		xevb_err("no MAC for the builder %s on %s: its events are not sent (send errors); give --dst-mac, "
-			 "or add a neighbour entry (ip neigh replace %s lladdr MAC dev %s)", a, l->c->dev, a, l->c->dev);
+		xevb_err(
+			"no MAC for the builder %s on %s: its events are not sent (send errors); give --dst-mac, "
+			"or add a neighbour entry (ip neigh replace %s lladdr MAC dev %s)",
+			a, l->c->dev, a, l->c->dev);
 	}
 	return m;
 }

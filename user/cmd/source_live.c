@@ -29,9 +29,9 @@
 #include "xevb_gen.skel.h"
 #include "source.h"
 
-#define LIVE_MAX_FRAME SRC_LIVE_MAX_FRAME
-#define CALL_WORK_NS   250000000.0  /* unpaced: aim at 250 ms of CPU work a call */
-#define PACE_STEP_S    0.02          /* paced: one call per 20 ms of traffic */
+#define LIVE_MAX_FRAME   SRC_LIVE_MAX_FRAME
+#define CALL_WORK_NS     250000000.0 /* unpaced: aim at 250 ms of CPU work a call */
+#define PACE_STEP_S      0.02        /* paced: one call per 20 ms of traffic */
 #define PACE_BPF_MIN_FPS 20000.0     /* from here on the program paces each frame */
 #define PACE_BPF_CALL_S  0.25        /* ... in calls of 250 ms of traffic */
 
@@ -106,7 +106,8 @@ bool src_resolve_mac(const char *dev, uint32_t addr, uint8_t *mac)
 static uint32_t setup_segments(const struct src_cfg *c, struct xevb_gen *sk, struct xevb_mep_params *p, int mtu)
 {
 	size_t hdr = XEVB_WR_IP_HLEN + (c->udp_port ? XEVB_WR_UDP_HLEN : 0);
-	size_t ip_max = (size_t)mtu < LIVE_MAX_FRAME - XEVB_WR_ETH_HLEN ? (size_t)mtu : LIVE_MAX_FRAME - XEVB_WR_ETH_HLEN;
+	size_t ip_max = (size_t)mtu < LIVE_MAX_FRAME - XEVB_WR_ETH_HLEN ? (size_t)mtu :
+									  LIVE_MAX_FRAME - XEVB_WR_ETH_HLEN;
 	size_t budget = ip_max > hdr ? ip_max - hdr : 0;
 	uint8_t *payload = (uint8_t *)(uintptr_t)sk->rodata->seg_payload;
 	uint32_t nseg, stride;
@@ -125,19 +126,22 @@ static uint32_t setup_segments(const struct src_cfg *c, struct xevb_gen *sk, str
 	sk->rodata->cfg_seg_count = nseg;
 	sk->rodata->cfg_seg_stride = stride;
 	sk->rodata->cfg_seg_last = XEVB_PAD4((uint32_t)c->fmin - (nseg - 1) * stride);
-	xevb_info("fragments of %u bytes go as %u segments of up to %u bytes, one live frame each "
-		  "(MTU %d, live frames of at most %d bytes)", c->fmin, nseg, stride, mtu, LIVE_MAX_FRAME);
+	xevb_info(
+		"fragments of %u bytes go as %u segments of up to %u bytes, one live frame each "
+		"(MTU %d, live frames of at most %d bytes)",
+		c->fmin, nseg, stride, mtu, LIVE_MAX_FRAME);
 	/* The kernel's BPF_PROG_RUN takes no live frame above a page (no multi-buffer). */
 	if ((size_t)mtu > ip_max)
-		xevb_info("segments stay below the MTU: BPF_PROG_RUN sends no live frame over a page; "
-			  "--mode socket sends segments of the full MTU");
+		xevb_info(
+			"segments stay below the MTU: BPF_PROG_RUN sends no live frame over a page; "
+			"--mode socket sends segments of the full MTU");
 	return nseg;
 }
 
 /* Fill the frame template and the per-source table; 0 or -1 after a message. */
 static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, size_t *len, uint32_t *nseg)
 {
-	struct xevb_mep_params p = {0};
+	struct xevb_mep_params p = { 0 };
 	struct ifreq ifr;
 	ssize_t n;
 	int mtu;
@@ -153,8 +157,10 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 	} else if (!src_resolve_mac(c->dev, c->daddr, p.dst_mac)) {
 		char a[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &c->daddr, a, sizeof(a));
-		xevb_err("no MAC for --dest %s on %s: give --dst-mac, or add a neighbour entry "
-			 "(ip neigh replace %s lladdr MAC dev %s)", a, c->dev, a, c->dev);
+		xevb_err(
+			"no MAC for --dest %s on %s: give --dst-mac, or add a neighbour entry "
+			"(ip neigh replace %s lladdr MAC dev %s)",
+			a, c->dev, a, c->dev);
 		return -1;
 	}
 	p.saddr = c->saddr_base ? htonl(c->saddr_base) : c->saddr;
@@ -176,11 +182,14 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 	*nseg = setup_segments(c, sk, &p, mtu);
 	n = xevb_write_frame(frame, LIVE_MAX_FRAME, &p);
 	if (n < 0 || (size_t)n - 14 > (size_t)mtu) {
-		xevb_err("--pack %u x --frag-size %u makes a %zu-byte frame: live mode sends at most %d bytes "
-			 "and the MTU of %s is %d; lower --pack or --frag-size (fragments larger than a "
-			 "packet go as segments with --pack 1; IP fragments need --mode socket --ip-frag)",
-			 c->pack, c->fmin, (size_t)(14 + 20 + (c->udp_port ? 8 : 0) + 16) +
-			 (size_t)c->pack * (12 + XEVB_PAD4((uint32_t)c->fmin)), LIVE_MAX_FRAME, c->dev, mtu);
+		xevb_err(
+			"--pack %u x --frag-size %u makes a %zu-byte frame: live mode sends at most %d bytes "
+			"and the MTU of %s is %d; lower --pack or --frag-size (fragments larger than a "
+			"packet go as segments with --pack 1; IP fragments need --mode socket --ip-frag)",
+			c->pack, c->fmin,
+			(size_t)(14 + 20 + (c->udp_port ? 8 : 0) + 16) +
+				(size_t)c->pack * (12 + XEVB_PAD4((uint32_t)c->fmin)),
+			LIVE_MAX_FRAME, c->dev, mtu);
 		return -1;
 	}
 	*len = (size_t)n;
@@ -223,15 +232,9 @@ uint32_t src_live_batch(void)
 int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps, bool quiet_eintr)
 {
 	struct xdp_md ctx = { .data_end = (uint32_t)len, .ingress_ifindex = (uint32_t)ifindex };
-	LIBBPF_OPTS(bpf_test_run_opts, o,
-		.data_in = frame,
-		.data_size_in = (uint32_t)len,
-		.ctx_in = &ctx,
-		.ctx_size_in = sizeof(ctx),
-		.repeat = (uint32_t)reps,
-		.flags = BPF_F_TEST_XDP_LIVE_FRAMES,
-		.batch_size = src_live_batch(),
-	);
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (uint32_t)len, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = (uint32_t)reps, .flags = BPF_F_TEST_XDP_LIVE_FRAMES,
+		    .batch_size = src_live_batch(), );
 	int r = bpf_prog_test_run_opts(prog_fd, &o);
 
 	if (r) {
@@ -278,12 +281,12 @@ struct live_run {
 	struct xevb_gen *sk;
 	uint8_t *frame;
 	size_t len;
-	uint32_t nseg;       /* segments per fragment; 0: records go whole */
-	uint64_t fpb;        /* frames per block */
-	uint64_t total;      /* blocks; 0: unbounded */
+	uint32_t nseg;  /* segments per fragment; 0: records go whole */
+	uint64_t fpb;   /* frames per block */
+	uint64_t total; /* blocks; 0: unbounded */
 	uint64_t done, chunk, deadline;
-	double rep_ns, wait_ns;   /* CPU per repetition, fixed wait per call */
-	double bps;               /* blocks per second; 0: as fast as possible */
+	double rep_ns, wait_ns; /* CPU per repetition, fixed wait per call */
+	double bps;             /* blocks per second; 0: as fast as possible */
 	int ifindex, prog_fd;
 	bool eor_sent;
 };
@@ -409,8 +412,8 @@ static int live_send(const struct src_cfg *c, struct src_stats *st, struct live_
 			return -1;
 		cpu = thread_cpu_ns() - c0;
 		t = xevb_now_ns() - t0;
-		xevb_dbg("live call: %llu repetitions in %.1f ms (%.1f ms CPU)",
-			 (unsigned long long)(n * r->fpb), (double)t / 1e6, (double)cpu / 1e6);
+		xevb_dbg("live call: %llu repetitions in %.1f ms (%.1f ms CPU)", (unsigned long long)(n * r->fpb),
+			 (double)t / 1e6, (double)cpu / 1e6);
 		r->done += n;
 		if (r->total && r->done == r->total)
 			r->eor_sent = c->eor;
@@ -459,7 +462,8 @@ int source_run_live(const struct src_cfg *c, struct src_stats *st)
 {
 	static uint8_t frame[LIVE_MAX_FRAME];
 	struct live_run r = {
-		.frame = frame, .fpb = 1,
+		.frame = frame,
+		.fpb = 1,
 		.total = c->events ? c->events / c->pack : 0,
 		.bps = c->rate > 0 ? c->rate / c->pack : 0,
 	};

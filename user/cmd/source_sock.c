@@ -27,7 +27,7 @@
 #include "source.h"
 
 #define BATCH  64
-#define WINDOW 4      /* --reorder shuffles within this many packets */
+#define WINDOW 4 /* --reorder shuffles within this many packets */
 
 struct slot {
 	uint32_t len;
@@ -39,15 +39,15 @@ struct sender {
 	struct src_stats *st;
 	int fd;
 	bool hdrincl;
-	size_t hdr;                   /* IP (and UDP) header bytes before the MEP */
+	size_t hdr; /* IP (and UDP) header bytes before the MEP */
 	struct sockaddr_in to;
 	/* segments: records over budget MEP bytes go as segments of it */
 	bool segment;
 	size_t budget;
-	uint8_t *emu;                 /* the emulator's payload, 65535 bytes, copied from */
-	uint16_t crc_len;             /* the CRC of the last length segmented, */
-	uint32_t crc;                 /* as it depends on the length only */
-	uint64_t nseg[XEVB_MAX_SOURCES];   /* segments per source, for --skip-segments */
+	uint8_t *emu;                    /* the emulator's payload, 65535 bytes, copied from */
+	uint16_t crc_len;                /* the CRC of the last length segmented, */
+	uint32_t crc;                    /* as it depends on the length only */
+	uint64_t nseg[XEVB_MAX_SOURCES]; /* segments per source, for --skip-segments */
 	size_t slot_size;
 	uint8_t *bufs;
 	struct slot slots[BATCH];
@@ -80,7 +80,7 @@ static int dev_mtu(const struct src_cfg *c)
 	if (fd < 0)
 		return 0;
 	if (c->dev) {
-		struct ifreq ifr = {0};
+		struct ifreq ifr = { 0 };
 		snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", c->dev);
 		if (ioctl(fd, SIOCGIFMTU, &ifr) == 0)
 			mtu = ifr.ifr_mtu;
@@ -107,9 +107,11 @@ static int open_socket(struct sender *s)
 	else
 		s->fd = socket(AF_INET, SOCK_RAW, c->proto);
 	if (s->fd < 0) {
-		xevb_err("cannot open a %s socket: %s%s", s->hdrincl ? "raw IP_HDRINCL" :
-			 c->udp_port ? "UDP" : "raw IPv4", strerror(errno),
-			 errno == EPERM ? " (raw sockets need root or CAP_NET_RAW)" : "");
+		xevb_err("cannot open a %s socket: %s%s",
+			 s->hdrincl  ? "raw IP_HDRINCL" :
+			 c->udp_port ? "UDP" :
+				       "raw IPv4",
+			 strerror(errno), errno == EPERM ? " (raw sockets need root or CAP_NET_RAW)" : "");
 		return -1;
 	}
 	if (c->udp_port && !s->hdrincl)
@@ -122,17 +124,21 @@ static int open_socket(struct sender *s)
 		xevb_warn("cannot set %s (IP_MTU_DISCOVER): %s", c->ip_frag ? "DF clear" : "DF", strerror(errno));
 	setsockopt(s->fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (c->dev && setsockopt(s->fd, SOL_SOCKET, SO_BINDTODEVICE, c->dev, (socklen_t)strlen(c->dev))) {
-		xevb_err("cannot bind to --dev %s: %s (does it exist in this namespace?)", c->dev, strerror(errno));
+		xevb_err("cannot bind to --dev %s: %s (does it exist in this namespace?)", c->dev,
+			 strerror(errno));
 		return -1;
 	}
 	if (c->saddr) {
-		struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = c->saddr,
+		struct sockaddr_in me = { .sin_family = AF_INET,
+					  .sin_addr.s_addr = c->saddr,
 					  .sin_port = htons(c->udp_port) };
 		if (bind(s->fd, (struct sockaddr *)&me, sizeof(me))) {
 			char a[INET_ADDRSTRLEN];
 			inet_ntop(AF_INET, &c->saddr, a, sizeof(a));
-			xevb_err("cannot bind --src-addr %s: %s (is it an address of this host? "
-				 "For foreign addresses use --src-addr-base)", a, strerror(errno));
+			xevb_err(
+				"cannot bind --src-addr %s: %s (is it an address of this host? "
+				"For foreign addresses use --src-addr-base)",
+				a, strerror(errno));
 			return -1;
 		}
 	}
@@ -183,7 +189,8 @@ static int flush(struct sender *s)
 			}
 			xevb_err("sendmmsg: %s%s", strerror(errno),
 				 errno == EMSGSIZE ? " (packet over the path MTU: lower --pack or --frag-size)" :
-				 errno == ENETUNREACH ? " (no route to --dest: check the address and interface)" : "");
+				 errno == ENETUNREACH ? " (no route to --dest: check the address and interface)" :
+							"");
 			return -1;
 		}
 		for (int i = sent; i < sent + r; i++) {
@@ -204,11 +211,21 @@ static int flush(struct sender *s)
 static void corrupt(struct sender *s, uint8_t *mep)
 {
 	switch (rnd(s) % 5) {
-	case 0: xevb_st16(mep, XEVB_MEP_MAGIC + 1); break;
-	case 1: mep[2] = XEVB_MEP_VERSION + 1; break;
-	case 2: mep[3] |= 0x08; break;   /* a reserved flag bit (bit 2 is SEGMENT) */
-	case 3: xevb_st16(mep + 6, 0); break;
-	default: xevb_st16(mep + 16 + 6, 1); break;   /* reserved, or a segment's offset unaligned */
+	case 0:
+		xevb_st16(mep, XEVB_MEP_MAGIC + 1);
+		break;
+	case 1:
+		mep[2] = XEVB_MEP_VERSION + 1;
+		break;
+	case 2:
+		mep[3] |= 0x08;
+		break; /* a reserved flag bit (bit 2 is SEGMENT) */
+	case 3:
+		xevb_st16(mep + 6, 0);
+		break;
+	default:
+		xevb_st16(mep + 16 + 6, 1);
+		break; /* reserved, or a segment's offset unaligned */
 	}
 }
 
@@ -246,8 +263,7 @@ static enum queued queue_packet(struct sender *s, const struct xevb_mep_params *
 	const struct src_cfg *c = s->c;
 	uint8_t *buf = s->iov[s->n].iov_base;
 	enum queued q = Q_ONCE;
-	ssize_t len = s->hdrincl ? xevb_write_ip(buf, s->slot_size, p) :
-				   xevb_write_mep(buf, s->slot_size, p);
+	ssize_t len = s->hdrincl ? xevb_write_ip(buf, s->slot_size, p) : xevb_write_mep(buf, s->slot_size, p);
 
 	if (len < 0) {
 		xevb_err("cannot write a MEP: %s", strerror(errno));
@@ -376,9 +392,10 @@ static bool size_packets(struct sender *s)
 		s->slot_size = s->hdr + mep;
 	} else if (c->ip_frag) {
 		if (mep > max_mep) {
-			xevb_err("--ip-frag: --pack %u x --frag-size %u makes a %zu-byte MEP, over the %zu of one "
-				 "IPv4 datagram: lower --pack or --frag-size (at most %zu with --pack 1)",
-				 c->pack, c->fmax, mep, max_mep, (max_mep - 16 - 12) & ~(size_t)3);
+			xevb_err(
+				"--ip-frag: --pack %u x --frag-size %u makes a %zu-byte MEP, over the %zu of one "
+				"IPv4 datagram: lower --pack or --frag-size (at most %zu with --pack 1)",
+				c->pack, c->fmax, mep, max_mep, (max_mep - 16 - 12) & ~(size_t)3);
 			return false;
 		}
 		s->slot_size = s->hdr + mep;
@@ -386,10 +403,11 @@ static bool size_packets(struct sender *s)
 		s->segment = true;
 		s->slot_size = (size_t)mtu;
 	} else {
-		xevb_err("--pack %u x --frag-size %u makes packets of up to %zu bytes, over the MTU %d "
-			 "(sources set DF): lower --pack or --frag-size, raise the MTU, or send fragments "
-			 "larger than a packet with --pack 1 (as segments, or with --ip-frag in IP fragments)",
-			 c->pack, c->fmax, s->hdr + mep, mtu);
+		xevb_err(
+			"--pack %u x --frag-size %u makes packets of up to %zu bytes, over the MTU %d "
+			"(sources set DF): lower --pack or --frag-size, raise the MTU, or send fragments "
+			"larger than a packet with --pack 1 (as segments, or with --ip-frag in IP fragments)",
+			c->pack, c->fmax, s->hdr + mep, mtu);
 		return false;
 	}
 	s->slot_size = (s->slot_size + 63) & ~(size_t)63;
@@ -450,8 +468,9 @@ static struct sender *sender_open(const struct src_cfg *c, struct src_stats *st)
 		goto fail;
 	for (int i = 0; i < BATCH; i++) {
 		s->iov[i] = (struct iovec){ s->bufs + (size_t)i * s->slot_size, 0 };
-		s->msgs[i].msg_hdr = (struct msghdr){ .msg_name = &s->to, .msg_namelen = sizeof(s->to),
-						      .msg_iov = &s->iov[i], .msg_iovlen = 1 };
+		s->msgs[i].msg_hdr = (struct msghdr){
+			.msg_name = &s->to, .msg_namelen = sizeof(s->to), .msg_iov = &s->iov[i], .msg_iovlen = 1
+		};
 	}
 	memset(src_seq, 0, sizeof(src_seq));
 	memset(src_npkt, 0, sizeof(src_npkt));
@@ -475,8 +494,9 @@ static inline uint32_t block_records(struct sender *s, uint64_t k, uint32_t ne, 
 			continue;
 		}
 		mep_eids[n] = c->first_event + (uint32_t)e;
-		mep_lens[n++] = c->fmin == c->fmax ? c->fmin :
-			(uint16_t)(c->fmin + rnd(s) % ((uint64_t)c->fmax - c->fmin + 1));
+		mep_lens[n++] = c->fmin == c->fmax ?
+					c->fmin :
+					(uint16_t)(c->fmin + rnd(s) % ((uint64_t)c->fmax - c->fmin + 1));
 	}
 	return n;
 }
@@ -485,7 +505,7 @@ static inline uint32_t block_records(struct sender *s, uint64_t k, uint32_t ne, 
 static inline int send_source_block(struct sender *s, uint64_t k, uint32_t ne, int i, bool last)
 {
 	const struct src_cfg *c = s->c;
-	struct xevb_mep_params p = {0};
+	struct xevb_mep_params p = { 0 };
 	uint32_t n, seq0;
 	int r;
 

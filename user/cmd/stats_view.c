@@ -50,8 +50,8 @@ int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_
 			continue;
 		memset(&minfo, 0, sizeof(minfo));
 		if (!bpf_obj_get_info_by_fd(fd, &minfo, &ml) && !strcmp(minfo.name, "counters") &&
-		    minfo.type == BPF_MAP_TYPE_PERCPU_ARRAY &&
-		    minfo.value_size == sizeof(struct xevb_xdp_ctr) && minfo.max_entries >= XEVB_XDP__SLOTS)
+		    minfo.type == BPF_MAP_TYPE_PERCPU_ARRAY && minfo.value_size == sizeof(struct xevb_xdp_ctr) &&
+		    minfo.max_entries >= XEVB_XDP__SLOTS)
 			mfd = fd;
 		else
 			close(fd);
@@ -71,10 +71,14 @@ int stats_percpu_read(const char *dev, struct stats_percpu *pc, char *why, size_
 	return 0;
 }
 
-#define ADD(val, ...) do { \
-	if (n < max) { snprintf(out[n].name, sizeof(out[n].name), __VA_ARGS__); out[n].v = (val); } \
-	n++; \
-} while (0)
+#define ADD(val, ...) \
+	do { \
+		if (n < max) { \
+			snprintf(out[n].name, sizeof(out[n].name), __VA_ARGS__); \
+			out[n].v = (val); \
+		} \
+		n++; \
+	} while (0)
 
 /* Every row of the counter table of this scope; prefix before each name ("" or "source.<id>."). */
 static size_t add_table(const struct xevb_snapshot *s, enum xevb_counter_scope scope, uint32_t id,
@@ -94,8 +98,8 @@ static size_t add_table(const struct xevb_snapshot *s, enum xevb_counter_scope s
 	return n;
 }
 
-size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *pc,
-		     struct stats_kv *out, size_t max)
+size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *pc, struct stats_kv *out,
+		     size_t max)
 {
 	char prefix[32];
 	size_t n = 0;
@@ -137,9 +141,10 @@ void stats_print_detail(FILE *f, const struct xevb_snapshot *s, const struct sta
 		return;
 	fprintf(f, "AF_XDP sockets (XDP_STATISTICS) per queue:\n");
 	for (uint32_t q = 0; q < s->n_queues && q < XEVB_XSK_MAX_QUEUES; q++)
-		fprintf(f, "  queue %2u: rx_dropped %" PRIu64 " rx_invalid_descs %" PRIu64
-			   " rx_ring_full %" PRIu64 " fill_ring_empty %" PRIu64 "\n", q,
-			s->xsk[q].rx_dropped, s->xsk[q].rx_invalid_descs, s->xsk[q].rx_ring_full,
+		fprintf(f,
+			"  queue %2u: rx_dropped %" PRIu64 " rx_invalid_descs %" PRIu64 " rx_ring_full %" PRIu64
+			" fill_ring_empty %" PRIu64 "\n",
+			q, s->xsk[q].rx_dropped, s->xsk[q].rx_invalid_descs, s->xsk[q].rx_ring_full,
 			s->xsk[q].rx_fill_ring_empty_descs);
 	if (!pc || !pc->ncpu)
 		return;
@@ -170,8 +175,8 @@ static const struct stats_kv *find(const struct stats_kv *kv, size_t n, const ch
 	return NULL;
 }
 
-void stats_print_all(FILE *f, const struct stats_kv *cur, size_t n, const struct stats_kv *prev,
-		     size_t np, double dt, bool json)
+void stats_print_all(FILE *f, const struct stats_kv *cur, size_t n, const struct stats_kv *prev, size_t np,
+		     double dt, bool json)
 {
 	if (json)
 		fputc('{', f);
@@ -180,8 +185,8 @@ void stats_print_all(FILE *f, const struct stats_kv *cur, size_t n, const struct
 		double rate = p && dt > 0 ? (double)(int64_t)(cur[i].v - p->v) / dt : 0;
 
 		if (json) {
-			fprintf(f, "%s\"%s\":{\"value\":%" PRIu64 ",\"per_s\":%.1f}", k++ ? "," : "",
-				cur[i].name, cur[i].v, rate);
+			fprintf(f, "%s\"%s\":{\"value\":%" PRIu64 ",\"per_s\":%.1f}", k++ ? "," : "", cur[i].name,
+				cur[i].v, rate);
 		} else if (cur[i].v || rate != 0) {
 			fprintf(f, "%-40s %16" PRIu64 " %14.1f/s\n", cur[i].name, cur[i].v, rate);
 		}

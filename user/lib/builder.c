@@ -138,18 +138,18 @@
 #include <xevb/probes.h>
 #include <xevb/shed.h>
 
-#define NO_SRC     0xffffu
-#define NO_FRAME   UINT32_MAX
-#define NO_SLOT    UINT32_MAX
-#define WINDOW_MAX (1u << 20)   /* far below 2^31: serial order stays sound */
-#define FRAMES_MAX (1u << 26)
-#define SEQ_REORDER_MAX 64u     /* further behind than this: a restart */
-#define GROUPS_BYTES_MAX (64u << 20)
-#define SEG_PENDING 0u          /* row payload_off of a fragment being put together */
-#define SEG_WHOLE   1u          /* ... of one whole, handed over as pieces */
-#define SEG_IN_USE  0xfffffffeu /* seg_frag.next_free of a live entry */
+#define NO_SRC            0xffffu
+#define NO_FRAME          UINT32_MAX
+#define NO_SLOT           UINT32_MAX
+#define WINDOW_MAX        (1u << 20) /* far below 2^31: serial order stays sound */
+#define FRAMES_MAX        (1u << 26)
+#define SEQ_REORDER_MAX   64u /* further behind than this: a restart */
+#define GROUPS_BYTES_MAX  (64u << 20)
+#define SEG_PENDING       0u          /* row payload_off of a fragment being put together */
+#define SEG_WHOLE         1u          /* ... of one whole, handed over as pieces */
+#define SEG_IN_USE        0xfffffffeu /* seg_frag.next_free of a live entry */
 #define SEG_FRAGS_DEFAULT 1024u
-#define ASSIGN_STEP_MAX (1u << 24) /* the unassigned margin at most (window + step) */
+#define ASSIGN_STEP_MAX   (1u << 24) /* the unassigned margin at most (window + step) */
 
 #define likely(x)   __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -164,7 +164,6 @@ static inline bool by_policy(enum finish_kind kind)
 	return kind == FIN_TIMEOUT || kind == FIN_EVICT;
 }
 
-
 /*
  * 32 bytes; key = state << 32 | event_id: the hot check is one compare.
  * wire_bytes (xevb_event.frag_wire_bytes) is summed on this line, which the
@@ -174,9 +173,9 @@ struct slot {
 	uint64_t key;
 	union {
 		uint32_t n_frags;
-		uint32_t grp;   /* GOPEN, GDONE: the run's group */
+		uint32_t grp; /* GOPEN, GDONE: the run's group */
 	};
-	uint32_t prev, next;    /* opening-order chain of open events (a run: its first) */
+	uint32_t prev, next; /* opening-order chain of open events (a run: its first) */
 	uint32_t wire_bytes;
 	uint64_t open_ns;
 };
@@ -202,18 +201,18 @@ struct claim {
  */
 struct gent {
 	uint32_t frame_idx;
-	uint16_t si;            /* dense source index */
-	uint16_t rec_start;     /* the first record's header, from the frame start */
-	uint16_t rec_end;       /* just past the last record's padded payload */
+	uint16_t si;        /* dense source index */
+	uint16_t rec_start; /* the first record's header, from the frame start */
+	uint16_t rec_end;   /* just past the last record's padded payload */
 	uint16_t pad;
 };
 
 /* A run of n events opened together (see "Runs" above). */
 struct group {
 	uint32_t first, n;
-	uint32_t present;       /* sources in */
-	uint32_t refs;          /* slots naming this group */
-	uint64_t wire_bytes;    /* sum of the present MEPs' record bytes */
+	uint32_t present;    /* sources in */
+	uint32_t refs;       /* slots naming this group */
+	uint64_t wire_bytes; /* sum of the present MEPs' record bytes */
 	uint64_t open_ns;
 	bool open;
 };
@@ -225,46 +224,46 @@ struct seg_frag {
 	uint32_t event_id;
 	uint32_t crc32c;
 	uint16_t si;
-	uint16_t length;        /* the whole fragment's payload bytes */
-	uint32_t have;          /* bytes held, in n pieces */
+	uint16_t length; /* the whole fragment's payload bytes */
+	uint32_t have;   /* bytes held, in n pieces */
 	uint32_t n;
-	uint32_t next_free;     /* SEG_IN_USE while live */
+	uint32_t next_free; /* SEG_IN_USE while live */
 	struct xevb_seg_piece p[XEVB_SEG_MAX_PIECES];
 };
 
 struct xevb_builder {
 	/* hot: read per fragment or per MEP */
 	struct slot *slots;
-	struct xevb_frag_slot *rows;      /* [window][n_src] */
-	uint32_t *refcnt;                 /* [n_frames] */
-	const uint8_t **frame_data;       /* [n_frames] */
+	struct xevb_frag_slot *rows; /* [window][n_src] */
+	uint32_t *refcnt;            /* [n_frames] */
+	const uint8_t **frame_data;  /* [n_frames] */
 	uint32_t mask, window, n_src, n_frames;
-	uint32_t base;                    /* B, see above */
-	uint32_t lo;                      /* no open event in [B, lo) */
+	uint32_t base; /* B, see above */
+	uint32_t lo;   /* no open event in [B, lo) */
 	bool have_base;
-	bool assigned_known;              /* a DFM assigns (in have_base's padding; the rest at the end) */
-	uint32_t oldest, newest;          /* opening-order chain */
+	bool assigned_known;     /* a DFM assigns (in have_base's padding; the rest at the end) */
+	uint32_t oldest, newest; /* opening-order chain */
 	uint32_t n_eor;
-	bool eor_wait;                    /* every source ended, segmented fragments pending */
-	uint64_t last_ns;                 /* last MEP of the run from a configured source */
+	bool eor_wait;    /* every source ended, segmented fragments pending */
+	uint64_t last_ns; /* last MEP of the run from a configured source */
 	struct xevb_builder_cfg cfg;
-	uint32_t quorum;                  /* for a jump of more than a window */
-	uint8_t shed_run;                 /* the MEP being added: pi->shed_run (segments: 0) */
-	struct claim *claims;             /* [n_src], see the window rules */
-	uint16_t *sorted;                 /* configured source_ids, ascending */
-	uint16_t *seen;                   /* source_ids with stats, first-seen order */
+	uint32_t quorum;      /* for a jump of more than a window */
+	uint8_t shed_run;     /* the MEP being added: pi->shed_run (segments: 0) */
+	struct claim *claims; /* [n_src], see the window rules */
+	uint16_t *sorted;     /* configured source_ids, ascending */
+	uint16_t *seen;       /* source_ids with stats, first-seen order */
 	uint32_t n_seen;
-	uint32_t *scratch;                /* [n_frames], for check() */
+	uint32_t *scratch; /* [n_frames], for check() */
 	/* runs: see the top */
-	struct group *groups;             /* [n_groups] */
-	struct gent *gents;               /* [n_groups][n_src], arrival order */
-	uint64_t *gbits;                  /* [n_groups][gwords], presence by source index */
-	uint32_t *gfree;                  /* free group indices, a stack */
+	struct group *groups; /* [n_groups] */
+	struct gent *gents;   /* [n_groups][n_src], arrival order */
+	uint64_t *gbits;      /* [n_groups][gwords], presence by source index */
+	uint32_t *gfree;      /* free group indices, a stack */
 	uint32_t n_groups, n_gfree, gwords;
-	struct xevb_frag_slot *mrow;      /* [n_src]: a run's event, made for emit */
-	uint32_t *mcur;                   /* [n_src]: per entry, the next record */
-	struct xevb_frag_ref *wrefs;      /* [XEVB_MAX_FRAGS_PER_MEP]: a MEP given without refs */
-	uint32_t *gscratch;               /* [n_groups], for check() */
+	struct xevb_frag_slot *mrow; /* [n_src]: a run's event, made for emit */
+	uint32_t *mcur;              /* [n_src]: per entry, the next record */
+	struct xevb_frag_ref *wrefs; /* [XEVB_MAX_FRAGS_PER_MEP]: a MEP given without refs */
+	uint32_t *gscratch;          /* [n_groups], for check() */
 	/* segmented fragments: see the top */
 	struct seg_frag *segp;            /* [n_segp] */
 	uint32_t n_segp, seg_free;        /* free list head, NO_SLOT: none */
@@ -273,8 +272,8 @@ struct xevb_builder {
 	uint16_t src_index[XEVB_MAX_SOURCES];
 	struct xevb_builder_stats st;
 	/* cold: read only once a DFM assigns (assigned_known) */
-	uint32_t assigned_next;           /* one past the newest id it assigned */
-	uint32_t assigned_margin;         /* window + the widest step between assignments */
+	uint32_t assigned_next;   /* one past the newest id it assigned */
+	uint32_t assigned_margin; /* window + the widest step between assignments */
 };
 
 static int cmp_u16(const void *a, const void *b)
@@ -296,10 +295,8 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	struct xevb_builder *b;
 	uint32_t i, w;
 
-	if (!cfg || !cfg->sources || cfg->n_sources == 0 ||
-	    cfg->n_sources > XEVB_MAX_SOURCES || cfg->window == 0 ||
-	    cfg->window > WINDOW_MAX || cfg->n_frames == 0 ||
-	    cfg->n_frames > FRAMES_MAX) {
+	if (!cfg || !cfg->sources || cfg->n_sources == 0 || cfg->n_sources > XEVB_MAX_SOURCES ||
+	    cfg->window == 0 || cfg->window > WINDOW_MAX || cfg->n_frames == 0 || cfg->n_frames > FRAMES_MAX) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -350,10 +347,9 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
 	if (b->quorum > cfg->n_sources)
 		b->quorum = cfg->n_sources;
-	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt ||
-	    !b->frame_data || !b->scratch || !b->claims || !b->groups || !b->gents ||
-	    !b->gbits || !b->gfree || !b->mrow || !b->mcur || !b->wrefs || !b->gscratch ||
-	    !b->segp || !b->erow || !b->epieces) {
+	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt || !b->frame_data || !b->scratch ||
+	    !b->claims || !b->groups || !b->gents || !b->gbits || !b->gfree || !b->mrow || !b->mcur || !b->wrefs ||
+	    !b->gscratch || !b->segp || !b->erow || !b->epieces) {
 		xevb_builder_free(b);
 		errno = ENOMEM;
 		return NULL;
@@ -361,8 +357,7 @@ struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
 	memcpy(b->sorted, cfg->sources, sizeof(*b->sorted) * cfg->n_sources);
 	qsort(b->sorted, cfg->n_sources, sizeof(*b->sorted), cmp_u16);
 	for (i = 0; i < cfg->n_sources; i++) {
-		if (b->sorted[i] > XEVB_MAX_SOURCE_ID ||
-		    (i > 0 && b->sorted[i] == b->sorted[i - 1])) {
+		if (b->sorted[i] > XEVB_MAX_SOURCE_ID || (i > 0 && b->sorted[i] == b->sorted[i - 1])) {
 			xevb_builder_free(b);
 			errno = EINVAL;
 			return NULL;
@@ -424,8 +419,7 @@ static inline struct xevb_frag_slot *row_of(struct xevb_builder *b, uint32_t idx
 	return b->rows + (size_t)idx * b->n_src;
 }
 
-static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src,
-			enum xevb_drop_reason r, uint64_t n)
+static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_drop_reason r, uint64_t n)
 {
 	b->st.drops[r] += n;
 	src->drops[r] += n;
@@ -446,8 +440,8 @@ static inline bool is_seg(const struct xevb_frag_slot *fs)
 	return fs->frame_idx != NO_FRAME && fs->payload_off <= SEG_WHOLE;
 }
 
-static inline void seg_drop(struct xevb_builder *b, struct xevb_source_stats *src,
-			    enum xevb_seg_reason r, uint64_t n)
+static inline void seg_drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_seg_reason r,
+			    uint64_t n)
 {
 	b->st.segs_drops[r] += n;
 	src->segs_drops[r] += n;
@@ -533,8 +527,7 @@ static inline void slot_let_go(struct xevb_builder *b, const struct slot *s)
 }
 
 /* Did source si deliver to done event idx (its row, or its run's group)? */
-static inline bool done_has(const struct xevb_builder *b, const struct slot *s,
-			    uint32_t idx, uint32_t si)
+static inline bool done_has(const struct xevb_builder *b, const struct slot *s, uint32_t idx, uint32_t si)
 {
 	if (SLOT_STATE(s) == SLOT_GDONE)
 		return gbit(b, s->grp, si);
@@ -588,8 +581,8 @@ static inline void chain_insert_after(struct xevb_builder *b, uint32_t at, uint3
  * caller that broke add_mep's contract: then the fragment reads as empty,
  * still inside the MEP, and the call is counted as bad.
  */
-static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame,
-				const struct gent *ge, uint32_t *cur, struct xevb_frag_slot *fs)
+static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame, const struct gent *ge, uint32_t *cur,
+				struct xevb_frag_slot *fs)
 {
 	uint32_t end = ge->rec_end, off = *cur, len;
 
@@ -603,7 +596,7 @@ static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame,
 		}
 	}
 	b->st.bad_calls++;
-	fs->payload_off = ge->rec_start;   /* 4 readable bytes before it: the header */
+	fs->payload_off = ge->rec_start; /* 4 readable bytes before it: the header */
 	fs->length = 0;
 	*cur = end;
 	return sizeof(struct xevb_evt_frag_hdr);
@@ -626,7 +619,7 @@ static const struct xevb_frag_ref *refs_from_frame(struct xevb_builder *b, const
 	for (uint32_t k = 0; k < pi->n_frags; k++) {
 		rec_take(b, frame, &ge, &cur, &fs);
 		b->wrefs[k].event_id = e0 + k;
-		b->wrefs[k].crc32c = 0;   /* the builder keeps no CRC */
+		b->wrefs[k].crc32c = 0; /* the builder keeps no CRC */
 		b->wrefs[k].payload_off = fs.payload_off;
 		b->wrefs[k].length = fs.length;
 	}
@@ -703,7 +696,8 @@ static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind ki
 		st->events_evicted += n;
 	if (XEVB_PROBE_ENABLED(event_complete) || XEVB_PROBE_ENABLED(event_timeout))
 		for (k = 0; k < n; k++) {
-			XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, e0 + k, xevb_probe_now_ns() - gr->open_ns, np);
+			XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, e0 + k,
+				      xevb_probe_now_ns() - gr->open_ns, np);
 			XEVB_PROBE_IF(event_timeout, by_policy(kind), e0 + k, b->n_src - np, discard);
 		}
 
@@ -874,9 +868,8 @@ static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint
  * opens one (returns true, *taken = frame references kept); false: it must
  * go fragment by fragment.
  */
-static inline bool group_add(struct xevb_builder *b, uint32_t frame_idx,
-			     uint32_t rec_start, uint32_t rec_end, uint32_t e0, uint32_t n,
-			     uint32_t si, struct xevb_source_stats *src, uint64_t now_ns,
+static inline bool group_add(struct xevb_builder *b, uint32_t frame_idx, uint32_t rec_start, uint32_t rec_end,
+			     uint32_t e0, uint32_t n, uint32_t si, struct xevb_source_stats *src, uint64_t now_ns,
 			     uint32_t *accepted, uint32_t *taken)
 {
 	const struct slot *s = &b->slots[e0 & b->mask];
@@ -932,7 +925,8 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 	st->open_events--;
 	if (kind == FIN_EVICT)
 		st->events_evicted++;
-	XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, SLOT_ID(s), xevb_probe_now_ns() - s->open_ns, s->n_frags);
+	XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, SLOT_ID(s), xevb_probe_now_ns() - s->open_ns,
+		      s->n_frags);
 	XEVB_PROBE_IF(event_timeout, by_policy(kind), SLOT_ID(s), n - s->n_frags, discard);
 
 	if (discard) {
@@ -977,7 +971,7 @@ static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 		if (f == NO_FRAME)
 			continue;
 		if (unlikely(pieced && is_seg(&row[j]))) {
-			seg_put(b, f);   /* the row keeps naming it: a duplicate from a late one */
+			seg_put(b, f); /* the row keeps naming it: a duplicate from a late one */
 			continue;
 		}
 		if (--refcnt[f] == 0)
@@ -1005,7 +999,7 @@ static void __attribute__((noinline)) evict_below(struct xevb_builder *b, uint32
 
 			if (!xevb_seq_after(nb, gr->first + gr->n - 1)) {
 				explode(b, s->grp);
-				continue;   /* its events are single now: this one next */
+				continue; /* its events are single now: this one next */
 			}
 			b->lo = gr->first + gr->n;
 			finish_group(b, s->grp, FIN_EVICT);
@@ -1089,8 +1083,8 @@ far_jump_ok(struct xevb_builder *b, uint32_t e, uint32_t si, uint64_t now_ns)
 	 * Our XDP program shed the blocks in between (pi->shed_run): the gap
 	 * is its doing, as far as the run it shed reaches past the window.
 	 */
-	if (b->shed_run &&
-	    e - (b->base + w - 1) <= ((uint32_t)b->shed_run * XEVB_GUARD_RUN_UNIT + 2) << XEVB_SHED_BLOCK_SHIFT)
+	if (b->shed_run && e - (b->base + w - 1) <= ((uint32_t)b->shed_run * XEVB_GUARD_RUN_UNIT + 2)
+							    << XEVB_SHED_BLOCK_SHIFT)
 		return JUMP_SHED;
 	if (t && (int64_t)(now_ns - b->last_ns) >= (int64_t)t) {
 		expire_due(b, now_ns);
@@ -1107,9 +1101,8 @@ far_jump_ok(struct xevb_builder *b, uint32_t e, uint32_t si, uint64_t now_ns)
  * (e opened there if needed) or NO_SLOT after counting the drop, of nfrag
  * fragments (a segment's: 1 at offset 0, else 0, see the top).
  */
-static uint32_t __attribute__((noinline))
-slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
-	  struct xevb_source_stats *src, uint64_t now_ns, uint32_t nfrag)
+static uint32_t __attribute__((noinline)) slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
+						    struct xevb_source_stats *src, uint64_t now_ns, uint32_t nfrag)
 {
 	uint32_t idx = e & b->mask, d;
 	struct slot *s = &b->slots[idx];
@@ -1156,8 +1149,7 @@ slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
 			XEVB_PROBE(frag_dropped, XEVB_DROP_UNASSIGNED, e, (unsigned)(src - b->st.src), nfrag);
 			return NO_SLOT;
 		}
-		if (unlikely(d - b->window >= b->window) &&
-		    (far = far_jump_ok(b, e, si, now_ns)) == JUMP_NO) {
+		if (unlikely(d - b->window >= b->window) && (far = far_jump_ok(b, e, si, now_ns)) == JUMP_NO) {
 			drop(b, src, XEVB_DROP_FUTURE, nfrag);
 			XEVB_PROBE(frag_dropped, XEVB_DROP_FUTURE, e, (unsigned)(src - b->st.src), nfrag);
 			return NO_SLOT;
@@ -1208,8 +1200,7 @@ static void flush_open(struct xevb_builder *b, enum finish_kind kind)
 	}
 }
 
-static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src,
-		     uint16_t sid, uint32_t seq)
+static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src, uint16_t sid, uint32_t seq)
 {
 	if (unlikely(!src->seen)) {
 		src->seen = true;
@@ -1260,15 +1251,14 @@ static inline void eor_settle(struct xevb_builder *b)
 }
 
 /* A packet of source sid, counted here unless the receiving worker counts packets. */
-static void note_packet(struct xevb_builder *b, struct xevb_source_stats *src,
-			uint16_t sid, uint32_t packet_seq)
+static void note_packet(struct xevb_builder *b, struct xevb_source_stats *src, uint16_t sid, uint32_t packet_seq)
 {
 	if (likely(!b->cfg.rx_counts_packets)) {
 		note_seq(b, src, sid, packet_seq);
 		src->packets++;
 		b->st.packets++;
 	} else if (unlikely(!src->seen)) {
-		src->seen = true;   /* for the per-source checks */
+		src->seen = true; /* for the per-source checks */
 		b->seen[b->n_seen++] = sid;
 	}
 }
@@ -1278,11 +1268,10 @@ static void note_packet(struct xevb_builder *b, struct xevb_source_stats *src,
  * the stores into the rows never touch the slots, the refs or the builder,
  * so nothing needs reloading after them.
  */
-static inline uint32_t
-add_frags(struct xevb_builder *b, struct slot *restrict slots,
-	  struct xevb_frag_slot *restrict col, const struct xevb_frag_ref *restrict frags,
-	  uint32_t n, uint32_t frame_idx, uint32_t si, struct xevb_source_stats *src,
-	  uint64_t now_ns)
+static inline uint32_t add_frags(struct xevb_builder *b, struct slot *restrict slots,
+				 struct xevb_frag_slot *restrict col, const struct xevb_frag_ref *restrict frags,
+				 uint32_t n, uint32_t frame_idx, uint32_t si, struct xevb_source_stats *src,
+				 uint64_t now_ns)
 {
 	const uint32_t nsrc = b->n_src, mask = b->mask;
 	uint32_t i, dropped = 0;
@@ -1314,9 +1303,8 @@ add_frags(struct xevb_builder *b, struct slot *restrict slots,
 	return dropped;
 }
 
-void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
-			  const uint8_t *frame, const struct xevb_pkt_info *pi,
-			  const struct xevb_frag_ref *frags, uint64_t now_ns)
+void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+			  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags, uint64_t now_ns)
 {
 	struct xevb_builder_stats *st = &b->st;
 	struct xevb_source_stats *src;
@@ -1324,10 +1312,9 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
 	uint16_t sid = pi->source_id;
 	bool run;
 
-	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] ||
-		     sid > XEVB_MAX_SOURCE_ID || n > XEVB_MAX_FRAGS_PER_MEP ||
-		     (!frags && (!pi->consec || n == 0 || !frame ||
-				 pi->mep_len < XEVB_MEP_HLEN)))) {
+	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] || sid > XEVB_MAX_SOURCE_ID ||
+		     n > XEVB_MAX_FRAGS_PER_MEP ||
+		     (!frags && (!pi->consec || n == 0 || !frame || pi->mep_len < XEVB_MEP_HLEN)))) {
 		st->bad_calls++;
 		return;
 	}
@@ -1401,8 +1388,8 @@ release:
 }
 
 /* A segmented fragment dropped before any of it is held: see the top. */
-static void seg_frag_dropped(struct xevb_builder *b, struct xevb_source_stats *src,
-			     enum xevb_drop_reason r, uint32_t nfrag)
+static void seg_frag_dropped(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_drop_reason r,
+			     uint32_t nfrag)
 {
 	src->frags_received += nfrag;
 	b->st.frags_received += nfrag;
@@ -1425,7 +1412,7 @@ static uint32_t seg_get(struct xevb_builder *b)
 	}
 	k = b->seg_free;
 	if (k == NO_SLOT)
-		return NO_SLOT;   /* every entry live and no event open: impossible */
+		return NO_SLOT; /* every entry live and no event open: impossible */
 	b->seg_free = b->segp[k].next_free;
 	b->segp[k].next_free = SEG_IN_USE;
 	b->st.seg_frags_live++;
@@ -1479,8 +1466,10 @@ static bool seg_keep(struct xevb_builder *b, uint32_t idx, struct xevb_frag_slot
 		return false;
 	}
 	memmove(&sf->p[at + 1], &sf->p[at], sizeof(sf->p[0]) * (sf->n - (uint32_t)at));
-	sf->p[at] = (struct xevb_seg_piece){ .frame_idx = frame_idx, .payload_off = ref->payload_off,
-					     .seg_offset = (uint16_t)off, .bytes = (uint16_t)bytes };
+	sf->p[at] = (struct xevb_seg_piece){ .frame_idx = frame_idx,
+					     .payload_off = ref->payload_off,
+					     .seg_offset = (uint16_t)off,
+					     .bytes = (uint16_t)bytes };
 	sf->n++;
 	sf->have += bytes;
 	src->segs_pending++;
@@ -1517,8 +1506,7 @@ static bool seg_place(struct xevb_builder *b, uint32_t frame_idx, const uint8_t 
 	uint32_t e = pi->first_event_id, idx = e & b->mask, nfrag = pi->seg_offset == 0, k;
 	struct xevb_frag_slot *fs;
 
-	if (b->slots[idx].key != slot_key(e, SLOT_OPEN) &&
-	    slow_path(b, e, si, src, now_ns, nfrag) == NO_SLOT) {
+	if (b->slots[idx].key != slot_key(e, SLOT_OPEN) && slow_path(b, e, si, src, now_ns, nfrag) == NO_SLOT) {
 		src->frags_received += nfrag;
 		b->st.frags_received += nfrag;
 		seg_drop(b, src, XEVB_SEG_FRAG_DROPPED, 1);
@@ -1542,8 +1530,11 @@ static bool seg_place(struct xevb_builder *b, uint32_t frame_idx, const uint8_t 
 		seg_frag_dropped(b, src, XEVB_DROP_LATE, nfrag);
 		return false;
 	}
-	b->segp[k] = (struct seg_frag){ .event_id = e, .crc32c = ref->crc32c, .si = (uint16_t)si,
-				       .length = pi->frag_length, .next_free = SEG_IN_USE };
+	b->segp[k] = (struct seg_frag){ .event_id = e,
+					.crc32c = ref->crc32c,
+					.si = (uint16_t)si,
+					.length = pi->frag_length,
+					.next_free = SEG_IN_USE };
 	fs->frame_idx = k;
 	fs->payload_off = SEG_PENDING;
 	fs->length = 0;
@@ -1555,8 +1546,7 @@ static bool seg_place(struct xevb_builder *b, uint32_t frame_idx, const uint8_t 
 }
 
 void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
-			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref,
-			      uint64_t now_ns)
+			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref, uint64_t now_ns)
 {
 	struct xevb_builder_stats *st = &b->st;
 	struct xevb_source_stats *src;
@@ -1677,10 +1667,15 @@ void xevb_builder_expire_all(struct xevb_builder *b)
 	flush_open(b, FIN_TIMEOUT);
 }
 
-#define FAIL(...) do { if (msg && msglen) snprintf(msg, msglen, __VA_ARGS__); return false; } while (0)
+#define FAIL(...) \
+	do { \
+		if (msg && msglen) \
+			snprintf(msg, msglen, __VA_ARGS__); \
+		return false; \
+	} while (0)
 
-static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops,
-			uint64_t pending, char *msg, size_t msglen)
+static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops, uint64_t pending,
+			char *msg, size_t msglen)
 {
 	uint64_t sum = in + pending;
 
@@ -1688,22 +1683,19 @@ static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_
 		sum += drops[r];
 	if (sum != rx)
 		FAIL("%s: frags_received %llu != in_events %llu + drops (dup %llu late %llu "
-		     "unknown %llu run %llu overflow %llu future %llu partial %llu unassigned %llu) + pending %llu", who,
-		     (unsigned long long)rx, (unsigned long long)in,
-		     (unsigned long long)drops[XEVB_DROP_DUPLICATE],
-		     (unsigned long long)drops[XEVB_DROP_LATE],
+		     "unknown %llu run %llu overflow %llu future %llu partial %llu unassigned %llu) + pending %llu",
+		     who, (unsigned long long)rx, (unsigned long long)in,
+		     (unsigned long long)drops[XEVB_DROP_DUPLICATE], (unsigned long long)drops[XEVB_DROP_LATE],
 		     (unsigned long long)drops[XEVB_DROP_UNKNOWN_SOURCE],
-		     (unsigned long long)drops[XEVB_DROP_WRONG_RUN],
-		     (unsigned long long)drops[XEVB_DROP_OVERFLOW],
-		     (unsigned long long)drops[XEVB_DROP_FUTURE],
-		     (unsigned long long)drops[XEVB_DROP_PARTIAL],
+		     (unsigned long long)drops[XEVB_DROP_WRONG_RUN], (unsigned long long)drops[XEVB_DROP_OVERFLOW],
+		     (unsigned long long)drops[XEVB_DROP_FUTURE], (unsigned long long)drops[XEVB_DROP_PARTIAL],
 		     (unsigned long long)drops[XEVB_DROP_UNASSIGNED], (unsigned long long)pending);
 	return true;
 }
 
 /* The segment invariant of wire format 1.1 (see the top). */
-static bool check_segs(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops,
-		       uint64_t pending, char *msg, size_t msglen)
+static bool check_segs(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops, uint64_t pending,
+		       char *msg, size_t msglen)
 {
 	uint64_t sum = in + pending;
 
@@ -1711,8 +1703,8 @@ static bool check_segs(const char *who, uint64_t rx, uint64_t in, const uint64_t
 		sum += drops[r];
 	if (sum != rx)
 		FAIL("%s: segs_received %llu != in fragments %llu + pending %llu + (dup %llu mismatched %llu "
-		     "fragment dropped %llu partial %llu too many %llu)", who,
-		     (unsigned long long)rx, (unsigned long long)in, (unsigned long long)pending,
+		     "fragment dropped %llu partial %llu too many %llu)",
+		     who, (unsigned long long)rx, (unsigned long long)in, (unsigned long long)pending,
 		     (unsigned long long)drops[XEVB_SEG_DUPLICATE], (unsigned long long)drops[XEVB_SEG_MISMATCHED],
 		     (unsigned long long)drops[XEVB_SEG_FRAG_DROPPED], (unsigned long long)drops[XEVB_SEG_PARTIAL],
 		     (unsigned long long)drops[XEVB_SEG_TOO_MANY]);
@@ -1737,8 +1729,8 @@ static bool check_seg_entry(const struct xevb_builder *b, uint32_t k, uint32_t i
 	for (uint32_t i = 0; i < sf->n; i++) {
 		const struct xevb_seg_piece *p = &sf->p[i];
 
-		if ((i && p->seg_offset < end) || (uint32_t)p->seg_offset + p->bytes > sf->length ||
-		    !p->bytes || p->frame_idx >= b->n_frames)
+		if ((i && p->seg_offset < end) || (uint32_t)p->seg_offset + p->bytes > sf->length || !p->bytes ||
+		    p->frame_idx >= b->n_frames)
 			FAIL("event %u: segment entry %u piece %u at %u+%u (after %u, of %u)", id, k, i,
 			     p->seg_offset, p->bytes, end, sf->length);
 		end = (uint32_t)p->seg_offset + p->bytes;
@@ -1761,33 +1753,31 @@ static bool check_counters(const struct xevb_builder *b, char *msg, size_t msgle
 	char who[32];
 
 	memset(&sum, 0, sizeof(sum));
-	if (!check_frags("total", st->frags_received, st->frags_in_events,
-			 st->drops, st->frags_pending, msg, msglen))
+	if (!check_frags("total", st->frags_received, st->frags_in_events, st->drops, st->frags_pending, msg,
+			 msglen))
 		return false;
-	if (!check_segs("total", st->segs_received, st->segs_in_frags, st->segs_drops, st->segs_pending,
-			msg, msglen))
+	if (!check_segs("total", st->segs_received, st->segs_in_frags, st->segs_drops, st->segs_pending, msg,
+			msglen))
 		return false;
 	for (uint32_t i = 0; i < b->n_seen; i++) {
 		const struct xevb_source_stats *s = &st->src[b->seen[i]];
 
 		snprintf(who, sizeof(who), "source %u", b->seen[i]);
-		if (!check_frags(who, s->frags_received, s->frags_in_events,
-				 s->drops, s->frags_pending, msg, msglen) ||
-		    !check_segs(who, s->segs_received, s->segs_in_frags, s->segs_drops, s->segs_pending,
-				msg, msglen))
+		if (!check_frags(who, s->frags_received, s->frags_in_events, s->drops, s->frags_pending, msg,
+				 msglen) ||
+		    !check_segs(who, s->segs_received, s->segs_in_frags, s->segs_drops, s->segs_pending, msg,
+				msglen))
 			return false;
 		xevb_source_stats_add(&sum, s);
 	}
 	differs = xevb_source_sums_differ(st, &sum);
 	if (differs)
 		FAIL("per-source counters do not add up to the totals: %s", differs);
-	if (st->events_opened != st->events_complete + st->events_incomplete +
-	    st->events_discarded + st->open_events)
+	if (st->events_opened !=
+	    st->events_complete + st->events_incomplete + st->events_discarded + st->open_events)
 		FAIL("events_opened %llu != complete %llu + incomplete %llu + discarded %llu + open %llu",
-		     (unsigned long long)st->events_opened,
-		     (unsigned long long)st->events_complete,
-		     (unsigned long long)st->events_incomplete,
-		     (unsigned long long)st->events_discarded,
+		     (unsigned long long)st->events_opened, (unsigned long long)st->events_complete,
+		     (unsigned long long)st->events_incomplete, (unsigned long long)st->events_discarded,
 		     (unsigned long long)st->open_events);
 	if (st->events_flushed_eor > st->events_incomplete)
 		FAIL("events_flushed_eor above events_incomplete");
@@ -1799,7 +1789,7 @@ static bool check_counters(const struct xevb_builder *b, char *msg, size_t msgle
 /* What the walk over the slots found, to compare with the stats and the chain. */
 struct slot_tally {
 	uint64_t open, runs, open_in_runs;
-	uint64_t live, pend_rows, pend_segs;   /* segmented fragments: in rows, pending, their segments */
+	uint64_t live, pend_rows, pend_segs; /* segmented fragments: in rows, pending, their segments */
 };
 
 /* A slot of a run (a MEP's events booked together): in its run, and inside the window while open. */
@@ -1813,9 +1803,8 @@ static bool check_run_slot(const struct xevb_builder *b, uint32_t i, struct slot
 	if (s->grp >= b->n_groups)
 		FAIL("slot %u names group %u of %u", i, s->grp, b->n_groups);
 	if (SLOT_ID(s) - gr->first >= gr->n || gr->open != open_slot)
-		FAIL("event %u (%s) not in its run %u+%u (%s)", SLOT_ID(s),
-		     open_slot ? "open" : "done", gr->first, gr->n,
-		     gr->open ? "open" : "done");
+		FAIL("event %u (%s) not in its run %u+%u (%s)", SLOT_ID(s), open_slot ? "open" : "done", gr->first,
+		     gr->n, gr->open ? "open" : "done");
 	b->gscratch[s->grp]++;
 	if (!open_slot)
 		return true;
@@ -1837,8 +1826,8 @@ static bool check_open_slot(const struct xevb_builder *b, uint32_t i, struct slo
 	uint32_t got = 0, wire = 0, f;
 
 	t->open++;
-	if (!b->have_base || (int32_t)(SLOT_ID(s) - b->base) < 0 ||
-	    SLOT_ID(s) - b->base >= b->window || (SLOT_ID(s) & b->mask) != i)
+	if (!b->have_base || (int32_t)(SLOT_ID(s) - b->base) < 0 || SLOT_ID(s) - b->base >= b->window ||
+	    (SLOT_ID(s) & b->mask) != i)
 		FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
 	for (uint32_t j = 0; j < b->n_src; j++) {
 		f = row[j].frame_idx;
@@ -1864,8 +1853,8 @@ static bool check_open_slot(const struct xevb_builder *b, uint32_t i, struct slo
 	if (got != s->n_frags || got >= b->n_src)
 		FAIL("event %u: %u fragments stored, n_frags %u", SLOT_ID(s), got, s->n_frags);
 	if (wire != s->wire_bytes)
-		FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u",
-		     SLOT_ID(s), wire, s->wire_bytes);
+		FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u", SLOT_ID(s), wire,
+		     s->wire_bytes);
 	return true;
 }
 
@@ -1899,18 +1888,17 @@ static bool check_open_run(const struct xevb_builder *b, uint32_t g, char *msg, 
 	for (uint32_t j = 0; j < b->gwords; j++)
 		bits += (uint32_t)__builtin_popcountll(gbits_of(b, g)[j]);
 	if (bits != gr->present || gr->present >= b->n_src || gr->refs != gr->n)
-		FAIL("run %u+%u: %u sources marked, %u in, %u slots", gr->first, gr->n,
-		     bits, gr->present, gr->refs);
+		FAIL("run %u+%u: %u sources marked, %u in, %u slots", gr->first, gr->n, bits, gr->present,
+		     gr->refs);
 	for (uint32_t j = 0; j < gr->present; j++) {
 		if (ge[j].frame_idx >= b->n_frames || !gbit(b, g, ge[j].si))
-			FAIL("run %u: entry %u frame %u source index %u", gr->first, j,
-			     ge[j].frame_idx, ge[j].si);
+			FAIL("run %u: entry %u frame %u source index %u", gr->first, j, ge[j].frame_idx, ge[j].si);
 		b->scratch[ge[j].frame_idx]++;
 		gw += (uint32_t)ge[j].rec_end - ge[j].rec_start;
 	}
 	if (gw != gr->wire_bytes)
-		FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first,
-		     (unsigned long long)gw, (unsigned long long)gr->wire_bytes);
+		FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first, (unsigned long long)gw,
+		     (unsigned long long)gr->wire_bytes);
 	return true;
 }
 
@@ -1945,25 +1933,24 @@ static bool check_references(const struct xevb_builder *b, const struct slot_tal
 
 	if (t->live != st->seg_frags_live || t->pend_rows != st->frags_pending || t->pend_segs != st->segs_pending)
 		FAIL("segmented fragments: %llu live in rows (%llu pending, %llu segments), stats say %llu (%llu, %llu)",
-		     (unsigned long long)t->live, (unsigned long long)t->pend_rows, (unsigned long long)t->pend_segs,
-		     (unsigned long long)st->seg_frags_live, (unsigned long long)st->frags_pending,
-		     (unsigned long long)st->segs_pending);
+		     (unsigned long long)t->live, (unsigned long long)t->pend_rows,
+		     (unsigned long long)t->pend_segs, (unsigned long long)st->seg_frags_live,
+		     (unsigned long long)st->frags_pending, (unsigned long long)st->segs_pending);
 	for (uint32_t i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
 		chain++;
 	if (t->open != st->open_events || chain != t->open - t->open_in_runs + t->runs)
 		FAIL("open events: %llu in slots (%llu in %llu runs), %llu chained, stats say %llu",
-		     (unsigned long long)t->open, (unsigned long long)t->open_in_runs,
-		     (unsigned long long)t->runs, (unsigned long long)chain,
-		     (unsigned long long)st->open_events);
+		     (unsigned long long)t->open, (unsigned long long)t->open_in_runs, (unsigned long long)t->runs,
+		     (unsigned long long)chain, (unsigned long long)st->open_events);
 	for (uint32_t f = 0; f < b->n_frames; f++) {
 		if (b->scratch[f] != b->refcnt[f])
-			FAIL("frame %u: %u references held, %u fragments in open events",
-			     f, b->refcnt[f], b->scratch[f]);
+			FAIL("frame %u: %u references held, %u fragments in open events", f, b->refcnt[f],
+			     b->scratch[f]);
 		held += b->refcnt[f] != 0;
 	}
 	if (held != st->frames_held)
-		FAIL("frames_held %llu, %llu frames referenced",
-		     (unsigned long long)st->frames_held, (unsigned long long)held);
+		FAIL("frames_held %llu, %llu frames referenced", (unsigned long long)st->frames_held,
+		     (unsigned long long)held);
 	return true;
 }
 

@@ -40,7 +40,7 @@ void xevb_roff_puts(FILE *f, const char *s)
 		if (*s == '\\')
 			fputs("\\e", f);
 		else if (*s == '-')
-			fputs("\\-", f);   /* a minus sign: options stay copy-pastable */
+			fputs("\\-", f); /* a minus sign: options stay copy-pastable */
 		else
 			fputc(*s, f);
 		line_start = *s == '\n';
@@ -123,11 +123,11 @@ void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h)
 	for (const struct xevb_opt *o = opts; o->name; o++) {
 		char left[64];
 		if (o->key > 0 && o->key < 256)
-			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key, o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
+			snprintf(left, sizeof(left), "-%c, --%s%s%s", o->key, o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
 		else
-			snprintf(left, sizeof(left), "    --%s%s%s", o->name,
-				 o->arg ? " " : "", o->arg ? o->arg : "");
+			snprintf(left, sizeof(left), "    --%s%s%s", o->name, o->arg ? " " : "",
+				 o->arg ? o->arg : "");
 		printf("  %-30s %s\n", left, o->help);
 	}
 	printf("  %-30s %s\n", "-h, --help", "this text");
@@ -135,8 +135,8 @@ void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h)
 		printf("\nExamples:\n%s", h->examples);
 }
 
-int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts,
-		  const struct xevb_cmd_help *h, const char **arg)
+int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts, const struct xevb_cmd_help *h,
+		  const char **arg)
 {
 	static struct option lo[128];
 	static char so[256];
@@ -145,8 +145,8 @@ int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts,
 
 	if (built != opts) {
 		char *s = so;
-		*s++ = '+';  /* stop at the first non-option */
-		*s++ = ':';  /* report a missing argument as ':' */
+		*s++ = '+'; /* stop at the first non-option */
+		*s++ = ':'; /* report a missing argument as ':' */
 		for (const struct xevb_opt *o = opts; o->name && n < 126; o++, n++) {
 			lo[n] = (struct option){ o->name, o->arg ? required_argument : no_argument, NULL, o->key };
 			if (o->key > 0 && o->key < 256) {
@@ -195,14 +195,26 @@ static bool parse_duration(const char *s, uint64_t *ns)
 int xevb_common_opt(int key, const char *arg, struct xevb_common_opts *c)
 {
 	switch (key) {
-	case XEVB_O_JSON: c->json = true; return 1;
-	case XEVB_O_QUIET: c->quiet = true; return 1;
-	case XEVB_O_VERBOSE: xevb_log_level = XEVB_LOG_DEBUG; return 1;
-	case XEVB_O_METRICS: c->metrics = arg; return 1;
-	case XEVB_O_KEY_FILE: return xevb_ctl_set_key_file(arg) ? -1 : 1;
-	case XEVB_O_DURATION: return parse_duration(arg, &c->duration_ns) ? 1 : -1;
-	case XEVB_O_INTERVAL: return xevb_parse_u32("interval", arg, 0, 3600, &c->interval_s) ? 1 : -1;
-	default: return 0;
+	case XEVB_O_JSON:
+		c->json = true;
+		return 1;
+	case XEVB_O_QUIET:
+		c->quiet = true;
+		return 1;
+	case XEVB_O_VERBOSE:
+		xevb_log_level = XEVB_LOG_DEBUG;
+		return 1;
+	case XEVB_O_METRICS:
+		c->metrics = arg;
+		return 1;
+	case XEVB_O_KEY_FILE:
+		return xevb_ctl_set_key_file(arg) ? -1 : 1;
+	case XEVB_O_DURATION:
+		return parse_duration(arg, &c->duration_ns) ? 1 : -1;
+	case XEVB_O_INTERVAL:
+		return xevb_parse_u32("interval", arg, 0, 3600, &c->interval_s) ? 1 : -1;
+	default:
+		return 0;
 	}
 }
 
@@ -225,8 +237,8 @@ bool xevb_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, 
 	*out = v;
 	return true;
 bad:
-	xevb_err("--%s: '%s' is not a number in %llu..%llu", opt, s ? s : "",
-		 (unsigned long long)min, (unsigned long long)max);
+	xevb_err("--%s: '%s' is not a number in %llu..%llu", opt, s ? s : "", (unsigned long long)min,
+		 (unsigned long long)max);
 	return false;
 }
 
@@ -314,11 +326,25 @@ bool xevb_parse_si(const char *opt, const char *s, double *out)
 	if (end == s || v < 0)
 		goto bad;
 	switch (*end) {
-	case 0: break;
-	case 'k': case 'K': v *= 1e3; end++; break;
-	case 'm': case 'M': v *= 1e6; end++; break;
-	case 'g': case 'G': v *= 1e9; end++; break;
-	default: goto bad;
+	case 0:
+		break;
+	case 'k':
+	case 'K':
+		v *= 1e3;
+		end++;
+		break;
+	case 'm':
+	case 'M':
+		v *= 1e6;
+		end++;
+		break;
+	case 'g':
+	case 'G':
+		v *= 1e9;
+		end++;
+		break;
+	default:
+		goto bad;
 	}
 	/* allow a unit word after the multiplier: "200mbit", "1Gbps" */
 	if (*end && strcmp(end, "bit") && strcmp(end, "bps") && strcmp(end, "b") && strcmp(end, "B"))
@@ -459,9 +485,15 @@ static bool cfg_u64(const struct xevb_cfg_opt *o, void *cfg, const char *arg, co
 		return false;
 	}
 	switch (o->type) {
-	case XEVB_T_U16: *(uint16_t *)cfg_field(cfg, o->off) = (uint16_t)v; break;
-	case XEVB_T_U32: *(uint32_t *)cfg_field(cfg, o->off) = (uint32_t)v; break;
-	default: *(uint64_t *)cfg_field(cfg, o->off) = v * (o->scale ? o->scale : 1); break;
+	case XEVB_T_U16:
+		*(uint16_t *)cfg_field(cfg, o->off) = (uint16_t)v;
+		break;
+	case XEVB_T_U32:
+		*(uint32_t *)cfg_field(cfg, o->off) = (uint32_t)v;
+		break;
+	default:
+		*(uint64_t *)cfg_field(cfg, o->off) = v * (o->scale ? o->scale : 1);
+		break;
 	}
 	return true;
 }
@@ -469,15 +501,27 @@ static bool cfg_u64(const struct xevb_cfg_opt *o, void *cfg, const char *arg, co
 static bool cfg_store(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
 {
 	switch (o->type) {
-	case XEVB_T_FLAG: return cfg_bool(arg, label, cfg_field(cfg, o->off));
-	case XEVB_T_U16: case XEVB_T_U32: case XEVB_T_U64: return cfg_u64(o, cfg, arg, label);
-	case XEVB_T_INT: return cfg_int(o, arg, label, cfg_field(cfg, o->off));
-	case XEVB_T_DOUBLE: return cfg_double(o, arg, label, cfg_field(cfg, o->off));
-	case XEVB_T_STR: *(const char **)cfg_field(cfg, o->off) = arg; return true;
-	case XEVB_T_ENUM: return cfg_enum(o, arg, label, cfg_field(cfg, o->off));
-	case XEVB_T_IDS: return cfg_ids(o, cfg, arg, label);
-	case XEVB_T_STRS: return cfg_strs(o, cfg, arg, label);
-	case XEVB_T_FUNC: return o->parse(o, cfg, arg, label);
+	case XEVB_T_FLAG:
+		return cfg_bool(arg, label, cfg_field(cfg, o->off));
+	case XEVB_T_U16:
+	case XEVB_T_U32:
+	case XEVB_T_U64:
+		return cfg_u64(o, cfg, arg, label);
+	case XEVB_T_INT:
+		return cfg_int(o, arg, label, cfg_field(cfg, o->off));
+	case XEVB_T_DOUBLE:
+		return cfg_double(o, arg, label, cfg_field(cfg, o->off));
+	case XEVB_T_STR:
+		*(const char **)cfg_field(cfg, o->off) = arg;
+		return true;
+	case XEVB_T_ENUM:
+		return cfg_enum(o, arg, label, cfg_field(cfg, o->off));
+	case XEVB_T_IDS:
+		return cfg_ids(o, cfg, arg, label);
+	case XEVB_T_STRS:
+		return cfg_strs(o, cfg, arg, label);
+	case XEVB_T_FUNC:
+		return o->parse(o, cfg, arg, label);
 	}
 	return false;
 }
@@ -556,8 +600,8 @@ static bool cfg_has_tune(const struct xevb_cfg_cmd *c)
 }
 
 /* The keys getopt returns beyond a row's short option: 1000 + its index; --tune and --help-tune after. */
-#define CFG_KEY_BASE 1000
-#define CFG_KEY_TUNE 999
+#define CFG_KEY_BASE      1000
+#define CFG_KEY_TUNE      999
 #define CFG_KEY_HELP_TUNE 998
 
 static const char cfg_tune_help[] = "set a tuning key (repeatable; --help-tune lists them)";
@@ -568,8 +612,8 @@ static int cfg_getopt_table(const struct xevb_cfg_cmd *c, struct option *lo, siz
 	size_t n = 0;
 	char *s = so;
 
-	*s++ = '+';  /* stop at the first non-option */
-	*s++ = ':';  /* report a missing argument as ':' */
+	*s++ = '+'; /* stop at the first non-option */
+	*s++ = ':'; /* report a missing argument as ':' */
 	for (const struct xevb_cfg_opt *o = c->opts; o->name && n + 4 < max_lo; o++) {
 		bool has_arg = o->arg != NULL;
 
@@ -620,7 +664,8 @@ static int cfg_one(const struct xevb_cfg_cmd *c, void *cfg, int k, const char *a
 		return xevb_cfg_tune(c, cfg, arg) ? -1 : 2;
 	if (k == '?' || k == ':' || !o) {
 		if (k == ':')
-			fprintf(stderr, "xevb %s: option '%s' needs an argument\n", c->help->name, argv[optind - 1]);
+			fprintf(stderr, "xevb %s: option '%s' needs an argument\n", c->help->name,
+				argv[optind - 1]);
 		else
 			fprintf(stderr, "xevb %s: unknown option '%s'\n", c->help->name, argv[optind - 1]);
 		fprintf(stderr, "Try 'xevb %s --help'.\n", c->help->name);
@@ -638,7 +683,7 @@ int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cf
 	if (!xevb_cfg_defaults(c, cfg))
 		return 2;
 	cfg_getopt_table(c, lo, sizeof(lo) / sizeof(lo[0]), so);
-	optind = 0;   /* getopt starts afresh, even after a parse that stopped at an error */
+	optind = 0; /* getopt starts afresh, even after a parse that stopped at an error */
 	while (rc < 0 && (k = getopt_long(argc, argv, so, lo, NULL)) != -1)
 		rc = cfg_one(c, cfg, k, optarg, argv);
 	if (rc < 0 && optind < argc) {
@@ -738,7 +783,8 @@ static void cfg_man(FILE *f, const struct xevb_cfg_cmd *c)
 	man_option(f, 'h', "help", NULL, "print the options and exit");
 	if (cfg_has_tune(c)) {
 		fputs(".SH TUNING KEYS\nGiven as \\fB\\-\\-tune\\fR \\fIKEY\\fR=\\fIVALUE\\fR "
-		      "(flags: 1 or 0).\n", f);
+		      "(flags: 1 or 0).\n",
+		      f);
 		for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
 			if (o->flags & XEVB_F_TUNE) {
 				cfg_help_text(text, sizeof(text), o);
@@ -767,8 +813,10 @@ void xevb_cfg_usage_tune(FILE *f, const struct xevb_cfg_cmd *c)
 {
 	char left[80], text[512];
 
-	fprintf(f, "Tuning keys of xevb %s: --tune KEY=VALUE, repeatable (flags: 1 or 0).\n"
-		"Experiments and measurements; a gateway runs well without them.\n", c->help->name);
+	fprintf(f,
+		"Tuning keys of xevb %s: --tune KEY=VALUE, repeatable (flags: 1 or 0).\n"
+		"Experiments and measurements; a gateway runs well without them.\n",
+		c->help->name);
 	for (const char *const *sec = c->sections; *sec; sec++) {
 		bool heading = false;
 
@@ -787,7 +835,7 @@ void xevb_cfg_usage_tune(FILE *f, const struct xevb_cfg_cmd *c)
 
 unsigned xevb_cfg_n_options(const struct xevb_cfg_cmd *c)
 {
-	unsigned n = 1;   /* --help */
+	unsigned n = 1; /* --help */
 
 	for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
 		n += !(o->flags & XEVB_F_TUNE);

@@ -13,32 +13,49 @@
 #define SNAP_OFF(member) offsetof(struct xevb_snapshot, member)
 
 #define TOTAL(part_, type, f, n_, elem_, unit_, kind_, json_, stats_, prom_, label_, help_) \
-	{ .json = json_, .stats = stats_, .prom = prom_, .label = label_, .help = help_, .unit = unit_, \
-	  .kind = XEVB_##kind_, .scope = XEVB_SCOPE_TOTAL, .part = part_, .n = n_, .elem = elem_, \
+	{ .json = json_, \
+	  .stats = stats_, \
+	  .prom = prom_, \
+	  .label = label_, \
+	  .help = help_, \
+	  .unit = unit_, \
+	  .kind = XEVB_##kind_, \
+	  .scope = XEVB_SCOPE_TOTAL, \
+	  .part = part_, \
+	  .n = n_, \
+	  .elem = elem_, \
 	  .off = offsetof(type, f) },
-#define RX_ROW(f, ...) TOTAL(XEVB_PART_RX, struct xevb_snapshot, f, 1, NULL, __VA_ARGS__)
-#define CORE_ROW(f, ...) TOTAL(XEVB_PART_CORE, struct xevb_builder_stats, f, 1, NULL, __VA_ARGS__)
+#define RX_ROW(f, ...)            TOTAL(XEVB_PART_RX, struct xevb_snapshot, f, 1, NULL, __VA_ARGS__)
+#define CORE_ROW(f, ...)          TOTAL(XEVB_PART_CORE, struct xevb_builder_stats, f, 1, NULL, __VA_ARGS__)
 #define CORE_ARR(f, n, elem, ...) TOTAL(XEVB_PART_CORE, struct xevb_builder_stats, f, n, elem, __VA_ARGS__)
-#define OUT_ROW(f, ...) TOTAL(XEVB_PART_OUTPUT, struct xevb_output_stats, f, 1, NULL, __VA_ARGS__)
+#define OUT_ROW(f, ...)           TOTAL(XEVB_PART_OUTPUT, struct xevb_output_stats, f, 1, NULL, __VA_ARGS__)
 #define SOURCE(f, n_, elem_, unit_, kind_, name_, prom_, label_, help_) \
-	{ .json = name_, .stats = name_, .prom = prom_, .label = label_, .help = help_, .unit = unit_, \
-	  .kind = XEVB_##kind_, .scope = XEVB_SCOPE_SOURCE, .part = XEVB_PART_SOURCE, .n = n_, .elem = elem_, \
+	{ .json = name_, \
+	  .stats = name_, \
+	  .prom = prom_, \
+	  .label = label_, \
+	  .help = help_, \
+	  .unit = unit_, \
+	  .kind = XEVB_##kind_, \
+	  .scope = XEVB_SCOPE_SOURCE, \
+	  .part = XEVB_PART_SOURCE, \
+	  .n = n_, \
+	  .elem = elem_, \
 	  .off = offsetof(struct xevb_source_stats, f) },
-#define SRC_ROW(f, total, ...) SOURCE(f, 1, NULL, __VA_ARGS__)
+#define SRC_ROW(f, total, ...)          SOURCE(f, 1, NULL, __VA_ARGS__)
 #define SRC_ARR(f, total, n, elem, ...) SOURCE(f, n, elem, __VA_ARGS__)
 
-const struct xevb_counter xevb_counters[XEVB_N_COUNTERS] = {
-	XEVB_RX_COUNTERS(RX_ROW)
-	XEVB_CORE_COUNTERS(CORE_ROW, CORE_ARR)
-	XEVB_OUTPUT_COUNTERS(OUT_ROW)
-	XEVB_SOURCE_COUNTERS(SRC_ROW, SRC_ARR)
-};
+const struct xevb_counter xevb_counters[XEVB_N_COUNTERS] = { XEVB_RX_COUNTERS(RX_ROW) XEVB_CORE_COUNTERS(
+	CORE_ROW, CORE_ARR) XEVB_OUTPUT_COUNTERS(OUT_ROW) XEVB_SOURCE_COUNTERS(SRC_ROW, SRC_ARR) };
 
 const size_t xevb_n_counters = XEVB_N_COUNTERS;
 
 const char *xevb_counter_prom(const struct xevb_counter *c, bool xdp_path, const char **help)
 {
-	static const struct { size_t off; const char *prom, *help; } xdp_names[] = {
+	static const struct {
+		size_t off;
+		const char *prom, *help;
+	} xdp_names[] = {
 #define XDP_NAME(f, prom_, help_) { SNAP_OFF(f), prom_, help_ },
 		XEVB_RX_XDP_NAMES(XDP_NAME)
 #undef XDP_NAME
@@ -67,10 +84,14 @@ uint64_t xevb_counter_value(const struct xevb_counter *c, const struct xevb_snap
 			    uint32_t k)
 {
 	switch (c->part) {
-	case XEVB_PART_CORE: return xevb_counter_at(c, &s->core, k);
-	case XEVB_PART_OUTPUT: return xevb_counter_at(c, &s->out, k);
-	case XEVB_PART_SOURCE: return xevb_counter_at(c, &s->core.src[source], k);
-	default: return xevb_counter_at(c, s, k);
+	case XEVB_PART_CORE:
+		return xevb_counter_at(c, &s->core, k);
+	case XEVB_PART_OUTPUT:
+		return xevb_counter_at(c, &s->out, k);
+	case XEVB_PART_SOURCE:
+		return xevb_counter_at(c, &s->core.src[source], k);
+	default:
+		return xevb_counter_at(c, s, k);
 	}
 }
 
@@ -100,7 +121,9 @@ void xevb_counter_labels(const struct xevb_counter *c, uint32_t source, uint32_t
 }
 
 #define ADD_FIELD(f, ...) m->f += s->f;
-#define ADD_ARRAY(f, n, ...) for (size_t k = 0; k < (n); k++) m->f[k] += s->f[k];
+#define ADD_ARRAY(f, n, ...) \
+	for (size_t k = 0; k < (n); k++) \
+		m->f[k] += s->f[k];
 #define ADD_SARRAY(f, total, n, ...) ADD_ARRAY(f, n)
 
 void xevb_source_stats_add(struct xevb_source_stats *m, const struct xevb_source_stats *s)

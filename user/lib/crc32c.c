@@ -6,7 +6,7 @@
 #include <string.h>
 #include <xevb/crc32c.h>
 
-#define POLY 0x82F63B78u   /* Castagnoli, reflected */
+#define POLY 0x82F63B78u /* Castagnoli, reflected */
 
 static uint32_t table[8][256];
 static int hw = -1;
@@ -34,9 +34,8 @@ static uint32_t sw_update(uint32_t c, const unsigned char *p, size_t len)
 		uint64_t w;
 		memcpy(&w, p, 8);
 		w ^= c;
-		c = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^
-		    table[5][(w >> 16) & 0xff] ^ table[4][(w >> 24) & 0xff] ^
-		    table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^
+		c = table[7][w & 0xff] ^ table[6][(w >> 8) & 0xff] ^ table[5][(w >> 16) & 0xff] ^
+		    table[4][(w >> 24) & 0xff] ^ table[3][(w >> 32) & 0xff] ^ table[2][(w >> 40) & 0xff] ^
 		    table[1][(w >> 48) & 0xff] ^ table[0][w >> 56];
 		p += 8;
 		len -= 8;
@@ -47,8 +46,7 @@ static uint32_t sw_update(uint32_t c, const unsigned char *p, size_t len)
 }
 
 #if defined(__x86_64__)
-__attribute__((target("sse4.2")))
-static uint32_t hw_update(uint32_t c, const unsigned char *p, size_t len)
+__attribute__((target("sse4.2"))) static uint32_t hw_update(uint32_t c, const unsigned char *p, size_t len)
 {
 	uint64_t c64 = c;
 
@@ -66,8 +64,7 @@ static uint32_t hw_update(uint32_t c, const unsigned char *p, size_t len)
 }
 #endif
 
-__attribute__((constructor))
-static void crc32c_init(void)
+__attribute__((constructor)) static void crc32c_init(void)
 {
 	init_tables();
 #if defined(__x86_64__)

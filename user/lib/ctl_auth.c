@@ -74,8 +74,10 @@ int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path)
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
-		xevb_err("key file %s: %s (make one with: (umask 077; head -c 32 /dev/urandom > %s), and give every "
-			 "member of the run the same file)", path, strerror(errno), path);
+		xevb_err(
+			"key file %s: %s (make one with: (umask 077; head -c 32 /dev/urandom > %s), and give every "
+			"member of the run the same file)",
+			path, strerror(errno), path);
 		return -1;
 	}
 	if (fstat(fd, &st) || (st.st_mode & (S_IRWXG | S_IRWXO))) {
@@ -95,8 +97,8 @@ int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path)
 }
 
 /* The MAC binds the destination: a copy sent elsewhere does not open. */
-static void mac(const struct xevb_ctl_auth *a, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf, size_t len,
-		uint8_t out[XEVB_CTL_MAC_LEN])
+static void mac(const struct xevb_ctl_auth *a, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf,
+		size_t len, uint8_t out[XEVB_CTL_MAC_LEN])
 {
 	crypto_generichash_state st;
 	uint8_t dst[6];
@@ -200,8 +202,13 @@ enum xevb_ctl_err xevb_ctl_auth_open(struct xevb_ctl_auth *a, uint8_t *buf, size
 		return e;
 	p = peer_slot(a, &m->h, &fresh);
 	if (fresh) {
-		*p = (struct xevb_ctl_peer_seen){ .used = 1, .role = m->h.role, .id = m->h.sender_id, .epoch = m->h.epoch,
-						  .top_seq = m->h.seq, .seen = 1, .last_ts = ts };
+		*p = (struct xevb_ctl_peer_seen){ .used = 1,
+						  .role = m->h.role,
+						  .id = m->h.sender_id,
+						  .epoch = m->h.epoch,
+						  .top_seq = m->h.seq,
+						  .seen = 1,
+						  .last_ts = ts };
 		return XEVB_CTL_OK;
 	}
 	return replayed(p, m->h.seq, ts) ? XEVB_CTL_E_REPLAY : XEVB_CTL_OK;

@@ -12,15 +12,24 @@ static uint64_t ld64(const uint8_t *p)
 static uint32_t rec_len(uint8_t type)
 {
 	switch (type) {
-	case XEVB_CTL_STATUS: return XEVB_CTL_STATUS_RLEN;
-	case XEVB_CTL_ASSIGN: return XEVB_CTL_ASSIGN_RLEN;
-	case XEVB_CTL_DONE: return XEVB_CTL_DONE_RLEN;
-	case XEVB_CTL_CLEAR: return XEVB_CTL_CLEAR_RLEN;
-	case XEVB_CTL_REQUEST: return XEVB_CTL_REQUEST_RLEN;
-	case XEVB_CTL_SOURCES: return XEVB_CTL_SRC_RLEN;
-	case XEVB_CTL_RECEIVED: return XEVB_CTL_RECEIVED_RLEN;
-	case XEVB_CTL_BUILDERS: return XEVB_CTL_BLD_RLEN;
-	default: return 0;
+	case XEVB_CTL_STATUS:
+		return XEVB_CTL_STATUS_RLEN;
+	case XEVB_CTL_ASSIGN:
+		return XEVB_CTL_ASSIGN_RLEN;
+	case XEVB_CTL_DONE:
+		return XEVB_CTL_DONE_RLEN;
+	case XEVB_CTL_CLEAR:
+		return XEVB_CTL_CLEAR_RLEN;
+	case XEVB_CTL_REQUEST:
+		return XEVB_CTL_REQUEST_RLEN;
+	case XEVB_CTL_SOURCES:
+		return XEVB_CTL_SRC_RLEN;
+	case XEVB_CTL_RECEIVED:
+		return XEVB_CTL_RECEIVED_RLEN;
+	case XEVB_CTL_BUILDERS:
+		return XEVB_CTL_BLD_RLEN;
+	default:
+		return 0;
 	}
 }
 
@@ -289,9 +298,22 @@ size_t xevb_ctl_encode(const struct xevb_ctl_msg *m, uint8_t *buf, size_t cap)
 const char *xevb_ctl_err_name(enum xevb_ctl_err e)
 {
 	static const char *const n[XEVB_CTL_E__COUNT] = {
-		"ok", "short", "bad_magic", "bad_version", "bad_type", "bad_role",
-		"reserved_nonzero", "zero_epoch", "bad_length", "bad_count", "bad_field",
-		"unauthenticated", "no_key", "bad_mac", "stale", "replay",
+		"ok",
+		"short",
+		"bad_magic",
+		"bad_version",
+		"bad_type",
+		"bad_role",
+		"reserved_nonzero",
+		"zero_epoch",
+		"bad_length",
+		"bad_count",
+		"bad_field",
+		"unauthenticated",
+		"no_key",
+		"bad_mac",
+		"stale",
+		"replay",
 	};
 	return (unsigned)e < XEVB_CTL_E__COUNT ? n[e] : "?";
 }

@@ -93,11 +93,12 @@ static void refuse(struct xevb_ctl_io *io, enum xevb_ctl_admit why, const struct
 	}
 	io->refused_logged++;
 	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
-	xevb_warn("control message refused (%s): %s from %s:%u as %s id %u is not a peer of the run "
-		  "configuration (%llu refused so far; check the sender's address, port, role and id "
-		  "against the configuration)", xevb_ctl_admit_name(why), xevb_ctl_type_name(m->h.type), a,
-		  ntohs(from->sin_port), xevb_ctl_role_name(m->h.role), m->h.sender_id,
-		  (unsigned long long)io->rx_refused_total);
+	xevb_warn(
+		"control message refused (%s): %s from %s:%u as %s id %u is not a peer of the run "
+		"configuration (%llu refused so far; check the sender's address, port, role and id "
+		"against the configuration)",
+		xevb_ctl_admit_name(why), xevb_ctl_type_name(m->h.type), a, ntohs(from->sin_port),
+		xevb_ctl_role_name(m->h.role), m->h.sender_id, (unsigned long long)io->rx_refused_total);
 }
 
 int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa)
@@ -158,8 +159,10 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 	if (bind(io->fd, (struct sockaddr *)&me, sizeof(me))) {
 		char a[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &me.sin_addr, a, sizeof(a));
-		xevb_err("cannot bind the control socket to %s:%u: %s (another process on that port? "
-			 "pick another with the --ctl-port option)", a, port, strerror(errno));
+		xevb_err(
+			"cannot bind the control socket to %s:%u: %s (another process on that port? "
+			"pick another with the --ctl-port option)",
+			a, port, strerror(errno));
 		close(io->fd);
 		io->fd = -1;
 		return -1;
@@ -211,8 +214,9 @@ static void auth_refused(struct xevb_ctl_io *io, enum xevb_ctl_err e, const stru
 		  xevb_ctl_err_name(e), (unsigned long long)io->rx_bad_total + 1,
 		  e == XEVB_CTL_E_UNAUTH ? "this run has a key: give the peer the same --key-file" :
 		  e == XEVB_CTL_E_NO_KEY ? "the peer authenticates: give us its --key-file" :
-		  e == XEVB_CTL_E_STALE ? "a replay, or clocks apart by more than 5 s: check NTP" :
-		  e == XEVB_CTL_E_MAC ? "forged, altered, or another key" : "a replay");
+		  e == XEVB_CTL_E_STALE  ? "a replay, or clocks apart by more than 5 s: check NTP" :
+		  e == XEVB_CTL_E_MAC    ? "forged, altered, or another key" :
+					   "a replay");
 }
 
 /* Decode (and, with a key, check) one datagram sent to dst (network order). */
@@ -221,8 +225,9 @@ static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, ui
 	bool sealed = n > 2 && buf[2] == XEVB_CTL_VERSION_AUTH;
 
 	if (io->auth)
-		return sealed ? xevb_ctl_auth_open(io->auth, buf, n, dst, io->port, xevb_ctl_auth_now(), m)
-			      : n > 2 && buf[2] == XEVB_CTL_VERSION ? XEVB_CTL_E_UNAUTH : xevb_ctl_decode(buf, n, m);
+		return sealed ? xevb_ctl_auth_open(io->auth, buf, n, dst, io->port, xevb_ctl_auth_now(), m) :
+		       n > 2 && buf[2] == XEVB_CTL_VERSION ? XEVB_CTL_E_UNAUTH :
+							     xevb_ctl_decode(buf, n, m);
 	return sealed ? XEVB_CTL_E_NO_KEY : xevb_ctl_decode(buf, n, m);
 }
 
@@ -260,8 +265,12 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 
 	for (;;) {
 		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr mh = { .msg_name = from, .msg_namelen = sizeof(*from), .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = ctl.b, .msg_controllen = sizeof(ctl.b) };
+		struct msghdr mh = { .msg_name = from,
+				     .msg_namelen = sizeof(*from),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
 		ssize_t n = recvmsg(io->fd, &mh, 0);
 		uint32_t dst = 0;
 

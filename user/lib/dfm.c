@@ -13,7 +13,7 @@
 #include <xevb/dfm.h>
 #include <xevb/flowctl.h>
 
-enum { SLOT_FREE = 0, SLOT_ASSIGNED, SLOT_WAIT };  /* WAIT: for a new builder (pull) */
+enum { SLOT_FREE = 0, SLOT_ASSIGNED, SLOT_WAIT }; /* WAIT: for a new builder (pull) */
 
 struct slot {
 	uint32_t event;
@@ -28,9 +28,9 @@ struct xevb_dfm {
 	uint32_t mask;
 	struct slot *slots;
 	uint32_t oldest, next;
-	uint32_t *rq;              /* events waiting for re-assignment, FIFO */
+	uint32_t *rq; /* events waiting for re-assignment, FIFO */
 	uint32_t rq_head, rq_n;
-	uint32_t *clr;             /* finished events not yet cleared */
+	uint32_t *clr; /* finished events not yet cleared */
 	uint32_t clr_n, clr_cap;
 	uint64_t clr_first_ns;
 	uint64_t last_scan_ns;
@@ -134,10 +134,12 @@ static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost
 		b->outstanding--;
 	if (done_status == XEVB_DONE_COMPLETE) {
 		d->st.complete++;
-		if (b) b->complete++;
+		if (b)
+			b->complete++;
 	} else if (done_status == XEVB_DONE_INCOMPLETE) {
 		d->st.incomplete++;
-		if (b) b->incomplete++;
+		if (b)
+			b->incomplete++;
 	} else {
 		d->st.lost[lost]++;
 		if (b) {
@@ -466,9 +468,12 @@ static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, u
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
 	struct xevb_ctl_assign a = {
-		.first_event = first, .count = (uint16_t)count,
+		.first_event = first,
+		.count = (uint16_t)count,
 		.flags = (uint8_t)(flags | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
-		.builder_addr = b->addr, .builder_id = b->id, .run = d->cfg.run,
+		.builder_addr = b->addr,
+		.builder_id = b->id,
+		.run = d->cfg.run,
 	};
 
 	XEVB_PROBE(dfm_assign, first, bi, count);
@@ -536,9 +541,12 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 			   finished the event answers with its DONE again. */
 			struct xevb_dfm_builder *b = &d->b[s->builder];
 			struct xevb_ctl_assign a = {
-				.first_event = e, .count = 1,
+				.first_event = e,
+				.count = 1,
 				.flags = (uint8_t)(XEVB_CTL_AS_RETRY | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
-				.builder_addr = b->addr, .builder_id = b->id, .run = d->cfg.run,
+				.builder_addr = b->addr,
+				.builder_id = b->id,
+				.run = d->cfg.run,
 			};
 			s->retries++;
 			s->t = now;
@@ -558,7 +566,7 @@ void xevb_dfm_stop(struct xevb_dfm *d)
 		if (s->state == SLOT_FREE)
 			continue;
 		if (s->state == SLOT_WAIT) {
-			s->state = SLOT_ASSIGNED;  /* no builder: finish() leaves counts alone */
+			s->state = SLOT_ASSIGNED; /* no builder: finish() leaves counts alone */
 			s->builder = -1;
 		}
 		finish(d, s, -1, XEVB_LOST_AT_STOP, 0);
@@ -604,7 +612,8 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		slots += d->slots[e & d->mask].state != SLOT_FREE;
 	if (s->triggered != s->complete + s->incomplete + lost + s->outstanding) {
-		snprintf(msg, len, "triggered %llu != complete %llu + incomplete %llu + lost %llu + outstanding %llu",
+		snprintf(msg, len,
+			 "triggered %llu != complete %llu + incomplete %llu + lost %llu + outstanding %llu",
 			 (unsigned long long)s->triggered, (unsigned long long)s->complete,
 			 (unsigned long long)s->incomplete, (unsigned long long)lost,
 			 (unsigned long long)s->outstanding);
@@ -612,8 +621,7 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 	}
 	if (held != s->outstanding || slots != s->outstanding) {
 		snprintf(msg, len, "outstanding %llu, but builders hold %llu and the table %llu",
-			 (unsigned long long)s->outstanding, (unsigned long long)held,
-			 (unsigned long long)slots);
+			 (unsigned long long)s->outstanding, (unsigned long long)held, (unsigned long long)slots);
 		return false;
 	}
 	return true;
@@ -622,7 +630,10 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 const char *xevb_dfm_lost_name(enum xevb_dfm_lost r)
 {
 	static const char *const n[XEVB_LOST__COUNT] = {
-		"builder_dead", "no_data", "no_done", "at_stop",
+		"builder_dead",
+		"no_data",
+		"no_done",
+		"at_stop",
 	};
 	return (unsigned)r < XEVB_LOST__COUNT ? n[r] : "?";
 }

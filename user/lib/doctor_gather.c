@@ -30,10 +30,10 @@
 #include <xevb/doctor.h>
 
 /* uapi linux/netdev.h (6.3+), newer than some distributions' headers. */
-#define NETDEV_FAMILY_NAME "netdev"
-#define NETDEV_CMD_DEV_GET 1
-#define NETDEV_A_DEV_IFINDEX 1
-#define NETDEV_A_DEV_XDP_FEATURES 3
+#define NETDEV_FAMILY_NAME           "netdev"
+#define NETDEV_CMD_DEV_GET           1
+#define NETDEV_A_DEV_IFINDEX         1
+#define NETDEV_A_DEV_XDP_FEATURES    3
 #define NETDEV_A_DEV_XDP_ZC_MAX_SEGS 4
 
 #define NL_BUF 4096
@@ -91,7 +91,8 @@ static void req_init(struct nl_req *r, uint16_t family, uint8_t cmd)
 static void nl_attrs(const char *buf, int len, void (*fn)(const struct nlattr *a, void *ctx), void *ctx)
 {
 	const struct nlmsghdr *h = (const struct nlmsghdr *)buf;
-	const char *p = (const char *)NLMSG_DATA(h) + GENL_HDRLEN, *end = buf + (len < (int)h->nlmsg_len ? len : (int)h->nlmsg_len);
+	const char *p = (const char *)NLMSG_DATA(h) + GENL_HDRLEN,
+		   *end = buf + (len < (int)h->nlmsg_len ? len : (int)h->nlmsg_len);
 
 	while (p + NLA_HDRLEN <= end) {
 		const struct nlattr *a = (const struct nlattr *)p;
@@ -189,8 +190,8 @@ static void reduce_rule(const struct ethtool_rx_flow_spec *fs, struct xevb_docto
 	memset(r, 0, sizeof(*r));
 	r->loc = fs->location;
 	r->rss_ctx = fs->flow_type & FLOW_RSS;
-	r->queue = fs->ring_cookie == RX_CLS_FLOW_DISC ? XEVB_RULE_DROP
-						       : (int32_t)ethtool_get_flow_spec_ring(fs->ring_cookie);
+	r->queue = fs->ring_cookie == RX_CLS_FLOW_DISC ? XEVB_RULE_DROP :
+							 (int32_t)ethtool_get_flow_spec_ring(fs->ring_cookie);
 	if (type == IPV4_USER_FLOW) {
 		r->kind = XEVB_RULE_IP4_PROTO;
 		r->proto = fs->h_u.usr_ip4_spec.proto;
@@ -479,7 +480,8 @@ static void gather_limits(struct xevb_doctor_facts *f)
 	struct rlimit rl;
 
 	f->memlock_bytes = getrlimit(RLIMIT_MEMLOCK, &rl) ? 0 :
-			   rl.rlim_cur == RLIM_INFINITY ? UINT64_MAX : (uint64_t)rl.rlim_cur;
+			   rl.rlim_cur == RLIM_INFINITY   ? UINT64_MAX :
+							    (uint64_t)rl.rlim_cur;
 	if (!syscall(SYS_capget, &hdr, data))
 		f->cap_eff = (uint64_t)data[1].effective << 32 | data[0].effective;
 }

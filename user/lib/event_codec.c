@@ -50,8 +50,7 @@ static void put_event_header(uint8_t *h, const struct xevb_event *ev, uint32_t r
 	xevb_st64(h + 24, build_ns);
 }
 
-int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
-		      uint8_t *scratch, size_t scratch_len,
+int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns, uint8_t *scratch, size_t scratch_len,
 		      struct iovec *iov, size_t iov_max, size_t *total_len)
 {
 	const uint32_t n = ev->n_expected;
@@ -88,7 +87,7 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 		total += XEVB_EVT_REC_HLEN + XEVB_PAD4((uint32_t)fs->length);
 		recv++;
 		if (fs->length == 0)
-			continue;  /* nothing to send: the scratch run goes on */
+			continue; /* nothing to send: the scratch run goes on */
 		np = xevb_event_npieces(ev, i);
 		if (niov + 1 + (np ? np : 1) > iov_max)
 			return -ENOSPC;
@@ -99,7 +98,8 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
 
 			for (uint32_t k = 0; k < np; k++)
 				iov[niov++] = (struct iovec){
-					(void *)(ev->frame_data[p[k].frame_idx] + p[k].payload_off), p[k].bytes };
+					(void *)(ev->frame_data[p[k].frame_idx] + p[k].payload_off), p[k].bytes
+				};
 		} else {
 			iov[niov++] = (struct iovec){ (void *)xevb_event_payload(ev, i), fs->length };
 		}
@@ -167,8 +167,8 @@ static void copy_pieces(uint8_t *d, const uint8_t *const *frame_data, const stru
  * the size is known. restrict: the stores into dst never touch the row,
  * the source ids or the frame table, so nothing is reloaded after them.
  */
-int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
-			   uint8_t *dst, size_t cap, size_t *total_len)
+int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns, uint8_t *dst, size_t cap,
+			   size_t *total_len)
 {
 	const uint32_t n = ev->n_expected;
 	const struct xevb_frag_slot *restrict frags = ev->frags;
@@ -196,9 +196,9 @@ int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
 		if ((size_t)(end - s) < XEVB_EVT_REC_HLEN + (size_t)padded)
 			return -ENOSPC;
 		p = frame_data[fs.frame_idx] + fs.payload_off;
-		xevb_st32(s, sid << 16);        /* source_id, reserved 0 */
+		xevb_st32(s, sid << 16); /* source_id, reserved 0 */
 		xevb_st32(s + 4, len);
-		memcpy(s + 8, p - 4, 4);        /* the CRC: big-endian in the MEP as here */
+		memcpy(s + 8, p - 4, 4); /* the CRC: big-endian in the MEP as here */
 		s += XEVB_EVT_REC_HLEN;
 		if (padded != len)
 			xevb_st32(s + padded - 4, 0);
@@ -302,8 +302,7 @@ const char *xevb_evt_err_name(int err)
 	return err_names[err];
 }
 
-__attribute__((format(printf, 4, 5)))
-static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -392,8 +391,8 @@ static inline bool payload_is_emu(const uint8_t *p, uint32_t len, uint32_t crc)
  * pattern (XEVB_VERIFY_CONTENT): 0, -XEVB_EVT_E_CRC (checked first) or
  * -XEVB_EVT_E_CONTENT, with a sentence in err.
  */
-static int verify_payload(uint32_t event_id, uint16_t source_id, const uint8_t *p, uint32_t len,
-			  uint32_t crc, unsigned what, char *err, size_t errlen)
+static int verify_payload(uint32_t event_id, uint16_t source_id, const uint8_t *p, uint32_t len, uint32_t crc,
+			  unsigned what, char *err, size_t errlen)
 {
 	uint32_t c;
 	size_t at;
@@ -404,15 +403,15 @@ static int verify_payload(uint32_t event_id, uint16_t source_id, const uint8_t *
 		c = xevb_crc32c(0, p, len);
 		if (c != crc)
 			return fail(err, errlen, XEVB_EVT_E_CRC,
-				    "event %u source %u: crc32c 0x%08x, payload has 0x%08x",
-				    event_id, source_id, crc, c);
+				    "event %u source %u: crc32c 0x%08x, payload has 0x%08x", event_id, source_id,
+				    crc, c);
 	}
 	if (what & XEVB_VERIFY_CONTENT) {
 		at = emu_check(p, len);
 		if (at != len)
 			return fail(err, errlen, XEVB_EVT_E_CONTENT,
-				    "event %u source %u: wrong byte at payload offset %zu",
-				    event_id, source_id, at);
+				    "event %u source %u: wrong byte at payload offset %zu", event_id, source_id,
+				    at);
 	}
 	return 0;
 }
@@ -450,21 +449,20 @@ static inline int decode_head(const uint8_t *buf, size_t len, struct evt_head *h
 		return fail(err, errlen, XEVB_EVT_E_RESERVED, "reserved field 0x%04x", xevb_ld16(buf + 22));
 	h->total = xevb_ld32(buf + 16);
 	if (h->total != len)
-		return fail(err, errlen, XEVB_EVT_E_TOTAL_LEN, "total_length %u, event is %zu bytes",
-			    h->total, len);
+		return fail(err, errlen, XEVB_EVT_E_TOTAL_LEN, "total_length %u, event is %zu bytes", h->total,
+			    len);
 	h->event_id = xevb_ld32(buf + 12);
 	h->n_frags = xevb_ld16(buf + 6);
 	h->n_expected = xevb_ld16(buf + 20);
 	if (h->n_expected == 0 || h->n_expected > XEVB_MAX_SOURCES)
 		return fail(err, errlen, XEVB_EVT_E_N_EXPECTED, "n_expected %u", h->n_expected);
 	if (h->n_frags > h->n_expected)
-		return fail(err, errlen, XEVB_EVT_E_N_FRAGS, "n_frags %u > n_expected %u",
-			    h->n_frags, h->n_expected);
+		return fail(err, errlen, XEVB_EVT_E_N_FRAGS, "n_frags %u > n_expected %u", h->n_frags,
+			    h->n_expected);
 	h->incomplete = h->flags & XEVB_EVT_F_INCOMPLETE;
 	if (h->incomplete != (h->n_frags < h->n_expected))
-		return fail(err, errlen, XEVB_EVT_E_INCOMPLETE_FLAG,
-			    "INCOMPLETE %s with %u of %u fragments", h->incomplete ? "set" : "clear",
-			    h->n_frags, h->n_expected);
+		return fail(err, errlen, XEVB_EVT_E_INCOMPLETE_FLAG, "INCOMPLETE %s with %u of %u fragments",
+			    h->incomplete ? "set" : "clear", h->n_frags, h->n_expected);
 	return 0;
 }
 
@@ -489,13 +487,13 @@ static inline int decode_records(const uint8_t *buf, size_t len, const struct ev
 				    "record %u header at offset %zu past the end", i, off);
 		sid = xevb_ld16(buf + off);
 		if (xevb_ld16(buf + off + 2))
-			return fail(err, errlen, XEVB_EVT_E_REC_RESERVED,
-				    "record %u (source %u): reserved 0x%04x", i, sid, xevb_ld16(buf + off + 2));
+			return fail(err, errlen, XEVB_EVT_E_REC_RESERVED, "record %u (source %u): reserved 0x%04x",
+				    i, sid, xevb_ld16(buf + off + 2));
 		if (sid > XEVB_MAX_SOURCE_ID)
 			return fail(err, errlen, XEVB_EVT_E_SOURCE_ID, "record %u: source_id %u", i, sid);
 		if ((int)sid <= prev)
-			return fail(err, errlen, XEVB_EVT_E_REC_ORDER,
-				    "record %u: source_id %u after %d", i, sid, prev);
+			return fail(err, errlen, XEVB_EVT_E_REC_ORDER, "record %u: source_id %u after %d", i, sid,
+				    prev);
 		prev = sid;
 		flen = xevb_ld32(buf + off + 4);
 		off += XEVB_EVT_REC_HLEN;
@@ -505,8 +503,8 @@ static inline int decode_records(const uint8_t *buf, size_t len, const struct ev
 			return fail(err, errlen, XEVB_EVT_E_REC_TRUNC,
 				    "record %u (source %u): length %u runs past the end", i, sid, flen);
 		if (!all_zero(buf + off + flen, padded - flen))
-			return fail(err, errlen, XEVB_EVT_E_PADDING,
-				    "record %u (source %u): non-zero padding", i, sid);
+			return fail(err, errlen, XEVB_EVT_E_PADDING, "record %u (source %u): non-zero padding", i,
+				    sid);
 		/* The usual payload passes inline; anything else takes the full check. */
 		if (what && !*vfault &&
 		    !((what & XEVB_VERIFY_CONTENT) && payload_is_emu(buf + off, flen, xevb_ld32(buf + off - 4))))
@@ -533,11 +531,11 @@ static inline int decode_missing(const uint8_t *buf, size_t len, uint32_t nmiss,
 	for (uint32_t i = 0; i < nmiss; i++) {
 		uint16_t sid = xevb_ld16(buf + off + 2 * i);
 		if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
-			return fail(err, errlen, XEVB_EVT_E_MISSING_ORDER,
-				    "missing id %u: %u after %d", i, sid, prev);
+			return fail(err, errlen, XEVB_EVT_E_MISSING_ORDER, "missing id %u: %u after %d", i, sid,
+				    prev);
 		if (present[sid / 64] & (1ull << (sid % 64)))
-			return fail(err, errlen, XEVB_EVT_E_MISSING_PRESENT,
-				    "source %u both present and missing", sid);
+			return fail(err, errlen, XEVB_EVT_E_MISSING_PRESENT, "source %u both present and missing",
+				    sid);
 		prev = sid;
 	}
 	if (!all_zero(buf + off + 2 * nmiss, bytes - 2 * nmiss))
@@ -546,11 +544,13 @@ static inline int decode_missing(const uint8_t *buf, size_t len, uint32_t nmiss,
 	return 0;
 }
 
-static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out,
-		       int *vfault, char *err, size_t errlen)
+static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out, int *vfault,
+		       char *err, size_t errlen)
 {
 	uint64_t present[XEVB_MAX_SOURCES / 64];
-	struct evt_head h = { 0 };   /* set by decode_head; zeroed for the compiler, which cannot see fail() is non-zero */
+	struct evt_head h = {
+		0
+	}; /* set by decode_head; zeroed for the compiler, which cannot see fail() is non-zero */
 	uint32_t nmiss;
 	size_t off = XEVB_EVT_HLEN;
 	int rc;
@@ -579,16 +579,15 @@ static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xev
 	return 0;
 }
 
-int xevb_event_decode(const uint8_t *buf, size_t len, struct xevb_decoded_event *out,
-		      char *err, size_t errlen)
+int xevb_event_decode(const uint8_t *buf, size_t len, struct xevb_decoded_event *out, char *err, size_t errlen)
 {
 	int vfault = 0;
 
 	return decode_walk(buf, len, 0, out, &vfault, err, errlen);
 }
 
-int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what,
-			     struct xevb_decoded_event *out, char *err, size_t errlen)
+int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out,
+			     char *err, size_t errlen)
 {
 	int vfault = 0, rc;
 
@@ -598,8 +597,7 @@ int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what,
 	return rc ? rc : vfault;
 }
 
-int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what,
-		      char *err, size_t errlen)
+int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *err, size_t errlen)
 {
 	const uint8_t *pos = NULL;
 	struct xevb_decoded_frag f;
@@ -614,7 +612,6 @@ int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what,
 	}
 	return 0;
 }
-
 
 int xevb_evt_reader_init(struct xevb_evt_reader *r, uint32_t max_len)
 {
@@ -684,7 +681,7 @@ void xevb_evt_reader_shrink(struct xevb_evt_reader *r, size_t min_cap)
 		return;
 	nb = realloc(r->buf, XEVB_EVT_READER_CAP0);
 	if (!nb)
-		return;  /* keep the big one: still correct */
+		return; /* keep the big one: still correct */
 	r->buf = nb;
 	r->cap = XEVB_EVT_READER_CAP0;
 	r->head = r->tail = 0;

@@ -58,7 +58,7 @@ enum xevb_evid_verdict xevb_evid_window_add(struct xevb_evid_window *w, uint32_t
 		w->bits[b / 64] |= m;
 		return XEVB_EVID_NEW;
 	}
-	if ((uint32_t)-(int64_t)d >= w->size)
+	if ((uint32_t) - (int64_t)d >= w->size)
 		return XEVB_EVID_TOO_OLD;
 	if (w->bits[b / 64] & m)
 		return XEVB_EVID_DUP;

@@ -30,8 +30,8 @@ void xevb_spsc_free(struct xevb_spsc *r)
 	memset(r, 0, sizeof(*r));
 }
 
-uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t shift,
-			 uint32_t n_workers, struct xevb_ho_part *parts)
+uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t shift, uint32_t n_workers,
+			 struct xevb_ho_part *parts)
 {
 	uint32_t blk0 = frags[0].event_id >> shift, diff = 0, owners = 0;
 
@@ -62,9 +62,8 @@ uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t
 	return owners;
 }
 
-uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift,
-		      uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
-		      struct xevb_frag_ref *frags)
+uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift, uint32_t n_workers,
+		      uint32_t self, struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
 {
 	const uint8_t *mep = frame + e->mep_off;
 	uint32_t off = e->rec_off, k = 0;
@@ -94,8 +93,8 @@ uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_
 }
 
 bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_idx,
-		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags,
-		  const struct xevb_ho_part *p, uint32_t shift, uint32_t n_workers, uint32_t owner)
+		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags, const struct xevb_ho_part *p,
+		  uint32_t shift, uint32_t n_workers, uint32_t owner)
 {
 	struct xevb_frag_ref *buf = refs->buf;
 	uint32_t mask = refs->mask, head = refs->prod_head;
@@ -110,7 +109,7 @@ bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_
 	e->pad = 0;
 	e->frag_len = 0;
 	e->first_event_id = 0;
-	if (!p->count) {        /* END_OF_RUN notice */
+	if (!p->count) { /* END_OF_RUN notice */
 		e->rec_off = e->n_walk = e->span = 0;
 		e->flags = dense ? XEVB_HO_F_REFS : 0;
 		return dense;
@@ -177,7 +176,7 @@ const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xe
 			return NULL;
 		/* A run of one goes fragment by fragment: its ref, without reading the frame. */
 		scratch[0].event_id = e->first_event_id;
-		scratch[0].crc32c = 0;  /* the builder keeps no CRC: emit reads it from the frame */
+		scratch[0].crc32c = 0; /* the builder keeps no CRC: emit reads it from the frame */
 		scratch[0].payload_off = (uint16_t)(e->rec_off + XEVB_REC_HLEN);
 		scratch[0].length = e->frag_len;
 		return scratch;
@@ -195,7 +194,7 @@ const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xe
 	at = (refs->cons_tail + *cursor) & refs->mask;
 	*cursor += n;
 	f = buf + at;
-	if (at + n > refs->mask + 1) {  /* wraps: make it one array */
+	if (at + n > refs->mask + 1) { /* wraps: make it one array */
 		for (uint32_t i = 0; i < n; i++)
 			scratch[i] = buf[(at + i) & refs->mask];
 		f = scratch;

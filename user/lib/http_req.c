@@ -18,8 +18,7 @@ enum xevb_http_req xevb_http_req_match(const char *buf, size_t len, bool at_end)
 {
 	if (!at_end && len < XEVB_HTTP_REQ_MAX && !head_ended(buf, len))
 		return XEVB_HTTP_INCOMPLETE;
-	if (starts(buf, len, "GET /metrics ") || starts(buf, len, "GET /metrics?") ||
-	    starts(buf, len, "GET / "))
+	if (starts(buf, len, "GET /metrics ") || starts(buf, len, "GET /metrics?") || starts(buf, len, "GET / "))
 		return XEVB_HTTP_METRICS;
 	if (starts(buf, len, "GET "))
 		return XEVB_HTTP_NOT_FOUND;

@@ -21,11 +21,11 @@
 #include <xevb/cli.h>
 #include <xevb/loader.h>
 #include <xevb/wire.h>
-#include <xevb/shed.h>   /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
+#include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 
 #define PROG_NAME "xevb_steer"
-#define RUN_DIR "/run/xevb"
+#define RUN_DIR   "/run/xevb"
 
 /*
  * What keeps the program off the interface: an error in XDP mode; in pass
@@ -40,8 +40,7 @@ int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len)
 	if (stat("/proc/self/ns/net", &st))
 		return -errno;
 	/* Interface names repeat across network namespaces: key by both. */
-	if ((size_t)snprintf(buf, len, RUN_DIR "/%lu-%s.%s", (unsigned long)st.st_ino,
-			     ifname, suffix) >= len)
+	if ((size_t)snprintf(buf, len, RUN_DIR "/%lu-%s.%s", (unsigned long)st.st_ino, ifname, suffix) >= len)
 		return -ENAMETOOLONG;
 	return 0;
 }
@@ -69,7 +68,8 @@ static int take_lock(struct xevb_loader *l)
 			if (n > 0)
 				pid[n] = 0;
 			pid[strcspn(pid, "\n")] = 0;
-			lfail(l, "another xevb builder (pid %s) already runs on %s; stop it first", pid, l->ifname);
+			lfail(l, "another xevb builder (pid %s) already runs on %s; stop it first", pid,
+			      l->ifname);
 			close(fd);
 			return -EBUSY;
 		}
@@ -157,26 +157,28 @@ static int check_existing(struct xevb_loader *l, bool force)
 	}
 	if (!strcmp(xdp_program__name(p), PROG_NAME)) {
 		/* We hold the interface lock, so no live builder owns it. */
-		xevb_warn("removing a stale %s (id %u) left on %s by a builder that died",
-			  PROG_NAME, xdp_program__id(p), l->ifname);
+		xevb_warn("removing a stale %s (id %u) left on %s by a builder that died", PROG_NAME,
+			  xdp_program__id(p), l->ifname);
 	} else if (force) {
-		xevb_warn("--force: replacing XDP program '%s' (id %u) on %s",
-			  xdp_program__name(p), xdp_program__id(p), l->ifname);
+		xevb_warn("--force: replacing XDP program '%s' (id %u) on %s", xdp_program__name(p),
+			  xdp_program__id(p), l->ifname);
 	} else {
 		int why = xevb_loader_probe_dispatcher();
 
 		if (why)
-			lfail(l, "%s already has XDP program '%s' (id %u), not loaded by xevb. libxdp's "
-				 "multi-program dispatcher cannot load on this kernel (freplace programs are "
-				 "refused: %s), so xevb cannot run beside it, and it does not replace a program "
-				 "it did not load: remove it (xdp-loader unload %s --all) or pass --force to "
-				 "replace it", l->ifname, xdp_program__name(p), xdp_program__id(p),
-				 strerror(why), l->ifname);
+			lfail(l,
+			      "%s already has XDP program '%s' (id %u), not loaded by xevb. libxdp's "
+			      "multi-program dispatcher cannot load on this kernel (freplace programs are "
+			      "refused: %s), so xevb cannot run beside it, and it does not replace a program "
+			      "it did not load: remove it (xdp-loader unload %s --all) or pass --force to "
+			      "replace it",
+			      l->ifname, xdp_program__name(p), xdp_program__id(p), strerror(why), l->ifname);
 		else
-			lfail(l, "%s already has XDP program '%s' (id %u), not loaded by xevb and attached "
-				 "without libxdp's dispatcher, so xevb cannot run beside it: reload it with "
-				 "xdp-loader (or xdp-filter) to share the interface, or pass --force to replace it",
-				 l->ifname, xdp_program__name(p), xdp_program__id(p));
+			lfail(l,
+			      "%s already has XDP program '%s' (id %u), not loaded by xevb and attached "
+			      "without libxdp's dispatcher, so xevb cannot run beside it: reload it with "
+			      "xdp-loader (or xdp-filter) to share the interface, or pass --force to replace it",
+			      l->ifname, xdp_program__name(p), xdp_program__id(p));
 		xdp_multiprog__close(mp);
 		return -EEXIST;
 	}
@@ -256,9 +258,11 @@ static void warn_vlan_stripped(const struct xevb_loader *l, const struct xevb_lo
 	memcpy(ifr.ifr_name, l->ifname, strnlen(l->ifname, IFNAMSIZ - 1));
 	ifr.ifr_data = (void *)&flags;
 	if (!ioctl(fd, SIOCETHTOOL, &ifr) && (flags.data & ETH_FLAG_RXVLAN))
-		xevb_warn("%s strips 802.1Q tags before XDP (rx-vlan-offload on) and --bind-src binds a VLAN: "
-			  "every MEP of a source bound to a VLAN will be refused as src_vlan_mismatch. Turn it off "
-			  "(ethtool -K %s rxvlan off) or bind no VLAN", l->ifname, l->ifname);
+		xevb_warn(
+			"%s strips 802.1Q tags before XDP (rx-vlan-offload on) and --bind-src binds a VLAN: "
+			"every MEP of a source bound to a VLAN will be refused as src_vlan_mismatch. Turn it off "
+			"(ethtool -K %s rxvlan off) or bind no VLAN",
+			l->ifname, l->ifname);
 	close(fd);
 }
 
@@ -274,8 +278,10 @@ static void map_shed_gate(struct xevb_loader *l)
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, bpf_map__fd(l->skel->maps.data_shed), 0);
 
 	if (p == MAP_FAILED) {
-		xevb_warn("cannot map the XDP program's shedding gate: %s; events will not be shed "
-			  "whole under overload", strerror(errno));
+		xevb_warn(
+			"cannot map the XDP program's shedding gate: %s; events will not be shed "
+			"whole under overload",
+			strerror(errno));
 		return;
 	}
 	l->shed_gate = p;
@@ -338,14 +344,17 @@ static int enable_frags(struct xevb_loader *l, const struct xevb_loader_cfg *cfg
 	if (dev_mtu(cfg->ifname) <= 3498)
 		return 0;
 	if (!l->skel->rodata->cfg_has_buff_len) {
-		lfail(l, "%s has MTU %d, which needs multi-buffer XDP (kernel 5.18+); lower the MTU "
-			 "to 3498%s", cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
+		lfail(l,
+		      "%s has MTU %d, which needs multi-buffer XDP (kernel 5.18+); lower the MTU "
+		      "to 3498%s",
+		      cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
 		return -EOPNOTSUPP;
 	}
 	if (libbpf_probe_bpf_helper(BPF_PROG_TYPE_XDP, BPF_FUNC_xdp_load_bytes, NULL) != 1) {
-		lfail(l, "%s has MTU %d: jumbo MEPs span XDP frags, which needs bpf_xdp_load_bytes "
-			 "(kernel 5.18+); lower the MTU to 3498%s",
-			 cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
+		lfail(l,
+		      "%s has MTU %d: jumbo MEPs span XDP frags, which needs bpf_xdp_load_bytes "
+		      "(kernel 5.18+); lower the MTU to 3498%s",
+		      cfg->ifname, dev_mtu(cfg->ifname), l->pass ? "" : " or use --mode socket");
 		return -EOPNOTSUPP;
 	}
 	/* What SEC("xdp.frags") would set, only where needed: a program
@@ -375,13 +384,14 @@ static int attach_program(struct xevb_loader *l, const struct xevb_loader_cfg *c
 	if (err) {
 		if (err == -EOPNOTSUPP && mode == XDP_MODE_NATIVE)
 			lfail(l, "%s has no native XDP support; use --tune xdp-mode=generic (slower)%s",
-				 cfg->ifname, l->pass ? "" : " or --mode socket");
+			      cfg->ifname, l->pass ? "" : " or --mode socket");
 		else if (err == -EPERM)
-			lfail(l, "attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
-				 cfg->ifname);
+			lfail(l,
+			      "attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
+			      cfg->ifname);
 		else
 			lfail(l, "attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
-				 cfg->ifname, strerror(-err));
+			      cfg->ifname, strerror(-err));
 		/* Never attached: nothing to detach. */
 		xdp_program__close(l->prog);
 		l->prog = NULL;
@@ -439,10 +449,10 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	warn_vlan_stripped(l, cfg);
 	map_shed_gate(l);
 	xevb_info("XDP program %s (id %u)%s attached to %s in %s mode, %s%s", PROG_NAME, l->prog_id,
-		  l->pass ? " in pass mode (sheds, passes the rest to the kernel)" : "",
-		  l->ifname, cfg->mode == XEVB_XDP_GENERIC ? "generic (skb)" : "native",
-		  l->multiprog ? "through libxdp's dispatcher"
-			       : "as the only program (libxdp's dispatcher is not available on this kernel)",
+		  l->pass ? " in pass mode (sheds, passes the rest to the kernel)" : "", l->ifname,
+		  cfg->mode == XEVB_XDP_GENERIC ? "generic (skb)" : "native",
+		  l->multiprog ? "through libxdp's dispatcher" :
+				 "as the only program (libxdp's dispatcher is not available on this kernel)",
 		  l->frags ? ", jumbo (multi-buffer) MEPs validated across frags" : "");
 	return 0;
 fail:

@@ -53,14 +53,13 @@ static uint32_t seg_take(const struct xevb_mep_params *p)
 
 static int valid_segment(const struct xevb_mep_params *p)
 {
-	return p->n_frags == 1 && p->frag_size && !(p->seg_offset & 3) &&
-	       p->seg_offset < p->frag_size && xevb_seg_stride(p->seg_budget);
+	return p->n_frags == 1 && p->frag_size && !(p->seg_offset & 3) && p->seg_offset < p->frag_size &&
+	       xevb_seg_stride(p->seg_budget);
 }
 
 static int valid(const struct xevb_mep_params *p)
 {
-	if (p->n_frags < 1 || p->n_frags > XEVB_MAX_FRAGS_PER_MEP ||
-	    p->source_id > XEVB_MAX_SOURCE_ID ||
+	if (p->n_frags < 1 || p->n_frags > XEVB_MAX_FRAGS_PER_MEP || p->source_id > XEVB_MAX_SOURCE_ID ||
 	    (p->flags & ~(XEVB_MEP_F_KNOWN | XEVB_MEP_F_SEGMENT)))
 		return 0;
 	return !is_segment(p) || valid_segment(p);
@@ -186,7 +185,7 @@ static ssize_t put_ip(uint8_t *buf, size_t cap, const struct xevb_mep_params *p)
 	buf[1] = 0;
 	xevb_st16(buf + 2, (uint16_t)tot);
 	xevb_st16(buf + 4, p->ip_id);
-	xevb_st16(buf + 6, 0x4000);   /* DF: sources size packets to the MTU */
+	xevb_st16(buf + 6, 0x4000); /* DF: sources size packets to the MTU */
 	buf[8] = p->ttl ? p->ttl : 64;
 	buf[9] = p->udp_dport ? 17 : p->ip_proto;
 	xevb_st16(buf + 10, 0);

@@ -24,9 +24,9 @@
 #include <xevb/http_req.h>
 #include <xevb/metrics.h>
 
-#define REQ_DEADLINE_MS 2000    /* a whole exchange, request and reply */
-#define REQ_GRACE_MS    250     /* a client this new keeps its slot: a scrape needs far less */
-#define PAGE_MAX     (64u << 20)
+#define REQ_DEADLINE_MS 2000 /* a whole exchange, request and reply */
+#define REQ_GRACE_MS    250  /* a client this new keeps its slot: a scrape needs far less */
+#define PAGE_MAX        (64u << 20)
 
 enum drop_reason { DROP_DEADLINE, DROP_EVICTED, DROP__COUNT };
 static const char *const drop_names[DROP__COUNT] = { "deadline", "evicted" };
@@ -51,8 +51,8 @@ struct xevb_metrics {
 	struct item *items;
 	size_t n_items, cap_items;
 	uint64_t scrapes, bad_requests;
-	uint64_t dropped[DROP__COUNT];  /* clients closed unanswered, by reason */
-	struct client *clients;         /* XEVB_METRICS_CLIENTS slots, the server thread's */
+	uint64_t dropped[DROP__COUNT]; /* clients closed unanswered, by reason */
+	struct client *clients;        /* XEVB_METRICS_CLIENTS slots, the server thread's */
 };
 
 /* ---- text ---- */
@@ -120,8 +120,9 @@ void xevb_metric_one(struct xevb_mbuf *b, const char *name, const char *type, co
 
 bool xevb_metric_name_ok(const char *name)
 {
-	if (!name || !*name || !(name[0] == '_' || name[0] == ':' ||
-				 (name[0] >= 'a' && name[0] <= 'z') || (name[0] >= 'A' && name[0] <= 'Z')))
+	if (!name || !*name ||
+	    !(name[0] == '_' || name[0] == ':' || (name[0] >= 'a' && name[0] <= 'z') ||
+	      (name[0] >= 'A' && name[0] <= 'Z')))
 		return false;
 	for (const char *c = name; *c; c++)
 		if (!(*c == '_' || *c == ':' || (*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') ||
@@ -152,8 +153,8 @@ out:
 	return rc;
 }
 
-static int add_value(struct xevb_metrics *m, enum item_kind kind, const char *name,
-		     const char *help, const char *labels, const uint64_t *value)
+static int add_value(struct xevb_metrics *m, enum item_kind kind, const char *name, const char *help,
+		     const char *labels, const uint64_t *value)
 {
 	struct item it = { .kind = kind, .value = value };
 
@@ -174,14 +175,14 @@ static int add_value(struct xevb_metrics *m, enum item_kind kind, const char *na
 	return 0;
 }
 
-int xevb_metrics_counter(struct xevb_metrics *m, const char *name, const char *help,
-			 const char *labels, const uint64_t *value)
+int xevb_metrics_counter(struct xevb_metrics *m, const char *name, const char *help, const char *labels,
+			 const uint64_t *value)
 {
 	return add_value(m, ITEM_COUNTER, name, help, labels, value);
 }
 
-int xevb_metrics_gauge(struct xevb_metrics *m, const char *name, const char *help,
-		       const char *labels, const uint64_t *value)
+int xevb_metrics_gauge(struct xevb_metrics *m, const char *name, const char *help, const char *labels,
+		       const uint64_t *value)
 {
 	return add_value(m, ITEM_GAUGE, name, help, labels, value);
 }
@@ -223,8 +224,8 @@ static void render_page(struct xevb_metrics *m, struct xevb_mbuf *b)
 		}
 	}
 	pthread_mutex_unlock(&m->lock);
-	xevb_metric_one(b, "xevb_metrics_scrapes_total", "counter",
-			"Scrapes of this endpoint served.", ++m->scrapes);
+	xevb_metric_one(b, "xevb_metrics_scrapes_total", "counter", "Scrapes of this endpoint served.",
+			++m->scrapes);
 	xevb_metric_one(b, "xevb_metrics_bad_requests_total", "counter",
 			"Requests to this endpoint that were refused.", m->bad_requests);
 	xevb_metric_family(b, "xevb_metrics_clients_dropped_total", "counter",
@@ -250,10 +251,10 @@ static void render_page(struct xevb_metrics *m, struct xevb_mbuf *b)
  * for each slot's turn.
  */
 struct client {
-	int fd;                      /* -1: a free slot */
+	int fd; /* -1: a free slot */
 	uint64_t deadline_ms;
-	size_t got;                  /* request bytes in req */
-	char *out;                   /* the whole reply, once the request is matched */
+	size_t got; /* request bytes in req */
+	char *out;  /* the whole reply, once the request is matched */
 	size_t out_len, out_off;
 	char req[XEVB_HTTP_REQ_MAX];
 };
@@ -291,7 +292,7 @@ static void client_reply(struct client *c, const char *status, const char *ctype
 
 	c->out = malloc((size_t)n + len);
 	if (!c->out)
-		return;  /* nothing to send: the caller closes */
+		return; /* nothing to send: the caller closes */
 	memcpy(c->out, head, (size_t)n);
 	memcpy(c->out + n, body, len);
 	c->out_len = (size_t)n + len;
@@ -308,7 +309,8 @@ static void client_answer(struct xevb_metrics *m, struct client *c, enum xevb_ht
 			static const char msg[] = "out of memory rendering the metrics\n";
 			client_reply(c, "500 Internal Server Error", "text/plain", msg, sizeof(msg) - 1);
 		} else {
-			client_reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "", b.len);
+			client_reply(c, "200 OK", "text/plain; version=0.0.4; charset=utf-8", b.p ? b.p : "",
+				     b.len);
 		}
 		free(b.p);
 		return;
@@ -343,7 +345,7 @@ static void client_read(struct xevb_metrics *m, struct client *c)
 	if (what == XEVB_HTTP_INCOMPLETE)
 		return;
 	if (!c->got) {
-		client_close(c);  /* connected and left: nothing to answer */
+		client_close(c); /* connected and left: nothing to answer */
 		return;
 	}
 	client_answer(m, c, what);
@@ -358,7 +360,7 @@ static void client_write(struct client *c)
 	if (w < 0 && (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK))
 		return;
 	if (w <= 0) {
-		client_close(c);  /* the client went away: its loss */
+		client_close(c); /* the client went away: its loss */
 		return;
 	}
 	c->out_off += (size_t)w;
@@ -507,7 +509,7 @@ struct xevb_metrics *xevb_metrics_start(const char *spec)
 	}
 	m->stop_pipe[0] = m->stop_pipe[1] = -1;
 	pthread_mutex_init(&m->lock, NULL);
-	m->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);  /* poll()ed, never waited on */
+	m->lfd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0); /* poll()ed, never waited on */
 	if (m->lfd < 0 || setsockopt(m->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    bind(m->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(m->lfd, 64) ||
 	    getsockname(m->lfd, (struct sockaddr *)&sa, &sl)) {

@@ -101,7 +101,9 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 			"Fragment records carried by valid MEPs, by verdict of the XDP program.",
 		};
 		static const char *const n[3] = {
-			"xevb_xdp_packets_total", "xevb_xdp_bytes_total", "xevb_xdp_fragments_total",
+			"xevb_xdp_packets_total",
+			"xevb_xdp_bytes_total",
+			"xevb_xdp_fragments_total",
 		};
 		for (int k = 0; k < 3; k++) {
 			xevb_metric_family(b, n[k], "counter", h[k]);
@@ -112,9 +114,11 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 			}
 		}
 		if (s->shed_on) {
-			G("xevb_shed_accept", "Whole-event shedding: fraction of event id blocks let through, of 65536.",
+			G("xevb_shed_accept",
+			  "Whole-event shedding: fraction of event id blocks let through, of 65536.",
 			  s->shed_accept);
-			C("xevb_shed_meps_total", "MEPs shed whole by the XDP program.", s->xdp[XEVB_XDP_SHED].packets);
+			C("xevb_shed_meps_total", "MEPs shed whole by the XDP program.",
+			  s->xdp[XEVB_XDP_SHED].packets);
 			C("xevb_shed_fragments_total", "Fragments in the MEPs shed by the XDP program.",
 			  s->xdp[XEVB_XDP_SHED].frags);
 			C("xevb_shed_events_total", "Events shed (the reference source's shed fragments).",
@@ -130,14 +134,19 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 		}
 	}
 	if (s->xdp_mode) {
-		static const struct { const char *name, *help; size_t off; } xs[] = {
-			{ "xevb_xsk_rx_dropped_total", "AF_XDP: frames dropped for lack of room (XDP_STATISTICS rx_dropped).",
+		static const struct {
+			const char *name, *help;
+			size_t off;
+		} xs[] = {
+			{ "xevb_xsk_rx_dropped_total",
+			  "AF_XDP: frames dropped for lack of room (XDP_STATISTICS rx_dropped).",
 			  offsetof(struct xevb_xsk_stats, rx_dropped) },
 			{ "xevb_xsk_rx_invalid_descs_total", "AF_XDP: invalid RX descriptors (XDP_STATISTICS).",
 			  offsetof(struct xevb_xsk_stats, rx_invalid_descs) },
 			{ "xevb_xsk_rx_ring_full_total", "AF_XDP: times the RX ring was full (XDP_STATISTICS).",
 			  offsetof(struct xevb_xsk_stats, rx_ring_full) },
-			{ "xevb_xsk_fill_ring_empty_total", "AF_XDP: times the fill ring was empty (XDP_STATISTICS).",
+			{ "xevb_xsk_fill_ring_empty_total",
+			  "AF_XDP: times the fill ring was empty (XDP_STATISTICS).",
 			  offsetof(struct xevb_xsk_stats, rx_fill_ring_empty_descs) },
 		};
 		for (size_t k = 0; k < sizeof(xs) / sizeof(xs[0]); k++) {

@@ -21,9 +21,10 @@ void xevb_notify_ready(const char *fmt, ...)
 	va_end(ap);
 	err = sd_notifyf(0, "READY=1\nSTATUS=%s", status);
 	if (err < 0)
-		xevb_warn("cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s; "
-			  "it will time the start out: check the unit's NotifyAccess and the socket",
-			  sock, strerror(-err));
+		xevb_warn(
+			"cannot tell the service manager we are ready (NOTIFY_SOCKET=%s): %s; "
+			"it will time the start out: check the unit's NotifyAccess and the socket",
+			sock, strerror(-err));
 	else if (err == 0)
 		xevb_warn("NOTIFY_SOCKET=%s is set but sd_notify sent nothing", sock);
 }

@@ -73,8 +73,10 @@ static int try_connect(struct xevb_sink_conn *c)
 	if (pacing_Bps && setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pacing_Bps, sizeof(pacing_Bps)))
 		xevb_warn("farm node %s: SO_MAX_PACING_RATE: %s (sending unpaced)", c->name, strerror(errno));
 	if (zerocopy && xevb_zc_sockopt(fd))
-		xevb_warn("farm node %s: SO_ZEROCOPY: %s (MSG_ZEROCOPY needs kernel 4.14+; sending "
-			  "copied)", c->name, strerror(errno));
+		xevb_warn(
+			"farm node %s: SO_ZEROCOPY: %s (MSG_ZEROCOPY needs kernel 4.14+; sending "
+			"copied)",
+			c->name, strerror(errno));
 	if (connect(fd, (struct sockaddr *)&c->addr, sizeof(c->addr))) {
 		int err = -errno;
 		close(fd);
@@ -171,11 +173,14 @@ static void conn_fail(struct xevb_output *o, struct xevb_sink_conn *c, int err)
 	o->st.dropped_error += unsent;
 	if (err == ECONNRESET)
 		o->st.peer_resets++;
-	xevb_warn("farm node %s: %s; dropping the connection (%u event(s) written but not acknowledged "
-		  "by it counted lost_in_flight, %u not yet written counted dropped_error%s); reconnecting "
-		  "every second", c->name, err ? strerror(err) : "connection closed by the farm node", lost,
-		  unsent, err == ECONNRESET ? "; it reset the connection: it died with acknowledged data it "
-		  "had not read, lost there" : "");
+	xevb_warn(
+		"farm node %s: %s; dropping the connection (%u event(s) written but not acknowledged "
+		"by it counted lost_in_flight, %u not yet written counted dropped_error%s); reconnecting "
+		"every second",
+		c->name, err ? strerror(err) : "connection closed by the farm node", lost, unsent,
+		err == ECONNRESET ? "; it reset the connection: it died with acknowledged data it "
+				    "had not read, lost there" :
+				    "");
 	/* What zerocopy sends it had in flight are no longer waited for. */
 	if (o->zc)
 		xevb_zc_sink_lost(o->zc, (uint32_t)(c - o->sinks));
@@ -219,7 +224,7 @@ static void conn_send(struct xevb_output *o, struct xevb_sink_conn *c, int flags
 		c->buf_head += (uint32_t)w;
 		c->conn_bytes += (uint64_t)w;
 		if ((size_t)w < left && (flags & MSG_DONTWAIT)) {
-			c->blocked = true;   /* the socket is full: the next try is next batch */
+			c->blocked = true; /* the socket is full: the next try is next batch */
 			break;
 		}
 	}
@@ -292,8 +297,8 @@ static int conn_write_through(struct xevb_output *o, struct xevb_sink_conn *c, s
 	return 0;
 }
 
-int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
-		     const char *file, uint32_t max_sources, uint64_t connect_wait_ns)
+int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks, const char *file,
+		     uint32_t max_sources, uint64_t connect_wait_ns)
 {
 	uint64_t deadline = xevb_now_ns() + connect_wait_ns;
 
@@ -304,7 +309,7 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 		return -EINVAL;
 	}
 	o->scratch_len = XEVB_EVT_SCRATCH_MAX(max_sources);
-	o->iov_max = XEVB_EVT_IOV_MAX_SEG(max_sources);   /* segments: a payload may be many pieces */
+	o->iov_max = XEVB_EVT_IOV_MAX_SEG(max_sources); /* segments: a payload may be many pieces */
 	o->scratch = malloc(o->scratch_len);
 	o->iov = calloc(o->iov_max, sizeof(*o->iov));
 	if (!o->scratch || !o->iov)
@@ -355,8 +360,7 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 	return 0;
 }
 
-int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx,
-			    uint32_t max_frames)
+int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx, uint32_t max_frames)
 {
 	return o->zc ? xevb_zc_set_release(o->zc, fn, ctx, max_frames) : 0;
 }
@@ -375,11 +379,11 @@ void xevb_output_drain(struct xevb_output *o)
 	xevb_zc_drain(o->zc, 1000);
 	zc_counted(o);
 	z = xevb_zc_stats(o->zc);
-	xevb_info("MSG_ZEROCOPY: %llu sends, %llu completed (%llu of them copied by the kernel after "
-		  "all), %llu events sent copied, %llu waits, %llu frame releases deferred",
-		  (unsigned long long)z->sends, (unsigned long long)z->completions,
-		  (unsigned long long)z->copied, (unsigned long long)z->fallback,
-		  (unsigned long long)z->waits, (unsigned long long)z->held);
+	xevb_info(
+		"MSG_ZEROCOPY: %llu sends, %llu completed (%llu of them copied by the kernel after "
+		"all), %llu events sent copied, %llu waits, %llu frame releases deferred",
+		(unsigned long long)z->sends, (unsigned long long)z->completions, (unsigned long long)z->copied,
+		(unsigned long long)z->fallback, (unsigned long long)z->waits, (unsigned long long)z->held);
 }
 
 void xevb_output_close(struct xevb_output *o)
@@ -502,8 +506,8 @@ uint64_t xevb_output_backlog_events(const struct xevb_output *o)
 	return n;
 }
 
-void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
-			  uint32_t n_events, uint64_t wire_bytes)
+void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first, uint32_t n_events,
+			  uint64_t wire_bytes)
 {
 	(void)first;
 	o->st.events += n_events;
@@ -514,8 +518,8 @@ void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
 static int emit_buffered(struct xevb_output *o, struct xevb_sink_conn *c, const struct xevb_event *ev)
 {
 	size_t total;
-	int err = xevb_event_encode_into(ev, xevb_realtime_ns(), c->buf + c->buf_len, SEND_BUF - c->buf_len,
-					 &total);
+	int err =
+		xevb_event_encode_into(ev, xevb_realtime_ns(), c->buf + c->buf_len, SEND_BUF - c->buf_len, &total);
 
 	if (err) {
 		o->st.encode_errors++;
@@ -533,7 +537,8 @@ static int emit_iov(struct xevb_output *o, struct xevb_sink_conn *c, const struc
 	uint8_t *slot = o->zc && c ? xevb_zc_slot(o->zc) : NULL;
 	size_t total;
 	int n = xevb_event_encode(ev, xevb_realtime_ns(), slot ? slot : o->scratch, o->scratch_len, o->iov,
-				  o->iov_max, &total), err;
+				  o->iov_max, &total),
+	    err;
 
 	if (n < 0) {
 		o->st.encode_errors++;
@@ -619,7 +624,7 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 
 	if (o->discard) {
 		o->st.events++;
-		o->st.bytes += xevb_event_wire_size_fast(ev);   /* no walk over a cold row */
+		o->st.bytes += xevb_event_wire_size_fast(ev); /* no walk over a cold row */
 		return;
 	}
 	if (o->file_fd >= 0) {

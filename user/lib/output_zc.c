@@ -25,26 +25,26 @@
 #endif
 
 /* Outstanding send ids per connection, and header slots: powers of 2. */
-#define ID_RING   4096u
-#define N_SLOTS   1024u
-#define DONE_BIT  (1ull << 63)
+#define ID_RING  4096u
+#define N_SLOTS  1024u
+#define DONE_BIT (1ull << 63)
 /* A full ring waits this long in all for completions, then sends copied. */
 #define WAIT_STEPS 20
 #define WAIT_MS    1
 
 struct zc_sink {
-	int fd;                  /* -1: nothing to reap */
-	uint32_t next;           /* the kernel's next id on this socket */
-	uint32_t done;           /* ids before this one have completed */
-	uint64_t ring[ID_RING];  /* id -> global send number, DONE_BIT once completed */
-	uint32_t len[ID_RING];   /* id -> bytes the kernel took in that send */
+	int fd;                 /* -1: nothing to reap */
+	uint32_t next;          /* the kernel's next id on this socket */
+	uint32_t done;          /* ids before this one have completed */
+	uint64_t ring[ID_RING]; /* id -> global send number, DONE_BIT once completed */
+	uint32_t len[ID_RING];  /* id -> bytes the kernel took in that send */
 };
 
 struct xevb_zc {
 	uint32_t n_sinks;
 	struct zc_sink *s;
-	uint64_t g;              /* global sends issued, numbered from 1 */
-	uint64_t w;              /* every send numbered below w has completed */
+	uint64_t g; /* global sends issued, numbered from 1 */
+	uint64_t w; /* every send numbered below w has completed */
 	uint8_t *slots;
 	size_t slot_len;
 	uint64_t slot_tag[N_SLOTS];
@@ -96,8 +96,7 @@ int xevb_zc_sockopt(int fd)
 	return setsockopt(fd, SOL_SOCKET, SO_ZEROCOPY, &one, sizeof(one)) ? -errno : 0;
 }
 
-int xevb_zc_set_release(struct xevb_zc *z, void (*fn)(void *, uint32_t), void *ctx,
-			uint32_t max_frames)
+int xevb_zc_set_release(struct xevb_zc *z, void (*fn)(void *, uint32_t), void *ctx, uint32_t max_frames)
 {
 	z->release = fn;
 	z->ctx = ctx;
@@ -249,7 +248,7 @@ int xevb_zc_send(struct xevb_zc *z, uint32_t sink, int fd, struct iovec *iov, si
 	if (!ids_free(z, s) && !wait_until(z, ids_free, s))
 		flags = MSG_NOSIGNAL;
 	if (!slot && flags != MSG_NOSIGNAL)
-		flags = MSG_NOSIGNAL;      /* headers in the shared scratch: copy */
+		flags = MSG_NOSIGNAL; /* headers in the shared scratch: copy */
 	if (!(flags & MSG_ZEROCOPY))
 		z->st.fallback++;
 	g = ++z->g;
@@ -308,7 +307,7 @@ bool xevb_zc_hold(struct xevb_zc *z, uint32_t frame_idx)
 	uint32_t tail;
 
 	if (z->g < z->w || !z->q_cap)
-		return false;            /* nothing in flight: release now */
+		return false; /* nothing in flight: release now */
 	if (z->q_len == z->q_cap) {
 		/* Cannot happen (a frame is held once); never lose one. */
 		xevb_zc_drain(z, 100);

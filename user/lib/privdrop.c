@@ -232,7 +232,7 @@ void xevb_privs_probe(const struct xevb_probe_ctx *c, int res[XEVB_PROBE__COUNT]
 	};
 	int ncpu = libbpf_num_possible_cpus();
 	struct xevb_xdp_ctr vals[ncpu > 0 ? ncpu : 1];
-	__u32 key = XEVB_XSKMAP_SIZE - 1;  /* no socket there: harmless if it ever worked */
+	__u32 key = XEVB_XSKMAP_SIZE - 1; /* no socket there: harmless if it ever worked */
 	int r;
 
 	/* Value: any socket of ours; the write must be refused before it is looked at. */
@@ -266,13 +266,14 @@ void xevb_privs_probe(const struct xevb_probe_ctx *c, int res[XEVB_PROBE__COUNT]
 
 void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res)
 {
-	fprintf(f, "{\"privileges\":{\"user\":\"%s\",\"uid\":%u,\"gid\":%u,\"cap_eff\":\"%llx\","
-		   "\"cap_prm\":\"%llx\",\"cap_inh\":\"%llx\",\"cap_bnd\":\"%llx\",\"cap_amb\":\"%llx\","
-		   "\"no_new_privs\":%d,\"maps_readonly\":%u,\"progs_closed\":%u,\"links_closed\":%u",
+	fprintf(f,
+		"{\"privileges\":{\"user\":\"%s\",\"uid\":%u,\"gid\":%u,\"cap_eff\":\"%llx\","
+		"\"cap_prm\":\"%llx\",\"cap_inh\":\"%llx\",\"cap_bnd\":\"%llx\",\"cap_amb\":\"%llx\","
+		"\"no_new_privs\":%d,\"maps_readonly\":%u,\"progs_closed\":%u,\"links_closed\":%u",
 		p->user, (unsigned)p->uid, (unsigned)p->gid, (unsigned long long)p->cap_eff,
-		(unsigned long long)p->cap_prm, (unsigned long long)p->cap_inh,
-		(unsigned long long)p->cap_bnd, (unsigned long long)p->cap_amb, p->no_new_privs,
-		p->maps_readonly, p->progs_closed, p->links_closed);
+		(unsigned long long)p->cap_prm, (unsigned long long)p->cap_inh, (unsigned long long)p->cap_bnd,
+		(unsigned long long)p->cap_amb, p->no_new_privs, p->maps_readonly, p->progs_closed,
+		p->links_closed);
 	if (res) {
 		fprintf(f, ",\"selftest\":{");
 		for (int i = 0; i < XEVB_PROBE__COUNT; i++) {
@@ -285,8 +286,7 @@ void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res)
 	fflush(f);
 }
 
-pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*start)(void *ctx), void (*cleanup)(void *ctx),
-			       void *ctx)
+pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*start)(void *ctx), void (*cleanup)(void *ctx), void *ctx)
 {
 	int fds[2];
 	pid_t pid;

@@ -18,8 +18,9 @@ static uint64_t xsk_sum(const struct xevb_snapshot *s, int which)
 {
 	uint64_t n = 0;
 	for (uint32_t q = 0; q < s->n_queues && q < XEVB_XSK_MAX_QUEUES; q++)
-		n += which == 0 ? s->xsk[q].rx_dropped : which == 1 ? s->xsk[q].rx_ring_full
-							 : s->xsk[q].rx_fill_ring_empty_descs;
+		n += which == 0 ? s->xsk[q].rx_dropped :
+		     which == 1 ? s->xsk[q].rx_ring_full :
+				  s->xsk[q].rx_fill_ring_empty_descs;
 	return n;
 }
 
@@ -33,15 +34,17 @@ void xevb_report_line(FILE *f, const struct xevb_snapshot *n, const struct xevb_
 	for (int r = 0; r < XEVB_DROP__COUNT; r++)
 		drops += n->core.drops[r] - p->core.drops[r];
 #define RATE(field) ((double)(n->field - p->field) / dt)
-	fprintf(f, "%s: %8.0f pkt/s %9.0f frag/s %8.0f ev/s  in %6.3f Gb/s  out %6.3f Gb/s  "
-		   "incompl %.0f/s  drops %.0f/s  malformed %.0f/s  xsk_drop %.0f/s  open %" PRIu64 "\n",
+	fprintf(f,
+		"%s: %8.0f pkt/s %9.0f frag/s %8.0f ev/s  in %6.3f Gb/s  out %6.3f Gb/s  "
+		"incompl %.0f/s  drops %.0f/s  malformed %.0f/s  xsk_drop %.0f/s  open %" PRIu64 "\n",
 		n->ifname, RATE(rx_frames), RATE(core.frags_received),
-		RATE(core.events_complete) + RATE(core.events_incomplete),
-		RATE(rx_bytes) * 8 / 1e9, RATE(out.bytes) * 8 / 1e9, RATE(core.events_incomplete),
-		(double)drops / dt, (double)(xdp_malformed(n) - xdp_malformed(p)) / dt,
+		RATE(core.events_complete) + RATE(core.events_incomplete), RATE(rx_bytes) * 8 / 1e9,
+		RATE(out.bytes) * 8 / 1e9, RATE(core.events_incomplete), (double)drops / dt,
+		(double)(xdp_malformed(n) - xdp_malformed(p)) / dt,
 		(double)(xsk_sum(n, 0) - xsk_sum(p, 0) + n->sock_kernel_drops - p->sock_kernel_drops) / dt,
 		n->core.open_events);
-	if (n->shed_on && (n->shed_accept < XEVB_SHED_ONE || n->xdp[XEVB_XDP_SHED].packets != p->xdp[XEVB_XDP_SHED].packets))
+	if (n->shed_on &&
+	    (n->shed_accept < XEVB_SHED_ONE || n->xdp[XEVB_XDP_SHED].packets != p->xdp[XEVB_XDP_SHED].packets))
 		fprintf(f, "%s: shedding: accept %5.1f%%  shed %.0f MEP/s %.0f ev/s\n", n->ifname,
 			100.0 * n->shed_accept / XEVB_SHED_ONE, RATE(xdp[XEVB_XDP_SHED].packets),
 			RATE(xdp[XEVB_XDP_SHED_REF].frags));
@@ -62,19 +65,21 @@ static void summary_shedding(FILE *f, const struct xevb_snapshot *s)
 {
 	if (!s->shed_on)
 		return;
-	fprintf(f, "XDP shedding: %" PRIu64 " MEPs, %" PRIu64 " fragments, %" PRIu64
-		   " events (source %u) shed whole; accept now %.1f%%, lowest %.1f%%; %" PRIu64
-		   " cuts (%" PRIu64 " ring, %" PRIu64 " kernel drops, %" PRIu64 " output backlog), %" PRIu64
-		   " raises\n",
+	fprintf(f,
+		"XDP shedding: %" PRIu64 " MEPs, %" PRIu64 " fragments, %" PRIu64
+		" events (source %u) shed whole; accept now %.1f%%, lowest %.1f%%; %" PRIu64 " cuts (%" PRIu64
+		" ring, %" PRIu64 " kernel drops, %" PRIu64 " output backlog), %" PRIu64 " raises\n",
 		(uint64_t)s->xdp[XEVB_XDP_SHED].packets, (uint64_t)s->xdp[XEVB_XDP_SHED].frags,
 		(uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags, s->shed_ref_source,
-		100.0 * s->shed_accept / XEVB_SHED_ONE, 100.0 * s->shed_min_accept / XEVB_SHED_ONE,
-		s->shed_cuts, s->shed_cuts_by[XEVB_SHED_CUT_RING], s->shed_cuts_by[XEVB_SHED_CUT_DROPS],
+		100.0 * s->shed_accept / XEVB_SHED_ONE, 100.0 * s->shed_min_accept / XEVB_SHED_ONE, s->shed_cuts,
+		s->shed_cuts_by[XEVB_SHED_CUT_RING], s->shed_cuts_by[XEVB_SHED_CUT_DROPS],
 		s->shed_cuts_by[XEVB_SHED_CUT_BACKLOG], s->shed_raises);
 	if (s->shed_guard_limit)
-		fprintf(f, "XDP ring guard: %" PRIu64 " blocks refused whole, %" PRIu64
-			   " admitted (refused while over %u frames waited in a queue's ring); %" PRIu64
-			   " admitted right after blocks shed, the builder's window jumped %" PRIu64 " times over them\n",
+		fprintf(f,
+			"XDP ring guard: %" PRIu64 " blocks refused whole, %" PRIu64
+			" admitted (refused while over %u frames waited in a queue's ring); %" PRIu64
+			" admitted right after blocks shed, the builder's window jumped %" PRIu64
+			" times over them\n",
 			s->shed_guard_refused, s->shed_guard_admitted, s->shed_guard_limit, s->shed_guard_vouched,
 			s->core.jumps_shed);
 }
@@ -101,45 +106,64 @@ enum summary_path { ANY_PATH, XDP_PATH, SOCKET_PATH };
 
 struct summary_line {
 	enum summary_path path;
-	bool if_any;              /* printed only when one of its counters is not 0 */
-	const char *text;         /* NULL: print writes the line (not counters of the table) */
+	bool if_any;      /* printed only when one of its counters is not 0 */
+	const char *text; /* NULL: print writes the line (not counters of the table) */
 	void (*print)(FILE *f, const struct xevb_snapshot *s);
 };
 
 static const struct summary_line summary_lines[] = {
 	{ ANY_PATH, false, "frames received     {rx_frames} ({rx_bytes} bytes), not MEP {rx_not_mep}\n", NULL },
-	{ ANY_PATH, false, "fragments received  {frags_received}\n"
-			   "  in events         {frags_in_events}\n"
-			   "{drop_*|  %-17n %v\n}"
-			   "  (in open events   {@frags_in_open_events}, of segmented ones not whole yet {frags_pending})\n", NULL },
+	{ ANY_PATH, false,
+	  "fragments received  {frags_received}\n"
+	  "  in events         {frags_in_events}\n"
+	  "{drop_*|  %-17n %v\n}"
+	  "  (in open events   {@frags_in_open_events}, of segmented ones not whole yet {frags_pending})\n",
+	  NULL },
 	/* Wire format 1.1: the segment invariant's terms (builder.h). */
-	{ ANY_PATH, false, "segments received   {segs_received}: in fragments {segs_in_frags}{segs_*|, %n %v}, "
-			   "pending {segs_pending}; segmented fragments whole {seg_frags_whole}\n", NULL },
-	{ ANY_PATH, false, "events opened       {events_opened}: complete {events_complete}, incomplete "
-			   "{events_incomplete} (end-of-run flush {events_flushed_eor}), discarded {events_discarded}, "
-			   "open {open_events}; evicted {events_evicted} (of incomplete + discarded: window or frame "
-			   "pressure)\n", NULL },
-	{ ANY_PATH, false, "output              {out_events} events, {out_bytes} bytes; no farm node "
-			   "{out_dropped_no_sink}, write errors {out_dropped_error}, farm nodes' buffers full "
-			   "{out_dropped_backlog}\n", NULL },
-	{ ANY_PATH, true, "  of them lost in flight to a failed farm node {out_lost_in_flight} (untracked "
-			  "{out_ack_untracked}); reconnects {out_reconnects}, reset by a farm node {out_peer_resets}\n", NULL },
+	{ ANY_PATH, false,
+	  "segments received   {segs_received}: in fragments {segs_in_frags}{segs_*|, %n %v}, "
+	  "pending {segs_pending}; segmented fragments whole {seg_frags_whole}\n",
+	  NULL },
+	{ ANY_PATH, false,
+	  "events opened       {events_opened}: complete {events_complete}, incomplete "
+	  "{events_incomplete} (end-of-run flush {events_flushed_eor}), discarded {events_discarded}, "
+	  "open {open_events}; evicted {events_evicted} (of incomplete + discarded: window or frame "
+	  "pressure)\n",
+	  NULL },
+	{ ANY_PATH, false,
+	  "output              {out_events} events, {out_bytes} bytes; no farm node "
+	  "{out_dropped_no_sink}, write errors {out_dropped_error}, farm nodes' buffers full "
+	  "{out_dropped_backlog}\n",
+	  NULL },
+	{ ANY_PATH, true,
+	  "  of them lost in flight to a failed farm node {out_lost_in_flight} (untracked "
+	  "{out_ack_untracked}); reconnects {out_reconnects}, reset by a farm node {out_peer_resets}\n",
+	  NULL },
 	/* What user space copied to write the events: 0 when they left from where they were received. */
 	{ ANY_PATH, true, "  copied by user space {out_bytes_copied} bytes\n", NULL },
 	/* zerocopy (--tune): none copied by user space; the kernel says where it copied anyway. */
-	{ ANY_PATH, true, "  sent with MSG_ZEROCOPY {out_bytes_zerocopy} bytes, of them copied by the kernel "
-			  "after all {out_bytes_kernel_copied} (a local receiver)\n", NULL },
+	{ ANY_PATH, true,
+	  "  sent with MSG_ZEROCOPY {out_bytes_zerocopy} bytes, of them copied by the kernel "
+	  "after all {out_bytes_kernel_copied} (a local receiver)\n",
+	  NULL },
 	{ XDP_PATH, false, NULL, summary_xdp_program },
-	{ XDP_PATH, false, "AF_XDP sockets: rx_dropped {@xsk_rx_dropped}, rx_ring_full {@xsk_rx_ring_full}, "
-			   "fill_ring_empty {@xsk_fill_ring_empty}\n", NULL },
+	{ XDP_PATH, false,
+	  "AF_XDP sockets: rx_dropped {@xsk_rx_dropped}, rx_ring_full {@xsk_rx_ring_full}, "
+	  "fill_ring_empty {@xsk_fill_ring_empty}\n",
+	  NULL },
 	{ XDP_PATH, false, NULL, summary_shedding },
 	{ XDP_PATH, true, "XDP meta: {rx_meta} frames taken from it, {rx_meta_fallback} parsed\n", NULL },
-	{ XDP_PATH, true, "IPv4-fragmented MEPs: {rx_ipfrag_datagrams} reassembled datagrams, {rx_ipfrag_bytes} "
-			  "bytes ({rx_ipfrag_copied} copied) from the kernel's socket; its queue: dropped "
-			  "{sock_kernel_drops}, truncated {sock_truncated}\n", NULL },
-	{ SOCKET_PATH, false, "socket: dropped at the socket queue {sock_kernel_drops}, truncated {sock_truncated}\n", NULL },
-	{ SOCKET_PATH, true, "IPv4-fragmented MEPs: {rx_ipfrag_datagrams} reassembled datagrams over the MTU, "
-			     "{rx_ipfrag_bytes} bytes ({rx_ipfrag_copied} copied)\n", NULL },
+	{ XDP_PATH, true,
+	  "IPv4-fragmented MEPs: {rx_ipfrag_datagrams} reassembled datagrams, {rx_ipfrag_bytes} "
+	  "bytes ({rx_ipfrag_copied} copied) from the kernel's socket; its queue: dropped "
+	  "{sock_kernel_drops}, truncated {sock_truncated}\n",
+	  NULL },
+	{ SOCKET_PATH, false,
+	  "socket: dropped at the socket queue {sock_kernel_drops}, truncated {sock_truncated}\n", NULL },
+	{ SOCKET_PATH, true,
+	  "IPv4-fragmented MEPs: {rx_ipfrag_datagrams} reassembled datagrams over the MTU, "
+	  "{rx_ipfrag_bytes} bytes ({rx_ipfrag_copied} copied)\n",
+	  NULL },
 	{ SOCKET_PATH, false, NULL, summary_pass_mode },
 };
 
@@ -152,11 +176,11 @@ static const char summary_source_line[] =
 
 /* One summary walk: a snapshot, a scope (and source), and the rows it printed. */
 struct summary_ctx {
-	FILE *f;                  /* NULL: only look whether a counter is not 0 */
+	FILE *f; /* NULL: only look whether a counter is not 0 */
 	const struct xevb_snapshot *s;
 	enum xevb_counter_scope scope;
 	uint32_t id;
-	bool *shown;              /* [XEVB_N_COUNTERS] */
+	bool *shown; /* [XEVB_N_COUNTERS] */
 	bool any;
 };
 
@@ -169,9 +193,18 @@ static uint64_t frags_in_open_events(const struct xevb_snapshot *s)
 	return v;
 }
 
-static uint64_t xsk_rx_dropped(const struct xevb_snapshot *s) { return xsk_sum(s, 0); }
-static uint64_t xsk_rx_ring_full(const struct xevb_snapshot *s) { return xsk_sum(s, 1); }
-static uint64_t xsk_fill_ring_empty(const struct xevb_snapshot *s) { return xsk_sum(s, 2); }
+static uint64_t xsk_rx_dropped(const struct xevb_snapshot *s)
+{
+	return xsk_sum(s, 0);
+}
+static uint64_t xsk_rx_ring_full(const struct xevb_snapshot *s)
+{
+	return xsk_sum(s, 1);
+}
+static uint64_t xsk_fill_ring_empty(const struct xevb_snapshot *s)
+{
+	return xsk_sum(s, 2);
+}
 
 /* The values a line shows that are not one counter: {@name}. */
 static const struct {
@@ -255,7 +288,8 @@ static void summary_brace(struct summary_ctx *x, const char *body, size_t len)
 
 	if (body[0] == '@') {
 		for (size_t i = 0; i < sizeof(summary_derived) / sizeof(summary_derived[0]); i++)
-			if (strlen(summary_derived[i].name) == len - 1 && !memcmp(summary_derived[i].name, body + 1, len - 1)) {
+			if (strlen(summary_derived[i].name) == len - 1 &&
+			    !memcmp(summary_derived[i].name, body + 1, len - 1)) {
 				summary_value(x, summary_derived[i].value(x->s));
 				return;
 			}
@@ -376,7 +410,8 @@ static void json_counters(FILE *f, const struct xevb_snapshot *s, enum xevb_coun
 		if (c->scope != scope)
 			continue;
 		for (uint32_t k = 0; k < c->n; k++) {
-			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",", xevb_counter_name(c, k, true, name, sizeof(name)),
+			fprintf(f, "%s\"%s\":%" PRIu64, first ? "" : ",",
+				xevb_counter_name(c, k, true, name, sizeof(name)),
 				xevb_counter_value(c, s, id, k));
 			first = false;
 		}
@@ -406,23 +441,28 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 	uint64_t seq_gaps = 0;
 
 	fprintf(f, "{\"ifname\":\"%s\",\"path\":\"%s\",\"sources\":%u,\"run_number\":%u,\"run_ended\":%s",
-		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, c->run_number, c->run_ended ? "true" : "false");
+		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, c->run_number,
+		c->run_ended ? "true" : "false");
 	json_counters(f, s, XEVB_SCOPE_TOTAL, 0);
-	fprintf(f, ",\"xsk_rx_dropped\":%" PRIu64 ",\"xsk_rx_ring_full\":%" PRIu64 ",\"xsk_fill_ring_empty\":%" PRIu64,
+	fprintf(f,
+		",\"xsk_rx_dropped\":%" PRIu64 ",\"xsk_rx_ring_full\":%" PRIu64
+		",\"xsk_fill_ring_empty\":%" PRIu64,
 		xsk_sum(s, 0), xsk_sum(s, 1), xsk_sum(s, 2));
-	fprintf(f, ",\"shed_on\":%s,\"shed_meps\":%" PRIu64 ",\"shed_frags\":%" PRIu64
-		   ",\"shed_events\":%" PRIu64 ",\"shed_accept\":%u,\"shed_min_accept\":%u"
-		   ",\"shed_cuts\":%" PRIu64 ",\"shed_raises\":%" PRIu64,
+	fprintf(f,
+		",\"shed_on\":%s,\"shed_meps\":%" PRIu64 ",\"shed_frags\":%" PRIu64 ",\"shed_events\":%" PRIu64
+		",\"shed_accept\":%u,\"shed_min_accept\":%u"
+		",\"shed_cuts\":%" PRIu64 ",\"shed_raises\":%" PRIu64,
 		s->shed_on ? "true" : "false", (uint64_t)s->xdp[XEVB_XDP_SHED].packets,
-		(uint64_t)s->xdp[XEVB_XDP_SHED].frags, (uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags,
-		s->shed_accept, s->shed_min_accept, s->shed_cuts, s->shed_raises);
+		(uint64_t)s->xdp[XEVB_XDP_SHED].frags, (uint64_t)s->xdp[XEVB_XDP_SHED_REF].frags, s->shed_accept,
+		s->shed_min_accept, s->shed_cuts, s->shed_raises);
 	fprintf(f, ",\"shed_cuts_by\":{");
 	for (unsigned k = 0; k < XEVB_SHED_CUT__N; k++)
 		fprintf(f, "%s\"%s\":%" PRIu64, k ? "," : "", xevb_shed_cause_name(k), s->shed_cuts_by[k]);
 	fprintf(f, "}");
-	fprintf(f, ",\"shed_guard_limit\":%u,\"shed_guard_refused\":%" PRIu64 ",\"shed_guard_admitted\":%" PRIu64
-		   ",\"shed_guard_vouched\":%" PRIu64, s->shed_guard_limit, s->shed_guard_refused,
-		s->shed_guard_admitted, s->shed_guard_vouched);
+	fprintf(f,
+		",\"shed_guard_limit\":%u,\"shed_guard_refused\":%" PRIu64 ",\"shed_guard_admitted\":%" PRIu64
+		",\"shed_guard_vouched\":%" PRIu64,
+		s->shed_guard_limit, s->shed_guard_refused, s->shed_guard_admitted, s->shed_guard_vouched);
 	fprintf(f, ",\"xdp\":{");
 	for (unsigned k = 0; k < XEVB_XDP__SLOTS; k++)
 		fprintf(f, "%s\"%s\":{\"packets\":%" PRIu64 ",\"frags\":%" PRIu64 "}", k ? "," : "",

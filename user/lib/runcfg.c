@@ -27,7 +27,7 @@ struct rule {
 	const char *key, *opt;
 	enum vtype type;
 	double min, max;
-	const char *words;          /* V_WORD: the accepted values, '|'-separated */
+	const char *words; /* V_WORD: the accepted values, '|'-separated */
 };
 
 #define ALL_RUN (XEVB_RC_DFM | XEVB_RC_BUILD | XEVB_RC_SOURCE)
@@ -71,8 +71,8 @@ static const struct rule rules[] = {
 	{ K_SINK, XEVB_RC_SINK, "process_rate", "process-rate", V_REAL, 0, 1e9, NULL },
 	{ K_BUILDER | K_SOURCE | K_SINK, XEVB_RC_BUILD | XEVB_RC_SOURCE | XEVB_RC_SINK, "duration", "duration",
 	  V_UINT, 1, 1u << 30, NULL },
-	{ K_DFM | K_BUILDER | K_SINK, XEVB_RC_DFM | XEVB_RC_BUILD | XEVB_RC_SINK, "metrics", "metrics", V_TEXT, 0, 0,
-	  NULL },
+	{ K_DFM | K_BUILDER | K_SINK, XEVB_RC_DFM | XEVB_RC_BUILD | XEVB_RC_SINK, "metrics", "metrics", V_TEXT, 0,
+	  0, NULL },
 };
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
 
@@ -80,22 +80,32 @@ static const struct rule rules[] = {
 static const char *structural_keys(enum kind k)
 {
 	switch (k) {
-	case K_DFM: return "address";
-	case K_BUILDER: return "address, ctl_port";
-	case K_SOURCE: return "address, ctl_port, source_ids, mac, vlan";
-	case K_SINK: return "address, port, ctl_port";
-	default: return "";
+	case K_DFM:
+		return "address";
+	case K_BUILDER:
+		return "address, ctl_port";
+	case K_SOURCE:
+		return "address, ctl_port, source_ids, mac, vlan";
+	case K_SINK:
+		return "address, port, ctl_port";
+	default:
+		return "";
 	}
 }
 
 static const char *kind_name(enum kind k)
 {
 	switch (k) {
-	case K_RUN: return "run";
-	case K_DFM: return "dfm";
-	case K_BUILDER: return "builder";
-	case K_SOURCE: return "source";
-	default: return "sink";
+	case K_RUN:
+		return "run";
+	case K_DFM:
+		return "dfm";
+	case K_BUILDER:
+		return "builder";
+	case K_SOURCE:
+		return "source";
+	default:
+		return "sink";
 	}
 }
 
@@ -103,13 +113,13 @@ struct parse {
 	struct xevb_runcfg *c;
 	FILE *f;
 	unsigned line;
-	unsigned header_line;       /* the last "[section]" line read */
+	unsigned header_line; /* the last "[section]" line read */
 	char *err;
 	size_t len;
 	unsigned err_line;
 	/* the section of each member (c->member[i]), for messages about it */
-	const struct xevb_runcfg_sec *msec[1 + XEVB_RUNCFG_MAX_BUILDERS + XEVB_RUNCFG_MAX_SOURCES +
-					   XEVB_RUNCFG_MAX_SINKS];
+	const struct xevb_runcfg_sec
+		*msec[1 + XEVB_RUNCFG_MAX_BUILDERS + XEVB_RUNCFG_MAX_SOURCES + XEVB_RUNCFG_MAX_SINKS];
 	/* the current section, looked up again only when its name changes */
 	char sec_name[64];
 	enum kind kind;
@@ -166,8 +176,12 @@ static char *read_line(char *str, int num, void *stream)
 /* "builder 3" -> K_BUILDER, sec of id 3 (a new one if first seen); "builder" -> its defaults. */
 static struct xevb_runcfg_sec *section(struct parse *p, const char *name, enum kind *kind)
 {
-	static const struct { const char *name; enum kind k; } kinds[] = {
-		{ "run", K_RUN }, { "dfm", K_DFM }, { "builder", K_BUILDER }, { "source", K_SOURCE }, { "sink", K_SINK },
+	static const struct {
+		const char *name;
+		enum kind k;
+	} kinds[] = {
+		{ "run", K_RUN },       { "dfm", K_DFM },   { "builder", K_BUILDER },
+		{ "source", K_SOURCE }, { "sink", K_SINK },
 	};
 	struct xevb_runcfg *c = p->c;
 	char word[16];
@@ -196,14 +210,16 @@ static struct xevb_runcfg_sec *section(struct parse *p, const char *name, enum k
 		arr = *kind == K_BUILDER ? c->builder : *kind == K_SOURCE ? c->source : c->sink;
 		def = *kind == K_BUILDER ? &c->def_builder : *kind == K_SOURCE ? &c->def_source : &c->def_sink;
 		count = *kind == K_BUILDER ? &c->n_builders : *kind == K_SOURCE ? &c->n_sources : &c->n_sinks;
-		max = *kind == K_BUILDER ? XEVB_RUNCFG_MAX_BUILDERS : *kind == K_SOURCE ? XEVB_RUNCFG_MAX_SOURCES :
-			XEVB_RUNCFG_MAX_SINKS;
+		max = *kind == K_BUILDER ? XEVB_RUNCFG_MAX_BUILDERS :
+		      *kind == K_SOURCE  ? XEVB_RUNCFG_MAX_SOURCES :
+					   XEVB_RUNCFG_MAX_SINKS;
 		if (!name[n])
 			return def;
 		errno = 0;
 		id = strtoul(name + n, &end, 10);
 		if (*end || errno || id > 65535 || name[n] == '-' || name[n] == '+') {
-			fail(p, name, NULL, "'%s' is not an id: expected [%s N] with N in 0..65535", name + n, word);
+			fail(p, name, NULL, "'%s' is not an id: expected [%s N] with N in 0..65535", name + n,
+			     word);
 			return NULL;
 		}
 		for (uint32_t j = 0; j < *count; j++)
@@ -217,7 +233,8 @@ static struct xevb_runcfg_sec *section(struct parse *p, const char *name, enum k
 		return &arr[(*count)++];
 	}
 unknown:
-	fail(p, name, NULL, "unknown section: expected [run], [dfm], [builder N], [source N], [sink N], "
+	fail(p, name, NULL,
+	     "unknown section: expected [run], [dfm], [builder N], [source N], [sink N], "
 	     "or [builder], [source], [sink] for every one's defaults");
 	return NULL;
 }
@@ -261,16 +278,21 @@ static bool source_l2(struct parse *p, const char *sname, const char *key, const
 		fail(p, sname, key, "given twice (first on line %u)", *line);
 	} else if (key[0] == 'm') {
 		if (is_default)
-			fail(p, sname, key, "every source process has its own Ethernet address: give it in [source N]");
+			fail(p, sname, key,
+			     "every source process has its own Ethernet address: give it in [source N]");
 		else if (!xevb_mac_parse(v, s->mac))
-			fail(p, sname, key, "'%s' is not the source host's Ethernet address: expected a unicast MAC "
-			     "such as 02:00:00:00:00:01 (ip link show names it)", v);
+			fail(p, sname, key,
+			     "'%s' is not the source host's Ethernet address: expected a unicast MAC "
+			     "such as 02:00:00:00:00:01 (ip link show names it)",
+			     v);
 	} else {
 		errno = 0;
 		u = strtoul(v, &end, 10);
 		if (!*v || *end || errno || *v == '-' || *v == '+' || u < 1 || u > XEVB_VLAN_ID_MAX)
-			fail(p, sname, key, "'%s' is not a VLAN id: expected the 802.1Q id the source's MEPs "
-			     "arrive tagged with, 1..%d", v, XEVB_VLAN_ID_MAX);
+			fail(p, sname, key,
+			     "'%s' is not a VLAN id: expected the 802.1Q id the source's MEPs "
+			     "arrive tagged with, 1..%d",
+			     v, XEVB_VLAN_ID_MAX);
 		else
 			s->vlan = (uint16_t)u;
 	}
@@ -293,15 +315,19 @@ static bool structural(struct parse *p, const char *sname, const char *key, cons
 		} else if (p->kind == K_DFM) {
 			struct sockaddr_in sa;
 			if (xevb_ctl_parse_addr(v, &sa) || !sa.sin_addr.s_addr) {
-				fail(p, sname, key, "'%s' is not ADDR:PORT: expected the DFM's IPv4 address and "
-				     "control port, e.g. 198.18.4.1:%u", v, XEVB_CTL_DFM_PORT);
+				fail(p, sname, key,
+				     "'%s' is not ADDR:PORT: expected the DFM's IPv4 address and "
+				     "control port, e.g. 198.18.4.1:%u",
+				     v, XEVB_CTL_DFM_PORT);
 			} else {
 				s->addr = sa.sin_addr.s_addr;
 				s->ctl_port = ntohs(sa.sin_port);
 			}
 		} else if (!parse_ip(v, &s->addr)) {
-			fail(p, sname, key, "'%s' is not an IPv4 address: expected the host's address, e.g. 198.18.2.1 "
-			     "(the port is ctl_port)", v);
+			fail(p, sname, key,
+			     "'%s' is not an IPv4 address: expected the host's address, e.g. 198.18.2.1 "
+			     "(the port is ctl_port)",
+			     v);
 		}
 		s->addr_line = p->line;
 		return true;
@@ -321,13 +347,17 @@ static bool structural(struct parse *p, const char *sname, const char *key, cons
 		unsigned a, b;
 		int n = 0;
 		if (is_default)
-			fail(p, sname, key, "every source process has its own source ids: give them in [source N]");
+			fail(p, sname, key,
+			     "every source process has its own source ids: give them in [source N]");
 		else if (s->ids_line)
 			fail(p, sname, key, "given twice (first on line %u)", s->ids_line);
 		else if (!((sscanf(v, "%u-%u%n", &a, &b, &n) == 2 && !v[n]) ||
-			   (sscanf(v, "%u%n", &a, &n) == 1 && !v[n] && (b = a, 1))) || a > b || b > 4095)
-			fail(p, sname, key, "'%s' is not a range of source ids: expected FIRST-LAST (or one id) "
-			     "within 0-4095, e.g. 0-7 (the protocol gives a source process one range)", v);
+			   (sscanf(v, "%u%n", &a, &n) == 1 && !v[n] && (b = a, 1))) ||
+			 a > b || b > 4095)
+			fail(p, sname, key,
+			     "'%s' is not a range of source ids: expected FIRST-LAST (or one id) "
+			     "within 0-4095, e.g. 0-7 (the protocol gives a source process one range)",
+			     v);
 		else {
 			s->first_id = (uint16_t)a;
 			s->n_ids = (uint16_t)(b - a + 1);
@@ -430,7 +460,7 @@ static int on_key(void *user, const char *sname, const char *key, const char *v)
 	struct xevb_runcfg_sec *s;
 
 	if (p->err_line)
-		return 1;   /* the first error is the one reported; inih reads on */
+		return 1; /* the first error is the one reported; inih reads on */
 	if (!p->sec || strcmp(p->sec_name, sname)) {
 		snprintf(p->sec_name, sizeof(p->sec_name), "%s", sname);
 		p->sec = section(p, sname, &p->kind);
@@ -477,8 +507,12 @@ static void add_member(struct parse *p, const struct xevb_runcfg_sec *s, uint8_t
 	struct xevb_runcfg *c = p->c;
 
 	p->msec[c->members.n] = s;
-	c->member[c->members.n++] = (struct xevb_ctl_member){ .addr = s->addr, .port = s->ctl_port, .role = role,
-		.id = id, .first_id = s->first_id, .n_ids = s->n_ids };
+	c->member[c->members.n++] = (struct xevb_ctl_member){ .addr = s->addr,
+							      .port = s->ctl_port,
+							      .role = role,
+							      .id = id,
+							      .first_id = s->first_id,
+							      .n_ids = s->n_ids };
 }
 
 /* "builder 2" for a member's section, "dfm" for the DFM. */
@@ -512,7 +546,10 @@ static bool peer_ok(struct parse *p, struct xevb_runcfg_sec *s, enum kind k, con
 		s->ctl_port = def->ctl_port ? def->ctl_port : default_port(k);
 	if (k == K_SINK && !s->data_port)
 		s->data_port = def->data_port ? def->data_port : 5000;
-	add_member(p, s, k == K_BUILDER ? XEVB_ROLE_BUILDER : k == K_SOURCE ? XEVB_ROLE_SOURCE : XEVB_ROLE_SINK,
+	add_member(p, s,
+		   k == K_BUILDER ? XEVB_ROLE_BUILDER :
+		   k == K_SOURCE  ? XEVB_ROLE_SOURCE :
+				    XEVB_ROLE_SINK,
 		   k == K_SOURCE ? s->first_id : s->id);
 	return true;
 }
@@ -530,19 +567,22 @@ static bool peers_distinct(struct parse *p)
 				char ip[INET_ADDRSTRLEN];
 				inet_ntop(AF_INET, &a->addr, ip, sizeof(ip));
 				p->line = p->msec[i]->port_line ? p->msec[i]->port_line : p->msec[i]->addr_line;
-				fail(p, member_name(a, p->msec[i], na, sizeof(na)), "ctl_port", "%s:%u is also the "
+				fail(p, member_name(a, p->msec[i], na, sizeof(na)), "ctl_port",
+				     "%s:%u is also the "
 				     "control endpoint of [%s] (line %u): every process of the run needs its own "
-				     "address:port", ip, a->port, member_name(b, p->msec[j], nb, sizeof(nb)),
-				     p->msec[j]->line);
+				     "address:port",
+				     ip, a->port, member_name(b, p->msec[j], nb, sizeof(nb)), p->msec[j]->line);
 				return false;
 			}
 			if (a->role == XEVB_ROLE_SOURCE && b->role == XEVB_ROLE_SOURCE &&
 			    a->first_id < b->first_id + b->n_ids && b->first_id < a->first_id + a->n_ids) {
 				p->line = p->msec[i]->ids_line;
-				fail(p, member_name(a, p->msec[i], na, sizeof(na)), "source_ids", "%u-%u overlaps "
-				     "%u-%u of [%s] (line %u): every source id belongs to one process", a->first_id,
-				     a->first_id + a->n_ids - 1, b->first_id, b->first_id + b->n_ids - 1,
-				     member_name(b, p->msec[j], nb, sizeof(nb)), p->msec[j]->ids_line);
+				fail(p, member_name(a, p->msec[i], na, sizeof(na)), "source_ids",
+				     "%u-%u overlaps "
+				     "%u-%u of [%s] (line %u): every source id belongs to one process",
+				     a->first_id, a->first_id + a->n_ids - 1, b->first_id,
+				     b->first_id + b->n_ids - 1, member_name(b, p->msec[j], nb, sizeof(nb)),
+				     p->msec[j]->ids_line);
 				return false;
 			}
 		}
@@ -557,7 +597,8 @@ static bool check_whole(struct parse *p)
 
 	if (!c->dfm.addr) {
 		p->line = c->dfm.defined ? c->dfm.line : last;
-		fail(p, "dfm", "address", "missing: the run needs its DFM's ADDR:PORT, e.g. address = 198.18.4.1:%u",
+		fail(p, "dfm", "address",
+		     "missing: the run needs its DFM's ADDR:PORT, e.g. address = 198.18.4.1:%u",
 		     XEVB_CTL_DFM_PORT);
 		return false;
 	}
@@ -582,8 +623,10 @@ static bool check_whole(struct parse *p)
 			char name[32];
 			snprintf(name, sizeof(name), "sink %u", c->sink[i].id);
 			p->line = c->sink[i].port_line;
-			fail(p, name, "ctl_port", "%u differs from [sink %u]'s %u: a builder talks to every farm node "
-			     "on one control port", c->sink[i].ctl_port, c->sink[0].id, c->sink[0].ctl_port);
+			fail(p, name, "ctl_port",
+			     "%u differs from [sink %u]'s %u: a builder talks to every farm node "
+			     "on one control port",
+			     c->sink[i].ctl_port, c->sink[0].id, c->sink[0].ctl_port);
 			return false;
 		}
 	}
@@ -639,10 +682,14 @@ void xevb_runcfg_free(struct xevb_runcfg *c)
 
 const struct xevb_runcfg_sec *xevb_runcfg_find(const struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t id)
 {
-	const struct xevb_runcfg_sec *arr = cmd == XEVB_RC_BUILD ? c->builder : cmd == XEVB_RC_SOURCE ? c->source :
-		cmd == XEVB_RC_SINK ? c->sink : NULL;
-	uint32_t n = cmd == XEVB_RC_BUILD ? c->n_builders : cmd == XEVB_RC_SOURCE ? c->n_sources :
-		cmd == XEVB_RC_SINK ? c->n_sinks : 0;
+	const struct xevb_runcfg_sec *arr = cmd == XEVB_RC_BUILD  ? c->builder :
+					    cmd == XEVB_RC_SOURCE ? c->source :
+					    cmd == XEVB_RC_SINK   ? c->sink :
+								    NULL;
+	uint32_t n = cmd == XEVB_RC_BUILD  ? c->n_builders :
+		     cmd == XEVB_RC_SOURCE ? c->n_sources :
+		     cmd == XEVB_RC_SINK   ? c->n_sinks :
+					     0;
 
 	for (uint32_t i = 0; i < n; i++)
 		if (arr[i].id == id)
@@ -758,8 +805,8 @@ static void bind_source_ids(struct argv_out *o, const struct xevb_runcfg *c)
 	}
 }
 
-int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t id, char **argv, int max,
-		     char *err, size_t len)
+int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t id, char **argv, int max, char *err,
+		     size_t len)
 {
 	struct argv_out o = { .c = c, .argv = argv, .max = max };
 	const struct xevb_runcfg_sec *s = NULL;
@@ -874,8 +921,11 @@ static void log_options(const char *path, enum xevb_runcfg_cmd cmd, uint16_t id,
 	if (cmd == XEVB_RC_DFM)
 		xevb_info("--config %s: as the DFM:%s", path, line);
 	else
-		xevb_info("--config %s: as [%s %u]:%s", path, cmd == XEVB_RC_BUILD ? "builder" :
-			  cmd == XEVB_RC_SOURCE ? "source" : "sink", id, line);
+		xevb_info("--config %s: as [%s %u]:%s", path,
+			  cmd == XEVB_RC_BUILD  ? "builder" :
+			  cmd == XEVB_RC_SOURCE ? "source" :
+						  "sink",
+			  id, line);
 }
 
 int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd)
@@ -900,8 +950,11 @@ int xevb_runcfg_start_opts(int *argc, char ***argv, enum xevb_runcfg_cmd cmd, co
 	ids = find_opt(*argc, *argv, "--id");
 	if (cmd != XEVB_RC_DFM) {
 		if (!ids) {
-			xevb_err("--config %s: which process is this? give --id N, the N of its [%s N] section", path,
-				 cmd == XEVB_RC_BUILD ? "builder" : cmd == XEVB_RC_SOURCE ? "source" : "sink");
+			xevb_err("--config %s: which process is this? give --id N, the N of its [%s N] section",
+				 path,
+				 cmd == XEVB_RC_BUILD  ? "builder" :
+				 cmd == XEVB_RC_SOURCE ? "source" :
+							 "sink");
 			return 2;
 		}
 		if (!xevb_parse_u32("id", ids, 0, 65535, &id))
@@ -913,7 +966,8 @@ int xevb_runcfg_start_opts(int *argc, char ***argv, enum xevb_runcfg_cmd cmd, co
 		return 2;
 	}
 	current->opts = opts;
-	n = xevb_runcfg_args(current, cmd, (uint16_t)id, gen, (int)(sizeof(gen) / sizeof(gen[0])), err, sizeof(err));
+	n = xevb_runcfg_args(current, cmd, (uint16_t)id, gen, (int)(sizeof(gen) / sizeof(gen[0])), err,
+			     sizeof(err));
 	if (n < 0) {
 		xevb_err("%s", err);
 		return 2;

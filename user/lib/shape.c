@@ -22,12 +22,12 @@
 #include "shape_nl.h"
 #include "xevb_shape.skel.h"
 
-#define HTB_ROOT     (XEVB_SHAPE_MAJOR << 16)
-#define CLASSID(s)   (HTB_ROOT | (s))
-#define LEAF(s)      ((XEVB_SHAPE_LEAF_BASE + (s)) << 16)
-#define MIN_LIMIT    (4u << 20)
-#define MAX_LIMIT    (256u << 20)
-#define DEF_HORIZON  2000000000ull
+#define HTB_ROOT    (XEVB_SHAPE_MAJOR << 16)
+#define CLASSID(s)  (HTB_ROOT | (s))
+#define LEAF(s)     ((XEVB_SHAPE_LEAF_BASE + (s)) << 16)
+#define MIN_LIMIT   (4u << 20)
+#define MAX_LIMIT   (256u << 20)
+#define DEF_HORIZON 2000000000ull
 
 struct shaper {
 	int ifindex;
@@ -127,7 +127,7 @@ static bool has_clsact(int ifindex)
 	for (int i = 0; i < n; i++)
 		if (q[i].parent == TC_H_CLSACT)
 			return true;
-	return n < 0;  /* unsure: let the query find out */
+	return n < 0; /* unsure: let the query find out */
 }
 
 /* Find our classifier on the device: 0, -ENOENT (none), or -errno. */
@@ -161,8 +161,10 @@ static int shaper_find(int ifindex, struct shaper *s)
 		goto bad;
 	}
 	if (strcmp(info.name, "xevb_shape")) {
-		xevb_err("the egress tc filter with handle/priority 0x%x is '%s', not xevb's; "
-			 "remove it (tc filter del dev IFACE egress) first", XEVB_SHAPE_TC_HANDLE, info.name);
+		xevb_err(
+			"the egress tc filter with handle/priority 0x%x is '%s', not xevb's; "
+			"remove it (tc filter del dev IFACE egress) first",
+			XEVB_SHAPE_TC_HANDLE, info.name);
 		err = -EEXIST;
 		goto bad;
 	}
@@ -215,19 +217,21 @@ static int shaper_setup(const char *dev, int ifindex, const struct xevb_shape_ru
 	}
 	mode = r->mode == XEVB_SHAPE_FORCE_HTB ? XEVB_SHAPE_MODE_HTB :
 	       r->mode == XEVB_SHAPE_FORCE_EDT ? XEVB_SHAPE_MODE_EDT :
-	       fq == 1 ? XEVB_SHAPE_MODE_EDT : XEVB_SHAPE_MODE_HTB;
+	       fq == 1                         ? XEVB_SHAPE_MODE_EDT :
+						 XEVB_SHAPE_MODE_HTB;
 
 	err = shape_nl_root_qdisc(ifindex, &root);
 	if (err && err != -ENOENT)
 		return err;
 	if (!err && root.handle != 0) {
-		xevb_err("%s already has a root qdisc (%s %x:); xevb shape will not replace it. "
-			 "Remove it (tc qdisc del dev %s root) or shape another interface",
-			 dev, root.kind, root.handle >> 16, dev);
+		xevb_err(
+			"%s already has a root qdisc (%s %x:); xevb shape will not replace it. "
+			"Remove it (tc qdisc del dev %s root) or shape another interface",
+			dev, root.kind, root.handle >> 16, dev);
 		return -EEXIST;
 	}
-	err = mode == XEVB_SHAPE_MODE_HTB ? shape_nl_add_htb_root(ifindex, XEVB_SHAPE_MAJOR)
-					  : shape_nl_add_fq_root(ifindex, XEVB_SHAPE_MAJOR);
+	err = mode == XEVB_SHAPE_MODE_HTB ? shape_nl_add_htb_root(ifindex, XEVB_SHAPE_MAJOR) :
+					    shape_nl_add_fq_root(ifindex, XEVB_SHAPE_MAJOR);
 	if (err)
 		return err;
 	err = bpf_tc_hook_create(&hook);
@@ -248,14 +252,14 @@ static int shaper_setup(const char *dev, int ifindex, const struct xevb_shape_ru
 		xevb_err("attaching the classifier to %s egress: %s", dev, strerror(-err));
 		goto undo_prog;
 	}
-	xevb_shape__destroy(sk);  /* the tc filter keeps program and maps alive */
+	xevb_shape__destroy(sk); /* the tc filter keeps program and maps alive */
 	sk = NULL;
 	err = shaper_find(ifindex, s);
 	if (err)
 		goto undo_filter;
 	s->cfg = (struct xevb_shape_cfg){
 		.mode = mode,
-		.default_classid = HTB_ROOT,  /* the HTB handle itself: its direct queue */
+		.default_classid = HTB_ROOT, /* the HTB handle itself: its direct queue */
 		.ifindex = (uint32_t)ifindex,
 		.horizon_ns = r->horizon_ns ? r->horizon_ns : DEF_HORIZON,
 		.created_clsact = made_clsact,
@@ -265,7 +269,9 @@ static int shaper_setup(const char *dev, int ifindex, const struct xevb_shape_ru
 	if ((err = cfg_write(s)))
 		goto undo_filter;
 	xevb_info("shaper set up on %s: mode %s (%s)", dev, mode_name(mode),
-		  fq == 1 ? "sch_fq present" : fq == 0 ? "no sch_fq in this kernel" : "sch_fq probe failed");
+		  fq == 1 ? "sch_fq present" :
+		  fq == 0 ? "no sch_fq in this kernel" :
+			    "sch_fq probe failed");
 	return 0;
 
 undo_filter:
@@ -434,11 +440,11 @@ int xevb_shape_set(const char *dev, const struct xevb_shape_rule *r)
 	}
 	if (s.cfg.mode == XEVB_SHAPE_MODE_HTB)
 		xevb_info("%s %s on %s: %.6g Mbit/s (htb class %x:%x, burst %u B, quantum %u B, bfifo %u B)",
-			  exists ? "changed" : "shaping", name, dev, (double)r->rate_bps / 1e6,
-			  XEVB_SHAPE_MAJOR, v.slot, hp.burst, hp.quantum, limit);
+			  exists ? "changed" : "shaping", name, dev, (double)r->rate_bps / 1e6, XEVB_SHAPE_MAJOR,
+			  v.slot, hp.burst, hp.quantum, limit);
 	else
-		xevb_info("%s %s on %s: %.6g Mbit/s (edt, horizon %.3f s)", exists ? "changed" : "shaping",
-			  name, dev, (double)r->rate_bps / 1e6, (double)s.cfg.horizon_ns / 1e9);
+		xevb_info("%s %s on %s: %.6g Mbit/s (edt, horizon %.3f s)", exists ? "changed" : "shaping", name,
+			  dev, (double)r->rate_bps / 1e6, (double)s.cfg.horizon_ns / 1e9);
 out:
 	shaper_close(&s);
 	return err;
@@ -567,7 +573,8 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 		return err;
 	if (err == -ENOENT) {
 		if (json)
-			fprintf(f, "{\"dev\":\"%s\",\"mode\":\"none\",\"auto_mode\":\"%s\",\"fq\":%s,\"rules\":[]}\n",
+			fprintf(f,
+				"{\"dev\":\"%s\",\"mode\":\"none\",\"auto_mode\":\"%s\",\"fq\":%s,\"rules\":[]}\n",
 				dev, automode, fq == 1 ? "true" : "false");
 		else
 			fprintf(f, "%s: no shaping (would use %s: %s)\n", dev, automode,
@@ -579,18 +586,20 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 		ncls = 0;
 	shape_nl_root_qdisc(ifindex, &root);
 	if (json)
-		fprintf(f, "{\"dev\":\"%s\",\"mode\":\"%s\",\"auto_mode\":\"%s\",\"fq\":%s,\"prog_id\":%u,"
+		fprintf(f,
+			"{\"dev\":\"%s\",\"mode\":\"%s\",\"auto_mode\":\"%s\",\"fq\":%s,\"prog_id\":%u,"
 			"\"root\":{\"kind\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"drops\":%llu},\"rules\":[",
-			dev, mode_name(s.cfg.mode), automode, fq == 1 ? "true" : "false", s.cfg.prog_id,
-			root.kind, (unsigned long long)root.packets, (unsigned long long)root.bytes,
+			dev, mode_name(s.cfg.mode), automode, fq == 1 ? "true" : "false", s.cfg.prog_id, root.kind,
+			(unsigned long long)root.packets, (unsigned long long)root.bytes,
 			(unsigned long long)root.drops);
 	else
-		fprintf(f, "%s: mode %s (%s), classifier prog %u, root %s: %llu packets, %llu drops\n"
+		fprintf(f,
+			"%s: mode %s (%s), classifier prog %u, root %s: %llu packets, %llu drops\n"
 			"%-32s %12s %6s %12s %14s %10s %10s %10s\n",
 			dev, mode_name(s.cfg.mode), fq == 1 ? "sch_fq present" : "no sch_fq in this kernel",
-			s.cfg.prog_id, root.kind, (unsigned long long)root.packets,
-			(unsigned long long)root.drops, "destination", "rate Mbit/s", "class", "packets",
-			"bytes", "q_drops", "backlog", "hz_drops");
+			s.cfg.prog_id, root.kind, (unsigned long long)root.packets, (unsigned long long)root.drops,
+			"destination", "rate Mbit/s", "class", "packets", "bytes", "q_drops", "backlog",
+			"hz_drops");
 	while (!bpf_map_get_next_key(s.dst_fd, pk, &nk)) {
 		struct shape_qdisc_info q = { 0 };
 		char name[64];
@@ -607,7 +616,8 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 		if (json) {
 			char a[INET_ADDRSTRLEN];
 			inet_ntop(AF_INET, &k.daddr, a, sizeof(a));
-			fprintf(f, "%s{\"dst\":\"%s\",\"proto\":%u,\"port\":%u,\"rate_bps\":%llu,\"slot\":%u,"
+			fprintf(f,
+				"%s{\"dst\":\"%s\",\"proto\":%u,\"port\":%u,\"rate_bps\":%llu,\"slot\":%u,"
 				"\"packets\":%llu,\"bytes\":%llu,\"drop_horizon\":%llu,"
 				"\"class_packets\":%llu,\"class_bytes\":%llu,\"class_drops\":%llu,"
 				"\"class_overlimits\":%llu,\"backlog\":%llu}",

@@ -13,15 +13,15 @@ struct shape_qdisc_info {
 };
 
 struct shape_htb_params {
-	uint64_t rate_bps;   /* bits/s */
-	uint32_t burst;      /* bytes */
-	uint32_t quantum;    /* bytes */
-	uint32_t overhead;   /* bytes added per packet */
-	uint32_t mtu;        /* the device's; sets the rate table cell size */
+	uint64_t rate_bps; /* bits/s */
+	uint32_t burst;    /* bytes */
+	uint32_t quantum;  /* bytes */
+	uint32_t overhead; /* bytes added per packet */
+	uint32_t mtu;      /* the device's; sets the rate table cell size */
 };
 
 /* Each returns 0 or -errno, having printed what failed (with the kernel's message). */
-int shape_nl_root_qdisc(int ifindex, struct shape_qdisc_info *out);  /* -ENOENT: none */
+int shape_nl_root_qdisc(int ifindex, struct shape_qdisc_info *out); /* -ENOENT: none */
 int shape_nl_add_htb_root(int ifindex, uint32_t major);
 int shape_nl_add_fq_root(int ifindex, uint32_t major);
 int shape_nl_del_root(int ifindex, uint32_t handle);

@@ -6,12 +6,12 @@
 #include <string.h>
 #include <xevb/shed.h>
 
-#define DEF_LEAD_BLOCKS 16   /* 256 event ids */
+#define DEF_LEAD_BLOCKS 16 /* 256 event ids */
 #define DEF_FLOOR       1024
 #define DEF_CALM_TICKS  4
 #define DEF_IDLE_TICKS  500
 /* Additive floor of a raise: from 0 the level must still climb. */
-#define RAISE_MIN       256
+#define RAISE_MIN 256
 
 void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg)
 {
@@ -126,9 +126,8 @@ static enum xevb_shed_cause pressure_cause(const struct xevb_shed *s, const stru
 	 * Over its bound and growing, now and on average: a farm node that was
 	 * descheduled for a moment leaves a backlog it then drains.
 	 */
-	if (in->out_dropped ||
-	    (s->cfg.backlog_max && in->backlog > s->cfg.backlog_max && in->backlog > s->prev_backlog &&
-	     s->ew_produced > s->ew_sent))
+	if (in->out_dropped || (s->cfg.backlog_max && in->backlog > s->cfg.backlog_max &&
+				in->backlog > s->prev_backlog && s->ew_produced > s->ew_sent))
 		return XEVB_SHED_CUT_BACKLOG;
 	return XEVB_SHED_CUT__N;
 }
@@ -194,8 +193,8 @@ static void track_output(struct xevb_shed *s, const struct xevb_shed_in *in)
 static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause)
 {
 	uint32_t step = cause == XEVB_SHED_CUT_DROPS ? s->accept / 2 : s->accept / 8;
-	uint32_t level = cause == XEVB_SHED_CUT_BACKLOG ? served_level(s->accept, s->ew_sent, s->ew_produced)
-							: served_level(s->accept, s->ew_consumed, s->ew_arrived);
+	uint32_t level = cause == XEVB_SHED_CUT_BACKLOG ? served_level(s->accept, s->ew_sent, s->ew_produced) :
+							  served_level(s->accept, s->ew_consumed, s->ew_arrived);
 
 	if (!level || level >= s->accept)
 		level = s->accept - (step ? step : 1);
@@ -203,11 +202,11 @@ static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause
 		level = s->accept / 2;
 
 	if (s->cut_wait && xevb_shed_before(newest, s->cut_block))
-		return;   /* the last cut has not reached the wire's newest blocks yet */
+		return; /* the last cut has not reached the wire's newest blocks yet */
 	if (s->accept <= s->cfg.floor)
 		return;
 	if (!s->cutting) {
-		s->ceiling = s->accept;   /* where the pressure appeared */
+		s->ceiling = s->accept; /* where the pressure appeared */
 		s->cutting = true;
 	}
 	set_level(s, level > s->cfg.floor ? level : s->cfg.floor, newest);
@@ -255,7 +254,7 @@ uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const str
 	s->ticks++;
 	if (!s->armed) {
 		if (pressure)
-			arm(s, g);   /* levels follow once the program has seen a block */
+			arm(s, g); /* levels follow once the program has seen a block */
 		return s->accept;
 	}
 	newest = newest_block(g);

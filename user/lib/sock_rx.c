@@ -54,7 +54,8 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 	if (s->area == MAP_FAILED || !s->frame_data || !s->free_stack) {
 		if (s->area == MAP_FAILED)
 			s->area = NULL;
-		xevb_err("cannot allocate %u frames of %u bytes (lower --tune frames)", cfg->n_frames, cfg->frame_size);
+		xevb_err("cannot allocate %u frames of %u bytes (lower --tune frames)", cfg->n_frames,
+			 cfg->frame_size);
 		xevb_sock_close(s);
 		return -ENOMEM;
 	}
@@ -65,8 +66,8 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 		if (s->big_area == MAP_FAILED || !s->big_free) {
 			if (s->big_area == MAP_FAILED)
 				s->big_area = NULL;
-			xevb_err("cannot allocate %u buffers of %u bytes for reassembled datagrams",
-				 cfg->n_big, XEVB_SOCK_BIG_SIZE);
+			xevb_err("cannot allocate %u buffers of %u bytes for reassembled datagrams", cfg->n_big,
+				 XEVB_SOCK_BIG_SIZE);
 			xevb_sock_close(s);
 			return -ENOMEM;
 		}
@@ -95,8 +96,7 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 		xevb_sock_close(s);
 		return err;
 	}
-	if (cfg->rcvbuf &&
-	    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &cfg->rcvbuf, sizeof(cfg->rcvbuf)) &&
+	if (cfg->rcvbuf && setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &cfg->rcvbuf, sizeof(cfg->rcvbuf)) &&
 	    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &cfg->rcvbuf, sizeof(cfg->rcvbuf)))
 		xevb_warn("cannot set the socket buffer to %d bytes: %s", cfg->rcvbuf, strerror(errno));
 	setsockopt(s->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
@@ -177,21 +177,24 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 	int n;
 
 	if (!want)
-		return 0;   /* every frame is held by open events: the socket queue absorbs */
+		return 0; /* every frame is held by open events: the socket queue absorbs */
 	for (uint32_t i = 0; i < want; i++) {
 		uint32_t fi = s->free_stack[s->n_free - 1 - i];
 		iov[i][0].iov_base = (uint8_t *)s->frame_data[fi] + s->hdr_room;
 		iov[i][0].iov_len = head;
 		if (i < bigs) {
 			/* What does not fit the frame lands where it would in a big buffer. */
-			iov[i][1].iov_base = (uint8_t *)s->frame_data[s->big_free[s->n_big_free - 1 - i]] +
-					     s->hdr_room + head;
+			iov[i][1].iov_base =
+				(uint8_t *)s->frame_data[s->big_free[s->n_big_free - 1 - i]] + s->hdr_room + head;
 			iov[i][1].iov_len = XEVB_SOCK_BIG_SIZE - s->hdr_room - head;
 		}
 		msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = &from[i], .msg_namelen = sizeof(from[i]),
-			.msg_iov = iov[i], .msg_iovlen = i < bigs ? 2 : 1,
-			.msg_control = ctl[i], .msg_controllen = sizeof(ctl[i]),
+			.msg_name = &from[i],
+			.msg_namelen = sizeof(from[i]),
+			.msg_iov = iov[i],
+			.msg_iovlen = i < bigs ? 2 : 1,
+			.msg_control = ctl[i],
+			.msg_controllen = sizeof(ctl[i]),
 		};
 	}
 	n = recvmmsg(s->fd, msgs, want, MSG_DONTWAIT, NULL);
@@ -210,7 +213,7 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
 				uint32_t drops;
 				memcpy(&drops, CMSG_DATA(c), sizeof(drops));
-				s->kernel_drops = drops;  /* the kernel's running total */
+				s->kernel_drops = drops; /* the kernel's running total */
 			}
 		if (ip_len > s->mtu) {
 			s->ipfrag_datagrams++;
@@ -220,7 +223,7 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 			uint32_t bi = s->big_free[s->n_big_free - 1 - i];
 
 			f = join_spilled(s, f, bi);
-			back[n_back++] = fi;   /* the frame held only the head: free again */
+			back[n_back++] = fi; /* the frame held only the head: free again */
 			fi = bi;
 		} else if ((uint32_t)i < bigs) {
 			big_back[n_big_back++] = s->big_free[s->n_big_free - 1 - i];

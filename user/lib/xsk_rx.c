@@ -46,8 +46,7 @@ static uint32_t dev_mtu(const char *ifname)
 }
 
 /* Bounce buffers per queue for a device MTU, or 0 when frames fit a chunk. */
-static uint32_t sg_bounce_per_q(uint32_t mtu, uint32_t frames_per_q, uint32_t frame_size,
-				uint32_t *bounce_size)
+static uint32_t sg_bounce_per_q(uint32_t mtu, uint32_t frames_per_q, uint32_t frame_size, uint32_t *bounce_size)
 {
 	uint32_t room = frame_size - XSK_RX_HEADROOM, max = mtu + XSK_L2_OVERHEAD, descs, n;
 
@@ -87,8 +86,7 @@ uint32_t xevb_sock_frame_size_for(const char *ifname)
 	return fs;
 }
 
-uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size,
-			       uint32_t n_queues)
+uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size, uint32_t n_queues)
 {
 	uint32_t bs;
 
@@ -118,12 +116,12 @@ static int map_umem(struct xevb_xsk_q *q, struct rings *r, const struct xevb_xsk
 
 	/* Huge pages cut TLB misses on the UMEM where the system has them. */
 	q->area = cfg->no_hugepages ? MAP_FAILED :
-		mmap(NULL, area_len, PROT_READ | PROT_WRITE,
-		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
+				      mmap(NULL, area_len, PROT_READ | PROT_WRITE,
+					   MAP_PRIVATE | MAP_ANONYMOUS | MAP_HUGETLB | MAP_POPULATE, -1, 0);
 	q->hugepages = q->area != MAP_FAILED;
 	if (q->area == MAP_FAILED)
-		q->area = mmap(NULL, area_len, PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+		q->area = mmap(NULL, area_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE,
+			       -1, 0);
 	if (q->area == MAP_FAILED) {
 		q->area = NULL;
 		xevb_err("cannot map %zu bytes of UMEM: %s (lower --tune frames)", area_len, strerror(errno));
@@ -142,13 +140,12 @@ static int map_bounce(struct xevb_xsk *x, struct xevb_xsk_q *q)
 
 	q->first_bounce = x->n_umem + (uint32_t)(q - x->q) * x->bounce_per_q;
 	q->bounce_free = calloc(x->bounce_per_q, sizeof(*q->bounce_free));
-	q->bounce = mmap(NULL, blen, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
+	q->bounce = mmap(NULL, blen, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
 	if (q->bounce == MAP_FAILED)
 		q->bounce = NULL;
 	if (!q->bounce || !q->bounce_free) {
-		xevb_err("cannot map %zu bytes of jumbo-frame buffers for queue %u (lower --tune frames)",
-			 blen, q->queue_id);
+		xevb_err("cannot map %zu bytes of jumbo-frame buffers for queue %u (lower --tune frames)", blen,
+			 q->queue_id);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < x->bounce_per_q; i++) {
@@ -161,8 +158,7 @@ static int map_bounce(struct xevb_xsk *x, struct xevb_xsk_q *q)
 }
 
 /* The AF_XDP socket bound to the queue, over its UMEM; 0 or -errno (said why, and what to check). */
-static int create_socket(struct xevb_xsk *x, struct xevb_xsk_q *q, struct rings *r,
-			 const struct xevb_xsk_cfg *cfg)
+static int create_socket(struct xevb_xsk *x, struct xevb_xsk_q *q, struct rings *r, const struct xevb_xsk_cfg *cfg)
 {
 	struct xsk_socket_config scfg = {
 		.rx_size = cfg->rx_size,
@@ -175,20 +171,23 @@ static int create_socket(struct xevb_xsk *x, struct xevb_xsk_q *q, struct rings 
 	int err = xsk_socket__create(&q->xsk, cfg->ifname, q->queue_id, q->umem, &r->rx, NULL, &scfg);
 
 	if (err && x->sg && err == -EINVAL) {
-		xevb_err("cannot bind an AF_XDP socket with XDP_USE_SG on %s queue %u: %s. The MTU "
-			 "(%u) does not fit a %u-byte frame, and multi-buffer AF_XDP needs kernel 6.6+: "
-			 "lower the MTU to %u, or use --mode socket", cfg->ifname, q->queue_id,
-			 strerror(-err), dev_mtu(cfg->ifname), cfg->frame_size,
-			 cfg->frame_size - XSK_RX_HEADROOM - XSK_L2_OVERHEAD);
+		xevb_err(
+			"cannot bind an AF_XDP socket with XDP_USE_SG on %s queue %u: %s. The MTU "
+			"(%u) does not fit a %u-byte frame, and multi-buffer AF_XDP needs kernel 6.6+: "
+			"lower the MTU to %u, or use --mode socket",
+			cfg->ifname, q->queue_id, strerror(-err), dev_mtu(cfg->ifname), cfg->frame_size,
+			cfg->frame_size - XSK_RX_HEADROOM - XSK_L2_OVERHEAD);
 		return err;
 	}
 	if (err) {
 		if (err == -EINVAL || err == -ENOENT)
-			xevb_err("cannot bind an AF_XDP socket to %s queue %u: %s (does the device have "
-				 "that queue? ethtool -l / numrxqueues)", cfg->ifname, q->queue_id, strerror(-err));
+			xevb_err(
+				"cannot bind an AF_XDP socket to %s queue %u: %s (does the device have "
+				"that queue? ethtool -l / numrxqueues)",
+				cfg->ifname, q->queue_id, strerror(-err));
 		else
-			xevb_err("cannot create the AF_XDP socket on %s queue %u: %s", cfg->ifname,
-				 q->queue_id, strerror(-err));
+			xevb_err("cannot create the AF_XDP socket on %s queue %u: %s", cfg->ifname, q->queue_id,
+				 strerror(-err));
 		return err;
 	}
 	q->fd = xsk_socket__fd(q->xsk);
@@ -262,7 +261,8 @@ int xevb_xsk_open(struct xevb_xsk *x, const struct xevb_xsk_cfg *cfg)
 
 	memset(x, 0, sizeof(*x));
 	if (cfg->n_queues == 0 || cfg->n_queues > XEVB_XSK_MAX_QUEUES ||
-	    (cfg->frames_per_q & (cfg->frames_per_q - 1)) || (cfg->frame_size != 2048 && cfg->frame_size != 4096)) {
+	    (cfg->frames_per_q & (cfg->frames_per_q - 1)) ||
+	    (cfg->frame_size != 2048 && cfg->frame_size != 4096)) {
 		xevb_err("bad AF_XDP settings: 1..%d queues, power-of-2 frame count, frame size 2048 or 4096",
 			 XEVB_XSK_MAX_QUEUES);
 		return -EINVAL;
@@ -271,11 +271,11 @@ int xevb_xsk_open(struct xevb_xsk *x, const struct xevb_xsk_cfg *cfg)
 	x->frames_per_q = cfg->frames_per_q;
 	x->frame_shift = cfg->frame_size == 4096 ? 12 : 11;
 	x->n_umem = cfg->n_queues * cfg->frames_per_q;
-	x->bounce_per_q = sg_bounce_per_q(dev_mtu(cfg->ifname), cfg->frames_per_q, cfg->frame_size,
-					  &x->bounce_size);
+	x->bounce_per_q =
+		sg_bounce_per_q(dev_mtu(cfg->ifname), cfg->frames_per_q, cfg->frame_size, &x->bounce_size);
 	x->sg = x->bounce_per_q > 0;
-	x->frame_data = calloc((size_t)x->n_umem + (size_t)x->bounce_per_q * cfg->n_queues,
-			       sizeof(*x->frame_data));
+	x->frame_data =
+		calloc((size_t)x->n_umem + (size_t)x->bounce_per_q * cfg->n_queues, sizeof(*x->frame_data));
 	if (!x->frame_data)
 		return -ENOMEM;
 	for (uint32_t i = 0; i < cfg->n_queues; i++) {
@@ -303,9 +303,11 @@ void xevb_xsk_close(struct xevb_xsk *x)
 		if (q->area)
 			munmap(q->area, (size_t)x->frames_per_q << x->frame_shift);
 		if (q->sg_packets || q->sg_stalls)
-			xevb_info("queue %u: %llu jumbo frames gathered from %llu descriptors, %llu waits "
-				  "for a free jumbo buffer", q->queue_id, (unsigned long long)q->sg_packets,
-				  (unsigned long long)q->sg_descs, (unsigned long long)q->sg_stalls);
+			xevb_info(
+				"queue %u: %llu jumbo frames gathered from %llu descriptors, %llu waits "
+				"for a free jumbo buffer",
+				q->queue_id, (unsigned long long)q->sg_packets, (unsigned long long)q->sg_descs,
+				(unsigned long long)q->sg_stalls);
 		if (q->bounce)
 			munmap(q->bounce, (size_t)x->bounce_per_q * x->bounce_size);
 		free(q->bounce_free);
@@ -348,7 +350,7 @@ static uint32_t xsk_rx_sg(struct xevb_xsk *x, struct xevb_xsk_q *q, uint32_t max
 		while (j < n && (xsk_ring_cons__rx_desc(&r->rx, first + j)->options & XDP_PKT_CONTD))
 			j++;
 		if (j == n)
-			break;       /* the rest of this frame is not here yet */
+			break; /* the rest of this frame is not here yet */
 		if (!q->n_bounce_free) {
 			q->sg_stalls++;
 			break;
@@ -381,8 +383,8 @@ static uint32_t xsk_rx_sg(struct xevb_xsk *x, struct xevb_xsk_q *q, uint32_t max
 	return pk;
 }
 
-uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *idx,
-		     const uint8_t **data, uint32_t *len)
+uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *idx, const uint8_t **data,
+		     uint32_t *len)
 {
 	struct xevb_xsk_q *q = &x->q[qi];
 	struct rings *r = q->rings;

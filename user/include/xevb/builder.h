@@ -39,8 +39,8 @@
 #include <xevb/mep_parse.h>
 
 enum xevb_timeout_policy {
-	XEVB_TIMEOUT_EMIT_INCOMPLETE = 0,  /* emit flagged INCOMPLETE + missing list */
-	XEVB_TIMEOUT_DISCARD,              /* drop the event, count it */
+	XEVB_TIMEOUT_EMIT_INCOMPLETE = 0, /* emit flagged INCOMPLETE + missing list */
+	XEVB_TIMEOUT_DISCARD,             /* drop the event, count it */
 };
 
 /* Why a fragment did not make it into an event. */
@@ -49,11 +49,11 @@ enum xevb_drop_reason {
 	XEVB_DROP_LATE,           /* the event was already emitted or discarded */
 	XEVB_DROP_UNKNOWN_SOURCE, /* source_id not in the configured set */
 	XEVB_DROP_WRONG_RUN,
-	XEVB_DROP_OVERFLOW,       /* no slot: not used by the window rules since
+	XEVB_DROP_OVERFLOW,   /* no slot: not used by the window rules since
 				     window pressure evicts (kept: reports, spec) */
-	XEVB_DROP_FUTURE,         /* more than a window ahead, not corroborated */
-	XEVB_DROP_PARTIAL,        /* segmented (wire format 1.1), not whole when its event left */
-	XEVB_DROP_UNASSIGNED,     /* a DFM assigns: beyond a margin past what it
+	XEVB_DROP_FUTURE,     /* more than a window ahead, not corroborated */
+	XEVB_DROP_PARTIAL,    /* segmented (wire format 1.1), not whole when its event left */
+	XEVB_DROP_UNASSIGNED, /* a DFM assigns: beyond a margin past what it
 				     assigned (xevb_builder_assigned) */
 	XEVB_DROP__COUNT
 };
@@ -64,11 +64,11 @@ enum xevb_drop_reason {
  * together (segs_pending), they account for every segment received.
  */
 enum xevb_seg_reason {
-	XEVB_SEG_DUPLICATE = 0,   /* repeats an offset its fragment already holds */
-	XEVB_SEG_MISMATCHED,      /* disagrees on length or crc32c, or overlaps a held segment */
-	XEVB_SEG_FRAG_DROPPED,    /* its fragment was dropped (any fragment drop reason but partial) */
-	XEVB_SEG_PARTIAL,         /* its fragment was not whole when the event left */
-	XEVB_SEG_TOO_MANY,        /* its fragment holds XEVB_SEG_MAX_PIECES segments already */
+	XEVB_SEG_DUPLICATE = 0, /* repeats an offset its fragment already holds */
+	XEVB_SEG_MISMATCHED,    /* disagrees on length or crc32c, or overlaps a held segment */
+	XEVB_SEG_FRAG_DROPPED,  /* its fragment was dropped (any fragment drop reason but partial) */
+	XEVB_SEG_PARTIAL,       /* its fragment was not whole when the event left */
+	XEVB_SEG_TOO_MANY,      /* its fragment holds XEVB_SEG_MAX_PIECES segments already */
 	XEVB_SEG__COUNT
 };
 
@@ -78,8 +78,8 @@ enum xevb_seg_reason {
 /* One segment of a fragment, in place in its frame. */
 struct xevb_seg_piece {
 	uint32_t frame_idx;
-	uint16_t payload_off;     /* the segment's bytes, from the frame start */
-	uint16_t seg_offset;      /* where they go in the fragment */
+	uint16_t payload_off; /* the segment's bytes, from the frame start */
+	uint16_t seg_offset;  /* where they go in the fragment */
 	uint16_t bytes;
 	uint16_t pad;
 };
@@ -93,14 +93,14 @@ struct xevb_frag_pieces {
 struct xevb_event;
 
 struct xevb_builder_cfg {
-	const uint16_t *sources;  /* expected source_ids, any order, no repeats */
-	uint32_t n_sources;       /* 1..4096 */
-	uint32_t window;          /* open events at most; rounded up to a power of 2 */
-	uint32_t n_frames;        /* frame indices 0..n_frames-1 */
-	uint64_t timeout_ns;      /* 0: no timeout */
+	const uint16_t *sources; /* expected source_ids, any order, no repeats */
+	uint32_t n_sources;      /* 1..4096 */
+	uint32_t window;         /* open events at most; rounded up to a power of 2 */
+	uint32_t n_frames;       /* frame indices 0..n_frames-1 */
+	uint64_t timeout_ns;     /* 0: no timeout */
 	enum xevb_timeout_policy timeout_policy;
-	uint32_t run_number;      /* used when !adopt_run */
-	bool adopt_run;           /* take the run number of the first MEP */
+	uint32_t run_number; /* used when !adopt_run */
+	bool adopt_run;      /* take the run number of the first MEP */
 	/*
 	 * Distinct configured sources that must report the same region before
 	 * the window jumps more than one window ahead (0: a majority,
@@ -146,8 +146,7 @@ struct xevb_builder_cfg {
 	 * over the n events. Without it, emit sees every event with its
 	 * fragments.
 	 */
-	void (*emit_run)(void *ctx, const struct xevb_event *first, uint32_t n_events,
-			 uint64_t wire_bytes);
+	void (*emit_run)(void *ctx, const struct xevb_event *first, uint32_t n_events, uint64_t wire_bytes);
 	/* Called when a frame holds no fragment any more. */
 	void (*frame_release)(void *ctx, uint32_t frame_idx);
 	void *ctx;
@@ -161,17 +160,17 @@ struct xevb_builder_cfg {
 
 /* One fragment of an event, in place in its frame. */
 struct xevb_frag_slot {
-	uint32_t frame_idx;       /* UINT32_MAX: not received */
-	uint16_t payload_off;     /* from the frame start; CRC is the 4 bytes before */
+	uint32_t frame_idx;   /* UINT32_MAX: not received */
+	uint16_t payload_off; /* from the frame start; CRC is the 4 bytes before */
 	uint16_t length;
 };
 
 struct xevb_event {
 	uint32_t event_id;
 	uint32_t run_number;
-	uint8_t flags;            /* XEVB_EVT_F_INCOMPLETE */
+	uint8_t flags; /* XEVB_EVT_F_INCOMPLETE */
 	uint16_t n_expected;
-	uint16_t n_frags;         /* received */
+	uint16_t n_frags; /* received */
 	/*
 	 * Sum over the received fragments of their record header and padded
 	 * payload in the built-event encoding (wire-format section 2), kept by
@@ -179,11 +178,11 @@ struct xevb_event {
 	 * elsewhere): xevb_event_wire_size_fast then walks frags.
 	 */
 	uint32_t frag_wire_bytes;
-	uint64_t open_ns;         /* time of the first fragment (caller's clock) */
-	const uint16_t *source_ids;        /* [n_expected], ascending */
-	const struct xevb_frag_slot *frags;/* [n_expected], same order; missing ones
+	uint64_t open_ns;                   /* time of the first fragment (caller's clock) */
+	const uint16_t *source_ids;         /* [n_expected], ascending */
+	const struct xevb_frag_slot *frags; /* [n_expected], same order; missing ones
 					      have frame_idx == UINT32_MAX */
-	const uint8_t *const *frame_data;  /* frame_idx -> frame start */
+	const uint8_t *const *frame_data;   /* frame_idx -> frame start */
 	/*
 	 * NULL, or [n_expected]: pieces[i].n > 0 where fragment i arrived in
 	 * segments. Its payload is then those pieces in order, not one run of
@@ -229,7 +228,7 @@ struct xevb_builder_stats {
 	XEVB_CORE_COUNTERS(XEVB_CTR_FIELD, XEVB_CTR_ARRAY)
 	uint32_t run_number;
 	bool run_known;
-	bool run_ended;               /* every source sent END_OF_RUN, all flushed */
+	bool run_ended; /* every source sent END_OF_RUN, all flushed */
 	struct xevb_source_stats src[XEVB_MAX_SOURCES];
 };
 
@@ -253,9 +252,8 @@ void xevb_builder_free(struct xevb_builder *b);
  * count, is booked as a whole (O(1) a MEP, not a fragment); every counter,
  * drop reason and emitted event is the same as fragment by fragment.
  */
-void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
-			  const uint8_t *frame, const struct xevb_pkt_info *pi,
-			  const struct xevb_frag_ref *frags, uint64_t now_ns);
+void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+			  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags, uint64_t now_ns);
 
 /*
  * One valid SEGMENT packet (verdict XEVB_RES_SEGMENT, wire format 1.1) in
@@ -267,8 +265,7 @@ void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx,
  * xevb_builder_stats (segs_*, XEVB_DROP_PARTIAL).
  */
 void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
-			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref,
-			      uint64_t now_ns);
+			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref, uint64_t now_ns);
 
 /* Handle timeouts up to now_ns. Cheap when nothing is due: call per batch. */
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns);

@@ -12,9 +12,9 @@
 #include <stdio.h>
 
 struct xevb_opt {
-	const char *name;     /* long option, without "--" */
-	int key;              /* returned by xevb_opt_next; a char for -x, or >= 256 */
-	const char *arg;      /* NULL: a flag; otherwise the argument's placeholder */
+	const char *name; /* long option, without "--" */
+	int key;          /* returned by xevb_opt_next; a char for -x, or >= 256 */
+	const char *arg;  /* NULL: a flag; otherwise the argument's placeholder */
 	const char *help;
 };
 
@@ -32,7 +32,7 @@ struct xevb_cmd_help {
  * to xevb_common_opt first.
  */
 enum {
-	XEVB_O_VERBOSE = 'v',   /* -v too, as build has always taken it */
+	XEVB_O_VERBOSE = 'v', /* -v too, as build has always taken it */
 	XEVB_O_JSON = 0x1000,
 	XEVB_O_QUIET,
 	XEVB_O_DURATION,
@@ -40,27 +40,50 @@ enum {
 	XEVB_O_METRICS,
 	XEVB_O_KEY_FILE,
 };
-#define XEVB_OPT_JSON     { "json", XEVB_O_JSON, NULL, "final summary as one JSON object on stdout" }
-#define XEVB_OPT_QUIET    { "quiet", XEVB_O_QUIET, NULL, \
-			    "no statistics line while running (the summary at the end stays)" }
-#define XEVB_OPT_VERBOSE  { "verbose", XEVB_O_VERBOSE, NULL, "debug messages" }
-#define XEVB_OPT_DURATION { "duration", XEVB_O_DURATION, "SEC", \
-			    "stop after SEC seconds, fractions allowed (default 0: until Ctrl-C)" }
-#define XEVB_OPT_INTERVAL { "interval", XEVB_O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" }
-#define XEVB_OPT_METRICS  { "metrics", XEVB_O_METRICS, "[ADDR:]PORT", \
-			    "serve Prometheus metrics over HTTP (default address 127.0.0.1)" }
+#define XEVB_OPT_JSON \
+	{ \
+		"json", XEVB_O_JSON, NULL, "final summary as one JSON object on stdout" \
+	}
+#define XEVB_OPT_QUIET \
+	{ \
+		"quiet", XEVB_O_QUIET, NULL, "no statistics line while running (the summary at the end stays)" \
+	}
+#define XEVB_OPT_VERBOSE \
+	{ \
+		"verbose", XEVB_O_VERBOSE, NULL, "debug messages" \
+	}
+#define XEVB_OPT_DURATION \
+	{ \
+		"duration", XEVB_O_DURATION, "SEC", \
+			"stop after SEC seconds, fractions allowed (default 0: until Ctrl-C)" \
+	}
+#define XEVB_OPT_INTERVAL \
+	{ \
+		"interval", XEVB_O_INTERVAL, "SEC", "statistics line every SEC seconds (default 1, 0 = off)" \
+	}
+#define XEVB_OPT_METRICS \
+	{ \
+		"metrics", XEVB_O_METRICS, "[ADDR:]PORT", \
+			"serve Prometheus metrics over HTTP (default address 127.0.0.1)" \
+	}
 
-#define XEVB_OPT_KEY_FILE { "key-file", XEVB_O_KEY_FILE, "FILE", \
-			    "authenticate every control message with this run's key (32 bytes; docs/control-protocol.md)" }
+#define XEVB_OPT_KEY_FILE \
+	{ \
+		"key-file", XEVB_O_KEY_FILE, "FILE", \
+			"authenticate every control message with this run's key (32 bytes; docs/control-protocol.md)" \
+	}
 
 struct xevb_common_opts {
 	bool json, quiet;
-	uint64_t duration_ns;   /* 0: no limit */
-	uint32_t interval_s;    /* statistics line period; 0 (or quiet): none */
+	uint64_t duration_ns; /* 0: no limit */
+	uint32_t interval_s;  /* statistics line period; 0 (or quiet): none */
 	const char *metrics;
 };
 /* Defaults: no JSON, not quiet, no limit, a line a second, no metrics. */
-#define XEVB_COMMON_OPTS_INIT { .interval_s = 1 }
+#define XEVB_COMMON_OPTS_INIT \
+	{ \
+		.interval_s = 1 \
+	}
 
 /*
  * 1: key is a shared flag, taken into c (--verbose sets xevb_log_level);
@@ -75,8 +98,8 @@ uint32_t xevb_common_interval(const struct xevb_common_opts *c);
  * option (after printing what was wrong and how to get help), 'h' for
  * --help. *arg receives the option's argument.
  */
-int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts,
-		  const struct xevb_cmd_help *h, const char **arg);
+int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts, const struct xevb_cmd_help *h,
+		  const char **arg);
 void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h);
 
 /*
@@ -89,23 +112,23 @@ void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h);
  * --help-tune by itself.
  */
 enum xevb_cfg_type {
-	XEVB_T_FLAG,    /* bool; an option takes no argument, a tune key 0 or 1 */
-	XEVB_T_U16,     /* uint16_t in [min, max] */
-	XEVB_T_U32,     /* uint32_t in [min, max] */
-	XEVB_T_U64,     /* uint64_t: a number in [min, max], stored times scale (ms -> ns) */
-	XEVB_T_INT,     /* int in [min, max] (negative allowed) */
-	XEVB_T_DOUBLE,  /* double in [min, max] */
-	XEVB_T_STR,     /* const char *, the argument itself */
-	XEVB_T_ENUM,    /* uint32_t: the index of the argument among words ("a|b|c") */
-	XEVB_T_IDS,     /* "0-7,9": uint16_t[max_n] at off, ids up to max; the uint32_t count at n_off */
-	XEVB_T_STRS,    /* repeatable: const char *[max_n] at off, the uint32_t count at n_off */
-	XEVB_T_FUNC,    /* parse() does it */
+	XEVB_T_FLAG,   /* bool; an option takes no argument, a tune key 0 or 1 */
+	XEVB_T_U16,    /* uint16_t in [min, max] */
+	XEVB_T_U32,    /* uint32_t in [min, max] */
+	XEVB_T_U64,    /* uint64_t: a number in [min, max], stored times scale (ms -> ns) */
+	XEVB_T_INT,    /* int in [min, max] (negative allowed) */
+	XEVB_T_DOUBLE, /* double in [min, max] */
+	XEVB_T_STR,    /* const char *, the argument itself */
+	XEVB_T_ENUM,   /* uint32_t: the index of the argument among words ("a|b|c") */
+	XEVB_T_IDS,    /* "0-7,9": uint16_t[max_n] at off, ids up to max; the uint32_t count at n_off */
+	XEVB_T_STRS,   /* repeatable: const char *[max_n] at off, the uint32_t count at n_off */
+	XEVB_T_FUNC,   /* parse() does it */
 };
 
 enum {
-	XEVB_F_TUNE = 1,   /* a --tune KEY, not an option of its own */
-	XEVB_F_POW2 = 2,   /* U32: a power of 2 */
-	XEVB_F_GIVEN = 4,  /* the bool at n_off is set when the row is given (not by its default) */
+	XEVB_F_TUNE = 1,  /* a --tune KEY, not an option of its own */
+	XEVB_F_POW2 = 2,  /* U32: a power of 2 */
+	XEVB_F_GIVEN = 4, /* the bool at n_off is set when the row is given (not by its default) */
 };
 
 struct xevb_cfg_opt;
@@ -113,17 +136,17 @@ struct xevb_cfg_opt;
 typedef bool (*xevb_cfg_parse_fn)(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label);
 
 struct xevb_cfg_opt {
-	const char *name;        /* long option without "--", or the tune key */
-	int key;                 /* short option (a char), or 0 */
+	const char *name; /* long option without "--", or the tune key */
+	int key;          /* short option (a char), or 0 */
 	enum xevb_cfg_type type;
-	const char *arg;         /* the argument's placeholder; NULL for a flag */
-	size_t off, n_off;       /* the field in the config; IDS/STRS count or GIVEN bool */
-	uint32_t max_n;          /* IDS/STRS: room in the array */
-	double min, max;         /* numbers: the range; IDS: the highest id */
-	uint64_t scale;          /* U64: stored = given x scale (0: 1) */
-	const char *words;       /* ENUM: the values, '|'-separated */
-	const char *def;         /* the default, as one would write it; NULL: none, or the help says */
-	const char *section;     /* --help's heading (tune keys: --help-tune's) */
+	const char *arg;     /* the argument's placeholder; NULL for a flag */
+	size_t off, n_off;   /* the field in the config; IDS/STRS count or GIVEN bool */
+	uint32_t max_n;      /* IDS/STRS: room in the array */
+	double min, max;     /* numbers: the range; IDS: the highest id */
+	uint64_t scale;      /* U64: stored = given x scale (0: 1) */
+	const char *words;   /* ENUM: the values, '|'-separated */
+	const char *def;     /* the default, as one would write it; NULL: none, or the help says */
+	const char *section; /* --help's heading (tune keys: --help-tune's) */
 	const char *help;
 	unsigned flags;          /* XEVB_F_* */
 	xevb_cfg_parse_fn parse; /* XEVB_T_FUNC; also the common flags' (key = XEVB_O_*) */
@@ -131,8 +154,8 @@ struct xevb_cfg_opt {
 
 struct xevb_cfg_cmd {
 	const struct xevb_cmd_help *help;
-	const struct xevb_cfg_opt *opts;   /* ends with { 0 } */
-	const char *const *sections;       /* --help's headings in order, NULL-terminated */
+	const struct xevb_cfg_opt *opts; /* ends with { 0 } */
+	const char *const *sections;     /* --help's headings in order, NULL-terminated */
 };
 
 /*
@@ -141,21 +164,31 @@ struct xevb_cfg_cmd {
  */
 bool xevb_cfg_common(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label);
 #define XEVB_CFG_COMMON(nm, k, a, sec, h, type_, field) \
-	{ .name = nm, .key = k, .type = XEVB_T_FUNC, .arg = a, .off = offsetof(type_, field), \
-	  .section = sec, .help = h, .parse = xevb_cfg_common }
-#define XEVB_CFG_JSON(sec, type_, f)     XEVB_CFG_COMMON("json", XEVB_O_JSON, NULL, sec, \
-	"final summary as one JSON object on stdout", type_, f)
-#define XEVB_CFG_QUIET(sec, type_, f)    XEVB_CFG_COMMON("quiet", XEVB_O_QUIET, NULL, sec, \
-	"no statistics line while running (the summary at the end stays)", type_, f)
-#define XEVB_CFG_VERBOSE(sec, type_, f)  XEVB_CFG_COMMON("verbose", XEVB_O_VERBOSE, NULL, sec, "debug messages", type_, f)
-#define XEVB_CFG_DURATION(sec, type_, f) XEVB_CFG_COMMON("duration", XEVB_O_DURATION, "SEC", sec, \
-	"stop after SEC seconds, fractions allowed (default 0: until Ctrl-C)", type_, f)
-#define XEVB_CFG_INTERVAL(sec, type_, f) XEVB_CFG_COMMON("interval", XEVB_O_INTERVAL, "SEC", sec, \
-	"statistics line every SEC seconds (default 1, 0 = off)", type_, f)
-#define XEVB_CFG_METRICS(sec, type_, f)  XEVB_CFG_COMMON("metrics", XEVB_O_METRICS, "[ADDR:]PORT", sec, \
-	"serve Prometheus metrics over HTTP (default address 127.0.0.1)", type_, f)
-#define XEVB_CFG_KEY_FILE(sec, type_, f) XEVB_CFG_COMMON("key-file", XEVB_O_KEY_FILE, "FILE", sec, \
-	"authenticate every control message with this run's key (32 bytes; docs/control-protocol.md)", type_, f)
+	{ \
+		.name = nm, .key = k, .type = XEVB_T_FUNC, .arg = a, .off = offsetof(type_, field), \
+		.section = sec, .help = h, .parse = xevb_cfg_common \
+	}
+#define XEVB_CFG_JSON(sec, type_, f) \
+	XEVB_CFG_COMMON("json", XEVB_O_JSON, NULL, sec, "final summary as one JSON object on stdout", type_, f)
+#define XEVB_CFG_QUIET(sec, type_, f) \
+	XEVB_CFG_COMMON("quiet", XEVB_O_QUIET, NULL, sec, \
+			"no statistics line while running (the summary at the end stays)", type_, f)
+#define XEVB_CFG_VERBOSE(sec, type_, f) \
+	XEVB_CFG_COMMON("verbose", XEVB_O_VERBOSE, NULL, sec, "debug messages", type_, f)
+#define XEVB_CFG_DURATION(sec, type_, f) \
+	XEVB_CFG_COMMON("duration", XEVB_O_DURATION, "SEC", sec, \
+			"stop after SEC seconds, fractions allowed (default 0: until Ctrl-C)", type_, f)
+#define XEVB_CFG_INTERVAL(sec, type_, f) \
+	XEVB_CFG_COMMON("interval", XEVB_O_INTERVAL, "SEC", sec, \
+			"statistics line every SEC seconds (default 1, 0 = off)", type_, f)
+#define XEVB_CFG_METRICS(sec, type_, f) \
+	XEVB_CFG_COMMON("metrics", XEVB_O_METRICS, "[ADDR:]PORT", sec, \
+			"serve Prometheus metrics over HTTP (default address 127.0.0.1)", type_, f)
+#define XEVB_CFG_KEY_FILE(sec, type_, f) \
+	XEVB_CFG_COMMON( \
+		"key-file", XEVB_O_KEY_FILE, "FILE", sec, \
+		"authenticate every control message with this run's key (32 bytes; docs/control-protocol.md)", \
+		type_, f)
 
 /*
  * The defaults into cfg, then argv (getopt_long over the options; --tune
@@ -211,7 +244,7 @@ bool xevb_parse_si(const char *opt, const char *s, double *out);
 /* Logging to stderr: "xevb build: error: ..." */
 enum xevb_log_level { XEVB_LOG_ERR, XEVB_LOG_WARN, XEVB_LOG_INFO, XEVB_LOG_DEBUG };
 extern int xevb_log_level;
-extern const char *xevb_prog;   /* "xevb build" */
+extern const char *xevb_prog; /* "xevb build" */
 void xevb_log(enum xevb_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define xevb_err(...)  xevb_log(XEVB_LOG_ERR, __VA_ARGS__)
 #define xevb_warn(...) xevb_log(XEVB_LOG_WARN, __VA_ARGS__)

@@ -108,8 +108,8 @@
 	   "xevb_fragments_dropped_total", "reason", "Fragments dropped by the builder, by reason.") \
 	X(events_opened, "events", COUNTER, "events_opened", "events_opened", "xevb_events_opened_total", NULL, \
 	  "Events opened (first fragment seen).") \
-	X(events_complete, "events", COUNTER, "events_complete", "events_complete", \
-	  "xevb_events_complete_total", NULL, "Events emitted complete.") \
+	X(events_complete, "events", COUNTER, "events_complete", "events_complete", "xevb_events_complete_total", \
+	  NULL, "Events emitted complete.") \
 	X(events_incomplete, "events", COUNTER, "events_incomplete", "events_incomplete", \
 	  "xevb_events_incomplete_total", NULL, "Events emitted incomplete (timeout or end of run).") \
 	/* of the incomplete: flushed at END_OF_RUN */ \
@@ -121,7 +121,8 @@
 	 * frames (max_frames_held) \
 	 */ \
 	X(events_evicted, "events", COUNTER, "events_evicted", "events_evicted", "xevb_events_evicted_total", \
-	  NULL, "Events that left incomplete (or discarded) because a newer event id needed their window " \
+	  NULL, \
+	  "Events that left incomplete (or discarded) because a newer event id needed their window " \
 	  "slot (window pressure).") \
 	X(events_discarded, "events", COUNTER, "events_discarded", "events_discarded", \
 	  "xevb_events_discarded_total", NULL, "Events discarded at timeout (discard policy).") \
@@ -198,7 +199,8 @@
 	SX(segs_in_frags, 1, "segments", COUNTER, "segs_in_frags", "xevb_source_segments_in_fragments_total", \
 	   NULL, "Segments in fragments accepted into events, per source_id.") \
 	SXA(segs_drops, 1, XEVB_SEG__COUNT, xevb_seg_reason_name, "segments", COUNTER, "segs", \
-	    "xevb_source_segments_dropped_total", "reason", "Segments not in a built fragment per source_id and reason.") \
+	    "xevb_source_segments_dropped_total", "reason", \
+	    "Segments not in a built fragment per source_id and reason.") \
 	SX(segs_pending, 1, "segments", GAUGE, "segs_pending", "xevb_source_segments_pending", NULL, \
 	   "Segments held by fragments not whole yet, per source_id.") \
 	SX(frags_pending, 1, "fragments", GAUGE, "frags_pending", "xevb_source_segmented_fragments_pending", \
@@ -212,8 +214,9 @@
 	  "Bytes of built events written.") \
 	/* of bytes: those user space copied into a send buffer (payloads from where they were received; \
 	   events written with writev or MSG_ZEROCOPY are not copied here) */ \
-	X(bytes_copied, "bytes", COUNTER, "out_bytes_copied", "out.bytes_copied", "xevb_output_bytes_copied_total", \
-	  NULL, "Of the bytes written, those user space copied into a send buffer.") \
+	X(bytes_copied, "bytes", COUNTER, "out_bytes_copied", "out.bytes_copied", \
+	  "xevb_output_bytes_copied_total", NULL, \
+	  "Of the bytes written, those user space copied into a send buffer.") \
 	/* zerocopy (--tune): bytes the kernel took by reference from the frames (and header slots) */ \
 	X(bytes_zerocopy, "bytes", COUNTER, "out_bytes_zerocopy", "out.bytes_zerocopy", \
 	  "xevb_output_bytes_zerocopy_total", NULL, "Bytes sent with MSG_ZEROCOPY, not copied by user space.") \
@@ -249,37 +252,38 @@
 	 * close (FIN) means it had read everything acknowledged. \
 	 */ \
 	X(peer_resets, "connections", COUNTER, "out_peer_resets", "out.peer_resets", \
-	  "xevb_output_peer_resets_total", NULL, "Farm node connections reset by the peer (it died with unread data).")
+	  "xevb_output_peer_resets_total", NULL, \
+	  "Farm node connections reset by the peer (it died with unread data).")
 
 /* Struct members from the rows. */
-#define XEVB_CTR_FIELD(field, ...) uint64_t field;
-#define XEVB_CTR_ARRAY(field, n, ...) uint64_t field[n];
+#define XEVB_CTR_FIELD(field, ...)            uint64_t field;
+#define XEVB_CTR_ARRAY(field, n, ...)         uint64_t field[n];
 #define XEVB_SCTR_ARRAY(field, total, n, ...) uint64_t field[n];
 
 enum xevb_counter_kind { XEVB_COUNTER, XEVB_GAUGE };
 
 /* What a row counts for. */
 enum xevb_counter_scope {
-	XEVB_SCOPE_TOTAL,   /* the builder (all its workers) */
-	XEVB_SCOPE_SOURCE,  /* each source seen */
+	XEVB_SCOPE_TOTAL,  /* the builder (all its workers) */
+	XEVB_SCOPE_SOURCE, /* each source seen */
 };
 
 /* The struct a row's field is in (its offset is into it). */
 enum xevb_counter_part {
-	XEVB_PART_RX,       /* struct xevb_snapshot */
-	XEVB_PART_CORE,     /* struct xevb_builder_stats */
-	XEVB_PART_OUTPUT,   /* struct xevb_output_stats */
-	XEVB_PART_SOURCE,   /* struct xevb_source_stats */
+	XEVB_PART_RX,     /* struct xevb_snapshot */
+	XEVB_PART_CORE,   /* struct xevb_builder_stats */
+	XEVB_PART_OUTPUT, /* struct xevb_output_stats */
+	XEVB_PART_SOURCE, /* struct xevb_source_stats */
 };
 
 struct xevb_counter {
-	const char *json, *stats;       /* per source: the same name */
+	const char *json, *stats; /* per source: the same name */
 	const char *prom, *label, *help;
 	const char *unit;
 	enum xevb_counter_kind kind;
 	enum xevb_counter_scope scope;
 	enum xevb_counter_part part;
-	uint32_t n;                     /* elements: 1, or an array by elem(k) */
+	uint32_t n; /* elements: 1, or an array by elem(k) */
 	const char *(*elem)(unsigned int k);
 	size_t off;
 };
@@ -289,7 +293,7 @@ struct xevb_counter {
 enum {
 	XEVB_N_COUNTERS = 0 XEVB_RX_COUNTERS(XEVB_CTR_ROW_COUNT)
 		XEVB_CORE_COUNTERS(XEVB_CTR_ROW_COUNT, XEVB_CTR_ROW_COUNT) XEVB_OUTPUT_COUNTERS(XEVB_CTR_ROW_COUNT)
-		XEVB_SOURCE_COUNTERS(XEVB_CTR_ROW_COUNT, XEVB_CTR_ROW_COUNT)
+			XEVB_SOURCE_COUNTERS(XEVB_CTR_ROW_COUNT, XEVB_CTR_ROW_COUNT)
 };
 
 /* Every row above, in the order of the lists: receive loop, core, output, source. */

@@ -22,25 +22,25 @@
 #include <stdint.h>
 #include <xevb/ctl_proto.h>
 
-#define XEVB_CTL_VERSION_AUTH  2
-#define XEVB_CTL_KEY_LEN       32
-#define XEVB_CTL_MAC_LEN       16
-#define XEVB_CTL_TRAILER_LEN   (8 + XEVB_CTL_MAC_LEN)
-#define XEVB_CTL_AUTH_PEERS    256   /* senders remembered for replay checks */
-#define XEVB_CTL_AUTH_SKEW_NS  (5ull * 1000000000ull)
+#define XEVB_CTL_VERSION_AUTH 2
+#define XEVB_CTL_KEY_LEN      32
+#define XEVB_CTL_MAC_LEN      16
+#define XEVB_CTL_TRAILER_LEN  (8 + XEVB_CTL_MAC_LEN)
+#define XEVB_CTL_AUTH_PEERS   256 /* senders remembered for replay checks */
+#define XEVB_CTL_AUTH_SKEW_NS (5ull * 1000000000ull)
 
 struct xevb_ctl_peer_seen {
 	uint8_t used, role;
 	uint16_t id;
 	uint32_t epoch;
-	uint64_t last_ts;       /* stamp of the newest message (eviction order) */
-	uint32_t top_seq;       /* highest sequence number taken */
-	uint64_t seen;          /* bit i: top_seq - i taken */
+	uint64_t last_ts; /* stamp of the newest message (eviction order) */
+	uint32_t top_seq; /* highest sequence number taken */
+	uint64_t seen;    /* bit i: top_seq - i taken */
 };
 
 struct xevb_ctl_auth {
 	uint8_t key[XEVB_CTL_KEY_LEN];
-	uint64_t skew_ns;       /* accepted |now - stamp| */
+	uint64_t skew_ns; /* accepted |now - stamp| */
 	struct xevb_ctl_peer_seen peers[XEVB_CTL_AUTH_PEERS];
 };
 

@@ -17,10 +17,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define XEVB_CTL_MAGIC      0x5843   /* "XC" */
-#define XEVB_CTL_VERSION    1
-#define XEVB_CTL_HLEN       20
-#define XEVB_CTL_MAX_LEN    1472     /* one datagram in a 1500-byte MTU */
+#define XEVB_CTL_MAGIC   0x5843 /* "XC" */
+#define XEVB_CTL_VERSION 1
+#define XEVB_CTL_HLEN    20
+#define XEVB_CTL_MAX_LEN 1472 /* one datagram in a 1500-byte MTU */
 
 #define XEVB_CTL_DFM_PORT     23901
 #define XEVB_CTL_BUILDER_PORT 23902
@@ -28,66 +28,60 @@
 #define XEVB_CTL_SINK_PORT    23904
 
 enum xevb_ctl_type {
-	XEVB_CTL_STATUS = 1,   /* heartbeat: credits, Busy, done count (any role) */
-	XEVB_CTL_ASSIGN,       /* DFM -> builder (and sources in push mode) */
-	XEVB_CTL_DONE,         /* builder -> DFM: events finished */
-	XEVB_CTL_CLEAR,        /* DFM -> sources: event ranges they may release */
-	XEVB_CTL_REQUEST,      /* builder -> source: send these events' fragments */
-	XEVB_CTL_SOURCES,      /* DFM -> builder: the source processes it knows */
-	XEVB_CTL_BYE,          /* the sender leaves cleanly (no records) */
-	XEVB_CTL_RECEIVED,     /* farm node -> DFM: events received per builder */
-	XEVB_CTL_BUILDERS,     /* DFM -> sources: the builders it knows (whose REQUESTs to answer) */
+	XEVB_CTL_STATUS = 1, /* heartbeat: credits, Busy, done count (any role) */
+	XEVB_CTL_ASSIGN,     /* DFM -> builder (and sources in push mode) */
+	XEVB_CTL_DONE,       /* builder -> DFM: events finished */
+	XEVB_CTL_CLEAR,      /* DFM -> sources: event ranges they may release */
+	XEVB_CTL_REQUEST,    /* builder -> source: send these events' fragments */
+	XEVB_CTL_SOURCES,    /* DFM -> builder: the source processes it knows */
+	XEVB_CTL_BYE,        /* the sender leaves cleanly (no records) */
+	XEVB_CTL_RECEIVED,   /* farm node -> DFM: events received per builder */
+	XEVB_CTL_BUILDERS,   /* DFM -> sources: the builders it knows (whose REQUESTs to answer) */
 	XEVB_CTL__TYPES
 };
 
-enum xevb_ctl_role {
-	XEVB_ROLE_DFM = 1,
-	XEVB_ROLE_BUILDER,
-	XEVB_ROLE_SOURCE,
-	XEVB_ROLE_SINK,
-	XEVB_ROLE__COUNT
-};
+enum xevb_ctl_role { XEVB_ROLE_DFM = 1, XEVB_ROLE_BUILDER, XEVB_ROLE_SOURCE, XEVB_ROLE_SINK, XEVB_ROLE__COUNT };
 
 /* STATUS flags */
-#define XEVB_CTL_ST_BUSY     0x1
-#define XEVB_CTL_ST_PULL     0x2   /* DFM: the run is in pull mode */
-#define XEVB_CTL_ST_KNOWN    (XEVB_CTL_ST_BUSY | XEVB_CTL_ST_PULL)
+#define XEVB_CTL_ST_BUSY  0x1
+#define XEVB_CTL_ST_PULL  0x2 /* DFM: the run is in pull mode */
+#define XEVB_CTL_ST_KNOWN (XEVB_CTL_ST_BUSY | XEVB_CTL_ST_PULL)
 /* ASSIGN flags */
-#define XEVB_CTL_AS_PULL     0x1   /* the builder requests the fragments */
-#define XEVB_CTL_AS_REASSIGN 0x2   /* the event's first builder died */
-#define XEVB_CTL_AS_RETRY    0x4   /* the same assignment again (no DONE yet) */
+#define XEVB_CTL_AS_PULL     0x1 /* the builder requests the fragments */
+#define XEVB_CTL_AS_REASSIGN 0x2 /* the event's first builder died */
+#define XEVB_CTL_AS_RETRY    0x4 /* the same assignment again (no DONE yet) */
 #define XEVB_CTL_AS_KNOWN    0x7
 /* REQUEST flags */
-#define XEVB_CTL_RQ_REASK    0x1
-#define XEVB_CTL_RQ_KNOWN    0x1
+#define XEVB_CTL_RQ_REASK 0x1
+#define XEVB_CTL_RQ_KNOWN 0x1
 
 /* DONE status */
 enum xevb_ctl_done_status {
 	XEVB_DONE_COMPLETE = 0,
 	XEVB_DONE_INCOMPLETE,
-	XEVB_DONE_NO_DATA,     /* no fragment arrived even after the re-asks */
+	XEVB_DONE_NO_DATA, /* no fragment arrived even after the re-asks */
 	XEVB_DONE__COUNT
 };
 
 /* Why a datagram was refused. */
 enum xevb_ctl_err {
 	XEVB_CTL_OK = 0,
-	XEVB_CTL_E_SHORT,      /* shorter than the header */
+	XEVB_CTL_E_SHORT, /* shorter than the header */
 	XEVB_CTL_E_MAGIC,
 	XEVB_CTL_E_VERSION,
-	XEVB_CTL_E_TYPE,       /* unknown type */
-	XEVB_CTL_E_ROLE,       /* unknown role, or a role that may not send the type */
-	XEVB_CTL_E_RESERVED,   /* a reserved header field not zero */
-	XEVB_CTL_E_EPOCH,      /* epoch 0 */
-	XEVB_CTL_E_LENGTH,     /* length is not header + n_recs records */
-	XEVB_CTL_E_COUNT,      /* n_recs out of range for the type */
-	XEVB_CTL_E_FIELD,      /* a record field out of range, or reserved bits set */
+	XEVB_CTL_E_TYPE,     /* unknown type */
+	XEVB_CTL_E_ROLE,     /* unknown role, or a role that may not send the type */
+	XEVB_CTL_E_RESERVED, /* a reserved header field not zero */
+	XEVB_CTL_E_EPOCH,    /* epoch 0 */
+	XEVB_CTL_E_LENGTH,   /* length is not header + n_recs records */
+	XEVB_CTL_E_COUNT,    /* n_recs out of range for the type */
+	XEVB_CTL_E_FIELD,    /* a record field out of range, or reserved bits set */
 	/* authentication (ctl_auth.h) */
-	XEVB_CTL_E_UNAUTH,     /* version 1 (no MAC), and this run has a key */
-	XEVB_CTL_E_NO_KEY,     /* version 2 (a MAC), and we have no key */
-	XEVB_CTL_E_MAC,        /* the MAC does not match: forged, altered or another key */
-	XEVB_CTL_E_STALE,      /* stamped outside our clock window */
-	XEVB_CTL_E_REPLAY,     /* already taken, or from an epoch before the sender's current one */
+	XEVB_CTL_E_UNAUTH, /* version 1 (no MAC), and this run has a key */
+	XEVB_CTL_E_NO_KEY, /* version 2 (a MAC), and we have no key */
+	XEVB_CTL_E_MAC,    /* the MAC does not match: forged, altered or another key */
+	XEVB_CTL_E_STALE,  /* stamped outside our clock window */
+	XEVB_CTL_E_REPLAY, /* already taken, or from an epoch before the sender's current one */
 	XEVB_CTL_E__COUNT
 };
 
@@ -95,8 +89,8 @@ struct xevb_ctl_hdr {
 	uint8_t type;
 	uint8_t role;
 	uint16_t sender_id;
-	uint32_t epoch;      /* sender's incarnation, never 0: a restart changes it */
-	uint32_t seq;        /* per sender, +1 per message: gaps count lost messages */
+	uint32_t epoch; /* sender's incarnation, never 0: a restart changes it */
+	uint32_t seq;   /* per sender, +1 per message: gaps count lost messages */
 	uint16_t n_recs;
 };
 
@@ -114,8 +108,8 @@ struct xevb_ctl_status {
 
 struct xevb_ctl_assign {
 	uint32_t first_event;
-	uint16_t count;      /* 1..1024 consecutive event_ids */
-	uint8_t flags;       /* XEVB_CTL_AS_* */
+	uint16_t count;        /* 1..1024 consecutive event_ids */
+	uint8_t flags;         /* XEVB_CTL_AS_* */
 	uint32_t builder_addr; /* IPv4, network order: where fragments go */
 	uint16_t builder_id;
 	uint32_t run;
@@ -124,18 +118,18 @@ struct xevb_ctl_assign {
 struct xevb_ctl_done {
 	uint32_t event_id;
 	uint16_t n_missing;
-	uint8_t status;      /* enum xevb_ctl_done_status */
+	uint8_t status; /* enum xevb_ctl_done_status */
 };
 
-struct xevb_ctl_range {  /* CLEAR */
+struct xevb_ctl_range { /* CLEAR */
 	uint32_t first_event;
-	uint32_t count;      /* 1..65536 */
+	uint32_t count; /* 1..65536 */
 };
 
 struct xevb_ctl_request {
 	uint32_t first_event;
-	uint16_t count;      /* 1..1024 */
-	uint8_t flags;       /* XEVB_CTL_RQ_* */
+	uint16_t count; /* 1..1024 */
+	uint8_t flags;  /* XEVB_CTL_RQ_* */
 };
 
 /* RECEIVED: what a farm node got from one builder address since it started. */
@@ -146,26 +140,26 @@ struct xevb_ctl_received {
 
 /* BUILDERS: one builder the DFM knows. */
 struct xevb_ctl_bldinfo {
-	uint32_t addr;       /* IPv4, network order, non-zero */
-	uint16_t port;       /* its control port, non-zero */
+	uint32_t addr; /* IPv4, network order, non-zero */
+	uint16_t port; /* its control port, non-zero */
 	uint16_t id;
 };
 
 struct xevb_ctl_srcinfo {
-	uint32_t addr;       /* IPv4, network order */
-	uint16_t port;       /* its control port */
+	uint32_t addr; /* IPv4, network order */
+	uint16_t port; /* its control port */
 	uint16_t first_id;
-	uint16_t n_ids;      /* 1..4096, first_id + n_ids - 1 <= 4095 */
+	uint16_t n_ids; /* 1..4096, first_id + n_ids - 1 <= 4095 */
 };
 
-#define XEVB_CTL_STATUS_RLEN  28
-#define XEVB_CTL_ASSIGN_RLEN  20
-#define XEVB_CTL_DONE_RLEN    8
-#define XEVB_CTL_CLEAR_RLEN   8
-#define XEVB_CTL_REQUEST_RLEN 8
-#define XEVB_CTL_SRC_RLEN     12
+#define XEVB_CTL_STATUS_RLEN   28
+#define XEVB_CTL_ASSIGN_RLEN   20
+#define XEVB_CTL_DONE_RLEN     8
+#define XEVB_CTL_CLEAR_RLEN    8
+#define XEVB_CTL_REQUEST_RLEN  8
+#define XEVB_CTL_SRC_RLEN      12
 #define XEVB_CTL_RECEIVED_RLEN 16
-#define XEVB_CTL_BLD_RLEN     8
+#define XEVB_CTL_BLD_RLEN      8
 /* The most records of the smallest kind one datagram holds. */
 #define XEVB_CTL_MAX_RECS ((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 8)
 

@@ -23,19 +23,19 @@ struct xevb_ctl_auth;
  */
 enum xevb_ctl_admit {
 	XEVB_ADMIT_OK = 0,
-	XEVB_ADMIT_NOT_MEMBER,      /* no configured peer at that address:port */
-	XEVB_ADMIT_ROLE_MISMATCH,   /* the peer there has another role */
-	XEVB_ADMIT_ID_MISMATCH,     /* right role, another sender_id */
-	XEVB_ADMIT_IDS_MISMATCH,    /* a source's STATUS names other source ids */
+	XEVB_ADMIT_NOT_MEMBER,    /* no configured peer at that address:port */
+	XEVB_ADMIT_ROLE_MISMATCH, /* the peer there has another role */
+	XEVB_ADMIT_ID_MISMATCH,   /* right role, another sender_id */
+	XEVB_ADMIT_IDS_MISMATCH,  /* a source's STATUS names other source ids */
 	XEVB_ADMIT__COUNT
 };
 
 struct xevb_ctl_member {
-	uint32_t addr;              /* network order */
-	uint16_t port;              /* host order */
+	uint32_t addr; /* network order */
+	uint16_t port; /* host order */
 	uint8_t role;
 	uint16_t id;
-	uint16_t first_id, n_ids;   /* sources: their source-id range */
+	uint16_t first_id, n_ids; /* sources: their source-id range */
 };
 
 struct xevb_ctl_members {
@@ -62,10 +62,10 @@ struct xevb_ctl_io {
 	uint32_t seq;
 	uint64_t tx, tx_err, rx, rx_bad[XEVB_CTL_E__COUNT], rx_bad_total, rx_unexpected;
 	uint64_t tx_type[XEVB_CTL__TYPES], rx_type[XEVB_CTL__TYPES];
-	struct xevb_ctl_auth *auth;   /* a key: every message sealed and checked (ctl_auth.h) */
-	uint16_t port;                /* ours, network order (what sealed messages to us name) */
-	uint64_t auth_warn_ns;        /* last refusal logged (one a second at most) */
-	const struct xevb_ctl_members *members;   /* NULL: open membership */
+	struct xevb_ctl_auth *auth;             /* a key: every message sealed and checked (ctl_auth.h) */
+	uint16_t port;                          /* ours, network order (what sealed messages to us name) */
+	uint64_t auth_warn_ns;                  /* last refusal logged (one a second at most) */
+	const struct xevb_ctl_members *members; /* NULL: open membership */
 	uint64_t rx_refused[XEVB_ADMIT__COUNT], rx_refused_total;
 	uint64_t refused_logged, refused_log_ns;
 	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */

@@ -39,23 +39,23 @@ enum xevb_dfm_lost {
 
 struct xevb_dfm_cfg {
 	bool pull;
-	uint32_t block;            /* events per assignment, 1..1024 (the packing) */
+	uint32_t block; /* events per assignment, 1..1024 (the packing) */
 	uint32_t first_event, run;
-	uint32_t table;            /* events in flight at most; power of 2 */
-	uint64_t dead_ns;          /* silence after which a builder is dead */
-	uint64_t retry_ns;         /* resend ASSIGN to a builder when no DONE by then */
-	uint32_t max_retries;      /* then the event is lost (NO_DONE) */
-	uint32_t clear_group;      /* events per CLEAR batch (ClearGroupSize) */
-	uint32_t max_per_addr;     /* builders alive at one IP address at most (0: 8) */
-	uint64_t clear_flush_ns;   /* a partial batch leaves after this long */
+	uint32_t table;          /* events in flight at most; power of 2 */
+	uint64_t dead_ns;        /* silence after which a builder is dead */
+	uint64_t retry_ns;       /* resend ASSIGN to a builder when no DONE by then */
+	uint32_t max_retries;    /* then the event is lost (NO_DONE) */
+	uint32_t clear_group;    /* events per CLEAR batch (ClearGroupSize) */
+	uint32_t max_per_addr;   /* builders alive at one IP address at most (0: 8) */
+	uint64_t clear_flush_ns; /* a partial batch leaves after this long */
 	void (*send_assign)(void *ctx, uint32_t builder, const struct xevb_ctl_assign *a);
 	void (*send_clear)(void *ctx, const struct xevb_ctl_range *r, uint32_t n);
 	void *ctx;
 };
 
 struct xevb_dfm_builder {
-	uint32_t addr;             /* network order */
-	uint16_t port;             /* host order */
+	uint32_t addr; /* network order */
+	uint16_t port; /* host order */
 	uint16_t id;
 	uint32_t epoch;
 	uint32_t credits;
@@ -72,31 +72,31 @@ struct xevb_dfm_builder {
 
 /* A farm node that reports RECEIVED, and its latest counts per builder address. */
 struct xevb_dfm_sink {
-	uint32_t addr;             /* network order */
-	uint16_t port;             /* host order */
+	uint32_t addr; /* network order */
+	uint16_t port; /* host order */
 	uint32_t epoch;
 	uint64_t last_ns, reports, restarts;
-	uint32_t n;                /* builder addresses it reported */
+	uint32_t n; /* builder addresses it reported */
 	uint32_t baddr[XEVB_DFM_MAX_BUILDERS];
 	uint64_t events[XEVB_DFM_MAX_BUILDERS];  /* this incarnation's cumulative count */
 	uint64_t earlier[XEVB_DFM_MAX_BUILDERS]; /* what its earlier incarnations received */
-	uint64_t untracked;        /* records beyond the address table, dropped */
+	uint64_t untracked;                      /* records beyond the address table, dropped */
 };
 
 struct xevb_dfm_stats {
 	uint64_t triggered, complete, incomplete, lost[XEVB_LOST__COUNT];
 	uint64_t outstanding;
-	uint64_t reassigned;       /* pull: events moved off a dead builder */
-	uint64_t retries;          /* ASSIGNs sent again */
-	uint64_t done_unknown;     /* DONE for an event not outstanding (late or repeated) */
-	uint64_t done_foreign;     /* DONE from a builder the event is not assigned to */
-	uint64_t done_unknown_peer;/* DONE from no builder we know */
-	uint64_t stall_no_credit;  /* step found no builder able to take a block */
-	uint64_t stall_table;      /* step found the in-flight table full */
+	uint64_t reassigned;        /* pull: events moved off a dead builder */
+	uint64_t retries;           /* ASSIGNs sent again */
+	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
+	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */
+	uint64_t done_unknown_peer; /* DONE from no builder we know */
+	uint64_t stall_no_credit;   /* step found no builder able to take a block */
+	uint64_t stall_table;       /* step found the in-flight table full */
 	uint64_t clear_msgs, cleared;
-	uint64_t builders_full;    /* STATUS refused: too many builders */
+	uint64_t builders_full;     /* STATUS refused: too many builders */
 	uint64_t builders_per_addr; /* STATUS refused: --max-per-address builders alive at that address */
-	uint64_t builders_expired; /* dead entries that never took an event, given to a newcomer */
+	uint64_t builders_expired;  /* dead entries that never took an event, given to a newcomer */
 	/* The farm nodes' books (xevb_dfm_reconcile). */
 	uint64_t received;         /* events the farm nodes received from our builders */
 	uint64_t received_unknown; /* ... from addresses that are no builder of ours */

@@ -39,14 +39,14 @@ struct xevb_cpuset {
 
 /* An ethtool n-tuple rule, reduced to what decides whether it takes MEPs. */
 enum xevb_rule_kind { XEVB_RULE_OTHER, XEVB_RULE_IP4_PROTO, XEVB_RULE_UDP4 };
-#define XEVB_RULE_DROP (-1)  /* action: discard */
+#define XEVB_RULE_DROP (-1) /* action: discard */
 struct xevb_doctor_rule {
 	uint32_t loc;
 	enum xevb_rule_kind kind;
-	uint8_t proto, proto_mask;    /* IP4_PROTO */
-	uint16_t dport, dport_mask;   /* UDP4, host order */
-	int32_t queue;                /* or XEVB_RULE_DROP */
-	bool rss_ctx;                 /* the queue is an offset in an RSS context */
+	uint8_t proto, proto_mask;  /* IP4_PROTO */
+	uint16_t dport, dport_mask; /* UDP4, host order */
+	int32_t queue;              /* or XEVB_RULE_DROP */
+	bool rss_ctx;               /* the queue is an offset in an RSS context */
 };
 
 /* One queue interrupt: its queue (-1: not a queue's) and where it may run. */
@@ -61,11 +61,11 @@ struct xevb_doctor_irq {
 struct xevb_doctor_plan {
 	uint16_t queues[XEVB_DOCTOR_MAX_Q];
 	int n_queues;
-	struct xevb_cpuset cpus;       /* empty: not given */
-	uint8_t ip_proto;              /* 0: raw transport not used */
-	uint16_t udp_port;             /* 0: UDP transport not used */
+	struct xevb_cpuset cpus; /* empty: not given */
+	uint8_t ip_proto;        /* 0: raw transport not used */
+	uint16_t udp_port;       /* 0: UDP transport not used */
 	uint32_t frames_per_q;
-	bool busy_poll;                /* the builder will run with --busy-poll */
+	bool busy_poll; /* the builder will run with --busy-poll */
 };
 
 /*
@@ -77,10 +77,10 @@ struct xevb_doctor_facts {
 	char ifname[32];
 	int ifindex;
 	char driver[32];
-	bool virtual_dev;              /* no parent device (veth, bridge, ...) */
+	bool virtual_dev; /* no parent device (veth, bridge, ...) */
 
 	int xdp_feat_err;
-	uint64_t xdp_features;         /* XEVB_XDP_ACT_* */
+	uint64_t xdp_features; /* XEVB_XDP_ACT_* */
 	uint32_t xdp_zc_max_segs;
 
 	uint32_t rx_queues, tx_queues; /* real queue counts (sysfs queues/) */
@@ -91,36 +91,36 @@ struct xevb_doctor_facts {
 
 	uint32_t mtu;
 
-	int ntuple_err;                /* reading the rules */
-	bool ntuple_on;                /* the ntuple feature is enabled */
+	int ntuple_err; /* reading the rules */
+	bool ntuple_on; /* the ntuple feature is enabled */
 	int n_rules;
 	struct xevb_doctor_rule rules[XEVB_DOCTOR_MAX_RULES];
-	int indir_err;                 /* the RSS indirection table */
+	int indir_err; /* the RSS indirection table */
 	uint32_t indir_size;
 	uint32_t indir[XEVB_DOCTOR_MAX_INDIR];
 
 	int hugepages_err;
 	uint64_t hugepages_total, hugepages_free, hugepage_kb;
 
-	int irqbalance_pid;            /* 0: not running */
+	int irqbalance_pid; /* 0: not running */
 
-	int n_irqs;                    /* the device's interrupts (0: none, as veth) */
+	int n_irqs; /* the device's interrupts (0: none, as veth) */
 	struct xevb_doctor_irq irqs[XEVB_DOCTOR_MAX_IRQS];
 
-	int numa_node;                 /* of the device; -1: none reported */
+	int numa_node; /* of the device; -1: none reported */
 	int n_nodes;
-	int8_t cpu_node[XEVB_DOCTOR_MAX_CPUS];   /* -1: unknown */
+	int8_t cpu_node[XEVB_DOCTOR_MAX_CPUS]; /* -1: unknown */
 	struct xevb_cpuset online;
 
 	char governor[XEVB_DOCTOR_MAX_CPUS][16]; /* "": no cpufreq for that CPU */
 
 	int busy_poll_err;
-	uint32_t busy_poll_us, busy_read_us;       /* net.core.busy_poll / busy_read */
+	uint32_t busy_poll_us, busy_read_us; /* net.core.busy_poll / busy_read */
 	uint32_t napi_defer_hard_irqs;
 	uint64_t gro_flush_timeout_ns;
 
-	uint64_t memlock_bytes;        /* RLIMIT_MEMLOCK, UINT64_MAX: unlimited */
-	uint64_t cap_eff;              /* effective capabilities */
+	uint64_t memlock_bytes; /* RLIMIT_MEMLOCK, UINT64_MAX: unlimited */
+	uint64_t cap_eff;       /* effective capabilities */
 };
 
 enum xevb_verdict { XEVB_OK, XEVB_WARN, XEVB_FAIL, XEVB_SKIP };
@@ -129,15 +129,26 @@ struct xevb_doctor_check {
 	const char *name;
 	enum xevb_verdict verdict;
 	char detail[512];
-	char fix[320];                 /* "": nothing to do */
+	char fix[320]; /* "": nothing to do */
 };
 
 /* One check per decision, in report order. */
 enum {
-	XEVB_CHK_DRIVER, XEVB_CHK_XDP_NATIVE, XEVB_CHK_XDP_ZEROCOPY, XEVB_CHK_MTU,
-	XEVB_CHK_QUEUES, XEVB_CHK_RINGS, XEVB_CHK_STEERING, XEVB_CHK_HUGEPAGES,
-	XEVB_CHK_IRQBALANCE, XEVB_CHK_IRQ_AFFINITY, XEVB_CHK_NUMA, XEVB_CHK_GOVERNOR,
-	XEVB_CHK_BUSY_POLL, XEVB_CHK_MEMLOCK, XEVB_CHK_CAPS,
+	XEVB_CHK_DRIVER,
+	XEVB_CHK_XDP_NATIVE,
+	XEVB_CHK_XDP_ZEROCOPY,
+	XEVB_CHK_MTU,
+	XEVB_CHK_QUEUES,
+	XEVB_CHK_RINGS,
+	XEVB_CHK_STEERING,
+	XEVB_CHK_HUGEPAGES,
+	XEVB_CHK_IRQBALANCE,
+	XEVB_CHK_IRQ_AFFINITY,
+	XEVB_CHK_NUMA,
+	XEVB_CHK_GOVERNOR,
+	XEVB_CHK_BUSY_POLL,
+	XEVB_CHK_MEMLOCK,
+	XEVB_CHK_CAPS,
 	XEVB_CHK__COUNT
 };
 
@@ -177,9 +188,7 @@ void xevb_doctor_decide(const struct xevb_doctor_facts *f, const struct xevb_doc
 uint64_t xevb_doctor_umem_bytes(const struct xevb_doctor_facts *f, const struct xevb_doctor_plan *p);
 
 const char *xevb_verdict_name(enum xevb_verdict v);
-void xevb_doctor_print(FILE *out, const struct xevb_doctor_facts *f,
-		       const struct xevb_doctor_check *c, int n);
-void xevb_doctor_json(FILE *out, const struct xevb_doctor_facts *f,
-		      const struct xevb_doctor_check *c, int n);
+void xevb_doctor_print(FILE *out, const struct xevb_doctor_facts *f, const struct xevb_doctor_check *c, int n);
+void xevb_doctor_json(FILE *out, const struct xevb_doctor_facts *f, const struct xevb_doctor_check *c, int n);
 
 #endif

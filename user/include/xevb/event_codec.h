@@ -21,10 +21,10 @@
 #include <xevb/builder.h>
 #include <xevb/wire.h>
 
-#define XEVB_EVT_HLEN      32u
-#define XEVB_EVT_REC_HLEN  12u
+#define XEVB_EVT_HLEN     32u
+#define XEVB_EVT_REC_HLEN 12u
 /* Default bound for the stream reader: a bigger total_length means corruption. */
-#define XEVB_EVT_MAX_LEN   (64u << 20)
+#define XEVB_EVT_MAX_LEN (64u << 20)
 
 /* Scratch bytes and iovecs enough for any event with n_expected sources. */
 #define XEVB_EVT_SCRATCH_MAX(n_expected) \
@@ -43,8 +43,7 @@
  * The iovecs point into scratch and into the frames: both must stay put
  * until the event is written.
  */
-int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
-		      uint8_t *scratch, size_t scratch_len,
+int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns, uint8_t *scratch, size_t scratch_len,
 		      struct iovec *iov, size_t iov_max, size_t *total_len);
 
 /*
@@ -54,8 +53,8 @@ int xevb_event_encode(const struct xevb_event *ev, uint64_t build_ns,
  * 0 and *total_len, or -EINVAL (as above), -ENOSPC (cap too small: the
  * event needs xevb_event_wire_size bytes), -EMSGSIZE.
  */
-int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns,
-			   uint8_t *dst, size_t cap, size_t *total_len);
+int xevb_event_encode_into(const struct xevb_event *ev, uint64_t build_ns, uint8_t *dst, size_t cap,
+			   size_t *total_len);
 
 /*
  * Write all of iov[0..n) to a blocking fd (socket or file): chunks of at
@@ -70,29 +69,29 @@ void xevb_iov_advance(struct iovec **iov, size_t *n, size_t w);
 /* Decoder verdicts, negated as return values; 0 is success. */
 enum xevb_evt_err {
 	XEVB_EVT_OK = 0,
-	XEVB_EVT_E_SHORT,            /* fewer bytes than an event header */
+	XEVB_EVT_E_SHORT, /* fewer bytes than an event header */
 	XEVB_EVT_E_MAGIC,
 	XEVB_EVT_E_VERSION,
-	XEVB_EVT_E_FLAGS,            /* unknown flag bit */
-	XEVB_EVT_E_RESERVED,         /* header reserved field non-zero */
-	XEVB_EVT_E_TOTAL_LEN,        /* total_length disagrees with the buffer */
-	XEVB_EVT_E_N_EXPECTED,       /* n_expected 0 or over 4096 */
-	XEVB_EVT_E_N_FRAGS,          /* n_frags > n_expected */
-	XEVB_EVT_E_INCOMPLETE_FLAG,  /* INCOMPLETE set iff n_frags < n_expected: broken */
-	XEVB_EVT_E_REC_TRUNC,        /* a record header or payload runs past the end */
+	XEVB_EVT_E_FLAGS,           /* unknown flag bit */
+	XEVB_EVT_E_RESERVED,        /* header reserved field non-zero */
+	XEVB_EVT_E_TOTAL_LEN,       /* total_length disagrees with the buffer */
+	XEVB_EVT_E_N_EXPECTED,      /* n_expected 0 or over 4096 */
+	XEVB_EVT_E_N_FRAGS,         /* n_frags > n_expected */
+	XEVB_EVT_E_INCOMPLETE_FLAG, /* INCOMPLETE set iff n_frags < n_expected: broken */
+	XEVB_EVT_E_REC_TRUNC,       /* a record header or payload runs past the end */
 	XEVB_EVT_E_REC_RESERVED,
-	XEVB_EVT_E_SOURCE_ID,        /* source_id over 4095 */
-	XEVB_EVT_E_REC_ORDER,        /* records not in strictly ascending source_id */
-	XEVB_EVT_E_PADDING,          /* non-zero padding after a payload */
-	XEVB_EVT_E_MISSING_TRUNC,    /* missing list shorter than n_expected - n_frags */
-	XEVB_EVT_E_MISSING_ORDER,    /* missing ids not strictly ascending or over 4095 */
-	XEVB_EVT_E_MISSING_PRESENT,  /* a missing id is also a record */
-	XEVB_EVT_E_MISSING_PAD,      /* non-zero padding after the missing list */
-	XEVB_EVT_E_TRAILING,         /* bytes after the last record or missing list */
-	XEVB_EVT_E_CRC,              /* xevb_event_verify: payload CRC-32C wrong */
-	XEVB_EVT_E_CONTENT,          /* xevb_event_verify: not the emulator pattern */
-	XEVB_EVT_E_TOO_BIG,          /* stream reader: total_length over its bound */
-	XEVB_EVT_E_EOF,              /* stream reader: stream ended inside an event */
+	XEVB_EVT_E_SOURCE_ID,       /* source_id over 4095 */
+	XEVB_EVT_E_REC_ORDER,       /* records not in strictly ascending source_id */
+	XEVB_EVT_E_PADDING,         /* non-zero padding after a payload */
+	XEVB_EVT_E_MISSING_TRUNC,   /* missing list shorter than n_expected - n_frags */
+	XEVB_EVT_E_MISSING_ORDER,   /* missing ids not strictly ascending or over 4095 */
+	XEVB_EVT_E_MISSING_PRESENT, /* a missing id is also a record */
+	XEVB_EVT_E_MISSING_PAD,     /* non-zero padding after the missing list */
+	XEVB_EVT_E_TRAILING,        /* bytes after the last record or missing list */
+	XEVB_EVT_E_CRC,             /* xevb_event_verify: payload CRC-32C wrong */
+	XEVB_EVT_E_CONTENT,         /* xevb_event_verify: not the emulator pattern */
+	XEVB_EVT_E_TOO_BIG,         /* stream reader: total_length over its bound */
+	XEVB_EVT_E_EOF,             /* stream reader: stream ended inside an event */
 	XEVB_EVT_E__COUNT
 };
 
@@ -107,8 +106,8 @@ struct xevb_decoded_event {
 	uint32_t event_id;
 	uint32_t total_length;
 	uint64_t build_ns;
-	const uint8_t *records;   /* first record header */
-	const uint8_t *missing;   /* n_expected - n_frags big-endian u16 */
+	const uint8_t *records; /* first record header */
+	const uint8_t *missing; /* n_expected - n_frags big-endian u16 */
 };
 
 struct xevb_decoded_frag {
@@ -123,12 +122,11 @@ struct xevb_decoded_frag {
  * fill out. 0, or -XEVB_EVT_E_* with a sentence in err. The decoded event
  * points into buf.
  */
-int xevb_event_decode(const uint8_t *buf, size_t len, struct xevb_decoded_event *out,
-		      char *err, size_t errlen);
+int xevb_event_decode(const uint8_t *buf, size_t len, struct xevb_decoded_event *out, char *err, size_t errlen);
 
 /* Walk the records of a decoded event: start with *pos = NULL. */
-static inline bool xevb_event_next_frag(const struct xevb_decoded_event *ev,
-					const uint8_t **pos, struct xevb_decoded_frag *f)
+static inline bool xevb_event_next_frag(const struct xevb_decoded_event *ev, const uint8_t **pos,
+					struct xevb_decoded_frag *f)
 {
 	const uint8_t *p = *pos ? *pos : ev->records;
 
@@ -147,15 +145,14 @@ static inline uint16_t xevb_event_missing(const struct xevb_decoded_event *ev, u
 	return xevb_ld16(ev->missing + 2 * i);
 }
 
-#define XEVB_VERIFY_CRC      0x1u
-#define XEVB_VERIFY_CONTENT  0x2u   /* xevb_emu_check on every payload */
+#define XEVB_VERIFY_CRC     0x1u
+#define XEVB_VERIFY_CONTENT 0x2u /* xevb_emu_check on every payload */
 
 /*
  * Check the payloads of a decoded event. 0, or -XEVB_EVT_E_CRC /
  * -XEVB_EVT_E_CONTENT for the first bad record (CRC checked first).
  */
-int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what,
-		      char *err, size_t errlen);
+int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *err, size_t errlen);
 
 /*
  * xevb_event_decode then, if it succeeds, xevb_event_verify(what), in one
@@ -165,8 +162,8 @@ int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what,
  * once while in cache. With both checks, a payload equal to the emulator
  * pattern is CRC-checked against the pattern's CRC for its length.
  */
-int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what,
-			     struct xevb_decoded_event *out, char *err, size_t errlen);
+int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out,
+			     char *err, size_t errlen);
 
 /*
  * Stream reader: feed bytes with space()/commit(), take whole events with
@@ -176,14 +173,14 @@ int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what,
 struct xevb_evt_reader {
 	uint8_t *buf;
 	size_t cap;
-	size_t head;      /* first unconsumed byte */
-	size_t tail;      /* end of the data */
-	size_t want;      /* total_length of the partial event at head, once known */
-	size_t cap_max;   /* 0, or the most space() may grow buf to (a caller's budget) */
+	size_t head;    /* first unconsumed byte */
+	size_t tail;    /* end of the data */
+	size_t want;    /* total_length of the partial event at head, once known */
+	size_t cap_max; /* 0, or the most space() may grow buf to (a caller's budget) */
 	uint32_t max_len;
 };
 
-#define XEVB_EVT_READER_CAP0 (256u * 1024)  /* the buffer's size at init and after a shrink */
+#define XEVB_EVT_READER_CAP0 (256u * 1024) /* the buffer's size at init and after a shrink */
 
 /* max_len 0: XEVB_EVT_MAX_LEN. 0 or -ENOMEM. */
 int xevb_evt_reader_init(struct xevb_evt_reader *r, uint32_t max_len);

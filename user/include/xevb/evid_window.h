@@ -14,14 +14,14 @@
 
 enum xevb_evid_verdict {
 	XEVB_EVID_NEW = 0,
-	XEVB_EVID_DUP,       /* seen before in this run */
-	XEVB_EVID_TOO_OLD,   /* behind the window: not checked */
+	XEVB_EVID_DUP,     /* seen before in this run */
+	XEVB_EVID_TOO_OLD, /* behind the window: not checked */
 };
 
 struct xevb_evid_window {
 	uint64_t *bits;
-	uint32_t size;       /* ids covered, a power of 2 */
-	uint32_t high;       /* highest id seen */
+	uint32_t size; /* ids covered, a power of 2 */
+	uint32_t high; /* highest id seen */
 	uint32_t run;
 	bool any;
 	uint64_t run_changes;

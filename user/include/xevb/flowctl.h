@@ -16,9 +16,9 @@
 #define XEVB_BUSY_LOW_DEFAULT  0.2
 
 struct xevb_busy {
-	uint32_t high, low;   /* Busy when load > high; not-Busy when load < low */
+	uint32_t high, low; /* Busy when load > high; not-Busy when load < low */
 	bool busy;
-	uint64_t n_busy, n_clear;  /* transitions */
+	uint64_t n_busy, n_clear; /* transitions */
 };
 
 /* high = ceil(hi * resources), low = floor(lo * resources); lo <= hi. */

@@ -41,7 +41,7 @@ struct xevb_spsc {
 	uint32_t prod_tail_cache;
 	_Alignas(64) uint32_t cons_tail; /* the consumer's own: == tail */
 	uint32_t cons_head_cache;
-	_Alignas(64) uint32_t mask;      /* read only */
+	_Alignas(64) uint32_t mask; /* read only */
 	uint32_t esz;
 	void *buf;
 };
@@ -126,9 +126,9 @@ static inline uint32_t xevb_owner(uint32_t event_id, uint32_t shift, uint32_t n_
 
 /* A frame reference handed to an owner. */
 enum {
-	XEVB_HO_F_FILTER = 1,   /* records of other owners lie in the range: skip them */
-	XEVB_HO_F_REFS = 2,     /* the owner's frag refs wait in the pair's ref ring: no walk */
-	XEVB_HO_F_WHOLE = 4,    /* the whole MEP, ids first_event_id, +1, ...: no refs at all */
+	XEVB_HO_F_FILTER = 1, /* records of other owners lie in the range: skip them */
+	XEVB_HO_F_REFS = 2,   /* the owner's frag refs wait in the pair's ref ring: no walk */
+	XEVB_HO_F_WHOLE = 4,  /* the whole MEP, ids first_event_id, +1, ...: no refs at all */
 };
 
 /*
@@ -148,11 +148,11 @@ enum {
  */
 struct xevb_ho_ent {
 	uint32_t frame_idx;
-	uint16_t mep_off;       /* MEP header, from the frame start */
-	uint16_t rec_off;       /* first record of the range, from the frame start */
-	uint16_t n_walk;        /* F_REFS: refs in the ref ring; else records in the range (0: END_OF_RUN notice only) */
+	uint16_t mep_off; /* MEP header, from the frame start */
+	uint16_t rec_off; /* first record of the range, from the frame start */
+	uint16_t n_walk;  /* F_REFS: refs in the ref ring; else records in the range (0: END_OF_RUN notice only) */
 	uint16_t flags;
-	uint16_t span;          /* bytes from rec_off to the end of the range's last record */
+	uint16_t span; /* bytes from rec_off to the end of the range's last record */
 	uint16_t source_id;
 	uint32_t run_number;
 	uint32_t packet_seq;
@@ -166,24 +166,23 @@ _Static_assert(sizeof(struct xevb_ho_ent) == 32, "two hand-off entries a cache l
 /* One owner's share of a MEP: records [first, last], count of them its own. */
 struct xevb_ho_part {
 	uint16_t first, last, count;
-	bool filter;            /* another owner's records lie between first and last */
+	bool filter; /* another owner's records lie between first and last */
 };
 
 /*
  * Split a parsed MEP (frags[0..n), n >= 1) by owner. parts[w].count == 0
  * for a worker that gets nothing. Returns how many workers get records.
  */
-uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t shift,
-			 uint32_t n_workers, struct xevb_ho_part *parts);
+uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t shift, uint32_t n_workers,
+			 struct xevb_ho_part *parts);
 
 /*
  * The owner's side: rebuild pi and this owner's frag refs from a frame the
  * producer has already validated (xevb_classify said MEP, and nobody writes
  * the frame while it is held). Returns the number of frags written.
  */
-uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift,
-		      uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
-		      struct xevb_frag_ref *frags);
+uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift, uint32_t n_workers,
+		      uint32_t self, struct xevb_pkt_info *pi, struct xevb_frag_ref *frags);
 
 /*
  * The receiving worker's side: describe owner's share p of a parsed MEP
@@ -194,8 +193,8 @@ uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_
  * store covers the refs written before it).
  */
 bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_idx,
-		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags,
-		  const struct xevb_ho_part *p, uint32_t shift, uint32_t n_workers, uint32_t owner);
+		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags, const struct xevb_ho_part *p,
+		  uint32_t shift, uint32_t n_workers, uint32_t owner);
 
 /*
  * The receiving worker's side of a MEP (pi, validated, pi->consec) that

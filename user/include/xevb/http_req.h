@@ -10,13 +10,13 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define XEVB_HTTP_REQ_MAX 4096  /* bytes of a request head we read, at most */
+#define XEVB_HTTP_REQ_MAX 4096 /* bytes of a request head we read, at most */
 
 enum xevb_http_req {
-	XEVB_HTTP_INCOMPLETE,   /* the head has not ended yet: read more */
-	XEVB_HTTP_METRICS,      /* GET /metrics, /metrics?..., or / */
-	XEVB_HTTP_NOT_FOUND,    /* GET of anything else */
-	XEVB_HTTP_BAD_METHOD,   /* not a GET */
+	XEVB_HTTP_INCOMPLETE, /* the head has not ended yet: read more */
+	XEVB_HTTP_METRICS,    /* GET /metrics, /metrics?..., or / */
+	XEVB_HTTP_NOT_FOUND,  /* GET of anything else */
+	XEVB_HTTP_BAD_METHOD, /* not a GET */
 };
 
 /*

@@ -24,7 +24,7 @@ static inline uint32_t xevb_lat_bucket(uint64_t ns)
 
 	if (ns < XEVB_LAT_SUB)
 		return (uint32_t)ns;
-	p = 63u - (uint32_t)__builtin_clzll(ns);   /* >= XEVB_LAT_SUB_BITS */
+	p = 63u - (uint32_t)__builtin_clzll(ns); /* >= XEVB_LAT_SUB_BITS */
 	return (p - XEVB_LAT_SUB_BITS + 1) * XEVB_LAT_SUB +
 	       (uint32_t)((ns >> (p - XEVB_LAT_SUB_BITS)) & (XEVB_LAT_SUB - 1));
 }

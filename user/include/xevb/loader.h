@@ -20,12 +20,12 @@ enum xevb_xdp_mode { XEVB_XDP_NATIVE, XEVB_XDP_GENERIC };
 struct xevb_loader_cfg {
 	const char *ifname;
 	enum xevb_xdp_mode mode;
-	uint8_t ip_proto;         /* 0: raw transport off */
-	uint16_t udp_port;        /* 0: UDP transport off */
-	bool force;               /* replace a program xevb did not load */
+	uint8_t ip_proto;           /* 0: raw transport off */
+	uint16_t udp_port;          /* 0: UDP transport off */
+	bool force;                 /* replace a program xevb did not load */
 	const uint16_t *source_ids; /* filter: NULL/0 allows all */
 	uint32_t n_source_ids;
-	const uint32_t *src_addrs;  /* filter, network order: NULL/0 allows all */
+	const uint32_t *src_addrs; /* filter, network order: NULL/0 allows all */
 	uint32_t n_src_addrs;
 	/*
 	 * NULL, or [XEVB_MAX_SOURCES]: the address each source_id may come
@@ -53,16 +53,16 @@ struct xevb_loader {
 	int ifindex;
 	char ifname[32];
 	enum xevb_xdp_mode mode;
-	bool multiprog;           /* attached through libxdp's dispatcher */
-	bool frags;               /* program accepts multi-buffer frames */
-	bool pass;                /* pass mode (xevb_loader_cfg.pass) */
+	bool multiprog; /* attached through libxdp's dispatcher */
+	bool frags;     /* program accepts multi-buffer frames */
+	bool pass;      /* pass mode (xevb_loader_cfg.pass) */
 	int lock_fd;
 	char lock_path[256];
-	int xsks_fd;              /* XSKMAP */
+	int xsks_fd; /* XSKMAP */
 	int counters_fd;
 	unsigned int prog_id;
-	char run_dir_key[96];     /* "<netns inode>-<ifname>": names lock and stats files */
-	uint32_t meta_cookie;     /* non-zero: the program writes XDP meta with this cookie */
+	char run_dir_key[96]; /* "<netns inode>-<ifname>": names lock and stats files */
+	uint32_t meta_cookie; /* non-zero: the program writes XDP meta with this cookie */
 	/* The program's shedding gate (shed.h), mapped; NULL if the map could not be. */
 	struct xevb_shed_gate *shed_gate;
 	size_t shed_gate_len;

@@ -22,25 +22,25 @@
 
 struct xevb_mep_params {
 	/* Ethernet and IPv4: only read by xevb_write_frame / xevb_write_ip */
-	uint8_t  dst_mac[6];
-	uint8_t  src_mac[6];
-	uint32_t saddr;          /* network order */
-	uint32_t daddr;          /* network order */
-	uint8_t  ip_proto;       /* raw transport; ignored when udp_dport != 0 */
-	uint8_t  ttl;            /* 0: 64 */
-	uint16_t ip_id;          /* host order */
-	uint16_t udp_dport;      /* host order; non-zero selects UDP */
-	uint16_t udp_sport;      /* host order; 0: same as udp_dport */
+	uint8_t dst_mac[6];
+	uint8_t src_mac[6];
+	uint32_t saddr;     /* network order */
+	uint32_t daddr;     /* network order */
+	uint8_t ip_proto;   /* raw transport; ignored when udp_dport != 0 */
+	uint8_t ttl;        /* 0: 64 */
+	uint16_t ip_id;     /* host order */
+	uint16_t udp_dport; /* host order; non-zero selects UDP */
+	uint16_t udp_sport; /* host order; 0: same as udp_dport */
 
 	/* MEP */
 	uint16_t source_id;
-	uint8_t  flags;
+	uint8_t flags;
 	uint32_t run_number;
 	uint32_t packet_seq;
-	uint32_t first_event_id; /* record j carries first_event_id + j ... */
-	const uint32_t *event_id;    /* ... unless given here (n_frags ids, increasing) */
-	uint32_t n_frags;        /* 1..1024 */
-	const uint16_t *frag_len;    /* n_frags lengths; NULL: all frag_size */
+	uint32_t first_event_id;  /* record j carries first_event_id + j ... */
+	const uint32_t *event_id; /* ... unless given here (n_frags ids, increasing) */
+	uint32_t n_frags;         /* 1..1024 */
+	const uint16_t *frag_len; /* n_frags lengths; NULL: all frag_size */
 	uint16_t frag_size;
 	/* Per-record payload content; NULL: the emulator payload (emu_payload.h). */
 	const uint8_t *const *payload;
@@ -55,7 +55,7 @@ struct xevb_mep_params {
 	 * it once per fragment, not once per segment.
 	 */
 	uint16_t seg_offset;
-	uint16_t seg_budget;     /* MEP bytes a packet may carry: MTU - IP (- UDP) headers */
+	uint16_t seg_budget; /* MEP bytes a packet may carry: MTU - IP (- UDP) headers */
 	uint32_t seg_crc32c;
 };
 

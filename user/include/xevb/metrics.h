@@ -64,10 +64,10 @@ uint16_t xevb_metrics_port(const struct xevb_metrics *m);
 void xevb_metrics_stop(struct xevb_metrics *m);
 
 /* 0, or -1 with a message (bad name, out of memory). Strings are copied. */
-int xevb_metrics_counter(struct xevb_metrics *m, const char *name, const char *help,
-			 const char *labels, const uint64_t *value);
-int xevb_metrics_gauge(struct xevb_metrics *m, const char *name, const char *help,
-		       const char *labels, const uint64_t *value);
+int xevb_metrics_counter(struct xevb_metrics *m, const char *name, const char *help, const char *labels,
+			 const uint64_t *value);
+int xevb_metrics_gauge(struct xevb_metrics *m, const char *name, const char *help, const char *labels,
+		       const uint64_t *value);
 int xevb_metrics_render(struct xevb_metrics *m, xevb_metrics_render_fn fn, void *ctx);
 
 /* The whole page of a builder from its published snapshot (user/lib/metrics_build.c). */

@@ -62,7 +62,7 @@ struct xevb_sink_conn {
 	uint8_t *buf;
 	uint32_t buf_head, buf_len, ends_unsent;
 	uint64_t written_end;
-	bool blocked;             /* the socket took no more in this batch */
+	bool blocked; /* the socket took no more in this batch */
 };
 
 /* Counted by the output stage: the rows in include/xevb/counters.h. */
@@ -75,18 +75,18 @@ struct xevb_output {
 	uint32_t n_sinks;
 	uint32_t rr;
 	int file_fd;
-	bool discard;             /* build-only */
+	bool discard; /* build-only */
 	uint8_t *scratch;
 	size_t scratch_len;
 	struct iovec *iov;
 	size_t iov_max;
 	struct xevb_output_stats st;
-	struct xevb_zc *zc;       /* --tune zerocopy=1: MSG_ZEROCOPY sends (output_zc.h) */
+	struct xevb_zc *zc; /* --tune zerocopy=1: MSG_ZEROCOPY sends (output_zc.h) */
 };
 
 /* sinks: "ADDR:PORT" strings. file: path or NULL. Neither: build-only. */
-int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
-		     const char *file, uint32_t max_sources, uint64_t connect_wait_ns);
+int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks, const char *file,
+		     uint32_t max_sources, uint64_t connect_wait_ns);
 void xevb_output_close(struct xevb_output *o);
 void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev);
 /*
@@ -111,8 +111,8 @@ int xevb_output_write_to(struct xevb_output *o, uint32_t k, const uint8_t *event
  * Build-only (o->discard): count n_events built together (the builder's
  * emit_run) without seeing them one by one.
  */
-void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
-			  uint32_t n_events, uint64_t wire_bytes);
+void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first, uint32_t n_events,
+			  uint64_t wire_bytes);
 /*
  * Once a second: notice farm nodes that went away (connection closed or
  * reset by the peer, even with nothing to send), count what was in flight
@@ -141,8 +141,7 @@ void xevb_output_set_pacing(uint64_t bytes_per_s);
  * frees the frames.
  */
 void xevb_output_set_zerocopy(bool on);
-int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx,
-			    uint32_t max_frames);
+int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx, uint32_t max_frames);
 bool xevb_output_hold(struct xevb_output *o, uint32_t frame_idx);
 void xevb_output_drain(struct xevb_output *o);
 

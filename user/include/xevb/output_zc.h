@@ -23,14 +23,14 @@
 struct xevb_zc;
 
 struct xevb_zc_stats {
-	uint64_t sends;           /* sendmsg(MSG_ZEROCOPY) calls that sent */
-	uint64_t completions;     /* ids completed */
-	uint64_t copied;          /* of them, the kernel copied after all */
-	uint64_t fallback;        /* events sent copied: no slot/id, ENOBUFS */
-	uint64_t waits;           /* waits for completions (bounded) */
-	uint64_t held;            /* frame releases deferred */
-	uint64_t bytes;           /* sent with MSG_ZEROCOPY */
-	uint64_t bytes_copied;    /* of them in sends the kernel reported copied */
+	uint64_t sends;        /* sendmsg(MSG_ZEROCOPY) calls that sent */
+	uint64_t completions;  /* ids completed */
+	uint64_t copied;       /* of them, the kernel copied after all */
+	uint64_t fallback;     /* events sent copied: no slot/id, ENOBUFS */
+	uint64_t waits;        /* waits for completions (bounded) */
+	uint64_t held;         /* frame releases deferred */
+	uint64_t bytes;        /* sent with MSG_ZEROCOPY */
+	uint64_t bytes_copied; /* of them in sends the kernel reported copied */
 };
 
 struct xevb_zc *xevb_zc_new(uint32_t n_sinks, size_t slot_len);
@@ -41,8 +41,7 @@ void xevb_zc_free(struct xevb_zc *z);
 int xevb_zc_sockopt(int fd);
 
 /* Where frames go once the kernel is done with them; max_frames bounds the queue. */
-int xevb_zc_set_release(struct xevb_zc *z, void (*fn)(void *, uint32_t), void *ctx,
-			uint32_t max_frames);
+int xevb_zc_set_release(struct xevb_zc *z, void (*fn)(void *, uint32_t), void *ctx, uint32_t max_frames);
 
 /* Header scratch for the next event, or NULL (send that one copied). */
 uint8_t *xevb_zc_slot(struct xevb_zc *z);

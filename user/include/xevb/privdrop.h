@@ -32,8 +32,8 @@ struct xevb_privs {
 	char user[64];
 	uid_t uid;
 	gid_t gid;
-	bool keep_uid;     /* no uid switch possible: stay uid 0, drop every capability */
-	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb;  /* from /proc/self/status */
+	bool keep_uid; /* no uid switch possible: stay uid 0, drop every capability */
+	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb; /* from /proc/self/status */
 	int no_new_privs;
 	unsigned maps_readonly, progs_closed, links_closed;
 };
@@ -91,8 +91,7 @@ void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res);
  * copy of *wr_fd is closed, runs cleanup(ctx) and exits. Returns its pid
  * (the caller keeps *wr_fd open while it runs) or -errno.
  */
-pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*start)(void *ctx), void (*cleanup)(void *ctx),
-			       void *ctx);
+pid_t xevb_privs_spawn_watcher(int *wr_fd, void (*start)(void *ctx), void (*cleanup)(void *ctx), void *ctx);
 
 /* Close wr_fd and wait (bounded, timeout_ms) for the watcher's clean-up. */
 int xevb_privs_end_watcher(pid_t watcher, int wr_fd, int timeout_ms);

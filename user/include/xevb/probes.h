@@ -45,35 +45,48 @@
 
 #ifdef XEVB_HAVE_SDT
 #define _SDT_HAS_SEMAPHORES 1
-#define SDT_USE_VARIADIC 1
+#define SDT_USE_VARIADIC    1
 #include <sys/sdt.h>
 #include <time.h>
 
 /* Every probe with a semaphore: declared here, defined in user/lib/probes.c. */
+/* clang-format off: one entry a line (its line packing does not settle) */
 #define XEVB_PROBE_LIST(X) \
-	X(frag_accepted) X(frag_dropped) X(event_complete) X(event_timeout) \
-	X(frame_released) X(frames_recycled) X(batch_received) X(shed_tick) X(sink_event) \
-	X(dfm_assign) X(dfm_credit) X(dfm_busy) X(dfm_not_busy)
+	X(frag_accepted) \
+	X(frag_dropped) \
+	X(event_complete) \
+	X(event_timeout) \
+	X(frame_released) \
+	X(frames_recycled) \
+	X(batch_received) \
+	X(shed_tick) \
+	X(sink_event) \
+	X(dfm_assign) \
+	X(dfm_credit) \
+	X(dfm_busy) \
+	X(dfm_not_busy)
+/* clang-format on */
 
 #define XEVB_SEMA_DECL(name) extern volatile unsigned short xevb_##name##_semaphore;
 XEVB_PROBE_LIST(XEVB_SEMA_DECL)
 #undef XEVB_SEMA_DECL
 
 /* True while some tracer is attached to the probe. */
-#define XEVB_PROBE_ENABLED(name) \
-	__builtin_expect(xevb_##name##_semaphore != 0, 0)
+#define XEVB_PROBE_ENABLED(name) __builtin_expect(xevb_##name##_semaphore != 0, 0)
 
 /* XEVB_PROBE(name, args...): 0 to 6 arguments, evaluated only when traced. */
-#define XEVB_PROBE(name, ...) do { \
-	if (XEVB_PROBE_ENABLED(name)) \
-		STAP_PROBEV(xevb, name, ##__VA_ARGS__); \
-} while (0)
+#define XEVB_PROBE(name, ...) \
+	do { \
+		if (XEVB_PROBE_ENABLED(name)) \
+			STAP_PROBEV(xevb, name, ##__VA_ARGS__); \
+	} while (0)
 
 /* Fires only when cond holds; cond is evaluated only when traced. */
-#define XEVB_PROBE_IF(name, cond, ...) do { \
-	if (XEVB_PROBE_ENABLED(name) && (cond)) \
-		STAP_PROBEV(xevb, name, ##__VA_ARGS__); \
-} while (0)
+#define XEVB_PROBE_IF(name, cond, ...) \
+	do { \
+		if (XEVB_PROBE_ENABLED(name) && (cond)) \
+			STAP_PROBEV(xevb, name, ##__VA_ARGS__); \
+	} while (0)
 
 static inline unsigned long long xevb_probe_now_ns(void)
 {
@@ -85,9 +98,16 @@ static inline unsigned long long xevb_probe_now_ns(void)
 
 #else /* no sys/sdt.h: probes compile to nothing */
 #define XEVB_PROBE_ENABLED(name) 0
-#define XEVB_PROBE(name, ...) do { } while (0)
-#define XEVB_PROBE_IF(name, cond, ...) do { } while (0)
-static inline unsigned long long xevb_probe_now_ns(void) { return 0; }
+#define XEVB_PROBE(name, ...) \
+	do { \
+	} while (0)
+#define XEVB_PROBE_IF(name, cond, ...) \
+	do { \
+	} while (0)
+static inline unsigned long long xevb_probe_now_ns(void)
+{
+	return 0;
+}
 #endif
 
 #endif /* XEVB_PROBES_H */

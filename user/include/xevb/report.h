@@ -16,7 +16,7 @@
 #include <xevb/xdp_stats.h>
 #include <xevb/xsk_rx.h>
 
-#define XEVB_SNAP_MAGIC 0x58455653u  /* "XEVS" */
+#define XEVB_SNAP_MAGIC 0x58455653u /* "XEVS" */
 /*
  * 2: drop reason FUTURE, jumps, seq_resets; 3: XDP slots shed,
  * shed_ref_source; shed_*; 4: no rx_digest*, no XDP slot trim_failed;
@@ -30,10 +30,10 @@ struct xevb_snapshot {
 	uint32_t magic;
 	uint32_t version;
 	int32_t pid;
-	uint32_t xdp_mode;             /* 1: AF_XDP path, 0: socket path */
-	uint64_t start_ns;             /* CLOCK_MONOTONIC */
+	uint32_t xdp_mode; /* 1: AF_XDP path, 0: socket path */
+	uint64_t start_ns; /* CLOCK_MONOTONIC */
 	uint64_t update_ns;
-	uint64_t seq;                  /* odd while being written */
+	uint64_t seq; /* odd while being written */
 	char ifname[32];
 	uint32_t n_queues;
 	uint32_t n_sources;
@@ -49,11 +49,11 @@ struct xevb_snapshot {
 	 * in pass mode in front of the socket, and xdp[] holds its counters.
 	 */
 	uint32_t shed_on;
-	uint32_t shed_accept;          /* level for new blocks now, of 65536 */
-	uint32_t shed_min_accept;      /* lowest level set */
-	uint32_t shed_ref_source;      /* the source the shed_ref_source slot counts */
+	uint32_t shed_accept;     /* level for new blocks now, of 65536 */
+	uint32_t shed_min_accept; /* lowest level set */
+	uint32_t shed_ref_source; /* the source the shed_ref_source slot counts */
 	uint64_t shed_cuts, shed_raises;
-	uint64_t shed_cuts_by[XEVB_SHED_CUT__N];   /* by cause (shed.h) */
+	uint64_t shed_cuts_by[XEVB_SHED_CUT__N]; /* by cause (shed.h) */
 	/* The XDP ring guard (shed.h): its limit (0: off) and the blocks it judged. */
 	uint32_t shed_guard_limit;
 	uint32_t shed_guard_pad;

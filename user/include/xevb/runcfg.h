@@ -24,10 +24,10 @@
 #include <xevb/cli.h>
 #include <xevb/ctl_sock.h>
 
-#define XEVB_RUNCFG_MAX_BUILDERS 64    /* the DFM's builder table */
-#define XEVB_RUNCFG_MAX_SOURCES  256   /* the DFM's source-process table */
-#define XEVB_RUNCFG_MAX_SINKS    64    /* a builder's farm nodes */
-#define XEVB_RUNCFG_MAX_OPTS     24    /* settings per section */
+#define XEVB_RUNCFG_MAX_BUILDERS 64  /* the DFM's builder table */
+#define XEVB_RUNCFG_MAX_SOURCES  256 /* the DFM's source-process table */
+#define XEVB_RUNCFG_MAX_SINKS    64  /* a builder's farm nodes */
+#define XEVB_RUNCFG_MAX_OPTS     24  /* settings per section */
 #define XEVB_RUNCFG_VAL_LEN      64
 
 /* The commands that start from a configuration. */
@@ -48,12 +48,12 @@ struct xevb_runcfg_opt {
 /* A section: [run], [dfm], [builder N], [source N], [sink N], or a kind's defaults ([builder]). */
 struct xevb_runcfg_sec {
 	bool defined;
-	uint16_t id;                /* its N */
-	unsigned line;              /* its "[section]" line */
-	uint32_t addr;              /* network order; 0: not given */
-	uint16_t ctl_port;          /* control port (host order); 0: the role's default */
-	uint16_t data_port;         /* farm node: TCP port the builders connect to */
-	uint16_t first_id, n_ids;   /* source process: its source ids */
+	uint16_t id;              /* its N */
+	unsigned line;            /* its "[section]" line */
+	uint32_t addr;            /* network order; 0: not given */
+	uint16_t ctl_port;        /* control port (host order); 0: the role's default */
+	uint16_t data_port;       /* farm node: TCP port the builders connect to */
+	uint16_t first_id, n_ids; /* source process: its source ids */
 	/*
 	 * Source process, where known: the Ethernet address and 802.1Q VLAN
 	 * id its MEPs arrive with (a builder binds its ids to them too).
@@ -75,10 +75,10 @@ struct xevb_runcfg {
 	struct xevb_runcfg_sec sink[XEVB_RUNCFG_MAX_SINKS];
 	uint32_t n_builders, n_sources, n_sinks;
 	/* Every peer of the run: what the control endpoints admit. */
-	struct xevb_ctl_member member[1 + XEVB_RUNCFG_MAX_BUILDERS + XEVB_RUNCFG_MAX_SOURCES +
-				      XEVB_RUNCFG_MAX_SINKS];
+	struct xevb_ctl_member
+		member[1 + XEVB_RUNCFG_MAX_BUILDERS + XEVB_RUNCFG_MAX_SOURCES + XEVB_RUNCFG_MAX_SINKS];
 	struct xevb_ctl_members members;
-	char *strs[512];            /* option strings xevb_runcfg_args made */
+	char *strs[512]; /* option strings xevb_runcfg_args made */
 	/* The command's option table (cli.h), or NULL: where it makes a setting a tuning key, --tune KEY=VALUE. */
 	const struct xevb_cfg_cmd *opts;
 	uint32_t n_strs;
@@ -100,8 +100,8 @@ const struct xevb_runcfg_sec *xevb_runcfg_find(const struct xevb_runcfg *c, enum
  * their count, or -1 (message in err) when the id is not configured or
  * they do not fit.
  */
-int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t id, char **argv, int max,
-		     char *err, size_t len);
+int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t id, char **argv, int max, char *err,
+		     size_t len);
 
 /*
  * A command's start: when argv has --config FILE (and --id N), load it, make

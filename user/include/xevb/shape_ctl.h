@@ -16,15 +16,15 @@
 enum xevb_shape_mode_req { XEVB_SHAPE_AUTO, XEVB_SHAPE_FORCE_HTB, XEVB_SHAPE_FORCE_EDT };
 
 struct xevb_shape_rule {
-	uint32_t daddr;      /* network order */
-	uint8_t proto;       /* 0: any */
-	uint16_t dport;      /* host order; 0: any */
+	uint32_t daddr; /* network order */
+	uint8_t proto;  /* 0: any */
+	uint16_t dport; /* host order; 0: any */
 	uint64_t rate_bps;
-	uint32_t burst;      /* bytes; 0: automatic (1 ms at the rate, at least 4 frames) */
-	uint32_t limit;      /* leaf queue bytes; 0: automatic (the larger of 4 x net.core.wmem_max and 100 ms) */
-	uint32_t overhead;   /* bytes per frame on top of skb->len */
-	enum xevb_shape_mode_req mode;  /* only when the shaper is first set up */
-	uint64_t horizon_ns; /* EDT; 0: 2 s */
+	uint32_t burst;    /* bytes; 0: automatic (1 ms at the rate, at least 4 frames) */
+	uint32_t limit;    /* leaf queue bytes; 0: automatic (the larger of 4 x net.core.wmem_max and 100 ms) */
+	uint32_t overhead; /* bytes per frame on top of skb->len */
+	enum xevb_shape_mode_req mode; /* only when the shaper is first set up */
+	uint64_t horizon_ns;           /* EDT; 0: 2 s */
 };
 
 /* Add or change one rule (rate changes apply at once, no reload). 0 or -errno. */

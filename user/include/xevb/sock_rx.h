@@ -23,19 +23,19 @@
  * contiguous). Frames stay the size of the device MTU's datagram.
  */
 #define XEVB_SOCK_BIG_FRAMES 256
-#define XEVB_SOCK_BIG_SIZE (65536 + 64)
+#define XEVB_SOCK_BIG_SIZE   (65536 + 64)
 
 struct xevb_sock_cfg {
 	bool udp;
 	uint8_t ip_proto;
 	uint16_t udp_port;
-	uint32_t bind_addr;      /* network order, 0 = any */
-	const char *ifname;      /* only what arrives on this device (SO_BINDTODEVICE); NULL: any */
+	uint32_t bind_addr; /* network order, 0 = any */
+	const char *ifname; /* only what arrives on this device (SO_BINDTODEVICE); NULL: any */
 	uint32_t n_frames;
-	uint32_t frame_size;     /* >= MTU + 64 */
-	uint32_t n_big;          /* big buffers (XEVB_SOCK_BIG_SIZE) for longer datagrams; 0: none */
-	uint32_t mtu;            /* IP datagrams longer than this were reassembled (ipfrag); 0: all count */
-	int rcvbuf;              /* bytes */
+	uint32_t frame_size; /* >= MTU + 64 */
+	uint32_t n_big;      /* big buffers (XEVB_SOCK_BIG_SIZE) for longer datagrams; 0: none */
+	uint32_t mtu;        /* IP datagrams longer than this were reassembled (ipfrag); 0: all count */
+	int rcvbuf;          /* bytes */
 };
 
 struct xevb_sock {
@@ -44,19 +44,19 @@ struct xevb_sock {
 	uint16_t udp_port;
 	uint32_t n_frames, frame_size, hdr_room, mtu;
 	uint8_t *area;
-	const uint8_t **frame_data;  /* [n_frames + n_big]: frames, then big buffers */
+	const uint8_t **frame_data; /* [n_frames + n_big]: frames, then big buffers */
 	uint32_t *free_stack;
 	uint32_t n_free;
 	/* Big buffers: frame indices n_frames.. (XEVB_SOCK_BIG_FRAMES above) */
 	uint8_t *big_area;
 	uint32_t n_big;
-	uint32_t *big_free;      /* stack of free big indices (global) */
+	uint32_t *big_free; /* stack of free big indices (global) */
 	uint32_t n_big_free;
-	uint64_t ipfrag_datagrams;  /* IP datagrams longer than mtu: reassembled by the kernel */
+	uint64_t ipfrag_datagrams; /* IP datagrams longer than mtu: reassembled by the kernel */
 	uint64_t ipfrag_bytes;
-	uint64_t big_copied;     /* bytes copied to make spilled datagrams contiguous */
-	uint64_t kernel_drops;   /* SO_RXQ_OVFL: dropped at the socket queue */
-	uint64_t truncated;      /* datagrams longer than a frame */
+	uint64_t big_copied;   /* bytes copied to make spilled datagrams contiguous */
+	uint64_t kernel_drops; /* SO_RXQ_OVFL: dropped at the socket queue */
+	uint64_t truncated;    /* datagrams longer than a frame */
 	/*
 	 * Set by the caller: the one address each source_id may come from
 	 * (--bind-src; [XEVB_MAX_SOURCES], addr 0: unbound), for datagrams no
@@ -110,7 +110,8 @@ static inline bool xevb_sock_src_listed(const struct xevb_sock *s, uint32_t sadd
  * counts unknown_source or src_addr_mismatch (a segment's frags: 1 at offset
  * 0), true. The caller releases the frame.
  */
-static inline bool xevb_sock_src_refused(struct xevb_sock *s, int res, const struct xevb_pkt_info *pi, uint32_t len)
+static inline bool xevb_sock_src_refused(struct xevb_sock *s, int res, const struct xevb_pkt_info *pi,
+					 uint32_t len)
 {
 	uint32_t bound, frags;
 

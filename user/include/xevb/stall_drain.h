@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 struct xevb_stall_drain {
-	uint64_t timeout_ns;   /* the builder's; 0: no timeouts, nothing to hold back */
-	uint64_t last_ns;      /* the loop's previous turn; 0: none yet */
-	uint64_t until_ns;     /* 0: not draining */
-	uint64_t stalls;       /* gaps seen */
+	uint64_t timeout_ns; /* the builder's; 0: no timeouts, nothing to hold back */
+	uint64_t last_ns;    /* the loop's previous turn; 0: none yet */
+	uint64_t until_ns;   /* 0: not draining */
+	uint64_t stalls;     /* gaps seen */
 };
 
 /* At the top of each turn of the loop. */

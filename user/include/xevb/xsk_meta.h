@@ -29,8 +29,7 @@
  * nothing outside [data - 16, data + len). Returns XEVB_RES_MEP with pi
  * filled as xevb_classify would (consec = 1), or -1: no valid meta.
  */
-static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t cookie,
-				   struct xevb_pkt_info *pi)
+static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t cookie, struct xevb_pkt_info *pi)
 {
 	struct xevb_xdp_meta m;
 	const uint8_t *ip, *mep;
@@ -50,15 +49,14 @@ static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t c
 	n = m.n_frags;
 	end = (uint32_t)m.mep_off + m.mep_len;
 	/* Offsets first: everything read below then lies inside the frame. */
-	if (m.mep_off < hdrs || m.mep_off > 256 || end > len || n == 0 ||
-	    n > XEVB_MAX_FRAGS_PER_MEP || m.mep_len < XEVB_MEP_HLEN + XEVB_REC_HLEN * n)
+	if (m.mep_off < hdrs || m.mep_off > 256 || end > len || n == 0 || n > XEVB_MAX_FRAGS_PER_MEP ||
+	    m.mep_len < XEVB_MEP_HLEN + XEVB_REC_HLEN * n)
 		return -1;
 	if (xevb_ld16(data + l3 - 2) != XEVB_ETH_P_IP)
 		return -1;
 	ip = data + l3;
 	/* The IP datagram ends where the MEP does, as the parser saw it. */
-	if ((ip[0] >> 4) != 4 || (ip[0] & 0x0f) * 4u != m.mep_off - (hdrs - 20) ||
-	    xevb_ld16(ip + 2) != end - l3 ||
+	if ((ip[0] >> 4) != 4 || (ip[0] & 0x0f) * 4u != m.mep_off - (hdrs - 20) || xevb_ld16(ip + 2) != end - l3 ||
 	    (xevb_ld16(ip + 6) & 0x3fff))
 		return -1;
 	if (m.flags & XEVB_XDP_META_F_UDP) {
@@ -71,8 +69,7 @@ static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t c
 	mep = data + m.mep_off;
 	/* The program writes no meta for a segment: such a frame is parsed. */
 	if (xevb_mep_hdr_check(mep, pi) != XEVB_RES_MEP || (pi->flags & XEVB_MEP_F_SEGMENT) || pi->n_frags != n ||
-	    (m.check ^ pi->packet_seq) != cookie ||
-	    xevb_ld32(mep + XEVB_MEP_HLEN) != m.first_event_id)
+	    (m.check ^ pi->packet_seq) != cookie || xevb_ld32(mep + XEVB_MEP_HLEN) != m.first_event_id)
 		return -1;
 	pi->saddr = xevb_cpu_to_be32(xevb_ld32(ip + 12));
 	pi->daddr = xevb_cpu_to_be32(xevb_ld32(ip + 16));
@@ -81,7 +78,7 @@ static inline int xevb_xsk_meta_pi(const uint8_t *data, uint32_t len, uint32_t c
 	pi->first_event_id = m.first_event_id;
 	pi->is_udp = (m.flags & XEVB_XDP_META_F_UDP) ? 1 : 0;
 	pi->consec = 1;
-	pi->shed_run = m.reserved;   /* with F_VOUCHED only, checked above */
+	pi->shed_run = m.reserved; /* with F_VOUCHED only, checked above */
 	return XEVB_RES_MEP;
 }
 

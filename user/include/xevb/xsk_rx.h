@@ -21,13 +21,13 @@ struct xevb_xsk_cfg {
 	const char *ifname;
 	const uint32_t *queues;
 	uint32_t n_queues;
-	uint32_t frames_per_q;    /* power of 2 */
-	uint32_t frame_size;      /* 2048 or 4096 */
-	uint32_t rx_size;         /* RX ring, power of 2 */
-	int xsks_map_fd;          /* our XSKMAP: socket fd stored at its queue id */
+	uint32_t frames_per_q; /* power of 2 */
+	uint32_t frame_size;   /* 2048 or 4096 */
+	uint32_t rx_size;      /* RX ring, power of 2 */
+	int xsks_map_fd;       /* our XSKMAP: socket fd stored at its queue id */
 	bool force_copy;
-	uint32_t busy_budget;     /* >0: preferred busy polling (SO_PREFER_BUSY_POLL), this budget */
-	bool no_hugepages;        /* UMEM on normal pages even where huge pages exist */
+	uint32_t busy_budget; /* >0: preferred busy polling (SO_PREFER_BUSY_POLL), this budget */
+	bool no_hugepages;    /* UMEM on normal pages even where huge pages exist */
 };
 
 struct xevb_xsk_q {
@@ -39,10 +39,10 @@ struct xevb_xsk_q {
 	int fd;
 	bool zerocopy;
 	bool busy;
-	bool hugepages;           /* UMEM on huge pages */
+	bool hugepages; /* UMEM on huge pages */
 	/* rings are embedded in the implementation; opaque here */
 	void *rings;
-	uint32_t *pending;        /* frame offsets waiting for the fill ring */
+	uint32_t *pending; /* frame offsets waiting for the fill ring */
 	uint32_t n_pending;
 	/*
 	 * Multi-buffer (XDP_USE_SG): a frame longer than one chunk arrives in
@@ -53,9 +53,9 @@ struct xevb_xsk_q {
 	 */
 	uint8_t *bounce;
 	uint32_t first_bounce;
-	uint32_t *bounce_free;    /* stack of free bounce indices (global) */
+	uint32_t *bounce_free; /* stack of free bounce indices (global) */
 	uint32_t n_bounce_free;
-	uint32_t rx_descs;        /* descriptors the last xevb_xsk_rx took */
+	uint32_t rx_descs; /* descriptors the last xevb_xsk_rx took */
 	uint64_t sg_packets, sg_descs, sg_stalls;
 };
 
@@ -64,9 +64,9 @@ struct xevb_xsk {
 	uint32_t n_queues;
 	uint32_t frames_per_q;
 	uint32_t frame_shift;
-	const uint8_t **frame_data;  /* frame index -> frame start (set on receive) */
-	bool sg;                     /* XDP_USE_SG: jumbo frames in several descriptors */
-	uint32_t n_umem;             /* n_queues * frames_per_q: bounce indices follow */
+	const uint8_t **frame_data; /* frame index -> frame start (set on receive) */
+	bool sg;                    /* XDP_USE_SG: jumbo frames in several descriptors */
+	uint32_t n_umem;            /* n_queues * frames_per_q: bounce indices follow */
 	uint32_t bounce_per_q, bounce_size;
 	/*
 	 * The XDP ring guard's count of frames released, indexed by queue id
@@ -74,8 +74,8 @@ struct xevb_xsk {
 	 * knows how many frames wait without asking us.
 	 */
 	uint64_t *guard_released;
-	uint64_t *guard_released_ns;  /* when, by queue id: guard_now at the release */
-	uint64_t guard_now;           /* the receive loop's clock of this turn */
+	uint64_t *guard_released_ns; /* when, by queue id: guard_now at the release */
+	uint64_t guard_now;          /* the receive loop's clock of this turn */
 	uint32_t guard_queues;
 };
 
@@ -93,8 +93,7 @@ int xevb_xsk_open(struct xevb_xsk *x, const struct xevb_xsk_cfg *cfg);
  * bounce buffers for jumbo frames when the device MTU does not fit one
  * frame_size chunk (0 otherwise). xevb_xsk_open uses the same rule.
  */
-uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size,
-			       uint32_t n_queues);
+uint32_t xevb_xsk_extra_frames(const char *ifname, uint32_t frames_per_q, uint32_t frame_size, uint32_t n_queues);
 void xevb_xsk_close(struct xevb_xsk *x);
 
 /*
@@ -115,8 +114,8 @@ uint32_t xevb_xsk_frame_size_for_mtu(uint32_t mtu);
  * frame index, data[i] the frame start, len[i] its length. Returns the
  * count; the caller must call xevb_xsk_rx_done(x, qi, n) after use.
  */
-uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *idx,
-		     const uint8_t **data, uint32_t *len);
+uint32_t xevb_xsk_rx(struct xevb_xsk *x, uint32_t qi, uint32_t max, uint32_t *idx, const uint8_t **data,
+		     uint32_t *len);
 void xevb_xsk_rx_done(struct xevb_xsk *x, uint32_t qi, uint32_t n);
 
 /*
