@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # Authenticated control plane (issue 20): DFM, builder, source process and
 # farm node share a key (--key-file); a host without it (ctl_attacker.py,
 # on a second builder host) sends the DFM 20 STATUS sealed with another

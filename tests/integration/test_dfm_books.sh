@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # The books close at the farm nodes: a stray host (no configuration, open
 # membership) claims to be a builder with 4096 credits and answers every
 # ASSIGN with DONE complete. The DFM (push, 5 kHz, 20000 events, waiting

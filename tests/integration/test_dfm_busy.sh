@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # Busy / not-Busy end to end and credit-weighted distribution over farm
 # nodes, 2 source processes x 2 builders x 2 farm nodes + the DFM, push mode:
 #  - credits: farm nodes granting 16 and 48 credits get events 1:3 from

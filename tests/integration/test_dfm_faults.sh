@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # Failures under the DFM, 2 source processes x 2 builders x 2 farm nodes:
 #  - a farm node stalled with SIGSTOP for 2 s: the builders stop sending to
 #    it once its credits are spent, mark it dead, keep going on the other;

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # Data-flow manager, push and pull: 2 source processes (4 sources) x 2
 # builders (credits 24 and 48) x 2 farm nodes + the DFM. Every event is
 # built exactly once across the builders, the split follows the credits,

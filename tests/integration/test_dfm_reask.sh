@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # Pull mode with a source that drops 5% of its answers on purpose: the
 # builders re-ask only the missing sources (after 40 ms, up to 6 times),
 # the source answers again flagged RESEND, and every event is built

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # A DFM restart wedges nobody: a first DFM runs 3000 events (pull, run 1)
 # and ends; a second one (new epoch, run 2, event ids from 0 again) starts with the
 # same builders and sources still running, and builds all of its 3000 too:

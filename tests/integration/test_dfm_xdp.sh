@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # The DFM with builders on the AF_XDP path (XDP steering program + AF_XDP
 # socket; the control port is not steered and reaches the kernel stack):
 # pull mode, 2 source processes x 2 builders x 1 farm node, exact books,

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # Forwarding in plain mode and in DFM credit mode gives the same books for
 # the same traffic. For the XDP builder and the socket builder: 2 source
 # processes (ids 0-1 and 2-3, fixed fragment sizes 100 and 300 B, packed 4

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # No amplification, no remote stop of a source (issue 21). A pull run (DFM,
 # one builder, one source process with 4 ids, one farm node); a host that
 # is no builder (a second builder host) sends the source process:

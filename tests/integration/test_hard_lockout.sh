@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # No lock-out (issue 21): one host (a second builder host) floods the DFM
 # with STATUS from 64 ports as builders and 256 ports as source processes,
 # every 100 ms, from before the run until after it: without a bound the

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # No remote stop (issue 21, item 3). A DFM run (push, 12000 events at
 # 3000/s, 2 source processes x 1 builder x 1 farm node, builder with
 # --exit-on-eor); 1.5 s in, two forgeries:

@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # The run number is never taken from the data (issue 21, item 4;
 # docs/hardening.md). Before the sources start, source host 1 spoofs
 # source host 0's address and sends one MEP of run 999 for each of

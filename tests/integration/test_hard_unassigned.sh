@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # With a DFM the builder's window follows its assignments (issue 21, item 4;
 # the rule is in user/lib/builder.c). A DFM run (push, 12000 events at
 # 3000/s, 2 source processes, 1 builder, 1 farm node); 1 s in, source host 1

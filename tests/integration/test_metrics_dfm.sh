@@ -1,6 +1,5 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# parallel: yes
 # `xevb dfm --metrics PORT` during a live DFM run (push, 2 source processes
 # x 2 builders with credits 16 and 32 x 1 slow farm node, so that the
 # builders turn Busy): two scrapes mid-run pass `promtool check metrics`,

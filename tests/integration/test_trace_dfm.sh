@@ -76,7 +76,13 @@ eq("blocks of 4 (--pack 4): events = 4 x blocks", {b: 4 * v for b, v in blocks.i
 # is missed there (not in the totals); with a few hundred blocks a second
 # that is rare: at most 1% allowed.
 secs = re.split(r"^\d\d:\d\d:\d\d (?:second|end)$", out, flags=re.M)[1:]
-per = [{int(b): int(v) for b, v in re.findall(r"^@assigned_1s\[(\d+)\]: (\d+)", s, re.M)} for s in secs]
+def per_second(sec):
+    # Summed, not a dict: where a header line came out garbled two seconds share a section.
+    d = {}
+    for b, v in re.findall(r"^@assigned_1s\[(\d+)\]: (\d+)", sec, re.M):
+        d[int(b)] = d.get(int(b), 0) + int(v)
+    return d
+per = [per_second(s) for s in secs]
 busy_secs = [p for p in per if p]
 true("per-second assignment lines in %d of %d seconds" % (len(busy_secs), len(per)), len(busy_secs) >= 2, per)
 for i in (0, 1):
@@ -98,7 +104,9 @@ eq("@busy totals = the DFM's busy_on", {i: busy.get(i, 0) for i in (0, 1)}, busy
 true("not-Busy transitions seen, with the Busy period measured", any(a for _, a in nb), nb[:5])
 hist = re.search(r"^@busy_us:\s*\n((?:\[.*\n)+)", out, re.M)
 counts = [int(m) for m in re.findall(r"^\[[^\]\n]*\)\s+(\d+)", hist.group(1) if hist else "", re.M)]
-eq("@busy_us histogram counts the measured Busy periods", sum(counts), len([a for _, a in nb if a]))
+# Counted anywhere on a line: two printfs racing on two CPUs can share one.
+measured = re.findall(r"not_busy builder \d+ after \d+ us", out)
+eq("@busy_us histogram counts the measured Busy periods", sum(counts), len(measured))
 true("stalls on no credit while Busy (DFM stall_no_credit %d)" % d["stall_no_credit"], d["stall_no_credit"] > 0)
 k = J("tdf.k")
 eq("farm node received every event once", (k["events"], k["duplicates"]), (N, 0))
