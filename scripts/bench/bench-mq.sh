@@ -224,8 +224,7 @@ for case in $CASES; do
 	done
 done
 done
-tb_down "$P"
-TB_CREATED=${TB_CREATED/ $P/}
+bench_tb_down "$P"
 
 meta=$(python3 scripts/bench/meta.py bench=multiqueue runs="$RUNS" seconds="$SECS" cases="$CASES" rate="$RATE" mfps="${MFPS:-flat out}" \
 	sources="$NSRC" configs="$CONFIGS" paths="$PATHS" coalesce_us="$COALESCE" cpus="generator 0; w1: worker+napi CPU 1; w2: worker/napi of queue 0 CPU 1, queue 1 CPU 0; w2same: all CPU 1")
