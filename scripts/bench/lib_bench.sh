@@ -17,7 +17,7 @@ bench_start() {
 	BENCH_NAME=$1
 	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 	ROOT=$PWD
-	OUT=$(realpath -m --relative-to="$ROOT" "${2:-build}")
+	OUT=$(realpath -ms --relative-to="$ROOT" "${2:-build}")
 	QUICK=${BENCH_QUICK:-}
 	X=$ROOT/$OUT/xevb
 	PY=$([[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || command -v python3)
