@@ -103,18 +103,15 @@
 #   BENCH_QUICK=1 GW_FLOWS=l1 GW_IMPLS=" " GW_VARIANTS=dfm BENCH_MERGE=1 scripts/bench/bench-gateway.sh
 # Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-X=$ROOT/$OUT/xevb
+. "$(dirname "$0")/lib_bench.sh"
+bench_start gateway "${1:-}"
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 DROP=$ROOT/$OUT/bpf/xevb_drop.bpf.o
-[[ -x $X && -e $PASS ]] || { echo "bench-gateway: $X or $PASS not built (make -j2)" >&2; exit 1; }
-QUICK=${BENCH_QUICK:-}
-SECS=${GW_SECS:-$([[ -n $QUICK ]] && echo 1 || echo 2)}
-STEPS=${GW_STEPS:-$([[ -n $QUICK ]] && echo 2 || echo 5)}
+bench_need "$X" "$PASS"
+SECS=${GW_SECS:-$(quick_or 1 2)}
+STEPS=${GW_STEPS:-$(quick_or 2 5)}
 FLOWS=${GW_FLOWS:-l1 hlt}
-IMPLS=${GW_IMPLS:-$([[ -n $QUICK ]] && echo "socket socket+fwd xdp xdp+fwd" || echo "bare socket socket+fwd xdp xdp+fwd")}
+IMPLS=${GW_IMPLS:-$(quick_or "socket socket+fwd xdp xdp+fwd" "bare socket socket+fwd xdp xdp+fwd")}
 VARIANTS=${GW_VARIANTS-dfm pack32 mtu3500}
 MODEL=${GW_MODEL:-split}
 NAPI_FIFO=${GW_NAPI_FIFO:-50}
@@ -130,15 +127,7 @@ DFM_SOURCE=${GW_DFM_SOURCE:-live}
 TOL=${BENCH_LOSS_TOL:-1e-4}
 SWITCH=${BENCH_SWITCH:-xdp}
 [[ $SWITCH == xdp || $SWITCH == bridge ]] || { echo "bench-gateway: BENCH_SWITCH=$SWITCH: xdp or bridge" >&2; exit 2; }
-W=$(mktemp -d /tmp/xbgw$$.XXXXXX)
-. scripts/lib/testbed.sh
-export TB_QUIET=1
-
-tb_on_cleanup() {
-	stop_bg
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
-}
-. scripts/bench/lib_bench.sh   # wait_for, stop_bg, direct_link, bisect_rate
+bench_testbed
 
 # probe IMPL FPS -> one JSON line: offered and received frames/s, loss.
 # FPS 0: unpaced. Uses NSRC PACK FRAG BNS SRCNS SNS BADDR SADDR, and NSEG
@@ -538,9 +527,9 @@ seg_scan() {
 		tb_down "$P"
 		TB_CREATED=${TB_CREATED/ $P/}
 	done
-	/usr/bin/python3 scripts/bench/benchlib.py write segments-live "$OUT/bench" "$W/results" \
+	bench_write segments-live "$W/results" \
 		${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" bisection_steps="$STEPS" loss_tolerance="$TOL" \
-		quick="$([[ -n $QUICK ]] && echo true || echo false)" \
+		quick="$(quick_or true false)" \
 		model='"direct veth pair, live generator (segments of at most a 3408-byte live frame) XDP_TX on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', forwarding to a farm node checking every byte on CPU 0, '"$(model_text)"'; 2 shared cores"'
 	python3 - "$OUT/bench/segments-live.json" <<'PY'
 import json, sys
@@ -611,10 +600,10 @@ model_text() {
 	echo
 }
 if [[ -n ${MAIN_FLOWS// /} ]]; then
-/usr/bin/python3 scripts/bench/benchlib.py write gateway "$OUT/bench" "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
+bench_write gateway "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
 	bisection_steps="$STEPS" loss_tolerance="$TOL" \
 	model='"direct veth pair, generator XDP_TX on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', '"$(model_text)"'; 2 shared cores"'
-/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" gateway
+"$PY" scripts/bench/plots.py "$OUT/bench" gateway
 python3 - "$OUT/bench/gateway.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -162,6 +162,17 @@ wait_for() {
 	return 1
 }
 
+# child_xevb PID: the xevb that PID (timeout(1) under ip netns exec) runs,
+# once it is there (2.5 s at most); nothing if it is not.
+child_xevb() {
+	local i p
+	for ((i = 0; i < 50; i++)); do
+		p=$(pgrep -P "$1" -x xevb || true)
+		[[ -n $p ]] && { echo "$p"; return; }
+		sleep 0.05
+	done
+}
+
 # The processes of the current run (builder, sink, ...) a piece started in
 # the background: stop_bg sends them SIGINT, then KILL after 3 s.
 BG_PIDS=()
