@@ -12,9 +12,8 @@
 # Writes OUT/bench/ctl_auth.json.
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start ctl-auth "${1:-}"
+bench_start ctl-auth "${1:-}" xevb
 COST=$OUT/bench/ctl_auth_cost
-bench_need "$X"
 [[ -x $COST ]] || bench_make "$COST"
 bench_runs_secs 2 3 CA_SECS
 NB=${CA_BUILDERS:-2}

@@ -25,8 +25,7 @@
 # Writes OUT/bench/daq.json, daq.csv, daq-*.png.
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start daq "${1:-}"
-bench_need "$X"
+bench_start daq "${1:-}" xevb
 SECS=${DAQ_SECS:-$(quick_or 2 3)}
 NS=(${DAQ_NS:-$(quick_or "1 4" "1 2 4 7")})
 MODES=(${DAQ_MODES:-xdp socket})

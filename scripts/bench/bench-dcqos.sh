@@ -24,8 +24,7 @@
 # Writes OUT/bench/dcqos.json, dcqos.csv, dcqos-*.png.
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start dcqos "${1:-}"
-bench_need "$X"
+bench_start dcqos "${1:-}" xevb
 SECS=${DCQ_SECS:-$(quick_or 2 3)}
 SIZES=(${DCQ_SIZES:-$(quick_or "400 1400 4000" "100 400 1000 1400 4000 16000")})
 MODES=(${DCQ_MODES:-xdp socket})

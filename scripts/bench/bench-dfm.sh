@@ -10,8 +10,7 @@
 #        DFM_SECS (seconds per point; 2 quick, 3 full), DFM_NMAX (7 full, 4 quick)
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start dfm "${1:-}"
-bench_need "$X"
+bench_start dfm "${1:-}" xevb
 SECS=${DFM_SECS:-$(quick_or 2 3)}
 NMAX=${DFM_NMAX:-$(quick_or 4 7)}
 if [[ -n $QUICK ]]; then SIZES=(100 1000); NS=(1 "$NMAX"); else SIZES=(100 400 1000 1400); NS=(1 2 3 5 "$NMAX"); fi

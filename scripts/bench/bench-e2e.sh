@@ -122,6 +122,18 @@ run_point() {
 	return $rc
 }
 
+# run_variants CASE MODEL MODE FWD RUN: run_point once per variant of
+# BENCH_VARIANTS if MODE is among BENCH_VARIANT_MODES (once otherwise),
+# back to back.
+run_variants() {
+	local v variants=(":")
+	[[ " $VARIANT_MODES " == *" $3 "* ]] && variants=("${VARIANTS[@]}")
+	for v in "${variants[@]}"; do
+		run_point "$@" "${v%%:*}" "${v#*:}" ||
+			echo "  $PATH_NAME $1 $2 $3 ${v%%:*} fwd=$4 run $5: FAILED" >&2
+	done
+}
+
 # Variant ARGS without the bench's own leading words (bin=PATH, stats=1).
 strip_vargs() {
 	local a=$1
@@ -301,8 +313,6 @@ for case in $CASES; do
 					ip -n "$BNS" link set dev "$BDEV" xdpdrv obj "$([[ $mode == drop ]] && echo "$DROP" || echo "$PASS")" sec xdp
 					SOCK_NAPI=$(set_model "$model" "$W/napi-sock" | head -1)
 				fi
-				local_variants=(":")
-				[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
 				# The XDP program's cost: one short run with BPF statistics on.
 				if [[ -z $BPF_STATS && -z ${CAL_DONE[$case-$model-$mode]:-} ]] && stats_on; then
 					CAL_DONE[$case-$model-$mode]=1
@@ -318,10 +328,7 @@ for case in $CASES; do
 				for fwd in $FWDS; do
 					[[ ($mode == bare || $mode == drop) && $fwd == 1 ]] && continue
 					for ((run = 1; run <= RUNS; run++)); do
-						for v in "${local_variants[@]}"; do
-							run_point "$case" "$model" "$mode" "$fwd" "$run" "${v%%:*}" "${v#*:}" ||
-								echo "  $PATH_NAME $case $model $mode ${v%%:*} fwd=$fwd run $run: FAILED" >&2
-						done
+						run_variants "$case" "$model" "$mode" "$fwd" "$run"
 					done
 				done
 				if [[ $mode == socket || $mode == drop ]]; then
@@ -336,12 +343,7 @@ for case in $CASES; do
 					for ((run = 1; run <= RUNS; run++)); do
 						for mode in "${IL_MODES[@]}"; do
 							[[ $mode == bare && $fwd == 1 ]] && continue
-							local_variants=(":")
-							[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
-							for v in "${local_variants[@]}"; do
-								run_point "$case" "$model" "$mode" "$fwd" "$run" "${v%%:*}" "${v#*:}" ||
-									echo "  $PATH_NAME $case $model $mode ${v%%:*} fwd=$fwd run $run: FAILED" >&2
-							done
+							run_variants "$case" "$model" "$mode" "$fwd" "$run"
 						done
 					done
 				done
@@ -349,8 +351,7 @@ for case in $CASES; do
 			fi
 		done
 	done
-	tb_down "$P"
-	TB_CREATED=${TB_CREATED/ $P/}
+	bench_tb_down "$P"
 done
 
 meta=$(SOCK_OWN_XDP=$SOCK_OWN_XDP python3 -c '

@@ -104,10 +104,9 @@
 # Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start gateway "${1:-}"
+bench_start gateway "${1:-}" xevb bpf/xevb_pass.bpf.o
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 DROP=$ROOT/$OUT/bpf/xevb_drop.bpf.o
-bench_need "$X" "$PASS"
 SECS=${GW_SECS:-$(quick_or 1 2)}
 STEPS=${GW_STEPS:-$(quick_or 2 5)}
 FLOWS=${GW_FLOWS:-l1 hlt}
@@ -498,6 +497,16 @@ gw_sink_rps() {
 		{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
 }
 
+# gw_testbed PREFIX MTU: the testbed of one MTU (a source, a builder, a
+# sink, the DFM) with the direct link; sets SRCNS BNS SNS BADDR SADDR SRCADDR.
+gw_testbed() {
+	tb_up --prefix "$1" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$2" || exit 1
+	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
+	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
+	direct_link "$SRCNS" "$BNS" "$2" || exit 1
+	gw_sink_rps
+}
+
 # The segment scan (GW_FLOWS=seg, see the header): per MTU a testbed, per
 # fragment size each implementation; its own results file.
 seg_scan() {
@@ -505,11 +514,7 @@ seg_scan() {
 	: >"$W/results"   # after the gateway rows were written
 	for mtu in ${GW_SEG_MTUS:-1500 9000}; do
 		P="xbgs$$m$mtu"
-		tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
-		SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
-		BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
-		direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
-		gw_sink_rps
+		gw_testbed "$P" "$mtu"
 		MTU=$mtu PACK=1 NSRC=${GW_SEG_NSRC:-4}
 		for FRAG in ${GW_SEG_SIZES:-1000 2000 4000 8000 16000 32000 64000}; do
 			for impl in ${GW_SEG_IMPLS:-xdp+fwd socket+fwd}; do
@@ -524,8 +529,7 @@ seg_scan() {
 				[[ $impl == socket* || $impl == drop ]] && ip -n "$BNS" link set dev eth1 xdpdrv off 2>/dev/null
 			done
 		done
-		tb_down "$P"
-		TB_CREATED=${TB_CREATED/ $P/}
+		bench_tb_down "$P"
 	done
 	bench_write segments-live "$W/results" \
 		${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" bisection_steps="$STEPS" loss_tolerance="$TOL" \
@@ -547,11 +551,7 @@ for mtu in 1500 3500; do
 	[[ -z ${MAIN_FLOWS// /} ]] && break
 	[[ $mtu == 3500 && " $VARIANTS " != *" mtu3500 "* ]] && continue
 	P="xbgw$$m$mtu"
-	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
-	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
-	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
-	direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
-	gw_sink_rps
+	gw_testbed "$P" "$mtu"
 	for flow in $MAIN_FLOWS; do
 		case $flow in
 		l1) NSRC=126 FRAG=32 ;;
@@ -587,8 +587,7 @@ for mtu in 1500 3500; do
 			run_flow_set "$flow" 3500 "$([[ $flow == l1 ]] && echo 75 || echo 29)" " MTU 3500 pack $([[ $flow == l1 ]] && echo 75 || echo 29)" xdp+fwd
 		fi
 	done
-	tb_down "$P"
-	TB_CREATED=${TB_CREATED/ $P/}
+	bench_tb_down "$P"
 done
 model_text() {
 	if [[ $MODEL == gateway ]]; then

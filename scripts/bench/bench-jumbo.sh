@@ -21,7 +21,7 @@
 # Writes $OUT/bench/jumbo.json, jumbo.csv and jumbo-*.png.
 set -euo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start jumbo "${1:-}"
+bench_start jumbo "${1:-}" xevb
 bench_runs_secs 1.5 3
 POINTS=${BENCH_POINTS:-"jumbo:xdp:none jumbo:socket:none jumbo:xdp:writev jumbo:xdp:zerocopy
 	jumbo:socket:writev jumbo:socket:zerocopy l1:xdp:writev l1:xdp:zerocopy"}

@@ -238,8 +238,7 @@ for CASE in $CASES; do
 	done
 	unset LF
 done
-tb_down "$P"
-TB_CREATED=${TB_CREATED/ $P/}
+bench_tb_down "$P"
 
 model_text() {
 	if [[ $MODEL == gateway ]]; then

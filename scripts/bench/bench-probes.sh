@@ -21,7 +21,7 @@
 # loses fragments (xsk drops) and its events go out incomplete.
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start probes "${1:-}"
+bench_start probes "${1:-}" xevb
 RUNS=${BENCH_RUNS:-3}
 SECS=${BENCH_SECONDS:-6}
 RATE=${BENCH_RATE:-100000}

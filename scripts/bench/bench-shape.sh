@@ -41,7 +41,7 @@
 # shorter captures (about 2 minutes; the full run about 5).
 set -euo pipefail
 . "$(dirname "$0")/lib_bench.sh"
-bench_start shape "${1:-}"
+bench_start shape "${1:-}" xevb
 NSRC=${BENCH_SOURCES:-4}
 PORT_RATE=${BENCH_PORT_RATE:-200e6}
 PORT_BUF=${BENCH_PORT_BUFFER:-32000}

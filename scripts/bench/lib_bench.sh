@@ -8,11 +8,12 @@
 # keeps its working directory W (printed). Sourcing defines only functions
 # and empty lists (tests/integration use direct_link).
 
-# bench_start NAME [OUT]: from the repository's root on, sets BENCH_NAME,
-# ROOT, OUT (relative to ROOT, so that make's targets match; an absolute OUT
-# works too), QUICK (BENCH_QUICK), X (this tree's xevb), PY (Debian's
-# python3: its matplotlib draws the plots; a pyenv one may lack it), W (a
-# new working directory, removed by the cleanup) and makes OUT/bench.
+# bench_start NAME [OUT [BUILT...]]: from the repository's root on, sets
+# BENCH_NAME, ROOT, OUT (relative to ROOT, so that make's targets match; an
+# absolute OUT works too), QUICK (BENCH_QUICK), X (this tree's xevb), PY
+# (Debian's python3: its matplotlib draws the plots; a pyenv one may lack
+# it), W (a new working directory, removed by the cleanup) and makes
+# OUT/bench. BUILT: files under OUT the piece needs built (bench_need).
 bench_start() {
 	BENCH_NAME=$1
 	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
@@ -21,6 +22,8 @@ bench_start() {
 	QUICK=${BENCH_QUICK:-}
 	X=$ROOT/$OUT/xevb
 	PY=$([[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || command -v python3)
+	local f
+	for f in "${@:3}"; do bench_need "$OUT/$f"; done
 	W=$(mktemp -d "/tmp/xb-$BENCH_NAME.$$.XXXXXX") || exit 1
 	mkdir -p "$OUT/bench"
 }
