@@ -128,6 +128,14 @@ SWITCH=${BENCH_SWITCH:-xdp}
 [[ $SWITCH == xdp || $SWITCH == bridge ]] || { echo "bench-gateway: BENCH_SWITCH=$SWITCH: xdp or bridge" >&2; exit 2; }
 bench_testbed
 
+# probe_cores FILE BPID: cpu0 and cpu1 of /proc/stat, then "builder TICKS"
+# while the builder BPID (if any) runs.
+probe_cores() {
+	grep '^cpu[01] ' /proc/stat >"$1"
+	[[ -n $2 ]] && awk '{print "builder", $14 + $15}' "/proc/$2/stat" >>"$1" 2>/dev/null
+	return 0
+}
+
 # probe IMPL FPS -> one JSON line: offered and received frames/s, loss.
 # FPS 0: unpaced. Uses NSRC PACK FRAG BNS SRCNS SNS BADDR SADDR, and NSEG
 # (packets per fragment: segments; 1 otherwise) to turn FPS into events/s.
@@ -170,8 +178,7 @@ probe() {
 			{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
 	fi
 	gw_model || { echo "GW_MODEL=gateway: no napi thread on the builder's eth1" >&2; stop_bg; return 1; }
-	grep '^cpu[01] ' /proc/stat >"$d/cpu0"
-	[[ -n $bpid ]] && awk '{print "builder", $14 + $15}' "/proc/$bpid/stat" >>"$d/cpu0" 2>/dev/null
+	probe_cores "$d/cpu0" "$bpid"
 	# events/s per source for FPS frames/s in all: FPS x pack / sources
 	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC / ${NSEG:-1}))")
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
@@ -179,13 +186,12 @@ probe() {
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	# how busy each core was while the generator ran (where the time went)
-	grep '^cpu[01] ' /proc/stat >"$d/cpu1"
-	[[ -n $bpid ]] && awk '{print "builder", $14 + $15}' "/proc/$bpid/stat" >>"$d/cpu1" 2>/dev/null
+	probe_cores "$d/cpu1" "$bpid"
 	sleep 0.3 # the rings drain
 	# the builder's CPU time (user + system, clock ticks) over the whole probe
 	local bticks=0
 	if [[ -n $bpid ]]; then
-		bticks=$(awk '{print $14 + $15}' "/proc/$bpid/stat" 2>/dev/null || echo 0)
+		bticks=$(proc_ticks "$bpid")
 		kill -INT "$bpid" 2>/dev/null
 		wait "$bpid" 2>/dev/null
 	else
@@ -378,10 +384,10 @@ cpu_snap() {
 		echo "wall $(date +%s.%N)"
 		grep '^cpu[0-9]' /proc/stat
 		for p in "$@"; do
-			echo "${p%%:*} $(awk '{print $14 + $15}' "/proc/${p#*:}/stat" 2>/dev/null || echo 0)"
+			echo "${p%%:*} $(proc_ticks "${p#*:}")"
 		done
 		for k in $(pgrep -x 'ksoftirqd/[01]'); do
-			echo "$(cat "/proc/$k/comm") $(awk '{print $14 + $15}' "/proc/$k/stat")"
+			echo "$(cat "/proc/$k/comm") $(proc_ticks "$k")"
 		done
 	} >"$f"
 }

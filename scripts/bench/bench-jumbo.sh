@@ -35,9 +35,6 @@ DEST=$(tb_addr builder 0)
 SINK="$(tb_addr sink 0):5000"
 : >"$W/rows.jsonl"
 
-# CPU ticks (user + system) of PID, all threads.
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-
 run_point() { # CASE MODE FWD RUN
 	local case=$1 mode=$2 fwd=$3 run=$4 d="$W/$1-$2-$3-$4" bopts=() sopts=() bpid spid kpid xp t0 t1 perfpid=
 	mkdir -p "$d"
@@ -65,7 +62,7 @@ run_point() { # CASE MODE FWD RUN
 	BG_PIDS+=("$bpid")
 	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" || true
 	xp=$(child_xevb "$bpid")
-	t0=$(ticks "$xp")
+	t0=$(proc_ticks "$xp")
 	if [[ -n ${BENCH_PERF:-} && $run == "$RUNS" ]]; then
 		mkdir -p "$BENCH_PERF"
 		perf record -q -e cpu-clock -C 1 -g -o "$W/perf.data" -- sleep "$SECS" >/dev/null 2>&1 &
@@ -75,7 +72,7 @@ run_point() { # CASE MODE FWD RUN
 		--duration "$SECS" --no-end-of-run --json --quiet >"$d/src.json" 2>"$d/src.err" ||
 		echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.4 # the rings drain
-	t1=$(ticks "$xp")
+	t1=$(proc_ticks "$xp")
 	[[ -n $perfpid ]] && wait "$perfpid"
 	kill -INT "$bpid" 2>/dev/null || true
 	wait "$bpid" || echo "builder exit status $? ($case $mode $fwd): $(tail -2 "$d/build.err")" >&2

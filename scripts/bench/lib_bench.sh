@@ -190,6 +190,10 @@ stop_bg() {
 	BG_PIDS=()
 }
 
+# proc_ticks PID: the CPU time of PID so far, user + system, all threads
+# (clock ticks); 0 once it is gone.
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
+
 napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
 ksoftirqd() { ps -eo pid=,comm= | awk -v n="ksoftirqd/$1" '$2 == n { print $1 }'; }
 
