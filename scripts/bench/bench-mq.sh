@@ -85,11 +85,8 @@ bench_on_exit() {
 bench_make "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o"
 : >"$ROWS"
 
-napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
 # The new napi threads (pids), in napi id order: veth creates them queue by queue.
 napi_new() { comm -13 "$1" <(napi_pids) | while read -r p; do echo "$(cut -d- -f2 <"/proc/$p/comm") $p"; done | sort -n | awk '{ print $2 }'; }
-
-. scripts/bench/lib_bench.sh   # wait_for
 
 # run_one CASE CONFIG RUN   (PATH_NAME, BDEV: which path)
 run_one() {
