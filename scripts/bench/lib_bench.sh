@@ -122,7 +122,7 @@ veth_pair() {
 # foreground for SECS seconds, as fast as credits allow; then the others
 # stop. More options: the arrays DFM_BUILD_ARGS, DFM_SOURCE_ARGS, DFM_ARGS.
 # Leaves W/dfm.json, W/b<k>.json (the tools' --json) and their .err.
-DFM_ADDR=198.18.4.1:23901
+DFM_ADDR=${DFM_ADDR:-198.18.4.1:23901}
 DFM_BUILD_ARGS=() DFM_SOURCE_ARGS=() DFM_ARGS=()
 dfm_round() {
 	local nb=$1 ns=$2 mode=$3 frag=$4 k
