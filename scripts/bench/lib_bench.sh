@@ -106,13 +106,11 @@ veth_pair() {
 		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
 		ip -n "$ns" link set lo up
 	done
-	ip link add eth0 netns "$a" address "$amac" type veth peer name eth0 netns "$b" address "$bmac" || return 1
-	ip -n "$a" addr add "$aa/16" dev eth0
-	ip -n "$b" addr add "$ba/16" dev eth0
-	ip -n "$a" link set eth0 up
-	ip -n "$b" link set eth0 up
-	ip -n "$a" neigh replace "$ba" lladdr "$bmac" dev eth0 nud permanent
-	ip -n "$b" neigh replace "$aa" lladdr "$amac" dev eth0 nud permanent
+	ip link add eth0 netns "$a" address "$amac" type veth peer name eth0 netns "$b" address "$bmac" &&
+		ip -n "$a" addr add "$aa/16" dev eth0 && ip -n "$b" addr add "$ba/16" dev eth0 &&
+		ip -n "$a" link set eth0 up && ip -n "$b" link set eth0 up &&
+		ip -n "$a" neigh replace "$ba" lladdr "$bmac" dev eth0 nud permanent &&
+		ip -n "$b" neigh replace "$aa" lladdr "$amac" dev eth0 nud permanent
 }
 
 # dfm_round NB NS MODE FRAG: one run under the data-flow manager on the
