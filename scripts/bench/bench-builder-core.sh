@@ -25,7 +25,6 @@ JSON=$OUT/bench/builder-core.json
 DROP=${BENCH_BUILDER_DROP:-75}
 
 bench_make "$BIN"
-bench_trap
 
 
 "$BIN" --frags "$FRAGS" >"$W/timed.jsonl"

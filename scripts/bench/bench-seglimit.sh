@@ -47,7 +47,6 @@ bench_on_exit() {
 	rm -f "$OUT"/bench/segments-live.*
 	cp "$W"/keep/* "$OUT/bench/" 2>/dev/null
 }
-bench_trap
 
 for ((run = 1; run <= RUNS; run++)); do
 	echo "seglimit: run $run of $RUNS ($IMPLS)" >&2

@@ -47,7 +47,6 @@ CHECKS=$W/checks.jsonl
 : >"$POINTS"
 : >"$CHECKS"
 
-bench_trap
 veth_pair "$FNS" "$SNS" "$FADDR" "$SADDR" || bench_fail "cannot make the veth pair $FNS - $SNS"
 
 # run_point LABEL BIN CASE RUN: one run, its JSON line appended to POINTS.

@@ -15,7 +15,6 @@ FRAG=${BENCH_FRAG:-1000}
 P="xevb$$gen"
 A="$P-a" B="$P-b"
 
-bench_trap
 bench_make "$OUT/xevb" "$OUT/bpf/xevb_count.bpf.o"
 veth_pair "$A" "$B" 198.18.1.1 198.18.2.1 || bench_fail "cannot make the veth pair $A - $B"
 ip -n "$B" link set dev eth0 xdpdrv obj "$OUT/bpf/xevb_count.bpf.o" sec xdp

@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # The driver every scripts/bench/bench-*.sh piece shares (sourced): its
 # start (bench_start: options, directories, binaries), its testbed and
-# cleanup (bench_testbed, bench_trap), the runs under the data-flow manager
+# cleanup (bench_testbed, bench_cleanup), the runs under the data-flow manager
 # (dfm_round), the loss-free bisection (bisect_rate) and helpers. A piece
 # keeps only what it measures. Every piece: `bench-NAME.sh [OUT]`, OUT the
 # build directory (build); BENCH_QUICK=1 its quickest run; BENCH_KEEP=1
@@ -12,8 +12,10 @@
 # BENCH_NAME, ROOT, OUT (relative to ROOT, so that make's targets match; an
 # absolute OUT works too), QUICK (BENCH_QUICK), X (this tree's xevb), PY
 # (Debian's python3: its matplotlib draws the plots; a pyenv one may lack
-# it), W (a new working directory, removed by the cleanup) and makes
-# OUT/bench. BUILT: files under OUT the piece needs built (bench_need).
+# it), W (a new working directory) and makes OUT/bench; from here on,
+# bench_cleanup runs on exit (the testbed's trap calls it too, once
+# tb_up has taken over). BUILT: files under OUT the piece needs built
+# (bench_need).
 bench_start() {
 	BENCH_NAME=$1
 	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
@@ -25,6 +27,7 @@ bench_start() {
 	local f
 	for f in "${@:3}"; do bench_need "$OUT/$f"; done
 	W=$(mktemp -d "/tmp/xb-$BENCH_NAME.$$.XXXXXX") || exit 1
+	bench_trap
 	mkdir -p "$OUT/bench"
 }
 
@@ -69,7 +72,7 @@ bench_cleanup() {
 	if [[ -n ${BENCH_KEEP:-} ]]; then echo "kept $W" >&2; else rm -rf "$W"; fi
 }
 
-# bench_trap: bench_cleanup on exit, for a piece without the testbed.
+# bench_trap: bench_cleanup on exit (bench_start sets it).
 bench_trap() {
 	trap bench_cleanup EXIT
 	trap 'exit 130' INT
