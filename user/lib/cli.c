@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -840,4 +841,19 @@ unsigned xevb_cfg_n_options(const struct xevb_cfg_cmd *c)
 	for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
 		n += !(o->flags & XEVB_F_TUNE);
 	return n + (cfg_has_tune(c) ? 2 : 0);
+}
+
+volatile sig_atomic_t xevb_stop;
+
+static void stop_on_signal(int sig)
+{
+	(void)sig;
+	if (xevb_stop < 2)
+		xevb_stop++;
+}
+
+void xevb_stop_on_signals(void)
+{
+	signal(SIGINT, stop_on_signal);
+	signal(SIGTERM, stop_on_signal);
 }

@@ -6,6 +6,7 @@
 #ifndef XEVB_CLI_H
 #define XEVB_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -254,5 +255,12 @@ void xevb_log(enum xevb_log_level lvl, const char *fmt, ...) __attribute__((form
 /* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds. */
 uint64_t xevb_now_ns(void);
 uint64_t xevb_realtime_ns(void);
+
+/*
+ * A run loop's stop: after xevb_stop_on_signals, SIGINT and SIGTERM count
+ * in xevb_stop, so a loop that drains after the first can end at the second.
+ */
+extern volatile sig_atomic_t xevb_stop;
+void xevb_stop_on_signals(void);
 
 #endif
