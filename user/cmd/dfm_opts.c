@@ -16,13 +16,6 @@
 #define STR(x)   STR_(x)
 #define F(field) offsetof(struct dfm_cfg, field)
 
-/* --config FILE was read before the options (xevb_runcfg_start); an abbreviation of it was not. */
-static bool parse_config(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
-{
-	(void)o, (void)cfg, (void)arg, (void)label;
-	return xevb_runcfg_was_read();
-}
-
 static bool parse_listen(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
 {
 	if (xevb_ctl_parse_addr(arg, (struct sockaddr_in *)((char *)cfg + o->off))) {
@@ -53,7 +46,7 @@ static bool parse_mode(const struct xevb_cfg_opt *o, void *cfg, const char *arg,
 static const char *const sections[] = { S_CTL, S_TRG, S_PEER, S_END, S_RUN, NULL };
 
 static const struct xevb_cfg_opt opts[] = {
-	{ "config", 0, XEVB_T_FUNC, "FILE", .section = S_CTL, .parse = parse_config,
+	{ "config", 0, XEVB_T_FUNC, "FILE", .section = S_CTL, .parse = xevb_runcfg_opt_config,
 	  .help = "start from a run configuration (docs/run-config.md): its DFM, builders, sources "
 		  "and farm nodes, and only they are admitted; explicit options override it" },
 	{ "listen", 0, XEVB_T_FUNC, "ADDR:PORT", F(lsa), .def = "0.0.0.0:" STR(XEVB_CTL_DFM_PORT),

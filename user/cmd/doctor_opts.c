@@ -25,7 +25,7 @@ static bool parse_cpus(const struct xevb_cfg_opt *o, void *cfg, const char *arg,
 static const char *const sections[] = { S_DEV, S_BLD, S_OUT, NULL };
 
 static const struct xevb_cfg_opt opts[] = {
-	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .section = S_DEV,
+	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .flags = XEVB_F_REQUIRED, .section = S_DEV,
 	  .help = "the builder's receiving interface (required)" },
 	{ "queues", 'q', XEVB_T_IDS, "LIST", F(plan.queues), F(n_queues), XEVB_DOCTOR_MAX_Q, 0, 65535, .def = "0",
 	  .section = S_DEV, .help = "the receive queues the builder will serve" },
@@ -68,10 +68,6 @@ int doctor_opts_parse(int argc, char **argv, struct doctor_cfg *cfg)
 	rc = xevb_cfg_parse(&doctor_cmd, argc, argv, cfg);
 	if (rc >= 0)
 		return rc;
-	if (!cfg->dev) {
-		xevb_err("--dev is required (try --help)");
-		return 2;
-	}
 	if (!cfg->ip_proto && !cfg->plan.udp_port) {
 		xevb_err("--ip-proto 0 and --udp-port 0: the builder would receive nothing");
 		return 2;

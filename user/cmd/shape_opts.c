@@ -50,7 +50,7 @@ static bool parse_proto(const struct xevb_cfg_opt *o, void *cfg, const char *arg
 static const char *const sections[] = { S_RULE, S_SHP, S_OUT, NULL };
 
 static const struct xevb_cfg_opt opts[] = {
-	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .section = S_RULE,
+	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .flags = XEVB_F_REQUIRED, .section = S_RULE,
 	  .help = "interface whose egress is shaped (required)" },
 	{ "dst", 0, XEVB_T_FUNC, "ADDR", 0, F(have_dst), .section = S_RULE, .parse = parse_dst,
 	  .flags = XEVB_F_GIVEN, .help = "destination IPv4 address (set: required; clear: one rule)" },
@@ -102,10 +102,6 @@ int shape_opts_parse(int argc, char **argv, struct shape_cfg *cfg)
 	rc = xevb_cfg_parse(&shape_cmd, argc, argv, cfg);
 	if (rc >= 0)
 		return rc;
-	if (!cfg->dev) {
-		xevb_err("--dev IFACE is required (try 'xevb shape --help')");
-		return 2;
-	}
 	if (cfg->r.dport && cfg->r.proto != 6 && cfg->r.proto != 17) {
 		xevb_err("--port needs --proto udp or --proto tcp");
 		return 2;

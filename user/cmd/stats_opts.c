@@ -12,7 +12,7 @@
 static const char *const sections[] = { S_BLD, S_OUT, NULL };
 
 static const struct xevb_cfg_opt opts[] = {
-	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .section = S_BLD,
+	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .flags = XEVB_F_REQUIRED, .section = S_BLD,
 	  .help = "interface of the builder (required)" },
 	{ "json", 'j', XEVB_T_FLAG, NULL, F(json), .section = S_OUT, .help = "one JSON object per report" },
 	{ "watch", 'w', XEVB_T_FLAG, NULL, F(watch), .section = S_OUT,
@@ -37,15 +37,6 @@ const struct xevb_cfg_cmd stats_cmd = { .help = &help, .opts = opts, .sections =
 
 int stats_opts_parse(int argc, char **argv, struct stats_cfg *cfg)
 {
-	int rc;
-
 	memset(cfg, 0, sizeof(*cfg));
-	rc = xevb_cfg_parse(&stats_cmd, argc, argv, cfg);
-	if (rc >= 0)
-		return rc;
-	if (!cfg->dev) {
-		xevb_err("--dev is required (try --help)");
-		return 2;
-	}
-	return -1;
+	return xevb_cfg_parse(&stats_cmd, argc, argv, cfg);
 }

@@ -127,9 +127,10 @@ enum xevb_cfg_type {
 };
 
 enum {
-	XEVB_F_TUNE = 1,  /* a --tune KEY, not an option of its own */
-	XEVB_F_POW2 = 2,  /* U32: a power of 2 */
-	XEVB_F_GIVEN = 4, /* the bool at n_off is set when the row is given (not by its default) */
+	XEVB_F_TUNE = 1,     /* a --tune KEY, not an option of its own */
+	XEVB_F_POW2 = 2,     /* U32: a power of 2 */
+	XEVB_F_GIVEN = 4,    /* the bool at n_off is set when the row is given (not by its default) */
+	XEVB_F_REQUIRED = 8, /* the command does not run without it (STR, IDS, STRS, or with GIVEN) */
 };
 
 struct xevb_cfg_opt;
@@ -194,8 +195,9 @@ bool xevb_cfg_common(const struct xevb_cfg_opt *o, void *cfg, const char *arg, c
 /*
  * The defaults into cfg, then argv (getopt_long over the options; --tune
  * KEY=VALUE through the tune rows). Returns -1 when the command should run
- * (no argument left over), else its exit status: 0 after --help or
- * --help-tune, 2 after a message naming what was wrong.
+ * (no argument left over, every XEVB_F_REQUIRED row given), else its exit
+ * status: 0 after --help or --help-tune, 2 after a message naming what was
+ * wrong.
  */
 int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cfg);
 /* Every row's default into cfg: false (and a message) if one is not valid, a bug. */

@@ -118,6 +118,8 @@ int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd);
  * message, when the file was not read that way.
  */
 bool xevb_runcfg_was_read(void);
+/* The same as the parse function of a --config row in an option table (cli.h, XEVB_T_FUNC). */
+bool xevb_runcfg_opt_config(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label);
 /* The same for a command with an option table (cli.h): its tuning keys come as --tune KEY=VALUE. */
 int xevb_runcfg_start_opts(int *argc, char ***argv, enum xevb_runcfg_cmd cmd, const struct xevb_cfg_cmd *opts);
 /* The configuration xevb_runcfg_start loaded, or NULL (open membership). */
