@@ -15,36 +15,24 @@
 #include <unistd.h>
 #include <xevb/runcfg.h>
 #include "../../user/cmd/build_opts.h"
+#include "../common/cli_capture.h"
 
 TestSuite(cli_table, .timeout = 10);
 
 static struct build_cfg cfg;
 static char errbuf[4096];
 
+static int parse_build(int argc, char **argv, void *c)
+{
+	memset(c, 0, sizeof(cfg));
+	((struct build_cfg *)c)->co = (struct xevb_common_opts)XEVB_COMMON_OPTS_INIT;
+	return xevb_cfg_parse(&build_cmd, argc, argv, c);
+}
+
 /* xevb_cfg_parse over "build" + args, its messages (stderr) kept in errbuf. */
 static int parse(const char *const *args)
 {
-	char *argv[64] = { "build" };
-	int argc = 1, rc, saved = dup(2);
-	FILE *tmp = tmpfile();
-	size_t n;
-
-	for (; args[argc - 1]; argc++)
-		argv[argc] = (char *)args[argc - 1];
-	memset(&cfg, 0, sizeof(cfg));
-	cfg.co = (struct xevb_common_opts)XEVB_COMMON_OPTS_INIT;
-	cr_assert(not(eq(ptr, tmp, NULL)));
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
-	rc = xevb_cfg_parse(&build_cmd, argc, argv, &cfg);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	n = fread(errbuf, 1, sizeof(errbuf) - 1, tmp);
-	errbuf[n] = 0;
-	fclose(tmp);
-	return rc;
+	return cli_capture(parse_build, "build", args, &cfg, errbuf, sizeof(errbuf));
 }
 
 #define PARSE(...) parse((const char *const[]){ __VA_ARGS__, NULL })
