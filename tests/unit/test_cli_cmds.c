@@ -8,6 +8,7 @@
  * configuration's DFM settings arrive through dfm's table.
  */
 #include <arpa/inet.h>
+#include <signal.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <stdio.h>
@@ -360,4 +361,19 @@ Test(cli_cmds, dfm_run_configuration_through_the_table)
 	cr_assert(eq(u32, dfm.dc.table, 1024));
 	cr_assert(eq(u32, dfm.wait_ms, 900));
 	xevb_runcfg_free(c);
+}
+
+/* The run loops' stop (dfm, stats): each SIGINT or SIGTERM counts, up to the second. */
+Test(cli_cmds, stop_counts_the_signals)
+{
+	xevb_stop = 0;
+	xevb_stop_on_signals();
+	cr_assert(eq(int, raise(SIGINT), 0));
+	cr_assert(eq(int, xevb_stop, 1));
+	cr_assert(eq(int, raise(SIGTERM), 0));
+	cr_assert(eq(int, xevb_stop, 2));
+	cr_assert(eq(int, raise(SIGINT), 0));
+	cr_assert(eq(int, xevb_stop, 2));
+	signal(SIGINT, SIG_DFL);
+	signal(SIGTERM, SIG_DFL);
 }
