@@ -14,7 +14,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include <xevb/runcfg.h>
 #include "../../user/cmd/cmd_opts.h"
 #include "../common/cli_capture.h"
@@ -325,24 +324,11 @@ Test(cli_cmds, dfm_run_configuration_through_the_table)
 		"[builder 1]\naddress = 198.18.2.1\ninterface = eth0\n"
 		"[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n"
 		"[sink 0]\naddress = 198.18.3.1\nport = 5001\n";
-	char path[] = "/tmp/xevb-clicmds-XXXXXX", err[512];
 	const char *args[128];
-	char *gen[128];
-	struct xevb_runcfg *c;
-	int fd = mkstemp(path), n;
+	char err[512];
+	struct xevb_runcfg *c = cli_runcfg_args(text, &dfm_cmd, XEVB_RC_DFM, 0, args, 128, err, sizeof(err));
 
-	cr_assert(fd >= 0);
-	cr_assert(eq(sz, (size_t)write(fd, text, strlen(text)), strlen(text)));
-	close(fd);
-	c = xevb_runcfg_load(path, err, sizeof(err));
-	unlink(path);
 	cr_assert(not(eq(ptr, c, NULL)), "%s", err);
-	c->opts = &dfm_cmd;
-	n = xevb_runcfg_args(c, XEVB_RC_DFM, 0, gen, 127, err, sizeof(err));
-	cr_assert(gt(int, n, 0), "%s", err);
-	for (int i = 0; i < n; i++)
-		args[i] = gen[i];
-	args[n] = NULL;
 	cr_assert(eq(int, cli_capture(dfm_parse, "dfm", args, &dfm, errbuf, sizeof(errbuf)), -1), "%s", errbuf);
 	cr_assert(eq(u32, dfm.dc.run, 7));
 	cr_assert(dfm.dc.pull);
