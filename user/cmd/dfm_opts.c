@@ -46,7 +46,7 @@ static bool parse_mode(const struct xevb_cfg_opt *o, void *cfg, const char *arg,
 static const char *const sections[] = { S_CTL, S_TRG, S_PEER, S_END, S_RUN, NULL };
 
 static const struct xevb_cfg_opt opts[] = {
-	{ "config", 0, XEVB_T_FUNC, "FILE", .section = S_CTL, .parse = xevb_runcfg_opt_config,
+	{ "config", 0, XEVB_T_FUNC, "FILE", .section = S_CTL, .parse = xevb_runcfg_cfg_row,
 	  .help = "start from a run configuration (docs/run-config.md): its DFM, builders, sources "
 		  "and farm nodes, and only they are admitted; explicit options override it" },
 	{ "listen", 0, XEVB_T_FUNC, "ADDR:PORT", F(lsa), .def = "0.0.0.0:" STR(XEVB_CTL_DFM_PORT),

@@ -888,7 +888,7 @@ bool xevb_runcfg_was_read(void)
 	return current != NULL;
 }
 
-bool xevb_runcfg_opt_config(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
+bool xevb_runcfg_cfg_row(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
 {
 	(void)o, (void)cfg, (void)arg, (void)label;
 	return xevb_runcfg_was_read();
