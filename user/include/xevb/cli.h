@@ -127,11 +127,11 @@ enum xevb_cfg_type {
 };
 
 enum {
+	/* The command does not run without it: a STR, IDS or STRS row, or one with GIVEN. */
+	XEVB_F_REQUIRED = 16,
 	XEVB_F_TUNE = 1,  /* a --tune KEY, not an option of its own */
 	XEVB_F_POW2 = 2,  /* U32: a power of 2 */
 	XEVB_F_GIVEN = 4, /* the bool at n_off is set when the row is given (not by its default) */
-	/* The command does not run without it: a STR, IDS or STRS row, or one with GIVEN. */
-	XEVB_F_REQUIRED = 16,
 };
 
 struct xevb_cfg_opt;
