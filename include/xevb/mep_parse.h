@@ -124,6 +124,29 @@ static __always_inline int xevb_mep_hdr_check(const __u8 *mep, struct xevb_pkt_i
 }
 
 /*
+ * Where a MEP passed the bounds of its frame: one of mep_len bytes at frame
+ * offset mep_off has room for its header. Notes both in pi.
+ */
+static __always_inline int xevb_mep_place(__u32 mep_off, __u32 mep_len, struct xevb_pkt_info *pi)
+{
+	if (mep_len < XEVB_MEP_HLEN)
+		return XEVB_RES_SHORT_MEP;
+	pi->mep_off = (__u16)mep_off;
+	pi->mep_len = (__u16)mep_len;
+	return XEVB_RES_MEP;
+}
+
+/* The next record header, at offset off of a mep_len-byte MEP, is within it (a record is missing at its end). */
+static __always_inline int xevb_rec_room(__u32 off, __u32 mep_len)
+{
+	if (off >= mep_len)
+		return XEVB_RES_FRAGS_MISSING;
+	if (off + XEVB_REC_HLEN > mep_len)
+		return XEVB_RES_REC_OVERRUN;
+	return XEVB_RES_MEP;
+}
+
+/*
  * The rules for record i, whose 12-byte header (readable) sits at offset off
  * of a mep_len-byte MEP; prev is the previous record's event_id. Sets *next
  * to the following record's offset.
@@ -225,10 +248,9 @@ static __always_inline int xevb_mep_parse(const __u8 *frame, const __u8 *data_en
 	pi->shed_run = 0;
 	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
 		return XEVB_RES_MULTIBUF;
-	if (mep_len < XEVB_MEP_HLEN)
-		return XEVB_RES_SHORT_MEP;
-	pi->mep_off = (__u16)mep_off;
-	pi->mep_len = (__u16)mep_len;
+	res = xevb_mep_place(mep_off, mep_len, pi);
+	if (res != XEVB_RES_MEP)
+		return res;
 	mep = frame + mep_off;
 	if (mep + XEVB_MEP_HLEN > data_end)
 		return XEVB_RES_SHORT_MEP;
@@ -244,10 +266,9 @@ static __always_inline int xevb_mep_parse(const __u8 *frame, const __u8 *data_en
 	for (i = 0; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
 		if (i >= n)
 			break;
-		if (off >= mep_len)
-			return XEVB_RES_FRAGS_MISSING;
-		if (off + XEVB_REC_HLEN > mep_len)
-			return XEVB_RES_REC_OVERRUN;
+		res = xevb_rec_room(off, mep_len);
+		if (res != XEVB_RES_MEP)
+			return res;
 		/* mep_len <= XEVB_PARSE_MAX_OFF, so this only informs the verifier */
 		xevb_opaque(off);
 		if (off > XEVB_PARSE_MAX_OFF)
