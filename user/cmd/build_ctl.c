@@ -752,9 +752,7 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 	}
 	for (uint32_t i = 0; i < size; i++) {
 		const struct ev_ent *x = &bc->ev[i];
-		if (x->state == E_FREE)
-			continue;
-		if (!xevb_ctl_slot_ok(i, x->event, x->state, E_DONE, bc->mask, msg, cap))
+		if (x->state != E_FREE && !xevb_ctl_slot_ok(i, x->event, x->state, E_DONE, bc->mask, msg, cap))
 			return false;
 		if (x->state == E_ASSIGNED) {
 			assigned++;
