@@ -124,11 +124,18 @@ static __always_inline int xevb_mep_hdr_check(const __u8 *mep, struct xevb_pkt_i
 }
 
 /*
- * Where a MEP passed the bounds of its frame: one of mep_len bytes at frame
- * offset mep_off has room for its header. Notes both in pi.
+ * The first rules of both walkers: a MEP of mep_len bytes at frame offset
+ * mep_off starts in the first 256 bytes, is at most max_len bytes long (else
+ * too_long) and has room for its header. Notes where it is in pi, after
+ * clearing what only the linear walker may set.
  */
-static __always_inline int xevb_mep_place(__u32 mep_off, __u32 mep_len, struct xevb_pkt_info *pi)
+static __always_inline int xevb_mep_place(__u32 mep_off, __u32 mep_len, __u32 max_len, int too_long,
+					  struct xevb_pkt_info *pi)
 {
+	pi->consec = 0;
+	pi->shed_run = 0;
+	if (mep_off > 256 || mep_len > max_len)
+		return too_long;
 	if (mep_len < XEVB_MEP_HLEN)
 		return XEVB_RES_SHORT_MEP;
 	pi->mep_off = (__u16)mep_off;
@@ -244,11 +251,7 @@ static __always_inline int xevb_mep_parse(const __u8 *frame, const __u8 *data_en
 	__u32 off, n, i, prev = 0, eid, flen, next, gap = 0;
 	int res;
 
-	pi->consec = 0;
-	pi->shed_run = 0;
-	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
-		return XEVB_RES_MULTIBUF;
-	res = xevb_mep_place(mep_off, mep_len, pi);
+	res = xevb_mep_place(mep_off, mep_len, XEVB_PARSE_MAX_OFF, XEVB_RES_MULTIBUF, pi);
 	if (res != XEVB_RES_MEP)
 		return res;
 	mep = frame + mep_off;
@@ -262,12 +265,10 @@ static __always_inline int xevb_mep_parse(const __u8 *frame, const __u8 *data_en
 		return xevb_seg_parse(mep, data_end, mep_off, mep_len, pi, frags);
 	n = pi->n_frags;
 
-	off = XEVB_MEP_HLEN;
-	for (i = 0; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
+	for (i = 0, off = XEVB_MEP_HLEN; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
 		if (i >= n)
 			break;
-		res = xevb_rec_room(off, mep_len);
-		if (res != XEVB_RES_MEP)
+		if ((res = xevb_rec_room(off, mep_len)) != XEVB_RES_MEP)
 			return res;
 		/* mep_len <= XEVB_PARSE_MAX_OFF, so this only informs the verifier */
 		xevb_opaque(off);
