@@ -87,15 +87,15 @@ eq("sink result", k["result"], "ok")
 PY
 }
 
-mq_case mq_b64 20000 64 --tune coalesce-us=0
-mq_case mq_b1 6000 1 --tune coalesce-us=100
+mq_case mq_b64 20000 64 --tune wait-us=0
+mq_case mq_b1 6000 1 --tune wait-us=100
 # One record a MEP: never split; each goes whole as its one ref (in the entry, or from the parsed line).
-MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --tune coalesce-us=0
+MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --tune wait-us=0
 # Packed alike (as real sources pack the same triggers): whole MEPs go without refs throughout.
-MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --tune coalesce-us=0
+MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --tune wait-us=0
 
 # --output FILE: the workers share one writer (under a mutex, per event).
-e2e_log "mq_file: 2 workers writing one file, owner block 4, default coalesce-us"
+e2e_log "mq_file: 2 workers writing one file, owner block 4, default wait-us"
 e2e_builder 0 mq_file.b --queues 0-1 --workers 2 --tune owner-block=4 --sources 0-11 \
 	--output "$E2E_WORK/events.bin" --exit-on-eor --duration 20
 E2E_DEST=$(tb_addr builder 0)

@@ -85,8 +85,8 @@ Test(cli_table, defaults_fill_the_struct)
 	cr_assert(eq(u32, cfg.rx_ring, 4096));
 	cr_assert(eq(u32, cfg.rx_batch, 64));
 	cr_assert(eq(u32, cfg.owner_block, 1024));
-	cr_assert(eq(u32, cfg.nap_us, 0));
-	cr_assert(not(cfg.have_coalesce || cfg.set_nice || cfg.no_shed || cfg.bare || cfg.busy));
+	cr_assert(eq(u32, cfg.wait_us, 0));
+	cr_assert(not(cfg.have_wait || cfg.set_nice || cfg.no_shed || cfg.bare || cfg.busy));
 	cr_assert(eq(u32, cfg.co.interval_s, 1));
 }
 
@@ -127,8 +127,8 @@ Test(cli_table, tune_keys_store_their_values)
 {
 	cr_assert(eq(int,
 		     PARSE("--tune", "rx-ring=8192", "--tune", "no-shed=1", "--tune", "reask-ms=40", "--tune",
-			   "xdp-mode=generic", "--tune", "nice=-20", "--tune", "cpus=2-3", "--tune",
-			   "coalesce-us=0", "--tune", "sink-pacing=200m", "--tune", "busy-high=1.5", "--tune",
+			   "xdp-mode=generic", "--tune", "nice=-20", "--tune", "cpus=2-3", "--tune", "wait-us=0",
+			   "--tune", "sink-pacing=200m", "--tune", "busy-high=1.5", "--tune",
 			   "sink-ctl-port=24004", "--tune", "frames=8192", "--tune", "frames=4096"),
 		     -1),
 		  "%s", errbuf);
@@ -140,8 +140,8 @@ Test(cli_table, tune_keys_store_their_values)
 	cr_assert(cfg.set_nice);
 	cr_assert(eq(u32, cfg.n_cpus, 2));
 	cr_assert(eq(u16, cfg.cpus[1], 3));
-	cr_assert(eq(u32, cfg.coalesce_us, 0));
-	cr_assert(cfg.have_coalesce);
+	cr_assert(eq(u32, cfg.wait_us, 0));
+	cr_assert(cfg.have_wait);
 	cr_assert(eq(u64, cfg.sink_pacing, 200000000ull));
 	cr_assert(eq(dbl, cfg.cc.busy_high, 1.5));
 	cr_assert(eq(u16, cfg.cc.sink_ctl_port, 24004));

@@ -61,9 +61,8 @@ struct build_cfg {
 	uint32_t frames, frame_size, rx_ring, rx_batch;
 	bool busy, no_huge, no_meta, copy;
 	uint32_t busy_budget;
-	uint32_t nap_us;
-	uint32_t coalesce_us;
-	bool have_coalesce; /* else 200 with --workers > 1, 0 with one */
+	uint32_t wait_us; /* after a turn that did work, nap this long before sleeping in poll() */
+	bool have_wait;   /* else 200 with --workers > 1, 0 with one */
 	uint32_t owner_block;
 	uint16_t cpus[XEVB_HO_MAX_CPUS];
 	uint32_t n_cpus;

@@ -87,7 +87,7 @@ struct worker {
 	uint32_t run_ended;
 	struct xevb_stall_drain sd; /* timeouts wait for the ring after a gap */
 	uint32_t ipfrag_turn;
-	bool napped;   /* the last idle turn was a nap: sleep for real now */
+	bool worked;   /* the last turn did work: an empty turn naps before it sleeps */
 	uint8_t *fref; /* shares still out, per frame of our queues */
 	struct wstats st;
 	struct rx_src *rsrc; /* [XEVB_MAX_SOURCES] */
@@ -680,18 +680,18 @@ static void idle(struct worker *w)
 	uint32_t n = 0;
 
 	/*
-	 * Interrupt moderation: a worker woken by the first frame takes a few
-	 * frames per wake-up, and a wake-up costs microseconds. After work,
-	 * nap first: the next turn finds a batch. Only an idle nap sleeps.
+	 * Interrupt moderation (--tune wait-us): a worker woken by the first
+	 * frame takes a few frames per wake-up, and a wake-up costs
+	 * microseconds. After work, nap first: the next turn finds a batch.
+	 * Only an empty nap sleeps.
 	 */
-	if (w->bw->c.coalesce_us && !w->napped) {
-		struct timespec ts = { 0, (long)w->bw->c.coalesce_us * 1000 };
-		w->napped = true;
+	if (w->bw->c.wait_us && w->worked) {
+		struct timespec ts = { 0, (long)w->bw->c.wait_us * 1000 };
+		w->worked = false;
 		w->st.naps++;
 		nanosleep(&ts, NULL);
 		return;
 	}
-	w->napped = false;
 	__atomic_store_n(&w->sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!inbound_pending(w) && !__atomic_load_n(&w->bw->stop, __ATOMIC_ACQUIRE)) {
@@ -791,10 +791,10 @@ static void *worker_main(void *arg)
 				xevb_output_maintain(w->out, now);
 			w->next_maint = now + 1000000000ull;
 		}
-		if (got)
-			w->napped = false;
-		else if (!bw->c.busy)
+		if (!got && !bw->c.busy)
 			idle(w);
+		else
+			w->worked = got > 0;
 	}
 	/*
 	 * Stop. A: what sits in our RX rings was counted by the XDP program:

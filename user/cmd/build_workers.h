@@ -36,7 +36,7 @@ struct bw_cfg {
 	bool file; /* out writes a file: shared, under a mutex */
 	uint32_t n_sources;
 	int poll_ms;
-	uint32_t coalesce_us; /* idle: nap this long before sleeping in poll() */
+	uint32_t wait_us; /* after a turn that did work, nap this long before sleeping in poll() */
 	uint32_t rx_ring;
 	/*
 	 * Open, or NULL: the kernel's reassembled IPv4 datagrams (IP-fragmented

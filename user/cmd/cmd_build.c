@@ -989,7 +989,7 @@ static void xdp_loader_cfg(const struct build *bd, struct xevb_loader_cfg *lc)
 		.n_src_addrs = cfg->n_allow,
 		.src_bind = cfg->have_bind ? cfg->bind_src : NULL,
 		/* Only the one-worker loop reads it; workers parse (build_workers.c). */
-		.xdp_meta = !cfg->no_meta && cfg->n_workers == 1 && !cfg->coalesce_us,
+		.xdp_meta = !cfg->no_meta && cfg->n_workers == 1,
 	};
 }
 
@@ -1156,7 +1156,7 @@ static int poll_ms_for(uint32_t timeout_ms)
 	return timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
 }
 
-/* --workers N (or --tune coalesce-us): they do the data path; this thread publishes and reports. */
+/* --workers N: they do the data path; this thread publishes and reports. */
 static bool run_workers(struct build *bd)
 {
 	const struct build_cfg *cfg = bd->cfg;
@@ -1177,14 +1177,14 @@ static bool run_workers(struct build *bd)
 		.n_sources = cfg->n_sources,
 		.poll_ms = poll_ms_for(cfg->timeout_ms),
 		.rx_ring = cfg->rx_ring,
-		.coalesce_us = cfg->coalesce_us,
+		.wait_us = cfg->wait_us,
 		.ipfrag = bd->ipfrag_on ? &bd->ipfrag : NULL,
 	};
 
 	if (bd->out.zc) {
 		/* Held frames come back through the output, not yet through the workers' return rings. */
 		xevb_err(
-			"--tune zerocopy=1 does not work with --workers or --tune coalesce-us yet: drop one of them");
+			"--tune zerocopy=1 does not work with --workers > 1 yet (held frames would come back through the output, not the workers' return rings): give --workers 1 or drop zerocopy");
 		return false;
 	}
 	bd->bw = bw_start(&wc);
@@ -1307,16 +1307,16 @@ static bool one_dfm(struct build *bd, uint64_t now)
 	return bd->cfg->exit_eor && build_ctl_finished(bd->bctl);
 }
 
-/* Nothing came: nap (--tune nap-us, after work) or sleep in poll(). */
+/* Nothing came: nap (--tune wait-us, after work) or sleep in poll(). */
 static void one_idle(struct build *bd, struct one_loop *L)
 {
 	/*
-	 * nap-us: a poll() wake-up per NAPI run is a context switch
+	 * wait-us: a poll() wake-up per NAPI run is a context switch
 	 * each side (the NAPI thread may share our core) for a few
 	 * frames; after work, nap instead and take a batch next turn.
 	 */
-	if (bd->cfg->nap_us && L->worked) {
-		struct timespec ts = { 0, (long)bd->cfg->nap_us * 1000 };
+	if (bd->cfg->wait_us && L->worked) {
+		struct timespec ts = { 0, (long)bd->cfg->wait_us * 1000 };
 
 		nanosleep(&ts, NULL);
 		return;
@@ -1530,7 +1530,7 @@ int cmd_build(int argc, char **argv)
 		return 1;
 	rc = 1;
 	if (build_setup(&bd)) {
-		if (bd.xdp && (cfg.n_workers > 1 || cfg.coalesce_us)) {
+		if (bd.xdp && cfg.n_workers > 1) {
 			if (run_workers(&bd))
 				rc = -1;
 		} else {
