@@ -258,7 +258,7 @@ static const struct xevb_cfg_opt opts[] = {
 	  .flags = TUNE | XEVB_F_GIVEN, .help = "run at nice N: ahead of a NAPI thread sharing our core" },
 	{ "fifo", 0, XEVB_T_U32, "PRIO", F(fifo), 0, 0, 1, 99, .section = S_RX, .flags = TUNE,
 	  .help = "run SCHED_FIFO at PRIO: a NAPI thread on our core runs only while we wait in poll()" },
-	{ "cpus", 0, XEVB_T_IDS, "LIST", F(cpus), F(n_cpus), XEVB_HO_MAX_CPUS, 0, 65535, .section = S_WK,
+	{ "cpus", 0, XEVB_T_IDS, "LIST", F(cpus), F(n_cpus), XEVB_ENGINE_MAX_CPUS, 0, 65535, .section = S_WK,
 	  .flags = TUNE, .help = "--workers: pin worker w to the w-th CPU of LIST (default: CPU w)" },
 	{ "owner-block", 0, XEVB_T_U32, "N", F(owner_block), 0, 0, 1, 1u << 20, .def = "1024", .section = S_WK,
 	  .flags = TUNE | XEVB_F_POW2, .help = "--workers: consecutive event_ids per owner, a power of 2" },

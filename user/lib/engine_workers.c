@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Multi-queue receive with event ownership (build_workers.h, handoff.h).
+ * Multi-queue receive with event ownership (engine_workers.h, handoff.h).
  *
  * Each worker thread serves its AF_XDP queues: it classifies every frame,
  * counts packets and packet_seq gaps per source (an owner sees only part of
@@ -33,7 +33,7 @@
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/stall_drain.h>
-#include "build_workers.h"
+#include "engine_workers.h"
 
 #define RX_BATCH       64
 #define HO_BATCH       64

@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * `xevb build --workers N`: one receive thread per group of AF_XDP queues,
- * each with its own builder core, events owned by event_id block
- * (user/include/xevb/handoff.h). The main thread only publishes statistics.
+ * The engine's workers (engine.h, --workers N > 1): one receive thread per
+ * group of AF_XDP queues, each with its own builder core, events owned by
+ * event_id block (user/include/xevb/handoff.h). The calling thread keeps
+ * time: the engine's duties and shedding.
  */
-#ifndef XEVB_BUILD_WORKERS_H
-#define XEVB_BUILD_WORKERS_H
+#ifndef XEVB_ENGINE_WORKERS_H
+#define XEVB_ENGINE_WORKERS_H
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -14,8 +15,6 @@
 #include <xevb/mep_parse.h>
 #include <xevb/output.h>
 #include <xevb/xsk_rx.h>
-
-#define XEVB_HO_MAX_CPUS 256
 
 struct xevb_snapshot;
 struct xevb_sock;
