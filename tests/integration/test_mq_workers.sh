@@ -76,6 +76,13 @@ if SAME:   # every source packs alike: every share is booked as a run, none need
     eq("owners that asked for refs again", [w["refs_wanted_windows"] for w in wk], [0, 0])
 true("shares with refs (split MEPs, END_OF_RUN): %d" % sum(w["handoff_sent"] - w["handoff_whole"] for w in wk),
      sum(w["handoff_sent"] - w["handoff_whole"] for w in wk) > 0)
+# Every worker takes the XDP meta of its queues' MEPs; only while an owner asks for refs are frames parsed.
+eq("frames taken from their XDP meta + parsed = received", b["rx_meta"] + b["rx_meta_fallback"], b["rx_frames"])
+eq("XDP meta_failed", b["xdp"]["meta_failed"]["packets"], 0)
+if SAME:
+    eq("frames taken from their XDP meta, parsed", (b["rx_meta"], b["rx_meta_fallback"]), (pk, 0))
+else:
+    true("frames taken from their XDP meta: %d" % b["rx_meta"], b["rx_meta"] > 0)
 eq("frames returned = taken back", sum(w["returns_sent"] for w in wk), sum(w["returns_received"] for w in wk))
 true("both workers built events: %r" % [w["events_complete"] for w in wk], all(w["events_complete"] > 0 for w in wk))
 eq("events per worker add up", sum(w["events_complete"] for w in wk), E)

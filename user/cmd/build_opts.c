@@ -246,7 +246,7 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "no-hugepages", 0, XEVB_T_FLAG, NULL, F(no_huge), .section = S_RX, .flags = TUNE,
 	  .help = "UMEM on normal pages even where huge pages are reserved" },
 	{ "no-xdp-meta", 0, XEVB_T_FLAG, NULL, F(no_meta), .section = S_RX, .flags = TUNE,
-	  .help = "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; "
+	  .help = "XDP mode: the XDP program does not hand its parse result over in XDP metadata; "
 		  "every frame is parsed again here" },
 	{ "copy", 0, XEVB_T_FLAG, NULL, F(copy), .section = S_RX, .flags = TUNE,
 	  .help = "force AF_XDP copy mode" },

@@ -483,8 +483,8 @@ static void xdp_loader_cfg(const struct build *bd, struct xevb_loader_cfg *lc)
 		.src_addrs = cfg->n_allow ? cfg->allow_src : NULL,
 		.n_src_addrs = cfg->n_allow,
 		.src_bind = cfg->have_bind ? cfg->bind_src : NULL,
-		/* Only the one-worker loop reads it; workers parse (engine_workers.c). */
-		.xdp_meta = !cfg->no_meta && cfg->n_workers == 1,
+		/* Every worker reads it for the frames of its queues. */
+		.xdp_meta = !cfg->no_meta,
 	};
 }
 

@@ -255,6 +255,7 @@ static bool run_workers(struct xevb_engine *e, const volatile sig_atomic_t *stop
 		.owner_shift = c->owner_shift,
 		.bcfg = e->bcfg,
 		.pcfg = e->pcfg,
+		.meta_cookie = e->meta_cookie,
 		.busy = c->busy,
 		.bare = c->bare,
 		.out = &e->out,

@@ -33,6 +33,7 @@
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/stall_drain.h>
+#include <xevb/xsk_meta.h>
 #include "engine_workers.h"
 
 #define RX_BATCH       64
@@ -66,7 +67,7 @@ struct rx_src { /* receive-side, per source */
 };
 
 struct wstats {
-	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls, rx_meta, rx_meta_fallback;
 	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv,
 		ring_full_waits, wakes, naps;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
@@ -518,6 +519,59 @@ static bool owners_want_refs(const struct worker *w)
 	return refs;
 }
 
+/* The meta sits in the line before the frame; the MEP header and first record in its first lines. */
+#define META_AHEAD 4
+
+static inline void prefetch_meta(const uint8_t *p)
+{
+	__builtin_prefetch(p - XEVB_XDP_META_LEN, 1, 3);
+	__builtin_prefetch(p + 64, 0, 3);
+}
+
+/*
+ * With XDP meta: a consecutive MEP the program described is routed by
+ * its first_event_id without a walk over its records (dispatch without
+ * refs); any other frame (no meta, a bounce buffer) through the parser,
+ * and every frame while an owner wants refs (its builder could not book
+ * whole MEPs: the parser writes them). The meta is cleared either way.
+ */
+static void handle_rx_meta(struct worker *w, uint32_t n, const uint32_t *idx, const uint8_t **data,
+			   const uint32_t *len, bool refs, uint64_t now)
+{
+	struct bw *bw = w->bw;
+	uint32_t n_umem = bw->c.xsk->n_umem;
+
+	for (uint32_t i = 0; i < n && i < META_AHEAD; i++)
+		if (idx[i] < n_umem)
+			prefetch_meta(data[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		struct xevb_pkt_info pi;
+		int res = -1;
+
+		if (i + META_AHEAD < n && idx[i + META_AHEAD] < n_umem)
+			prefetch_meta(data[i + META_AHEAD]);
+		if (idx[i] < n_umem) {
+			if (!refs)
+				res = xevb_xsk_meta_pi(data[i], len[i], bw->c.meta_cookie, &pi);
+			/* The UMEM is ours, writable: the chunk goes back without it. */
+			xevb_xsk_meta_clear((uint8_t *)(uintptr_t)data[i]);
+		}
+		if (res != XEVB_RES_MEP) {
+			w->st.rx_meta_fallback++;
+			prefetch_frame(data[i], len[i]);
+			rx_frame(w, idx[i], data[i], len[i], refs, now);
+			continue;
+		}
+		w->st.rx_meta++;
+		w->st.rx_bytes += (uint32_t)pi.mep_off + pi.mep_len;
+		rx_note(w, &pi);
+		if (!dispatch(w, idx[i], data[i], len[i], &pi, false, now)) {
+			w->st.rx_not_mep++;
+			own_release(bw, idx[i]);
+		}
+	}
+}
+
 static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx, const uint8_t **data,
 		      const uint32_t *len, uint64_t now)
 {
@@ -535,6 +589,10 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		return;
 	}
 	refs = owners_want_refs(w);
+	if (bw->c.meta_cookie) {
+		handle_rx_meta(w, n, idx, data, len, refs, now);
+		return;
+	}
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
@@ -1017,6 +1075,7 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 	}
 	memset(m, 0, sizeof(*m));
 	s->rx_frames = s->rx_bytes = s->rx_not_mep = s->batches = s->polls = 0;
+	s->rx_meta = s->rx_meta_fallback = 0;
 	if (!bw->c.file)
 		memset(&s->out, 0, sizeof(s->out));
 	for (uint32_t i = 0; i < bw->n; i++) {
@@ -1031,6 +1090,8 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 		s->rx_not_mep += st->rx_not_mep;
 		s->batches += st->batches;
 		s->polls += st->polls;
+		s->rx_meta += st->rx_meta;
+		s->rx_meta_fallback += st->rx_meta_fallback;
 		if (!bw->c.file)
 			xevb_output_stats_add(&s->out, os);
 	}

@@ -28,6 +28,7 @@ struct bw_cfg {
 	uint32_t owner_shift;         /* events per ownership block: 2^shift */
 	struct xevb_builder_cfg bcfg; /* template; emit/frame_release/ctx are ours */
 	struct xevb_parse_cfg pcfg;
+	uint32_t meta_cookie; /* non-zero: the XDP program writes XDP meta (xsk_meta.h) */
 	bool busy, bare;
 	struct xevb_output *out;  /* opened by the caller: worker 0's, or everyone's (file) */
 	const char *const *sinks; /* the others open their own connections to these */
