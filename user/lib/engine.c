@@ -243,7 +243,18 @@ static int poll_ms_for(uint32_t timeout_ms)
 	return timeout_ms && timeout_ms < 200 ? (int)(timeout_ms / 2 + 1) : 100;
 }
 
-/* --workers N: they do the data path; this thread keeps time and sheds. */
+/* Worker 0's duties with more workers: shedding, the command's, the run's end. */
+static bool worker0_duties(void *ctx, uint64_t now)
+{
+	struct xevb_engine *e = ctx;
+
+	xevb_engine_shed_tick(e, now);
+	if (*e->stop || (e->h.duties && e->h.duties(e->h.ctx, now)))
+		return true;
+	return e->c.exit_eor && bw_run_ended(e->bw);
+}
+
+/* --workers N: worker 0 in this thread (with the duties), the others in theirs. */
 static bool run_workers(struct xevb_engine *e, const volatile sig_atomic_t *stop)
 {
 	const struct xevb_engine_cfg *c = &e->c;
@@ -267,6 +278,8 @@ static bool run_workers(struct xevb_engine *e, const volatile sig_atomic_t *stop
 		.rx_ring = c->rx_ring,
 		.wait_us = c->wait_us,
 		.ipfrag = e->ipfrag_on ? &e->ipfrag : NULL,
+		.duties = worker0_duties,
+		.duties_ctx = e,
 	};
 
 	if (e->out.zc) {
@@ -275,21 +288,13 @@ static bool run_workers(struct xevb_engine *e, const volatile sig_atomic_t *stop
 			"through the output, not the workers' return rings): give --workers 1 or drop zerocopy");
 		return false;
 	}
+	e->stop = stop;
 	e->bw = bw_start(&wc);
 	if (!e->bw)
 		return false;
 	if (e->h.mx)
 		bw_metrics(e->bw, e->h.mx);
-	while (!*stop) {
-		uint64_t now = xevb_now_ns();
-
-		if (e->h.duties && e->h.duties(e->h.ctx, now))
-			break;
-		if (c->exit_eor && bw_run_ended(e->bw))
-			break;
-		xevb_engine_shed_tick(e, now);
-		usleep(e->shed.on ? XEVB_ENGINE_SHED_TICK_NS / 1000 : 5000);
-	}
+	bw_run(e->bw);
 	bw_stop(e->bw);
 	return true;
 }

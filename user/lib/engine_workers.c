@@ -117,7 +117,8 @@ struct bw {
 	pthread_mutex_t out_lock;
 	pthread_barrier_t bar;
 	uint32_t stop;
-	bool abort; /* set before stop when not every worker started */
+	bool abort; /* set before stop when not every worker started, or worker 0 never ran */
+	bool ran;   /* worker 0 ran its turns and its stop (bw_run) */
 	bool stopped;
 	struct xevb_builder_stats merged;
 	/* Reassembled IPv4 datagrams (c.ipfrag): frame indices from ipfrag_base, received by worker 0. */
@@ -812,19 +813,24 @@ static void flush_fill(struct worker *w)
 		xevb_xsk_flush_q(w->bw->c.xsk, w->q[i]);
 }
 
-static void *worker_main(void *arg)
+static void worker_pin(struct worker *w)
 {
-	struct worker *w = arg;
+	cpu_set_t set;
+
+	if (w->cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(w->cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		xevb_warn("worker %u: cannot pin to CPU %d; running unpinned", w->id, w->cpu);
+}
+
+/* A worker's turns until the stop; worker 0 ends them when its duties say so. */
+static void worker_turns(struct worker *w)
+{
 	struct bw *bw = w->bw;
 	uint64_t now;
 
-	if (w->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(w->cpu, &set);
-		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-			xevb_warn("worker %u: cannot pin to CPU %d; running unpinned", w->id, w->cpu);
-	}
 	while (!__atomic_load_n(&bw->stop, __ATOMIC_ACQUIRE)) {
 		uint32_t got = 0, rx = 0;
 
@@ -849,25 +855,30 @@ static void *worker_main(void *arg)
 				xevb_output_maintain(w->out, now);
 			w->next_maint = now + 1000000000ull;
 		}
+		/* Worker 0, the calling thread: the engine's duties (statistics, shedding, the run's end). */
+		if (w->id == 0 && bw->c.duties(bw->c.duties_ctx, now))
+			break;
 		if (!got && !bw->c.busy)
 			idle(w);
 		else
 			w->worked = got > 0;
 	}
-	/*
-	 * Stop. A: what sits in our RX rings was counted by the XDP program:
-	 * take it in. B (every share is now in a ring): build what was handed
-	 * to us, then time out what is open. C (every return is in a ring):
-	 * give the frames back to the fill rings.
-	 */
-	if (bw->abort)
-		return NULL;
-	{
-		uint32_t got = 0;
-		now = xevb_now_ns();
-		rx_all(w, now, &got, bw->c.rx_ring / RX_BATCH + 1);
-		publish_all(w);
-	}
+}
+
+/*
+ * Stop. A: what sits in our RX rings was counted by the XDP program:
+ * take it in. B (every share is now in a ring): build what was handed
+ * to us, then time out what is open. C (every return is in a ring):
+ * give the frames back to the fill rings.
+ */
+static void worker_stop(struct worker *w)
+{
+	struct bw *bw = w->bw;
+	uint32_t got = 0;
+	uint64_t now = xevb_now_ns();
+
+	rx_all(w, now, &got, bw->c.rx_ring / RX_BATCH + 1);
+	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
 	now = xevb_now_ns();
 	while (drain_handoffs(w, now, UINT32_MAX))
@@ -877,7 +888,39 @@ static void *worker_main(void *arg)
 	pthread_barrier_wait(&bw->bar);
 	drain_returns(w);
 	flush_fill(w);
+}
+
+/* Workers 1..n-1, each in its thread. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	worker_pin(w);
+	worker_turns(w);
+	if (!w->bw->abort)
+		worker_stop(w);
 	return NULL;
+}
+
+/* Every worker out of its loop, a sleeping one woken. */
+static void signal_stop(struct bw *bw)
+{
+	__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < bw->n; i++) {
+		uint64_t one = 1;
+		(void)!write(bw->w[i].efd, &one, sizeof(one));
+	}
+}
+
+void bw_run(struct bw *bw)
+{
+	struct worker *w = &bw->w[0];
+
+	worker_pin(w);
+	worker_turns(w);
+	signal_stop(bw);
+	worker_stop(w);
+	bw->ran = true;
 }
 
 static int online_cpus(void)
@@ -942,7 +985,7 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 /* Every worker's thread; false when one cannot start (those running are joined). */
 static bool start_threads(struct bw *bw)
 {
-	for (uint32_t i = 0; i < bw->n; i++) {
+	for (uint32_t i = 1; i < bw->n; i++) {
 		int err = pthread_create(&bw->w[i].th, NULL, worker_main, &bw->w[i]);
 
 		if (err) {
@@ -950,7 +993,7 @@ static bool start_threads(struct bw *bw)
 			/* The barriers at stop need every worker: those running skip them. */
 			bw->abort = true;
 			__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
-			for (uint32_t k = 0; k < i; k++)
+			for (uint32_t k = 1; k < i; k++)
 				pthread_join(bw->w[k].th, NULL);
 			bw->stopped = true;
 			return false;
@@ -1066,6 +1109,8 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 			__atomic_store_n(&w->req, w->req + 1, __ATOMIC_RELEASE);
 			wake(w);
 		}
+		/* Asked by worker 0's duties, in its thread: it answers here. */
+		answer_stats(&bw->w[0]);
 		for (uint32_t i = 0; i < bw->n; i++) {
 			struct worker *w = &bw->w[i];
 			/* Bounded: a worker busy in a long batch answers late; use its last answer. */
@@ -1112,11 +1157,10 @@ void bw_stop(struct bw *bw)
 
 	if (bw->stopped)
 		return;
-	__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < bw->n; i++) {
-		uint64_t one = 1;
-		(void)!write(bw->w[i].efd, &one, sizeof(one));
-	}
+	/* Worker 0 never ran its stop (bw_run): the others must not wait for it at the barriers. */
+	if (!bw->ran)
+		bw->abort = true;
+	signal_stop(bw);
 	for (uint32_t i = 0; i < bw->n; i++)
 		if (bw->w[i].started)
 			pthread_join(bw->w[i].th, NULL);

@@ -44,16 +44,21 @@ struct bw_cfg {
 	 * any frame; its frame indices follow the AF_XDP ones.
 	 */
 	struct xevb_sock *ipfrag;
+	/* Worker 0's turn, in the calling thread (bw_run): the engine's duties; true: stop. */
+	bool (*duties)(void *ctx, uint64_t now);
+	void *duties_ctx;
 };
 
 struct bw;
 
-/* NULL after a message. */
+/* Workers 1..n-1 start in their threads; NULL after a message. */
 struct bw *bw_start(const struct bw_cfg *c);
-/* Fill the receive, output and (merged) builder fields of s. */
+/* Worker 0 in the calling thread until its duties say stop; then every worker drains and stops. */
+void bw_run(struct bw *bw);
+/* Fill the receive, output and (merged) builder fields of s; while running, from worker 0's duties only. */
 void bw_snapshot(struct bw *bw, struct xevb_snapshot *s);
 bool bw_run_ended(struct bw *bw);
-/* Stop: drain the rings, time out what is open (policy), recycle, join. */
+/* After bw_run: join workers 1..n-1 and settle their outputs (without bw_run: they stop at once). */
 void bw_stop(struct bw *bw);
 /* Every worker's accounting invariant, then the merged one. */
 bool bw_check(struct bw *bw, char *msg, size_t len);

@@ -5,9 +5,11 @@
  * reassembled IPv4 datagrams' socket now and then), hands them to the
  * builder core, flushes the output, refills the rings, sheds whole events
  * under overload, and waits by one policy (--tune wait-us) when nothing
- * comes. One worker runs in the calling thread with no hand-off ring in
- * its path; more workers are threads that own events by id block
- * (engine_workers.h), the calling thread keeping time for them.
+ * comes. Worker 0 runs in the calling thread and also does the periodic
+ * duties (statistics, shedding, the DFM): one worker costs no extra thread
+ * or wake-up, and has no hand-off ring in its path. Workers 1..N-1 are
+ * threads; every worker owns the events of its id blocks
+ * (engine_workers.h).
  *
  * The command sets the engine up (sockets, loader, output, core) and gives
  * it its periodic duties (statistics, the DFM) as hooks; the engine owns
@@ -60,9 +62,9 @@ struct xevb_engine_cfg {
 struct xevb_engine_hooks {
 	void *ctx;
 	/*
-	 * The calling thread, every turn after the builder's poll and before
-	 * the output's flush (one worker), or every few milliseconds (more):
-	 * the statistics, the DFM. True: the run ends.
+	 * Worker 0, in the calling thread, every turn: after the builder's
+	 * poll and before the output's flush (one worker), after the flush
+	 * (more): the statistics, the DFM. True: the run ends.
 	 */
 	bool (*duties)(void *ctx, uint64_t now);
 	/* When set, events go here instead of the output (--dfm: its control endpoint in front). */
@@ -107,7 +109,8 @@ struct xevb_engine {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
 	uint64_t rx_meta, rx_meta_fallback;
 	struct xevb_engine_shed shed;
-	struct bw *bw; /* more than one worker */
+	struct bw *bw;                     /* more than one worker */
+	const volatile sig_atomic_t *stop; /* xevb_engine_run's */
 };
 
 /* The builder core's callbacks (emit, frame release, runs counted whole when emit_runs) into bc. */
