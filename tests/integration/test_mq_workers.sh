@@ -35,7 +35,7 @@ mq_case() {
 	e2e_source 1 "$case.s1" --source-ids 6-11 --src-addr-base 198.18.1.200 --events "$ev" \
 		--pack "$pack1" --frag-size 32-120 --rate 20000 --seed 4 --udp 23900
 	e2e_wait_all
-	E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) SAME=$((pack0 == pack1 && pack0 > 1)) e2e_check "$case" <<'PY'
+	ARGS="$*" E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) SAME=$((pack0 == pack1 && pack0 > 1)) e2e_check "$case" <<'PY'
 E, BLK, ONE, SAME = int(os.environ["E"]), int(os.environ["BLK"]), os.environ["ONE"] == "1", os.environ["SAME"] == "1"
 
 b, k = J(CASE + ".b"), J(CASE + ".k0")
@@ -83,6 +83,9 @@ if SAME:
     eq("frames taken from their XDP meta, parsed", (b["rx_meta"], b["rx_meta_fallback"]), (pk, 0))
 else:
     true("frames taken from their XDP meta: %d" % b["rx_meta"], b["rx_meta"] > 0)
+if "zerocopy=1" in os.environ.get("ARGS", ""):
+    true("sent by reference (out_bytes_zerocopy %d of %d)" % (b["out_bytes_zerocopy"], b["out_bytes"]),
+         0 < b["out_bytes_zerocopy"] <= b["out_bytes"])
 eq("frames returned = taken back", sum(w["returns_sent"] for w in wk), sum(w["returns_received"] for w in wk))
 true("both workers built events: %r" % [w["events_complete"] for w in wk], all(w["events_complete"] > 0 for w in wk))
 eq("events per worker add up", sum(w["events_complete"] for w in wk), E)
@@ -100,6 +103,9 @@ mq_case mq_b1 6000 1 --tune wait-us=100
 MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --tune wait-us=0
 # Packed alike (as real sources pack the same triggers): whole MEPs go without refs throughout.
 MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --tune wait-us=0
+# MSG_ZEROCOPY forwarding: each worker's output holds the frames its sends may read, and gives them
+# back (a frame of another worker's queue over the return ring) once the kernel is done.
+mq_case mq_zc 6000 64 --tune zerocopy=1
 
 # --output FILE: the workers share one writer (under a mutex, per event).
 e2e_log "mq_file: 2 workers writing one file, owner block 4, default wait-us"

@@ -412,7 +412,7 @@ static bool output_setup(struct build *bd)
 
 	if (xevb_output_open(&bd->e.out, cfg->sinks, cfg->n_sinks, cfg->output, cfg->n_sources, 5000000000ull))
 		return false;
-	if (xevb_output_set_release(&bd->e.out, xevb_engine_release_now, &bd->e, bd->e.bcfg.n_frames))
+	if (xevb_output_set_release(&bd->e.out, xevb_engine_release_held, &bd->e, bd->e.bcfg.n_frames))
 		return false;
 	if (!cc.dfm)
 		return true;

@@ -38,7 +38,7 @@ static void emit_run_cb(void *ctx, const struct xevb_event *first, uint32_t n, u
 	xevb_output_emit_run(&e->out, first, n, wire_bytes);
 }
 
-void xevb_engine_release_now(void *ctx, uint32_t idx)
+static void release_now(void *ctx, uint32_t idx)
 {
 	struct xevb_engine *e = ctx;
 
@@ -56,7 +56,18 @@ static void release_cb(void *ctx, uint32_t idx)
 	/* --tune zerocopy=1: a send may still read the frame; it comes back later. */
 	if (e->out.zc && xevb_output_hold(&e->out, idx))
 		return;
-	xevb_engine_release_now(ctx, idx);
+	release_now(ctx, idx);
+}
+
+void xevb_engine_release_held(void *ctx, uint32_t idx)
+{
+	struct xevb_engine *e = ctx;
+
+	/* More workers: the frame may be another's, whose fill ring only its thread touches. */
+	if (e->bw)
+		bw_release_held(e->bw, idx);
+	else
+		release_now(ctx, idx);
 }
 
 #define PREFETCH_AHEAD 2
@@ -282,12 +293,6 @@ static bool run_workers(struct xevb_engine *e, const volatile sig_atomic_t *stop
 		.duties_ctx = e,
 	};
 
-	if (e->out.zc) {
-		xevb_err(
-			"--tune zerocopy=1 does not work with --workers > 1 yet (held frames would come back "
-			"through the output, not the workers' return rings): give --workers 1 or drop zerocopy");
-		return false;
-	}
 	e->stop = stop;
 	e->bw = bw_start(&wc);
 	if (!e->bw)
@@ -484,8 +489,9 @@ void xevb_engine_stop(struct xevb_engine *e, bool discard)
 		xevb_info("stop: %llu open event(s) %s (--timeout-policy %s)", (unsigned long long)open_at_stop,
 			  discard ? "discarded and counted" : "emitted INCOMPLETE", discard ? "discard" : "emit");
 	}
-	/* Frames still read by zerocopy sends come back before the final flush. */
-	xevb_output_drain(&e->out);
+	/* Frames still read by zerocopy sends come back before the final flush (workers: in their stop). */
+	if (!e->bw)
+		xevb_output_drain(&e->out);
 	if (e->c.xdp)
 		xevb_xsk_flush(&e->xsk);
 	/* What a farm node never acknowledged is counted, not taken as delivered. */

@@ -279,6 +279,21 @@ static void release_cb(void *ctx, uint32_t idx)
 	w->st.ret_sent++;
 }
 
+/* The builder's release: --tune zerocopy=1 holds a frame a send may still read; it comes back later. */
+static void builder_release_cb(void *ctx, uint32_t idx)
+{
+	struct worker *w = ctx;
+
+	if (w->out->zc && xevb_output_hold(w->out, idx))
+		return;
+	release_cb(ctx, idx);
+}
+
+void bw_release_held(struct bw *bw, uint32_t idx)
+{
+	release_cb(&bw->w[0], idx);
+}
+
 static inline void rx_note(struct worker *w, const struct xevb_pkt_info *pi)
 {
 	struct rx_src *s = &w->rsrc[pi->source_id];
@@ -884,6 +899,9 @@ static void worker_stop(struct worker *w)
 	while (drain_handoffs(w, now, UINT32_MAX))
 		;
 	xevb_builder_expire_all(w->b);
+	/* Zero copy: what this worker's sends still hold comes back before the returns are drained. */
+	if (!bw->c.file)
+		xevb_output_drain(w->out);
 	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
 	drain_returns(w);
@@ -957,7 +975,7 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 	bc.n_frames = nf;
 	bc.emit = emit_cb;
 	bc.emit_run = c->out->discard ? emit_run_cb : NULL;
-	bc.frame_release = release_cb;
+	bc.frame_release = builder_release_cb;
 	bc.ctx = w;
 	bc.rx_counts_packets = true;
 	w->b = xevb_builder_new(&bc);
@@ -979,7 +997,8 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 		return false;
 	w->own_out_open = true;
 	w->out = &w->own_out;
-	return true;
+	/* Zero copy: frames held by this worker's sends come back through it (worker 0's: bw_release_held). */
+	return xevb_output_set_release(&w->own_out, release_cb, w, nf) == 0;
 }
 
 /* Every worker's thread; false when one cannot start (those running are joined). */

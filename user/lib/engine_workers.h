@@ -60,6 +60,8 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s);
 bool bw_run_ended(struct bw *bw);
 /* After bw_run: join workers 1..n-1 and settle their outputs (without bw_run: they stop at once). */
 void bw_stop(struct bw *bw);
+/* A frame worker 0's output held (zero copy) back to its queue's worker, in worker 0's thread. */
+void bw_release_held(struct bw *bw, uint32_t idx);
 /* Every worker's accounting invariant, then the merged one. */
 bool bw_check(struct bw *bw, char *msg, size_t len);
 /* {"workers":[...]} on one line. */

@@ -115,8 +115,8 @@ struct xevb_engine {
 
 /* The builder core's callbacks (emit, frame release, runs counted whole when emit_runs) into bc. */
 void xevb_engine_bind_core(struct xevb_engine *e, struct xevb_builder_cfg *bc, bool emit_runs);
-/* A frame back to the ring or socket it came from, now (the output's zero-copy release). */
-void xevb_engine_release_now(void *ctx, uint32_t idx);
+/* A frame the output held (zero copy) back to the ring or socket it came from, or to its worker. */
+void xevb_engine_release_held(void *ctx, uint32_t idx);
 /*
  * Whole-event shedding (shed.h) against the loader's gate: the lowest of
  * sources counts the events shed; XDP mode also starts the ring guard.
