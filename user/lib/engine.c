@@ -6,6 +6,8 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -241,6 +243,18 @@ static uint32_t rx_ipfrag(struct xevb_engine *e, uint64_t now)
 	return (uint32_t)n;
 }
 
+void xevb_engine_pin(int cpu, uint32_t w)
+{
+	cpu_set_t set;
+
+	if (cpu < 0)
+		return;
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
+		xevb_warn("worker %u: cannot pin to CPU %d; running unpinned", w, cpu);
+}
+
 void xevb_engine_bind_core(struct xevb_engine *e, struct xevb_builder_cfg *bc, bool emit_runs)
 {
 	bc->emit = emit_cb;
@@ -385,17 +399,8 @@ static bool one_rx_sock(struct xevb_engine *e, struct one_loop *L, uint64_t now,
 /* Nothing came: nap (--tune wait-us, after work) or sleep in poll(). */
 static void one_idle(struct xevb_engine *e, struct one_loop *L)
 {
-	/*
-	 * wait-us: a poll() wake-up per NAPI run is a context switch
-	 * each side (the NAPI thread may share our core) for a few
-	 * frames; after work, nap instead and take a batch next turn.
-	 */
-	if (e->c.wait_us && L->worked) {
-		struct timespec ts = { 0, (long)e->c.wait_us * 1000 };
-
-		nanosleep(&ts, NULL);
+	if (xevb_engine_nap(e->c.wait_us, L->worked))
 		return;
-	}
 	e->polls++;
 	/* What a farm node's socket did not take yet goes out within 1 ms. */
 	poll(L->pfd, L->npfd, xevb_output_backlog_bytes(&e->out) ? 1 : L->poll_ms);
@@ -409,6 +414,9 @@ static void run_one(struct xevb_engine *e, const volatile sig_atomic_t *stop)
 	const struct xevb_engine_cfg *c = &e->c;
 
 	one_loop_init(e, &L);
+	/* Pinned only when --tune cpus says where: by default the one worker runs where it is put. */
+	if (c->n_cpus)
+		xevb_engine_pin(c->cpus[0], 0);
 	while (!*stop) {
 		uint64_t now = xevb_now_ns();
 		uint32_t got = 0;

@@ -28,6 +28,7 @@
 #include <unistd.h>
 #include <xevb/cli.h>
 #include <xevb/counters.h>
+#include <xevb/engine.h>
 #include <xevb/handoff.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
@@ -753,17 +754,10 @@ static void idle(struct worker *w)
 	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 2];
 	uint32_t n = 0;
 
-	/*
-	 * Interrupt moderation (--tune wait-us): a worker woken by the first
-	 * frame takes a few frames per wake-up, and a wake-up costs
-	 * microseconds. After work, nap first: the next turn finds a batch.
-	 * Only an empty nap sleeps.
-	 */
-	if (w->bw->c.wait_us && w->worked) {
-		struct timespec ts = { 0, (long)w->bw->c.wait_us * 1000 };
+	/* A worker woken by the first frame takes a few frames per wake-up: after work, nap first. */
+	if (xevb_engine_nap(w->bw->c.wait_us, w->worked)) {
 		w->worked = false;
 		w->st.naps++;
-		nanosleep(&ts, NULL);
 		return;
 	}
 	__atomic_store_n(&w->sleeping, 1, __ATOMIC_RELAXED);
@@ -830,14 +824,7 @@ static void flush_fill(struct worker *w)
 
 static void worker_pin(struct worker *w)
 {
-	cpu_set_t set;
-
-	if (w->cpu < 0)
-		return;
-	CPU_ZERO(&set);
-	CPU_SET(w->cpu, &set);
-	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-		xevb_warn("worker %u: cannot pin to CPU %d; running unpinned", w->id, w->cpu);
+	xevb_engine_pin(w->cpu, w->id);
 }
 
 /* A worker's turns until the stop; worker 0 ends them when its duties say so. */

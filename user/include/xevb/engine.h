@@ -22,6 +22,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
+#include <time.h>
 #include <xevb/builder.h>
 #include <xevb/loader.h>
 #include <xevb/mep_parse.h>
@@ -112,6 +113,26 @@ struct xevb_engine {
 	struct bw *bw;                     /* more than one worker */
 	const volatile sig_atomic_t *stop; /* xevb_engine_run's */
 };
+
+/*
+ * The wait policy (--tune wait-us), every worker's: after a turn that did
+ * work (worked), an empty turn naps wait_us and returns true; otherwise
+ * false, and the caller sleeps in poll(). A poll() wake-up per NAPI run
+ * is a context switch each side (the NAPI thread may share our core) for
+ * a few frames; after a nap the next turn finds a batch.
+ */
+static inline bool xevb_engine_nap(uint32_t wait_us, bool worked)
+{
+	struct timespec ts = { 0, (long)wait_us * 1000 };
+
+	if (!wait_us || !worked)
+		return false;
+	nanosleep(&ts, NULL);
+	return true;
+}
+
+/* The calling thread on cpu (worker w's, --tune cpus); cpu < 0: left as it is. */
+void xevb_engine_pin(int cpu, uint32_t w);
 
 /* The builder core's callbacks (emit, frame release, runs counted whole when emit_runs) into bc. */
 void xevb_engine_bind_core(struct xevb_engine *e, struct xevb_builder_cfg *bc, bool emit_runs);
