@@ -47,6 +47,8 @@
  * VM): waking per batch would cost more than building the frames.
  */
 #define WAKE_BACKLOG 64
+/* Statistics: worker 0 waits this long at most for another worker's answer (a ring of 4096 takes 4 ms at 1 Mpps). */
+#define SNAP_WAIT_US 1000
 #define LAZY_POLL_MS 1
 /*
  * Refs on demand. A whole MEP goes without refs, and its owner's builder
@@ -1119,9 +1121,14 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 		answer_stats(&bw->w[0]);
 		for (uint32_t i = 0; i < bw->n; i++) {
 			struct worker *w = &bw->w[i];
-			/* Bounded: a worker busy in a long batch answers late; use its last answer. */
-			for (int t = 0; t < 2000 && __atomic_load_n(&w->ack, __ATOMIC_ACQUIRE) != w->req; t++)
-				usleep(100);
+			/*
+			 * Bounded: worker 0 waits here instead of taking its
+			 * queues in, so a worker busy in a long batch (or not
+			 * scheduled) answers late, and its last answer is used.
+			 */
+			for (int t = 0;
+			     t < SNAP_WAIT_US / 50 && __atomic_load_n(&w->ack, __ATOMIC_ACQUIRE) != w->req; t++)
+				usleep(50);
 		}
 	}
 	memset(m, 0, sizeof(*m));
