@@ -446,7 +446,15 @@ static void run_one(struct xevb_engine *e, const volatile sig_atomic_t *stop)
 
 bool xevb_engine_run(struct xevb_engine *e, const volatile sig_atomic_t *stop)
 {
-	if (e->c.xdp && e->c.n_workers > 1)
+	if (e->c.n_workers > 1 && (!e->c.xdp || e->h.emit)) {
+		/* Never another loop than asked for: say why, and what to give instead. */
+		xevb_err(
+			"%u workers need the XDP path (socket mode has one socket) and no DFM (one conversation): "
+			"give --workers 1",
+			e->c.n_workers);
+		return false;
+	}
+	if (e->c.n_workers > 1)
 		return run_workers(e, stop);
 	run_one(e, stop);
 	return true;
