@@ -17,6 +17,7 @@
 #include <xevb/runcfg.h>
 #include "../../user/cmd/sink.h"
 #include "../../user/cmd/source.h"
+#include "../common/cli_rig.h"
 
 TestSuite(cli_src_sink, .timeout = 10);
 
@@ -26,28 +27,29 @@ static char errbuf[4096];
 
 enum which { SOURCE, SINK };
 
+struct call {
+	enum which w;
+	int argc;
+	char **argv;
+};
+
+static int call_parse(void *arg)
+{
+	struct call *c = arg;
+
+	return c->w == SOURCE ? source_opts_parse(c->argc, c->argv, &src) :
+				sink_opts_parse(c->argc, c->argv, &snk);
+}
+
 /* source_opts_parse or sink_opts_parse over "CMD" + args, its messages (stderr) kept in errbuf. */
 static int parse(enum which w, const char *const *args)
 {
-	char *argv[64] = { w == SOURCE ? "source" : "sink" };
-	int argc = 1, rc, saved = dup(2);
-	FILE *tmp = tmpfile();
-	size_t n;
+	char *argv[128] = { w == SOURCE ? "source" : "sink" };
+	struct call c = { .w = w, .argc = 1, .argv = argv };
 
-	for (; args[argc - 1]; argc++)
-		argv[argc] = (char *)args[argc - 1];
-	cr_assert(not(eq(ptr, tmp, NULL)));
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
-	rc = w == SOURCE ? source_opts_parse(argc, argv, &src) : sink_opts_parse(argc, argv, &snk);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	n = fread(errbuf, 1, sizeof(errbuf) - 1, tmp);
-	errbuf[n] = 0;
-	fclose(tmp);
-	return rc;
+	for (; args[c.argc - 1]; c.argc++)
+		argv[c.argc] = (char *)args[c.argc - 1];
+	return cli_capture(call_parse, &c, errbuf, sizeof(errbuf));
 }
 
 #define SRC(...)  parse(SOURCE, (const char *const[]){ __VA_ARGS__, NULL })
@@ -319,6 +321,9 @@ Test(cli_src_sink, help_by_section)
 }
 
 /* A run configuration's [source N] and [sink N] as the options it becomes, through the tables. */
+/* The last one parsed: src's and snk's strings (--dfm, --listen) are its. */
+static struct xevb_runcfg *held;
+
 static int runcfg_parse(enum which w)
 {
 	static const char text[] =
@@ -329,24 +334,11 @@ static int runcfg_parse(enum which w)
 		"interface = eth0\n"
 		"[sink]\ncredits = 16\nprocess_rate = 500\nbusy_high = 2\n"
 		"[sink 0]\naddress = 198.18.3.1\nport = 5001\n";
-	char path[] = "/tmp/xevb-clisrcsink-XXXXXX", err[512];
 	const char *args[128];
-	char *gen[128];
-	struct xevb_runcfg *c;
-	int fd = mkstemp(path), n;
 
-	cr_assert(fd >= 0);
-	cr_assert(eq(sz, (size_t)write(fd, text, strlen(text)), strlen(text)));
-	close(fd);
-	c = xevb_runcfg_load(path, err, sizeof(err));
-	unlink(path);
-	cr_assert(not(eq(ptr, c, NULL)), "%s", err);
-	c->opts = w == SOURCE ? &source_cmd : &sink_cmd;
-	n = xevb_runcfg_args(c, w == SOURCE ? XEVB_RC_SOURCE : XEVB_RC_SINK, 0, gen, 128, err, sizeof(err));
-	cr_assert(gt(int, n, 0), "%s", err);
-	for (int i = 0; i < n; i++)
-		args[i] = gen[i];
-	args[n] = NULL;
+	xevb_runcfg_free(held);
+	held = cli_runcfg_args(text, w == SOURCE ? &source_cmd : &sink_cmd,
+			       w == SOURCE ? XEVB_RC_SOURCE : XEVB_RC_SINK, 0, args, 128);
 	return parse(w, args);
 }
 
@@ -371,4 +363,6 @@ Test(cli_src_sink, run_configuration_through_the_tables)
 	cr_assert(eq(dbl, snk.busy_high, 2));
 	cr_assert(eq(u32, snk.id, 0));
 	cr_assert(not(eq(u32, snk.ctl_port, 0)));
+	xevb_runcfg_free(held);
+	held = NULL;
 }

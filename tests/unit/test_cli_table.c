@@ -15,36 +15,36 @@
 #include <unistd.h>
 #include <xevb/runcfg.h>
 #include "../../user/cmd/build_opts.h"
+#include "../common/cli_rig.h"
 
 TestSuite(cli_table, .timeout = 10);
 
 static struct build_cfg cfg;
 static char errbuf[4096];
 
+struct call {
+	int argc;
+	char **argv;
+};
+
+static int call_parse(void *arg)
+{
+	struct call *c = arg;
+
+	return xevb_cfg_parse(&build_cmd, c->argc, c->argv, &cfg);
+}
+
 /* xevb_cfg_parse over "build" + args, its messages (stderr) kept in errbuf. */
 static int parse(const char *const *args)
 {
-	char *argv[64] = { "build" };
-	int argc = 1, rc, saved = dup(2);
-	FILE *tmp = tmpfile();
-	size_t n;
+	char *argv[128] = { "build" };
+	struct call c = { .argc = 1, .argv = argv };
 
-	for (; args[argc - 1]; argc++)
-		argv[argc] = (char *)args[argc - 1];
+	for (; args[c.argc - 1]; c.argc++)
+		argv[c.argc] = (char *)args[c.argc - 1];
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.co = (struct xevb_common_opts)XEVB_COMMON_OPTS_INIT;
-	cr_assert(not(eq(ptr, tmp, NULL)));
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
-	rc = xevb_cfg_parse(&build_cmd, argc, argv, &cfg);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	n = fread(errbuf, 1, sizeof(errbuf) - 1, tmp);
-	errbuf[n] = 0;
-	fclose(tmp);
-	return rc;
+	return cli_capture(call_parse, &c, errbuf, sizeof(errbuf));
 }
 
 #define PARSE(...) parse((const char *const[]){ __VA_ARGS__, NULL })
@@ -294,24 +294,9 @@ Test(cli_table, run_configuration_through_the_table)
 		"[builder 1]\naddress = 198.18.2.1\ninterface = eth0\nreceive = socket\nudp = true\n"
 		"[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n"
 		"[sink 0]\naddress = 198.18.3.1\nport = 5001\n";
-	char path[] = "/tmp/xevb-clitable-XXXXXX", err[512];
 	const char *args[128];
-	char *gen[128];
-	struct xevb_runcfg *c;
-	int fd = mkstemp(path), n;
+	struct xevb_runcfg *c = cli_runcfg_args(text, &build_cmd, XEVB_RC_BUILD, 1, args, 128);
 
-	cr_assert(fd >= 0);
-	cr_assert(eq(sz, (size_t)write(fd, text, strlen(text)), strlen(text)));
-	close(fd);
-	c = xevb_runcfg_load(path, err, sizeof(err));
-	unlink(path);
-	cr_assert(not(eq(ptr, c, NULL)), "%s", err);
-	c->opts = &build_cmd;
-	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, gen, 128, err, sizeof(err));
-	cr_assert(gt(int, n, 0), "%s", err);
-	for (int i = 0; i < n; i++)
-		args[i] = gen[i];
-	args[n] = NULL;
 	cr_assert(eq(int, parse(args), -1), "%s", errbuf);
 	cr_assert(eq(u32, cfg.run, 7));
 	cr_assert(eq(str, (char *)cfg.cc.dfm, "198.18.4.1:23901"));

@@ -23,13 +23,6 @@ static bool parse_dfm(const struct xevb_cfg_opt *o, void *cfg, const char *arg, 
 	return true;
 }
 
-/* --config FILE was read before the options (xevb_runcfg_start); an abbreviation of it was not. */
-static bool parse_config(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
-{
-	(void)o, (void)cfg, (void)arg, (void)label;
-	return xevb_runcfg_was_read();
-}
-
 #define S_IN  "Input"
 #define S_CHK "Checks"
 #define S_LIM "Limits"
@@ -80,8 +73,7 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "dfm", 0, XEVB_T_FUNC, "ADDR:PORT", F(dfm), .section = S_CTL, .parse = parse_dfm,
 	  .help = "report the events received from each builder to the DFM (it closes its "
 		  "books here); implies --ctl-port 23904 unless given" },
-	{ "config", 0, XEVB_T_FUNC, "FILE", .section = S_CTL, .parse = parse_config,
-	  .help = "start from a run configuration (docs/run-config.md); explicit options override it" },
+	XEVB_CFG_CONFIG(S_CTL),
 	{ "id", 0, XEVB_T_U32, "N", F(id), 0, 0, 0, 65535, .def = "0", .section = S_CTL,
 	  .help = "with --config: run as its [sink N]; our id in control messages" },
 	XEVB_CFG_KEY_FILE(S_CTL, struct sink_cfg, co),

@@ -133,13 +133,6 @@ static bool parse_shape(const struct xevb_cfg_opt *o, void *cfg, const char *arg
 	return xevb_shape_parse_rate(label, arg, field(cfg, o));
 }
 
-/* --config FILE was read before the options (xevb_runcfg_start); an abbreviation of it was not. */
-static bool parse_config(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
-{
-	(void)o, (void)cfg, (void)arg, (void)label;
-	return xevb_runcfg_was_read();
-}
-
 /* Only a configuration gives a source process an id; alone it would be silently ignored. */
 static bool parse_id(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
 {
@@ -231,8 +224,7 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "drop-answers", 0, XEVB_T_DOUBLE, "FRACTION", F(c.drop_answers), 0, 0, 0, 1, .section = S_DFM,
 	  .help = "--dfm: do not send this fraction of the MEPs an ASSIGN (push) or "
 		  "REQUEST (pull) asks for (tests re-asks; --mode live drops every source's MEP of a block at once)" },
-	{ "config", 0, XEVB_T_FUNC, "FILE", .section = S_DFM, .parse = parse_config,
-	  .help = "start from a run configuration (docs/run-config.md); explicit options override it" },
+	XEVB_CFG_CONFIG(S_DFM),
 	{ "id", 0, XEVB_T_FUNC, "N", .section = S_DFM, .parse = parse_id,
 	  .help = "with --config: run as its [source N] (its DFM, source ids, control port)" },
 	XEVB_CFG_KEY_FILE(S_DFM, struct src_args, co),
