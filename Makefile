@@ -121,8 +121,8 @@ $(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(OUT)/user
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@
-# source_opts, sink_opts: `xevb source`'s and `xevb sink`'s option tables (test_cli_table too)
-$(TEST_UNIT): $(OUT)/user/cmd/source_opts.o $(OUT)/user/cmd/sink_opts.o
+# source_opts, sink_opts, sink_feed: `xevb source`'s, `xevb sink`'s and its feeder's option tables (test_cli_src_sink)
+$(TEST_UNIT): $(OUT)/user/cmd/source_opts.o $(OUT)/user/cmd/sink_opts.o $(OUT)/user/cmd/sink_feed.o
 
 $(TEST_BPF): $(BPFT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)

@@ -7,6 +7,36 @@
 #include <unistd.h>
 #include "cli_rig.h"
 
+unsigned cli_check_rows(const struct xevb_cfg_cmd *c, unsigned *tune)
+{
+	unsigned rows = 0, n_tune = 0;
+
+	for (const struct xevb_cfg_opt *o = c->opts; o->name; o++, rows++) {
+		bool listed = false;
+
+		cr_assert(o->help && *o->help, "--%s has no help", o->name);
+		cr_assert(o->section != NULL, "--%s has no section", o->name);
+		for (const char *const *s = c->sections; *s; s++)
+			listed |= !strcmp(*s, o->section);
+		cr_assert(listed, "--%s: section '%s' is not in the table's list", o->name, o->section);
+		/* A flag takes no argument; a typed value names its placeholder (FUNC rows may be flags). */
+		if (o->type == XEVB_T_FLAG)
+			cr_assert(eq(ptr, (void *)o->arg, NULL), "flag --%s names an argument", o->name);
+		else if (o->type != XEVB_T_FUNC)
+			cr_assert(not(eq(ptr, (void *)o->arg, NULL)), "--%s names no placeholder", o->name);
+		else
+			cr_assert(not(eq(ptr, (void *)o->parse, NULL)), "--%s: no parse function", o->name);
+		for (const struct xevb_cfg_opt *p = o + 1; p->name; p++)
+			cr_assert(strcmp(o->name, p->name) != 0, "--%s twice", o->name);
+		cr_assert(strcmp(o->name, "tune") != 0 && strcmp(o->name, "help-tune") != 0 &&
+			  strcmp(o->name, "help") != 0);
+		n_tune += !!(o->flags & XEVB_F_TUNE);
+	}
+	if (tune)
+		*tune = n_tune;
+	return rows;
+}
+
 int cli_capture(int (*fn)(void *arg), void *arg, char *buf, size_t len)
 {
 	int rc, saved = dup(2);

@@ -3,9 +3,18 @@
 #ifndef XEVB_TEST_CLI_RIG_H
 #define XEVB_TEST_CLI_RIG_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <xevb/runcfg.h>
+
+/*
+ * A table's own rules: every row has help and a section of the table's
+ * list, a flag no placeholder and a value one, a FUNC row its parser, a
+ * name of its own (not --help, --tune, --help-tune). Returns the rows;
+ * *tune (may be NULL) the tuning keys among them.
+ */
+unsigned cli_check_rows(const struct xevb_cfg_cmd *c, unsigned *tune);
 
 /* fn(arg) with what it writes to stderr kept in buf (len bytes, NUL-terminated): its return value. */
 int cli_capture(int (*fn)(void *arg), void *arg, char *buf, size_t len);

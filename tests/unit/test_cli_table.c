@@ -228,30 +228,9 @@ Test(cli_table, tune_refuses_what_is_no_key)
 
 Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
 {
-	unsigned rows = 0, tune = 0;
+	unsigned tune;
 
-	for (const struct xevb_cfg_opt *o = build_cmd.opts; o->name; o++, rows++) {
-		bool listed = false;
-
-		cr_assert(o->help && *o->help, "--%s has no help", o->name);
-		cr_assert(o->section != NULL, "--%s has no section", o->name);
-		for (const char *const *s = build_cmd.sections; *s; s++)
-			listed |= !strcmp(*s, o->section);
-		cr_assert(listed, "--%s: section '%s' is not in the table's list", o->name, o->section);
-		/* A flag takes no argument; a typed value names its placeholder (FUNC rows may be flags). */
-		if (o->type == XEVB_T_FLAG)
-			cr_assert(eq(ptr, (void *)o->arg, NULL), "flag --%s names an argument", o->name);
-		else if (o->type != XEVB_T_FUNC)
-			cr_assert(not(eq(ptr, (void *)o->arg, NULL)), "--%s names no placeholder", o->name);
-		else
-			cr_assert(not(eq(ptr, (void *)o->parse, NULL)), "--%s: no parse function", o->name);
-		for (const struct xevb_cfg_opt *p = o + 1; p->name; p++)
-			cr_assert(strcmp(o->name, p->name) != 0, "--%s twice", o->name);
-		cr_assert(strcmp(o->name, "tune") != 0 && strcmp(o->name, "help-tune") != 0 &&
-			  strcmp(o->name, "help") != 0);
-		tune += !!(o->flags & XEVB_F_TUNE);
-	}
-	cr_assert(eq(u32, rows, 62));
+	cr_assert(eq(u32, cli_check_rows(&build_cmd, &tune), 62));
 	cr_assert(eq(u32, tune, 30));
 	memset(&cfg, 0, sizeof(cfg));
 	cr_assert(xevb_cfg_defaults(&build_cmd, &cfg), "a default is not valid");

@@ -38,5 +38,6 @@ int sink_resolve(const char *opt, const char *hostport, struct sockaddr_storage 
 
 /* xevb sink --selftest-send DEST N [options]: argv[0] is "--selftest-send". */
 int sink_selftest_send(int argc, char **argv);
+extern const struct xevb_cfg_cmd sink_feed_cmd; /* its options */
 
 #endif

@@ -236,12 +236,12 @@ static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t
 	return 0;
 }
 
-static const struct xevb_cfg_cmd feed_cmd = { .help = &feed_help, .opts = feed_opts, .sections = feed_sections };
+const struct xevb_cfg_cmd sink_feed_cmd = { .help = &feed_help, .opts = feed_opts, .sections = feed_sections };
 
 /* The options after DEST N (argv[0] is N); -1: go on, else the exit status. */
 static int parse_feed_options(int argc, char **argv, struct feed_opts *o)
 {
-	int rc = xevb_cfg_parse(&feed_cmd, argc, argv, o);
+	int rc = xevb_cfg_parse(&sink_feed_cmd, argc, argv, o);
 
 	if (rc >= 0)
 		return rc;
@@ -325,7 +325,7 @@ int sink_selftest_send(int argc, char **argv)
 	int fd, rc = 1;
 
 	if (argc < 3 || (argv[1][0] == '-' && argv[1][1] == '-')) {
-		xevb_cfg_usage(stdout, &feed_cmd);
+		xevb_cfg_usage(stdout, &sink_feed_cmd);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
 	dest = argv[1];
