@@ -115,8 +115,9 @@ $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# dfm_opts, shape_opts, doctor_opts, stats_opts: the option tables of dfm, shape, doctor and stats (test_cli_cmds)
-CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats)
+# dfm_opts, shape_opts, doctor_opts, stats_opts, source_opts, sink_opts: the option tables of dfm, shape,
+# doctor, stats, source and sink (test_cli_cmds, test_cli_src_sink); sink_feed: sink --selftest-send's
+CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats source sink) $(OUT)/user/cmd/sink_feed.o
 
 # stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
 # build_opts: `xevb build`'s option table, test_cli_table's subject

@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <xevb/runcfg.h>
 #include "../../user/cmd/build_opts.h"
+#include "../common/cli_rig.h"
 
 TestSuite(cli_table, .timeout = 10);
 
@@ -23,30 +24,30 @@ static char errbuf[4096];
 
 static bool checked; /* parse through build_opts_parse: the table, then the checks across options */
 
+struct call {
+	int argc;
+	char **argv;
+};
+
+static int call_parse(void *arg)
+{
+	struct call *c = arg;
+
+	return checked ? build_opts_parse(c->argc, c->argv, &cfg) :
+			 xevb_cfg_parse(&build_cmd, c->argc, c->argv, &cfg);
+}
+
 /* xevb_cfg_parse over "build" + args, its messages (stderr) kept in errbuf. */
 static int parse(const char *const *args)
 {
-	char *argv[64] = { "build" };
-	int argc = 1, rc, saved = dup(2);
-	FILE *tmp = tmpfile();
-	size_t n;
+	char *argv[128] = { "build" };
+	struct call c = { .argc = 1, .argv = argv };
 
-	for (; args[argc - 1]; argc++)
-		argv[argc] = (char *)args[argc - 1];
+	for (; args[c.argc - 1]; c.argc++)
+		argv[c.argc] = (char *)args[c.argc - 1];
 	memset(&cfg, 0, sizeof(cfg));
 	cfg.co = (struct xevb_common_opts)XEVB_COMMON_OPTS_INIT;
-	cr_assert(not(eq(ptr, tmp, NULL)));
-	fflush(stderr);
-	dup2(fileno(tmp), 2);
-	rc = checked ? build_opts_parse(argc, argv, &cfg) : xevb_cfg_parse(&build_cmd, argc, argv, &cfg);
-	fflush(stderr);
-	dup2(saved, 2);
-	close(saved);
-	rewind(tmp);
-	n = fread(errbuf, 1, sizeof(errbuf) - 1, tmp);
-	errbuf[n] = 0;
-	fclose(tmp);
-	return rc;
+	return cli_capture(call_parse, &c, errbuf, sizeof(errbuf));
 }
 
 #define PARSE(...) parse((const char *const[]){ __VA_ARGS__, NULL })
@@ -261,30 +262,9 @@ Test(cli_table, tune_refuses_what_is_no_key)
 
 Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
 {
-	unsigned rows = 0, tune = 0;
+	unsigned tune;
 
-	for (const struct xevb_cfg_opt *o = build_cmd.opts; o->name; o++, rows++) {
-		bool listed = false;
-
-		cr_assert(o->help && *o->help, "--%s has no help", o->name);
-		cr_assert(o->section != NULL, "--%s has no section", o->name);
-		for (const char *const *s = build_cmd.sections; *s; s++)
-			listed |= !strcmp(*s, o->section);
-		cr_assert(listed, "--%s: section '%s' is not in the table's list", o->name, o->section);
-		/* A flag takes no argument; a typed value names its placeholder (FUNC rows may be flags). */
-		if (o->type == XEVB_T_FLAG)
-			cr_assert(eq(ptr, (void *)o->arg, NULL), "flag --%s names an argument", o->name);
-		else if (o->type != XEVB_T_FUNC)
-			cr_assert(not(eq(ptr, (void *)o->arg, NULL)), "--%s names no placeholder", o->name);
-		else
-			cr_assert(not(eq(ptr, (void *)o->parse, NULL)), "--%s: no parse function", o->name);
-		for (const struct xevb_cfg_opt *p = o + 1; p->name; p++)
-			cr_assert(strcmp(o->name, p->name) != 0, "--%s twice", o->name);
-		cr_assert(strcmp(o->name, "tune") != 0 && strcmp(o->name, "help-tune") != 0 &&
-			  strcmp(o->name, "help") != 0);
-		tune += !!(o->flags & XEVB_F_TUNE);
-	}
-	cr_assert(eq(u32, rows, 62));
+	cr_assert(eq(u32, cli_check_rows(&build_cmd, &tune), 62));
 	cr_assert(eq(u32, tune, 30));
 	memset(&cfg, 0, sizeof(cfg));
 	cr_assert(xevb_cfg_defaults(&build_cmd, &cfg), "a default is not valid");
@@ -327,24 +307,9 @@ Test(cli_table, run_configuration_through_the_table)
 		"[builder 1]\naddress = 198.18.2.1\ninterface = eth0\nreceive = socket\nudp = true\n"
 		"[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n"
 		"[sink 0]\naddress = 198.18.3.1\nport = 5001\n";
-	char path[] = "/tmp/xevb-clitable-XXXXXX", err[512];
 	const char *args[128];
-	char *gen[128];
-	struct xevb_runcfg *c;
-	int fd = mkstemp(path), n;
+	struct xevb_runcfg *c = cli_runcfg_args(text, &build_cmd, XEVB_RC_BUILD, 1, args, 128);
 
-	cr_assert(fd >= 0);
-	cr_assert(eq(sz, (size_t)write(fd, text, strlen(text)), strlen(text)));
-	close(fd);
-	c = xevb_runcfg_load(path, err, sizeof(err));
-	unlink(path);
-	cr_assert(not(eq(ptr, c, NULL)), "%s", err);
-	c->opts = &build_cmd;
-	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, gen, 128, err, sizeof(err));
-	cr_assert(gt(int, n, 0), "%s", err);
-	for (int i = 0; i < n; i++)
-		args[i] = gen[i];
-	args[n] = NULL;
 	cr_assert(eq(int, parse(args), -1), "%s", errbuf);
 	cr_assert(eq(u32, cfg.run, 7));
 	cr_assert(eq(str, (char *)cfg.cc.dfm, "198.18.4.1:23901"));

@@ -85,24 +85,10 @@ enum { REFUSE_MAX_CONNS, REFUSE_BUFFER, REFUSE__COUNT };
 static const char *const refuse_names[REFUSE__COUNT] = { "max_conns", "buffer_total" };
 
 struct sink {
-	/* options */
-	const char *listen;
-	const char *input;
-	const char *ready_file;
-	uint64_t expect_events;
-	uint32_t expect_sources;
-	uint64_t duration_ns;
-	uint32_t stats_interval_s;
-	uint32_t max_event;
-	uint64_t max_buffer_total;   /* all connections' buffers together, bytes */
-	uint64_t partial_timeout_ns; /* 0: a partial event may be held for ever */
-	unsigned verify;
-	bool json;
-	/* --ctl-port: credits and Busy for builders (sink_ctl.c) */
-	uint32_t ctl_port, credits, id;
-	double process_rate, busy_high, busy_low;
-	struct sink_ctl *ctl;
-	struct sockaddr_in dfm; /* --dfm: report RECEIVED there (port 0: no) */
+	struct sink_cfg o;         /* the options */
+	uint32_t stats_interval_s; /* 0: no statistics line (or --quiet) */
+	unsigned verify;           /* XEVB_VERIFY_* */
+	struct sink_ctl *ctl;      /* --ctl-port */
 	/* --progress-file: events taken, in a shared mapping (survives SIGKILL) */
 	volatile uint64_t *progress;
 
@@ -153,7 +139,7 @@ static void note_err(struct sink *s, int kind, const char *where, const char *ms
 
 static bool expectation_met(const struct sink *s)
 {
-	return s->expect_events && s->events >= s->expect_events;
+	return s->o.expect_events && s->events >= s->o.expect_events;
 }
 
 /* One whole event off a stream. -1: its structure is broken, drop the stream. */
@@ -184,9 +170,9 @@ static int sink_event(struct sink *s, const uint8_t *buf, size_t len, const char
 		s->incomplete++;
 	else
 		s->complete++;
-	if (s->expect_sources && d.n_expected != s->expect_sources) {
+	if (s->o.expect_sources && d.n_expected != s->o.expect_sources) {
 		snprintf(msg, sizeof(msg), "event %u: n_expected %u, expected %u", d.event_id, d.n_expected,
-			 s->expect_sources);
+			 s->o.expect_sources);
 		note_err(s, SE_SOURCES, where, msg);
 	}
 	if (vrc)
@@ -272,20 +258,20 @@ static bool time_is_up(const struct sink *s, uint64_t now)
 static void run_file(struct sink *s)
 {
 	struct xevb_evt_reader rd;
-	const char *where = s->input;
+	const char *where = s->o.input;
 	int fd;
 
-	if (!strcmp(s->input, "-")) {
+	if (!strcmp(s->o.input, "-")) {
 		fd = STDIN_FILENO;
 		where = "stdin";
 	} else {
-		fd = open(s->input, O_RDONLY | O_CLOEXEC);
+		fd = open(s->o.input, O_RDONLY | O_CLOEXEC);
 		if (fd < 0) {
 			note_err(s, SE_READ, where, strerror(errno));
 			return;
 		}
 	}
-	if (xevb_evt_reader_init(&rd, s->max_event)) {
+	if (xevb_evt_reader_init(&rd, s->o.max_event)) {
 		note_err(s, SE_READ, where, "out of memory");
 		goto out;
 	}
@@ -406,7 +392,7 @@ static uint8_t *conn_space(struct sink *s, struct conn *c, size_t *avail)
 {
 	uint8_t *p;
 
-	c->rd.cap_max = c->rd.cap + (s->max_buffer_total - s->buffered);
+	c->rd.cap_max = c->rd.cap + (s->o.max_buffer_total - s->buffered);
 	p = xevb_evt_reader_space(&c->rd, xevb_evt_reader_read_size(&c->rd, READ_CHUNK), avail);
 	if (p) {
 		conn_charge(s, c);
@@ -417,7 +403,7 @@ static uint8_t *conn_space(struct sink *s, struct conn *c, size_t *avail)
 		snprintf(msg, sizeof(msg),
 			 "an event of %zu bytes would take the buffers past "
 			 "--max-buffer-total %llu (%llu held by %u connections)",
-			 c->rd.want, (unsigned long long)s->max_buffer_total, (unsigned long long)s->buffered,
+			 c->rd.want, (unsigned long long)s->o.max_buffer_total, (unsigned long long)s->buffered,
 			 s->conns_open);
 		note_err(s, SE_BUFFER, c->peer, msg);
 	} else {
@@ -441,18 +427,18 @@ static void conn_note_partial(struct conn *c, uint64_t now)
  */
 static void close_stalled(struct sink *s, uint64_t now)
 {
-	if (!s->partial_timeout_ns || now < s->next_partial_check)
+	if (!s->o.partial_timeout_ns || now < s->next_partial_check)
 		return;
-	s->next_partial_check = now + s->partial_timeout_ns / 4;
+	s->next_partial_check = now + s->o.partial_timeout_ns / 4;
 	for (uint32_t i = s->conns_open; i-- > 0;) {
 		struct conn *c = s->conns[i];
 		char msg[128];
 
-		if (!c->partial_since_ns || now - c->partial_since_ns < s->partial_timeout_ns)
+		if (!c->partial_since_ns || now - c->partial_since_ns < s->o.partial_timeout_ns)
 			continue;
 		snprintf(msg, sizeof(msg), "%zu bytes of an event of %zu held for over %llu ms",
 			 xevb_evt_reader_pending(&c->rd), c->rd.want,
-			 (unsigned long long)(s->partial_timeout_ns / 1000000));
+			 (unsigned long long)(s->o.partial_timeout_ns / 1000000));
 		note_err(s, SE_STALLED, c->peer, msg);
 		conn_close(s, c, true);
 	}
@@ -552,7 +538,7 @@ static void refuse(struct sink *s, int fd, int why)
 		xevb_warn(
 			"connection buffers hold %llu of --max-buffer-total %llu bytes: refusing new "
 			"connections (%llu so far)",
-			(unsigned long long)s->buffered, (unsigned long long)s->max_buffer_total,
+			(unsigned long long)s->buffered, (unsigned long long)s->o.max_buffer_total,
 			(unsigned long long)s->conns_refused[why]);
 }
 
@@ -576,12 +562,12 @@ static void accept_all(struct sink *s)
 			refuse(s, fd, REFUSE_MAX_CONNS);
 			continue;
 		}
-		if (s->buffered + XEVB_EVT_READER_CAP0 > s->max_buffer_total) {
+		if (s->buffered + XEVB_EVT_READER_CAP0 > s->o.max_buffer_total) {
 			refuse(s, fd, REFUSE_BUFFER);
 			continue;
 		}
 		c = calloc(1, sizeof(*c));
-		if (!c || xevb_evt_reader_init(&c->rd, s->max_event)) {
+		if (!c || xevb_evt_reader_init(&c->rd, s->o.max_event)) {
 			free(c);
 			close(fd);
 			xevb_warn("out of memory: refusing a connection");
@@ -640,7 +626,7 @@ static int listen_socket(struct sink *s, struct sockaddr_storage *ss, socklen_t 
 	}
 	setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(s->lfd, (struct sockaddr *)ss, sl) || listen(s->lfd, 128)) {
-		xevb_err("listen on %s: %s", s->listen, strerror(errno));
+		xevb_err("listen on %s: %s", s->o.listen, strerror(errno));
 		return -1;
 	}
 	sl = sizeof(*ss);
@@ -654,12 +640,12 @@ static int ctl_start(struct sink *s, const struct sockaddr_storage *ss)
 	uint32_t a = ss->ss_family == AF_INET ? ((const struct sockaddr_in *)ss)->sin_addr.s_addr : 0;
 	struct epoll_event ce = { .events = EPOLLIN, .data.ptr = &s->ctl };
 
-	s->ctl = sink_ctl_new(a, (uint16_t)s->ctl_port, (uint16_t)s->id, s->credits, s->process_rate, s->busy_high,
-			      s->busy_low);
+	s->ctl = sink_ctl_new(a, (uint16_t)s->o.ctl_port, (uint16_t)s->o.id, s->o.credits, s->o.process_rate,
+			      s->o.busy_high, s->o.busy_low);
 	if (!s->ctl || epoll_ctl(s->ep, EPOLL_CTL_ADD, sink_ctl_fd(s->ctl), &ce))
 		return -1;
-	if (s->dfm.sin_port)
-		sink_ctl_report_to(s->ctl, &s->dfm);
+	if (s->o.dfm.sin_port)
+		sink_ctl_report_to(s->ctl, &s->o.dfm);
 	return 0;
 }
 
@@ -676,10 +662,10 @@ static int listen_setup(struct sink *s, struct sockaddr_storage *ss, socklen_t s
 		xevb_err("epoll: %s", strerror(errno));
 		return -1;
 	}
-	if (s->ctl_port && ctl_start(s, ss))
+	if (s->o.ctl_port && ctl_start(s, ss))
 		return -1;
-	if (s->ready_file && write_ready_file(s->ready_file, ss)) {
-		xevb_err("--ready-file %s: %s", s->ready_file, strerror(errno));
+	if (s->o.ready_file && write_ready_file(s->o.ready_file, ss)) {
+		xevb_err("--ready-file %s: %s", s->o.ready_file, strerror(errno));
 		return -1;
 	}
 	peer_name(ss, name, sizeof(name));
@@ -693,7 +679,7 @@ static uint64_t run_timers(struct sink *s, uint64_t now)
 {
 	uint64_t wait_ns = 1000000000ull;
 
-	if (s->partial_timeout_ns && s->conns_open && s->next_partial_check - now < wait_ns)
+	if (s->o.partial_timeout_ns && s->conns_open && s->next_partial_check - now < wait_ns)
 		wait_ns = s->next_partial_check - now;
 	if (s->stats_interval_s && s->next_stats - now < wait_ns)
 		wait_ns = s->next_stats - now;
@@ -765,7 +751,7 @@ static int run_listen(struct sink *s)
 	socklen_t sl;
 	int rc;
 
-	if (sink_resolve("listen", s->listen, &ss, &sl))
+	if (sink_resolve("listen", s->o.listen, &ss, &sl))
 		return -1;
 	s->conns = calloc(MAX_CONNS, sizeof(*s->conns));
 	if (!s->conns) {
@@ -795,7 +781,7 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 	double lat_p99 = (double)xevb_lat_quantile(&s->lat, 0.99) / 1e3;
 	bool first = true;
 
-	if (s->json) {
+	if (s->o.co.json) {
 		printf("{\"events\":%llu,\"complete\":%llu,\"incomplete\":%llu,\"fragments\":%llu,"
 		       "\"missing_fragments\":%llu,\"bytes\":%llu,\"duplicates\":%llu,"
 		       "\"unchecked_old\":%llu,\"connections\":%llu,\"connections_dropped\":%llu,"
@@ -819,7 +805,7 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 		printf("},\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"MB_per_s\":%.3f,"
 		       "\"latency_us\":{\"avg\":%.1f,\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
 		       "\"expect_events\":%llu,\"signal\":%d,\"result\":\"%s\"}\n",
-		       el, evps, mbps, lat_avg, lat_p50, lat_p99, lat_max, (unsigned long long)s->expect_events,
+		       el, evps, mbps, lat_avg, lat_p50, lat_p99, lat_max, (unsigned long long)s->o.expect_events,
 		       (int)stop_signal, ok ? "ok" : "fail");
 	} else {
 		printf("events:              %llu (complete %llu, incomplete %llu)\n",
@@ -837,7 +823,7 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 		       (unsigned long long)s->conns_refused[REFUSE_MAX_CONNS],
 		       (unsigned long long)s->conns_refused[REFUSE_BUFFER], (unsigned long long)s->fd_limit_hits);
 		printf("buffers:             %llu bytes at most (--max-buffer-total %llu)\n",
-		       (unsigned long long)s->buffered_max, (unsigned long long)s->max_buffer_total);
+		       (unsigned long long)s->buffered_max, (unsigned long long)s->o.max_buffer_total);
 		printf("errors:              %llu\n", (unsigned long long)s->errors);
 		for (int k = 1; k < SE__COUNT; k++)
 			if (s->err[k])
@@ -845,8 +831,8 @@ static void summary(const struct sink *s, uint64_t now, bool ok)
 		printf("elapsed:             %.3f s, %.1f events/s, %.3f MB/s\n", el, evps, mbps);
 		printf("latency from build:  avg %.1f us, p50 <= %.1f us, p99 <= %.1f us, max %.1f us\n", lat_avg,
 		       lat_p50, lat_p99, lat_max);
-		if (s->expect_events)
-			printf("expected events:     %llu (%s)\n", (unsigned long long)s->expect_events,
+		if (s->o.expect_events)
+			printf("expected events:     %llu (%s)\n", (unsigned long long)s->o.expect_events,
 			       expectation_met(s) ? "reached" : "NOT reached");
 		printf("result:              %s\n", ok ? "ok" : "FAIL");
 	}
@@ -899,273 +885,13 @@ static void sink_metrics(struct xevb_mbuf *b, void *arg)
 			LD(s->fd_limit_hits));
 	xevb_metric_one(b, "xevb_sink_buffer_bytes", "gauge",
 			"Bytes the connections' buffers hold now (allocated).", LD(s->buffered));
-	xevb_metric_one(b, "xevb_sink_buffer_limit_bytes", "gauge", "--max-buffer-total.", s->max_buffer_total);
+	xevb_metric_one(b, "xevb_sink_buffer_limit_bytes", "gauge", "--max-buffer-total.", s->o.max_buffer_total);
 	xevb_metric_family(b, "xevb_sink_latency_seconds", "summary",
 			   "Time from the builder's emit (build_ns, CLOCK_REALTIME) to decoding here.");
 	xevb_metric_f64(b, "xevb_sink_latency_seconds_sum", NULL, s->lat_sum_ns / 1e9);
 	xevb_metric_u64(b, "xevb_sink_latency_seconds_count", NULL, lat_n);
 	xevb_metric_family(b, "xevb_sink_latency_max_seconds", "gauge", "Longest latency from build seen so far.");
 	xevb_metric_f64(b, "xevb_sink_latency_max_seconds", NULL, (double)LD(s->lat_max_ns) / 1e9);
-}
-
-/* ---- options ---- */
-
-enum {
-	O_LISTEN = 256,
-	O_INPUT,
-	O_EXPECT_EVENTS,
-	O_EXPECT_SOURCES,
-	O_NO_CONTENT,
-	O_STATS,
-	O_READY,
-	O_MAX_EVENT,
-	O_DUP_WINDOW,
-	O_CTLPORT,
-	O_CREDITS,
-	O_PROCRATE,
-	O_BUSYHI,
-	O_BUSYLO,
-	O_PROGRESS,
-	O_DFM,
-	O_CONFIG,
-	O_ID,
-	O_MAX_BUFFER,
-	O_PARTIAL_TIMEOUT,
-};
-
-static const struct xevb_opt opts[] = {
-	{ "listen", O_LISTEN, "ADDR:PORT", "accept builder connections over TCP (port 0: any)" },
-	{ "input", O_INPUT, "FILE", "read events from FILE (- for stdin) written by build --output" },
-	{ "expect-events", O_EXPECT_EVENTS, "N", "stop after N events; fail if fewer arrive" },
-	XEVB_OPT_DURATION,
-	{ "expect-sources", O_EXPECT_SOURCES, "N", "every event must have n_expected == N" },
-	{ "no-content-check", O_NO_CONTENT, NULL, "check CRCs only, not the emulator pattern" },
-	XEVB_OPT_JSON,
-	XEVB_OPT_INTERVAL,
-	{ "stats-interval", O_STATS, "SEC", "the same as --interval (its older name)" },
-	XEVB_OPT_QUIET,
-	XEVB_OPT_KEY_FILE,
-	XEVB_OPT_VERBOSE,
-	{ "ready-file", O_READY, "PATH", "write the bound ADDR:PORT to PATH once listening" },
-	{ "max-event-size", O_MAX_EVENT, "BYTES",
-	  "a longer total_length is refused: counted too_big, "
-	  "connection closed (default 64 MiB)" },
-	{ "max-buffer-total", O_MAX_BUFFER, "BYTES",
-	  "all connections' buffers together; an event past it is "
-	  "refused (buffer_limit, connection closed), new connections too (default 256 MiB)" },
-	{ "partial-timeout-ms", O_PARTIAL_TIMEOUT, "MS",
-	  "a connection holding part of an event this long is closed, "
-	  "counted partial_timeout (default 10000, 0: never)" },
-	{ "dup-window", O_DUP_WINDOW, "N", "event ids remembered for duplicate checks (default 1048576)" },
-	{ "ctl-port", O_CTLPORT, "N",
-	  "grant builders credits over the control protocol on this UDP port (23904)" },
-	{ "credits", O_CREDITS, "N", "--ctl-port: events in flight per builder (default 64)" },
-	{ "process-rate", O_PROCRATE, "HZ", "--ctl-port: emulate processing at HZ events/s (default instant)" },
-	{ "busy-high", O_BUSYHI, "X", "--ctl-port: Busy above X x credits queued events (default 1.2)" },
-	{ "busy-low", O_BUSYLO, "X", "--ctl-port: not-Busy below X x credits (default 0.2)" },
-	{ "dfm", O_DFM, "ADDR:PORT",
-	  "report the events received from each builder to the DFM (it closes its "
-	  "books here); implies --ctl-port 23904 unless given" },
-	XEVB_OPT_METRICS,
-	{ "config", O_CONFIG, "FILE",
-	  "start from a run configuration (docs/run-config.md); explicit options override it" },
-	{ "id", O_ID, "N", "with --config: run as its [sink N]; our id in control messages (default 0)" },
-	{ "progress-file", O_PROGRESS, "PATH",
-	  "keep the count of events taken in PATH (8 bytes, host order), "
-	  "exact even after SIGKILL" },
-	{ 0 },
-};
-
-static const struct xevb_cmd_help help = {
-	.name = "sink",
-	.summary =
-		"Farm-node emulator: receive built events, check every byte, count them.\n"
-		"Exits 1 on any corrupt or duplicated event, or when --expect-events is not reached.",
-	.usage = "--listen ADDR:PORT | --input FILE [options]",
-	.examples =
-		"  xevb sink --listen 127.0.0.1:24000 --expect-events 100000 --duration 60\n"
-		"  xevb sink --input run42.evt --json\n"
-		"  xevb sink --listen 198.18.3.1:5000 --ctl-port 23904 --credits 32 --process-rate 2000\n"
-		"  xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901 --duration 60\n"
-		"  xevb sink --config run.ini --id 0 --json\n",
-};
-
-/* What the command line asks beyond the sink's own fields. */
-struct sink_opts {
-	struct xevb_common_opts co;
-	uint32_t dup_window;
-	const char *progress;
-};
-
-static int parse_ctl_number(int key, const char *arg, struct sink *s)
-{
-	char *end;
-	double v = strtod(arg, &end);
-
-	if (end == arg || *end || !(v >= 0 && v <= 1e9)) {
-		xevb_err("--process-rate / --busy-high / --busy-low: a number, not '%s'", arg);
-		return 2;
-	}
-	if (key == O_PROCRATE)
-		s->process_rate = v;
-	else if (key == O_BUSYHI)
-		s->busy_high = v;
-	else
-		s->busy_low = v;
-	return -1;
-}
-
-/* The limits on what is received, and on the buffers that hold it. */
-static int limit_option(int key, const char *arg, struct sink *s, struct sink_opts *o)
-{
-	uint32_t ms;
-
-	switch (key) {
-	case O_MAX_EVENT:
-		if (!xevb_parse_u32("max-event-size", arg, XEVB_EVT_HLEN, UINT32_MAX, &s->max_event))
-			return 2;
-		break;
-	case O_PARTIAL_TIMEOUT:
-		if (!xevb_parse_u32("partial-timeout-ms", arg, 0, 3600000, &ms))
-			return 2;
-		s->partial_timeout_ns = ms * 1000000ull;
-		break;
-	case O_MAX_BUFFER:
-		if (!xevb_parse_u64("max-buffer-total", arg, 1ull << 20, 1ull << 40, &s->max_buffer_total))
-			return 2;
-		break;
-	case O_DUP_WINDOW:
-		if (!xevb_parse_u32("dup-window", arg, 64, 1u << 30, &o->dup_window))
-			return 2;
-		break;
-	default:
-		return 2;
-	}
-	return -1;
-}
-
-/* One option of the command's own: -1 when taken, else the exit status. */
-static int sink_option(int key, const char *arg, struct sink *s, struct sink_opts *o)
-{
-	switch (key) {
-	case O_LISTEN:
-		s->listen = arg;
-		break;
-	case O_INPUT:
-		s->input = arg;
-		break;
-	case O_READY:
-		s->ready_file = arg;
-		break;
-	case O_NO_CONTENT:
-		s->verify = XEVB_VERIFY_CRC;
-		break;
-	case O_PROGRESS:
-		o->progress = arg;
-		break;
-	case O_DFM:
-		if (xevb_ctl_parse_addr(arg, &s->dfm)) {
-			xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
-			return 2;
-		}
-		break;
-	case O_CONFIG:
-		if (!xevb_runcfg_was_read())
-			return 2;
-		break;
-	case O_ID:
-		if (!xevb_parse_u32("id", arg, 0, 65535, &s->id))
-			return 2;
-		break;
-	case O_EXPECT_EVENTS:
-		if (!xevb_parse_u64("expect-events", arg, 1, UINT64_MAX, &s->expect_events))
-			return 2;
-		break;
-	case O_EXPECT_SOURCES:
-		if (!xevb_parse_u32("expect-sources", arg, 1, XEVB_MAX_SOURCES, &s->expect_sources))
-			return 2;
-		break;
-	case O_STATS:
-		if (!xevb_parse_u32("stats-interval", arg, 0, 3600, &o->co.interval_s))
-			return 2;
-		break;
-	case O_MAX_EVENT:
-	case O_PARTIAL_TIMEOUT:
-	case O_MAX_BUFFER:
-	case O_DUP_WINDOW:
-		return limit_option(key, arg, s, o);
-	case O_CTLPORT:
-		if (!xevb_parse_u32("ctl-port", arg, 1, 65535, &s->ctl_port))
-			return 2;
-		break;
-	case O_CREDITS:
-		if (!xevb_parse_u32("credits", arg, 1, 1u << 20, &s->credits))
-			return 2;
-		break;
-	case O_PROCRATE:
-	case O_BUSYHI:
-	case O_BUSYLO:
-		return parse_ctl_number(key, arg, s);
-	case 'h':
-		xevb_opt_usage(opts, &help);
-		return 0;
-	default:
-		return 2;
-	}
-	return -1;
-}
-
-/* The options that only make sense together; -1 when they do, else 2 (said why). */
-static int check_options(struct sink *s)
-{
-	if (!s->listen == !s->input) {
-		xevb_err("give exactly one of --listen and --input (try --help)");
-		return 2;
-	}
-	if (s->dfm.sin_port && !s->listen) {
-		xevb_err("--dfm goes with --listen (a farm node reports what builders sent it)");
-		return 2;
-	}
-	if (s->dfm.sin_port && !s->ctl_port)
-		s->ctl_port = XEVB_CTL_SINK_PORT;
-	if ((uint64_t)s->max_event + XEVB_EVT_READER_CAP0 > s->max_buffer_total) {
-		xevb_err(
-			"--max-buffer-total %llu cannot hold one event of --max-event-size %u: raise it to "
-			"at least %llu or lower --max-event-size",
-			(unsigned long long)s->max_buffer_total, s->max_event,
-			(unsigned long long)s->max_event + XEVB_EVT_READER_CAP0);
-		return 2;
-	}
-	if (s->ready_file && !s->listen) {
-		xevb_err("--ready-file goes with --listen");
-		return 2;
-	}
-	return -1;
-}
-
-/* -1: go on; else the exit status (bad options, --help). */
-static int parse_options(int argc, char **argv, struct sink *s, struct sink_opts *o)
-{
-	const char *arg;
-	int key, r;
-
-	while ((key = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
-		int common = xevb_common_opt(key, arg, &o->co);
-		if (common < 0)
-			return 2;
-		if (common)
-			continue;
-		if ((r = sink_option(key, arg, s, o)) >= 0)
-			return r;
-	}
-	if (optind < argc) {
-		xevb_err("unexpected argument '%s'", argv[optind]);
-		return 2;
-	}
-	s->json = o->co.json;
-	s->stats_interval_s = xevb_common_interval(&o->co);
-	s->duration_ns = o->co.duration_ns;
-	return check_options(s);
 }
 
 /* --progress-file: the events taken, in a shared mapping; 0, or -1 (said why). */
@@ -1192,14 +918,14 @@ static int map_progress(struct sink *s, const char *path)
 /* The results: was every event right and every expected one there; the summaries. */
 static bool sink_report(struct sink *s)
 {
-	bool ok = s->errors == 0 && (!s->expect_events || expectation_met(s));
+	bool ok = s->errors == 0 && (!s->o.expect_events || expectation_met(s));
 
-	if (s->expect_events && !expectation_met(s))
-		xevb_err("expected %llu events, got %llu", (unsigned long long)s->expect_events,
+	if (s->o.expect_events && !expectation_met(s))
+		xevb_err("expected %llu events, got %llu", (unsigned long long)s->o.expect_events,
 			 (unsigned long long)s->events);
 	if (s->ctl) {
 		sink_ctl_final(s->ctl);
-		sink_ctl_summary(s->ctl, s->json ? stdout : stderr, s->json);
+		sink_ctl_summary(s->ctl, s->o.co.json ? stdout : stderr, s->o.co.json);
 		sink_ctl_free(s->ctl);
 	}
 	summary(s, xevb_now_ns(), ok);
@@ -1216,9 +942,9 @@ static int sink_run(struct sink *s, const char *metrics)
 		goto out;
 	s->t0 = xevb_now_ns();
 	s->next_stats = s->t0 + (uint64_t)s->stats_interval_s * 1000000000ull;
-	if (s->duration_ns)
-		s->deadline = s->t0 + s->duration_ns;
-	if (s->listen) {
+	if (s->o.co.duration_ns)
+		s->deadline = s->t0 + s->o.co.duration_ns;
+	if (s->o.listen) {
 		if (run_listen(s))
 			goto out;
 	} else {
@@ -1233,40 +959,32 @@ out:
 
 int cmd_sink(int argc, char **argv)
 {
-	struct sink s = {
-		.max_event = XEVB_EVT_MAX_LEN,
-		.max_buffer_total = 256ull << 20,
-		.partial_timeout_ns = 10000000000ull,
-		.lfd = -1,
-		.ep = -1,
-		.verify = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT,
-		.credits = 64,
-		.busy_high = 1.2,
-		.busy_low = 0.2,
-	};
-	struct sink_opts o = { .co = XEVB_COMMON_OPTS_INIT, .dup_window = 1u << 20 };
+	static struct sink s; /* its options and counters: kilobytes */
 	struct sigaction sa = { .sa_handler = on_signal };
-	int key;
+	int rc;
 
 	if (argc >= 2 && !strcmp(argv[1], "--selftest-send"))
 		return sink_selftest_send(argc - 1, argv + 1);
-	if ((key = xevb_runcfg_start(&argc, &argv, XEVB_RC_SINK)) > 1)
-		return key;
-	if ((key = parse_options(argc, argv, &s, &o)) >= 0)
-		return key;
-	if (o.progress && map_progress(&s, o.progress))
+	if ((rc = xevb_runcfg_start_opts(&argc, &argv, XEVB_RC_SINK, &sink_cmd)) > 1)
+		return rc;
+	if ((rc = sink_opts_parse(argc, argv, &s.o)) >= 0)
+		return rc;
+	s.lfd = s.ep = -1;
+	s.stats_interval_s = xevb_common_interval(&s.o.co);
+	s.verify = s.o.no_content ? XEVB_VERIFY_CRC : XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT;
+	if (s.o.progress && map_progress(&s, s.o.progress))
 		return 1;
 	/* Connection buffers each in a mapping of their own, unmapped when freed: glibc
 	 * would otherwise raise its threshold after the first large event and keep
 	 * freed buffers in its heap, so the process would hold more than
 	 * --max-buffer-total. */
 	mallopt(M_MMAP_THRESHOLD, 128 * 1024);
-	if (xevb_evid_window_init(&s.win, o.dup_window)) {
+	if (xevb_evid_window_init(&s.win, s.o.dup_window)) {
 		xevb_err("out of memory");
 		return 1;
 	}
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 	signal(SIGPIPE, SIG_IGN);
-	return sink_run(&s, o.co.metrics);
+	return sink_run(&s, s.o.co.metrics);
 }

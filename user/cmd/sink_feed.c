@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <netdb.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,19 +56,37 @@ bad:
 }
 
 enum corrupt { C_NONE, C_MAGIC, C_CRC, C_CONTENT, C_RESERVED, C_DUP, C_TRUNCATE, C_CRC_FIELD };
-static const char *const corrupt_names[] = { "none", "magic",    "crc",       "content", "reserved",
-					     "dup",  "truncate", "crc-field", NULL };
 
-enum { O_SOURCES = 256, O_FIRST, O_RUN, O_MAXLEN, O_INC, O_CORRUPT, O_CORRUPT_AT };
+/* What to send: the command line. */
+struct feed_opts {
+	uint32_t n_src, first, run, max_len, inc_every;
+	uint64_t n, c_at;
+	uint32_t kind; /* --corrupt: enum corrupt - 1 */
+	bool have_kind, have_c_at;
+	enum corrupt c;
+};
 
-static const struct xevb_opt feed_opts[] = {
-	{ "sources", O_SOURCES, "S", "source ids 0..S-1 per event (default 4, at most 4096)" },
-	{ "first-event", O_FIRST, "ID", "event_id of the first event (default 0)" },
-	{ "run", O_RUN, "R", "run number (default 1)" },
-	{ "max-len", O_MAXLEN, "BYTES", "fragment payloads 0..BYTES long (default 200)" },
-	{ "incomplete-every", O_INC, "K", "every K-th event misses one or two sources (0: never)" },
-	{ "corrupt", O_CORRUPT, "KIND", "magic|crc|content|reserved|dup|truncate|crc-field, once" },
-	{ "corrupt-at", O_CORRUPT_AT, "I", "index of the corrupted event (default N/2)" },
+#define F(field) offsetof(struct feed_opts, field)
+#define S_FEED   "Events"
+
+static const char *const feed_sections[] = { S_FEED, NULL };
+
+static const struct xevb_cfg_opt feed_opts[] = {
+	{ "sources", 0, XEVB_T_U32, "S", F(n_src), 0, 0, 1, XEVB_MAX_SOURCES, .def = "4", .section = S_FEED,
+	  .help = "source ids 0..S-1 per event, S up to 4096" },
+	{ "first-event", 0, XEVB_T_U32, "ID", F(first), 0, 0, 0, UINT32_MAX, .def = "0", .section = S_FEED,
+	  .help = "event_id of the first event" },
+	{ "run", 0, XEVB_T_U32, "R", F(run), 0, 0, 0, UINT32_MAX, .def = "1", .section = S_FEED,
+	  .help = "run number" },
+	{ "max-len", 0, XEVB_T_U32, "BYTES", F(max_len), 0, 0, 0, 65535, .def = "200", .section = S_FEED,
+	  .help = "fragment payloads 0..BYTES long" },
+	{ "incomplete-every", 0, XEVB_T_U32, "K", F(inc_every), 0, 0, 0, UINT32_MAX, .section = S_FEED,
+	  .help = "every K-th event misses one or two sources (0: never)" },
+	{ "corrupt", 0, XEVB_T_ENUM, "KIND", F(kind), F(have_kind),
+	  .words = "magic|crc|content|reserved|dup|truncate|crc-field", .section = S_FEED, .flags = XEVB_F_GIVEN,
+	  .help = "magic|crc|content|reserved|dup|truncate|crc-field, once" },
+	{ "corrupt-at", 0, XEVB_T_U64, "I", F(c_at), F(have_c_at), 0, 0, (double)UINT64_MAX, .section = S_FEED,
+	  .flags = XEVB_F_GIVEN, .help = "index of the corrupted event (default N/2)" },
 	{ 0 },
 };
 
@@ -217,75 +236,17 @@ static int feed_run(struct feed *f, int fd, uint64_t n, uint32_t first, uint32_t
 	return 0;
 }
 
-/* What to send: the command line. */
-struct feed_opts {
-	uint32_t n_src, first, run, max_len, inc_every;
-	uint64_t n, c_at;
-	enum corrupt c;
-};
-
-static int parse_corrupt(const char *arg, enum corrupt *c)
-{
-	*c = C_NONE;
-	for (int i = 1; corrupt_names[i]; i++)
-		if (!strcmp(arg, corrupt_names[i]))
-			*c = (enum corrupt)i;
-	if (*c == C_NONE) {
-		xevb_err("--corrupt: unknown kind '%s'", arg);
-		return 2;
-	}
-	return -1;
-}
-
-/* One option: -1 when taken, else the exit status. */
-static int feed_option(int key, const char *arg, struct feed_opts *o)
-{
-	switch (key) {
-	case O_SOURCES:
-		if (!xevb_parse_u32("sources", arg, 1, XEVB_MAX_SOURCES, &o->n_src))
-			return 2;
-		break;
-	case O_FIRST:
-		if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &o->first))
-			return 2;
-		break;
-	case O_RUN:
-		if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &o->run))
-			return 2;
-		break;
-	case O_MAXLEN:
-		if (!xevb_parse_u32("max-len", arg, 0, 65535, &o->max_len))
-			return 2;
-		break;
-	case O_INC:
-		if (!xevb_parse_u32("incomplete-every", arg, 0, UINT32_MAX, &o->inc_every))
-			return 2;
-		break;
-	case O_CORRUPT:
-		return parse_corrupt(arg, &o->c);
-	case O_CORRUPT_AT:
-		if (!xevb_parse_u64("corrupt-at", arg, 0, UINT64_MAX, &o->c_at))
-			return 2;
-		break;
-	case 'h':
-		xevb_opt_usage(feed_opts, &feed_help);
-		return 0;
-	default:
-		return 2;
-	}
-	return -1;
-}
+const struct xevb_cfg_cmd sink_feed_cmd = { .help = &feed_help, .opts = feed_opts, .sections = feed_sections };
 
 /* The options after DEST N (argv[0] is N); -1: go on, else the exit status. */
 static int parse_feed_options(int argc, char **argv, struct feed_opts *o)
 {
-	const char *arg;
-	int key, r;
+	int rc = xevb_cfg_parse(&sink_feed_cmd, argc, argv, o);
 
-	while ((key = xevb_opt_next(argc, argv, feed_opts, &feed_help, &arg)) != -1)
-		if ((r = feed_option(key, arg, o)) >= 0)
-			return r;
-	if (o->c_at == UINT64_MAX)
+	if (rc >= 0)
+		return rc;
+	o->c = o->have_kind ? (enum corrupt)(o->kind + 1) : C_NONE;
+	if (!o->have_c_at)
 		o->c_at = o->n / 2;
 	if (o->c != C_NONE && o->c_at >= o->n) {
 		xevb_err("--corrupt-at %llu: only %llu events", (unsigned long long)o->c_at,
@@ -357,14 +318,14 @@ static void feed_free(struct feed *f)
 
 int sink_selftest_send(int argc, char **argv)
 {
-	struct feed_opts o = { .n_src = 4, .run = 1, .max_len = 200, .c_at = UINT64_MAX, .c = C_NONE };
+	struct feed_opts o = { 0 };
 	uint64_t bytes = 0, sent = 0;
 	struct feed f = { 0 };
 	const char *dest;
 	int fd, rc = 1;
 
 	if (argc < 3 || (argv[1][0] == '-' && argv[1][1] == '-')) {
-		xevb_opt_usage(feed_opts, &feed_help);
+		xevb_cfg_usage(stdout, &sink_feed_cmd);
 		return argc >= 2 && !strcmp(argv[1], "--help") ? 0 : 2;
 	}
 	dest = argv[1];

@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <xevb/cli.h>
 #include <xevb/wire.h>
 
 #define SRC_MAX_SKIP 16
@@ -58,6 +59,27 @@ struct src_cfg {
 	uint32_t hold;       /* held-event table entries (power of 2) */
 	double drop_answers; /* pull: fraction of answers not sent */
 };
+
+/*
+ * The command line (source_opts.c): the table fills src_cfg and what is
+ * resolved once every option is read (the options that name a source
+ * need --source-ids).
+ */
+enum src_mode { SRC_MODE_SOCKET, SRC_MODE_LIVE };
+
+struct src_args {
+	struct src_cfg c;
+	struct xevb_common_opts co;
+	uint32_t mode; /* enum src_mode */
+	const char *skip_arg[SRC_MAX_SKIP], *skipseg_arg[SRC_MAX_SKIP], *stop_arg;
+	uint32_t n_skip_arg, n_skipseg_arg;
+	bool have_dest;
+	uint64_t shape_bps; /* --shape: 0, or our output's rate to --dest */
+};
+
+extern const struct xevb_cfg_cmd source_cmd;
+/* a filled and checked: -1 when the command should run, else its exit status (0 after --help). */
+int source_opts_parse(int argc, char **argv, struct src_args *a);
 
 /*
  * Every fragment the run generated ends up in exactly one of: valid (sent

@@ -380,7 +380,10 @@ static void *cfg_field(void *cfg, size_t off)
 
 static bool cfg_range(const struct xevb_cfg_opt *o, const char *arg, const char *label, uint64_t *v)
 {
-	return xevb_parse_u64(label, arg, (uint64_t)o->min, (uint64_t)o->max, v);
+	/* (double)UINT64_MAX is 2^64, which no uint64_t holds. */
+	uint64_t max = o->max >= 0x1p64 ? UINT64_MAX : (uint64_t)o->max;
+
+	return xevb_parse_u64(label, arg, (uint64_t)o->min, max, v);
 }
 
 static bool cfg_int(const struct xevb_cfg_opt *o, const char *arg, const char *label, int *out)
@@ -648,8 +651,16 @@ static const struct xevb_cfg_opt *cfg_short(const struct xevb_cfg_cmd *c, int ke
 	return NULL;
 }
 
+/* XEVB_F_NEXT_NUM: the word after the option, taken when it is a number (getopt does not permute: '+'). */
+static const char *cfg_next_num(int argc, char **argv)
+{
+	if (optind < argc && isdigit((unsigned char)argv[optind][0]))
+		return argv[optind++];
+	return NULL;
+}
+
 /* One getopt result: -1 to go on, else the exit status. */
-static int cfg_one(const struct xevb_cfg_cmd *c, void *cfg, int k, const char *arg, char **argv)
+static int cfg_one(const struct xevb_cfg_cmd *c, void *cfg, int k, const char *arg, int argc, char **argv)
 {
 	const struct xevb_cfg_opt *o = k >= CFG_KEY_BASE ? &c->opts[k - CFG_KEY_BASE] : cfg_short(c, k);
 
@@ -672,7 +683,11 @@ static int cfg_one(const struct xevb_cfg_cmd *c, void *cfg, int k, const char *a
 		fprintf(stderr, "Try 'xevb %s --help'.\n", c->help->name);
 		return 2;
 	}
-	return xevb_cfg_set(o, cfg, o->arg ? arg : NULL, o->name) ? -1 : 2;
+	if (o->flags & XEVB_F_NEXT_NUM)
+		arg = cfg_next_num(argc, argv);
+	else if (!o->arg)
+		arg = NULL;
+	return xevb_cfg_set(o, cfg, arg, o->name) ? -1 : 2;
 }
 
 /* A required row that was not given: its string, list or GIVEN bool is still empty. */
@@ -707,7 +722,7 @@ int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cf
 	cfg_getopt_table(c, lo, sizeof(lo) / sizeof(lo[0]), so);
 	optind = 0; /* getopt starts afresh, even after a parse that stopped at an error */
 	while (rc < 0 && (k = getopt_long(argc, argv, so, lo, NULL)) != -1)
-		rc = cfg_one(c, cfg, k, optarg, argv);
+		rc = cfg_one(c, cfg, k, optarg, argc, argv);
 	if (rc < 0 && optind < argc) {
 		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
 		rc = 2;

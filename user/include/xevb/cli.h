@@ -132,6 +132,11 @@ enum {
 	XEVB_F_TUNE = 1,  /* a --tune KEY, not an option of its own */
 	XEVB_F_POW2 = 2,  /* U32: a power of 2 */
 	XEVB_F_GIVEN = 4, /* the bool at n_off is set when the row is given (not by its default) */
+	/*
+	 * An option without arg whose argument is optional: the next word when
+	 * it starts with a digit ("--udp 23900"), else NULL ("--udp").
+	 */
+	XEVB_F_NEXT_NUM = 8,
 };
 
 struct xevb_cfg_opt;
@@ -145,7 +150,7 @@ struct xevb_cfg_opt {
 	const char *arg;     /* the argument's placeholder; NULL for a flag */
 	size_t off, n_off;   /* the field in the config; IDS/STRS count or GIVEN bool */
 	uint32_t max_n;      /* IDS/STRS: room in the array */
-	double min, max;     /* numbers: the range; IDS: the highest id */
+	double min, max;     /* numbers: the range (max >= 2^64: UINT64_MAX); IDS: the highest id */
 	uint64_t scale;      /* U64: stored = given x scale (0: 1) */
 	const char *words;   /* ENUM: the values, '|'-separated */
 	const char *def;     /* the default, as one would write it; NULL: none, or the help says */
