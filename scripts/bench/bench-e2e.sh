@@ -206,7 +206,7 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 			-- sleep "$secs" >/dev/null 2>&1 &
 		perfpid=$!
 	fi
-	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode live \
+	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode "$GEN" \
 		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$secs" \
 		--no-end-of-run ${BENCH_SOURCE_ARGS:-} --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3 # the rings drain
@@ -261,7 +261,7 @@ print(json.load(sys.stdin)[0].get("xdp", {}).get("prog", {}).get("id", ""))')")
 			-- sleep "$secs" >/dev/null 2>&1 &
 		perfpid=$!
 	fi
-	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode live \
+	ip netns exec "$SRCNS" taskset -c 0 "$X" source --dest "$BADDR" "${SRC_PATH_ARGS[@]}" --mode "$GEN" \
 		--source-ids "0-$((NSRC - 1))" --pack "$PACK" --frag-size "$FRAG" --duration "$secs" \
 		--no-end-of-run ${BENCH_SOURCE_ARGS:-} --json --quiet >"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3

@@ -94,7 +94,7 @@
 #   (e.g. one flow at a time), BENCH_SWITCH (xdp|bridge, the full loop's),
 #   GW_DFM_BUILDERS ("xdp socket": the full loop's builders), GW_DFM_SOURCE
 #   (live|sock: the full loop's source; live needs the XDP switch, with the
-#   bridge it falls back to sock), GW_MODEL (split | gateway: see gw_model),
+#   bridge it falls back to sock), GW_MODEL (split | gateway: see gw_model), BENCH_GEN (live | xsk: the generator, lib_bench.sh),
 #   GW_NAPI_FIFO (50), GW_CAP (the first probe's frames/s: 0 unpaced, the
 #   default; 1500000 in the gateway model), GW_SINK_RPS (1: the farm node's
 #   receive work on CPU 0, see below), GW_REASK_MS (15) and GW_DFM_CREDITS (512, fewer where
@@ -182,7 +182,7 @@ probe() {
 	# events/s per source for FPS frames/s in all: FPS x pack / sources
 	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC / ${NSEG:-1}))")
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
-		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
+		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode "$GEN" --source-ids "0-$((NSRC - 1))" \
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	# how busy each core was while the generator ran (where the time went)
@@ -602,6 +602,7 @@ model_text() {
 		echo -n "split model: default NAPI (receive work on the sender core)"
 	fi
 	[[ -n ${GW_SINK_RPS:-} ]] && echo -n "; the farm node's receive work on CPU 0 (RPS on the builder's switch port)"
+	[[ $GEN == xsk ]] && echo -n "; generator: AF_XDP TX (xevb source --mode xsk) held by veth's back-pressure (pfifo qdisc)"
 	echo
 }
 if [[ -n ${MAIN_FLOWS// /} ]]; then

@@ -43,7 +43,7 @@
 #   BENCH_SECONDS, BENCH_BUILD_ARGS, BENCH_KEEP=1 (keep the per-point files),
 #   OV_CASES ("l1 hlt"), OV_MODES ("xdp socket"), OV_LOADS ("0.1 0.5 0.9 1 1.5 2
 #   5 10 unpaced": multiples of the loss-free rate), OV_STEPS (6; 4 quick), OV_RETRY (1),
-#   OV_MODEL (split | gateway), OV_BIN (the xevb binary of the builder; the
+#   OV_MODEL (split | gateway), BENCH_GEN (live | xsk: the generator, lib_bench.sh), OV_BIN (the xevb binary of the builder; the
 #   generator and the farm node stay this tree's).
 # Writes OUT/bench/overload.json, overload.csv, overload-goodput.png.
 # Full run about 10 minutes, quick about 3.
@@ -132,7 +132,7 @@ point_body() {
 	[[ -n $napi ]] && roles+=(napi="$napi")
 	python3 "$SNAP" snap "${roles[@]}" >"$d/s0"
 	ip netns exec "$SRCNS" taskset -c 0 nice -n 10 "$X" source --dest "$BADDR" --dev eth1 \
-		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode live --source-ids "0-$((NSRC - 1))" \
+		--dst-mac "$DIRECT_DST_MAC" --src-addr "$SRCADDR" --mode "$GEN" --source-ids "0-$((NSRC - 1))" \
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.3 # the rings drain
@@ -242,16 +242,18 @@ bench_tb_down "$P"
 
 model_text() {
 	if [[ $MODEL == gateway ]]; then
-		echo "its veth in threaded NAPI mode with the napi thread on CPU 1 (gateway)"
+		echo -n "its veth in threaded NAPI mode with the napi thread on CPU 1 (gateway)"
 	else
-		echo "default NAPI: receive work (XDP, the copy into the UMEM) on the sender's core (split)"
+		echo -n "default NAPI: receive work (XDP, the copy into the UMEM) on the sender's core (split)"
 	fi
+	[[ $GEN == xsk ]] && echo -n "; generator: AF_XDP TX (xevb source --mode xsk), held by veth's back-pressure (pfifo qdisc)"
+	echo
 }
 
 rc=0
 python3 "$HELP" report "$POINTS" "$SEARCHES" "$OUT/bench" rounds="$RUNS" seconds_per_point="$SECS" \
 	bisection_steps="$STEPS" search_retries="$RETRY" loss_tolerance="$TOL" loads="\"$LOADS\"" total_seconds="$((SECONDS - t0))" \
-	model="\"direct veth pair, generator XDP_TX on CPU 0; builder on CPU 1; $(model_text); forwarding over TCP to one xevb sink on CPU 0; builder with the shipped defaults\"" ||
+	model="\"direct veth pair, generator ($GEN) on CPU 0; builder on CPU 1; $(model_text); forwarding over TCP to one xevb sink on CPU 0; builder with the shipped defaults\"" ||
 	rc=$?
 "$PY" scripts/bench/plots.py "$OUT/bench" overload || true
 echo "bench-overload: $((SECONDS - t0)) s"

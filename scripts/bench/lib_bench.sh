@@ -237,6 +237,7 @@ sock_builder_xdp() {
 # <-> builder eth1 with no address on either end (the generator sends from
 # its eth0 address, --dev eth1 --dst-mac 02:18:02:01:00:01): xdp_frames go
 # straight into the builder's veth, several Mpps, no bridge in between.
+# With BENCH_GEN=xsk the generator's end gets a pfifo queue (see GEN).
 DIRECT_DST_MAC=02:18:02:01:00:01
 direct_link() {
 	ip link add eth1 netns "$1" address 02:18:01:01:00:01 mtu "$3" type veth \
@@ -244,7 +245,22 @@ direct_link() {
 	ip -n "$1" link set eth1 up || return 1
 	ip -n "$2" link set eth1 up || return 1
 	ip netns exec "$2" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+	[[ $GEN == xsk ]] || return 0
+	ip netns exec "$1" tc qdisc replace dev eth1 root pfifo limit 10000
 }
+
+# The generator on the direct path, `xevb source --mode $GEN` (BENCH_GEN):
+# live (default): live frames, XDP_TX from BPF_PROG_RUN. They enter the
+#   builder's veth ring with no back-pressure: in the gateway model (the
+#   builder's receive work on its own core, as from a NIC) frames over the
+#   256-slot ring are dropped at random before XDP.
+# xsk: an AF_XDP socket's TX ring. veth's transmit stops the generator's
+#   queue while the builder's ring is full (a qdisc on the generator's veth,
+#   direct_link), so the generator waits, as a sender on a flow-controlled
+#   link (802.3x pause) does: nothing is lost before the builder's XDP
+#   program, in either model.
+GEN=${BENCH_GEN:-live}
+[[ $GEN == live || $GEN == xsk ]] || { echo "BENCH_GEN: live or xsk" >&2; exit 2; }
 
 # bisect_rate PROBE PASSES LO HI FIRST STEPS: the highest offered rate that
 # holds, between LO (known to hold, or 0) and HI (known not to): STEPS probes,

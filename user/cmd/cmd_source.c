@@ -2,7 +2,8 @@
 /*
  * `xevb source`: the read-out emulator. The summary lives here;
  * the senders are source_sock.c (kernel sockets, faults) and source_live.c
- * (BPF_PROG_RUN live frames, for benchmarks); under a DFM, source_dfm.c
+ * (BPF_PROG_RUN live frames, for benchmarks), source_xsk.c (an AF_XDP TX
+ * ring, benchmarks on a NIC's model); under a DFM, source_dfm.c
  * (control plane and socket sends) and source_dfm_live.c (live frames);
  * the option table is source_opts.c.
  */
@@ -33,8 +34,12 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 	char cpu[96] = "";
 
 	if (st->cpu_ns)
-		snprintf(cpu, sizeof(cpu), "\n  CPU %.3f s in BPF_PROG_RUN: %.0f packets per CPU-second",
-			 (double)st->cpu_ns / 1e9, (double)st->packets / ((double)st->cpu_ns / 1e9));
+		snprintf(cpu, sizeof(cpu), "\n  CPU %.3f s in %s: %.0f packets per CPU-second",
+			 (double)st->cpu_ns / 1e9, c->xsk ? "the sender" : "BPF_PROG_RUN",
+			 (double)st->packets / ((double)st->cpu_ns / 1e9));
+	if (c->xsk)
+		fprintf(stderr, "%s: AF_XDP TX: %llu turns waited for room (back-pressure), %llu frames dropped\n",
+			xevb_prog, (unsigned long long)st->tx_waits, (unsigned long long)st->tx_dropped);
 
 	fprintf(stderr,
 		"%s: %s%d sources, %llu events, %llu packets, %llu fragments, %llu bytes in %.3f s\n"
@@ -70,10 +75,14 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 	       "\"valid_segments\":%llu,\"partial_fragments\":%llu,\"skipped_segments\":%llu,"
 	       "\"corrupt_segments\":%llu,\"duplicate_segments\":%llu,\"aborted\":%s,"
 	       "\"elapsed_s\":%.6f,\"packets_per_s\":%.1f,\"events_per_s\":%.1f,\"gbps\":%.4f,"
-	       "\"cpu_s\":%.6f,\"packets_per_cpu_s\":%.1f,\"start_realtime_ns\":%llu}\n",
-	       c->live ? "live" : "socket", c->n_src, c->pack, c->run, c->first_event,
-	       (unsigned long long)st->events, (unsigned long long)st->blocks, (unsigned long long)st->packets,
-	       (unsigned long long)st->frags, (unsigned long long)st->bytes, (unsigned long long)st->valid_frags,
+	       "\"cpu_s\":%.6f,\"packets_per_cpu_s\":%.1f,\"tx_waits\":%llu,\"tx_dropped\":%llu,"
+	       "\"start_realtime_ns\":%llu}\n",
+	       c->xsk  ? "xsk" :
+	       c->live ? "live" :
+			 "socket",
+	       c->n_src, c->pack, c->run, c->first_event, (unsigned long long)st->events,
+	       (unsigned long long)st->blocks, (unsigned long long)st->packets, (unsigned long long)st->frags,
+	       (unsigned long long)st->bytes, (unsigned long long)st->valid_frags,
 	       (unsigned long long)st->skipped_frags, (unsigned long long)st->dup_packets,
 	       (unsigned long long)st->dup_frags, (unsigned long long)st->reordered_packets,
 	       (unsigned long long)st->corrupt_packets, (unsigned long long)st->corrupt_frags,
@@ -84,6 +93,7 @@ static void print_summary(const struct src_cfg *c, const struct src_stats *st)
 	       (unsigned long long)st->skipped_segments, (unsigned long long)st->corrupt_segments,
 	       (unsigned long long)st->dup_segments, st->aborted ? "true" : "false", el, pps, eps, gbps,
 	       (double)st->cpu_ns / 1e9, st->cpu_ns ? (double)st->packets / ((double)st->cpu_ns / 1e9) : 0.0,
+	       (unsigned long long)st->tx_waits, (unsigned long long)st->tx_dropped,
 	       (unsigned long long)start_realtime);
 	fflush(stdout);
 }
@@ -131,7 +141,9 @@ int cmd_source(int argc, char **argv)
 	if (c->dfm)
 		rc = source_run_dfm(c);
 	else
-		rc = c->live ? source_run_live(c, &st) : source_run_socket(c, &st);
+		rc = c->xsk  ? source_run_xsk(c, &st) :
+		     c->live ? source_run_live(c, &st) :
+			       source_run_socket(c, &st);
 	if (a.shape_bps && !shape_stop(c, shaper_was_up) && !rc)
 		rc = 1;
 	if (st.t_start)

@@ -15,6 +15,7 @@
 #define SRC_LIVE_MAX_FRAME 3408
 
 struct ifreq;
+struct xevb_mep_params;
 
 struct src_cfg {
 	uint32_t daddr; /* network order */
@@ -32,6 +33,7 @@ struct src_cfg {
 	uint8_t proto;
 	const char *dev;
 	bool live;
+	bool xsk; /* --mode xsk: an AF_XDP socket's TX ring (source_xsk.c) */
 	bool eor;
 	bool json;
 	uint8_t dst_mac[6];
@@ -65,7 +67,7 @@ struct src_cfg {
  * resolved once every option is read (the options that name a source
  * need --source-ids).
  */
-enum src_mode { SRC_MODE_SOCKET, SRC_MODE_LIVE };
+enum src_mode { SRC_MODE_SOCKET, SRC_MODE_LIVE, SRC_MODE_XSK };
 
 struct src_args {
 	struct src_cfg c;
@@ -105,7 +107,9 @@ struct src_stats {
 	uint64_t eor_packets;
 	uint64_t send_retries;
 	uint64_t t_start, t_end; /* CLOCK_MONOTONIC ns */
-	uint64_t cpu_ns;         /* live: CPU time of the BPF_PROG_RUN calls */
+	uint64_t cpu_ns;         /* live: CPU time of the BPF_PROG_RUN calls; xsk: of the sender */
+	uint64_t tx_waits;       /* xsk: kicks the device refused for now (a full peer: back-pressure) */
+	uint64_t tx_dropped;     /* xsk: frames the kernel dropped on the way out */
 	bool aborted;
 };
 
@@ -113,12 +117,14 @@ extern volatile sig_atomic_t src_stop;
 
 int source_run_socket(const struct src_cfg *c, struct src_stats *st);
 int source_run_live(const struct src_cfg *c, struct src_stats *st);
+int source_run_xsk(const struct src_cfg *c, struct src_stats *st);
 int source_run_dfm(const struct src_cfg *c);
 
 /* source_live.c, for both live senders */
 int src_if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr);
 bool src_resolve_mac(const char *dev, uint32_t addr, uint8_t *mac);
 uint32_t src_live_batch(void);
+int src_frame_params(const struct src_cfg *c, struct xevb_mep_params *p, int *mtu);
 /* 0 or -errno; quiet_eintr: a signal ending the call is no error to print. */
 int src_live_run(int prog_fd, int ifindex, const uint8_t *frame, size_t len, uint64_t reps, bool quiet_eintr);
 

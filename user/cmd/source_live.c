@@ -138,23 +138,25 @@ static uint32_t setup_segments(const struct src_cfg *c, struct xevb_gen *sk, str
 	return nseg;
 }
 
-/* Fill the frame template and the per-source table; 0 or -1 after a message. */
-static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, size_t *len, uint32_t *nseg)
+/*
+ * The headers every frame of c carries: our MAC, the next hop's (--dst-mac
+ * or the neighbour table), addresses, the MEP's fixed fields; *mtu, the
+ * device's. 0, or -1 after a message. Live and xsk mode share it.
+ */
+int src_frame_params(const struct src_cfg *c, struct xevb_mep_params *p, int *mtu)
 {
-	struct xevb_mep_params p = { 0 };
 	struct ifreq ifr;
-	ssize_t n;
-	int mtu;
 
+	memset(p, 0, sizeof(*p));
 	if (src_if_ioctl(c->dev, SIOCGIFHWADDR, &ifr)) {
 		xevb_err("--dev %s: %s (is the interface in this network namespace?)", c->dev, strerror(errno));
 		return -1;
 	}
-	memcpy(p.src_mac, ifr.ifr_hwaddr.sa_data, 6);
-	mtu = src_if_ioctl(c->dev, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
+	memcpy(p->src_mac, ifr.ifr_hwaddr.sa_data, 6);
+	*mtu = src_if_ioctl(c->dev, SIOCGIFMTU, &ifr) ? 1500 : ifr.ifr_mtu;
 	if (c->dst_mac_set) {
-		memcpy(p.dst_mac, c->dst_mac, 6);
-	} else if (!src_resolve_mac(c->dev, c->daddr, p.dst_mac)) {
+		memcpy(p->dst_mac, c->dst_mac, 6);
+	} else if (!src_resolve_mac(c->dev, c->daddr, p->dst_mac)) {
 		char a[INET_ADDRSTRLEN];
 		inet_ntop(AF_INET, &c->daddr, a, sizeof(a));
 		xevb_err(
@@ -163,22 +165,34 @@ static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, s
 			a, c->dev, a, c->dev);
 		return -1;
 	}
-	p.saddr = c->saddr_base ? htonl(c->saddr_base) : c->saddr;
-	if (!p.saddr) {
+	p->saddr = c->saddr_base ? htonl(c->saddr_base) : c->saddr;
+	if (!p->saddr) {
 		if (src_if_ioctl(c->dev, SIOCGIFADDR, &ifr)) {
 			xevb_err("--dev %s has no IPv4 address: give --src-addr or --src-addr-base", c->dev);
 			return -1;
 		}
-		p.saddr = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr;
+		p->saddr = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr.s_addr;
 	}
-	p.daddr = c->daddr;
-	p.ip_proto = c->proto;
-	p.udp_dport = c->udp_port;
-	p.source_id = c->ids[0];
-	p.run_number = c->run;
-	p.first_event_id = c->first_event;
-	p.n_frags = c->pack;
-	p.frag_size = c->fmin;
+	p->daddr = c->daddr;
+	p->ip_proto = c->proto;
+	p->udp_dport = c->udp_port;
+	p->source_id = c->ids[0];
+	p->run_number = c->run;
+	p->first_event_id = c->first_event;
+	p->n_frags = c->pack;
+	p->frag_size = c->fmin;
+	return 0;
+}
+
+/* Fill the frame template and the per-source table; 0 or -1 after a message. */
+static int setup(const struct src_cfg *c, struct xevb_gen *sk, uint8_t *frame, size_t *len, uint32_t *nseg)
+{
+	struct xevb_mep_params p;
+	ssize_t n;
+	int mtu;
+
+	if (src_frame_params(c, &p, &mtu))
+		return -1;
 	*nseg = setup_segments(c, sk, &p, mtu);
 	n = xevb_write_frame(frame, LIVE_MAX_FRAME, &p);
 	if (n < 0 || (size_t)n - 14 > (size_t)mtu) {

@@ -158,9 +158,11 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "dest", 0, XEVB_T_FUNC, "ADDR", F(c.daddr), F(have_dest), .section = S_DST, .parse = parse_addr,
 	  .flags = XEVB_F_GIVEN, .help = "builder IPv4 address (required)" },
 	{ "dev", 0, XEVB_T_STR, "IFACE", F(c.dev), .section = S_DST,
-	  .help = "interface to send on (required for --mode live)" },
-	{ "mode", 0, XEVB_T_ENUM, "socket|live", F(mode), .words = "socket|live", .def = "socket",
-	  .section = S_DST, .help = "kernel sockets + sendmmsg, or XDP live frames (also with --dfm)" },
+	  .help = "interface to send on (required for --mode live and xsk)" },
+	{ "mode", 0, XEVB_T_ENUM, "socket|live|xsk", F(mode), .words = "socket|live|xsk", .def = "socket",
+	  .section = S_DST,
+	  .help = "kernel sockets + sendmmsg, XDP live frames (also with --dfm), or an AF_XDP socket's TX ring "
+		  "(a qdisc on --dev makes a full receiver hold it: no loss on the way)" },
 	{ "udp", 0, XEVB_T_FUNC, NULL, F(c.udp_port), .section = S_DST, .parse = parse_udp,
 	  .flags = XEVB_F_NEXT_NUM,
 	  .help = "send UDP, to port " STR(XEVB_DEFAULT_UDP_PORT) " or to the number after --udp" },
@@ -252,6 +254,9 @@ static const struct xevb_cmd_help help = {
 		"injection, frames up to 3408 bytes (a page, whatever the MTU), no --ip-frag;\n"
 		"with --pack 1 a larger fragment goes as segments of at most that frame,\n"
 		"paced per packet; the receiving veth needs an XDP program.\n"
+		"Xsk mode sends the same MEPs from an AF_XDP socket's TX ring, segments at\n"
+		"the full MTU (multi-buffer frames); with a qdisc on --dev (tc qdisc replace\n"
+		"dev IFACE root pfifo) a veth whose peer is full holds it instead of dropping.\n"
 		"On Ctrl-C or at --duration one more block is sent, flagged END_OF_RUN.\n"
 		"With --dfm, events and destinations come from the data-flow manager: push\n"
 		"(ASSIGN blocks) or pull (builders' REQUESTs); --mode live then sends the\n"
@@ -270,6 +275,7 @@ static const struct xevb_cmd_help help = {
 		"  xevb source --dest 198.18.2.1 --pack 1 --frag-size 16000 --skip-segments 0:12 --reorder\n"
 		"  xevb source --dest 198.18.2.1 --udp --pack 1 --frag-size 16000 --ip-frag --events 100\n"
 		"  xevb source --dest 198.18.2.1 --dev eth0 --mode live --pack 1 --frag-size 980 --duration 2\n"
+		"  xevb source --dest 198.18.2.1 --dev eth1 --mode xsk --source-ids 0-125 --duration 2\n"
 		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-3 --udp --frag-size 200 --drop-answers 0.01\n"
 		"  xevb source --dfm 198.18.4.1:23901 --source-ids 0-125 --udp --dev eth0 --mode live\n",
 };
@@ -356,17 +362,24 @@ static bool check_dfm(const struct src_cfg *c, bool have_dest)
 			"--src-addr-base needs --mode socket");
 		return false;
 	}
+	if (c->xsk) {
+		xevb_err("--dfm sends with --mode socket or live; --mode xsk runs without a DFM");
+		return false;
+	}
 	return true;
 }
 
+/* Live mode and xsk mode (live's variant: what it sends, from an AF_XDP TX ring). */
 static bool check_live(const struct src_cfg *c)
 {
+	const char *mode = c->xsk ? "xsk" : "live";
+
 	if (!c->dev) {
-		xevb_err("--mode live needs --dev IFACE (the interface whose peer gets the frames)");
+		xevb_err("--mode %s needs --dev IFACE (the interface whose peer gets the frames)", mode);
 		return false;
 	}
 	if (c->fmin != c->fmax) {
-		xevb_err("--mode live sends one fixed --frag-size; a MIN-MAX range needs --mode socket");
+		xevb_err("--mode %s sends one fixed --frag-size; a MIN-MAX range needs --mode socket", mode);
 		return false;
 	}
 	if (has_faults(c)) {
@@ -376,7 +389,7 @@ static bool check_live(const struct src_cfg *c)
 		return false;
 	}
 	if (c->events % c->pack) {
-		xevb_err("--mode live sends whole blocks: make --events a multiple of --pack (%u)", c->pack);
+		xevb_err("--mode %s sends whole blocks: make --events a multiple of --pack (%u)", mode, c->pack);
 		return false;
 	}
 	return true;
@@ -422,7 +435,8 @@ int source_opts_parse(int argc, char **argv, struct src_args *a)
 	rc = xevb_cfg_parse(&source_cmd, argc, argv, a);
 	if (rc >= 0)
 		return rc;
-	a->c.live = a->mode == SRC_MODE_LIVE;
+	a->c.xsk = a->mode == SRC_MODE_XSK;
+	a->c.live = a->mode == SRC_MODE_LIVE || a->c.xsk;
 	a->c.json = a->co.json;
 	a->c.duration = (double)a->co.duration_ns / 1e9;
 	if (!resolve_src_args(a) || !check(&a->c, a->have_dest))

@@ -13,17 +13,6 @@
 #include <xevb/probes.h>
 #include <xevb/xsk_rx.h>
 
-#ifndef SOL_XDP
-#define SOL_XDP 283
-#endif
-
-/* Kernel 6.6 UAPI, newer than some distributions' headers. */
-#ifndef XDP_USE_SG
-#define XDP_USE_SG (1 << 4)
-#endif
-#ifndef XDP_PKT_CONTD
-#define XDP_PKT_CONTD (1 << 0)
-#endif
 /* The kernel starts a received frame this far into its chunk (copy mode). */
 #define XSK_RX_HEADROOM 256
 /* Ethernet + one VLAN tag on top of the MTU. */

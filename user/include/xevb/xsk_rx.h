@@ -12,6 +12,17 @@
 #include <stdint.h>
 #include <linux/if_xdp.h>
 
+#ifndef SOL_XDP
+#define SOL_XDP 283
+#endif
+/* Kernel 6.6 UAPI, newer than some distributions' headers. */
+#ifndef XDP_USE_SG
+#define XDP_USE_SG (1 << 4)
+#endif
+#ifndef XDP_PKT_CONTD
+#define XDP_PKT_CONTD (1 << 0)
+#endif
+
 struct xsk_socket;
 struct xsk_umem;
 
