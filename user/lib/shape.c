@@ -554,6 +554,60 @@ static const char *const why_names[XEVB_SHAPE_W__N] = {
 	"matched", "unmatched", "not_ipv4", "truncated", "drop_horizon", "bad_slot", "no_cfg",
 };
 
+/* One rule's line (or JSON object, after the first with a comma): its counters and its HTB class's. */
+static void print_rule(FILE *f, bool json, int n, const struct shaper *s, const struct xevb_shape_key *k,
+		       const struct xevb_shape_val *v, const struct xevb_shape_cnt *c,
+		       const struct shape_qdisc_info *q)
+{
+	char name[64];
+
+	rule_name(k, name, sizeof(name));
+	if (json) {
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &k->daddr, a, sizeof(a));
+		fprintf(f,
+			"%s{\"dst\":\"%s\",\"proto\":%u,\"port\":%u,\"rate_bps\":%llu,\"slot\":%u,"
+			"\"packets\":%llu,\"bytes\":%llu,\"drop_horizon\":%llu,"
+			"\"class_packets\":%llu,\"class_bytes\":%llu,\"class_drops\":%llu,"
+			"\"class_overlimits\":%llu,\"backlog\":%llu}",
+			n ? "," : "", a, k->proto, ntohs(k->dport), (unsigned long long)v->rate_bps, v->slot,
+			(unsigned long long)c->packets, (unsigned long long)c->bytes,
+			(unsigned long long)c->drop_horizon, (unsigned long long)q->packets,
+			(unsigned long long)q->bytes, (unsigned long long)q->drops,
+			(unsigned long long)q->overlimits, (unsigned long long)q->backlog);
+	} else {
+		char cl[16] = "-";
+		if (s->cfg.mode == XEVB_SHAPE_MODE_HTB)
+			snprintf(cl, sizeof(cl), "%x:%x", XEVB_SHAPE_MAJOR, v->slot);
+		fprintf(f, "%-32s %12.3f %6s %12llu %14llu %10llu %10llu %10llu\n", name,
+			(double)v->rate_bps / 1e6, cl, (unsigned long long)c->packets,
+			(unsigned long long)c->bytes, (unsigned long long)q->drops, (unsigned long long)q->backlog,
+			(unsigned long long)c->drop_horizon);
+	}
+}
+
+/* What no rule matched, and the classifier's verdicts by reason. */
+static void print_unmatched(FILE *f, bool json, const struct shaper *s)
+{
+	struct xevb_shape_cnt c;
+
+	sum_cnt(s->cnt_fd, 0, &c);
+	if (json) {
+		fprintf(f, "],\"unmatched\":{\"packets\":%llu,\"bytes\":%llu},\"reasons\":{",
+			(unsigned long long)c.packets, (unsigned long long)c.bytes);
+		for (uint32_t i = 0; i < XEVB_SHAPE_W__N; i++)
+			fprintf(f, "%s\"%s\":%llu", i ? "," : "", why_names[i],
+				(unsigned long long)sum_why(s->why_fd, i));
+		fprintf(f, "}}\n");
+	} else {
+		fprintf(f, "%-32s %12s %6s %12llu %14llu\nclassifier:", "(unmatched: unlimited)", "-", "direct",
+			(unsigned long long)c.packets, (unsigned long long)c.bytes);
+		for (uint32_t i = 0; i < XEVB_SHAPE_W__N; i++)
+			fprintf(f, " %s %llu", why_names[i], (unsigned long long)sum_why(s->why_fd, i));
+		fputc('\n', f);
+	}
+}
+
 int xevb_shape_list(const char *dev, FILE *f, bool json)
 {
 	static struct shape_qdisc_info cls[XEVB_SHAPE_MAX_DST + 8];
@@ -602,7 +656,6 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 			"hz_drops");
 	while (!bpf_map_get_next_key(s.dst_fd, pk, &nk)) {
 		struct shape_qdisc_info q = { 0 };
-		char name[64];
 
 		k = nk;
 		pk = &k;
@@ -612,46 +665,10 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 		for (int i = 0; i < ncls; i++)
 			if (cls[i].handle == v.classid && !strcmp(cls[i].kind, "htb"))
 				q = cls[i];
-		rule_name(&k, name, sizeof(name));
-		if (json) {
-			char a[INET_ADDRSTRLEN];
-			inet_ntop(AF_INET, &k.daddr, a, sizeof(a));
-			fprintf(f,
-				"%s{\"dst\":\"%s\",\"proto\":%u,\"port\":%u,\"rate_bps\":%llu,\"slot\":%u,"
-				"\"packets\":%llu,\"bytes\":%llu,\"drop_horizon\":%llu,"
-				"\"class_packets\":%llu,\"class_bytes\":%llu,\"class_drops\":%llu,"
-				"\"class_overlimits\":%llu,\"backlog\":%llu}",
-				n ? "," : "", a, k.proto, ntohs(k.dport), (unsigned long long)v.rate_bps, v.slot,
-				(unsigned long long)c.packets, (unsigned long long)c.bytes,
-				(unsigned long long)c.drop_horizon, (unsigned long long)q.packets,
-				(unsigned long long)q.bytes, (unsigned long long)q.drops,
-				(unsigned long long)q.overlimits, (unsigned long long)q.backlog);
-		} else {
-			char cl[16] = "-";
-			if (s.cfg.mode == XEVB_SHAPE_MODE_HTB)
-				snprintf(cl, sizeof(cl), "%x:%x", XEVB_SHAPE_MAJOR, v.slot);
-			fprintf(f, "%-32s %12.3f %6s %12llu %14llu %10llu %10llu %10llu\n", name,
-				(double)v.rate_bps / 1e6, cl, (unsigned long long)c.packets,
-				(unsigned long long)c.bytes, (unsigned long long)q.drops,
-				(unsigned long long)q.backlog, (unsigned long long)c.drop_horizon);
-		}
+		print_rule(f, json, n, &s, &k, &v, &c, &q);
 		n++;
 	}
-	sum_cnt(s.cnt_fd, 0, &c);
-	if (json) {
-		fprintf(f, "],\"unmatched\":{\"packets\":%llu,\"bytes\":%llu},\"reasons\":{",
-			(unsigned long long)c.packets, (unsigned long long)c.bytes);
-		for (uint32_t i = 0; i < XEVB_SHAPE_W__N; i++)
-			fprintf(f, "%s\"%s\":%llu", i ? "," : "", why_names[i],
-				(unsigned long long)sum_why(s.why_fd, i));
-		fprintf(f, "}}\n");
-	} else {
-		fprintf(f, "%-32s %12s %6s %12llu %14llu\nclassifier:", "(unmatched: unlimited)", "-", "direct",
-			(unsigned long long)c.packets, (unsigned long long)c.bytes);
-		for (uint32_t i = 0; i < XEVB_SHAPE_W__N; i++)
-			fprintf(f, " %s %llu", why_names[i], (unsigned long long)sum_why(s.why_fd, i));
-		fputc('\n', f);
-	}
+	print_unmatched(f, json, &s);
 	shaper_close(&s);
 	return 0;
 }
