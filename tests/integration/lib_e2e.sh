@@ -5,8 +5,7 @@
 # sources -> `xevb build` -> `xevb sink` on the namespace testbed. Source
 # it, then:
 #
-#   e2e_init TAG "$1"                     # build dir, prefix xe<pid><TAG>, trap
-#   tb_up --sources 2 --builders 1 --sinks 1
+#   e2e_init TAG "$1" --sources 2 --builders 1 --sinks 1   # + tb_up, trap
 #   e2e_sink 0 s0 --expect-events 100     # background, waits for its ready file
 #   e2e_builder 0 b0 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" ...
 #   e2e_source 0 src0 --source-ids 0-1 --events 100   # background
@@ -56,9 +55,11 @@ e2e_die() {
 	exit 1
 }
 
-# e2e_init TAG BUILD_DIR: paths, prefix, scratch dir, cleanup hook.
+# e2e_init TAG BUILD_DIR [tb_up options]: paths, prefix, scratch dir,
+# cleanup hook; with tb_up options, the testbed up too (or give up).
 e2e_init() {
 	local tag=$1 out=${2:-build}
+	shift 2
 	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 	X=$(realpath "$out/xevb")
 	[[ -x $X ]] || { echo "FAIL - $X not built (make -j2)"; exit 1; }
@@ -69,6 +70,8 @@ e2e_init() {
 	E2E_WORK=$(mktemp -d "/tmp/$TB_PREFIX.XXXXXX")
 	export E2E_WORK
 	E2E_T0=$(date +%s.%N)
+	(($#)) || return 0
+	tb_up "$@" || e2e_die "tb_up $*"
 }
 
 # On failure, the last lines each process printed: CI keeps only the

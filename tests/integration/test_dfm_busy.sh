@@ -15,8 +15,7 @@
 # Every case: triggered = complete, every event at a farm node exactly once.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init dB "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 2 --dfm 1 || e2e_die "tb_up"
+e2e_init dB "${1:-build}" --sources 2 --builders 2 --sinks 2 --dfm 1
 
 sources() {
 	dfm_source 0 "$1_s0" --source-ids 0-1 --frag-size 200
@@ -28,13 +27,10 @@ dfm_sink 0 cr_sink0 --credits 16
 dfm_sink 1 cr_sink1 --credits 48
 for k in 0 1; do dfm_builder "$k" "cr_b$k" 2 --sources 0-3 --credits 32; done
 sources cr
-dfm_run cr_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end cr_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
 e2e_check credits <<PY
 $DFM_PY
-d = J("cr_dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (9000, 9000))
+d = dfm_complete("cr_dfm", 9000)
 sk = [J("cr_sink%d" % i) for i in (0, 1)]
 eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] for x in sk)), (9000, 0))
 r = sk[1]["events"] / max(sk[0]["events"], 1)
@@ -50,13 +46,10 @@ dfm_sink 0 fs_sink0 --credits 16
 dfm_sink 1 fs_sink1 --credits 16 --process-rate 400
 for k in 0 1; do dfm_builder "$k" "fs_b$k" 2 --sources 0-3 --credits 32; done
 sources fs
-dfm_run fs_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end fs_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
 e2e_check slow_farm <<PY
 $DFM_PY
-d = J("fs_dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (9000, 9000))
+d = dfm_complete("fs_dfm", 9000)
 sk = [J("fs_sink%d" % i) for i in (0, 1)]
 eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] + x["errors"] for x in sk)), (9000, 0))
 c = JL("fs_sink1", "sink_ctl")
@@ -84,13 +77,10 @@ e2e_builder 0 bs_b0 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --durati
 e2e_builder 1 bs_b1 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources 0-3 \
 	--credits 32 --sink "$(tb_addr sink 1):$E2E_PORT"
 sources bs
-dfm_run bs_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end bs_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
 e2e_check slow_builder <<PY
 $DFM_PY
-d = J("bs_dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (9000, 9000))
+d = dfm_complete("bs_dfm", 9000)
 sk = [J("bs_sink%d" % i) for i in (0, 1)]
 eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] + x["errors"] for x in sk)), (9000, 0))
 b = {x["addr"]: x for x in d["builders"]}

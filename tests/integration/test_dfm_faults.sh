@@ -9,8 +9,7 @@
 #  - the same in pull mode: its events are re-assigned and all built.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init df "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 2 --dfm 1 || e2e_die "tb_up"
+e2e_init df "${1:-build}" --sources 2 --builders 2 --sinks 2 --dfm 1
 
 # The pid of xevb under timeout(1) under `ip netns exec` ($1: the timeout pid).
 xevb_pid() { pgrep -P "$1" | head -1; }
@@ -33,8 +32,7 @@ dfm_stop_all
 e2e_wait_all
 e2e_check stall <<PY
 $DFM_PY
-d = J("st_dfm")
-eq("all built complete", (d["triggered"], d["complete"]), (15000, 15000))
+d = dfm_complete("st_dfm", 15000, "all built complete")
 sk = [J("st_sink%d" % i) for i in (0, 1)]
 eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] for x in sk)), (15000, 0))
 bc = [JL("st_b%d" % i, "dfm_ctl") for i in (0, 1)]

@@ -16,8 +16,7 @@
 #    then wrong_run and re-asked, docs/hardening.md.)
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init rn "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init rn "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
 E2E_DEST=$(tb_addr builder 0)
 GOOD=$(tb_addr source 0)
 N1=10000 N2=6000
@@ -72,9 +71,7 @@ spoof_run999 a2 udp
 sleep 0.2
 dfm_source 0 s2a --source-ids 0-1 --run 5
 dfm_source 1 s2b --source-ids 2-3 --run 5
-dfm_run dfm --mode pull --rate 3000 --events "$N2" --pack 10 --run 5 --wait-builders 1 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode pull --rate 3000 --events "$N2" --pack 10 --run 5 --wait-builders 1 --wait-sources 2
 e2e_check dfm <<PY
 $DFM_PY
 b, a, k, d = J("b2"), J("a2"), J("k2"), J("dfm")

@@ -26,8 +26,7 @@
 #      are then all taken.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init sl "${1:-build}"
-tb_up --sources 1 --sinks 1 || e2e_die "tb_up"
+e2e_init sl "${1:-build}" --sources 1 --sinks 1
 ADDR=$(tb_addr sink 0)
 CAP=$((256 << 20))
 ATTACK=$(realpath tests/integration/sink_attack.py)

@@ -18,8 +18,7 @@
 # events), the same two attacks (UDP) from source host 1.
 set -uo pipefail
 . "$(dirname "$0")/lib_runcfg.sh"
-e2e_init sb "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init sb "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
 E2E_DEST=$(tb_addr builder 0)
 S0=$(tb_addr source 0) S1=$(tb_addr source 1)
 N=10000

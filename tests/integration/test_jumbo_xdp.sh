@@ -8,8 +8,7 @@
 # packets through XDP's counters, the socket and the builder to the sink.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init jb "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --mtu 9000 || e2e_die "tb_up"
+e2e_init jb "${1:-build}" --sources 2 --builders 1 --sinks 1 --mtu 9000
 
 # Paced, so that a loaded machine's builder keeps up with the 4096-entry RX
 # ring (a 9 kB frame takes 3 of its descriptors); XDP and the socket count

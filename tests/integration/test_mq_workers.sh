@@ -14,8 +14,7 @@
 # duplicates).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init mq "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --queues 2 || e2e_die "tb_up"
+e2e_init mq "${1:-build}" --sources 2 --builders 1 --sinks 1 --queues 2
 
 # Both ends of the builder's link have 2 queues.
 q=$(tb_exec builder 0 ls /sys/class/net/eth0/queues | grep -c '^rx-')

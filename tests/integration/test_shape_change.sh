@@ -7,8 +7,7 @@
 # is refused and left alone.
 set -uo pipefail
 . "$(dirname "$0")/lib_shape.sh"
-sh_init shc "${1:-build}"
-tb_up --sources 1 --builders 0 --sinks 1 --mtu 9000 || exit 1
+sh_init shc "${1:-build}" --sources 1 --builders 0 --sinks 1 --mtu 9000
 D0=$(tb_addr sink 0)
 
 sh_flow udp 0 5001 1.5 "$SH_SIZE" 0 base

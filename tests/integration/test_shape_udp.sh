@@ -7,8 +7,7 @@
 # destinations at once each get their own rate. Rates are L2 frame bits.
 set -uo pipefail
 . "$(dirname "$0")/lib_shape.sh"
-sh_init shu "${1:-build}"
-tb_up --sources 1 --builders 0 --sinks 2 --mtu 9000 || exit 1
+sh_init shu "${1:-build}" --sources 1 --builders 0 --sinks 2 --mtu 9000
 D0=$(tb_addr sink 0)
 D1=$(tb_addr sink 1)
 

@@ -21,8 +21,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 . "$(dirname "$0")/../../scripts/bench/lib_bench.sh"   # direct_link
-e2e_init g "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu 9000 || e2e_die "tb_up"
+e2e_init g "${1:-build}" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu 9000
 E2E_DEST=$(tb_addr builder 0)
 CAP=$(realpath tests/integration/seg_capture.py)
 
