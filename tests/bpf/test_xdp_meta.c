@@ -232,14 +232,8 @@ static size_t random_mep(uint8_t *buf, size_t cap, uint32_t n, uint32_t max_len,
 	}
 	w = xevb_write_frame(buf, cap, &p);
 	cr_assert(gt(sz, (size_t)(w < 0 ? 0 : w), 0), "xevb_write_frame");
-	if (rnd() % 4 == 0) {
-		memmove(buf + 16, buf + 12, (size_t)w - 12);
-		buf[12] = 0x81;
-		buf[13] = 0x00;
-		buf[14] = 0x00;
-		buf[15] = 0x05;
-		w += 4;
-	}
+	if (rnd() % 4 == 0)
+		return vectors_tag_vlan(buf, (size_t)w, 5);
 	return (size_t)w;
 }
 

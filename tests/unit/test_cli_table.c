@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <xevb/runcfg.h>
 #include "../../user/cmd/build_opts.h"
+#include "../common/capture.h"
 
 TestSuite(cli_table, .timeout = 10);
 
@@ -257,17 +258,18 @@ Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
 	cr_assert(xevb_cfg_defaults(&build_cmd, &cfg), "a default is not valid");
 }
 
+static void usage_fn(FILE *f, const void *cmd)
+{
+	xevb_cfg_usage(f, cmd);
+}
+
 /* --help: at most 35 options, grouped by section, tune keys only in --help-tune. */
 Test(cli_table, help_lists_at_most_35_options_by_section)
 {
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = capture_text(usage_fn, &build_cmd), *line, *save = NULL;
 	unsigned lines = 0, headings = 0;
 	bool examples = false;
 
-	xevb_cfg_usage(f, &build_cmd);
-	fclose(f);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		examples |= !strcmp(line, "Examples:");
 		if (examples)

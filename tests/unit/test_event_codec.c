@@ -330,6 +330,62 @@ Test(event_codec, good_vectors_pass)
 	free(b);
 }
 
+/* One field of a good event changed, and the error that must name it. */
+enum edit_op { SET8, XOR8, OR8, SET16, SET32 };
+struct header_edit {
+	uint8_t off;
+	enum edit_op op;
+	uint32_t v;
+	int err;
+};
+
+static const struct header_edit incomplete_edits[] = {
+	{ 0, XOR8, 1, XEVB_EVT_E_MAGIC },           { 4, SET8, 2, XEVB_EVT_E_VERSION },
+	{ 4, SET8, 0, XEVB_EVT_E_VERSION },         { 5, OR8, 0x80, XEVB_EVT_E_FLAGS },
+	{ 5, SET8, 0x02, XEVB_EVT_E_FLAGS },        { 23, SET8, 1, XEVB_EVT_E_RESERVED },
+	{ 22, SET8, 0x80, XEVB_EVT_E_RESERVED },    { 20, SET16, 0, XEVB_EVT_E_N_EXPECTED },
+	{ 20, SET16, 4097, XEVB_EVT_E_N_EXPECTED }, { 6, SET16, 11, XEVB_EVT_E_N_FRAGS },
+	{ 5, SET8, 0, XEVB_EVT_E_INCOMPLETE_FLAG },
+};
+
+static const struct header_edit complete_edits[] = {
+	{ 5, SET8, XEVB_EVT_F_INCOMPLETE, XEVB_EVT_E_INCOMPLETE_FLAG },
+	{ 6, SET16, 4, XEVB_EVT_E_N_FRAGS },
+};
+
+/* good_incomplete's records: 10 (len 1) at R0, 12 (len 3) at R1, 13 (len 4) at R2 ... */
+enum { R0 = 32, R1 = 48, R2 = 64 };
+static const struct header_edit record_edits[] = {
+	{ R1 + 4, SET32, 1000, XEVB_EVT_E_REC_TRUNC },
+	{ R1 + 4, SET32, 0xffffffff, XEVB_EVT_E_REC_TRUNC },
+	{ R2 + 3, SET8, 1, XEVB_EVT_E_REC_RESERVED },
+	{ R0, SET16, 4096, XEVB_EVT_E_SOURCE_ID },
+	{ R2, SET16, 12, XEVB_EVT_E_REC_ORDER },
+	{ R2, SET16, 11, XEVB_EVT_E_REC_ORDER },
+	/* Record 10 has 1 byte of payload then 3 of padding; record 12, 3 + 1. */
+	{ R0 + 12 + 3, SET8, 0xff, XEVB_EVT_E_PADDING },
+	{ R1 + 12 + 3, SET8, 0x01, XEVB_EVT_E_PADDING },
+};
+
+/* Each edit on a fresh copy of good (len bytes) in b: decoding fails with its error. */
+static void expect_edits_err(const uint8_t *good, size_t len, uint8_t *b, const struct header_edit *e, size_t n)
+{
+	for (; n--; e++) {
+		memcpy(b, good, len);
+		if (e->op == SET32)
+			xevb_st32(b + e->off, e->v);
+		else if (e->op == SET16)
+			xevb_st16(b + e->off, (uint16_t)e->v);
+		else if (e->op == XOR8)
+			b[e->off] ^= (uint8_t)e->v;
+		else if (e->op == OR8)
+			b[e->off] |= (uint8_t)e->v;
+		else
+			b[e->off] = (uint8_t)e->v;
+		expect_err(b, len, e->err);
+	}
+}
+
 Test(event_codec, reject_header_rules)
 {
 	size_t len;
@@ -340,27 +396,6 @@ Test(event_codec, reject_header_rules)
 	expect_err(b, 31, XEVB_EVT_E_SHORT);
 	expect_err(b, 0, XEVB_EVT_E_SHORT);
 	FRESH();
-	b[0] ^= 1;
-	expect_err(b, len, XEVB_EVT_E_MAGIC);
-	FRESH();
-	b[4] = 2;
-	expect_err(b, len, XEVB_EVT_E_VERSION);
-	FRESH();
-	b[4] = 0;
-	expect_err(b, len, XEVB_EVT_E_VERSION);
-	FRESH();
-	b[5] |= 0x80;
-	expect_err(b, len, XEVB_EVT_E_FLAGS);
-	FRESH();
-	b[5] = 0x02;
-	expect_err(b, len, XEVB_EVT_E_FLAGS);
-	FRESH();
-	b[23] = 1;
-	expect_err(b, len, XEVB_EVT_E_RESERVED);
-	FRESH();
-	b[22] = 0x80;
-	expect_err(b, len, XEVB_EVT_E_RESERVED);
-	FRESH();
 	set_total(b, len + 4);
 	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
 	FRESH();
@@ -368,27 +403,11 @@ Test(event_codec, reject_header_rules)
 	FRESH();
 	set_total(b, 0);
 	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
-	FRESH();
-	xevb_st16(b + 20, 0);
-	expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
-	FRESH();
-	xevb_st16(b + 20, 4097);
-	expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
-	FRESH();
-	xevb_st16(b + 6, 11);
-	expect_err(b, len, XEVB_EVT_E_N_FRAGS);
-	FRESH();
-	b[5] = 0;
-	expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
+#undef FRESH
+	expect_edits_err(g, len, b, incomplete_edits, sizeof(incomplete_edits) / sizeof(incomplete_edits[0]));
 	free(g);
 	g = good_complete(&len);
-	FRESH();
-	b[5] = XEVB_EVT_F_INCOMPLETE;
-	expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
-	FRESH();
-	xevb_st16(b + 6, 4);
-	expect_err(b, len, XEVB_EVT_E_N_FRAGS);
-#undef FRESH
+	expect_edits_err(g, len, b, complete_edits, sizeof(complete_edits) / sizeof(complete_edits[0]));
 	free(g);
 	free(b);
 }
@@ -397,43 +416,14 @@ Test(event_codec, reject_record_rules)
 {
 	size_t len;
 	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
-	/* Records: 10 (len 1) at 32, 12 (len 3) at 48, 13 (len 4) at 64 ... */
-	const size_t r0 = 32, r1 = 48, r2 = 64;
 
-#define FRESH() memcpy(b, g, len)
-	FRESH();
-	cr_assert(eq(u16, xevb_ld16(b + r1), 12));
-	cr_assert(eq(u16, xevb_ld16(b + r2), 13));
-	FRESH();
-	xevb_st32(b + r1 + 4, 1000);
-	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
-	FRESH();
-	xevb_st32(b + r1 + 4, 0xffffffff);
-	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
+	memcpy(b, g, len);
+	cr_assert(eq(u16, xevb_ld16(b + R1), 12));
+	cr_assert(eq(u16, xevb_ld16(b + R2), 13));
 	/* All 7 records present but no room for the last header. */
-	FRESH();
-	xevb_st32(b + r0 + 4, (uint32_t)(len - r0 - 12 - 8));
+	xevb_st32(b + R0 + 4, (uint32_t)(len - R0 - 12 - 8));
 	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
-	FRESH();
-	b[r2 + 3] = 1;
-	expect_err(b, len, XEVB_EVT_E_REC_RESERVED);
-	FRESH();
-	xevb_st16(b + r0, 4096);
-	expect_err(b, len, XEVB_EVT_E_SOURCE_ID);
-	FRESH();
-	xevb_st16(b + r2, 12);
-	expect_err(b, len, XEVB_EVT_E_REC_ORDER);
-	FRESH();
-	xevb_st16(b + r2, 11);
-	expect_err(b, len, XEVB_EVT_E_REC_ORDER);
-	/* Record 10 has 1 byte of payload then 3 of padding; record 12, 3 + 1. */
-	FRESH();
-	b[r0 + 12 + 3] = 0xff;
-	expect_err(b, len, XEVB_EVT_E_PADDING);
-	FRESH();
-	b[r1 + 12 + 3] = 0x01;
-	expect_err(b, len, XEVB_EVT_E_PADDING);
-#undef FRESH
+	expect_edits_err(g, len, b, record_edits, sizeof(record_edits) / sizeof(record_edits[0]));
 	free(g);
 	free(b);
 }
