@@ -333,7 +333,7 @@ Test(event_codec, good_vectors_pass)
 /* One field of a good event changed, and the error that must name it. */
 enum edit_op { SET8, XOR8, OR8, SET16, SET32 };
 struct header_edit {
-	uint8_t off;
+	int off;
 	enum edit_op op;
 	uint32_t v;
 	int err;
@@ -367,116 +367,110 @@ static const struct header_edit record_edits[] = {
 	{ R1 + 12 + 3, SET8, 0x01, XEVB_EVT_E_PADDING },
 };
 
-/* Each edit on a fresh copy of good (len bytes) in b: decoding fails with its error. */
-static void expect_edits_err(const uint8_t *good, size_t len, uint8_t *b, const struct header_edit *e, size_t n)
+/* good_incomplete's missing list (11, 14, 17, pad): its last 8 bytes. */
+enum { M = -8 };
+static const struct header_edit missing_edits[] = {
+	{ 20, SET16, 12, XEVB_EVT_E_MISSING_TRUNC },
+	{ M, SET16, 14, XEVB_EVT_E_MISSING_ORDER },
+	{ M + 2, SET16, 9, XEVB_EVT_E_MISSING_ORDER },
+	{ M + 4, SET16, 4096, XEVB_EVT_E_MISSING_ORDER },
+	{ M, SET16, 10, XEVB_EVT_E_MISSING_PRESENT },
+	{ M + 4, SET16, 19, XEVB_EVT_E_MISSING_PRESENT },
+	{ M + 7, SET8, 1, XEVB_EVT_E_MISSING_PAD },
+	/* n_frags one less: records run into the missing list. */
+	{ 6, SET16, 6, XEVB_EVT_E_MISSING_ORDER },
+};
+
+/*
+ * Each edit on a fresh copy of the good event (len bytes; an offset below 0
+ * counts from its end): decoding fails with the edit's error.
+ */
+static void expect_edits_err(const uint8_t *good, size_t len, const struct header_edit *e, size_t n)
 {
+	uint8_t *b = malloc(len);
+
+	cr_assert(not(eq(ptr, b, NULL)));
 	for (; n--; e++) {
+		uint8_t *at = b + (e->off < 0 ? (ptrdiff_t)len : 0) + e->off;
+
 		memcpy(b, good, len);
 		if (e->op == SET32)
-			xevb_st32(b + e->off, e->v);
+			xevb_st32(at, e->v);
 		else if (e->op == SET16)
-			xevb_st16(b + e->off, (uint16_t)e->v);
+			xevb_st16(at, (uint16_t)e->v);
 		else if (e->op == XOR8)
-			b[e->off] ^= (uint8_t)e->v;
+			*at ^= (uint8_t)e->v;
 		else if (e->op == OR8)
-			b[e->off] |= (uint8_t)e->v;
+			*at |= (uint8_t)e->v;
 		else
-			b[e->off] = (uint8_t)e->v;
+			*at = (uint8_t)e->v;
 		expect_err(b, len, e->err);
 	}
+	free(b);
+}
+
+#define EXPECT_EDITS_ERR(good, len, edits) expect_edits_err(good, len, edits, sizeof(edits) / sizeof((edits)[0]))
+
+/* The good event (len bytes) with four zero bytes after it, counted in total_length. */
+static void expect_trailing_err(const uint8_t *good, size_t len)
+{
+	uint8_t *b = calloc(1, len + 4);
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	memcpy(b, good, len);
+	set_total(b, len + 4);
+	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
+	free(b);
 }
 
 Test(event_codec, reject_header_rules)
 {
 	size_t len;
-	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
+	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len);
 
-#define FRESH() memcpy(b, g, len)
-	FRESH();
+	memcpy(b, g, len);
 	expect_err(b, 31, XEVB_EVT_E_SHORT);
 	expect_err(b, 0, XEVB_EVT_E_SHORT);
-	FRESH();
+	expect_err(b, len - 4, XEVB_EVT_E_TOTAL_LEN);
 	set_total(b, len + 4);
 	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
-	FRESH();
-	expect_err(b, len - 4, XEVB_EVT_E_TOTAL_LEN);
-	FRESH();
 	set_total(b, 0);
 	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
-#undef FRESH
-	expect_edits_err(g, len, b, incomplete_edits, sizeof(incomplete_edits) / sizeof(incomplete_edits[0]));
+	free(b);
+	EXPECT_EDITS_ERR(g, len, incomplete_edits);
 	free(g);
 	g = good_complete(&len);
-	expect_edits_err(g, len, b, complete_edits, sizeof(complete_edits) / sizeof(complete_edits[0]));
+	EXPECT_EDITS_ERR(g, len, complete_edits);
 	free(g);
-	free(b);
 }
 
 Test(event_codec, reject_record_rules)
 {
 	size_t len;
-	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
+	uint8_t *g = good_incomplete(&len, NULL);
 
-	memcpy(b, g, len);
-	cr_assert(eq(u16, xevb_ld16(b + R1), 12));
-	cr_assert(eq(u16, xevb_ld16(b + R2), 13));
+	cr_assert(eq(u16, xevb_ld16(g + R1), 12));
+	cr_assert(eq(u16, xevb_ld16(g + R2), 13));
+	EXPECT_EDITS_ERR(g, len, record_edits);
 	/* All 7 records present but no room for the last header. */
-	xevb_st32(b + R0 + 4, (uint32_t)(len - R0 - 12 - 8));
-	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
-	expect_edits_err(g, len, b, record_edits, sizeof(record_edits) / sizeof(record_edits[0]));
+	xevb_st32(g + R0 + 4, (uint32_t)(len - R0 - 12 - 8));
+	expect_err(g, len, XEVB_EVT_E_REC_TRUNC);
 	free(g);
-	free(b);
 }
 
 Test(event_codec, reject_missing_list_rules)
 {
 	size_t len;
-	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
-	const size_t m = len - 8; /* 11, 14, 17, pad */
+	uint8_t *g = good_incomplete(&len, NULL);
 
-#define FRESH() memcpy(b, g, len)
-	FRESH();
-	cr_assert(eq(u16, xevb_ld16(b + m), 11));
-	cr_assert(eq(u16, xevb_ld16(b + m + 4), 17));
-	FRESH();
-	xevb_st16(b + 20, 12);
-	expect_err(b, len, XEVB_EVT_E_MISSING_TRUNC);
-	FRESH();
-	xevb_st16(b + m, 14);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH();
-	xevb_st16(b + m + 2, 9);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH();
-	xevb_st16(b + m + 4, 4096);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH();
-	xevb_st16(b + m, 10);
-	expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
-	FRESH();
-	xevb_st16(b + m + 4, 19);
-	expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
-	FRESH();
-	b[m + 7] = 1;
-	expect_err(b, len, XEVB_EVT_E_MISSING_PAD);
-	/* Four zero bytes after the list, counted in total_length. */
-	FRESH();
-	memset(b + len, 0, 4);
-	set_total(b, len + 4);
-	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
-	/* n_frags one less: records run into the missing list. */
-	FRESH();
-	xevb_st16(b + 6, 6);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
+	cr_assert(eq(u16, xevb_ld16(g + len + M), 11));
+	cr_assert(eq(u16, xevb_ld16(g + len + M + 4), 17));
+	EXPECT_EDITS_ERR(g, len, missing_edits);
+	expect_trailing_err(g, len);
 	free(g);
 	g = good_complete(&len);
-	FRESH();
-	memset(b + len, 0, 4);
-	set_total(b, len + 4);
-	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
-#undef FRESH
+	expect_trailing_err(g, len);
 	free(g);
-	free(b);
 }
 
 /* Every verdict the decoder can give is reachable and has its own name. */
