@@ -29,6 +29,7 @@
 #include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
+#include "../common/pkt_info_assert.h"
 #include "../common/vectors.h"
 
 #define COOKIE   0xc0ffee11u
@@ -130,13 +131,7 @@ static void assert_meta(const uint8_t *in, size_t len, const struct run *r, cons
 
 	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE, &got), XEVB_RES_MEP),
 		  "%s: the reader refuses the program's meta", what);
-	cr_assert(eq(u32, got.saddr, want.saddr), "%s", what);
-	cr_assert(eq(u32, got.daddr, want.daddr), "%s", what);
-	cr_assert(eq(u16, got.source_id, want.source_id), "%s", what);
-	cr_assert(eq(u32, got.run_number, want.run_number), "%s", what);
-	cr_assert(eq(u32, got.packet_seq, want.packet_seq), "%s", what);
-	cr_assert(eq(u8, got.flags, want.flags), "%s", what);
-	cr_assert(eq(u8, got.is_udp, want.is_udp), "%s", what);
+	pi_assert_same_mep(&got, &want, what);
 	cr_assert(eq(u8, got.consec, 1), "%s", what);
 	/* Another load's cookie never passes. */
 	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE + 1, &got), -1), "%s", what);

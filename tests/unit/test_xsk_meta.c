@@ -15,6 +15,7 @@
 #include <criterion/new/assert.h>
 #include <xevb/mep_write.h>
 #include <xevb/xsk_meta.h>
+#include "../common/pkt_info_assert.h"
 #include "../common/vectors.h"
 
 #define COOKIE 0x9e3779b9u
@@ -107,17 +108,7 @@ static void assert_same_pi(const uint8_t *frame, size_t len, const struct xevb_p
 	struct xevb_pkt_info want = { 0 };
 
 	cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &cfg, &want, NULL), XEVB_RES_MEP));
-	cr_assert(eq(u32, got->saddr, want.saddr), "%s", what);
-	cr_assert(eq(u32, got->daddr, want.daddr), "%s", what);
-	cr_assert(eq(u16, got->mep_off, want.mep_off), "%s", what);
-	cr_assert(eq(u16, got->mep_len, want.mep_len), "%s", what);
-	cr_assert(eq(u16, got->source_id, want.source_id), "%s", what);
-	cr_assert(eq(u16, got->n_frags, want.n_frags), "%s", what);
-	cr_assert(eq(u32, got->run_number, want.run_number), "%s", what);
-	cr_assert(eq(u32, got->packet_seq, want.packet_seq), "%s", what);
-	cr_assert(eq(u32, got->first_event_id, want.first_event_id), "%s", what);
-	cr_assert(eq(u8, got->flags, want.flags), "%s", what);
-	cr_assert(eq(u8, got->is_udp, want.is_udp), "%s", what);
+	pi_assert_same_mep(got, &want, what);
 	cr_assert(eq(u8, got->consec, 1), "%s", what);
 }
 
