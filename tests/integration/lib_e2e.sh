@@ -32,10 +32,11 @@ e2e_fail() {
 	E2E_FAILS=$((E2E_FAILS + 1))
 }
 # e2e_xevb_pid PID: the xevb process under `timeout` PID (our child's
-# child), for kill -9 and /proc reads; waits up to 2 s for it to start.
+# child), for kill -9, /proc reads and tracing; waits up to 2.5 s for it
+# to start, else returns 1.
 e2e_xevb_pid() {
 	local p t
-	for ((t = 0; t < 40; t++)); do
+	for ((t = 0; t < 50; t++)); do
 		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
 		sleep 0.05
 	done
@@ -217,6 +218,18 @@ e2e_builder() {
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" "${E2E_BUILD_RC:-0}"
 	e2e_wait_rx "$name"
+}
+
+# e2e_farm_builder NAME NIDS NEVENTS [build options]: a farm node NAME.k on
+# sink 0 expecting NEVENTS events of NIDS source ids, and builder NAME.b on
+# builder 0 building ids 0..NIDS-1 for it (events time out after 500 ms, the
+# run ends at END_OF_RUN, --duration 25).
+e2e_farm_builder() {
+	local name=$1 nids=$2 nevents=$3
+	shift 3
+	e2e_sink 0 "$name.k" --expect-sources "$nids" --expect-events "$nevents"
+	e2e_builder 0 "$name.b" --sources "0-$((nids - 1))" --timeout-ms 500 --exit-on-eor --duration 25 \
+		--sink "$(tb_addr sink 0):$E2E_PORT" "$@"
 }
 
 # e2e_wait_rx NAME: wait (10 s at most) until the builder started as NAME

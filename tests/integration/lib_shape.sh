@@ -105,6 +105,20 @@ sh_within() {
 	python3 -c "import sys; m,w,p=map(float,sys.argv[1:]); sys.exit(0 if abs(m-w) <= w*p/100 else 1)" "$@"
 }
 
+# sh_two_rates_ok A WANT_A B WANT_B: both rates (Mbit/s) within 5%.
+sh_two_rates_ok() { sh_within "$1" "$2" 5 && sh_within "$3" "$4" 5; }
+
+# sh_expect_two_rates WHAT A WANT_A B WANT_B: the verdict of sh_two_rates_ok.
+sh_expect_two_rates() {
+	local what=$1
+	shift
+	if sh_two_rates_ok "$@"; then
+		sh_ok "$what: $1 Mbit/s ($2) and $3 Mbit/s ($4)"
+	else
+		sh_fail "$what: $1 Mbit/s ($2) and $3 Mbit/s ($4), want both within 5%"
+	fi
+}
+
 # jnum FILE KEY: a number from one-line JSON.
 jnum() { python3 -c "import json,sys; print(json.load(open(sys.argv[1]))[sys.argv[2]])" "$1" "$2"; }
 

@@ -11,9 +11,6 @@ set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init df "${1:-build}" --sources 2 --builders 2 --sinks 2 --dfm 1
 
-# The pid of xevb under timeout(1) under `ip netns exec` ($1: the timeout pid).
-xevb_pid() { pgrep -P "$1" | head -1; }
-
 # ---- farm node stalled ----
 for k in 0 1; do dfm_sink "$k" "st_sink$k" --credits 16; done
 stalled_timeout_pid=${E2E_PIDS[-1]}
@@ -22,7 +19,7 @@ dfm_source 0 st_s0 --source-ids 0-1 --frag-size 200
 dfm_source 1 st_s1 --source-ids 2-3 --frag-size 200
 (
 	sleep 1.5
-	p=$(xevb_pid "$stalled_timeout_pid")
+	p=$(e2e_xevb_pid "$stalled_timeout_pid")
 	kill -STOP "$p"; sleep 2; kill -CONT "$p"
 ) &
 stopper=$!
@@ -59,7 +56,7 @@ for mode in push pull; do
 	victim=$E2E_LAST_PID
 	dfm_source 0 "${mode}_k_s0" --source-ids 0-1 --frag-size 200
 	dfm_source 1 "${mode}_k_s1" --source-ids 2-3 --frag-size 200
-	( sleep 1.5; kill -KILL "$(xevb_pid "$victim")" ) &
+	( sleep 1.5; kill -KILL "$(e2e_xevb_pid "$victim")" ) &
 	killer=$!
 	dfm_run "${mode}_k_dfm" --mode "$mode" --rate 3000 --events 12000 --pack 4 --wait-builders 2 \
 		--wait-sources 2 --dead-ms 300

@@ -18,9 +18,6 @@ set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init dK "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 
-# The pid of xevb under timeout(1) under `ip netns exec` ($1: the timeout pid).
-xevb_pid() { pgrep -P "$1" | head -1; }
-
 for mode in push pull; do
 	state="$E2E_WORK/$mode.state"
 	dfm_sink 0 "${mode}_sink" --credits 256
@@ -44,7 +41,7 @@ for mode in push pull; do
 		>"$E2E_WORK/${mode}_dfm1.json" 2>"$E2E_WORK/${mode}_dfm1.err" &
 	first=$!
 	sleep 1.5
-	kill -KILL "$(xevb_pid "$first")"
+	kill -KILL "$(e2e_xevb_pid "$first")"
 	{ wait "$first"; } 2>/dev/null
 	rc=$?
 	if ((rc == 137)); then e2e_ok "$mode: first DFM killed (status 137)"; else

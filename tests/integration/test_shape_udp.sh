@@ -51,14 +51,10 @@ for try in 1 2; do
 	wait "$s1"; wait "$r1"
 	m0=$(sh_rate "$SH_W/d0.recv.json" udp)
 	m1=$(sh_rate "$SH_W/d1.recv.json" udp)
-	sh_within "$m0" 100 5 && sh_within "$m1" 300 5 && break
+	sh_two_rates_ok "$m0" 100 "$m1" 300 && break
 	echo "# two destinations: $m0 and $m1 Mbit/s (try $try)"
 done
-if sh_within "$m0" 100 5 && sh_within "$m1" 300 5; then
-	sh_ok "two destinations at once: $m0 Mbit/s (100) and $m1 Mbit/s (300)"
-else
-	sh_fail "two destinations at once: $m0 Mbit/s (100) and $m1 Mbit/s (300)"
-fi
+sh_expect_two_rates "two destinations at once" "$m0" 100 "$m1" 300
 lossless d0 "$D0"
 lossless d1 "$D1"
 

@@ -22,12 +22,7 @@ ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json -
 	>"$E2E_WORK/tdf.dfm.json" 2>"$E2E_WORK/tdf.dfm.err" &
 _e2e_track $! tdf.dfm 0
 dfm_tpid=$!
-DPID=
-for ((t = 0; t < 50; t++)); do
-	DPID=$(pgrep -P "$dfm_tpid" -x xevb) && break
-	sleep 0.05
-done
-[[ -n $DPID ]] || e2e_die "no DFM process under $dfm_tpid"
+DPID=$(e2e_xevb_pid "$dfm_tpid") || e2e_die "no DFM process under $dfm_tpid"
 # bpftrace leaves when the DFM exits (-p); 45 s bounds it anyway.
 timeout 55 bash scripts/trace/run.sh dfm "$DPID" 45 >"$OUT" 2>"$OUT.err" &
 tr_pid=$!
