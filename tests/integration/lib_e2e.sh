@@ -43,6 +43,14 @@ e2e_xevb_pid() {
 	return 1
 }
 
+# e2e_need TOOL...: stop, failing, unless every TOOL is on PATH.
+e2e_need() {
+	local t
+	for t; do
+		command -v "$t" >/dev/null || { echo "FAIL - $t not installed (bash scripts/install-deps.sh)"; exit 1; }
+	done
+}
+
 # This machine lacks a feature the test needs: exit 77 (scripts/run-tests.sh
 # counts it skipped, with this reason). Cleanup runs from the trap.
 e2e_skip() {
@@ -276,6 +284,8 @@ e2e_sink_file() {
 # e2e_check CASE < python: runs the python on stdin after a prelude:
 #   J(name)        the JSON summary of process NAME
 #   eq(what, got, want) / le / true(what, cond, detail): print ok/FAIL lines
+#   built_every_fragment(b, pk, sent, n): builder B got every packet and
+#                  fragment sent, all in N complete events, no drop
 #   events(path)   decode a built-event file (wire format section 2): a list
 #                  of dicts id, run, flags, incomplete, expected, sources
 #                  (list of received source_ids), missing (list), build_ns
@@ -355,6 +365,16 @@ def events(path):
                         sources=srcs, missing=miss, build_ns=bns))
         off += tot
     return out
+# Builder summary B took the PK packets and the SENT fragments of the N
+# events the sources sent: every fragment in a complete event, no drop.
+def built_every_fragment(b, pk, sent, n):
+    eq("frames received = packets sent", b["rx_frames"], pk)
+    eq("fragments received = in events = sent", (b["frags_received"], b["frags_in_events"]), (sent, sent))
+    eq("events opened = complete = sent", (b["events_opened"], b["events_complete"]), (n, n))
+    eq("incomplete/discarded/open", (b["events_incomplete"], b["events_discarded"], b["open_events"]), (0, 0, 0))
+    eq("drops (dup, late, unknown, run, overflow)",
+       [b[x] for x in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow")], [0] * 5)
+    eq("rx_not_mep, seq_gaps", (b["rx_not_mep"], b["seq_gaps"]), (0, 0))
 def S(names, key):
     return sum(J(n)[key] for n in names)
 def xdp_malformed(j):

@@ -13,7 +13,7 @@
 #   bash tests/integration/record_metrics.sh [BUILD_DIR]
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
+e2e_need curl
 e2e_init rec "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1 --queues 2
 FIX=tests/fixtures/metrics
 PORT=9464

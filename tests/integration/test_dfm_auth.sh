@@ -13,7 +13,7 @@
 # is refused at start.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-command -v tcpdump >/dev/null || { echo "FAIL - tcpdump not installed (bash scripts/install-deps.sh)"; exit 1; }
+e2e_need tcpdump
 e2e_init da "${1:-build}" --sources 1 --builders 2 --sinks 1 --dfm 1
 KEY=$E2E_WORK/run.key
 (umask 077; head -c 32 /dev/urandom >"$KEY")

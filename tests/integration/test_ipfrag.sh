@@ -129,6 +129,13 @@ all_complete(b, k, 200)
 PY
 }
 
+# ipfrag_attack NAME: from host 1, 10 events of host 0's ids 0-1 far ahead,
+# IP-fragmented (20 datagrams of one 16000-byte fragment each).
+ipfrag_attack() {
+	e2e_source 1 "$1" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
+		--first-event 100000 --no-end-of-run
+}
+
 # ---------------------------------------------------------------------------
 # --bind-src on IP-fragmented MEPs: XDP sees only their IPv4 fragments, so
 # the builder judges the reassembled datagram's source address. Each host's
@@ -143,8 +150,7 @@ bound() {
 	e2e_farm_builder "$name" 4 200 --bind-src "0-1=$s0" --bind-src "2-3=$s1" "$@"
 	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
 	e2e_source 1 "$name.s1" --source-ids 2-3 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
-	e2e_source 1 "$name.atk" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
-		--first-event 100000 --no-end-of-run
+	ipfrag_attack "$name.atk"
 	e2e_wait_all
 	e2e_check "$name" <<PY
 $IPF_PY
@@ -171,8 +177,7 @@ allowed() {
 	shift
 	e2e_farm_builder "$name" 2 200 --allow-src "$(tb_addr source 0)" "$@"
 	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
-	e2e_source 1 "$name.atk" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
-		--first-event 100000 --no-end-of-run
+	ipfrag_attack "$name.atk"
 	e2e_wait_all
 	e2e_check "$name" <<PY
 $IPF_PY

@@ -11,7 +11,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init tdf "${1:-build}"
-command -v bpftrace >/dev/null || { echo "FAIL - bpftrace not installed (bash scripts/install-deps.sh)"; exit 1; }
+e2e_need bpftrace
 tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
 N=5000
 OUT=$E2E_WORK/tdf.out
