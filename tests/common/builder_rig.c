@@ -241,13 +241,9 @@ uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, cons
 	return rig_send_part(r, src, flags, run, ids, n, 0, n);
 }
 
-uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n,
-		       uint32_t from, uint32_t count)
+/* The header of the rig's next MEP from src (its packet_seq counted); the records are the caller's. */
+static struct xevb_mep_params mep_params(struct rig *r, uint16_t src, uint8_t flags, uint32_t run)
 {
-	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
-	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
-	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
-	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
 	struct xevb_mep_params p = {
 		.saddr = 0x0a000001,
 		.daddr = 0x0a000002,
@@ -257,11 +253,26 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 		.flags = flags,
 		.run_number = run,
 		.packet_seq = r->seq[src]++,
-		.event_id = ids,
-		.n_frags = n,
-		.frag_len = lens,
-		.payload = pays,
 	};
+
+	return p;
+}
+
+/* A free frame of the pool, for the next MEP; fails the test when none is left. */
+static uint32_t take_frame(struct rig *r)
+{
+	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
+	return r->free_list[--r->n_free];
+}
+
+uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n,
+		       uint32_t from, uint32_t count)
+{
+	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
+	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
+	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
+	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
+	struct xevb_mep_params p = mep_params(r, src, flags, run);
 	struct xevb_pkt_info pi;
 	uint32_t f;
 	ssize_t len;
@@ -273,8 +284,11 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 			pay[j][k] = rig_byte(src, ids[j], k);
 		pays[j] = pay[j];
 	}
-	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
-	f = r->free_list[--r->n_free];
+	p.event_id = ids;
+	p.n_frags = n;
+	p.frag_len = lens;
+	p.payload = pays;
+	f = take_frame(r);
 	cr_assert(not(r->held[f]));
 	len = xevb_write_frame(frame_at(r, f), RIG_FRAME_SIZE, &p);
 	cr_assert(gt(sz, (size_t)len, 0), "xevb_write_frame");
@@ -311,30 +325,20 @@ uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32
 {
 	static uint8_t pay[65536];
 	const uint8_t *pays[1] = { pay };
-	struct xevb_mep_params p = {
-		.saddr = 0x0a000001,
-		.daddr = 0x0a000002,
-		.ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.udp_dport = r->use_udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = src,
-		.flags = flags & ~XEVB_MEP_F_SEGMENT,
-		.run_number = run,
-		.packet_seq = r->seq[src]++,
-		.event_id = &event,
-		.n_frags = 1,
-		.frag_len = &seg_bytes,
-		.payload = pays,
-	};
+	struct xevb_mep_params p = mep_params(r, src, flags & ~XEVB_MEP_F_SEGMENT, run);
 	static struct xevb_frag_ref ref;
 	struct xevb_pkt_info pi;
 	uint8_t *fr, *rec;
 	uint32_t f;
 	ssize_t len;
 
+	p.event_id = &event;
+	p.n_frags = 1;
+	p.frag_len = &seg_bytes;
+	p.payload = pays;
 	for (uint32_t k = 0; k < seg_bytes; k++)
 		pay[k] = rig_byte(src, event, seg_off + k);
-	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
-	f = r->free_list[--r->n_free];
+	f = take_frame(r);
 	fr = frame_at(r, f);
 	/* A one-record MEP made a segment: independent of how the writer segments. */
 	len = xevb_write_frame(fr, RIG_FRAME_SIZE, &p);
