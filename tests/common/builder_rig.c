@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <xevb/bytes.h>
 #include <xevb/crc32c.h>
 #include <xevb/event_codec.h>
 #include <xevb/mep_write.h>
@@ -346,14 +347,9 @@ uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32
 	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, NULL), XEVB_RES_MEP));
 	rec = fr + pi.mep_off + XEVB_MEP_HLEN;
 	fr[pi.mep_off + 3] |= XEVB_MEP_F_SEGMENT;
-	rec[4] = (uint8_t)(frag_len >> 8);
-	rec[5] = (uint8_t)frag_len;
-	rec[6] = (uint8_t)(seg_off >> 8);
-	rec[7] = (uint8_t)seg_off;
-	rec[8] = (uint8_t)(crc >> 24);
-	rec[9] = (uint8_t)(crc >> 16);
-	rec[10] = (uint8_t)(crc >> 8);
-	rec[11] = (uint8_t)crc;
+	xevb_st16(rec + 4, frag_len);
+	xevb_st16(rec + 6, seg_off);
+	xevb_st32(rec + 8, crc);
 	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, &ref), XEVB_RES_SEGMENT),
 		  "segment %u+%u of %u", seg_off, seg_bytes, frag_len);
 	r->held[f] = true;
