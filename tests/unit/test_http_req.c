@@ -23,32 +23,34 @@ static void expect_verdicts(const struct req_case *c, size_t n)
 		cr_assert(eq(int, match(c[i].head, c[i].at_end), c[i].want), "case %zu: \"%s\"", i, c[i].head);
 }
 
+#define EXPECT_VERDICTS(cases) expect_verdicts(cases, sizeof(cases) / sizeof((cases)[0]))
+
+static const struct req_case served[] = {
+	{ "GET /metrics HTTP/1.1\r\nHost: a\r\n", false, XEVB_HTTP_INCOMPLETE },
+	{ "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n", false, XEVB_HTTP_METRICS },
+	{ "GET /metrics?name[]=x HTTP/1.1\n\n", false, XEVB_HTTP_METRICS },
+	{ "GET / HTTP/1.0\n\n", false, XEVB_HTTP_METRICS },
+	/* The client closed its side: what is there decides. */
+	{ "GET /metrics HTTP/1.1\r\n", true, XEVB_HTTP_METRICS },
+};
+
+static const struct req_case refused[] = {
+	{ "GET /metricsx HTTP/1.1\r\n\r\n", false, XEVB_HTTP_NOT_FOUND },
+	{ "GET /metrics\r\n\r\n", false, XEVB_HTTP_NOT_FOUND },
+	{ "HEAD /metrics HTTP/1.1\r\n\r\n", false, XEVB_HTTP_BAD_METHOD },
+	{ "get /metrics HTTP/1.1\r\n\r\n", false, XEVB_HTTP_BAD_METHOD },
+	{ "", true, XEVB_HTTP_BAD_METHOD },
+	{ "GET /met", true, XEVB_HTTP_NOT_FOUND },
+};
+
 Test(http_req, serves_metrics_and_root_once_the_head_ends)
 {
-	static const struct req_case cases[] = {
-		{ "GET /metrics HTTP/1.1\r\nHost: a\r\n", false, XEVB_HTTP_INCOMPLETE },
-		{ "GET /metrics HTTP/1.1\r\nHost: a\r\n\r\n", false, XEVB_HTTP_METRICS },
-		{ "GET /metrics?name[]=x HTTP/1.1\n\n", false, XEVB_HTTP_METRICS },
-		{ "GET / HTTP/1.0\n\n", false, XEVB_HTTP_METRICS },
-		/* The client closed its side: what is there decides. */
-		{ "GET /metrics HTTP/1.1\r\n", true, XEVB_HTTP_METRICS },
-	};
-
-	expect_verdicts(cases, sizeof(cases) / sizeof(cases[0]));
+	EXPECT_VERDICTS(served);
 }
 
 Test(http_req, refuses_everything_else)
 {
-	static const struct req_case cases[] = {
-		{ "GET /metricsx HTTP/1.1\r\n\r\n", false, XEVB_HTTP_NOT_FOUND },
-		{ "GET /metrics\r\n\r\n", false, XEVB_HTTP_NOT_FOUND },
-		{ "HEAD /metrics HTTP/1.1\r\n\r\n", false, XEVB_HTTP_BAD_METHOD },
-		{ "get /metrics HTTP/1.1\r\n\r\n", false, XEVB_HTTP_BAD_METHOD },
-		{ "", true, XEVB_HTTP_BAD_METHOD },
-		{ "GET /met", true, XEVB_HTTP_NOT_FOUND },
-	};
-
-	expect_verdicts(cases, sizeof(cases) / sizeof(cases[0]));
+	EXPECT_VERDICTS(refused);
 }
 
 Test(http_req, nul_bytes_and_a_full_buffer)

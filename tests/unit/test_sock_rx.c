@@ -100,6 +100,16 @@ static void receive(struct rx_run *r, uint32_t n_big, const uint32_t *lens, int 
 	cr_assert(eq(int, rx_all(&r->s, (uint32_t)n, r->idx, r->data, r->len), n));
 }
 
+/* Datagram i of r: in a big buffer (indices after the frames) or a frame, len bytes. */
+static void expect_received(const struct rx_run *r, int i, bool in_big, uint32_t len)
+{
+	if (in_big)
+		cr_assert(ge(u32, r->idx[i], N_FRAMES), "datagram %d", i);
+	else
+		cr_assert(lt(u32, r->idx[i], N_FRAMES), "datagram %d", i);
+	cr_assert(eq(u32, r->len[i], len), "datagram %d", i);
+}
+
 Test(sock_rx, big_datagram_contiguous_in_a_big_buffer)
 {
 	struct rx_run r;
@@ -107,10 +117,8 @@ Test(sock_rx, big_datagram_contiguous_in_a_big_buffer)
 	receive(&r, 2, (const uint32_t[]){ SMALL_LEN, BIG_LEN }, 2);
 
 	/* The small one in a frame, the big one in a big buffer (indices after the frames). */
-	cr_assert(lt(u32, r.idx[0], N_FRAMES));
-	cr_assert(eq(u32, r.len[0], SMALL_LEN + UDP_ROOM));
-	cr_assert(ge(u32, r.idx[1], N_FRAMES));
-	cr_assert(eq(u32, r.len[1], BIG_LEN + UDP_ROOM));
+	expect_received(&r, 0, false, SMALL_LEN + UDP_ROOM);
+	expect_received(&r, 1, true, BIG_LEN + UDP_ROOM);
 	cr_assert(eq(int, memcmp(r.data[0] + UDP_ROOM, payload, SMALL_LEN), 0));
 	cr_assert(eq(int, memcmp(r.data[1] + UDP_ROOM, payload, BIG_LEN), 0), "spilled datagram not contiguous");
 	cr_assert(eq(ptr, (void *)r.data[1], (void *)r.s.frame_data[r.idx[1]]));
@@ -140,10 +148,8 @@ Test(sock_rx, no_big_buffer_free_truncates_and_counts)
 
 	receive(&r, 1, (const uint32_t[]){ BIG_LEN, BIG_LEN }, 2);
 	/* The one big buffer takes the first; the second is cut to its frame. */
-	cr_assert(ge(u32, r.idx[0], N_FRAMES));
-	cr_assert(eq(u32, r.len[0], BIG_LEN + UDP_ROOM));
-	cr_assert(lt(u32, r.idx[1], N_FRAMES));
-	cr_assert(eq(u32, r.len[1], FRAME_SIZE));
+	expect_received(&r, 0, true, BIG_LEN + UDP_ROOM);
+	expect_received(&r, 1, false, FRAME_SIZE);
 	cr_assert(eq(u64, r.s.truncated, 1));
 	cr_assert(eq(u64, r.s.ipfrag_datagrams, 2));
 	cr_assert(eq(u32, r.s.n_free, N_FRAMES - 1));
@@ -159,10 +165,8 @@ Test(sock_rx, datagrams_within_a_frame_leave_big_buffers_alone)
 	struct rx_run r;
 
 	receive(&r, 4, (const uint32_t[]){ SMALL_LEN, SMALL_LEN, SMALL_LEN }, 3);
-	for (int i = 0; i < 3; i++) {
-		cr_assert(lt(u32, r.idx[i], N_FRAMES));
-		cr_assert(eq(u32, r.len[i], SMALL_LEN + UDP_ROOM));
-	}
+	for (int i = 0; i < 3; i++)
+		expect_received(&r, i, false, SMALL_LEN + UDP_ROOM);
 	cr_assert(eq(u64, r.s.ipfrag_datagrams, 0));
 	cr_assert(eq(u64, r.s.big_copied, 0));
 	cr_assert(eq(u32, r.s.n_big_free, 4));
