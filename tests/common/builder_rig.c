@@ -221,6 +221,12 @@ void rig_check(struct rig *r)
 	cr_assert(eq(u64, rig_frames_held(r), xevb_builder_stats(r->b)->frames_held));
 }
 
+void rig_fini_none_held(struct rig *r)
+{
+	cr_assert(eq(u32, rig_frames_held(r), 0), "%u frames still held before the flush", rig_frames_held(r));
+	rig_fini(r);
+}
+
 void rig_fini(struct rig *r)
 {
 	rig_check(r);
