@@ -185,18 +185,27 @@ static void count_run(void *ctx, const struct xevb_event *first, uint32_t n, uin
 	run_calls++;
 }
 
+/*
+ * 20 sources, 4 MEPs each of events 500..599 (four runs), then the fifth
+ * (600..624) from 15 of them only: after x's timeout those are incomplete.
+ */
+static void build_runs_and_a_timeout(const struct xevb_builder_cfg *x)
+{
+	init_l1(20, x);
+	send_l1(20, 500, 4);
+	for (uint32_t i = 0; i < 15; i++)
+		rig_send_range(&R, SRC[i], 0, 1, 600, 25);
+	R.now += x->timeout_ns;
+	xevb_builder_poll(R.b, R.now);
+}
+
 /* emit_run counts exactly the events and bytes emit would have seen. */
 Test(builder_runs, emit_run_counts_like_emit)
 {
 	struct xevb_builder_cfg x = { .timeout_ns = 100 };
 	uint64_t bytes = 0, events;
 
-	init_l1(20, &x);
-	send_l1(20, 500, 4);
-	for (uint32_t i = 0; i < 15; i++)
-		rig_send_range(&R, SRC[i], 0, 1, 600, 25);
-	R.now += 100;
-	xevb_builder_poll(R.b, R.now);
+	build_runs_and_a_timeout(&x);
 	events = R.n_ev;
 	for (size_t i = 0; i < R.n_ev; i++)
 		bytes += R.ev[i].wire_size;
@@ -204,12 +213,7 @@ Test(builder_runs, emit_run_counts_like_emit)
 
 	x.emit_run = count_run;
 	run_events = run_bytes = run_calls = 0;
-	init_l1(20, &x);
-	send_l1(20, 500, 4);
-	for (uint32_t i = 0; i < 15; i++)
-		rig_send_range(&R, SRC[i], 0, 1, 600, 25);
-	R.now += 100;
-	xevb_builder_poll(R.b, R.now);
+	build_runs_and_a_timeout(&x);
 	cr_assert(eq(u64, run_events + R.n_ev, events));
 	for (size_t i = 0; i < R.n_ev; i++)
 		run_bytes += R.ev[i].wire_size;
