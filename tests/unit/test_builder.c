@@ -24,6 +24,13 @@ static void init3(uint32_t window, const struct xevb_builder_cfg *extra)
 	rig_init(&R, SRC3, 3, window, 64, extra);
 }
 
+/* Each source of SRC3 in turn sends events first..first+n-1 in one MEP. */
+static void send3(uint32_t first, uint32_t n)
+{
+	for (int i = 0; i < 3; i++)
+		rig_send_range(&R, SRC3[i], 0, 1, first, n);
+}
+
 Test(builder, bad_configurations)
 {
 	uint16_t s[] = { 1, 2, 2 }, big[] = { 4096 };
@@ -476,9 +483,7 @@ Test(builder, frame_pressure_evicts_oldest)
 Test(builder, window_jumps_when_nothing_open)
 {
 	init3(8, NULL);
-	rig_send_range(&R, 7, 0, 1, 0, 2);
-	rig_send_range(&R, 2, 0, 1, 0, 2);
-	rig_send_range(&R, 40, 0, 1, 0, 2);
+	send3(0, 2);
 	for (uint32_t k = 1; k < 10; k++) {
 		uint32_t e = k * 1000003u;
 		rig_send_range(&R, 7, 0, 1, e, 2); /* alone: FUTURE */
@@ -511,9 +516,7 @@ Test(builder, window_jumps_when_nothing_open)
 Test(builder, far_jump_vouched_by_the_shed_run)
 {
 	init3(64, NULL);
-	rig_send_range(&R, 7, 0, 1, 100, 1);
-	rig_send_range(&R, 2, 0, 1, 100, 1);
-	rig_send_range(&R, 40, 0, 1, 100, 1);
+	send3(100, 1);
 	/*
 	 * Over two windows past the window's end (a far jump), within what a
 	 * run of 1 unit (16 blocks of 16 ids) and 2 blocks' slack reach: 288.
@@ -581,9 +584,7 @@ Test(builder, far_future_from_one_source_refused)
 Test(builder, far_claims_must_agree)
 {
 	init3(16, NULL);
-	rig_send_range(&R, 7, 0, 1, 100, 1);
-	rig_send_range(&R, 2, 0, 1, 100, 1);
-	rig_send_range(&R, 40, 0, 1, 100, 1);
+	send3(100, 1);
 	rig_send_range(&R, 7, 0, 1, 5000, 1);
 	rig_send_range(&R, 2, 0, 1, 5016, 1); /* 16 away: another region */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
