@@ -35,6 +35,7 @@
 #include <xevb/crc32c.h>
 #include <xevb/mep_parse.h>
 #include <xevb/mep_write.h>
+#include "fuzz_fail.h"
 
 #define FRAME_SIZE 9216
 #define N_FRAMES   40 /* 8 events x 4 sources, the one being added, spare */
@@ -45,12 +46,7 @@ static bool held[N_FRAMES];
 static uint32_t free_list[N_FRAMES], n_free;
 static bool synthetic, refless;
 
-#define FAIL(...) \
-	do { \
-		fprintf(stderr, "fuzz_builder: " __VA_ARGS__); \
-		fputc('\n', stderr); \
-		abort(); \
-	} while (0)
+#define FAIL(...) FUZZ_FAIL("fuzz_builder", __VA_ARGS__)
 
 static void on_release(void *ctx, uint32_t f)
 {
