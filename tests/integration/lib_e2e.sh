@@ -68,7 +68,7 @@ e2e_die() {
 # cleanup hook; with tb_up options, the testbed up too (or give up).
 e2e_init() {
 	local tag=$1 out=${2:-build}
-	shift 2
+	shift $(($# < 2 ? $# : 2))
 	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 	X=$(realpath "$out/xevb")
 	[[ -x $X ]] || { echo "FAIL - $X not built (make -j2)"; exit 1; }
