@@ -115,9 +115,12 @@ $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# dfm_opts, shape_opts, doctor_opts, stats_opts: the option tables of dfm, shape, doctor and stats (test_cli_cmds)
+CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats)
+
 # stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
 # build_opts: `xevb build`'s option table, test_cli_table's subject
-$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(OUT)/user/cmd/build_opts.o $(LIBXEVB)
+$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(OUT)/user/cmd/build_opts.o $(CMD_TABLE_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@

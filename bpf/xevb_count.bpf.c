@@ -7,6 +7,7 @@
  */
 #include <linux/bpf.h>
 #include <bpf/bpf_helpers.h>
+#include "progs.h"
 #include <xevb/mep_parse.h>
 
 const volatile __u8 cfg_ip_proto = XEVB_DEFAULT_IP_PROTO;
@@ -16,19 +17,11 @@ const volatile __u8 cfg_parse = 1;
 
 enum { CNT_FRAMES, CNT_BYTES, CNT_MEPS, CNT_FRAGS, CNT_BAD, CNT__N };
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, CNT__N);
-	__type(key, __u32);
-	__type(value, __u64);
-} xevb_cnt SEC(".maps");
+XEVB_PERCPU_COUNTERS(xevb_cnt, CNT__N);
 
 static __always_inline void add(__u32 k, __u64 v)
 {
-	__u64 *c = bpf_map_lookup_elem(&xevb_cnt, &k);
-
-	if (c)
-		*c += v;
+	xevb_percpu_add(&xevb_cnt, k, v);
 }
 
 SEC("xdp")

@@ -5,21 +5,8 @@
  * socket behind). Frames are counted by the program's run statistics.
  * Section xdp.frags: the same above a page's MTU.
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
+#include "progs.h"
 
-SEC("xdp")
-int xevb_drop(struct xdp_md *ctx)
-{
-	(void)ctx;
-	return XDP_DROP;
-}
-
-SEC("xdp.frags")
-int xevb_drop_frags(struct xdp_md *ctx)
-{
-	(void)ctx;
-	return XDP_DROP;
-}
+XEVB_FIXED_VERDICT(xevb_drop, XDP_DROP)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

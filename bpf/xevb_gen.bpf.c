@@ -81,6 +81,13 @@ __u64 tx_bytes;
 __u64 over_limit;
 __u64 short_frame;
 
+/* A frame too short, or a configuration out of bounds: counted, dropped. */
+static __always_inline int short_drop(void)
+{
+	short_frame++;
+	return XDP_DROP;
+}
+
 /*
  * The event ids of a MEP's first n records: first + r, or, with evs, a
  * job's ids from evs[base...] (the DFM ring). Payloads and lengths are the
@@ -121,15 +128,11 @@ int xevb_gen(struct xdp_md *ctx)
 	}
 	if (pace_ns)
 		pace();
-	if (mep_off > 256 || ip_off > 256) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (mep_off > 256 || ip_off > 256)
+		return short_drop();
 	mep = data + mep_off;
-	if (mep + 16 > data_end) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (mep + 16 > data_end)
+		return short_drop();
 	s &= GEN_MAX_SOURCES - 1;
 	if (blk == eor_block)
 		flags |= XEVB_MEP_F_END_OF_RUN;
@@ -139,10 +142,8 @@ int xevb_gen(struct xdp_md *ctx)
 
 	if (cfg_per_src_addr) {
 		ip = data + ip_off;
-		if (ip + 20 > data_end) {
-			short_frame++;
-			return XDP_DROP;
-		}
+		if (ip + 20 > data_end)
+			return short_drop();
 		*(__u32 *)(ip + 12) = srcs[s].saddr;
 		xevb_st16(ip + 10, srcs[s].ip_csum);
 	}
@@ -226,29 +227,21 @@ int xevb_gen_seg(struct xdp_md *ctx)
 	}
 	if (pace_ns)
 		pace();
-	if (mep_off > 256 || k >= cfg_seg_count) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (mep_off > 256 || k >= cfg_seg_count)
+		return short_drop();
 	off = k * cfg_seg_stride;
 	take = k + 1 < cfg_seg_count ? cfg_seg_stride : cfg_seg_last;
-	if (!take || take >= XEVB_GEN_SEG_MAX_TAKE || off > 65535) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (!take || take >= XEVB_GEN_SEG_MAX_TAKE || off > 65535)
+		return short_drop();
 	ip = data + 14;
 	mep = data + mep_off;
 	rec = mep + 16;
-	if (ip + 28 > data_end || rec + 12 > data_end) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (ip + 28 > data_end || rec + 12 > data_end)
+		return short_drop();
 	len = mep_off + 16 + 12 + take;
 	cut = (int)(data_end - data) - (int)len;
-	if (cut < 0) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (cut < 0)
+		return short_drop();
 	s &= GEN_MAX_SOURCES - 1;
 	seq = cfg_seq0 + (__u32)blk * cfg_seg_count + k;
 	if (blk == eor_block)
@@ -267,26 +260,20 @@ int xevb_gen_seg(struct xdp_md *ctx)
 		xevb_st16(ip + 24, (__u16)(len - 14 - 20));
 
 	if (xevb_ld16(rec + 6) != off) {
-		if (bpf_xdp_store_bytes(ctx, mep_off + 16 + 12, (void *)&seg_payload[off], take)) {
-			short_frame++;
-			return XDP_DROP;
-		}
+		if (bpf_xdp_store_bytes(ctx, mep_off + 16 + 12, (void *)&seg_payload[off], take))
+			return short_drop();
 		/* Packet pointers are checked again after a helper wrote the packet. */
 		data = (__u8 *)(long)ctx->data;
 		data_end = (__u8 *)(long)ctx->data_end;
 		rec = data + mep_off + 16;
-		if (mep_off > 256 || rec + 12 > data_end) {
-			short_frame++;
-			return XDP_DROP;
-		}
+		if (mep_off > 256 || rec + 12 > data_end)
+			return short_drop();
 		xevb_st16(rec + 6, (__u16)off);
 		seg_copies++;
 	}
 	/* Last: the packet pointers are invalid after it. */
-	if (cut && bpf_xdp_adjust_tail(ctx, -cut)) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (cut && bpf_xdp_adjust_tail(ctx, -cut))
+		return short_drop();
 
 	seg_step(k, s, blk);
 	tx_packets++;
@@ -363,16 +350,12 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 	}
 	if (pace_ns)
 		pace();
-	if (mep_off > 256 || s >= GEN_MAX_SOURCES) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (mep_off > 256 || s >= GEN_MAX_SOURCES)
+		return short_drop();
 	ip = data + 14;
 	mep = data + mep_off;
-	if (ip + 28 > data_end || mep + 16 > data_end) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (ip + 28 > data_end || mep + 16 > data_end)
+		return short_drop();
 	slot = head & ring_mask & (XEVB_GEN_MAX_JOBS - 1);
 	jb = &jobs[slot];
 	recs = jb->recs;
@@ -384,16 +367,12 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 	}
 	len = mep_off + 16 + recs * cfg_rec_stride;
 	cut = (int)(data_end - data) - (int)len;
-	if (cut < 0) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (cut < 0)
+		return short_drop();
 	key = s;
 	seq = bpf_map_lookup_elem(&gen_seq, &key);
-	if (!seq) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (!seq)
+		return short_drop();
 	__builtin_memcpy(data, jb->dst_mac, 6);
 	/* Every field that depends on the record count: recycled pages keep
 	   what the last job left there. */
@@ -410,10 +389,8 @@ int xevb_gen_dfm(struct xdp_md *ctx)
 	base = slot * job_recs;
 	stamp_ids(mep, data_end, recs, 0, job_evs, base);
 	/* Last: the packet pointers are invalid after it. */
-	if (cut && bpf_xdp_adjust_tail(ctx, -cut)) {
-		short_frame++;
-		return XDP_DROP;
-	}
+	if (cut && bpf_xdp_adjust_tail(ctx, -cut))
+		return short_drop();
 
 	job_step(head, s);
 	tx_packets++;

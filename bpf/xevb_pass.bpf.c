@@ -6,21 +6,8 @@
  * Section xdp.frags: the same for a device whose MTU exceeds a page (a
  * veth refuses a program without multi-buffer support there).
  */
-#include <linux/bpf.h>
-#include <bpf/bpf_helpers.h>
+#include "progs.h"
 
-SEC("xdp")
-int xevb_pass(struct xdp_md *ctx)
-{
-	(void)ctx;
-	return XDP_PASS;
-}
-
-SEC("xdp.frags")
-int xevb_pass_frags(struct xdp_md *ctx)
-{
-	(void)ctx;
-	return XDP_PASS;
-}
+XEVB_FIXED_VERDICT(xevb_pass, XDP_PASS)
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";

@@ -10,6 +10,7 @@
 #include <linux/bpf.h>
 #include <linux/pkt_cls.h>
 #include <bpf/bpf_helpers.h>
+#include "progs.h"
 #include <bpf/bpf_endian.h>
 #include <xevb/shape.h>
 
@@ -32,12 +33,7 @@ struct {
 	__type(value, struct xevb_shape_cnt);
 } shape_cnt SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XEVB_SHAPE_W__N);
-	__type(key, __u32);
-	__type(value, __u64);
-} shape_why SEC(".maps");
+XEVB_PERCPU_COUNTERS(shape_why, XEVB_SHAPE_W__N);
 
 struct {
 	__uint(type, BPF_MAP_TYPE_ARRAY);
@@ -48,10 +44,7 @@ struct {
 
 static __always_inline void why(__u32 k)
 {
-	__u64 *c = bpf_map_lookup_elem(&shape_why, &k);
-
-	if (c)
-		*c += 1;
+	xevb_percpu_add(&shape_why, k, 1);
 }
 
 static __always_inline void count(__u32 slot, __u32 len, int dropped)

@@ -17,6 +17,7 @@
 #include <linux/bpf.h>
 #include <linux/if_ether.h>
 #include <bpf/bpf_helpers.h>
+#include "progs.h"
 
 enum xevb_switch_ctr {
 	XEVB_SW_REDIRECTED,   /* handed to the destination port's DEVMAP slot */
@@ -46,19 +47,11 @@ struct {
 	__type(value, __u32); /* the same ifindex */
 } switch_ports SEC(".maps");
 
-struct {
-	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, XEVB_SW__N);
-	__type(key, __u32);
-	__type(value, __u64);
-} switch_cnt SEC(".maps");
+XEVB_PERCPU_COUNTERS(switch_cnt, XEVB_SW__N);
 
 static __always_inline int count(__u32 k, int action)
 {
-	__u64 *c = bpf_map_lookup_elem(&switch_cnt, &k);
-
-	if (c)
-		*c += 1;
+	xevb_percpu_add(&switch_cnt, k, 1);
 	return action;
 }
 

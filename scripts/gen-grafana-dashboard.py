@@ -29,6 +29,11 @@ def q(expr, legend):
     return (expr, legend)
 
 
+def rates(*counters):
+    """Per-second rates of (metric, what) counters, one query each, legend "<instance> <what>"."""
+    return [q(rate(m), "{{instance}} " + what) for m, what in counters]
+
+
 # The XDP verdicts that keep a packet from the builder (the rest are MEPs and
 # segments redirected, other traffic passed on, and shedding, shown apart).
 XDP_LOSS = 'verdict=~"malformed_.*|ip_fragment|unknown_source|src_addr_mismatch|src_mac_mismatch|src_vlan_mismatch|meta_failed|no_xsk_to_kernel|multibuf_to_kernel"'
@@ -58,8 +63,7 @@ ROWS = [
         ("timeseries", "Bytes in", "Bytes of the frames taken from the receive sockets.",
          [q(rate("xevb_rx_bytes_total"), "{{instance}}")], "Bps", None),
         ("timeseries", "MEPs in", "Valid MEPs and segments handed to the builder; frames that were not MEPs.",
-         [q(rate("xevb_mep_packets_total"), "{{instance}} MEPs"),
-          q(rate("xevb_rx_not_mep_frames_total"), "{{instance}} not MEP")], "pps", None),
+         rates(("xevb_mep_packets_total", "MEPs"), ("xevb_rx_not_mep_frames_total", "not MEP")), "pps", None),
         ("timeseries", "MEPs per source", "Valid MEPs per source id: a source sending less stands out.",
          [q(rate("xevb_source_packets_total", "instance, source"), "{{instance}} source {{source}}")], "pps", None),
         ("timeseries", "Frames per worker", "Builders with --workers > 1: frames each worker took from its "
@@ -75,11 +79,9 @@ ROWS = [
     ("Events", [
         ("timeseries", "Events out of the builder", "Complete, incomplete (of which evicted and flushed at end of "
          "run) and discarded events per second.",
-         [q(rate("xevb_events_complete_total"), "{{instance}} complete"),
-          q(rate("xevb_events_incomplete_total"), "{{instance}} incomplete"),
-          q(rate("xevb_events_evicted_total"), "{{instance}} evicted"),
-          q(rate("xevb_events_flushed_eor_total"), "{{instance}} flushed at end of run"),
-          q(rate("xevb_events_discarded_total"), "{{instance}} discarded")], "cps", None),
+         rates(("xevb_events_complete_total", "complete"), ("xevb_events_incomplete_total", "incomplete"),
+               ("xevb_events_evicted_total", "evicted"), ("xevb_events_flushed_eor_total", "flushed at end of run"),
+               ("xevb_events_discarded_total", "discarded")), "cps", None),
         ("timeseries", "Open events and frames held", "Events open now and the receive frames they hold: frames "
          "held near --tune frames empties the fill ring.",
          [q("xevb_events_open{%s}" % S, "{{instance}} open events"),
@@ -106,8 +108,8 @@ ROWS = [
          "pps", None),
         ("timeseries", "3. Kernel socket path: drops", "Socket builders (--mode socket): packets dropped at the "
          "socket queue, and truncated to the frame size.",
-         [q(rate("xevb_socket_kernel_drops_total"), "{{instance}} kernel drops"),
-          q(rate("xevb_socket_truncated_total"), "{{instance}} truncated")], "pps", None),
+         rates(("xevb_socket_kernel_drops_total", "kernel drops"),
+               ("xevb_socket_truncated_total", "truncated")), "pps", None),
         ("timeseries", "4. Builder: fragments dropped by reason", "Fragments received but in no event: duplicate, "
          "late, unknown_source, wrong_run, partial, unassigned, ...",
          [q(rate("xevb_fragments_dropped_total", "instance, reason"), "{{instance}} {{reason}}")], "cps", None),
@@ -126,9 +128,8 @@ ROWS = [
          "shedding). Alert XevbSheddingActive after 10 minutes below.",
          [q("xevb_shed_accept{%s} / 65536" % S, "{{instance}}")], "percentunit", None),
         ("timeseries", "Shed", "Events, MEPs and fragments shed whole by the XDP program.",
-         [q(rate("xevb_shed_events_total"), "{{instance}} events"),
-          q(rate("xevb_shed_meps_total"), "{{instance}} MEPs"),
-          q(rate("xevb_shed_fragments_total"), "{{instance}} fragments")], "cps", None),
+         rates(("xevb_shed_events_total", "events"), ("xevb_shed_meps_total", "MEPs"),
+               ("xevb_shed_fragments_total", "fragments")), "cps", None),
         ("timeseries", "Cuts by cause", "Times the controller lowered the level in the last 5 minutes: ring and "
          "kernel_drops (this builder is short of CPU), backlog (the farm nodes are).",
          [q("sum by (instance, cause) (increase(xevb_shed_cuts_total{%s}[5m]))" % S, "{{instance}} {{cause}}")],
@@ -136,9 +137,8 @@ ROWS = [
     ]),
     ("Data-flow manager", [
         ("timeseries", "DFM events", "Events triggered, booked complete and incomplete per second.",
-         [q(rate("xevb_dfm_events_triggered_total"), "{{instance}} triggered"),
-          q(rate("xevb_dfm_events_complete_total"), "{{instance}} complete"),
-          q(rate("xevb_dfm_events_incomplete_total"), "{{instance}} incomplete")], "cps", None),
+         rates(("xevb_dfm_events_triggered_total", "triggered"), ("xevb_dfm_events_complete_total", "complete"),
+               ("xevb_dfm_events_incomplete_total", "incomplete")), "cps", None),
         ("timeseries", "Outstanding and not delivered", "Events in flight now; events DONE that no farm node "
          "received (in flight during the run, not delivered once the books are closed).",
          [q("xevb_dfm_events_outstanding{%s}" % S, "{{instance}} outstanding"),
@@ -178,8 +178,8 @@ ROWS = [
     ("Farm nodes", [
         ("timeseries", "Events received", "Built events received by the farm nodes, complete and flagged "
          "incomplete.",
-         [q(rate("xevb_sink_events_complete_total"), "{{instance}} complete"),
-          q(rate("xevb_sink_events_incomplete_total"), "{{instance}} incomplete")], "cps", None),
+         rates(("xevb_sink_events_complete_total", "complete"),
+               ("xevb_sink_events_incomplete_total", "incomplete")), "cps", None),
         ("timeseries", "Bytes received", "Bytes of the events received.",
          [q(rate("xevb_sink_bytes_total"), "{{instance}}")], "Bps", None),
         ("timeseries", "Latency from build", "Mean (over the rate interval) and longest time from the builder's "

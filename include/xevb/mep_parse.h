@@ -124,6 +124,36 @@ static __always_inline int xevb_mep_hdr_check(const __u8 *mep, struct xevb_pkt_i
 }
 
 /*
+ * The first rules of both walkers: a MEP of mep_len bytes at frame offset
+ * mep_off starts in the first 256 bytes, is at most max_len bytes long (else
+ * too_long) and has room for its header. Notes where it is in pi, after
+ * clearing what only the linear walker may set.
+ */
+static __always_inline int xevb_mep_place(__u32 mep_off, __u32 mep_len, __u32 max_len, int too_long,
+					  struct xevb_pkt_info *pi)
+{
+	pi->consec = 0;
+	pi->shed_run = 0;
+	if (mep_off > 256 || mep_len > max_len)
+		return too_long;
+	if (mep_len < XEVB_MEP_HLEN)
+		return XEVB_RES_SHORT_MEP;
+	pi->mep_off = (__u16)mep_off;
+	pi->mep_len = (__u16)mep_len;
+	return XEVB_RES_MEP;
+}
+
+/* The next record header, at offset off of a mep_len-byte MEP, is within it (a record is missing at its end). */
+static __always_inline int xevb_rec_room(__u32 off, __u32 mep_len)
+{
+	if (off >= mep_len)
+		return XEVB_RES_FRAGS_MISSING;
+	if (off + XEVB_REC_HLEN > mep_len)
+		return XEVB_RES_REC_OVERRUN;
+	return XEVB_RES_MEP;
+}
+
+/*
  * The rules for record i, whose 12-byte header (readable) sits at offset off
  * of a mep_len-byte MEP; prev is the previous record's event_id. Sets *next
  * to the following record's offset.
@@ -221,14 +251,9 @@ static __always_inline int xevb_mep_parse(const __u8 *frame, const __u8 *data_en
 	__u32 off, n, i, prev = 0, eid, flen, next, gap = 0;
 	int res;
 
-	pi->consec = 0;
-	pi->shed_run = 0;
-	if (mep_off > 256 || mep_len > XEVB_PARSE_MAX_OFF)
-		return XEVB_RES_MULTIBUF;
-	if (mep_len < XEVB_MEP_HLEN)
-		return XEVB_RES_SHORT_MEP;
-	pi->mep_off = (__u16)mep_off;
-	pi->mep_len = (__u16)mep_len;
+	res = xevb_mep_place(mep_off, mep_len, XEVB_PARSE_MAX_OFF, XEVB_RES_MULTIBUF, pi);
+	if (res != XEVB_RES_MEP)
+		return res;
 	mep = frame + mep_off;
 	if (mep + XEVB_MEP_HLEN > data_end)
 		return XEVB_RES_SHORT_MEP;
@@ -240,14 +265,11 @@ static __always_inline int xevb_mep_parse(const __u8 *frame, const __u8 *data_en
 		return xevb_seg_parse(mep, data_end, mep_off, mep_len, pi, frags);
 	n = pi->n_frags;
 
-	off = XEVB_MEP_HLEN;
-	for (i = 0; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
+	for (i = 0, off = XEVB_MEP_HLEN; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
 		if (i >= n)
 			break;
-		if (off >= mep_len)
-			return XEVB_RES_FRAGS_MISSING;
-		if (off + XEVB_REC_HLEN > mep_len)
-			return XEVB_RES_REC_OVERRUN;
+		if ((res = xevb_rec_room(off, mep_len)) != XEVB_RES_MEP)
+			return res;
 		/* mep_len <= XEVB_PARSE_MAX_OFF, so this only informs the verifier */
 		xevb_opaque(off);
 		if (off > XEVB_PARSE_MAX_OFF)

@@ -52,14 +52,10 @@ static __always_inline int xevb_mep_parse_ld(xevb_ld_ctx ctx, __u32 mep_off, __u
 	__u32 off, n, i, prev = 0, next = 0;
 	int res;
 
-	pi->consec = 0; /* the multi-buffer path books per fragment */
-	pi->shed_run = 0;
-	if (mep_off > 256 || mep_len > XEVB_MAX_IP_PAYLOAD)
-		return XEVB_RES_IP_LEN;
-	if (mep_len < XEVB_MEP_HLEN)
-		return XEVB_RES_SHORT_MEP;
-	pi->mep_off = (__u16)mep_off;
-	pi->mep_len = (__u16)mep_len;
+	/* consec stays 0: the multi-buffer path books per fragment */
+	res = xevb_mep_place(mep_off, mep_len, XEVB_MAX_IP_PAYLOAD, XEVB_RES_IP_LEN, pi);
+	if (res != XEVB_RES_MEP)
+		return res;
 	if (xevb_ld(ctx, mep_off, h, XEVB_MEP_HLEN))
 		return XEVB_RES_SHORT_MEP;
 	res = xevb_mep_hdr_check(h, pi);
@@ -78,14 +74,11 @@ static __always_inline int xevb_mep_parse_ld(xevb_ld_ctx ctx, __u32 mep_off, __u
 		return xevb_seg_check(h, mep_len, pi);
 	}
 
-	off = XEVB_MEP_HLEN;
-	for (i = 0; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
+	for (i = 0, off = XEVB_MEP_HLEN; i < XEVB_MAX_FRAGS_PER_MEP; i++) {
 		if (i >= n)
 			break;
-		if (off >= mep_len)
-			return XEVB_RES_FRAGS_MISSING;
-		if (off + XEVB_REC_HLEN > mep_len)
-			return XEVB_RES_REC_OVERRUN;
+		if ((res = xevb_rec_room(off, mep_len)) != XEVB_RES_MEP)
+			return res;
 		if (xevb_ld(ctx, mep_off + off, h, XEVB_REC_HLEN))
 			return XEVB_RES_REC_OVERRUN;
 		res = xevb_rec_check(h, i, off, mep_len, prev, &next);

@@ -16,21 +16,19 @@
 #        BENCH_BUILDER_CG_FRAGS (under callgrind; default 1000000)
 #        BENCH_BUILDER_DROP (% of MEPs lost in the l1-drop row; default 75)
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/lib_bench.sh"
+bench_start builder-core "${1:-}"
 BIN=$OUT/bench/bench_builder_core
 FRAGS=${BENCH_BUILDER_FRAGS:-50000000}
 CG_FRAGS=${BENCH_BUILDER_CG_FRAGS:-1000000}
 JSON=$OUT/bench/builder-core.json
 DROP=${BENCH_BUILDER_DROP:-75}
 
-make --no-print-directory -s OUT="$OUT" "$BIN"
-mkdir -p "$OUT/bench"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+bench_make "$BIN"
 
-"$BIN" --frags "$FRAGS" >"$tmp/timed.jsonl"
-"$BIN" --case l1 --drop "$DROP" --frags "$FRAGS" >"$tmp/drop.jsonl"
+
+"$BIN" --frags "$FRAGS" >"$W/timed.jsonl"
+"$BIN" --case l1 --drop "$DROP" --frags "$FRAGS" >"$W/drop.jsonl"
 
 have_cg=0
 if command -v valgrind >/dev/null; then
@@ -38,26 +36,26 @@ if command -v valgrind >/dev/null; then
 	for c in l1 hlt; do
 		for m in add parse; do
 			valgrind --tool=callgrind --toggle-collect=run_lap \
-				--callgrind-out-file="$tmp/cg.$c.$m" \
+				--callgrind-out-file="$W/cg.$c.$m" \
 				"$BIN" --case "$c" --mode "$m" --frags "$CG_FRAGS" \
-				>"$tmp/cg.$c.$m.jsonl" 2>"$tmp/cg.$c.$m.err" ||
-				{ cat "$tmp/cg.$c.$m.err" >&2; exit 1; }
-			sed -n 's/^summary: *//p' "$tmp/cg.$c.$m" >"$tmp/cg.$c.$m.ir"
+				>"$W/cg.$c.$m.jsonl" 2>"$W/cg.$c.$m.err" ||
+				{ cat "$W/cg.$c.$m.err" >&2; exit 1; }
+			sed -n 's/^summary: *//p' "$W/cg.$c.$m" >"$W/cg.$c.$m.ir"
 		done
 	done
 	for m in add parse; do
 		for ll in l2:1048576 l3:33554432; do
 			valgrind --tool=callgrind --cache-sim=yes --I1=32768,8,64 \
 				--D1=32768,8,64 --LL="${ll#*:},16,64" --toggle-collect=run_lap \
-				--callgrind-out-file="$tmp/cg.drop.$m.${ll%%:*}" \
+				--callgrind-out-file="$W/cg.drop.$m.${ll%%:*}" \
 				"$BIN" --case l1 --mode "$m" --drop "$DROP" --frags "$CG_FRAGS" \
-				>"$tmp/cg.drop.$m.${ll%%:*}.jsonl" 2>"$tmp/cg.drop.$m.err" ||
-				{ cat "$tmp/cg.drop.$m.err" >&2; exit 1; }
+				>"$W/cg.drop.$m.${ll%%:*}.jsonl" 2>"$W/cg.drop.$m.err" ||
+				{ cat "$W/cg.drop.$m.err" >&2; exit 1; }
 		done
 	done
 fi
 
-python3 - "$tmp" "$JSON" "$have_cg" <<'EOF'
+python3 - "$W" "$JSON" "$have_cg" <<'EOF'
 import json, sys, os
 tmp, out, have_cg = sys.argv[1], sys.argv[2], sys.argv[3] == "1"
 rows = [json.loads(l) for l in open(os.path.join(tmp, "timed.jsonl")) if l.strip()]

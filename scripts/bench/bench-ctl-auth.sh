@@ -11,50 +11,23 @@
 #        of 2 s), BENCH_RUNS (3), CA_SECS (3), CA_BUILDERS (2)
 # Writes OUT/bench/ctl_auth.json.
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-X=$(realpath "$OUT/xevb")
+. "$(dirname "$0")/lib_bench.sh"
+bench_start ctl-auth "${1:-}" xevb
 COST=$OUT/bench/ctl_auth_cost
-[[ -x $X ]] || { echo "bench-ctl-auth: $X not built (make -j2)" >&2; exit 1; }
-[[ -x $COST ]] || make --no-print-directory "$COST" >/dev/null || { echo "bench-ctl-auth: cannot build $COST" >&2; exit 1; }
-. scripts/lib/testbed.sh
-QUICK=${BENCH_QUICK:-}
-RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
-SECS=${CA_SECS:-$([[ -n $QUICK ]] && echo 2 || echo 3)}
+[[ -x $COST ]] || bench_make "$COST"
+bench_runs_secs 2 3 CA_SECS
 NB=${CA_BUILDERS:-2}
 TB_PREFIX="xca$$"
-TB_QUIET=1
-W=$(mktemp -d "/tmp/$TB_PREFIX.XXXXXX")
-PIDS=()
-tb_on_cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$W"
-}
+bench_testbed
 tb_up --sources 1 --builders "$NB" --sinks 0 --dfm 1 || exit 1
 (umask 077; head -c 32 /dev/urandom >"$W/run.key")
 
 point() {  # KEYED RUN -> one JSON line on stdout
-	local keyed=$1 run=$2 k
+	local keyed=$1 run=$2
 	local -a key=()
 	[[ $keyed == 1 ]] && key=(--key-file "$W/run.key")
-	PIDS=()
-	for ((k = 0; k < NB; k++)); do
-		ip netns exec "$(tb_ns builder "$k")" timeout $((SECS + 20)) "$X" build --dev eth0 --mode socket --udp \
-			--sources 0-3 --dfm 198.18.4.1:23901 --credits 1024 --no-forward --exit-on-eor --quiet \
-			--duration $((SECS + 15)) "${key[@]}" >/dev/null 2>"$W/b$k.err" &
-		PIDS+=($!)
-	done
-	ip netns exec "$(tb_ns source 0)" timeout $((SECS + 20)) "$X" source --dfm 198.18.4.1:23901 --udp \
-		--source-ids 0-3 --frag-size 16 --quiet --duration $((SECS + 15)) "${key[@]}" >/dev/null 2>"$W/s.err" &
-	PIDS+=($!)
-	ip netns exec "$(tb_ns dfm 0)" timeout $((SECS + 20)) "$X" dfm --listen 198.18.4.1:23901 --mode push \
-		--duration "$SECS" --pack 1 --wait-builders "$NB" --wait-sources 1 --json --interval 0 "${key[@]}" \
-		>"$W/dfm.json" 2>"$W/dfm.err"
-	sleep 0.3
-	for k in "${PIDS[@]}"; do kill -INT "$k" 2>/dev/null; done
-	for k in "${PIDS[@]}"; do wait "$k" 2>/dev/null; done
+	DFM_BUILD_ARGS=(--mode socket --udp "${key[@]}") DFM_SOURCE_ARGS=("${key[@]}") DFM_ARGS=("${key[@]}")
+	dfm_round "$NB" 1 push 16
 	python3 - "$W/dfm.json" "$keyed" "$run" <<'PY'
 import json, sys
 f, keyed, run = sys.argv[1], sys.argv[2] == "1", int(sys.argv[3])
@@ -71,12 +44,14 @@ print(json.dumps({"keyed": keyed, "run": run, "events_per_s": round(d["complete"
 PY
 }
 
+# One source process sends ids 0-3; one event per ASSIGN makes the control
+# plane the load: credits enough that builders never hold the DFM back.
+DFM_IDS=0-3 DFM_CREDITS=1024
 : >"$W/points"
 for ((r = 0; r < RUNS; r++)); do
 	point 0 "$r" >>"$W/points"
 	point 1 "$r" >>"$W/points"
 done
-mkdir -p "$OUT/bench"
 "$COST" >"$W/cost.json" || echo '{}' >"$W/cost.json"
 python3 - "$W/points" "$W/cost.json" "$OUT/bench/ctl_auth.json" "$NB" <<'PY'
 import json, statistics, sys

@@ -24,14 +24,10 @@
 #   an earlier daq.json this run does not measure). Full: about 15 minutes.
 # Writes OUT/bench/daq.json, daq.csv, daq-*.png.
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-X=$(realpath "$OUT/xevb")
-[[ -x $X ]] || { echo "bench-daq: $X not built (make -j2)" >&2; exit 1; }
-. scripts/lib/testbed.sh
-QUICK=${BENCH_QUICK:-}
-SECS=${DAQ_SECS:-$([[ -n $QUICK ]] && echo 2 || echo 3)}
-NS=(${DAQ_NS:-$([[ -n $QUICK ]] && echo "1 4" || echo "1 2 4 7")})
+. "$(dirname "$0")/lib_bench.sh"
+bench_start daq "${1:-}" xevb
+SECS=${DAQ_SECS:-$(quick_or 2 3)}
+NS=(${DAQ_NS:-$(quick_or "1 4" "1 2 4 7")})
 MODES=(${DAQ_MODES:-xdp socket})
 MTUS=(${DAQ_MTUS:-1500 9000})
 # The seed's axis (100 B .. 64 kB); what an MTU cannot carry is skipped.
@@ -44,15 +40,7 @@ else
 fi
 NMAX=0
 for n in "${NS[@]}"; do ((n > NMAX)) && NMAX=$n; done
-TB_QUIET=1
-W=$(mktemp -d "/tmp/xbdaq$$.XXXXXX")
-PIDS=()
-tb_on_cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
-}
+bench_testbed
 
 skip() {  # MODE MTU NS NB SIZE REASON
 	python3 -c 'import json, sys
@@ -62,28 +50,10 @@ print(json.dumps({"mode": m, "mtu": int(mtu), "sources": int(ns), "builders": in
 }
 
 point() {  # MODE MTU NSRC NBLD SIZE -> one JSON line on stdout
-	local mode=$1 mtu=$2 ns=$3 nb=$4 size=$5 k margs=()
-	[[ $mode == socket ]] && margs=(--mode socket --udp)
-	PIDS=()
-	for ((k = 0; k < nb; k++)); do
-		ip netns exec "$(tb_ns builder "$k")" timeout 40 "$X" build --dev eth0 "${margs[@]}" \
-			--sources "0-$((ns - 1))" --dfm 198.18.4.1:23901 --credits 50 --no-forward --exit-on-eor \
-			--quiet --interval 0 --json --duration 30 >"$W/b$k.json" 2>"$W/b$k.err" &
-		PIDS+=($!)
-	done
-	for ((k = 0; k < ns; k++)); do
-		ip netns exec "$(tb_ns source "$k")" timeout 40 "$X" source --dfm 198.18.4.1:23901 --dev eth0 \
-			--udp --source-ids "$k" --frag-size "$size" --quiet --duration 30 \
-			>/dev/null 2>"$W/s$k.err" &
-		PIDS+=($!)
-	done
-	ip netns exec "$(tb_ns dfm 0)" timeout 40 "$X" dfm --listen 198.18.4.1:23901 --mode push \
-		--duration "$SECS" --pack 1 --wait-builders "$nb" --wait-sources "$ns" --json --interval 0 \
-		--drain-ms 2000 >"$W/dfm.json" 2>"$W/dfm.err"
-	sleep 0.3
-	for k in "${PIDS[@]}"; do kill -INT "$k" 2>/dev/null; done
-	for k in "${PIDS[@]}"; do wait "$k" 2>/dev/null; done
-	PIDS=()
+	local mode=$1 mtu=$2 ns=$3 nb=$4 size=$5
+	DFM_BUILD_ARGS=()
+	[[ $mode == socket ]] && DFM_BUILD_ARGS=(--mode socket --udp)
+	dfm_round "$nb" "$ns" push "$size"
 	python3 - "$W" "$mode" "$mtu" "$ns" "$nb" "$size" <<'PY'
 import json, sys
 w, mode, mtu, ns, nb, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5]), int(sys.argv[6])
@@ -107,6 +77,7 @@ PY
 }
 
 : >"$W/points"
+DFM_ARGS=(--drain-ms 2000)
 for mtu in "${MTUS[@]}"; do
 	P="xbdq$$m$mtu"
 	tb_up --prefix "$P" --sources "$NMAX" --builders "$NMAX" --sinks 0 --dfm 1 --mtu "$mtu" || exit 1
@@ -127,10 +98,9 @@ for mtu in "${MTUS[@]}"; do
 			done
 		done
 	done
-	tb_down "$P"
-	TB_CREATED=${TB_CREATED/ $P/}
+	bench_tb_down "$P"
 done
-/usr/bin/python3 scripts/bench/benchlib.py write daq "$OUT/bench" "$W/points" ${BENCH_MERGE:+merge_key=key} seconds_per_point="$SECS" \
+bench_write daq "$W/points" ${BENCH_MERGE:+merge_key=key} seconds_per_point="$SECS" \
 	dfm='"push, --pack 1, builders --credits 50, triggered as fast as credits allow"' \
 	model='"veth default NAPI: receive work on the sender core; 2 shared cores"'
-/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" daq
+"$PY" scripts/bench/plots.py "$OUT/bench" daq

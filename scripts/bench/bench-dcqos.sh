@@ -23,14 +23,10 @@
 #   socket"), DCQ_CONFIGS ("1 6": sources into one builder). Full: ~8 min.
 # Writes OUT/bench/dcqos.json, dcqos.csv, dcqos-*.png.
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-X=$(realpath "$OUT/xevb")
-[[ -x $X ]] || { echo "bench-dcqos: $X not built (make -j2)" >&2; exit 1; }
-. scripts/lib/testbed.sh
-QUICK=${BENCH_QUICK:-}
-SECS=${DCQ_SECS:-$([[ -n $QUICK ]] && echo 2 || echo 3)}
-SIZES=(${DCQ_SIZES:-$([[ -n $QUICK ]] && echo "400 1400 4000" || echo "100 400 1000 1400 4000 16000")})
+. "$(dirname "$0")/lib_bench.sh"
+bench_start dcqos "${1:-}" xevb
+SECS=${DCQ_SECS:-$(quick_or 2 3)}
+SIZES=(${DCQ_SIZES:-$(quick_or "400 1400 4000" "100 400 1000 1400 4000 16000")})
 MODES=(${DCQ_MODES:-xdp socket})
 CONFIGS=(${DCQ_CONFIGS:-1 6})
 PORT_RATE=${BENCH_PORT_RATE:-200e6}
@@ -40,23 +36,14 @@ MTU=1500
 MAXFRAG=$((MTU - 56))
 NMAX=0
 for n in "${CONFIGS[@]}"; do ((n > NMAX)) && NMAX=$n; done
-TB_QUIET=1
-W=$(mktemp -d "/tmp/xbdcq$$.XXXXXX")
-PIDS=()
-tb_on_cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
-}
+bench_testbed
 tb_up --prefix "xbdq$$" --sources "$NMAX" --builders 1 --sinks 0 --dfm 1 --mtu "$MTU" || exit 1
 SW=$(tb_switch)
 BPORT=$(tb_port builder 0)
 DEST=$(tb_addr builder 0)
 
 point() {  # BMODE DFMMODE NSRC SIZE SHAPE(none|RATE) -> one JSON line
-	local mode=$1 dm=$2 ns=$3 size=$4 shape=$5 k margs=()
-	[[ $mode == socket ]] && margs=(--mode socket --udp)
+	local mode=$1 dm=$2 ns=$3 size=$4 shape=$5 k
 	tc -n "$SW" qdisc del dev "$BPORT" root 2>/dev/null
 	tc -n "$SW" qdisc add dev "$BPORT" root handle 1: tbf rate "${PORT_BPS}bit" burst 15000 limit "$PORT_BUF"
 	if [[ $shape != none ]]; then
@@ -64,24 +51,9 @@ point() {  # BMODE DFMMODE NSRC SIZE SHAPE(none|RATE) -> one JSON line
 			tb_exec source "$k" "$X" shape set --dev eth0 --dst "$DEST" --rate "$shape" 2>>"$W/shape.err"
 		done
 	fi
-	PIDS=()
-	ip netns exec "$(tb_ns builder 0)" timeout 40 "$X" build --dev eth0 "${margs[@]}" \
-		--sources "0-$((ns - 1))" --dfm 198.18.4.1:23901 --credits 50 --no-forward --exit-on-eor \
-		--quiet --interval 0 --json --duration 30 >"$W/b.json" 2>"$W/b.err" &
-	PIDS+=($!)
-	for ((k = 0; k < ns; k++)); do
-		ip netns exec "$(tb_ns source "$k")" timeout 40 "$X" source --dfm 198.18.4.1:23901 --dev eth0 \
-			--udp --source-ids "$k" --frag-size "$size" --quiet --duration 30 \
-			>/dev/null 2>"$W/s$k.err" &
-		PIDS+=($!)
-	done
-	ip netns exec "$(tb_ns dfm 0)" timeout 40 "$X" dfm --listen 198.18.4.1:23901 --mode "$dm" \
-		--duration "$SECS" --pack 1 --wait-builders 1 --wait-sources "$ns" --json --interval 0 \
-		--drain-ms 2000 >"$W/dfm.json" 2>"$W/dfm.err"
-	sleep 0.3
-	for k in "${PIDS[@]}"; do kill -INT "$k" 2>/dev/null; done
-	for k in "${PIDS[@]}"; do wait "$k" 2>/dev/null; done
-	PIDS=()
+	DFM_BUILD_ARGS=()
+	[[ $mode == socket ]] && DFM_BUILD_ARGS=(--mode socket --udp)
+	dfm_round 1 "$ns" "$dm" "$size"
 	tc -n "$SW" -s -j qdisc show dev "$BPORT" >"$W/port.json"
 	if [[ $shape != none ]]; then
 		for ((k = 0; k < ns; k++)); do tb_exec source "$k" "$X" shape clear --dev eth0 2>>"$W/shape.err"; done
@@ -91,7 +63,7 @@ import json, sys
 w, mode, dm, ns, size, shape = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), int(sys.argv[5]), sys.argv[6]
 sys.path.insert(0, "scripts/bench")
 from benchlib import summary_json as merged
-d, b = merged(w + "/dfm.json"), merged(w + "/b.json")
+d, b = merged(w + "/dfm.json"), merged(w + "/b0.json")
 try:
     port = [q for q in json.load(open(w + "/port.json")) if q["kind"] == "tbf"][0]
 except Exception:
@@ -114,6 +86,7 @@ PY
 }
 
 : >"$W/points"
+DFM_ARGS=(--drain-ms 2000)
 for ns in "${CONFIGS[@]}"; do
 	share=$(python3 -c "print(int(0.95 * $PORT_RATE / $ns))")
 	for mode in "${MODES[@]}"; do
@@ -135,7 +108,7 @@ print(json.dumps({"mode": m, "dfm_mode": dm, "sources": int(ns), "config": ns + 
 		done
 	done
 done
-/usr/bin/python3 scripts/bench/benchlib.py write dcqos "$OUT/bench" "$W/points" seconds_per_point="$SECS" \
+bench_write dcqos "$W/points" seconds_per_point="$SECS" \
 	port="\"tbf $((PORT_BPS / 1000000)) Mbit/s, limit $PORT_BUF B on the builder's switch port (1 GbE scaled 5x)\"" \
 	dfm='"--pack 1, builder --credits 50, re-ask after 100 ms up to 3 times; triggered as fast as credits allow"'
-/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" dcqos
+"$PY" scripts/bench/plots.py "$OUT/bench" dcqos

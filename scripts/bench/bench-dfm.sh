@@ -9,48 +9,18 @@
 # usage: scripts/bench/bench-dfm.sh [OUT]   env: BENCH_QUICK=1 (short scan),
 #        DFM_SECS (seconds per point; 2 quick, 3 full), DFM_NMAX (7 full, 4 quick)
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-X=$(realpath "$OUT/xevb")
-[[ -x $X ]] || { echo "bench-dfm: $X not built (make -j2)" >&2; exit 1; }
-. scripts/lib/testbed.sh
-QUICK=${BENCH_QUICK:-}
-SECS=${DFM_SECS:-$([[ -n $QUICK ]] && echo 2 || echo 3)}
-NMAX=${DFM_NMAX:-$([[ -n $QUICK ]] && echo 4 || echo 7)}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start dfm "${1:-}" xevb
+SECS=${DFM_SECS:-$(quick_or 2 3)}
+NMAX=${DFM_NMAX:-$(quick_or 4 7)}
 if [[ -n $QUICK ]]; then SIZES=(100 1000); NS=(1 "$NMAX"); else SIZES=(100 400 1000 1400); NS=(1 2 3 5 "$NMAX"); fi
 TB_PREFIX="xbd$$"
-TB_QUIET=1
-W=$(mktemp -d "/tmp/$TB_PREFIX.XXXXXX")
-PIDS=()
-tb_on_cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$W"
-}
+bench_testbed
 tb_up --sources "$NMAX" --builders "$NMAX" --sinks 0 --dfm 1 || exit 1
 
 point() {  # MODE NSRC NBLD SIZE -> one JSON line on stdout
-	local mode=$1 ns=$2 nb=$3 size=$4 k
-	PIDS=()
-	for ((k = 0; k < nb; k++)); do
-		ip netns exec "$(tb_ns builder "$k")" timeout $((SECS + 20)) "$X" build --dev eth0 --mode socket --udp \
-			--sources "0-$((ns - 1))" --dfm 198.18.4.1:23901 --credits 50 --no-forward --exit-on-eor \
-			--quiet --duration $((SECS + 15)) >/dev/null 2>"$W/b$k.err" &
-		PIDS+=($!)
-	done
-	for ((k = 0; k < ns; k++)); do
-		ip netns exec "$(tb_ns source "$k")" timeout $((SECS + 20)) "$X" source --dfm 198.18.4.1:23901 \
-			--udp --source-ids "$k" --frag-size "$size" --quiet --duration $((SECS + 15)) \
-			>/dev/null 2>"$W/s$k.err" &
-		PIDS+=($!)
-	done
-	ip netns exec "$(tb_ns dfm 0)" timeout $((SECS + 20)) "$X" dfm --listen 198.18.4.1:23901 --mode "$mode" \
-		--duration "$SECS" --pack 1 --wait-builders "$nb" --wait-sources "$ns" --json --interval 0 \
-		>"$W/dfm.json" 2>"$W/dfm.err"
-	sleep 0.3
-	for k in "${PIDS[@]}"; do kill -INT "$k" 2>/dev/null; done
-	for k in "${PIDS[@]}"; do wait "$k" 2>/dev/null; done
+	local mode=$1 ns=$2 nb=$3 size=$4
+	dfm_round "$nb" "$ns" "$mode" "$size"
 	python3 - "$W/dfm.json" "$mode" "$ns" "$nb" "$size" <<'PY'
 import json, sys
 f, mode, ns, nb, size = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4]), int(sys.argv[5])
@@ -69,6 +39,7 @@ PY
 }
 
 : >"$W/points"
+DFM_BUILD_ARGS=(--mode socket --udp)
 for mode in push pull; do
 	for size in "${SIZES[@]}"; do
 		for n in "${NS[@]}"; do
@@ -80,7 +51,6 @@ for mode in push pull; do
 		done
 	done
 done
-mkdir -p "$OUT/bench"
 python3 - "$W/points" "$OUT/bench/dfm.json" "$(nproc)" <<'PY'
 import json, os, sys
 sys.path.insert(0, "scripts/bench")
@@ -99,4 +69,4 @@ for p in pts:
           " ".join("%s %d" % kv for kv in sorted(p.get("lost_by_reason", {}).items())) or "-"))
 print("wrote", sys.argv[2])
 PY
-/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" dfm || true
+"$PY" scripts/bench/plots.py "$OUT/bench" dfm || true

@@ -56,19 +56,13 @@
 # run back to back (A/B in one run); results carry "variant". ARGS may
 # start with bin=PATH: that xevb binary instead (A/B of code changes).
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-# make's targets are relative to the repository: an absolute OUT works too.
-OUT=$(realpath -m --relative-to="$ROOT" "$OUT")
-QUICK=${BENCH_QUICK:-}
-RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
-SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1.5 || echo 3)}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start e2e "${1:-}"
+bench_runs_secs 1.5 3
 CASES=${BENCH_CASES:-l1 big}
 MODELS=${BENCH_MODELS:-gateway split}
 PATHS=${BENCH_PATHS:-bridge direct}
 BUILDER_NICE=${BENCH_BUILDER_NICE:-0}
-X=$ROOT/$OUT/xevb
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 DROP=$ROOT/$OUT/bpf/xevb_drop.bpf.o
 MODES=${BENCH_MODES:-drop bare xdp socket}
@@ -83,34 +77,23 @@ INTERLEAVE=${BENCH_INTERLEAVE:-}
 IL_MODES=()
 [[ ${#VARIANTS[@]} -gt 0 ]] || VARIANTS=(":")
 HELP=$ROOT/scripts/bench/e2e.py
-TMP=$(mktemp -d /tmp/xevb-e2e.XXXXXX)
-RESULTS=$TMP/results.jsonl
-CAL=$TMP/calibration.jsonl
+RESULTS=$W/results.jsonl
+CAL=$W/calibration.jsonl
 SINK_PORT=5000
-
-. scripts/lib/testbed.sh
-export TB_QUIET=1
 
 # xevb build leaves a lock file (and, if killed, a stats file) per namespace
 # in /run/xevb, named by the namespace's inode: ours go with our namespaces.
-# Runs first in the testbed's EXIT trap; the testbed then removes the
-# namespaces (and with them veths, XDP programs, napi threads).
-tb_on_cleanup() {
-	stop_bg
-	stats_off
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
-}
-
-make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" "$OUT/bpf/xevb_drop.bpf.o" >/dev/null
-. scripts/bench/lib_bench.sh   # wait_for, stop_bg, napi_pids, ksoftirqd, set_model, direct_link
+bench_testbed
+bench_on_exit() { stats_off; }
+bench_make "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" "$OUT/bpf/xevb_drop.bpf.o"
 
 # BPF run-time statistics on (held by a helper process) or off again.
 STATS_PID=
 stats_on() {
 	[[ -n $STATS_PID ]] && return 0
-	python3 "$HELP" hold-stats >"$TMP/stats.on" &
+	python3 "$HELP" hold-stats >"$W/stats.on" &
 	STATS_PID=$!
-	wait_for "$TMP/stats.on" '^on' "$STATS_PID" && return 0
+	wait_for "$W/stats.on" '^on' "$STATS_PID" && return 0
 	echo "cannot enable BPF run-time statistics: no xdp_prog_ns_per_packet" >&2
 	STATS_PID=
 	return 1
@@ -123,7 +106,6 @@ stats_off() {
 }
 stats_held() { [[ -n $STATS_PID ]] && echo 1 || echo 0; }
 
-mkdir -p "$OUT/bench"
 : >"$RESULTS"
 : >"$CAL"
 [[ -n $BPF_STATS ]] && { stats_on || exit 1; }
@@ -140,6 +122,18 @@ run_point() {
 	return $rc
 }
 
+# run_variants CASE MODEL MODE FWD RUN: run_point once per variant of
+# BENCH_VARIANTS if MODE is among BENCH_VARIANT_MODES (once otherwise),
+# back to back.
+run_variants() {
+	local v variants=(":")
+	[[ " $VARIANT_MODES " == *" $3 "* ]] && variants=("${VARIANTS[@]}")
+	for v in "${variants[@]}"; do
+		run_point "$@" "${v%%:*}" "${v#*:}" ||
+			echo "  $PATH_NAME $1 $2 $3 ${v%%:*} fwd=$4 run $5: FAILED" >&2
+	done
+}
+
 # Variant ARGS without the bench's own leading words (bin=PATH, stats=1).
 strip_vargs() {
 	local a=$1
@@ -151,7 +145,7 @@ strip_vargs() {
 
 run_one() {
 	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 vname=${6:-} vargs=${7:-}
-	local d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5${vname:+-$vname}
+	local d=$W/$PATH_NAME-$1-$2-$3-$4-$5${vname:+-$vname}
 	local bargs=() bpid spid="" napi=$SOCK_NAPI nice=0 xb=$X secs=$SECS res=$RESULTS
 	# a variant "bin=PATH ARGS" runs another build of xevb (A/B of code)
 	if [[ $vargs == bin=* ]]; then
@@ -250,7 +244,7 @@ print("  %-6s %-4s %-7s %-6s fwd=%d run %s%s: %.3f Mfr/s (tx %.3f), loss %.2f%%,
 # The XDP_DROP ceiling: the drop program is on BDEV already (main loop),
 # SOCK_NAPI its napi thread; the generator as in run_one, no builder.
 run_drop() {
-	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 vname=${6:-} d=$TMP/$PATH_NAME-$1-$2-$3-$4-$5${6:+-$6}
+	local case=$1 model=$2 mode=$3 fwd=$4 run=$5 vname=${6:-} d=$W/$PATH_NAME-$1-$2-$3-$4-$5${6:+-$6}
 	local secs=$SECS res=$RESULTS
 	[[ -n $CAL_RUN ]] && secs=$CAL_SECS res=$CAL
 	local roles=(ksoftirqd0="$(ksoftirqd 0)" ksoftirqd1="$(ksoftirqd 1)")
@@ -315,12 +309,10 @@ for case in $CASES; do
 			SOCK_NAPI=
 			for mode in $MODES; do
 				if [[ $mode == drop || ($mode == socket && -z $SOCK_OWN_XDP) ]]; then
-					napi_pids >"$TMP/napi-sock"
+					napi_pids >"$W/napi-sock"
 					ip -n "$BNS" link set dev "$BDEV" xdpdrv obj "$([[ $mode == drop ]] && echo "$DROP" || echo "$PASS")" sec xdp
-					SOCK_NAPI=$(set_model "$model" "$TMP/napi-sock" | head -1)
+					SOCK_NAPI=$(set_model "$model" "$W/napi-sock" | head -1)
 				fi
-				local_variants=(":")
-				[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
 				# The XDP program's cost: one short run with BPF statistics on.
 				if [[ -z $BPF_STATS && -z ${CAL_DONE[$case-$model-$mode]:-} ]] && stats_on; then
 					CAL_DONE[$case-$model-$mode]=1
@@ -336,10 +328,7 @@ for case in $CASES; do
 				for fwd in $FWDS; do
 					[[ ($mode == bare || $mode == drop) && $fwd == 1 ]] && continue
 					for ((run = 1; run <= RUNS; run++)); do
-						for v in "${local_variants[@]}"; do
-							run_point "$case" "$model" "$mode" "$fwd" "$run" "${v%%:*}" "${v#*:}" ||
-								echo "  $PATH_NAME $case $model $mode ${v%%:*} fwd=$fwd run $run: FAILED" >&2
-						done
+						run_variants "$case" "$model" "$mode" "$fwd" "$run"
 					done
 				done
 				if [[ $mode == socket || $mode == drop ]]; then
@@ -354,12 +343,7 @@ for case in $CASES; do
 					for ((run = 1; run <= RUNS; run++)); do
 						for mode in "${IL_MODES[@]}"; do
 							[[ $mode == bare && $fwd == 1 ]] && continue
-							local_variants=(":")
-							[[ " $VARIANT_MODES " == *" $mode "* ]] && local_variants=("${VARIANTS[@]}")
-							for v in "${local_variants[@]}"; do
-								run_point "$case" "$model" "$mode" "$fwd" "$run" "${v%%:*}" "${v#*:}" ||
-									echo "  $PATH_NAME $case $model $mode ${v%%:*} fwd=$fwd run $run: FAILED" >&2
-							done
+							run_variants "$case" "$model" "$mode" "$fwd" "$run"
 						done
 					done
 				done
@@ -367,8 +351,7 @@ for case in $CASES; do
 			fi
 		done
 	done
-	tb_down "$P"
-	TB_CREATED=${TB_CREATED/ $P/}
+	bench_tb_down "$P"
 done
 
 meta=$(SOCK_OWN_XDP=$SOCK_OWN_XDP python3 -c '
@@ -388,5 +371,5 @@ print(json.dumps({"kernel": os.uname().release, "loadavg_at_end": os.getloadavg(
             "big case at MTU 3500: non-frags XDP programs cannot attach to a veth whose peer MTU is 9000"]}))' "$RUNS" "$SECS" "$([[ -n $BPF_STATS ]] && echo 1 || echo 0)" "$CAL_SECS" "$([[ -n $INTERLEAVE ]] && echo 1 || echo 0)")
 rc=0
 python3 "$HELP" report "$RESULTS" "$OUT/bench/e2e.json" "$meta" "$CAL" || rc=$?
-/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" e2e || true
+"$PY" scripts/bench/plots.py "$OUT/bench" e2e || true
 exit $rc

@@ -103,18 +103,14 @@
 #   BENCH_QUICK=1 GW_FLOWS=l1 GW_IMPLS=" " GW_VARIANTS=dfm BENCH_MERGE=1 scripts/bench/bench-gateway.sh
 # Writes OUT/bench/gateway.json, gateway.csv, gateway-*.png.
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-X=$ROOT/$OUT/xevb
+. "$(dirname "$0")/lib_bench.sh"
+bench_start gateway "${1:-}" xevb bpf/xevb_pass.bpf.o
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 DROP=$ROOT/$OUT/bpf/xevb_drop.bpf.o
-[[ -x $X && -e $PASS ]] || { echo "bench-gateway: $X or $PASS not built (make -j2)" >&2; exit 1; }
-QUICK=${BENCH_QUICK:-}
-SECS=${GW_SECS:-$([[ -n $QUICK ]] && echo 1 || echo 2)}
-STEPS=${GW_STEPS:-$([[ -n $QUICK ]] && echo 2 || echo 5)}
+SECS=${GW_SECS:-$(quick_or 1 2)}
+STEPS=${GW_STEPS:-$(quick_or 2 5)}
 FLOWS=${GW_FLOWS:-l1 hlt}
-IMPLS=${GW_IMPLS:-$([[ -n $QUICK ]] && echo "socket socket+fwd xdp xdp+fwd" || echo "bare socket socket+fwd xdp xdp+fwd")}
+IMPLS=${GW_IMPLS:-$(quick_or "socket socket+fwd xdp xdp+fwd" "bare socket socket+fwd xdp xdp+fwd")}
 VARIANTS=${GW_VARIANTS-dfm pack32 mtu3500}
 MODEL=${GW_MODEL:-split}
 NAPI_FIFO=${GW_NAPI_FIFO:-50}
@@ -130,15 +126,15 @@ DFM_SOURCE=${GW_DFM_SOURCE:-live}
 TOL=${BENCH_LOSS_TOL:-1e-4}
 SWITCH=${BENCH_SWITCH:-xdp}
 [[ $SWITCH == xdp || $SWITCH == bridge ]] || { echo "bench-gateway: BENCH_SWITCH=$SWITCH: xdp or bridge" >&2; exit 2; }
-W=$(mktemp -d /tmp/xbgw$$.XXXXXX)
-. scripts/lib/testbed.sh
-export TB_QUIET=1
+bench_testbed
 
-tb_on_cleanup() {
-	stop_bg
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
+# probe_cores FILE BPID: cpu0 and cpu1 of /proc/stat, then "builder TICKS"
+# while the builder BPID (if any) runs.
+probe_cores() {
+	grep '^cpu[01] ' /proc/stat >"$1"
+	[[ -n $2 ]] && awk '{print "builder", $14 + $15}' "/proc/$2/stat" >>"$1" 2>/dev/null
+	return 0
 }
-. scripts/bench/lib_bench.sh   # wait_for, stop_bg, direct_link, bisect_rate
 
 # probe IMPL FPS -> one JSON line: offered and received frames/s, loss.
 # FPS 0: unpaced. Uses NSRC PACK FRAG BNS SRCNS SNS BADDR SADDR, and NSEG
@@ -182,8 +178,7 @@ probe() {
 			{ echo "builder did not start: $(tail -3 "$d/build.err")" >&2; stop_bg; return 1; }
 	fi
 	gw_model || { echo "GW_MODEL=gateway: no napi thread on the builder's eth1" >&2; stop_bg; return 1; }
-	grep '^cpu[01] ' /proc/stat >"$d/cpu0"
-	[[ -n $bpid ]] && awk '{print "builder", $14 + $15}' "/proc/$bpid/stat" >>"$d/cpu0" 2>/dev/null
+	probe_cores "$d/cpu0" "$bpid"
 	# events/s per source for FPS frames/s in all: FPS x pack / sources
 	rate=$(python3 -c "print('%.3f' % ($fps * $PACK / $NSRC / ${NSEG:-1}))")
 	ip netns exec "$SRCNS" taskset -c 0 nice -n "$nice" "$X" source --dest "$BADDR" --dev eth1 \
@@ -191,13 +186,12 @@ probe() {
 		--pack "$PACK" --frag-size "$FRAG" --duration "$SECS" --rate "$rate" --no-end-of-run --json --quiet \
 		>"$d/src.json" 2>"$d/src.err" || echo "source failed: $(tail -2 "$d/src.err")" >&2
 	# how busy each core was while the generator ran (where the time went)
-	grep '^cpu[01] ' /proc/stat >"$d/cpu1"
-	[[ -n $bpid ]] && awk '{print "builder", $14 + $15}' "/proc/$bpid/stat" >>"$d/cpu1" 2>/dev/null
+	probe_cores "$d/cpu1" "$bpid"
 	sleep 0.3 # the rings drain
 	# the builder's CPU time (user + system, clock ticks) over the whole probe
 	local bticks=0
 	if [[ -n $bpid ]]; then
-		bticks=$(awk '{print $14 + $15}' "/proc/$bpid/stat" 2>/dev/null || echo 0)
+		bticks=$(proc_ticks "$bpid")
 		kill -INT "$bpid" 2>/dev/null
 		wait "$bpid" 2>/dev/null
 	else
@@ -390,10 +384,10 @@ cpu_snap() {
 		echo "wall $(date +%s.%N)"
 		grep '^cpu[0-9]' /proc/stat
 		for p in "$@"; do
-			echo "${p%%:*} $(awk '{print $14 + $15}' "/proc/${p#*:}/stat" 2>/dev/null || echo 0)"
+			echo "${p%%:*} $(proc_ticks "${p#*:}")"
 		done
 		for k in $(pgrep -x 'ksoftirqd/[01]'); do
-			echo "$(cat "/proc/$k/comm") $(awk '{print $14 + $15}' "/proc/$k/stat")"
+			echo "$(cat "/proc/$k/comm") $(proc_ticks "$k")"
 		done
 	} >"$f"
 }
@@ -509,6 +503,16 @@ gw_sink_rps() {
 		{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
 }
 
+# gw_testbed PREFIX MTU: the testbed of one MTU (a source, a builder, a
+# sink, the DFM) with the direct link; sets SRCNS BNS SNS BADDR SADDR SRCADDR.
+gw_testbed() {
+	tb_up --prefix "$1" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$2" || exit 1
+	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
+	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
+	direct_link "$SRCNS" "$BNS" "$2" || exit 1
+	gw_sink_rps
+}
+
 # The segment scan (GW_FLOWS=seg, see the header): per MTU a testbed, per
 # fragment size each implementation; its own results file.
 seg_scan() {
@@ -516,11 +520,7 @@ seg_scan() {
 	: >"$W/results"   # after the gateway rows were written
 	for mtu in ${GW_SEG_MTUS:-1500 9000}; do
 		P="xbgs$$m$mtu"
-		tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
-		SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
-		BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
-		direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
-		gw_sink_rps
+		gw_testbed "$P" "$mtu"
 		MTU=$mtu PACK=1 NSRC=${GW_SEG_NSRC:-4}
 		for FRAG in ${GW_SEG_SIZES:-1000 2000 4000 8000 16000 32000 64000}; do
 			for impl in ${GW_SEG_IMPLS:-xdp+fwd socket+fwd}; do
@@ -535,12 +535,11 @@ seg_scan() {
 				[[ $impl == socket* || $impl == drop ]] && ip -n "$BNS" link set dev eth1 xdpdrv off 2>/dev/null
 			done
 		done
-		tb_down "$P"
-		TB_CREATED=${TB_CREATED/ $P/}
+		bench_tb_down "$P"
 	done
-	/usr/bin/python3 scripts/bench/benchlib.py write segments-live "$OUT/bench" "$W/results" \
+	bench_write segments-live "$W/results" \
 		${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" bisection_steps="$STEPS" loss_tolerance="$TOL" \
-		quick="$([[ -n $QUICK ]] && echo true || echo false)" \
+		quick="$(quick_or true false)" \
 		model='"direct veth pair, live generator (segments of at most a 3408-byte live frame) XDP_TX on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', forwarding to a farm node checking every byte on CPU 0, '"$(model_text)"'; 2 shared cores"'
 	python3 - "$OUT/bench/segments-live.json" <<'PY'
 import json, sys
@@ -558,11 +557,7 @@ for mtu in 1500 3500; do
 	[[ -z ${MAIN_FLOWS// /} ]] && break
 	[[ $mtu == 3500 && " $VARIANTS " != *" mtu3500 "* ]] && continue
 	P="xbgw$$m$mtu"
-	tb_up --prefix "$P" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$mtu" || exit 1
-	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
-	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
-	direct_link "$SRCNS" "$BNS" "$mtu" || exit 1
-	gw_sink_rps
+	gw_testbed "$P" "$mtu"
 	for flow in $MAIN_FLOWS; do
 		case $flow in
 		l1) NSRC=126 FRAG=32 ;;
@@ -598,8 +593,7 @@ for mtu in 1500 3500; do
 			run_flow_set "$flow" 3500 "$([[ $flow == l1 ]] && echo 75 || echo 29)" " MTU 3500 pack $([[ $flow == l1 ]] && echo 75 || echo 29)" xdp+fwd
 		fi
 	done
-	tb_down "$P"
-	TB_CREATED=${TB_CREATED/ $P/}
+	bench_tb_down "$P"
 done
 model_text() {
 	if [[ $MODEL == gateway ]]; then
@@ -611,10 +605,10 @@ model_text() {
 	echo
 }
 if [[ -n ${MAIN_FLOWS// /} ]]; then
-/usr/bin/python3 scripts/bench/benchlib.py write gateway "$OUT/bench" "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
+bench_write gateway "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
 	bisection_steps="$STEPS" loss_tolerance="$TOL" \
 	model='"direct veth pair, generator XDP_TX on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', '"$(model_text)"'; 2 shared cores"'
-/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" gateway
+"$PY" scripts/bench/plots.py "$OUT/bench" gateway
 python3 - "$OUT/bench/gateway.json" <<'PY'
 import json, sys
 d = json.load(open(sys.argv[1]))

@@ -20,49 +20,20 @@
 # of each point and writes the top symbols to DIR/<point>.txt.
 # Writes $OUT/bench/jumbo.json, jumbo.csv and jumbo-*.png.
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-X=$(realpath "$OUT/xevb")
-QUICK=${BENCH_QUICK:-}
-RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
-SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1.5 || echo 3)}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start jumbo "${1:-}" xevb
+bench_runs_secs 1.5 3
 POINTS=${BENCH_POINTS:-"jumbo:xdp:none jumbo:socket:none jumbo:xdp:writev jumbo:xdp:zerocopy
 	jumbo:socket:writev jumbo:socket:zerocopy l1:xdp:writev l1:xdp:zerocopy"}
-# matplotlib comes from Debian's python3 (install-deps.sh), not a pyenv one.
-PY=$([[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || command -v python3)
 HZ=$(getconf CLK_TCK)
-
-# shellcheck source=../lib/testbed.sh
-. scripts/lib/testbed.sh
-TB_QUIET=1
-W=$(mktemp -d /tmp/xevbjumbo.XXXXXX)
-BG=()
-tb_on_cleanup() {
-	local p
-	for p in "${BG[@]}"; do kill -INT "$p" 2>/dev/null || true; done
-	for p in "${BG[@]}"; do wait "$p" 2>/dev/null || true; done
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $W" >&2 || rm -rf "$W"
-}
+bench_testbed
 tb_up --prefix "xb$$jmb" --sources 1 --builders 1 --sinks 1 --mtu 9000 >/dev/null
 SRCNS=$(tb_ns source 0)
 BNS=$(tb_ns builder 0)
 KNS=$(tb_ns sink 0)
 DEST=$(tb_addr builder 0)
 SINK="$(tb_addr sink 0):5000"
-mkdir -p "$OUT/bench"
 : >"$W/rows.jsonl"
-
-# CPU ticks (user + system) of PID, all threads.
-ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
-# The xevb under timeout(1) / ip netns exec: its pid.
-child_xevb() {
-	local i p
-	for ((i = 0; i < 50; i++)); do
-		p=$(pgrep -P "$1" -x xevb || true)
-		[[ -n $p ]] && { echo "$p"; return; }
-		sleep 0.05
-	done
-}
 
 run_point() { # CASE MODE FWD RUN
 	local case=$1 mode=$2 fwd=$3 run=$4 d="$W/$1-$2-$3-$4" bopts=() sopts=() bpid spid kpid xp t0 t1 perfpid=
@@ -82,19 +53,16 @@ run_point() { # CASE MODE FWD RUN
 		ip netns exec "$KNS" taskset -c 0 timeout 60 "$X" sink --listen "$SINK" --ready-file "$d/ready" \
 			--json --stats-interval 0 --duration 40 >"$d/sink.json" 2>"$d/sink.err" &
 		kpid=$!
-		BG+=("$kpid")
-		for ((t0 = 0; t0 < 100; t0++)); do [[ -s $d/ready ]] && break; sleep 0.05; done
+		BG_PIDS+=("$kpid")
+		wait_for "$d/ready" . "$kpid" || true
 	fi
 	ip netns exec "$BNS" taskset -c 1 timeout 60 "$X" build --dev eth0 --sources 0-3 --json --quiet \
 		--duration 40 --window 65536 --timeout-ms 100 "${bopts[@]}" >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
-	BG+=("$bpid")
-	for ((t0 = 0; t0 < 100; t0++)); do
-		grep -qE 'AF_XDP socket on|on a kernel socket' "$d/build.err" 2>/dev/null && break
-		sleep 0.05
-	done
+	BG_PIDS+=("$bpid")
+	wait_for "$d/build.err" 'AF_XDP socket on|on a kernel socket' "$bpid" || true
 	xp=$(child_xevb "$bpid")
-	t0=$(ticks "$xp")
+	t0=$(proc_ticks "$xp")
 	if [[ -n ${BENCH_PERF:-} && $run == "$RUNS" ]]; then
 		mkdir -p "$BENCH_PERF"
 		perf record -q -e cpu-clock -C 1 -g -o "$W/perf.data" -- sleep "$SECS" >/dev/null 2>&1 &
@@ -104,7 +72,7 @@ run_point() { # CASE MODE FWD RUN
 		--duration "$SECS" --no-end-of-run --json --quiet >"$d/src.json" 2>"$d/src.err" ||
 		echo "source failed: $(tail -2 "$d/src.err")" >&2
 	sleep 0.4 # the rings drain
-	t1=$(ticks "$xp")
+	t1=$(proc_ticks "$xp")
 	[[ -n $perfpid ]] && wait "$perfpid"
 	kill -INT "$bpid" 2>/dev/null || true
 	wait "$bpid" || echo "builder exit status $? ($case $mode $fwd): $(tail -2 "$d/build.err")" >&2
@@ -113,7 +81,7 @@ run_point() { # CASE MODE FWD RUN
 		kill -INT "$kpid" 2>/dev/null || true
 		wait "$kpid" || true
 	fi
-	BG=()
+	BG_PIDS=()
 	if [[ -n $perfpid ]]; then
 		{
 			echo "# CPU 1 (the builder's core) by task and object, then the top symbols"
@@ -160,11 +128,12 @@ for p in $POINTS; do
 done
 
 "$PY" - "$W/rows.jsonl" "$OUT/bench" "$RUNS" "$SECS" <<'PY'
-import csv, json, os, statistics, subprocess, sys
+import json, os, statistics, sys
+sys.path.insert(0, "scripts/bench")
+import benchlib
 rows = [json.loads(l) for l in open(sys.argv[1])]
 out, runs, secs = sys.argv[2], sys.argv[3], sys.argv[4]
-meta = json.loads(subprocess.run([sys.executable, "scripts/bench/meta.py", "BENCH_RUNS=" + runs,
-                                  "BENCH_SECONDS=" + secs], capture_output=True, text=True).stdout or "{}")
+meta = benchlib.meta(["BENCH_RUNS=" + runs, "BENCH_SECONDS=" + secs])
 keys = ["rx_fps", "rx_gbps", "builder_ns_per_frame", "out_gbps", "sent_pps"]
 med = []
 for pt in dict.fromkeys((r["case"], r["mode"], r["fwd"]) for r in rows):
@@ -177,10 +146,7 @@ for pt in dict.fromkeys((r["case"], r["mode"], r["fwd"]) for r in rows):
     m["sink_errors"] = sum(r["sink_errors"] or 0 for r in rs)
     med.append(m)
 json.dump(dict(meta=meta, results=rows, medians=med), open(os.path.join(out, "jumbo.json"), "w"), indent=1)
-with open(os.path.join(out, "jumbo.csv"), "w", newline="") as f:
-    w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
-    w.writeheader()
-    w.writerows(rows)
+benchlib.write_csv(rows, os.path.join(out, "jumbo.csv"))
 print("%-6s %-6s %-8s %10s %8s %10s %8s %7s %6s" % ("case", "mode", "forward", "frames/s", "Gb/s",
       "ns/frame", "out Gb/s", "drops", "runs"))
 for m in med:

@@ -57,13 +57,9 @@
 # BENCH_KEEP=1 keeps the per-run files; BENCH_PERF=DIR records `perf record -g`
 # of the builder's threads for each run into DIR.
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-OUT=$(realpath -m --relative-to="$ROOT" "$OUT")
-QUICK=${BENCH_QUICK:-}
-RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
-SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1.5 || echo 3)}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start mq "${1:-}"
+bench_runs_secs 1.5 3
 CASES=${BENCH_CASES:-l1 hlt one}
 CONFIGS=${BENCH_CONFIGS:-w1 w2 w1c w2c}
 COALESCE=${BENCH_COALESCE:-200}
@@ -73,41 +69,28 @@ MFPS=${BENCH_MFPS:-}
 # Paced, the two generators start some ms apart and stay so: time out later.
 TMO=${BENCH_TIMEOUT_MS:-$([[ -n $MFPS ]] && echo 200 || echo 20)}
 NSRC=64
-X=$ROOT/$OUT/xevb
 PASS=$ROOT/$OUT/bpf/xevb_pass.bpf.o
 HELP=$ROOT/scripts/bench/mq.py
-# Debian's python3 has python3-matplotlib (install-deps.sh); a pyenv one may not.
-PY=$([[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || echo python3)
-TMP=$(mktemp -d /tmp/xevb-mq.XXXXXX)
-ROWS=$TMP/rows.jsonl
+ROWS=$W/rows.jsonl
 BPID=
 
-. scripts/lib/testbed.sh
-export TB_QUIET=1
-
-tb_on_cleanup() {
-	if [[ -n $BPID ]]; then
-		kill -INT "$BPID" 2>/dev/null || true
-		sleep 0.5
-		kill -KILL "$BPID" 2>/dev/null || true
-		wait "$BPID" 2>/dev/null || true
-	fi
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
+bench_testbed
+bench_on_exit() {
+	[[ -n $BPID ]] || return 0
+	kill -INT "$BPID" 2>/dev/null || true
+	sleep 0.5
+	kill -KILL "$BPID" 2>/dev/null || true
+	wait "$BPID" 2>/dev/null || true
 }
-
-make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" >/dev/null
-mkdir -p "$OUT/bench"
+bench_make "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o"
 : >"$ROWS"
 
-napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
 # The new napi threads (pids), in napi id order: veth creates them queue by queue.
 napi_new() { comm -13 "$1" <(napi_pids) | while read -r p; do echo "$(cut -d- -f2 <"/proc/$p/comm") $p"; done | sort -n | awk '{ print $2 }'; }
 
-. scripts/bench/lib_bench.sh   # wait_for
-
 # run_one CASE CONFIG RUN   (PATH_NAME, BDEV: which path)
 run_one() {
-	local case=$1 cfg=$2 run=$3 d=$TMP/$PATH_NAME-$1-$2-$3 napi="" p q rc=0 nw=1 gpids=() XB=$X
+	local case=$1 cfg=$2 run=$3 d=$W/$PATH_NAME-$1-$2-$3 napi="" p q rc=0 nw=1 gpids=() XB=$X
 	local wargs=(--workers 1) pin=(taskset -c 1) ncpu=(1 1)
 	mkdir -p "$d"
 	case $cfg in
@@ -224,8 +207,7 @@ for case in $CASES; do
 	done
 done
 done
-tb_down "$P"
-TB_CREATED=${TB_CREATED/ $P/}
+bench_tb_down "$P"
 
 meta=$(python3 scripts/bench/meta.py bench=multiqueue runs="$RUNS" seconds="$SECS" cases="$CASES" rate="$RATE" mfps="${MFPS:-flat out}" \
 	sources="$NSRC" configs="$CONFIGS" paths="$PATHS" coalesce_us="$COALESCE" cpus="generator 0; w1: worker+napi CPU 1; w2: worker/napi of queue 0 CPU 1, queue 1 CPU 0; w2same: all CPU 1")

@@ -48,20 +48,15 @@
 # Writes OUT/bench/overload.json, overload.csv, overload-goodput.png.
 # Full run about 10 minutes, quick about 3.
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-OUT=$(realpath -m --relative-to="$ROOT" "$OUT")
-QUICK=${BENCH_QUICK:-}
-RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
-SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 1 || echo 2)}
-STEPS=${OV_STEPS:-$([[ -n $QUICK ]] && echo 4 || echo 6)}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start overload "${1:-}"
+bench_runs_secs 1 2
+STEPS=${OV_STEPS:-$(quick_or 4 6)}
 CASES=${OV_CASES:-l1 hlt}
 MODES=${OV_MODES:-xdp socket}
 LOADS=${OV_LOADS:-0.1 0.5 0.9 1 1.5 2 5 10 unpaced}
 TOL=${BENCH_LOSS_TOL:-0}
 RETRY=${OV_RETRY:-1}
-X=$ROOT/$OUT/xevb
 # The builder under test (OV_BIN: another build, e.g. of an older commit, for a before/after run).
 XB=${OV_BIN:-$X}
 [[ -x $XB ]] || { echo "bench-overload: OV_BIN $XB is not an executable" >&2; exit 2; }
@@ -74,27 +69,19 @@ MODEL=${OV_MODEL:-split}
 ((RUNS >= 1 && RUNS <= 20 && STEPS >= 0 && STEPS <= 10 && RETRY >= 0 && RETRY <= 3)) ||
 	{ echo "bench-overload: BENCH_RUNS 1..20, OV_STEPS 0..10, OV_RETRY 0..3" >&2; exit 2; }
 
-make -s "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o" >/dev/null
-TMP=$(mktemp -d /tmp/xevb-overload.XXXXXX)
-POINTS=$TMP/points.jsonl
-SEARCHES=$TMP/searches.jsonl
+bench_make "$OUT/xevb" "$OUT/bpf/xevb_pass.bpf.o"
+POINTS=$W/points.jsonl
+SEARCHES=$W/searches.jsonl
 : >"$POINTS"
 : >"$SEARCHES"
-
-. scripts/lib/testbed.sh
-export TB_QUIET=1
-tb_on_cleanup() {
-	stop_bg
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
-}
-. scripts/bench/lib_bench.sh   # wait_for, stop_bg, napi_pids, ksoftirqd, set_model, direct_link, bisect_rate
+bench_testbed
 
 # run_point MODE LOAD RATE ROUND PHASE FILE: one point at RATE events/s (0:
 # unpaced); its figures, one JSON line, appended to FILE and shown on the
 # terminal. Uses CASE NSRC PACK FRAG BNS BDEV SRCNS SNS BADDR SADDR SRCADDR.
 run_point() {
 	local mode=$1 load=$2 rate=$3 round=$4 phase=$5 rc=0
-	local d=$TMP/$CASE-$mode-$phase-$load-$round
+	local d=$W/$CASE-$mode-$phase-$load-$round
 	mkdir -p "$d"
 	local pass=
 	if [[ $mode == socket ]]; then
@@ -122,7 +109,7 @@ run_point() {
 
 point_body() {
 	local mode=$1 load=$2 rate=$3 round=$4 phase=$5 napi spid bpid bargs=()
-	local d=$TMP/$CASE-$mode-$phase-$load-$round
+	local d=$W/$CASE-$mode-$phase-$load-$round
 	[[ $mode == socket ]] && bargs=(--mode socket)
 	ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:$SINK_PORT" --json --stats-interval 0 \
 		--ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
@@ -192,7 +179,7 @@ ov_passes() { python3 "$HELP" passes "$TOL"; }
 search() {
 	local mode=$1 line= hi first lf=0 limited=0
 	SEARCH_MODE=$mode
-	BISECT_LOG=$TMP/probes-$CASE-$mode.jsonl
+	BISECT_LOG=$W/probes-$CASE-$mode.jsonl
 	: >"$BISECT_LOG"
 	run_point "$mode" unpaced 0 0 search "$BISECT_LOG" && line=$(tail -1 "$BISECT_LOG")
 	read -r hi first < <(python3 "$HELP" first-guess "$TOL" <<<"${line:-x}")
@@ -251,8 +238,7 @@ for CASE in $CASES; do
 	done
 	unset LF
 done
-tb_down "$P"
-TB_CREATED=${TB_CREATED/ $P/}
+bench_tb_down "$P"
 
 model_text() {
 	if [[ $MODEL == gateway ]]; then
@@ -267,6 +253,6 @@ python3 "$HELP" report "$POINTS" "$SEARCHES" "$OUT/bench" rounds="$RUNS" seconds
 	bisection_steps="$STEPS" search_retries="$RETRY" loss_tolerance="$TOL" loads="\"$LOADS\"" total_seconds="$((SECONDS - t0))" \
 	model="\"direct veth pair, generator XDP_TX on CPU 0; builder on CPU 1; $(model_text); forwarding over TCP to one xevb sink on CPU 0; builder with the shipped defaults\"" ||
 	rc=$?
-/usr/bin/python3 scripts/bench/plots.py "$OUT/bench" overload || true
+"$PY" scripts/bench/plots.py "$OUT/bench" overload || true
 echo "bench-overload: $((SECONDS - t0)) s"
 exit $rc

@@ -20,35 +20,22 @@
 # "events/s" counts complete events only: a builder that cannot keep up
 # loses fragments (xsk drops) and its events go out incomplete.
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/lib_bench.sh"
+bench_start probes "${1:-}" xevb
 RUNS=${BENCH_RUNS:-3}
 SECS=${BENCH_SECONDS:-6}
 RATE=${BENCH_RATE:-100000}
-X=$(realpath "$OUT/xevb")
 NP_OUT=$OUT/noprobes
-mkdir -p "$OUT/bench"
 
 echo "# building $NP_OUT/xevb with -DXEVB_NO_PROBES"
 make --no-print-directory -s OUT="$NP_OUT" CFLAGS='-O2 -g -DXEVB_NO_PROBES' "$NP_OUT/xevb" >/dev/null ||
-	{ echo "bench-probes: cannot build the probe-less binary" >&2; exit 1; }
-XNP=$(realpath "$NP_OUT/xevb")
-if readelf -n "$XNP" | grep -q stapsdt; then
-	echo "bench-probes: $XNP still has USDT notes" >&2; exit 1
-fi
+	bench_fail "cannot build the probe-less binary"
+XNP=$ROOT/$NP_OUT/xevb
+readelf -n "$XNP" | grep -q stapsdt && bench_fail "$XNP still has USDT notes"
 [[ -e /sys/kernel/tracing/events ]] || mount -t tracefs nodev /sys/kernel/tracing
 
-. scripts/lib/testbed.sh
 TB_PREFIX="xe$$bp"
-TB_QUIET=1
-W=$(mktemp -d "/tmp/$TB_PREFIX.XXXXXX")
-PIDS=()
-tb_on_cleanup() {
-	local p
-	for p in "${PIDS[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$W"
-}
+bench_testbed
 tb_up --sources 1 --builders 1 --sinks 0 || exit 1
 DEST=$(tb_addr builder 0)
 
@@ -63,35 +50,30 @@ print(time.monotonic_ns(), j["events_complete"], int(st[11]) + int(st[12]))' "$j
 }
 
 one() {  # CONDITION RUN -> a JSON line
-	local cond=$1 run=$2 bin=$X bpid tpid= s1 s2 t
+	local cond=$1 run=$2 bin=$X bpid tpid= s1 s2
 	[[ $cond == noprobes ]] && bin=$XNP
 	rm -f "$W/b.err" "$W/b.json" "$W/trace.out"
 	ip netns exec "$(tb_ns builder 0)" timeout $((SECS + 20)) "$bin" build --dev eth0 --sources 0-3 \
 		--no-forward --quiet --window 65536 --duration $((SECS + 4)) --json >"$W/b.json" 2>"$W/b.err" &
 	local wpid=$!
-	PIDS+=("$wpid")
-	for ((t = 0; t < 100; t++)); do
-		grep -q 'AF_XDP socket on' "$W/b.err" 2>/dev/null && break
-		sleep 0.05
-	done
-	bpid=$(pgrep -P "$wpid" -x xevb) || { cat "$W/b.err" >&2; kill "$wpid"; wait "$wpid"; return 1; }
+	BG_PIDS+=("$wpid")
+	wait_for "$W/b.err" 'AF_XDP socket on' "$wpid"
+	bpid=$(child_xevb "$wpid")
+	[[ -n $bpid ]] || { cat "$W/b.err" >&2; stop_bg; return 1; }
 	case $cond in
 	latency | drops)
 		timeout -s INT $((SECS + 8)) bpftrace -p "$bpid" "scripts/trace/$( [[ $cond == latency ]] && echo build-latency || echo drops).bt" \
 			"$bpid" >"$W/trace.out" 2>/dev/null &
 		tpid=$!
-		PIDS+=("$tpid")
-		for ((t = 0; t < 100; t++)); do
-			grep -q 'Attaching' "$W/trace.out" 2>/dev/null && break
-			sleep 0.1
-		done
+		BG_PIDS+=("$tpid")
+		wait_for "$W/trace.out" Attaching "$tpid"
 		sleep 1
 		;;
 	esac
 	ip netns exec "$(tb_ns source 0)" timeout $((SECS + 10)) "$X" source --dest "$DEST" \
 		--source-ids 0-3 --duration $((SECS + 1)) --pack 10 --rate "$RATE" \
 		--frag-size 32-120 --quiet >/dev/null 2>&1 &
-	PIDS+=("$!")
+	BG_PIDS+=("$!")
 	sleep 2
 	s1=$(sample "$bpid")
 	sleep $((SECS - 3))
@@ -99,7 +81,7 @@ one() {  # CONDITION RUN -> a JSON line
 	wait "$wpid" 2>/dev/null
 	[[ -n $tpid ]] && { kill -INT "$tpid" 2>/dev/null; wait "$tpid" 2>/dev/null; }
 	wait 2>/dev/null
-	PIDS=()
+	BG_PIDS=()
 	python3 -c '
 import json, sys
 a, b = [list(map(int, s.split())) for s in sys.argv[3:5]]

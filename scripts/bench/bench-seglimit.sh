@@ -34,22 +34,19 @@
 #   GW_SINK_RPS as for bench-gateway.sh; SEGLIMIT_COST_IMPLS (drop bare
 #   socket-bare xdp socket), SEGLIMIT_COST_FPS (100000). About 5 minutes a run (full).
 set -uo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-RUNS=${SEGLIMIT_RUNS:-$([[ -n ${BENCH_QUICK:-} ]] && echo 1 || echo 3)}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start seglimit "${1:-}"
+RUNS=${SEGLIMIT_RUNS:-$(quick_or 1 3)}
 IMPLS=${SEGLIMIT_IMPLS:-drop bare socket-bare xdp socket xdp+fwd socket+fwd xdp+fwd+zc}
 COST_IMPLS=${SEGLIMIT_COST_IMPLS:-drop bare socket-bare xdp socket}
 COST_FPS=${SEGLIMIT_COST_FPS:-100000}
-W=$(mktemp -d /tmp/xbsl$$.XXXXXX)
 # bench-gateway's seg flow writes segments-live.*: put back what was there.
 mkdir -p "$W/keep"
 cp "$OUT"/bench/segments-live.* "$W/keep/" 2>/dev/null
-restore() {
+bench_on_exit() {
 	rm -f "$OUT"/bench/segments-live.*
 	cp "$W"/keep/* "$OUT/bench/" 2>/dev/null
-	rm -rf "$W"
 }
-trap restore EXIT
 
 for ((run = 1; run <= RUNS; run++)); do
 	echo "seglimit: run $run of $RUNS ($IMPLS)" >&2
@@ -124,7 +121,7 @@ for r in rows:
         med.setdefault(r["impl"] + "_mb_per_s", []).append(r["mb_per_s"])
 print(json.dumps({k: round(statistics.median(v), 3) for k, v in med.items()}))
 PY
-/usr/bin/python3 scripts/bench/benchlib.py write seglimit "$OUT/bench" "$W/rows" runs="$RUNS" \
+bench_write seglimit "$W/rows" runs="$RUNS" \
 	medians="$(cat "$W/medians")" \
 	model='"bench-gateway seg flow: 4 sources, 16000-byte fragments, MTU 9000, live generator segments (<= 3408-byte frames) on a direct veth pair, generator and veth receive work on CPU 0, receiver on CPU 1, farm node on CPU 0; 2 shared cores"'
 python3 - "$OUT/bench/seglimit.json" <<'PY'

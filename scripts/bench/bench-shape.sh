@@ -40,11 +40,8 @@
 # (scripts/bench/shape_report.py). BENCH_QUICK=1: 3 loads, 3 s a point,
 # shorter captures (about 2 minutes; the full run about 5).
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-X=$(realpath "$OUT/xevb")
-OUT=$(realpath "$OUT")
-QUICK=${BENCH_QUICK:-}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start shape "${1:-}" xevb
 NSRC=${BENCH_SOURCES:-4}
 PORT_RATE=${BENCH_PORT_RATE:-200e6}
 PORT_BUF=${BENCH_PORT_BUFFER:-32000}
@@ -62,21 +59,13 @@ SHARE=$(python3 -c "print(int(0.95 * $PORT_RATE / $NSRC))")
 CPU_HZ=${BENCH_CPU_HZ:-20000}
 PORT_BPS=$(python3 -c "print(int($PORT_RATE))")
 
-# shellcheck source=../lib/testbed.sh
-. scripts/lib/testbed.sh
+bench_testbed
 # shellcheck source=../lib/incast.sh
 . scripts/lib/incast.sh
-TB_QUIET=1
-W=$(mktemp -d /tmp/xevbshapebench.XXXXXX)
 STATS_OLD=$(sysctl -n kernel.bpf_stats_enabled)
-BG=()
-tb_on_cleanup() {
-	local p
+bench_on_exit() {
 	ic_kill
-	for p in "${BG[@]}"; do kill "$p" 2>/dev/null; done
-	for p in "${BG[@]}"; do wait "$p" 2>/dev/null; done
 	sysctl -qw kernel.bpf_stats_enabled="$STATS_OLD" || true
-	[[ -n ${BENCH_KEEP:-} ]] || rm -rf "$W"
 }
 tb_up --prefix "xb$$shp" --sources "$NSRC" --builders 1 --sinks 1 --dfm 1 >/dev/null
 ic_init "$X" "$W"
@@ -120,7 +109,7 @@ start_bare() {
 	ip netns exec "$BNS" timeout 120 "$X" build --dev eth0 --udp --sources 0-$((NSRC - 1)) --tune bare=1 \
 		--interval 0 --tune frames=32768 --tune frame-size=2048 --duration 110 >/dev/null 2>"$W/bare.err" &
 	BARE=$!
-	BG+=("$BARE")
+	BG_PIDS+=("$BARE")
 	for _ in $(seq 400); do
 		grep -q 'AF_XDP socket on' "$W/bare.err" 2>/dev/null && return 0
 		kill -0 "$BARE" 2>/dev/null || break
@@ -129,7 +118,7 @@ start_bare() {
 	echo "bench-shape: the receiving builder did not start: $(tail -3 "$W/bare.err")" >&2
 	return 1
 }
-stop_bare() { kill -INT "$BARE" 2>/dev/null || true; wait "$BARE" || true; BG=(); }
+stop_bare() { kill -INT "$BARE" 2>/dev/null || true; wait "$BARE" || true; BG_PIDS=(); }
 # "all kernel": busy ticks of the machine, and those in the kernel (system,
 # irq, softirq: where the classifier, HTB and veth run; the paced source
 # spins in user space between packets).
@@ -202,12 +191,12 @@ capture() {
 	tb_exec source 0 timeout 30 tcpdump -i eth0 -Q out -nn -s 64 -c "$IPT_PKTS" \
 		--time-stamp-precision nano -w "$W/$name.pcap" udp 2>"$W/td.err" &
 	t=$!
-	BG+=("$t")
-	for _ in $(seq 100); do grep -q listening "$W/td.err" 2>/dev/null && break; sleep 0.05; done
+	BG_PIDS+=("$t")
+	wait_for "$W/td.err" listening "$t" || true
 	tb_exec source 0 timeout 30 "$X" source --dest "$DEST" --udp --source-ids 0 --pack 1 \
 		--frag-size "$IC_FRAG" --events $((IPT_PKTS + IPT_PKTS / 4)) --quiet "$@" >/dev/null 2>>"$W/ipt-src.err" || true
 	wait "$t" || true
-	BG=("$BARE")
+	BG_PIDS=("$BARE")
 }
 HZ_SHARE=$(python3 -c "print('%.1f' % ($SHARE / ($IC_FRAME * 8)))")
 capture unshaped_unpaced
@@ -217,12 +206,7 @@ capture shaped
 tb_exec source 0 "$X" shape clear --dev eth0 2>>"$W/shape.err"
 stop_bare
 
-mkdir -p "$OUT/bench"
 scripts/bench/meta.py BENCH_SOURCES="$NSRC" BENCH_PORT_RATE="$PORT_RATE" BENCH_PORT_BUFFER="$PORT_BUF" \
 	BENCH_BURST="$BURST" BENCH_LOADS="$LOADS" BENCH_SECONDS="$SECS" share_bps="$SHARE" \
 	builder_timeout_ms="$IC_TIMEOUT_MS" builder_frames="$IC_FRAMES" >"$W/meta.json"
-# Debian's python3-matplotlib belongs to /usr/bin/python3, which need not be
-# the python3 first on PATH.
-PY=python3
-/usr/bin/python3 -c 'import matplotlib' 2>/dev/null && PY=/usr/bin/python3
 "$PY" scripts/bench/shape_report.py "$W" "$OUT/bench" "$SHARE" "$PORT_BPS" "$PORT_BUF" "$NSRC" "$BURST"

@@ -24,14 +24,10 @@
 #   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, BENCH_KEEP=1
 # Writes OUT/bench/sink.json. About 1 minute (2 with SINK_BASE).
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
-ROOT=$PWD
-QUICK=${BENCH_QUICK:-}
-RUNS=${BENCH_RUNS:-$([[ -n $QUICK ]] && echo 1 || echo 3)}
-SECS=${BENCH_SECONDS:-$([[ -n $QUICK ]] && echo 2 || echo 3)}
+. "$(dirname "$0")/lib_bench.sh"
+bench_start sink "${1:-}"
+bench_runs_secs 2 3
 CASES=${SINK_CASES:-l1 hlt}
-X=$ROOT/$OUT/xevb
 FLOOD=$ROOT/$OUT/bench/sink_flood
 HELP=$ROOT/scripts/bench/sink.py
 ((RUNS >= 1 && RUNS <= 20 && SECS >= 1 && SECS <= 60)) ||
@@ -42,44 +38,21 @@ if [[ -n ${SINK_BASE:-} ]]; then
 	SINKS=("base:$(realpath "$SINK_BASE")" "now:$X")
 fi
 
-make -s OUT="$OUT" "$OUT/xevb" "$FLOOD" >/dev/null
-mkdir -p "$OUT/bench"
+bench_make "$OUT/xevb" "$FLOOD"
 P="xevb$$snk"
 FNS="$P-feed" SNS="$P-sink"
 FADDR=198.18.1.1 SADDR=198.18.3.1 PORT=5000
-TMP=$(mktemp -d /tmp/xevb-sink.XXXXXX)
-POINTS=$TMP/points.jsonl
-CHECKS=$TMP/checks.jsonl
+POINTS=$W/points.jsonl
+CHECKS=$W/checks.jsonl
 : >"$POINTS"
 : >"$CHECKS"
 
-. scripts/bench/lib_bench.sh   # wait_for, stop_bg
-cleanup() {
-	stop_bg
-	ip netns del "$FNS" 2>/dev/null || true
-	ip netns del "$SNS" 2>/dev/null || true
-	[[ -n ${BENCH_KEEP:-} ]] && echo "kept $TMP" >&2 || rm -rf "$TMP"
-}
-trap cleanup EXIT INT TERM
-
-for ns in "$FNS" "$SNS"; do
-	ip netns add "$ns"
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-	ip -n "$ns" link set lo up
-done
-ip link add eth0 netns "$FNS" address 02:18:01:00:00:01 type veth \
-	peer name eth0 netns "$SNS" address 02:18:03:00:00:01
-ip -n "$FNS" addr add "$FADDR/16" dev eth0
-ip -n "$SNS" addr add "$SADDR/16" dev eth0
-ip -n "$FNS" link set eth0 up
-ip -n "$SNS" link set eth0 up
-ip -n "$FNS" neigh replace "$SADDR" lladdr 02:18:03:00:00:01 dev eth0 nud permanent
-ip -n "$SNS" neigh replace "$FADDR" lladdr 02:18:01:00:00:01 dev eth0 nud permanent
+veth_pair "$FNS" "$SNS" "$FADDR" "$SADDR" || bench_fail "cannot make the veth pair $FNS - $SNS"
 
 # run_point LABEL BIN CASE RUN: one run, its JSON line appended to POINTS.
 run_point() {
 	local label=$1 bin=$2 case=$3 run=$4 spid fpid
-	local d=$TMP/$label-$case-$run
+	local d=$W/$label-$case-$run
 	mkdir -p "$d"
 	ip netns exec "$SNS" taskset -c 0 "$bin" sink --listen "$SADDR:$PORT" --json --stats-interval 0 \
 		--ready-file "$d/ready" --progress-file "$d/progress" >"$d/sink.json" 2>"$d/sink.err" &

@@ -8,33 +8,15 @@
 # softirq. Three runs of BENCH_SECONDS; prints the median, writes
 # $OUT/bench/source_live.json.
 set -euo pipefail
-OUT=${1:-build}
-cd "$(dirname "$0")/../.."
+. "$(dirname "$0")/lib_bench.sh"
+bench_start source-live "${1:-}"
 SECS=${BENCH_SECONDS:-3}
 FRAG=${BENCH_FRAG:-1000}
 P="xevb$$gen"
 A="$P-a" B="$P-b"
 
-cleanup() {
-	ip netns del "$A" 2>/dev/null || true
-	ip netns del "$B" 2>/dev/null || true
-}
-trap cleanup EXIT INT TERM
-
-make -s "$OUT/xevb" "$OUT/bpf/xevb_count.bpf.o" >/dev/null
-mkdir -p "$OUT/bench"
-
-ip netns add "$A"
-ip netns add "$B"
-for ns in "$A" "$B"; do
-	ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
-done
-ip link add eth0 netns "$A" address 02:18:01:00:00:01 type veth peer name eth0 netns "$B" address 02:18:02:00:00:01
-ip -n "$A" addr add 198.18.1.1/16 dev eth0
-ip -n "$B" addr add 198.18.2.1/16 dev eth0
-ip -n "$A" link set eth0 up
-ip -n "$B" link set eth0 up
-ip -n "$A" neigh replace 198.18.2.1 lladdr 02:18:02:00:00:01 dev eth0 nud permanent
+bench_make "$OUT/xevb" "$OUT/bpf/xevb_count.bpf.o"
+veth_pair "$A" "$B" 198.18.1.1 198.18.2.1 || bench_fail "cannot make the veth pair $A - $B"
 ip -n "$B" link set dev eth0 xdpdrv obj "$OUT/bpf/xevb_count.bpf.o" sec xdp
 
 prog=$(ip -n "$B" -d link show eth0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p')
@@ -55,7 +37,7 @@ print(" ".join(str(sum(v["value"] for v in e["formatted"]["values"])) for e in j
 results=()
 for run in 1 2 3; do
 	read -r f0 _ m0 _ _ <<<"$(counts)"
-	js=$(ip netns exec "$A" taskset -c 0 "$OUT/xevb" source --dest 198.18.2.1 --dev eth0 --mode live \
+	js=$(ip netns exec "$A" taskset -c 0 "$X" source --dest 198.18.2.1 --dev eth0 --mode live \
 		--source-ids 0-15 --pack 1 --frag-size "$FRAG" --duration "$SECS" --json --quiet)
 	read -r f1 _ m1 _ bad <<<"$(counts)"
 	res=$(python3 - "$js" "$((f1 - f0))" "$((m1 - m0))" "$bad" <<'PY'

@@ -197,14 +197,31 @@ static void __attribute__((noinline)) ring_advance(struct ring *r)
 	}
 }
 
-static inline void lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+/* add_frame: ring frame F to the builder as frame IDX, parsed here (parse)
+ * or pre-parsed. Inlined: the measured loop stays one loop. */
+static inline __attribute__((always_inline)) void add_frame(struct xevb_builder *b, struct ring *r, uint32_t f,
+							    uint32_t idx, int parse, uint64_t now)
 {
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
+	const uint8_t *fm = r->mem + (size_t)f * CHUNK;
+	uint32_t pack = r->c->pack;
+
+	if (parse) {
+		struct xevb_pkt_info pi;
+
+		if (xevb_classify(fm, fm + r->len[f], r->len[f], &pcfg, &pi, refs) != XEVB_RES_MEP)
+			die("parse failed");
+		xevb_builder_add_mep(b, idx, fm, &pi, refs, now);
+	} else {
+		xevb_builder_add_mep(b, idx, fm, &r->pi[f], &r->refs[(size_t)f * pack], now);
+	}
+}
+
+static inline void lap(struct xevb_builder *b, struct ring *r, int parse, uint64_t *now)
+{
 	uint32_t pack = r->c->pack, rx = 0;
 
 	for (uint32_t f = 0; f < r->n; f++) {
-		const uint8_t *fm = r->mem + (size_t)f * CHUNK;
-
 		if (drop_pct) {
 			uint32_t idx;
 
@@ -218,28 +235,12 @@ static inline void lap(struct xevb_builder *b, struct ring *r, int parse, uint64
 			idx = pool[--n_pool];
 			fed_frames++;
 			fed_frags += pack;
-			if (parse) {
-				struct xevb_pkt_info pi;
-
-				if (xevb_classify(fm, fm + r->len[f], r->len[f], &pcfg, &pi, refs) != XEVB_RES_MEP)
-					die("parse failed");
-				xevb_builder_add_mep(b, idx, fm, &pi, refs, *now);
-			} else {
-				xevb_builder_add_mep(b, idx, fm, &r->pi[f], &r->refs[(size_t)f * pack], *now);
-			}
+			add_frame(b, r, f, idx, parse, *now);
 			if ((++rx & 63) == 0)
 				xevb_builder_poll(b, *now);
 			continue;
 		}
-		if (parse) {
-			struct xevb_pkt_info pi;
-
-			if (xevb_classify(fm, fm + r->len[f], r->len[f], &pcfg, &pi, refs) != XEVB_RES_MEP)
-				die("parse failed");
-			xevb_builder_add_mep(b, f, fm, &pi, refs, *now);
-		} else {
-			xevb_builder_add_mep(b, f, fm, &r->pi[f], &r->refs[(size_t)f * pack], *now);
-		}
+		add_frame(b, r, f, f, parse, *now);
 		/* one batch = 64 frames: one clock read and one poll, as a receive loop would */
 		if ((f & 63) == 63) {
 			*now += 1000;

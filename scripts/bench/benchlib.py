@@ -33,6 +33,33 @@ def summary_json(path):
     return out
 
 
+def last_json(path):
+    """The last line of a file a tool wrote (--json), as a dict; {} if the
+    file is missing, empty or that line is no JSON."""
+    try:
+        with open(path) as f:
+            return json.loads(f.read().strip().splitlines()[-1])
+    except (OSError, ValueError, IndexError):
+        return {}
+
+
+def core_ticks(names=None):
+    """How busy each core has been (/proc/stat, clock ticks): cpuN (those
+    in names, or all) -> busy (all but idle and iowait), softirq, system,
+    user (with nice) and total, of the first eight fields."""
+    out = {}
+    with open("/proc/stat") as f:
+        for line in f:
+            p = line.split()
+            if not p[0].startswith("cpu") or p[0] == "cpu" or (names and p[0] not in names):
+                continue
+            # user nice system idle iowait irq softirq steal
+            v = [int(x) for x in p[1:9]]
+            out[p[0]] = {"busy": sum(v) - v[3] - v[4], "softirq": v[6], "system": v[2],
+                         "user": v[0] + v[1], "total": sum(v)}
+    return out
+
+
 def meta(extra=()):
     out = subprocess.run([sys.executable, os.path.join(HERE, "meta.py")] + list(extra),
                          capture_output=True, text=True, timeout=60)

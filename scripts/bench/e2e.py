@@ -26,20 +26,14 @@ import statistics
 import sys
 import time
 
+import benchlib
+
 USER_HZ = 100
 
 
 def procstat():
-    out = {}
-    with open("/proc/stat") as f:
-        for line in f:
-            p = line.split()
-            if p[0] in ("cpu0", "cpu1"):
-                v = [int(x) for x in p[1:]]
-                # user nice system idle iowait irq softirq steal
-                out[p[0]] = {"busy": sum(v[:8]) - v[3] - v[4], "softirq": v[6], "system": v[2],
-                             "user": v[0] + v[1]}
-    return out
+    return {c: {k: t[k] for k in ("busy", "softirq", "system", "user")}
+            for c, t in benchlib.core_ticks(("cpu0", "cpu1")).items()}
 
 
 def runtime_ns(pid):
@@ -105,20 +99,11 @@ def cmd_snap(args):
     print(json.dumps(snap))
 
 
-def load(path):
-    try:
-        with open(path) as f:
-            txt = f.read().strip().splitlines()
-        return json.loads(txt[-1]) if txt else {}
-    except (OSError, ValueError):
-        return {}
-
-
 def cmd_run(args):
     kv = dict(a.split("=", 1) for a in args)
-    s0, s1 = load(kv["s0"]), load(kv["s1"])
-    src, bld = load(kv["src"]), load(kv["bld"])
-    snk = load(kv["sink"]) if kv.get("sink") else {}
+    s0, s1 = benchlib.last_json(kv["s0"]), benchlib.last_json(kv["s1"])
+    src, bld = benchlib.last_json(kv["src"]), benchlib.last_json(kv["bld"])
+    snk = benchlib.last_json(kv["sink"]) if kv.get("sink") else {}
     pack, nsrc = int(kv["pack"]), int(kv["nsrc"])
     el = src.get("elapsed_s") or 0
     ok = bool(el) and bool(bld)
@@ -300,8 +285,6 @@ def cmd_report(args):
                              order.get(r["mode"], 9), r.get("variant", "")))
     doc = dict(meta, bench="e2e", results=rows, ratios=ratios, targets=targets, calibration=cal)
     # the suite's convention (benchlib.py): meta.py's record and a CSV beside the JSON
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import benchlib
     doc.setdefault("meta", benchlib.meta())
     with open(out, "w") as f:
         json.dump(doc, f, indent=1)

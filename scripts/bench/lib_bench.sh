@@ -1,6 +1,158 @@
 # SPDX-License-Identifier: GPL-2.0-only
-# Shell helpers shared by the scripts/bench/bench-*.sh pieces (sourced).
-# The caller's EXIT trap (the testbed's tb_on_cleanup) calls stop_bg.
+# The driver every scripts/bench/bench-*.sh piece shares (sourced): its
+# start (bench_start: options, directories, binaries), its testbed and
+# cleanup (bench_testbed, bench_cleanup), the runs under the data-flow manager
+# (dfm_round), the loss-free bisection (bisect_rate) and helpers. A piece
+# keeps only what it measures. Every piece: `bench-NAME.sh [OUT]`, OUT the
+# build directory (build); BENCH_QUICK=1 its quickest run; BENCH_KEEP=1
+# keeps its working directory W (printed). Sourcing defines only functions
+# and empty lists (tests/integration use direct_link).
+
+# bench_start NAME [OUT [BUILT...]]: from the repository's root on, sets
+# BENCH_NAME, ROOT, OUT (relative to ROOT, so that make's targets match; an
+# absolute OUT works too), QUICK (BENCH_QUICK), X (this tree's xevb), PY
+# (Debian's python3: its matplotlib draws the plots; a pyenv one may lack
+# it), W (a new working directory) and makes OUT/bench; from here on,
+# bench_cleanup runs on exit (the testbed's trap calls it too, once
+# tb_up has taken over). BUILT: files under OUT the piece needs built
+# (bench_need).
+bench_start() {
+	BENCH_NAME=$1
+	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
+	ROOT=$PWD
+	OUT=$(realpath -ms --relative-to="$ROOT" "${2:-build}")
+	QUICK=${BENCH_QUICK:-}
+	X=$ROOT/$OUT/xevb
+	PY=$([[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || command -v python3)
+	local f
+	for f in "${@:3}"; do bench_need "$OUT/$f"; done
+	W=$(mktemp -d "/tmp/xb-$BENCH_NAME.$$.XXXXXX") || exit 1
+	bench_trap
+	mkdir -p "$OUT/bench"
+}
+
+# quick_or QUICK FULL: prints QUICK under BENCH_QUICK=1, FULL otherwise.
+quick_or() { if [[ -n ${QUICK:-} ]]; then echo "$1"; else echo "$2"; fi; }
+
+# bench_runs_secs QUICK_SECS FULL_SECS [SECS_VAR]: RUNS from BENCH_RUNS (1
+# quick, 3 full) and SECS from SECS_VAR (BENCH_SECONDS) or the default.
+bench_runs_secs() {
+	local var=${3:-BENCH_SECONDS}
+	RUNS=${BENCH_RUNS:-$(quick_or 1 3)}
+	SECS=${!var:-$(quick_or "$1" "$2")}
+}
+
+# bench_fail WHAT...: the piece's name and WHAT on stderr, exit 1.
+bench_fail() {
+	echo "bench-$BENCH_NAME: $*" >&2
+	exit 1
+}
+
+# bench_need FILE...: each is there (built by make -j2) or the piece stops.
+bench_need() {
+	local f
+	for f; do [[ -e $f ]] || bench_fail "$f not built (make -j2)"; done
+}
+
+# bench_make TARGET...: make builds them (relative to ROOT), quietly.
+bench_make() {
+	make --no-print-directory -s OUT="$OUT" "$@" >/dev/null || bench_fail "cannot build $*"
+}
+
+# bench_cleanup: stops the piece's processes (stop_bg), runs its own
+# bench_on_exit if it has one, removes the namespaces in BENCH_NETNS and W
+# (kept with BENCH_KEEP=1). The testbed's tb_on_cleanup or bench_trap's
+# EXIT trap calls it.
+BENCH_NETNS=()
+bench_cleanup() {
+	local ns
+	stop_bg
+	if declare -F bench_on_exit >/dev/null; then bench_on_exit || true; fi
+	for ns in "${BENCH_NETNS[@]}"; do ip netns del "$ns" 2>/dev/null || true; done
+	if [[ -n ${BENCH_KEEP:-} ]]; then echo "kept $W" >&2; else rm -rf "$W"; fi
+}
+
+# bench_trap: bench_cleanup on exit (bench_start sets it).
+bench_trap() {
+	trap bench_cleanup EXIT
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+}
+
+# bench_testbed: the testbed (scripts/lib/testbed.sh), quiet; its EXIT
+# trap calls bench_cleanup, then removes the namespaces (and with them the
+# veths, XDP programs and napi threads).
+bench_testbed() {
+	# shellcheck source=../lib/testbed.sh
+	. scripts/lib/testbed.sh
+	export TB_QUIET=1
+	tb_on_cleanup() { bench_cleanup; }
+}
+
+# bench_tb_down PREFIX: removes the testbed PREFIX now (a piece that builds
+# one per setting), so that the EXIT trap does not again.
+bench_tb_down() {
+	tb_down "$1"
+	TB_CREATED=${TB_CREATED/ $1/}
+}
+
+# veth_pair NS_A NS_B ADDR_A ADDR_B: two new namespaces (into BENCH_NETNS),
+# joined by eth0 (MAC 02:18:01:00:00:01 in A, 02:18:0X:00:00:01 in B, X the
+# third byte of ADDR_B), addresses in /16, static neighbours, IPv6 off.
+veth_pair() {
+	local a=$1 b=$2 aa=$3 ba=$4 ns
+	local amac=02:18:01:00:00:01 bmac
+	bmac=$(printf '02:18:%02x:00:00:01' "$(cut -d. -f3 <<<"$ba")")
+	for ns in "$a" "$b"; do
+		ip netns add "$ns" || return 1
+		BENCH_NETNS+=("$ns")
+		ip netns exec "$ns" sysctl -qw net.ipv6.conf.all.disable_ipv6=1 net.ipv6.conf.default.disable_ipv6=1
+		ip -n "$ns" link set lo up
+	done
+	ip link add eth0 netns "$a" address "$amac" type veth peer name eth0 netns "$b" address "$bmac" &&
+		ip -n "$a" addr add "$aa/16" dev eth0 && ip -n "$b" addr add "$ba/16" dev eth0 &&
+		ip -n "$a" link set eth0 up && ip -n "$b" link set eth0 up &&
+		ip -n "$a" neigh replace "$ba" lladdr "$bmac" dev eth0 nud permanent &&
+		ip -n "$b" neigh replace "$aa" lladdr "$amac" dev eth0 nud permanent
+}
+
+# dfm_round NB NS MODE FRAG: one run under the data-flow manager on the
+# testbed: NB builders (build only, `--credits DFM_CREDITS`, 50), NS
+# sources (source k sends id k, UDP, FRAG-byte fragments; DFM_IDS: one id
+# range for all instead), the DFM (MODE push or pull, --pack 1) in the
+# foreground for SECS seconds, as fast as credits allow; then the others
+# stop. More options: the arrays DFM_BUILD_ARGS, DFM_SOURCE_ARGS, DFM_ARGS.
+# Leaves W/dfm.json, W/b<k>.json (the tools' --json) and their .err.
+DFM_ADDR=${DFM_ADDR:-198.18.4.1:23901}
+DFM_BUILD_ARGS=() DFM_SOURCE_ARGS=() DFM_ARGS=()
+dfm_round() {
+	local nb=$1 ns=$2 mode=$3 frag=$4 k
+	local tmo=$((SECS + 20)) dur=$((SECS + 15))
+	for ((k = 0; k < nb; k++)); do
+		ip netns exec "$(tb_ns builder "$k")" timeout "$tmo" "$X" build --dev eth0 "${DFM_BUILD_ARGS[@]}" \
+			--sources "${DFM_IDS:-0-$((ns - 1))}" --dfm "$DFM_ADDR" --credits "${DFM_CREDITS:-50}" \
+			--no-forward --exit-on-eor --quiet --interval 0 --json --duration "$dur" \
+			>"$W/b$k.json" 2>"$W/b$k.err" &
+		BG_PIDS+=($!)
+	done
+	for ((k = 0; k < ns; k++)); do
+		ip netns exec "$(tb_ns source "$k")" timeout "$tmo" "$X" source --dfm "$DFM_ADDR" --dev eth0 --udp \
+			--source-ids "${DFM_IDS:-$k}" --frag-size "$frag" --quiet --duration "$dur" "${DFM_SOURCE_ARGS[@]}" \
+			>/dev/null 2>"$W/s$k.err" &
+		BG_PIDS+=($!)
+	done
+	ip netns exec "$(tb_ns dfm 0)" timeout "$tmo" "$X" dfm --listen "$DFM_ADDR" --mode "$mode" \
+		--duration "$SECS" --pack 1 --wait-builders "$nb" --wait-sources "$ns" --json --interval 0 \
+		"${DFM_ARGS[@]}" >"$W/dfm.json" 2>"$W/dfm.err"
+	sleep 0.3
+	stop_bg
+}
+
+# bench_write NAME ROWS.jsonl [KEY=VALUE...]: OUT/bench/NAME.json and .csv
+# in the suite's convention (benchlib.py write).
+bench_write() {
+	"$PY" scripts/bench/benchlib.py write "$1" "$OUT/bench" "${@:2}"
+}
 
 # wait_for FILE PATTERN PID: until FILE matches PATTERN (grep -E), PID dies
 # (status 1) or 10 s pass (status 1).
@@ -12,6 +164,17 @@ wait_for() {
 		sleep 0.1
 	done
 	return 1
+}
+
+# child_xevb PID: the xevb that PID (timeout(1) under ip netns exec) runs,
+# once it is there (2.5 s at most); nothing if it is not.
+child_xevb() {
+	local i p
+	for ((i = 0; i < 50; i++)); do
+		p=$(pgrep -P "$1" -x xevb || true)
+		[[ -n $p ]] && { echo "$p"; return; }
+		sleep 0.05
+	done
 }
 
 # The processes of the current run (builder, sink, ...) a piece started in
@@ -27,6 +190,10 @@ stop_bg() {
 	done
 	BG_PIDS=()
 }
+
+# proc_ticks PID: the CPU time of PID so far, user + system, all threads
+# (clock ticks); 0 once it is gone.
+proc_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat" 2>/dev/null || echo 0; }
 
 napi_pids() { ps -eo pid=,comm= | awk '$2 ~ /^napi\// { print $1 }' | sort; }
 ksoftirqd() { ps -eo pid=,comm= | awk -v n="ksoftirqd/$1" '$2 == n { print $1 }'; }

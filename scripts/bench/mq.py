@@ -21,6 +21,8 @@ import statistics
 import sys
 import time
 
+import benchlib
+
 USER_HZ = 100
 
 
@@ -50,14 +52,7 @@ def user_sys_ns(pid):
 
 
 def busy_ns():
-    tot = 0
-    with open("/proc/stat") as f:
-        for line in f:
-            p = line.split()
-            if p[0].startswith("cpu") and p[0] != "cpu":
-                v = [int(x) for x in p[1:9]]
-                tot += sum(v) - v[3] - v[4]
-    return tot * 1e9 / USER_HZ
+    return sum(t["busy"] for t in benchlib.core_ticks().values()) * 1e9 / USER_HZ
 
 
 def cmd_snap(args):

@@ -63,14 +63,6 @@ def find_key(doc, key):
     return sum(found) if found else None
 
 
-def snap(path):
-    try:
-        with open(path) as f:
-            return json.loads(f.read().strip().splitlines()[-1])
-    except (OSError, ValueError, IndexError):
-        return {}
-
-
 def task_cpu_s(s0, s1, role):
     a = s0.get("pids", {}).get(role, {}).get("ns")
     b = s1.get("pids", {}).get(role, {}).get("ns")
@@ -82,7 +74,7 @@ def cmd_point(args):
     src = benchlib.summary_json(kv["src"])
     bld = benchlib.summary_json(kv["bld"])
     snk = benchlib.summary_json(kv["sink"])
-    s0, s1 = snap(kv["s0"]), snap(kv["s1"])
+    s0, s1 = benchlib.last_json(kv["s0"]), benchlib.last_json(kv["s1"])
     nsrc, pack = int(kv["nsrc"]), int(kv["pack"])
     el = src.get("elapsed_s") or 0
     sent = src.get("events", 0)

@@ -116,20 +116,14 @@ with open(os.path.join(out, "shape.csv"), "w", newline="") as f:
     wr.writerow(cols)
     for p in pts:
         wr.writerow([p[k] for k in cols])
-if pull:
-    pcols = list(dict.fromkeys(k for c in pull for k in c))
-    with open(os.path.join(out, "shape-pull.csv"), "w", newline="") as f:
-        wr = csv.writer(f)
-        wr.writerow(pcols)
-        for c in pull:
-            wr.writerow([c.get(k, "") for k in pcols])
-if cpu:
-    ccols = list(dict.fromkeys(k for c in cpu for k in c))
-    with open(os.path.join(out, "shape-cpu.csv"), "w", newline="") as f:
-        wr = csv.writer(f)
-        wr.writerow(ccols)
-        for c in cpu:
-            wr.writerow([c.get(k, "") for k in ccols])
+for name, rows in (("shape-pull.csv", pull), ("shape-cpu.csv", cpu)):
+    if rows:
+        rcols = list(dict.fromkeys(k for c in rows for k in c))
+        with open(os.path.join(out, name), "w", newline="") as f:
+            wr = csv.writer(f)
+            wr.writerow(rcols)
+            for c in rows:
+                wr.writerow([c.get(k, "") for k in rcols])
 with open(os.path.join(out, "shape-ipt.csv"), "w", newline="") as f:
     wr = csv.writer(f)
     wr.writerow(["bin_low_us", "bin_high_us"] + list(ipt))

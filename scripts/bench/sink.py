@@ -20,6 +20,8 @@ import struct
 import sys
 import time
 
+import benchlib
+
 HZ = os.sysconf("SC_CLK_TCK")
 
 
@@ -38,14 +40,7 @@ def proc_reads(pid):
 
 def cores():
     """cpuN -> (busy ticks, softirq ticks, total ticks)."""
-    out = {}
-    with open("/proc/stat") as f:
-        for line in f:
-            v = line.split()
-            if v[0].startswith("cpu") and v[0] != "cpu":
-                t = [int(x) for x in v[1:9]]
-                out[v[0]] = (sum(t) - t[3] - t[4], t[6], sum(t))
-    return out
+    return {c: (t["busy"], t["softirq"], t["total"]) for c, t in benchlib.core_ticks().items()}
 
 
 def snap(spid, fpid, progress):
@@ -119,8 +114,6 @@ def check_costs(lines):
 
 
 def report(out, lines, secs, checks=None):
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-    import benchlib
     pts = [json.loads(x) for x in open(lines) if x.strip()]
     res = []
     for key in dict.fromkeys((p["label"], p["case"]) for p in pts):

@@ -107,6 +107,33 @@ static void advance(void)
 	}
 }
 
+/* write_frames: every frame's MEP (group g: event g * PACK on, one frame
+ * a source) and its metadata, as the first lap sees them. */
+static void write_frames(uint32_t groups)
+{
+	for (uint32_t g = 0; g < groups; g++)
+		for (uint32_t s = 0; s < N_SRC; s++) {
+			uint32_t f = g * N_SRC + s;
+			struct xevb_mep_params p = {
+				.saddr = 0x0a000001,
+				.daddr = 0x0a000002,
+				.ip_proto = XEVB_DEFAULT_IP_PROTO,
+				.source_id = (uint16_t)s,
+				.run_number = 1,
+				.packet_seq = g,
+				.first_event_id = g * PACK,
+				.n_frags = PACK,
+				.frag_size = 32,
+			};
+			ssize_t len = xevb_write_frame(frame(f), CHUNK - HEADROOM, &p);
+
+			if (len <= 0)
+				die("xevb_write_frame");
+			flen = (uint32_t)len;
+			write_meta(f);
+		}
+}
+
 static void __attribute__((noinline)) lap(struct xevb_builder *b, int meta, uint64_t *now)
 {
 	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
@@ -168,27 +195,7 @@ int main(int argc, char **argv)
 	if (!mem)
 		die("out of memory");
 	memset(mem, 0, (size_t)n_frames * CHUNK);
-	for (uint32_t g = 0; g < groups; g++)
-		for (uint32_t s = 0; s < N_SRC; s++) {
-			uint32_t f = g * N_SRC + s;
-			struct xevb_mep_params p = {
-				.saddr = 0x0a000001,
-				.daddr = 0x0a000002,
-				.ip_proto = XEVB_DEFAULT_IP_PROTO,
-				.source_id = (uint16_t)s,
-				.run_number = 1,
-				.packet_seq = g,
-				.first_event_id = g * PACK,
-				.n_frags = PACK,
-				.frag_size = 32,
-			};
-			ssize_t len = xevb_write_frame(frame(f), CHUNK - HEADROOM, &p);
-
-			if (len <= 0)
-				die("xevb_write_frame");
-			flen = (uint32_t)len;
-			write_meta(f);
-		}
+	write_frames(groups);
 	for (uint32_t s = 0; s < N_SRC; s++)
 		src[s] = (uint16_t)s;
 	for (int round = 0; round < 2; round++)
@@ -230,23 +237,7 @@ int main(int argc, char **argv)
 			       t * 1e9 / ((double)laps * n_frames), (unsigned long long)st->meps_grouped);
 			xevb_builder_free(b);
 			/* The next builder starts at event 0 again: frames as at first. */
-			for (uint32_t g = 0; g < groups; g++)
-				for (uint32_t s = 0; s < N_SRC; s++) {
-					uint32_t f = g * N_SRC + s;
-					struct xevb_mep_params p = {
-						.saddr = 0x0a000001,
-						.daddr = 0x0a000002,
-						.ip_proto = XEVB_DEFAULT_IP_PROTO,
-						.source_id = (uint16_t)s,
-						.run_number = 1,
-						.packet_seq = g,
-						.first_event_id = g * PACK,
-						.n_frags = PACK,
-						.frag_size = 32,
-					};
-					xevb_write_frame(frame(f), CHUNK - HEADROOM, &p);
-					write_meta(f);
-				}
+			write_frames(groups);
 		}
 	free(mem);
 	return 0;

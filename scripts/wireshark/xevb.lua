@@ -48,8 +48,15 @@ end
 
 local function pad4(n) return (n + 3) - (n + 3) % 4 end
 
--- The fields of a fragment's payload, alike in MEPs and built events (proto: "xevb_mep", "xevb_evt").
-local function add_payload_fields(fields, proto)
+-- The fields alike in MEPs and built events (proto: "xevb_mep", "xevb_evt"): of the header, of
+-- a fragment record and its payload.
+local function add_shared_fields(fields, proto)
+	fields.version = ProtoField.uint8(proto .. ".version", "Version")
+	fields.flags = ProtoField.uint8(proto .. ".flags", "Flags", base.HEX)
+	fields.n_frags = ProtoField.uint16(proto .. ".n_frags", "Fragment records")
+	fields.run = ProtoField.uint32(proto .. ".run_number", "Run number")
+	fields.frag = ProtoField.none(proto .. ".frag", "Fragment")
+	fields.frsv = ProtoField.uint16(proto .. ".frag.reserved", "Reserved", base.HEX)
 	fields.crc = ProtoField.uint32(proto .. ".frag.crc32c", "CRC-32C", base.HEX)
 	fields.crc_ok = ProtoField.bool(proto .. ".frag.crc32c_ok", "CRC-32C correct")
 	fields.payload = ProtoField.bytes(proto .. ".frag.payload", "Payload")
@@ -83,22 +90,16 @@ local MEP_MAGIC, MEP_HLEN, FRAG_HLEN = 0x4D45, 16, 12
 local MAX_SOURCE_ID, MAX_FRAGS = 4095, 1024
 
 local mep = Proto("xevb_mep", "xevb MEP (multi-event fragment packet)")
-local mf = add_payload_fields({
+local mf = add_shared_fields({
 	magic = ProtoField.uint16("xevb_mep.magic", "Magic", base.HEX),
-	version = ProtoField.uint8("xevb_mep.version", "Version"),
-	flags = ProtoField.uint8("xevb_mep.flags", "Flags", base.HEX),
 	resend = ProtoField.bool("xevb_mep.flags.resend", "RESEND", 8, nil, 0x01),
 	eor = ProtoField.bool("xevb_mep.flags.end_of_run", "END_OF_RUN", 8, nil, 0x02),
 	segment = ProtoField.bool("xevb_mep.flags.segment", "SEGMENT", 8, nil, 0x04),
 	flags_rsv = ProtoField.uint8("xevb_mep.flags.reserved", "Reserved flag bits", base.HEX, nil, 0xF8),
 	source_id = ProtoField.uint16("xevb_mep.source_id", "Source ID"),
-	n_frags = ProtoField.uint16("xevb_mep.n_frags", "Fragment records"),
-	run = ProtoField.uint32("xevb_mep.run_number", "Run number"),
 	seq = ProtoField.uint32("xevb_mep.packet_seq", "Packet sequence"),
-	frag = ProtoField.none("xevb_mep.frag", "Fragment"),
 	event_id = ProtoField.uint32("xevb_mep.frag.event_id", "Event ID"),
 	length = ProtoField.uint16("xevb_mep.frag.length", "Payload length"),
-	reserved = ProtoField.uint16("xevb_mep.frag.reserved", "Reserved", base.HEX),
 	seg_offset = ProtoField.uint16("xevb_mep.frag.seg_offset", "Segment offset"),
 	seg_bytes = ProtoField.uint16("xevb_mep.frag.seg_bytes", "Segment bytes"),
 	seg_last = ProtoField.bool("xevb_mep.frag.seg_last", "Last segment"),
@@ -238,7 +239,7 @@ function mep.dissector(tvb, pinfo, tree)
 			bad(it, string.format("event_id %u after %u: not strictly increasing", e, prev_e))
 		end
 		ftree:add(mf.length, tvb(off + 4, 2))
-		it = ftree:add(mf.reserved, tvb(off + 6, 2))
+		it = ftree:add(mf.frsv, tvb(off + 6, 2))
 		if rsv ~= 0 then bad(it, "reserved field " .. rsv .. ", must be 0") end
 		local crc_item = ftree:add(mf.crc, tvb(off + 8, 4))
 		if off + FRAG_HLEN + flen > len then
@@ -293,23 +294,17 @@ end
 local EVT_MAGIC, EVT_HLEN, EFRAG_HLEN = 0x45564E54, 32, 12
 
 local evt = Proto("xevb_evt", "xevb built event")
-local ef = add_payload_fields({
+local ef = add_shared_fields({
 	magic = ProtoField.uint32("xevb_evt.magic", "Magic", base.HEX),
-	version = ProtoField.uint8("xevb_evt.version", "Version"),
-	flags = ProtoField.uint8("xevb_evt.flags", "Flags", base.HEX),
 	incomplete = ProtoField.bool("xevb_evt.flags.incomplete", "INCOMPLETE", 8, nil, 0x01),
 	flags_rsv = ProtoField.uint8("xevb_evt.flags.reserved", "Reserved flag bits", base.HEX, nil, 0xFE),
-	n_frags = ProtoField.uint16("xevb_evt.n_frags", "Fragment records"),
-	run = ProtoField.uint32("xevb_evt.run_number", "Run number"),
 	event_id = ProtoField.uint32("xevb_evt.event_id", "Event ID"),
 	total_length = ProtoField.uint32("xevb_evt.total_length", "Total length"),
 	n_expected = ProtoField.uint16("xevb_evt.n_expected", "Sources expected"),
 	reserved = ProtoField.uint16("xevb_evt.reserved", "Reserved", base.HEX),
 	build_ns = ProtoField.uint64("xevb_evt.build_ns", "Build time (ns, CLOCK_REALTIME)"),
 	build_time = ProtoField.absolute_time("xevb_evt.build_time", "Build time", base.UTC),
-	frag = ProtoField.none("xevb_evt.frag", "Fragment"),
 	source_id = ProtoField.uint16("xevb_evt.frag.source_id", "Source ID"),
-	frsv = ProtoField.uint16("xevb_evt.frag.reserved", "Reserved", base.HEX),
 	length = ProtoField.uint32("xevb_evt.frag.length", "Payload length"),
 	missing = ProtoField.uint16("xevb_evt.missing", "Missing source ID"),
 	missing_pad = ProtoField.bytes("xevb_evt.missing_padding", "Padding"),

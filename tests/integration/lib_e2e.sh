@@ -444,7 +444,7 @@ e2e_finish() {
 #   E2E_RATE: trigger rate of each source process (default: flat out).
 #   E2E_PACK: events per MEP (default 10; 1 with a low E2E_RATE sends each
 #   event on its own, a trickle).
-#   E2E_BUILD_ARGS: more options for every `xevb build` (e.g. --tune nap-us=100).
+#   E2E_BUILD_ARGS: more options for every `xevb build` (e.g. --tune wait-us=100).
 # Asserts, per builder: fragments sent to it = received = in events (XDP:
 # = steered to the AF_XDP socket, no drop anywhere); every event complete;
 # no drop of any reason; every event forwarded; per sink: exactly its round

@@ -15,6 +15,6 @@ e2e_topology sraw_nx1      socket raw   3     2   1        2     4000
 e2e_topology sudp_1xn      socket udp   1     4   3        2     2000
 e2e_topology sraw_nxn      socket raw   2     2   3        1     2000
 e2e_topology sudp_nxn      socket udp   3     2   2        2     3000
-E2E_BUILD_ARGS="--tune nap-us=100" \
+E2E_BUILD_ARGS="--tune wait-us=100" \
 e2e_topology sraw_nx1_nap  socket raw   3     2   1        2     4000
 e2e_finish

@@ -22,8 +22,8 @@ e2e_topology xraw_nx4      xdp  raw   2     2   1        4     4002
 # Longer, paced (0.4 s): 8000 packets, more than the 4096-entry RX ring.
 E2E_RATE=50000 \
 e2e_topology xraw_nx1_20k  xdp  raw   2     2   1        1     20000
-# The one-worker loop's nap (--tune nap-us) instead of poll() after work: same accounting.
-E2E_RATE=50000 E2E_BUILD_ARGS="--tune nap-us=100" \
+# The one-worker loop's nap (--tune wait-us) instead of poll() after work: same accounting.
+E2E_RATE=50000 E2E_BUILD_ARGS="--tune wait-us=100" \
 e2e_topology xraw_nx1_nap  xdp  raw   2     2   1        1     20000
 # Without the XDP meta (--tune no-xdp-meta=1): every frame parsed here, same accounting.
 E2E_BUILD_ARGS="--tune no-xdp-meta=1" \

@@ -34,7 +34,7 @@ mq_case() {
 	e2e_source 1 "$case.s1" --source-ids 6-11 --src-addr-base 198.18.1.200 --events "$ev" \
 		--pack "$pack1" --frag-size 32-120 --rate 20000 --seed 4 --udp 23900
 	e2e_wait_all
-	E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) SAME=$((pack0 == pack1 && pack0 > 1)) e2e_check "$case" <<'PY'
+	ARGS="$*" E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) SAME=$((pack0 == pack1 && pack0 > 1)) e2e_check "$case" <<'PY'
 E, BLK, ONE, SAME = int(os.environ["E"]), int(os.environ["BLK"]), os.environ["ONE"] == "1", os.environ["SAME"] == "1"
 
 b, k = J(CASE + ".b"), J(CASE + ".k0")
@@ -69,6 +69,16 @@ if SAME:   # every source packs alike: every share is booked as a run, none need
     eq("owners that asked for refs again", [w["refs_wanted_windows"] for w in wk], [0, 0])
 true("shares with refs (split MEPs, END_OF_RUN): %d" % sum(w["handoff_sent"] - w["handoff_whole"] for w in wk),
      sum(w["handoff_sent"] - w["handoff_whole"] for w in wk) > 0)
+# Every worker takes the XDP meta of its queues' MEPs; only while an owner asks for refs are frames parsed.
+eq("frames taken from their XDP meta + parsed = received", b["rx_meta"] + b["rx_meta_fallback"], b["rx_frames"])
+eq("XDP meta_failed", b["xdp"]["meta_failed"]["packets"], 0)
+if SAME:
+    eq("frames taken from their XDP meta, parsed", (b["rx_meta"], b["rx_meta_fallback"]), (pk, 0))
+else:
+    true("frames taken from their XDP meta: %d" % b["rx_meta"], b["rx_meta"] > 0)
+if "zerocopy=1" in os.environ.get("ARGS", ""):
+    true("sent by reference (out_bytes_zerocopy %d of %d)" % (b["out_bytes_zerocopy"], b["out_bytes"]),
+         0 < b["out_bytes_zerocopy"] <= b["out_bytes"])
 eq("frames returned = taken back", sum(w["returns_sent"] for w in wk), sum(w["returns_received"] for w in wk))
 true("both workers built events: %r" % [w["events_complete"] for w in wk], all(w["events_complete"] > 0 for w in wk))
 eq("events per worker add up", sum(w["events_complete"] for w in wk), E)
@@ -80,15 +90,18 @@ eq("sink result", k["result"], "ok")
 PY
 }
 
-mq_case mq_b64 20000 64 --tune coalesce-us=0
-mq_case mq_b1 6000 1 --tune coalesce-us=100
+mq_case mq_b64 20000 64 --tune wait-us=0
+mq_case mq_b1 6000 1 --tune wait-us=100
 # One record a MEP: never split; each goes whole as its one ref (in the entry, or from the parsed line).
-MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --tune coalesce-us=0
+MQ_PACK0=1 MQ_PACK1=1 mq_case mq_one 2000 64 --tune wait-us=0
 # Packed alike (as real sources pack the same triggers): whole MEPs go without refs throughout.
-MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --tune coalesce-us=0
+MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --tune wait-us=0
+# MSG_ZEROCOPY forwarding: each worker's output holds the frames its sends may read, and gives them
+# back (a frame of another worker's queue over the return ring) once the kernel is done.
+mq_case mq_zc 6000 64 --tune zerocopy=1
 
 # --output FILE: the workers share one writer (under a mutex, per event).
-e2e_log "mq_file: 2 workers writing one file, owner block 4, default coalesce-us"
+e2e_log "mq_file: 2 workers writing one file, owner block 4, default wait-us"
 e2e_builder 0 mq_file.b --queues 0-1 --workers 2 --tune owner-block=4 --sources 0-11 \
 	--output "$E2E_WORK/events.bin" --exit-on-eor --duration 20
 E2E_DEST=$(tb_addr builder 0)

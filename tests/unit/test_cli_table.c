@@ -22,6 +22,8 @@ TestSuite(cli_table, .timeout = 10);
 static struct build_cfg cfg;
 static char errbuf[4096];
 
+static bool checked; /* parse through build_opts_parse: the table, then the checks across options */
+
 /* xevb_cfg_parse over "build" + args, its messages (stderr) kept in errbuf. */
 static int parse(const char *const *args)
 {
@@ -37,7 +39,7 @@ static int parse(const char *const *args)
 	cr_assert(not(eq(ptr, tmp, NULL)));
 	fflush(stderr);
 	dup2(fileno(tmp), 2);
-	rc = xevb_cfg_parse(&build_cmd, argc, argv, &cfg);
+	rc = checked ? build_opts_parse(argc, argv, &cfg) : xevb_cfg_parse(&build_cmd, argc, argv, &cfg);
 	fflush(stderr);
 	dup2(saved, 2);
 	close(saved);
@@ -69,6 +71,37 @@ static void assert_dfm_tuning(const struct build_ctl_cfg *cc, double busy_high, 
 	cr_assert(eq(u32, cc->backlog, backlog));
 }
 
+/*
+ * One wait policy for any worker count (--tune wait-us; coalesce-us its
+ * old name): 0 with one worker, 200 with more unless given. More workers
+ * are refused, saying why, where one loop must serve (socket, DFM, fewer
+ * queues than workers).
+ */
+Test(cli_table, wait_policy_and_workers)
+{
+#define BASE "--dev", "eth0", "--sources", "0-3", "--no-forward"
+	checked = true;
+	cr_assert(eq(int, PARSE(BASE), -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.wait_us, 0));
+	cr_assert(eq(int, PARSE(BASE, "--queues", "0-1", "--workers", "2"), -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.wait_us, 200));
+	cr_assert(eq(int, PARSE(BASE, "--queues", "0-1", "--workers", "2", "--tune", "wait-us=0"), -1), "%s",
+		  errbuf);
+	cr_assert(eq(u32, cfg.wait_us, 0));
+	cr_assert(eq(int, PARSE(BASE, "--tune", "wait-us=150"), -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.wait_us, 150));
+	cr_assert(eq(u32, cfg.n_workers, 1));
+	cr_assert(eq(int, PARSE(BASE, "--tune", "coalesce-us=50"), -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.wait_us, 50));
+	cr_assert(eq(u32, cfg.n_workers, 1));
+	refused(PARSE(BASE, "--queues", "0-1", "--workers", "2", "--mode", "socket"),
+		"socket mode has one socket");
+	refused(PARSE(BASE, "--workers", "2"), "at least 2 --queues");
+	refused(PARSE(BASE, "--queues", "0-1", "--workers", "2", "--dfm", "198.18.4.1:23901"), "no --dfm");
+	checked = false;
+#undef BASE
+}
+
 Test(cli_table, defaults_fill_the_struct)
 {
 	cr_assert(eq(int, PARSE("--dev", "eth0"), -1), "%s", errbuf);
@@ -93,8 +126,8 @@ Test(cli_table, defaults_fill_the_struct)
 	cr_assert(eq(u32, cfg.rx_ring, 4096));
 	cr_assert(eq(u32, cfg.rx_batch, 64));
 	cr_assert(eq(u32, cfg.owner_block, 1024));
-	cr_assert(eq(u32, cfg.nap_us, 0));
-	cr_assert(not(cfg.have_coalesce || cfg.set_nice || cfg.no_shed || cfg.bare || cfg.busy));
+	cr_assert(eq(u32, cfg.wait_us, 0));
+	cr_assert(not(cfg.have_wait || cfg.set_nice || cfg.no_shed || cfg.bare || cfg.busy));
 	cr_assert(eq(u32, cfg.co.interval_s, 1));
 }
 
@@ -135,8 +168,8 @@ Test(cli_table, tune_keys_store_their_values)
 {
 	cr_assert(eq(int,
 		     PARSE("--tune", "rx-ring=8192", "--tune", "no-shed=1", "--tune", "reask-ms=40", "--tune",
-			   "xdp-mode=generic", "--tune", "nice=-20", "--tune", "cpus=2-3", "--tune",
-			   "coalesce-us=0", "--tune", "sink-pacing=200m", "--tune", "busy-high=1.5", "--tune",
+			   "xdp-mode=generic", "--tune", "nice=-20", "--tune", "cpus=2-3", "--tune", "wait-us=0",
+			   "--tune", "sink-pacing=200m", "--tune", "busy-high=1.5", "--tune",
 			   "sink-ctl-port=24004", "--tune", "frames=8192", "--tune", "frames=4096"),
 		     -1),
 		  "%s", errbuf);
@@ -148,8 +181,8 @@ Test(cli_table, tune_keys_store_their_values)
 	cr_assert(cfg.set_nice);
 	cr_assert(eq(u32, cfg.n_cpus, 2));
 	cr_assert(eq(u16, cfg.cpus[1], 3));
-	cr_assert(eq(u32, cfg.coalesce_us, 0));
-	cr_assert(cfg.have_coalesce);
+	cr_assert(eq(u32, cfg.wait_us, 0));
+	cr_assert(cfg.have_wait);
 	cr_assert(eq(u64, cfg.sink_pacing, 200000000ull));
 	cr_assert(eq(dbl, cfg.cc.busy_high, 1.5));
 	cr_assert(eq(u16, cfg.cc.sink_ctl_port, 24004));

@@ -281,7 +281,7 @@ Test(counters, the_merge_adds_every_counter)
 	xevb_output_stats_add(&m->out, &b->out);
 	for (size_t i = 0; i < xevb_n_counters; i++) {
 		const struct xevb_counter *c = &xevb_counters[i];
-		/* The receive loop's rows are the receive loop's to add (build_workers.c). */
+		/* The receive loop's rows are the receive loop's to add (engine_workers.c). */
 		if (c->part == XEVB_PART_RX)
 			continue;
 		for (size_t n = 0; n < (c->scope == XEVB_SCOPE_SOURCE ? N_SEEN : 1); n++)

@@ -752,12 +752,8 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 	}
 	for (uint32_t i = 0; i < size; i++) {
 		const struct ev_ent *x = &bc->ev[i];
-		if (x->state == E_FREE)
-			continue;
-		if (x->state > E_DONE || (x->event & bc->mask) != i) {
-			snprintf(msg, cap, "slot %u holds event %u in state %u", i, x->event, x->state);
+		if (x->state != E_FREE && !xevb_ctl_slot_ok(i, x->event, x->state, E_DONE, bc->mask, msg, cap))
 			return false;
-		}
 		if (x->state == E_ASSIGNED) {
 			assigned++;
 			old += x->old;
@@ -799,6 +795,21 @@ uint64_t build_ctl_reasked(const struct build_ctl *bc)
 	return bc->reask_events;
 }
 
+/*
+ * The figures the summary and the JSON both begin with, in that order: mode,
+ * assigned, dups, overflow, table size and growths, DONE complete, incomplete
+ * and no_data, re-sent, built early, never assigned, open at DFM restart,
+ * restarts.
+ */
+#define CTL_HEAD_ARGS(bc) \
+	(bc)->pull ? "pull" : "push", (unsigned long long)(bc)->assigned_events, \
+		(unsigned long long)(bc)->assign_dups, (unsigned long long)(bc)->assign_overflow, (bc)->mask + 1, \
+		(unsigned long long)(bc)->table_grown, (unsigned long long)(bc)->done_sent[0], \
+		(unsigned long long)(bc)->done_sent[1], (unsigned long long)(bc)->done_sent[2], \
+		(unsigned long long)(bc)->retry_redone, (unsigned long long)(bc)->built_early, \
+		(unsigned long long)((bc)->unassigned_built - (bc)->built_early), \
+		(unsigned long long)(bc)->abandoned, (unsigned long long)(bc)->dfm_restarts
+
 void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 {
 	fprintf(f,
@@ -809,20 +820,13 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 		"lost slot %llu)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
 		"backlogged %llu (max %llu, overflow %llu), errors %llu; Busy %llu times; control refused %llu, "
 		"unexpected %llu\n",
-		bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
-		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow, bc->mask + 1,
-		(unsigned long long)bc->table_grown, (unsigned long long)bc->done_sent[0],
-		(unsigned long long)bc->done_sent[1], (unsigned long long)bc->done_sent[2],
-		(unsigned long long)bc->retry_redone, (unsigned long long)bc->built_early,
-		(unsigned long long)(bc->unassigned_built - bc->built_early), (unsigned long long)bc->abandoned,
-		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->rs_complete,
-		(unsigned long long)bc->rs_incomplete, (unsigned long long)bc->rs_no_data,
-		(unsigned long long)bc->rs_slot, (unsigned long long)bc->requests_sent,
-		(unsigned long long)bc->reask_events, (unsigned long long)bc->fwd_events,
-		(unsigned long long)bc->fwd_backlogged, (unsigned long long)bc->backlog_max,
-		(unsigned long long)bc->backlog_overflow, (unsigned long long)bc->fwd_errors,
-		(unsigned long long)bc->busy.n_busy, (unsigned long long)bc->io.rx_bad_total,
-		(unsigned long long)bc->unexpected);
+		CTL_HEAD_ARGS(bc), (unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
+		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
+		(unsigned long long)bc->requests_sent, (unsigned long long)bc->reask_events,
+		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,
+		(unsigned long long)bc->backlog_max, (unsigned long long)bc->backlog_overflow,
+		(unsigned long long)bc->fwd_errors, (unsigned long long)bc->busy.n_busy,
+		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected);
 	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
 		fprintf(f,
 			"  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
@@ -847,19 +851,12 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		"\"ctl_unexpected\":%llu,\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
 		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
 		"\"still_open\":%llu},\"sinks\":[",
-		bc->pull ? "pull" : "push", (unsigned long long)bc->assigned_events,
-		(unsigned long long)bc->assign_dups, (unsigned long long)bc->assign_overflow, bc->mask + 1,
-		(unsigned long long)bc->table_grown, (unsigned long long)bc->done_sent[0],
-		(unsigned long long)bc->done_sent[1], (unsigned long long)bc->done_sent[2],
-		(unsigned long long)bc->retry_redone, (unsigned long long)bc->built_early,
-		(unsigned long long)(bc->unassigned_built - bc->built_early), (unsigned long long)bc->abandoned,
-		(unsigned long long)bc->dfm_restarts, (unsigned long long)bc->core_resets,
-		(unsigned long long)bc->requests_sent, (unsigned long long)bc->reask_events,
-		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,
-		(unsigned long long)bc->backlog_max, (unsigned long long)bc->backlog_overflow,
-		(unsigned long long)bc->fwd_errors, (unsigned long long)bc->busy.n_busy,
-		(unsigned long long)bc->busy.n_clear, bc->busy.high, bc->busy.low,
-		(unsigned long long)bc->assigned_busy, (unsigned long long)bc->io.rx_bad_total,
+		CTL_HEAD_ARGS(bc), (unsigned long long)bc->core_resets, (unsigned long long)bc->requests_sent,
+		(unsigned long long)bc->reask_events, (unsigned long long)bc->fwd_events,
+		(unsigned long long)bc->fwd_backlogged, (unsigned long long)bc->backlog_max,
+		(unsigned long long)bc->backlog_overflow, (unsigned long long)bc->fwd_errors,
+		(unsigned long long)bc->busy.n_busy, (unsigned long long)bc->busy.n_clear, bc->busy.high,
+		bc->busy.low, (unsigned long long)bc->assigned_busy, (unsigned long long)bc->io.rx_bad_total,
 		(unsigned long long)bc->unexpected, (unsigned long long)bc->rs_assigned,
 		(unsigned long long)bc->rs_done, (unsigned long long)bc->rs_overflow,
 		(unsigned long long)bc->rs_open, (unsigned long long)bc->rs_complete,

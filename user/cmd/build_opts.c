@@ -238,13 +238,15 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "busy-budget", 0, XEVB_T_U32, "N", F(busy_budget), 0, 0, 1, 1024, .section = S_RX, .flags = TUNE,
 	  .help = "busy polling (implied) with this many frames the NAPI polls per call (SO_BUSY_POLL_BUDGET, "
 		  "default rx-batch)" },
-	{ "nap-us", 0, XEVB_T_U32, "US", F(nap_us), 0, 0, 0, 100000, .def = "0", .section = S_RX, .flags = TUNE,
-	  .help = "one worker (XDP, bare or socket): nap US when a turn after work finds nothing, poll() only "
-		  "after an empty nap; 0: poll() at once" },
+	{ "wait-us", 0, XEVB_T_U32, "US", F(wait_us), F(have_wait), 0, 0, 100000, .section = S_RX,
+	  .flags = TUNE | XEVB_F_GIVEN,
+	  .help = "the wait policy, any worker count and path: after a turn that did work, nap US before "
+		  "sleeping in poll(), so a wake-up takes a batch (default 200 with --workers > 1, else 0: "
+		  "poll() at once)" },
 	{ "no-hugepages", 0, XEVB_T_FLAG, NULL, F(no_huge), .section = S_RX, .flags = TUNE,
 	  .help = "UMEM on normal pages even where huge pages are reserved" },
 	{ "no-xdp-meta", 0, XEVB_T_FLAG, NULL, F(no_meta), .section = S_RX, .flags = TUNE,
-	  .help = "XDP mode, one worker: the XDP program does not hand its parse result over in XDP metadata; "
+	  .help = "XDP mode: the XDP program does not hand its parse result over in XDP metadata; "
 		  "every frame is parsed again here" },
 	{ "copy", 0, XEVB_T_FLAG, NULL, F(copy), .section = S_RX, .flags = TUNE,
 	  .help = "force AF_XDP copy mode" },
@@ -256,14 +258,13 @@ static const struct xevb_cfg_opt opts[] = {
 	  .flags = TUNE | XEVB_F_GIVEN, .help = "run at nice N: ahead of a NAPI thread sharing our core" },
 	{ "fifo", 0, XEVB_T_U32, "PRIO", F(fifo), 0, 0, 1, 99, .section = S_RX, .flags = TUNE,
 	  .help = "run SCHED_FIFO at PRIO: a NAPI thread on our core runs only while we wait in poll()" },
-	{ "cpus", 0, XEVB_T_IDS, "LIST", F(cpus), F(n_cpus), XEVB_HO_MAX_CPUS, 0, 65535, .section = S_WK,
-	  .flags = TUNE, .help = "--workers: pin worker w to the w-th CPU of LIST (default: CPU w)" },
+	{ "cpus", 0, XEVB_T_IDS, "LIST", F(cpus), F(n_cpus), XEVB_ENGINE_MAX_CPUS, 0, 65535, .section = S_WK,
+	  .flags = TUNE,
+	  .help = "pin worker w to the w-th CPU of LIST (default: CPU w with --workers above 1; one worker: not pinned)" },
 	{ "owner-block", 0, XEVB_T_U32, "N", F(owner_block), 0, 0, 1, 1u << 20, .def = "1024", .section = S_WK,
 	  .flags = TUNE | XEVB_F_POW2, .help = "--workers: consecutive event_ids per owner, a power of 2" },
-	{ "coalesce-us", 0, XEVB_T_U32, "US", F(coalesce_us), F(have_coalesce), 0, 0, 100000, .section = S_WK,
-	  .flags = TUNE | XEVB_F_GIVEN,
-	  .help = "nap US after work before sleeping, so a wake-up takes a batch (default 200 with --workers > 1, "
-		  "else 0; with --workers 1 it selects the worker loop)" },
+	{ "coalesce-us", 0, XEVB_T_U32, "US", F(wait_us), F(have_wait), 0, 0, 100000, .section = S_WK,
+	  .flags = TUNE | XEVB_F_GIVEN, .help = "old name of wait-us (scripts/bench/bench-mq.sh still gives it)" },
 	{ "zerocopy", 0, XEVB_T_FLAG, NULL, F(zerocopy), .section = S_OUT, .flags = TUNE,
 	  .help = "send to farm nodes with MSG_ZEROCOPY (frames held until the kernel is done)" },
 	{ "sink-pacing", 0, XEVB_T_FUNC, "RATE", F(sink_pacing), .section = S_OUT, .flags = TUNE,
@@ -348,19 +349,14 @@ static int check_receive(struct build_cfg *c)
 
 static int check_workers(struct build_cfg *c)
 {
-	if (!c->have_coalesce)
-		c->coalesce_us = c->n_workers > 1 ? 200 : 0;
-	if (c->nap_us && (c->n_workers > 1 || c->coalesce_us)) {
+	if (!c->have_wait)
+		c->wait_us = c->n_workers > 1 ? 200 : 0;
+	if (c->n_workers > 1 && (c->mode == BUILD_MODE_SOCKET || c->cc.dfm || c->n_workers > c->n_queues)) {
 		xevb_err(
-			"--tune nap-us is the one-worker loop's nap: with --workers or --tune coalesce-us use "
-			"--tune coalesce-us alone");
-		return 2;
-	}
-	if ((c->n_workers > 1 || c->coalesce_us) &&
-	    (c->mode == BUILD_MODE_SOCKET || c->cc.dfm || c->n_workers > c->n_queues)) {
-		xevb_err(
-			"--workers N and --tune coalesce-us need the XDP path, no --dfm, and at least N --queues "
-			"(one socket per queue)");
+			"--workers %u needs the XDP path (socket mode has one socket), no --dfm (one DFM "
+			"conversation per builder), and at least %u --queues (one AF_XDP socket per queue): "
+			"give --workers 1 or more --queues",
+			c->n_workers, c->n_workers);
 		return 2;
 	}
 	return 0;

@@ -14,10 +14,10 @@
 #include <xevb/xdp_stats.h>
 #include <xevb/xsk_rx.h>
 #include "build_ctl.h"
-#include "build_workers.h"
+#include <xevb/engine.h>
 
-#define BUILD_RX_BATCH      64
-#define BUILD_RX_BATCH_MAX  256
+#define BUILD_RX_BATCH      XEVB_ENGINE_RX_BATCH
+#define BUILD_RX_BATCH_MAX  XEVB_ENGINE_RX_BATCH_MAX
 #define BUILD_MAX_ALLOW_SRC 64
 
 enum build_mode { BUILD_MODE_XDP, BUILD_MODE_SOCKET };
@@ -61,11 +61,10 @@ struct build_cfg {
 	uint32_t frames, frame_size, rx_ring, rx_batch;
 	bool busy, no_huge, no_meta, copy;
 	uint32_t busy_budget;
-	uint32_t nap_us;
-	uint32_t coalesce_us;
-	bool have_coalesce; /* else 200 with --workers > 1, 0 with one */
+	uint32_t wait_us; /* after a turn that did work, nap this long before sleeping in poll() */
+	bool have_wait;   /* else 200 with --workers > 1, 0 with one */
 	uint32_t owner_block;
-	uint16_t cpus[XEVB_HO_MAX_CPUS];
+	uint16_t cpus[XEVB_ENGINE_MAX_CPUS];
 	uint32_t n_cpus;
 	int nice;
 	bool set_nice;

@@ -12,7 +12,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,11 +21,11 @@
 #include <xevb/dfm.h>
 #include <xevb/notify.h>
 #include <xevb/runcfg.h>
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "dfm_metrics.h"
 
-#define MAX_SOURCES_P 256
-#define HEARTBEAT_NS  100000000ull
+#define HEARTBEAT_NS 100000000ull
 /*
  * Event ids reserved per write of --state. Small, so that a successor starts
  * just past the dead DFM's last ids: ids far ahead would alias the old
@@ -34,83 +33,6 @@
  * 100 kHz that is ~100 writes (write + rename, no fsync) per second.
  */
 #define STATE_CHUNK 1024u
-
-enum {
-	O_LISTEN = 256,
-	O_MODE,
-	O_RATE,
-	O_EVENTS,
-	O_PACK,
-	O_FIRST,
-	O_RUN,
-	O_DEAD,
-	O_RETRY,
-	O_MAXRETRY,
-	O_CLEAR,
-	O_DRAIN,
-	O_WAITB,
-	O_WAITS,
-	O_WAITMS,
-	O_TABLE,
-	O_PERADDR,
-	O_STATE,
-	O_BOOKS,
-	O_CONFIG,
-};
-
-static const struct xevb_opt opts[] = {
-	{ "config", O_CONFIG, "FILE",
-	  "start from a run configuration (docs/run-config.md): its DFM, builders, sources "
-	  "and farm nodes, and only they are admitted; explicit options override it" },
-	{ "listen", O_LISTEN, "ADDR:PORT", "control socket (default 0.0.0.0:23901)" },
-	{ "mode", O_MODE, "push|pull",
-	  "push: sources send where told; pull: builders ask the sources (default push)" },
-	{ "rate", O_RATE, "HZ", "trigger rate in events/s; 0 = as fast as credits allow (default 0)" },
-	{ "events", O_EVENTS, "N", "events to trigger (default: until --duration or Ctrl-C)" },
-	XEVB_OPT_DURATION,
-	{ "pack", O_PACK, "N", "events per assignment; sources pack them in one MEP (default 10)" },
-	{ "first-event", O_FIRST, "N", "first event_id (default 0; --state overrides it when the file exists)" },
-	{ "state", O_STATE, "FILE",
-	  "reserve event_ids ahead in FILE; a restarted DFM resumes past them (no id reused)" },
-	{ "run", O_RUN, "N", "run number (default 1)" },
-	{ "dead-ms", O_DEAD, "MS", "a builder silent this long is dead (default 1000)" },
-	{ "retry-ms", O_RETRY, "MS", "resend an ASSIGN with no DONE after MS (default 1000)" },
-	{ "max-retries", O_MAXRETRY, "N", "then the event is lost as no_done (default 5)" },
-	{ "clear-group", O_CLEAR, "N", "events per CLEAR batch to the sources (default 50)" },
-	{ "drain-ms", O_DRAIN, "MS", "at the end, wait this long for outstanding DONEs (default 5000)" },
-	{ "books-ms", O_BOOKS, "MS",
-	  "then up to MS for the farm nodes' last counts, to close the books (default 2000)" },
-	{ "wait-builders", O_WAITB, "N", "trigger only once N builders have reported (default 1)" },
-	{ "wait-sources", O_WAITS, "N", "... and N source processes (default 1)" },
-	{ "wait-ms", O_WAITMS, "MS", "give up if they have not after MS (default 10000)" },
-	{ "table", O_TABLE, "N", "events in flight at most, power of 2 (default 65536)" },
-	{ "max-per-address", O_PERADDR, "N",
-	  "builders, and source processes, alive at one IP address at most: "
-	  "one host cannot fill the tables (default 8)" },
-	XEVB_OPT_INTERVAL,
-	XEVB_OPT_JSON,
-	XEVB_OPT_QUIET,
-	XEVB_OPT_KEY_FILE,
-	XEVB_OPT_VERBOSE,
-	XEVB_OPT_METRICS,
-	{ 0 },
-};
-
-static const struct xevb_cmd_help help = {
-	.name = "dfm",
-	.summary =
-		"Data-flow manager: trigger events, assign them to builders by credit, Busy-aware;\n"
-		"push (sources send where told) or pull (builders request, re-ask the missing).\n"
-		"Farm nodes started with --dfm report what they received: events DONE that none received\n"
-		"are not_delivered. Exit status: 0 books closed, 1 peers never came, 3 accounting failed,\n"
-		"4 events not delivered to any farm node.",
-	.usage = "[--mode push|pull] [--rate HZ] [--events N] [options]",
-	.examples =
-		"  xevb dfm --listen 198.18.4.1:23901 --mode push --rate 5000 --events 20000 --wait-builders 2 --wait-sources 3\n"
-		"  xevb dfm --mode pull --events 100000 --pack 1 --json     # as fast as credits allow\n"
-		"  (builders: xevb build ... --dfm 198.18.4.1:23901; sources: xevb source --dfm 198.18.4.1:23901 ...;\n"
-		"   farm nodes: xevb sink --listen 198.18.3.1:5000 --dfm 198.18.4.1:23901)\n",
-};
 
 struct src_peer {
 	struct sockaddr_in sa;
@@ -125,7 +47,7 @@ struct dfm_app {
 	struct xevb_ctl_io io;
 	struct xevb_dfm *d;
 	bool pull;
-	struct src_peer src[MAX_SOURCES_P];
+	struct src_peer src[DFM_MAX_SOURCES];
 	uint32_t n_src;
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
 	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
@@ -135,14 +57,6 @@ struct dfm_app {
 	bool sources_changed;
 	bool books_closed; /* the run is over and the farm nodes' counts are in */
 };
-
-static volatile sig_atomic_t stop;
-
-static void on_signal(int sig)
-{
-	(void)sig;
-	stop = 1;
-}
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
 {
@@ -223,7 +137,7 @@ static struct src_peer *new_source_entry(struct dfm_app *a, uint32_t addr)
 		a->src_per_addr++;
 		return NULL;
 	}
-	if (a->n_src < MAX_SOURCES_P)
+	if (a->n_src < DFM_MAX_SOURCES)
 		return &a->src[a->n_src++];
 	for (uint32_t i = 0; i < a->n_src; i++)
 		if (!a->src[i].alive && (!best || a->src[i].last_ns < best->last_ns))
@@ -726,15 +640,9 @@ static void report_not_delivered(const struct dfm_app *a)
 	}
 }
 
-/* The command line, and what the run keeps of it. */
+/* The command line (cmd_opts.h), and what the run keeps of --state. */
 struct dfm_opts {
-	struct xevb_dfm_cfg dc;
-	struct sockaddr_in lsa;
-	uint64_t events, duration_ns;
-	uint32_t drain_ms, books_ms, wait_b, wait_s, wait_ms, interval;
-	double rate;
-	bool json;
-	const char *state, *metrics;
+	struct dfm_cfg c;
 	uint32_t reserved, prev_epoch; /* --state: ids reserved on disk below this; the predecessor's epoch */
 	bool resumed;
 };
@@ -745,190 +653,47 @@ struct dfm_phase {
 	bool started, draining;
 };
 
-static int parse_rate(const char *arg, double *rate)
-{
-	char *end;
-
-	*rate = strtod(arg, &end);
-	if (end == arg || *end || !(*rate >= 0 && *rate <= 1e8)) {
-		xevb_err("--rate: '%s' is not a rate in events/s (0 = as fast as credits allow)", arg);
-		return 2;
-	}
-	return -1;
-}
-
-/* One option of the command's own: -1 when taken, else the exit status. */
-static int dfm_option(int c, const char *arg, struct dfm_app *a, struct dfm_opts *o)
-{
-	struct xevb_dfm_cfg *dc = &o->dc;
-	uint32_t u;
-
-	switch (c) {
-	case O_CONFIG:
-		if (!xevb_runcfg_was_read())
-			return 2;
-		break;
-	case O_LISTEN:
-		if (xevb_ctl_parse_addr(arg, &o->lsa)) {
-			xevb_err("--listen: '%s' is not ADDR:PORT such as 198.18.4.1:23901", arg);
-			return 2;
-		}
-		break;
-	case O_MODE:
-		if (!strcmp(arg, "pull"))
-			a->pull = true;
-		else if (strcmp(arg, "push")) {
-			xevb_err("--mode: push or pull, not '%s'", arg);
-			return 2;
-		}
-		break;
-	case O_RATE:
-		return parse_rate(arg, &o->rate);
-	case O_EVENTS:
-		if (!xevb_parse_u64("events", arg, 1, 1ull << 40, &o->events))
-			return 2;
-		break;
-	case O_PACK:
-		if (!xevb_parse_u32("pack", arg, 1, 1024, &dc->block))
-			return 2;
-		break;
-	case O_FIRST:
-		if (!xevb_parse_u32("first-event", arg, 0, UINT32_MAX, &dc->first_event))
-			return 2;
-		break;
-	case O_RUN:
-		if (!xevb_parse_u32("run", arg, 0, UINT32_MAX, &dc->run))
-			return 2;
-		break;
-	case O_DEAD:
-		if (!xevb_parse_u32("dead-ms", arg, 10, 600000, &u))
-			return 2;
-		dc->dead_ns = u * 1000000ull;
-		break;
-	case O_RETRY:
-		if (!xevb_parse_u32("retry-ms", arg, 1, 600000, &u))
-			return 2;
-		dc->retry_ns = u * 1000000ull;
-		break;
-	case O_MAXRETRY:
-		if (!xevb_parse_u32("max-retries", arg, 0, 255, &dc->max_retries))
-			return 2;
-		break;
-	case O_CLEAR:
-		if (!xevb_parse_u32("clear-group", arg, 1, 65536, &dc->clear_group))
-			return 2;
-		break;
-	case O_DRAIN:
-		if (!xevb_parse_u32("drain-ms", arg, 0, 600000, &o->drain_ms))
-			return 2;
-		break;
-	case O_BOOKS:
-		if (!xevb_parse_u32("books-ms", arg, 0, 600000, &o->books_ms))
-			return 2;
-		break;
-	case O_WAITB:
-		if (!xevb_parse_u32("wait-builders", arg, 1, XEVB_DFM_MAX_BUILDERS, &o->wait_b))
-			return 2;
-		break;
-	case O_WAITS:
-		if (!xevb_parse_u32("wait-sources", arg, 0, MAX_SOURCES_P, &o->wait_s))
-			return 2;
-		break;
-	case O_WAITMS:
-		if (!xevb_parse_u32("wait-ms", arg, 100, 600000, &o->wait_ms))
-			return 2;
-		break;
-	case O_PERADDR:
-		if (!xevb_parse_u32("max-per-address", arg, 1, MAX_SOURCES_P, &a->max_per_addr))
-			return 2;
-		break;
-	case O_TABLE:
-		if (!xevb_parse_u32("table", arg, 64, 1u << 24, &dc->table) || (dc->table & (dc->table - 1))) {
-			xevb_err("--table must be a power of 2 between 64 and 16M");
-			return 2;
-		}
-		break;
-	case O_STATE:
-		o->state = arg;
-		break;
-	case 'h':
-		xevb_opt_usage(opts, &help);
-		return 0;
-	default:
-		return 2;
-	}
-	return -1;
-}
-
-/* -1: go on; else the exit status (bad options, --help). */
-static int parse_options(int argc, char **argv, struct dfm_app *a, struct dfm_opts *o)
-{
-	struct xevb_common_opts co = XEVB_COMMON_OPTS_INIT;
-	const char *arg;
-	int c, r;
-
-	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
-		int common = xevb_common_opt(c, arg, &co);
-		if (common < 0)
-			return 2;
-		if (common)
-			continue;
-		if ((r = dfm_option(c, arg, a, o)) >= 0)
-			return r;
-	}
-	if (optind < argc) {
-		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
-		return 2;
-	}
-	o->json = co.json;
-	o->metrics = co.metrics;
-	o->interval = xevb_common_interval(&co);
-	o->duration_ns = co.duration_ns;
-	if (!o->events && !o->duration_ns)
-		xevb_info("no --events or --duration: triggering until Ctrl-C");
-	return -1;
-}
-
 /* --state: start past the ids a predecessor reserved; 0, or 1 when the file cannot be used. */
 static int state_resume(struct dfm_opts *o)
 {
 	int r;
 
-	if (!o->state)
+	if (!o->c.state)
 		return 0;
-	r = state_read(o->state, &o->reserved, &o->prev_epoch);
+	r = state_read(o->c.state, &o->reserved, &o->prev_epoch);
 	if (r < 0) {
-		xevb_err("--state %s: %s (remove it to number events from --first-event)", o->state,
+		xevb_err("--state %s: %s (remove it to number events from --first-event)", o->c.state,
 			 strerror(errno));
 		return 1;
 	}
 	if (r > 0) {
-		o->dc.first_event = o->reserved;
+		o->c.dc.first_event = o->reserved;
 		o->resumed = true;
 		xevb_info("--state %s: the previous DFM (epoch %08x) reserved ids below %u: starting there",
-			  o->state, o->prev_epoch, o->reserved);
+			  o->c.state, o->prev_epoch, o->reserved);
 	}
-	o->reserved = o->dc.first_event;
+	o->reserved = o->c.dc.first_event;
 	return 0;
 }
 
 /* The DFM, its control socket and --metrics; 0, or 1 (said why) with nothing left open. */
 static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **mx)
 {
-	if (!a->max_per_addr)
-		a->max_per_addr = 8;
-	o->dc.max_per_addr = a->max_per_addr;
-	o->dc.pull = a->pull;
-	a->d = xevb_dfm_new(&o->dc);
+	a->max_per_addr = o->c.dc.max_per_addr;
+	a->pull = o->c.dc.pull;
+	o->c.dc.send_assign = send_assign;
+	o->c.dc.send_clear = send_clear;
+	o->c.dc.ctx = a;
+	a->d = xevb_dfm_new(&o->c.dc);
 	if (!a->d) {
 		xevb_err("cannot create the DFM: %s (--pack must not exceed --table)", strerror(errno));
 		return 1;
 	}
-	if (xevb_ctl_open(&a->io, o->lsa.sin_addr.s_addr, ntohs(o->lsa.sin_port), XEVB_ROLE_DFM, 0)) {
+	if (xevb_ctl_open(&a->io, o->c.lsa.sin_addr.s_addr, ntohs(o->c.lsa.sin_port), XEVB_ROLE_DFM, 0)) {
 		xevb_dfm_free(a->d);
 		return 1;
 	}
-	if (o->metrics && !(*mx = dfm_metrics_start(o->metrics))) {
+	if (o->c.co.metrics && !(*mx = dfm_metrics_start(o->c.co.metrics))) {
 		xevb_ctl_close(&a->io);
 		xevb_dfm_free(a->d);
 		return 1;
@@ -941,18 +706,18 @@ static bool wait_for_peers(struct dfm_app *a, const struct dfm_opts *o, struct d
 {
 	uint64_t now = ph->now;
 
-	if (alive_builders(a) >= o->wait_b && alive_sources(a) >= o->wait_s) {
+	if (alive_builders(a) >= o->c.wait_b && alive_sources(a) >= o->c.wait_s) {
 		/* One heartbeat round so every builder has the source list first. */
 		heartbeat(a, now, true);
 		ph->started = true;
 		ph->t0 = now;
 		ph->next_line = now + 1000000000ull;
 		xevb_info("%u builder(s), %u source process(es): triggering", alive_builders(a), alive_sources(a));
-	} else if (now - ph->t0 > o->wait_ms * 1000000ull) {
+	} else if (now - ph->t0 > o->c.wait_ms * 1000000ull) {
 		xevb_err(
 			"after %u ms only %u of %u builders and %u of %u source processes reported: "
 			"are they started with --dfm pointing here?",
-			o->wait_ms, alive_builders(a), o->wait_b, alive_sources(a), o->wait_s);
+			o->c.wait_ms, alive_builders(a), o->c.wait_b, alive_sources(a), o->c.wait_s);
 		return false;
 	}
 	return true;
@@ -961,12 +726,13 @@ static bool wait_for_peers(struct dfm_app *a, const struct dfm_opts *o, struct d
 /* --state: never hand out an id that is not reserved on disk yet; reserve the next chunk in time. */
 static uint64_t reserve_ids(struct dfm_app *a, struct dfm_opts *o, uint64_t want)
 {
-	uint32_t next = o->dc.first_event + (uint32_t)xevb_dfm_stats(a->d)->triggered;
+	uint32_t next = o->c.dc.first_event + (uint32_t)xevb_dfm_stats(a->d)->triggered;
 
 	if (o->reserved - next < STATE_CHUNK / 2) {
-		if (state_write(o->state, o->reserved + STATE_CHUNK, a->io.epoch)) {
-			xevb_err("--state %s: cannot write: %s; stopping the trigger", o->state, strerror(errno));
-			stop = 1;
+		if (state_write(o->c.state, o->reserved + STATE_CHUNK, a->io.epoch)) {
+			xevb_err("--state %s: cannot write: %s; stopping the trigger", o->c.state,
+				 strerror(errno));
+			xevb_stop = 1;
 		} else {
 			o->reserved += STATE_CHUNK;
 		}
@@ -981,21 +747,21 @@ static void trigger(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph)
 {
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
 	uint64_t now = ph->now;
-	uint64_t want = o->events ? o->events - s->triggered : UINT32_MAX;
+	uint64_t want = o->c.events ? o->c.events - s->triggered : UINT32_MAX;
 
-	if (o->rate > 0) {
-		uint64_t due = (uint64_t)((double)(now - ph->t0) * o->rate / 1e9);
+	if (o->c.rate > 0) {
+		uint64_t due = (uint64_t)((double)(now - ph->t0) * o->c.rate / 1e9);
 		want = due > s->triggered ? (due - s->triggered < want ? due - s->triggered : want) : 0;
 	}
-	if (o->state)
+	if (o->c.state)
 		want = reserve_ids(a, o, want);
 	/* The trigger is held back while no builder can take a block: never dropped. */
 	xevb_dfm_step(a->d, now, (uint32_t)(want > UINT32_MAX ? UINT32_MAX : want));
-	if (stop || (o->events && s->triggered + o->dc.block > o->events) ||
-	    (o->duration_ns && now - ph->t0 >= o->duration_ns)) {
+	if (xevb_stop || (o->c.events && s->triggered + o->c.dc.block > o->c.events) ||
+	    (o->c.co.duration_ns && now - ph->t0 >= o->c.co.duration_ns)) {
 		ph->draining = true;
 		ph->trig_stop_ns = now;
-		ph->end_ns = now + o->drain_ms * 1000000ull;
+		ph->end_ns = now + o->c.drain_ms * 1000000ull;
 		xevb_info("trigger stopped after %llu events; draining", (unsigned long long)s->triggered);
 	}
 }
@@ -1015,9 +781,9 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 		xevb_dfm_reconcile(a->d); /* received / in flight to the farm nodes, for --metrics */
 	}
 	metrics_publish(mx, a, now, ph->started, ph->draining, false);
-	if (ph->started && o->interval && now >= ph->next_line) {
+	if (ph->started && xevb_common_interval(&o->c.co) && now >= ph->next_line) {
 		stats_line(a, (double)(now - ph->t0) / 1e9, &ph->last_trig);
-		ph->next_line += o->interval * 1000000000ull;
+		ph->next_line += xevb_common_interval(&o->c.co) * 1000000000ull;
 	}
 }
 
@@ -1046,9 +812,9 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 		xevb_dfm_step(a->d, ph->now, 0); /* re-assignments still go out */
 	}
 	send_round(a, o, ph, mx);
-	if (ph->draining && (xevb_dfm_stats(a->d)->outstanding == 0 || ph->now >= ph->end_ns || stop > 1))
+	if (ph->draining && (xevb_dfm_stats(a->d)->outstanding == 0 || ph->now >= ph->end_ns || xevb_stop > 1))
 		return false;
-	poll(&pfd, 1, ph->started && !ph->draining && (o->rate > 0 || xevb_dfm_can_assign(a->d)) ? 1 : 5);
+	poll(&pfd, 1, ph->started && !ph->draining && (o->c.rate > 0 || xevb_dfm_can_assign(a->d)) ? 1 : 5);
 	return true;
 }
 
@@ -1079,15 +845,15 @@ static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct 
 	now = xevb_now_ns();
 	say_bye(a);
 	if (ph->started)
-		wait_farm_books(a, o->books_ms);
-	g_first_event = o->dc.first_event;
+		wait_farm_books(a, o->c.books_ms);
+	g_first_event = o->c.dc.first_event;
 	g_resumed = o->resumed;
 	g_prev_epoch = o->prev_epoch;
 	ok = xevb_dfm_check(a->d, msg, sizeof(msg));
 	if (!ok)
 		xevb_err("accounting check FAILED: %s", msg);
 	summary(a, ph->started ? (double)((ph->trig_stop_ns ? ph->trig_stop_ns : now) - ph->t0) / 1e9 : 0, ok,
-		o->json);
+		o->c.co.json);
 	report_not_delivered(a);
 	metrics_publish(mx, a, xevb_now_ns(), ph->started, true, true);
 	dfm_metrics_stop(mx);
@@ -1100,42 +866,23 @@ static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct 
 int cmd_dfm(int argc, char **argv)
 {
 	static struct dfm_app a;
-	struct dfm_opts o = {
-		.dc = { .block = 10,
-			.table = 65536,
-			.dead_ns = 1000000000ull,
-			.retry_ns = 1000000000ull,
-			.max_retries = 5,
-			.clear_group = 50,
-			.clear_flush_ns = 20000000ull,
-			.run = 1,
-			.send_assign = send_assign,
-			.send_clear = send_clear,
-			.ctx = &a },
-		.lsa = { .sin_family = AF_INET, .sin_port = htons(XEVB_CTL_DFM_PORT) },
-		.drain_ms = 5000,
-		.books_ms = 2000,
-		.wait_b = 1,
-		.wait_s = 1,
-		.wait_ms = 10000,
-	};
+	struct dfm_opts o = { 0 };
 	struct dfm_phase ph = { 0 };
 	struct dfm_metrics *mx = NULL;
 	int c;
 
-	if ((c = xevb_runcfg_start(&argc, &argv, XEVB_RC_DFM)) > 1)
+	if ((c = xevb_runcfg_start_opts(&argc, &argv, XEVB_RC_DFM, &dfm_cmd)) > 1)
 		return c;
-	if ((c = parse_options(argc, argv, &a, &o)) >= 0)
+	if ((c = dfm_opts_parse(argc, argv, &o.c)) >= 0)
 		return c;
 	if (state_resume(&o) || dfm_open(&a, &o, &mx))
 		return 1;
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	xevb_stop_on_signals();
 	announce_membership();
 	xevb_info("%s mode, epoch %08x, listening on %s:%u; waiting for %u builder(s) and %u source process(es)",
-		  a.pull ? "pull" : "push", a.io.epoch, inet_ntoa(o.lsa.sin_addr), ntohs(o.lsa.sin_port), o.wait_b,
-		  o.wait_s);
-	xevb_notify_ready("listening on %s:%u", inet_ntoa(o.lsa.sin_addr), ntohs(o.lsa.sin_port));
+		  a.pull ? "pull" : "push", a.io.epoch, inet_ntoa(o.c.lsa.sin_addr), ntohs(o.c.lsa.sin_port),
+		  o.c.wait_b, o.c.wait_s);
+	xevb_notify_ready("listening on %s:%u", inet_ntoa(o.c.lsa.sin_addr), ntohs(o.c.lsa.sin_port));
 
 	ph.t0 = ph.now = xevb_now_ns();
 	ph.next_hb = ph.now;

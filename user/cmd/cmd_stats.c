@@ -11,84 +11,14 @@
 #include <xevb/loader.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
+#include "cmd_opts.h"
 #include "cmds.h"
 #include "stats_view.h"
-
-enum { O_DEV = 'd', O_JSON = 'j', O_WATCH = 'w', O_COUNT = 'c', O_ALL = 'a' };
-
-static const struct xevb_opt opts[] = {
-	{ "dev", O_DEV, "IFACE", "interface of the builder (required)" },
-	{ "json", O_JSON, NULL, "one JSON object per report" },
-	{ "watch", O_WATCH, NULL, "a line of rates every second (until SIGINT or --count)" },
-	{ "count", O_COUNT, "N", "with --watch or --all: stop after N reports" },
-	{ "all", O_ALL, NULL, "every counter (per-queue sockets, per-CPU XDP) with its rate, each second" },
-	{ 0 },
-};
-
-static const struct xevb_cmd_help help = {
-	.name = "stats",
-	.summary = "Show the counters of the builder running on IFACE (in this network namespace).",
-	.usage = "--dev IFACE [--json] [--watch [--count N]]",
-	.examples =
-		"  xevb stats --dev eth0\n  xevb stats --dev eth0 --watch --count 10\n"
-		"  xevb stats --dev eth0 --all --json --count 5\n",
-};
-
-static volatile sig_atomic_t stop;
-static void on_signal(int s)
-{
-	(void)s;
-	stop = 1;
-}
 
 /* Large, so static: the snapshots, the per-CPU counters and two flattened copies of them (--all). */
 static struct xevb_snapshot cur, prev;
 static struct stats_percpu pc;
 static struct stats_kv kv[2][65536];
-
-struct stats_opts {
-	const char *dev;
-	bool json, watch, all;
-	uint32_t count;
-};
-
-/* -1: go on; else the exit status (bad options, --help). */
-static int parse_options(int argc, char **argv, struct stats_opts *o)
-{
-	const char *arg;
-	int c;
-
-	while ((c = xevb_opt_next(argc, argv, opts, &help, &arg)) != -1) {
-		switch (c) {
-		case O_DEV:
-			o->dev = arg;
-			break;
-		case O_JSON:
-			o->json = true;
-			break;
-		case O_WATCH:
-			o->watch = true;
-			break;
-		case O_ALL:
-			o->all = true;
-			break;
-		case O_COUNT:
-			if (!xevb_parse_u32("count", arg, 1, 1u << 30, &o->count))
-				return 2;
-			break;
-		case 'h':
-			xevb_opt_usage(opts, &help);
-			return 0;
-		default:
-			return 2;
-		}
-	}
-	if (!o->dev) {
-		xevb_err("--dev is required (try --help)");
-		return 2;
-	}
-	return -1;
-}
 
 /* The builder's published snapshot for dev, mapped, with a first copy in cur; NULL (said why) if none. */
 static struct xevb_snapshot *map_snapshot(const char *dev)
@@ -120,17 +50,16 @@ static struct xevb_snapshot *map_snapshot(const char *dev)
 }
 
 /* --all: every counter, then every second the same with rates. */
-static void show_all(const struct xevb_snapshot *m, const struct stats_opts *o)
+static void show_all(const struct xevb_snapshot *m, const struct stats_cfg *o)
 {
 	size_t nkv[2] = { 0, 0 };
 	char why[160];
 
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
+	xevb_stop_on_signals();
 	if (cur.xdp_mode && stats_percpu_read(o->dev, &pc, why, sizeof(why)))
 		xevb_warn("no per-CPU XDP counters: %s", why);
 	nkv[0] = stats_flatten(&cur, &pc, kv[0], 65536);
-	for (uint32_t n = 0, i = 0; !stop && (!o->count || n < o->count); n++, i ^= 1) {
+	for (uint32_t n = 0, i = 0; !xevb_stop && (!o->count || n < o->count); n++, i ^= 1) {
 		if (n) {
 			prev = cur;
 			sleep(1);
@@ -149,7 +78,7 @@ static void show_all(const struct xevb_snapshot *m, const struct stats_opts *o)
 }
 
 /* The counters once: the report, or the summary and the detail. */
-static void show_once(const struct stats_opts *o)
+static void show_once(const struct stats_cfg *o)
 {
 	char why[160];
 
@@ -164,11 +93,10 @@ static void show_once(const struct stats_opts *o)
 }
 
 /* --watch: a line of rates (or a report) for every new snapshot, once a second. */
-static void show_watch(const struct xevb_snapshot *m, const struct stats_opts *o)
+static void show_watch(const struct xevb_snapshot *m, const struct stats_cfg *o)
 {
-	signal(SIGINT, on_signal);
-	signal(SIGTERM, on_signal);
-	for (uint32_t n = 0; !stop && (!o->count || n < o->count);) {
+	xevb_stop_on_signals();
+	for (uint32_t n = 0; !xevb_stop && (!o->count || n < o->count);) {
 		prev = cur;
 		sleep(1);
 		if (xevb_snapshot_copy(m, &cur))
@@ -185,11 +113,11 @@ static void show_watch(const struct xevb_snapshot *m, const struct stats_opts *o
 
 int cmd_stats(int argc, char **argv)
 {
-	struct stats_opts o = { 0 };
+	struct stats_cfg o = { 0 };
 	struct xevb_snapshot *m;
 	int c;
 
-	if ((c = parse_options(argc, argv, &o)) >= 0)
+	if ((c = stats_opts_parse(argc, argv, &o)) >= 0)
 		return c;
 	m = map_snapshot(o.dev);
 	if (!m)

@@ -233,13 +233,9 @@ bool src_ctl_check(const struct src_ctl *s, char *msg, size_t cap)
 
 	for (uint32_t i = 0; i < size; i++) {
 		const struct src_ctl_held *h = &s->h[i];
-		if (h->state == H_EMPTY)
-			continue;
-		if (h->state > H_ANSWERED || (h->event & s->mask) != i) {
-			snprintf(msg, cap, "slot %u holds event %u in state %u", i, h->event, h->state);
+		if (h->state != H_EMPTY && !xevb_ctl_slot_ok(i, h->event, h->state, H_ANSWERED, s->mask, msg, cap))
 			return false;
-		}
-		held++;
+		held += h->state != H_EMPTY;
 	}
 	if (held != s->n_held || s->n_held > s->max_held || s->max_held > size) {
 		snprintf(msg, cap, "%u events in the table, n_held %u, max %u, size %u", held, s->n_held,

@@ -135,6 +135,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xevb/builder.h>
+#include <xevb/names.h>
 #include <xevb/probes.h>
 #include <xevb/shed.h>
 
@@ -1674,41 +1675,43 @@ void xevb_builder_expire_all(struct xevb_builder *b)
 		return false; \
 	} while (0)
 
-static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops, uint64_t pending,
-			char *msg, size_t msglen)
+/*
+ * rx = in + pending + drops[0..n) (the fragment invariant, or the segment
+ * invariant of wire format 1.1; see the top). The message names every term,
+ * the drops by the reason names the statistics use.
+ */
+static bool check_sum(const char *who, const char *rx_name, uint64_t rx, const char *in_name, uint64_t in,
+		      const uint64_t *drops, unsigned int n, const char *(*reason)(unsigned int), uint64_t pending,
+		      char *msg, size_t msglen)
 {
 	uint64_t sum = in + pending;
+	char by[512] = "";
+	size_t w = 0;
 
-	for (int r = 0; r < XEVB_DROP__COUNT; r++)
+	for (unsigned int r = 0; r < n; r++) {
 		sum += drops[r];
+		if (w < sizeof(by))
+			w += (size_t)snprintf(by + w, sizeof(by) - w, "%s%s %llu", r ? " " : "", reason(r),
+					      (unsigned long long)drops[r]);
+	}
 	if (sum != rx)
-		FAIL("%s: frags_received %llu != in_events %llu + drops (dup %llu late %llu "
-		     "unknown %llu run %llu overflow %llu future %llu partial %llu unassigned %llu) + pending %llu",
-		     who, (unsigned long long)rx, (unsigned long long)in,
-		     (unsigned long long)drops[XEVB_DROP_DUPLICATE], (unsigned long long)drops[XEVB_DROP_LATE],
-		     (unsigned long long)drops[XEVB_DROP_UNKNOWN_SOURCE],
-		     (unsigned long long)drops[XEVB_DROP_WRONG_RUN], (unsigned long long)drops[XEVB_DROP_OVERFLOW],
-		     (unsigned long long)drops[XEVB_DROP_FUTURE], (unsigned long long)drops[XEVB_DROP_PARTIAL],
-		     (unsigned long long)drops[XEVB_DROP_UNASSIGNED], (unsigned long long)pending);
+		FAIL("%s: %s %llu != %s %llu + drops (%s) + pending %llu", who, rx_name, (unsigned long long)rx,
+		     in_name, (unsigned long long)in, by, (unsigned long long)pending);
 	return true;
 }
 
-/* The segment invariant of wire format 1.1 (see the top). */
+static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops, uint64_t pending,
+			char *msg, size_t msglen)
+{
+	return check_sum(who, "frags_received", rx, "in_events", in, drops, XEVB_DROP__COUNT,
+			 xevb_drop_reason_name, pending, msg, msglen);
+}
+
 static bool check_segs(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops, uint64_t pending,
 		       char *msg, size_t msglen)
 {
-	uint64_t sum = in + pending;
-
-	for (int r = 0; r < XEVB_SEG__COUNT; r++)
-		sum += drops[r];
-	if (sum != rx)
-		FAIL("%s: segs_received %llu != in fragments %llu + pending %llu + (dup %llu mismatched %llu "
-		     "fragment dropped %llu partial %llu too many %llu)",
-		     who, (unsigned long long)rx, (unsigned long long)in, (unsigned long long)pending,
-		     (unsigned long long)drops[XEVB_SEG_DUPLICATE], (unsigned long long)drops[XEVB_SEG_MISMATCHED],
-		     (unsigned long long)drops[XEVB_SEG_FRAG_DROPPED], (unsigned long long)drops[XEVB_SEG_PARTIAL],
-		     (unsigned long long)drops[XEVB_SEG_TOO_MANY]);
-	return true;
+	return check_sum(who, "segs_received", rx, "in fragments", in, drops, XEVB_SEG__COUNT,
+			 xevb_seg_reason_name, pending, msg, msglen);
 }
 
 /*

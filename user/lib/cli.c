@@ -2,6 +2,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -674,6 +675,27 @@ static int cfg_one(const struct xevb_cfg_cmd *c, void *cfg, int k, const char *a
 	return xevb_cfg_set(o, cfg, o->arg ? arg : NULL, o->name) ? -1 : 2;
 }
 
+/* A required row that was not given: its string, list or GIVEN bool is still empty. */
+static bool cfg_missing(const struct xevb_cfg_opt *o, void *cfg)
+{
+	if (o->type == XEVB_T_STR)
+		return !*(const char **)cfg_field(cfg, o->off);
+	if (o->type == XEVB_T_IDS || o->type == XEVB_T_STRS)
+		return !*(uint32_t *)cfg_field(cfg, o->n_off);
+	return (o->flags & XEVB_F_GIVEN) && !*(bool *)cfg_field(cfg, o->n_off);
+}
+
+/* -1, or 2 after naming the first required row not given. */
+static int cfg_required(const struct xevb_cfg_cmd *c, void *cfg)
+{
+	for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
+		if ((o->flags & XEVB_F_REQUIRED) && cfg_missing(o, cfg)) {
+			xevb_err("--%s is required (try --help)", o->name);
+			return 2;
+		}
+	return -1;
+}
+
 int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cfg)
 {
 	struct option lo[160];
@@ -690,7 +712,7 @@ int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cf
 		xevb_err("unexpected argument '%s' (try --help)", argv[optind]);
 		rc = 2;
 	}
-	return rc;
+	return rc < 0 ? cfg_required(c, cfg) : rc;
 }
 
 /* "-d, --dev IFACE" or "    --window N": the left column. */
@@ -840,4 +862,19 @@ unsigned xevb_cfg_n_options(const struct xevb_cfg_cmd *c)
 	for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
 		n += !(o->flags & XEVB_F_TUNE);
 	return n + (cfg_has_tune(c) ? 2 : 0);
+}
+
+volatile sig_atomic_t xevb_stop;
+
+static void stop_on_signal(int sig)
+{
+	(void)sig;
+	if (xevb_stop < 2)
+		xevb_stop++;
+}
+
+void xevb_stop_on_signals(void)
+{
+	signal(SIGINT, stop_on_signal);
+	signal(SIGTERM, stop_on_signal);
 }

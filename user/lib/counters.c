@@ -12,7 +12,7 @@
 
 #define SNAP_OFF(member) offsetof(struct xevb_snapshot, member)
 
-#define TOTAL(part_, type, f, n_, elem_, unit_, kind_, json_, stats_, prom_, label_, help_) \
+#define ROW(scope_, part_, type, f, n_, elem_, unit_, kind_, json_, stats_, prom_, label_, help_) \
 	{ .json = json_, \
 	  .stats = stats_, \
 	  .prom = prom_, \
@@ -20,28 +20,20 @@
 	  .help = help_, \
 	  .unit = unit_, \
 	  .kind = XEVB_##kind_, \
-	  .scope = XEVB_SCOPE_TOTAL, \
+	  .scope = scope_, \
 	  .part = part_, \
 	  .n = n_, \
 	  .elem = elem_, \
 	  .off = offsetof(type, f) },
+#define TOTAL(...)                ROW(XEVB_SCOPE_TOTAL, __VA_ARGS__)
 #define RX_ROW(f, ...)            TOTAL(XEVB_PART_RX, struct xevb_snapshot, f, 1, NULL, __VA_ARGS__)
 #define CORE_ROW(f, ...)          TOTAL(XEVB_PART_CORE, struct xevb_builder_stats, f, 1, NULL, __VA_ARGS__)
 #define CORE_ARR(f, n, elem, ...) TOTAL(XEVB_PART_CORE, struct xevb_builder_stats, f, n, elem, __VA_ARGS__)
 #define OUT_ROW(f, ...)           TOTAL(XEVB_PART_OUTPUT, struct xevb_output_stats, f, 1, NULL, __VA_ARGS__)
+/* A per-source row has one name for the JSON and `xevb stats`. */
 #define SOURCE(f, n_, elem_, unit_, kind_, name_, prom_, label_, help_) \
-	{ .json = name_, \
-	  .stats = name_, \
-	  .prom = prom_, \
-	  .label = label_, \
-	  .help = help_, \
-	  .unit = unit_, \
-	  .kind = XEVB_##kind_, \
-	  .scope = XEVB_SCOPE_SOURCE, \
-	  .part = XEVB_PART_SOURCE, \
-	  .n = n_, \
-	  .elem = elem_, \
-	  .off = offsetof(struct xevb_source_stats, f) },
+	ROW(XEVB_SCOPE_SOURCE, XEVB_PART_SOURCE, struct xevb_source_stats, f, n_, elem_, unit_, kind_, name_, \
+	    name_, prom_, label_, help_)
 #define SRC_ROW(f, total, ...)          SOURCE(f, 1, NULL, __VA_ARGS__)
 #define SRC_ARR(f, total, n, elem, ...) SOURCE(f, n, elem, __VA_ARGS__)
 

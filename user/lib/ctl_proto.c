@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Control protocol codec: see user/include/xevb/ctl_proto.h and docs/control-protocol.md. */
+#include <stdio.h>
 #include <string.h>
 #include <xevb/bytes.h>
 #include <xevb/ctl_proto.h>
@@ -330,4 +331,13 @@ const char *xevb_ctl_role_name(uint8_t r)
 {
 	static const char *const n[XEVB_ROLE__COUNT] = { "?", "dfm", "builder", "source", "sink" };
 	return r < XEVB_ROLE__COUNT ? n[r] : "?";
+}
+
+bool xevb_ctl_slot_ok(uint32_t i, uint32_t event, unsigned int state, unsigned int last, uint32_t mask, char *msg,
+		      size_t cap)
+{
+	if (state <= last && (event & mask) == i)
+		return true;
+	snprintf(msg, cap, "slot %u holds event %u in state %u", i, event, state);
+	return false;
 }

@@ -3,6 +3,12 @@
 #include <xevb/names.h>
 #include <xevb/xdp_stats.h>
 
+/* table[i], or "invalid" past its end or in a hole. */
+static const char *name_in(const char *const *table, unsigned int n, unsigned int i)
+{
+	return i < n && table[i] ? table[i] : "invalid";
+}
+
 static const char *const names[XEVB_XDP__SLOTS] = {
 	[XEVB_RES_OTHER] = "other",
 	[XEVB_RES_MEP] = "mep",
@@ -43,7 +49,7 @@ static const char *const names[XEVB_XDP__SLOTS] = {
 
 const char *xevb_slot_name(unsigned int slot)
 {
-	return slot < XEVB_XDP__SLOTS && names[slot] ? names[slot] : "invalid";
+	return name_in(names, XEVB_XDP__SLOTS, slot);
 }
 
 static const char *const drop_names[XEVB_DROP__COUNT] = {
@@ -59,7 +65,7 @@ static const char *const drop_names[XEVB_DROP__COUNT] = {
 
 const char *xevb_drop_reason_name(unsigned int r)
 {
-	return r < XEVB_DROP__COUNT && drop_names[r] ? drop_names[r] : "invalid";
+	return name_in(drop_names, XEVB_DROP__COUNT, r);
 }
 
 static const char *const seg_names[XEVB_SEG__COUNT] = {
@@ -72,5 +78,5 @@ static const char *const seg_names[XEVB_SEG__COUNT] = {
 
 const char *xevb_seg_reason_name(unsigned int r)
 {
-	return r < XEVB_SEG__COUNT && seg_names[r] ? seg_names[r] : "invalid";
+	return name_in(seg_names, XEVB_SEG__COUNT, r);
 }

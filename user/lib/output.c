@@ -561,6 +561,22 @@ static bool through_buffer(const struct xevb_output *o, size_t need)
 	return !o->zc && need <= SEND_BUF;
 }
 
+/* An event for a farm node not connected: counted, not sent. */
+static int drop_no_sink(struct xevb_output *o)
+{
+	o->st.dropped_no_sink++;
+	return -ENOTCONN;
+}
+
+/* An event with no room in c's send buffer: its connection failed meanwhile, or the buffer is full. */
+static int drop_no_room(struct xevb_output *o, const struct xevb_sink_conn *c)
+{
+	if (c->fd < 0)
+		return drop_no_sink(o);
+	o->st.dropped_backlog++;
+	return -ENOBUFS;
+}
+
 bool xevb_output_has_room(struct xevb_output *o, uint32_t k, size_t bytes)
 {
 	struct xevb_sink_conn *c = &o->sinks[k];
@@ -574,20 +590,12 @@ int xevb_output_emit_to(struct xevb_output *o, uint32_t k, const struct xevb_eve
 	size_t need = xevb_event_wire_size_fast(ev);
 
 	if (!through_buffer(o, need)) {
-		if (c->fd < 0) {
-			o->st.dropped_no_sink++;
-			return -ENOTCONN;
-		}
+		if (c->fd < 0)
+			return drop_no_sink(o);
 		return emit_iov(o, c, ev);
 	}
-	if (!conn_room(o, c, need)) {
-		if (c->fd < 0) {
-			o->st.dropped_no_sink++;
-			return -ENOTCONN;
-		}
-		o->st.dropped_backlog++;
-		return -ENOBUFS;
-	}
+	if (!conn_room(o, c, need))
+		return drop_no_room(o, c);
 	return emit_buffered(o, c, ev);
 }
 
@@ -595,22 +603,14 @@ int xevb_output_write_to(struct xevb_output *o, uint32_t k, const uint8_t *event
 {
 	struct xevb_sink_conn *c = &o->sinks[k];
 
-	if (c->fd < 0) {
-		o->st.dropped_no_sink++;
-		return -ENOTCONN;
-	}
+	if (c->fd < 0)
+		return drop_no_sink(o);
 	if (!through_buffer(o, len)) {
 		struct iovec iov = { (void *)event, len };
 		return conn_write_through(o, c, &iov, 1, len, false);
 	}
-	if (!conn_room(o, c, len)) {
-		if (c->fd < 0) {
-			o->st.dropped_no_sink++;
-			return -ENOTCONN;
-		}
-		o->st.dropped_backlog++;
-		return -ENOBUFS;
-	}
+	if (!conn_room(o, c, len))
+		return drop_no_room(o, c);
 	memcpy(c->buf + c->buf_len, event, len);
 	o->st.bytes_copied += len;
 	conn_queued(o, c, len);

@@ -76,37 +76,38 @@ static const struct rule rules[] = {
 };
 #define N_RULES (sizeof(rules) / sizeof(rules[0]))
 
-/* The keys every section of a kind knows beyond its rules, for "unknown key" messages. */
+/* The sections' kinds: name, and the keys each knows beyond its rules (for "unknown key" messages). */
+static const struct {
+	const char *name;
+	enum kind k;
+	const char *keys;
+} kinds[] = {
+	{ "run", K_RUN, "" },
+	{ "dfm", K_DFM, "address" },
+	{ "builder", K_BUILDER, "address, ctl_port" },
+	{ "source", K_SOURCE, "address, ctl_port, source_ids, mac, vlan" },
+	{ "sink", K_SINK, "address, port, ctl_port" },
+};
+#define N_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+/* k's row in kinds (k is always one of them: section() set it). */
+static size_t kind_row(enum kind k)
+{
+	size_t i = 0;
+
+	while (i + 1 < N_KINDS && kinds[i].k != k)
+		i++;
+	return i;
+}
+
 static const char *structural_keys(enum kind k)
 {
-	switch (k) {
-	case K_DFM:
-		return "address";
-	case K_BUILDER:
-		return "address, ctl_port";
-	case K_SOURCE:
-		return "address, ctl_port, source_ids, mac, vlan";
-	case K_SINK:
-		return "address, port, ctl_port";
-	default:
-		return "";
-	}
+	return kinds[kind_row(k)].keys;
 }
 
 static const char *kind_name(enum kind k)
 {
-	switch (k) {
-	case K_RUN:
-		return "run";
-	case K_DFM:
-		return "dfm";
-	case K_BUILDER:
-		return "builder";
-	case K_SOURCE:
-		return "source";
-	default:
-		return "sink";
-	}
+	return kinds[kind_row(k)].name;
 }
 
 struct parse {
@@ -176,13 +177,6 @@ static char *read_line(char *str, int num, void *stream)
 /* "builder 3" -> K_BUILDER, sec of id 3 (a new one if first seen); "builder" -> its defaults. */
 static struct xevb_runcfg_sec *section(struct parse *p, const char *name, enum kind *kind)
 {
-	static const struct {
-		const char *name;
-		enum kind k;
-	} kinds[] = {
-		{ "run", K_RUN },       { "dfm", K_DFM },   { "builder", K_BUILDER },
-		{ "source", K_SOURCE }, { "sink", K_SINK },
-	};
 	struct xevb_runcfg *c = p->c;
 	char word[16];
 	unsigned long id;
@@ -195,7 +189,7 @@ static struct xevb_runcfg_sec *section(struct parse *p, const char *name, enum k
 	}
 	if (sscanf(name, "%15s %n", word, &n) != 1)
 		goto unknown;
-	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+	for (size_t i = 0; i < N_KINDS; i++) {
 		struct xevb_runcfg_sec *arr, *def;
 		uint32_t *count, max;
 
@@ -886,6 +880,12 @@ bool xevb_runcfg_was_read(void)
 	if (!current)
 		xevb_err("write --config FILE in full (an abbreviation of it is not read)");
 	return current != NULL;
+}
+
+bool xevb_runcfg_cfg_row(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
+{
+	(void)o, (void)cfg, (void)arg, (void)label;
+	return xevb_runcfg_was_read();
 }
 
 /* --config FILE / --config=FILE and --id N / --id=N in argv; NULL / -1 when absent. */

@@ -432,26 +432,6 @@ uint32_t xevb_xsk_rx_queued(const struct xevb_xsk *x, uint32_t qi, uint32_t *rin
 	return prod - __atomic_load_n(r->rx.consumer, __ATOMIC_RELAXED);
 }
 
-void xevb_xsk_flush(struct xevb_xsk *x)
-{
-	for (uint32_t i = 0; i < x->n_queues; i++) {
-		struct xevb_xsk_q *q = &x->q[i];
-		struct rings *r = q->rings;
-		uint32_t fidx, n = q->n_pending;
-
-		if (!n)
-			continue;
-		/* Cannot fail: the ring has room for every frame of the UMEM. */
-		if (xsk_ring_prod__reserve(&r->fill, n, &fidx) != n)
-			continue;
-		for (uint32_t k = 0; k < n; k++)
-			*xsk_ring_prod__fill_addr(&r->fill, fidx + k) = q->pending[k];
-		xsk_ring_prod__submit(&r->fill, n);
-		XEVB_PROBE(frames_recycled, q->queue_id, n);
-		q->n_pending = 0;
-	}
-}
-
 /* One queue only: with one worker per queue, each fills its own ring. */
 void xevb_xsk_flush_q(struct xevb_xsk *x, uint32_t qi)
 {
@@ -459,6 +439,7 @@ void xevb_xsk_flush_q(struct xevb_xsk *x, uint32_t qi)
 	struct rings *r = q->rings;
 	uint32_t fidx, n = q->n_pending;
 
+	/* Cannot fail: the ring has room for every frame of the UMEM. */
 	if (!n || xsk_ring_prod__reserve(&r->fill, n, &fidx) != n)
 		return;
 	for (uint32_t k = 0; k < n; k++)
@@ -466,6 +447,12 @@ void xevb_xsk_flush_q(struct xevb_xsk *x, uint32_t qi)
 	xsk_ring_prod__submit(&r->fill, n);
 	XEVB_PROBE(frames_recycled, q->queue_id, n);
 	q->n_pending = 0;
+}
+
+void xevb_xsk_flush(struct xevb_xsk *x)
+{
+	for (uint32_t i = 0; i < x->n_queues; i++)
+		xevb_xsk_flush_q(x, i);
 }
 
 void xevb_xsk_kick(struct xevb_xsk *x, uint32_t qi)

@@ -6,6 +6,7 @@
 #ifndef XEVB_CLI_H
 #define XEVB_CLI_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -126,6 +127,8 @@ enum xevb_cfg_type {
 };
 
 enum {
+	/* The command does not run without it: a STR, IDS or STRS row, or one with GIVEN. */
+	XEVB_F_REQUIRED = 16,
 	XEVB_F_TUNE = 1,  /* a --tune KEY, not an option of its own */
 	XEVB_F_POW2 = 2,  /* U32: a power of 2 */
 	XEVB_F_GIVEN = 4, /* the bool at n_off is set when the row is given (not by its default) */
@@ -193,8 +196,9 @@ bool xevb_cfg_common(const struct xevb_cfg_opt *o, void *cfg, const char *arg, c
 /*
  * The defaults into cfg, then argv (getopt_long over the options; --tune
  * KEY=VALUE through the tune rows). Returns -1 when the command should run
- * (no argument left over), else its exit status: 0 after --help or
- * --help-tune, 2 after a message naming what was wrong.
+ * (no argument left over, every XEVB_F_REQUIRED row given), else its exit
+ * status: 0 after --help or --help-tune, 2 after a message naming what was
+ * wrong.
  */
 int xevb_cfg_parse(const struct xevb_cfg_cmd *c, int argc, char **argv, void *cfg);
 /* Every row's default into cfg: false (and a message) if one is not valid, a bug. */
@@ -254,5 +258,12 @@ void xevb_log(enum xevb_log_level lvl, const char *fmt, ...) __attribute__((form
 /* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds. */
 uint64_t xevb_now_ns(void);
 uint64_t xevb_realtime_ns(void);
+
+/*
+ * A run loop's stop: after xevb_stop_on_signals, SIGINT and SIGTERM count
+ * in xevb_stop, so a loop that drains after the first can end at the second.
+ */
+extern volatile sig_atomic_t xevb_stop;
+void xevb_stop_on_signals(void);
 
 #endif

@@ -197,4 +197,12 @@ const char *xevb_ctl_err_name(enum xevb_ctl_err e);
 const char *xevb_ctl_type_name(uint8_t t);
 const char *xevb_ctl_role_name(uint8_t r);
 
+/*
+ * For the consistency checks of an event table of mask + 1 slots: slot i
+ * holds event in a state up to last, in its own slot (event & mask == i).
+ * If not, says so in msg and returns false.
+ */
+bool xevb_ctl_slot_ok(uint32_t i, uint32_t event, unsigned int state, unsigned int last, uint32_t mask, char *msg,
+		      size_t cap);
+
 #endif

@@ -118,6 +118,17 @@ int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd);
  * message, when the file was not read that way.
  */
 bool xevb_runcfg_was_read(void);
+/*
+ * The --config FILE row of a command's option table (cli.h): the file is
+ * read before the options, so the row only refuses an abbreviation.
+ */
+bool xevb_runcfg_cfg_row(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label);
+#define XEVB_CFG_CONFIG(sec) \
+	{ \
+		.name = "config", .type = XEVB_T_FUNC, .arg = "FILE", .section = sec, \
+		.help = "start from a run configuration (docs/run-config.md); explicit options override it", \
+		.parse = xevb_runcfg_cfg_row \
+	}
 /* The same for a command with an option table (cli.h): its tuning keys come as --tune KEY=VALUE. */
 int xevb_runcfg_start_opts(int *argc, char ***argv, enum xevb_runcfg_cmd cmd, const struct xevb_cfg_cmd *opts);
 /* The configuration xevb_runcfg_start loaded, or NULL (open membership). */

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Multi-queue receive with event ownership (build_workers.h, handoff.h).
+ * Multi-queue receive with event ownership (engine_workers.h, handoff.h).
  *
  * Each worker thread serves its AF_XDP queues: it classifies every frame,
  * counts packets and packet_seq gaps per source (an owner sees only part of
@@ -28,12 +28,14 @@
 #include <unistd.h>
 #include <xevb/cli.h>
 #include <xevb/counters.h>
+#include <xevb/engine.h>
 #include <xevb/handoff.h>
 #include <xevb/metrics.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/stall_drain.h>
-#include "build_workers.h"
+#include <xevb/xsk_meta.h>
+#include "engine_workers.h"
 
 #define RX_BATCH       64
 #define HO_BATCH       64
@@ -45,6 +47,8 @@
  * VM): waking per batch would cost more than building the frames.
  */
 #define WAKE_BACKLOG 64
+/* Statistics: worker 0 waits this long at most for another worker's answer (a ring of 4096 takes 4 ms at 1 Mpps). */
+#define SNAP_WAIT_US 1000
 #define LAZY_POLL_MS 1
 /*
  * Refs on demand. A whole MEP goes without refs, and its owner's builder
@@ -66,7 +70,7 @@ struct rx_src { /* receive-side, per source */
 };
 
 struct wstats {
-	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls, rx_meta, rx_meta_fallback;
 	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv,
 		ring_full_waits, wakes, naps;
 	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
@@ -87,7 +91,7 @@ struct worker {
 	uint32_t run_ended;
 	struct xevb_stall_drain sd; /* timeouts wait for the ring after a gap */
 	uint32_t ipfrag_turn;
-	bool napped;   /* the last idle turn was a nap: sleep for real now */
+	bool worked;   /* the last turn did work: an empty turn naps before it sleeps */
 	uint8_t *fref; /* shares still out, per frame of our queues */
 	struct wstats st;
 	struct rx_src *rsrc; /* [XEVB_MAX_SOURCES] */
@@ -116,7 +120,8 @@ struct bw {
 	pthread_mutex_t out_lock;
 	pthread_barrier_t bar;
 	uint32_t stop;
-	bool abort; /* set before stop when not every worker started */
+	bool abort; /* set before stop when not every worker started, or worker 0 never ran */
+	bool ran;   /* worker 0 ran its turns and its stop (bw_run) */
 	bool stopped;
 	struct xevb_builder_stats merged;
 	/* Reassembled IPv4 datagrams (c.ipfrag): frame indices from ipfrag_base, received by worker 0. */
@@ -275,6 +280,21 @@ static void release_cb(void *ctx, uint32_t idx)
 	*(uint32_t *)slot_wait(w, &bw->ret[w->id][rw], rw) = idx;
 	xevb_spsc_push(&bw->ret[w->id][rw]);
 	w->st.ret_sent++;
+}
+
+/* The builder's release: --tune zerocopy=1 holds a frame a send may still read; it comes back later. */
+static void builder_release_cb(void *ctx, uint32_t idx)
+{
+	struct worker *w = ctx;
+
+	if (w->out->zc && xevb_output_hold(w->out, idx))
+		return;
+	release_cb(ctx, idx);
+}
+
+void bw_release_held(struct bw *bw, uint32_t idx)
+{
+	release_cb(&bw->w[0], idx);
 }
 
 static inline void rx_note(struct worker *w, const struct xevb_pkt_info *pi)
@@ -518,6 +538,59 @@ static bool owners_want_refs(const struct worker *w)
 	return refs;
 }
 
+/* The meta sits in the line before the frame; the MEP header and first record in its first lines. */
+#define META_AHEAD 4
+
+static inline void prefetch_meta(const uint8_t *p)
+{
+	__builtin_prefetch(p - XEVB_XDP_META_LEN, 1, 3);
+	__builtin_prefetch(p + 64, 0, 3);
+}
+
+/*
+ * With XDP meta: a consecutive MEP the program described is routed by
+ * its first_event_id without a walk over its records (dispatch without
+ * refs); any other frame (no meta, a bounce buffer) through the parser,
+ * and every frame while an owner wants refs (its builder could not book
+ * whole MEPs: the parser writes them). The meta is cleared either way.
+ */
+static void handle_rx_meta(struct worker *w, uint32_t n, const uint32_t *idx, const uint8_t **data,
+			   const uint32_t *len, bool refs, uint64_t now)
+{
+	struct bw *bw = w->bw;
+	uint32_t n_umem = bw->c.xsk->n_umem;
+
+	for (uint32_t i = 0; i < n && i < META_AHEAD; i++)
+		if (idx[i] < n_umem)
+			prefetch_meta(data[i]);
+	for (uint32_t i = 0; i < n; i++) {
+		struct xevb_pkt_info pi;
+		int res = -1;
+
+		if (i + META_AHEAD < n && idx[i + META_AHEAD] < n_umem)
+			prefetch_meta(data[i + META_AHEAD]);
+		if (idx[i] < n_umem) {
+			if (!refs)
+				res = xevb_xsk_meta_pi(data[i], len[i], bw->c.meta_cookie, &pi);
+			/* The UMEM is ours, writable: the chunk goes back without it. */
+			xevb_xsk_meta_clear((uint8_t *)(uintptr_t)data[i]);
+		}
+		if (res != XEVB_RES_MEP) {
+			w->st.rx_meta_fallback++;
+			prefetch_frame(data[i], len[i]);
+			rx_frame(w, idx[i], data[i], len[i], refs, now);
+			continue;
+		}
+		w->st.rx_meta++;
+		w->st.rx_bytes += (uint32_t)pi.mep_off + pi.mep_len;
+		rx_note(w, &pi);
+		if (!dispatch(w, idx[i], data[i], len[i], &pi, false, now)) {
+			w->st.rx_not_mep++;
+			own_release(bw, idx[i]);
+		}
+	}
+}
+
 static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx, const uint8_t **data,
 		      const uint32_t *len, uint64_t now)
 {
@@ -535,6 +608,10 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		return;
 	}
 	refs = owners_want_refs(w);
+	if (bw->c.meta_cookie) {
+		handle_rx_meta(w, n, idx, data, len, refs, now);
+		return;
+	}
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
@@ -679,19 +756,12 @@ static void idle(struct worker *w)
 	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 2];
 	uint32_t n = 0;
 
-	/*
-	 * Interrupt moderation: a worker woken by the first frame takes a few
-	 * frames per wake-up, and a wake-up costs microseconds. After work,
-	 * nap first: the next turn finds a batch. Only an idle nap sleeps.
-	 */
-	if (w->bw->c.coalesce_us && !w->napped) {
-		struct timespec ts = { 0, (long)w->bw->c.coalesce_us * 1000 };
-		w->napped = true;
+	/* A worker woken by the first frame takes a few frames per wake-up: after work, nap first. */
+	if (xevb_engine_nap(w->bw->c.wait_us, w->worked)) {
+		w->worked = false;
 		w->st.naps++;
-		nanosleep(&ts, NULL);
 		return;
 	}
-	w->napped = false;
 	__atomic_store_n(&w->sleeping, 1, __ATOMIC_RELAXED);
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!inbound_pending(w) && !__atomic_load_n(&w->bw->stop, __ATOMIC_ACQUIRE)) {
@@ -754,19 +824,17 @@ static void flush_fill(struct worker *w)
 		xevb_xsk_flush_q(w->bw->c.xsk, w->q[i]);
 }
 
-static void *worker_main(void *arg)
+static void worker_pin(struct worker *w)
 {
-	struct worker *w = arg;
+	xevb_engine_pin(w->cpu, w->id);
+}
+
+/* A worker's turns until the stop; worker 0 ends them when its duties say so. */
+static void worker_turns(struct worker *w)
+{
 	struct bw *bw = w->bw;
 	uint64_t now;
 
-	if (w->cpu >= 0) {
-		cpu_set_t set;
-		CPU_ZERO(&set);
-		CPU_SET(w->cpu, &set);
-		if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set))
-			xevb_warn("worker %u: cannot pin to CPU %d; running unpinned", w->id, w->cpu);
-	}
 	while (!__atomic_load_n(&bw->stop, __ATOMIC_ACQUIRE)) {
 		uint32_t got = 0, rx = 0;
 
@@ -791,35 +859,75 @@ static void *worker_main(void *arg)
 				xevb_output_maintain(w->out, now);
 			w->next_maint = now + 1000000000ull;
 		}
-		if (got)
-			w->napped = false;
-		else if (!bw->c.busy)
+		/* Worker 0, the calling thread: the engine's duties (statistics, shedding, the run's end). */
+		if (w->id == 0 && bw->c.duties(bw->c.duties_ctx, now))
+			break;
+		if (!got && !bw->c.busy)
 			idle(w);
+		else
+			w->worked = got > 0;
 	}
-	/*
-	 * Stop. A: what sits in our RX rings was counted by the XDP program:
-	 * take it in. B (every share is now in a ring): build what was handed
-	 * to us, then time out what is open. C (every return is in a ring):
-	 * give the frames back to the fill rings.
-	 */
-	if (bw->abort)
-		return NULL;
-	{
-		uint32_t got = 0;
-		now = xevb_now_ns();
-		rx_all(w, now, &got, bw->c.rx_ring / RX_BATCH + 1);
-		publish_all(w);
-	}
+}
+
+/*
+ * Stop. A: what sits in our RX rings was counted by the XDP program:
+ * take it in. B (every share is now in a ring): build what was handed
+ * to us, then time out what is open. C (every return is in a ring):
+ * give the frames back to the fill rings.
+ */
+static void worker_stop(struct worker *w)
+{
+	struct bw *bw = w->bw;
+	uint32_t got = 0;
+	uint64_t now = xevb_now_ns();
+
+	rx_all(w, now, &got, bw->c.rx_ring / RX_BATCH + 1);
+	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
 	now = xevb_now_ns();
 	while (drain_handoffs(w, now, UINT32_MAX))
 		;
 	xevb_builder_expire_all(w->b);
+	/* Zero copy: what this worker's sends still hold comes back before the returns are drained. */
+	if (!bw->c.file)
+		xevb_output_drain(w->out);
 	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
 	drain_returns(w);
 	flush_fill(w);
+}
+
+/* Workers 1..n-1, each in its thread. */
+static void *worker_main(void *arg)
+{
+	struct worker *w = arg;
+
+	worker_pin(w);
+	worker_turns(w);
+	if (!w->bw->abort)
+		worker_stop(w);
 	return NULL;
+}
+
+/* Every worker out of its loop, a sleeping one woken. */
+static void signal_stop(struct bw *bw)
+{
+	__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
+	for (uint32_t i = 0; i < bw->n; i++) {
+		uint64_t one = 1;
+		(void)!write(bw->w[i].efd, &one, sizeof(one));
+	}
+}
+
+void bw_run(struct bw *bw)
+{
+	struct worker *w = &bw->w[0];
+
+	worker_pin(w);
+	worker_turns(w);
+	signal_stop(bw);
+	worker_stop(w);
+	bw->ran = true;
 }
 
 static int online_cpus(void)
@@ -856,7 +964,7 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 	bc.n_frames = nf;
 	bc.emit = emit_cb;
 	bc.emit_run = c->out->discard ? emit_run_cb : NULL;
-	bc.frame_release = release_cb;
+	bc.frame_release = builder_release_cb;
 	bc.ctx = w;
 	bc.rx_counts_packets = true;
 	w->b = xevb_builder_new(&bc);
@@ -878,13 +986,14 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 		return false;
 	w->own_out_open = true;
 	w->out = &w->own_out;
-	return true;
+	/* Zero copy: frames held by this worker's sends come back through it (worker 0's: bw_release_held). */
+	return xevb_output_set_release(&w->own_out, release_cb, w, nf) == 0;
 }
 
 /* Every worker's thread; false when one cannot start (those running are joined). */
 static bool start_threads(struct bw *bw)
 {
-	for (uint32_t i = 0; i < bw->n; i++) {
+	for (uint32_t i = 1; i < bw->n; i++) {
 		int err = pthread_create(&bw->w[i].th, NULL, worker_main, &bw->w[i]);
 
 		if (err) {
@@ -892,7 +1001,7 @@ static bool start_threads(struct bw *bw)
 			/* The barriers at stop need every worker: those running skip them. */
 			bw->abort = true;
 			__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
-			for (uint32_t k = 0; k < i; k++)
+			for (uint32_t k = 1; k < i; k++)
 				pthread_join(bw->w[k].th, NULL);
 			bw->stopped = true;
 			return false;
@@ -1008,15 +1117,23 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 			__atomic_store_n(&w->req, w->req + 1, __ATOMIC_RELEASE);
 			wake(w);
 		}
+		/* Asked by worker 0's duties, in its thread: it answers here. */
+		answer_stats(&bw->w[0]);
 		for (uint32_t i = 0; i < bw->n; i++) {
 			struct worker *w = &bw->w[i];
-			/* Bounded: a worker busy in a long batch answers late; use its last answer. */
-			for (int t = 0; t < 2000 && __atomic_load_n(&w->ack, __ATOMIC_ACQUIRE) != w->req; t++)
-				usleep(100);
+			/*
+			 * Bounded: worker 0 waits here instead of taking its
+			 * queues in, so a worker busy in a long batch (or not
+			 * scheduled) answers late, and its last answer is used.
+			 */
+			for (int t = 0;
+			     t < SNAP_WAIT_US / 50 && __atomic_load_n(&w->ack, __ATOMIC_ACQUIRE) != w->req; t++)
+				usleep(50);
 		}
 	}
 	memset(m, 0, sizeof(*m));
 	s->rx_frames = s->rx_bytes = s->rx_not_mep = s->batches = s->polls = 0;
+	s->rx_meta = s->rx_meta_fallback = 0;
 	if (!bw->c.file)
 		memset(&s->out, 0, sizeof(s->out));
 	for (uint32_t i = 0; i < bw->n; i++) {
@@ -1031,6 +1148,8 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 		s->rx_not_mep += st->rx_not_mep;
 		s->batches += st->batches;
 		s->polls += st->polls;
+		s->rx_meta += st->rx_meta;
+		s->rx_meta_fallback += st->rx_meta_fallback;
 		if (!bw->c.file)
 			xevb_output_stats_add(&s->out, os);
 	}
@@ -1051,11 +1170,10 @@ void bw_stop(struct bw *bw)
 
 	if (bw->stopped)
 		return;
-	__atomic_store_n(&bw->stop, 1, __ATOMIC_RELEASE);
-	for (uint32_t i = 0; i < bw->n; i++) {
-		uint64_t one = 1;
-		(void)!write(bw->w[i].efd, &one, sizeof(one));
-	}
+	/* Worker 0 never ran its stop (bw_run): the others must not wait for it at the barriers. */
+	if (!bw->ran)
+		bw->abort = true;
+	signal_stop(bw);
 	for (uint32_t i = 0; i < bw->n; i++)
 		if (bw->w[i].started)
 			pthread_join(bw->w[i].th, NULL);

@@ -1,0 +1,175 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The receive engine of `xevb build`: takes frames in (AF_XDP queues behind
+ * the XDP program, with or without its meta, or a kernel socket; the
+ * reassembled IPv4 datagrams' socket now and then), hands them to the
+ * builder core, flushes the output, refills the rings, sheds whole events
+ * under overload, and waits by one policy (--tune wait-us) when nothing
+ * comes. Worker 0 runs in the calling thread and also does the periodic
+ * duties (statistics, shedding, the DFM): one worker costs no extra thread
+ * or wake-up, and has no hand-off ring in its path. Workers 1..N-1 are
+ * threads; every worker owns the events of its id blocks
+ * (engine_workers.h).
+ *
+ * The command sets the engine up (sockets, loader, output, core) and gives
+ * it its periodic duties (statistics, the DFM) as hooks; the engine owns
+ * the loop and the counters of what it received.
+ */
+#ifndef XEVB_ENGINE_H
+#define XEVB_ENGINE_H
+
+#include <signal.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <time.h>
+#include <xevb/builder.h>
+#include <xevb/loader.h>
+#include <xevb/mep_parse.h>
+#include <xevb/output.h>
+#include <xevb/shed.h>
+#include <xevb/sock_rx.h>
+#include <xevb/xsk_rx.h>
+
+#define XEVB_ENGINE_RX_BATCH     64
+#define XEVB_ENGINE_RX_BATCH_MAX 256
+#define XEVB_ENGINE_MAX_CPUS     256
+/* XDP path: frames of the device MTU's datagram on the reassembled datagrams' socket (big buffers aside). */
+#define XEVB_ENGINE_IPFRAG_FRAMES 256
+#define XEVB_ENGINE_SHED_TICK_NS  2000000ull
+
+struct xevb_snapshot;
+struct xevb_metrics;
+struct bw;
+
+struct xevb_engine_cfg {
+	bool xdp;      /* AF_XDP queues; else the kernel socket */
+	bool bare;     /* receive and release, build nothing */
+	bool busy;     /* spin instead of sleeping in poll() */
+	bool exit_eor; /* end when every builder saw END_OF_RUN from every source */
+	uint32_t n_queues, rx_batch, rx_ring;
+	uint32_t timeout_ms; /* the builder's event timeout */
+	uint32_t wait_us;    /* after a turn that did work, nap this long before sleeping in poll() */
+	/* Workers: 1 runs in the calling thread; more own events in blocks of 2^owner_shift ids. */
+	uint32_t n_workers, owner_shift;
+	const int *cpus; /* [n_cpus]: worker w on cpus[w % n_cpus] */
+	uint32_t n_cpus;
+	const char *const *sinks; /* workers 1.. open their own connections to these */
+	uint32_t n_sinks;
+	bool file; /* the output writes a file: shared by the workers */
+	uint32_t n_sources;
+};
+
+struct xevb_engine_hooks {
+	void *ctx;
+	/*
+	 * Worker 0, in the calling thread, every turn: after the builder's
+	 * poll and before the output's flush (one worker), after the flush
+	 * (more): the statistics, the DFM. True: the run ends.
+	 */
+	bool (*duties)(void *ctx, uint64_t now);
+	/* When set, events go here instead of the output (--dfm: its control endpoint in front). */
+	void (*emit)(void *ctx, const struct xevb_event *ev);
+	int fd;                  /* >= 0: wakes the one worker's poll() too (the DFM's socket) */
+	int poll_max_ms;         /* > 0: the one worker sleeps at most this long (re-asks keep time) */
+	struct xevb_metrics *mx; /* the metrics page, or NULL: more workers add their counters */
+};
+
+/* The shedding controller's state between ticks (shed.h). */
+struct xevb_engine_shed {
+	bool on;
+	struct xevb_shed ctl;
+	uint64_t next_ns;
+	uint64_t kdrops;      /* the receive sockets' drop counters at the last tick */
+	uint64_t rx;          /* rx_frames at the last tick (one worker) */
+	uint64_t out_bytes;   /* output bytes sent at the last tick */
+	uint64_t out_dropped; /* events dropped for backlog at the last tick */
+};
+
+struct xevb_engine {
+	struct xevb_engine_cfg c;
+	struct xevb_engine_hooks h;
+	/* Socket mode: the steering program in pass mode in front of the socket (it sheds). */
+	bool pass_xdp;
+	struct xevb_loader ld;
+	struct xevb_xsk xsk;
+	struct xevb_sock sock;
+	/*
+	 * XDP path: IPv4-fragmented MEPs go to the kernel (verdict
+	 * ip_fragment); its reassembled datagrams come from this socket,
+	 * their frames numbered from ipfrag_base in the builder's index space.
+	 */
+	bool ipfrag_on;
+	uint32_t ipfrag_base;
+	struct xevb_sock ipfrag;
+	struct xevb_builder *b; /* one worker's (more: each worker has its own) */
+	struct xevb_builder_cfg bcfg;
+	struct xevb_output out;
+	struct xevb_parse_cfg pcfg;
+	uint32_t meta_cookie; /* non-zero: the XDP program writes XDP meta (xdp_meta.h) */
+	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
+	uint64_t rx_meta, rx_meta_fallback;
+	struct xevb_engine_shed shed;
+	struct bw *bw;                     /* more than one worker */
+	const volatile sig_atomic_t *stop; /* xevb_engine_run's */
+};
+
+/*
+ * The wait policy (--tune wait-us), every worker's: after a turn that did
+ * work (worked), an empty turn naps wait_us and returns true; otherwise
+ * false, and the caller sleeps in poll(). A poll() wake-up per NAPI run
+ * is a context switch each side (the NAPI thread may share our core) for
+ * a few frames; after a nap the next turn finds a batch.
+ */
+static inline bool xevb_engine_nap(uint32_t wait_us, bool worked)
+{
+	struct timespec ts = { 0, (long)wait_us * 1000 };
+
+	if (!wait_us || !worked)
+		return false;
+	nanosleep(&ts, NULL);
+	return true;
+}
+
+/* The calling thread on cpu (worker w's, --tune cpus); cpu < 0: left as it is. */
+void xevb_engine_pin(int cpu, uint32_t w);
+
+/* The builder core's callbacks (emit, frame release, runs counted whole when emit_runs) into bc. */
+void xevb_engine_bind_core(struct xevb_engine *e, struct xevb_builder_cfg *bc, bool emit_runs);
+/* A frame the output held (zero copy) back to the ring or socket it came from, or to its worker. */
+void xevb_engine_release_held(void *ctx, uint32_t idx);
+/*
+ * Whole-event shedding (shed.h) against the loader's gate: the lowest of
+ * sources counts the events shed; XDP mode also starts the ring guard.
+ */
+void xevb_engine_shed_start(struct xevb_engine *e, const uint16_t *sources, int n_sources);
+/* One step of the controller: the receive queue's fill and the kernel's drops since the last. */
+void xevb_engine_shed_step(struct xevb_engine *e, uint64_t now);
+
+/* The loops, every turn: a step every XEVB_ENGINE_SHED_TICK_NS. */
+static inline void xevb_engine_shed_tick(struct xevb_engine *e, uint64_t now)
+{
+	if (e->shed.on && now >= e->shed.next_ns)
+		xevb_engine_shed_step(e, now);
+}
+/*
+ * Receive, build and forward until *stop, the duties hook says so, the
+ * run ended (c.exit_eor) or receiving failed (after a message). False: it
+ * could not start (after a message); nothing to stop then.
+ */
+bool xevb_engine_run(struct xevb_engine *e, const volatile sig_atomic_t *stop);
+/*
+ * After the run: what sits in the rings is taken in, what is still open
+ * leaves by the timeout policy (discard: counted), held frames come back,
+ * the output settles.
+ */
+void xevb_engine_stop(struct xevb_engine *e, bool discard);
+/* The receive, output, shedding and (merged) builder fields of s. */
+void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s);
+/* Every builder's accounting invariant, and the hand-offs' (more workers). */
+bool xevb_engine_check(struct xevb_engine *e, char *msg, size_t len);
+/* More workers: {"workers":[...]} on one line; nothing with one. */
+void xevb_engine_json(struct xevb_engine *e, FILE *f);
+void xevb_engine_free(struct xevb_engine *e);
+
+#endif
