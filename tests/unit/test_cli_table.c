@@ -16,6 +16,7 @@
 #include <xevb/runcfg.h>
 #include "../../user/cmd/build_opts.h"
 #include "../common/capture.h"
+#include "../common/cli_rig.h"
 
 TestSuite(cli_table, .timeout = 10);
 
@@ -269,29 +270,8 @@ Test(cli_table, tune_refuses_what_is_no_key)
 
 Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
 {
-	unsigned rows = 0, tune = 0;
+	unsigned tune = 0, rows = cli_check_rows(&build_cmd, &tune);
 
-	for (const struct xevb_cfg_opt *o = build_cmd.opts; o->name; o++, rows++) {
-		bool listed = false;
-
-		cr_assert(o->help && *o->help, "--%s has no help", o->name);
-		cr_assert(o->section != NULL, "--%s has no section", o->name);
-		for (const char *const *s = build_cmd.sections; *s; s++)
-			listed |= !strcmp(*s, o->section);
-		cr_assert(listed, "--%s: section '%s' is not in the table's list", o->name, o->section);
-		/* A flag takes no argument; a typed value names its placeholder (FUNC rows may be flags). */
-		if (o->type == XEVB_T_FLAG)
-			cr_assert(eq(ptr, (void *)o->arg, NULL), "flag --%s names an argument", o->name);
-		else if (o->type != XEVB_T_FUNC)
-			cr_assert(not(eq(ptr, (void *)o->arg, NULL)), "--%s names no placeholder", o->name);
-		else
-			cr_assert(not(eq(ptr, (void *)o->parse, NULL)), "--%s: no parse function", o->name);
-		for (const struct xevb_cfg_opt *p = o + 1; p->name; p++)
-			cr_assert(strcmp(o->name, p->name) != 0, "--%s twice", o->name);
-		cr_assert(strcmp(o->name, "tune") != 0 && strcmp(o->name, "help-tune") != 0 &&
-			  strcmp(o->name, "help") != 0);
-		tune += !!(o->flags & XEVB_F_TUNE);
-	}
 	cr_assert(eq(u32, rows, 62));
 	cr_assert(eq(u32, tune, 30));
 	memset(&cfg, 0, sizeof(cfg));
@@ -336,24 +316,9 @@ Test(cli_table, run_configuration_through_the_table)
 		"[builder 1]\naddress = 198.18.2.1\ninterface = eth0\nreceive = socket\nudp = true\n"
 		"[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n"
 		"[sink 0]\naddress = 198.18.3.1\nport = 5001\n";
-	char path[] = "/tmp/xevb-clitable-XXXXXX", err[512];
 	const char *args[128];
-	char *gen[128];
-	struct xevb_runcfg *c;
-	int fd = mkstemp(path), n;
+	struct xevb_runcfg *c = cli_runcfg_args(text, &build_cmd, XEVB_RC_BUILD, 1, args, 128);
 
-	cr_assert(fd >= 0);
-	cr_assert(eq(sz, (size_t)write(fd, text, strlen(text)), strlen(text)));
-	close(fd);
-	c = xevb_runcfg_load(path, err, sizeof(err));
-	unlink(path);
-	cr_assert(not(eq(ptr, c, NULL)), "%s", err);
-	c->opts = &build_cmd;
-	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, gen, 128, err, sizeof(err));
-	cr_assert(gt(int, n, 0), "%s", err);
-	for (int i = 0; i < n; i++)
-		args[i] = gen[i];
-	args[n] = NULL;
 	cr_assert(eq(int, parse(args), -1), "%s", errbuf);
 	cr_assert(eq(u32, cfg.run, 7));
 	cr_assert(eq(str, (char *)cfg.cc.dfm, "198.18.4.1:23901"));
