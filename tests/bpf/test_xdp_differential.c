@@ -421,6 +421,25 @@ Test(xdp_differential, vectors_and_mutants_agree)
 	cr_assert(ge(uint, distinct, XEVB_RES__COUNT - 2), "only %u distinct verdicts", distinct);
 }
 
+/* A jumbo base's addresses and header: MEP k, raw or UDP; records set by the caller. */
+static struct xevb_mep_params jumbo_params(unsigned k, bool udp, uint16_t source_id, uint32_t first_event_id)
+{
+	struct xevb_mep_params p = {
+		.dst_mac = { 2, 0x18, 2, 0, 0, 1 },
+		.src_mac = { 2, 0x18, 1, 0, 0, 1 },
+		.saddr = htonl(0xc6120101),
+		.daddr = htonl(0xc6120201),
+		.ip_proto = XEVB_DEFAULT_IP_PROTO,
+		.udp_dport = udp ? XEVB_DEFAULT_UDP_PORT : 0,
+		.source_id = source_id,
+		.run_number = 7,
+		.packet_seq = k,
+		.first_event_id = first_event_id,
+	};
+
+	return p;
+}
+
 /*
  * Jumbo frames, whose MEP runs past the linear area (3520 bytes here) into
  * the frags: the XDP program validates those records with the frags walker
@@ -432,21 +451,11 @@ static size_t jumbo_base(uint8_t *buf, unsigned k)
 {
 	static const uint16_t fsz[] = { 8900, 4400, 1200, 211, 97, 27, 3 };
 	static const uint32_t nf[] = { 1, 2, 7, 40, 90, 300, 540 };
-	struct xevb_mep_params p = {
-		.dst_mac = { 2, 0x18, 2, 0, 0, 1 },
-		.src_mac = { 2, 0x18, 1, 0, 0, 1 },
-		.saddr = htonl(0xc6120101),
-		.daddr = htonl(0xc6120201),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.udp_dport = k & 1 ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = (uint16_t)(k * 37 % 4096),
-		.run_number = 7,
-		.packet_seq = k,
-		.first_event_id = 0xfffffff0u + k,
-		.n_frags = nf[k % 7],
-		.frag_size = fsz[k % 7],
-	};
+	struct xevb_mep_params p = jumbo_params(k, k & 1, (uint16_t)(k * 37 % 4096), 0xfffffff0u + k);
 	ssize_t n;
+
+	p.n_frags = nf[k % 7];
+	p.frag_size = fsz[k % 7];
 
 	/* Shrink until it fits the MTU: a different size each k. */
 	while (xevb_frame_len(&p) > JUMBO_MAX - 4 - (k % 5) * 700 && p.frag_size > 1)
@@ -465,23 +474,13 @@ static size_t jumbo_base(uint8_t *buf, unsigned k)
  */
 static size_t jumbo_seg_base(uint8_t *buf, unsigned k)
 {
-	struct xevb_mep_params p = {
-		.dst_mac = { 2, 0x18, 2, 0, 0, 1 },
-		.src_mac = { 2, 0x18, 1, 0, 0, 1 },
-		.saddr = htonl(0xc6120101),
-		.daddr = htonl(0xc6120201),
-		.ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.udp_dport = k & 2 ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = (uint16_t)(k * 41 % 4096),
-		.run_number = 7,
-		.packet_seq = k,
-		.first_event_id = 0x100u + k,
-		.n_frags = 1,
-		.frag_size = (uint16_t)((8900 - (k % 5) * 700) & ~3u),
-	};
+	struct xevb_mep_params p = jumbo_params(k, k & 2, (uint16_t)(k * 41 % 4096), 0x100u + k);
 	struct layout lo;
 	uint32_t seg_off = 4000u * (k % 3), flen;
 	ssize_t n;
+
+	p.n_frags = 1;
+	p.frag_size = (uint16_t)((8900 - (k % 5) * 700) & ~3u);
 
 	while (xevb_frame_len(&p) > JUMBO_MAX - 4)
 		p.frag_size = (uint16_t)(p.frag_size - 4);

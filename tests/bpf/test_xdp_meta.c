@@ -29,6 +29,7 @@
 #include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"
+#include "../common/pkt_info_assert.h"
 #include "../common/vectors.h"
 
 #define COOKIE   0xc0ffee11u
@@ -130,13 +131,7 @@ static void assert_meta(const uint8_t *in, size_t len, const struct run *r, cons
 
 	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE, &got), XEVB_RES_MEP),
 		  "%s: the reader refuses the program's meta", what);
-	cr_assert(eq(u32, got.saddr, want.saddr), "%s", what);
-	cr_assert(eq(u32, got.daddr, want.daddr), "%s", what);
-	cr_assert(eq(u16, got.source_id, want.source_id), "%s", what);
-	cr_assert(eq(u32, got.run_number, want.run_number), "%s", what);
-	cr_assert(eq(u32, got.packet_seq, want.packet_seq), "%s", what);
-	cr_assert(eq(u8, got.flags, want.flags), "%s", what);
-	cr_assert(eq(u8, got.is_udp, want.is_udp), "%s", what);
+	pi_assert_same_mep(&got, &want, what);
 	cr_assert(eq(u8, got.consec, 1), "%s", what);
 	/* Another load's cookie never passes. */
 	cr_assert(eq(int, xevb_xsk_meta_pi(data, (uint32_t)len, COOKIE + 1, &got), -1), "%s", what);
@@ -232,56 +227,60 @@ static size_t random_mep(uint8_t *buf, size_t cap, uint32_t n, uint32_t max_len,
 	}
 	w = xevb_write_frame(buf, cap, &p);
 	cr_assert(gt(sz, (size_t)(w < 0 ? 0 : w), 0), "xevb_write_frame");
-	if (rnd() % 4 == 0) {
-		memmove(buf + 16, buf + 12, (size_t)w - 12);
-		buf[12] = 0x81;
-		buf[13] = 0x00;
-		buf[14] = 0x00;
-		buf[15] = 0x05;
-		w += 4;
-	}
+	if (rnd() % 4 == 0)
+		return vectors_tag_vlan(buf, (size_t)w, 5);
 	return (size_t)w;
+}
+
+typedef void random_mep_check(const uint8_t *f, size_t len, uint32_t n, const struct run *r, const char *what);
+
+/*
+ * N_RANDOM random valid MEPs through the program, each checked: of 1..120
+ * records with consecutive ids (consec), else of 2..101 with a gap.
+ */
+static void run_random_meps(bool consec, random_mep_check *check)
+{
+	static struct run r;
+	static uint8_t f[4096];
+
+	open_env(COOKIE, true);
+	for (unsigned k = 0; k < N_RANDOM; k++) {
+		uint32_t n = consec ? 1 + (uint32_t)(rnd() % 120) : 2 + (uint32_t)(rnd() % 100);
+		size_t len = random_mep(f, sizeof(f), n, 3000 / n - 12 > 120 ? 120 : 3000 / n - 12, consec);
+		char what[64];
+
+		snprintf(what, sizeof(what), "%s MEP %u (%u records, %zu bytes)", consec ? "random" : "gapped", k,
+			 n, len);
+		run(f, len, &r);
+		check(f, len, n, &r, what);
+	}
+}
+
+static void check_exact_meta(const uint8_t *f, size_t len, uint32_t n, const struct run *r, const char *what)
+{
+	assert_counted(r, len, to_xsk, 2, n, what);
+	assert_meta(f, len, r, what);
+}
+
+static void check_no_meta(const uint8_t *f, size_t len, uint32_t n, const struct run *r, const char *what)
+{
+	struct xevb_pkt_info pi = { 0 };
+
+	cr_assert(eq(int, xevb_classify(f, f + len, (uint32_t)len, &cfg, &pi, NULL), XEVB_RES_MEP), "%s", what);
+	cr_assert(eq(u8, pi.consec, 0), "%s", what);
+	cr_assert(eq(u32, r->retval, XDP_REDIRECT), "%s", what);
+	assert_counted(r, len, to_xsk, 2, n, what);
+	assert_no_meta(f, len, r, what);
 }
 
 Test(xdp_meta, random_consecutive_meps_exact)
 {
-	static struct run r;
-	static uint8_t f[4096];
-
-	open_env(COOKIE, true);
-	for (unsigned k = 0; k < N_RANDOM; k++) {
-		uint32_t n = 1 + (uint32_t)(rnd() % 120);
-		size_t len = random_mep(f, sizeof(f), n, 3000 / n - 12 > 120 ? 120 : 3000 / n - 12, true);
-		char what[64];
-
-		snprintf(what, sizeof(what), "random MEP %u (%u records, %zu bytes)", k, n, len);
-		run(f, len, &r);
-		assert_counted(&r, len, to_xsk, 2, n, what);
-		assert_meta(f, len, &r, what);
-	}
+	run_random_meps(true, check_exact_meta);
 }
 
 Test(xdp_meta, none_for_non_consecutive)
 {
-	static struct run r;
-	static uint8_t f[4096];
-
-	open_env(COOKIE, true);
-	for (unsigned k = 0; k < N_RANDOM; k++) {
-		uint32_t n = 2 + (uint32_t)(rnd() % 100);
-		size_t len = random_mep(f, sizeof(f), n, 3000 / n - 12 > 120 ? 120 : 3000 / n - 12, false);
-		struct xevb_pkt_info pi = { 0 };
-		char what[64];
-
-		snprintf(what, sizeof(what), "gapped MEP %u (%u records, %zu bytes)", k, n, len);
-		cr_assert(eq(int, xevb_classify(f, f + len, (uint32_t)len, &cfg, &pi, NULL), XEVB_RES_MEP), "%s",
-			  what);
-		cr_assert(eq(u8, pi.consec, 0), "%s", what);
-		run(f, len, &r);
-		cr_assert(eq(u32, r.retval, XDP_REDIRECT), "%s", what);
-		assert_counted(&r, len, to_xsk, 2, n, what);
-		assert_no_meta(f, len, &r, what);
-	}
+	run_random_meps(false, check_no_meta);
 }
 
 /* Malformed and non-MEP frames, a MEP spanning frags: never a meta, counters as ever. */

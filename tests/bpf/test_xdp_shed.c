@@ -20,6 +20,7 @@
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <xevb/bytes.h>
 #include <xevb/mep_write.h>
 #include <xevb/shed.h>
 #include <xevb/wire.h>
@@ -108,13 +109,19 @@ static void expect_mep(uint16_t source_id, uint32_t first_event_id, bool want_sh
 	expect_mep_as(source_id, first_event_id, want_shed, udp, false);
 }
 
-Test(xdp_shed, idle_sheds_nothing_and_writes_nothing)
+/* Gate off: MEPs of the first blocks from 4 sources, none shed, no block recorded. */
+static void expect_idle_passes_all(uint32_t blocks, bool pass_mode)
 {
 	gate()->word = 0;
-	for (uint32_t e = 0; e < 200 * BLK; e += 10 * BLK)
+	for (uint32_t e = 0; e < blocks * BLK; e += 10 * BLK)
 		for (uint16_t s = 0; s < 4; s++)
-			expect_mep(s, e, false, s & 1);
+			expect_mep_as(s, e, false, s & 1, pass_mode);
 	cr_assert(eq(u32, gate()->newest_block, XEVB_SHED_BLOCK_UNKNOWN));
+}
+
+Test(xdp_shed, idle_sheds_nothing_and_writes_nothing)
+{
+	expect_idle_passes_all(200, false);
 }
 
 Test(xdp_shed, armed_full_level_records_newest_block)
@@ -392,6 +399,48 @@ static void expect_one_slot(const uint8_t *frame, size_t len, uint32_t action, i
 	cr_assert(bad == NULL, "%s: %s", what, bad);
 }
 
+/* A valid MEP of source 0 (raw or UDP) with one field changed, and the one slot and action it must get. */
+struct frame_edit {
+	bool udp;
+	uint16_t off;
+	enum { EDIT_SET16, EDIT_XOR8, EDIT_OR8 } op;
+	uint16_t v;
+	uint32_t action;
+	int slot;
+	const char *what;
+};
+
+static void expect_edits(const struct frame_edit *e, size_t n)
+{
+	uint8_t frame[2048];
+
+	for (; n--; e++) {
+		size_t len = mep_frame(frame, sizeof(frame), 0, 64, e->udp);
+
+		if (e->op == EDIT_SET16)
+			xevb_st16(frame + e->off, e->v);
+		else if (e->op == EDIT_XOR8)
+			frame[e->off] ^= (uint8_t)e->v;
+		else
+			frame[e->off] |= (uint8_t)e->v;
+		expect_one_slot(frame, len, e->action, e->slot, e->what);
+	}
+}
+
+#define EXPECT_EDITS(edits) expect_edits(edits, sizeof(edits) / sizeof((edits)[0]))
+
+#define MAGIC_AT    (XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN)
+#define IP_FLAGS_AT (XEVB_WR_ETH_HLEN + 6)
+
+static const struct frame_edit not_meps_shed_mode[] = {
+	/* Not IPv4: the kernel's. */
+	{ false, 12, EDIT_SET16, 0x86dd, XDP_PASS, XEVB_RES_OTHER, "IPv6 ethertype" },
+	/* Malformed (bad magic): dropped as malformed, not as shed. */
+	{ false, MAGIC_AT, EDIT_XOR8, 0xff, XDP_DROP, XEVB_RES_BAD_MAGIC, "bad magic" },
+	/* An IPv4 fragment (MF): the kernel reassembles it. */
+	{ false, IP_FLAGS_AT, EDIT_OR8, 0x20, XDP_PASS, XEVB_RES_IP_FRAGMENT, "IP fragment" },
+};
+
 /* Everything that is not a valid MEP of a known source goes its usual way, at level 0. */
 Test(xdp_shed, other_traffic_is_never_shed)
 {
@@ -403,21 +452,7 @@ Test(xdp_shed, other_traffic_is_never_shed)
 	__u8 one = 1;
 
 	gate()->word = xevb_shed_word(0, 0, 0, 1);
-
-	/* Not IPv4: the kernel's. */
-	len = mep_frame(frame, sizeof(frame), 0, 64, false);
-	frame[12] = 0x86, frame[13] = 0xdd;
-	expect_one_slot(frame, len, XDP_PASS, XEVB_RES_OTHER, "IPv6 ethertype");
-
-	/* Malformed (bad magic): dropped as malformed, not as shed. */
-	len = mep_frame(frame, sizeof(frame), 0, 64, false);
-	frame[XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN] ^= 0xff;
-	expect_one_slot(frame, len, XDP_DROP, XEVB_RES_BAD_MAGIC, "bad magic");
-
-	/* An IPv4 fragment (MF): the kernel reassembles it. */
-	len = mep_frame(frame, sizeof(frame), 0, 64, false);
-	frame[XEVB_WR_ETH_HLEN + 6] |= 0x20;
-	expect_one_slot(frame, len, XDP_PASS, XEVB_RES_IP_FRAGMENT, "IP fragment");
+	EXPECT_EDITS(not_meps_shed_mode);
 
 	/* UDP to another port: not ours. */
 	{
@@ -469,11 +504,7 @@ static void expect_mep_pass(uint16_t source_id, uint32_t first_event_id, bool wa
 
 Test(xdp_shed_pass, idle_passes_every_mep_to_the_kernel)
 {
-	gate()->word = 0;
-	for (uint32_t e = 0; e < 100 * BLK; e += 10 * BLK)
-		for (uint16_t s = 0; s < 4; s++)
-			expect_mep_pass(s, e, false, s & 1);
-	cr_assert(eq(u32, gate()->newest_block, XEVB_SHED_BLOCK_UNKNOWN));
+	expect_idle_passes_all(100, true);
 }
 
 Test(xdp_shed_pass, shed_blocks_dropped_the_rest_passed_and_counted)
@@ -518,30 +549,19 @@ Test(xdp_shed_pass, guard_ignored_in_pass_mode)
 		cr_assert(eq(u64, gate()->verdicts[i], 0), "slot %d written in pass mode", i);
 }
 
+static const struct frame_edit not_meps_pass_mode[] = {
+	{ false, 12, EDIT_SET16, 0x86dd, XDP_PASS, XEVB_RES_OTHER, "IPv6 ethertype" },
+	/* Malformed (bad magic): counted by the program, judged again by the socket builder. */
+	{ true, MAGIC_AT + XEVB_WR_UDP_HLEN, EDIT_XOR8, 0xff, XDP_PASS, XEVB_RES_BAD_MAGIC, "bad magic (UDP)" },
+	{ false, MAGIC_AT, EDIT_XOR8, 0xff, XDP_PASS, XEVB_RES_BAD_MAGIC, "bad magic (raw)" },
+	{ false, IP_FLAGS_AT, EDIT_OR8, 0x20, XDP_PASS, XEVB_RES_IP_FRAGMENT, "IP fragment" },
+};
+
 /* Not a valid MEP: to the kernel untouched, even malformed and at level 0. */
 Test(xdp_shed_pass, other_traffic_and_malformed_pass)
 {
-	uint8_t frame[2048];
-	size_t len;
-
 	gate()->word = xevb_shed_word(0, 0, 0, 1);
-
-	len = mep_frame(frame, sizeof(frame), 0, 64, false);
-	frame[12] = 0x86, frame[13] = 0xdd;
-	expect_one_slot(frame, len, XDP_PASS, XEVB_RES_OTHER, "IPv6 ethertype");
-
-	/* Malformed (bad magic): counted by the program, judged again by the socket builder. */
-	len = mep_frame(frame, sizeof(frame), 0, 64, true);
-	frame[XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN + XEVB_WR_UDP_HLEN] ^= 0xff;
-	expect_one_slot(frame, len, XDP_PASS, XEVB_RES_BAD_MAGIC, "bad magic (UDP)");
-
-	len = mep_frame(frame, sizeof(frame), 0, 64, false);
-	frame[XEVB_WR_ETH_HLEN + XEVB_WR_IP_HLEN] ^= 0xff;
-	expect_one_slot(frame, len, XDP_PASS, XEVB_RES_BAD_MAGIC, "bad magic (raw)");
-
-	len = mep_frame(frame, sizeof(frame), 0, 64, false);
-	frame[XEVB_WR_ETH_HLEN + 6] |= 0x20;
-	expect_one_slot(frame, len, XDP_PASS, XEVB_RES_IP_FRAGMENT, "IP fragment");
+	EXPECT_EDITS(not_meps_pass_mode);
 
 	/* A valid MEP at level 0 is still shed. */
 	expect_mep_pass(1, 64, true, false);

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/uio.h>
+#include <xevb/bytes.h>
 #include <xevb/crc32c.h>
 #include <xevb/event_codec.h>
 #include <xevb/mep_write.h>
@@ -220,6 +221,12 @@ void rig_check(struct rig *r)
 	cr_assert(eq(u64, rig_frames_held(r), xevb_builder_stats(r->b)->frames_held));
 }
 
+void rig_fini_none_held(struct rig *r)
+{
+	cr_assert(eq(u32, rig_frames_held(r), 0), "%u frames still held before the flush", rig_frames_held(r));
+	rig_fini(r);
+}
+
 void rig_fini(struct rig *r)
 {
 	rig_check(r);
@@ -241,13 +248,9 @@ uint32_t rig_send(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, cons
 	return rig_send_part(r, src, flags, run, ids, n, 0, n);
 }
 
-uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n,
-		       uint32_t from, uint32_t count)
+/* The header of the rig's next MEP from src (its packet_seq counted); the records are the caller's. */
+static struct xevb_mep_params mep_params(struct rig *r, uint16_t src, uint8_t flags, uint32_t run)
 {
-	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
-	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
-	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
-	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
 	struct xevb_mep_params p = {
 		.saddr = 0x0a000001,
 		.daddr = 0x0a000002,
@@ -257,11 +260,26 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 		.flags = flags,
 		.run_number = run,
 		.packet_seq = r->seq[src]++,
-		.event_id = ids,
-		.n_frags = n,
-		.frag_len = lens,
-		.payload = pays,
 	};
+
+	return p;
+}
+
+/* A free frame of the pool, for the next MEP; fails the test when none is left. */
+static uint32_t take_frame(struct rig *r)
+{
+	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
+	return r->free_list[--r->n_free];
+}
+
+uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run, const uint32_t *ids, uint32_t n,
+		       uint32_t from, uint32_t count)
+{
+	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
+	static uint16_t lens[XEVB_MAX_FRAGS_PER_MEP];
+	static uint8_t pay[XEVB_MAX_FRAGS_PER_MEP][64];
+	static const uint8_t *pays[XEVB_MAX_FRAGS_PER_MEP];
+	struct xevb_mep_params p = mep_params(r, src, flags, run);
 	struct xevb_pkt_info pi;
 	uint32_t f;
 	ssize_t len;
@@ -273,8 +291,11 @@ uint32_t rig_send_part(struct rig *r, uint16_t src, uint8_t flags, uint32_t run,
 			pay[j][k] = rig_byte(src, ids[j], k);
 		pays[j] = pay[j];
 	}
-	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
-	f = r->free_list[--r->n_free];
+	p.event_id = ids;
+	p.n_frags = n;
+	p.frag_len = lens;
+	p.payload = pays;
+	f = take_frame(r);
 	cr_assert(not(r->held[f]));
 	len = xevb_write_frame(frame_at(r, f), RIG_FRAME_SIZE, &p);
 	cr_assert(gt(sz, (size_t)len, 0), "xevb_write_frame");
@@ -311,30 +332,20 @@ uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32
 {
 	static uint8_t pay[65536];
 	const uint8_t *pays[1] = { pay };
-	struct xevb_mep_params p = {
-		.saddr = 0x0a000001,
-		.daddr = 0x0a000002,
-		.ip_proto = XEVB_DEFAULT_IP_PROTO,
-		.udp_dport = r->use_udp ? XEVB_DEFAULT_UDP_PORT : 0,
-		.source_id = src,
-		.flags = flags & ~XEVB_MEP_F_SEGMENT,
-		.run_number = run,
-		.packet_seq = r->seq[src]++,
-		.event_id = &event,
-		.n_frags = 1,
-		.frag_len = &seg_bytes,
-		.payload = pays,
-	};
+	struct xevb_mep_params p = mep_params(r, src, flags & ~XEVB_MEP_F_SEGMENT, run);
 	static struct xevb_frag_ref ref;
 	struct xevb_pkt_info pi;
 	uint8_t *fr, *rec;
 	uint32_t f;
 	ssize_t len;
 
+	p.event_id = &event;
+	p.n_frags = 1;
+	p.frag_len = &seg_bytes;
+	p.payload = pays;
 	for (uint32_t k = 0; k < seg_bytes; k++)
 		pay[k] = rig_byte(src, event, seg_off + k);
-	cr_assert(gt(u32, r->n_free, 0), "frame pool empty: %u frames held", rig_frames_held(r));
-	f = r->free_list[--r->n_free];
+	f = take_frame(r);
 	fr = frame_at(r, f);
 	/* A one-record MEP made a segment: independent of how the writer segments. */
 	len = xevb_write_frame(fr, RIG_FRAME_SIZE, &p);
@@ -342,14 +353,9 @@ uint32_t rig_send_segment_crc(struct rig *r, uint16_t src, uint8_t flags, uint32
 	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, NULL), XEVB_RES_MEP));
 	rec = fr + pi.mep_off + XEVB_MEP_HLEN;
 	fr[pi.mep_off + 3] |= XEVB_MEP_F_SEGMENT;
-	rec[4] = (uint8_t)(frag_len >> 8);
-	rec[5] = (uint8_t)frag_len;
-	rec[6] = (uint8_t)(seg_off >> 8);
-	rec[7] = (uint8_t)seg_off;
-	rec[8] = (uint8_t)(crc >> 24);
-	rec[9] = (uint8_t)(crc >> 16);
-	rec[10] = (uint8_t)(crc >> 8);
-	rec[11] = (uint8_t)crc;
+	xevb_st16(rec + 4, frag_len);
+	xevb_st16(rec + 6, seg_off);
+	xevb_st32(rec + 8, crc);
 	cr_assert(eq(int, xevb_classify(fr, fr + len, (uint32_t)len, &r->pcfg, &pi, &ref), XEVB_RES_SEGMENT),
 		  "segment %u+%u of %u", seg_off, seg_bytes, frag_len);
 	r->held[f] = true;

@@ -68,6 +68,8 @@ void rig_init(struct rig *r, const uint16_t *sources, uint32_t n_sources, uint32
 	      const struct xevb_builder_cfg *extra);
 /* Flush, check the invariant, assert every frame came back, free. */
 void rig_fini(struct rig *r);
+/* rig_fini of a builder that already holds no frame (everything built or dropped before the flush). */
+void rig_fini_none_held(struct rig *r);
 
 /*
  * One MEP from source src carrying events ids[0..n-1] (increasing), built,

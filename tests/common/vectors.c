@@ -161,3 +161,13 @@ void vectors_teardown(void)
 	vecs = NULL;
 	nvecs = 0;
 }
+
+size_t vectors_tag_vlan(uint8_t *buf, size_t len, uint16_t vid)
+{
+	memmove(buf + 16, buf + 12, len - 12);
+	buf[12] = 0x81;
+	buf[13] = 0x00;
+	buf[14] = (uint8_t)(vid >> 8);
+	buf[15] = (uint8_t)vid;
+	return len + 4;
+}

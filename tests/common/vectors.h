@@ -48,4 +48,11 @@ const struct vector *vectors_find(const char *name);
 /* The addresses, IP protocol and run number the spec's vectors were written with. */
 struct xevb_mep_params vectors_params(void);
 
+/*
+ * Tags the Ethernet frame of len bytes in buf with an 802.1Q header (VLAN
+ * vid) after its MAC addresses; buf must have room for 4 bytes more.
+ * Returns the tagged frame's length.
+ */
+size_t vectors_tag_vlan(uint8_t *buf, size_t len, uint16_t vid);
+
 #endif

@@ -17,13 +17,9 @@
 #include <string.h>
 #include <xevb/ctl_auth.h>
 #include <xevb/ctl_sock.h>
+#include "fuzz_fail.h"
 
-#define CF_FAIL(...) \
-	do { \
-		fprintf(stderr, "fuzz: " __VA_ARGS__); \
-		fputc('\n', stderr); \
-		abort(); \
-	} while (0)
+#define CF_FAIL(...) FUZZ_FAIL("fuzz", __VA_ARGS__)
 
 static const uint8_t cf_key[XEVB_CTL_KEY_LEN] = "0123456789abcdef0123456789abcdef";
 

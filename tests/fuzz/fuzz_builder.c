@@ -31,9 +31,11 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xevb/builder.h>
+#include <xevb/bytes.h>
 #include <xevb/crc32c.h>
 #include <xevb/mep_parse.h>
 #include <xevb/mep_write.h>
+#include "fuzz_fail.h"
 
 #define FRAME_SIZE 9216
 #define N_FRAMES   40 /* 8 events x 4 sources, the one being added, spare */
@@ -44,12 +46,7 @@ static bool held[N_FRAMES];
 static uint32_t free_list[N_FRAMES], n_free;
 static bool synthetic, refless;
 
-#define FAIL(...) \
-	do { \
-		fprintf(stderr, "fuzz_builder: " __VA_ARGS__); \
-		fputc('\n', stderr); \
-		abort(); \
-	} while (0)
+#define FAIL(...) FUZZ_FAIL("fuzz_builder", __VA_ARGS__)
 
 static void on_release(void *ctx, uint32_t f)
 {
@@ -187,14 +184,9 @@ static void seg_patch(uint8_t *buf, size_t len, const uint8_t *d)
 		whole[k] = synth_byte(seg_event(d), d[0] & 7, k);
 	crc = xevb_crc32c(0, whole, flen);
 	mep[3] |= XEVB_MEP_F_SEGMENT;
-	rec[4] = (uint8_t)(flen >> 8);
-	rec[5] = (uint8_t)flen;
-	rec[6] = (uint8_t)(off >> 8);
-	rec[7] = (uint8_t)off;
-	rec[8] = (uint8_t)(crc >> 24);
-	rec[9] = (uint8_t)(crc >> 16);
-	rec[10] = (uint8_t)(crc >> 8);
-	rec[11] = (uint8_t)crc;
+	xevb_st16(rec + 4, (uint16_t)flen);
+	xevb_st16(rec + 6, (uint16_t)off);
+	xevb_st32(rec + 8, crc);
 }
 
 /* Four bytes -> one valid MEP (or segment) frame in buf; its length. */

@@ -47,6 +47,14 @@ dfm_run() {
 		e2e_fail "$name: exit status $rc, want $want"; e2e_show "$name"; fi
 }
 
+# dfm_run_to_end NAME [dfm options]: dfm_run, then dfm_stop_all and
+# e2e_wait_all: every process of the run has ended, each exit status checked.
+dfm_run_to_end() {
+	dfm_run "$@"
+	dfm_stop_all
+	e2e_wait_all
+}
+
 # dfm_stray IDX NAME [stray_builder.py options]: a host on builder IDX that
 # claims to be a builder (tests/integration/stray_builder.py), background,
 # bounded by --duration 30 and timeout 40; its counts in NAME.json.
@@ -72,7 +80,10 @@ dfm_stop_all() {
 	done
 }
 
-# The python prelude gains JL(name, key): the JSON line of NAME that has KEY.
+# The python prelude gains JL(name, key): the JSON line of NAME that has KEY;
+# lost(d): the DFM's lost events, every reason; dfm_complete(name, n, what):
+# asserts the DFM NAME triggered N events and all N were built complete,
+# returns its summary.
 DFM_PY='
 def JL(name, key):
     with open(os.path.join(W, name + ".json")) as f:
@@ -82,4 +93,8 @@ def JL(name, key):
     raise SystemExit("FAIL - %s: %s printed no %s line" % (CASE, name, key))
 def lost(d):
     return sum(d["lost"].values())
+def dfm_complete(name, n, what="triggered = complete"):
+    d = J(name)
+    eq(what, (d["triggered"], d["complete"]), (n, n))
+    return d
 '

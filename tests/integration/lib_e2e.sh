@@ -5,8 +5,7 @@
 # sources -> `xevb build` -> `xevb sink` on the namespace testbed. Source
 # it, then:
 #
-#   e2e_init TAG "$1"                     # build dir, prefix xe<pid><TAG>, trap
-#   tb_up --sources 2 --builders 1 --sinks 1
+#   e2e_init TAG "$1" --sources 2 --builders 1 --sinks 1   # + tb_up, trap
 #   e2e_sink 0 s0 --expect-events 100     # background, waits for its ready file
 #   e2e_builder 0 b0 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" ...
 #   e2e_source 0 src0 --source-ids 0-1 --events 100   # background
@@ -33,14 +32,23 @@ e2e_fail() {
 	E2E_FAILS=$((E2E_FAILS + 1))
 }
 # e2e_xevb_pid PID: the xevb process under `timeout` PID (our child's
-# child), for kill -9 and /proc reads; waits up to 2 s for it to start.
+# child), for kill -9, /proc reads and tracing; waits up to 2.5 s for it
+# to start, else returns 1.
 e2e_xevb_pid() {
 	local p t
-	for ((t = 0; t < 40; t++)); do
+	for ((t = 0; t < 50; t++)); do
 		p=$(pgrep -P "$1" -x xevb) && { echo "$p"; return 0; }
 		sleep 0.05
 	done
 	return 1
+}
+
+# e2e_need TOOL...: stop, failing, unless every TOOL is on PATH.
+e2e_need() {
+	local t
+	for t; do
+		command -v "$t" >/dev/null || { echo "FAIL - $t not installed (bash scripts/install-deps.sh)"; exit 1; }
+	done
 }
 
 # This machine lacks a feature the test needs: exit 77 (scripts/run-tests.sh
@@ -56,9 +64,11 @@ e2e_die() {
 	exit 1
 }
 
-# e2e_init TAG BUILD_DIR: paths, prefix, scratch dir, cleanup hook.
+# e2e_init TAG BUILD_DIR [tb_up options]: paths, prefix, scratch dir,
+# cleanup hook; with tb_up options, the testbed up too (or give up).
 e2e_init() {
 	local tag=$1 out=${2:-build}
+	shift $(($# < 2 ? $# : 2))
 	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
 	X=$(realpath "$out/xevb")
 	[[ -x $X ]] || { echo "FAIL - $X not built (make -j2)"; exit 1; }
@@ -69,6 +79,8 @@ e2e_init() {
 	E2E_WORK=$(mktemp -d "/tmp/$TB_PREFIX.XXXXXX")
 	export E2E_WORK
 	E2E_T0=$(date +%s.%N)
+	(($#)) || return 0
+	tb_up "$@" || e2e_die "tb_up $*"
 }
 
 # On failure, the last lines each process printed: CI keeps only the
@@ -216,6 +228,18 @@ e2e_builder() {
 	e2e_wait_rx "$name"
 }
 
+# e2e_farm_builder NAME NIDS NEVENTS [build options]: a farm node NAME.k on
+# sink 0 expecting NEVENTS events of NIDS source ids, and builder NAME.b on
+# builder 0 building ids 0..NIDS-1 for it (events time out after 500 ms, the
+# run ends at END_OF_RUN, --duration 25).
+e2e_farm_builder() {
+	local name=$1 nids=$2 nevents=$3
+	shift 3
+	e2e_sink 0 "$name.k" --expect-sources "$nids" --expect-events "$nevents"
+	e2e_builder 0 "$name.b" --sources "0-$((nids - 1))" --timeout-ms 500 --exit-on-eor --duration 25 \
+		--sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+}
+
 # e2e_wait_rx NAME: wait (10 s at most) until the builder started as NAME
 # ($E2E_LAST_PID) has its receive path open; dies if it never does.
 e2e_wait_rx() {
@@ -260,6 +284,8 @@ e2e_sink_file() {
 # e2e_check CASE < python: runs the python on stdin after a prelude:
 #   J(name)        the JSON summary of process NAME
 #   eq(what, got, want) / le / true(what, cond, detail): print ok/FAIL lines
+#   built_every_fragment(b, pk, sent, n): builder B got every packet and
+#                  fragment sent, all in N complete events, no drop
 #   events(path)   decode a built-event file (wire format section 2): a list
 #                  of dicts id, run, flags, incomplete, expected, sources
 #                  (list of received source_ids), missing (list), build_ns
@@ -339,6 +365,16 @@ def events(path):
                         sources=srcs, missing=miss, build_ns=bns))
         off += tot
     return out
+# Builder summary B took the PK packets and the SENT fragments of the N
+# events the sources sent: every fragment in a complete event, no drop.
+def built_every_fragment(b, pk, sent, n):
+    eq("frames received = packets sent", b["rx_frames"], pk)
+    eq("fragments received = in events = sent", (b["frags_received"], b["frags_in_events"]), (sent, sent))
+    eq("events opened = complete = sent", (b["events_opened"], b["events_complete"]), (n, n))
+    eq("incomplete/discarded/open", (b["events_incomplete"], b["events_discarded"], b["open_events"]), (0, 0, 0))
+    eq("drops (dup, late, unknown, run, overflow)",
+       [b[x] for x in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow")], [0] * 5)
+    eq("rx_not_mep, seq_gaps", (b["rx_not_mep"], b["seq_gaps"]), (0, 0))
 def S(names, key):
     return sum(J(n)[key] for n in names)
 def xdp_malformed(j):

@@ -5,10 +5,14 @@
 # source host sending to sink hosts on the testbed through `xevb shape` on
 # its eth0, with tests/integration/shape_flow.py as sender and receiver.
 #
-#   sh_init TAG "$1"; tb_up --sources 1 --builders 0 --sinks 2 --mtu 9000
+#   sh_init TAG "$1" --sources 1 --builders 0 --sinks 2 --mtu 9000  # + tb_up
 #   sh_flow udp 0 5001 2 [SIZE] [PACE_BPS]   # send 2 s to sink 0 -> $SH_W/{recv,send}.json
 #   sh_rate $SH_W/recv.json udp               # L2 Mbit/s in steady state
 #   sh_within MEASURED_MBIT WANT_MBIT PCT     # exit status
+
+# e2e_init and its neighbours; this file's tb_on_cleanup, below, replaces
+# the one lib_e2e.sh defines.
+. "$(dirname "${BASH_SOURCE[0]}")/lib_e2e.sh"
 
 SH_FAILS=0
 # UDP datagram size: 30000 bytes = 4 IP fragments at MTU 9000. Large
@@ -19,16 +23,11 @@ SH_PIDS=()
 sh_ok() { echo "ok   - $*"; }
 sh_fail() { echo "FAIL - $*"; SH_FAILS=$((SH_FAILS + 1)); }
 
+# sh_init TAG BUILD_DIR [tb_up options]: e2e_init (lib_e2e.sh); the
+# scratch dir in $SH_W.
 sh_init() {
-	local tag=$1 out=${2:-build}
-	cd "$(dirname "${BASH_SOURCE[0]}")/../.." || exit 1
-	X=$(realpath "$out/xevb")
-	[[ -x $X ]] || { echo "FAIL - $X not built (make -j2)"; exit 1; }
-	# shellcheck source=../../scripts/lib/testbed.sh
-	. scripts/lib/testbed.sh
-	TB_PREFIX="xe$$$tag"
-	TB_QUIET=1
-	SH_W=$(mktemp -d "/tmp/$TB_PREFIX.XXXXXX")
+	e2e_init "$@"
+	SH_W=$E2E_WORK
 	FLOW=$(realpath tests/integration/shape_flow.py)
 }
 
@@ -37,7 +36,7 @@ tb_on_cleanup() {
 	local p
 	for p in "${SH_PIDS[@]}"; do kill "$p" 2>/dev/null; done
 	for p in "${SH_PIDS[@]}"; do wait "$p" 2>/dev/null; done
-	rm -rf "$SH_W"
+	rm -rf "$E2E_WORK"
 }
 
 shape() { tb_exec source 0 "$X" shape "$@"; }
@@ -104,6 +103,20 @@ PY
 # sh_within MEASURED WANT PCT
 sh_within() {
 	python3 -c "import sys; m,w,p=map(float,sys.argv[1:]); sys.exit(0 if abs(m-w) <= w*p/100 else 1)" "$@"
+}
+
+# sh_two_rates_ok A WANT_A B WANT_B: both rates (Mbit/s) within 5%.
+sh_two_rates_ok() { sh_within "$1" "$2" 5 && sh_within "$3" "$4" 5; }
+
+# sh_expect_two_rates WHAT A WANT_A B WANT_B: the verdict of sh_two_rates_ok.
+sh_expect_two_rates() {
+	local what=$1
+	shift
+	if sh_two_rates_ok "$@"; then
+		sh_ok "$what: $1 Mbit/s ($2) and $3 Mbit/s ($4)"
+	else
+		sh_fail "$what: $1 Mbit/s ($2) and $3 Mbit/s ($4), want both within 5%"
+	fi
 }
 
 # jnum FILE KEY: a number from one-line JSON.

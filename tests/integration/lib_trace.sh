@@ -11,6 +11,7 @@
 #   trace_live NAME SECONDS [builder options] # sink + builder + paced sources
 #   trace_attach SCRIPT SECONDS OUT           # scripts/trace/run.sh against it
 #   e2e_wait_all; ...checks...; e2e_finish
+#   (trace_through SCRIPT SECONDS OUT: sleep 1, trace_attach, e2e_wait_all)
 #
 # The builder's pid is $TRACE_BPID once trace_live returns.
 
@@ -36,7 +37,7 @@ trace_init() {
 # TRACE_SRC1_IDS replaces the second host's ids; TRACE_NOFWD=1: no sink,
 # the builder builds and drops (--no-forward).
 trace_live() {
-	local name=$1 secs=$2 t
+	local name=$1 secs=$2
 	shift 2
 	local -a bopts=() sopts=()
 	while (($#)); do
@@ -50,16 +51,20 @@ trace_live() {
 		bopts+=(--sink "$(tb_addr sink 0):$E2E_PORT")
 	fi
 	e2e_builder 0 "$name.b" --sources 0-3 --duration "$secs" "${bopts[@]}"
-	TRACE_BPID=
-	for ((t = 0; t < 50; t++)); do
-		TRACE_BPID=$(pgrep -P "$E2E_LAST_PID" -x xevb) && break
-		sleep 0.05
-	done
-	[[ -n $TRACE_BPID ]] || e2e_die "$name: no builder process under $E2E_LAST_PID"
+	TRACE_BPID=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$name: no builder process under $E2E_LAST_PID"
 	e2e_source 0 "$name.s0" --source-ids 0-1 --rate "${TRACE_RATE:-20000}" \
 		--duration $((secs - 2)) --pack 10 --frag-size 32-120 --seed 3 "${sopts[@]}"
 	e2e_source 1 "$name.s1" --source-ids "${TRACE_SRC1_IDS:-2-3}" --rate "${TRACE_RATE:-20000}" \
 		--duration $((secs - 2)) --pack 10 --frag-size 32-120 --seed 4 "${sopts[@]}"
+}
+
+# trace_through SCRIPT SECONDS OUT [ARGS]: 1 s into the live run, the script
+# attached for SECONDS (trace_attach), then the end of the run awaited
+# (e2e_wait_all, every exit status checked).
+trace_through() {
+	sleep 1
+	trace_attach "$@"
+	e2e_wait_all
 }
 
 # trace_attach SCRIPT SECONDS OUT [ARGS]: the script against the builder, bounded.

@@ -13,11 +13,10 @@
 #   bash tests/integration/record_metrics.sh [BUILD_DIR]
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
-e2e_init rec "${1:-build}"
+e2e_need curl
+e2e_init rec "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1 --queues 2
 FIX=tests/fixtures/metrics
 PORT=9464
-tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 --queues 2 || e2e_die "tb_up"
 
 ip netns exec "$(tb_ns dfm 0)" timeout 40 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
 	--rate 3000 --events 9000 --pack 4 --wait-builders 2 --wait-sources 2 --metrics "$PORT" --books-ms 5000 \
@@ -46,23 +45,22 @@ record dfm 0 dfm.prom
 dfm_stop_all
 e2e_wait_all
 
-E2E_DEST=$(tb_addr builder 0)
-e2e_sink 0 rec.k2 --duration 8
-e2e_builder 0 rec.bx --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration 5 --metrics "$PORT"
-for h in 0 1; do
-	e2e_source "$h" "rec.x$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 5000 --duration 3
-done
-sleep 2
-record builder 0 build-xdp.prom
-e2e_wait_all
+# record_builder TAG FILE [build options]: builder 0 (rec.bTAG) under 2 s of
+# load from both source hosts, its page recorded as FILE.
+record_builder() {
+	local tag=$1 file=$2 h
+	shift 2
+	e2e_sink 0 "rec.k$tag" --duration 8
+	e2e_builder 0 "rec.b$tag" --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration 5 --metrics "$PORT" "$@"
+	for h in 0 1; do
+		e2e_source "$h" "rec.$tag$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 5000 --duration 3
+	done
+	sleep 2
+	record builder 0 "$file"
+	e2e_wait_all
+}
 
-e2e_sink 0 rec.k3 --duration 8
-e2e_builder 0 rec.bw --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration 5 --metrics "$PORT" \
-	--queues 0-1 --workers 2 --tune cpus=0-1
-for h in 0 1; do
-	e2e_source "$h" "rec.w$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 5000 --duration 3
-done
-sleep 2
-record builder 0 build-workers.prom
-e2e_wait_all
+E2E_DEST=$(tb_addr builder 0)
+record_builder x build-xdp.prom
+record_builder w build-workers.prom --queues 0-1 --workers 2 --tune cpus=0-1
 e2e_finish

@@ -23,10 +23,9 @@
 #    name in that code must be on them (a metric added or renamed fails
 #    here until the pages are recorded again).
 set -uo pipefail
+. "$(dirname "$0")/lib_e2e.sh"
 cd "$(dirname "$0")/../.."
-for t in promtool python3; do
-	command -v $t >/dev/null || { echo "FAIL - $t not installed (bash scripts/install-deps.sh)"; exit 1; }
-done
+e2e_need promtool python3
 W=$(mktemp -d /tmp/xevb-dash.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 fails=0

@@ -13,9 +13,8 @@
 # is refused at start.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-command -v tcpdump >/dev/null || { echo "FAIL - tcpdump not installed (bash scripts/install-deps.sh)"; exit 1; }
-e2e_init da "${1:-build}"
-tb_up --sources 1 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_need tcpdump
+e2e_init da "${1:-build}" --sources 1 --builders 2 --sinks 1 --dfm 1
 KEY=$E2E_WORK/run.key
 (umask 077; head -c 32 /dev/urandom >"$KEY")
 N=20000
@@ -35,9 +34,7 @@ dfm_source 0 s0 --source-ids 0-3 --frag-size 64 --key-file "$KEY"
 (sleep 1.5; ip netns exec "$(tb_ns builder 1)" timeout 20 python3 tests/integration/ctl_attacker.py \
 	--target "$DFM_ADDR" --self "$(tb_addr builder 1)" --pcap "$CAP" --n 20 --json "$E2E_WORK/attacker.json" 2>"$E2E_WORK/attacker.err") &
 _e2e_track $! attacker 0
-dfm_run dfm --mode push --rate 5000 --events "$N" --wait-builders 1 --wait-sources 1 --key-file "$KEY"
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode push --rate 5000 --events "$N" --wait-builders 1 --wait-sources 1 --key-file "$KEY"
 
 e2e_check auth <<PY
 $DFM_PY

@@ -11,8 +11,7 @@
 # events all arrived: not_delivered 0 for it.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init db "${1:-build}"
-tb_up --sources 1 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init db "${1:-build}" --sources 1 --builders 2 --sinks 1 --dfm 1
 
 dfm_sink 0 sink0 --dfm "$DFM_ADDR" --duration 20
 dfm_builder 0 b0 1 --sources 0-7

@@ -15,28 +15,36 @@
 # Every case: triggered = complete, every event at a farm node exactly once.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init dB "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 2 --dfm 1 || e2e_die "tb_up"
+e2e_init dB "${1:-build}" --sources 2 --builders 2 --sinks 2 --dfm 1
 
-sources() {
+# run_9000 CASE: the sources (ids 0-1 and 2-3) and a push DFM of 9000
+# events at 3000/s, to the end.
+run_9000() {
 	dfm_source 0 "$1_s0" --source-ids 0-1 --frag-size 200
 	dfm_source 1 "$1_s1" --source-ids 2-3 --frag-size 200
+	dfm_run_to_end "$1_dfm" --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
 }
+
+# DFM_PY and books(case): the DFM's 9000 events all built complete and each
+# at a farm node once, without error; returns the DFM's summary and the farm
+# nodes'.
+BUSY_PY=$DFM_PY'
+def books(case):
+    d = dfm_complete(case + "_dfm", 9000)
+    sk = [J(case + "_sink%d" % i) for i in (0, 1)]
+    eq("farm nodes got every event once",
+       (sum(x["events"] for x in sk), sum(x["duplicates"] + x["errors"] for x in sk)), (9000, 0))
+    return d, sk
+'
 
 # ---- farm-node credits 16 : 48 ----
 dfm_sink 0 cr_sink0 --credits 16
 dfm_sink 1 cr_sink1 --credits 48
 for k in 0 1; do dfm_builder "$k" "cr_b$k" 2 --sources 0-3 --credits 32; done
-sources cr
-dfm_run cr_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+run_9000 cr
 e2e_check credits <<PY
-$DFM_PY
-d = J("cr_dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (9000, 9000))
-sk = [J("cr_sink%d" % i) for i in (0, 1)]
-eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] for x in sk)), (9000, 0))
+$BUSY_PY
+d, sk = books("cr")
 r = sk[1]["events"] / max(sk[0]["events"], 1)
 true("farm-node split follows credits 16:48 (got %d:%d, ratio %.2f)" % (sk[0]["events"], sk[1]["events"], r), abs(r - 3.0) < 0.3)
 for i in (0, 1):
@@ -49,16 +57,10 @@ PY
 dfm_sink 0 fs_sink0 --credits 16
 dfm_sink 1 fs_sink1 --credits 16 --process-rate 400
 for k in 0 1; do dfm_builder "$k" "fs_b$k" 2 --sources 0-3 --credits 32; done
-sources fs
-dfm_run fs_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+run_9000 fs
 e2e_check slow_farm <<PY
-$DFM_PY
-d = J("fs_dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (9000, 9000))
-sk = [J("fs_sink%d" % i) for i in (0, 1)]
-eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] + x["errors"] for x in sk)), (9000, 0))
+$BUSY_PY
+d, sk = books("fs")
 c = JL("fs_sink1", "sink_ctl")
 eq("slow farm node marks: high, low", (c["busy_high"], c["busy_low"]), (20, 3))
 true("slow farm node went Busy (%d) and not-Busy again (%d)" % (c["busy_on"], c["busy_off"]), c["busy_on"] >= 1 and c["busy_off"] >= 1)
@@ -83,16 +85,10 @@ e2e_builder 0 bs_b0 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --durati
 	--credits 32 --sink "$(tb_addr sink 0):$E2E_PORT"
 e2e_builder 1 bs_b1 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources 0-3 \
 	--credits 32 --sink "$(tb_addr sink 1):$E2E_PORT"
-sources bs
-dfm_run bs_dfm --mode push --rate 3000 --events 9000 --pack 3 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+run_9000 bs
 e2e_check slow_builder <<PY
-$DFM_PY
-d = J("bs_dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (9000, 9000))
-sk = [J("bs_sink%d" % i) for i in (0, 1)]
-eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] + x["errors"] for x in sk)), (9000, 0))
+$BUSY_PY
+d, sk = books("bs")
 b = {x["addr"]: x for x in d["builders"]}
 b0, b1 = b["198.18.2.1"], b["198.18.2.2"]
 bc1 = JL("bs_b1", "dfm_ctl")

@@ -9,11 +9,7 @@
 #  - the same in pull mode: its events are re-assigned and all built.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init df "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 2 --dfm 1 || e2e_die "tb_up"
-
-# The pid of xevb under timeout(1) under `ip netns exec` ($1: the timeout pid).
-xevb_pid() { pgrep -P "$1" | head -1; }
+e2e_init df "${1:-build}" --sources 2 --builders 2 --sinks 2 --dfm 1
 
 # ---- farm node stalled ----
 for k in 0 1; do dfm_sink "$k" "st_sink$k" --credits 16; done
@@ -23,7 +19,7 @@ dfm_source 0 st_s0 --source-ids 0-1 --frag-size 200
 dfm_source 1 st_s1 --source-ids 2-3 --frag-size 200
 (
 	sleep 1.5
-	p=$(xevb_pid "$stalled_timeout_pid")
+	p=$(e2e_xevb_pid "$stalled_timeout_pid")
 	kill -STOP "$p"; sleep 2; kill -CONT "$p"
 ) &
 stopper=$!
@@ -33,8 +29,7 @@ dfm_stop_all
 e2e_wait_all
 e2e_check stall <<PY
 $DFM_PY
-d = J("st_dfm")
-eq("all built complete", (d["triggered"], d["complete"]), (15000, 15000))
+d = dfm_complete("st_dfm", 15000, "all built complete")
 sk = [J("st_sink%d" % i) for i in (0, 1)]
 eq("farm nodes got every event once", (sum(x["events"] for x in sk), sum(x["duplicates"] for x in sk)), (15000, 0))
 bc = [JL("st_b%d" % i, "dfm_ctl") for i in (0, 1)]
@@ -61,7 +56,7 @@ for mode in push pull; do
 	victim=$E2E_LAST_PID
 	dfm_source 0 "${mode}_k_s0" --source-ids 0-1 --frag-size 200
 	dfm_source 1 "${mode}_k_s1" --source-ids 2-3 --frag-size 200
-	( sleep 1.5; kill -KILL "$(xevb_pid "$victim")" ) &
+	( sleep 1.5; kill -KILL "$(e2e_xevb_pid "$victim")" ) &
 	killer=$!
 	dfm_run "${mode}_k_dfm" --mode "$mode" --rate 3000 --events 12000 --pack 4 --wait-builders 2 \
 		--wait-sources 2 --dead-ms 300

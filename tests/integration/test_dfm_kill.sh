@@ -16,11 +16,7 @@
 #    so events wait for re-asks at the kill; the re-asks still recover them.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init dK "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
-
-# The pid of xevb under timeout(1) under `ip netns exec` ($1: the timeout pid).
-xevb_pid() { pgrep -P "$1" | head -1; }
+e2e_init dK "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 
 for mode in push pull; do
 	state="$E2E_WORK/$mode.state"
@@ -45,16 +41,14 @@ for mode in push pull; do
 		>"$E2E_WORK/${mode}_dfm1.json" 2>"$E2E_WORK/${mode}_dfm1.err" &
 	first=$!
 	sleep 1.5
-	kill -KILL "$(xevb_pid "$first")"
+	kill -KILL "$(e2e_xevb_pid "$first")"
 	{ wait "$first"; } 2>/dev/null
 	rc=$?
 	if ((rc == 137)); then e2e_ok "$mode: first DFM killed (status 137)"; else
 		e2e_fail "$mode: first DFM exit status $rc, want 137 (killed)"; e2e_show "${mode}_dfm1"; fi
 	sleep 0.1
-	dfm_run "${mode}_dfm2" --mode "$mode" --rate "$rate" --events 4000 --pack 4 --wait-builders 2 \
+	dfm_run_to_end "${mode}_dfm2" --mode "$mode" --rate "$rate" --events 4000 --pack 4 --wait-builders 2 \
 		--wait-sources 2 --state "$state" "${dopt[@]}"
-	dfm_stop_all
-	e2e_wait_all
 	e2e_check "kill_$mode" <<PY
 $DFM_PY
 m = "$mode"

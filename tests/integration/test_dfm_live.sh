@@ -24,14 +24,11 @@ e2e_builder 0 b0 --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources "0-$((N
 	--window 65536 --tune max-reasks=6 --sink "$(tb_addr sink 0):$E2E_PORT"
 e2e_xdp_attached builder 0 || e2e_fail "b0: no XDP program attached"
 dfm_source 0 s0 --source-ids "0-$((NSRC - 1))" --frag-size 32 --mode live --dev eth0 --drop-answers 0.01 --seed 3
-dfm_run dfm --mode push --events "$EVENTS" --pack "$PACK" --wait-builders 1 --wait-sources 1
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode push --events "$EVENTS" --pack "$PACK" --wait-builders 1 --wait-sources 1
 e2e_check live <<PY
 $DFM_PY
 ev, pack, nsrc = $EVENTS, $PACK, $NSRC
-d = J("dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (ev, ev))
+d = dfm_complete("dfm", ev)
 eq("lost + incomplete", lost(d) + d["incomplete"], 0)
 b = J("b0")
 bc = JL("b0", "dfm_ctl")
@@ -73,14 +70,11 @@ dfm_sink 0 sink1 --credits 1024
 e2e_builder 0 b1 --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources "0-$((NSRC - 1))" --credits 256 \
 	--window 65536 --tune reask-ms=40 --tune max-reasks=6 --sink "$(tb_addr sink 0):$E2E_PORT"
 dfm_source 0 s1 --source-ids "0-$((NSRC - 1))" --frag-size 32 --mode live --dev eth0 --drop-answers 0.03 --seed 5
-dfm_run dfm1 --mode pull --rate 5000 --events "$EV2" --pack "$PACK" --wait-builders 1 --wait-sources 1
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm1 --mode pull --rate 5000 --events "$EV2" --pack "$PACK" --wait-builders 1 --wait-sources 1
 e2e_check live_reask <<PY
 $DFM_PY
 ev, nsrc = $EV2, $NSRC
-d = J("dfm1")
-eq("triggered = complete (re-asks recovered every dropped answer)", (d["triggered"], d["complete"]), (ev, ev))
+d = dfm_complete("dfm1", ev, "triggered = complete (re-asks recovered every dropped answer)")
 eq("lost + incomplete", lost(d) + d["incomplete"], 0)
 s = J("s1")
 eq("source data path, scheme", (s["data_path"], s["scheme"]), ("live", "pull"))

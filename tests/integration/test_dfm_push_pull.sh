@@ -10,8 +10,7 @@
 # (not_delivered 0); pull: they do not, and the DFM says so (exit 0).
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init dp "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 2 --dfm 1 || e2e_die "tb_up"
+e2e_init dp "${1:-build}" --sources 2 --builders 2 --sinks 2 --dfm 1
 
 for mode in push pull; do
 	# Push: the farm nodes report to the DFM (its books close there); pull: they do not.
@@ -22,9 +21,7 @@ for mode in push pull; do
 	dfm_builder 1 "${mode}_b1" 2 --sources 0-3 --credits 48
 	dfm_source 0 "${mode}_s0" --source-ids 0-1 --frag-size 100-300
 	dfm_source 1 "${mode}_s1" --source-ids 2-3 --frag-size 100-300
-	dfm_run "${mode}_dfm" --mode "$mode" --rate 4000 --events 12000 --pack 4 --wait-builders 2 --wait-sources 2
-	dfm_stop_all
-	e2e_wait_all
+	dfm_run_to_end "${mode}_dfm" --mode "$mode" --rate 4000 --events 12000 --pack 4 --wait-builders 2 --wait-sources 2
 	E2E_MODE=$mode e2e_check "$mode" <<PY
 $DFM_PY
 m = "$mode"

@@ -6,20 +6,16 @@
 # complete; the counters show how many re-asks it took.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init dr "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init dr "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 
 dfm_sink 0 sink0 --credits 64
 for k in 0 1; do dfm_builder "$k" "b$k" 1 --sources 0-5 --credits 32 --tune reask-ms=40 --tune max-reasks=6; done
 dfm_source 0 s0 --source-ids 0-2 --frag-size 200 --drop-answers 0.05 --seed 7
 dfm_source 1 s1 --source-ids 3-5 --frag-size 200
-dfm_run dfm --mode pull --rate 3000 --events 6000 --pack 2 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode pull --rate 3000 --events 6000 --pack 2 --wait-builders 2 --wait-sources 2
 e2e_check reask <<PY
 $DFM_PY
-d = J("dfm")
-eq("triggered = complete (re-asks recovered every answer)", (d["triggered"], d["complete"]), (6000, 6000))
+d = dfm_complete("dfm", 6000, "triggered = complete (re-asks recovered every answer)")
 eq("incomplete + lost", d["incomplete"] + lost(d), 0)
 s0, s1 = J("s0"), J("s1")
 true("source 0 dropped answers on purpose (%d MEPs)" % s0["dropped_answers"], s0["dropped_answers"] > 50)

@@ -7,8 +7,7 @@
 # their cores for the new numbering.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init dR "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init dR "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 
 dfm_sink 0 sink0 --credits 64
 for k in 0 1; do
@@ -24,14 +23,11 @@ dfm_run dfm1 --mode pull --rate 3000 --events 3000 --pack 3 --wait-builders 2 --
 sleep 0.3
 dfm_source 0 s0b --source-ids 0-1 --frag-size 200 --run 2
 dfm_source 1 s1b --source-ids 2-3 --frag-size 200 --run 2
-dfm_run dfm2 --mode pull --rate 3000 --events 3000 --pack 3 --run 2 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm2 --mode pull --rate 3000 --events 3000 --pack 3 --run 2 --wait-builders 2 --wait-sources 2
 e2e_check restart <<PY
 $DFM_PY
 for n in ("dfm1", "dfm2"):
-    d = J(n)
-    eq(n + ": triggered = complete", (d["triggered"], d["complete"]), (3000, 3000))
+    d = dfm_complete(n, 3000, n + ": triggered = complete")
 bc = [JL("b%d" % i, "dfm_ctl") for i in (0, 1)]
 eq("both builders saw the DFM restart", [x["dfm_restarts"] for x in bc], [1, 1])
 eq("... and restarted their cores", [x["core_resets"] for x in bc], [1, 1])

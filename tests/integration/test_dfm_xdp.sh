@@ -6,8 +6,7 @@
 # and no XDP program left behind.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init dx "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init dx "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 
 dfm_sink 0 sink0 --credits 64
 for k in 0 1; do
@@ -17,13 +16,10 @@ for k in 0 1; do
 done
 dfm_source 0 s0 --source-ids 0-1 --frag-size 300
 dfm_source 1 s1 --source-ids 2-3 --frag-size 300
-dfm_run dfm --mode pull --rate 3000 --events 6000 --pack 3 --wait-builders 2 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode pull --rate 3000 --events 6000 --pack 3 --wait-builders 2 --wait-sources 2
 e2e_check xdp <<PY
 $DFM_PY
-d = J("dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (6000, 6000))
+d = dfm_complete("dfm", 6000)
 eq("lost + incomplete", lost(d) + d["incomplete"], 0)
 for i in (0, 1):
     b = J("b%d" % i)

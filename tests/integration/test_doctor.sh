@@ -10,8 +10,7 @@
 # queue veth lacks and for an unprivileged user, 2 for usage errors.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init dr "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 --queues 2 || e2e_die "tb_up"
+e2e_init dr "${1:-build}" --sources 1 --builders 1 --sinks 1 --queues 2
 
 doctor() {  # doctor NAME WANT_RC [options]: stdout NAME.out, stderr NAME.err
 	local name=$1 want=$2 rc

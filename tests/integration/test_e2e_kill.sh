@@ -12,8 +12,7 @@
 #    so) and builds a new run completely.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init k "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init k "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 SINK="$(tb_addr sink 0):$E2E_PORT"
 BNS=$(tb_ns builder 0)

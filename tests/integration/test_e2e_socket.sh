@@ -8,8 +8,7 @@
 # for what is asserted).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init s "${1:-build}"
-tb_up --sources 3 --builders 3 --sinks 2 || e2e_die "tb_up"
+e2e_init s "${1:-build}" --sources 3 --builders 3 --sinks 2
 
 #               case       mode   proto hosts ids builders sinks events
 e2e_topology sraw_nx1      socket raw   3     2   1        2     4000

@@ -9,8 +9,7 @@
 # reaches the farm node within the flush bound.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init x "${1:-build}"
-tb_up --sources 3 --builders 3 --sinks 4 || e2e_die "tb_up"
+e2e_init x "${1:-build}" --sources 3 --builders 3 --sinks 4
 
 #               case       mode proto hosts ids builders sinks events
 e2e_topology xraw_nx1      xdp  raw   3     2   1        2     4000

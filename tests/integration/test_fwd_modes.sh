@@ -14,8 +14,7 @@
 # be the same bytes in the two runs.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init fm "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 2 --dfm 1 || e2e_die "tb_up"
+e2e_init fm "${1:-build}" --sources 2 --builders 1 --sinks 2 --dfm 1
 
 EVENTS=6000
 PACK=4
@@ -56,10 +55,8 @@ fwd_dfm() {
 		dfm_source "$i" "${path}_dfm_s$i" --source-ids "${SRC_IDS[$i]}" --frag-size "${SRC_SIZE[$i]}" \
 			--seed $((i + 1))
 	done
-	dfm_run "${path}_dfm" --mode push --rate "$RATE" --events "$EVENTS" --pack "$PACK" \
+	dfm_run_to_end "${path}_dfm" --mode push --rate "$RATE" --events "$EVENTS" --pack "$PACK" \
 		--wait-builders 1 --wait-sources 2
-	dfm_stop_all
-	e2e_wait_all
 }
 
 for path in xdp socket; do

@@ -13,8 +13,7 @@
 # every event reaches the farm node complete.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init ha "${1:-build}"
-tb_up --sources 1 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init ha "${1:-build}" --sources 1 --builders 2 --sinks 1 --dfm 1
 N=10000
 SRC=$(tb_addr source 0)
 
@@ -49,9 +48,7 @@ while time.time() < t_end:
 json.dump({"request_bytes": len(req), "answer_bytes": got}, open(out, "w"))
 PY
 _e2e_track $! attacker 0
-dfm_run dfm --mode pull --rate 2500 --events "$N" --wait-builders 1 --wait-sources 1
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode pull --rate 2500 --events "$N" --wait-builders 1 --wait-sources 1
 
 e2e_check amplify <<PY
 $DFM_PY
@@ -64,8 +61,7 @@ eq("source: REQUEST not from a builder the DFM listed, refused", s["requests_unk
 eq("source: ASSIGN and BYE as the DFM from elsewhere, refused", s["not_from_dfm"], 2)
 eq("source: the forged ASSIGN took nothing", s["assigned_events"], 0)
 eq("source: it knows the one builder", s["builders_known"], 1)
-d = J("dfm")
-eq("triggered = complete", (d["triggered"], d["complete"]), (n, n))
+d = dfm_complete("dfm", n)
 eq("lost + incomplete", lost(d) + d["incomplete"], 0)
 k = J("k0")
 eq("farm node got every event once", (k["events"], k["duplicates"], k["errors"]), (n, 0, 0))

@@ -16,8 +16,7 @@
 #    that path cannot be tested on this kernel.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init hc "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init hc "${1:-build}" --sources 1 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 BNS=$(tb_ns builder 0)
 

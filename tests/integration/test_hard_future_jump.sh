@@ -18,8 +18,7 @@
 #    (nothing lost). Exactly one jump, and the counts match its kind.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init fj "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init fj "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 GOOD=$(tb_addr source 0)
 N1=10000 N2=2000 FIRST2=1000000000

@@ -18,8 +18,7 @@
 #    drops), open events and RSS stay bounded.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init hh "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init hh "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 GOOD=$(tb_addr source 0)
 

@@ -10,8 +10,7 @@
 # of the run reaches the farm node complete.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init hl "${1:-build}"
-tb_up --sources 1 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init hl "${1:-build}" --sources 1 --builders 2 --sinks 1 --dfm 1
 N=10000
 
 ip netns exec "$(tb_ns builder 1)" timeout 30 python3 - "${DFM_ADDR%:*}" "$(tb_addr builder 1)" \
@@ -49,9 +48,7 @@ sleep 1   # the flood is there first
 dfm_sink 0 k0 --credits 1024 --dfm "$DFM_ADDR"
 dfm_builder 0 b0 1 --sources 0-3 --credits 256
 dfm_source 0 s0 --source-ids 0-3 --frag-size 64
-dfm_run dfm --mode push --rate 5000 --events "$N" --wait-builders 1 --wait-sources 1 --wait-ms 5000
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode push --rate 5000 --events "$N" --wait-builders 1 --wait-sources 1 --wait-ms 5000
 
 e2e_check lockout <<PY
 $DFM_PY

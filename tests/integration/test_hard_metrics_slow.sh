@@ -14,9 +14,8 @@
 # at its deadline (the last ones).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
-e2e_init ms "${1:-build}"
-tb_up --sources 1 --sinks 1 || e2e_die "tb_up"
+e2e_need curl
+e2e_init ms "${1:-build}" --sources 1 --sinks 1
 ADDR=$(tb_addr sink 0)
 MPORT=9464
 SLOW=$(realpath tests/integration/slow_clients.py)

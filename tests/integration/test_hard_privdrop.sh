@@ -26,8 +26,7 @@
 #    helper still detaches at exit.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init hp "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init hp "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 NSINO=$(ip netns exec "$(tb_ns builder 0)" stat -L -c %i /proc/self/ns/net)
 RUNF="/run/xevb/$NSINO-eth0"

@@ -19,8 +19,7 @@
 # DFM's BYE.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init rs "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init rs "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
 N=12000
 FORGE=$(realpath tests/integration/ctl_forge.py)
 
@@ -49,8 +48,7 @@ f, eor = J("forge"), J("eor")
 true("the DFM's epoch learned off the wire", f["epoch"] is not None, f)
 eq("forged BYEs sent (3 targets x 3)", f["sent"], 9)
 eq("forged END_OF_RUN MEPs sent (one per source_id)", eor["packets"], 4)
-d = J("dfm")
-eq("DFM: triggered = complete", (d["triggered"], d["complete"]), (N, N))
+d = dfm_complete("dfm", N, "DFM: triggered = complete")
 eq("DFM: lost + incomplete", lost(d) + d["incomplete"], 0)
 b = J("b0")
 eq("builder: events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (N, 0))

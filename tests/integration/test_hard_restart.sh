@@ -11,8 +11,7 @@
 # time, so only the ids tied to our own interface are counted.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init hr "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init hr "${1:-build}" --sources 1 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 N=${RESTARTS:-10}
 

@@ -16,8 +16,7 @@
 #    then wrong_run and re-asked, docs/hardening.md.)
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init rn "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init rn "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
 E2E_DEST=$(tb_addr builder 0)
 GOOD=$(tb_addr source 0)
 N1=10000 N2=6000
@@ -47,6 +46,19 @@ PY
 	(($? == 0)) || { e2e_show "$1"; e2e_die "$1: sender failed"; }
 }
 
+# only_spoofs_dropped(b, a, n): builder B dropped the spoofed fragments of
+# sender A as wrong_run and nothing else, and built N events complete.
+RS_PY=$(cat <<'PY'
+def only_spoofs_dropped(b, a, n):
+    drops = {x: b[x] for x in b if x.startswith("drop_")}
+    print("# drops: %s" % drops)
+    eq("the 4 spoofed fragments wrong_run", b["drop_wrong_run"], a["frags"])
+    eq("no other drop", sum(drops.values()), a["frags"])
+    eq("received = in events + drops", b["frags_received"], b["frags_in_events"] + sum(drops.values()))
+    eq("events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (n, 0))
+PY
+)
+
 # Standalone: XDP builder without --run.
 e2e_sink 0 k1 --expect-events "$N1" --expect-sources 4
 e2e_builder 0 b1 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 15
@@ -54,14 +66,11 @@ spoof_run999 a1
 sleep 0.2
 e2e_source 0 s1 --source-ids 0-3 --events "$N1" --pack 10 --rate 20000
 e2e_wait_all
-e2e_check standalone <<'PY'
+e2e_check standalone <<PY
+$RS_PY
 b, a, k = J("b1"), J("a1"), J("k1")
-print("# drops: %s" % {x: b[x] for x in b if x.startswith("drop_")})
 eq("run number: the default, not the first MEP's", b["run_number"], 1)
-eq("the 4 spoofed fragments wrong_run", b["drop_wrong_run"], a["frags"])
-eq("no other drop", sum(b[x] for x in b if x.startswith("drop_")), a["frags"])
-eq("received = in events + drops", b["frags_received"], b["frags_in_events"] + sum(b[x] for x in b if x.startswith("drop_")))
-eq("events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (10000, 0))
+only_spoofs_dropped(b, a, 10000)
 eq("farm node: every event, complete", (k["events"], k["complete"]), (10000, 10000))
 PY
 
@@ -72,19 +81,14 @@ spoof_run999 a2 udp
 sleep 0.2
 dfm_source 0 s2a --source-ids 0-1 --run 5
 dfm_source 1 s2b --source-ids 2-3 --run 5
-dfm_run dfm --mode pull --rate 3000 --events "$N2" --pack 10 --run 5 --wait-builders 1 --wait-sources 2
-dfm_stop_all
-e2e_wait_all
+dfm_run_to_end dfm --mode pull --rate 3000 --events "$N2" --pack 10 --run 5 --wait-builders 1 --wait-sources 2
 e2e_check dfm <<PY
 $DFM_PY
-b, a, k, d = J("b2"), J("a2"), J("k2"), J("dfm")
-print("# drops: %s" % {x: b[x] for x in b if x.startswith("drop_")})
+$RS_PY
+b, a, k = J("b2"), J("a2"), J("k2")
 eq("run number: the DFM's", b["run_number"], 5)
-eq("the 4 spoofed fragments wrong_run", b["drop_wrong_run"], a["frags"])
-eq("no other drop", sum(b[x] for x in b if x.startswith("drop_")), a["frags"])
-eq("received = in events + drops", b["frags_received"], b["frags_in_events"] + sum(b[x] for x in b if x.startswith("drop_")))
-eq("events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (6000, 0))
-eq("DFM: triggered = complete", (d["triggered"], d["complete"]), (6000, 6000))
+only_spoofs_dropped(b, a, 6000)
+dfm_complete("dfm", 6000, "DFM: triggered = complete")
 eq("farm node: every event once", (k["events"], k["complete"], k["duplicates"]), (6000, 6000, 0))
 PY
 e2e_finish

@@ -26,8 +26,7 @@
 #      are then all taken.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init sl "${1:-build}"
-tb_up --sources 1 --sinks 1 || e2e_die "tb_up"
+e2e_init sl "${1:-build}" --sources 1 --sinks 1
 ADDR=$(tb_addr sink 0)
 CAP=$((256 << 20))
 ATTACK=$(realpath tests/integration/sink_attack.py)
@@ -54,6 +53,18 @@ attack() {
 	e2e_die "$name: the attack did not get going"
 }
 
+# grown_within_cap WHAT FIELD BASE_KB SLACK_MIB: the sink's /proc status FIELD
+# grew from BASE_KB by at most the cap plus SLACK_MIB.
+grown_within_cap() {
+	local what=$1 field=$2 base=$3 slack=$4 now
+	now=$(status_kb "$SINK" "$field")
+	if (((now - base) * 1024 <= CAP + (slack << 20))); then
+		e2e_ok "$what: $field ${now} kB, +$((now - base)) kB <= cap $((CAP >> 10)) kB + $slack MiB"
+	else
+		e2e_fail "$what: $field ${now} kB, +$((now - base)) kB, cap $((CAP >> 10)) kB + $slack MiB"
+	fi
+}
+
 # The sink exits 1: it saw broken streams, as it should.
 E2E_SINK_RC=1 e2e_sink 0 sl.k --duration 30 --stats-interval 0
 SINK=$(e2e_xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no xevb sink process under pid ${E2E_PIDS[-1]}"
@@ -62,22 +73,12 @@ base_vsz=$(status_kb "$SINK" VmSize)
 e2e_log "sink pid $SINK, VmRSS at start ${base_rss} kB, VmSize ${base_vsz} kB"
 
 attack sl.a fill --conns 8 --size $((64 << 20)) --fill-s 15 --hold 1
-rss=$(status_kb "$SINK" VmRSS)
-if (((rss - base_rss) * 1024 <= CAP + (2 << 20))); then
-	e2e_ok "A: 8 x 64 MiB claims: VmRSS ${rss} kB, +$((rss - base_rss)) kB <= cap $((CAP >> 10)) kB + 2 MiB"
-else
-	e2e_fail "A: 8 x 64 MiB claims: VmRSS ${rss} kB, +$((rss - base_rss)) kB, cap $((CAP >> 10)) kB + 2 MiB"
-fi
+grown_within_cap "A: 8 x 64 MiB claims" VmRSS "$base_rss" 2
 wait "$ATTACK_PID"
 sleep 1
 
 attack sl.b claim --conns 200 --size $((64 << 20)) --hold 1
-vsz=$(status_kb "$SINK" VmSize)
-if (((vsz - base_vsz) * 1024 <= CAP + (8 << 20))); then
-	e2e_ok "B: 200 x 64 MiB claims: VmSize ${vsz} kB, +$((vsz - base_vsz)) kB <= cap $((CAP >> 10)) kB + 8 MiB"
-else
-	e2e_fail "B: 200 x 64 MiB claims: VmSize ${vsz} kB, +$((vsz - base_vsz)) kB, cap $((CAP >> 10)) kB + 8 MiB"
-fi
+grown_within_cap "B: 200 x 64 MiB claims" VmSize "$base_vsz" 8
 wait "$ATTACK_PID"
 sleep 1
 

@@ -18,8 +18,7 @@
 # it is reported ("acked, not taken") and must be 0 here.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init kr "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init kr "${1:-build}" --sources 1 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 SINK="$(tb_addr sink 0):$E2E_PORT"
 N=20000

@@ -12,8 +12,7 @@
 # restart); `xevb sink --input` checks every CRC and missing list.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init sr "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init sr "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 N=10000 K=6000
 

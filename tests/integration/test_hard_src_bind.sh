@@ -18,11 +18,35 @@
 # events), the same two attacks (UDP) from source host 1.
 set -uo pipefail
 . "$(dirname "$0")/lib_runcfg.sh"
-e2e_init sb "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init sb "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
 E2E_DEST=$(tb_addr builder 0)
 S0=$(tb_addr source 0) S1=$(tb_addr source 1)
 N=10000
+
+# send_spoofs PREFIX [source options]: from host 1, PREFIXatk: 50 events
+# of host 0's ids 0-1 (20 MEPs, 100 fragments) from host 1's address;
+# PREFIXatkmac: 100 events of id 0 (20 MEPs, 100 fragments) from host 0's
+# address but host 1's MAC. Both far ahead, no END_OF_RUN.
+send_spoofs() {
+	local p=$1
+	shift
+	e2e_source 1 "${p}atk" "$@" --source-ids 0-1 --events 50 --pack 5 --first-event 100000 --no-end-of-run
+	e2e_source 1 "${p}atkmac" "$@" --source-ids 0 --src-addr-base "$S0" --events 100 --pack 5 \
+		--first-event 200000 --no-end-of-run
+}
+
+# spoofs_refused(x, atk, atkmac): send_spoofs sent 20 MEPs of 100 fragments
+# each way, and XDP (counters X) refused exactly those by address and MAC.
+SB_PY=$(cat <<'PY'
+def spoofs_refused(x, atk, atkmac):
+    eq("attack: MEPs, fragments sent", (atk["packets"], atk["fragments"]), (20, 100))
+    eq("XDP: src_addr_mismatch packets, frags = the attack's",
+       (x["src_addr_mismatch"]["packets"], x["src_addr_mismatch"]["frags"]), (20, 100))
+    eq("IP-only spoof: MEPs, fragments sent", (atkmac["packets"], atkmac["fragments"]), (20, 100))
+    eq("XDP: src_mac_mismatch packets, frags = the IP-only spoof's",
+       (x["src_mac_mismatch"]["packets"], x["src_mac_mismatch"]["frags"]), (20, 100))
+PY
+)
 
 e2e_sink 0 k --expect-events "$N" --expect-sources 4
 e2e_builder 0 b --sources 0-3 --allow-src "$S0" --allow-src "$S1" --xdp-filter \
@@ -31,24 +55,18 @@ e2e_builder 0 b --sources 0-3 --allow-src "$S0" --allow-src "$S1" --xdp-filter \
 e2e_source 0 s0 --source-ids 0-1 --events "$N" --pack 10 --rate 5000
 e2e_source 1 s1 --source-ids 2-3 --events "$N" --pack 10 --rate 5000
 sleep 0.5
-e2e_source 1 atk --source-ids 0-1 --events 50 --pack 5 --first-event 100000 --no-end-of-run
-e2e_source 1 atkmac --source-ids 0 --src-addr-base "$S0" --events 100 --pack 5 --first-event 200000 \
-	--no-end-of-run
+send_spoofs ""
 e2e_wait_all
 export N
-e2e_check src_bind <<'PY'
+e2e_check src_bind <<PY
+$SB_PY
 N = int(os.environ["N"])
 b, k, atk, atkmac = J("b"), J("k"), J("atk"), J("atkmac")
 x = b["xdp"]
 print("# xdp src_addr_mismatch %s, src_mac_mismatch %s, unknown_source %s; builder drops %s" % (
     x["src_addr_mismatch"], x["src_mac_mismatch"], x["unknown_source"],
     {n: b[n] for n in b if n.startswith("drop_")}))
-eq("attack: MEPs, fragments sent", (atk["packets"], atk["fragments"]), (20, 100))
-eq("XDP: src_addr_mismatch packets, frags = the attack's",
-   (x["src_addr_mismatch"]["packets"], x["src_addr_mismatch"]["frags"]), (20, 100))
-eq("IP-only spoof: MEPs, fragments sent", (atkmac["packets"], atkmac["fragments"]), (20, 100))
-eq("XDP: src_mac_mismatch packets, frags = the IP-only spoof's",
-   (x["src_mac_mismatch"]["packets"], x["src_mac_mismatch"]["frags"]), (20, 100))
+spoofs_refused(x, atk, atkmac)
 eq("XDP: src_vlan_mismatch (no VLAN bound)", x["src_vlan_mismatch"]["packets"], 0)
 eq("XDP: unknown_source", x["unknown_source"]["packets"], 0)
 good = S(["s0", "s1"], "fragments")
@@ -98,15 +116,14 @@ rc_builder "$CFG" 1 0 cb
 rc_source "$CFG" 0 cs0
 rc_source "$CFG" 1 cs1
 # XDP judges the address before anything else: the attack needs no timing.
-e2e_source 1 catk --udp --source-ids 0-1 --events 50 --pack 5 --first-event 100000 --no-end-of-run
-e2e_source 1 catkmac --udp --source-ids 0 --src-addr-base "$S0" --events 100 --pack 5 --first-event 200000 \
-	--no-end-of-run
+send_spoofs c --udp
 rc_dfm "$CFG" cdfm
 dfm_stop_all
 e2e_wait_all
 export N2
 e2e_check src_bind_config <<PY
 $DFM_PY
+$SB_PY
 N = int(os.environ["N2"])
 b, d, atk, atkmac = J("cb"), J("cdfm"), J("catk"), J("catkmac")
 x = b["xdp"]
@@ -115,12 +132,7 @@ print("# xdp src_addr_mismatch %s, src_mac_mismatch %s; builder drops %s" % (x["
 true("the file bound each source's ids", "--bind-src 0-1=%s,mac=%s --bind-src 2-3=%s,mac=%s" % (
      "$S0", "$(tb_mac source 0)", "$S1", "$(tb_mac source 1)")
      in open(os.path.join(W, "cb.err")).read(), "see cb.err")
-eq("attack: MEPs, fragments sent", (atk["packets"], atk["fragments"]), (20, 100))
-eq("XDP: src_addr_mismatch packets, frags = the attack's",
-   (x["src_addr_mismatch"]["packets"], x["src_addr_mismatch"]["frags"]), (20, 100))
-eq("IP-only spoof: MEPs, fragments sent", (atkmac["packets"], atkmac["fragments"]), (20, 100))
-eq("XDP: src_mac_mismatch packets, frags = the IP-only spoof's",
-   (x["src_mac_mismatch"]["packets"], x["src_mac_mismatch"]["frags"]), (20, 100))
+spoofs_refused(x, atk, atkmac)
 eq("builder: fragments received = the sources'", b["frags_received"], S(["cs0", "cs1"], "fragments"))
 eq("builder: no drop", sum(b[n] for n in b if n.startswith("drop_")), 0)
 eq("builder: events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (N, 0))

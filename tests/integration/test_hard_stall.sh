@@ -26,8 +26,7 @@
 # stale events held the window for a timeout and the drops cascaded).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init hs "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init hs "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 
 # Drops on the way: the switch port toward the builder (before XDP) and the

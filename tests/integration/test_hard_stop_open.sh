@@ -11,8 +11,7 @@
 #    in the file, every fragment they held still accounted for.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init ho "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init ho "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 
 stop_case() {

@@ -16,8 +16,7 @@
 # built or forwarded, and the run's events place the window afresh.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-e2e_init ua "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_init ua "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
 N=12000
 GOOD=$(tb_addr source 0)
 

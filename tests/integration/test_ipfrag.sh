@@ -30,9 +30,7 @@ snmp() {
 run() {
 	local name=$1 fs=$2 sopts=$3
 	shift 4
-	e2e_sink 0 "$name.k" --expect-sources 4 --expect-events 200
-	e2e_builder 0 "$name.b" --sources 0-3 --timeout-ms 500 --exit-on-eor --duration 25 \
-		--sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	e2e_farm_builder "$name" 4 200 "$@"
 	snmp "$name.before"
 	# shellcheck disable=SC2086
 	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size "$fs" --rate 1000 --ip-frag $sopts
@@ -93,6 +91,15 @@ for mtu in 1500 9000; do
 	tb_down "$TB_PREFIX"
 done
 
+# all_complete(b, k, n): builder B built N events, all complete, and the
+# farm node K got them complete, without error or duplicate.
+IPF_PY='
+def all_complete(b, k, n):
+    eq("builder: %d events complete" % n, (b["events_complete"], b["events_incomplete"]), (n, 0))
+    eq("farm node: %d events complete, no error, no duplicate" % n,
+       (k["events"], k["complete"], k["errors"], k["duplicates"]), (n, n, 0, 0))
+'
+
 # ---------------------------------------------------------------------------
 # Mixed, MTU 1500: host 0 sends 16 kB fragments as segments (ids 0-1) and
 # 200-byte ones in packed MEPs (ids 4-5), host 1 16 kB ones --ip-frag (ids 2-3);
@@ -100,16 +107,15 @@ done
 mixed() {
 	local name=$1
 	shift
-	e2e_sink 0 "$name.k" --expect-sources 6 --expect-events 200
-	e2e_builder 0 "$name.b" --sources 0-5 --timeout-ms 500 --exit-on-eor --duration 25 \
-		--sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	e2e_farm_builder "$name" 6 200 "$@"
 	snmp "$name.before"
 	e2e_source 0 "$name.sg" --source-ids 0-1 --events 200 --pack 1 --frag-size 16000 --rate 1000
 	e2e_source 0 "$name.mp" --source-ids 4-5 --events 200 --pack 5 --frag-size 200 --rate 1000
 	e2e_source 1 "$name.ip" --source-ids 2-3 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
 	e2e_wait_all
 	snmp "$name.after"
-	e2e_check "$name" <<'PY'
+	e2e_check "$name" <<PY
+$IPF_PY
 b, k, sg, mp, ip = (J(CASE + x) for x in (".b", ".k", ".sg", ".mp", ".ip"))
 n0, n1 = J(CASE + ".before.snmp"), J(CASE + ".after.snmp")
 print("# builder: %s path, frames %d, segments %d, ipfrag datagrams %d, events %d complete" %
@@ -119,10 +125,15 @@ eq("segments: every one in a whole fragment", (b["segs_received"], b["segs_in_fr
 eq("ipfrag: datagrams = sent = ReasmOKs", (b["rx_ipfrag_datagrams"], n1["ReasmOKs"] - n0["ReasmOKs"]),
    (ip["packets"], ip["packets"]))
 eq("fragments: 1200 received, all in events", (b["frags_received"], b["frags_in_events"]), (1200, 1200))
-eq("builder: 200 events complete", (b["events_complete"], b["events_incomplete"]), (200, 0))
-eq("farm node: 200 events complete, no error, no duplicate", (k["events"], k["complete"], k["errors"], k["duplicates"]),
-   (200, 200, 0, 0))
+all_complete(b, k, 200)
 PY
+}
+
+# ipfrag_attack NAME: from host 1, 10 events of host 0's ids 0-1 far ahead,
+# IP-fragmented (20 datagrams of one 16000-byte fragment each).
+ipfrag_attack() {
+	e2e_source 1 "$1" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
+		--first-event 100000 --no-end-of-run
 }
 
 # ---------------------------------------------------------------------------
@@ -136,15 +147,13 @@ bound() {
 	local name=$1 s0 s1
 	shift
 	s0=$(tb_addr source 0) s1=$(tb_addr source 1)
-	e2e_sink 0 "$name.k" --expect-sources 4 --expect-events 200
-	e2e_builder 0 "$name.b" --sources 0-3 --timeout-ms 500 --exit-on-eor --duration 25 \
-		--bind-src "0-1=$s0" --bind-src "2-3=$s1" --sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	e2e_farm_builder "$name" 4 200 --bind-src "0-1=$s0" --bind-src "2-3=$s1" "$@"
 	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
 	e2e_source 1 "$name.s1" --source-ids 2-3 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
-	e2e_source 1 "$name.atk" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
-		--first-event 100000 --no-end-of-run
+	ipfrag_attack "$name.atk"
 	e2e_wait_all
-	e2e_check "$name" <<'PY'
+	e2e_check "$name" <<PY
+$IPF_PY
 b, k, s0, s1, atk = (J(CASE + x) for x in (".b", ".k", ".s0", ".s1", ".atk"))
 x = b["xdp"]["src_addr_mismatch"]
 drops = sum(v for n, v in b.items() if n.startswith("drop_"))
@@ -156,9 +165,7 @@ eq("ipfrag: datagrams = the real ones + the attack's", b["rx_ipfrag_datagrams"],
 eq("src_addr_mismatch packets, frags = the attack's", (x["packets"], x["frags"]), (20, 20))
 eq("fragments: the real 800 received, all in events, no drop", (b["frags_received"], b["frags_in_events"], drops),
    (800, 800, 0))
-eq("builder: 200 events complete", (b["events_complete"], b["events_incomplete"]), (200, 0))
-eq("farm node: 200 events complete, no error, no duplicate", (k["events"], k["complete"], k["errors"], k["duplicates"]),
-   (200, 200, 0, 0))
+all_complete(b, k, 200)
 PY
 }
 
@@ -168,14 +175,12 @@ PY
 allowed() {
 	local name=$1
 	shift
-	e2e_sink 0 "$name.k" --expect-sources 2 --expect-events 200
-	e2e_builder 0 "$name.b" --sources 0-1 --timeout-ms 500 --exit-on-eor --duration 25 \
-		--allow-src "$(tb_addr source 0)" --sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	e2e_farm_builder "$name" 2 200 --allow-src "$(tb_addr source 0)" "$@"
 	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size 16000 --rate 1000 --ip-frag
-	e2e_source 1 "$name.atk" --source-ids 0-1 --events 10 --pack 1 --frag-size 16000 --rate 1000 --ip-frag \
-		--first-event 100000 --no-end-of-run
+	ipfrag_attack "$name.atk"
 	e2e_wait_all
-	e2e_check "$name" <<'PY'
+	e2e_check "$name" <<PY
+$IPF_PY
 b, k, s0, atk = (J(CASE + x) for x in (".b", ".k", ".s0", ".atk"))
 x = b["xdp"]["unknown_source"]
 drops = sum(v for n, v in b.items() if n.startswith("drop_"))
@@ -186,9 +191,7 @@ eq("ipfrag: datagrams = the real ones + the attack's", b["rx_ipfrag_datagrams"],
 eq("XDP unknown_source packets, frags = the attack's", (x["packets"], x["frags"]), (20, 20))
 eq("fragments: the real 400 received, all in events, no drop", (b["frags_received"], b["frags_in_events"], drops),
    (400, 400, 0))
-eq("builder: 200 events complete", (b["events_complete"], b["events_incomplete"]), (200, 0))
-eq("farm node: 200 events complete, no error, no duplicate", (k["events"], k["complete"], k["errors"], k["duplicates"]),
-   (200, 200, 0, 0))
+all_complete(b, k, 200)
 PY
 }
 

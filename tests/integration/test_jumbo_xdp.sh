@@ -8,8 +8,7 @@
 # packets through XDP's counters, the socket and the builder to the sink.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init jb "${1:-build}"
-tb_up --sources 2 --builders 1 --sinks 1 --mtu 9000 || e2e_die "tb_up"
+e2e_init jb "${1:-build}" --sources 2 --builders 1 --sinks 1 --mtu 9000
 
 # Paced, so that a loaded machine's builder keeps up with the 4096-entry RX
 # ring (a 9 kB frame takes 3 of its descriptors); XDP and the socket count
@@ -48,13 +47,7 @@ pk = sum(x["packets"] for x in s)
 E = s[0]["events"]
 for n, x in enumerate(s):
     eq("source %d: events, fragments sent" % n, (x["events"], x["fragments"]), (E, E * x["sources"]))
-eq("frames received = packets sent", j["rx_frames"], pk)
-eq("fragments received = in events = sent", (j["frags_received"], j["frags_in_events"]), (sent, sent))
-eq("events opened = complete = sent", (j["events_opened"], j["events_complete"]), (E, E))
-eq("incomplete/discarded/open", (j["events_incomplete"], j["events_discarded"], j["open_events"]), (0, 0, 0))
-eq("drops (dup, late, unknown, run, overflow)",
-   [j[x] for x in ("drop_duplicate", "drop_late", "drop_unknown_source", "drop_wrong_run", "drop_overflow")], [0] * 5)
-eq("rx_not_mep, seq_gaps", (j["rx_not_mep"], j["seq_gaps"]), (0, 0))
+built_every_fragment(j, pk, sent, E)
 x = j["xdp"]
 eq("XDP mep packets = to_xsk packets = sent", (x["mep"]["packets"], x["to_xsk"]["packets"]), (pk, pk))
 eq("XDP to_xsk frags = frags_received", x["to_xsk"]["frags"], j["frags_received"])

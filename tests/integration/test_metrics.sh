@@ -10,8 +10,7 @@
 set -uo pipefail
 TRACE_NO_BPFTRACE=1
 . "$(dirname "$0")/lib_trace.sh"
-command -v promtool >/dev/null || { echo "FAIL - promtool not installed (bash scripts/install-deps.sh)"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
+e2e_need promtool curl
 trace_init tm "${1:-build}"
 PORT=9464
 

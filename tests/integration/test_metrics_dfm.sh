@@ -12,10 +12,8 @@
 # endpoint listens on loopback only when given a bare port.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
-command -v promtool >/dev/null || { echo "FAIL - promtool not installed (bash scripts/install-deps.sh)"; exit 1; }
-command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
-e2e_init mdf "${1:-build}"
-tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_need promtool curl
+e2e_init mdf "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 N=6000
 PORT=9464
 

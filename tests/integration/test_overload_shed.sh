@@ -29,8 +29,7 @@
 # program on its veth for NAPI, as the benchmarks do).
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init os "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init os "${1:-build}" --sources 1 --builders 1 --sinks 1
 SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0)
 E2E_DEST=$(tb_addr builder 0)
 # The direct path (as scripts/bench/bench-e2e.sh): source eth1 <-> builder

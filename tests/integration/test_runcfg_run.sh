@@ -11,8 +11,7 @@
 # messages are refused (every peer is who the file says).
 set -uo pipefail
 . "$(dirname "$0")/lib_runcfg.sh"
-e2e_init rr "${1:-build}"
-tb_up --sources 3 --builders 3 --sinks 2 --dfm 1 || e2e_die "tb_up"
+e2e_init rr "${1:-build}" --sources 3 --builders 3 --sinks 2 --dfm 1
 
 run_case() {  # NAME CFG BUILDERS SINKS
 	local name=$1 cfg=$2 nb=$3 nk=$4 k

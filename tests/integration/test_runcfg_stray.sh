@@ -12,9 +12,8 @@
 # configured one, and all 20,000 events reach the farm node complete.
 set -uo pipefail
 . "$(dirname "$0")/lib_runcfg.sh"
-command -v curl >/dev/null || { echo "FAIL - curl not installed (bash scripts/install-deps.sh)"; exit 1; }
-e2e_init rs "${1:-build}"
-tb_up --sources 3 --builders 1 --sinks 1 --dfm 1 || e2e_die "tb_up"
+e2e_need curl
+e2e_init rs "${1:-build}" --sources 3 --builders 1 --sinks 1 --dfm 1
 CFG=examples/Nx1.ini
 N=20000
 PORT=9465

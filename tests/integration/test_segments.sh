@@ -19,8 +19,7 @@
 # Socket path: the same fragments (addressed to the builder): the same.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init sg "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 --queues 2 || e2e_die "tb_up"
+e2e_init sg "${1:-build}" --sources 1 --builders 1 --sinks 1 --queues 2
 E2E_DEST=$(tb_addr builder 0)
 
 # A plain switch: with br_netfilter the bridge would judge the vectors' IPv4 headers.

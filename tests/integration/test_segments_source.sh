@@ -29,9 +29,7 @@ fi
 run() {
 	local name=$1 fs=$2 sopts=$3
 	shift 4
-	e2e_sink 0 "$name.k" --expect-sources 4 --expect-events 200
-	e2e_builder 0 "$name.b" --sources 0-3 --timeout-ms 500 --exit-on-eor --duration 25 \
-		--sink "$(tb_addr sink 0):$E2E_PORT" "$@"
+	e2e_farm_builder "$name" 4 200 "$@"
 	# shellcheck disable=SC2086
 	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size "$fs" --rate 1000 $sopts
 	e2e_source 1 "$name.s1" --source-ids 2-3 --events 200 --pack 1 --frag-size "$fs" --rate 1000

@@ -21,8 +21,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 . "$(dirname "$0")/../../scripts/bench/lib_bench.sh"   # direct_link
-e2e_init sz "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 --mtu 9000 || e2e_die "tb_up"
+e2e_init sz "${1:-build}" --sources 1 --builders 1 --sinks 1 --mtu 9000
 SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0)
 E2E_DEST=$(tb_addr builder 0)
 direct_link "$SRCNS" "$BNS" 9000 || e2e_die "direct veth pair"

@@ -7,8 +7,7 @@
 # is refused and left alone.
 set -uo pipefail
 . "$(dirname "$0")/lib_shape.sh"
-sh_init shc "${1:-build}"
-tb_up --sources 1 --builders 0 --sinks 1 --mtu 9000 || exit 1
+sh_init shc "${1:-build}" --sources 1 --builders 0 --sinks 1 --mtu 9000
 D0=$(tb_addr sink 0)
 
 sh_flow udp 0 5001 1.5 "$SH_SIZE" 0 base
@@ -30,14 +29,10 @@ for try in 1 2; do
 	t0=$(jnum "$SH_W/chg.send" t0)
 	before=$(sh_rate_window "$SH_W/chg.recv.json" udp "$(echo "$t0 + 0.5" | bc)" "$tchg")
 	after=$(sh_rate_window "$SH_W/chg.recv.json" udp "$(echo "$tchg + 1.0" | bc)" 1e12)
-	sh_within "$before" 100 5 && sh_within "$after" 400 5 && break
+	sh_two_rates_ok "$before" 100 "$after" 400 && break
 	echo "# change: $before then $after Mbit/s (try $try)"
 done
-if sh_within "$before" 100 5 && sh_within "$after" 400 5; then
-	sh_ok "rate change: $before Mbit/s before, $after Mbit/s from 1 s after the change"
-else
-	sh_fail "rate change: $before Mbit/s before (100), $after Mbit/s after (400)"
-fi
+sh_expect_two_rates "rate change: before, and from 1 s after the change" "$before" 100 "$after" 400
 now=$(python3 -c "import json,sys; print(json.load(sys.stdin)['prog_id'])" < <(sh_list))
 [[ $now == "$prog" ]] && sh_ok "same classifier (prog $prog) after the change" ||
 	sh_fail "classifier changed: $prog -> $now"

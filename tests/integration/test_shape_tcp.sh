@@ -5,8 +5,7 @@
 # within 5% of the configured rate at 50 Mbit/s, 500 Mbit/s and 2 Gbit/s.
 set -uo pipefail
 . "$(dirname "$0")/lib_shape.sh"
-sh_init sht "${1:-build}"
-tb_up --sources 1 --builders 0 --sinks 1 --mtu 9000 || exit 1
+sh_init sht "${1:-build}" --sources 1 --builders 0 --sinks 1 --mtu 9000
 D0=$(tb_addr sink 0)
 for rate in 50 500 2000; do
 	shape set --dev eth0 --dst "$D0" --rate "${rate}mbit" 2>"$SH_W/set.err" ||

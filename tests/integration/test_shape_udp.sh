@@ -7,8 +7,7 @@
 # destinations at once each get their own rate. Rates are L2 frame bits.
 set -uo pipefail
 . "$(dirname "$0")/lib_shape.sh"
-sh_init shu "${1:-build}"
-tb_up --sources 1 --builders 0 --sinks 2 --mtu 9000 || exit 1
+sh_init shu "${1:-build}" --sources 1 --builders 0 --sinks 2 --mtu 9000
 D0=$(tb_addr sink 0)
 D1=$(tb_addr sink 1)
 
@@ -52,14 +51,10 @@ for try in 1 2; do
 	wait "$s1"; wait "$r1"
 	m0=$(sh_rate "$SH_W/d0.recv.json" udp)
 	m1=$(sh_rate "$SH_W/d1.recv.json" udp)
-	sh_within "$m0" 100 5 && sh_within "$m1" 300 5 && break
+	sh_two_rates_ok "$m0" 100 "$m1" 300 && break
 	echo "# two destinations: $m0 and $m1 Mbit/s (try $try)"
 done
-if sh_within "$m0" 100 5 && sh_within "$m1" 300 5; then
-	sh_ok "two destinations at once: $m0 Mbit/s (100) and $m1 Mbit/s (300)"
-else
-	sh_fail "two destinations at once: $m0 Mbit/s (100) and $m1 Mbit/s (300)"
-fi
+sh_expect_two_rates "two destinations at once" "$m0" 100 "$m1" 300
 lossless d0 "$D0"
 lossless d1 "$D1"
 

@@ -21,8 +21,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 . "$(dirname "$0")/../../scripts/bench/lib_bench.sh"   # direct_link
-e2e_init g "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu 9000 || e2e_die "tb_up"
+e2e_init g "${1:-build}" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu 9000
 E2E_DEST=$(tb_addr builder 0)
 CAP=$(realpath tests/integration/seg_capture.py)
 
@@ -44,21 +43,29 @@ source_mtu() {
 	ip -n "$(tb_ns source 0)" link set eth0 mtu "$1" || e2e_die "cannot set MTU $1"
 }
 
+# case_start NAME MTU SIZE EVENTS HOW [source options]: logs the case;
+# CASE_CAP: the capture's options for what the source sends (UDP to 23900).
+case_start() {
+	local name=$1 mtu=$2 size=$3 events=$4 how=$5
+	shift 5
+	CASE_CAP=()
+	[[ " $* " == *" --udp "* ]] && CASE_CAP=(--udp 23900)
+	e2e_log "$name: MTU $mtu, $size-byte fragments, $events events x 2 sources, $how $*"
+}
+
 # seg_case NAME MTU SIZE EVENTS [source options]: segments, no faults.
 # SEG_DEV: capture there instead, and leave the source's eth0 alone (live
 # mode over the direct link).
 seg_case() {
 	local name=$1 mtu=$2 size=$3 events=$4
 	shift 4
-	local -a cap=()
-	[[ " $* " == *" --udp "* ]] && cap=(--udp 23900)
-	e2e_log "$name: MTU $mtu, $size-byte fragments, $events events x 2 sources, segments $*"
+	case_start "$name" "$mtu" "$size" "$events" "segments" "$@"
 	[[ -z ${SEG_DEV:-} ]] && source_mtu "$mtu"
-	capture "$name.c" --mode frames --dev "${SEG_DEV:-eth0}" --mtu "$mtu" --frag-size "$size" "${cap[@]}"
+	capture "$name.c" --mode frames --dev "${SEG_DEV:-eth0}" --mtu "$mtu" --frag-size "$size" "${CASE_CAP[@]}"
 	e2e_source 0 "$name.s" --source-ids 0-1 --pack 1 --frag-size "$size" --events "$events" \
 		--rate 2000 "$@"
 	e2e_wait_all
-	MTU=$mtu SIZE=$size EVENTS=$events UDP=${#cap[@]} e2e_check "$name" <<'PY'
+	MTU=$mtu SIZE=$size EVENTS=$events UDP=${#CASE_CAP[@]} e2e_check "$name" <<'PY'
 s, c = J(CASE + ".s"), J(CASE + ".c")
 mtu, size, events = (int(os.environ[k]) for k in ("MTU", "SIZE", "EVENTS"))
 stride = (mtu - 20 - (8 if int(os.environ["UDP"]) else 0) - 28) & ~3
@@ -144,11 +151,9 @@ PY
 ip_case() {
 	local name=$1 mtu=$2 size=$3 events=$4
 	shift 4
-	local -a cap=()
-	[[ " $* " == *" --udp "* ]] && cap=(--udp 23900)
-	e2e_log "$name: MTU $mtu, $size-byte fragments, $events events x 2 sources, --ip-frag $*"
+	case_start "$name" "$mtu" "$size" "$events" "--ip-frag" "$@"
 	source_mtu "$mtu"
-	capture "$name.c" --mode datagrams --frag-size "$size" "${cap[@]}"
+	capture "$name.c" --mode datagrams --frag-size "$size" "${CASE_CAP[@]}"
 	e2e_source 0 "$name.s" --source-ids 0-1 --pack 1 --frag-size "$size" --events "$events" \
 		--rate 1000 --ip-frag "$@"
 	e2e_wait_all

@@ -11,7 +11,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init tdf "${1:-build}"
-command -v bpftrace >/dev/null || { echo "FAIL - bpftrace not installed (bash scripts/install-deps.sh)"; exit 1; }
+e2e_need bpftrace
 tb_up --sources 2 --builders 2 --sinks 1 --dfm 1 || e2e_die "tb_up"
 N=5000
 OUT=$E2E_WORK/tdf.out
@@ -22,12 +22,7 @@ ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json -
 	>"$E2E_WORK/tdf.dfm.json" 2>"$E2E_WORK/tdf.dfm.err" &
 _e2e_track $! tdf.dfm 0
 dfm_tpid=$!
-DPID=
-for ((t = 0; t < 50; t++)); do
-	DPID=$(pgrep -P "$dfm_tpid" -x xevb) && break
-	sleep 0.05
-done
-[[ -n $DPID ]] || e2e_die "no DFM process under $dfm_tpid"
+DPID=$(e2e_xevb_pid "$dfm_tpid") || e2e_die "no DFM process under $dfm_tpid"
 # bpftrace leaves when the DFM exits (-p); 45 s bounds it anyway.
 timeout 55 bash scripts/trace/run.sh dfm "$DPID" 45 >"$OUT" 2>"$OUT.err" &
 tr_pid=$!

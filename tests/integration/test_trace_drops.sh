@@ -9,9 +9,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib_trace.sh"
 trace_init td "${1:-build}"
 TRACE_SRC1_IDS=2-4 trace_live td 10 -- --duplicate 0.05
-sleep 1
-trace_attach drops 5 "$E2E_WORK/td.out"
-e2e_wait_all
+trace_through drops 5 "$E2E_WORK/td.out"
 head -30 "$E2E_WORK/td.out"; echo "..."; tail -20 "$E2E_WORK/td.out"
 e2e_check drops <<'PY'
 import re

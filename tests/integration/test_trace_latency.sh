@@ -9,9 +9,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib_trace.sh"
 trace_init tl "${1:-build}"
 trace_live tl 10
-sleep 1
-trace_attach build-latency 5 "$E2E_WORK/tl.out"
-e2e_wait_all
+trace_through build-latency 5 "$E2E_WORK/tl.out"
 cat "$E2E_WORK/tl.out"
 e2e_check latency <<'PY'
 import re

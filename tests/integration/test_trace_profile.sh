@@ -11,9 +11,7 @@ trace_init tp "${1:-build}"
 # 20k events/s and sleeps in poll() otherwise, so a 5 s sample at 499 Hz
 # would hold a handful of its frames; spinning, its loop fills the samples.
 TRACE_NOFWD=1 trace_live tp 10 --tune busy-poll=1
-sleep 1
-trace_attach cpu-profile 5 "$E2E_WORK/tp.folded"
-e2e_wait_all
+trace_through cpu-profile 5 "$E2E_WORK/tp.folded"
 head -15 "$E2E_WORK/tp.folded" | cut -c1-300
 e2e_check profile <<'PY'
 import re

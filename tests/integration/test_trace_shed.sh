@@ -23,11 +23,7 @@ ip netns exec "$BNS" timeout 40 taskset -c 1 "$X" build --dev eth1 --json --sour
 E2E_LAST_PID=$!
 _e2e_track $! ts.b 0
 e2e_wait_rx ts.b
-for ((t = 0; t < 50; t++)); do
-	TRACE_BPID=$(pgrep -P "$E2E_LAST_PID" -x xevb) && break
-	sleep 0.05
-done
-[[ -n $TRACE_BPID ]] || e2e_die "no builder process"
+TRACE_BPID=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no builder process under $E2E_LAST_PID"
 # The generator starts once the script is attached (bpftrace needs a moment).
 (sleep 2; ip netns exec "$SRCNS" timeout 30 taskset -c 0 "$X" source --dest "$(tb_addr builder 0)" --dev eth1 \
 	--dst-mac "$DIRECT_DST_MAC" --src-addr "$(tb_addr source 0)" --mode live --source-ids 0-7 \

@@ -7,9 +7,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib_trace.sh"
 trace_init ts "${1:-build}"
 trace_live ts 10
-sleep 1
-trace_attach syscalls 5 "$E2E_WORK/ts.out"
-e2e_wait_all
+trace_through syscalls 5 "$E2E_WORK/ts.out"
 head -20 "$E2E_WORK/ts.out"; echo "..."; tail -25 "$E2E_WORK/ts.out"
 e2e_check syscalls <<'PY'
 import re

@@ -13,9 +13,7 @@
 set -uo pipefail
 TRACE_NO_BPFTRACE=1
 . "$(dirname "$0")/lib_trace.sh"
-for t in tshark tcpdump; do
-	command -v $t >/dev/null || { echo "FAIL - $t not installed (bash scripts/install-deps.sh)"; exit 1; }
-done
+e2e_need tshark tcpdump
 LUA=$(realpath scripts/wireshark/xevb.lua)
 trace_init tw "${1:-build}"
 CAP=$E2E_WORK/tw.pcap

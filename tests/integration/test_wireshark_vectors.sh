@@ -10,10 +10,9 @@
 # Wireshark's own IP/UDP checks; IP fragments and other traffic are never
 # decoded as a clean MEP.
 set -uo pipefail
+. "$(dirname "$0")/lib_e2e.sh"
 cd "$(dirname "$0")/../.."
-for t in tshark python3; do
-	command -v $t >/dev/null || { echo "FAIL - $t not installed (bash scripts/install-deps.sh)"; exit 1; }
-done
+e2e_need tshark python3
 W=$(mktemp -d /tmp/xevb-wsv.XXXXXX)
 trap 'rm -rf "$W"' EXIT
 

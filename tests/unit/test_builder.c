@@ -24,6 +24,13 @@ static void init3(uint32_t window, const struct xevb_builder_cfg *extra)
 	rig_init(&R, SRC3, 3, window, 64, extra);
 }
 
+/* Each source of SRC3 in turn sends events first..first+n-1 in one MEP. */
+static void send3(uint32_t first, uint32_t n)
+{
+	for (int i = 0; i < 3; i++)
+		rig_send_range(&R, SRC3[i], 0, 1, first, n);
+}
+
 Test(builder, bad_configurations)
 {
 	uint16_t s[] = { 1, 2, 2 }, big[] = { 4096 };
@@ -51,9 +58,7 @@ Test(builder, bad_configurations)
 /* 25 events per MEP from three sources: built, sources ascending, in place. */
 Test(builder, complete_events_in_place)
 {
-	struct xevb_builder_cfg x = { .run_number = 5 };
-
-	init3(64, &x);
+	init3(64, &(struct xevb_builder_cfg){ .run_number = 5 });
 	rig_send_range(&R, 40, 0, 5, 100, 25);
 	rig_send_range(&R, 2, 0, 5, 100, 25);
 	cr_assert(eq(sz, R.n_ev, 0));
@@ -123,9 +128,7 @@ Test(builder, frame_with_1024_events)
 /* Frames with nothing accepted go back before add_mep returns. */
 Test(builder, frame_without_accepted_fragment_released_at_once)
 {
-	struct xevb_builder_cfg x = { .run_number = 9 };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .run_number = 9 });
 	rig_send_range(&R, 3, 0, 9, 1, 5); /* unknown source */
 	cr_assert(eq(u32, rig_frames_held(&R), 0));
 	rig_send_range(&R, 2, 0, 8, 1, 5); /* wrong run */
@@ -162,8 +165,7 @@ Test(builder, every_arrival_order)
 			cr_assert(eq(u8, R.ev[e].flags, 0));
 		}
 		cr_assert(eq(u64, ST->events_complete, 2));
-		cr_assert(eq(u32, rig_frames_held(&R), 0));
-		rig_fini(&R);
+		rig_fini_none_held(&R);
 		count++;
 		/* next permutation */
 		int i = 4;
@@ -210,17 +212,14 @@ Test(builder, every_source_order_multi_event)
 		}
 		cr_assert(eq(sz, R.n_ev, 30));
 		cr_assert(eq(u64, ST->events_complete, 30));
-		cr_assert(eq(u32, rig_frames_held(&R), 0));
-		rig_fini(&R);
+		rig_fini_none_held(&R);
 	}
 }
 
 /* A source that never sends: every event times out, missing list exact. */
 Test(builder, silent_source_all_incomplete)
 {
-	struct xevb_builder_cfg x = { .timeout_ns = 1000 };
-
-	init3(64, &x);
+	init3(64, &(struct xevb_builder_cfg){ .timeout_ns = 1000 });
 	R.now = 5000;
 	rig_send_range(&R, 2, 0, 1, 0, 20);
 	R.now = 5500;
@@ -244,16 +243,13 @@ Test(builder, silent_source_all_incomplete)
 	cr_assert(eq(u64, ST->events_incomplete, 20));
 	cr_assert(eq(u64, ST->events_flushed_eor, 0));
 	cr_assert(eq(u64, ST->open_events, 0));
-	cr_assert(eq(u32, rig_frames_held(&R), 0));
-	rig_fini(&R);
+	rig_fini_none_held(&R);
 }
 
 /* Timeouts by opening time, one at a time, and LATE afterwards. */
 Test(builder, late_after_timeout)
 {
-	struct xevb_builder_cfg x = { .timeout_ns = 100 };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .timeout_ns = 100 });
 	R.now = 1000;
 	rig_send_range(&R, 2, 0, 1, 1, 1);
 	R.now = 1050;
@@ -283,9 +279,7 @@ Test(builder, late_after_timeout)
 
 Test(builder, timeout_discard_policy)
 {
-	struct xevb_builder_cfg x = { .timeout_ns = 10, .timeout_policy = XEVB_TIMEOUT_DISCARD };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .timeout_ns = 10, .timeout_policy = XEVB_TIMEOUT_DISCARD });
 	rig_send_range(&R, 2, 0, 1, 1, 5);
 	rig_send_range(&R, 7, 0, 1, 3, 5);
 	xevb_builder_poll(R.b, 10);
@@ -325,8 +319,7 @@ Test(builder, flush_emits_incomplete_in_id_order)
 	}
 	cr_assert(eq(u16, R.ev[2].n_frags, 2));
 	cr_assert(eq(u64, ST->events_incomplete, 5));
-	cr_assert(eq(u32, rig_frames_held(&R), 0));
-	rig_fini(&R);
+	rig_fini_none_held(&R);
 }
 
 /* Duplicates within and across packets, also after the event was emitted. */
@@ -424,9 +417,7 @@ Test(builder, window_pressure_evicts)
 /* The discard policy holds for evicted events as for timed-out ones. */
 Test(builder, evicted_events_follow_the_discard_policy)
 {
-	struct xevb_builder_cfg x = { .timeout_policy = XEVB_TIMEOUT_DISCARD };
-
-	init3(8, &x);
+	init3(8, &(struct xevb_builder_cfg){ .timeout_policy = XEVB_TIMEOUT_DISCARD });
 	rig_send_range(&R, 2, 0, 1, 0, 4); /* 0-3 open, source 2 only */
 	rig_send_range(&R, 7, 0, 1, 9, 1); /* [2, 10): 0 and 1 leave */
 	cr_assert(eq(u64, ST->events_evicted, 2));
@@ -492,9 +483,7 @@ Test(builder, frame_pressure_evicts_oldest)
 Test(builder, window_jumps_when_nothing_open)
 {
 	init3(8, NULL);
-	rig_send_range(&R, 7, 0, 1, 0, 2);
-	rig_send_range(&R, 2, 0, 1, 0, 2);
-	rig_send_range(&R, 40, 0, 1, 0, 2);
+	send3(0, 2);
 	for (uint32_t k = 1; k < 10; k++) {
 		uint32_t e = k * 1000003u;
 		rig_send_range(&R, 7, 0, 1, e, 2); /* alone: FUTURE */
@@ -527,9 +516,7 @@ Test(builder, window_jumps_when_nothing_open)
 Test(builder, far_jump_vouched_by_the_shed_run)
 {
 	init3(64, NULL);
-	rig_send_range(&R, 7, 0, 1, 100, 1);
-	rig_send_range(&R, 2, 0, 1, 100, 1);
-	rig_send_range(&R, 40, 0, 1, 100, 1);
+	send3(100, 1);
 	/*
 	 * Over two windows past the window's end (a far jump), within what a
 	 * run of 1 unit (16 blocks of 16 ids) and 2 blocks' slack reach: 288.
@@ -597,9 +584,7 @@ Test(builder, far_future_from_one_source_refused)
 Test(builder, far_claims_must_agree)
 {
 	init3(16, NULL);
-	rig_send_range(&R, 7, 0, 1, 100, 1);
-	rig_send_range(&R, 2, 0, 1, 100, 1);
-	rig_send_range(&R, 40, 0, 1, 100, 1);
+	send3(100, 1);
 	rig_send_range(&R, 7, 0, 1, 5000, 1);
 	rig_send_range(&R, 2, 0, 1, 5016, 1); /* 16 away: another region */
 	cr_assert(eq(u64, ST->drops[XEVB_DROP_FUTURE], 2));
@@ -612,9 +597,7 @@ Test(builder, far_claims_must_agree)
 /* A claim older than the timeout does not count towards the quorum. */
 Test(builder, far_claims_expire)
 {
-	struct xevb_builder_cfg x = { .timeout_ns = 100 };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .timeout_ns = 100 });
 	rig_send_range(&R, 7, 0, 1, 0, 1);
 	rig_send_range(&R, 7, 0, 1, 90000, 1); /* claim at t=0 */
 	R.now = 60;
@@ -638,9 +621,7 @@ Test(builder, far_claims_expire)
  */
 Test(builder, far_jump_after_idle)
 {
-	struct xevb_builder_cfg x = { .timeout_ns = 100 };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .timeout_ns = 100 });
 	rig_send_range(&R, 7, 0, 1, 0, 3);
 	rig_send_range(&R, 2, 0, 1, 0, 3);
 	rig_send_range(&R, 40, 0, 1, 0, 2); /* event 2 stays open */
@@ -662,9 +643,7 @@ Test(builder, far_jump_after_idle)
 /* jump_quorum = n: every source must agree. */
 Test(builder, far_jump_quorum_configurable)
 {
-	struct xevb_builder_cfg x = { .jump_quorum = 3 };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .jump_quorum = 3 });
 	for (int s = 0; s < 3; s++)
 		rig_send_range(&R, SRC3[s], 0, 1, 0, 1);
 	rig_send_range(&R, 7, 0, 1, 1000, 1);
@@ -819,9 +798,7 @@ Test(builder, window_placed_before_the_first_assign_out_of_its_reach_is_reset)
 /* With a DFM nothing times out before its first ASSIGN: that ASSIGN decides. */
 Test(builder, awaiting_the_first_assign_nothing_times_out)
 {
-	struct xevb_builder_cfg x = { .timeout_ns = 1000, .await_first_assign = true };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .timeout_ns = 1000, .await_first_assign = true });
 	rig_send_range(&R, 40, 0, 1, 1u << 28, 4);
 	R.now += 100000;
 	xevb_builder_poll(R.b, R.now);
@@ -868,9 +845,7 @@ Test(builder, first_event_is_newest_of_window)
 /* The DFM's run (xevb_builder_set_run) ends adoption: the data never sets it. */
 Test(builder, set_run_ends_adoption)
 {
-	struct xevb_builder_cfg x = { .adopt_run = true };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .adopt_run = true });
 	xevb_builder_set_run(R.b, 5);
 	cr_assert(ST->run_known);
 	rig_send_range(&R, 7, 0, 999, 1, 2);
@@ -884,9 +859,7 @@ Test(builder, set_run_ends_adoption)
 
 Test(builder, wrong_run_and_adopt)
 {
-	struct xevb_builder_cfg x = { .adopt_run = true };
-
-	init3(16, &x);
+	init3(16, &(struct xevb_builder_cfg){ .adopt_run = true });
 	cr_assert(not(ST->run_known));
 	rig_send_range(&R, 99, 0, 77, 1, 2); /* unknown source: does not set the run */
 	cr_assert(not(ST->run_known));
@@ -944,9 +917,7 @@ Test(builder, end_of_run_flushes)
 /* Under a DFM (its BYE ends the run): every source's END_OF_RUN is counted, nothing flushed. */
 Test(builder, end_of_run_counted_only)
 {
-	struct xevb_builder_cfg x = { .end_of_run_counted_only = true };
-
-	init3(64, &x);
+	init3(64, &(struct xevb_builder_cfg){ .end_of_run_counted_only = true });
 	rig_send_range(&R, 2, 0, 1, 0, 10);
 	rig_send_range(&R, 7, 0, 1, 0, 10);
 	rig_send_range(&R, 40, 0, 1, 0, 8);                      /* 8, 9 missing 40 */
@@ -1034,8 +1005,7 @@ Test(builder, many_sources)
 	cr_assert(eq(sz, R.n_ev, 2));
 	cr_assert(eq(u16, R.ev[0].n_frags, 1100));
 	cr_assert(eq(u16, R.ev[1].n_frags, 1100));
-	cr_assert(eq(u32, rig_frames_held(&R), 0));
-	rig_fini(&R);
+	rig_fini_none_held(&R);
 }
 
 /* One source configured: every fragment completes its event on arrival. */

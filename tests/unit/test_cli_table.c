@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <xevb/runcfg.h>
 #include "../../user/cmd/build_opts.h"
+#include "../common/capture.h"
 #include "../common/cli_rig.h"
 
 TestSuite(cli_table, .timeout = 10);
@@ -56,6 +57,19 @@ static void refused(int rc, const char *says)
 {
 	cr_assert(eq(int, rc, 2), "accepted; stderr '%s'", errbuf);
 	cr_assert(not(eq(ptr, strstr(errbuf, says), NULL)), "'%s' does not say '%s'", errbuf, says);
+}
+
+/* The data-flow tuning of cc as given, and the farm nodes' control port the default. */
+static void assert_dfm_tuning(const struct build_ctl_cfg *cc, double busy_high, double busy_low, uint64_t reask_ns,
+			      uint32_t max_reasks, uint64_t sink_dead_ns, uint32_t backlog)
+{
+	cr_assert(eq(u16, cc->sink_ctl_port, 23904));
+	cr_assert(eq(dbl, cc->busy_high, busy_high));
+	cr_assert(eq(dbl, cc->busy_low, busy_low));
+	cr_assert(eq(u64, cc->reask_ns, reask_ns));
+	cr_assert(eq(u32, cc->max_reasks, max_reasks));
+	cr_assert(eq(u64, cc->sink_dead_ns, sink_dead_ns));
+	cr_assert(eq(u32, cc->backlog, backlog));
 }
 
 /*
@@ -104,13 +118,7 @@ Test(cli_table, defaults_fill_the_struct)
 	cr_assert(eq(u32, cfg.policy, BUILD_POLICY_EMIT));
 	cr_assert(eq(u32, cfg.cc.credits, 64));
 	cr_assert(eq(u16, cfg.cc.ctl_port, 23902));
-	cr_assert(eq(u16, cfg.cc.sink_ctl_port, 23904));
-	cr_assert(eq(dbl, cfg.cc.busy_high, 1.2));
-	cr_assert(eq(dbl, cfg.cc.busy_low, 0.2));
-	cr_assert(eq(u64, cfg.cc.reask_ns, 100000000ull));
-	cr_assert(eq(u32, cfg.cc.max_reasks, 3));
-	cr_assert(eq(u64, cfg.cc.sink_dead_ns, 500000000ull));
-	cr_assert(eq(u32, cfg.cc.backlog, 4096));
+	assert_dfm_tuning(&cfg.cc, 1.2, 0.2, 100000000ull, 3, 500000000ull, 4096);
 	cr_assert(eq(u32, cfg.proto, 253));
 	cr_assert(eq(u32, cfg.udp_port, 23900));
 	cr_assert(eq(u32, cfg.xdp_mode, BUILD_XDP_NATIVE));
@@ -262,25 +270,26 @@ Test(cli_table, tune_refuses_what_is_no_key)
 
 Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
 {
-	unsigned tune;
+	unsigned tune = 0, rows = cli_check_rows(&build_cmd, &tune);
 
-	cr_assert(eq(u32, cli_check_rows(&build_cmd, &tune), 62));
+	cr_assert(eq(u32, rows, 62));
 	cr_assert(eq(u32, tune, 30));
 	memset(&cfg, 0, sizeof(cfg));
 	cr_assert(xevb_cfg_defaults(&build_cmd, &cfg), "a default is not valid");
 }
 
+static void usage_fn(FILE *f, const void *cmd)
+{
+	xevb_cfg_usage(f, cmd);
+}
+
 /* --help: at most 35 options, grouped by section, tune keys only in --help-tune. */
 Test(cli_table, help_lists_at_most_35_options_by_section)
 {
-	char *buf = NULL, *line, *save = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = capture_text(usage_fn, &build_cmd), *line, *save = NULL;
 	unsigned lines = 0, headings = 0;
 	bool examples = false;
 
-	xevb_cfg_usage(f, &build_cmd);
-	fclose(f);
 	for (line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
 		examples |= !strcmp(line, "Examples:");
 		if (examples)
@@ -314,13 +323,7 @@ Test(cli_table, run_configuration_through_the_table)
 	cr_assert(eq(u32, cfg.run, 7));
 	cr_assert(eq(str, (char *)cfg.cc.dfm, "198.18.4.1:23901"));
 	cr_assert(eq(u16, cfg.cc.id, 1));
-	cr_assert(eq(u16, cfg.cc.sink_ctl_port, 23904));
-	cr_assert(eq(dbl, cfg.cc.busy_high, 1.5));
-	cr_assert(eq(dbl, cfg.cc.busy_low, 0.5));
-	cr_assert(eq(u64, cfg.cc.reask_ns, 40000000ull));
-	cr_assert(eq(u32, cfg.cc.max_reasks, 6));
-	cr_assert(eq(u64, cfg.cc.sink_dead_ns, 300000000ull));
-	cr_assert(eq(u32, cfg.cc.backlog, 100));
+	assert_dfm_tuning(&cfg.cc, 1.5, 0.5, 40000000ull, 6, 300000000ull, 100);
 	cr_assert(eq(u32, cfg.cc.credits, 16));
 	cr_assert(eq(u32, cfg.timeout_ms, 900));
 	cr_assert(eq(u32, cfg.window, 512));

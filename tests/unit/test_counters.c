@@ -18,6 +18,7 @@
 #include <xevb/metrics.h>
 #include <xevb/report.h>
 #include "../../user/cmd/stats_view.h"
+#include "../common/capture.h"
 
 TestSuite(counters, .timeout = 60);
 
@@ -58,17 +59,14 @@ static struct xevb_snapshot *distinct_snapshot(uint32_t xdp_mode)
 	return s;
 }
 
-/* noinline: GCC 12 takes the pointer open_memstream fills for one into its own local */
-static __attribute__((noinline)) char *json_of(const struct xevb_snapshot *s)
+static void report_json(FILE *f, const void *s)
 {
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	cr_assert(not(eq(ptr, f, NULL)));
 	xevb_report_json(f, s);
-	fclose(f);
-	return buf;
+}
+
+static void report_summary(FILE *f, const void *s)
+{
+	xevb_report_summary(f, s);
 }
 
 static size_t count(const char *hay, const char *needle)
@@ -98,7 +96,7 @@ static char *source_object(const char *json, uint32_t id)
 Test(counters, every_counter_in_the_json_with_its_value)
 {
 	struct xevb_snapshot *s = distinct_snapshot(1);
-	char *json = json_of(s), name[64], want[128];
+	char *json = capture_text(report_json, s), name[64], want[128];
 	size_t checked = 0;
 
 	for (size_t i = 0; i < xevb_n_counters; i++) {
@@ -246,13 +244,8 @@ static size_t count_number(const char *text, uint64_t value)
 static void check_summary(uint32_t xdp_mode)
 {
 	struct xevb_snapshot *s = distinct_snapshot(xdp_mode);
-	char *text = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&text, &len);
+	char *text = capture_text(report_summary, s);
 
-	cr_assert(not(eq(ptr, f, NULL)));
-	xevb_report_summary(f, s);
-	fclose(f);
 	cr_expect(eq(ptr, strstr(text, "?}"), NULL), "a summary line names a counter not in the table:\n%s", text);
 	for (size_t i = 0; i < xevb_n_counters; i++) {
 		const struct xevb_counter *c = &xevb_counters[i];

@@ -73,6 +73,13 @@ static void books(struct xevb_dfm *d)
 	cr_assert(xevb_dfm_check(d, msg, sizeof(msg)), "%s", msg);
 }
 
+/* The end of a test: the books balance, then the DFM is freed. */
+static void free_balanced(struct xevb_dfm *d)
+{
+	books(d);
+	xevb_dfm_free(d);
+}
+
 Test(dfm, never_more_than_credits)
 {
 	struct xevb_dfm *d = mk(false, 4);
@@ -101,8 +108,7 @@ Test(dfm, never_more_than_credits)
 	done(d, 0, 11, 1004, XEVB_DONE_COMPLETE, 5);
 	done(d, 0, 11, 1005, XEVB_DONE_COMPLETE, 5);
 	cr_assert(eq(u32, xevb_dfm_step(d, 6, 3), 0));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, distribution_follows_credits)
@@ -119,8 +125,7 @@ Test(dfm, distribution_follows_credits)
 	cr_assert(eq(u32, per[0], 100));
 	cr_assert(eq(u32, per[1], 200));
 	cr_assert(eq(u32, per[2], 100));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, busy_builder_gets_nothing_new)
@@ -144,8 +149,7 @@ Test(dfm, busy_builder_gets_nothing_new)
 	status(d, 1, 2, 100, true, 4);
 	cr_assert(eq(u32, xevb_dfm_step(d, 5, 20), 0));
 	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->busy_on, 2));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, push_dead_builder_loses_its_events)
@@ -172,8 +176,7 @@ Test(dfm, push_dead_builder_loses_its_events)
 	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->rejoins, 1));
 	cr_assert(eq(u32, xevb_dfm_step(d, 600 * MS, 10), 10));
 	cr_assert(eq(u32, R.to[R.na - 1], 1));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, pull_dead_builder_events_reassigned)
@@ -205,8 +208,7 @@ Test(dfm, pull_dead_builder_events_reassigned)
 	cr_assert(eq(u64, xevb_dfm_stats(d)->reassigned, 10));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 20));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 0));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, restart_is_a_death_and_a_rejoin)
@@ -223,8 +225,7 @@ Test(dfm, restart_is_a_death_and_a_rejoin)
 	done(d, 0, 1, 1000, XEVB_DONE_COMPLETE, 11);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown_peer, 1));
 	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 4));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, unknown_and_foreign_done_counted)
@@ -241,8 +242,7 @@ Test(dfm, unknown_and_foreign_done_counted)
 	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1); /* again */
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 2));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 1));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, retries_then_lost_no_done)
@@ -264,8 +264,7 @@ Test(dfm, retries_then_lost_no_done)
 	xevb_dfm_step(d, t, 1);
 	done(d, 0, 1, 1001, XEVB_DONE_NO_DATA, t);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DATA], 1));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, clears_batched_and_merged)
@@ -299,8 +298,7 @@ Test(dfm, clears_batched_and_merged)
 	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_AT_STOP], 14));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->cleared, 25));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 0));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, table_bounds_events_in_flight)
@@ -315,8 +313,7 @@ Test(dfm, table_bounds_events_in_flight)
 	for (uint32_t e = 1000; e < 1008; e++)
 		done(d, 0, 1, e, XEVB_DONE_COMPLETE, 3);
 	cr_assert(eq(u32, xevb_dfm_step(d, 4, 8), 8));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 /* A farm node (sink s, epoch e) reports cumulative counts for builders 0..n-1. */
@@ -356,8 +353,7 @@ Test(dfm, no_farm_node_reports_books_not_closed)
 	cr_assert(eq(u64, xevb_dfm_reconcile(d), 0));
 	cr_assert(eq(u32, xevb_dfm_n_sinks(d), 0));
 	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->not_delivered, 0));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, done_never_received_is_not_delivered)
@@ -379,8 +375,7 @@ Test(dfm, done_never_received_is_not_delivered)
 	/* Reconciling again gives the same books (nothing accumulates). */
 	cr_assert(eq(u64, xevb_dfm_reconcile(d), 4));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->received, 8));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, received_counts_are_cumulative_and_survive_a_farm_node_restart)
@@ -440,8 +435,7 @@ Test(dfm, builders_sharing_an_address_share_its_count)
 	cr_assert(eq(u64, xevb_dfm_reconcile(d), 1));
 	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->received + xevb_dfm_builder(d, 1)->received, 3));
 	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->not_delivered + xevb_dfm_builder(d, 1)->not_delivered, 1));
-	books(d);
-	xevb_dfm_free(d);
+	free_balanced(d);
 }
 
 Test(dfm, farm_node_tables_bounded_and_counted)

@@ -330,163 +330,147 @@ Test(event_codec, good_vectors_pass)
 	free(b);
 }
 
+/* One field of a good event changed, and the error that must name it. */
+enum edit_op { SET8, XOR8, OR8, SET16, SET32 };
+struct header_edit {
+	int off;
+	enum edit_op op;
+	uint32_t v;
+	int err;
+};
+
+static const struct header_edit incomplete_edits[] = {
+	{ 0, XOR8, 1, XEVB_EVT_E_MAGIC },           { 4, SET8, 2, XEVB_EVT_E_VERSION },
+	{ 4, SET8, 0, XEVB_EVT_E_VERSION },         { 5, OR8, 0x80, XEVB_EVT_E_FLAGS },
+	{ 5, SET8, 0x02, XEVB_EVT_E_FLAGS },        { 23, SET8, 1, XEVB_EVT_E_RESERVED },
+	{ 22, SET8, 0x80, XEVB_EVT_E_RESERVED },    { 20, SET16, 0, XEVB_EVT_E_N_EXPECTED },
+	{ 20, SET16, 4097, XEVB_EVT_E_N_EXPECTED }, { 6, SET16, 11, XEVB_EVT_E_N_FRAGS },
+	{ 5, SET8, 0, XEVB_EVT_E_INCOMPLETE_FLAG },
+};
+
+static const struct header_edit complete_edits[] = {
+	{ 5, SET8, XEVB_EVT_F_INCOMPLETE, XEVB_EVT_E_INCOMPLETE_FLAG },
+	{ 6, SET16, 4, XEVB_EVT_E_N_FRAGS },
+};
+
+/* good_incomplete's records: 10 (len 1) at R0, 12 (len 3) at R1, 13 (len 4) at R2 ... */
+enum { R0 = 32, R1 = 48, R2 = 64 };
+static const struct header_edit record_edits[] = {
+	{ R1 + 4, SET32, 1000, XEVB_EVT_E_REC_TRUNC },
+	{ R1 + 4, SET32, 0xffffffff, XEVB_EVT_E_REC_TRUNC },
+	{ R2 + 3, SET8, 1, XEVB_EVT_E_REC_RESERVED },
+	{ R0, SET16, 4096, XEVB_EVT_E_SOURCE_ID },
+	{ R2, SET16, 12, XEVB_EVT_E_REC_ORDER },
+	{ R2, SET16, 11, XEVB_EVT_E_REC_ORDER },
+	/* Record 10 has 1 byte of payload then 3 of padding; record 12, 3 + 1. */
+	{ R0 + 12 + 3, SET8, 0xff, XEVB_EVT_E_PADDING },
+	{ R1 + 12 + 3, SET8, 0x01, XEVB_EVT_E_PADDING },
+};
+
+/* good_incomplete's missing list (11, 14, 17, pad): its last 8 bytes. */
+enum { M = -8 };
+static const struct header_edit missing_edits[] = {
+	{ 20, SET16, 12, XEVB_EVT_E_MISSING_TRUNC },
+	{ M, SET16, 14, XEVB_EVT_E_MISSING_ORDER },
+	{ M + 2, SET16, 9, XEVB_EVT_E_MISSING_ORDER },
+	{ M + 4, SET16, 4096, XEVB_EVT_E_MISSING_ORDER },
+	{ M, SET16, 10, XEVB_EVT_E_MISSING_PRESENT },
+	{ M + 4, SET16, 19, XEVB_EVT_E_MISSING_PRESENT },
+	{ M + 7, SET8, 1, XEVB_EVT_E_MISSING_PAD },
+	/* n_frags one less: records run into the missing list. */
+	{ 6, SET16, 6, XEVB_EVT_E_MISSING_ORDER },
+};
+
+/*
+ * Each edit on a fresh copy of the good event (len bytes; an offset below 0
+ * counts from its end): decoding fails with the edit's error.
+ */
+static void expect_edits_err(const uint8_t *good, size_t len, const struct header_edit *e, size_t n)
+{
+	uint8_t *b = malloc(len);
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	for (; n--; e++) {
+		uint8_t *at = b + (e->off < 0 ? (ptrdiff_t)len : 0) + e->off;
+
+		memcpy(b, good, len);
+		if (e->op == SET32)
+			xevb_st32(at, e->v);
+		else if (e->op == SET16)
+			xevb_st16(at, (uint16_t)e->v);
+		else if (e->op == XOR8)
+			*at ^= (uint8_t)e->v;
+		else if (e->op == OR8)
+			*at |= (uint8_t)e->v;
+		else
+			*at = (uint8_t)e->v;
+		expect_err(b, len, e->err);
+	}
+	free(b);
+}
+
+#define EXPECT_EDITS_ERR(good, len, edits) expect_edits_err(good, len, edits, sizeof(edits) / sizeof((edits)[0]))
+
+/* The good event (len bytes) with four zero bytes after it, counted in total_length. */
+static void expect_trailing_err(const uint8_t *good, size_t len)
+{
+	uint8_t *b = calloc(1, len + 4);
+
+	cr_assert(not(eq(ptr, b, NULL)));
+	memcpy(b, good, len);
+	set_total(b, len + 4);
+	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
+	free(b);
+}
+
 Test(event_codec, reject_header_rules)
 {
 	size_t len;
-	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
+	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len);
 
-#define FRESH() memcpy(b, g, len)
-	FRESH();
+	memcpy(b, g, len);
 	expect_err(b, 31, XEVB_EVT_E_SHORT);
 	expect_err(b, 0, XEVB_EVT_E_SHORT);
-	FRESH();
-	b[0] ^= 1;
-	expect_err(b, len, XEVB_EVT_E_MAGIC);
-	FRESH();
-	b[4] = 2;
-	expect_err(b, len, XEVB_EVT_E_VERSION);
-	FRESH();
-	b[4] = 0;
-	expect_err(b, len, XEVB_EVT_E_VERSION);
-	FRESH();
-	b[5] |= 0x80;
-	expect_err(b, len, XEVB_EVT_E_FLAGS);
-	FRESH();
-	b[5] = 0x02;
-	expect_err(b, len, XEVB_EVT_E_FLAGS);
-	FRESH();
-	b[23] = 1;
-	expect_err(b, len, XEVB_EVT_E_RESERVED);
-	FRESH();
-	b[22] = 0x80;
-	expect_err(b, len, XEVB_EVT_E_RESERVED);
-	FRESH();
+	expect_err(b, len - 4, XEVB_EVT_E_TOTAL_LEN);
 	set_total(b, len + 4);
 	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
-	FRESH();
-	expect_err(b, len - 4, XEVB_EVT_E_TOTAL_LEN);
-	FRESH();
 	set_total(b, 0);
 	expect_err(b, len, XEVB_EVT_E_TOTAL_LEN);
-	FRESH();
-	xevb_st16(b + 20, 0);
-	expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
-	FRESH();
-	xevb_st16(b + 20, 4097);
-	expect_err(b, len, XEVB_EVT_E_N_EXPECTED);
-	FRESH();
-	xevb_st16(b + 6, 11);
-	expect_err(b, len, XEVB_EVT_E_N_FRAGS);
-	FRESH();
-	b[5] = 0;
-	expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
+	free(b);
+	EXPECT_EDITS_ERR(g, len, incomplete_edits);
 	free(g);
 	g = good_complete(&len);
-	FRESH();
-	b[5] = XEVB_EVT_F_INCOMPLETE;
-	expect_err(b, len, XEVB_EVT_E_INCOMPLETE_FLAG);
-	FRESH();
-	xevb_st16(b + 6, 4);
-	expect_err(b, len, XEVB_EVT_E_N_FRAGS);
-#undef FRESH
+	EXPECT_EDITS_ERR(g, len, complete_edits);
 	free(g);
-	free(b);
 }
 
 Test(event_codec, reject_record_rules)
 {
 	size_t len;
-	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
-	/* Records: 10 (len 1) at 32, 12 (len 3) at 48, 13 (len 4) at 64 ... */
-	const size_t r0 = 32, r1 = 48, r2 = 64;
+	uint8_t *g = good_incomplete(&len, NULL);
 
-#define FRESH() memcpy(b, g, len)
-	FRESH();
-	cr_assert(eq(u16, xevb_ld16(b + r1), 12));
-	cr_assert(eq(u16, xevb_ld16(b + r2), 13));
-	FRESH();
-	xevb_st32(b + r1 + 4, 1000);
-	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
-	FRESH();
-	xevb_st32(b + r1 + 4, 0xffffffff);
-	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
+	cr_assert(eq(u16, xevb_ld16(g + R1), 12));
+	cr_assert(eq(u16, xevb_ld16(g + R2), 13));
+	EXPECT_EDITS_ERR(g, len, record_edits);
 	/* All 7 records present but no room for the last header. */
-	FRESH();
-	xevb_st32(b + r0 + 4, (uint32_t)(len - r0 - 12 - 8));
-	expect_err(b, len, XEVB_EVT_E_REC_TRUNC);
-	FRESH();
-	b[r2 + 3] = 1;
-	expect_err(b, len, XEVB_EVT_E_REC_RESERVED);
-	FRESH();
-	xevb_st16(b + r0, 4096);
-	expect_err(b, len, XEVB_EVT_E_SOURCE_ID);
-	FRESH();
-	xevb_st16(b + r2, 12);
-	expect_err(b, len, XEVB_EVT_E_REC_ORDER);
-	FRESH();
-	xevb_st16(b + r2, 11);
-	expect_err(b, len, XEVB_EVT_E_REC_ORDER);
-	/* Record 10 has 1 byte of payload then 3 of padding; record 12, 3 + 1. */
-	FRESH();
-	b[r0 + 12 + 3] = 0xff;
-	expect_err(b, len, XEVB_EVT_E_PADDING);
-	FRESH();
-	b[r1 + 12 + 3] = 0x01;
-	expect_err(b, len, XEVB_EVT_E_PADDING);
-#undef FRESH
+	xevb_st32(g + R0 + 4, (uint32_t)(len - R0 - 12 - 8));
+	expect_err(g, len, XEVB_EVT_E_REC_TRUNC);
 	free(g);
-	free(b);
 }
 
 Test(event_codec, reject_missing_list_rules)
 {
 	size_t len;
-	uint8_t *g = good_incomplete(&len, NULL), *b = malloc(len + 8);
-	const size_t m = len - 8; /* 11, 14, 17, pad */
+	uint8_t *g = good_incomplete(&len, NULL);
 
-#define FRESH() memcpy(b, g, len)
-	FRESH();
-	cr_assert(eq(u16, xevb_ld16(b + m), 11));
-	cr_assert(eq(u16, xevb_ld16(b + m + 4), 17));
-	FRESH();
-	xevb_st16(b + 20, 12);
-	expect_err(b, len, XEVB_EVT_E_MISSING_TRUNC);
-	FRESH();
-	xevb_st16(b + m, 14);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH();
-	xevb_st16(b + m + 2, 9);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH();
-	xevb_st16(b + m + 4, 4096);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
-	FRESH();
-	xevb_st16(b + m, 10);
-	expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
-	FRESH();
-	xevb_st16(b + m + 4, 19);
-	expect_err(b, len, XEVB_EVT_E_MISSING_PRESENT);
-	FRESH();
-	b[m + 7] = 1;
-	expect_err(b, len, XEVB_EVT_E_MISSING_PAD);
-	/* Four zero bytes after the list, counted in total_length. */
-	FRESH();
-	memset(b + len, 0, 4);
-	set_total(b, len + 4);
-	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
-	/* n_frags one less: records run into the missing list. */
-	FRESH();
-	xevb_st16(b + 6, 6);
-	expect_err(b, len, XEVB_EVT_E_MISSING_ORDER);
+	cr_assert(eq(u16, xevb_ld16(g + len + M), 11));
+	cr_assert(eq(u16, xevb_ld16(g + len + M + 4), 17));
+	EXPECT_EDITS_ERR(g, len, missing_edits);
+	expect_trailing_err(g, len);
 	free(g);
 	g = good_complete(&len);
-	FRESH();
-	memset(b + len, 0, 4);
-	set_total(b, len + 4);
-	expect_err(b, len + 4, XEVB_EVT_E_TRAILING);
-#undef FRESH
+	expect_trailing_err(g, len);
 	free(g);
-	free(b);
 }
 
 /* Every verdict the decoder can give is reachable and has its own name. */

@@ -7,30 +7,40 @@ TestSuite(evid_window, .timeout = 10);
 
 Test(evid_window, new_dup_and_too_old)
 {
+	/* Run 1: each id in turn and what the window says of it. */
+	static const struct {
+		uint32_t id;
+		enum xevb_evid_verdict want;
+	} seq[] = {
+		{ 1000, XEVB_EVID_NEW },
+		{ 1000, XEVB_EVID_DUP },
+		/* Out of order within the window. */
+		{ 990, XEVB_EVID_NEW },
+		{ 1010, XEVB_EVID_NEW },
+		{ 990, XEVB_EVID_DUP },
+		{ 1005, XEVB_EVID_NEW },
+		{ 1005, XEVB_EVID_DUP },
+		/* 1010 - 128 = 882 is out of reach. */
+		{ 882, XEVB_EVID_TOO_OLD },
+		{ 883, XEVB_EVID_NEW },
+		/* Advance by less than the window: 990 still known, 1000 too. */
+		{ 1100, XEVB_EVID_NEW },
+		{ 1000, XEVB_EVID_DUP },
+		{ 1050, XEVB_EVID_NEW },
+		/* A slot reused by a newer id is not a duplicate of the old one. */
+		{ 1000 + 128, XEVB_EVID_NEW },
+		{ 1000, XEVB_EVID_TOO_OLD },
+		/* A jump past the window forgets everything. */
+		{ 100000, XEVB_EVID_NEW },
+		{ 100000 - 5, XEVB_EVID_NEW },
+	};
 	struct xevb_evid_window w;
+
 	cr_assert(eq(int, xevb_evid_window_init(&w, 100), 0));
 	cr_assert(eq(u32, w.size, 128));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1000), XEVB_EVID_NEW));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1000), XEVB_EVID_DUP));
-	/* Out of order within the window. */
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 990), XEVB_EVID_NEW));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1010), XEVB_EVID_NEW));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 990), XEVB_EVID_DUP));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1005), XEVB_EVID_NEW));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1005), XEVB_EVID_DUP));
-	/* 1010 - 128 = 882 is out of reach. */
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 882), XEVB_EVID_TOO_OLD));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 883), XEVB_EVID_NEW));
-	/* Advance by less than the window: 990 still known, 1000 too. */
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1100), XEVB_EVID_NEW));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1000), XEVB_EVID_DUP));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1050), XEVB_EVID_NEW));
-	/* A slot reused by a newer id is not a duplicate of the old one. */
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1000 + 128), XEVB_EVID_NEW));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 1000), XEVB_EVID_TOO_OLD));
-	/* A jump past the window forgets everything. */
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 100000), XEVB_EVID_NEW));
-	cr_assert(eq(int, xevb_evid_window_add(&w, 1, 100000 - 5), XEVB_EVID_NEW));
+	for (size_t i = 0; i < sizeof(seq) / sizeof(seq[0]); i++)
+		cr_assert(eq(int, xevb_evid_window_add(&w, 1, seq[i].id), seq[i].want), "step %zu: id %u", i,
+			  seq[i].id);
 	/* A new run starts afresh. */
 	cr_assert(eq(int, xevb_evid_window_add(&w, 2, 100000), XEVB_EVID_NEW));
 	cr_assert(eq(u64, w.run_changes, 1));

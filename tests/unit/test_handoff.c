@@ -148,6 +148,15 @@ static void refs(struct xevb_frag_ref *f, const uint32_t *ids, uint32_t n)
 		f[i] = (struct xevb_frag_ref){ .event_id = ids[i] };
 }
 
+/* One owner's part of a plan: count records, from first to last, filtered by owner or not. */
+static void assert_part(const struct xevb_ho_part *p, uint16_t count, uint16_t first, uint16_t last, bool filter)
+{
+	cr_assert(eq(u16, p->count, count));
+	cr_assert(eq(u16, p->first, first));
+	cr_assert(eq(u16, p->last, last));
+	cr_assert(eq(int, p->filter, filter));
+}
+
 Test(handoff, plan_one_block_goes_whole)
 {
 	struct xevb_frag_ref f[4];
@@ -157,10 +166,7 @@ Test(handoff, plan_one_block_goes_whole)
 	refs(f, ids, 4);
 	cr_assert(eq(u32, xevb_owner_plan(f, 4, 10, 2, p), 1));
 	cr_assert(eq(u16, p[0].count, 0));
-	cr_assert(eq(u16, p[1].count, 4));
-	cr_assert(eq(u16, p[1].first, 0));
-	cr_assert(eq(u16, p[1].last, 3));
-	cr_assert(not(p[1].filter));
+	assert_part(&p[1], 4, 0, 3, false);
 }
 
 Test(handoff, plan_split_at_block_boundary)
@@ -171,14 +177,8 @@ Test(handoff, plan_split_at_block_boundary)
 
 	refs(f, ids, 5);
 	cr_assert(eq(u32, xevb_owner_plan(f, 5, 6, 2, p), 2));
-	cr_assert(eq(u16, p[0].first, 0));
-	cr_assert(eq(u16, p[0].last, 1));
-	cr_assert(eq(u16, p[0].count, 2));
-	cr_assert(eq(u16, p[1].first, 2));
-	cr_assert(eq(u16, p[1].last, 4));
-	cr_assert(eq(u16, p[1].count, 3));
-	cr_assert(not(p[0].filter));
-	cr_assert(not(p[1].filter));
+	assert_part(&p[0], 2, 0, 1, false);
+	assert_part(&p[1], 3, 2, 4, false);
 }
 
 Test(handoff, plan_interleaved_needs_filter)
@@ -189,14 +189,8 @@ Test(handoff, plan_interleaved_needs_filter)
 
 	refs(f, ids, 6);
 	cr_assert(eq(u32, xevb_owner_plan(f, 6, 0, 2, p), 2));
-	cr_assert(eq(u16, p[0].count, 3));
-	cr_assert(eq(u16, p[0].first, 0));
-	cr_assert(eq(u16, p[0].last, 4));
-	cr_assert(p[0].filter);
-	cr_assert(eq(u16, p[1].count, 3));
-	cr_assert(eq(u16, p[1].first, 1));
-	cr_assert(eq(u16, p[1].last, 5));
-	cr_assert(p[1].filter);
+	assert_part(&p[0], 3, 0, 4, true);
+	assert_part(&p[1], 3, 1, 5, true);
 	/* Four workers, six ids: two owners get two, two get one. */
 	cr_assert(eq(u32, xevb_owner_plan(f, 6, 0, 4, p), 4));
 	cr_assert(eq(u16, (uint16_t)(p[0].count + p[1].count + p[2].count + p[3].count), 6));

@@ -4,18 +4,7 @@
 #include <criterion/new/assert.h>
 #include <stdlib.h>
 #include <xevb/cli.h>
-
-static char *render(void (*fn)(FILE *, const void *), const void *arg)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	cr_assert(not(eq(ptr, f, NULL)));
-	fn(f, arg);
-	fclose(f);
-	return buf;
-}
+#include "../common/capture.h"
 
 static void puts_fn(FILE *f, const void *s)
 {
@@ -24,7 +13,7 @@ static void puts_fn(FILE *f, const void *s)
 
 Test(man, roff_escapes_minus_backslash_and_requests)
 {
-	char *s = render(puts_fn, ".x -y \\z\n'quote\nmid.dot 'mid");
+	char *s = capture_text(puts_fn, ".x -y \\z\n'quote\nmid.dot 'mid");
 
 	cr_assert(eq(str, s, "\\&.x \\-y \\ez\n\\&'quote\nmid.dot 'mid"));
 	free(s);
@@ -50,7 +39,7 @@ static void page_fn(FILE *f, const void *h)
 
 Test(man, page_from_the_option_table)
 {
-	char *s = render(page_fn, &help);
+	char *s = capture_text(page_fn, &help);
 
 	cr_assert(eq(str, s,
 		     ".TH XEVB-DEMO 1 \"\" \"xevb " XEVB_VERSION "\" \"xevb manual\"\n"
@@ -74,7 +63,7 @@ Test(man, page_named_after_the_first_word)
 		.summary = "Send events",
 		.usage = "DEST N",
 	};
-	char *s = render(page_fn, &sub);
+	char *s = capture_text(page_fn, &sub);
 
 	cr_assert(eq(int, strncmp(s, ".TH XEVB-SINK 1 ", 16), 0), "%s", s);
 	cr_assert(not(eq(ptr, strstr(s, ".SH NAME\nxevb\\-sink \\- Send events\n"), NULL)), "%s", s);

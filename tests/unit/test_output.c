@@ -123,10 +123,11 @@ struct node {
 	pthread_t th;
 	uint8_t *buf;
 	size_t cap;
-	size_t got; /* atomically read by the test */
-	int slow;   /* small reads with pauses */
-	int hold;   /* do not read while set */
-	int stop;   /* stop reading, close (a farm node that dies) */
+	size_t got;       /* atomically read by the test */
+	int slow;         /* small reads with pauses */
+	int hold;         /* do not read while set */
+	int stop;         /* stop reading, close (a farm node that dies) */
+	uint32_t checked; /* events found intact by join_and_check */
 };
 
 static void node_listen(struct node *n, int rcvbuf)
@@ -240,6 +241,30 @@ static void open_output(struct xevb_output *o, struct node *nodes, uint32_t n_no
 	cr_assert(eq(u32, xevb_output_connected(o), n_nodes));
 }
 
+/* n farm nodes listening, the output connected to each, every node's reader started. */
+static void open_to_nodes(struct xevb_output *o, struct node *nodes, uint32_t n, uint32_t max_src)
+{
+	for (uint32_t i = 0; i < n; i++)
+		node_listen(&nodes[i], 0);
+	open_output(o, nodes, n, max_src);
+	for (uint32_t i = 0; i < n; i++)
+		node_start(&nodes[i]);
+}
+
+/* The output closed: every node's reader joined and its stream checked (node_check); the events in total. */
+static uint32_t join_and_check(struct node *nodes, uint32_t n, struct fake *f, uint8_t *seen, uint32_t n_events)
+{
+	uint32_t total = 0;
+
+	for (uint32_t i = 0; i < n; i++) {
+		node_join(&nodes[i]);
+		nodes[i].checked = node_check(&nodes[i], f, seen, n_events);
+		total += nodes[i].checked;
+		free(nodes[i].buf);
+	}
+	return total;
+}
+
 /* Emitted = written + dropped by reason + still buffered. */
 static void check_identity(const struct xevb_output *o, uint64_t emitted)
 {
@@ -298,13 +323,8 @@ Test(output, batched_byte_exact_round_robin)
 		struct fake *f = fake_new(126, 40);
 		uint8_t *seen = calloc(N, 1);
 		uint64_t bytes = 0;
-		uint32_t total = 0;
 
-		for (uint32_t i = 0; i < fan[t]; i++)
-			node_listen(&nodes[i], 0);
-		open_output(&o, nodes, fan[t], 126);
-		for (uint32_t i = 0; i < fan[t]; i++)
-			node_start(&nodes[i]);
+		open_to_nodes(&o, nodes, fan[t], 126);
 		for (uint32_t k = 0; k < N; k++) {
 			xevb_output_emit(&o, fake_event(f, k));
 			bytes += xevb_event_wire_size_fast(&f->ev);
@@ -321,15 +341,9 @@ Test(output, batched_byte_exact_round_robin)
 				     o.st.lost_in_flight + o.st.encode_errors,
 			     0));
 		xevb_output_close(&o);
-		for (uint32_t i = 0; i < fan[t]; i++) {
-			uint32_t c;
-			node_join(&nodes[i]);
-			c = node_check(&nodes[i], f, seen, N);
-			cr_assert(eq(u32, c, N / fan[t]), "farm node %u of %u", i, fan[t]);
-			total += c;
-			free(nodes[i].buf);
-		}
-		cr_assert(eq(u32, total, N));
+		cr_assert(eq(u32, join_and_check(nodes, fan[t], f, seen, N), N));
+		for (uint32_t i = 0; i < fan[t]; i++)
+			cr_assert(eq(u32, nodes[i].checked, N / fan[t]), "farm node %u of %u", i, fan[t]);
 		free(seen);
 		fake_free(f);
 	}
@@ -394,7 +408,7 @@ Test(output, full_buffers_go_elsewhere_then_drop)
 	struct fake *f = fake_new(126, 40);
 	uint8_t *seen = calloc(N, 1);
 	int small = 8192;
-	uint32_t got = 0, k = 0;
+	uint32_t k = 0;
 
 	for (int i = 0; i < 2; i++) {
 		node_listen(&nodes[i], small);
@@ -437,12 +451,7 @@ Test(output, full_buffers_go_elsewhere_then_drop)
 	cr_assert(eq(u64, o.st.events + o.st.dropped_backlog, N));
 	cr_assert(eq(u64, o.st.dropped_error + o.st.lost_in_flight + o.st.dropped_no_sink, 0));
 	xevb_output_close(&o);
-	for (int i = 0; i < 2; i++) {
-		node_join(&nodes[i]);
-		got += node_check(&nodes[i], f, seen, N);
-		free(nodes[i].buf);
-	}
-	cr_assert(eq(u64, got, o.st.events));
+	cr_assert(eq(u64, join_and_check(nodes, 2, f, seen, N), o.st.events));
 	free(seen);
 	fake_free(f);
 }
@@ -463,11 +472,7 @@ Test(output, farm_node_closed_mid_batch)
 	uint64_t delivered = 0;
 	uint32_t k = 0;
 
-	for (int i = 0; i < 4; i++)
-		node_listen(&nodes[i], 0);
-	open_output(&o, nodes, 4, 126);
-	for (int i = 0; i < 4; i++)
-		node_start(&nodes[i]);
+	open_to_nodes(&o, nodes, 4, 126);
 	for (; k < N1; k++)
 		xevb_output_emit(&o, fake_event(f, k));
 	xevb_output_flush(&o);
@@ -517,13 +522,8 @@ Test(output, flush_hands_everything_to_the_kernel)
 	struct xevb_output o;
 	struct fake *f = fake_new(126, 40);
 	uint8_t *seen = calloc(N, 1);
-	uint32_t got = 0;
 
-	for (int i = 0; i < 2; i++)
-		node_listen(&nodes[i], 0);
-	open_output(&o, nodes, 2, 126);
-	for (int i = 0; i < 2; i++)
-		node_start(&nodes[i]);
+	open_to_nodes(&o, nodes, 2, 126);
 	for (uint32_t k = 0; k < N; k++) {
 		xevb_output_emit(&o, fake_event(f, k));
 		/* Batched: under 64 KiB it waits for the batch's end... */
@@ -537,12 +537,7 @@ Test(output, flush_hands_everything_to_the_kernel)
 	}
 	xevb_output_settle(&o, 5000000000ull);
 	xevb_output_close(&o);
-	for (int i = 0; i < 2; i++) {
-		node_join(&nodes[i]);
-		got += node_check(&nodes[i], f, seen, N);
-		free(nodes[i].buf);
-	}
-	cr_assert(eq(u32, got, N));
+	cr_assert(eq(u32, join_and_check(nodes, 2, f, seen, N), N));
 	free(seen);
 	fake_free(f);
 }

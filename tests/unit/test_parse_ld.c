@@ -11,6 +11,7 @@
 #include <criterion/new/assert.h>
 #include <xevb/mep_parse_ld.h>
 #include <xevb/names.h>
+#include "../common/pkt_info_assert.h"
 #include "../common/vectors.h"
 
 TestSuite(parse_ld, .init = vectors_setup, .fini = vectors_teardown, .timeout = 20);
@@ -36,22 +37,10 @@ static int agree(const uint8_t *f, size_t len, const char *what)
 	rb = xevb_mep_parse_ld(&buf, a.mep_off, a.mep_len, &b);
 	cr_assert(eq(int, rb, ra), "%s: walker says %s, parser %s", what, xevb_slot_name((unsigned)rb),
 		  xevb_slot_name((unsigned)ra));
-	if (ra == XEVB_RES_MEP) {
-		cr_assert(eq(u16, b.source_id, a.source_id), "%s", what);
-		cr_assert(eq(u16, b.n_frags, a.n_frags), "%s", what);
-		cr_assert(eq(u32, b.run_number, a.run_number), "%s", what);
-		cr_assert(eq(u32, b.packet_seq, a.packet_seq), "%s", what);
-		cr_assert(eq(u32, b.first_event_id, a.first_event_id), "%s", what);
-		cr_assert(eq(u8, b.flags, a.flags), "%s", what);
-	}
-	if (ra == XEVB_RES_SEGMENT) {
-		cr_assert(eq(u16, b.source_id, a.source_id), "%s", what);
-		cr_assert(eq(u32, b.first_event_id, a.first_event_id), "%s", what);
-		cr_assert(eq(u16, b.seg_offset, a.seg_offset), "%s", what);
-		cr_assert(eq(u16, b.seg_bytes, a.seg_bytes), "%s", what);
-		cr_assert(eq(u16, b.frag_length, a.frag_length), "%s", what);
-		cr_assert(eq(u8, b.seg_last, a.seg_last), "%s", what);
-	}
+	if (ra == XEVB_RES_MEP)
+		pi_assert_same_header(&b, &a, what);
+	if (ra == XEVB_RES_SEGMENT)
+		pi_assert_same_segment(&b, &a, what);
 	return 1;
 }
 

@@ -107,31 +107,36 @@ static void joined(char **argv, int n, char *out, size_t len)
 		k += (size_t)snprintf(out + k, len - k, "%s%s", i ? " " : "", argv[i]);
 }
 
+/* The options c gives command cmd on host id, joined by spaces into line (len bytes). */
+static void args_line(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t id, char *line, size_t len)
+{
+	char err[512], *argv[128];
+	int n = xevb_runcfg_args(c, cmd, id, argv, 128, err, sizeof(err));
+
+	cr_assert(ge(int, n, 0), "%s", err);
+	joined(argv, n, line, len);
+}
+
 Test(runcfg, options_per_command)
 {
 	char err[512], line[2048];
 	char *argv[128];
 	struct xevb_runcfg *c = load(good, err, sizeof(err));
-	int n;
 
 	cr_assert_not_null(c, "%s", err);
-	n = xevb_runcfg_args(c, XEVB_RC_DFM, 0, argv, 128, err, sizeof(err));
-	joined(argv, n, line, sizeof(line));
+	args_line(c, XEVB_RC_DFM, 0, line, sizeof(line));
 	cr_assert(eq(str, line,
 		     "--mode pull --events 1000 --listen 198.18.4.1:23901 --wait-builders 2 "
 		     "--wait-sources 2 --retry-ms 500"));
 	/* the defaults first, the builder's own after: its credits win */
-	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 2, argv, 128, err, sizeof(err));
-	joined(argv, n, line, sizeof(line));
+	args_line(c, XEVB_RC_BUILD, 2, line, sizeof(line));
 	cr_assert(eq(str, line,
 		     "--dfm 198.18.4.1:23901 --id 2 --ctl-port 24002 --sources 0-3,4-4 "
 		     "--bind-src 0-3=198.18.1.1 --bind-src 4-4=198.18.1.2 "
 		     "--sink 198.18.3.1:5001 --sink-ctl-port 23904 --credits 32 --udp --credits 64"));
-	n = xevb_runcfg_args(c, XEVB_RC_SOURCE, 0, argv, 128, err, sizeof(err));
-	joined(argv, n, line, sizeof(line));
+	args_line(c, XEVB_RC_SOURCE, 0, line, sizeof(line));
 	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --ctl-port 23903 --source-ids 0-3"));
-	n = xevb_runcfg_args(c, XEVB_RC_SINK, 0, argv, 128, err, sizeof(err));
-	joined(argv, n, line, sizeof(line));
+	args_line(c, XEVB_RC_SINK, 0, line, sizeof(line));
 	cr_assert(eq(str, line, "--listen 198.18.3.1:5001 --dfm 198.18.4.1:23901 --ctl-port 23904 --id 0"));
 	cr_assert(eq(int, xevb_runcfg_args(c, XEVB_RC_SINK, 9, argv, 128, err, sizeof(err)), -1));
 	cr_assert_not_null(strstr(err, "no [sink 9] section"), "%s", err);
@@ -191,7 +196,6 @@ Test(runcfg, bad_files_name_file_line_key)
 Test(runcfg, source_mac_and_vlan_bound_for_the_builder)
 {
 	char err[512], line[2048];
-	char *argv[128];
 	struct xevb_runcfg *c =
 		load(HEAD B1
 		     "[source]\nvlan = 100\n"
@@ -200,26 +204,22 @@ Test(runcfg, source_mac_and_vlan_bound_for_the_builder)
 		     "[source 2]\naddress = 198.18.1.3\nsource_ids = 6\nmac = 02:00:00:00:0a:03\n"
 		     "vlan = 4094\n",
 		     err, sizeof(err));
-	int n;
 
 	cr_assert_not_null(c, "%s", err);
-	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, argv, 128, err, sizeof(err));
-	joined(argv, n, line, sizeof(line));
+	args_line(c, XEVB_RC_BUILD, 1, line, sizeof(line));
 	cr_assert_not_null(strstr(line,
 				  "--bind-src 0-3=198.18.1.1,mac=02:00:00:00:0a:01,vlan=100 "
 				  "--bind-src 4-5=198.18.1.2,vlan=200 "
 				  "--bind-src 6-6=198.18.1.3,mac=02:00:00:00:0a:03,vlan=4094"),
 			   "%s", line);
 	/* The source itself is not told: it sends from its host, as it always did. */
-	n = xevb_runcfg_args(c, XEVB_RC_SOURCE, 0, argv, 128, err, sizeof(err));
-	joined(argv, n, line, sizeof(line));
+	args_line(c, XEVB_RC_SOURCE, 0, line, sizeof(line));
 	cr_assert(eq(str, line, "--dfm 198.18.4.1:23901 --ctl-port 23903 --source-ids 0-3"));
 	xevb_runcfg_free(c);
 
 	c = load(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 0-3\n", err, sizeof(err));
 	cr_assert_not_null(c, "%s", err);
-	n = xevb_runcfg_args(c, XEVB_RC_BUILD, 1, argv, 128, err, sizeof(err));
-	joined(argv, n, line, sizeof(line));
+	args_line(c, XEVB_RC_BUILD, 1, line, sizeof(line));
 	cr_assert(eq(str, line,
 		     "--dfm 198.18.4.1:23901 --id 1 --ctl-port 23902 --sources 0-3 "
 		     "--bind-src 0-3=198.18.1.1"));

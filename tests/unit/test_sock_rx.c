@@ -83,92 +83,95 @@ static int rx_all(struct xevb_sock *s, uint32_t want, uint32_t *idx, const uint8
 	return got;
 }
 
-Test(sock_rx, big_datagram_contiguous_in_a_big_buffer)
-{
+/* A socket on the loopback and what it received: the frame (or big buffer) index, data and length of each. */
+struct rx_run {
 	struct xevb_sock s;
+	uint16_t port;
 	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
 	const uint8_t *data[XEVB_SOCK_BATCH];
-	uint16_t port;
+};
 
-	open_sock(&s, 2, &port);
-	send_len(port, SMALL_LEN);
-	send_len(port, BIG_LEN);
-	cr_assert(eq(int, rx_all(&s, 2, idx, data, len), 2));
+/* A socket with n_big big buffers, sent n datagrams of lens[i] payload bytes: all n received. */
+static void receive(struct rx_run *r, uint32_t n_big, const uint32_t *lens, int n)
+{
+	open_sock(&r->s, n_big, &r->port);
+	for (int i = 0; i < n; i++)
+		send_len(r->port, lens[i]);
+	cr_assert(eq(int, rx_all(&r->s, (uint32_t)n, r->idx, r->data, r->len), n));
+}
+
+/* Datagram i of r: in a big buffer (indices after the frames) or a frame, len bytes. */
+static void expect_received(const struct rx_run *r, int i, bool in_big, uint32_t len)
+{
+	if (in_big)
+		cr_assert(ge(u32, r->idx[i], N_FRAMES), "datagram %d", i);
+	else
+		cr_assert(lt(u32, r->idx[i], N_FRAMES), "datagram %d", i);
+	cr_assert(eq(u32, r->len[i], len), "datagram %d", i);
+}
+
+Test(sock_rx, big_datagram_contiguous_in_a_big_buffer)
+{
+	struct rx_run r;
+
+	receive(&r, 2, (const uint32_t[]){ SMALL_LEN, BIG_LEN }, 2);
 
 	/* The small one in a frame, the big one in a big buffer (indices after the frames). */
-	cr_assert(lt(u32, idx[0], N_FRAMES));
-	cr_assert(eq(u32, len[0], SMALL_LEN + UDP_ROOM));
-	cr_assert(ge(u32, idx[1], N_FRAMES));
-	cr_assert(eq(u32, len[1], BIG_LEN + UDP_ROOM));
-	cr_assert(eq(int, memcmp(data[0] + UDP_ROOM, payload, SMALL_LEN), 0));
-	cr_assert(eq(int, memcmp(data[1] + UDP_ROOM, payload, BIG_LEN), 0), "spilled datagram not contiguous");
-	cr_assert(eq(ptr, (void *)data[1], (void *)s.frame_data[idx[1]]));
+	expect_received(&r, 0, false, SMALL_LEN + UDP_ROOM);
+	expect_received(&r, 1, true, BIG_LEN + UDP_ROOM);
+	cr_assert(eq(int, memcmp(r.data[0] + UDP_ROOM, payload, SMALL_LEN), 0));
+	cr_assert(eq(int, memcmp(r.data[1] + UDP_ROOM, payload, BIG_LEN), 0), "spilled datagram not contiguous");
+	cr_assert(eq(ptr, (void *)r.data[1], (void *)r.s.frame_data[r.idx[1]]));
 	/* The synthetic headers say what the kernel consumed: IPv4 total and UDP length. */
-	cr_assert(eq(u16, xevb_ld16(data[1] + 14 + 2), BIG_LEN + 28));
-	cr_assert(eq(u16, xevb_ld16(data[1] + 14 + 20 + 4), BIG_LEN + 8));
-	cr_assert(eq(u16, xevb_ld16(data[1] + 14 + 20 + 2), port));
+	cr_assert(eq(u16, xevb_ld16(r.data[1] + 14 + 2), BIG_LEN + 28));
+	cr_assert(eq(u16, xevb_ld16(r.data[1] + 14 + 20 + 4), BIG_LEN + 8));
+	cr_assert(eq(u16, xevb_ld16(r.data[1] + 14 + 20 + 2), r.port));
 
 	/* Books: one datagram over the MTU, its head copied once; the frame it spilled from is free. */
-	cr_assert(eq(u64, s.ipfrag_datagrams, 1));
-	cr_assert(eq(u64, s.ipfrag_bytes, BIG_LEN));
-	cr_assert(eq(u64, s.big_copied, FRAME_SIZE - UDP_ROOM));
-	cr_assert(eq(u64, s.truncated, 0));
-	cr_assert(eq(u32, s.n_free, N_FRAMES - 1));
-	cr_assert(eq(u32, s.n_big_free, 1));
+	cr_assert(eq(u64, r.s.ipfrag_datagrams, 1));
+	cr_assert(eq(u64, r.s.ipfrag_bytes, BIG_LEN));
+	cr_assert(eq(u64, r.s.big_copied, FRAME_SIZE - UDP_ROOM));
+	cr_assert(eq(u64, r.s.truncated, 0));
+	cr_assert(eq(u32, r.s.n_free, N_FRAMES - 1));
+	cr_assert(eq(u32, r.s.n_big_free, 1));
 
-	xevb_sock_release(&s, idx[0]);
-	xevb_sock_release(&s, idx[1]);
-	cr_assert(eq(u32, s.n_free, N_FRAMES));
-	cr_assert(eq(u32, s.n_big_free, 2));
-	xevb_sock_close(&s);
+	xevb_sock_release(&r.s, r.idx[0]);
+	xevb_sock_release(&r.s, r.idx[1]);
+	cr_assert(eq(u32, r.s.n_free, N_FRAMES));
+	cr_assert(eq(u32, r.s.n_big_free, 2));
+	xevb_sock_close(&r.s);
 }
 
 Test(sock_rx, no_big_buffer_free_truncates_and_counts)
 {
-	struct xevb_sock s;
-	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
-	const uint8_t *data[XEVB_SOCK_BATCH];
-	uint16_t port;
+	struct rx_run r;
 
-	open_sock(&s, 1, &port);
-	send_len(port, BIG_LEN);
-	send_len(port, BIG_LEN);
-	cr_assert(eq(int, rx_all(&s, 2, idx, data, len), 2));
+	receive(&r, 1, (const uint32_t[]){ BIG_LEN, BIG_LEN }, 2);
 	/* The one big buffer takes the first; the second is cut to its frame. */
-	cr_assert(ge(u32, idx[0], N_FRAMES));
-	cr_assert(eq(u32, len[0], BIG_LEN + UDP_ROOM));
-	cr_assert(lt(u32, idx[1], N_FRAMES));
-	cr_assert(eq(u32, len[1], FRAME_SIZE));
-	cr_assert(eq(u64, s.truncated, 1));
-	cr_assert(eq(u64, s.ipfrag_datagrams, 2));
-	cr_assert(eq(u32, s.n_free, N_FRAMES - 1));
-	cr_assert(eq(u32, s.n_big_free, 0));
-	xevb_sock_release(&s, idx[0]);
-	xevb_sock_release(&s, idx[1]);
-	cr_assert(eq(u32, s.n_big_free, 1));
-	xevb_sock_close(&s);
+	expect_received(&r, 0, true, BIG_LEN + UDP_ROOM);
+	expect_received(&r, 1, false, FRAME_SIZE);
+	cr_assert(eq(u64, r.s.truncated, 1));
+	cr_assert(eq(u64, r.s.ipfrag_datagrams, 2));
+	cr_assert(eq(u32, r.s.n_free, N_FRAMES - 1));
+	cr_assert(eq(u32, r.s.n_big_free, 0));
+	xevb_sock_release(&r.s, r.idx[0]);
+	xevb_sock_release(&r.s, r.idx[1]);
+	cr_assert(eq(u32, r.s.n_big_free, 1));
+	xevb_sock_close(&r.s);
 }
 
 Test(sock_rx, datagrams_within_a_frame_leave_big_buffers_alone)
 {
-	struct xevb_sock s;
-	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
-	const uint8_t *data[XEVB_SOCK_BATCH];
-	uint16_t port;
+	struct rx_run r;
 
-	open_sock(&s, 4, &port);
+	receive(&r, 4, (const uint32_t[]){ SMALL_LEN, SMALL_LEN, SMALL_LEN }, 3);
 	for (int i = 0; i < 3; i++)
-		send_len(port, SMALL_LEN);
-	cr_assert(eq(int, rx_all(&s, 3, idx, data, len), 3));
-	for (int i = 0; i < 3; i++) {
-		cr_assert(lt(u32, idx[i], N_FRAMES));
-		cr_assert(eq(u32, len[i], SMALL_LEN + UDP_ROOM));
-	}
-	cr_assert(eq(u64, s.ipfrag_datagrams, 0));
-	cr_assert(eq(u64, s.big_copied, 0));
-	cr_assert(eq(u32, s.n_big_free, 4));
-	cr_assert(eq(u32, s.n_free, N_FRAMES - 3));
-	xevb_sock_close(&s);
+		expect_received(&r, i, false, SMALL_LEN + UDP_ROOM);
+	cr_assert(eq(u64, r.s.ipfrag_datagrams, 0));
+	cr_assert(eq(u64, r.s.big_copied, 0));
+	cr_assert(eq(u32, r.s.n_big_free, 4));
+	cr_assert(eq(u32, r.s.n_free, N_FRAMES - 3));
+	xevb_sock_close(&r.s);
 }
 
 /*

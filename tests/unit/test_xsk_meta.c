@@ -15,6 +15,8 @@
 #include <criterion/new/assert.h>
 #include <xevb/mep_write.h>
 #include <xevb/xsk_meta.h>
+#include "../common/pkt_info_assert.h"
+#include "../common/vectors.h"
 
 #define COOKIE 0x9e3779b9u
 
@@ -76,14 +78,8 @@ static size_t make_frame(uint8_t *buf, size_t cap, uint32_t n, uint16_t size, in
 	ssize_t w = xevb_write_frame(buf, cap, &p);
 
 	cr_assert(gt(sz, (size_t)(w < 0 ? 0 : w), 0));
-	if (vlan) {
-		memmove(buf + 16, buf + 12, (size_t)w - 12);
-		buf[12] = 0x81;
-		buf[13] = 0x00;
-		buf[14] = 0x00;
-		buf[15] = 0x07;
-		w += 4;
-	}
+	if (vlan)
+		return vectors_tag_vlan(buf, (size_t)w, 7);
 	return (size_t)w;
 }
 
@@ -112,17 +108,7 @@ static void assert_same_pi(const uint8_t *frame, size_t len, const struct xevb_p
 	struct xevb_pkt_info want = { 0 };
 
 	cr_assert(eq(int, xevb_classify(frame, frame + len, (uint32_t)len, &cfg, &want, NULL), XEVB_RES_MEP));
-	cr_assert(eq(u32, got->saddr, want.saddr), "%s", what);
-	cr_assert(eq(u32, got->daddr, want.daddr), "%s", what);
-	cr_assert(eq(u16, got->mep_off, want.mep_off), "%s", what);
-	cr_assert(eq(u16, got->mep_len, want.mep_len), "%s", what);
-	cr_assert(eq(u16, got->source_id, want.source_id), "%s", what);
-	cr_assert(eq(u16, got->n_frags, want.n_frags), "%s", what);
-	cr_assert(eq(u32, got->run_number, want.run_number), "%s", what);
-	cr_assert(eq(u32, got->packet_seq, want.packet_seq), "%s", what);
-	cr_assert(eq(u32, got->first_event_id, want.first_event_id), "%s", what);
-	cr_assert(eq(u8, got->flags, want.flags), "%s", what);
-	cr_assert(eq(u8, got->is_udp, want.is_udp), "%s", what);
+	pi_assert_same_mep(got, &want, what);
 	cr_assert(eq(u8, got->consec, 1), "%s", what);
 }
 
@@ -193,6 +179,14 @@ Test(xsk_meta, vouched_meta_carries_the_shed_run)
 	cr_assert(eq(u8, pi.shed_run, 78));
 }
 
+/* The good meta m with one field edited (x): the frame f is rejected, for the reason why. */
+#define REJECTED_EDITED(edit, why) \
+	do { \
+		x = m; \
+		edit; \
+		assert_rejected(f, len, &x, COOKIE, why); \
+	} while (0)
+
 Test(xsk_meta, mismatches_fall_back)
 {
 	static uint8_t f[4096], g[4096];
@@ -205,51 +199,21 @@ Test(xsk_meta, mismatches_fall_back)
 
 	assert_rejected(f, len, &m, COOKIE ^ 1, "wrong cookie");
 	assert_rejected(f, len, &m, 0, "meta off (cookie 0)");
-	x = m;
-	x.check = 0;
-	assert_rejected(f, len, &x, COOKIE, "zeroed check word (cleared chunk)");
-	x = m;
-	x.flags = XEVB_XDP_META_F_UDP;
-	assert_rejected(f, len, &x, COOKIE, "consec flag missing");
-	x = m;
-	x.flags |= 0x80;
-	assert_rejected(f, len, &x, COOKIE, "unknown flag");
-	x = m;
-	x.reserved = 1;
-	assert_rejected(f, len, &x, COOKIE, "reserved byte set without the vouched flag");
-	x = m;
-	x.flags |= XEVB_XDP_META_F_VOUCHED;
-	assert_rejected(f, len, &x, COOKIE, "vouched flag without a run");
-	x = m;
-	x.n_frags = 24;
-	assert_rejected(f, len, &x, COOKIE, "n_frags disagrees with the header");
-	x = m;
-	x.n_frags = 0;
-	assert_rejected(f, len, &x, COOKIE, "n_frags 0");
-	x = m;
-	x.first_event_id++;
-	assert_rejected(f, len, &x, COOKIE, "first_event_id disagrees with the first record");
-	x = m;
-	x.mep_off += 4;
-	assert_rejected(f, len, &x, COOKIE, "mep_off moved");
-	x = m;
-	x.mep_off = 300;
-	assert_rejected(f, len, &x, COOKIE, "mep_off beyond 256");
-	x = m;
-	x.mep_off = 10;
-	assert_rejected(f, len, &x, COOKIE, "mep_off inside the headers");
-	x = m;
-	x.mep_len += 4;
-	assert_rejected(f, len, &x, COOKIE, "mep_len past the frame");
-	x = m;
-	x.mep_len -= 4;
-	assert_rejected(f, len, &x, COOKIE, "mep_len short of the IP length");
-	x = m;
-	x.mep_len = 0xffff;
-	assert_rejected(f, len, &x, COOKIE, "mep_len 65535");
-	x = m;
-	x.flags |= XEVB_XDP_META_F_UDP;
-	assert_rejected(f, len, &x, COOKIE, "UDP flag on a raw frame");
+	REJECTED_EDITED(x.check = 0, "zeroed check word (cleared chunk)");
+	REJECTED_EDITED(x.flags = XEVB_XDP_META_F_UDP, "consec flag missing");
+	REJECTED_EDITED(x.flags |= 0x80, "unknown flag");
+	REJECTED_EDITED(x.reserved = 1, "reserved byte set without the vouched flag");
+	REJECTED_EDITED(x.flags |= XEVB_XDP_META_F_VOUCHED, "vouched flag without a run");
+	REJECTED_EDITED(x.n_frags = 24, "n_frags disagrees with the header");
+	REJECTED_EDITED(x.n_frags = 0, "n_frags 0");
+	REJECTED_EDITED(x.first_event_id++, "first_event_id disagrees with the first record");
+	REJECTED_EDITED(x.mep_off += 4, "mep_off moved");
+	REJECTED_EDITED(x.mep_off = 300, "mep_off beyond 256");
+	REJECTED_EDITED(x.mep_off = 10, "mep_off inside the headers");
+	REJECTED_EDITED(x.mep_len += 4, "mep_len past the frame");
+	REJECTED_EDITED(x.mep_len -= 4, "mep_len short of the IP length");
+	REJECTED_EDITED(x.mep_len = 0xffff, "mep_len 65535");
+	REJECTED_EDITED(x.flags |= XEVB_XDP_META_F_UDP, "UDP flag on a raw frame");
 	assert_rejected(f, len - 1, &m, COOKIE, "frame shorter than the MEP");
 	assert_rejected(f, 40, &m, COOKIE, "frame cut to 40 bytes");
 
@@ -263,6 +227,7 @@ Test(xsk_meta, mismatches_fall_back)
 	memcpy(g, f, len);
 	g[mep_off + 15] ^= 1; /* packet_seq: the check word no longer matches */
 	assert_rejected(g, len, &m, COOKIE, "another packet_seq (stale meta of an earlier frame)");
+#undef REJECTED_EDITED
 	memcpy(g, f, len);
 	g[mep_off + 7] = 24; /* n_frags in the header */
 	assert_rejected(g, len, &m, COOKIE, "header n_frags disagrees");
