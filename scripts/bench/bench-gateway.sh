@@ -608,7 +608,7 @@ model_text() {
 if [[ -n ${MAIN_FLOWS// /} ]]; then
 bench_write gateway "$W/results" ${BENCH_MERGE:+merge_key=label} seconds_per_probe="$SECS" \
 	bisection_steps="$STEPS" loss_tolerance="$TOL" \
-	model='"direct veth pair, generator XDP_TX on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', '"$(model_text)"'; 2 shared cores"'
+	model='"direct veth pair, generator ('"$GEN"') on CPU 0, builder on CPU 1 with the shipped defaults'"${GW_BUILD_ARGS:+ and $GW_BUILD_ARGS}"', '"$(model_text)"'; 2 shared cores"'
 "$PY" scripts/bench/plots.py "$OUT/bench" gateway
 python3 - "$OUT/bench/gateway.json" <<'PY'
 import json, sys
