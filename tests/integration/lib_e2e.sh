@@ -406,6 +406,17 @@ e2e_no_xdp() {
 	fi
 }
 
+# e2e_direct_link SRCNS BNS: the direct path (as scripts/bench's direct_link):
+# source eth1 <-> builder eth1, no bridge, no address; frames go straight
+# into the builder's veth (send with --dev eth1 --dst-mac 02:18:02:01:00:01).
+e2e_direct_link() {
+	ip link add eth1 netns "$1" address 02:18:01:01:00:01 type veth \
+		peer name eth1 netns "$2" address 02:18:02:01:00:01 || e2e_die "direct veth pair"
+	ip -n "$1" link set eth1 up
+	ip -n "$2" link set eth1 up
+	ip netns exec "$2" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+}
+
 # e2e_xdp_attached ROLE IDX: true when eth0 of that host has an XDP program.
 e2e_xdp_attached() {
 	tb_exec "$1" "$2" ip -d link show eth0 | grep -q 'prog/xdp'

@@ -34,11 +34,7 @@ SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0)
 E2E_DEST=$(tb_addr builder 0)
 # The direct path (as scripts/bench/bench-e2e.sh): source eth1 <-> builder
 # eth1, live frames straight into the builder's veth.
-ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 type veth \
-	peer name eth1 netns "$BNS" address 02:18:02:01:00:01 || e2e_die "direct veth pair"
-ip -n "$SRCNS" link set eth1 up
-ip -n "$BNS" link set eth1 up
-ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+e2e_direct_link "$SRCNS" "$BNS"
 
 # As e2e_builder, but with the per-second lines (the shedding level) in NAME.err.
 builder_eth1() {

@@ -20,15 +20,10 @@
 # XDP, every event complete at the farm node with every byte checked.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
-e2e_init sx "${1:-build}"
-tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
+e2e_init sx "${1:-build}" --sources 1 --builders 1 --sinks 1
 SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0)
 E2E_DEST=$(tb_addr builder 0)
-ip link add eth1 netns "$SRCNS" address 02:18:01:01:00:01 type veth \
-	peer name eth1 netns "$BNS" address 02:18:02:01:00:01 || e2e_die "direct veth pair"
-ip -n "$SRCNS" link set eth1 up
-ip -n "$BNS" link set eth1 up
-ip netns exec "$BNS" sysctl -qw net.ipv4.conf.all.rp_filter=0 net.ipv4.conf.eth1.rp_filter=0
+e2e_direct_link "$SRCNS" "$BNS"
 # The queue veth stops when the peer is full: without one it drops instead.
 ip netns exec "$SRCNS" tc qdisc replace dev eth1 root pfifo limit 10000 || e2e_die "qdisc on the sender's veth"
 
