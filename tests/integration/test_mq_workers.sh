@@ -100,6 +100,48 @@ MQ_PACK0=6 MQ_PACK1=6 mq_case mq_same 12000 64 --tune wait-us=0
 # back (a frame of another worker's queue over the return ring) once the kernel is done.
 mq_case mq_zc 6000 64 --tune zerocopy=1
 
+# Socket mode: one socket, read by worker 0, which hands worker 1 the shares of its id blocks.
+mq_sock() {
+	local case=$1 ev=$2 bopt=() sopt=()
+	[[ $3 == udp ]] && bopt=(--udp) && sopt=(--udp 23900)
+	e2e_log "$case: socket mode, $3, 2 workers, 12 sources, $ev events"
+	e2e_sink 0 "$case.k0" --expect-events "$ev" --expect-sources 12
+	e2e_builder 0 "$case.b" --mode socket --workers 2 --tune owner-block=16 --sources 0-11 \
+		--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 20 "${bopt[@]}"
+	E2E_DEST=$(tb_addr builder 0)
+	e2e_source 0 "$case.s0" --source-ids 0-5 --src-addr-base 198.18.1.100 --events "$ev" \
+		--pack 10 --frag-size 32-120 --rate 20000 --seed 5 "${sopt[@]}"
+	e2e_source 1 "$case.s1" --source-ids 6-11 --src-addr-base 198.18.1.200 --events "$ev" \
+		--pack 7 --frag-size 32-120 --rate 20000 --seed 6 "${sopt[@]}"
+	e2e_wait_all
+	E=$ev e2e_check "$case" <<'PY'
+E = int(os.environ["E"])
+b, k = J(CASE + ".b"), J(CASE + ".k0")
+s = [J(CASE + ".s0"), J(CASE + ".s1")]
+with open(os.path.join(W, CASE + ".b.json")) as f:
+    wk = [json.loads(l) for l in f.read().splitlines() if l.startswith('{"workers"')][0]["workers"]
+sent = sum(x["fragments"] for x in s)
+pk = sum(x["packets"] for x in s)
+eq("fragments sent", sent, 12 * E)
+built_every_fragment(b, pk, sent, E)
+eq("out_events", b["out_events"], E)
+eq("run ended by END_OF_RUN", b["run_ended"], True)
+eq("socket: kernel drops, truncated", (b["sock_kernel_drops"], b["sock_truncated"]), (0, 0))
+eq("frames received, by worker", [w["rx_frames"] for w in wk], [pk, 0])
+true("worker 0 handed worker 1 its shares: %d" % wk[0]["handoff_sent"], wk[0]["handoff_sent"] > 0)
+eq("shares handed off = taken", wk[0]["handoff_sent"], wk[1]["handoff_received"])
+eq("frames returned = taken back", wk[1]["returns_sent"], wk[0]["returns_received"])
+true("both workers built events: %r" % [w["events_complete"] for w in wk], all(w["events_complete"] > 0 for w in wk))
+eq("events per worker add up", sum(w["events_complete"] for w in wk), E)
+eq("sink events = complete", (k["events"], k["complete"]), (E, E))
+eq("sink incomplete, missing, errors, duplicates", (k["incomplete"], k["missing_fragments"], k["errors"], k["duplicates"]), (0, 0, 0, 0))
+eq("sink fragments = sent", k["fragments"], sent)
+eq("sink result", k["result"], "ok")
+PY
+}
+mq_sock mq_sock 6000 raw
+mq_sock mq_sock_udp 4000 udp
+
 # --output FILE: the workers share one writer (under a mutex, per event).
 e2e_log "mq_file: 2 workers writing one file, owner block 4, default wait-us"
 e2e_builder 0 mq_file.b --queues 0-1 --workers 2 --tune owner-block=4 --sources 0-11 \

@@ -95,10 +95,11 @@ Test(cli_table, wait_policy_and_workers)
 	cr_assert(eq(int, PARSE(BASE, "--tune", "coalesce-us=50"), -1), "%s", errbuf);
 	cr_assert(eq(u32, cfg.wait_us, 50));
 	cr_assert(eq(u32, cfg.n_workers, 1));
-	refused(PARSE(BASE, "--queues", "0-1", "--workers", "2", "--mode", "socket"),
-		"socket mode has one socket");
+	/* Socket mode: one socket, and workers that build what worker 0 hands them. */
+	cr_assert(eq(int, PARSE(BASE, "--workers", "2", "--mode", "socket"), -1), "%s", errbuf);
+	cr_assert(eq(u32, cfg.n_workers, 2));
 	refused(PARSE(BASE, "--workers", "2"), "at least 2 --queues");
-	refused(PARSE(BASE, "--queues", "0-1", "--workers", "2", "--dfm", "198.18.4.1:23901"), "no --dfm");
+	refused(PARSE(BASE, "--queues", "0-1", "--workers", "2", "--dfm", "198.18.4.1:23901"), "with --dfm");
 	checked = false;
 #undef BASE
 }

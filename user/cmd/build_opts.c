@@ -161,7 +161,8 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "queues", 'q', XEVB_T_IDS, "LIST", F(queues), F(n_queues), XEVB_XSK_MAX_QUEUES, 0, 65535, .def = "0",
 	  .section = S_IN, .help = "receive queues to open AF_XDP sockets on" },
 	{ "workers", 0, XEVB_T_U32, "N", F(n_workers), 0, 0, 1, 16, .def = "1", .section = S_IN,
-	  .help = "receive threads, queue i served by worker i % N; events owned by id block" },
+	  .help = "builder threads, events owned by id block; queue i received by worker i % N "
+		  "(socket mode: worker 0 receives)" },
 	{ "run", 0, XEVB_T_U32, "N", F(run), F(have_run), 0, 0, UINT32_MAX, .def = "1", .section = S_IN,
 	  .flags = XEVB_F_GIVEN,
 	  .help = "run number to accept, as xevb source and dfm; with --dfm the DFM's unless given" },
@@ -351,11 +352,17 @@ static int check_workers(struct build_cfg *c)
 {
 	if (!c->have_wait)
 		c->wait_us = c->n_workers > 1 ? 200 : 0;
-	if (c->n_workers > 1 && (c->mode == BUILD_MODE_SOCKET || c->cc.dfm || c->n_workers > c->n_queues)) {
+	if (c->n_workers > 1 && c->cc.dfm) {
 		xevb_err(
-			"--workers %u needs the XDP path (socket mode has one socket), no --dfm (one DFM "
-			"conversation per builder), and at least %u --queues (one AF_XDP socket per queue): "
-			"give --workers 1 or more --queues",
+			"--workers %u with --dfm: the DFM's conversation steers one builder core: give --workers 1",
+			c->n_workers);
+		return 2;
+	}
+	/* Socket mode: worker 0 receives from the one socket and hands the others their events. */
+	if (c->n_workers > 1 && c->mode == BUILD_MODE_XDP && c->n_workers > c->n_queues) {
+		xevb_err(
+			"--workers %u needs at least %u --queues (one AF_XDP socket per queue): give --workers 1 "
+			"or more --queues",
 			c->n_workers, c->n_workers);
 		return 2;
 	}

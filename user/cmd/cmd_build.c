@@ -332,7 +332,6 @@ static struct xevb_builder_cfg core_cfg(struct build *bd)
 	} else {
 		bd->e.ipfrag_base = UINT32_MAX;
 	}
-	xevb_engine_bind_core(&bd->e, &bc, cfg->nofwd && !cfg->cc.dfm);
 	return bc;
 }
 
@@ -346,6 +345,7 @@ static void engine_cfg(struct build *bd)
 		.bare = cfg->bare,
 		.busy = cfg->busy,
 		.exit_eor = cfg->exit_eor,
+		.emit_runs = cfg->nofwd && !cfg->cc.dfm,
 		.n_queues = cfg->n_queues,
 		.rx_batch = cfg->rx_batch,
 		.rx_ring = cfg->rx_ring,
@@ -396,11 +396,6 @@ static bool core_setup(struct build *bd, const struct build_cfg *cfg)
 			"frames a queue before the oldest are evicted; give frames at least "
 			"2 x rx-ring plus what the window holds",
 			cfg->frames, cfg->rx_ring, cfg->frames / 2);
-	bd->e.b = xevb_builder_new(&bd->e.bcfg);
-	if (!bd->e.b) {
-		xevb_err("cannot create the builder: %s", strerror(errno));
-		return false;
-	}
 	return true;
 }
 
@@ -460,6 +455,8 @@ static bool socket_setup(struct build *bd)
 	bd->e.sock.src_bind = cfg->have_bind ? cfg->bind_src : NULL;
 	bd->e.sock.src_allow = cfg->allow_src;
 	bd->e.sock.n_src_allow = cfg->n_allow;
+	if (!xevb_engine_start(&bd->e))
+		return false;
 	/* Before the line saying the socket is open: scripts wait for it. */
 	if (!cfg->no_shed && !bd->e.c.bare && !cfg->cc.dfm)
 		sock_shed_start(bd, cfg->dev, bd->generic, cfg->force, cfg->sources, (int)cfg->n_sources);
@@ -514,15 +511,17 @@ static bool xdp_setup(struct build *bd)
 	xc.xsks_map_fd = bd->e.ld.xsks_fd;
 	if (xevb_xsk_open(&bd->e.xsk, &xc))
 		return false;
-	/* Under a DFM its credits and Busy flag pace the sources instead. */
-	if (!cfg->no_shed && !bd->e.c.bare && !cfg->cc.dfm)
-		xevb_engine_shed_start(&bd->e, cfg->sources, (int)cfg->n_sources);
 	if (bd->e.ipfrag_on) {
 		open_ipfrag(bd, cfg->udp, cfg->proto, cfg->udp_port);
 		bd->e.ipfrag.src_bind = cfg->have_bind ? cfg->bind_src : NULL;
 		bd->e.ipfrag.src_allow = cfg->allow_src;
 		bd->e.ipfrag.n_src_allow = cfg->n_allow;
 	}
+	if (!xevb_engine_start(&bd->e))
+		return false;
+	/* Under a DFM its credits and Busy flag pace the sources instead. */
+	if (!cfg->no_shed && !bd->e.c.bare && !cfg->cc.dfm)
+		xevb_engine_shed_start(&bd->e, cfg->sources, (int)cfg->n_sources);
 	for (uint32_t q = 0; q < cfg->n_queues; q++)
 		xevb_info("AF_XDP socket on %s queue %u: %s mode, %u frames of %u bytes%s, %s", cfg->dev,
 			  bd->queues[q], bd->e.xsk.q[q].zerocopy ? "zero-copy" : "copy", cfg->frames,
@@ -626,7 +625,7 @@ static bool build_setup(struct build *bd)
 }
 
 /* Once a second: the statistics published, and every --interval a line. */
-static void tick_second(struct build *bd, uint64_t now, bool maintain)
+static void tick_second(struct build *bd, uint64_t now)
 {
 	xevb_engine_snapshot(&bd->e, &bd->local);
 	publish(bd);
@@ -634,8 +633,6 @@ static void tick_second(struct build *bd, uint64_t now, bool maintain)
 		xevb_report_line(stderr, &bd->local, &bd->prev);
 		bd->prev = bd->local;
 	}
-	if (maintain)
-		xevb_output_maintain(&bd->e.out, now);
 	bd->t_next += 1000000000ull;
 	if (bd->t_next < now)
 		bd->t_next = now + 1000000000ull;
@@ -649,20 +646,10 @@ static bool duration_over(const struct build *bd, uint64_t now)
 /* The DFM's messages and timers; true when the loop ends (run finished, or no core). */
 static bool one_dfm(struct build *bd, uint64_t now)
 {
-	build_ctl_tick(bd->bctl, bd->e.b, now);
-	if (build_ctl_take_reset(bd->bctl)) {
-		/* A restarted DFM numbers events afresh: so does a fresh core. */
-		char msg[256];
-		xevb_builder_flush(bd->e.b);
-		if (!xevb_builder_check(bd->e.b, msg, sizeof(msg)))
-			xevb_err("accounting check of the core before the DFM restart FAILED: %s", msg);
-		xevb_builder_free(bd->e.b);
-		bd->e.b = xevb_builder_new(&bd->e.bcfg);
-		if (!bd->e.b) {
-			xevb_err("cannot create the builder again: %s", strerror(errno));
-			return true;
-		}
-	}
+	build_ctl_tick(bd->bctl, xevb_engine_core(&bd->e), now);
+	/* A restarted DFM numbers events afresh: so does a fresh core. */
+	if (build_ctl_take_reset(bd->bctl) && !xevb_engine_core_reset(&bd->e))
+		return true;
 	return bd->cfg->exit_eor && build_ctl_finished(bd->bctl);
 }
 
@@ -673,9 +660,9 @@ static bool duties(void *ctx, uint64_t now)
 
 	if (bd->bctl && one_dfm(bd, now))
 		return true;
-	/* With workers the output's connections are theirs to maintain. */
+	/* The output's connections are the workers' to maintain. */
 	if (now >= bd->t_next)
-		tick_second(bd, now, !bd->e.bw);
+		tick_second(bd, now);
 	return duration_over(bd, now);
 }
 
@@ -717,14 +704,15 @@ static int build_report(struct build *bd)
 	const struct build_cfg *cfg = bd->cfg;
 	char msg[256];
 	bool ok = xevb_engine_check(&bd->e, msg, sizeof(msg));
+	const struct xevb_builder *core = xevb_engine_core(&bd->e);
 
 	xevb_report_summary(stderr, &bd->local);
 	explain_wrong_run(&bd->local.core);
-	if (!bd->e.bw)
-		explain_evictions(xevb_builder_stats(bd->e.b), xevb_now_ns() - bd->t_start, cfg->window,
+	if (core)
+		explain_evictions(xevb_builder_stats(core), xevb_now_ns() - bd->t_start, cfg->window,
 				  cfg->timeout_ms, bd->e.bcfg.max_frames_held);
-	if (!bd->e.bw && bd->bctl)
-		explain_late_reasks(xevb_builder_stats(bd->e.b), xevb_now_ns() - bd->t_start, cfg->window,
+	if (core && bd->bctl)
+		explain_late_reasks(xevb_builder_stats(core), xevb_now_ns() - bd->t_start, cfg->window,
 				    cfg->cc.reask_ns, build_ctl_reasked(bd->bctl));
 	if (!ok)
 		xevb_err("accounting check FAILED: %s", msg);

@@ -33,7 +33,8 @@ static uint64_t shed_xsk_drops(struct xevb_engine *e)
  */
 static uint32_t sock_truesize(const struct xevb_engine *e)
 {
-	uint64_t avg = e->rx_frames ? e->rx_bytes / e->rx_frames : 1514;
+	uint64_t frames = 0, bytes = 0;
+	uint64_t avg = e->bw && bw_rx_totals(e->bw, &frames, &bytes) && frames ? bytes / frames : 1514;
 	uint64_t buf = 512;
 
 	while (buf < avg + 384 && buf < (1u << 16)) /* + headroom and skb_shared_info */
@@ -97,8 +98,8 @@ static void guard_resync(struct xevb_engine *e, uint64_t now)
 		queued = xevb_xsk_rx_queued(&e->xsk, q, &size);
 		have = __atomic_load_n(&g->released[qid], __ATOMIC_RELAXED);
 		__atomic_fetch_add(&g->released[qid], steered - queued - have, __ATOMIC_RELAXED);
-		/* The one loop that ticks also reads the ring: it is running (workers tick elsewhere). */
-		if (!e->bw)
+		/* One worker ticks and reads the ring: it is running (more workers tick elsewhere). */
+		if (xevb_engine_core(e))
 			__atomic_store_n(&g->released_ns[qid], now, __ATOMIC_RELAXED);
 	}
 }
@@ -112,7 +113,8 @@ static void guard_resync(struct xevb_engine *e, uint64_t now)
  */
 static void guard_set_limit(struct xevb_engine *e)
 {
-	const struct xevb_builder_stats *st = e->bw ? NULL : xevb_builder_stats(e->b);
+	const struct xevb_builder *core = xevb_engine_core(e);
+	const struct xevb_builder_stats *st = core ? xevb_builder_stats(core) : NULL;
 	uint64_t held = st ? st->frames_held / e->xsk.n_queues : 0;
 	uint64_t room = e->xsk.frames_per_q > held ? e->xsk.frames_per_q - held : 0;
 	uint64_t limit, full, block = 0;
@@ -195,7 +197,7 @@ void xevb_engine_shed_step(struct xevb_engine *e, uint64_t now)
 {
 	struct xevb_shed_in in = { 0 };
 	uint32_t accept;
-	uint64_t kd;
+	uint64_t kd, rx, rx_bytes;
 
 	e->shed.next_ns = now + XEVB_ENGINE_SHED_TICK_NS;
 	if (e->xsk.guard_released) {
@@ -206,10 +208,10 @@ void xevb_engine_shed_step(struct xevb_engine *e, uint64_t now)
 	/* The socket's counter is 32 bits: the difference survives its wrap. */
 	in.drops = e->c.xdp ? kd - e->shed.kdrops : (uint32_t)(kd - e->shed.kdrops);
 	e->shed.kdrops = kd;
-	/* What this loop served (with workers their frames are not counted here). */
-	if (!e->bw) {
-		in.consumed = e->rx_frames - e->shed.rx;
-		e->shed.rx = e->rx_frames;
+	/* What the one worker served (more workers' frames are not counted in this thread). */
+	if (e->bw && bw_rx_totals(e->bw, &rx, &rx_bytes)) {
+		in.consumed = rx - e->shed.rx;
+		e->shed.rx = rx;
 	}
 	in.backlog = xevb_output_backlog_bytes(&e->out);
 	in.out_sent = e->out.st.bytes - e->shed.out_bytes;

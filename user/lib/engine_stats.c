@@ -9,13 +9,6 @@
 void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 {
 	s->update_ns = xevb_now_ns();
-	s->rx_frames = e->rx_frames;
-	s->rx_bytes = e->rx_bytes;
-	s->rx_not_mep = e->rx_not_mep;
-	s->batches = e->batches;
-	s->polls = e->polls;
-	s->rx_meta = e->rx_meta;
-	s->rx_meta_fallback = e->rx_meta_fallback;
 	{
 		const struct xevb_sock *ks = e->c.xdp ? &e->ipfrag : &e->sock;
 
@@ -24,7 +17,6 @@ void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 		s->rx_ipfrag_copied = ks->big_copied;
 	}
 	s->out = e->out.st;
-	s->core = *xevb_builder_stats(e->b);
 	if (e->bw)
 		bw_snapshot(e->bw, s);
 	if (e->c.xdp || e->pass_xdp)

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * Multi-queue receive with event ownership (engine_workers.h, handoff.h).
+ * The engine's receive loop, for one worker or many, with event ownership
+ * (engine_workers.h, handoff.h).
  *
  * Each worker thread serves its AF_XDP queues: it classifies every frame,
  * counts packets and packet_seq gaps per source (an owner sees only part of
@@ -31,13 +32,14 @@
 #include <xevb/engine.h>
 #include <xevb/handoff.h>
 #include <xevb/metrics.h>
+#include <xevb/probes.h>
 #include <xevb/report.h>
 #include <xevb/sock_rx.h>
 #include <xevb/stall_drain.h>
 #include <xevb/xsk_meta.h>
 #include "engine_workers.h"
 
-#define RX_BATCH       64
+#define RX_BATCH_MAX   XEVB_ENGINE_RX_BATCH_MAX
 #define HO_BATCH       64
 #define PREFETCH_AHEAD 2
 /*
@@ -90,7 +92,10 @@ struct worker {
 	uint32_t sleeping;
 	uint32_t run_ended;
 	struct xevb_stall_drain sd; /* timeouts wait for the ring after a gap */
-	uint32_t ipfrag_turn;
+	uint32_t full_batch;        /* frames a turn takes when its rings are full */
+	int poll_ms;
+	bool failed; /* receiving failed: worker 0 ends the run */
+	uint32_t sock_turn;
 	bool worked;   /* the last turn did work: an empty turn naps before it sleeps */
 	uint8_t *fref; /* shares still out, per frame of our queues */
 	struct wstats st;
@@ -99,6 +104,8 @@ struct worker {
 	struct xevb_frag_ref part[XEVB_MAX_FRAGS_PER_MEP];
 	uint64_t next_maint;
 	uint32_t window;
+	uint64_t open_at_stop;
+	struct xevb_builder_cfg bcfg; /* its builder's: a DFM restart makes it afresh */
 	/* statistics hand-over to the main thread */
 	uint32_t req, ack;
 	struct xevb_builder_stats *pub_core;
@@ -120,12 +127,13 @@ struct bw {
 	pthread_mutex_t out_lock;
 	pthread_barrier_t bar;
 	uint32_t stop;
-	bool abort; /* set before stop when not every worker started, or worker 0 never ran */
-	bool ran;   /* worker 0 ran its turns and its stop (bw_run) */
+	bool abort;   /* set before stop when not every worker started, or worker 0 never ran */
+	bool running; /* bw_run started the threads: statistics are asked for, not read */
+	bool ran;     /* worker 0 ran its turns and its stop (bw_run) */
 	bool stopped;
 	struct xevb_builder_stats merged;
-	/* Reassembled IPv4 datagrams (c.ipfrag): frame indices from ipfrag_base, received by worker 0. */
-	uint32_t ipfrag_base;
+	/* The kernel socket's frames (c.sock): indices from sock_base, received by worker 0. */
+	uint32_t sock_base;
 };
 
 /* The queue a frame index belongs to: a UMEM chunk, or a jumbo frame's bounce buffer (xsk_rx.h). */
@@ -141,23 +149,23 @@ static inline uint32_t frame_queue(const struct bw *bw, uint32_t idx)
 /* The worker that received a frame, and gets it back. */
 static inline uint32_t frame_worker(const struct bw *bw, uint32_t idx)
 {
-	if (__builtin_expect(idx >= bw->ipfrag_base, 0))
+	if (__builtin_expect(idx >= bw->sock_base, 0))
 		return 0;
 	return bw->q_worker[frame_queue(bw, idx)];
 }
 
 static inline const uint8_t *frame_at(const struct bw *bw, uint32_t idx)
 {
-	if (__builtin_expect(idx >= bw->ipfrag_base, 0))
-		return bw->c.ipfrag->frame_data[idx - bw->ipfrag_base];
+	if (__builtin_expect(idx >= bw->sock_base, 0))
+		return bw->c.sock->frame_data[idx - bw->sock_base];
 	return bw->c.xsk->frame_data[idx];
 }
 
 /* A frame back to the socket it came from; the receiving worker's thread only. */
 static inline void own_release(struct bw *bw, uint32_t idx)
 {
-	if (__builtin_expect(idx >= bw->ipfrag_base, 0))
-		xevb_sock_release(bw->c.ipfrag, idx - bw->ipfrag_base);
+	if (__builtin_expect(idx >= bw->sock_base, 0))
+		xevb_sock_release(bw->c.sock, idx - bw->sock_base);
 	else
 		xevb_xsk_release(bw->c.xsk, idx);
 }
@@ -166,7 +174,9 @@ static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
 	struct worker *w = ctx;
 
-	if (w->bw->c.file) {
+	if (w->bw->c.emit) {
+		w->bw->c.emit(w->bw->c.emit_ctx, ev); /* one worker: the DFM's thread */
+	} else if (w->bw->c.file && w->bw->n > 1) {
 		pthread_mutex_lock(&w->bw->out_lock);
 		xevb_output_emit(w->out, ev);
 		pthread_mutex_unlock(&w->bw->out_lock);
@@ -271,8 +281,14 @@ static void release_cb(void *ctx, uint32_t idx)
 {
 	struct worker *w = ctx;
 	struct bw *bw = w->bw;
-	uint32_t rw = frame_worker(bw, idx);
+	uint32_t rw;
 
+	/* One worker: every frame is its own, and nobody else holds a share. */
+	if (bw->n == 1) {
+		own_release(bw, idx);
+		return;
+	}
+	rw = frame_worker(bw, idx);
 	if (rw == w->id) {
 		local_unref(w, idx);
 		return;
@@ -297,9 +313,13 @@ void bw_release_held(struct bw *bw, uint32_t idx)
 	release_cb(&bw->w[0], idx);
 }
 
+/* More workers: an owner sees part of a source's packets, so the receiver counts them (one: its builder). */
 static inline void rx_note(struct worker *w, const struct xevb_pkt_info *pi)
 {
 	struct rx_src *s = &w->rsrc[pi->source_id];
+
+	if (w->bw->n == 1)
+		return;
 
 	s->packets++;
 	if (__builtin_expect(!s->seen, 0)) {
@@ -318,6 +338,25 @@ static inline void prefetch_frame(const uint8_t *p, uint32_t len)
 }
 
 /*
+ * One worker: every event is its own, the frame needs no share count. A
+ * run goes without refs; anything else is parsed for them first.
+ */
+static bool dispatch_own(struct worker *w, uint32_t idx, const uint8_t *data, uint32_t len,
+			 const struct xevb_pkt_info *pi, bool have_frags, uint64_t now)
+{
+	if (!have_frags && !(pi->consec && pi->n_frags > 1)) {
+		struct xevb_pkt_info again;
+
+		/* Validated a moment ago: only a frame changed under us fails here. */
+		if (xevb_mep_parse(data, data + len, pi->mep_off, pi->mep_len, &again, w->frags) != XEVB_RES_MEP)
+			return false;
+		have_frags = true;
+	}
+	xevb_builder_add_mep(w->b, idx, data, pi, have_frags ? w->frags : NULL, now);
+	return true;
+}
+
+/*
  * Route a validated MEP (pi) by owner. have_frags: w->frags holds its
  * refs; without them (classified without, or described by the XDP
  * program), a MEP of consecutive ids in one owner block is routed by
@@ -333,6 +372,8 @@ static bool dispatch(struct worker *w, uint32_t idx, const uint8_t *data, uint32
 	uint32_t n = pi->n_frags, nw = bw->n, owners, shift = bw->c.owner_shift, e0 = pi->first_event_id;
 	bool eor = pi->flags & XEVB_MEP_F_END_OF_RUN;
 
+	if (nw == 1)
+		return dispatch_own(w, idx, data, len, pi, have_frags, now);
 	/* One block: first and last id agree above the shift (a MEP across the 2^32 wrap does not). */
 	if (__builtin_expect(pi->consec && !eor && n && !((e0 ^ (e0 + n - 1)) >> shift), 1)) {
 		uint32_t o = xevb_owner(e0, shift, nw);
@@ -502,12 +543,17 @@ static inline void rx_frame(struct worker *w, uint32_t idx, const uint8_t *data,
 		res = xevb_classify(data, data + len, len, &bw->c.pcfg, &pi, w->frags);
 	else
 		res = xevb_classify(data, data + len, len, &bw->c.pcfg, &pi, NULL);
-	/* AF_XDP bytes; the reassembled datagrams' socket counts its own. */
-	if (__builtin_expect(idx < bw->ipfrag_base, 1))
-		w->st.rx_bytes +=
-			res == XEVB_RES_MEP || res == XEVB_RES_SEGMENT ? (uint32_t)pi.mep_off + pi.mep_len : len;
-	/* A reassembled IP-fragmented MEP: XDP never saw it whole, --bind-src is judged here. */
-	if (__builtin_expect(idx >= bw->ipfrag_base, 0) && xevb_sock_src_refused(bw->c.ipfrag, res, &pi, len)) {
+	/* Frames received; the reassembled datagrams' socket counts its own. */
+	if (__builtin_expect(idx < bw->sock_base || bw->c.sock_main, 1))
+		w->st.rx_bytes += len;
+	/*
+	 * A datagram over the MTU was IP-fragmented: no XDP program saw it
+	 * whole (reassembled datagrams, and the socket path's own socket), so
+	 * --bind-src and --allow-src are judged here.
+	 */
+	if (__builtin_expect(idx >= bw->sock_base, 0) &&
+	    (!bw->c.sock_main || (bw->c.sock->mtu && len > bw->c.sock->mtu)) &&
+	    xevb_sock_src_refused(bw->c.sock, res, &pi, len)) {
 		own_release(bw, idx);
 		return;
 	}
@@ -582,7 +628,7 @@ static void handle_rx_meta(struct worker *w, uint32_t n, const uint32_t *idx, co
 			continue;
 		}
 		w->st.rx_meta++;
-		w->st.rx_bytes += (uint32_t)pi.mep_off + pi.mep_len;
+		w->st.rx_bytes += len[i];
 		rx_note(w, &pi);
 		if (!dispatch(w, idx[i], data[i], len[i], &pi, false, now)) {
 			w->st.rx_not_mep++;
@@ -591,19 +637,21 @@ static void handle_rx_meta(struct worker *w, uint32_t n, const uint32_t *idx, co
 	}
 }
 
-static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t *idx, const uint8_t **data,
-		      const uint32_t *len, uint64_t now)
+/* A batch of received frames (AF_XDP, or the socket path's own socket), each to its events' owner. */
+static void handle_rx(struct worker *w, uint32_t n, const uint32_t *idx, const uint8_t **data, const uint32_t *len,
+		      uint64_t now)
 {
 	struct bw *bw = w->bw;
 	bool refs;
 
+	XEVB_PROBE(batch_received, n, now);
 	w->st.rx_frames += n;
-	w->st.q_rx[qi] += n;
 	w->st.batches++;
 	if (bw->c.bare) {
+		/* The receive ceiling: what the ring loop costs without the builder. */
 		for (uint32_t i = 0; i < n; i++) {
 			w->st.rx_bytes += len[i];
-			xevb_xsk_release(bw->c.xsk, idx[i]);
+			own_release(bw, idx[i]);
 		}
 		return;
 	}
@@ -612,6 +660,12 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 		handle_rx_meta(w, n, idx, data, len, refs, now);
 		return;
 	}
+	/*
+	 * The kernel's copy into the UMEM leaves the frames in memory, not in
+	 * our cache (and the RX ring holds thousands of frames): every record
+	 * header the parser reads would be a stall. Fetch PREFETCH_AHEAD frames
+	 * ahead so their lines arrive while earlier frames are built.
+	 */
 	for (uint32_t i = 0; i < n && i < PREFETCH_AHEAD; i++)
 		prefetch_frame(data[i], len[i]);
 	for (uint32_t i = 0; i < n; i++) {
@@ -621,23 +675,49 @@ static void handle_rx(struct worker *w, uint32_t qi, uint32_t n, const uint32_t 
 	}
 }
 
+static void sock_rx_failed(struct worker *w, int err)
+{
+	static bool warned;
+
+	if (w->bw->c.sock_main) {
+		xevb_err("receive failed: %s", strerror(-err));
+		w->failed = true;
+	} else if (!warned) {
+		warned = true;
+		xevb_warn(
+			"receiving reassembled IPv4 datagrams failed: %s; IP-fragmented MEPs may be lost "
+			"(the kernel counts them: nstat -a IpReasmOKs)",
+			strerror(-err));
+	}
+}
+
 /*
- * Worker 0: the datagrams the kernel reassembled from IPv4 fragments
- * (counted by their socket), each to its event's owner like any frame.
+ * Worker 0: the kernel socket. The socket path's own is a receive queue
+ * like an AF_XDP ring; the datagrams the kernel reassembled from IPv4
+ * fragments (counted by their socket) go each to its events' owner.
  */
-static uint32_t rx_ipfrag(struct worker *w, uint64_t now)
+static uint32_t rx_sock(struct worker *w, uint64_t now)
 {
 	struct bw *bw = w->bw;
 	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
 	const uint8_t *data[XEVB_SOCK_BATCH];
-	int n = xevb_sock_rx(bw->c.ipfrag, idx, data, len);
+	int n = xevb_sock_rx(bw->c.sock, idx, data, len);
 	bool refs;
 
-	if (n <= 0)
+	if (n <= 0) {
+		if (n < 0)
+			sock_rx_failed(w, n);
 		return 0;
+	}
+	for (int i = 0; i < n; i++)
+		idx[i] += bw->sock_base;
+	if (bw->c.sock_main) {
+		handle_rx(w, (uint32_t)n, idx, data, len, now);
+		return (uint32_t)n;
+	}
 	refs = owners_want_refs(w);
 	for (int i = 0; i < n; i++)
-		rx_frame(w, idx[i] + bw->ipfrag_base, data[i], len[i], refs, now);
+		rx_frame(w, idx[i], data[i], len[i], refs, now);
 	return (uint32_t)n;
 }
 
@@ -751,9 +831,24 @@ static bool inbound_pending(struct worker *w)
 	return __atomic_load_n(&w->req, __ATOMIC_ACQUIRE) != w->ack;
 }
 
+/* More workers: shares or frames out at others, or events open, want a turn within LAZY_POLL_MS. */
+static int idle_poll_ms(const struct worker *w)
+{
+	const struct bw *bw = w->bw;
+	bool busy_out = bw->n > 1 && (w->st.ho_sent != w->st.ret_recv || w->st.ret_sent != w->st.ho_recv ||
+				      xevb_builder_stats(w->b)->open_events);
+
+	/* What a farm node's socket did not take yet goes out within 1 ms. */
+	if (w->out && xevb_output_backlog_bytes(w->out))
+		return 1;
+	return busy_out && w->poll_ms > LAZY_POLL_MS ? LAZY_POLL_MS : w->poll_ms;
+}
+
+/* Nothing came: nap (--tune wait-us, after work) or sleep in poll() until a queue, a peer or the DFM wakes us. */
 static void idle(struct worker *w)
 {
-	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 2];
+	const struct bw_cfg *c = &w->bw->c;
+	struct pollfd pfd[XEVB_XSK_MAX_QUEUES + 3];
 	uint32_t n = 0;
 
 	/* A worker woken by the first frame takes a few frames per wake-up: after work, nap first. */
@@ -766,51 +861,49 @@ static void idle(struct worker *w)
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 	if (!inbound_pending(w) && !__atomic_load_n(&w->bw->stop, __ATOMIC_ACQUIRE)) {
 		for (uint32_t i = 0; i < w->n_q; i++)
-			pfd[n++] = (struct pollfd){ .fd = w->bw->c.xsk->q[w->q[i]].fd, .events = POLLIN };
-		if (w->id == 0 && w->bw->c.ipfrag)
-			pfd[n++] = (struct pollfd){ .fd = w->bw->c.ipfrag->fd, .events = POLLIN };
+			pfd[n++] = (struct pollfd){ .fd = c->xsk->q[w->q[i]].fd, .events = POLLIN };
+		if (w->id == 0 && c->sock)
+			pfd[n++] = (struct pollfd){ .fd = c->sock->fd, .events = POLLIN };
+		if (w->id == 0 && c->wake_fd >= 0)
+			pfd[n++] = (struct pollfd){ .fd = c->wake_fd, .events = POLLIN };
 		pfd[n++] = (struct pollfd){ .fd = w->efd, .events = POLLIN };
-		bool busy_out = w->st.ho_sent != w->st.ret_recv || w->st.ret_sent != w->st.ho_recv ||
-				xevb_builder_stats(w->b)->open_events;
-		int ms = busy_out && w->bw->c.poll_ms > LAZY_POLL_MS ? LAZY_POLL_MS : w->bw->c.poll_ms;
-
-		/* What a farm node's socket did not take yet goes out within 1 ms. */
-		if (w->out && xevb_output_backlog_bytes(w->out))
-			ms = 1;
-
 		w->st.polls++;
-		if (poll(pfd, n, ms) > 0 && (pfd[n - 1].revents & POLLIN)) {
+		if (poll(pfd, n, idle_poll_ms(w)) > 0 && (pfd[n - 1].revents & POLLIN)) {
 			uint64_t v;
 			(void)!read(w->efd, &v, sizeof(v));
 		}
+		/* Woken: the reassembled datagrams' socket is read in the next turn. */
+		w->sock_turn = 7;
 	}
 	__atomic_store_n(&w->sleeping, 0, __ATOMIC_RELAXED);
 }
 
 static void rx_all(struct worker *w, uint64_t now, uint32_t *got, uint32_t rounds)
 {
-	uint32_t idx[RX_BATCH], len[RX_BATCH];
-	const uint8_t *data[RX_BATCH];
+	const struct bw_cfg *c = &w->bw->c;
+	uint32_t idx[RX_BATCH_MAX], len[RX_BATCH_MAX];
+	const uint8_t *data[RX_BATCH_MAX];
 
 	for (uint32_t i = 0; i < w->n_q; i++) {
 		uint32_t qi = w->q[i];
 		for (uint32_t k = 0; k < rounds; k++) {
 			uint32_t n;
 
-			if (w->bw->c.busy)
-				xevb_xsk_kick(w->bw->c.xsk, qi); /* preferred busy polling: we run the NAPI */
-			n = xevb_xsk_rx(w->bw->c.xsk, qi, RX_BATCH, idx, data, len);
+			if (c->busy)
+				xevb_xsk_kick(c->xsk, qi); /* preferred busy polling: we run the NAPI */
+			n = xevb_xsk_rx(c->xsk, qi, c->rx_batch, idx, data, len);
 			if (!n)
 				break;
-			handle_rx(w, qi, n, idx, data, len, now);
-			xevb_xsk_rx_done(w->bw->c.xsk, qi, n);
+			handle_rx(w, n, idx, data, len, now);
+			xevb_xsk_rx_done(c->xsk, qi, n);
+			w->st.q_rx[qi] += n;
 			*got += n;
 		}
 	}
 	/* IP-fragmented MEPs are rare: their socket every 8th turn, not a system call a batch. */
-	if (w->id == 0 && w->bw->c.ipfrag && !w->bw->c.bare && (rounds > 1 || (++w->ipfrag_turn & 7) == 0))
+	if (w->id == 0 && c->sock && (c->sock_main || (!c->bare && (rounds > 1 || (++w->sock_turn & 7) == 0))))
 		for (uint32_t k = 0; k < rounds; k++) {
-			uint32_t n = rx_ipfrag(w, now);
+			uint32_t n = rx_sock(w, now);
 
 			if (!n)
 				break;
@@ -845,23 +938,24 @@ static void worker_turns(struct worker *w)
 		got = rx;
 		got += drain_handoffs(w, now, 4);
 		got += drain_returns(w);
-		if (!xevb_stall_draining(&w->sd, rx >= RX_BATCH * w->n_q, now))
+		if (!xevb_stall_draining(&w->sd, w->full_batch && rx >= w->full_batch, now))
 			xevb_builder_poll(w->b, now);
-		if (!bw->c.file)
-			xevb_output_flush(w->out); /* this batch's events to the farm nodes */
+		/* Worker 0, the calling thread: the engine's duties (statistics, shedding, the DFM, the run's end). */
+		if (w->id == 0 && (w->failed || bw->c.duties(bw->c.duties_ctx, now)))
+			break;
+		/* This batch's events to the farm nodes now, not at 64 KiB (a shared file: at the stop). */
+		if (!bw->c.file || bw->n == 1)
+			xevb_output_flush(w->out);
 		publish_all(w);
 		flush_fill(w);
 		answer_stats(w);
 		if (xevb_builder_stats(w->b)->run_ended != (bool)w->run_ended)
 			__atomic_store_n(&w->run_ended, xevb_builder_stats(w->b)->run_ended, __ATOMIC_RELEASE);
 		if (now >= w->next_maint) {
-			if (!bw->c.file)
+			if (!bw->c.file || w->id == 0)
 				xevb_output_maintain(w->out, now);
 			w->next_maint = now + 1000000000ull;
 		}
-		/* Worker 0, the calling thread: the engine's duties (statistics, shedding, the run's end). */
-		if (w->id == 0 && bw->c.duties(bw->c.duties_ctx, now))
-			break;
 		if (!got && !bw->c.busy)
 			idle(w);
 		else
@@ -881,15 +975,16 @@ static void worker_stop(struct worker *w)
 	uint32_t got = 0;
 	uint64_t now = xevb_now_ns();
 
-	rx_all(w, now, &got, bw->c.rx_ring / RX_BATCH + 1);
+	rx_all(w, now, &got, bw->c.rx_ring / bw->c.rx_batch + 1);
 	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
 	now = xevb_now_ns();
 	while (drain_handoffs(w, now, UINT32_MAX))
 		;
+	w->open_at_stop = xevb_builder_stats(w->b)->open_events;
 	xevb_builder_expire_all(w->b);
 	/* Zero copy: what this worker's sends still hold comes back before the returns are drained. */
-	if (!bw->c.file)
+	if (!bw->c.file || bw->n == 1)
 		xevb_output_drain(w->out);
 	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
@@ -919,17 +1014,6 @@ static void signal_stop(struct bw *bw)
 	}
 }
 
-void bw_run(struct bw *bw)
-{
-	struct worker *w = &bw->w[0];
-
-	worker_pin(w);
-	worker_turns(w);
-	signal_stop(bw);
-	worker_stop(w);
-	bw->ran = true;
-}
-
 static int online_cpus(void)
 {
 	long n = sysconf(_SC_NPROCESSORS_ONLN);
@@ -951,7 +1035,9 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 	w->bw = bw;
 	w->id = i;
 	w->efd = -1;
-	w->cpu = c->n_cpus ? c->cpus[i % c->n_cpus] : (int)(i % (uint32_t)online_cpus());
+	/* One worker is pinned only when --tune cpus says where: by default it runs where it is put. */
+	w->cpu = c->n_cpus ? c->cpus[i % c->n_cpus] : bw->n > 1 ? (int)(i % (uint32_t)online_cpus()) : -1;
+	w->poll_ms = i == 0 && c->poll_max_ms > 0 && c->poll_ms > c->poll_max_ms ? c->poll_max_ms : c->poll_ms;
 	for (uint32_t q = i; q < c->xsk->n_queues; q += bw->n)
 		w->q[w->n_q++] = q;
 	/* Each owner sees 1/n of the ids in any stretch: keep the window's reach. */
@@ -963,12 +1049,15 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 	w->window = win;
 	bc.n_frames = nf;
 	bc.emit = emit_cb;
-	bc.emit_run = c->out->discard ? emit_run_cb : NULL;
+	bc.emit_run = c->emit_runs ? emit_run_cb : NULL;
 	bc.frame_release = builder_release_cb;
 	bc.ctx = w;
-	bc.rx_counts_packets = true;
+	/* More workers: an owner sees part of a source's packets; the receiver counts them (rx_note). */
+	bc.rx_counts_packets = bw->n > 1;
+	w->bcfg = bc;
 	w->b = xevb_builder_new(&bc);
 	w->sd.timeout_ns = bc.timeout_ns;
+	w->full_batch = c->rx_batch * w->n_q + (i == 0 && c->sock_main ? XEVB_SOCK_BATCH : 0);
 	w->fref = calloc(nf, 1);
 	w->rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->rsrc));
 	w->pub_rsrc = calloc(XEVB_MAX_SOURCES, sizeof(*w->pub_rsrc));
@@ -1013,6 +1102,8 @@ static bool start_threads(struct bw *bw)
 
 static void log_workers(const struct bw *bw)
 {
+	if (bw->n == 1)
+		return; /* one worker: nothing to tell apart */
 	for (uint32_t i = 0; i < bw->n; i++) {
 		char cpus[16] = "any";
 		if (bw->w[i].cpu >= 0)
@@ -1023,14 +1114,32 @@ static void log_workers(const struct bw *bw)
 	}
 }
 
+bool bw_run(struct bw *bw)
+{
+	struct worker *w = &bw->w[0];
+
+	if (!start_threads(bw))
+		return false;
+	bw->running = true;
+	log_workers(bw);
+	worker_pin(w);
+	worker_turns(w);
+	signal_stop(bw);
+	worker_stop(w);
+	bw->ran = true;
+	return true;
+}
+
 struct bw *bw_start(const struct bw_cfg *c)
 {
 	struct bw *bw;
 	/* Every frame index: UMEM chunks, then the jumbo frames' bounce buffers (multi-buffer MTU). */
 	uint32_t nf = c->xsk->n_umem + c->xsk->bounce_per_q * c->xsk->n_queues, cap = 1, rcap;
-	uint32_t ipfrag_base = nf;
+	uint32_t sock_base = nf;
 
-	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS || c->n_workers > c->xsk->n_queues) {
+	/* Socket mode has no queues: worker 0 receives, the others build what it hands them. */
+	if (c->n_workers < 1 || c->n_workers > XEVB_HO_MAX_WORKERS ||
+	    (c->xsk->n_queues && c->n_workers > c->xsk->n_queues)) {
 		xevb_err("--workers %u: give 1..%d workers, at most one per queue (--queues)", c->n_workers,
 			 XEVB_HO_MAX_WORKERS);
 		return NULL;
@@ -1040,10 +1149,12 @@ struct bw *bw_start(const struct bw_cfg *c)
 		goto oom;
 	bw->c = *c;
 	bw->n = c->n_workers;
-	/* The reassembled datagrams' frames and big buffers follow the AF_XDP ones. */
-	bw->ipfrag_base = c->ipfrag ? ipfrag_base : UINT32_MAX;
-	if (c->ipfrag)
-		nf += c->ipfrag->n_frames + c->ipfrag->n_big;
+	if (!bw->c.rx_batch || bw->c.rx_batch > RX_BATCH_MAX)
+		bw->c.rx_batch = bw->c.rx_batch ? RX_BATCH_MAX : XEVB_ENGINE_RX_BATCH;
+	/* The socket's frames and big buffers follow the AF_XDP ones. */
+	bw->sock_base = c->sock ? sock_base : UINT32_MAX;
+	if (c->sock)
+		nf += c->sock->n_frames + c->sock->n_big;
 	pthread_mutex_init(&bw->out_lock, NULL);
 	pthread_barrier_init(&bw->bar, NULL, bw->n);
 	while (cap < nf)
@@ -1068,9 +1179,6 @@ struct bw *bw_start(const struct bw_cfg *c)
 	for (uint32_t i = 0; i < bw->n; i++)
 		if (!worker_setup(bw, i, nf))
 			goto fail;
-	if (!start_threads(bw))
-		goto fail;
-	log_workers(bw);
 	return bw;
 oom:
 	xevb_err("cannot allocate the hand-off rings (%u frames): %s", nf, strerror(ENOMEM));
@@ -1108,7 +1216,8 @@ static void merge_rx(struct xevb_builder_stats *m, const struct rx_src *rs)
 
 void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 {
-	bool live = !bw->stopped;
+	/* One worker answers in this thread (the duties'): its counters are read as they are. */
+	bool live = bw->running && !bw->stopped && bw->n > 1;
 	struct xevb_builder_stats *m = &bw->merged;
 
 	if (live) {
@@ -1156,6 +1265,46 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 	s->core = *m;
 }
 
+struct xevb_builder *bw_core(struct bw *bw)
+{
+	return bw->n == 1 ? bw->w[0].b : NULL;
+}
+
+bool bw_core_reset(struct bw *bw)
+{
+	struct worker *w = &bw->w[0];
+	char msg[256];
+
+	if (bw->n != 1)
+		return false;
+	xevb_builder_flush(w->b);
+	if (!xevb_builder_check(w->b, msg, sizeof(msg)))
+		xevb_err("accounting check of the core before the DFM restart FAILED: %s", msg);
+	xevb_builder_free(w->b);
+	w->b = xevb_builder_new(&w->bcfg);
+	if (!w->b)
+		xevb_err("cannot create the builder again: %s", strerror(errno));
+	return w->b != NULL;
+}
+
+bool bw_rx_totals(const struct bw *bw, uint64_t *frames, uint64_t *bytes)
+{
+	if (bw->n != 1)
+		return false;
+	*frames = bw->w[0].st.rx_frames;
+	*bytes = bw->w[0].st.rx_bytes;
+	return true;
+}
+
+uint64_t bw_open_at_stop(const struct bw *bw)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < bw->n; i++)
+		n += bw->w[i].open_at_stop;
+	return n;
+}
+
 bool bw_run_ended(struct bw *bw)
 {
 	for (uint32_t i = 0; i < bw->n; i++)
@@ -1186,8 +1335,10 @@ void bw_stop(struct bw *bw)
 		open += xevb_builder_stats(bw->w[i].b)->open_events;
 	if (open)
 		xevb_warn("stop: %llu event(s) still open after the expiry", (unsigned long long)open);
-	xevb_info("stop: %u workers drained their rings and timed out their open events by --timeout-policy",
-		  bw->n);
+	if (bw->n > 1)
+		xevb_info(
+			"stop: %u workers drained their rings and timed out their open events by --timeout-policy",
+			bw->n);
 }
 
 bool bw_check(struct bw *bw, char *msg, size_t len)

@@ -5,11 +5,12 @@
  * reassembled IPv4 datagrams' socket now and then), hands them to the
  * builder core, flushes the output, refills the rings, sheds whole events
  * under overload, and waits by one policy (--tune wait-us) when nothing
- * comes. Worker 0 runs in the calling thread and also does the periodic
- * duties (statistics, shedding, the DFM): one worker costs no extra thread
- * or wake-up, and has no hand-off ring in its path. Workers 1..N-1 are
- * threads; every worker owns the events of its id blocks
- * (engine_workers.h).
+ * comes. One loop serves any number of workers (engine_workers.c).
+ * Worker 0 runs in the calling thread and also does the periodic duties
+ * (statistics, shedding, the DFM): one worker costs no extra thread or
+ * wake-up, and has nothing to hand over. Workers 1..N-1 are threads;
+ * every worker owns the events of its id blocks; worker 0 also takes the
+ * kernel socket's datagrams and hands each to its events' owner.
  *
  * The command sets the engine up (sockets, loader, output, core) and gives
  * it its periodic duties (statistics, the DFM) as hooks; the engine owns
@@ -43,10 +44,11 @@ struct xevb_metrics;
 struct bw;
 
 struct xevb_engine_cfg {
-	bool xdp;      /* AF_XDP queues; else the kernel socket */
-	bool bare;     /* receive and release, build nothing */
-	bool busy;     /* spin instead of sleeping in poll() */
-	bool exit_eor; /* end when every builder saw END_OF_RUN from every source */
+	bool xdp;       /* AF_XDP queues; else the kernel socket */
+	bool bare;      /* receive and release, build nothing */
+	bool busy;      /* spin instead of sleeping in poll() */
+	bool exit_eor;  /* end when every builder saw END_OF_RUN from every source */
+	bool emit_runs; /* build only: runs of events counted whole, never made one by one */
 	uint32_t n_queues, rx_batch, rx_ring;
 	uint32_t timeout_ms; /* the builder's event timeout */
 	uint32_t wait_us;    /* after a turn that did work, nap this long before sleeping in poll() */
@@ -68,10 +70,10 @@ struct xevb_engine_hooks {
 	 * (more): the statistics, the DFM. True: the run ends.
 	 */
 	bool (*duties)(void *ctx, uint64_t now);
-	/* When set, events go here instead of the output (--dfm: its control endpoint in front). */
+	/* When set, events go here instead of the output (--dfm: its control endpoint in front; one worker). */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
-	int fd;                  /* >= 0: wakes the one worker's poll() too (the DFM's socket) */
-	int poll_max_ms;         /* > 0: the one worker sleeps at most this long (re-asks keep time) */
+	int fd;                  /* >= 0: wakes worker 0's poll() too (the DFM's socket) */
+	int poll_max_ms;         /* > 0: worker 0 sleeps at most this long (re-asks keep time) */
 	struct xevb_metrics *mx; /* the metrics page, or NULL: more workers add their counters */
 };
 
@@ -81,7 +83,7 @@ struct xevb_engine_shed {
 	struct xevb_shed ctl;
 	uint64_t next_ns;
 	uint64_t kdrops;      /* the receive sockets' drop counters at the last tick */
-	uint64_t rx;          /* rx_frames at the last tick (one worker) */
+	uint64_t rx;          /* frames received at the last tick (one worker) */
 	uint64_t out_bytes;   /* output bytes sent at the last tick */
 	uint64_t out_dropped; /* events dropped for backlog at the last tick */
 };
@@ -102,15 +104,12 @@ struct xevb_engine {
 	bool ipfrag_on;
 	uint32_t ipfrag_base;
 	struct xevb_sock ipfrag;
-	struct xevb_builder *b; /* one worker's (more: each worker has its own) */
-	struct xevb_builder_cfg bcfg;
+	struct xevb_builder_cfg bcfg; /* every worker's builder core's, but for its callbacks */
 	struct xevb_output out;
 	struct xevb_parse_cfg pcfg;
 	uint32_t meta_cookie; /* non-zero: the XDP program writes XDP meta (xdp_meta.h) */
-	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls;
-	uint64_t rx_meta, rx_meta_fallback;
 	struct xevb_engine_shed shed;
-	struct bw *bw;                     /* more than one worker */
+	struct bw *bw;                     /* the workers (xevb_engine_start) */
 	const volatile sig_atomic_t *stop; /* xevb_engine_run's */
 };
 
@@ -134,8 +133,6 @@ static inline bool xevb_engine_nap(uint32_t wait_us, bool worked)
 /* The calling thread on cpu (worker w's, --tune cpus); cpu < 0: left as it is. */
 void xevb_engine_pin(int cpu, uint32_t w);
 
-/* The builder core's callbacks (emit, frame release, runs counted whole when emit_runs) into bc. */
-void xevb_engine_bind_core(struct xevb_engine *e, struct xevb_builder_cfg *bc, bool emit_runs);
 /* A frame the output held (zero copy) back to the ring or socket it came from, or to its worker. */
 void xevb_engine_release_held(void *ctx, uint32_t idx);
 /*
@@ -152,6 +149,16 @@ static inline void xevb_engine_shed_tick(struct xevb_engine *e, uint64_t now)
 	if (e->shed.on && now >= e->shed.next_ns)
 		xevb_engine_shed_step(e, now);
 }
+/*
+ * The workers and their builder cores, after the receive path is open
+ * (AF_XDP queues or the socket): counters can be read from here on. False
+ * after a message.
+ */
+bool xevb_engine_start(struct xevb_engine *e);
+/* One worker: its builder core (the DFM steers it), else NULL. */
+struct xevb_builder *xevb_engine_core(struct xevb_engine *e);
+/* One worker: a fresh builder core, the old one flushed and checked (a restarted DFM). False: none. */
+bool xevb_engine_core_reset(struct xevb_engine *e);
 /*
  * Receive, build and forward until *stop, the duties hook says so, the
  * run ended (c.exit_eor) or receiving failed (after a message). False: it
