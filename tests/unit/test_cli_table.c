@@ -99,7 +99,11 @@ Test(cli_table, wait_policy_and_workers)
 	cr_assert(eq(int, PARSE(BASE, "--workers", "2", "--mode", "socket"), -1), "%s", errbuf);
 	cr_assert(eq(u32, cfg.n_workers, 2));
 	refused(PARSE(BASE, "--workers", "2"), "at least 2 --queues");
-	refused(PARSE(BASE, "--queues", "0-1", "--workers", "2", "--dfm", "198.18.4.1:23901"), "with --dfm");
+	cr_assert(eq(int, PARSE(BASE, "--queues", "0-1", "--workers", "2", "--dfm", "198.18.4.1:23901"), -1), "%s",
+		  errbuf);
+	refused(PARSE(BASE, "--queues", "0-1", "--workers", "2", "--dfm", "198.18.4.1:23901", "--tune",
+		      "zerocopy=1"),
+		"zerocopy=0");
 	checked = false;
 #undef BASE
 }

@@ -9,6 +9,7 @@
 #include <xevb/ctl_sock.h>
 #include <xevb/event_codec.h>
 #include <xevb/flowctl.h>
+#include <xevb/handoff.h>
 #include "build_ctl.h"
 
 #define HB_NS    100000000ull
@@ -73,7 +74,8 @@ struct build_ctl {
 	uint32_t bl_head, bl_n;
 	struct xevb_busy busy;
 	struct xevb_ctl_msg done;
-	uint64_t next_hb, next_scan, last_dfm_ns;
+	uint64_t next_hb, last_dfm_ns;
+	uint64_t next_scan[XEVB_HO_MAX_WORKERS]; /* per builder core */
 	/* counters */
 	uint64_t assigned_events, assign_dups, retry_redone, requests_sent, reask_events, reask_requests;
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
@@ -383,6 +385,9 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 		xevb_builder_assigned(b, a->first_event, a->count);
 		if (!bc->cfg.fixed_run)
 			xevb_builder_set_run(b, a->run);
+		if (bc->cfg.on_assign)
+			bc->cfg.on_assign(bc->cfg.assign_ctx, a->first_event, a->count, a->run,
+					  !bc->cfg.fixed_run);
 		for (uint32_t j = 0; j < a->count; j++) {
 			uint32_t e = a->first_event + j;
 			struct ev_ent *x = &bc->ev[e & bc->mask];
@@ -640,16 +645,20 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 
 /* ---- the tick ---- */
 
-static void scan(struct build_ctl *bc, const struct xevb_builder *b, uint64_t now)
+/* The events core owner builds (b): re-asked while they miss fragments, given up when spent. */
+static void scan(struct build_ctl *bc, const struct xevb_builder *b, uint32_t owner, uint64_t now)
 {
-	static uint16_t miss[XEVB_MAX_SOURCES];
+	uint16_t miss[XEVB_MAX_SOURCES];
 	uint64_t give_up = bc->cfg.reask_ns * (bc->cfg.max_reasks + 1ull);
+	uint32_t n_owners = bc->cfg.n_owners > 1 ? bc->cfg.n_owners : 1;
 
 	for (uint32_t i = 0; i <= bc->mask; i++) {
 		struct ev_ent *x = &bc->ev[i];
 		int n;
 
 		if (x->state != E_ASSIGNED || now - x->t_ask < bc->cfg.reask_ns)
+			continue;
+		if (n_owners > 1 && xevb_owner(x->event, bc->cfg.owner_shift, n_owners) != owner)
 			continue;
 		n = xevb_builder_missing(b, x->event, miss, XEVB_MAX_SOURCES);
 		if (x->reasks < bc->cfg.max_reasks && bc->n_srcp) {
@@ -690,6 +699,16 @@ static void scan(struct build_ctl *bc, const struct xevb_builder *b, uint64_t no
 	update_busy(bc);
 }
 
+void build_ctl_scan_owner(struct build_ctl *bc, const struct xevb_builder *b, uint32_t owner, uint64_t now)
+{
+	if (owner >= XEVB_HO_MAX_WORKERS || now < bc->next_scan[owner])
+		return;
+	scan(bc, b, owner, now);
+	bc->next_scan[owner] = now + SCAN_NS;
+	/* Its re-asks go out now: the tick that flushes them runs in another thread. */
+	flush_requests(bc);
+}
+
 void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 {
 	struct xevb_ctl_msg m;
@@ -705,9 +724,9 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from))
 		build_ctl_on_msg(bc, b, &m, &from, now);
-	if (now >= bc->next_scan) {
-		scan(bc, b, now);
-		bc->next_scan = now + SCAN_NS;
+	if (now >= bc->next_scan[0]) {
+		scan(bc, b, 0, now);
+		bc->next_scan[0] = now + SCAN_NS;
 	}
 	if (now >= bc->next_hb) {
 		struct xevb_ctl_msg h = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };

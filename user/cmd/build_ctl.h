@@ -29,6 +29,16 @@ struct build_ctl_cfg {
 	uint64_t sink_dead_ns;
 	uint32_t backlog; /* built events held while no farm node has credit */
 	bool fixed_run;   /* --run or [run] number: else the ASSIGNs' run is the core's */
+	/*
+	 * More builder cores (--workers N): events owned by id block, core w
+	 * holding those with xevb_owner(id, owner_shift, n_owners) == w. The
+	 * tick steers and scans core 0 (the b it is given); every ASSIGN also
+	 * goes to on_assign for the others, and each of them scans its own
+	 * events (build_ctl_scan_owner).
+	 */
+	uint32_t n_owners, owner_shift;
+	void (*on_assign)(void *ctx, uint32_t first, uint32_t count, uint32_t run, bool set_run);
+	void *assign_ctx;
 	/* Tests and fuzzers: no socket; every message we send goes to tx_hook. */
 	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
 	void *tx_ctx;
@@ -57,6 +67,12 @@ struct xevb_ctl_io *build_ctl_io(struct build_ctl *bc);
  * what disagrees in msg.
  */
 bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap);
+/*
+ * More cores: the re-asks of the events core owner owns, from what its
+ * builder b is missing, every scan period (the owner's thread; the caller
+ * serialises it with the tick and the emits).
+ */
+void build_ctl_scan_owner(struct build_ctl *bc, const struct xevb_builder *b, uint32_t owner, uint64_t now);
 /* From the builder's emit callback: DONE bookkeeping and forwarding. */
 void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev);
 /* The DFM restarted: the caller starts a fresh builder core (event ids begin again). */

@@ -69,6 +69,8 @@ struct build {
 
 static bool duties(void *ctx, uint64_t now);
 static void dfm_emit(void *ctx, const struct xevb_event *ev);
+static void dfm_assign(void *ctx, uint32_t first, uint32_t count, uint32_t run, bool set_run);
+static void dfm_worker_tick(void *ctx, uint32_t w, const struct xevb_builder *b, uint64_t now);
 
 /* In the root watcher as it starts: the builder's connections are not its own. */
 static void watcher_start(void *ctx)
@@ -412,6 +414,14 @@ static bool output_setup(struct build *bd)
 	if (!cc.dfm)
 		return true;
 	cc.fixed_run = cfg->have_run;
+	if (cfg->n_workers > 1) {
+		/* Every worker's core follows the ASSIGNs; each re-asks for the events it owns. */
+		cc.n_owners = cfg->n_workers;
+		cc.owner_shift = bd->e.c.owner_shift;
+		cc.on_assign = dfm_assign;
+		cc.assign_ctx = bd;
+		bd->e.h.worker_tick = dfm_worker_tick;
+	}
 	if (cfg->timeout_ms && (uint64_t)cfg->timeout_ms * 1000000ull < cc.reask_ns * (cc.max_reasks + 1ull))
 		xevb_warn("--timeout-ms %u ends events before their %u re-asks of %llu ms are spent",
 			  cfg->timeout_ms, cc.max_reasks, (unsigned long long)(cc.reask_ns / 1000000));
@@ -646,11 +656,18 @@ static bool duration_over(const struct build *bd, uint64_t now)
 /* The DFM's messages and timers; true when the loop ends (run finished, or no core). */
 static bool one_dfm(struct build *bd, uint64_t now)
 {
-	build_ctl_tick(bd->bctl, xevb_engine_core(&bd->e), now);
-	/* A restarted DFM numbers events afresh: so does a fresh core. */
-	if (build_ctl_take_reset(bd->bctl) && !xevb_engine_core_reset(&bd->e))
+	bool reset, finished;
+
+	/* More workers emit into the control endpoint from their threads: its state is under the lock. */
+	xevb_engine_lock(&bd->e);
+	build_ctl_tick(bd->bctl, xevb_engine_core0(&bd->e), now);
+	reset = build_ctl_take_reset(bd->bctl);
+	finished = bd->cfg->exit_eor && build_ctl_finished(bd->bctl);
+	xevb_engine_unlock(&bd->e);
+	/* A restarted DFM numbers events afresh: so do fresh cores. */
+	if (reset && !xevb_engine_core_reset(&bd->e))
 		return true;
-	return bd->cfg->exit_eor && build_ctl_finished(bd->bctl);
+	return finished;
 }
 
 /* The engine's periodic duties, in this thread: the DFM, the second's statistics, --duration. */
@@ -672,6 +689,22 @@ static void dfm_emit(void *ctx, const struct xevb_event *ev)
 	struct build *bd = ctx;
 
 	build_ctl_emit(bd->bctl, ev);
+}
+
+/* More workers: an ASSIGN worker 0's core took in the DFM's tick, for the others' cores. */
+static void dfm_assign(void *ctx, uint32_t first, uint32_t count, uint32_t run, bool set_run)
+{
+	struct build *bd = ctx;
+
+	xevb_engine_assign(&bd->e, first, count, run, set_run);
+}
+
+/* More workers: worker w's re-asks, from what its core b is missing (the engine holds its lock). */
+static void dfm_worker_tick(void *ctx, uint32_t w, const struct xevb_builder *b, uint64_t now)
+{
+	struct build *bd = ctx;
+
+	build_ctl_scan_owner(bd->bctl, b, w, now);
 }
 
 static void report_busy_poll(struct build *bd)

@@ -76,17 +76,12 @@ bool xevb_engine_start(struct xevb_engine *e)
 				       NULL,
 		.sock_main = !c->xdp,
 		.emit = e->h.emit,
-		.emit_ctx = e->h.ctx,
+		.hook_ctx = e->h.ctx,
+		.worker_tick = e->h.worker_tick,
 		.duties = worker0_duties,
 		.duties_ctx = e,
 	};
 
-	if (wc.n_workers > 1 && e->h.emit) {
-		/* Never another set-up than asked for: say why, and what to give instead. */
-		xevb_err("%u workers and --dfm: the DFM's conversation steers one builder core: give --workers 1",
-			 wc.n_workers);
-		return false;
-	}
 	e->bw = bw_start(&wc);
 	return e->bw != NULL;
 }
@@ -104,9 +99,29 @@ struct xevb_builder *xevb_engine_core(struct xevb_engine *e)
 	return e->bw ? bw_core(e->bw) : NULL;
 }
 
+struct xevb_builder *xevb_engine_core0(struct xevb_engine *e)
+{
+	return bw_core0(e->bw);
+}
+
 bool xevb_engine_core_reset(struct xevb_engine *e)
 {
 	return bw_core_reset(e->bw);
+}
+
+void xevb_engine_assign(struct xevb_engine *e, uint32_t first, uint32_t count, uint32_t run, bool set_run)
+{
+	bw_assign(e->bw, first, count, run, set_run);
+}
+
+void xevb_engine_lock(struct xevb_engine *e)
+{
+	bw_lock(e->bw);
+}
+
+void xevb_engine_unlock(struct xevb_engine *e)
+{
+	bw_unlock(e->bw);
 }
 
 void xevb_engine_stop(struct xevb_engine *e, bool discard)

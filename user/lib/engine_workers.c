@@ -71,6 +71,27 @@ struct rx_src { /* receive-side, per source */
 	bool seen;
 };
 
+/*
+ * A DFM's ASSIGNs for workers 1.. (worker 0's core takes them in the DFM's
+ * tick, in its thread): a box each, taken at the start of a turn. A worker
+ * that has not run for ASSIGN_BOX of them has the last entry stretched to
+ * reach the newest (merged: counted).
+ */
+#define ASSIGN_BOX     1024
+#define WORKER_TICK_NS 1000000ull
+
+struct assign_ent {
+	uint32_t first, count, run, set_run;
+};
+
+struct assign_box {
+	pthread_mutex_t lk;
+	uint32_t n;      /* entries waiting: read without the lock first */
+	uint32_t resets; /* fresh cores asked for (a restarted DFM): entries before one are dropped */
+	uint64_t merged;
+	struct assign_ent ent[ASSIGN_BOX];
+};
+
 struct wstats {
 	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls, rx_meta, rx_meta_fallback;
 	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv,
@@ -96,7 +117,11 @@ struct worker {
 	int poll_ms;
 	bool failed; /* receiving failed: worker 0 ends the run */
 	uint32_t sock_turn;
-	bool worked;   /* the last turn did work: an empty turn naps before it sleeps */
+	bool worked;                  /* the last turn did work: an empty turn naps before it sleeps */
+	struct assign_box *box;       /* workers 1.. under a DFM */
+	struct assign_ent *box_taken; /* [ASSIGN_BOX] */
+	uint32_t resets_done;
+	uint64_t next_tick;
 	uint8_t *fref; /* shares still out, per frame of our queues */
 	struct wstats st;
 	struct rx_src *rsrc; /* [XEVB_MAX_SOURCES] */
@@ -174,8 +199,12 @@ static void emit_cb(void *ctx, const struct xevb_event *ev)
 {
 	struct worker *w = ctx;
 
-	if (w->bw->c.emit) {
-		w->bw->c.emit(w->bw->c.emit_ctx, ev); /* one worker: the DFM's thread */
+	if (w->bw->c.emit && w->bw->n == 1) {
+		w->bw->c.emit(w->bw->c.hook_ctx, ev); /* the DFM's thread */
+	} else if (w->bw->c.emit) {
+		pthread_mutex_lock(&w->bw->out_lock);
+		w->bw->c.emit(w->bw->c.hook_ctx, ev);
+		pthread_mutex_unlock(&w->bw->out_lock);
 	} else if (w->bw->c.file && w->bw->n > 1) {
 		pthread_mutex_lock(&w->bw->out_lock);
 		xevb_output_emit(w->out, ev);
@@ -922,6 +951,98 @@ static void worker_pin(struct worker *w)
 	xevb_engine_pin(w->cpu, w->id);
 }
 
+/* More workers writing one output (a file, or the DFM's farm nodes): under the lock. */
+static inline bool shared_out(const struct bw *bw)
+{
+	return bw->n > 1 && (bw->c.file || bw->c.emit);
+}
+
+/* The turn's events to the farm nodes now, not at 64 KiB; a shared one by worker 0 (a file: at the stop). */
+static void turn_flush(struct worker *w, uint64_t now)
+{
+	struct bw *bw = w->bw;
+	bool maintain = now >= w->next_maint;
+
+	if (maintain)
+		w->next_maint = now + 1000000000ull;
+	if (!shared_out(bw)) {
+		xevb_output_flush(w->out);
+		if (maintain)
+			xevb_output_maintain(w->out, now);
+		return;
+	}
+	if (w->id || bw->c.file)
+		return;
+	pthread_mutex_lock(&bw->out_lock);
+	xevb_output_flush(w->out);
+	if (maintain)
+		xevb_output_maintain(w->out, now);
+	pthread_mutex_unlock(&bw->out_lock);
+}
+
+/* A fresh builder core for w (a restarted DFM numbers events afresh); the old one flushed and checked. */
+static bool worker_core_reset(struct worker *w)
+{
+	struct xevb_builder *nb = xevb_builder_new(&w->bcfg);
+	char msg[256];
+
+	if (!nb) {
+		xevb_err(
+			"worker %u: cannot create a fresh builder core for the restarted DFM (%s): the old one goes "
+			"on",
+			w->id, strerror(errno));
+		return false;
+	}
+	xevb_builder_flush(w->b);
+	if (!xevb_builder_check(w->b, msg, sizeof(msg)))
+		xevb_err("worker %u: accounting check of the core before the DFM restart FAILED: %s", w->id, msg);
+	xevb_builder_free(w->b);
+	w->b = nb;
+	return true;
+}
+
+/* Workers 1.. under a DFM: the resets and ASSIGNs worker 0 left in our box, in their order. */
+static void take_assigns(struct worker *w)
+{
+	struct assign_box *b = w->box;
+	uint32_t n, resets;
+
+	if (__atomic_load_n(&b->n, __ATOMIC_ACQUIRE) == 0 &&
+	    __atomic_load_n(&b->resets, __ATOMIC_ACQUIRE) == w->resets_done)
+		return;
+	pthread_mutex_lock(&b->lk);
+	n = b->n;
+	memcpy(w->box_taken, b->ent, n * sizeof(*b->ent));
+	b->n = 0;
+	resets = b->resets;
+	pthread_mutex_unlock(&b->lk);
+	if (resets != w->resets_done) {
+		worker_core_reset(w);
+		w->resets_done = resets;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		const struct assign_ent *a = &w->box_taken[i];
+
+		xevb_builder_assigned(w->b, a->first, a->count);
+		if (a->set_run)
+			xevb_builder_set_run(w->b, a->run);
+	}
+}
+
+/* Workers 1.. under a DFM, every WORKER_TICK_NS: the DFM's scan of our events (re-asks), under the lock. */
+static void worker_dfm_tick(struct worker *w, uint64_t now)
+{
+	struct bw *bw = w->bw;
+
+	take_assigns(w);
+	if (!bw->c.worker_tick || now < w->next_tick)
+		return;
+	w->next_tick = now + WORKER_TICK_NS;
+	pthread_mutex_lock(&bw->out_lock);
+	bw->c.worker_tick(bw->c.hook_ctx, w->id, w->b, now);
+	pthread_mutex_unlock(&bw->out_lock);
+}
+
 /* A worker's turns until the stop; worker 0 ends them when its duties say so. */
 static void worker_turns(struct worker *w)
 {
@@ -933,6 +1054,8 @@ static void worker_turns(struct worker *w)
 
 		now = xevb_now_ns();
 		bw->c.xsk->guard_now = now; /* every worker's: any recent clock will do */
+		if (w->box)
+			worker_dfm_tick(w, now);
 		xevb_stall_drain_begin(&w->sd, now);
 		rx_all(w, now, &rx, 1);
 		got = rx;
@@ -943,19 +1066,12 @@ static void worker_turns(struct worker *w)
 		/* Worker 0, the calling thread: the engine's duties (statistics, shedding, the DFM, the run's end). */
 		if (w->id == 0 && (w->failed || bw->c.duties(bw->c.duties_ctx, now)))
 			break;
-		/* This batch's events to the farm nodes now, not at 64 KiB (a shared file: at the stop). */
-		if (!bw->c.file || bw->n == 1)
-			xevb_output_flush(w->out);
+		turn_flush(w, now);
 		publish_all(w);
 		flush_fill(w);
 		answer_stats(w);
 		if (xevb_builder_stats(w->b)->run_ended != (bool)w->run_ended)
 			__atomic_store_n(&w->run_ended, xevb_builder_stats(w->b)->run_ended, __ATOMIC_RELEASE);
-		if (now >= w->next_maint) {
-			if (!bw->c.file || w->id == 0)
-				xevb_output_maintain(w->out, now);
-			w->next_maint = now + 1000000000ull;
-		}
 		if (!got && !bw->c.busy)
 			idle(w);
 		else
@@ -984,7 +1100,7 @@ static void worker_stop(struct worker *w)
 	w->open_at_stop = xevb_builder_stats(w->b)->open_events;
 	xevb_builder_expire_all(w->b);
 	/* Zero copy: what this worker's sends still hold comes back before the returns are drained. */
-	if (!bw->c.file || bw->n == 1)
+	if (!shared_out(bw))
 		xevb_output_drain(w->out);
 	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
@@ -1037,7 +1153,9 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 	w->efd = -1;
 	/* One worker is pinned only when --tune cpus says where: by default it runs where it is put. */
 	w->cpu = c->n_cpus ? c->cpus[i % c->n_cpus] : bw->n > 1 ? (int)(i % (uint32_t)online_cpus()) : -1;
-	w->poll_ms = i == 0 && c->poll_max_ms > 0 && c->poll_ms > c->poll_max_ms ? c->poll_max_ms : c->poll_ms;
+	/* Worker 0 keeps the DFM's time, the others their re-asks: at most poll_max_ms asleep. */
+	w->poll_ms = (i == 0 || c->emit) && c->poll_max_ms > 0 && c->poll_ms > c->poll_max_ms ? c->poll_max_ms :
+												c->poll_ms;
 	for (uint32_t q = i; q < c->xsk->n_queues; q += bw->n)
 		w->q[w->n_q++] = q;
 	/* Each owner sees 1/n of the ids in any stretch: keep the window's reach. */
@@ -1067,7 +1185,17 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 		xevb_err("worker %u: cannot set up its builder or rings: %s", i, strerror(errno));
 		return false;
 	}
-	if (i == 0 || c->file) {
+	if (i > 0 && c->emit) {
+		w->box = calloc(1, sizeof(*w->box));
+		w->box_taken = calloc(ASSIGN_BOX, sizeof(*w->box_taken));
+		if (!w->box || !w->box_taken) {
+			xevb_err("worker %u: cannot allocate its ASSIGN box: %s", i, strerror(ENOMEM));
+			return false;
+		}
+		pthread_mutex_init(&w->box->lk, NULL);
+	}
+	/* Worker 0's output is the caller's; a file and the DFM's farm nodes are everyone's. */
+	if (i == 0 || c->file || c->emit) {
 		w->out = c->out;
 		return true;
 	}
@@ -1155,7 +1283,15 @@ struct bw *bw_start(const struct bw_cfg *c)
 	bw->sock_base = c->sock ? sock_base : UINT32_MAX;
 	if (c->sock)
 		nf += c->sock->n_frames + c->sock->n_big;
-	pthread_mutex_init(&bw->out_lock, NULL);
+	{
+		pthread_mutexattr_t ma;
+
+		/* Recursive: the DFM's tick holds it, and worker 0's core emits from inside the tick. */
+		pthread_mutexattr_init(&ma);
+		pthread_mutexattr_settype(&ma, PTHREAD_MUTEX_RECURSIVE);
+		pthread_mutex_init(&bw->out_lock, &ma);
+		pthread_mutexattr_destroy(&ma);
+	}
 	pthread_barrier_init(&bw->bar, NULL, bw->n);
 	while (cap < nf)
 		cap <<= 1;
@@ -1270,21 +1406,60 @@ struct xevb_builder *bw_core(struct bw *bw)
 	return bw->n == 1 ? bw->w[0].b : NULL;
 }
 
+struct xevb_builder *bw_core0(struct bw *bw)
+{
+	return bw->w[0].b;
+}
+
 bool bw_core_reset(struct bw *bw)
 {
-	struct worker *w = &bw->w[0];
-	char msg[256];
+	for (uint32_t i = 1; i < bw->n; i++) {
+		struct assign_box *b = bw->w[i].box;
 
-	if (bw->n != 1)
-		return false;
-	xevb_builder_flush(w->b);
-	if (!xevb_builder_check(w->b, msg, sizeof(msg)))
-		xevb_err("accounting check of the core before the DFM restart FAILED: %s", msg);
-	xevb_builder_free(w->b);
-	w->b = xevb_builder_new(&w->bcfg);
-	if (!w->b)
-		xevb_err("cannot create the builder again: %s", strerror(errno));
-	return w->b != NULL;
+		if (!b)
+			continue;
+		pthread_mutex_lock(&b->lk);
+		b->n = 0; /* the old numbering's: the fresh core must not see them */
+		__atomic_store_n(&b->resets, b->resets + 1, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&b->lk);
+	}
+	return worker_core_reset(&bw->w[0]);
+}
+
+void bw_assign(struct bw *bw, uint32_t first, uint32_t count, uint32_t run, bool set_run)
+{
+	for (uint32_t i = 1; i < bw->n; i++) {
+		struct assign_box *b = bw->w[i].box;
+
+		if (!b)
+			continue;
+		pthread_mutex_lock(&b->lk);
+		if (b->n < ASSIGN_BOX) {
+			b->ent[b->n] = (struct assign_ent){ first, count, run, set_run };
+			__atomic_store_n(&b->n, b->n + 1, __ATOMIC_RELEASE);
+		} else {
+			struct assign_ent *l = &b->ent[ASSIGN_BOX - 1];
+
+			if (xevb_seq_after(first + count, l->first + l->count))
+				l->count = first + count - l->first;
+			l->run = run;
+			l->set_run |= set_run;
+			b->merged++;
+		}
+		pthread_mutex_unlock(&b->lk);
+	}
+}
+
+void bw_lock(struct bw *bw)
+{
+	if (bw->n > 1)
+		pthread_mutex_lock(&bw->out_lock);
+}
+
+void bw_unlock(struct bw *bw)
+{
+	if (bw->n > 1)
+		pthread_mutex_unlock(&bw->out_lock);
 }
 
 bool bw_rx_totals(const struct bw *bw, uint64_t *frames, uint64_t *bytes)
@@ -1401,7 +1576,7 @@ void bw_json(struct bw *bw, FILE *f)
 			"],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
 			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"refs_wanted_windows\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
 			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,"
-			"\"run_ended\":%s",
+			"\"assigns_merged\":%llu,\"run_ended\":%s",
 			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
 			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
 			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
@@ -1409,7 +1584,8 @@ void bw_json(struct bw *bw, FILE *f)
 			(unsigned long long)w->st.split_meps, (unsigned long long)w->st.eor_notices,
 			(unsigned long long)w->st.ret_sent, (unsigned long long)w->st.ret_recv,
 			(unsigned long long)w->st.ring_full_waits, (unsigned long long)w->st.wakes,
-			(unsigned long long)w->st.naps, b->run_ended ? "true" : "false");
+			(unsigned long long)w->st.naps, (unsigned long long)(w->box ? w->box->merged : 0),
+			b->run_ended ? "true" : "false");
 		json_core(f, b);
 		fprintf(f, ",\"rx_sources\":[");
 		for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
@@ -1463,6 +1639,10 @@ void bw_free(struct bw *bw)
 			xevb_builder_free(w->b);
 		if (w->efd >= 0)
 			close(w->efd);
+		if (w->box)
+			pthread_mutex_destroy(&w->box->lk);
+		free(w->box);
+		free(w->box_taken);
 		free(w->fref);
 		free(w->rsrc);
 		free(w->pub_rsrc);

@@ -53,9 +53,15 @@ struct bw_cfg {
 	 */
 	struct xevb_sock *sock;
 	bool sock_main;
-	/* When set, events go here instead of the output (--dfm: its control endpoint in front). */
+	/*
+	 * When set, events go here instead of the output (--dfm: its control
+	 * endpoint in front, one for every worker: out is shared, and emits,
+	 * worker 0's flushes and worker_tick hold the engine's lock, bw_lock).
+	 */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
-	void *emit_ctx;
+	void *hook_ctx;
+	/* More workers under a DFM: workers 1.. every millisecond or so, with their builder core (re-asks). */
+	void (*worker_tick)(void *ctx, uint32_t w, const struct xevb_builder *b, uint64_t now);
 	/* Worker 0's turn, in the calling thread (bw_run): the engine's duties; true: stop. */
 	bool (*duties)(void *ctx, uint64_t now);
 	void *duties_ctx;
@@ -71,10 +77,21 @@ struct bw *bw_start(const struct bw_cfg *c);
  * drains and stops. False: a thread could not start (after a message).
  */
 bool bw_run(struct bw *bw);
-/* One worker: its builder (the DFM's to steer), else NULL. */
+/* One worker: its builder, else NULL. */
 struct xevb_builder *bw_core(struct bw *bw);
-/* One worker: a fresh builder core, the old one flushed and checked (a DFM restart). False: none. */
+/* Worker 0's builder: the DFM steers it in worker 0's thread (bw_assign: the others). */
+struct xevb_builder *bw_core0(struct bw *bw);
+/*
+ * Fresh builder cores, the old ones flushed and checked (a DFM restart):
+ * worker 0's now, the others' at the start of their next turn, before any
+ * later bw_assign. False: worker 0's could not be made (the old one stays).
+ */
 bool bw_core_reset(struct bw *bw);
+/* An ASSIGN for workers 1.. (worker 0's core has it from the DFM): taken at the start of their turns. */
+void bw_assign(struct bw *bw, uint32_t first, uint32_t count, uint32_t run, bool set_run);
+/* The lock of the shared output and the DFM's state (recursive); nothing with one worker. */
+void bw_lock(struct bw *bw);
+void bw_unlock(struct bw *bw);
 /* One worker: the frames and bytes it received so far (the calling thread's); false with more. */
 bool bw_rx_totals(const struct bw *bw, uint64_t *frames, uint64_t *bytes);
 /* The events still open when the workers stopped (before their expiry). */

@@ -70,8 +70,14 @@ struct xevb_engine_hooks {
 	 * (more): the statistics, the DFM. True: the run ends.
 	 */
 	bool (*duties)(void *ctx, uint64_t now);
-	/* When set, events go here instead of the output (--dfm: its control endpoint in front; one worker). */
+	/*
+	 * When set, events go here instead of the output (--dfm: its control
+	 * endpoint in front). More workers call it under the engine's lock
+	 * (xevb_engine_lock), and their output is the one the hooks write to.
+	 */
 	void (*emit)(void *ctx, const struct xevb_event *ev);
+	/* More workers under a DFM: workers 1.., about every millisecond, under the lock: b is theirs (re-asks). */
+	void (*worker_tick)(void *ctx, uint32_t w, const struct xevb_builder *b, uint64_t now);
 	int fd;                  /* >= 0: wakes worker 0's poll() too (the DFM's socket) */
 	int poll_max_ms;         /* > 0: worker 0 sleeps at most this long (re-asks keep time) */
 	struct xevb_metrics *mx; /* the metrics page, or NULL: more workers add their counters */
@@ -157,8 +163,19 @@ static inline void xevb_engine_shed_tick(struct xevb_engine *e, uint64_t now)
 bool xevb_engine_start(struct xevb_engine *e);
 /* One worker: its builder core (the DFM steers it), else NULL. */
 struct xevb_builder *xevb_engine_core(struct xevb_engine *e);
-/* One worker: a fresh builder core, the old one flushed and checked (a restarted DFM). False: none. */
+/* Worker 0's builder core: a DFM steers it from the duties (worker 0's thread), under the lock. */
+struct xevb_builder *xevb_engine_core0(struct xevb_engine *e);
+/*
+ * Fresh builder cores, the old ones flushed and checked (a restarted DFM):
+ * worker 0's now, the others' before their next ASSIGN. False: worker
+ * 0's could not be made (the old one goes on).
+ */
 bool xevb_engine_core_reset(struct xevb_engine *e);
+/* An ASSIGN of the DFM for workers 1.. (worker 0's core got it from the DFM's tick). */
+void xevb_engine_assign(struct xevb_engine *e, uint32_t first, uint32_t count, uint32_t run, bool set_run);
+/* More workers: the lock of the shared output and the hooks' state (recursive); one worker: nothing. */
+void xevb_engine_lock(struct xevb_engine *e);
+void xevb_engine_unlock(struct xevb_engine *e);
 /*
  * Receive, build and forward until *stop, the duties hook says so, the
  * run ended (c.exit_eor) or receiving failed (after a message). False: it
