@@ -8,22 +8,24 @@
 # drops 5% of its answers on purpose, then push mode. Asserts: every event
 # complete at the DFM and at the farm node, once; both workers built
 # events and their counts add up; the re-asks recovered every dropped
-# answer; the hand-offs close.
+# answer; the hand-offs close; zero-copy sends (frames held and reaped
+# under the lock) keep every byte right.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init dw "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
 
 dw_case() {
 	local case=$1 mode=$2 drop=$3 ev=$4
-	e2e_log "$case: $mode mode, 2 workers, owner block 4, $ev events, source 0 drops $drop of its answers"
+	shift 4
+	e2e_log "$case: $mode mode, 2 workers, owner block 4, $ev events, source 0 drops $drop of its answers $*"
 	dfm_sink 0 "$case.k" --credits 64
 	dfm_builder 0 "$case.b" 1 --sources 0-5 --credits 32 --workers 2 --tune owner-block=4 \
-		--tune reask-ms=40 --tune max-reasks=6
+		--tune reask-ms=40 --tune max-reasks=6 "$@"
 	dfm_source 0 "$case.s0" --source-ids 0-2 --frag-size 200 --drop-answers "$drop" --seed 7
 	dfm_source 1 "$case.s1" --source-ids 3-5 --frag-size 200
 	dfm_run_to_end "$case.dfm" --mode "$mode" --rate 3000 --events "$ev" --pack 2 --wait-builders 1 \
 		--wait-sources 2
-	EV=$ev DROP=$drop e2e_check "$case" <<PY
+	ARGS="$*" EV=$ev DROP=$drop e2e_check "$case" <<PY
 $DFM_PY
 ev, drop = int(os.environ["EV"]), float(os.environ["DROP"])
 d = dfm_complete(CASE + ".dfm", ev, "triggered = complete")
@@ -44,6 +46,9 @@ if drop:
     true("source 0 dropped answers on purpose (%d MEPs)" % s0["dropped_answers"], s0["dropped_answers"] > 50)
     true("re-asked (%d events), answered (%d RESEND MEPs)" % (bc["reask_events"], s0["resend_meps"]),
          bc["reask_events"] >= s0["dropped_answers"] * 0.9 and s0["resend_meps"] >= s0["dropped_answers"] * 0.9)
+if "zerocopy=1" in os.environ["ARGS"]:
+    true("sent by reference (out_bytes_zerocopy %d of %d)" % (b["out_bytes_zerocopy"], b["out_bytes"]),
+         0 < b["out_bytes_zerocopy"] <= b["out_bytes"])
 k = J(CASE + ".k")
 eq("farm node: events, complete, duplicates, errors", (k["events"], k["complete"], k["duplicates"], k["errors"]),
    (ev, ev, 0, 0))
@@ -52,4 +57,6 @@ PY
 
 dw_case dw_pull pull 0.05 6000
 dw_case dw_push push 0 6000
+# MSG_ZEROCOPY: frames held by the shared connections' sends, reaped under the lock.
+dw_case dw_zc push 0 6000 --tune zerocopy=1
 e2e_finish

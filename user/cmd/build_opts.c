@@ -352,14 +352,6 @@ static int check_workers(struct build_cfg *c)
 {
 	if (!c->have_wait)
 		c->wait_us = c->n_workers > 1 ? 200 : 0;
-	if (c->n_workers > 1 && c->cc.dfm && c->zerocopy) {
-		xevb_err(
-			"--workers %u with --dfm and --tune zerocopy=1: the workers share the DFM's farm node "
-			"connections, whose zero-copy sends only one thread may reap: give --tune zerocopy=0 or "
-			"--workers 1",
-			c->n_workers);
-		return 2;
-	}
 	/* Socket mode: worker 0 receives from the one socket and hands the others their events. */
 	if (c->n_workers > 1 && c->mode == BUILD_MODE_XDP && c->n_workers > c->n_queues) {
 		xevb_err(

@@ -328,18 +328,32 @@ static void release_cb(void *ctx, uint32_t idx)
 }
 
 /* The builder's release: --tune zerocopy=1 holds a frame a send may still read; it comes back later. */
+/* The worker this thread runs: a shared output's sends are reaped by whichever worker holds its lock. */
+static __thread struct worker *this_worker;
+
 static void builder_release_cb(void *ctx, uint32_t idx)
 {
 	struct worker *w = ctx;
 
-	if (w->out->zc && xevb_output_hold(w->out, idx))
-		return;
+	if (w->out->zc) {
+		bool held;
+
+		/* The DFM's farm node connections are every worker's: under the lock. */
+		if (w->out == w->bw->c.out && w->bw->n > 1)
+			pthread_mutex_lock(&w->bw->out_lock);
+		held = xevb_output_hold(w->out, idx);
+		if (w->out == w->bw->c.out && w->bw->n > 1)
+			pthread_mutex_unlock(&w->bw->out_lock);
+		if (held)
+			return;
+	}
 	release_cb(ctx, idx);
 }
 
 void bw_release_held(struct bw *bw, uint32_t idx)
 {
-	release_cb(&bw->w[0], idx);
+	/* From the reaping thread's worker: its rings are the ones it may push to. */
+	release_cb(this_worker && this_worker->bw == bw ? this_worker : &bw->w[0], idx);
 }
 
 /* More workers: an owner sees part of a source's packets, so the receiver counts them (one: its builder). */
@@ -1049,6 +1063,7 @@ static void worker_turns(struct worker *w)
 	struct bw *bw = w->bw;
 	uint64_t now;
 
+	this_worker = w;
 	while (!__atomic_load_n(&bw->stop, __ATOMIC_ACQUIRE)) {
 		uint32_t got = 0, rx = 0;
 
@@ -1100,8 +1115,14 @@ static void worker_stop(struct worker *w)
 	w->open_at_stop = xevb_builder_stats(w->b)->open_events;
 	xevb_builder_expire_all(w->b);
 	/* Zero copy: what this worker's sends still hold comes back before the returns are drained. */
-	if (!shared_out(bw))
+	if (!shared_out(bw)) {
 		xevb_output_drain(w->out);
+	} else if (w->id == 0 && !bw->c.file) {
+		/* The DFM's connections, every worker's sends: every frame they hold, from worker 0. */
+		pthread_mutex_lock(&bw->out_lock);
+		xevb_output_drain(w->out);
+		pthread_mutex_unlock(&bw->out_lock);
+	}
 	publish_all(w);
 	pthread_barrier_wait(&bw->bar);
 	drain_returns(w);
