@@ -20,6 +20,28 @@ e2e_init mq "${1:-build}" --sources 2 --builders 1 --sinks 1 --queues 2
 q=$(tb_exec builder 0 ls /sys/class/net/eth0/queues | grep -c '^rx-')
 [[ $q == 2 ]] || e2e_die "builder eth0 has $q RX queues, want 2"
 
+# The python prelude of the cases: the builder's books over what both sources sent, and the farm node's.
+MQ_PY='
+def mq_books(E):
+    b, k = J(CASE + ".b"), J(CASE + ".k0")
+    s = [J(CASE + ".s0"), J(CASE + ".s1")]
+    with open(os.path.join(W, CASE + ".b.json")) as f:
+        wk = [json.loads(l) for l in f.read().splitlines() if l.startswith("{\"workers\"")][0]["workers"]
+    sent = sum(x["fragments"] for x in s)
+    pk = sum(x["packets"] for x in s)
+    eq("fragments sent", sent, 12 * E)
+    built_every_fragment(b, pk, sent, E)
+    eq("out_events", b["out_events"], E)
+    eq("run ended by END_OF_RUN", b["run_ended"], True)
+    return b, k, wk, s, sent, pk
+def mq_sink_ok(k, E, sent):
+    eq("sink events = complete", (k["events"], k["complete"]), (E, E))
+    eq("sink incomplete, missing, errors, duplicates",
+       (k["incomplete"], k["missing_fragments"], k["errors"], k["duplicates"]), (0, 0, 0, 0))
+    eq("sink fragments = sent", k["fragments"], sent)
+    eq("sink result", k["result"], "ok")
+'
+
 mq_case() {
 	local case=$1 ev=$2 block=$3 pack0=${MQ_PACK0:-10} pack1=${MQ_PACK1:-7}
 	shift 3
@@ -34,19 +56,11 @@ mq_case() {
 	e2e_source 1 "$case.s1" --source-ids 6-11 --src-addr-base 198.18.1.200 --events "$ev" \
 		--pack "$pack1" --frag-size 32-120 --rate 20000 --seed 4 --udp 23900
 	e2e_wait_all
-	ARGS="$*" E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) SAME=$((pack0 == pack1 && pack0 > 1)) e2e_check "$case" <<'PY'
+	ARGS="$*" E=$ev BLK=$block ONE=$((pack0 == 1 && pack1 == 1)) SAME=$((pack0 == pack1 && pack0 > 1)) e2e_check "$case" <<PY
+$MQ_PY
 E, BLK, ONE, SAME = int(os.environ["E"]), int(os.environ["BLK"]), os.environ["ONE"] == "1", os.environ["SAME"] == "1"
 
-b, k = J(CASE + ".b"), J(CASE + ".k0")
-s = [J(CASE + ".s0"), J(CASE + ".s1")]
-with open(os.path.join(W, CASE + ".b.json")) as f:
-    wk = [json.loads(l) for l in f.read().splitlines() if l.startswith('{"workers"')][0]["workers"]
-sent = sum(x["fragments"] for x in s)
-pk = sum(x["packets"] for x in s)
-eq("fragments sent", sent, 12 * E)
-built_every_fragment(b, pk, sent, E)
-eq("out_events", b["out_events"], E)
-eq("run ended by END_OF_RUN", b["run_ended"], True)
+b, k, wk, s, sent, pk = mq_books(E)
 eq("XDP to_xsk frags = frags received", b["xdp"]["to_xsk"]["frags"], b["frags_received"])
 eq("xsk rx_dropped, rx_ring_full", (b["xsk_rx_dropped"], b["xsk_rx_ring_full"]), (0, 0))
 eq("workers", [w["worker"] for w in wk], [0, 1])
@@ -83,10 +97,7 @@ eq("frames returned = taken back", sum(w["returns_sent"] for w in wk), sum(w["re
 true("both workers built events: %r" % [w["events_complete"] for w in wk], all(w["events_complete"] > 0 for w in wk))
 eq("events per worker add up", sum(w["events_complete"] for w in wk), E)
 eq("ring full waits", sum(w["ring_full_waits"] for w in wk), 0)
-eq("sink events = complete", (k["events"], k["complete"]), (E, E))
-eq("sink incomplete, missing, errors, duplicates", (k["incomplete"], k["missing_fragments"], k["errors"], k["duplicates"]), (0, 0, 0, 0))
-eq("sink fragments = sent", k["fragments"], sent)
-eq("sink result", k["result"], "ok")
+mq_sink_ok(k, E, sent)
 PY
 }
 
@@ -114,18 +125,10 @@ mq_sock() {
 	e2e_source 1 "$case.s1" --source-ids 6-11 --src-addr-base 198.18.1.200 --events "$ev" \
 		--pack 7 --frag-size 32-120 --rate 20000 --seed 6 "${sopt[@]}"
 	e2e_wait_all
-	E=$ev e2e_check "$case" <<'PY'
+	E=$ev e2e_check "$case" <<PY
+$MQ_PY
 E = int(os.environ["E"])
-b, k = J(CASE + ".b"), J(CASE + ".k0")
-s = [J(CASE + ".s0"), J(CASE + ".s1")]
-with open(os.path.join(W, CASE + ".b.json")) as f:
-    wk = [json.loads(l) for l in f.read().splitlines() if l.startswith('{"workers"')][0]["workers"]
-sent = sum(x["fragments"] for x in s)
-pk = sum(x["packets"] for x in s)
-eq("fragments sent", sent, 12 * E)
-built_every_fragment(b, pk, sent, E)
-eq("out_events", b["out_events"], E)
-eq("run ended by END_OF_RUN", b["run_ended"], True)
+b, k, wk, s, sent, pk = mq_books(E)
 eq("socket: kernel drops, truncated", (b["sock_kernel_drops"], b["sock_truncated"]), (0, 0))
 eq("frames received, by worker", [w["rx_frames"] for w in wk], [pk, 0])
 true("worker 0 handed worker 1 its shares: %d" % wk[0]["handoff_sent"], wk[0]["handoff_sent"] > 0)
@@ -133,10 +136,7 @@ eq("shares handed off = taken", wk[0]["handoff_sent"], wk[1]["handoff_received"]
 eq("frames returned = taken back", wk[1]["returns_sent"], wk[0]["returns_received"])
 true("both workers built events: %r" % [w["events_complete"] for w in wk], all(w["events_complete"] > 0 for w in wk))
 eq("events per worker add up", sum(w["events_complete"] for w in wk), E)
-eq("sink events = complete", (k["events"], k["complete"]), (E, E))
-eq("sink incomplete, missing, errors, duplicates", (k["incomplete"], k["missing_fragments"], k["errors"], k["duplicates"]), (0, 0, 0, 0))
-eq("sink fragments = sent", k["fragments"], sent)
-eq("sink result", k["result"], "ok")
+mq_sink_ok(k, E, sent)
 PY
 }
 mq_sock mq_sock 6000 raw
