@@ -36,6 +36,9 @@
 # the per-run files (the temporary directory is printed); BENCH_PERF=DIR
 # records `perf record -e cpu-clock -C 1 -g` of each run into DIR;
 # BENCH_BUILD_ARGS adds options to every `xevb build` (tuning experiments).
+# BENCH_SINK_RPS=1: the farm node's receive work (the switch, its TCP) on
+# CPU 0 by RPS on the builder's switch port (sink_rps, lib_bench.sh), not
+# inside the builder's sends on its core, as a real network would have it.
 # drop: an XDP_DROP program on the builder's veth, no socket (the ceiling of
 # the receive path; frames counted by the veth's rx_packets).
 # BENCH_MODES ("drop bare xdp socket"), BENCH_FWD ("0 1"): subsets.
@@ -295,6 +298,7 @@ for case in $CASES; do
 	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0)
 	ip -n "$(tb_switch)" link set dev "$(tb_port source 0)" xdpdrv obj "$PASS" sec xdp
+	[[ -z ${BENCH_SINK_RPS:-} ]] || sink_rps "bench-e2e: BENCH_SINK_RPS"
 	# The direct path: a second veth pair, source eth1 <-> builder eth1, no address
 	# on either end (the source sends from its eth0 address to the builder's).
 	direct_link "$SRCNS" "$BNS" "$MTU"

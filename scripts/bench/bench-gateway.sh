@@ -491,16 +491,9 @@ run_flow_set() {  # FLOW MTU PACK LABEL_SUFFIX IMPLS...
 		search "$flow" "$impl" "$flow $impl$suffix"
 	done
 }
-# GW_SINK_RPS=1: the farm node's receive work (the bridge, its TCP) on
-# CPU 0, where the farm node runs, by RPS on the builder's switch port;
-# without it that work runs in the builder's send, on the builder's core
-# (about a quarter of its time at L1, profiled: tcp_sendmsg -> the
-# sink's tcp_v4_rcv and wake-up), which a real network never charges it.
-# Call once the testbed is up.
+# GW_SINK_RPS=1: the farm node's receive work on CPU 0 (sink_rps, lib_bench.sh).
 gw_sink_rps() {
-	[[ -n ${GW_SINK_RPS:-} ]] || return 0
-	ip netns exec "$(tb_switch)" sh -c "echo 1 > /sys/class/net/$(tb_port builder 0)/queues/rx-0/rps_cpus" ||
-		{ echo "bench-gateway: GW_SINK_RPS: cannot set RPS on the builder's switch port" >&2; exit 1; }
+	[[ -z ${GW_SINK_RPS:-} ]] || sink_rps "bench-gateway: GW_SINK_RPS"
 }
 
 # gw_testbed PREFIX MTU: the testbed of one MTU (a source, a builder, a

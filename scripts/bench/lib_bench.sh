@@ -249,6 +249,17 @@ direct_link() {
 	ip netns exec "$1" tc qdisc replace dev eth1 root pfifo limit 10000
 }
 
+# sink_rps WHO: the farm node's receive work (the switch, its TCP) on CPU
+# 0, where the farm node runs, by RPS on the builder's switch port; without
+# it that work runs inside the builder's send, on the builder's core (a
+# quarter of its time at L1 with forwarding, profiled: tcp_sendmsg -> the
+# sink's tcp_v4_rcv and its wake-up), which a real network never charges
+# it. WHO names the script in a failure. Call once the testbed is up.
+sink_rps() {
+	ip netns exec "$(tb_switch)" sh -c "echo 1 > /sys/class/net/$(tb_port builder 0)/queues/rx-0/rps_cpus" ||
+		{ echo "$1: cannot set RPS on the builder's switch port" >&2; exit 1; }
+}
+
 # The generator on the direct path, `xevb source --mode $GEN` (BENCH_GEN):
 # live (default): live frames, XDP_TX from BPF_PROG_RUN. They enter the
 #   builder's veth ring with no back-pressure: in the gateway model (the
