@@ -98,7 +98,8 @@ busy = {int(b): int(v) for b, v in re.findall(r"^@busy\[(\d+)\]: (\d+)", out, re
 eq("@busy totals = the DFM's busy_on", {i: busy.get(i, 0) for i in (0, 1)}, busy_on)
 true("not-Busy transitions seen, with the Busy period measured", any(a for _, a in nb), nb[:5])
 hist = re.search(r"^@busy_us:\s*\n((?:\[.*\n)+)", out, re.M)
-counts = [int(m) for m in re.findall(r"^\[[^\]\n]*\)\s+(\d+)", hist.group(1) if hist else "", re.M)]
+# Every bucket: the ranges "[a, b)" and the single values bpftrace prints as "[0]", "[1]".
+counts = [int(m) for m in re.findall(r"^\[[^\]\n]*[\)\]]\s+(\d+)", hist.group(1) if hist else "", re.M)]
 # Counted anywhere on a line: two printfs racing on two CPUs can share one.
 measured = re.findall(r"not_busy builder \d+ after \d+ us", out)
 eq("@busy_us histogram counts the measured Busy periods", sum(counts), len(measured))

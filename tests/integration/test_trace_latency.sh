@@ -19,7 +19,8 @@ secs = [int(m) for m in re.findall(r"events complete (\d+)/s  latency avg", out)
 true("per-second lines with events > 0", secs and max(secs) > 0, out[:400])
 hist = re.search(r"@latency_us:\s*\n((?:\[.*\n)+)", out)
 true("latency histogram printed", hist, out[-800:])
-counts = [int(m) for m in re.findall(r"^\[[^\]\n]*\)\s+(\d+)", hist.group(1) if hist else "", re.M)]
+# Every bucket: the ranges "[a, b)" and the single values bpftrace prints as "[0]", "[1]".
+counts = [int(m) for m in re.findall(r"^\[[^\]\n]*[\)\]]\s+(\d+)", hist.group(1) if hist else "", re.M)]
 true("histogram counts > 0", sum(counts) > 0, counts)
 le("histogram events <= builder events_complete", sum(counts), b["events_complete"])
 by = {int(k): int(v) for k, v in re.findall(r"^@completed_by\[(\d+)\]: (\d+)", out, re.M)}
