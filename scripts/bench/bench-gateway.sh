@@ -20,8 +20,9 @@
 # (GW_DFM_SOURCE: live, the default, sends them as live frames from one
 # running BPF_PROG_RUN call fed a ring of jobs, paced to at most 1M frames/s;
 # sock sends a UDP datagram per MEP from a kernel socket, which at 100% of
-# its core capped the loop at ~270 kframes/s), the builder forwards to a farm
-# node that grants credits back (`xevb sink --ctl-port`); the DFM triggers as
+# its core capped the loop at ~270 kframes/s), the builder forwards to
+# GW_DFM_SINKS (2, as issue 18 asks) farm nodes, each granting credits back
+# (`xevb sink --ctl-port`), all on CPU 0; the DFM triggers as
 # fast as credits allow, so the rate is the loop's, not a loss search: it
 # counts as loss-free when the DFM's books show no event lost or incomplete.
 # Builder credits: 512, or fewer where their frames would not fit the
@@ -92,7 +93,8 @@
 #   xdp+fwd"; " " for none), GW_VARIANTS ("dfm pack32 mtu3500"), BENCH_MERGE=1
 #   keeps the rows of an earlier gateway.json that this run does not measure
 #   (e.g. one flow at a time), BENCH_SWITCH (xdp|bridge, the full loop's),
-#   GW_DFM_BUILDERS ("xdp socket": the full loop's builders), GW_DFM_SOURCE
+#   GW_DFM_BUILDERS ("xdp socket": the full loop's builders), GW_DFM_SINKS (2:
+#   its farm nodes), GW_DFM_SOURCE
 #   (live|sock: the full loop's source; live needs the XDP switch, with the
 #   bridge it falls back to sock), GW_MODEL (split | gateway: see gw_model), BENCH_GEN (live | xsk: the generator, lib_bench.sh),
 #   GW_NAPI_FIFO (50), GW_CAP (the first probe's frames/s: 0 unpaced, the
@@ -122,6 +124,8 @@ NAPI_FIFO=${GW_NAPI_FIFO:-50}
 CAP=${GW_CAP:-$([[ $MODEL == gateway ]] && echo 1500000 || echo 0)}
 [[ $MODEL == split || $MODEL == gateway ]] || { echo "bench-gateway: GW_MODEL split or gateway" >&2; exit 2; }
 DFM_SOURCE=${GW_DFM_SOURCE:-live}
+DFM_SINKS=${GW_DFM_SINKS:-2}
+[[ $DFM_SINKS =~ ^[1-8]$ ]] || { echo "bench-gateway: GW_DFM_SINKS=$DFM_SINKS: 1 to 8 farm nodes" >&2; exit 2; }
 [[ $DFM_SOURCE == live || $DFM_SOURCE == sock ]] || { echo "bench-gateway: GW_DFM_SOURCE=$DFM_SOURCE: live or sock" >&2; exit 2; }
 TOL=${BENCH_LOSS_TOL:-1e-4}
 SWITCH=${BENCH_SWITCH:-xdp}
@@ -275,7 +279,8 @@ gw_model() {
 
 # dfm_point FLOW MODE(xdp|socket) LABEL: the full loop, one run; appends the result.
 dfm_point() {
-	local flow=$1 mode=$2 label=$3 d=$W/dfm-$1-$2 bargs=() sargs=() spid bpid srcpid dpid dfm src=$DFM_SOURCE credits
+	local flow=$1 mode=$2 label=$3 d=$W/dfm-$1-$2 bargs=() sargs=() spid bpid srcpid dpid dfm src=$DFM_SOURCE credits k
+	local spids=() sinks=()
 	rm -rf "$d"; mkdir -p "$d"
 	# Live frames leave by XDP_TX: the switch port must take xdp_frames (the XDP switch does).
 	if [[ $src == live && $SWITCH_USED != xdp ]]; then
@@ -288,14 +293,21 @@ dfm_point() {
 	# the shipped defaults, as in the live runs (GW_BUILD_ARGS adds options)
 	bargs=()
 	[[ $mode == socket ]] && bargs=(--mode socket --udp)
-	ip netns exec "$SNS" taskset -c 0 "$X" sink --listen "$SADDR:5000" --ctl-port 23904 --credits 4096 --json \
-		--stats-interval 0 --ready-file "$d/ready" >"$d/sink.json" 2>"$d/sink.err" &
-	spid=$!
-	BG_PIDS+=("$spid")
-	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; stop_bg; return 1; }
+	# The farm nodes (GW_DFM_SINKS, 2): the builder sends each event to one of them.
+	for ((k = 0; k < DFM_SINKS; k++)); do
+		ip netns exec "$(tb_ns sink "$k")" taskset -c 0 "$X" sink --listen "$(tb_addr sink "$k"):5000" \
+			--ctl-port 23904 --credits 4096 --json --stats-interval 0 --ready-file "$d/ready$k" \
+			>"$d/sink$k.json" 2>"$d/sink$k.err" &
+		spid=$!
+		spids+=("sink$k:$spid")
+		sinks+=(--sink "$(tb_addr sink "$k"):5000")
+		BG_PIDS+=("$spid")
+		wait_for "$d/ready$k" . "$spid" ||
+			{ echo "sink $k did not start: $(tail -2 "$d/sink$k.err")" >&2; stop_bg; return 1; }
+	done
 	# shellcheck disable=SC2086
 	ip netns exec "$BNS" taskset -c 1 "$X" build --dev eth0 "${bargs[@]}" ${GW_BUILD_ARGS:-} --sources "0-$((NSRC - 1))" \
-		--dfm 198.18.4.1:23901 --credits "$credits" --tune reask-ms="${GW_REASK_MS:-15}" --sink "$SADDR:5000" --exit-on-eor \
+		--dfm 198.18.4.1:23901 --credits "$credits" --tune reask-ms="${GW_REASK_MS:-15}" "${sinks[@]}" --exit-on-eor \
 		--json --quiet --interval 0 --duration 60 >"$d/build.json" 2>"$d/build.err" &
 	bpid=$!
 	BG_PIDS+=("$bpid")
@@ -316,20 +328,21 @@ dfm_point() {
 	# the DFM's 2 s of triggering (the loop is running; no start, no drain).
 	sleep 0.5
 	dfm=$(pgrep -P "$dpid" | head -1) # timeout(1)'s child
-	cpu_snap "$d/cpu0" "source:$srcpid" "builder:$bpid" "sink:$spid" "dfm:$dfm"
+	cpu_snap "$d/cpu0" "source:$srcpid" "builder:$bpid" "${spids[@]}" "dfm:$dfm"
 	sleep 1.3
-	cpu_snap "$d/cpu1" "source:$srcpid" "builder:$bpid" "sink:$spid" "dfm:$dfm"
+	cpu_snap "$d/cpu1" "source:$srcpid" "builder:$bpid" "${spids[@]}" "dfm:$dfm"
 	wait "$dpid"
 	sleep 0.3
 	stop_bg
-	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" "$SWITCH_USED" "$(getconf CLK_TCK)" "$src" \
+	python3 - "$d" "$flow" "$mode" "$label" "$NSRC" "$PACK" "$FRAG" "$MTU" "$TOL" "$SWITCH_USED" "$(getconf CLK_TCK)" "$src" "$DFM_SINKS" \
 		<<'PY' | tee -a "$W/results" | cut -c1-200
 import json, sys
-d, flow, mode, label, nsrc, pack, frag, mtu, tol, switch, hz, src = sys.argv[1:]
+d, flow, mode, label, nsrc, pack, frag, mtu, tol, switch, hz, src, nsinks = sys.argv[1:]
 nsrc, pack, frag, mtu, hz = int(nsrc), int(pack), int(frag), int(mtu), float(hz)
 sys.path.insert(0, "scripts/bench")
 from benchlib import summary_json as merged
-m, b, k = merged(d + "/dfm.json"), merged(d + "/build.json"), merged(d + "/sink.json")
+m, b = merged(d + "/dfm.json"), merged(d + "/build.json")
+sinks = [merged("%s/sink%d.json" % (d, i)) for i in range(int(nsinks))]
 el = m.get("elapsed_s") or 0
 def snap(f):  # name -> ticks (cpuN: busy, total; a process: user + system)
     out = {}
@@ -348,6 +361,7 @@ win = c1["wall"] - c0["wall"]
 busy = {c: round((c1[c][0] - c0[c][0]) / max(1, c1[c][1] - c0[c][1]), 3) for c in c1 if c.startswith("cpu") and c in c0}
 # share of one core each process (and ksoftirqd/N) used over the window
 cpu = {n: round((c1[n] - c0[n]) / hz / win, 3) for n in c1 if not n.startswith("cpu") and n != "wall" and n in c0}
+cpu["sink"] = round(sum(v for n, v in cpu.items() if n.startswith("sink")), 3)
 ev = m.get("complete", 0) / el if el else 0
 fps = ev / pack * nsrc          # one MEP a source per block of pack events
 frame = 14 + 20 + 8 + 16 + pack * (12 + frag)
@@ -359,7 +373,9 @@ print(json.dumps({"kind": "search", "method": "dfm loop, as fast as credits allo
     "lossfree_fragments_per_s": round(ev * nsrc) if clean else 0, "sender_limited": False,
     "events_per_s": round(ev, 1), "frames_per_s": round(fps), "dfm_lost": m.get("lost_total"),
     "dfm_incomplete": m.get("incomplete"), "dfm_accounting_ok": m.get("accounting_ok"),
-    "sink_events": k.get("events"), "sink_result": k.get("result"),
+    "farm_nodes": len(sinks), "sink_events": sum(k.get("events") or 0 for k in sinks),
+    "sink_events_each": [k.get("events") for k in sinks],
+    "sink_result": "ok" if all(k.get("result") == "ok" for k in sinks) else [k.get("result") for k in sinks],
     "builder_forwarded": b.get("dfm_ctl", {}).get("forwarded"),
     "unpaced_offered_frames_per_s": round(fps), "unpaced_received_frames_per_s": round(fps), "unpaced_loss": None,
     "switch": switch, "dfm_source": src, "cpu_share": cpu, "core_busy": busy, "cpu_window_s": round(win, 3),
@@ -499,7 +515,7 @@ gw_sink_rps() {
 # gw_testbed PREFIX MTU: the testbed of one MTU (a source, a builder, a
 # sink, the DFM) with the direct link; sets SRCNS BNS SNS BADDR SADDR SRCADDR.
 gw_testbed() {
-	tb_up --prefix "$1" --sources 1 --builders 1 --sinks 1 --dfm 1 --mtu "$2" || exit 1
+	tb_up --prefix "$1" --sources 1 --builders 1 --sinks "$DFM_SINKS" --dfm 1 --mtu "$2" || exit 1
 	SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0) SNS=$(tb_ns sink 0)
 	BADDR=$(tb_addr builder 0) SADDR=$(tb_addr sink 0) SRCADDR=$(tb_addr source 0)
 	direct_link "$SRCNS" "$BNS" "$2" || exit 1

@@ -221,7 +221,7 @@ def study2():
                "\"vs socket baseline\": frames/s over the socket builder's with the same flow and forwarding. The "
                "loss-free rate lies between its column and the lowest lossy probe (the bisection's resolution; "
                "BENCH_QUICK runs 2 steps, the full run 5). `+dfm` rows are the full loop (DFM assignments in "
-               "blocks of pack events, one kernel-socket process sending for all sources through the bridge, "
+               "blocks of pack events, one process sending for all sources through the testbed's switch, "
                "forwarding, farm-node credits back): their rate is what credits allowed with no event lost or "
                "incomplete (0 if any was), not a search.\n")
     xl1 = idx.get(("l1", "xdp", 25, 1500))
@@ -251,11 +251,13 @@ def study2():
     xd = {fl: idx.get((fl, "xdp+fwd+dfm", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
     sd = {fl: idx.get((fl, "socket+fwd+dfm", 25 if fl == "l1" else 10, 1500)) for fl in ("l1", "hlt")}
     if any(xd.values()):
-        out.append("**Full processing (`+dfm`).** The DFM in push mode, farm-node credits, the XDP switch; the sources "
+        nf = sorted({r.get("farm_nodes", 1) for r in list(xd.values()) + list(sd.values()) if r})
+        out.append("**Full processing (`+dfm`).** The DFM in push mode, farm-node credits, the XDP switch, %s farm "
+                   "node(s) (`farm_nodes`); the sources "
                    "are one `xevb source --dfm` process (`dfm_source`: live frames, or a kernel socket). A rate of 0 "
                    "means the run lost events (the DFM's books, `dfm_lost`: counted, never silent): %s. See "
                    "[bench/overload-and-forwarding.md](bench/overload-and-forwarding.md) for why.\n" % (
-                       ", ".join("%s %s: %s lost" % (fl.upper(), m, r.get("dfm_lost")) for fl in ("l1", "hlt")
+                       " or ".join(str(n) for n in nf), ", ".join("%s %s: %s lost" % (fl.upper(), m, r.get("dfm_lost")) for fl in ("l1", "hlt")
                                  for m, r in (("xdp", xd[fl]), ("socket", sd[fl])) if r and r.get("dfm_lost"))
                        or "none"))
     out.append("**What limits ours.** Build-only, XDP: the generator (the live-frame sender and the receive "
