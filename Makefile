@@ -131,10 +131,14 @@ $(TEST_BPF): $(BPFT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@
 
+# The bench feeder's io_uring sends, where liburing is installed (install-deps.sh).
+URING_LIBS := $(shell pkg-config --libs liburing 2>/dev/null)
+BENCH_XFLAGS := $(if $(URING_LIBS),-DHAVE_LIBURING)
+
 $(OUT)/bench/%: scripts/bench/%.c $(LIBXEVB) | $(SKELS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) -MF $@.d $< $(LIBXEVB) $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) $(BENCH_XFLAGS) -MF $@.d $< $(LIBXEVB) $(LDLIBS) $(URING_LIBS) -o $@
 
 # libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \

@@ -16,6 +16,7 @@ PKGS=(
 	libsystemd-dev              # sd_notify: readiness under systemd (Type=notify units)
 	libinih-dev                 # run configuration files (INI, docs/run-config.md)
 	libcriterion-dev            # unit tests
+	liburing-dev                # io_uring sends in the bench feeder (bench-sink.sh SINK_FEEDS)
 	bpftrace systemtap-sdt-dev  # tracing scripts, USDT probes
 	iproute2 iputils-ping       # testbed: netns, veth, bridge, tc
 	valgrind                    # instruction counts in benchmarks

@@ -21,13 +21,22 @@
 # and of decode then verify), which a busy machine disturbs less.
 #
 # usage: scripts/bench/bench-sink.sh [OUT]   env: BENCH_QUICK, BENCH_RUNS,
-#   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, BENCH_KEEP=1
+#   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, SINK_RPS=1,
+#   SINK_FEEDS ("write"; "write uring uring-zc": the feeder's send
+#   mechanisms, each row labelled LABEL/SEND), BENCH_KEEP=1
 # Writes OUT/bench/sink.json. About 1 minute (2 with SINK_BASE).
 set -euo pipefail
 . "$(dirname "$0")/lib_bench.sh"
 bench_start sink "${1:-}"
 bench_runs_secs 2 3
 CASES=${SINK_CASES:-l1 hlt}
+# The feeder's sends (sink_flood --send), alternating run by run: write,
+# uring, uring-zc (issue 18: the send mechanisms side by side).
+FEEDS=${SINK_FEEDS:-write}
+for f in $FEEDS; do
+	[[ $f == write || $f == uring || $f == uring-zc ]] ||
+		{ echo "bench-sink: SINK_FEEDS: write, uring, uring-zc" >&2; exit 2; }
+done
 FLOOD=$ROOT/$OUT/bench/sink_flood
 HELP=$ROOT/scripts/bench/sink.py
 ((RUNS >= 1 && RUNS <= 20 && SECS >= 1 && SECS <= 60)) ||
@@ -48,10 +57,17 @@ CHECKS=$W/checks.jsonl
 : >"$CHECKS"
 
 veth_pair "$FNS" "$SNS" "$FADDR" "$SADDR" || bench_fail "cannot make the veth pair $FNS - $SNS"
+# SINK_RPS=1: the sink's TCP receive softirq on CPU 0 (RPS on its veth), so
+# that CPU 1 carries the feeder's send alone: what forwarding costs a sender.
+if [[ -n ${SINK_RPS:-} ]]; then
+	ip netns exec "$SNS" sh -c 'echo 1 > /sys/class/net/eth0/queues/rx-0/rps_cpus' ||
+		bench_fail "SINK_RPS: cannot set RPS on the sink's veth"
+fi
 
-# run_point LABEL BIN CASE RUN: one run, its JSON line appended to POINTS.
+# run_point LABEL BIN CASE RUN [SEND]: one run, its JSON line appended to
+# POINTS; SEND: the feeder's --send (write when not given).
 run_point() {
-	local label=$1 bin=$2 case=$3 run=$4 spid fpid
+	local label=$1 bin=$2 case=$3 run=$4 send=${5:-write} spid fpid
 	local d=$W/$label-$case-$run
 	mkdir -p "$d"
 	ip netns exec "$SNS" taskset -c 0 "$bin" sink --listen "$SADDR:$PORT" --json --stats-interval 0 \
@@ -59,7 +75,7 @@ run_point() {
 	spid=$!
 	BG_PIDS+=("$spid")
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
-	ip netns exec "$FNS" taskset -c 1 "$FLOOD" --dest "$SADDR:$PORT" --case "$case" \
+	ip netns exec "$FNS" taskset -c 1 "$FLOOD" --dest "$SADDR:$PORT" --case "$case" --send "$send" \
 		--duration $((SECS + 2)) >"$d/feed.json" 2>"$d/feed.err" &
 	fpid=$!
 	BG_PIDS+=("$fpid")
@@ -80,7 +96,9 @@ rc=0
 for case in $CASES; do
 	for ((run = 1; run <= RUNS; run++)); do
 		for s in "${SINKS[@]}"; do
-			run_point "${s%%:*}" "${s#*:}" "$case" "$run" || rc=1
+			for f in $FEEDS; do
+				run_point "${s%%:*}$([[ $FEEDS == write ]] || echo "/$f")" "${s#*:}" "$case" "$run" "$f" || rc=1
+			done
 		done
 		taskset -c 0 "$FLOOD" --check-cost --case "$case" >>"$CHECKS" || rc=1
 	done

@@ -80,6 +80,10 @@ def point(label, case, run, feed, sink, win):
             # what one core would take at this CPU per event (the rate itself when CPU 0 is the limit)
             "capacity_events_per_s": round(ev / cpu, 1) if cpu else None,
             "feeder_cpu_s_per_s": win["feeder_cpu_s_per_s"], "core_busy": win["core_busy"],
+            # the feeder's core (CPU 1) per event: its sends and, on veth, the receive softirq
+            "feeder_core_us_per_event": round(win["core_busy"].get("cpu1", 0) * 1e6 / ev, 3) if ev else None,
+            "feeder_send": feed.get("send", "write"), "feeder_sends": feed.get("sends"),
+            "feeder_zc_copied": feed.get("zc_copied"), "feeder_zc_notifs": feed.get("zc_notifs"),
             # the sink's read() calls: how much each brought (a sink that keeps up reads often, and small)
             "sink_reads_per_event": round(win["sink_reads"] / win["events"], 4) if win["events"] else None,
             "core_softirq": win["core_softirq"], "window_s": win["window_s"],
@@ -88,7 +92,7 @@ def point(label, case, run, feed, sink, win):
 
 
 MED = ("events_per_s", "gbps", "sink_user_s_per_s", "sink_sys_s_per_s", "sink_cpu_us_per_event",
-       "capacity_events_per_s", "feeder_cpu_s_per_s", "sink_reads_per_event")
+       "capacity_events_per_s", "feeder_cpu_s_per_s", "feeder_core_us_per_event", "sink_reads_per_event")
 
 
 def limit(busy0, busy1):

@@ -17,8 +17,17 @@
  *   l1:  126 sources x 32 B fragments (5,576-byte events)
  *   hlt: 323 sources x 100 B fragments (36,208-byte events)
  *
+ * --send says how each chunk goes (issue 18: the mechanisms measured side by
+ * side): write (write(2), as the builder's send(2) of its buffer), uring (an
+ * io_uring IORING_OP_SEND, one in flight, as the builder would replace its
+ * send) or uring-zc (IORING_OP_SEND_ZC from the ring registered as a fixed
+ * buffer: the kernel sends from these pages and says when it is done with
+ * them; "zc_copied" counts the sends it copied after all). The last two
+ * need liburing at build time.
+ *
  * usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S]
  *        [--events N] [--ring-bytes B] [--write-size B] [--run R]
+ *        [--send write|uring|uring-zc]
  *        sink_flood --check-cost [--case l1|hlt] [--events N]
  */
 #include <arpa/inet.h>
@@ -38,6 +47,9 @@
 #include <xevb/crc32c.h>
 #include <xevb/emu_payload.h>
 #include <xevb/event_codec.h>
+#ifdef HAVE_LIBURING
+#include <liburing.h>
+#endif
 
 struct flood_case {
 	const char *name;
@@ -145,6 +157,136 @@ static void write_all(int fd, const uint8_t *p, size_t n)
 	}
 }
 
+enum send_kind { SEND_WRITE, SEND_URING, SEND_URING_ZC };
+static const char *const send_names[] = { "write", "uring", "uring-zc" };
+
+/* Where the chunks go, and how (--send). */
+struct sender {
+	enum send_kind kind;
+	int fd;
+	uint64_t calls;     /* sends that completed */
+	uint64_t zc_notifs; /* SEND_ZC: buffers the kernel gave back */
+	uint64_t zc_copied; /* ... of which it had copied after all */
+#ifdef HAVE_LIBURING
+	struct io_uring ring;
+	uint32_t notifs_due; /* SEND_ZC buffers the kernel still holds */
+#endif
+};
+
+#ifndef IORING_SEND_ZC_REPORT_USAGE
+#define IORING_SEND_ZC_REPORT_USAGE (1U << 3)
+#endif
+#ifndef IORING_NOTIF_USAGE_ZC_COPIED
+#define IORING_NOTIF_USAGE_ZC_COPIED (1U << 31)
+#endif
+
+#ifdef HAVE_LIBURING
+static void uring_open(struct sender *s, const struct ring *r)
+{
+	struct iovec iov = { r->buf, r->len };
+	int err = io_uring_queue_init(8, &s->ring, 0);
+
+	if (err)
+		die("io_uring_queue_init", strerror(-err));
+	if (s->kind == SEND_URING_ZC && (err = io_uring_register_buffers(&s->ring, &iov, 1)))
+		die("io_uring_register_buffers", strerror(-err));
+}
+
+/* One completion: a send's result (all of it or fatal) or a SEND_ZC notification. */
+static void uring_reap(struct sender *s, bool *sent)
+{
+	struct io_uring_cqe *cqe;
+	int err = io_uring_wait_cqe(&s->ring, &cqe);
+
+	if (err)
+		die("io_uring_wait_cqe", strerror(-err));
+	if (cqe->flags & IORING_CQE_F_NOTIF) {
+		s->notifs_due--;
+		s->zc_notifs++;
+		s->zc_copied += (uint32_t)cqe->res & IORING_NOTIF_USAGE_ZC_COPIED ? 1 : 0;
+	} else {
+		if (cqe->res < 0)
+			die("io_uring send", strerror(-cqe->res));
+		if (cqe->flags & IORING_CQE_F_MORE)
+			s->notifs_due++;
+		*sent = true;
+	}
+	io_uring_cqe_seen(&s->ring, cqe);
+}
+
+/* n bytes at p (inside the registered ring) in one send, waited for; MSG_WAITALL: all or an error. */
+static void uring_send(struct sender *s, const uint8_t *p, size_t n)
+{
+	struct io_uring_sqe *sqe = io_uring_get_sqe(&s->ring);
+	bool sent = false;
+
+	if (!sqe)
+		die("io_uring", "no submission entry");
+	if (s->kind == SEND_URING_ZC)
+		io_uring_prep_send_zc_fixed(sqe, s->fd, p, n, MSG_WAITALL, IORING_SEND_ZC_REPORT_USAGE, 0);
+	else
+		io_uring_prep_send(sqe, s->fd, p, n, MSG_WAITALL);
+	if (io_uring_submit(&s->ring) != 1)
+		die("io_uring_submit", strerror(errno));
+	while (!sent)
+		uring_reap(s, &sent);
+}
+
+/* Every buffer back from the kernel: before the ring's bytes are written again. */
+static void uring_drain(struct sender *s)
+{
+	bool sent = false;
+
+	while (s->notifs_due)
+		uring_reap(s, &sent);
+}
+#endif
+
+static void sender_open(struct sender *s, const struct ring *r)
+{
+#ifdef HAVE_LIBURING
+	if (s->kind != SEND_WRITE)
+		uring_open(s, r);
+#else
+	(void)r;
+	if (s->kind != SEND_WRITE)
+		die("--send", "built without liburing (scripts/install-deps.sh installs it)");
+#endif
+}
+
+static void sender_send(struct sender *s, const uint8_t *p, size_t n)
+{
+	s->calls++;
+#ifdef HAVE_LIBURING
+	if (s->kind != SEND_WRITE) {
+		uring_send(s, p, n);
+		return;
+	}
+#endif
+	write_all(s->fd, p, n);
+}
+
+/* Before the ring is stamped again: the kernel must hold none of its pages. */
+static void sender_wrap(struct sender *s)
+{
+#ifdef HAVE_LIBURING
+	if (s->kind == SEND_URING_ZC)
+		uring_drain(s);
+#else
+	(void)s;
+#endif
+}
+
+static void sender_close(struct sender *s)
+{
+	sender_wrap(s);
+#ifdef HAVE_LIBURING
+	if (s->kind != SEND_WRITE)
+		io_uring_queue_exit(&s->ring);
+#endif
+	close(s->fd);
+}
+
 static double tv_s(struct timeval tv)
 {
 	return (double)tv.tv_sec + (double)tv.tv_usec / 1e6;
@@ -203,15 +345,11 @@ static int check_cost(const struct flood_case *c, uint64_t n)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "dest", required_argument, 0, 'd' },
-		{ "case", required_argument, 0, 'c' },
-		{ "duration", required_argument, 0, 't' },
-		{ "events", required_argument, 0, 'n' },
-		{ "ring-bytes", required_argument, 0, 'r' },
-		{ "write-size", required_argument, 0, 'w' },
-		{ "run", required_argument, 0, 'R' },
-		{ "check-cost", no_argument, 0, 'C' },
-		{ 0 },
+		{ "dest", required_argument, 0, 'd' },       { "case", required_argument, 0, 'c' },
+		{ "duration", required_argument, 0, 't' },   { "events", required_argument, 0, 'n' },
+		{ "ring-bytes", required_argument, 0, 'r' }, { "write-size", required_argument, 0, 'w' },
+		{ "run", required_argument, 0, 'R' },        { "check-cost", no_argument, 0, 'C' },
+		{ "send", required_argument, 0, 'S' },       { 0 },
 	};
 	const struct flood_case *c = &cases[0];
 	const char *dest = NULL;
@@ -219,10 +357,11 @@ int main(int argc, char **argv)
 	uint32_t run = 1, next_id = 0, patched = 0;
 	uint64_t sent = 0, t0, deadline, now;
 	struct rusage ru;
+	struct sender snd = { .kind = SEND_WRITE };
 	struct ring r;
 	size_t pos = 0;
 	bool cost = false;
-	int o, fd;
+	int o;
 
 	while ((o = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		bool ok = true;
@@ -256,6 +395,14 @@ int main(int argc, char **argv)
 		case 'C':
 			cost = true;
 			break;
+		case 'S':
+			ok = false;
+			for (size_t i = 0; i < sizeof(send_names) / sizeof(send_names[0]); i++)
+				if (!strcmp(optarg, send_names[i])) {
+					snd.kind = (enum send_kind)i;
+					ok = true;
+				}
+			break;
 		default:
 			ok = false;
 		}
@@ -263,6 +410,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S] "
 				"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
+				"       [--send write|uring|uring-zc]\n"
 				"       sink_flood --check-cost [--case l1|hlt] [--events N]\n");
 			return 2;
 		}
@@ -273,7 +421,8 @@ int main(int argc, char **argv)
 		die("--dest", "missing (the sink's IPv4ADDR:PORT)");
 	signal(SIGPIPE, SIG_IGN);
 	ring_build(&r, c, ring_bytes, run);
-	fd = connect_to(dest);
+	snd.fd = connect_to(dest);
+	sender_open(&snd, &r);
 	t0 = xevb_now_ns();
 	deadline = t0 + secs * 1000000000ull;
 	for (now = t0; now < deadline && sent < max_events; now = xevb_now_ns()) {
@@ -289,28 +438,32 @@ int main(int argc, char **argv)
 		}
 		if (sent == max_events && patched < r.n && r.ev_off[patched] < pos + w)
 			w = r.ev_off[patched] - pos; /* the last event wanted ends here */
-		write_all(fd, r.buf + pos, w);
+		sender_send(&snd, r.buf + pos, w);
 		pos += w;
 		if (pos == r.len) {
+			sender_wrap(&snd);
 			pos = 0;
 			patched = 0;
 		}
 	}
 	/* Finish the event the last write cut, so the stream ends whole. */
 	if (pos % r.ev_bytes)
-		write_all(fd, r.buf + pos, r.ev_bytes - pos % r.ev_bytes);
+		sender_send(&snd, r.buf + pos, r.ev_bytes - pos % r.ev_bytes);
+	sender_close(&snd);
 	now = xevb_now_ns();
-	close(fd);
 	getrusage(RUSAGE_SELF, &ru);
 	{
 		double el = (double)(now - t0) / 1e9;
 		printf("{\"case\":\"%s\",\"sources\":%u,\"fragment_bytes\":%u,\"event_bytes\":%zu,"
 		       "\"ring_events\":%u,\"write_size\":%llu,\"events\":%llu,\"bytes\":%llu,"
 		       "\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"gbps\":%.3f,"
-		       "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f}\n",
+		       "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f,\"send\":\"%s\",\"sends\":%llu,"
+		       "\"zc_notifs\":%llu,\"zc_copied\":%llu}\n",
 		       c->name, c->n_src, c->frag_len, r.ev_bytes, r.n, (unsigned long long)wsize,
 		       (unsigned long long)sent, (unsigned long long)(sent * r.ev_bytes), el, (double)sent / el,
-		       (double)sent * (double)r.ev_bytes * 8 / el / 1e9, tv_s(ru.ru_utime), tv_s(ru.ru_stime));
+		       (double)sent * (double)r.ev_bytes * 8 / el / 1e9, tv_s(ru.ru_utime), tv_s(ru.ru_stime),
+		       send_names[snd.kind], (unsigned long long)snd.calls, (unsigned long long)snd.zc_notifs,
+		       (unsigned long long)snd.zc_copied);
 	}
 	free(r.buf);
 	free(r.ev_off);
