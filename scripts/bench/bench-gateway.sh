@@ -348,6 +348,8 @@ def snap(f):  # name -> ticks (cpuN: busy, total; a process: user + system)
     out = {}
     for l in open(f):
         v = l.split()
+        if len(v) < 2:  # a process that had exited: no ticks to read
+            continue
         if v[0] == "wall":
             out["wall"] = float(v[1])
         elif v[0].startswith("cpu") and v[0] != "cpu":

@@ -112,6 +112,42 @@ def plot_gateway(d, doc):
     a.legend(fontsize=6)
     a.set_title("Gateway: loss vs offered rate, every search probe", fontsize=9)
     save(fig, d, "gateway-loss")
+    plot_gateway_forwarded(d, rows)
+
+
+def forwarded_gbps(r, p):
+    """Input Gb/s of the events the farm node got complete in a probe: the
+    frames received, scaled by the share of their events that arrived."""
+    events_in = p.get("rx", 0) * r["pack"] / r["sources"]
+    done = p.get("sink_complete", p.get("sink_events", 0)) or 0
+    return p["gbps"] * min(1.0, done / events_in) if events_in else 0.0
+
+
+def plot_gateway_forwarded(d, rows):
+    """Issue 18's plot: forwarded Gb/s against offered Gb/s, XDP and socket
+    builders with forwarding, every probe, beside the seed's 1.95 Gb/s."""
+    sel = [r for r in rows if r["impl"] in ("xdp+fwd", "socket+fwd") and r["mtu"] == 1500 and r["probes"]
+           and r["pack"] == (25 if r["flow"] == "l1" else 10)]
+    if not sel:
+        return
+    fig, a = plt.subplots(figsize=(8, 4.5))
+    top = 0.0
+    for r in sel:
+        gb_per_frame = r["frame_bytes"] * 8 / 1e9
+        pts = sorted((p["offered_frames_per_s"] * gb_per_frame, forwarded_gbps(r, p)) for p in r["probes"])
+        top = max([top] + [p[0] for p in pts])
+        a.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", linestyle=STYLE[r["impl"].split("+")[0]],
+               color=COLORS[0] if r["flow"] == "l1" else COLORS[1], label=r["label"])
+    a.plot([0, top], [0, top], color="grey", linewidth=0.8, linestyle=":", label="everything offered")
+    a.axhline(1.95, color="black", linestyle="--", label="seed best: 1.95 Gb/s (2 x GbE)")
+    a.set_xlabel("offered (Gb/s of frames)")
+    a.set_ylabel("forwarded: events complete at the farm node (input Gb/s)")
+    a.set_xlim(left=0)
+    a.set_ylim(bottom=0)
+    a.grid(True, alpha=0.3)
+    a.legend(fontsize=7)
+    a.set_title("Gateway with forwarding: solid XDP, dashed socket; blue L1, orange HLT", fontsize=9)
+    save(fig, d, "gateway-forwarded")
 
 
 def plot_dcqos(d, doc):

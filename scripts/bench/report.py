@@ -267,6 +267,7 @@ def study2():
                "writes. Packing more fragments a frame or larger frames (MTU 3500) lowers the frame rate the "
                "builder pays for at the same Gb/s, as in the seed (steps 8-9).\n")
     out.append(img("gateway-lossfree", "study 2 loss-free rate per step"))
+    out.append(img("gateway-forwarded", "study 2 forwarded Gb/s vs offered, XDP vs socket vs the seed's 1.95 Gb/s"))
     out.append(img("gateway-loss", "study 2 loss vs offered rate"))
     return out
 
