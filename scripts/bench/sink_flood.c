@@ -170,6 +170,7 @@ struct sender {
 #ifdef HAVE_LIBURING
 	struct io_uring ring;
 	uint32_t notifs_due; /* SEND_ZC buffers the kernel still holds */
+	size_t want;         /* bytes of the send in flight */
 #endif
 };
 
@@ -207,6 +208,8 @@ static void uring_reap(struct sender *s, bool *sent)
 	} else {
 		if (cqe->res < 0)
 			die("io_uring send", strerror(-cqe->res));
+		if ((size_t)cqe->res != s->want)
+			die("io_uring send", "short send: the stream would lose its event boundaries");
 		if (cqe->flags & IORING_CQE_F_MORE)
 			s->notifs_due++;
 		*sent = true;
@@ -222,6 +225,7 @@ static void uring_send(struct sender *s, const uint8_t *p, size_t n)
 
 	if (!sqe)
 		die("io_uring", "no submission entry");
+	s->want = n;
 	if (s->kind == SEND_URING_ZC)
 		io_uring_prep_send_zc_fixed(sqe, s->fd, p, n, MSG_WAITALL, IORING_SEND_ZC_REPORT_USAGE, 0);
 	else
