@@ -217,6 +217,7 @@ struct xevb_shed {
 	double ew_consumed, ew_arrived;      /* frames a tick, smoothed */
 	uint32_t ceiling;                    /* the level in force when the last run of cuts began */
 	bool cutting;                        /* cuts since the last raise */
+	enum xevb_shed_cause cut_cause;      /* of the last cut (XEVB_SHED_CUT__N: none yet) */
 	/* for the statistics */
 	uint32_t min_accept;
 	uint64_t ticks, cuts, raises, arms;
@@ -242,7 +243,9 @@ void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg);
  * blocks arrive; a tick in which the builder took under half its usual
  * frames (it did not run) makes no cut for the ring. A ring under 1/8 for
  * calm_ticks raises it: a quarter of the way a tick back to where the last
- * cuts began, then ~1.5% a tick up to 65536.
+ * cuts began, then ~1.5% a tick up to 65536. A ring under 1/32 (the
+ * builder about to wait for frames) raises it at once, unless the last cut
+ * was for the backlog: back to where the cuts began, then ~3% a tick.
  */
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in);
 

@@ -4,7 +4,8 @@
  * (xevb/shed.h), step by step: idle stays idle and costs the program
  * nothing (word 0); pressure arms, then cuts (1/8 for a filling ring, 1/2
  * for kernel drops) once per block;
- * calm raises back to 65536 and, later, idles; a level change keeps the
+ * calm raises back to 65536 and, later, idles (at once where the ring runs
+ * dry, but not after cuts for the backlog); a level change keeps the
  * old level for the blocks before its switch block.
  */
 #include <criterion/criterion.h>
@@ -16,6 +17,8 @@ TestSuite(shed, .timeout = 10);
 #define RING 4096
 
 static const struct xevb_shed_in calm_in = { .ring_used = 0, .ring_size = RING };
+/* Under 1/8 but not dry (1/32): the builder still has frames to take. */
+static const struct xevb_shed_in low_in = { .ring_used = RING / 16, .ring_size = RING };
 static const struct xevb_shed_in full_in = { .ring_used = RING * 3 / 4, .ring_size = RING };
 static const struct xevb_shed_in drop_in = { .ring_used = 10, .ring_size = RING, .drops = 3 };
 
@@ -136,38 +139,47 @@ Test(shed, never_below_the_floor)
 	cr_assert(eq(u64, s.cuts, 6));
 }
 
+/*
+ * Armed at block 1000 with cfg, then cut twice by a 3/4-full ring (1/8,
+ * then 1/8 again once the first cut's blocks came): 50176. Returns the
+ * newest block, 1005.
+ */
+static uint32_t cut_twice(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_cfg *cfg)
+{
+	armed_at(s, g, 1000);
+	s->cfg = (struct xevb_shed_cfg){ 0 };
+	xevb_shed_init(s, cfg);
+	s->armed = true;
+	xevb_shed_tick(s, g, &full_in);
+	g->newest_block = 1005;
+	xevb_shed_tick(s, g, &full_in);
+	cr_assert(eq(u32, s->accept, 50176));
+	cr_assert(eq(u64, s->cuts, 2));
+	return 1005;
+}
+
 Test(shed, recovery_raises_then_idles)
 {
 	struct xevb_shed_cfg cfg = { .calm_ticks = 4, .idle_ticks = 50, .lead_blocks = 4 };
 	struct xevb_shed s;
 	struct xevb_shed_gate g;
-	uint32_t nb = 1000, ticks = 0, last;
+	uint32_t nb = cut_twice(&s, &g, &cfg), ticks = 0, last;
 
-	armed_at(&s, &g, nb);
-	s.cfg = (struct xevb_shed_cfg){ 0 };
-	xevb_shed_init(&s, &cfg);
-	s.armed = true;
-	/* Cut to 50176 as above. */
-	xevb_shed_tick(&s, &g, &full_in);
-	g.newest_block = nb = 1005;
-	xevb_shed_tick(&s, &g, &full_in);
-	cr_assert(eq(u32, s.accept, 50176));
-
-	/* Three calm ticks: held; the fourth raises by a quarter of the way back to 65536. */
+	/* Three calm ticks, the ring not dry: held; the fourth raises by a quarter of the way back to 65536. */
 	for (int i = 0; i < 3; i++)
-		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 50176));
-	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 50176 + (65536 - 50176) / 4));
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &low_in), 50176));
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &low_in), 50176 + (65536 - 50176) / 4));
 	/* A ring between 1/8 and 1/2 holds the level and restarts the count. */
 	struct xevb_shed_in mid = { .ring_used = RING / 4, .ring_size = RING };
 	last = s.accept;
 	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &mid), last));
 	for (int i = 0; i < 3; i++)
-		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), last));
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &low_in), last));
 	/* Then up every tick, to 65536, never past it. */
 	while (s.accept < XEVB_SHED_ONE && ticks++ < 100) {
 		last = s.accept;
 		g.newest_block = ++nb;
-		cr_assert(gt(u32, xevb_shed_tick(&s, &g, &calm_in), last));
+		cr_assert(gt(u32, xevb_shed_tick(&s, &g, &low_in), last));
 	}
 	cr_assert(eq(u32, s.accept, XEVB_SHED_ONE));
 	cr_assert(lt(u32, ticks, 20), "a quarter of the gap a tick: %u ticks from 82%%", ticks);
@@ -181,6 +193,63 @@ Test(shed, recovery_raises_then_idles)
 	cr_assert(eq(u64, g.word, 0));
 	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), XEVB_SHED_ONE));
 	cr_assert(eq(u64, g.word, 0));
+}
+
+/*
+ * A dry ring (under 1/32): the builder is about to wait, its cuts
+ * overshot. Back at once to the level where the pressure began, then ~3%
+ * a tick while it stays dry; a ring not dry takes the calm path.
+ */
+Test(shed, dry_ring_raises_at_once)
+{
+	struct xevb_shed_cfg cfg = { .calm_ticks = 4, .lead_blocks = 4 };
+	struct xevb_shed s;
+	struct xevb_shed_gate g;
+	uint32_t nb = cut_twice(&s, &g, &cfg);
+
+	/* One dry tick: straight back to 65536, where the cuts began. */
+	g.newest_block = ++nb;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), XEVB_SHED_ONE));
+	cr_assert(eq(u64, s.raises, 1));
+	/* Pressure again at a lower level, then dry: back to that level, then 1/32 more a tick. */
+	s.accept = s.prev = 40000;
+	g.newest_block = nb += 10;
+	xevb_shed_tick(&s, &g, &full_in);
+	cr_assert(lt(u32, s.accept, 40000));
+	cr_assert(eq(u32, s.ceiling, 40000));
+	g.newest_block = ++nb;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 40000));
+	g.newest_block = ++nb;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 40000 + 40000 / 32));
+	/* At 1/32 of the ring it is not dry: held until calm_ticks. */
+	struct xevb_shed_in edge = { .ring_used = RING / 32, .ring_size = RING };
+	uint32_t held = s.accept;
+
+	g.newest_block = ++nb;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &edge), held));
+}
+
+/* After a cut for the output's backlog a dry ring says nothing: the calm path. */
+Test(shed, dry_ring_after_backlog_cut_waits)
+{
+	struct xevb_shed_cfg cfg = { .backlog_max = 1000, .calm_ticks = 4, .lead_blocks = 4 };
+	struct xevb_shed s;
+	struct xevb_shed_gate g = fresh_gate();
+	struct xevb_shed_in in = { .ring_size = RING, .out_dropped = 1 };
+	uint32_t cut;
+
+	xevb_shed_init(&s, &cfg);
+	xevb_shed_tick(&s, &g, &drop_in); /* arms */
+	g.newest_block = 100;
+	cut = xevb_shed_tick(&s, &g, &in);
+	cr_assert(eq(u64, s.cuts_by[XEVB_SHED_CUT_BACKLOG], 1));
+	cr_assert(lt(u32, cut, XEVB_SHED_ONE));
+	for (int t = 1; t <= 3; t++) {
+		g.newest_block = 100 + t;
+		cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), cut), "tick %d", t);
+	}
+	g.newest_block = 104;
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), cut + (XEVB_SHED_ONE - cut) / 4));
 }
 
 Test(shed, change_before_the_switch_is_reached_stays_pending)
@@ -197,13 +266,13 @@ Test(shed, change_before_the_switch_is_reached_stays_pending)
 	cr_assert(eq(u32, s.switch_block, 204));
 	/* Newest 202: blocks from 204 on are not on the wire yet: the raise rewrites their level. */
 	g.newest_block = 202;
-	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 57344 + 2048));
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &low_in), 57344 + 2048));
 	cr_assert(eq(u32, s.switch_block, 204));
 	cr_assert(eq(u32, s.prev, XEVB_SHED_ONE));
 	cr_assert(eq(u64, g.word, xevb_shed_word(57344 + 2048, XEVB_SHED_ONE, 204, 1)));
 	/* Newest 204: now a change needs a new switch; the old new level becomes the previous. */
 	g.newest_block = 204;
-	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &calm_in), 59392 + 1536));
+	cr_assert(eq(u32, xevb_shed_tick(&s, &g, &low_in), 59392 + 1536));
 	cr_assert(eq(u32, s.switch_block, 208));
 	cr_assert(eq(u32, s.prev, 59392));
 	/* Lead blocks past the switch, the blocks before it take the current level. */

@@ -29,7 +29,7 @@ void xevb_shed_init(struct xevb_shed *s, const struct xevb_shed_cfg *cfg)
 	if (!s->cfg.idle_ticks)
 		s->cfg.idle_ticks = DEF_IDLE_TICKS;
 	s->accept = s->prev = s->min_accept = XEVB_SHED_ONE;
-	s->last_cut = XEVB_SHED_CUT__N;
+	s->last_cut = s->cut_cause = XEVB_SHED_CUT__N;
 }
 
 static void gate_store(const struct xevb_shed *s, struct xevb_shed_gate *g)
@@ -215,7 +215,7 @@ static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause
 	s->cut_block = (s->switch_block + 1) & XEVB_SHED_BLOCK_MASK;
 	s->cuts++;
 	s->cuts_by[cause]++;
-	s->last_cut = cause;
+	s->last_cut = s->cut_cause = cause;
 	if (s->accept < s->min_accept)
 		s->min_accept = s->accept;
 }
@@ -233,6 +233,26 @@ static void raise_level(struct xevb_shed *s, uint32_t newest)
 
 	if (s->accept < s->ceiling && level > s->ceiling)
 		level = s->ceiling;
+	set_level(s, level < XEVB_SHED_ONE ? level : XEVB_SHED_ONE, newest);
+	s->cutting = false;
+	s->raises++;
+}
+
+/*
+ * The ring nearly dry: the builder is about to wait for frames, its
+ * capacity unused. Cuts overshoot (each one is made while the frames
+ * admitted before it still fill the ring), and the calm raise above took
+ * tens of milliseconds to undo them: the socket builder idled ~10% of its
+ * time at 1.5-2x offered. Back at once to where the pressure began, then
+ * ~3% a tick while the ring stays dry. Not after cuts for the output's
+ * backlog: a dry ring says nothing of what the farm nodes drain.
+ */
+static void raise_dry(struct xevb_shed *s, uint32_t newest)
+{
+	uint32_t level = s->accept < s->ceiling ? s->ceiling : s->accept + s->accept / 32;
+
+	if (level < s->accept + RAISE_MIN)
+		level = s->accept + RAISE_MIN;
 	set_level(s, level < XEVB_SHED_ONE ? level : XEVB_SHED_ONE, newest);
 	s->cutting = false;
 	s->raises++;
@@ -267,7 +287,10 @@ uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const str
 		cut(s, newest, cause);
 	} else if ((uint64_t)in->ring_used * 8 < in->ring_size) {
 		s->calm++;
-		if (s->calm >= s->cfg.calm_ticks && s->accept < XEVB_SHED_ONE)
+		if (s->accept < XEVB_SHED_ONE && (uint64_t)in->ring_used * 32 < in->ring_size &&
+		    s->cut_cause != XEVB_SHED_CUT_BACKLOG)
+			raise_dry(s, newest);
+		else if (s->calm >= s->cfg.calm_ticks && s->accept < XEVB_SHED_ONE)
 			raise_level(s, newest);
 	} else {
 		s->calm = 0;
