@@ -62,7 +62,7 @@ void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 	} else {
 		struct xevb_sock_queue sq;
 
-		/* The cmsg total moves only with a packet read; after the last one, ask. */
+		/* The kernel's running total (SO_MEMINFO): never let a failed read move it back. */
 		if (!xevb_sock_queue(&e->sock, &sq) && sq.drops > e->sock.kernel_drops)
 			e->sock.kernel_drops = sq.drops;
 		s->sock_kernel_drops = e->sock.kernel_drops;

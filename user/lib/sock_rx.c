@@ -37,7 +37,7 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 {
 	struct sockaddr_in sa = { .sin_family = AF_INET };
 	uint32_t n_idx = cfg->n_frames + cfg->n_big;
-	int one = 1, err;
+	int err;
 
 	memset(s, 0, sizeof(*s));
 	s->fd = -1;
@@ -99,7 +99,6 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 	if (cfg->rcvbuf && setsockopt(s->fd, SOL_SOCKET, SO_RCVBUFFORCE, &cfg->rcvbuf, sizeof(cfg->rcvbuf)) &&
 	    setsockopt(s->fd, SOL_SOCKET, SO_RCVBUF, &cfg->rcvbuf, sizeof(cfg->rcvbuf)))
 		xevb_warn("cannot set the socket buffer to %d bytes: %s", cfg->rcvbuf, strerror(errno));
-	setsockopt(s->fd, SOL_SOCKET, SO_RXQ_OVFL, &one, sizeof(one));
 	if (cfg->ifname &&
 	    setsockopt(s->fd, SOL_SOCKET, SO_BINDTODEVICE, cfg->ifname, (socklen_t)strlen(cfg->ifname) + 1)) {
 		err = -errno;
@@ -169,7 +168,6 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 	static __thread struct mmsghdr msgs[XEVB_SOCK_BATCH];
 	static __thread struct iovec iov[XEVB_SOCK_BATCH][2];
 	static __thread struct sockaddr_in from[XEVB_SOCK_BATCH];
-	static __thread char ctl[XEVB_SOCK_BATCH][CMSG_SPACE(sizeof(uint32_t))];
 	static __thread uint32_t back[XEVB_SOCK_BATCH], big_back[XEVB_SOCK_BATCH];
 	uint32_t want = s->n_free < XEVB_SOCK_BATCH ? s->n_free : XEVB_SOCK_BATCH;
 	uint32_t head = s->frame_size - s->hdr_room;
@@ -188,13 +186,16 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 				(uint8_t *)s->frame_data[s->big_free[s->n_big_free - 1 - i]] + s->hdr_room + head;
 			iov[i][1].iov_len = XEVB_SOCK_BIG_SIZE - s->hdr_room - head;
 		}
+		/*
+		 * No control data (the drops are read with SO_MEMINFO each tick),
+		 * and a sender's address only where UDP took the header that held
+		 * it: each costs the kernel a copy per datagram.
+		 */
 		msgs[i].msg_hdr = (struct msghdr){
-			.msg_name = &from[i],
-			.msg_namelen = sizeof(from[i]),
+			.msg_name = s->udp ? &from[i] : NULL,
+			.msg_namelen = s->udp ? sizeof(from[i]) : 0,
 			.msg_iov = iov[i],
 			.msg_iovlen = i < bigs ? 2 : 1,
-			.msg_control = ctl[i],
-			.msg_controllen = sizeof(ctl[i]),
 		};
 	}
 	n = recvmmsg(s->fd, msgs, want, MSG_DONTWAIT, NULL);
@@ -209,12 +210,6 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 
 		if (mh->msg_flags & MSG_TRUNC)
 			s->truncated++;
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(mh); c; c = CMSG_NXTHDR(mh, c))
-			if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SO_RXQ_OVFL) {
-				uint32_t drops;
-				memcpy(&drops, CMSG_DATA(c), sizeof(drops));
-				s->kernel_drops = drops; /* the kernel's running total */
-			}
 		if (ip_len > s->mtu) {
 			s->ipfrag_datagrams++;
 			s->ipfrag_bytes += got;

@@ -55,7 +55,7 @@ struct xevb_sock {
 	uint64_t ipfrag_datagrams; /* IP datagrams longer than mtu: reassembled by the kernel */
 	uint64_t ipfrag_bytes;
 	uint64_t big_copied;   /* bytes copied to make spilled datagrams contiguous */
-	uint64_t kernel_drops; /* SO_RXQ_OVFL: dropped at the socket queue */
+	uint64_t kernel_drops; /* SO_MEMINFO: dropped at the socket queue (the kernel's running total) */
 	uint64_t truncated;    /* datagrams longer than a frame */
 	/*
 	 * Set by the caller: the one address each source_id may come from
