@@ -29,8 +29,13 @@
 # bound), then OV_STEPS bisection steps of the paced event rate (`--rate`,
 # events/s of each source), first at what the builder received unpaced; a
 # step that loses is tried once more (OV_RETRY, see ov_probe).
-# Then BENCH_RUNS rounds (3; 1 with BENCH_QUICK=1) of every load, xdp and
-# socket alternating, BENCH_SECONDS (2; 1 quick) a point; medians.
+# BENCH_RUNS rounds (3; 1 with BENCH_QUICK=1), each a search per mode, then
+# every load, xdp and socket alternating, BENCH_SECONDS (2; 1 quick) a
+# point. A round's loads are multiples of its own loss-free rates, and its
+# goodput is judged against them: this host's speed drifts by up to 20%
+# from one minute to the next (docs/bench/overload-and-forwarding.md), and a
+# rate found ten minutes earlier would judge the host, not the builder.
+# Medians over the rounds, of the ratios too.
 #
 # Per point: offered frames/s and events/s, frames received by the builder,
 # complete events/s at the farm node, incomplete events (and their share of
@@ -46,7 +51,7 @@
 #   OV_MODEL (split | gateway), BENCH_GEN (live | xsk: the generator, lib_bench.sh), OV_BIN (the xevb binary of the builder; the
 #   generator and the farm node stay this tree's).
 # Writes OUT/bench/overload.json, overload.csv, overload-goodput.png.
-# Full run about 10 minutes, quick about 3.
+# Full run about 30 minutes, quick about 4.
 set -euo pipefail
 . "$(dirname "$0")/lib_bench.sh"
 bench_start overload "${1:-}"
@@ -168,20 +173,20 @@ ov_probe() {
 	local try n
 	for ((try = 0; try <= RETRY; try++)); do
 		n=$(wc -l <"$BISECT_LOG")
-		run_point "$SEARCH_MODE" paced "$1" "$1-$try" search "$BISECT_LOG" || continue
+		run_point "$SEARCH_MODE" paced "$1" "$SEARCH_ROUND.$1-$try" search "$BISECT_LOG" || continue
 		(($(wc -l <"$BISECT_LOG") > n)) && tail -1 "$BISECT_LOG" | ov_passes && return 0
 	done
 	return 0
 }
 ov_passes() { python3 "$HELP" passes "$TOL"; }
 
-# search MODE: the loss-free event rate; appends the result to SEARCHES.
+# search MODE ROUND: the loss-free event rate; appends the result to SEARCHES.
 search() {
 	local mode=$1 line= hi first lf=0 limited=0
-	SEARCH_MODE=$mode
-	BISECT_LOG=$W/probes-$CASE-$mode.jsonl
+	SEARCH_MODE=$mode SEARCH_ROUND=$2
+	BISECT_LOG=$W/probes-$CASE-$mode-$2.jsonl
 	: >"$BISECT_LOG"
-	run_point "$mode" unpaced 0 0 search "$BISECT_LOG" && line=$(tail -1 "$BISECT_LOG")
+	run_point "$mode" unpaced 0 "$2.0" search "$BISECT_LOG" && line=$(tail -1 "$BISECT_LOG")
 	read -r hi first < <(python3 "$HELP" first-guess "$TOL" <<<"${line:-x}")
 	if ((hi == 0)) && [[ -n $line ]] && ov_passes <<<"$line"; then
 		limited=1   # even unpaced nothing was lost: the generator's rate is the bound
@@ -190,17 +195,18 @@ search() {
 		bisect_rate ov_probe ov_passes 0 "$hi" "$first" "$STEPS"
 		lf=$BISECT_RATE
 	fi
-	python3 "$HELP" search "$BISECT_LOG" case="$CASE" mode="$mode" target="$lf" sender_limited="$limited" \
+	python3 "$HELP" search "$BISECT_LOG" case="$CASE" mode="$mode" round="$2" target="$lf" sender_limited="$limited" \
 		sources="$NSRC" pack="$PACK" frag_size="$FRAG" bisection_steps="$STEPS" tol="$TOL" | tee -a "$SEARCHES" | cut -c1-160
 }
 
-# lossfree_of CASE MODE: the --rate that held (events/s, integer; 0 if none).
+# lossfree_of CASE MODE ROUND: the --rate that held (events/s, integer; 0 if none).
 lossfree_of() {
 	python3 -c '
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
-v = [r["lossfree_target_events_per_s"] for r in rows if r["case"] == sys.argv[2] and r["mode"] == sys.argv[3]]
-print(int(v[-1] or 0) if v else 0)' "$SEARCHES" "$1" "$2"
+v = [r["lossfree_target_events_per_s"] for r in rows
+     if (r["case"], r["mode"], r["round"]) == (sys.argv[2], sys.argv[3], sys.argv[4])]
+print(int(v[-1] or 0) if v else 0)' "$SEARCHES" "$1" "$2" "$3"
 }
 
 t0=$SECONDS
@@ -217,12 +223,12 @@ for CASE in $CASES; do
 	*) echo "unknown case $CASE (l1, hlt)" >&2; exit 2 ;;
 	esac
 	echo "case $CASE: $NSRC sources, $PACK x $FRAG B fragments a packet; search: unpaced + $STEPS steps; $RUNS x ${SECS}s a point"
-	declare -A LF=()
-	for mode in $MODES; do
-		search "$mode"
-		LF[$mode]=$(lossfree_of "$CASE" "$mode")
-	done
 	for ((round = 1; round <= RUNS; round++)); do
+		declare -A LF=()
+		for mode in $MODES; do
+			search "$mode" "$round"
+			LF[$mode]=$(lossfree_of "$CASE" "$mode" "$round")
+		done
 		for load in $LOADS; do
 			for mode in $MODES; do
 				if [[ $load == unpaced ]]; then
@@ -235,8 +241,8 @@ for CASE in $CASES; do
 				run_point "$mode" "$load" "$rate" "$round" point "$POINTS" || true
 			done
 		done
+		unset LF
 	done
-	unset LF
 done
 bench_tb_down "$P"
 

@@ -176,7 +176,7 @@ def cmd_search(args):
                key=lambda p: p["offered_events_per_s"], default=None) if limited or target else None
     lf = best["offered_events_per_s"] if best else None
     nsrc, pack = int(kv["sources"]), int(kv["pack"])
-    print(json.dumps({"case": kv["case"], "mode": kv["mode"], "sources": nsrc, "pack": pack,
+    print(json.dumps({"case": kv["case"], "mode": kv["mode"], "round": kv.get("round"), "sources": nsrc, "pack": pack,
                       "frag_size": int(kv["frag_size"]), "bisection_steps": int(kv["bisection_steps"]),
                       "lossfree_events_per_s": lf, "lossfree_frames_per_s": lf * nsrc / pack if lf else None,
                       "lossfree_target_events_per_s": (lf if limited else target) if best else None,
@@ -208,22 +208,37 @@ def merge(runs):
     return m
 
 
+def group_points(pts):
+    groups = {}
+    for p in pts:
+        groups.setdefault((p["case"], p["mode"], p["load"]), []).append(p)
+    return groups
+
+
+def round_lossfree(searches, point):
+    """The loss-free event rate of the point's round (the one search of an
+    older run without rounds)."""
+    lf = [s.get("lossfree_events_per_s") for s in searches if s["case"] == point["case"]
+          and s["mode"] == point["mode"] and s.get("round") in (None, str(point.get("round")))]
+    return lf[-1] if lf else None
+
+
 def cmd_report(args):
     points_path, searches_path, outdir = args[0], args[1], args[2]
     extra = dict(a.split("=", 1) for a in args[3:])
     pts = [json.loads(l) for l in open(points_path) if l.startswith("{")]
     searches = [json.loads(l) for l in open(searches_path) if l.startswith("{")]
-    ref = {(s["case"], s["mode"]): s for s in searches}
-    groups = {}
-    for p in pts:
-        groups.setdefault((p["case"], p["mode"], p["load"]), []).append(p)
     rows = []
-    for (case, mode, load), runs in groups.items():
+    for (case, mode, load), runs in group_points(pts).items():
         m = merge(runs)
-        lf = ref.get((case, mode), {}).get("lossfree_events_per_s")
-        m["lossfree_events_per_s"] = lf
-        m["offered_over_lossfree"] = m["offered_events_per_s"] / lf if lf else None
-        m["goodput_over_lossfree"] = m["complete_events_per_s"] / lf if lf else None
+        # each round against its own loss-free rate: the host's speed drifts
+        lfs = [round_lossfree(searches, r) for r in runs]
+        m["lossfree_events_per_s"] = med(lfs)
+        m["lossfree_events_per_s_rounds"] = lfs
+        m["offered_over_lossfree"] = med([r["offered_events_per_s"] / lf for r, lf in zip(runs, lfs) if lf])
+        m["goodput_over_lossfree_rounds"] = [r["complete_events_per_s"] / lf if lf else None
+                                             for r, lf in zip(runs, lfs)]
+        m["goodput_over_lossfree"] = med(m["goodput_over_lossfree_rounds"])
         rows.append(m)
     corder = {"l1": 0, "hlt": 1}
     rows.sort(key=lambda r: (corder.get(r["case"], 9), r["mode"] != "xdp", load_order(r["load"])))
@@ -242,10 +257,11 @@ def cmd_report(args):
 
 
 def print_table(doc):
-    print("loss-free rates (bisection, every event complete at the farm node):")
+    print("loss-free rates (bisection, every event complete at the farm node), per round:")
     for s in doc.get("searches", []):
-        print("  %-4s %-6s %9.1f kev/s  %9.1f kframes/s%s" % (
-            s["case"], s["mode"], (s["lossfree_events_per_s"] or 0) / 1e3, (s["lossfree_frames_per_s"] or 0) / 1e3,
+        print("  %-4s %-6s %-3s %9.1f kev/s  %9.1f kframes/s%s" % (
+            s["case"], s["mode"], s.get("round") or "-", (s["lossfree_events_per_s"] or 0) / 1e3,
+            (s["lossfree_frames_per_s"] or 0) / 1e3,
             "  (generator-limited: unpaced was loss-free)" if s.get("sender_limited") else
             "" if s["lossfree_events_per_s"] else "  (no probe was loss-free)"))
     print("%-4s %-6s %-7s %8s %9s %9s %9s %7s %8s %9s %7s %7s %9s %8s" % (
@@ -259,7 +275,8 @@ def print_table(doc):
             r["complete_events_per_s"] / 1e3, fmt(100 * r["incomplete_share"] if r["incomplete_share"] is not None else None, "%.1f"),
             fmt(r["builder_cpu"], "%.2f"), fmt(r["napi_cpu"], "%.2f"), fmt(b["never_delivered"], "%.0f"),
             fmt((r.get("latency_us") or {}).get("p99"), "%.0f"), "" if r["ok"] else "  FAILED"))
-    print("x lf: offered / loss-free event rate; goodput: complete events/s at the farm node / loss-free rate;")
+    print("x lf: offered / loss-free event rate; goodput: complete events/s at the farm node / loss-free rate")
+    print("(each round against its own loss-free rate, medians over the rounds);")
     print("bld cpu, napi: share of a core (builder process, its napi thread); never dlv: events sent, neither")
     print("delivered nor shed; p99 us: build-to-farm-node latency, 99th percentile (median over the rounds)")
 
