@@ -51,7 +51,7 @@
 #   OV_MODEL (split | gateway), BENCH_GEN (live | xsk: the generator, lib_bench.sh), OV_BIN (the xevb binary of the builder; the
 #   generator and the farm node stay this tree's).
 # Writes OUT/bench/overload.json, overload.csv, overload-goodput.png.
-# Full run about 30 minutes, quick about 4.
+# Full run about 15 minutes, quick about 4.
 set -euo pipefail
 . "$(dirname "$0")/lib_bench.sh"
 bench_start overload "${1:-}"
