@@ -220,6 +220,14 @@ static void cut(struct xevb_shed *s, uint32_t newest, enum xevb_shed_cause cause
 		s->min_accept = s->accept;
 }
 
+/* A raise ends a run of cuts: the next cut starts a new one from here. */
+static void raise_to(struct xevb_shed *s, uint32_t level, uint32_t newest)
+{
+	set_level(s, level < XEVB_SHED_ONE ? level : XEVB_SHED_ONE, newest);
+	s->cutting = false;
+	s->raises++;
+}
+
 /*
  * Back to the level where the last pressure appeared in a few ticks (a
  * quarter of the gap a tick: a stall or a burst that forced a cut costs
@@ -233,9 +241,7 @@ static void raise_level(struct xevb_shed *s, uint32_t newest)
 
 	if (s->accept < s->ceiling && level > s->ceiling)
 		level = s->ceiling;
-	set_level(s, level < XEVB_SHED_ONE ? level : XEVB_SHED_ONE, newest);
-	s->cutting = false;
-	s->raises++;
+	raise_to(s, level, newest);
 }
 
 /*
@@ -253,9 +259,7 @@ static void raise_dry(struct xevb_shed *s, uint32_t newest)
 
 	if (level < s->accept + RAISE_MIN)
 		level = s->accept + RAISE_MIN;
-	set_level(s, level < XEVB_SHED_ONE ? level : XEVB_SHED_ONE, newest);
-	s->cutting = false;
-	s->raises++;
+	raise_to(s, level, newest);
 }
 
 uint32_t xevb_shed_tick(struct xevb_shed *s, struct xevb_shed_gate *g, const struct xevb_shed_in *in)
