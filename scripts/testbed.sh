@@ -10,7 +10,7 @@ usage() {
 	cat <<EOF
 Usage: $0 up   [--prefix P] [--sources N] [--builders M] [--sinks K]
                 [--mtu 1500|9000] [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ] [--dfm 0|1]
-                [--switch bridge|xdp] [--switch-obj OBJ]
+                [--switch bridge|xdp] [--switch-obj OBJ] [--port-queue N]
        $0 switch --prefix P xdp|bridge|stats
        $0 down --prefix P
        $0 exec --prefix P ROLE INDEX CMD...
@@ -25,6 +25,9 @@ ROLE is source, builder or sink; INDEX counts from 0.
   --prefix P       name prefix (default xevb<pid>; also \$TB_PREFIX)
   --rate-limit R   TBF on each switch port's egress, e.g. 1gbit (emulated 1 GbE)
   --queues Q       rx/tx queues of the builders' veths (default 1)
+  --port-queue N   pfifo of N packets on each builder's switch port (default
+                   4096, 0: none; not with --rate-limit): a full veth ring
+                   holds frames there instead of dropping them before XDP
   --xdp-pass OBJ   XDP_PASS program (build/bpf/xevb_pass.bpf.o) on the sources'
                    switch ports, needed by 'xevb source --mode live'
   --switch xdp     an XDP switch (build/bpf/xevb_switch.bpf.o, or --switch-obj)

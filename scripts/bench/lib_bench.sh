@@ -86,6 +86,10 @@ bench_testbed() {
 	# shellcheck source=../lib/testbed.sh
 	. scripts/lib/testbed.sh
 	export TB_QUIET=1
+	# No port buffer: the figures so far were taken without one (a
+	# builder's veth drops past its 256-slot ring); BENCH_PORT_QUEUE=N
+	# measures with one.
+	export TB_PORT_QUEUE=${BENCH_PORT_QUEUE:-0}
 	tb_on_cleanup() { bench_cleanup; }
 }
 

@@ -16,6 +16,17 @@
 # static FDB entries, so no packet waits for ARP and nothing is flooded.
 # IPv6 is off in every namespace to keep the links quiet.
 #
+# Port buffers: a builder's switch port gets a pfifo of TB_PORT_QUEUE
+# packets (default 4096; --port-queue N, 0 for none) unless --rate-limit
+# gives it a tbf. A builder's eth0 runs XDP, so its veth takes frames into
+# a ring of 256; with no qdisc on the peer a burst past that is dropped
+# before XDP, seen only as sequence gaps (a test's sources sending flat out
+# from both cores lost 14 of 2400 frames so). With one, a full ring stops
+# the port's queue and the frames wait there (veth's back-pressure, Linux
+# 6.16 and later), as in a switch's port buffer; they are dropped only
+# when the pfifo is full too, and counted there (tc -s qdisc). Benchmarks
+# (scripts/bench/lib_bench.sh) set 0 to keep their figures comparable.
+#
 # Switch (tb_up --switch xdp, or tb_switch_use xdp on a running testbed): an XDP
 # program (bpf/xevb_switch.bpf.c) on every switch port sends each unicast
 # frame for a known host straight to that host's port through a DEVMAP, as
@@ -72,7 +83,7 @@ _tb_ns_add() {
 
 # The body of tb_up; any failure returns non-zero and tb_up cleans up.
 _tb_up_inner() {
-	local nsrc=$1 nbld=$2 nsnk=$3 mtu=$4 rate=$5 queues=$6 pass=$7 ndfm=${8:-0}
+	local nsrc=$1 nbld=$2 nsnk=$3 mtu=$4 rate=$5 queues=$6 pass=$7 ndfm=${8:-0} portq=${9:-0}
 	local sw="$TB_PREFIX-sw" r i n ns port mac addr q
 	local -a hosts=()
 
@@ -107,6 +118,8 @@ _tb_up_inner() {
 				# The switch port's egress is the host's ingress link.
 				tc -n "$sw" qdisc add dev "$port" root tbf rate "$rate" burst 64kb latency 20ms ||
 					return 1
+			elif ((r == 2 && portq > 0)); then
+				tc -n "$sw" qdisc add dev "$port" root pfifo limit "$portq" || return 1
 			fi
 			if ((r == 1)) && [[ -n $pass ]]; then
 				# Lets XDP_TX frames of the live generator into the switch.
@@ -145,9 +158,10 @@ _tb_cleanup() {
 
 # tb_up [--prefix P] [--sources N] [--builders M] [--sinks K] [--mtu 1500|9000]
 #       [--rate-limit RATE] [--queues Q] [--xdp-pass OBJ] [--dfm 0|1]
-#       [--switch bridge|xdp] [--switch-obj OBJ]
+#       [--switch bridge|xdp] [--switch-obj OBJ] [--port-queue N]
 # Defaults from TB_PREFIX, TB_SOURCES, TB_BUILDERS, TB_SINKS, TB_MTU,
-# TB_RATE_LIMIT, TB_QUEUES, TB_SWITCH, TB_SWITCH_OBJ. --switch xdp: the XDP
+# TB_RATE_LIMIT, TB_QUEUES, TB_SWITCH, TB_SWITCH_OBJ, TB_PORT_QUEUE (4096:
+# the builders' port buffers, see the top). --switch xdp: the XDP
 # switch (see the top; tb_switch_use), its object by default
 # build/bpf/xevb_switch.bpf.o of this checkout; a kernel that refuses it
 # fails tb_up (the caller may retry with --switch bridge). Unless
@@ -162,6 +176,7 @@ tb_up() {
 	local nsrc=${TB_SOURCES:-1} nbld=${TB_BUILDERS:-1} nsnk=${TB_SINKS:-1}
 	local mtu=${TB_MTU:-1500} rate=${TB_RATE_LIMIT:-} queues=${TB_QUEUES:-1} pass=${TB_XDP_PASS:-}
 	local ndfm=${TB_DFM:-0} switch=${TB_SWITCH:-bridge} swobj=${TB_SWITCH_OBJ:-$_TB_DEFAULT_SWITCH_OBJ}
+	local portq=${TB_PORT_QUEUE:-4096}
 	TB_PREFIX=${TB_PREFIX:-xevb$$}
 	while (($#)); do
 		case $1 in
@@ -176,12 +191,13 @@ tb_up() {
 		--dfm) ndfm=$2; shift ;;
 		--switch) switch=$2; shift ;;
 		--switch-obj) swobj=$2; shift ;;
+		--port-queue) portq=$2; shift ;;
 		*) _tb_err "tb_up: unknown option '$1'"; return 2 ;;
 		esac
 		shift || { _tb_err "tb_up: option needs a value"; return 2; }
 	done
 	local v
-	for v in "$nsrc" "$nbld" "$nsnk" "$queues" "$mtu" "$ndfm"; do
+	for v in "$nsrc" "$nbld" "$nsnk" "$queues" "$mtu" "$ndfm" "$portq"; do
 		[[ $v =~ ^[0-9]+$ ]] || { _tb_err "tb_up: '$v' is not a number"; return 2; }
 	done
 	if ((nsrc > 250 || nbld > 250 || nsnk > 250)); then
@@ -213,13 +229,13 @@ tb_up() {
 		trap 'exit 130' INT
 		trap 'exit 143' TERM
 	fi
-	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues" "$pass" "$ndfm" ||
+	if ! _tb_up_inner "$nsrc" "$nbld" "$nsnk" "$mtu" "$rate" "$queues" "$pass" "$ndfm" "$portq" ||
 		{ [[ $switch == xdp ]] && ! _tb_switch_xdp "$swobj"; }; then
 		_tb_err "tb_up: building testbed '$TB_PREFIX' failed; removing what was made"
 		tb_down "$TB_PREFIX"
 		return 1
 	fi
-	_tb_log "up: $TB_PREFIX ($nsrc sources, $nbld builders, $nsnk sinks, mtu $mtu${rate:+, $rate per port}, $switch switch); state $(_tb_state)"
+	_tb_log "up: $TB_PREFIX ($nsrc sources, $nbld builders, $nsnk sinks, mtu $mtu${rate:+, $rate per port}, $switch switch, builder port buffer ${portq} packets); state $(_tb_state)"
 }
 
 # --- The XDP switch (tb_switch_use) ---------------------------------------------
