@@ -267,6 +267,73 @@ Test(dfm, retries_then_lost_no_done)
 	free_balanced(d);
 }
 
+/*
+ * A builder gives an event up as NO_DATA, then its data comes after all
+ * and the event is built: its second DONE moves the event from lost to
+ * that outcome. Only the builder that gave it up, and only while the
+ * slot still names the event.
+ */
+Test(dfm, no_data_then_built_moves_to_its_outcome)
+{
+	struct xevb_dfm *d = mk(false, 1);
+	const struct xevb_dfm_stats *st = xevb_dfm_stats(d);
+	uint32_t e0, e1;
+
+	status(d, 0, 1, 8, false, 0);
+	status(d, 1, 2, 8, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 2), 2));
+	e0 = R.a[0].first_event;
+	e1 = R.a[1].first_event;
+	cr_assert(ne(u32, R.to[0], R.to[1]));
+	done(d, R.to[0], R.to[0] + 1, e0, XEVB_DONE_NO_DATA, 1);
+	done(d, R.to[1], R.to[1] + 1, e1, XEVB_DONE_NO_DATA, 1);
+	cr_assert(eq(u64, st->lost[XEVB_LOST_NO_DATA], 2));
+	/* Another builder's word on it changes nothing. */
+	done(d, R.to[1], R.to[1] + 1, e0, XEVB_DONE_COMPLETE, 2);
+	cr_assert(eq(u64, st->done_unknown, 1));
+	cr_assert(eq(u64, st->lost[XEVB_LOST_NO_DATA], 2));
+	/* Its own builder built it after all: complete, once. */
+	done(d, R.to[0], R.to[0] + 1, e0, XEVB_DONE_COMPLETE, 3);
+	done(d, R.to[0], R.to[0] + 1, e0, XEVB_DONE_COMPLETE, 3);
+	cr_assert(eq(u64, st->lost[XEVB_LOST_NO_DATA], 1));
+	cr_assert(eq(u64, st->complete, 1));
+	cr_assert(eq(u64, st->no_data_recovered, 1));
+	cr_assert(eq(u64, st->done_unknown, 2));
+	cr_assert(eq(u64, xevb_dfm_builder(d, R.to[0])->complete, 1));
+	cr_assert(eq(u64, xevb_dfm_builder(d, R.to[0])->no_data, 0));
+	/* Built incomplete: incomplete. */
+	done(d, R.to[1], R.to[1] + 1, e1, XEVB_DONE_INCOMPLETE, 4);
+	cr_assert(eq(u64, st->incomplete, 1));
+	cr_assert(eq(u64, st->lost[XEVB_LOST_NO_DATA], 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, R.to[1])->no_data, 0));
+	free_balanced(d);
+}
+
+/* Once the slot holds a newer event, a DONE for the old one is unknown. */
+Test(dfm, no_data_recovery_ends_with_its_slot)
+{
+	struct xevb_dfm *d = mk(false, 1);
+	const struct xevb_dfm_stats *st = xevb_dfm_stats(d);
+	uint32_t e0;
+
+	status(d, 0, 1, 8, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 1), 1));
+	e0 = R.a[0].first_event;
+	done(d, 0, 1, e0, XEVB_DONE_NO_DATA, 1);
+	/* Walk the 1024-event table once round: e0's slot takes e0 + 1024. */
+	for (uint32_t i = 0; i < 1024; i++) {
+		status(d, 0, 1, 8, false, 2);
+		cr_assert(eq(u32, xevb_dfm_step(d, 2, 1), 1));
+		done(d, 0, 1, R.a[R.na - 1].first_event, XEVB_DONE_COMPLETE, 2);
+	}
+	cr_assert(eq(u32, R.a[R.na - 1].first_event, e0 + 1024));
+	done(d, 0, 1, e0, XEVB_DONE_COMPLETE, 3);
+	cr_assert(eq(u64, st->no_data_recovered, 0));
+	cr_assert(eq(u64, st->lost[XEVB_LOST_NO_DATA], 1));
+	cr_assert(eq(u64, st->done_unknown, 1));
+	free_balanced(d);
+}
+
 Test(dfm, clears_batched_and_merged)
 {
 	struct xevb_dfm *d = mk(false, 1);

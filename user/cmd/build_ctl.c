@@ -81,7 +81,8 @@ struct build_ctl {
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max, no_source_for;
 	uint64_t unexpected, assign_overflow, built_early, table_grown;
-	uint64_t assigned_busy; /* taken while Busy: in flight when it was declared */
+	uint64_t built_after_no_data; /* given up as no_data, then built: DONE sent again with the outcome */
+	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
 	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
 	   built_complete + built_incomplete + lost_no_data + lost_slot. */
 	uint64_t base_assigned, base_done, base_overflow, base_redone;
@@ -586,6 +587,14 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		x->n_missing = (uint16_t)(ev->n_expected - ev->n_frags);
 		bc->n_assigned--;
 		add_done(bc, ev->event_id, x->status, x->n_missing);
+	} else if (x->state == E_DONE && x->event == ev->event_id && x->status == XEVB_DONE_NO_DATA) {
+		/* Its re-asks were spent before its data came: the DFM counted it
+		   lost and learns the outcome now; the DONE counts move with it. */
+		bc->done_sent[XEVB_DONE_NO_DATA]--;
+		x->status = (ev->flags & XEVB_EVT_F_INCOMPLETE) ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE;
+		x->n_missing = (uint16_t)(ev->n_expected - ev->n_frags);
+		add_done(bc, ev->event_id, x->status, x->n_missing);
+		bc->built_after_no_data++;
 	} else {
 		/* Push: the fragments can beat the ASSIGN here. Remember the outcome,
 		   the ASSIGN then gets its DONE at once. */
@@ -838,14 +847,15 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 		"restart %llu (%llu restarts: then built complete %llu, incomplete %llu, lost no_data %llu, "
 		"lost slot %llu)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
 		"backlogged %llu (max %llu, overflow %llu), errors %llu; Busy %llu times; control refused %llu, "
-		"unexpected %llu\n",
+		"unexpected %llu; built after no_data %llu\n",
 		CTL_HEAD_ARGS(bc), (unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
 		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
 		(unsigned long long)bc->requests_sent, (unsigned long long)bc->reask_events,
 		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,
 		(unsigned long long)bc->backlog_max, (unsigned long long)bc->backlog_overflow,
 		(unsigned long long)bc->fwd_errors, (unsigned long long)bc->busy.n_busy,
-		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected);
+		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected,
+		(unsigned long long)bc->built_after_no_data);
 	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
 		fprintf(f,
 			"  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
@@ -867,7 +877,8 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		"\"reask_events\":%llu,\"forwarded\":%llu,\"backlogged\":%llu,\"backlog_max\":%llu,"
 		"\"backlog_overflow\":%llu,\"forward_errors\":%llu,\"busy_on\":%llu,\"busy_off\":%llu,"
 		"\"busy_high\":%u,\"busy_low\":%u,\"assigned_busy\":%llu,\"ctl_refused\":%llu,"
-		"\"ctl_unexpected\":%llu,\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
+		"\"ctl_unexpected\":%llu,\"built_after_no_data\":%llu,"
+		"\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
 		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
 		"\"still_open\":%llu},\"sinks\":[",
 		CTL_HEAD_ARGS(bc), (unsigned long long)bc->core_resets, (unsigned long long)bc->requests_sent,
@@ -876,11 +887,11 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->backlog_overflow, (unsigned long long)bc->fwd_errors,
 		(unsigned long long)bc->busy.n_busy, (unsigned long long)bc->busy.n_clear, bc->busy.high,
 		bc->busy.low, (unsigned long long)bc->assigned_busy, (unsigned long long)bc->io.rx_bad_total,
-		(unsigned long long)bc->unexpected, (unsigned long long)bc->rs_assigned,
-		(unsigned long long)bc->rs_done, (unsigned long long)bc->rs_overflow,
-		(unsigned long long)bc->rs_open, (unsigned long long)bc->rs_complete,
-		(unsigned long long)bc->rs_incomplete, (unsigned long long)bc->rs_no_data,
-		(unsigned long long)bc->rs_slot,
+		(unsigned long long)bc->unexpected, (unsigned long long)bc->built_after_no_data,
+		(unsigned long long)bc->rs_assigned, (unsigned long long)bc->rs_done,
+		(unsigned long long)bc->rs_overflow, (unsigned long long)bc->rs_open,
+		(unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
+		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
 		(unsigned long long)(bc->rs_open - bc->rs_complete - bc->rs_incomplete - bc->rs_no_data -
 				     bc->rs_slot));
 	for (uint32_t i = 0; i < bc->out->n_sinks; i++)

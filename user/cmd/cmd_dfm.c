@@ -408,12 +408,14 @@ static void summary_books_text(const struct dfm_app *a, double el, bool ok)
 		ok ? "accounting ok" : "ACCOUNTING FAILED");
 	fprintf(stderr,
 		"  %.0f events/s; reassigned %llu, retries %llu, DONE unknown %llu foreign %llu "
-		"unknown-peer %llu; stalls: no credit %llu, table %llu; clears %llu msgs, %llu events\n",
+		"unknown-peer %llu, built after no_data %llu; stalls: no credit %llu, table %llu; "
+		"clears %llu msgs, %llu events\n",
 		el > 0 ? (double)s->triggered / el : 0, (unsigned long long)s->reassigned,
 		(unsigned long long)s->retries, (unsigned long long)s->done_unknown,
 		(unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
-		(unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
-		(unsigned long long)s->clear_msgs, (unsigned long long)s->cleared);
+		(unsigned long long)s->no_data_recovered, (unsigned long long)s->stall_no_credit,
+		(unsigned long long)s->stall_table, (unsigned long long)s->clear_msgs,
+		(unsigned long long)s->cleared);
 }
 
 static void summary_builders_text(const struct dfm_app *a)
@@ -477,16 +479,18 @@ static void summary_books_json(const struct dfm_app *a, double el)
 		printf("%s\"%s\":%llu", r ? "," : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
 	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
-	       "\"stall_no_credit\":%llu,\"stall_table\":%llu,\"clear_msgs\":%llu,\"cleared\":%llu,"
+	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
+	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
 	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
 	       (unsigned long long)lost_total(s), (unsigned long long)s->outstanding,
 	       (unsigned long long)s->reassigned, (unsigned long long)s->retries,
 	       (unsigned long long)s->done_unknown, (unsigned long long)s->done_foreign,
-	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->stall_no_credit,
-	       (unsigned long long)s->stall_table, (unsigned long long)s->clear_msgs,
-	       (unsigned long long)s->cleared, el > 0 ? (double)s->triggered / el : 0,
-	       (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
+	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->no_data_recovered,
+	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
+	       (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
+	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
+	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
 	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
 	printf(",\"refused_by_reason\":{");

@@ -20,6 +20,7 @@ struct slot {
 	int16_t builder;
 	uint8_t state;
 	uint8_t retries;
+	uint16_t no_data_by; /* free: 1 + the builder that gave it up as NO_DATA; 0: none */
 	uint64_t t;
 };
 
@@ -149,6 +150,7 @@ static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost
 				b->lost++;
 		}
 	}
+	s->no_data_by = done_status < 0 && lost == XEVB_LOST_NO_DATA && b ? (uint16_t)(s->builder + 1) : 0;
 	s->state = SLOT_FREE;
 	s->builder = -1;
 	d->st.outstanding--;
@@ -267,6 +269,33 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	return bi;
 }
 
+/*
+ * The builder gave the event up as NO_DATA (re-asks spent, not one
+ * fragment), then its data came after all and it built the event: the
+ * loss becomes the outcome it reports now, so that the books agree with
+ * what the farm nodes receive.
+ */
+static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_t status)
+{
+	struct xevb_dfm_builder *b = &d->b[bi];
+
+	if (s->state != SLOT_FREE || s->no_data_by != bi + 1 ||
+	    (status != XEVB_DONE_COMPLETE && status != XEVB_DONE_INCOMPLETE))
+		return false;
+	s->no_data_by = 0;
+	d->st.lost[XEVB_LOST_NO_DATA]--;
+	b->no_data--;
+	if (status == XEVB_DONE_COMPLETE) {
+		d->st.complete++;
+		b->complete++;
+	} else {
+		d->st.incomplete++;
+		b->incomplete++;
+	}
+	d->st.no_data_recovered++;
+	return true;
+}
+
 void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 		      const struct xevb_ctl_done *r, uint32_t n, uint64_t now)
 {
@@ -279,6 +308,8 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 	for (uint32_t i = 0; i < n; i++) {
 		struct slot *s = &d->slots[r[i].event_id & d->mask];
 
+		if (s->event == r[i].event_id && no_data_recovered(d, s, bi, r[i].status))
+			continue;
 		if (s->state == SLOT_FREE || s->event != r[i].event_id) {
 			d->st.done_unknown++;
 			continue;
@@ -484,6 +515,7 @@ static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, u
 		s->builder = (int16_t)bi;
 		s->state = SLOT_ASSIGNED;
 		s->retries = 0;
+		s->no_data_by = 0;
 		s->t = now;
 	}
 	b->outstanding += count;

@@ -91,6 +91,7 @@ struct xevb_dfm_stats {
 	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
 	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */
 	uint64_t done_unknown_peer; /* DONE from no builder we know */
+	uint64_t no_data_recovered; /* lost NO_DATA, then built after all: moved to its DONE's outcome */
 	uint64_t stall_no_credit;   /* step found no builder able to take a block */
 	uint64_t stall_table;       /* step found the in-flight table full */
 	uint64_t clear_msgs, cleared;
