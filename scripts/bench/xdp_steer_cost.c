@@ -17,8 +17,15 @@
  * The frame's block does not change, so this is the cost for every MEP
  * but a block's first (one compare-and-swap more, one MEP in hundreds).
  *
- * usage: xdp_steer_cost [--meta] [--shed-armed] [--guard] [--repeat N] [--rounds R]
- * Prints one JSON object: ns per run for each round and their median.
+ * --paired: one program, its three states taken in turn within every
+ * round (gate idle, guard on, gate armed; the order rotating), so that the
+ * host's drift (up to 50% from one second to the next on this VM) hits
+ * all three alike: the figures are the medians of the per-round
+ * differences to the idle gate. --shed-armed and --guard then do nothing.
+ *
+ * usage: xdp_steer_cost [--meta] [--shed-armed] [--guard] [--paired] [--repeat N] [--rounds R]
+ * Prints one JSON object: ns per run for each round and their median
+ * (--paired: for each state, and the paired differences).
  */
 #include <errno.h>
 #include <getopt.h>
@@ -61,15 +68,79 @@ static int prog_stats(int fd, __u64 *ns, __u64 *cnt)
 	return 0;
 }
 
+static double median(double *v, uint32_t n)
+{
+	qsort(v, n, sizeof(v[0]), cmp_d);
+	return v[n / 2];
+}
+
+/* One round of repeat runs on the frame: the program's ns a run, or < 0. */
+static double run_round(int prog_fd, uint8_t *frame, ssize_t flen, uint32_t repeat)
+{
+	struct xdp_md ctx = { .data = 0, .data_end = (__u32)flen };
+	LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (__u32)flen, .ctx_in = &ctx,
+		    .ctx_size_in = sizeof(ctx), .repeat = repeat, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
+	__u64 t0 = 0, c0 = 0, t1 = 0, c1 = 0;
+
+	if (prog_stats(prog_fd, &t0, &c0) || bpf_prog_test_run_opts(prog_fd, &o) ||
+	    prog_stats(prog_fd, &t1, &c1)) {
+		fprintf(stderr, "BPF_PROG_RUN (live frames): %s\n", strerror(errno));
+		return -1;
+	}
+	if (c1 - c0 != repeat)
+		fprintf(stderr, "warning: %llu runs counted, %u asked\n", (unsigned long long)(c1 - c0), repeat);
+	return c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
+}
+
+enum { ST_GATE, ST_GUARD, ST_ARMED, ST__N };
+static const char *const st_name[ST__N] = { "gate", "guard", "armed" };
+
+static void set_state(struct xevb_steer *skel, int st)
+{
+	skel->data_shed->shed_gate.word = st == ST_ARMED ? xevb_shed_word(XEVB_SHED_ONE, XEVB_SHED_ONE, 0, 1) : 0;
+	skel->data_shed->shed_gate.guard_limit = st == ST_GATE ? 0 : UINT32_MAX >> 1;
+}
+
+/* --paired: the three states in turn within each round; JSON on stdout. */
+static int paired(struct xevb_steer *skel, uint8_t *frame, ssize_t flen, uint32_t repeat, uint32_t rounds)
+{
+	static double ns[ST__N][1024], diff[ST__N][1024];
+	int prog_fd = bpf_program__fd(skel->progs.xevb_steer);
+
+	for (uint32_t r = 0; r < rounds; r++) {
+		for (int k = 0; k < ST__N; k++) {
+			int st = (int)((r + (uint32_t)k) % ST__N);
+
+			set_state(skel, st);
+			ns[st][r] = run_round(prog_fd, frame, flen, repeat);
+			if (ns[st][r] < 0)
+				return 1;
+		}
+		for (int st = 0; st < ST__N; st++)
+			diff[st][r] = ns[st][r] - ns[ST_GATE][r];
+	}
+	printf("{\"paired\":1,\"frame_bytes\":%zd,\"records\":25,\"repeat\":%u,\"rounds\":%u,\"states\":{", flen,
+	       repeat, rounds);
+	for (int st = 0; st < ST__N; st++)
+		printf("%s\"%s\":{\"median_ns\":%.2f,\"over_gate_median_ns\":%.2f}", st ? "," : "", st_name[st],
+		       median(ns[st], rounds), median(diff[st], rounds));
+	printf("}}\n");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "meta", no_argument, 0, 'm' },         { "shed-armed", no_argument, 0, 's' },
-		{ "guard", no_argument, 0, 'g' },        { "repeat", required_argument, 0, 'r' },
-		{ "rounds", required_argument, 0, 'n' }, { 0 },
+		{ "meta", no_argument, 0, 'm' },
+		{ "shed-armed", no_argument, 0, 's' },
+		{ "guard", no_argument, 0, 'g' },
+		{ "repeat", required_argument, 0, 'r' },
+		{ "rounds", required_argument, 0, 'n' },
+		{ "paired", no_argument, 0, 'p' },
+		{ 0 },
 	};
 	uint32_t repeat = 200000, rounds = 7;
-	int meta = 0, shed_armed = 0, guard = 0, c, stats_fd, xsk_fd, prog_fd;
+	int meta = 0, shed_armed = 0, guard = 0, pair = 0, c, stats_fd, xsk_fd, prog_fd, rc = 0;
 	uint8_t frame[2048];
 	struct xevb_mep_params p = {
 		.saddr = htonl(0xc6120101u),
@@ -104,15 +175,19 @@ int main(int argc, char **argv)
 		case 'n':
 			rounds = (uint32_t)strtoul(optarg, NULL, 0);
 			break;
+		case 'p':
+			pair = 1;
+			break;
 		default:
 			fprintf(stderr,
-				"usage: %s [--meta] [--shed-armed] [--guard] [--repeat N] [--rounds R (<= 64)]\n",
+				"usage: %s [--meta] [--shed-armed] [--guard] [--paired] [--repeat N] "
+				"[--rounds R (<= 64; --paired: <= 1024)]\n",
 				argv[0]);
 			return 2;
 		}
 	}
-	if (!rounds || rounds > 64 || !repeat) {
-		fprintf(stderr, "--rounds 1..64, --repeat > 0\n");
+	if (!rounds || rounds > (pair ? 1024u : 64u) || !repeat) {
+		fprintf(stderr, "--rounds 1..64 (--paired: 1..1024), --repeat > 0\n");
 		return 2;
 	}
 	flen = xevb_write_frame(frame, sizeof(frame), &p);
@@ -148,21 +223,14 @@ int main(int argc, char **argv)
 		fprintf(stderr, "BPF_ENABLE_STATS: %s\n", strerror(errno));
 		return 1;
 	}
+	if (pair) {
+		rc = paired(skel, frame, flen, repeat, rounds);
+		goto out;
+	}
 	for (uint32_t r = 0; r < rounds; r++) {
-		struct xdp_md ctx = { .data = 0, .data_end = (__u32)flen };
-		LIBBPF_OPTS(bpf_test_run_opts, o, .data_in = frame, .data_size_in = (__u32)flen, .ctx_in = &ctx,
-			    .ctx_size_in = sizeof(ctx), .repeat = repeat, .flags = BPF_F_TEST_XDP_LIVE_FRAMES);
-		__u64 t0, c0, t1, c1;
-
-		if (prog_stats(prog_fd, &t0, &c0) || bpf_prog_test_run_opts(prog_fd, &o) ||
-		    prog_stats(prog_fd, &t1, &c1)) {
-			fprintf(stderr, "BPF_PROG_RUN (live frames): %s\n", strerror(errno));
+		ns[r] = run_round(prog_fd, frame, flen, repeat);
+		if (ns[r] < 0)
 			return 1;
-		}
-		if (c1 - c0 != repeat)
-			fprintf(stderr, "warning: %llu runs counted, %u asked\n", (unsigned long long)(c1 - c0),
-				repeat);
-		ns[r] = c1 > c0 ? (double)(t1 - t0) / (double)(c1 - c0) : 0;
 	}
 	printf("{\"meta\":%d,\"shed_armed\":%d,\"guard\":%d,\"frame_bytes\":%zd,\"records\":25,\"repeat\":%u,\"ns_per_run\":[",
 	       meta, shed_armed, guard, flen, repeat);
@@ -177,8 +245,9 @@ int main(int argc, char **argv)
 		printf("],\"median_ns\":%.2f,\"xlated_insns\":%u,\"verified_insns\":%u}\n", ns[rounds / 2],
 		       info.xlated_prog_len / 8, info.verified_insns);
 	}
+out:
 	close(stats_fd);
 	close(xsk_fd);
 	xevb_steer__destroy(skel);
-	return 0;
+	return rc;
 }
