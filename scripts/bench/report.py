@@ -401,7 +401,10 @@ def overload_tables(d):
         if r["load"] not in loads:
             loads.append(r["load"])
     out.append("\nComplete events/s at the farm node / loss-free rate, and in brackets the share of the events "
-               "delivered that were incomplete, per offered load (multiple of the loss-free rate):\n")
+               "delivered that were incomplete and the load the generator actually offered (a multiple of the "
+               "loss-free rate: where it is below the load asked for, the generator fell short; where the "
+               "builder delivered every event offered, complete, nothing was above its capacity), per offered "
+               "load (multiple of the loss-free rate):\n")
     out.append("| case | mode | " + " | ".join(l if l == "unpaced" else l + "x" for l in loads) + " |")
     out.append("|---|---|" + "---|" * len(loads))
     for case in sorted({r["case"] for r in rows}, key=lambda c: (c != "l1", c)):
@@ -414,8 +417,9 @@ def overload_tables(d):
                     continue
                 have, r = True, r[0]
                 g, inc = r.get("goodput_over_lossfree"), r.get("incomplete_share")
-                cells.append("%s (%s)%s" % (f(g, "%.2f"), "%.0f%%" % (100 * inc) if inc is not None else "-",
-                                            "" if r.get("ok") else " (!)"))
+                off = r.get("offered_over_lossfree")
+                cells.append("%s (%s; %s)%s" % (f(g, "%.2f"), "%.0f%%" % (100 * inc) if inc is not None else "-",
+                                                f(off, "%.2f"), "" if r.get("ok") else " (!)"))
             if have:
                 out.append("| %s | %s | %s |" % (case, mode, " | ".join(cells)))
     out.append("\nPer point (medians over the rounds): offered, received by the builder, complete at the farm "
