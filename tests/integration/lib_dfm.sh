@@ -81,7 +81,8 @@ dfm_stop_all() {
 }
 
 # The python prelude gains JL(name, key): the JSON line of NAME that has KEY;
-# lost(d): the DFM's lost events, every reason; dfm_complete(name, n, what):
+# lost(d): the DFM's lost events in its books, every reason, less those
+# built after all (no_data_recovered); dfm_complete(name, n, what):
 # asserts the DFM NAME triggered N events and all N were built complete,
 # returns its summary.
 DFM_PY='
@@ -92,7 +93,7 @@ def JL(name, key):
                 return json.loads(l)[key]
     raise SystemExit("FAIL - %s: %s printed no %s line" % (CASE, name, key))
 def lost(d):
-    return sum(d["lost"].values())
+    return sum(d["lost"].values()) - d.get("no_data_recovered", 0)
 def dfm_complete(name, n, what="triggered = complete"):
     d = J(name)
     eq(what, (d["triggered"], d["complete"]), (n, n))

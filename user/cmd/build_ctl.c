@@ -85,7 +85,7 @@ struct build_ctl {
 	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
 	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
 	   built_complete + built_incomplete + lost_no_data + lost_slot. */
-	uint64_t base_assigned, base_done, base_overflow, base_redone;
+	uint64_t base_assigned, base_done, base_overflow, base_redone, base_after_no_data;
 	uint64_t rs_assigned, rs_done, rs_overflow, rs_open, rs_complete, rs_incomplete, rs_no_data, rs_slot;
 };
 
@@ -298,6 +298,7 @@ static void dfm_epoch_seen(struct build_ctl *bc, uint32_t epoch)
 		bc->base_assigned = bc->assigned_events;
 		bc->base_done = done_total(bc);
 		bc->base_redone = bc->retry_redone;
+		bc->base_after_no_data = bc->built_after_no_data;
 		bc->dfm_restarts++;
 		bc->restart_pending = true;
 		bc->bye = false;
@@ -589,8 +590,9 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		add_done(bc, ev->event_id, x->status, x->n_missing);
 	} else if (x->state == E_DONE && x->event == ev->event_id && x->status == XEVB_DONE_NO_DATA) {
 		/* Its re-asks were spent before its data came: the DFM counted it
-		   lost and learns the outcome now; the DONE counts move with it. */
-		bc->done_sent[XEVB_DONE_NO_DATA]--;
+		   lost and learns the outcome now. A second DONE for the event:
+		   done_sent counts both (counters only grow), the books take
+		   built_after_no_data off. */
 		x->status = (ev->flags & XEVB_EVT_F_INCOMPLETE) ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE;
 		x->n_missing = (uint16_t)(ev->n_expected - ev->n_frags);
 		add_done(bc, ev->event_id, x->status, x->n_missing);
@@ -770,7 +772,8 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 	uint32_t size = bc->mask + 1, assigned = 0, old = 0;
 	uint64_t rs_left = bc->rs_complete + bc->rs_incomplete + bc->rs_no_data + bc->rs_slot;
 	uint64_t epoch_assigned = bc->assigned_events - bc->base_assigned;
-	uint64_t epoch_done = done_total(bc) - bc->base_done - (bc->retry_redone - bc->base_redone);
+	uint64_t epoch_done = done_total(bc) - bc->base_done - (bc->retry_redone - bc->base_redone) -
+			      (bc->built_after_no_data - bc->base_after_no_data);
 	uint64_t epoch_overflow = bc->assign_overflow - bc->base_overflow;
 
 	if (size & bc->mask || (size > EV_TABLE_MAX && bc->table_grown)) {

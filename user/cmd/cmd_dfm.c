@@ -382,13 +382,14 @@ static void announce_membership(void)
 static uint32_t g_first_event, g_prev_epoch;
 static bool g_resumed;
 
+/* Events lost in the books: by every reason, but those built after all. */
 static uint64_t lost_total(const struct xevb_dfm_stats *s)
 {
 	uint64_t lost = 0;
 
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		lost += s->lost[r];
-	return lost;
+	return lost - s->no_data_recovered;
 }
 
 /* The balance first (triggered = complete + incomplete + lost + outstanding), then the rates. */
@@ -404,18 +405,17 @@ static void summary_books_text(const struct dfm_app *a, double el, bool ok)
 		(unsigned long long)lost_total(s));
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		fprintf(stderr, "%s%s %llu", r ? ", " : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
-	fprintf(stderr, ") + outstanding %llu: %s\n", (unsigned long long)s->outstanding,
+	fprintf(stderr, ", less no_data built after all %llu) + outstanding %llu: %s\n",
+		(unsigned long long)s->no_data_recovered, (unsigned long long)s->outstanding,
 		ok ? "accounting ok" : "ACCOUNTING FAILED");
 	fprintf(stderr,
 		"  %.0f events/s; reassigned %llu, retries %llu, DONE unknown %llu foreign %llu "
-		"unknown-peer %llu, built after no_data %llu; stalls: no credit %llu, table %llu; "
-		"clears %llu msgs, %llu events\n",
+		"unknown-peer %llu; stalls: no credit %llu, table %llu; clears %llu msgs, %llu events\n",
 		el > 0 ? (double)s->triggered / el : 0, (unsigned long long)s->reassigned,
 		(unsigned long long)s->retries, (unsigned long long)s->done_unknown,
 		(unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
-		(unsigned long long)s->no_data_recovered, (unsigned long long)s->stall_no_credit,
-		(unsigned long long)s->stall_table, (unsigned long long)s->clear_msgs,
-		(unsigned long long)s->cleared);
+		(unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
+		(unsigned long long)s->clear_msgs, (unsigned long long)s->cleared);
 }
 
 static void summary_builders_text(const struct dfm_app *a)

@@ -82,9 +82,10 @@ static void render_books(struct xevb_mbuf *b, const struct dfm_copy *c)
 	xevb_metric_u64(b, "xevb_dfm_done_ignored_total", "reason=\"unknown_event\"", s->done_unknown);
 	xevb_metric_u64(b, "xevb_dfm_done_ignored_total", "reason=\"foreign_builder\"", s->done_foreign);
 	xevb_metric_u64(b, "xevb_dfm_done_ignored_total", "reason=\"unknown_peer\"", s->done_unknown_peer);
-	xevb_metric_one(b, "xevb_dfm_no_data_recovered_total", "counter",
-			"Events a builder gave up as no_data, then built after all: counted by their late DONE.",
-			s->no_data_recovered);
+	xevb_metric_one(
+		b, "xevb_dfm_no_data_recovered_total", "counter",
+		"Events lost as no_data, then built after all: in complete or incomplete too, by their late DONE.",
+		s->no_data_recovered);
 	fam(b, "xevb_dfm_trigger_stalls_total", "counter",
 	    "Trigger steps held back, by reason (no builder with credit and not Busy; in-flight table full).");
 	xevb_metric_u64(b, "xevb_dfm_trigger_stalls_total", "reason=\"no_credit\"", s->stall_no_credit);

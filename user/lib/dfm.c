@@ -272,8 +272,10 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 /*
  * The builder gave the event up as NO_DATA (re-asks spent, not one
  * fragment), then its data came after all and it built the event: the
- * loss becomes the outcome it reports now, so that the books agree with
- * what the farm nodes receive.
+ * event counts with the outcome it reports now, so that the books agree
+ * with what the farm nodes receive. Counters only grow (they are
+ * Prometheus counters): the loss stays counted and no_data_recovered
+ * takes it back in the books (xevb_dfm_check).
  */
 static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_t status)
 {
@@ -283,8 +285,6 @@ static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_
 	    (status != XEVB_DONE_COMPLETE && status != XEVB_DONE_INCOMPLETE))
 		return false;
 	s->no_data_by = 0;
-	d->st.lost[XEVB_LOST_NO_DATA]--;
-	b->no_data--;
 	if (status == XEVB_DONE_COMPLETE) {
 		d->st.complete++;
 		b->complete++;
@@ -293,6 +293,7 @@ static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_
 		b->incomplete++;
 	}
 	d->st.no_data_recovered++;
+	b->no_data_recovered++;
 	return true;
 }
 
@@ -639,16 +640,19 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		lost += s->lost[r];
+	lost -= s->no_data_recovered;
 	for (uint32_t i = 0; i < d->nb; i++)
 		held += d->b[i].outstanding;
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		slots += d->slots[e & d->mask].state != SLOT_FREE;
 	if (s->triggered != s->complete + s->incomplete + lost + s->outstanding) {
-		snprintf(msg, len,
-			 "triggered %llu != complete %llu + incomplete %llu + lost %llu + outstanding %llu",
-			 (unsigned long long)s->triggered, (unsigned long long)s->complete,
-			 (unsigned long long)s->incomplete, (unsigned long long)lost,
-			 (unsigned long long)s->outstanding);
+		snprintf(
+			msg, len,
+			"triggered %llu != complete %llu + incomplete %llu + lost %llu (net of built after no_data) + "
+			"outstanding %llu",
+			(unsigned long long)s->triggered, (unsigned long long)s->complete,
+			(unsigned long long)s->incomplete, (unsigned long long)lost,
+			(unsigned long long)s->outstanding);
 		return false;
 	}
 	if (held != s->outstanding || slots != s->outstanding) {

@@ -7,8 +7,11 @@
  * (silence longer than dead_ns, or a new epoch) and re-assigns their events
  * in pull mode or counts them lost in push mode, and keeps the books:
  *
- *   triggered = complete + incomplete + sum(lost[reason]) + outstanding
+ *   triggered = complete + incomplete + sum(lost[reason]) - no_data_recovered + outstanding
  *
+ * (no_data_recovered: events given up as no_data, then built after all:
+ * counted lost and then complete or incomplete, as every counter here
+ * only grows)
  * at every moment (xevb_dfm_check), outstanding = 0 after xevb_dfm_stop.
  * Messages leave through the callbacks; the caller batches and sends them.
  *
@@ -64,6 +67,7 @@ struct xevb_dfm_builder {
 	uint64_t last_ns;
 	int64_t wrr;
 	uint64_t assigned, complete, incomplete, no_data, lost, reassigned_away;
+	uint64_t no_data_recovered; /* of no_data: built after all, in complete or incomplete too */
 	uint64_t deaths, rejoins, restarts, busy_on, retries;
 	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
 	   received, and DONE ones none of them did (so far; at the end: lost). */
@@ -91,7 +95,7 @@ struct xevb_dfm_stats {
 	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
 	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */
 	uint64_t done_unknown_peer; /* DONE from no builder we know */
-	uint64_t no_data_recovered; /* lost NO_DATA, then built after all: moved to its DONE's outcome */
+	uint64_t no_data_recovered; /* of lost NO_DATA: built after all, counted in complete or incomplete too */
 	uint64_t stall_no_credit;   /* step found no builder able to take a block */
 	uint64_t stall_table;       /* step found the in-flight table full */
 	uint64_t clear_msgs, cleared;
