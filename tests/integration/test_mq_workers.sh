@@ -162,4 +162,20 @@ with open(os.path.join(W, "mq_file.b.json")) as f:
     wk = [json.loads(l) for l in f.read().splitlines() if l.startswith('{"workers"')][0]["workers"]
 true("owners asked for refs again: %r" % [w["refs_wanted_windows"] for w in wk], any(w["refs_wanted_windows"] > 0 for w in wk))
 PY
+
+# --metrics with workers: the page has each worker's counters (they were
+# missing from session 22 to 26: the engine never got the page).
+e2e_builder 0 mq_metrics.b --queues 0-1 --workers 2 --sources 0-11 --no-forward --duration 2 --metrics 9464
+if tb_exec builder 0 curl -s -m 5 http://127.0.0.1:9464/metrics >"$E2E_WORK/mq_metrics.prom"; then
+	e2e_ok "mq_metrics: page read"
+else
+	e2e_fail "mq_metrics: GET /metrics failed"
+fi
+e2e_wait_all
+e2e_check mq_metrics <<'PY'
+page = open(os.path.join(W, "mq_metrics.prom")).read()
+for fam in ("xevb_worker_rx_frames_total", "xevb_worker_handoff_sent_total", "xevb_worker_handoff_received_total"):
+    got = sorted(l.split(" ")[0] for l in page.splitlines() if l.startswith(fam + "{"))
+    eq(fam + " per worker", got, [fam + '{worker="0"}', fam + '{worker="1"}'])
+PY
 e2e_finish

@@ -605,6 +605,7 @@ static bool stats_start(struct build *bd)
 	if (metrics && (!bd->snap || !(bd->mx = xevb_metrics_start(metrics)) ||
 			xevb_metrics_render(bd->mx, xevb_metrics_render_snapshot, bd->snap)))
 		return false;
+	bd->e.h.mx = bd->mx; /* the engine adds the per-worker counters to the page */
 	/* Attached, bound, statistics published: a service manager may start what depends on us. */
 	xevb_notify_ready("building on %s (%s)", cfg->dev, bd->e.c.xdp ? "XDP + AF_XDP" : "kernel socket");
 	bd->t_next = bd->t_start + 1000000000ull;
