@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <string.h>
-#include <xevb/dfm.h>
+#include "ctl/dfm.h"
 
 #define MS 1000000ull
 

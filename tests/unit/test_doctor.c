@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `xevb doctor`'s decisions (user/lib/doctor.c) on recorded facts: a
+ * `xevb doctor`'s decisions (user/ops/doctor.c) on recorded facts: a
  * zero-copy NIC set up for the builder (ice-like: every check ok), the same
  * NIC with one thing wrong at a time (no multi-buffer at MTU 9000, RSS not
  * steering, a rule to the wrong queue, IRQs on the wrong NUMA node, ...), a
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/doctor.h>
+#include "ops/doctor.h"
 
 TestSuite(doctor, .timeout = 10);
 

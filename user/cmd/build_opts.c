@@ -9,10 +9,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <xevb/runcfg.h>
-#include <xevb/shape_ctl.h>
-#include <xevb/sock_rx.h>
-#include "build_opts.h"
+#include "ctl/runcfg.h"
+#include "ops/shape_ctl.h"
+#include "rx/sock_rx.h"
+#include "cmd/build_opts.h"
+#include "ctl/ctl_sock.h"
 
 #define STR_(x)  #x
 #define STR(x)   STR_(x)
@@ -395,6 +396,8 @@ int build_opts_parse(int argc, char **argv, struct build_cfg *cfg)
 	rc = xevb_cfg_parse(&build_cmd, argc, argv, cfg);
 	if (rc >= 0)
 		return rc;
+	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
+		return 2;
 	if ((rc = check_required(cfg)) || (rc = check_receive(cfg)) || (rc = check_workers(cfg)) ||
 	    (rc = check_privileges(cfg)))
 		return rc;

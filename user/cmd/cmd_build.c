@@ -19,22 +19,22 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <xevb/builder.h>
-#include <xevb/cli.h>
-#include <xevb/engine.h>
-#include <xevb/loader.h>
-#include <xevb/metrics.h>
-#include <xevb/notify.h>
-#include <xevb/output.h>
-#include <xevb/privdrop.h>
-#include <xevb/shape_ctl.h>
-#include <xevb/report.h>
-#include <xevb/runcfg.h>
-#include <xevb/sock_rx.h>
-#include <xevb/xsk_rx.h>
-#include "build_ctl.h"
-#include "build_opts.h"
-#include "cmds.h"
+#include "evb/builder.h"
+#include "base/cli.h"
+#include "rx/engine.h"
+#include "rx/loader.h"
+#include "ops/metrics.h"
+#include "base/notify.h"
+#include "out/output.h"
+#include "ops/privdrop.h"
+#include "ops/shape_ctl.h"
+#include "ops/report.h"
+#include "ctl/runcfg.h"
+#include "rx/sock_rx.h"
+#include "rx/xsk_rx.h"
+#include "ctl/build_ctl.h"
+#include "cmd/build_opts.h"
+#include "cmd/cmds.h"
 
 static volatile sig_atomic_t stop;
 
@@ -96,7 +96,7 @@ static void watcher_cleanup(void *ctx)
  * Frames open events may hold: the rest must cover a full RX ring (AF_XDP:
  * the fill ring refills it) or a receive batch (socket), or the kernel
  * drops packets at random and every event is torn; the builder evicts its
- * oldest events instead (user/include/xevb/builder.h, max_frames_held).
+ * oldest events instead (user/evb/builder.h, max_frames_held).
  */
 static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx_ring, uint32_t n_queues)
 {

@@ -2,7 +2,7 @@
 /*
  * xevb dfm: the data-flow manager. Emulates the trigger (a clock at --rate,
  * or as fast as the builders' credits allow), assigns events in blocks to
- * builders (user/lib/dfm.c has the rules), tells the sources where to send
+ * builders (user/ctl/dfm.c has the rules), tells the sources where to send
  * (push) or lets the builders ask them (pull), batches clears, and keeps
  * the books: triggered = complete + incomplete + lost by reason, and closes
  * them at the farm nodes (`xevb sink --dfm`): events DONE that no farm node
@@ -16,14 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xevb/cli.h>
-#include <xevb/ctl_sock.h>
-#include <xevb/dfm.h>
-#include <xevb/notify.h>
-#include <xevb/runcfg.h>
-#include "cmd_opts.h"
-#include "cmds.h"
-#include "dfm_metrics.h"
+#include "base/cli.h"
+#include "ctl/ctl_sock.h"
+#include "ctl/dfm.h"
+#include "base/notify.h"
+#include "ctl/runcfg.h"
+#include "cmd/cmd_opts.h"
+#include "cmd/cmds.h"
+#include "ops/dfm_metrics.h"
 
 #define HEARTBEAT_NS 100000000ull
 /*

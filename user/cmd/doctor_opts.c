@@ -2,7 +2,7 @@
 /* `xevb doctor`'s option table (cli.h, options as data): the builder doctor plans for. */
 #include <stddef.h>
 #include <string.h>
-#include "cmd_opts.h"
+#include "cmd/cmd_opts.h"
 
 #define F(field) offsetof(struct doctor_cfg, field)
 

@@ -2,7 +2,7 @@
 /* `xevb stats`'s option table (cli.h, options as data). */
 #include <stddef.h>
 #include <string.h>
-#include "cmd_opts.h"
+#include "cmd/cmd_opts.h"
 
 #define F(field) offsetof(struct stats_cfg, field)
 
