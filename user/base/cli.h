@@ -12,6 +12,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+#include "base/clock.h"
+#include "base/log.h"
+#include "base/parse.h"
+#include "base/signals.h"
+
 struct xevb_opt {
 	const char *name; /* long option, without "--" */
 	int key;          /* returned by xevb_opt_next; a char for -x, or >= 256 */
@@ -237,41 +242,7 @@ void xevb_opt_man(FILE *f, const struct xevb_opt *opts, const struct xevb_cmd_he
 /* Text for roff: backslashes, minus signs and control characters at a line's start escaped. */
 void xevb_roff_puts(FILE *f, const char *s);
 
-/* Strict number parsing: false (and a message naming the option) on junk. */
-bool xevb_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, uint64_t *out);
-bool xevb_parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out);
-/* "0-125", "3,7,9-12": fills ids (ascending, unique); returns the count or -1. */
-int xevb_parse_id_list(const char *opt, const char *s, uint16_t *ids, int max);
-/*
- * "02:00:00:00:00:01" (six hex pairs, ':' between): a source's Ethernet
- * address, so unicast and not all zero; false on anything else (the
- * caller names the option).
- */
-bool xevb_mac_parse(const char *s, uint8_t mac[6]);
-/* mac as "02:00:00:00:00:01", in buf (at least 18 bytes). */
-const char *xevb_mac_str(const uint8_t mac[6], char *buf);
-/* "1.5G", "200m", "64k": bits or bytes with SI suffixes. */
-bool xevb_parse_si(const char *opt, const char *s, double *out);
-
-/* Logging to stderr: "xevb build: error: ..." */
-enum xevb_log_level { XEVB_LOG_ERR, XEVB_LOG_WARN, XEVB_LOG_INFO, XEVB_LOG_DEBUG };
-extern int xevb_log_level;
-extern const char *xevb_prog; /* "xevb build" */
-void xevb_log(enum xevb_log_level lvl, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define xevb_err(...)  xevb_log(XEVB_LOG_ERR, __VA_ARGS__)
-#define xevb_warn(...) xevb_log(XEVB_LOG_WARN, __VA_ARGS__)
-#define xevb_info(...) xevb_log(XEVB_LOG_INFO, __VA_ARGS__)
-#define xevb_dbg(...)  xevb_log(XEVB_LOG_DEBUG, __VA_ARGS__)
-
-/* CLOCK_MONOTONIC and CLOCK_REALTIME in nanoseconds. */
-uint64_t xevb_now_ns(void);
-uint64_t xevb_realtime_ns(void);
-
-/*
- * A run loop's stop: after xevb_stop_on_signals, SIGINT and SIGTERM count
- * in xevb_stop, so a loop that drains after the first can end at the second.
- */
-extern volatile sig_atomic_t xevb_stop;
-void xevb_stop_on_signals(void);
+/* Whether the command has --tune keys (it then has --tune and --help-tune). */
+bool xevb_cfg_has_tune(const struct xevb_cfg_cmd *c);
 
 #endif
