@@ -442,7 +442,7 @@ def overload_tables(d):
 
 
 def overload():
-    out = ["## Overload: goodput vs offered load (issue 25)\n",
+    out = ["## Overload: goodput vs offered load\n",
            "`scripts/bench/bench-overload.sh`: the live generator (CPU 0) on a direct veth pair to the builder "
            "(CPU 1; split model, as in bench-gateway: veth's default NAPI runs the receive work on the sender's "
            "core, `OV_MODEL=gateway` moves it to the builder's), which forwards over "
@@ -484,13 +484,13 @@ def overload():
 
 
 def shed_cost():
-    """Issue 25: what the XDP program's shedding costs while it sheds nothing."""
+    """What the XDP program's shedding costs while it sheds nothing."""
     out = ["### What shedding costs when it sheds nothing\n",
            "`scripts/bench/bench-shed-cost.sh`: the steering program's ns a MEP from the kernel's BPF run-time "
            "statistics (one L1 frame of 25 records through BPF_PROG_RUN in live-frames mode, with the XDP meta; "
            "the redirect itself not counted). `gate`: the shedding gate idle, which is one load and a branch a "
-           "MEP (the program before the gate existed measured the same within noise, session 16: 112.2 against "
-           "112.1 ns), no ring guard. `guard`: the gate idle and the ring guard on, refusing nothing: what "
+           "MEP (the program before the gate existed measured the same within noise, 2026-11-25 at a3974df: "
+           "112.2 against 112.1 ns), no ring guard. `guard`: the gate idle and the ring guard on, refusing nothing: what "
            "`xevb build` runs until its first overload. `armed`: after an overload, the gate armed at full "
            "level, recording the newest block and shedding nothing. This host's speed drifts by up to 50% from "
            "one second to the next, so the three states take turns within every round of 50k MEPs and a "
@@ -512,7 +512,7 @@ def shed_cost():
 
 def farm_node():
     """sink.json: the farm node's capacity alone, so a benchmark says which side limits."""
-    out = ["## The farm node alone (issue 18)\n",
+    out = ["## The farm node alone\n",
            "`scripts/bench/bench-sink.sh`: `xevb sink` (every byte checked: format, CRC-32C, the emulator "
            "pattern, duplicates) on CPU 0, where the other benchmarks run it, fed over a veth pair by "
            "`build/bench/sink_flood` on CPU 1, a sender faster than the builder (a ring of encoded events, "
@@ -551,21 +551,21 @@ def others():
            "- `e2e.json` (`bench-e2e.sh`): bare AF_XDP receive, the XDP builder and the socket builder on the same "
            "live traffic (L1-like and 3.4 kB frames), gateway and split NAPI models, build-only and forwarding, "
            "with CPU per frame (runs without BPF statistics; the XDP program's ns per packet from a calibration run "
-           "with them); README \"Benchmarks\".",
+           "with them): [performance.md](performance.md).",
            "- `dfm.json` (`bench-dfm.sh`): the DFM's scaling scans, push and pull: [dfm.md](dfm.md).",
-           "- `builder-core.json`, `source_live.json`, `shape.json`, probes: README \"Benchmarks\", "
+           "- `builder-core.json`, `source_live.json`, `shape.json`, probes: [performance.md](performance.md), "
            "[bench/qos.md](bench/qos.md), [observability.md](observability.md).",
            "- `jumbo.json` (`bench-jumbo.sh`): jumbo MEPs and forwarding modes: "
            "[bench/jumbo-and-forwarding.md](bench/jumbo-and-forwarding.md).",
            "- `mq.json` (`bench-mq.sh`): 1 vs 2 worker threads, projection to 100 Gb/s: "
            "[bench/multiqueue.md](bench/multiqueue.md); tuning knobs: [bench/tuning.md](bench/tuning.md).\n"]
-    # e2e-l1-gateway.json: the issue-4 targets judged on medians of several
+    # e2e-l1-gateway.json: the speed targets judged on medians of several
     # runs (BENCH_CASES=l1 BENCH_PATHS=direct BENCH_MODELS=gateway
     # BENCH_RUNS=3 bench-e2e.sh, saved under that name); e2e.json of a quick
     # suite has one short run a point, which can mislead on a ratio.
-    for name, what in (("e2e-l1-gateway", "issue-4 targets, gateway model, medians of the runs"),
-                       ("e2e-l1-split", "issue-4 targets, split model, medians of the runs"),
-                       ("e2e-small-gateway", "issue-10 small frames (192 B MEPs), gateway model, medians of the runs"),
+    for name, what in (("e2e-l1-gateway", "the speed targets, gateway model, medians of the runs"),
+                       ("e2e-l1-split", "the speed targets, split model, medians of the runs"),
+                       ("e2e-small-gateway", "small frames (192 B MEPs), gateway model, medians of the runs"),
                        ("e2e", "all cases")):
         e = load(name)
         if not e:
@@ -594,7 +594,7 @@ def others():
             for q in e.get("ratios", []):
                 if q.get("case") == "small" and not q.get("forward") and "xdp_over_socket_frames_per_s" in q:
                     v = q["xdp_over_socket_frames_per_s"]
-                    out.append("Small frames, %s %s: XDP / socket frames/s = **%.2f** (issue 10: >= 7: %s).\n"
+                    out.append("Small frames, %s %s: XDP / socket frames/s = **%.2f** (target >= 7: %s).\n"
                                % (q["path"], q["model"], v, "met" if v >= 7 else "not met"))
         if name != "e2e":
             rows = [r for r in e.get("results", []) if not r.get("forward")]
@@ -618,7 +618,7 @@ def others():
 
 
 def cost_and_ceiling():
-    """Issue 10: the per-fragment cost (ns, instructions) and the gap to XDP_DROP."""
+    """The per-fragment cost (ns, instructions) and the gap to XDP_DROP."""
     out = []
     core = load("builder-core")
     if core:
