@@ -11,10 +11,11 @@
 #include "ctl/flowctl.h"
 #include "rx/handoff.h"
 #include "ctl/build_ctl.h"
+#include "ctl/build_fwd.h"
+#include "ctl/build_req.h"
 
 #define HB_NS    100000000ull
 #define SCAN_NS  5000000ull
-#define MAX_SRCP 256
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
@@ -30,26 +31,6 @@ struct ev_ent {
 	uint64_t t_assign, t_ask;
 };
 
-struct srcp { /* a source process, from the DFM's SOURCES */
-	struct sockaddr_in sa;
-	uint16_t first_id, n_ids;
-	struct xevb_ctl_msg rq; /* REQUESTs pending for it */
-};
-
-struct sinkc {
-	struct sockaddr_in ctl;
-	uint32_t epoch, credits;
-	uint64_t sent, base, done, last_ns;
-	bool heard, alive, busy;
-	uint64_t deaths, rejoins, busy_on, sent_total;
-	int fd; /* the connection the counts are about */
-};
-
-struct held_ev {
-	uint8_t *buf;
-	size_t len;
-};
-
 struct build_ctl {
 	struct build_ctl_cfg cfg;
 	struct xevb_ctl_io io;
@@ -62,24 +43,17 @@ struct build_ctl {
 	bool restart_pending, stash_valid, finalize;
 	uint32_t hi_next; /* one past the highest event id assigned */
 	struct xevb_ctl_msg stash;
-	struct xevb_output *out;
 	struct ev_ent *ev;
 	uint32_t mask, n_assigned;
-	struct srcp src[MAX_SRCP];
-	uint32_t n_srcp;
-	struct sinkc sink[XEVB_MAX_SINKS];
-	int64_t wrr[XEVB_MAX_SINKS];
-	bool credit_mode; /* some farm node speaks the protocol */
-	struct held_ev *bl;
-	uint32_t bl_head, bl_n;
+	struct build_req req; /* the requests and re-asks to the sources */
+	struct build_fwd fwd; /* forwarding by farm-node credit, with the backlog */
 	struct xevb_busy busy;
 	struct xevb_ctl_msg done;
 	uint64_t next_hb, last_dfm_ns;
 	uint64_t next_scan[XEVB_HO_MAX_WORKERS]; /* per builder core */
 	/* counters */
-	uint64_t assigned_events, assign_dups, retry_redone, requests_sent, reask_events, reask_requests;
+	uint64_t assigned_events, assign_dups, retry_redone, reask_events;
 	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
-	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max, no_source_for;
 	uint64_t unexpected, assign_overflow, built_early, table_grown;
 	uint64_t built_after_no_data; /* given up as no_data, then built: DONE sent again with the outcome */
 	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
@@ -117,13 +91,13 @@ static void status_to_dfm(struct build_ctl *bc)
 					  .flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
 					  .done_total = bc->done_sent[0] + bc->done_sent[1] + bc->done_sent[2],
 					  .peer_epoch = bc->dfm_epoch,
-					  .load = bc->n_assigned + bc->bl_n };
+					  .load = bc->n_assigned + bc->fwd.bl_n };
 	xevb_ctl_send(&bc->io, &bc->dfm, &m);
 }
 
 static void update_busy(struct build_ctl *bc)
 {
-	if (xevb_busy_update(&bc->busy, bc->n_assigned + bc->bl_n))
+	if (xevb_busy_update(&bc->busy, bc->n_assigned + bc->fwd.bl_n))
 		status_to_dfm(bc);
 }
 
@@ -138,7 +112,6 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 	if (!bc)
 		return NULL;
 	bc->cfg = *cfg;
-	bc->out = out;
 	bc->io.fd = -1;
 	if (xevb_ctl_parse_addr(cfg->dfm, &bc->dfm)) {
 		xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", cfg->dfm);
@@ -148,15 +121,9 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		size <<= 1;
 	bc->mask = size - 1;
 	bc->ev = calloc(size, sizeof(*bc->ev));
-	bc->bl = calloc(cfg->backlog ? cfg->backlog : 1, sizeof(*bc->bl));
-	if (!bc->ev || !bc->bl)
+	if (!bc->ev || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
 		goto fail;
 	xevb_busy_init(&bc->busy, cfg->credits, cfg->busy_high, cfg->busy_low);
-	for (uint32_t i = 0; i < out->n_sinks; i++) {
-		bc->sink[i].ctl = out->sinks[i].addr;
-		bc->sink[i].ctl.sin_port = htons(cfg->sink_ctl_port);
-		bc->sink[i].fd = out->sinks[i].fd;
-	}
 	if (cfg->tx_hook) {
 		if (xevb_ctl_init(&bc->io, XEVB_ROLE_BUILDER, cfg->id))
 			goto fail;
@@ -191,10 +158,7 @@ void build_ctl_free(struct build_ctl *bc)
 		xevb_ctl_send(&bc->io, &bc->dfm, &bye);
 		xevb_ctl_close(&bc->io);
 	}
-	if (bc->bl)
-		for (uint32_t i = 0; i < bc->bl_n; i++)
-			free(bc->bl[(bc->bl_head + i) % bc->cfg.backlog].buf);
-	free(bc->bl);
+	build_fwd_free(&bc->fwd);
 	free(bc->ev);
 	free(bc);
 }
@@ -215,51 +179,7 @@ bool build_ctl_take_reset(struct build_ctl *bc)
 
 bool build_ctl_finished(const struct build_ctl *bc)
 {
-	return bc->bye && bc->n_assigned == 0 && bc->bl_n == 0;
-}
-
-/* ---- requests to the sources ---- */
-
-static void flush_requests(struct build_ctl *bc)
-{
-	for (uint32_t i = 0; i < bc->n_srcp; i++) {
-		struct srcp *p = &bc->src[i];
-		if (!p->rq.h.n_recs)
-			continue;
-		p->rq.h.type = XEVB_CTL_REQUEST;
-		xevb_ctl_send(&bc->io, &p->sa, &p->rq);
-		bc->requests_sent++;
-		p->rq.h.n_recs = 0;
-	}
-}
-
-static void request(struct build_ctl *bc, struct srcp *p, uint32_t first, uint16_t count, uint8_t flags)
-{
-	struct xevb_ctl_msg *m = &p->rq;
-
-	/* Extend the last record when it continues it: blocks stay one record. */
-	if (m->h.n_recs) {
-		struct xevb_ctl_request *l = &m->u.request[m->h.n_recs - 1];
-		if (l->flags == flags && l->first_event + l->count == first && l->count + count <= 1024) {
-			l->count = (uint16_t)(l->count + count);
-			return;
-		}
-	}
-	m->u.request[m->h.n_recs++] = (struct xevb_ctl_request){ first, count, flags };
-	if (m->h.n_recs == xevb_ctl_max_recs(XEVB_CTL_REQUEST)) {
-		m->h.type = XEVB_CTL_REQUEST;
-		xevb_ctl_send(&bc->io, &p->sa, m);
-		bc->requests_sent++;
-		m->h.n_recs = 0;
-	}
-}
-
-static struct srcp *srcp_of(struct build_ctl *bc, uint16_t sid)
-{
-	for (uint32_t i = 0; i < bc->n_srcp; i++)
-		if (sid >= bc->src[i].first_id && sid < bc->src[i].first_id + bc->src[i].n_ids)
-			return &bc->src[i];
-	return NULL;
+	return bc->bye && bc->n_assigned == 0 && bc->fwd.bl_n == 0;
 }
 
 /* ---- messages from the DFM ---- */
@@ -428,151 +348,9 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 			first_ask = true;
 		}
 		if (first_ask && bc->pull)
-			for (uint32_t i = 0; i < bc->n_srcp; i++)
-				request(bc, &bc->src[i], a->first_event, a->count, 0);
+			build_req_all(&bc->req, &bc->io, a->first_event, a->count, 0);
 	}
 	update_busy(bc);
-}
-
-static void on_sources(struct build_ctl *bc, const struct xevb_ctl_msg *m)
-{
-	for (uint32_t r = 0; r < m->h.n_recs; r++) {
-		const struct xevb_ctl_srcinfo *s = &m->u.src[r];
-		struct srcp *p = NULL;
-		for (uint32_t i = 0; i < bc->n_srcp; i++)
-			if (bc->src[i].sa.sin_addr.s_addr == s->addr && ntohs(bc->src[i].sa.sin_port) == s->port)
-				p = &bc->src[i];
-		if (!p) {
-			if (bc->n_srcp == MAX_SRCP)
-				return;
-			p = &bc->src[bc->n_srcp++];
-			memset(p, 0, sizeof(*p));
-			p->sa = (struct sockaddr_in){ .sin_family = AF_INET,
-						      .sin_addr.s_addr = s->addr,
-						      .sin_port = htons(s->port) };
-		}
-		p->first_id = s->first_id;
-		p->n_ids = s->n_ids;
-	}
-}
-
-static void on_sink_status(struct build_ctl *bc, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
-			   uint64_t now)
-{
-	for (uint32_t i = 0; i < bc->out->n_sinks; i++) {
-		struct sinkc *s = &bc->sink[i];
-		if (s->ctl.sin_addr.s_addr != from->sin_addr.s_addr)
-			continue;
-		/* Only counts about this incarnation of us are usable. */
-		if (m->u.status.peer_epoch != bc->io.epoch)
-			return;
-		s->epoch = m->h.epoch;
-		if (!s->alive && s->heard)
-			s->rejoins++;
-		s->heard = s->alive = true;
-		bc->credit_mode = true;
-		s->credits = m->u.status.credits;
-		s->done = m->u.status.done_total;
-		if ((m->u.status.flags & XEVB_CTL_ST_BUSY) && !s->busy)
-			s->busy_on++;
-		s->busy = m->u.status.flags & XEVB_CTL_ST_BUSY;
-		s->last_ns = now;
-		return;
-	}
-	bc->unexpected++;
-}
-
-/* ---- forwarding with farm-node credits ---- */
-
-/* A farm node with credit, not Busy, and room in its send buffer for bytes; or -1. */
-static int pick_sink(struct build_ctl *bc, size_t bytes)
-{
-	uint32_t w[XEVB_MAX_SINKS];
-
-	for (uint32_t i = 0; i < bc->out->n_sinks; i++) {
-		struct sinkc *s = &bc->sink[i];
-		if (bc->out->sinks[i].fd != s->fd) {
-			/* A new connection: the farm node counts afresh on it. */
-			s->fd = bc->out->sinks[i].fd;
-			s->base = s->sent;
-			s->done = 0;
-		}
-		uint64_t out = s->sent - s->base > s->done ? s->sent - s->base - s->done : 0;
-		w[i] = s->alive && !s->busy && out < s->credits && xevb_output_has_room(bc->out, i, bytes) ?
-			       s->credits :
-			       0;
-	}
-	return xevb_wrr_pick(bc->wrr, w, bc->out->n_sinks);
-}
-
-/* The output engine took the event for farm node k (err 0), or counted why not. */
-static void sent_to(struct build_ctl *bc, int k, int err)
-{
-	if (err) {
-		bc->fwd_errors++;
-		return;
-	}
-	bc->sink[k].sent++;
-	bc->sink[k].sent_total++;
-	bc->fwd_events++;
-}
-
-static void drain_backlog(struct build_ctl *bc)
-{
-	while (bc->bl_n) {
-		struct held_ev *h = &bc->bl[bc->bl_head];
-		int k = pick_sink(bc, h->len);
-		if (k < 0)
-			break;
-		sent_to(bc, k, xevb_output_write_to(bc->out, (uint32_t)k, h->buf, h->len));
-		free(h->buf);
-		h->buf = NULL;
-		bc->bl_head = (bc->bl_head + 1) % bc->cfg.backlog;
-		bc->bl_n--;
-	}
-}
-
-static void forward(struct build_ctl *bc, const struct xevb_event *ev)
-{
-	struct xevb_output *o = bc->out;
-	size_t need;
-	struct held_ev *h;
-	int k, err;
-
-	if (!bc->credit_mode || o->discard || o->file_fd >= 0) {
-		xevb_output_emit(o, ev);
-		return;
-	}
-	need = xevb_event_wire_size_fast(ev);
-	k = bc->bl_n ? -1 : pick_sink(bc, need); /* keep the order: backlog first */
-	if (k >= 0) {
-		sent_to(bc, k, xevb_output_emit_to(o, (uint32_t)k, ev));
-		return;
-	}
-	/* No farm node can take it: hold a copy (the frames go back right after emit). */
-	if (bc->bl_n == bc->cfg.backlog) {
-		bc->backlog_overflow++;
-		o->st.dropped_no_sink++;
-		return;
-	}
-	h = &bc->bl[(bc->bl_head + bc->bl_n) % bc->cfg.backlog];
-	h->buf = malloc(need);
-	if (!h->buf) {
-		bc->backlog_overflow++;
-		o->st.dropped_no_sink++;
-		return;
-	}
-	err = xevb_event_encode_into(ev, xevb_realtime_ns(), h->buf, need, &h->len);
-	if (err) {
-		free(h->buf);
-		h->buf = NULL;
-		o->st.encode_errors++;
-		return;
-	}
-	bc->bl_n++;
-	bc->fwd_backlogged++;
-	if (bc->bl_n > bc->backlog_max)
-		bc->backlog_max = bc->bl_n;
 }
 
 void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
@@ -610,7 +388,7 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 								XEVB_DONE_COMPLETE,
 					      .n_missing = (uint16_t)(ev->n_expected - ev->n_frags) };
 	}
-	forward(bc, ev);
+	build_fwd_event(&bc->fwd, ev);
 	update_busy(bc);
 }
 
@@ -638,7 +416,7 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 			on_assign(bc, b, m, now);
 			break;
 		case XEVB_CTL_SOURCES:
-			on_sources(bc, m);
+			build_req_on_sources(&bc->req, m);
 			break;
 		case XEVB_CTL_BYE:
 			bc->bye = true;
@@ -648,7 +426,8 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 			break;
 		}
 	} else if (m->h.role == XEVB_ROLE_SINK && m->h.type == XEVB_CTL_STATUS) {
-		on_sink_status(bc, m, from, now);
+		if (!build_fwd_on_status(&bc->fwd, m, from, bc->io.epoch, now))
+			bc->unexpected++;
 	} else {
 		bc->unexpected++;
 	}
@@ -672,27 +451,14 @@ static void scan(struct build_ctl *bc, const struct xevb_builder *b, uint32_t ow
 		if (n_owners > 1 && xevb_owner(x->event, bc->cfg.owner_shift, n_owners) != owner)
 			continue;
 		n = xevb_builder_missing(b, x->event, miss, XEVB_MAX_SOURCES);
-		if (x->reasks < bc->cfg.max_reasks && bc->n_srcp) {
+		if (x->reasks < bc->cfg.max_reasks && bc->req.n_srcp) {
 			x->reasks++;
 			x->t_ask = now;
 			bc->reask_events++;
-			if (n < 0) {
-				/* Nothing arrived: ask every source again. */
-				for (uint32_t s = 0; s < bc->n_srcp; s++)
-					request(bc, &bc->src[s], x->event, 1, XEVB_CTL_RQ_REASK);
-				continue;
-			}
-			for (int s = 0; s < n; s++) {
-				struct srcp *p = srcp_of(bc, miss[s]);
-				if (!p) {
-					bc->no_source_for++;
-					continue;
-				}
-				/* One REQUEST per source process, however many of its ids are missing. */
-				if (p->rq.h.n_recs && p->rq.u.request[p->rq.h.n_recs - 1].first_event == x->event)
-					continue;
-				request(bc, p, x->event, 1, XEVB_CTL_RQ_REASK);
-			}
+			if (n < 0) /* nothing arrived: ask every source again */
+				build_req_all(&bc->req, &bc->io, x->event, 1, XEVB_CTL_RQ_REASK);
+			else
+				build_req_missing(&bc->req, &bc->io, x->event, miss, n);
 			continue;
 		}
 		if (n < 0 && now - x->t_assign >= give_up && x->old) {
@@ -717,7 +483,7 @@ void build_ctl_scan_owner(struct build_ctl *bc, const struct xevb_builder *b, ui
 	scan(bc, b, owner, now);
 	bc->next_scan[owner] = now + SCAN_NS;
 	/* Its re-asks go out now: the tick that flushes them runs in another thread. */
-	flush_requests(bc);
+	build_req_flush(&bc->req, &bc->io);
 }
 
 void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
@@ -740,25 +506,12 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 		bc->next_scan[0] = now + SCAN_NS;
 	}
 	if (now >= bc->next_hb) {
-		struct xevb_ctl_msg h = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 		status_to_dfm(bc);
-		for (uint32_t i = 0; i < bc->out->n_sinks; i++) {
-			struct sinkc *s = &bc->sink[i];
-			if (s->alive && now - s->last_ns > bc->cfg.sink_dead_ns) {
-				s->alive = false;
-				s->deaths++;
-				xevb_warn("farm node %s silent for %llu ms: no more events to it until it answers",
-					  bc->out->sinks[i].name,
-					  (unsigned long long)(bc->cfg.sink_dead_ns / 1000000));
-			}
-			h.u.status = (struct xevb_ctl_status){ .peer_epoch = s->epoch,
-							       .done_total = s->sent - s->base };
-			xevb_ctl_send(&bc->io, &s->ctl, &h);
-		}
+		build_fwd_heartbeat(&bc->fwd, &bc->io, now, bc->cfg.sink_dead_ns);
 		bc->next_hb = now + HB_NS;
 	}
-	drain_backlog(bc);
-	flush_requests(bc);
+	build_fwd_drain(&bc->fwd);
+	build_req_flush(&bc->req, &bc->io);
 	flush_done(bc);
 }
 
@@ -806,19 +559,7 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 			 (unsigned long long)epoch_overflow, assigned - old);
 		return false;
 	}
-	if (bc->bl_n > bc->cfg.backlog || (bc->cfg.backlog && bc->bl_head >= bc->cfg.backlog)) {
-		snprintf(msg, cap, "backlog %u (head %u) over its bound %u", bc->bl_n, bc->bl_head,
-			 bc->cfg.backlog);
-		return false;
-	}
-	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
-		if (bc->sink[i].sent < bc->sink[i].base || bc->sink[i].sent > bc->sink[i].sent_total) {
-			snprintf(msg, cap, "farm node %u: sent %llu, since its connection %llu, in all %llu", i,
-				 (unsigned long long)bc->sink[i].sent, (unsigned long long)bc->sink[i].base,
-				 (unsigned long long)bc->sink[i].sent_total);
-			return false;
-		}
-	return true;
+	return build_fwd_check(&bc->fwd, msg, cap);
 }
 
 uint64_t build_ctl_reasked(const struct build_ctl *bc)
@@ -853,20 +594,20 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 		"unexpected %llu; built after no_data %llu\n",
 		CTL_HEAD_ARGS(bc), (unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
 		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
-		(unsigned long long)bc->requests_sent, (unsigned long long)bc->reask_events,
-		(unsigned long long)bc->fwd_events, (unsigned long long)bc->fwd_backlogged,
-		(unsigned long long)bc->backlog_max, (unsigned long long)bc->backlog_overflow,
-		(unsigned long long)bc->fwd_errors, (unsigned long long)bc->busy.n_busy,
+		(unsigned long long)bc->req.requests_sent, (unsigned long long)bc->reask_events,
+		(unsigned long long)bc->fwd.fwd_events, (unsigned long long)bc->fwd.fwd_backlogged,
+		(unsigned long long)bc->fwd.backlog_max, (unsigned long long)bc->fwd.backlog_overflow,
+		(unsigned long long)bc->fwd.fwd_errors, (unsigned long long)bc->busy.n_busy,
 		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected,
 		(unsigned long long)bc->built_after_no_data);
-	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
+	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
 		fprintf(f,
 			"  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
 			"Busy %llu times%s\n",
-			bc->out->sinks[i].name, bc->sink[i].credits, (unsigned long long)bc->sink[i].sent_total,
-			(unsigned long long)bc->sink[i].done, (unsigned long long)bc->sink[i].deaths,
-			(unsigned long long)bc->sink[i].rejoins, (unsigned long long)bc->sink[i].busy_on,
-			bc->sink[i].heard ? "" : " (never answered)");
+			bc->fwd.out->sinks[i].name, bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
+			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
+			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on,
+			bc->fwd.sink[i].heard ? "" : " (never answered)");
 }
 
 void build_ctl_json(const struct build_ctl *bc, FILE *f)
@@ -884,10 +625,10 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		"\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
 		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
 		"\"still_open\":%llu},\"sinks\":[",
-		CTL_HEAD_ARGS(bc), (unsigned long long)bc->core_resets, (unsigned long long)bc->requests_sent,
-		(unsigned long long)bc->reask_events, (unsigned long long)bc->fwd_events,
-		(unsigned long long)bc->fwd_backlogged, (unsigned long long)bc->backlog_max,
-		(unsigned long long)bc->backlog_overflow, (unsigned long long)bc->fwd_errors,
+		CTL_HEAD_ARGS(bc), (unsigned long long)bc->core_resets, (unsigned long long)bc->req.requests_sent,
+		(unsigned long long)bc->reask_events, (unsigned long long)bc->fwd.fwd_events,
+		(unsigned long long)bc->fwd.fwd_backlogged, (unsigned long long)bc->fwd.backlog_max,
+		(unsigned long long)bc->fwd.backlog_overflow, (unsigned long long)bc->fwd.fwd_errors,
 		(unsigned long long)bc->busy.n_busy, (unsigned long long)bc->busy.n_clear, bc->busy.high,
 		bc->busy.low, (unsigned long long)bc->assigned_busy, (unsigned long long)bc->io.rx_bad_total,
 		(unsigned long long)bc->unexpected, (unsigned long long)bc->built_after_no_data,
@@ -897,14 +638,14 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
 		(unsigned long long)(bc->rs_open - bc->rs_complete - bc->rs_incomplete - bc->rs_no_data -
 				     bc->rs_slot));
-	for (uint32_t i = 0; i < bc->out->n_sinks; i++)
+	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
 		fprintf(f,
 			"%s{\"name\":\"%s\",\"credits\":%u,\"sent\":%llu,\"acked\":%llu,\"deaths\":%llu,"
 			"\"rejoins\":%llu,\"busy_on\":%llu}",
-			i ? "," : "", bc->out->sinks[i].name, bc->sink[i].credits,
-			(unsigned long long)bc->sink[i].sent_total, (unsigned long long)bc->sink[i].done,
-			(unsigned long long)bc->sink[i].deaths, (unsigned long long)bc->sink[i].rejoins,
-			(unsigned long long)bc->sink[i].busy_on);
+			i ? "," : "", bc->fwd.out->sinks[i].name, bc->fwd.sink[i].credits,
+			(unsigned long long)bc->fwd.sink[i].sent_total, (unsigned long long)bc->fwd.sink[i].done,
+			(unsigned long long)bc->fwd.sink[i].deaths, (unsigned long long)bc->fwd.sink[i].rejoins,
+			(unsigned long long)bc->fwd.sink[i].busy_on);
 	fprintf(f, "],\"ctl_not_admitted\":");
 	xevb_ctl_admit_json(&bc->io, f);
 	fprintf(f, "}");
