@@ -20,7 +20,7 @@ PKGS     := libbpf libxdp libsodium libsystemd inih
 CFLAGS   ?= -O2 -g
 # include/ holds what BPF programs and user space share; user/include/ what
 # only user space may include, so a BPF program that includes it fails to build.
-XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/include -I$(OUT) -MMD -MP
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/include -Ilib/include -I$(OUT) -MMD -MP
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium -lsystemd -linih) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -I/usr/include/$(MULTIARCH) -MMD -MP
@@ -44,6 +44,21 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
 LIBXEVB   := $(OUT)/libxevb.a
+# libxevb, the farm nodes' library (lib/, LGPL-2.1-or-later; docs/consumer.md):
+# a shared library with its own flags. It includes nothing of user/ (GPL) and
+# links only libc and libsodium. Not the same thing as $(LIBXEVB) above, the
+# tools' internal archive, which is linked by its path only.
+PUB_SRCS    := $(wildcard lib/*.c)
+PUB_OBJS    := $(patsubst lib/%.c,$(OUT)/lib/%.o,$(PUB_SRCS))
+PUB_VERSION := $(shell sed -n 's/^\#define XEVB_LIB_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' lib/include/xevb/xevb.h | paste -sd.)
+PUB_MAJOR   := $(firstword $(subst ., ,$(PUB_VERSION)))
+PUB_SO      := $(OUT)/libxevb.so.$(PUB_VERSION)
+PUB_SONAME  := libxevb.so.$(PUB_MAJOR)
+PUB_LINKS   := $(OUT)/$(PUB_SONAME) $(OUT)/libxevb.so
+PUB_PC      := $(OUT)/xevb.pc
+PUB_LIBS    := $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+PUB_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -fvisibility=hidden -Ilib/include -Ilib -MMD -MP
+PUB_HEADERS := $(wildcard lib/include/xevb/*.h)
 XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
@@ -53,6 +68,9 @@ MAN_STAMP := $(OUT)/man/.stamp
 # make install: PREFIX and DESTDIR as usual; each directory can be set alone.
 PREFIX         ?= /usr/local
 BINDIR         ?= $(PREFIX)/bin
+LIBDIR         ?= $(PREFIX)/lib/$(MULTIARCH)
+INCLUDEDIR     ?= $(PREFIX)/include
+PKGCONFIGDIR   ?= $(LIBDIR)/pkgconfig
 DATADIR        ?= $(PREFIX)/share
 MANDIR         ?= $(DATADIR)/man
 DOCDIR         ?= $(DATADIR)/doc/xevb
@@ -80,7 +98,7 @@ SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(BPF_OBJS) $(SKELS) $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP)
+all: $(BPF_OBJS) $(SKELS) $(XEVB) libxevb $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
@@ -111,6 +129,31 @@ $(LIBXEVB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(OUT)/lib/%.o: lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(PUB_CFLAGS) -c $< -o $@
+
+# The soname carries the major version: an incompatible change bumps it.
+$(PUB_SO): $(PUB_OBJS) lib/libxevb.map
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(PUB_SONAME) -Wl,--version-script=lib/libxevb.map \
+		-Wl,--no-undefined -o $@ $(PUB_OBJS) $(PUB_LIBS)
+
+$(PUB_LINKS): $(PUB_SO)
+	$(Q)ln -sf $(notdir $(PUB_SO)) $@
+
+# The build tree's xevb.pc names the installed paths (make install writes the same).
+PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	-e 's|@VERSION@|$(PUB_VERSION)|g' -e 's|@LIBS_PRIVATE@|$(PUB_LIBS)|g'
+$(PUB_PC): lib/xevb.pc.in lib/include/xevb/xevb.h
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PC_SUBST) $< >$@
+
+.PHONY: libxevb
+libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC)
+
 $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -121,10 +164,13 @@ CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats s
 
 # stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
 # build_opts: `xevb build`'s option table, test_cli_table's subject
-$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(OUT)/user/cmd/build_opts.o $(CMD_TABLE_OBJS) $(LIBXEVB)
+# test_lib_*: libxevb's API, linked as a consumer links it (the shared library,
+# found beside the build tree through the rpath).
+$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(OUT)/user/cmd/build_opts.o $(CMD_TABLE_OBJS) $(LIBXEVB) \
+		$(OUT)/$(PUB_SONAME)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -Wl,-rpath,'$$ORIGIN/..' -lcriterion $(LDLIBS) -o $@
 
 $(TEST_BPF): $(BPFT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
