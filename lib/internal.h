@@ -94,12 +94,14 @@ struct xl_ev {
 	uint32_t off_cap;
 	uint32_t missing_off; /* where the missing list starts */
 	/* the farm node's bookkeeping (farm.c) */
-	struct xl_ev *next;
+	struct xl_ev *next; /* in the ready queue or the free list */
+	struct xl_ev *all;  /* every view the handle made */
 	void *chunk;
 	uint32_t builder; /* index in the farm's builder table */
 	uint32_t conn_gen;
-	bool out; /* handed to the caller, not yet done */
+	uint8_t state; /* XL_EV_* */
 };
+enum { XL_EV_FREE = 0, XL_EV_QUEUED, XL_EV_OUT };
 
 /* xl_ev_decode verify flags */
 #define XL_VERIFY_CRC 0x1u
