@@ -379,7 +379,7 @@ static void refused(struct xl_ctl *c, enum why w, const struct sockaddr_in *from
 		return;
 	c->auth_warn_ns = now;
 	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
-	xl_log(c->log, XEVB_LOG_WARN, "control message from %s:%u refused: %s (%llu refused so far%s)", a,
+	xl_log(c->log, XEVB_LIB_LOG_WARN, "control message from %s:%u refused: %s (%llu refused so far%s)", a,
 	       ntohs(from->sin_port), why_name[w], (unsigned long long)c->refused,
 	       w == WHY_UNAUTH	 ? "; this run has a key: give the peer the same key file" :
 	       w == WHY_NO_KEY	 ? "; the peer authenticates: give us its key file" :

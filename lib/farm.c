@@ -143,7 +143,7 @@ static int start(struct xevb_farm *f, char *err)
 		return rc;
 	if (f->ctl_on && (rc = open_ctl(f, err)))
 		return rc;
-	xl_log(&f->log, XEVB_LOG_INFO, "listening on port %u; %s", f->port,
+	xl_log(&f->log, XEVB_LIB_LOG_INFO, "listening on port %u; %s", f->port,
 	       f->ctl_on ? "credits and Busy over the control protocol" : "no control protocol");
 	return 0;
 }
@@ -241,7 +241,7 @@ static void dispatch(struct xevb_farm *f, void *tag)
 		xl_farm_ctl_rx(f);
 	} else if (tag == TAG_TIMER) {
 		if (read(f->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-			xl_log(&f->log, XEVB_LOG_WARN, "timer: %s", strerror(errno));
+			xl_log(&f->log, XEVB_LIB_LOG_WARN, "timer: %s", strerror(errno));
 		f->timer_ns = 0; /* fired: arm it again */
 	} else {
 		xl_farm_read(f, tag);
@@ -311,9 +311,10 @@ XEVB_API void xevb_farm_done(struct xevb_farm *f, const struct xevb_ev *ev)
 {
 	struct xl_ev *e = (struct xl_ev *)ev;
 	struct xl_builder *b;
+	bool resume = false;
 
 	if (!ev || e->state != XL_EV_OUT) {
-		xl_log(&f->log, XEVB_LOG_ERROR, "xevb_farm_done: event %u is not out with the caller (done twice?)",
+		xl_log(&f->log, XEVB_LIB_LOG_ERROR, "xevb_farm_done: event %u is not out with the caller (done twice?)",
 		       ev ? ev->event_id : 0);
 		return;
 	}
@@ -323,13 +324,17 @@ XEVB_API void xevb_farm_done(struct xevb_farm *f, const struct xevb_ev *ev)
 	if (e->conn_gen == b->gen)
 		b->conn_done++;
 	e->state = XL_EV_FREE;
+	/* A chunk freed, or left to its connection alone (which may then reuse it): paused reads may go on. */
+	if (((struct xl_chunk *)e->chunk)->refs <= 2 && f->st.read_pauses)
+		resume = true;
 	xl_chunk_put(f, e->chunk);
 	e->chunk = NULL;
 	e->next = f->free_evs;
 	f->free_evs = e;
 	f->st.held--;
 	f->st.done++;
-	xl_farm_resume(f);
+	if (resume)
+		xl_farm_resume(f);
 	xl_farm_tick(f, xl_mono_ns());
 	arm_timer(f);
 }

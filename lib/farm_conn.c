@@ -35,7 +35,7 @@ static void stream_error(struct xevb_farm *f, struct xl_conn *c, const char *msg
 	if (++f->stream_logged > LOG_FIRST && now - f->stream_log_ns < LOG_EVERY_NS)
 		return;
 	f->stream_log_ns = now;
-	xl_log(&f->log, XEVB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)", c->name,
+	xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)", c->name,
 	       msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
 }
 
@@ -44,7 +44,7 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 	if (why)
 		stream_error(f, c, why);
 	else
-		xl_log(&f->log, XEVB_LOG_INFO, "%s: closed after %llu events", c->name, (unsigned long long)c->events);
+		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name, (unsigned long long)c->events);
 	close(c->fd); /* also leaves the epoll set */
 	if (c->ch)
 		xl_chunk_put(f, c->ch);
@@ -65,16 +65,13 @@ static void pause_conn(struct xevb_farm *f, struct xl_conn *c)
 	f->st.read_pauses++;
 }
 
+/* Something was freed: read paused connections again (make_room pauses them again if still short). */
 void xl_farm_resume(struct xevb_farm *f)
 {
 	for (uint32_t i = 0; i < f->n_conns; i++) {
 		struct xl_conn *c = f->conns[i];
 		struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-		if (!c->paused)
-			continue;
-		if (f->st.buffer_bytes + (c->want > XL_CHUNK ? c->want : XL_CHUNK) > f->o.max_buffer)
-			return;
-		if (!epoll_ctl(f->ep, EPOLL_CTL_ADD, c->fd, &e))
+		if (c->paused && !epoll_ctl(f->ep, EPOLL_CTL_ADD, c->fd, &e))
 			c->paused = false;
 	}
 }
@@ -261,7 +258,7 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	char a[INET_ADDRSTRLEN];
 
 	if (!c || b == UINT32_MAX) {
-		xl_log(&f->log, XEVB_LOG_WARN, "refusing a connection: %s", c ? "too many builders" : "out of memory");
+		xl_log(&f->log, XEVB_LIB_LOG_WARN, "refusing a connection: %s", c ? "too many builders" : "out of memory");
 		free(c);
 		close(fd);
 		f->st.conns_refused++;
@@ -275,7 +272,7 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	snprintf(c->name, sizeof(c->name), "%s:%u", a, c->port);
 	e.data.ptr = c;
 	if (epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &e)) {
-		xl_log(&f->log, XEVB_LOG_WARN, "%s: epoll: %s: connection refused", c->name, strerror(errno));
+		xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: epoll: %s: connection refused", c->name, strerror(errno));
 		free(c);
 		close(fd);
 		return;
@@ -289,7 +286,7 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	f->conns[f->n_conns++] = c;
 	f->st.conns_total++;
 	f->st.conns_open++;
-	xl_log(&f->log, XEVB_LOG_INFO, "%s: builder connected", c->name);
+	xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: builder connected", c->name);
 }
 
 void xl_farm_accept(struct xevb_farm *f)
@@ -303,13 +300,13 @@ void xl_farm_accept(struct xevb_farm *f)
 			if (errno == EINTR)
 				continue;
 			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				xl_log(&f->log, XEVB_LOG_WARN, "accept: %s", strerror(errno));
+				xl_log(&f->log, XEVB_LIB_LOG_WARN, "accept: %s", strerror(errno));
 			return;
 		}
 		if (f->n_conns >= f->o.max_conns) {
 			close(fd);
 			f->st.conns_refused++;
-			xl_log(&f->log, XEVB_LOG_WARN, "%u builder connections open, max_conns: refusing another",
+			xl_log(&f->log, XEVB_LIB_LOG_WARN, "%u builder connections open, max_conns: refusing another",
 			       f->n_conns);
 			continue;
 		}

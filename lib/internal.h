@@ -84,7 +84,7 @@ struct xl_log {
 	xevb_log_fn fn;
 	void *ctx;
 };
-__attribute__((format(printf, 3, 4))) void xl_log(const struct xl_log *l, enum xevb_log_level lv, const char *fmt,
+__attribute__((format(printf, 3, 4))) void xl_log(const struct xl_log *l, enum xevb_lib_log_level lv, const char *fmt,
 						 ...);
 
 /* event.c: a decoded event, the public view first. */

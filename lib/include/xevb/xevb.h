@@ -66,14 +66,14 @@ XEVB_API const char *xevb_lib_version(void);
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
 
-enum xevb_log_level { XEVB_LOG_ERROR = 0, XEVB_LOG_WARN, XEVB_LOG_INFO, XEVB_LOG_DEBUG };
+enum xevb_lib_log_level { XEVB_LIB_LOG_ERROR = 0, XEVB_LIB_LOG_WARN, XEVB_LIB_LOG_INFO, XEVB_LIB_LOG_DEBUG };
 /*
  * Where a handle's messages go (a builder connected, a stream broke, a
  * control message refused): msg is one line without a newline. Called
  * from within the handle's functions, on the caller's thread. NULL in
  * the options: errors and warnings to stderr, prefixed "libxevb: ".
  */
-typedef void (*xevb_log_fn)(void *ctx, enum xevb_log_level level, const char *msg);
+typedef void (*xevb_log_fn)(void *ctx, enum xevb_lib_log_level level, const char *msg);
 
 /* ------------------------------------------------------------------ */
 /* Event views (wire-format.md section 2)                             */
