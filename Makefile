@@ -151,8 +151,17 @@ $(PUB_PC): lib/xevb.pc.in lib/include/xevb/xevb.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(PC_SUBST) $< >$@
 
+# A farm node on libxevb (docs/consumer.md), built as a consumer builds it:
+# the public header only, linked to the shared library.
+PUB_EXAMPLE := $(OUT)/lib/examples/xevb-farm-example
+$(PUB_EXAMPLE): lib/examples/farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Ilib/include $< $(OUT)/$(PUB_SONAME) \
+		-Wl,-rpath,'$$ORIGIN/../..' -o $@
+
 .PHONY: libxevb
-libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC)
+libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE)
 
 $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
