@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include "farm.h"
 
-#define TAG_LISTEN ((void *)1)
-#define TAG_CTL    ((void *)2)
-#define TAG_TIMER  ((void *)3)
+#define TAG_LISTEN  ((void *)1)
+#define TAG_CTL     ((void *)2)
+#define TAG_TIMER   ((void *)3)
 #define DEF_CREDITS 64
 #define DEF_CONNS   1024
 #define DEF_BUFFER  (256ull << 20)
@@ -49,7 +49,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 		return -EINVAL;
 	}
 	if (!o->listen) {
-		xl_fmt(err, XEVB_ERRBUF_SIZE, "farm: where to listen? give listen \"ADDR:PORT\" (or a run_config)");
+		xl_fmt(err, XEVB_ERRBUF_SIZE,
+		       "farm: where to listen? give listen \"ADDR:PORT\" (or a run_config)");
 		return -EINVAL;
 	}
 	if (xl_parse_addr(o->listen, &f->addr, &f->port, true)) {
@@ -65,7 +66,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 	f->dfm.sin_port = htons(f->dfm.sin_port);
 	f->ctl_on = !(o->flags & XEVB_FARM_NO_CTL);
 	if (!f->ctl_on && (o->dfm || o->key_file)) {
-		xl_fmt(err, XEVB_ERRBUF_SIZE, "farm: dfm and key_file need the control protocol (no XEVB_FARM_NO_CTL)");
+		xl_fmt(err, XEVB_ERRBUF_SIZE,
+		       "farm: dfm and key_file need the control protocol (no XEVB_FARM_NO_CTL)");
 		return -EINVAL;
 	}
 	return 0;
@@ -85,8 +87,9 @@ static int listen_on(struct xevb_farm *f, char *err)
 	setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(f->lfd, 128)) {
 		int e = errno;
-		xl_fmt(err, XEVB_ERRBUF_SIZE, "farm: listening on %s: %s (is the address on this host? the port free?)",
-		       f->o.listen, strerror(e));
+		xl_fmt(err, XEVB_ERRBUF_SIZE,
+		       "farm: listening on %s: %s (is the address on this host? the port free?)", f->o.listen,
+		       strerror(e));
 		return -e;
 	}
 	getsockname(f->lfd, (struct sockaddr *)&sa, &sl);
@@ -314,8 +317,8 @@ XEVB_API void xevb_farm_done(struct xevb_farm *f, const struct xevb_ev *ev)
 	bool resume = false;
 
 	if (!ev || e->state != XL_EV_OUT) {
-		xl_log(&f->log, XEVB_LIB_LOG_ERROR, "xevb_farm_done: event %u is not out with the caller (done twice?)",
-		       ev ? ev->event_id : 0);
+		xl_log(&f->log, XEVB_LIB_LOG_ERROR,
+		       "xevb_farm_done: event %u is not out with the caller (done twice?)", ev ? ev->event_id : 0);
 		return;
 	}
 	b = &f->builders[e->builder];

@@ -19,9 +19,9 @@
 #include <netinet/in.h>
 #include "ctl.h"
 
-#define XL_CHUNK       (1u << 20)
-#define XL_HB_NS       100000000ull /* STATUS and RECEIVED beat */
-#define XL_PUSH_NS     5000000ull   /* credits back early at most this often */
+#define XL_CHUNK   (1u << 20)
+#define XL_HB_NS   100000000ull /* STATUS and RECEIVED beat */
+#define XL_PUSH_NS 5000000ull   /* credits back early at most this often */
 
 struct xl_chunk {
 	uint32_t refs; /* events in it not done, + 1 while its connection reads into it */

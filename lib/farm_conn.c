@@ -35,8 +35,8 @@ static void stream_error(struct xevb_farm *f, struct xl_conn *c, const char *msg
 	if (++f->stream_logged > LOG_FIRST && now - f->stream_log_ns < LOG_EVERY_NS)
 		return;
 	f->stream_log_ns = now;
-	xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)", c->name,
-	       msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
+	xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)",
+	       c->name, msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
 }
 
 void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
@@ -44,7 +44,8 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 	if (why)
 		stream_error(f, c, why);
 	else
-		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name, (unsigned long long)c->events);
+		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name,
+		       (unsigned long long)c->events);
 	close(c->fd); /* also leaves the epoll set */
 	if (c->ch)
 		xl_chunk_put(f, c->ch);
@@ -189,8 +190,8 @@ static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
 			break;
 		/* Garbage shows in its first bytes, before a length is trusted. */
 		if (memcmp(p, evnt, avail < 4 ? avail : 4)) {
-			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x... where an event starts", p[0],
-				 avail > 1 ? p[1] : 0);
+			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x... where an event starts",
+				 p[0], avail > 1 ? p[1] : 0);
 			break;
 		}
 		if (avail < 20)
@@ -258,7 +259,8 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	char a[INET_ADDRSTRLEN];
 
 	if (!c || b == UINT32_MAX) {
-		xl_log(&f->log, XEVB_LIB_LOG_WARN, "refusing a connection: %s", c ? "too many builders" : "out of memory");
+		xl_log(&f->log, XEVB_LIB_LOG_WARN, "refusing a connection: %s",
+		       c ? "too many builders" : "out of memory");
 		free(c);
 		close(fd);
 		f->st.conns_refused++;
@@ -306,8 +308,8 @@ void xl_farm_accept(struct xevb_farm *f)
 		if (f->n_conns >= f->o.max_conns) {
 			close(fd);
 			f->st.conns_refused++;
-			xl_log(&f->log, XEVB_LIB_LOG_WARN, "%u builder connections open, max_conns: refusing another",
-			       f->n_conns);
+			xl_log(&f->log, XEVB_LIB_LOG_WARN,
+			       "%u builder connections open, max_conns: refusing another", f->n_conns);
 			continue;
 		}
 		add_conn(f, fd, &sa);

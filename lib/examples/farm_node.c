@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * A farm node in 200 lines, on libxevb (docs/consumer.md): take events
+ * A farm node on libxevb (docs/consumer.md): take events
  * from the builders, check each payload's CRC, hold up to --hold of them
  * (as trigger software would while it decides), write them to run files
  * with --output, and say what arrived as one JSON line. With --read it
@@ -121,7 +121,8 @@ static int take(struct xevb_farm *f, struct xevb_file_writer *w, const struct ar
 	return rc < 0 ? rc : 0;
 }
 
-static void summary(struct xevb_farm *f, unsigned long long got, unsigned long long crc_bad, unsigned long long files)
+static void summary(struct xevb_farm *f, unsigned long long got, unsigned long long crc_bad,
+		    unsigned long long files)
 {
 	struct xevb_farm_stats st = { .sz = sizeof(st) };
 
@@ -129,18 +130,19 @@ static void summary(struct xevb_farm *f, unsigned long long got, unsigned long l
 	printf("{\"events\":%llu,\"complete\":%llu,\"incomplete\":%llu,\"bytes\":%llu,\"crc_bad\":%llu,"
 	       "\"done\":%llu,\"conns\":%llu,\"conns_broken\":%llu,\"status_sent\":%llu,\"received_sent\":%llu,"
 	       "\"busy_on\":%llu,\"ctl_refused\":%llu,\"files\":%llu}\n",
-	       got, (unsigned long long)st.complete, (unsigned long long)st.incomplete, (unsigned long long)st.bytes,
-	       crc_bad, (unsigned long long)st.done, (unsigned long long)st.conns_total,
-	       (unsigned long long)st.conns_broken, (unsigned long long)st.status_sent,
-	       (unsigned long long)st.received_sent, (unsigned long long)st.busy_on,
-	       (unsigned long long)st.ctl_refused, files);
+	       got, (unsigned long long)st.complete, (unsigned long long)st.incomplete,
+	       (unsigned long long)st.bytes, crc_bad, (unsigned long long)st.done,
+	       (unsigned long long)st.conns_total, (unsigned long long)st.conns_broken,
+	       (unsigned long long)st.status_sent, (unsigned long long)st.received_sent,
+	       (unsigned long long)st.busy_on, (unsigned long long)st.ctl_refused, files);
 }
 
 static int run(const struct args *a)
 {
 	char err[XEVB_ERRBUF_SIZE];
-	XEVB_OPTS(xevb_farm_opts, o, .listen = a->listen, .dfm = a->dfm, .key_file = a->key, .run_config = a->config,
-		  .id = (uint16_t)a->id, .credits = a->credits, .flags = XEVB_FARM_VERIFY_CRC, .log_fn = log_line);
+	XEVB_OPTS(xevb_farm_opts, o, .listen = a->listen, .dfm = a->dfm, .key_file = a->key,
+		  .run_config = a->config, .id = (uint16_t)a->id, .credits = a->credits,
+		  .flags = XEVB_FARM_VERIFY_CRC, .log_fn = log_line);
 	XEVB_OPTS(xevb_file_writer_opts, wo, .dir = a->output, .run_number = a->run, .max_events = 5000);
 	struct xevb_file_writer_stats ws = { .sz = sizeof(ws) };
 	struct xevb_farm *f = xevb_farm_open(&o, err);
@@ -187,33 +189,62 @@ static int run(const struct args *a)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "listen", 1, 0, 'l' }, { "dfm", 1, 0, 'd' },	   { "key-file", 1, 0, 'k' }, { "config", 1, 0, 'c' },
-		{ "id", 1, 0, 'i' },	 { "credits", 1, 0, 'C' }, { "events", 1, 0, 'n' },   { "duration", 1, 0, 't' },
-		{ "output", 1, 0, 'o' }, { "run", 1, 0, 'r' },	   { "hold", 1, 0, 'H' },     { "ready-file", 1, 0, 'R' },
-		{ "read", 0, 0, 'F' },	 { 0, 0, 0, 0 },
+		{ "listen", 1, 0, 'l' },   { "dfm", 1, 0, 'd' },
+		{ "key-file", 1, 0, 'k' }, { "config", 1, 0, 'c' },
+		{ "id", 1, 0, 'i' },       { "credits", 1, 0, 'C' },
+		{ "events", 1, 0, 'n' },   { "duration", 1, 0, 't' },
+		{ "output", 1, 0, 'o' },   { "run", 1, 0, 'r' },
+		{ "hold", 1, 0, 'H' },     { "ready-file", 1, 0, 'R' },
+		{ "read", 0, 0, 'F' },     { 0, 0, 0, 0 },
 	};
 	struct args a = { .duration = 60, .hold = 16 };
 	int c;
 
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		switch (c) {
-		case 'l': a.listen = optarg; break;
-		case 'd': a.dfm = optarg; break;
-		case 'k': a.key = optarg; break;
-		case 'c': a.config = optarg; break;
-		case 'i': a.id = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'C': a.credits = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'n': a.events = strtoull(optarg, NULL, 10); break;
-		case 't': a.duration = strtod(optarg, NULL); break;
-		case 'o': a.output = optarg; break;
-		case 'r': a.run = (uint32_t)strtoul(optarg, NULL, 10); break;
-		case 'H': a.hold = (unsigned)strtoul(optarg, NULL, 10); break;
-		case 'R': a.ready = optarg; break;
-		case 'F': return read_files(argc - optind, argv + optind);
+		case 'l':
+			a.listen = optarg;
+			break;
+		case 'd':
+			a.dfm = optarg;
+			break;
+		case 'k':
+			a.key = optarg;
+			break;
+		case 'c':
+			a.config = optarg;
+			break;
+		case 'i':
+			a.id = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'C':
+			a.credits = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'n':
+			a.events = strtoull(optarg, NULL, 10);
+			break;
+		case 't':
+			a.duration = strtod(optarg, NULL);
+			break;
+		case 'o':
+			a.output = optarg;
+			break;
+		case 'r':
+			a.run = (uint32_t)strtoul(optarg, NULL, 10);
+			break;
+		case 'H':
+			a.hold = (unsigned)strtoul(optarg, NULL, 10);
+			break;
+		case 'R':
+			a.ready = optarg;
+			break;
+		case 'F':
+			return read_files(argc - optind, argv + optind);
 		default:
-			fprintf(stderr, "usage: %s --listen ADDR:PORT | --config FILE --id N [--dfm ADDR:PORT] "
-					"[--key-file F] [--events N] [--duration S] [--output DIR --run N] [--hold N]\n"
-					"       %s --read FILE...\n",
+			fprintf(stderr,
+				"usage: %s --listen ADDR:PORT | --config FILE --id N [--dfm ADDR:PORT] "
+				"[--key-file F] [--events N] [--duration S] [--output DIR --run N] [--hold N]\n"
+				"       %s --read FILE...\n",
 				argv[0], argv[0]);
 			return 2;
 		}

@@ -21,9 +21,9 @@
 
 TestSuite(lib_farm, .timeout = 60);
 
-#define WAIT_NS    (10ull * 1000000000ull) /* the most any condition is waited for */
-#define BLD_EPOCH  0x1234567u
-#define LOCALHOST  htonl(INADDR_LOOPBACK)
+#define WAIT_NS   (10ull * 1000000000ull) /* the most any condition is waited for */
+#define BLD_EPOCH 0x1234567u
+#define LOCALHOST htonl(INADDR_LOOPBACK)
 
 struct rig {
 	struct xevb_farm *f;
@@ -57,7 +57,8 @@ static int udp_socket(struct sockaddr_in *me)
 
 static void connect_builder(struct rig *r)
 {
-	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = LOCALHOST,
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = LOCALHOST,
 				  .sin_port = htons(xevb_farm_port(r->f)) };
 
 	r->tcp = socket(AF_INET, SOCK_STREAM, 0);
@@ -76,7 +77,8 @@ static void rig_open(struct rig *r, struct xevb_farm_opts *o)
 	o->log_fn = quiet;
 	r->f = xevb_farm_open(o, err);
 	cr_assert(r->f != NULL, "%s", err);
-	r->ctl = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = LOCALHOST,
+	r->ctl = (struct sockaddr_in){ .sin_family = AF_INET,
+				       .sin_addr.s_addr = LOCALHOST,
 				       .sin_port = htons(xevb_farm_ctl_port(r->f)) };
 	r->udp = udp_socket(&(struct sockaddr_in){ 0 });
 	r->dfm = -1;
@@ -96,8 +98,12 @@ static void rig_close(struct rig *r)
 /* The builder's STATUS to the farm node, as build_ctl.c sends it every 100 ms. */
 static void builder_status(struct rig *r, uint64_t sent)
 {
-	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_STATUS, .role = XEVB_ROLE_BUILDER, .sender_id = 1,
-					 .epoch = BLD_EPOCH, .seq = ++r->seq, .n_recs = 1 } };
+	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_STATUS,
+					 .role = XEVB_ROLE_BUILDER,
+					 .sender_id = 1,
+					 .epoch = BLD_EPOCH,
+					 .seq = ++r->seq,
+					 .n_recs = 1 } };
 	uint8_t buf[XEVB_CTL_MAX_LEN];
 	size_t len;
 
@@ -114,8 +120,8 @@ static void builder_status(struct rig *r, uint64_t sent)
  * The next control message on fd that passes want (NULL: any), the farm
  * node working meanwhile: true with m filled, false after WAIT_NS.
  */
-static bool ctl_wait(struct rig *r, int fd, struct xevb_ctl_msg *m, bool (*want)(const struct xevb_ctl_msg *, void *),
-		     void *ctx)
+static bool ctl_wait(struct rig *r, int fd, struct xevb_ctl_msg *m,
+		     bool (*want)(const struct xevb_ctl_msg *, void *), void *ctx)
 {
 	uint64_t end = xevb_now_ns() + WAIT_NS;
 	uint8_t buf[XEVB_CTL_MAX_LEN + 64];
@@ -131,8 +137,9 @@ static bool ctl_wait(struct rig *r, int fd, struct xevb_ctl_msg *m, bool (*want)
 			continue;
 		getsockname(fd, (struct sockaddr *)&me, &sl);
 		if (r->auth)
-			cr_assert(eq(int, xevb_ctl_auth_open(r->auth, buf, (size_t)n, LOCALHOST, me.sin_port,
-							    xevb_ctl_auth_now(), m),
+			cr_assert(eq(int,
+				     xevb_ctl_auth_open(r->auth, buf, (size_t)n, LOCALHOST, me.sin_port,
+							xevb_ctl_auth_now(), m),
 				     XEVB_CTL_OK));
 		else
 			cr_assert(eq(int, xevb_ctl_decode(buf, (size_t)n, m), XEVB_CTL_OK));
@@ -471,8 +478,7 @@ Test(lib_farm, sealed_with_the_run_key)
 	/* A key file others may read is refused, saying so. */
 	char err[XEVB_ERRBUF_SIZE] = "";
 	chmod(key, 0644);
-	XEVB_OPTS(xevb_farm_opts, o2, .listen = "127.0.0.1:0", .key_file = key,
-		  .flags = XEVB_FARM_CTL_ANY_PORT);
+	XEVB_OPTS(xevb_farm_opts, o2, .listen = "127.0.0.1:0", .key_file = key, .flags = XEVB_FARM_CTL_ANY_PORT);
 	cr_assert(eq(ptr, xevb_farm_open(&o2, err), NULL));
 	cr_assert(tl_has(err, "chmod 600"), "%s", err);
 	tl_rmdir(dir);
@@ -493,9 +499,10 @@ Test(lib_farm, run_configuration_membership_and_settings)
 	snprintf(path, sizeof(path), "%s/run.ini", dir);
 	f = fopen(path, "w");
 	cr_assert(f != NULL);
-	fprintf(f, "; a farm node and one builder\n[run]\nnumber = 9\n\n[dfm]\naddress = 127.0.0.1:1\n\n"
-		   "[builder 1]\naddress = 127.0.0.1\nctl_port = %u\n\n[sink]\ncredits = 5 ; for all\n\n"
-		   "[sink 3]\naddress = 127.0.0.1\nport = 5000\n",
+	fprintf(f,
+		"; a farm node and one builder\n[run]\nnumber = 9\n\n[dfm]\naddress = 127.0.0.1:1\n\n"
+		"[builder 1]\naddress = 127.0.0.1\nctl_port = %u\n\n[sink]\ncredits = 5 ; for all\n\n"
+		"[sink 3]\naddress = 127.0.0.1\nport = 5000\n",
 		ntohs(bctl.sin_port));
 	fclose(f);
 	XEVB_OPTS(xevb_farm_opts, o, .run_config = path, .id = 3);
