@@ -41,6 +41,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 		o->max_buffer = DEF_BUFFER;
 	if (!o->ctl_port)
 		o->ctl_port = XL_CTL_PORT;
+	if (!o->partial_timeout_ms)
+		o->partial_timeout_ms = 10000;
 	if (o->max_event < XL_EVT_HLEN || o->max_buffer < (uint64_t)o->max_event + XL_CHUNK) {
 		xl_fmt(err, XEVB_ERRBUF_SIZE,
 		       "farm: max_buffer %llu must hold at least one largest event (max_event %u) and a 1 MiB "
@@ -224,7 +226,7 @@ static void arm_timer(struct xevb_farm *f)
 		if (f->builders[i].known && f->builders[i].conn_done - f->builders[i].reported >= quarter &&
 		    f->next_push < at)
 			at = f->next_push;
-	if (!f->ctl_on || at == f->timer_ns)
+	if (at == f->timer_ns)
 		return;
 	f->timer_ns = at;
 	its.it_value.tv_sec = (time_t)(at / 1000000000ull);
@@ -255,6 +257,7 @@ static void dispatch(struct xevb_farm *f, void *tag)
 static int run(struct xevb_farm *f, int timeout_ms)
 {
 	struct epoll_event evs[64];
+	uint64_t now;
 	int n;
 
 	n = epoll_wait(f->ep, evs, 64, timeout_ms);
@@ -265,7 +268,9 @@ static int run(struct xevb_farm *f, int timeout_ms)
 	/* A connection closed by an earlier entry is not in a later one: epoll forgets closed fds. */
 	for (int i = 0; i < n; i++)
 		dispatch(f, evs[i].data.ptr);
-	xl_farm_tick(f, xl_mono_ns());
+	now = xl_mono_ns();
+	xl_farm_check(f, now);
+	xl_farm_tick(f, now);
 	arm_timer(f);
 	return f->ready_n > INT32_MAX ? INT32_MAX : (int)f->ready_n;
 }

@@ -39,6 +39,50 @@ static void stream_error(struct xevb_farm *f, struct xl_conn *c, const char *msg
 	       c->name, msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
 }
 
+static void accept_resume(struct xevb_farm *f)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = (void *)1 };
+
+	if (f->accept_paused && !epoll_ctl(f->ep, EPOLL_CTL_MOD, f->lfd, &e))
+		f->accept_paused = false;
+}
+
+/*
+ * Out of descriptors: a level-triggered listening socket would wake the
+ * caller's loop for ever. It is not watched until a connection closes or
+ * a second passes; the kernel's backlog holds the newcomers meanwhile.
+ */
+static void accept_pause(struct xevb_farm *f, int err)
+{
+	struct epoll_event e = { .events = 0, .data.ptr = (void *)1 };
+
+	f->st.conns_refused++;
+	if (!f->accept_paused)
+		xl_log(&f->log, XEVB_LIB_LOG_WARN,
+		       "accept: %s with %u connections open: not accepting until one closes (raise ulimit -n)",
+		       strerror(err), f->n_conns);
+	f->accept_paused = !epoll_ctl(f->ep, EPOLL_CTL_MOD, f->lfd, &e);
+}
+
+void xl_farm_check(struct xevb_farm *f, uint64_t now)
+{
+	uint64_t limit = (uint64_t)f->o.partial_timeout_ms * 1000000ull;
+
+	if (now < f->next_check)
+		return;
+	f->next_check = now + 1000000000ull;
+	accept_resume(f);
+	for (uint32_t i = f->n_conns; i-- > 0;) {
+		struct xl_conn *c = f->conns[i];
+		char msg[128];
+		if (!c->partial_since || now - c->partial_since < limit)
+			continue;
+		snprintf(msg, sizeof(msg), "%zu bytes of an event held for over %u ms (partial_timeout_ms)",
+			 c->tail - c->head, f->o.partial_timeout_ms);
+		xl_farm_conn_close(f, c, msg);
+	}
+}
+
 void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 {
 	if (why)
@@ -55,10 +99,12 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 	f->n_conns--;
 	f->st.conns_open--;
 	free(c);
+	accept_resume(f); /* a descriptor is free again */
 }
 
 static void pause_conn(struct xevb_farm *f, struct xl_conn *c)
 {
+	c->partial_since = 0; /* held back by us, not stalled */
 	if (c->paused)
 		return;
 	epoll_ctl(f->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -229,7 +275,14 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 		n = read(c->fd, c->ch->data + c->tail, avail);
 		if (n > 0) {
 			c->tail += (size_t)n;
-			if (!cut_events(f, c) || (size_t)n < avail)
+			if (!cut_events(f, c))
+				return;
+			/* Since when it holds part of an event (a paused connection is not stalled: not counted). */
+			if (c->tail == c->head)
+				c->partial_since = 0;
+			else if (!c->partial_since)
+				c->partial_since = xl_mono_ns();
+			if ((size_t)n < avail)
 				return;
 			continue;
 		}
@@ -301,7 +354,9 @@ void xl_farm_accept(struct xevb_farm *f)
 		if (fd < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(f, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
 				xl_log(&f->log, XEVB_LIB_LOG_WARN, "accept: %s", strerror(errno));
 			return;
 		}

@@ -564,3 +564,28 @@ Test(lib_farm, the_descriptor_wakes_the_callers_poll)
 	xevb_farm_done(r.f, ev);
 	rig_close(&r);
 }
+
+Test(lib_farm, a_stalled_partial_event_costs_its_connection)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .partial_timeout_ms = 200, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	struct rig r;
+	size_t len;
+	uint8_t *b = tl_encode(9, 0, 3, NULL, NULL, 0, &len);
+
+	rig_open(&r, &o);
+	cr_assert(eq(u16, xevb_farm_ctl_port(r.f), 0));
+	cr_assert(eq(int, (int)write(r.tcp, b, len / 2), (int)(len / 2)));
+	free(b);
+	/* The caller only waits on the descriptor: the timer wakes it for the check. */
+	do {
+		struct pollfd p = { .fd = xevb_farm_fd(r.f), .events = POLLIN };
+		poll(&p, 1, 500);
+		xevb_farm_process(r.f);
+		xevb_farm_stats(r.f, &st);
+	} while (st.conns_broken < 1 && xevb_now_ns() < end);
+	cr_assert(eq(u64, st.conns_broken, 1));
+	cr_assert(eq(u64, st.conns_open, 0));
+	rig_close(&r);
+}

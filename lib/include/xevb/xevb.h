@@ -183,6 +183,8 @@ struct xevb_farm_opts {
 	uint64_t max_buffer; /* bytes of all receive buffers, held events included; reading pauses above; 0: 256 MiB */
 	xevb_log_fn log_fn;
 	void *log_ctx;
+	/* ms a connection may hold part of an event before it is closed (a stalled peer); 0: 10000 */
+	uint32_t partial_timeout_ms;
 };
 
 /*
@@ -251,8 +253,8 @@ struct xevb_farm_stats {
 	uint64_t held;    /* received, not yet done (queued in the handle or held by the caller) */
 	uint64_t crc_bad; /* events with XEVB_EV_CRC_BAD */
 	uint64_t conns_total, conns_open;
-	uint64_t conns_broken;  /* ended by a stream that broke a rule (bad event, too big, truncated) */
-	uint64_t conns_refused; /* over max_conns */
+	uint64_t conns_broken;  /* ended by a stream that broke a rule (bad event, too big, truncated, stalled) */
+	uint64_t conns_refused; /* over max_conns, or out of descriptors */
 	uint64_t truncated;     /* connections closed inside an event */
 	uint64_t buffer_bytes;  /* receive buffers allocated now */
 	uint64_t read_pauses;   /* times a connection stopped being read for max_buffer */
