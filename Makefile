@@ -202,6 +202,9 @@ FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 # A harness of a command's control handlers links that command's unit too.
 FUZZ_CMD_fuzz_build_ctl := user/cmd/build_ctl.c
 FUZZ_CMD_fuzz_source_ctl := user/cmd/source_ctl.c
+# libxevb's harness builds the library's sources in (sanitized like the rest).
+FUZZ_CMD_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
+$(OUT)/fuzz/fuzz_lib: $(PUB_SRCS) $(wildcard lib/*.h lib/include/xevb/*.h)
 $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(CMD_SRCS) $(wildcard include/xevb/*.h user/include/xevb/*.h user/lib/*.h user/cmd/*.h \
 		tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
