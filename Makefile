@@ -277,7 +277,10 @@ $(MAN_STAMP): $(XEVB)
 # The builder's BPF programs are embedded (skeletons): no object to install.
 # The objects in $(OUT)/bpf that are not (switch, pass, drop, count) serve the
 # test bed only.
-install: $(XEVB) $(MAN_STAMP) libxevb install-lib
+# INSTALL_LIB=0: the tools only (the Debian package, until libxevb has
+# packages of its own).
+INSTALL_LIB ?= 1
+install: $(XEVB) $(MAN_STAMP) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(TRACEDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR) \
