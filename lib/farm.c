@@ -148,6 +148,8 @@ static int start(struct xevb_farm *f, char *err)
 		return rc;
 	if (f->ctl_on && (rc = open_ctl(f, err)))
 		return rc;
+	/* Due at once: the first RECEIVED tells the DFM we are here before any builder connects. */
+	timerfd_settime(f->tfd, 0, &(struct itimerspec){ .it_value.tv_nsec = 1 }, NULL);
 	xl_log(&f->log, XEVB_LIB_LOG_INFO, "listening on port %u; %s", f->port,
 	       f->ctl_on ? "credits and Busy over the control protocol" : "no control protocol");
 	return 0;

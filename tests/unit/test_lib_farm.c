@@ -297,6 +297,18 @@ Test(lib_farm, received_goes_to_the_dfm)
 	XEVB_OPTS(xevb_farm_opts, o, .dfm = dfm_s);
 	rig_open(&r, &o);
 	r.dfm = dfd;
+	/* Before any event, and with the caller only waiting on the descriptor: an empty RECEIVED. */
+	{
+		struct pollfd p = { .fd = xevb_farm_fd(r.f), .events = POLLIN };
+		uint8_t buf[XEVB_CTL_MAX_LEN];
+		cr_assert(eq(int, poll(&p, 1, 5000), 1), "the descriptor is readable at once");
+		xevb_farm_process(r.f);
+		struct pollfd q = { .fd = dfd, .events = POLLIN };
+		cr_assert(eq(int, poll(&q, 1, 5000), 1));
+		ssize_t n = recv(dfd, buf, sizeof(buf), 0);
+		cr_assert(eq(int, xevb_ctl_decode(buf, (size_t)n, &m), XEVB_CTL_OK));
+		cr_assert(eq(u8, m.h.type, XEVB_CTL_RECEIVED));
+	}
 	send_events(&r, 7, 3, 0);
 	/* Received, not yet done: RECEIVED counts what arrived. */
 	take_events(&r, 7, 0, evs);
