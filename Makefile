@@ -20,8 +20,8 @@ PKGS     := libbpf libxdp libsodium libsystemd inih
 CFLAGS   ?= -O2 -g
 # include/ holds what BPF programs and user space share; user/ the folders of
 # user space (user/LAYERS), included as "folder/name.h": a BPF program that
-# includes one fails to build.
-XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT) -MMD -MP
+# includes one fails to build. lib/include/: libxevb's public header (<xevb/xevb.h>).
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -I$(OUT) -MMD -MP
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium -lsystemd -linih) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH) -MMD -MP
@@ -49,6 +49,20 @@ FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
 LIBXEVB   := $(OUT)/xevb-core.a
+# libxevb, the farm nodes' library (lib/, LGPL-2.1-or-later; docs/consumer.md):
+# a shared library with its own flags. It includes nothing of user/ (GPL) and
+# links only libc and libsodium.
+PUB_SRCS    := $(wildcard lib/*.c)
+PUB_OBJS    := $(patsubst lib/%.c,$(OUT)/lib/%.o,$(PUB_SRCS))
+PUB_VERSION := $(shell sed -n 's/^\#define XEVB_LIB_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' lib/include/xevb/xevb.h | paste -sd.)
+PUB_MAJOR   := $(firstword $(subst ., ,$(PUB_VERSION)))
+PUB_SO      := $(OUT)/libxevb.so.$(PUB_VERSION)
+PUB_SONAME  := libxevb.so.$(PUB_MAJOR)
+PUB_LINKS   := $(OUT)/$(PUB_SONAME) $(OUT)/libxevb.so
+PUB_PC      := $(OUT)/xevb.pc
+PUB_LIBS    := $(shell pkg-config --libs libsodium 2>/dev/null || echo -lsodium)
+PUB_CFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -fvisibility=hidden -Ilib/include -Ilib -MMD -MP
+PUB_HEADERS := $(wildcard lib/include/xevb/*.h)
 XEVB      := $(OUT)/xevb
 TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
@@ -58,6 +72,9 @@ MAN_STAMP := $(OUT)/man/.stamp
 # make install: PREFIX and DESTDIR as usual; each directory can be set alone.
 PREFIX         ?= /usr/local
 BINDIR         ?= $(PREFIX)/bin
+LIBDIR         ?= $(PREFIX)/lib/$(MULTIARCH)
+INCLUDEDIR     ?= $(PREFIX)/include
+PKGCONFIGDIR   ?= $(LIBDIR)/pkgconfig
 DATADIR        ?= $(PREFIX)/share
 MANDIR         ?= $(DATADIR)/man
 DOCDIR         ?= $(DATADIR)/doc/xevb
@@ -85,7 +102,7 @@ SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(BPF_OBJS) $(SKELS) $(XEVB) $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP)
+all: $(BPF_OBJS) $(SKELS) $(XEVB) libxevb $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
@@ -121,6 +138,41 @@ $(LIBXEVB): $(LIB_OBJS)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
+$(OUT)/lib/%.o: lib/%.c
+	$(call msg,CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(PUB_CFLAGS) -c $< -o $@
+
+# The soname carries the major version: an incompatible change bumps it.
+$(PUB_SO): $(PUB_OBJS) lib/libxevb.map
+	$(call msg,LINK,$@)
+	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(PUB_SONAME) -Wl,--version-script=lib/libxevb.map \
+		-Wl,--no-undefined -o $@ $(PUB_OBJS) $(PUB_LIBS)
+
+$(PUB_LINKS): $(PUB_SO)
+	$(Q)ln -sf $(notdir $(PUB_SO)) $@
+
+# The build tree's xevb.pc names the installed paths; make install writes it
+# again with the paths of that command line.
+PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
+	-e 's|@VERSION@|$(PUB_VERSION)|g' -e 's|@LIBS_PRIVATE@|$(PUB_LIBS)|g'
+$(PUB_PC): lib/xevb.pc.in lib/include/xevb/xevb.h
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(PC_SUBST) $< >$@
+
+# A farm node on libxevb (docs/consumer.md), built as a consumer builds it:
+# the public header only, linked to the shared library.
+PUB_EXAMPLE := $(OUT)/lib/examples/xevb-farm-example
+$(PUB_EXAMPLE): lib/examples/farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Ilib/include $< $(OUT)/$(PUB_SONAME) \
+		-Wl,-rpath,'$$ORIGIN/../..' -o $@
+
+.PHONY: libxevb
+libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE)
+
 $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -131,10 +183,13 @@ CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats s
 
 # stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
 # build_opts: `xevb build`'s option table, test_cli_table's subject
-$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/build_opts.o $(CMD_TABLE_OBJS) $(LIBXEVB)
+# test_lib_*: libxevb's API, linked as a consumer links it (the shared library,
+# found beside the build tree through the rpath).
+$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/build_opts.o $(CMD_TABLE_OBJS) $(LIBXEVB) \
+		$(OUT)/$(PUB_SONAME)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CC) $(CFLAGS) $^ -lcriterion $(LDLIBS) -o $@
+	$(Q)$(CC) $(CFLAGS) $^ -Wl,-rpath,'$$ORIGIN/..' -lcriterion $(LDLIBS) -o $@
 
 $(TEST_BPF): $(BPFT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
@@ -153,11 +208,14 @@ $(OUT)/bench/%: bench/%.c $(LIBXEVB) | $(SKELS)
 # libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+# libxevb's harness builds the library's sources in (sanitized like the rest).
+FUZZ_LIB_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
+$(OUT)/fuzz/fuzz_lib: $(PUB_SRCS) $(wildcard lib/*.h lib/include/xevb/*.h)
 $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/xevb/*.h user/*/*.h \
 		tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(LIB_SRCS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_$*) $(LIB_SRCS) $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 
@@ -225,7 +283,10 @@ $(MAN_STAMP): $(XEVB)
 # The builder's BPF programs are embedded (skeletons): no object to install.
 # The objects in $(OUT)/bpf that are not (switch, pass, drop, count) serve the
 # test bed only.
-install: $(XEVB) $(MAN_STAMP)
+# INSTALL_LIB=0: the tools only (the Debian package, until libxevb has
+# packages of its own).
+INSTALL_LIB ?= 1
+install: $(XEVB) $(MAN_STAMP) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(TRACEDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR) \
@@ -243,7 +304,25 @@ install: $(XEVB) $(MAN_STAMP)
 		u=$(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f .in); \
 		$(SUBST) $$f >$$u; chmod 0644 $$u; done
 
-uninstall:
+# libxevb alone: the shared library with its soname links, the headers, the
+# pkg-config file (LIBDIR, INCLUDEDIR, PKGCONFIGDIR; run ldconfig after an
+# install outside DESTDIR).
+.PHONY: install-lib uninstall-lib
+install-lib: libxevb
+	$(call msg,INSTALL,$(DESTDIR)$(LIBDIR)/$(notdir $(PUB_SO)))
+	$(Q)$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/xevb $(DESTDIR)$(PKGCONFIGDIR)
+	$(Q)$(INSTALL) -m 0644 $(PUB_SO) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(notdir $(PUB_SO)) $(DESTDIR)$(LIBDIR)/$(PUB_SONAME)
+	$(Q)ln -sf $(PUB_SONAME) $(DESTDIR)$(LIBDIR)/libxevb.so
+	$(Q)$(INSTALL) -m 0644 $(PUB_HEADERS) $(DESTDIR)$(INCLUDEDIR)/xevb/
+	$(Q)$(PC_SUBST) lib/xevb.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/xevb.pc && chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/xevb.pc
+
+uninstall-lib:
+	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(PUB_SO)) $(DESTDIR)$(LIBDIR)/$(PUB_SONAME) $(DESTDIR)$(LIBDIR)/libxevb.so \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/xevb/,$(notdir $(PUB_HEADERS))) $(DESTDIR)$(PKGCONFIGDIR)/xevb.pc
+	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/xevb 2>/dev/null || true
+
+uninstall: uninstall-lib
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
 		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua \

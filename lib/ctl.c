@@ -1,0 +1,469 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/* The farm node's control messages: see ctl.h and docs/control-protocol.md. */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <sodium.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "ctl.h"
+
+#define SEQ_WINDOW   64
+#define SKEW_NS      (5ull * 1000000000ull)
+#define LOG_FIRST    5
+#define LOG_EVERY_NS 10000000000ull
+
+enum why {
+	WHY_OK,
+	WHY_SHORT,
+	WHY_MAGIC,
+	WHY_VERSION,
+	WHY_TYPE,
+	WHY_ROLE,
+	WHY_RESERVED,
+	WHY_EPOCH,
+	WHY_LENGTH,
+	WHY_COUNT,
+	WHY_FIELD,
+	WHY_UNAUTH,
+	WHY_NO_KEY,
+	WHY_MAC,
+	WHY_STALE,
+	WHY_REPLAY,
+	WHY_NOT_MEMBER
+};
+
+static const char *const why_name[] = {
+	"ok",         "short",      "bad_magic", "bad_version", "bad_type",        "bad_role", "reserved_nonzero",
+	"zero_epoch", "bad_length", "bad_count", "bad_field",   "unauthenticated", "no_key",   "bad_mac",
+	"stale",      "replay",     "not_member"
+};
+
+uint32_t xl_new_epoch(void)
+{
+	uint64_t t = xl_real_ns() ^ ((uint64_t)getpid() << 20) ^ xl_mono_ns();
+	uint32_t e = (uint32_t)(t ^ (t >> 32)) * 2654435761u;
+
+	return e ? e : 1;
+}
+
+static uint32_t rec_len(uint8_t type)
+{
+	static const uint8_t rl[XL_TYPES] = { 0, 28, 20, 8, 8, 8, 12, 0, 16, 8 };
+
+	return type < XL_TYPES ? rl[type] : 0;
+}
+
+static bool role_may_send(uint8_t role, uint8_t type)
+{
+	switch (type) {
+	case XL_STATUS:
+	case XL_BYE:
+		return true;
+	case 2: /* ASSIGN */
+	case 4: /* CLEAR */
+	case 6: /* SOURCES */
+	case 9: /* BUILDERS */
+		return role == XL_ROLE_DFM;
+	case 3: /* DONE */
+	case 5: /* REQUEST */
+		return role == XL_ROLE_BUILDER;
+	case XL_RECEIVED:
+		return role == XL_ROLE_SINK;
+	default:
+		return false;
+	}
+}
+
+/* Every header rule, and STATUS's fields; other types' records are not ours to read. */
+static enum why decode(const uint8_t *b, size_t len, struct xl_ctl_hdr *h, struct xl_ctl_status *s)
+{
+	uint32_t rl, maxr;
+
+	if (len < XL_CTL_HLEN)
+		return WHY_SHORT;
+	if (xl_ld16(b) != XL_CTL_MAGIC)
+		return WHY_MAGIC;
+	if (b[2] != XL_CTL_VERSION)
+		return WHY_VERSION;
+	h->type = b[3];
+	h->role = b[4];
+	if (h->type < 1 || h->type >= XL_TYPES)
+		return WHY_TYPE;
+	if (h->role < 1 || h->role >= XL_ROLES || !role_may_send(h->role, h->type))
+		return WHY_ROLE;
+	if (b[5] || xl_ld16(b + 18))
+		return WHY_RESERVED;
+	h->sender_id = xl_ld16(b + 6);
+	h->epoch = xl_ld32(b + 8);
+	h->seq = xl_ld32(b + 12);
+	h->n_recs = xl_ld16(b + 16);
+	if (!h->epoch)
+		return WHY_EPOCH;
+	rl = rec_len(h->type);
+	maxr = h->type == XL_STATUS ? 1 : rl ? (XL_CTL_MAX_LEN - XL_CTL_HLEN) / rl : 0;
+	if (h->n_recs > maxr || (h->type == XL_STATUS && h->n_recs != 1) ||
+	    (h->type != XL_BYE && h->type != XL_RECEIVED && !h->n_recs))
+		return WHY_COUNT;
+	if (len > XL_CTL_MAX_LEN || len != XL_CTL_HLEN + (size_t)h->n_recs * rl)
+		return WHY_LENGTH;
+	if (h->type != XL_STATUS)
+		return WHY_OK;
+	b += XL_CTL_HLEN;
+	*s = (struct xl_ctl_status){ xl_ld32(b),      xl_ld32(b + 4),  xl_ld64(b + 8), xl_ld32(b + 16),
+				     xl_ld32(b + 20), xl_ld16(b + 24), xl_ld16(b + 26) };
+	if (s->flags & ~XL_CTL_ST_KNOWN)
+		return WHY_FIELD;
+	if (h->role == XL_ROLE_SOURCE)
+		return s->n_ids >= 1 && s->n_ids <= 4096 && (uint32_t)s->first_id + s->n_ids - 1 <= 4095 ?
+			       WHY_OK :
+			       WHY_FIELD;
+	return s->n_ids || s->first_id ? WHY_FIELD : WHY_OK;
+}
+
+/* ---- authentication (docs/control-protocol.md "Authentication") ---- */
+
+static int hex(int c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	c |= 0x20;
+	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+static int key_from(const uint8_t *b, size_t n, uint8_t *key)
+{
+	if (n == XL_CTL_KEY_LEN || (n == XL_CTL_KEY_LEN + 1 && b[n - 1] == '\n')) {
+		memcpy(key, b, XL_CTL_KEY_LEN);
+		return 0;
+	}
+	if (n && b[n - 1] == '\n')
+		n--;
+	if (n != 2 * XL_CTL_KEY_LEN)
+		return -1;
+	for (size_t i = 0; i < XL_CTL_KEY_LEN; i++) {
+		int hi = hex(b[2 * i]), lo = hex(b[2 * i + 1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		key[i] = (uint8_t)(hi << 4 | lo);
+	}
+	return 0;
+}
+
+int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen)
+{
+	uint8_t buf[2 * XL_CTL_KEY_LEN + 2];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (sodium_init() < 0) {
+		xl_fmt(err, errlen, "libsodium did not initialise: cannot authenticate control messages");
+		return -EIO;
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		xl_fmt(err, errlen, "key file %s: %s (every member of the run needs the same file)", path,
+		       strerror(e));
+		return -e;
+	}
+	if (fstat(fd, &st) || (st.st_mode & (S_IRWXG | S_IRWXO))) {
+		xl_fmt(err, errlen, "key file %s: readable by others than its owner (chmod 600 %s)", path, path);
+		close(fd);
+		return -EPERM;
+	}
+	n = read(fd, buf, sizeof(buf));
+	close(fd);
+	if (n < 0 || key_from(buf, (size_t)n, c->key)) {
+		xl_fmt(err, errlen, "key file %s: want 32 bytes, raw or as 64 hex digits (got %zd bytes)", path,
+		       n);
+		return -EINVAL;
+	}
+	sodium_memzero(buf, sizeof(buf));
+	c->keyed = true;
+	return 0;
+}
+
+/* The MAC binds the destination: a copy sent elsewhere does not open. */
+static void mac(const struct xl_ctl *c, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf, size_t len,
+		uint8_t *out)
+{
+	crypto_generichash_state st;
+	uint8_t dst[6];
+
+	memcpy(dst, &dst_addr, 4);
+	memcpy(dst + 4, &dst_port, 2);
+	crypto_generichash_init(&st, c->key, XL_CTL_KEY_LEN, XL_CTL_MAC_LEN);
+	crypto_generichash_update(&st, dst, sizeof(dst));
+	crypto_generichash_update(&st, buf, len);
+	crypto_generichash_final(&st, out, XL_CTL_MAC_LEN);
+}
+
+static struct xl_peer_seen *peer_slot(struct xl_ctl *c, const struct xl_ctl_hdr *h, bool *fresh)
+{
+	uint64_t k =
+		(((uint64_t)h->epoch << 24) ^ ((uint64_t)h->role << 16) ^ h->sender_id) * 0x9e3779b97f4a7c15ull;
+	uint32_t hash = (uint32_t)(k >> 40);
+	struct xl_peer_seen *old = NULL;
+
+	for (uint32_t i = 0; i < 8; i++) {
+		struct xl_peer_seen *p = &c->peers[(hash + i) % XL_CTL_PEERS];
+		if (p->used && p->role == h->role && p->id == h->sender_id && p->epoch == h->epoch) {
+			*fresh = false;
+			return p;
+		}
+		if (!p->used) {
+			*fresh = true;
+			return p;
+		}
+		if (!old || p->last_ts < old->last_ts)
+			old = p;
+	}
+	*fresh = true;
+	return old;
+}
+
+static bool replayed(struct xl_peer_seen *p, uint32_t seq, uint64_t ts)
+{
+	if ((int32_t)(seq - p->top_seq) > 0) {
+		uint32_t up = seq - p->top_seq;
+		p->seen = up >= SEQ_WINDOW ? 1 : (p->seen << up) | 1;
+		p->top_seq = seq;
+	} else {
+		uint32_t back = p->top_seq - seq;
+		if (back >= SEQ_WINDOW || (p->seen >> back) & 1)
+			return true;
+		p->seen |= 1ull << back;
+	}
+	if (ts > p->last_ts)
+		p->last_ts = ts;
+	return false;
+}
+
+static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t dst, struct xl_ctl_hdr *h,
+			    struct xl_ctl_status *s)
+{
+	uint8_t want[XL_CTL_MAC_LEN];
+	size_t body = len - XL_CTL_TRAILER;
+	struct xl_peer_seen *p;
+	uint64_t ts, now = xl_real_ns();
+	enum why w;
+	bool fresh;
+
+	if (len < XL_CTL_HLEN + XL_CTL_TRAILER)
+		return WHY_SHORT;
+	mac(c, dst, c->port, buf, body + 8, want);
+	if (sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
+		return WHY_MAC;
+	ts = xl_ld64(buf + body);
+	if (ts + SKEW_NS < now || ts > now + SKEW_NS)
+		return WHY_STALE;
+	buf[2] = XL_CTL_VERSION;
+	w = decode(buf, body, h, s);
+	buf[2] = XL_CTL_VERSION_AU;
+	if (w != WHY_OK)
+		return w;
+	p = peer_slot(c, h, &fresh);
+	if (fresh) {
+		*p = (struct xl_peer_seen){ .used = 1,
+					    .role = h->role,
+					    .id = h->sender_id,
+					    .epoch = h->epoch,
+					    .top_seq = h->seq,
+					    .seen = 1,
+					    .last_ts = ts };
+		return WHY_OK;
+	}
+	return replayed(p, h->seq, ts) ? WHY_REPLAY : WHY_OK;
+}
+
+/* ---- the socket ---- */
+
+int xl_ctl_open(struct xl_ctl *c, uint32_t addr, uint16_t port, uint16_t id, char *err, size_t errlen)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
+	socklen_t ml = sizeof(me);
+	int one = 1, buf = 4 << 20;
+
+	c->id = id;
+	c->epoch = xl_new_epoch();
+	c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (c->fd < 0) {
+		int e = errno;
+		xl_fmt(err, errlen, "control socket: %s", strerror(e));
+		return -e;
+	}
+	setsockopt(c->fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	setsockopt(c->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	setsockopt(c->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	if (bind(c->fd, (struct sockaddr *)&me, sizeof(me))) {
+		int e = errno;
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &me.sin_addr, a, sizeof(a));
+		xl_fmt(err, errlen,
+		       "cannot bind the control port %s:%u: %s (another farm node on this host? give each its "
+		       "own ctl_port, and the builders the same as --tune sink-ctl-port)",
+		       a, port, strerror(e));
+		close(c->fd);
+		c->fd = -1;
+		return -e;
+	}
+	getsockname(c->fd, (struct sockaddr *)&me, &ml);
+	c->port = me.sin_port;
+	return 0;
+}
+
+void xl_ctl_close(struct xl_ctl *c)
+{
+	if (c->fd >= 0)
+		close(c->fd);
+	c->fd = -1;
+	sodium_memzero(c->key, sizeof(c->key));
+}
+
+static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, uint8_t type, const uint8_t *recs, uint32_t n,
+		    uint32_t rl)
+{
+	uint8_t buf[XL_CTL_MAX_LEN];
+	size_t len = XL_CTL_HLEN + (size_t)n * rl;
+
+	xl_st16(buf, XL_CTL_MAGIC);
+	buf[2] = XL_CTL_VERSION;
+	buf[3] = type;
+	buf[4] = XL_ROLE_SINK;
+	buf[5] = 0;
+	xl_st16(buf + 6, c->id);
+	xl_st32(buf + 8, c->epoch);
+	xl_st32(buf + 12, ++c->seq);
+	xl_st16(buf + 16, (uint16_t)n);
+	xl_st16(buf + 18, 0);
+	memcpy(buf + XL_CTL_HLEN, recs, (size_t)n * rl);
+	if (c->keyed) {
+		buf[2] = XL_CTL_VERSION_AU;
+		xl_st64(buf + len, xl_real_ns());
+		mac(c, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
+		len += XL_CTL_TRAILER;
+	}
+	if (sendto(c->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
+		c->tx_err++;
+		return -1;
+	}
+	c->tx++;
+	return 0;
+}
+
+int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_status *s)
+{
+	uint8_t r[XL_CTL_STATUS_RL];
+
+	xl_st32(r, s->credits);
+	xl_st32(r + 4, s->flags);
+	xl_st64(r + 8, s->done_total);
+	xl_st32(r + 16, s->peer_epoch);
+	xl_st32(r + 20, s->load);
+	xl_st16(r + 24, 0);
+	xl_st16(r + 26, 0);
+	return send_msg(c, to, XL_STATUS, r, 1, XL_CTL_STATUS_RL);
+}
+
+int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n)
+{
+	uint8_t b[XL_CTL_RECV_MAX * XL_CTL_RECV_RL];
+
+	if (n > XL_CTL_RECV_MAX)
+		return -1;
+	for (uint32_t i = 0; i < n; i++) {
+		memcpy(b + i * XL_CTL_RECV_RL, &r[i].addr, 4);
+		xl_st32(b + i * XL_CTL_RECV_RL + 4, 0);
+		xl_st64(b + i * XL_CTL_RECV_RL + 8, r[i].events);
+	}
+	return send_msg(c, to, XL_RECEIVED, b, n, XL_CTL_RECV_RL);
+}
+
+static bool admitted(const struct xl_ctl *c, const struct xl_ctl_hdr *h, const struct sockaddr_in *from)
+{
+	if (!c->members)
+		return true;
+	for (uint32_t i = 0; i < c->n_members; i++) {
+		const struct xl_member *m = &c->members[i];
+		if (m->addr == from->sin_addr.s_addr && m->port == ntohs(from->sin_port))
+			return m->role == h->role && m->id == h->sender_id;
+	}
+	return false;
+}
+
+/* The first refusals one by one, then one line per LOG_EVERY_NS. */
+static void refused(struct xl_ctl *c, enum why w, const struct sockaddr_in *from)
+{
+	uint64_t now = xl_mono_ns();
+	char a[INET_ADDRSTRLEN];
+
+	c->refused++;
+	if (c->refused > LOG_FIRST && now - c->auth_warn_ns < LOG_EVERY_NS)
+		return;
+	c->auth_warn_ns = now;
+	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
+	xl_log(c->log, XEVB_LIB_LOG_WARN, "control message from %s:%u refused: %s (%llu refused so far%s)", a,
+	       ntohs(from->sin_port), why_name[w], (unsigned long long)c->refused,
+	       w == WHY_UNAUTH     ? "; this run has a key: give the peer the same key file" :
+	       w == WHY_NO_KEY     ? "; the peer authenticates: give us its key file" :
+	       w == WHY_STALE      ? "; a replay, or clocks more than 5 s apart: check NTP" :
+	       w == WHY_NOT_MEMBER ? "; not a builder of the run configuration" :
+				     "");
+}
+
+static enum why take(struct xl_ctl *c, uint8_t *buf, size_t n, uint32_t dst, struct xl_ctl_hdr *h,
+		     struct xl_ctl_status *s)
+{
+	bool sealed = n > 2 && buf[2] == XL_CTL_VERSION_AU;
+
+	if (c->keyed)
+		return sealed                            ? open_sealed(c, buf, n, dst, h, s) :
+		       n > 2 && buf[2] == XL_CTL_VERSION ? WHY_UNAUTH :
+							   decode(buf, n, h, s);
+	return sealed ? WHY_NO_KEY : decode(buf, n, h, s);
+}
+
+int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s, struct sockaddr_in *from)
+{
+	uint8_t buf[XL_CTL_MAX_LEN + 1];
+	union {
+		struct cmsghdr h;
+		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} cm;
+
+	for (int budget = 0; budget < 256; budget++) {
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr mh = { .msg_name = from,
+				     .msg_namelen = sizeof(*from),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = cm.b,
+				     .msg_controllen = sizeof(cm.b) };
+		ssize_t n = recvmsg(c->fd, &mh, 0);
+		uint32_t dst = 0;
+		enum why w;
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0)
+			return 0;
+		for (struct cmsghdr *m = CMSG_FIRSTHDR(&mh); m; m = CMSG_NXTHDR(&mh, m))
+			if (m->cmsg_level == IPPROTO_IP && m->cmsg_type == IP_PKTINFO)
+				dst = ((const struct in_pktinfo *)CMSG_DATA(m))->ipi_addr.s_addr;
+		w = take(c, buf, (size_t)n, dst, h, s);
+		if (w == WHY_OK && !admitted(c, h, from))
+			w = WHY_NOT_MEMBER;
+		if (w != WHY_OK) {
+			refused(c, w, from);
+			continue;
+		}
+		if (h->role == XL_ROLE_BUILDER && h->type == XL_STATUS)
+			return 1;
+		c->unexpected++;
+	}
+	return 0;
+}

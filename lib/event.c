@@ -1,0 +1,287 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Event views: the strict decoder of built events (wire-format section 2)
+ * and the accessors of struct xevb_ev. The decoder is a copy of
+ * user/lib/event_codec.c's (decode_head, decode_records, decode_missing;
+ * same authors, relicensed for the library) that also keeps each
+ * fragment's offset, so that fragment i is found in O(1).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "internal.h"
+
+#define fail(err, errlen, ...) (xl_fmt(err, errlen, __VA_ARGS__), -EBADMSG)
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+/* The fixed header as decode_head found it valid. */
+struct head {
+	uint32_t total, event_id;
+	uint16_t n_frags, n_expected;
+	uint8_t flags;
+	bool incomplete;
+};
+
+static int decode_head(const uint8_t *buf, size_t len, struct head *h, char *err, size_t errlen)
+{
+	if (len < XL_EVT_HLEN)
+		return fail(err, errlen, "%zu bytes, less than an event header (32)", len);
+	if (xl_ld32(buf) != XL_EVT_MAGIC)
+		return fail(err, errlen, "bad magic 0x%08x (an event starts with \"EVNT\")", xl_ld32(buf));
+	if (buf[4] != XL_EVT_VERSION)
+		return fail(err, errlen, "unknown event version %u (this libxevb reads 1)", buf[4]);
+	h->flags = buf[5];
+	if (h->flags & ~XL_EVT_F_INCOMPL)
+		return fail(err, errlen, "unknown event flags 0x%02x", h->flags);
+	if (xl_ld16(buf + 22))
+		return fail(err, errlen, "event header reserved field 0x%04x, not 0", xl_ld16(buf + 22));
+	h->total = xl_ld32(buf + 16);
+	if (h->total != len)
+		return fail(err, errlen, "total_length %u, but the event is %zu bytes", h->total, len);
+	h->event_id = xl_ld32(buf + 12);
+	h->n_frags = xl_ld16(buf + 6);
+	h->n_expected = xl_ld16(buf + 20);
+	if (h->n_expected == 0 || h->n_expected > XL_MAX_SOURCES)
+		return fail(err, errlen, "event %u: n_expected %u (1..4096)", h->event_id, h->n_expected);
+	if (h->n_frags > h->n_expected)
+		return fail(err, errlen, "event %u: n_frags %u > n_expected %u", h->event_id, h->n_frags,
+			    h->n_expected);
+	h->incomplete = h->flags & XL_EVT_F_INCOMPL;
+	if (h->incomplete != (h->n_frags < h->n_expected))
+		return fail(err, errlen, "event %u: INCOMPLETE %s with %u of %u fragments", h->event_id,
+			    h->incomplete ? "set" : "clear", h->n_frags, h->n_expected);
+	return 0;
+}
+
+/* One record at *off: its header and padding checked, its offset kept, the CRC checked on demand. */
+static int decode_record(struct xl_ev *e, const uint8_t *buf, size_t len, uint32_t i, int *prev, size_t *offp,
+			 char *err, size_t errlen)
+{
+	size_t off = *offp;
+	uint16_t sid;
+	uint32_t flen;
+	uint64_t padded;
+
+	if (len - off < XL_EVT_REC_HLEN)
+		return fail(err, errlen, "record %u header at offset %zu runs past the end", i, off);
+	sid = xl_ld16(buf + off);
+	if (xl_ld16(buf + off + 2))
+		return fail(err, errlen, "record %u (source %u): reserved field 0x%04x, not 0", i, sid,
+			    xl_ld16(buf + off + 2));
+	if (sid > XL_MAX_SOURCE_ID)
+		return fail(err, errlen, "record %u: source_id %u (0..4095)", i, sid);
+	if ((int)sid <= *prev)
+		return fail(err, errlen, "record %u: source_id %u after %d (ascending order)", i, sid, *prev);
+	*prev = sid;
+	e->off[i] = (uint32_t)off;
+	flen = xl_ld32(buf + off + 4);
+	off += XL_EVT_REC_HLEN;
+	padded = XL_PAD4(flen);
+	if (padded > len - off)
+		return fail(err, errlen, "record %u (source %u): length %u runs past the end", i, sid, flen);
+	if (!all_zero(buf + off + flen, padded - flen))
+		return fail(err, errlen, "record %u (source %u): non-zero padding", i, sid);
+	*offp = off + padded;
+	return 0;
+}
+
+/* The missing list of nmiss ids at *off: rising, none of the present sources, zero padding. */
+static int decode_missing(const uint8_t *buf, size_t len, uint32_t nmiss, const uint64_t *present, size_t *offp,
+			  char *err, size_t errlen)
+{
+	size_t off = *offp, bytes = XL_PAD4(2 * nmiss);
+	int prev = -1;
+
+	if (len - off < bytes)
+		return fail(err, errlen, "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes,
+			    len - off);
+	for (uint32_t i = 0; i < nmiss; i++) {
+		uint16_t sid = xl_ld16(buf + off + 2 * i);
+		if (sid > XL_MAX_SOURCE_ID || (int)sid <= prev)
+			return fail(err, errlen, "missing id %u: %u after %d (ascending, 0..4095)", i, sid, prev);
+		if (present[sid / 64] & (1ull << (sid % 64)))
+			return fail(err, errlen, "source %u both present and missing", sid);
+		prev = sid;
+	}
+	if (!all_zero(buf + off + 2 * nmiss, bytes - 2 * nmiss))
+		return fail(err, errlen, "non-zero padding after the missing list");
+	*offp = off + bytes;
+	return 0;
+}
+
+static int grow_offsets(struct xl_ev *e, uint32_t n)
+{
+	uint32_t *o;
+
+	if (n <= e->off_cap)
+		return 0;
+	o = realloc(e->off, (n < 16 ? 16 : n) * sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	e->off = o;
+	e->off_cap = n < 16 ? 16 : n;
+	return 0;
+}
+
+static void verify_crcs(struct xl_ev *e)
+{
+	struct xevb_ev_frag f;
+
+	for (uint32_t i = 0; i < e->pub.n_frags; i++) {
+		xevb_ev_frag(&e->pub, i, &f);
+		if (xl_crc32c(0, f.payload, f.length) != f.crc32c) {
+			e->pub.flags |= XEVB_EV_CRC_BAD;
+			return;
+		}
+	}
+}
+
+int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verify, char *err, size_t errlen)
+{
+	uint64_t present[XL_MAX_SOURCES / 64];
+	struct head h = { 0 };
+	size_t off = XL_EVT_HLEN;
+	uint32_t nmiss;
+	int prev = -1, rc;
+
+	if ((rc = decode_head(buf, len, &h, err, errlen)))
+		return rc;
+	if (grow_offsets(e, h.n_frags)) {
+		xl_fmt(err, errlen, "out of memory for %u fragments", h.n_frags);
+		return -ENOMEM;
+	}
+	for (uint32_t i = 0; i < h.n_frags; i++)
+		if ((rc = decode_record(e, buf, len, i, &prev, &off, err, errlen)))
+			return rc;
+	nmiss = (uint32_t)h.n_expected - h.n_frags;
+	e->missing_off = (uint32_t)off;
+	if (nmiss) {
+		memset(present, 0, sizeof(present));
+		for (uint32_t i = 0; i < h.n_frags; i++) {
+			uint16_t sid = xl_ld16(buf + e->off[i]);
+			present[sid / 64] |= 1ull << (sid % 64);
+		}
+		if ((rc = decode_missing(buf, len, nmiss, present, &off, err, errlen)))
+			return rc;
+	}
+	if (off != len)
+		return fail(err, errlen, "%zu bytes after the event's end", len - off);
+	e->pub.run_number = xl_ld32(buf + 8);
+	e->pub.event_id = h.event_id;
+	e->pub.build_ns = xl_ld64(buf + 24);
+	e->pub.flags = h.flags;
+	e->pub.n_frags = h.n_frags;
+	e->pub.n_expected = h.n_expected;
+	e->pub.n_missing = nmiss;
+	e->pub.length = h.total;
+	e->pub.data = buf;
+	if (verify & XL_VERIFY_CRC)
+		verify_crcs(e);
+	return 0;
+}
+
+void xl_ev_release(struct xl_ev *e)
+{
+	free(e->off);
+	e->off = NULL;
+	e->off_cap = 0;
+}
+
+XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_frag *f)
+{
+	const struct xl_ev *e = (const struct xl_ev *)ev;
+	const uint8_t *p;
+
+	if (i >= ev->n_frags)
+		return -ERANGE;
+	p = ev->data + e->off[i];
+	f->source_id = xl_ld16(p);
+	f->index = (uint16_t)i;
+	f->length = xl_ld32(p + 4);
+	f->crc32c = xl_ld32(p + 8);
+	f->reserved = 0;
+	f->payload = p + XL_EVT_REC_HLEN;
+	return 0;
+}
+
+XEVB_API int xevb_ev_find(const struct xevb_ev *ev, uint16_t source_id, struct xevb_ev_frag *f)
+{
+	const struct xl_ev *e = (const struct xl_ev *)ev;
+	uint32_t lo = 0, hi = ev->n_frags;
+
+	/* Records are in ascending source_id: a binary search. */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		uint16_t sid = xl_ld16(ev->data + e->off[mid]);
+		if (sid == source_id)
+			return xevb_ev_frag(ev, mid, f);
+		if (sid < source_id)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -ENOENT;
+}
+
+XEVB_API int xevb_ev_missing(const struct xevb_ev *ev, uint32_t i)
+{
+	const struct xl_ev *e = (const struct xl_ev *)ev;
+
+	if (i >= ev->n_missing)
+		return -ERANGE;
+	return xl_ld16(ev->data + e->missing_off + 2 * i);
+}
+
+XEVB_API int xevb_ev_verify(const struct xevb_ev *ev, int *bad_source)
+{
+	struct xevb_ev_frag f;
+
+	for (uint32_t i = 0; i < ev->n_frags; i++) {
+		xevb_ev_frag(ev, i, &f);
+		if (xl_crc32c(0, f.payload, f.length) != f.crc32c) {
+			if (bad_source)
+				*bad_source = f.source_id;
+			return -EBADMSG;
+		}
+	}
+	return 0;
+}
+
+XEVB_API uint32_t xevb_ev_crc32c(uint32_t crc, const void *buf, size_t len)
+{
+	return xl_crc32c(crc, buf, len);
+}
+
+XEVB_API struct xevb_ev *xevb_ev_parse(const void *buf, size_t len, char *errbuf)
+{
+	struct xl_ev *e = calloc(1, sizeof(*e));
+	int rc;
+
+	if (!e) {
+		xl_fmt(errbuf, XEVB_ERRBUF_SIZE, "out of memory for an event view");
+		errno = ENOMEM;
+		return NULL;
+	}
+	rc = xl_ev_decode(e, buf, len, 0, errbuf, XEVB_ERRBUF_SIZE);
+	if (rc) {
+		xl_ev_release(e);
+		free(e);
+		errno = -rc;
+		return NULL;
+	}
+	return &e->pub;
+}
+
+XEVB_API void xevb_ev_free(struct xevb_ev *ev)
+{
+	if (!ev)
+		return;
+	xl_ev_release((struct xl_ev *)ev);
+	free(ev);
+}

@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * Builder connections: accept, read into chunks, cut whole events out
+ * where they lie (farm.h says how the buffers work). Every byte is
+ * hostile: a stream that breaks a rule of the wire format costs its
+ * connection, counted and logged, never the handle.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "farm.h"
+
+#define READS_PER_WAKEUP 16 /* then the other connections have a turn */
+#define LOG_FIRST        20
+#define LOG_EVERY_NS     10000000000ull
+
+void xl_chunk_put(struct xevb_farm *f, struct xl_chunk *ch)
+{
+	if (--ch->refs)
+		return;
+	f->st.buffer_bytes -= ch->cap;
+	free(ch);
+}
+
+/* A broken stream: the first ones logged, then one a LOG_EVERY_NS. */
+static void stream_error(struct xevb_farm *f, struct xl_conn *c, const char *msg)
+{
+	uint64_t now = xl_mono_ns();
+
+	f->st.conns_broken++;
+	if (++f->stream_logged > LOG_FIRST && now - f->stream_log_ns < LOG_EVERY_NS)
+		return;
+	f->stream_log_ns = now;
+	xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)",
+	       c->name, msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
+}
+
+static void accept_resume(struct xevb_farm *f)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = (void *)1 };
+
+	if (f->accept_paused && !epoll_ctl(f->ep, EPOLL_CTL_MOD, f->lfd, &e))
+		f->accept_paused = false;
+}
+
+/*
+ * Out of descriptors: a level-triggered listening socket would wake the
+ * caller's loop for ever. It is not watched until a connection closes or
+ * a second passes; the kernel's backlog holds the newcomers meanwhile.
+ */
+static void accept_pause(struct xevb_farm *f, int err)
+{
+	struct epoll_event e = { .events = 0, .data.ptr = (void *)1 };
+
+	f->st.conns_refused++;
+	if (!f->accept_paused)
+		xl_log(&f->log, XEVB_LIB_LOG_WARN,
+		       "accept: %s with %u connections open: not accepting until one closes (raise ulimit -n)",
+		       strerror(err), f->n_conns);
+	f->accept_paused = !epoll_ctl(f->ep, EPOLL_CTL_MOD, f->lfd, &e);
+}
+
+void xl_farm_check(struct xevb_farm *f, uint64_t now)
+{
+	uint64_t limit = (uint64_t)f->o.partial_timeout_ms * 1000000ull;
+
+	if (now < f->next_check)
+		return;
+	f->next_check = now + 1000000000ull;
+	accept_resume(f);
+	for (uint32_t i = f->n_conns; i-- > 0;) {
+		struct xl_conn *c = f->conns[i];
+		char msg[128];
+		if (!c->partial_since || now - c->partial_since < limit)
+			continue;
+		snprintf(msg, sizeof(msg), "%zu bytes of an event held for over %u ms (partial_timeout_ms)",
+			 c->tail - c->head, f->o.partial_timeout_ms);
+		xl_farm_conn_close(f, c, msg);
+	}
+}
+
+void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
+{
+	if (why)
+		stream_error(f, c, why);
+	else
+		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name,
+		       (unsigned long long)c->events);
+	close(c->fd); /* also leaves the epoll set */
+	if (c->ch)
+		xl_chunk_put(f, c->ch);
+	f->builders[c->builder].conns_open--;
+	f->conns[c->slot] = f->conns[f->n_conns - 1];
+	f->conns[c->slot]->slot = c->slot;
+	f->n_conns--;
+	f->st.conns_open--;
+	free(c);
+	accept_resume(f); /* a descriptor is free again */
+}
+
+static void pause_conn(struct xevb_farm *f, struct xl_conn *c)
+{
+	c->partial_since = 0; /* held back by us, not stalled */
+	if (c->paused)
+		return;
+	epoll_ctl(f->ep, EPOLL_CTL_DEL, c->fd, NULL);
+	c->paused = true;
+	f->st.read_pauses++;
+}
+
+/* Something was freed: read paused connections again (make_room pauses them again if still short). */
+void xl_farm_resume(struct xevb_farm *f)
+{
+	for (uint32_t i = 0; i < f->n_conns; i++) {
+		struct xl_conn *c = f->conns[i];
+		struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
+		if (c->paused && !epoll_ctl(f->ep, EPOLL_CTL_ADD, c->fd, &e))
+			c->paused = false;
+	}
+}
+
+/*
+ * Room to read into: the current chunk while it has room for the partial
+ * event, else a new one with the partial event moved over. false: paused
+ * (max_buffer) or out of memory (the connection is closed).
+ */
+static bool make_room(struct xevb_farm *f, struct xl_conn *c)
+{
+	size_t held = c->tail - c->head, need = c->want > held + 4096 ? c->want : held + 4096, size;
+	struct xl_chunk *nc;
+
+	if (c->ch && c->ch->cap - c->head >= need && c->tail < c->ch->cap)
+		return true;
+	/* Nobody else looks into the chunk: move the partial event to its front. */
+	if (c->ch && c->ch->refs == 1 && c->ch->cap >= need) {
+		memmove(c->ch->data, c->ch->data + c->head, held);
+		c->head = 0;
+		c->tail = held;
+		return true;
+	}
+	size = need > XL_CHUNK ? need : XL_CHUNK;
+	if (f->st.buffer_bytes + size > f->o.max_buffer) {
+		pause_conn(f, c);
+		return false;
+	}
+	nc = malloc(sizeof(*nc) + size);
+	if (!nc) {
+		xl_farm_conn_close(f, c, "out of memory for a receive buffer");
+		return false;
+	}
+	nc->refs = 1;
+	nc->cap = size;
+	f->st.buffer_bytes += size;
+	if (c->ch) {
+		memcpy(nc->data, c->ch->data + c->head, held);
+		xl_chunk_put(f, c->ch);
+	}
+	c->ch = nc;
+	c->head = 0;
+	c->tail = held;
+	return true;
+}
+
+static struct xl_ev *new_ev(struct xevb_farm *f)
+{
+	struct xl_ev *e = f->free_evs;
+
+	if (e) {
+		f->free_evs = e->next;
+		return e;
+	}
+	e = calloc(1, sizeof(*e));
+	if (e) {
+		e->all = f->all_evs;
+		f->all_evs = e;
+	}
+	return e;
+}
+
+/* One whole event at c->head, tl bytes: decoded and queued. false: the stream is broken (msg says why). */
+static bool take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char *msg, size_t len)
+{
+	struct xl_ev *e = new_ev(f);
+	struct xl_builder *b = &f->builders[c->builder];
+	int rc;
+
+	if (!e) {
+		snprintf(msg, len, "out of memory for an event view");
+		return false;
+	}
+	rc = xl_ev_decode(e, c->ch->data + c->head, tl, (f->o.flags & XEVB_FARM_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
+			  msg, len);
+	if (rc) {
+		e->next = f->free_evs;
+		f->free_evs = e;
+		return false;
+	}
+	e->chunk = c->ch;
+	c->ch->refs++;
+	e->builder = c->builder;
+	e->conn_gen = c->gen;
+	e->pub.builder_addr = c->ip;
+	e->pub.builder_port = c->port;
+	e->next = NULL;
+	e->state = XL_EV_QUEUED;
+	if (f->ready_tail)
+		f->ready_tail->next = e;
+	else
+		f->ready_head = e;
+	f->ready_tail = e;
+	f->ready_n++;
+	f->st.held++;
+	b->events++;
+	c->events++;
+	c->head += tl;
+	return true;
+}
+
+/* Every whole event in the buffer. false: the stream broke a rule (the connection is closed). */
+static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
+{
+	static const uint8_t evnt[4] = { 0x45, 0x56, 0x4E, 0x54 };
+	char msg[XL_ERR_LEN];
+
+	for (;;) {
+		const uint8_t *p = c->ch->data + c->head;
+		size_t avail = c->tail - c->head;
+		uint32_t tl;
+
+		c->want = 0;
+		if (!avail)
+			break;
+		/* Garbage shows in its first bytes, before a length is trusted. */
+		if (memcmp(p, evnt, avail < 4 ? avail : 4)) {
+			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x... where an event starts",
+				 p[0], avail > 1 ? p[1] : 0);
+			break;
+		}
+		if (avail < 20)
+			return true;
+		tl = xl_ld32(p + 16);
+		if (tl < XL_EVT_HLEN || tl > f->o.max_event) {
+			snprintf(msg, sizeof(msg), "total_length %u (32..%u, max_event)", tl, f->o.max_event);
+			break;
+		}
+		if (avail < tl) {
+			c->want = tl;
+			return true;
+		}
+		if (!take_event(f, c, tl, msg, sizeof(msg)))
+			break;
+	}
+	if (c->head == c->tail) {
+		if (c->ch->refs == 1)
+			c->head = c->tail = 0;
+		return true;
+	}
+	xl_farm_conn_close(f, c, msg);
+	return false;
+}
+
+void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
+{
+	for (int i = 0; i < READS_PER_WAKEUP; i++) {
+		size_t avail;
+		ssize_t n;
+
+		if (!make_room(f, c))
+			return;
+		avail = c->ch->cap - c->tail;
+		n = read(c->fd, c->ch->data + c->tail, avail);
+		if (n > 0) {
+			c->tail += (size_t)n;
+			if (!cut_events(f, c))
+				return;
+			/* Since when it holds part of an event (a paused connection is not stalled: not counted). */
+			if (c->tail == c->head)
+				c->partial_since = 0;
+			else if (!c->partial_since)
+				c->partial_since = xl_mono_ns();
+			if ((size_t)n < avail)
+				return;
+			continue;
+		}
+		if (n == 0) {
+			char msg[96];
+			if (c->tail > c->head) {
+				f->st.truncated++;
+				snprintf(msg, sizeof(msg), "closed inside an event (%zu bytes of it held)",
+					 c->tail - c->head);
+			}
+			xl_farm_conn_close(f, c, c->tail > c->head ? msg : NULL);
+			return;
+		}
+		if (errno == EINTR)
+			continue;
+		if (errno != EAGAIN && errno != EWOULDBLOCK)
+			xl_farm_conn_close(f, c, strerror(errno));
+		return;
+	}
+}
+
+static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
+{
+	struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP };
+	uint32_t b = xl_farm_builder(f, sa->sin_addr.s_addr);
+	struct xl_conn *c = calloc(1, sizeof(*c));
+	char a[INET_ADDRSTRLEN];
+
+	if (!c || b == UINT32_MAX) {
+		xl_log(&f->log, XEVB_LIB_LOG_WARN, "refusing a connection: %s",
+		       c ? "too many builders" : "out of memory");
+		free(c);
+		close(fd);
+		f->st.conns_refused++;
+		return;
+	}
+	c->fd = fd;
+	c->ip = sa->sin_addr.s_addr;
+	c->port = ntohs(sa->sin_port);
+	c->builder = b;
+	inet_ntop(AF_INET, &sa->sin_addr, a, sizeof(a));
+	snprintf(c->name, sizeof(c->name), "%s:%u", a, c->port);
+	e.data.ptr = c;
+	if (epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &e)) {
+		xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: epoll: %s: connection refused", c->name, strerror(errno));
+		free(c);
+		close(fd);
+		return;
+	}
+	/* A new connection: the builder counts afresh on it, and so do we. */
+	c->gen = ++f->builders[b].gen;
+	f->builders[b].conn_done = f->builders[b].reported = 0;
+	f->builders[b].conns_open++;
+	f->builders[b].connections++;
+	c->slot = f->n_conns;
+	f->conns[f->n_conns++] = c;
+	f->st.conns_total++;
+	f->st.conns_open++;
+	xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: builder connected", c->name);
+}
+
+void xl_farm_accept(struct xevb_farm *f)
+{
+	for (int i = 0; i < 64; i++) {
+		struct sockaddr_in sa;
+		socklen_t sl = sizeof(sa);
+		int fd = accept4(f->lfd, (struct sockaddr *)&sa, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
+
+		if (fd < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(f, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
+				xl_log(&f->log, XEVB_LIB_LOG_WARN, "accept: %s", strerror(errno));
+			return;
+		}
+		if (f->n_conns >= f->o.max_conns) {
+			close(fd);
+			f->st.conns_refused++;
+			xl_log(&f->log, XEVB_LIB_LOG_WARN,
+			       "%u builder connections open, max_conns: refusing another", f->n_conns);
+			continue;
+		}
+		add_conn(f, fd, &sa);
+	}
+}

@@ -1,0 +1,159 @@
+// SPDX-License-Identifier: LGPL-2.1-or-later
+/*
+ * The farm node's credits and Busy (docs/control-protocol.md), as
+ * `xevb sink --ctl-port` gives them (user/cmd/sink_ctl.c: same rules,
+ * relicensed here), with one change of meaning: a credit comes back when
+ * the caller is done with the event, not when it arrives. Each builder
+ * learns, in STATUS, how many of the events it sent on its current
+ * connection are done (done_total) with its own epoch (peer_epoch); it
+ * keeps at most credits events in flight to us. Busy follows the events
+ * held (received, not done) with hysteresis; RECEIVED tells the DFM what
+ * arrived from each builder address.
+ */
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include "farm.h"
+
+#define MAX_BUILDERS 1024
+
+uint32_t xl_farm_builder(struct xevb_farm *f, uint32_t ip)
+{
+	struct xl_builder *b;
+
+	for (uint32_t i = 0; i < f->n_builders; i++)
+		if (f->builders[i].ip == ip)
+			return i;
+	if (f->n_builders == f->cap_builders) {
+		uint32_t cap = f->cap_builders ? 2 * f->cap_builders : 16;
+		if (cap > MAX_BUILDERS)
+			return UINT32_MAX;
+		b = realloc(f->builders, cap * sizeof(*b));
+		if (!b)
+			return UINT32_MAX;
+		f->builders = b;
+		f->cap_builders = cap;
+	}
+	b = &f->builders[f->n_builders];
+	memset(b, 0, sizeof(*b));
+	b->ip = ip;
+	f->st.n_builders = ++f->n_builders;
+	return f->n_builders - 1;
+}
+
+void xl_farm_busy_init(struct xevb_farm *f)
+{
+	double h = ceil(f->o.busy_high * f->o.credits), l = floor(f->o.busy_low * f->o.credits);
+
+	if (l > h)
+		l = h;
+	f->busy_high = h > UINT32_MAX ? UINT32_MAX : (uint32_t)h;
+	f->busy_low = l < 0 ? 0 : (uint32_t)l;
+}
+
+static void send_status(struct xevb_farm *f, struct xl_builder *b)
+{
+	struct xl_ctl_status s = { .credits = f->o.credits,
+				   .flags = f->busy ? XL_CTL_ST_BUSY : 0,
+				   .done_total = b->conn_done,
+				   .peer_epoch = b->epoch,
+				   .load = f->st.held > UINT32_MAX ? UINT32_MAX : (uint32_t)f->st.held };
+
+	if (!xl_ctl_send_status(&f->ctl, &b->ctl, &s))
+		f->st.status_sent++;
+	b->reported = b->conn_done;
+}
+
+void xl_farm_ctl_rx(struct xevb_farm *f)
+{
+	struct xl_ctl_hdr h;
+	struct xl_ctl_status s;
+	struct sockaddr_in from;
+
+	while (xl_ctl_recv(&f->ctl, &h, &s, &from)) {
+		uint32_t i = xl_farm_builder(f, from.sin_addr.s_addr);
+		struct xl_builder *b;
+		if (i == UINT32_MAX)
+			continue;
+		b = &f->builders[i];
+		b->ctl = from;
+		b->epoch = h.epoch;
+		/* A builder heard for the first time gets its credits at once. */
+		if (!b->known) {
+			b->known = true;
+			send_status(f, b);
+		}
+	}
+	f->st.ctl_refused = f->ctl.refused;
+	f->st.ctl_unexpected = f->ctl.unexpected;
+}
+
+/* RECEIVED to the DFM: every builder's count since we started (cumulative: a lost report costs nothing). */
+void xl_farm_received(struct xevb_farm *f)
+{
+	struct xl_ctl_recv r[XL_CTL_RECV_MAX];
+	uint32_t n = 0;
+	bool sent = false;
+
+	if (!f->ctl_on || !f->dfm.sin_port)
+		return;
+	for (uint32_t i = 0; i < f->n_builders; i++) {
+		r[n++] = (struct xl_ctl_recv){ f->builders[i].ip, f->builders[i].events };
+		if (n == XL_CTL_RECV_MAX) {
+			f->st.received_sent += !xl_ctl_send_received(&f->ctl, &f->dfm, r, n);
+			n = 0;
+			sent = true;
+		}
+	}
+	/* No record at all still tells the DFM a farm node is there and got nothing. */
+	if (n || !sent)
+		f->st.received_sent += !xl_ctl_send_received(&f->ctl, &f->dfm, r, n);
+}
+
+static bool busy_update(struct xevb_farm *f)
+{
+	bool was = f->busy;
+
+	if (f->busy_mode == XEVB_BUSY_ON)
+		f->busy = true;
+	else if (f->busy_mode == XEVB_BUSY_OFF)
+		f->busy = false;
+	else if (!f->busy && f->st.held > f->busy_high)
+		f->busy = true;
+	else if (f->busy && f->st.held < f->busy_low)
+		f->busy = false;
+	if (f->busy == was)
+		return false;
+	if (f->busy)
+		f->st.busy_on++;
+	else
+		f->st.busy_off++;
+	f->st.busy = f->busy;
+	return true;
+}
+
+void xl_farm_tick(struct xevb_farm *f, uint64_t now)
+{
+	bool changed, beat = now >= f->next_hb, push = now >= f->next_push;
+	uint64_t quarter = (f->o.credits + 3) / 4;
+
+	if (!f->ctl_on) {
+		/* No protocol: the beat only keeps the timer (stalled connections) going. */
+		if (beat)
+			f->next_hb = now + XL_HB_NS;
+		return;
+	}
+	changed = busy_update(f);
+	/* Everyone at once on a change and on the beat; credits back early once a quarter is done. */
+	for (uint32_t i = 0; i < f->n_builders; i++) {
+		struct xl_builder *b = &f->builders[i];
+		if (b->known && (changed || beat || (push && b->conn_done - b->reported >= quarter)))
+			send_status(f, b);
+	}
+	if (beat) {
+		xl_farm_received(f);
+		f->next_hb = now + XL_HB_NS;
+	}
+	if (push)
+		f->next_push = now + XL_PUSH_NS;
+}
