@@ -14,8 +14,8 @@
 #include "ctl/build_fwd.h"
 #include "ctl/build_req.h"
 
-#define HB_NS    100000000ull
-#define SCAN_NS  5000000ull
+#define HB_NS   100000000ull
+#define SCAN_NS 5000000ull
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
@@ -604,9 +604,10 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 		fprintf(f,
 			"  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
 			"Busy %llu times%s\n",
-			bc->fwd.out->sinks[i].name, bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
-			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
-			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on,
+			bc->fwd.out->sinks[i].name, bc->fwd.sink[i].credits,
+			(unsigned long long)bc->fwd.sink[i].sent_total, (unsigned long long)bc->fwd.sink[i].done,
+			(unsigned long long)bc->fwd.sink[i].deaths, (unsigned long long)bc->fwd.sink[i].rejoins,
+			(unsigned long long)bc->fwd.sink[i].busy_on,
 			bc->fwd.sink[i].heard ? "" : " (never answered)");
 }
 
