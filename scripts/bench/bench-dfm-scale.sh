@@ -8,9 +8,9 @@
 # the DFM sends, farm nodes report what the builders delivered. Per point:
 # events/s, DFM CPU per event (/proc/PID/schedstat), datagrams/s in and
 # out by type, p50/p99 trigger-to-ASSIGN and ASSIGN-to-DONE (the DFM's own
-# histograms, --json latency_us), the books (every point must close them:
-# accounting ok, nothing outstanding, nothing not delivered, every event
-# DONE once). Scans B, S and F within the DFM's limits (64 builders, 256
+# histograms, --json latency_us), the books (exact in every point: the
+# DFM's accounting line ok, nothing outstanding or not delivered at the
+# farm nodes) and whether any event was lost (counted by reason). Scans B, S and F within the DFM's limits (64 builders, 256
 # source processes, SOURCES in one datagram: 119), push and pull, --pack 1
 # and 25, with and without a key, as fast as credits allow; then builder
 # credits (how far the run is bound by events in flight), a paced trigger
@@ -23,9 +23,10 @@
 #        DSCALE_KEYS ("0 1"), DSCALE_CREDITS (64, as xevb build --credits),
 #        DSCALE_POINTS (a list "MODE:PACK:B:S:F:KEY[:CREDITS[:RATE]] ..."
 #        instead of the scan; RATE 0: as fast as credits allow),
-#        DSCALE_OUT (OUT/bench: where dfm-scale.json goes)
+#        DSCALE_OUT (OUT/bench: where dfm-scale.json goes), DSCALE_DFM_ARGS
+#        (more `xevb dfm` options, e.g. "--dead-ms 10000")
 # Writes OUT/bench/dfm-scale.json (+ .csv); exit 1 when a point's books
-# did not close.
+# were not exact.
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
 bench_start dfm-scale "${1:-}" xevb
@@ -55,7 +56,7 @@ point() {
 	ip netns exec "$NS_NAME" timeout $((SECS + 40)) "$X" dfm --listen "$DFM_AT" --mode "$mode" \
 		--duration "$SECS" --pack "$pack" --rate "$rate" --wait-builders $((nb < 64 ? nb : 64)) \
 		--wait-sources $((ns < 256 ? ns : 256)) --drain-ms 3000 --books-ms 3000 --json --interval 0 \
-		"${k[@]}" >"$W/dfm.json" 2>"$W/dfm.err" &
+		"${k[@]}" ${DSCALE_DFM_ARGS:-} >"$W/dfm.json" 2>"$W/dfm.err" &
 	tpid=$!
 	BG_PIDS+=("$tpid")
 	dpid=$(child_xevb "$tpid")

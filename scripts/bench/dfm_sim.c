@@ -280,7 +280,7 @@ static void take(struct peer *p, const struct xevb_ctl_msg *m, const struct sock
 }
 
 /* What is waiting on p's socket (BATCH datagrams at a time, a bounded number of turns), through the codec. */
-static void drain(struct peer *p)
+static int drain(struct peer *p)
 {
 	static uint8_t buf[BATCH][XEVB_CTL_MAX_LEN + 1];
 	static struct sockaddr_in from[BATCH];
@@ -291,6 +291,7 @@ static void drain(struct peer *p)
 	struct mmsghdr mm[BATCH];
 	struct iovec iov[BATCH];
 	struct xevb_ctl_msg m;
+	int got = 0;
 
 	for (int turn = 0; turn < 8; turn++) {
 		int n;
@@ -315,11 +316,26 @@ static void drain(struct peer *p)
 			if (xevb_ctl_take(&p->io, buf[i], mm[i].msg_len, dst, &from[i], &m))
 				take(p, &m, &from[i]);
 		}
+		got += n > 0 ? n : 0;
 		if (n < BATCH)
 			break;
 	}
 	if (p->role == XEVB_ROLE_BUILDER)
 		flush_done(p);
+	return got;
+}
+
+/* Everything still queued on every socket (bounded): the DFM may have said BYE and gone before we read it. */
+static void drain_all(void)
+{
+	for (int pass = 0; pass < 1000; pass++) {
+		int got = 0;
+
+		for (uint32_t i = 0; i < n_peers; i++)
+			got += drain(&peers[i]);
+		if (!got)
+			return;
+	}
 }
 
 static struct peer *role_peer(uint8_t role, uint32_t k)
@@ -561,6 +577,8 @@ static int run(int ep)
 				o.timeout_s, inet_ntoa(o.dfm.sin_addr), ntohs(o.dfm.sin_port));
 			return 1;
 		}
+		if (o.dfm_pid >= 0 && !have_snap[SNAP_END] && dfm_gone())
+			drain_all();
 		if (o.dfm_pid >= 0 && !have_snap[SNAP_END] && dfm_gone()) {
 			fprintf(stderr, "dfm_sim: the DFM (pid %d) exited without a BYE: see its output\n",
 				o.dfm_pid);
