@@ -94,7 +94,7 @@ def row(a):
         "dfm_sent_by_type": {k: v for k, v in d.get("ctl", {}).get("sent_by_type", {}).items() if v},
         "dfm_received_by_type": {k: v for k, v in d.get("ctl", {}).get("received_by_type", {}).items() if v},
         "refused_at_dfm": d.get("ctl", {}).get("refused"), "refused_at_peers": s.get("refused"),
-        "lat_us": {k: {q: v.get(q) for q in ("p50", "p90", "p99", "p999", "mean")} for k, v in lat.items()},
+        "lat_us": {k: {q: v.get(q) for q in ("events", "p50", "p90", "p99", "p999", "mean")} for k, v in lat.items()},
         "builders_admitted": len(d.get("builders", [])), "builders_fed": s.get("builders_fed"),
         "sources_admitted": d.get("sources"), "sources_listed_to_builders": s.get("sources_listed_min"),
         "builders_listed_to_sources": s.get("builders_listed_min"),
