@@ -545,6 +545,128 @@ def farm_node():
     return out
 
 
+# ---------------------------------------------------------------- the DFM alone
+def dfm_scale_lat(r, which):
+    v = (r.get("lat_us") or {}).get(which) or {}
+    g = lambda q: "-" if v.get(q) is None else "%.0f" % v[q] if v[q] >= 100 else "%.1f" % v[q]
+    return "%s / %s" % (g("p50"), g("p99"))
+
+
+def dfm_scale_out(r):
+    """Datagrams/s the DFM sent: ASSIGN to builders, ASSIGN and CLEAR to sources, the rest."""
+    b, s = r.get("out_builders_per_s", {}), r.get("out_sources_per_s", {})
+    rest = sum(b.values()) + sum(s.values()) - b.get("ASSIGN", 0) - s.get("ASSIGN", 0) - s.get("CLEAR", 0)
+    k = lambda v: "%.0fk" % (v / 1e3) if v >= 10000 else "%.1fk" % (v / 1e3) if v >= 100 else "%d" % v
+    return "%s / %s / %s / %s" % (k(b.get("ASSIGN", 0)), k(s.get("ASSIGN", 0)), k(s.get("CLEAR", 0)), k(rest))
+
+
+def dfm_scale_row(r, label=None):
+    i = r.get("in_per_s", {})
+    k = lambda v: "%.0fk" % (v / 1e3) if v >= 10000 else "%.1fk" % (v / 1e3) if v >= 100 else "%d" % v
+    return "| %s | %s | %.2f / %.2f | %.3f | %s / %s | %s | %s | %s | %s |" % (
+        label or "%dx%dx%d" % (r["builders"], r["sources"], r["farm_nodes"]),
+        "%.0f" % r["events_per_s"] if r["events_per_s"] < 10000 else "%.0fk" % (r["events_per_s"] / 1e3),
+        r.get("dfm_cpu_util") or 0, r.get("dfm_runq_wait_util") or 0, r.get("dfm_cpu_us_per_event") or 0,
+        k(i.get("DONE", 0)), k(sum(i.values()) - i.get("DONE", 0)), dfm_scale_out(r),
+        dfm_scale_lat(r, "trigger_to_assign"), dfm_scale_lat(r, "assign_to_done"),
+        ("exact" if r.get("books_ok") else "**NOT EXACT** (%s)" % ", ".join(r.get("books_failed", []))) +
+        ("" if r.get("lossless", True) else "; lost %s" % ", ".join(
+            "%s %d" % kv for kv in sorted((r.get("lost_by_reason") or {}).items()))))
+
+
+DFM_SCALE_HEAD = ["| BxSxF | events/s | DFM CPU / run-queue wait (of a core) | DFM CPU us/event | in/s: DONE / other | "
+                  "out/s: ASSIGN to B / ASSIGN to S / CLEAR / other | trigger-to-ASSIGN p50 / p99 us | "
+                  "ASSIGN-to-DONE p50 / p99 us | books |", "|---|---|---|---|---|---|---|---|---|"]
+
+
+def dfm_scale():
+    """Issue 36: the DFM alone against simulated peers (bench-dfm-scale.sh)."""
+    out = ["## The DFM alone, with simulated peers (issue 36)\n",
+           "`scripts/bench/bench-dfm-scale.sh`: `xevb dfm` in a namespace of its own against "
+           "`build/bench/dfm_sim`, one process playing B builders, S source processes and F farm nodes through "
+           "the project's codec (sealed with `--key-file` in the key rows), each peer on its own address "
+           "(198.18.0.0/15 on the namespace's lo). Builders grant 64 credits (`xevb build`'s default) and "
+           "answer every ASSIGN at once with DONE complete; sources only take what the DFM sends (ASSIGN in "
+           "push, CLEAR, BUILDERS); farm nodes report (RECEIVED) the builders' events, so the DFM closes its "
+           "books there. So the DFM is the load: as fast as credits allow (`--rate 0`), `--pack` 1 and 25, "
+           "`--clear-group` 50 (the default). DFM CPU from /proc/PID/schedstat between the first ASSIGN and "
+           "the BYE (\"run-queue wait\": the time it was runnable and waited for a core, the machine's other "
+           "load); datagrams/s as the peers sent and received them; latencies from the DFM's own histograms "
+           "(`--json` `latency_us`, the metrics `xevb_dfm_trigger_to_assign_seconds`, "
+           "`xevb_dfm_assign_to_done_seconds`: bucket upper bounds, at most 12.5% high). At `--rate 0` the "
+           "trigger is the step that assigns the event, so trigger-to-ASSIGN is the DFM's own delay to the "
+           "builder's datagram (the sources' copies of a push ASSIGN leave after it); with `--rate` it counts "
+           "from each event's due time (packing, the 1 ms trigger tick and any wait for credit). "
+           "\"books\": exact when the DFM's accounting line is ok (triggered = complete + incomplete + lost by "
+           "reason), nothing is outstanding or not delivered at the farm nodes and both processes exit 0; "
+           "events lost, if any, by reason (they are counted, never silent).\n"]
+    d = load("dfm-scale")
+    if not d:
+        return out + [not_run("dfm-scale", "scripts/bench/bench-dfm-scale.sh")]
+    keep("dfm-scale")
+    rows = d.get("results", [])
+    bad = [r for r in rows if not r.get("books_ok")]
+    loads = [r["loadavg_1m"] for r in rows if r.get("loadavg_1m") is not None]
+    lossy = [r for r in rows if not r.get("lossless", True)]
+    out.append("_%s; %s s a point; load average during the points %s; books exact in **%d of %d** points, "
+               "events lost in %d._\n" % (
+                   metaline(d), d.get("seconds_per_point", "?"),
+                   "%.1f-%.1f" % (min(loads), max(loads)) if loads else "?", len(rows) - len(bad), len(rows),
+                   len(lossy)))
+    main = [r for r in rows if not r.get("rate") and r.get("credits") == 64 and r["builders"] <= 64
+            and r["sources"] <= 256]
+    for mode in ("push", "pull"):
+        for pack in sorted({r["pack"] for r in main}):
+            for keyed in (False, True):
+                sel = [r for r in main if r["mode"] == mode and r["pack"] == pack and r["keyed"] == keyed]
+                if not sel:
+                    continue
+                out.append("**%s, `--pack %d`%s** (BxSxF = builders x source processes x farm nodes)\n" % (
+                    mode, pack, ", with a key" if keyed else ""))
+                out += DFM_SCALE_HEAD
+                out += [dfm_scale_row(r) for r in sel]
+                out.append("")
+    other = [r for r in rows if r not in main]
+    if other:
+        out.append("**Credits, a paced trigger, and past the DFM's tables**\n")
+        out += DFM_SCALE_HEAD
+        for r in other:
+            label = "%s pack %d %dx%dx%d%s%s%s" % (
+                r["mode"], r["pack"], r["builders"], r["sources"], r["farm_nodes"], " key" if r["keyed"] else "",
+                ", credits %d" % r["credits"] if r["credits"] != 64 else "",
+                ", --rate %d" % r["rate"] if r.get("rate") else "")
+            out.append(dfm_scale_row(r, label))
+        out.append("")
+    out += dfm_scale_limits(rows)
+    out.append(img("dfm-scale", "The DFM alone: events/s and CPU per event along B and S, latencies along B"))
+    return out
+
+
+def dfm_scale_limits(rows):
+    """Where the DFM's fixed tables bite, from the points that reach them."""
+    out = []
+    for r in rows:
+        pr = r.get("peers_refused") or {}
+        if r["builders"] > 64:
+            out.append("- %d builders: the DFM admitted %d (`XEVB_DFM_MAX_BUILDERS`), gave events to %s, refused "
+                       "%d STATUS messages of the others (`peers_refused.builders_table_full`)." % (
+                           r["builders"], r["builders_admitted"], r.get("builders_fed"),
+                           pr.get("builders_table_full", 0)))
+        if r["sources"] > 256:
+            out.append("- %d source processes: the DFM admitted %s (`DFM_MAX_SOURCES`), refused %d STATUS "
+                       "messages of the others (`sources_table_full`); they get no ASSIGN or CLEAR." % (
+                           r["sources"], r.get("sources_admitted"), pr.get("sources_table_full", 0)))
+    listed = sorted({(r["sources"], r.get("sources_listed_to_builders")) for r in rows
+                     if r["sources"] > 119 and r["sources"] <= 256})
+    for s, n in listed:
+        out.append("- %d source processes: SOURCES (one datagram, 119 records) lists %s of them to the builders: in "
+                   "pull mode a builder never REQUESTs the others' fragments." % (s, n))
+    if out:
+        out.insert(0, "**Where the limits bite.**\n")
+        out.append("")
+    return out
+
+
 # ---------------------------------------------------------------- the rest
 def others():
     out = ["## Other pieces of the suite\n",
@@ -673,7 +795,11 @@ def main():
              "no NIC: every packet is sent and received by the same two cores, so most figures are CPU-bound "
              "where the seeds were link-bound. Where a figure is the machine's limit rather than the design's, "
              "the section says so.%s\n" % ((" " + note) if note else "")]
-    for s in (study1, study2, study3, study4, overload, farm_node, others):
+    only = os.environ.get("REPORT_ONLY")
+    if only:  # one section on stdout, to paste (REPORT_ONLY=dfm_scale)
+        print("\n".join(globals()[only]()).rstrip())
+        return
+    for s in (study1, study2, study3, study4, overload, farm_node, dfm_scale, others):
         parts += s()
         parts.append("")
     os.makedirs(DOCDIR, exist_ok=True)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Helpers of the libxevb tests (test_lib_*.c): events encoded by the
- * tools' own encoder (user/lib/event_codec.c), as `xevb build` sends them,
+ * tools' own encoder (user/wire/event_codec.c), as `xevb build` sends them,
  * and scratch directories.
  */
 #ifndef XEVB_TEST_LIB_H

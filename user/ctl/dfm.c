@@ -21,7 +21,9 @@ struct slot {
 	uint8_t state;
 	uint8_t retries;
 	uint16_t no_data_by; /* free: 1 + the builder that gave it up as NO_DATA; 0: none */
+	uint8_t sent;        /* its ASSIGN has left (xevb_dfm_assign_sent) */
 	uint64_t t;
+	uint64_t lat_t; /* the trigger time until the ASSIGN leaves, then that send's */
 };
 
 struct xevb_dfm {
@@ -40,6 +42,9 @@ struct xevb_dfm {
 	struct xevb_dfm_sink sk[XEVB_DFM_MAX_SINKS];
 	uint32_t nsk;
 	struct xevb_dfm_stats st;
+	uint64_t clk_t0;      /* xevb_dfm_trigger_clock */
+	double clk_period_ns; /* 0: the trigger time is the step's */
+	struct xevb_dfm_lat_stats lat[XEVB_DFM_LAT__COUNT];
 };
 
 struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
@@ -156,6 +161,14 @@ static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost
 	d->st.outstanding--;
 	clear_add(d, s->event, now);
 	advance(d);
+}
+
+static void lat_add(struct xevb_dfm *d, enum xevb_dfm_lat w, uint64_t now, uint64_t since)
+{
+	int64_t ns = (int64_t)(now - since);
+
+	xevb_lat_add(&d->lat[w].h, ns);
+	d->lat[w].sum_ns += ns > 0 ? (uint64_t)ns : 0;
 }
 
 static int find_builder(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
@@ -319,6 +332,8 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 			d->st.done_foreign++;
 			continue;
 		}
+		if (s->sent)
+			lat_add(d, XEVB_DFM_LAT_ASSIGN_DONE, now, s->lat_t);
 		finish(d, s, r[i].status == XEVB_DONE_NO_DATA ? -1 : r[i].status, XEVB_LOST_NO_DATA, now);
 	}
 }
@@ -485,6 +500,40 @@ static int pick(struct xevb_dfm *d, uint32_t need)
 	return k;
 }
 
+void xevb_dfm_trigger_clock(struct xevb_dfm *d, uint64_t t0_ns, double rate_hz)
+{
+	d->clk_t0 = t0_ns;
+	d->clk_period_ns = rate_hz > 0 ? 1e9 / rate_hz : 0;
+}
+
+void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, uint64_t now)
+{
+	if (a->flags & XEVB_CTL_AS_RETRY)
+		return;
+	for (uint32_t i = 0; i < a->count; i++) {
+		struct slot *s = &d->slots[(a->first_event + i) & d->mask];
+
+		/* Finished before its ASSIGN left (its builder died in the round): nothing to time. */
+		if (s->event != a->first_event + i || s->state != SLOT_ASSIGNED || s->sent)
+			continue;
+		if (!(a->flags & XEVB_CTL_AS_REASSIGN))
+			lat_add(d, XEVB_DFM_LAT_TRIGGER_ASSIGN, now, s->lat_t);
+		s->lat_t = now;
+		s->sent = 1;
+	}
+}
+
+const struct xevb_dfm_lat_stats *xevb_dfm_latency(const struct xevb_dfm *d, enum xevb_dfm_lat which)
+{
+	return (unsigned)which < XEVB_DFM_LAT__COUNT ? &d->lat[which] : NULL;
+}
+
+const char *xevb_dfm_lat_name(enum xevb_dfm_lat l)
+{
+	static const char *const n[XEVB_DFM_LAT__COUNT] = { "trigger_to_assign", "assign_to_done" };
+	return (unsigned)l < XEVB_DFM_LAT__COUNT ? n[l] : "?";
+}
+
 bool xevb_dfm_can_assign(const struct xevb_dfm *d)
 {
 	for (uint32_t i = 0; i < d->nb; i++) {
@@ -518,6 +567,12 @@ static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, u
 		s->retries = 0;
 		s->no_data_by = 0;
 		s->t = now;
+		s->sent = 0;
+		/* A new event's trigger time: when it fell due (st.triggered counts
+		   the blocks before this one), or now. */
+		s->lat_t = flags || !d->clk_period_ns ?
+				   now :
+				   d->clk_t0 + (uint64_t)((double)(d->st.triggered + i + 1) * d->clk_period_ns);
 	}
 	b->outstanding += count;
 	b->assigned += count;

@@ -27,6 +27,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "base/lat_hist.h"
 #include "ctl/ctl_proto.h"
 
 #define XEVB_DFM_MAX_BUILDERS 64
@@ -109,6 +110,21 @@ struct xevb_dfm_stats {
 	uint64_t sinks_full;       /* RECEIVED refused: too many farm nodes */
 };
 
+/*
+ * Latencies, per event, in log-linear histograms (lat_hist.h):
+ * trigger-to-ASSIGN from the event's trigger (its due time on the trigger
+ * clock, xevb_dfm_trigger_clock; without one, the step that triggered it)
+ * until its first ASSIGN left for the builder (xevb_dfm_assign_sent), and
+ * ASSIGN-to-DONE from then until the DFM read the DONE that finished it
+ * (retries and re-assignments included in that wait).
+ */
+enum xevb_dfm_lat { XEVB_DFM_LAT_TRIGGER_ASSIGN = 0, XEVB_DFM_LAT_ASSIGN_DONE, XEVB_DFM_LAT__COUNT };
+
+struct xevb_dfm_lat_stats {
+	struct xevb_lat_hist h; /* ns */
+	uint64_t sum_ns;
+};
+
 struct xevb_dfm;
 
 struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg);
@@ -132,6 +148,20 @@ void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t 
  * events newly triggered.
  */
 uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new);
+/*
+ * The trigger's clock, for trigger-to-ASSIGN: with rate_hz > 0 the k-th
+ * event this DFM triggers (k from 0) fell due at t0_ns + (k + 1) / rate_hz,
+ * however long it then waited for a builder; with 0, at the step.
+ */
+void xevb_dfm_trigger_clock(struct xevb_dfm *d, uint64_t t0_ns, double rate_hz);
+/*
+ * The ASSIGN a (as given to send_assign) left for its builder at now:
+ * trigger-to-ASSIGN of its events taken (first assignments; a retry keeps
+ * the first send as the start of ASSIGN-to-DONE).
+ */
+void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, uint64_t now);
+const struct xevb_dfm_lat_stats *xevb_dfm_latency(const struct xevb_dfm *d, enum xevb_dfm_lat which);
+const char *xevb_dfm_lat_name(enum xevb_dfm_lat l);
 /* Could a block be assigned now (some builder alive, not Busy, with credit)? */
 bool xevb_dfm_can_assign(const struct xevb_dfm *d);
 /* Deaths, retries, clear batches. Call every few milliseconds. */

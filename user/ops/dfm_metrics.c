@@ -17,6 +17,7 @@ struct dfm_copy {
 	uint32_t nb, nsk;
 	struct dfm_metrics_app app;
 	struct xevb_ctl_io io; /* its counters only */
+	struct xevb_dfm_lat_stats lat[XEVB_DFM_LAT__COUNT];
 	bool published;
 };
 
@@ -208,6 +209,35 @@ static void render_control(struct xevb_mbuf *b, const struct dfm_copy *c)
 			"Valid control messages the DFM has no use for (wrong type or role).", c->app.unexpected);
 }
 
+static const double quantiles[] = { 0.5, 0.9, 0.99, 0.999 };
+
+static void render_latency(struct xevb_mbuf *b, const struct dfm_copy *c)
+{
+	static const char *const name[XEVB_DFM_LAT__COUNT] = { "xevb_dfm_trigger_to_assign_seconds",
+							       "xevb_dfm_assign_to_done_seconds" };
+	static const char *const help[XEVB_DFM_LAT__COUNT] = {
+		"From an event's trigger (its due time at --rate; the step that triggered it at --rate 0) until "
+		"its first ASSIGN left for the builder; quantiles are bucket upper bounds (at most 12.5% high).",
+		"From an event's ASSIGN leaving for the builder until the DFM read the DONE that finished it "
+		"(retries and re-assignments included); quantiles are bucket upper bounds (at most 12.5% high).",
+	};
+	char n[96], l[64];
+
+	for (int w = 0; w < XEVB_DFM_LAT__COUNT; w++) {
+		const struct xevb_dfm_lat_stats *s = &c->lat[w];
+
+		fam(b, name[w], "summary", help[w]);
+		for (size_t q = 0; q < sizeof(quantiles) / sizeof(quantiles[0]); q++) {
+			snprintf(l, sizeof(l), "quantile=\"%g\"", quantiles[q]);
+			xevb_metric_f64(b, name[w], l, (double)xevb_lat_quantile(&s->h, quantiles[q]) / 1e9);
+		}
+		snprintf(n, sizeof(n), "%s_sum", name[w]);
+		xevb_metric_f64(b, n, NULL, (double)s->sum_ns / 1e9);
+		snprintf(n, sizeof(n), "%s_count", name[w]);
+		xevb_metric_u64(b, n, NULL, s->h.total);
+	}
+}
+
 /* The server thread's page: a copy of the books taken under the lock, rendered outside it. */
 static void render(struct xevb_mbuf *b, void *arg)
 {
@@ -222,6 +252,7 @@ static void render(struct xevb_mbuf *b, void *arg)
 	render_builders(b, c);
 	render_farm_and_sources(b, c);
 	render_control(b, c);
+	render_latency(b, c);
 }
 
 struct dfm_metrics *dfm_metrics_start(const char *spec)
@@ -252,6 +283,8 @@ void dfm_metrics_publish(struct dfm_metrics *m, const struct xevb_dfm *d, const 
 	m->c.nsk = xevb_dfm_n_sinks(d);
 	for (uint32_t i = 0; i < m->c.nb; i++)
 		m->c.b[i] = *xevb_dfm_builder(d, i);
+	for (int l = 0; l < XEVB_DFM_LAT__COUNT; l++)
+		m->c.lat[l] = *xevb_dfm_latency(d, l);
 	m->c.app = *app;
 	m->c.app.io = NULL;
 	memcpy(&m->c.io, app->io, sizeof(m->c.io));
@@ -266,4 +299,48 @@ void dfm_metrics_stop(struct dfm_metrics *m)
 	xevb_metrics_stop(m->mx); /* joins the server thread first */
 	pthread_mutex_destroy(&m->lock);
 	free(m);
+}
+
+void dfm_latency_json(const struct xevb_dfm *d, FILE *f)
+{
+	fprintf(f, "\"latency_us\":{");
+	for (int w = 0; w < XEVB_DFM_LAT__COUNT; w++) {
+		const struct xevb_dfm_lat_stats *s = xevb_dfm_latency(d, w);
+
+		fprintf(f, "%s\"%s\":{\"events\":%llu,\"mean\":%.1f", w ? "," : "", xevb_dfm_lat_name(w),
+			(unsigned long long)s->h.total,
+			s->h.total ? (double)s->sum_ns / (double)s->h.total / 1e3 : 0);
+		fprintf(f, ",\"p50\":%.1f,\"p90\":%.1f,\"p99\":%.1f,\"p999\":%.1f,\"max\":%.1f}",
+			(double)xevb_lat_quantile(&s->h, 0.5) / 1e3, (double)xevb_lat_quantile(&s->h, 0.9) / 1e3,
+			(double)xevb_lat_quantile(&s->h, 0.99) / 1e3,
+			(double)xevb_lat_quantile(&s->h, 0.999) / 1e3,
+			(double)xevb_lat_quantile(&s->h, 1.0) / 1e3);
+	}
+	fputc('}', f);
+}
+
+void dfm_latency_text(const struct xevb_dfm *d, FILE *f)
+{
+	const struct xevb_dfm_lat_stats *t = xevb_dfm_latency(d, XEVB_DFM_LAT_TRIGGER_ASSIGN);
+	const struct xevb_dfm_lat_stats *a = xevb_dfm_latency(d, XEVB_DFM_LAT_ASSIGN_DONE);
+
+	fprintf(f,
+		"  latency: trigger to ASSIGN p50 %.1f p99 %.1f us (%llu events); ASSIGN to DONE p50 %.1f p99 %.1f us "
+		"(%llu events)\n",
+		(double)xevb_lat_quantile(&t->h, 0.5) / 1e3, (double)xevb_lat_quantile(&t->h, 0.99) / 1e3,
+		(unsigned long long)t->h.total, (double)xevb_lat_quantile(&a->h, 0.5) / 1e3,
+		(double)xevb_lat_quantile(&a->h, 0.99) / 1e3, (unsigned long long)a->h.total);
+}
+
+void dfm_ctl_types_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	for (int dir = 0; dir < 2; dir++) {
+		const uint64_t *n = dir ? io->rx_type : io->tx_type;
+
+		fprintf(f, "%s\"%s_by_type\":{", dir ? "," : "", dir ? "received" : "sent");
+		for (int t = 1; t < XEVB_CTL__TYPES; t++)
+			fprintf(f, "%s\"%s\":%llu", t > 1 ? "," : "", xevb_ctl_type_name((uint8_t)t),
+				(unsigned long long)n[t]);
+		fputc('}', f);
+	}
 }

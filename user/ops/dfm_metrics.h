@@ -10,6 +10,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "ctl/ctl_sock.h"
 #include "ctl/dfm.h"
 
@@ -30,5 +31,11 @@ struct dfm_metrics *dfm_metrics_start(const char *spec);
 void dfm_metrics_publish(struct dfm_metrics *m, const struct xevb_dfm *d, const struct dfm_metrics_app *app,
 			 uint64_t now, bool force);
 void dfm_metrics_stop(struct dfm_metrics *m);
+
+/* The latency histograms' percentiles (xevb_dfm_latency): "latency_us":{...} for --json, a line for the summary. */
+void dfm_latency_json(const struct xevb_dfm *d, FILE *f);
+void dfm_latency_text(const struct xevb_dfm *d, FILE *f);
+/* "sent_by_type":{"STATUS":N,...},"received_by_type":{...}: the control messages by type, for --json. */
+void dfm_ctl_types_json(const struct xevb_ctl_io *io, FILE *f);
 
 #endif
