@@ -35,7 +35,7 @@ struct xevb_privs {
 	bool keep_uid; /* no uid switch possible: stay uid 0, drop every capability */
 	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb; /* from /proc/self/status */
 	int no_new_privs;
-	unsigned maps_readonly, progs_closed, links_closed;
+	unsigned maps_readonly, maps_frozen, progs_closed, links_closed;
 };
 
 /* Privilege probes after the drop: 0 = succeeded (bad), else the errno. */
@@ -57,6 +57,33 @@ struct xevb_probe_ctx {
 	int xsks_fd, counters_fd;
 	uint32_t prog_id, map_id;
 };
+
+/*
+ * What `xevb build` needs (XDP mode), each found necessary on this kernel
+ * by taking it away (tests/integration/test_hard_unpriv.sh, which runs the
+ * builder as nobody with exactly these): CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN,
+ * CAP_NET_RAW and CAP_IPC_LOCK (or an RLIMIT_MEMLOCK above the UMEM).
+ * CAP_SYS_ADMIN is not among them: without it the program is attached alone
+ * (libxdp's dispatcher, and so another XDP program beside it, needs it),
+ * detached by its own fd, and the maps are frozen rather than reopened
+ * read-only at the drop.
+ */
+struct xevb_cap_need {
+	int cap;
+	const char *name;
+	const char *why;
+};
+#define XEVB_BUILD_N_CAPS 5
+extern const struct xevb_cap_need xevb_build_caps[XEVB_BUILD_N_CAPS];
+
+/*
+ * Which of them the effective set eff lacks, but those in skip (bit per
+ * capability): "CAP_A (why); CAP_B (why)" into buf, and their count.
+ * CAP_SYS_ADMIN stands for CAP_BPF and CAP_PERFMON, as in the kernel.
+ */
+int xevb_build_caps_missing(uint64_t eff, uint64_t skip, char *buf, size_t len);
+/* This process's effective capabilities (0 if they cannot be read). */
+uint64_t xevb_privs_effective(void);
 
 /* Resolve NAME (error message on failure). */
 int xevb_privs_lookup(const char *user, struct xevb_privs *p);
