@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Dropping privileges after set-up. The builder needs root (CAP_BPF,
- * CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_ADMIN for ids) only to load, attach
- * and bind; the data path needs none. By default as root (user nobody,
- * unless --keep-privileges), or `xevb build --user NAME`, it forks once
- * set-up is done: the child becomes NAME with no capability at all (bounding
- * set emptied, no_new_privs) and runs the data path, after a small root
- * watcher process was forked off: it waits for the builder to end, however
+ * Dropping privileges after set-up. The builder needs root, or the
+ * capabilities of xevb_build_caps below, only to load, attach and bind; the
+ * data path needs none. By default as root (user nobody, unless
+ * --keep-privileges), or `xevb build --user NAME`, it forks once set-up is
+ * done: the child becomes NAME with no capability at all (bounding set
+ * emptied, no_new_privs) and runs the data path, after a small watcher
+ * process with the set-up's privileges (root, or a non-root builder's
+ * capabilities) was forked off: it waits for the builder to end, however
  * it ends (a pipe reaches EOF even on SIGKILL), then detaches XDP and
  * removes the /run/xevb files (an unprivileged process cannot detach a
  * netlink-attached XDP program, by design). The watcher is forked right
@@ -16,8 +17,8 @@
  *
  * Before the switch, the builder makes its BPF file descriptors harmless: map
  * fds are reopened read-only in place (dup2 over the same number, so the
- * loader's handles still read the counters), program and link fds are
- * replaced by /dev/null. A writable map fd keeps working without any
+ * loader's handles still read the counters), or without CAP_SYS_ADMIN their
+ * maps frozen; program and link fds are replaced by /dev/null. A writable map fd keeps working without any
  * capability, so this step, not the uid change, is what stops map updates.
  */
 #ifndef XEVB_PRIVDROP_H
