@@ -73,15 +73,30 @@ static void dfm_emit(void *ctx, const struct xevb_event *ev);
 static void dfm_assign(void *ctx, uint32_t first, uint32_t count, uint32_t run, bool set_run);
 static void dfm_worker_tick(void *ctx, uint32_t w, const struct xevb_builder *b, uint64_t now);
 
-/* In the root watcher as it starts: the builder's connections are not its own. */
+/* In the watcher (the clean-up helper) as it starts: the builder's connections are not its own. */
 static void watcher_start(void *ctx)
 {
 	struct build *bd = ctx;
+	uint64_t keep = 0;
+	struct stat st;
+	int err;
 
 	xevb_output_close(&bd->e.out);
+	/*
+	 * It lives as long as the builder: it keeps only what its clean-up
+	 * needs. A lone program goes by its own fd (CAP_NET_ADMIN); libxdp's
+	 * dispatcher needs what the attach did. The files go without any, in a
+	 * directory of its own uid.
+	 */
+	if (bd->e.ld.prog)
+		keep |= bd->e.ld.multiprog ? UINT64_MAX : 1ull << CAP_NET_ADMIN;
+	if (stat(xevb_run_dir(), &st) || st.st_uid != geteuid())
+		keep |= 1ull << CAP_DAC_OVERRIDE;
+	if ((err = xevb_privs_keep_only(keep)))
+		xevb_warn("the clean-up helper keeps its capabilities: capset: %s", strerror(-err));
 }
 
-/* In the root watcher, once the builder is gone. */
+/* In the watcher, once the builder is gone. */
 static void watcher_cleanup(void *ctx)
 {
 	struct build *bd = ctx;

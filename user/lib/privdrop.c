@@ -215,6 +215,22 @@ static bool cap_effective(int cap)
 	return eff != UINT64_MAX && (eff >> cap & 1);
 }
 
+int xevb_privs_keep_only(uint64_t keep)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		data[i].effective &= (uint32_t)(keep >> (32 * i));
+		data[i].permitted &= (uint32_t)(keep >> (32 * i));
+		data[i].inheritable = 0;
+	}
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
 uint64_t xevb_privs_effective(void)
 {
 	uint64_t eff = status_hex("CapEff");

@@ -6,8 +6,8 @@
  * --keep-privileges), or `xevb build --user NAME`, it forks once set-up is
  * done: the child becomes NAME with no capability at all (bounding set
  * emptied, no_new_privs) and runs the data path, after a small watcher
- * process with the set-up's privileges (root, or a non-root builder's
- * capabilities) was forked off: it waits for the builder to end, however
+ * process was forked off, with the set-up's uid and only the capabilities
+ * its clean-up needs (cmd_build.c): it waits for the builder to end, however
  * it ends (a pipe reaches EOF even on SIGKILL), then detaches XDP and
  * removes the /run/xevb files (an unprivileged process cannot detach a
  * netlink-attached XDP program, by design). The watcher is forked right
@@ -85,6 +85,8 @@ extern const struct xevb_cap_need xevb_build_caps[XEVB_BUILD_N_CAPS];
 int xevb_build_caps_missing(uint64_t eff, uint64_t skip, char *buf, size_t len);
 /* This process's effective capabilities (0 if they cannot be read). */
 uint64_t xevb_privs_effective(void);
+/* Keep only the capabilities in keep (bit per capability) of those held; 0 or -errno. */
+int xevb_privs_keep_only(uint64_t keep);
 
 /* Resolve NAME (error message on failure). */
 int xevb_privs_lookup(const char *user, struct xevb_privs *p);
