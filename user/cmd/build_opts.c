@@ -294,7 +294,11 @@ static const struct xevb_cfg_opt opts[] = {
 
 static const struct xevb_cmd_help help = {
 	.name = "build",
-	.summary = "Build events from the fragments that sources send to IFACE and forward them to farm nodes.",
+	.summary =
+		"Build events from the fragments that sources send to IFACE and forward them to farm nodes. "
+		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN, CAP_NET_RAW and CAP_IPC_LOCK (xevb doctor "
+		"checks them), and gives them up after set-up; its interface lock and statistics are in "
+		"/run/xevb, or XEVB_RUN_DIR.",
 	.usage = "--dev IFACE --sources LIST [options]",
 	.examples =
 		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"

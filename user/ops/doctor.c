@@ -16,11 +16,11 @@
 #include <string.h>
 #include "ops/doctor.h"
 #include "rx/xsk_rx.h"
+#include "ops/privdrop.h"
 
-#define CAP_NET_ADMIN_BIT 12
-#define CAP_NET_RAW_BIT   13
 #define CAP_IPC_LOCK_BIT  14
 #define CAP_SYS_ADMIN_BIT 21
+#define CAP_PERFMON_BIT   38
 #define CAP_BPF_BIT       39
 
 /* The RX ring size worth having: deeper rings absorb longer bursts, beyond
@@ -717,26 +717,49 @@ static void check_memlock(const struct xevb_doctor_facts *f, const struct xevb_d
 	    "RLIMIT_MEMLOCK %llu KiB is below the UMEM's %llu KiB and there is no "
 	    "CAP_IPC_LOCK: registering the UMEM fails",
 	    (unsigned long long)(f->memlock_bytes >> 10), (unsigned long long)(need >> 10));
-	fix(c, "ulimit -l unlimited (systemd: LimitMEMLOCK=infinity), or run as root");
+	fix(c,
+	    "give it CAP_IPC_LOCK (as the capabilities check says), or ulimit -l unlimited (systemd: "
+	    "LimitMEMLOCK=infinity), or run as root");
 }
 
+/* What `xevb build` needs (privdrop.h): CAP_IPC_LOCK has the memlock check. */
 static void check_caps(const struct xevb_doctor_facts *f, struct xevb_doctor_check *c)
 {
-	bool bpf = has_cap(f, CAP_BPF_BIT) || has_cap(f, CAP_SYS_ADMIN_BIT);
-	bool admin = has_cap(f, CAP_NET_ADMIN_BIT), raw = has_cap(f, CAP_NET_RAW_BIT);
+	char missing[640];
 
-	if (bpf && admin && raw) {
+	if (!xevb_build_caps_missing(f->cap_eff, 1ull << CAP_IPC_LOCK_BIT, missing, sizeof(missing))) {
 		set(c, XEVB_OK,
-		    "CAP_NET_ADMIN, CAP_NET_RAW and CAP_BPF%s: xevb build can attach XDP and "
-		    "bind its sockets",
-		    has_cap(f, CAP_BPF_BIT) ? "" : " (as CAP_SYS_ADMIN)");
+		    "CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN and CAP_NET_RAW%s: xevb build can load and attach "
+		    "its program and open its sockets%s",
+		    has_cap(f, CAP_BPF_BIT) && has_cap(f, CAP_PERFMON_BIT) ? "" :
+									     " (CAP_SYS_ADMIN for the first two)",
+		    has_cap(f, CAP_SYS_ADMIN_BIT) ?
+			    "" :
+			    "; without CAP_SYS_ADMIN it attaches alone: another XDP program on the device "
+			    "cannot stay beside it (libxdp's dispatcher needs it)");
 		return;
 	}
-	set(c, XEVB_FAIL,
-	    "missing%s%s%s (this process's effective set): xevb build cannot attach "
-	    "XDP or bind AF_XDP sockets",
-	    admin ? "" : " CAP_NET_ADMIN", raw ? "" : " CAP_NET_RAW", bpf ? "" : " CAP_BPF");
-	fix(c, "run as root, or: setcap cap_net_admin,cap_net_raw,cap_bpf,cap_ipc_lock+ep $(command -v xevb)");
+	set(c, XEVB_FAIL, "this process lacks %s: xevb build cannot start", missing);
+	fix(c,
+	    "run as root, or: setcap cap_bpf,cap_perfmon,cap_net_admin,cap_net_raw,cap_ipc_lock+ep $(command -v xevb) "
+	    "(a unit: AmbientCapabilities=, as xevb-build@.service)");
+}
+
+/* The interface lock the builder takes first: where this uid cannot write, nothing starts. */
+static void check_run_dir(const struct xevb_doctor_facts *f, struct xevb_doctor_check *c)
+{
+	if (!f->run_dir_err) {
+		set(c, XEVB_OK, "%s %s by uid %u: the builder's lock and statistics files", f->run_dir,
+		    f->run_dir_missing ? "is missing; it can be created" : "is writable", f->uid);
+		return;
+	}
+	set(c, XEVB_FAIL, "%s %s uid %u (%s): the builder cannot take its interface lock", f->run_dir,
+	    f->run_dir_missing ? "is missing and cannot be created by" : "is not writable by", f->uid,
+	    strerror(f->run_dir_err));
+	fix(c,
+	    "a unit: RuntimeDirectory=xevb, as xevb-build@.service; else install -d -o $(id -un) -m 0700 %s "
+	    "(or XEVB_RUN_DIR=DIR for every xevb command)",
+	    f->run_dir);
 }
 
 void xevb_doctor_decide(const struct xevb_doctor_facts *f, const struct xevb_doctor_plan *p,
@@ -758,6 +781,7 @@ void xevb_doctor_decide(const struct xevb_doctor_facts *f, const struct xevb_doc
 		[XEVB_CHK_BUSY_POLL] = "busy_poll",
 		[XEVB_CHK_MEMLOCK] = "memlock",
 		[XEVB_CHK_CAPS] = "capabilities",
+		[XEVB_CHK_RUN_DIR] = "run_dir",
 	};
 
 	memset(out, 0, sizeof(out[0]) * XEVB_CHK__COUNT);
@@ -778,6 +802,7 @@ void xevb_doctor_decide(const struct xevb_doctor_facts *f, const struct xevb_doc
 	check_busy_poll(f, p, &out[XEVB_CHK_BUSY_POLL]);
 	check_memlock(f, p, &out[XEVB_CHK_MEMLOCK]);
 	check_caps(f, &out[XEVB_CHK_CAPS]);
+	check_run_dir(f, &out[XEVB_CHK_RUN_DIR]);
 }
 
 const char *xevb_verdict_name(enum xevb_verdict v)

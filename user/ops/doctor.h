@@ -121,6 +121,12 @@ struct xevb_doctor_facts {
 
 	uint64_t memlock_bytes; /* RLIMIT_MEMLOCK, UINT64_MAX: unlimited */
 	uint64_t cap_eff;       /* effective capabilities */
+
+	/* The builder's lock and statistics directory (xevb_run_dir), for this uid. */
+	char run_dir[192];
+	uint32_t uid;
+	bool run_dir_missing; /* not there: the builder creates it (in its parent) */
+	int run_dir_err;      /* 0: writable (or creatable), else why not */
 };
 
 enum xevb_verdict { XEVB_OK, XEVB_WARN, XEVB_FAIL, XEVB_SKIP };
@@ -149,6 +155,7 @@ enum {
 	XEVB_CHK_BUSY_POLL,
 	XEVB_CHK_MEMLOCK,
 	XEVB_CHK_CAPS,
+	XEVB_CHK_RUN_DIR,
 	XEVB_CHK__COUNT
 };
 

@@ -28,6 +28,7 @@
 #include <linux/sockios.h>
 #include "base/cli.h"
 #include "ops/doctor.h"
+#include "rx/loader.h"
 
 /* uapi linux/netdev.h (6.3+), newer than some distributions' headers. */
 #define NETDEV_FAMILY_NAME           "netdev"
@@ -486,6 +487,27 @@ static void gather_limits(struct xevb_doctor_facts *f)
 		f->cap_eff = (uint64_t)data[1].effective << 32 | data[0].effective;
 }
 
+/* Can this uid (effective ids and capabilities, as the builder's) keep its files there? */
+static void gather_run_dir(struct xevb_doctor_facts *f)
+{
+	char parent[sizeof(f->run_dir)];
+	char *slash;
+
+	snprintf(f->run_dir, sizeof(f->run_dir), "%s", xevb_run_dir());
+	f->uid = (uint32_t)geteuid();
+	if (!faccessat(AT_FDCWD, f->run_dir, W_OK | X_OK, AT_EACCESS))
+		return;
+	f->run_dir_err = errno;
+	if (errno != ENOENT)
+		return;
+	f->run_dir_missing = true;
+	snprintf(parent, sizeof(parent), "%s", f->run_dir);
+	slash = strrchr(parent, '/');
+	if (slash)
+		*(slash == parent ? slash + 1 : slash) = 0;
+	f->run_dir_err = faccessat(AT_FDCWD, parent, W_OK | X_OK, AT_EACCESS) ? errno : 0;
+}
+
 int xevb_doctor_gather(const char *ifname, struct xevb_doctor_facts *f)
 {
 	int fd;
@@ -513,5 +535,6 @@ int xevb_doctor_gather(const char *ifname, struct xevb_doctor_facts *f)
 	gather_irqs(f);
 	gather_cpus(f);
 	gather_limits(f);
+	gather_run_dir(f);
 	return 0;
 }

@@ -31,6 +31,36 @@ static const char *const probe_names[XEVB_PROBE__COUNT] = {
 	[XEVB_PROBE_SETUID_ROOT] = "setuid_root",
 };
 
+const struct xevb_cap_need xevb_build_caps[XEVB_BUILD_N_CAPS] = {
+	{ CAP_BPF, "CAP_BPF", "load the XDP program and create its maps" },
+	{ CAP_PERFMON, "CAP_PERFMON",
+	  "without it the verifier refuses the program's pointer arithmetic, and libxdp's "
+	  "dispatcher's pointer comparisons" },
+	{ CAP_NET_ADMIN, "CAP_NET_ADMIN", "attach the program to the interface and detach it" },
+	{ CAP_NET_RAW, "CAP_NET_RAW", "open the AF_XDP sockets, and the raw IPv4 socket beside them" },
+	{ CAP_IPC_LOCK, "CAP_IPC_LOCK", "pin the UMEM; or an RLIMIT_MEMLOCK above its size" },
+};
+
+int xevb_build_caps_missing(uint64_t eff, uint64_t skip, char *buf, size_t len)
+{
+	bool admin = eff >> CAP_SYS_ADMIN & 1;
+	size_t off = 0;
+	int n = 0;
+
+	buf[0] = 0;
+	for (int i = 0; i < XEVB_BUILD_N_CAPS; i++) {
+		int cap = xevb_build_caps[i].cap;
+
+		if ((eff >> cap & 1) || (skip >> cap & 1) || (admin && (cap == CAP_BPF || cap == CAP_PERFMON)))
+			continue;
+		if (off < len)
+			off += (size_t)snprintf(buf + off, len - off, "%s%s (%s)", n ? "; " : "",
+						xevb_build_caps[i].name, xevb_build_caps[i].why);
+		n++;
+	}
+	return n;
+}
+
 int xevb_privs_lookup(const char *user, struct xevb_privs *p)
 {
 	struct passwd *pw;
@@ -66,7 +96,29 @@ void xevb_privs_keep_uid(struct xevb_privs *p)
 	p->keep_uid = true;
 }
 
-/* Map fds become read-only in place; program and link fds go away. */
+/*
+ * Turning a map id into a read-only fd needs CAP_SYS_ADMIN, which the
+ * builder does without (docs/deploy-package.md): the map is frozen instead,
+ * so no fd of it writes any more (the program still does). EPERM: no fd
+ * of it writes already (.rodata, frozen when loaded); EBUSY: mapped
+ * writable (the shedding gate, which the data path writes through its
+ * mapping by design): both left as they are.
+ */
+static int freeze_map(struct xevb_privs *p, int fd, uint32_t id)
+{
+	int err = bpf_map_freeze(fd);
+
+	if (!err) {
+		p->maps_frozen++;
+		return 0;
+	}
+	if (err == -EPERM || err == -EBUSY)
+		return 0;
+	xevb_err("cannot freeze map %u: %s", id, strerror(-err));
+	return err;
+}
+
+/* Map fds become read-only in place (or their maps frozen); program and link fds go away. */
 static int neutralise_bpf_fds(struct xevb_privs *p)
 {
 	DIR *d = opendir("/proc/self/fd");
@@ -101,6 +153,12 @@ static int neutralise_bpf_fds(struct xevb_privs *p)
 				break;
 			}
 			ro = bpf_map_get_fd_by_id_opts(info.id, &o);
+			if (ro == -EPERM) {
+				err = freeze_map(p, fd, info.id);
+				if (err)
+					break;
+				continue;
+			}
 			if (ro < 0) {
 				err = ro;
 				xevb_err("cannot reopen map %u read-only: %s", info.id, strerror(-ro));
@@ -155,6 +213,29 @@ static bool cap_effective(int cap)
 	uint64_t eff = status_hex("CapEff");
 
 	return eff != UINT64_MAX && (eff >> cap & 1);
+}
+
+int xevb_privs_keep_only(uint64_t keep)
+{
+	struct __user_cap_header_struct hdr = { .version = _LINUX_CAPABILITY_VERSION_3, .pid = 0 };
+	struct __user_cap_data_struct data[2] = { 0 };
+
+	if (syscall(SYS_capget, &hdr, data))
+		return -errno;
+	for (int i = 0; i < 2; i++) {
+		data[i].effective &= (uint32_t)(keep >> (32 * i));
+		data[i].permitted &= (uint32_t)(keep >> (32 * i));
+		data[i].inheritable = 0;
+	}
+	prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0);
+	return syscall(SYS_capset, &hdr, data) ? -errno : 0;
+}
+
+uint64_t xevb_privs_effective(void)
+{
+	uint64_t eff = status_hex("CapEff");
+
+	return eff == UINT64_MAX ? 0 : eff;
 }
 
 bool xevb_privs_held(void)
@@ -269,10 +350,11 @@ void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res)
 	fprintf(f,
 		"{\"privileges\":{\"user\":\"%s\",\"uid\":%u,\"gid\":%u,\"cap_eff\":\"%llx\","
 		"\"cap_prm\":\"%llx\",\"cap_inh\":\"%llx\",\"cap_bnd\":\"%llx\",\"cap_amb\":\"%llx\","
-		"\"no_new_privs\":%d,\"maps_readonly\":%u,\"progs_closed\":%u,\"links_closed\":%u",
+		"\"no_new_privs\":%d,\"maps_readonly\":%u,\"maps_frozen\":%u,\"progs_closed\":%u,"
+		"\"links_closed\":%u",
 		p->user, (unsigned)p->uid, (unsigned)p->gid, (unsigned long long)p->cap_eff,
 		(unsigned long long)p->cap_prm, (unsigned long long)p->cap_inh, (unsigned long long)p->cap_bnd,
-		(unsigned long long)p->cap_amb, p->no_new_privs, p->maps_readonly, p->progs_closed,
+		(unsigned long long)p->cap_amb, p->no_new_privs, p->maps_readonly, p->maps_frozen, p->progs_closed,
 		p->links_closed);
 	if (res) {
 		fprintf(f, ",\"selftest\":{");

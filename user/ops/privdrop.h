@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * Dropping privileges after set-up. The builder needs root (CAP_BPF,
- * CAP_NET_ADMIN, CAP_NET_RAW, CAP_SYS_ADMIN for ids) only to load, attach
- * and bind; the data path needs none. By default as root (user nobody,
- * unless --keep-privileges), or `xevb build --user NAME`, it forks once
- * set-up is done: the child becomes NAME with no capability at all (bounding
- * set emptied, no_new_privs) and runs the data path, after a small root
- * watcher process was forked off: it waits for the builder to end, however
+ * Dropping privileges after set-up. The builder needs root, or the
+ * capabilities of xevb_build_caps below, only to load, attach and bind; the
+ * data path needs none. By default as root (user nobody, unless
+ * --keep-privileges), or `xevb build --user NAME`, it forks once set-up is
+ * done: the child becomes NAME with no capability at all (bounding set
+ * emptied, no_new_privs) and runs the data path, after a small watcher
+ * process was forked off, with the set-up's uid and only the capabilities
+ * its clean-up needs (cmd_build.c): it waits for the builder to end, however
  * it ends (a pipe reaches EOF even on SIGKILL), then detaches XDP and
  * removes the /run/xevb files (an unprivileged process cannot detach a
  * netlink-attached XDP program, by design). The watcher is forked right
@@ -16,8 +17,8 @@
  *
  * Before the switch, the builder makes its BPF file descriptors harmless: map
  * fds are reopened read-only in place (dup2 over the same number, so the
- * loader's handles still read the counters), program and link fds are
- * replaced by /dev/null. A writable map fd keeps working without any
+ * loader's handles still read the counters), or without CAP_SYS_ADMIN their
+ * maps frozen; program and link fds are replaced by /dev/null. A writable map fd keeps working without any
  * capability, so this step, not the uid change, is what stops map updates.
  */
 #ifndef XEVB_PRIVDROP_H
@@ -35,7 +36,7 @@ struct xevb_privs {
 	bool keep_uid; /* no uid switch possible: stay uid 0, drop every capability */
 	uint64_t cap_eff, cap_prm, cap_inh, cap_bnd, cap_amb; /* from /proc/self/status */
 	int no_new_privs;
-	unsigned maps_readonly, progs_closed, links_closed;
+	unsigned maps_readonly, maps_frozen, progs_closed, links_closed;
 };
 
 /* Privilege probes after the drop: 0 = succeeded (bad), else the errno. */
@@ -57,6 +58,35 @@ struct xevb_probe_ctx {
 	int xsks_fd, counters_fd;
 	uint32_t prog_id, map_id;
 };
+
+/*
+ * What `xevb build` needs (XDP mode), each found necessary on this kernel
+ * by taking it away (tests/integration/test_hard_unpriv.sh, which runs the
+ * builder as nobody with exactly these): CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN,
+ * CAP_NET_RAW and CAP_IPC_LOCK (or an RLIMIT_MEMLOCK above the UMEM).
+ * CAP_SYS_ADMIN is not among them: without it the program is attached alone
+ * (libxdp's dispatcher, and so another XDP program beside it, needs it),
+ * detached by its own fd, and the maps are frozen rather than reopened
+ * read-only at the drop.
+ */
+struct xevb_cap_need {
+	int cap;
+	const char *name;
+	const char *why;
+};
+#define XEVB_BUILD_N_CAPS 5
+extern const struct xevb_cap_need xevb_build_caps[XEVB_BUILD_N_CAPS];
+
+/*
+ * Which of them the effective set eff lacks, but those in skip (bit per
+ * capability): "CAP_A (why); CAP_B (why)" into buf, and their count.
+ * CAP_SYS_ADMIN stands for CAP_BPF and CAP_PERFMON, as in the kernel.
+ */
+int xevb_build_caps_missing(uint64_t eff, uint64_t skip, char *buf, size_t len);
+/* This process's effective capabilities (0 if they cannot be read). */
+uint64_t xevb_privs_effective(void);
+/* Keep only the capabilities in keep (bit per capability) of those held; 0 or -errno. */
+int xevb_privs_keep_only(uint64_t keep);
 
 /* Resolve NAME (error message on failure). */
 int xevb_privs_lookup(const char *user, struct xevb_privs *p);

@@ -33,6 +33,13 @@
  */
 #define lfail(l, ...) xevb_log((l)->pass ? XEVB_LOG_WARN : XEVB_LOG_ERR, __VA_ARGS__)
 
+const char *xevb_run_dir(void)
+{
+	const char *d = getenv("XEVB_RUN_DIR");
+
+	return d && d[0] == '/' ? d : RUN_DIR;
+}
+
 int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len)
 {
 	struct stat st;
@@ -40,18 +47,67 @@ int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len)
 	if (stat("/proc/self/ns/net", &st))
 		return -errno;
 	/* Interface names repeat across network namespaces: key by both. */
-	if ((size_t)snprintf(buf, len, RUN_DIR "/%lu-%s.%s", (unsigned long)st.st_ino, ifname, suffix) >= len)
+	if ((size_t)snprintf(buf, len, "%s/%lu-%s.%s", xevb_run_dir(), (unsigned long)st.st_ino, ifname, suffix) >=
+	    len)
 		return -ENAMETOOLONG;
 	return 0;
 }
 
+/*
+ * "PID PROG_ID\n": who holds the interface, and the program it attached;
+ * until it attached, the one a builder that died left, still to be removed.
+ */
+static void write_lock(const struct xevb_loader *l, uint32_t prog_id)
+{
+	char buf[48];
+	int n = snprintf(buf, sizeof(buf), "%d %u\n", (int)getpid(), prog_id);
+
+	if (pwrite(l->lock_fd, buf, (size_t)n, 0) == n && ftruncate(l->lock_fd, n))
+		xevb_dbg("cannot trim lock file %s: %s", l->lock_path, strerror(errno));
+}
+
+/*
+ * What the last holder wrote: the program a builder that died left
+ * attached. Its id alone identifies it where ids cannot be turned into
+ * fds (no CAP_SYS_ADMIN), so the next start can remove it (check_existing).
+ */
+static uint32_t recorded_prog(int fd, char *pid, size_t len)
+{
+	char buf[48] = "";
+	unsigned int id = 0;
+	ssize_t n = pread(fd, buf, sizeof(buf) - 1, 0);
+
+	buf[n > 0 ? n : 0] = 0;
+	snprintf(pid, len, "%.*s", (int)strcspn(buf, " \n"), buf[0] ? buf : "?");
+	if (sscanf(buf, "%*d %u", &id) != 1)
+		id = 0;
+	return id;
+}
+
+static void lock_open_failed(const struct xevb_loader *l, const char *path, int err)
+{
+	const char *dir = xevb_run_dir();
+
+	if (err != EACCES && err != ENOENT && err != EROFS) {
+		lfail(l, "cannot create lock file %s: %s", path, strerror(err));
+		return;
+	}
+	lfail(l,
+	      "cannot create lock file %s: %s. The builder keeps its lock and statistics files in %s, "
+	      "which uid %u must be able to write: in a unit RuntimeDirectory=xevb, else install -d -o "
+	      "USER -m 0700 %s (or set XEVB_RUN_DIR to another directory, for every xevb command)",
+	      path, strerror(err), dir, (unsigned)geteuid(), dir);
+}
+
 static int take_lock(struct xevb_loader *l)
 {
-	char path[256];
+	char path[256], pid[16];
 	struct stat st_fd, st_path;
 	int fd, err;
 
-	mkdir(RUN_DIR, 0700);
+	if (getenv("XEVB_RUN_DIR") && getenv("XEVB_RUN_DIR")[0] != '/')
+		xevb_warn("XEVB_RUN_DIR=%s is not an absolute path: using %s", getenv("XEVB_RUN_DIR"), RUN_DIR);
+	mkdir(xevb_run_dir(), 0700);
 	err = xevb_run_path(l->ifname, "lock", path, sizeof(path));
 	if (err)
 		return err;
@@ -59,15 +115,11 @@ static int take_lock(struct xevb_loader *l)
 		fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
 		if (fd < 0) {
 			err = -errno;
-			lfail(l, "cannot create lock file %s: %s", path, strerror(errno));
+			lock_open_failed(l, path, errno);
 			return err;
 		}
 		if (flock(fd, LOCK_EX | LOCK_NB)) {
-			char pid[32] = "?";
-			ssize_t n = pread(fd, pid, sizeof(pid) - 1, 0);
-			if (n > 0)
-				pid[n] = 0;
-			pid[strcspn(pid, "\n")] = 0;
+			recorded_prog(fd, pid, sizeof(pid));
 			lfail(l, "another xevb builder (pid %s) already runs on %s; stop it first", pid,
 			      l->ifname);
 			close(fd);
@@ -79,11 +131,25 @@ static int take_lock(struct xevb_loader *l)
 			break;
 		close(fd);
 	}
-	if (ftruncate(fd, 0) == 0)
-		dprintf(fd, "%d\n", getpid());
+	l->stale_id = recorded_prog(fd, pid, sizeof(pid));
 	l->lock_fd = fd;
 	snprintf(l->lock_path, sizeof(l->lock_path), "%s", path);
+	write_lock(l, l->stale_id);
 	return 0;
+}
+
+bool xevb_loader_test_fail(const char *step)
+{
+	static int n;
+	const char *e = getenv("XEVB_TEST_FAIL_STEP");
+
+	if (!e || !*e || ++n != atoi(e))
+		return false;
+	xevb_err(
+		"XEVB_TEST_FAIL_STEP=%d: the start fails here, at step '%s' after the XDP attach (a test's "
+		"variable: unset it)",
+		n, step);
+	return true;
 }
 
 static int libxdp_print(enum libxdp_print_level level, const char *fmt, va_list ap)
@@ -127,6 +193,60 @@ int xevb_loader_probe_dispatcher(void)
 	return errno == EINVAL ? 0 : errno;
 }
 
+/* The id of the XDP program on the interface and its mode (netlink: no capability needed); 0: none. */
+static uint32_t attached_prog(int ifindex, __u32 *mode_flags)
+{
+	LIBBPF_OPTS(bpf_xdp_query_opts, q);
+
+	*mode_flags = 0;
+	if (bpf_xdp_query(ifindex, 0, &q))
+		return 0;
+	if (q.drv_prog_id)
+		*mode_flags = XDP_FLAGS_DRV_MODE;
+	else if (q.skb_prog_id)
+		*mode_flags = XDP_FLAGS_SKB_MODE;
+	else if (q.hw_prog_id)
+		*mode_flags = XDP_FLAGS_HW_MODE;
+	return q.drv_prog_id ? q.drv_prog_id : q.skb_prog_id ? q.skb_prog_id : q.hw_prog_id;
+}
+
+/*
+ * Where libxdp cannot look (it turns the attached program's id into an fd,
+ * which needs CAP_SYS_ADMIN), only the id is known: the program a builder
+ * that died left is the one its lock file names; anything else is not ours.
+ */
+static int check_existing_id(struct xevb_loader *l, bool force)
+{
+	__u32 flags;
+	uint32_t id = attached_prog(l->ifindex, &flags);
+	int err;
+
+	if (!id)
+		return 0;
+	if (id == l->stale_id) {
+		xevb_warn("removing a stale %s (id %u) left on %s by a builder that died", PROG_NAME, id,
+			  l->ifname);
+	} else if (force) {
+		xevb_warn("--force: replacing XDP program id %u on %s", id, l->ifname);
+	} else {
+		lfail(l,
+		      "%s already has XDP program id %u, not the one a builder recorded in %s: xevb does not "
+		      "replace a program it did not load, and without CAP_SYS_ADMIN it can neither see its name "
+		      "nor share the interface through libxdp's dispatcher: remove it (ip link set dev %s xdp off), "
+		      "pass --force to replace it, or run the builder as root to share the interface",
+		      l->ifname, id, l->lock_path, l->ifname);
+		return -EEXIST;
+	}
+	err = bpf_xdp_detach(l->ifindex, flags, NULL);
+	if (err) {
+		lfail(l, "cannot detach XDP program id %u from %s: %s", id, l->ifname, strerror(-err));
+		/* Its record lets the next start try again. */
+		if (id == l->stale_id)
+			l->lock_path[0] = 0;
+	}
+	return err;
+}
+
 /* Deal with whatever XDP program the interface has before we attach. */
 static int check_existing(struct xevb_loader *l, bool force)
 {
@@ -135,7 +255,7 @@ static int check_existing(struct xevb_loader *l, bool force)
 	int err;
 
 	if (!mp || libxdp_get_error(mp))
-		return 0;
+		return check_existing_id(l, force);
 	if (!xdp_multiprog__is_legacy(mp)) {
 		/* A dispatcher: ours is added beside the others, unless a stale
 		 * xevb is among them. */
@@ -387,7 +507,13 @@ static int attach_program(struct xevb_loader *l, const struct xevb_loader_cfg *c
 			      cfg->ifname, l->pass ? "" : " or --mode socket");
 		else if (err == -EPERM)
 			lfail(l,
-			      "attaching XDP to %s: permission denied (run as root or with CAP_NET_ADMIN+CAP_BPF)",
+			      "attaching XDP to %s: permission denied (run as root or with CAP_BPF, CAP_PERFMON and "
+			      "CAP_NET_ADMIN)",
+			      cfg->ifname);
+		else if (err == -EACCES)
+			lfail(l,
+			      "attaching XDP to %s: the verifier refused the program (without CAP_PERFMON it checks "
+			      "it as an unprivileged user's; rerun with -v for its log)",
 			      cfg->ifname);
 		else
 			lfail(l, "attaching XDP to %s failed: %s (rerun with -v for the verifier log)",
@@ -406,16 +532,15 @@ static void note_attached(struct xevb_loader *l)
 {
 	struct bpf_prog_info info = {};
 	__u32 info_len = sizeof(info);
-	struct xdp_multiprog *mp = xdp_multiprog__get_from_ifindex(l->ifindex);
+	__u32 flags;
 
-	if (mp && !libxdp_get_error(mp)) {
-		l->multiprog = !xdp_multiprog__is_legacy(mp);
-		xdp_multiprog__close(mp);
-	}
 	l->xsks_fd = bpf_map__fd(l->skel->maps.xsks);
 	l->counters_fd = bpf_map__fd(l->skel->maps.counters);
 	if (!bpf_obj_get_info_by_fd(bpf_program__fd(l->skel->progs.xevb_steer), &info, &info_len))
 		l->prog_id = info.id;
+	/* Behind the dispatcher, the program attached is the dispatcher, not ours. */
+	l->multiprog = !l->prog_id || attached_prog(l->ifindex, &flags) != l->prog_id;
+	write_lock(l, l->prog_id);
 }
 
 int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
@@ -441,6 +566,10 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	    (err = enable_frags(l, cfg)) || (err = attach_program(l, cfg)))
 		goto fail;
 	note_attached(l);
+	if (xevb_loader_test_fail("attach")) {
+		err = -ECANCELED;
+		goto fail;
+	}
 	err = fill_filters(l, cfg);
 	if (err) {
 		lfail(l, "cannot configure the source filter: %s", strerror(-err));
@@ -451,13 +580,30 @@ int xevb_loader_attach(struct xevb_loader *l, const struct xevb_loader_cfg *cfg)
 	xevb_info("XDP program %s (id %u)%s attached to %s in %s mode, %s%s", PROG_NAME, l->prog_id,
 		  l->pass ? " in pass mode (sheds, passes the rest to the kernel)" : "", l->ifname,
 		  cfg->mode == XEVB_XDP_GENERIC ? "generic (skb)" : "native",
-		  l->multiprog ? "through libxdp's dispatcher" :
-				 "as the only program (libxdp's dispatcher is not available on this kernel)",
+		  l->multiprog ?
+			  "through libxdp's dispatcher" :
+			  "as the only program (libxdp's dispatcher is not available here: it needs a bpffs at "
+			  "/sys/fs/bpf, CAP_SYS_ADMIN and a kernel that allows freplace programs)",
 		  l->frags ? ", jumbo (multi-buffer) MEPs validated across frags" : "");
 	return 0;
 fail:
 	xevb_loader_detach(l);
 	return err;
+}
+
+/*
+ * libxdp's detach looks the attached program up by id, which needs
+ * CAP_SYS_ADMIN. Alone on the interface, ours goes by its own fd, with
+ * only CAP_NET_ADMIN, and only if it is still the program attached.
+ */
+static int detach_program(struct xevb_loader *l)
+{
+	LIBBPF_OPTS(bpf_xdp_attach_opts, o, .old_prog_fd = xdp_program__fd(l->prog));
+	bool skb = l->mode == XEVB_XDP_GENERIC;
+
+	if (l->multiprog || o.old_prog_fd < 0)
+		return xdp_program__detach(l->prog, l->ifindex, skb ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
+	return bpf_xdp_detach(l->ifindex, skb ? XDP_FLAGS_SKB_MODE : XDP_FLAGS_DRV_MODE, &o);
 }
 
 void xevb_loader_detach(struct xevb_loader *l)
@@ -467,10 +613,12 @@ void xevb_loader_detach(struct xevb_loader *l)
 		l->shed_gate = NULL;
 	}
 	if (l->prog) {
-		int err = xdp_program__detach(l->prog, l->ifindex,
-					      l->mode == XEVB_XDP_GENERIC ? XDP_MODE_SKB : XDP_MODE_NATIVE, 0);
-		if (err)
+		int err = detach_program(l);
+		if (err) {
 			xevb_warn("detaching from %s: %s", l->ifname, strerror(-err));
+			/* Its record lets the next start remove what is left. */
+			l->lock_path[0] = 0;
+		}
 		xdp_program__close(l->prog);
 		l->prog = NULL;
 	}
@@ -479,7 +627,8 @@ void xevb_loader_detach(struct xevb_loader *l)
 		l->skel = NULL;
 	}
 	if (l->lock_fd >= 0) {
-		unlink(l->lock_path);
+		if (l->lock_path[0])
+			unlink(l->lock_path);
 		close(l->lock_fd);
 		l->lock_fd = -1;
 	}

@@ -61,6 +61,7 @@ struct xevb_loader {
 	int xsks_fd; /* XSKMAP */
 	int counters_fd;
 	unsigned int prog_id;
+	uint32_t stale_id;    /* the program the lock file's last holder recorded (it died) */
 	char run_dir_key[96]; /* "<netns inode>-<ifname>": names lock and stats files */
 	uint32_t meta_cookie; /* non-zero: the program writes XDP meta with this cookie */
 	/* The program's shedding gate (shed.h), mapped; NULL if the map could not be. */
@@ -78,7 +79,22 @@ int xevb_loader_probe_dispatcher(void);
 /* Sum of the per-CPU counters, XEVB_XDP__SLOTS entries. */
 int xevb_xdp_counters_read(int counters_fd, struct xevb_xdp_ctr *out);
 
-/* "/run/xevb/<netns-ino>-<ifname>.<suffix>" */
+/*
+ * The builder's lock and statistics files: XEVB_RUN_DIR when it is an
+ * absolute path, else /run/xevb (a unit's RuntimeDirectory=xevb). Every
+ * command that reads them (xevb stats) looks there too.
+ */
+const char *xevb_run_dir(void);
+/* "<run dir>/<netns-ino>-<ifname>.<suffix>" */
 int xevb_run_path(const char *ifname, const char *suffix, char *buf, size_t len);
+
+/*
+ * Test only (tests/integration/test_hard_unpriv.sh): with XEVB_TEST_FAIL_STEP=N
+ * in the environment, the N-th call (each a step of the builder's start after
+ * its XDP attach, named STEP) says so and returns true: the caller fails
+ * the start there, so that every failed start's clean-up is tested. Unset,
+ * never true.
+ */
+bool xevb_loader_test_fail(const char *step);
 
 #endif
