@@ -1,15 +1,18 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * JSON strings from any bytes: the one escaper every --json output uses for
- * a string it did not write itself (interface names, host names, addresses,
- * user names, anything the kernel or a file hands back). The result parses
+ * a string it did not write itself (interface names, farm nodes as given on
+ * the command line, user names, anything the kernel or a file hands back;
+ * doctor's details, which quote them). The result parses
  * whatever the input: '"' and '\' are escaped, control characters become
  * \n, \t, ... or \u00XX, and a byte that does not start a valid UTF-8
  * sequence becomes \ufffd (U+FFFD, the replacement character), so a strict
  * parser (python's json) never sees invalid UTF-8.
  *
  * Names from the program's own tables (counter names, verdicts, reasons) are
- * written as they are: a unit test holds them to plain identifiers.
+ * written as they are: a unit test holds them to plain identifiers
+ * (tests/unit/test_json_outputs.c); so is what the program prints from
+ * numbers, addresses by inet_ntop among them.
  */
 #ifndef XEVB_JSON_H
 #define XEVB_JSON_H
@@ -36,7 +39,7 @@ void xevb_json_str(FILE *f, const char *s);
  * The same into buf (len bytes, NUL-terminated), for a "%s" in a longer
  * format; returns buf. Too small a buf cuts the string between two whole
  * characters and still closes the quotes; XEVB_JSON_QLEN(strlen(s)) never
- * cuts. s NULL is written as null.
+ * cuts. s NULL is written as null (as "" in a buf too small for it).
  */
 const char *xevb_json_qn(char *buf, size_t len, const char *s, size_t max);
 const char *xevb_json_q(char *buf, size_t len, const char *s);
