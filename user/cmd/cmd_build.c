@@ -22,6 +22,7 @@
 #include "evb/builder.h"
 #include "base/cli.h"
 #include "rx/engine.h"
+#include "ops/engine_stats.h"
 #include "rx/loader.h"
 #include "ops/metrics.h"
 #include "base/notify.h"
@@ -645,7 +646,8 @@ static bool stats_start(struct build *bd)
 	if (metrics && (!bd->snap || !(bd->mx = xevb_metrics_start(metrics)) ||
 			xevb_metrics_render(bd->mx, xevb_metrics_render_snapshot, bd->snap)))
 		return false;
-	bd->e.h.mx = bd->mx; /* the engine adds the per-worker counters to the page */
+	if (bd->mx)
+		xevb_engine_metrics(&bd->e, bd->mx); /* more workers: each one's counters */
 	/* Attached, bound, statistics published: a service manager may start what depends on us. */
 	xevb_notify_ready("building on %s (%s)", cfg->dev, bd->e.c.xdp ? "XDP + AF_XDP" : "kernel socket");
 	bd->t_next = bd->t_start + 1000000000ull;
