@@ -37,3 +37,7 @@ def make_run(tmp_path):
         paths = xevb.run_files(str(tmp_path), run_number) if "path" not in kw else [kw["path"]]
         return paths, evs
     return make
+
+
+def pytest_report_header(config):
+    return "xevb %s from %s (libxevb %s)" % (xevb.__version__, os.path.dirname(xevb.__file__), xevb.lib_version())
