@@ -143,7 +143,8 @@ $(PUB_SO): $(PUB_OBJS) lib/libxevb.map
 $(PUB_LINKS): $(PUB_SO)
 	$(Q)ln -sf $(notdir $(PUB_SO)) $@
 
-# The build tree's xevb.pc names the installed paths (make install writes the same).
+# The build tree's xevb.pc names the installed paths; make install writes it
+# again with the paths of that command line.
 PC_SUBST = sed -e 's|@PREFIX@|$(PREFIX)|g' -e 's|@LIBDIR@|$(LIBDIR)|g' -e 's|@INCLUDEDIR@|$(INCLUDEDIR)|g' \
 	-e 's|@VERSION@|$(PUB_VERSION)|g' -e 's|@LIBS_PRIVATE@|$(PUB_LIBS)|g'
 $(PUB_PC): lib/xevb.pc.in lib/include/xevb/xevb.h
@@ -151,8 +152,17 @@ $(PUB_PC): lib/xevb.pc.in lib/include/xevb/xevb.h
 	$(Q)mkdir -p $(@D)
 	$(Q)$(PC_SUBST) $< >$@
 
+# A farm node on libxevb (docs/consumer.md), built as a consumer builds it:
+# the public header only, linked to the shared library.
+PUB_EXAMPLE := $(OUT)/lib/examples/xevb-farm-example
+$(PUB_EXAMPLE): lib/examples/farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Ilib/include $< $(OUT)/$(PUB_SONAME) \
+		-Wl,-rpath,'$$ORIGIN/../..' -o $@
+
 .PHONY: libxevb
-libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC)
+libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE)
 
 $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
@@ -192,6 +202,9 @@ FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=
 # A harness of a command's control handlers links that command's unit too.
 FUZZ_CMD_fuzz_build_ctl := user/cmd/build_ctl.c
 FUZZ_CMD_fuzz_source_ctl := user/cmd/source_ctl.c
+# libxevb's harness builds the library's sources in (sanitized like the rest).
+FUZZ_CMD_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
+$(OUT)/fuzz/fuzz_lib: $(PUB_SRCS) $(wildcard lib/*.h lib/include/xevb/*.h)
 $(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(CMD_SRCS) $(wildcard include/xevb/*.h user/include/xevb/*.h user/lib/*.h user/cmd/*.h \
 		tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
@@ -264,7 +277,10 @@ $(MAN_STAMP): $(XEVB)
 # The builder's BPF programs are embedded (skeletons): no object to install.
 # The objects in $(OUT)/bpf that are not (switch, pass, drop, count) serve the
 # test bed only.
-install: $(XEVB) $(MAN_STAMP)
+# INSTALL_LIB=0: the tools only (the Debian package, until libxevb has
+# packages of its own).
+INSTALL_LIB ?= 1
+install: $(XEVB) $(MAN_STAMP) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(TRACEDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR) \
@@ -282,7 +298,25 @@ install: $(XEVB) $(MAN_STAMP)
 		u=$(DESTDIR)$(SYSTEMDUNITDIR)/$$(basename $$f .in); \
 		$(SUBST) $$f >$$u; chmod 0644 $$u; done
 
-uninstall:
+# libxevb alone: the shared library with its soname links, the headers, the
+# pkg-config file (LIBDIR, INCLUDEDIR, PKGCONFIGDIR; run ldconfig after an
+# install outside DESTDIR).
+.PHONY: install-lib uninstall-lib
+install-lib: libxevb
+	$(call msg,INSTALL,$(DESTDIR)$(LIBDIR)/$(notdir $(PUB_SO)))
+	$(Q)$(INSTALL) -d $(DESTDIR)$(LIBDIR) $(DESTDIR)$(INCLUDEDIR)/xevb $(DESTDIR)$(PKGCONFIGDIR)
+	$(Q)$(INSTALL) -m 0644 $(PUB_SO) $(DESTDIR)$(LIBDIR)/
+	$(Q)ln -sf $(notdir $(PUB_SO)) $(DESTDIR)$(LIBDIR)/$(PUB_SONAME)
+	$(Q)ln -sf $(PUB_SONAME) $(DESTDIR)$(LIBDIR)/libxevb.so
+	$(Q)$(INSTALL) -m 0644 $(PUB_HEADERS) $(DESTDIR)$(INCLUDEDIR)/xevb/
+	$(Q)$(PC_SUBST) lib/xevb.pc.in >$(DESTDIR)$(PKGCONFIGDIR)/xevb.pc && chmod 0644 $(DESTDIR)$(PKGCONFIGDIR)/xevb.pc
+
+uninstall-lib:
+	$(Q)rm -f $(DESTDIR)$(LIBDIR)/$(notdir $(PUB_SO)) $(DESTDIR)$(LIBDIR)/$(PUB_SONAME) $(DESTDIR)$(LIBDIR)/libxevb.so \
+		$(addprefix $(DESTDIR)$(INCLUDEDIR)/xevb/,$(notdir $(PUB_HEADERS))) $(DESTDIR)$(PKGCONFIGDIR)/xevb.pc
+	$(Q)rmdir $(DESTDIR)$(INCLUDEDIR)/xevb 2>/dev/null || true
+
+uninstall: uninstall-lib
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
 		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua \

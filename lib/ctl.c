@@ -10,18 +10,36 @@
 #include <unistd.h>
 #include "ctl.h"
 
-#define SEQ_WINDOW     64
-#define SKEW_NS        (5ull * 1000000000ull)
-#define LOG_FIRST      5
-#define LOG_EVERY_NS   10000000000ull
+#define SEQ_WINDOW   64
+#define SKEW_NS      (5ull * 1000000000ull)
+#define LOG_FIRST    5
+#define LOG_EVERY_NS 10000000000ull
 
-enum why { WHY_OK, WHY_SHORT, WHY_MAGIC, WHY_VERSION, WHY_TYPE, WHY_ROLE, WHY_RESERVED, WHY_EPOCH, WHY_LENGTH, WHY_COUNT, WHY_FIELD,
-	   WHY_UNAUTH, WHY_NO_KEY, WHY_MAC, WHY_STALE, WHY_REPLAY, WHY_NOT_MEMBER };
+enum why {
+	WHY_OK,
+	WHY_SHORT,
+	WHY_MAGIC,
+	WHY_VERSION,
+	WHY_TYPE,
+	WHY_ROLE,
+	WHY_RESERVED,
+	WHY_EPOCH,
+	WHY_LENGTH,
+	WHY_COUNT,
+	WHY_FIELD,
+	WHY_UNAUTH,
+	WHY_NO_KEY,
+	WHY_MAC,
+	WHY_STALE,
+	WHY_REPLAY,
+	WHY_NOT_MEMBER
+};
 
-static const char *const why_name[] = { "ok",	   "short",	"bad_magic", "bad_version",	"bad_type",
-					"bad_role", "reserved_nonzero", "zero_epoch", "bad_length", "bad_count",
-					"bad_field", "unauthenticated", "no_key",	"bad_mac",	"stale",
-					"replay",   "not_member" };
+static const char *const why_name[] = {
+	"ok",         "short",      "bad_magic", "bad_version", "bad_type",        "bad_role", "reserved_nonzero",
+	"zero_epoch", "bad_length", "bad_count", "bad_field",   "unauthenticated", "no_key",   "bad_mac",
+	"stale",      "replay",     "not_member"
+};
 
 uint32_t xl_new_epoch(void)
 {
@@ -99,8 +117,9 @@ static enum why decode(const uint8_t *b, size_t len, struct xl_ctl_hdr *h, struc
 	if (s->flags & ~XL_CTL_ST_KNOWN)
 		return WHY_FIELD;
 	if (h->role == XL_ROLE_SOURCE)
-		return s->n_ids >= 1 && s->n_ids <= 4096 && (uint32_t)s->first_id + s->n_ids - 1 <= 4095 ? WHY_OK :
-													    WHY_FIELD;
+		return s->n_ids >= 1 && s->n_ids <= 4096 && (uint32_t)s->first_id + s->n_ids - 1 <= 4095 ?
+			       WHY_OK :
+			       WHY_FIELD;
 	return s->n_ids || s->first_id ? WHY_FIELD : WHY_OK;
 }
 
@@ -147,7 +166,8 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
 		int e = errno;
-		xl_fmt(err, errlen, "key file %s: %s (every member of the run needs the same file)", path, strerror(e));
+		xl_fmt(err, errlen, "key file %s: %s (every member of the run needs the same file)", path,
+		       strerror(e));
 		return -e;
 	}
 	if (fstat(fd, &st) || (st.st_mode & (S_IRWXG | S_IRWXO))) {
@@ -158,7 +178,8 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 	n = read(fd, buf, sizeof(buf));
 	close(fd);
 	if (n < 0 || key_from(buf, (size_t)n, c->key)) {
-		xl_fmt(err, errlen, "key file %s: want 32 bytes, raw or as 64 hex digits (got %zd bytes)", path, n);
+		xl_fmt(err, errlen, "key file %s: want 32 bytes, raw or as 64 hex digits (got %zd bytes)", path,
+		       n);
 		return -EINVAL;
 	}
 	sodium_memzero(buf, sizeof(buf));
@@ -183,7 +204,8 @@ static void mac(const struct xl_ctl *c, uint32_t dst_addr, uint16_t dst_port, co
 
 static struct xl_peer_seen *peer_slot(struct xl_ctl *c, const struct xl_ctl_hdr *h, bool *fresh)
 {
-	uint64_t k = (((uint64_t)h->epoch << 24) ^ ((uint64_t)h->role << 16) ^ h->sender_id) * 0x9e3779b97f4a7c15ull;
+	uint64_t k =
+		(((uint64_t)h->epoch << 24) ^ ((uint64_t)h->role << 16) ^ h->sender_id) * 0x9e3779b97f4a7c15ull;
 	uint32_t hash = (uint32_t)(k >> 40);
 	struct xl_peer_seen *old = NULL;
 
@@ -246,8 +268,13 @@ static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t
 		return w;
 	p = peer_slot(c, h, &fresh);
 	if (fresh) {
-		*p = (struct xl_peer_seen){ .used = 1, .role = h->role, .id = h->sender_id, .epoch = h->epoch,
-					    .top_seq = h->seq, .seen = 1, .last_ts = ts };
+		*p = (struct xl_peer_seen){ .used = 1,
+					    .role = h->role,
+					    .id = h->sender_id,
+					    .epoch = h->epoch,
+					    .top_seq = h->seq,
+					    .seen = 1,
+					    .last_ts = ts };
 		return WHY_OK;
 	}
 	return replayed(p, h->seq, ts) ? WHY_REPLAY : WHY_OK;
@@ -379,13 +406,13 @@ static void refused(struct xl_ctl *c, enum why w, const struct sockaddr_in *from
 		return;
 	c->auth_warn_ns = now;
 	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
-	xl_log(c->log, XEVB_LOG_WARN, "control message from %s:%u refused: %s (%llu refused so far%s)", a,
+	xl_log(c->log, XEVB_LIB_LOG_WARN, "control message from %s:%u refused: %s (%llu refused so far%s)", a,
 	       ntohs(from->sin_port), why_name[w], (unsigned long long)c->refused,
-	       w == WHY_UNAUTH	 ? "; this run has a key: give the peer the same key file" :
-	       w == WHY_NO_KEY	 ? "; the peer authenticates: give us its key file" :
-	       w == WHY_STALE	 ? "; a replay, or clocks more than 5 s apart: check NTP" :
+	       w == WHY_UNAUTH     ? "; this run has a key: give the peer the same key file" :
+	       w == WHY_NO_KEY     ? "; the peer authenticates: give us its key file" :
+	       w == WHY_STALE      ? "; a replay, or clocks more than 5 s apart: check NTP" :
 	       w == WHY_NOT_MEMBER ? "; not a builder of the run configuration" :
-				   "");
+				     "");
 }
 
 static enum why take(struct xl_ctl *c, uint8_t *buf, size_t n, uint32_t dst, struct xl_ctl_hdr *h,
@@ -394,8 +421,9 @@ static enum why take(struct xl_ctl *c, uint8_t *buf, size_t n, uint32_t dst, str
 	bool sealed = n > 2 && buf[2] == XL_CTL_VERSION_AU;
 
 	if (c->keyed)
-		return sealed ? open_sealed(c, buf, n, dst, h, s) : n > 2 && buf[2] == XL_CTL_VERSION ? WHY_UNAUTH :
-													 decode(buf, n, h, s);
+		return sealed                            ? open_sealed(c, buf, n, dst, h, s) :
+		       n > 2 && buf[2] == XL_CTL_VERSION ? WHY_UNAUTH :
+							   decode(buf, n, h, s);
 	return sealed ? WHY_NO_KEY : decode(buf, n, h, s);
 }
 
@@ -409,8 +437,12 @@ int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s,
 
 	for (int budget = 0; budget < 256; budget++) {
 		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr mh = { .msg_name = from, .msg_namelen = sizeof(*from), .msg_iov = &iov, .msg_iovlen = 1,
-				     .msg_control = cm.b, .msg_controllen = sizeof(cm.b) };
+		struct msghdr mh = { .msg_name = from,
+				     .msg_namelen = sizeof(*from),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = cm.b,
+				     .msg_controllen = sizeof(cm.b) };
 		ssize_t n = recvmsg(c->fd, &mh, 0);
 		uint32_t dst = 0;
 		enum why w;

@@ -99,7 +99,8 @@ static int decode_missing(const uint8_t *buf, size_t len, uint32_t nmiss, const 
 	int prev = -1;
 
 	if (len - off < bytes)
-		return fail(err, errlen, "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes, len - off);
+		return fail(err, errlen, "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes,
+			    len - off);
 	for (uint32_t i = 0; i < nmiss; i++) {
 		uint16_t sid = xl_ld16(buf + off + 2 * i);
 		if (sid > XL_MAX_SOURCE_ID || (int)sid <= prev)

@@ -15,9 +15,9 @@
 #include <unistd.h>
 #include "farm.h"
 
-#define TAG_LISTEN ((void *)1)
-#define TAG_CTL    ((void *)2)
-#define TAG_TIMER  ((void *)3)
+#define TAG_LISTEN  ((void *)1)
+#define TAG_CTL     ((void *)2)
+#define TAG_TIMER   ((void *)3)
 #define DEF_CREDITS 64
 #define DEF_CONNS   1024
 #define DEF_BUFFER  (256ull << 20)
@@ -41,6 +41,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 		o->max_buffer = DEF_BUFFER;
 	if (!o->ctl_port)
 		o->ctl_port = XL_CTL_PORT;
+	if (!o->partial_timeout_ms)
+		o->partial_timeout_ms = 10000;
 	if (o->max_event < XL_EVT_HLEN || o->max_buffer < (uint64_t)o->max_event + XL_CHUNK) {
 		xl_fmt(err, XEVB_ERRBUF_SIZE,
 		       "farm: max_buffer %llu must hold at least one largest event (max_event %u) and a 1 MiB "
@@ -49,7 +51,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 		return -EINVAL;
 	}
 	if (!o->listen) {
-		xl_fmt(err, XEVB_ERRBUF_SIZE, "farm: where to listen? give listen \"ADDR:PORT\" (or a run_config)");
+		xl_fmt(err, XEVB_ERRBUF_SIZE,
+		       "farm: where to listen? give listen \"ADDR:PORT\" (or a run_config)");
 		return -EINVAL;
 	}
 	if (xl_parse_addr(o->listen, &f->addr, &f->port, true)) {
@@ -65,7 +68,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 	f->dfm.sin_port = htons(f->dfm.sin_port);
 	f->ctl_on = !(o->flags & XEVB_FARM_NO_CTL);
 	if (!f->ctl_on && (o->dfm || o->key_file)) {
-		xl_fmt(err, XEVB_ERRBUF_SIZE, "farm: dfm and key_file need the control protocol (no XEVB_FARM_NO_CTL)");
+		xl_fmt(err, XEVB_ERRBUF_SIZE,
+		       "farm: dfm and key_file need the control protocol (no XEVB_FARM_NO_CTL)");
 		return -EINVAL;
 	}
 	return 0;
@@ -85,8 +89,9 @@ static int listen_on(struct xevb_farm *f, char *err)
 	setsockopt(f->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
 	if (bind(f->lfd, (struct sockaddr *)&sa, sizeof(sa)) || listen(f->lfd, 128)) {
 		int e = errno;
-		xl_fmt(err, XEVB_ERRBUF_SIZE, "farm: listening on %s: %s (is the address on this host? the port free?)",
-		       f->o.listen, strerror(e));
+		xl_fmt(err, XEVB_ERRBUF_SIZE,
+		       "farm: listening on %s: %s (is the address on this host? the port free?)", f->o.listen,
+		       strerror(e));
 		return -e;
 	}
 	getsockname(f->lfd, (struct sockaddr *)&sa, &sl);
@@ -143,7 +148,9 @@ static int start(struct xevb_farm *f, char *err)
 		return rc;
 	if (f->ctl_on && (rc = open_ctl(f, err)))
 		return rc;
-	xl_log(&f->log, XEVB_LOG_INFO, "listening on port %u; %s", f->port,
+	/* Due at once: the first RECEIVED tells the DFM we are here before any builder connects. */
+	timerfd_settime(f->tfd, 0, &(struct itimerspec){ .it_value.tv_nsec = 1 }, NULL);
+	xl_log(&f->log, XEVB_LIB_LOG_INFO, "listening on port %u; %s", f->port,
 	       f->ctl_on ? "credits and Busy over the control protocol" : "no control protocol");
 	return 0;
 }
@@ -221,7 +228,7 @@ static void arm_timer(struct xevb_farm *f)
 		if (f->builders[i].known && f->builders[i].conn_done - f->builders[i].reported >= quarter &&
 		    f->next_push < at)
 			at = f->next_push;
-	if (!f->ctl_on || at == f->timer_ns)
+	if (at == f->timer_ns)
 		return;
 	f->timer_ns = at;
 	its.it_value.tv_sec = (time_t)(at / 1000000000ull);
@@ -241,7 +248,7 @@ static void dispatch(struct xevb_farm *f, void *tag)
 		xl_farm_ctl_rx(f);
 	} else if (tag == TAG_TIMER) {
 		if (read(f->tfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
-			xl_log(&f->log, XEVB_LOG_WARN, "timer: %s", strerror(errno));
+			xl_log(&f->log, XEVB_LIB_LOG_WARN, "timer: %s", strerror(errno));
 		f->timer_ns = 0; /* fired: arm it again */
 	} else {
 		xl_farm_read(f, tag);
@@ -252,6 +259,7 @@ static void dispatch(struct xevb_farm *f, void *tag)
 static int run(struct xevb_farm *f, int timeout_ms)
 {
 	struct epoll_event evs[64];
+	uint64_t now;
 	int n;
 
 	n = epoll_wait(f->ep, evs, 64, timeout_ms);
@@ -262,7 +270,9 @@ static int run(struct xevb_farm *f, int timeout_ms)
 	/* A connection closed by an earlier entry is not in a later one: epoll forgets closed fds. */
 	for (int i = 0; i < n; i++)
 		dispatch(f, evs[i].data.ptr);
-	xl_farm_tick(f, xl_mono_ns());
+	now = xl_mono_ns();
+	xl_farm_check(f, now);
+	xl_farm_tick(f, now);
 	arm_timer(f);
 	return f->ready_n > INT32_MAX ? INT32_MAX : (int)f->ready_n;
 }
@@ -311,10 +321,11 @@ XEVB_API void xevb_farm_done(struct xevb_farm *f, const struct xevb_ev *ev)
 {
 	struct xl_ev *e = (struct xl_ev *)ev;
 	struct xl_builder *b;
+	bool resume = false;
 
 	if (!ev || e->state != XL_EV_OUT) {
-		xl_log(&f->log, XEVB_LOG_ERROR, "xevb_farm_done: event %u is not out with the caller (done twice?)",
-		       ev ? ev->event_id : 0);
+		xl_log(&f->log, XEVB_LIB_LOG_ERROR,
+		       "xevb_farm_done: event %u is not out with the caller (done twice?)", ev ? ev->event_id : 0);
 		return;
 	}
 	b = &f->builders[e->builder];
@@ -323,13 +334,17 @@ XEVB_API void xevb_farm_done(struct xevb_farm *f, const struct xevb_ev *ev)
 	if (e->conn_gen == b->gen)
 		b->conn_done++;
 	e->state = XL_EV_FREE;
+	/* A chunk freed, or left to its connection alone (which may then reuse it): paused reads may go on. */
+	if (((struct xl_chunk *)e->chunk)->refs <= 2 && f->st.read_pauses)
+		resume = true;
 	xl_chunk_put(f, e->chunk);
 	e->chunk = NULL;
 	e->next = f->free_evs;
 	f->free_evs = e;
 	f->st.held--;
 	f->st.done++;
-	xl_farm_resume(f);
+	if (resume)
+		xl_farm_resume(f);
 	xl_farm_tick(f, xl_mono_ns());
 	arm_timer(f);
 }

@@ -19,9 +19,9 @@
 #include <netinet/in.h>
 #include "ctl.h"
 
-#define XL_CHUNK       (1u << 20)
-#define XL_HB_NS       100000000ull /* STATUS and RECEIVED beat */
-#define XL_PUSH_NS     5000000ull   /* credits back early at most this often */
+#define XL_CHUNK   (1u << 20)
+#define XL_HB_NS   100000000ull /* STATUS and RECEIVED beat */
+#define XL_PUSH_NS 5000000ull   /* credits back early at most this often */
 
 struct xl_chunk {
 	uint32_t refs; /* events in it not done, + 1 while its connection reads into it */
@@ -38,6 +38,7 @@ struct xl_conn {
 	size_t head, tail, want; /* unread bytes [head, tail); want: the partial event's length */
 	bool paused;             /* not in the epoll set: max_buffer reached */
 	uint32_t slot;           /* its place in farm.conns */
+	uint64_t partial_since;  /* 0, or since when it holds part of an event */
 	uint64_t events;
 	char name[32];
 };
@@ -72,7 +73,8 @@ struct xevb_farm {
 	int busy_mode;
 	bool busy;
 	uint32_t busy_high, busy_low;
-	uint64_t next_hb, next_push, timer_ns;
+	uint64_t next_hb, next_push, timer_ns, next_check;
+	bool accept_paused; /* out of descriptors: the listening socket not watched until a connection closes */
 	uint64_t seq;
 	uint64_t stream_logged, stream_log_ns;
 	struct xevb_farm_stats st;
@@ -88,6 +90,8 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 void xl_chunk_put(struct xevb_farm *f, struct xl_chunk *ch);
 /* Read paused connections again while the buffers have room. */
 void xl_farm_resume(struct xevb_farm *f);
+/* Once a second: close connections stalled inside an event, accept again after running out of descriptors. */
+void xl_farm_check(struct xevb_farm *f, uint64_t now);
 
 /* farm_ctl.c */
 /* The builder at ip (added when new); UINT32_MAX when the table cannot grow. */

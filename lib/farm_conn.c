@@ -35,8 +35,52 @@ static void stream_error(struct xevb_farm *f, struct xl_conn *c, const char *msg
 	if (++f->stream_logged > LOG_FIRST && now - f->stream_log_ns < LOG_EVERY_NS)
 		return;
 	f->stream_log_ns = now;
-	xl_log(&f->log, XEVB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)", c->name,
-	       msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
+	xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)",
+	       c->name, msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
+}
+
+static void accept_resume(struct xevb_farm *f)
+{
+	struct epoll_event e = { .events = EPOLLIN, .data.ptr = (void *)1 };
+
+	if (f->accept_paused && !epoll_ctl(f->ep, EPOLL_CTL_MOD, f->lfd, &e))
+		f->accept_paused = false;
+}
+
+/*
+ * Out of descriptors: a level-triggered listening socket would wake the
+ * caller's loop for ever. It is not watched until a connection closes or
+ * a second passes; the kernel's backlog holds the newcomers meanwhile.
+ */
+static void accept_pause(struct xevb_farm *f, int err)
+{
+	struct epoll_event e = { .events = 0, .data.ptr = (void *)1 };
+
+	f->st.conns_refused++;
+	if (!f->accept_paused)
+		xl_log(&f->log, XEVB_LIB_LOG_WARN,
+		       "accept: %s with %u connections open: not accepting until one closes (raise ulimit -n)",
+		       strerror(err), f->n_conns);
+	f->accept_paused = !epoll_ctl(f->ep, EPOLL_CTL_MOD, f->lfd, &e);
+}
+
+void xl_farm_check(struct xevb_farm *f, uint64_t now)
+{
+	uint64_t limit = (uint64_t)f->o.partial_timeout_ms * 1000000ull;
+
+	if (now < f->next_check)
+		return;
+	f->next_check = now + 1000000000ull;
+	accept_resume(f);
+	for (uint32_t i = f->n_conns; i-- > 0;) {
+		struct xl_conn *c = f->conns[i];
+		char msg[128];
+		if (!c->partial_since || now - c->partial_since < limit)
+			continue;
+		snprintf(msg, sizeof(msg), "%zu bytes of an event held for over %u ms (partial_timeout_ms)",
+			 c->tail - c->head, f->o.partial_timeout_ms);
+		xl_farm_conn_close(f, c, msg);
+	}
 }
 
 void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
@@ -44,7 +88,8 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 	if (why)
 		stream_error(f, c, why);
 	else
-		xl_log(&f->log, XEVB_LOG_INFO, "%s: closed after %llu events", c->name, (unsigned long long)c->events);
+		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name,
+		       (unsigned long long)c->events);
 	close(c->fd); /* also leaves the epoll set */
 	if (c->ch)
 		xl_chunk_put(f, c->ch);
@@ -54,10 +99,12 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 	f->n_conns--;
 	f->st.conns_open--;
 	free(c);
+	accept_resume(f); /* a descriptor is free again */
 }
 
 static void pause_conn(struct xevb_farm *f, struct xl_conn *c)
 {
+	c->partial_since = 0; /* held back by us, not stalled */
 	if (c->paused)
 		return;
 	epoll_ctl(f->ep, EPOLL_CTL_DEL, c->fd, NULL);
@@ -65,16 +112,13 @@ static void pause_conn(struct xevb_farm *f, struct xl_conn *c)
 	f->st.read_pauses++;
 }
 
+/* Something was freed: read paused connections again (make_room pauses them again if still short). */
 void xl_farm_resume(struct xevb_farm *f)
 {
 	for (uint32_t i = 0; i < f->n_conns; i++) {
 		struct xl_conn *c = f->conns[i];
 		struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-		if (!c->paused)
-			continue;
-		if (f->st.buffer_bytes + (c->want > XL_CHUNK ? c->want : XL_CHUNK) > f->o.max_buffer)
-			return;
-		if (!epoll_ctl(f->ep, EPOLL_CTL_ADD, c->fd, &e))
+		if (c->paused && !epoll_ctl(f->ep, EPOLL_CTL_ADD, c->fd, &e))
 			c->paused = false;
 	}
 }
@@ -192,8 +236,8 @@ static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
 			break;
 		/* Garbage shows in its first bytes, before a length is trusted. */
 		if (memcmp(p, evnt, avail < 4 ? avail : 4)) {
-			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x... where an event starts", p[0],
-				 avail > 1 ? p[1] : 0);
+			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x... where an event starts",
+				 p[0], avail > 1 ? p[1] : 0);
 			break;
 		}
 		if (avail < 20)
@@ -231,7 +275,14 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 		n = read(c->fd, c->ch->data + c->tail, avail);
 		if (n > 0) {
 			c->tail += (size_t)n;
-			if (!cut_events(f, c) || (size_t)n < avail)
+			if (!cut_events(f, c))
+				return;
+			/* Since when it holds part of an event (a paused connection is not stalled: not counted). */
+			if (c->tail == c->head)
+				c->partial_since = 0;
+			else if (!c->partial_since)
+				c->partial_since = xl_mono_ns();
+			if ((size_t)n < avail)
 				return;
 			continue;
 		}
@@ -261,7 +312,8 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	char a[INET_ADDRSTRLEN];
 
 	if (!c || b == UINT32_MAX) {
-		xl_log(&f->log, XEVB_LOG_WARN, "refusing a connection: %s", c ? "too many builders" : "out of memory");
+		xl_log(&f->log, XEVB_LIB_LOG_WARN, "refusing a connection: %s",
+		       c ? "too many builders" : "out of memory");
 		free(c);
 		close(fd);
 		f->st.conns_refused++;
@@ -275,7 +327,7 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	snprintf(c->name, sizeof(c->name), "%s:%u", a, c->port);
 	e.data.ptr = c;
 	if (epoll_ctl(f->ep, EPOLL_CTL_ADD, fd, &e)) {
-		xl_log(&f->log, XEVB_LOG_WARN, "%s: epoll: %s: connection refused", c->name, strerror(errno));
+		xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: epoll: %s: connection refused", c->name, strerror(errno));
 		free(c);
 		close(fd);
 		return;
@@ -289,7 +341,7 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	f->conns[f->n_conns++] = c;
 	f->st.conns_total++;
 	f->st.conns_open++;
-	xl_log(&f->log, XEVB_LOG_INFO, "%s: builder connected", c->name);
+	xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: builder connected", c->name);
 }
 
 void xl_farm_accept(struct xevb_farm *f)
@@ -302,15 +354,17 @@ void xl_farm_accept(struct xevb_farm *f)
 		if (fd < 0) {
 			if (errno == EINTR)
 				continue;
-			if (errno != EAGAIN && errno != EWOULDBLOCK)
-				xl_log(&f->log, XEVB_LOG_WARN, "accept: %s", strerror(errno));
+			if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM)
+				accept_pause(f, errno);
+			else if (errno != EAGAIN && errno != EWOULDBLOCK)
+				xl_log(&f->log, XEVB_LIB_LOG_WARN, "accept: %s", strerror(errno));
 			return;
 		}
 		if (f->n_conns >= f->o.max_conns) {
 			close(fd);
 			f->st.conns_refused++;
-			xl_log(&f->log, XEVB_LOG_WARN, "%u builder connections open, max_conns: refusing another",
-			       f->n_conns);
+			xl_log(&f->log, XEVB_LIB_LOG_WARN,
+			       "%u builder connections open, max_conns: refusing another", f->n_conns);
 			continue;
 		}
 		add_conn(f, fd, &sa);

@@ -137,8 +137,12 @@ void xl_farm_tick(struct xevb_farm *f, uint64_t now)
 	bool changed, beat = now >= f->next_hb, push = now >= f->next_push;
 	uint64_t quarter = (f->o.credits + 3) / 4;
 
-	if (!f->ctl_on)
+	if (!f->ctl_on) {
+		/* No protocol: the beat only keeps the timer (stalled connections) going. */
+		if (beat)
+			f->next_hb = now + XL_HB_NS;
 		return;
+	}
 	changed = busy_update(f);
 	/* Everyone at once on a change and on the beat; credits back early once a quarter is done. */
 	for (uint32_t i = 0; i < f->n_builders; i++) {

@@ -95,7 +95,7 @@ static int read_header(struct xevb_file_reader *r, char *err)
 }
 
 XEVB_API struct xevb_file_reader *xevb_file_reader_open(const char *path, const struct xevb_file_reader_opts *opts,
-							 char *errbuf)
+							char *errbuf)
 {
 	struct xevb_file_reader *r = calloc(1, sizeof(*r));
 	struct stat st;
@@ -159,13 +159,15 @@ static int take_trailer(struct xevb_file_reader *r)
 	struct xevb_file_info *i = &r->info;
 
 	if (left < XL_TRAILER_LEN) {
-		xl_fmt(r->err, sizeof(r->err), "%s: cut inside its trailer after %llu events: every event was read",
-		       r->path, (unsigned long long)i->events);
+		xl_fmt(r->err, sizeof(r->err),
+		       "%s: cut inside its trailer after %llu events: every event was read", r->path,
+		       (unsigned long long)i->events);
 		i->cut_bytes = left;
 		return end_as(r, XEVB_FILE_CUT);
 	}
 	if (xl_crc32c(0, t, 44) != xl_ld32(t + 44)) {
-		xl_fmt(r->err, sizeof(r->err), "%s: the trailer's checksum is wrong: the file is damaged", r->path);
+		xl_fmt(r->err, sizeof(r->err), "%s: the trailer's checksum is wrong: the file is damaged",
+		       r->path);
 		return end_as(r, XEVB_FILE_CORRUPT);
 	}
 	i->trailer_flags = xl_ld32(t + 4);
@@ -176,8 +178,9 @@ static int take_trailer(struct xevb_file_reader *r)
 	if (left > XL_TRAILER_LEN)
 		xl_fmt(r->err, sizeof(r->err), "%s: %zu bytes after the trailer", r->path, left - XL_TRAILER_LEN);
 	else if (i->trailer_events != i->events || i->trailer_bytes != i->bytes)
-		xl_fmt(r->err, sizeof(r->err), "%s: the trailer counts %llu events, %llu bytes; the file has %llu, %llu",
-		       r->path, (unsigned long long)i->trailer_events, (unsigned long long)i->trailer_bytes,
+		xl_fmt(r->err, sizeof(r->err),
+		       "%s: the trailer counts %llu events, %llu bytes; the file has %llu, %llu", r->path,
+		       (unsigned long long)i->trailer_events, (unsigned long long)i->trailer_bytes,
 		       (unsigned long long)i->events, (unsigned long long)i->bytes);
 	else if (i->trailer_checksum != i->checksum)
 		xl_fmt(r->err, sizeof(r->err),
@@ -218,12 +221,14 @@ static int take_end(struct xevb_file_reader *r)
 	/* The start of an event that did not make it whole, or a tail a crash left zero-filled. */
 	if (!memcmp(p, evnt, left < 4 ? left : 4) || all_zero(p, left)) {
 		r->info.cut_bytes = left;
-		xl_fmt(r->err, sizeof(r->err), "%s: cut after %llu whole events: %zu bytes of a partial event at the end",
-		       r->path, (unsigned long long)r->info.events, left);
+		xl_fmt(r->err, sizeof(r->err),
+		       "%s: cut after %llu whole events: %zu bytes of a partial event at the end", r->path,
+		       (unsigned long long)r->info.events, left);
 		return end_as(r, raw ? XEVB_FILE_RAW : XEVB_FILE_CUT);
 	}
-	xl_fmt(r->err, sizeof(r->err), "%s: at byte %zu, after %llu events: neither an event nor the trailer (0x%02x...)",
-	       r->path, r->pos, (unsigned long long)r->info.events, p[0]);
+	xl_fmt(r->err, sizeof(r->err),
+	       "%s: at byte %zu, after %llu events: neither an event nor the trailer (0x%02x...)", r->path, r->pos,
+	       (unsigned long long)r->info.events, p[0]);
 	return end_as(r, XEVB_FILE_CORRUPT);
 }
 
@@ -243,8 +248,8 @@ XEVB_API int xevb_file_reader_next(struct xevb_file_reader *r, const struct xevb
 		return take_end(r);
 	tl = xl_ld32(p + 16);
 	if (tl < XL_EVT_HLEN || tl > r->o.max_event) {
-		xl_fmt(r->err, sizeof(r->err), "%s: at byte %zu, after %llu events: total_length %u (32..%u)", r->path,
-		       r->pos, (unsigned long long)r->info.events, tl, r->o.max_event);
+		xl_fmt(r->err, sizeof(r->err), "%s: at byte %zu, after %llu events: total_length %u (32..%u)",
+		       r->path, r->pos, (unsigned long long)r->info.events, tl, r->o.max_event);
 		return end_as(r, XEVB_FILE_CORRUPT);
 	}
 	if (tl > left)

@@ -14,9 +14,9 @@
 #include <unistd.h>
 #include "internal.h"
 
-#define BUF_SIZE   (1u << 20)
-#define MAX_TRIES  100000 /* names tried for XEVB_FW_NEXT_NAME */
-#define PATH_LEN   4096
+#define BUF_SIZE  (1u << 20)
+#define MAX_TRIES 100000 /* names tried for XEVB_FW_NEXT_NAME */
+#define PATH_LEN  4096
 
 struct xevb_file_writer {
 	struct xevb_file_writer_opts o;
@@ -195,8 +195,9 @@ XEVB_API int xevb_file_writer_rotate(struct xevb_file_writer *w)
 	if (w->broken)
 		return -EIO;
 	if (w->exact) {
-		xl_fmt(w->err, sizeof(w->err), "rotate: the writer was opened with an exact path (%s): give "
-					       "dir and prefix for run-numbered files instead",
+		xl_fmt(w->err, sizeof(w->err),
+		       "rotate: the writer was opened with an exact path (%s): give "
+		       "dir and prefix for run-numbered files instead",
 		       w->o.path);
 		return -EINVAL;
 	}
@@ -248,7 +249,8 @@ static int take_opts(struct xevb_file_writer *w, const struct xevb_file_writer_o
 			       w->o.sources[i]);
 			return -EINVAL;
 		}
-	if ((w->o.dir && strlen(w->o.dir) >= sizeof(w->dir)) || (w->o.prefix && strlen(w->o.prefix) >= sizeof(w->prefix))) {
+	if ((w->o.dir && strlen(w->o.dir) >= sizeof(w->dir)) ||
+	    (w->o.prefix && strlen(w->o.prefix) >= sizeof(w->prefix))) {
 		xl_fmt(err, XEVB_ERRBUF_SIZE, "file writer: dir (up to %zu bytes) or prefix (%zu) too long",
 		       sizeof(w->dir) - 1, sizeof(w->prefix) - 1);
 		return -EINVAL;
@@ -256,7 +258,8 @@ static int take_opts(struct xevb_file_writer *w, const struct xevb_file_writer_o
 	snprintf(w->dir, sizeof(w->dir), "%s", w->o.dir ? w->o.dir : ".");
 	snprintf(w->prefix, sizeof(w->prefix), "%s", w->o.prefix ? w->o.prefix : "xevb");
 	if (strchr(w->prefix, '/')) {
-		xl_fmt(err, XEVB_ERRBUF_SIZE, "file writer: prefix '%s' has a '/': put directories in dir", w->prefix);
+		xl_fmt(err, XEVB_ERRBUF_SIZE, "file writer: prefix '%s' has a '/': put directories in dir",
+		       w->prefix);
 		return -EINVAL;
 	}
 	return 0;

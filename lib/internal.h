@@ -14,18 +14,18 @@
 #include <string.h>
 #include <xevb/xevb.h>
 
-#define XL_EVT_MAGIC      0x45564E54u /* "EVNT" */
-#define XL_EVT_VERSION    1
-#define XL_EVT_F_INCOMPL  0x01u
-#define XL_EVT_HLEN       32u
-#define XL_EVT_REC_HLEN   12u
-#define XL_MAX_SOURCE_ID  4095u
-#define XL_MAX_SOURCES    4096u
-#define XL_EVT_MAX_LEN    (64u << 20)
-#define XL_PAD4(n)        (((uint64_t)(n) + 3u) & ~(uint64_t)3u)
-#define XL_ERR_LEN        256
-#define XL_STR_(x)        #x
-#define XL_STR(x)         XL_STR_(x)
+#define XL_EVT_MAGIC     0x45564E54u /* "EVNT" */
+#define XL_EVT_VERSION   1
+#define XL_EVT_F_INCOMPL 0x01u
+#define XL_EVT_HLEN      32u
+#define XL_EVT_REC_HLEN  12u
+#define XL_MAX_SOURCE_ID 4095u
+#define XL_MAX_SOURCES   4096u
+#define XL_EVT_MAX_LEN   (64u << 20)
+#define XL_PAD4(n)       (((uint64_t)(n) + 3u) & ~(uint64_t)3u)
+#define XL_ERR_LEN       256
+#define XL_STR_(x)       #x
+#define XL_STR(x)        XL_STR_(x)
 
 /* Big-endian loads and stores at any alignment. */
 static inline uint16_t xl_ld16(const uint8_t *p)
@@ -84,8 +84,8 @@ struct xl_log {
 	xevb_log_fn fn;
 	void *ctx;
 };
-__attribute__((format(printf, 3, 4))) void xl_log(const struct xl_log *l, enum xevb_log_level lv, const char *fmt,
-						 ...);
+__attribute__((format(printf, 3, 4))) void xl_log(const struct xl_log *l, enum xevb_lib_log_level lv,
+						  const char *fmt, ...);
 
 /* event.c: a decoded event, the public view first. */
 struct xl_ev {
@@ -116,14 +116,14 @@ void xl_ev_release(struct xl_ev *e); /* frees the offset array */
 #endif
 
 /* Run files (wire-format.md section 4). */
-#define XL_FILE_MAGIC     0x58455646u /* "XEVF" */
-#define XL_FILE_VERSION   1
-#define XL_FILE_HLEN      64u /* the fixed part; the source list follows */
-#define XL_FILE_NAME_LEN  32u
-#define XL_TRAILER_MAGIC  0x58454E44u /* "XEND" */
-#define XL_TRAILER_LEN    48u
-#define XL_PAD8(n)        (((uint64_t)(n) + 7u) & ~(uint64_t)7u)
-#define XL_FILE_HDR_MAX   (XL_FILE_HLEN + 2u * XL_MAX_SOURCES)
+#define XL_FILE_MAGIC    0x58455646u /* "XEVF" */
+#define XL_FILE_VERSION  1
+#define XL_FILE_HLEN     64u /* the fixed part; the source list follows */
+#define XL_FILE_NAME_LEN 32u
+#define XL_TRAILER_MAGIC 0x58454E44u /* "XEND" */
+#define XL_TRAILER_LEN   48u
+#define XL_PAD8(n)       (((uint64_t)(n) + 7u) & ~(uint64_t)7u)
+#define XL_FILE_HDR_MAX  (XL_FILE_HLEN + 2u * XL_MAX_SOURCES)
 
 /* The header's length for n sources. */
 static inline uint32_t xl_file_hlen(uint32_t n_sources)

@@ -57,8 +57,8 @@ static int bad(struct cfg *c, const char *key, const char *v, const char *want)
 
 	if (c->id >= 0)
 		snprintf(sec, sizeof(sec), " %ld", c->id);
-	xl_fmt(c->err, XEVB_ERRBUF_SIZE, "%s:%u: [%s%s] %s: '%s' is not %s", c->path, c->line, c->kind, sec, key, v,
-	       want);
+	xl_fmt(c->err, XEVB_ERRBUF_SIZE, "%s:%u: [%s%s] %s: '%s' is not %s", c->path, c->line, c->kind, sec, key,
+	       v, want);
 	return -EINVAL;
 }
 
@@ -198,7 +198,8 @@ static int read_file(struct cfg *c)
 	}
 	fclose(fp);
 	if (!rc && !c->me.defined) {
-		xl_fmt(c->err, XEVB_ERRBUF_SIZE, "run configuration %s: no [sink %u]: which farm node is this? give id", c->path,
+		xl_fmt(c->err, XEVB_ERRBUF_SIZE,
+		       "run configuration %s: no [sink %u]: which farm node is this? give id", c->path,
 		       c->want_id);
 		return -ENOENT;
 	}
@@ -223,8 +224,8 @@ static int make_members(struct xevb_farm *f, struct cfg *c)
 		uint32_t a;
 		uint16_t p;
 		if (xl_parse_addr(c->dfm, &a, &p, false)) {
-			xl_fmt(c->err, XEVB_ERRBUF_SIZE, "run configuration %s: [dfm] address '%s' is not ADDR:PORT",
-			       c->path, c->dfm);
+			xl_fmt(c->err, XEVB_ERRBUF_SIZE,
+			       "run configuration %s: [dfm] address '%s' is not ADDR:PORT", c->path, c->dfm);
 			return -EINVAL;
 		}
 		f->members[n++] = (struct xl_member){ .addr = a, .port = p, .role = XL_ROLE_DFM, .id = 0 };
@@ -252,7 +253,8 @@ int xl_runcfg_apply(struct xevb_farm *f, struct xevb_farm_opts *o, char *listen,
 		goto out;
 	if (!o->listen && c->me.addr) {
 		a.s_addr = c->me.addr;
-		snprintf(listen, listen_len, "%s:%u", inet_ntoa(a), PICK(c->me.port, PICK(c->def_sink.port, 5000)));
+		snprintf(listen, listen_len, "%s:%u", inet_ntoa(a),
+			 PICK(c->me.port, PICK(c->def_sink.port, 5000)));
 		o->listen = listen;
 	}
 	o->ctl_port = PICK(o->ctl_port, PICK(c->me.ctl_port, c->def_sink.ctl_port));

@@ -105,12 +105,12 @@ int xl_parse_addr(const char *s, uint32_t *addr, uint16_t *port, bool any_port)
 	return 0;
 }
 
-void xl_log(const struct xl_log *l, enum xevb_log_level lv, const char *fmt, ...)
+void xl_log(const struct xl_log *l, enum xevb_lib_log_level lv, const char *fmt, ...)
 {
 	char msg[512];
 	va_list ap;
 
-	if (!l->fn && lv > XEVB_LOG_WARN)
+	if (!l->fn && lv > XEVB_LIB_LOG_WARN)
 		return;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -118,5 +118,5 @@ void xl_log(const struct xl_log *l, enum xevb_log_level lv, const char *fmt, ...
 	if (l->fn)
 		l->fn(l->ctx, lv, msg);
 	else
-		fprintf(stderr, "libxevb: %s%s\n", lv == XEVB_LOG_ERROR ? "error: " : "", msg);
+		fprintf(stderr, "libxevb: %s%s\n", lv == XEVB_LIB_LOG_ERROR ? "error: " : "", msg);
 }

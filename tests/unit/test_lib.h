@@ -82,8 +82,8 @@ static inline void tl_check_payloads(const struct xevb_ev *ev)
 	for (uint32_t i = 0; i < ev->n_frags; i++) {
 		cr_assert(eq(int, xevb_ev_frag(ev, i, &f), 0));
 		for (uint32_t j = 0; j < f.length; j++)
-			cr_assert(eq(u8, f.payload[j], tl_byte(ev->event_id, f.source_id, j)), "event %u source %u byte %u",
-				  ev->event_id, f.source_id, j);
+			cr_assert(eq(u8, f.payload[j], tl_byte(ev->event_id, f.source_id, j)),
+				  "event %u source %u byte %u", ev->event_id, f.source_id, j);
 	}
 }
 

@@ -363,7 +363,8 @@ Test(lib_file, a_corrupted_checksum_is_reported)
 	cr_assert(eq(u64, count_events(path, 0, &bad, XEVB_FILE_CORRUPT, "checksum mismatch"), 20));
 	cr_assert(eq(u64, bad, 0));
 	/* With CRC checks the event itself says so too. */
-	cr_assert(eq(u64, count_events(path, XEVB_FR_VERIFY_CRC, &bad, XEVB_FILE_CORRUPT, "checksum mismatch"), 20));
+	cr_assert(
+		eq(u64, count_events(path, XEVB_FR_VERIFY_CRC, &bad, XEVB_FILE_CORRUPT, "checksum mismatch"), 20));
 	cr_assert(eq(u64, bad, 1));
 	flip_bit(path, inside_event_10());
 

@@ -60,20 +60,20 @@ XEVB_API const char *xevb_lib_version(void);
  * zero (the default) unless named. Zeroed with memset first so that
  * padding is zero too (a newer library checks the bytes it knows).
  */
-#define XEVB_OPTS(TYPE, NAME, ...)                                   \
-	struct TYPE NAME = ({                                        \
-		memset(&NAME, 0, sizeof(struct TYPE));               \
+#define XEVB_OPTS(TYPE, NAME, ...) \
+	struct TYPE NAME = ({ \
+		memset(&NAME, 0, sizeof(struct TYPE)); \
 		(struct TYPE){ .sz = sizeof(struct TYPE), __VA_ARGS__ }; \
 	})
 
-enum xevb_log_level { XEVB_LOG_ERROR = 0, XEVB_LOG_WARN, XEVB_LOG_INFO, XEVB_LOG_DEBUG };
+enum xevb_lib_log_level { XEVB_LIB_LOG_ERROR = 0, XEVB_LIB_LOG_WARN, XEVB_LIB_LOG_INFO, XEVB_LIB_LOG_DEBUG };
 /*
  * Where a handle's messages go (a builder connected, a stream broke, a
  * control message refused): msg is one line without a newline. Called
  * from within the handle's functions, on the caller's thread. NULL in
  * the options: errors and warnings to stderr, prefixed "libxevb: ".
  */
-typedef void (*xevb_log_fn)(void *ctx, enum xevb_log_level level, const char *msg);
+typedef void (*xevb_log_fn)(void *ctx, enum xevb_lib_log_level level, const char *msg);
 
 /* ------------------------------------------------------------------ */
 /* Event views (wire-format.md section 2)                             */
@@ -165,8 +165,8 @@ struct xevb_farm_opts {
 	 * `xevb build` sends to unless given --tune sink-ctl-port).
 	 */
 	uint16_t ctl_port;
-	uint16_t id;         /* our sender_id in control messages; with run_config, our [sink id] */
-	const char *dfm;     /* "ADDR:PORT" of the DFM: RECEIVED every 100 ms; NULL: none (or run_config's) */
+	uint16_t id;          /* our sender_id in control messages; with run_config, our [sink id] */
+	const char *dfm;      /* "ADDR:PORT" of the DFM: RECEIVED every 100 ms; NULL: none (or run_config's) */
 	const char *key_file; /* the run's key: every control message sealed; NULL: none (or run_config's) */
 	/*
 	 * A run configuration (docs/run-config.md) and our id in it: address,
@@ -176,13 +176,15 @@ struct xevb_farm_opts {
 	 * Fields set here override the file's.
 	 */
 	const char *run_config;
-	double busy_high; /* Busy once held events > busy_high x credits; 0: 1.2 */
-	double busy_low;  /* not-Busy again once held < busy_low x credits; 0: 0.2 */
-	uint32_t max_event;   /* bytes: a longer event ends its connection (too_big); 0: 64 MiB */
-	uint32_t max_conns;   /* builder connections at once; 0: 1024 */
-	uint64_t max_buffer;  /* bytes of all receive buffers, held events included; reading pauses above; 0: 256 MiB */
+	double busy_high;   /* Busy once held events > busy_high x credits; 0: 1.2 */
+	double busy_low;    /* not-Busy again once held < busy_low x credits; 0: 0.2 */
+	uint32_t max_event; /* bytes: a longer event ends its connection (too_big); 0: 64 MiB */
+	uint32_t max_conns; /* builder connections at once; 0: 1024 */
+	uint64_t max_buffer; /* bytes of all receive buffers, held events included; reading pauses above; 0: 256 MiB */
 	xevb_log_fn log_fn;
 	void *log_ctx;
+	/* ms a connection may hold part of an event before it is closed (a stalled peer); 0: 10000 */
+	uint32_t partial_timeout_ms;
 };
 
 /*
@@ -242,17 +244,17 @@ XEVB_API uint16_t xevb_farm_port(const struct xevb_farm *f);
 XEVB_API uint16_t xevb_farm_ctl_port(const struct xevb_farm *f);
 
 struct xevb_farm_stats {
-	size_t sz;              /* sizeof(struct xevb_farm_stats), set by the caller */
-	uint64_t events;        /* handed out by xevb_farm_next (whole and valid) */
+	size_t sz;       /* sizeof(struct xevb_farm_stats), set by the caller */
+	uint64_t events; /* handed out by xevb_farm_next (whole and valid) */
 	uint64_t complete, incomplete;
-	uint64_t bytes;         /* of those events */
+	uint64_t bytes; /* of those events */
 	uint64_t frags, missing_frags;
-	uint64_t done;          /* xevb_farm_done calls */
-	uint64_t held;          /* received, not yet done (queued in the handle or held by the caller) */
-	uint64_t crc_bad;       /* events with XEVB_EV_CRC_BAD */
+	uint64_t done;    /* xevb_farm_done calls */
+	uint64_t held;    /* received, not yet done (queued in the handle or held by the caller) */
+	uint64_t crc_bad; /* events with XEVB_EV_CRC_BAD */
 	uint64_t conns_total, conns_open;
-	uint64_t conns_broken;  /* ended by a stream that broke a rule (bad event, too big, truncated) */
-	uint64_t conns_refused; /* over max_conns */
+	uint64_t conns_broken;  /* ended by a stream that broke a rule (bad event, too big, truncated, stalled) */
+	uint64_t conns_refused; /* over max_conns, or out of descriptors */
 	uint64_t truncated;     /* connections closed inside an event */
 	uint64_t buffer_bytes;  /* receive buffers allocated now */
 	uint64_t read_pauses;   /* times a connection stopped being read for max_buffer */
@@ -267,15 +269,15 @@ struct xevb_farm_stats {
 XEVB_API int xevb_farm_stats(const struct xevb_farm *f, struct xevb_farm_stats *st);
 
 struct xevb_farm_builder {
-	size_t sz;           /* sizeof(struct xevb_farm_builder), set by the caller */
-	uint32_t addr;       /* IPv4, network order: builders are known by the address they connect from */
-	uint16_t ctl_port;   /* its control port as heard from its STATUS, host order; 0: not heard */
-	uint16_t conns_open; /* its connections open now */
-	uint32_t epoch;      /* its incarnation (control protocol), 0: not heard */
+	size_t sz;            /* sizeof(struct xevb_farm_builder), set by the caller */
+	uint32_t addr;        /* IPv4, network order: builders are known by the address they connect from */
+	uint16_t ctl_port;    /* its control port as heard from its STATUS, host order; 0: not heard */
+	uint16_t conns_open;  /* its connections open now */
+	uint32_t epoch;       /* its incarnation (control protocol), 0: not heard */
 	uint32_t connections; /* connections it opened */
-	uint64_t events;     /* events received from it, all connections */
-	uint64_t done;       /* of them, done */
-	uint64_t conn_done;  /* done on its current connection: the count its STATUS carries */
+	uint64_t events;      /* events received from it, all connections */
+	uint64_t done;        /* of them, done */
+	uint64_t conn_done;   /* done on its current connection: the count its STATUS carries */
 };
 /* Builder i (0..n_builders-1) in *b: 0, -ENOENT past the end, -EINVAL when b->sz is 0. */
 XEVB_API int xevb_farm_builder(const struct xevb_farm *f, uint32_t i, struct xevb_farm_builder *b);
@@ -291,9 +293,10 @@ struct xevb_file_writer;
 struct xevb_file_reader;
 
 /* xevb_file_writer_opts.flags */
-#define XEVB_FW_NEXT_NAME 0x1u /* a file of that name exists: take the next sequence number (else refuse, -EEXIST) */
-#define XEVB_FW_NO_FSYNC  0x2u /* no fsync at rotation and close (tests, scratch runs) */
-#define XEVB_FW_VERIFY    0x4u /* check every event against the wire format before writing it */
+#define XEVB_FW_NEXT_NAME \
+	0x1u /* a file of that name exists: take the next sequence number (else refuse, -EEXIST) */
+#define XEVB_FW_NO_FSYNC 0x2u /* no fsync at rotation and close (tests, scratch runs) */
+#define XEVB_FW_VERIFY   0x4u /* check every event against the wire format before writing it */
 
 struct xevb_file_writer_opts {
 	size_t sz; /* sizeof(struct xevb_file_writer_opts) */
@@ -306,14 +309,14 @@ struct xevb_file_writer_opts {
 	const char *prefix;
 	const char *path;
 	uint32_t run_number;
-	uint32_t first_seq;         /* the first file's sequence number */
+	uint32_t first_seq; /* the first file's sequence number */
 	uint16_t builder_id;
-	uint16_t n_sources;         /* configured sources, recorded in the header */
-	const uint16_t *sources;    /* n_sources source ids */
-	const char *builder_name;   /* up to 31 bytes (the rest cut); NULL: the host name */
-	uint64_t max_bytes;  /* rotate before an event would take the file past this; 0: no limit */
-	uint64_t max_events; /* rotate after this many events; 0: no limit */
-	uint32_t flags;      /* XEVB_FW_* */
+	uint16_t n_sources;       /* configured sources, recorded in the header */
+	const uint16_t *sources;  /* n_sources source ids */
+	const char *builder_name; /* up to 31 bytes (the rest cut); NULL: the host name */
+	uint64_t max_bytes;       /* rotate before an event would take the file past this; 0: no limit */
+	uint64_t max_events;      /* rotate after this many events; 0: no limit */
+	uint32_t flags;           /* XEVB_FW_* */
 };
 
 /*
@@ -347,12 +350,12 @@ XEVB_API const char *xevb_file_writer_path(const struct xevb_file_writer *w);
 XEVB_API const char *xevb_file_writer_error(const struct xevb_file_writer *w);
 
 struct xevb_file_writer_stats {
-	size_t sz; /* set by the caller */
-	uint64_t files;        /* files created */
-	uint64_t events, bytes; /* all files: events and their bytes */
+	size_t sz;                        /* set by the caller */
+	uint64_t files;                   /* files created */
+	uint64_t events, bytes;           /* all files: events and their bytes */
 	uint64_t file_events, file_bytes; /* the current file */
-	uint32_t seq;          /* the current file's sequence number */
-	uint32_t broken;       /* 1 after a failed write */
+	uint32_t seq;                     /* the current file's sequence number */
+	uint32_t broken;                  /* 1 after a failed write */
 };
 XEVB_API int xevb_file_writer_stats(const struct xevb_file_writer *w, struct xevb_file_writer_stats *st);
 
@@ -362,7 +365,7 @@ enum xevb_file_state {
 	XEVB_FILE_CLOSED,      /* trailer found; counts and checksum agree: the writer finished it */
 	XEVB_FILE_CUT,         /* no trailer: the writer stopped (crash, full disk); every whole event was read */
 	XEVB_FILE_CORRUPT,     /* a broken event, checksum or counts differ from the trailer, bytes after it */
-	XEVB_FILE_RAW,         /* no file header: a plain event stream (older `xevb build --output`) read to its end */
+	XEVB_FILE_RAW, /* no file header: a plain event stream (older `xevb build --output`) read to its end */
 };
 
 /* xevb_file_info.trailer_flags */
@@ -404,7 +407,7 @@ struct xevb_file_reader_opts {
  * may be NULL). NULL on error: errbuf says which file and what is wrong.
  */
 XEVB_API struct xevb_file_reader *xevb_file_reader_open(const char *path, const struct xevb_file_reader_opts *opts,
-							 char *errbuf);
+							char *errbuf);
 /*
  * The next event: 1 with *ev set, 0 at the end (info->state then says
  * CLOSED, CUT, CORRUPT or RAW), or -EBADMSG when the file breaks a rule

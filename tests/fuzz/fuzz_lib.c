@@ -1,0 +1,112 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libxevb on arbitrary bytes: as one event (xevb_ev_parse), as a run file
+ * (the reader, through a memfd), and as a builder's TCP stream into a farm
+ * node (one connection per input). No crash, no read outside the input,
+ * every view's fragments inside its event, every event done.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include <xevb/xevb.h>
+
+static void check_view(const struct xevb_ev *ev)
+{
+	struct xevb_ev_frag f;
+
+	for (uint32_t i = 0; i < ev->n_frags; i++) {
+		if (xevb_ev_frag(ev, i, &f) || f.payload < ev->data ||
+		    f.payload + f.length > ev->data + ev->length)
+			abort();
+		xevb_ev_verify(ev, NULL);
+	}
+	for (uint32_t i = 0; i < ev->n_missing; i++)
+		if (xevb_ev_missing(ev, i) < 0)
+			abort();
+}
+
+static void as_event(const uint8_t *d, size_t n)
+{
+	struct xevb_ev *ev = xevb_ev_parse(d, n, NULL);
+
+	if (ev) {
+		check_view(ev);
+		xevb_ev_free(ev);
+	}
+}
+
+static void as_file(const uint8_t *d, size_t n)
+{
+	char path[64];
+	const struct xevb_ev *ev;
+	struct xevb_file_reader *r;
+	int fd = memfd_create("fuzz", MFD_CLOEXEC);
+
+	if (fd < 0 || write(fd, d, n) != (ssize_t)n)
+		abort();
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	r = xevb_file_reader_open(path, NULL, NULL);
+	while (r && xevb_file_reader_next(r, &ev) == 1)
+		check_view(ev);
+	xevb_file_reader_close(r);
+	close(fd);
+}
+
+static void quiet(void *ctx, enum xevb_lib_log_level lv, const char *msg)
+{
+	(void)ctx;
+	(void)lv;
+	(void)msg;
+}
+
+static void as_stream(const uint8_t *d, size_t n)
+{
+	static struct xevb_farm *f;
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
+	const struct xevb_ev *ev;
+	int s;
+
+	if (!f) {
+		XEVB_OPTS(xevb_farm_opts, o, .listen = "127.0.0.1:0",
+			  .flags = XEVB_FARM_NO_CTL | XEVB_FARM_VERIFY_CRC, .log_fn = quiet);
+		f = xevb_farm_open(&o, NULL);
+		if (!f)
+			abort();
+	}
+	sa.sin_port = htons(xevb_farm_port(f));
+	s = socket(AF_INET, SOCK_STREAM, 0);
+	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) || write(s, d, n) != (ssize_t)n)
+		abort();
+	close(s);
+	/* Until the connection is gone (bounded: a loopback connection ends within these turns). */
+	for (int i = 0; i < 2000; i++) {
+		xevb_farm_poll(f, 1);
+		while (xevb_farm_next(f, &ev) == 1) {
+			check_view(ev);
+			xevb_farm_done(f, ev);
+		}
+		xevb_farm_stats(f, &st);
+		if (!st.conns_open && st.conns_total)
+			break;
+	}
+	if (st.held)
+		abort();
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	/* Exact-size copies: a read past the end is a real overread. */
+	uint8_t *d = malloc(size ? size : 1);
+
+	memcpy(d, data, size);
+	as_event(d, size);
+	as_file(d, size);
+	as_stream(d, size);
+	free(d);
+	return 0;
+}

@@ -1,0 +1,603 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * libxevb's farm-node receiver against a builder played by the test: EVNT
+ * records from the tools' encoder over a local TCP connection, STATUS
+ * messages from the tools' control codec (user/lib/ctl_proto.c,
+ * ctl_auth.c) on a UDP socket, as `xevb build --sink` sends them. Every
+ * wait is bounded in time and waits on a condition.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <xevb/cli.h>
+#include <xevb/ctl_auth.h>
+#include <xevb/ctl_proto.h>
+#include "test_lib.h"
+
+TestSuite(lib_farm, .timeout = 60);
+
+#define WAIT_NS   (10ull * 1000000000ull) /* the most any condition is waited for */
+#define BLD_EPOCH 0x1234567u
+#define LOCALHOST htonl(INADDR_LOOPBACK)
+
+struct rig {
+	struct xevb_farm *f;
+	int tcp;                /* the builder's event connection */
+	int udp;                /* the builder's control socket */
+	int dfm;                /* the DFM's control socket (-1: none) */
+	struct sockaddr_in ctl; /* the farm node's control address */
+	uint32_t seq;
+	struct xevb_ctl_auth *auth; /* a key: seal and open */
+	uint32_t next_event;
+};
+
+static void quiet(void *ctx, enum xevb_lib_log_level lv, const char *msg)
+{
+	(void)ctx;
+	if (lv <= XEVB_LIB_LOG_WARN)
+		fprintf(stderr, "  (libxevb: %s)\n", msg);
+}
+
+static int udp_socket(struct sockaddr_in *me)
+{
+	socklen_t sl = sizeof(*me);
+	int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+
+	cr_assert(ge(int, fd, 0));
+	*me = (struct sockaddr_in){ .sin_family = AF_INET, .sin_addr.s_addr = LOCALHOST };
+	cr_assert(eq(int, bind(fd, (struct sockaddr *)me, sizeof(*me)), 0));
+	cr_assert(eq(int, getsockname(fd, (struct sockaddr *)me, &sl), 0));
+	return fd;
+}
+
+static void connect_builder(struct rig *r)
+{
+	struct sockaddr_in sa = { .sin_family = AF_INET,
+				  .sin_addr.s_addr = LOCALHOST,
+				  .sin_port = htons(xevb_farm_port(r->f)) };
+
+	r->tcp = socket(AF_INET, SOCK_STREAM, 0);
+	cr_assert(ge(int, r->tcp, 0));
+	cr_assert(eq(int, connect(r->tcp, (struct sockaddr *)&sa, sizeof(sa)), 0));
+}
+
+/* A farm node on 127.0.0.1 (any ports), a builder connected to it; o may change the options. */
+static void rig_open(struct rig *r, struct xevb_farm_opts *o)
+{
+	char err[XEVB_ERRBUF_SIZE] = "";
+
+	memset(r, 0, sizeof(*r));
+	o->listen = o->listen ? o->listen : "127.0.0.1:0";
+	o->flags |= XEVB_FARM_CTL_ANY_PORT;
+	o->log_fn = quiet;
+	r->f = xevb_farm_open(o, err);
+	cr_assert(r->f != NULL, "%s", err);
+	r->ctl = (struct sockaddr_in){ .sin_family = AF_INET,
+				       .sin_addr.s_addr = LOCALHOST,
+				       .sin_port = htons(xevb_farm_ctl_port(r->f)) };
+	r->udp = udp_socket(&(struct sockaddr_in){ 0 });
+	r->dfm = -1;
+	connect_builder(r);
+}
+
+static void rig_close(struct rig *r)
+{
+	xevb_farm_close(r->f);
+	close(r->tcp);
+	close(r->udp);
+	if (r->dfm >= 0)
+		close(r->dfm);
+	free(r->auth);
+}
+
+/* The builder's STATUS to the farm node, as build_ctl.c sends it every 100 ms. */
+static void builder_status(struct rig *r, uint64_t sent)
+{
+	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_STATUS,
+					 .role = XEVB_ROLE_BUILDER,
+					 .sender_id = 1,
+					 .epoch = BLD_EPOCH,
+					 .seq = ++r->seq,
+					 .n_recs = 1 } };
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	size_t len;
+
+	m.u.status.done_total = sent;
+	len = xevb_ctl_encode(&m, buf, sizeof(buf));
+	cr_assert(gt(sz, len, 0));
+	if (r->auth)
+		len = xevb_ctl_auth_seal(r->auth, buf, len, sizeof(buf), r->ctl.sin_addr.s_addr, r->ctl.sin_port,
+					 xevb_ctl_auth_now());
+	cr_assert(eq(int, (int)sendto(r->udp, buf, len, 0, (struct sockaddr *)&r->ctl, sizeof(r->ctl)), (int)len));
+}
+
+/*
+ * The next control message on fd that passes want (NULL: any), the farm
+ * node working meanwhile: true with m filled, false after WAIT_NS.
+ */
+static bool ctl_wait(struct rig *r, int fd, struct xevb_ctl_msg *m,
+		     bool (*want)(const struct xevb_ctl_msg *, void *), void *ctx)
+{
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	uint8_t buf[XEVB_CTL_MAX_LEN + 64];
+
+	while (xevb_now_ns() < end) {
+		struct sockaddr_in me = { 0 };
+		socklen_t sl = sizeof(me);
+		ssize_t n;
+
+		xevb_farm_poll(r->f, 2);
+		n = recv(fd, buf, sizeof(buf), 0);
+		if (n <= 0)
+			continue;
+		getsockname(fd, (struct sockaddr *)&me, &sl);
+		if (r->auth)
+			cr_assert(eq(int,
+				     xevb_ctl_auth_open(r->auth, buf, (size_t)n, LOCALHOST, me.sin_port,
+							xevb_ctl_auth_now(), m),
+				     XEVB_CTL_OK));
+		else
+			cr_assert(eq(int, xevb_ctl_decode(buf, (size_t)n, m), XEVB_CTL_OK));
+		cr_assert(eq(u8, m->h.role, XEVB_ROLE_SINK));
+		if (!want || want(m, ctx))
+			return true;
+	}
+	return false;
+}
+
+static bool status_done(const struct xevb_ctl_msg *m, void *ctx)
+{
+	return m->h.type == XEVB_CTL_STATUS && m->u.status.done_total == *(uint64_t *)ctx;
+}
+
+static bool status_busy(const struct xevb_ctl_msg *m, void *ctx)
+{
+	return m->h.type == XEVB_CTL_STATUS && !!(m->u.status.flags & XEVB_CTL_ST_BUSY) == *(bool *)ctx;
+}
+
+/* n events (ids next_event..) from the builder, each in pieces of at most piece bytes (0: whole). */
+static void send_events(struct rig *r, uint32_t n, uint32_t nsrc, size_t piece)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		size_t len, at = 0;
+		uint32_t id = r->next_event++;
+		uint8_t *b = tl_encode(9, id, nsrc, NULL, NULL, (id + 1) % 3 ? 0 : 0x2, &len);
+		while (at < len) {
+			size_t k = piece && len - at > piece ? piece : len - at;
+			cr_assert(eq(int, (int)write(r->tcp, b + at, k), (int)k));
+			at += k;
+			/* Read as we go: the test is the builder and the farm node in one thread. */
+			xevb_farm_process(r->f);
+		}
+		free(b);
+	}
+}
+
+/* Take n events (waiting for them), check each, keep their views in evs. */
+static void take_events(struct rig *r, uint32_t n, uint32_t first_id, const struct xevb_ev **evs)
+{
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	uint32_t got = 0;
+
+	while (got < n && xevb_now_ns() < end) {
+		const struct xevb_ev *ev;
+		int rc = xevb_farm_next(r->f, &ev);
+		cr_assert(ge(int, rc, 0), "%s", xevb_farm_error(r->f));
+		if (!rc) {
+			xevb_farm_poll(r->f, 5);
+			continue;
+		}
+		cr_assert(eq(u32, ev->event_id, first_id + got));
+		cr_assert(eq(u32, ev->run_number, 9));
+		cr_assert(eq(u32, ev->builder_addr, LOCALHOST));
+		tl_check_payloads(ev);
+		evs[got++] = ev;
+	}
+	cr_assert(eq(u32, got, n), "events arrived: %u of %u", got, n);
+}
+
+Test(lib_farm, events_views_and_credits_to_the_builder)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .credits = 8);
+	const struct xevb_ev *evs[8];
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct xevb_ctl_msg m;
+	struct xevb_ev_frag fr;
+	struct rig r;
+	uint64_t two = 2, zero = 0;
+
+	rig_open(&r, &o);
+	/* The builder speaks: credits come back at once, with its epoch. */
+	builder_status(&r, 0);
+	cr_assert(ctl_wait(&r, r.udp, &m, status_done, &zero), "no STATUS from the farm node");
+	cr_assert(eq(u32, m.u.status.credits, 8));
+	cr_assert(eq(u32, m.u.status.peer_epoch, BLD_EPOCH));
+	cr_assert(eq(u32, m.u.status.flags, 0));
+
+	send_events(&r, 5, 6, 0);
+	take_events(&r, 5, 0, evs);
+	/* Zero copy: the fragments point into the event's bytes, which stay put. */
+	cr_assert(eq(int, xevb_ev_frag(evs[1], 2, &fr), 0));
+	cr_assert(ge(ptr, (void *)fr.payload, (void *)evs[1]->data));
+	cr_assert(le(ptr, (void *)(fr.payload + fr.length), (void *)(evs[1]->data + evs[1]->length)));
+	cr_assert(eq(u16, evs[2]->n_frags, 5), "event 2 lacks source 1");
+	cr_assert(eq(int, xevb_ev_missing(evs[2], 0), 1));
+	/* Two of eight done: a quarter of the credits, back at once. */
+	xevb_farm_done(r.f, evs[0]);
+	xevb_farm_done(r.f, evs[1]);
+	cr_assert(ctl_wait(&r, r.udp, &m, status_done, &two), "no STATUS with done_total 2");
+	cr_assert(eq(u32, m.u.status.load, 3));
+	for (int i = 2; i < 5; i++)
+		xevb_farm_done(r.f, evs[i]);
+	cr_assert(eq(int, xevb_farm_stats(r.f, &st), 0));
+	cr_assert(eq(u64, st.events, 5));
+	cr_assert(eq(u64, st.done, 5));
+	cr_assert(eq(u64, st.held, 0));
+	cr_assert(eq(u64, st.incomplete, 1));
+	cr_assert(eq(u64, st.conns_open, 1));
+	cr_assert(eq(u32, st.n_builders, 1));
+	struct xevb_farm_builder b = { .sz = sizeof(b) };
+	cr_assert(eq(int, xevb_farm_builder(r.f, 0, &b), 0));
+	cr_assert(eq(u32, b.addr, LOCALHOST));
+	cr_assert(eq(u64, b.events, 5));
+	cr_assert(eq(u64, b.conn_done, 5));
+	cr_assert(eq(u32, b.epoch, BLD_EPOCH));
+	cr_assert(eq(int, xevb_farm_builder(r.f, 1, &b), -ENOENT));
+	rig_close(&r);
+}
+
+Test(lib_farm, busy_and_not_busy_go_out_at_once)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .credits = 8); /* Busy above 10 held, not-Busy below 1 */
+	const struct xevb_ev *evs[12];
+	struct xevb_ctl_msg m;
+	struct rig r;
+	bool on = true, off = false;
+
+	rig_open(&r, &o);
+	builder_status(&r, 0);
+	cr_assert(ctl_wait(&r, r.udp, &m, status_busy, &off));
+	send_events(&r, 11, 4, 0);
+	take_events(&r, 11, 0, evs);
+	cr_assert(ctl_wait(&r, r.udp, &m, status_busy, &on), "no Busy STATUS");
+	for (int i = 0; i < 11; i++)
+		xevb_farm_done(r.f, evs[i]);
+	cr_assert(ctl_wait(&r, r.udp, &m, status_busy, &off), "no not-Busy STATUS");
+	cr_assert(eq(u64, m.u.status.done_total, 11));
+	/* The caller's own Busy. */
+	cr_assert(eq(int, xevb_farm_set_busy(r.f, XEVB_BUSY_ON), 0));
+	cr_assert(ctl_wait(&r, r.udp, &m, status_busy, &on));
+	cr_assert(eq(int, xevb_farm_set_busy(r.f, XEVB_BUSY_AUTO), 0));
+	cr_assert(ctl_wait(&r, r.udp, &m, status_busy, &off));
+	cr_assert(eq(int, xevb_farm_set_busy(r.f, 7), -EINVAL));
+	rig_close(&r);
+}
+
+static bool received_n(const struct xevb_ctl_msg *m, void *ctx)
+{
+	return m->h.type == XEVB_CTL_RECEIVED && m->h.n_recs == 1 && m->u.received[0].events == *(uint64_t *)ctx;
+}
+
+Test(lib_farm, received_goes_to_the_dfm)
+{
+	struct sockaddr_in dfm;
+	int dfd = udp_socket(&dfm);
+	char dfm_s[64];
+	const struct xevb_ev *evs[7];
+	struct xevb_ctl_msg m;
+	struct rig r;
+	uint64_t seven = 7;
+
+	snprintf(dfm_s, sizeof(dfm_s), "127.0.0.1:%u", ntohs(dfm.sin_port));
+	XEVB_OPTS(xevb_farm_opts, o, .dfm = dfm_s);
+	rig_open(&r, &o);
+	r.dfm = dfd;
+	/* Before any event, and with the caller only waiting on the descriptor: an empty RECEIVED. */
+	{
+		struct pollfd p = { .fd = xevb_farm_fd(r.f), .events = POLLIN };
+		uint8_t buf[XEVB_CTL_MAX_LEN];
+		cr_assert(eq(int, poll(&p, 1, 5000), 1), "the descriptor is readable at once");
+		xevb_farm_process(r.f);
+		struct pollfd q = { .fd = dfd, .events = POLLIN };
+		cr_assert(eq(int, poll(&q, 1, 5000), 1));
+		ssize_t n = recv(dfd, buf, sizeof(buf), 0);
+		cr_assert(eq(int, xevb_ctl_decode(buf, (size_t)n, &m), XEVB_CTL_OK));
+		cr_assert(eq(u8, m.h.type, XEVB_CTL_RECEIVED));
+	}
+	send_events(&r, 7, 3, 0);
+	/* Received, not yet done: RECEIVED counts what arrived. */
+	take_events(&r, 7, 0, evs);
+	cr_assert(ctl_wait(&r, r.dfm, &m, received_n, &seven), "no RECEIVED of 7 events");
+	cr_assert(eq(u32, m.u.received[0].builder_addr, LOCALHOST));
+	for (int i = 0; i < 7; i++)
+		xevb_farm_done(r.f, evs[i]);
+	rig_close(&r);
+}
+
+Test(lib_farm, events_in_pieces_and_across_buffers_stay_put)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .credits = 4000);
+	static const struct xevb_ev *evs[3000];
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct rig r;
+
+	rig_open(&r, &o);
+	/* Byte by byte, then in odd pieces. */
+	send_events(&r, 1, 5, 1);
+	send_events(&r, 2, 7, 13);
+	take_events(&r, 3, 0, evs);
+	for (int i = 0; i < 3; i++)
+		xevb_farm_done(r.f, evs[i]);
+	/* 3000 events of about 3.7 kB: 11 buffers of 1 MiB, all held at once, none moved. */
+	send_events(&r, 3000, 40, 0);
+	take_events(&r, 3000, 3, evs);
+	for (int i = 0; i < 3000; i++)
+		tl_check_payloads(evs[i]);
+	cr_assert(eq(int, xevb_farm_stats(r.f, &st), 0));
+	cr_assert(ge(u64, st.buffer_bytes, 3u << 20));
+	for (int i = 0; i < 3000; i++)
+		xevb_farm_done(r.f, evs[i]);
+	cr_assert(eq(int, xevb_farm_stats(r.f, &st), 0));
+	cr_assert(le(u64, st.buffer_bytes, 1u << 21), "buffers go back as events are done: %llu",
+		  (unsigned long long)st.buffer_bytes);
+	rig_close(&r);
+}
+
+Test(lib_farm, reading_pauses_at_max_buffer_and_resumes_on_done)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .max_event = 65536, .max_buffer = (1u << 20) + 65536);
+	static const struct xevb_ev *evs[4000];
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	uint32_t got = 0;
+	struct rig r;
+	int fl;
+
+	rig_open(&r, &o);
+	/*
+	 * 4000 events of about 500 bytes (2 MB) into a budget of one 1 MiB
+	 * buffer: the test writes without blocking, as it is the farm node too.
+	 */
+	fl = fcntl(r.tcp, F_GETFL);
+	fcntl(r.tcp, F_SETFL, fl | O_NONBLOCK);
+	{
+		size_t len, at;
+		uint8_t *all = malloc(4000 * 1024), *b;
+		size_t total = 0;
+		for (uint32_t i = 0; i < 4000; i++) {
+			b = tl_encode(9, i, 12, NULL, NULL, (i + 1) % 3 ? 0 : 0x2, &len);
+			cr_assert(le(sz, len, 1024));
+			memcpy(all + total, b, len);
+			total += len;
+			free(b);
+		}
+		at = 0;
+		/* Hold every event: the farm node must stop reading, not grow. */
+		while (at < total && xevb_now_ns() < end) {
+			ssize_t n = write(r.tcp, all + at, total - at);
+			if (n > 0)
+				at += (size_t)n;
+			const struct xevb_ev *ev;
+			while (xevb_farm_next(r.f, &ev) == 1)
+				evs[got++] = ev;
+			xevb_farm_stats(r.f, &st);
+			cr_assert(le(u64, st.buffer_bytes, o.max_buffer));
+			if (st.read_pauses && n <= 0)
+				break;
+			xevb_farm_poll(r.f, 1);
+		}
+		cr_assert(gt(u64, st.read_pauses, 0), "reading never paused");
+		cr_assert(lt(u32, got, 4000));
+		/* Done with everything as it comes: the rest arrives. */
+		while (got < 4000 && xevb_now_ns() < end) {
+			const struct xevb_ev *ev;
+			for (uint32_t i = 0; i < got; i++)
+				if (evs[i]) {
+					tl_check_payloads(evs[i]);
+					xevb_farm_done(r.f, evs[i]);
+					evs[i] = NULL;
+				}
+			if (at < total) {
+				ssize_t n = write(r.tcp, all + at, total - at);
+				if (n > 0)
+					at += (size_t)n;
+			}
+			xevb_farm_poll(r.f, 1);
+			while (xevb_farm_next(r.f, &ev) == 1) {
+				cr_assert(eq(u32, ev->event_id, got));
+				evs[got++] = ev;
+			}
+		}
+		free(all);
+	}
+	cr_assert(eq(u32, got, 4000));
+	rig_close(&r);
+}
+
+Test(lib_farm, a_broken_stream_costs_its_connection_only)
+{
+	XEVB_OPTS(xevb_farm_opts, o);
+	const struct xevb_ev *evs[2];
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	struct rig r;
+	int bad;
+
+	rig_open(&r, &o);
+	bad = r.tcp;
+	connect_builder(&r);
+	cr_assert(eq(int, (int)write(bad, "GARBAGE!", 8), 8));
+	send_events(&r, 2, 3, 0);
+	take_events(&r, 2, 0, evs);
+	do {
+		xevb_farm_poll(r.f, 5);
+		xevb_farm_stats(r.f, &st);
+	} while (st.conns_broken < 1 && xevb_now_ns() < end);
+	cr_assert(eq(u64, st.conns_broken, 1));
+	cr_assert(eq(u64, st.conns_open, 1));
+	cr_assert(eq(u64, st.conns_total, 2));
+	xevb_farm_done(r.f, evs[0]);
+	xevb_farm_done(r.f, evs[1]);
+	close(bad);
+	rig_close(&r);
+}
+
+static void key_file(char *path, size_t len, const char *dir, uint8_t fill)
+{
+	char hex[65];
+	FILE *f;
+
+	for (int i = 0; i < 32; i++)
+		snprintf(hex + 2 * i, 3, "%02x", fill);
+	snprintf(path, len, "%s/run.key", dir);
+	f = fopen(path, "w");
+	cr_assert(f != NULL);
+	fprintf(f, "%s\n", hex);
+	fclose(f);
+	cr_assert(eq(int, chmod(path, 0600), 0));
+}
+
+Test(lib_farm, sealed_with_the_run_key)
+{
+	char dir[256], key[512];
+	uint8_t k[32];
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct xevb_ctl_msg m;
+	struct rig r;
+	uint64_t zero = 0;
+
+	tl_tmpdir(dir, sizeof(dir));
+	key_file(key, sizeof(key), dir, 0xab);
+	memset(k, 0xab, sizeof(k));
+	XEVB_OPTS(xevb_farm_opts, o, .key_file = key);
+	rig_open(&r, &o);
+	/* Unsealed: refused. */
+	builder_status(&r, 0);
+	r.auth = malloc(sizeof(*r.auth));
+	xevb_ctl_auth_init(r.auth, k);
+	builder_status(&r, 0);
+	cr_assert(ctl_wait(&r, r.udp, &m, status_done, &zero), "no sealed STATUS back");
+	cr_assert(eq(u32, m.u.status.peer_epoch, BLD_EPOCH));
+	xevb_farm_stats(r.f, &st);
+	cr_assert(eq(u64, st.ctl_refused, 1));
+	rig_close(&r);
+
+	/* A key file others may read is refused, saying so. */
+	char err[XEVB_ERRBUF_SIZE] = "";
+	chmod(key, 0644);
+	XEVB_OPTS(xevb_farm_opts, o2, .listen = "127.0.0.1:0", .key_file = key, .flags = XEVB_FARM_CTL_ANY_PORT);
+	cr_assert(eq(ptr, xevb_farm_open(&o2, err), NULL));
+	cr_assert(tl_has(err, "chmod 600"), "%s", err);
+	tl_rmdir(dir);
+}
+
+Test(lib_farm, run_configuration_membership_and_settings)
+{
+	char dir[256], path[512], err[XEVB_ERRBUF_SIZE] = "";
+	struct sockaddr_in bctl;
+	int bfd = udp_socket(&bctl);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct xevb_ctl_msg m;
+	struct rig r;
+	uint64_t zero = 0;
+	FILE *f;
+
+	tl_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.ini", dir);
+	f = fopen(path, "w");
+	cr_assert(f != NULL);
+	fprintf(f,
+		"; a farm node and one builder\n[run]\nnumber = 9\n\n[dfm]\naddress = 127.0.0.1:1\n\n"
+		"[builder 1]\naddress = 127.0.0.1\nctl_port = %u\n\n[sink]\ncredits = 5 ; for all\n\n"
+		"[sink 3]\naddress = 127.0.0.1\nport = 5000\n",
+		ntohs(bctl.sin_port));
+	fclose(f);
+	XEVB_OPTS(xevb_farm_opts, o, .run_config = path, .id = 3);
+	rig_open(&r, &o);
+	/* From a port the file does not name: not a member. */
+	builder_status(&r, 0);
+	/* From the builder's configured port: admitted, the file's credits. */
+	close(r.udp);
+	r.udp = bfd;
+	builder_status(&r, 0);
+	cr_assert(ctl_wait(&r, r.udp, &m, status_done, &zero));
+	cr_assert(eq(u32, m.u.status.credits, 5));
+	cr_assert(eq(u16, m.h.sender_id, 3));
+	xevb_farm_stats(r.f, &st);
+	cr_assert(eq(u64, st.ctl_refused, 1));
+	rig_close(&r);
+
+	XEVB_OPTS(xevb_farm_opts, o2, .run_config = path, .id = 4, .listen = "127.0.0.1:0");
+	cr_assert(eq(ptr, xevb_farm_open(&o2, err), NULL));
+	cr_assert(tl_has(err, "no [sink 4]"), "%s", err);
+	tl_rmdir(dir);
+}
+
+Test(lib_farm, open_errors_say_what_failed)
+{
+	char err[XEVB_ERRBUF_SIZE] = "";
+	XEVB_OPTS(xevb_farm_opts, o, .listen = "not-an-address");
+	XEVB_OPTS(xevb_farm_opts, none);
+
+	cr_assert(eq(ptr, xevb_farm_open(&o, err), NULL));
+	cr_assert(eq(int, errno, EINVAL));
+	cr_assert(tl_has(err, "not-an-address"), "%s", err);
+	cr_assert(eq(ptr, xevb_farm_open(&none, err), NULL));
+	cr_assert(tl_has(err, "where to listen"), "%s", err);
+	o.listen = "192.0.2.1:5000"; /* not on this host */
+	cr_assert(eq(ptr, xevb_farm_open(&o, err), NULL));
+	cr_assert(tl_has(err, "192.0.2.1:5000"), "%s", err);
+}
+
+Test(lib_farm, the_descriptor_wakes_the_callers_poll)
+{
+	XEVB_OPTS(xevb_farm_opts, o);
+	const struct xevb_ev *ev;
+	struct rig r;
+	struct pollfd p;
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	int got = 0;
+
+	rig_open(&r, &o);
+	xevb_farm_process(r.f); /* the accept */
+	send_events(&r, 1, 2, 0);
+	p = (struct pollfd){ .fd = xevb_farm_fd(r.f), .events = POLLIN };
+	while (!got && xevb_now_ns() < end) {
+		cr_assert(ge(int, poll(&p, 1, 1000), 0));
+		if (p.revents & POLLIN)
+			got = xevb_farm_next(r.f, &ev);
+	}
+	cr_assert(eq(int, got, 1));
+	xevb_farm_done(r.f, ev);
+	rig_close(&r);
+}
+
+Test(lib_farm, a_stalled_partial_event_costs_its_connection)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .partial_timeout_ms = 200, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	struct rig r;
+	size_t len;
+	uint8_t *b = tl_encode(9, 0, 3, NULL, NULL, 0, &len);
+
+	rig_open(&r, &o);
+	cr_assert(eq(u16, xevb_farm_ctl_port(r.f), 0));
+	cr_assert(eq(int, (int)write(r.tcp, b, len / 2), (int)(len / 2)));
+	free(b);
+	/* The caller only waits on the descriptor: the timer wakes it for the check. */
+	do {
+		struct pollfd p = { .fd = xevb_farm_fd(r.f), .events = POLLIN };
+		poll(&p, 1, 500);
+		xevb_farm_process(r.f);
+		xevb_farm_stats(r.f, &st);
+	} while (st.conns_broken < 1 && xevb_now_ns() < end);
+	cr_assert(eq(u64, st.conns_broken, 1));
+	cr_assert(eq(u64, st.conns_open, 0));
+	rig_close(&r);
+}
