@@ -13,7 +13,7 @@
 
 #define SLICE_MS 100
 
-static void log_tramp(void *ctx, enum xevb_log_level lv, const char *msg)
+static void log_tramp(void *ctx, enum xevb_lib_log_level lv, const char *msg)
 {
 	FarmObject *self = ctx;
 	PyGILState_STATE g = PyGILState_Ensure();
@@ -59,7 +59,7 @@ static const char *opt_str(PyObject *b)
 
 struct farm_args {
 	PyObject *listen, *dfm, *key, *cfg; /* bytes or NULL */
-	unsigned int credits, max_event, max_conns;
+	unsigned int credits, max_event, max_conns, partial_timeout_ms;
 	unsigned short ctl_port, id;
 	unsigned long long max_buffer;
 	double busy_high, busy_low;
@@ -68,16 +68,17 @@ struct farm_args {
 
 static int farm_parse(PyObject *args, PyObject *kw, struct farm_args *a, PyObject **log)
 {
-	static char *kwlist[] = { "listen",       "no_ctl",   "verify_crc", "credits",   "ctl_port",
-				  "ctl_any_port", "id",       "dfm",        "key_file",  "run_config",
-				  "busy_high",    "busy_low", "max_event",  "max_conns", "max_buffer",
-				  "log",          NULL };
+	static char *kwlist[] = {
+		"listen",    "no_ctl",    "verify_crc", "credits",    "ctl_port",           "ctl_any_port",
+		"id",        "dfm",       "key_file",   "run_config", "busy_high",          "busy_low",
+		"max_event", "max_conns", "max_buffer", "log",        "partial_timeout_ms", NULL
+	};
 	PyObject *listen = Py_None, *dfm = Py_None, *key = Py_None, *cfg = Py_None;
 
-	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$ppIHpHOOOddIIKO", kwlist, &listen, &a->no_ctl, &a->verify,
+	if (!PyArg_ParseTupleAndKeywords(args, kw, "|O$ppIHpHOOOddIIKOI", kwlist, &listen, &a->no_ctl, &a->verify,
 					 &a->credits, &a->ctl_port, &a->any_ctl, &a->id, &dfm, &key, &cfg,
 					 &a->busy_high, &a->busy_low, &a->max_event, &a->max_conns, &a->max_buffer,
-					 log))
+					 log, &a->partial_timeout_ms))
 		return -1;
 	if (*log == Py_None)
 		*log = NULL;
@@ -111,7 +112,8 @@ static int farm_init(FarmObject *self, PyObject *args, PyObject *kw)
 		  .credits = a.credits, .ctl_port = a.ctl_port, .id = a.id, .dfm = opt_str(a.dfm),
 		  .key_file = opt_str(a.key), .run_config = opt_str(a.cfg), .busy_high = a.busy_high,
 		  .busy_low = a.busy_low, .max_event = a.max_event, .max_conns = a.max_conns,
-		  .max_buffer = a.max_buffer, .log_fn = log ? log_tramp : NULL, .log_ctx = self);
+		  .max_buffer = a.max_buffer, .log_fn = log ? log_tramp : NULL, .log_ctx = self,
+		  .partial_timeout_ms = a.partial_timeout_ms);
 	self->f = xevb_farm_open(&o, err);
 	if (!self->f) {
 		xp_oserror_buf(errno, err);
@@ -418,7 +420,7 @@ PyTypeObject Farm_Type = {
 	.tp_doc = PyDoc_STR(
 		"Farm(listen=None, *, no_ctl=False, verify_crc=False, credits=0, ctl_port=0, ctl_any_port=False,\n"
 		"     id=0, dfm=None, key_file=None, run_config=None, busy_high=0.0, busy_low=0.0, max_event=0,\n"
-		"     max_conns=0, max_buffer=0, log=None)\n"
+		"     max_conns=0, max_buffer=0, log=None, partial_timeout_ms=0)\n"
 		"A farm node: builders connect to listen ('ADDR:PORT'). Iterate for events (blocking),\n"
 		"or next(timeout); every event must be done (ev.done(), a with block, or dropped)."),
 	.tp_iter = PyObject_SelfIter,

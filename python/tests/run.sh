@@ -13,14 +13,15 @@
 set -uo pipefail
 OUT=${1:-build}
 cd "$(dirname "$0")/../.." || exit 1
-OUT=$(realpath "$OUT")
+# make gets OUT as given: the dependency files name targets that way.
+OUT_ABS=$(realpath "$OUT")
 # Debian's interpreter is the one install-deps.sh gives pytest and numpy.
 PY=${PYTHON:-$( [[ -x /usr/bin/python3 ]] && echo /usr/bin/python3 || echo python3 )}
 skip() { echo "SKIP python: $*"; exit 77; }
 
 "$PY" -c 'import pytest' 2>/dev/null ||
 	skip "$PY has no pytest (bash scripts/install-deps.sh, or apt-get install python3-pytest)"
-compgen -G "$OUT/python/xevb/_xevb*.so" >/dev/null ||
+compgen -G "$OUT_ABS/python/xevb/_xevb*.so" >/dev/null ||
 	skip "the module is not built in $OUT/python: make python (it needs python3-dev)"
 tmp=$(mktemp -d /tmp/xevb-python.XXXXXX) || exit 1
 trap 'rm -rf "$tmp"' EXIT
@@ -33,5 +34,5 @@ fi
 site=$tmp/usr/lib/python3/dist-packages
 [[ -f $site/xevb/__init__.py ]] || { echo "FAIL python: make install-python put nothing in $site/xevb"; exit 1; }
 echo "# testing $(PYTHONPATH=$site PYTHONDONTWRITEBYTECODE=1 "$PY" -c 'import xevb; print(xevb.__file__)') (make install-python PREFIX=/usr, scratch DESTDIR)"
-PYTHONPATH=$site PYTHONDONTWRITEBYTECODE=1 XEVB_OUT=$OUT timeout 900 "$PY" -m pytest -q -p no:cacheprovider \
+PYTHONPATH=$site PYTHONDONTWRITEBYTECODE=1 XEVB_OUT=$OUT_ABS timeout 900 "$PY" -m pytest -q -p no:cacheprovider \
 	python/tests

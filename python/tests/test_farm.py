@@ -146,6 +146,15 @@ def test_stream_cut_inside_an_event():
         assert f.stats()["events"] == 1
 
 
+def test_stalled_connection_closed():
+    with farm(partial_timeout_ms=200) as f:
+        s = builder(f)
+        s.sendall(xevb.encode_event(1, l1_frags(1, 4, 32))[:60])
+        wait_stat(f, "conns_broken", 1)
+        assert f.stats()["events"] == 0
+        s.close()
+
+
 def test_close_refused_while_views_live():
     f = farm()
     s = builder(f)
