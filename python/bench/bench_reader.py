@@ -6,6 +6,7 @@ default, the profile of the README's benchmarks) with xevb.Writer, then,
 each pinned to one core (taskset), reads it:
 
   c            build/python/bench/c_reader: every fragment through xevb_ev_frag
+  c_events     the same, the events alone (c_reader -n)
   events       for ev in reader: pass
   one_frag     for ev in reader: ev[0]           (one zero-copy payload view)
   matrix       for ev in reader: ev.matrix()     (every payload, one 2-D view)
@@ -21,7 +22,7 @@ per second of wall time and per CPU second of the reading process (the
 second is what one core does when other work shares it).
 
   PYTHONPATH=build/python python3 python/bench/bench_reader.py [--events N]
-      [--sources S] [--frag-size B] [--cpu C] [--repeat R] [--out DIR]
+      [--sources S] [--frag-size B] [--cpu C] [--nice N] [--repeat R] [--out DIR]
 """
 
 import argparse
@@ -38,7 +39,7 @@ import time
 
 import xevb
 
-MODES = ("c", "events", "one_frag", "matrix", "payloads", "batch_matrix", "numpy_matrix", "ctypes")
+MODES = ("c", "c_events", "events", "one_frag", "matrix", "payloads", "batch_matrix", "numpy_matrix", "ctypes")
 
 
 def write_file(path, n, sources, size):
@@ -125,19 +126,27 @@ def ctypes_mode(path, libdir):
     return n, t, c
 
 
-def run_pinned(cpu, args):
-    """argv on one core: its stdout's last line as JSON."""
+def run_pinned(cpu, args, nice=0):
+    """argv on one core (at a raised priority when nice < 0: other work on a shared
+    machine then waits instead of taking the core): its stdout's last line as JSON.
+    With autogroups (kernel.sched_autogroup_enabled) a nice value only ranks
+    processes within their session: the reader gets a session of its own, and
+    that session the nice value."""
     cmd = (["taskset", "-c", str(cpu)] if shutil.which("taskset") and cpu >= 0 else []) + args
+    if nice:
+        cmd = ["setsid", "sh", "-c", 'echo %d >/proc/self/autogroup 2>/dev/null; exec nice -n %d "$@"' % (nice, nice),
+               "sh"] + cmd
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def measure(mode, a, path):
-    if mode == "c":
-        j = run_pinned(a.cpu, [os.path.join(a.build, "python", "bench", "c_reader"), path])
+    if mode in ("c", "c_events"):
+        j = run_pinned(a.cpu, [os.path.join(a.build, "python", "bench", "c_reader")] + (["-n"] if mode == "c_events" else [])
+                       + [path], a.nice)
         return j["events"], j["wall_s"], j["cpu_s"]
     j = run_pinned(a.cpu, [sys.executable, os.path.abspath(__file__), "--one", mode, "--file", path,
-                           "--batch", str(a.batch), "--build", a.build])
+                           "--batch", str(a.batch), "--build", a.build], a.nice)
     return j["events"], j["seconds"], j["cpu_s"]
 
 
@@ -160,6 +169,7 @@ def main():
     p.add_argument("--frag-size", type=int, default=32)
     p.add_argument("--cpu", type=int, default=1, help="core to pin each reader to (-1: none)")
     p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--nice", type=int, default=0, help="run each reader at this nice value (-20: the core to itself)")
     p.add_argument("--batch", type=int, default=4096)
     p.add_argument("--modes", default=",".join(MODES))
     p.add_argument("--build", default="build", help="the build tree (c_reader, libxevb.so.1)")
@@ -190,7 +200,7 @@ def main():
             cpu[mode] = round(max(n / max(c, 1e-9) for n, _, c in runs))
             print("%-13s %14d %14d" % (mode, res[mode], cpu[mode]), flush=True)
         summary = {"events": a.events, "sources": a.sources, "frag_size": a.frag_size, "event_bytes": evlen,
-                   "cpu": a.cpu, "repeat": a.repeat, "batch": a.batch, "machine": machine(),
+                   "cpu": a.cpu, "nice": a.nice, "repeat": a.repeat, "batch": a.batch, "machine": machine(),
                    "load_avg": os.getloadavg(), "events_per_s": res, "events_per_cpu_s": cpu}
         if "c" in cpu and "matrix" in cpu:
             summary["c_over_matrix_cpu"] = round(cpu["c"] / cpu["matrix"], 1)

@@ -63,29 +63,31 @@ static bool first_layout(BatchObject *b, const struct xevb_ev *ev)
 	b->p0off = f0.payload - ev->data;
 	b->rec = 12 + ((f0.length + 3) & ~3u);
 	b->flen = f0.length;
+	if (xp_first_unequal(f0.payload, ev->n_frags, f0.length, (size_t)b->rec))
+		return false;
 	for (uint32_t i = 0; i < ev->n_frags; i++) {
 		xevb_ev_frag(ev, i, &f);
 		b->src[i] = f.source_id;
-		if (f.length != f0.length || f.payload != f0.payload + i * b->rec)
-			return false;
 	}
 	return true;
 }
 
-/* Does event k have the first event's layout, right after the one before it in the mapping? */
+/*
+ * Has event k the first event's layout, right after the one before it in
+ * the mapping? Then its record headers (source_id, reserved, length: the
+ * first 8 bytes of each) equal the first event's at the same places, read
+ * in order as xp_first_unequal reads them.
+ */
 static bool same_layout(BatchObject *b, const struct xevb_ev *ev, Py_ssize_t k)
 {
 	const struct xevb_ev *e0 = &b->evs[0];
-	struct xevb_ev_frag f;
+	const uint8_t *h = ev->data + b->p0off - 12, *h0 = e0->data + b->p0off - 12;
 
 	if (ev->length != e0->length || ev->n_frags != e0->n_frags || ev->data != e0->data + k * e0->length)
 		return false;
-	for (uint32_t i = 0; i < ev->n_frags; i++) {
-		xevb_ev_frag(ev, i, &f);
-		if (f.source_id != b->src[i] || f.payload - ev->data != b->p0off + i * b->rec ||
-		    (Py_ssize_t)f.length != b->flen)
+	for (uint32_t i = 0; i < ev->n_frags; i++, h += b->rec, h0 += b->rec)
+		if (memcmp(h, h0, 8))
 			return false;
-	}
 	return true;
 }
 

@@ -266,6 +266,7 @@ static PyObject *ev_matrix(EventObject *e, PyObject *unused)
 	struct xevb_ev_frag f0, f;
 	Py_ssize_t stride;
 	PyObject *mv;
+	uint32_t bad;
 
 	(void)unused;
 	if (!(v = xp_event_view(e)))
@@ -277,15 +278,13 @@ static PyObject *ev_matrix(EventObject *e, PyObject *unused)
 		xevb_ev_frag(v, 0, &f0);
 	}
 	stride = 12 + ((f0.length + 3) & ~3u);
-	for (uint32_t i = 1; i < v->n_frags; i++) {
-		xevb_ev_frag(v, i, &f);
-		if (f.length != f0.length) {
-			PyErr_Format(PyExc_ValueError,
-				     "event %u: fragment %u has %u bytes, fragment 0 %u: no matrix of "
-				     "unequal fragments (use ev[i] or payloads())",
-				     v->event_id, i, f.length, f0.length);
-			return NULL;
-		}
+	if ((bad = xp_first_unequal(f0.payload, v->n_frags, f0.length, (size_t)stride))) {
+		xevb_ev_frag(v, bad, &f);
+		PyErr_Format(PyExc_ValueError,
+			     "event %u: fragment %u has %u bytes, fragment 0 %u: no matrix of "
+			     "unequal fragments (use ev[i] or payloads())",
+			     v->event_id, bad, f.length, f0.length);
+		return NULL;
 	}
 	e->shape[0] = v->n_frags;
 	e->shape[1] = f0.length;

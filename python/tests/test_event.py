@@ -70,6 +70,10 @@ def test_matrix():
     uneven = xevb.parse_event(xevb.encode_event(6, [(0, b"ab"), (1, b"abc")]))
     with pytest.raises(ValueError, match="unequal"):
         uneven.matrix()
+    # Same stride (13 pads to 16), so the same total length: the length field tells.
+    padded = xevb.parse_event(xevb.encode_event(6, [(0, b"a" * 16), (1, b"b" * 13), (2, b"c" * 16)]))
+    with pytest.raises(ValueError, match="fragment 1 has 13 bytes"):
+        padded.matrix()
     empty = xevb.parse_event(xevb.encode_event(7, [], n_expected=2))
     assert empty.matrix().shape == (0, 0)
 

@@ -196,6 +196,24 @@ def test_batches_mixed_layouts(tmp_path):
     assert b[1].missing == (2,)
 
 
+def test_batch_layout_told_by_lengths_not_sizes(tmp_path):
+    """Two events of one size whose middle fragments differ in length (13 and 16 both take 16 bytes)."""
+    path = str(tmp_path / "pad.xevb")
+    evs = [xevb.encode_event(0, [(0, b"a" * 16), (1, b"b" * 16), (2, b"c" * 16)]),
+           xevb.encode_event(1, [(0, b"a" * 16), (1, b"b" * 13), (2, b"c" * 16)])]
+    assert len(evs[0]) == len(evs[1])
+    with xevb.Writer(path, fsync=False) as w:
+        for e in evs:
+            w.write(e)
+    with xevb.Reader(path) as r:
+        (b,) = list(r.batches(10))
+    assert not b.uniform
+    with xevb.Reader(path) as r:
+        first, second = r.batches(1)
+    assert first.uniform and first.matrix().shape == (1, 3, 16)   # alone: one layout
+    assert not second.uniform                                      # fragments of two lengths
+
+
 def test_batches_stop_at_corruption(make_run):
     (path,), evs = make_run(10)
     with open(path, "r+b") as f:
