@@ -14,6 +14,7 @@ each pinned to one core (taskset), reads it:
   batch_matrix for b in reader.batches(N): b.matrix(), b.event_id
                (events x fragments x bytes, one view a batch)
   numpy_matrix for ev in reader: numpy.asarray(ev.matrix())
+  batch_numpy  for b in reader.batches(N): numpy.asarray(b.matrix()), numpy.asarray(b.event_id)
   ctypes       the same library through ctypes: next(), event_id, and one
                payload view per event (the binding the C module replaced)
 
@@ -39,7 +40,7 @@ import time
 
 import xevb
 
-MODES = ("c", "c_events", "events", "one_frag", "matrix", "payloads", "batch_matrix", "numpy_matrix", "ctypes")
+MODES = ("c", "c_events", "events", "one_frag", "matrix", "payloads", "batch_matrix", "numpy_matrix", "batch_numpy", "ctypes")
 
 
 def write_file(path, n, sources, size):
@@ -55,6 +56,8 @@ def write_file(path, n, sources, size):
 
 def py_mode(mode, path, batch):
     """Events/s of one mode in this process (the caller pins it)."""
+    if "numpy" in mode:
+        import numpy   # before the clock starts
     r = xevb.Reader(path)
     n = 0
     t0, c0 = time.perf_counter(), time.process_time()
@@ -74,10 +77,14 @@ def py_mode(mode, path, batch):
             ev.payloads()
             n += 1
     elif mode == "numpy_matrix":
-        import numpy
         for ev in r:
             numpy.asarray(ev.matrix())
             n += 1
+    elif mode == "batch_numpy":
+        for b in r.batches(batch):
+            numpy.asarray(b.matrix())
+            numpy.asarray(b.event_id)
+            n += len(b)
     elif mode == "batch_matrix":
         for b in r.batches(batch):
             b.matrix()

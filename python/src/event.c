@@ -74,8 +74,24 @@ void xp_event_release_farm(EventObject *e)
 	if (e->done)
 		return;
 	e->done = true;
-	if (f->f)
+	if (!f->f)
+		return;
+	if (!f->waiting) {
 		xevb_farm_done(f->f, e->view);
+		return;
+	}
+	/* Another thread waits in the library: done once it is back. */
+	if (f->n_pending == f->cap_pending) {
+		size_t cap = f->cap_pending ? 2 * f->cap_pending : 64;
+		const struct xevb_ev **p = PyMem_Realloc(f->pending, cap * sizeof(*p));
+		if (!p) {
+			e->done = false; /* no memory: it stays held (counted), not handed back twice */
+			return;
+		}
+		f->pending = p;
+		f->cap_pending = cap;
+	}
+	f->pending[f->n_pending++] = e->view;
 }
 
 static void ev_dealloc(EventObject *e)

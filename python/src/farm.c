@@ -35,7 +35,30 @@ static int farm_check(FarmObject *self)
 		PyErr_SetString(PyExc_ValueError, "operation on a closed xevb.Farm");
 		return -1;
 	}
+	if (self->waiting) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"xevb.Farm is waiting in another thread: use a farm node from one "
+				"thread at a time (events may be done from any)");
+		return -1;
+	}
 	return 0;
+}
+
+/* One wait in the library without the GIL; the events done meanwhile go back after it. */
+static int poll_unlocked(FarmObject *self, int ms)
+{
+	PyThreadState *ts;
+	int rc;
+
+	self->waiting = true;
+	ts = PyEval_SaveThread();
+	rc = xevb_farm_poll(self->f, ms);
+	PyEval_RestoreThread(ts);
+	self->waiting = false;
+	for (size_t i = 0; i < self->n_pending; i++)
+		xevb_farm_done(self->f, self->pending[i]);
+	self->n_pending = 0;
+	return rc;
 }
 
 static PyObject *farm_fail(FarmObject *self, int rc)
@@ -134,6 +157,7 @@ static void farm_dealloc(FarmObject *self)
 	if (self->f)
 		xevb_farm_close(self->f);
 	self->f = NULL;
+	PyMem_Free(self->pending);
 	Py_XDECREF(self->log);
 	Py_TYPE(self)->tp_free((PyObject *)self);
 }
@@ -160,9 +184,8 @@ static int farm_wait(FarmObject *self, long long timeout_ms)
 		long long left = timeout_ms < 0 ? SLICE_MS : (long long)(end - mono_ms());
 		if (timeout_ms >= 0 && (left < 0 || mono_ms() >= end))
 			left = 0;
-		Py_BEGIN_ALLOW_THREADS rc = xevb_farm_poll(self->f, (int)(left < SLICE_MS ? left : SLICE_MS));
-		Py_END_ALLOW_THREADS if (rc < 0)
-		{
+		rc = poll_unlocked(self, (int)(left < SLICE_MS ? left : SLICE_MS));
+		if (rc < 0) {
 			farm_fail(self, rc);
 			return -1;
 		}

@@ -11,6 +11,7 @@ typedef struct {
 	PyObject ob_base; /* PyObject_HEAD */
 	struct xevb_file_writer *w;
 	PyObject *last_path; /* the last file, kept when the writer is closed */
+	bool in_call;        /* inside the library without the GIL: the handle is not thread-safe */
 } WriterObject;
 
 static int writer_check(WriterObject *self)
@@ -19,8 +20,25 @@ static int writer_check(WriterObject *self)
 		PyErr_SetString(PyExc_ValueError, "I/O operation on a closed xevb.Writer");
 		return -1;
 	}
+	if (self->in_call) {
+		PyErr_SetString(PyExc_RuntimeError,
+				"xevb.Writer is busy in another thread: use a writer from one "
+				"thread at a time");
+		return -1;
+	}
 	return 0;
 }
+
+/* GIL released around a library call that may write to the disk. */
+#define UNLOCKED(self, stmt) \
+	do { \
+		PyThreadState *ts_; \
+		(self)->in_call = true; \
+		ts_ = PyEval_SaveThread(); \
+		stmt; \
+		PyEval_RestoreThread(ts_); \
+		(self)->in_call = false; \
+	} while (0)
 
 /* The writer's failure rc as OSError with its sentence. */
 static PyObject *writer_fail(WriterObject *self, int rc)
@@ -103,9 +121,8 @@ static int writer_init(WriterObject *self, PyObject *args, PyObject *kw)
 		  .sources = src, .builder_name = opt_str(name), .max_bytes = max_bytes, .max_events = max_events,
 		  .flags = (next_name ? XEVB_FW_NEXT_NAME : 0) | (fsync ? 0 : XEVB_FW_NO_FSYNC) |
 			   (verify ? XEVB_FW_VERIFY : 0));
-	Py_BEGIN_ALLOW_THREADS self->w = xevb_file_writer_open(&o, err);
-	Py_END_ALLOW_THREADS if (!self->w)
-	{
+	UNLOCKED(self, self->w = xevb_file_writer_open(&o, err));
+	if (!self->w) {
 		xp_oserror_buf(errno, err);
 		goto out;
 	}
@@ -135,8 +152,8 @@ static PyObject *writer_write(WriterObject *self, PyObject *arg)
 
 	if (writer_check(self) || PyObject_GetBuffer(arg, &b, PyBUF_SIMPLE))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS rc = xevb_file_writer_write(self->w, b.buf, (size_t)b.len);
-	Py_END_ALLOW_THREADS PyBuffer_Release(&b);
+	UNLOCKED(self, rc = xevb_file_writer_write(self->w, b.buf, (size_t)b.len));
+	PyBuffer_Release(&b);
 	if (rc)
 		return writer_fail(self, rc);
 	Py_RETURN_NONE;
@@ -166,8 +183,8 @@ static PyObject *writer_writev(WriterObject *self, PyObject *arg)
 		iov[got].iov_base = bufs[got].buf;
 		iov[got].iov_len = (size_t)bufs[got].len;
 	}
-	Py_BEGIN_ALLOW_THREADS rc = xevb_file_writer_writev(self->w, iov, (int)n);
-	Py_END_ALLOW_THREADS res = rc ? writer_fail(self, rc) : Py_NewRef(Py_None);
+	UNLOCKED(self, rc = xevb_file_writer_writev(self->w, iov, (int)n));
+	res = rc ? writer_fail(self, rc) : Py_NewRef(Py_None);
 out:
 	while (got--)
 		PyBuffer_Release(&bufs[got]);
@@ -184,8 +201,9 @@ static PyObject *writer_call(WriterObject *self, int (*fn)(struct xevb_file_writ
 
 	if (writer_check(self))
 		return NULL;
-	Py_BEGIN_ALLOW_THREADS rc = fn(self->w);
-	Py_END_ALLOW_THREADS if (rc) return writer_fail(self, rc);
+	UNLOCKED(self, rc = fn(self->w));
+	if (rc)
+		return writer_fail(self, rc);
 	Py_RETURN_NONE;
 }
 
@@ -210,13 +228,14 @@ static PyObject *writer_close(WriterObject *self, PyObject *unused)
 	(void)unused;
 	if (!w)
 		Py_RETURN_NONE;
+	if (writer_check(self))
+		return NULL;
 	Py_XSETREF(self->last_path, PyUnicode_DecodeFSDefault(xevb_file_writer_path(w)));
 	if (!self->last_path)
 		return NULL;
 	self->w = NULL;
-	Py_BEGIN_ALLOW_THREADS rc = xevb_file_writer_close(w);
-	Py_END_ALLOW_THREADS if (rc)
-	{
+	UNLOCKED(self, rc = xevb_file_writer_close(w));
+	if (rc) {
 		/* The handle is gone with its sentence: say what failed from errno. */
 		snprintf(err, sizeof(err), "closing %s: %s (the file reads as cut)",
 			 PyUnicode_AsUTF8(self->last_path), strerror(-rc));

@@ -67,6 +67,14 @@ struct FarmObject {
 	PyObject *log;        /* callable(level, message) or None */
 	Py_ssize_t exporting; /* events of it with buffer views alive */
 	uint64_t handed;      /* events handed to Python */
+	/*
+	 * A wait runs without the GIL: another thread may meanwhile drop or
+	 * done() an event, but the handle is not thread-safe, so those wait
+	 * here and go back when the wait ends.
+	 */
+	bool waiting;
+	const struct xevb_ev **pending;
+	size_t n_pending, cap_pending;
 };
 
 extern PyTypeObject Event_Type, Reader_Type, Writer_Type, Farm_Type, Batch_Type, BatchIter_Type;

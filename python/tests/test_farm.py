@@ -5,6 +5,7 @@ close() refused while views live. Every wait is bounded (timeouts of seconds, we
 above what a loaded machine needs; nothing depends on speed)."""
 import selectors
 import socket
+import threading
 import time
 
 import pytest
@@ -195,3 +196,28 @@ def test_control_port():
         f.set_busy(xevb.BUSY_AUTO)
         with pytest.raises(OSError):
             f.set_busy(9)
+
+
+def test_events_done_from_another_thread_while_waiting():
+    with farm() as f:
+        s = builder(f)
+        s.sendall(xevb.encode_event(1, l1_frags(1, 2, 8)))
+        (ev,) = take(f, 1)
+        waited = []
+        t = threading.Thread(target=lambda: waited.append(f.next(timeout=3.0)))
+        t.start()
+        # The other thread is inside the library once the handle refuses us (bounded).
+        end, busy = time.monotonic() + WAIT, False
+        while not busy and time.monotonic() < end and t.is_alive():
+            try:
+                f.stats()
+                time.sleep(0.01)
+            except RuntimeError as e:
+                busy = "another thread" in str(e)
+        assert busy, "the waiting thread never held the farm node"
+        ev.done()                 # while the other waits: queued, handed back after its wait
+        t.join(WAIT)
+        assert not t.is_alive() and waited == [None]
+        st = f.stats()
+        assert (st["done"], st["held"]) == (1, 0)
+        s.close()
