@@ -11,9 +11,12 @@
 # close at the farm node (exit 0, not_delivered 0), every event arrives once
 # with every CRC right, the builder forwarded every event in credit mode and
 # refused no control message, and the run files the consumer wrote (2 of
-# 5000 events) each read back closed, 10000 events in all.
+# 5000 events) each read back closed, 10000 events in all. Then the same
+# from a run configuration alone (every process --config, the consumer
+# too: its address, port, credits, the DFM, the key and the membership
+# from the file): 5000 events, books closed, nothing refused anywhere.
 set -uo pipefail
-. "$(dirname "$0")/lib_dfm.sh"
+. "$(dirname "$0")/lib_runcfg.sh"
 e2e_init lf "${1:-build}" --sources 1 --builders 1 --sinks 1 --dfm 1
 FARM=$(realpath "${1:-build}/lib/examples/xevb-farm-example")
 [[ -x $FARM ]] || e2e_die "$FARM not built (make libxevb)"
@@ -62,5 +65,59 @@ eq("run files: each closed cleanly, run 1", [(x["state"], x["run"], x["seq"]) fo
    [("closed", 1, 0), ("closed", 1, 1)])
 eq("run files: events, CRC errors", (sum(x["events"] for x in files), sum(x["crc_bad"] for x in files)), (n, 0))
 eq("run files: the first continues in the second", [x["continued"] for x in files], [True, False])
+PY
+# ---------------------------------------------------------------------------
+e2e_log "run configuration: every process from one file, the library's farm node too"
+CFG=$E2E_WORK/run.ini
+cat >"$CFG" <<INI
+[run]
+mode = push
+number = 2
+events = 5000
+rate = 5000
+key_file = $KEY
+
+[dfm]
+address = $DFM_ADDR
+
+[builder 1]
+address = $(tb_addr builder 0)
+interface = eth0
+receive = socket
+udp = true
+credits = 256
+exit_on_eor = true
+
+[source 0]
+address = $(tb_addr source 0)
+source_ids = 0-7
+udp = true
+frag_size = 100
+
+[sink 0]
+address = $(tb_addr sink 0)
+port = $E2E_PORT
+credits = 32
+INI
+ready=$E2E_WORK/farm2.ready
+ip netns exec "$(tb_ns sink 0)" timeout 40 "$FARM" --config "$CFG" --id 0 --events 5000 --duration 30 \
+	--ready-file "$ready" >"$E2E_WORK/farm2.json" 2>"$E2E_WORK/farm2.err" &
+_e2e_track $! farm2 0
+e2e_wait_ready "$ready" farm2 "the library's farm node (--config) not listening"
+rc_builder "$CFG" 1 0 b1
+rc_source "$CFG" 0 s1
+rc_dfm "$CFG" dfm2
+dfm_stop_all
+e2e_wait_all
+e2e_check lib_farm_config <<PY
+$DFM_PY
+d = J("dfm2")
+eq("triggered = complete", (d["triggered"], d["complete"]), (5000, 5000))
+eq("books closed at the farm node, not_delivered", (d["farm_nodes"]["books_closed"], d["not_delivered"]), (True, 0))
+eq("DFM refused nothing", d["ctl"]["refused"], 0)
+f = J("farm2")
+eq("farm node: events, CRC errors, control messages refused", (f["events"], f["crc_bad"], f["ctl_refused"]), (5000, 0, 0))
+bc = JL("b1", "dfm_ctl")
+eq("builder forwarded every event with credits, refused nothing", (bc["forwarded"], bc["ctl_refused"]), (5000, 0))
 PY
 e2e_finish
