@@ -32,8 +32,10 @@ PY_CFLAGS := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -fPIC -fvisibility=h
 PYTHONDIR ?= $(if $(filter /usr,$(PREFIX)),$(PREFIX)/lib/python3/dist-packages,$(PREFIX)/lib/python$(PY_VER)/dist-packages)
 
 ifneq ($(wildcard $(PY_INC)/Python.h),)
-PY_TARGETS := $(PY_MOD) $(PY_FILES) $(PY_BENCH)
+PY_PKG     := $(PY_MOD) $(PY_FILES)
+PY_TARGETS := $(PY_PKG) $(PY_BENCH)
 else
+PY_PKG     := python-missing
 PY_TARGETS := python-missing
 endif
 
@@ -67,8 +69,8 @@ $(PY_BENCH): python/bench/c_reader.c $(PUB_SO) $(PUB_LINKS)
 	$(Q)$(CC) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Ilib/include $< -L$(OUT) -lxevb \
 		-Wl,-rpath,'$$ORIGIN/../..' -o $@
 
-install-python: python
-	$(if $(filter python-missing,$(PY_TARGETS)),$(error install-python: no Python.h for $(PYTHON): \
+install-python: $(PY_PKG)
+	$(if $(filter python-missing,$(PY_PKG)),$(error install-python: no Python.h for $(PYTHON): \
 		apt-get install python3-dev))
 	$(call msg,INSTALL,$(DESTDIR)$(PYTHONDIR)/xevb)
 	$(Q)$(INSTALL) -d $(DESTDIR)$(PYTHONDIR)/xevb
