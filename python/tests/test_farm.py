@@ -204,7 +204,7 @@ def test_events_done_from_another_thread_while_waiting():
         s.sendall(xevb.encode_event(1, l1_frags(1, 2, 8)))
         (ev,) = take(f, 1)
         waited = []
-        t = threading.Thread(target=lambda: waited.append(f.next(timeout=3.0)))
+        t = threading.Thread(target=lambda: waited.append(f.next(timeout=WAIT)))
         t.start()
         # The other thread is inside the library once the handle refuses us (bounded).
         end, busy = time.monotonic() + WAIT, False
@@ -216,8 +216,11 @@ def test_events_done_from_another_thread_while_waiting():
                 busy = "another thread" in str(e)
         assert busy, "the waiting thread never held the farm node"
         ev.done()                 # while the other waits: queued, handed back after its wait
+        s.sendall(xevb.encode_event(2, l1_frags(2, 2, 8)))   # ends the wait
         t.join(WAIT)
-        assert not t.is_alive() and waited == [None]
+        assert not t.is_alive() and [e.event_id for e in waited] == [2]
         st = f.stats()
-        assert (st["done"], st["held"]) == (1, 0)
+        assert (st["done"], st["held"]) == (1, 1)
+        waited[0].done()
+        assert f.stats()["done"] == 2
         s.close()
