@@ -9,6 +9,10 @@
 #   make install-python       into Debian's dist-packages for PREFIX (or PYTHONDIR)
 #   make uninstall-python
 #
+# make install and uninstall do it too, as they install the library, when
+# this interpreter has its headers (INSTALL_PYTHON=0: not; it follows
+# INSTALL_LIB, so the Debian package, tools only, stays without it).
+#
 # The interpreter is Debian's (the one scripts/install-deps.sh installs
 # python3-numpy and python3-pytest for) unless PYTHON names another; the
 # module is built for its headers and ABI.
@@ -42,6 +46,12 @@ endif
 .PHONY: python python-missing install-python uninstall-python
 python: $(PY_TARGETS)
 all: python
+
+INSTALL_PYTHON ?= $(INSTALL_LIB)
+ifeq ($(INSTALL_PYTHON)$(filter python-missing,$(PY_PKG)),1)
+install: install-python
+uninstall: uninstall-python
+endif
 
 python-missing:
 	@echo "  SKIP     python: no Python.h for $(PYTHON) (apt-get install python3-dev, or make PYTHON=...)"
