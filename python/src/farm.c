@@ -19,6 +19,11 @@ static void log_tramp(void *ctx, enum xevb_lib_log_level lv, const char *msg)
 	PyGILState_STATE g = PyGILState_Ensure();
 	PyObject *type, *value, *tb, *r;
 
+	if (!self->log) {
+		/* Cleared by the GC before the handle closed: the message has nowhere to go. */
+		PyGILState_Release(g);
+		return;
+	}
 	/* We may be inside a call that is failing: keep its exception. */
 	PyErr_Fetch(&type, &value, &tb);
 	r = PyObject_CallFunction(self->log, "is", (int)lv, msg);
@@ -151,8 +156,22 @@ out:
 	return rc;
 }
 
+/* The log callable may hold the farm node (a bound method, a closure): a cycle the GC must see. */
+static int farm_traverse(FarmObject *self, visitproc visit, void *arg)
+{
+	Py_VISIT(self->log);
+	return 0;
+}
+
+static int farm_clear(FarmObject *self)
+{
+	Py_CLEAR(self->log);
+	return 0;
+}
+
 static void farm_dealloc(FarmObject *self)
 {
+	PyObject_GC_UnTrack(self);
 	/* Every event holds us: none is left. */
 	if (self->f)
 		xevb_farm_close(self->f);
@@ -439,7 +458,9 @@ PyTypeObject Farm_Type = {
 	PyVarObject_HEAD_INIT(NULL, 0).tp_name = "xevb.Farm",
 	.tp_basicsize = sizeof(FarmObject),
 	.tp_dealloc = (destructor)farm_dealloc,
-	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+	.tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE | Py_TPFLAGS_HAVE_GC,
+	.tp_traverse = (traverseproc)farm_traverse,
+	.tp_clear = (inquiry)farm_clear,
 	.tp_doc = PyDoc_STR(
 		"Farm(listen=None, *, no_ctl=False, verify_crc=False, credits=0, ctl_port=0, ctl_any_port=False,\n"
 		"     id=0, dfm=None, key_file=None, run_config=None, busy_high=0.0, busy_low=0.0, max_event=0,\n"

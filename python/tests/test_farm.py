@@ -176,6 +176,28 @@ def test_close_refused_while_views_live():
     s.close()
 
 
+def test_cycle_through_the_log_callable_is_collected():
+    import gc
+    import weakref
+
+    class Node:
+        def __init__(self):
+            self.farm = farm(log=self.log)     # farm -> bound method -> node -> farm
+            self.port = self.farm.port
+
+        def log(self, level, msg):
+            pass
+
+    n = Node()
+    port, ref = n.port, weakref.ref(n)
+    del n
+    gc.collect()
+    assert ref() is None
+    # Its port is free again: the handle was closed.
+    with xevb.Farm("127.0.0.1:%d" % port, no_ctl=True):
+        pass
+
+
 def test_bad_options():
     with pytest.raises(OSError, match="not IPv4"):
         xevb.Farm("localhost:x", no_ctl=True)
