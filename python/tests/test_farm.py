@@ -246,3 +246,31 @@ def test_events_done_from_another_thread_while_waiting():
         waited[0].done()
         assert f.stats()["done"] == 2
         s.close()
+
+
+def test_asyncio_reader():
+    import asyncio
+
+    async def main(f, n):
+        loop, got, full = asyncio.get_running_loop(), [], asyncio.Event()
+
+        def ready():
+            f.process()
+            while (ev := f.next()) is not None:
+                with ev:
+                    got.append(ev.event_id)
+            if len(got) >= n:
+                full.set()
+
+        loop.add_reader(f.fileno(), ready)
+        try:
+            await asyncio.wait_for(full.wait(), WAIT)
+        finally:
+            loop.remove_reader(f.fileno())
+        return got
+
+    with farm() as f:
+        s = builder(f)
+        s.sendall(b"".join(xevb.encode_event(i, l1_frags(i, 3, 8)) for i in range(50)))
+        assert asyncio.run(main(f, 50)) == list(range(50))
+        s.close()
