@@ -18,17 +18,22 @@ endif
 
 PKGS     := libbpf libxdp libsodium libsystemd inih
 CFLAGS   ?= -O2 -g
-# include/ holds what BPF programs and user space share; user/include/ what
-# only user space may include, so a BPF program that includes it fails to build.
-XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/include -Ilib/include -I$(OUT) -MMD -MP
+# include/ holds what BPF programs and user space share; user/ the folders of
+# user space (user/LAYERS), included as "folder/name.h": a BPF program that
+# includes one fails to build. lib/include/: libxevb's public header (<xevb/xevb.h>).
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -I$(OUT) -MMD -MP
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium -lsystemd -linih) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
-	-Iinclude -I/usr/include/$(MULTIARCH) -MMD -MP
+	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH) -MMD -MP
 
-BPF_SRCS  := $(wildcard bpf/*.bpf.c)
-BPF_OBJS  := $(patsubst bpf/%.bpf.c,$(OUT)/bpf/%.bpf.o,$(BPF_SRCS))
-SKELS     := $(patsubst bpf/%.bpf.c,$(OUT)/%.skel.h,$(BPF_SRCS))
-LIB_SRCS  := $(wildcard user/lib/*.c)
+# bpf/: the programs xevb embeds (steering, shaping, the source emulator's
+# generator); bpf/testbed/: the switch and the helpers of the test bed and the
+# benchmarks. Their objects all land in $(OUT)/bpf.
+BPF_SRCS  := $(wildcard bpf/*.bpf.c bpf/testbed/*.bpf.c)
+BPF_OBJS  := $(patsubst %.bpf.c,$(OUT)/bpf/%.bpf.o,$(notdir $(BPF_SRCS)))
+SKELS     := $(patsubst %.bpf.c,$(OUT)/%.skel.h,$(notdir $(BPF_SRCS)))
+# Every layer of user/ but the commands goes into one archive; the commands link it.
+LIB_SRCS  := $(filter-out user/cmd/%,$(wildcard user/*/*.c))
 LIB_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(LIB_SRCS))
 CMD_SRCS  := $(wildcard user/cmd/*.c)
 CMD_OBJS  := $(patsubst %.c,$(OUT)/%.o,$(CMD_SRCS))
@@ -38,16 +43,15 @@ UNIT_SRCS := $(wildcard tests/unit/*.c)
 UNIT_OBJS := $(patsubst %.c,$(OUT)/%.o,$(UNIT_SRCS))
 BPFT_SRCS := $(wildcard tests/bpf/*.c)
 BPFT_OBJS := $(patsubst %.c,$(OUT)/%.o,$(BPFT_SRCS))
-BENCH_SRCS := $(wildcard scripts/bench/*.c)
-BENCH_BINS := $(patsubst scripts/bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
+BENCH_SRCS := $(wildcard bench/*.c)
+BENCH_BINS := $(patsubst bench/%.c,$(OUT)/bench/%,$(BENCH_SRCS))
 FUZZ_SRCS := $(wildcard tests/fuzz/fuzz_*.c)
 FUZZ_BINS := $(patsubst tests/fuzz/%.c,$(OUT)/fuzz/%,$(FUZZ_SRCS))
 
-LIBXEVB   := $(OUT)/libxevb.a
+LIBXEVB   := $(OUT)/xevb-core.a
 # libxevb, the farm nodes' library (lib/, LGPL-2.1-or-later; docs/consumer.md):
 # a shared library with its own flags. It includes nothing of user/ (GPL) and
-# links only libc and libsodium. Not the same thing as $(LIBXEVB) above, the
-# tools' internal archive, which is linked by its path only.
+# links only libc and libsodium.
 PUB_SRCS    := $(wildcard lib/*.c)
 PUB_OBJS    := $(patsubst lib/%.c,$(OUT)/lib/%.o,$(PUB_SRCS))
 PUB_VERSION := $(shell sed -n 's/^\#define XEVB_LIB_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' lib/include/xevb/xevb.h | paste -sd.)
@@ -113,6 +117,11 @@ $(OUT)/bpf/%.bpf.o: bpf/%.bpf.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
 
+$(OUT)/bpf/%.bpf.o: bpf/testbed/%.bpf.c
+	$(call msg,BPF,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(BPF_CFLAGS) -c $< -o $@
+
 $(OUT)/%.skel.h: $(OUT)/bpf/%.bpf.o
 	$(call msg,GEN-SKEL,$@)
 	$(Q)$(BPFTOOL) gen skeleton $< name $(subst -,_,$*) > $@
@@ -161,22 +170,31 @@ $(PUB_EXAMPLE): lib/examples/farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Ilib/include $< $(OUT)/$(PUB_SONAME) \
 		-Wl,-rpath,'$$ORIGIN/../..' -o $@
 
+# The minimal HLT farm node README and docs/consumer.md show (examples/consumer/),
+# built the same way; test_consumer_examples runs it under a DFM.
+HLT_EXAMPLE := $(OUT)/examples/hlt_farm_node
+$(HLT_EXAMPLE): examples/consumer/hlt_farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Ilib/include $< $(OUT)/$(PUB_SONAME) \
+		-Wl,-rpath,'$$ORIGIN/..' -o $@
+
 .PHONY: libxevb
-libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE)
+libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE) $(HLT_EXAMPLE)
 
 $(XEVB): $(CMD_OBJS) $(LIBXEVB)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # dfm_opts, shape_opts, doctor_opts, stats_opts, source_opts, sink_opts: the option tables of dfm, shape,
-# doctor, stats, source and sink (test_cli_cmds, test_cli_src_sink); sink_feed: sink --selftest-send's
-CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats source sink) $(OUT)/user/cmd/sink_feed.o
+# doctor, stats, source and sink (test_cli_cmds, test_cli_src_sink)
+CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats source sink)
 
 # stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
 # build_opts: `xevb build`'s option table, test_cli_table's subject
 # test_lib_*: libxevb's API, linked as a consumer links it (the shared library,
 # found beside the build tree through the rpath).
-$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/stats_view.o $(OUT)/user/cmd/build_opts.o $(CMD_TABLE_OBJS) $(LIBXEVB) \
+$(TEST_UNIT): $(UNIT_OBJS) $(TCOM_OBJS) $(OUT)/user/cmd/build_opts.o $(CMD_TABLE_OBJS) $(LIBXEVB) \
 		$(OUT)/$(PUB_SONAME)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
@@ -191,25 +209,22 @@ $(TEST_BPF): $(BPFT_OBJS) $(TCOM_OBJS) $(LIBXEVB)
 URING_LIBS := $(shell pkg-config --libs liburing 2>/dev/null)
 BENCH_XFLAGS := $(if $(URING_LIBS),-DHAVE_LIBURING)
 
-$(OUT)/bench/%: scripts/bench/%.c $(LIBXEVB) | $(SKELS)
+$(OUT)/bench/%: bench/%.c $(LIBXEVB) | $(SKELS)
 	$(call msg,LINK,$@)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) $(BENCH_XFLAGS) -MF $@.d $< $(LIBXEVB) $(LDLIBS) $(URING_LIBS) -o $@
 
 # libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser/include -I$(OUT)
-# A harness of a command's control handlers links that command's unit too.
-FUZZ_CMD_fuzz_build_ctl := user/cmd/build_ctl.c
-FUZZ_CMD_fuzz_source_ctl := user/cmd/source_ctl.c
+	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
 # libxevb's harness builds the library's sources in (sanitized like the rest).
-FUZZ_CMD_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
+FUZZ_LIB_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
 $(OUT)/fuzz/fuzz_lib: $(PUB_SRCS) $(wildcard lib/*.h lib/include/xevb/*.h)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(CMD_SRCS) $(wildcard include/xevb/*.h user/include/xevb/*.h user/lib/*.h user/cmd/*.h \
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/xevb/*.h user/*/*.h \
 		tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) -Iuser/cmd $< $(FUZZ_CMD_$*) $(LIB_SRCS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_$*) $(LIB_SRCS) $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 

@@ -2,7 +2,7 @@
 /*
  * CRC-32C with the SSE4.2 crc32 instruction when the CPU has it (about
  * 8 bytes a cycle), slicing-by-8 tables otherwise. A copy of
- * user/lib/crc32c.c (same authors), relicensed for the library.
+ * user/wire/crc32c.c (same authors), relicensed for the library.
  */
 #include <string.h>
 #include "internal.h"

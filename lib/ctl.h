@@ -3,7 +3,7 @@
  * The farm node's part of the control protocol (docs/control-protocol.md):
  * the header rules of every message, STATUS (in from builders, out to
  * them), RECEIVED (out to the DFM), authentication with the run's key, and
- * membership. Copied in substance from user/lib/ctl_proto.c, ctl_auth.c
+ * membership. Copied in substance from user/ctl/ctl_proto.c, ctl_auth.c
  * and ctl_sock.c (same authors, relicensed for the library), cut to what a
  * farm node sends and takes.
  */

@@ -2,7 +2,7 @@
 /*
  * Event views: the strict decoder of built events (wire-format section 2)
  * and the accessors of struct xevb_ev. The decoder is a copy of
- * user/lib/event_codec.c's (decode_head, decode_records, decode_missing;
+ * user/wire/event_codec.c's (decode_head, decode_records, decode_missing;
  * same authors, relicensed for the library) that also keeps each
  * fragment's offset, so that fragment i is found in O(1).
  */

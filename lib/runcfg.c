@@ -5,7 +5,7 @@
  * credits, busy_high, busy_low; the DFM's address from [dfm]; the key
  * file from [run]; and every [builder N] (and the DFM) as the members
  * whose control messages are admitted. The tools check the whole file
- * (user/lib/runcfg.c); this reader splits lines the same way (INI as
+ * (user/ctl/runcfg.c); this reader splits lines the same way (INI as
  * libinih reads it) and checks what it takes, naming the file and line.
  */
 #include <arpa/inet.h>

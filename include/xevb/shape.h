@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: (GPL-2.0-only OR BSD-2-Clause) */
 /*
- * Per-destination shaping (bpf/xevb_shape.bpf.c, user/lib/shape*.c): the
+ * Per-destination shaping (bpf/xevb_shape.bpf.c, user/ops/shape*.c): the
  * maps the tc egress classifier shares with `xevb shape`.
  *
  * A destination is an IPv4 address, optionally narrowed to a protocol and

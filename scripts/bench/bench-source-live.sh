@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # Live-frames generator ceiling: `xevb source --mode live` in one namespace
 # sends 1 kB MEPs (pack 1, 1000-byte fragment: 1062-byte frames) over a
-# direct veth pair to a namespace where bpf/xevb_count.bpf.c parses, counts
+# direct veth pair to a namespace where bpf/testbed/xevb_count.bpf.c parses, counts
 # and drops them. Generator pinned to CPU 0; veth in its default (not
 # threaded) mode, so the receiver's XDP also runs on CPU 0, in the sender's
 # softirq. Three runs of BENCH_SECONDS; prints the median, writes

@@ -210,6 +210,59 @@ def plot_dfm(d, doc):
     save(fig, d, "dfm-scan")
 
 
+def dfm_scale_axis(pts, axis, mode, pack, keyed):
+    """The scan's points along one axis (B with S = 1, or S with B = 1; F = 1), as fast as credits allow,
+    within the DFM's tables: sorted (x, row)."""
+    fixed = "sources" if axis == "builders" else "builders"
+    return sorted((r[axis], r) for r in pts if r[fixed] == 1 and r["farm_nodes"] == 1 and r["mode"] == mode
+                  and r["pack"] == pack and r["keyed"] == keyed and not r["rate"] and r["credits"] == 64
+                  and r["builders"] <= 64 and r["sources"] <= 256)
+
+
+def plot_dfm_scale(d, doc):
+    """bench-dfm-scale.sh: events/s and DFM CPU per event along B and S, the latencies along B."""
+    pts = [r for r in doc.get("results", []) if r.get("books_ok")]
+    if not pts:
+        return
+    fig, ax = plt.subplots(2, 2, figsize=(12, 8))
+    i = 0
+    for mode in ("push", "pull"):
+        for pack in sorted({r["pack"] for r in pts}):
+            for keyed in (False, True):
+                kw = dict(color=COLORS[i % len(COLORS)], linestyle="--" if keyed else "-", marker="o",
+                          label="%s pack %d%s" % (mode, pack, " key" if keyed else ""))
+                for a, axis, key, scale in ((ax[0][0], "builders", "events_per_s", 1e3),
+                                            (ax[0][1], "sources", "events_per_s", 1e3),
+                                            (ax[1][0], "sources", "dfm_cpu_us_per_event", 1)):
+                    sel = dfm_scale_axis(pts, axis, mode, pack, keyed)
+                    if sel:
+                        a.plot([x for x, _ in sel], [r[key] / scale for _, r in sel], **kw)
+            i += 1
+    for mode, pack, c in (("push", 25, COLORS[0]), ("pull", 1, COLORS[1])):
+        sel = dfm_scale_axis(pts, "builders", mode, pack, False)
+        for which, ls in (("trigger_to_assign", ":"), ("assign_to_done", "-")):
+            for q, mk in (("p50", "o"), ("p99", "^")):
+                ys = [(x, r["lat_us"].get(which, {}).get(q)) for x, r in sel]
+                ys = [(x, y) for x, y in ys if y]
+                if ys:
+                    ax[1][1].plot([x for x, _ in ys], [y for _, y in ys], color=c, linestyle=ls, marker=mk,
+                                  label="%s pack %d %s %s" % (mode, pack, which.replace("_", " "), q))
+    ax[0][0].set_ylabel("events/s (k), S = 1")
+    ax[0][1].set_ylabel("events/s (k), B = 1")
+    ax[1][0].set_ylabel("DFM CPU per event (us), B = 1")
+    ax[1][1].set_ylabel("latency (us), S = 1, no key")
+    for a, xl in ((ax[0][0], "builders B"), (ax[0][1], "source processes S"), (ax[1][0], "source processes S"),
+                  (ax[1][1], "builders B")):
+        a.set_xscale("log", base=2)
+        a.set_yscale("log")
+        a.set_xlabel(xl)
+        a.grid(True, which="both", alpha=0.3)
+    ax[0][1].legend(fontsize=6, ncol=2)
+    ax[1][1].legend(fontsize=5, ncol=2)
+    ax[0][0].set_title("The DFM alone, simulated peers, F = 1 farm node (bench-dfm-scale.sh)", fontsize=9)
+    save(fig, d, "dfm-scale")
+
+
 # "drop" is the XDP_DROP ceiling run beside the others (bench-e2e.sh).
 E2E_MODES = ["bare", "xdp", "socket", "drop"]
 
@@ -296,7 +349,7 @@ def plot_overload_before(d):
 
 
 PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e,
-         "overload": plot_overload}
+         "overload": plot_overload, "dfm-scale": plot_dfm_scale}
 
 
 def main():

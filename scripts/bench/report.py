@@ -442,7 +442,7 @@ def overload_tables(d):
 
 
 def overload():
-    out = ["## Overload: goodput vs offered load (issue 25)\n",
+    out = ["## Overload: goodput vs offered load\n",
            "`scripts/bench/bench-overload.sh`: the live generator (CPU 0) on a direct veth pair to the builder "
            "(CPU 1; split model, as in bench-gateway: veth's default NAPI runs the receive work on the sender's "
            "core, `OV_MODEL=gateway` moves it to the builder's), which forwards over "
@@ -484,13 +484,13 @@ def overload():
 
 
 def shed_cost():
-    """Issue 25: what the XDP program's shedding costs while it sheds nothing."""
+    """What the XDP program's shedding costs while it sheds nothing."""
     out = ["### What shedding costs when it sheds nothing\n",
            "`scripts/bench/bench-shed-cost.sh`: the steering program's ns a MEP from the kernel's BPF run-time "
            "statistics (one L1 frame of 25 records through BPF_PROG_RUN in live-frames mode, with the XDP meta; "
            "the redirect itself not counted). `gate`: the shedding gate idle, which is one load and a branch a "
-           "MEP (the program before the gate existed measured the same within noise, session 16: 112.2 against "
-           "112.1 ns), no ring guard. `guard`: the gate idle and the ring guard on, refusing nothing: what "
+           "MEP (the program before the gate existed measured the same within noise, 2026-11-25 at a3974df: "
+           "112.2 against 112.1 ns), no ring guard. `guard`: the gate idle and the ring guard on, refusing nothing: what "
            "`xevb build` runs until its first overload. `armed`: after an overload, the gate armed at full "
            "level, recording the newest block and shedding nothing. This host's speed drifts by up to 50% from "
            "one second to the next, so the three states take turns within every round of 50k MEPs and a "
@@ -512,7 +512,7 @@ def shed_cost():
 
 def farm_node():
     """sink.json: the farm node's capacity alone, so a benchmark says which side limits."""
-    out = ["## The farm node alone (issue 18)\n",
+    out = ["## The farm node alone\n",
            "`scripts/bench/bench-sink.sh`: `xevb sink` (every byte checked: format, CRC-32C, the emulator "
            "pattern, duplicates) on CPU 0, where the other benchmarks run it, fed over a veth pair by "
            "`build/bench/sink_flood` on CPU 1, a sender faster than the builder (a ring of encoded events, "
@@ -545,27 +545,149 @@ def farm_node():
     return out
 
 
+# ---------------------------------------------------------------- the DFM alone
+def dfm_scale_lat(r, which):
+    v = (r.get("lat_us") or {}).get(which) or {}
+    g = lambda q: "-" if v.get(q) is None else "%.0f" % v[q] if v[q] >= 100 else "%.1f" % v[q]
+    return "%s / %s" % (g("p50"), g("p99"))
+
+
+def dfm_scale_out(r):
+    """Datagrams/s the DFM sent: ASSIGN to builders, ASSIGN and CLEAR to sources, the rest."""
+    b, s = r.get("out_builders_per_s", {}), r.get("out_sources_per_s", {})
+    rest = sum(b.values()) + sum(s.values()) - b.get("ASSIGN", 0) - s.get("ASSIGN", 0) - s.get("CLEAR", 0)
+    k = lambda v: "%.0fk" % (v / 1e3) if v >= 10000 else "%.1fk" % (v / 1e3) if v >= 100 else "%d" % v
+    return "%s / %s / %s / %s" % (k(b.get("ASSIGN", 0)), k(s.get("ASSIGN", 0)), k(s.get("CLEAR", 0)), k(rest))
+
+
+def dfm_scale_row(r, label=None):
+    i = r.get("in_per_s", {})
+    k = lambda v: "%.0fk" % (v / 1e3) if v >= 10000 else "%.1fk" % (v / 1e3) if v >= 100 else "%d" % v
+    return "| %s | %s | %.2f / %.2f | %.3f | %s / %s | %s | %s | %s | %s |" % (
+        label or "%dx%dx%d" % (r["builders"], r["sources"], r["farm_nodes"]),
+        "%.0f" % r["events_per_s"] if r["events_per_s"] < 10000 else "%.0fk" % (r["events_per_s"] / 1e3),
+        r.get("dfm_cpu_util") or 0, r.get("dfm_runq_wait_util") or 0, r.get("dfm_cpu_us_per_event") or 0,
+        k(i.get("DONE", 0)), k(sum(i.values()) - i.get("DONE", 0)), dfm_scale_out(r),
+        dfm_scale_lat(r, "trigger_to_assign"), dfm_scale_lat(r, "assign_to_done"),
+        ("exact" if r.get("books_ok") else "**NOT EXACT** (%s)" % ", ".join(r.get("books_failed", []))) +
+        ("" if r.get("lossless", True) else "; lost %s" % ", ".join(
+            "%s %d" % kv for kv in sorted((r.get("lost_by_reason") or {}).items()))))
+
+
+DFM_SCALE_HEAD = ["| BxSxF | events/s | DFM CPU / run-queue wait (of a core) | DFM CPU us/event | in/s: DONE / other | "
+                  "out/s: ASSIGN to B / ASSIGN to S / CLEAR / other | trigger-to-ASSIGN p50 / p99 us | "
+                  "ASSIGN-to-DONE p50 / p99 us | books |", "|---|---|---|---|---|---|---|---|---|"]
+
+
+def dfm_scale():
+    """Issue 36: the DFM alone against simulated peers (bench-dfm-scale.sh)."""
+    out = ["## The DFM alone, with simulated peers (issue 36)\n",
+           "`scripts/bench/bench-dfm-scale.sh`: `xevb dfm` in a namespace of its own against "
+           "`build/bench/dfm_sim`, one process playing B builders, S source processes and F farm nodes through "
+           "the project's codec (sealed with `--key-file` in the key rows), each peer on its own address "
+           "(198.18.0.0/15 on the namespace's lo). Builders grant 64 credits (`xevb build`'s default) and "
+           "answer every ASSIGN at once with DONE complete; sources only take what the DFM sends (ASSIGN in "
+           "push, CLEAR, BUILDERS); farm nodes report (RECEIVED) the builders' events, so the DFM closes its "
+           "books there. So the DFM is the load: as fast as credits allow (`--rate 0`), `--pack` 1 and 25, "
+           "`--clear-group` 50 (the default). DFM CPU from /proc/PID/schedstat between the first ASSIGN and "
+           "the BYE (\"run-queue wait\": the time it was runnable and waited for a core, the machine's other "
+           "load); datagrams/s as the peers sent and received them; latencies from the DFM's own histograms "
+           "(`--json` `latency_us`, the metrics `xevb_dfm_trigger_to_assign_seconds`, "
+           "`xevb_dfm_assign_to_done_seconds`: bucket upper bounds, at most 12.5% high). At `--rate 0` the "
+           "trigger is the step that assigns the event, so trigger-to-ASSIGN is the DFM's own delay to the "
+           "builder's datagram (the sources' copies of a push ASSIGN leave after it); with `--rate` it counts "
+           "from each event's due time (packing, the 1 ms trigger tick and any wait for credit). "
+           "\"books\": exact when the DFM's accounting line is ok (triggered = complete + incomplete + lost by "
+           "reason), nothing is outstanding or not delivered at the farm nodes and both processes exit 0; "
+           "events lost, if any, by reason (they are counted, never silent).\n"]
+    d = load("dfm-scale")
+    if not d:
+        return out + [not_run("dfm-scale", "scripts/bench/bench-dfm-scale.sh")]
+    keep("dfm-scale")
+    rows = d.get("results", [])
+    bad = [r for r in rows if not r.get("books_ok")]
+    loads = [r["loadavg_1m"] for r in rows if r.get("loadavg_1m") is not None]
+    lossy = [r for r in rows if not r.get("lossless", True)]
+    out.append("_%s; %s s a point; load average during the points %s; books exact in **%d of %d** points, "
+               "events lost in %d._\n" % (
+                   metaline(d), d.get("seconds_per_point", "?"),
+                   "%.1f-%.1f" % (min(loads), max(loads)) if loads else "?", len(rows) - len(bad), len(rows),
+                   len(lossy)))
+    main = [r for r in rows if not r.get("rate") and r.get("credits") == 64 and r["builders"] <= 64
+            and r["sources"] <= 256]
+    for mode in ("push", "pull"):
+        for pack in sorted({r["pack"] for r in main}):
+            for keyed in (False, True):
+                sel = [r for r in main if r["mode"] == mode and r["pack"] == pack and r["keyed"] == keyed]
+                if not sel:
+                    continue
+                out.append("**%s, `--pack %d`%s** (BxSxF = builders x source processes x farm nodes)\n" % (
+                    mode, pack, ", with a key" if keyed else ""))
+                out += DFM_SCALE_HEAD
+                out += [dfm_scale_row(r) for r in sel]
+                out.append("")
+    other = [r for r in rows if r not in main]
+    if other:
+        out.append("**Credits, a paced trigger, and past the DFM's tables**\n")
+        out += DFM_SCALE_HEAD
+        for r in other:
+            label = "%s pack %d %dx%dx%d%s%s%s" % (
+                r["mode"], r["pack"], r["builders"], r["sources"], r["farm_nodes"], " key" if r["keyed"] else "",
+                ", credits %d" % r["credits"] if r["credits"] != 64 else "",
+                ", --rate %d" % r["rate"] if r.get("rate") else "")
+            out.append(dfm_scale_row(r, label))
+        out.append("")
+    out += dfm_scale_limits(rows)
+    out.append(img("dfm-scale", "The DFM alone: events/s and CPU per event along B and S, latencies along B"))
+    return out
+
+
+def dfm_scale_limits(rows):
+    """Where the DFM's fixed tables bite, from the points that reach them."""
+    out = []
+    for r in rows:
+        pr = r.get("peers_refused") or {}
+        if r["builders"] > 64:
+            out.append("- %d builders: the DFM admitted %d (`XEVB_DFM_MAX_BUILDERS`), gave events to %s, refused "
+                       "%d STATUS messages of the others (`peers_refused.builders_table_full`)." % (
+                           r["builders"], r["builders_admitted"], r.get("builders_fed"),
+                           pr.get("builders_table_full", 0)))
+        if r["sources"] > 256:
+            out.append("- %d source processes: the DFM admitted %s (`DFM_MAX_SOURCES`), refused %d STATUS "
+                       "messages of the others (`sources_table_full`); they get no ASSIGN or CLEAR." % (
+                           r["sources"], r.get("sources_admitted"), pr.get("sources_table_full", 0)))
+    listed = sorted({(r["sources"], r.get("sources_listed_to_builders")) for r in rows
+                     if r["sources"] > 119 and r["sources"] <= 256})
+    for s, n in listed:
+        out.append("- %d source processes: SOURCES (one datagram, 119 records) lists %s of them to the builders: in "
+                   "pull mode a builder never REQUESTs the others' fragments." % (s, n))
+    if out:
+        out.insert(0, "**Where the limits bite.**\n")
+        out.append("")
+    return out
+
+
 # ---------------------------------------------------------------- the rest
 def others():
     out = ["## Other pieces of the suite\n",
            "- `e2e.json` (`bench-e2e.sh`): bare AF_XDP receive, the XDP builder and the socket builder on the same "
            "live traffic (L1-like and 3.4 kB frames), gateway and split NAPI models, build-only and forwarding, "
            "with CPU per frame (runs without BPF statistics; the XDP program's ns per packet from a calibration run "
-           "with them); README \"Benchmarks\".",
+           "with them): [performance.md](performance.md).",
            "- `dfm.json` (`bench-dfm.sh`): the DFM's scaling scans, push and pull: [dfm.md](dfm.md).",
-           "- `builder-core.json`, `source_live.json`, `shape.json`, probes: README \"Benchmarks\", "
+           "- `builder-core.json`, `source_live.json`, `shape.json`, probes: [performance.md](performance.md), "
            "[bench/qos.md](bench/qos.md), [observability.md](observability.md).",
            "- `jumbo.json` (`bench-jumbo.sh`): jumbo MEPs and forwarding modes: "
            "[bench/jumbo-and-forwarding.md](bench/jumbo-and-forwarding.md).",
            "- `mq.json` (`bench-mq.sh`): 1 vs 2 worker threads, projection to 100 Gb/s: "
            "[bench/multiqueue.md](bench/multiqueue.md); tuning knobs: [bench/tuning.md](bench/tuning.md).\n"]
-    # e2e-l1-gateway.json: the issue-4 targets judged on medians of several
+    # e2e-l1-gateway.json: the speed targets judged on medians of several
     # runs (BENCH_CASES=l1 BENCH_PATHS=direct BENCH_MODELS=gateway
     # BENCH_RUNS=3 bench-e2e.sh, saved under that name); e2e.json of a quick
     # suite has one short run a point, which can mislead on a ratio.
-    for name, what in (("e2e-l1-gateway", "issue-4 targets, gateway model, medians of the runs"),
-                       ("e2e-l1-split", "issue-4 targets, split model, medians of the runs"),
-                       ("e2e-small-gateway", "issue-10 small frames (192 B MEPs), gateway model, medians of the runs"),
+    for name, what in (("e2e-l1-gateway", "the speed targets, gateway model, medians of the runs"),
+                       ("e2e-l1-split", "the speed targets, split model, medians of the runs"),
+                       ("e2e-small-gateway", "small frames (192 B MEPs), gateway model, medians of the runs"),
                        ("e2e", "all cases")):
         e = load(name)
         if not e:
@@ -594,7 +716,7 @@ def others():
             for q in e.get("ratios", []):
                 if q.get("case") == "small" and not q.get("forward") and "xdp_over_socket_frames_per_s" in q:
                     v = q["xdp_over_socket_frames_per_s"]
-                    out.append("Small frames, %s %s: XDP / socket frames/s = **%.2f** (issue 10: >= 7: %s).\n"
+                    out.append("Small frames, %s %s: XDP / socket frames/s = **%.2f** (target >= 7: %s).\n"
                                % (q["path"], q["model"], v, "met" if v >= 7 else "not met"))
         if name != "e2e":
             rows = [r for r in e.get("results", []) if not r.get("forward")]
@@ -618,7 +740,7 @@ def others():
 
 
 def cost_and_ceiling():
-    """Issue 10: the per-fragment cost (ns, instructions) and the gap to XDP_DROP."""
+    """The per-fragment cost (ns, instructions) and the gap to XDP_DROP."""
     out = []
     core = load("builder-core")
     if core:
@@ -673,7 +795,11 @@ def main():
              "no NIC: every packet is sent and received by the same two cores, so most figures are CPU-bound "
              "where the seeds were link-bound. Where a figure is the machine's limit rather than the design's, "
              "the section says so.%s\n" % ((" " + note) if note else "")]
-    for s in (study1, study2, study3, study4, overload, farm_node, others):
+    only = os.environ.get("REPORT_ONLY")
+    if only:  # one section on stdout, to paste (REPORT_ONLY=dfm_scale)
+        print("\n".join(globals()[only]()).rstrip())
+        return
+    for s in (study1, study2, study3, study4, overload, farm_node, dfm_scale, others):
         parts += s()
         parts.append("")
     os.makedirs(DOCDIR, exist_ok=True)

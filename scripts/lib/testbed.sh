@@ -28,7 +28,7 @@
 # (scripts/bench/lib_bench.sh) set 0 to keep their figures comparable.
 #
 # Switch (tb_up --switch xdp, or tb_switch_use xdp on a running testbed): an XDP
-# program (bpf/xevb_switch.bpf.c) on every switch port sends each unicast
+# program (bpf/testbed/xevb_switch.bpf.c) on every switch port sends each unicast
 # frame for a known host straight to that host's port through a DEVMAP, as
 # an xdp_frame into the host's veth: no skb, no bridge, no copy into one on
 # the receiving side, as a NIC's DMA buffers reach XDP. Broadcast, multicast

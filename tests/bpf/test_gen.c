@@ -14,13 +14,13 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <xevb/bytes.h>
-#include <xevb/cli.h>
-#include <xevb/crc32c.h>
+#include "base/cli.h"
+#include "wire/crc32c.h"
 #include <xevb/emu_payload.h>
 #include <xevb/gen.h>
 #include <xevb/mep_parse.h>
-#include <xevb/mep_write.h>
-#include <xevb/names.h>
+#include "wire/mep_write.h"
+#include "evb/names.h"
 #include "xevb_gen.skel.h"
 
 TestSuite(xdp_gen, .timeout = 20);

@@ -15,8 +15,8 @@
 #include <criterion/new/assert.h>
 #include <arpa/inet.h>
 #include <xevb/mep_parse.h>
-#include <xevb/mep_write.h>
-#include <xevb/names.h>
+#include "wire/mep_write.h"
+#include "evb/names.h"
 #include "xdp_harness.h"
 #include "../common/vectors.h"
 

@@ -23,9 +23,9 @@
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/mep_write.h>
-#include <xevb/names.h>
-#include <xevb/xsk_meta.h>
+#include "wire/mep_write.h"
+#include "evb/names.h"
+#include "rx/xsk_meta.h"
 #include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"

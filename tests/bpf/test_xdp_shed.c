@@ -21,7 +21,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <xevb/bytes.h>
-#include <xevb/mep_write.h>
+#include "wire/mep_write.h"
 #include <xevb/shed.h>
 #include <xevb/wire.h>
 #include "xevb_steer.skel.h"

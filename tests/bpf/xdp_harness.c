@@ -10,7 +10,7 @@
 #include <bpf/libbpf.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/names.h>
+#include "evb/names.h"
 #include <xevb/shed.h> /* before the skeleton: its .data.shed holds a struct xevb_shed_gate */
 #include "xevb_steer.skel.h"
 #include "xdp_harness.h"

@@ -6,9 +6,9 @@
 #include <string.h>
 #include <sys/uio.h>
 #include <xevb/bytes.h>
-#include <xevb/crc32c.h>
-#include <xevb/event_codec.h>
-#include <xevb/mep_write.h>
+#include "wire/crc32c.h"
+#include "wire/event_codec.h"
+#include "wire/mep_write.h"
 #include "builder_rig.h"
 
 static uint8_t *frame_at(const struct rig *r, uint32_t f)

@@ -12,7 +12,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include <xevb/mep_parse.h>
 
 #define RIG_FRAME_SIZE 65536 /* room for 1024 records */

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <xevb/runcfg.h>
+#include "ctl/runcfg.h"
 
 /*
  * A table's own rules: every row has help and a section of the table's

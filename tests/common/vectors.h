@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
-#include <xevb/mep_write.h>
+#include "wire/mep_write.h"
 
 #define VEC_MAX_FRAGS 64
 

@@ -15,8 +15,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/ctl_auth.h>
-#include <xevb/ctl_sock.h>
+#include "ctl/ctl_auth.h"
+#include "ctl/ctl_sock.h"
 #include "fuzz_fail.h"
 
 #define CF_FAIL(...) FUZZ_FAIL("fuzz", __VA_ARGS__)

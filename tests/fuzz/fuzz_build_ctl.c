@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer harness for the builder's control handlers (user/cmd/build_ctl.c):
+ * libFuzzer harness for the builder's control handlers (user/ctl/build_ctl.c):
  * ASSIGN, STATUS, SOURCES and BYE as the DFM sends them, farm nodes' STATUS
  * (credits, Busy), the same messages forged (the DFM's address on another
  * port, another host, another role) and arbitrary datagrams, all through
@@ -45,12 +45,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include <xevb/mep_parse.h>
-#include <xevb/mep_write.h>
-#include <xevb/output.h>
-#include "build_ctl.h"
-#include <xevb/cli.h>
+#include "wire/mep_write.h"
+#include "out/output.h"
+#include "ctl/build_ctl.h"
+#include "base/cli.h"
 #include "ctl_fuzz.h"
 
 #define N_FRAMES   256

@@ -30,11 +30,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include <xevb/bytes.h>
-#include <xevb/crc32c.h>
+#include "wire/crc32c.h"
 #include <xevb/mep_parse.h>
-#include <xevb/mep_write.h>
+#include "wire/mep_write.h"
 #include "fuzz_fail.h"
 
 #define FRAME_SIZE 9216

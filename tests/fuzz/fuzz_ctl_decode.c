@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <xevb/bytes.h>
-#include <xevb/ctl_auth.h>
-#include <xevb/ctl_proto.h>
+#include "ctl/ctl_auth.h"
+#include "ctl/ctl_proto.h"
 
 #define NOW 1800000000000000000ull
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer harness for the DFM's message handlers (user/lib/dfm.c), not
+ * libFuzzer harness for the DFM's message handlers (user/ctl/dfm.c), not
  * only the decoder: any sequence of STATUS, DONE, RECEIVED and BYE from up
  * to 16 peers (builders, one of them sharing another's address; farm
  * nodes), with any epochs, credits, Busy flags, event ids (assigned ones,
@@ -24,8 +24,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/ctl_proto.h>
-#include <xevb/dfm.h>
+#include "ctl/ctl_proto.h"
+#include "ctl/dfm.h"
 
 #define N_PEERS 16
 #define RECENT  4096

@@ -7,7 +7,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/event_codec.h>
+#include "wire/event_codec.h"
 
 static uint16_t sids[XEVB_MAX_SOURCES];
 static struct xevb_frag_slot slots[XEVB_MAX_SOURCES];

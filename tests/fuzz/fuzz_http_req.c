@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/http_req.h>
+#include "ops/http_req.h"
 
 static void check(const char *buf, size_t len, enum xevb_http_req full)
 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * libFuzzer harness for the source's control handlers (user/cmd/source_ctl.c):
+ * libFuzzer harness for the source's control handlers (user/ctl/source_ctl.c):
  * ASSIGN, BUILDERS, CLEAR, STATUS and BYE as the DFM sends them, REQUESTs
  * (and re-asks) from builders the DFM listed or not, DFM restarts, the
  * DFM's messages forged (its address on another port, another host) and
@@ -37,9 +37,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/cli.h>
+#include "base/cli.h"
 #include "ctl_fuzz.h"
-#include "source_ctl.h"
+#include "ctl/source_ctl.h"
 
 #define DFM_HOST 0xc6120401u /* 198.18.4.1 */
 #define ME_HOST  0xc6120101u /* 198.18.1.1 */

@@ -3,7 +3,7 @@
 # tier: check
 # parallel: yes
 # The command line: (1) the run commands share their common flags (one
-# entry each in user/lib/cli.c: same name, argument and help in every
+# entry each in user/base/cli.c: same name, argument and help in every
 # --help); (2) `xevb build --dev nosuchdev --sink ...` fails on the
 # interface before it connects to any farm node (the farm node sees no
 # connection); (3) `xevb sink --quiet` prints no statistics line even when

@@ -173,7 +173,7 @@ print("# %d metric names queried by the dashboard and the rules" % len(used))
 # (not the headers, whose comments show the calls), and the counter table the builder's page
 # is rendered from.
 src = subprocess.run(["grep", "-rlE", "--include=*.c", r"xevb_metric_(one|family|u64|f64)\(|xevb_metrics_counter\(", "user"],
-                     capture_output=True, text=True).stdout.split() + ["user/include/xevb/counters.h"]
+                     capture_output=True, text=True).stdout.split() + ["user/base/counters.h"]
 code = set()
 for f in src:
     code.update(re.findall(r'"(xevb_[a-z0-9_]+)"', open(f).read()))

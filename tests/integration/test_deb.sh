@@ -4,7 +4,9 @@
 # remaining tags overridden with their reasons in debian/), `dpkg -i`
 # installs it on this machine: the packaged xevb runs, every command has its
 # man page, the units are where systemd looks and pass systemd-analyze
-# verify; `dpkg -r` then removes every file it installed.
+# verify, the runbook (deploy.md), the wire format, the observability guide
+# and the other docs of debian/xevb.docs are in /usr/share/doc/xevb; `dpkg
+# -r` then removes every file it installed.
 # Exit 77 (a skip, scripts/run-tests.sh) without debhelper or lintian
 # (scripts/install-deps.sh --deb: CI does not install them) or without root,
 # or when an xevb package is installed already (it is not ours to remove).
@@ -75,6 +77,16 @@ if command -v systemd-analyze >/dev/null; then
 		fail "systemd-analyze verify"
 	fi
 fi
+# The runbook, the wire format and the observability guide go with the
+# package (debian/xevb.docs); dh_compress gzips the longer ones.
+for d in README.md deploy.md deploy-package.md hardening.md observability.md run-config.md wire-format.md; do
+	f=/usr/share/doc/xevb/$d
+	if [[ -s $f || -s $f.gz ]]; then
+		ok "doc $f$([[ -s $f ]] || echo .gz)"
+	else
+		fail "doc $f not installed"
+	fi
+done
 [[ -f /usr/lib/$(dpkg-architecture -q DEB_HOST_MULTIARCH)/wireshark/plugins/xevb.lua ]] &&
 	ok "Wireshark dissector in the global Lua plugin folder" || fail "dissector not installed"
 

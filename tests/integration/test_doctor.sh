@@ -50,7 +50,8 @@ e2e_wait_all
 e2e_check doctor <<'PY'
 import re
 names = ["driver", "xdp_native", "xdp_zerocopy", "mtu", "queues", "rings", "steering", "hugepages",
-         "irqbalance", "irq_affinity", "numa", "cpu_governor", "busy_poll", "memlock", "capabilities"]
+         "irqbalance", "irq_affinity", "numa", "cpu_governor", "busy_poll", "memlock", "capabilities",
+         "run_dir"]
 out = lambda n: open(os.path.join(W, n + ".out")).read()
 err = lambda n: open(os.path.join(W, n + ".err")).read()
 text = out("text").splitlines()

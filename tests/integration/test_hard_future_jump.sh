@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # parallel: yes
 # Far-future event_ids from configured sources at the allowed address
-# (issue 9; the window rule is in user/lib/builder.c). One builder, sources
+# (issue 9; the window rule is in user/evb/builder.c). One builder, sources
 # 0-3 on source host 0 (the only allowed address, --xdp-filter).
 #  - phase 1, hostile: while 10000 good events flow, source host 1 spoofs
 #    the good address and sends 300 MEPs of the right run, each from one

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # With a DFM the builder's window follows its assignments (issue 21, item 4;
-# the rule is in user/lib/builder.c). A DFM run (push, 12000 events at
+# the rule is in user/evb/builder.c). A DFM run (push, 12000 events at
 # 3000/s, 2 source processes, 1 builder, 1 farm node); 1 s in, source host 1
 # spoofs source host 0's address and sends, for each of source_ids 0-2 (3
 # of the 4: a quorum), 3 MEPs of the right run with 2 ids 2^28 + k ahead,

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # parallel: yes
-# The testbed's XDP switch (tb_up --switch xdp, bpf/xevb_switch.bpf.c):
+# The testbed's XDP switch (tb_up --switch xdp, bpf/testbed/xevb_switch.bpf.c):
 # sources -> xevb build (XDP and socket modes) -> xevb sink with every
 # unicast frame redirected veth -> veth through the switch's DEVMAP.
 # Asserts: every event complete at the farm node (e2e_topology), the

@@ -9,7 +9,7 @@
 #include <criterion/new/assert.h>
 #include <errno.h>
 #include <string.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include "../common/builder_rig.h"
 
 TestSuite(builder, .timeout = 30);

@@ -10,7 +10,7 @@
  * (xevb_builder_assigned): their fragments beyond the margin past its
  * newest assignment are UNASSIGNED. The model is
  * the rule text of
- * user/lib/builder.c written the obvious way (one record per event_id, a
+ * user/evb/builder.c written the obvious way (one record per event_id, a
  * plain list of open events); after every step the accounting invariant
  * must hold and every counter must equal the model's, and the emitted
  * events (id, flags, exact set of sources, order) must be the model's.
@@ -25,7 +25,7 @@
 #include <criterion/new/assert.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include "../common/builder_rig.h"
 
 TestSuite(builder_model, .timeout = 60);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * Runs: MEPs of the same consecutive events from every source, booked as
- * a whole (user/lib/builder.c, "Runs"). What must hold: the events come
+ * a whole (user/evb/builder.c, "Runs"). What must hold: the events come
  * out exactly as fragment by fragment (the rig checks every payload in
  * place), runs complete, time out, are discarded, and split back into
  * single events when a MEP does not fit; duplicates and late fragments
@@ -11,7 +11,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <string.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include "../common/builder_rig.h"
 
 TestSuite(builder_runs, .timeout = 30);

@@ -9,7 +9,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <stdio.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include "../common/builder_rig.h"
 
 TestSuite(builder_segments, .timeout = 60);

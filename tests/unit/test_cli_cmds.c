@@ -14,8 +14,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/runcfg.h>
-#include "../../user/cmd/cmd_opts.h"
+#include "ctl/runcfg.h"
+#include "cmd/cmd_opts.h"
 #include "../common/cli_rig.h"
 
 TestSuite(cli_cmds, .timeout = 10);

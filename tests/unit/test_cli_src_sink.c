@@ -13,10 +13,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xevb/event_codec.h>
-#include <xevb/runcfg.h>
-#include "../../user/cmd/sink.h"
-#include "../../user/cmd/source.h"
+#include "wire/event_codec.h"
+#include "ctl/runcfg.h"
+#include "emu/sink.h"
+#include "emu/source.h"
 #include "../common/cli_rig.h"
 
 TestSuite(cli_src_sink, .timeout = 10);

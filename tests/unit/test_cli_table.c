@@ -13,8 +13,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xevb/runcfg.h>
-#include "../../user/cmd/build_opts.h"
+#include "ctl/runcfg.h"
+#include "cmd/build_opts.h"
 #include "../common/capture.h"
 #include "../common/cli_rig.h"
 

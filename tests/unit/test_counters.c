@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The counter table (user/include/xevb/counters.h) against every output made
+ * The counter table (user/base/counters.h) against every output made
  * from it: with each counter of a snapshot set to a value no other has,
  * each one must be in the JSON report, on the Prometheus page, in
  * `xevb stats --all` under its name and in the summary, with its value;
@@ -14,10 +14,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/counters.h>
-#include <xevb/metrics.h>
-#include <xevb/report.h>
-#include "../../user/cmd/stats_view.h"
+#include "base/counters.h"
+#include "ops/metrics.h"
+#include "ops/report.h"
+#include "ops/stats_view.h"
 #include "../common/capture.h"
 
 TestSuite(counters, .timeout = 60);

@@ -2,7 +2,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <stdlib.h>
-#include <xevb/crc32c.h>
+#include "wire/crc32c.h"
 
 TestSuite(crc32c, .timeout = 10);
 

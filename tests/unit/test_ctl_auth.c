@@ -13,8 +13,8 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xevb/ctl_auth.h>
-#include <xevb/ctl_sock.h>
+#include "ctl/ctl_auth.h"
+#include "ctl/ctl_sock.h"
 
 TestSuite(ctl_auth, .timeout = 10);
 

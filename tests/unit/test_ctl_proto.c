@@ -4,8 +4,8 @@
 #include <criterion/new/assert.h>
 #include <string.h>
 #include <xevb/bytes.h>
-#include <xevb/ctl_proto.h>
-#include <xevb/flowctl.h>
+#include "ctl/ctl_proto.h"
+#include "ctl/flowctl.h"
 
 TestSuite(ctl_proto, .timeout = 10);
 

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <string.h>
-#include <xevb/dfm.h>
+#include "ctl/dfm.h"
 
 #define MS 1000000ull
 
@@ -554,4 +554,53 @@ Test(dfm, one_address_cannot_fill_the_builder_table)
 	cr_assert(eq(u64, xevb_dfm_stats(d)->builders_expired, 1));
 	cr_assert(eq(u32, xevb_dfm_n_builders(d), XEVB_DFM_MAX_BUILDERS));
 	xevb_dfm_free(d);
+}
+
+/*
+ * Latency: trigger-to-ASSIGN from each event's due time on the trigger
+ * clock (or the step without one) to its ASSIGN leaving; ASSIGN-to-DONE
+ * from that send to the DONE read. A retry is no new send; an event that
+ * finished before its ASSIGN left is not timed.
+ */
+Test(dfm, latency_trigger_to_assign_and_assign_to_done)
+{
+	struct xevb_dfm *d = mk(false, 4);
+	const struct xevb_dfm_lat_stats *ta = xevb_dfm_latency(d, XEVB_DFM_LAT_TRIGGER_ASSIGN);
+	const struct xevb_dfm_lat_stats *ad = xevb_dfm_latency(d, XEVB_DFM_LAT_ASSIGN_DONE);
+
+	status(d, 0, 1, 100, false, 0);
+	/* 1 kHz from t = 0: the events fall due at 1, 2, 3, 4 ms; the block leaves at 10 ms. */
+	xevb_dfm_trigger_clock(d, 0, 1000);
+	cr_assert(eq(u32, xevb_dfm_step(d, 5 * MS, 4), 4));
+	xevb_dfm_assign_sent(d, &R.a[0], 10 * MS);
+	cr_assert(eq(u64, ta->h.total, 4));
+	cr_assert(eq(u64, ta->sum_ns, (9 + 8 + 7 + 6) * MS));
+	cr_assert(le(u64, 9 * MS, xevb_lat_quantile(&ta->h, 1.0)));
+	cr_assert(le(u64, xevb_lat_quantile(&ta->h, 1.0), 9 * MS + 9 * MS / 8));
+	/* Sent again (a retry, or a second call): not counted twice. */
+	xevb_dfm_assign_sent(d, &R.a[0], 20 * MS);
+	cr_assert(eq(u64, ta->h.total, 4));
+	done(d, 0, 1, 1000, XEVB_DONE_COMPLETE, 13 * MS);
+	done(d, 0, 1, 1001, XEVB_DONE_NO_DATA, 15 * MS);
+	cr_assert(eq(u64, ad->h.total, 2));
+	cr_assert(eq(u64, ad->sum_ns, (3 + 5) * MS));
+	/* A DONE for an event already done is not timed again. */
+	done(d, 0, 1, 1000, XEVB_DONE_COMPLETE, 16 * MS);
+	cr_assert(eq(u64, ad->h.total, 2));
+	/* Without a clock the trigger time is the step's. */
+	xevb_dfm_trigger_clock(d, 0, 0);
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 30 * MS, 4), 4));
+	xevb_dfm_assign_sent(d, &R.a[0], 30 * MS + 500);
+	cr_assert(eq(u64, ta->h.total, 8));
+	cr_assert(eq(u64, ta->sum_ns, (9 + 8 + 7 + 6) * MS + 4 * 500));
+	/* The builder dies before the ASSIGN leaves (push): lost, and not timed. */
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 31 * MS, 4), 4));
+	xevb_dfm_on_bye(d, 0x0a000000, 23902, 31 * MS);
+	xevb_dfm_assign_sent(d, &R.a[0], 32 * MS);
+	cr_assert(eq(u64, ta->h.total, 8));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 10)); /* with the 6 before */
+	xevb_dfm_stop(d);
+	free_balanced(d);
 }

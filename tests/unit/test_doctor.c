@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * `xevb doctor`'s decisions (user/lib/doctor.c) on recorded facts: a
+ * `xevb doctor`'s decisions (user/ops/doctor.c) on recorded facts: a
  * zero-copy NIC set up for the builder (ice-like: every check ok), the same
  * NIC with one thing wrong at a time (no multi-buffer at MTU 9000, RSS not
  * steering, a rule to the wrong queue, IRQs on the wrong NUMA node, ...), a
@@ -11,7 +11,7 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/doctor.h>
+#include "ops/doctor.h"
 
 TestSuite(doctor, .timeout = 10);
 
@@ -22,7 +22,9 @@ static struct xevb_doctor_check C[XEVB_CHK__COUNT];
 #define ZC_NIC_FEATURES \
 	(XEVB_XDP_ACT_BASIC | XEVB_XDP_ACT_REDIRECT | XEVB_XDP_ACT_NDO_XMIT | XEVB_XDP_ACT_XSK_ZEROCOPY | \
 	 XEVB_XDP_ACT_RX_SG | XEVB_XDP_ACT_NDO_XMIT_SG)
-#define CAPS_ROOT ((1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 21) | (1ull << 39))
+#define CAPS_ROOT ((1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 21) | (1ull << 38) | (1ull << 39))
+/* What `xevb build` needs as a non-root user: CAP_NET_ADMIN, NET_RAW, IPC_LOCK, PERFMON, BPF. */
+#define CAPS_BUILD ((1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 38) | (1ull << 39))
 
 static void cpus(struct xevb_cpuset *s, const char *list)
 {
@@ -88,6 +90,7 @@ static void ice_good(void)
 	}
 	F.numa_node = 0;
 	two_nodes("performance");
+	snprintf(F.run_dir, sizeof(F.run_dir), "/run/xevb");
 	F.napi_defer_hard_irqs = 2;
 	F.gro_flush_timeout_ns = 200000;
 	F.memlock_bytes = 8 << 20;
@@ -150,11 +153,10 @@ Test(doctor, zero_copy_nic_set_up_right_is_all_ok)
 
 Test(doctor, check_names_are_unique_and_stable)
 {
-	static const char *const want[] = {
-		"driver", "xdp_native",   "xdp_zerocopy", "mtu",        "queues",
-		"rings",  "steering",     "hugepages",    "irqbalance", "irq_affinity",
-		"numa",   "cpu_governor", "busy_poll",    "memlock",    "capabilities"
-	};
+	static const char *const want[] = { "driver",     "xdp_native",   "xdp_zerocopy", "mtu",
+					    "queues",     "rings",        "steering",     "hugepages",
+					    "irqbalance", "irq_affinity", "numa",         "cpu_governor",
+					    "busy_poll",  "memlock",      "capabilities", "run_dir" };
 
 	ice_good();
 	decide();
@@ -443,12 +445,73 @@ Test(doctor, memlock_and_capabilities_fail_unprivileged)
 	expect(XEVB_CHK_MEMLOCK, XEVB_FAIL); /* 8 MiB < 32 MiB of UMEM */
 	expect_fix(XEVB_CHK_MEMLOCK, "LimitMEMLOCK=infinity");
 	expect(XEVB_CHK_CAPS, XEVB_FAIL);
-	expect_detail(XEVB_CHK_CAPS, "missing CAP_NET_ADMIN CAP_NET_RAW CAP_BPF");
+	expect_detail(XEVB_CHK_CAPS, "lacks CAP_BPF (");
+	expect_detail(XEVB_CHK_CAPS, "; CAP_PERFMON (");
+	expect_detail(XEVB_CHK_CAPS, "; CAP_NET_ADMIN (");
+	expect_detail(XEVB_CHK_CAPS, "; CAP_NET_RAW (");
+	expect_fix(XEVB_CHK_CAPS, "setcap cap_bpf,cap_perfmon,cap_net_admin,cap_net_raw,cap_ipc_lock+ep");
 	F.memlock_bytes = UINT64_MAX;
-	F.cap_eff = (1ull << 12) | (1ull << 13) | (1ull << 21); /* CAP_SYS_ADMIN stands for CAP_BPF */
+	F.cap_eff = (1ull << 12) | (1ull << 13) | (1ull << 21); /* CAP_SYS_ADMIN stands for CAP_BPF, CAP_PERFMON */
 	decide();
 	expect(XEVB_CHK_MEMLOCK, XEVB_OK);
 	expect(XEVB_CHK_CAPS, XEVB_OK);
+}
+
+/* What README named before: the builder's verifier refusal, which doctor now sees. */
+Test(doctor, capabilities_without_perfmon_fail)
+{
+	ice_good();
+	F.cap_eff = (1ull << 12) | (1ull << 13) | (1ull << 14) | (1ull << 39);
+	decide();
+	expect(XEVB_CHK_MEMLOCK, XEVB_OK);
+	expect(XEVB_CHK_CAPS, XEVB_FAIL);
+	expect_detail(XEVB_CHK_CAPS, "lacks CAP_PERFMON (without it the verifier refuses");
+	cr_assert(strstr(C[XEVB_CHK_CAPS].detail, "CAP_BPF") == NULL, "%s", C[XEVB_CHK_CAPS].detail);
+}
+
+/* Exactly the builder's set: ok, and it says what CAP_SYS_ADMIN would add. */
+Test(doctor, capabilities_the_build_set_is_enough)
+{
+	ice_good();
+	F.cap_eff = CAPS_BUILD;
+	decide();
+	expect(XEVB_CHK_MEMLOCK, XEVB_OK);
+	expect(XEVB_CHK_CAPS, XEVB_OK);
+	expect_detail(XEVB_CHK_CAPS, "without CAP_SYS_ADMIN it attaches alone");
+	for (int cap = 0; cap < 64; cap++) {
+		if (!(CAPS_BUILD >> cap & 1) || cap == 14)
+			continue;
+		F.cap_eff = CAPS_BUILD & ~(1ull << cap);
+		decide();
+		expect(XEVB_CHK_CAPS, XEVB_FAIL);
+	}
+	F.cap_eff = CAPS_BUILD & ~(1ull << 14); /* no CAP_IPC_LOCK: the memlock check's */
+	decide();
+	expect(XEVB_CHK_CAPS, XEVB_OK);
+	expect(XEVB_CHK_MEMLOCK, XEVB_FAIL);
+}
+
+Test(doctor, run_dir_must_be_writable)
+{
+	ice_good();
+	F.uid = 65534;
+	decide();
+	expect(XEVB_CHK_RUN_DIR, XEVB_OK);
+	expect_detail(XEVB_CHK_RUN_DIR, "/run/xevb is writable by uid 65534");
+	F.run_dir_missing = true;
+	decide();
+	expect(XEVB_CHK_RUN_DIR, XEVB_OK);
+	expect_detail(XEVB_CHK_RUN_DIR, "it can be created");
+	F.run_dir_err = EACCES;
+	decide();
+	expect(XEVB_CHK_RUN_DIR, XEVB_FAIL);
+	expect_detail(XEVB_CHK_RUN_DIR, "cannot be created by uid 65534");
+	F.run_dir_missing = false;
+	decide();
+	expect(XEVB_CHK_RUN_DIR, XEVB_FAIL);
+	expect_detail(XEVB_CHK_RUN_DIR, "/run/xevb is not writable by uid 65534 (Permission denied)");
+	expect_fix(XEVB_CHK_RUN_DIR, "RuntimeDirectory=xevb");
+	expect_fix(XEVB_CHK_RUN_DIR, "install -d -o $(id -un) -m 0700 /run/xevb");
 }
 
 Test(doctor, cpuset_lists_round_trip)

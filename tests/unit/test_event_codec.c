@@ -10,9 +10,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/bytes.h>
-#include <xevb/crc32c.h>
+#include "wire/crc32c.h"
 #include <xevb/emu_payload.h>
-#include <xevb/event_codec.h>
+#include "wire/event_codec.h"
 
 TestSuite(event_codec, .timeout = 20);
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/evid_window.h>
+#include "evb/evid_window.h"
 
 TestSuite(evid_window, .timeout = 10);
 

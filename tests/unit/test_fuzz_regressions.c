@@ -13,7 +13,7 @@
 #include <unistd.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/names.h>
+#include "evb/names.h"
 #include "../common/vectors.h"
 #include "../fuzz/parse_check.h"
 

@@ -11,8 +11,8 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/handoff.h>
-#include <xevb/mep_write.h>
+#include "rx/handoff.h"
+#include "wire/mep_write.h"
 #include "../common/builder_rig.h"
 
 TestSuite(handoff, .timeout = 60);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* The metrics endpoint's request matcher (user/lib/http_req.c). */
+/* The metrics endpoint's request matcher (user/ops/http_req.c). */
 #include <string.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/http_req.h>
+#include "ops/http_req.h"
 
 static enum xevb_http_req match(const char *s, bool at_end)
 {

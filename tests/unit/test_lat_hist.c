@@ -2,7 +2,7 @@
 /* The sink's latency histogram: buckets, bounds and percentiles. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/lat_hist.h>
+#include "base/lat_hist.h"
 
 /* Every value lies in its bucket, within 12.5% above its low end. */
 Test(lat_hist, every_value_in_its_bucket)

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Helpers of the libxevb tests (test_lib_*.c): events encoded by the
- * tools' own encoder (user/lib/event_codec.c), as `xevb build` sends them,
+ * tools' own encoder (user/wire/event_codec.c), as `xevb build` sends them,
  * and scratch directories.
  */
 #ifndef XEVB_TEST_LIB_H
@@ -13,10 +13,10 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/builder.h>
+#include "evb/builder.h"
 #include <xevb/bytes.h>
-#include <xevb/crc32c.h>
-#include <xevb/event_codec.h>
+#include "wire/crc32c.h"
+#include "wire/event_codec.h"
 #include <xevb/xevb.h>
 
 #define TL_MAXS 64

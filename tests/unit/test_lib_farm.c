@@ -2,7 +2,7 @@
 /*
  * libxevb's farm-node receiver against a builder played by the test: EVNT
  * records from the tools' encoder over a local TCP connection, STATUS
- * messages from the tools' control codec (user/lib/ctl_proto.c,
+ * messages from the tools' control codec (user/ctl/ctl_proto.c,
  * ctl_auth.c) on a UDP socket, as `xevb build --sink` sends them. Every
  * wait is bounded in time and waits on a condition.
  */
@@ -14,9 +14,9 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include <xevb/cli.h>
-#include <xevb/ctl_auth.h>
-#include <xevb/ctl_proto.h>
+#include "base/clock.h"
+#include "ctl/ctl_auth.h"
+#include "ctl/ctl_proto.h"
 #include "test_lib.h"
 
 TestSuite(lib_farm, .timeout = 60);

@@ -3,7 +3,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <stdlib.h>
-#include <xevb/cli.h>
+#include "base/cli.h"
 #include "../common/capture.h"
 
 static void puts_fn(FILE *f, const void *s)

@@ -5,11 +5,11 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/crc32c.h>
+#include "wire/crc32c.h"
 #include <xevb/emu_payload.h>
 #include <xevb/mep_parse.h>
-#include <xevb/mep_write.h>
-#include <xevb/names.h>
+#include "wire/mep_write.h"
+#include "evb/names.h"
 #include "../common/vectors.h"
 
 TestSuite(mep_write, .init = vectors_setup, .fini = vectors_teardown, .timeout = 10);

@@ -10,7 +10,7 @@
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
-#include <xevb/notify.h>
+#include "base/notify.h"
 
 static char dir[40], path[64];
 static int fd = -1;

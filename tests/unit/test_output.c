@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The output engine (user/lib/output.c) against real TCP listeners on
+ * The output engine (user/out/output.c) against real TCP listeners on
  * 127.0.0.1: batched sends byte-identical to the zero-copy encoder's
  * stream, partial writes, full buffers, a farm node gone mid-run, flush;
  * MSG_ZEROCOPY (--tune zerocopy=1) with segmented fragments.
@@ -18,10 +18,10 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/bytes.h>
-#include <xevb/crc32c.h>
-#include <xevb/event_codec.h>
-#include <xevb/output.h>
-#include <xevb/output_zc.h>
+#include "wire/crc32c.h"
+#include "wire/event_codec.h"
+#include "out/output.h"
+#include "out/output_zc.h"
 
 static void no_sigpipe(void)
 {

@@ -10,7 +10,7 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <xevb/mep_parse_ld.h>
-#include <xevb/names.h>
+#include "evb/names.h"
 #include "../common/pkt_info_assert.h"
 #include "../common/vectors.h"
 

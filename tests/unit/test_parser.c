@@ -2,10 +2,10 @@
 /* The user-space parser against every wire-format vector. */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/crc32c.h>
+#include "wire/crc32c.h"
 #include <xevb/mep_parse.h>
-#include <xevb/mep_write.h>
-#include <xevb/names.h>
+#include "wire/mep_write.h"
+#include "evb/names.h"
 #include "../common/vectors.h"
 
 TestSuite(parser, .init = vectors_setup, .fini = vectors_teardown, .timeout = 10);

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xevb/runcfg.h>
+#include "ctl/runcfg.h"
 
 TestSuite(runcfg, .timeout = 10);
 

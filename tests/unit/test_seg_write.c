@@ -11,9 +11,9 @@
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
 #include <xevb/bytes.h>
-#include <xevb/crc32c.h>
+#include "wire/crc32c.h"
 #include <xevb/emu_payload.h>
-#include <xevb/mep_write.h>
+#include "wire/mep_write.h"
 #include <xevb/wire.h>
 #include "../common/vectors.h"
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
- * The shedding controller (user/lib/shed.c) and the gate's verdict
+ * The shedding controller (user/evb/shed.c) and the gate's verdict
  * (xevb/shed.h), step by step: idle stays idle and costs the program
  * nothing (word 0); pressure arms, then cuts (1/8 for a filling ring, 1/2
  * for kernel drops) once per block;

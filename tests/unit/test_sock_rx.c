@@ -14,8 +14,8 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include <xevb/bytes.h>
-#include <xevb/mep_write.h>
-#include <xevb/sock_rx.h>
+#include "wire/mep_write.h"
+#include "rx/sock_rx.h"
 
 #define N_FRAMES   8
 #define FRAME_SIZE 4096

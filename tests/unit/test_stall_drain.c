@@ -6,7 +6,7 @@
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/stall_drain.h>
+#include "evb/stall_drain.h"
 
 #define MS 1000000ull
 

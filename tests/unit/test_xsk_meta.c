@@ -13,8 +13,8 @@
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
-#include <xevb/mep_write.h>
-#include <xevb/xsk_meta.h>
+#include "wire/mep_write.h"
+#include "rx/xsk_meta.h"
 #include "../common/pkt_info_assert.h"
 #include "../common/vectors.h"
 

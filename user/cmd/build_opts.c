@@ -9,10 +9,11 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
-#include <xevb/runcfg.h>
-#include <xevb/shape_ctl.h>
-#include <xevb/sock_rx.h>
-#include "build_opts.h"
+#include "ctl/runcfg.h"
+#include "ops/shape_ctl.h"
+#include "rx/sock_rx.h"
+#include "cmd/build_opts.h"
+#include "ctl/ctl_sock.h"
 
 #define STR_(x)  #x
 #define STR(x)   STR_(x)
@@ -293,7 +294,11 @@ static const struct xevb_cfg_opt opts[] = {
 
 static const struct xevb_cmd_help help = {
 	.name = "build",
-	.summary = "Build events from the fragments that sources send to IFACE and forward them to farm nodes.",
+	.summary =
+		"Build events from the fragments that sources send to IFACE and forward them to farm nodes. "
+		"Needs root, or CAP_BPF, CAP_PERFMON, CAP_NET_ADMIN, CAP_NET_RAW and CAP_IPC_LOCK (xevb doctor "
+		"checks them), and gives them up after set-up; its interface lock and statistics are in "
+		"/run/xevb, or XEVB_RUN_DIR.",
 	.usage = "--dev IFACE --sources LIST [options]",
 	.examples =
 		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"
@@ -395,6 +400,8 @@ int build_opts_parse(int argc, char **argv, struct build_cfg *cfg)
 	rc = xevb_cfg_parse(&build_cmd, argc, argv, cfg);
 	if (rc >= 0)
 		return rc;
+	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
+		return 2;
 	if ((rc = check_required(cfg)) || (rc = check_receive(cfg)) || (rc = check_workers(cfg)) ||
 	    (rc = check_privileges(cfg)))
 		return rc;

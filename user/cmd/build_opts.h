@@ -8,13 +8,13 @@
 
 #include <stdbool.h>
 #include <stdint.h>
-#include <xevb/cli.h>
-#include <xevb/output.h>
+#include "base/cli.h"
+#include "out/output.h"
 #include <xevb/wire.h>
 #include <xevb/xdp_stats.h>
-#include <xevb/xsk_rx.h>
-#include "build_ctl.h"
-#include <xevb/engine.h>
+#include "rx/xsk_rx.h"
+#include "ctl/build_ctl.h"
+#include "rx/engine.h"
 
 #define BUILD_RX_BATCH      XEVB_ENGINE_RX_BATCH
 #define BUILD_RX_BATCH_MAX  XEVB_ENGINE_RX_BATCH_MAX

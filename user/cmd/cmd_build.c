@@ -19,22 +19,23 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
-#include <xevb/builder.h>
-#include <xevb/cli.h>
-#include <xevb/engine.h>
-#include <xevb/loader.h>
-#include <xevb/metrics.h>
-#include <xevb/notify.h>
-#include <xevb/output.h>
-#include <xevb/privdrop.h>
-#include <xevb/shape_ctl.h>
-#include <xevb/report.h>
-#include <xevb/runcfg.h>
-#include <xevb/sock_rx.h>
-#include <xevb/xsk_rx.h>
-#include "build_ctl.h"
-#include "build_opts.h"
-#include "cmds.h"
+#include "evb/builder.h"
+#include "base/cli.h"
+#include "rx/engine.h"
+#include "rx/loader.h"
+#include "ops/metrics.h"
+#include "base/notify.h"
+#include "out/output.h"
+#include "ops/privdrop.h"
+#include "ops/shape_ctl.h"
+#include "ops/report.h"
+#include "ctl/runcfg.h"
+#include "rx/sock_rx.h"
+#include "rx/xsk_rx.h"
+#include "ctl/build_ctl.h"
+#include "cmd/build_opts.h"
+#include "cmd/cmds.h"
+#include <linux/capability.h>
 
 static volatile sig_atomic_t stop;
 
@@ -72,15 +73,30 @@ static void dfm_emit(void *ctx, const struct xevb_event *ev);
 static void dfm_assign(void *ctx, uint32_t first, uint32_t count, uint32_t run, bool set_run);
 static void dfm_worker_tick(void *ctx, uint32_t w, const struct xevb_builder *b, uint64_t now);
 
-/* In the root watcher as it starts: the builder's connections are not its own. */
+/* In the watcher (the clean-up helper) as it starts: the builder's connections are not its own. */
 static void watcher_start(void *ctx)
 {
 	struct build *bd = ctx;
+	uint64_t keep = 0;
+	struct stat st;
+	int err;
 
 	xevb_output_close(&bd->e.out);
+	/*
+	 * It lives as long as the builder: it keeps only what its clean-up
+	 * needs. A lone program goes by its own fd (CAP_NET_ADMIN); libxdp's
+	 * dispatcher needs what the attach did. The files go without any, in a
+	 * directory of its own uid.
+	 */
+	if (bd->e.ld.prog)
+		keep |= bd->e.ld.multiprog ? UINT64_MAX : 1ull << CAP_NET_ADMIN;
+	if (stat(xevb_run_dir(), &st) || st.st_uid != geteuid())
+		keep |= 1ull << CAP_DAC_OVERRIDE;
+	if ((err = xevb_privs_keep_only(keep)))
+		xevb_warn("the clean-up helper keeps its capabilities: capset: %s", strerror(-err));
 }
 
-/* In the root watcher, once the builder is gone. */
+/* In the watcher, once the builder is gone. */
 static void watcher_cleanup(void *ctx)
 {
 	struct build *bd = ctx;
@@ -96,7 +112,7 @@ static void watcher_cleanup(void *ctx)
  * Frames open events may hold: the rest must cover a full RX ring (AF_XDP:
  * the fill ring refills it) or a receive batch (socket), or the kernel
  * drops packets at random and every event is torn; the builder evicts its
- * oldest events instead (user/include/xevb/builder.h, max_frames_held).
+ * oldest events instead (user/evb/builder.h, max_frames_held).
  */
 static uint32_t frames_for_events(bool socket_mode, uint32_t frames, uint32_t rx_ring, uint32_t n_queues)
 {
@@ -252,7 +268,7 @@ static void open_snapshot_file(struct build *bd, const char *ifname)
 
 	if (xevb_run_path(ifname, "stats", bd->snap_path, sizeof(bd->snap_path)))
 		return;
-	mkdir("/run/xevb", 0700);
+	mkdir(xevb_run_dir(), 0700);
 	fd = open(bd->snap_path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
 	if (fd < 0 || ftruncate(fd, sizeof(struct xevb_snapshot))) {
 		xevb_warn("no live statistics for 'xevb stats': %s: %s", bd->snap_path, strerror(errno));
@@ -290,6 +306,26 @@ static int default_privs(struct xevb_privs *privs)
 	return 0;
 }
 
+/*
+ * XDP mode without a capability it needs: say which and why before the
+ * step that needs it fails (socket mode says what it misses as it goes).
+ */
+static void warn_missing_caps(const struct build_cfg *cfg)
+{
+	uint64_t umem = (uint64_t)cfg->frames * cfg->frame_size * cfg->n_queues, skip = 0;
+	struct rlimit rl;
+	char buf[768];
+
+	if (cfg->mode != BUILD_MODE_XDP)
+		return;
+	if (!getrlimit(RLIMIT_MEMLOCK, &rl) && (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur >= umem))
+		skip |= 1ull << CAP_IPC_LOCK;
+	if (xevb_build_caps_missing(xevb_privs_effective(), skip, buf, sizeof(buf)))
+		xevb_warn(
+			"missing %s: run as root or give the builder these capabilities (docs/deploy-package.md)",
+			buf);
+}
+
 /* Who the data path runs as after set-up: false (usage error) when --user names no one. */
 static bool build_privileges(const struct build_cfg *cfg, struct xevb_privs *privs)
 {
@@ -297,9 +333,7 @@ static bool build_privileges(const struct build_cfg *cfg, struct xevb_privs *pri
 		return false;
 	if (!cfg->user && !cfg->keep_privs && (geteuid() == 0 || xevb_privs_held()) && default_privs(privs))
 		return false;
-	if (geteuid() != 0)
-		xevb_warn(
-			"not running as root: attaching XDP and raw sockets need CAP_NET_ADMIN, CAP_BPF, CAP_NET_RAW");
+	warn_missing_caps(cfg);
 	return true;
 }
 
@@ -434,6 +468,12 @@ static bool output_setup(struct build *bd)
 	return true;
 }
 
+/* Test only: the start fails at this step after an XDP attach (xevb_loader_test_fail). */
+static bool fail_step(const struct build *bd, const char *step)
+{
+	return (bd->e.c.xdp || bd->e.pass_xdp) && xevb_loader_test_fail(step);
+}
+
 /* The root process that detaches XDP and removes the stats file once we are gone. */
 static bool spawn_watcher(struct build *bd)
 {
@@ -516,10 +556,10 @@ static bool xdp_setup(struct build *bd)
 		return false;
 	bd->e.meta_cookie = bd->e.ld.meta_cookie;
 	/* Before the UMEM exists: fork must never copy pinned pages. */
-	if (bd->privs.user[0] && !spawn_watcher(bd))
+	if ((bd->privs.user[0] && !spawn_watcher(bd)) || fail_step(bd, "helper"))
 		return false;
 	xc.xsks_map_fd = bd->e.ld.xsks_fd;
-	if (xevb_xsk_open(&bd->e.xsk, &xc))
+	if (xevb_xsk_open(&bd->e.xsk, &xc) || fail_step(bd, "af_xdp"))
 		return false;
 	if (bd->e.ipfrag_on) {
 		open_ipfrag(bd, cfg->udp, cfg->proto, cfg->udp_port);
@@ -527,7 +567,7 @@ static bool xdp_setup(struct build *bd)
 		bd->e.ipfrag.src_allow = cfg->allow_src;
 		bd->e.ipfrag.n_src_allow = cfg->n_allow;
 	}
-	if (!xevb_engine_start(&bd->e))
+	if (!xevb_engine_start(&bd->e) || fail_step(bd, "engine"))
 		return false;
 	/* Under a DFM its credits and Busy flag pace the sources instead. */
 	if (!cfg->no_shed && !bd->e.c.bare && !cfg->cc.dfm)
@@ -622,15 +662,19 @@ static bool build_setup(struct build *bd)
 	if (!(bd->e.c.xdp ? xdp_setup(bd) : socket_setup(bd)))
 		return false;
 	/* No UMEM on the socket path: forking here copies nothing pinned. */
-	if (bd->privs.user[0] && !bd->e.c.xdp && !spawn_watcher(bd))
+	if (bd->privs.user[0] && !bd->e.c.xdp && (!spawn_watcher(bd) || fail_step(bd, "helper")))
 		return false;
 	sched_setup(cfg);
 	open_snapshot_file(bd, cfg->dev);
+	if (fail_step(bd, "stats_file"))
+		return false;
 	if (cfg->co.metrics && !bd->snap &&
 	    (bd->snap = mmap(NULL, sizeof(*bd->snap), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1,
 			     0)) == MAP_FAILED)
 		bd->snap = NULL;
-	if (bd->privs.user[0] && !drop_privileges(bd))
+	if (bd->privs.user[0] && (!drop_privileges(bd) || fail_step(bd, "drop")))
+		return false;
+	if (fail_step(bd, "ready"))
 		return false;
 	return stats_start(bd);
 }

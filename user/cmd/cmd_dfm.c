@@ -2,7 +2,7 @@
 /*
  * xevb dfm: the data-flow manager. Emulates the trigger (a clock at --rate,
  * or as fast as the builders' credits allow), assigns events in blocks to
- * builders (user/lib/dfm.c has the rules), tells the sources where to send
+ * builders (user/ctl/dfm.c has the rules), tells the sources where to send
  * (push) or lets the builders ask them (pull), batches clears, and keeps
  * the books: triggered = complete + incomplete + lost by reason, and closes
  * them at the farm nodes (`xevb sink --dfm`): events DONE that no farm node
@@ -16,14 +16,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <xevb/cli.h>
-#include <xevb/ctl_sock.h>
-#include <xevb/dfm.h>
-#include <xevb/notify.h>
-#include <xevb/runcfg.h>
-#include "cmd_opts.h"
-#include "cmds.h"
-#include "dfm_metrics.h"
+#include "base/cli.h"
+#include "ctl/ctl_sock.h"
+#include "ctl/dfm.h"
+#include "base/notify.h"
+#include "ctl/runcfg.h"
+#include "cmd/cmd_opts.h"
+#include "cmd/cmds.h"
+#include "ops/dfm_metrics.h"
 
 #define HEARTBEAT_NS 100000000ull
 /*
@@ -69,11 +69,15 @@ static void flush_builder(struct dfm_app *a, uint32_t bi)
 {
 	struct xevb_ctl_msg *m = &a->bmsg[bi];
 	struct sockaddr_in sa;
+	uint64_t now;
 
 	if (!m->h.n_recs)
 		return;
 	sa = builder_sa(xevb_dfm_builder(a->d, bi));
-	xevb_ctl_send(&a->io, &sa, m);
+	now = xevb_now_ns();
+	if (!xevb_ctl_send(&a->io, &sa, m))
+		for (uint32_t i = 0; i < m->h.n_recs; i++)
+			xevb_dfm_assign_sent(a->d, &m->u.assign[i], now);
 	m->h.n_recs = 0;
 }
 
@@ -497,7 +501,11 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
 		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
 		       (unsigned long long)a->io.rx_bad[e]);
-	printf("}},\"peers_refused\":{\"builders_per_address\":%llu,\"builders_table_full\":%llu,"
+	printf("},");
+	dfm_ctl_types_json(&a->io, stdout);
+	printf("},");
+	dfm_latency_json(a->d, stdout);
+	printf(",\"peers_refused\":{\"builders_per_address\":%llu,\"builders_table_full\":%llu,"
 	       "\"sources_per_address\":%llu,\"sources_table_full\":%llu},\"peers_expired\":{\"builders\":%llu,"
 	       "\"sources\":%llu},\"builders\":[",
 	       (unsigned long long)s->builders_per_addr, (unsigned long long)s->builders_full,
@@ -547,6 +555,7 @@ static void summary_farm_json(const struct dfm_app *a, bool ok)
 static void summary(struct dfm_app *a, double el, bool ok, bool json)
 {
 	summary_books_text(a, el, ok);
+	dfm_latency_text(a->d, stderr);
 	summary_builders_text(a);
 	summary_control_text(a);
 	if (!json)
@@ -715,6 +724,8 @@ static bool wait_for_peers(struct dfm_app *a, const struct dfm_opts *o, struct d
 		heartbeat(a, now, true);
 		ph->started = true;
 		ph->t0 = now;
+		if (o->c.rate > 0)
+			xevb_dfm_trigger_clock(a->d, now, o->c.rate);
 		ph->next_line = now + 1000000000ull;
 		xevb_info("%u builder(s), %u source process(es): triggering", alive_builders(a), alive_sources(a));
 	} else if (now - ph->t0 > o->c.wait_ms * 1000000ull) {
@@ -800,8 +811,10 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	int budget = 4096;
 
 	ph->now = xevb_now_ns();
+	/* DONEs are stamped as read (ASSIGN-to-DONE); the round goes on at the time after reading. */
 	while (budget-- > 0 && xevb_ctl_recv(&a->io, &m, &from))
-		handle(a, &m, &from, ph->now);
+		handle(a, &m, &from, m.h.type == XEVB_CTL_DONE ? xevb_now_ns() : ph->now);
+	ph->now = xevb_now_ns();
 	if (a->sources_changed) {
 		heartbeat(a, ph->now, true);
 		a->sources_changed = false;

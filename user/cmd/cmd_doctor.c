@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
-#include <xevb/cli.h>
-#include <xevb/doctor.h>
-#include "cmd_opts.h"
-#include "cmds.h"
+#include "base/cli.h"
+#include "ops/doctor.h"
+#include "cmd/cmd_opts.h"
+#include "cmd/cmds.h"
 
 /* Big: every CPU's governor and node, every queue interrupt. */
 static struct xevb_doctor_facts facts;

@@ -11,10 +11,10 @@
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdint.h>
-#include <xevb/cli.h>
-#include <xevb/dfm.h>
-#include <xevb/doctor.h>
-#include <xevb/shape_ctl.h>
+#include "base/cli.h"
+#include "ctl/dfm.h"
+#include "ops/doctor.h"
+#include "ops/shape_ctl.h"
 
 /* The DFM's source-process table. */
 #define DFM_MAX_SOURCES 256

@@ -2,10 +2,10 @@
 /* `xevb shape set|list|clear`: per-destination rates on an interface. */
 #include <stdio.h>
 #include <string.h>
-#include <xevb/cli.h>
-#include <xevb/shape_ctl.h>
-#include "cmd_opts.h"
-#include "cmds.h"
+#include "base/cli.h"
+#include "ops/shape_ctl.h"
+#include "cmd/cmd_opts.h"
+#include "cmd/cmds.h"
 
 static int run_action(const char *verb, const struct shape_cfg *o)
 {

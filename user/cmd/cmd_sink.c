@@ -20,18 +20,18 @@
 #include <sys/resource.h>
 #include <sys/socket.h>
 #include <unistd.h>
-#include <xevb/cli.h>
-#include <xevb/ctl_sock.h>
-#include <xevb/event_codec.h>
-#include <xevb/evid_window.h>
-#include <xevb/lat_hist.h>
-#include <xevb/metrics.h>
-#include <xevb/notify.h>
-#include <xevb/probes.h>
-#include <xevb/runcfg.h>
-#include "cmds.h"
-#include "sink.h"
-#include "sink_ctl.h"
+#include "base/cli.h"
+#include "ctl/ctl_sock.h"
+#include "wire/event_codec.h"
+#include "evb/evid_window.h"
+#include "base/lat_hist.h"
+#include "ops/metrics.h"
+#include "base/notify.h"
+#include "base/probes.h"
+#include "ctl/runcfg.h"
+#include "cmd/cmds.h"
+#include "emu/sink.h"
+#include "ctl/sink_ctl.h"
 
 /* Error kinds beyond the decoder's own. */
 enum {

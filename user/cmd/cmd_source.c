@@ -11,13 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/cli.h>
-#include <xevb/shape_ctl.h>
-#include <xevb/runcfg.h>
-#include "cmds.h"
-#include "source.h"
-
-volatile sig_atomic_t src_stop;
+#include "base/cli.h"
+#include "ops/shape_ctl.h"
+#include "ctl/runcfg.h"
+#include "cmd/cmds.h"
+#include "emu/source.h"
 
 static void on_signal(int sig)
 {

@@ -7,13 +7,13 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
-#include <xevb/cli.h>
-#include <xevb/loader.h>
-#include <xevb/metrics.h>
-#include <xevb/report.h>
-#include "cmd_opts.h"
-#include "cmds.h"
-#include "stats_view.h"
+#include "base/cli.h"
+#include "rx/loader.h"
+#include "ops/metrics.h"
+#include "ops/report.h"
+#include "cmd/cmd_opts.h"
+#include "cmd/cmds.h"
+#include "ops/stats_view.h"
 
 /* Large, so static: the snapshots, the per-CPU counters and two flattened copies of them (--all). */
 static struct xevb_snapshot cur, prev;

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <stdio.h>
 #include <sys/utsname.h>
-#include <xevb/cli.h>
-#include <xevb/crc32c.h>
-#include "cmds.h"
+#include "base/cli.h"
+#include "wire/crc32c.h"
+#include "cmd/cmds.h"
 
 static const struct xevb_opt opts[] = {
 	{ 0 },

@@ -7,10 +7,10 @@
  */
 #include <stddef.h>
 #include <string.h>
-#include <xevb/ctl_proto.h>
-#include <xevb/ctl_sock.h>
-#include <xevb/runcfg.h>
-#include "cmd_opts.h"
+#include "ctl/ctl_proto.h"
+#include "ctl/ctl_sock.h"
+#include "ctl/runcfg.h"
+#include "cmd/cmd_opts.h"
 
 #define STR_(x)  #x
 #define STR(x)   STR_(x)
@@ -127,6 +127,8 @@ int dfm_opts_parse(int argc, char **argv, struct dfm_cfg *cfg)
 	rc = xevb_cfg_parse(&dfm_cmd, argc, argv, cfg);
 	if (rc >= 0)
 		return rc;
+	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
+		return 2;
 	if (!cfg->events && !cfg->co.duration_ns)
 		xevb_info("no --events or --duration: triggering until Ctrl-C");
 	return -1;

@@ -2,7 +2,7 @@
 /* `xevb doctor`'s option table (cli.h, options as data): the builder doctor plans for. */
 #include <stddef.h>
 #include <string.h>
-#include "cmd_opts.h"
+#include "cmd/cmd_opts.h"
 
 #define F(field) offsetof(struct doctor_cfg, field)
 
@@ -49,8 +49,9 @@ static const struct xevb_cmd_help help = {
 	.summary =
 		"Check the device, driver and machine for the builder: XDP modes, queues, rings, "
 		"flow steering, MTU, huge pages, IRQs, NUMA, CPU governor, busy polling, "
-		"memlock and capabilities. Each line: ok / warn / fail / skip, and the command "
-		"that fixes it. Exit status 0: no fail; 1: a check failed; 2: usage.",
+		"memlock, the capabilities build needs and its lock directory (/run/xevb, or "
+		"XEVB_RUN_DIR), for the user doctor runs as. Each line: ok / warn / fail / skip, "
+		"and the command that fixes it. Exit status 0: no fail; 1: a check failed; 2: usage.",
 	.usage = "--dev IFACE [--queues LIST] [--cpus LIST] [--json]",
 	.examples =
 		"  xevb doctor --dev eth0\n"

@@ -2,8 +2,8 @@
 /* xevb: one tool, one subcommand per job. */
 #include <stdio.h>
 #include <string.h>
-#include <xevb/cli.h>
-#include "cmds.h"
+#include "base/cli.h"
+#include "cmd/cmds.h"
 
 static const struct {
 	const char *name;
@@ -72,7 +72,7 @@ static int help_man(int argc, char **argv)
 			if (rc == 0 && xevb_help_pages != 1) {
 				fprintf(stderr,
 					"xevb help-man: 'xevb %s --help' printed no page from an option "
-					"table: make it call xevb_opt_usage (user/lib/cli.c)\n",
+					"table: make it call xevb_opt_usage (user/base/cli.c)\n",
 					argv[1]);
 				return 1;
 			}

@@ -3,7 +3,7 @@
 #include <arpa/inet.h>
 #include <stddef.h>
 #include <string.h>
-#include "cmd_opts.h"
+#include "cmd/cmd_opts.h"
 
 #define F(field) offsetof(struct shape_cfg, field)
 

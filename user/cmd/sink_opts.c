@@ -6,11 +6,11 @@
  */
 #include <stddef.h>
 #include <string.h>
-#include <xevb/ctl_proto.h>
-#include <xevb/ctl_sock.h>
-#include <xevb/event_codec.h>
-#include <xevb/runcfg.h>
-#include "sink.h"
+#include "ctl/ctl_proto.h"
+#include "ctl/ctl_sock.h"
+#include "wire/event_codec.h"
+#include "ctl/runcfg.h"
+#include "emu/sink.h"
 
 #define F(field) offsetof(struct sink_cfg, field)
 
@@ -143,5 +143,9 @@ int sink_opts_parse(int argc, char **argv, struct sink_cfg *c)
 	memset(c, 0, sizeof(*c));
 	c->co = (struct xevb_common_opts)XEVB_COMMON_OPTS_INIT;
 	rc = xevb_cfg_parse(&sink_cmd, argc, argv, c);
-	return rc >= 0 ? rc : check_options(c);
+	if (rc >= 0)
+		return rc;
+	if (c->co.key_file && xevb_ctl_set_key_file(c->co.key_file))
+		return 2;
+	return check_options(c);
 }

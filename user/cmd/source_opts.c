@@ -9,9 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <xevb/runcfg.h>
-#include <xevb/shape_ctl.h>
-#include "source.h"
+#include "ctl/runcfg.h"
+#include "ops/shape_ctl.h"
+#include "emu/source.h"
+#include "ctl/ctl_sock.h"
 
 #define STR_(x)  #x
 #define STR(x)   STR_(x)
@@ -435,6 +436,8 @@ int source_opts_parse(int argc, char **argv, struct src_args *a)
 	rc = xevb_cfg_parse(&source_cmd, argc, argv, a);
 	if (rc >= 0)
 		return rc;
+	if (a->co.key_file && xevb_ctl_set_key_file(a->co.key_file))
+		return 2;
 	a->c.xsk = a->mode == SRC_MODE_XSK;
 	a->c.live = a->mode == SRC_MODE_LIVE || a->c.xsk;
 	a->c.json = a->co.json;

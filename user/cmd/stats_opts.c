@@ -2,7 +2,7 @@
 /* `xevb stats`'s option table (cli.h, options as data). */
 #include <stddef.h>
 #include <string.h>
-#include "cmd_opts.h"
+#include "cmd/cmd_opts.h"
 
 #define F(field) offsetof(struct stats_cfg, field)
 
@@ -26,7 +26,9 @@ static const struct xevb_cfg_opt opts[] = {
 
 static const struct xevb_cmd_help help = {
 	.name = "stats",
-	.summary = "Show the counters of the builder running on IFACE (in this network namespace).",
+	.summary =
+		"Show the counters of the builder running on IFACE (in this network namespace), from its "
+		"statistics file in /run/xevb, or XEVB_RUN_DIR as the builder had it.",
 	.usage = "--dev IFACE [--json] [--watch [--count N]]",
 	.examples =
 		"  xevb stats --dev eth0\n  xevb stats --dev eth0 --watch --count 10\n"

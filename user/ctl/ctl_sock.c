@@ -1,0 +1,312 @@
+// SPDX-License-Identifier: GPL-2.0-only
+#include <arpa/inet.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+#include "base/cli.h"
+#include "ctl/ctl_auth.h"
+#include "ctl/ctl_sock.h"
+#include "ctl/flowctl.h"
+
+/* The first refusals are logged one by one, later ones at most once per this long. */
+#define REFUSED_LOG_FIRST 5
+#define REFUSED_LOG_NS    10000000000ull
+
+static const struct xevb_ctl_members *default_members;
+/* --key-file, loaded once while the command may still read it (before it
+   drops privileges); every endpoint opened after takes a copy. */
+static struct xevb_ctl_auth *default_auth;
+
+int xevb_ctl_set_key_file(const char *path)
+{
+	struct xevb_ctl_auth *a = calloc(1, sizeof(*a));
+
+	if (!a || xevb_ctl_auth_load(a, path)) {
+		free(a);
+		return -1;
+	}
+	free(default_auth);
+	default_auth = a;
+	return 0;
+}
+
+void xevb_ctl_set_members(const struct xevb_ctl_members *members)
+{
+	default_members = members;
+}
+
+const char *xevb_ctl_admit_name(enum xevb_ctl_admit a)
+{
+	static const char *const n[XEVB_ADMIT__COUNT] = {
+		"ok", "not_member", "role_mismatch", "id_mismatch", "source_ids_mismatch",
+	};
+	return (unsigned)a < XEVB_ADMIT__COUNT ? n[a] : "?";
+}
+
+enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const struct sockaddr_in *sender,
+				   const struct xevb_ctl_msg *m)
+{
+	const struct xevb_ctl_member *p = NULL;
+	uint16_t port = ntohs(sender->sin_port);
+
+	if (!members)
+		return XEVB_ADMIT_OK;
+	for (uint32_t i = 0; i < members->n && !p; i++)
+		if (members->m[i].addr == sender->sin_addr.s_addr && members->m[i].port == port)
+			p = &members->m[i];
+	if (!p)
+		return XEVB_ADMIT_NOT_MEMBER;
+	if (p->role != m->h.role)
+		return XEVB_ADMIT_ROLE_MISMATCH;
+	if (p->id != m->h.sender_id)
+		return XEVB_ADMIT_ID_MISMATCH;
+	if (p->role == XEVB_ROLE_SOURCE && m->h.type == XEVB_CTL_STATUS &&
+	    (m->u.status.first_id != p->first_id || m->u.status.n_ids != p->n_ids))
+		return XEVB_ADMIT_IDS_MISMATCH;
+	return XEVB_ADMIT_OK;
+}
+
+void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	fprintf(f, "{\"membership\":\"%s\"", io->members ? "configured" : "open");
+	for (int a = 1; a < XEVB_ADMIT__COUNT; a++)
+		fprintf(f, ",\"%s\":%llu", xevb_ctl_admit_name(a), (unsigned long long)io->rx_refused[a]);
+	fputc('}', f);
+}
+
+/* Count a refused sender; name the first few, then one line per REFUSED_LOG_NS at most. */
+static void refuse(struct xevb_ctl_io *io, enum xevb_ctl_admit why, const struct sockaddr_in *from,
+		   const struct xevb_ctl_msg *m)
+{
+	uint64_t now;
+	char a[INET_ADDRSTRLEN];
+
+	io->rx_refused[why]++;
+	io->rx_refused_total++;
+	if (io->refused_logged >= REFUSED_LOG_FIRST) {
+		now = xevb_now_ns();
+		if (now - io->refused_log_ns < REFUSED_LOG_NS)
+			return;
+		io->refused_log_ns = now;
+	}
+	io->refused_logged++;
+	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
+	xevb_warn(
+		"control message refused (%s): %s from %s:%u as %s id %u is not a peer of the run "
+		"configuration (%llu refused so far; check the sender's address, port, role and id "
+		"against the configuration)",
+		xevb_ctl_admit_name(why), xevb_ctl_type_name(m->h.type), a, ntohs(from->sin_port),
+		xevb_ctl_role_name(m->h.role), m->h.sender_id, (unsigned long long)io->rx_refused_total);
+}
+
+int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa)
+{
+	char host[64];
+	const char *colon = strrchr(s, ':');
+	unsigned long port;
+	char *end;
+
+	if (!colon || colon == s || (size_t)(colon - s) >= sizeof(host))
+		return -1;
+	memcpy(host, s, (size_t)(colon - s));
+	host[colon - s] = 0;
+	errno = 0;
+	port = strtoul(colon + 1, &end, 10);
+	if (!colon[1] || *end || errno || port == 0 || port > 65535)
+		return -1;
+	memset(sa, 0, sizeof(*sa));
+	sa->sin_family = AF_INET;
+	sa->sin_port = htons((uint16_t)port);
+	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
+}
+
+int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id)
+{
+	memset(io, 0, sizeof(*io));
+	io->fd = -1;
+	io->role = role;
+	io->id = id;
+	io->epoch = xevb_new_epoch();
+	io->members = default_members;
+	if (default_auth) {
+		io->auth = malloc(sizeof(*io->auth));
+		if (!io->auth) {
+			xevb_err("control socket: out of memory for the key's replay table");
+			return -1;
+		}
+		xevb_ctl_auth_init(io->auth, default_auth->key);
+	}
+	return 0;
+}
+
+int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
+{
+	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
+	int one = 1, buf = 4 << 20;
+
+	if (xevb_ctl_init(io, role, id))
+		return -1;
+	io->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (io->fd < 0) {
+		xevb_err("control socket: %s", strerror(errno));
+		return -1;
+	}
+	setsockopt(io->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+	setsockopt(io->fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	setsockopt(io->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
+	if (bind(io->fd, (struct sockaddr *)&me, sizeof(me))) {
+		char a[INET_ADDRSTRLEN];
+		inet_ntop(AF_INET, &me.sin_addr, a, sizeof(a));
+		xevb_err(
+			"cannot bind the control socket to %s:%u: %s (another process on that port? "
+			"pick another with the --ctl-port option)",
+			a, port, strerror(errno));
+		close(io->fd);
+		io->fd = -1;
+		return -1;
+	}
+	/* Sealed messages name their destination: ours is the address each
+	   datagram was sent to (IP_PKTINFO) and this port. */
+	{
+		socklen_t ml = sizeof(me);
+		getsockname(io->fd, (struct sockaddr *)&me, &ml);
+		io->port = me.sin_port;
+		setsockopt(io->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
+	}
+	return 0;
+}
+
+void xevb_ctl_close(struct xevb_ctl_io *io)
+{
+	if (io->fd >= 0)
+		close(io->fd);
+	io->fd = -1;
+	free(io->auth);
+	io->auth = NULL;
+}
+
+int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path)
+{
+	struct xevb_ctl_auth *a = calloc(1, sizeof(*a));
+
+	if (!a || xevb_ctl_auth_load(a, path)) {
+		free(a);
+		return -1;
+	}
+	free(io->auth);
+	io->auth = a;
+	return 0;
+}
+
+/* Authentication refusals name their sender, once a second at most. */
+static void auth_refused(struct xevb_ctl_io *io, enum xevb_ctl_err e, const struct sockaddr_in *from)
+{
+	uint64_t now = xevb_ctl_auth_now();
+	char a[INET_ADDRSTRLEN];
+
+	if (now - io->auth_warn_ns < 1000000000ull)
+		return;
+	io->auth_warn_ns = now;
+	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
+	xevb_warn("control message from %s:%u refused: %s (%llu refused so far; %s)", a, ntohs(from->sin_port),
+		  xevb_ctl_err_name(e), (unsigned long long)io->rx_bad_total + 1,
+		  e == XEVB_CTL_E_UNAUTH ? "this run has a key: give the peer the same --key-file" :
+		  e == XEVB_CTL_E_NO_KEY ? "the peer authenticates: give us its --key-file" :
+		  e == XEVB_CTL_E_STALE  ? "a replay, or clocks apart by more than 5 s: check NTP" :
+		  e == XEVB_CTL_E_MAC    ? "forged, altered, or another key" :
+					   "a replay");
+}
+
+/* Decode (and, with a key, check) one datagram sent to dst (network order). */
+static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, struct xevb_ctl_msg *m)
+{
+	bool sealed = n > 2 && buf[2] == XEVB_CTL_VERSION_AUTH;
+
+	if (io->auth)
+		return sealed ? xevb_ctl_auth_open(io->auth, buf, n, dst, io->port, xevb_ctl_auth_now(), m) :
+		       n > 2 && buf[2] == XEVB_CTL_VERSION ? XEVB_CTL_E_UNAUTH :
+							     xevb_ctl_decode(buf, n, m);
+	return sealed ? XEVB_CTL_E_NO_KEY : xevb_ctl_decode(buf, n, m);
+}
+
+int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	size_t len;
+
+	m->h.role = io->role;
+	m->h.sender_id = io->id;
+	m->h.epoch = io->epoch;
+	m->h.seq = ++io->seq;
+	len = xevb_ctl_encode(m, buf, sizeof(buf));
+	if (len && io->auth)
+		len = xevb_ctl_auth_seal(io->auth, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
+					 xevb_ctl_auth_now());
+	if (len && io->tx_hook)
+		io->tx_hook(io->tx_ctx, to, buf, len);
+	else if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
+		io->tx_err++;
+		return -1;
+	}
+	io->tx++;
+	io->tx_type[m->h.type]++;
+	return 0;
+}
+
+int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockaddr_in *from)
+{
+	uint8_t buf[XEVB_CTL_MAX_LEN + 1];
+	union {
+		struct cmsghdr h;
+		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
+	} ctl;
+
+	for (;;) {
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr mh = { .msg_name = from,
+				     .msg_namelen = sizeof(*from),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+		ssize_t n = recvmsg(io->fd, &mh, 0);
+		uint32_t dst = 0;
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return 0;
+		}
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
+				dst = ((const struct in_pktinfo *)CMSG_DATA(c))->ipi_addr.s_addr;
+		if (xevb_ctl_take(io, buf, (size_t)n, dst, from, m))
+			return 1;
+	}
+}
+
+int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, const struct sockaddr_in *from,
+		  struct xevb_ctl_msg *m)
+{
+	enum xevb_ctl_err e;
+	enum xevb_ctl_admit why;
+
+	io->rx++;
+	e = take(io, buf, n, dst, m);
+	if (e != XEVB_CTL_OK) {
+		if (e >= XEVB_CTL_E_UNAUTH)
+			auth_refused(io, e, from);
+		io->rx_bad[e]++;
+		io->rx_bad_total++;
+		return 0;
+	}
+	why = xevb_ctl_admit(io->members, from, m);
+	if (why != XEVB_ADMIT_OK) {
+		refuse(io, why, from, m);
+		return 0;
+	}
+	io->rx_type[m->h.type]++;
+	return 1;
+}

@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * A control-protocol endpoint: one non-blocking UDP socket, our header
+ * fields (role, id, epoch, sequence) and the counters of what came in:
+ * refused messages by reason, unexpected ones, sequence gaps.
+ */
+#ifndef XEVB_CTL_SOCK_H
+#define XEVB_CTL_SOCK_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include "ctl/ctl_proto.h"
+
+struct xevb_ctl_auth;
+
+/*
+ * Membership (a run configuration, docs/control-protocol.md): a message is
+ * admitted only when its sender's address and port are a configured
+ * peer's, with that peer's role and id (and, in a source's STATUS, its
+ * source-id range). Without a table every valid message is admitted.
+ */
+enum xevb_ctl_admit {
+	XEVB_ADMIT_OK = 0,
+	XEVB_ADMIT_NOT_MEMBER,    /* no configured peer at that address:port */
+	XEVB_ADMIT_ROLE_MISMATCH, /* the peer there has another role */
+	XEVB_ADMIT_ID_MISMATCH,   /* right role, another sender_id */
+	XEVB_ADMIT_IDS_MISMATCH,  /* a source's STATUS names other source ids */
+	XEVB_ADMIT__COUNT
+};
+
+struct xevb_ctl_member {
+	uint32_t addr; /* network order */
+	uint16_t port; /* host order */
+	uint8_t role;
+	uint16_t id;
+	uint16_t first_id, n_ids; /* sources: their source-id range */
+};
+
+struct xevb_ctl_members {
+	const struct xevb_ctl_member *m;
+	uint32_t n;
+};
+
+/* The verdict on message m from sender; members NULL admits everything. */
+struct xevb_ctl_io;
+
+enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const struct sockaddr_in *sender,
+				   const struct xevb_ctl_msg *m);
+const char *xevb_ctl_admit_name(enum xevb_ctl_admit a);
+/* {"membership":"configured"|"open","not_member":N,...}: what io refused by membership. */
+void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f);
+/* Every endpoint opened after this call admits only these members (the process's run configuration). */
+void xevb_ctl_set_members(const struct xevb_ctl_members *members);
+
+struct xevb_ctl_io {
+	int fd;
+	uint8_t role;
+	uint16_t id;
+	uint32_t epoch;
+	uint32_t seq;
+	uint64_t tx, tx_err, rx, rx_bad[XEVB_CTL_E__COUNT], rx_bad_total, rx_unexpected;
+	uint64_t tx_type[XEVB_CTL__TYPES], rx_type[XEVB_CTL__TYPES];
+	struct xevb_ctl_auth *auth;             /* a key: every message sealed and checked (ctl_auth.h) */
+	uint16_t port;                          /* ours, network order (what sealed messages to us name) */
+	uint64_t auth_warn_ns;                  /* last refusal logged (one a second at most) */
+	const struct xevb_ctl_members *members; /* NULL: open membership */
+	uint64_t rx_refused[XEVB_ADMIT__COUNT], rx_refused_total;
+	uint64_t refused_logged, refused_log_ns;
+	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */
+	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
+	void *tx_ctx;
+};
+
+/* "198.18.4.1:23901" -> sa; -1 (no message) when it is not ADDR:PORT. */
+int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa);
+/* Bind to addr:port (network order addr, host order port; 0: any). -1 + message. */
+int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id);
+void xevb_ctl_close(struct xevb_ctl_io *io);
+/*
+ * An endpoint without a socket (tests, fuzzers): the header fields, the
+ * membership and key of xevb_ctl_open; sends go to tx_hook (set it after).
+ * 0, or -1 after a message.
+ */
+int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id);
+/*
+ * Authenticate every message from now on with the key in path (after
+ * xevb_ctl_open). 0, or -1 after a message.
+ */
+int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path);
+/* --key-file: every endpoint opened from now on authenticates (0, or -1 after a message). */
+int xevb_ctl_set_key_file(const char *path);
+/* Fill m's header (role, id, epoch, seq) and send it. 0, or -1 (counted). */
+int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m);
+/*
+ * The next valid message, without blocking: 1 with m and from filled, 0
+ * when nothing is left. Refused datagrams are counted and skipped.
+ */
+int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockaddr_in *from);
+/*
+ * One datagram buf[0..n) from from, sent to dst (network order), as
+ * xevb_ctl_recv judges it: decoded (and with a key opened), admitted by
+ * membership, counted. 1 with m filled, 0 when refused.
+ */
+int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, const struct sockaddr_in *from,
+		  struct xevb_ctl_msg *m);
+
+#endif

@@ -1,0 +1,730 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Data-flow manager logic (user/ctl/dfm.h). Events in flight live in a
+ * table indexed by event_id modulo its size; they all lie in [oldest, next)
+ * (serial order), so the table is full when next - oldest reaches its
+ * size, and scans for retries and deaths walk only that window.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/probes.h"
+#include "ctl/dfm.h"
+#include "ctl/flowctl.h"
+
+enum { SLOT_FREE = 0, SLOT_ASSIGNED, SLOT_WAIT }; /* WAIT: for a new builder (pull) */
+
+struct slot {
+	uint32_t event;
+	int16_t builder;
+	uint8_t state;
+	uint8_t retries;
+	uint16_t no_data_by; /* free: 1 + the builder that gave it up as NO_DATA; 0: none */
+	uint8_t sent;        /* its ASSIGN has left (xevb_dfm_assign_sent) */
+	uint64_t t;
+	uint64_t lat_t; /* the trigger time until the ASSIGN leaves, then that send's */
+};
+
+struct xevb_dfm {
+	struct xevb_dfm_cfg cfg;
+	uint32_t mask;
+	struct slot *slots;
+	uint32_t oldest, next;
+	uint32_t *rq; /* events waiting for re-assignment, FIFO */
+	uint32_t rq_head, rq_n;
+	uint32_t *clr; /* finished events not yet cleared */
+	uint32_t clr_n, clr_cap;
+	uint64_t clr_first_ns;
+	uint64_t last_scan_ns;
+	struct xevb_dfm_builder b[XEVB_DFM_MAX_BUILDERS];
+	uint32_t nb;
+	struct xevb_dfm_sink sk[XEVB_DFM_MAX_SINKS];
+	uint32_t nsk;
+	struct xevb_dfm_stats st;
+	uint64_t clk_t0;      /* xevb_dfm_trigger_clock */
+	double clk_period_ns; /* 0: the trigger time is the step's */
+	struct xevb_dfm_lat_stats lat[XEVB_DFM_LAT__COUNT];
+};
+
+struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
+{
+	struct xevb_dfm *d;
+
+	if (!cfg->block || cfg->block > 1024 || !cfg->table || (cfg->table & (cfg->table - 1)) ||
+	    cfg->table < cfg->block || !cfg->clear_group || !cfg->send_assign || !cfg->send_clear) {
+		errno = EINVAL;
+		return NULL;
+	}
+	d = calloc(1, sizeof(*d));
+	if (!d)
+		return NULL;
+	d->cfg = *cfg;
+	d->mask = cfg->table - 1;
+	d->clr_cap = cfg->clear_group;
+	d->slots = calloc(cfg->table, sizeof(*d->slots));
+	d->rq = calloc(cfg->table, sizeof(*d->rq));
+	d->clr = calloc(d->clr_cap, sizeof(*d->clr));
+	if (!d->slots || !d->rq || !d->clr) {
+		xevb_dfm_free(d);
+		errno = ENOMEM;
+		return NULL;
+	}
+	d->oldest = d->next = cfg->first_event;
+	return d;
+}
+
+void xevb_dfm_free(struct xevb_dfm *d)
+{
+	if (!d)
+		return;
+	free(d->slots);
+	free(d->rq);
+	free(d->clr);
+	free(d);
+}
+
+static int cmp_serial(const void *a, const void *b)
+{
+	int32_t d = (int32_t)(*(const uint32_t *)a - *(const uint32_t *)b);
+	return (d > 0) - (d < 0);
+}
+
+static void clear_flush(struct xevb_dfm *d)
+{
+	struct xevb_ctl_range r[XEVB_CTL_MAX_RECS];
+	uint32_t n = 0;
+
+	if (!d->clr_n)
+		return;
+	qsort(d->clr, d->clr_n, sizeof(*d->clr), cmp_serial);
+	for (uint32_t i = 0; i < d->clr_n; i++) {
+		if (n && r[n - 1].first_event + r[n - 1].count == d->clr[i] && r[n - 1].count < 65536) {
+			r[n - 1].count++;
+			continue;
+		}
+		if (n == xevb_ctl_max_recs(XEVB_CTL_CLEAR)) {
+			d->cfg.send_clear(d->cfg.ctx, r, n);
+			d->st.clear_msgs++;
+			n = 0;
+		}
+		r[n++] = (struct xevb_ctl_range){ d->clr[i], 1 };
+	}
+	d->cfg.send_clear(d->cfg.ctx, r, n);
+	d->st.clear_msgs++;
+	d->st.cleared += d->clr_n;
+	d->clr_n = 0;
+}
+
+static void clear_add(struct xevb_dfm *d, uint32_t ev, uint64_t now)
+{
+	if (!d->clr_n)
+		d->clr_first_ns = now;
+	d->clr[d->clr_n++] = ev;
+	if (d->clr_n >= d->clr_cap)
+		clear_flush(d);
+}
+
+static void advance(struct xevb_dfm *d)
+{
+	while (d->oldest != d->next && d->slots[d->oldest & d->mask].state == SLOT_FREE)
+		d->oldest++;
+}
+
+/* The event leaves the books with its outcome: a DONE status or a loss. */
+static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost, uint64_t now)
+{
+	struct xevb_dfm_builder *b = s->builder >= 0 ? &d->b[s->builder] : NULL;
+
+	if (s->state == SLOT_ASSIGNED && b && b->outstanding)
+		b->outstanding--;
+	if (done_status == XEVB_DONE_COMPLETE) {
+		d->st.complete++;
+		if (b)
+			b->complete++;
+	} else if (done_status == XEVB_DONE_INCOMPLETE) {
+		d->st.incomplete++;
+		if (b)
+			b->incomplete++;
+	} else {
+		d->st.lost[lost]++;
+		if (b) {
+			if (lost == XEVB_LOST_NO_DATA)
+				b->no_data++;
+			else
+				b->lost++;
+		}
+	}
+	s->no_data_by = done_status < 0 && lost == XEVB_LOST_NO_DATA && b ? (uint16_t)(s->builder + 1) : 0;
+	s->state = SLOT_FREE;
+	s->builder = -1;
+	d->st.outstanding--;
+	clear_add(d, s->event, now);
+	advance(d);
+}
+
+static void lat_add(struct xevb_dfm *d, enum xevb_dfm_lat w, uint64_t now, uint64_t since)
+{
+	int64_t ns = (int64_t)(now - since);
+
+	xevb_lat_add(&d->lat[w].h, ns);
+	d->lat[w].sum_ns += ns > 0 ? (uint64_t)ns : 0;
+}
+
+static int find_builder(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
+{
+	for (uint32_t i = 0; i < d->nb; i++)
+		if (d->b[i].addr == addr && d->b[i].port == port)
+			return (int)i;
+	return -1;
+}
+
+/* A builder is gone (silent, restarted or said BYE): its events move or are lost. */
+static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
+{
+	struct xevb_dfm_builder *b = &d->b[bi];
+
+	b->alive = false;
+	b->deaths++;
+	for (uint32_t e = d->oldest; e != d->next; e++) {
+		struct slot *s = &d->slots[e & d->mask];
+		if (s->state != SLOT_ASSIGNED || s->builder != bi)
+			continue;
+		if (d->cfg.pull) {
+			b->outstanding--;
+			b->reassigned_away++;
+			s->state = SLOT_WAIT;
+			s->builder = -1;
+			d->rq[(d->rq_head + d->rq_n++) & d->mask] = e;
+		} else {
+			finish(d, s, -1, XEVB_LOST_BUILDER_DEAD, now);
+		}
+	}
+	b->outstanding = 0;
+}
+
+/* Builders alive at addr: one host may not fill the table (no lock-out). */
+static uint32_t alive_at(const struct xevb_dfm *d, uint32_t addr)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < d->nb; i++)
+		n += d->b[i].alive && d->b[i].addr == addr;
+	return n;
+}
+
+/*
+ * An entry for a newcomer: a free one, or the one dead longest that never
+ * took an event (no slot, count or book refers to it); -1 when none.
+ */
+static int new_builder_entry(struct xevb_dfm *d)
+{
+	int best = -1;
+
+	if (d->nb < XEVB_DFM_MAX_BUILDERS)
+		return (int)d->nb++;
+	for (uint32_t i = 0; i < d->nb; i++) {
+		const struct xevb_dfm_builder *b = &d->b[i];
+		if (!b->alive && !b->assigned && (best < 0 || b->last_ns < d->b[best].last_ns))
+			best = (int)i;
+	}
+	if (best >= 0)
+		d->st.builders_expired++;
+	return best;
+}
+
+int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+		       const struct xevb_ctl_status *st, uint64_t now)
+{
+	int bi = find_builder(d, addr, port);
+	struct xevb_dfm_builder *b;
+	bool busy = st->flags & XEVB_CTL_ST_BUSY;
+
+	if (bi < 0) {
+		if (alive_at(d, addr) >= (d->cfg.max_per_addr ? d->cfg.max_per_addr : 8)) {
+			d->st.builders_per_addr++;
+			return -1;
+		}
+		bi = new_builder_entry(d);
+		if (bi < 0) {
+			d->st.builders_full++;
+			return -1;
+		}
+		b = &d->b[bi];
+		memset(b, 0, sizeof(*b));
+		b->addr = addr;
+		b->port = port;
+		b->epoch = h->epoch;
+		b->alive = true;
+	}
+	b = &d->b[bi];
+	if (b->epoch != h->epoch) {
+		/* A new incarnation forgot what we assigned to the old one. */
+		if (b->alive)
+			builder_down(d, bi, now);
+		b->restarts++;
+		b->epoch = h->epoch;
+	}
+	if (!b->alive) {
+		b->alive = true;
+		b->rejoins++;
+		b->wrr = 0;
+	}
+	XEVB_PROBE_IF(dfm_busy, busy && !b->busy, bi);
+	XEVB_PROBE_IF(dfm_not_busy, !busy && b->busy, bi);
+	if (busy && !b->busy)
+		b->busy_on++;
+	b->busy = busy;
+	b->id = h->sender_id;
+	b->credits = st->credits;
+	XEVB_PROBE(dfm_credit, bi, st->credits);
+	b->last_ns = now;
+	return bi;
+}
+
+/*
+ * The builder gave the event up as NO_DATA (re-asks spent, not one
+ * fragment), then its data came after all and it built the event: the
+ * event counts with the outcome it reports now, so that the books agree
+ * with what the farm nodes receive. Counters only grow (they are
+ * Prometheus counters): the loss stays counted and no_data_recovered
+ * takes it back in the books (xevb_dfm_check).
+ */
+static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_t status)
+{
+	struct xevb_dfm_builder *b = &d->b[bi];
+
+	if (s->state != SLOT_FREE || s->no_data_by != bi + 1 ||
+	    (status != XEVB_DONE_COMPLETE && status != XEVB_DONE_INCOMPLETE))
+		return false;
+	s->no_data_by = 0;
+	if (status == XEVB_DONE_COMPLETE) {
+		d->st.complete++;
+		b->complete++;
+	} else {
+		d->st.incomplete++;
+		b->incomplete++;
+	}
+	d->st.no_data_recovered++;
+	b->no_data_recovered++;
+	return true;
+}
+
+void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+		      const struct xevb_ctl_done *r, uint32_t n, uint64_t now)
+{
+	int bi = find_builder(d, addr, port);
+
+	if (bi < 0 || d->b[bi].epoch != h->epoch) {
+		d->st.done_unknown_peer += n;
+		return;
+	}
+	for (uint32_t i = 0; i < n; i++) {
+		struct slot *s = &d->slots[r[i].event_id & d->mask];
+
+		if (s->event == r[i].event_id && no_data_recovered(d, s, bi, r[i].status))
+			continue;
+		if (s->state == SLOT_FREE || s->event != r[i].event_id) {
+			d->st.done_unknown++;
+			continue;
+		}
+		if (s->state != SLOT_ASSIGNED || s->builder != bi) {
+			d->st.done_foreign++;
+			continue;
+		}
+		if (s->sent)
+			lat_add(d, XEVB_DFM_LAT_ASSIGN_DONE, now, s->lat_t);
+		finish(d, s, r[i].status == XEVB_DONE_NO_DATA ? -1 : r[i].status, XEVB_LOST_NO_DATA, now);
+	}
+}
+
+void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now)
+{
+	int bi = find_builder(d, addr, port);
+
+	if (bi >= 0 && d->b[bi].alive)
+		builder_down(d, bi, now);
+}
+
+static struct xevb_dfm_sink *find_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port)
+{
+	struct xevb_dfm_sink *k;
+
+	for (uint32_t i = 0; i < d->nsk; i++)
+		if (d->sk[i].addr == addr && d->sk[i].port == port)
+			return &d->sk[i];
+	if (d->nsk == XEVB_DFM_MAX_SINKS) {
+		d->st.sinks_full++;
+		return NULL;
+	}
+	k = &d->sk[d->nsk++];
+	memset(k, 0, sizeof(*k));
+	k->addr = addr;
+	k->port = port;
+	return k;
+}
+
+/* A restarted farm node counts from 0 again: what the old one got stays delivered. */
+static void sink_new_epoch(struct xevb_dfm_sink *k, uint32_t epoch)
+{
+	if (k->epoch && k->epoch != epoch) {
+		for (uint32_t j = 0; j < k->n; j++) {
+			k->earlier[j] += k->events[j];
+			k->events[j] = 0;
+		}
+		k->restarts++;
+	}
+	k->epoch = epoch;
+}
+
+static int sink_slot(struct xevb_dfm_sink *k, uint32_t baddr)
+{
+	for (uint32_t j = 0; j < k->n; j++)
+		if (k->baddr[j] == baddr)
+			return (int)j;
+	if (k->n == XEVB_DFM_MAX_BUILDERS)
+		return -1;
+	k->baddr[k->n] = baddr;
+	k->events[k->n] = k->earlier[k->n] = 0;
+	return (int)k->n++;
+}
+
+void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+			  const struct xevb_ctl_received *r, uint32_t n, uint64_t now)
+{
+	struct xevb_dfm_sink *k = find_sink(d, addr, port);
+
+	if (!k)
+		return;
+	sink_new_epoch(k, h->epoch);
+	k->last_ns = now;
+	k->reports++;
+	for (uint32_t i = 0; i < n; i++) {
+		int j = sink_slot(k, r[i].builder_addr);
+		if (j < 0) {
+			k->untracked++;
+			continue;
+		}
+		/* Cumulative counts: an older report arriving late never lowers one. */
+		if (r[i].events > k->events[j])
+			k->events[j] = r[i].events;
+	}
+}
+
+/* Events every farm node together received from builder address baddr. */
+static uint64_t received_from(const struct xevb_dfm *d, uint32_t baddr)
+{
+	uint64_t n = 0;
+
+	for (uint32_t i = 0; i < d->nsk; i++)
+		for (uint32_t j = 0; j < d->sk[i].n; j++)
+			if (d->sk[i].baddr[j] == baddr)
+				n += d->sk[i].events[j] + d->sk[i].earlier[j];
+	return n;
+}
+
+static bool is_builder_addr(const struct xevb_dfm *d, uint32_t baddr)
+{
+	for (uint32_t i = 0; i < d->nb; i++)
+		if (d->b[i].addr == baddr)
+			return true;
+	return false;
+}
+
+/*
+ * Builders at one address share its count: each takes what covers its own
+ * DONE in index order, the last one the rest (so the counts add up to what
+ * the farm nodes reported).
+ */
+static void reconcile_addr(struct xevb_dfm *d, uint32_t first)
+{
+	uint32_t baddr = d->b[first].addr, last = first;
+	uint64_t left = received_from(d, baddr);
+
+	for (uint32_t i = first; i < d->nb; i++)
+		if (d->b[i].addr == baddr)
+			last = i;
+	for (uint32_t i = first; i <= last; i++) {
+		struct xevb_dfm_builder *b = &d->b[i];
+		uint64_t done = b->complete + b->incomplete;
+
+		if (b->addr != baddr)
+			continue;
+		b->received = i == last ? left : (done < left ? done : left);
+		left -= b->received;
+		b->not_delivered = done > b->received ? done - b->received : 0;
+		d->st.received += b->received;
+		d->st.not_delivered += b->not_delivered;
+	}
+}
+
+uint64_t xevb_dfm_reconcile(struct xevb_dfm *d)
+{
+	bool seen[XEVB_DFM_MAX_BUILDERS] = { false };
+
+	d->st.received = d->st.not_delivered = d->st.received_unknown = 0;
+	for (uint32_t i = 0; i < d->nb; i++)
+		d->b[i].received = d->b[i].not_delivered = 0;
+	for (uint32_t i = 0; i < d->nb; i++) {
+		if (seen[i])
+			continue;
+		for (uint32_t j = i; j < d->nb; j++)
+			if (d->b[j].addr == d->b[i].addr)
+				seen[j] = true;
+		if (d->nsk)
+			reconcile_addr(d, i);
+	}
+	for (uint32_t i = 0; i < d->nsk; i++)
+		for (uint32_t j = 0; j < d->sk[i].n; j++)
+			if (!is_builder_addr(d, d->sk[i].baddr[j]))
+				d->st.received_unknown += d->sk[i].events[j] + d->sk[i].earlier[j];
+	return d->st.not_delivered;
+}
+
+static int pick(struct xevb_dfm *d, uint32_t need)
+{
+	uint32_t w[XEVB_DFM_MAX_BUILDERS];
+	int64_t cur[XEVB_DFM_MAX_BUILDERS];
+	int k;
+
+	for (uint32_t i = 0; i < d->nb; i++) {
+		const struct xevb_dfm_builder *b = &d->b[i];
+		bool ok = b->alive && !b->busy && b->credits > b->outstanding &&
+			  b->credits - b->outstanding >= need;
+		w[i] = ok ? b->credits : 0;
+		cur[i] = b->wrr;
+	}
+	k = xevb_wrr_pick(cur, w, d->nb);
+	for (uint32_t i = 0; i < d->nb; i++)
+		d->b[i].wrr = cur[i];
+	return k;
+}
+
+void xevb_dfm_trigger_clock(struct xevb_dfm *d, uint64_t t0_ns, double rate_hz)
+{
+	d->clk_t0 = t0_ns;
+	d->clk_period_ns = rate_hz > 0 ? 1e9 / rate_hz : 0;
+}
+
+void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, uint64_t now)
+{
+	if (a->flags & XEVB_CTL_AS_RETRY)
+		return;
+	for (uint32_t i = 0; i < a->count; i++) {
+		struct slot *s = &d->slots[(a->first_event + i) & d->mask];
+
+		/* Finished before its ASSIGN left (its builder died in the round): nothing to time. */
+		if (s->event != a->first_event + i || s->state != SLOT_ASSIGNED || s->sent)
+			continue;
+		if (!(a->flags & XEVB_CTL_AS_REASSIGN))
+			lat_add(d, XEVB_DFM_LAT_TRIGGER_ASSIGN, now, s->lat_t);
+		s->lat_t = now;
+		s->sent = 1;
+	}
+}
+
+const struct xevb_dfm_lat_stats *xevb_dfm_latency(const struct xevb_dfm *d, enum xevb_dfm_lat which)
+{
+	return (unsigned)which < XEVB_DFM_LAT__COUNT ? &d->lat[which] : NULL;
+}
+
+const char *xevb_dfm_lat_name(enum xevb_dfm_lat l)
+{
+	static const char *const n[XEVB_DFM_LAT__COUNT] = { "trigger_to_assign", "assign_to_done" };
+	return (unsigned)l < XEVB_DFM_LAT__COUNT ? n[l] : "?";
+}
+
+bool xevb_dfm_can_assign(const struct xevb_dfm *d)
+{
+	for (uint32_t i = 0; i < d->nb; i++) {
+		const struct xevb_dfm_builder *b = &d->b[i];
+		if (b->alive && !b->busy && b->credits > b->outstanding &&
+		    b->credits - b->outstanding >= (d->rq_n ? 1 : d->cfg.block))
+			return true;
+	}
+	return false;
+}
+
+static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, uint8_t flags, uint64_t now)
+{
+	struct xevb_dfm_builder *b = &d->b[bi];
+	struct xevb_ctl_assign a = {
+		.first_event = first,
+		.count = (uint16_t)count,
+		.flags = (uint8_t)(flags | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
+		.builder_addr = b->addr,
+		.builder_id = b->id,
+		.run = d->cfg.run,
+	};
+
+	XEVB_PROBE(dfm_assign, first, bi, count);
+
+	for (uint32_t i = 0; i < count; i++) {
+		struct slot *s = &d->slots[(first + i) & d->mask];
+		s->event = first + i;
+		s->builder = (int16_t)bi;
+		s->state = SLOT_ASSIGNED;
+		s->retries = 0;
+		s->no_data_by = 0;
+		s->t = now;
+		s->sent = 0;
+		/* A new event's trigger time: when it fell due (st.triggered counts
+		   the blocks before this one), or now. */
+		s->lat_t = flags || !d->clk_period_ns ?
+				   now :
+				   d->clk_t0 + (uint64_t)((double)(d->st.triggered + i + 1) * d->clk_period_ns);
+	}
+	b->outstanding += count;
+	b->assigned += count;
+	d->cfg.send_assign(d->cfg.ctx, (uint32_t)bi, &a);
+}
+
+uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new)
+{
+	uint32_t added = 0;
+	int bi;
+
+	while (d->rq_n && (bi = pick(d, 1)) >= 0) {
+		uint32_t e = d->rq[d->rq_head & d->mask];
+		d->rq_head++;
+		d->rq_n--;
+		assign(d, bi, e, 1, XEVB_CTL_AS_REASSIGN, now);
+		d->st.reassigned++;
+	}
+	advance(d);
+	while (added + d->cfg.block <= max_new) {
+		if (d->next - d->oldest + d->cfg.block > d->cfg.table) {
+			d->st.stall_table++;
+			break;
+		}
+		if ((bi = pick(d, d->cfg.block)) < 0) {
+			d->st.stall_no_credit++;
+			break;
+		}
+		assign(d, bi, d->next, d->cfg.block, 0, now);
+		d->next += d->cfg.block;
+		d->st.triggered += d->cfg.block;
+		d->st.outstanding += d->cfg.block;
+		added += d->cfg.block;
+	}
+	return added;
+}
+
+void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
+{
+	for (uint32_t i = 0; i < d->nb; i++)
+		if (d->b[i].alive && now - d->b[i].last_ns > d->cfg.dead_ns)
+			builder_down(d, (int)i, now);
+	if (d->cfg.retry_ns && now - d->last_scan_ns >= d->cfg.retry_ns / 4) {
+		d->last_scan_ns = now;
+		for (uint32_t e = d->oldest; e != d->next; e++) {
+			struct slot *s = &d->slots[e & d->mask];
+			if (s->state != SLOT_ASSIGNED || now - s->t < d->cfg.retry_ns)
+				continue;
+			if (s->retries >= d->cfg.max_retries) {
+				finish(d, s, -1, XEVB_LOST_NO_DONE, now);
+				continue;
+			}
+			/* The ASSIGN or its DONE was lost: ask again; a builder that
+			   finished the event answers with its DONE again. */
+			struct xevb_dfm_builder *b = &d->b[s->builder];
+			struct xevb_ctl_assign a = {
+				.first_event = e,
+				.count = 1,
+				.flags = (uint8_t)(XEVB_CTL_AS_RETRY | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
+				.builder_addr = b->addr,
+				.builder_id = b->id,
+				.run = d->cfg.run,
+			};
+			s->retries++;
+			s->t = now;
+			b->retries++;
+			d->st.retries++;
+			d->cfg.send_assign(d->cfg.ctx, (uint32_t)s->builder, &a);
+		}
+	}
+	if (d->clr_n && now - d->clr_first_ns >= d->cfg.clear_flush_ns)
+		clear_flush(d);
+}
+
+void xevb_dfm_stop(struct xevb_dfm *d)
+{
+	for (uint32_t e = d->oldest; e != d->next; e++) {
+		struct slot *s = &d->slots[e & d->mask];
+		if (s->state == SLOT_FREE)
+			continue;
+		if (s->state == SLOT_WAIT) {
+			s->state = SLOT_ASSIGNED; /* no builder: finish() leaves counts alone */
+			s->builder = -1;
+		}
+		finish(d, s, -1, XEVB_LOST_AT_STOP, 0);
+	}
+	d->rq_n = 0;
+	clear_flush(d);
+}
+
+const struct xevb_dfm_stats *xevb_dfm_stats(const struct xevb_dfm *d)
+{
+	return &d->st;
+}
+
+uint32_t xevb_dfm_n_builders(const struct xevb_dfm *d)
+{
+	return d->nb;
+}
+
+const struct xevb_dfm_builder *xevb_dfm_builder(const struct xevb_dfm *d, uint32_t i)
+{
+	return i < d->nb ? &d->b[i] : NULL;
+}
+
+uint32_t xevb_dfm_n_sinks(const struct xevb_dfm *d)
+{
+	return d->nsk;
+}
+
+const struct xevb_dfm_sink *xevb_dfm_sink(const struct xevb_dfm *d, uint32_t i)
+{
+	return i < d->nsk ? &d->sk[i] : NULL;
+}
+
+bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
+{
+	const struct xevb_dfm_stats *s = &d->st;
+	uint64_t lost = 0, held = d->rq_n, slots = 0;
+
+	for (int r = 0; r < XEVB_LOST__COUNT; r++)
+		lost += s->lost[r];
+	lost -= s->no_data_recovered;
+	for (uint32_t i = 0; i < d->nb; i++)
+		held += d->b[i].outstanding;
+	for (uint32_t e = d->oldest; e != d->next; e++)
+		slots += d->slots[e & d->mask].state != SLOT_FREE;
+	if (s->triggered != s->complete + s->incomplete + lost + s->outstanding) {
+		snprintf(
+			msg, len,
+			"triggered %llu != complete %llu + incomplete %llu + lost %llu (net of built after no_data) + "
+			"outstanding %llu",
+			(unsigned long long)s->triggered, (unsigned long long)s->complete,
+			(unsigned long long)s->incomplete, (unsigned long long)lost,
+			(unsigned long long)s->outstanding);
+		return false;
+	}
+	if (held != s->outstanding || slots != s->outstanding) {
+		snprintf(msg, len, "outstanding %llu, but builders hold %llu and the table %llu",
+			 (unsigned long long)s->outstanding, (unsigned long long)held, (unsigned long long)slots);
+		return false;
+	}
+	return true;
+}
+
+const char *xevb_dfm_lost_name(enum xevb_dfm_lost r)
+{
+	static const char *const n[XEVB_LOST__COUNT] = {
+		"builder_dead",
+		"no_data",
+		"no_done",
+		"at_stop",
+	};
+	return (unsigned)r < XEVB_LOST__COUNT ? n[r] : "?";
+}

@@ -1,0 +1,250 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The source's control handlers (source_ctl.h, docs/control-protocol.md). */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base/cli.h"
+#include "ctl/source_ctl.h"
+
+enum { H_EMPTY = 0, H_HELD, H_ANSWERED };
+
+int src_ctl_init(struct src_ctl *sc, const struct src_ctl_cfg *cfg)
+{
+	memset(sc, 0, sizeof(*sc));
+	sc->cfg = *cfg;
+	sc->mask = cfg->hold - 1;
+	sc->h = calloc(cfg->hold, sizeof(*sc->h));
+	if (!sc->h) {
+		xevb_err("cannot allocate the table of %u held events (lower --hold)", cfg->hold);
+		return -1;
+	}
+	return 0;
+}
+
+void src_ctl_free(struct src_ctl *sc)
+{
+	free(sc->h);
+	sc->h = NULL;
+}
+
+/* Take event ev into the table; false on overflow (its slot holds another). */
+static bool hold(struct src_ctl *s, uint32_t ev)
+{
+	struct src_ctl_held *h = &s->h[ev & s->mask];
+
+	if (h->state != H_EMPTY && h->event == ev)
+		return true;
+	if (h->state != H_EMPTY) {
+		s->hold_overflow++;
+		return false;
+	}
+	h->event = ev;
+	h->state = H_HELD;
+	if (++s->n_held > s->max_held)
+		s->max_held = s->n_held;
+	return true;
+}
+
+static void release_all(struct src_ctl *s)
+{
+	s->released_restart += s->n_held;
+	memset(s->h, 0, (size_t)(s->mask + 1) * sizeof(*s->h));
+	s->n_held = 0;
+}
+
+bool src_ctl_known_builder(const struct src_ctl *s, uint32_t addr, uint16_t port)
+{
+	for (uint32_t i = 0; i < s->n_bld; i++)
+		if (s->bld[i].addr == addr && (!s->bld[i].port || s->bld[i].port == port))
+			return true;
+	return false;
+}
+
+static void learn_builder(struct src_ctl *s, uint32_t addr, uint16_t port)
+{
+	if (src_ctl_known_builder(s, addr, port) || s->n_bld == SRC_CTL_MAX_BUILDERS)
+		return;
+	s->bld[s->n_bld].addr = addr;
+	s->bld[s->n_bld++].port = port;
+}
+
+/* The DFM's list replaces what we knew; addresses from ASSIGNs come back with the next ones. */
+static void on_builders(struct src_ctl *s, const struct xevb_ctl_msg *m)
+{
+	s->n_bld = 0;
+	for (uint32_t r = 0; r < m->h.n_recs; r++)
+		learn_builder(s, m->u.builders[r].addr, htons(m->u.builders[r].port));
+}
+
+/* A refusal names its sender, once a second at most. */
+static void refused(struct src_ctl *s, const char *what, const struct sockaddr_in *from)
+{
+	uint64_t now = xevb_now_ns();
+
+	if (now - s->warn_ns < 1000000000ull)
+		return;
+	s->warn_ns = now;
+	xevb_warn(
+		"%s from %s:%u refused (REQUESTs not from a builder the DFM listed: %llu, messages as the DFM not "
+		"from %s: %llu)",
+		what, inet_ntoa(from->sin_addr), ntohs(from->sin_port), (unsigned long long)s->rq_unknown,
+		s->cfg.dfm_name, (unsigned long long)s->not_dfm);
+}
+
+static void on_assign(struct src_ctl *s, const struct xevb_ctl_msg *m)
+{
+	static uint32_t evs[1024];
+
+	for (uint32_t r = 0; r < m->h.n_recs; r++) {
+		const struct xevb_ctl_assign *a = &m->u.assign[r];
+		uint32_t n = 0;
+
+		s->assigns++;
+		s->assigned_events += a->count;
+		learn_builder(s, a->builder_addr, 0);
+		for (uint32_t j = 0; j < a->count; j++)
+			if (hold(s, a->first_event + j))
+				evs[n++] = a->first_event + j;
+		if (n)
+			s->cfg.send(s->cfg.ctx, a->builder_addr, evs, n, false);
+	}
+}
+
+static void on_request(struct src_ctl *s, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
+{
+	static uint32_t evs[1024];
+	uint32_t unheld = 0;
+
+	if (!src_ctl_known_builder(s, from->sin_addr.s_addr, from->sin_port)) {
+		s->rq_unknown++;
+		refused(s, "REQUEST", from);
+		return;
+	}
+
+	for (uint32_t r = 0; r < m->h.n_recs; r++) {
+		const struct xevb_ctl_request *q = &m->u.request[r];
+		bool again = q->flags & XEVB_CTL_RQ_REASK;
+		uint32_t n = 0;
+
+		s->requests++;
+		s->requested_events += q->count;
+		for (uint32_t j = 0; j < q->count; j++) {
+			uint32_t ev = q->first_event + j;
+			struct src_ctl_held *h = &s->h[ev & s->mask];
+			/* A re-ask of an event we do not hold (its first REQUEST was lost,
+			   or it was asked under a DFM that has since restarted, or asked
+			   after its CLEAR) is answered but not held: no CLEAR may ever free
+			   that slot, and a slot must not block the events of the run. */
+			if ((q->flags & XEVB_CTL_RQ_REASK) && !(h->state != H_EMPTY && h->event == ev)) {
+				if (unheld++ >= SRC_CTL_MAX_UNHELD_PER_REQUEST) {
+					s->reask_unheld_capped++;
+					continue;
+				}
+				s->reask_unheld++;
+				evs[n++] = ev;
+				continue;
+			}
+			/* Pull: a request is how the trigger reaches us first. */
+			if (!hold(s, ev)) {
+				s->not_held++;
+				continue;
+			}
+			if (h->state == H_ANSWERED)
+				again = true;
+			h->state = H_ANSWERED;
+			evs[n++] = ev;
+		}
+		s->answered_events += n;
+		if (n)
+			s->cfg.send(s->cfg.ctx, from->sin_addr.s_addr, evs, n, again);
+	}
+}
+
+static void on_clear(struct src_ctl *s, const struct xevb_ctl_msg *m)
+{
+	for (uint32_t r = 0; r < m->h.n_recs; r++)
+		for (uint32_t j = 0; j < m->u.clear[r].count; j++) {
+			uint32_t ev = m->u.clear[r].first_event + j;
+			struct src_ctl_held *h = &s->h[ev & s->mask];
+			if (h->state != H_EMPTY && h->event == ev) {
+				h->state = H_EMPTY;
+				s->n_held--;
+				s->cleared++;
+			} else {
+				s->clear_unknown++;
+			}
+		}
+}
+
+void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
+{
+	bool from_dfm = m->h.role == XEVB_ROLE_DFM;
+
+	/* Only the DFM we were told speaks as the DFM: a forged ASSIGN, CLEAR
+	   or BYE from elsewhere moves nothing. */
+	if (from_dfm &&
+	    (from->sin_addr.s_addr != s->cfg.dfm.sin_addr.s_addr || from->sin_port != s->cfg.dfm.sin_port)) {
+		s->not_dfm++;
+		refused(s, xevb_ctl_type_name(m->h.type), from);
+		return;
+	}
+	if (from_dfm && s->dfm_epoch != m->h.epoch) {
+		/* A new DFM knows nothing of what the old one assigned. */
+		if (s->dfm_epoch) {
+			s->dfm_restarts++;
+			release_all(s);
+			xevb_warn("the DFM restarted (epoch %08x -> %08x): released every held event",
+				  s->dfm_epoch, m->h.epoch);
+		}
+		s->dfm_epoch = m->h.epoch;
+	}
+	switch (m->h.type) {
+	case XEVB_CTL_STATUS:
+		if (from_dfm && (m->u.status.flags & XEVB_CTL_ST_PULL))
+			s->pull_seen = true;
+		break;
+	case XEVB_CTL_ASSIGN:
+		on_assign(s, m);
+		break;
+	case XEVB_CTL_CLEAR:
+		on_clear(s, m);
+		break;
+	case XEVB_CTL_REQUEST:
+		on_request(s, m, from);
+		break;
+	case XEVB_CTL_BUILDERS:
+		if (from_dfm)
+			on_builders(s, m);
+		break;
+	case XEVB_CTL_BYE:
+		if (from_dfm)
+			s->bye = true;
+		break;
+	default:
+		s->unexpected++;
+		break;
+	}
+}
+
+bool src_ctl_check(const struct src_ctl *s, char *msg, size_t cap)
+{
+	uint32_t size = s->mask + 1, held = 0;
+
+	for (uint32_t i = 0; i < size; i++) {
+		const struct src_ctl_held *h = &s->h[i];
+		if (h->state != H_EMPTY && !xevb_ctl_slot_ok(i, h->event, h->state, H_ANSWERED, s->mask, msg, cap))
+			return false;
+		held += h->state != H_EMPTY;
+	}
+	if (held != s->n_held || s->n_held > s->max_held || s->max_held > size) {
+		snprintf(msg, cap, "%u events in the table, n_held %u, max %u, size %u", held, s->n_held,
+			 s->max_held, size);
+		return false;
+	}
+	if (s->n_bld > SRC_CTL_MAX_BUILDERS) {
+		snprintf(msg, cap, "%u builders known, at most %u", s->n_bld, SRC_CTL_MAX_BUILDERS);
+		return false;
+	}
+	return true;
+}

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-only */
+/*
+ * The control handlers of `xevb source --dfm` (source_dfm.c): ASSIGN,
+ * REQUEST (with re-asks), CLEAR, BUILDERS, STATUS and BYE, the held-event
+ * table and the builders whose REQUESTs are answered. No socket: the data
+ * goes out through the send callback, so tests and fuzzers drive the same
+ * handlers the command does.
+ */
+#ifndef XEVB_SOURCE_CTL_H
+#define XEVB_SOURCE_CTL_H
+
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include "ctl/ctl_proto.h"
+
+#define SRC_CTL_MAX_BUILDERS 128
+/* Re-asks for events we do not hold, answered per REQUEST at most: the
+   answer to a forged REQUEST stays bounded (no amplification). */
+#define SRC_CTL_MAX_UNHELD_PER_REQUEST 1024
+
+struct src_ctl_held {
+	uint32_t event;
+	uint8_t state;
+};
+
+struct src_ctl_cfg {
+	struct sockaddr_in dfm; /* the DFM: its address and port */
+	const char *dfm_name;   /* as given, for messages */
+	uint32_t hold;          /* held-event table entries (power of 2) */
+	/* Send our fragments of events evs[0..n) to addr (RESEND when resend). */
+	void (*send)(void *ctx, uint32_t addr, const uint32_t *evs, uint32_t n, bool resend);
+	void *ctx;
+};
+
+struct src_ctl {
+	struct src_ctl_cfg cfg;
+	uint32_t dfm_epoch;
+	bool pull_seen, bye;
+	struct src_ctl_held *h;
+	uint32_t mask, n_held, max_held;
+	/* Whose REQUESTs we answer: the builders the DFM lists (BUILDERS) and
+	   the addresses ASSIGNs send us to (port 0: any port there). */
+	struct {
+		uint32_t addr;
+		uint16_t port;
+	} bld[SRC_CTL_MAX_BUILDERS];
+	uint32_t n_bld;
+	/* counters */
+	uint64_t assigns, assigned_events, requests, requested_events, answered_events;
+	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
+	uint64_t unexpected;
+	uint64_t rq_unknown;          /* REQUESTs refused: not from a builder we know */
+	uint64_t not_dfm;             /* messages as the DFM, not from its address and port */
+	uint64_t reask_unheld_capped; /* unheld re-asks over the per-REQUEST bound, not answered */
+	uint64_t warn_ns;
+};
+
+/* 0, or -1 after a message (out of memory). */
+int src_ctl_init(struct src_ctl *sc, const struct src_ctl_cfg *cfg);
+void src_ctl_free(struct src_ctl *sc);
+/* One message the control endpoint took (decoded, opened, admitted), from from. */
+void src_ctl_on_msg(struct src_ctl *sc, const struct xevb_ctl_msg *m, const struct sockaddr_in *from);
+/* Whether a REQUEST from addr:port (network order) would be answered. */
+bool src_ctl_known_builder(const struct src_ctl *sc, uint32_t addr, uint16_t port);
+/* The hold table's books (tests, fuzzers); false with what disagrees in msg. */
+bool src_ctl_check(const struct src_ctl *sc, char *msg, size_t cap);
+
+#endif

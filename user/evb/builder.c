@@ -1,0 +1,2010 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/*
+ * Builder core (API and frame-lifetime contract: user/evb/builder.h).
+ *
+ * Layout. The window is W = 2^k event slots; event e lives in slot
+ * e & (W-1). Each slot owns a row of n_src fragment slots (one per expected
+ * source, in ascending source_id order), so a complete event is handed to
+ * emit as that row, untouched: nothing is copied or sorted per event. A
+ * source_id -> dense index table (4096 entries) is read once per MEP; per
+ * fragment the work is: slot lookup, state check, duplicate check, one
+ * 8-byte store, one counter, one add to the event's encoded size (so that
+ * sizing an event is O(1): xevb_event_wire_size_fast). Frame references are counted per frame, not
+ * per fragment: a MEP's frame gets n+1 references up front and the unused
+ * ones are taken back when the MEP is done (the +1 keeps a frame alive while
+ * events complete in the middle of its own MEP).
+ *
+ * Window semantics (all comparisons in RFC 1982 serial order, so a run
+ * crossing event_id 2^32 -> 0 builds like any other):
+ *  - base B: every open event has an id in [B, B+W). Ids before B are LATE.
+ *    The first fragment ever seen places B at e-(W-1), so that e is the
+ *    newest id of the window and lagging sources can still open older ones.
+ *  - e in [B, B+W): its slot holds either e (open or done) or a stale older
+ *    id or nothing. Open e: add the fragment (DUPLICATE if the source is
+ *    already there). Done e: DUPLICATE if the source had delivered, else
+ *    LATE; the row of a finished event is kept until its slot is reused, so
+ *    a duplicate after emission is still recognised as one. Otherwise e opens.
+ *  - e at or after B+W: the window must slide to B' = e-(W-1). Every event
+ *    older than B' that is still open leaves at once, oldest id first, as a
+ *    timeout would (emitted INCOMPLETE or discarded, by the policy) and is
+ *    counted EVICTED; then B moves to B' and the ids it passes become late.
+ *    So no fragment is ever dropped because an older event waits for a
+ *    fragment that may never come: an incomplete event holds the window
+ *    only until the newest id needs its room, not for a timeout, and after
+ *    any loss the following events are complete again (no cascade). The
+ *    timeout bounds how long an event may wait; the window bounds how far
+ *    behind the newest id it may lie. B never moves otherwise, so within
+ *    the window "done" is remembered exactly, and below it everything
+ *    counts as LATE (a duplicate of an event that has left the window is
+ *    counted LATE). OVERFLOW is no longer used by these rules. Frames are
+ *    bounded the same way: above cfg.max_frames_held, the oldest open
+ *    events (opening order) are evicted.
+ *  - e at or after B+2W (a jump of more than one window: the new window
+ *    would not overlap the old one) must be corroborated first, because one
+ *    bad MEP would otherwise make every later good fragment LATE. Each such
+ *    fragment records a claim for its source (id e, time now). The jump is
+ *    corroborated when (a) the builder was idle: no MEP of the run from a
+ *    configured source for timeout_ns (timeout_ns > 0); the events still
+ *    open then are all due and are timed out first; or (b) at least
+ *    `quorum` distinct configured sources hold a claim within W of e, none
+ *    older than timeout_ns (no age limit when timeout_ns is 0). Otherwise
+ *    the fragment is FUTURE. Once corroborated, the rule above applies
+ *    (older open events are evicted); when the window moves that way, the
+ *    claims are cleared. A legitimate jump (all sources skip ahead together,
+ *    e.g. after a stall or a loss of more than a window) costs the FUTURE
+ *    fragments sent before the quorum is complete; after a pause longer
+ *    than the timeout it costs nothing. A single-source builder's quorum
+ *    is 1: nothing can corroborate or contradict its only source.
+ *  - With a DFM (xevb_builder_assigned called at least once): let A be one
+ *    past the newest id it assigned and M the margin: W plus the widest
+ *    step seen from A to the first id of the next assignment (the other
+ *    builders' blocks in between; at most ASSIGN_STEP_MAX in all). A
+ *    fragment at or after A+M is UNASSIGNED, before any of the rules above
+ *    could place or move the window (and before it records a claim): the
+ *    DFM, not the data, says how far the run has got, and sources spoofed
+ *    to allowed addresses could otherwise form a quorum. The margin lets
+ *    fragments beat their ASSIGN (push mode: the sources get it as the
+ *    builder does); within it the rules above hold as before.
+ *  - An id more than 2^31 away from B is taken as before B: LATE.
+ *  - "No free slot" cannot happen apart from the case above: a slot in the
+ *    window only ever holds ids of the window or stale ones below it.
+ *
+ * Timeouts: open events are chained in opening order; poll() expires from
+ * the oldest while now - open_ns >= timeout_ns. Emitted INCOMPLETE or
+ * discarded (policy); a fragment arriving later for it is LATE.
+ *
+ * Run: fixed, set by a DFM (xevb_builder_set_run), or adopted from the
+ * first MEP of a configured source (only when configured so: anyone can
+ * send that MEP, so xevb build never does, docs/hardening.md). A MEP
+ * from an unconfigured source counts UNKNOWN_SOURCE (whatever its run); one
+ * of another run counts WRONG_RUN, all its fragments.
+ *
+ * END_OF_RUN: once every configured source has sent a MEP of this run with
+ * the flag, every open event is emitted (INCOMPLETE) in event_id order and
+ * run_ended is set; while a segmented fragment is still pending, only once
+ * it is settled (note_end_of_run). Later MEPs are handled as usual. With
+ * end_of_run_counted_only (a DFM ends the run) the flags are only counted.
+ *
+ * packet_seq: per source, a forward jump of d counts d-1 gaps; a packet at
+ * or before the newest seen (reordered, repeated) counts none and does not
+ * move the reference, so reordering can overstate gaps, never hide them.
+ * A packet more than SEQ_REORDER_MAX behind the newest is a restarted
+ * source (numbering from 0 again): counted as seq_resets, and it becomes
+ * the reference, so the new numbering's gaps count from there.
+ *
+ * Runs (groups). Sources pack the same consecutive triggers, so the MEPs of
+ * all sources for events [E, E+n) usually carry exactly those n ids. Such a
+ * MEP (pi->consec) whose n events would all be opened by it is booked as a
+ * run: one group holds, per source, the frame (one frame reference), and
+ * the n event slots say GOPEN/GDONE with the group's index. A later MEP with
+ * the same E and n joins it in O(1): a presence bit, one entry. Every rule
+ * above gives the same answer for all n events of a run (they opened
+ * together, hold the same sources), so the run is finished whole: complete
+ * when every source is in, timed out, flushed. A MEP that does not fit a
+ * run it touches (another count, a shifted first id, a gap) splits the run
+ * back into single events first (explode: rows filled from the frames'
+ * records), and then goes fragment by fragment. So counters, drop reasons,
+ * emitted events and their order are exactly the per-fragment ones; only
+ * the work differs. A done run's group stays while any of its slots still
+ * names it, so a duplicate is told from a late fragment as before.
+ *
+ * Accounting: frags_in_events counts fragments accepted into an event, open,
+ * emitted or discarded (frags_discarded says how many of them went down
+ * with a discarded event), so received == in_events + drops always holds.
+ *
+ * Segments (wire format 1.1). A fragment sent in segments is put together
+ * in place: an entry of a bounded pool lists its segments (pieces) in the
+ * frames where they arrived, ascending offset, each holding a reference on
+ * its frame. The event's row names the entry: frame_idx = the entry,
+ * payload_off SEG_PENDING or SEG_WHOLE (a real fragment's payload lies past
+ * its headers, never at 0 or 1). Its first segment opens the event like a
+ * fragment would and counts the fragment received; a pending one is
+ * missing as far as the event goes. Once every byte is held exactly once
+ * the fragment is accepted like any other (n_frags, in_events) and, at
+ * emit, handed over as its pieces (xevb_event.pieces). A segment repeating
+ * a held offset is a duplicate segment; one disagreeing on length or
+ * crc32c, or overlapping a held one, is mismatched; neither is kept. When
+ * the event leaves, a pending fragment is partial (XEVB_DROP_PARTIAL) and
+ * its segments count as such. A fragment dropped before any of it is held
+ * (unknown source, wrong run, late, future, duplicate) counts once, with
+ * its segment at offset 0; all its segments count as FRAG_DROPPED. No free
+ * entry: the oldest open events leave (evicted) until one is free.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "evb/builder.h"
+#include "evb/names.h"
+#include "base/probes.h"
+#include <xevb/shed.h>
+
+#define NO_SRC            0xffffu
+#define NO_FRAME          UINT32_MAX
+#define NO_SLOT           UINT32_MAX
+#define WINDOW_MAX        (1u << 20) /* far below 2^31: serial order stays sound */
+#define FRAMES_MAX        (1u << 26)
+#define SEQ_REORDER_MAX   64u /* further behind than this: a restart */
+#define GROUPS_BYTES_MAX  (64u << 20)
+#define SEG_PENDING       0u          /* row payload_off of a fragment being put together */
+#define SEG_WHOLE         1u          /* ... of one whole, handed over as pieces */
+#define SEG_IN_USE        0xfffffffeu /* seg_frag.next_free of a live entry */
+#define SEG_FRAGS_DEFAULT 1024u
+#define ASSIGN_STEP_MAX   (1u << 24) /* the unassigned margin at most (window + step) */
+
+#define likely(x)   __builtin_expect(!!(x), 1)
+#define unlikely(x) __builtin_expect(!!(x), 0)
+
+enum slot_state { SLOT_FREE = 0, SLOT_OPEN, SLOT_DONE, SLOT_GOPEN, SLOT_GDONE };
+/* FIN_EVICT: window pressure; the timeout policy applies as to FIN_TIMEOUT. */
+/* FIN_UNASSIGNED: opened before a DFM's first ASSIGN, out of its reach (xevb_builder_assigned). */
+enum finish_kind { FIN_COMPLETE, FIN_TIMEOUT, FIN_FLUSH, FIN_EOR, FIN_EVICT, FIN_UNASSIGNED };
+
+static inline bool by_policy(enum finish_kind kind)
+{
+	return kind == FIN_TIMEOUT || kind == FIN_EVICT;
+}
+
+/*
+ * 32 bytes; key = state << 32 | event_id: the hot check is one compare.
+ * wire_bytes (xevb_event.frag_wire_bytes) is summed on this line, which the
+ * fragment store has just read anyway, so sizing an event needs no walk.
+ */
+struct slot {
+	uint64_t key;
+	union {
+		uint32_t n_frags;
+		uint32_t grp; /* GOPEN, GDONE: the run's group */
+	};
+	uint32_t prev, next; /* opening-order chain of open events (a run: its first) */
+	uint32_t wire_bytes;
+	uint64_t open_ns;
+};
+
+static inline uint64_t slot_key(uint32_t event_id, uint32_t state)
+{
+	return (uint64_t)state << 32 | event_id;
+}
+
+/* A source's report of an id more than a window ahead. */
+struct claim {
+	uint32_t event_id;
+	uint32_t set;
+	uint64_t ns;
+};
+
+#define SLOT_ID(s)    ((uint32_t)(s)->key)
+#define SLOT_STATE(s) ((uint32_t)((s)->key >> 32))
+
+/*
+ * A source's MEP in a run: its frame and where the run's records lie in it
+ * (the whole MEP, or the consecutive part of it a caller handed in).
+ */
+struct gent {
+	uint32_t frame_idx;
+	uint16_t si;        /* dense source index */
+	uint16_t rec_start; /* the first record's header, from the frame start */
+	uint16_t rec_end;   /* just past the last record's padded payload */
+	uint16_t pad;
+};
+
+/* A run of n events opened together (see "Runs" above). */
+struct group {
+	uint32_t first, n;
+	uint32_t present;    /* sources in */
+	uint32_t refs;       /* slots naming this group */
+	uint64_t wire_bytes; /* sum of the present MEPs' record bytes */
+	uint64_t open_ns;
+	bool open;
+};
+
+#define NO_GROUP UINT32_MAX
+
+/* A fragment being put together from segments, or whole in an open event. */
+struct seg_frag {
+	uint32_t event_id;
+	uint32_t crc32c;
+	uint16_t si;
+	uint16_t length; /* the whole fragment's payload bytes */
+	uint32_t have;   /* bytes held, in n pieces */
+	uint32_t n;
+	uint32_t next_free; /* SEG_IN_USE while live */
+	struct xevb_seg_piece p[XEVB_SEG_MAX_PIECES];
+};
+
+struct xevb_builder {
+	/* hot: read per fragment or per MEP */
+	struct slot *slots;
+	struct xevb_frag_slot *rows; /* [window][n_src] */
+	uint32_t *refcnt;            /* [n_frames] */
+	const uint8_t **frame_data;  /* [n_frames] */
+	uint32_t mask, window, n_src, n_frames;
+	uint32_t base; /* B, see above */
+	uint32_t lo;   /* no open event in [B, lo) */
+	bool have_base;
+	bool assigned_known;     /* a DFM assigns (in have_base's padding; the rest at the end) */
+	uint32_t oldest, newest; /* opening-order chain */
+	uint32_t n_eor;
+	bool eor_wait;    /* every source ended, segmented fragments pending */
+	uint64_t last_ns; /* last MEP of the run from a configured source */
+	struct xevb_builder_cfg cfg;
+	uint32_t quorum;      /* for a jump of more than a window */
+	uint8_t shed_run;     /* the MEP being added: pi->shed_run (segments: 0) */
+	struct claim *claims; /* [n_src], see the window rules */
+	uint16_t *sorted;     /* configured source_ids, ascending */
+	uint16_t *seen;       /* source_ids with stats, first-seen order */
+	uint32_t n_seen;
+	uint32_t *scratch; /* [n_frames], for check() */
+	/* runs: see the top */
+	struct group *groups; /* [n_groups] */
+	struct gent *gents;   /* [n_groups][n_src], arrival order */
+	uint64_t *gbits;      /* [n_groups][gwords], presence by source index */
+	uint32_t *gfree;      /* free group indices, a stack */
+	uint32_t n_groups, n_gfree, gwords;
+	struct xevb_frag_slot *mrow; /* [n_src]: a run's event, made for emit */
+	uint32_t *mcur;              /* [n_src]: per entry, the next record */
+	struct xevb_frag_ref *wrefs; /* [XEVB_MAX_FRAGS_PER_MEP]: a MEP given without refs */
+	uint32_t *gscratch;          /* [n_groups], for check() */
+	/* segmented fragments: see the top */
+	struct seg_frag *segp;            /* [n_segp] */
+	uint32_t n_segp, seg_free;        /* free list head, NO_SLOT: none */
+	struct xevb_frag_slot *erow;      /* [n_src]: an event with pieces, made for emit */
+	struct xevb_frag_pieces *epieces; /* [n_src] */
+	uint16_t src_index[XEVB_MAX_SOURCES];
+	struct xevb_builder_stats st;
+	/* cold: read only once a DFM assigns (assigned_known) */
+	uint32_t assigned_next;   /* one past the newest id it assigned */
+	uint32_t assigned_margin; /* window + the widest step between assignments */
+};
+
+static int cmp_u16(const void *a, const void *b)
+{
+	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
+}
+
+static uint32_t round_pow2(uint32_t v)
+{
+	uint32_t p = 1;
+
+	while (p < v)
+		p <<= 1;
+	return p;
+}
+
+struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
+{
+	struct xevb_builder *b;
+	uint32_t i, w;
+
+	if (!cfg || !cfg->sources || cfg->n_sources == 0 || cfg->n_sources > XEVB_MAX_SOURCES ||
+	    cfg->window == 0 || cfg->window > WINDOW_MAX || cfg->n_frames == 0 || cfg->n_frames > FRAMES_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	b = calloc(1, sizeof(*b));
+	if (!b) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	memset(b->src_index, 0xff, sizeof(b->src_index));
+	w = round_pow2(cfg->window);
+	b->cfg = *cfg;
+	b->window = w;
+	b->mask = w - 1;
+	b->n_src = cfg->n_sources;
+	b->n_frames = cfg->n_frames;
+	b->oldest = b->newest = NO_SLOT;
+	b->sorted = malloc(sizeof(*b->sorted) * cfg->n_sources);
+	b->seen = malloc(sizeof(*b->seen) * XEVB_MAX_SOURCES);
+	b->slots = calloc(w, sizeof(*b->slots));
+	b->rows = malloc(sizeof(*b->rows) * (size_t)w * cfg->n_sources);
+	b->refcnt = calloc(cfg->n_frames, sizeof(*b->refcnt));
+	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
+	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
+	b->claims = calloc(cfg->n_sources, sizeof(*b->claims));
+	/*
+	 * Runs opened and still named: at most one per two slots while they
+	 * open (n > 1), and bounded in memory; without a free group a MEP
+	 * just goes fragment by fragment.
+	 */
+	b->n_groups = w / 2 ? w / 2 : 1;
+	if ((uint64_t)b->n_groups * cfg->n_sources * sizeof(struct gent) > GROUPS_BYTES_MAX)
+		b->n_groups = (uint32_t)(GROUPS_BYTES_MAX / (cfg->n_sources * sizeof(struct gent)));
+	b->gwords = (cfg->n_sources + 63) / 64;
+	b->groups = calloc(b->n_groups, sizeof(*b->groups));
+	b->gents = calloc((size_t)b->n_groups * cfg->n_sources, sizeof(*b->gents));
+	b->gbits = calloc((size_t)b->n_groups * b->gwords, sizeof(*b->gbits));
+	b->gfree = calloc(b->n_groups, sizeof(*b->gfree));
+	b->mrow = calloc(cfg->n_sources, sizeof(*b->mrow));
+	b->mcur = calloc(cfg->n_sources, sizeof(*b->mcur));
+	b->wrefs = calloc(XEVB_MAX_FRAGS_PER_MEP, sizeof(*b->wrefs));
+	b->gscratch = calloc(b->n_groups, sizeof(*b->gscratch));
+	b->n_segp = cfg->max_seg_frags ? cfg->max_seg_frags : SEG_FRAGS_DEFAULT;
+	if (b->n_segp < 2 * cfg->n_sources)
+		b->n_segp = 2 * cfg->n_sources;
+	b->segp = malloc(sizeof(*b->segp) * b->n_segp);
+	b->erow = calloc(cfg->n_sources, sizeof(*b->erow));
+	b->epieces = calloc(cfg->n_sources, sizeof(*b->epieces));
+	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
+	if (b->quorum > cfg->n_sources)
+		b->quorum = cfg->n_sources;
+	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt || !b->frame_data || !b->scratch ||
+	    !b->claims || !b->groups || !b->gents || !b->gbits || !b->gfree || !b->mrow || !b->mcur || !b->wrefs ||
+	    !b->gscratch || !b->segp || !b->erow || !b->epieces) {
+		xevb_builder_free(b);
+		errno = ENOMEM;
+		return NULL;
+	}
+	memcpy(b->sorted, cfg->sources, sizeof(*b->sorted) * cfg->n_sources);
+	qsort(b->sorted, cfg->n_sources, sizeof(*b->sorted), cmp_u16);
+	for (i = 0; i < cfg->n_sources; i++) {
+		if (b->sorted[i] > XEVB_MAX_SOURCE_ID || (i > 0 && b->sorted[i] == b->sorted[i - 1])) {
+			xevb_builder_free(b);
+			errno = EINVAL;
+			return NULL;
+		}
+		b->src_index[b->sorted[i]] = (uint16_t)i;
+	}
+	/* Touch every row now: no page fault on the packet path. */
+	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * cfg->n_sources);
+	memset(b->gents, 0, sizeof(*b->gents) * (size_t)b->n_groups * cfg->n_sources);
+	/* Lowest index on top: the first runs reuse the same few groups. */
+	for (i = 0; i < b->n_groups; i++)
+		b->gfree[i] = b->n_groups - 1 - i;
+	b->n_gfree = b->n_groups;
+	/* Touched now too, pieces and all: no page fault when segments arrive. */
+	memset(b->segp, 0, sizeof(*b->segp) * b->n_segp);
+	for (i = 0; i < b->n_segp; i++)
+		b->segp[i].next_free = i + 1 < b->n_segp ? i + 1 : NO_SLOT;
+	b->seg_free = 0;
+	if (!cfg->adopt_run) {
+		b->st.run_number = cfg->run_number;
+		b->st.run_known = true;
+	}
+	return b;
+}
+
+void xevb_builder_free(struct xevb_builder *b)
+{
+	if (!b)
+		return;
+	free(b->sorted);
+	free(b->seen);
+	free(b->slots);
+	free(b->rows);
+	free(b->refcnt);
+	free(b->frame_data);
+	free(b->scratch);
+	free(b->claims);
+	free(b->groups);
+	free(b->gents);
+	free(b->gbits);
+	free(b->gfree);
+	free(b->mrow);
+	free(b->mcur);
+	free(b->wrefs);
+	free(b->gscratch);
+	free(b->segp);
+	free(b->erow);
+	free(b->epieces);
+	free(b);
+}
+
+const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b)
+{
+	return &b->st;
+}
+
+static inline struct xevb_frag_slot *row_of(struct xevb_builder *b, uint32_t idx)
+{
+	return b->rows + (size_t)idx * b->n_src;
+}
+
+static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_drop_reason r, uint64_t n)
+{
+	b->st.drops[r] += n;
+	src->drops[r] += n;
+}
+
+/* The last reference to frame f is gone: back to the caller's pool. */
+static void frame_gone(struct xevb_builder *b, uint32_t f)
+{
+	b->st.frames_held--;
+	XEVB_PROBE(frame_released, f);
+	if (b->cfg.frame_release)
+		b->cfg.frame_release(b->cfg.ctx, f);
+}
+
+/* A row entry naming a segmented fragment (pending or whole), not a frame. */
+static inline bool is_seg(const struct xevb_frag_slot *fs)
+{
+	return fs->frame_idx != NO_FRAME && fs->payload_off <= SEG_WHOLE;
+}
+
+static inline void seg_drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_seg_reason r,
+			    uint64_t n)
+{
+	b->st.segs_drops[r] += n;
+	src->segs_drops[r] += n;
+}
+
+/* Entry k's segments let go of their frames; the entry back to the pool. */
+static void seg_put(struct xevb_builder *b, uint32_t k)
+{
+	struct seg_frag *sf = &b->segp[k];
+
+	for (uint32_t i = 0; i < sf->n; i++) {
+		uint32_t f = sf->p[i].frame_idx;
+
+		if (--b->refcnt[f] == 0)
+			frame_gone(b, f);
+	}
+	sf->n = 0;
+	sf->next_free = b->seg_free;
+	b->seg_free = k;
+	b->st.seg_frags_live--;
+}
+
+/*
+ * Event idx leaves: its pending fragments are partial (their entries go,
+ * the row says missing); returns true when a whole one must go out as
+ * pieces, with b->erow and b->epieces made for emit.
+ */
+static bool seg_settle(struct xevb_builder *b, struct xevb_frag_slot *row)
+{
+	bool pieced = false;
+
+	for (uint32_t j = 0; j < b->n_src; j++) {
+		const struct seg_frag *sf;
+		struct xevb_source_stats *src;
+
+		b->erow[j] = row[j];
+		b->epieces[j].n = 0;
+		if (!is_seg(&row[j]))
+			continue;
+		sf = &b->segp[row[j].frame_idx];
+		if (row[j].payload_off == SEG_WHOLE) {
+			b->erow[j].frame_idx = sf->p[0].frame_idx;
+			b->erow[j].payload_off = sf->p[0].payload_off;
+			b->epieces[j] = (struct xevb_frag_pieces){ sf->n, sf->p };
+			pieced = true;
+			continue;
+		}
+		src = &b->st.src[b->sorted[j]];
+		drop(b, src, XEVB_DROP_PARTIAL, 1);
+		src->frags_pending--;
+		b->st.frags_pending--;
+		XEVB_PROBE(frag_dropped, XEVB_DROP_PARTIAL, sf->event_id, b->sorted[j], 1);
+		seg_drop(b, src, XEVB_SEG_PARTIAL, sf->n);
+		src->segs_pending -= sf->n;
+		b->st.segs_pending -= sf->n;
+		seg_put(b, row[j].frame_idx);
+		b->erow[j].frame_idx = NO_FRAME;
+		row[j].frame_idx = NO_FRAME;
+	}
+	return pieced;
+}
+
+static inline struct gent *gents_of(const struct xevb_builder *b, uint32_t g)
+{
+	return b->gents + (size_t)g * b->n_src;
+}
+
+static inline uint64_t *gbits_of(const struct xevb_builder *b, uint32_t g)
+{
+	return b->gbits + (size_t)g * b->gwords;
+}
+
+static inline bool gbit(const struct xevb_builder *b, uint32_t g, uint32_t si)
+{
+	return gbits_of(b, g)[si / 64] >> (si % 64) & 1;
+}
+
+/* The slot is about to hold another id: its old one no longer names a group. */
+static inline void slot_let_go(struct xevb_builder *b, const struct slot *s)
+{
+	if (SLOT_STATE(s) == SLOT_GDONE && --b->groups[s->grp].refs == 0)
+		b->gfree[b->n_gfree++] = s->grp;
+}
+
+/* Did source si deliver to done event idx (its row, or its run's group)? */
+static inline bool done_has(const struct xevb_builder *b, const struct slot *s, uint32_t idx, uint32_t si)
+{
+	if (SLOT_STATE(s) == SLOT_GDONE)
+		return gbit(b, s->grp, si);
+	return b->rows[(size_t)idx * b->n_src + si].frame_idx != NO_FRAME;
+}
+
+static inline void chain_append(struct xevb_builder *b, uint32_t idx)
+{
+	struct slot *s = &b->slots[idx];
+
+	s->next = NO_SLOT;
+	s->prev = b->newest;
+	if (b->newest != NO_SLOT)
+		b->slots[b->newest].next = idx;
+	else
+		b->oldest = idx;
+	b->newest = idx;
+}
+
+static inline void chain_unlink(struct xevb_builder *b, uint32_t idx)
+{
+	struct slot *s = &b->slots[idx];
+
+	if (s->prev != NO_SLOT)
+		b->slots[s->prev].next = s->next;
+	else
+		b->oldest = s->next;
+	if (s->next != NO_SLOT)
+		b->slots[s->next].prev = s->prev;
+	else
+		b->newest = s->prev;
+}
+
+static inline void chain_insert_after(struct xevb_builder *b, uint32_t at, uint32_t idx)
+{
+	struct slot *a = &b->slots[at], *s = &b->slots[idx];
+
+	s->prev = at;
+	s->next = a->next;
+	if (a->next != NO_SLOT)
+		b->slots[a->next].prev = idx;
+	else
+		b->newest = idx;
+	a->next = idx;
+}
+
+/*
+ * The next record of a run's MEP, at *cur: its place in the frame into fs
+ * (frame_idx left to the caller); *cur moves past it. The MEP was validated
+ * whole before it joined the run, so the bounds only guard against a
+ * caller that broke add_mep's contract: then the fragment reads as empty,
+ * still inside the MEP, and the call is counted as bad.
+ */
+static inline uint32_t rec_take(struct xevb_builder *b, const uint8_t *frame, const struct gent *ge, uint32_t *cur,
+				struct xevb_frag_slot *fs)
+{
+	uint32_t end = ge->rec_end, off = *cur, len;
+
+	if (likely(off + XEVB_REC_HLEN <= end)) {
+		len = xevb_ld16(frame + off + 4);
+		if (likely(off + XEVB_REC_HLEN + XEVB_PAD4(len) <= end)) {
+			fs->payload_off = (uint16_t)(off + XEVB_REC_HLEN);
+			fs->length = (uint16_t)len;
+			*cur = off + XEVB_REC_HLEN + XEVB_PAD4(len);
+			return sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4(len);
+		}
+	}
+	b->st.bad_calls++;
+	fs->payload_off = ge->rec_start; /* 4 readable bytes before it: the header */
+	fs->length = 0;
+	*cur = end;
+	return sizeof(struct xevb_evt_frag_hdr);
+}
+
+/*
+ * A MEP handed in without refs must go fragment by fragment: make its refs
+ * from the records (ids e0, e0+1, ... by pi->consec).
+ */
+static const struct xevb_frag_ref *refs_from_frame(struct xevb_builder *b, const uint8_t *frame,
+						   const struct xevb_pkt_info *pi, uint32_t e0)
+{
+	struct gent ge = {
+		.rec_start = (uint16_t)(pi->mep_off + XEVB_MEP_HLEN),
+		.rec_end = (uint16_t)(pi->mep_off + pi->mep_len),
+	};
+	uint32_t cur = ge.rec_start;
+	struct xevb_frag_slot fs;
+
+	for (uint32_t k = 0; k < pi->n_frags; k++) {
+		rec_take(b, frame, &ge, &cur, &fs);
+		b->wrefs[k].event_id = e0 + k;
+		b->wrefs[k].crc32c = 0; /* the builder keeps no CRC */
+		b->wrefs[k].payload_off = fs.payload_off;
+		b->wrefs[k].length = fs.length;
+	}
+	return b->wrefs;
+}
+
+/*
+ * The lines of the len bytes from p but the first (the one the record
+ * before ends in, read already). prefetch never faults: a guess past the
+ * MEP's end only wastes a fetch.
+ */
+static inline void prefetch_rest(const uint8_t *p, uint32_t len)
+{
+	__builtin_prefetch(p + len - 1, 0, 3);
+	for (uint32_t a = 64; a < len; a += 64)
+		__builtin_prefetch(p + a - 1, 0, 3);
+}
+
+/*
+ * The next event of a run as a row (source order): each MEP's next record,
+ * cursors in b->mcur. Returns the event's encoded fragment bytes.
+ *
+ * The frames were written by the kernel, often on another core, a whole
+ * run ago: each record read here (and its payload, copied by emit) would
+ * be a stall, one per source and event. So each MEP's following record,
+ * taken to be as long as this one, is fetched one event ahead: an event's
+ * lines are in flight while the one before it is encoded.
+ */
+static uint32_t run_next_row(struct xevb_builder *b, const struct gent *ge, uint32_t np,
+			     struct xevb_frag_slot *restrict row)
+{
+	const uint8_t *const *frame_data = b->frame_data;
+	uint32_t *restrict mcur = b->mcur;
+	uint32_t wire = 0;
+
+	/* A complete event fills every entry: nothing to mark missing. */
+	if (np != b->n_src)
+		memset(row, 0xff, sizeof(*row) * b->n_src);
+	for (uint32_t j = 0; j < np; j++) {
+		struct xevb_frag_slot *fs = &row[ge[j].si];
+		const uint8_t *frame = frame_data[ge[j].frame_idx];
+		uint32_t rec;
+
+		fs->frame_idx = ge[j].frame_idx;
+		rec = rec_take(b, frame, &ge[j], &mcur[j], fs);
+		wire += rec;
+		/* rec counts the built event's record header; the MEP's is as long. */
+		prefetch_rest(frame + mcur[j], rec);
+	}
+	return wire;
+}
+
+/* The event goes without being emitted: by the timeout policy, or not ours at all. */
+static inline bool discards(const struct xevb_builder *b, enum finish_kind kind)
+{
+	return kind == FIN_UNASSIGNED || (by_policy(kind) && b->cfg.timeout_policy == XEVB_TIMEOUT_DISCARD);
+}
+
+/* Close run g: emit its n events (unless discarded), give back its frames. */
+static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind kind)
+{
+	struct group *gr = &b->groups[g];
+	struct xevb_builder_stats *st = &b->st;
+	const struct gent *ge = gents_of(b, g);
+	bool discard = discards(b, kind);
+	uint32_t n = gr->n, np = gr->present, e0 = gr->first, k, j;
+
+	chain_unlink(b, e0 & b->mask);
+	for (k = 0; k < n; k++)
+		b->slots[(e0 + k) & b->mask].key = slot_key(e0 + k, SLOT_GDONE);
+	gr->open = false;
+	st->open_events -= n;
+	if (kind == FIN_EVICT)
+		st->events_evicted += n;
+	if (XEVB_PROBE_ENABLED(event_complete) || XEVB_PROBE_ENABLED(event_timeout))
+		for (k = 0; k < n; k++) {
+			XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, e0 + k,
+				      xevb_probe_now_ns() - gr->open_ns, np);
+			XEVB_PROBE_IF(event_timeout, by_policy(kind), e0 + k, b->n_src - np, discard);
+		}
+
+	if (discard) {
+		st->events_discarded += n;
+		if (kind == FIN_UNASSIGNED)
+			st->events_unassigned += n;
+		st->frags_discarded += (uint64_t)np * n;
+		for (j = 0; j < np; j++)
+			st->src[b->sorted[ge[j].si]].frags_discarded += n;
+	} else {
+		struct xevb_event ev = {
+			.event_id = e0,
+			.run_number = st->run_number,
+			.flags = kind == FIN_COMPLETE ? 0 : XEVB_EVT_F_INCOMPLETE,
+			.n_expected = (uint16_t)b->n_src,
+			.n_frags = (uint16_t)np,
+			.open_ns = gr->open_ns,
+			.source_ids = b->sorted,
+			.frame_data = b->frame_data,
+		};
+
+		if (kind == FIN_COMPLETE) {
+			st->events_complete += n;
+		} else {
+			st->events_incomplete += n;
+			if (kind == FIN_EOR)
+				st->events_flushed_eor += n;
+		}
+		if (b->cfg.emit_run) {
+			uint64_t per_ev = sizeof(struct xevb_evt_hdr);
+
+			if (ev.flags & XEVB_EVT_F_INCOMPLETE)
+				per_ev += XEVB_PAD4(2u * (b->n_src - np));
+			ev.frag_wire_bytes = (uint32_t)(gr->wire_bytes / n);
+			b->cfg.emit_run(b->cfg.ctx, &ev, n, gr->wire_bytes + per_ev * n);
+		} else if (b->cfg.emit) {
+			/*
+			 * Each event's row, made from the next record of every
+			 * MEP; the first records' lines are fetched all at once.
+			 */
+			for (j = 0; j < np; j++) {
+				const uint8_t *rec = b->frame_data[ge[j].frame_idx] + ge[j].rec_start;
+
+				__builtin_prefetch(rec, 0, 3);
+				__builtin_prefetch(rec + 64, 0, 3);
+				b->mcur[j] = ge[j].rec_start;
+			}
+			ev.frags = b->mrow;
+			for (k = 0; k < n; k++) {
+				ev.event_id = e0 + k;
+				ev.frag_wire_bytes = run_next_row(b, ge, np, b->mrow);
+				b->cfg.emit(b->cfg.ctx, &ev);
+			}
+		}
+	}
+	for (j = 0; j < np; j++) {
+		uint32_t f = ge[j].frame_idx;
+
+		if (--b->refcnt[f] == 0)
+			frame_gone(b, f);
+	}
+}
+
+/*
+ * A MEP that does not fit open run g touches it: make its events single
+ * open events again, as if their fragments had come one by one (rows from
+ * the records, one frame reference per fragment, chained in id order
+ * where the run's first event was).
+ */
+static void __attribute__((noinline)) explode(struct xevb_builder *b, uint32_t g)
+{
+	struct group *gr = &b->groups[g];
+	const struct gent *ge = gents_of(b, g);
+	uint32_t n = gr->n, np = gr->present, e0 = gr->first, k, j, at = NO_SLOT;
+
+	for (j = 0; j < np; j++) {
+		b->mcur[j] = ge[j].rec_start;
+		b->refcnt[ge[j].frame_idx] = n;
+	}
+	for (k = 0; k < n; k++) {
+		uint32_t idx = (e0 + k) & b->mask;
+		struct slot *s = &b->slots[idx];
+
+		s->wire_bytes = run_next_row(b, ge, np, row_of(b, idx));
+		s->key = slot_key(e0 + k, SLOT_OPEN);
+		s->n_frags = np;
+		s->open_ns = gr->open_ns;
+		if (k > 0)
+			chain_insert_after(b, at, idx);
+		at = idx;
+	}
+	gr->open = false;
+	gr->refs = 0;
+	b->gfree[b->n_gfree++] = g;
+	b->st.groups_split++;
+}
+
+static void evict_below(struct xevb_builder *b, uint32_t nb);
+
+/*
+ * Open a run for the n events from e0 if fragment-by-fragment booking
+ * would open every one of them (no drop, none seen before, no jump of
+ * more than a window); NO_GROUP otherwise, with nothing changed that the
+ * per-fragment path would not change the same way. Open events the window
+ * leaves behind are evicted as the first fragment would evict them.
+ */
+/* A DFM assigns, and e lies a window or more past what it assigned (rules at the top). */
+static inline bool unassigned(const struct xevb_builder *b, uint32_t e)
+{
+	return unlikely(b->assigned_known) && (int32_t)(e - b->assigned_next) >= (int32_t)b->assigned_margin;
+}
+
+static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint64_t now_ns)
+{
+	const uint32_t w = b->window, mask = b->mask;
+	uint32_t last = e0 + n - 1, k, g, idx0 = e0 & mask;
+	struct group *gr;
+
+	if (unlikely(!b->have_base) || !b->n_gfree || n > w)
+		return NO_GROUP;
+	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w)
+		return NO_GROUP;
+	for (k = 0; k < n; k++) {
+		const struct slot *s = &b->slots[(e0 + k) & mask];
+
+		if (SLOT_ID(s) == e0 + k && SLOT_STATE(s) != SLOT_FREE)
+			return NO_GROUP;
+	}
+	if (last - b->base >= w) {
+		uint32_t nb = last - (w - 1);
+
+		/* Moving the window: the per-fragment rules judge what lies beyond the DFM's reach. */
+		if (unassigned(b, last))
+			return NO_GROUP;
+		if (b->st.open_events)
+			evict_below(b, nb);
+		b->base = nb;
+	}
+	g = b->gfree[--b->n_gfree];
+	gr = &b->groups[g];
+	gr->first = e0;
+	gr->n = n;
+	gr->present = 0;
+	gr->refs = n;
+	gr->wire_bytes = 0;
+	gr->open_ns = now_ns;
+	gr->open = true;
+	memset(gbits_of(b, g), 0, sizeof(uint64_t) * b->gwords);
+	for (k = 0; k < n; k++) {
+		struct slot *s = &b->slots[(e0 + k) & mask];
+
+		slot_let_go(b, s);
+		s->key = slot_key(e0 + k, SLOT_GOPEN);
+		s->grp = g;
+	}
+	b->slots[idx0].open_ns = now_ns;
+	chain_append(b, idx0);
+	if (b->st.open_events == 0 || xevb_seq_after(b->lo, e0))
+		b->lo = e0;
+	b->st.open_events += n;
+	b->st.events_opened += n;
+	return g;
+}
+
+/*
+ * A MEP of n consecutive events from e0: book it in its run if it has or
+ * opens one (returns true, *taken = frame references kept); false: it must
+ * go fragment by fragment.
+ */
+static inline bool group_add(struct xevb_builder *b, uint32_t frame_idx, uint32_t rec_start, uint32_t rec_end,
+			     uint32_t e0, uint32_t n, uint32_t si, struct xevb_source_stats *src, uint64_t now_ns,
+			     uint32_t *accepted, uint32_t *taken)
+{
+	const struct slot *s = &b->slots[e0 & b->mask];
+	struct group *gr;
+	struct gent *ge;
+	uint64_t *bits;
+	uint32_t g;
+
+	if (likely(s->key == slot_key(e0, SLOT_GOPEN))) {
+		g = s->grp;
+		if (b->groups[g].first != e0 || b->groups[g].n != n)
+			return false;
+	} else {
+		g = group_open(b, e0, n, now_ns);
+		if (g == NO_GROUP)
+			return false;
+	}
+	gr = &b->groups[g];
+	bits = gbits_of(b, g);
+	b->st.meps_grouped++;
+	if (unlikely(bits[si / 64] >> (si % 64) & 1)) {
+		drop(b, src, XEVB_DROP_DUPLICATE, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e0, (unsigned)(src - b->st.src), n);
+		*accepted = *taken = 0;
+		return true;
+	}
+	bits[si / 64] |= 1ull << (si % 64);
+	ge = &gents_of(b, g)[gr->present++];
+	ge->frame_idx = frame_idx;
+	ge->si = (uint16_t)si;
+	ge->rec_start = (uint16_t)rec_start;
+	ge->rec_end = (uint16_t)rec_end;
+	gr->wire_bytes += rec_end - rec_start;
+	*accepted = n;
+	*taken = 1;
+	if (gr->present == b->n_src)
+		finish_group(b, g, FIN_COMPLETE);
+	return true;
+}
+
+/* Close slot idx: emit (unless discarded), then give back its frames. */
+static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
+{
+	struct slot *s = &b->slots[idx];
+	struct xevb_frag_slot *row = row_of(b, idx);
+	struct xevb_builder_stats *st = &b->st;
+	bool discard = discards(b, kind);
+	bool pieced = b->st.seg_frags_live && seg_settle(b, row);
+	uint32_t j, n = b->n_src;
+
+	chain_unlink(b, idx);
+	s->key = slot_key(SLOT_ID(s), SLOT_DONE);
+	st->open_events--;
+	if (kind == FIN_EVICT)
+		st->events_evicted++;
+	XEVB_PROBE_IF(event_complete, kind == FIN_COMPLETE, SLOT_ID(s), xevb_probe_now_ns() - s->open_ns,
+		      s->n_frags);
+	XEVB_PROBE_IF(event_timeout, by_policy(kind), SLOT_ID(s), n - s->n_frags, discard);
+
+	if (discard) {
+		st->events_discarded++;
+		if (kind == FIN_UNASSIGNED)
+			st->events_unassigned++;
+		st->frags_discarded += s->n_frags;
+		for (j = 0; j < n; j++)
+			if (row[j].frame_idx != NO_FRAME)
+				st->src[b->sorted[j]].frags_discarded++;
+	} else {
+		struct xevb_event ev = {
+			.event_id = SLOT_ID(s),
+			.run_number = st->run_number,
+			.flags = kind == FIN_COMPLETE ? 0 : XEVB_EVT_F_INCOMPLETE,
+			.n_expected = (uint16_t)n,
+			.n_frags = (uint16_t)s->n_frags,
+			.frag_wire_bytes = s->wire_bytes,
+			.open_ns = s->open_ns,
+			.source_ids = b->sorted,
+			.frags = pieced ? b->erow : row,
+			.frame_data = b->frame_data,
+			.pieces = pieced ? b->epieces : NULL,
+		};
+
+		if (kind == FIN_COMPLETE) {
+			st->events_complete++;
+		} else {
+			st->events_incomplete++;
+			if (kind == FIN_EOR)
+				st->events_flushed_eor++;
+		}
+		if (b->cfg.emit)
+			b->cfg.emit(b->cfg.ctx, &ev);
+	}
+	/* The row stays as it is: it tells a later duplicate from a late one. */
+	uint32_t *refcnt = b->refcnt;
+
+	for (j = 0; j < n; j++) {
+		uint32_t f = row[j].frame_idx;
+
+		if (f == NO_FRAME)
+			continue;
+		if (unlikely(pieced && is_seg(&row[j]))) {
+			seg_put(b, f); /* the row keeps naming it: a duplicate from a late one */
+			continue;
+		}
+		if (--refcnt[f] == 0)
+			frame_gone(b, f);
+	}
+}
+
+/*
+ * The window must start at nb: the events still open below it leave now,
+ * oldest id first (FIN_EVICT). A run reaching past nb goes single first,
+ * so that only its events below nb leave, as fragment by fragment. Open
+ * events all lie in [lo, B+W), so this stops within W steps; lo ends on
+ * the oldest open event, or at nb.
+ */
+static void __attribute__((noinline)) evict_below(struct xevb_builder *b, uint32_t nb)
+{
+	while (b->st.open_events && xevb_seq_after(nb, b->lo)) {
+		uint32_t idx = b->lo & b->mask;
+		const struct slot *s = &b->slots[idx];
+
+		if (s->key == slot_key(b->lo, SLOT_OPEN)) {
+			finish(b, idx, FIN_EVICT);
+		} else if (s->key == slot_key(b->lo, SLOT_GOPEN)) {
+			const struct group *gr = &b->groups[s->grp];
+
+			if (!xevb_seq_after(nb, gr->first + gr->n - 1)) {
+				explode(b, s->grp);
+				continue; /* its events are single now: this one next */
+			}
+			b->lo = gr->first + gr->n;
+			finish_group(b, s->grp, FIN_EVICT);
+			continue;
+		}
+		b->lo++;
+	}
+}
+
+/*
+ * A timed-out event's row was last written a timeout ago: long gone from
+ * the cache. Fetch the row of the event after it while this one is emitted
+ * and released (read by the release loop, and by emit when it forwards).
+ */
+static inline void prefetch_row(const struct xevb_builder *b, uint32_t idx)
+{
+	const char *p = (const char *)(b->rows + (size_t)idx * b->n_src);
+	size_t len = sizeof(struct xevb_frag_slot) * b->n_src;
+
+	for (size_t off = 0; off < len; off += 64)
+		__builtin_prefetch(p + off, 0, 3);
+}
+
+/* Time out the open events due at now_ns, oldest first. */
+static void expire_due(struct xevb_builder *b, uint64_t now_ns)
+{
+	uint64_t t = b->cfg.timeout_ns;
+
+	while (b->oldest != NO_SLOT) {
+		uint64_t age = now_ns - b->slots[b->oldest].open_ns;
+		uint32_t next;
+
+		/* A clock read before the event opened is not a timeout. */
+		if ((int64_t)age < 0 || age < t)
+			break;
+		next = b->slots[b->oldest].next;
+		if (SLOT_STATE(&b->slots[b->oldest]) == SLOT_GOPEN) {
+			finish_group(b, b->slots[b->oldest].grp, FIN_TIMEOUT);
+			continue;
+		}
+		if (next != NO_SLOT && SLOT_STATE(&b->slots[next]) == SLOT_OPEN)
+			prefetch_row(b, next);
+		finish(b, b->oldest, FIN_TIMEOUT);
+	}
+}
+
+/*
+ * Frame pressure: the oldest open events (opening order, as timeouts go)
+ * leave until at most target frames are held.
+ */
+static void __attribute__((noinline)) evict_oldest(struct xevb_builder *b, uint64_t target)
+{
+	while (b->st.frames_held > target && b->oldest != NO_SLOT) {
+		const struct slot *s = &b->slots[b->oldest];
+
+		if (SLOT_STATE(s) == SLOT_GOPEN)
+			finish_group(b, s->grp, FIN_EVICT);
+		else
+			finish(b, b->oldest, FIN_EVICT);
+	}
+}
+
+enum jump_ok { JUMP_NO = 0, JUMP_IDLE, JUMP_QUORUM, JUMP_SHED };
+
+/*
+ * e is more than a window ahead: may the window go there? Records the
+ * source's claim; O(n_src), off the hot path (rules at the top).
+ */
+static enum jump_ok __attribute__((noinline))
+far_jump_ok(struct xevb_builder *b, uint32_t e, uint32_t si, uint64_t now_ns)
+{
+	const uint64_t t = b->cfg.timeout_ns;
+	const uint32_t w = b->window;
+	struct claim *c = &b->claims[si];
+	uint32_t j, n = 0;
+
+	c->event_id = e;
+	c->ns = now_ns;
+	c->set = 1;
+	/*
+	 * Our XDP program shed the blocks in between (pi->shed_run): the gap
+	 * is its doing, as far as the run it shed reaches past the window.
+	 */
+	if (b->shed_run && e - (b->base + w - 1) <= ((uint32_t)b->shed_run * XEVB_GUARD_RUN_UNIT + 2)
+							    << XEVB_SHED_BLOCK_SHIFT)
+		return JUMP_SHED;
+	if (t && (int64_t)(now_ns - b->last_ns) >= (int64_t)t) {
+		expire_due(b, now_ns);
+		return JUMP_IDLE;
+	}
+	for (j = 0, c = b->claims; j < b->n_src; j++, c++)
+		n += c->set && c->event_id - e + (w - 1) < 2 * w - 1 &&
+		     (!t || (int64_t)(now_ns - c->ns) < (int64_t)t);
+	return n >= b->quorum ? JUMP_QUORUM : JUMP_NO;
+}
+
+/*
+ * Everything but "e is open in its slot": returns the slot to store into
+ * (e opened there if needed) or NO_SLOT after counting the drop, of nfrag
+ * fragments (a segment's: 1 at offset 0, else 0, see the top).
+ */
+static uint32_t __attribute__((noinline)) slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
+						    struct xevb_source_stats *src, uint64_t now_ns, uint32_t nfrag)
+{
+	uint32_t idx = e & b->mask, d;
+	struct slot *s = &b->slots[idx];
+
+	if (unlikely(!b->have_base) && unassigned(b, e)) {
+		drop(b, src, XEVB_DROP_UNASSIGNED, nfrag);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_UNASSIGNED, e, (unsigned)(src - b->st.src), nfrag);
+		return NO_SLOT;
+	}
+	if (unlikely(!b->have_base)) {
+		b->base = e - (b->window - 1);
+		b->have_base = true;
+		b->last_ns = now_ns;
+	}
+	d = e - b->base;
+	if ((int32_t)d < 0) {
+		drop(b, src, XEVB_DROP_LATE, nfrag);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_LATE, e, (unsigned)(src - b->st.src), nfrag);
+		return NO_SLOT;
+	}
+	if (s->key == slot_key(e, SLOT_GOPEN)) {
+		/* A MEP that does not fit the run: its events go single. */
+		explode(b, s->grp);
+		if (row_of(b, idx)[si].frame_idx != NO_FRAME) {
+			drop(b, src, XEVB_DROP_DUPLICATE, nfrag);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e, (unsigned)(src - b->st.src), nfrag);
+			return NO_SLOT;
+		}
+		return idx;
+	}
+	if (s->key == slot_key(e, SLOT_DONE) || s->key == slot_key(e, SLOT_GDONE)) {
+		enum xevb_drop_reason r = done_has(b, s, idx, si) ? XEVB_DROP_DUPLICATE : XEVB_DROP_LATE;
+
+		drop(b, src, r, nfrag);
+		XEVB_PROBE(frag_dropped, r, e, (unsigned)(src - b->st.src), nfrag);
+		return NO_SLOT;
+	}
+	if (d >= b->window) {
+		uint32_t nb = e - (b->window - 1);
+		enum jump_ok far = JUMP_NO;
+
+		if (unassigned(b, e)) {
+			drop(b, src, XEVB_DROP_UNASSIGNED, nfrag);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_UNASSIGNED, e, (unsigned)(src - b->st.src), nfrag);
+			return NO_SLOT;
+		}
+		if (unlikely(d - b->window >= b->window) && (far = far_jump_ok(b, e, si, now_ns)) == JUMP_NO) {
+			drop(b, src, XEVB_DROP_FUTURE, nfrag);
+			XEVB_PROBE(frag_dropped, XEVB_DROP_FUTURE, e, (unsigned)(src - b->st.src), nfrag);
+			return NO_SLOT;
+		}
+		if (b->st.open_events)
+			evict_below(b, nb);
+		b->base = nb;
+		if (unlikely(far != JUMP_NO)) {
+			if (far == JUMP_IDLE)
+				b->st.jumps_idle++;
+			else if (far == JUMP_SHED)
+				b->st.jumps_shed++;
+			else
+				b->st.jumps_quorum++;
+			memset(b->claims, 0, sizeof(*b->claims) * b->n_src);
+		}
+	}
+	/* Open e. The slot holds nothing or a stale id from below B. */
+	memset(row_of(b, idx), 0xff, sizeof(struct xevb_frag_slot) * b->n_src);
+	slot_let_go(b, s);
+	s->key = slot_key(e, SLOT_OPEN);
+	s->n_frags = 0;
+	s->wire_bytes = 0;
+	s->open_ns = now_ns;
+	chain_append(b, idx);
+	if (b->st.open_events == 0 || xevb_seq_after(b->lo, e))
+		b->lo = e;
+	b->st.open_events++;
+	b->st.events_opened++;
+	return idx;
+}
+
+/* Emit every open event INCOMPLETE, in event_id order. */
+static void flush_open(struct xevb_builder *b, enum finish_kind kind)
+{
+	uint32_t k;
+
+	if (!b->have_base)
+		return;
+	for (k = 0; k < b->window && b->st.open_events; k++) {
+		uint32_t id = b->base + k, idx = id & b->mask;
+		const struct slot *s = &b->slots[idx];
+
+		if (s->key == slot_key(id, SLOT_OPEN))
+			finish(b, idx, kind);
+		else if (s->key == slot_key(id, SLOT_GOPEN) && b->groups[s->grp].first == id)
+			finish_group(b, s->grp, kind);
+	}
+}
+
+static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src, uint16_t sid, uint32_t seq)
+{
+	if (unlikely(!src->seen)) {
+		src->seen = true;
+		src->last_seq = seq;
+		b->seen[b->n_seen++] = sid;
+		return;
+	}
+	if (xevb_seq_after(seq, src->last_seq)) {
+		src->seq_gaps += seq - src->last_seq - 1;
+		src->last_seq = seq;
+	} else if (unlikely(src->last_seq - seq > SEQ_REORDER_MAX)) {
+		src->seq_resets++;
+		b->st.seq_resets++;
+		src->last_seq = seq;
+	}
+}
+
+/*
+ * The source sent END_OF_RUN: once every configured source has, the run
+ * ends. A source flags the segments of its last fragment, and more of them
+ * may follow the first one flagged: while a segmented fragment is pending
+ * the end waits (eor_settle), until it is whole or partial at its timeout.
+ */
+static void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *src)
+{
+	if (!src->end_of_run) {
+		src->end_of_run = true;
+		b->n_eor++;
+	}
+	if (b->n_eor == b->n_src && !b->cfg.end_of_run_counted_only) {
+		if (b->st.frags_pending) {
+			b->eor_wait = true;
+			return;
+		}
+		flush_open(b, FIN_EOR);
+		b->st.run_ended = true;
+	}
+}
+
+/* The run's end was waiting for segmented fragments: none pending now, it ends. */
+static inline void eor_settle(struct xevb_builder *b)
+{
+	if (unlikely(b->eor_wait) && !b->st.frags_pending) {
+		b->eor_wait = false;
+		flush_open(b, FIN_EOR);
+		b->st.run_ended = true;
+	}
+}
+
+/* A packet of source sid, counted here unless the receiving worker counts packets. */
+static void note_packet(struct xevb_builder *b, struct xevb_source_stats *src, uint16_t sid, uint32_t packet_seq)
+{
+	if (likely(!b->cfg.rx_counts_packets)) {
+		note_seq(b, src, sid, packet_seq);
+		src->packets++;
+		b->st.packets++;
+	} else if (unlikely(!src->seen)) {
+		src->seen = true; /* for the per-source checks */
+		b->seen[b->n_seen++] = sid;
+	}
+}
+
+/*
+ * The per-fragment loop; returns how many fragments were dropped. restrict:
+ * the stores into the rows never touch the slots, the refs or the builder,
+ * so nothing needs reloading after them.
+ */
+static inline uint32_t add_frags(struct xevb_builder *b, struct slot *restrict slots,
+				 struct xevb_frag_slot *restrict col, const struct xevb_frag_ref *restrict frags,
+				 uint32_t n, uint32_t frame_idx, uint32_t si, struct xevb_source_stats *src,
+				 uint64_t now_ns)
+{
+	const uint32_t nsrc = b->n_src, mask = b->mask;
+	uint32_t i, dropped = 0;
+
+	for (i = 0; i < n; i++) {
+		uint32_t e = frags[i].event_id, idx = e & mask;
+		struct slot *s = &slots[idx];
+		struct xevb_frag_slot *fs = col + (size_t)idx * nsrc;
+
+		if (likely(s->key == slot_key(e, SLOT_OPEN))) {
+			if (unlikely(fs->frame_idx != NO_FRAME)) {
+				drop(b, src, XEVB_DROP_DUPLICATE, 1);
+				XEVB_PROBE(frag_dropped, XEVB_DROP_DUPLICATE, e, (unsigned)(src - b->st.src), 1);
+				dropped++;
+				continue;
+			}
+		} else if (slow_path(b, e, si, src, now_ns, 1) == NO_SLOT) {
+			dropped++;
+			continue;
+		}
+		fs->frame_idx = frame_idx;
+		fs->payload_off = frags[i].payload_off;
+		fs->length = frags[i].length;
+		s->wire_bytes += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)frags[i].length);
+		XEVB_PROBE(frag_accepted, e, (unsigned)(src - b->st.src), frags[i].length, slots[idx].open_ns);
+		if (++s->n_frags == nsrc)
+			finish(b, idx, FIN_COMPLETE);
+	}
+	return dropped;
+}
+
+void xevb_builder_add_mep(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+			  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags, uint64_t now_ns)
+{
+	struct xevb_builder_stats *st = &b->st;
+	struct xevb_source_stats *src;
+	uint32_t n = pi->n_frags, si, accepted, taken, e0, rec_start = 0, rec_end = 0;
+	uint16_t sid = pi->source_id;
+	bool run;
+
+	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] || sid > XEVB_MAX_SOURCE_ID ||
+		     n > XEVB_MAX_FRAGS_PER_MEP ||
+		     (!frags && (!pi->consec || n == 0 || !frame || pi->mep_len < XEVB_MEP_HLEN)))) {
+		st->bad_calls++;
+		return;
+	}
+	/*
+	 * Parsed refs strictly increase (the parser's rule), so a span of
+	 * n-1 means no gap; without refs the caller vouches (pi->consec).
+	 */
+	if (frags) {
+		e0 = n ? frags[0].event_id : 0;
+		run = n > 1 && frags[n - 1].event_id - e0 == n - 1;
+		/* Consecutive ids leave no room for another record between them. */
+		if (run) {
+			rec_start = (uint32_t)frags[0].payload_off - XEVB_REC_HLEN;
+			rec_end = (uint32_t)frags[n - 1].payload_off + XEVB_PAD4((uint32_t)frags[n - 1].length);
+		}
+	} else {
+		e0 = pi->first_event_id;
+		run = n > 1;
+		rec_start = (uint32_t)pi->mep_off + XEVB_MEP_HLEN;
+		rec_end = (uint32_t)pi->mep_off + pi->mep_len;
+	}
+	src = &st->src[sid];
+	note_packet(b, src, sid, pi->packet_seq);
+	b->shed_run = pi->shed_run;
+	src->frags_received += n;
+	st->frags_received += n;
+
+	si = b->src_index[sid];
+	if (unlikely(si == NO_SRC)) {
+		drop(b, src, XEVB_DROP_UNKNOWN_SOURCE, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_UNKNOWN_SOURCE, e0, sid, n);
+		goto release;
+	}
+	if (unlikely(!st->run_known)) {
+		st->run_number = pi->run_number;
+		st->run_known = true;
+	}
+	if (unlikely(pi->run_number != st->run_number)) {
+		drop(b, src, XEVB_DROP_WRONG_RUN, n);
+		XEVB_PROBE(frag_dropped, XEVB_DROP_WRONG_RUN, e0, sid, n);
+		goto release;
+	}
+
+	b->frame_data[frame_idx] = frame;
+	b->refcnt[frame_idx] = n + 1;
+	/* A tracer of single fragments sees them only fragment by fragment. */
+	if (!(run && !XEVB_PROBE_ENABLED(frag_accepted) &&
+	      group_add(b, frame_idx, rec_start, rec_end, e0, n, si, src, now_ns, &accepted, &taken))) {
+		if (!frags)
+			frags = refs_from_frame(b, frame, pi, e0);
+		accepted = n - add_frags(b, b->slots, b->rows + si, frags, n, frame_idx, si, src, now_ns);
+		taken = accepted;
+	}
+	b->last_ns = now_ns;
+	src->frags_in_events += accepted;
+	st->frags_in_events += accepted;
+
+	if (pi->flags & XEVB_MEP_F_END_OF_RUN)
+		note_end_of_run(b, src);
+	/* Take back the references no fragment took, and the guard. */
+	b->refcnt[frame_idx] -= n + 1 - taken;
+	if (b->refcnt[frame_idx]) {
+		st->frames_held++;
+		if (unlikely(b->cfg.max_frames_held && st->frames_held > b->cfg.max_frames_held))
+			evict_oldest(b, b->cfg.max_frames_held - b->cfg.max_frames_held / 8);
+		return;
+	}
+release:
+	if (b->cfg.frame_release)
+		b->cfg.frame_release(b->cfg.ctx, frame_idx);
+}
+
+/* A segmented fragment dropped before any of it is held: see the top. */
+static void seg_frag_dropped(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_drop_reason r,
+			     uint32_t nfrag)
+{
+	src->frags_received += nfrag;
+	b->st.frags_received += nfrag;
+	drop(b, src, r, nfrag);
+	seg_drop(b, src, XEVB_SEG_FRAG_DROPPED, 1);
+}
+
+/* A free pool entry; evicts the oldest open events while there is none. */
+static uint32_t seg_get(struct xevb_builder *b)
+{
+	uint32_t k;
+
+	while (unlikely(b->seg_free == NO_SLOT) && b->oldest != NO_SLOT) {
+		const struct slot *s = &b->slots[b->oldest];
+
+		if (SLOT_STATE(s) == SLOT_GOPEN)
+			finish_group(b, s->grp, FIN_EVICT);
+		else
+			finish(b, b->oldest, FIN_EVICT);
+	}
+	k = b->seg_free;
+	if (k == NO_SLOT)
+		return NO_SLOT; /* every entry live and no event open: impossible */
+	b->seg_free = b->segp[k].next_free;
+	b->segp[k].next_free = SEG_IN_USE;
+	b->st.seg_frags_live++;
+	return k;
+}
+
+/*
+ * Where a segment of [off, off + bytes) goes among sf's pieces (ascending
+ * offsets): its index, or -1 (duplicate) / -2 (mismatched: overlap).
+ */
+static int seg_slot(const struct seg_frag *sf, uint32_t off, uint32_t bytes)
+{
+	uint32_t i = 0;
+
+	while (i < sf->n && sf->p[i].seg_offset < off)
+		i++;
+	if (i < sf->n && sf->p[i].seg_offset == off)
+		return -1;
+	if (i > 0 && (uint32_t)sf->p[i - 1].seg_offset + sf->p[i - 1].bytes > off)
+		return -2;
+	if (i < sf->n && off + bytes > sf->p[i].seg_offset)
+		return -2;
+	return (int)i;
+}
+
+/*
+ * Keep the segment in entry k (row entry fs of open event idx): the frame
+ * held, the piece in place; the fragment accepted once whole. Returns
+ * false, counted, when the segment is not kept.
+ */
+static bool seg_keep(struct xevb_builder *b, uint32_t idx, struct xevb_frag_slot *fs, uint32_t k,
+		     uint32_t frame_idx, const uint8_t *frame, const struct xevb_pkt_info *pi,
+		     const struct xevb_frag_ref *ref, struct xevb_source_stats *src)
+{
+	struct seg_frag *sf = &b->segp[k];
+	struct slot *s = &b->slots[idx];
+	uint32_t off = pi->seg_offset, bytes = pi->seg_bytes;
+	int at;
+
+	if (sf->length != pi->frag_length || sf->crc32c != ref->crc32c) {
+		seg_drop(b, src, XEVB_SEG_MISMATCHED, 1);
+		return false;
+	}
+	at = seg_slot(sf, off, bytes);
+	if (at < 0) {
+		seg_drop(b, src, at == -1 ? XEVB_SEG_DUPLICATE : XEVB_SEG_MISMATCHED, 1);
+		return false;
+	}
+	if (sf->n == XEVB_SEG_MAX_PIECES) {
+		seg_drop(b, src, XEVB_SEG_TOO_MANY, 1);
+		return false;
+	}
+	memmove(&sf->p[at + 1], &sf->p[at], sizeof(sf->p[0]) * (sf->n - (uint32_t)at));
+	sf->p[at] = (struct xevb_seg_piece){ .frame_idx = frame_idx,
+					     .payload_off = ref->payload_off,
+					     .seg_offset = (uint16_t)off,
+					     .bytes = (uint16_t)bytes };
+	sf->n++;
+	sf->have += bytes;
+	src->segs_pending++;
+	b->st.segs_pending++;
+	b->frame_data[frame_idx] = frame;
+	b->refcnt[frame_idx] = 1;
+	b->st.frames_held++;
+	if (sf->have < sf->length)
+		return true;
+	/* Pieces never overlap and lie below length: every byte is here exactly once. */
+	fs->payload_off = SEG_WHOLE;
+	fs->length = sf->length;
+	s->wire_bytes += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)sf->length);
+	src->frags_in_events++;
+	b->st.frags_in_events++;
+	src->frags_pending--;
+	b->st.frags_pending--;
+	src->segs_in_frags += sf->n;
+	b->st.segs_in_frags += sf->n;
+	src->segs_pending -= sf->n;
+	b->st.segs_pending -= sf->n;
+	b->st.seg_frags_whole++;
+	XEVB_PROBE(frag_accepted, sf->event_id, (unsigned)(src - b->st.src), sf->length, s->open_ns);
+	if (++s->n_frags == b->n_src)
+		finish(b, idx, FIN_COMPLETE);
+	return true;
+}
+
+/* A segment of a configured source, of this run: find or open its fragment. */
+static bool seg_place(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+		      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref, uint32_t si,
+		      struct xevb_source_stats *src, uint64_t now_ns)
+{
+	uint32_t e = pi->first_event_id, idx = e & b->mask, nfrag = pi->seg_offset == 0, k;
+	struct xevb_frag_slot *fs;
+
+	if (b->slots[idx].key != slot_key(e, SLOT_OPEN) && slow_path(b, e, si, src, now_ns, nfrag) == NO_SLOT) {
+		src->frags_received += nfrag;
+		b->st.frags_received += nfrag;
+		seg_drop(b, src, XEVB_SEG_FRAG_DROPPED, 1);
+		return false;
+	}
+	fs = row_of(b, idx) + si;
+	if (is_seg(fs))
+		return seg_keep(b, idx, fs, fs->frame_idx, frame_idx, frame, pi, ref, src);
+	if (fs->frame_idx != NO_FRAME) {
+		/* The fragment came whole already: this is it again. */
+		seg_frag_dropped(b, src, XEVB_DROP_DUPLICATE, nfrag);
+		return false;
+	}
+	k = seg_get(b);
+	/* Making room may have sent this very event: the segment is late then. */
+	if (k == NO_SLOT || b->slots[idx].key != slot_key(e, SLOT_OPEN)) {
+		if (k != NO_SLOT) {
+			b->segp[k].n = 0;
+			seg_put(b, k);
+		}
+		seg_frag_dropped(b, src, XEVB_DROP_LATE, nfrag);
+		return false;
+	}
+	b->segp[k] = (struct seg_frag){ .event_id = e,
+					.crc32c = ref->crc32c,
+					.si = (uint16_t)si,
+					.length = pi->frag_length,
+					.next_free = SEG_IN_USE };
+	fs->frame_idx = k;
+	fs->payload_off = SEG_PENDING;
+	fs->length = 0;
+	src->frags_received++;
+	b->st.frags_received++;
+	src->frags_pending++;
+	b->st.frags_pending++;
+	return seg_keep(b, idx, fs, k, frame_idx, frame, pi, ref, src);
+}
+
+void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
+			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref, uint64_t now_ns)
+{
+	struct xevb_builder_stats *st = &b->st;
+	struct xevb_source_stats *src;
+	uint16_t sid = pi->source_id;
+	uint32_t si, nfrag = pi->seg_offset == 0;
+	bool kept = false;
+
+	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] || sid > XEVB_MAX_SOURCE_ID ||
+		     !(pi->flags & XEVB_MEP_F_SEGMENT) || !frame || !ref || !pi->seg_bytes ||
+		     ref->length != pi->seg_bytes || ref->event_id != pi->first_event_id ||
+		     (uint32_t)pi->seg_offset + pi->seg_bytes > pi->frag_length)) {
+		st->bad_calls++;
+		return;
+	}
+	src = &st->src[sid];
+	note_packet(b, src, sid, pi->packet_seq);
+	b->shed_run = 0;
+	src->segs_received++;
+	st->segs_received++;
+	si = b->src_index[sid];
+	if (unlikely(si == NO_SRC)) {
+		seg_frag_dropped(b, src, XEVB_DROP_UNKNOWN_SOURCE, nfrag);
+		goto release;
+	}
+	if (unlikely(!st->run_known)) {
+		st->run_number = pi->run_number;
+		st->run_known = true;
+	}
+	if (unlikely(pi->run_number != st->run_number)) {
+		seg_frag_dropped(b, src, XEVB_DROP_WRONG_RUN, nfrag);
+		goto release;
+	}
+	kept = seg_place(b, frame_idx, frame, pi, ref, si, src, now_ns);
+	b->last_ns = now_ns;
+	/* From here on a kept frame is the events' to release, whatever they do. */
+	if (pi->flags & XEVB_MEP_F_END_OF_RUN)
+		note_end_of_run(b, src);
+	if (kept) {
+		if (unlikely(b->cfg.max_frames_held && st->frames_held > b->cfg.max_frames_held))
+			evict_oldest(b, b->cfg.max_frames_held - b->cfg.max_frames_held / 8);
+		eor_settle(b);
+		return;
+	}
+release:
+	if (b->cfg.frame_release)
+		b->cfg.frame_release(b->cfg.ctx, frame_idx);
+	eor_settle(b);
+}
+
+void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
+{
+	if (b->cfg.timeout_ns && (b->assigned_known || !b->cfg.await_first_assign))
+		expire_due(b, now_ns);
+	/* A timeout, or a MEP's eviction, may have settled the last pending fragment. */
+	eor_settle(b);
+}
+
+/*
+ * The first ASSIGN: a window the data placed before it, out of the reach
+ * that assignment gives (a window before its first id to the margin past
+ * its end), came from MEPs the DFM never asked for (a spoofed one far
+ * ahead, say): its open events are discarded (events_unassigned) and the
+ * next fragment places the window afresh, under the DFM's rule.
+ */
+static void first_assignment(struct xevb_builder *b, uint32_t first, uint32_t next)
+{
+	uint32_t top = b->base + b->window - 1;
+
+	b->assigned_margin = b->window;
+	if (!b->have_base)
+		return;
+	if (!xevb_seq_after(first - b->window, top) && (int32_t)(b->base - next) < (int32_t)b->assigned_margin)
+		return;
+	flush_open(b, FIN_UNASSIGNED);
+	/* Their done slots lie above the window to come: none may judge a fragment late. */
+	for (uint32_t idx = 0; idx <= b->mask; idx++) {
+		struct slot *s = &b->slots[idx];
+
+		slot_let_go(b, s);
+		s->key = slot_key(0, SLOT_FREE);
+	}
+	b->have_base = false;
+	memset(b->claims, 0, sizeof(*b->claims) * b->n_src);
+}
+
+void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count)
+{
+	uint32_t next = first + count;
+
+	if (!count)
+		return;
+	if (!b->assigned_known) {
+		first_assignment(b, first, next);
+	} else if (xevb_seq_after(first, b->assigned_next) &&
+		   first - b->assigned_next <= ASSIGN_STEP_MAX - b->window &&
+		   b->window + (first - b->assigned_next) > b->assigned_margin) {
+		/* Other builders' blocks in between: ours may beat their ASSIGN by as much. */
+		b->assigned_margin = b->window + (first - b->assigned_next);
+	}
+	if (!b->assigned_known || xevb_seq_after(next, b->assigned_next))
+		b->assigned_next = next;
+	b->assigned_known = true;
+}
+
+void xevb_builder_set_run(struct xevb_builder *b, uint32_t run)
+{
+	b->st.run_number = run;
+	b->st.run_known = true;
+}
+
+void xevb_builder_flush(struct xevb_builder *b)
+{
+	flush_open(b, FIN_FLUSH);
+}
+
+void xevb_builder_expire_all(struct xevb_builder *b)
+{
+	flush_open(b, FIN_TIMEOUT);
+}
+
+#define FAIL(...) \
+	do { \
+		if (msg && msglen) \
+			snprintf(msg, msglen, __VA_ARGS__); \
+		return false; \
+	} while (0)
+
+/*
+ * rx = in + pending + drops[0..n) (the fragment invariant, or the segment
+ * invariant of wire format 1.1; see the top). The message names every term,
+ * the drops by the reason names the statistics use.
+ */
+static bool check_sum(const char *who, const char *rx_name, uint64_t rx, const char *in_name, uint64_t in,
+		      const uint64_t *drops, unsigned int n, const char *(*reason)(unsigned int), uint64_t pending,
+		      char *msg, size_t msglen)
+{
+	uint64_t sum = in + pending;
+	char by[512] = "";
+	size_t w = 0;
+
+	for (unsigned int r = 0; r < n; r++) {
+		sum += drops[r];
+		if (w < sizeof(by))
+			w += (size_t)snprintf(by + w, sizeof(by) - w, "%s%s %llu", r ? " " : "", reason(r),
+					      (unsigned long long)drops[r]);
+	}
+	if (sum != rx)
+		FAIL("%s: %s %llu != %s %llu + drops (%s) + pending %llu", who, rx_name, (unsigned long long)rx,
+		     in_name, (unsigned long long)in, by, (unsigned long long)pending);
+	return true;
+}
+
+static bool check_frags(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops, uint64_t pending,
+			char *msg, size_t msglen)
+{
+	return check_sum(who, "frags_received", rx, "in_events", in, drops, XEVB_DROP__COUNT,
+			 xevb_drop_reason_name, pending, msg, msglen);
+}
+
+static bool check_segs(const char *who, uint64_t rx, uint64_t in, const uint64_t *drops, uint64_t pending,
+		       char *msg, size_t msglen)
+{
+	return check_sum(who, "segs_received", rx, "in fragments", in, drops, XEVB_SEG__COUNT,
+			 xevb_seg_reason_name, pending, msg, msglen);
+}
+
+/*
+ * Entry k, named by source index si's row entry fs of open event id: live,
+ * its pieces in order, apart, inside the fragment, in frames; whole iff
+ * the row says so. Adds its frame references to scratch.
+ */
+static bool check_seg_entry(const struct xevb_builder *b, uint32_t k, uint32_t id, uint32_t si,
+			    const struct xevb_frag_slot *fs, char *msg, size_t msglen)
+{
+	const struct seg_frag *sf = &b->segp[k];
+	uint32_t end = 0, have = 0;
+
+	if (k >= b->n_segp || sf->next_free != SEG_IN_USE || sf->event_id != id || sf->si != si)
+		FAIL("event %u source index %u names segment entry %u, not its own", id, si, k);
+	if (sf->n == 0 || sf->n > XEVB_SEG_MAX_PIECES || sf->length == 0)
+		FAIL("event %u: segment entry %u with %u pieces of a %u-byte fragment", id, k, sf->n, sf->length);
+	for (uint32_t i = 0; i < sf->n; i++) {
+		const struct xevb_seg_piece *p = &sf->p[i];
+
+		if ((i && p->seg_offset < end) || (uint32_t)p->seg_offset + p->bytes > sf->length || !p->bytes ||
+		    p->frame_idx >= b->n_frames)
+			FAIL("event %u: segment entry %u piece %u at %u+%u (after %u, of %u)", id, k, i,
+			     p->seg_offset, p->bytes, end, sf->length);
+		end = (uint32_t)p->seg_offset + p->bytes;
+		have += p->bytes;
+		b->scratch[p->frame_idx]++;
+	}
+	if (have != sf->have || (fs->payload_off == SEG_WHOLE) != (have == sf->length) ||
+	    (fs->payload_off == SEG_WHOLE && fs->length != sf->length))
+		FAIL("event %u: segment entry %u holds %u of %u bytes (says %u), row says %s", id, k, have,
+		     sf->length, sf->have, fs->payload_off == SEG_WHOLE ? "whole" : "pending");
+	return true;
+}
+
+/* The counters alone: every fragment and segment accounted for, per source and in total; the events' balance. */
+static bool check_counters(const struct xevb_builder *b, char *msg, size_t msglen)
+{
+	const struct xevb_builder_stats *st = &b->st;
+	struct xevb_source_stats sum;
+	const char *differs;
+	char who[32];
+
+	memset(&sum, 0, sizeof(sum));
+	if (!check_frags("total", st->frags_received, st->frags_in_events, st->drops, st->frags_pending, msg,
+			 msglen))
+		return false;
+	if (!check_segs("total", st->segs_received, st->segs_in_frags, st->segs_drops, st->segs_pending, msg,
+			msglen))
+		return false;
+	for (uint32_t i = 0; i < b->n_seen; i++) {
+		const struct xevb_source_stats *s = &st->src[b->seen[i]];
+
+		snprintf(who, sizeof(who), "source %u", b->seen[i]);
+		if (!check_frags(who, s->frags_received, s->frags_in_events, s->drops, s->frags_pending, msg,
+				 msglen) ||
+		    !check_segs(who, s->segs_received, s->segs_in_frags, s->segs_drops, s->segs_pending, msg,
+				msglen))
+			return false;
+		xevb_source_stats_add(&sum, s);
+	}
+	differs = xevb_source_sums_differ(st, &sum);
+	if (differs)
+		FAIL("per-source counters do not add up to the totals: %s", differs);
+	if (st->events_opened !=
+	    st->events_complete + st->events_incomplete + st->events_discarded + st->open_events)
+		FAIL("events_opened %llu != complete %llu + incomplete %llu + discarded %llu + open %llu",
+		     (unsigned long long)st->events_opened, (unsigned long long)st->events_complete,
+		     (unsigned long long)st->events_incomplete, (unsigned long long)st->events_discarded,
+		     (unsigned long long)st->open_events);
+	if (st->events_flushed_eor > st->events_incomplete)
+		FAIL("events_flushed_eor above events_incomplete");
+	if (st->events_evicted > st->events_incomplete + st->events_discarded)
+		FAIL("events_evicted above events_incomplete + events_discarded");
+	return true;
+}
+
+/* What the walk over the slots found, to compare with the stats and the chain. */
+struct slot_tally {
+	uint64_t open, runs, open_in_runs;
+	uint64_t live, pend_rows, pend_segs; /* segmented fragments: in rows, pending, their segments */
+};
+
+/* A slot of a run (a MEP's events booked together): in its run, and inside the window while open. */
+static bool check_run_slot(const struct xevb_builder *b, uint32_t i, struct slot_tally *t, char *msg,
+			   size_t msglen)
+{
+	const struct slot *s = &b->slots[i];
+	const struct group *gr = &b->groups[s->grp];
+	bool open_slot = SLOT_STATE(s) == SLOT_GOPEN;
+
+	if (s->grp >= b->n_groups)
+		FAIL("slot %u names group %u of %u", i, s->grp, b->n_groups);
+	if (SLOT_ID(s) - gr->first >= gr->n || gr->open != open_slot)
+		FAIL("event %u (%s) not in its run %u+%u (%s)", SLOT_ID(s), open_slot ? "open" : "done", gr->first,
+		     gr->n, gr->open ? "open" : "done");
+	b->gscratch[s->grp]++;
+	if (!open_slot)
+		return true;
+	t->open++;
+	if ((int32_t)(SLOT_ID(s) - b->base) < 0 || SLOT_ID(s) - b->base >= b->window)
+		FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
+	t->open_in_runs++;
+	if (SLOT_ID(s) == gr->first)
+		t->runs++;
+	return true;
+}
+
+/* An open event of its own: in the window at its slot, its row's fragments as n_frags and wire_bytes say. */
+static bool check_open_slot(const struct xevb_builder *b, uint32_t i, struct slot_tally *t, char *msg,
+			    size_t msglen)
+{
+	const struct slot *s = &b->slots[i];
+	const struct xevb_frag_slot *row = b->rows + (size_t)i * b->n_src;
+	uint32_t got = 0, wire = 0, f;
+
+	t->open++;
+	if (!b->have_base || (int32_t)(SLOT_ID(s) - b->base) < 0 || SLOT_ID(s) - b->base >= b->window ||
+	    (SLOT_ID(s) & b->mask) != i)
+		FAIL("open event %u outside the window at %u", SLOT_ID(s), b->base);
+	for (uint32_t j = 0; j < b->n_src; j++) {
+		f = row[j].frame_idx;
+		if (f == NO_FRAME)
+			continue;
+		if (is_seg(&row[j])) {
+			if (!check_seg_entry(b, f, SLOT_ID(s), j, &row[j], msg, msglen))
+				return false;
+			t->live++;
+			if (row[j].payload_off == SEG_PENDING) {
+				t->pend_rows++;
+				t->pend_segs += b->segp[f].n;
+				continue;
+			}
+		} else if (f >= b->n_frames) {
+			FAIL("event %u holds frame %u out of range", SLOT_ID(s), f);
+		} else {
+			b->scratch[f]++;
+		}
+		wire += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)row[j].length);
+		got++;
+	}
+	if (got != s->n_frags || got >= b->n_src)
+		FAIL("event %u: %u fragments stored, n_frags %u", SLOT_ID(s), got, s->n_frags);
+	if (wire != s->wire_bytes)
+		FAIL("event %u: fragments take %u bytes encoded, wire_bytes says %u", SLOT_ID(s), wire,
+		     s->wire_bytes);
+	return true;
+}
+
+/* Every slot; counts the frame references of open events in scratch and the slots per run in gscratch. */
+static bool check_slots(const struct xevb_builder *b, struct slot_tally *t, char *msg, size_t msglen)
+{
+	memset(b->scratch, 0, sizeof(*b->scratch) * b->n_frames);
+	memset(b->gscratch, 0, sizeof(*b->gscratch) * b->n_groups);
+	for (uint32_t i = 0; i < b->window; i++) {
+		const struct slot *s = &b->slots[i];
+
+		if (SLOT_STATE(s) == SLOT_GOPEN || SLOT_STATE(s) == SLOT_GDONE) {
+			if (!check_run_slot(b, i, t, msg, msglen))
+				return false;
+			continue;
+		}
+		if (SLOT_STATE(s) == SLOT_OPEN && !check_open_slot(b, i, t, msg, msglen))
+			return false;
+	}
+	return true;
+}
+
+/* An open run: its source bits, entries and record bytes agree; its frames counted in scratch. */
+static bool check_open_run(const struct xevb_builder *b, uint32_t g, char *msg, size_t msglen)
+{
+	const struct group *gr = &b->groups[g];
+	const struct gent *ge = gents_of(b, g);
+	uint64_t gw = 0;
+	uint32_t bits = 0;
+
+	for (uint32_t j = 0; j < b->gwords; j++)
+		bits += (uint32_t)__builtin_popcountll(gbits_of(b, g)[j]);
+	if (bits != gr->present || gr->present >= b->n_src || gr->refs != gr->n)
+		FAIL("run %u+%u: %u sources marked, %u in, %u slots", gr->first, gr->n, bits, gr->present,
+		     gr->refs);
+	for (uint32_t j = 0; j < gr->present; j++) {
+		if (ge[j].frame_idx >= b->n_frames || !gbit(b, g, ge[j].si))
+			FAIL("run %u: entry %u frame %u source index %u", gr->first, j, ge[j].frame_idx, ge[j].si);
+		b->scratch[ge[j].frame_idx]++;
+		gw += (uint32_t)ge[j].rec_end - ge[j].rec_start;
+	}
+	if (gw != gr->wire_bytes)
+		FAIL("run %u: MEPs hold %llu record bytes, wire_bytes %llu", gr->first, (unsigned long long)gw,
+		     (unsigned long long)gr->wire_bytes);
+	return true;
+}
+
+/* Runs: free ones named by no slot, the others by exactly refs slots. */
+static bool check_runs(const struct xevb_builder *b, char *msg, size_t msglen)
+{
+	for (uint32_t i = 0; i < b->n_gfree; i++) {
+		uint32_t g = b->gfree[i];
+
+		if (g >= b->n_groups || b->gscratch[g] || b->groups[g].open)
+			FAIL("free group %u: %u slots name it", g, g < b->n_groups ? b->gscratch[g] : 0);
+		b->gscratch[g] = UINT32_MAX;
+	}
+	for (uint32_t g = 0; g < b->n_groups; g++) {
+		const struct group *gr = &b->groups[g];
+
+		if (b->gscratch[g] == UINT32_MAX)
+			continue;
+		if (b->gscratch[g] != gr->refs || !gr->refs)
+			FAIL("group %u: %u slots name it, refs %u", g, b->gscratch[g], gr->refs);
+		if (gr->open && !check_open_run(b, g, msg, msglen))
+			return false;
+	}
+	return true;
+}
+
+/* The tally against the stats and the chain of open events; the frame references against scratch. */
+static bool check_references(const struct xevb_builder *b, const struct slot_tally *t, char *msg, size_t msglen)
+{
+	const struct xevb_builder_stats *st = &b->st;
+	uint64_t chain = 0, held = 0;
+
+	if (t->live != st->seg_frags_live || t->pend_rows != st->frags_pending || t->pend_segs != st->segs_pending)
+		FAIL("segmented fragments: %llu live in rows (%llu pending, %llu segments), stats say %llu (%llu, %llu)",
+		     (unsigned long long)t->live, (unsigned long long)t->pend_rows,
+		     (unsigned long long)t->pend_segs, (unsigned long long)st->seg_frags_live,
+		     (unsigned long long)st->frags_pending, (unsigned long long)st->segs_pending);
+	for (uint32_t i = b->oldest; i != NO_SLOT && chain <= b->window; i = b->slots[i].next)
+		chain++;
+	if (t->open != st->open_events || chain != t->open - t->open_in_runs + t->runs)
+		FAIL("open events: %llu in slots (%llu in %llu runs), %llu chained, stats say %llu",
+		     (unsigned long long)t->open, (unsigned long long)t->open_in_runs, (unsigned long long)t->runs,
+		     (unsigned long long)chain, (unsigned long long)st->open_events);
+	for (uint32_t f = 0; f < b->n_frames; f++) {
+		if (b->scratch[f] != b->refcnt[f])
+			FAIL("frame %u: %u references held, %u fragments in open events", f, b->refcnt[f],
+			     b->scratch[f]);
+		held += b->refcnt[f] != 0;
+	}
+	if (held != st->frames_held)
+		FAIL("frames_held %llu, %llu frames referenced", (unsigned long long)st->frames_held,
+		     (unsigned long long)held);
+	return true;
+}
+
+bool xevb_builder_check(const struct xevb_builder *b, char *msg, size_t msglen)
+{
+	struct slot_tally t = { 0 };
+
+	if (!check_counters(b, msg, msglen))
+		return false;
+	/* The frame references must be exactly those of the open events. */
+	if (!check_slots(b, &t, msg, msglen) || !check_runs(b, msg, msglen) ||
+	    !check_references(b, &t, msg, msglen))
+		return false;
+	if (msg && msglen)
+		msg[0] = '\0';
+	return true;
+}
+
+uint32_t xevb_event_wire_size(const struct xevb_event *ev)
+{
+	uint32_t size = sizeof(struct xevb_evt_hdr), i, got = 0;
+
+	for (i = 0; i < ev->n_expected; i++) {
+		if (ev->frags[i].frame_idx == NO_FRAME)
+			continue;
+		size += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)ev->frags[i].length);
+		got++;
+	}
+	if (ev->flags & XEVB_EVT_F_INCOMPLETE)
+		size += XEVB_PAD4(2u * (ev->n_expected - got));
+	return size;
+}
+
+int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16_t *out, uint32_t max)
+{
+	uint32_t idx = event_id & b->mask, n = 0;
+	const struct xevb_frag_slot *row;
+
+	if (b->slots[idx].key == slot_key(event_id, SLOT_GOPEN)) {
+		for (uint32_t i = 0; i < b->n_src; i++)
+			if (!gbit(b, b->slots[idx].grp, i) && n < max)
+				out[n++] = b->sorted[i];
+		return (int)n;
+	}
+	if (b->slots[idx].key != slot_key(event_id, SLOT_OPEN))
+		return -1;
+	row = b->rows + (size_t)idx * b->n_src;
+	/* A fragment still being put together is missing too: its source may be re-asked. */
+	for (uint32_t i = 0; i < b->n_src; i++)
+		if ((row[i].frame_idx == NO_FRAME || (is_seg(&row[i]) && row[i].payload_off == SEG_PENDING)) &&
+		    n < max)
+			out[n++] = b->sorted[i];
+	return (int)n;
+}

@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-only
+/* The engine's counters into a statistics snapshot (report.h): receive, output, shedding, builder. */
+#include <string.h>
+#include "base/cli.h"
+#include "rx/engine.h"
+#include "ops/report.h"
+#include "rx/engine_workers.h"
+
+void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
+{
+	s->update_ns = xevb_now_ns();
+	{
+		const struct xevb_sock *ks = e->c.xdp ? &e->ipfrag : &e->sock;
+
+		s->rx_ipfrag_datagrams = ks->ipfrag_datagrams;
+		s->rx_ipfrag_bytes = ks->ipfrag_bytes;
+		s->rx_ipfrag_copied = ks->big_copied;
+	}
+	s->out = e->out.st;
+	if (e->bw)
+		bw_snapshot(e->bw, s);
+	if (e->c.xdp || e->pass_xdp)
+		xevb_xdp_counters_read(e->ld.counters_fd, s->xdp);
+	if (e->ipfrag_on || !e->c.xdp) {
+		/* IP-fragmented MEPs refused by --bind-src / --allow-src in user space count where XDP counts the others. */
+		const struct xevb_sock *ks = e->c.xdp ? &e->ipfrag : &e->sock;
+
+		s->xdp[XEVB_XDP_SRC_MISMATCH].packets += ks->src_mismatch_packets;
+		s->xdp[XEVB_XDP_SRC_MISMATCH].bytes += ks->src_mismatch_bytes;
+		s->xdp[XEVB_XDP_SRC_MISMATCH].frags += ks->src_mismatch_frags;
+		s->xdp[XEVB_XDP_UNKNOWN_SRC].packets += ks->src_unknown_packets;
+		s->xdp[XEVB_XDP_UNKNOWN_SRC].bytes += ks->src_unknown_bytes;
+		s->xdp[XEVB_XDP_UNKNOWN_SRC].frags += ks->src_unknown_frags;
+	}
+	s->shed_on = e->shed.on;
+	s->shed_accept = e->shed.ctl.accept;
+	s->shed_min_accept = e->shed.ctl.min_accept;
+	s->shed_ref_source = e->shed.on ? e->ld.shed_gate->ref_source : 0;
+	s->shed_cuts = e->shed.ctl.cuts;
+	s->shed_raises = e->shed.ctl.raises;
+	memcpy(s->shed_cuts_by, e->shed.ctl.cuts_by, sizeof(s->shed_cuts_by));
+	if (e->shed.on && e->ld.shed_gate->guard_limit) {
+		s->shed_guard_limit = e->ld.shed_gate->guard_limit;
+		s->shed_guard_refused = e->ld.shed_gate->guard_refused;
+		s->shed_guard_admitted = e->ld.shed_gate->guard_admitted;
+		s->shed_guard_vouched = e->ld.shed_gate->guard_vouched;
+	}
+	if (e->c.xdp) {
+		struct xevb_sock_queue iq;
+
+		/* --bare never reads a frame: take the bytes per frame the program redirected. */
+		if (e->c.bare && s->xdp[XEVB_XDP_TO_XSK].packets)
+			s->rx_bytes = (uint64_t)((double)s->xdp[XEVB_XDP_TO_XSK].bytes /
+						 (double)s->xdp[XEVB_XDP_TO_XSK].packets * (double)s->rx_frames);
+		for (uint32_t q = 0; q < e->xsk.n_queues; q++)
+			xevb_xsk_stats(&e->xsk, q, &s->xsk[q]);
+		/* The reassembled datagrams' socket: its queue is the only one there is. */
+		if (e->ipfrag_on && !xevb_sock_queue(&e->ipfrag, &iq) && iq.drops > e->ipfrag.kernel_drops)
+			e->ipfrag.kernel_drops = iq.drops;
+		s->sock_kernel_drops = e->ipfrag.kernel_drops;
+		s->sock_truncated = e->ipfrag.truncated;
+	} else {
+		struct xevb_sock_queue sq;
+
+		/* The kernel's running total (SO_MEMINFO): never let a failed read move it back. */
+		if (!xevb_sock_queue(&e->sock, &sq) && sq.drops > e->sock.kernel_drops)
+			e->sock.kernel_drops = sq.drops;
+		s->sock_kernel_drops = e->sock.kernel_drops;
+		s->sock_truncated = e->sock.truncated;
+	}
+}
