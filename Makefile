@@ -355,4 +355,7 @@ clean:
 	$(call msg,CLEAN,$(OUT))
 	$(Q)rm -rf $(OUT)
 
+# The Python package (make python, install-python): its own file.
+include python/python.mk
+
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)
