@@ -89,11 +89,7 @@ dfm_stop_all() {
 		fi
 		sleep 0.1
 	done
-	for p in "${E2E_PIDS[@]}"; do
-		[[ -n ${E2E_SINK_NS[$p]:-} ]] && kill -0 "$p" 2>/dev/null || continue
-		e2e_until "$E2E_WAIT" e2e_ns_idle "${E2E_SINK_NS[$p]}"
-		kill -INT "$p" 2>/dev/null
-	done
+	e2e_stop_sinks
 }
 
 # The python prelude gains JL(name, key): the JSON line of NAME that has KEY;

@@ -106,6 +106,32 @@ e2e_ns_idle() {
 	[[ -z $(ip netns exec "$1" ss -Htn state established state close-wait state syn-recv 2>/dev/null) ]]
 }
 
+# e2e_stop_sinks: SIGINT to each farm node still running (e2e_sink,
+# rc_sink) once it has read all it was sent (e2e_ns_idle, E2E_WAIT at
+# most): for a sink that runs until told, after its writers have ended.
+e2e_stop_sinks() {
+	local p
+	for p in "${E2E_PIDS[@]}"; do
+		[[ -n ${E2E_SINK_NS[$p]:-} ]] && kill -0 "$p" 2>/dev/null || continue
+		e2e_until "$E2E_WAIT" e2e_ns_idle "${E2E_SINK_NS[$p]}"
+		kill -INT "$p" 2>/dev/null
+	done
+	return 0
+}
+
+# e2e_wait_run: the end of a run whose farm nodes run until told: every
+# other process ends by itself (each waited for, up to E2E_TMO), then the
+# farm nodes are stopped (e2e_stop_sinks) and every exit status checked
+# (e2e_wait_all).
+e2e_wait_run() {
+	local p
+	for p in "${E2E_PIDS[@]}"; do
+		[[ -n ${E2E_SINK_NS[$p]:-} ]] || e2e_wait_exit "$p" "$E2E_TMO"
+	done
+	e2e_stop_sinks
+	e2e_wait_all
+}
+
 # e2e_pid NAME: the pid (timeout's) of the tracked process NAME.
 e2e_pid() {
 	local i

@@ -67,7 +67,7 @@ e2e_no_xdp skip_timeout
 # ---------------------------------------------------------------------------
 e2e_log "skip_eor: socket mode, source 2 omits every 8th event, no timeout: END_OF_RUN flushes 250 events"
 e2e_sink 0 se.k --expect-events 2000 --expect-sources 4
-e2e_builder 0 se.b --mode socket --sources 0-3 --timeout-ms 0 --sink "$SINK" --exit-on-eor --duration 10
+e2e_builder 0 se.b --mode socket --sources 0-3 --timeout-ms 0 --sink "$SINK" --exit-on-eor --duration "$E2E_RUN"
 F=(--events 2000 --pack 8 --frag-size 40-120)
 e2e_source 0 se.s0 --source-ids 0-1 "${F[@]}" --seed 21
 e2e_source 1 se.s1 --source-ids 2-3 "${F[@]}" --skip-events 2:8 --seed 22

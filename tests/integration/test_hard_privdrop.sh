@@ -118,7 +118,7 @@ grep -q 'stale' "$E2E_WORK/pk.b2.err" && e2e_fail "killed: next builder found so
 # ---------------------------------------------------------------------------
 e2e_log "socket: --mode socket --user nobody forwards to a sink, and its stats file goes at exit"
 e2e_sink 0 pso.k --expect-events 1000 --expect-sources 4
-e2e_builder 0 pso.b --mode socket --sources 0-3 --user nobody --timeout-ms 200 --exit-on-eor --duration 10 \
+e2e_builder 0 pso.b --mode socket --sources 0-3 --user nobody --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" \
 	--sink "$(tb_addr sink 0):$E2E_PORT"
 for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pso.b.err" && break; sleep 0.05; done
 F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
@@ -148,7 +148,7 @@ for mode in default keep bounded; do
 	opt=() xevb=$X
 	[[ $mode == keep ]] && opt=(--keep-privileges)
 	[[ $mode == bounded ]] && xevb=$BOUNDED
-	X=$xevb e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration 10 --no-forward "${opt[@]}"
+	X=$xevb e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" --no-forward "${opt[@]}"
 	bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$mode: no xevb build process"
 	for ((t = 0; t < 40; t++)); do grep -q 'running as ' "$E2E_WORK/pd.$mode.err" && break; sleep 0.05; done
 	grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status >"$E2E_WORK/pd.$mode.status" 2>/dev/null

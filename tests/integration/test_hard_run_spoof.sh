@@ -61,7 +61,7 @@ PY
 
 # Standalone: XDP builder without --run.
 e2e_sink 0 k1 --expect-events "$N1" --expect-sources 4
-e2e_builder 0 b1 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 15
+e2e_builder 0 b1 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN"
 spoof_run999 a1
 sleep 0.2
 e2e_source 0 s1 --source-ids 0-3 --events "$N1" --pack 10 --rate 20000

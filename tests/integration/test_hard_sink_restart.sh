@@ -25,7 +25,7 @@ N=20000
 
 E2E_SINK_RC=137 e2e_sink 0 kr.k1 --progress-file "$E2E_WORK/k1.progress" --expect-sources 4
 victim=$(e2e_xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no xevb sink process under pid ${E2E_PIDS[-1]}"
-e2e_builder 0 kr.b --sources 0-3 --timeout-ms 300 --duration 25 --exit-on-eor --sink "$SINK"
+e2e_builder 0 kr.b --sources 0-3 --timeout-ms 300 --duration "$E2E_RUN" --exit-on-eor --sink "$SINK"
 e2e_source 0 kr.s --source-ids 0-3 --events "$N" --pack 10 --frag-size 40-120 --rate 5000
 sleep 1
 kill -KILL "$victim"

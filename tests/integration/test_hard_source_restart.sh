@@ -18,7 +18,7 @@ N=10000 K=6000
 
 # The timeout (2 s) covers host 1 being up to ~2 s ahead of or behind
 # host 0 after its restart on a loaded machine; the window holds that.
-e2e_builder 0 sr.b --sources 0-3 --timeout-ms 2000 --window 65536 --duration 25 --exit-on-eor \
+e2e_builder 0 sr.b --sources 0-3 --timeout-ms 2000 --window 65536 --duration "$E2E_RUN" --exit-on-eor \
 	--output "$E2E_WORK/sr.evt"
 F=(--pack 10 --frag-size 40-120 --rate 5000)
 e2e_source 0 sr.s0 --source-ids 0-1 --events "$N" "${F[@]}" --seed 61

@@ -216,7 +216,7 @@ unit_load "$UNIT_DIR/xevb-build@.service"
 
 # 1. READY, then the unit builds 2000 events exactly and ends at END_OF_RUN.
 E2E_SINK_RC=0 e2e_sink 0 ready.k0 --expect-events 2000 --expect-sources 4
-unit_start ready.b "$BNS" "--sources 0-3 --sink $SINK --exit-on-eor --duration 15 --json --quiet"
+unit_start ready.b "$BNS" "--sources 0-3 --sink $SINK --exit-on-eor --duration $E2E_RUN --json --quiet"
 unit_ready_check ready.b "$BSTATUS" xdp
 e2e_source 0 ready.s0 --source-ids 0-1 --events 2000 --seed 5
 e2e_source 1 ready.s1 --source-ids 2-3 --events 2000 --seed 6

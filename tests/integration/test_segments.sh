@@ -78,7 +78,7 @@ PY
 seg_case() {
 	local name=$1
 	shift
-	e2e_builder 0 "$name.b" --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration 20 \
+	e2e_builder 0 "$name.b" --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" \
 		--output "$E2E_WORK/$name.evt" "$@"
 	ip netns exec "$(tb_ns source 0)" timeout 30 python3 tests/integration/hostile_send.py --dev eth0 \
 		--dst-mac "$(tb_mac builder 0)" --dst-ip "$E2E_DEST" --allowed-ip 198.18.1.1 --sources 21-21 \
@@ -116,7 +116,7 @@ PY
 seg_case sg1 --queues 0-1
 seg_case sg2 --queues 0-1 --workers 2
 
-e2e_builder 0 sgs.b --mode socket --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration 20 \
+e2e_builder 0 sgs.b --mode socket --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" \
 	--output "$E2E_WORK/sgs.evt"
 send_fragments || e2e_fail "socket: fragments not sent"
 e2e_wait_all

@@ -30,7 +30,7 @@ for ((t = 0; t < 100; t++)); do
 done
 
 e2e_sink 0 tw.k --expect-events 1000 --expect-sources 4
-e2e_builder 0 tw.b --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 12
+e2e_builder 0 tw.b --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN"
 
 # Replay: whole frames from tests/vectors, to the builder's MAC.
 tb_exec source 0 python3 - "$(tb_mac builder 0)" <<'PY' || e2e_fail "vector replay"
