@@ -86,6 +86,16 @@ d = json.loads(line) if line.startswith("{") else None
 sys.exit(0 if d is not None and eval(sys.argv[1]) else 1)' "$2" 2>/dev/null
 }
 
+# e2e_settled IDX: builder IDX's published counters show every packet it
+# was given taken (XDP: steered to its socket, or counted lost by the
+# kernel; socket: passed to the kernel) and no event open: after its
+# sources have ended, it has done all it will do.
+e2e_settled() {
+	e2e_bstat "$1" 'd["open_events"] == 0 and (d["rx_frames"] + d["xsk_rx_dropped"] + d["xsk_rx_ring_full"] ==
+d["xdp"]["to_xsk"]["packets"] if d["path"] == "xdp" else d["rx_frames"] + d["sock_kernel_drops"] >=
+d["xdp"]["no_xsk_to_kernel"]["packets"])'
+}
+
 # e2e_stop NAME...: SIGINT to the tracked processes NAME (timeout(1)
 # passes it on): the clean end of a process that runs until told; the
 # caller's e2e_wait_all then checks its exit status.

@@ -84,8 +84,7 @@ stall_case() {
 	[[ $case == guard ]] || e2e_wait_exit "$(e2e_pid "$case.s1")" "$E2E_TMO"
 	# Every packet steered to its socket taken (or counted lost by the
 	# kernel), every event left (by timeout), as its published counters say.
-	local settled='d["open_events"] == 0 and d["rx_frames"] + d["xsk_rx_dropped"] + d["xsk_rx_ring_full"] == d["xdp"]["to_xsk"]["packets"]'
-	e2e_until "$E2E_WAIT" e2e_bstat 0 "$settled" || e2e_fail "$case: the builder did not settle in $E2E_WAIT s"
+	e2e_until "$E2E_WAIT" e2e_settled 0 || e2e_fail "$case: the builder did not settle in $E2E_WAIT s"
 	e2e_stop "$case.b"
 	e2e_wait_all
 	read -ra d1 <<<"$(veth_drops)"
