@@ -300,10 +300,16 @@ e2e_scrape() {
 		return
 	fi
 	e2e_ok "$3: GET /metrics: HTTP 200, $(wc -l <"$out") lines"
+	e2e_lint_page "$3"
+}
+
+# e2e_lint_page NAME: $E2E_WORK/NAME.prom clean under promtool.
+e2e_lint_page() {
+	local out=$E2E_WORK/$1.prom
 	if promtool check metrics <"$out" >"$out.lint" 2>&1 && [[ ! -s $out.lint ]]; then
-		e2e_ok "$3: promtool check metrics: clean"
+		e2e_ok "$1: promtool check metrics: clean"
 	else
-		e2e_fail "$3: promtool check metrics:"
+		e2e_fail "$1: promtool check metrics:"
 		sed 's/^/  | /' "$out.lint" | head -20
 	fi
 }
