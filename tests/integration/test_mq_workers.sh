@@ -165,12 +165,14 @@ PY
 
 # --metrics with workers: the page has each worker's counters (they were
 # missing from session 22 to 26: the engine never got the page).
-e2e_builder 0 mq_metrics.b --queues 0-1 --workers 2 --sources 0-11 --no-forward --duration 2 --metrics 9464
+# It runs until the page is read.
+e2e_builder 0 mq_metrics.b --queues 0-1 --workers 2 --sources 0-11 --no-forward --duration "$E2E_RUN" --metrics 9464
 if tb_exec builder 0 curl -s -m 5 http://127.0.0.1:9464/metrics >"$E2E_WORK/mq_metrics.prom"; then
 	e2e_ok "mq_metrics: page read"
 else
 	e2e_fail "mq_metrics: GET /metrics failed"
 fi
+e2e_stop mq_metrics.b
 e2e_wait_all
 e2e_check mq_metrics <<'PY'
 page = open(os.path.join(W, "mq_metrics.prom")).read()
