@@ -75,11 +75,11 @@ e2e_until() {
 }
 
 # e2e_bstat IDX EXPR: true when the Python expression EXPR holds over d,
-# the counters builder IDX's `xevb build --dev eth0` publishes (`xevb stats
-# --json`, refreshed each second). E.g. e2e_until "$E2E_WAIT" e2e_bstat 0
-# 'd["frags_received"] > 0'.
+# the counters builder IDX's `xevb build --dev eth0` (E2E_BDEV: another
+# interface) publishes (`xevb stats --json`, refreshed each second). E.g.
+# e2e_until "$E2E_WAIT" e2e_bstat 0 'd["frags_received"] > 0'.
 e2e_bstat() {
-	tb_exec builder "$1" "$X" stats --dev eth0 --json 2>/dev/null | python3 -c '
+	tb_exec builder "$1" "$X" stats --dev "${E2E_BDEV:-eth0}" --json 2>/dev/null | python3 -c '
 import json, sys
 line = sys.stdin.readline()
 d = json.loads(line) if line.startswith("{") else None
