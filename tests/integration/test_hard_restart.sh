@@ -98,9 +98,10 @@ kill -INT "$SRC_XEVB"
 e2e_wait_all   # final builder and the source
 [[ -z $(xdp_prog_id) ]] && e2e_ok "final: nothing attached after a clean exit" || e2e_fail "final: program left on eth0"
 
-# Freed objects go away after an RCU grace period or so: bounded retries.
-leaked=
-for ((t = 0; t < 50; t++)); do
+# Freed objects go away after an RCU grace period or so: bounded retries
+# (E2E_WAIT at most; each pass runs 100 bpftool calls, seconds on a slow host).
+leaked= end=$(($(date +%s) + E2E_WAIT))
+for ((t = 0; t < E2E_WAIT * 10 && $(date +%s) < end; t++)); do
 	leaked=
 	for p in "${progs[@]}" $final_prog; do bpftool prog show id "$p" >/dev/null 2>&1 && leaked+=" prog:$p"; done
 	for m in "${maps[@]}" $final_maps; do bpftool map show id "$m" >/dev/null 2>&1 && leaked+=" map:$m"; done
