@@ -86,7 +86,7 @@ class Stray:
         if mtype == ASSIGN and len(data) == HDR.size + n * ASSIGN_REC.size:
             self.on_assign(data[HDR.size:], n)
 
-    def run(self, duration, ready=None):
+    def run(self, duration, ready_file=None):
         end = time.monotonic() + duration
         next_status = 0.0
         stop = []
@@ -99,8 +99,8 @@ class Stray:
             if now >= next_status:
                 self.status()
                 next_status = now + 0.1
-                if ready and not os.path.exists(ready):
-                    open(ready, "w").close()
+                if ready_file and not os.path.exists(ready_file):
+                    open(ready_file, "w").close()
             try:
                 ready, _, _ = select.select([self.sock], [], [], max(0.0, min(next_status, end) - now))
             except InterruptedError:
