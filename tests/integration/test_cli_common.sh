@@ -33,7 +33,7 @@ SINK="$(tb_addr sink 0):$E2E_PORT"
 
 # (2) + (3): a quiet farm node asked for a line a second, and a builder with a typo in --dev
 e2e_sink 0 sink0 --interval 1 --quiet --duration 3
-ip netns exec "$(tb_ns builder 0)" timeout 20 "$X" build --dev nosuchdev --mode socket --udp --sources 0-1 \
+ip netns exec "$(tb_ns builder 0)" timeout "$E2E_TMO" "$X" build --dev nosuchdev --mode socket --udp --sources 0-1 \
 	--sink "$SINK" --json >"$E2E_WORK/b0.json" 2>"$E2E_WORK/b0.err"
 rc=$?
 if ((rc == 1)); then e2e_ok "build --dev nosuchdev: exit status 1"; else
