@@ -6,11 +6,13 @@
  * verification time: the kernel's statistics log, level 4, which costs
  * nothing beside the verification itself) and the wall time from opening
  * the embedded object to the program loaded (BTF, maps, verification,
- * JIT), the median and the minimum of --runs loads.
+ * JIT), wall and CPU (this thread's, the kernel's work in its bpf() calls
+ * included), medians of --runs loads. On a shared host the wall time
+ * includes waiting for a core; the CPU time is what the load costs.
  *
  * With --max-insns and/or --max-ms it is a budget: exit 1 when a variant
- * processes more instructions than --max-insns, or its median load takes
- * longer than --max-ms.
+ * processes more instructions than --max-insns, or its loads take more
+ * than --max-ms of CPU (median).
  *
  * usage: steer_load_cost [--runs N] [--json] [--max-insns N] [--max-ms MS]   (root)
  */
@@ -47,17 +49,17 @@ static const struct variant variants[] = {
 
 struct figures {
 	unsigned long insns, total_states, peak_states, verif_us;
-	double ms[MAX_RUNS];
-	double median_ms, min_ms;
+	double ms[MAX_RUNS], cpu[MAX_RUNS];
+	double median_ms, cpu_ms;
 };
 
 static char log_buf[1 << 16];
 
-static double now_ms(void)
+static double now_ms(clockid_t clk)
 {
 	struct timespec ts;
 
-	clock_gettime(CLOCK_MONOTONIC, &ts);
+	clock_gettime(clk, &ts);
 	return (double)ts.tv_sec * 1e3 + (double)ts.tv_nsec / 1e6;
 }
 
@@ -82,11 +84,11 @@ static void parse_log(struct figures *f)
 }
 
 /* One load of variant v, timed from open to loaded; 0 or -1 (said why). */
-static int load_once(const struct variant *v, double *ms, struct figures *f)
+static int load_once(const struct variant *v, double *ms, double *cpu, struct figures *f)
 {
 	struct xevb_steer *skel;
 	struct bpf_program *prog;
-	double t0 = now_ms();
+	double t0 = now_ms(CLOCK_MONOTONIC), c0 = now_ms(CLOCK_THREAD_CPUTIME_ID);
 	int err;
 
 	skel = xevb_steer__open();
@@ -107,7 +109,8 @@ static int load_once(const struct variant *v, double *ms, struct figures *f)
 	bpf_program__set_log_buf(prog, log_buf, sizeof(log_buf));
 	bpf_program__set_log_level(prog, 4); /* statistics only */
 	err = xevb_steer__load(skel);
-	*ms = now_ms() - t0;
+	*ms = now_ms(CLOCK_MONOTONIC) - t0;
+	*cpu = now_ms(CLOCK_THREAD_CPUTIME_ID) - c0;
 	if (err) {
 		fprintf(stderr, "steer_load_cost: loading variant %s failed: %s (root needed; %s)\n%s\n", v->name,
 			strerror(-err), "scripts/verifier-stats.sh shows the verifier's figures", log_buf);
@@ -122,11 +125,12 @@ static int load_once(const struct variant *v, double *ms, struct figures *f)
 static int measure(const struct variant *v, unsigned runs, struct figures *f)
 {
 	for (unsigned r = 0; r < runs; r++)
-		if (load_once(v, &f->ms[r], f))
+		if (load_once(v, &f->ms[r], &f->cpu[r], f))
 			return -1;
 	qsort(f->ms, runs, sizeof(f->ms[0]), cmp_d);
+	qsort(f->cpu, runs, sizeof(f->cpu[0]), cmp_d);
 	f->median_ms = f->ms[runs / 2];
-	f->min_ms = f->ms[0];
+	f->cpu_ms = f->cpu[runs / 2];
 	return 0;
 }
 
@@ -135,19 +139,19 @@ static void print_json(const struct figures *f, unsigned runs)
 	printf("{\"runs\":%u,\"variants\":{", runs);
 	for (unsigned i = 0; i < N_VARIANTS; i++)
 		printf("%s\"%s\":{\"insns_processed\":%lu,\"total_states\":%lu,\"peak_states\":%lu,"
-		       "\"verification_us\":%lu,\"load_ms_median\":%.2f,\"load_ms_min\":%.2f}",
+		       "\"verification_us\":%lu,\"load_ms_median\":%.2f,\"load_cpu_ms_median\":%.2f}",
 		       i ? "," : "", variants[i].name, f[i].insns, f[i].total_states, f[i].peak_states,
-		       f[i].verif_us, f[i].median_ms, f[i].min_ms);
+		       f[i].verif_us, f[i].median_ms, f[i].cpu_ms);
 	printf("}}\n");
 }
 
 static void print_table(const struct figures *f, unsigned runs)
 {
 	printf("%-11s %9s %7s %6s %10s %10s %8s   (xevb_steer, %u loads each)\n", "variant", "insns", "states",
-	       "peak", "verify_us", "load_ms", "min_ms", runs);
+	       "peak", "verify_us", "load_ms", "cpu_ms", runs);
 	for (unsigned i = 0; i < N_VARIANTS; i++)
 		printf("%-11s %9lu %7lu %6lu %10lu %10.1f %8.1f\n", variants[i].name, f[i].insns,
-		       f[i].total_states, f[i].peak_states, f[i].verif_us, f[i].median_ms, f[i].min_ms);
+		       f[i].total_states, f[i].peak_states, f[i].verif_us, f[i].median_ms, f[i].cpu_ms);
 }
 
 /* The variants over budget, each named; 0 when none. */
@@ -163,10 +167,11 @@ static int over_budget(const struct figures *f, unsigned long max_insns, double 
 				variants[i].name, f[i].insns, max_insns);
 			over = 1;
 		}
-		if (max_ms > 0 && f[i].median_ms > max_ms) {
+		if (max_ms > 0 && f[i].cpu_ms > max_ms) {
 			fprintf(stderr,
-				"steer_load_cost: variant %s: load took %.1f ms (median), budget %.0f ms\n",
-				variants[i].name, f[i].median_ms, max_ms);
+				"steer_load_cost: variant %s: its load took %.1f ms of CPU (median), budget %.0f ms "
+				"(verify_us says how much of it the verifier took)\n",
+				variants[i].name, f[i].cpu_ms, max_ms);
 			over = 1;
 		}
 	}
