@@ -133,9 +133,9 @@ static __always_inline __u32 l2_refused(const struct xevb_src_bind *b, struct xd
 /*
  * 0: the filters let the MEP (its saddr, source_id) through; else the slot
  * that counts its drop. A global function, verified once on its own: its
- * branches, inlined, would multiply the verifier's states of both copies
- * of steer() after the record loop (the copy with meta is near the limit).
- * Called only when a filter is set.
+ * branches, inlined, would multiply the verifier's states of steer() after
+ * the parse (scripts/verifier-budget.sh keeps those few). Called only when
+ * a filter is set.
  */
 __noinline __u32 xevb_source_refused(struct xdp_md *ctx, __u32 saddr, __u32 source_id)
 {
@@ -387,8 +387,8 @@ fail:
 
 /*
  * The program, specialised by the compiler for meta (a constant): the copy
- * without meta never computes pi.consec, and the verifier sees only the
- * copy cfg_meta_cookie selects at load.
+ * without meta never computes pi.consec (its record walk is the _nc one),
+ * and the verifier sees only the copy cfg_meta_cookie selects at load.
  */
 static __always_inline int steer(struct xdp_md *ctx, const int meta)
 {
