@@ -267,6 +267,12 @@ test-unit: $(TEST_UNIT)
 test-bpf: $(TEST_BPF)
 	$(Q)$(TEST_BPF)
 
+# The steering program's load budget alone (a step of make check):
+# instructions the verifier processes, CPU its load takes, every variant.
+.PHONY: verifier-budget
+verifier-budget: $(OUT)/bench/steer_load_cost
+	$(Q)bash scripts/verifier-budget.sh $(OUT)
+
 bench: all
 	$(Q)bash scripts/bench/run.sh $(OUT)
 
