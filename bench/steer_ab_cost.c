@@ -34,7 +34,7 @@
 #include <bpf/bpf.h>
 #include <bpf/btf.h>
 #include <bpf/libbpf.h>
-#include <xevb/mep_write.h>
+#include "wire/mep_write.h"
 #include <xevb/shed.h>
 #include <xevb/wire.h>
 
