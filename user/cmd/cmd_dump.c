@@ -162,14 +162,18 @@ static struct xevb_farm *farm_open(const struct dump_cfg *c)
 
 	if (c->ctl_port_given && !c->ctl_port)
 		flags |= XEVB_FARM_CTL_ANY_PORT;
-	XEVB_OPTS(xevb_farm_opts, o, .listen = c->listen, .flags = flags, .credits = c->credits,
-		  .ctl_port = (uint16_t)c->ctl_port, .id = (uint16_t)c->id, .dfm = c->dfm,
-		  .key_file = c->co.key_file, .run_config = c->config, .log_fn = lib_log);
+	/* Zero where not given: the library's default, or the run configuration's. */
+	XEVB_OPTS(xevb_farm_opts, o, .listen = c->listen, .flags = flags,
+		  .credits = c->credits_given ? c->credits : 0, .ctl_port = (uint16_t)c->ctl_port,
+		  .id = (uint16_t)c->id, .dfm = c->dfm, .key_file = c->co.key_file, .run_config = c->config,
+		  .log_fn = lib_log);
 	f = xevb_farm_open(&o, err);
 	if (!f) {
+		/* The library names its option fields; say ours too. */
 		xevb_err("%s%s", err,
-			 c->no_ctl ? "" :
-				     " (a farm node runs here already? --ctl-port N or --no-ctl for this one)");
+			 strstr(err, "control port") ?
+				 " (xevb dump: --ctl-port N, 0 for any free one, or --no-ctl)" :
+				 "");
 		return NULL;
 	}
 	if (c->ready_file && write_ready(c, xevb_farm_port(f))) {
@@ -177,9 +181,11 @@ static struct xevb_farm *farm_open(const struct dump_cfg *c)
 		return NULL;
 	}
 	/* The library has said the port it listens on; the control port is ours to tell. */
-	if (xevb_farm_ctl_port(f))
+	if (xevb_farm_ctl_port(f) && (c->credits_given || !c->config))
 		xevb_info("control protocol on UDP port %u, %u credits per builder", xevb_farm_ctl_port(f),
 			  c->credits);
+	else if (xevb_farm_ctl_port(f))
+		xevb_info("control protocol on UDP port %u, credits as %s says", xevb_farm_ctl_port(f), c->config);
 	return f;
 }
 

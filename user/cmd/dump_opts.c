@@ -154,7 +154,8 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "snap", 0, XEVB_T_U32, "N", F(fmt.snap), F(snap_given), 0, 0, UINT32_MAX, .def = "64", .section = S_OUT,
 	  .flags = XEVB_F_GIVEN, .help = "--fragments: at most N payload bytes per fragment (0: all)" },
 	{ "verify", 0, XEVB_T_FLAG, NULL, F(fmt.verify), .section = S_OUT,
-	  .help = "check every payload against its CRC-32C; a bad one is shown and fails the exit status" },
+	  .help = "check every payload of the events shown against its CRC-32C; a bad one is marked and fails "
+		  "the exit status" },
 	{ "time", 't', XEVB_T_ENUM, "iso|ns", F(fmt.time), .words = "iso|ns", .def = "iso", .section = S_OUT,
 	  .help = "build time as ISO 8601 UTC with nanoseconds, or as ns since 1970" },
 	{ "quiet", 'q', XEVB_T_FLAG, NULL, F(quiet), .section = S_OUT,
