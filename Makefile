@@ -182,13 +182,17 @@ $(HLT_EXAMPLE): examples/consumer/hlt_farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEA
 .PHONY: libxevb
 libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE) $(HLT_EXAMPLE)
 
-$(XEVB): $(CMD_OBJS) $(LIBXEVB)
+# libxevb's objects are linked in whole (`xevb dump` reads run files and is a
+# farm node through it): the tool needs no libxevb.so at run time.
+$(XEVB): $(CMD_OBJS) $(LIBXEVB) $(PUB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# dfm_opts, shape_opts, doctor_opts, stats_opts, source_opts, sink_opts: the option tables of dfm, shape,
-# doctor, stats, source and sink (test_cli_cmds, test_cli_src_sink)
-CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats source sink)
+# dfm_opts, shape_opts, doctor_opts, stats_opts, source_opts, sink_opts, dump_opts: the option tables of
+# dfm, shape, doctor, stats, source, sink and dump (test_cli_cmds, test_cli_src_sink, test_dump);
+# dump_fmt: `xevb dump`'s filters and output (test_dump), on libxevb's shared library here
+CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats source sink dump) \
+	$(OUT)/user/cmd/dump_fmt.o
 
 # stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
 # build_opts: `xevb build`'s option table, test_cli_table's subject

@@ -42,7 +42,8 @@ static void man_index(FILE *f)
 		fputc('\n', f);
 	}
 	fputs(".SH EXIT STATUS\n0 success, 1 a run-time failure, 2 a usage error "
-	      "(an unknown or invalid option), 3 (build) the accounting check failed.\n",
+	      "(an unknown or invalid option), 3 (build) the accounting check failed; "
+	      "dump: 1 the input was not whole.\n",
 	      f);
 }
 
