@@ -218,17 +218,27 @@ $(OUT)/bench/%: bench/%.c $(LIBXEVB) | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) $(BENCH_XFLAGS) -MF $@.d $< $(LIBXEVB) $(LDLIBS) $(URING_LIBS) -o $@
 
-# libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
-FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
-# libxevb's harness builds the library's sources in (sanitized like the rest).
-FUZZ_LIB_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
-$(OUT)/fuzz/fuzz_lib: $(PUB_SRCS) $(wildcard lib/*.h lib/include/xevb/*.h)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/xevb/*.h user/*/*.h \
-		tests/fuzz/*.h) | $(SKELS)
+# libFuzzer harnesses: the library is rebuilt once with sanitizers (and
+# coverage, fuzzer-no-link) into an archive each harness links; lib/'s
+# sources go in too, with its own include path.
+FUZZ_BASE := -O1 -g -fno-sanitize-recover=all -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+FUZZ_CFLAGS := -fsanitize=fuzzer,address,undefined $(FUZZ_BASE)
+FUZZ_OBJ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined $(FUZZ_BASE) -Ilib/include -Ilib -MMD -MP
+FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS) $(PUB_SRCS))
+FUZZ_CORE := $(OUT)/fuzz/fuzz-core.a
+$(OUT)/fuzz/obj/%.o: %.c | $(SKELS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_OBJ_CFLAGS) -c $< -o $@
+$(FUZZ_CORE): $(FUZZ_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+# libxevb's harness includes the library's internal headers.
+FUZZ_INC_fuzz_lib := -Ilib/include -Ilib
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_$*) $(LIB_SRCS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_INC_$*) -MMD -MP -MF $@.d $< $(FUZZ_CORE) $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 
