@@ -15,7 +15,7 @@ static const struct {
 static void usage(FILE *f)
 {
 	fprintf(f,
-		"Usage: xevb COMMAND [options]   (xevb COMMAND --help for each)\n\n"
+		"Usage: xevb COMMAND [options]   (xevb help COMMAND for each; xevb --version)\n\n"
 		"xevb: an XDP/AF_XDP event builder for data acquisition.\n\nCommands:\n");
 	for (size_t i = 0; i < N_CMDS; i++)
 		fprintf(f, "  %-8s %s\n", cmds[i].name, cmds[i].summary);
