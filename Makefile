@@ -68,6 +68,7 @@ TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
 MAN_STAMP := $(OUT)/man/.stamp
+COMPLETION := $(OUT)/completion/xevb
 
 # make install: PREFIX and DESTDIR as usual; each directory can be set alone.
 PREFIX         ?= /usr/local
@@ -102,7 +103,7 @@ SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(BPF_OBJS) $(SKELS) $(XEVB) libxevb $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP)
+all: $(BPF_OBJS) $(SKELS) $(XEVB) libxevb $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP) $(COMPLETION)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
@@ -309,18 +310,24 @@ $(MAN_STAMP): $(XEVB)
 	for c in $$($(XEVB) help-man --list); do $(XEVB) help-man $$c >$(@D)/xevb-$$c.1; done
 	$(Q)touch $@
 
+# The bash completion, from the same option tables (xevb help-completion).
+$(COMPLETION): $(XEVB)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D) && $(XEVB) help-completion >$@.tmp && bash -n $@.tmp && mv $@.tmp $@
+
 # The builder's BPF programs are embedded (skeletons): no object to install.
 # The objects in $(OUT)/bpf that are not (switch, pass, drop, count) serve the
 # test bed only.
 # INSTALL_LIB=0: the tools only (the Debian package, until libxevb has
 # packages of its own).
 INSTALL_LIB ?= 1
-install: $(XEVB) $(MAN_STAMP) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
+install: $(XEVB) $(MAN_STAMP) $(COMPLETION) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(TRACEDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR) \
-		$(DESTDIR)$(GRAFANADIR) $(DESTDIR)$(PROMRULESDIR)
+		$(DESTDIR)$(GRAFANADIR) $(DESTDIR)$(PROMRULESDIR) $(DESTDIR)$(DATADIR)/bash-completion/completions
 	$(Q)$(INSTALL) -m 0755 $(XEVB) $(DESTDIR)$(BINDIR)/xevb
+	$(Q)$(INSTALL) -m 0644 $(COMPLETION) $(DESTDIR)$(DATADIR)/bash-completion/completions/xevb
 	$(Q)$(INSTALL) -m 0644 $(DASHBOARDS) $(DESTDIR)$(GRAFANADIR)/
 	$(Q)$(INSTALL) -m 0644 $(PROMRULES) $(DESTDIR)$(PROMRULESDIR)/
 	$(Q)$(INSTALL) -m 0644 $(OUT)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
@@ -353,7 +360,8 @@ uninstall-lib:
 
 uninstall: uninstall-lib
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(DATADIR)/bash-completion/completions/xevb \
+		$(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
 		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua \
 		$(addprefix $(DESTDIR)$(TRACEDIR)/,$(notdir $(TRACE_FILES))) \
 		$(addprefix $(DESTDIR)$(GRAFANADIR)/,$(notdir $(DASHBOARDS))) \

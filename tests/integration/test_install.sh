@@ -71,7 +71,8 @@ PY
 for f in share/xevb/trace/run.sh share/xevb/trace/drops.bt share/xevb/trace/fold-stacks.py \
 	"lib/$(gcc -dumpmachine)/wireshark/plugins/xevb.lua" share/doc/xevb/examples/build.env \
 	lib/systemd/system/xevb-build@.service lib/systemd/system/xevb-sink@.service \
-	lib/systemd/system/xevb-dfm.service share/xevb/grafana/xevb.json share/xevb/prometheus/xevb-alerts.yml; do
+	lib/systemd/system/xevb-dfm.service share/xevb/grafana/xevb.json share/xevb/prometheus/xevb-alerts.yml \
+	share/bash-completion/completions/xevb; do
 	[[ -s $ROOT$PREFIX/$f ]] && e2e_ok "installed $PREFIX/$f" || e2e_fail "not installed: $PREFIX/$f"
 done
 if ! command -v promtool >/dev/null; then

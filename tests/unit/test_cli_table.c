@@ -205,10 +205,17 @@ Test(cli_table, ranges_refused_naming_the_option_and_range)
 	refused(PARSE("--window", "0"), "--window: '0' is not a number in 1..1048576");
 	refused(PARSE("--window", "1048577"), "--window: '1048577' is not a number in 1..1048576");
 	refused(PARSE("--workers", "17"), "--workers: '17' is not a number in 1..16");
+	refused(PARSE("--metrics", "99999"), "--metrics: '99999' is not a number in 1..65535");
+	refused(PARSE("--metrics", "127.0.0.1:0"), "--metrics: '0' is not a number in 1..65535");
 	refused(PARSE("--ctl-port", "0"), "--ctl-port: '0' is not a number in 1..65535");
 	refused(PARSE("--mode", "dpdk"), "--mode: 'dpdk' is not one of xdp|socket");
-	refused(PARSE("--sources", "4096"), "--sources: ids go up to 4095, not 4096");
-	refused(PARSE("--sources", "3-1"), "--sources: '3-1' is not a list of ids");
+	refused(PARSE("--sources", "4096"), "--sources: id 4096 in '4096' is out of range: ids go from 0 to 4095");
+	refused(PARSE("--sources", "0-70000"),
+		"--sources: id 70000 in '0-70000' is out of range: ids go from 0 to 4095");
+	refused(PARSE("--sources", "7-0"), "--sources: range 7-0 runs backwards: give LOW-HIGH (0-7)");
+	refused(PARSE("--sources", "3-"),
+		"--sources: '3-' is not a list of ids such as 0-125 or 1,4,9-12 (ids 0 to 4095)");
+	refused(PARSE("--sources", "x"), "--sources: 'x' is not a list of ids");
 	refused(PARSE("--tune", "rx-ring=63"), "--tune rx-ring: '63' is not a number in 64..65536");
 	refused(PARSE("--tune", "owner-block=1000"), "--tune owner-block: 1000 is not a power of 2");
 	refused(PARSE("--tune", "busy-high=101"), "--tune busy-high: '101' is not a number in 0..100");
