@@ -597,7 +597,12 @@ e2e_topology() {
 		e2e_sink "$k" "$case.k$k" --expect-events "$want" --expect-sources $((last + 1))
 		sinks+=(--sink "$(tb_addr sink "$k"):$E2E_PORT")
 	done
-	bopts=()
+	# The source processes start one after the other, each a process start
+	# apart (a loaded host: a second or more): every event waits for the
+	# late hosts' fragments, so the window (65536 events: 1.3 s at 50k/s)
+	# and the timeout (5 s) hold that skew; nothing waits for them once
+	# every fragment is in, and END_OF_RUN ends the run.
+	bopts=(--window 65536 --timeout-ms 5000)
 	[[ $mode == socket ]] && bopts+=(--mode socket)
 	[[ $mode == socket && $proto == udp ]] && bopts+=(--udp)
 	local extra=()
