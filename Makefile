@@ -173,7 +173,9 @@ $(PUB_EXAMPLE): lib/examples/farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
 .PHONY: libxevb
 libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE)
 
-$(XEVB): $(CMD_OBJS) $(LIBXEVB)
+# xevb writes run files (--output) with libxevb's writer: its objects are
+# linked in (one binary, no run-time dependency on libxevb.so).
+$(XEVB): $(CMD_OBJS) $(LIBXEVB) $(PUB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
@@ -207,15 +209,14 @@ $(OUT)/bench/%: bench/%.c $(LIBXEVB) | $(SKELS)
 
 # libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
 FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
-# libxevb's harness builds the library's sources in (sanitized like the rest).
-FUZZ_LIB_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
-$(OUT)/fuzz/fuzz_lib: $(PUB_SRCS) $(wildcard lib/*.h lib/include/xevb/*.h)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/xevb/*.h user/*/*.h \
-		tests/fuzz/*.h) | $(SKELS)
+	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -I$(OUT)
+# Every harness builds the library's sources in (sanitized like the rest):
+# libxevb's own, and the output stage's run files are written with it.
+$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(PUB_SRCS) $(wildcard include/xevb/*.h user/*/*.h lib/*.h \
+		lib/include/xevb/*.h tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_$*) $(LIB_SRCS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(PUB_SRCS) $(LIB_SRCS) $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 
