@@ -408,7 +408,7 @@ Test(cli_table, output_run_files)
 		  errbuf);
 	refused(PARSE(B, "--output", file, "--tune", "output-max-bytes=1M"),
 		"give --output a directory (DIR/), not the file");
-	refused(PARSE(B, "--output", d, "--tune", "output-max-bytes=1k"), "outside 64k");
+	refused(PARSE(B, "--output", d, "--tune", "output-max-bytes=1k"), "outside 4k");
 	refused(PARSE(B, "--output", d, "--tune", "output-prefix=a/b"), "no '/'");
 	cr_assert(eq(int, PARSE(B, "--output", "/nonexistent-xevb-dir/run/"), 1));
 	cr_assert(not(eq(ptr, strstr(errbuf, "no such directory"), NULL)), "%s", errbuf);

@@ -145,8 +145,8 @@ static bool parse_bytes(const struct xevb_cfg_opt *o, void *cfg, const char *arg
 
 	if (!xevb_parse_si(label, arg, &v))
 		return false;
-	if (v != 0 && (v < 65536 || v > 1e15)) {
-		xevb_err("--%s: '%s' is outside 64k..1000000G bytes (0: no limit)", label, arg);
+	if (v != 0 && (v < 4000 || v > 1e15)) {
+		xevb_err("--%s: '%s' is outside 4k..1000000G bytes (0: no limit)", label, arg);
 		return false;
 	}
 	*(uint64_t *)((char *)cfg + o->off) = (uint64_t)v;
