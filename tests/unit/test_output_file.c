@@ -185,6 +185,7 @@ Test(output_file, header_events_trailer_read_back)
 	cr_assert(eq(u64, fi->trailer_bytes, fi->bytes));
 	cr_assert(eq(u32, fi->trailer_flags, XEVB_FILE_T_CLEAN));
 	cr_assert(eq(u64, fi->bytes, o.st.bytes));
+	cr_assert(eq(u64, o.st.bytes_copied, o.st.bytes), "every byte copied once into the writer's buffer");
 	xevb_file_reader_close(r);
 	remove_dir();
 }

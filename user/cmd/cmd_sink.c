@@ -32,7 +32,7 @@
 #include "cmd/cmds.h"
 #include "emu/sink.h"
 #include "ctl/sink_ctl.h"
-#include <xevb/xevb.h>
+#include "emu/sink_runfile.h"
 
 /* Error kinds beyond the decoder's own. */
 enum {
@@ -256,48 +256,14 @@ static bool time_is_up(const struct sink *s, uint64_t now)
 
 /* ---- --input FILE ---- */
 
-/*
- * A run file (`xevb build --output`, wire-format.md section 4) through
- * libxevb's reader: its header and trailer checked and skipped, every
- * event checked here as from a stream, a cut or corrupt file counted.
- * False: not a run file (a plain event stream, stdin): read as before.
- */
-static bool run_file_runfile(struct sink *s, const char *where)
-{
-	XEVB_OPTS(xevb_file_reader_opts, ro, .max_event = s->o.max_event);
-	struct xevb_file_reader *r = xevb_file_reader_open(where, &ro, NULL);
-	const struct xevb_file_info *fi = r ? xevb_file_reader_info(r) : NULL;
-	const struct xevb_ev *ev;
-	char msg[320];
-
-	if (!fi || !fi->format_version) {
-		xevb_file_reader_close(r);
-		return false;
-	}
-	while (!stop_signal && !expectation_met(s) && !time_is_up(s, xevb_now_ns()) &&
-	       xevb_file_reader_next(r, &ev) == 1) {
-		tick(s, xevb_now_ns());
-		if (sink_event(s, ev->data, ev->length, where))
-			break;
-	}
-	snprintf(msg, sizeof(msg), "run file %s: %s", xevb_file_state_name(fi->state), xevb_file_reader_error(r));
-	if (fi->state == XEVB_FILE_CORRUPT)
-		note_err(s, SE_READ, where, msg);
-	else if (fi->state == XEVB_FILE_CUT && fi->cut_bytes)
-		note_err(s, XEVB_EVT_E_EOF, where, msg);
-	else if (fi->state == XEVB_FILE_CUT)
-		fprintf(stderr, "%s: %s: %s\n", xevb_prog, where, msg);
-	xevb_file_reader_close(r);
-	return true;
-}
-
 static void run_file(struct sink *s)
 {
 	struct xevb_evt_reader rd;
 	const char *where = s->o.input;
 	int fd;
 
-	if (strcmp(where, "-") && run_file_runfile(s, where))
+	/* A run file: its events through libxevb's reader (sink_runfile.h). */
+	if (strcmp(where, "-") && xevb_sink_runfile(s, where, s->o.max_event, sink_event, note_err, SE_READ))
 		return;
 	if (!strcmp(s->o.input, "-")) {
 		fd = STDIN_FILENO;

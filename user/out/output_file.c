@@ -114,6 +114,8 @@ int xevb_outfile_write(struct xevb_output *o, const struct iovec *iov, int n, si
 	}
 	o->st.events++;
 	o->st.bytes += total;
+	/* Into the writer's buffer, every piece (the largest is a frame's). */
+	o->st.bytes_copied += total;
 	/* A step back of the clock flushes too, rather than waiting for it. */
 	if (now_ns - o->fw_flush_ns >= XEVB_OUTFILE_FLUSH_NS || now_ns < o->fw_flush_ns)
 		xevb_outfile_flush(o, now_ns);
