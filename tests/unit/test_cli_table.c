@@ -373,13 +373,14 @@ Test(cli_table, outputs_that_contradict_each_other_refused)
 Test(cli_table, output_run_files)
 {
 #define B "--dev", "eth0", "--sources", "0-3,7"
-	char d[] = "/tmp/xevb-cli-out-XXXXXX", file[64], slash[64], first[96];
+	char d[] = "/tmp/xevb-cli-out-XXXXXX", file[64], slash[64], first[96], later[96];
 	FILE *fp;
 
 	cr_assert(not(eq(ptr, mkdtemp(d), NULL)));
 	snprintf(file, sizeof(file), "%s/run.xevb", d);
 	snprintf(slash, sizeof(slash), "%s//", d);
 	snprintf(first, sizeof(first), "%s/xevb-run00000007-0000.xevb", d);
+	snprintf(later, sizeof(later), "%s/xevb-run00000007-0002.xevb", d);
 	checked = true;
 	cr_assert(eq(int, PARSE(B, "--output", file, "--run", "42", "--id", "3"), -1), "%s", errbuf);
 	cr_assert(eq(str, (char *)cfg.of.path, file));
@@ -425,6 +426,12 @@ Test(cli_table, output_run_files)
 	fclose(fp);
 	refused(PARSE(B, "--output", d, "--run", "7"), first);
 	cr_assert(eq(int, PARSE(B, "--output", d, "--run", "8"), -1), "%s", errbuf);
+	/* Any file of the run: a rotation would come to it. */
+	rename(first, later);
+	refused(PARSE(B, "--output", d, "--run", "7"), later);
+	cr_assert(eq(int, PARSE(B, "--output", d, "--run", "7", "--tune", "output-next-name=1"), -1), "%s",
+		  errbuf);
+	unlink(later);
 	checked = false;
 	unlink(first);
 	unlink(file);

@@ -5,7 +5,8 @@
  * start time, sources), every event and the trailer; rotation's names and
  * counts; an existing file refused and untouched, or the next name taken;
  * a process killed mid-run leaves a cut file read to its last whole
- * event; a failed start leaves no empty file; the directory check.
+ * event; a failed start leaves no empty file; the existing files the
+ * option checks look for; the directory check.
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -421,6 +422,42 @@ Test(output_file, first_name_is_the_writers)
 	cr_assert(eq(str, (char *)xevb_file_writer_path(o.fw), name));
 	xevb_output_close(&o);
 	cr_assert(not(xevb_outfile_first_name(&f, name, 10)));
+	remove_dir();
+}
+
+/* A file of the run that exists: the file itself, or any file number of the run in the directory. */
+Test(output_file, existing_files_of_the_run)
+{
+	struct xevb_out_file f;
+	char name[300], want[300];
+
+	make_dir();
+	f = file_cfg(dir, true);
+	cr_assert(not(xevb_outfile_existing(&f, name, sizeof(name))));
+	for (const char *const *n =
+		     (const char *const[]){ "xevb-run00000041-0000.xevb", "b1-run00000042-0000.xevb",
+					    "xevb-run00000042-0001.xevb.tmp", "xevb-run00000042-1.xevb", NULL };
+	     *n; n++) {
+		snprintf(want, sizeof(want), "%s/%s", dir, *n);
+		write_text(want, "not of the run\n");
+	}
+	cr_assert(not(xevb_outfile_existing(&f, name, sizeof(name))), "%s", name);
+	name_of(want, sizeof(want), "xevb", 12);
+	write_text(want, "a later file of the run\n");
+	name_of(want, sizeof(want), "xevb", 3);
+	write_text(want, "a later file of the run\n");
+	cr_assert(xevb_outfile_existing(&f, name, sizeof(name)));
+	cr_assert(eq(str, name, want));
+	f.prefix = "b1";
+	cr_assert(xevb_outfile_existing(&f, name, sizeof(name)));
+	snprintf(want, sizeof(want), "%s/b1-run00000042-0000.xevb", dir);
+	cr_assert(eq(str, name, want));
+	snprintf(want, sizeof(want), "%s/run.xevb", dir);
+	f = file_cfg(want, false);
+	cr_assert(not(xevb_outfile_existing(&f, name, sizeof(name))));
+	write_text(want, "x\n");
+	cr_assert(xevb_outfile_existing(&f, name, sizeof(name)));
+	cr_assert(eq(str, name, want));
 	remove_dir();
 }
 

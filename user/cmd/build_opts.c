@@ -492,7 +492,6 @@ static int output_where(struct build_cfg *c)
 static int check_output(struct build_cfg *c)
 {
 	char name[PATH_MAX];
-	struct stat st;
 	int rc;
 
 	if ((rc = check_output_with(c)) || (rc = check_destination(c)) || !c->output || (rc = output_where(c)))
@@ -506,8 +505,12 @@ static int check_output(struct build_cfg *c)
 	c->of.max_events = c->out_max_events;
 	c->of.next_name = c->out_next_name;
 	c->of.no_fsync = c->out_no_fsync;
-	/* Before anything is attached or connected; the writer's O_EXCL still settles a race. */
-	if (!c->of.next_name && xevb_outfile_first_name(&c->of, name, sizeof(name)) && !lstat(name, &st)) {
+	/*
+	 * Before anything is attached or connected; in a directory, any file of
+	 * the run (a rotation would come to it). The writer's O_EXCL still
+	 * settles a race.
+	 */
+	if (!c->of.next_name && xevb_outfile_existing(&c->of, name, sizeof(name))) {
 		xevb_err(
 			"--output: %s exists, and a run file is never overwritten: move it away, or give --tune "
 			"output-next-name=1 to write the next free name",

@@ -4,6 +4,7 @@
  * 4, docs/consumer.md): the library is linked into xevb, so the builder
  * writes exactly the files the library reads.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <grp.h>
 #include <limits.h>
@@ -28,6 +29,35 @@ bool xevb_outfile_first_name(const struct xevb_out_file *f, char *buf, size_t le
 	else
 		n = snprintf(buf, len, "%s", f->path);
 	return n >= 0 && (size_t)n < len;
+}
+
+/* Is name one of the run's files: PREFIX-runRRRRRRRR- then digits and ".xevb"? */
+static bool of_the_run(const char *name, const char *start)
+{
+	size_t n = strlen(start), digits = strspn(name + n, "0123456789");
+
+	return !strncmp(name, start, n) && digits >= 4 && !strcmp(name + n + digits, ".xevb");
+}
+
+bool xevb_outfile_existing(const struct xevb_out_file *f, char *buf, size_t len)
+{
+	char start[300], first[256] = "";
+	struct dirent *de;
+	struct stat st;
+	DIR *d;
+
+	if (!f->dir)
+		return xevb_outfile_first_name(f, buf, len) && !lstat(buf, &st);
+	snprintf(start, sizeof(start), "%s-run%08u-", f->prefix ? f->prefix : "xevb", f->run_number);
+	d = opendir(f->path);
+	if (!d)
+		return false;
+	/* The lowest file number, as a listing shows them. */
+	while ((de = readdir(d)))
+		if (of_the_run(de->d_name, start) && (!first[0] || strcmp(de->d_name, first) < 0))
+			snprintf(first, sizeof(first), "%s", de->d_name);
+	closedir(d);
+	return first[0] && snprintf(buf, len, "%s/%s", f->path, first) < (int)len;
 }
 
 /* The writer's options from ours. */

@@ -33,6 +33,12 @@ void xevb_outfile_close(struct xevb_output *o, bool remove_empty);
  */
 bool xevb_outfile_first_name(const struct xevb_out_file *f, char *buf, size_t len);
 /*
+ * A file of f's run that exists, its name in buf: the file itself, or in
+ * a directory any PREFIX-runRRRRRRRR-SSSS.xevb of the run (a rotation
+ * would come to it). False: none (or the directory cannot be read).
+ */
+bool xevb_outfile_existing(const struct xevb_out_file *f, char *buf, size_t len);
+/*
  * Can the user the data path runs as (uid, gid) create files in dir?
  * switch_user: asked of the kernel in a child that becomes that user as
  * the privilege drop does (no supplementary groups; ACLs and the parents'
