@@ -11,7 +11,8 @@
 #    every event once, in order.
 #  - refused: the same command again exits 2 before attaching anything,
 #    naming the file and --tune output-next-name=1; the file is byte for
-#    byte what it was. With the key, the run goes to FILE.1.
+#    byte what it was. With the key, the run goes to FILE.1. --output with
+#    --sink: exit 2 naming both, no file made.
 #  - rotation: --output DIR/ and output-max-events=1000 where the builder
 #    (nobody after set-up) cannot create files: exit 1 saying so, nothing
 #    created; given the directory, 3500 events go to
@@ -84,6 +85,16 @@ else
 	e2e_show rf
 fi
 [[ $(sha256sum <"$HD") == "$sum" ]] && e2e_ok "refused: $HD untouched" || e2e_fail "refused: $HD changed"
+# Outputs that contradict each other: refused before anything starts, both named.
+tb_exec builder 0 timeout 20 "$X" build --dev eth0 --sources 0-3 --output "$E2E_WORK/cf.xevb" \
+	--sink "$(tb_addr sink 0):$E2E_PORT" --duration 5 >"$E2E_WORK/cf.json" 2>"$E2E_WORK/cf.err"
+rc=$?
+if ((rc == 2)) && grep -qF -- "--output with --sink" "$E2E_WORK/cf.err" && [[ ! -e $E2E_WORK/cf.xevb ]]; then
+	e2e_ok "refused: --output with --sink: exit status 2: $(cat "$E2E_WORK/cf.err")"
+else
+	e2e_fail "refused: --output with --sink: exit status $rc (want 2 naming both), file made: $(ls "$E2E_WORK"/cf.*)"
+	e2e_show cf
+fi
 e2e_no_xdp refused
 e2e_builder 0 nn.b --sources 0-3 --run 42 --timeout-ms 200 --exit-on-eor --duration 20 --output "$HD" \
 	--tune output-next-name=1
