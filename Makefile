@@ -183,8 +183,9 @@ $(HLT_EXAMPLE): examples/consumer/hlt_farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEA
 .PHONY: libxevb
 libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE) $(HLT_EXAMPLE)
 
-# libxevb's objects are linked in whole (`xevb dump` reads run files and is a
-# farm node through it): the tool needs no libxevb.so at run time.
+# libxevb's objects are linked in whole (`xevb build --output` writes run
+# files with its writer, `xevb dump` and `xevb sink` read and receive through
+# it): the tool needs no libxevb.so at run time.
 $(XEVB): $(CMD_OBJS) $(LIBXEVB) $(PUB_OBJS)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
@@ -222,7 +223,7 @@ $(OUT)/bench/%: bench/%.c $(LIBXEVB) | $(SKELS)
 # libFuzzer harnesses: the library is rebuilt once with sanitizers (and
 # coverage, fuzzer-no-link) into an archive each harness links; lib/'s
 # sources go in too, with its own include path.
-FUZZ_BASE := -O1 -g -fno-sanitize-recover=all -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
+FUZZ_BASE := -O1 -g -fno-sanitize-recover=all -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -I$(OUT)
 FUZZ_CFLAGS := -fsanitize=fuzzer,address,undefined $(FUZZ_BASE)
 FUZZ_OBJ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined $(FUZZ_BASE) -Ilib/include -Ilib -MMD -MP
 FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS) $(PUB_SRCS))

@@ -389,8 +389,9 @@ e2e_source() {
 }
 
 # e2e_sink_file NAME FILE [sink options]: check a file written by
-# `build --output` with `xevb sink --input` (every CRC and the content);
-# its JSON summary goes to NAME.json like any other. Exit status 0 wanted.
+# `build --output` with `xevb sink --input` (every CRC and the content; a
+# run file's header and trailer through libxevb's reader); its JSON
+# summary goes to NAME.json like any other. Exit status 0 wanted.
 e2e_sink_file() {
 	local name=$1 file=$2 rc
 	shift 2
@@ -404,15 +405,30 @@ e2e_sink_file() {
 	fi
 }
 
+# e2e_runfiles NAME FILE...: read run files with libxevb's reader (the
+# example farm node's --read, built by `make libxevb`): one JSON line per
+# file (header fields, how it ended, events) in NAME.jsonl, for
+# runfiles(NAME) in e2e_check. Exit status 0 when every file closed cleanly.
+e2e_runfiles() {
+	local name=$1 farm
+	shift
+	farm=$(dirname "$X")/lib/examples/xevb-farm-example
+	[[ -x $farm ]] || e2e_die "$farm not built (make libxevb)"
+	"$farm" --read "$@" >"$E2E_WORK/$name.jsonl" 2>"$E2E_WORK/$name.err"
+}
+
 # e2e_check CASE < python: runs the python on stdin after a prelude:
 #   J(name)        the JSON summary of process NAME
 #   eq(what, got, want) / le / true(what, cond, detail): print ok/FAIL lines
 #   built_every_fragment(b, pk, sent, n): builder B got every packet and
 #                  fragment sent, all in N complete events, no drop
-#   events(path)   decode a built-event file (wire format section 2): a list
+#   events(path[, cut]) decode a run file (`build --output`, wire format
+#                  section 4; cut=True: no trailer, read to the last whole
+#                  event) or a plain event stream (section 2): a list
 #                  of dicts id, run, flags, incomplete, expected, sources
 #                  (list of received source_ids), missing (list), build_ns
 #                  (CLOCK_REALTIME ns when the builder emitted the event)
+#   runfiles(name) the JSON lines e2e_runfiles NAME wrote, one per file
 #   W              the scratch dir; CASE the case name
 # Fails the test (not the script) when any assertion fails.
 e2e_check() {
@@ -469,14 +485,31 @@ def page(name):
         k, v = line.rsplit(" ", 1)
         m[k] = float(v)
     return m
-def events(path):
+def runfiles(name):
+    with open(os.path.join(W, name + ".jsonl")) as f:
+        return [json.loads(l) for l in f if l.startswith("{")]
+def events(path, cut=False):
     out = []
     with open(path, "rb") as f:
         b = f.read()
-    off = 0
-    while off < len(b):
+    off, end = 0, len(b)
+    # A run file (wire-format.md section 4): events from header_length on,
+    # up to the trailer (48 bytes, "XEND", which must end the file); cut:
+    # no trailer, the events up to the last whole one. A plain stream:
+    # events from byte 0.
+    if b[:4] == b"XEVF":
+        off = struct.unpack_from("!H", b, 6)[0]
+    while off < end:
+        if b[off:off + 4] == b"XEND" and b[:4] == b"XEVF":
+            if off + 48 != end:
+                raise SystemExit("FAIL - %s: %s: %d bytes after the trailer" % (CASE, path, end - off - 48))
+            break
+        if cut and off + 32 > end:
+            break
         magic, ver, flags, nf, run, eid, tot, nexp, res, bns = struct.unpack_from("!IBBHIIIHHQ", b, off)
-        if magic != 0x45564E54 or ver != 1 or tot < 32 or off + tot > len(b):
+        if cut and magic == 0x45564E54 and off + tot > end:
+            break
+        if magic != 0x45564E54 or ver != 1 or tot < 32 or off + tot > end:
             raise SystemExit("FAIL - %s: %s: bad event header at offset %d" % (CASE, path, off))
         p, srcs = off + 32, []
         for _ in range(nf):

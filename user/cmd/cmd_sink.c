@@ -32,6 +32,7 @@
 #include "cmd/cmds.h"
 #include "emu/sink.h"
 #include "ctl/sink_ctl.h"
+#include "emu/sink_runfile.h"
 
 /* Error kinds beyond the decoder's own. */
 enum {
@@ -261,6 +262,9 @@ static void run_file(struct sink *s)
 	const char *where = s->o.input;
 	int fd;
 
+	/* A run file: its events through libxevb's reader (sink_runfile.h). */
+	if (strcmp(where, "-") && xevb_sink_runfile(s, where, s->o.max_event, sink_event, note_err, SE_READ))
+		return;
 	if (!strcmp(s->o.input, "-")) {
 		fd = STDIN_FILENO;
 		where = "stdin";

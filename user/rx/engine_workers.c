@@ -962,7 +962,10 @@ static inline bool shared_out(const struct bw *bw)
 	return bw->n > 1 && (bw->c.file || bw->c.emit);
 }
 
-/* The turn's events to the farm nodes now, not at 64 KiB; a shared one by worker 0 (a file: at the stop). */
+/*
+ * The turn's events to the farm nodes now, not at 64 KiB; a shared output
+ * by worker 0 (a run file once a second: what came before a quiet spell).
+ */
 static void turn_flush(struct worker *w, uint64_t now)
 {
 	struct bw *bw = w->bw;
@@ -976,7 +979,7 @@ static void turn_flush(struct worker *w, uint64_t now)
 			xevb_output_maintain(w->out, now);
 		return;
 	}
-	if (w->id || bw->c.file)
+	if (w->id || (bw->c.file && !maintain))
 		return;
 	pthread_mutex_lock(&bw->out_lock);
 	xevb_output_flush(w->out);
