@@ -278,7 +278,7 @@ says u_listen_only "go with --listen"
 rundump u_addr 2 --listen "$SINK"
 says u_addr "is not IPv4-ADDR:PORT"
 rundump u_src 2 -r "$F0" --source-id 5000
-says u_src "ids go up to 4095"
+says u_src "ids go from 0 to 4095"
 rundump u_count 2 -r "$F0" --count 0
 says u_count "--count"
 rundump nofile 1 -r "$D/no-such.xevb"
