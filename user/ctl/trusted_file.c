@@ -59,9 +59,8 @@ static bool type_ok(enum xevb_tf_kind kind, const char *path, const struct stat 
 		return false;
 	}
 	if (!S_ISREG(st->st_mode)) {
-		say(kind, path, err, len,
-		    "is %s, not a regular file: refused (it could block a read forever); give the %s itself",
-		    type_name(st->st_mode), what(kind));
+		say(kind, path, err, len, "is %s, not a regular file: refused%s; give the %s itself",
+		    type_name(st->st_mode), S_ISDIR(st->st_mode) ? "" : " (reading it may never end)", what(kind));
 		return false;
 	}
 	return true;
