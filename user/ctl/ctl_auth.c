@@ -64,21 +64,21 @@ static const char *key_from_bytes(const uint8_t *b, size_t n, uint8_t key[XEVB_C
 	for (i = 0; i < n && b[i] >= 0x20 && b[i] < 0x7f; i++)
 		text++;
 	if (n == XEVB_CTL_KEY_LEN && text == n) {
-		snprintf(why, wl, "its 32 bytes are all text (%s): a raw key is 32 random bytes",
-			 hex_run(b, n) == n ? "32 hex digits are 16 bytes" : "a passphrase?");
+		snprintf(why, wl, "%s",
+			 hex_run(b, n) == n ? "32 hex digits (16 bytes)" : "32 bytes of text, not random");
 		return why;
 	}
 	if (n == XEVB_CTL_KEY_LEN) {
 		memcpy(key, b, XEVB_CTL_KEY_LEN);
 	} else if (body == 2 * XEVB_CTL_KEY_LEN) {
 		if ((i = hex_run(b, body)) < body) {
-			snprintf(why, wl, "character %zu of its 64 is not a hex digit", i + 1);
+			snprintf(why, wl, "character %zu of 64 is not a hex digit", i + 1);
 			return why;
 		}
 		for (i = 0; i < XEVB_CTL_KEY_LEN; i++)
 			key[i] = (uint8_t)(hex_nibble(b[2 * i]) << 4 | hex_nibble(b[2 * i + 1]));
 	} else if (body && hex_run(b, body) == body) {
-		snprintf(why, wl, "%zu hex digits: a key in hex is exactly 64 of them", body);
+		snprintf(why, wl, "%zu hex digits", body);
 		return why;
 	} else {
 		snprintf(why, wl, "%zu bytes", n);
@@ -87,7 +87,7 @@ static const char *key_from_bytes(const uint8_t *b, size_t n, uint8_t key[XEVB_C
 	for (i = 1; i < XEVB_CTL_KEY_LEN && key[i] == key[0]; i++)
 		;
 	if (i == XEVB_CTL_KEY_LEN) {
-		snprintf(why, wl, "all 32 bytes are 0x%02x: that is no secret", key[0]);
+		snprintf(why, wl, "all 32 bytes are 0x%02x", key[0]);
 		sodium_memzero(key, XEVB_CTL_KEY_LEN);
 		return why;
 	}

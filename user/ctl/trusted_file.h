@@ -25,8 +25,8 @@
 enum xevb_tf_kind { XEVB_TF_KEY, XEVB_TF_CONFIG };
 
 /* The key-file forms taken, and how to make one (the path: umask first, so it is never readable by others), for messages. */
-#define XEVB_KEY_FORMS "a key file is exactly 32 random bytes, or exactly 64 hex digits and an optional newline"
-#define XEVB_KEY_HOWTO "make one with: (umask 077; head -c 32 /dev/urandom > %s)"
+#define XEVB_KEY_FORMS "a key is 32 random bytes, or 64 hex digits and an optional newline"
+#define XEVB_KEY_HOWTO "make one: (umask 077; head -c 32 /dev/urandom > %s)"
 
 /*
  * Read path whole into buf after the checks above: its length (at most
