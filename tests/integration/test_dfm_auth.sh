@@ -79,7 +79,7 @@ PY
 chmod 644 "$OTHER"
 out=$(ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --listen "$DFM_ADDR" --key-file "$OTHER" --events 1 2>&1)
 rc=$?
-if ((rc == 2)) && grep -q "readable by others" <<<"$out"; then
+if ((rc == 2)) && grep -q "mode 0644: group or others may use it, a key is its owner.s alone: chmod 600" <<<"$out"; then
 	e2e_ok "key file readable by others: exit 2 ($(head -1 <<<"$out" | cut -c1-100))"
 else
 	e2e_fail "key file readable by others: exit $rc, want 2 with a message: $out"
