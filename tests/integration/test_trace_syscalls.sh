@@ -20,14 +20,21 @@ names = {k: int(v) for k, v in re.findall(r"^@by_name\[tracepoint:syscalls:sys_e
 true("poll counted (wake-ups)", names.get("poll", 0) > 0, names)
 # batched output: non-blocking send of the farm node's buffer (sendto)
 true("sendto counted (forwarding)", names.get("sendto", 0) > 0, names)
-# Each second: all syscalls >= the named ones counted in the same second.
-# Not the last: it may be printed while the probes detach, one by one.
+# The named ones are among all syscalls. Not second by second: a second's
+# total is read in the kernel when the interval fires, but its named map is
+# printed and cleared by bpftrace's user space when it gets to it, late on
+# a loaded host (one "second" then holds several seconds' names, the next
+# fewer). Over the run they add up: every named syscall printed in a
+# second is in the total (@all) printed at the end (give or take the
+# edges: the probes attach one after the other).
 blocks = re.findall(r"syscalls (\d+)/s .*\n((?:@sec\[.*\n)*)", out)
 true("per-second blocks", len(blocks) >= 3, out[:300])
-for tot, body in blocks[:-1]:
-    named = sum(int(v) for v in re.findall(r"\]: (\d+)", body))
-    if not true("second with %s syscalls >= %d named ones" % (tot, named), int(tot) >= named, body):
-        break
+named = sum(int(v) for _, body in blocks for v in re.findall(r"\]: (\d+)", body))
+worst = max((sum(int(v) for v in re.findall(r"\]: (\d+)", b)) - int(t) for t, b in blocks), default=0)
+print("# named syscalls printed per second: %d in all; a second's named ones exceeded its total by %d at most" % (named, worst))
+tot = re.search(r"builder syscalls in total, events built in total:\n@all: (\d+)", out)
+true("named ones printed each second (%d) <= all syscalls (%s), edges aside" % (named, tot and tot.group(1)),
+     tot and named <= int(tot.group(1)) * 1.01 + 50, out[-400:])
 ev = re.search(r"^@events: (\d+)", out, re.M)
 true("events counted", ev and int(ev.group(1)) > 0, out[-300:])
 PY
