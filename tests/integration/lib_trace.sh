@@ -53,7 +53,10 @@ trace_live() {
 		e2e_sink 0 "$name.k"
 		bopts+=(--sink "$(tb_addr sink 0):$E2E_PORT")
 	fi
-	e2e_builder 0 "$name.b" --sources 0-3 --duration "$E2E_RUN" "${bopts[@]}"
+	# The two source processes start one after the other: on a loaded host
+	# far enough apart to need a wide window (65536 ids: 3 s at 20k/s) and
+	# timeout, or the late host's fragments are dropped late.
+	e2e_builder 0 "$name.b" --sources 0-3 --duration "$E2E_RUN" --window 65536 --timeout-ms 5000 "${bopts[@]}"
 	TRACE_BPID=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$name: no builder process under $E2E_LAST_PID"
 	e2e_source 0 "$name.s0" --source-ids 0-1 --rate "${TRACE_RATE:-20000}" \
 		--duration "$E2E_RUN" --pack 10 --frag-size 32-120 --seed 3 "${sopts[@]}"
@@ -105,18 +108,20 @@ _trace_bt() {
 	return 1
 }
 
-# _trace_loaded PID: run.sh's bpftrace has loaded its programs (it attaches
-# them at once after): the window starts.
-_trace_loaded() {
+# _trace_running PID: run.sh's bpftrace has its programs loaded and attached
+# and waits in its event loop (epoll on its output buffers): the window
+# starts. (Loading alone can take many seconds on a loaded host, and a
+# program is loaded long before the last probe is attached.)
+_trace_running() {
 	local bt
 	bt=$(_trace_bt "$1") || return 1
-	ls -l "/proc/$bt/fd" 2>/dev/null | grep -q 'anon_inode:bpf-prog'
+	ls -l "/proc/$bt/fd" 2>/dev/null | grep -q 'anon_inode:bpf-prog' && grep -q epoll "/proc/$bt/wchan" 2>/dev/null
 }
 
 # trace_attach SCRIPT SECONDS OUT [ARGS]: the script against the builder
-# ($TRACE_BPID) for SECONDS from the moment its programs are in (starting
-# bpftrace, compiling and loading, takes seconds on a slow host: not part of
-# the window), then SIGINT (bpftrace prints its totals). TRACE_ON_ATTACH: a
+# ($TRACE_BPID) for SECONDS from the moment its probes are in (starting
+# bpftrace, compiling, loading and attaching, takes seconds on a slow host:
+# not part of the window), then SIGINT (bpftrace prints its totals). TRACE_ON_ATTACH: a
 # command run as the window opens. Bounded: E2E_WAIT for the start.
 trace_attach() {
 	local script=$1 secs=$2 out=$3 rc pid bt
@@ -124,7 +129,7 @@ trace_attach() {
 	timeout $((secs + E2E_WAIT + 30)) bash scripts/trace/run.sh "$script" "$TRACE_BPID" $((secs + E2E_WAIT)) "$@" \
 		>"$out" 2>"$out.err" &
 	pid=$!
-	if e2e_until "$E2E_WAIT" _trace_loaded "$pid"; then
+	if e2e_until "$E2E_WAIT" _trace_running "$pid"; then
 		[[ -n ${TRACE_ON_ATTACH:-} ]] && $TRACE_ON_ATTACH
 		sleep "$secs"   # the window traced, not a wait for anything
 		bt=$(_trace_bt "$pid") && kill -INT "$bt"
