@@ -159,8 +159,9 @@ void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns);
 /*
  * At stop, before the final statistics: send what the buffers hold and
- * wait up to wait_ns for the farm nodes' TCP to acknowledge it; count the
- * rest lost_in_flight (written) or dropped_error (still buffered).
+ * wait for the farm nodes' TCP to acknowledge it, as long as each keeps
+ * taking it (wait_ns without progress ends the wait, 15 x wait_ns in all);
+ * count the rest lost_in_flight (written) or dropped_error (still buffered).
  */
 void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns);
 uint32_t xevb_output_connected(const struct xevb_output *o);
