@@ -146,58 +146,82 @@ void xl_farm_resume(struct xevb_farm *f)
 }
 
 /*
+ * No room for size bytes more in the buffers: pause the connection while
+ * the caller holds events (done() frees room), else close it. Then only
+ * connections' partial events fill the buffers, and their peers may never
+ * finish them (a hostile host claiming large events): waiting could last
+ * for ever, so the one that needs more goes. true: there is room.
+ */
+static bool room_for(struct xevb_farm *f, struct xl_conn *c, size_t more)
+{
+	char msg[192];
+
+	if (f->st.buffer_bytes + more <= f->o.max_buffer)
+		return true;
+	if (f->st.held) {
+		pause_conn(f, c);
+		return false;
+	}
+	snprintf(msg, sizeof(msg),
+		 "an event of %zu bytes: the buffers hold %llu of max_buffer %llu in partial events, none held "
+		 "by the caller",
+		 c->want, (unsigned long long)f->st.buffer_bytes, (unsigned long long)f->o.max_buffer);
+	xl_farm_conn_close(f, c, XEVB_BROKEN_BUFFER, msg);
+	return false;
+}
+
+static void count_buffer(struct xevb_farm *f, size_t added)
+{
+	f->st.buffer_bytes += added;
+	if (f->st.buffer_bytes > f->st.buffer_bytes_max)
+		f->st.buffer_bytes_max = f->st.buffer_bytes;
+}
+
+/*
  * Room to read into: the current chunk while it has room for the partial
- * event, else a new one with the partial event moved over. false: paused
- * (max_buffer), or closed: out of memory, or no room while no event is
- * held. Then only other connections' partial events fill the buffers, and
- * their peers may never finish them (a hostile host claiming large
- * events): waiting could last for ever, so the one that needs more goes.
+ * event (its length known: exactly that; else 4 KiB more), else a larger
+ * one. A chunk no event points into grows where it is (a large one's
+ * pages are moved, not copied) and counts only what it adds; one with
+ * events in it stays for them, the partial event copied to a new one. A
+ * chunk grown for an event is exactly its size: it goes with the event.
+ * false: paused or closed (room_for), or out of memory (closed).
  */
 static bool make_room(struct xevb_farm *f, struct xl_conn *c)
 {
-	size_t held = c->tail - c->head, need = c->want > held + 4096 ? c->want : held + 4096, size;
+	size_t held = c->tail - c->head, need = c->want ? c->want : held + 4096, size;
+	size_t own = c->ch && c->ch->refs == 1 ? c->ch->cap : 0;
 	struct xl_chunk *nc;
-	char msg[192];
 
 	if (c->ch && c->ch->cap - c->head >= need && c->tail < c->ch->cap)
 		return true;
-	/* Nobody else looks into the chunk: move the partial event to its front. */
-	if (c->ch && c->ch->refs == 1 && c->ch->cap >= need) {
+	/* Nobody else looks into the chunk: the partial event to its front, where it may grow. */
+	if (own && c->head) {
 		memmove(c->ch->data, c->ch->data + c->head, held);
 		c->head = 0;
 		c->tail = held;
-		return true;
+		if (own >= need)
+			return true;
 	}
 	size = need > XL_CHUNK ? need : XL_CHUNK;
-	if (f->st.buffer_bytes + size > f->o.max_buffer) {
-		if (f->st.held) {
-			pause_conn(f, c);
-			return false;
-		}
-		snprintf(msg, sizeof(msg),
-			 "an event of %zu bytes: the buffers hold %llu of max_buffer %llu in other connections' "
-			 "partial events, none held by the caller",
-			 c->want, (unsigned long long)f->st.buffer_bytes, (unsigned long long)f->o.max_buffer);
-		xl_farm_conn_close(f, c, XEVB_BROKEN_BUFFER, msg);
+	if (!room_for(f, c, size - own))
 		return false;
-	}
-	nc = malloc(sizeof(*nc) + size);
+	nc = own ? realloc(c->ch, sizeof(*nc) + size) : malloc(sizeof(*nc) + size);
 	if (!nc) {
 		xl_farm_conn_close(f, c, XEVB_BROKEN_NOMEM, "out of memory for a receive buffer");
 		return false;
 	}
-	nc->refs = 1;
+	count_buffer(f, size - own);
 	nc->cap = size;
-	f->st.buffer_bytes += size;
-	if (f->st.buffer_bytes > f->st.buffer_bytes_max)
-		f->st.buffer_bytes_max = f->st.buffer_bytes;
-	if (c->ch) {
-		memcpy(nc->data, c->ch->data + c->head, held);
-		xl_chunk_put(f, c->ch);
+	if (!own) {
+		nc->refs = 1;
+		if (c->ch) {
+			memcpy(nc->data, c->ch->data + c->head, held);
+			xl_chunk_put(f, c->ch);
+		}
+		c->head = 0;
+		c->tail = held;
 	}
 	c->ch = nc;
-	c->head = 0;
-	c->tail = held;
 	return true;
 }
 

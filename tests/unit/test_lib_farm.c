@@ -785,3 +785,64 @@ Test(lib_farm, out_of_descriptors_accepting_pauses_and_counts)
 	cr_assert(eq(u64, st.conns_open, 1));
 	rig_close(&r);
 }
+
+/* One event of len bytes (a multiple of 4, at least 48): one source, a zero payload. */
+static uint8_t *big_event(uint32_t id, uint32_t len)
+{
+	uint8_t *b = calloc(1, len);
+	uint32_t plen = len - 44;
+
+	cr_assert(b != NULL);
+	memcpy(b, "EVNT", 4);
+	b[4] = 1;
+	b[7] = 1;  /* n_frags */
+	b[11] = 9; /* run */
+	xevb_st32(b + 12, id);
+	xevb_st32(b + 16, len);
+	b[21] = 1; /* n_expected */
+	xevb_st32(b + 36, plen);
+	xevb_st32(b + 40, xevb_crc32c(0, b + 44, plen));
+	return b;
+}
+
+Test(lib_farm, a_buffer_grows_in_place_for_a_large_event)
+{
+	/*
+	 * 4 MiB of buffers: another connection's 1 MiB and a 3 MiB event. The
+	 * event's connection grows its 1 MiB buffer in place (2 MiB more: 4 in
+	 * all), where a new buffer beside the old one (5) would not fit.
+	 */
+	XEVB_OPTS(xevb_farm_opts, o, .max_event = 3u << 20, .max_buffer = 4u << 20, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	const uint32_t len = 3u << 20;
+	uint8_t *b = big_event(0, len);
+	const struct xevb_ev *ev = NULL;
+	size_t at = 0;
+	struct rig r;
+	int other;
+
+	rig_open(&r, &o);
+	other = r.tcp;
+	claim(other, 4096); /* part of a small event: its 1 MiB buffer stays */
+	connect_builder(&r);
+	fcntl(r.tcp, F_SETFL, fcntl(r.tcp, F_GETFL) | O_NONBLOCK);
+	while (!ev && xevb_now_ns() < end) {
+		ssize_t n = at < len ? write(r.tcp, b + at, len - at) : 0;
+		if (n > 0)
+			at += (size_t)n;
+		xevb_farm_poll(r.f, 1);
+		if (xevb_farm_next(r.f, &ev) != 1)
+			ev = NULL;
+	}
+	cr_assert(ev != NULL, "the 3 MiB event did not arrive");
+	cr_assert(eq(u32, ev->length, len));
+	xevb_farm_stats(r.f, &st);
+	cr_assert(eq(u64, st.conns_broken, 0));
+	cr_assert(eq(u64, st.conns_open, 2));
+	cr_assert(le(u64, st.buffer_bytes_max, o.max_buffer));
+	xevb_farm_done(r.f, ev);
+	free(b);
+	close(other);
+	rig_close(&r);
+}
