@@ -54,6 +54,9 @@ LIBXEVB   := $(OUT)/xevb-core.a
 # links only libc and libsodium.
 PUB_SRCS    := $(wildcard lib/*.c)
 PUB_OBJS    := $(patsubst lib/%.c,$(OUT)/lib/%.o,$(PUB_SRCS))
+# The same objects as an archive: `xevb sink` is a farm node on libxevb, and
+# xevb links it statically (one binary, no new runtime dependency).
+PUB_AR      := $(OUT)/libxevb.a
 PUB_VERSION := $(shell sed -n 's/^\#define XEVB_LIB_\(MAJOR\|MINOR\|PATCH\) *\([0-9]*\).*/\2/p' lib/include/xevb/xevb.h | paste -sd.)
 PUB_MAJOR   := $(firstword $(subst ., ,$(PUB_VERSION)))
 PUB_SO      := $(OUT)/libxevb.so.$(PUB_VERSION)
@@ -150,6 +153,10 @@ $(PUB_SO): $(PUB_OBJS) lib/libxevb.map
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) -shared -Wl,-soname,$(PUB_SONAME) -Wl,--version-script=lib/libxevb.map \
 		-Wl,--no-undefined -o $@ $(PUB_OBJS) $(PUB_LIBS)
 
+$(PUB_AR): $(PUB_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+
 $(PUB_LINKS): $(PUB_SO)
 	$(Q)ln -sf $(notdir $(PUB_SO)) $@
 
@@ -186,7 +193,7 @@ libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE) $(HLT_EXAMPLE)
 # libxevb's objects are linked in whole (`xevb build --output` writes run
 # files with its writer, `xevb dump` and `xevb sink` read and receive through
 # it): the tool needs no libxevb.so at run time.
-$(XEVB): $(CMD_OBJS) $(LIBXEVB) $(PUB_OBJS)
+$(XEVB): $(CMD_OBJS) $(LIBXEVB) $(PUB_AR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 

@@ -10,7 +10,8 @@
 #include <stdlib.h>
 #include "internal.h"
 
-#define fail(err, errlen, ...) (xl_fmt(err, errlen, __VA_ARGS__), -EBADMSG)
+/* A broken rule: the sentence in err, the kind (enum xevb_broken, > 0) returned. */
+#define fail(err, errlen, kind, ...) (xl_fmt(err, errlen, __VA_ARGS__), (kind))
 
 static bool all_zero(const uint8_t *p, size_t n)
 {
@@ -31,30 +32,36 @@ struct head {
 static int decode_head(const uint8_t *buf, size_t len, struct head *h, char *err, size_t errlen)
 {
 	if (len < XL_EVT_HLEN)
-		return fail(err, errlen, "%zu bytes, less than an event header (32)", len);
+		return fail(err, errlen, XEVB_BROKEN_SHORT, "%zu bytes, less than an event header (32)", len);
 	if (xl_ld32(buf) != XL_EVT_MAGIC)
-		return fail(err, errlen, "bad magic 0x%08x (an event starts with \"EVNT\")", xl_ld32(buf));
+		return fail(err, errlen, XEVB_BROKEN_MAGIC, "bad magic 0x%08x (an event starts with \"EVNT\")",
+			    xl_ld32(buf));
 	if (buf[4] != XL_EVT_VERSION)
-		return fail(err, errlen, "unknown event version %u (this libxevb reads 1)", buf[4]);
+		return fail(err, errlen, XEVB_BROKEN_VERSION, "unknown event version %u (this libxevb reads 1)",
+			    buf[4]);
 	h->flags = buf[5];
 	if (h->flags & ~XL_EVT_F_INCOMPL)
-		return fail(err, errlen, "unknown event flags 0x%02x", h->flags);
+		return fail(err, errlen, XEVB_BROKEN_FLAGS, "unknown event flags 0x%02x", h->flags);
 	if (xl_ld16(buf + 22))
-		return fail(err, errlen, "event header reserved field 0x%04x, not 0", xl_ld16(buf + 22));
+		return fail(err, errlen, XEVB_BROKEN_RESERVED, "event header reserved field 0x%04x, not 0",
+			    xl_ld16(buf + 22));
 	h->total = xl_ld32(buf + 16);
 	if (h->total != len)
-		return fail(err, errlen, "total_length %u, but the event is %zu bytes", h->total, len);
+		return fail(err, errlen, XEVB_BROKEN_TOTAL_LEN, "total_length %u, but the event is %zu bytes",
+			    h->total, len);
 	h->event_id = xl_ld32(buf + 12);
 	h->n_frags = xl_ld16(buf + 6);
 	h->n_expected = xl_ld16(buf + 20);
 	if (h->n_expected == 0 || h->n_expected > XL_MAX_SOURCES)
-		return fail(err, errlen, "event %u: n_expected %u (1..4096)", h->event_id, h->n_expected);
-	if (h->n_frags > h->n_expected)
-		return fail(err, errlen, "event %u: n_frags %u > n_expected %u", h->event_id, h->n_frags,
+		return fail(err, errlen, XEVB_BROKEN_N_EXPECTED, "event %u: n_expected %u (1..4096)", h->event_id,
 			    h->n_expected);
+	if (h->n_frags > h->n_expected)
+		return fail(err, errlen, XEVB_BROKEN_N_FRAGS, "event %u: n_frags %u > n_expected %u", h->event_id,
+			    h->n_frags, h->n_expected);
 	h->incomplete = h->flags & XL_EVT_F_INCOMPL;
 	if (h->incomplete != (h->n_frags < h->n_expected))
-		return fail(err, errlen, "event %u: INCOMPLETE %s with %u of %u fragments", h->event_id,
+		return fail(err, errlen, XEVB_BROKEN_INCOMPLETE_FLAG,
+			    "event %u: INCOMPLETE %s with %u of %u fragments", h->event_id,
 			    h->incomplete ? "set" : "clear", h->n_frags, h->n_expected);
 	return 0;
 }
@@ -69,24 +76,27 @@ static int decode_record(struct xl_ev *e, const uint8_t *buf, size_t len, uint32
 	uint64_t padded;
 
 	if (len - off < XL_EVT_REC_HLEN)
-		return fail(err, errlen, "record %u header at offset %zu runs past the end", i, off);
+		return fail(err, errlen, XEVB_BROKEN_REC_TRUNC, "record %u header at offset %zu runs past the end",
+			    i, off);
 	sid = xl_ld16(buf + off);
 	if (xl_ld16(buf + off + 2))
-		return fail(err, errlen, "record %u (source %u): reserved field 0x%04x, not 0", i, sid,
-			    xl_ld16(buf + off + 2));
+		return fail(err, errlen, XEVB_BROKEN_REC_RESERVED,
+			    "record %u (source %u): reserved field 0x%04x, not 0", i, sid, xl_ld16(buf + off + 2));
 	if (sid > XL_MAX_SOURCE_ID)
-		return fail(err, errlen, "record %u: source_id %u (0..4095)", i, sid);
+		return fail(err, errlen, XEVB_BROKEN_SOURCE_ID, "record %u: source_id %u (0..4095)", i, sid);
 	if ((int)sid <= *prev)
-		return fail(err, errlen, "record %u: source_id %u after %d (ascending order)", i, sid, *prev);
+		return fail(err, errlen, XEVB_BROKEN_REC_ORDER,
+			    "record %u: source_id %u after %d (ascending order)", i, sid, *prev);
 	*prev = sid;
 	e->off[i] = (uint32_t)off;
 	flen = xl_ld32(buf + off + 4);
 	off += XL_EVT_REC_HLEN;
 	padded = XL_PAD4(flen);
 	if (padded > len - off)
-		return fail(err, errlen, "record %u (source %u): length %u runs past the end", i, sid, flen);
+		return fail(err, errlen, XEVB_BROKEN_REC_TRUNC,
+			    "record %u (source %u): length %u runs past the end", i, sid, flen);
 	if (!all_zero(buf + off + flen, padded - flen))
-		return fail(err, errlen, "record %u (source %u): non-zero padding", i, sid);
+		return fail(err, errlen, XEVB_BROKEN_PADDING, "record %u (source %u): non-zero padding", i, sid);
 	*offp = off + padded;
 	return 0;
 }
@@ -99,18 +109,20 @@ static int decode_missing(const uint8_t *buf, size_t len, uint32_t nmiss, const 
 	int prev = -1;
 
 	if (len - off < bytes)
-		return fail(err, errlen, "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes,
-			    len - off);
+		return fail(err, errlen, XEVB_BROKEN_MISSING_TRUNC,
+			    "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes, len - off);
 	for (uint32_t i = 0; i < nmiss; i++) {
 		uint16_t sid = xl_ld16(buf + off + 2 * i);
 		if (sid > XL_MAX_SOURCE_ID || (int)sid <= prev)
-			return fail(err, errlen, "missing id %u: %u after %d (ascending, 0..4095)", i, sid, prev);
+			return fail(err, errlen, XEVB_BROKEN_MISSING_ORDER,
+				    "missing id %u: %u after %d (ascending, 0..4095)", i, sid, prev);
 		if (present[sid / 64] & (1ull << (sid % 64)))
-			return fail(err, errlen, "source %u both present and missing", sid);
+			return fail(err, errlen, XEVB_BROKEN_MISSING_PRESENT, "source %u both present and missing",
+				    sid);
 		prev = sid;
 	}
 	if (!all_zero(buf + off + 2 * nmiss, bytes - 2 * nmiss))
-		return fail(err, errlen, "non-zero padding after the missing list");
+		return fail(err, errlen, XEVB_BROKEN_MISSING_PAD, "non-zero padding after the missing list");
 	*offp = off + bytes;
 	return 0;
 }
@@ -142,6 +154,13 @@ static void verify_crcs(struct xl_ev *e)
 	}
 }
 
+/* The rule broken, kept in e for the caller's count; the decoder's -EBADMSG. */
+static int broke(struct xl_ev *e, int kind)
+{
+	e->broken = (uint8_t)kind;
+	return -EBADMSG;
+}
+
 int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verify, char *err, size_t errlen)
 {
 	uint64_t present[XL_MAX_SOURCES / 64];
@@ -150,15 +169,16 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verif
 	uint32_t nmiss;
 	int prev = -1, rc;
 
+	e->broken = XEVB_BROKEN_NONE;
 	if ((rc = decode_head(buf, len, &h, err, errlen)))
-		return rc;
+		return broke(e, rc);
 	if (grow_offsets(e, h.n_frags)) {
 		xl_fmt(err, errlen, "out of memory for %u fragments", h.n_frags);
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < h.n_frags; i++)
 		if ((rc = decode_record(e, buf, len, i, &prev, &off, err, errlen)))
-			return rc;
+			return broke(e, rc);
 	nmiss = (uint32_t)h.n_expected - h.n_frags;
 	e->missing_off = (uint32_t)off;
 	if (nmiss) {
@@ -168,10 +188,11 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verif
 			present[sid / 64] |= 1ull << (sid % 64);
 		}
 		if ((rc = decode_missing(buf, len, nmiss, present, &off, err, errlen)))
-			return rc;
+			return broke(e, rc);
 	}
 	if (off != len)
-		return fail(err, errlen, "%zu bytes after the event's end", len - off);
+		return broke(e, fail(err, errlen, XEVB_BROKEN_TRAILING, "%zu bytes after the event's end",
+				     len - off));
 	e->pub.run_number = xl_ld32(buf + 8);
 	e->pub.event_id = h.event_id;
 	e->pub.build_ns = xl_ld64(buf + 24);
@@ -284,4 +305,39 @@ XEVB_API void xevb_ev_free(struct xevb_ev *ev)
 		return;
 	xl_ev_release((struct xl_ev *)ev);
 	free(ev);
+}
+
+XEVB_API const char *xevb_broken_name(int kind)
+{
+	static const char *const n[XEVB_BROKEN__COUNT] = {
+		[XEVB_BROKEN_NONE] = "none",
+		[XEVB_BROKEN_SHORT] = "short",
+		[XEVB_BROKEN_MAGIC] = "bad_magic",
+		[XEVB_BROKEN_VERSION] = "bad_version",
+		[XEVB_BROKEN_FLAGS] = "unknown_flags",
+		[XEVB_BROKEN_RESERVED] = "reserved_nonzero",
+		[XEVB_BROKEN_TOTAL_LEN] = "bad_total_length",
+		[XEVB_BROKEN_N_EXPECTED] = "bad_n_expected",
+		[XEVB_BROKEN_N_FRAGS] = "too_many_frags",
+		[XEVB_BROKEN_INCOMPLETE_FLAG] = "bad_incomplete_flag",
+		[XEVB_BROKEN_REC_TRUNC] = "record_overrun",
+		[XEVB_BROKEN_REC_RESERVED] = "record_reserved_nonzero",
+		[XEVB_BROKEN_SOURCE_ID] = "bad_source_id",
+		[XEVB_BROKEN_REC_ORDER] = "record_order",
+		[XEVB_BROKEN_PADDING] = "padding_nonzero",
+		[XEVB_BROKEN_MISSING_TRUNC] = "missing_list_short",
+		[XEVB_BROKEN_MISSING_ORDER] = "missing_list_order",
+		[XEVB_BROKEN_MISSING_PRESENT] = "missing_but_present",
+		[XEVB_BROKEN_MISSING_PAD] = "missing_pad_nonzero",
+		[XEVB_BROKEN_TRAILING] = "trailing_bytes",
+		[XEVB_BROKEN_TOO_BIG] = "too_big",
+		[XEVB_BROKEN_TRUNCATED] = "truncated_stream",
+		[XEVB_BROKEN_STALLED] = "partial_timeout",
+		[XEVB_BROKEN_BUFFER] = "buffer_limit",
+		[XEVB_BROKEN_READ] = "read_error",
+		[XEVB_BROKEN_NOMEM] = "out_of_memory",
+		[XEVB_BROKEN_FILE] = "file_damaged",
+	};
+
+	return kind >= 0 && kind < XEVB_BROKEN__COUNT ? n[kind] : NULL;
 }

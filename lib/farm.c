@@ -204,8 +204,9 @@ XEVB_API void xevb_farm_close(struct xevb_farm *f)
 		xl_farm_received(f);
 		xl_farm_received(f);
 	}
+	f->closing = true;
 	while (f->n_conns)
-		xl_farm_conn_close(f, f->conns[0], NULL);
+		xl_farm_conn_close(f, f->conns[0], 0, NULL);
 	/* Queued views and those still out with the caller hold their chunks. */
 	for (e = f->all_evs; e; e = next) {
 		next = e->all;
@@ -344,7 +345,7 @@ XEVB_API void xevb_farm_done(struct xevb_farm *f, const struct xevb_ev *ev)
 		b->conn_done++;
 	e->state = XL_EV_FREE;
 	/* A chunk freed, or left to its connection alone (which may then reuse it): paused reads may go on. */
-	if (((struct xl_chunk *)e->chunk)->refs <= 2 && f->st.read_pauses)
+	if (((struct xl_chunk *)e->chunk)->refs <= 2 && f->n_paused)
 		resume = true;
 	xl_chunk_put(f, e->chunk);
 	e->chunk = NULL;

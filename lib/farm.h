@@ -75,6 +75,9 @@ struct xevb_farm {
 	uint32_t busy_high, busy_low;
 	uint64_t next_hb, next_push, timer_ns, next_check;
 	bool accept_paused; /* out of descriptors: the listening socket not watched until a connection closes */
+	bool closing;       /* in xevb_farm_close: nothing is resumed */
+	uint32_t n_paused;  /* connections not read for max_buffer */
+	uint64_t fd_log_ns, max_log_ns; /* when the descriptor and max_conns limits were last said */
 	uint64_t seq;
 	uint64_t stream_logged, stream_log_ns;
 	struct xevb_farm_stats st;
@@ -85,7 +88,8 @@ struct xevb_farm {
 void xl_farm_accept(struct xevb_farm *f);
 /* Read what the connection has (a bounded number of reads); may close it. */
 void xl_farm_read(struct xevb_farm *f, struct xl_conn *c);
-void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why);
+/* Close c; kind (enum xevb_broken) 0: an orderly close, else a broken stream (counted, why logged). */
+void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, int kind, const char *why);
 /* A chunk's event is done: free the chunk when it was its last reference. */
 void xl_chunk_put(struct xevb_farm *f, struct xl_chunk *ch);
 /* Read paused connections again while the buffers have room. */

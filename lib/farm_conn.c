@@ -26,17 +26,27 @@ void xl_chunk_put(struct xevb_farm *f, struct xl_chunk *ch)
 	free(ch);
 }
 
-/* A broken stream: the first ones logged, then one a LOG_EVERY_NS. */
-static void stream_error(struct xevb_farm *f, struct xl_conn *c, const char *msg)
+/* true at most once a LOG_EVERY_NS per *last (a hostile peer must not flood the log). */
+static bool log_due(uint64_t *last)
 {
 	uint64_t now = xl_mono_ns();
 
+	if (*last && now - *last < LOG_EVERY_NS)
+		return false;
+	*last = now;
+	return true;
+}
+
+/* A broken stream, counted by kind: the first ones logged, then one a LOG_EVERY_NS. */
+static void stream_error(struct xevb_farm *f, struct xl_conn *c, int kind, const char *msg)
+{
 	f->st.conns_broken++;
-	if (++f->stream_logged > LOG_FIRST && now - f->stream_log_ns < LOG_EVERY_NS)
+	f->st.broken[kind < XEVB_BROKEN_SLOTS ? kind : 0]++;
+	if (++f->stream_logged > LOG_FIRST && !log_due(&f->stream_log_ns))
 		return;
-	f->stream_log_ns = now;
-	xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: %s; connection closed after %llu events (%llu broken so far)",
-	       c->name, msg, (unsigned long long)c->events, (unsigned long long)f->st.conns_broken);
+	xl_log(&f->log, XEVB_LIB_LOG_WARN, "%s: %s: %s; connection closed after %llu events (%llu broken so far)",
+	       c->name, xevb_broken_name(kind), msg, (unsigned long long)c->events,
+	       (unsigned long long)f->st.conns_broken);
 }
 
 static void accept_resume(struct xevb_farm *f)
@@ -57,10 +67,14 @@ static void accept_pause(struct xevb_farm *f, int err)
 	struct epoll_event e = { .events = 0, .data.ptr = (void *)1 };
 
 	f->st.conns_refused++;
-	if (!f->accept_paused)
+	f->st.accept_fd_limit++;
+	/* Tried again every second (xl_farm_check): said once a LOG_EVERY_NS. */
+	if (log_due(&f->fd_log_ns))
 		xl_log(&f->log, XEVB_LIB_LOG_WARN,
-		       "accept: %s with %u connections open: not accepting until one closes (raise ulimit -n)",
-		       strerror(err), f->n_conns);
+		       "accept: %s with %u connections open: not accepting until one closes (raise ulimit -n; "
+		       "%llu times so far, said at most every %llu s)",
+		       strerror(err), f->n_conns, (unsigned long long)f->st.accept_fd_limit,
+		       LOG_EVERY_NS / 1000000000ull);
 	f->accept_paused = !epoll_ctl(f->ep, EPOLL_CTL_MOD, f->lfd, &e);
 }
 
@@ -79,14 +93,14 @@ void xl_farm_check(struct xevb_farm *f, uint64_t now)
 			continue;
 		snprintf(msg, sizeof(msg), "%zu bytes of an event held for over %u ms (partial_timeout_ms)",
 			 c->tail - c->head, f->o.partial_timeout_ms);
-		xl_farm_conn_close(f, c, msg);
+		xl_farm_conn_close(f, c, XEVB_BROKEN_STALLED, msg);
 	}
 }
 
-void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
+void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, int kind, const char *why)
 {
-	if (why)
-		stream_error(f, c, why);
+	if (kind)
+		stream_error(f, c, kind, why);
 	else
 		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name,
 		       (unsigned long long)c->events);
@@ -98,8 +112,13 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, const char *why)
 	f->conns[c->slot]->slot = c->slot;
 	f->n_conns--;
 	f->st.conns_open--;
+	if (c->paused)
+		f->n_paused--;
 	free(c);
 	accept_resume(f); /* a descriptor is free again */
+	/* Its buffers are free: connections paused for room may go on (not while the handle closes). */
+	if (f->n_paused && !f->closing)
+		xl_farm_resume(f);
 }
 
 static void pause_conn(struct xevb_farm *f, struct xl_conn *c)
@@ -109,6 +128,7 @@ static void pause_conn(struct xevb_farm *f, struct xl_conn *c)
 		return;
 	epoll_ctl(f->ep, EPOLL_CTL_DEL, c->fd, NULL);
 	c->paused = true;
+	f->n_paused++;
 	f->st.read_pauses++;
 }
 
@@ -118,50 +138,90 @@ void xl_farm_resume(struct xevb_farm *f)
 	for (uint32_t i = 0; i < f->n_conns; i++) {
 		struct xl_conn *c = f->conns[i];
 		struct epoll_event e = { .events = EPOLLIN | EPOLLRDHUP, .data.ptr = c };
-		if (c->paused && !epoll_ctl(f->ep, EPOLL_CTL_ADD, c->fd, &e))
+		if (c->paused && !epoll_ctl(f->ep, EPOLL_CTL_ADD, c->fd, &e)) {
 			c->paused = false;
+			f->n_paused--;
+		}
 	}
 }
 
 /*
+ * No room for size bytes more in the buffers: pause the connection while
+ * the caller holds events (done() frees room), else close it. Then only
+ * connections' partial events fill the buffers, and their peers may never
+ * finish them (a hostile host claiming large events): waiting could last
+ * for ever, so the one that needs more goes. true: there is room.
+ */
+static bool room_for(struct xevb_farm *f, struct xl_conn *c, size_t more)
+{
+	char msg[192];
+
+	if (f->st.buffer_bytes + more <= f->o.max_buffer)
+		return true;
+	if (f->st.held) {
+		pause_conn(f, c);
+		return false;
+	}
+	snprintf(msg, sizeof(msg),
+		 "an event of %zu bytes: the buffers hold %llu of max_buffer %llu in partial events, none held "
+		 "by the caller",
+		 c->want, (unsigned long long)f->st.buffer_bytes, (unsigned long long)f->o.max_buffer);
+	xl_farm_conn_close(f, c, XEVB_BROKEN_BUFFER, msg);
+	return false;
+}
+
+static void count_buffer(struct xevb_farm *f, size_t added)
+{
+	f->st.buffer_bytes += added;
+	if (f->st.buffer_bytes > f->st.buffer_bytes_max)
+		f->st.buffer_bytes_max = f->st.buffer_bytes;
+}
+
+/*
  * Room to read into: the current chunk while it has room for the partial
- * event, else a new one with the partial event moved over. false: paused
- * (max_buffer) or out of memory (the connection is closed).
+ * event (its length known: exactly that; else 4 KiB more), else a larger
+ * one. A chunk no event points into grows where it is (a large one's
+ * pages are moved, not copied) and counts only what it adds; one with
+ * events in it stays for them, the partial event copied to a new one. A
+ * chunk grown for an event is exactly its size: it goes with the event.
+ * false: paused or closed (room_for), or out of memory (closed).
  */
 static bool make_room(struct xevb_farm *f, struct xl_conn *c)
 {
-	size_t held = c->tail - c->head, need = c->want > held + 4096 ? c->want : held + 4096, size;
+	size_t held = c->tail - c->head, need = c->want ? c->want : held + 4096, size;
+	size_t own = c->ch && c->ch->refs == 1 ? c->ch->cap : 0;
 	struct xl_chunk *nc;
 
 	if (c->ch && c->ch->cap - c->head >= need && c->tail < c->ch->cap)
 		return true;
-	/* Nobody else looks into the chunk: move the partial event to its front. */
-	if (c->ch && c->ch->refs == 1 && c->ch->cap >= need) {
+	/* Nobody else looks into the chunk: the partial event to its front, where it may grow. */
+	if (own && c->head) {
 		memmove(c->ch->data, c->ch->data + c->head, held);
 		c->head = 0;
 		c->tail = held;
-		return true;
+		if (own >= need)
+			return true;
 	}
 	size = need > XL_CHUNK ? need : XL_CHUNK;
-	if (f->st.buffer_bytes + size > f->o.max_buffer) {
-		pause_conn(f, c);
+	if (!room_for(f, c, size - own))
 		return false;
-	}
-	nc = malloc(sizeof(*nc) + size);
+	nc = own ? realloc(c->ch, sizeof(*nc) + size) : malloc(sizeof(*nc) + size);
 	if (!nc) {
-		xl_farm_conn_close(f, c, "out of memory for a receive buffer");
+		xl_farm_conn_close(f, c, XEVB_BROKEN_NOMEM, "out of memory for a receive buffer");
 		return false;
 	}
-	nc->refs = 1;
+	count_buffer(f, size - own);
 	nc->cap = size;
-	f->st.buffer_bytes += size;
-	if (c->ch) {
-		memcpy(nc->data, c->ch->data + c->head, held);
-		xl_chunk_put(f, c->ch);
+	if (!own) {
+		nc->refs = 1;
+		if (c->ch) {
+			memcpy(nc->data, c->ch->data + c->head, held);
+			xl_chunk_put(f, c->ch);
+		}
+		c->head = 0;
+		c->tail = held;
 	}
 	c->ch = nc;
-	c->head = 0;
-	c->tail = held;
 	return true;
 }
 
@@ -181,8 +241,11 @@ static struct xl_ev *new_ev(struct xevb_farm *f)
 	return e;
 }
 
-/* One whole event at c->head, tl bytes: decoded and queued. false: the stream is broken (msg says why). */
-static bool take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char *msg, size_t len)
+/*
+ * One whole event at c->head, tl bytes: decoded and queued. 0, or the
+ * rule the stream broke (enum xevb_broken, msg says how).
+ */
+static int take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char *msg, size_t len)
 {
 	struct xl_ev *e = new_ev(f);
 	struct xl_builder *b = &f->builders[c->builder];
@@ -190,14 +253,15 @@ static bool take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char
 
 	if (!e) {
 		snprintf(msg, len, "out of memory for an event view");
-		return false;
+		return XEVB_BROKEN_NOMEM;
 	}
 	rc = xl_ev_decode(e, c->ch->data + c->head, tl, (f->o.flags & XEVB_FARM_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
 			  msg, len);
 	if (rc) {
+		rc = rc == -EBADMSG ? e->broken : XEVB_BROKEN_NOMEM;
 		e->next = f->free_evs;
 		f->free_evs = e;
-		return false;
+		return rc;
 	}
 	e->chunk = c->ch;
 	c->ch->refs++;
@@ -217,7 +281,7 @@ static bool take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char
 	b->events++;
 	c->events++;
 	c->head += tl;
-	return true;
+	return 0;
 }
 
 /* Every whole event in the buffer. false: the stream broke a rule (the connection is closed). */
@@ -225,6 +289,7 @@ static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
 {
 	static const uint8_t evnt[4] = { 0x45, 0x56, 0x4E, 0x54 };
 	char msg[XL_ERR_LEN];
+	int kind;
 
 	for (;;) {
 		const uint8_t *p = c->ch->data + c->head;
@@ -238,6 +303,7 @@ static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
 		if (memcmp(p, evnt, avail < 4 ? avail : 4)) {
 			snprintf(msg, sizeof(msg), "stream out of step: bytes %02x %02x... where an event starts",
 				 p[0], avail > 1 ? p[1] : 0);
+			kind = XEVB_BROKEN_MAGIC;
 			break;
 		}
 		if (avail < 20)
@@ -245,13 +311,14 @@ static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
 		tl = xl_ld32(p + 16);
 		if (tl < XL_EVT_HLEN || tl > f->o.max_event) {
 			snprintf(msg, sizeof(msg), "total_length %u (32..%u, max_event)", tl, f->o.max_event);
+			kind = tl < XL_EVT_HLEN ? XEVB_BROKEN_TOTAL_LEN : XEVB_BROKEN_TOO_BIG;
 			break;
 		}
 		if (avail < tl) {
 			c->want = tl;
 			return true;
 		}
-		if (!take_event(f, c, tl, msg, sizeof(msg)))
+		if ((kind = take_event(f, c, tl, msg, sizeof(msg))))
 			break;
 	}
 	if (c->head == c->tail) {
@@ -259,7 +326,7 @@ static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
 			c->head = c->tail = 0;
 		return true;
 	}
-	xl_farm_conn_close(f, c, msg);
+	xl_farm_conn_close(f, c, kind, msg);
 	return false;
 }
 
@@ -293,13 +360,13 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 				snprintf(msg, sizeof(msg), "closed inside an event (%zu bytes of it held)",
 					 c->tail - c->head);
 			}
-			xl_farm_conn_close(f, c, c->tail > c->head ? msg : NULL);
+			xl_farm_conn_close(f, c, c->tail > c->head ? XEVB_BROKEN_TRUNCATED : 0, msg);
 			return;
 		}
 		if (errno == EINTR)
 			continue;
 		if (errno != EAGAIN && errno != EWOULDBLOCK)
-			xl_farm_conn_close(f, c, strerror(errno));
+			xl_farm_conn_close(f, c, XEVB_BROKEN_READ, strerror(errno));
 		return;
 	}
 }
@@ -363,8 +430,13 @@ void xl_farm_accept(struct xevb_farm *f)
 		if (f->n_conns >= f->o.max_conns) {
 			close(fd);
 			f->st.conns_refused++;
-			xl_log(&f->log, XEVB_LIB_LOG_WARN,
-			       "%u builder connections open, max_conns: refusing another", f->n_conns);
+			f->st.conns_refused_max++;
+			if (log_due(&f->max_log_ns))
+				xl_log(&f->log, XEVB_LIB_LOG_WARN,
+				       "%u builder connections open, max_conns: refusing more (%llu so far, said at "
+				       "most every %llu s)",
+				       f->n_conns, (unsigned long long)f->st.conns_refused_max,
+				       LOG_EVERY_NS / 1000000000ull);
 			continue;
 		}
 		add_conn(f, fd, &sa);

@@ -49,6 +49,8 @@ void xl_farm_busy_init(struct xevb_farm *f)
 		l = h;
 	f->busy_high = h > UINT32_MAX ? UINT32_MAX : (uint32_t)h;
 	f->busy_low = l < 0 ? 0 : (uint32_t)l;
+	f->st.busy_mark_high = f->busy_high;
+	f->st.busy_mark_low = f->busy_low;
 }
 
 static void send_status(struct xevb_farm *f, struct xl_builder *b)

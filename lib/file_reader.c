@@ -148,7 +148,16 @@ fail:
 static int end_as(struct xevb_file_reader *r, enum xevb_file_state s)
 {
 	r->info.state = s;
+	if (s == XEVB_FILE_CORRUPT && !r->info.broken)
+		r->info.broken = XEVB_BROKEN_FILE; /* the header's, the trailer's or the counts' fault */
 	return s == XEVB_FILE_CORRUPT ? -EBADMSG : 0;
+}
+
+/* Corrupt by a rule an event broke (enum xevb_broken). */
+static int broken_event(struct xevb_file_reader *r, int kind)
+{
+	r->info.broken = (uint32_t)kind;
+	return end_as(r, XEVB_FILE_CORRUPT);
 }
 
 /* Checks the trailer at r->pos against what was read. */
@@ -229,7 +238,7 @@ static int take_end(struct xevb_file_reader *r)
 	xl_fmt(r->err, sizeof(r->err),
 	       "%s: at byte %zu, after %llu events: neither an event nor the trailer (0x%02x...)", r->path, r->pos,
 	       (unsigned long long)r->info.events, p[0]);
-	return end_as(r, XEVB_FILE_CORRUPT);
+	return broken_event(r, XEVB_BROKEN_MAGIC);
 }
 
 XEVB_API int xevb_file_reader_next(struct xevb_file_reader *r, const struct xevb_ev **ev)
@@ -250,7 +259,7 @@ XEVB_API int xevb_file_reader_next(struct xevb_file_reader *r, const struct xevb
 	if (tl < XL_EVT_HLEN || tl > r->o.max_event) {
 		xl_fmt(r->err, sizeof(r->err), "%s: at byte %zu, after %llu events: total_length %u (32..%u)",
 		       r->path, r->pos, (unsigned long long)r->info.events, tl, r->o.max_event);
-		return end_as(r, XEVB_FILE_CORRUPT);
+		return broken_event(r, tl < XL_EVT_HLEN ? XEVB_BROKEN_TOTAL_LEN : XEVB_BROKEN_TOO_BIG);
 	}
 	if (tl > left)
 		return take_end(r);
@@ -258,7 +267,7 @@ XEVB_API int xevb_file_reader_next(struct xevb_file_reader *r, const struct xevb
 	if (rc) {
 		xl_fmt(r->err, sizeof(r->err), "%s: event at byte %zu (after %llu events): %s", r->path, r->pos,
 		       (unsigned long long)r->info.events, msg);
-		return rc == -EBADMSG ? end_as(r, XEVB_FILE_CORRUPT) : rc;
+		return rc == -EBADMSG ? broken_event(r, r->ev.broken) : rc;
 	}
 	r->ev.pub.seq = r->info.events;
 	r->info.checksum = xl_crc32c(r->info.checksum, p, tl);

@@ -99,7 +99,8 @@ struct xl_ev {
 	void *chunk;
 	uint32_t builder; /* index in the farm's builder table */
 	uint32_t conn_gen;
-	uint8_t state; /* XL_EV_* */
+	uint8_t state;  /* XL_EV_* */
+	uint8_t broken; /* after xl_ev_decode failed: the rule broken (enum xevb_broken) */
 };
 enum { XL_EV_FREE = 0, XL_EV_QUEUED, XL_EV_OUT };
 
@@ -107,7 +108,7 @@ enum { XL_EV_FREE = 0, XL_EV_QUEUED, XL_EV_OUT };
 #define XL_VERIFY_CRC 0x1u
 /*
  * Check buf[0..len) as exactly one event and fill e (pointing into buf).
- * 0, or -EBADMSG with a sentence in err; -ENOMEM. XEVB_EV_CRC_BAD is set,
+ * 0, or -EBADMSG with a sentence in err and the rule in e->broken; -ENOMEM. XEVB_EV_CRC_BAD is set,
  * not refused, when verify finds a bad payload.
  */
 int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verify, char *err, size_t errlen);

@@ -68,7 +68,7 @@ feed() { "$X" sink --selftest-send "$@" 2>>"$T/feed.err"; }
 # (SINK_WAIT at most), so that what is sent next cannot overtake the bad stream.
 wait_dropped() {
 	for _ in $(seq $((SINK_WAIT * 20))); do
-		(($(grep -c ': dropped after' "$T/$1.err") >= $2)) && return 0
+		(($(grep -c 'connection closed after' "$T/$1.err") >= $2)) && return 0
 		sleep 0.05
 	done
 	fail "$1: no dropped connection logged"

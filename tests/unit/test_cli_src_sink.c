@@ -218,7 +218,7 @@ Test(cli_src_sink, sink_options_store_their_values)
 	cr_assert(eq(int,
 		     SINK("--listen", "198.18.3.1:5000", "--expect-events", "18446744073709551615",
 			  "--expect-sources", "8", "--no-content-check", "--dup-window", "64", "--max-event-size",
-			  "4096", "--max-buffer-total", "1048576", "--partial-timeout-ms", "250", "--credits",
+			  "4096", "--max-buffer-total", "1052672", "--partial-timeout-ms", "250", "--credits",
 			  "32", "--process-rate", "2000", "--busy-high", "2", "--busy-low", "0.5", "--dfm",
 			  "198.18.4.1:23901", "--id", "3", "--stats-interval", "5", "--ready-file", "/tmp/r",
 			  "--progress-file", "/tmp/p", "--metrics", "9100", "--json"),
@@ -230,7 +230,8 @@ Test(cli_src_sink, sink_options_store_their_values)
 	cr_assert(snk.no_content);
 	cr_assert(eq(u32, snk.dup_window, 64));
 	cr_assert(eq(u32, snk.max_event, 4096));
-	cr_assert(eq(u64, snk.max_buffer_total, 1048576));
+	/* One largest event and libxevb's 1 MiB receive buffer: the least it takes. */
+	cr_assert(eq(u64, snk.max_buffer_total, 1052672));
 	cr_assert(eq(u64, snk.partial_timeout_ns, 250000000ull));
 	cr_assert(eq(u32, snk.credits, 32));
 	cr_assert(eq(dbl, snk.process_rate, 2000));
@@ -270,6 +271,8 @@ Test(cli_src_sink, sink_refuses_bad_values_naming_the_option)
 	refused(SINK("--input", "-", "--ready-file", "/tmp/r"), "--ready-file goes with --listen");
 	refused(SINK("--input", "-", "--max-buffer-total", "1048576"),
 		"cannot hold one event of --max-event-size");
+	refused(SINK("--input", "-", "--max-event-size", "4096", "--max-buffer-total", "1052671"),
+		"raise it to at least 1052672");
 }
 
 /* --help: every option once under its section's heading, then Help. */

@@ -80,6 +80,32 @@ Test(lib_event, malformed_events_are_refused_with_the_reason)
 	free(b);
 }
 
+Test(lib_event, broken_kinds_have_stable_names)
+{
+	/* The values are ABI and the names labels in dashboards: neither may change. */
+	cr_assert(eq(int, XEVB_BROKEN_MAGIC, 2));
+	cr_assert(eq(int, XEVB_BROKEN_REC_RESERVED, 11));
+	cr_assert(eq(int, XEVB_BROKEN_TRAILING, 19));
+	cr_assert(eq(int, XEVB_BROKEN_TRUNCATED, 21));
+	cr_assert(eq(int, XEVB_BROKEN_FILE, 26));
+	cr_assert(eq(str, (char *)xevb_broken_name(XEVB_BROKEN_MAGIC), "bad_magic"));
+	cr_assert(eq(str, (char *)xevb_broken_name(XEVB_BROKEN_REC_RESERVED), "record_reserved_nonzero"));
+	cr_assert(eq(str, (char *)xevb_broken_name(XEVB_BROKEN_TOO_BIG), "too_big"));
+	cr_assert(eq(str, (char *)xevb_broken_name(XEVB_BROKEN_TRUNCATED), "truncated_stream"));
+	cr_assert(eq(str, (char *)xevb_broken_name(XEVB_BROKEN_STALLED), "partial_timeout"));
+	cr_assert(eq(str, (char *)xevb_broken_name(XEVB_BROKEN_BUFFER), "buffer_limit"));
+	cr_assert(eq(str, (char *)xevb_broken_name(XEVB_BROKEN_READ), "read_error"));
+	cr_assert(eq(ptr, (void *)xevb_broken_name(XEVB_BROKEN__COUNT), NULL));
+	cr_assert(eq(ptr, (void *)xevb_broken_name(-1), NULL));
+	cr_assert(le(int, XEVB_BROKEN__COUNT, XEVB_BROKEN_SLOTS));
+	for (int i = 0; i < XEVB_BROKEN__COUNT; i++) {
+		cr_assert(xevb_broken_name(i) != NULL, "kind %d has no name", i);
+		for (int j = 0; j < i; j++)
+			cr_assert(strcmp(xevb_broken_name(i), xevb_broken_name(j)) != 0,
+				  "kinds %d and %d share a name", j, i);
+	}
+}
+
 /* A caller built against a newer header, with one more field. */
 struct newer_opts {
 	struct xevb_file_reader_opts o;

@@ -12,6 +12,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <sys/socket.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include "base/clock.h"
@@ -262,6 +263,12 @@ Test(lib_farm, busy_and_not_busy_go_out_at_once)
 	rig_open(&r, &o);
 	builder_status(&r, 0);
 	cr_assert(ctl_wait(&r, r.udp, &m, status_busy, &off));
+	{
+		struct xevb_farm_stats st = { .sz = sizeof(st) };
+		xevb_farm_stats(r.f, &st);
+		cr_assert(eq(u32, st.busy_mark_high, 10));
+		cr_assert(eq(u32, st.busy_mark_low, 1));
+	}
 	send_events(&r, 11, 4, 0);
 	take_events(&r, 11, 0, evs);
 	cr_assert(ctl_wait(&r, r.udp, &m, status_busy, &on), "no Busy STATUS");
@@ -439,6 +446,7 @@ Test(lib_farm, a_broken_stream_costs_its_connection_only)
 		xevb_farm_stats(r.f, &st);
 	} while (st.conns_broken < 1 && xevb_now_ns() < end);
 	cr_assert(eq(u64, st.conns_broken, 1));
+	cr_assert(eq(u64, st.broken[XEVB_BROKEN_MAGIC], 1), "counted by kind");
 	cr_assert(eq(u64, st.conns_open, 1));
 	cr_assert(eq(u64, st.conns_total, 2));
 	xevb_farm_done(r.f, evs[0]);
@@ -599,6 +607,243 @@ Test(lib_farm, a_stalled_partial_event_costs_its_connection)
 		xevb_farm_stats(r.f, &st);
 	} while (st.conns_broken < 1 && xevb_now_ns() < end);
 	cr_assert(eq(u64, st.conns_broken, 1));
+	cr_assert(eq(u64, st.broken[XEVB_BROKEN_STALLED], 1));
 	cr_assert(eq(u64, st.conns_open, 0));
+	rig_close(&r);
+}
+
+/* Waits (bounded) until the handle's stats pass ok. */
+static void stats_until(struct rig *r, struct xevb_farm_stats *st, bool (*ok)(const struct xevb_farm_stats *))
+{
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+
+	do {
+		xevb_farm_poll(r->f, 5);
+		xevb_farm_stats(r->f, st);
+	} while (!ok(st) && xevb_now_ns() < end);
+}
+
+static bool one_broken(const struct xevb_farm_stats *st)
+{
+	return st->conns_broken >= 1;
+}
+
+/* A claim of an event of len bytes (its 20 first bytes, as sink_attack.py sends them) and 1 KiB of it. */
+static void claim(int fd, uint32_t len)
+{
+	uint8_t h[20 + 1024] = { 'E', 'V', 'N', 'T', 1 };
+
+	h[16] = (uint8_t)(len >> 24);
+	h[17] = (uint8_t)(len >> 16);
+	h[18] = (uint8_t)(len >> 8);
+	h[19] = (uint8_t)len;
+	cr_assert(eq(int, (int)write(fd, h, sizeof(h)), (int)sizeof(h)));
+}
+
+/* 1 KiB more of a claimed event: a buffer grows for the claim on a read after the one that saw it. */
+static void claim_more(int fd)
+{
+	static const uint8_t zero[1024];
+
+	cr_assert(eq(int, (int)write(fd, zero, sizeof(zero)), (int)sizeof(zero)));
+}
+
+static bool two_buffers(const struct xevb_farm_stats *st)
+{
+	return st->conns_open == 2 && st->buffer_bytes >= 2u << 20;
+}
+
+Test(lib_farm, an_event_the_buffers_cannot_hold_with_none_held_ends_its_connection)
+{
+	/* Room for one 1 MiB buffer and one largest event: two claims of 2 MiB cannot both grow. */
+	XEVB_OPTS(xevb_farm_opts, o, .max_event = 2u << 20, .max_buffer = 3u << 20, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	const struct xevb_ev *ev;
+	struct rig r;
+	int first;
+
+	rig_open(&r, &o);
+	first = r.tcp;
+	connect_builder(&r);
+	claim(first, 2u << 20);
+	claim(r.tcp, 2u << 20);
+	stats_until(&r, &st, two_buffers);
+	claim_more(first);
+	claim_more(r.tcp);
+	/* Nothing held by the caller: waiting for room could last for ever, so one of them goes. */
+	stats_until(&r, &st, one_broken);
+	cr_assert(eq(u64, st.broken[XEVB_BROKEN_BUFFER], 1), "buffer_limit %llu",
+		  (unsigned long long)st.broken[XEVB_BROKEN_BUFFER]);
+	cr_assert(eq(u64, st.conns_open, 1));
+	cr_assert(eq(u64, st.read_pauses, 0));
+	cr_assert(le(u64, st.buffer_bytes_max, o.max_buffer));
+	cr_assert(ge(u64, st.buffer_bytes_max, 2u << 20), "the claim that fits grew: %llu",
+		  (unsigned long long)st.buffer_bytes_max);
+	cr_assert(eq(int, xevb_farm_next(r.f, &ev), 0));
+	close(first);
+	rig_close(&r);
+}
+
+static bool paused(const struct xevb_farm_stats *st)
+{
+	return st->read_pauses >= 1;
+}
+
+static bool two_open(const struct xevb_farm_stats *st)
+{
+	return st->conns_open == 2 && st->held == 0;
+}
+
+Test(lib_farm, a_paused_connection_goes_on_when_another_closes)
+{
+	/* Two 1 MiB buffers fit; the third connection's does not while an event is held. */
+	XEVB_OPTS(xevb_farm_opts, o, .max_event = 65536, .max_buffer = (2u << 20) + 65536,
+		  .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	const struct xevb_ev *evs[1];
+	int fds[3];
+	struct rig r;
+
+	rig_open(&r, &o);
+	fds[0] = r.tcp;
+	send_events(&r, 1, 2, 0);
+	take_events(&r, 1, 0, evs); /* held: pausing, not closing, is the answer to a shortage now */
+	for (int i = 1; i < 3; i++) {
+		connect_builder(&r);
+		fds[i] = r.tcp;
+		claim(fds[i], 4096);
+		stats_until(&r, &st, i == 1 ? two_buffers : paused);
+	}
+	cr_assert(eq(u64, st.read_pauses, 1));
+	cr_assert(eq(u64, st.conns_broken, 0));
+	/* The second connection's peer goes: its buffer frees, the paused one is read, finds its peer's claim. */
+	close(fds[1]);
+	xevb_farm_done(r.f, evs[0]);
+	stats_until(&r, &st, two_open);
+	cr_assert(eq(u64, st.conns_open, 2), "%llu open", (unsigned long long)st.conns_open);
+	cr_assert(eq(u64, st.broken[XEVB_BROKEN_TRUNCATED], 1), "the closed one held part of an event");
+	close(fds[0]);
+	rig_close(&r);
+}
+
+static bool max_refused(const struct xevb_farm_stats *st)
+{
+	return st->conns_refused_max >= 1;
+}
+
+Test(lib_farm, connections_past_max_conns_are_refused_and_counted)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .max_conns = 1, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct rig r;
+	int first;
+
+	rig_open(&r, &o);
+	xevb_farm_process(r.f);
+	first = r.tcp;
+	connect_builder(&r);
+	stats_until(&r, &st, max_refused);
+	cr_assert(eq(u64, st.conns_refused_max, 1));
+	cr_assert(eq(u64, st.conns_refused, 1));
+	cr_assert(eq(u64, st.accept_fd_limit, 0));
+	cr_assert(eq(u64, st.conns_open, 1));
+	close(first);
+	rig_close(&r);
+}
+
+static bool one_open(const struct xevb_farm_stats *st)
+{
+	return st->conns_open == 1;
+}
+
+static bool fd_limited(const struct xevb_farm_stats *st)
+{
+	return st->accept_fd_limit >= 1;
+}
+
+Test(lib_farm, out_of_descriptors_accepting_pauses_and_counts)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct rlimit rl;
+	struct rig r;
+	int spare;
+
+	rig_open(&r, &o);
+	/* The lowest free descriptor taken and made the last allowed: accept() finds none. */
+	spare = open("/dev/null", O_RDONLY);
+	cr_assert(ge(int, spare, 0));
+	cr_assert(eq(int, getrlimit(RLIMIT_NOFILE, &rl), 0));
+	rl.rlim_cur = (rlim_t)spare + 1;
+	cr_assert(eq(int, setrlimit(RLIMIT_NOFILE, &rl), 0));
+	stats_until(&r, &st, fd_limited);
+	cr_assert(ge(u64, st.accept_fd_limit, 1));
+	cr_assert(eq(u64, st.conns_refused, st.accept_fd_limit));
+	cr_assert(eq(u64, st.conns_open, 0));
+	/* A descriptor frees: within a second the builder waiting in the backlog is taken. */
+	close(spare);
+	stats_until(&r, &st, one_open);
+	cr_assert(eq(u64, st.conns_open, 1));
+	rig_close(&r);
+}
+
+/* One event of len bytes (a multiple of 4, at least 48): one source, a zero payload. */
+static uint8_t *big_event(uint32_t id, uint32_t len)
+{
+	uint8_t *b = calloc(1, len);
+	uint32_t plen = len - 44;
+
+	cr_assert(b != NULL);
+	memcpy(b, "EVNT", 4);
+	b[4] = 1;
+	b[7] = 1;  /* n_frags */
+	b[11] = 9; /* run */
+	xevb_st32(b + 12, id);
+	xevb_st32(b + 16, len);
+	b[21] = 1; /* n_expected */
+	xevb_st32(b + 36, plen);
+	xevb_st32(b + 40, xevb_crc32c(0, b + 44, plen));
+	return b;
+}
+
+Test(lib_farm, a_buffer_grows_in_place_for_a_large_event)
+{
+	/*
+	 * 4 MiB of buffers: another connection's 1 MiB and a 3 MiB event. The
+	 * event's connection grows its 1 MiB buffer in place (2 MiB more: 4 in
+	 * all), where a new buffer beside the old one (5) would not fit.
+	 */
+	XEVB_OPTS(xevb_farm_opts, o, .max_event = 3u << 20, .max_buffer = 4u << 20, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	const uint32_t len = 3u << 20;
+	uint8_t *b = big_event(0, len);
+	const struct xevb_ev *ev = NULL;
+	size_t at = 0;
+	struct rig r;
+	int other;
+
+	rig_open(&r, &o);
+	other = r.tcp;
+	claim(other, 4096); /* part of a small event: its 1 MiB buffer stays */
+	connect_builder(&r);
+	fcntl(r.tcp, F_SETFL, fcntl(r.tcp, F_GETFL) | O_NONBLOCK);
+	while (!ev && xevb_now_ns() < end) {
+		ssize_t n = at < len ? write(r.tcp, b + at, len - at) : 0;
+		if (n > 0)
+			at += (size_t)n;
+		xevb_farm_poll(r.f, 1);
+		if (xevb_farm_next(r.f, &ev) != 1)
+			ev = NULL;
+	}
+	cr_assert(ev != NULL, "the 3 MiB event did not arrive");
+	cr_assert(eq(u32, ev->length, len));
+	xevb_farm_stats(r.f, &st);
+	cr_assert(eq(u64, st.conns_broken, 0));
+	cr_assert(eq(u64, st.conns_open, 2));
+	cr_assert(le(u64, st.buffer_bytes_max, o.max_buffer));
+	xevb_farm_done(r.f, ev);
+	free(b);
+	close(other);
 	rig_close(&r);
 }

@@ -346,6 +346,22 @@ static uint64_t count_events(const char *path, uint32_t flags, uint64_t *bad, en
 	return n;
 }
 
+/* Why the reader found path corrupt (xevb_file_info.broken), once read to its end. */
+static uint32_t broken_of(const char *path)
+{
+	char err[XEVB_ERRBUF_SIZE];
+	struct xevb_file_reader *r = xevb_file_reader_open(path, NULL, err);
+	const struct xevb_ev *ev;
+	uint32_t why;
+
+	cr_assert(r != NULL, "%s", err);
+	while (xevb_file_reader_next(r, &ev) == 1)
+		;
+	why = xevb_file_reader_info(r)->broken;
+	xevb_file_reader_close(r);
+	return why;
+}
+
 Test(lib_file, a_corrupted_checksum_is_reported)
 {
 	char dir[256], path[512];
@@ -362,6 +378,7 @@ Test(lib_file, a_corrupted_checksum_is_reported)
 	/* Every event still reads (the structure is intact); the trailer's checksum tells. */
 	cr_assert(eq(u64, count_events(path, 0, &bad, XEVB_FILE_CORRUPT, "checksum mismatch"), 20));
 	cr_assert(eq(u64, bad, 0));
+	cr_assert(eq(u32, broken_of(path), XEVB_BROKEN_FILE));
 	/* With CRC checks the event itself says so too. */
 	cr_assert(
 		eq(u64, count_events(path, XEVB_FR_VERIFY_CRC, &bad, XEVB_FILE_CORRUPT, "checksum mismatch"), 20));
@@ -393,6 +410,7 @@ Test(lib_file, a_broken_event_stops_the_reader)
 	/* Event 10's reserved field (header bytes 22-23) set. */
 	flip_bit(path, event_start(10) + 23);
 	cr_assert(eq(u64, count_events(path, 0, &bad, XEVB_FILE_CORRUPT, "event at byte"), 10));
+	cr_assert(eq(u32, broken_of(path), XEVB_BROKEN_RESERVED));
 	tl_rmdir(dir);
 }
 

@@ -35,7 +35,7 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "listen", 0, XEVB_T_STR, "ADDR:PORT", F(listen), .section = S_IN,
 	  .help = "accept builder connections over TCP (port 0: any)" },
 	{ "input", 0, XEVB_T_STR, "FILE", F(input), .section = S_IN,
-	  .help = "read events from FILE (- for stdin) written by build --output" },
+	  .help = "read events from FILE (- for stdin): a run file, or what build --output writes" },
 	{ "ready-file", 0, XEVB_T_STR, "PATH", F(ready_file), .section = S_IN,
 	  .help = "write the bound ADDR:PORT to PATH once listening" },
 
@@ -54,8 +54,8 @@ static const struct xevb_cfg_opt opts[] = {
 	  .help = "a longer total_length is refused: counted too_big, connection closed" },
 	{ "max-buffer-total", 0, XEVB_T_U64, "BYTES", F(max_buffer_total), 0, 0, 1u << 20, 1ull << 40,
 	  .def = "268435456", .section = S_LIM,
-	  .help = "all connections' buffers together; an event past it is "
-		  "refused (buffer_limit, connection closed), new connections too" },
+	  .help = "all connections' buffers together, held events included; past it a connection is not read "
+		  "until events are done, or closed (buffer_limit) when none is held" },
 	{ "partial-timeout-ms", 0, XEVB_T_U64, "MS", F(partial_timeout_ns), 0, 0, 0, 3600000, 1000000,
 	  .def = "10000", .section = S_LIM,
 	  .help = "a connection holding part of an event this long is closed, counted partial_timeout; 0: never" },
@@ -65,9 +65,10 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "credits", 0, XEVB_T_U32, "N", F(credits), 0, 0, 1, 1u << 20, .def = "64", .section = S_CTL,
 	  .help = "--ctl-port: events in flight per builder" },
 	{ "process-rate", 0, XEVB_T_DOUBLE, "HZ", F(process_rate), 0, 0, 0, 1e9, .section = S_CTL,
-	  .help = "--ctl-port: emulate processing at HZ events/s (default instant)" },
+	  .help = "hold each event as if processing took 1/HZ s, one after the other: done (its credit "
+		  "back) then (default at once)" },
 	{ "busy-high", 0, XEVB_T_DOUBLE, "X", F(busy_high), 0, 0, 0, 1e9, .def = "1.2", .section = S_CTL,
-	  .help = "--ctl-port: Busy above X x credits queued events" },
+	  .help = "--ctl-port: Busy above X x credits events held (received, not done)" },
 	{ "busy-low", 0, XEVB_T_DOUBLE, "X", F(busy_low), 0, 0, 0, 1e9, .def = "0.2", .section = S_CTL,
 	  .help = "--ctl-port: not-Busy below X x credits" },
 	{ "dfm", 0, XEVB_T_FUNC, "ADDR:PORT", F(dfm), .section = S_CTL, .parse = parse_dfm,
@@ -121,12 +122,12 @@ static int check_options(struct sink_cfg *c)
 	}
 	if (c->dfm.sin_port && !c->ctl_port)
 		c->ctl_port = XEVB_CTL_SINK_PORT;
-	if ((uint64_t)c->max_event + XEVB_EVT_READER_CAP0 > c->max_buffer_total) {
+	if ((uint64_t)c->max_event + SINK_LIB_CHUNK > c->max_buffer_total) {
 		xevb_err(
-			"--max-buffer-total %llu cannot hold one event of --max-event-size %u: raise it to "
-			"at least %llu or lower --max-event-size",
+			"--max-buffer-total %llu cannot hold one event of --max-event-size %u and a 1 MiB receive "
+			"buffer: raise it to at least %llu or lower --max-event-size",
 			(unsigned long long)c->max_buffer_total, c->max_event,
-			(unsigned long long)c->max_event + XEVB_EVT_READER_CAP0);
+			(unsigned long long)c->max_event + SINK_LIB_CHUNK);
 		return 2;
 	}
 	if (c->ready_file && !c->listen) {

@@ -142,6 +142,47 @@ XEVB_API void xevb_ev_free(struct xevb_ev *ev);
 /* Farm node: receive events from builders                            */
 /* ------------------------------------------------------------------ */
 
+/*
+ * Why a builder's connection was closed as broken (xevb_farm_stats.broken)
+ * or a file read as corrupt (xevb_file_info.broken): the rule of the wire
+ * format an event broke (wire-format.md section 2), or what went wrong
+ * with the stream. The values and their names never change; kinds are
+ * only added, below XEVB_BROKEN_SLOTS.
+ */
+enum xevb_broken {
+	XEVB_BROKEN_NONE = 0,
+	XEVB_BROKEN_SHORT,           /* "short": fewer bytes than an event header */
+	XEVB_BROKEN_MAGIC,           /* "bad_magic": no "EVNT" where an event starts (out of step, garbage) */
+	XEVB_BROKEN_VERSION,         /* "bad_version" */
+	XEVB_BROKEN_FLAGS,           /* "unknown_flags" */
+	XEVB_BROKEN_RESERVED,        /* "reserved_nonzero": the event header's */
+	XEVB_BROKEN_TOTAL_LEN,       /* "bad_total_length": under 32, or disagrees with the event */
+	XEVB_BROKEN_N_EXPECTED,      /* "bad_n_expected": 0 or over 4096 */
+	XEVB_BROKEN_N_FRAGS,         /* "too_many_frags": n_frags > n_expected */
+	XEVB_BROKEN_INCOMPLETE_FLAG, /* "bad_incomplete_flag" */
+	XEVB_BROKEN_REC_TRUNC,       /* "record_overrun": a record runs past the event's end */
+	XEVB_BROKEN_REC_RESERVED,    /* "record_reserved_nonzero" */
+	XEVB_BROKEN_SOURCE_ID,       /* "bad_source_id": over 4095 */
+	XEVB_BROKEN_REC_ORDER,       /* "record_order": source ids not strictly rising */
+	XEVB_BROKEN_PADDING,         /* "padding_nonzero": after a payload */
+	XEVB_BROKEN_MISSING_TRUNC,   /* "missing_list_short" */
+	XEVB_BROKEN_MISSING_ORDER,   /* "missing_list_order" */
+	XEVB_BROKEN_MISSING_PRESENT, /* "missing_but_present" */
+	XEVB_BROKEN_MISSING_PAD,     /* "missing_pad_nonzero" */
+	XEVB_BROKEN_TRAILING,        /* "trailing_bytes": after the records and the missing list */
+	XEVB_BROKEN_TOO_BIG,         /* "too_big": total_length over max_event */
+	XEVB_BROKEN_TRUNCATED,       /* "truncated_stream": closed inside an event */
+	XEVB_BROKEN_STALLED,         /* "partial_timeout": part of an event held past partial_timeout_ms */
+	XEVB_BROKEN_BUFFER,          /* "buffer_limit": an event max_buffer cannot hold with no event held */
+	XEVB_BROKEN_READ,            /* "read_error": the connection failed (reset, ...) */
+	XEVB_BROKEN_NOMEM,           /* "out_of_memory" */
+	XEVB_BROKEN_FILE,            /* "file_damaged": a run file's header or trailer is wrong (file reader) */
+	XEVB_BROKEN__COUNT
+};
+#define XEVB_BROKEN_SLOTS 32 /* entries of xevb_farm_stats.broken: room for kinds added later */
+/* The name of kind ("bad_magic", ...: stable, fit for a label), or NULL for one this library does not know. */
+XEVB_API const char *xevb_broken_name(int kind);
+
 struct xevb_farm;
 
 /* xevb_farm_opts.flags */
@@ -180,7 +221,14 @@ struct xevb_farm_opts {
 	double busy_low;    /* not-Busy again once held < busy_low x credits; 0: 0.2 */
 	uint32_t max_event; /* bytes: a longer event ends its connection (too_big); 0: 64 MiB */
 	uint32_t max_conns; /* builder connections at once; 0: 1024 */
-	uint64_t max_buffer; /* bytes of all receive buffers, held events included; reading pauses above; 0: 256 MiB */
+	/*
+	 * Bytes of all receive buffers, held events included; 0: 256 MiB. A
+	 * connection that needs more is not read until done() frees some (TCP
+	 * then holds its builder back); when no event is held, so that only
+	 * other connections' partial events fill the buffers and waiting
+	 * could last for ever, it is closed instead (XEVB_BROKEN_BUFFER).
+	 */
+	uint64_t max_buffer;
 	xevb_log_fn log_fn;
 	void *log_ctx;
 	/* ms a connection may hold part of an event before it is closed (a stalled peer); 0: 10000 */
@@ -264,6 +312,13 @@ struct xevb_farm_stats {
 	uint64_t busy_on, busy_off;
 	uint32_t busy;       /* 1: Busy now */
 	uint32_t n_builders; /* builder addresses seen (xevb_farm_builder) */
+	/* Added after 1.0.0 (a caller built against 1.0.0 passes a smaller sz and gets the fields above): */
+	uint64_t conns_refused_max;         /* of conns_refused: closed at once, max_conns open */
+	uint64_t accept_fd_limit;           /* of conns_refused: accept() found no free descriptor (paused) */
+	uint64_t buffer_bytes_max;          /* buffer_bytes at its highest */
+	uint32_t busy_mark_high;            /* Busy once held > this (ceil(busy_high x credits)) */
+	uint32_t busy_mark_low;             /* not-Busy once held < this (floor(busy_low x credits)) */
+	uint64_t broken[XEVB_BROKEN_SLOTS]; /* conns_broken by reason: broken[XEVB_BROKEN_*] */
 };
 /* Fill st (up to st->sz bytes): 0, or -EINVAL when st->sz is 0. */
 XEVB_API int xevb_farm_stats(const struct xevb_farm *f, struct xevb_farm_stats *st);
@@ -391,6 +446,8 @@ struct xevb_file_info {
 	uint32_t checksum; /* CRC-32C of the event bytes read */
 	uint64_t events, bytes;
 	uint64_t cut_bytes; /* bytes after the last whole event (CUT), not an event */
+	/* Added after 1.0.0: */
+	uint32_t broken; /* state CORRUPT: why (enum xevb_broken); else 0 */
 };
 
 /* xevb_file_reader_opts.flags */
