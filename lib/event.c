@@ -66,11 +66,38 @@ static int decode_head(const uint8_t *buf, size_t len, struct head *h, char *err
 	return 0;
 }
 
-/* One record at *off: its header and padding checked, its offset kept, the CRC checked on demand. */
-static int decode_record(struct xl_ev *e, const uint8_t *buf, size_t len, uint32_t i, int *prev, size_t *offp,
-			 char *err, size_t errlen)
+/* The walk over an event's records. */
+struct walk {
+	struct xl_ev *e;
+	const uint8_t *buf;
+	size_t len, off;
+	int prev;       /* the last source id */
+	uint32_t flags; /* XEVB_EV_CRC_BAD, XEVB_EV_CHECK_BAD found so far */
+	const struct xl_check *chk;
+	char *err;
+	size_t errlen;
+};
+
+/*
+ * A payload as the caller asked it checked, in the walk (its bytes just
+ * read): the CRC-32C, the caller's own check; each until one fails.
+ */
+static inline void check_payload(struct walk *w, const uint8_t *p, uint32_t len, uint32_t crc)
 {
-	size_t off = *offp;
+	const struct xl_check *c = w->chk;
+
+	if ((c->verify & XL_VERIFY_CRC) && !(w->flags & XEVB_EV_CRC_BAD) && xl_crc32c(0, p, len) != crc)
+		w->flags |= XEVB_EV_CRC_BAD;
+	if (c->fn && !(w->flags & XEVB_EV_CHECK_BAD) && c->fn(c->ctx, p, len, crc))
+		w->flags |= XEVB_EV_CHECK_BAD;
+}
+
+/* Record i at w->off: its header and padding checked, its offset kept, its payload checked as asked. */
+static int decode_record(struct walk *w, uint32_t i)
+{
+	const uint8_t *buf = w->buf;
+	size_t len = w->len, off = w->off, errlen = w->errlen;
+	char *err = w->err;
 	uint16_t sid;
 	uint32_t flen;
 	uint64_t padded;
@@ -84,11 +111,11 @@ static int decode_record(struct xl_ev *e, const uint8_t *buf, size_t len, uint32
 			    "record %u (source %u): reserved field 0x%04x, not 0", i, sid, xl_ld16(buf + off + 2));
 	if (sid > XL_MAX_SOURCE_ID)
 		return fail(err, errlen, XEVB_BROKEN_SOURCE_ID, "record %u: source_id %u (0..4095)", i, sid);
-	if ((int)sid <= *prev)
+	if ((int)sid <= w->prev)
 		return fail(err, errlen, XEVB_BROKEN_REC_ORDER,
-			    "record %u: source_id %u after %d (ascending order)", i, sid, *prev);
-	*prev = sid;
-	e->off[i] = (uint32_t)off;
+			    "record %u: source_id %u after %d (ascending order)", i, sid, w->prev);
+	w->prev = sid;
+	w->e->off[i] = (uint32_t)off;
 	flen = xl_ld32(buf + off + 4);
 	off += XL_EVT_REC_HLEN;
 	padded = XL_PAD4(flen);
@@ -97,7 +124,9 @@ static int decode_record(struct xl_ev *e, const uint8_t *buf, size_t len, uint32
 			    "record %u (source %u): length %u runs past the end", i, sid, flen);
 	if (!all_zero(buf + off + flen, padded - flen))
 		return fail(err, errlen, XEVB_BROKEN_PADDING, "record %u (source %u): non-zero padding", i, sid);
-	*offp = off + padded;
+	if (w->chk)
+		check_payload(w, buf + off, flen, xl_ld32(buf + off - 4));
+	w->off = off + padded;
 	return 0;
 }
 
@@ -141,19 +170,6 @@ static int grow_offsets(struct xl_ev *e, uint32_t n)
 	return 0;
 }
 
-static void verify_crcs(struct xl_ev *e)
-{
-	struct xevb_ev_frag f;
-
-	for (uint32_t i = 0; i < e->pub.n_frags; i++) {
-		xevb_ev_frag(&e->pub, i, &f);
-		if (xl_crc32c(0, f.payload, f.length) != f.crc32c) {
-			e->pub.flags |= XEVB_EV_CRC_BAD;
-			return;
-		}
-	}
-}
-
 /* The rule broken, kept in e for the caller's count; the decoder's -EBADMSG. */
 static int broke(struct xl_ev *e, int kind)
 {
@@ -161,13 +177,15 @@ static int broke(struct xl_ev *e, int kind)
 	return -EBADMSG;
 }
 
-int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verify, char *err, size_t errlen)
+int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct xl_check *chk, char *err,
+		 size_t errlen)
 {
 	uint64_t present[XL_MAX_SOURCES / 64];
 	struct head h = { 0 };
-	size_t off = XL_EVT_HLEN;
+	struct walk w = { e, buf, len, XL_EVT_HLEN, -1, 0, chk, err, errlen };
+	size_t off;
 	uint32_t nmiss;
-	int prev = -1, rc;
+	int rc;
 
 	e->broken = XEVB_BROKEN_NONE;
 	if ((rc = decode_head(buf, len, &h, err, errlen)))
@@ -177,8 +195,9 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verif
 		return -ENOMEM;
 	}
 	for (uint32_t i = 0; i < h.n_frags; i++)
-		if ((rc = decode_record(e, buf, len, i, &prev, &off, err, errlen)))
+		if ((rc = decode_record(&w, i)))
 			return broke(e, rc);
+	off = w.off;
 	nmiss = (uint32_t)h.n_expected - h.n_frags;
 	e->missing_off = (uint32_t)off;
 	if (nmiss) {
@@ -196,14 +215,12 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verif
 	e->pub.run_number = xl_ld32(buf + 8);
 	e->pub.event_id = h.event_id;
 	e->pub.build_ns = xl_ld64(buf + 24);
-	e->pub.flags = h.flags;
+	e->pub.flags = h.flags | w.flags;
 	e->pub.n_frags = h.n_frags;
 	e->pub.n_expected = h.n_expected;
 	e->pub.n_missing = nmiss;
 	e->pub.length = h.total;
 	e->pub.data = buf;
-	if (verify & XL_VERIFY_CRC)
-		verify_crcs(e);
 	return 0;
 }
 
@@ -289,7 +306,7 @@ XEVB_API struct xevb_ev *xevb_ev_parse(const void *buf, size_t len, char *errbuf
 		errno = ENOMEM;
 		return NULL;
 	}
-	rc = xl_ev_decode(e, buf, len, 0, errbuf, XEVB_ERRBUF_SIZE);
+	rc = xl_ev_decode(e, buf, len, NULL, errbuf, XEVB_ERRBUF_SIZE);
 	if (rc) {
 		xl_ev_release(e);
 		free(e);

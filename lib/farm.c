@@ -67,6 +67,9 @@ static int settle_opts(struct xevb_farm *f, char *err)
 	f->dfm.sin_family = AF_INET;
 	f->dfm.sin_port = htons(f->dfm.sin_port);
 	f->ctl_on = !(o->flags & XEVB_FARM_NO_CTL);
+	f->chk = (struct xl_check){ .verify = (o->flags & XEVB_FARM_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
+				    .fn = o->payload_check,
+				    .ctx = o->payload_ctx };
 	if (!f->ctl_on && (o->dfm || o->key_file)) {
 		xl_fmt(err, XEVB_ERRBUF_SIZE,
 		       "farm: dfm and key_file need the control protocol (no XEVB_FARM_NO_CTL)");
@@ -215,6 +218,7 @@ XEVB_API void xevb_farm_close(struct xevb_farm *f)
 		xl_ev_release(e);
 		free(e);
 	}
+	xl_farm_drop_spares(f);
 	xl_ctl_close(&f->ctl);
 	if (f->lfd >= 0)
 		close(f->lfd);
@@ -355,8 +359,16 @@ XEVB_API void xevb_farm_done(struct xevb_farm *f, const struct xevb_ev *ev)
 	f->st.done++;
 	if (resume)
 		xl_farm_resume(f);
-	xl_farm_tick(f, xl_mono_ns());
-	arm_timer(f);
+	/*
+	 * Busy clears, or a quarter of a builder's credits is back: STATUS goes
+	 * out now (or at the next push). Else nothing is due that the timer
+	 * does not bring: no clock read, no walk over the builders per event.
+	 */
+	if (f->ctl_on && ((f->busy && f->st.held < f->busy_low) ||
+			  (b->known && b->conn_done - b->reported >= (f->o.credits + 3) / 4))) {
+		xl_farm_tick(f, xl_mono_ns());
+		arm_timer(f);
+	}
 }
 
 XEVB_API int xevb_farm_set_busy(struct xevb_farm *f, int mode)

@@ -20,12 +20,14 @@
 #include "ctl.h"
 
 #define XL_CHUNK   (1u << 20)
+#define XL_SPARES  8            /* free 1 MiB chunks kept for reuse */
 #define XL_HB_NS   100000000ull /* STATUS and RECEIVED beat */
 #define XL_PUSH_NS 5000000ull   /* credits back early at most this often */
 
 struct xl_chunk {
 	uint32_t refs; /* events in it not done, + 1 while its connection reads into it */
 	size_t cap;
+	struct xl_chunk *next_spare; /* in farm.spares */
 	uint8_t data[];
 };
 
@@ -55,6 +57,7 @@ struct xl_builder {
 
 struct xevb_farm {
 	struct xevb_farm_opts o;
+	struct xl_check chk; /* each payload's checks in the decoder: CRC, the caller's */
 	struct xl_log log;
 	int ep, lfd, tfd; /* epoll, listening socket, timer */
 	uint16_t port;
@@ -77,6 +80,8 @@ struct xevb_farm {
 	bool accept_paused; /* out of descriptors: the listening socket not watched until a connection closes */
 	bool closing;       /* in xevb_farm_close: nothing is resumed */
 	uint32_t n_paused;  /* connections not read for max_buffer */
+	struct xl_chunk *spares; /* free chunks of XL_CHUNK bytes, counted against max_buffer, not in buffer_bytes */
+	uint32_t n_spares;
 	uint64_t fd_log_ns, max_log_ns; /* when the descriptor and max_conns limits were last said */
 	uint64_t seq;
 	uint64_t stream_logged, stream_log_ns;
@@ -92,6 +97,8 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c);
 void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, int kind, const char *why);
 /* A chunk's event is done: free the chunk when it was its last reference. */
 void xl_chunk_put(struct xevb_farm *f, struct xl_chunk *ch);
+/* Free the spare chunks (room is short, or the handle closes). */
+void xl_farm_drop_spares(struct xevb_farm *f);
 /* Read paused connections again while the buffers have room. */
 void xl_farm_resume(struct xevb_farm *f);
 /* Once a second: close connections stalled inside an event, accept again after running out of descriptors. */

@@ -15,15 +15,47 @@
 #include "farm.h"
 
 #define READS_PER_WAKEUP 16 /* then the other connections have a turn */
-#define LOG_FIRST        20
-#define LOG_EVERY_NS     10000000000ull
+/*
+ * Bytes a read asks for at most. Events go to the caller after the read
+ * that completed them, while their bytes are still in the cache the read
+ * filled (a large read, or many before the caller looks, would have it
+ * check them from memory), and done() lets the connection's buffer be
+ * read into again from its start.
+ */
+#define READ_MAX     (256u * 1024)
+#define MOVE_MAX     (64u * 1024) /* a partial event moved to its buffer's front at most (or when it must) */
+#define LOG_FIRST    20
+#define LOG_EVERY_NS 10000000000ull
 
 void xl_chunk_put(struct xevb_farm *f, struct xl_chunk *ch)
 {
 	if (--ch->refs)
 		return;
+	/*
+	 * A 1 MiB chunk is kept for the next one a connection needs: a fresh
+	 * one costs a mapping and a page fault for each of its pages, more
+	 * than reading and checking the events in it. Counted against
+	 * max_buffer still (not in buffer_bytes, the chunks in use); freed
+	 * when room is short.
+	 */
 	f->st.buffer_bytes -= ch->cap;
+	if (ch->cap == XL_CHUNK && f->n_spares < XL_SPARES && !f->closing) {
+		ch->next_spare = f->spares;
+		f->spares = ch;
+		f->n_spares++;
+		return;
+	}
 	free(ch);
+}
+
+void xl_farm_drop_spares(struct xevb_farm *f)
+{
+	while (f->spares) {
+		struct xl_chunk *ch = f->spares;
+		f->spares = ch->next_spare;
+		f->n_spares--;
+		free(ch);
+	}
 }
 
 /* true at most once a LOG_EVERY_NS per *last (a hostile peer must not flood the log). */
@@ -156,6 +188,9 @@ static bool room_for(struct xevb_farm *f, struct xl_conn *c, size_t more)
 {
 	char msg[192];
 
+	if (f->st.buffer_bytes + (uint64_t)f->n_spares * XL_CHUNK + more <= f->o.max_buffer)
+		return true;
+	xl_farm_drop_spares(f);
 	if (f->st.buffer_bytes + more <= f->o.max_buffer)
 		return true;
 	if (f->st.held) {
@@ -192,25 +227,35 @@ static bool make_room(struct xevb_farm *f, struct xl_conn *c)
 	size_t own = c->ch && c->ch->refs == 1 ? c->ch->cap : 0;
 	struct xl_chunk *nc;
 
-	if (c->ch && c->ch->cap - c->head >= need && c->tail < c->ch->cap)
-		return true;
-	/* Nobody else looks into the chunk: the partial event to its front, where it may grow. */
-	if (own && c->head) {
+	/*
+	 * Nobody else looks into the chunk: the partial event to its front,
+	 * where it may grow, and where the next reads go over the bytes the
+	 * last ones left in cache (a large partial event stays where it is
+	 * while it has room).
+	 */
+	if (own && c->head && (held <= MOVE_MAX || c->ch->cap - c->head < need)) {
 		memmove(c->ch->data, c->ch->data + c->head, held);
 		c->head = 0;
 		c->tail = held;
-		if (own >= need)
-			return true;
 	}
+	if (c->ch && c->ch->cap - c->head >= need && c->tail < c->ch->cap)
+		return true;
 	size = need > XL_CHUNK ? need : XL_CHUNK;
-	if (!room_for(f, c, size - own))
-		return false;
-	nc = own ? realloc(c->ch, sizeof(*nc) + size) : malloc(sizeof(*nc) + size);
-	if (!nc) {
-		xl_farm_conn_close(f, c, XEVB_BROKEN_NOMEM, "out of memory for a receive buffer");
-		return false;
+	if (!own && size == XL_CHUNK && f->spares) {
+		nc = f->spares;
+		f->spares = nc->next_spare;
+		f->n_spares--;
+		count_buffer(f, XL_CHUNK);
+	} else {
+		if (!room_for(f, c, size - own))
+			return false;
+		nc = own ? realloc(c->ch, sizeof(*nc) + size) : malloc(sizeof(*nc) + size);
+		if (!nc) {
+			xl_farm_conn_close(f, c, XEVB_BROKEN_NOMEM, "out of memory for a receive buffer");
+			return false;
+		}
+		count_buffer(f, size - own);
 	}
-	count_buffer(f, size - own);
 	nc->cap = size;
 	if (!own) {
 		nc->refs = 1;
@@ -255,8 +300,7 @@ static int take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char 
 		snprintf(msg, len, "out of memory for an event view");
 		return XEVB_BROKEN_NOMEM;
 	}
-	rc = xl_ev_decode(e, c->ch->data + c->head, tl, (f->o.flags & XEVB_FARM_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
-			  msg, len);
+	rc = xl_ev_decode(e, c->ch->data + c->head, tl, f->chk.verify || f->chk.fn ? &f->chk : NULL, msg, len);
 	if (rc) {
 		rc = rc == -EBADMSG ? e->broken : XEVB_BROKEN_NOMEM;
 		e->next = f->free_evs;
@@ -339,8 +383,11 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 		if (!make_room(f, c))
 			return;
 		avail = c->ch->cap - c->tail;
+		if (avail > READ_MAX)
+			avail = READ_MAX;
 		n = read(c->fd, c->ch->data + c->tail, avail);
 		if (n > 0) {
+			uint64_t before = c->events;
 			c->tail += (size_t)n;
 			if (!cut_events(f, c))
 				return;
@@ -349,7 +396,8 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 				c->partial_since = 0;
 			else if (!c->partial_since)
 				c->partial_since = xl_mono_ns();
-			if ((size_t)n < avail)
+			/* A short read emptied the socket; whole events go to the caller first (level-triggered: nothing is missed). */
+			if ((size_t)n < avail || c->events != before)
 				return;
 			continue;
 		}

@@ -24,6 +24,7 @@ struct xevb_file_reader {
 	char name[XL_FILE_NAME_LEN + 1];
 	uint16_t *sources;
 	struct xl_ev ev;
+	struct xl_check chk; /* each payload's checks in the decoder: CRC, the caller's */
 	char path[512];
 	char err[XL_ERR_LEN];
 };
@@ -109,6 +110,9 @@ XEVB_API struct xevb_file_reader *xevb_file_reader_open(const char *path, const 
 		goto fail;
 	if (!r->o.max_event)
 		r->o.max_event = XL_EVT_MAX_LEN;
+	r->chk = (struct xl_check){ .verify = (r->o.flags & XEVB_FR_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
+				    .fn = r->o.payload_check,
+				    .ctx = r->o.payload_ctx };
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {
@@ -263,7 +267,7 @@ XEVB_API int xevb_file_reader_next(struct xevb_file_reader *r, const struct xevb
 	}
 	if (tl > left)
 		return take_end(r);
-	rc = xl_ev_decode(&r->ev, p, tl, (r->o.flags & XEVB_FR_VERIFY_CRC) ? XL_VERIFY_CRC : 0, msg, sizeof(msg));
+	rc = xl_ev_decode(&r->ev, p, tl, r->chk.verify || r->chk.fn ? &r->chk : NULL, msg, sizeof(msg));
 	if (rc) {
 		xl_fmt(r->err, sizeof(r->err), "%s: event at byte %zu (after %llu events): %s", r->path, r->pos,
 		       (unsigned long long)r->info.events, msg);

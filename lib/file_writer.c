@@ -350,7 +350,7 @@ static int check_event(struct xevb_file_writer *w, const uint8_t *first, size_t 
 	if ((w->o.flags & XEVB_FW_VERIFY) && first) {
 		struct xl_ev e = { 0 };
 		char msg[XL_ERR_LEN];
-		int rc = xl_ev_decode(&e, first, first_len, 0, msg, sizeof(msg));
+		int rc = xl_ev_decode(&e, first, first_len, NULL, msg, sizeof(msg));
 		xl_ev_release(&e);
 		if (rc) {
 			xl_fmt(w->err, sizeof(w->err), "event refused (nothing written): %s", msg);

@@ -104,14 +104,21 @@ struct xl_ev {
 };
 enum { XL_EV_FREE = 0, XL_EV_QUEUED, XL_EV_OUT };
 
-/* xl_ev_decode verify flags */
+/* What xl_ev_decode checks of each payload beyond the structure (NULL: nothing). */
 #define XL_VERIFY_CRC 0x1u
+struct xl_check {
+	unsigned verify;          /* XL_VERIFY_CRC: XEVB_EV_CRC_BAD on a wrong CRC-32C */
+	xevb_payload_check_fn fn; /* the caller's check: XEVB_EV_CHECK_BAD when it says no; NULL: none */
+	void *ctx;
+};
 /*
  * Check buf[0..len) as exactly one event and fill e (pointing into buf).
- * 0, or -EBADMSG with a sentence in err and the rule in e->broken; -ENOMEM. XEVB_EV_CRC_BAD is set,
- * not refused, when verify finds a bad payload.
+ * 0, or -EBADMSG with a sentence in err and the rule in e->broken;
+ * -ENOMEM. A payload chk finds wrong sets XEVB_EV_CRC_BAD or
+ * XEVB_EV_CHECK_BAD: the event is sound, not refused.
  */
-int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, unsigned verify, char *err, size_t errlen);
+int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct xl_check *chk, char *err,
+		 size_t errlen);
 void xl_ev_release(struct xl_ev *e); /* frees the offset array */
 
 #endif

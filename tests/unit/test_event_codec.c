@@ -839,3 +839,29 @@ Test(event_codec, writev_all_chunks_and_partial_writes)
 	cr_assert(eq(int, xevb_writev_all(sv[0], v, 1), -EPIPE));
 	close(sv[0]);
 }
+
+/* xevb_payload_bad, libxevb's payload_check for `xevb sink`: the verdict of xevb_event_verify, payload by payload. */
+Test(event_codec, payload_bad_agrees_with_verify)
+{
+	static uint8_t p[70000];
+	unsigned both = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT, crc_only = XEVB_VERIFY_CRC;
+	static const uint32_t lens[] = { 0, 1, 31, 32, 100, 256, 257, 4000, 65536, 70000 };
+
+	xevb_payload_check_init();
+	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
+		uint32_t n = lens[i], crc;
+		xevb_emu_fill(p, n);
+		crc = xevb_crc32c(0, p, n);
+		cr_assert(eq(int, xevb_payload_bad(&both, p, n, crc), 0), "pattern of %u bytes", n);
+		cr_assert(eq(int, xevb_payload_bad(&crc_only, p, n, crc), 0));
+		cr_assert(ne(int, xevb_payload_bad(&both, p, n, crc ^ 1), 0), "wrong CRC, %u bytes", n);
+		cr_assert(ne(int, xevb_payload_bad(&crc_only, p, n, crc ^ 1), 0));
+		if (!n)
+			continue;
+		/* A wrong byte under a right CRC: only the content check sees it. */
+		p[n / 2] ^= 0x01;
+		crc = xevb_crc32c(0, p, n);
+		cr_assert(ne(int, xevb_payload_bad(&both, p, n, crc), 0), "wrong byte, %u bytes", n);
+		cr_assert(eq(int, xevb_payload_bad(&crc_only, p, n, crc), 0));
+	}
+}

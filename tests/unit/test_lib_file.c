@@ -414,6 +414,58 @@ Test(lib_file, a_broken_event_stops_the_reader)
 	tl_rmdir(dir);
 }
 
+/* payload_check: counts the payloads offered, says no to those of length *ctx. */
+static unsigned offered;
+static int reject_length(void *ctx, const uint8_t *payload, uint32_t length, uint32_t crc32c)
+{
+	offered++;
+	cr_assert(eq(u32, crc32c, xevb_ev_crc32c(0, payload, length)), "the record's CRC comes along");
+	return length == *(uint32_t *)ctx;
+}
+
+Test(lib_file, the_callers_payload_check_runs_in_the_decoders_walk)
+{
+	char dir[256], path[512], err[XEVB_ERRBUF_SIZE];
+	uint32_t bad_len = 2; /* the third payload of every event (event_i: lengths 0, 1, 2, 3, ...) */
+	const struct xevb_ev *ev;
+	struct xevb_file_reader *r;
+	size_t len;
+	FILE *f;
+
+	tl_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/old.evt", dir);
+	f = fopen(path, "w");
+	cr_assert(f != NULL);
+	for (uint32_t i = 0; i < 4; i++) {
+		uint8_t *b = event_i(i, &len);
+		cr_assert(eq(sz, fwrite(b, 1, len, f), len));
+		free(b);
+	}
+	fclose(f);
+	XEVB_OPTS(xevb_file_reader_opts, o, .payload_check = reject_length, .payload_ctx = &bad_len);
+	r = xevb_file_reader_open(path, &o, err);
+	cr_assert(r != NULL, "%s", err);
+	offered = 0;
+	while (xevb_file_reader_next(r, &ev) == 1) {
+		/* Flagged, not refused; the payloads after the first one said no to are not offered. */
+		cr_assert(ne(u32, ev->flags & XEVB_EV_CHECK_BAD, 0), "event %u", ev->event_id);
+		cr_assert(eq(u32, ev->flags & XEVB_EV_CRC_BAD, 0));
+	}
+	cr_assert(eq(u64, xevb_file_reader_info(r)->events, 4));
+	cr_assert(eq(u32, offered, 4 * 3));
+	xevb_file_reader_close(r);
+	/* Nothing said no to: no flag, every payload offered once. */
+	bad_len = 99999;
+	offered = 0;
+	r = xevb_file_reader_open(path, &o, err);
+	cr_assert(r != NULL, "%s", err);
+	while (xevb_file_reader_next(r, &ev) == 1)
+		cr_assert(eq(u32, ev->flags & XEVB_EV_CHECK_BAD, 0));
+	cr_assert(eq(u32, offered, 4 * 6));
+	xevb_file_reader_close(r);
+	tl_rmdir(dir);
+}
+
 Test(lib_file, a_plain_event_stream_reads_as_raw)
 {
 	char dir[256], path[512];

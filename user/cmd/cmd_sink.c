@@ -99,7 +99,7 @@ static void take(struct sink *s, const struct xevb_ev *ev, const struct sink_whe
 		*s->progress = s->taken;
 	XEVB_PROBE(sink_event, ev->event_id, ev->n_frags, ev->length, ev->flags);
 	as_decoded(ev, &d);
-	sink_check_event(&s->chk, &d, w);
+	sink_check_event(&s->chk, &d, ev->flags & XEVB_EV_CHECK_BAD, w);
 }
 
 /* ---- --input FILE ---- */
@@ -169,7 +169,8 @@ static void file_end(struct sink *s, const struct xevb_file_reader *r, const str
 
 static void run_file(struct sink *s)
 {
-	XEVB_OPTS(xevb_file_reader_opts, ro, .max_event = s->o.max_event);
+	XEVB_OPTS(xevb_file_reader_opts, ro, .max_event = s->o.max_event, .payload_check = xevb_payload_bad,
+		  .payload_ctx = &s->chk.verify);
 	struct sink_where w = { .name = strcmp(s->o.input, "-") ? s->o.input : "stdin" };
 	char err[XEVB_ERRBUF_SIZE], path[64];
 	const char *p = strcmp(s->o.input, "-") ? s->o.input : stdin_path(path, sizeof(path));
@@ -239,7 +240,7 @@ static int farm_open(struct sink *s, char *addr, size_t addr_len)
 	char err[XEVB_ERRBUF_SIZE], dfm[32] = "", a[INET_ADDRSTRLEN];
 	XEVB_OPTS(xevb_farm_opts, fo, .listen = addr, .credits = s->o.credits, .busy_high = s->o.busy_high,
 		  .busy_low = s->o.busy_low, .max_event = s->o.max_event, .max_buffer = s->o.max_buffer_total,
-		  .log_fn = lib_log);
+		  .log_fn = lib_log, .payload_check = xevb_payload_bad, .payload_ctx = &s->chk.verify);
 
 	if (listen_ipv4(s->o.listen, addr, addr_len))
 		return 2;

@@ -86,8 +86,14 @@ struct sink_where {
 /* 0, or -1 out of memory (said). */
 int sink_check_init(struct sink_check *k, uint32_t dup_window, bool content, uint32_t expect_sources);
 void sink_check_free(struct sink_check *k);
-/* One event, decoded and sound: its payloads, sources, id and latency; faults counted and (the first ones) said. */
-void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, const struct sink_where *w);
+/*
+ * Each payload is checked in the decoder's walk (xevb_payload_bad as
+ * libxevb's payload_check, ctx &k->verify); then each event, sound, with
+ * that verdict (payload_bad: a payload failed): which check and where,
+ * sources, id and latency; faults counted and (the first ones) said.
+ */
+void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, bool payload_bad,
+		      const struct sink_where *w);
 uint64_t sink_check_faults(const struct sink_check *k);
 /* Errors said so far: the first SINK_LOGGED, then a count only (shared by every kind). */
 #define SINK_LOGGED 20

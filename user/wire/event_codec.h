@@ -155,6 +155,16 @@ static inline uint16_t xevb_event_missing(const struct xevb_decoded_event *ev, u
 int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *err, size_t errlen);
 
 /*
+ * One payload checked as xevb_event_verify(*(unsigned *)what) checks it:
+ * 0 when right, else non-zero (no sentence: xevb_event_verify says which
+ * check failed and where). The shape of libxevb's payload_check, for a
+ * farm node on the library that checks as `xevb sink` does, in the
+ * library's one walk. Call xevb_payload_check_init() once first.
+ */
+int xevb_payload_bad(void *what, const uint8_t *p, uint32_t len, uint32_t crc);
+void xevb_payload_check_init(void);
+
+/*
  * xevb_event_decode then, if it succeeds, xevb_event_verify(what), in one
  * walk over the records: the same verdict and out for every input (a
  * structural fault anywhere wins; -XEVB_EVT_E_CRC / -XEVB_EVT_E_CONTENT
