@@ -38,7 +38,7 @@ status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
 cpu_ticks() { awk '{ print $14 + $15 }' "/proc/$1/stat"; }
 
 # connected N: the sink ($SINK_NAME) has logged N connections accepted in all.
-connected() { (($(grep -c ': connected$' "$E2E_WORK/$SINK_NAME.err") >= $1)); }
+connected() { (($(grep -cE ': (builder )?connected$' "$E2E_WORK/$SINK_NAME.err") >= $1)); }
 # settled: the sink has read everything the attack sent on the connections
 # it holds (nothing unread on its side, nothing unacknowledged on the
 # attacker's), and closed the ones it refused.
