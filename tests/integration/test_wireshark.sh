@@ -70,7 +70,13 @@ else
 	e2e_fail "capture: tcpdump dropped ${drops:-?} packets"; cat "$E2E_WORK/tcpdump.err"
 fi
 
-tsh() { tshark -X lua_script:"$LUA" -r "$CAP" -o tcp.desegment_tcp_streams:TRUE "$@" 2>"$E2E_WORK/tshark.err"; }
+# Out-of-order segments reassembled too: on a loaded host the capture point
+# sees the builder's TCP segments out of order now and then (and their
+# retransmissions), and without it tshark loses the events they carry.
+tsh() {
+	tshark -X lua_script:"$LUA" -r "$CAP" -o tcp.desegment_tcp_streams:TRUE -o tcp.reassemble_out_of_order:TRUE "$@" \
+		2>"$E2E_WORK/tshark.err"
+}
 tsh -Y xevb_mep -T fields -E separator=/t -E occurrence=a -E aggregator=, \
 	-e frame.number -e ip.proto -e udp.dstport -e xevb_mep.magic -e xevb_mep.version -e xevb_mep.flags \
 	-e xevb_mep.flags.resend -e xevb_mep.flags.end_of_run -e xevb_mep.source_id -e xevb_mep.n_frags \
