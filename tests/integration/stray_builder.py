@@ -9,7 +9,10 @@ Run it inside a testbed namespace:
   python3 stray_builder.py --dfm ADDR:PORT --bind ADDR [--port P] --credits 4096
                            --duration SECONDS --json OUT
 
-With --ready FILE it creates FILE once its first STATUS is out.
+With --ready FILE it creates FILE once its first STATUS is out. With
+--received-port P it also poses as a farm node on its own address, port
+P: every 100 ms a RECEIVED (role farm node) claiming that it received from
+its own address every event it answered, so that its DONEs look delivered.
 At the end (--duration, SIGINT or SIGTERM) it writes {"assigned_events": N, "status_sent": N, "done_sent": N}
 to OUT: the events the DFM assigned to it (first assignments and
 re-assignments; retries of an ASSIGN it already answered are not counted
@@ -24,8 +27,8 @@ import struct
 import time
 
 MAGIC, VERSION = 0x5843, 1
-STATUS, ASSIGN, DONE, BYE = 1, 2, 3, 7
-ROLE_DFM, ROLE_BUILDER = 1, 2
+STATUS, ASSIGN, DONE, BYE, RECEIVED = 1, 2, 3, 7, 8
+ROLE_DFM, ROLE_BUILDER, ROLE_SINK = 1, 2, 4
 HDR = struct.Struct("!HBBBBHIIHH")          # 20 bytes
 STATUS_REC = struct.Struct("!IIQIIHH")      # 28 bytes
 ASSIGN_REC = struct.Struct("!IHBB4sHHI")    # 20 bytes
@@ -45,6 +48,12 @@ class Stray:
         self.seq = 0
         self.dfm_epoch = 0
         self.assigned_events = self.status_sent = self.done_sent = self.done_events = 0
+        self.bind = args.bind
+        self.received_sent = 0
+        self.rsock = None
+        if args.received_port:
+            self.rsock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            self.rsock.bind((args.bind, args.received_port))
 
     def send(self, mtype, recs=b"", n=0):
         self.seq = (self.seq + 1) & 0xFFFFFFFF
@@ -58,6 +67,15 @@ class Stray:
         rec = STATUS_REC.pack(self.credits, 0, self.done_events, self.dfm_epoch, 0, 0, 0)
         self.send(STATUS, rec, 1)
         self.status_sent += 1
+        if self.rsock:
+            # As a farm node: "every event of this builder address reached me".
+            hdr = HDR.pack(MAGIC, VERSION, RECEIVED, ROLE_SINK, 0, 0, self.epoch, self.status_sent, 1, 0)
+            rec = struct.pack("!4sIQ", socket.inet_aton(self.bind), 0, self.assigned_events)
+            try:
+                self.rsock.sendto(hdr + rec, self.dfm)
+                self.received_sent += 1
+            except OSError:
+                pass
 
     def on_assign(self, body, n):
         events = []
@@ -118,12 +136,14 @@ def main():
     ap.add_argument("--duration", type=float, required=True, help="seconds")
     ap.add_argument("--json", required=True, help="where the counts go")
     ap.add_argument("--ready", help="created once the first STATUS is out")
+    ap.add_argument("--received-port", type=int, help="also report RECEIVED as a farm node from this port")
     args = ap.parse_args()
     s = Stray(args)
     s.run(args.duration, args.ready)
     with open(args.json, "w") as f:
         json.dump({"assigned_events": s.assigned_events, "status_sent": s.status_sent,
-                   "done_sent": s.done_sent}, f)
+                   "done_sent": s.done_sent, "done_events": s.done_events,
+                   "received_sent": s.received_sent}, f)
         f.write("\n")
 
 

@@ -39,11 +39,11 @@
 #include "cmd/cmds.h"
 #include <linux/capability.h>
 
-static volatile sig_atomic_t stop;
+static volatile sig_atomic_t stop, stop_sig;
 
 static void on_signal(int sig)
 {
-	(void)sig;
+	stop_sig = sig;
 	stop = 1;
 }
 
@@ -59,6 +59,7 @@ struct build {
 	pid_t watcher;
 	int watcher_fd;
 	const char *dev;
+	const char *why; /* why the run loop ended, when the duties ended it */
 	uint32_t queues[XEVB_XSK_MAX_QUEUES];
 	int cpus[XEVB_ENGINE_MAX_CPUS];
 	struct xevb_privs privs; /* who the data path runs as; user[0] 0: stays as it is */
@@ -734,8 +735,12 @@ static bool one_dfm(struct build *bd, uint64_t now)
 	finished = bd->cfg->exit_eor && build_ctl_finished(bd->bctl);
 	xevb_engine_unlock(&bd->e);
 	/* A restarted DFM numbers events afresh: so do fresh cores. */
-	if (reset && !xevb_engine_core_reset(&bd->e))
+	if (reset && !xevb_engine_core_reset(&bd->e)) {
+		bd->why = "the builder cores could not start afresh for the restarted DFM";
 		return true;
+	}
+	if (finished)
+		bd->why = "the DFM ended the run (its BYE, above) and nothing assigned is open (--exit-on-eor)";
 	return finished;
 }
 
@@ -749,7 +754,23 @@ static bool duties(void *ctx, uint64_t now)
 	/* The output's connections are the workers' to maintain. */
 	if (now >= bd->t_next)
 		tick_second(bd, now);
-	return duration_over(bd, now);
+	if (!duration_over(bd, now))
+		return false;
+	bd->why = "--duration is over";
+	return true;
+}
+
+/* Why the run loop ended, in one line: a signal, the DFM, --duration, END_OF_RUN or an error. */
+static void say_why(const struct build *bd)
+{
+	if (stop_sig)
+		xevb_info("stopping: %s received", stop_sig == SIGINT ? "SIGINT" : "SIGTERM");
+	else if (bd->why)
+		xevb_info("stopping: %s", bd->why);
+	else if (bd->cfg->exit_eor && !bd->bctl)
+		xevb_info("stopping: every source sent END_OF_RUN (--exit-on-eor), or an error above");
+	else
+		xevb_warn("stopping: the receive engine stopped on an error (above)");
 }
 
 /* --dfm: built events through its control endpoint (credits, re-asks), then the output. */
@@ -897,8 +918,10 @@ int cmd_build(int argc, char **argv)
 		return 1;
 	rc = 1;
 	if (build_setup(&bd)) {
-		if (xevb_engine_run(&bd.e, &stop))
+		if (xevb_engine_run(&bd.e, &stop)) {
 			rc = -1;
+			say_why(&bd);
+		}
 	}
 	if (rc < 0) {
 		build_stop(&bd);

@@ -19,6 +19,7 @@
 #include "base/cli.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/dfm.h"
+#include "ctl/dfm_books.h"
 #include "base/notify.h"
 #include "ctl/runcfg.h"
 #include "cmd/cmd_opts.h"
@@ -55,7 +56,10 @@ struct dfm_app {
 	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
 	uint32_t max_per_addr;                        /* --max-per-address */
 	bool sources_changed;
-	bool books_closed; /* the run is over and the farm nodes' counts are in */
+	bool books_closed;              /* the run is over and the farm nodes' counts are in */
+	struct dfm_books_verdict books; /* ... and who is named for what (dfm_books.h) */
+	uint64_t all_gone_ns;           /* since when no builder is alive (0: some is) */
+	bool builders_left;             /* every builder left mid-run: the run failed */
 };
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
@@ -198,8 +202,22 @@ static void on_received(struct dfm_app *a, const struct xevb_ctl_msg *m, const s
 	xevb_dfm_on_received(a->d, from->sin_addr.s_addr, ntohs(from->sin_port), &m->h, m->u.received, m->h.n_recs,
 			     now);
 	if (xevb_dfm_n_sinks(a->d) > before)
-		xevb_info("farm node %s:%u reports what it receives: the books close there",
-			  inet_ntoa(from->sin_addr), ntohs(from->sin_port));
+		xevb_info("farm node %s:%u reports what it receives (RECEIVED)", inet_ntoa(from->sin_addr),
+			  ntohs(from->sin_port));
+}
+
+/* A builder leaves mid-run: said, with what it held and what becomes of it. */
+static void on_builder_bye(struct dfm_app *a, const struct sockaddr_in *from, uint64_t now)
+{
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
+		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
+		if (b->addr != from->sin_addr.s_addr || b->port != ntohs(from->sin_port) || !b->alive)
+			continue;
+		xevb_warn("BYE from builder %s:%u (id %u): it leaves the run with %u event(s) outstanding (%s)",
+			  inet_ntoa(from->sin_addr), b->port, b->id, b->outstanding,
+			  a->pull ? "re-assigned" : "lost as builder_dead");
+	}
+	xevb_dfm_on_bye(a->d, from->sin_addr.s_addr, ntohs(from->sin_port), now);
 }
 
 static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from, uint64_t now)
@@ -228,9 +246,12 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 	case XEVB_CTL_RECEIVED:
 		on_received(a, m, from, now);
 		break;
+	case XEVB_CTL_FORWARDED:
+		xevb_dfm_on_forwarded(a->d, from->sin_addr.s_addr, port, &m->h, m->u.forwarded, m->h.n_recs);
+		break;
 	case XEVB_CTL_BYE:
 		if (m->h.role == XEVB_ROLE_BUILDER)
-			xevb_dfm_on_bye(a->d, from->sin_addr.s_addr, port, now);
+			on_builder_bye(a, from, now);
 		else if (m->h.role == XEVB_ROLE_SOURCE)
 			for (uint32_t i = 0; i < a->n_src; i++)
 				if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr &&
@@ -422,6 +443,16 @@ static void summary_books_text(const struct dfm_app *a, double el, bool ok)
 		(unsigned long long)s->clear_msgs, (unsigned long long)s->cleared);
 }
 
+/* What builder b says it sent to the farm nodes, all of them (FORWARDED). */
+static uint64_t forwarded(const struct xevb_dfm_builder *b)
+{
+	uint64_t n = 0;
+
+	for (uint32_t j = 0; j < b->fwd_n; j++)
+		n += b->fwd_events[j] + b->fwd_earlier[j];
+	return n;
+}
+
 static void summary_builders_text(const struct dfm_app *a)
 {
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
@@ -440,20 +471,22 @@ static void summary_builders_text(const struct dfm_app *a)
 			(unsigned long long)b->rejoins, (unsigned long long)b->restarts,
 			(unsigned long long)b->busy_on, (unsigned long long)b->retries, b->alive ? "" : " (dead)");
 		if (xevb_dfm_n_sinks(a->d))
-			fprintf(stderr, "; at the farm nodes: received %llu, not delivered %llu",
-				(unsigned long long)b->received, (unsigned long long)b->not_delivered);
+			fprintf(stderr,
+				"; at the farm nodes: received %llu, not delivered %llu, it says it sent %llu%s",
+				(unsigned long long)b->received, (unsigned long long)b->not_delivered,
+				(unsigned long long)forwarded(b), b->fwd_reports ? "" : " (never said)");
 		fputc('\n', stderr);
 	}
 	if (xevb_dfm_n_sinks(a->d))
 		fprintf(stderr,
-			"  farm nodes: %u reporting; received %llu from our builders (%llu from others); "
-			"DONE but never received: not_delivered %llu\n",
-			xevb_dfm_n_sinks(a->d), (unsigned long long)s->received,
+			"  farm nodes: %u reporting (%u configured, %u of them silent); received %llu from our builders "
+			"(%llu from others); DONE but never received: not_delivered %llu\n",
+			a->books.reporting, a->books.expected, a->books.silent, (unsigned long long)s->received,
 			(unsigned long long)s->received_unknown, (unsigned long long)s->not_delivered);
 	else
 		fprintf(stderr,
 			"  farm nodes: none reported (xevb sink --dfm ADDR:PORT of this DFM): the books "
-			"could not be closed at the farm nodes; DONE is taken as delivered\n");
+			"could not be closed at the farm nodes\n");
 }
 
 static void summary_control_text(const struct dfm_app *a)
@@ -521,7 +554,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		printf("%s{\"addr\":\"%s\",\"port\":%u,\"id\":%u,\"credits\":%u,\"assigned\":%llu,\"complete\":%llu,"
 		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
 		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
-		       "\"received\":%llu,\"not_delivered\":%llu,"
+		       "\"received\":%llu,\"not_delivered\":%llu,\"forwarded\":%llu,\"forwarded_reports\":%llu,"
 		       "\"alive\":%s}",
 		       i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
 		       (unsigned long long)b->complete, (unsigned long long)b->incomplete,
@@ -530,6 +563,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		       (unsigned long long)b->rejoins, (unsigned long long)b->restarts,
 		       (unsigned long long)b->busy_on, (unsigned long long)b->retries,
 		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
+		       (unsigned long long)forwarded(b), (unsigned long long)b->fwd_reports,
 		       b->alive ? "true" : "false");
 	}
 }
@@ -541,11 +575,16 @@ static void summary_farm_json(const struct dfm_app *a, bool ok)
 
 	printf("],\"farm_nodes\":{\"reporting\":%u,\"received\":%llu,\"received_unknown\":%llu,"
 	       "\"not_delivered\":%llu,\"books_closed\":%s,\"refused_table_full\":%llu,"
-	       "\"records_untracked\":%llu},\"not_delivered\":%llu",
-	       xevb_dfm_n_sinks(a->d), (unsigned long long)s->received, (unsigned long long)s->received_unknown,
+	       "\"records_untracked\":%llu,\"expected\":%u,\"silent\":%u,\"over_reporting\":%u,"
+	       "\"under_reporting\":%u,\"builders_short\":%u,\"builders_unchecked\":%u,\"trusted\":%s,"
+	       "\"forwarded_unknown_peer\":%llu},\"not_delivered\":%llu,\"run_failed\":%s",
+	       a->books.reporting, (unsigned long long)s->received, (unsigned long long)s->received_unknown,
 	       (unsigned long long)s->not_delivered, a->books_closed ? "true" : "false",
-	       (unsigned long long)s->sinks_full, (unsigned long long)records_untracked(a->d),
-	       (unsigned long long)s->not_delivered);
+	       (unsigned long long)s->sinks_full, (unsigned long long)records_untracked(a->d), a->books.expected,
+	       a->books.silent, a->books.over, a->books.under, a->books.builder_short, a->books.builder_unchecked,
+	       a->books.trusted ? "true" : "false", (unsigned long long)s->fwd_unknown_peer,
+	       (unsigned long long)s->not_delivered,
+	       a->builders_left || s->lost[XEVB_LOST_AT_STOP] ? "true" : "false");
 	printf(",\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
 	       "\"accounting_ok\":%s}\n",
 	       a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false", g_prev_epoch,
@@ -622,7 +661,7 @@ static void wait_farm_books(struct dfm_app *a, uint32_t wait_ms)
 
 	if (!xevb_dfm_n_sinks(a->d))
 		return;
-	while (xevb_dfm_reconcile(a->d) && xevb_now_ns() < end) {
+	while (xevb_dfm_reconcile(a->d), !dfm_books_settled(a->d) && xevb_now_ns() < end) {
 		struct pollfd pfd = { .fd = a->io.fd, .events = POLLIN };
 		struct xevb_ctl_msg m;
 		struct sockaddr_in from;
@@ -631,26 +670,11 @@ static void wait_farm_books(struct dfm_app *a, uint32_t wait_ms)
 		while (xevb_ctl_recv(&a->io, &m, &from))
 			if (m.h.type == XEVB_CTL_RECEIVED)
 				on_received(a, &m, &from, xevb_now_ns());
+			else if (m.h.type == XEVB_CTL_FORWARDED) /* a builder's last counts, at its exit */
+				xevb_dfm_on_forwarded(a->d, from.sin_addr.s_addr, ntohs(from.sin_port), &m.h,
+						      m.u.forwarded, m.h.n_recs);
 	}
 	a->books_closed = true;
-}
-
-/* Name every builder whose DONEs did not reach a farm node, and what to look at. */
-static void report_not_delivered(const struct dfm_app *a)
-{
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
-		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
-		struct in_addr ia = { b->addr };
-
-		if (!b->not_delivered)
-			continue;
-		xevb_err(
-			"builder %s:%u (id %u): %llu events reported DONE never reached a farm node (received "
-			"%llu of %llu): is it a builder of this run? If so, check that it forwards to the farm nodes "
-			"that report here (--sink), its backlog overflow and the farm nodes' connection errors",
-			inet_ntoa(ia), b->port, b->id, (unsigned long long)b->not_delivered,
-			(unsigned long long)b->received, (unsigned long long)(b->complete + b->incomplete));
-	}
 }
 
 /* The command line (cmd_opts.h), and what the run keeps of --state. */
@@ -689,6 +713,17 @@ static int state_resume(struct dfm_opts *o)
 	return 0;
 }
 
+/* A run configuration's farm nodes: each must report for the books to close. */
+static void expect_farm_nodes(struct dfm_app *a)
+{
+	const struct xevb_runcfg *rc = xevb_runcfg_current();
+
+	for (uint32_t i = 0; rc && i < rc->members.n; i++)
+		if (rc->members.m[i].role == XEVB_ROLE_SINK)
+			xevb_dfm_expect_sink(a->d, rc->members.m[i].addr, rc->members.m[i].port,
+					     rc->members.m[i].id);
+}
+
 /* The DFM, its control socket and --metrics; 0, or 1 (said why) with nothing left open. */
 static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **mx)
 {
@@ -702,6 +737,7 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 		xevb_err("cannot create the DFM: %s (--pack must not exceed --table)", strerror(errno));
 		return 1;
 	}
+	expect_farm_nodes(a);
 	if (xevb_ctl_open(&a->io, o->c.lsa.sin_addr.s_addr, ntohs(o->c.lsa.sin_port), XEVB_ROLE_DFM, 0)) {
 		xevb_dfm_free(a->d);
 		return 1;
@@ -802,6 +838,35 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 	}
 }
 
+/*
+ * Every builder gone (BYE or silent) for --dead-ms while the run needs
+ * them: nothing will be built any more, so the run stops and fails
+ * rather than wait for --duration (or forever).
+ */
+static void watch_builders(struct dfm_app *a, const struct dfm_opts *o, struct dfm_phase *ph)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
+
+	if (!ph->started || a->builders_left || alive_builders(a) || (ph->draining && !s->outstanding)) {
+		a->all_gone_ns = 0;
+		return;
+	}
+	if (!a->all_gone_ns)
+		a->all_gone_ns = ph->now;
+	if (ph->now - a->all_gone_ns < o->c.dc.dead_ns)
+		return;
+	xevb_err(
+		"all %u builder(s) left the run (none alive for %llu ms) after %llu events triggered, %llu "
+		"outstanding: stopping the run, which failed (their logs say why they stopped)",
+		xevb_dfm_n_builders(a->d), (unsigned long long)(o->c.dc.dead_ns / 1000000),
+		(unsigned long long)s->triggered, (unsigned long long)s->outstanding);
+	a->builders_left = true;
+	if (!ph->draining)
+		ph->trig_stop_ns = ph->now;
+	ph->draining = true;
+	ph->end_ns = ph->now;
+}
+
 /* One round of the run: false when it is over (drained, given up, or Ctrl-C twice). */
 static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph, struct dfm_metrics *mx)
 {
@@ -815,6 +880,7 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	while (budget-- > 0 && xevb_ctl_recv(&a->io, &m, &from))
 		handle(a, &m, &from, m.h.type == XEVB_CTL_DONE ? xevb_now_ns() : ph->now);
 	ph->now = xevb_now_ns();
+	watch_builders(a, o, ph);
 	if (a->sources_changed) {
 		heartbeat(a, ph->now, true);
 		a->sources_changed = false;
@@ -854,15 +920,29 @@ static void say_bye(struct dfm_app *a)
 static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct dfm_phase *ph,
 		      struct dfm_metrics *mx)
 {
-	uint64_t now, not_delivered;
+	uint64_t now, stalled = xevb_dfm_stats(a->d)->outstanding;
 	char msg[256];
 	bool ok;
 
+	/* Events still outstanding when the drain ended: the run stalled (or was cut short twice). */
+	for (uint32_t i = 0; stalled && !a->builders_left && i < xevb_dfm_n_builders(a->d); i++)
+		if (xevb_dfm_builder(a->d, i)->outstanding)
+			xevb_err("the run stalled: builder %s:%u (id %u) still held %u event(s) after --drain-ms",
+				 inet_ntoa((struct in_addr){ xevb_dfm_builder(a->d, i)->addr }),
+				 xevb_dfm_builder(a->d, i)->port, xevb_dfm_builder(a->d, i)->id,
+				 xevb_dfm_builder(a->d, i)->outstanding);
+	if (stalled && !a->builders_left)
+		xevb_err(
+			"the run stalled: %llu event(s) still outstanding when it ended (lost at_stop): it failed",
+			(unsigned long long)stalled);
 	xevb_dfm_stop(a->d);
 	now = xevb_now_ns();
 	say_bye(a);
-	if (ph->started)
+	if (ph->started) {
 		wait_farm_books(a, o->c.books_ms);
+		xevb_dfm_reconcile(a->d);
+		dfm_books_judge(a->d, xevb_runcfg_current() != NULL, o->c.require_books, &a->books);
+	}
 	g_first_event = o->c.dc.first_event;
 	g_resumed = o->resumed;
 	g_prev_epoch = o->prev_epoch;
@@ -871,13 +951,11 @@ static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct 
 		xevb_err("accounting check FAILED: %s", msg);
 	summary(a, ph->started ? (double)((ph->trig_stop_ns ? ph->trig_stop_ns : now) - ph->t0) / 1e9 : 0, ok,
 		o->c.co.json);
-	report_not_delivered(a);
 	metrics_publish(mx, a, xevb_now_ns(), ph->started, true, true);
 	dfm_metrics_stop(mx);
 	xevb_ctl_close(&a->io);
-	not_delivered = xevb_dfm_stats(a->d)->not_delivered;
 	xevb_dfm_free(a->d);
-	return !ph->started ? 1 : !ok ? 3 : not_delivered ? 4 : 0;
+	return !ph->started ? 1 : !ok ? 3 : a->builders_left || stalled ? 6 : a->books.rc;
 }
 
 int cmd_dfm(int argc, char **argv)

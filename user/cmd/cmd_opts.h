@@ -26,7 +26,8 @@ struct dfm_cfg {
 	uint64_t events;        /* 0: until --duration or Ctrl-C */
 	double rate;            /* events/s; 0: as fast as credits allow */
 	uint32_t drain_ms, books_ms, wait_b, wait_s, wait_ms;
-	const char *state; /* --state FILE */
+	const char *state;  /* --state FILE */
+	bool require_books; /* open membership: not closing the books at trusted farm nodes fails the run */
 };
 
 struct shape_cfg {

@@ -91,6 +91,9 @@ static const struct xevb_cfg_opt opts[] = {
 	  .help = "at the end, wait this long for outstanding DONEs" },
 	{ "books-ms", 0, XEVB_T_U32, "MS", F(books_ms), 0, 0, 0, 600000, .def = "2000", .section = S_END,
 	  .help = "then up to MS for the farm nodes' last counts, to close the books" },
+	{ "require-books", 0, XEVB_T_FLAG, NULL, F(require_books), .section = S_END,
+	  .help = "fail (exit 5) when the books cannot be closed at configured farm nodes (without --config: "
+		  "always)" },
 	XEVB_CFG_INTERVAL(S_RUN, struct dfm_cfg, co),
 	XEVB_CFG_QUIET(S_RUN, struct dfm_cfg, co),
 	XEVB_CFG_JSON(S_RUN, struct dfm_cfg, co),
@@ -106,7 +109,8 @@ static const struct xevb_cmd_help help = {
 		"push (sources send where told) or pull (builders request, re-ask the missing).\n"
 		"Farm nodes started with --dfm report what they received: events DONE that none received\n"
 		"are not_delivered. Exit status: 0 books closed, 1 peers never came, 3 accounting failed,\n"
-		"4 events not delivered to any farm node.",
+		"4 events not delivered to any farm node (the party named), 5 books not closed at the farm nodes\n"
+		"(a configured one silent, one over-reporting), 6 the run failed (all builders left, or it stalled).",
 	.usage = "[--mode push|pull] [--rate HZ] [--events N] [options]",
 	.examples =
 		"  xevb dfm --listen 198.18.4.1:23901 --mode push --rate 5000 --events 20000 --wait-builders 2 --wait-sources 3\n"

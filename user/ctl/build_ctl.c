@@ -96,6 +96,31 @@ static void status_to_dfm(struct build_ctl *bc)
 	xevb_ctl_send(&bc->io, &bc->dfm, &m);
 }
 
+/*
+ * What we sent each farm-node address, cumulative (FORWARDED): events
+ * written whole to its connections, less those we know were lost with a
+ * broken one. The DFM holds the farm nodes' RECEIVED against it, so a
+ * farm node that under- or over-reports is named, not us.
+ */
+static void forwarded_to_dfm(struct build_ctl *bc)
+{
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_FORWARDED };
+	const struct xevb_output *o = bc->fwd.out;
+
+	for (uint32_t i = 0; i < o->n_sinks; i++) {
+		uint32_t a = o->sinks[i].addr.sin_addr.s_addr, j = 0;
+
+		while (j < m.h.n_recs && m.u.forwarded[j].sink_addr != a)
+			j++;
+		if (!a || (j == m.h.n_recs && j == xevb_ctl_max_recs(XEVB_CTL_FORWARDED)))
+			continue;
+		if (j == m.h.n_recs)
+			m.u.forwarded[m.h.n_recs++] = (struct xevb_ctl_forwarded){ .sink_addr = a };
+		m.u.forwarded[j].events += o->sinks[i].events - o->sinks[i].lost_in_flight;
+	}
+	xevb_ctl_send(&bc->io, &bc->dfm, &m);
+}
+
 static void update_busy(struct build_ctl *bc)
 {
 	if (xevb_busy_update(&bc->busy, bc->n_assigned + bc->fwd.bl_n))
@@ -156,6 +181,9 @@ void build_ctl_free(struct build_ctl *bc)
 	if (bc->io.fd >= 0 || bc->io.tx_hook) {
 		struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
 		flush_done(bc);
+		/* The output has settled: these are the final counts (twice: datagrams). */
+		forwarded_to_dfm(bc);
+		forwarded_to_dfm(bc);
 		xevb_ctl_send(&bc->io, &bc->dfm, &bye);
 		xevb_ctl_close(&bc->io);
 	}
@@ -420,6 +448,12 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 			build_req_on_sources(&bc->req, m);
 			break;
 		case XEVB_CTL_BYE:
+			if (!bc->bye)
+				xevb_info(
+					"BYE from the DFM %s:%u (epoch %08x): the run is over; %u assigned event(s) "
+					"still open here, %u waiting for a farm node",
+					inet_ntoa(from->sin_addr), ntohs(from->sin_port), m->h.epoch,
+					bc->n_assigned, bc->fwd.bl_n);
 			bc->bye = true;
 			break;
 		default:
@@ -508,6 +542,7 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	if (now >= bc->next_hb) {
 		status_to_dfm(bc);
+		forwarded_to_dfm(bc);
 		build_fwd_heartbeat(&bc->fwd, &bc->io, now, bc->cfg.sink_dead_ns);
 		bc->next_hb = now + HB_NS;
 	}

@@ -29,6 +29,8 @@ static uint32_t rec_len(uint8_t type)
 		return XEVB_CTL_RECEIVED_RLEN;
 	case XEVB_CTL_BUILDERS:
 		return XEVB_CTL_BLD_RLEN;
+	case XEVB_CTL_FORWARDED:
+		return XEVB_CTL_FORWARDED_RLEN;
 	default:
 		return 0;
 	}
@@ -68,6 +70,7 @@ static bool role_may_send(uint8_t role, uint8_t type)
 		return role == XEVB_ROLE_DFM;
 	case XEVB_CTL_DONE:
 	case XEVB_CTL_REQUEST:
+	case XEVB_CTL_FORWARDED:
 		return role == XEVB_ROLE_BUILDER;
 	case XEVB_CTL_RECEIVED:
 		return role == XEVB_ROLE_SINK;
@@ -161,6 +164,12 @@ static enum xevb_ctl_err decode_rec(struct xevb_ctl_msg *m, uint32_t i, const ui
 		r->events = ld64(p + 8);
 		return r->builder_addr && !xevb_ld32(p + 4) ? XEVB_CTL_OK : XEVB_CTL_E_FIELD;
 	}
+	case XEVB_CTL_FORWARDED: {
+		struct xevb_ctl_forwarded *f = &m->u.forwarded[i];
+		memcpy(&f->sink_addr, p, 4);
+		f->events = ld64(p + 8);
+		return f->sink_addr && !xevb_ld32(p + 4) ? XEVB_CTL_OK : XEVB_CTL_E_FIELD;
+	}
 	default:
 		return XEVB_CTL_E_TYPE;
 	}
@@ -194,7 +203,8 @@ enum xevb_ctl_err xevb_ctl_decode(const uint8_t *buf, size_t len, struct xevb_ct
 	rl = rec_len(m->h.type);
 	maxr = decode_max_recs(m->h.type);
 	if (m->h.n_recs > maxr || (m->h.type == XEVB_CTL_STATUS && m->h.n_recs != 1) ||
-	    (m->h.type != XEVB_CTL_BYE && m->h.type != XEVB_CTL_RECEIVED && m->h.n_recs == 0))
+	    (m->h.type != XEVB_CTL_BYE && m->h.type != XEVB_CTL_RECEIVED && m->h.type != XEVB_CTL_FORWARDED &&
+	     m->h.n_recs == 0))
 		return XEVB_CTL_E_COUNT;
 	if (len > XEVB_CTL_MAX_LEN || len != XEVB_CTL_HLEN + (size_t)m->h.n_recs * rl)
 		return XEVB_CTL_E_LENGTH;
@@ -269,6 +279,11 @@ static void encode_rec(const struct xevb_ctl_msg *m, uint32_t i, uint8_t *p)
 		xevb_st32(p + 4, 0);
 		xevb_st64(p + 8, m->u.received[i].events);
 		break;
+	case XEVB_CTL_FORWARDED:
+		memcpy(p, &m->u.forwarded[i].sink_addr, 4);
+		xevb_st32(p + 4, 0);
+		xevb_st64(p + 8, m->u.forwarded[i].events);
+		break;
 	}
 }
 
@@ -322,7 +337,8 @@ const char *xevb_ctl_err_name(enum xevb_ctl_err e)
 const char *xevb_ctl_type_name(uint8_t t)
 {
 	static const char *const n[XEVB_CTL__TYPES] = {
-		"?", "STATUS", "ASSIGN", "DONE", "CLEAR", "REQUEST", "SOURCES", "BYE", "RECEIVED", "BUILDERS",
+		"?",       "STATUS", "ASSIGN",   "DONE",     "CLEAR",     "REQUEST",
+		"SOURCES", "BYE",    "RECEIVED", "BUILDERS", "FORWARDED",
 	};
 	return t < XEVB_CTL__TYPES ? n[t] : "?";
 }

@@ -37,6 +37,7 @@ enum xevb_ctl_type {
 	XEVB_CTL_BYE,        /* the sender leaves cleanly (no records) */
 	XEVB_CTL_RECEIVED,   /* farm node -> DFM: events received per builder */
 	XEVB_CTL_BUILDERS,   /* DFM -> sources: the builders it knows (whose REQUESTs to answer) */
+	XEVB_CTL_FORWARDED,  /* builder -> DFM: events it sent per farm node */
 	XEVB_CTL__TYPES
 };
 
@@ -138,6 +139,16 @@ struct xevb_ctl_received {
 	uint64_t events;       /* cumulative: a lost or reordered report costs nothing */
 };
 
+/*
+ * FORWARDED: what a builder sent to the farm nodes at one IPv4 address
+ * since it started (written whole to their connections, less what it
+ * knows was lost with a broken one). Same layout as RECEIVED.
+ */
+struct xevb_ctl_forwarded {
+	uint32_t sink_addr; /* IPv4, network order, non-zero */
+	uint64_t events;    /* cumulative */
+};
+
 /* BUILDERS: one builder the DFM knows. */
 struct xevb_ctl_bldinfo {
 	uint32_t addr; /* IPv4, network order, non-zero */
@@ -152,14 +163,15 @@ struct xevb_ctl_srcinfo {
 	uint16_t n_ids; /* 1..4096, first_id + n_ids - 1 <= 4095 */
 };
 
-#define XEVB_CTL_STATUS_RLEN   28
-#define XEVB_CTL_ASSIGN_RLEN   20
-#define XEVB_CTL_DONE_RLEN     8
-#define XEVB_CTL_CLEAR_RLEN    8
-#define XEVB_CTL_REQUEST_RLEN  8
-#define XEVB_CTL_SRC_RLEN      12
-#define XEVB_CTL_RECEIVED_RLEN 16
-#define XEVB_CTL_BLD_RLEN      8
+#define XEVB_CTL_STATUS_RLEN    28
+#define XEVB_CTL_ASSIGN_RLEN    20
+#define XEVB_CTL_DONE_RLEN      8
+#define XEVB_CTL_CLEAR_RLEN     8
+#define XEVB_CTL_REQUEST_RLEN   8
+#define XEVB_CTL_SRC_RLEN       12
+#define XEVB_CTL_RECEIVED_RLEN  16
+#define XEVB_CTL_BLD_RLEN       8
+#define XEVB_CTL_FORWARDED_RLEN 16
 /* The most records of the smallest kind one datagram holds. */
 #define XEVB_CTL_MAX_RECS ((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 8)
 
@@ -174,6 +186,7 @@ struct xevb_ctl_msg {
 		struct xevb_ctl_srcinfo src[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_SRC_RLEN];
 		struct xevb_ctl_received received[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_RECEIVED_RLEN];
 		struct xevb_ctl_bldinfo builders[XEVB_CTL_MAX_RECS];
+		struct xevb_ctl_forwarded forwarded[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_FORWARDED_RLEN];
 	} u;
 };
 

@@ -411,15 +411,78 @@ void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, cons
 	}
 }
 
+void xevb_dfm_expect_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint16_t id)
+{
+	struct xevb_dfm_sink *k = find_sink(d, addr, port);
+
+	if (k) {
+		k->expected = true;
+		k->id = id;
+	}
+}
+
+uint64_t xevb_dfm_sink_from(const struct xevb_dfm_sink *k, uint32_t baddr)
+{
+	for (uint32_t j = 0; j < k->n; j++)
+		if (k->baddr[j] == baddr)
+			return k->events[j] + k->earlier[j];
+	return 0;
+}
+
+uint64_t xevb_dfm_builder_to(const struct xevb_dfm_builder *b, uint32_t saddr)
+{
+	for (uint32_t j = 0; j < b->fwd_n; j++)
+		if (b->fwd_addr[j] == saddr)
+			return b->fwd_events[j] + b->fwd_earlier[j];
+	return 0;
+}
+
+/* Only from the builder's current incarnation (as DONE): a new one counts from 0 again. */
+void xevb_dfm_on_forwarded(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+			   const struct xevb_ctl_forwarded *r, uint32_t n)
+{
+	int bi = find_builder(d, addr, port);
+	struct xevb_dfm_builder *b;
+
+	if (bi < 0 || d->b[bi].epoch != h->epoch) {
+		d->st.fwd_unknown_peer++;
+		return;
+	}
+	b = &d->b[bi];
+	if (b->fwd_reports && b->fwd_epoch != h->epoch)
+		for (uint32_t j = 0; j < b->fwd_n; j++) {
+			b->fwd_earlier[j] += b->fwd_events[j];
+			b->fwd_events[j] = 0;
+		}
+	b->fwd_epoch = h->epoch;
+	b->fwd_reports++;
+	for (uint32_t i = 0; i < n; i++) {
+		uint32_t j = 0;
+
+		while (j < b->fwd_n && b->fwd_addr[j] != r[i].sink_addr)
+			j++;
+		if (j == b->fwd_n) {
+			if (j == XEVB_DFM_MAX_SINKS) {
+				d->st.fwd_untracked++;
+				continue;
+			}
+			b->fwd_addr[j] = r[i].sink_addr;
+			b->fwd_events[j] = b->fwd_earlier[j] = 0;
+			b->fwd_n++;
+		}
+		/* Cumulative: a late report never lowers a count. */
+		if (r[i].events > b->fwd_events[j])
+			b->fwd_events[j] = r[i].events;
+	}
+}
+
 /* Events every farm node together received from builder address baddr. */
 static uint64_t received_from(const struct xevb_dfm *d, uint32_t baddr)
 {
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < d->nsk; i++)
-		for (uint32_t j = 0; j < d->sk[i].n; j++)
-			if (d->sk[i].baddr[j] == baddr)
-				n += d->sk[i].events[j] + d->sk[i].earlier[j];
+		n += xevb_dfm_sink_from(&d->sk[i], baddr);
 	return n;
 }
 

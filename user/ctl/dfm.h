@@ -73,6 +73,12 @@ struct xevb_dfm_builder {
 	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
 	   received, and DONE ones none of them did (so far; at the end: lost). */
 	uint64_t received, not_delivered;
+	/* What it says it sent to the farm nodes (FORWARDED), per farm-node
+	   address, cumulative per incarnation; fwd_reports 0: it never said. */
+	uint64_t fwd_reports;
+	uint32_t fwd_epoch, fwd_n;
+	uint32_t fwd_addr[XEVB_DFM_MAX_SINKS];
+	uint64_t fwd_events[XEVB_DFM_MAX_SINKS], fwd_earlier[XEVB_DFM_MAX_SINKS];
 };
 
 /* A farm node that reports RECEIVED, and its latest counts per builder address. */
@@ -86,6 +92,8 @@ struct xevb_dfm_sink {
 	uint64_t events[XEVB_DFM_MAX_BUILDERS];  /* this incarnation's cumulative count */
 	uint64_t earlier[XEVB_DFM_MAX_BUILDERS]; /* what its earlier incarnations received */
 	uint64_t untracked;                      /* records beyond the address table, dropped */
+	bool expected;                           /* a farm node of the run configuration */
+	uint16_t id;                             /* its configured id (expected only) */
 };
 
 struct xevb_dfm_stats {
@@ -108,6 +116,8 @@ struct xevb_dfm_stats {
 	uint64_t received_unknown; /* ... from addresses that are no builder of ours */
 	uint64_t not_delivered;    /* DONE, never received at a farm node */
 	uint64_t sinks_full;       /* RECEIVED refused: too many farm nodes */
+	uint64_t fwd_unknown_peer; /* FORWARDED from no builder we know (or an old incarnation) */
+	uint64_t fwd_untracked;    /* FORWARDED records beyond a builder's farm-node table */
 };
 
 /*
@@ -139,6 +149,21 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 /* A farm node's RECEIVED records: cumulative counts per builder address. */
 void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 			  const struct xevb_ctl_received *r, uint32_t n, uint64_t now);
+/*
+ * A builder's FORWARDED records: cumulative counts of what it sent per
+ * farm-node address (the third number of the books, beside DONE and RECEIVED).
+ */
+void xevb_dfm_on_forwarded(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
+			   const struct xevb_ctl_forwarded *r, uint32_t n);
+/*
+ * A farm node of the run configuration: it must report RECEIVED for the
+ * books to close (its entry exists from the start, reports 0 until it does).
+ */
+void xevb_dfm_expect_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint16_t id);
+/* What farm node k received from builder address baddr (all its incarnations). */
+uint64_t xevb_dfm_sink_from(const struct xevb_dfm_sink *k, uint32_t baddr);
+/* What builder b says it sent to farm-node address saddr (all its incarnations). */
+uint64_t xevb_dfm_builder_to(const struct xevb_dfm_builder *b, uint32_t saddr);
 /* A builder said BYE: dead now, its events handled as for a death. */
 void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
 

@@ -218,6 +218,9 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 			on_builders(s, m);
 		break;
 	case XEVB_CTL_BYE:
+		if (from_dfm && !s->bye)
+			xevb_info("BYE from the DFM %s:%u (epoch %08x): the run is over; stopping",
+				  inet_ntoa(from->sin_addr), ntohs(from->sin_port), m->h.epoch);
 		if (from_dfm)
 			s->bye = true;
 		break;

@@ -485,6 +485,10 @@ int source_run_dfm(const struct src_cfg *c)
 			break;
 		poll(&pfd, 1, 10);
 	}
+	if (src_stop)
+		xevb_info("stopping: a signal (SIGINT or SIGTERM) received");
+	else if (!s.ctl.bye)
+		xevb_info("stopping: --duration is over");
 	/* What is queued leaves before we say goodbye. */
 	close_live(&s);
 	{
