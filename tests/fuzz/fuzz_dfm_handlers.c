@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * libFuzzer harness for the DFM's message handlers (user/ctl/dfm.c), not
- * only the decoder: any sequence of STATUS, DONE, RECEIVED and BYE from up
+ * only the decoder: any sequence of STATUS, DONE, RECEIVED, FORWARDED and BYE from up
  * to 16 peers (builders, one of them sharing another's address; farm
  * nodes), with any epochs, credits, Busy flags, event ids (assigned ones,
  * recently assigned, or anything), interleaved with trigger steps, polls
  * and a clock that jumps. After every step the books must balance
- * (xevb_dfm_check); at the end xevb_dfm_stop leaves nothing outstanding.
+ * (xevb_dfm_check); at the end xevb_dfm_stop leaves nothing outstanding,
+ * and the verdict on the farm nodes' books (dfm_books_judge) is reached.
  *
  *   byte 0: bit 0 pull; bits 1-3 block - 1 (1..8 events an assignment);
  *           bits 4-5 table 64 << n; bits 6-7 max_per_addr 1..4
@@ -14,7 +15,8 @@
  *     op % 8: 0 STATUS (credits a, Busy b bit 0, epoch b >> 1 & 3)
  *             1 DONE (event: an assigned one picked by a, or a + b << 8 when
  *               b bit 7; status b & 3, n_missing b >> 2 & 1)
- *             2 RECEIVED (from a farm node: builder peer a & 15, count a * b)
+ *             2 RECEIVED (from a farm node: builder peer a & 15, count a * b),
+ *               or from a builder FORWARDED (to farm node 12 + a & 3, count a * b)
  *             3 BYE
  *             4 step (max_new a)
  *             5 poll
@@ -26,6 +28,7 @@
 #include <string.h>
 #include "ctl/ctl_proto.h"
 #include "ctl/dfm.h"
+#include "ctl/dfm_books.h"
 
 #define N_PEERS 16
 #define RECENT  4096
@@ -98,6 +101,11 @@ static void one_step(struct xevb_dfm *d, const uint8_t *s, uint64_t *now)
 	}
 	case 2: {
 		struct xevb_ctl_received r = { .builder_addr = peer_addr(a % 12), .events = (uint64_t)a * b };
+		struct xevb_ctl_forwarded f = { .sink_addr = 0x0b00000cu + (a & 3), .events = (uint64_t)a * b };
+		if (p < 12) {
+			xevb_dfm_on_forwarded(d, addr, port, &h, &f, 1);
+			break;
+		}
 		h.role = XEVB_ROLE_SINK;
 		xevb_dfm_on_received(d, 0x0b000000u + p, 23904, &h, &r, 1, *now);
 		break;
@@ -141,6 +149,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		.send_clear = on_clear,
 	};
 	struct xevb_dfm *d;
+	struct dfm_books_verdict v;
 	uint64_t now = 1000000000ull;
 
 	if (size < 1)
@@ -153,6 +162,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	d = xevb_dfm_new(&c);
 	if (!d)
 		return 0;
+	if (data[0] & 8)
+		xevb_dfm_expect_sink(d, 0x0b00000cu, 23904, 0);
 	for (size_t off = 1; off + 4 <= size; off += 4) {
 		one_step(d, data + off, &now);
 		check(d);
@@ -165,6 +176,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		abort();
 	}
 	xevb_dfm_reconcile(d);
+	dfm_books_settled(d);
+	dfm_books_judge(d, data[0] & 2, data[0] & 4, &v);
 	xevb_dfm_free(d);
 	return 0;
 }
