@@ -197,11 +197,11 @@ static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, co
 static void on_received(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
 			uint64_t now)
 {
-	uint32_t before = xevb_dfm_n_sinks(a->d);
+	uint32_t before = dfm_books_reporting(a->d);
 
 	xevb_dfm_on_received(a->d, from->sin_addr.s_addr, ntohs(from->sin_port), &m->h, m->u.received, m->h.n_recs,
 			     now);
-	if (xevb_dfm_n_sinks(a->d) > before)
+	if (dfm_books_reporting(a->d) > before)
 		xevb_info("farm node %s:%u reports what it receives (RECEIVED)", inet_ntoa(from->sin_addr),
 			  ntohs(from->sin_port));
 }
@@ -443,16 +443,6 @@ static void summary_books_text(const struct dfm_app *a, double el, bool ok)
 		(unsigned long long)s->clear_msgs, (unsigned long long)s->cleared);
 }
 
-/* What builder b says it sent to the farm nodes, all of them (FORWARDED). */
-static uint64_t forwarded(const struct xevb_dfm_builder *b)
-{
-	uint64_t n = 0;
-
-	for (uint32_t j = 0; j < b->fwd_n; j++)
-		n += b->fwd_events[j] + b->fwd_earlier[j];
-	return n;
-}
-
 static void summary_builders_text(const struct dfm_app *a)
 {
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
@@ -474,7 +464,7 @@ static void summary_builders_text(const struct dfm_app *a)
 			fprintf(stderr,
 				"; at the farm nodes: received %llu, not delivered %llu, it says it sent %llu%s",
 				(unsigned long long)b->received, (unsigned long long)b->not_delivered,
-				(unsigned long long)forwarded(b), b->fwd_reports ? "" : " (never said)");
+				(unsigned long long)dfm_books_sent(b), b->fwd_reports ? "" : " (never said)");
 		fputc('\n', stderr);
 	}
 	if (xevb_dfm_n_sinks(a->d))
@@ -563,7 +553,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		       (unsigned long long)b->rejoins, (unsigned long long)b->restarts,
 		       (unsigned long long)b->busy_on, (unsigned long long)b->retries,
 		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
-		       (unsigned long long)forwarded(b), (unsigned long long)b->fwd_reports,
+		       (unsigned long long)dfm_books_sent(b), (unsigned long long)b->fwd_reports,
 		       b->alive ? "true" : "false");
 	}
 }
@@ -713,17 +703,6 @@ static int state_resume(struct dfm_opts *o)
 	return 0;
 }
 
-/* A run configuration's farm nodes: each must report for the books to close. */
-static void expect_farm_nodes(struct dfm_app *a)
-{
-	const struct xevb_runcfg *rc = xevb_runcfg_current();
-
-	for (uint32_t i = 0; rc && i < rc->members.n; i++)
-		if (rc->members.m[i].role == XEVB_ROLE_SINK)
-			xevb_dfm_expect_sink(a->d, rc->members.m[i].addr, rc->members.m[i].port,
-					     rc->members.m[i].id);
-}
-
 /* The DFM, its control socket and --metrics; 0, or 1 (said why) with nothing left open. */
 static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **mx)
 {
@@ -737,7 +716,7 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 		xevb_err("cannot create the DFM: %s (--pack must not exceed --table)", strerror(errno));
 		return 1;
 	}
-	expect_farm_nodes(a);
+	dfm_books_expect(a->d, xevb_runcfg_current());
 	if (xevb_ctl_open(&a->io, o->c.lsa.sin_addr.s_addr, ntohs(o->c.lsa.sin_port), XEVB_ROLE_DFM, 0)) {
 		xevb_dfm_free(a->d);
 		return 1;
@@ -925,16 +904,8 @@ static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct 
 	bool ok;
 
 	/* Events still outstanding when the drain ended: the run stalled (or was cut short twice). */
-	for (uint32_t i = 0; stalled && !a->builders_left && i < xevb_dfm_n_builders(a->d); i++)
-		if (xevb_dfm_builder(a->d, i)->outstanding)
-			xevb_err("the run stalled: builder %s:%u (id %u) still held %u event(s) after --drain-ms",
-				 inet_ntoa((struct in_addr){ xevb_dfm_builder(a->d, i)->addr }),
-				 xevb_dfm_builder(a->d, i)->port, xevb_dfm_builder(a->d, i)->id,
-				 xevb_dfm_builder(a->d, i)->outstanding);
-	if (stalled && !a->builders_left)
-		xevb_err(
-			"the run stalled: %llu event(s) still outstanding when it ended (lost at_stop): it failed",
-			(unsigned long long)stalled);
+	if (!a->builders_left)
+		dfm_books_say_stalled(a->d);
 	xevb_dfm_stop(a->d);
 	now = xevb_now_ns();
 	say_bye(a);

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include "base/log.h"
 #include "ctl/dfm_books.h"
+#include "ctl/runcfg.h"
 
 static const char *ip(uint32_t addr, char *buf)
 {
@@ -298,4 +299,46 @@ void dfm_books_judge(const struct xevb_dfm *d, bool configured, bool require, st
 			judge_under(d, addr, &a, recv, v);
 	}
 	judge_trust(configured, require, v);
+}
+
+uint32_t dfm_books_reporting(const struct xevb_dfm *d)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++)
+		n += xevb_dfm_sink(d, i)->reports > 0;
+	return n;
+}
+
+uint64_t dfm_books_sent(const struct xevb_dfm_builder *b)
+{
+	uint64_t n = 0;
+
+	for (uint32_t j = 0; j < b->fwd_n; j++)
+		n += b->fwd_events[j] + b->fwd_earlier[j];
+	return n;
+}
+
+void dfm_books_expect(struct xevb_dfm *d, const struct xevb_runcfg *rc)
+{
+	for (uint32_t i = 0; rc && i < rc->members.n; i++)
+		if (rc->members.m[i].role == XEVB_ROLE_SINK)
+			xevb_dfm_expect_sink(d, rc->members.m[i].addr, rc->members.m[i].port, rc->members.m[i].id);
+}
+
+void dfm_books_say_stalled(const struct xevb_dfm *d)
+{
+	char b[INET_ADDRSTRLEN];
+	uint64_t n = xevb_dfm_stats(d)->outstanding;
+
+	if (!n)
+		return;
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++) {
+		const struct xevb_dfm_builder *x = xevb_dfm_builder(d, i);
+		if (x->outstanding)
+			xevb_err("the run stalled: builder %s:%u (id %u) still held %u event(s) after --drain-ms",
+				 ip(x->addr, b), x->port, x->id, x->outstanding);
+	}
+	xevb_err("the run stalled: %llu event(s) still outstanding when it ended (lost at_stop): it failed",
+		 (unsigned long long)n);
 }

@@ -46,4 +46,17 @@ bool dfm_books_settled(const struct xevb_dfm *d);
  */
 void dfm_books_judge(const struct xevb_dfm *d, bool configured, bool require, struct dfm_books_verdict *v);
 
+/* Farm nodes that have reported (a run configuration's are listed from the start). */
+uint32_t dfm_books_reporting(const struct xevb_dfm *d);
+/* What builder b says it sent the farm nodes, all of them (FORWARDED). */
+uint64_t dfm_books_sent(const struct xevb_dfm_builder *b);
+/* A run configuration's farm nodes (NULL: none): each must report for the books to close. */
+struct xevb_runcfg;
+void dfm_books_expect(struct xevb_dfm *d, const struct xevb_runcfg *rc);
+/*
+ * Before xevb_dfm_stop: events still outstanding when the drain ended mean
+ * the run stalled; says so, naming the builders that hold them.
+ */
+void dfm_books_say_stalled(const struct xevb_dfm *d);
+
 #endif

@@ -280,7 +280,9 @@ void dfm_metrics_publish(struct dfm_metrics *m, const struct xevb_dfm *d, const 
 	pthread_mutex_lock(&m->lock);
 	m->c.st = *xevb_dfm_stats(d);
 	m->c.nb = xevb_dfm_n_builders(d);
-	m->c.nsk = xevb_dfm_n_sinks(d);
+	m->c.nsk = 0; /* those that reported (configured farm nodes are listed from the start) */
+	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++)
+		m->c.nsk += xevb_dfm_sink(d, i)->reports > 0;
 	for (uint32_t i = 0; i < m->c.nb; i++)
 		m->c.b[i] = *xevb_dfm_builder(d, i);
 	for (int l = 0; l < XEVB_DFM_LAT__COUNT; l++)
