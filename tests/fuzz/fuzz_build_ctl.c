@@ -14,7 +14,8 @@
  * counter of the JSON only grows; a message not from the DFM (nor a farm
  * node's STATUS) changes nothing but ctl_unexpected, sends nothing, ends
  * nothing; REQUESTs go only to source processes the DFM listed, DONE and
- * STATUS to the DFM or a farm node. The core's books balance throughout.
+ * STATUS to the DFM or a farm node, FORWARDED to the DFM with counts for
+ * our farm nodes only. The core's books balance throughout.
  *
  *   byte 0: bit 0 key; bits 1-2 farm nodes 0..3; bit 3 fixed run;
  *           bits 4-5 backlog 0, 1, 4, 16; bits 6-7 max re-asks 0..3
@@ -150,6 +151,18 @@ static void check_sent(void)
 		case XEVB_CTL_BYE:
 			if (!to_dfm)
 				CF_FAIL("a %s not to the DFM", xevb_ctl_type_name(s->m.h.type));
+			break;
+		case XEVB_CTL_FORWARDED:
+			if (!to_dfm)
+				CF_FAIL("a FORWARDED not to the DFM");
+			for (uint32_t r = 0; r < s->m.h.n_recs; r++) {
+				bool ours = false;
+				for (uint32_t k = 0; k < out.n_sinks; k++)
+					ours |= s->m.u.forwarded[r].sink_addr == out.sinks[k].addr.sin_addr.s_addr;
+				if (!ours)
+					CF_FAIL("FORWARDED counts for %s, no farm node of ours",
+						inet_ntoa((struct in_addr){ s->m.u.forwarded[r].sink_addr }));
+			}
 			break;
 		case XEVB_CTL_STATUS:
 			if (!to_dfm && !to_sink)
