@@ -33,6 +33,8 @@
  * 100 kHz that is ~100 writes (write + rename, no fsync) per second.
  */
 #define STATE_CHUNK 1024u
+/* Datagrams a list of n records of rlen bytes takes (sealed or not): lists span datagrams. */
+#define LIST_PARTS(n, rlen) ((n) / ((XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / (rlen)) + 1)
 
 struct src_peer {
 	struct sockaddr_in sa;
@@ -55,7 +57,11 @@ struct dfm_app {
 	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
 	uint32_t max_per_addr;                        /* --max-per-address */
 	bool sources_changed;
-	bool books_closed; /* the run is over and the farm nodes' counts are in */
+	bool books_closed;
+	/* The lists of the last heartbeat, each in as many datagrams as it takes. */
+	struct xevb_ctl_msg src_list[LIST_PARTS(DFM_MAX_SOURCES, XEVB_CTL_SRC_RLEN)];
+	struct xevb_ctl_msg bld_list[LIST_PARTS(XEVB_DFM_MAX_BUILDERS, XEVB_CTL_BLD_RLEN)];
+	uint32_t n_src_list, n_bld_list; /* the run is over and the farm nodes' counts are in */
 };
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
@@ -243,31 +249,39 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 	}
 }
 
-/* The builders alive, for the sources: they answer REQUESTs from these only. */
-static void builder_list(const struct dfm_app *a, struct xevb_ctl_msg *bl)
+/* Append one record to a list in parts; the number of parts in use. */
+static struct xevb_ctl_msg *list_next(struct xevb_ctl_msg *parts, uint32_t *n, uint8_t type)
 {
-	bl->h.type = XEVB_CTL_BUILDERS;
-	bl->h.n_recs = 0;
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d) && bl->h.n_recs < xevb_ctl_max_recs(XEVB_CTL_BUILDERS);
-	     i++) {
+	struct xevb_ctl_msg *m = *n ? &parts[*n - 1] : NULL;
+
+	if (!m || m->h.n_recs == xevb_ctl_max_recs(type)) {
+		m = &parts[(*n)++];
+		m->h = (struct xevb_ctl_hdr){ .type = type };
+	}
+	return m;
+}
+
+/* The builders alive, for the sources (they answer REQUESTs from these only), in parts. */
+static void builder_list(struct dfm_app *a)
+{
+	a->n_bld_list = 0;
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
-		if (b->alive)
-			bl->u.builders[bl->h.n_recs++] =
-				(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
+		struct xevb_ctl_msg *m;
+		if (!b->alive)
+			continue;
+		m = list_next(a->bld_list, &a->n_bld_list, XEVB_CTL_BUILDERS);
+		m->u.builders[m->h.n_recs++] = (struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
 	}
 }
 
-/* Heartbeats to everyone; the source list to the builders, the builder list to the sources. */
-static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
+/* The source processes alive, for the builders (whom to ask), in parts; silent ones declared dead first. */
+static void source_list(struct dfm_app *a, uint64_t now)
 {
-	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
-	struct xevb_ctl_msg s = { .h.type = XEVB_CTL_SOURCES };
-	static struct xevb_ctl_msg bl;
-
-	builder_list(a, &bl);
-
+	a->n_src_list = 0;
 	for (uint32_t i = 0; i < a->n_src; i++) {
 		struct src_peer *p = &a->src[i];
+		struct xevb_ctl_msg *m;
 		if (p->alive && now - p->last_ns > 3000000000ull) {
 			p->alive = false;
 			a->src_timeouts++;
@@ -277,16 +291,30 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 		}
 		if (!p->alive)
 			continue;
+		m = list_next(a->src_list, &a->n_src_list, XEVB_CTL_SOURCES);
+		m->u.src[m->h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
+								      .port = ntohs(p->sa.sin_port),
+								      .first_id = p->first_id,
+								      .n_ids = p->n_ids };
+	}
+}
+
+/* Heartbeats to everyone; the source list to the builders, the builder list to the sources. */
+static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
+{
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
+
+	builder_list(a);
+	source_list(a, now);
+	for (uint32_t i = 0; i < a->n_src; i++) {
+		struct src_peer *p = &a->src[i];
+		if (!p->alive)
+			continue;
 		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
 						       .peer_epoch = p->epoch };
 		xevb_ctl_send(&a->io, &p->sa, &m);
-		if (bl.h.n_recs)
-			xevb_ctl_send(&a->io, &p->sa, &bl);
-		if (s.h.n_recs < xevb_ctl_max_recs(XEVB_CTL_SOURCES))
-			s.u.src[s.h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
-									   .port = ntohs(p->sa.sin_port),
-									   .first_id = p->first_id,
-									   .n_ids = p->n_ids };
+		for (uint32_t k = 0; k < a->n_bld_list; k++)
+			xevb_ctl_send(&a->io, &p->sa, &a->bld_list[k]);
 	}
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
@@ -296,8 +324,8 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 						       .load = b->outstanding,
 						       .credits = b->credits };
 		xevb_ctl_send(&a->io, &sa, &m);
-		if (sources_too && s.h.n_recs)
-			xevb_ctl_send(&a->io, &sa, &s);
+		for (uint32_t k = 0; sources_too && k < a->n_src_list; k++)
+			xevb_ctl_send(&a->io, &sa, &a->src_list[k]);
 	}
 }
 

@@ -652,7 +652,8 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 			bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
 			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
 			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on);
-	fprintf(f, "],\"ctl_not_admitted\":");
+	fprintf(f, "],\"source_processes\":%u,\"no_source_for\":%llu,\"ctl_not_admitted\":", bc->req.n_srcp,
+		(unsigned long long)bc->req.no_source_for);
 	xevb_ctl_admit_json(&bc->io, f);
 	fprintf(f, "}");
 }
