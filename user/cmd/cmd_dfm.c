@@ -19,6 +19,7 @@
 #include "base/cli.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/dfm.h"
+#include "ctl/peer_map.h"
 #include "base/notify.h"
 #include "ctl/runcfg.h"
 #include "cmd/cmd_opts.h"
@@ -51,6 +52,7 @@ struct dfm_app {
 	bool pull;
 	struct src_peer src[DFM_MAX_SOURCES];
 	uint32_t n_src;
+	struct peer_map srcmap; /* source processes by address and port */
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
 	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
 	uint64_t src_timeouts, unexpected, push_msgs;
@@ -131,6 +133,13 @@ static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
 			xevb_ctl_send(&a->io, &a->src[i].sa, &m);
 }
 
+static struct src_peer *find_source(struct dfm_app *a, const struct sockaddr_in *from)
+{
+	int64_t i = peer_map_get(&a->srcmap, peer_key(from->sin_addr.s_addr, from->sin_port));
+
+	return i >= 0 ? &a->src[i] : NULL;
+}
+
 /*
  * An entry for a new source process: not more than --max-per-address alive
  * at one address (one host cannot lock the others out), a free entry or
@@ -158,24 +167,22 @@ static struct src_peer *new_source_entry(struct dfm_app *a, uint32_t addr)
 	}
 	a->src_expired++;
 	a->sources_changed = true;
+	peer_map_del(&a->srcmap, peer_key(best->sa.sin_addr.s_addr, best->sa.sin_port));
 	return best;
 }
 
 static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
 			     uint64_t now)
 {
-	struct src_peer *p = NULL;
+	struct src_peer *p = find_source(a, from);
 
-	for (uint32_t i = 0; i < a->n_src; i++)
-		if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr &&
-		    a->src[i].sa.sin_port == from->sin_port)
-			p = &a->src[i];
 	if (!p) {
 		p = new_source_entry(a, from->sin_addr.s_addr);
 		if (!p)
 			return;
 		memset(p, 0, sizeof(*p));
 		p->sa = *from;
+		peer_map_put(&a->srcmap, peer_key(from->sin_addr.s_addr, from->sin_port), (uint32_t)(p - a->src));
 		a->sources_changed = true;
 		xevb_info("source process %s:%u joined (source_ids %u-%u)", inet_ntoa(from->sin_addr),
 			  ntohs(from->sin_port), m->u.status.first_id,
@@ -237,11 +244,8 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 	case XEVB_CTL_BYE:
 		if (m->h.role == XEVB_ROLE_BUILDER)
 			xevb_dfm_on_bye(a->d, from->sin_addr.s_addr, port, now);
-		else if (m->h.role == XEVB_ROLE_SOURCE)
-			for (uint32_t i = 0; i < a->n_src; i++)
-				if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr &&
-				    a->src[i].sa.sin_port == from->sin_port)
-					a->src[i].alive = false;
+		else if (m->h.role == XEVB_ROLE_SOURCE && find_source(a, from))
+			find_source(a, from)->alive = false;
 		break;
 	default:
 		a->unexpected++;
@@ -726,6 +730,11 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	o->c.dc.send_clear = send_clear;
 	o->c.dc.ctx = a;
 	a->d = xevb_dfm_new(&o->c.dc);
+	if (a->d && peer_map_init(&a->srcmap, DFM_MAX_SOURCES)) {
+		xevb_dfm_free(a->d);
+		a->d = NULL;
+		errno = ENOMEM;
+	}
 	if (!a->d) {
 		xevb_err("cannot create the DFM: %s (--pack must not exceed --table)", strerror(errno));
 		return 1;

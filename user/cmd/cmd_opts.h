@@ -17,7 +17,7 @@
 #include "ops/shape_ctl.h"
 
 /* The DFM's source-process table. */
-#define DFM_MAX_SOURCES 256
+#define DFM_MAX_SOURCES 4096
 
 struct dfm_cfg {
 	struct xevb_common_opts co;

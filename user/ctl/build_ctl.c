@@ -122,7 +122,7 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		size <<= 1;
 	bc->mask = size - 1;
 	bc->ev = calloc(size, sizeof(*bc->ev));
-	if (!bc->ev || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
+	if (!bc->ev || build_req_init(&bc->req) || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
 		goto fail;
 	xevb_busy_init(&bc->busy, cfg->credits, cfg->busy_high, cfg->busy_low);
 	if (cfg->tx_hook) {
@@ -160,6 +160,7 @@ void build_ctl_free(struct build_ctl *bc)
 		xevb_ctl_close(&bc->io);
 	}
 	build_fwd_free(&bc->fwd);
+	build_req_free(&bc->req);
 	free(bc->ev);
 	free(bc);
 }
