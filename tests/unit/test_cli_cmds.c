@@ -205,10 +205,10 @@ Test(cli_cmds, dfm_refuses_naming_the_option)
 	refused(DFM("--retry-ms", "0"), "--retry-ms: '0' is not a number in 1..600000");
 	refused(DFM("--max-retries", "256"), "--max-retries: '256' is not a number in 0..255");
 	refused(DFM("--clear-group", "0"), "--clear-group: '0' is not a number in 1..65536");
-	refused(DFM("--wait-builders", "65"), "--wait-builders: '65' is not a number in 1..64");
-	refused(DFM("--wait-sources", "257"), "--wait-sources: '257' is not a number in 0..256");
+	refused(DFM("--wait-builders", "1025"), "--wait-builders: '1025' is not a number in 1..1024");
+	refused(DFM("--wait-sources", "4097"), "--wait-sources: '4097' is not a number in 0..4096");
 	refused(DFM("--wait-ms", "99"), "--wait-ms: '99' is not a number in 100..600000");
-	refused(DFM("--max-per-address", "0"), "--max-per-address: '0' is not a number in 1..256");
+	refused(DFM("--max-per-address", "0"), "--max-per-address: '0' is not a number in 1..4096");
 	refused(DFM("--duration", "x"), "--duration: 'x' is not a number of seconds");
 	refused(DFM("--interval", "3601"), "--interval: '3601' is not a number in 0..3600");
 	refused(DFM("--conf", "run.ini"), "write --config FILE in full");

@@ -9,6 +9,7 @@
 #include "ctl/ctl_auth.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/flowctl.h"
+#include "ctl/peer_map.h"
 
 /* The first refusals are logged one by one, later ones at most once per this long. */
 #define REFUSED_LOG_FIRST 5
@@ -53,7 +54,11 @@ enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const
 
 	if (!members)
 		return XEVB_ADMIT_OK;
-	for (uint32_t i = 0; i < members->n && !p; i++)
+	if (members->map) {
+		int64_t i = peer_map_get(members->map, peer_key(sender->sin_addr.s_addr, port));
+		p = i >= 0 ? &members->m[i] : NULL;
+	}
+	for (uint32_t i = 0; !members->map && i < members->n && !p; i++)
 		if (members->m[i].addr == sender->sin_addr.s_addr && members->m[i].port == port)
 			p = &members->m[i];
 	if (!p)

@@ -38,9 +38,11 @@ struct xevb_ctl_member {
 	uint16_t first_id, n_ids; /* sources: their source-id range */
 };
 
+struct peer_map;
 struct xevb_ctl_members {
 	const struct xevb_ctl_member *m;
 	uint32_t n;
+	const struct peer_map *map; /* m's index by peer_key(addr, port), or NULL: scan m */
 };
 
 /* The verdict on message m from sender; members NULL admits everything. */
