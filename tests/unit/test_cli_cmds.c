@@ -137,7 +137,7 @@ Test(cli_cmds, dfm_defaults)
 	cr_assert(eq(u64, dfm.dc.dead_ns, 1000000000ull));
 	cr_assert(eq(u64, dfm.dc.retry_ns, 1000000000ull));
 	cr_assert(eq(u32, dfm.dc.max_retries, 5));
-	cr_assert(eq(u32, dfm.dc.clear_group, 50));
+	cr_assert(eq(u32, dfm.dc.clear_group, 16384));
 	cr_assert(eq(u64, dfm.dc.clear_flush_ns, 20000000ull));
 	cr_assert(eq(u32, dfm.dc.max_per_addr, 8));
 	cr_assert(eq(u32, dfm.drain_ms, 5000));

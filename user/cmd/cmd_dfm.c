@@ -308,13 +308,17 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
+	uint32_t mark = xevb_dfm_clear_mark(a->d);
+
 	builder_list(a);
 	source_list(a, now);
 	for (uint32_t i = 0; i < a->n_src; i++) {
 		struct src_peer *p = &a->src[i];
 		if (!p->alive)
 			continue;
-		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
+		/* The clear mark: a CLEAR lost on the way costs the source nothing. */
+		m.u.status = (struct xevb_ctl_status){ .flags = (a->pull ? XEVB_CTL_ST_PULL : 0) | XEVB_CTL_ST_CLEARED,
+						       .done_total = mark,
 						       .peer_epoch = p->epoch };
 		xevb_ctl_send(&a->io, &p->sa, &m);
 		for (uint32_t k = 0; k < a->n_bld_list; k++)

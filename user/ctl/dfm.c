@@ -764,3 +764,13 @@ const char *xevb_dfm_lost_name(enum xevb_dfm_lost r)
 	};
 	return (unsigned)r < XEVB_LOST__COUNT ? n[r] : "?";
 }
+
+uint32_t xevb_dfm_clear_mark(const struct xevb_dfm *d)
+{
+	uint32_t w = d->oldest;
+
+	for (uint32_t i = 0; i < d->clr_n; i++)
+		if ((int32_t)(d->clr[i] - w) < 0)
+			w = d->clr[i];
+	return w;
+}

@@ -165,6 +165,13 @@ void xevb_dfm_trigger_clock(struct xevb_dfm *d, uint64_t t0_ns, double rate_hz);
 void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, uint64_t now);
 const struct xevb_dfm_lat_stats *xevb_dfm_latency(const struct xevb_dfm *d, enum xevb_dfm_lat which);
 const char *xevb_dfm_lat_name(enum xevb_dfm_lat l);
+/*
+ * The clear mark for the sources' heartbeat: every event before it has
+ * left the books and its CLEAR has gone out (a lost CLEAR is repaired by
+ * the mark; one still batched holds the mark back, so it is not cleared
+ * twice).
+ */
+uint32_t xevb_dfm_clear_mark(const struct xevb_dfm *d);
 /* Could a block be assigned now (some builder alive, not Busy, with credit)? */
 bool xevb_dfm_can_assign(const struct xevb_dfm *d);
 /* Deaths, retries, clear batches. Call every few milliseconds. */

@@ -51,6 +51,37 @@ static void release_all(struct src_ctl *s)
 	s->released_restart += s->n_held;
 	memset(s->h, 0, (size_t)(s->mask + 1) * sizeof(*s->h));
 	s->n_held = 0;
+	s->mark_set = false;
+}
+
+static void release_slot(struct src_ctl *s, struct src_ctl_held *h)
+{
+	h->state = H_EMPTY;
+	s->n_held--;
+	s->cleared++;
+	s->cleared_mark++;
+}
+
+/* The DFM's clear mark w: every event before it is cleared; only those since the last mark are looked at. */
+static void on_mark(struct src_ctl *s, uint32_t w)
+{
+	uint32_t size = s->mask + 1;
+
+	if (s->mark_set && (int32_t)(w - s->mark) <= 0)
+		return;
+	if (!s->mark_set || w - s->mark >= size) {
+		for (uint32_t i = 0; i < size; i++)
+			if (s->h[i].state != H_EMPTY && (int32_t)(s->h[i].event - w) < 0)
+				release_slot(s, &s->h[i]);
+	} else {
+		for (uint32_t ev = s->mark; ev != w; ev++) {
+			struct src_ctl_held *h = &s->h[ev & s->mask];
+			if (h->state != H_EMPTY && h->event == ev)
+				release_slot(s, h);
+		}
+	}
+	s->mark = w;
+	s->mark_set = true;
 }
 
 static uint32_t bld_hash(uint32_t addr, uint16_t port)
@@ -260,6 +291,8 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 	case XEVB_CTL_STATUS:
 		if (from_dfm && (m->u.status.flags & XEVB_CTL_ST_PULL))
 			s->pull_seen = true;
+		if (from_dfm && (m->u.status.flags & XEVB_CTL_ST_CLEARED))
+			on_mark(s, (uint32_t)m->u.status.done_total);
 		break;
 	case XEVB_CTL_ASSIGN:
 		on_assign(s, m);

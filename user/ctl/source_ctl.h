@@ -64,6 +64,9 @@ struct src_ctl {
 	uint64_t not_dfm;             /* messages as the DFM, not from its address and port */
 	uint64_t reask_unheld_capped; /* unheld re-asks over the per-REQUEST bound, not answered */
 	uint64_t warn_ns;
+	uint32_t mark;        /* the DFM's clear mark, as last applied */
+	bool mark_set;        /* one applied since the DFM (re)started */
+	uint64_t cleared_mark; /* of cleared: by the mark (their CLEAR lost, or none came) */
 };
 
 /* 0, or -1 after a message (out of memory). */
