@@ -360,13 +360,14 @@ static struct peer *role_peer(uint8_t role, uint32_t k)
 	return &peers[first + k];
 }
 
-/* Farm node f's share of builder b's events: the split of every builder's events adds up exactly. */
+/* Farm node f's share of builder b's events: the split of every builder's events adds up exactly (in parts). */
 static void farm_received(struct peer *p)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_RECEIVED };
 	uint32_t max = xevb_ctl_max_recs(XEVB_CTL_RECEIVED);
+	bool sent = false;
 
-	for (uint32_t b = 0; b < o.nb && m.h.n_recs < max; b++) {
+	for (uint32_t b = 0; b < o.nb; b++) {
 		const struct peer *bp = role_peer(XEVB_ROLE_BUILDER, b);
 		uint64_t share = (bp->events + o.nf - 1 - p->k) / o.nf;
 
@@ -374,8 +375,14 @@ static void farm_received(struct peer *p)
 			m.u.received[m.h.n_recs++] =
 				(struct xevb_ctl_received){ .builder_addr = bp->me.sin_addr.s_addr,
 							    .events = share };
+		if (m.h.n_recs == max) {
+			send_msg(p, &m);
+			m.h.n_recs = 0;
+			sent = true;
+		}
 	}
-	send_msg(p, &m);
+	if (m.h.n_recs || !sent)
+		send_msg(p, &m);
 }
 
 static void heartbeat(struct peer *p)

@@ -17,6 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/cli.h"
+#include "ctl/ctl_batch.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/dfm.h"
 #include "ctl/peer_map.h"
@@ -63,7 +64,9 @@ struct dfm_app {
 	/* The lists of the last heartbeat, each in as many datagrams as it takes. */
 	struct xevb_ctl_msg src_list[LIST_PARTS(DFM_MAX_SOURCES, XEVB_CTL_SRC_RLEN)];
 	struct xevb_ctl_msg bld_list[LIST_PARTS(XEVB_DFM_MAX_BUILDERS, XEVB_CTL_BLD_RLEN)];
-	uint32_t n_src_list, n_bld_list; /* the run is over and the farm nodes' counts are in */
+	uint32_t n_src_list, n_bld_list;
+	struct xevb_ctl_txq txq; /* datagrams leave in batches (sendmmsg) at the end of a round */
+	struct xevb_ctl_rxq rxq; /* and come in batches (recvmmsg) */ /* the run is over and the farm nodes' counts are in */
 };
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
@@ -747,6 +750,8 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 		xevb_dfm_free(a->d);
 		return 1;
 	}
+	a->io.txq = &a->txq;
+	a->io.rxq = &a->rxq;
 	if (o->c.co.metrics && !(*mx = dfm_metrics_start(o->c.co.metrics))) {
 		xevb_ctl_close(&a->io);
 		xevb_dfm_free(a->d);
@@ -841,6 +846,7 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 		stats_line(a, (double)(now - ph->t0) / 1e9, &ph->last_trig);
 		ph->next_line += xevb_common_interval(&o->c.co) * 1000000000ull;
 	}
+	xevb_ctl_flush(&a->io);
 }
 
 /* One round of the run: false when it is over (drained, given up, or Ctrl-C twice). */
@@ -889,6 +895,7 @@ static void say_bye(struct dfm_app *a)
 			xevb_ctl_send(&a->io, &sa, &bye);
 		}
 	}
+	xevb_ctl_flush(&a->io);
 }
 
 /* Close the books, report them, free everything; the exit status. */

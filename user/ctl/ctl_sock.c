@@ -7,6 +7,7 @@
 #include <unistd.h>
 #include "base/cli.h"
 #include "ctl/ctl_auth.h"
+#include "ctl/ctl_batch.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/flowctl.h"
 #include "ctl/peer_map.h"
@@ -207,6 +208,7 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 
 void xevb_ctl_close(struct xevb_ctl_io *io)
 {
+	xevb_ctl_flush(io);
 	if (io->fd >= 0)
 		close(io->fd);
 	io->fd = -1;
@@ -273,6 +275,8 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 					 xevb_ctl_auth_now());
 	if (len && io->tx_hook)
 		io->tx_hook(io->tx_ctx, to, buf, len);
+	else if (len && io->txq)
+		return xevb_ctl_txq_put(io, to, buf, len, m->h.type);
 	else if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
 		io->tx_err++;
 		return -1;
@@ -290,6 +294,8 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
 	} ctl;
 
+	if (io->rxq)
+		return xevb_ctl_rxq_recv(io, m, from);
 	for (;;) {
 		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 		struct msghdr mh = { .msg_name = from,
