@@ -28,6 +28,15 @@
 #include "ops/dfm_metrics.h"
 
 #define HEARTBEAT_NS 100000000ull
+/* The lists (SOURCES, BUILDERS) go with every 5th heartbeat, and at once when one changes. */
+#define LISTS_EVERY 5
+/*
+ * Push: the copy of the ASSIGNs for the sources leaves when full or this
+ * long after its first block, not every round: at a high rate the rounds
+ * are short and each copy (one datagram per source process) carried a few
+ * blocks.
+ */
+#define PUSH_FLUSH_NS 2000000ull
 /*
  * Event ids reserved per write of --state. Small, so that a successor starts
  * just past the dead DFM's last ids: ids far ahead would alias the old
@@ -57,6 +66,8 @@ struct dfm_app {
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
 	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
 	uint64_t src_timeouts, unexpected, push_msgs;
+	uint64_t push_first_ns; /* when the pending copy for the sources took its first block */
+	uint32_t hb_n;          /* heartbeats sent */
 	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
 	uint32_t max_per_addr;                        /* --max-per-address */
 	bool sources_changed;
@@ -114,6 +125,8 @@ static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as
 		flush_builder(a, bi);
 	/* Push: the sources learn each block's builder (retries stay between DFM and builder). */
 	if (!a->pull && !(as->flags & XEVB_CTL_AS_RETRY)) {
+		if (!a->push.h.n_recs)
+			a->push_first_ns = xevb_now_ns();
 		a->push.h.type = XEVB_CTL_ASSIGN;
 		a->push.u.assign[a->push.h.n_recs++] = *as;
 		if (a->push.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
@@ -306,8 +319,8 @@ static void source_list(struct dfm_app *a, uint64_t now)
 	}
 }
 
-/* Heartbeats to everyone; the source list to the builders, the builder list to the sources. */
-static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
+/* Heartbeats to everyone; with lists, the source list to the builders and the builder list to the sources. */
+static void heartbeat(struct dfm_app *a, uint64_t now, bool lists)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
@@ -324,7 +337,7 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 						       .done_total = mark,
 						       .peer_epoch = p->epoch };
 		xevb_ctl_send(&a->io, &p->sa, &m);
-		for (uint32_t k = 0; k < a->n_bld_list; k++)
+		for (uint32_t k = 0; lists && k < a->n_bld_list; k++)
 			xevb_ctl_send(&a->io, &p->sa, &a->bld_list[k]);
 	}
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
@@ -335,7 +348,7 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 						       .load = b->outstanding,
 						       .credits = b->credits };
 		xevb_ctl_send(&a->io, &sa, &m);
-		for (uint32_t k = 0; sources_too && k < a->n_src_list; k++)
+		for (uint32_t k = 0; lists && k < a->n_src_list; k++)
 			xevb_ctl_send(&a->io, &sa, &a->src_list[k]);
 	}
 }
@@ -835,9 +848,10 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 	xevb_dfm_poll(a->d, now);
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
 		flush_builder(a, i);
-	flush_push(a);
+	if (a->push.h.n_recs && (now - a->push_first_ns >= PUSH_FLUSH_NS || ph->draining))
+		flush_push(a);
 	if (now >= ph->next_hb) {
-		heartbeat(a, now, true);
+		heartbeat(a, now, ++a->hb_n % LISTS_EVERY == 0);
 		ph->next_hb = now + HEARTBEAT_NS;
 		xevb_dfm_reconcile(a->d); /* received / in flight to the farm nodes, for --metrics */
 	}

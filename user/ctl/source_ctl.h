@@ -19,8 +19,9 @@
 #define SRC_CTL_MAX_BUILDERS 2048
 #define SRC_CTL_BLD_SLOTS    (2 * SRC_CTL_MAX_BUILDERS)
 /* A builder is answered until this long after the DFM last named it: its
-   list comes in parts (one datagram each) with every heartbeat (100 ms). */
-#define SRC_CTL_BLD_TTL_NS 1000000000ull
+   list comes in parts (one datagram each) every 500 ms, so 4 lists in a row
+   may be lost. */
+#define SRC_CTL_BLD_TTL_NS 2000000000ull
 /* Re-asks for events we do not hold, answered per REQUEST at most: the
    answer to a forged REQUEST stays bounded (no amplification). */
 #define SRC_CTL_MAX_UNHELD_PER_REQUEST 1024
