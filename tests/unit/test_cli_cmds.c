@@ -115,7 +115,7 @@ static void check_table(const struct xevb_cfg_cmd *c, void *cfg, size_t size, un
 
 Test(cli_cmds, every_row_has_help_a_section_and_a_valid_default)
 {
-	check_table(&dfm_cmd, &dfm, sizeof(dfm), 27);
+	check_table(&dfm_cmd, &dfm, sizeof(dfm), 28);
 	check_table(&shape_cmd, &shape, sizeof(shape), 11);
 	check_table(&doctor_cmd, &doctor, sizeof(doctor), 8);
 	check_table(&stats_cmd, &stats, sizeof(stats), 5);
@@ -138,6 +138,7 @@ Test(cli_cmds, dfm_defaults)
 	cr_assert(eq(u64, dfm.dc.retry_ns, 1000000000ull));
 	cr_assert(eq(u32, dfm.dc.max_retries, 5));
 	cr_assert(eq(u32, dfm.dc.clear_group, 16384));
+	cr_assert(eq(u64, dfm.push_ns, 2000000));
 	cr_assert(eq(u64, dfm.dc.clear_flush_ns, 20000000ull));
 	cr_assert(eq(u32, dfm.dc.max_per_addr, 8));
 	cr_assert(eq(u32, dfm.drain_ms, 5000));

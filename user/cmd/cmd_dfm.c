@@ -31,13 +31,6 @@
 /* The lists (SOURCES, BUILDERS) go with every 5th heartbeat, and at once when one changes. */
 #define LISTS_EVERY 5
 /*
- * Push: the copy of the ASSIGNs for the sources leaves when full or this
- * long after its first block, not every round: at a high rate the rounds
- * are short and each copy (one datagram per source process) carried a few
- * blocks.
- */
-#define PUSH_FLUSH_NS 2000000ull
-/*
  * Event ids reserved per write of --state. Small, so that a successor starts
  * just past the dead DFM's last ids: ids far ahead would alias the old
  * events still open in the builders' windows (slot = id mod window). At
@@ -70,6 +63,11 @@ struct dfm_app {
 	uint32_t hb_n;          /* heartbeats sent */
 	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
 	uint32_t max_per_addr;                        /* --max-per-address */
+	/* Push: the copy of the ASSIGNs for the sources leaves when full or
+	   this long after its first block (--push-us), not every round: the
+	   rounds are short at a high rate, and each copy (one datagram per
+	   source process) carried a few blocks. */
+	uint64_t push_ns;
 	bool sources_changed;
 	bool books_closed;
 	/* The lists of the last heartbeat, each in as many datagrams as it takes. */
@@ -745,6 +743,7 @@ static int state_resume(struct dfm_opts *o)
 static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **mx)
 {
 	a->max_per_addr = o->c.dc.max_per_addr;
+	a->push_ns = o->c.push_ns;
 	a->pull = o->c.dc.pull;
 	o->c.dc.send_assign = send_assign;
 	o->c.dc.send_clear = send_clear;
@@ -848,7 +847,8 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 	xevb_dfm_poll(a->d, now);
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
 		flush_builder(a, i);
-	if (a->push.h.n_recs && (now - a->push_first_ns >= PUSH_FLUSH_NS || ph->draining))
+	/* Signed: the first block may have come after the round's clock was read. */
+	if (a->push.h.n_recs && ((int64_t)(now - a->push_first_ns) >= (int64_t)a->push_ns || ph->draining))
 		flush_push(a);
 	if (now >= ph->next_hb) {
 		heartbeat(a, now, ++a->hb_n % LISTS_EVERY == 0);
