@@ -58,7 +58,7 @@ struct peer {
 	uint64_t events;         /* builder: events assigned (first ASSIGNs); source: events pushed */
 	uint64_t retry_events;   /* builder: events assigned again (RETRY) */
 	uint64_t cleared;        /* source: events cleared */
-	uint32_t listed;         /* builder: sources in SOURCES; source: builders in BUILDERS (distinct, every part) */
+	uint32_t listed; /* builder: sources in SOURCES; source: builders in BUILDERS (distinct, every part) */
 	uint64_t seen[ROLE_SPAN / 64]; /* which of them, by index in their role */
 	uint32_t dfm_epoch;
 };

@@ -35,7 +35,9 @@ static void assign(struct src_ctl *s, uint32_t first, uint16_t count)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_ASSIGN, .h.n_recs = 1 };
 
-	m.u.assign[0] = (struct xevb_ctl_assign){ .first_event = first, .count = count, .builder_addr = htonl(0x0a000001) };
+	m.u.assign[0] = (struct xevb_ctl_assign){ .first_event = first,
+						  .count = count,
+						  .builder_addr = htonl(0x0a000001) };
 	from_dfm(s, &m);
 }
 
@@ -84,9 +86,10 @@ Test(source_ctl, builders_in_parts_accumulate)
 	for (uint32_t part = 0; part < 3; part++) {
 		m.h.n_recs = 100;
 		for (uint32_t r = 0; r < 100; r++)
-			m.u.builders[r] = (struct xevb_ctl_bldinfo){ .addr = htonl(0x0a000000 + part * 100 + r + 1),
-								     .port = 23902,
-								     .id = (uint16_t)(part * 100 + r) };
+			m.u.builders[r] =
+				(struct xevb_ctl_bldinfo){ .addr = htonl(0x0a000000 + part * 100 + r + 1),
+							   .port = 23902,
+							   .id = (uint16_t)(part * 100 + r) };
 		from_dfm(&s, &m);
 	}
 	cr_assert(eq(u32, src_ctl_builders_known(&s), 300));
@@ -100,7 +103,9 @@ Test(source_ctl, builders_in_parts_accumulate)
 /* Only the DFM may send a clear mark, and it is an event id. */
 Test(source_ctl, clear_mark_rules)
 {
-	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_STATUS, .role = XEVB_ROLE_DFM, .epoch = 1, .n_recs = 1 } };
+	struct xevb_ctl_msg m = {
+		.h = { .type = XEVB_CTL_STATUS, .role = XEVB_ROLE_DFM, .epoch = 1, .n_recs = 1 }
+	};
 	uint8_t buf[XEVB_CTL_MAX_LEN];
 
 	m.u.status = (struct xevb_ctl_status){ .flags = XEVB_CTL_ST_CLEARED, .done_total = 0xffffffffull };

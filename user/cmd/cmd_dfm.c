@@ -55,7 +55,7 @@ struct dfm_app {
 	bool pull;
 	struct src_peer src[DFM_MAX_SOURCES];
 	uint32_t n_src;
-	struct peer_map srcmap; /* source processes by address and port */
+	struct peer_map srcmap;                          /* source processes by address and port */
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
 	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
 	uint64_t src_timeouts, unexpected, push_msgs;
@@ -69,13 +69,13 @@ struct dfm_app {
 	   source process) carried a few blocks. */
 	uint64_t push_ns;
 	bool sources_changed;
-	bool books_closed;
+	bool books_closed; /* the run is over and the farm nodes' counts are in */
 	/* The lists of the last heartbeat, each in as many datagrams as it takes. */
 	struct xevb_ctl_msg src_list[LIST_PARTS(DFM_MAX_SOURCES, XEVB_CTL_SRC_RLEN)];
 	struct xevb_ctl_msg bld_list[LIST_PARTS(XEVB_DFM_MAX_BUILDERS, XEVB_CTL_BLD_RLEN)];
 	uint32_t n_src_list, n_bld_list;
 	struct xevb_ctl_txq txq; /* datagrams leave in batches (sendmmsg) at the end of a round */
-	struct xevb_ctl_rxq rxq; /* and come in batches (recvmmsg) */ /* the run is over and the farm nodes' counts are in */
+	struct xevb_ctl_rxq rxq; /* and come in batches (recvmmsg) */
 };
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
@@ -289,7 +289,8 @@ static void builder_list(struct dfm_app *a)
 		if (!b->alive)
 			continue;
 		m = list_next(a->bld_list, &a->n_bld_list, XEVB_CTL_BUILDERS);
-		m->u.builders[m->h.n_recs++] = (struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
+		m->u.builders[m->h.n_recs++] =
+			(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
 	}
 }
 
@@ -311,9 +312,9 @@ static void source_list(struct dfm_app *a, uint64_t now)
 			continue;
 		m = list_next(a->src_list, &a->n_src_list, XEVB_CTL_SOURCES);
 		m->u.src[m->h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
-								      .port = ntohs(p->sa.sin_port),
-								      .first_id = p->first_id,
-								      .n_ids = p->n_ids };
+								     .port = ntohs(p->sa.sin_port),
+								     .first_id = p->first_id,
+								     .n_ids = p->n_ids };
 	}
 }
 
@@ -331,9 +332,10 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool lists)
 		if (!p->alive)
 			continue;
 		/* The clear mark: a CLEAR lost on the way costs the source nothing. */
-		m.u.status = (struct xevb_ctl_status){ .flags = (a->pull ? XEVB_CTL_ST_PULL : 0) | XEVB_CTL_ST_CLEARED,
-						       .done_total = mark,
-						       .peer_epoch = p->epoch };
+		m.u.status =
+			(struct xevb_ctl_status){ .flags = (a->pull ? XEVB_CTL_ST_PULL : 0) | XEVB_CTL_ST_CLEARED,
+						  .done_total = mark,
+						  .peer_epoch = p->epoch };
 		xevb_ctl_send(&a->io, &p->sa, &m);
 		for (uint32_t k = 0; lists && k < a->n_bld_list; k++)
 			xevb_ctl_send(&a->io, &p->sa, &a->bld_list[k]);

@@ -37,7 +37,7 @@ struct build_fwd {
 	struct build_sinkc sink[XEVB_MAX_SINKS];
 	int64_t wrr[XEVB_MAX_SINKS];
 	struct peer_map by_addr; /* farm nodes by IPv4 address (the first at an address) */
-	bool credit_mode; /* some farm node speaks the protocol */
+	bool credit_mode;        /* some farm node speaks the protocol */
 	struct build_held_ev *bl;
 	uint32_t backlog, bl_head, bl_n;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max;

@@ -29,8 +29,8 @@ struct build_srcp { /* a source process, from the DFM's SOURCES */
 struct build_req {
 	struct build_srcp *src;
 	uint32_t n_srcp;
-	struct peer_map map;   /* processes by address and port */
-	uint16_t *owner;       /* by source id: 1 + its process, 0: none announced */
+	struct peer_map map;    /* processes by address and port */
+	uint16_t *owner;        /* by source id: 1 + its process, 0: none announced */
 	uint32_t *pend, n_pend; /* processes with REQUESTs pending */
 	uint64_t requests_sent; /* REQUEST datagrams */
 	uint64_t no_source_for; /* a missing source_id no source process announced */

@@ -95,7 +95,8 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->fa = calloc(XEVB_DFM_MAX_FARM_ADDRS, sizeof(*d->fa));
 	if (!d->slots || !d->rq || !d->clr || !d->sk || !d->sk_pairs || !d->pair || !d->fa ||
 	    peer_map_init(&d->bmap, XEVB_DFM_MAX_BUILDERS) || peer_map_init(&d->skmap, XEVB_DFM_MAX_SINKS) ||
-	    peer_map_init(&d->pairmap, XEVB_DFM_MAX_FARM_PAIRS) || peer_map_init(&d->famap, XEVB_DFM_MAX_FARM_ADDRS)) {
+	    peer_map_init(&d->pairmap, XEVB_DFM_MAX_FARM_PAIRS) ||
+	    peer_map_init(&d->famap, XEVB_DFM_MAX_FARM_ADDRS)) {
 		xevb_dfm_free(d);
 		errno = ENOMEM;
 		return NULL;

@@ -17,7 +17,7 @@ struct peer_map {
 	struct peer_map_slot {
 		uint64_t key;
 		uint32_t val; /* the index + 1; 0: the slot is empty */
-	} *slot;
+	} * slot;
 	uint32_t mask, n, max;
 };
 

@@ -663,8 +663,8 @@ static bool peers_distinct(struct parse *p)
 		if (j >= 0)
 			return same_endpoint(p, i, (uint32_t)j);
 		peer_map_put(&c->member_map, key, i);
-		for (uint32_t id = a->first_id; a->role == XEVB_ROLE_SOURCE && id < a->first_id + a->n_ids && id < 4096;
-		     id++) {
+		for (uint32_t id = a->first_id;
+		     a->role == XEVB_ROLE_SOURCE && id < a->first_id + a->n_ids && id < 4096; id++) {
 			if (owner[id])
 				return ids_overlap(p, i, owner[id] - 1u);
 			owner[id] = (uint16_t)(i + 1);

@@ -28,7 +28,7 @@
 #define XEVB_RUNCFG_MAX_BUILDERS 1024 /* the DFM's builder table */
 #define XEVB_RUNCFG_MAX_SOURCES  4096 /* the DFM's source-process table */
 #define XEVB_RUNCFG_MAX_SINKS    4096 /* a builder's farm nodes */
-#define XEVB_RUNCFG_MAX_OPTS     24  /* settings per section */
+#define XEVB_RUNCFG_MAX_OPTS     24   /* settings per section */
 #define XEVB_RUNCFG_VAL_LEN      64
 #define XEVB_RUNCFG_MAX_BYTES    (4u << 20) /* a larger file is refused (a run at every limit: ~1 MB) */
 
@@ -81,7 +81,7 @@ struct xevb_runcfg {
 		member[1 + XEVB_RUNCFG_MAX_BUILDERS + XEVB_RUNCFG_MAX_SOURCES + XEVB_RUNCFG_MAX_SINKS];
 	struct xevb_ctl_members members;
 	struct peer_map member_map; /* members by address and port (admission by hash) */
-	char *strs[512]; /* option strings xevb_runcfg_args made */
+	char *strs[512];            /* option strings xevb_runcfg_args made */
 	/* The command's option table (cli.h), or NULL: where it makes a setting a tuning key, --tune KEY=VALUE. */
 	const struct xevb_cfg_cmd *opts;
 	uint32_t n_strs;

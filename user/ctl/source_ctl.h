@@ -55,8 +55,8 @@ struct src_ctl {
 		uint16_t port;
 		uint64_t seen_ns;
 	} bld[SRC_CTL_BLD_SLOTS];
-	uint32_t n_bld;        /* slots used (live or expired) */
-	uint64_t bld_full;     /* a builder not remembered: every slot live */
+	uint32_t n_bld;    /* slots used (live or expired) */
+	uint64_t bld_full; /* a builder not remembered: every slot live */
 	/* counters */
 	uint64_t assigns, assigned_events, requests, requested_events, answered_events;
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
@@ -65,8 +65,8 @@ struct src_ctl {
 	uint64_t not_dfm;             /* messages as the DFM, not from its address and port */
 	uint64_t reask_unheld_capped; /* unheld re-asks over the per-REQUEST bound, not answered */
 	uint64_t warn_ns;
-	uint32_t mark;        /* the DFM's clear mark, as last applied */
-	bool mark_set;        /* one applied since the DFM (re)started */
+	uint32_t mark;         /* the DFM's clear mark, as last applied */
+	bool mark_set;         /* one applied since the DFM (re)started */
 	uint64_t cleared_mark; /* of cleared: by the mark (their CLEAR lost, or none came) */
 };
 
