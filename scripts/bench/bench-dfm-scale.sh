@@ -82,7 +82,7 @@ points() {  # the scan as MODE:PACK:B:S:F:KEY words
 		return
 	fi
 	if [[ -n $QUICK ]]; then
-		echo "push:25:4:4:1:0 push:25:4:4:1:1 pull:1:2:2:1:0 push:25:4:4:1:0:64:20000 pull:25:4:130:1:0"
+		echo "push:25:4:4:1:0 push:25:4:4:1:1 pull:1:2:2:1:0 push:25:4:4:1:0:64:20000 pull:25:80:300:70:0"
 		return
 	fi
 	local m p k t

@@ -5,16 +5,19 @@
 # scripts/bench/bench-dfm-scale.sh: 5 points of 1 s, in a namespace of its
 # own): `xevb dfm` against build/bench/dfm_sim's builders, source
 # processes and farm nodes, push and pull, with and without a key, paced
-# and as fast as credits allow, and 66 builders (2 past the DFM's table).
+# and as fast as credits allow, and 80 builders, 300 source processes and
+# 70 farm nodes in pull mode (past the old tables of 64, 256 and 64, and
+# lists longer than a datagram: 119 sources in SOURCES, 89 builders in a
+# RECEIVED).
 # Checks what holds on any machine, not how fast it is (--dead-ms 10000:
 # a DFM starved of CPU for a second must not take its builders for dead):
 # every point's books are exact (the DFM's accounting line, nothing
 # outstanding, nothing lost, every event DONE once and received at the
 # farm nodes), the DFM's latency histograms time every event once, the
 # datagrams by type are the protocol's (ASSIGN to the sources in push only), a keyed run refuses nothing, a paced trigger
-# never runs ahead of its clock, every builder learns all 130 source
-# processes and every source both builders (lists in parts), and the DFM's
-# CPU was measured.
+# never runs ahead of its clock, every peer is admitted, every builder
+# learns every source process and every source every builder (lists in
+# parts), and the DFM's CPU was measured.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init dsim "${1:-build}"
