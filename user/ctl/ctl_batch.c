@@ -4,10 +4,19 @@
 #include <string.h>
 #include "ctl/ctl_batch.h"
 
+/*
+ * With IP_RECVERR an ICMP error an earlier datagram met fails the next
+ * call once: that call's datagrams were not refused, try them again.
+ */
+static bool stale_icmp(int err)
+{
+	return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH;
+}
+
 void xevb_ctl_flush(struct xevb_ctl_io *io)
 {
 	struct xevb_ctl_txq *q = io->txq;
-	uint32_t done = 0;
+	uint32_t done = 0, stale = 0;
 
 	if (!q || !q->n)
 		return;
@@ -19,7 +28,7 @@ void xevb_ctl_flush(struct xevb_ctl_io *io)
 	}
 	while (done < q->n) {
 		int r = sendmmsg(io->fd, q->mm + done, q->n - done, 0);
-		if (r < 0 && errno == EINTR)
+		if (r < 0 && (errno == EINTR || (stale_icmp(errno) && stale++ < XEVB_CTL_BATCH)))
 			continue;
 		if (r <= 0) {
 			/* The socket buffer is full (or worse): what did not leave is counted, as with sendto. */
@@ -56,7 +65,7 @@ int xevb_ctl_txq_put(struct xevb_ctl_io *io, const struct sockaddr_in *to, const
 /* Read what is waiting, up to a batch; false when nothing is. */
 static bool refill(struct xevb_ctl_io *io, struct xevb_ctl_rxq *q)
 {
-	int r;
+	int r, stale = 0;
 
 	for (uint32_t i = 0; i < XEVB_CTL_BATCH; i++) {
 		q->iov[i] = (struct iovec){ .iov_base = q->buf[i], .iov_len = sizeof(q->buf[i]) };
@@ -69,7 +78,7 @@ static bool refill(struct xevb_ctl_io *io, struct xevb_ctl_rxq *q)
 	}
 	do
 		r = recvmmsg(io->fd, q->mm, XEVB_CTL_BATCH, MSG_DONTWAIT, NULL);
-	while (r < 0 && errno == EINTR);
+	while (r < 0 && (errno == EINTR || (stale_icmp(errno) && stale++ < XEVB_CTL_BATCH)));
 	if (r <= 0)
 		return false;
 	q->n = (uint32_t)r;
