@@ -191,10 +191,10 @@ Test(dfm_books, forwarded_counts_only_from_the_current_incarnation_and_never_dro
 
 	forwarded(d, 7, 6);
 	forwarded(d, 7, 4); /* an older report, late */
-	cr_assert(eq(u64, xevb_dfm_builder_to(xevb_dfm_builder(d, 0), K0), 6));
+	cr_assert(eq(i64, xevb_dfm_builder_to(d, 0, K0), 6));
 	forwarded(d, 9, 3); /* no STATUS of epoch 9 yet: not the builder we know */
 	cr_assert(eq(u64, xevb_dfm_stats(d)->fwd_unknown_peer, 1));
-	cr_assert(eq(u64, xevb_dfm_builder_to(xevb_dfm_builder(d, 0), K0), 6));
+	cr_assert(eq(i64, xevb_dfm_builder_to(d, 0, K0), 6));
 	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->fwd_reports, 2));
 	xevb_dfm_free(d);
 }

@@ -96,6 +96,14 @@ static void status_to_dfm(struct build_ctl *bc)
 	xevb_ctl_send(&bc->io, &bc->dfm, &m);
 }
 
+static int cmp_sink_addr(const void *a, const void *b)
+{
+	uint32_t x = ntohl(((const struct xevb_ctl_forwarded *)a)->sink_addr);
+	uint32_t y = ntohl(((const struct xevb_ctl_forwarded *)b)->sink_addr);
+
+	return (x > y) - (x < y);
+}
+
 /*
  * What we sent each farm-node address, cumulative (FORWARDED): events
  * written whole to its connections, less those we know were lost with a
@@ -104,21 +112,29 @@ static void status_to_dfm(struct build_ctl *bc)
  */
 static void forwarded_to_dfm(struct build_ctl *bc)
 {
+	static struct xevb_ctl_forwarded all[XEVB_MAX_SINKS]; /* under the engine's lock, as every tick */
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_FORWARDED };
 	const struct xevb_output *o = bc->fwd.out;
+	uint32_t n = 0, k = 0, max = xevb_ctl_max_recs(XEVB_CTL_FORWARDED);
 
-	for (uint32_t i = 0; i < o->n_sinks; i++) {
-		uint32_t a = o->sinks[i].addr.sin_addr.s_addr, j = 0;
-
-		while (j < m.h.n_recs && m.u.forwarded[j].sink_addr != a)
-			j++;
-		if (!a || (j == m.h.n_recs && j == xevb_ctl_max_recs(XEVB_CTL_FORWARDED)))
-			continue;
-		if (j == m.h.n_recs)
-			m.u.forwarded[m.h.n_recs++] = (struct xevb_ctl_forwarded){ .sink_addr = a };
-		m.u.forwarded[j].events += o->sinks[i].events - o->sinks[i].lost_in_flight;
+	for (uint32_t i = 0; i < o->n_sinks; i++)
+		if (o->sinks[i].addr.sin_addr.s_addr)
+			all[n++] = (struct xevb_ctl_forwarded){ o->sinks[i].addr.sin_addr.s_addr,
+								o->sinks[i].events - o->sinks[i].lost_in_flight };
+	/* One record per address (farm nodes sharing one are summed), then as many datagrams as it takes. */
+	qsort(all, n, sizeof(*all), cmp_sink_addr);
+	for (uint32_t i = 0; i < n; i++)
+		if (k && all[k - 1].sink_addr == all[i].sink_addr)
+			all[k - 1].events += all[i].events;
+		else
+			all[k++] = all[i];
+	for (uint32_t i = 0; i < k || !i; i += max) {
+		m.h.n_recs = (uint16_t)(k - i < max ? k - i : max);
+		memcpy(m.u.forwarded, all + i, m.h.n_recs * sizeof(*all));
+		xevb_ctl_send(&bc->io, &bc->dfm, &m);
+		if (!k)
+			break;
 	}
-	xevb_ctl_send(&bc->io, &bc->dfm, &m);
 }
 
 static void update_busy(struct build_ctl *bc)
@@ -147,7 +163,7 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		size <<= 1;
 	bc->mask = size - 1;
 	bc->ev = calloc(size, sizeof(*bc->ev));
-	if (!bc->ev || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
+	if (!bc->ev || build_req_init(&bc->req) || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
 		goto fail;
 	xevb_busy_init(&bc->busy, cfg->credits, cfg->busy_high, cfg->busy_low);
 	if (cfg->tx_hook) {
@@ -188,6 +204,7 @@ void build_ctl_free(struct build_ctl *bc)
 		xevb_ctl_close(&bc->io);
 	}
 	build_fwd_free(&bc->fwd);
+	build_req_free(&bc->req);
 	free(bc->ev);
 	free(bc);
 }
@@ -687,7 +704,8 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 			bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
 			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
 			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on);
-	fprintf(f, "],\"ctl_not_admitted\":");
+	fprintf(f, "],\"source_processes\":%u,\"no_source_for\":%llu,\"ctl_not_admitted\":", bc->req.n_srcp,
+		(unsigned long long)bc->req.no_source_for);
 	xevb_ctl_admit_json(&bc->io, f);
 	fprintf(f, "}");
 }

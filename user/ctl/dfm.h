@@ -19,7 +19,9 @@
  * each builder address delivered to them, and xevb_dfm_reconcile sets every
  * builder's received and not_delivered = DONE (complete + incomplete) that
  * no farm node got. Farm nodes know builders by IPv4 address only: builders
- * sharing an address are reconciled together.
+ * sharing an address are reconciled together. The counts are summed per
+ * address as the reports come, so reconciling costs O(builders), not
+ * O(farm nodes x builders).
  */
 #ifndef XEVB_DFM_H
 #define XEVB_DFM_H
@@ -30,8 +32,12 @@
 #include "base/lat_hist.h"
 #include "ctl/ctl_proto.h"
 
-#define XEVB_DFM_MAX_BUILDERS 64
-#define XEVB_DFM_MAX_SINKS    64
+#define XEVB_DFM_MAX_BUILDERS 1024
+#define XEVB_DFM_MAX_SINKS    4096
+/* (farm node, builder address) pairs whose counts the DFM keeps (128
+   builders at 1024 farm nodes; 8 MB), and the addresses they name. */
+#define XEVB_DFM_MAX_FARM_PAIRS (1u << 17)
+#define XEVB_DFM_MAX_FARM_ADDRS (1u << 14)
 
 enum xevb_dfm_lost {
 	XEVB_LOST_BUILDER_DEAD = 0, /* push: its builder died or restarted */
@@ -73,12 +79,10 @@ struct xevb_dfm_builder {
 	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
 	   received, and DONE ones none of them did (so far; at the end: lost). */
 	uint64_t received, not_delivered;
-	/* What it says it sent to the farm nodes (FORWARDED), per farm-node
-	   address, cumulative per incarnation; fwd_reports 0: it never said. */
-	uint64_t fwd_reports;
-	uint32_t fwd_epoch, fwd_n;
-	uint32_t fwd_addr[XEVB_DFM_MAX_SINKS];
-	uint64_t fwd_events[XEVB_DFM_MAX_SINKS], fwd_earlier[XEVB_DFM_MAX_SINKS];
+	/* What it says it sent the farm nodes (FORWARDED), all of them, its
+	   incarnations together; fwd_reports 0: it never said. */
+	uint64_t sent, fwd_reports;
+	uint32_t fwd_epoch;
 };
 
 /* A farm node that reports RECEIVED, and its latest counts per builder address. */
@@ -87,13 +91,10 @@ struct xevb_dfm_sink {
 	uint16_t port; /* host order */
 	uint32_t epoch;
 	uint64_t last_ns, reports, restarts;
-	uint32_t n; /* builder addresses it reported */
-	uint32_t baddr[XEVB_DFM_MAX_BUILDERS];
-	uint64_t events[XEVB_DFM_MAX_BUILDERS];  /* this incarnation's cumulative count */
-	uint64_t earlier[XEVB_DFM_MAX_BUILDERS]; /* what its earlier incarnations received */
-	uint64_t untracked;                      /* records beyond the address table, dropped */
-	bool expected;                           /* a farm node of the run configuration */
-	uint16_t id;                             /* its configured id (expected only) */
+	uint32_t n;         /* builder addresses it reported (at most XEVB_DFM_MAX_BUILDERS) */
+	uint64_t untracked; /* records beyond its addresses or the pair table, dropped */
+	bool expected;      /* a farm node of the run configuration: it must report */
+	uint16_t id;        /* its configured id (expected only) */
 };
 
 struct xevb_dfm_stats {
@@ -117,7 +118,7 @@ struct xevb_dfm_stats {
 	uint64_t not_delivered;    /* DONE, never received at a farm node */
 	uint64_t sinks_full;       /* RECEIVED refused: too many farm nodes */
 	uint64_t fwd_unknown_peer; /* FORWARDED from no builder we know (or an old incarnation) */
-	uint64_t fwd_untracked;    /* FORWARDED records beyond a builder's farm-node table */
+	uint64_t fwd_untracked;    /* FORWARDED records beyond the pair table */
 };
 
 /*
@@ -151,7 +152,8 @@ void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, cons
 			  const struct xevb_ctl_received *r, uint32_t n, uint64_t now);
 /*
  * A builder's FORWARDED records: cumulative counts of what it sent per
- * farm-node address (the third number of the books, beside DONE and RECEIVED).
+ * farm-node address (the third number of the books, beside DONE and
+ * RECEIVED), taken from its current incarnation only.
  */
 void xevb_dfm_on_forwarded(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 			   const struct xevb_ctl_forwarded *r, uint32_t n);
@@ -160,10 +162,19 @@ void xevb_dfm_on_forwarded(struct xevb_dfm *d, uint32_t addr, uint16_t port, con
  * books to close (its entry exists from the start, reports 0 until it does).
  */
 void xevb_dfm_expect_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint16_t id);
-/* What farm node k received from builder address baddr (all its incarnations). */
-uint64_t xevb_dfm_sink_from(const struct xevb_dfm_sink *k, uint32_t baddr);
-/* What builder b says it sent to farm-node address saddr (all its incarnations). */
-uint64_t xevb_dfm_builder_to(const struct xevb_dfm_builder *b, uint32_t saddr);
+/* What farm node ki received from builder address baddr (its incarnations together). */
+uint64_t xevb_dfm_sink_from(const struct xevb_dfm *d, uint32_t ki, uint32_t baddr);
+/* What every farm node together received from builder address baddr. */
+uint64_t xevb_dfm_received_from(const struct xevb_dfm *d, uint32_t baddr);
+/* What builder bi says it sent farm-node address saddr; -1 when it never named that address. */
+int64_t xevb_dfm_builder_to(const struct xevb_dfm *d, uint32_t bi, uint32_t saddr);
+/*
+ * The farm-node addresses builder bi named in its FORWARDED, one by one:
+ * it = 0 gives the first, then the cursor it returned gives the next; 0
+ * at the end. Fills saddr and events.
+ */
+uint32_t xevb_dfm_builder_fwd(const struct xevb_dfm *d, uint32_t bi, uint32_t it, uint32_t *saddr,
+			      uint64_t *events);
 /* A builder said BYE: dead now, its events handled as for a death. */
 void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
 
@@ -187,6 +198,13 @@ void xevb_dfm_trigger_clock(struct xevb_dfm *d, uint64_t t0_ns, double rate_hz);
 void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, uint64_t now);
 const struct xevb_dfm_lat_stats *xevb_dfm_latency(const struct xevb_dfm *d, enum xevb_dfm_lat which);
 const char *xevb_dfm_lat_name(enum xevb_dfm_lat l);
+/*
+ * The clear mark for the sources' heartbeat: every event before it has
+ * left the books and its CLEAR has gone out (a lost CLEAR is repaired by
+ * the mark; one still batched holds the mark back, so it is not cleared
+ * twice).
+ */
+uint32_t xevb_dfm_clear_mark(const struct xevb_dfm *d);
 /* Could a block be assigned now (some builder alive, not Busy, with credit)? */
 bool xevb_dfm_can_assign(const struct xevb_dfm *d);
 /* Deaths, retries, clear batches. Call every few milliseconds. */

@@ -40,51 +40,42 @@ static void builders_at(const struct xevb_dfm *d, uint32_t addr, struct at_addr 
 		a->assigned += x->assigned;
 		a->told |= x->fwd_reports > 0;
 		a->died |= x->deaths > 0;
-		for (uint32_t j = 0; j < x->fwd_n; j++)
-			a->sent += x->fwd_events[j] + x->fwd_earlier[j];
+		a->sent += x->sent;
 	}
 	if (n > 1)
 		snprintf(a->name, sizeof(a->name), "the %u builders at %s", n, ip(addr, b));
 }
 
-/* What the builders at baddr say they sent to farm-node address saddr. */
+/* What the builders at baddr say they sent farm-node address saddr. */
 static uint64_t sent_to(const struct xevb_dfm *d, uint32_t baddr, uint32_t saddr)
 {
 	uint64_t n = 0;
 
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++)
-		if (xevb_dfm_builder(d, i)->addr == baddr)
-			n += xevb_dfm_builder_to(xevb_dfm_builder(d, i), saddr);
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++) {
+		int64_t k = xevb_dfm_builder(d, i)->addr == baddr ? xevb_dfm_builder_to(d, i, saddr) : -1;
+		n += k > 0 ? (uint64_t)k : 0;
+	}
 	return n;
 }
 
-/* What the farm nodes at saddr (every one if saddr is 0) received from builder address baddr. */
-static uint64_t recv_from(const struct xevb_dfm *d, uint32_t saddr, uint32_t baddr)
+/* What the farm nodes at saddr received from builder address baddr. */
+static uint64_t recv_at(const struct xevb_dfm *d, uint32_t saddr, uint32_t baddr)
 {
 	uint64_t n = 0;
 
 	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++)
-		if (!saddr || xevb_dfm_sink(d, i)->addr == saddr)
-			n += xevb_dfm_sink_from(xevb_dfm_sink(d, i), baddr);
+		if (xevb_dfm_sink(d, i)->addr == saddr)
+			n += xevb_dfm_sink_from(d, i, baddr);
 	return n;
 }
 
-static bool first_at(const struct xevb_dfm *d, uint32_t i, bool builders)
+/* Builder i is the first at its address (each address judged once). */
+static bool first_at(const struct xevb_dfm *d, uint32_t i)
 {
-	uint32_t a = builders ? xevb_dfm_builder(d, i)->addr : xevb_dfm_sink(d, i)->addr;
-
 	for (uint32_t j = 0; j < i; j++)
-		if ((builders ? xevb_dfm_builder(d, j)->addr : xevb_dfm_sink(d, j)->addr) == a)
+		if (xevb_dfm_builder(d, j)->addr == xevb_dfm_builder(d, i)->addr)
 			return false;
 	return true;
-}
-
-static bool has_fwd(const struct xevb_dfm_builder *x, uint32_t saddr, uint32_t before)
-{
-	for (uint32_t j = 0; j < before && j < x->fwd_n; j++)
-		if (x->fwd_addr[j] == saddr)
-			return true;
-	return false;
 }
 
 static bool reporting_at(const struct xevb_dfm *d, uint32_t saddr)
@@ -95,6 +86,11 @@ static bool reporting_at(const struct xevb_dfm *d, uint32_t saddr)
 	return false;
 }
 
+/*
+ * Cheap (it runs every 10 ms while the DFM waits): xevb_dfm_reconcile gave
+ * the last builder of an address what its address got beyond the others'
+ * DONEs, so one builder's received above its DONE is its address's.
+ */
 bool dfm_books_settled(const struct xevb_dfm *d)
 {
 	if (xevb_dfm_stats(d)->not_delivered)
@@ -103,14 +99,11 @@ bool dfm_books_settled(const struct xevb_dfm *d)
 		if (xevb_dfm_sink(d, i)->expected && !xevb_dfm_sink(d, i)->reports)
 			return false;
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++) {
-		struct at_addr a;
-		uint32_t addr = xevb_dfm_builder(d, i)->addr;
+		const struct xevb_dfm_builder *x = xevb_dfm_builder(d, i);
+		uint64_t done = x->complete + x->incomplete;
 
-		if (!first_at(d, i, true))
-			continue;
-		builders_at(d, addr, &a);
 		/* A builder's last FORWARDED may still be on its way. */
-		if (recv_from(d, 0, addr) > a.done || (a.told && a.sent < a.done))
+		if (x->received > done || (x->fwd_reports && x->sent < done))
 			return false;
 	}
 	return true;
@@ -129,8 +122,10 @@ static void judge_silent(const struct xevb_dfm *d, struct dfm_books_verdict *v)
 		v->reporting += k->reports > 0;
 		if (!k->expected || k->reports)
 			continue;
-		for (uint32_t j = 0; j < xevb_dfm_n_builders(d); j++)
-			sent += xevb_dfm_builder_to(xevb_dfm_builder(d, j), k->addr);
+		for (uint32_t j = 0; j < xevb_dfm_n_builders(d); j++) {
+			int64_t n = xevb_dfm_builder_to(d, j, k->addr);
+			sent += n > 0 ? (uint64_t)n : 0;
+		}
 		v->silent++;
 		xevb_err(
 			"farm node %u (%s:%u) of the run configuration never reported what it received: the books "
@@ -148,11 +143,11 @@ static void name_sinks(const struct xevb_dfm *d, uint32_t saddr, uint32_t baddr,
 
 	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++) {
 		const struct xevb_dfm_sink *k = xevb_dfm_sink(d, i);
-		if ((saddr && k->addr != saddr) || !xevb_dfm_sink_from(k, baddr))
+		uint64_t r = xevb_dfm_sink_from(d, i, baddr);
+		if ((saddr && k->addr != saddr) || !r)
 			continue;
 		xevb_err("  farm node %s:%u%s reports %llu of them: %s", ip(k->addr, b), k->port,
-			 k->expected ? " (configured)" : "", (unsigned long long)xevb_dfm_sink_from(k, baddr),
-			 what);
+			 k->expected ? " (configured)" : "", (unsigned long long)r, what);
 	}
 }
 
@@ -179,16 +174,17 @@ static void judge_over(const struct xevb_dfm *d, uint32_t baddr, const struct at
 	xevb_err("the farm nodes report %llu events from %s: more than the %llu it reported DONE here%s",
 		 (unsigned long long)recv, a->name, (unsigned long long)a->done,
 		 a->told ? "" : " (it does not say what it sent where)");
+	/* Each farm node against what the builders say they sent its address. */
 	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++) {
-		uint32_t s = xevb_dfm_sink(d, i)->addr;
-		uint64_t r = recv_from(d, s, baddr), sent = sent_to(d, baddr, s);
-		if (!first_at(d, i, false) || !r || (a->told && r <= sent))
+		const struct xevb_dfm_sink *k = xevb_dfm_sink(d, i);
+		uint64_t r = xevb_dfm_sink_from(d, i, baddr), sent = sent_to(d, baddr, k->addr);
+		if (!r || (a->told && r <= sent))
 			continue;
-		name_sinks(d, s, baddr,
-			   a->told ? "more than the builder says it sent there: a farm node over-reporting" :
-				     "more than the builder reported DONE: a farm node over-reporting");
-		xevb_err("  (the builder says it sent the farm nodes at %s %llu events)", ip(s, b),
-			 (unsigned long long)sent);
+		xevb_err(
+			"  farm node %s:%u%s reports %llu of them: more than the builder %s: a farm node "
+			"over-reporting (the builder says it sent the farm nodes at that address %llu)",
+			ip(k->addr, b), k->port, k->expected ? " (configured)" : "", (unsigned long long)r,
+			a->told ? "says it sent there" : "reported DONE", (unsigned long long)sent);
 		v->over++;
 		named = true;
 	}
@@ -234,16 +230,16 @@ static void judge_under(const struct xevb_dfm *d, uint32_t baddr, const struct a
 			(unsigned long long)(a->done - a->sent));
 	}
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++) {
-		const struct xevb_dfm_builder *x = xevb_dfm_builder(d, i);
-		if (x->addr != baddr)
+		uint32_t s, it = 0;
+		uint64_t n;
+
+		if (xevb_dfm_builder(d, i)->addr != baddr)
 			continue;
-		for (uint32_t j = 0; j < x->fwd_n; j++) {
-			uint32_t s = x->fwd_addr[j];
-			uint64_t sent = sent_to(d, baddr, s), r = recv_from(d, s, baddr);
-			bool seen = has_fwd(x, s, j); /* each farm-node address once per builder address */
-			for (uint32_t q = 0; q < i; q++)
-				seen |= xevb_dfm_builder(d, q)->addr == baddr &&
-					has_fwd(xevb_dfm_builder(d, q), s, XEVB_DFM_MAX_SINKS);
+		while ((it = xevb_dfm_builder_fwd(d, i, it, &s, &n))) {
+			uint64_t sent = sent_to(d, baddr, s), r = recv_at(d, s, baddr);
+			bool seen = false; /* each farm-node address once per builder address */
+			for (uint32_t q = 0; q < i && !seen; q++)
+				seen = xevb_dfm_builder(d, q)->addr == baddr && xevb_dfm_builder_to(d, q, s) >= 0;
 			if (seen || r >= sent)
 				continue;
 			v->under++;
@@ -289,10 +285,10 @@ void dfm_books_judge(const struct xevb_dfm *d, bool configured, bool require, st
 		struct at_addr a;
 		uint64_t recv;
 
-		if (!first_at(d, i, true))
+		if (!first_at(d, i))
 			continue;
 		builders_at(d, addr, &a);
-		recv = recv_from(d, 0, addr);
+		recv = xevb_dfm_received_from(d, addr);
 		if (recv > a.done)
 			judge_over(d, addr, &a, recv, v);
 		else if (recv < a.done)
@@ -307,15 +303,6 @@ uint32_t dfm_books_reporting(const struct xevb_dfm *d)
 
 	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++)
 		n += xevb_dfm_sink(d, i)->reports > 0;
-	return n;
-}
-
-uint64_t dfm_books_sent(const struct xevb_dfm_builder *b)
-{
-	uint64_t n = 0;
-
-	for (uint32_t j = 0; j < b->fwd_n; j++)
-		n += b->fwd_events[j] + b->fwd_earlier[j];
 	return n;
 }
 
@@ -341,4 +328,59 @@ void dfm_books_say_stalled(const struct xevb_dfm *d)
 	}
 	xevb_err("the run stalled: %llu event(s) still outstanding when it ended (lost at_stop): it failed",
 		 (unsigned long long)n);
+}
+
+void dfm_books_say_bye(const struct xevb_dfm *d, uint32_t addr, uint16_t port, bool pull)
+{
+	char b[INET_ADDRSTRLEN];
+
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++) {
+		const struct xevb_dfm_builder *x = xevb_dfm_builder(d, i);
+		if (x->addr == addr && x->port == port && x->alive)
+			xevb_warn(
+				"BYE from builder %s:%u (id %u): it leaves the run with %u event(s) outstanding (%s)",
+				ip(addr, b), port, x->id, x->outstanding,
+				pull ? "re-assigned" : "lost as builder_dead");
+	}
+}
+
+bool dfm_books_all_left(const struct xevb_dfm *d, uint64_t now, uint64_t grace_ns, uint64_t *since)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(d);
+
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++)
+		if (xevb_dfm_builder(d, i)->alive) {
+			*since = 0;
+			return false;
+		}
+	if (!*since)
+		*since = now;
+	if (now - *since < grace_ns)
+		return false;
+	xevb_err(
+		"all %u builder(s) left the run (none alive for %llu ms) after %llu events triggered, %llu "
+		"outstanding: stopping the run, which failed (their logs say why they stopped)",
+		xevb_dfm_n_builders(d), (unsigned long long)(grace_ns / 1000000), (unsigned long long)s->triggered,
+		(unsigned long long)s->outstanding);
+	return true;
+}
+
+void dfm_books_json(const struct xevb_dfm *d, const struct dfm_books_verdict *v, bool closed, FILE *f)
+{
+	const struct xevb_dfm_stats *s = xevb_dfm_stats(d);
+	uint64_t untracked = 0;
+
+	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++)
+		untracked += xevb_dfm_sink(d, i)->untracked;
+	fprintf(f,
+		"\"farm_nodes\":{\"reporting\":%u,\"received\":%llu,\"received_unknown\":%llu,"
+		"\"not_delivered\":%llu,\"books_closed\":%s,\"refused_table_full\":%llu,"
+		"\"records_untracked\":%llu,\"expected\":%u,\"silent\":%u,\"over_reporting\":%u,"
+		"\"under_reporting\":%u,\"builders_short\":%u,\"builders_unchecked\":%u,\"trusted\":%s,"
+		"\"forwarded_unknown_peer\":%llu,\"forwarded_untracked\":%llu}",
+		v->reporting, (unsigned long long)s->received, (unsigned long long)s->received_unknown,
+		(unsigned long long)s->not_delivered, closed ? "true" : "false", (unsigned long long)s->sinks_full,
+		(unsigned long long)untracked, v->expected, v->silent, v->over, v->under, v->builder_short,
+		v->builder_unchecked, v->trusted ? "true" : "false", (unsigned long long)s->fwd_unknown_peer,
+		(unsigned long long)s->fwd_untracked);
 }

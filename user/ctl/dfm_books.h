@@ -14,6 +14,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 #include "ctl/dfm.h"
 
 /* Exit statuses of `xevb dfm` this verdict gives (0: the books closed). */
@@ -48,8 +49,6 @@ void dfm_books_judge(const struct xevb_dfm *d, bool configured, bool require, st
 
 /* Farm nodes that have reported (a run configuration's are listed from the start). */
 uint32_t dfm_books_reporting(const struct xevb_dfm *d);
-/* What builder b says it sent the farm nodes, all of them (FORWARDED). */
-uint64_t dfm_books_sent(const struct xevb_dfm_builder *b);
 /* A run configuration's farm nodes (NULL: none): each must report for the books to close. */
 struct xevb_runcfg;
 void dfm_books_expect(struct xevb_dfm *d, const struct xevb_runcfg *rc);
@@ -58,5 +57,14 @@ void dfm_books_expect(struct xevb_dfm *d, const struct xevb_runcfg *rc);
  * the run stalled; says so, naming the builders that hold them.
  */
 void dfm_books_say_stalled(const struct xevb_dfm *d);
+/* A builder's BYE mid-run: who, and what becomes of the events it held (before xevb_dfm_on_bye). */
+void dfm_books_say_bye(const struct xevb_dfm *d, uint32_t addr, uint16_t port, bool pull);
+/*
+ * No builder alive for grace_ns (since: when that began, 0 while some is):
+ * true once, said with the books of the moment; the run then fails.
+ */
+bool dfm_books_all_left(const struct xevb_dfm *d, uint64_t now, uint64_t grace_ns, uint64_t *since);
+/* "farm_nodes":{...}: the farm nodes' books and the verdict, as JSON. */
+void dfm_books_json(const struct xevb_dfm *d, const struct dfm_books_verdict *v, bool closed, FILE *f);
 
 #endif

@@ -35,7 +35,7 @@
 #include <netinet/in.h>
 #include "evb/builder.h"
 
-#define XEVB_MAX_SINKS 64
+#define XEVB_MAX_SINKS 4096
 /* Each farm node's send buffer (batched output). */
 #define XEVB_OUT_SEND_BUF (256u << 10)
 
