@@ -104,10 +104,8 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->sk_pairs = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk_pairs));
 	d->pair = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->pair));
 	d->fa = calloc(XEVB_DFM_MAX_FARM_ADDRS, sizeof(*d->fa));
-	d->fwd = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->fwd));
 	d->b_fwd = calloc(XEVB_DFM_MAX_BUILDERS, sizeof(*d->b_fwd));
-	if (!d->slots || !d->rq || !d->clr || !d->sk || !d->sk_pairs || !d->pair || !d->fa || !d->fwd ||
-	    !d->b_fwd || peer_map_init(&d->fwdmap, XEVB_DFM_MAX_FARM_PAIRS) ||
+	if (!d->slots || !d->rq || !d->clr || !d->sk || !d->sk_pairs || !d->pair || !d->fa || !d->b_fwd ||
 	    peer_map_init(&d->bmap, XEVB_DFM_MAX_BUILDERS) || peer_map_init(&d->skmap, XEVB_DFM_MAX_SINKS) ||
 	    peer_map_init(&d->pairmap, XEVB_DFM_MAX_FARM_PAIRS) ||
 	    peer_map_init(&d->famap, XEVB_DFM_MAX_FARM_ADDRS)) {
@@ -522,7 +520,7 @@ uint64_t xevb_dfm_received_from(const struct xevb_dfm *d, uint32_t baddr)
 
 int64_t xevb_dfm_builder_to(const struct xevb_dfm *d, uint32_t bi, uint32_t saddr)
 {
-	int64_t i = peer_map_get(&d->fwdmap, ((uint64_t)bi << 32) | saddr);
+	int64_t i = d->fwd ? peer_map_get(&d->fwdmap, ((uint64_t)bi << 32) | saddr) : -1;
 
 	return i < 0 ? -1 : (int64_t)(d->fwd[i].events + d->fwd[i].earlier);
 }
@@ -543,9 +541,19 @@ uint32_t xevb_dfm_builder_fwd(const struct xevb_dfm *d, uint32_t bi, uint32_t it
 static struct fwd_pair *fwd_pair(struct xevb_dfm *d, uint32_t bi, uint32_t saddr)
 {
 	uint64_t key = ((uint64_t)bi << 32) | saddr;
-	int64_t i = peer_map_get(&d->fwdmap, key);
+	int64_t i;
 	struct fwd_pair *p;
 
+	/* Taken at the first FORWARDED: a DFM whose builders never send one pays nothing. */
+	if (!d->fwd) {
+		if (peer_map_init(&d->fwdmap, XEVB_DFM_MAX_FARM_PAIRS))
+			return NULL;
+		if (!(d->fwd = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->fwd)))) {
+			peer_map_free(&d->fwdmap);
+			return NULL;
+		}
+	}
+	i = peer_map_get(&d->fwdmap, key);
 	if (i >= 0)
 		return &d->fwd[i];
 	if (d->nfwd == XEVB_DFM_MAX_FARM_PAIRS)
