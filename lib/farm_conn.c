@@ -228,12 +228,13 @@ static bool make_room(struct xevb_farm *f, struct xl_conn *c)
 	struct xl_chunk *nc;
 
 	/*
-	 * Nobody else looks into the chunk: the partial event to its front,
-	 * where it may grow, and where the next reads go over the bytes the
-	 * last ones left in cache (a large partial event stays where it is
-	 * while it has room).
+	 * Nobody else looks into the chunk: the partial event to its front
+	 * when it needs the room, or once reads have gone READ_MAX into the
+	 * chunk, so that they cycle over bytes still in cache (a partial event
+	 * is moved at most once per READ_MAX read; a large one stays where it
+	 * is while it has room).
 	 */
-	if (own && c->head && (held <= MOVE_MAX || c->ch->cap - c->head < need)) {
+	if (own && c->head && ((c->head >= READ_MAX && held <= MOVE_MAX) || c->ch->cap - c->head < need)) {
 		memmove(c->ch->data, c->ch->data + c->head, held);
 		c->head = 0;
 		c->tail = held;

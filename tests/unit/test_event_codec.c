@@ -845,7 +845,7 @@ Test(event_codec, payload_bad_agrees_with_verify)
 {
 	static uint8_t p[70000];
 	unsigned both = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT, crc_only = XEVB_VERIFY_CRC;
-	static const uint32_t lens[] = { 0, 1, 31, 32, 100, 256, 257, 4000, 65536, 70000 };
+	static const uint32_t lens[] = { 0, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 31, 32, 100, 256, 257, 4000, 65536, 70000 };
 
 	xevb_payload_check_init();
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
@@ -864,4 +864,20 @@ Test(event_codec, payload_bad_agrees_with_verify)
 		cr_assert(ne(int, xevb_payload_bad(&both, p, n, crc), 0), "wrong byte, %u bytes", n);
 		cr_assert(eq(int, xevb_payload_bad(&crc_only, p, n, crc), 0));
 	}
+}
+
+/* Every single wrong byte of a short pattern payload is found, wherever it sits (the overlapping loads). */
+Test(event_codec, payload_bad_finds_every_wrong_byte)
+{
+	uint8_t p[64];
+	unsigned both = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT;
+
+	xevb_payload_check_init();
+	for (uint32_t n = 1; n <= sizeof(p); n++)
+		for (uint32_t at = 0; at < n; at++) {
+			xevb_emu_fill(p, n);
+			p[at] ^= 0x80;
+			cr_assert(ne(int, xevb_payload_bad(&both, p, n, xevb_crc32c(0, p, n)), 0), "byte %u of %u", at,
+				  n);
+		}
 }

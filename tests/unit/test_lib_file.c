@@ -423,7 +423,7 @@ static int reject_length(void *ctx, const uint8_t *payload, uint32_t length, uin
 	return length == *(uint32_t *)ctx;
 }
 
-Test(lib_file, the_callers_payload_check_runs_in_the_decoders_walk)
+Test(lib_file, the_callers_payload_check_runs_in_the_decoder)
 {
 	char dir[256], path[512], err[XEVB_ERRBUF_SIZE];
 	uint32_t bad_len = 2; /* the third payload of every event (event_i: lengths 0, 1, 2, 3, ...) */

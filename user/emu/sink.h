@@ -87,7 +87,7 @@ struct sink_where {
 int sink_check_init(struct sink_check *k, uint32_t dup_window, bool content, uint32_t expect_sources);
 void sink_check_free(struct sink_check *k);
 /*
- * Each payload is checked in the decoder's walk (xevb_payload_bad as
+ * Each payload is checked in the library's decoder (xevb_payload_bad as
  * libxevb's payload_check, ctx &k->verify); then each event, sound, with
  * that verdict (payload_bad: a payload failed): which check and where,
  * sources, id and latency; faults counted and (the first ones) said.

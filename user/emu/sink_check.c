@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The farm-node emulator's own checks of each event (sink.h). libxevb
- * holds the event to every rule of the wire format and, in the same walk,
- * offers each payload to xevb_payload_bad (its CRC-32C and the source
+ * holds the event to every rule of the wire format and, while its bytes
+ * are in cache, offers each payload to xevb_payload_bad (its CRC-32C and the source
  * emulator's pattern: a payload equal to the pattern passes against the
  * pattern's CRC, without computing it). Here an event with a wrong payload
  * is looked at again to say which and where, the sources are checked
@@ -80,7 +80,7 @@ void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, 
 			 k->expect_sources);
 		fault(k, SF_SOURCES, w, msg);
 	}
-	/* Only a payload found wrong in the walk is looked at again: for which check failed, and where. */
+	/* Only an event the library found a wrong payload in is looked at again: which check failed, and where. */
 	if (payload_bad && (rc = xevb_event_verify(d, k->verify, msg, sizeof(msg))))
 		fault(k, rc == -XEVB_EVT_E_CRC ? SF_CRC : SF_CONTENT, w, msg);
 	switch (xevb_evid_window_add(&k->win, d->run_number, d->event_id)) {

@@ -362,8 +362,22 @@ static inline bool same_bytes_small(const uint8_t *a, const uint8_t *b, size_t n
 		memcpy(&yw, b + i, 8);
 		diff |= xw ^ yw;
 	}
-	for (; i < n; i++)
-		diff |= (uint64_t)(a[i] ^ b[i]);
+	/* The last bytes in one load that overlaps what was compared, not one by one. */
+	if (i < n && n >= 8) {
+		memcpy(&xw, a + n - 8, 8);
+		memcpy(&yw, b + n - 8, 8);
+		diff |= xw ^ yw;
+	} else if (i < n && n >= 4) {
+		uint32_t x4, y4, x5, y5;
+		memcpy(&x4, a, 4);
+		memcpy(&y4, b, 4);
+		memcpy(&x5, a + n - 4, 4);
+		memcpy(&y5, b + n - 4, 4);
+		diff |= (x4 ^ y4) | (x5 ^ y5);
+	} else {
+		for (; i < n; i++)
+			diff |= (uint64_t)(a[i] ^ b[i]);
+	}
 	return !(diff | dv[0] | dv[1]);
 }
 

@@ -159,7 +159,7 @@ int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *
  * 0 when right, else non-zero (no sentence: xevb_event_verify says which
  * check failed and where). The shape of libxevb's payload_check, for a
  * farm node on the library that checks as `xevb sink` does, in the
- * library's one walk. Call xevb_payload_check_init() once first.
+ * library's decoder. Call xevb_payload_check_init() once first.
  */
 int xevb_payload_bad(void *what, const uint8_t *p, uint32_t len, uint32_t crc);
 void xevb_payload_check_init(void);

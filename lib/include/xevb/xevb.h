@@ -86,13 +86,12 @@ typedef void (*xevb_log_fn)(void *ctx, enum xevb_lib_log_level level, const char
 
 /*
  * The caller's own check of every payload (the opts' payload_check, added
- * after 1.0.0), run by the decoder as it walks each event, the bytes just
- * read and in cache: one walk instead of a second one over every event.
- * 0: the payload is right; else the event gets XEVB_EV_CHECK_BAD and its
- * later payloads are not offered. It sees only events sound so far, and an
- * event broken further on is not handed out: take the verdict from the
- * flag of the events you get. Called inside the handle's functions, on the
- * caller's thread; it must not call the handle.
+ * after 1.0.0), run by the decoder right after it has checked the event's
+ * structure, the bytes just read and in cache: no second pass over every
+ * event later. Only sound events are offered. 0: the payload is right;
+ * else the event gets XEVB_EV_CHECK_BAD and its later payloads are not
+ * offered. Called inside the handle's functions, on the caller's thread;
+ * it must not call the handle.
  */
 typedef int (*xevb_payload_check_fn)(void *ctx, const uint8_t *payload, uint32_t length, uint32_t crc32c);
 
