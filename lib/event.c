@@ -101,20 +101,28 @@ static __attribute__((noinline, cold)) int record_fault(const uint8_t *buf, size
 
 /*
  * The n fragment records from *offp: each header, length and padding
- * checked, its offset kept. 0, or the rule broken. The loop every record
- * of every event goes through: locals only, one test per record for all
- * its rules, the reasons worked out elsewhere.
+ * checked, its offset kept, its payload checked as chk asks while its
+ * bytes are in cache (the flags found in *flagsp). 0, or the rule broken.
+ * The loop every record of every event goes through: locals only, one
+ * test per record for all its rules, the reasons worked out elsewhere.
+ * The payload checks run in the same loop, not in a second one: the walk
+ * from record to record is a chain of loads (each length says where the
+ * next record is), and the checks' work overlaps its latency.
  */
-static inline int decode_records(struct xl_ev *e, const uint8_t *buf, size_t len, uint32_t n, size_t *offp,
-				 char *err, size_t errlen)
+static inline int decode_records(struct xl_ev *e, const uint8_t *buf, size_t len, uint32_t n,
+				 const struct xl_check *chk, size_t *offp, uint32_t *flagsp, char *err,
+				 size_t errlen)
 {
-	uint32_t *offs = e->off;
+	xevb_payload_check_fn fn = chk ? chk->fn : NULL;
+	void *ctx = chk ? chk->ctx : NULL;
+	bool crc = chk && (chk->verify & XL_VERIFY_CRC);
+	uint32_t *offs = e->off, flags = 0;
 	size_t off = *offp;
 	int prev = -1;
 
 	for (uint32_t i = 0; i < n; i++) {
-		const uint8_t *r = buf + off;
-		uint32_t sid, flen, pad;
+		const uint8_t *r = buf + off, *p = r + XL_EVT_REC_HLEN;
+		uint32_t sid, flen, pad, want;
 		uint64_t padded;
 
 		if (len - off < XL_EVT_REC_HLEN)
@@ -126,42 +134,20 @@ static inline int decode_records(struct xl_ev *e, const uint8_t *buf, size_t len
 		/* The padding: the low pad bytes of the payload's last word (there is one when pad > 0). */
 		if (xl_ld16(r + 2) || sid > XL_MAX_SOURCE_ID || (int)sid <= prev ||
 		    padded > len - off - XL_EVT_REC_HLEN ||
-		    (pad && (xl_ld32(r + XL_EVT_REC_HLEN + padded - 4) & ((1u << (8 * pad)) - 1))))
+		    (pad && (xl_ld32(p + padded - 4) & ((1u << (8 * pad)) - 1))))
 			return record_fault(buf, len, off, i, prev, err, errlen);
 		offs[i] = (uint32_t)off;
 		prev = (int)sid;
 		off += XL_EVT_REC_HLEN + padded;
+		want = xl_ld32(r + 8);
+		if (fn && !(flags & XEVB_EV_CHECK_BAD) && fn(ctx, p, flen, want))
+			flags |= XEVB_EV_CHECK_BAD;
+		if (crc && !(flags & XEVB_EV_CRC_BAD) && xl_crc32c(0, p, flen) != want)
+			flags |= XEVB_EV_CRC_BAD;
 	}
 	*offp = off;
+	*flagsp = flags;
 	return 0;
-}
-
-/*
- * The payloads of a sound event through the checks chk asks for, right
- * after the walk (the event's bytes in cache): the CRC-32C, the caller's
- * check; each until one fails. The flags found.
- */
-static uint32_t check_payloads(const struct xl_ev *e, const uint8_t *buf, uint32_t n, const struct xl_check *chk)
-{
-	xevb_payload_check_fn fn = chk->fn;
-	void *ctx = chk->ctx;
-	uint32_t flags = 0;
-
-	for (uint32_t i = 0; fn && i < n; i++) {
-		const uint8_t *r = buf + e->off[i];
-		if (fn(ctx, r + XL_EVT_REC_HLEN, xl_ld32(r + 4), xl_ld32(r + 8))) {
-			flags |= XEVB_EV_CHECK_BAD;
-			break;
-		}
-	}
-	for (uint32_t i = 0; (chk->verify & XL_VERIFY_CRC) && i < n; i++) {
-		const uint8_t *r = buf + e->off[i];
-		if (xl_crc32c(0, r + XL_EVT_REC_HLEN, xl_ld32(r + 4)) != xl_ld32(r + 8)) {
-			flags |= XEVB_EV_CRC_BAD;
-			break;
-		}
-	}
-	return flags;
 }
 
 /* The missing list of nmiss ids at *off: rising, none of the present sources, zero padding. */
@@ -217,7 +203,7 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	uint64_t present[XL_MAX_SOURCES / 64];
 	struct head h = { 0 };
 	size_t off = XL_EVT_HLEN;
-	uint32_t nmiss;
+	uint32_t nmiss, flags = 0;
 	int rc;
 
 	e->broken = XEVB_BROKEN_NONE;
@@ -227,7 +213,7 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 		xl_fmt(err, errlen, "out of memory for %u fragments", h.n_frags);
 		return -ENOMEM;
 	}
-	if ((rc = decode_records(e, buf, len, h.n_frags, &off, err, errlen)))
+	if ((rc = decode_records(e, buf, len, h.n_frags, chk, &off, &flags, err, errlen)))
 		return broke(e, rc);
 	nmiss = (uint32_t)h.n_expected - h.n_frags;
 	e->missing_off = (uint32_t)off;
@@ -246,14 +232,12 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	e->pub.run_number = xl_ld32(buf + 8);
 	e->pub.event_id = h.event_id;
 	e->pub.build_ns = xl_ld64(buf + 24);
-	e->pub.flags = h.flags;
+	e->pub.flags = h.flags | flags;
 	e->pub.n_frags = h.n_frags;
 	e->pub.n_expected = h.n_expected;
 	e->pub.n_missing = nmiss;
 	e->pub.length = h.total;
 	e->pub.data = buf;
-	if (chk)
-		e->pub.flags |= check_payloads(e, buf, h.n_frags, chk);
 	return 0;
 }
 
