@@ -101,28 +101,24 @@ static __attribute__((noinline, cold)) int record_fault(const uint8_t *buf, size
 
 /*
  * The n fragment records from *offp: each header, length and padding
- * checked, its offset kept, its payload checked as chk asks while its
- * bytes are in cache (the flags found in *flagsp). 0, or the rule broken.
- * The loop every record of every event goes through: locals only, one
- * test per record for all its rules, the reasons worked out elsewhere.
- * The payload checks run in the same loop, not in a second one: the walk
- * from record to record is a chain of loads (each length says where the
- * next record is), and the checks' work overlaps its latency.
+ * checked, its source marked in present (incomplete events; else NULL),
+ * its CRC-32C checked when chk asks (XEVB_EV_CRC_BAD in *flagsp). 0, or
+ * the rule broken. The loop every record of every event goes through:
+ * locals only, one test per record for all its rules, the reasons worked
+ * out elsewhere; nothing written per record but present (the fragment
+ * index is built when first asked for).
  */
-static inline int decode_records(struct xl_ev *e, const uint8_t *buf, size_t len, uint32_t n,
-				 const struct xl_check *chk, size_t *offp, uint32_t *flagsp, char *err,
-				 size_t errlen)
+static inline int decode_records(const uint8_t *buf, size_t len, uint32_t n, const struct xl_check *chk,
+				 uint64_t *present, size_t *offp, uint32_t *flagsp, char *err, size_t errlen)
 {
-	xevb_payload_check_fn fn = chk ? chk->fn : NULL;
-	void *ctx = chk ? chk->ctx : NULL;
 	bool crc = chk && (chk->verify & XL_VERIFY_CRC);
-	uint32_t *offs = e->off, flags = 0;
+	uint32_t flags = 0;
 	size_t off = *offp;
 	int prev = -1;
 
 	for (uint32_t i = 0; i < n; i++) {
 		const uint8_t *r = buf + off, *p = r + XL_EVT_REC_HLEN;
-		uint32_t sid, flen, pad, want;
+		uint32_t sid, flen, pad;
 		uint64_t padded;
 
 		if (len - off < XL_EVT_REC_HLEN)
@@ -136,13 +132,11 @@ static inline int decode_records(struct xl_ev *e, const uint8_t *buf, size_t len
 		    padded > len - off - XL_EVT_REC_HLEN ||
 		    (pad && (xl_ld32(p + padded - 4) & ((1u << (8 * pad)) - 1))))
 			return record_fault(buf, len, off, i, prev, err, errlen);
-		offs[i] = (uint32_t)off;
+		if (present)
+			present[sid / 64] |= 1ull << (sid % 64);
 		prev = (int)sid;
 		off += XL_EVT_REC_HLEN + padded;
-		want = xl_ld32(r + 8);
-		if (fn && !(flags & XEVB_EV_CHECK_BAD) && fn(ctx, p, flen, want))
-			flags |= XEVB_EV_CHECK_BAD;
-		if (crc && !(flags & XEVB_EV_CRC_BAD) && xl_crc32c(0, p, flen) != want)
+		if (crc && !(flags & XEVB_EV_CRC_BAD) && xl_crc32c(0, p, flen) != xl_ld32(r + 8))
 			flags |= XEVB_EV_CRC_BAD;
 	}
 	*offp = off;
@@ -207,22 +201,21 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	int rc;
 
 	e->broken = XEVB_BROKEN_NONE;
+	e->idx = 0;
 	if ((rc = decode_head(buf, len, &h, err, errlen)))
 		return broke(e, rc);
 	if (grow_offsets(e, h.n_frags)) {
 		xl_fmt(err, errlen, "out of memory for %u fragments", h.n_frags);
 		return -ENOMEM;
 	}
-	if ((rc = decode_records(e, buf, len, h.n_frags, chk, &off, &flags, err, errlen)))
+	if (h.incomplete)
+		memset(present, 0, sizeof(present));
+	if ((rc = decode_records(buf, len, h.n_frags, chk, h.incomplete ? present : NULL, &off, &flags, err,
+				 errlen)))
 		return broke(e, rc);
 	nmiss = (uint32_t)h.n_expected - h.n_frags;
 	e->missing_off = (uint32_t)off;
 	if (nmiss) {
-		memset(present, 0, sizeof(present));
-		for (uint32_t i = 0; i < h.n_frags; i++) {
-			uint16_t sid = xl_ld16(buf + e->off[i]);
-			present[sid / 64] |= 1ull << (sid % 64);
-		}
 		if ((rc = decode_missing(buf, len, nmiss, present, &off, err, errlen)))
 			return broke(e, rc);
 	}
@@ -238,6 +231,9 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	e->pub.n_missing = nmiss;
 	e->pub.length = h.total;
 	e->pub.data = buf;
+	/* The caller's check while the event's bytes are in cache. */
+	if (chk && chk->fn && chk->fn(chk->ctx, &e->pub))
+		e->pub.flags |= XEVB_EV_CHECK_BAD;
 	return 0;
 }
 
@@ -248,14 +244,49 @@ void xl_ev_release(struct xl_ev *e)
 	e->off_cap = 0;
 }
 
+/*
+ * The view's fragment index, built on the first call that needs it (the
+ * decoder writes nothing per record: most consumers never ask). NULL
+ * while another thread builds it: walk the records then.
+ */
+static const uint32_t *frag_index(const struct xevb_ev *ev)
+{
+	struct xl_ev *e = (struct xl_ev *)ev; /* the index is the library's, not the caller's view */
+	uint32_t state = __atomic_load_n(&e->idx, __ATOMIC_ACQUIRE), none = 0;
+	const uint8_t *p = ev->data + XL_EVT_HLEN;
+
+	if (state == 2)
+		return e->off;
+	if (state || !__atomic_compare_exchange_n(&e->idx, &none, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return NULL;
+	for (uint32_t i = 0; i < ev->n_frags; i++) {
+		e->off[i] = (uint32_t)(p - ev->data);
+		p += XL_EVT_REC_HLEN + XL_PAD4(xl_ld32(p + 4));
+	}
+	__atomic_store_n(&e->idx, 2, __ATOMIC_RELEASE);
+	return e->off;
+}
+
+/* Record i of a sound event: from the index, or by walking there. */
+static const uint8_t *record(const struct xevb_ev *ev, uint32_t i)
+{
+	const uint32_t *idx = frag_index(ev);
+	const uint8_t *p = ev->data + XL_EVT_HLEN;
+
+	if (idx)
+		return ev->data + idx[i];
+	while (i--)
+		p += XL_EVT_REC_HLEN + XL_PAD4(xl_ld32(p + 4));
+	return p;
+}
+
 XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_frag *f)
 {
-	const struct xl_ev *e = (const struct xl_ev *)ev;
 	const uint8_t *p;
 
 	if (i >= ev->n_frags)
 		return -ERANGE;
-	p = ev->data + e->off[i];
+	p = record(ev, i);
 	f->source_id = xl_ld16(p);
 	f->index = (uint16_t)i;
 	f->length = xl_ld32(p + 4);
@@ -267,13 +298,12 @@ XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_f
 
 XEVB_API int xevb_ev_find(const struct xevb_ev *ev, uint16_t source_id, struct xevb_ev_frag *f)
 {
-	const struct xl_ev *e = (const struct xl_ev *)ev;
 	uint32_t lo = 0, hi = ev->n_frags;
 
 	/* Records are in ascending source_id: a binary search. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		uint16_t sid = xl_ld16(ev->data + e->off[mid]);
+		uint16_t sid = xl_ld16(record(ev, mid));
 		if (sid == source_id)
 			return xevb_ev_frag(ev, mid, f);
 		if (sid < source_id)

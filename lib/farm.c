@@ -68,8 +68,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 	f->dfm.sin_port = htons(f->dfm.sin_port);
 	f->ctl_on = !(o->flags & XEVB_FARM_NO_CTL);
 	f->chk = (struct xl_check){ .verify = (o->flags & XEVB_FARM_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
-				    .fn = o->payload_check,
-				    .ctx = o->payload_ctx };
+				    .fn = o->event_check,
+				    .ctx = o->check_ctx };
 	if (!f->ctl_on && (o->dfm || o->key_file)) {
 		xl_fmt(err, XEVB_ERRBUF_SIZE,
 		       "farm: dfm and key_file need the control protocol (no XEVB_FARM_NO_CTL)");

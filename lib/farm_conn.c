@@ -301,6 +301,8 @@ static int take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char 
 		snprintf(msg, len, "out of memory for an event view");
 		return XEVB_BROKEN_NOMEM;
 	}
+	e->pub.builder_addr = c->ip; /* before the decoder: the caller's check sees where it came from */
+	e->pub.builder_port = c->port;
 	rc = xl_ev_decode(e, c->ch->data + c->head, tl, f->chk.verify || f->chk.fn ? &f->chk : NULL, msg, len);
 	if (rc) {
 		rc = rc == -EBADMSG ? e->broken : XEVB_BROKEN_NOMEM;
@@ -312,8 +314,6 @@ static int take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char 
 	c->ch->refs++;
 	e->builder = c->builder;
 	e->conn_gen = c->gen;
-	e->pub.builder_addr = c->ip;
-	e->pub.builder_port = c->port;
 	e->next = NULL;
 	e->state = XL_EV_QUEUED;
 	if (f->ready_tail)

@@ -89,6 +89,15 @@ static void as_decoded(const struct xevb_ev *ev, struct xevb_decoded_event *d)
 	};
 }
 
+/* libxevb's event_check: every payload of a sound event, while its bytes are in cache. */
+static int event_bad(void *ctx, const struct xevb_ev *ev)
+{
+	struct xevb_decoded_event d;
+
+	as_decoded(ev, &d);
+	return sink_payloads_bad(ctx, &d);
+}
+
 /* Every event taken, from a builder or a file: counted towards the expectation and checked. */
 static void take(struct sink *s, const struct xevb_ev *ev, const struct sink_where *w)
 {
@@ -169,8 +178,8 @@ static void file_end(struct sink *s, const struct xevb_file_reader *r, const str
 
 static void run_file(struct sink *s)
 {
-	XEVB_OPTS(xevb_file_reader_opts, ro, .max_event = s->o.max_event, .payload_check = xevb_payload_bad,
-		  .payload_ctx = &s->chk.verify);
+	XEVB_OPTS(xevb_file_reader_opts, ro, .max_event = s->o.max_event, .event_check = event_bad,
+		  .check_ctx = &s->chk);
 	struct sink_where w = { .name = strcmp(s->o.input, "-") ? s->o.input : "stdin" };
 	char err[XEVB_ERRBUF_SIZE], path[64];
 	const char *p = strcmp(s->o.input, "-") ? s->o.input : stdin_path(path, sizeof(path));
@@ -240,7 +249,7 @@ static int farm_open(struct sink *s, char *addr, size_t addr_len)
 	char err[XEVB_ERRBUF_SIZE], dfm[32] = "", a[INET_ADDRSTRLEN];
 	XEVB_OPTS(xevb_farm_opts, fo, .listen = addr, .credits = s->o.credits, .busy_high = s->o.busy_high,
 		  .busy_low = s->o.busy_low, .max_event = s->o.max_event, .max_buffer = s->o.max_buffer_total,
-		  .log_fn = lib_log, .payload_check = xevb_payload_bad, .payload_ctx = &s->chk.verify);
+		  .log_fn = lib_log, .event_check = event_bad, .check_ctx = &s->chk);
 
 	if (listen_ipv4(s->o.listen, addr, addr_len))
 		return 2;

@@ -87,10 +87,14 @@ struct sink_where {
 int sink_check_init(struct sink_check *k, uint32_t dup_window, bool content, uint32_t expect_sources);
 void sink_check_free(struct sink_check *k);
 /*
- * Each payload is checked in the library's decoder (xevb_payload_bad as
- * libxevb's payload_check, ctx &k->verify); then each event, sound, with
- * that verdict (payload_bad: a payload failed): which check and where,
- * sources, id and latency; faults counted and (the first ones) said.
+ * Each sound event's payloads, checked while the library decodes it (its
+ * event_check): non-zero when one is wrong (no sentence, no count).
+ */
+int sink_payloads_bad(const struct sink_check *k, const struct xevb_decoded_event *d);
+/*
+ * Then each event as it is taken, with that verdict (payload_bad):
+ * which check failed and where, sources, id and latency; faults counted
+ * and (the first ones) said.
  */
 void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, bool payload_bad,
 		      const struct sink_where *w);

@@ -2,12 +2,12 @@
 /*
  * The farm-node emulator's own checks of each event (sink.h). libxevb
  * holds the event to every rule of the wire format and, while its bytes
- * are in cache, offers each payload to xevb_payload_bad (its CRC-32C and the source
- * emulator's pattern: a payload equal to the pattern passes against the
- * pattern's CRC, without computing it). Here an event with a wrong payload
- * is looked at again to say which and where, the sources are checked
- * against --expect-sources, the event id against the ids already
- * delivered, and the time since the builder built it is recorded.
+ * are in cache, hands it to sink_payloads_bad (its payloads' CRC-32C and
+ * the source emulator's pattern: a payload equal to the pattern passes
+ * against the pattern's CRC, without computing it). Here an event with a
+ * wrong payload is looked at again to say which and where, the sources
+ * are checked against --expect-sources, the event id against the ids
+ * already delivered, and the time since the builder built it is recorded.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -50,7 +50,6 @@ int sink_check_init(struct sink_check *k, uint32_t dup_window, bool content, uin
 {
 	k->verify = content ? XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT : XEVB_VERIFY_CRC;
 	k->expect_sources = expect_sources;
-	xevb_payload_check_init();
 	if (xevb_evid_window_init(&k->win, dup_window)) {
 		xevb_err("out of memory for the duplicate window (--dup-window %u)", dup_window);
 		return -1;
@@ -102,6 +101,11 @@ void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, 
 			k->lat_max_ns = lat;
 		xevb_lat_add(&k->lat, lat);
 	}
+}
+
+int sink_payloads_bad(const struct sink_check *k, const struct xevb_decoded_event *d)
+{
+	return xevb_event_payloads_bad(d, k->verify);
 }
 
 uint64_t sink_check_faults(const struct sink_check *k)

@@ -82,18 +82,20 @@ typedef void (*xevb_log_fn)(void *ctx, enum xevb_lib_log_level level, const char
 /* Flags of struct xevb_ev. The low 8 bits are the event header's. */
 #define XEVB_EV_INCOMPLETE 0x01u  /* built at timeout: some sources missing */
 #define XEVB_EV_CRC_BAD    0x100u /* CRC checks asked for, and a payload's CRC-32C is wrong */
-#define XEVB_EV_CHECK_BAD  0x200u /* the caller's payload_check said no to a payload (added after 1.0.0) */
+#define XEVB_EV_CHECK_BAD  0x200u /* the caller's event_check said no (added after 1.0.0) */
 
 /*
- * The caller's own check of every payload (the opts' payload_check, added
- * after 1.0.0), run by the decoder right after it has checked the event's
- * structure, the bytes just read and in cache: no second pass over every
- * event later. Only sound events are offered. 0: the payload is right;
- * else the event gets XEVB_EV_CHECK_BAD and its later payloads are not
- * offered. Called inside the handle's functions, on the caller's thread;
- * it must not call the handle.
+ * The caller's own check of each event (the opts' event_check, added
+ * after 1.0.0), run by the decoder as soon as the event is found sound,
+ * its bytes just read and in cache, before anything else is read: a
+ * consumer that looks at every payload pays no second trip to memory
+ * when it takes the event later. 0: right; else the event gets
+ * XEVB_EV_CHECK_BAD (and is handed out as usual). ev is complete but for
+ * seq; its views may be used. Called inside the handle's functions, on
+ * the caller's thread; it must not call the handle.
  */
-typedef int (*xevb_payload_check_fn)(void *ctx, const uint8_t *payload, uint32_t length, uint32_t crc32c);
+struct xevb_ev;
+typedef int (*xevb_event_check_fn)(void *ctx, const struct xevb_ev *ev);
 
 /*
  * One built event, as decoded and checked against every rule of the wire
@@ -245,9 +247,9 @@ struct xevb_farm_opts {
 	void *log_ctx;
 	/* ms a connection may hold part of an event before it is closed (a stalled peer); 0: 10000 */
 	uint32_t partial_timeout_ms;
-	/* Added after 1.0.0: every payload through this check as it is decoded (XEVB_EV_CHECK_BAD); NULL: none. */
-	xevb_payload_check_fn payload_check;
-	void *payload_ctx;
+	/* Added after 1.0.0: each sound event through this check as it is decoded (XEVB_EV_CHECK_BAD); NULL: none. */
+	xevb_event_check_fn event_check;
+	void *check_ctx;
 };
 
 /*
@@ -472,9 +474,9 @@ struct xevb_file_reader_opts {
 	size_t sz;
 	uint32_t flags;     /* XEVB_FR_* */
 	uint32_t max_event; /* bytes: a longer total_length is corruption; 0: 64 MiB */
-	/* Added after 1.0.0: as xevb_farm_opts.payload_check. */
-	xevb_payload_check_fn payload_check;
-	void *payload_ctx;
+	/* Added after 1.0.0: as xevb_farm_opts.event_check. */
+	xevb_event_check_fn event_check;
+	void *check_ctx;
 };
 
 /*
