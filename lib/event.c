@@ -101,15 +101,17 @@ static __attribute__((noinline, cold)) int record_fault(const uint8_t *buf, size
 
 /*
  * The n fragment records from *offp: each header, length and padding
- * checked, its source marked in present (incomplete events; else NULL),
- * its CRC-32C checked when chk asks (XEVB_EV_CRC_BAD in *flagsp). 0, or
- * the rule broken. The loop every record of every event goes through:
- * locals only, one test per record for all its rules, the reasons worked
- * out elsewhere; nothing written per record but present (the fragment
- * index is built when first asked for).
+ * checked, its offset kept in offs (the fragment index), its source marked
+ * in present (incomplete events; else NULL), its CRC-32C checked when chk
+ * asks (XEVB_EV_CRC_BAD in *flagsp). 0, or the rule broken. The loop
+ * every record of every event goes through: locals only, one test per
+ * record for all its rules, the reasons worked out elsewhere. The index
+ * spares every later pass over the records the walk's chain of loads
+ * (each record's length says where the next one is).
  */
 static inline int decode_records(const uint8_t *buf, size_t len, uint32_t n, const struct xl_check *chk,
-				 uint64_t *present, size_t *offp, uint32_t *flagsp, char *err, size_t errlen)
+				 uint32_t *offs, uint64_t *present, size_t *offp, uint32_t *flagsp, char *err,
+				 size_t errlen)
 {
 	bool crc = chk && (chk->verify & XL_VERIFY_CRC);
 	uint32_t flags = 0;
@@ -132,6 +134,7 @@ static inline int decode_records(const uint8_t *buf, size_t len, uint32_t n, con
 		    padded > len - off - XL_EVT_REC_HLEN ||
 		    (pad && (xl_ld32(p + padded - 4) & ((1u << (8 * pad)) - 1))))
 			return record_fault(buf, len, off, i, prev, err, errlen);
+		offs[i] = (uint32_t)off;
 		if (present)
 			present[sid / 64] |= 1ull << (sid % 64);
 		prev = (int)sid;
@@ -201,7 +204,6 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	int rc;
 
 	e->broken = XEVB_BROKEN_NONE;
-	e->idx = 0;
 	if ((rc = decode_head(buf, len, &h, err, errlen)))
 		return broke(e, rc);
 	if (grow_offsets(e, h.n_frags)) {
@@ -210,8 +212,8 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	}
 	if (h.incomplete)
 		memset(present, 0, sizeof(present));
-	if ((rc = decode_records(buf, len, h.n_frags, chk, h.incomplete ? present : NULL, &off, &flags, err,
-				 errlen)))
+	if ((rc = decode_records(buf, len, h.n_frags, chk, e->off, h.incomplete ? present : NULL, &off, &flags,
+				 err, errlen)))
 		return broke(e, rc);
 	nmiss = (uint32_t)h.n_expected - h.n_frags;
 	e->missing_off = (uint32_t)off;
@@ -244,40 +246,15 @@ void xl_ev_release(struct xl_ev *e)
 	e->off_cap = 0;
 }
 
-/*
- * The view's fragment index, built on the first call that needs it (the
- * decoder writes nothing per record: most consumers never ask). NULL
- * while another thread builds it: walk the records then.
- */
-static const uint32_t *frag_index(const struct xevb_ev *ev)
+/* Record i of a sound event, from its index. */
+static inline const uint8_t *record(const struct xevb_ev *ev, uint32_t i)
 {
-	struct xl_ev *e = (struct xl_ev *)ev; /* the index is the library's, not the caller's view */
-	uint32_t state = __atomic_load_n(&e->idx, __ATOMIC_ACQUIRE), none = 0;
-	const uint8_t *p = ev->data + XL_EVT_HLEN;
-
-	if (state == 2)
-		return e->off;
-	if (state || !__atomic_compare_exchange_n(&e->idx, &none, 1, false, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return NULL;
-	for (uint32_t i = 0; i < ev->n_frags; i++) {
-		e->off[i] = (uint32_t)(p - ev->data);
-		p += XL_EVT_REC_HLEN + XL_PAD4(xl_ld32(p + 4));
-	}
-	__atomic_store_n(&e->idx, 2, __ATOMIC_RELEASE);
-	return e->off;
+	return ev->data + ((const struct xl_ev *)ev)->off[i];
 }
 
-/* Record i of a sound event: from the index, or by walking there. */
-static const uint8_t *record(const struct xevb_ev *ev, uint32_t i)
+XEVB_API const uint32_t *xevb_ev_offsets(const struct xevb_ev *ev)
 {
-	const uint32_t *idx = frag_index(ev);
-	const uint8_t *p = ev->data + XL_EVT_HLEN;
-
-	if (idx)
-		return ev->data + idx[i];
-	while (i--)
-		p += XL_EVT_REC_HLEN + XL_PAD4(xl_ld32(p + 4));
-	return p;
+	return ((const struct xl_ev *)ev)->off;
 }
 
 XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_frag *f)

@@ -90,9 +90,8 @@ __attribute__((format(printf, 3, 4))) void xl_log(const struct xl_log *l, enum x
 /* event.c: a decoded event, the public view first. */
 struct xl_ev {
 	struct xevb_ev pub;
-	uint32_t *off;        /* each fragment record's offset from pub.data, once idx says so */
-	uint32_t off_cap;     /* allocated by the decoder: building the index never allocates */
-	uint32_t idx;         /* the index in off: 0 not built, 1 being built (by one thread), 2 built */
+	uint32_t *off; /* each fragment record's offset from pub.data: the index the decoder builds */
+	uint32_t off_cap;
 	uint32_t missing_off; /* where the missing list starts */
 	/* the farm node's bookkeeping (farm.c) */
 	struct xl_ev *next; /* in the ready queue or the free list */

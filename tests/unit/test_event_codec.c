@@ -854,11 +854,12 @@ static struct xevb_decoded_event one_payload(uint8_t *buf, const uint8_t *p, uin
 	};
 }
 
-/* xevb_event_payloads_bad, `xevb sink`'s check in libxevb's decoder: the verdict of xevb_event_verify. */
+/* xevb_event_payloads_bad and xevb_payloads_bad_at (`xevb sink`'s check in libxevb's decoder): the verdict of xevb_event_verify. */
 Test(event_codec, payloads_bad_agrees_with_verify)
 {
 	static uint8_t p[70000], ev[70100];
 	unsigned both = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT, crc_only = XEVB_VERIFY_CRC;
+	const uint32_t zero = 0; /* the one record's offset from ev */
 	static const uint32_t lens[] = { 0,  1,  2,  3,  4,   5,   7,   8,    9,     15,   16,
 					 17, 31, 32, 33, 100, 256, 257, 4000, 65536, 70000 };
 	struct xevb_decoded_event d;
@@ -869,9 +870,11 @@ Test(event_codec, payloads_bad_agrees_with_verify)
 		crc = xevb_crc32c(0, p, n);
 		d = one_payload(ev, p, n, crc);
 		cr_assert(eq(int, xevb_event_payloads_bad(&d, both), 0), "pattern of %u bytes", n);
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, both), 0), "by the index, %u bytes", n);
 		cr_assert(eq(int, xevb_event_payloads_bad(&d, crc_only), 0));
 		d = one_payload(ev, p, n, crc ^ 1);
 		cr_assert(eq(int, xevb_event_payloads_bad(&d, both), 1), "wrong CRC, %u bytes", n);
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, both), 1));
 		cr_assert(eq(int, xevb_event_payloads_bad(&d, crc_only), 1));
 		if (!n)
 			continue;
@@ -880,6 +883,8 @@ Test(event_codec, payloads_bad_agrees_with_verify)
 		d = one_payload(ev, p, n, xevb_crc32c(0, p, n));
 		cr_assert(eq(int, xevb_event_payloads_bad(&d, both), 1), "wrong byte, %u bytes", n);
 		cr_assert(eq(int, xevb_event_payloads_bad(&d, crc_only), 0));
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, both), 1));
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, crc_only), 0));
 	}
 }
 

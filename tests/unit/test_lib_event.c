@@ -42,6 +42,15 @@ Test(lib_event, fields_and_zero_copy_fragments)
 		cr_assert(eq(u32, f.crc32c, xevb_ev_crc32c(0, f.payload, f.length)));
 	}
 	cr_assert(eq(int, xevb_ev_frag(ev, 3, &f), -ERANGE));
+	/* The index: each record's offset, its header then the payload. */
+	const uint32_t *offs = xevb_ev_offsets(ev);
+	for (uint32_t i = 0; i < 3; i++) {
+		cr_assert(eq(int, xevb_ev_frag(ev, i, &f), 0));
+		cr_assert(eq(ptr, (void *)(ev->data + offs[i] + 12), (void *)f.payload));
+		cr_assert(eq(u32, xevb_ld16(ev->data + offs[i]), want[i]));
+		cr_assert(eq(u32, xevb_ld32(ev->data + offs[i] + 4), wlen[i]));
+	}
+	cr_assert(eq(u32, offs[0], 32), "the first record right after the event header");
 	cr_assert(eq(int, xevb_ev_find(ev, 17, &f), 0));
 	cr_assert(eq(u16, f.index, 1));
 	cr_assert(eq(int, xevb_ev_find(ev, 2, &f), -ENOENT));

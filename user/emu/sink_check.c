@@ -103,9 +103,10 @@ void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, 
 	}
 }
 
-int sink_payloads_bad(const struct sink_check *k, const struct xevb_decoded_event *d)
+int sink_payloads_bad(const struct sink_check *k, const uint8_t *data, const uint32_t *offs, uint32_t n,
+		      uint32_t event_id)
 {
-	return xevb_event_payloads_bad(d, k->verify);
+	return xevb_payloads_bad_at(data, offs, n, event_id, k->verify);
 }
 
 uint64_t sink_check_faults(const struct sink_check *k)

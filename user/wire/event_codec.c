@@ -658,6 +658,23 @@ int xevb_event_payloads_bad(const struct xevb_decoded_event *ev, unsigned what)
 	return 0;
 }
 
+int xevb_payloads_bad_at(const uint8_t *data, const uint32_t *offs, uint32_t n, uint32_t event_id, unsigned what)
+{
+	if (what & XEVB_VERIFY_CONTENT)
+		pthread_once(&emu_once, emu_ref_init);
+	/* Records by their offsets: no load waits on the one before. */
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *p = data + offs[i], *pl = p + XEVB_EVT_REC_HLEN;
+		uint32_t len = xevb_ld32(p + 4), crc = xevb_ld32(p + 8);
+
+		if (!((what & XEVB_VERIFY_CONTENT) && len <= 256 && same_bytes_small(pl, emu_ref, len) &&
+		      emu_crc[len] == crc) &&
+		    verify_payload(event_id, xevb_ld16(p), pl, len, crc, what, NULL, 0))
+			return 1;
+	}
+	return 0;
+}
+
 int xevb_evt_reader_init(struct xevb_evt_reader *r, uint32_t max_len)
 {
 	memset(r, 0, sizeof(*r));

@@ -160,6 +160,8 @@ int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *
  * payload is right, else 1 (xevb_event_verify then says which and why).
  */
 int xevb_event_payloads_bad(const struct xevb_decoded_event *ev, unsigned what);
+/* The same over n fragment records at data + offs[i] (an index such as libxevb's xevb_ev_offsets). */
+int xevb_payloads_bad_at(const uint8_t *data, const uint32_t *offs, uint32_t n, uint32_t event_id, unsigned what);
 
 /*
  * xevb_event_decode then, if it succeeds, xevb_event_verify(what), in one

@@ -90,9 +90,9 @@ typedef void (*xevb_log_fn)(void *ctx, enum xevb_lib_log_level level, const char
  * its bytes just read and in cache, before anything else is read: a
  * consumer that looks at every payload pays no second trip to memory
  * when it takes the event later. 0: right; else the event gets
- * XEVB_EV_CHECK_BAD (and is handed out as usual). ev is complete but for
- * seq; its views may be used. Called inside the handle's functions, on
- * the caller's thread; it must not call the handle.
+ * XEVB_EV_CHECK_BAD (and is handed out as usual). ev is whole but for
+ * seq: xevb_ev_offsets and the other accessors work. Called inside the
+ * handle's functions, on the caller's thread; it must not call the handle.
  */
 struct xevb_ev;
 typedef int (*xevb_event_check_fn)(void *ctx, const struct xevb_ev *ev);
@@ -128,6 +128,15 @@ struct xevb_ev_frag {
 	const uint8_t *payload; /* length bytes */
 };
 
+/*
+ * The fragment index of ev (added after 1.0.0): n_frags offsets from
+ * ev->data, ascending, each of a fragment record (wire-format.md section
+ * 2: source_id and reserved, 2 bytes each, length and crc32c, 4 bytes
+ * each, big-endian; the payload after it). For a consumer that looks at
+ * every fragment of every event: a loop over it, no call per fragment and
+ * no walk from record to record. Valid as long as ev.
+ */
+XEVB_API const uint32_t *xevb_ev_offsets(const struct xevb_ev *ev);
 /* Fragment i (0..n_frags-1) of ev in *f: 0, or -ERANGE. O(1). */
 XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_frag *f);
 /* The fragment of source_id in *f: 0, or -ENOENT (missing, or not a source of the event). */
