@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The farm node's credits and Busy (docs/control-protocol.md), as
- * `xevb sink --ctl-port` gives them (user/cmd/sink_ctl.c: same rules,
+ * The farm node's credits and Busy (docs/control-protocol.md), which
+ * `xevb sink --ctl-port` runs on (the rules of its former sink_ctl.c,
  * relicensed here), with one change of meaning: a credit comes back when
  * the caller is done with the event, not when it arrives. Each builder
  * learns, in STATUS, how many of the events it sent on its current
