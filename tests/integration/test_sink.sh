@@ -162,6 +162,11 @@ wait_sink term 0
 check "$T/term.json" events 10
 check "$T/term.json" signal 15
 
+echo "# an address the farm node's library does not take is refused, saying why"
+timeout 10 "$X" sink --listen '[::1]:0' --json >/dev/null 2>"$T/v6.err"
+rc=$?; [[ $rc == 2 ]] && grep -q 'IPv4 only' "$T/v6.err" && ok "--listen on IPv6: exit 2, said why" ||
+	fail "--listen on IPv6: exit $rc: $(cat "$T/v6.err")"
+
 echo "# --input FILE"
 feed - 500 --sources 16 --incomplete-every 5 --max-len 3000 >"$T/good.evt"
 timeout 30 "$X" sink --input "$T/good.evt" --json --expect-sources 16 >"$T/file.json" 2>"$T/file.err"
@@ -171,6 +176,15 @@ check "$T/file.json" incomplete 100
 check "$T/file.json" bytes "$(stat -c %s "$T/good.evt")"
 timeout 30 "$X" sink --input - --json <"$T/good.evt" >"$T/stdin.json" 2>/dev/null
 check "$T/stdin.json" events 500
+# A pipe cannot be mapped: the reader gets it through an anonymous file.
+cat "$T/good.evt" | timeout 30 "$X" sink --input - --json >"$T/pipe.json" 2>/dev/null
+check "$T/pipe.json" events 500
+check "$T/pipe.json" errors 0
+# An empty stream: no event, nothing wrong.
+: >"$T/empty.evt"
+timeout 30 "$X" sink --input "$T/empty.evt" --json >"$T/empty.json" 2>/dev/null
+rc=$?; [[ $rc == 0 ]] && ok "empty file: exit 0" || fail "empty file: exit $rc"
+check "$T/empty.json" events 0
 feed - 40 --corrupt truncate --corrupt-at 39 >"$T/trunc.evt"
 timeout 30 "$X" sink --input "$T/trunc.evt" --json >"$T/trunc.json" 2>/dev/null
 rc=$?; [[ $rc == 1 ]] && ok "truncated file: exit 1" || fail "truncated file: exit $rc"
