@@ -71,6 +71,7 @@ TEST_UNIT := $(OUT)/tests/test_unit
 TEST_BPF  := $(OUT)/tests/test_bpf
 
 MAN_STAMP := $(OUT)/man/.stamp
+COMPLETION := $(OUT)/completion/xevb
 
 # make install: PREFIX and DESTDIR as usual; each directory can be set alone.
 PREFIX         ?= /usr/local
@@ -105,7 +106,7 @@ SUBST := sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 
 .DELETE_ON_ERROR:
 .SECONDARY:
 
-all: $(BPF_OBJS) $(SKELS) $(XEVB) libxevb $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP)
+all: $(BPF_OBJS) $(SKELS) $(XEVB) libxevb $(TEST_UNIT) $(TEST_BPF) $(BENCH_BINS) $(MAN_STAMP) $(COMPLETION)
 
 deps:
 	$(Q)bash scripts/install-deps.sh
@@ -177,16 +178,30 @@ $(PUB_EXAMPLE): lib/examples/farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Ilib/include $< $(OUT)/$(PUB_SONAME) \
 		-Wl,-rpath,'$$ORIGIN/../..' -o $@
 
-.PHONY: libxevb
-libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE)
+# The minimal HLT farm node README and docs/consumer.md show (examples/consumer/),
+# built the same way; test_consumer_examples runs it under a DFM.
+HLT_EXAMPLE := $(OUT)/examples/hlt_farm_node
+$(HLT_EXAMPLE): examples/consumer/hlt_farm_node.c $(OUT)/$(PUB_SONAME) $(PUB_HEADERS)
+	$(call msg,LINK,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) -std=gnu11 -Wall -Wextra -Werror -Ilib/include $< $(OUT)/$(PUB_SONAME) \
+		-Wl,-rpath,'$$ORIGIN/..' -o $@
 
+.PHONY: libxevb
+libxevb: $(PUB_SO) $(PUB_LINKS) $(PUB_PC) $(PUB_EXAMPLE) $(HLT_EXAMPLE)
+
+# libxevb's objects are linked in whole (`xevb build --output` writes run
+# files with its writer, `xevb dump` and `xevb sink` read and receive through
+# it): the tool needs no libxevb.so at run time.
 $(XEVB): $(CMD_OBJS) $(LIBXEVB) $(PUB_AR)
 	$(call msg,LINK,$@)
 	$(Q)$(CC) $(CFLAGS) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# dfm_opts, shape_opts, doctor_opts, stats_opts, source_opts, sink_opts: the option tables of dfm, shape,
-# doctor, stats, source and sink (test_cli_cmds, test_cli_src_sink)
-CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats source sink)
+# dfm_opts, shape_opts, doctor_opts, stats_opts, source_opts, sink_opts, dump_opts: the option tables of
+# dfm, shape, doctor, stats, source, sink and dump (test_cli_cmds, test_cli_src_sink, test_dump);
+# dump_fmt: `xevb dump`'s filters and output (test_dump), on libxevb's shared library here
+CMD_TABLE_OBJS := $(patsubst %,$(OUT)/user/cmd/%_opts.o,dfm shape doctor stats source sink dump) \
+	$(OUT)/user/cmd/dump_fmt.o
 
 # stats_view: `xevb stats --all`, one of the outputs test_counters checks against the counter table;
 # build_opts: `xevb build`'s option table, test_cli_table's subject
@@ -212,17 +227,27 @@ $(OUT)/bench/%: bench/%.c $(LIBXEVB) | $(SKELS)
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CFLAGS) $(XCFLAGS) $(BENCH_XFLAGS) -MF $@.d $< $(LIBXEVB) $(LDLIBS) $(URING_LIBS) -o $@
 
-# libFuzzer harnesses: the library is rebuilt with sanitizers beside them.
-FUZZ_CFLAGS := -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
-	-std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -I$(OUT)
-# libxevb's harness builds the library's sources in (sanitized like the rest).
-FUZZ_LIB_fuzz_lib := -Ilib/include -Ilib $(PUB_SRCS)
-$(OUT)/fuzz/fuzz_lib: $(PUB_SRCS) $(wildcard lib/*.h lib/include/xevb/*.h)
-$(OUT)/fuzz/%: tests/fuzz/%.c $(LIB_SRCS) $(wildcard include/xevb/*.h user/*/*.h \
-		tests/fuzz/*.h) | $(SKELS)
+# libFuzzer harnesses: the library is rebuilt once with sanitizers (and
+# coverage, fuzzer-no-link) into an archive each harness links; lib/'s
+# sources go in too, with its own include path.
+FUZZ_BASE := -O1 -g -fno-sanitize-recover=all -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -I$(OUT)
+FUZZ_CFLAGS := -fsanitize=fuzzer,address,undefined $(FUZZ_BASE)
+FUZZ_OBJ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined $(FUZZ_BASE) -Ilib/include -Ilib -MMD -MP
+FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS) $(PUB_SRCS))
+FUZZ_CORE := $(OUT)/fuzz/fuzz-core.a
+$(OUT)/fuzz/obj/%.o: %.c | $(SKELS)
+	$(call msg,FUZZ-CC,$@)
+	$(Q)mkdir -p $(@D)
+	$(Q)$(CLANG) $(FUZZ_OBJ_CFLAGS) -c $< -o $@
+$(FUZZ_CORE): $(FUZZ_OBJS)
+	$(call msg,AR,$@)
+	$(Q)rm -f $@ && ar rcs $@ $^
+# libxevb's harness includes the library's internal headers.
+FUZZ_INC_fuzz_lib := -Ilib/include -Ilib
+$(OUT)/fuzz/%: tests/fuzz/%.c $(FUZZ_CORE) $(wildcard tests/fuzz/*.h) | $(SKELS)
 	$(call msg,FUZZ,$@)
 	$(Q)mkdir -p $(@D)
-	$(Q)$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_LIB_$*) $(LIB_SRCS) $(LDLIBS) -o $@
+	$(Q)$(CLANG) $(FUZZ_CFLAGS) $(FUZZ_INC_$*) -MMD -MP -MF $@.d $< $(FUZZ_CORE) $(LDLIBS) -o $@
 
 fuzz: $(FUZZ_BINS)
 
@@ -265,6 +290,12 @@ test-unit: $(TEST_UNIT)
 test-bpf: $(TEST_BPF)
 	$(Q)$(TEST_BPF)
 
+# The steering program's load budget alone (a step of make check):
+# instructions the verifier processes, CPU its load takes, every variant.
+.PHONY: verifier-budget
+verifier-budget: $(OUT)/bench/steer_load_cost
+	$(Q)bash scripts/verifier-budget.sh $(OUT)
+
 bench: all
 	$(Q)bash scripts/bench/run.sh $(OUT)
 
@@ -287,18 +318,24 @@ $(MAN_STAMP): $(XEVB)
 	for c in $$($(XEVB) help-man --list); do $(XEVB) help-man $$c >$(@D)/xevb-$$c.1; done
 	$(Q)touch $@
 
+# The bash completion, from the same option tables (xevb help-completion).
+$(COMPLETION): $(XEVB)
+	$(call msg,GEN,$@)
+	$(Q)mkdir -p $(@D) && $(XEVB) help-completion >$@.tmp && bash -n $@.tmp && mv $@.tmp $@
+
 # The builder's BPF programs are embedded (skeletons): no object to install.
 # The objects in $(OUT)/bpf that are not (switch, pass, drop, count) serve the
 # test bed only.
 # INSTALL_LIB=0: the tools only (the Debian package, until libxevb has
 # packages of its own).
 INSTALL_LIB ?= 1
-install: $(XEVB) $(MAN_STAMP) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
+install: $(XEVB) $(MAN_STAMP) $(COMPLETION) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
 	$(Q)$(INSTALL) -d $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(TRACEDIR) \
 		$(DESTDIR)$(DOCDIR)/examples $(DESTDIR)$(SYSTEMDUNITDIR) $(DESTDIR)$(WIRESHARK_PLUGINDIR) \
-		$(DESTDIR)$(GRAFANADIR) $(DESTDIR)$(PROMRULESDIR)
+		$(DESTDIR)$(GRAFANADIR) $(DESTDIR)$(PROMRULESDIR) $(DESTDIR)$(DATADIR)/bash-completion/completions
 	$(Q)$(INSTALL) -m 0755 $(XEVB) $(DESTDIR)$(BINDIR)/xevb
+	$(Q)$(INSTALL) -m 0644 $(COMPLETION) $(DESTDIR)$(DATADIR)/bash-completion/completions/xevb
 	$(Q)$(INSTALL) -m 0644 $(DASHBOARDS) $(DESTDIR)$(GRAFANADIR)/
 	$(Q)$(INSTALL) -m 0644 $(PROMRULES) $(DESTDIR)$(PROMRULESDIR)/
 	$(Q)$(INSTALL) -m 0644 $(OUT)/man/*.1 $(DESTDIR)$(MANDIR)/man1/
@@ -331,7 +368,8 @@ uninstall-lib:
 
 uninstall: uninstall-lib
 	$(call msg,UNINSTALL,$(DESTDIR)$(PREFIX))
-	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
+	$(Q)rm -f $(DESTDIR)$(BINDIR)/xevb $(DESTDIR)$(DATADIR)/bash-completion/completions/xevb \
+		$(DESTDIR)$(MANDIR)/man1/xevb.1 $(DESTDIR)$(MANDIR)/man1/xevb-*.1 \
 		$(DESTDIR)$(WIRESHARK_PLUGINDIR)/xevb.lua \
 		$(addprefix $(DESTDIR)$(TRACEDIR)/,$(notdir $(TRACE_FILES))) \
 		$(addprefix $(DESTDIR)$(GRAFANADIR)/,$(notdir $(DASHBOARDS))) \
@@ -352,5 +390,8 @@ deb: deps-deb
 clean:
 	$(call msg,CLEAN,$(OUT))
 	$(Q)rm -rf $(OUT)
+
+# The Python package (make python, install-python): its own file.
+include python/python.mk
 
 -include $(shell find $(OUT) -name '*.d' 2>/dev/null)

@@ -133,9 +133,9 @@ static __always_inline __u32 l2_refused(const struct xevb_src_bind *b, struct xd
 /*
  * 0: the filters let the MEP (its saddr, source_id) through; else the slot
  * that counts its drop. A global function, verified once on its own: its
- * branches, inlined, would multiply the verifier's states of both copies
- * of steer() after the record loop (the copy with meta is near the limit).
- * Called only when a filter is set.
+ * branches, inlined, would multiply the verifier's states of steer() after
+ * the parse (scripts/verifier-budget.sh keeps those few). Called only when
+ * a filter is set.
  */
 __noinline __u32 xevb_source_refused(struct xdp_md *ctx, __u32 saddr, __u32 source_id)
 {
@@ -312,6 +312,25 @@ static __noinline __u32 guard_verdict(__u32 qid, __u32 first_event_id, __u32 sou
 	return verdict;
 }
 
+/* guard_admitted's: the slot does not say; guard_verdict decides. */
+#define GUARD_ASK 0xffffffffu
+
+/*
+ * A block's MEPs after its first find its verdict in its slot: an admitted
+ * one is taken here, without the call. GUARD_ASK sends the MEP to
+ * guard_verdict, which reads the slot again and decides a new block, or
+ * counts a refused one shed.
+ */
+static __always_inline __u32 guard_admitted(__u32 qid, __u32 first_event_id)
+{
+	__u32 block = (first_event_id >> XEVB_SHED_BLOCK_SHIFT) & XEVB_SHED_BLOCK_MASK;
+	__u64 v = shed_gate.verdicts[block & (XEVB_GUARD_SLOTS - 1)];
+
+	if (qid >= XEVB_GUARD_QUEUES || xevb_guard_slot_block1(v) != block + 1 || (v & XEVB_GUARD_V_REFUSED))
+		return GUARD_ASK;
+	return (__u32)v & XEVB_GUARD_V_MASK;
+}
+
 /*
  * Each record's offset depends on the previous record's length, so the
  * parser's reads form a chain of cache misses when the frame is cold (as it
@@ -368,8 +387,8 @@ fail:
 
 /*
  * The program, specialised by the compiler for meta (a constant): the copy
- * without meta never computes pi.consec, and the verifier sees only the
- * copy cfg_meta_cookie selects at load.
+ * without meta never computes pi.consec (its record walk is the _nc one),
+ * and the verifier sees only the copy cfg_meta_cookie selects at load.
  */
 static __always_inline int steer(struct xdp_md *ctx, const int meta)
 {
@@ -385,20 +404,26 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 	__u32 verdict = 0;
 	int res, act;
 
-	if (cfg_has_buff_len)
+	/*
+	 * A program loaded without frags never sees a multi-buffer frame (the
+	 * kernel neither attaches it to a device whose MTU needs them nor
+	 * hands it one): its frame is all linear, and the helper call would
+	 * only say so.
+	 */
+	if (cfg_has_buff_len && cfg_frags)
 		len = bpf_xdp_get_buff_len(ctx);
 	else
 		len = ctx->data_end - ctx->data;
 
 	touch_lines(data, data_end);
-	res = xevb_classify(data, data_end, len, &cfg, &pi, NULL);
+	res = xevb_xdp_classify(ctx, len, &cfg, &pi, meta);
 	/*
 	 * A jumbo MEP runs past the linear part: every record is still
 	 * validated, its header copied out of the frags. The socket takes the
 	 * whole frame (XDP_USE_SG, or a chunk large enough).
 	 */
 	if (res == XEVB_RES_MULTIBUF && cfg_frags)
-		res = xevb_mep_parse_ld(ctx, pi.mep_off, pi.mep_len, &pi);
+		res = xevb_xdp_parse_ld(ctx, &pi);
 	if (res != XEVB_RES_MEP && res != XEVB_RES_SEGMENT) {
 		count(res, len, 0);
 		return xevb_res_is_malformed(res) && !cfg_pass ? XDP_DROP : XDP_PASS;
@@ -426,7 +451,9 @@ static __always_inline int steer(struct xdp_md *ctx, const int meta)
 	}
 	qid = ctx->rx_queue_index;
 	if (shed_gate.guard_limit) {
-		verdict = guard_verdict(qid, pi.first_event_id, pi.source_id, nfr, len);
+		verdict = guard_admitted(qid, pi.first_event_id);
+		if (verdict == GUARD_ASK)
+			verdict = guard_verdict(qid, pi.first_event_id, pi.source_id, nfr, len);
 		if (verdict & XEVB_GUARD_V_REFUSED)
 			return XDP_DROP;
 	}

@@ -2,13 +2,12 @@
 /* The farm node's control messages: see ctl.h and docs/control-protocol.md. */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <sys/socket.h>
-#include <sys/stat.h>
 #include <unistd.h>
 #include "ctl.h"
+#include "trusted.h"
 
 #define SEQ_WINDOW   64
 #define SKEW_NS      (5ull * 1000000000ull)
@@ -133,56 +132,84 @@ static int hex(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-static int key_from(const uint8_t *b, size_t n, uint8_t *key)
+/* Leading hex digits of b[0..n). */
+static size_t hex_digits(const uint8_t *b, size_t n)
 {
-	if (n == XL_CTL_KEY_LEN || (n == XL_CTL_KEY_LEN + 1 && b[n - 1] == '\n')) {
+	size_t i;
+
+	for (i = 0; i < n && hex(b[i]) >= 0; i++)
+		;
+	return i;
+}
+
+static bool all_text(const uint8_t *b, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		if (b[i] < 0x20 || b[i] > 0x7e)
+			return false;
+	return true;
+}
+
+/*
+ * The tools' rule (user/ctl/ctl_auth.c), one form per length: exactly 32
+ * bytes are the key, unless they are all text (a passphrase, or 32 hex
+ * digits: 16 bytes); exactly 64 hex digits, a newline after them allowed,
+ * are the key in hex; nothing else is a key, nor one byte repeated (all
+ * zero). 0, or -EINVAL with what is wrong in why.
+ */
+static int key_from(const uint8_t *b, size_t n, uint8_t *key, char *why, size_t wl)
+{
+	size_t digits = n && b[n - 1] == '\n' ? n - 1 : n, i;
+
+	if (n == XL_CTL_KEY_LEN && all_text(b, n)) {
+		xl_fmt(why, wl, "%s",
+		       hex_digits(b, n) == n ? "32 hex digits (16 bytes)" : "32 bytes of text, not random");
+		return -EINVAL;
+	}
+	if (n == XL_CTL_KEY_LEN) {
 		memcpy(key, b, XL_CTL_KEY_LEN);
+	} else if (digits == 2 * XL_CTL_KEY_LEN && hex_digits(b, digits) == digits) {
+		for (i = 0; i < XL_CTL_KEY_LEN; i++)
+			key[i] = (uint8_t)(hex(b[2 * i]) << 4 | hex(b[2 * i + 1]));
+	} else if (digits == 2 * XL_CTL_KEY_LEN) {
+		xl_fmt(why, wl, "character %zu of 64 is not a hex digit", hex_digits(b, digits) + 1);
+		return -EINVAL;
+	} else if (digits && hex_digits(b, digits) == digits) {
+		xl_fmt(why, wl, "%zu hex digits", digits);
+		return -EINVAL;
+	} else {
+		xl_fmt(why, wl, "%zu bytes", n);
+		return -EINVAL;
+	}
+	for (i = 1; i < XL_CTL_KEY_LEN && key[i] == key[0]; i++)
+		;
+	if (i < XL_CTL_KEY_LEN)
 		return 0;
-	}
-	if (n && b[n - 1] == '\n')
-		n--;
-	if (n != 2 * XL_CTL_KEY_LEN)
-		return -1;
-	for (size_t i = 0; i < XL_CTL_KEY_LEN; i++) {
-		int hi = hex(b[2 * i]), lo = hex(b[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		key[i] = (uint8_t)(hi << 4 | lo);
-	}
-	return 0;
+	xl_fmt(why, wl, "all 32 bytes are 0x%02x", key[0]);
+	sodium_memzero(key, XL_CTL_KEY_LEN);
+	return -EINVAL;
 }
 
 int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen)
 {
-	uint8_t buf[2 * XL_CTL_KEY_LEN + 2];
-	struct stat st;
+	uint8_t buf[2 * XL_CTL_KEY_LEN + 1];
+	char why[128];
 	ssize_t n;
-	int fd;
+	int rc;
 
 	if (sodium_init() < 0) {
 		xl_fmt(err, errlen, "libsodium did not initialise: cannot authenticate control messages");
 		return -EIO;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		int e = errno;
-		xl_fmt(err, errlen, "key file %s: %s (every member of the run needs the same file)", path,
-		       strerror(e));
-		return -e;
-	}
-	if (fstat(fd, &st) || (st.st_mode & (S_IRWXG | S_IRWXO))) {
-		xl_fmt(err, errlen, "key file %s: readable by others than its owner (chmod 600 %s)", path, path);
-		close(fd);
-		return -EPERM;
-	}
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0 || key_from(buf, (size_t)n, c->key)) {
-		xl_fmt(err, errlen, "key file %s: want 32 bytes, raw or as 64 hex digits (got %zd bytes)", path,
-		       n);
-		return -EINVAL;
-	}
+	n = xl_tf_read(XL_TF_KEY, path, buf, sizeof(buf), err, errlen);
+	if (n < 0)
+		return (int)n;
+	rc = key_from(buf, (size_t)n, c->key, why, sizeof(why));
 	sodium_memzero(buf, sizeof(buf));
+	if (rc) {
+		xl_fmt(err, errlen, "key file %s: %s; " XL_KEY_FORMS " (" XL_KEY_HOWTO ")", path, why, path);
+		return rc;
+	}
 	c->keyed = true;
 	return 0;
 }

@@ -82,7 +82,10 @@ struct xl_ctl {
 /* Bind addr:port (network order addr, host order port; 0 any). 0, or -errno with err. */
 int xl_ctl_open(struct xl_ctl *c, uint32_t addr, uint16_t port, uint16_t id, char *err, size_t errlen);
 void xl_ctl_close(struct xl_ctl *c);
-/* The key file: 32 bytes raw or 64 hex digits, owner-only. 0, or -errno with err. */
+/*
+ * The key file: exactly 32 random bytes, or exactly 64 hex digits and an
+ * optional newline, checked first (trusted.h). 0, or -errno with err.
+ */
 int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen);
 /* Send STATUS, or RECEIVED with n records, to to. 0 or -1 (counted). */
 int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_status *s);

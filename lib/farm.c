@@ -124,6 +124,15 @@ static int open_ctl(struct xevb_farm *f, char *err)
 		return rc;
 	if (f->o.key_file && (rc = xl_ctl_load_key(&f->ctl, f->o.key_file, err, XEVB_ERRBUF_SIZE)))
 		return rc;
+	if (!f->o.key_file)
+		xl_log(&f->log, XEVB_LIB_LOG_WARN,
+		       "control port %u: no key, control messages are not authenticated: %s (give every process of "
+		       "the run the same key: %s; make one with: (umask 077; head -c 32 /dev/urandom > run.key))",
+		       ntohs(f->ctl.port),
+		       f->members ? "a host that forges a configured peer's address passes as that peer" :
+				    "any host that reaches this port passes as a peer",
+		       f->members ? "key_file = run.key in [run] of the run configuration" :
+				    "the key_file option");
 	f->ctl.members = f->members;
 	f->ctl.n_members = f->n_members;
 	xl_farm_busy_init(f);

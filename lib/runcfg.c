@@ -13,8 +13,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "farm.h"
+#include "trusted.h"
 
-#define MAX_MEMBERS 1024
+#define MAX_MEMBERS  1024
+#define MAX_SECTIONS 2048
+#define MAX_BYTES    (1u << 20) /* the tools' bounds (user/ctl/runcfg.h, inih's line) */
+#define MAX_LINE     198
 
 struct sec {
 	bool defined;
@@ -37,6 +41,14 @@ struct cfg {
 	/* builders seen, before their defaults are known: [builder N] without ctl_port gets [builder]'s */
 	bool port_given[MAX_MEMBERS];
 	char *err;
+	bool after_key; /* a key since the last section line: an indented line continues its value */
+	/* every section so far: a section may appear once */
+	struct seen {
+		char kind[16];
+		long id;
+		unsigned line;
+	} seen[MAX_SECTIONS];
+	uint32_t n_seen;
 };
 
 static char *trim(char *s)
@@ -100,10 +112,38 @@ static int peer_key(struct cfg *c, struct sec *s, const char *key, const char *v
 	return rc;
 }
 
+/* The kind and id of a section seen before: refused on its line, named as written. */
+static int once(struct cfg *c, const char *written)
+{
+	for (uint32_t i = 0; i < c->n_seen; i++)
+		if (c->seen[i].id == c->id && !strcmp(c->seen[i].kind, c->kind)) {
+			xl_fmt(c->err, XEVB_ERRBUF_SIZE,
+			       "%s:%u: [%s]: section given twice (first on line %u): one section per name, its keys "
+			       "together in it",
+			       c->path, c->line, written, c->seen[i].line);
+			return -EINVAL;
+		}
+	if (c->n_seen == MAX_SECTIONS) {
+		xl_fmt(c->err, XEVB_ERRBUF_SIZE, "%s:%u: more than %u sections", c->path, c->line, MAX_SECTIONS);
+		return -EINVAL;
+	}
+	snprintf(c->seen[c->n_seen].kind, sizeof(c->seen[0].kind), "%s", c->kind);
+	c->seen[c->n_seen].id = c->id;
+	c->seen[c->n_seen++].line = c->line;
+	return 0;
+}
+
 static int section(struct cfg *c, char *name)
 {
-	char *sp;
+	char written[64], *sp;
+	int rc;
 
+	snprintf(written, sizeof(written), "%s", name);
+	if (!*name) {
+		xl_fmt(c->err, XEVB_ERRBUF_SIZE,
+		       "%s:%u: '[]': a section needs a name: [run], [dfm], [builder N], ...", c->path, c->line);
+		return -EINVAL;
+	}
 	c->id = -1;
 	sp = strchr(name, ' ');
 	if (sp) {
@@ -114,6 +154,8 @@ static int section(struct cfg *c, char *name)
 			return bad(c, "section", sp + 1, "a number 0..65535");
 	}
 	snprintf(c->kind, sizeof(c->kind), "%s", name);
+	if ((rc = once(c, written)))
+		return rc;
 	if (!strcmp(c->kind, "builder") && c->id >= 0) {
 		if (c->n == MAX_MEMBERS)
 			return bad(c, "section", name, "within the 1024 builders this library takes");
@@ -154,22 +196,30 @@ static int key_value(struct cfg *c, char *key, char *v)
 	return 0;
 }
 
-/* One line of the file. */
+/* One line of the file, as inih reads it (the tools' reader). */
 static int line(struct cfg *c, char *s)
 {
+	bool indented;
 	char *eq, *semi;
 
-	if (*s == ' ' || *s == '\t') /* a continuation: no key of ours continues */
-		return 0;
+	if (c->line == 1 && !strncmp(s, "\xef\xbb\xbf", 3))
+		s += 3;
+	indented = *s == ' ' || *s == '\t';
 	s = trim(s);
 	if (!*s || *s == ';' || *s == '#')
 		return 0;
+	if (indented && c->after_key) /* a continuation: no key of ours continues */
+		return 0;
 	if (*s == '[') {
 		char *end = strchr(s, ']');
-		if (!end)
-			return bad(c, "section", s, "a section name in [ ]");
+		if (!end) {
+			xl_fmt(c->err, XEVB_ERRBUF_SIZE, "%s:%u: '%s': a section line is [NAME], closed by ]",
+			       c->path, c->line, s);
+			return -EINVAL;
+		}
 		*end = 0;
-		return section(c, trim(s + 1));
+		c->after_key = false;
+		return section(c, s + 1);
 	}
 	eq = strchr(s, '=');
 	if (!eq)
@@ -178,25 +228,51 @@ static int line(struct cfg *c, char *s)
 	semi = strstr(eq + 1, " ;");
 	if (semi)
 		*semi = 0;
+	c->after_key = true;
 	return key_value(c, trim(s), trim(eq + 1));
+}
+
+/* The next line of buf[*pos..n) into out (NUL-terminated): 0, or -EINVAL when it is too long or not text. */
+static int next_line(struct cfg *c, const char *buf, size_t n, size_t *pos, char *out)
+{
+	const char *at = buf + *pos, *nl = memchr(at, '\n', n - *pos);
+	size_t len = nl ? (size_t)(nl - at) : n - *pos;
+
+	*pos += len + (nl ? 1 : 0);
+	c->line++;
+	if (memchr(at, 0, len)) {
+		xl_fmt(c->err, XEVB_ERRBUF_SIZE, "%s:%u: a NUL byte: a run configuration is text", c->path,
+		       c->line);
+		return -EINVAL;
+	}
+	if (len > MAX_LINE) {
+		xl_fmt(c->err, XEVB_ERRBUF_SIZE, "%s:%u: line longer than %d characters", c->path, c->line,
+		       MAX_LINE);
+		return -EINVAL;
+	}
+	memcpy(out, at, len);
+	out[len] = 0;
+	return 0;
 }
 
 static int read_file(struct cfg *c)
 {
-	char buf[512];
-	FILE *fp = fopen(c->path, "re");
+	char *buf = malloc(MAX_BYTES), text[MAX_LINE + 1];
+	size_t pos = 0;
+	ssize_t n;
 	int rc = 0;
 
-	if (!fp) {
-		int e = errno;
-		xl_fmt(c->err, XEVB_ERRBUF_SIZE, "run configuration %s: %s", c->path, strerror(e));
-		return -e;
+	if (!buf)
+		return -ENOMEM;
+	n = xl_tf_read(XL_TF_CONFIG, c->path, buf, MAX_BYTES, c->err, XEVB_ERRBUF_SIZE);
+	if (n < 0) {
+		free(buf);
+		return (int)n;
 	}
-	while (!rc && fgets(buf, sizeof(buf), fp)) {
-		c->line++;
-		rc = line(c, buf);
-	}
-	fclose(fp);
+	while (!rc && pos < (size_t)n)
+		if (!(rc = next_line(c, buf, (size_t)n, &pos, text)))
+			rc = line(c, text);
+	free(buf);
 	if (!rc && !c->me.defined) {
 		xl_fmt(c->err, XEVB_ERRBUF_SIZE,
 		       "run configuration %s: no [sink %u]: which farm node is this? give id", c->path,

@@ -7,7 +7,7 @@
 #   scripts/format.sh fix      rewrite them in place (make format)
 #
 # Sources: the .c and .h files under user/ lib/ include/ bpf/ tests/ (fuzz
-# harnesses among them) and bench/. CLANG_FORMAT names the binary
+# harnesses among them), bench/ and python/ (its extension module). CLANG_FORMAT names the binary
 # (default clang-format; .clang-format was measured with Debian 12's, 14).
 # Without one: exit 77, a skip for scripts/run-tests.sh.
 set -uo pipefail
@@ -24,7 +24,7 @@ if ! command -v "$CLANG_FORMAT" >/dev/null; then
 	exit 77
 fi
 
-mapfile -t files < <(find user lib include bpf tests bench -type f -name '*.[ch]' | LC_ALL=C sort)
+mapfile -t files < <(find user lib include bpf tests bench python -type f -name '*.[ch]' | LC_ALL=C sort)
 if [[ $mode == fix ]]; then
 	"$CLANG_FORMAT" -i --style=file "${files[@]}" || { echo "format: $CLANG_FORMAT failed" >&2; exit 1; }
 	echo "format: ${#files[@]} files formatted with $("$CLANG_FORMAT" --version | sed 's/.*version /version /')"

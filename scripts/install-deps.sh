@@ -22,6 +22,8 @@ PKGS=(
 	valgrind                    # instruction counts in benchmarks
 	python3 python3-matplotlib  # benchmark plots
 	python3-yaml                # the alerting rules, read by test_dashboards.sh
+	python3-dev                 # the Python package's extension module (make python)
+	python3-pytest python3-numpy  # its tests (python/tests), arrays over its views
 	procps psmisc               # pgrep/pkill/killall in integration tests
 	prometheus                  # promtool checks the metrics pages (its server is kept off)
 	tshark tcpdump curl         # Wireshark dissector tests, captures, metrics scrapes

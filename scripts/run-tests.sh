@@ -1,20 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Runs the test suites (unit, BPF_PROG_RUN, bounded fuzzing, integration,
-# style) and ends with one summary line: "tests: N passed, N failed, N skipped".
+# style, python) and ends with one summary line: "tests: N passed, N failed, N skipped".
 #
 #   scripts/run-tests.sh [OUT]            everything (make test)
 #   TIER=check scripts/run-tests.sh       the edit-test loop (make check):
 #                                         unit (the parser on every wire-format
 #                                         vector among them), BPF (every vector
-#                                         through the XDP program), style, and
+#                                         through the XDP program), the XDP
+#                                         program's load budget (verifier:
+#                                         scripts/verifier-budget.sh), style, and
 #                                         the scripts tagged "# tier: check":
 #                                         one per area, among them the vectors
 #                                         through the dissector and a short end
 #                                         to end; no fuzzing. TIER=quick: the same
 #   TESTS='dfm_* e2e_xdp' ...             a subset (make test T=...), each word
-#                                         one of: a suite name (unit bpf fuzz
-#                                         integration style), a Criterion
+#                                         one of: a suite name (unit bpf
+#                                         verifier fuzz integration style
+#                                         python), a Criterion
 #                                         filter with a slash ('builder/*': run
 #                                         in test_unit and test_bpf), or an
 #                                         integration script name (test_
@@ -52,8 +55,8 @@ STYLE_CHECK=${STYLE_CHECK:-1}
 cd "$(dirname "$0")/.." || exit 2
 
 case $TIER in
-quick | check) TIER=check; all_suites="unit bpf style integration" ;;
-full) all_suites="unit bpf fuzz style integration" ;;
+quick | check) TIER=check; all_suites="unit bpf verifier style python integration" ;;
+full) all_suites="unit bpf verifier fuzz style python integration" ;;
 *) echo "run-tests: TIER=$TIER: use check or full" >&2; exit 2 ;;
 esac
 [[ $TEST_JOBS =~ ^[1-9][0-9]*$ ]] || { echo "run-tests: TEST_JOBS=$TEST_JOBS: give a count, 1 or more" >&2; exit 2; }
@@ -78,7 +81,7 @@ pat_scripts=()
 read -r -a words <<<"$TESTS"
 for pat in "${words[@]}"; do
 	case $pat in
-	unit | bpf | fuzz | integration | style) pat_suites+=("$pat") ;;
+	unit | bpf | verifier | fuzz | integration | style | python) pat_suites+=("$pat") ;;
 	*/*) pat_filters+=("$pat") ;;
 	*) pat_scripts+=("$pat") ;;
 	esac
@@ -314,11 +317,16 @@ for f in "${pat_filters[@]}"; do
 	fi
 done
 
+# The steering program's load: instructions the verifier processes, CPU it takes.
+want_suite verifier && run_script verifier-budget bash scripts/verifier-budget.sh "$OUT"
+
 if want_suite fuzz && [[ -x scripts/fuzz-run.sh ]]; then
 	run_script fuzz-bounded bash scripts/fuzz-run.sh "$OUT" "${FUZZ_SECONDS:-20}"
 fi
 
 want_suite style && run_style
+# The Python package: pytest on what make install-python installs (python/tests/run.sh).
+want_suite python && run_script python bash python/tests/run.sh "$OUT"
 want_suite integration && run_integration
 
 echo

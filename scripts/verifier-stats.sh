@@ -94,3 +94,11 @@ while read -r name insns total peak maxst stack vtime; do
 	printf '  jited                %s B\n' "${jited[$name]:-?}"
 done <<<"$stats"
 printf 'whole object, plain load (no log): %d ms wall\n' "$load_ms"
+
+# bpftool loads with the object's constants as built (no meta, no frags):
+# the steering program's other variants, as xevb build loads them.
+LOAD_COST=$(dirname "$OBJ")/../bench/steer_load_cost
+if [[ $(basename "$OBJ") == xevb_steer.bpf.o && -x $LOAD_COST ]]; then
+	echo "every variant xevb build loads (the budget: scripts/verifier-budget.sh):"
+	"$LOAD_COST" --runs 3
+fi

@@ -37,7 +37,7 @@ int xevb_count(struct xdp_md *ctx)
 	add(CNT_BYTES, data_end - data);
 	if (!cfg_parse)
 		return XDP_DROP;
-	res = xevb_classify(data, data_end, (__u32)(data_end - data), &cfg, &pi, NULL);
+	res = xevb_xdp_classify(ctx, (__u32)(data_end - data), &cfg, &pi, 0);
 	if (res == XEVB_RES_MEP) {
 		add(CNT_MEPS, 1);
 		add(CNT_FRAGS, pi.n_frags);

@@ -53,7 +53,35 @@ static void log_line(void *ctx, enum xevb_lib_log_level lv, const char *msg)
 		fprintf(stderr, "farm-example: %s\n", msg);
 }
 
-/* --read FILE...: each file's events and how it ended. 0 when every file closed cleanly. */
+/* s as a JSON string (quotes and control bytes escaped). */
+static void json_str(const char *s)
+{
+	putchar('"');
+	for (; *s; s++)
+		if (*s == '"' || *s == '\\' || (unsigned char)*s < 0x20)
+			printf("\\u%04x", (unsigned char)*s);
+		else
+			putchar(*s);
+	putchar('"');
+}
+
+/* What the header and trailer say, and what was read: the rest of a --read line. */
+static void print_info(const struct xevb_file_info *fi)
+{
+	printf(",\"version\":%u,\"builder_id\":%u,\"builder\":", fi->format_version, fi->builder_id);
+	json_str(fi->builder_name ? fi->builder_name : "");
+	printf(",\"sources\":[");
+	for (unsigned i = 0; i < fi->n_sources; i++)
+		printf("%s%u", i ? "," : "", fi->sources[i]);
+	printf("],\"start_ns\":%llu,\"end_ns\":%llu,\"bytes\":%llu,\"cut_bytes\":%llu,\"trailer_events\":%llu}\n",
+	       (unsigned long long)fi->start_ns, (unsigned long long)fi->end_ns, (unsigned long long)fi->bytes,
+	       (unsigned long long)fi->cut_bytes, (unsigned long long)fi->trailer_events);
+}
+
+/*
+ * --read FILE...: each file's header, events and how it ended, a JSON
+ * line each. 0 when every file closed cleanly.
+ */
 static int read_files(int n, char **paths)
 {
 	int bad = 0;
@@ -74,11 +102,12 @@ static int read_files(int n, char **paths)
 		while (xevb_file_reader_next(r, &ev) == 1)
 			crc_bad += !!(ev->flags & XEVB_EV_CRC_BAD);
 		fi = xevb_file_reader_info(r);
-		printf("{\"file\":\"%s\",\"state\":\"%s\",\"run\":%u,\"seq\":%u,\"events\":%llu,\"crc_bad\":%llu,"
-		       "\"continued\":%s}\n",
-		       paths[i], xevb_file_state_name(fi->state), fi->run_number, fi->seq,
-		       (unsigned long long)fi->events, crc_bad,
-		       fi->trailer_flags & XEVB_FILE_T_CONTINUED ? "true" : "false");
+		printf("{\"file\":");
+		json_str(paths[i]);
+		printf(",\"state\":\"%s\",\"run\":%u,\"seq\":%u,\"events\":%llu,\"crc_bad\":%llu,\"continued\":%s",
+		       xevb_file_state_name(fi->state), fi->run_number, fi->seq, (unsigned long long)fi->events,
+		       crc_bad, fi->trailer_flags & XEVB_FILE_T_CONTINUED ? "true" : "false");
+		print_info(fi);
 		if (fi->state != XEVB_FILE_CLOSED) {
 			fprintf(stderr, "farm-example: %s\n", xevb_file_reader_error(r));
 			bad = 1;

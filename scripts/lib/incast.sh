@@ -36,6 +36,8 @@
 # core's backlog forwards on its own, so a source's END_OF_RUN packet can
 # overtake its last data packets. Not a fixed --duration either: that cuts
 # off a slow run and wastes time on a fast one (--duration only bounds it).
+# Every wait here is for a condition, IC_WAIT seconds at most (default 60):
+# how long we wait before calling a thing hung, not how long it takes.
 
 IC_FRAG=1400
 IC_FRAME=1470 # 14 eth + 20 ip + 8 udp + 16 MEP + 12 record + 1400
@@ -52,6 +54,17 @@ ic_init() {
 	IC_PIDS=()
 	IC_TIMEOUT_MS=${IC_TIMEOUT_MS:-1000}
 	IC_FRAMES=${IC_FRAMES:-32768}
+	IC_WAIT=${IC_WAIT:-60}
+}
+
+# _ic_taken: the point's builder has taken every frame steered to its
+# socket (or the kernel counted it lost), as its published counters say.
+_ic_taken() {
+	ip netns exec "$IC_BNS" "$IC_X" stats --dev eth0 --json 2>/dev/null | python3 -c '
+import json, sys
+d = json.loads(sys.stdin.readline())
+sys.exit(0 if d["rx_frames"] + d["xsk_rx_dropped"] + d["xsk_rx_ring_full"] == d["xdp"]["to_xsk"]["packets"] else 1)' \
+		2>/dev/null
 }
 
 ic_port() {
@@ -121,7 +134,7 @@ ic_point() {
 		--interval 0 --json >"$d/b.json" 2>"$d/b.err" &
 	bpid=$!
 	IC_PIDS+=("$bpid")
-	for _ in $(seq 400); do
+	for _ in $(seq $((IC_WAIT * 20))); do
 		if grep -qE 'AF_XDP socket on' "$d/b.err" 2>/dev/null; then ok=1; break; fi
 		kill -0 "$bpid" 2>/dev/null || break
 		sleep 0.05
@@ -149,7 +162,7 @@ ic_point() {
 	for i in "${spids[@]}"; do wait "$i" || true; done
 	# Drained: nothing queued in the shapers or at the port, twice in a row.
 	local zero=0
-	for _ in $(seq 100); do
+	for _ in $(seq $((IC_WAIT * 10))); do
 		if [[ $(_ic_backlog) == 0 ]]; then
 			zero=$((zero + 1))
 			((zero >= 2)) && break
@@ -158,7 +171,11 @@ ic_point() {
 		fi
 		sleep 0.1
 	done
-	sleep 0.2
+	# ... and the builder has taken all that reached it.
+	for _ in $(seq $((IC_WAIT * 10))); do
+		_ic_taken && break
+		sleep 0.1
+	done
 	kill -INT "$bpid" 2>/dev/null || true
 	wait "$bpid" || true
 	IC_PIDS=()
@@ -188,14 +205,14 @@ ic_pull() {
 	local d=$IC_W/pull-$1 i sk b dfm=198.18.4.1:23901
 	rm -rf "$d" && mkdir -p "$d"
 	ic_port "$IC_PORT_BPS" "$IC_PORT_BUF"
-	ip netns exec "$(tb_ns sink 0)" timeout 40 "$IC_X" sink --listen "$(tb_addr sink 0):5000" --ctl-port 23904 \
-		--credits 64 --ready-file "$d/sink.ready" --json --stats-interval 0 --duration 30 >"$d/sink.json" 2>"$d/sink.err" &
+	ip netns exec "$(tb_ns sink 0)" timeout $((IC_WAIT * 3)) "$IC_X" sink --listen "$(tb_addr sink 0):5000" --ctl-port 23904 \
+		--credits 64 --ready-file "$d/sink.ready" --json --stats-interval 0 --duration $((IC_WAIT * 2)) >"$d/sink.json" 2>"$d/sink.err" &
 	sk=$!
 	IC_PIDS+=("$sk")
-	for _ in $(seq 100); do [[ -s $d/sink.ready ]] && break; sleep 0.05; done
-	ip netns exec "$(tb_ns builder 0)" timeout 40 "$IC_X" build --dev eth0 --mode socket --udp --sources 0-$((IC_NSRC - 1)) \
+	for _ in $(seq $((IC_WAIT * 20))); do [[ -s $d/sink.ready ]] && break; sleep 0.05; done
+	ip netns exec "$(tb_ns builder 0)" timeout $((IC_WAIT * 3)) "$IC_X" build --dev eth0 --mode socket --udp --sources 0-$((IC_NSRC - 1)) \
 		--dfm "$dfm" --sink "$(tb_addr sink 0):5000" --credits 64 --tune reask-ms=50 --tune max-reasks=6 \
-		--exit-on-eor --duration 30 --json --quiet >"$d/b.json" 2>"$d/b.err" &
+		--exit-on-eor --duration $((IC_WAIT * 2)) --json --quiet >"$d/b.json" 2>"$d/b.err" &
 	b=$!
 	IC_PIDS+=("$b")
 	if [[ $mode == shaped ]]; then
@@ -205,14 +222,18 @@ ic_pull() {
 		done
 	fi
 	for ((i = 0; i < IC_NSRC; i++)); do
-		ip netns exec "$(tb_ns source "$i")" timeout 40 "$IC_X" source --dfm "$dfm" --udp --source-ids "$i" \
-			--frag-size 1400 --json --quiet --duration 30 >"$d/s$i.json" 2>"$d/s$i.err" &
+		ip netns exec "$(tb_ns source "$i")" timeout $((IC_WAIT * 3)) "$IC_X" source --dfm "$dfm" --udp --source-ids "$i" \
+			--frag-size 1400 --json --quiet --duration $((IC_WAIT * 2)) >"$d/s$i.json" 2>"$d/s$i.err" &
 		IC_PIDS+=($!)
 	done
-	ip netns exec "$(tb_ns dfm 0)" timeout 50 "$IC_X" dfm --listen "$dfm" --mode pull --rate "$rate" \
+	# The builder was not waited for: its start (seconds on a slow host) is
+	# in the DFM's wait for its peers.
+	ip netns exec "$(tb_ns dfm 0)" timeout $((IC_WAIT * 3)) "$IC_X" dfm --listen "$dfm" --mode pull --rate "$rate" \
 		--events "$events" --pack "$pack" --wait-builders 1 --wait-sources "$IC_NSRC" --json --interval 0 \
+		--wait-ms $((IC_WAIT * 1000)) \
 		>"$d/dfm.json" 2>"$d/dfm.err" && echo 0 >"$d/dfm.rc" || echo $? >"$d/dfm.rc"
-	for _ in $(seq 30); do
+	# Builder and sources leave at the DFM's BYE.
+	for _ in $(seq $((IC_WAIT * 10))); do
 		local alive=0
 		for i in "${IC_PIDS[@]}"; do
 			if [[ $i != "$sk" ]] && kill -0 "$i" 2>/dev/null; then alive=1; fi

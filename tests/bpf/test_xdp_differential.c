@@ -553,3 +553,116 @@ Test(xdp_differential, jumbo_mutants_agree)
 	cr_assert(gt(uint, hist[XEVB_RES_EVENT_ORDER] + hist[XEVB_RES_RESERVED], 0));
 	cr_assert(ge(uint, distinct, 10), "only %u distinct verdicts", distinct);
 }
+
+/*
+ * The XDP program walks a MEP's records XEVB_WALK_CHUNK (32) at a call,
+ * linear or across frags (mep_parse.h, mep_parse_ld.h): MEPs of record
+ * counts around the chunk boundaries, each whole and with one fault at a
+ * record around them, must get the user-space parser's verdict.
+ */
+enum walk_fault { WF_NONE, WF_ORDER, WF_RESERVED, WF_GAP, WF_OVERRUN, WF_MISSING, WF_TRAILING, WF_CUT, WF__N };
+
+/* Offset of record j (they all have frag_size bytes here). */
+static size_t walk_rec(size_t mep, unsigned j, uint16_t frag_size)
+{
+	return mep + 16 + (size_t)j * (12 + XEVB_PAD4(frag_size));
+}
+
+static size_t walk_fault(uint8_t *f, size_t len, unsigned n, unsigned j, uint16_t fsz, enum walk_fault wf)
+{
+	struct layout lo;
+	size_t at;
+
+	find_layout(f, len, &lo);
+	at = walk_rec(lo.mep, j, fsz);
+	switch (wf) {
+	case WF_ORDER:
+		memcpy(f + at, f + walk_rec(lo.mep, j - 1, fsz), 4);
+		break;
+	case WF_RESERVED:
+		wr16(f + at + 6, 1);
+		break;
+	case WF_GAP: /* still valid, no longer consecutive */
+		for (unsigned k = j; k < n; k++) {
+			size_t r = walk_rec(lo.mep, k, fsz);
+			uint32_t id = (uint32_t)rd16(f + r) << 16 | rd16(f + r + 2);
+			wr16(f + r, (id + 5) >> 16);
+			wr16(f + r + 2, (id + 5) & 0xffff);
+		}
+		break;
+	case WF_OVERRUN:
+		wr16(f + at + 4, 0xfff0);
+		break;
+	case WF_MISSING:
+		wr16(f + lo.mep + 6, n + 1);
+		break;
+	case WF_TRAILING:
+		memset(f + len, 0, 4);
+		len += 4;
+		resync_lengths(f, len, &lo);
+		break;
+	case WF_CUT: /* the MEP ends inside record j's header */
+		len = at + 6;
+		resync_lengths(f, len, &lo);
+		break;
+	default:
+		break;
+	}
+	return len;
+}
+
+static void walk_case(unsigned n, uint16_t fsz, bool udp, unsigned *hist, unsigned *cases)
+{
+	static uint8_t base[JUMBO_MAX + 64], buf[JUMBO_MAX + 64];
+	static const unsigned at[] = { 1, 2, 30, 31, 32, 33, 34, 63, 64, 65, 96, 97 };
+	struct xevb_mep_params p = jumbo_params(n, udp, (uint16_t)n, 0xffffffe0u);
+	ssize_t blen;
+	int verdict;
+
+	p.n_frags = n;
+	p.frag_size = fsz;
+	blen = xevb_write_frame(base, JUMBO_MAX, &p);
+	cr_assert(gt(sz, (size_t)(blen < 0 ? 0 : blen), 0), "writing %u records of %u bytes", n, fsz);
+	for (int wf = WF_NONE; wf < WF__N; wf++) {
+		for (unsigned a = 0; a < sizeof(at) / sizeof(at[0]); a++) {
+			unsigned j = wf == WF_MISSING || wf == WF_TRAILING || wf == WF_NONE ? n - 1 : at[a];
+			const char *bad;
+			size_t len;
+
+			if (j >= n || (wf == WF_ORDER && j == 0) || (wf >= WF_MISSING && a > 0) ||
+			    (wf == WF_NONE && a > 0))
+				continue;
+			memcpy(buf, base, (size_t)blen);
+			len = walk_fault(buf, (size_t)blen, n, j, fsz, (enum walk_fault)wf);
+			bad = compare(buf, len, &verdict);
+			if (bad)
+				dump("walk case", buf, len);
+			cr_assert(bad == NULL, "%u records of %u bytes (%s), fault %d at record %u: %s", n, fsz,
+				  udp ? "udp" : "raw", wf, j, bad);
+			hist[verdict]++;
+			(*cases)++;
+		}
+	}
+}
+
+Test(xdp_differential, walk_chunk_boundaries)
+{
+	static const unsigned lin_n[] = { 1, 2, 31, 32, 33, 63, 64, 65, 96, 97, 200 };
+	static const unsigned mb_n[] = { 31, 32, 33, 64, 65 };
+	unsigned hist[XEVB_RES__COUNT] = { 0 }, cases = 0;
+
+	xdp_env_open(&env, XEVB_DEFAULT_IP_PROTO, XEVB_DEFAULT_UDP_PORT);
+	/* Linear: small records, the frame within the test run's linear area. */
+	for (unsigned k = 0; k < sizeof(lin_n) / sizeof(lin_n[0]); k++)
+		for (int udp = 0; udp < 2; udp++)
+			walk_case(lin_n[k], 2, udp, hist, &cases);
+	/* Across frags: 128 bytes a record, past the linear area from 28 records on. */
+	for (unsigned k = 0; k < sizeof(mb_n) / sizeof(mb_n[0]); k++)
+		for (int udp = 0; udp < 2; udp++)
+			walk_case(mb_n[k], 116, udp, hist, &cases);
+	printf("xdp_differential: %u walk cases around the chunk boundaries agree:", cases);
+	print_verdicts(hist);
+	for (int r = XEVB_RES_FRAGS_MISSING; r <= XEVB_RES_TRAILING; r++)
+		cr_assert(gt(uint, hist[r], 0), "no walk case reached %s", xevb_slot_name((unsigned)r));
+	cr_assert(gt(uint, hist[XEVB_RES_MEP], 40));
+}

@@ -490,7 +490,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	xevb_log_level = XEVB_LOG_ERR; /* the handlers' warnings are the command's, not findings */
 	cf_log_init(&txlog, data[0] & 1);
 	memset(&out, 0, sizeof(out));
-	out.file_fd = -1;
 	out.n_sinks = (data[0] >> 1) & 3;
 	out.discard = !out.n_sinks;
 	for (uint32_t k = 0; k < 3; k++) {

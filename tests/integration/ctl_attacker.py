@@ -93,7 +93,7 @@ def main():
         s.sendto(status(a.n + i + 1, epoch), dst)
         sent["plain"] += 1
         time.sleep(0.002)
-    caps = captured(a.pcap, dst[1], socket.inet_aton(a.self), 2 * a.n, 8.0)
+    caps = captured(a.pcap, dst[1], socket.inet_aton(a.self), 2 * a.n, 60.0)
     if len(caps) < 2 * a.n:
         print("ctl_attacker: only %d sealed datagrams in the capture, want %d" % (len(caps), 2 * a.n),
               file=sys.stderr)

@@ -7,7 +7,7 @@ DFM's epoch by sniffing one of its datagrams on IFACE (AF_PACKET, UDP from
 DFM_PORT, control magic 0x5843), then sends each TARGET (ADDR:PORT) a BYE
 in the DFM's role and epoch from FROM_PORT, REPS times; with --assign-to,
 also an ASSIGN (10 events from 0, as from a restarted DFM: epoch + 1) to
-each of those, REPS times. Bounded: gives up sniffing after 5 s. Prints
+each of those, REPS times. Bounded: gives up sniffing after 30 s. Prints
 one JSON object: the epoch and datagrams sent.
 Control header (docs/control-protocol.md): magic u16, version u8, type u8,
 role u8, 0 u8, sender_id u16, epoch u32, seq u32, n_recs u16, 0 u16.
@@ -22,7 +22,7 @@ def sniff_epoch(iface, dfm_port):
     s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
     s.bind((iface, 0x0003))
     s.settimeout(0.5)
-    end = time.monotonic() + 5.0
+    end = time.monotonic() + 30.0
     while time.monotonic() < end:
         try:
             f = s.recv(2048)

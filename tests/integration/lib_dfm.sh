@@ -4,7 +4,8 @@
 # Helpers of the data-flow-manager tests (tests/integration/test_dfm_*.sh),
 # on top of lib_e2e.sh: farm nodes with credits, builders and sources under
 # the DFM on 198.18.4.1, each process in the background, bounded by its own
-# --duration and timeout(1), output in $E2E_WORK/NAME.json / NAME.err.
+# --duration and timeout(1) (E2E_RUN, E2E_TMO: bounds only; each ends at
+# the DFM's BYE or by dfm_stop_all), output in $E2E_WORK/NAME.json / NAME.err.
 . "$(dirname "${BASH_SOURCE[0]}")/lib_e2e.sh"
 
 DFM_ADDR=198.18.4.1:23901
@@ -22,7 +23,7 @@ dfm_builder() {
 	local -a sinks=()
 	shift 3
 	for ((k = 0; k < nsinks; k++)); do sinks+=(--sink "$(tb_addr sink "$k"):$E2E_PORT"); done
-	e2e_builder "$idx" "$name" --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration 30 \
+	e2e_builder "$idx" "$name" --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" \
 		"${sinks[@]}" "$@"
 }
 
@@ -30,17 +31,19 @@ dfm_builder() {
 dfm_source() {
 	local idx=$1 name=$2
 	shift 2
-	ip netns exec "$(tb_ns source "$idx")" timeout 40 "$X" source --dfm "$DFM_ADDR" --udp --json --quiet \
-		--duration 30 "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	ip netns exec "$(tb_ns source "$idx")" timeout "$E2E_TMO" "$X" source --dfm "$DFM_ADDR" --udp --json --quiet \
+		--duration "$E2E_RUN" "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" 0
 }
 
 # dfm_run NAME [dfm options]: the DFM in the foreground (bounded); its rc
 # checked: DFM_RC (default 0; 4: events DONE that no farm node received).
+# Its peers get E2E_WAIT to join (--wait-ms, unless given).
 dfm_run() {
 	local name=$1 rc want=${DFM_RC:-0}
 	shift
-	ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 "$@" \
+	ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --listen "$DFM_ADDR" --json --interval 0 \
+		--wait-ms $((E2E_WAIT * 1000)) "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err"
 	rc=$?
 	if ((rc == want)); then e2e_ok "$name: exit status $rc"; else
@@ -57,27 +60,36 @@ dfm_run_to_end() {
 
 # dfm_stray IDX NAME [stray_builder.py options]: a host on builder IDX that
 # claims to be a builder (tests/integration/stray_builder.py), background,
-# bounded by --duration 30 and timeout 40; its counts in NAME.json.
+# bounded by --duration E2E_RUN and timeout E2E_TMO (it stops at
+# dfm_stop_all's SIGINT); its counts in NAME.json.
 dfm_stray() {
 	local idx=$1 name=$2
 	shift 2
-	ip netns exec "$(tb_ns builder "$idx")" timeout 40 python3 tests/integration/stray_builder.py \
-		--dfm "$DFM_ADDR" --bind "$(tb_addr builder "$idx")" --duration 30 --json "$E2E_WORK/$name.json" "$@" \
+	ip netns exec "$(tb_ns builder "$idx")" timeout "$E2E_TMO" python3 tests/integration/stray_builder.py \
+		--dfm "$DFM_ADDR" --bind "$(tb_addr builder "$idx")" --duration "$E2E_RUN" --json "$E2E_WORK/$name.json" "$@" \
 		2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" 0
 }
 
 # dfm_stop_all: the DFM has said BYE; stop what has not ended by itself.
+# Builders and sources leave at the BYE (after a second, SIGINT); once they
+# are gone, each farm node gets SIGINT when it has read all they wrote (no
+# connection left in its namespace), however long that takes: E2E_WAIT at
+# most for either.
 dfm_stop_all() {
-	local p t
-	for ((t = 0; t < 40; t++)); do
-		local alive=0
-		for p in "${E2E_PIDS[@]}"; do kill -0 "$p" 2>/dev/null && alive=1; done
+	local p t alive
+	for ((t = 0; t < E2E_WAIT * 10; t++)); do
+		alive=0
+		for p in "${E2E_PIDS[@]}"; do
+			[[ -z ${E2E_SINK_NS[$p]:-} ]] && kill -0 "$p" 2>/dev/null && alive=1
+		done
 		((alive)) || break
-		# Builders leave at the BYE; sources at the BYE; sinks at their --duration.
-		if ((t == 10)); then for p in "${E2E_PIDS[@]}"; do kill -INT "$p" 2>/dev/null; done; fi
+		if ((t == 10)); then
+			for p in "${E2E_PIDS[@]}"; do [[ -z ${E2E_SINK_NS[$p]:-} ]] && kill -INT "$p" 2>/dev/null; done
+		fi
 		sleep 0.1
 	done
+	e2e_stop_sinks
 }
 
 # The python prelude gains JL(name, key): the JSON line of NAME that has KEY;

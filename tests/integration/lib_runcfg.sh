@@ -12,9 +12,10 @@ rc_sink() {
 	local cfg=$1 id=$2 name=$3
 	shift 3
 	local ready="$E2E_WORK/$name.ready"
-	ip netns exec "$(tb_ns sink "$id")" timeout 40 "$X" sink --config "$cfg" --id "$id" --ready-file "$ready" \
-		--json --stats-interval 0 --duration 25 "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	ip netns exec "$(tb_ns sink "$id")" timeout "$E2E_TMO" "$X" sink --config "$cfg" --id "$id" --ready-file "$ready" \
+		--json --stats-interval 0 --duration "$E2E_RUN" "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" 0
+	E2E_SINK_NS[$!]=$(tb_ns sink "$id")
 	e2e_wait_ready "$ready" "$name" "farm node not listening"
 }
 
@@ -22,8 +23,8 @@ rc_sink() {
 rc_builder() {
 	local cfg=$1 id=$2 host=$3 name=$4
 	shift 4
-	ip netns exec "$(tb_ns builder "$host")" timeout 40 "$X" build --config "$cfg" --id "$id" --json --quiet \
-		--duration 30 "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	ip netns exec "$(tb_ns builder "$host")" timeout "$E2E_TMO" "$X" build --config "$cfg" --id "$id" --json --quiet \
+		--duration "$E2E_RUN" "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" 0
 	e2e_wait_rx "$name"
@@ -33,8 +34,8 @@ rc_builder() {
 rc_source() {
 	local cfg=$1 id=$2 name=$3
 	shift 3
-	ip netns exec "$(tb_ns source "$id")" timeout 40 "$X" source --config "$cfg" --id "$id" --json --quiet \
-		--duration 30 "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
+	ip netns exec "$(tb_ns source "$id")" timeout "$E2E_TMO" "$X" source --config "$cfg" --id "$id" --json --quiet \
+		--duration "$E2E_RUN" "$@" >"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" 0
 }
 
@@ -42,7 +43,7 @@ rc_source() {
 rc_dfm() {
 	local cfg=$1 name=$2 rc
 	shift 2
-	ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --config "$cfg" --json --interval 0 "$@" \
+	ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --config "$cfg" --json --interval 0 "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err"
 	rc=$?
 	if ((rc == 0)); then e2e_ok "$name: exit status 0 (accounting ok)"; else

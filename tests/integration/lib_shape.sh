@@ -49,7 +49,7 @@ sh_recv() {
 		>"$SH_W/$name.json" 2>"$SH_W/$name.err" &
 	SH_PIDS+=($!)
 	SH_LAST=$!
-	for _ in $(seq 100); do
+	for _ in $(seq $((E2E_WAIT * 20))); do
 		grep -q ready "$SH_W/$name.err" 2>/dev/null && return 0
 		sleep 0.05
 	done

@@ -76,6 +76,7 @@ def send(proto, addr, port, size, duration, rate_bps, sndbuf):
         s.settimeout(duration + 5)
     payload = b"x" * size
     n = nbytes = 0
+    print("sending", file=sys.stderr, flush=True)
     t0 = time.time()
     end = t0 + duration
     gap = size * 8 / rate_bps if rate_bps else 0

@@ -12,10 +12,14 @@ of them sends a byte, then, by mode:
          event never completes; a connection the sink closes stops there
   idle   sends nothing
 
-Then it touches READY (the test measures the sink now), keeps the
-connections for HOLD seconds and closes them. Bounded: every connect has a
-3 s timeout, the fill at most FILL_S seconds in all. Prints one JSON object:
-connections opened, and how many the sink closed while we held them.
+With --go it touches READY.conn once connected and sends nothing before
+READY.go appears (the test sees the sink accept them all first). Then it
+touches READY (the test waits for the sink to settle and measures it),
+keeps the connections until READY.release appears (--release; HOLD
+seconds at most) or for HOLD seconds, and closes them. Bounded: the
+connects take at most 30 s, the fill at most FILL_S seconds in all, a wait
+for a file WAIT_S. Prints one JSON object: connections opened, and how many
+the sink closed while we held them.
 """
 import argparse, json, os, select, socket, struct, time
 
@@ -31,14 +35,15 @@ def header(size):
 
 
 def connect_all(addr, port, n):
-    """Non-blocking connects, all in flight at once; the ones done in 3 s."""
+    """Non-blocking connects, all in flight at once; the ones done in 30 s (a
+    loaded sink's full backlog makes SYNs wait for their retransmission)."""
     pending = []
     for _ in range(n):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         s.setblocking(False)
         s.connect_ex((addr, port))
         pending.append(s)
-    done, deadline = [], time.monotonic() + 3.0
+    done, deadline = [], time.monotonic() + 30.0
     while pending and time.monotonic() < deadline:
         _, w, _ = select.select([], pending[:500], [], 0.2)
         for s in w:
@@ -89,6 +94,22 @@ def closed_by_peer(s):
         return True
 
 
+def touch(path):
+    with open(path + ".tmp", "w") as f:
+        f.write("ready\n")
+    os.rename(path + ".tmp", path)
+
+
+def wait_file(path, secs):
+    """True once PATH exists, polled every 20 ms, at most SECS."""
+    deadline = time.monotonic() + secs
+    while not os.path.exists(path):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("addr")
@@ -99,10 +120,18 @@ def main():
     ap.add_argument("--fill-s", type=float, default=8.0)
     ap.add_argument("--hold", type=float, default=3.0)
     ap.add_argument("--ready", required=True)
+    ap.add_argument("--go", action="store_true")
+    ap.add_argument("--release", action="store_true")
+    ap.add_argument("--wait-s", type=float, default=60.0)
     a = ap.parse_args()
 
     conns = connect_all(a.addr, a.port, a.conns)
-    time.sleep(0.5)  # the sink accepts them all before any claim arrives
+    if a.go:
+        # the sink accepts them all before any claim arrives
+        touch(a.ready + ".conn")
+        wait_file(a.ready + ".go", a.wait_s)
+    else:
+        time.sleep(0.5)
     unfinished = 0
     if a.mode != "idle":
         for s in conns:
@@ -113,11 +142,11 @@ def main():
             time.sleep(0.3)
             for s in conns:
                 send_some(s, bytes(1024))
-        time.sleep(0.5)
-    with open(a.ready + ".tmp", "w") as f:
-        f.write("ready\n")
-    os.rename(a.ready + ".tmp", a.ready)
-    time.sleep(a.hold)
+    touch(a.ready)
+    if a.release:
+        wait_file(a.ready + ".release", a.hold)
+    else:
+        time.sleep(a.hold)
     closed = sum(closed_by_peer(s) for s in conns)
     for s in conns:
         s.close()

@@ -6,7 +6,7 @@ For SECONDS: DRIP connections each send "GET /metrics HTTP/1.1\\r\\n" one byte
 every 0.2 s and never end the head; IDLE connections send nothing. A
 connection the server closes is opened again at once, so the server always
 has DRIP + IDLE of them. Touches READY once all are connected. Then, for
-DRAIN seconds, nothing is reopened and the last ones are watched until the
+DRAIN seconds at most, nothing is reopened and the last ones are watched until the
 server closes them (its deadline), so every close it made is seen here.
 Prints one JSON object: connections opened in all, how many the server
 closed, and how many were still open at the very end.
@@ -20,7 +20,7 @@ def opener(addr, port):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     # Closed with a reset: the server sees no half-request to answer at our end.
     s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-    s.settimeout(3.0)
+    s.settimeout(30.0)
     s.connect((addr, port))
     s.setblocking(False)
     return s

@@ -9,6 +9,7 @@ Run it inside a testbed namespace:
   python3 stray_builder.py --dfm ADDR:PORT --bind ADDR [--port P] --credits 4096
                            --duration SECONDS --json OUT
 
+With --ready FILE it creates FILE once its first STATUS is out.
 At the end (--duration, SIGINT or SIGTERM) it writes {"assigned_events": N, "status_sent": N, "done_sent": N}
 to OUT: the events the DFM assigned to it (first assignments and
 re-assignments; retries of an ASSIGN it already answered are not counted
@@ -85,7 +86,7 @@ class Stray:
         if mtype == ASSIGN and len(data) == HDR.size + n * ASSIGN_REC.size:
             self.on_assign(data[HDR.size:], n)
 
-    def run(self, duration):
+    def run(self, duration, ready_file=None):
         end = time.monotonic() + duration
         next_status = 0.0
         stop = []
@@ -98,6 +99,8 @@ class Stray:
             if now >= next_status:
                 self.status()
                 next_status = now + 0.1
+                if ready_file and not os.path.exists(ready_file):
+                    open(ready_file, "w").close()
             try:
                 ready, _, _ = select.select([self.sock], [], [], max(0.0, min(next_status, end) - now))
             except InterruptedError:
@@ -114,9 +117,10 @@ def main():
     ap.add_argument("--credits", type=int, required=True)
     ap.add_argument("--duration", type=float, required=True, help="seconds")
     ap.add_argument("--json", required=True, help="where the counts go")
+    ap.add_argument("--ready", help="created once the first STATUS is out")
     args = ap.parse_args()
     s = Stray(args)
-    s.run(args.duration)
+    s.run(args.duration, args.ready)
     with open(args.json, "w") as f:
         json.dump({"assigned_events": s.assigned_events, "status_sent": s.status_sent,
                    "done_sent": s.done_sent}, f)

@@ -20,18 +20,16 @@ KEY=$E2E_WORK/run.key
 N=20000
 CAP=$E2E_WORK/dfm.pcap
 
-ip netns exec "$(tb_switch)" timeout 40 tcpdump -i "$(tb_port dfm 0)" -w "$CAP" -U --immediate-mode -s 0 \
+ip netns exec "$(tb_switch)" timeout "$E2E_TMO" tcpdump -i "$(tb_port dfm 0)" -w "$CAP" -U --immediate-mode -s 0 \
 	'udp dst port 23901' 2>"$E2E_WORK/tcpdump.err" &
 _e2e_track $! tcpdump 0
-for ((t = 0; t < 100; t++)); do
-	grep -qs 'listening on' "$E2E_WORK/tcpdump.err" && break
-	sleep 0.05
-done
+e2e_wait_line 'listening on' "$E2E_WORK/tcpdump.err" || e2e_die "tcpdump did not start"
 
 dfm_sink 0 k0 --credits 1024 --dfm "$DFM_ADDR" --key-file "$KEY"
 dfm_builder 0 b0 1 --sources 0-3 --credits 256 --key-file "$KEY" --json
 dfm_source 0 s0 --source-ids 0-3 --frag-size 64 --key-file "$KEY"
-(sleep 1.5; ip netns exec "$(tb_ns builder 1)" timeout 20 python3 tests/integration/ctl_attacker.py \
+# The attack once the run is on (the DFM triggering: its members admitted).
+(e2e_wait_line triggering "$E2E_WORK/dfm.err"; ip netns exec "$(tb_ns builder 1)" timeout "$E2E_TMO" python3 tests/integration/ctl_attacker.py \
 	--target "$DFM_ADDR" --self "$(tb_addr builder 1)" --pcap "$CAP" --n 20 --json "$E2E_WORK/attacker.json" 2>"$E2E_WORK/attacker.err") &
 _e2e_track $! attacker 0
 dfm_run_to_end dfm --mode push --rate 5000 --events "$N" --wait-builders 1 --wait-sources 1 --key-file "$KEY"
@@ -63,8 +61,10 @@ PY
 # A member with another key: the DFM refuses it (bad_mac) and says what to do.
 OTHER=$E2E_WORK/other.key
 (umask 077; head -c 32 /dev/urandom >"$OTHER")
-dfm_builder 0 b1 1 --sources 0-3 --credits 256 --key-file "$OTHER" --duration 4
+# It runs until the DFM has given up on it (2 s), then is stopped.
+dfm_builder 0 b1 1 --sources 0-3 --credits 256 --key-file "$OTHER"
 DFM_RC=1 dfm_run dfm1 --mode push --events 100 --wait-builders 1 --wait-sources 0 --wait-ms 2000 --key-file "$KEY"
+e2e_stop b1
 e2e_wait_all
 e2e_check wrongkey <<PY
 $DFM_PY
@@ -77,9 +77,9 @@ PY
 
 # A key file others may read is refused before anything starts.
 chmod 644 "$OTHER"
-out=$(ip netns exec "$(tb_ns dfm 0)" timeout 10 "$X" dfm --listen "$DFM_ADDR" --key-file "$OTHER" --events 1 2>&1)
+out=$(ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --listen "$DFM_ADDR" --key-file "$OTHER" --events 1 2>&1)
 rc=$?
-if ((rc == 2)) && grep -q "readable by others" <<<"$out"; then
+if ((rc == 2)) && grep -q "mode 0644: group or others may use it, a key is its owner.s alone: chmod 600" <<<"$out"; then
 	e2e_ok "key file readable by others: exit 2 ($(head -1 <<<"$out" | cut -c1-100))"
 else
 	e2e_fail "key file readable by others: exit $rc, want 2 with a message: $out"

@@ -13,7 +13,7 @@ set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init db "${1:-build}" --sources 1 --builders 2 --sinks 1 --dfm 1
 
-dfm_sink 0 sink0 --dfm "$DFM_ADDR" --duration 20
+dfm_sink 0 sink0 --dfm "$DFM_ADDR"
 dfm_builder 0 b0 1 --sources 0-7
 dfm_stray 1 stray --credits 4096
 dfm_source 0 s0 --source-ids 0-7 --frag-size 100

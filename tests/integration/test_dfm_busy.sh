@@ -81,9 +81,9 @@ PY
 # ---- slow builder (its farm node is slow) ----
 dfm_sink 0 bs_sink0 --credits 256
 dfm_sink 1 bs_sink1 --credits 16 --process-rate 300
-e2e_builder 0 bs_b0 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources 0-3 \
+e2e_builder 0 bs_b0 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" --sources 0-3 \
 	--credits 32 --sink "$(tb_addr sink 0):$E2E_PORT"
-e2e_builder 1 bs_b1 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources 0-3 \
+e2e_builder 1 bs_b1 --mode socket --udp --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" --sources 0-3 \
 	--credits 32 --sink "$(tb_addr sink 1):$E2E_PORT"
 run_9000 bs
 e2e_check slow_builder <<PY

@@ -1,10 +1,12 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Failures under the DFM, 2 source processes x 2 builders x 2 farm nodes:
-#  - a farm node stalled with SIGSTOP for 2 s: the builders stop sending to
+#  - a farm node stalled with SIGSTOP for 2 s once the DFM triggers (a 5 s
+#    run): the builders stop sending to
 #    it once its credits are spent, mark it dead, keep going on the other;
 #    SIGCONT brings it back (rejoin); every event still arrives once;
-#  - a builder SIGKILLed mid-run, push: its outstanding events are counted
+#  - a builder SIGKILLed mid-run (once it has built events), push: its
+#    outstanding events are counted
 #    lost (builder_dead), the other builder carries on, the books balance;
 #  - the same in pull mode: its events are re-assigned and all built.
 set -uo pipefail
@@ -18,7 +20,7 @@ for k in 0 1; do dfm_builder "$k" "st_b$k" 2 --sources 0-3 --credits 32 --tune s
 dfm_source 0 st_s0 --source-ids 0-1 --frag-size 200
 dfm_source 1 st_s1 --source-ids 2-3 --frag-size 200
 (
-	sleep 1.5
+	e2e_wait_line triggering "$E2E_WORK/st_dfm.err"
 	p=$(e2e_xevb_pid "$stalled_timeout_pid")
 	kill -STOP "$p"; sleep 2; kill -CONT "$p"
 ) &
@@ -49,14 +51,14 @@ for mode in push pull; do
 		# the re-assigned copy (pull) a duplicate at the farm node, and its
 		# connection may break inside an event: the sink then exits 1; what is
 		# asserted is the bound on both below.
-		E2E_SINK_RC=x dfm_sink "$k" "${mode}_k_sink$k" --credits 64 --duration 15 || true
+		E2E_SINK_RC=x dfm_sink "$k" "${mode}_k_sink$k" --credits 64 || true
 	done
 	dfm_builder 0 "${mode}_k_b0" 2 --sources 0-3 --credits 32
 	E2E_BUILD_RC=137 dfm_builder 1 "${mode}_k_b1" 2 --sources 0-3 --credits 32
 	victim=$E2E_LAST_PID
 	dfm_source 0 "${mode}_k_s0" --source-ids 0-1 --frag-size 200
 	dfm_source 1 "${mode}_k_s1" --source-ids 2-3 --frag-size 200
-	( sleep 1.5; kill -KILL "$(e2e_xevb_pid "$victim")" ) &
+	( e2e_until "$E2E_WAIT" e2e_bstat 1 'd["events_complete"] > 0'; kill -KILL "$(e2e_xevb_pid "$victim")" ) &
 	killer=$!
 	dfm_run "${mode}_k_dfm" --mode "$mode" --rate 3000 --events 12000 --pack 4 --wait-builders 2 \
 		--wait-sources 2 --dead-ms 300

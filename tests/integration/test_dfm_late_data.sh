@@ -18,22 +18,27 @@ set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init dl "${1:-build}" --sources 1 --builders 1 --sinks 1 --dfm 1
 
-dfm_sink 0 sink0 --credits 64 --duration 15
-dfm_builder 0 b0 1 --sources 0-3 --credits 64 --tune reask-ms=20 --tune max-reasks=2 --duration 15
-ip netns exec "$(tb_ns dfm 0)" timeout 30 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode pull \
-	--rate 100 --events 400 --pack 10 --wait-builders 1 --wait-sources 0 --drain-ms 1000 \
+dfm_sink 0 sink0 --credits 64
+dfm_builder 0 b0 1 --sources 0-3 --credits 64 --tune reask-ms=20 --tune max-reasks=2
+ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode pull \
+	--rate 100 --events 400 --pack 10 --wait-builders 1 --wait-sources 0 --drain-ms 1000 --metrics 9466 \
 	>"$E2E_WORK/dfm.json" 2>"$E2E_WORK/dfm.err" &
 DFM_PID=$!
 _e2e_track "$DFM_PID" dfm 0
 # Events 0-99 are assigned within the DFM's first second, and given up
-# 60 ms after their ASSIGN; the data follows a second later.
-sleep 2.2
-tb_exec source 0 timeout 20 "$X" source --dest "$(tb_addr builder 0)" --udp --source-ids 0-3 \
+# 60 ms after their ASSIGN; the data follows once the DFM has counted all
+# 100 lost (its page says so), three seconds before its last ASSIGN.
+no_data_100() {
+	tb_exec dfm 0 curl -s -m 5 http://127.0.0.1:9466/metrics 2>/dev/null |
+		awk '$1 == "xevb_dfm_events_lost_total{reason=\"no_data\"}" && $2 >= 100 { ok = 1 } END { exit !ok }'
+}
+e2e_until "$E2E_WAIT" no_data_100 || e2e_fail "the DFM did not count events 0-99 lost in $E2E_WAIT s"
+tb_exec source 0 timeout "$E2E_TMO" "$X" source --dest "$(tb_addr builder 0)" --udp --source-ids 0-3 \
 	--frag-size 100 --pack 10 --first-event 0 --events 100 --no-end-of-run --json --quiet \
 	>"$E2E_WORK/late.json" 2>"$E2E_WORK/late.err" || e2e_fail "late source: exit status $?"
 # The DFM ends by itself (400 events at 100 Hz, then its drain); the
 # others at its BYE or, if not, from dfm_stop_all.
-for ((t = 0; t < 200; t++)); do kill -0 "$DFM_PID" 2>/dev/null || break; sleep 0.1; done
+e2e_wait_exit "$DFM_PID" "$E2E_TMO"
 dfm_stop_all
 e2e_wait_all
 e2e_check late <<PY

@@ -20,7 +20,7 @@ tb_up --sources 1 --builders 1 --sinks 1 --dfm 1 --switch xdp || e2e_die "tb_up 
 
 EVENTS=60000 PACK=10 NSRC=32
 dfm_sink 0 sink0 --credits 1024
-e2e_builder 0 b0 --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources "0-$((NSRC - 1))" --credits 256 \
+e2e_builder 0 b0 --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" --sources "0-$((NSRC - 1))" --credits 256 \
 	--window 65536 --tune max-reasks=20 --sink "$(tb_addr sink 0):$E2E_PORT"
 e2e_xdp_attached builder 0 || e2e_fail "b0: no XDP program attached"
 dfm_source 0 s0 --source-ids "0-$((NSRC - 1))" --frag-size 32 --mode live --dev eth0 --drop-answers 0.01 --seed 3
@@ -72,7 +72,7 @@ PY
 
 EV2=10000
 dfm_sink 0 sink1 --credits 1024
-e2e_builder 0 b1 --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources "0-$((NSRC - 1))" --credits 256 \
+e2e_builder 0 b1 --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" --sources "0-$((NSRC - 1))" --credits 256 \
 	--window 65536 --tune reask-ms=40 --tune max-reasks=20 --sink "$(tb_addr sink 0):$E2E_PORT"
 dfm_source 0 s1 --source-ids "0-$((NSRC - 1))" --frag-size 32 --mode live --dev eth0 --drop-answers 0.03 --seed 5
 dfm_run_to_end dfm1 --mode pull --rate 5000 --events "$EV2" --pack "$PACK" --wait-builders 1 --wait-sources 1

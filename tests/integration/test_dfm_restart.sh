@@ -12,7 +12,7 @@ e2e_init dR "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 
 dfm_sink 0 sink0 --credits 64
 for k in 0 1; do
-	e2e_builder "$k" "b$k" --mode socket --udp --dfm "$DFM_ADDR" --duration 12 --sources 0-3 --credits 32 \
+	e2e_builder "$k" "b$k" --mode socket --udp --dfm "$DFM_ADDR" --duration "$E2E_RUN" --sources 0-3 --credits 32 \
 		--sink "$(tb_addr sink 0):$E2E_PORT" --workers $((k + 1)) --tune owner-block=4
 done
 # Sources outlive the first DFM's BYE only if they do not stop at it: a
@@ -21,7 +21,9 @@ done
 dfm_source 0 s0a --source-ids 0-1 --frag-size 200
 dfm_source 1 s1a --source-ids 2-3 --frag-size 200
 dfm_run dfm1 --mode pull --rate 3000 --events 3000 --pack 3 --wait-builders 2 --wait-sources 2
-sleep 0.3
+# The first sources leave at its BYE: their control ports are free again.
+e2e_wait_exit "$(e2e_pid s0a)" "$E2E_WAIT"
+e2e_wait_exit "$(e2e_pid s1a)" "$E2E_WAIT"
 dfm_source 0 s0b --source-ids 0-1 --frag-size 200 --run 2
 dfm_source 1 s1b --source-ids 2-3 --frag-size 200 --run 2
 dfm_run_to_end dfm2 --mode pull --rate 3000 --events 3000 --pack 3 --run 2 --wait-builders 2 --wait-sources 2

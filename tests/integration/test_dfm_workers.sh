@@ -22,7 +22,7 @@ dw_case() {
 	e2e_log "$case: $mode mode, 2 workers, owner block 4, $ev events, source 0 drops $drop of its answers $*"
 	dfm_sink 0 "$case.k" --credits 64
 	if [[ -n ${DW_XDP:-} ]]; then
-		e2e_builder 0 "$case.b" --udp --dfm "$DFM_ADDR" --exit-on-eor --duration 30 \
+		e2e_builder 0 "$case.b" --udp --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" \
 			--sink "$(tb_addr sink 0):$E2E_PORT" --queues 0-1 --sources 0-5 --credits 32 --workers 2 \
 			--tune owner-block=4 --tune reask-ms=40 --tune max-reasks=6 "$@"
 	else

@@ -10,7 +10,7 @@ e2e_init dx "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 
 dfm_sink 0 sink0 --credits 64
 for k in 0 1; do
-	e2e_builder "$k" "b$k" --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources 0-3 --credits 32 \
+	e2e_builder "$k" "b$k" --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" --sources 0-3 --credits 32 \
 		--sink "$(tb_addr sink 0):$E2E_PORT"
 	e2e_xdp_attached builder "$k" || e2e_fail "b$k: no XDP program attached"
 done

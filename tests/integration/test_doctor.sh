@@ -15,7 +15,7 @@ e2e_init dr "${1:-build}" --sources 1 --builders 1 --sinks 1 --queues 2
 doctor() {  # doctor NAME WANT_RC [options]: stdout NAME.out, stderr NAME.err
 	local name=$1 want=$2 rc
 	shift 2
-	tb_exec builder 0 timeout 20 "$X" doctor "$@" >"$E2E_WORK/$name.out" 2>"$E2E_WORK/$name.err"
+	tb_exec builder 0 timeout "$E2E_TMO" "$X" doctor "$@" >"$E2E_WORK/$name.out" 2>"$E2E_WORK/$name.err"
 	rc=$?
 	if [[ $rc == "$want" ]]; then
 		e2e_ok "$name: exit status $rc"
@@ -36,7 +36,7 @@ doctor usage 2 --dev eth0 --bogus
 doctor nodev 2 --json
 doctor missing 1 --dev nosuch0
 # An unprivileged user: no capabilities, the default memlock limit.
-tb_exec builder 0 timeout 20 setpriv --reuid 65534 --regid 65534 --clear-groups "$X" doctor --dev eth0 \
+tb_exec builder 0 timeout "$E2E_TMO" setpriv --reuid 65534 --regid 65534 --clear-groups "$X" doctor --dev eth0 \
 	--json >"$E2E_WORK/user.out" 2>"$E2E_WORK/user.err"
 rc=$?
 ((rc == 1)) && e2e_ok "user: exit status 1" || e2e_fail "user: exit status $rc, want 1"

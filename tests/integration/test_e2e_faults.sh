@@ -15,15 +15,31 @@ e2e_init f "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 SINK="$(tb_addr sink 0):$E2E_PORT"
 
+# stop_when_settled NAME: once its sources (every other tracked process)
+# have ended and builder NAME has taken and let out everything, a second
+# later (nothing is then left for the stop to flush), it is stopped; every
+# exit status checked.
+stop_when_settled() {
+	local i
+	for i in "${!E2E_NAMES[@]}"; do
+		[[ ${E2E_NAMES[$i]} == "$1" ]] || e2e_wait_exit "${E2E_PIDS[$i]}" "$E2E_TMO"
+	done
+	e2e_until "$E2E_WAIT" e2e_settled 0 || e2e_fail "$1: did not settle in $E2E_WAIT s"
+	sleep 1
+	e2e_stop "$1"
+	e2e_wait_all
+}
+
 # ---------------------------------------------------------------------------
 e2e_log "skip_timeout: XDP, source 1 omits every 10th event, no END_OF_RUN: 200 events time out"
-# 2000 events at 10000/s take 0.2 s; the builder runs 3 s, so every event
-# that times out (200 ms) does so long before the stop flush.
-e2e_builder 0 st.b --sources 0-3 --timeout-ms 200 --duration 3 --output "$E2E_WORK/st.evt"
+# 2000 events at 10000/s take 0.2 s; the builder is stopped a second after
+# every event has left it, so every event that times out (200 ms) does so
+# long before the stop flush.
+e2e_builder 0 st.b --sources 0-3 --timeout-ms 200 --duration "$E2E_RUN" --output "$E2E_WORK/st.evt"
 F=(--events 2000 --pack 10 --frag-size 40-120 --rate 10000 --no-end-of-run)
 e2e_source 0 st.s0 --source-ids 0-1 "${F[@]}" --skip-events 1:10 --seed 11
 e2e_source 1 st.s1 --source-ids 2-3 "${F[@]}" --seed 12
-e2e_wait_all
+stop_when_settled st.b
 export E2E_TEND; E2E_TEND=$(date +%s%N)
 e2e_sink_file st.k "$E2E_WORK/st.evt" --expect-sources 4
 e2e_check skip_timeout <<'PY'
@@ -67,7 +83,7 @@ e2e_no_xdp skip_timeout
 # ---------------------------------------------------------------------------
 e2e_log "skip_eor: socket mode, source 2 omits every 8th event, no timeout: END_OF_RUN flushes 250 events"
 e2e_sink 0 se.k --expect-events 2000 --expect-sources 4
-e2e_builder 0 se.b --mode socket --sources 0-3 --timeout-ms 0 --sink "$SINK" --exit-on-eor --duration 10
+e2e_builder 0 se.b --mode socket --sources 0-3 --timeout-ms 0 --sink "$SINK" --exit-on-eor --duration "$E2E_RUN"
 F=(--events 2000 --pack 8 --frag-size 40-120)
 e2e_source 0 se.s0 --source-ids 0-1 "${F[@]}" --seed 21
 e2e_source 1 se.s1 --source-ids 2-3 "${F[@]}" --skip-events 2:8 --seed 22
@@ -91,11 +107,11 @@ PY
 
 # ---------------------------------------------------------------------------
 e2e_log "dup_corrupt: XDP, 5% duplicated and 5% corrupt packets on both hosts"
-e2e_builder 0 dc.b --sources 0-3 --timeout-ms 200 --duration 3 --output "$E2E_WORK/dc.evt"
+e2e_builder 0 dc.b --sources 0-3 --timeout-ms 200 --duration "$E2E_RUN" --output "$E2E_WORK/dc.evt"
 F=(--events 3000 --pack 10 --frag-size 40-120 --rate 20000 --duplicate 0.05 --corrupt 0.05)
 e2e_source 0 dc.s0 --source-ids 0-1 "${F[@]}" --seed 31
 e2e_source 1 dc.s1 --source-ids 2-3 "${F[@]}" --seed 32
-e2e_wait_all
+stop_when_settled dc.b
 e2e_sink_file dc.k "$E2E_WORK/dc.evt" --expect-sources 4
 e2e_check dup_corrupt <<'PY'
 b, s, k = J("dc.b"), [J("dc.s0"), J("dc.s1")], J("dc.k")
@@ -132,12 +148,12 @@ e2e_no_xdp dup_corrupt
 
 # ---------------------------------------------------------------------------
 e2e_log "stop_after: socket mode UDP, source 3 dies after 50 packets (500 events): 1500 time out"
-e2e_builder 0 sa.b --mode socket --udp --sources 0-3 --timeout-ms 200 --duration 2 \
+e2e_builder 0 sa.b --mode socket --udp --sources 0-3 --timeout-ms 200 --duration "$E2E_RUN" \
 	--output "$E2E_WORK/sa.evt"
 F=(--udp 23900 --events 2000 --pack 10 --frag-size 40-120 --rate 20000)
 e2e_source 0 sa.s0 --source-ids 0-1 "${F[@]}" --seed 41
 e2e_source 1 sa.s1 --source-ids 2-3 "${F[@]}" --stop-after 3:50 --seed 42
-e2e_wait_all
+stop_when_settled sa.b
 e2e_sink_file sa.k "$E2E_WORK/sa.evt" --expect-sources 4
 e2e_check stop_after <<'PY'
 b, s0, s1, k = J("sa.b"), J("sa.s0"), J("sa.s1"), J("sa.k")

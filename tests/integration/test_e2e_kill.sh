@@ -3,9 +3,10 @@
 # parallel: yes
 # End to end with processes killed mid-run (XDP path), 2 source hosts
 # (source ids 0-1 and 2-3) -> 1 builder:
-#  - kill_source: one source host's emulator gets SIGKILL while sending;
-#    the builder keeps running, the events after it died leave by timeout,
-#    INCOMPLETE with its sources missing, and every count adds up.
+#  - kill_source: one source host's emulator gets SIGKILL while sending
+#    (once its first packets are on the wire); the builder keeps running,
+#    the events after it died leave by timeout, INCOMPLETE with its sources
+#    missing, and every count adds up.
 #  - kill_builder: the builder gets SIGKILL while fragments arrive, leaving
 #    its XDP program on the interface; a new builder on the same interface
 #    starts without manual clean-up (it removes the stale program and says
@@ -18,15 +19,29 @@ SINK="$(tb_addr sink 0):$E2E_PORT"
 BNS=$(tb_ns builder 0)
 
 # ---------------------------------------------------------------------------
-e2e_log "kill_source: SIGKILL to source host 1 (ids 2-3) 0.4 s into a 1 s run"
-e2e_builder 0 ks.b --sources 0-3 --timeout-ms 200 --duration 4 --output "$E2E_WORK/ks.evt"
-F=(--events 4000 --pack 10 --frag-size 40-120 --rate 4000)
+e2e_log "kill_source: SIGKILL to source host 1 (ids 2-3) once it sends, in a 2 s run"
+# The builder runs until stopped: after every event has left it.
+e2e_builder 0 ks.b --sources 0-3 --timeout-ms 200 --duration "$E2E_RUN" --output "$E2E_WORK/ks.evt"
+F=(--events 4000 --pack 10 --frag-size 40-120 --rate 2000)
+# Frames host 1 put on the wire: its switch port's received count.
+s1_frames() { ip netns exec "$(tb_switch)" cat "/sys/class/net/$(tb_port source 1)/statistics/rx_packets"; }
+s1_sent_some() { (($(s1_frames) - s1_base >= 20)); }
+s1_base=$(s1_frames)
 e2e_source 0 ks.s0 --source-ids 0-1 "${F[@]}" --seed 51
 E2E_SRC_RC=137 e2e_source 1 ks.s1 --source-ids 2-3 "${F[@]}" --seed 52
 victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "kill_source: no xevb source process under pid $E2E_LAST_PID"
-sleep 0.4
+# 20 of its 800 MEPs out (2 s of sending): some but not all.
+e2e_until "$E2E_WAIT" s1_sent_some || e2e_fail "kill_source: source host 1 sent nothing in $E2E_WAIT s"
 kill -KILL "$victim"
-e2e_ok "kill_source: sent SIGKILL to source pid $victim"
+e2e_ok "kill_source: sent SIGKILL to source pid $victim after $(($(s1_frames) - s1_base)) frames"
+e2e_wait_exit "$(e2e_pid ks.s0)" "$E2E_TMO"
+# Every event has left (complete, or incomplete by its timeout), as the
+# builder's published counters say; it is stopped a second later, so that
+# the check below sees each incomplete one leave by timeout, not at the stop.
+e2e_until "$E2E_WAIT" e2e_bstat 0 'd["events_complete"] + d["events_incomplete"] == 4000' ||
+	e2e_fail "kill_source: not every event left the builder in $E2E_WAIT s"
+sleep 1
+e2e_stop ks.b
 e2e_wait_all
 export E2E_TEND; E2E_TEND=$(date +%s%N)
 e2e_sink_file ks.k "$E2E_WORK/ks.evt" --expect-sources 4
@@ -67,12 +82,14 @@ e2e_no_xdp kill_source
 e2e_log "kill_builder: SIGKILL to the builder while 2 x 20000 events arrive, then restart on eth0"
 # --keep-privileges: a root builder killed leaves its program (a dropped one's
 # helper would detach it, test_hard_privdrop.sh); the restart must remove it.
-E2E_BUILD_RC=137 e2e_builder 0 kb.b1 --sources 0-3 --no-forward --duration 20 --keep-privileges
+E2E_BUILD_RC=137 e2e_builder 0 kb.b1 --sources 0-3 --no-forward --duration "$E2E_RUN" --keep-privileges
 victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "kill_builder: no xevb build process under pid $E2E_LAST_PID"
 F=(--events 20000 --pack 10 --frag-size 40-120 --rate 10000)
 e2e_source 0 kb.s0 --source-ids 0-1 "${F[@]}" --seed 61
 e2e_source 1 kb.s1 --source-ids 2-3 "${F[@]}" --seed 62
-sleep 0.5
+# Killed while fragments arrive: once it has received some.
+e2e_until "$E2E_WAIT" e2e_bstat 0 'd["frags_received"] > 0' ||
+	e2e_fail "kill_builder: the builder received nothing in $E2E_WAIT s"
 kill -KILL "$victim"
 e2e_ok "kill_builder: sent SIGKILL to builder pid $victim"
 e2e_wait_all
@@ -88,7 +105,7 @@ left=$(ip netns pids "$BNS" | wc -l)
 	e2e_fail "kill_builder: $left process(es) left in $BNS"
 
 e2e_sink 0 kb.k --expect-events 2000 --expect-sources 4
-e2e_builder 0 kb.b2 --sources 0-3 --run 2 --sink "$SINK" --exit-on-eor --duration 10
+e2e_builder 0 kb.b2 --sources 0-3 --run 2 --sink "$SINK" --exit-on-eor --duration "$E2E_RUN"
 if grep -q "removing a stale xevb_steer (id ${stale%% *})" "$E2E_WORK/kb.b2.err"; then
 	e2e_ok "kill_builder: restart says it removed the stale program: $(grep -o 'removing a stale.*' "$E2E_WORK/kb.b2.err")"
 else

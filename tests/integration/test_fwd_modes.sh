@@ -31,7 +31,7 @@ fwd_plain() {
 	for k in 0 1; do
 		e2e_sink "$k" "${path}_plain_k$k" --expect-events $((EVENTS / 2)) --expect-sources 4
 	done
-	e2e_builder 0 "${path}_plain_b" "${mode[@]}" --sources 0-3 "${SINKS[@]}" --exit-on-eor --duration 20
+	e2e_builder 0 "${path}_plain_b" "${mode[@]}" --sources 0-3 "${SINKS[@]}" --exit-on-eor --duration "$E2E_RUN"
 	E2E_DEST=$(tb_addr builder 0)
 	for i in 0 1; do
 		e2e_source "$i" "${path}_plain_s$i" --udp 23900 --source-ids "${SRC_IDS[$i]}" \
@@ -48,7 +48,7 @@ fwd_dfm() {
 	if [[ $path == socket ]]; then
 		dfm_builder 0 "${path}_dfm_b" 2 --sources 0-3 --credits 32
 	else
-		e2e_builder 0 "${path}_dfm_b" --dfm "$DFM_ADDR" --exit-on-eor --duration 30 --sources 0-3 \
+		e2e_builder 0 "${path}_dfm_b" --dfm "$DFM_ADDR" --exit-on-eor --duration "$E2E_RUN" --sources 0-3 \
 			--credits 32 "${SINKS[@]}"
 	fi
 	for i in 0 1; do

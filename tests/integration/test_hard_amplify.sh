@@ -20,7 +20,8 @@ SRC=$(tb_addr source 0)
 dfm_sink 0 k0 --credits 1024 --dfm "$DFM_ADDR"
 dfm_builder 0 b0 1 --sources 0-3 --credits 256
 dfm_source 0 s0 --source-ids 0-3 --frag-size 200
-(sleep 1; ip netns exec "$(tb_ns builder 1)" timeout 15 python3 - "$SRC" "$(tb_addr builder 1)" \
+# The attack once the run is on (the DFM triggering: the source has joined).
+(e2e_wait_line triggering "$E2E_WORK/dfm.err"; ip netns exec "$(tb_ns builder 1)" timeout "$E2E_TMO" python3 - "$SRC" "$(tb_addr builder 1)" \
 	"$E2E_WORK/attacker.json" <<'PY' 2>"$E2E_WORK/attacker.err") &
 import json, socket, struct, sys, time
 src, me, out = sys.argv[1], sys.argv[2], sys.argv[3]

@@ -24,10 +24,10 @@ prog_on_eth0() { tb_exec builder 0 ip -d link show eth0 2>/dev/null | sed -n 's/
 
 # ---------------------------------------------------------------------------
 e2e_log "second: a second builder on the same interface"
-e2e_builder 0 sc.a --sources 0-1 --no-forward --timeout-ms 200 --exit-on-eor --duration 8
+e2e_builder 0 sc.a --sources 0-1 --no-forward --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN"
 apid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "second: no first builder"
 first=$(prog_on_eth0)
-timeout 10 ip netns exec "$BNS" "$X" build --dev eth0 --sources 0-1 --no-forward --duration 1 \
+timeout "$E2E_TMO" ip netns exec "$BNS" "$X" build --dev eth0 --sources 0-1 --no-forward --duration 1 \
 	>"$E2E_WORK/sc.b.out" 2>"$E2E_WORK/sc.b.err"
 rc=$?
 [[ $rc == 1 ]] && e2e_ok "second: refused, exit status 1" || e2e_fail "second: exit status $rc, want 1"
@@ -70,7 +70,7 @@ xf() { ip netns exec "$BNS" sh -c 'mount -t bpf bpf /sys/fs/bpf && exec "$@"' sh
 xf xdp-filter load eth0 -m native >"$E2E_WORK/xf.load" 2>&1 || e2e_die "xdp-filter load: $(cat "$E2E_WORK/xf.load")"
 filt=$(prog_on_eth0)
 [[ $filt == *xdpfilt* ]] && e2e_ok "xdp_filter: xdp-filter attached ($filt)" || e2e_die "xdp_filter: not attached: '$filt'"
-timeout 10 ip netns exec "$BNS" "$X" build --dev eth0 --sources 0-1 --no-forward --duration 1 \
+timeout "$E2E_TMO" ip netns exec "$BNS" "$X" build --dev eth0 --sources 0-1 --no-forward --duration 1 \
 	>"$E2E_WORK/xf.b.out" 2>"$E2E_WORK/xf.b.err"
 rc=$?
 [[ $rc == 1 ]] && e2e_ok "xdp_filter: builder refused, exit status 1" || e2e_fail "xdp_filter: exit status $rc, want 1"
@@ -83,7 +83,7 @@ done
 [[ $(prog_on_eth0) == "$filt" ]] && e2e_ok "xdp_filter: xdp-filter's program still attached" ||
 	e2e_fail "xdp_filter: program is now '$(prog_on_eth0)'"
 
-e2e_builder 0 xf.force --sources 0-1 --force --no-forward --timeout-ms 200 --exit-on-eor --duration 8
+e2e_builder 0 xf.force --sources 0-1 --force --no-forward --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN"
 want="--force: replacing XDP program '${filt#* }' (id ${filt%% *}) on eth0"
 grep -qF -- "$want" "$E2E_WORK/xf.force.err" && e2e_ok "xdp_filter: says '$want'" ||
 	{ e2e_fail "xdp_filter: --force message"; sed 's/^/  | /' "$E2E_WORK/xf.force.err"; }

@@ -58,12 +58,31 @@ json.dump(out, sys.stdout)'
 
 # Frames the switch put on the builder's link: what its XDP program sees.
 port_tx() { ip netns exec "$(tb_switch)" cat "/sys/class/net/$(tb_port builder 0)/statistics/$1"; }
+# link_quiet: nothing more went out toward the builder in 0.2 s (what was
+# sent has passed the switch and reached the builder's XDP program).
+link_quiet() {
+	local a
+	a=$(port_tx tx_packets)
+	sleep 0.2
+	[[ $(port_tx tx_packets) == "$a" ]]
+}
+# p1_counted: every phase 1 frame of a deterministic verdict is counted by XDP.
+p1_counted() {
+	xdp_counters >"$E2E_WORK/hh.c_p1"
+	python3 - "$E2E_WORK" <<'PY'
+import json, os, sys
+W = sys.argv[1]
+c0, c1 = (json.load(open(os.path.join(W, n))) for n in ("hh.c0", "hh.c_p1"))
+exp = json.load(open(os.path.join(W, "hh.p1.json")))["expect"]
+sys.exit(0 if all(c1.get(n, 0) - c0.get(n, 0) >= v for n, v in exp.items() if n not in ("mep", "to_xsk", "other")) else 1)
+PY
+}
 
 H=(python3 tests/integration/hostile_send.py --dev eth0 --dst-mac "$(tb_mac builder 0)" --dst-ip "$E2E_DEST"
 	--allowed-ip "$GOOD" --seconds 2)
 e2e_log "hostile: 20000 good events; phase 1: vectors, spoofed, far-future, fragmented; phase 2: mutated"
 e2e_builder 0 hh.b --sources 0-3 --xdp-filter --allow-src "$GOOD" --run 1 --timeout-ms 300 \
-	--duration 25 --output "$E2E_WORK/hh.evt"
+	--duration "$E2E_RUN" --output "$E2E_WORK/hh.evt"
 bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb build process"
 rss0=$(rss_kb "$bpid")
 rssmax=$rss0
@@ -74,7 +93,7 @@ gpid=$E2E_LAST_PID
 phase() {
 	local name=$1 hpid r
 	shift
-	ip netns exec "$(tb_ns source 1)" timeout 30 "${H[@]}" "$@" >"$E2E_WORK/hh.$name.json" 2>"$E2E_WORK/hh.$name.err" &
+	ip netns exec "$(tb_ns source 1)" timeout "$E2E_TMO" "${H[@]}" "$@" >"$E2E_WORK/hh.$name.json" 2>"$E2E_WORK/hh.$name.err" &
 	hpid=$!
 	while kill -0 "$hpid" 2>/dev/null; do
 		r=$(rss_kb "$bpid")
@@ -82,16 +101,21 @@ phase() {
 		sleep 0.1
 	done
 	wait "$hpid" || { cat "$E2E_WORK/hh.$name.err"; e2e_fail "hostile sender ($name) failed"; }
-	sleep 0.3   # the last fragments through the kernel's reassembly
+	# The last frames through the switch (phase 1: each one counted).
+	if [[ $name == p1 ]]; then
+		e2e_until "$E2E_WAIT" p1_counted || e2e_fail "phase 1: XDP did not count every frame sent in $E2E_WAIT s"
+	else
+		e2e_until "$E2E_WAIT" link_quiet
+	fi
 	xdp_counters >"$E2E_WORK/hh.c_$name"
 }
 phase p1 --kinds vectors,spoofed,future,fragments --seed 9
 phase p2 --kinds mutated --seed 10
-e2e_wait_exit "$gpid" 20
+e2e_wait_exit "$gpid" "$E2E_TMO"
 r=$(rss_kb "$bpid")
 [[ -n $r ]] && ((r > rssmax)) && rssmax=$r
 echo "$rss0 $rssmax" >"$E2E_WORK/hh.rss"
-sleep 0.5
+e2e_until "$E2E_WAIT" link_quiet   # the good source's last frames through the switch
 echo "$(($(port_tx tx_packets) - tx0)) $(port_tx tx_dropped)" >"$E2E_WORK/hh.wire"
 kill -INT "$bpid"
 e2e_wait_all

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # No lock-out (issue 21): one host (a second builder host) floods the DFM
 # with STATUS from 64 ports as builders and 256 ports as source processes,
-# every 100 ms, from before the run until after it: without a bound the
+# every 100 ms, from before the run until after it (until dfm_stop_all's
+# SIGINT; E2E_RUN at most): without a bound the
 # DFM's tables (64 builders, 256 source processes) fill and the real
 # builder and source are never admitted. With --max-per-address (default
 # 8) the flood gets at most 8 entries of each at its address, the rest is
@@ -13,8 +14,8 @@ set -uo pipefail
 e2e_init hl "${1:-build}" --sources 1 --builders 2 --sinks 1 --dfm 1
 N=10000
 
-ip netns exec "$(tb_ns builder 1)" timeout 30 python3 - "${DFM_ADDR%:*}" "$(tb_addr builder 1)" \
-	"$E2E_WORK/flood.json" <<'PY' 2>"$E2E_WORK/flood.err" &
+ip netns exec "$(tb_ns builder 1)" timeout "$E2E_TMO" python3 - "${DFM_ADDR%:*}" "$(tb_addr builder 1)" \
+	"$E2E_WORK/flood.json" "$E2E_RUN" <<'PY' 2>"$E2E_WORK/flood.err" &
 import json, os, signal, socket, struct, sys, time
 dfm, me, out = (sys.argv[1], 23901), sys.argv[2], sys.argv[3]
 HDR, ST = struct.Struct("!HBBBBHIIHH"), struct.Struct("!IIQIIHH")
@@ -26,7 +27,7 @@ for k in range(64 + 256):
 sent, stop = 0, [False]
 signal.signal(signal.SIGTERM, lambda *_: stop.__setitem__(0, True))
 signal.signal(signal.SIGINT, lambda *_: stop.__setitem__(0, True))
-epoch, seq, t_end = int.from_bytes(os.urandom(4), "big") | 1, 0, time.time() + 20
+epoch, seq, t_end = int.from_bytes(os.urandom(4), "big") | 1, 0, time.time() + float(sys.argv[4])
 while not stop[0] and time.time() < t_end:
     for k, s in enumerate(socks):
         seq += 1
@@ -39,16 +40,19 @@ while not stop[0] and time.time() < t_end:
             sent += 1
         except OSError:
             pass
+    if not os.path.exists(out + ".ready"):
+        open(out + ".ready", "w").close()
     time.sleep(0.1)
 json.dump({"sent": sent}, open(out, "w"))
 PY
 _e2e_track $! flood 0
-sleep 1   # the flood is there first
+# The flood is there first: a round sent to every port.
+e2e_until "$E2E_WAIT" test -e "$E2E_WORK/flood.json.ready" || e2e_die "the flood did not start"
 
 dfm_sink 0 k0 --credits 1024 --dfm "$DFM_ADDR"
 dfm_builder 0 b0 1 --sources 0-3 --credits 256
 dfm_source 0 s0 --source-ids 0-3 --frag-size 64
-dfm_run_to_end dfm --mode push --rate 5000 --events "$N" --wait-builders 1 --wait-sources 1 --wait-ms 5000
+dfm_run_to_end dfm --mode push --rate 5000 --events "$N" --wait-builders 1 --wait-sources 1
 
 e2e_check lockout <<PY
 $DFM_PY

@@ -20,17 +20,14 @@ ADDR=$(tb_addr sink 0)
 MPORT=9464
 SLOW=$(realpath tests/integration/slow_clients.py)
 
-e2e_sink 0 ms.k --duration 20 --stats-interval 0 --metrics "$ADDR:$MPORT"
+# The farm node runs until told (after the final scrape).
+e2e_sink 0 ms.k --stats-interval 0 --metrics "$ADDR:$MPORT"
 rm -f "$E2E_WORK/slow.ready"
-ip netns exec "$(tb_ns source 0)" timeout 30 python3 "$SLOW" "$ADDR" "$MPORT" --drip 20 --idle 20 \
-	--seconds 10 --ready "$E2E_WORK/slow.ready" >"$E2E_WORK/ms.slow.json" 2>"$E2E_WORK/ms.slow.err" &
+ip netns exec "$(tb_ns source 0)" timeout "$E2E_TMO" python3 "$SLOW" "$ADDR" "$MPORT" --drip 20 --idle 20 \
+	--seconds 10 --drain "$E2E_WAIT" --ready "$E2E_WORK/slow.ready" >"$E2E_WORK/ms.slow.json" 2>"$E2E_WORK/ms.slow.err" &
 SLOW_PID=$!
 _e2e_track "$SLOW_PID" ms.slow 0
-for ((t = 0; t < 100; t++)); do
-	[[ -e $E2E_WORK/slow.ready ]] && break
-	sleep 0.05
-done
-[[ -e $E2E_WORK/slow.ready ]] || e2e_die "slow clients did not connect"
+e2e_until "$E2E_WAIT" test -e "$E2E_WORK/slow.ready" || e2e_die "slow clients did not connect"
 sleep 1  # the drippers are mid-request, the idle ones hold their slots
 
 worst=0
@@ -48,6 +45,7 @@ e2e_log "slowest scrape: $worst ms"
 wait "$SLOW_PID"
 final=$(tb_exec source 0 curl -s -m 5 "http://$ADDR:$MPORT/metrics")
 printf '%s\n' "$final" >"$E2E_WORK/final.prom"
+e2e_stop ms.k
 e2e_wait_all
 e2e_check metrics_slow <<'PY'
 page = {}

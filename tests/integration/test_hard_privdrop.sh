@@ -32,23 +32,25 @@ NSINO=$(ip netns exec "$(tb_ns builder 0)" stat -L -c %i /proc/self/ns/net)
 RUNF="/run/xevb/$NSINO-eth0"
 
 attached() { tb_exec builder 0 ip -d link show eth0 2>/dev/null | grep -q 'prog/xdp'; }
+# dropped NAME WHO: builder NAME has logged that it runs as WHO (E2E_WAIT at most).
+dropped() { e2e_wait_line "running as $2" "$E2E_WORK/$1.err" || e2e_fail "$1: no 'running as $2' in $E2E_WAIT s"; }
 
 # ---------------------------------------------------------------------------
 e2e_log "selftest: build --user nobody --tune selftest-privs=1, 2 x 1000 events after the drop"
 e2e_builder 0 ps.b --sources 0-3 --user nobody --tune selftest-privs=1 --timeout-ms 200 --exit-on-eor \
-	--duration 10 --output "$E2E_WORK/ps.evt" --metrics 9464
+	--duration "$E2E_RUN" --output "$E2E_WORK/ps.evt" --metrics 9464
 bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "selftest: no xevb build process"
-for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/ps.b.err" && break; sleep 0.05; done
+dropped ps.b nobody
 grep -E '^(Uid|Gid|Groups|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status \
 	>"$E2E_WORK/ps.status" 2>/dev/null
 helper=$(pgrep -P "$bpid" -x xevb)
 [[ -n $helper ]] && grep -E '^Uid:' /proc/"$helper"/status >"$E2E_WORK/ps.helper" 2>/dev/null
 # The metrics thread starts after the drop and serves as nobody.
-for ((t = 0; t < 20; t++)); do
+page_served() {
 	tb_exec builder 0 curl -s -m 2 "http://127.0.0.1:9464/metrics" 2>/dev/null | grep -c '^xevb_' >"$E2E_WORK/ps.metrics"
-	(($(cat "$E2E_WORK/ps.metrics") > 10)) && break
-	sleep 0.1
-done
+	(($(cat "$E2E_WORK/ps.metrics") > 10))
+}
+e2e_until "$E2E_WAIT" page_served
 F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
 e2e_source 0 ps.s0 --source-ids 0-1 "${F[@]}" --seed 91
 e2e_source 1 ps.s1 --source-ids 2-3 "${F[@]}" --seed 92
@@ -94,22 +96,24 @@ PY
 
 # ---------------------------------------------------------------------------
 e2e_log "killed: --user nobody, SIGKILL to the unprivileged builder under traffic"
-E2E_BUILD_RC=137 e2e_builder 0 pk.b --sources 0-3 --user nobody --no-forward --duration 20
+E2E_BUILD_RC=137 e2e_builder 0 pk.b --sources 0-3 --user nobody --no-forward --duration "$E2E_RUN"
 bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "killed: no xevb build process"
-for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pk.b.err" && break; sleep 0.05; done
+dropped pk.b nobody
 helper=$(pgrep -P "$bpid" -x xevb)
+# Frames source host 0 put on the wire: its switch port's received count.
+s0_frames() { ip netns exec "$(tb_switch)" cat "/sys/class/net/$(tb_port source 0)/statistics/rx_packets"; }
+s0_base=$(s0_frames)
+s0_sent_some() { (($(s0_frames) - s0_base >= 100)); }
 e2e_source 0 pk.s0 --source-ids 0-1 --events 20000 --pack 10 --rate 10000 --no-end-of-run
-sleep 0.5
+# Killed while traffic flows: once 100 of the source's 4000 MEPs are out.
+e2e_until "$E2E_WAIT" s0_sent_some || e2e_fail "killed: the source sent nothing in $E2E_WAIT s"
 attached && e2e_ok "killed: XDP attached while it runs" || e2e_fail "killed: no XDP program while it runs"
 kill -KILL "$bpid"
 e2e_wait_all
-gone=
-for ((t = 0; t < 50; t++)); do
-	if ! attached && ! ls "$RUNF".* >/dev/null 2>&1 && ! kill -0 "$helper" 2>/dev/null; then gone=1; break; fi
-	sleep 0.1
-done
-[[ -n $gone ]] && e2e_ok "killed: helper $helper detached XDP, removed $RUNF.* and exited (in $((t * 100)) ms)" ||
-	e2e_fail "killed: after 5 s: attached=$(attached && echo yes || echo no) files=$(ls "$RUNF".* 2>/dev/null) helper alive=$(kill -0 "$helper" 2>/dev/null && echo yes || echo no)"
+cleaned() { ! attached && ! ls "$RUNF".* >/dev/null 2>&1 && ! kill -0 "$helper" 2>/dev/null; }
+t0=$(date +%s%N)
+e2e_until "$E2E_WAIT" cleaned && e2e_ok "killed: helper $helper detached XDP, removed $RUNF.* and exited (in $((($(date +%s%N) - t0) / 1000000)) ms)" ||
+	e2e_fail "killed: after $E2E_WAIT s: attached=$(attached && echo yes || echo no) files=$(ls "$RUNF".* 2>/dev/null) helper alive=$(kill -0 "$helper" 2>/dev/null && echo yes || echo no)"
 e2e_builder 0 pk.b2 --sources 0-3 --no-forward --duration 1
 e2e_wait_all
 grep -q 'stale' "$E2E_WORK/pk.b2.err" && e2e_fail "killed: next builder found something stale" ||
@@ -118,9 +122,9 @@ grep -q 'stale' "$E2E_WORK/pk.b2.err" && e2e_fail "killed: next builder found so
 # ---------------------------------------------------------------------------
 e2e_log "socket: --mode socket --user nobody forwards to a sink, and its stats file goes at exit"
 e2e_sink 0 pso.k --expect-events 1000 --expect-sources 4
-e2e_builder 0 pso.b --mode socket --sources 0-3 --user nobody --timeout-ms 200 --exit-on-eor --duration 10 \
+e2e_builder 0 pso.b --mode socket --sources 0-3 --user nobody --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" \
 	--sink "$(tb_addr sink 0):$E2E_PORT"
-for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/pso.b.err" && break; sleep 0.05; done
+dropped pso.b nobody
 F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
 e2e_source 0 pso.s0 --source-ids 0-1 "${F[@]}" --seed 93
 e2e_source 1 pso.s1 --source-ids 2-3 "${F[@]}" --seed 94
@@ -148,9 +152,9 @@ for mode in default keep bounded; do
 	opt=() xevb=$X
 	[[ $mode == keep ]] && opt=(--keep-privileges)
 	[[ $mode == bounded ]] && xevb=$BOUNDED
-	X=$xevb e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration 10 --no-forward "${opt[@]}"
+	X=$xevb e2e_builder 0 pd.$mode --sources 0-3 --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" --no-forward "${opt[@]}"
 	bpid=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$mode: no xevb build process"
-	for ((t = 0; t < 40; t++)); do grep -q 'running as ' "$E2E_WORK/pd.$mode.err" && break; sleep 0.05; done
+	[[ $mode == keep ]] || dropped "pd.$mode" ""   # (keep: nothing dropped, nothing said)
 	grep -E '^(Uid|CapInh|CapPrm|CapEff|CapBnd|CapAmb|NoNewPrivs):' /proc/"$bpid"/status >"$E2E_WORK/pd.$mode.status" 2>/dev/null
 	F=(--events 1000 --pack 10 --frag-size 40-120 --rate 10000)
 	e2e_source 0 pd.$mode.s0 --source-ids 0-1 "${F[@]}" --seed 95

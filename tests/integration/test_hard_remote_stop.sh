@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # No remote stop (issue 21, item 3). A DFM run (push, 12000 events at
 # 3000/s, 2 source processes x 1 builder x 1 farm node, builder with
-# --exit-on-eor); 1.5 s in, two forgeries:
+# --exit-on-eor); once the builder has built events, two forgeries:
 #  - a control BYE "from the DFM": from the DFM's own address (its host)
 #    but another port, in the DFM's role and with its real epoch (sniffed
 #    off the wire), to the builder and to both sources, 3 times each, and
@@ -28,11 +28,11 @@ dfm_builder 0 b0 1 --sources 0-3 --credits 64
 dfm_source 0 s0 --source-ids 0-1
 dfm_source 1 s1 --source-ids 2-3
 (
-	sleep 1.5
-	ip netns exec "$(tb_ns dfm 0)" timeout 10 python3 "$FORGE" eth0 "${DFM_ADDR%:*}" "${DFM_ADDR#*:}" 23999 \
+	e2e_until "$E2E_WAIT" e2e_bstat 0 'd["events_complete"] > 0'
+	ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" python3 "$FORGE" eth0 "${DFM_ADDR%:*}" "${DFM_ADDR#*:}" 23999 \
 		"$(tb_addr builder 0):23902" "$(tb_addr source 0):23903" "$(tb_addr source 1):23903" \
 		--assign-to "$(tb_addr builder 0):23902" >"$E2E_WORK/forge.json" 2>"$E2E_WORK/forge.err"
-	ip netns exec "$(tb_ns source 1)" timeout 10 "$X" source --dest "$(tb_addr builder 0)" --udp \
+	ip netns exec "$(tb_ns source 1)" timeout "$E2E_TMO" "$X" source --dest "$(tb_addr builder 0)" --udp \
 		--source-ids 0-3 --events 1 --pack 1 --json --quiet >"$E2E_WORK/eor.json" 2>"$E2E_WORK/eor.err"
 ) &
 ATTACK=$!

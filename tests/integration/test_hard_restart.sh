@@ -2,13 +2,17 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # parallel: yes
 # Hardening (issue 9): ten builders in a row on one interface, each killed
-# with SIGKILL while a source keeps sending, then an eleventh that runs to
-# its end. Each start must succeed without manual clean-up (no EBUSY, the
-# stale program of the killed one removed and named), and nothing leaks:
-# the XDP program id and the map ids of every killed builder (read from the
-# interface and from bpftool while it ran) are gone from the kernel at the
-# end. Other engineers' tests load xevb programs on this machine at the same
-# time, so only the ids tied to our own interface are counted.
+# with SIGKILL once its program has steered packets to its socket while a
+# source keeps sending, then an eleventh that runs until it has received
+# traffic and is stopped cleanly. Each start must succeed without manual
+# clean-up (no EBUSY, the stale program of the killed one removed and
+# named), and nothing leaks: the XDP program id and the map ids of every
+# killed builder (read from the interface and from bpftool while it ran)
+# are gone from the kernel at the end. Other engineers' tests load xevb
+# programs on this machine at the same time, so only the ids tied to our
+# own interface are counted. Nothing here depends on how long a start
+# takes (seconds on a slow host, most of it the verifier): the source
+# sends until the test stops it, each step waits for its condition.
 set -uo pipefail
 . "$(dirname "$0")/lib_e2e.sh"
 e2e_init hr "${1:-build}" --sources 1 --builders 1 --sinks 1
@@ -32,18 +36,23 @@ print(sum(int(v["value"]["packets"]) if isinstance(v["value"], dict) else
 	done
 	echo 0
 }
+# steered_some: program $pid has steered a packet to its socket ($n: how many).
+steered_some() { n=$(to_xsk "$pid"); ((n > 0)); }
 map_ids() { bpftool -j prog show id "$1" 2>/dev/null | python3 -c 'import json,sys; print(" ".join(map(str, json.load(sys.stdin).get("map_ids", []))))'; }
 
-e2e_log "restart: $N x (start, SIGKILL 0.3 s later) while 4 source ids send 5000 events/s"
+e2e_log "restart: $N x (start, packets steered, SIGKILL) while 4 source ids send 5000 events/s"
 global0=$(bpftool prog show 2>/dev/null | grep -c 'name xevb_steer')
-# Sends until SIGINT below (bounded by --duration 28 and timeout 30).
-e2e_source 0 hr.src --source-ids 0-3 --rate 5000 --pack 10 --frag-size 40-120 --duration 28
+# Sends until SIGINT below; --duration and timeout(1) only bound it, with
+# room for N slow starts.
+SRC_BOUND=$((E2E_RUN + 30 * N))
+E2E_TMO=$((SRC_BOUND + 60)) e2e_source 0 hr.src --source-ids 0-3 --rate 5000 --pack 10 --frag-size 40-120 \
+	--duration "$SRC_BOUND"
 SRC_XEVB=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb source process"
 progs=() maps=() steered=() prev=
 for ((i = 1; i <= N; i++)); do
 	# --keep-privileges: what a root builder leaves when killed (a dropped one's
 	# helper detaches at once, test_hard_privdrop.sh).
-	E2E_BUILD_RC=137 e2e_builder 0 "hr.b$i" --sources 0-3 --no-forward --timeout-ms 100 --duration 20 \
+	E2E_BUILD_RC=137 e2e_builder 0 "hr.b$i" --sources 0-3 --no-forward --timeout-ms 100 --duration "$E2E_RUN" \
 		--keep-privileges
 	victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "restart $i: no xevb build process"
 	pid=$(xdp_prog_id)
@@ -58,9 +67,8 @@ for ((i = 1; i <= N; i++)); do
 		grep -q "removing a stale xevb_steer (id $prev)" "$E2E_WORK/hr.b$i.err" ||
 			e2e_fail "restart $i: did not say it removed stale program $prev"
 	fi
-	sleep 0.3
-	n=$(to_xsk "$pid")
-	((n > 0)) || e2e_fail "restart $i: no packet steered to builder $i's socket before the kill ($n)"
+	e2e_until "$E2E_WAIT" steered_some ||
+		e2e_fail "restart $i: no packet steered to builder $i's socket in $E2E_WAIT s ($n)"
 	steered+=("$n")
 	kill -KILL "$victim"
 	wait "$E2E_LAST_PID" 2>/dev/null
@@ -75,19 +83,25 @@ e2e_ok "restart: $N builders started and were killed; program ids ${progs[*]}"
 e2e_ok "restart: their map ids ${maps[*]}"
 e2e_ok "restart: packets each killed builder's program steered to its socket: ${steered[*]}"
 
-e2e_builder 0 hr.final --sources 0-3 --no-forward --timeout-ms 100 --duration 2
+e2e_builder 0 hr.final --sources 0-3 --no-forward --timeout-ms 100 --duration "$E2E_RUN"
 grep -q "removing a stale xevb_steer (id $prev)" "$E2E_WORK/hr.final.err" &&
 	e2e_ok "final: removed the stale program $prev" || e2e_fail "final: did not remove stale program $prev"
 final_prog=$(xdp_prog_id)
 final_maps=$(map_ids "$final_prog")
-sleep 2.5
+# It runs until it has built from the traffic (its counters are published
+# each second), then stops cleanly; then the source.
+e2e_until "$E2E_WAIT" e2e_bstat 0 'd["events_complete"] > 0' ||
+	e2e_fail "final: no event built in $E2E_WAIT s"
+e2e_stop hr.final
+e2e_wait_exit "$(e2e_pid hr.final)" "$E2E_WAIT"
 kill -INT "$SRC_XEVB"
-e2e_wait_all   # final builder (2 s) and the source
+e2e_wait_all   # final builder and the source
 [[ -z $(xdp_prog_id) ]] && e2e_ok "final: nothing attached after a clean exit" || e2e_fail "final: program left on eth0"
 
-# Freed objects go away after an RCU grace period or so: bounded retries.
-leaked=
-for ((t = 0; t < 50; t++)); do
+# Freed objects go away after an RCU grace period or so: bounded retries
+# (E2E_WAIT at most; each pass runs 100 bpftool calls, seconds on a slow host).
+leaked= end=$(($(date +%s) + E2E_WAIT))
+for ((t = 0; t < E2E_WAIT * 10 && $(date +%s) < end; t++)); do
 	leaked=
 	for p in "${progs[@]}" $final_prog; do bpftool prog show id "$p" >/dev/null 2>&1 && leaked+=" prog:$p"; done
 	for m in "${maps[@]}" $final_maps; do bpftool map show id "$m" >/dev/null 2>&1 && leaked+=" map:$m"; done

@@ -23,7 +23,7 @@ N1=10000 N2=6000
 
 # spoof_run999 NAME [udp]: one run-999 MEP per source_id 0-3, from GOOD.
 spoof_run999() {
-	ip netns exec "$(tb_ns source 1)" timeout 10 python3 - "$(tb_mac builder 0)" "$E2E_DEST" "$GOOD" "${2:-raw}" \
+	ip netns exec "$(tb_ns source 1)" timeout "$E2E_TMO" python3 - "$(tb_mac builder 0)" "$E2E_DEST" "$GOOD" "${2:-raw}" \
 		>"$E2E_WORK/$1.json" 2>"$E2E_WORK/$1.err" <<'PY'
 import json, socket, struct, sys
 sys.path.insert(0, "tests/integration")
@@ -44,6 +44,8 @@ for sid in range(4):
 print(json.dumps({"meps": 4, "frags": 4}))
 PY
 	(($? == 0)) || { e2e_show "$1"; e2e_die "$1: sender failed"; }
+	# Taken before anything else comes: the builder has dropped all four.
+	e2e_until "$E2E_WAIT" e2e_bstat 0 'd["drop_wrong_run"] >= 4' || e2e_fail "$1: the builder did not take the 4 spoofed MEPs"
 }
 
 # only_spoofs_dropped(b, a, n): builder B dropped the spoofed fragments of
@@ -61,9 +63,8 @@ PY
 
 # Standalone: XDP builder without --run.
 e2e_sink 0 k1 --expect-events "$N1" --expect-sources 4
-e2e_builder 0 b1 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 15
+e2e_builder 0 b1 --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN"
 spoof_run999 a1
-sleep 0.2
 e2e_source 0 s1 --source-ids 0-3 --events "$N1" --pack 10 --rate 20000
 e2e_wait_all
 e2e_check standalone <<PY
@@ -78,7 +79,6 @@ PY
 dfm_sink 0 k2 --credits 64
 dfm_builder 0 b2 1 --sources 0-3 --credits 64
 spoof_run999 a2 udp
-sleep 0.2
 dfm_source 0 s2a --source-ids 0-1 --run 5
 dfm_source 1 s2b --source-ids 2-3 --run 5
 dfm_run_to_end dfm --mode pull --rate 3000 --events "$N2" --pack 10 --run 5 --wait-builders 1 --wait-sources 2

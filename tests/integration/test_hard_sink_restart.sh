@@ -2,11 +2,12 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # parallel: yes
 # The farm node killed (SIGKILL) mid-run and started again (issue 9). One
-# source host (ids 0-3) sends 20000 events at 5000/s to one builder with
-# one farm node; ~1 s in, the farm node gets SIGKILL; 1 s later a new one
-# listens on the same address. The builder must notice (the write fails,
-# or the peer's close is seen once a second), keep building, reconnect,
-# and account for every event by reason:
+# source host (ids 0-3) sends events at 5000/s to one builder with one
+# farm node; once the farm node has taken events it gets SIGKILL; once the
+# builder has noticed (the write fails, or the peer's close is seen once a
+# second) a new one listens on the same address; once that one has taken
+# events the source is stopped (END_OF_RUN ends the builder). The builder
+# must keep building, reconnect, and account for every event by reason:
 #   built = written whole + dropped no_sink + dropped write error (or
 #           still in the send buffer when the connection failed) +
 #           dropped with every send buffer full
@@ -21,22 +22,28 @@ set -uo pipefail
 e2e_init kr "${1:-build}" --sources 1 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 SINK="$(tb_addr sink 0):$E2E_PORT"
-N=20000
+
+# taken K N: the farm node with progress file K has taken N events or more.
+taken() { (($(od -An -t u8 -N 8 "$E2E_WORK/$1.progress" 2>/dev/null || echo 0) >= $2)); }
 
 E2E_SINK_RC=137 e2e_sink 0 kr.k1 --progress-file "$E2E_WORK/k1.progress" --expect-sources 4
 victim=$(e2e_xevb_pid "${E2E_PIDS[-1]}") || e2e_die "no xevb sink process under pid ${E2E_PIDS[-1]}"
-e2e_builder 0 kr.b --sources 0-3 --timeout-ms 300 --duration 25 --exit-on-eor --sink "$SINK"
-e2e_source 0 kr.s --source-ids 0-3 --events "$N" --pack 10 --frag-size 40-120 --rate 5000
-sleep 1
+e2e_builder 0 kr.b --sources 0-3 --timeout-ms 300 --duration "$E2E_RUN" --exit-on-eor --sink "$SINK"
+# Sends until stopped below (--duration only a bound).
+e2e_source 0 kr.s --source-ids 0-3 --pack 10 --frag-size 40-120 --rate 5000 --duration "$E2E_RUN"
+e2e_until "$E2E_WAIT" taken k1 1000 || e2e_fail "farm node 1 took no 1000 events in $E2E_WAIT s"
 kill -KILL "$victim"
 e2e_ok "sent SIGKILL to farm node 1 (pid $victim)"
-sleep 1
-e2e_sink 0 kr.k2 --progress-file "$E2E_WORK/k2.progress" --expect-sources 4 --duration 10
-e2e_wait_all
-export N
+noticed='d["out_dropped_error"] + d["out_lost_in_flight"] + d["out_dropped_no_sink"] > 0'
+e2e_until "$E2E_WAIT" e2e_bstat 0 "$noticed" || e2e_fail "the builder did not notice in $E2E_WAIT s"
+e2e_sink 0 kr.k2 --progress-file "$E2E_WORK/k2.progress" --expect-sources 4
+e2e_until "$E2E_WAIT" taken k2 1000 || e2e_fail "farm node 2 took no 1000 events in $E2E_WAIT s"
+e2e_stop kr.s
+e2e_wait_run
 e2e_check sink_restart <<'PY'
 import struct
-N = int(os.environ["N"])
+N = J("kr.s")["events"]
+print("# the source sent %d events" % N)
 def progress(n):
     with open(os.path.join(W, n + ".progress"), "rb") as f:
         return struct.unpack("=Q", f.read(8))[0]

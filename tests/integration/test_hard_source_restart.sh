@@ -3,8 +3,9 @@
 # parallel: yes
 # A source killed (SIGKILL) mid-run and started again, its packet_seq
 # starting from 0 again (issue 9). Source host 0 (ids 0-1) sends events
-# 0..9999; source host 1 (ids 2-3) sends from 0 until it is killed ~0.6 s
-# in, then a new emulator on it sends 6000..9999. The builder must take
+# 0..9999; source host 1 (ids 2-3) sends from 0 until it is killed (once
+# its first frames are on the wire), then a new emulator on it sends
+# 6000..9999. The builder must take
 # the restart as a restart: seq_resets = 2 (one per source id), seq_gaps =
 # 0 (not 2^32 - n lost packets), no drop of any kind; every event 0..9999
 # is built once: complete, or INCOMPLETE missing only ids 2 and/or 3, the
@@ -16,18 +17,29 @@ e2e_init sr "${1:-build}" --sources 2 --builders 1 --sinks 1
 E2E_DEST=$(tb_addr builder 0)
 N=10000 K=6000
 
-# The timeout (2 s) covers host 1 being up to ~2 s ahead of or behind
-# host 0 after its restart on a loaded machine; the window holds that.
-e2e_builder 0 sr.b --sources 0-3 --timeout-ms 2000 --window 65536 --duration 25 --exit-on-eor \
+# Host 0 sends event 6000 1.2 s after it starts; the restarted host 1's
+# copy of it comes once host 1 is killed and started again, which on a
+# slow or loaded machine takes seconds: the timeout (5 s) covers that, the
+# window holds it, and the END_OF_RUN of all four ids ends the run whatever
+# is open then.
+e2e_builder 0 sr.b --sources 0-3 --timeout-ms 5000 --window 65536 --duration "$E2E_RUN" --exit-on-eor \
 	--output "$E2E_WORK/sr.evt"
 F=(--pack 10 --frag-size 40-120 --rate 5000)
 e2e_source 0 sr.s0 --source-ids 0-1 --events "$N" "${F[@]}" --seed 61
+# Frames host 1 put on the wire: its switch port's received count.
+s1_frames() { ip netns exec "$(tb_switch)" cat "/sys/class/net/$(tb_port source 1)/statistics/rx_packets"; }
+s1_sent_some() { (($(s1_frames) - s1_base >= 160)); }
+s1_base=$(s1_frames)
 E2E_SRC_RC=137 e2e_source 1 sr.s1a --source-ids 2-3 --events "$N" "${F[@]}" --seed 62
 victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no xevb source process under pid $E2E_LAST_PID"
-sleep 0.6
+# Killed once it has sent 160 of its 2000 MEPs (800 events, 0.16 s): more
+# than 64 per source id (the restart must be further behind than the
+# builder's reorder limit to count as one), well before event K (1200 MEPs).
+e2e_until "$E2E_WAIT" s1_sent_some || e2e_fail "source host 1 sent nothing in $E2E_WAIT s"
 kill -KILL "$victim"
-e2e_ok "sent SIGKILL to source host 1 (pid $victim)"
-sleep 0.2
+e2e_ok "sent SIGKILL to source host 1 (pid $victim) after $(($(s1_frames) - s1_base)) frames"
+victim_gone() { ! kill -0 "$victim" 2>/dev/null; }
+e2e_until "$E2E_WAIT" victim_gone || e2e_fail "source host 1 (pid $victim) still there after SIGKILL"
 e2e_source 1 sr.s1b --source-ids 2-3 --events $((N - K)) --first-event "$K" "${F[@]}" --seed 63
 e2e_wait_all
 e2e_sink_file sr.k "$E2E_WORK/sr.evt" --expect-sources 4

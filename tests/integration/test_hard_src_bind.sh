@@ -51,7 +51,7 @@ PY
 e2e_sink 0 k --expect-events "$N" --expect-sources 4
 e2e_builder 0 b --sources 0-3 --allow-src "$S0" --allow-src "$S1" --xdp-filter \
 	--bind-src "0-1=$S0,mac=$(tb_mac source 0)" --bind-src "2-3=$S1,mac=$(tb_mac source 1)" \
-	--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 20
+	--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN"
 e2e_source 0 s0 --source-ids 0-1 --events "$N" --pack 10 --rate 5000
 e2e_source 1 s1 --source-ids 2-3 --events "$N" --pack 10 --rate 5000
 sleep 0.5

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
-# Hardening (issue 9): the builder is stopped (SIGSTOP) for 1 s while two
-# source hosts send, then continued (SIGCONT). Three cases:
+# Hardening (issue 9): the builder is stopped (SIGSTOP) for 1 s while a
+# source host sends four source ids (once its first 1000 MEPs are on the
+# wire), then continued (SIGCONT); it is stopped once the source has ended
+# and it has taken and timed out everything. Three cases:
 #  - guard (shedding on, as shipped; RX ring 1024, UMEM 8192 frames): the
 #    XDP ring guard refuses whole blocks of events once 3/4 of the ring
 #    waits, so the ring never overflows and no event is torn by the stall:
@@ -38,28 +40,34 @@ veth_drops() {
 	echo "$b $a"
 }
 
+# Frames source host 0 put on the wire (its switch port's count); host0_sent
+# BASE N: N more than BASE.
+host0_frames() { ip netns exec "$(tb_switch)" cat "/sys/class/net/$(tb_port source 0)/statistics/rx_packets"; }
+host0_sent() { (($(host0_frames) - $1 >= $2)); }
+
 stall_case() {
 	local case=$1 t0
 	shift
 	e2e_log "$case: SIGSTOP the builder for 1 s under 20000 pkt/s ($*)"
 	local d0 d1
 	read -ra d0 <<<"$(veth_drops)"
-	e2e_builder 0 "$case.b" --sources 0-3 --timeout-ms 300 --duration 6 "$@" \
+	e2e_builder 0 "$case.b" --sources 0-3 --timeout-ms 300 --duration "$E2E_RUN" "$@" \
 		--output "$E2E_WORK/$case.evt"
 	victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$case: no xevb build process"
-	# 2 hosts x 2 ids x 10000 blocks = 40000 packets in 2 s (guard: 1 host x 4 ids).
+	local h0base
+	h0base=$(host0_frames)
+	# 1 host x 4 ids x 10000 blocks = 40000 packets in 2 s. One host sends all
+	# four ids, MEP after MEP: two source processes start one after the other,
+	# and on a loaded host the second may start further behind than the
+	# default window (4096 ids: 0.2 s) allows, every one of its fragments
+	# then late; the guard's blocks, too, are whole only if every source's
+	# MEPs of a block reach the program while its verdict is remembered (256
+	# blocks).
 	F=(--events 40000 --pack 4 --frag-size 40-120 --rate 20000 --no-end-of-run)
-	if [[ $case == guard ]]; then
-		# One host sends all four ids, MEP after MEP: blocks are whole only
-		# if every source's MEPs of a block reach the program while its
-		# verdict is remembered (256 blocks), and two loaded hosts can drift
-		# further apart than the ring has room for their admitted blocks.
-		e2e_source 0 "$case.s0" --source-ids 0-3 "${F[@]}" --seed 71
-	else
-		e2e_source 0 "$case.s0" --source-ids 0-1 "${F[@]}" --seed 71
-		e2e_source 1 "$case.s1" --source-ids 2-3 "${F[@]}" --seed 72
-	fi
-	sleep 0.4
+	e2e_source 0 "$case.s0" --source-ids 0-3 "${F[@]}" --seed 71
+	# Stopped once traffic flows (1000 MEPs of host 0 out, 0.05 s in),
+	# so that most of the 2 s come after SIGCONT however slowly things start.
+	e2e_until "$E2E_WAIT" host0_sent "$h0base" 1000 || e2e_fail "$case: source host 0 sent nothing in $E2E_WAIT s"
 	kill -STOP "$victim"
 	t0=$(date +%s%N)
 	sleep 1
@@ -69,6 +77,11 @@ stall_case() {
 	tc=$(date +%s%N)
 	echo "$(( (tc - t0) / 1000000 )) $tc" >"$E2E_WORK/$case.stall_ms"
 	e2e_ok "$case: builder pid $victim stopped and continued"
+	e2e_wait_exit "$(e2e_pid "$case.s0")" "$E2E_TMO"
+	# Every packet steered to its socket taken (or counted lost by the
+	# kernel), every event left (by timeout), as its published counters say.
+	e2e_until "$E2E_WAIT" e2e_settled 0 || e2e_fail "$case: the builder did not settle in $E2E_WAIT s"
+	e2e_stop "$case.b"
 	e2e_wait_all
 	read -ra d1 <<<"$(veth_drops)"
 	echo "$((d1[0] - d0[0])) $((d1[1] - d0[1]))" >"$E2E_WORK/$case.vdrops"
@@ -124,8 +137,8 @@ else:
 present = {e["id"] for e in ev}
 last_bad = max([e["id"] for e in inc] + [i for i in range(40000) if i not in present])
 tail = [e for e in ev if e["id"] > last_bad]
-# sources start ~0.1 s after the builder, stall 0.4-1.4 s of a 2 s run at 20000 ev/s:
-# the last 0.4 s (>= 8000 events) comes after SIGCONT
+# the stall starts once traffic flows (0.05-0.1 s into a 2 s run at 20000 ev/s)
+# and lasts 1 s: the last ~0.8 s (>= 16000 events) comes after SIGCONT
 true("building resumed: >= 6000 complete events after the last incomplete or lost one, none missing",
      len(tail) >= 6000 and len(tail) == 39999 - last_bad and not any(e["incomplete"] for e in tail),
      (len(tail), last_bad))

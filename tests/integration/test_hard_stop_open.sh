@@ -18,14 +18,18 @@ stop_case() {
 	local case=$1 policy=$2 sig=$3 victim
 	shift 3
 	e2e_log "$case: 2000 events, 200 left open (source 1 skips every 10th), SIG$sig, --timeout-policy $policy"
-	e2e_builder 0 "$case.b" --sources 0-3 --timeout-ms 60000 --timeout-policy "$policy" --duration 20 "$@" \
+	e2e_builder 0 "$case.b" --sources 0-3 --timeout-ms 60000 --timeout-policy "$policy" --duration "$E2E_RUN" "$@" \
 		--output "$E2E_WORK/$case.evt"
 	victim=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "$case: no xevb build process"
 	F=(--events 2000 --pack 10 --frag-size 40-120 --rate 10000 --no-end-of-run)
 	e2e_source 0 "$case.s0" --source-ids 0-1 "${F[@]}" --skip-events 1:10 --seed 81
 	e2e_source 1 "$case.s1" --source-ids 2-3 "${F[@]}" --seed 82
-	# The sources take 0.2 s; then the builder holds 200 open events.
-	sleep 1.5
+	# The sources take 0.2 s; then, once its published counters say so, the
+	# builder holds 200 open events and has built the other 1800.
+	e2e_wait_exit "$(e2e_pid "$case.s0")" "$E2E_TMO"
+	e2e_wait_exit "$(e2e_pid "$case.s1")" "$E2E_TMO"
+	e2e_until "$E2E_WAIT" e2e_bstat 0 'd["events_complete"] == 1800 and d["open_events"] == 200' ||
+		e2e_fail "$case: the builder did not reach 1800 complete and 200 open events in $E2E_WAIT s"
 	kill "-$sig" "$victim"
 	e2e_wait_all
 	e2e_sink_file "$case.k" "$E2E_WORK/$case.evt" --expect-sources 4

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # With a DFM the builder's window follows its assignments (issue 21, item 4;
 # the rule is in user/evb/builder.c). A DFM run (push, 12000 events at
-# 3000/s, 2 source processes, 1 builder, 1 farm node); 1 s in, source host 1
+# 3000/s, 2 source processes, 1 builder, 1 farm node); once the builder has
+# built events (so after the DFM's first ASSIGN), source host 1
 # spoofs source host 0's address and sends, for each of source_ids 0-2 (3
 # of the 4: a quorum), 3 MEPs of the right run with 2 ids 2^28 + k ahead,
 # all agreeing. Before: the quorum moved the window and every good fragment
@@ -25,7 +26,7 @@ dfm_builder 0 b0 1 --sources 0-3 --credits 64 --timeout-ms 300
 dfm_source 0 s0 --source-ids 0-1
 dfm_source 1 s1 --source-ids 2-3
 attack() {   # NAME DELAY_S FIRST_ID: 3 MEPs for each of source ids 0-2, 2 ids each
-	ip netns exec "$(tb_ns source 1)" timeout 10 python3 - "$(tb_mac builder 0)" "$(tb_addr builder 0)" "$GOOD" "$2" "$3" \
+	ip netns exec "$(tb_ns source 1)" timeout "$E2E_TMO" python3 - "$(tb_mac builder 0)" "$(tb_addr builder 0)" "$GOOD" "$2" "$3" \
 		>"$E2E_WORK/$1.json" 2>"$E2E_WORK/$1.err" <<'PY'
 import json, socket, struct, sys, time
 sys.path.insert(0, "tests/integration")
@@ -58,7 +59,7 @@ print(json.dumps({"meps": meps, "frags": frags}))
 PY
 }
 attack pre 0 $((1 << 29)) || e2e_fail "pre-run attack sender exit status $?"
-attack attack 1 $((1 << 28)) &
+(e2e_until "$E2E_WAIT" e2e_bstat 0 'd["events_complete"] > 0' && attack attack 0 $((1 << 28))) &
 ATTACK=$!
 dfm_run dfm --rate 3000 --events "$N" --pack 10 --wait-builders 1 --wait-sources 2
 wait "$ATTACK" || e2e_fail "attack sender exit status $?"

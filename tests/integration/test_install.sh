@@ -71,7 +71,8 @@ PY
 for f in share/xevb/trace/run.sh share/xevb/trace/drops.bt share/xevb/trace/fold-stacks.py \
 	"lib/$(gcc -dumpmachine)/wireshark/plugins/xevb.lua" share/doc/xevb/examples/build.env \
 	lib/systemd/system/xevb-build@.service lib/systemd/system/xevb-sink@.service \
-	lib/systemd/system/xevb-dfm.service share/xevb/grafana/xevb.json share/xevb/prometheus/xevb-alerts.yml; do
+	lib/systemd/system/xevb-dfm.service share/xevb/grafana/xevb.json share/xevb/prometheus/xevb-alerts.yml \
+	share/bash-completion/completions/xevb; do
 	[[ -s $ROOT$PREFIX/$f ]] && e2e_ok "installed $PREFIX/$f" || e2e_fail "not installed: $PREFIX/$f"
 done
 if ! command -v promtool >/dev/null; then
@@ -181,7 +182,7 @@ install -d -o 65534 -g 65534 -m 0700 "$RUNTIME"
 # EnvironmentFile= reads it; an unbraced $VAR splits at spaces, as systemd
 # splits it), in a clean environment with NOTIFY_SOCKET, in namespace NS;
 # the installed tree is mounted at PREFIX so the line's own path runs.
-# Returns once a READY=1 arrived (dies after 15 s without); NAME.notify
+# Returns once a READY=1 arrived (dies after E2E_WAIT without); NAME.notify
 # holds what came: the messages, the sender's pid and command, and whether
 # an XDP program was attached on eth0 of NS when READY=1 arrived. The xevb
 # pid: $UNIT_PID. UNIT_RC: the exit status it must end with (default 0).
@@ -189,14 +190,14 @@ unit_start() {
 	local name=$1 ns=$2 args=$3 sock=$E2E_WORK/$1.sock t
 	printf '# test instance\n%s=%s\n' "$UNIT_VAR" "$args" >"$E2E_WORK/$name.env"
 	rm -f "$sock" "$E2E_WORK/$name.notify"
-	timeout 20 python3 - "$sock" "$E2E_WORK/$name.notify" "$ns" <<'PY' &
+	timeout "$E2E_TMO" python3 - "$sock" "$E2E_WORK/$name.notify" "$ns" "$E2E_WAIT" <<'PY' &
 import json, os, socket, struct, subprocess, sys
-path, out, ns = sys.argv[1:4]
+path, out, ns, wait_s = sys.argv[1:5]
 s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_PASSCRED, 1)
 s.bind(path)
 os.chmod(path, 0o666)   # as systemd's: units with DynamicUser= send too
-s.settimeout(15)
+s.settimeout(float(wait_s))
 res = {"ready": False, "messages": []}
 try:
     while True:
@@ -220,7 +221,7 @@ except socket.timeout:
 json.dump(res, open(out, "w"))
 PY
 	local lpid=$!
-	for ((t = 0; t < 100; t++)); do [[ -S $sock ]] && break; sleep 0.05; done
+	for ((t = 0; t < E2E_WAIT * 20; t++)); do [[ -S $sock ]] && break; sleep 0.05; done
 	[[ -S $sock ]] || e2e_die "$name: notify socket listener did not start"
 	local env
 	env=$(sed -n "s/^$UNIT_VAR=//p" "$E2E_WORK/$name.env")
@@ -232,14 +233,14 @@ PY
 shift 4; exec "$@"'
 	# shellcheck disable=SC2086 # split as systemd splits an unbraced $VAR
 	unshare -m sh -c "$mnt" sh "$ROOT$PREFIX" "$PREFIX" "$RUNTIME" "$UNIT_RUNDIR" \
-		ip netns exec "$ns" timeout 40 env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin NOTIFY_SOCKET="$sock" \
+		ip netns exec "$ns" timeout "$E2E_TMO" env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin NOTIFY_SOCKET="$sock" \
 		prlimit --memlock=8388608 setpriv "${UNIT_PRIV[@]}" -- $cmd \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" "${UNIT_RC:-0}"
 	wait "$lpid" 2>/dev/null
 	[[ -s $E2E_WORK/$name.notify ]] || e2e_die "$name: the notify listener wrote nothing"
 	UNIT_PID=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1])).get("pid", 0))' "$E2E_WORK/$name.notify")
-	((UNIT_PID > 0)) || { e2e_show "$name"; e2e_die "$name: no READY=1 within 15 s"; }
+	((UNIT_PID > 0)) || { e2e_show "$name"; e2e_die "$name: no READY=1 within $E2E_WAIT s"; }
 }
 
 # unit_ready_check NAME STATUS [XDP]: READY=1 from xevb itself with STATUS;
@@ -260,7 +261,7 @@ unit_load "$UNIT_DIR/xevb-build@.service"
 
 # 1. READY, then the unit builds 2000 events exactly and ends at END_OF_RUN.
 E2E_SINK_RC=0 e2e_sink 0 ready.k0 --expect-events 2000 --expect-sources 4
-unit_start ready.b "$BNS" "--sources 0-3 --sink $SINK --exit-on-eor --duration 15 --json --quiet"
+unit_start ready.b "$BNS" "--sources 0-3 --sink $SINK --exit-on-eor --duration $E2E_RUN --json --quiet"
 unit_ready_check ready.b "$BSTATUS" xdp
 e2e_source 0 ready.s0 --source-ids 0-1 --events 2000 --seed 5
 e2e_source 1 ready.s1 --source-ids 2-3 --events 2000 --seed 6
@@ -278,9 +279,9 @@ e2e_no_xdp ready
 
 # 2. systemctl stop: SIGTERM to the main process; exit 0, XDP detached. Once
 # READY it runs as nobody with no capability (the drop after set-up).
-unit_start stop.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
+unit_start stop.b "$BNS" "--sources 0-3 --no-forward --duration $E2E_RUN --json --quiet"
 unit_ready_check stop.b "$BSTATUS" xdp
-for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/stop.b.err" && break; sleep 0.05; done
+e2e_wait_line 'running as nobody' "$E2E_WORK/stop.b.err" || e2e_fail "stop: no 'running as nobody' in $E2E_WAIT s"
 st=$(awk '$1 == "Uid:" { u = $2 } $1 == "CapEff:" { c = $2 } END { print u, c }' "/proc/$UNIT_PID/status")
 [[ $st == "65534 0000000000000000" ]] && e2e_ok "stop: runs as nobody with CapEff 0 under the unit's set" ||
 	e2e_fail "stop: Uid and CapEff '$st', want '65534 0000000000000000'"
@@ -289,17 +290,18 @@ e2e_wait_all
 e2e_no_xdp stop
 
 # 2b. The default builder killed (SIGKILL): its helper detaches at once.
-UNIT_RC=137 unit_start kill.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
-for ((t = 0; t < 40; t++)); do grep -q 'running as nobody' "$E2E_WORK/kill.b.err" && break; sleep 0.05; done
+UNIT_RC=137 unit_start kill.b "$BNS" "--sources 0-3 --no-forward --duration $E2E_RUN --json --quiet"
+e2e_wait_line 'running as nobody' "$E2E_WORK/kill.b.err" || e2e_fail "kill: no 'running as nobody' in $E2E_WAIT s"
 kill -KILL "$UNIT_PID"
 e2e_wait_all
-for ((t = 0; t < 30; t++)); do e2e_xdp_attached builder 0 || break; sleep 0.1; done
+detached() { ! e2e_xdp_attached builder 0; }
+e2e_until "$E2E_WAIT" detached
 e2e_no_xdp kill
 
 # 3. A builder with --keep-privileges killed (SIGKILL) leaves its program
 # attached; the next start, under the same capability set, removes it and is
 # READY again.
-UNIT_RC=137 unit_start crash.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet --keep-privileges"
+UNIT_RC=137 unit_start crash.b "$BNS" "--sources 0-3 --no-forward --duration $E2E_RUN --json --quiet --keep-privileges"
 kill -KILL "$UNIT_PID"
 e2e_wait_all
 if e2e_xdp_attached builder 0; then
@@ -307,7 +309,7 @@ if e2e_xdp_attached builder 0; then
 else
 	e2e_fail "crash: no program left to recover from (the test proves nothing)"
 fi
-unit_start again.b "$BNS" "--sources 0-3 --no-forward --duration 15 --json --quiet"
+unit_start again.b "$BNS" "--sources 0-3 --no-forward --duration $E2E_RUN --json --quiet"
 unit_ready_check again.b "$BSTATUS" xdp
 grep -q 'removing a stale xevb_steer' "$E2E_WORK/again.b.err" &&
 	e2e_ok "again: removed the stale program" || e2e_fail "again: no 'removing a stale' line"

@@ -28,14 +28,18 @@ snmp() {
 
 # run CASE FRAG_SIZE "SOURCE_OPTS" -- BUILD_OPTS...: 2 source hosts (--ip-frag) to the builder.
 run() {
-	local name=$1 fs=$2 sopts=$3
+	local name=$1 fs=$2 sopts=$3 rate=1000
 	shift 4
+	# 64 KiB datagrams at 130 MB/s overflow the builder's socket buffer when
+	# its core is shared (a loaded host): the largest ones come at a quarter
+	# of the rate, which is not what this test measures.
+	((fs > 16000)) && rate=250
 	e2e_farm_builder "$name" 4 200 "$@"
 	snmp "$name.before"
 	# shellcheck disable=SC2086
-	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size "$fs" --rate 1000 --ip-frag $sopts
+	e2e_source 0 "$name.s0" --source-ids 0-1 --events 200 --pack 1 --frag-size "$fs" --rate "$rate" --ip-frag $sopts
 	# shellcheck disable=SC2086
-	e2e_source 1 "$name.s1" --source-ids 2-3 --events 200 --pack 1 --frag-size "$fs" --rate 1000 --ip-frag $sopts
+	e2e_source 1 "$name.s1" --source-ids 2-3 --events 200 --pack 1 --frag-size "$fs" --rate "$rate" --ip-frag $sopts
 	e2e_wait_all
 	snmp "$name.after"
 }

@@ -23,7 +23,7 @@ jumbo_case() {
 	e2e_log "$case: $proto, 2 hosts x 2 ids, $ne events; host 0: $o0; host 1: $o1"
 	[[ $proto == udp ]] && sopts+=(--udp 23900)
 	e2e_sink 0 "$case.k" --expect-events "$ne" --expect-sources 4
-	e2e_builder 0 "$case.b" --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 15 "$@"
+	e2e_builder 0 "$case.b" --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN" "$@"
 	e2e_xdp_attached builder 0 || e2e_fail "$case: no XDP program on the builder's eth0"
 	E2E_DEST=$(tb_addr builder 0)
 	for h in 0 1; do

@@ -14,14 +14,21 @@ e2e_need promtool curl
 trace_init tm "${1:-build}"
 PORT=9464
 
-# As trace_live, with --metrics on both ends and duplicates to count.
-e2e_sink 0 tm.k --duration 12 --metrics "$PORT"
-e2e_builder 0 tm.b --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration 8 --metrics "$PORT"
+# As trace_live, with --metrics on both ends and duplicates to count; all
+# run until trace_stop, scraped once the sink has taken events.
+TRACE_NAME=tm
+e2e_sink 0 tm.k --metrics "$PORT"
+e2e_builder 0 tm.b --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --duration "$E2E_RUN" --metrics "$PORT"
 for h in 0 1; do
-	e2e_source "$h" "tm.s$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 20000 --duration 5 \
+	e2e_source "$h" "tm.s$h" --source-ids "$((2 * h))-$((2 * h + 1))" --rate 20000 --duration "$E2E_RUN" \
 		--pack 10 --frag-size 32-120 --duplicate 0.02 --seed $((h + 5))
 done
-sleep 3
+sink_took() {
+	tb_exec sink 0 curl -s -m 5 "http://127.0.0.1:$PORT/metrics" 2>/dev/null |
+		awk '$1 == "xevb_sink_events_total" && $2 > 0 { ok = 1 } END { exit !ok }'
+}
+trace_flowing
+e2e_until "$E2E_WAIT" sink_took || e2e_fail "the sink took no event in $E2E_WAIT s"
 
 scrape() { e2e_scrape "$1" 0 "$2" "$PORT"; }  # ROLE NAME
 scrape builder b1
@@ -34,9 +41,11 @@ code=$(tb_exec builder 0 curl -s -m 5 -o /dev/null -w '%{http_code}' -X POST -d 
 # A client that connects and says nothing holds nobody up: b2 is served beside it
 # (it is dropped at its 2 s deadline, test_hard_metrics_slow.sh counts those).
 tb_exec builder 0 python3 -c "
-import socket, time
-s = socket.create_connection(('127.0.0.1', $PORT)); time.sleep(3); s.close()" &
-sleep 0.5
+import os, socket, sys, time
+s = socket.create_connection(('127.0.0.1', $PORT))
+open(sys.argv[1], 'w').close()
+time.sleep(3); s.close()" "$E2E_WORK/silent.up" &
+e2e_until "$E2E_WAIT" test -e "$E2E_WORK/silent.up" || e2e_fail "the silent client did not connect"
 scrape builder b2
 wait $!
 # A bare port binds loopback only: nothing listens on the namespace's address.
@@ -45,7 +54,7 @@ if tb_exec builder 0 curl -s -m 2 -o /dev/null "http://$(tb_addr builder 0):$POR
 else
 	e2e_ok "bare --metrics PORT: loopback only"
 fi
-e2e_wait_all
+trace_stop
 e2e_check metrics <<'PY'
 import re
 b1, b2, k1 = page("b1"), page("b2"), page("k1")

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-only
 # `xevb dfm --metrics PORT` during a live DFM run (push, 2 source processes
 # x 2 builders with credits 16 and 32 x 1 slow farm node, so that the
-# builders turn Busy): two scrapes mid-run pass `promtool check metrics`,
+# builders turn Busy): two scrapes mid-run (each taken once the page shows
+# what it is to show, not at a fixed time) pass `promtool check metrics`,
 # carry real values that grow between scrapes and stay within the DFM's
 # final JSON (events triggered/complete, per-builder assignments, Busy
 # transitions, credits, addresses), show the control messages the test
@@ -17,18 +18,18 @@ e2e_init mdf "${1:-build}" --sources 2 --builders 2 --sinks 1 --dfm 1
 N=6000
 PORT=9464
 
-ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
+# Its peers (two builders: seconds each to start on a slow host) get E2E_WAIT.
+ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
 	--rate 3000 --events "$N" --pack 4 --wait-builders 2 --wait-sources 2 --metrics "$PORT" --books-ms 15000 \
+	--wait-ms $((E2E_WAIT * 1000)) \
 	>"$E2E_WORK/mdf.dfm.json" 2>"$E2E_WORK/mdf.dfm.err" &
 _e2e_track $! mdf.dfm 0
 dfm_tpid=$!
 
 scrape() { e2e_scrape dfm 0 "$1" "$PORT"; }  # NAME
 # Before any peer: the page is up, the DFM waiting.
-for ((t = 0; t < 50; t++)); do
-	tb_exec dfm 0 curl -s -m 2 -o /dev/null "http://127.0.0.1:$PORT/metrics" && break
-	sleep 0.1
-done
+page_up() { tb_exec dfm 0 curl -s -m 2 -o /dev/null "http://127.0.0.1:$PORT/metrics"; }
+e2e_until "$E2E_WAIT" page_up || e2e_fail "the DFM's page did not come up in $E2E_WAIT s"
 scrape m0
 # Two broken control messages, one short, one with a bad magic: refused and counted by reason.
 tb_exec source 0 python3 -c "
@@ -37,24 +38,56 @@ s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
 s.sendto(b'xy', ('${DFM_ADDR%:*}', ${DFM_ADDR#*:}))
 s.sendto(b'\0' * 64, ('${DFM_ADDR%:*}', ${DFM_ADDR#*:}))"
 
-dfm_sink 0 mdf.k --credits 8 --process-rate 1500 --duration 25 --dfm "$DFM_ADDR"
+dfm_sink 0 mdf.k --credits 8 --process-rate 1500 --dfm "$DFM_ADDR"
 dfm_builder 0 mdf.b0 1 --sources 0-3 --credits 16
 dfm_builder 1 mdf.b1 1 --sources 0-3 --credits 32
 dfm_source 0 mdf.s0 --source-ids 0-1 --frag-size 100-300
 dfm_source 1 mdf.s1 --source-ids 2-3 --frag-size 100-300
-e2e_wait_line triggering "$E2E_WORK/mdf.dfm.err"
-sleep 1
-scrape m1
-sleep 1
-scrape m2
+e2e_wait_line triggering "$E2E_WORK/mdf.dfm.err" || e2e_fail "the DFM did not trigger"
+# scrape_when NAME COND: the page, fetched until the Python condition COND
+# holds over m (it) and p1 (page m1, once taken), kept as NAME and linted.
+scrape_when() {
+	local name=$1 cond=$2 t
+	for ((t = 0; t < E2E_WAIT * 10; t++)); do
+		tb_exec dfm 0 curl -s -m 5 -o "$E2E_WORK/$name.prom" "http://127.0.0.1:$PORT/metrics" &&
+			python3 - "$E2E_WORK" "$name" "$cond" <<'PY' && break
+import os, sys
+def page(n):
+    m, f = {}, os.path.join(sys.argv[1], n + ".prom")
+    if not os.path.exists(f):
+        return m
+    for line in open(f):
+        if line.strip() and not line.startswith("#"):
+            k, v = line.rsplit(" ", 1)
+            m[k] = float(v)
+    return m
+m, p1 = page(sys.argv[2]), page("m1")
+B = lambda key: [v for k, v in m.items() if k.startswith(key + "{")]
+B1 = lambda key: [v for k, v in p1.items() if k.startswith(key + "{")]
+sys.exit(0 if eval(sys.argv[3]) else 1)
+PY
+		sleep 0.1
+	done
+	((t < E2E_WAIT * 10)) || e2e_fail "$name: the page never showed what it should (in $E2E_WAIT s): $cond"
+	e2e_ok "$name: page taken mid-run, $(wc -l <"$E2E_WORK/$name.prom") lines"
+	e2e_lint_page "$name"
+}
+GROWS_PY="['xevb_dfm_events_triggered_total', 'xevb_dfm_events_complete_total', 'xevb_dfm_events_cleared_total',
+'xevb_dfm_clear_messages_total', 'xevb_dfm_trigger_stalls_total{reason=\"no_credit\"}',
+'xevb_dfm_control_messages_received_total', 'xevb_dfm_control_messages_sent_total']"
+# m1: every counter the checks follow is moving, both builders assigned.
+scrape_when m1 "all(m.get(k, 0) > 0 for k in $GROWS_PY) and len(B('xevb_dfm_builder_events_assigned_total')) == 2 and min(B('xevb_dfm_builder_events_assigned_total')) > 0"
+# m2: each has grown since, the farm node has reported events of both
+# builders and Busy has been seen.
+scrape_when m2 "all(m.get(k, 0) > p1.get(k, 0) for k in $GROWS_PY) and all(a > b for a, b in zip(B('xevb_dfm_builder_events_assigned_total'), B1('xevb_dfm_builder_events_assigned_total'))) and len(B('xevb_dfm_builder_events_received_total')) == 2 and min(B('xevb_dfm_builder_events_received_total')) > 0 and min(B('xevb_dfm_builder_events_complete_total')) > 0 and sum(B('xevb_dfm_builder_busy_transitions_total')) > 0"
 # A bare port binds loopback only.
 if tb_exec dfm 0 curl -s -m 2 -o /dev/null "http://${DFM_ADDR%:*}:$PORT/metrics"; then
 	e2e_fail "the DFM's metrics answer on ${DFM_ADDR%:*}: should be loopback only"
 else
 	e2e_ok "bare --metrics PORT: loopback only"
 fi
-e2e_wait_exit "$dfm_tpid" 45
-# The farm node would wait for its --duration: it has had every event by now.
+e2e_wait_exit "$dfm_tpid" "$E2E_TMO"
+# The farm node runs until told: dfm_stop_all, once it has read all.
 dfm_stop_all
 e2e_wait_all
 grep -E '^xevb_dfm_(events|builder_(busy|events_assigned)|control_messages_refused)' "$E2E_WORK/m2.prom" | head -30

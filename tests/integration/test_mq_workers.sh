@@ -48,7 +48,7 @@ mq_case() {
 	e2e_log "$case: 2 queues, 2 workers, 12 sources, $ev events, owner block $block $*"
 	e2e_sink 0 "$case.k0" --expect-events "$ev" --expect-sources 12
 	e2e_builder 0 "$case.b" --queues 0-1 --workers 2 --tune owner-block="$block" --sources 0-11 \
-		--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 20 "$@"
+		--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN" "$@"
 	E2E_DEST=$(tb_addr builder 0)
 	# Different packing factors: the MEPs of the two hosts cross owner blocks at different ids.
 	e2e_source 0 "$case.s0" --source-ids 0-5 --src-addr-base 198.18.1.100 --events "$ev" \
@@ -118,7 +118,7 @@ mq_sock() {
 	e2e_log "$case: socket mode, $3, 2 workers, 12 sources, $ev events"
 	e2e_sink 0 "$case.k0" --expect-events "$ev" --expect-sources 12
 	e2e_builder 0 "$case.b" --mode socket --workers 2 --tune owner-block=16 --sources 0-11 \
-		--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 20 "${bopt[@]}"
+		--sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN" "${bopt[@]}"
 	E2E_DEST=$(tb_addr builder 0)
 	e2e_source 0 "$case.s0" --source-ids 0-5 --src-addr-base 198.18.1.100 --events "$ev" \
 		--pack 10 --frag-size 32-120 --rate 20000 --seed 5 "${sopt[@]}"
@@ -145,7 +145,7 @@ mq_sock mq_sock_udp 4000 udp
 # --output FILE: the workers share one writer (under a mutex, per event).
 e2e_log "mq_file: 2 workers writing one file, owner block 4, default wait-us"
 e2e_builder 0 mq_file.b --queues 0-1 --workers 2 --tune owner-block=4 --sources 0-11 \
-	--output "$E2E_WORK/events.bin" --exit-on-eor --duration 20
+	--output "$E2E_WORK/events.bin" --exit-on-eor --duration "$E2E_RUN"
 E2E_DEST=$(tb_addr builder 0)
 e2e_source 0 mq_file.s0 --source-ids 0-5 --src-addr-base 198.18.1.100 --events 3000 --pack 9 --rate 20000
 e2e_source 1 mq_file.s1 --source-ids 6-11 --src-addr-base 198.18.1.200 --events 3000 --pack 4 --rate 20000
@@ -165,12 +165,14 @@ PY
 
 # --metrics with workers: the page has each worker's counters (they were
 # missing from session 22 to 26: the engine never got the page).
-e2e_builder 0 mq_metrics.b --queues 0-1 --workers 2 --sources 0-11 --no-forward --duration 2 --metrics 9464
+# It runs until the page is read.
+e2e_builder 0 mq_metrics.b --queues 0-1 --workers 2 --sources 0-11 --no-forward --duration "$E2E_RUN" --metrics 9464
 if tb_exec builder 0 curl -s -m 5 http://127.0.0.1:9464/metrics >"$E2E_WORK/mq_metrics.prom"; then
 	e2e_ok "mq_metrics: page read"
 else
 	e2e_fail "mq_metrics: GET /metrics failed"
 fi
+e2e_stop mq_metrics.b
 e2e_wait_all
 e2e_check mq_metrics <<'PY'
 page = open(os.path.join(W, "mq_metrics.prom")).read()

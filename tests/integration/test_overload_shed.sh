@@ -40,7 +40,7 @@ e2e_direct_link "$SRCNS" "$BNS"
 builder_eth1() {
 	local name=$1
 	shift
-	ip netns exec "$BNS" timeout 40 taskset -c 1 "$X" build --dev eth1 --json --interval 1 "$@" \
+	ip netns exec "$BNS" timeout "$E2E_TMO" taskset -c 1 "$X" build --dev eth1 --json --interval 1 "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$name" 0
@@ -51,14 +51,21 @@ overload_case() {
 	local case=$1
 	shift
 	e2e_log "$case: 8 sources x 25 events a MEP, live and unpaced for 3 s ($*)"
-	e2e_sink 0 "$case.k" --expect-sources 8 --duration 12
-	builder_eth1 "$case.b" --sources 0-7 --timeout-ms 50 --window 65536 --duration 6 \
+	# The farm node and the builder run until the overload is over and the
+	# builder has taken and let out all it was given.
+	e2e_sink 0 "$case.k" --expect-sources 8
+	builder_eth1 "$case.b" --sources 0-7 --timeout-ms 50 --window 65536 --duration "$E2E_RUN" \
 		--sink "$(tb_addr sink 0):$E2E_PORT" "$@"
-	ip netns exec "$SRCNS" timeout 30 taskset -c 0 "$X" source --dest "$E2E_DEST" --dev eth1 \
+	ip netns exec "$SRCNS" timeout "$E2E_TMO" taskset -c 0 "$X" source --dest "$E2E_DEST" --dev eth1 \
 		--dst-mac 02:18:02:01:00:01 --src-addr "$(tb_addr source 0)" --mode live --source-ids 0-7 \
 		--pack 25 --frag-size 32 --duration 3 --no-end-of-run --json --quiet \
 		>"$E2E_WORK/$case.s.json" 2>"$E2E_WORK/$case.s.err" &
 	_e2e_track $! "$case.s" 0
+	e2e_wait_exit "$(e2e_pid "$case.s")" "$E2E_TMO"
+	E2E_BDEV=eth1 e2e_until "$E2E_WAIT" e2e_settled 0 || e2e_fail "$case: the builder did not settle in $E2E_WAIT s"
+	e2e_stop "$case.b"
+	e2e_wait_exit "$(e2e_pid "$case.b")" "$E2E_WAIT"
+	e2e_stop_sinks
 	e2e_wait_all
 	grep -E 'shedding|ev/s' "$E2E_WORK/$case.b.err" | sed 's/^/  | /'
 }

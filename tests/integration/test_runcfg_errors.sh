@@ -18,7 +18,7 @@ F=$E2E_WORK/run.ini
 expect() {
 	local name=$1 want=$2 pat=$3 rc
 	shift 3
-	timeout 10 "$X" "$@" >"$E2E_WORK/out" 2>"$E2E_WORK/err"
+	timeout "$E2E_TMO" "$X" "$@" >"$E2E_WORK/out" 2>"$E2E_WORK/err"
 	rc=$?
 	if ((rc != want)); then
 		e2e_fail "$name: exit status $rc, want $want"

@@ -33,7 +33,7 @@ done
 # final packet flagged END_OF_RUN. Every frame re-addressed from source host
 # 0 to the builder (IP checksum redone) so that a kernel socket takes it too.
 send_fragments() {
-	ip netns exec "$(tb_ns source 0)" timeout 10 python3 - "$(tb_mac builder 0)" "$(tb_addr source 0)" \
+	ip netns exec "$(tb_ns source 0)" timeout "$E2E_TMO" python3 - "$(tb_mac builder 0)" "$(tb_addr source 0)" \
 		"$E2E_DEST" <<'PY'
 import socket, struct, sys, time
 dmac = bytes(int(x, 16) for x in sys.argv[1].split(":"))
@@ -78,13 +78,16 @@ PY
 seg_case() {
 	local name=$1
 	shift
-	e2e_builder 0 "$name.b" --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration 20 \
+	e2e_builder 0 "$name.b" --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" \
 		--output "$E2E_WORK/$name.evt" "$@"
-	ip netns exec "$(tb_ns source 0)" timeout 30 python3 tests/integration/hostile_send.py --dev eth0 \
+	ip netns exec "$(tb_ns source 0)" timeout "$E2E_TMO" python3 tests/integration/hostile_send.py --dev eth0 \
 		--dst-mac "$(tb_mac builder 0)" --dst-ip "$E2E_DEST" --allowed-ip 198.18.1.1 --sources 21-21 \
 		--kinds vectors --reps 10 --seconds 1 --seed 3 >"$E2E_WORK/$name.h.json" 2>"$E2E_WORK/$name.h.err" ||
 		{ cat "$E2E_WORK/$name.h.err"; e2e_fail "$name: vector sender failed"; }
-	sleep 0.3
+	# Every vector taken by the builder (its published counters: frames
+	# received and lost = steered) before the END_OF_RUN below ends it.
+	e2e_until "$E2E_WAIT" e2e_bstat 0 'd["rx_frames"] + d["xsk_rx_dropped"] + d["xsk_rx_ring_full"] == d["xdp"]["to_xsk"]["packets"] > 0' ||
+		e2e_fail "$name: the builder did not take the vectors in $E2E_WAIT s"
 	send_fragments || e2e_fail "$name: fragments not sent"
 	e2e_wait_all
 	e2e_check "$name" <<'PY'
@@ -116,7 +119,7 @@ PY
 seg_case sg1 --queues 0-1
 seg_case sg2 --queues 0-1 --workers 2
 
-e2e_builder 0 sgs.b --mode socket --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration 20 \
+e2e_builder 0 sgs.b --mode socket --sources 21,33 --run 1042 --timeout-ms 200 --exit-on-eor --duration "$E2E_RUN" \
 	--output "$E2E_WORK/sgs.evt"
 send_fragments || e2e_fail "socket: fragments not sent"
 e2e_wait_all

@@ -35,21 +35,22 @@ zc_case() {
 	shift
 	e2e_log "$case: live generator, 4 sources x $EVENTS events of $FRAG bytes in segments, MTU 9000 ($*)"
 	local expect=(--expect-events "$EVENTS")
-	# (copy: events may be dropped, counted; the farm node stops on time instead)
-	[[ $case == copy ]] && expect=(--duration 8)
+	# (copy: events may be dropped, counted; the farm node is stopped once
+	# the builder has ended and it has read all, e2e_wait_run)
+	[[ $case == copy ]] && expect=()
 	e2e_sink 0 "$case.k" "${expect[@]}" --expect-sources 4
-	ip netns exec "$BNS" timeout 40 "$X" build --dev eth1 --json --quiet --sources 0-3 --exit-on-eor \
-		--duration 20 --sink "$(tb_addr sink 0):$E2E_PORT" "$@" \
+	ip netns exec "$BNS" timeout "$E2E_TMO" "$X" build --dev eth1 --json --quiet --sources 0-3 --exit-on-eor \
+		--duration "$E2E_RUN" --sink "$(tb_addr sink 0):$E2E_PORT" "$@" \
 		>"$E2E_WORK/$case.b.json" 2>"$E2E_WORK/$case.b.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$case.b" 0
 	e2e_wait_rx "$case.b"
 	# Paced well below what the builder takes: the test is about bytes, not rate.
-	ip netns exec "$SRCNS" timeout 30 "$X" source --dest "$E2E_DEST" --dev eth1 --dst-mac "$DIRECT_DST_MAC" \
+	ip netns exec "$SRCNS" timeout "$E2E_TMO" "$X" source --dest "$E2E_DEST" --dev eth1 --dst-mac "$DIRECT_DST_MAC" \
 		--src-addr "$(tb_addr source 0)" --mode live --source-ids 0-3 --pack 1 --frag-size "$FRAG" \
 		--events "$EVENTS" --rate 1000 --json --quiet >"$E2E_WORK/$case.s.json" 2>"$E2E_WORK/$case.s.err" &
 	_e2e_track $! "$case.s" 0
-	e2e_wait_all
+	e2e_wait_run
 	FRAG=$FRAG EVENTS=$EVENTS e2e_check "$case" <<'PY'
 b, k, s = J(CASE + ".b"), J(CASE + ".k"), J(CASE + ".s")
 E, frag = int(os.environ["EVENTS"]), int(os.environ["FRAG"])

@@ -20,8 +20,12 @@ for try in 1 2; do
 	shape set --dev eth0 --dst "$D0" --rate 100mbit 2>/dev/null
 	sh_recv udp 0 5001 chg.recv 12 || break
 	rp=$SH_LAST
-	tb_exec source 0 timeout 12 python3 "$FLOW" send udp "$D0" 5001 "$SH_SIZE" 4 >"$SH_W/chg.send" &
+	rm -f "$SH_W/chg.send.err"
+	tb_exec source 0 timeout 12 python3 "$FLOW" send udp "$D0" 5001 "$SH_SIZE" 4 >"$SH_W/chg.send" \
+		2>"$SH_W/chg.send.err" &
 	sp=$!
+	# 2 s of shaped traffic once the sender sends (its start may take a while).
+	e2e_wait_line sending "$SH_W/chg.send.err"
 	sleep 2
 	tchg=$(date +%s.%N)
 	shape set --dev eth0 --dst "$D0" --rate 400mbit 2>/dev/null || sh_fail "change to 400mbit"
@@ -42,13 +46,13 @@ sent=$(jnum "$SH_W/chg.send" sent); got=$(jnum "$SH_W/chg.recv.json" packets)
 shape clear --dev eth0 2>/dev/null || sh_fail "clear"
 sh_nothing_left "after clear"
 # The kernel frees a detached program after an RCU grace period (and a
-# workqueue pass): give it up to 3 s before calling it leaked.
-for _ in $(seq 30); do
+# workqueue pass): give it up to E2E_WAIT before calling it leaked.
+for _ in $(seq $((E2E_WAIT * 10))); do
 	tb_exec source 0 bpftool prog show id "$prog" >/dev/null 2>&1 || break
 	sleep 0.1
 done
 if tb_exec source 0 bpftool prog show id "$prog" >/dev/null 2>&1; then
-	sh_fail "program $prog still loaded 3 s after clear"
+	sh_fail "program $prog still loaded $E2E_WAIT s after clear"
 else
 	sh_ok "program $prog is gone"
 fi

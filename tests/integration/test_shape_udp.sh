@@ -45,7 +45,7 @@ shape set --dev eth0 --dst "$D1" --rate 300mbit 2>/dev/null
 for try in 1 2; do
 	sh_recv udp 1 5002 d1.recv 10 || break
 	r1=$SH_LAST
-	tb_exec source 0 timeout 10 python3 "$FLOW" send udp "$D1" 5002 "$SH_SIZE" 2 >"$SH_W/d1.send" &
+	tb_exec source 0 timeout 10 python3 "$FLOW" send udp "$D1" 5002 "$SH_SIZE" 2 >"$SH_W/d1.send" 2>"$SH_W/d1.send.err" &
 	s1=$!
 	sh_flow udp 0 5001 2 "$SH_SIZE" 0 d0
 	wait "$s1"; wait "$r1"

@@ -6,11 +6,14 @@
 # kernel) and from files: good streams from several connections, each kind
 # of corruption, garbage, an unmet expectation, SIGTERM. Every sink run is
 # bounded by --duration and by timeout(1); the trap kills what we started.
+# Waits are on conditions (a log line, the connections read to the end),
+# SINK_WAIT seconds at most: never how long the sink should take.
 set -uo pipefail
 OUT=${1:-build}
 X=$(realpath "$OUT/xevb")
 T=$(mktemp -d /tmp/xevb$$sink.XXXX)
 SINK_PID=
+SINK_WAIT=${SINK_WAIT:-60}
 
 cleanup() {
 	[[ -n $SINK_PID ]] && kill "$SINK_PID" 2>/dev/null && wait "$SINK_PID" 2>/dev/null
@@ -36,10 +39,10 @@ check() {
 start_sink() {
 	local name=$1; shift
 	rm -f "$T/ready"
-	timeout 30 "$X" sink --listen 127.0.0.1:0 --ready-file "$T/ready" --json \
+	timeout $((SINK_WAIT + 60)) "$X" sink --listen 127.0.0.1:0 --ready-file "$T/ready" --json \
 		--stats-interval 1 "$@" >"$T/$name.json" 2>"$T/$name.err" &
 	SINK_PID=$!
-	for _ in $(seq 100); do
+	for _ in $(seq $((SINK_WAIT * 20))); do
 		[[ -s $T/ready ]] && break
 		sleep 0.05
 	done
@@ -54,16 +57,17 @@ wait_sink() {
 	local rc
 	wait "$SINK_PID"; rc=$?
 	SINK_PID=
+SINK_WAIT=${SINK_WAIT:-60}
 	if [[ $rc == "$2" ]]; then ok "$1: sink exit status $rc"
 	else fail "$1: sink exit status $rc, want $2"; cat "$T/$1.err"; fi
 }
 
 feed() { "$X" sink --selftest-send "$@" 2>>"$T/feed.err"; }
 
-# wait_dropped NAME N: until the sink has logged N dropped connections (5 s
-# at most), so that what is sent next cannot overtake the bad stream.
+# wait_dropped NAME N: until the sink has logged N dropped connections
+# (SINK_WAIT at most), so that what is sent next cannot overtake the bad stream.
 wait_dropped() {
-	for _ in $(seq 100); do
+	for _ in $(seq $((SINK_WAIT * 20))); do
 		(($(grep -c 'connection closed after' "$T/$1.err") >= $2)) && return 0
 		sleep 0.05
 	done
@@ -71,7 +75,7 @@ wait_dropped() {
 }
 
 echo "# two builders at once, complete and incomplete events"
-start_sink two --expect-events 3000 --expect-sources 8 --duration 20 || exit 1
+start_sink two --expect-events 3000 --expect-sources 8 --duration "$SINK_WAIT" || exit 1
 feed "$ADDR" 1500 --sources 8 --incomplete-every 10 --first-event 0 &
 f1=$!
 feed "$ADDR" 1500 --sources 8 --incomplete-every 10 --first-event 100000 --max-len 1500 &
@@ -90,7 +94,7 @@ check "$T/two.json" errors 0
 grep -q '"result":"ok"' "$T/two.json" && ok "result ok" || fail "result not ok"
 
 echo "# a corrupt stream costs its connection, not the sink"
-start_sink magic --expect-events 200 --duration 20 || exit 1
+start_sink magic --expect-events 200 --duration "$SINK_WAIT" || exit 1
 feed "$ADDR" 200 --corrupt magic --corrupt-at 100
 wait_dropped magic 1
 feed "$ADDR" 100 --first-event 5000
@@ -108,7 +112,7 @@ for kind in crc:crc_mismatch:50 crc-field:crc_mismatch:50 content:content_mismat
 	    reserved:record_reserved_nonzero:26 \
 	    truncate:truncated_stream:26; do
 	IFS=: read -r k key n <<<"$kind"
-	start_sink "c_$k" --duration 20 --expect-events "$n" || exit 1
+	start_sink "c_$k" --duration "$SINK_WAIT" --expect-events "$n" || exit 1
 	feed "$ADDR" 50 --sources 3 --corrupt "$k" --corrupt-at 25
 	if ((n == 26)); then
 		wait_dropped "c_$k" 1
@@ -119,7 +123,7 @@ for kind in crc:crc_mismatch:50 crc-field:crc_mismatch:50 content:content_mismat
 	check "$T/c_$k.json" events "$n"
 	check "$T/c_$k.json" errors 1
 done
-start_sink dup --duration 20 --expect-events 150 || exit 1
+start_sink dup --duration "$SINK_WAIT" --expect-events 150 || exit 1
 feed "$ADDR" 100 --first-event 0
 feed "$ADDR" 50 --first-event 60
 wait_sink dup 1
@@ -127,7 +131,7 @@ check "$T/dup.json" duplicate_event 40
 check "$T/dup.json" duplicates 40
 
 echo "# garbage and absurd lengths from raw sockets"
-start_sink junk --duration 20 --expect-events 10 || exit 1
+start_sink junk --duration "$SINK_WAIT" --expect-events 10 || exit 1
 port=${ADDR##*:}
 head -c 4000 /dev/urandom 2>/dev/null >"/dev/tcp/127.0.0.1/$port" || true
 wait_dropped junk 1
@@ -154,9 +158,15 @@ grep -q 'ev/s.*complete 50 incomplete 0 errors 0' "$T/short.err" && ok "statisti
 	fail "no statistics line: $(cat "$T/short.err")"
 
 echo "# SIGTERM ends the run with a summary"
-start_sink term --duration 20 || exit 1
+start_sink term --duration "$SINK_WAIT" || exit 1
 feed "$ADDR" 10
-sleep 0.3
+# The sink has read the feeder's stream to its end: no connection left to
+# its port (none established, closing or waiting to be accepted).
+port=${ADDR##*:}
+for _ in $(seq $((SINK_WAIT * 20))); do
+	[[ -z $(ss -Htn state established state close-wait state syn-recv "( sport = :$port )") ]] && break
+	sleep 0.05
+done
 kill -TERM "$SINK_PID"
 wait_sink term 0
 check "$T/term.json" events 10
@@ -169,12 +179,12 @@ rc=$?; [[ $rc == 2 ]] && grep -q 'IPv4 only' "$T/v6.err" && ok "--listen on IPv6
 
 echo "# --input FILE"
 feed - 500 --sources 16 --incomplete-every 5 --max-len 3000 >"$T/good.evt"
-timeout 30 "$X" sink --input "$T/good.evt" --json --expect-sources 16 >"$T/file.json" 2>"$T/file.err"
+timeout $((SINK_WAIT + 60)) "$X" sink --input "$T/good.evt" --json --expect-sources 16 >"$T/file.json" 2>"$T/file.err"
 rc=$?; [[ $rc == 0 ]] && ok "file: exit 0" || { fail "file: exit $rc"; cat "$T/file.err"; }
 check "$T/file.json" events 500
 check "$T/file.json" incomplete 100
 check "$T/file.json" bytes "$(stat -c %s "$T/good.evt")"
-timeout 30 "$X" sink --input - --json <"$T/good.evt" >"$T/stdin.json" 2>/dev/null
+timeout $((SINK_WAIT + 60)) "$X" sink --input - --json <"$T/good.evt" >"$T/stdin.json" 2>/dev/null
 check "$T/stdin.json" events 500
 # A pipe cannot be mapped: the reader gets it through an anonymous file.
 cat "$T/good.evt" | timeout 30 "$X" sink --input - --json >"$T/pipe.json" 2>/dev/null
@@ -186,15 +196,15 @@ timeout 30 "$X" sink --input "$T/empty.evt" --json >"$T/empty.json" 2>/dev/null
 rc=$?; [[ $rc == 0 ]] && ok "empty file: exit 0" || fail "empty file: exit $rc"
 check "$T/empty.json" events 0
 feed - 40 --corrupt truncate --corrupt-at 39 >"$T/trunc.evt"
-timeout 30 "$X" sink --input "$T/trunc.evt" --json >"$T/trunc.json" 2>/dev/null
+timeout $((SINK_WAIT + 60)) "$X" sink --input "$T/trunc.evt" --json >"$T/trunc.json" 2>/dev/null
 rc=$?; [[ $rc == 1 ]] && ok "truncated file: exit 1" || fail "truncated file: exit $rc"
 check "$T/trunc.json" events 39
 check "$T/trunc.json" truncated_stream 1
 # Content pattern wrong but CRC right: only the content check sees it.
 feed - 40 --corrupt content >"$T/content.evt"
-timeout 30 "$X" sink --input "$T/content.evt" --json --no-content-check >"$T/nocc.json" 2>/dev/null
+timeout $((SINK_WAIT + 60)) "$X" sink --input "$T/content.evt" --json --no-content-check >"$T/nocc.json" 2>/dev/null
 rc=$?; [[ $rc == 0 ]] && ok "--no-content-check: exit 0" || fail "--no-content-check: exit $rc"
-timeout 30 "$X" sink --input "$T/content.evt" --json >"$T/cc.json" 2>/dev/null
+timeout $((SINK_WAIT + 60)) "$X" sink --input "$T/content.evt" --json >"$T/cc.json" 2>/dev/null
 check "$T/cc.json" content_mismatch 1
 
 echo

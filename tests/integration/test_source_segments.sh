@@ -32,7 +32,7 @@ capture() {
 	local name=$1
 	shift
 	local ready="$E2E_WORK/$name.ready"
-	ip netns exec "$(tb_ns builder 0)" timeout 40 python3 "$CAP" --ready "$ready" --timeout 25 "$@" \
+	ip netns exec "$(tb_ns builder 0)" timeout "$E2E_TMO" python3 "$CAP" --ready "$ready" --timeout "$E2E_RUN" "$@" \
 		>"$E2E_WORK/$name.json" 2>"$E2E_WORK/$name.err" &
 	_e2e_track $! "$name" 0
 	e2e_wait_ready "$ready" "$name" "capture not ready"
@@ -181,7 +181,7 @@ dfm_sink 0 sd.k --credits 64
 # dropped answers; one that does not yet: everything).
 dfm_builder 0 sd.b 1 --sources 0-1 --credits 32 --tune reask-ms=40 --tune max-reasks=2 --timeout-ms 300
 dfm_source 0 sd.s --source-ids 0-1 --pack 1 --frag-size 16000 --drop-answers 0.2 --seed 7
-ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode pull \
+ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode pull \
 	--rate 200 --events 20 --pack 1 --wait-builders 1 --wait-sources 1 --drain-ms 1000 \
 	>"$E2E_WORK/sd.d.json" 2>"$E2E_WORK/sd.d.err"
 dfm_stop_all

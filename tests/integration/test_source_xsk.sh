@@ -42,23 +42,24 @@ xsk_case() {
 	local case=$1 events=$2 ids=${XSK_IDS:-0-7} pack=${XSK_PACK:-25} frag=${XSK_FRAG:-32}
 	shift 2
 	e2e_log "$case: sources $ids, $pack events a MEP of $frag-byte fragments, $events events, --mode xsk $*"
-	# A loaded machine may take long: the sink stops at XSK_EXPECT events (paced cases), else at 25 s.
-	local stop=(--duration 15)
+	# The sink stops at XSK_EXPECT events (paced cases), else once the
+	# builder has ended and it has read all (e2e_wait_run).
+	local stop=()
 	[[ -n ${XSK_EXPECT:-} ]] && stop=(--expect-events "$XSK_EXPECT")
 	e2e_sink 0 "$case.k" --expect-sources $((${ids#*-} + 1)) "${stop[@]}"
-	ip netns exec "$BNS" timeout 60 taskset -c 1 "$X" build --dev eth1 --json --quiet --sources "$ids" \
-		--duration 25 --exit-on-eor --sink "$(tb_addr sink 0):$E2E_PORT" \
+	ip netns exec "$BNS" timeout "$E2E_TMO" taskset -c 1 "$X" build --dev eth1 --json --quiet --sources "$ids" \
+		--duration "$E2E_RUN" --exit-on-eor --sink "$(tb_addr sink 0):$E2E_PORT" \
 		>"$E2E_WORK/$case.b.json" 2>"$E2E_WORK/$case.b.err" &
 	E2E_LAST_PID=$!
 	_e2e_track $! "$case.b" 0
 	e2e_wait_rx "$case.b"
 	gateway_model
-	ip netns exec "$SRCNS" timeout 30 taskset -c 0 "$X" source --dest "$E2E_DEST" --dev eth1 \
+	ip netns exec "$SRCNS" timeout "$E2E_TMO" taskset -c 0 "$X" source --dest "$E2E_DEST" --dev eth1 \
 		--dst-mac 02:18:02:01:00:01 --src-addr "$(tb_addr source 0)" --mode xsk --source-ids "$ids" \
 		--pack "$pack" --frag-size "$frag" --events "$events" --json --quiet "$@" \
 		>"$E2E_WORK/$case.s.json" 2>"$E2E_WORK/$case.s.err" &
 	_e2e_track $! "$case.s" 0
-	e2e_wait_all
+	e2e_wait_run
 	# Where a frame could go missing on the way: the sender veth's drops, and
 	# frames the builder's kernel took without XDP (its IP input).
 	e2e_log "$case: sender veth tx dropped $(ip netns exec "$SRCNS" cat /sys/class/net/eth1/statistics/tx_dropped)," \

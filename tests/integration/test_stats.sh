@@ -11,13 +11,13 @@ TRACE_NO_BPFTRACE=1
 . "$(dirname "$0")/lib_trace.sh"
 trace_init st "${1:-build}"
 trace_live st 8
-sleep 2
+trace_flowing
 tb_exec builder 0 "$X" stats --dev eth0 >"$E2E_WORK/st.summary" 2>&1 || e2e_fail "xevb stats exit status $?"
-tb_exec builder 0 timeout 10 "$X" stats --dev eth0 --all --json --count 3 >"$E2E_WORK/st.all" 2>"$E2E_WORK/st.all.err" ||
+tb_exec builder 0 timeout "$E2E_TMO" "$X" stats --dev eth0 --all --json --count 3 >"$E2E_WORK/st.all" 2>"$E2E_WORK/st.all.err" ||
 	e2e_fail "xevb stats --all exit status $?"
-tb_exec builder 0 timeout 10 "$X" stats --dev eth0 --all --count 2 >"$E2E_WORK/st.alltext" 2>&1 ||
+tb_exec builder 0 timeout "$E2E_TMO" "$X" stats --dev eth0 --all --count 2 >"$E2E_WORK/st.alltext" 2>&1 ||
 	e2e_fail "xevb stats --all (text) exit status $?"
-e2e_wait_all
+trace_stop
 cat "$E2E_WORK/st.summary"; head -30 "$E2E_WORK/st.alltext"
 e2e_check stats <<'PY'
 import re

@@ -38,12 +38,13 @@ tb_exec source 0 ip link show eth0 >/dev/null || fail "no eth0 in source 0"
 
 # Raw-socket MEP reader: counts valid MEPs, their records, END_OF_RUN
 # flags, malformed ones and duplicate (source, event) records; stops at
-# the expected packet count (0: unknown), after 1 s without packets once
-# traffic has started, or after 15 s. Writes "ready" once it listens.
+# the expected packet count (0: unknown: once the senders are done (file
+# done) and 1 s has passed without packets), or after 120 s. Writes
+# "ready" once it listens.
 reader() {
-	tb_exec builder 0 /usr/bin/python3 - "$1" "$WORK/ready" <<'PY'
-import socket, struct, sys, time
-want, ready = int(sys.argv[1]), sys.argv[2]
+	tb_exec builder 0 /usr/bin/python3 - "$1" "$WORK/ready" "$WORK/done" <<'PY'
+import os, socket, struct, sys, time
+want, ready, done = int(sys.argv[1]), sys.argv[2], sys.argv[3]
 s = socket.socket(socket.AF_INET, socket.SOCK_RAW, 253)
 s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 4 << 20)
 s.settimeout(0.2)
@@ -51,12 +52,12 @@ open(ready, "w").write("ready\n")
 pk = frags = eor = bad = 0
 seen = set()
 dups = 0
-end, last = time.time() + 15, None
+end, last = time.time() + 120, None
 while (want == 0 or pk + bad < want) and time.time() < end:
     try:
         d = s.recv(70000)
     except socket.timeout:
-        if last is not None and time.time() - last > 1.0:
+        if last is not None and time.time() - last > 1.0 and os.path.exists(done):
             break
         continue
     last = time.time()
@@ -94,16 +95,17 @@ rx_packets() { tb_exec builder 0 cat /sys/class/net/eth0/statistics/rx_packets; 
 # counts against the two JSON summaries.
 run_case() {
 	local name=$1 want=$2 t rx0 rx1 rpid
-	rm -f "$WORK/ready"
+	rm -f "$WORK/ready" "$WORK/done"
 	reader "$want" >"$WORK/$name.rx" &
 	rpid=$!
-	for ((t = 0; t < 50; t++)); do [[ -e $WORK/ready ]] && break; sleep 0.1; done
+	for ((t = 0; t < 600; t++)); do [[ -e $WORK/ready ]] && break; sleep 0.1; done
 	[[ -e $WORK/ready ]] || fail "$name: reader did not start"
 	rx0=$(rx_packets)
 	tb_exec source 0 "$XEVB" source --dest "$BLD" --source-ids 0-1 --quiet --json "${S0[@]}" \
 		>"$WORK/$name.s0" || fail "$name: source 0 failed"
 	tb_exec source 1 "$XEVB" source --dest "$BLD" --source-ids 2-3 --quiet --json "${S1[@]}" \
 		>"$WORK/$name.s1" || fail "$name: source 1 failed"
+	touch "$WORK/done"
 	wait "$rpid" || fail "$name: reader failed"
 	rx1=$(rx_packets)
 	python3 - "$name" "$WORK/$name.s0" "$WORK/$name.s1" "$WORK/$name.rx" "$((rx1 - rx0))" <<'PY' ||
@@ -188,8 +190,14 @@ for m in json.load(sys.stdin)["map_ids"]:
 map=$(cnt_map) && [[ -n $map ]] || fail "live: no counter map"
 tb_exec source 0 "$XEVB" source --dest "$BLD" --dev eth0 --mode live --source-ids 0-3 --pack 10 \
 	--frag-size 64 --events 20000 --first-event 1000 --json --quiet >"$WORK/live.s0" || fail "live: source failed"
-sleep 0.2
-bpftool map dump id "$map" -j >"$WORK/live.map" || fail "live: cannot read the counters"
+# The last frames through the bridge: until the counting program has all
+# 8000 MEPs (60 s at most), then the counts are compared.
+for ((t = 0; t < 600; t++)); do
+	bpftool map dump id "$map" -j >"$WORK/live.map" || fail "live: cannot read the counters"
+	python3 -c 'import json, sys; sys.exit(0 if sum(v["value"] for v in json.load(open(sys.argv[1]))[2]["formatted"]["values"]) >= 8000 else 1)' \
+		"$WORK/live.map" && break
+	sleep 0.1
+done
 python3 - "$WORK/live.s0" "$WORK/live.map" <<'PY' || fail "live: counts disagree"
 import json, sys
 j = json.load(open(sys.argv[1]))
@@ -225,10 +233,14 @@ for i in 0 1; do
 		--frag-size 32 --events 100000 --json --quiet >"$WORK/flood.s$i" 2>"$WORK/flood.e$i" &
 done
 wait || fail "port buffer: a source failed"
-sleep 0.2
-m1=$(mep_count) || fail "port buffer: cannot read the counters"
 sent=$(python3 -c 'import json, sys; print(sum(json.load(open(f))["packets"] for f in sys.argv[1:]))' \
 	"$WORK/flood.s0" "$WORK/flood.s1")
+# The frames waiting in the port's pfifo reach XDP (60 s at most).
+for ((t = 0; t < 600; t++)); do
+	m1=$(mep_count) || fail "port buffer: cannot read the counters"
+	((m1 - m0 >= sent)) && break
+	sleep 0.1
+done
 drops=$(ip -n "$SW" -j -s link show "$BPORT" | python3 -c 'import json, sys; print(json.load(sys.stdin)[0]["stats64"]["tx"]["dropped"])')
 ((sent == 80000 && m1 - m0 == sent && drops == 0)) ||
 	fail "port buffer: sent $sent MEPs, XDP counted $((m1 - m0)), the port dropped $drops"

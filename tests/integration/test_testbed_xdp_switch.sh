@@ -15,10 +15,11 @@ OBJ=$(realpath "${1:-build}/bpf/xevb_switch.bpf.o")
 [[ -r $OBJ ]] || e2e_die "$OBJ not built (make -j2)"
 export TB_SWITCH_OBJ=$OBJ
 
-# prog_gone ID: the kernel freed the program (bounded wait: freeing is deferred).
+# prog_gone ID: the kernel freed the program (bounded wait, E2E_WAIT:
+# freeing is deferred).
 prog_gone() {
 	local t
-	for ((t = 0; t < 40; t++)); do
+	for ((t = 0; t < E2E_WAIT * 20; t++)); do
 		bpftool prog show id "$1" >/dev/null 2>&1 || return 0
 		sleep 0.05
 	done

@@ -17,40 +17,34 @@ N=5000
 OUT=$E2E_WORK/tdf.out
 
 # The DFM first, waiting for its peers, so the script sees every assignment.
-ip netns exec "$(tb_ns dfm 0)" timeout 50 "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
-	--rate 4000 --events "$N" --pack 4 --wait-builders 2 --wait-sources 2 --wait-ms 25000 \
+ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --listen "$DFM_ADDR" --json --interval 0 --mode push \
+	--rate 4000 --events "$N" --pack 4 --wait-builders 2 --wait-sources 2 --wait-ms $((E2E_WAIT * 1000)) \
 	>"$E2E_WORK/tdf.dfm.json" 2>"$E2E_WORK/tdf.dfm.err" &
 _e2e_track $! tdf.dfm 0
 dfm_tpid=$!
 DPID=$(e2e_xevb_pid "$dfm_tpid") || e2e_die "no DFM process under $dfm_tpid"
-# bpftrace leaves when the DFM exits (-p); 45 s bounds it anyway.
-timeout 55 bash scripts/trace/run.sh dfm "$DPID" 45 >"$OUT" 2>"$OUT.err" &
+# bpftrace leaves when the DFM exits (-p); E2E_RUN bounds it anyway.
+timeout "$E2E_TMO" bash scripts/trace/run.sh dfm "$DPID" "$E2E_RUN" >"$OUT" 2>"$OUT.err" &
 tr_pid=$!
 E2E_PIDS+=("$tr_pid"); E2E_NAMES+=("run.sh dfm"); E2E_WANT+=(0)
-for ((t = 0; t < 300; t++)); do
+for ((t = 0; t < E2E_WAIT * 20; t++)); do
 	grep -q '^xevb DFM:' "$OUT" 2>/dev/null && break
 	kill -0 "$tr_pid" 2>/dev/null || break
 	sleep 0.05
 done
-grep -q '^xevb DFM:' "$OUT" || { sed 's/^/  | /' "$OUT.err" | tail; e2e_die "dfm.bt did not attach in 15 s"; }
+grep -q '^xevb DFM:' "$OUT" || { sed 's/^/  | /' "$OUT.err" | tail; e2e_die "dfm.bt did not attach in $E2E_WAIT s"; }
 e2e_ok "dfm.bt attached to the DFM (pid $DPID) before its peers started"
 
-dfm_sink 0 tdf.k --credits 8 --process-rate 1500 --duration 25
+dfm_sink 0 tdf.k --credits 8 --process-rate 1500
 dfm_builder 0 tdf.b0 1 --sources 0-3 --credits 16
 dfm_builder 1 tdf.b1 1 --sources 0-3 --credits 32
 dfm_source 0 tdf.s0 --source-ids 0-1 --frag-size 100-300
 dfm_source 1 tdf.s1 --source-ids 2-3 --frag-size 100-300
 # The DFM ends by itself (--events); then the script, the builders and the sources.
-e2e_wait_exit "$dfm_tpid" 45
-e2e_wait_exit "$tr_pid" 10
-# The farm node would wait for its --duration: it has had every event by now.
-for ((t = 0; t < 40; t++)); do
-	alive=0
-	for ((i = 2; i < ${#E2E_PIDS[@]}; i++)); do kill -0 "${E2E_PIDS[$i]}" 2>/dev/null && alive=1; done
-	((alive)) || break
-	((t == 20)) && for ((i = 2; i < ${#E2E_PIDS[@]}; i++)); do kill -INT "${E2E_PIDS[$i]}" 2>/dev/null; done
-	sleep 0.1
-done
+e2e_wait_exit "$dfm_tpid" "$E2E_TMO"
+e2e_wait_exit "$tr_pid" "$E2E_WAIT"
+# The farm node runs until told: once the others have left and it has read all.
+dfm_stop_all
 e2e_wait_all
 grep -E '^[0-9:]+ (busy|not_busy)' "$OUT" | head -6; echo "..."; sed -n '/ second$/,$p' "$OUT" | head -16
 echo "..."; sed -n '/^totals:/,$p' "$OUT"

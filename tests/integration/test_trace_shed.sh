@@ -17,20 +17,27 @@ tb_up --sources 1 --builders 1 --sinks 1 || e2e_die "tb_up"
 SRCNS=$(tb_ns source 0) BNS=$(tb_ns builder 0)
 direct_link "$SRCNS" "$BNS" 1500 || e2e_die "direct veth pair"
 
-e2e_sink 0 ts.k --expect-sources 8 --duration 16
-ip netns exec "$BNS" timeout 40 taskset -c 1 "$X" build --dev eth1 --json --sources 0-7 --duration 10 \
+e2e_sink 0 ts.k --expect-sources 8
+ip netns exec "$BNS" timeout "$E2E_TMO" taskset -c 1 "$X" build --dev eth1 --json --sources 0-7 --duration "$E2E_RUN" \
 	--sink "$(tb_addr sink 0):$E2E_PORT" >"$E2E_WORK/ts.b.json" 2>"$E2E_WORK/ts.b.err" &
 E2E_LAST_PID=$!
 _e2e_track $! ts.b 0
 e2e_wait_rx ts.b
 TRACE_BPID=$(e2e_xevb_pid "$E2E_LAST_PID") || e2e_die "no builder process under $E2E_LAST_PID"
-# The generator starts once the script is attached (bpftrace needs a moment).
-(sleep 2; ip netns exec "$SRCNS" timeout 30 taskset -c 0 "$X" source --dest "$(tb_addr builder 0)" --dev eth1 \
-	--dst-mac "$DIRECT_DST_MAC" --src-addr "$(tb_addr source 0)" --mode live --source-ids 0-7 \
-	--pack 25 --frag-size 32 --duration 3 --no-end-of-run --json --quiet \
-	>"$E2E_WORK/ts.s.json" 2>"$E2E_WORK/ts.s.err") &
-_e2e_track $! ts.s 0
-trace_attach shed 6 "$E2E_WORK/ts.out"
+# The generator (3 s of overload) starts once the script is attached
+# (bpftrace needs a moment, seconds on a slow host).
+generator() {
+	ip netns exec "$SRCNS" timeout "$E2E_TMO" taskset -c 0 "$X" source --dest "$(tb_addr builder 0)" --dev eth1 \
+		--dst-mac "$DIRECT_DST_MAC" --src-addr "$(tb_addr source 0)" --mode live --source-ids 0-7 \
+		--pack 25 --frag-size 32 --duration 3 --no-end-of-run --json --quiet \
+		>"$E2E_WORK/ts.s.json" 2>"$E2E_WORK/ts.s.err" &
+	_e2e_track $! ts.s 0
+}
+TRACE_ON_ATTACH=generator trace_attach shed 6 "$E2E_WORK/ts.out"
+e2e_wait_exit "$(e2e_pid ts.s)" "$E2E_TMO"
+e2e_stop ts.b
+e2e_wait_exit "$(e2e_pid ts.b)" "$E2E_WAIT"
+e2e_stop_sinks
 e2e_wait_all
 cp "$E2E_WORK/ts.out" /tmp/ts.out; head -20 "$E2E_WORK/ts.out" | sed "s/^/  | /"
 e2e_check shed-trace <<'PY'

@@ -9,12 +9,12 @@ set -uo pipefail
 . "$(dirname "$0")/lib_trace.sh"
 trace_init tx "${1:-build}"
 trace_live tx 10
-sleep 1
+trace_flowing
 PROG=$(tb_exec builder 0 ip -d link show eth0 | sed -n 's/.*prog\/xdp id \([0-9]*\).*/\1/p' | head -1)
 [[ -n $PROG ]] || e2e_fail "no XDP program id on the builder's eth0"
 echo "$PROG" >"$E2E_WORK/tx.prog"
 trace_attach xdp-verdicts 5 "$E2E_WORK/tx.out" "$PROG"
-e2e_wait_all
+trace_stop
 cat "$E2E_WORK/tx.out"
 e2e_check xdp <<'PY'
 import re

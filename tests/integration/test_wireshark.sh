@@ -21,16 +21,24 @@ CAP=$E2E_WORK/tw.pcap
 tb_exec builder 0 ip link set eth0 gso_max_segs 1 || e2e_fail "gso_max_segs"
 
 # tcpdump is ours: tracked like the other processes, stopped by pid.
-ip netns exec "$(tb_switch)" timeout 40 tcpdump -i "$(tb_port builder 0)" -w "$CAP" -U --immediate-mode -B 32768 -s 0 \
+ip netns exec "$(tb_switch)" timeout "$E2E_TMO" tcpdump -i "$(tb_port builder 0)" -w "$CAP" -U --immediate-mode -B 32768 -s 0 \
 	'ip proto 253 or udp port 23900 or tcp port 5000' 2>"$E2E_WORK/tcpdump.err" &
 TCPDUMP=$!
-for ((t = 0; t < 100; t++)); do
-	grep -qs 'listening on' "$E2E_WORK/tcpdump.err" && break
-	sleep 0.05
-done
+e2e_wait_line 'listening on' "$E2E_WORK/tcpdump.err" || e2e_die "tcpdump did not start"
+# tcpdump_caught_up: tcpdump (asked with SIGUSR1) has written every packet
+# the kernel gave it (captured = received by filter).
+tcpdump_caught_up() {
+	local p l
+	p=$(pgrep -P "$TCPDUMP" -x tcpdump) || return 0
+	kill -USR1 "$p"
+	sleep 0.1
+	# "tcpdump: N packets captured, N packets received by filter, ..."
+	l=$(grep -o '[0-9]* packets captured, [0-9]* packets received by filter' "$E2E_WORK/tcpdump.err" | tail -1)
+	[[ -n $l ]] && (($(awk '{ print $1 - $4 }' <<<"$l") == 0))
+}
 
 e2e_sink 0 tw.k --expect-events 1000 --expect-sources 4
-e2e_builder 0 tw.b --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration 12
+e2e_builder 0 tw.b --sources 0-3 --sink "$(tb_addr sink 0):$E2E_PORT" --exit-on-eor --duration "$E2E_RUN"
 
 # Replay: whole frames from tests/vectors, to the builder's MAC.
 tb_exec source 0 python3 - "$(tb_mac builder 0)" <<'PY' || e2e_fail "vector replay"
@@ -51,18 +59,24 @@ F=(--events 1000 --pack 1 --frag-size 500-1400 --rate 2000)
 e2e_source 0 tw.s0 --source-ids 0-1 "${F[@]}" --seed 7
 e2e_source 1 tw.s1 --source-ids 2-3 "${F[@]}" --udp --seed 8
 e2e_wait_all
-sleep 0.5
+e2e_until "$E2E_WAIT" tcpdump_caught_up || e2e_fail "capture: tcpdump did not catch up in $E2E_WAIT s"
 kill -INT "$TCPDUMP" 2>/dev/null
 wait "$TCPDUMP"
 # A loaded machine may make tcpdump drop: then nothing below can be exact.
-drops=$(sed -n 's/^\([0-9]*\) packets dropped by kernel/\1/p' "$E2E_WORK/tcpdump.err")
+drops=$(sed -n 's/^\([0-9]*\) packets dropped by kernel/\1/p' "$E2E_WORK/tcpdump.err" | tail -1)
 if [[ ${drops:-x} == 0 ]]; then
-	e2e_ok "capture: $(sed -n 's/^\([0-9]*\) packets captured/\1/p' "$E2E_WORK/tcpdump.err") packets, none dropped"
+	e2e_ok "capture: $(sed -n 's/^\([0-9]*\) packets captured/\1/p' "$E2E_WORK/tcpdump.err" | tail -1) packets, none dropped"
 else
 	e2e_fail "capture: tcpdump dropped ${drops:-?} packets"; cat "$E2E_WORK/tcpdump.err"
 fi
 
-tsh() { tshark -X lua_script:"$LUA" -r "$CAP" -o tcp.desegment_tcp_streams:TRUE "$@" 2>"$E2E_WORK/tshark.err"; }
+# Out-of-order segments reassembled too: on a loaded host the capture point
+# sees the builder's TCP segments out of order now and then (and their
+# retransmissions), and without it tshark loses the events they carry.
+tsh() {
+	tshark -X lua_script:"$LUA" -r "$CAP" -o tcp.desegment_tcp_streams:TRUE -o tcp.reassemble_out_of_order:TRUE "$@" \
+		2>"$E2E_WORK/tshark.err"
+}
 tsh -Y xevb_mep -T fields -E separator=/t -E occurrence=a -E aggregator=, \
 	-e frame.number -e ip.proto -e udp.dstport -e xevb_mep.magic -e xevb_mep.version -e xevb_mep.flags \
 	-e xevb_mep.flags.resend -e xevb_mep.flags.end_of_run -e xevb_mep.source_id -e xevb_mep.n_frags \

@@ -198,6 +198,7 @@ Test(cli_cmds, dfm_refuses_naming_the_option)
 	refused(DFM("--rate", "fast"), "--rate: 'fast' is not a number");
 	refused(DFM("--events", "0"), "--events: '0' is not a number in 1..1099511627776");
 	refused(DFM("--pack", "1025"), "--pack: '1025' is not a number in 1..1024");
+	refused(DFM("--pack", "100", "--table", "64"), "--pack 100 must not exceed --table 64");
 	refused(DFM("--table", "1000"), "--table: 1000 is not a power of 2");
 	refused(DFM("--table", "32"), "--table: '32' is not a number in 64..16777216");
 	refused(DFM("--dead-ms", "9"), "--dead-ms: '9' is not a number in 10..600000");
@@ -295,7 +296,8 @@ Test(cli_cmds, doctor_refuses_naming_the_option)
 {
 	refused(DOCTOR("--json"), "--dev is required (try --help)");
 	refused(DOCTOR("--dev", "eth0", "--bogus"), "unknown option '--bogus'");
-	refused(DOCTOR("--dev", "eth0", "--queues", "3-1"), "--queues: '3-1' is not a list of ids");
+	refused(DOCTOR("--dev", "eth0", "--queues", "3-1"),
+		"--queues: range 3-1 runs backwards: give LOW-HIGH (1-3)");
 	refused(DOCTOR("--dev", "eth0", "--cpus", "99999"), "--cpus: '99999' is not a CPU list");
 	refused(DOCTOR("--dev", "eth0", "--ip-proto", "256"), "--ip-proto: '256' is not a number in 0..255");
 	refused(DOCTOR("--dev", "eth0", "--udp-port", "65536"), "--udp-port: '65536' is not a number in 0..65535");

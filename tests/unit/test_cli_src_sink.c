@@ -173,7 +173,8 @@ Test(cli_src_sink, source_refuses_bad_values_naming_the_option)
 	refused(SRC("--dest", "198.18.2.1", "--events", "0"), "--events: '0' is not a number");
 	refused(SRC("--dest", "198.18.2.1", "--duplicate", "1.5"), "--duplicate: '1.5' is not a number in 0..1");
 	refused(SRC("--dest", "198.18.2.1", "--seed", "-1"), "--seed: '-1' is not a number");
-	refused(SRC("--dest", "198.18.2.1", "--source-ids", "4096"), "--source-ids: 4096 is over the largest");
+	refused(SRC("--dest", "198.18.2.1", "--source-ids", "4096"),
+		"--source-ids: id 4096 in '4096' is out of range: ids go from 0 to 4095");
 	refused(SRC("--dest", "198.18.2.1", "--skip-events", "9:3"), "--skip-events: source 9 is not one of");
 	refused(SRC("--dest", "198.18.2.1", "--stop-after", "x"), "--stop-after: 'x' is not a number");
 	refused(SRC("--dest", "198.18.2.1", "--dst-mac", "02:00"), "--dst-mac: '02:00' is not a MAC");

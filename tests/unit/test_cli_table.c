@@ -3,8 +3,9 @@
  * Options as data (cli.h) through `xevb build`'s table: the defaults, the
  * values options and --tune keys store, every range and error naming the
  * option and what it allows, the table's own rules (help, section, unique
- * names), --help within 35 options, and a run configuration's builder
- * settings arriving through the same table.
+ * names), --help within 35 options, a run configuration's builder
+ * settings arriving through the same table, and the outputs: those that
+ * contradict each other refused naming both, --output's run files.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -12,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "ctl/runcfg.h"
 #include "cmd/build_opts.h"
@@ -205,10 +207,17 @@ Test(cli_table, ranges_refused_naming_the_option_and_range)
 	refused(PARSE("--window", "0"), "--window: '0' is not a number in 1..1048576");
 	refused(PARSE("--window", "1048577"), "--window: '1048577' is not a number in 1..1048576");
 	refused(PARSE("--workers", "17"), "--workers: '17' is not a number in 1..16");
+	refused(PARSE("--metrics", "99999"), "--metrics: '99999' is not a number in 1..65535");
+	refused(PARSE("--metrics", "127.0.0.1:0"), "--metrics: '0' is not a number in 1..65535");
 	refused(PARSE("--ctl-port", "0"), "--ctl-port: '0' is not a number in 1..65535");
 	refused(PARSE("--mode", "dpdk"), "--mode: 'dpdk' is not one of xdp|socket");
-	refused(PARSE("--sources", "4096"), "--sources: ids go up to 4095, not 4096");
-	refused(PARSE("--sources", "3-1"), "--sources: '3-1' is not a list of ids");
+	refused(PARSE("--sources", "4096"), "--sources: id 4096 in '4096' is out of range: ids go from 0 to 4095");
+	refused(PARSE("--sources", "0-70000"),
+		"--sources: id 70000 in '0-70000' is out of range: ids go from 0 to 4095");
+	refused(PARSE("--sources", "7-0"), "--sources: range 7-0 runs backwards: give LOW-HIGH (0-7)");
+	refused(PARSE("--sources", "3-"),
+		"--sources: '3-' is not a list of ids such as 0-125 or 1,4,9-12 (ids 0 to 4095)");
+	refused(PARSE("--sources", "x"), "--sources: 'x' is not a list of ids");
 	refused(PARSE("--tune", "rx-ring=63"), "--tune rx-ring: '63' is not a number in 64..65536");
 	refused(PARSE("--tune", "owner-block=1000"), "--tune owner-block: 1000 is not a power of 2");
 	refused(PARSE("--tune", "busy-high=101"), "--tune busy-high: '101' is not a number in 0..100");
@@ -279,8 +288,8 @@ Test(cli_table, every_row_has_help_a_section_and_a_unique_name)
 {
 	unsigned tune = 0, rows = cli_check_rows(&build_cmd, &tune);
 
-	cr_assert(eq(u32, rows, 62));
-	cr_assert(eq(u32, tune, 30));
+	cr_assert(eq(u32, rows, 67));
+	cr_assert(eq(u32, tune, 35));
 	memset(&cfg, 0, sizeof(cfg));
 	cr_assert(xevb_cfg_defaults(&build_cmd, &cfg), "a default is not valid");
 }
@@ -341,4 +350,98 @@ Test(cli_table, run_configuration_through_the_table)
 	cr_assert(eq(u32, cfg.n_sinks, 1));
 	cr_assert(eq(u64, cfg.co.duration_ns, 9000000000ull));
 	xevb_runcfg_free(c);
+}
+
+/* Built events go to one place: every pair that disagrees is refused, both named (exit status 2). */
+Test(cli_table, outputs_that_contradict_each_other_refused)
+{
+#define B "--dev", "eth0", "--sources", "0-3"
+	checked = true;
+	refused(PARSE(B, "--output", "/tmp/x.xevb", "--sink", "198.18.3.1:5000"), "--output with --sink");
+	refused(PARSE(B, "--output", "/tmp/x.xevb", "--no-forward"), "--output with --no-forward");
+	refused(PARSE(B, "--output", "/tmp/x.xevb", "--tune", "bare=1"), "--output with --tune bare=1");
+	refused(PARSE(B, "--sink", "198.18.3.1:5000", "--no-forward"), "--sink with --no-forward");
+	refused(PARSE(B, "--sink", "198.18.3.1:5000", "--tune", "bare=1"), "--sink with --tune bare=1");
+	refused(PARSE(B), "where should events go?");
+	refused(PARSE(B, "--no-forward", "--tune", "output-max-events=5"),
+		"--tune output-max-events is for run files: give --output");
+	refused(PARSE(B, "--sink", "198.18.3.1:5000", "--tune", "output-next-name=1"),
+		"--tune output-next-name is for run files");
+	refused(PARSE(B, "--output", "/tmp/x.xevb", "--tune", "zerocopy=1"),
+		"--tune zerocopy=1 is for farm-node connections (--sink): not with --output");
+	refused(PARSE(B, "--output", "/tmp/x.xevb", "--tune", "sink-pacing=1gbit"), "--tune sink-pacing is for");
+	refused(PARSE(B, "--output", "/tmp/x.xevb", "--dfm", "198.18.4.1:23901"),
+		"--output with --dfm needs --run N");
+	checked = false;
+#undef B
+}
+
+/* --output: a file or a directory, the header's fields from the run, rotation only in a directory, no overwriting. */
+Test(cli_table, output_run_files)
+{
+#define B "--dev", "eth0", "--sources", "0-3,7"
+	char d[] = "/tmp/xevb-cli-out-XXXXXX", file[64], slash[64], first[96], later[96];
+	FILE *fp;
+
+	cr_assert(not(eq(ptr, mkdtemp(d), NULL)));
+	snprintf(file, sizeof(file), "%s/run.xevb", d);
+	snprintf(slash, sizeof(slash), "%s//", d);
+	snprintf(first, sizeof(first), "%s/xevb-run00000007-0000.xevb", d);
+	snprintf(later, sizeof(later), "%s/xevb-run00000007-0002.xevb", d);
+	checked = true;
+	cr_assert(eq(int, PARSE(B, "--output", file, "--run", "42", "--id", "3"), -1), "%s", errbuf);
+	cr_assert(eq(str, (char *)cfg.of.path, file));
+	cr_assert(not(cfg.of.dir));
+	cr_assert(eq(u32, cfg.of.run_number, 42));
+	cr_assert(eq(u16, cfg.of.builder_id, 3));
+	cr_assert(eq(u32, cfg.of.n_sources, 5));
+	cr_assert(eq(u16, cfg.of.sources[4], 7));
+	cr_assert(not(cfg.of.next_name));
+	cr_assert(not(cfg.of.no_fsync));
+	cr_assert(eq(int,
+		     PARSE(B, "--output", slash, "--run", "7", "--tune", "output-max-bytes=2G", "--tune",
+			   "output-max-events=1000", "--tune", "output-prefix=b1", "--tune", "output-no-fsync=1"),
+		     -1),
+		  "%s", errbuf);
+	cr_assert(cfg.of.dir);
+	cr_assert(eq(str, (char *)cfg.of.path, d));
+	cr_assert(eq(u64, cfg.of.max_bytes, 2000000000ull));
+	cr_assert(eq(u64, cfg.of.max_events, 1000));
+	cr_assert(eq(str, (char *)cfg.of.prefix, "b1"));
+	cr_assert(cfg.of.no_fsync);
+	/* An existing directory is one without the slash too. */
+	cr_assert(eq(int, PARSE(B, "--output", d, "--tune", "output-max-events=10"), -1), "%s", errbuf);
+	cr_assert(cfg.of.dir);
+	cr_assert(eq(int, PARSE(B, "--output", file, "--run", "5", "--dfm", "198.18.4.1:23901"), -1), "%s",
+		  errbuf);
+	refused(PARSE(B, "--output", file, "--tune", "output-max-bytes=1M"),
+		"give --output a directory (DIR/), not the file");
+	refused(PARSE(B, "--output", d, "--tune", "output-max-bytes=1k"), "outside 4k");
+	refused(PARSE(B, "--output", d, "--tune", "output-prefix=a/b"), "no '/'");
+	cr_assert(eq(int, PARSE(B, "--output", "/nonexistent-xevb-dir/run/"), 1));
+	cr_assert(not(eq(ptr, strstr(errbuf, "no such directory"), NULL)), "%s", errbuf);
+	/* A name that exists: refused, naming it and the option that takes the next one. */
+	fp = fopen(file, "w");
+	cr_assert(not(eq(ptr, fp, NULL)));
+	fclose(fp);
+	refused(PARSE(B, "--output", file), file);
+	cr_assert(not(eq(ptr, strstr(errbuf, "--tune output-next-name=1"), NULL)), "%s", errbuf);
+	cr_assert(eq(int, PARSE(B, "--output", file, "--tune", "output-next-name=1"), -1), "%s", errbuf);
+	cr_assert(cfg.of.next_name);
+	fp = fopen(first, "w");
+	cr_assert(not(eq(ptr, fp, NULL)));
+	fclose(fp);
+	refused(PARSE(B, "--output", d, "--run", "7"), first);
+	cr_assert(eq(int, PARSE(B, "--output", d, "--run", "8"), -1), "%s", errbuf);
+	/* Any file of the run: a rotation would come to it. */
+	rename(first, later);
+	refused(PARSE(B, "--output", d, "--run", "7"), later);
+	cr_assert(eq(int, PARSE(B, "--output", d, "--run", "7", "--tune", "output-next-name=1"), -1), "%s",
+		  errbuf);
+	unlink(later);
+	checked = false;
+	unlink(first);
+	unlink(file);
+	cr_assert(eq(int, rmdir(d), 0));
+#undef B
 }

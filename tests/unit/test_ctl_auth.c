@@ -3,7 +3,8 @@
  * Authenticated control messages: a sealed message opens once; forged,
  * altered, stale and replayed ones are refused with their reason, also a
  * copy sent to another destination; incarnations of a sender keep their
- * own windows; key files; keyed and unkeyed endpoints over real sockets.
+ * own windows; key files (every form and weak spot of
+ * trusted_cases.h); keyed and unkeyed endpoints over real sockets.
  */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
@@ -15,6 +16,7 @@
 #include <unistd.h>
 #include "ctl/ctl_auth.h"
 #include "ctl/ctl_sock.h"
+#include "trusted_cases.h"
 
 TestSuite(ctl_auth, .timeout = 10);
 
@@ -171,30 +173,81 @@ static char *key_file(const void *bytes, size_t n, mode_t mode)
 	return path;
 }
 
-Test(ctl_auth, key_files_raw_hex_and_refusals)
+/* Every form the rule decides: taken as the key, or refused saying why and how to make one. */
+Test(ctl_auth, key_file_forms_taken_and_refused)
 {
+	static struct tc_key k[32];
+	size_t n = tc_keys(k);
+	char dir[256], path[600], err[512];
+	uint8_t key[XEVB_CTL_KEY_LEN];
 	struct xevb_ctl_auth a;
-	char hex[2 * XEVB_CTL_KEY_LEN + 2];
-	char *p;
 
-	for (int i = 0; i < XEVB_CTL_KEY_LEN; i++)
-		sprintf(hex + 2 * i, "%02X", key_a[i]);
-	strcat(hex, "\n");
-	p = key_file(hex, strlen(hex), 0600);
-	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), 0));
-	cr_assert(eq(int, memcmp(a.key, key_a, sizeof(key_a)), 0));
-	p = key_file(key_a, sizeof(key_a), 0400);
-	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), 0));
-	cr_assert(eq(int, memcmp(a.key, key_a, sizeof(key_a)), 0));
-	p = key_file(key_a, sizeof(key_a), 0644);
-	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "readable by others");
-	p = key_file(hex, 40, 0600);
-	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "short");
-	hex[5] = 'g';
-	p = key_file(hex, strlen(hex), 0600);
-	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "not hex");
-	unlink(p);
-	cr_assert(eq(int, xevb_ctl_auth_load(&a, p), -1), "missing");
+	tc_tmpdir(dir, sizeof(dir));
+	for (size_t i = 0; i < n; i++) {
+		tc_write(path, sizeof(path), dir, "run.key", k[i].b, k[i].n, 0600);
+		memset(key, 0, sizeof(key));
+		err[0] = 0;
+		if (!k[i].want) {
+			cr_assert(eq(int, xevb_ctl_key_read(path, key, err, sizeof(err)), 0), "%s: %s", k[i].name,
+				  err);
+			cr_assert(eq(int, memcmp(key, tc_key_a, sizeof(key)), 0), "%s: another key", k[i].name);
+			continue;
+		}
+		cr_assert(eq(int, xevb_ctl_key_read(path, key, err, sizeof(err)), -1), "%s: taken", k[i].name);
+		cr_assert_not_null(strstr(err, k[i].want), "%s: '%s' does not say '%s'", k[i].name, err,
+				   k[i].want);
+		cr_assert_not_null(strstr(err, "(umask 077; head -c 32 /dev/urandom > "), "%s: %s", k[i].name,
+				   err);
+		cr_assert(eq(int, xevb_ctl_auth_load(&a, path), -1), "%s", k[i].name);
+	}
+	/* Read-only for its owner is as good as 600. */
+	tc_write(path, sizeof(path), dir, "run.key", tc_key_a, sizeof(tc_key_a), 0400);
+	cr_assert(eq(int, xevb_ctl_auth_load(&a, path), 0));
+	cr_assert(eq(int, memcmp(a.key, tc_key_a, sizeof(tc_key_a)), 0));
+	tc_rmdir(dir);
+}
+
+/* A link, a FIFO, a device, a directory, a socket, another user's file: refused at once, never read. */
+Test(ctl_auth, key_files_that_are_not_our_own_plain_files)
+{
+	char dir[256], path[600], err[512];
+	uint8_t key[XEVB_CTL_KEY_LEN];
+
+	tc_tmpdir(dir, sizeof(dir));
+	for (int w = 0; w < TC__N; w++) {
+		const char *want = tc_make(w, dir, tc_key_a, sizeof(tc_key_a), 0600, path, sizeof(path));
+		char head[700];
+
+		if (!want)
+			continue;
+		err[0] = 0;
+		cr_assert(eq(int, xevb_ctl_key_read(path, key, err, sizeof(err)), -1), "case %d (%s): taken", w,
+			  path);
+		cr_assert_not_null(strstr(err, want), "case %d: '%s' does not say '%s'", w, err, want);
+		snprintf(head, sizeof(head), "key file %s: ", path);
+		cr_assert(eq(int, strncmp(err, head, strlen(head)), 0), "case %d: '%s' does not start '%s'", w,
+			  err, head);
+	}
+	tc_rmdir(dir);
+}
+
+/* A key is its owner's alone: any group or other bit refuses it, saying chmod 600. */
+Test(ctl_auth, key_files_open_to_others)
+{
+	static const mode_t modes[] = { 0640, 0604, 0620, 0602, 0610, 0601, 0644, 0666 };
+	char dir[256], path[600], err[512], want[700];
+	uint8_t key[XEVB_CTL_KEY_LEN];
+
+	tc_tmpdir(dir, sizeof(dir));
+	for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		tc_write(path, sizeof(path), dir, "run.key", tc_key_a, sizeof(tc_key_a), modes[i]);
+		cr_assert(eq(int, xevb_ctl_key_read(path, key, err, sizeof(err)), -1), "mode %o taken", modes[i]);
+		snprintf(want, sizeof(want),
+			 "mode %04o: group or others may use it, a key is its owner's alone: chmod 600 %s",
+			 (unsigned)modes[i], path);
+		cr_assert_not_null(strstr(err, want), "'%s' does not say '%s'", err, want);
+	}
+	tc_rmdir(dir);
 }
 
 /* Keyed and unkeyed endpoints on loopback: who refuses what, counted. */

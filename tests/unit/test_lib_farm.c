@@ -477,7 +477,7 @@ static void key_file(char *path, size_t len, const char *dir, uint8_t fill)
 	FILE *f;
 
 	for (int i = 0; i < 32; i++)
-		snprintf(hex + 2 * i, 3, "%02x", fill);
+		snprintf(hex + 2 * i, 3, "%02x", (uint8_t)(fill + i)); /* one byte repeated is no key */
 	snprintf(path, len, "%s/run.key", dir);
 	f = fopen(path, "w");
 	cr_assert(f != NULL);
@@ -497,7 +497,8 @@ Test(lib_farm, sealed_with_the_run_key)
 
 	tl_tmpdir(dir, sizeof(dir));
 	key_file(key, sizeof(key), dir, 0xab);
-	memset(k, 0xab, sizeof(k));
+	for (int i = 0; i < 32; i++)
+		k[i] = (uint8_t)(0xab + i);
 	XEVB_OPTS(xevb_farm_opts, o, .key_file = key);
 	rig_open(&r, &o);
 	/* Unsealed: refused. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Run configuration files: a good file loaded whole, every kind of bad file
-   refused with FILE:LINE: [section] key, the options each command gets, and
-   the membership verdicts. */
+   refused with FILE:LINE: [section] key (a section given twice too), files
+   that are not our own plain text (trusted_cases.h) refused before they are
+   read, the options each command gets, and the membership verdicts. */
 #include <arpa/inet.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "ctl/runcfg.h"
+#include "trusted_cases.h"
 
 TestSuite(runcfg, .timeout = 10);
 
@@ -165,10 +167,10 @@ Test(runcfg, bad_files_name_file_line_key)
 	    "[builder 1] crdits:", "unknown key (known in [builder]: address, ctl_port");
 	bad(HEAD B1 "credits = 3\ncredits = 4\n", 6, "[builder 1] credits:", "given twice (first on line 5)");
 	bad(HEAD "[run]\nmode = both\n" B1, 4, "[run] mode:", "not one of push|pull");
-	bad(HEAD "[dfm]\ntable = 1000\n" B1, 4, "[dfm] table:", "not a power of 2");
+	bad(HEAD "table = 1000\n" B1, 3, "[dfm] table:", "not a power of 2");
 	bad("[dfm]\naddress = 198.18.4.1\n" B1, 2, "[dfm] address:", "not ADDR:PORT");
-	bad(HEAD "[builder x]\naddress = 198.18.2.1\n", 4, "[builder x]:", "not an id");
-	bad(HEAD "[farm 1]\naddress = 198.18.2.1\n", 4, "[farm 1]:", "unknown section");
+	bad(HEAD "[builder x]\naddress = 198.18.2.1\n", 3, "[builder x]:", "not an id");
+	bad(HEAD "[farm 1]\naddress = 198.18.2.1\n", 3, "[farm 1]:", "unknown section");
 	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\nsource_ids = 7-3\n", 7,
 	    "[source 0] source_ids:", "FIRST-LAST");
 	bad(HEAD B1 "[source 0]\naddress = 198.18.1.1\n", 5, "[source 0] source_ids:", "missing");
@@ -251,6 +253,97 @@ Test(runcfg, missing_file)
 
 	cr_assert_null(xevb_runcfg_load("/nonexistent/run.ini", err, sizeof(err)));
 	cr_assert_not_null(strstr(err, "/nonexistent/run.ini: cannot open"), "%s", err);
+}
+
+/*
+ * A section appears once: a second one of a name is refused on its own
+ * line, wherever it comes (after others, at once, without keys, spelt
+ * another way), not merged into the first.
+ */
+Test(runcfg, duplicate_sections_refused)
+{
+	const char *twice = "section given twice (first on line 3)";
+
+	bad(HEAD B1 "[builder 2]\naddress = 198.18.2.2\n[builder 1]\ncredits = 3\n", 7, "[builder 1]:", twice);
+	bad(HEAD "[builder 1]\n[builder 1]\naddress = 198.18.2.1\n", 4, "[builder 1]:", twice);
+	bad(HEAD B1 "[builder 1]\n", 5, "[builder 1]:", twice);
+	bad(HEAD B1 "[builder 01]\ncredits = 3\n", 5, "[builder 01]:", twice);
+	bad(HEAD B1 "[dfm]\nretry_ms = 5\n", 5, "[dfm]:", "section given twice (first on line 1)");
+	bad(HEAD "[run]\nmode = pull\n" B1 "[run]\nevents = 5\n", 7, "[run]:", twice);
+	bad(HEAD "[builder]\ncredits = 3\n" B1 "[builder]\n", 7, "[builder]:", twice);
+	bad(HEAD "[sink 0]\naddress = 198.18.3.1\n" B1 "[sink 0]\nport = 5001\n", 7, "[sink 0]:", twice);
+	/* What inih would merge or take apart otherwise: a section line not closed, one without a name. */
+	bad(HEAD "[builder 1\naddress = 198.18.2.1\n", 3, "'[builder 1'", "closed by ]");
+	bad(HEAD "[]\naddress = 198.18.2.1\n", 3, "'[]'", "a section needs a name");
+}
+
+/* A configuration is text: a NUL byte is refused on its line. */
+Test(runcfg, binary_file_refused)
+{
+	static const char text[] = HEAD "cre\0dits = 3\n" B1;
+	char dir[256], p[600], err[512], want[700];
+
+	tc_tmpdir(dir, sizeof(dir));
+	tc_write(p, sizeof(p), dir, "run.ini", text, sizeof(text) - 1, 0644);
+	cr_assert_null(xevb_runcfg_load(p, err, sizeof(err)));
+	snprintf(want, sizeof(want), "%s:3: a NUL byte", p);
+	cr_assert_not_null(strstr(err, want), "'%s' does not say '%s'", err, want);
+	tc_rmdir(dir);
+}
+
+/* A link, a FIFO, a device, a directory, a socket, another user's file: refused at once, never read. */
+Test(runcfg, files_that_are_not_our_own_plain_files)
+{
+	char dir[256], p[600], err[512], head[700];
+
+	tc_tmpdir(dir, sizeof(dir));
+	for (int w = 0; w < TC__N; w++) {
+		const char *want = tc_make(w, dir, good, strlen(good), 0644, p, sizeof(p));
+
+		if (!want)
+			continue;
+		err[0] = 0;
+		cr_assert_null(xevb_runcfg_load(p, err, sizeof(err)), "case %d (%s): taken", w, p);
+		cr_assert_not_null(strstr(err, want), "case %d: '%s' does not say '%s'", w, err, want);
+		snprintf(head, sizeof(head), "%s: ", p);
+		cr_assert(eq(int, strncmp(err, head, strlen(head)), 0), "case %d: '%s'", w, err);
+	}
+	tc_rmdir(dir);
+}
+
+/* Others may read a configuration (it holds no secret) but not change it; bounded in size. */
+Test(runcfg, files_others_may_change_or_too_large)
+{
+	static const mode_t refused[] = { 0664, 0646, 0666, 0622, 0620, 0602 };
+	static const mode_t taken[] = { 0644, 0640, 0600, 0444, 0400 };
+	char dir[256], p[300], err[1400], want[1400];
+	struct xevb_runcfg *c;
+	char *big;
+
+	tc_tmpdir(dir, sizeof(dir));
+	for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+		tc_write(p, sizeof(p), dir, "run.ini", good, strlen(good), refused[i]);
+		cr_assert_null(xevb_runcfg_load(p, err, sizeof(err)), "mode %o taken", refused[i]);
+		snprintf(want, sizeof(want), "%s: mode %04o: group or others may change it: chmod go-w %s", p,
+			 (unsigned)refused[i], p);
+		cr_assert(eq(str, err, want));
+	}
+	for (size_t i = 0; i < sizeof(taken) / sizeof(taken[0]); i++) {
+		tc_write(p, sizeof(p), dir, "run.ini", good, strlen(good), taken[i]);
+		c = xevb_runcfg_load(p, err, sizeof(err));
+		cr_assert_not_null(c, "mode %o: %s", taken[i], err);
+		xevb_runcfg_free(c);
+	}
+	big = malloc(XEVB_RUNCFG_MAX_BYTES + 1);
+	cr_assert_not_null(big);
+	memset(big, '\n', XEVB_RUNCFG_MAX_BYTES + 1);
+	tc_write(p, sizeof(p), dir, "run.ini", big, XEVB_RUNCFG_MAX_BYTES + 1, 0644);
+	free(big);
+	cr_assert_null(xevb_runcfg_load(p, err, sizeof(err)));
+	cr_assert_not_null(strstr(err,
+				  "1048577 bytes: larger than a run configuration can be (1048576 bytes at most)"),
+			   "%s", err);
+	tc_rmdir(dir);
 }
 
 static struct xevb_ctl_msg msg(uint8_t type, uint8_t role, uint16_t id)

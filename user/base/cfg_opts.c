@@ -89,14 +89,10 @@ static bool cfg_enum(const struct xevb_cfg_opt *o, const char *arg, const char *
 static bool cfg_ids(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
 {
 	uint16_t *ids = cfg_field(cfg, o->off);
-	int n = xevb_parse_id_list(label, arg, ids, (int)o->max_n);
+	int n = xevb_parse_id_list_max(label, arg, ids, (int)o->max_n, (unsigned)o->max);
 
 	if (n < 0)
 		return false;
-	if (ids[n - 1] > (uint32_t)o->max) {
-		xevb_err("--%s: ids go up to %u, not %u", label, (unsigned)o->max, ids[n - 1]);
-		return false;
-	}
 	*(uint32_t *)cfg_field(cfg, o->n_off) = (uint32_t)n;
 	return true;
 }

@@ -235,7 +235,12 @@ unsigned xevb_cfg_n_options(const struct xevb_cfg_cmd *c);
  * it in xevb_help_pages. XEVB_VERSION goes in the pages' footer.
  */
 #define XEVB_VERSION "0.1"
-enum xevb_help_format { XEVB_HELP_TEXT, XEVB_HELP_MAN };
+/*
+ * XEVB_HELP_COMPLETION: `CMD --help` prints the body of the command's
+ * bash completion (`xevb help-completion`): a case on the word before
+ * the cursor, enum rows their values, every option in the default arm.
+ */
+enum xevb_help_format { XEVB_HELP_TEXT, XEVB_HELP_MAN, XEVB_HELP_COMPLETION };
 extern enum xevb_help_format xevb_help_format;
 extern unsigned xevb_help_pages;
 void xevb_opt_man(FILE *f, const struct xevb_opt *opts, const struct xevb_cmd_help *h);

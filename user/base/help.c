@@ -95,8 +95,36 @@ void xevb_opt_man(FILE *f, const struct xevb_opt *opts, const struct xevb_cmd_he
 	fputs(".SH SEE ALSO\n.BR xevb (1)\n", f);
 }
 
+/* "-d|--dev" as a case pattern. */
+static void completion_pattern(FILE *f, int key, const char *name)
+{
+	fputs("\t\t", f);
+	if (key > 0 && key < 256)
+		fprintf(f, "-%c|", key);
+	fprintf(f, "--%s)", name);
+}
+
+static void opt_completion(FILE *f, const struct xevb_opt *opts)
+{
+	/* An option's argument: nothing to offer but the shell's default (files). */
+	for (const struct xevb_opt *o = opts; o->name; o++)
+		if (o->arg) {
+			completion_pattern(f, o->key, o->name);
+			fputs(" return ;;\n", f);
+		}
+	fputs("\t\t*) w=\"", f);
+	for (const struct xevb_opt *o = opts; o->name; o++)
+		fprintf(f, "--%s ", o->name);
+	fputs("--help\" ;;\n", f);
+}
+
 void xevb_opt_usage(const struct xevb_opt *opts, const struct xevb_cmd_help *h)
 {
+	if (xevb_help_format == XEVB_HELP_COMPLETION) {
+		opt_completion(stdout, opts);
+		xevb_help_pages++;
+		return;
+	}
 	if (xevb_help_format == XEVB_HELP_MAN) {
 		xevb_opt_man(stdout, opts, h);
 		xevb_help_pages++;
@@ -224,8 +252,50 @@ static void cfg_man(FILE *f, const struct xevb_cfg_cmd *c)
 	fputs(".SH SEE ALSO\n.BR xevb (1)\n", f);
 }
 
+/* An enum row's values ("a|b" -> "a b"), or the tune keys as "key=". */
+static void cfg_completion_arg(FILE *f, const struct xevb_cfg_cmd *c, const struct xevb_cfg_opt *o)
+{
+	if (o->type == XEVB_T_ENUM && o->words) {
+		fputs(" w=\"", f);
+		for (const char *w = o->words; *w; w++)
+			fputc(*w == '|' ? ' ' : *w, f);
+		fputs("\" ;;\n", f);
+		return;
+	}
+	(void)c;
+	fputs(" return ;;\n", f);
+}
+
+static void cfg_completion(FILE *f, const struct xevb_cfg_cmd *c)
+{
+	for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
+		if (!(o->flags & XEVB_F_TUNE) && o->arg) {
+			completion_pattern(f, o->key, o->name);
+			cfg_completion_arg(f, c, o);
+		}
+	if (xevb_cfg_has_tune(c)) {
+		fputs("\t\t--tune) w=\"", f);
+		for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
+			if (o->flags & XEVB_F_TUNE)
+				fprintf(f, "%s= ", o->name);
+		fputs("\" ;;\n", f);
+	}
+	fputs("\t\t*) w=\"", f);
+	for (const struct xevb_cfg_opt *o = c->opts; o->name; o++)
+		if (!(o->flags & XEVB_F_TUNE))
+			fprintf(f, "--%s ", o->name);
+	if (xevb_cfg_has_tune(c))
+		fputs("--tune --help-tune ", f);
+	fputs("--help\" ;;\n", f);
+}
+
 void xevb_cfg_usage(FILE *f, const struct xevb_cfg_cmd *c)
 {
+	if (xevb_help_format == XEVB_HELP_COMPLETION) {
+		cfg_completion(f, c);
+		xevb_help_pages++;
+		return;
+	}
 	if (xevb_help_format == XEVB_HELP_MAN) {
 		cfg_man(f, c);
 		xevb_help_pages++;

@@ -48,6 +48,15 @@ int xevb_opt_next(int argc, char **argv, const struct xevb_opt *opts, const stru
 	return c;
 }
 
+/* [ADDR:]PORT: the port checked now, not after the device is attached. */
+static bool metrics_port_ok(const char *arg)
+{
+	const char *colon = strrchr(arg, ':');
+	uint32_t port;
+
+	return xevb_parse_u32("metrics", colon ? colon + 1 : arg, 1, 65535, &port);
+}
+
 int xevb_common_opt(int key, const char *arg, struct xevb_common_opts *c)
 {
 	switch (key) {
@@ -62,7 +71,7 @@ int xevb_common_opt(int key, const char *arg, struct xevb_common_opts *c)
 		return 1;
 	case XEVB_O_METRICS:
 		c->metrics = arg;
-		return 1;
+		return metrics_port_ok(arg) ? 1 : -1;
 	case XEVB_O_KEY_FILE:
 		c->key_file = arg;
 		return 1;

@@ -51,49 +51,76 @@ bool xevb_parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, 
 	return true;
 }
 
-int xevb_parse_id_list(const char *opt, const char *s, uint16_t *ids, int max)
+/* One "A" or "A-B" of a list into [*lo, *hi]: 0, 1 on bad syntax, 2 after a message with the reason. */
+static int id_range(const char *opt, char *t, unsigned long max_id, unsigned long *lo, unsigned long *hi)
+{
+	char *dash = strchr(t, '-'), *e1, *e2;
+
+	*lo = strtoul(t, &e1, 10);
+	*hi = *lo;
+	if (dash) {
+		*hi = strtoul(dash + 1, &e2, 10);
+		if (e1 != dash || *e2 || dash == t || e2 == dash + 1)
+			return 1;
+	} else if (*e1 || e1 == t) {
+		return 1;
+	}
+	if (*lo > *hi) {
+		xevb_err("--%s: range %s runs backwards: give LOW-HIGH (%lu-%lu)", opt, t, *hi, *lo);
+		return 2;
+	}
+	if (*hi > max_id) {
+		xevb_err("--%s: id %lu in '%s' is out of range: ids go from 0 to %lu", opt, *hi, t, max_id);
+		return 2;
+	}
+	return 0;
+}
+
+int xevb_parse_id_list_max(const char *opt, const char *s, uint16_t *ids, int max, unsigned max_id)
 {
 	static uint8_t seen[65536];
 	char *dup = strdup(s), *save = NULL;
 	int n = 0;
 
+	if (!dup)
+		return -1;
+	if (max_id > 65535)
+		max_id = 65535;
 	memset(seen, 0, sizeof(seen));
 	for (char *t = strtok_r(dup, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
-		char *dash = strchr(t, '-'), *e1, *e2;
 		unsigned long a, b;
-		a = strtoul(t, &e1, 10);
-		if (dash) {
-			b = strtoul(dash + 1, &e2, 10);
-			if (e1 != dash || *e2 || dash == t)
-				goto bad;
-		} else {
-			b = a;
-			if (*e1 || e1 == t)
-				goto bad;
-		}
-		if (a > b || b > 65535)
+		int rc = id_range(opt, t, max_id, &a, &b);
+
+		if (rc) {
+			free(dup);
+			if (rc == 2)
+				return -1;
 			goto bad;
+		}
 		for (unsigned long v = a; v <= b; v++)
 			seen[v] = 1;
 	}
-	for (unsigned v = 0; v < 65536; v++)
+	free(dup);
+	for (unsigned v = 0; v <= max_id; v++)
 		if (seen[v]) {
 			if (n == max) {
 				xevb_err("--%s: more than %d ids", opt, max);
-				free(dup);
 				return -1;
 			}
 			ids[n++] = (uint16_t)v;
 		}
-	free(dup);
 	if (n == 0)
-		goto bad2;
+		goto bad;
 	return n;
 bad:
-	free(dup);
-bad2:
-	xevb_err("--%s: '%s' is not a list of ids such as 0-125 or 1,4,9-12", opt, s);
+	xevb_err("--%s: '%s' is not a list of ids such as 0-125 or 1,4,9-12 (ids 0 to %u)", opt, s, max_id);
 	return -1;
+}
+
+/* The ids index arrays of max entries (XEVB_MAX_SOURCES: 0..4095). */
+int xevb_parse_id_list(const char *opt, const char *s, uint16_t *ids, int max)
+{
+	return xevb_parse_id_list_max(opt, s, ids, max, max > 0 ? (unsigned)max - 1 : 0);
 }
 
 bool xevb_mac_parse(const char *s, uint8_t mac[6])

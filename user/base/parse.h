@@ -11,6 +11,8 @@ bool xevb_parse_u64(const char *opt, const char *s, uint64_t min, uint64_t max, 
 bool xevb_parse_u32(const char *opt, const char *s, uint32_t min, uint32_t max, uint32_t *out);
 /* "0-125", "3,7,9-12": fills ids (ascending, unique); returns the count or -1. */
 int xevb_parse_id_list(const char *opt, const char *s, uint16_t *ids, int max);
+/* The same with ids up to max_id (xevb_parse_id_list: up to max - 1, they index arrays of max). */
+int xevb_parse_id_list_max(const char *opt, const char *s, uint16_t *ids, int max, unsigned max_id);
 /*
  * "02:00:00:00:00:01" (six hex pairs, ':' between): a source's Ethernet
  * address, so unicast and not all zero; false on anything else (the

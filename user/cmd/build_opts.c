@@ -5,15 +5,18 @@
  * ring sizes and controller internals are --tune keys (--help-tune).
  */
 #include <arpa/inet.h>
+#include <limits.h>
 #include <net/if.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include "ctl/runcfg.h"
 #include "ops/shape_ctl.h"
 #include "rx/sock_rx.h"
 #include "cmd/build_opts.h"
 #include "ctl/ctl_sock.h"
+#include "out/output_file.h"
 
 #define STR_(x)  #x
 #define STR(x)   STR_(x)
@@ -135,6 +138,21 @@ static bool parse_rate(const struct xevb_cfg_opt *o, void *cfg, const char *arg,
 	return xevb_shape_parse_rate(label, arg, (uint64_t *)((char *)cfg + o->off));
 }
 
+/* A run file's size limit: bytes, SI suffixes (2G = 2 x 10^9); 0: none. */
+static bool parse_bytes(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
+{
+	double v;
+
+	if (!xevb_parse_si(label, arg, &v))
+		return false;
+	if (v != 0 && (v < 4000 || v > 1e15)) {
+		xevb_err("--%s: '%s' is outside 4k..1000000G bytes (0: no limit)", label, arg);
+		return false;
+	}
+	*(uint64_t *)((char *)cfg + o->off) = (uint64_t)v;
+	return true;
+}
+
 #define S_IN  "Input"
 #define S_EV  "Events"
 #define S_OUT "Output"
@@ -178,8 +196,10 @@ static const struct xevb_cfg_opt opts[] = {
 		  "END_OF_RUN flags in the data are only counted)" },
 	{ "sink", 0, XEVB_T_STRS, "ADDR:PORT", F(sinks), F(n_sinks), XEVB_MAX_SINKS, .section = S_OUT,
 	  .help = "farm node to forward to (repeatable; round robin)" },
-	{ "output", 'o', XEVB_T_STR, "FILE", F(output), .section = S_OUT,
-	  .help = "write built events to FILE instead" },
+	{ "output", 'o', XEVB_T_STR, "FILE|DIR/", F(output), .section = S_OUT,
+	  .help = "write built events to run files instead (docs/wire-format.md section 4): FILE, or in a "
+		  "directory DIR/PREFIX-runRRRRRRRR-SSSS.xevb, rotated by --tune output-max-bytes or "
+		  "output-max-events; a name that exists is refused (--tune output-next-name=1 takes the next)" },
 	{ "no-forward", 0, XEVB_T_FLAG, NULL, F(nofwd), .section = S_OUT,
 	  .help = "build and release events without sending them (measurement)" },
 	{ "dfm", 0, XEVB_T_STR, "ADDR:PORT", F(cc.dfm), .section = S_DFM,
@@ -271,6 +291,21 @@ static const struct xevb_cfg_opt opts[] = {
 	  .help = "send to farm nodes with MSG_ZEROCOPY (frames held until the kernel is done)" },
 	{ "sink-pacing", 0, XEVB_T_FUNC, "RATE", F(sink_pacing), .section = S_OUT, .flags = TUNE,
 	  .parse = parse_rate, .help = "pace each farm-node connection at RATE bits/s (SO_MAX_PACING_RATE)" },
+	{ "output-max-bytes", 0, XEVB_T_FUNC, "BYTES", F(out_max_bytes), .def = "0", .section = S_OUT,
+	  .flags = TUNE, .parse = parse_bytes,
+	  .help = "--output DIR: start the next file before one would pass BYTES (SI suffixes: 2G); 0: no limit" },
+	{ "output-max-events", 0, XEVB_T_U64, "N", F(out_max_events), 0, 0, 0, 1ull << 40, .def = "0",
+	  .section = S_OUT, .flags = TUNE,
+	  .help = "--output DIR: start the next file after N events; 0: no limit" },
+	{ "output-prefix", 0, XEVB_T_STR, "NAME", F(out_prefix), .section = S_OUT, .flags = TUNE,
+	  .help = "--output DIR: the files' names start with NAME (default xevb; builders sharing a directory: "
+		  "one each)" },
+	{ "output-next-name", 0, XEVB_T_FLAG, NULL, F(out_next_name), .section = S_OUT, .flags = TUNE,
+	  .help = "--output: where the name exists, write the next free one (FILE.1, FILE.2...; DIR: the next "
+		  "file number) instead of refusing to start: a restarted service goes on there" },
+	{ "output-no-fsync", 0, XEVB_T_FLAG, NULL, F(out_no_fsync), .section = S_OUT, .flags = TUNE,
+	  .help = "--output: no fsync of a file and its directory when it is closed (scratch runs: a power "
+		  "loss may then take closed files)" },
 	{ "busy-high", 0, XEVB_T_DOUBLE, "X", F(cc.busy_high), 0, 0, 0, 100, .def = "1.2", .section = S_DFM,
 	  .flags = TUNE, .help = "--dfm: Busy above X x credits events held" },
 	{ "busy-low", 0, XEVB_T_DOUBLE, "X", F(cc.busy_low), 0, 0, 0, 100, .def = "0.2", .section = S_DFM,
@@ -303,7 +338,8 @@ static const struct xevb_cmd_help help = {
 	.examples =
 		"  xevb build --dev eth0 --sources 0-7 --sink 198.18.3.1:5000 --sink 198.18.3.2:5000\n"
 		"  xevb build --dev eth0 --sources 0-125 --no-forward --duration 10\n"
-		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --output /tmp/events.bin\n"
+		"  xevb build --dev eth0 --mode socket --udp --sources 0-3 --run 42 --output /data/run42/ \\\n"
+		"      --tune output-max-bytes=2G\n"
 		"  xevb build --dev eth0 --sources 0-125 --tune bare=1 --duration 10    # receive ceiling\n"
 		"  xevb build --dev eth0 --mode socket --udp --sources 0-7 --dfm 198.18.4.1:23901 --credits 32 \\\n"
 		"      --sink 198.18.3.1:5000 --sink 198.18.3.2:5000 --exit-on-eor\n",
@@ -340,16 +376,147 @@ static int check_receive(struct build_cfg *c)
 		xevb_err("--tune frames must be a power of 2 and --tune frame-size 2048 or 4096 in XDP mode");
 		return 2;
 	}
-	if ((c->nofwd || c->bare) && (c->n_sinks || c->output)) {
-		xevb_err("--no-forward or --tune bare=1 with --sink or --output makes no sense");
+	if (c->busy_budget)
+		c->busy = true;
+	return 0;
+}
+
+/* Built events go to one place: the first two options that disagree, named. */
+static int check_destination(const struct build_cfg *c)
+{
+	const char *a = NULL, *b = NULL;
+
+	if (c->output && c->n_sinks)
+		a = "--output", b = "--sink";
+	else if (c->output && c->nofwd)
+		a = "--output", b = "--no-forward";
+	else if (c->output && c->bare)
+		a = "--output", b = "--tune bare=1";
+	else if (c->n_sinks && c->nofwd)
+		a = "--sink", b = "--no-forward";
+	else if (c->n_sinks && c->bare)
+		a = "--sink", b = "--tune bare=1";
+	if (a) {
+		xevb_err(
+			"%s with %s: built events go to one place, farm nodes (--sink), run files (--output) or "
+			"nowhere (--no-forward, --tune bare=1): give one of them",
+			a, b);
 		return 2;
 	}
 	if (!c->nofwd && !c->bare && !c->n_sinks && !c->output) {
-		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE or --no-forward");
+		xevb_err("where should events go? give --sink ADDR:PORT, --output FILE|DIR/ or --no-forward");
 		return 2;
 	}
-	if (c->busy_budget)
-		c->busy = true;
+	return 0;
+}
+
+/* The first run-file key given, for a message; NULL: none. */
+static const char *file_key_given(const struct build_cfg *c)
+{
+	if (c->out_max_bytes)
+		return "output-max-bytes";
+	if (c->out_max_events)
+		return "output-max-events";
+	if (c->out_prefix)
+		return "output-prefix";
+	if (c->out_next_name)
+		return "output-next-name";
+	return c->out_no_fsync ? "output-no-fsync" : NULL;
+}
+
+/* What goes with --output and what does not. */
+static int check_output_with(const struct build_cfg *c)
+{
+	const char *key = file_key_given(c);
+
+	if (!c->output && key) {
+		xevb_err("--tune %s is for run files: give --output FILE|DIR/ too", key);
+		return 2;
+	}
+	if (c->output && (c->zerocopy || c->sink_pacing)) {
+		xevb_err("--tune %s is for farm-node connections (--sink): not with --output",
+			 c->zerocopy ? "zerocopy=1" : "sink-pacing");
+		return 2;
+	}
+	if (c->output && c->cc.dfm && !c->have_run) {
+		xevb_err(
+			"--output with --dfm needs --run N: a run file's header records the run when the file "
+			"is created, before the DFM's first assignment says it");
+		return 2;
+	}
+	return 0;
+}
+
+/*
+ * --output into cfg->of: one file, or a directory of run-numbered files
+ * (an existing directory, or a name ending in '/'); rotation only there.
+ */
+static int output_where(struct build_cfg *c)
+{
+	static char path[3584];
+	size_t n = strlen(c->output);
+	struct stat st;
+	bool dir = n && c->output[n - 1] == '/';
+
+	if (!n || n >= sizeof(path)) {
+		xevb_err("--output: give a file or a directory of up to %zu bytes", sizeof(path) - 1);
+		return 2;
+	}
+	memcpy(path, c->output, n + 1);
+	while (n > 1 && path[n - 1] == '/')
+		path[--n] = 0;
+	if (!stat(path, &st) && S_ISDIR(st.st_mode))
+		dir = true;
+	else if (dir) {
+		xevb_err("--output %s: no such directory: create it first (mkdir -p %s)", c->output, path);
+		return 1;
+	}
+	if (!dir && (c->out_max_bytes || c->out_max_events || c->out_prefix)) {
+		xevb_err(
+			"--tune %s makes run-numbered files in a directory: give --output a directory (DIR/), not "
+			"the file %s",
+			file_key_given(c), c->output);
+		return 2;
+	}
+	if (c->out_prefix && (!*c->out_prefix || strchr(c->out_prefix, '/') || strlen(c->out_prefix) > 200)) {
+		xevb_err("--tune output-prefix: '%s' is not a file name's start (1..200 bytes, no '/')",
+			 c->out_prefix);
+		return 2;
+	}
+	c->of.path = path;
+	c->of.dir = dir;
+	return 0;
+}
+
+/* The run files: where, their header, their limits; one that exists refused unless the next name is asked for. */
+static int check_output(struct build_cfg *c)
+{
+	char name[PATH_MAX];
+	int rc;
+
+	if ((rc = check_output_with(c)) || (rc = check_destination(c)) || !c->output || (rc = output_where(c)))
+		return rc;
+	c->of.prefix = c->out_prefix;
+	c->of.run_number = c->run;
+	c->of.builder_id = c->cc.id;
+	c->of.sources = c->sources;
+	c->of.n_sources = c->n_sources;
+	c->of.max_bytes = c->out_max_bytes;
+	c->of.max_events = c->out_max_events;
+	c->of.next_name = c->out_next_name;
+	c->of.no_fsync = c->out_no_fsync;
+	/*
+	 * Before anything is attached or connected; in a directory, any file of
+	 * the run (a rotation would come to it). The writer's O_EXCL still
+	 * settles a race.
+	 */
+	if (!c->of.next_name && xevb_outfile_existing(&c->of, name, sizeof(name))) {
+		xevb_err(
+			"--output: %s exists, and a run file is never overwritten: move it away, or give --tune "
+			"output-next-name=1 to write the next free name",
+			name);
+		return 2;
+	}
 	return 0;
 }
 
@@ -402,8 +569,8 @@ int build_opts_parse(int argc, char **argv, struct build_cfg *cfg)
 		return rc;
 	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
 		return 2;
-	if ((rc = check_required(cfg)) || (rc = check_receive(cfg)) || (rc = check_workers(cfg)) ||
-	    (rc = check_privileges(cfg)))
+	if ((rc = check_required(cfg)) || (rc = check_receive(cfg)) || (rc = check_output(cfg)) ||
+	    (rc = check_workers(cfg)) || (rc = check_privileges(cfg)))
 		return rc;
 	return -1;
 }

@@ -46,6 +46,11 @@ struct build_cfg {
 	uint32_t n_sinks;
 	const char *output;
 	bool nofwd;
+	/* --output's run files (filled by the checks from the options below and the run) */
+	struct xevb_out_file of;
+	uint64_t out_max_bytes, out_max_events;
+	const char *out_prefix;
+	bool out_next_name, out_no_fsync;
 	/* Data-flow manager */
 	struct build_ctl_cfg cc;
 	/* Security */
@@ -78,8 +83,8 @@ extern const struct xevb_cfg_cmd build_cmd;
 
 /*
  * argv into cfg and the options checked together. -1: run; else the exit
- * status (0 after --help, 1 no such --dev, 2 a usage error; the message is
- * printed).
+ * status (0 after --help, 1 no such --dev, 2 a usage error: options that
+ * contradict each other, a run file that exists; the message is printed).
  */
 int build_opts_parse(int argc, char **argv, struct build_cfg *cfg);
 

@@ -22,10 +22,12 @@
 #include "evb/builder.h"
 #include "base/cli.h"
 #include "rx/engine.h"
+#include "ops/engine_stats.h"
 #include "rx/loader.h"
 #include "ops/metrics.h"
 #include "base/notify.h"
 #include "out/output.h"
+#include "out/output_file.h"
 #include "ops/privdrop.h"
 #include "ops/shape_ctl.h"
 #include "ops/report.h"
@@ -81,7 +83,7 @@ static void watcher_start(void *ctx)
 	struct stat st;
 	int err;
 
-	xevb_output_close(&bd->e.out);
+	xevb_output_close_inherited(&bd->e.out);
 	/*
 	 * It lives as long as the builder: it keeps only what its clean-up
 	 * needs. A lone program goes by its own fd (CAP_NET_ADMIN); libxdp's
@@ -337,6 +339,26 @@ static bool build_privileges(const struct build_cfg *cfg, struct xevb_privs *pri
 	return true;
 }
 
+/*
+ * --output DIR rotating: later files are created after set-up, by the
+ * user the data path runs as. False (exit status 1) when that user
+ * cannot create files there.
+ */
+static bool output_dir_ok(const struct build_cfg *cfg, const struct xevb_privs *p)
+{
+	const struct xevb_out_file *f = &cfg->of;
+
+	if (!cfg->output || !f->dir || (!f->max_bytes && !f->max_events) || !p->user[0] ||
+	    xevb_outfile_dir_writable(f->path, p->uid, p->gid, !p->keep_uid))
+		return true;
+	xevb_err(
+		"--output %s: files are rotated after set-up, when the builder runs as %s (uid %u), who cannot "
+		"create files there: give it the directory (chown %s %s), or --user NAME who can, or "
+		"--keep-privileges",
+		f->path, p->user, (unsigned)p->uid, p->user, f->path);
+	return false;
+}
+
 /* The builder core's configuration: frame indices, bounds, callbacks. */
 static struct xevb_builder_cfg core_cfg(struct build *bd)
 {
@@ -441,7 +463,8 @@ static bool output_setup(struct build *bd)
 	const struct build_cfg *cfg = bd->cfg;
 	struct build_ctl_cfg cc = cfg->cc;
 
-	if (xevb_output_open(&bd->e.out, cfg->sinks, cfg->n_sinks, cfg->output, cfg->n_sources, 5000000000ull))
+	if (xevb_output_open(&bd->e.out, cfg->sinks, cfg->n_sinks, cfg->output ? &cfg->of : NULL, cfg->n_sources,
+			     5000000000ull))
 		return false;
 	if (xevb_output_set_release(&bd->e.out, xevb_engine_release_held, &bd->e, bd->e.bcfg.n_frames))
 		return false;
@@ -645,7 +668,8 @@ static bool stats_start(struct build *bd)
 	if (metrics && (!bd->snap || !(bd->mx = xevb_metrics_start(metrics)) ||
 			xevb_metrics_render(bd->mx, xevb_metrics_render_snapshot, bd->snap)))
 		return false;
-	bd->e.h.mx = bd->mx; /* the engine adds the per-worker counters to the page */
+	if (bd->mx)
+		xevb_engine_metrics(&bd->e, bd->mx); /* more workers: each one's counters */
 	/* Attached, bound, statistics published: a service manager may start what depends on us. */
 	xevb_notify_ready("building on %s (%s)", cfg->dev, bd->e.c.xdp ? "XDP + AF_XDP" : "kernel socket");
 	bd->t_next = bd->t_start + 1000000000ull;
@@ -864,6 +888,8 @@ int cmd_build(int argc, char **argv)
 		return rc;
 	if (!build_privileges(&cfg, &bd.privs))
 		return 2;
+	if (!output_dir_ok(&cfg, &bd.privs))
+		return 1;
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
 	signal(SIGPIPE, SIG_IGN);
@@ -877,6 +903,9 @@ int cmd_build(int argc, char **argv)
 	if (rc < 0) {
 		build_stop(&bd);
 		rc = build_report(&bd);
+	} else {
+		/* The start failed: no empty run file left to refuse the next start. */
+		xevb_output_remove_empty_file(&bd.e.out);
 	}
 	build_teardown(&bd);
 	return rc;

@@ -11,6 +11,7 @@ int cmd_sink(int, char **);
 int cmd_dfm(int, char **);
 int cmd_shape(int, char **);
 int cmd_doctor(int, char **);
+int cmd_dump(int, char **);
 
 #define XEVB_CMDS \
 	{ "build", cmd_build, "the gateway: receive fragments, build events, forward them" }, \
@@ -21,6 +22,7 @@ int cmd_doctor(int, char **);
 		{ "source", cmd_source, "emulate read-out sources: send MEPs to a builder" }, \
 		{ "shape", cmd_shape, "per-destination egress rates (tc-bpf classifier + HTB or EDT)" }, \
 		{ "sink", cmd_sink, "farm-node emulator: receive built events and check every byte" }, \
+		{ "dump", cmd_dump, "show built events from run files or builders, one line each (or JSON)" }, \
 		{ "dfm", cmd_dfm, \
 		  "data-flow manager: trigger, assign events to builders by credit, push or pull" },
 

@@ -129,6 +129,12 @@ int dfm_opts_parse(int argc, char **argv, struct dfm_cfg *cfg)
 		return rc;
 	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
 		return 2;
+	/* A conflict, refused before the control socket opens (the DFM would refuse it later). */
+	if (cfg->dc.block > cfg->dc.table) {
+		xevb_err("--pack %u must not exceed --table %u: give a smaller --pack or a larger --table",
+			 cfg->dc.block, cfg->dc.table);
+		return 2;
+	}
 	if (!cfg->events && !cfg->co.duration_ns)
 		xevb_info("no --events or --duration: triggering until Ctrl-C");
 	return -1;

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/cli.h"
+#include "base/json.h"
 #include "ctl/ctl_sock.h"
 #include "wire/event_codec.h"
 #include "ctl/flowctl.h"
@@ -613,6 +614,8 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 
 void build_ctl_json(const struct build_ctl *bc, FILE *f)
 {
+	char q[XEVB_JSON_QLEN(sizeof(bc->fwd.out->sinks[0].name))];
+
 	fprintf(f,
 		"{\"mode\":\"%s\",\"assigned\":%llu,\"assign_dups\":%llu,\"assign_overflow\":%llu,"
 		"\"table_size\":%u,\"table_grown\":%llu,\"done_complete\":%llu,"
@@ -639,14 +642,16 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
 		(unsigned long long)(bc->rs_open - bc->rs_complete - bc->rs_incomplete - bc->rs_no_data -
 				     bc->rs_slot));
+	/* A farm node's name is the text of its --sink option: escaped. */
 	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
 		fprintf(f,
-			"%s{\"name\":\"%s\",\"credits\":%u,\"sent\":%llu,\"acked\":%llu,\"deaths\":%llu,"
+			"%s{\"name\":%s,\"credits\":%u,\"sent\":%llu,\"acked\":%llu,\"deaths\":%llu,"
 			"\"rejoins\":%llu,\"busy_on\":%llu}",
-			i ? "," : "", bc->fwd.out->sinks[i].name, bc->fwd.sink[i].credits,
-			(unsigned long long)bc->fwd.sink[i].sent_total, (unsigned long long)bc->fwd.sink[i].done,
-			(unsigned long long)bc->fwd.sink[i].deaths, (unsigned long long)bc->fwd.sink[i].rejoins,
-			(unsigned long long)bc->fwd.sink[i].busy_on);
+			i ? "," : "",
+			xevb_json_qn(q, sizeof(q), bc->fwd.out->sinks[i].name, sizeof(bc->fwd.out->sinks[i].name)),
+			bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
+			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
+			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on);
 	fprintf(f, "],\"ctl_not_admitted\":");
 	xevb_ctl_admit_json(&bc->io, f);
 	fprintf(f, "}");

@@ -142,7 +142,7 @@ void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
 	size_t need;
 	int k;
 
-	if (!f->credit_mode || o->discard || o->file_fd >= 0) {
+	if (!f->credit_mode || o->discard || o->fw) {
 		xevb_output_emit(o, ev);
 		return;
 	}

@@ -1,15 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Authenticated control messages: see user/ctl/ctl_auth.h. */
 #include <errno.h>
-#include <fcntl.h>
 #include <sodium.h>
+#include <stdio.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <time.h>
-#include <unistd.h>
 #include <xevb/bytes.h>
 #include "base/cli.h"
 #include "ctl/ctl_auth.h"
+#include "ctl/trusted_file.h"
 
 #define SEQ_WINDOW 64
 
@@ -41,54 +40,89 @@ static int hex_nibble(int c)
 	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-/* 32 raw bytes, or 64 hex digits; one trailing newline either way. */
-static int key_from_bytes(const uint8_t *b, size_t n, uint8_t key[XEVB_CTL_KEY_LEN])
+/* How many of b[0..n) are hex digits, from the start. */
+static size_t hex_run(const uint8_t *b, size_t n)
 {
-	if (n == XEVB_CTL_KEY_LEN || (n == XEVB_CTL_KEY_LEN + 1 && b[n - 1] == '\n')) {
+	size_t i = 0;
+
+	while (i < n && hex_nibble(b[i]) >= 0)
+		i++;
+	return i;
+}
+
+/*
+ * One form per length, so that no file reads two ways: exactly 32 bytes are
+ * the key itself; exactly 64 hex digits (a newline after them allowed) are
+ * the key in hex; nothing else is a key. 32 bytes that are all printable
+ * text (a passphrase, or 32 hex digits) are refused too, as is a key of one
+ * byte repeated (all zero). NULL, or what is wrong (in why).
+ */
+static const char *key_from_bytes(const uint8_t *b, size_t n, uint8_t key[XEVB_CTL_KEY_LEN], char *why, size_t wl)
+{
+	size_t text = 0, body = n && b[n - 1] == '\n' ? n - 1 : n, i;
+
+	for (i = 0; i < n && b[i] >= 0x20 && b[i] < 0x7f; i++)
+		text++;
+	if (n == XEVB_CTL_KEY_LEN && text == n) {
+		snprintf(why, wl, "%s",
+			 hex_run(b, n) == n ? "32 hex digits (16 bytes)" : "32 bytes of text, not random");
+		return why;
+	}
+	if (n == XEVB_CTL_KEY_LEN) {
 		memcpy(key, b, XEVB_CTL_KEY_LEN);
-		return 0;
+	} else if (body == 2 * XEVB_CTL_KEY_LEN) {
+		if ((i = hex_run(b, body)) < body) {
+			snprintf(why, wl, "character %zu of 64 is not a hex digit", i + 1);
+			return why;
+		}
+		for (i = 0; i < XEVB_CTL_KEY_LEN; i++)
+			key[i] = (uint8_t)(hex_nibble(b[2 * i]) << 4 | hex_nibble(b[2 * i + 1]));
+	} else if (body && hex_run(b, body) == body) {
+		snprintf(why, wl, "%zu hex digits", body);
+		return why;
+	} else {
+		snprintf(why, wl, "%zu bytes", n);
+		return why;
 	}
-	if (n && b[n - 1] == '\n')
-		n--;
-	if (n != 2 * XEVB_CTL_KEY_LEN)
+	for (i = 1; i < XEVB_CTL_KEY_LEN && key[i] == key[0]; i++)
+		;
+	if (i == XEVB_CTL_KEY_LEN) {
+		snprintf(why, wl, "all 32 bytes are 0x%02x", key[0]);
+		sodium_memzero(key, XEVB_CTL_KEY_LEN);
+		return why;
+	}
+	return NULL;
+}
+
+int xevb_ctl_key_read(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], char *err, size_t len)
+{
+	uint8_t buf[2 * XEVB_CTL_KEY_LEN + 1];
+	char why[128];
+	ssize_t n;
+
+	n = xevb_tf_read(XEVB_TF_KEY, path, buf, sizeof(buf), err, len);
+	if (n < 0)
 		return -1;
-	for (size_t i = 0; i < XEVB_CTL_KEY_LEN; i++) {
-		int hi = hex_nibble(b[2 * i]), lo = hex_nibble(b[2 * i + 1]);
-		if (hi < 0 || lo < 0)
-			return -1;
-		key[i] = (uint8_t)(hi << 4 | lo);
+	if (key_from_bytes(buf, (size_t)n, key, why, sizeof(why))) {
+		sodium_memzero(buf, sizeof(buf));
+		snprintf(err, len, "key file %s: %s; " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO ")", path, why, path);
+		return -1;
 	}
+	sodium_memzero(buf, sizeof(buf));
 	return 0;
 }
 
 int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path)
 {
-	uint8_t buf[2 * XEVB_CTL_KEY_LEN + 2], key[XEVB_CTL_KEY_LEN];
-	struct stat st;
-	ssize_t n;
-	int fd;
+	uint8_t key[XEVB_CTL_KEY_LEN];
+	char err[512];
 
 	if (sodium_init() < 0) {
 		xevb_err("libsodium did not initialise: cannot authenticate control messages");
 		return -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0) {
-		xevb_err(
-			"key file %s: %s (make one with: (umask 077; head -c 32 /dev/urandom > %s), and give every "
-			"member of the run the same file)",
-			path, strerror(errno), path);
-		return -1;
-	}
-	if (fstat(fd, &st) || (st.st_mode & (S_IRWXG | S_IRWXO))) {
-		xevb_err("key file %s: readable by others than its owner (chmod 600 %s)", path, path);
-		close(fd);
-		return -1;
-	}
-	n = read(fd, buf, sizeof(buf));
-	close(fd);
-	if (n < 0 || key_from_bytes(buf, (size_t)n, key)) {
-		xevb_err("key file %s: want 32 bytes, raw or as 64 hex digits (got %zd bytes)", path, n);
+	if (xevb_ctl_key_read(path, key, err, sizeof(err))) {
+		xevb_err("%s", err);
 		return -1;
 	}
 	xevb_ctl_auth_init(a, key);

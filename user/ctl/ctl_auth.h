@@ -45,11 +45,16 @@ struct xevb_ctl_auth {
 };
 
 /*
- * Load a key file: 32 bytes, raw or as 64 hex digits (a trailing newline
- * allowed). Refuses a file others may read. 0, or -1 after a message that
- * names the file and what to do.
+ * Load a key file: exactly 32 random bytes, or exactly 64 hex digits and an
+ * optional newline; nothing else (32 bytes of text, a repeated byte such as
+ * all zero, other lengths are refused). The file itself is checked first
+ * (trusted_file.h: a regular file, not a link, ours or root's, mode 600 or
+ * stricter). 0, or -1 after a message that names the file, what is wrong
+ * and how to make one.
  */
 int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path);
+/* The same without printing: the key's bytes, or -1 with that message in err. */
+int xevb_ctl_key_read(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], char *err, size_t len);
 /* Use these key bytes (tests, benchmarks). */
 void xevb_ctl_auth_init(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN]);
 

@@ -141,6 +141,27 @@ int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id)
 	return 0;
 }
 
+/*
+ * Once per process, whichever endpoint opens first without a key: its
+ * control messages are taken from whoever sends them (a run configuration
+ * only checks the sender's address, which a host can forge).
+ */
+static void warn_unkeyed(const struct xevb_ctl_io *io)
+{
+	static bool warned;
+
+	if (io->auth || warned)
+		return;
+	warned = true;
+	xevb_warn(
+		"control port %u: no key, control messages are not authenticated: %s (give every process of "
+		"the run the same key: %s; make one with: (umask 077; head -c 32 /dev/urandom > run.key))",
+		ntohs(io->port),
+		default_members ? "a host that forges a configured peer's address passes as that peer" :
+				  "any host that reaches this port passes as a peer",
+		default_members ? "key_file = run.key in [run] of the run configuration" : "--key-file run.key");
+}
+
 int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
@@ -175,6 +196,7 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 		io->port = me.sin_port;
 		setsockopt(io->fd, IPPROTO_IP, IP_PKTINFO, &one, sizeof(one));
 	}
+	warn_unkeyed(io);
 	return 0;
 }
 

@@ -16,6 +16,7 @@
 #include <string.h>
 #include "base/cli.h"
 #include "ctl/runcfg.h"
+#include "ctl/trusted_file.h"
 #include <xevb/xdp_stats.h>
 
 enum kind { K_RUN = 1, K_DFM = 2, K_BUILDER = 4, K_SOURCE = 8, K_SINK = 16 };
@@ -74,7 +75,8 @@ static const struct rule rules[] = {
 	{ K_DFM | K_BUILDER | K_SINK, XEVB_RC_DFM | XEVB_RC_BUILD | XEVB_RC_SINK, "metrics", "metrics", V_TEXT, 0,
 	  0, NULL },
 };
-#define N_RULES (sizeof(rules) / sizeof(rules[0]))
+#define N_RULES  (sizeof(rules) / sizeof(rules[0]))
+#define SEC_NAME 50 /* inih's MAX_SECTION: it cuts longer section names there */
 
 /* The sections' kinds: name, and the keys each knows beyond its rules (for "unknown key" messages). */
 static const struct {
@@ -112,9 +114,11 @@ static const char *kind_name(enum kind k)
 
 struct parse {
 	struct xevb_runcfg *c;
-	FILE *f;
+	const char *buf; /* the file, read whole (trusted_file.h) */
+	size_t size, pos;
 	unsigned line;
 	unsigned header_line; /* the last "[section]" line read */
+	bool after_key;       /* a key since that line: an indented line continues its value */
 	char *err;
 	size_t len;
 	unsigned err_line;
@@ -122,7 +126,7 @@ struct parse {
 	const struct xevb_runcfg_sec
 		*msec[1 + XEVB_RUNCFG_MAX_BUILDERS + XEVB_RUNCFG_MAX_SOURCES + XEVB_RUNCFG_MAX_SINKS];
 	/* the current section, looked up again only when its name changes */
-	char sec_name[64];
+	char sec_name[SEC_NAME];
 	enum kind kind;
 	struct xevb_runcfg_sec *sec;
 };
@@ -149,29 +153,6 @@ static void fail(struct parse *p, const char *sec, const char *key, const char *
 	va_start(ap, fmt);
 	vsnprintf(p->err + n, p->len - (size_t)n, fmt, ap);
 	va_end(ap);
-}
-
-/* Our ini_reader: fgets that counts lines (the handler then knows its line). */
-static char *read_line(char *str, int num, void *stream)
-{
-	struct parse *p = stream;
-	char *r = fgets(str, num, p->f);
-	size_t n;
-
-	if (!r)
-		return NULL;
-	p->line++;
-	if (r[strspn(r, " \t")] == '[')
-		p->header_line = p->line;
-	n = strlen(r);
-	if (n && r[n - 1] != '\n' && !feof(p->f)) {
-		/* inih would take the rest of the line as a line of its own. */
-		fail(p, "", NULL, "line longer than %d characters", num - 2);
-		while (fgets(str, num, p->f) && str[strlen(str) - 1] != '\n')
-			;
-		str[0] = 0;
-	}
-	return r;
 }
 
 /* "builder 3" -> K_BUILDER, sec of id 3 (a new one if first seen); "builder" -> its defaults. */
@@ -231,6 +212,85 @@ unknown:
 	     "unknown section: expected [run], [dfm], [builder N], [source N], [sink N], "
 	     "or [builder], [source], [sink] for every one's defaults");
 	return NULL;
+}
+
+/*
+ * A "[section]" line, as inih will read it: resolved here, since inih calls
+ * us per key only: two sections of one name would be merged silently, and
+ * with nothing between them (or a section without keys) we would not even
+ * see the second. An indented line after a key continues its value, as in
+ * inih. A section may appear once.
+ */
+static void header(struct parse *p, const char *line)
+{
+	const char *start = line, *end;
+	char name[SEC_NAME];
+	size_t n;
+
+	if (p->line == 1 && !strncmp(start, "\xef\xbb\xbf", 3))
+		start += 3;
+	start += strspn(start, " \t\r\n\v\f");
+	if (*start != '[' || (start > line && p->after_key))
+		return;
+	p->after_key = false;
+	p->header_line = p->line;
+	for (end = start + 1; *end && *end != ']'; end++)
+		if (*end == ';' && (end[-1] == ' ' || end[-1] == '\t'))
+			break;
+	if (*end != ']') {
+		fail(p, "", NULL, "'%.*s': a section line is [NAME], closed by ]", (int)strcspn(start, "\r\n"),
+		     start);
+		return;
+	}
+	n = (size_t)(end - start - 1) < sizeof(name) - 1 ? (size_t)(end - start - 1) : sizeof(name) - 1;
+	memcpy(name, start + 1, n);
+	name[n] = 0;
+	snprintf(p->sec_name, sizeof(p->sec_name), "%s", name);
+	if (!*name) {
+		fail(p, "", NULL, "'[]': a section needs a name: [run], [dfm], [builder N], ...");
+		p->sec = NULL;
+		return;
+	}
+	p->sec = section(p, name, &p->kind);
+	if (!p->sec)
+		return;
+	if (p->sec->defined) {
+		fail(p, name, NULL,
+		     "section given twice (first on line %u): one section per name, its keys together in it",
+		     p->sec->line);
+		p->sec = NULL;
+		return;
+	}
+	p->sec->defined = true;
+	p->sec->line = p->line;
+}
+
+/*
+ * Our ini_reader: the next line of the file (read whole), counted so the
+ * handler knows its line; section lines resolved first (header()).
+ */
+static char *read_line(char *str, int num, void *stream)
+{
+	struct parse *p = stream;
+	const char *at = p->buf + p->pos, *nl;
+	size_t n;
+
+	if (p->pos >= p->size)
+		return NULL;
+	nl = memchr(at, '\n', p->size - p->pos);
+	n = nl ? (size_t)(nl - at) + 1 : p->size - p->pos;
+	p->pos += n;
+	p->line++;
+	if (n > (size_t)num - 1) {
+		/* inih would take the rest of the line as a line of its own. */
+		fail(p, "", NULL, "line longer than %d characters", num - 2);
+		str[0] = 0;
+		return str;
+	}
+	memcpy(str, at, n);
+	str[n] = 0;
+	header(p, str);
+	return str;
 }
 
 static bool parse_ip(const char *v, uint32_t *addr)
@@ -453,6 +513,7 @@ static int on_key(void *user, const char *sname, const char *key, const char *v)
 	struct parse *p = user;
 	struct xevb_runcfg_sec *s;
 
+	p->after_key = true;
 	if (p->err_line)
 		return 1; /* the first error is the one reported; inih reads on */
 	if (!p->sec || strcmp(p->sec_name, sname)) {
@@ -628,10 +689,41 @@ static bool check_whole(struct parse *p)
 	return peers_distinct(p);
 }
 
+/* The file, read whole after trusted_file.h's checks; a NUL byte makes it no text file. */
+static char *read_whole(const char *path, size_t *size, char *err, size_t len)
+{
+	char *buf = malloc(XEVB_RUNCFG_MAX_BYTES);
+	const char *nul;
+	ssize_t n;
+
+	if (!buf) {
+		snprintf(err, len, "%s: out of memory", path);
+		return NULL;
+	}
+	n = xevb_tf_read(XEVB_TF_CONFIG, path, buf, XEVB_RUNCFG_MAX_BYTES, err, len);
+	if (n < 0) {
+		free(buf);
+		return NULL;
+	}
+	nul = memchr(buf, 0, (size_t)n);
+	if (nul) {
+		unsigned line = 1;
+		for (const char *q = buf; q < nul; q++)
+			line += *q == '\n';
+		snprintf(err, len, "%s:%u: a NUL byte: a run configuration is text (docs/run-config.md)", path,
+			 line);
+		free(buf);
+		return NULL;
+	}
+	*size = (size_t)n;
+	return buf;
+}
+
 struct xevb_runcfg *xevb_runcfg_load(const char *path, char *err, size_t len)
 {
 	struct xevb_runcfg *c = calloc(1, sizeof(*c));
 	struct parse p = { .c = c, .err = err, .len = len };
+	char *buf;
 	int r;
 
 	if (len)
@@ -641,14 +733,14 @@ struct xevb_runcfg *xevb_runcfg_load(const char *path, char *err, size_t len)
 		return NULL;
 	}
 	snprintf(c->path, sizeof(c->path), "%s", path);
-	p.f = fopen(path, "r");
-	if (!p.f) {
-		snprintf(err, len, "%s: cannot open: %s", path, strerror(errno));
+	buf = read_whole(path, &p.size, err, len);
+	if (!buf) {
 		free(c);
 		return NULL;
 	}
+	p.buf = buf;
 	r = ini_parse_stream(read_line, &p, on_key, &p);
-	fclose(p.f);
+	free(buf);
 	if (r > 0 && !p.err_line) {
 		/* inih's own complaint: a line that is neither [section] nor key = value. */
 		p.line = (unsigned)r;
@@ -866,131 +958,4 @@ int xevb_runcfg_args(struct xevb_runcfg *c, enum xevb_runcfg_cmd cmd, uint16_t i
 		return -1;
 	}
 	return o.n;
-}
-
-static struct xevb_runcfg *current;
-
-const struct xevb_runcfg *xevb_runcfg_current(void)
-{
-	return current;
-}
-
-bool xevb_runcfg_was_read(void)
-{
-	if (!current)
-		xevb_err("write --config FILE in full (an abbreviation of it is not read)");
-	return current != NULL;
-}
-
-bool xevb_runcfg_cfg_row(const struct xevb_cfg_opt *o, void *cfg, const char *arg, const char *label)
-{
-	(void)o, (void)cfg, (void)arg, (void)label;
-	return xevb_runcfg_was_read();
-}
-
-/* --config FILE / --config=FILE and --id N / --id=N in argv; NULL / -1 when absent. */
-static const char *find_opt(int argc, char **argv, const char *name)
-{
-	size_t n = strlen(name);
-
-	for (int i = 1; i < argc; i++) {
-		if (!strcmp(argv[i], "--"))
-			break;
-		if (!strncmp(argv[i], name, n) && argv[i][n] == '=')
-			return argv[i] + n + 1;
-		if (!strcmp(argv[i], name))
-			return i + 1 < argc ? argv[i + 1] : "";
-	}
-	return NULL;
-}
-
-/* The option given explicitly replaces the file's list of it (repeatable options). */
-static bool given(int argc, char **argv, const char *opt)
-{
-	return find_opt(argc, argv, opt) != NULL;
-}
-
-/* One line: what the file says for this process, as options (the explicit ones come after). */
-static void log_options(const char *path, enum xevb_runcfg_cmd cmd, uint16_t id, char **opt, int n)
-{
-	char line[2048];
-	size_t len = 0;
-
-	for (int i = 0; i < n && len < sizeof(line); i++)
-		len += (size_t)snprintf(line + len, sizeof(line) - len, " %s", opt[i]);
-	if (cmd == XEVB_RC_DFM)
-		xevb_info("--config %s: as the DFM:%s", path, line);
-	else
-		xevb_info("--config %s: as [%s %u]:%s", path,
-			  cmd == XEVB_RC_BUILD  ? "builder" :
-			  cmd == XEVB_RC_SOURCE ? "source" :
-						  "sink",
-			  id, line);
-}
-
-int xevb_runcfg_start(int *argc, char ***argv, enum xevb_runcfg_cmd cmd)
-{
-	return xevb_runcfg_start_opts(argc, argv, cmd, NULL);
-}
-
-int xevb_runcfg_start_opts(int *argc, char ***argv, enum xevb_runcfg_cmd cmd, const struct xevb_cfg_cmd *opts)
-{
-	const char *path = find_opt(*argc, *argv, "--config"), *ids;
-	static char *gen[512];
-	char err[512], **out;
-	uint32_t id = 0;
-	int n, k = 0;
-
-	if (!path)
-		return 0;
-	if (!*path) {
-		xevb_err("--config needs a file (a run configuration: docs/run-config.md)");
-		return 2;
-	}
-	ids = find_opt(*argc, *argv, "--id");
-	if (cmd != XEVB_RC_DFM) {
-		if (!ids) {
-			xevb_err("--config %s: which process is this? give --id N, the N of its [%s N] section",
-				 path,
-				 cmd == XEVB_RC_BUILD  ? "builder" :
-				 cmd == XEVB_RC_SOURCE ? "source" :
-							 "sink");
-			return 2;
-		}
-		if (!xevb_parse_u32("id", ids, 0, 65535, &id))
-			return 2;
-	}
-	current = xevb_runcfg_load(path, err, sizeof(err));
-	if (!current) {
-		xevb_err("%s", err);
-		return 2;
-	}
-	current->opts = opts;
-	n = xevb_runcfg_args(current, cmd, (uint16_t)id, gen, (int)(sizeof(gen) / sizeof(gen[0])), err,
-			     sizeof(err));
-	if (n < 0) {
-		xevb_err("%s", err);
-		return 2;
-	}
-	out = calloc((size_t)(n + *argc + 1), sizeof(*out));
-	if (!out) {
-		xevb_err("--config: out of memory");
-		return 2;
-	}
-	out[k++] = (*argv)[0];
-	for (int i = 0; i < n; i++) {
-		/* An explicit --sink (and its argument) replaces every --sink of the file. */
-		if (!strcmp(gen[i], "--sink") && given(*argc, *argv, "--sink")) {
-			i++;
-			continue;
-		}
-		out[k++] = gen[i];
-	}
-	log_options(path, cmd, (uint16_t)id, out + 1, k - 1);
-	for (int i = 1; i < *argc; i++)
-		out[k++] = (*argv)[i];
-	*argc = k;
-	*argv = out;
-	xevb_ctl_set_members(&current->members);
-	return 1;
 }

@@ -29,6 +29,7 @@
 #define XEVB_RUNCFG_MAX_SINKS    64  /* a builder's farm nodes */
 #define XEVB_RUNCFG_MAX_OPTS     24  /* settings per section */
 #define XEVB_RUNCFG_VAL_LEN      64
+#define XEVB_RUNCFG_MAX_BYTES    (1u << 20) /* a larger file is refused (the largest run is ~50 kB) */
 
 /* The commands that start from a configuration. */
 enum xevb_runcfg_cmd {
@@ -86,7 +87,10 @@ struct xevb_runcfg {
 
 /*
  * Load and check path. NULL on error, with "FILE:LINE: [section] key: what
- * is wrong; what is expected" in err.
+ * is wrong; what is expected" in err. The file itself is checked first
+ * (trusted_file.h: a regular file, not a link, owned by this user or root,
+ * not writable by group or others, at most XEVB_RUNCFG_MAX_BYTES), and a
+ * section may appear once.
  */
 struct xevb_runcfg *xevb_runcfg_load(const char *path, char *err, size_t len);
 void xevb_runcfg_free(struct xevb_runcfg *c);

@@ -14,6 +14,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base/json.h"
 #include "ops/doctor.h"
 #include "rx/xsk_rx.h"
 #include "ops/privdrop.h"
@@ -826,40 +827,24 @@ void xevb_doctor_print(FILE *out, const struct xevb_doctor_facts *f, const struc
 		count[XEVB_FAIL], count[XEVB_SKIP]);
 }
 
-static void json_str(FILE *out, const char *s)
-{
-	fputc('"', out);
-	for (; *s; s++) {
-		unsigned char ch = (unsigned char)*s;
-
-		if (ch == '"' || ch == '\\')
-			fprintf(out, "\\%c", ch);
-		else if (ch < 0x20)
-			fprintf(out, "\\u%04x", ch);
-		else
-			fputc(ch, out);
-	}
-	fputc('"', out);
-}
-
 void xevb_doctor_json(FILE *out, const struct xevb_doctor_facts *f, const struct xevb_doctor_check *c, int n)
 {
 	int count[4] = { 0 };
 
 	fprintf(out, "{\"dev\":");
-	json_str(out, f->ifname);
+	xevb_json_str(out, f->ifname);
 	fprintf(out, ",\"driver\":");
-	json_str(out, f->driver);
+	xevb_json_str(out, f->driver);
 	fprintf(out, ",\"xdp_features\":%llu,\"xdp_zc_max_segs\":%u,\"checks\":[",
 		(unsigned long long)f->xdp_features, f->xdp_zc_max_segs);
 	for (int i = 0; i < n; i++) {
 		count[c[i].verdict]++;
 		fprintf(out, "%s{\"name\":", i ? "," : "");
-		json_str(out, c[i].name);
+		xevb_json_str(out, c[i].name);
 		fprintf(out, ",\"verdict\":\"%s\",\"detail\":", xevb_verdict_name(c[i].verdict));
-		json_str(out, c[i].detail);
+		xevb_json_str(out, c[i].detail);
 		fprintf(out, ",\"fix\":");
-		json_str(out, c[i].fix);
+		xevb_json_str(out, c[i].fix);
 		fputc('}', out);
 	}
 	fprintf(out, "],\"summary\":{\"ok\":%d,\"warn\":%d,\"fail\":%d,\"skip\":%d}}\n", count[XEVB_OK],

@@ -1,10 +1,28 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* The engine's counters into a statistics snapshot (report.h): receive, output, shedding, builder. */
+#include <stdio.h>
 #include <string.h>
 #include "base/cli.h"
-#include "rx/engine.h"
-#include "ops/report.h"
+#include "ops/engine_stats.h"
 #include "rx/engine_workers.h"
+
+/* The workers' receive, output and builder counters into s. */
+static void totals_into(struct bw *bw, struct xevb_snapshot *s)
+{
+	struct bw_totals t;
+
+	bw_totals(bw, &t);
+	s->rx_frames = t.rx_frames;
+	s->rx_bytes = t.rx_bytes;
+	s->rx_not_mep = t.rx_not_mep;
+	s->batches = t.batches;
+	s->polls = t.polls;
+	s->rx_meta = t.rx_meta;
+	s->rx_meta_fallback = t.rx_meta_fallback;
+	if (t.has_out)
+		s->out = t.out;
+	s->core = t.core;
+}
 
 void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 {
@@ -18,7 +36,7 @@ void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 	}
 	s->out = e->out.st;
 	if (e->bw)
-		bw_snapshot(e->bw, s);
+		totals_into(e->bw, s);
 	if (e->c.xdp || e->pass_xdp)
 		xevb_xdp_counters_read(e->ld.counters_fd, s->xdp);
 	if (e->ipfrag_on || !e->c.xdp) {
@@ -67,5 +85,28 @@ void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 			e->sock.kernel_drops = sq.drops;
 		s->sock_kernel_drops = e->sock.kernel_drops;
 		s->sock_truncated = e->sock.truncated;
+	}
+}
+void xevb_engine_metrics(struct xevb_engine *e, struct xevb_metrics *mx)
+{
+	char lab[32];
+
+	if (!e->bw || e->c.n_workers <= 1)
+		return;
+	for (uint32_t i = 0; i < bw_n_workers(e->bw); i++) {
+		const struct bw_worker_stats *st = bw_worker_stats(e->bw, i);
+
+		snprintf(lab, sizeof(lab), "worker=\"%u\"", i);
+		xevb_metrics_counter(mx, "xevb_worker_rx_frames_total",
+				     "Frames taken from the AF_XDP rings, per worker.", lab, &st->rx_frames);
+		xevb_metrics_counter(mx, "xevb_worker_handoff_sent_total",
+				     "MEP shares handed to another worker (the owner of their events).", lab,
+				     &st->ho_sent);
+		xevb_metrics_counter(mx, "xevb_worker_handoff_received_total",
+				     "MEP shares taken from other workers.", lab, &st->ho_recv);
+		xevb_metrics_counter(mx, "xevb_worker_split_meps_total",
+				     "MEPs whose events belong to more than one worker.", lab, &st->split_meps);
+		xevb_metrics_counter(mx, "xevb_worker_polls_total", "Times the worker slept in poll().", lab,
+				     &st->polls);
 	}
 }

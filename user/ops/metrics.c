@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "base/cli.h"
+#include "base/json.h"
 #include "ops/http_req.h"
 #include "ops/metrics.h"
 
@@ -91,9 +92,17 @@ void xevb_mbuf_printf(struct xevb_mbuf *b, const char *fmt, ...)
 	}
 }
 
+/* A HELP line ends at its newline: a backslash and a newline in the text are escaped. */
 void xevb_metric_family(struct xevb_mbuf *b, const char *name, const char *type, const char *help)
 {
-	xevb_mbuf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+	xevb_mbuf_printf(b, "# HELP %s ", name);
+	for (size_t n; *help; help += n) {
+		n = strcspn(help, "\\\n");
+		xevb_mbuf_printf(b, "%.*s", (int)n, help);
+		if (help[n])
+			xevb_mbuf_printf(b, "%s", help[n++] == '\n' ? "\\n" : "\\\\");
+	}
+	xevb_mbuf_printf(b, "\n# TYPE %s %s\n", name, type);
 }
 
 void xevb_metric_u64(struct xevb_mbuf *b, const char *name, const char *labels, uint64_t v)
@@ -131,6 +140,101 @@ bool xevb_metric_name_ok(const char *name)
 	return true;
 }
 
+/*
+ * The next character of s (n > 0 bytes left) as label-value text in out:
+ * its length; *used: the input it took.
+ */
+static size_t prom_char(const unsigned char *s, size_t n, char out[4], size_t *used)
+{
+	size_t len = xevb_utf8_seq(s, n);
+
+	*used = len ? len : 1;
+	if (!len) {
+		memcpy(out, "\xef\xbf\xbd", 3); /* U+FFFD: a label value must be UTF-8 */
+		return 3;
+	}
+	if (s[0] == '\\' || s[0] == '"' || s[0] == '\n') {
+		out[0] = '\\';
+		out[1] = s[0] == '\n' ? 'n' : (char)s[0];
+		return 2;
+	}
+	memcpy(out, s, len);
+	return len;
+}
+
+const char *xevb_prom_qn(char *buf, size_t len, const char *s, size_t max)
+{
+	const unsigned char *p = (const unsigned char *)(s ? s : "");
+	size_t n = strnlen((const char *)p, max), used, k = 0, w;
+	char out[4];
+
+	if (len < 3) { /* not even "" */
+		if (len)
+			buf[0] = 0;
+		return buf;
+	}
+	buf[k++] = '"';
+	while (n) {
+		w = prom_char(p, n, out, &used);
+		if (k + w + 2 > len) /* the closing quote and the NUL */
+			break;
+		memcpy(buf + k, out, w);
+		k += w;
+		p += used;
+		n -= used;
+	}
+	buf[k++] = '"';
+	buf[k] = 0;
+	return buf;
+}
+
+const char *xevb_prom_q(char *buf, size_t len, const char *s)
+{
+	return xevb_prom_qn(buf, len, s, SIZE_MAX);
+}
+
+/* A quoted label value at *p: past it, or NULL if it is not one. */
+static const char *label_value_end(const char *p)
+{
+	if (*p++ != '"')
+		return NULL;
+	while (*p != '"') {
+		size_t len = xevb_utf8_seq((const unsigned char *)p, 4);
+
+		if (!len || *p == '\n')
+			return NULL;
+		if (*p == '\\') {
+			if (p[1] != '\\' && p[1] != '"' && p[1] != 'n')
+				return NULL;
+			len = 2;
+		}
+		p += len;
+	}
+	return p + 1;
+}
+
+bool xevb_metric_labels_ok(const char *labels)
+{
+	const char *p = labels;
+
+	if (!p || !*p)
+		return true;
+	while (*p) {
+		if (!(*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z')))
+			return false;
+		while (*p == '_' || (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
+		       (*p >= '0' && *p <= '9'))
+			p++;
+		if (*p++ != '=' || !(p = label_value_end(p)))
+			return false;
+		if (*p == ',')
+			p++;
+		else if (*p)
+			return false;
+	}
+	return true;
+}
+
 /* ---- registry ---- */
 
 static int add_item(struct xevb_metrics *m, struct item it)
@@ -160,6 +264,13 @@ static int add_value(struct xevb_metrics *m, enum item_kind kind, const char *na
 
 	if (!xevb_metric_name_ok(name) || !value) {
 		xevb_err("metrics: '%s' is not a valid metric name ([a-zA-Z_:][a-zA-Z0-9_:]*)", name ? name : "");
+		return -1;
+	}
+	if (!xevb_metric_labels_ok(labels)) {
+		xevb_err(
+			"metrics: %s: labels '%s' are not name=\"value\" pairs with \\, \" and newline escaped "
+			"(xevb_prom_q)",
+			name, labels);
 		return -1;
 	}
 	it.name = strdup(name);

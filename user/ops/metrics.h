@@ -76,5 +76,19 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *snapshot);
 int xevb_snapshot_copy(const struct xevb_snapshot *m, struct xevb_snapshot *out);
 
 bool xevb_metric_name_ok(const char *name);
+/* labels: NULL, "" or name="value" pairs joined by commas, each value as xevb_prom_q writes it. */
+bool xevb_metric_labels_ok(const char *labels);
+
+/*
+ * s, up to its NUL or max bytes, as a quoted label value for a "%s" in a
+ * label format (ifname=%s): backslash, double quote and newline escaped,
+ * a byte that starts no valid UTF-8 sequence replaced by U+FFFD, so any
+ * bytes give a page that parses. Into buf (len bytes, NUL-terminated);
+ * returns buf. Too small a buf cuts between two whole characters and still
+ * closes the quotes; XEVB_PROM_QLEN(strlen(s)) never cuts.
+ */
+#define XEVB_PROM_QLEN(n) (3 * (n) + 3)
+const char *xevb_prom_qn(char *buf, size_t len, const char *s, size_t max);
+const char *xevb_prom_q(char *buf, size_t len, const char *s);
 
 #endif

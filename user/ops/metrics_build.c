@@ -142,6 +142,17 @@ static void render_xsk(struct xevb_mbuf *b, const struct xevb_snapshot *s)
 	}
 }
 
+/* The interface's name is any bytes the kernel accepted (and the snapshot's, bounded): escaped. */
+static void render_info(struct xevb_mbuf *b, const struct xevb_snapshot *s)
+{
+	char q[XEVB_PROM_QLEN(sizeof(s->ifname))], l[sizeof(q) + 32];
+
+	xevb_metric_family(b, "xevb_build_info", "gauge", "The builder: interface and receive path.");
+	snprintf(l, sizeof(l), "ifname=%s,path=\"%s\"", xevb_prom_qn(q, sizeof(q), s->ifname, sizeof(s->ifname)),
+		 s->xdp_mode ? "xdp" : "socket");
+	xevb_metric_u64(b, "xevb_build_info", l, 1);
+}
+
 void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 {
 	struct xevb_snapshot *s = malloc(sizeof(*s));
@@ -160,9 +171,7 @@ void xevb_metrics_render_snapshot(struct xevb_mbuf *b, void *arg)
 	}
 	c = &s->core;
 	G("xevb_build_snapshot_valid", "1 if the builder's statistics could be read.", 1);
-	xevb_metric_family(b, "xevb_build_info", "gauge", "The builder: interface and receive path.");
-	snprintf(l, sizeof(l), "ifname=\"%.31s\",path=\"%s\"", s->ifname, s->xdp_mode ? "xdp" : "socket");
-	xevb_metric_u64(b, "xevb_build_info", l, 1);
+	render_info(b, s);
 	xevb_metric_family(b, "xevb_build_uptime_seconds", "gauge", "Seconds since the builder started.");
 	xevb_metric_f64(b, "xevb_build_uptime_seconds", NULL, (double)(s->update_ns - s->start_ns) / 1e9);
 	G("xevb_build_sources", "Source ids the builder expects.", s->n_sources);

@@ -16,6 +16,7 @@
 #include <linux/capability.h>
 #include <linux/if_link.h>
 #include "base/cli.h"
+#include "base/json.h"
 #include "ops/privdrop.h"
 #include <xevb/xdp_stats.h>
 
@@ -347,15 +348,17 @@ void xevb_privs_probe(const struct xevb_probe_ctx *c, int res[XEVB_PROBE__COUNT]
 
 void xevb_privs_json(FILE *f, const struct xevb_privs *p, const int *res)
 {
+	char q[XEVB_JSON_QLEN(sizeof(p->user))];
+
 	fprintf(f,
-		"{\"privileges\":{\"user\":\"%s\",\"uid\":%u,\"gid\":%u,\"cap_eff\":\"%llx\","
+		"{\"privileges\":{\"user\":%s,\"uid\":%u,\"gid\":%u,\"cap_eff\":\"%llx\","
 		"\"cap_prm\":\"%llx\",\"cap_inh\":\"%llx\",\"cap_bnd\":\"%llx\",\"cap_amb\":\"%llx\","
 		"\"no_new_privs\":%d,\"maps_readonly\":%u,\"maps_frozen\":%u,\"progs_closed\":%u,"
 		"\"links_closed\":%u",
-		p->user, (unsigned)p->uid, (unsigned)p->gid, (unsigned long long)p->cap_eff,
-		(unsigned long long)p->cap_prm, (unsigned long long)p->cap_inh, (unsigned long long)p->cap_bnd,
-		(unsigned long long)p->cap_amb, p->no_new_privs, p->maps_readonly, p->maps_frozen, p->progs_closed,
-		p->links_closed);
+		xevb_json_qn(q, sizeof(q), p->user, sizeof(p->user)), (unsigned)p->uid, (unsigned)p->gid,
+		(unsigned long long)p->cap_eff, (unsigned long long)p->cap_prm, (unsigned long long)p->cap_inh,
+		(unsigned long long)p->cap_bnd, (unsigned long long)p->cap_amb, p->no_new_privs, p->maps_readonly,
+		p->maps_frozen, p->progs_closed, p->links_closed);
 	if (res) {
 		fprintf(f, ",\"selftest\":{");
 		for (int i = 0; i < XEVB_PROBE__COUNT; i++) {

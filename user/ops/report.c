@@ -2,6 +2,7 @@
 #include <inttypes.h>
 #include <string.h>
 #include "base/counters.h"
+#include "base/json.h"
 #include "evb/names.h"
 #include "ops/report.h"
 #include <xevb/shed.h>
@@ -440,9 +441,11 @@ void xevb_report_json(FILE *f, const struct xevb_snapshot *s)
 	const struct xevb_builder_stats *c = &s->core;
 	uint64_t seq_gaps = 0;
 
-	fprintf(f, "{\"ifname\":\"%s\",\"path\":\"%s\",\"sources\":%u,\"run_number\":%u,\"run_ended\":%s",
-		s->ifname, s->xdp_mode ? "xdp" : "socket", s->n_sources, c->run_number,
-		c->run_ended ? "true" : "false");
+	/* The name comes from the snapshot, maybe a file that another process wrote: bounded, escaped. */
+	fputs("{\"ifname\":", f);
+	xevb_json_strn(f, s->ifname, sizeof(s->ifname));
+	fprintf(f, ",\"path\":\"%s\",\"sources\":%u,\"run_number\":%u,\"run_ended\":%s",
+		s->xdp_mode ? "xdp" : "socket", s->n_sources, c->run_number, c->run_ended ? "true" : "false");
 	json_counters(f, s, XEVB_SCOPE_TOTAL, 0);
 	fprintf(f,
 		",\"xsk_rx_dropped\":%" PRIu64 ",\"xsk_rx_ring_full\":%" PRIu64

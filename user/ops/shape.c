@@ -18,6 +18,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/cli.h"
+#include "base/json.h"
 #include "ops/shape_ctl.h"
 #include "ops/shape_nl.h"
 #include "xevb_shape.skel.h"
@@ -618,6 +619,7 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 	struct shaper s;
 	int ifindex = dev_index(dev), err, ncls, n = 0, fq;
 	const char *automode;
+	char qdev[XEVB_JSON_QLEN(IF_NAMESIZE)], qkind[XEVB_JSON_QLEN(sizeof(root.kind))];
 
 	if (ifindex < 0)
 		return ifindex;
@@ -627,9 +629,8 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 		return err;
 	if (err == -ENOENT) {
 		if (json)
-			fprintf(f,
-				"{\"dev\":\"%s\",\"mode\":\"none\",\"auto_mode\":\"%s\",\"fq\":%s,\"rules\":[]}\n",
-				dev, automode, fq == 1 ? "true" : "false");
+			fprintf(f, "{\"dev\":%s,\"mode\":\"none\",\"auto_mode\":\"%s\",\"fq\":%s,\"rules\":[]}\n",
+				xevb_json_q(qdev, sizeof(qdev), dev), automode, fq == 1 ? "true" : "false");
 		else
 			fprintf(f, "%s: no shaping (would use %s: %s)\n", dev, automode,
 				fq == 1 ? "sch_fq present" : "no sch_fq in this kernel");
@@ -641,9 +642,10 @@ int xevb_shape_list(const char *dev, FILE *f, bool json)
 	shape_nl_root_qdisc(ifindex, &root);
 	if (json)
 		fprintf(f,
-			"{\"dev\":\"%s\",\"mode\":\"%s\",\"auto_mode\":\"%s\",\"fq\":%s,\"prog_id\":%u,"
-			"\"root\":{\"kind\":\"%s\",\"packets\":%llu,\"bytes\":%llu,\"drops\":%llu},\"rules\":[",
-			dev, mode_name(s.cfg.mode), automode, fq == 1 ? "true" : "false", s.cfg.prog_id, root.kind,
+			"{\"dev\":%s,\"mode\":\"%s\",\"auto_mode\":\"%s\",\"fq\":%s,\"prog_id\":%u,"
+			"\"root\":{\"kind\":%s,\"packets\":%llu,\"bytes\":%llu,\"drops\":%llu},\"rules\":[",
+			xevb_json_q(qdev, sizeof(qdev), dev), mode_name(s.cfg.mode), automode,
+			fq == 1 ? "true" : "false", s.cfg.prog_id, xevb_json_q(qkind, sizeof(qkind), root.kind),
 			(unsigned long long)root.packets, (unsigned long long)root.bytes,
 			(unsigned long long)root.drops);
 	else

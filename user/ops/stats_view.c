@@ -8,6 +8,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/counters.h"
+#include "base/json.h"
 #include "evb/names.h"
 #include "ops/stats_view.h"
 
@@ -185,8 +186,9 @@ void stats_print_all(FILE *f, const struct stats_kv *cur, size_t n, const struct
 		double rate = p && dt > 0 ? (double)(int64_t)(cur[i].v - p->v) / dt : 0;
 
 		if (json) {
-			fprintf(f, "%s\"%s\":{\"value\":%" PRIu64 ",\"per_s\":%.1f}", k++ ? "," : "", cur[i].name,
-				cur[i].v, rate);
+			fputs(k++ ? "," : "", f);
+			xevb_json_strn(f, cur[i].name, sizeof(cur[i].name));
+			fprintf(f, ":{\"value\":%" PRIu64 ",\"per_s\":%.1f}", cur[i].v, rate);
 		} else if (cur[i].v || rate != 0) {
 			fprintf(f, "%-40s %16" PRIu64 " %14.1f/s\n", cur[i].name, cur[i].v, rate);
 		}

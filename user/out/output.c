@@ -13,10 +13,13 @@
 #include "base/cli.h"
 #include "wire/event_codec.h"
 #include "out/output.h"
+#include "out/output_file.h"
 #include "out/output_zc.h"
 #include "out/tcp_acked.h"
 
 #define RETRY_NS 1000000000ull
+/* xevb_output_settle: the whole drain at most this many stall bounds. */
+#define SETTLE_CAP 15u
 /*
  * A farm node's send buffer, and how full it gets before a send: a few
  * hundred L1 events go to the kernel in one call instead of one writev of
@@ -297,13 +300,13 @@ static int conn_write_through(struct xevb_output *o, struct xevb_sink_conn *c, s
 	return 0;
 }
 
-int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks, const char *file,
-		     uint32_t max_sources, uint64_t connect_wait_ns)
+int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
+		     const struct xevb_out_file *file, uint32_t max_sources, uint64_t connect_wait_ns)
 {
 	uint64_t deadline = xevb_now_ns() + connect_wait_ns;
+	int err;
 
 	memset(o, 0, sizeof(*o));
-	o->file_fd = -1;
 	if (n_sinks > XEVB_MAX_SINKS) {
 		xevb_err("at most %d farm nodes", XEVB_MAX_SINKS);
 		return -EINVAL;
@@ -320,14 +323,8 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 		if (!o->zc)
 			return -ENOMEM;
 	}
-	if (file) {
-		o->file_fd = open(file, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-		if (o->file_fd < 0) {
-			int err = -errno;
-			xevb_err("cannot write %s: %s", file, strerror(errno));
-			return err;
-		}
-	}
+	if (file && (err = xevb_outfile_open(o, file)))
+		return err;
 	for (uint32_t i = 0; i < n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
 		c->fd = -1;
@@ -348,7 +345,6 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 	/* Farm nodes may start a moment after us: wait for each, bounded. */
 	for (uint32_t i = 0; i < n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
-		int err;
 		while ((err = try_connect(c)) && xevb_now_ns() < deadline)
 			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
 		if (err)
@@ -386,7 +382,8 @@ void xevb_output_drain(struct xevb_output *o)
 		(unsigned long long)z->fallback, (unsigned long long)z->waits, (unsigned long long)z->held);
 }
 
-void xevb_output_close(struct xevb_output *o)
+/* The connections and buffers; the run file is the callers'. */
+static void close_conns(struct xevb_output *o)
 {
 	if (o->zc) {
 		xevb_zc_free(o->zc);
@@ -400,14 +397,31 @@ void xevb_output_close(struct xevb_output *o)
 		o->sinks[i].ends = NULL;
 		o->sinks[i].buf = NULL;
 	}
-	if (o->file_fd >= 0)
-		close(o->file_fd);
 	free(o->scratch);
 	free(o->iov);
 	o->scratch = NULL;
 	o->iov = NULL;
 	o->n_sinks = 0;
-	o->file_fd = -1;
+}
+
+void xevb_output_close(struct xevb_output *o)
+{
+	close_conns(o);
+	if (o->fw)
+		xevb_outfile_close(o, false);
+}
+
+void xevb_output_close_inherited(struct xevb_output *o)
+{
+	close_conns(o);
+	/* The builder's writer: not flushed, not finished, not freed here (its memory goes with us). */
+	o->fw = NULL;
+}
+
+void xevb_output_remove_empty_file(struct xevb_output *o)
+{
+	if (o->fw)
+		xevb_outfile_close(o, true);
 }
 
 uint32_t xevb_output_connected(const struct xevb_output *o)
@@ -420,6 +434,9 @@ uint32_t xevb_output_connected(const struct xevb_output *o)
 
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns)
 {
+	/* Events that came before a quiet spell reach the file within a second. */
+	if (o->fw)
+		xevb_outfile_flush(o, xevb_realtime_ns());
 	if (o->zc) {
 		xevb_zc_reap(o->zc);
 		zc_counted(o);
@@ -446,15 +463,30 @@ void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns)
 	}
 }
 
+/* What a connection still owes at stop: bytes unsent plus events unacknowledged. */
+static uint64_t conn_owed(const struct xevb_sink_conn *c)
+{
+	return conn_unsent(c) + c->ends_n;
+}
+
 void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 {
-	uint64_t deadline = xevb_now_ns() + wait_ns;
+	/*
+	 * wait_ns bounds a stall, not the drain: a farm node that keeps taking
+	 * what we owe (slow, on a loaded host) gets the time it needs, up to
+	 * SETTLE_CAP stalls' worth in all; one that stops for wait_ns loses the rest.
+	 */
+	uint64_t cap = xevb_now_ns() + SETTLE_CAP * wait_ns;
 
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
+		uint64_t owed = UINT64_MAX, deadline = 0;
+
 		if (c->fd < 0)
 			continue;
 		for (;;) {
+			uint64_t now;
+
 			if (conn_unsent(c))
 				conn_send(o, c, MSG_DONTWAIT);
 			if (c->fd < 0)
@@ -462,7 +494,12 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 			ends_trim(c);
 			if (!c->ends_n)
 				break;
-			if (conn_gone(c) || xevb_now_ns() >= deadline) {
+			now = xevb_now_ns();
+			if (conn_owed(c) < owed) {
+				owed = conn_owed(c);
+				deadline = now + wait_ns < cap ? now + wait_ns : cap;
+			}
+			if (conn_gone(c) || now >= deadline) {
 				conn_fail(o, c, conn_gone(c) ? 0 : ETIMEDOUT);
 				break;
 			}
@@ -530,15 +567,17 @@ static int emit_buffered(struct xevb_output *o, struct xevb_sink_conn *c, const 
 	return 0;
 }
 
-/* Encoded as iovecs and written at once: to the file (c NULL), or through c. */
+/*
+ * Encoded as iovecs and written at once: to the run file (c NULL; the
+ * writer gathers events and writes them in large pieces), or through c.
+ */
 static int emit_iov(struct xevb_output *o, struct xevb_sink_conn *c, const struct xevb_event *ev)
 {
 	/* Zerocopy: headers must outlive the call, as the payloads do. */
 	uint8_t *slot = o->zc && c ? xevb_zc_slot(o->zc) : NULL;
+	uint64_t now = xevb_realtime_ns();
 	size_t total;
-	int n = xevb_event_encode(ev, xevb_realtime_ns(), slot ? slot : o->scratch, o->scratch_len, o->iov,
-				  o->iov_max, &total),
-	    err;
+	int n = xevb_event_encode(ev, now, slot ? slot : o->scratch, o->scratch_len, o->iov, o->iov_max, &total);
 
 	if (n < 0) {
 		o->st.encode_errors++;
@@ -546,14 +585,7 @@ static int emit_iov(struct xevb_output *o, struct xevb_sink_conn *c, const struc
 	}
 	if (c)
 		return conn_write_through(o, c, o->iov, (size_t)n, total, slot != NULL);
-	err = xevb_writev_all(o->file_fd, o->iov, (size_t)n);
-	if (err) {
-		o->st.dropped_error++;
-		return err;
-	}
-	o->st.events++;
-	o->st.bytes += total;
-	return 0;
+	return xevb_outfile_write(o, o->iov, n, total, now);
 }
 
 static bool through_buffer(const struct xevb_output *o, size_t need)
@@ -627,7 +659,7 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 		o->st.bytes += xevb_event_wire_size_fast(ev); /* no walk over a cold row */
 		return;
 	}
-	if (o->file_fd >= 0) {
+	if (o->fw) {
 		emit_iov(o, NULL, ev);
 		return;
 	}

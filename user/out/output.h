@@ -16,9 +16,16 @@
  * builder. An event counts as written (events, bytes) when its last byte
  * went to the kernel; when a connection fails, its written events not yet
  * acknowledged are counted lost_in_flight and those still in the buffer
- * dropped_error. Events over 256 KiB, the file (--output) and
- * MSG_ZEROCOPY (--tune zerocopy=1) are written at once with writev/sendmsg,
- * blocking, as before.
+ * dropped_error. Events over 256 KiB and MSG_ZEROCOPY (--tune
+ * zerocopy=1) are written at once with writev/sendmsg, blocking, as before.
+ *
+ * The file (--output) is a run file (docs/wire-format.md section 4) made
+ * by libxevb's writer: a header, the events, a trailer at close; created,
+ * never overwritten; rotated by size or events when it is a directory of
+ * run-numbered files. The writer gathers events in a 1 MiB buffer that it
+ * writes whole, and is flushed at least every 100 ms an event is written
+ * and at every maintain: a SIGKILL loses at most that, and leaves a file
+ * the reader calls cut and reads to its last whole event.
  */
 #ifndef XEVB_OUTPUT_H
 #define XEVB_OUTPUT_H
@@ -33,6 +40,22 @@
 #define XEVB_OUT_SEND_BUF (256u << 10)
 
 struct xevb_zc;
+struct xevb_file_writer;
+
+/* --output: where and what the run files record (their header). */
+struct xevb_out_file {
+	const char *path;   /* the one file; with dir, the directory of run-numbered files */
+	bool dir;           /* DIR/PREFIX-runRRRRRRRR-SSSS.xevb, rotated by the limits */
+	const char *prefix; /* dir: the names' prefix; NULL: "xevb" */
+	uint32_t run_number;
+	uint16_t builder_id;
+	const char *builder_name; /* NULL: the host name */
+	const uint16_t *sources;  /* the configured source ids, ascending */
+	uint32_t n_sources;
+	uint64_t max_bytes, max_events; /* dir: rotation limits; 0: none */
+	bool next_name;                 /* a name that exists: take the next free one (else refuse) */
+	bool no_fsync;                  /* no fsync at rotation and close (scratch runs) */
+};
 
 struct xevb_sink_conn {
 	struct sockaddr_in addr;
@@ -74,8 +97,11 @@ struct xevb_output {
 	struct xevb_sink_conn sinks[XEVB_MAX_SINKS];
 	uint32_t n_sinks;
 	uint32_t rr;
-	int file_fd;
-	bool discard; /* build-only */
+	struct xevb_file_writer *fw; /* --output */
+	uint64_t fw_flush_ns;        /* CLOCK_REALTIME of its last flush */
+	uint64_t fw_files;           /* files it had created at its last flush */
+	bool fw_failed;              /* its failure was logged */
+	bool discard;                /* build-only */
 	uint8_t *scratch;
 	size_t scratch_len;
 	struct iovec *iov;
@@ -84,10 +110,22 @@ struct xevb_output {
 	struct xevb_zc *zc; /* --tune zerocopy=1: MSG_ZEROCOPY sends (output_zc.h) */
 };
 
-/* sinks: "ADDR:PORT" strings. file: path or NULL. Neither: build-only. */
-int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks, const char *file,
-		     uint32_t max_sources, uint64_t connect_wait_ns);
+/*
+ * sinks: "ADDR:PORT" strings. file: the run files, or NULL. Neither:
+ * build-only. -EEXIST: the file exists (and file->next_name is not set),
+ * said with the file's name.
+ */
+int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
+		     const struct xevb_out_file *file, uint32_t max_sources, uint64_t connect_wait_ns);
+/* Everything closed; the run file finished with its trailer (and fsync), said in a line. */
 void xevb_output_close(struct xevb_output *o);
+/*
+ * In a process forked after open (the clean-up helper): close the
+ * connections, but leave the run file alone: the builder finishes it.
+ */
+void xevb_output_close_inherited(struct xevb_output *o);
+/* The start failed before any event: close the run file and remove it when it holds none. */
+void xevb_output_remove_empty_file(struct xevb_output *o);
 void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev);
 /*
  * Send what the buffers hold, never waiting: call at the end of every
@@ -121,8 +159,9 @@ void xevb_output_emit_run(struct xevb_output *o, const struct xevb_event *first,
 void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns);
 /*
  * At stop, before the final statistics: send what the buffers hold and
- * wait up to wait_ns for the farm nodes' TCP to acknowledge it; count the
- * rest lost_in_flight (written) or dropped_error (still buffered).
+ * wait for the farm nodes' TCP to acknowledge it, as long as each keeps
+ * taking it (wait_ns without progress ends the wait, 15 x wait_ns in all);
+ * count the rest lost_in_flight (written) or dropped_error (still buffered).
  */
 void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns);
 uint32_t xevb_output_connected(const struct xevb_output *o);

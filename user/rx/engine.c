@@ -89,8 +89,6 @@ bool xevb_engine_start(struct xevb_engine *e)
 bool xevb_engine_run(struct xevb_engine *e, const volatile sig_atomic_t *stop)
 {
 	e->stop = stop;
-	if (e->h.mx && e->c.n_workers > 1)
-		bw_metrics(e->bw, e->h.mx);
 	return bw_run(e->bw);
 }
 

@@ -39,8 +39,6 @@
 #define XEVB_ENGINE_IPFRAG_FRAMES 256
 #define XEVB_ENGINE_SHED_TICK_NS  2000000ull
 
-struct xevb_snapshot;
-struct xevb_metrics;
 struct bw;
 
 struct xevb_engine_cfg {
@@ -78,9 +76,8 @@ struct xevb_engine_hooks {
 	void (*emit)(void *ctx, const struct xevb_event *ev);
 	/* More workers under a DFM: workers 1.., about every millisecond, under the lock: b is theirs (re-asks). */
 	void (*worker_tick)(void *ctx, uint32_t w, const struct xevb_builder *b, uint64_t now);
-	int fd;                  /* >= 0: wakes worker 0's poll() too (the DFM's socket) */
-	int poll_max_ms;         /* > 0: worker 0 sleeps at most this long (re-asks keep time) */
-	struct xevb_metrics *mx; /* the metrics page, or NULL: more workers add their counters */
+	int fd;          /* >= 0: wakes worker 0's poll() too (the DFM's socket) */
+	int poll_max_ms; /* > 0: worker 0 sleeps at most this long (re-asks keep time) */
 };
 
 /* The shedding controller's state between ticks (shed.h). */
@@ -188,8 +185,6 @@ bool xevb_engine_run(struct xevb_engine *e, const volatile sig_atomic_t *stop);
  * the output settles.
  */
 void xevb_engine_stop(struct xevb_engine *e, bool discard);
-/* The receive, output, shedding and (merged) builder fields of s. */
-void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s);
 /* Every builder's accounting invariant, and the hand-offs' (more workers). */
 bool xevb_engine_check(struct xevb_engine *e, char *msg, size_t len);
 /* More workers: {"workers":[...]} on one line; nothing with one. */

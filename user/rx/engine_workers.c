@@ -31,9 +31,7 @@
 #include "base/counters.h"
 #include "rx/engine.h"
 #include "rx/handoff.h"
-#include "ops/metrics.h"
 #include "base/probes.h"
-#include "ops/report.h"
 #include "rx/sock_rx.h"
 #include "evb/stall_drain.h"
 #include "rx/xsk_meta.h"
@@ -92,13 +90,6 @@ struct assign_box {
 	struct assign_ent ent[ASSIGN_BOX];
 };
 
-struct wstats {
-	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls, rx_meta, rx_meta_fallback;
-	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv,
-		ring_full_waits, wakes, naps;
-	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
-};
-
 struct worker {
 	struct bw *bw;
 	uint32_t id;
@@ -123,7 +114,7 @@ struct worker {
 	uint32_t resets_done;
 	uint64_t next_tick;
 	uint8_t *fref; /* shares still out, per frame of our queues */
-	struct wstats st;
+	struct bw_worker_stats st;
 	struct rx_src *rsrc; /* [XEVB_MAX_SOURCES] */
 	struct xevb_frag_ref frags[XEVB_MAX_FRAGS_PER_MEP];
 	struct xevb_frag_ref part[XEVB_MAX_FRAGS_PER_MEP];
@@ -135,7 +126,7 @@ struct worker {
 	uint32_t req, ack;
 	struct xevb_builder_stats *pub_core;
 	struct rx_src *pub_rsrc;
-	struct wstats pub_st;
+	struct bw_worker_stats pub_st;
 	struct xevb_output_stats pub_out;
 	_Alignas(64) uint32_t want_refs; /* senders read it per MEP; it changes once a window at most */
 	_Alignas(64) uint32_t ho_multi, ho_fallback;
@@ -971,7 +962,10 @@ static inline bool shared_out(const struct bw *bw)
 	return bw->n > 1 && (bw->c.file || bw->c.emit);
 }
 
-/* The turn's events to the farm nodes now, not at 64 KiB; a shared one by worker 0 (a file: at the stop). */
+/*
+ * The turn's events to the farm nodes now, not at 64 KiB; a shared output
+ * by worker 0 (a run file once a second: what came before a quiet spell).
+ */
 static void turn_flush(struct worker *w, uint64_t now)
 {
 	struct bw *bw = w->bw;
@@ -985,7 +979,7 @@ static void turn_flush(struct worker *w, uint64_t now)
 			xevb_output_maintain(w->out, now);
 		return;
 	}
-	if (w->id || bw->c.file)
+	if (w->id || (bw->c.file && !maintain))
 		return;
 	pthread_mutex_lock(&bw->out_lock);
 	xevb_output_flush(w->out);
@@ -1371,12 +1365,14 @@ static void merge_rx(struct xevb_builder_stats *m, const struct rx_src *rs)
 	}
 }
 
-void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
+void bw_totals(struct bw *bw, struct bw_totals *t)
 {
 	/* One worker answers in this thread (the duties'): its counters are read as they are. */
 	bool live = bw->running && !bw->stopped && bw->n > 1;
 	struct xevb_builder_stats *m = &bw->merged;
 
+	memset(t, 0, sizeof(*t));
+	t->has_out = !bw->c.file;
 	if (live) {
 		for (uint32_t i = 0; i < bw->n; i++) {
 			struct worker *w = &bw->w[i];
@@ -1398,28 +1394,24 @@ void bw_snapshot(struct bw *bw, struct xevb_snapshot *s)
 		}
 	}
 	memset(m, 0, sizeof(*m));
-	s->rx_frames = s->rx_bytes = s->rx_not_mep = s->batches = s->polls = 0;
-	s->rx_meta = s->rx_meta_fallback = 0;
-	if (!bw->c.file)
-		memset(&s->out, 0, sizeof(s->out));
 	for (uint32_t i = 0; i < bw->n; i++) {
 		struct worker *w = &bw->w[i];
-		const struct wstats *st = live ? &w->pub_st : &w->st;
+		const struct bw_worker_stats *st = live ? &w->pub_st : &w->st;
 		const struct xevb_output_stats *os = live ? &w->pub_out : &w->out->st;
 
 		merge_core(m, live ? w->pub_core : xevb_builder_stats(w->b), i == 0);
 		merge_rx(m, live ? w->pub_rsrc : w->rsrc);
-		s->rx_frames += st->rx_frames;
-		s->rx_bytes += st->rx_bytes;
-		s->rx_not_mep += st->rx_not_mep;
-		s->batches += st->batches;
-		s->polls += st->polls;
-		s->rx_meta += st->rx_meta;
-		s->rx_meta_fallback += st->rx_meta_fallback;
+		t->rx_frames += st->rx_frames;
+		t->rx_bytes += st->rx_bytes;
+		t->rx_not_mep += st->rx_not_mep;
+		t->batches += st->batches;
+		t->polls += st->polls;
+		t->rx_meta += st->rx_meta;
+		t->rx_meta_fallback += st->rx_meta_fallback;
 		if (!bw->c.file)
-			xevb_output_stats_add(&s->out, os);
+			xevb_output_stats_add(&t->out, os);
 	}
-	s->core = *m;
+	t->core = *m;
 }
 
 struct xevb_builder *bw_core(struct bw *bw)
@@ -1619,26 +1611,14 @@ void bw_json(struct bw *bw, FILE *f)
 	fprintf(f, "]}\n");
 }
 
-void bw_metrics(struct bw *bw, struct xevb_metrics *mx)
+uint32_t bw_n_workers(const struct bw *bw)
 {
-	char lab[32];
+	return bw->n;
+}
 
-	for (uint32_t i = 0; i < bw->n; i++) {
-		struct worker *w = &bw->w[i];
-
-		snprintf(lab, sizeof(lab), "worker=\"%u\"", i);
-		xevb_metrics_counter(mx, "xevb_worker_rx_frames_total",
-				     "Frames taken from the AF_XDP rings, per worker.", lab, &w->st.rx_frames);
-		xevb_metrics_counter(mx, "xevb_worker_handoff_sent_total",
-				     "MEP shares handed to another worker (the owner of their events).", lab,
-				     &w->st.ho_sent);
-		xevb_metrics_counter(mx, "xevb_worker_handoff_received_total",
-				     "MEP shares taken from other workers.", lab, &w->st.ho_recv);
-		xevb_metrics_counter(mx, "xevb_worker_split_meps_total",
-				     "MEPs whose events belong to more than one worker.", lab, &w->st.split_meps);
-		xevb_metrics_counter(mx, "xevb_worker_polls_total", "Times the worker slept in poll().", lab,
-				     &w->st.polls);
-	}
+const struct bw_worker_stats *bw_worker_stats(const struct bw *bw, uint32_t i)
+{
+	return i < bw->n ? &bw->w[i].st : NULL;
 }
 
 void bw_free(struct bw *bw)

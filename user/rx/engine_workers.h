@@ -18,9 +18,7 @@
 #include "out/output.h"
 #include "rx/xsk_rx.h"
 
-struct xevb_snapshot;
 struct xevb_sock;
-struct xevb_metrics;
 
 struct bw_cfg {
 	struct xevb_xsk *xsk;         /* open (socket mode: no queues); queue i served by worker i % n_workers */
@@ -67,6 +65,14 @@ struct bw_cfg {
 	void *duties_ctx;
 };
 
+/* One worker's counters (its thread writes them; readers see them as they are). */
+struct bw_worker_stats {
+	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls, rx_meta, rx_meta_fallback;
+	uint64_t ho_sent, ho_recv, ho_walked, ho_whole, refs_windows, split_meps, eor_notices, ret_sent, ret_recv,
+		ring_full_waits, wakes, naps;
+	uint64_t q_rx[XEVB_XSK_MAX_QUEUES];
+};
+
 struct bw;
 
 /* Every worker's builder, rings and output; no thread yet. NULL after a message. */
@@ -96,8 +102,16 @@ void bw_unlock(struct bw *bw);
 bool bw_rx_totals(const struct bw *bw, uint64_t *frames, uint64_t *bytes);
 /* The events still open when the workers stopped (before their expiry). */
 uint64_t bw_open_at_stop(const struct bw *bw);
-/* Fill the receive, output and (merged) builder fields of s; while running, from worker 0's duties only. */
-void bw_snapshot(struct bw *bw, struct xevb_snapshot *s);
+/* The workers' receive, output and (merged) builder counters, summed; what ops/engine_stats.c
+   puts in a statistics snapshot. out is filled only when has_out (no --output file). */
+struct bw_totals {
+	uint64_t rx_frames, rx_bytes, rx_not_mep, batches, polls, rx_meta, rx_meta_fallback;
+	struct xevb_builder_stats core;
+	bool has_out;
+	struct xevb_output_stats out;
+};
+/* The totals now; while running, from worker 0's duties only (it asks the others and waits, bounded). */
+void bw_totals(struct bw *bw, struct bw_totals *t);
 bool bw_run_ended(struct bw *bw);
 /* After bw_run: join workers 1..n-1 and settle their outputs (without bw_run: they stop at once). */
 void bw_stop(struct bw *bw);
@@ -107,8 +121,9 @@ void bw_release_held(struct bw *bw, uint32_t idx);
 bool bw_check(struct bw *bw, char *msg, size_t len);
 /* {"workers":[...]} on one line. */
 void bw_json(struct bw *bw, FILE *f);
-/* Per-worker counters on the metrics page. */
-void bw_metrics(struct bw *bw, struct xevb_metrics *mx);
+/* Worker i's own counters (0..bw_n_workers-1): they live as long as bw, written by its thread. */
+uint32_t bw_n_workers(const struct bw *bw);
+const struct bw_worker_stats *bw_worker_stats(const struct bw *bw, uint32_t i);
 void bw_free(struct bw *bw);
 
 #endif

@@ -159,6 +159,17 @@ static int create_socket(struct xevb_xsk *x, struct xevb_xsk_q *q, struct rings 
 	socklen_t optlen = sizeof(opts);
 	int err = xsk_socket__create(&q->xsk, cfg->ifname, q->queue_id, q->umem, &r->rx, NULL, &scfg);
 
+	/*
+	 * A builder killed a moment ago leaves the queue to the kernel's
+	 * deferred clean-up of its socket (the pool lets go of the queue in a
+	 * work item, after the process is gone): busy for some ms more. A
+	 * restart waits that out, 2 s at most, instead of failing.
+	 */
+	for (int i = 0; i < 200 && err == -EBUSY; i++) {
+		usleep(10000);
+		err = xsk_socket__create(&q->xsk, cfg->ifname, q->queue_id, q->umem, &r->rx, NULL, &scfg);
+	}
+
 	if (err && x->sg && err == -EINVAL) {
 		xevb_err(
 			"cannot bind an AF_XDP socket with XDP_USE_SG on %s queue %u: %s. The MTU "
