@@ -488,7 +488,8 @@ int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s,
 			refused(c, w, from);
 			continue;
 		}
-		if (h->role == XL_ROLE_BUILDER && h->type == XL_STATUS)
+		if ((h->role == XL_ROLE_BUILDER && h->type == XL_STATUS) ||
+		    (h->role == XL_ROLE_DFM && h->type == XL_BYE))
 			return 1;
 		c->unexpected++;
 	}

@@ -91,7 +91,7 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_status *s);
 int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n);
 /*
- * The next message a farm node takes (a builder's STATUS), without
+ * The next message a farm node takes (a builder's STATUS, the DFM's BYE), without
  * blocking: 1 with h, s and from filled, 0 when none is left. Everything
  * else is counted (refused or unexpected) and skipped.
  */

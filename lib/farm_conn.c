@@ -137,6 +137,8 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, int kind, const 
 		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name,
 		       (unsigned long long)c->events);
 	close(c->fd); /* also leaves the epoll set */
+	f->builders[c->builder].ended = !kind;
+	f->st.conns_ended += !kind;
 	if (c->ch)
 		xl_chunk_put(f, c->ch);
 	f->builders[c->builder].conns_open--;
@@ -453,6 +455,7 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	f->builders[b].conn_done = f->builders[b].reported = 0;
 	f->builders[b].conns_open++;
 	f->builders[b].connections++;
+	f->builders[b].ended = false;
 	c->slot = f->n_conns;
 	f->conns[f->n_conns++] = c;
 	f->st.conns_total++;

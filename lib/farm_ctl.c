@@ -66,6 +66,45 @@ static void send_status(struct xevb_farm *f, struct xl_builder *b)
 	b->reported = b->conn_done;
 }
 
+/* The DFM's end of run: only from the DFM we report to (a BYE from elsewhere is not ours to take). */
+static void dfm_bye(struct xevb_farm *f, const struct sockaddr_in *from)
+{
+	if (!f->dfm.sin_port || from->sin_addr.s_addr != f->dfm.sin_addr.s_addr ||
+	    from->sin_port != f->dfm.sin_port) {
+		f->ctl.unexpected++;
+		return;
+	}
+	if (!(f->run_end & XEVB_END_DFM))
+		xl_log(&f->log, XEVB_LIB_LOG_INFO, "the DFM ended the run: taking what the builders still send");
+	f->run_end |= XEVB_END_DFM;
+	f->rx_ns = xl_mono_ns();
+}
+
+/*
+ * Every builder that connected closed in order, none connected, nothing
+ * queued: the streams ended. With a DFM the run is over at its word once
+ * no builder is connected, or none has sent for end_wait_ms.
+ */
+void xl_farm_run_end(struct xevb_farm *f, uint64_t now)
+{
+	uint32_t e = f->run_end & XEVB_END_DFM;
+	bool ended = f->st.conns_total && !f->n_conns && !f->ready_n;
+
+	for (uint32_t i = 0; ended && i < f->n_builders; i++)
+		ended = f->builders[i].ended || !f->builders[i].connections;
+	if (ended)
+		e |= XEVB_END_STREAMS;
+	if (!f->dfm.sin_port || !f->ctl_on)
+		e |= ended ? XEVB_END_RUN : 0;
+	else if ((e & XEVB_END_DFM) && !f->ready_n &&
+		 (!f->n_conns || now - f->rx_ns >= (uint64_t)f->o.end_wait_ms * 1000000ull))
+		e |= XEVB_END_RUN;
+	/* Over is over: a builder that connects afterwards is another run's. */
+	e |= f->run_end & XEVB_END_RUN;
+	f->run_end = e;
+	f->st.run_end = e;
+}
+
 void xl_farm_ctl_rx(struct xevb_farm *f)
 {
 	struct xl_ctl_hdr h;
@@ -73,8 +112,13 @@ void xl_farm_ctl_rx(struct xevb_farm *f)
 	struct sockaddr_in from;
 
 	while (xl_ctl_recv(&f->ctl, &h, &s, &from)) {
-		uint32_t i = xl_farm_builder(f, from.sin_addr.s_addr);
+		uint32_t i;
 		struct xl_builder *b;
+		if (h.type == XL_BYE) {
+			dfm_bye(f, &from);
+			continue;
+		}
+		i = xl_farm_builder(f, from.sin_addr.s_addr);
 		if (i == UINT32_MAX)
 			continue;
 		b = &f->builders[i];

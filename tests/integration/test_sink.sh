@@ -93,6 +93,35 @@ check "$T/two.json" connections 2
 check "$T/two.json" errors 0
 grep -q '"result":"ok"' "$T/two.json" && ok "result ok" || fail "result not ok"
 
+echo "# --run-end streams: the sink ends once every builder closed its stream in order"
+start_sink ends --run-end streams --duration "$SINK_WAIT" || exit 1
+feed "$ADDR" 300 --sources 4 || fail "feeder"
+wait_sink ends 0
+check "$T/ends.json" events 300
+grep -q '"signal":0,"run_end":"streams","result":"ok"' "$T/ends.json" &&
+	ok "ended by itself at the end of the stream" || fail "not ended by the stream's end: $(cat "$T/ends.json")"
+# A stream cut inside an event is no end: the builder comes back, and only
+# its next stream, closed in order, ends the run (exit 1: the cut is an error).
+start_sink cut --run-end streams --duration "$SINK_WAIT" || exit 1
+feed "$ADDR" 50 --sources 3 --corrupt truncate --corrupt-at 25
+wait_dropped cut 1
+feed "$ADDR" 40 --sources 3 --first-event 1000 || fail "feeder"
+wait_sink cut 1
+check "$T/cut.json" events 65
+check "$T/cut.json" truncated_stream 1
+grep -q '"signal":0,"run_end":"streams"' "$T/cut.json" && ok "cut stream: ended at the second stream's end" ||
+	fail "cut stream: $(cat "$T/cut.json")"
+# Without a DFM a farm node runs until told by default: a closed stream
+# does not end it (a builder may be restarted); the next stream is taken.
+start_sink stays --expect-events 200 --duration "$SINK_WAIT" || exit 1
+feed "$ADDR" 100 --sources 4 || fail "feeder"
+feed "$ADDR" 100 --sources 4 --first-event 1000 || fail "feeder 2"
+wait_sink stays 0
+check "$T/stays.json" events 200
+check "$T/stays.json" connections 2
+grep -q '"run_end":""' "$T/stays.json" && ok "default: runs on after a stream's end" ||
+	fail "default: $(cat "$T/stays.json")"
+
 echo "# a corrupt stream costs its connection, not the sink"
 start_sink magic --expect-events 200 --duration "$SINK_WAIT" || exit 1
 feed "$ADDR" 200 --corrupt magic --corrupt-at 100

@@ -357,7 +357,21 @@ static uint64_t wait_ns(const struct sink *s, uint64_t now)
 	return h < w ? h : w;
 }
 
-/* Until stopped, the expected events are in or --duration is up; -1 when the handle fails. */
+/*
+ * The run is over (--run-end) and every event of it processed (none held
+ * for --process-rate): the library's XEVB_END_* then, else 0.
+ */
+static uint32_t run_over(const struct sink *s)
+{
+	uint32_t e = xevb_farm_run_end(s->farm);
+
+	if (s->o.run_end == SINK_END_NONE || s->st.held || !(e & XEVB_END_RUN))
+		return 0;
+	/* auto: only a DFM's word; a builder's stream can end and come back (a restart). */
+	return s->o.run_end == SINK_END_STREAMS || (e & XEVB_END_DFM) ? e : 0;
+}
+
+/* Until stopped, the expected events are in, --duration is up or the run is over; -1 when the handle fails. */
 static int listen_loop(struct sink *s)
 {
 	struct pollfd p = { .fd = xevb_farm_fd(s->farm), .events = POLLIN };
@@ -395,6 +409,8 @@ static int listen_loop(struct sink *s)
 			break;
 		}
 		publish(s);
+		if ((s->ended = run_over(s)))
+			break;
 	}
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	return rc;

@@ -36,6 +36,14 @@ struct sink_cfg {
 	uint32_t ctl_port, credits, id;
 	double process_rate, busy_high, busy_low;
 	struct sockaddr_in dfm; /* --dfm: report RECEIVED there (port 0: no) */
+	uint32_t run_end;       /* --run-end: enum sink_run_end */
+};
+
+/* --run-end: when a farm node ends by itself. */
+enum sink_run_end {
+	SINK_END_AUTO,    /* at the DFM's end of run when reporting to one, else when told */
+	SINK_END_STREAMS, /* that, and without a DFM once every builder closed its stream */
+	SINK_END_NONE,    /* when told (a signal), --duration or --expect-events only */
 };
 
 /* libxevb's receive buffer: --max-buffer-total holds one largest event and one of these. */

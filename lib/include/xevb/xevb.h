@@ -259,6 +259,12 @@ struct xevb_farm_opts {
 	/* Added after 1.0.0: each sound event through this check as it is decoded (XEVB_EV_CHECK_BAD); NULL: none. */
 	xevb_event_check_fn event_check;
 	void *check_ctx;
+	/*
+	 * Added after 1.0.0: after the DFM's end of run, ms with no byte from
+	 * any builder after which the run counts as over although connections
+	 * are still open (builders that do not close at the end); 0: 5000.
+	 */
+	uint32_t end_wait_ms;
 };
 
 /*
@@ -345,7 +351,36 @@ struct xevb_farm_stats {
 	uint32_t busy_mark_high;            /* Busy once held > this (ceil(busy_high x credits)) */
 	uint32_t busy_mark_low;             /* not-Busy once held < this (floor(busy_low x credits)) */
 	uint64_t broken[XEVB_BROKEN_SLOTS]; /* conns_broken by reason: broken[XEVB_BROKEN_*] */
+	/* Added after 1.0.0, later (a caller with a smaller sz gets the fields above): */
+	uint64_t conns_ended; /* connections its builder closed in order, at an event boundary */
+	uint32_t run_end;     /* xevb_farm_run_end() */
+	uint32_t reserved2;
 };
+/*
+ * The end of the run (added after 1.0.0), as flags. The handle only says
+ * so: it goes on receiving (a builder may connect again) until closed.
+ *
+ * XEVB_END_STREAMS: every builder that connected has closed its stream in
+ * order (at an event boundary: not broken, not cut), none is connected,
+ * and every event received was handed out by xevb_farm_next(). Cleared
+ * again when a builder connects.
+ * XEVB_END_DFM: the DFM (the dfm option, or the run configuration's) said
+ * the run is over (its BYE, from its address; sealed when there is a key).
+ * Stays set.
+ * XEVB_END_RUN: the run is over, nothing left to take: with a DFM, its end
+ * of run and then no builder connected (or none sent a byte for
+ * end_wait_ms) and nothing left for xevb_farm_next(); without a DFM,
+ * XEVB_END_STREAMS. A farm-node application ends here: every event of the
+ * run has been handed out; done() the ones it holds, then close (its last
+ * RECEIVED goes to the DFM). conns_open in the stats says whether it ended
+ * with builders still connected (end_wait_ms), broken[] whether a stream
+ * broke.
+ */
+#define XEVB_END_STREAMS 0x1u
+#define XEVB_END_DFM     0x2u
+#define XEVB_END_RUN     0x4u
+XEVB_API uint32_t xevb_farm_run_end(const struct xevb_farm *f);
+
 /* Fill st (up to st->sz bytes): 0, or -EINVAL when st->sz is 0. */
 XEVB_API int xevb_farm_stats(const struct xevb_farm *f, struct xevb_farm_stats *st);
 
