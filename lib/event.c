@@ -109,9 +109,10 @@ static __attribute__((noinline, cold)) int record_fault(const uint8_t *buf, size
  * spares every later pass over the records the walk's chain of loads
  * (each record's length says where the next one is).
  */
-static inline int decode_records(const uint8_t *buf, size_t len, uint32_t n, const struct xl_check *chk,
-				 uint32_t *offs, uint64_t *present, size_t *offp, uint32_t *flagsp, char *err,
-				 size_t errlen)
+static inline __attribute__((always_inline)) int decode_records(const uint8_t *buf, size_t len, uint32_t n,
+								const struct xl_check *chk, uint32_t *offs,
+								uint64_t *present, size_t *offp, uint32_t *flagsp,
+								char *err, size_t errlen)
 {
 	bool crc = chk && (chk->verify & XL_VERIFY_CRC);
 	uint32_t flags = 0;
@@ -212,8 +213,13 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	}
 	if (h.incomplete)
 		memset(present, 0, sizeof(present));
-	if ((rc = decode_records(buf, len, h.n_frags, chk, e->off, h.incomplete ? present : NULL, &off, &flags,
-				 err, errlen)))
+	/* The common case in a loop of its own: no CRC check, no present set to keep. */
+	if (!h.incomplete && !(chk && (chk->verify & XL_VERIFY_CRC)))
+		rc = decode_records(buf, len, h.n_frags, NULL, e->off, NULL, &off, &flags, err, errlen);
+	else
+		rc = decode_records(buf, len, h.n_frags, chk, e->off, h.incomplete ? present : NULL, &off, &flags,
+				    err, errlen);
+	if (rc)
 		return broke(e, rc);
 	nmiss = (uint32_t)h.n_expected - h.n_frags;
 	e->missing_off = (uint32_t)off;
