@@ -435,7 +435,8 @@ static PyGetSetDef farm_getset[] = {
 	  (void *)1 },
 	{ "error", (getter)farm_get_error, NULL, PyDoc_STR("the last failure, as a sentence"), NULL },
 	{ "run_end", (getter)farm_get_run_end, NULL,
-	  PyDoc_STR("the end of the run: flags xevb.END_STREAMS, END_DFM, END_RUN (the run is over, all handed out)"),
+	  PyDoc_STR(
+		  "the end of the run: flags xevb.END_STREAMS, END_DFM, END_RUN (the run is over, all handed out)"),
 	  NULL },
 	{ "closed", (getter)farm_get_closed, NULL, NULL, NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
