@@ -707,58 +707,29 @@ bool bw_check(struct bw *bw, char *msg, size_t len)
 	return true;
 }
 
-/* A worker's builder: every counter of the core's rows of the table, as JSON members. */
-static void json_core(FILE *f, const struct xevb_builder_stats *b)
+bool bw_worker_view(const struct bw *bw, uint32_t i, struct bw_worker_view *v)
 {
-	char name[64];
+	const struct worker *w;
 
-	for (size_t i = 0; i < xevb_n_counters; i++) {
-		const struct xevb_counter *c = &xevb_counters[i];
-
-		if (c->part != XEVB_PART_CORE)
-			continue;
-		for (uint32_t k = 0; k < c->n; k++)
-			fprintf(f, ",\"%s\":%llu", xevb_counter_name(c, k, true, name, sizeof(name)),
-				(unsigned long long)xevb_counter_at(c, b, k));
+	if (i >= bw->n)
+		return false;
+	w = &bw->w[i];
+	memset(v, 0, sizeof(*v));
+	v->cpu = w->cpu;
+	v->n_q = w->n_q;
+	for (uint32_t k = 0; k < w->n_q; k++) {
+		v->queue_id[k] = bw->c.xsk->q[w->q[k]].queue_id;
+		v->queue_rx[k] = w->st.q_rx[w->q[k]];
 	}
+	v->assigns_merged = w->box ? w->box->merged : 0;
+	v->st = &w->st;
+	v->core = xevb_builder_stats(w->b);
+	return true;
 }
 
-void bw_json(struct bw *bw, FILE *f)
+bool bw_rx_source_seen(const struct bw *bw, uint32_t i, uint32_t src)
 {
-	fprintf(f, "{\"workers\":[");
-	for (uint32_t i = 0; i < bw->n; i++) {
-		const struct worker *w = &bw->w[i];
-		const struct xevb_builder_stats *b = xevb_builder_stats(w->b);
-		bool first = true;
-
-		fprintf(f, "%s{\"worker\":%u,\"cpu\":%d,\"queues\":[", i ? "," : "", i, w->cpu);
-		for (uint32_t k = 0; k < w->n_q; k++)
-			fprintf(f, "%s{\"queue\":%u,\"rx_frames\":%llu}", k ? "," : "",
-				bw->c.xsk->q[w->q[k]].queue_id, (unsigned long long)w->st.q_rx[w->q[k]]);
-		fprintf(f,
-			"],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
-			"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"refs_wanted_windows\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
-			"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,"
-			"\"assigns_merged\":%llu,\"run_ended\":%s",
-			(unsigned long long)w->st.rx_frames, (unsigned long long)w->st.rx_bytes,
-			(unsigned long long)w->st.polls, (unsigned long long)w->st.ho_sent,
-			(unsigned long long)w->st.ho_recv, (unsigned long long)w->st.ho_walked,
-			(unsigned long long)w->st.ho_whole, (unsigned long long)w->st.refs_windows,
-			(unsigned long long)w->st.split_meps, (unsigned long long)w->st.eor_notices,
-			(unsigned long long)w->st.ret_sent, (unsigned long long)w->st.ret_recv,
-			(unsigned long long)w->st.ring_full_waits, (unsigned long long)w->st.wakes,
-			(unsigned long long)w->st.naps, (unsigned long long)(w->box ? w->box->merged : 0),
-			b->run_ended ? "true" : "false");
-		json_core(f, b);
-		fprintf(f, ",\"rx_sources\":[");
-		for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
-			if (w->rsrc[s].seen) {
-				fprintf(f, "%s%u", first ? "" : ",", s);
-				first = false;
-			}
-		fprintf(f, "]}");
-	}
-	fprintf(f, "]}\n");
+	return i < bw->n && src < XEVB_MAX_SOURCES && bw->w[i].rsrc[src].seen;
 }
 
 uint32_t bw_n_workers(const struct bw *bw)
