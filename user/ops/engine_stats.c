@@ -143,12 +143,13 @@ static void json_worker(FILE *f, const struct bw *bw, uint32_t i, const struct b
 		"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,"
 		"\"assigns_merged\":%llu,\"run_ended\":%s",
 		(unsigned long long)st->rx_frames, (unsigned long long)st->rx_bytes, (unsigned long long)st->polls,
-		(unsigned long long)st->ho_sent, (unsigned long long)st->ho_recv, (unsigned long long)st->ho_walked,
-		(unsigned long long)st->ho_whole, (unsigned long long)st->refs_windows,
-		(unsigned long long)st->split_meps, (unsigned long long)st->eor_notices,
-		(unsigned long long)st->ret_sent, (unsigned long long)st->ret_recv,
-		(unsigned long long)st->ring_full_waits, (unsigned long long)st->wakes, (unsigned long long)st->naps,
-		(unsigned long long)v->assigns_merged, v->core->run_ended ? "true" : "false");
+		(unsigned long long)st->ho_sent, (unsigned long long)st->ho_recv,
+		(unsigned long long)st->ho_walked, (unsigned long long)st->ho_whole,
+		(unsigned long long)st->refs_windows, (unsigned long long)st->split_meps,
+		(unsigned long long)st->eor_notices, (unsigned long long)st->ret_sent,
+		(unsigned long long)st->ret_recv, (unsigned long long)st->ring_full_waits,
+		(unsigned long long)st->wakes, (unsigned long long)st->naps, (unsigned long long)v->assigns_merged,
+		v->core->run_ended ? "true" : "false");
 	json_core(f, v->core);
 	fprintf(f, ",\"rx_sources\":[");
 	for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
