@@ -364,8 +364,18 @@ static bool worker_setup(struct bw *bw, uint32_t i, uint32_t nf)
 		w->out = c->out;
 		return true;
 	}
-	if (xevb_output_open(&w->own_out, c->sinks, c->n_sinks, NULL, c->n_sources, 5000000000ull))
-		return false;
+	{
+		/* Paced and zero copy as worker 0's. */
+		struct xevb_output_opts oo = c->out->opts;
+
+		oo.sinks = c->sinks;
+		oo.n_sinks = c->n_sinks;
+		oo.file = NULL;
+		oo.max_sources = c->n_sources;
+		oo.connect_wait_ns = 5000000000ull;
+		if (xevb_output_open(&w->own_out, &oo))
+			return false;
+	}
 	w->own_out_open = true;
 	w->out = &w->own_out;
 	/* Zero copy: frames held by this worker's sends come back through it (worker 0's: bw_release_held). */
