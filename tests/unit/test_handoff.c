@@ -289,8 +289,7 @@ Test(handoff, walk_gives_each_record_to_its_owner)
 				.flags = p->filter ? XEVB_HO_F_FILTER : 0,
 			};
 			struct xevb_pkt_info wp;
-			uint32_t k =
-				xevb_ho_walk(m.frame, &ent, &(struct xevb_ho_who){ m.shift, m.nw, w }, &wp, mine);
+			uint32_t k = xevb_ho_walk(m.frame, &ent, m.shift, m.nw, w, &wp, mine);
 
 			assert_share(&m, w, &wp, mine, k);
 			seen += k;
@@ -324,8 +323,7 @@ Test(handoff, pack_unpack_dense_refs_or_walk)
 		for (uint32_t w = 0; w < m.nw; w++) {
 			if (!m.p[w].count && !(m.pi.flags & XEVB_MEP_F_END_OF_RUN))
 				continue;
-			if (xevb_ho_pack(&ent[w], &refs, 5, &m.pi, m.fr, &m.p[w],
-					 &(struct xevb_ho_who){ m.shift, m.nw, w }))
+			if (xevb_ho_pack(&ent[w], &refs, 5, &m.pi, m.fr, &m.p[w], m.shift, m.nw, w))
 				dense++;
 			else
 				walked++;
@@ -339,8 +337,7 @@ Test(handoff, pack_unpack_dense_refs_or_walk)
 			if (!m.p[w].count && !(m.pi.flags & XEVB_MEP_F_END_OF_RUN))
 				continue;
 			cr_assert(eq(u32, ent[w].frame_idx, 5));
-			mine = xevb_ho_unpack(m.frame, &ent[w], &refs, &cursor,
-					      &(struct xevb_ho_who){ m.shift, m.nw, w }, &wp, scratch);
+			mine = xevb_ho_unpack(m.frame, &ent[w], &refs, &cursor, m.shift, m.nw, w, &wp, scratch);
 			wrapped += mine == scratch && (ent[w].flags & XEVB_HO_F_REFS);
 			assert_share(&m, w, &wp, mine, m.p[w].count);
 			cr_assert(eq(u16, wp.mep_off, m.pi.mep_off));
@@ -456,8 +453,7 @@ static uint32_t send_whole(struct rig *r, struct xevb_spsc *ring, struct xevb_sp
 	const struct xevb_ho_ent *e = xevb_spsc_at(ring, 0);
 	cr_assert(eq(u16, e->flags, XEVB_HO_F_WHOLE));
 	cr_assert(eq(u32, e->frame_idx, f));
-	mine = xevb_ho_unpack(NULL, e, refs, &cursor,
-			      &(struct xevb_ho_who){ .shift = 10, .n_workers = 2, .worker = 1 }, &wp, scratch);
+	mine = xevb_ho_unpack(NULL, e, refs, &cursor, 10, 2, 1, &wp, scratch);
 	cr_assert(eq(u32, cursor, 0));
 	cr_assert(eq(u16, wp.mep_off, pi.mep_off));
 	cr_assert(eq(u16, wp.mep_len, pi.mep_len));

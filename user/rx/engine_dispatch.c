@@ -367,9 +367,8 @@ with_refs:
 		} else {
 			struct xevb_spsc *r = &bw->ho[w->id][o];
 			struct xevb_ho_ent *e = slot_wait(w, r, o);
-			const struct xevb_ho_who to = { bw->c.owner_shift, nw, o };
 
-			if (!xevb_ho_pack(e, &bw->refs[w->id][o], idx, pi, w->frags, p, &to))
+			if (!xevb_ho_pack(e, &bw->refs[w->id][o], idx, pi, w->frags, p, bw->c.owner_shift, nw, o))
 				w->st.ho_walked++;
 			xevb_spsc_push(r);
 			w->st.ho_sent++;
@@ -417,7 +416,7 @@ static void segment_rx(struct worker *w, uint32_t idx, const uint8_t *data, cons
 			xevb_ho_pack_whole(slot_wait(w, r, o), idx, pi, pi->seg_bytes);
 		else
 			xevb_ho_pack(slot_wait(w, r, o), &bw->refs[w->id][o], idx, pi, NULL, &none,
-				     &(const struct xevb_ho_who){ bw->c.owner_shift, nw, o });
+				     bw->c.owner_shift, nw, o);
 		xevb_spsc_push(r);
 		w->st.ho_sent++;
 		w->st.eor_notices += o != owner;
@@ -682,7 +681,6 @@ uint32_t bw_drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 {
 	struct bw *bw = w->bw;
 	const struct xevb_builder_stats *bs = xevb_builder_stats(w->b);
-	const struct xevb_ho_who me = { bw->c.owner_shift, bw->n, w->id };
 	uint64_t grouped;
 	uint32_t total = 0;
 
@@ -708,7 +706,8 @@ uint32_t bw_drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 
 				if (i + PREFETCH_AHEAD < n)
 					prefetch_share(bw, xevb_spsc_at(r, i + PREFETCH_AHEAD), refs, &pf);
-				f = xevb_ho_unpack(frame, e, refs, &cur, &me, &pi, w->part);
+				f = xevb_ho_unpack(frame, e, refs, &cur, bw->c.owner_shift, bw->n, w->id, &pi,
+						   w->part);
 				if (__builtin_expect((pi.flags & XEVB_MEP_F_SEGMENT) && pi.n_frags, 0)) {
 					segment_owned(w, e->frame_idx, frame, &pi, now);
 					continue;
@@ -727,6 +726,7 @@ uint32_t bw_drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 	w->st.ho_recv += total;
 	return total;
 }
+
 
 void bw_rx_all(struct worker *w, uint64_t now, uint32_t *got, uint32_t rounds)
 {

@@ -62,10 +62,9 @@ uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t
 	return owners;
 }
 
-uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, const struct xevb_ho_who *me,
-		      struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
+uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift, uint32_t n_workers,
+		      uint32_t self, struct xevb_pkt_info *pi, struct xevb_frag_ref *frags)
 {
-	uint32_t shift = me->shift, n_workers = me->n_workers, self = me->worker;
 	const uint8_t *mep = frame + e->mep_off;
 	uint32_t off = e->rec_off, k = 0;
 
@@ -95,9 +94,8 @@ uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, const s
 
 bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_idx,
 		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags, const struct xevb_ho_part *p,
-		  const struct xevb_ho_who *to)
+		  uint32_t shift, uint32_t n_workers, uint32_t owner)
 {
-	uint32_t shift = to->shift, n_workers = to->n_workers, owner = to->worker;
 	struct xevb_frag_ref *buf = refs->buf;
 	uint32_t mask = refs->mask, head = refs->prod_head;
 	bool dense = refs->buf && xevb_spsc_room(refs, p->count);
@@ -157,8 +155,9 @@ void xevb_ho_pack_whole(struct xevb_ho_ent *e, uint32_t frame_idx, const struct 
 }
 
 const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xevb_ho_ent *e,
-					   struct xevb_spsc *refs, uint32_t *cursor, const struct xevb_ho_who *me,
-					   struct xevb_pkt_info *pi, struct xevb_frag_ref *scratch)
+					   struct xevb_spsc *refs, uint32_t *cursor, uint32_t shift,
+					   uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
+					   struct xevb_frag_ref *scratch)
 {
 	const struct xevb_frag_ref *buf = refs->buf, *f;
 	uint32_t n = e->n_walk, at;
@@ -183,7 +182,7 @@ const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xe
 		return scratch;
 	}
 	if (!(e->flags & XEVB_HO_F_REFS)) {
-		xevb_ho_walk(frame, e, me, pi, scratch);
+		xevb_ho_walk(frame, e, shift, n_workers, self, pi, scratch);
 		return scratch;
 	}
 	pi->mep_off = e->mep_off;

@@ -170,15 +170,6 @@ struct xevb_ho_part {
 };
 
 /*
- * Whose share: events are owned in blocks of 2^shift ids by n_workers
- * workers (xevb_owner); worker is the share's owner (the one it goes to,
- * or the one unpacking it).
- */
-struct xevb_ho_who {
-	uint32_t shift, n_workers, worker;
-};
-
-/*
  * Split a parsed MEP (frags[0..n), n >= 1) by owner. parts[w].count == 0
  * for a worker that gets nothing. Returns how many workers get records.
  */
@@ -190,11 +181,11 @@ uint32_t xevb_owner_plan(const struct xevb_frag_ref *frags, uint32_t n, uint32_t
  * producer has already validated (xevb_classify said MEP, and nobody writes
  * the frame while it is held). Returns the number of frags written.
  */
-uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, const struct xevb_ho_who *me,
-		      struct xevb_pkt_info *pi, struct xevb_frag_ref *frags);
+uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, uint32_t shift, uint32_t n_workers,
+		      uint32_t self, struct xevb_pkt_info *pi, struct xevb_frag_ref *frags);
 
 /*
- * The receiving worker's side: describe share p, to->worker's, of a parsed MEP
+ * The receiving worker's side: describe owner's share p of a parsed MEP
  * (pi, frags[0..pi->n_frags)) in entry e. Its refs go into the ref ring
  * (entries of struct xevb_frag_ref) when they fit, else the entry asks for
  * a walk. Returns true if the refs went into the ring. Push e afterwards;
@@ -203,7 +194,7 @@ uint32_t xevb_ho_walk(const uint8_t *frame, const struct xevb_ho_ent *e, const s
  */
 bool xevb_ho_pack(struct xevb_ho_ent *e, struct xevb_spsc *refs, uint32_t frame_idx,
 		  const struct xevb_pkt_info *pi, const struct xevb_frag_ref *frags, const struct xevb_ho_part *p,
-		  const struct xevb_ho_who *to);
+		  uint32_t shift, uint32_t n_workers, uint32_t owner);
 
 /*
  * The receiving worker's side of a MEP (pi, validated, pi->consec) that
@@ -223,7 +214,8 @@ void xevb_ho_pack_whole(struct xevb_ho_ent *e, uint32_t frame_idx, const struct 
  * record its ref in scratch; neither reads the frame nor the ref ring.
  */
 const struct xevb_frag_ref *xevb_ho_unpack(const uint8_t *frame, const struct xevb_ho_ent *e,
-					   struct xevb_spsc *refs, uint32_t *cursor, const struct xevb_ho_who *me,
-					   struct xevb_pkt_info *pi, struct xevb_frag_ref *scratch);
+					   struct xevb_spsc *refs, uint32_t *cursor, uint32_t shift,
+					   uint32_t n_workers, uint32_t self, struct xevb_pkt_info *pi,
+					   struct xevb_frag_ref *scratch);
 
 #endif /* XEVB_HANDOFF_H */
