@@ -17,6 +17,7 @@
 #include "out/output.h"
 #include "rx/engine_workers.h"
 #include "rx/handoff.h"
+#include "wire/crc32c.h"
 #include "wire/mep_write.h"
 
 #define NQ     2
@@ -27,6 +28,9 @@
 #define NEV    96 /* events 0..NEV-1 */
 #define SHIFT  2  /* blocks of 4 ids */
 #define MAXREC 8
+/* Segmented runs: source 3's fragment of every event 8k + 5 is this long, in MEPs of SEG_BUDGET bytes. */
+#define SEG_LEN    3000
+#define SEG_BUDGET 1400
 
 static struct fake_xsk f;
 static const uint16_t sources[NSRC] = { 1, 2, 3 };
@@ -39,14 +43,14 @@ struct sent_mep {
 /* What the test expects of the engine, from the MEPs it delivers. */
 struct plan {
 	struct sent_mep mep[NEV * NSRC];
-	uint32_t n_mep, per_q[NQ], chunk[NQ];
+	uint32_t n_mep, per_q[NQ], chunk[NQ], seg_packets;
 	uint64_t ho_sent, ho_whole, split, eor_notices;
 };
 
 static struct {
 	pthread_mutex_t lk;
 	uint32_t built[NEV];
-	uint32_t bad_bytes, incomplete;
+	uint32_t bad_bytes, incomplete, pieced;
 } got = { .lk = PTHREAD_MUTEX_INITIALIZER };
 
 static uint8_t pay_byte(uint16_t src, uint32_t ev, uint32_t i)
@@ -54,9 +58,33 @@ static uint8_t pay_byte(uint16_t src, uint32_t ev, uint32_t i)
 	return (uint8_t)(src * 7u + ev * 13u + i * 31u);
 }
 
+static bool seg_on;
+
+static bool segmented(uint16_t src, uint32_t ev)
+{
+	return seg_on && src == sources[2] && ev % 8 == 5;
+}
+
 static uint16_t pay_len(uint16_t src, uint32_t ev)
 {
-	return (uint16_t)(4 + (src * 5u + ev * 3u) % 37u);
+	return segmented(src, ev) ? SEG_LEN : (uint16_t)(4 + (src * 5u + ev * 3u) % 37u);
+}
+
+/* A fragment put together from segments: every byte once, in its place. */
+static uint32_t bad_pieces(const struct xevb_event *ev, uint32_t i)
+{
+	const struct xevb_frag_pieces *fp = &ev->pieces[i];
+	uint32_t bad = 0, total = 0;
+
+	for (uint32_t j = 0; j < fp->n; j++) {
+		const struct xevb_seg_piece *sp = &fp->p[j];
+		const uint8_t *p = ev->frame_data[sp->frame_idx] + sp->payload_off;
+
+		for (uint32_t k = 0; k < sp->bytes; k++)
+			bad += p[k] != pay_byte(ev->source_ids[i], ev->event_id, sp->seg_offset + k);
+		total += sp->bytes;
+	}
+	return bad + (total != SEG_LEN);
 }
 
 /* The hook in front of the output: every event as the owner's builder emits it, its bytes checked. */
@@ -74,6 +102,11 @@ static void on_event(void *ctx, const struct xevb_event *ev)
 
 		if (s->frame_idx == UINT32_MAX || s->length != pay_len(ev->source_ids[i], ev->event_id)) {
 			got.bad_bytes++;
+			continue;
+		}
+		if (ev->pieces && ev->pieces[i].n) {
+			got.bad_bytes += bad_pieces(ev, i);
+			got.pieced++;
 			continue;
 		}
 		p = ev->frame_data[s->frame_idx] + s->payload_off;
@@ -149,6 +182,46 @@ static void deliver(struct plan *pl, uint32_t q, uint16_t src, uint32_t seq, uin
 	expect_shares(pl, q, first, n, eor);
 }
 
+/* The segments of source src's fragment of event e (each a packet) into queue q. */
+static void deliver_segments(struct plan *pl, uint32_t q, uint16_t src, uint32_t *seq, uint32_t e)
+{
+	static uint8_t pay[SEG_LEN], frame[FSIZE];
+	const uint8_t *pays[1] = { pay };
+	uint32_t n = xevb_seg_count(SEG_LEN, SEG_BUDGET), stride = xevb_seg_stride(SEG_BUDGET);
+
+	for (uint32_t i = 0; i < SEG_LEN; i++)
+		pay[i] = pay_byte(src, e, i);
+	cr_assert(gt(u32, n, 1));
+	for (uint32_t k = 0; k < n; k++) {
+		struct xevb_mep_params p = {
+			.saddr = 0x0a000001,
+			.daddr = 0x0a000002,
+			.ip_proto = XEVB_DEFAULT_IP_PROTO,
+			.source_id = src,
+			.flags = XEVB_MEP_F_SEGMENT,
+			.run_number = 1,
+			.packet_seq = (*seq)++,
+			.first_event_id = e,
+			.n_frags = 1,
+			.frag_size = SEG_LEN,
+			.payload = pays,
+			.seg_offset = (uint16_t)(k * stride),
+			.seg_budget = SEG_BUDGET,
+			.seg_crc32c = xevb_crc32c(0, pay, SEG_LEN),
+		};
+		ssize_t len = xevb_write_frame(frame, sizeof(frame), &p);
+
+		cr_assert(gt(sz, (size_t)len, 0));
+		cr_assert(lt(u32, pl->chunk[q], FPQ));
+		fx_deliver_frame(&f, q, pl->chunk[q]++, frame, (uint32_t)len);
+		pl->n_mep++;
+		pl->per_q[q]++;
+		pl->seg_packets++;
+		/* A segment goes whole to its event's owner, unless it came in there. */
+		pl->ho_sent += xevb_owner(e, SHIFT, NQ) != q;
+	}
+}
+
 /*
  * Each source cuts the events its own way: source 1 in MEPs of 4 aligned
  * to the blocks (whole), source 2 in 3s (split across blocks), source 3
@@ -156,7 +229,8 @@ static void deliver(struct plan *pl, uint32_t q, uint16_t src, uint32_t seq, uin
  * address), sources 1 and 3 on queue 0, source 2 on queue 1: the order
  * END_OF_RUN relies on, behind the source's data on every path (its
  * queue, then one hand-off ring), holds. Each source's last MEP carries
- * END_OF_RUN; source 3 skips a packet_seq once.
+ * END_OF_RUN; source 3 skips a packet_seq once, and with seg_on sends its
+ * fragment of every event 8k + 5 in segments.
  */
 static void deliver_run(struct plan *pl)
 {
@@ -170,7 +244,10 @@ static void deliver_run(struct plan *pl)
 
 			if (s == 2 && e == 40)
 				seq++; /* a packet lost before us: a gap, no event lacks it */
-			deliver(pl, queue[s], sources[s], seq++, e, n, e + n == NEV);
+			if (segmented(sources[s], e))
+				deliver_segments(pl, queue[s], sources[s], &seq, e);
+			else
+				deliver(pl, queue[s], sources[s], seq++, e, n, e + n == NEV);
 		}
 	}
 }
@@ -242,7 +319,7 @@ static void assert_fill_rings(const struct plan *pl)
 	}
 }
 
-static void run_engine(uint32_t n_workers, struct plan *pl)
+static void run_engine(uint32_t n_workers, struct plan *pl, bool segments)
 {
 	struct xevb_output out;
 	struct stop_when sw = { .deadline = xevb_now_ns() + 30000000000ull };
@@ -251,7 +328,8 @@ static void run_engine(uint32_t n_workers, struct plan *pl)
 	char msg[256];
 
 	memset(&got.built, 0, sizeof(got.built));
-	got.bad_bytes = got.incomplete = 0;
+	got.bad_bytes = got.incomplete = got.pieced = 0;
+	seg_on = segments;
 	fx_init(&f, NQ, FPQ, FSIZE, RXS, 0, 0);
 	deliver_run(pl);
 	for (uint32_t q = 0; q < NQ; q++)
@@ -265,6 +343,7 @@ static void run_engine(uint32_t n_workers, struct plan *pl)
 		cr_assert(eq(u32, got.built[e], 1), "event %u built %u times", e, got.built[e]);
 	cr_assert(eq(u32, got.incomplete, 0));
 	cr_assert(eq(u32, got.bad_bytes, 0));
+	cr_assert(eq(u32, got.pieced, segments ? NEV / 8 : 0), "every segmented fragment put together");
 	bw_totals(bw, &t);
 	cr_assert(t.core.run_ended, "every worker's builder saw END_OF_RUN from every source");
 	if (n_workers > 1) {
@@ -295,7 +374,8 @@ static void run_engine(uint32_t n_workers, struct plan *pl)
 		cr_assert(eq(u64, t.rx_frames, pl->n_mep));
 		/* The receiver counts a source's packets and gaps: its owners see only part of them. */
 		cr_assert(eq(u64, t.core.src[sources[0]].packets, NEV / 4));
-		cr_assert(eq(u64, t.core.src[sources[2]].packets, NEV));
+		cr_assert(
+			eq(u64, t.core.src[sources[2]].packets, NEV + pl->seg_packets - (segments ? NEV / 8 : 0)));
 		cr_assert(eq(u64, t.core.src[sources[2]].seq_gaps, 1));
 		cr_assert(eq(u64, t.core.src[sources[1]].seq_gaps, 0));
 	}
@@ -311,7 +391,7 @@ Test(engine_dispatch, two_workers_build_each_event_once_at_its_owner, .timeout =
 	static struct plan pl;
 
 	memset(&pl, 0, sizeof(pl));
-	run_engine(2, &pl);
+	run_engine(2, &pl, false);
 	cr_assert(gt(u64, pl.ho_whole, 0));
 	cr_assert(gt(u64, pl.split, 0));
 	cr_assert(gt(u64, pl.eor_notices, 0));
@@ -323,5 +403,23 @@ Test(engine_dispatch, one_worker_builds_everything, .timeout = 120)
 	static struct plan pl;
 
 	memset(&pl, 0, sizeof(pl));
-	run_engine(1, &pl);
+	run_engine(1, &pl, false);
+}
+
+/* Source 3's big fragments in segments, each handed whole to its event's owner and put together there. */
+Test(engine_dispatch, two_workers_segments_built_at_their_owner, .timeout = 120)
+{
+	static struct plan pl;
+
+	memset(&pl, 0, sizeof(pl));
+	run_engine(2, &pl, true);
+	cr_assert(eq(u32, pl.seg_packets, NEV / 8 * xevb_seg_count(SEG_LEN, SEG_BUDGET)));
+}
+
+Test(engine_dispatch, one_worker_segments, .timeout = 120)
+{
+	static struct plan pl;
+
+	memset(&pl, 0, sizeof(pl));
+	run_engine(1, &pl, true);
 }
