@@ -15,9 +15,10 @@
 #include "farm.h"
 #include "trusted.h"
 
+/* The tools' bounds (user/ctl/runcfg.h: 1024 builders, 4096 source processes and farm nodes, 4 MiB; inih's line). */
 #define MAX_MEMBERS  1024
-#define MAX_SECTIONS 2048
-#define MAX_BYTES    (1u << 20) /* the tools' bounds (user/ctl/runcfg.h, inih's line) */
+#define MAX_SECTIONS 10240
+#define MAX_BYTES    (4u << 20)
 #define MAX_LINE     198
 
 struct sec {
