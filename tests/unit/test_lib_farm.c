@@ -974,3 +974,30 @@ Test(lib_farm, after_the_dfms_end_a_silent_open_stream_ends_the_run_at_end_wait)
 	cr_assert(eq(u32, run_end_until(&r, XEVB_END_RUN), XEVB_END_DFM | XEVB_END_RUN));
 	rig_close(&r);
 }
+
+Test(lib_farm, a_run_configuration_at_the_tools_limits)
+{
+	char dir[256], path[512], err[XEVB_ERRBUF_SIZE] = "";
+	struct xevb_farm *f;
+	FILE *fp;
+
+	tl_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.ini", dir);
+	fp = fopen(path, "w");
+	cr_assert(fp != NULL);
+	fprintf(fp, "[run]\nnumber = 9\n[dfm]\naddress = 127.0.0.1:1\n");
+	/* 1024 builders, 4096 source processes and 4096 farm nodes: what dfm, build and source take. */
+	for (int i = 1; i <= 1024; i++)
+		fprintf(fp, "[builder %d]\naddress = 127.%d.%d.1\n", i, i / 256, i % 256);
+	for (int i = 0; i < 4096; i++)
+		fprintf(fp, "[source %d]\naddress = 127.1.%d.%d\nsource_ids = %d\n", i, i / 256, i % 256, i);
+	for (int i = 0; i < 4096; i++)
+		fprintf(fp, "[sink %d]\naddress = 127.0.0.1\nport = 5000\n", i);
+	fclose(fp);
+	XEVB_OPTS(xevb_farm_opts, o, .run_config = path, .id = 4095, .listen = "127.0.0.1:0",
+		  .flags = XEVB_FARM_CTL_ANY_PORT, .log_fn = quiet);
+	f = xevb_farm_open(&o, err);
+	cr_assert(f != NULL, "%s", err);
+	xevb_farm_close(f);
+	tl_rmdir(dir);
+}
