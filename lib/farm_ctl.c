@@ -97,8 +97,8 @@ void xl_farm_run_end(struct xevb_farm *f, uint64_t now)
 	if (!f->dfm.sin_port || !f->ctl_on)
 		e |= ended ? XEVB_END_RUN : 0;
 	else if ((e & XEVB_END_DFM) && !f->ready_n &&
-		 (!f->n_conns || now - f->rx_ns >= (uint64_t)f->o.end_wait_ms * 1000000ull))
-		e |= XEVB_END_RUN;
+		 (!f->n_conns || (!f->n_paused && now - f->rx_ns >= (uint64_t)f->o.end_wait_ms * 1000000ull)))
+		e |= XEVB_END_RUN; /* a connection not read for want of room is not quiet: it waits on us */
 	/* Over is over: a builder that connects afterwards is another run's. */
 	e |= f->run_end & XEVB_END_RUN;
 	f->run_end = e;
