@@ -242,10 +242,17 @@ Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 static void l2_round(const struct xevb_src_bind *bind, uint32_t want_len)
 {
 	struct xevb_sock s;
-	struct xevb_sock_cfg cfg = { .udp = true, .bind_addr = htonl(INADDR_LOOPBACK), .n_frames = N_FRAMES,
-				     .frame_size = FRAME_SIZE, .mtu = 1500, .src_bind = bind };
-	struct xevb_mep_hdr h = { .magic = htons(XEVB_MEP_MAGIC), .version = 1, .source_id = htons(3),
-				  .n_frags = htons(5), .run_number = htonl(1) };
+	struct xevb_sock_cfg cfg = { .udp = true,
+				     .bind_addr = htonl(INADDR_LOOPBACK),
+				     .n_frames = N_FRAMES,
+				     .frame_size = FRAME_SIZE,
+				     .mtu = 1500,
+				     .src_bind = bind };
+	struct xevb_mep_hdr h = { .magic = htons(XEVB_MEP_MAGIC),
+				  .version = 1,
+				  .source_id = htons(3),
+				  .n_frags = htons(5),
+				  .run_number = htonl(1) };
 	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
 	const uint8_t *data[XEVB_SOCK_BATCH];
 	struct xevb_pkt_info pi = { 0 };
@@ -269,7 +276,8 @@ Test(sock_rx, bound_mac_judged_by_the_socket_filter)
 {
 	static struct xevb_src_bind bind[XEVB_MAX_SOURCES];
 
-	bind[3] = (struct xevb_src_bind){ .addr = htonl(INADDR_LOOPBACK), .mac = { 2, 0, 0, 0, 0, 9 },
+	bind[3] = (struct xevb_src_bind){ .addr = htonl(INADDR_LOOPBACK),
+					  .mac = { 2, 0, 0, 0, 0, 9 },
 					  .flags = XEVB_BIND_MAC };
 	l2_round(bind, UDP_ROOM + XEVB_SOCK_L2_CUT);
 	bind[4] = (struct xevb_src_bind){ .addr = htonl(INADDR_LOOPBACK), .flags = XEVB_BIND_MAC };

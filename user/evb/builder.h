@@ -282,6 +282,13 @@ void xevb_builder_flush(struct xevb_builder *b);
  */
 void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count);
 /*
+ * Before the first ASSIGN, the control plane dropped events built from
+ * data nobody assigned (sent ahead of the run): the window that data
+ * placed is forgotten as the first ASSIGN does one out of its reach (open
+ * events discarded, events_unassigned; done ids free again).
+ */
+void xevb_builder_forget_window(struct xevb_builder *b);
+/*
  * The run is run from now on (a DFM's ASSIGN says which): adoption from the
  * data, if configured, ends; MEPs of any other run count WRONG_RUN.
  */

@@ -117,9 +117,10 @@ static int l2_attach(struct xevb_sock *s, const struct xevb_src_bind *bind, bool
 	int n = l2_filter(bind, udp, f);
 
 	if (n < 0) {
-		xevb_err("more than %d (address, MAC) bindings: the socket's filter cannot hold them; bind "
-			 "fewer MACs or use --mode xdp",
-			 L2_MAX_PAIRS);
+		xevb_err(
+			"more than %d (address, MAC) bindings: the socket's filter cannot hold them; bind "
+			"fewer MACs or use --mode xdp",
+			L2_MAX_PAIRS);
 		return n;
 	}
 	if (!n)
