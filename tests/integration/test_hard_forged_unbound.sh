@@ -14,12 +14,13 @@
 # ASSIGN drops every one (nothing was requested before it). Either way
 # pre_dropped counts the 2000 events and their 4000 fragments, the core
 # forgets the window they placed, and the run's own events 0-1999 are
-# built from the source's data. Pull, and once the builder has built half
-# the run: 200 ids past the run's end (never triggered) of both ids:
-# each fragment is dropped, as unsolicited (built, never requested,
-# counted by the source process its id belongs to) or, beyond the DFM's
-# margin, unassigned. The farm node gets every triggered event once,
-# complete, with no error; the DFM exits 0.
+# built from the source's data. Pull (1000/s), once the builder has built
+# 1000 of the run's events: 200 ids 2500 ahead of them, and 200 past the
+# run's end (never triggered), of both ids: no REQUEST asked for them, so
+# each fragment is dropped by the core as unassigned before it can open
+# an event (one that did would be dropped whole as unsolicited, and the
+# run's own fragments of its id taken for duplicates). The farm node gets
+# every triggered event once, complete, with no error; the DFM exits 0.
 set -uo pipefail
 . "$(dirname "$0")/lib_dfm.sh"
 e2e_init fu "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
@@ -32,6 +33,18 @@ forge() {
 		2>"$E2E_WORK/$1.err" || { e2e_fail "$1: forger exit status $?"; return 1; }
 }
 
+# pull_during: once the builder has built 1000 of the run's events (1 s
+# at 1000/s), 200 ids 2500 past them (requested 2.5 s later, whatever
+# the forger's speed within that) and 200 past the run's end.
+pull_during() {
+	local c
+	e2e_until "$E2E_WAIT" e2e_bstat 0 "d['events_complete'] >= 3000" || { echo "FAIL - pull: no event built"; return 1; }
+	c=$(tb_exec builder 0 "$X" stats --dev eth0 --json |
+		python3 -c 'import json, sys; print(json.loads(sys.stdin.readline())["events_complete"] - 2000)')
+	forge pull_ahead $((c + 2500)) 200 || return 1
+	forge pull_after $((N + 10)) 200
+}
+
 for mode in push pull; do
 	p=${mode}_
 	dfm_sink 0 "${p}k" --credits 64
@@ -42,12 +55,13 @@ for mode in push pull; do
 		e2e_fail "$mode: the builder did not build the 2000 forged events before the run"
 	# Push holds them 250 ms at most: twice that is past the margin on any machine.
 	[[ $mode == push ]] && sleep 0.5
+	rate=2000
 	if [[ $mode == pull ]]; then
-		(e2e_until "$E2E_WAIT" e2e_bstat 0 "d['events_complete'] >= 2000 + $N // 2" &&
-			forge "${p}after" $((N + 10)) 200) &
+		rate=1000
+		(pull_during) &
 		atk=$!
 	fi
-	dfm_run "${p}dfm" --mode "$mode" --rate 2000 --events "$N" --pack 10 --wait-builders 1 --wait-sources 1
+	dfm_run "${p}dfm" --mode "$mode" --rate "$rate" --events "$N" --pack 10 --wait-builders 1 --wait-sources 1
 	[[ $mode == pull ]] && { wait "$atk" || e2e_fail "pull: the forger during the run"; }
 	dfm_stop_all
 	e2e_wait_all
@@ -71,10 +85,12 @@ for m in ("push", "pull"):
     eq(m + ": DFM: lost + incomplete", lost(d) + d["incomplete"], 0)
     eq(m + ": farm node: events, complete, duplicates, errors (0 forged)",
        (k["events"], k["complete"], k["duplicates"], k["errors"]), (N, N, 0, 0))
-a, bc, b = J("pull_after"), JL("pull_b", "dfm_ctl"), J("pull_b")
-eq("pull: forger during the run: MEPs, fragments", (a["meps"], a["frags"]), (40, 400))
+a, af, bc, b = J("pull_ahead"), J("pull_after"), JL("pull_b", "dfm_ctl"), J("pull_b")
+eq("pull: forger during the run: MEPs, fragments (ahead, past the end)",
+   [(x["meps"], x["frags"]) for x in (a, af)], [(40, 400)] * 2)
 unsol = sum(bc["unsolicited_frags"].values()) + bc["unsolicited_other_frags"]
-eq("pull: its fragments unsolicited (by source) + unassigned (core)", unsol + b["drop_unassigned"], a["frags"])
+eq("pull: its fragments unassigned (core: nobody requested them)", b["drop_unassigned"], a["frags"] + af["frags"])
+eq("pull: none reached an event (unsolicited)", (bc["unsolicited"], unsol), (0, 0))
 eq("pull: unsolicited fragments all of source process 0's ids", bc["unsolicited_other_frags"], 0)
 PY
 e2e_finish

@@ -429,6 +429,7 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 		bc->pull = a->flags & XEVB_CTL_AS_PULL;
 		if (!bc->hi_next || (int32_t)(a->first_event + a->count - bc->hi_next) > 0)
 			bc->hi_next = a->first_event + a->count;
+		xevb_builder_set_pull(b, bc->pull);
 		xevb_builder_assigned(b, a->first_event, a->count);
 		if (!bc->cfg.fixed_run)
 			xevb_builder_set_run(b, a->run);
