@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # Forged event data from a host with no key and no control-plane access
-# never reaches a farm node. A run configuration (push, 20000 events at
+# never reaches a farm node. A run configuration (push, 30000 events at
 # 4000/s, one source process with ids 0-1 on source host 0, one builder,
 # one farm node) binds the source's ids to its address and MAC. Source
 # host 1 is the forger (tests/integration/forge_data.py): before the DFM
@@ -18,7 +18,7 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_runcfg.sh"
 e2e_init fd "${1:-build}" --sources 2 --builders 1 --sinks 1 --dfm 1
-N=20000
+N=30000
 S0=$(tb_addr source 0) S1=$(tb_addr source 1)
 
 # forge NAME SADDR FIRST COUNT: from source host 1, COUNT ids from FIRST of ids 0-1, as SADDR.
@@ -36,7 +36,7 @@ refused() {
 
 # ahead P: once the builder has built events, 200 ids just ahead of them,
 # both ways; returns once the builder has counted every forged MEP (the run
-# is far from its end: 5 s at 4000/s, the forger needs a fraction). In the
+# is far from its end: 7.5 s at 4000/s, the forger needs a fraction). In the
 # background: 1 and a line saying why when not.
 ahead() {
 	local p=$1 c
@@ -114,7 +114,10 @@ def forged_refused(p, path):
        (x["src_mac_mismatch"]["packets"], x["src_mac_mismatch"]["frags"]),
        (sum(a["meps"] for a in spoof), sum(a["frags"] for a in spoof)))
     eq(path + ": builder: fragments received = the source's", b["frags_received"], s["fragments"])
-    eq(path + ": builder: no drop", sum(b[n] for n in b if n.startswith("drop_")), 0)
+    # A loaded machine delays DONEs: the builder re-asks, the source re-sends (RESEND MEPs), copies are duplicates.
+    eq(path + ": builder: no drop but duplicates", sum(b[n] for n in b if n.startswith("drop_") and n != "drop_duplicate"), 0)
+    true(path + ": builder: duplicates (%d) only of re-sent MEPs (%d)" % (b["drop_duplicate"], s["resend_meps"]),
+         b["drop_duplicate"] == 0 or s["resend_meps"] > 0)
     eq(path + ": builder: events complete, incomplete", (b["events_complete"], b["events_incomplete"]), (N, 0))
     eq(path + ": DFM: triggered = complete", (d["triggered"], d["complete"]), (N, N))
     eq(path + ": farm node: events, complete, duplicates, errors (0 forged)",
