@@ -80,6 +80,8 @@ for m in ("push", "pull"):
     eq(m + ": forger before the run: MEPs, fragments", (pre["meps"], pre["frags"]), (400, 4000))
     eq(m + ": builder: dropped before the first ASSIGN: events, fragments",
        (bc["pre_dropped"], bc["pre_dropped_frags"]), (2000, 4000))
+    eq(m + ": builder: the counter table's events dropped, unassigned and unsolicited",
+       (b["out_dropped_unassigned"], b["out_dropped_unsolicited"]), (2000, 0))
     eq(m + ": builder: forwarded = DONE complete = N", (bc["forwarded"], bc["done_complete"]), (N, N))
     eq(m + ": DFM: triggered = complete", (d["triggered"], d["complete"]), (N, N))
     eq(m + ": DFM: lost + incomplete", lost(d) + d["incomplete"], 0)

@@ -320,6 +320,7 @@ static void pre_drop(struct build_ctl *bc, uint32_t n)
 		free(bc->pre[i].buf);
 		bc->pre_dropped++;
 		bc->pre_dropped_frags += bc->pre[i].n_frags;
+		bc->fwd.out->st.dropped_unassigned++;
 	}
 	memmove(bc->pre, bc->pre + n, (bc->n_pre - n) * sizeof(bc->pre[0]));
 	bc->n_pre -= n;
@@ -351,6 +352,7 @@ static bool pre_hold(struct build_ctl *bc, const struct xevb_event *ev)
 			free(p->buf);
 		bc->pre_dropped++;
 		bc->pre_dropped_frags += ev->n_frags;
+		o->st.dropped_unassigned++;
 		return true;
 	}
 	p->t = ev->open_ns; /* the caller's clock, as the tick's */
@@ -508,6 +510,7 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 	} else if (bc->pull) {
 		/* Nobody asked for it: not ours to forward, whoever sent it. */
 		bc->unsolicited++;
+		bc->fwd.out->st.dropped_unsolicited++;
 		build_req_unsolicited(&bc->req, ev);
 		return;
 	} else {
