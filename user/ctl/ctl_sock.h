@@ -54,6 +54,15 @@ void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f);
 /* Every endpoint opened after this call admits only these members (the process's run configuration). */
 void xevb_ctl_set_members(const struct xevb_ctl_members *members);
 
+/* An edge member (source, farm node) heard at an address: whose run key seals what we send there. */
+struct xevb_ctl_learned {
+	uint32_t addr; /* network order; 0: free */
+	uint16_t port; /* network order */
+	uint8_t role;
+	uint16_t id;
+};
+#define XEVB_CTL_LEARNED 64
+
 struct xevb_ctl_io {
 	int fd;
 	uint8_t role;
@@ -71,6 +80,8 @@ struct xevb_ctl_io {
 	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */
 	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
 	void *tx_ctx;
+	struct xevb_ctl_learned learned[XEVB_CTL_LEARNED];
+	uint64_t tx_no_key; /* not sent: a member key holds no key for that link */
 };
 
 /* "198.18.4.1:23901" -> sa; -1 (no message) when it is not ADDR:PORT. */
@@ -89,8 +100,14 @@ int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id);
  * xevb_ctl_open). 0, or -1 after a message.
  */
 int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path);
-/* --key-file: every endpoint opened from now on authenticates (0, or -1 after a message). */
+/*
+ * --key-file: every endpoint opened from now on authenticates (0, or -1
+ * after a message). The file is the run's master key, or (sources and farm
+ * nodes) the member key of this process (ctl_auth.h).
+ */
 int xevb_ctl_set_key_file(const char *path);
+/* The run number every endpoint opened from now on binds its keys to (default 1). */
+void xevb_ctl_set_run(uint32_t run);
 /* Fill m's header (role, id, epoch, seq) and send it. 0, or -1 (counted). */
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m);
 /*
