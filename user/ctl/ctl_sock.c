@@ -85,6 +85,27 @@ enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const
 	return XEVB_ADMIT_OK;
 }
 
+void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why)
+{
+	if ((unsigned)why < XEVB_CTL_DROP__COUNT)
+		io->rx_dropped[why]++;
+}
+
+void xevb_ctl_refused_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	static const char *const drop[XEVB_CTL_DROP__COUNT] = { "not_from_dfm", "wrong_role", "wrong_epoch",
+							    "unknown_peer" };
+
+	fputs("\"ctl_refused_by_reason\":{", f);
+	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
+		fprintf(f, "%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
+			(unsigned long long)io->rx_bad[e]);
+	fputs("},\"ctl_dropped\":{", f);
+	for (int d = 0; d < XEVB_CTL_DROP__COUNT; d++)
+		fprintf(f, "%s\"%s\":%llu", d ? "," : "", drop[d], (unsigned long long)io->rx_dropped[d]);
+	fputc('}', f);
+}
+
 void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f)
 {
 	fprintf(f, "{\"membership\":\"%s\"", io->members ? "configured" : "open");

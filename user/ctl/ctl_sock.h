@@ -54,6 +54,18 @@ void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f);
 /* Every endpoint opened after this call admits only these members (the process's run configuration). */
 void xevb_ctl_set_members(const struct xevb_ctl_members *members);
 
+/*
+ * Messages that passed the MAC and the membership but that the receiver's
+ * rules drop, by reason (xevb_ctl_dropped; JSON "ctl_dropped").
+ */
+enum xevb_ctl_drop {
+	XEVB_CTL_DROP_NOT_FROM_DFM, /* the DFM's role, not from the DFM's address and port */
+	XEVB_CTL_DROP_WRONG_ROLE,   /* a role that does not send us that type */
+	XEVB_CTL_DROP_WRONG_EPOCH,  /* about another incarnation of ours (a farm node's STATUS) */
+	XEVB_CTL_DROP_UNKNOWN_PEER, /* from an address that is none of our peers */
+	XEVB_CTL_DROP__COUNT
+};
+
 /* An edge member (source, farm node) heard at an address: whose run key seals what we send there. */
 struct xevb_ctl_learned {
 	uint32_t addr; /* network order; 0: free */
@@ -82,7 +94,13 @@ struct xevb_ctl_io {
 	void *tx_ctx;
 	struct xevb_ctl_learned learned[XEVB_CTL_LEARNED];
 	uint64_t tx_no_key; /* not sent: a member key holds no key for that link */
+	uint64_t rx_dropped[XEVB_CTL_DROP__COUNT];
 };
+
+/* Count a message dropped after it was taken (xevb_ctl_recv returned it). */
+void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why);
+/* "ctl_refused_by_reason":{...},"ctl_dropped":{...}: io's refusals and drops, every reason. */
+void xevb_ctl_refused_json(const struct xevb_ctl_io *io, FILE *f);
 
 /* "198.18.4.1:23901" -> sa; -1 (no message) when it is not ADDR:PORT. */
 int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa);
