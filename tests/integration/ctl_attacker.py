@@ -66,7 +66,7 @@ def captured(path, port, me, want, limit_s):
             if struct.unpack_from("!H", udp, 2)[0] != port:
                 continue
             payload = udp[8:]
-            if len(payload) > 44 and payload[2] == 2:
+            if len(payload) > 44 and payload[2] == 3:
                 got.append(payload)
         if len(got) >= want or time.time() > t_end:
             return got
