@@ -56,7 +56,8 @@ static struct xevb_ctl_msg from_source(void)
 }
 
 /* The sender's and receiver's keys: the master's (the core), or (edge) a source's member key and the DFM. */
-static void keys(struct xevb_ctl_auth *tx, struct xevb_ctl_auth *rx, const uint8_t *key, const struct xevb_ctl_msg *m)
+static void keys(struct xevb_ctl_auth *tx, struct xevb_ctl_auth *rx, const uint8_t *key,
+		 const struct xevb_ctl_msg *m)
 {
 	uint8_t s[XEVB_CTL_KEY_LEN];
 	char err[256];

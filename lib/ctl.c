@@ -212,8 +212,10 @@ static int member_from(const uint8_t *b, size_t n, struct xl_ctl *c, char *why, 
 	if (got != 3 || strcmp(rname, "sink") || v > UINT16_MAX || strlen(hx) != 2 * XL_CTL_KEY_LEN ||
 	    hex_digits((const uint8_t *)hx, 2 * XL_CTL_KEY_LEN) != 2 * XL_CTL_KEY_LEN) {
 		sodium_memzero(text, sizeof(text));
-		xl_fmt(why, wl, "not a farm node's member key: one line '" MEMBER_TAG " sink ID HEX64', as `xevb key "
-				"derive --role sink` writes it");
+		xl_fmt(why, wl,
+		       "not a farm node's member key: one line '" MEMBER_TAG
+		       " sink ID HEX64', as `xevb key "
+		       "derive --role sink` writes it");
 		return -EINVAL;
 	}
 	for (size_t i = 0; i < XL_CTL_KEY_LEN; i++)

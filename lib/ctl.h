@@ -74,7 +74,7 @@ struct xl_ctl {
 	uint8_t key[XL_CTL_KEY_LEN]; /* the run's master key, or (member_role) our member key */
 	uint8_t member_role;         /* 0: key is the master */
 	uint16_t member_id;
-	uint32_t run;                /* the run number the keys are bound to (0: 1) */
+	uint32_t run;                 /* the run number the keys are bound to (0: 1) */
 	uint8_t own[XL_CTL_KEY_LEN];  /* our run key: every link of ours is sealed with it */
 	uint8_t core[XL_CTL_KEY_LEN]; /* with the master: the core's run key, also taken */
 	struct xl_peer_seen peers[XL_CTL_PEERS];

@@ -171,8 +171,8 @@ Test(ctl_keys, nothing_crosses_from_one_run_to_the_next)
 	party(&bld8, XEVB_ROLE_BUILDER, 1, 8, false);
 	party(&src7, XEVB_ROLE_SOURCE, 3, 7, true);
 	party(&src8, XEVB_ROLE_SOURCE, 3, 8, true);
-	len = xevb_ctl_auth_seal(&dfm7, buf, plain(buf, XEVB_CTL_BYE, XEVB_ROLE_DFM, 0, 1), sizeof(buf), ADDR, PORT,
-				 T0);
+	len = xevb_ctl_auth_seal(&dfm7, buf, plain(buf, XEVB_CTL_BYE, XEVB_ROLE_DFM, 0, 1), sizeof(buf), ADDR,
+				 PORT, T0);
 	memcpy(copy, buf, len);
 	cr_assert(eq(int, open_at(&bld7, buf, len, T0), XEVB_CTL_OK));
 	cr_assert(eq(int, open_at(&bld8, copy, len, T0 + 1000000000ull), XEVB_CTL_E_MAC), "run 7's BYE in run 8");
@@ -192,7 +192,8 @@ Test(ctl_keys, a_sequence_number_may_not_jump_far_ahead)
 	party(&bld, XEVB_ROLE_BUILDER, 1, 1, false);
 	party(&dfm, XEVB_ROLE_DFM, 0, 1, false);
 #define SEAL(seq, ts) \
-	xevb_ctl_auth_seal(&dfm, buf, plain(buf, XEVB_CTL_STATUS, XEVB_ROLE_DFM, 0, (seq)), sizeof(buf), ADDR, PORT, ts)
+	xevb_ctl_auth_seal(&dfm, buf, plain(buf, XEVB_CTL_STATUS, XEVB_ROLE_DFM, 0, (seq)), sizeof(buf), ADDR, \
+			   PORT, ts)
 	len = SEAL(10, T0);
 	cr_assert(eq(int, open_at(&bld, buf, len, T0), XEVB_CTL_OK));
 	len = SEAL(10 + (1u << 30), T0 + 1000);

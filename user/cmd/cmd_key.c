@@ -30,8 +30,9 @@ static const struct xevb_cmd_help help = {
 	.name = "key",
 	.summary = "derive a source's or farm node's own control key from the run's master key",
 	.usage = "derive --master FILE --role source|sink --id N --out FILE",
-	.examples = "  xevb key derive --master run.key --role source --id 0 --out source0.key\n"
-		    "  xevb key derive --master run.key --role sink --id 1 --out sink1.key\n",
+	.examples =
+		"  xevb key derive --master run.key --role source --id 0 --out source0.key\n"
+		"  xevb key derive --master run.key --role sink --id 1 --out sink1.key\n",
 };
 
 struct key_args {
@@ -55,9 +56,13 @@ static int parse(int argc, char **argv, struct key_args *k)
 		} else if (key == O_OUT) {
 			k->out = arg;
 		} else if (key == O_ROLE) {
-			k->role = !strcmp(arg, "source") ? XEVB_ROLE_SOURCE : !strcmp(arg, "sink") ? XEVB_ROLE_SINK : 0;
+			k->role = !strcmp(arg, "source") ? XEVB_ROLE_SOURCE :
+				  !strcmp(arg, "sink")   ? XEVB_ROLE_SINK :
+							   0;
 			if (!k->role) {
-				xevb_err("--role %s: source or sink (the DFM and the builders hold the master key)", arg);
+				xevb_err(
+					"--role %s: source or sink (the DFM and the builders hold the master key)",
+					arg);
 				return 2;
 			}
 		} else if (key == O_ID) {
@@ -133,8 +138,9 @@ int cmd_key(int argc, char **argv)
 	rc = write_key(k.out, k.role, (uint16_t)k.id, s);
 	sodium_memzero(s, sizeof(s));
 	if (!rc)
-		xevb_info("%s: the member key of %s %ld for run hosts that must not speak for others (give it as its "
-			  "--key-file, or key_file in its section of the run configuration)",
-			  k.out, xevb_ctl_role_name(k.role), k.id);
+		xevb_info(
+			"%s: the member key of %s %ld for run hosts that must not speak for others (give it as its "
+			"--key-file, or key_file in its section of the run configuration)",
+			k.out, xevb_ctl_role_name(k.role), k.id);
 	return rc;
 }

@@ -105,8 +105,9 @@ static const char *member_from_bytes(const uint8_t *b, size_t n, uint8_t key[XEV
 	*role = !strcmp(rname, "source") ? XEVB_ROLE_SOURCE : !strcmp(rname, "sink") ? XEVB_ROLE_SINK : 0;
 	if (got != 3 || !*role || v > UINT16_MAX || strlen(hex) != 2 * XEVB_CTL_KEY_LEN ||
 	    hex_run((const uint8_t *)hex, 2 * XEVB_CTL_KEY_LEN) != 2 * XEVB_CTL_KEY_LEN) {
-		snprintf(why, wl, "not a member key: one line '" XEVB_MEMBER_KEY_TAG
-				  " source|sink ID HEX64', as `xevb key derive` writes it");
+		snprintf(why, wl,
+			 "not a member key: one line '" XEVB_MEMBER_KEY_TAG
+			 " source|sink ID HEX64', as `xevb key derive` writes it");
 		return why;
 	}
 	*id = (uint16_t)v;
@@ -130,11 +131,13 @@ int xevb_ctl_key_file(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], uint8_t *
 		return -1;
 	*role = 0;
 	*id = 0;
-	if ((size_t)n > strlen(XEVB_MEMBER_KEY_TAG) && !memcmp(buf, XEVB_MEMBER_KEY_TAG, strlen(XEVB_MEMBER_KEY_TAG)))
+	if ((size_t)n > strlen(XEVB_MEMBER_KEY_TAG) &&
+	    !memcmp(buf, XEVB_MEMBER_KEY_TAG, strlen(XEVB_MEMBER_KEY_TAG)))
 		bad = member_from_bytes(buf, (size_t)n, key, role, id, why, sizeof(why));
 	else if ((size_t)n > 2 * XEVB_CTL_KEY_LEN + 1) {
 		sodium_memzero(buf, sizeof(buf));
-		snprintf(err, len, "key file %s: %zd bytes: " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO ")", path, n, path);
+		snprintf(err, len, "key file %s: %zd bytes: " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO ")", path, n,
+			 path);
 		return -1;
 	} else
 		bad = key_from_bytes(buf, (size_t)n, key, why, sizeof(why));

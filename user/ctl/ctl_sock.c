@@ -94,7 +94,7 @@ void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why)
 void xevb_ctl_refused_json(const struct xevb_ctl_io *io, FILE *f)
 {
 	static const char *const drop[XEVB_CTL_DROP__COUNT] = { "not_from_dfm", "wrong_role", "wrong_epoch",
-							    "unknown_peer" };
+								"unknown_peer" };
 
 	fputs("\"ctl_refused_by_reason\":{", f);
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
@@ -277,11 +277,11 @@ static void auth_refused(struct xevb_ctl_io *io, enum xevb_ctl_err e, const stru
 	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
 	xevb_warn("control message from %s:%u refused: %s (%llu refused so far; %s)", a, ntohs(from->sin_port),
 		  xevb_ctl_err_name(e), (unsigned long long)io->rx_bad_total + 1,
-		  e == XEVB_CTL_E_UNAUTH ? "this run has a key: give the peer the same --key-file" :
-		  e == XEVB_CTL_E_NO_KEY ? "the peer authenticates: give us its --key-file" :
-		  e == XEVB_CTL_E_STALE  ? "a replay, or clocks apart by more than 5 s: check NTP" :
-		  e == XEVB_CTL_E_MAC    ? "forged, altered, another key, another run number, or a member "
-					   "sealing as another" :
+		  e == XEVB_CTL_E_UNAUTH     ? "this run has a key: give the peer the same --key-file" :
+		  e == XEVB_CTL_E_NO_KEY     ? "the peer authenticates: give us its --key-file" :
+		  e == XEVB_CTL_E_STALE      ? "a replay, or clocks apart by more than 5 s: check NTP" :
+		  e == XEVB_CTL_E_MAC        ? "forged, altered, another key, another run number, or a member "
+					       "sealing as another" :
 		  e == XEVB_CTL_E_SEQ_JUMP   ? "its sequence number jumps too far ahead: a member's forgery" :
 		  e == XEVB_CTL_E_WRONG_ROLE ? "a role that does not talk to ours" :
 					       "a replay");
@@ -323,7 +323,8 @@ static void peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, 
 	*role = 0;
 	*id = 0;
 	for (uint32_t i = 0; io->members && i < io->members->n; i++)
-		if (io->members->m[i].addr == to->sin_addr.s_addr && htons(io->members->m[i].port) == to->sin_port) {
+		if (io->members->m[i].addr == to->sin_addr.s_addr &&
+		    htons(io->members->m[i].port) == to->sin_port) {
 			*role = io->members->m[i].role;
 			*id = io->members->m[i].id;
 			return;
@@ -422,6 +423,7 @@ int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, 
 	learn(io, from->sin_addr.s_addr, from->sin_port, m->h.role, m->h.sender_id);
 	if (m->h.type == XEVB_CTL_SOURCES)
 		for (uint32_t i = 0; i < m->h.n_recs; i++)
-			learn(io, m->u.src[i].addr, htons(m->u.src[i].port), XEVB_ROLE_SOURCE, m->u.src[i].first_id);
+			learn(io, m->u.src[i].addr, htons(m->u.src[i].port), XEVB_ROLE_SOURCE,
+			      m->u.src[i].first_id);
 	return 1;
 }
