@@ -316,7 +316,7 @@ static void learn(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
  * Who is at to: a configured member, an edge member heard from there (or
  * named in a SOURCES message), or nobody known (0: the core).
  */
-static void peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, uint8_t *role, uint16_t *id)
+void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, uint8_t *role, uint16_t *id)
 {
 	const struct xevb_ctl_learned *l = &io->learned[learned_slot(to->sin_addr.s_addr, to->sin_port)];
 
@@ -347,7 +347,7 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 	m->h.seq = ++io->seq;
 	len = xevb_ctl_encode(m, buf, sizeof(buf));
 	if (len && io->auth) {
-		peer_of(io, to, &peer_role, &peer_id);
+		xevb_ctl_peer_of(io, to, &peer_role, &peer_id);
 		len = xevb_ctl_auth_seal_to(io->auth, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
 					    xevb_ctl_auth_now(), peer_role, peer_id);
 		io->tx_no_key += !len;

@@ -97,6 +97,11 @@ struct xevb_ctl_io {
 	uint64_t rx_dropped[XEVB_CTL_DROP__COUNT];
 };
 
+/*
+ * Who is at to, as far as io knows: a configured member, an edge member
+ * heard from there (or named in a SOURCES record); role 0: not known.
+ */
+void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, uint8_t *role, uint16_t *id);
 /* Count a message dropped after it was taken (xevb_ctl_recv returned it). */
 void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why);
 /* "ctl_refused_by_reason":{...},"ctl_dropped":{...}: io's refusals and drops, every reason. */
