@@ -433,10 +433,6 @@ static bool core_setup(struct build *bd, const struct build_cfg *cfg)
 		bd->queues[q] = cfg->queues[q];
 	for (uint32_t i = 0; i < cfg->n_cpus; i++)
 		bd->cpus[i] = cfg->cpus[i];
-	if (cfg->sink_pacing)
-		xevb_output_set_pacing(cfg->sink_pacing / 8);
-	if (cfg->zerocopy)
-		xevb_output_set_zerocopy(true);
 	bd->e.ipfrag.fd = -1;
 	bd->e.ipfrag_on = bd->e.c.xdp && !bd->e.c.bare;
 	bd->e.pcfg.ip_proto = (uint8_t)cfg->proto;
@@ -462,9 +458,17 @@ static bool output_setup(struct build *bd)
 {
 	const struct build_cfg *cfg = bd->cfg;
 	struct build_ctl_cfg cc = cfg->cc;
+	struct xevb_output_opts oo = {
+		.sinks = cfg->sinks,
+		.n_sinks = cfg->n_sinks,
+		.file = cfg->output ? &cfg->of : NULL,
+		.max_sources = cfg->n_sources,
+		.connect_wait_ns = 5000000000ull,
+		.pacing_Bps = cfg->sink_pacing / 8,
+		.zerocopy = cfg->zerocopy,
+	};
 
-	if (xevb_output_open(&bd->e.out, cfg->sinks, cfg->n_sinks, cfg->output ? &cfg->of : NULL, cfg->n_sources,
-			     5000000000ull))
+	if (xevb_output_open(&bd->e.out, &oo))
 		return false;
 	if (xevb_output_set_release(&bd->e.out, xevb_engine_release_held, &bd->e, bd->e.bcfg.n_frames))
 		return false;

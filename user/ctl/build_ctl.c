@@ -122,7 +122,7 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		size <<= 1;
 	bc->mask = size - 1;
 	bc->ev = calloc(size, sizeof(*bc->ev));
-	if (!bc->ev || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
+	if (!bc->ev || build_req_init(&bc->req) || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
 		goto fail;
 	xevb_busy_init(&bc->busy, cfg->credits, cfg->busy_high, cfg->busy_low);
 	if (cfg->tx_hook) {
@@ -160,6 +160,7 @@ void build_ctl_free(struct build_ctl *bc)
 		xevb_ctl_close(&bc->io);
 	}
 	build_fwd_free(&bc->fwd);
+	build_req_free(&bc->req);
 	free(bc->ev);
 	free(bc);
 }
@@ -658,7 +659,8 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 			bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
 			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
 			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on);
-	fprintf(f, "],\"ctl_not_admitted\":");
+	fprintf(f, "],\"source_processes\":%u,\"no_source_for\":%llu,\"ctl_not_admitted\":", bc->req.n_srcp,
+		(unsigned long long)bc->req.no_source_for);
 	xevb_ctl_admit_json(&bc->io, f);
 	fputc(',', f);
 	xevb_ctl_refused_json(&bc->io, f);

@@ -13,12 +13,14 @@ int build_fwd_init(struct build_fwd *f, struct xevb_output *out, uint32_t backlo
 	f->out = out;
 	f->backlog = backlog;
 	f->bl = calloc(backlog ? backlog : 1, sizeof(*f->bl));
-	if (!f->bl)
+	if (!f->bl || peer_map_init(&f->by_addr, out->n_sinks))
 		return -1;
 	for (uint32_t i = 0; i < out->n_sinks; i++) {
 		f->sink[i].ctl = out->sinks[i].addr;
 		f->sink[i].ctl.sin_port = htons(sink_ctl_port);
 		f->sink[i].fd = out->sinks[i].fd;
+		if (peer_map_get(&f->by_addr, out->sinks[i].addr.sin_addr.s_addr) < 0)
+			peer_map_put(&f->by_addr, out->sinks[i].addr.sin_addr.s_addr, i);
 	}
 	return 0;
 }
@@ -30,15 +32,16 @@ void build_fwd_free(struct build_fwd *f)
 			free(f->bl[(f->bl_head + i) % f->backlog].buf);
 	free(f->bl);
 	f->bl = NULL;
+	peer_map_free(&f->by_addr);
 }
 
 bool build_fwd_on_status(struct build_fwd *f, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
 			 uint32_t our_epoch, uint64_t now)
 {
-	for (uint32_t i = 0; i < f->out->n_sinks; i++) {
+	int64_t i = peer_map_get(&f->by_addr, from->sin_addr.s_addr);
+
+	if (i >= 0) {
 		struct build_sinkc *s = &f->sink[i];
-		if (s->ctl.sin_addr.s_addr != from->sin_addr.s_addr)
-			continue;
 		/* Only counts about this incarnation of us are usable. */
 		if (m->u.status.peer_epoch != our_epoch)
 			return true;

@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_sock.h"
+#include "ctl/peer_map.h"
 #include "out/output.h"
 
 struct build_sinkc { /* what we know of one farm node (index as in the output engine) */
@@ -35,7 +36,8 @@ struct build_fwd {
 	struct xevb_output *out;
 	struct build_sinkc sink[XEVB_MAX_SINKS];
 	int64_t wrr[XEVB_MAX_SINKS];
-	bool credit_mode; /* some farm node speaks the protocol */
+	struct peer_map by_addr; /* farm nodes by IPv4 address (the first at an address) */
+	bool credit_mode;        /* some farm node speaks the protocol */
 	struct build_held_ev *bl;
 	uint32_t backlog, bl_head, bl_n;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max;

@@ -7,8 +7,10 @@
 #include <unistd.h>
 #include "base/cli.h"
 #include "ctl/ctl_auth.h"
+#include "ctl/ctl_batch.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/flowctl.h"
+#include "ctl/peer_map.h"
 
 /* The first refusals are logged one by one, later ones at most once per this long. */
 #define REFUSED_LOG_FIRST 5
@@ -70,7 +72,11 @@ enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const
 
 	if (!members)
 		return XEVB_ADMIT_OK;
-	for (uint32_t i = 0; i < members->n && !p; i++)
+	if (members->map) {
+		int64_t i = peer_map_get(members->map, peer_key(sender->sin_addr.s_addr, port));
+		p = i >= 0 ? &members->m[i] : NULL;
+	}
+	for (uint32_t i = 0; !members->map && i < members->n && !p; i++)
 		if (members->m[i].addr == sender->sin_addr.s_addr && members->m[i].port == port)
 			p = &members->m[i];
 	if (!p)
@@ -245,6 +251,7 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 
 void xevb_ctl_close(struct xevb_ctl_io *io)
 {
+	xevb_ctl_flush(io);
 	if (io->fd >= 0)
 		close(io->fd);
 	io->fd = -1;
@@ -304,10 +311,10 @@ static uint32_t learned_slot(uint32_t addr, uint16_t port)
 	return (uint32_t)((((uint64_t)addr << 16) ^ port) * 0x9e3779b97f4a7c15ull >> 40) % XEVB_CTL_LEARNED;
 }
 
-/* Remember that the edge member (role, id) speaks from addr:port (network order). */
+/* Remember that (role, id) speaks from addr:port (network order). */
 static void learn(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
 {
-	if (addr && port && xevb_ctl_role_edge(role))
+	if (addr && port)
 		io->learned[learned_slot(addr, port)] =
 			(struct xevb_ctl_learned){ .addr = addr, .port = port, .role = role, .id = id };
 }
@@ -322,6 +329,12 @@ void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to
 
 	*role = 0;
 	*id = 0;
+	/* Heard from there (admitted by the configuration if there is one): no list to walk. */
+	if (l->addr == to->sin_addr.s_addr && l->port == to->sin_port) {
+		*role = l->role;
+		*id = l->id;
+		return;
+	}
 	for (uint32_t i = 0; io->members && i < io->members->n; i++)
 		if (io->members->m[i].addr == to->sin_addr.s_addr &&
 		    htons(io->members->m[i].port) == to->sin_port) {
@@ -329,10 +342,6 @@ void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to
 			*id = io->members->m[i].id;
 			return;
 		}
-	if (l->addr == to->sin_addr.s_addr && l->port == to->sin_port) {
-		*role = l->role;
-		*id = l->id;
-	}
 }
 
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m)
@@ -354,6 +363,8 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 	}
 	if (len && io->tx_hook)
 		io->tx_hook(io->tx_ctx, to, buf, len);
+	else if (len && io->txq)
+		return xevb_ctl_txq_put(io, to, buf, len, m->h.type);
 	else if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
 		io->tx_err++;
 		return -1;
@@ -371,6 +382,8 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
 	} ctl;
 
+	if (io->rxq)
+		return xevb_ctl_rxq_recv(io, m, from);
 	for (;;) {
 		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 		struct msghdr mh = { .msg_name = from,

@@ -14,6 +14,8 @@
 #include "ctl/ctl_proto.h"
 
 struct xevb_ctl_auth;
+struct xevb_ctl_txq;
+struct xevb_ctl_rxq;
 
 /*
  * Membership (a run configuration, docs/control-protocol.md): a message is
@@ -38,9 +40,11 @@ struct xevb_ctl_member {
 	uint16_t first_id, n_ids; /* sources: their source-id range */
 };
 
+struct peer_map;
 struct xevb_ctl_members {
 	const struct xevb_ctl_member *m;
 	uint32_t n;
+	const struct peer_map *map; /* m's index by peer_key(addr, port), or NULL: scan m */
 };
 
 /* The verdict on message m from sender; members NULL admits everything. */
@@ -66,14 +70,14 @@ enum xevb_ctl_drop {
 	XEVB_CTL_DROP__COUNT
 };
 
-/* An edge member (source, farm node) heard at an address: whose run key seals what we send there. */
+/* A peer heard at an address: whose run key seals what we send there (found before the configuration's list). */
 struct xevb_ctl_learned {
 	uint32_t addr; /* network order; 0: free */
 	uint16_t port; /* network order */
 	uint8_t role;
 	uint16_t id;
 };
-#define XEVB_CTL_LEARNED 64
+#define XEVB_CTL_LEARNED 1024
 
 struct xevb_ctl_io {
 	int fd;
@@ -95,11 +99,14 @@ struct xevb_ctl_io {
 	struct xevb_ctl_learned learned[XEVB_CTL_LEARNED];
 	uint64_t tx_no_key; /* not sent: a member key holds no key for that link */
 	uint64_t rx_dropped[XEVB_CTL_DROP__COUNT];
+	/* Batches (ctl_batch.h), or NULL: one system call per datagram. */
+	struct xevb_ctl_txq *txq;
+	struct xevb_ctl_rxq *rxq;
 };
 
 /*
- * Who is at to, as far as io knows: a configured member, an edge member
- * heard from there (or named in a SOURCES record); role 0: not known.
+ * Who is at to, as far as io knows: a peer heard from there (or named in a
+ * SOURCES record), a configured member; role 0: not known.
  */
 void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, uint8_t *role, uint16_t *id);
 /* Count a message dropped after it was taken (xevb_ctl_recv returned it). */

@@ -174,6 +174,13 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 	uint32_t bigs = s->n_big_free < want ? s->n_big_free : want, n_back = 0, n_big_back = 0;
 	int n;
 
+	/*
+	 * Where datagrams may outgrow a frame, read no more of them than there
+	 * are big buffers to take their tails: a datagram read without one
+	 * would be cut, while in the socket queue it waits whole.
+	 */
+	if (s->n_big && bigs < want)
+		want = bigs;
 	if (!want)
 		return 0; /* every frame is held by open events: the socket queue absorbs */
 	for (uint32_t i = 0; i < want; i++) {

@@ -18,8 +18,9 @@
 /*
  * Big buffers: a datagram longer than a frame (an IPv4-fragmented MEP the
  * kernel reassembled, up to 65535 bytes) spills from its frame into one of
- * these, offered as each message's second iovec while any is free; only
- * such a datagram costs a copy (of its first frame's bytes, to make it
+ * these, offered as each message's second iovec; no more datagrams are
+ * read at once than there are free ones, so none is cut. Only such a
+ * datagram costs a copy (of its first frame's bytes, to make it
  * contiguous). Frames stay the size of the device MTU's datagram.
  */
 #define XEVB_SOCK_BIG_FRAMES 256
