@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: GPL-2.0-only
-"""A member of the run turned attacker (docs/hardening.md "Trust model"),
+"""A member of the run turned attacker (docs/hardening.md "Keys per member
+and per run"),
 for tests/integration/test_hard_member_keys.sh. It holds what its host was
 given: a key file (a source's member key, or the master) and the run
 number, and seals with the key schedule of docs/control-protocol.md

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-only
 # One member's key cannot speak for another, and nothing crosses runs
-# (docs/hardening.md "Trust model"). Two runs from a run configuration
-# (push, 2 source processes x 1 builder x 1 farm node): the DFM and the
+# (docs/hardening.md "Keys per member and per run"). Two runs from a run configuration
+# (2 source processes x 1 builder x 1 farm node; run 1 push, run 2 pull,
+# the builder's REQUESTs sealed for each source's member key): the DFM and the
 # builder hold the master key; each source process and the farm node only
 # its member key (xevb key derive). While run 1 is on, source host 1,
 # holding source 2's member key, learns the DFM's epoch and newest
@@ -34,10 +35,10 @@ N=10000
 "$X" key derive --master "$W/run.key" --role source --id 2 --out "$W/s1.key" 2>/dev/null
 "$X" key derive --master "$W/run.key" --role sink --id 0 --out "$W/k0.key" 2>/dev/null
 
-config() {  # RUN FILE
+config() {  # RUN FILE MODE
 	cat >"$2" <<EOF
 [run]
-mode = push
+mode = $3
 number = $1
 events = $N
 rate = 2500
@@ -81,8 +82,8 @@ key_file = $W/k0.key
 EOF
 	chmod 600 "$2"
 }
-config 41 "$W/run41.ini"
-config 42 "$W/run42.ini"
+config 41 "$W/run41.ini" push
+config 42 "$W/run42.ini" pull
 
 ip netns exec "$(tb_switch)" timeout "$E2E_TMO" tcpdump -i "$(tb_port builder 0)" -w "$W/bld.pcap" -U \
 	--immediate-mode -s 0 "udp src port 23901 and udp dst port 23902" 2>"$W/tcpdump.err" &
@@ -107,7 +108,7 @@ rc_dfm "$W/run41.ini" r1_dfm
 dfm_stop_all
 e2e_wait_all
 
-# Run 2: the same keys, the next run number; run 1's BYE replayed into it.
+# Run 2, pull: the same keys, the next run number; run 1's BYE replayed into it.
 run "$W/run42.ini" r2
 (
 	e2e_wait_line triggering "$W/r2_dfm.err"
@@ -161,6 +162,11 @@ true("run 1's end-of-run BYE to the builder captured (%d)" % rp["replayed"], rp[
 only("r2: builder refused run 1's BYE replayed from the DFM's address (bad_mac)",
      JL("r2_b0", "dfm_ctl")["ctl_refused_by_reason"], {"bad_mac": rp["replayed"]})
 only("r2: DFM refused nothing", J("r2_dfm")["ctl"]["refused_by_reason"], {})
+eq("r2: pull mode, the builder asked the sources (REQUESTs sent > 0)", (J("r2_dfm")["mode"],
+   JL("r2_b0", "dfm_ctl")["requests"] > 0), ("pull", True))
+for s in ("s0", "s1"):
+    only("r2: source %s refused nothing (the builder's REQUESTs open with its member key)" % s,
+         J("r2_" + s)["ctl_refused_by_reason"], {})
 PY
 
 # A member key is its member's alone: source process 0 given source 2's key does not start.
