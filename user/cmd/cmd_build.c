@@ -237,6 +237,7 @@ static void open_ipfrag(struct build *bd, bool udp, uint32_t proto, uint32_t udp
 		.n_big = XEVB_SOCK_BIG_FRAMES,
 		.mtu = xevb_dev_mtu(bd->dev),
 		.rcvbuf = 16 << 20,
+		.src_bind = bd->cfg->have_bind ? bd->cfg->bind_src : NULL,
 	};
 
 	if (xevb_sock_open(&bd->e.ipfrag, &sc)) {
@@ -525,6 +526,7 @@ static bool socket_setup(struct build *bd)
 		.rcvbuf = 64 << 20,
 		.n_big = XEVB_SOCK_BIG_FRAMES,
 		.mtu = xevb_dev_mtu(cfg->dev),
+		.src_bind = cfg->have_bind ? cfg->bind_src : NULL,
 	};
 
 	if (xevb_sock_open(&bd->e.sock, &sc))

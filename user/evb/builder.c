@@ -360,13 +360,19 @@ static inline bool unassigned(const struct xevb_builder *b, uint32_t e)
 	return unlikely(b->assigned_known) && (int32_t)(e - b->assigned_next) >= (int32_t)b->assigned_margin;
 }
 
+/* A DFM pulls, and e would open an event past what it assigned: nobody requested it (rules at the top). */
+static inline bool unrequested(const struct xevb_builder *b, uint32_t e)
+{
+	return unlikely(b->assigned_pull) && (int32_t)(e - b->assigned_next) >= 0;
+}
+
 static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint64_t now_ns)
 {
 	const uint32_t w = b->window, mask = b->mask;
 	uint32_t last = e0 + n - 1, k, g, idx0 = e0 & mask;
 	struct group *gr;
 
-	if (unlikely(!b->have_base) || !b->n_gfree || n > w)
+	if (unlikely(!b->have_base) || !b->n_gfree || n > w || unrequested(b, last))
 		return NO_GROUP;
 	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w)
 		return NO_GROUP;
@@ -656,7 +662,7 @@ uint32_t __attribute__((noinline)) slow_path(struct xevb_builder *b, uint32_t e,
 	uint32_t idx = e & b->mask, d;
 	struct slot *s = &b->slots[idx];
 
-	if (unlikely(!b->have_base) && unassigned(b, e)) {
+	if ((unlikely(!b->have_base) && unassigned(b, e)) || unrequested(b, e)) {
 		drop(b, src, XEVB_DROP_UNASSIGNED, nfrag);
 		XEVB_PROBE(frag_dropped, XEVB_DROP_UNASSIGNED, e, (unsigned)(src - b->st.src), nfrag);
 		return NO_SLOT;

@@ -67,7 +67,11 @@
  *    DFM, not the data, says how far the run has got, and sources spoofed
  *    to allowed addresses could otherwise form a quorum. The margin lets
  *    fragments beat their ASSIGN (push mode: the sources get it as the
- *    builder does); within it the rules above hold as before.
+ *    builder does); within it the rules above hold as before. In pull
+ *    mode (xevb_builder_set_pull) no fragment may beat its REQUEST, which
+ *    follows the ASSIGN: one at or after A that would open an event is
+ *    UNASSIGNED (data nobody requested cannot take a slot that the
+ *    requested fragments of that id will need).
  *  - An id more than 2^31 away from B is taken as before B: LATE.
  *  - "No free slot" cannot happen apart from the case above: a slot in the
  *    window only ever holds ids of the window or stale ones below it.
@@ -244,6 +248,7 @@ struct xevb_builder {
 	uint32_t lo;   /* no open event in [B, lo) */
 	bool have_base;
 	bool assigned_known;     /* a DFM assigns (in have_base's padding; the rest at the end) */
+	bool assigned_pull;      /* and pulls: nothing at or past assigned_next was requested */
 	uint32_t oldest, newest; /* opening-order chain */
 	uint32_t n_eor;
 	bool eor_wait;    /* every source ended, segmented fragments pending */

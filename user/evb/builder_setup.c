@@ -163,6 +163,13 @@ static void first_assignment(struct xevb_builder *b, uint32_t first, uint32_t ne
 		return;
 	if (!xevb_seq_after(first - b->window, top) && (int32_t)(b->base - next) < (int32_t)b->assigned_margin)
 		return;
+	xevb_builder_forget_window(b);
+}
+
+void xevb_builder_forget_window(struct xevb_builder *b)
+{
+	if (!b->have_base)
+		return;
 	flush_open(b, FIN_UNASSIGNED);
 	/* Their done slots lie above the window to come: none may judge a fragment late. */
 	for (uint32_t idx = 0; idx <= b->mask; idx++) {
@@ -192,6 +199,11 @@ void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t coun
 	if (!b->assigned_known || xevb_seq_after(next, b->assigned_next))
 		b->assigned_next = next;
 	b->assigned_known = true;
+}
+
+void xevb_builder_set_pull(struct xevb_builder *b, bool pull)
+{
+	b->assigned_pull = pull;
 }
 
 void xevb_builder_set_run(struct xevb_builder *b, uint32_t run)

@@ -40,13 +40,18 @@ void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 		totals_into(e->bw, s);
 	if (e->c.xdp || e->pass_xdp)
 		xevb_xdp_counters_read(e->ld.counters_fd, s->xdp);
+	else
+		memset(s->xdp, 0, sizeof(s->xdp)); /* the socket's refusals below are totals, not increments */
 	if (e->ipfrag_on || !e->c.xdp) {
-		/* IP-fragmented MEPs refused by --bind-src / --allow-src in user space count where XDP counts the others. */
+		/* Datagrams of a socket refused by --bind-src / --allow-src count where XDP counts the others. */
 		const struct xevb_sock *ks = e->c.xdp ? &e->ipfrag : &e->sock;
 
 		s->xdp[XEVB_XDP_SRC_MISMATCH].packets += ks->src_mismatch_packets;
 		s->xdp[XEVB_XDP_SRC_MISMATCH].bytes += ks->src_mismatch_bytes;
 		s->xdp[XEVB_XDP_SRC_MISMATCH].frags += ks->src_mismatch_frags;
+		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].packets += ks->src_mac_packets;
+		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].bytes += ks->src_mac_bytes;
+		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].frags += ks->src_mac_frags;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].packets += ks->src_unknown_packets;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].bytes += ks->src_unknown_bytes;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].frags += ks->src_unknown_frags;

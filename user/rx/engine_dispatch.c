@@ -467,13 +467,10 @@ static inline void rx_frame(struct worker *w, uint32_t idx, const uint8_t *data,
 	if (__builtin_expect(idx < bw->sock_base || bw->c.sock_main, 1))
 		w->st.rx_bytes += len;
 	/*
-	 * A datagram over the MTU was IP-fragmented: no XDP program saw it
-	 * whole (reassembled datagrams, and the socket path's own socket), so
-	 * --bind-src and --allow-src are judged here.
+	 * No XDP program saw a socket's datagram (the socket path's, and the
+	 * reassembled ones beside XDP): --bind-src and --allow-src are judged here.
 	 */
-	if (__builtin_expect(idx >= bw->sock_base, 0) &&
-	    (!bw->c.sock_main || (bw->c.sock->mtu && len > bw->c.sock->mtu)) &&
-	    xevb_sock_src_refused(bw->c.sock, res, &pi, len)) {
+	if (__builtin_expect(idx >= bw->sock_base, 0) && xevb_sock_src_refused(bw->c.sock, res, &pi, data, len)) {
 		own_release(bw, idx);
 		return;
 	}
