@@ -126,6 +126,9 @@ static int open_ctl(struct xevb_farm *f, char *err)
 		return rc;
 	if (f->o.key_file && (rc = xl_ctl_load_key(&f->ctl, f->o.key_file, err, XEVB_ERRBUF_SIZE)))
 		return rc;
+	f->ctl.run = f->o.run;
+	if ((rc = xl_ctl_bind(&f->ctl, err, XEVB_ERRBUF_SIZE)))
+		return rc;
 	if (!f->o.key_file)
 		xl_log(&f->log, XEVB_LIB_LOG_WARN,
 		       "control port %u: no key, control messages are not authenticated: %s (give every process of "

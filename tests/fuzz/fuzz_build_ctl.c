@@ -533,6 +533,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	new_core();
 	bc = build_ctl_new(&cc, &out);
+	txlog.io = bc ? build_ctl_io(bc) : NULL;
 	if (!bc)
 		CF_FAIL("build_ctl_new");
 	if (txlog.keyed) {

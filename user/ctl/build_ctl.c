@@ -540,6 +540,7 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 		/* Its address and its port: another process on its host is not the DFM. */
 		if (from->sin_addr.s_addr != bc->dfm.sin_addr.s_addr || from->sin_port != bc->dfm.sin_port) {
 			bc->unexpected++;
+			xevb_ctl_dropped(&bc->io, XEVB_CTL_DROP_NOT_FROM_DFM);
 			return;
 		}
 		dfm_epoch_seen(bc, m->h.epoch);
@@ -565,10 +566,15 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 			break;
 		}
 	} else if (m->h.role == XEVB_ROLE_SINK && m->h.type == XEVB_CTL_STATUS) {
-		if (!build_fwd_on_status(&bc->fwd, m, from, bc->io.epoch, now))
+		if (!build_fwd_on_status(&bc->fwd, m, from, bc->io.epoch, now)) {
 			bc->unexpected++;
+			xevb_ctl_dropped(&bc->io, XEVB_CTL_DROP_UNKNOWN_PEER);
+		} else if (m->u.status.peer_epoch != bc->io.epoch) {
+			xevb_ctl_dropped(&bc->io, XEVB_CTL_DROP_WRONG_EPOCH);
+		}
 	} else {
 		bc->unexpected++;
+		xevb_ctl_dropped(&bc->io, XEVB_CTL_DROP_WRONG_ROLE);
 	}
 }
 
@@ -846,5 +852,7 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 	unsolicited_json(bc, f);
 	fprintf(f, ",\"ctl_not_admitted\":");
 	xevb_ctl_admit_json(&bc->io, f);
+	fputc(',', f);
+	xevb_ctl_refused_json(&bc->io, f);
 	fprintf(f, "}");
 }

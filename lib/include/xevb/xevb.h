@@ -231,7 +231,7 @@ struct xevb_farm_opts {
 	uint16_t ctl_port;
 	uint16_t id;          /* our sender_id in control messages; with run_config, our [sink id] */
 	const char *dfm;      /* "ADDR:PORT" of the DFM: RECEIVED every 100 ms; NULL: none (or run_config's) */
-	const char *key_file; /* the run's key: every control message sealed; NULL: none (or run_config's) */
+	const char *key_file; /* the master key or our member key: messages sealed; NULL: none (or run_config's) */
 	/*
 	 * A run configuration (docs/run-config.md) and our id in it: address,
 	 * port, control port, credits and Busy factors from [sink id] (and
@@ -265,6 +265,12 @@ struct xevb_farm_opts {
 	 * are still open (builders that do not close at the end); 0: 5000.
 	 */
 	uint32_t end_wait_ms;
+	/*
+	 * Added after 1.0.0: the run number the control keys are bound to (a
+	 * sealed message of another run does not open); 0: run_config's [run]
+	 * number, else 1, what the tools default to.
+	 */
+	uint32_t run;
 };
 
 /*
