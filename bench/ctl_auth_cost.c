@@ -3,7 +3,8 @@
  * What authentication costs a control message (ctl_auth.h): ns to encode,
  * decode, seal and open a small STATUS, one ASSIGN record and a full DONE
  * batch, and so the messages a core can check per second, with and without
- * a key. One JSON object on stdout (scripts/bench/bench-dfm.sh or by hand:
+ * a key; and a source's STATUS sealed with its member key and opened by
+ * the DFM, which derives that member's run key once (ctl_auth.h "keys"). One JSON object on stdout (scripts/bench/bench-dfm.sh or by hand:
  * build/bench/ctl_auth_cost [ROUNDS]).
  */
 #include <stdio.h>
@@ -42,6 +43,37 @@ static struct xevb_ctl_msg sample(uint8_t type, uint16_t n)
 	return m;
 }
 
+/* A source's STATUS: the edge path of the key schedule. */
+static struct xevb_ctl_msg from_source(void)
+{
+	struct xevb_ctl_msg m = sample(XEVB_CTL_STATUS, 1);
+
+	m.h.role = XEVB_ROLE_SOURCE;
+	m.h.sender_id = 3;
+	m.u.status.first_id = 3;
+	m.u.status.n_ids = 1;
+	return m;
+}
+
+/* The sender's and receiver's keys: the master's (the core), or (edge) a source's member key and the DFM. */
+static void keys(struct xevb_ctl_auth *tx, struct xevb_ctl_auth *rx, const uint8_t *key,
+		 const struct xevb_ctl_msg *m)
+{
+	uint8_t s[XEVB_CTL_KEY_LEN];
+	char err[256];
+
+	xevb_ctl_auth_init(rx, key);
+	if (m->h.role != XEVB_ROLE_SOURCE) {
+		xevb_ctl_auth_init(tx, key);
+		return;
+	}
+	xevb_ctl_member_key(key, XEVB_ROLE_SOURCE, m->h.sender_id, s);
+	xevb_ctl_auth_init_member(tx, s, XEVB_ROLE_SOURCE, m->h.sender_id);
+	if (xevb_ctl_auth_bind(tx, XEVB_ROLE_SOURCE, m->h.sender_id, 1, err, sizeof(err)) ||
+	    xevb_ctl_auth_bind(rx, XEVB_ROLE_DFM, 0, 1, err, sizeof(err)))
+		fprintf(stderr, "ctl_auth_cost: %s\n", err);
+}
+
 /* ns per message: encode + decode (plain) and encode + seal + open (keyed). */
 static void measure(const char *name, struct xevb_ctl_msg m, uint32_t rounds, int comma)
 {
@@ -53,8 +85,7 @@ static void measure(const char *name, struct xevb_ctl_msg m, uint32_t rounds, in
 	size_t len = 0;
 	uint32_t bad = 0;
 
-	xevb_ctl_auth_init(&tx, key);
-	xevb_ctl_auth_init(&rx, key);
+	keys(&tx, &rx, key, &m);
 	t0 = now_ns();
 	for (uint32_t i = 0; i < rounds; i++) {
 		m.h.seq = i + 1;
@@ -84,6 +115,7 @@ int main(int argc, char **argv)
 	measure("status", sample(XEVB_CTL_STATUS, 1), rounds, 0);
 	measure("assign1", sample(XEVB_CTL_ASSIGN, 1), rounds, 1);
 	measure("done_full", sample(XEVB_CTL_DONE, (uint16_t)xevb_ctl_max_recs(XEVB_CTL_DONE)), rounds, 1);
+	measure("status_member", from_source(), rounds, 1);
 	printf("}\n");
 	return 0;
 }

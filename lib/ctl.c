@@ -10,6 +10,9 @@
 #include "trusted.h"
 
 #define SEQ_WINDOW   64
+#define SEQ_JUMP_MAX 65536u /* the tools' XEVB_CTL_SEQ_JUMP_MAX */
+#define MEMBER_TAG   "xevb-member-key"
+#define ROLE_CORE    0
 #define SKEW_NS      (5ull * 1000000000ull)
 #define LOG_FIRST    5
 #define LOG_EVERY_NS 10000000000ull
@@ -31,13 +34,15 @@ enum why {
 	WHY_MAC,
 	WHY_STALE,
 	WHY_REPLAY,
+	WHY_SEQ_JUMP,
+	WHY_WRONG_ROLE,
 	WHY_NOT_MEMBER
 };
 
 static const char *const why_name[] = {
 	"ok",         "short",      "bad_magic", "bad_version", "bad_type",        "bad_role", "reserved_nonzero",
 	"zero_epoch", "bad_length", "bad_count", "bad_field",   "unauthenticated", "no_key",   "bad_mac",
-	"stale",      "replay",     "not_member"
+	"stale",      "replay",     "seq_jump",  "wrong_role",  "not_member"
 };
 
 uint32_t xl_new_epoch(void)
@@ -190,10 +195,42 @@ static int key_from(const uint8_t *b, size_t n, uint8_t *key, char *why, size_t 
 	return -EINVAL;
 }
 
+/* "xevb-member-key sink ID HEX64" and an optional newline: the member key of farm node ID. */
+static int member_from(const uint8_t *b, size_t n, struct xl_ctl *c, char *why, size_t wl)
+{
+	char text[160], rname[16], hx[2 * XL_CTL_KEY_LEN + 2], tail;
+	unsigned long v;
+	int got;
+
+	if (n >= sizeof(text))
+		return xl_fmt(why, wl, "a member key file of %zu bytes", n), -EINVAL;
+	memcpy(text, b, n);
+	text[n] = 0;
+	if (n && text[n - 1] == '\n')
+		text[n - 1] = 0;
+	got = sscanf(text, MEMBER_TAG " %15s %lu %65s %c", rname, &v, hx, &tail);
+	if (got != 3 || strcmp(rname, "sink") || v > UINT16_MAX || strlen(hx) != 2 * XL_CTL_KEY_LEN ||
+	    hex_digits((const uint8_t *)hx, 2 * XL_CTL_KEY_LEN) != 2 * XL_CTL_KEY_LEN) {
+		sodium_memzero(text, sizeof(text));
+		xl_fmt(why, wl,
+		       "not a farm node's member key: one line '" MEMBER_TAG
+		       " sink ID HEX64', as `xevb key "
+		       "derive --role sink` writes it");
+		return -EINVAL;
+	}
+	for (size_t i = 0; i < XL_CTL_KEY_LEN; i++)
+		c->key[i] = (uint8_t)(hex(hx[2 * i]) << 4 | hex(hx[2 * i + 1]));
+	c->member_role = XL_ROLE_SINK;
+	c->member_id = (uint16_t)v;
+	sodium_memzero(text, sizeof(text));
+	sodium_memzero(hx, sizeof(hx));
+	return 0;
+}
+
 int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen)
 {
-	uint8_t buf[2 * XL_CTL_KEY_LEN + 1];
-	char why[128];
+	uint8_t buf[160];
+	char why[160];
 	ssize_t n;
 	int rc;
 
@@ -204,18 +241,55 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 	n = xl_tf_read(XL_TF_KEY, path, buf, sizeof(buf), err, errlen);
 	if (n < 0)
 		return (int)n;
-	rc = key_from(buf, (size_t)n, c->key, why, sizeof(why));
+	c->member_role = 0;
+	if ((size_t)n > strlen(MEMBER_TAG) && !memcmp(buf, MEMBER_TAG, strlen(MEMBER_TAG)))
+		rc = member_from(buf, (size_t)n, c, why, sizeof(why));
+	else if ((size_t)n > 2 * XL_CTL_KEY_LEN + 1) {
+		sodium_memzero(buf, sizeof(buf));
+		xl_fmt(err, errlen, "key file %s: %zd bytes: " XL_KEY_FORMS " (" XL_KEY_HOWTO ")", path, n, path);
+		return -EINVAL;
+	} else
+		rc = key_from(buf, (size_t)n, c->key, why, sizeof(why));
 	sodium_memzero(buf, sizeof(buf));
 	if (rc) {
-		xl_fmt(err, errlen, "key file %s: %s; " XL_KEY_FORMS " (" XL_KEY_HOWTO ")", path, why, path);
+		xl_fmt(err, errlen, "key file %s: %s; " XL_KEY_FORMS " (" XL_KEY_HOWTO "), or our member key",
+		       path, why, path);
 		return rc;
 	}
 	c->keyed = true;
 	return 0;
 }
 
+/* The tools' key schedule (user/ctl/ctl_auth.c, docs/control-protocol.md "Keys"). */
+int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
+{
+	uint8_t s[XL_CTL_KEY_LEN];
+	uint32_t run = c->run ? c->run : 1;
+
+	if (!c->keyed)
+		return 0;
+	if (c->member_role && c->member_id != c->id) {
+		xl_fmt(err, errlen,
+		       "the key file is the member key of farm node %u, but we are farm node %u: give us our own "
+		       "(xevb key derive --role sink --id %u), or the run's master key",
+		       c->member_id, c->id, c->id);
+		return -EINVAL;
+	}
+	if (c->member_role)
+		memcpy(s, c->key, sizeof(s));
+	else
+		crypto_kdf_derive_from_key(s, sizeof(s), (uint64_t)XL_ROLE_SINK << 16 | c->id, "xevbmemb", c->key);
+	crypto_kdf_derive_from_key(c->own, sizeof(c->own), run, "xevbrun1", s);
+	if (!c->member_role) {
+		crypto_kdf_derive_from_key(s, sizeof(s), 0, "xevbcore", c->key);
+		crypto_kdf_derive_from_key(c->core, sizeof(c->core), run, "xevbrun1", s);
+	}
+	sodium_memzero(s, sizeof(s));
+	return 0;
+}
+
 /* The MAC binds the destination: a copy sent elsewhere does not open. */
-static void mac(const struct xl_ctl *c, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf, size_t len,
+static void mac(const uint8_t *key, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf, size_t len,
 		uint8_t *out)
 {
 	crypto_generichash_state st;
@@ -223,7 +297,7 @@ static void mac(const struct xl_ctl *c, uint32_t dst_addr, uint16_t dst_port, co
 
 	memcpy(dst, &dst_addr, 4);
 	memcpy(dst + 4, &dst_port, 2);
-	crypto_generichash_init(&st, c->key, XL_CTL_KEY_LEN, XL_CTL_MAC_LEN);
+	crypto_generichash_init(&st, key, XL_CTL_KEY_LEN, XL_CTL_MAC_LEN);
 	crypto_generichash_update(&st, dst, sizeof(dst));
 	crypto_generichash_update(&st, buf, len);
 	crypto_generichash_final(&st, out, XL_CTL_MAC_LEN);
@@ -253,27 +327,51 @@ static struct xl_peer_seen *peer_slot(struct xl_ctl *c, const struct xl_ctl_hdr 
 	return old;
 }
 
-static bool replayed(struct xl_peer_seen *p, uint32_t seq, uint64_t ts)
+/* Taken already, or jumping further ahead than the sender could have sent (the tools' rule)? */
+static enum why seq_take(struct xl_peer_seen *p, uint32_t seq, uint64_t ts)
 {
 	if ((int32_t)(seq - p->top_seq) > 0) {
 		uint32_t up = seq - p->top_seq;
+		if (up > SEQ_JUMP_MAX + (ts > p->last_ts ? (ts - p->last_ts) / 1000 : 0))
+			return WHY_SEQ_JUMP;
 		p->seen = up >= SEQ_WINDOW ? 1 : (p->seen << up) | 1;
 		p->top_seq = seq;
 	} else {
 		uint32_t back = p->top_seq - seq;
 		if (back >= SEQ_WINDOW || (p->seen >> back) & 1)
-			return true;
+			return WHY_REPLAY;
 		p->seen |= 1ull << back;
 	}
 	if (ts > p->last_ts)
 		p->last_ts = ts;
-	return false;
+	return WHY_OK;
+}
+
+/*
+ * Our links are sealed with our run key; only the core (builders, the DFM)
+ * talks to us. With the master we also take the core's key: a builder
+ * that does not know we are a farm node (no run configuration) seals so.
+ */
+static enum why mac_check(struct xl_ctl *c, const uint8_t *buf, size_t body, uint32_t dst)
+{
+	uint8_t want[XL_CTL_MAC_LEN];
+
+	if (buf[4] != XL_ROLE_BUILDER && buf[4] != XL_ROLE_DFM)
+		return WHY_WRONG_ROLE;
+	mac(c->own, dst, c->port, buf, body + 8, want);
+	if (!sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
+		return WHY_OK;
+	if (!c->member_role) {
+		mac(c->core, dst, c->port, buf, body + 8, want);
+		if (!sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
+			return WHY_OK;
+	}
+	return WHY_MAC;
 }
 
 static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t dst, struct xl_ctl_hdr *h,
 			    struct xl_ctl_status *s)
 {
-	uint8_t want[XL_CTL_MAC_LEN];
 	size_t body = len - XL_CTL_TRAILER;
 	struct xl_peer_seen *p;
 	uint64_t ts, now = xl_real_ns();
@@ -282,9 +380,8 @@ static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t
 
 	if (len < XL_CTL_HLEN + XL_CTL_TRAILER)
 		return WHY_SHORT;
-	mac(c, dst, c->port, buf, body + 8, want);
-	if (sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
-		return WHY_MAC;
+	if ((w = mac_check(c, buf, body, dst)) != WHY_OK)
+		return w;
 	ts = xl_ld64(buf + body);
 	if (ts + SKEW_NS < now || ts > now + SKEW_NS)
 		return WHY_STALE;
@@ -304,7 +401,7 @@ static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t
 					    .last_ts = ts };
 		return WHY_OK;
 	}
-	return replayed(p, h->seq, ts) ? WHY_REPLAY : WHY_OK;
+	return seq_take(p, h->seq, ts);
 }
 
 /* ---- the socket ---- */
@@ -349,6 +446,8 @@ void xl_ctl_close(struct xl_ctl *c)
 		close(c->fd);
 	c->fd = -1;
 	sodium_memzero(c->key, sizeof(c->key));
+	sodium_memzero(c->own, sizeof(c->own));
+	sodium_memzero(c->core, sizeof(c->core));
 }
 
 static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, uint8_t type, const uint8_t *recs, uint32_t n,
@@ -371,7 +470,7 @@ static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, uint8_t type
 	if (c->keyed) {
 		buf[2] = XL_CTL_VERSION_AU;
 		xl_st64(buf + len, xl_real_ns());
-		mac(c, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
+		mac(c->own, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
 		len += XL_CTL_TRAILER;
 	}
 	if (sendto(c->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
@@ -488,7 +587,8 @@ int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s,
 			refused(c, w, from);
 			continue;
 		}
-		if (h->role == XL_ROLE_BUILDER && h->type == XL_STATUS)
+		if ((h->role == XL_ROLE_BUILDER && h->type == XL_STATUS) ||
+		    (h->role == XL_ROLE_DFM && h->type == XL_BYE))
 			return 1;
 		c->unexpected++;
 	}

@@ -15,7 +15,7 @@
 
 #define XL_CTL_MAGIC      0x5843 /* "XC" */
 #define XL_CTL_VERSION    1
-#define XL_CTL_VERSION_AU 2 /* sealed */
+#define XL_CTL_VERSION_AU 3 /* sealed with per-member, per-run keys */
 #define XL_CTL_HLEN       20
 #define XL_CTL_MAX_LEN    1472
 #define XL_CTL_PORT       23904
@@ -71,7 +71,12 @@ struct xl_ctl {
 	uint16_t id, port; /* port: ours, network order */
 	uint32_t epoch, seq;
 	bool keyed;
-	uint8_t key[XL_CTL_KEY_LEN];
+	uint8_t key[XL_CTL_KEY_LEN]; /* the run's master key, or (member_role) our member key */
+	uint8_t member_role;         /* 0: key is the master */
+	uint16_t member_id;
+	uint32_t run;                 /* the run number the keys are bound to (0: 1) */
+	uint8_t own[XL_CTL_KEY_LEN];  /* our run key: every link of ours is sealed with it */
+	uint8_t core[XL_CTL_KEY_LEN]; /* with the master: the core's run key, also taken */
 	struct xl_peer_seen peers[XL_CTL_PEERS];
 	const struct xl_member *members; /* NULL: open membership */
 	uint32_t n_members;
@@ -83,15 +88,22 @@ struct xl_ctl {
 int xl_ctl_open(struct xl_ctl *c, uint32_t addr, uint16_t port, uint16_t id, char *err, size_t errlen);
 void xl_ctl_close(struct xl_ctl *c);
 /*
- * The key file: exactly 32 random bytes, or exactly 64 hex digits and an
- * optional newline, checked first (trusted.h). 0, or -errno with err.
+ * The key file: the run's master key (exactly 32 random bytes, or exactly
+ * 64 hex digits and an optional newline) or our member key
+ * ("xevb-member-key sink ID HEX64", `xevb key derive`), checked first
+ * (trusted.h). 0, or -errno with err.
  */
 int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen);
+/*
+ * Derive our run keys (after xl_ctl_open and xl_ctl_load_key): 0, or
+ * -EINVAL with err when the key file is another member's.
+ */
+int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen);
 /* Send STATUS, or RECEIVED with n records, to to. 0 or -1 (counted). */
 int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_status *s);
 int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n);
 /*
- * The next message a farm node takes (a builder's STATUS), without
+ * The next message a farm node takes (a builder's STATUS, the DFM's BYE), without
  * blocking: 1 with h, s and from filled, 0 when none is left. Everything
  * else is counted (refused or unexpected) and skipped.
  */

@@ -43,6 +43,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 		o->ctl_port = XL_CTL_PORT;
 	if (!o->partial_timeout_ms)
 		o->partial_timeout_ms = 10000;
+	if (!o->end_wait_ms)
+		o->end_wait_ms = 5000;
 	if (o->max_event < XL_EVT_HLEN || o->max_buffer < (uint64_t)o->max_event + XL_CHUNK) {
 		xl_fmt(err, XEVB_ERRBUF_SIZE,
 		       "farm: max_buffer %llu must hold at least one largest event (max_event %u) and a 1 MiB "
@@ -68,8 +70,8 @@ static int settle_opts(struct xevb_farm *f, char *err)
 	f->dfm.sin_port = htons(f->dfm.sin_port);
 	f->ctl_on = !(o->flags & XEVB_FARM_NO_CTL);
 	f->chk = (struct xl_check){ .verify = (o->flags & XEVB_FARM_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
-				    .fn = o->payload_check,
-				    .ctx = o->payload_ctx };
+				    .fn = o->event_check,
+				    .ctx = o->check_ctx };
 	if (!f->ctl_on && (o->dfm || o->key_file)) {
 		xl_fmt(err, XEVB_ERRBUF_SIZE,
 		       "farm: dfm and key_file need the control protocol (no XEVB_FARM_NO_CTL)");
@@ -123,6 +125,9 @@ static int open_ctl(struct xevb_farm *f, char *err)
 	if (rc)
 		return rc;
 	if (f->o.key_file && (rc = xl_ctl_load_key(&f->ctl, f->o.key_file, err, XEVB_ERRBUF_SIZE)))
+		return rc;
+	f->ctl.run = f->o.run;
+	if ((rc = xl_ctl_bind(&f->ctl, err, XEVB_ERRBUF_SIZE)))
 		return rc;
 	if (!f->o.key_file)
 		xl_log(&f->log, XEVB_LIB_LOG_WARN,
@@ -285,8 +290,12 @@ static int run(struct xevb_farm *f, int timeout_ms)
 	for (int i = 0; i < n; i++)
 		dispatch(f, evs[i].data.ptr);
 	now = xl_mono_ns();
+	for (int i = 0; i < n && (f->run_end & XEVB_END_DFM); i++)
+		if (evs[i].data.ptr != TAG_LISTEN && evs[i].data.ptr != TAG_CTL && evs[i].data.ptr != TAG_TIMER)
+			f->rx_ns = now;
 	xl_farm_check(f, now);
 	xl_farm_tick(f, now);
+	xl_farm_run_end(f, now);
 	arm_timer(f);
 	return f->ready_n > INT32_MAX ? INT32_MAX : (int)f->ready_n;
 }
@@ -395,6 +404,11 @@ XEVB_API uint16_t xevb_farm_port(const struct xevb_farm *f)
 XEVB_API uint16_t xevb_farm_ctl_port(const struct xevb_farm *f)
 {
 	return f->ctl_on ? ntohs(f->ctl.port) : 0;
+}
+
+XEVB_API uint32_t xevb_farm_run_end(const struct xevb_farm *f)
+{
+	return f->run_end;
 }
 
 XEVB_API int xevb_farm_stats(const struct xevb_farm *f, struct xevb_farm_stats *st)

@@ -52,6 +52,7 @@ struct xl_builder {
 	uint32_t epoch;
 	uint32_t gen; /* its current connection */
 	uint32_t conns_open, connections;
+	bool ended; /* its last connection closed in order (the end of its stream) */
 	uint64_t events, done, conn_done, reported;
 };
 
@@ -85,6 +86,8 @@ struct xevb_farm {
 	uint64_t fd_log_ns, max_log_ns; /* when the descriptor and max_conns limits were last said */
 	uint64_t seq;
 	uint64_t stream_logged, stream_log_ns;
+	uint64_t rx_ns;   /* when a builder's connection last had something (after the DFM's end) */
+	uint32_t run_end; /* XEVB_END_* */
 	struct xevb_farm_stats st;
 	char err[XL_ERR_LEN];
 };
@@ -112,6 +115,8 @@ void xl_farm_ctl_rx(struct xevb_farm *f);
 void xl_farm_tick(struct xevb_farm *f, uint64_t now);
 void xl_farm_received(struct xevb_farm *f);
 void xl_farm_busy_init(struct xevb_farm *f);
+/* The end of the run as it stands at now (xevb_farm_run_end). */
+void xl_farm_run_end(struct xevb_farm *f, uint64_t now);
 
 /* runcfg.c: fill what opts leaves open from the run configuration, and the membership. */
 int xl_runcfg_apply(struct xevb_farm *f, struct xevb_farm_opts *o, char *listen, size_t listen_len, char *dfm,

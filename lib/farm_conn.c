@@ -137,6 +137,8 @@ void xl_farm_conn_close(struct xevb_farm *f, struct xl_conn *c, int kind, const 
 		xl_log(&f->log, XEVB_LIB_LOG_INFO, "%s: closed after %llu events", c->name,
 		       (unsigned long long)c->events);
 	close(c->fd); /* also leaves the epoll set */
+	f->builders[c->builder].ended = !kind;
+	f->st.conns_ended += !kind;
 	if (c->ch)
 		xl_chunk_put(f, c->ch);
 	f->builders[c->builder].conns_open--;
@@ -228,12 +230,13 @@ static bool make_room(struct xevb_farm *f, struct xl_conn *c)
 	struct xl_chunk *nc;
 
 	/*
-	 * Nobody else looks into the chunk: the partial event to its front,
-	 * where it may grow, and where the next reads go over the bytes the
-	 * last ones left in cache (a large partial event stays where it is
-	 * while it has room).
+	 * Nobody else looks into the chunk: the partial event to its front
+	 * when it needs the room, or once reads have gone READ_MAX into the
+	 * chunk, so that they cycle over bytes still in cache (a partial event
+	 * is moved at most once per READ_MAX read; a large one stays where it
+	 * is while it has room).
 	 */
-	if (own && c->head && (held <= MOVE_MAX || c->ch->cap - c->head < need)) {
+	if (own && c->head && ((c->head >= READ_MAX && held <= MOVE_MAX) || c->ch->cap - c->head < need)) {
 		memmove(c->ch->data, c->ch->data + c->head, held);
 		c->head = 0;
 		c->tail = held;
@@ -300,6 +303,8 @@ static int take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char 
 		snprintf(msg, len, "out of memory for an event view");
 		return XEVB_BROKEN_NOMEM;
 	}
+	e->pub.builder_addr = c->ip; /* before the decoder: the caller's check sees where it came from */
+	e->pub.builder_port = c->port;
 	rc = xl_ev_decode(e, c->ch->data + c->head, tl, f->chk.verify || f->chk.fn ? &f->chk : NULL, msg, len);
 	if (rc) {
 		rc = rc == -EBADMSG ? e->broken : XEVB_BROKEN_NOMEM;
@@ -311,8 +316,6 @@ static int take_event(struct xevb_farm *f, struct xl_conn *c, uint32_t tl, char 
 	c->ch->refs++;
 	e->builder = c->builder;
 	e->conn_gen = c->gen;
-	e->pub.builder_addr = c->ip;
-	e->pub.builder_port = c->port;
 	e->next = NULL;
 	e->state = XL_EV_QUEUED;
 	if (f->ready_tail)
@@ -452,6 +455,7 @@ static void add_conn(struct xevb_farm *f, int fd, const struct sockaddr_in *sa)
 	f->builders[b].conn_done = f->builders[b].reported = 0;
 	f->builders[b].conns_open++;
 	f->builders[b].connections++;
+	f->builders[b].ended = false;
 	c->slot = f->n_conns;
 	f->conns[f->n_conns++] = c;
 	f->st.conns_total++;

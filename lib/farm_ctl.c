@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
- * The farm node's credits and Busy (docs/control-protocol.md), as
- * `xevb sink --ctl-port` gives them (user/cmd/sink_ctl.c: same rules,
+ * The farm node's credits and Busy (docs/control-protocol.md), which
+ * `xevb sink --ctl-port` runs on (the rules of its former sink_ctl.c,
  * relicensed here), with one change of meaning: a credit comes back when
  * the caller is done with the event, not when it arrives. Each builder
  * learns, in STATUS, how many of the events it sent on its current
@@ -10,6 +10,7 @@
  * held (received, not done) with hysteresis; RECEIVED tells the DFM what
  * arrived from each builder address.
  */
+#include <arpa/inet.h>
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -66,6 +67,49 @@ static void send_status(struct xevb_farm *f, struct xl_builder *b)
 	b->reported = b->conn_done;
 }
 
+/* The DFM's end of run: only from the DFM we report to (a BYE from elsewhere is not ours to take). */
+static void dfm_bye(struct xevb_farm *f, const struct sockaddr_in *from)
+{
+	if (!f->dfm.sin_port || from->sin_addr.s_addr != f->dfm.sin_addr.s_addr ||
+	    from->sin_port != f->dfm.sin_port) {
+		f->ctl.unexpected++;
+		return;
+	}
+	if (!(f->run_end & XEVB_END_DFM)) {
+		char ip[INET_ADDRSTRLEN];
+		xl_log(&f->log, XEVB_LIB_LOG_INFO,
+		       "BYE from the DFM %s:%u: the run is over; taking what the builders still send",
+		       inet_ntop(AF_INET, &from->sin_addr, ip, sizeof(ip)), ntohs(from->sin_port));
+	}
+	f->run_end |= XEVB_END_DFM;
+	f->rx_ns = xl_mono_ns();
+}
+
+/*
+ * Every builder that connected closed in order, none connected, nothing
+ * queued: the streams ended. With a DFM the run is over at its word once
+ * no builder is connected, or none has sent for end_wait_ms.
+ */
+void xl_farm_run_end(struct xevb_farm *f, uint64_t now)
+{
+	uint32_t e = f->run_end & XEVB_END_DFM;
+	bool ended = f->st.conns_total && !f->n_conns && !f->ready_n;
+
+	for (uint32_t i = 0; ended && i < f->n_builders; i++)
+		ended = f->builders[i].ended || !f->builders[i].connections;
+	if (ended)
+		e |= XEVB_END_STREAMS;
+	if (!f->dfm.sin_port || !f->ctl_on)
+		e |= ended ? XEVB_END_RUN : 0;
+	else if ((e & XEVB_END_DFM) && !f->ready_n &&
+		 (!f->n_conns || (!f->n_paused && now - f->rx_ns >= (uint64_t)f->o.end_wait_ms * 1000000ull)))
+		e |= XEVB_END_RUN; /* a connection not read for want of room is not quiet: it waits on us */
+	/* Over is over: a builder that connects afterwards is another run's. */
+	e |= f->run_end & XEVB_END_RUN;
+	f->run_end = e;
+	f->st.run_end = e;
+}
+
 void xl_farm_ctl_rx(struct xevb_farm *f)
 {
 	struct xl_ctl_hdr h;
@@ -73,8 +117,13 @@ void xl_farm_ctl_rx(struct xevb_farm *f)
 	struct sockaddr_in from;
 
 	while (xl_ctl_recv(&f->ctl, &h, &s, &from)) {
-		uint32_t i = xl_farm_builder(f, from.sin_addr.s_addr);
+		uint32_t i;
 		struct xl_builder *b;
+		if (h.type == XL_BYE) {
+			dfm_bye(f, &from);
+			continue;
+		}
+		i = xl_farm_builder(f, from.sin_addr.s_addr);
 		if (i == UINT32_MAX)
 			continue;
 		b = &f->builders[i];

@@ -111,8 +111,8 @@ XEVB_API struct xevb_file_reader *xevb_file_reader_open(const char *path, const 
 	if (!r->o.max_event)
 		r->o.max_event = XL_EVT_MAX_LEN;
 	r->chk = (struct xl_check){ .verify = (r->o.flags & XEVB_FR_VERIFY_CRC) ? XL_VERIFY_CRC : 0,
-				    .fn = r->o.payload_check,
-				    .ctx = r->o.payload_ctx };
+				    .fn = r->o.event_check,
+				    .ctx = r->o.check_ctx };
 	snprintf(r->path, sizeof(r->path), "%s", path);
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0 || fstat(fd, &st)) {

@@ -90,7 +90,7 @@ __attribute__((format(printf, 3, 4))) void xl_log(const struct xl_log *l, enum x
 /* event.c: a decoded event, the public view first. */
 struct xl_ev {
 	struct xevb_ev pub;
-	uint32_t *off; /* each fragment record's offset from pub.data */
+	uint32_t *off; /* each fragment record's offset from pub.data: the index the decoder builds */
 	uint32_t off_cap;
 	uint32_t missing_off; /* where the missing list starts */
 	/* the farm node's bookkeeping (farm.c) */
@@ -107,8 +107,8 @@ enum { XL_EV_FREE = 0, XL_EV_QUEUED, XL_EV_OUT };
 /* What xl_ev_decode checks of each payload beyond the structure (NULL: nothing). */
 #define XL_VERIFY_CRC 0x1u
 struct xl_check {
-	unsigned verify;          /* XL_VERIFY_CRC: XEVB_EV_CRC_BAD on a wrong CRC-32C */
-	xevb_payload_check_fn fn; /* the caller's check: XEVB_EV_CHECK_BAD when it says no; NULL: none */
+	unsigned verify;        /* XL_VERIFY_CRC: XEVB_EV_CRC_BAD on a wrong CRC-32C */
+	xevb_event_check_fn fn; /* the caller's check of a sound event: XEVB_EV_CHECK_BAD; NULL: none */
 	void *ctx;
 };
 /*

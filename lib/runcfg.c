@@ -2,8 +2,8 @@
 /*
  * What a farm node takes from a run configuration (docs/run-config.md):
  * its own [sink N] (and [sink] defaults): address, port, ctl_port,
- * credits, busy_high, busy_low; the DFM's address from [dfm]; the key
- * file from [run]; and every [builder N] (and the DFM) as the members
+ * credits, busy_high, busy_low, key_file (our member key); the DFM's
+ * address from [dfm]; the key file (the master) and number from [run]; and every [builder N] (and the DFM) as the members
  * whose control messages are admitted. The tools check the whole file
  * (user/ctl/runcfg.c); this reader splits lines the same way (INI as
  * libinih reads it) and checks what it takes, naming the file and line.
@@ -15,9 +15,10 @@
 #include "farm.h"
 #include "trusted.h"
 
+/* The tools' bounds (user/ctl/runcfg.h: 1024 builders, 4096 source processes and farm nodes, 4 MiB; inih's line). */
 #define MAX_MEMBERS  1024
-#define MAX_SECTIONS 2048
-#define MAX_BYTES    (1u << 20) /* the tools' bounds (user/ctl/runcfg.h, inih's line) */
+#define MAX_SECTIONS 10240
+#define MAX_BYTES    (4u << 20)
 #define MAX_LINE     198
 
 struct sec {
@@ -35,7 +36,8 @@ struct cfg {
 	long id; /* -1: a kind's defaults */
 	uint16_t want_id;
 	struct sec me, def_sink, def_builder;
-	char dfm[64], key[1024];
+	char dfm[64], key[1024], my_key[1024];
+	uint32_t run; /* [run] number; 0: not given */
 	struct xl_member m[MAX_MEMBERS];
 	uint32_t n;
 	/* builders seen, before their defaults are known: [builder N] without ctl_port gets [builder]'s */
@@ -171,8 +173,16 @@ static int key_value(struct cfg *c, char *key, char *v)
 	struct sec tmp = { 0 };
 	int rc;
 
+	double d;
+
 	if (!strcmp(c->kind, "run") && !strcmp(key, "key_file"))
 		snprintf(c->key, sizeof(c->key), "%s", v);
+	else if (!strcmp(c->kind, "run") && !strcmp(key, "number")) {
+		if ((rc = num(c, key, v, 0, UINT32_MAX, &d)))
+			return rc;
+		c->run = (uint32_t)d;
+	} else if (!strcmp(c->kind, "sink") && c->id == c->want_id && !strcmp(key, "key_file"))
+		snprintf(c->my_key, sizeof(c->my_key), "%s", v);
 	else if (!strcmp(c->kind, "dfm") && !strcmp(key, "address"))
 		snprintf(c->dfm, sizeof(c->dfm), "%s", v);
 	else if (!strcmp(c->kind, "sink") && c->id < 0)
@@ -341,10 +351,12 @@ int xl_runcfg_apply(struct xevb_farm *f, struct xevb_farm_opts *o, char *listen,
 		snprintf(dfm, dfm_len, "%s", c->dfm);
 		o->dfm = dfm;
 	}
-	if (!o->key_file && c->key[0]) {
-		snprintf(key, key_len, "%s", c->key);
+	if (!o->key_file && (c->my_key[0] || c->key[0])) {
+		snprintf(key, key_len, "%s", c->my_key[0] ? c->my_key : c->key);
 		o->key_file = key;
 	}
+	if (!o->run)
+		o->run = c->run;
 out:
 	free(c);
 	return rc;

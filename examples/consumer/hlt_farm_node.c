@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
-/* A minimal HLT farm node on libxevb: receive built events, look at their
- * fragments, accept or reject, give the credit back; credits, Busy and
- * RECEIVED to the DFM go out by themselves. Build: cc hlt_farm_node.c
- * $(pkg-config --cflags --libs xevb). Usage: LISTEN DFM KEY_FILE EVENTS */
+/* A minimal HLT farm node on libxevb: receive built events, look at their fragments,
+ * accept or reject, give the credit back; credits, Busy and RECEIVED to the DFM go out
+ * by themselves. Build: cc hlt_farm_node.c $(pkg-config --cflags --libs xevb).
+ * Usage: LISTEN DFM KEY_FILE EVENTS (it ends after EVENTS events, or with the run) */
 #include <poll.h>
 #include <signal.h>
 #include <stdio.h>
@@ -44,7 +44,7 @@ int main(int argc, char **argv)
 	}
 	signal(SIGINT, on_signal);
 	signal(SIGTERM, on_signal);
-	while (!stop && seen < want) {
+	while (!stop && seen < want && !(xevb_farm_run_end(f) & XEVB_END_RUN)) {
 		struct pollfd p = { .fd = xevb_farm_fd(f), .events = POLLIN };
 		poll(&p, 1, 100);
 		while (xevb_farm_next(f, &ev) == 1) {

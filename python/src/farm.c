@@ -417,6 +417,12 @@ static PyObject *farm_get_error(FarmObject *self, void *c)
 	return farm_check(self) ? NULL : PyUnicode_DecodeFSDefault(xevb_farm_error(self->f));
 }
 
+static PyObject *farm_get_run_end(FarmObject *self, void *c)
+{
+	(void)c;
+	return farm_check(self) ? NULL : PyLong_FromUnsignedLong(xevb_farm_run_end(self->f));
+}
+
 static PyObject *farm_get_closed(FarmObject *self, void *c)
 {
 	(void)c;
@@ -428,6 +434,10 @@ static PyGetSetDef farm_getset[] = {
 	{ "ctl_port", (getter)farm_get_port, NULL, PyDoc_STR("the control protocol's UDP port (0: none)"),
 	  (void *)1 },
 	{ "error", (getter)farm_get_error, NULL, PyDoc_STR("the last failure, as a sentence"), NULL },
+	{ "run_end", (getter)farm_get_run_end, NULL,
+	  PyDoc_STR(
+		  "the end of the run: flags xevb.END_STREAMS, END_DFM, END_RUN (the run is over, all handed out)"),
+	  NULL },
 	{ "closed", (getter)farm_get_closed, NULL, NULL, NULL },
 	{ NULL, NULL, NULL, NULL, NULL },
 };

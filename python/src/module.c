@@ -91,11 +91,18 @@ static int add_constants(PyObject *m)
 		const char *name;
 		long v;
 	} c[] = {
-		{ "EV_INCOMPLETE", XEVB_EV_INCOMPLETE }, { "EV_CRC_BAD", XEVB_EV_CRC_BAD },
-		{ "BUSY_AUTO", XEVB_BUSY_AUTO },         { "BUSY_ON", XEVB_BUSY_ON },
-		{ "BUSY_OFF", XEVB_BUSY_OFF },           { "LOG_ERROR", XEVB_LIB_LOG_ERROR },
-		{ "LOG_WARN", XEVB_LIB_LOG_WARN },       { "LOG_INFO", XEVB_LIB_LOG_INFO },
+		{ "EV_INCOMPLETE", XEVB_EV_INCOMPLETE },
+		{ "EV_CRC_BAD", XEVB_EV_CRC_BAD },
+		{ "BUSY_AUTO", XEVB_BUSY_AUTO },
+		{ "BUSY_ON", XEVB_BUSY_ON },
+		{ "BUSY_OFF", XEVB_BUSY_OFF },
+		{ "LOG_ERROR", XEVB_LIB_LOG_ERROR },
+		{ "LOG_WARN", XEVB_LIB_LOG_WARN },
+		{ "LOG_INFO", XEVB_LIB_LOG_INFO },
 		{ "LOG_DEBUG", XEVB_LIB_LOG_DEBUG },
+		{ "END_STREAMS", XEVB_END_STREAMS },
+		{ "END_DFM", XEVB_END_DFM },
+		{ "END_RUN", XEVB_END_RUN },
 	};
 
 	for (size_t i = 0; i < sizeof(c) / sizeof(c[0]); i++)

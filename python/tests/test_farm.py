@@ -274,3 +274,20 @@ def test_asyncio_reader():
         s.sendall(b"".join(xevb.encode_event(i, l1_frags(i, 3, 8)) for i in range(50)))
         assert asyncio.run(main(f, 50)) == list(range(50))
         s.close()
+
+
+def test_the_run_ends_with_the_streams():
+    evs = [xevb.encode_event(i, l1_frags(i, 4, 32), run_number=3) for i in range(50)]
+    with farm() as f:
+        assert f.run_end == 0
+        s = builder(f)
+        s.sendall(b"".join(evs))
+        for e in take(f, 50):
+            e.done()
+        assert not f.run_end & xevb.END_RUN, "a builder still connected"
+        s.close()
+        end = time.monotonic() + WAIT
+        while not f.run_end & xevb.END_RUN and time.monotonic() < end:
+            f.poll(timeout=0.1)
+        assert f.run_end == xevb.END_STREAMS | xevb.END_RUN
+        assert f.stats()["events"] == 50

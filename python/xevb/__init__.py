@@ -31,6 +31,9 @@ from ._xevb import (  # noqa: F401 (re-exported)
     BUSY_OFF,
     BUSY_ON,
     EV_CRC_BAD,
+    END_DFM,
+    END_RUN,
+    END_STREAMS,
     EV_INCOMPLETE,
     HEADER_VERSION,
     LOG_DEBUG,
@@ -50,7 +53,8 @@ from ._xevb import (  # noqa: F401 (re-exported)
 from ._xevb import Farm as _Farm
 
 __all__ = [
-    "BUSY_AUTO", "BUSY_OFF", "BUSY_ON", "EV_CRC_BAD", "EV_INCOMPLETE", "Batch", "CorruptFileError", "Event",
+    "BUSY_AUTO", "BUSY_OFF", "BUSY_ON", "END_DFM", "END_RUN", "END_STREAMS", "EV_CRC_BAD", "EV_INCOMPLETE",
+    "Batch", "CorruptFileError", "Event",
     "Farm", "Fragment", "Reader", "Writer", "crc32c", "encode_event", "lib_version", "parse_event", "read_run",
     "run_files",
 ]

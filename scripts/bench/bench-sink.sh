@@ -75,13 +75,15 @@ run_point() {
 	spid=$!
 	BG_PIDS+=("$spid")
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
+	# The feeder outlasts the window by 6 s: on a loaded host the measuring
+	# script itself can take seconds to start.
 	ip netns exec "$FNS" taskset -c 1 "$FLOOD" --dest "$SADDR:$PORT" --case "$case" --send "$send" \
-		--duration $((SECS + 2)) >"$d/feed.json" 2>"$d/feed.err" &
+		--duration $((SECS + 7)) >"$d/feed.json" 2>"$d/feed.err" &
 	fpid=$!
 	BG_PIDS+=("$fpid")
 	python3 "$HELP" window "$spid" "$fpid" "$d/progress" 1 "$SECS" >"$d/window.json" ||
-		{ echo "measuring failed: $(tail -2 "$d/feed.err" "$d/sink.err")" >&2; return 1; }
-	wait "$fpid" || { echo "feeder failed: $(tail -2 "$d/feed.err")" >&2; return 1; }
+		{ echo "measuring failed: $(cat "$d/feed.err" "$d/sink.err" | tail -3)" >&2; stop_bg; return 1; }
+	wait "$fpid" || { echo "feeder failed: $(tail -2 "$d/feed.err")" >&2; stop_bg; return 1; }
 	stop_bg
 	python3 "$HELP" point "$label" "$case" "$run" "$d/feed.json" "$d/sink.json" "$d/window.json" \
 		>"$d/point.json" || { echo "no figures: $(tail -2 "$d/sink.err")" >&2; return 1; }

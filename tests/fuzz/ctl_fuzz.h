@@ -86,9 +86,10 @@ struct cf_sent {
 
 struct cf_log {
 	bool keyed;
-	struct xevb_ctl_auth open; /* the receivers' side of the key */
-	uint64_t n;                /* sent in all */
-	uint32_t n_kept;           /* in sent[], since the last cf_log_clear */
+	const struct xevb_ctl_io *io; /* the sender: who it takes a destination for (an edge member's key) */
+	struct xevb_ctl_auth open;    /* the receivers' side of the key */
+	uint64_t n;                   /* sent in all */
+	uint32_t n_kept;              /* in sent[], since the last cf_log_clear */
 	struct cf_sent sent[CF_SENT_MAX];
 };
 
@@ -113,6 +114,19 @@ static inline void cf_log_tx(void *ctx, const struct sockaddr_in *to, const uint
 	e = l->keyed ? xevb_ctl_auth_open(&l->open, copy, len, to->sin_addr.s_addr, to->sin_port,
 					  xevb_ctl_auth_now(), &m) :
 		       xevb_ctl_decode(copy, len, &m);
+	if (e == XEVB_CTL_E_MAC && l->io) {
+		/* Sealed for an edge member the sender knows at that address: open as that member. */
+		static struct xevb_ctl_auth member;
+		uint8_t role;
+		uint16_t id;
+		char err[256];
+		xevb_ctl_peer_of(l->io, to, &role, &id);
+		memcpy(copy, buf, len);
+		xevb_ctl_auth_init(&member, cf_key);
+		if (role && !xevb_ctl_auth_bind(&member, role, id, XEVB_CTL_RUN_DEFAULT, err, sizeof(err)))
+			e = xevb_ctl_auth_open(&member, copy, len, to->sin_addr.s_addr, to->sin_port,
+					       xevb_ctl_auth_now(), &m);
+	}
 	if (e != XEVB_CTL_OK)
 		CF_FAIL("sent a message its peer refuses: %s", xevb_ctl_err_name(e));
 	l->n++;
@@ -175,13 +189,22 @@ static inline void cf_nums_grow(const struct cf_nums *a, const struct cf_nums *b
 	}
 }
 
-/* Only key changed, and by exactly +by; every other number is the same. */
+/* The reasons of ctl_dropped (ctl_sock.h): a dropped message also names why. */
+static inline bool cf_drop_reason(const char *key)
+{
+	return !strcmp(key, "not_from_dfm") || !strcmp(key, "wrong_role") || !strcmp(key, "wrong_epoch") ||
+	       !strcmp(key, "unknown_peer");
+}
+
+/* Only key changed, and by exactly +by (and a drop reason by at most that); every other number is the same. */
 static inline void cf_nums_only(const struct cf_nums *a, const struct cf_nums *b, const char *key, uint64_t by)
 {
 	if (a->n != b->n)
 		CF_FAIL("the JSON had %u numbers, now %u", a->n, b->n);
 	for (uint32_t i = 0; i < a->n; i++) {
 		uint64_t want = a->v[i] + (strcmp(a->key[i], key) ? 0 : by);
+		if (cf_drop_reason(a->key[i]) && b->v[i] >= a->v[i] && b->v[i] - a->v[i] <= by)
+			continue;
 		if (b->v[i] != want)
 			CF_FAIL("a message not from the DFM moved %s: %llu -> %llu", a->key[i], a->v[i], b->v[i]);
 	}

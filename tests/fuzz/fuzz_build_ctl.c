@@ -119,6 +119,13 @@ static void snapshot(struct cf_nums *n)
 	fputc(0, f);
 	fclose(f);
 	buf[sizeof(buf) - 1] = 0;
+	/* One number per source process the DFM listed so far: not of a fixed shape, left out. */
+	{
+		char *u = strstr(buf, "\"unsolicited_frags\":{"), *e = u ? strchr(u, '}') : NULL;
+
+		if (e)
+			memmove(u, e + 1, strlen(e + 1) + 1);
+	}
 	cf_nums_parse(buf, n);
 }
 
@@ -539,6 +546,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 	new_core();
 	bc = build_ctl_new(&cc, &out);
+	txlog.io = bc ? build_ctl_io(bc) : NULL;
 	if (!bc)
 		CF_FAIL("build_ctl_new");
 	if (txlog.keyed) {

@@ -2,7 +2,8 @@
 /*
  * libxevb on arbitrary bytes: as one event (xevb_ev_parse), as a run file
  * (the reader, through a memfd), and as a builder's TCP stream into a farm
- * node (one connection per input). No crash, no read outside the input,
+ * node (one connection per input), each event also through an
+ * event_check that reads all its payloads. No crash, no read outside the input,
  * every view's fragments inside its event, every event done.
  */
 #include <arpa/inet.h>
@@ -39,17 +40,35 @@ static void as_event(const uint8_t *d, size_t n)
 	}
 }
 
+/* event_check: reads every payload of the event it is offered (a read outside it is the sanitizer's), says no to some. */
+static int touch_payloads(void *ctx, const struct xevb_ev *ev)
+{
+	struct xevb_ev_frag f;
+	uint8_t x = 0;
+
+	(void)ctx;
+	for (uint32_t i = 0; i < ev->n_frags; i++) {
+		if (xevb_ev_frag(ev, i, &f) || f.payload < ev->data ||
+		    f.payload + f.length > ev->data + ev->length)
+			abort();
+		for (uint32_t k = 0; k < f.length; k++)
+			x ^= f.payload[k];
+	}
+	return x == 0x5a;
+}
+
 static void as_file(const uint8_t *d, size_t n)
 {
 	char path[64];
 	const struct xevb_ev *ev;
 	struct xevb_file_reader *r;
 	int fd = memfd_create("fuzz", MFD_CLOEXEC);
+	XEVB_OPTS(xevb_file_reader_opts, o, .flags = XEVB_FR_VERIFY_CRC, .event_check = touch_payloads);
 
 	if (fd < 0 || write(fd, d, n) != (ssize_t)n)
 		abort();
 	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
-	r = xevb_file_reader_open(path, NULL, NULL);
+	r = xevb_file_reader_open(path, &o, NULL);
 	while (r && xevb_file_reader_next(r, &ev) == 1)
 		check_view(ev);
 	xevb_file_reader_close(r);
@@ -73,7 +92,8 @@ static void as_stream(const uint8_t *d, size_t n)
 
 	if (!f) {
 		XEVB_OPTS(xevb_farm_opts, o, .listen = "127.0.0.1:0",
-			  .flags = XEVB_FARM_NO_CTL | XEVB_FARM_VERIFY_CRC, .log_fn = quiet);
+			  .flags = XEVB_FARM_NO_CTL | XEVB_FARM_VERIFY_CRC, .log_fn = quiet,
+			  .event_check = touch_payloads);
 		f = xevb_farm_open(&o, NULL);
 		if (!f)
 			abort();

@@ -29,9 +29,9 @@ STATUS_REC = struct.Struct("!IIQIIHH")
 
 
 def sealed_with(key, dst, msg):
-    """Seal a version-1 message as version 2 for dst (ip, port), with key."""
+    """Seal a version-1 message (sealed version 3) for dst (ip, port), with key."""
     m = bytearray(msg)
-    m[2] = 2
+    m[2] = 3
     m += struct.pack(">Q", time.time_ns())
     d = socket.inet_aton(dst[0]) + struct.pack("!H", dst[1])
     return bytes(m) + hashlib.blake2b(d + bytes(m), key=key, digest_size=16).digest()
@@ -66,7 +66,7 @@ def captured(path, port, me, want, limit_s):
             if struct.unpack_from("!H", udp, 2)[0] != port:
                 continue
             payload = udp[8:]
-            if len(payload) > 44 and payload[2] == 2:
+            if len(payload) > 44 and payload[2] == 3:
                 got.append(payload)
         if len(got) >= want or time.time() > t_end:
             return got

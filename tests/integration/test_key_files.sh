@@ -144,9 +144,9 @@ cfg "$W/nul.ini"
 printf 'credits = 8\0\n' >>"$W/nul.ini"
 every_config "a NUL byte" "$W/nul.ini" ":14: a NUL byte"
 cfg "$W/big.ini"
-head -c 1100000 /dev/zero | tr '\0' '\n' >>"$W/big.ini"
-every_config "a configuration over 1 MiB" "$W/big.ini" \
-	": [0-9]+ bytes: larger than a run configuration can be \(1048576 bytes at most\)"
+head -c 4300000 /dev/zero | tr '\0' '\n' >>"$W/big.ini"
+every_config "a configuration over 4 MiB" "$W/big.ini" \
+	": [0-9]+ bytes: larger than a run configuration can be \(4194304 bytes at most\)"
 # A configuration's key_file is checked as --key-file is.
 cfg "$W/zerokey.ini" "$W/zero.key"
 for c in "dfm" "build --id 1" "source --id 1" "sink --id 1"; do

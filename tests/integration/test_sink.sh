@@ -93,6 +93,35 @@ check "$T/two.json" connections 2
 check "$T/two.json" errors 0
 grep -q '"result":"ok"' "$T/two.json" && ok "result ok" || fail "result not ok"
 
+echo "# --run-end streams: the sink ends once every builder closed its stream in order"
+start_sink ends --run-end streams --duration "$SINK_WAIT" || exit 1
+feed "$ADDR" 300 --sources 4 || fail "feeder"
+wait_sink ends 0
+check "$T/ends.json" events 300
+grep -q '"signal":0,"run_end":"streams","result":"ok"' "$T/ends.json" &&
+	ok "ended by itself at the end of the stream" || fail "not ended by the stream's end: $(cat "$T/ends.json")"
+# A stream cut inside an event is no end: the builder comes back, and only
+# its next stream, closed in order, ends the run (exit 1: the cut is an error).
+start_sink cut --run-end streams --duration "$SINK_WAIT" || exit 1
+feed "$ADDR" 50 --sources 3 --corrupt truncate --corrupt-at 25
+wait_dropped cut 1
+feed "$ADDR" 40 --sources 3 --first-event 1000 || fail "feeder"
+wait_sink cut 1
+check "$T/cut.json" events 65
+check "$T/cut.json" truncated_stream 1
+grep -q '"signal":0,"run_end":"streams"' "$T/cut.json" && ok "cut stream: ended at the second stream's end" ||
+	fail "cut stream: $(cat "$T/cut.json")"
+# Without a DFM a farm node runs until told by default: a closed stream
+# does not end it (a builder may be restarted); the next stream is taken.
+start_sink stays --expect-events 200 --duration "$SINK_WAIT" || exit 1
+feed "$ADDR" 100 --sources 4 || fail "feeder"
+feed "$ADDR" 100 --sources 4 --first-event 1000 || fail "feeder 2"
+wait_sink stays 0
+check "$T/stays.json" events 200
+check "$T/stays.json" connections 2
+grep -q '"run_end":""' "$T/stays.json" && ok "default: runs on after a stream's end" ||
+	fail "default: $(cat "$T/stays.json")"
+
 echo "# a corrupt stream costs its connection, not the sink"
 start_sink magic --expect-events 200 --duration "$SINK_WAIT" || exit 1
 feed "$ADDR" 200 --corrupt magic --corrupt-at 100
@@ -172,6 +201,11 @@ wait_sink term 0
 check "$T/term.json" events 10
 check "$T/term.json" signal 15
 
+echo "# an address the farm node's library does not take is refused, saying why"
+timeout 10 "$X" sink --listen '[::1]:0' --json >/dev/null 2>"$T/v6.err"
+rc=$?; [[ $rc == 2 ]] && grep -q 'IPv4 only' "$T/v6.err" && ok "--listen on IPv6: exit 2, said why" ||
+	fail "--listen on IPv6: exit $rc: $(cat "$T/v6.err")"
+
 echo "# --input FILE"
 feed - 500 --sources 16 --incomplete-every 5 --max-len 3000 >"$T/good.evt"
 timeout $((SINK_WAIT + 60)) "$X" sink --input "$T/good.evt" --json --expect-sources 16 >"$T/file.json" 2>"$T/file.err"
@@ -181,6 +215,15 @@ check "$T/file.json" incomplete 100
 check "$T/file.json" bytes "$(stat -c %s "$T/good.evt")"
 timeout $((SINK_WAIT + 60)) "$X" sink --input - --json <"$T/good.evt" >"$T/stdin.json" 2>/dev/null
 check "$T/stdin.json" events 500
+# A pipe cannot be mapped: the reader gets it through an anonymous file.
+cat "$T/good.evt" | timeout 30 "$X" sink --input - --json >"$T/pipe.json" 2>/dev/null
+check "$T/pipe.json" events 500
+check "$T/pipe.json" errors 0
+# An empty stream: no event, nothing wrong.
+: >"$T/empty.evt"
+timeout 30 "$X" sink --input "$T/empty.evt" --json >"$T/empty.json" 2>/dev/null
+rc=$?; [[ $rc == 0 ]] && ok "empty file: exit 0" || fail "empty file: exit $rc"
+check "$T/empty.json" events 0
 feed - 40 --corrupt truncate --corrupt-at 39 >"$T/trunc.evt"
 timeout $((SINK_WAIT + 60)) "$X" sink --input "$T/trunc.evt" --json >"$T/trunc.json" 2>/dev/null
 rc=$?; [[ $rc == 1 ]] && ok "truncated file: exit 1" || fail "truncated file: exit $rc"

@@ -840,28 +840,66 @@ Test(event_codec, writev_all_chunks_and_partial_writes)
 	close(sv[0]);
 }
 
-/* xevb_payload_bad, libxevb's payload_check for `xevb sink`: the verdict of xevb_event_verify, payload by payload. */
-Test(event_codec, payload_bad_agrees_with_verify)
+/* An event of one source carrying p[0..n), its record's CRC crc. */
+static struct xevb_decoded_event one_payload(uint8_t *buf, const uint8_t *p, uint32_t n, uint32_t crc)
 {
-	static uint8_t p[70000];
-	unsigned both = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT, crc_only = XEVB_VERIFY_CRC;
-	static const uint32_t lens[] = { 0, 1, 31, 32, 100, 256, 257, 4000, 65536, 70000 };
+	uint32_t padded = (n + 3) & ~3u;
 
-	xevb_payload_check_init();
+	memset(buf, 0, XEVB_EVT_REC_HLEN + padded);
+	xevb_st32(buf + 4, n);
+	xevb_st32(buf + 8, crc);
+	memcpy(buf + XEVB_EVT_REC_HLEN, p, n);
+	return (struct xevb_decoded_event){
+		.n_frags = 1, .n_expected = 1, .records = buf, .missing = buf + XEVB_EVT_REC_HLEN + padded
+	};
+}
+
+/* xevb_event_payloads_bad and xevb_payloads_bad_at (`xevb sink`'s check in libxevb's decoder): the verdict of xevb_event_verify. */
+Test(event_codec, payloads_bad_agrees_with_verify)
+{
+	static uint8_t p[70000], ev[70100];
+	unsigned both = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT, crc_only = XEVB_VERIFY_CRC;
+	const uint32_t zero = 0; /* the one record's offset from ev */
+	static const uint32_t lens[] = { 0,  1,  2,  3,  4,   5,   7,   8,    9,     15,   16,
+					 17, 31, 32, 33, 100, 256, 257, 4000, 65536, 70000 };
+	struct xevb_decoded_event d;
+
 	for (size_t i = 0; i < sizeof(lens) / sizeof(lens[0]); i++) {
 		uint32_t n = lens[i], crc;
 		xevb_emu_fill(p, n);
 		crc = xevb_crc32c(0, p, n);
-		cr_assert(eq(int, xevb_payload_bad(&both, p, n, crc), 0), "pattern of %u bytes", n);
-		cr_assert(eq(int, xevb_payload_bad(&crc_only, p, n, crc), 0));
-		cr_assert(ne(int, xevb_payload_bad(&both, p, n, crc ^ 1), 0), "wrong CRC, %u bytes", n);
-		cr_assert(ne(int, xevb_payload_bad(&crc_only, p, n, crc ^ 1), 0));
+		d = one_payload(ev, p, n, crc);
+		cr_assert(eq(int, xevb_event_payloads_bad(&d, both), 0), "pattern of %u bytes", n);
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, both), 0), "by the index, %u bytes", n);
+		cr_assert(eq(int, xevb_event_payloads_bad(&d, crc_only), 0));
+		d = one_payload(ev, p, n, crc ^ 1);
+		cr_assert(eq(int, xevb_event_payloads_bad(&d, both), 1), "wrong CRC, %u bytes", n);
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, both), 1));
+		cr_assert(eq(int, xevb_event_payloads_bad(&d, crc_only), 1));
 		if (!n)
 			continue;
 		/* A wrong byte under a right CRC: only the content check sees it. */
 		p[n / 2] ^= 0x01;
-		crc = xevb_crc32c(0, p, n);
-		cr_assert(ne(int, xevb_payload_bad(&both, p, n, crc), 0), "wrong byte, %u bytes", n);
-		cr_assert(eq(int, xevb_payload_bad(&crc_only, p, n, crc), 0));
+		d = one_payload(ev, p, n, xevb_crc32c(0, p, n));
+		cr_assert(eq(int, xevb_event_payloads_bad(&d, both), 1), "wrong byte, %u bytes", n);
+		cr_assert(eq(int, xevb_event_payloads_bad(&d, crc_only), 0));
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, both), 1));
+		cr_assert(eq(int, xevb_payloads_bad_at(ev, &zero, 1, 7, crc_only), 0));
 	}
+}
+
+/* Every single wrong byte of a short pattern payload is found, wherever it sits (the overlapping loads). */
+Test(event_codec, payloads_bad_finds_every_wrong_byte)
+{
+	uint8_t p[80], ev[100];
+	unsigned both = XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT;
+	struct xevb_decoded_event d;
+
+	for (uint32_t n = 1; n <= sizeof(p); n++)
+		for (uint32_t at = 0; at < n; at++) {
+			xevb_emu_fill(p, n);
+			p[at] ^= 0x80;
+			d = one_payload(ev, p, n, xevb_crc32c(0, p, n));
+			cr_assert(eq(int, xevb_event_payloads_bad(&d, both), 1), "byte %u of %u", at, n);
+		}
 }

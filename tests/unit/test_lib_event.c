@@ -42,6 +42,15 @@ Test(lib_event, fields_and_zero_copy_fragments)
 		cr_assert(eq(u32, f.crc32c, xevb_ev_crc32c(0, f.payload, f.length)));
 	}
 	cr_assert(eq(int, xevb_ev_frag(ev, 3, &f), -ERANGE));
+	/* The index: each record's offset, its header then the payload. */
+	const uint32_t *offs = xevb_ev_offsets(ev);
+	for (uint32_t i = 0; i < 3; i++) {
+		cr_assert(eq(int, xevb_ev_frag(ev, i, &f), 0));
+		cr_assert(eq(ptr, (void *)(ev->data + offs[i] + 12), (void *)f.payload));
+		cr_assert(eq(u32, xevb_ld16(ev->data + offs[i]), want[i]));
+		cr_assert(eq(u32, xevb_ld32(ev->data + offs[i] + 4), wlen[i]));
+	}
+	cr_assert(eq(u32, offs[0], 32), "the first record right after the event header");
 	cr_assert(eq(int, xevb_ev_find(ev, 17, &f), 0));
 	cr_assert(eq(u16, f.index, 1));
 	cr_assert(eq(int, xevb_ev_find(ev, 2, &f), -ENOENT));
@@ -148,4 +157,40 @@ Test(lib_event, options_of_other_sizes)
 	cr_assert(tl_has(err, "XEVB_OPTS"), "%s", err);
 	cr_assert(eq(str, (char *)xevb_lib_version(), "1.0.0"));
 	tl_rmdir(dir);
+}
+
+/* CRC-32C a bit at a time: the definition the fast paths must agree with. */
+static uint32_t crc_bits(uint32_t crc, const uint8_t *p, size_t len)
+{
+	crc = ~crc;
+	while (len--) {
+		crc ^= *p++;
+		for (int k = 0; k < 8; k++)
+			crc = (crc >> 1) ^ (0x82F63B78u & (0u - (crc & 1)));
+	}
+	return ~crc;
+}
+
+Test(lib_event, crc32c_agrees_with_its_definition_at_every_length_and_split)
+{
+	static uint8_t buf[8192];
+	uint32_t x = 12345;
+
+	for (size_t i = 0; i < sizeof(buf); i++) {
+		x = x * 1103515245u + 12345u;
+		buf[i] = (uint8_t)(x >> 16);
+	}
+	cr_assert(eq(u32, xevb_ev_crc32c(0, "123456789", 9), 0xE3069283u), "the check value");
+	/* Every length across the three-stream blocks (768 bytes), at odd offsets, and continued. */
+	for (size_t len = 0; len <= 2400; len += (len < 800 ? 1 : 7)) {
+		size_t off = len % 13;
+		uint32_t want = crc_bits(0, buf + off, len);
+		cr_assert(eq(u32, xevb_ev_crc32c(0, buf + off, len), want), "length %zu", len);
+		cr_assert(eq(u32,
+			     xevb_ev_crc32c(xevb_ev_crc32c(0, buf + off, len / 3), buf + off + len / 3,
+					    len - len / 3),
+			     want),
+			  "length %zu in two calls", len);
+	}
+	cr_assert(eq(u32, xevb_ev_crc32c(7, buf, sizeof(buf)), crc_bits(7, buf, sizeof(buf))));
 }

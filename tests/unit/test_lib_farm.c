@@ -202,18 +202,21 @@ static void take_events(struct rig *r, uint32_t n, uint32_t first_id, const stru
 	cr_assert(eq(u32, got, n), "events arrived: %u of %u", got, n);
 }
 
-/* payload_check: every payload offered is counted; the one of source 2 of event 3 (length 9) said no to. */
+/* event_check: every event offered is counted; those with a source 2 of 9 bytes said no to. */
 static unsigned offered;
-static int reject_nine(void *ctx, const uint8_t *payload, uint32_t length, uint32_t crc32c)
+static int reject_nine(void *ctx, const struct xevb_ev *ev)
 {
-	(void)ctx, (void)payload, (void)crc32c;
+	struct xevb_ev_frag f;
+
+	(void)ctx;
 	offered++;
-	return length == 9;
+	cr_assert(eq(u32, ev->builder_addr, htonl(INADDR_LOOPBACK)), "the view is whole when checked");
+	return !xevb_ev_find(ev, 2, &f) && f.length == 9;
 }
 
 Test(lib_farm, events_views_and_credits_to_the_builder)
 {
-	XEVB_OPTS(xevb_farm_opts, o, .credits = 8, .payload_check = reject_nine);
+	XEVB_OPTS(xevb_farm_opts, o, .credits = 8, .event_check = reject_nine);
 	const struct xevb_ev *evs[8];
 	struct xevb_farm_stats st = { .sz = sizeof(st) };
 	struct xevb_ctl_msg m;
@@ -237,10 +240,10 @@ Test(lib_farm, events_views_and_credits_to_the_builder)
 	cr_assert(le(ptr, (void *)(fr.payload + fr.length), (void *)(evs[1]->data + evs[1]->length)));
 	cr_assert(eq(u16, evs[2]->n_frags, 5), "event 2 lacks source 1");
 	cr_assert(eq(int, xevb_ev_missing(evs[2], 0), 1));
-	/* The caller's check ran in the decoder's walk: source 2's payload (9 bytes) said no to in each event. */
+	/* The caller's check ran in the decoder: each event offered once, source 2's 9 bytes said no to. */
 	for (int i = 0; i < 5; i++)
 		cr_assert(ne(u32, evs[i]->flags & XEVB_EV_CHECK_BAD, 0), "event %d", i);
-	cr_assert(eq(u32, offered, 3 + 3 + 2 + 3 + 3), "offered until the first no (event 2 lacks source 1)");
+	cr_assert(eq(u32, offered, 5));
 	/* Two of eight done: a quarter of the credits, back at once. */
 	xevb_farm_done(r.f, evs[0]);
 	xevb_farm_done(r.f, evs[1]);
@@ -859,4 +862,142 @@ Test(lib_farm, a_buffer_grows_in_place_for_a_large_event)
 	free(b);
 	close(other);
 	rig_close(&r);
+}
+
+/* Poll the farm node until its run_end has all of want (WAIT_NS at most); the flags then. */
+static uint32_t run_end_until(struct rig *r, uint32_t want)
+{
+	uint64_t end = xevb_now_ns() + WAIT_NS;
+	uint32_t e;
+
+	while (((e = xevb_farm_run_end(r->f)) & want) != want && xevb_now_ns() < end)
+		xevb_farm_poll(r->f, 5);
+	return e;
+}
+
+Test(lib_farm, the_streams_end_when_every_builder_closed_in_order)
+{
+	XEVB_OPTS(xevb_farm_opts, o);
+	const struct xevb_ev *evs[3];
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	struct rig r;
+	int cut;
+
+	rig_open(&r, &o);
+	cr_assert(eq(u32, xevb_farm_run_end(r.f), 0), "a run with no builder yet goes on");
+	/* A second connection cut inside an event: no end while it is the last. */
+	cut = r.tcp;
+	connect_builder(&r);
+	send_events(&r, 3, 3, 0);
+	cr_assert(eq(int, (int)write(cut, "EVNT", 4), 4));
+	close(cut);
+	take_events(&r, 3, 0, evs);
+	for (int i = 0; i < 3; i++)
+		xevb_farm_done(r.f, evs[i]);
+	/* The cut one closed first: the builder's last stream is the one closed in order. */
+	stats_until(&r, &st, one_broken);
+	cr_assert(eq(u32, xevb_farm_run_end(r.f), 0), "a cut stream is no end");
+	close(r.tcp);
+	cr_assert(eq(u32, run_end_until(&r, XEVB_END_RUN), XEVB_END_STREAMS | XEVB_END_RUN),
+		  "no DFM: the run ends with the streams");
+	xevb_farm_stats(r.f, &st);
+	cr_assert(eq(u64, st.conns_ended, 1));
+	cr_assert(eq(u64, st.broken[XEVB_BROKEN_TRUNCATED], 1));
+	cr_assert(eq(u32, st.run_end, XEVB_END_STREAMS | XEVB_END_RUN));
+	/* A builder that connects again: its stream is open, the run stays over. */
+	connect_builder(&r);
+	send_events(&r, 1, 3, 0);
+	take_events(&r, 1, 3, evs);
+	cr_assert(eq(u32, xevb_farm_run_end(r.f), XEVB_END_RUN));
+	xevb_farm_done(r.f, evs[0]);
+	rig_close(&r);
+}
+
+/* The DFM's BYE to the farm node, from fd. */
+static void dfm_bye(struct rig *r, int fd)
+{
+	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_BYE, .role = XEVB_ROLE_DFM, .epoch = 7, .seq = 1 } };
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	size_t len = xevb_ctl_encode(&m, buf, sizeof(buf));
+
+	cr_assert(gt(sz, len, 0));
+	cr_assert(eq(int, (int)sendto(fd, buf, len, 0, (struct sockaddr *)&r->ctl, sizeof(r->ctl)), (int)len));
+}
+
+Test(lib_farm, the_dfm_ends_the_run_once_the_streams_have)
+{
+	struct sockaddr_in dfm, other;
+	int dfd = udp_socket(&dfm), ofd = udp_socket(&other);
+	const struct xevb_ev *evs[2];
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	char dfm_s[64];
+	struct rig r;
+
+	snprintf(dfm_s, sizeof(dfm_s), "127.0.0.1:%u", ntohs(dfm.sin_port));
+	XEVB_OPTS(xevb_farm_opts, o, .dfm = dfm_s);
+	rig_open(&r, &o);
+	r.dfm = dfd;
+	send_events(&r, 2, 3, 0);
+	take_events(&r, 2, 0, evs);
+	/* A BYE from elsewhere is not the DFM's. */
+	dfm_bye(&r, ofd);
+	xevb_farm_stats(r.f, &st);
+	for (uint64_t end = xevb_now_ns() + WAIT_NS; !st.ctl_unexpected && xevb_now_ns() < end;
+	     xevb_farm_stats(r.f, &st))
+		xevb_farm_poll(r.f, 5);
+	cr_assert(eq(u64, st.ctl_unexpected, 1));
+	cr_assert(eq(u32, xevb_farm_run_end(r.f), 0));
+	dfm_bye(&r, dfd);
+	cr_assert(eq(u32, run_end_until(&r, XEVB_END_DFM), XEVB_END_DFM),
+		  "the DFM's end, the builder still connected: not over yet");
+	close(r.tcp);
+	cr_assert(eq(u32, run_end_until(&r, XEVB_END_RUN), XEVB_END_DFM | XEVB_END_STREAMS | XEVB_END_RUN));
+	xevb_farm_done(r.f, evs[0]);
+	xevb_farm_done(r.f, evs[1]);
+	close(ofd);
+	rig_close(&r);
+}
+
+Test(lib_farm, after_the_dfms_end_a_silent_open_stream_ends_the_run_at_end_wait)
+{
+	struct sockaddr_in dfm;
+	int dfd = udp_socket(&dfm);
+	char dfm_s[64];
+	struct rig r;
+
+	snprintf(dfm_s, sizeof(dfm_s), "127.0.0.1:%u", ntohs(dfm.sin_port));
+	XEVB_OPTS(xevb_farm_opts, o, .dfm = dfm_s, .end_wait_ms = 50);
+	rig_open(&r, &o);
+	r.dfm = dfd;
+	dfm_bye(&r, dfd);
+	/* The connection stays open and silent: over after end_wait_ms, the stream not ended. */
+	cr_assert(eq(u32, run_end_until(&r, XEVB_END_RUN), XEVB_END_DFM | XEVB_END_RUN));
+	rig_close(&r);
+}
+
+Test(lib_farm, a_run_configuration_at_the_tools_limits)
+{
+	char dir[256], path[512], err[XEVB_ERRBUF_SIZE] = "";
+	struct xevb_farm *f;
+	FILE *fp;
+
+	tl_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/run.ini", dir);
+	fp = fopen(path, "w");
+	cr_assert(fp != NULL);
+	fprintf(fp, "[run]\nnumber = 9\n[dfm]\naddress = 127.0.0.1:1\n");
+	/* 1024 builders, 4096 source processes and 4096 farm nodes: what dfm, build and source take. */
+	for (int i = 1; i <= 1024; i++)
+		fprintf(fp, "[builder %d]\naddress = 127.%d.%d.1\n", i, i / 256, i % 256);
+	for (int i = 0; i < 4096; i++)
+		fprintf(fp, "[source %d]\naddress = 127.1.%d.%d\nsource_ids = %d\n", i, i / 256, i % 256, i);
+	for (int i = 0; i < 4096; i++)
+		fprintf(fp, "[sink %d]\naddress = 127.0.0.1\nport = 5000\n", i);
+	fclose(fp);
+	XEVB_OPTS(xevb_farm_opts, o, .run_config = path, .id = 4095, .listen = "127.0.0.1:0",
+		  .flags = XEVB_FARM_CTL_ANY_PORT, .log_fn = quiet);
+	f = xevb_farm_open(&o, err);
+	cr_assert(f != NULL, "%s", err);
+	xevb_farm_close(f);
+	tl_rmdir(dir);
 }

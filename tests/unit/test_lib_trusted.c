@@ -159,10 +159,10 @@ Test(lib_trusted, a_section_appears_once)
 	BAD("[run]\nnumber = 9\n[sink 3\naddress = 127.0.0.1\n", "3: '[sink 3'", "closed by ]");
 	BAD("[run]\nnumber = 9\n[]\n", "3: '[]'", "a section needs a name");
 	bad_config(dir, nul, sizeof(nul) - 1, "3: ", "a NUL byte");
-	big = malloc(2u << 20);
+	big = malloc(5u << 20);
 	cr_assert(big != NULL);
-	memset(big, '\n', 2u << 20);
-	bad_config(dir, big, 2u << 20, " ", "2097152 bytes: larger than a run configuration can be");
+	memset(big, '\n', 5u << 20);
+	bad_config(dir, big, 5u << 20, " ", "5242880 bytes: larger than a run configuration can be");
 	free(big);
 	tl_rmdir(dir);
 }

@@ -896,7 +896,10 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	return true;
 }
 
-/* Tell everyone the run is over (BYE twice: it is a datagram). */
+/*
+ * Tell everyone the run is over (BYE twice: it is a datagram), the farm
+ * nodes that report too: they end once the builders' streams have.
+ */
 static void say_bye(struct dfm_app *a)
 {
 	struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
@@ -906,6 +909,13 @@ static void say_bye(struct dfm_app *a)
 			xevb_ctl_send(&a->io, &a->src[i].sa, &bye);
 		for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 			struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a->d, i));
+			xevb_ctl_send(&a->io, &sa, &bye);
+		}
+		for (uint32_t i = 0; i < xevb_dfm_n_sinks(a->d); i++) {
+			const struct xevb_dfm_sink *k = xevb_dfm_sink(a->d, i);
+			struct sockaddr_in sa = { .sin_family = AF_INET,
+						  .sin_addr.s_addr = k->addr,
+						  .sin_port = htons(k->port) };
 			xevb_ctl_send(&a->io, &sa, &bye);
 		}
 	}

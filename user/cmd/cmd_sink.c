@@ -89,6 +89,12 @@ static void as_decoded(const struct xevb_ev *ev, struct xevb_decoded_event *d)
 	};
 }
 
+/* libxevb's event_check: every payload of a sound event, while its bytes are in cache. */
+static int event_bad(void *ctx, const struct xevb_ev *ev)
+{
+	return sink_payloads_bad(ctx, ev->data, xevb_ev_offsets(ev), ev->n_frags, ev->event_id);
+}
+
 /* Every event taken, from a builder or a file: counted towards the expectation and checked. */
 static void take(struct sink *s, const struct xevb_ev *ev, const struct sink_where *w)
 {
@@ -169,8 +175,8 @@ static void file_end(struct sink *s, const struct xevb_file_reader *r, const str
 
 static void run_file(struct sink *s)
 {
-	XEVB_OPTS(xevb_file_reader_opts, ro, .max_event = s->o.max_event, .payload_check = xevb_payload_bad,
-		  .payload_ctx = &s->chk.verify);
+	XEVB_OPTS(xevb_file_reader_opts, ro, .max_event = s->o.max_event, .event_check = event_bad,
+		  .check_ctx = &s->chk);
 	struct sink_where w = { .name = strcmp(s->o.input, "-") ? s->o.input : "stdin" };
 	char err[XEVB_ERRBUF_SIZE], path[64];
 	const char *p = strcmp(s->o.input, "-") ? s->o.input : stdin_path(path, sizeof(path));
@@ -240,7 +246,7 @@ static int farm_open(struct sink *s, char *addr, size_t addr_len)
 	char err[XEVB_ERRBUF_SIZE], dfm[32] = "", a[INET_ADDRSTRLEN];
 	XEVB_OPTS(xevb_farm_opts, fo, .listen = addr, .credits = s->o.credits, .busy_high = s->o.busy_high,
 		  .busy_low = s->o.busy_low, .max_event = s->o.max_event, .max_buffer = s->o.max_buffer_total,
-		  .log_fn = lib_log, .payload_check = xevb_payload_bad, .payload_ctx = &s->chk.verify);
+		  .log_fn = lib_log, .event_check = event_bad, .check_ctx = &s->chk);
 
 	if (listen_ipv4(s->o.listen, addr, addr_len))
 		return 2;
@@ -351,7 +357,21 @@ static uint64_t wait_ns(const struct sink *s, uint64_t now)
 	return h < w ? h : w;
 }
 
-/* Until stopped, the expected events are in or --duration is up; -1 when the handle fails. */
+/*
+ * The run is over (--run-end) and every event of it processed (none held
+ * for --process-rate): the library's XEVB_END_* then, else 0.
+ */
+static uint32_t run_over(const struct sink *s)
+{
+	uint32_t e = xevb_farm_run_end(s->farm);
+
+	if (s->o.run_end == SINK_END_NONE || s->st.held || !(e & XEVB_END_RUN))
+		return 0;
+	/* auto: only a DFM's word; a builder's stream can end and come back (a restart). */
+	return s->o.run_end == SINK_END_STREAMS || (e & XEVB_END_DFM) ? e : 0;
+}
+
+/* Until stopped, the expected events are in, --duration is up or the run is over; -1 when the handle fails. */
 static int listen_loop(struct sink *s)
 {
 	struct pollfd p = { .fd = xevb_farm_fd(s->farm), .events = POLLIN };
@@ -389,6 +409,8 @@ static int listen_loop(struct sink *s)
 			break;
 		}
 		publish(s);
+		if ((s->ended = run_over(s)))
+			break;
 	}
 	sigprocmask(SIG_SETMASK, &orig, NULL);
 	return rc;

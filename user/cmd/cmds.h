@@ -12,6 +12,7 @@ int cmd_dfm(int, char **);
 int cmd_shape(int, char **);
 int cmd_doctor(int, char **);
 int cmd_dump(int, char **);
+int cmd_key(int, char **);
 
 #define XEVB_CMDS \
 	{ "build", cmd_build, "the gateway: receive fragments, build events, forward them" }, \
@@ -24,6 +25,7 @@ int cmd_dump(int, char **);
 		{ "sink", cmd_sink, "farm-node emulator: receive built events and check every byte" }, \
 		{ "dump", cmd_dump, "show built events from run files or builders, one line each (or JSON)" }, \
 		{ "dfm", cmd_dfm, \
-		  "data-flow manager: trigger, assign events to builders by credit, push or pull" },
+		  "data-flow manager: trigger, assign events to builders by credit, push or pull" }, \
+		{ "key", cmd_key, "derive a source's or farm node's own control key from the run's master key" },
 
 #endif

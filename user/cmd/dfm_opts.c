@@ -135,6 +135,8 @@ int dfm_opts_parse(int argc, char **argv, struct dfm_cfg *cfg)
 	rc = xevb_cfg_parse(&dfm_cmd, argc, argv, cfg);
 	if (rc >= 0)
 		return rc;
+	/* Control keys are bound to the run: a message of another run does not open. */
+	xevb_ctl_set_run(cfg->dc.run);
 	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
 		return 2;
 	/* A conflict, refused before the control socket opens (the DFM would refuse it later). */

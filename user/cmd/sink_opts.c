@@ -79,6 +79,11 @@ static const struct xevb_cfg_opt opts[] = {
 	  .help = "with --config: run as its [sink N]; our id in control messages" },
 	XEVB_CFG_KEY_FILE(S_CTL, struct sink_cfg, co),
 
+	{ "run-end", 0, XEVB_T_ENUM, "auto|streams|none", F(run_end), .words = "auto|streams|none", .def = "auto",
+	  .section = S_RUN,
+	  .help = "--listen: end when the run has: auto, at the DFM's end of run (with --dfm or a run "
+		  "configuration's [dfm]) once the builders' streams have ended; streams, also without a DFM, "
+		  "once every builder that connected closed its stream in order; none, only when stopped" },
 	XEVB_CFG_DURATION(S_RUN, struct sink_cfg, co),
 	XEVB_CFG_INTERVAL(S_RUN, struct sink_cfg, co),
 	{ "stats-interval", 0, XEVB_T_U32, "SEC", F(co.interval_s), 0, 0, 0, 3600, .section = S_RUN,

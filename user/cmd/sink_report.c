@@ -143,6 +143,18 @@ static struct rates rates(const struct sink *s, uint64_t now)
 	return r;
 }
 
+/* How the run ended, for the summary: "dfm", "streams", or "" (stopped, --duration, --expect-events). */
+static const char *run_end_name(const struct sink *s)
+{
+	return !s->ended ? "" : (s->ended & XEVB_END_DFM) ? "dfm" : "streams";
+}
+
+/* The run ended, but with builders still connected: their streams did not end (nothing says all arrived). */
+static bool ended_open(const struct sink *s)
+{
+	return s->ended && s->v.conns_open;
+}
+
 static void summary_json(const struct sink *s, const struct rates *r, bool ok)
 {
 	const struct sink_view *v = &s->v;
@@ -162,9 +174,9 @@ static void summary_json(const struct sink *s, const struct rates *r, bool ok)
 	json_error_kinds(s);
 	printf("},\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"MB_per_s\":%.3f,"
 	       "\"latency_us\":{\"avg\":%.1f,\"p50\":%.1f,\"p99\":%.1f,\"max\":%.1f},"
-	       "\"expect_events\":%llu,\"signal\":%d,\"result\":\"%s\"}\n",
+	       "\"expect_events\":%llu,\"signal\":%d,\"run_end\":\"%s\",\"result\":\"%s\"}\n",
 	       r->el, r->evps, r->mbps, r->lat[0], r->lat[1], r->lat[2], r->lat[3],
-	       (unsigned long long)s->o.expect_events, (int)sink_stop_signal, ok ? "ok" : "fail");
+	       (unsigned long long)s->o.expect_events, (int)sink_stop_signal, run_end_name(s), ok ? "ok" : "fail");
 }
 
 static void summary_text(const struct sink *s, const struct rates *r, bool ok)
@@ -202,17 +214,27 @@ static void summary_text(const struct sink *s, const struct rates *r, bool ok)
 	if (s->o.expect_events)
 		printf("expected events:     %llu (%s)\n", (unsigned long long)s->o.expect_events,
 		       sink_expectation_met(s) ? "reached" : "NOT reached");
+	if (s->ended)
+		printf("run ended:           %s%s\n", run_end_name(s),
+		       ended_open(s) ? " (builders still connected)" : ", every builder's stream closed");
 	printf("result:              %s\n", ok ? "ok" : "FAIL");
 }
 
 bool sink_report(struct sink *s)
 {
-	bool ok = sink_errors(s) == 0 && (!s->o.expect_events || sink_expectation_met(s));
+	bool ok = sink_errors(s) == 0 && (!s->o.expect_events || sink_expectation_met(s)) && !ended_open(s);
 	struct rates r = rates(s, xevb_now_ns());
 
 	if (s->o.expect_events && !sink_expectation_met(s))
 		xevb_err("expected %llu events, got %llu", (unsigned long long)s->o.expect_events,
 			 (unsigned long long)s->taken);
+	if (ended_open(s))
+		xevb_err(
+			"the DFM ended the run, but %llu builder connection(s) stayed open with nothing sent for "
+			"the library's end wait: events may be missing (do the builders run with --exit-on-eor?)",
+			(unsigned long long)s->v.conns_open);
+	else if (s->ended)
+		xevb_info("the run ended (%s): every builder's stream closed", run_end_name(s));
 	if (s->farm && s->o.ctl_port)
 		ctl_summary(s, s->o.co.json);
 	if (s->o.co.json)

@@ -38,7 +38,8 @@ struct sink {
 	struct sink_view v;
 	uint64_t taken; /* events taken and checked: the expectation's count */
 	uint64_t received_busy, queue_max;
-	uint32_t busy; /* the handle was Busy at the last batch */
+	uint32_t busy;  /* the handle was Busy at the last batch */
+	uint32_t ended; /* the library's XEVB_END_* when the run's end ended the loop, else 0 */
 	uint64_t t0, deadline, next_stats, last_events, last_bytes;
 };
 

@@ -436,6 +436,8 @@ int source_opts_parse(int argc, char **argv, struct src_args *a)
 	rc = xevb_cfg_parse(&source_cmd, argc, argv, a);
 	if (rc >= 0)
 		return rc;
+	/* Control keys are bound to the run: a message of another run does not open. */
+	xevb_ctl_set_run(a->c.run);
 	if (a->co.key_file && xevb_ctl_set_key_file(a->co.key_file))
 		return 2;
 	a->c.xsk = a->mode == SRC_MODE_XSK;

@@ -157,6 +157,42 @@ void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
 		hold(f, ev, need);
 }
 
+bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
+{
+	struct xevb_output *o = f->out;
+	int k;
+
+	if (o->discard || o->fw || !o->n_sinks) {
+		free(buf);
+		return false;
+	}
+	if (!f->credit_mode) {
+		k = (int)(f->fwd_rr++ % o->n_sinks);
+		if (xevb_output_write_to(o, (uint32_t)k, buf, len))
+			f->fwd_errors++;
+		free(buf);
+		return true;
+	}
+	k = f->bl_n ? -1 : pick_sink(f, len);
+	if (k >= 0) {
+		sent_to(f, k, xevb_output_write_to(o, (uint32_t)k, buf, len));
+		free(buf);
+		return true;
+	}
+	if (f->bl_n == f->backlog) {
+		f->backlog_overflow++;
+		o->st.dropped_no_sink++;
+		free(buf);
+		return true;
+	}
+	f->bl[(f->bl_head + f->bl_n) % f->backlog] = (struct build_held_ev){ .buf = buf, .len = len };
+	f->bl_n++;
+	f->fwd_backlogged++;
+	if (f->bl_n > f->backlog_max)
+		f->backlog_max = f->bl_n;
+	return true;
+}
+
 void build_fwd_heartbeat(struct build_fwd *f, struct xevb_ctl_io *io, uint64_t now, uint64_t dead_ns)
 {
 	struct xevb_ctl_msg h = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };

@@ -106,6 +106,21 @@ static void own(struct build_req *rq, uint16_t first, uint16_t n, const struct b
 			rq->owner[id] = val;
 }
 
+void build_req_unsolicited(struct build_req *rq, const struct xevb_event *ev)
+{
+	for (uint32_t i = 0; i < ev->n_expected; i++) {
+		struct build_srcp *p;
+
+		if (ev->frags[i].frame_idx == UINT32_MAX)
+			continue;
+		p = srcp_of(rq, ev->source_ids[i]);
+		if (p)
+			p->unsolicited++;
+		else
+			rq->unsolicited_other++;
+	}
+}
+
 void build_req_on_sources(struct build_req *rq, const struct xevb_ctl_msg *m)
 {
 	for (uint32_t r = 0; r < m->h.n_recs; r++) {

@@ -2,15 +2,17 @@
 /*
  * Authenticated control messages (docs/control-protocol.md, "Authentication").
  *
- * With a per-run key, every datagram is a version-2 message: the version-1
+ * With a key, every datagram is a sealed (version-3) message: the version-1
  * header and records, then a 24-byte trailer: the sender's wall-clock time
  * (ns, big-endian) and a 16-byte keyed BLAKE2b MAC (libsodium's
- * crypto_generichash) over the datagram's destination (IPv4 address and
- * port) and everything before the MAC, so a message captured on its way to
- * one peer does not open at another. The receiver refuses what fails the
+ * crypto_generichash) under the key of the link and run (below) over the
+ * datagram's destination (IPv4 address and port) and everything before the
+ * MAC, so a message captured on its way to one peer does not open at
+ * another. The receiver refuses what fails the
  * MAC, what is stamped outside its clock window, and what it has taken
  * already: per sender incarnation (role, id, epoch) a window of the last 64
- * sequence numbers, wherever the copy comes from.
+ * sequence numbers, wherever the copy comes from, and a sequence number
+ * that jumps too far ahead.
  *
  * Nothing here touches a socket; xevb_ctl_send / xevb_ctl_recv use it.
  */
@@ -22,12 +24,20 @@
 #include <stdint.h>
 #include "ctl/ctl_proto.h"
 
-#define XEVB_CTL_VERSION_AUTH 2
+#define XEVB_CTL_VERSION_AUTH 3 /* 2 was one key for every member and every run */
 #define XEVB_CTL_KEY_LEN      32
 #define XEVB_CTL_MAC_LEN      16
 #define XEVB_CTL_TRAILER_LEN  (8 + XEVB_CTL_MAC_LEN)
 #define XEVB_CTL_AUTH_PEERS   256 /* senders remembered for replay checks */
+#define XEVB_CTL_AUTH_KEYS    256 /* members' run keys kept derived */
 #define XEVB_CTL_AUTH_SKEW_NS (5ull * 1000000000ull)
+/* How far a sender's sequence number may move ahead of the newest taken:
+   this many, plus one per microsecond of stamp time since then. */
+#define XEVB_CTL_SEQ_JUMP_MAX 65536u
+#define XEVB_CTL_RUN_DEFAULT  1u /* the run number every command defaults to */
+
+/* A member key file: "xevb-member-key ROLE ID HEX64" and a newline. */
+#define XEVB_MEMBER_KEY_TAG "xevb-member-key"
 
 struct xevb_ctl_peer_seen {
 	uint8_t used, role;
@@ -38,39 +48,91 @@ struct xevb_ctl_peer_seen {
 	uint64_t seen;    /* bit i: top_seq - i taken */
 };
 
-struct xevb_ctl_auth {
-	uint8_t key[XEVB_CTL_KEY_LEN];
-	uint64_t skew_ns; /* accepted |now - stamp| */
-	struct xevb_ctl_peer_seen peers[XEVB_CTL_AUTH_PEERS];
+struct xevb_ctl_run_key {
+	uint8_t used, role;
+	uint16_t id;
+	uint8_t k[XEVB_CTL_KEY_LEN];
 };
 
 /*
- * Load a key file: exactly 32 random bytes, or exactly 64 hex digits and an
- * optional newline; nothing else (32 bytes of text, a repeated byte such as
- * all zero, other lengths are refused). The file itself is checked first
- * (trusted_file.h: a regular file, not a link, ours or root's, mode 600 or
- * stricter). 0, or -1 after a message that names the file, what is wrong
- * and how to make one.
+ * The keys (docs/control-protocol.md "Keys"): the run's master key M is
+ * held by the DFM and the builders (the core); a source or farm node (an
+ * edge member) may hold only its member key S = KDF(M, role, id). Every
+ * link between the core and an edge member is sealed with that member's
+ * run key KDF(S, run); links within the core with KDF(KDF(M, core), run).
+ * So an edge member seals only as itself, and opens only what is sent to
+ * it; and nothing sealed in one run opens in another.
  */
-int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path);
-/* The same without printing: the key's bytes, or -1 with that message in err. */
-int xevb_ctl_key_read(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], char *err, size_t len);
-/* Use these key bytes (tests, benchmarks). */
-void xevb_ctl_auth_init(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN]);
+struct xevb_ctl_auth {
+	uint8_t key[XEVB_CTL_KEY_LEN]; /* M, or (member) S */
+	uint8_t member_role;           /* 0: key is the master; else the member key's role */
+	uint16_t member_id;
+	uint8_t self_role; /* who we are (0: not bound, the core) */
+	uint16_t self_id;
+	uint32_t run;
+	uint8_t core[XEVB_CTL_KEY_LEN]; /* master only: the core's run key */
+	uint8_t own[XEVB_CTL_KEY_LEN];  /* an edge member: its run key */
+	uint64_t skew_ns;               /* accepted |now - stamp| */
+	struct xevb_ctl_run_key keys[XEVB_CTL_AUTH_KEYS];
+	struct xevb_ctl_peer_seen peers[XEVB_CTL_AUTH_PEERS];
+};
+
+/* Sources and farm nodes: the members that may hold only their own key. */
+static inline bool xevb_ctl_role_edge(uint8_t role)
+{
+	return role == XEVB_ROLE_SOURCE || role == XEVB_ROLE_SINK;
+}
 
 /*
- * Seal the version-1 message buf[0..len) in place as version 2 for the
- * destination dst_addr:dst_port (network order), stamped now_ns: returns
- * the new length, or 0 when cap has no room for the trailer.
+ * Load a key file: the master (exactly 32 random bytes, or exactly 64 hex
+ * digits and an optional newline; nothing else: 32 bytes of text, a
+ * repeated byte such as all zero, other lengths are refused) or a member
+ * key (XEVB_MEMBER_KEY_TAG, `xevb key derive`). The file itself is checked
+ * first (trusted_file.h: a regular file, not a link, ours or root's, mode
+ * 600 or stricter). 0, or -1 after a message that names the file, what is
+ * wrong and how to make one.
  */
-size_t xevb_ctl_auth_seal(const struct xevb_ctl_auth *a, uint8_t *buf, size_t len, size_t cap, uint32_t dst_addr,
+int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path);
+/*
+ * The same without printing: the key's bytes and, for a member key, its
+ * role and id (*role 0: the master), or -1 with that message in err.
+ */
+int xevb_ctl_key_file(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], uint8_t *role, uint16_t *id, char *err,
+		      size_t len);
+/* The master only (a member key is refused). */
+int xevb_ctl_key_read(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], char *err, size_t len);
+/* Use these master key bytes (tests, benchmarks), unbound, run XEVB_CTL_RUN_DEFAULT. */
+void xevb_ctl_auth_init(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN]);
+/* Use a member key of (role, id) instead. */
+void xevb_ctl_auth_init_member(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN], uint8_t role,
+			       uint16_t id);
+/*
+ * We are (role, id) in run: derive our keys. -1 with a message in err when
+ * a member key is of another member, or a member key is given to the core.
+ */
+int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint32_t run, char *err, size_t len);
+/* S = KDF(M, role, id), what `xevb key derive` writes. */
+void xevb_ctl_member_key(const uint8_t master[XEVB_CTL_KEY_LEN], uint8_t role, uint16_t id,
+			 uint8_t out[XEVB_CTL_KEY_LEN]);
+
+/*
+ * Seal the version-1 message buf[0..len) in place as a sealed one for the
+ * destination dst_addr:dst_port (network order), stamped now_ns: returns
+ * the new length, or 0 when cap has no room for the trailer or we hold no
+ * key for that link. peer_role/peer_id: who the destination is, when known
+ * (0: not known, taken for the core).
+ */
+size_t xevb_ctl_auth_seal_to(struct xevb_ctl_auth *a, uint8_t *buf, size_t len, size_t cap, uint32_t dst_addr,
+			     uint16_t dst_port, uint64_t now_ns, uint8_t peer_role, uint16_t peer_id);
+size_t xevb_ctl_auth_seal(struct xevb_ctl_auth *a, uint8_t *buf, size_t len, size_t cap, uint32_t dst_addr,
 			  uint16_t dst_port, uint64_t now_ns);
 
 /*
- * Check a version-2 datagram received at dst_addr:dst_port (network order:
- * the address it was sent to, our port): the MAC, the stamp, then the body
- * (decoded into m). XEVB_CTL_OK, or why it was refused. On OK the sender's
- * replay state has taken the message.
+ * Check a sealed datagram received at dst_addr:dst_port (network order:
+ * the address it was sent to, our port): the MAC under the key of its
+ * link, the stamp, the body (decoded into m), then its sequence number.
+ * XEVB_CTL_OK, or why it was refused. On OK the sender's replay state has
+ * taken the message.
  */
 enum xevb_ctl_err xevb_ctl_auth_open(struct xevb_ctl_auth *a, uint8_t *buf, size_t len, uint32_t dst_addr,
 				     uint16_t dst_port, uint64_t now_ns, struct xevb_ctl_msg *m);

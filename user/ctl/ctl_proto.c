@@ -332,6 +332,8 @@ const char *xevb_ctl_err_name(enum xevb_ctl_err e)
 		"bad_mac",
 		"stale",
 		"replay",
+		"seq_jump",
+		"wrong_role",
 	};
 	return (unsigned)e < XEVB_CTL_E__COUNT ? n[e] : "?";
 }

@@ -81,11 +81,13 @@ enum xevb_ctl_err {
 	XEVB_CTL_E_COUNT,    /* n_recs out of range for the type */
 	XEVB_CTL_E_FIELD,    /* a record field out of range, or reserved bits set */
 	/* authentication (ctl_auth.h) */
-	XEVB_CTL_E_UNAUTH, /* version 1 (no MAC), and this run has a key */
-	XEVB_CTL_E_NO_KEY, /* version 2 (a MAC), and we have no key */
-	XEVB_CTL_E_MAC,    /* the MAC does not match: forged, altered or another key */
-	XEVB_CTL_E_STALE,  /* stamped outside our clock window */
-	XEVB_CTL_E_REPLAY, /* already taken, or from an epoch before the sender's current one */
+	XEVB_CTL_E_UNAUTH,     /* version 1 (no MAC), and this run has a key */
+	XEVB_CTL_E_NO_KEY,     /* sealed (a MAC), and we have no key */
+	XEVB_CTL_E_MAC,        /* the MAC does not match: forged, altered or another key */
+	XEVB_CTL_E_STALE,      /* stamped outside our clock window */
+	XEVB_CTL_E_REPLAY,     /* already taken, or from an epoch before the sender's current one */
+	XEVB_CTL_E_SEQ_JUMP,   /* the sequence number jumps too far ahead of the sender's newest */
+	XEVB_CTL_E_WRONG_ROLE, /* a role that never sends to ours (an edge member to an edge member) */
 	XEVB_CTL_E__COUNT
 };
 

@@ -20,6 +20,23 @@ static const struct xevb_ctl_members *default_members;
 /* --key-file, loaded once while the command may still read it (before it
    drops privileges); every endpoint opened after takes a copy. */
 static struct xevb_ctl_auth *default_auth;
+static uint32_t default_run = XEVB_CTL_RUN_DEFAULT;
+
+void xevb_ctl_set_run(uint32_t run)
+{
+	default_run = run;
+}
+
+/* Our keys for (role, id) in the run: 0, or -1 after a message (a member key of another member). */
+static int bind_auth(struct xevb_ctl_auth *a, uint8_t role, uint16_t id)
+{
+	char err[256];
+
+	if (!xevb_ctl_auth_bind(a, role, id, default_run, err, sizeof(err)))
+		return 0;
+	xevb_err("%s", err);
+	return -1;
+}
 
 int xevb_ctl_set_key_file(const char *path)
 {
@@ -72,6 +89,27 @@ enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const
 	    (m->u.status.first_id != p->first_id || m->u.status.n_ids != p->n_ids))
 		return XEVB_ADMIT_IDS_MISMATCH;
 	return XEVB_ADMIT_OK;
+}
+
+void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why)
+{
+	if ((unsigned)why < XEVB_CTL_DROP__COUNT)
+		io->rx_dropped[why]++;
+}
+
+void xevb_ctl_refused_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	static const char *const drop[XEVB_CTL_DROP__COUNT] = { "not_from_dfm", "wrong_role", "wrong_epoch",
+								"unknown_peer" };
+
+	fputs("\"ctl_refused_by_reason\":{", f);
+	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
+		fprintf(f, "%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
+			(unsigned long long)io->rx_bad[e]);
+	fputs("},\"ctl_dropped\":{", f);
+	for (int d = 0; d < XEVB_CTL_DROP__COUNT; d++)
+		fprintf(f, "%s\"%s\":%llu", d ? "," : "", drop[d], (unsigned long long)io->rx_dropped[d]);
+	fputc('}', f);
 }
 
 void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f)
@@ -142,7 +180,12 @@ int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id)
 			xevb_err("control socket: out of memory for the key's replay table");
 			return -1;
 		}
-		xevb_ctl_auth_init(io->auth, default_auth->key);
+		*io->auth = *default_auth;
+		if (bind_auth(io->auth, role, id)) {
+			free(io->auth);
+			io->auth = NULL;
+			return -1;
+		}
 	}
 	return 0;
 }
@@ -220,7 +263,7 @@ int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path)
 {
 	struct xevb_ctl_auth *a = calloc(1, sizeof(*a));
 
-	if (!a || xevb_ctl_auth_load(a, path)) {
+	if (!a || xevb_ctl_auth_load(a, path) || bind_auth(a, io->role, io->id)) {
 		free(a);
 		return -1;
 	}
@@ -241,11 +284,14 @@ static void auth_refused(struct xevb_ctl_io *io, enum xevb_ctl_err e, const stru
 	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
 	xevb_warn("control message from %s:%u refused: %s (%llu refused so far; %s)", a, ntohs(from->sin_port),
 		  xevb_ctl_err_name(e), (unsigned long long)io->rx_bad_total + 1,
-		  e == XEVB_CTL_E_UNAUTH ? "this run has a key: give the peer the same --key-file" :
-		  e == XEVB_CTL_E_NO_KEY ? "the peer authenticates: give us its --key-file" :
-		  e == XEVB_CTL_E_STALE  ? "a replay, or clocks apart by more than 5 s: check NTP" :
-		  e == XEVB_CTL_E_MAC    ? "forged, altered, or another key" :
-					   "a replay");
+		  e == XEVB_CTL_E_UNAUTH     ? "this run has a key: give the peer the same --key-file" :
+		  e == XEVB_CTL_E_NO_KEY     ? "the peer authenticates: give us its --key-file" :
+		  e == XEVB_CTL_E_STALE      ? "a replay, or clocks apart by more than 5 s: check NTP" :
+		  e == XEVB_CTL_E_MAC        ? "forged, altered, another key, another run number, or a member "
+					       "sealing as another" :
+		  e == XEVB_CTL_E_SEQ_JUMP   ? "its sequence number jumps too far ahead: a member's forgery" :
+		  e == XEVB_CTL_E_WRONG_ROLE ? "a role that does not talk to ours" :
+					       "a replay");
 }
 
 /* Decode (and, with a key, check) one datagram sent to dst (network order). */
@@ -260,9 +306,48 @@ static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, ui
 	return sealed ? XEVB_CTL_E_NO_KEY : xevb_ctl_decode(buf, n, m);
 }
 
+static uint32_t learned_slot(uint32_t addr, uint16_t port)
+{
+	return (uint32_t)((((uint64_t)addr << 16) ^ port) * 0x9e3779b97f4a7c15ull >> 40) % XEVB_CTL_LEARNED;
+}
+
+/* Remember that (role, id) speaks from addr:port (network order). */
+static void learn(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
+{
+	if (addr && port)
+		io->learned[learned_slot(addr, port)] =
+			(struct xevb_ctl_learned){ .addr = addr, .port = port, .role = role, .id = id };
+}
+
+/*
+ * Who is at to: a configured member, an edge member heard from there (or
+ * named in a SOURCES message), or nobody known (0: the core).
+ */
+void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, uint8_t *role, uint16_t *id)
+{
+	const struct xevb_ctl_learned *l = &io->learned[learned_slot(to->sin_addr.s_addr, to->sin_port)];
+
+	*role = 0;
+	*id = 0;
+	/* Heard from there (admitted by the configuration if there is one): no list to walk. */
+	if (l->addr == to->sin_addr.s_addr && l->port == to->sin_port) {
+		*role = l->role;
+		*id = l->id;
+		return;
+	}
+	for (uint32_t i = 0; io->members && i < io->members->n; i++)
+		if (io->members->m[i].addr == to->sin_addr.s_addr &&
+		    htons(io->members->m[i].port) == to->sin_port) {
+			*role = io->members->m[i].role;
+			*id = io->members->m[i].id;
+			return;
+		}
+}
+
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m)
 {
-	uint8_t buf[XEVB_CTL_MAX_LEN];
+	uint8_t buf[XEVB_CTL_MAX_LEN], peer_role;
+	uint16_t peer_id;
 	size_t len;
 
 	m->h.role = io->role;
@@ -270,9 +355,12 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 	m->h.epoch = io->epoch;
 	m->h.seq = ++io->seq;
 	len = xevb_ctl_encode(m, buf, sizeof(buf));
-	if (len && io->auth)
-		len = xevb_ctl_auth_seal(io->auth, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
-					 xevb_ctl_auth_now());
+	if (len && io->auth) {
+		xevb_ctl_peer_of(io, to, &peer_role, &peer_id);
+		len = xevb_ctl_auth_seal_to(io->auth, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
+					    xevb_ctl_auth_now(), peer_role, peer_id);
+		io->tx_no_key += !len;
+	}
 	if (len && io->tx_hook)
 		io->tx_hook(io->tx_ctx, to, buf, len);
 	else if (len && io->txq)
@@ -328,6 +416,10 @@ int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, 
 
 	io->rx++;
 	e = take(io, buf, n, dst, m);
+	/* Edge members never talk to each other, nor anyone to its own role. */
+	if (e == XEVB_CTL_OK && io->role &&
+	    (m->h.role == io->role || (xevb_ctl_role_edge(m->h.role) && xevb_ctl_role_edge(io->role))))
+		e = XEVB_CTL_E_WRONG_ROLE;
 	if (e != XEVB_CTL_OK) {
 		if (e >= XEVB_CTL_E_UNAUTH)
 			auth_refused(io, e, from);
@@ -341,5 +433,10 @@ int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, 
 		return 0;
 	}
 	io->rx_type[m->h.type]++;
+	learn(io, from->sin_addr.s_addr, from->sin_port, m->h.role, m->h.sender_id);
+	if (m->h.type == XEVB_CTL_SOURCES)
+		for (uint32_t i = 0; i < m->h.n_recs; i++)
+			learn(io, m->u.src[i].addr, htons(m->u.src[i].port), XEVB_ROLE_SOURCE,
+			      m->u.src[i].first_id);
 	return 1;
 }

@@ -58,6 +58,27 @@ void xevb_ctl_admit_json(const struct xevb_ctl_io *io, FILE *f);
 /* Every endpoint opened after this call admits only these members (the process's run configuration). */
 void xevb_ctl_set_members(const struct xevb_ctl_members *members);
 
+/*
+ * Messages that passed the MAC and the membership but that the receiver's
+ * rules drop, by reason (xevb_ctl_dropped; JSON "ctl_dropped").
+ */
+enum xevb_ctl_drop {
+	XEVB_CTL_DROP_NOT_FROM_DFM, /* the DFM's role, not from the DFM's address and port */
+	XEVB_CTL_DROP_WRONG_ROLE,   /* a role that does not send us that type */
+	XEVB_CTL_DROP_WRONG_EPOCH,  /* about another incarnation of ours (a farm node's STATUS) */
+	XEVB_CTL_DROP_UNKNOWN_PEER, /* from an address that is none of our peers */
+	XEVB_CTL_DROP__COUNT
+};
+
+/* A peer heard at an address: whose run key seals what we send there (found before the configuration's list). */
+struct xevb_ctl_learned {
+	uint32_t addr; /* network order; 0: free */
+	uint16_t port; /* network order */
+	uint8_t role;
+	uint16_t id;
+};
+#define XEVB_CTL_LEARNED 1024
+
 struct xevb_ctl_io {
 	int fd;
 	uint8_t role;
@@ -75,10 +96,23 @@ struct xevb_ctl_io {
 	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */
 	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
 	void *tx_ctx;
+	struct xevb_ctl_learned learned[XEVB_CTL_LEARNED];
+	uint64_t tx_no_key; /* not sent: a member key holds no key for that link */
+	uint64_t rx_dropped[XEVB_CTL_DROP__COUNT];
 	/* Batches (ctl_batch.h), or NULL: one system call per datagram. */
 	struct xevb_ctl_txq *txq;
 	struct xevb_ctl_rxq *rxq;
 };
+
+/*
+ * Who is at to, as far as io knows: a peer heard from there (or named in a
+ * SOURCES record), a configured member; role 0: not known.
+ */
+void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, uint8_t *role, uint16_t *id);
+/* Count a message dropped after it was taken (xevb_ctl_recv returned it). */
+void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why);
+/* "ctl_refused_by_reason":{...},"ctl_dropped":{...}: io's refusals and drops, every reason. */
+void xevb_ctl_refused_json(const struct xevb_ctl_io *io, FILE *f);
 
 /* "198.18.4.1:23901" -> sa; -1 (no message) when it is not ADDR:PORT. */
 int xevb_ctl_parse_addr(const char *s, struct sockaddr_in *sa);
@@ -96,8 +130,14 @@ int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id);
  * xevb_ctl_open). 0, or -1 after a message.
  */
 int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path);
-/* --key-file: every endpoint opened from now on authenticates (0, or -1 after a message). */
+/*
+ * --key-file: every endpoint opened from now on authenticates (0, or -1
+ * after a message). The file is the run's master key, or (sources and farm
+ * nodes) the member key of this process (ctl_auth.h).
+ */
 int xevb_ctl_set_key_file(const char *path);
+/* The run number every endpoint opened from now on binds its keys to (default 1). */
+void xevb_ctl_set_run(uint32_t run);
 /* Fill m's header (role, id, epoch, seq) and send it. 0, or -1 (counted). */
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m);
 /*

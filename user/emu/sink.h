@@ -36,6 +36,14 @@ struct sink_cfg {
 	uint32_t ctl_port, credits, id;
 	double process_rate, busy_high, busy_low;
 	struct sockaddr_in dfm; /* --dfm: report RECEIVED there (port 0: no) */
+	uint32_t run_end;       /* --run-end: enum sink_run_end */
+};
+
+/* --run-end: when a farm node ends by itself. */
+enum sink_run_end {
+	SINK_END_AUTO,    /* at the DFM's end of run when reporting to one, else when told */
+	SINK_END_STREAMS, /* that, and without a DFM once every builder closed its stream */
+	SINK_END_NONE,    /* when told (a signal), --duration or --expect-events only */
 };
 
 /* libxevb's receive buffer: --max-buffer-total holds one largest event and one of these. */
@@ -87,10 +95,16 @@ struct sink_where {
 int sink_check_init(struct sink_check *k, uint32_t dup_window, bool content, uint32_t expect_sources);
 void sink_check_free(struct sink_check *k);
 /*
- * Each payload is checked in the decoder's walk (xevb_payload_bad as
- * libxevb's payload_check, ctx &k->verify); then each event, sound, with
- * that verdict (payload_bad: a payload failed): which check and where,
- * sources, id and latency; faults counted and (the first ones) said.
+ * Each sound event's payloads, checked while the library decodes it (its
+ * event_check), by the library's index of its n fragment records (offs,
+ * from data): non-zero when one is wrong (no sentence, no count).
+ */
+int sink_payloads_bad(const struct sink_check *k, const uint8_t *data, const uint32_t *offs, uint32_t n,
+		      uint32_t event_id);
+/*
+ * Then each event as it is taken, with that verdict (payload_bad):
+ * which check failed and where, sources, id and latency; faults counted
+ * and (the first ones) said.
  */
 void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, bool payload_bad,
 		      const struct sink_where *w);

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /*
  * The farm-node emulator's own checks of each event (sink.h). libxevb
- * holds the event to every rule of the wire format and, in the same walk,
- * offers each payload to xevb_payload_bad (its CRC-32C and the source
- * emulator's pattern: a payload equal to the pattern passes against the
- * pattern's CRC, without computing it). Here an event with a wrong payload
- * is looked at again to say which and where, the sources are checked
- * against --expect-sources, the event id against the ids already
- * delivered, and the time since the builder built it is recorded.
+ * holds the event to every rule of the wire format and, while its bytes
+ * are in cache, hands it to sink_payloads_bad (its payloads' CRC-32C and
+ * the source emulator's pattern: a payload equal to the pattern passes
+ * against the pattern's CRC, without computing it). Here an event with a
+ * wrong payload is looked at again to say which and where, the sources
+ * are checked against --expect-sources, the event id against the ids
+ * already delivered, and the time since the builder built it is recorded.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -50,7 +50,6 @@ int sink_check_init(struct sink_check *k, uint32_t dup_window, bool content, uin
 {
 	k->verify = content ? XEVB_VERIFY_CRC | XEVB_VERIFY_CONTENT : XEVB_VERIFY_CRC;
 	k->expect_sources = expect_sources;
-	xevb_payload_check_init();
 	if (xevb_evid_window_init(&k->win, dup_window)) {
 		xevb_err("out of memory for the duplicate window (--dup-window %u)", dup_window);
 		return -1;
@@ -80,7 +79,7 @@ void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, 
 			 k->expect_sources);
 		fault(k, SF_SOURCES, w, msg);
 	}
-	/* Only a payload found wrong in the walk is looked at again: for which check failed, and where. */
+	/* Only an event the library found a wrong payload in is looked at again: which check failed, and where. */
 	if (payload_bad && (rc = xevb_event_verify(d, k->verify, msg, sizeof(msg))))
 		fault(k, rc == -XEVB_EVT_E_CRC ? SF_CRC : SF_CONTENT, w, msg);
 	switch (xevb_evid_window_add(&k->win, d->run_number, d->event_id)) {
@@ -102,6 +101,12 @@ void sink_check_event(struct sink_check *k, const struct xevb_decoded_event *d, 
 			k->lat_max_ns = lat;
 		xevb_lat_add(&k->lat, lat);
 	}
+}
+
+int sink_payloads_bad(const struct sink_check *k, const uint8_t *data, const uint32_t *offs, uint32_t n,
+		      uint32_t event_id)
+{
+	return xevb_payloads_bad_at(data, offs, n, event_id, k->verify);
 }
 
 uint64_t sink_check_faults(const struct sink_check *k)

@@ -436,6 +436,8 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->lst.ring_waits, (unsigned long long)s->seg_frags,
 	       (unsigned long long)s->segments);
 	xevb_ctl_admit_json(&s->io, stdout);
+	putchar(',');
+	xevb_ctl_refused_json(&s->io, stdout);
 	printf(",\"requests_unknown_builder\":%llu,\"not_from_dfm\":%llu,\"reask_unheld_capped\":%llu,"
 	       "\"builders_known\":%u,\"builders_not_remembered\":%llu,\"cleared_by_mark\":%llu}\n",
 	       (unsigned long long)s->ctl.rq_unknown, (unsigned long long)s->ctl.not_dfm,

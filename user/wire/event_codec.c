@@ -344,27 +344,46 @@ typedef uint64_t u64x2 __attribute__((vector_size(16)));
 
 /*
  * a[0..n) == b[0..n), inline for the small payloads (32-100 B) of L1 and
- * HLT: 16 bytes a step, differences or'ed together, no early exit.
+ * HLT: 16 bytes a step, differences or'ed together, no early exit; the
+ * last bytes in one load that overlaps what was compared before (and
+ * under 16 bytes, two loads that overlap), never byte by byte but for
+ * the shortest.
  */
 static inline bool same_bytes_small(const uint8_t *a, const uint8_t *b, size_t n)
 {
 	u64x2 dv = { 0, 0 }, x, y;
-	uint64_t diff = 0, xw, yw;
-	size_t i = 0;
+	uint64_t x8, y8, z8, w8;
+	uint32_t x4, y4, z4, w4;
+	uint64_t diff = 0;
 
-	for (; i + 16 <= n; i += 16) {
-		memcpy(&x, a + i, 16);
-		memcpy(&y, b + i, 16);
+	if (n >= 16) {
+		for (size_t i = 0; i + 16 < n; i += 16) {
+			memcpy(&x, a + i, 16);
+			memcpy(&y, b + i, 16);
+			dv |= x ^ y;
+		}
+		memcpy(&x, a + n - 16, 16);
+		memcpy(&y, b + n - 16, 16);
 		dv |= x ^ y;
+		return !(dv[0] | dv[1]);
 	}
-	for (; i + 8 <= n; i += 8) {
-		memcpy(&xw, a + i, 8);
-		memcpy(&yw, b + i, 8);
-		diff |= xw ^ yw;
+	if (n >= 8) {
+		memcpy(&x8, a, 8);
+		memcpy(&y8, b, 8);
+		memcpy(&z8, a + n - 8, 8);
+		memcpy(&w8, b + n - 8, 8);
+		return !((x8 ^ y8) | (z8 ^ w8));
 	}
-	for (; i < n; i++)
+	if (n >= 4) {
+		memcpy(&x4, a, 4);
+		memcpy(&y4, b, 4);
+		memcpy(&z4, a + n - 4, 4);
+		memcpy(&w4, b + n - 4, 4);
+		return !((x4 ^ y4) | (z4 ^ w4));
+	}
+	for (size_t i = 0; i < n; i++)
 		diff |= (uint64_t)(a[i] ^ b[i]);
-	return !(diff | dv[0] | dv[1]);
+	return !diff;
 }
 
 static inline bool same_bytes(const uint8_t *a, const uint8_t *b, size_t n)
@@ -619,29 +638,41 @@ int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *
 	return 0;
 }
 
-void xevb_payload_check_init(void)
+int xevb_event_payloads_bad(const struct xevb_decoded_event *ev, unsigned what)
 {
-	pthread_once(&emu_once, emu_ref_init);
+	const uint8_t *p = ev->records;
+
+	if (what & XEVB_VERIFY_CONTENT)
+		pthread_once(&emu_once, emu_ref_init);
+	/* The usual payload in a few instructions; anything else takes the full check. */
+	while (p < ev->missing) {
+		uint32_t len = xevb_ld32(p + 4), crc = xevb_ld32(p + 8);
+		const uint8_t *pl = p + XEVB_EVT_REC_HLEN;
+
+		if (!((what & XEVB_VERIFY_CONTENT) && len <= 256 && same_bytes_small(pl, emu_ref, len) &&
+		      emu_crc[len] == crc) &&
+		    verify_payload(ev->event_id, xevb_ld16(p), pl, len, crc, what, NULL, 0))
+			return 1;
+		p = pl + (((uint64_t)len + 3) & ~(uint64_t)3);
+	}
+	return 0;
 }
 
-/* Not a small payload of the pattern: the full check, out of the way of the usual one's path. */
-static __attribute__((noinline)) int payload_bad_slow(unsigned what, const uint8_t *p, uint32_t len, uint32_t crc)
+int xevb_payloads_bad_at(const uint8_t *data, const uint32_t *offs, uint32_t n, uint32_t event_id, unsigned what)
 {
-	if ((what & XEVB_VERIFY_CONTENT) && payload_is_emu(p, len, crc))
-		return 0;
-	return verify_payload(0, 0, p, len, crc, what, NULL, 0) != 0;
-}
+	if (what & XEVB_VERIFY_CONTENT)
+		pthread_once(&emu_once, emu_ref_init);
+	/* Records by their offsets: no load waits on the one before. */
+	for (uint32_t i = 0; i < n; i++) {
+		const uint8_t *p = data + offs[i], *pl = p + XEVB_EVT_REC_HLEN;
+		uint32_t len = xevb_ld32(p + 4), crc = xevb_ld32(p + 8);
 
-int xevb_payload_bad(void *what, const uint8_t *p, uint32_t len, uint32_t crc)
-{
-	unsigned w = *(const unsigned *)what;
-
-	/* Called for every payload: the usual small one passes with no call and no stack frame. */
-	if (__builtin_expect((w & XEVB_VERIFY_CONTENT) && len <= 256 && same_bytes_small(p, emu_ref, len) &&
-				     emu_crc[len] == crc,
-			     1))
-		return 0;
-	return payload_bad_slow(w, p, len, crc);
+		if (!((what & XEVB_VERIFY_CONTENT) && len <= 256 && same_bytes_small(pl, emu_ref, len) &&
+		      emu_crc[len] == crc) &&
+		    verify_payload(event_id, xevb_ld16(p), pl, len, crc, what, NULL, 0))
+			return 1;
+	}
+	return 0;
 }
 
 int xevb_evt_reader_init(struct xevb_evt_reader *r, uint32_t max_len)

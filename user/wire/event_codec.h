@@ -155,14 +155,13 @@ static inline uint16_t xevb_event_missing(const struct xevb_decoded_event *ev, u
 int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *err, size_t errlen);
 
 /*
- * One payload checked as xevb_event_verify(*(unsigned *)what) checks it:
- * 0 when right, else non-zero (no sentence: xevb_event_verify says which
- * check failed and where). The shape of libxevb's payload_check, for a
- * farm node on the library that checks as `xevb sink` does, in the
- * library's one walk. Call xevb_payload_check_init() once first.
+ * xevb_event_verify's verdict alone, in as few instructions as it can
+ * take for the usual payload (a farm node checks every one): 0 when every
+ * payload is right, else 1 (xevb_event_verify then says which and why).
  */
-int xevb_payload_bad(void *what, const uint8_t *p, uint32_t len, uint32_t crc);
-void xevb_payload_check_init(void);
+int xevb_event_payloads_bad(const struct xevb_decoded_event *ev, unsigned what);
+/* The same over n fragment records at data + offs[i] (an index such as libxevb's xevb_ev_offsets). */
+int xevb_payloads_bad_at(const uint8_t *data, const uint32_t *offs, uint32_t n, uint32_t event_id, unsigned what);
 
 /*
  * xevb_event_decode then, if it succeeds, xevb_event_verify(what), in one

@@ -82,19 +82,20 @@ typedef void (*xevb_log_fn)(void *ctx, enum xevb_lib_log_level level, const char
 /* Flags of struct xevb_ev. The low 8 bits are the event header's. */
 #define XEVB_EV_INCOMPLETE 0x01u  /* built at timeout: some sources missing */
 #define XEVB_EV_CRC_BAD    0x100u /* CRC checks asked for, and a payload's CRC-32C is wrong */
-#define XEVB_EV_CHECK_BAD  0x200u /* the caller's payload_check said no to a payload (added after 1.0.0) */
+#define XEVB_EV_CHECK_BAD  0x200u /* the caller's event_check said no (added after 1.0.0) */
 
 /*
- * The caller's own check of every payload (the opts' payload_check, added
- * after 1.0.0), run by the decoder as it walks each event, the bytes just
- * read and in cache: one walk instead of a second one over every event.
- * 0: the payload is right; else the event gets XEVB_EV_CHECK_BAD and its
- * later payloads are not offered. It sees only events sound so far, and an
- * event broken further on is not handed out: take the verdict from the
- * flag of the events you get. Called inside the handle's functions, on the
- * caller's thread; it must not call the handle.
+ * The caller's own check of each event (the opts' event_check, added
+ * after 1.0.0), run by the decoder as soon as the event is found sound,
+ * its bytes just read and in cache, before anything else is read: a
+ * consumer that looks at every payload pays no second trip to memory
+ * when it takes the event later. 0: right; else the event gets
+ * XEVB_EV_CHECK_BAD (and is handed out as usual). ev is whole but for
+ * seq: xevb_ev_offsets and the other accessors work. Called inside the
+ * handle's functions, on the caller's thread; it must not call the handle.
  */
-typedef int (*xevb_payload_check_fn)(void *ctx, const uint8_t *payload, uint32_t length, uint32_t crc32c);
+struct xevb_ev;
+typedef int (*xevb_event_check_fn)(void *ctx, const struct xevb_ev *ev);
 
 /*
  * One built event, as decoded and checked against every rule of the wire
@@ -127,6 +128,15 @@ struct xevb_ev_frag {
 	const uint8_t *payload; /* length bytes */
 };
 
+/*
+ * The fragment index of ev (added after 1.0.0): n_frags offsets from
+ * ev->data, ascending, each of a fragment record (wire-format.md section
+ * 2: source_id and reserved, 2 bytes each, length and crc32c, 4 bytes
+ * each, big-endian; the payload after it). For a consumer that looks at
+ * every fragment of every event: a loop over it, no call per fragment and
+ * no walk from record to record. Valid as long as ev.
+ */
+XEVB_API const uint32_t *xevb_ev_offsets(const struct xevb_ev *ev);
 /* Fragment i (0..n_frags-1) of ev in *f: 0, or -ERANGE. O(1). */
 XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_frag *f);
 /* The fragment of source_id in *f: 0, or -ENOENT (missing, or not a source of the event). */
@@ -221,7 +231,7 @@ struct xevb_farm_opts {
 	uint16_t ctl_port;
 	uint16_t id;          /* our sender_id in control messages; with run_config, our [sink id] */
 	const char *dfm;      /* "ADDR:PORT" of the DFM: RECEIVED every 100 ms; NULL: none (or run_config's) */
-	const char *key_file; /* the run's key: every control message sealed; NULL: none (or run_config's) */
+	const char *key_file; /* the master key or our member key: messages sealed; NULL: none (or run_config's) */
 	/*
 	 * A run configuration (docs/run-config.md) and our id in it: address,
 	 * port, control port, credits and Busy factors from [sink id] (and
@@ -246,9 +256,21 @@ struct xevb_farm_opts {
 	void *log_ctx;
 	/* ms a connection may hold part of an event before it is closed (a stalled peer); 0: 10000 */
 	uint32_t partial_timeout_ms;
-	/* Added after 1.0.0: every payload through this check as it is decoded (XEVB_EV_CHECK_BAD); NULL: none. */
-	xevb_payload_check_fn payload_check;
-	void *payload_ctx;
+	/* Added after 1.0.0: each sound event through this check as it is decoded (XEVB_EV_CHECK_BAD); NULL: none. */
+	xevb_event_check_fn event_check;
+	void *check_ctx;
+	/*
+	 * Added after 1.0.0: after the DFM's end of run, ms with no byte from
+	 * any builder after which the run counts as over although connections
+	 * are still open (builders that do not close at the end); 0: 5000.
+	 */
+	uint32_t end_wait_ms;
+	/*
+	 * Added after 1.0.0: the run number the control keys are bound to (a
+	 * sealed message of another run does not open); 0: run_config's [run]
+	 * number, else 1, what the tools default to.
+	 */
+	uint32_t run;
 };
 
 /*
@@ -335,7 +357,36 @@ struct xevb_farm_stats {
 	uint32_t busy_mark_high;            /* Busy once held > this (ceil(busy_high x credits)) */
 	uint32_t busy_mark_low;             /* not-Busy once held < this (floor(busy_low x credits)) */
 	uint64_t broken[XEVB_BROKEN_SLOTS]; /* conns_broken by reason: broken[XEVB_BROKEN_*] */
+	/* Added after 1.0.0, later (a caller with a smaller sz gets the fields above): */
+	uint64_t conns_ended; /* connections its builder closed in order, at an event boundary */
+	uint32_t run_end;     /* xevb_farm_run_end() */
+	uint32_t reserved2;
 };
+/*
+ * The end of the run (added after 1.0.0), as flags. The handle only says
+ * so: it goes on receiving (a builder may connect again) until closed.
+ *
+ * XEVB_END_STREAMS: every builder that connected has closed its stream in
+ * order (at an event boundary: not broken, not cut), none is connected,
+ * and every event received was handed out by xevb_farm_next(). Cleared
+ * again when a builder connects.
+ * XEVB_END_DFM: the DFM (the dfm option, or the run configuration's) said
+ * the run is over (its BYE, from its address; sealed when there is a key).
+ * Stays set.
+ * XEVB_END_RUN: the run is over, nothing left to take: with a DFM, its end
+ * of run and then no builder connected (or none sent a byte for
+ * end_wait_ms) and nothing left for xevb_farm_next(); without a DFM,
+ * XEVB_END_STREAMS. A farm-node application ends here: every event of the
+ * run has been handed out; done() the ones it holds, then close (its last
+ * RECEIVED goes to the DFM). conns_open in the stats says whether it ended
+ * with builders still connected (end_wait_ms), broken[] whether a stream
+ * broke.
+ */
+#define XEVB_END_STREAMS 0x1u
+#define XEVB_END_DFM     0x2u
+#define XEVB_END_RUN     0x4u
+XEVB_API uint32_t xevb_farm_run_end(const struct xevb_farm *f);
+
 /* Fill st (up to st->sz bytes): 0, or -EINVAL when st->sz is 0. */
 XEVB_API int xevb_farm_stats(const struct xevb_farm *f, struct xevb_farm_stats *st);
 
@@ -473,9 +524,9 @@ struct xevb_file_reader_opts {
 	size_t sz;
 	uint32_t flags;     /* XEVB_FR_* */
 	uint32_t max_event; /* bytes: a longer total_length is corruption; 0: 64 MiB */
-	/* Added after 1.0.0: as xevb_farm_opts.payload_check. */
-	xevb_payload_check_fn payload_check;
-	void *payload_ctx;
+	/* Added after 1.0.0: as xevb_farm_opts.event_check. */
+	xevb_event_check_fn event_check;
+	void *check_ctx;
 };
 
 /*
