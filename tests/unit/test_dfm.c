@@ -152,30 +152,47 @@ Test(dfm, busy_builder_gets_nothing_new)
 	free_balanced(d);
 }
 
-Test(dfm, push_dead_builder_loses_its_events)
+Test(dfm, push_dead_builder_events_reassigned)
 {
 	struct xevb_dfm *d = mk(false, 5);
 	status(d, 0, 1, 10, false, 0);
 	status(d, 1, 2, 10, false, 0);
 	cr_assert(eq(u32, xevb_dfm_step(d, 0, 20), 20));
-	/* Builder 1 goes silent; 0 keeps reporting. */
-	status(d, 0, 1, 10, false, 400 * MS);
+	/* Builder 1 goes silent; 0 keeps reporting, with room for 10 more. */
+	status(d, 0, 1, 20, false, 400 * MS);
 	xevb_dfm_poll(d, 400 * MS);
 	cr_assert(xevb_dfm_builder(d, 1)->alive);
 	xevb_dfm_poll(d, 501 * MS);
 	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 10));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 10));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 20));
 	books(d);
-	/* Its late DONE is not counted twice. */
-	done(d, 1, 2, R.a[1].first_event, XEVB_DONE_COMPLETE, 502 * MS);
+	/* Its events go to builder 0 before any new one, flagged (the sources
+	   get the same ASSIGNs in push and send the data they hold again). */
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 502 * MS, 0), 0));
+	cr_assert(eq(u32, R.na, 10));
+	for (uint32_t i = 0; i < R.na; i++) {
+		cr_assert(eq(u32, R.to[i], 0));
+		cr_assert(eq(u8, R.a[i].flags, XEVB_CTL_AS_REASSIGN));
+	}
+	cr_assert(eq(u64, xevb_dfm_stats(d)->reassigned, 10));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->reassigned_away, 10));
+	/* Its late DONE is not counted: the event is builder 0's now. */
+	done(d, 1, 2, R.a[0].first_event, XEVB_DONE_COMPLETE, 503 * MS);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 0));
+	for (uint32_t i = 0; i < R.na; i++)
+		done(d, 0, 1, R.a[i].first_event, XEVB_DONE_COMPLETE, 504 * MS);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 10));
+	books(d);
 	/* It comes back: rejoins and gets work again. */
 	status(d, 1, 2, 10, false, 600 * MS);
 	cr_assert(xevb_dfm_builder(d, 1)->alive);
 	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->rejoins, 1));
+	R.na = 0;
 	cr_assert(eq(u32, xevb_dfm_step(d, 600 * MS, 10), 10));
 	cr_assert(eq(u32, R.to[R.na - 1], 1));
+	xevb_dfm_stop(d);
 	free_balanced(d);
 }
 
@@ -216,15 +233,22 @@ Test(dfm, restart_is_a_death_and_a_rejoin)
 	struct xevb_dfm *d = mk(false, 2);
 	status(d, 0, 1, 4, false, 0);
 	cr_assert(eq(u32, xevb_dfm_step(d, 0, 4), 4));
-	/* Same address, new epoch: the old incarnation's events are gone. */
+	/* Same address, new epoch: the old incarnation forgot its events; they
+	   are assigned again, to the new one (the only builder). */
 	status(d, 0, 99, 4, false, 10);
-	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 4));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->reassigned_away, 4));
 	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->restarts, 1));
 	cr_assert(xevb_dfm_builder(d, 0)->alive);
 	/* A DONE of the old epoch is refused. */
 	done(d, 0, 1, 1000, XEVB_DONE_COMPLETE, 11);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown_peer, 1));
-	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 4));
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 0));
+	cr_assert(eq(u32, R.na, 4));
+	cr_assert(eq(u8, R.a[0].flags, XEVB_CTL_AS_REASSIGN));
+	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 0)); /* no credit left: 4 outstanding again */
+	xevb_dfm_stop(d);
 	free_balanced(d);
 }
 
@@ -594,13 +618,14 @@ Test(dfm, latency_trigger_to_assign_and_assign_to_done)
 	xevb_dfm_assign_sent(d, &R.a[0], 30 * MS + 500);
 	cr_assert(eq(u64, ta->h.total, 8));
 	cr_assert(eq(u64, ta->sum_ns, (9 + 8 + 7 + 6) * MS + 4 * 500));
-	/* The builder dies before the ASSIGN leaves (push): lost, and not timed. */
+	/* The builder dies before the ASSIGN leaves: its events wait for
+	   another builder, not timed; none comes, they are lost at the stop. */
 	R.na = 0;
 	cr_assert(eq(u32, xevb_dfm_step(d, 31 * MS, 4), 4));
 	xevb_dfm_on_bye(d, 0x0a000000, 23902, 31 * MS);
 	xevb_dfm_assign_sent(d, &R.a[0], 32 * MS);
 	cr_assert(eq(u64, ta->h.total, 8));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 10)); /* with the 6 before */
 	xevb_dfm_stop(d);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_AT_STOP], 10)); /* with the 6 before */
 	free_balanced(d);
 }

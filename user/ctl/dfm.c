@@ -179,8 +179,8 @@ static int find_builder(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
 	return -1;
 }
 
-/* A builder is gone (silent, restarted or said BYE): its events move or are lost. */
-static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
+/* A builder is gone (silent, restarted or said BYE): its events go to the others. */
+static void builder_down(struct xevb_dfm *d, int bi)
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
 
@@ -190,15 +190,13 @@ static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
 		struct slot *s = &d->slots[e & d->mask];
 		if (s->state != SLOT_ASSIGNED || s->builder != bi)
 			continue;
-		if (d->cfg.pull) {
-			b->outstanding--;
-			b->reassigned_away++;
-			s->state = SLOT_WAIT;
-			s->builder = -1;
-			d->rq[(d->rq_head + d->rq_n++) & d->mask] = e;
-		} else {
-			finish(d, s, -1, XEVB_LOST_BUILDER_DEAD, now);
-		}
+		/* Push too: the sources hold every event until its CLEAR and send
+		   a held event again to the builder a second ASSIGN names. */
+		b->outstanding--;
+		b->reassigned_away++;
+		s->state = SLOT_WAIT;
+		s->builder = -1;
+		d->rq[(d->rq_head + d->rq_n++) & d->mask] = e;
 	}
 	b->outstanding = 0;
 }
@@ -261,7 +259,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	if (b->epoch != h->epoch) {
 		/* A new incarnation forgot what we assigned to the old one. */
 		if (b->alive)
-			builder_down(d, bi, now);
+			builder_down(d, bi);
 		b->restarts++;
 		b->epoch = h->epoch;
 	}
@@ -342,8 +340,9 @@ void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t 
 {
 	int bi = find_builder(d, addr, port);
 
+	(void)now;
 	if (bi >= 0 && d->b[bi].alive)
-		builder_down(d, bi, now);
+		builder_down(d, bi);
 }
 
 static struct xevb_dfm_sink *find_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port)
@@ -614,7 +613,7 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 {
 	for (uint32_t i = 0; i < d->nb; i++)
 		if (d->b[i].alive && now - d->b[i].last_ns > d->cfg.dead_ns)
-			builder_down(d, (int)i, now);
+			builder_down(d, (int)i);
 	if (d->cfg.retry_ns && now - d->last_scan_ns >= d->cfg.retry_ns / 4) {
 		d->last_scan_ns = now;
 		for (uint32_t e = d->oldest; e != d->next; e++) {

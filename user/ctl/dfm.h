@@ -5,7 +5,7 @@
  * builders that have credit and are not Busy (weighted by their credits),
  * collects DONE, batches clears for the sources, detects dead builders
  * (silence longer than dead_ns, or a new epoch) and re-assigns their events
- * in pull mode or counts them lost in push mode, and keeps the books:
+ * (push and pull: the sources hold the data until CLEAR), and keeps the books:
  *
  *   triggered = complete + incomplete + sum(lost[reason]) - no_data_recovered + outstanding
  *
@@ -34,7 +34,7 @@
 #define XEVB_DFM_MAX_SINKS    64
 
 enum xevb_dfm_lost {
-	XEVB_LOST_BUILDER_DEAD = 0, /* push: its builder died or restarted */
+	XEVB_LOST_BUILDER_DEAD = 0, /* never since dead builders' events are re-assigned in push too; kept in the books' format */
 	XEVB_LOST_NO_DATA,          /* the builder got no fragment at all */
 	XEVB_LOST_NO_DONE,          /* no DONE after every retry, builder alive */
 	XEVB_LOST_AT_STOP,          /* still outstanding when the DFM stopped */
@@ -91,7 +91,7 @@ struct xevb_dfm_sink {
 struct xevb_dfm_stats {
 	uint64_t triggered, complete, incomplete, lost[XEVB_LOST__COUNT];
 	uint64_t outstanding;
-	uint64_t reassigned;        /* pull: events moved off a dead builder */
+	uint64_t reassigned;        /* events moved off a dead builder */
 	uint64_t retries;           /* ASSIGNs sent again */
 	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
 	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */

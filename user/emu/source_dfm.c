@@ -437,9 +437,10 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->segments);
 	xevb_ctl_admit_json(&s->io, stdout);
 	printf(",\"requests_unknown_builder\":%llu,\"not_from_dfm\":%llu,\"reask_unheld_capped\":%llu,"
-	       "\"builders_known\":%u}\n",
+	       "\"builders_known\":%u,\"assign_again\":%llu}\n",
 	       (unsigned long long)s->ctl.rq_unknown, (unsigned long long)s->ctl.not_dfm,
-	       (unsigned long long)s->ctl.reask_unheld_capped, s->ctl.n_bld);
+	       (unsigned long long)s->ctl.reask_unheld_capped, s->ctl.n_bld,
+	       (unsigned long long)s->ctl.assign_again);
 	fflush(stdout);
 }
 
