@@ -263,9 +263,52 @@ Test(dfm, unknown_and_foreign_done_counted)
 	done(d, R.to[0] == 0 ? 1 : 0, R.to[0] == 0 ? 2 : 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_foreign, 1));
 	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
-	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1); /* again */
-	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 2));
+	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1); /* again: a RETRY crossed it */
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_repeated, 1));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 1));
+	free_balanced(d);
+}
+
+/*
+ * A lost ASSIGN or DONE is repaired in milliseconds: the first RETRY after
+ * retry_first_ns (or twice the p99 ASSIGN-to-DONE, if longer), doubling up
+ * to retry_ns; max_retries at retry_ns, then lost as no_done.
+ */
+Test(dfm, quick_retries_back_off)
+{
+	struct xevb_dfm_cfg c = { .block = 1, .first_event = 1000, .table = 1024, .dead_ns = 100000 * MS,
+				  .retry_ns = 200 * MS, .retry_first_ns = 10 * MS, .max_retries = 2,
+				  .clear_group = 10, .clear_flush_ns = 50 * MS, .send_assign = on_assign,
+				  .send_clear = on_clear };
+	/* Doubling below 200 ms, then max_retries at 200 ms, then lost. */
+	static const uint64_t gap[] = { 10, 20, 40, 80, 160, 200, 200, 200 };
+	uint64_t last = 0, when[8];
+	struct xevb_dfm *d;
+	uint32_t k = 0;
+
+	memset(&R, 0, sizeof(R));
+	d = xevb_dfm_new(&c);
+	status(d, 0, 1, 4, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 1), 1));
+	for (uint64_t t = 1; t <= 1200 && k < 8; t++) {
+		uint64_t before = xevb_dfm_stats(d)->retries + xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DONE];
+		status(d, 0, 1, 4, false, t * MS);
+		xevb_dfm_poll(d, t * MS);
+		if (xevb_dfm_stats(d)->retries + xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DONE] != before)
+			when[k++] = t;
+	}
+	cr_assert(eq(u32, k, 8));
+	/* Each within a scan period (first / 4) of its due time. */
+	for (k = 0; k < 8; k++) {
+		cr_assert(ge(u64, when[k] - last, gap[k]), "step %u after %llu ms", k,
+			  (unsigned long long)(when[k] - last));
+		cr_assert(le(u64, when[k] - last, gap[k] + 3), "step %u after %llu ms", k,
+			  (unsigned long long)(when[k] - last));
+		last = when[k];
+	}
+	cr_assert(eq(u64, xevb_dfm_stats(d)->retries, 7));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DONE], 1));
 	free_balanced(d);
 }
 
@@ -399,14 +442,71 @@ Test(dfm, table_bounds_events_in_flight)
 {
 	struct xevb_dfm *d = mk(false, 8);
 	status(d, 0, 1, 100000, false, 0);
-	cr_assert(eq(u32, xevb_dfm_step(d, 0, 5000), 1024));
+	/* Ids span the table (1024), then the oldest open ones move aside, a quarter of it at most. */
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 5000), 1280));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->stall_table, 1));
-	/* The oldest done frees room at the front only once it is the oldest. */
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stragglers, 256));
+	books(d);
+	/* One aside done: room for one more to move, not a block of 8. */
 	done(d, 0, 1, 1001, XEVB_DONE_COMPLETE, 1);
 	cr_assert(eq(u32, xevb_dfm_step(d, 2, 8), 0));
-	for (uint32_t e = 1000; e < 1008; e++)
+	books(d);
+	for (uint32_t e = 1000; e < 1016; e++)
 		done(d, 0, 1, e, XEVB_DONE_COMPLETE, 3);
 	cr_assert(eq(u32, xevb_dfm_step(d, 4, 8), 8));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 16));
+	books(d);
+	xevb_dfm_stop(d);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_AT_STOP], 1288 - 16));
+	free_balanced(d);
+}
+
+/*
+ * A builder that dies (or a lost DONE) leaves events behind while the
+ * trigger goes on through many tables: they wait aside, are retried,
+ * re-assigned, finished by id; the trigger never waits for them.
+ */
+Test(dfm, stragglers_never_hold_the_trigger)
+{
+	struct xevb_dfm *d = mk(false, 4);
+	uint32_t n_to1 = 0, t;
+
+	status(d, 0, 1, 64, false, 0);
+	status(d, 1, 2, 64, false, 0);
+	/* Builder 1 takes its share once, then falls silent; 0 answers everything. */
+	for (t = 1; t <= 200; t++) {
+		R.na = 0;
+		xevb_dfm_step(d, t * MS / 10, 64);
+		for (uint32_t i = 0; i < R.na; i++) {
+			if (R.to[i] == 1) {
+				n_to1 += R.a[i].count;
+				continue;
+			}
+			for (uint32_t k = 0; k < R.a[i].count; k++)
+				done(d, 0, 1, R.a[i].first_event + k, XEVB_DONE_COMPLETE, t * MS / 10);
+		}
+		status(d, 0, 1, 64, false, t * MS / 10);
+		if (t == 1)
+			cr_assert(gt(u32, n_to1, 0));
+		else
+			status(d, 1, 2, 0, false, t * MS / 10); /* alive, no credit: keeps its events */
+	}
+	cr_assert(ge(u64, xevb_dfm_stats(d)->triggered, 10 * 1024));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stall_table, 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stragglers, n_to1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, n_to1));
+	books(d);
+	/* It dies: its events, all aside, go to builder 0 and are done there. */
+	R.na = 0;
+	status(d, 0, 1, 64, false, 20 * MS + 500 * MS);
+	xevb_dfm_poll(d, 20 * MS + 501 * MS);
+	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
+	xevb_dfm_step(d, 20 * MS + 502 * MS, 0);
+	cr_assert(eq(u32, R.na, n_to1));
+	for (uint32_t i = 0; i < R.na; i++)
+		done(d, 0, 1, R.a[i].first_event, XEVB_DONE_COMPLETE, 20 * MS + 503 * MS);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, xevb_dfm_stats(d)->triggered));
 	free_balanced(d);
 }
 

@@ -484,6 +484,7 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
 	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
+	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"stragglers\":%llu,"
 	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
 	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
@@ -492,7 +493,8 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)s->done_unknown, (unsigned long long)s->done_foreign,
 	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->no_data_recovered,
 	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
-	       (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
+	       (unsigned long long)s->done_repeated, (unsigned long long)s->done_late_dead,
+	       (unsigned long long)s->stragglers, (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
 	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
 	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
 	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
@@ -812,9 +814,13 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 
 	ph->now = xevb_now_ns();
 	/* DONEs are stamped as read (ASSIGN-to-DONE); the round goes on at the time after reading. */
-	while (budget-- > 0 && xevb_ctl_recv(&a->io, &m, &from))
+	while (budget > 0 && xevb_ctl_recv(&a->io, &m, &from)) {
+		budget--;
 		handle(a, &m, &from, m.h.type == XEVB_CTL_DONE ? xevb_now_ns() : ph->now);
+	}
 	ph->now = xevb_now_ns();
+	if (!budget) /* datagrams left unread: no builder is silent for it */
+		xevb_dfm_behind(a->d, ph->now);
 	if (a->sources_changed) {
 		heartbeat(a, ph->now, true);
 		a->sources_changed = false;

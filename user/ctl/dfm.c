@@ -2,8 +2,12 @@
 /*
  * Data-flow manager logic (user/ctl/dfm.h). Events in flight live in a
  * table indexed by event_id modulo its size; they all lie in [oldest, next)
- * (serial order), so the table is full when next - oldest reaches its
- * size, and scans for retries and deaths walk only that window.
+ * (serial order), so scans for retries and deaths walk only that window.
+ * An event still open when the window would span more than the table (its
+ * DONE or ASSIGN was lost, its builder died and is not yet detected) moves
+ * to a side table, a hash with room for a quarter of the table: one
+ * straggler never holds the trigger back, only a quarter of the table in
+ * stragglers does (stall_table). Memory: both sized at the start.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -19,11 +23,13 @@ struct slot {
 	uint32_t event;
 	int16_t builder;
 	uint8_t state;
-	uint8_t retries;
-	uint16_t no_data_by; /* free: 1 + the builder that gave it up as NO_DATA; 0: none */
 	uint8_t sent;        /* its ASSIGN has left (xevb_dfm_assign_sent) */
-	uint64_t t;
-	uint64_t lat_t; /* the trigger time until the ASSIGN leaves, then that send's */
+	uint16_t retries;    /* RETRYs sent to its builder */
+	uint16_t no_data_by; /* free: 1 + the builder that gave it up as NO_DATA; 0: none */
+	uint16_t done_by;    /* free: 1 + the builder whose DONE finished it (a repeated DONE) */
+	uint8_t moved;       /* re-assigned: t is no longer its first assignment */
+	uint64_t t;          /* its last ASSIGN (first, re-assignment or retry) */
+	uint64_t lat_t;      /* the trigger time until the ASSIGN leaves, then that send's */
 };
 
 struct xevb_dfm {
@@ -31,12 +37,17 @@ struct xevb_dfm {
 	uint32_t mask;
 	struct slot *slots;
 	uint32_t oldest, next;
-	uint32_t *rq; /* events waiting for re-assignment, FIFO */
-	uint32_t rq_head, rq_n;
+	struct slot *side; /* stragglers moved out of the window (open addressing) */
+	uint32_t side_mask, side_bits, side_n, side_cap;
+	uint32_t *side_tmp; /* their ids, for scans that finish some */
+	uint32_t *rq;       /* events waiting for re-assignment, FIFO */
+	uint32_t rq_head, rq_n, rq_mask; /* entries; an event no longer waiting is skipped */
+	uint32_t n_wait;                  /* events waiting (SLOT_WAIT) */
 	uint32_t *clr; /* finished events not yet cleared */
 	uint32_t clr_n, clr_cap;
 	uint64_t clr_first_ns;
 	uint64_t last_scan_ns;
+	uint64_t watch_from; /* silence counts from here at the earliest (xevb_dfm_behind) */
 	struct xevb_dfm_builder b[XEVB_DFM_MAX_BUILDERS];
 	uint32_t nb;
 	struct xevb_dfm_sink sk[XEVB_DFM_MAX_SINKS];
@@ -51,7 +62,7 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 {
 	struct xevb_dfm *d;
 
-	if (!cfg->block || cfg->block > 1024 || !cfg->table || (cfg->table & (cfg->table - 1)) ||
+	if (!cfg->block || cfg->block > 1024 || cfg->table < 4 || (cfg->table & (cfg->table - 1)) ||
 	    cfg->table < cfg->block || !cfg->clear_group || !cfg->send_assign || !cfg->send_clear) {
 		errno = EINVAL;
 		return NULL;
@@ -62,10 +73,17 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->cfg = *cfg;
 	d->mask = cfg->table - 1;
 	d->clr_cap = cfg->clear_group;
+	/* Stragglers: a quarter of the table, in a hash at most half full. */
+	d->side_cap = cfg->table / 4;
+	d->side_bits = (uint32_t)__builtin_ctz(cfg->table) - 1;
+	d->side_mask = (1u << d->side_bits) - 1;
+	d->rq_mask = 2 * cfg->table - 1; /* table + side_cap waiting at most */
 	d->slots = calloc(cfg->table, sizeof(*d->slots));
-	d->rq = calloc(cfg->table, sizeof(*d->rq));
+	d->side = calloc(d->side_mask + 1, sizeof(*d->side));
+	d->side_tmp = calloc(d->side_cap ? d->side_cap : 1, sizeof(*d->side_tmp));
+	d->rq = calloc(d->rq_mask + 1, sizeof(*d->rq));
 	d->clr = calloc(d->clr_cap, sizeof(*d->clr));
-	if (!d->slots || !d->rq || !d->clr) {
+	if (!d->slots || !d->side || !d->side_tmp || !d->rq || !d->clr) {
 		xevb_dfm_free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -79,6 +97,8 @@ void xevb_dfm_free(struct xevb_dfm *d)
 	if (!d)
 		return;
 	free(d->slots);
+	free(d->side);
+	free(d->side_tmp);
 	free(d->rq);
 	free(d->clr);
 	free(d);
@@ -131,6 +151,95 @@ static void advance(struct xevb_dfm *d)
 		d->oldest++;
 }
 
+/* ---- the side table: stragglers by id, linear probing, backward-shift deletion ---- */
+
+static uint32_t side_home(const struct xevb_dfm *d, uint32_t ev)
+{
+	return (ev * 0x9e3779b1u) >> (32 - d->side_bits);
+}
+
+static struct slot *side_find(struct xevb_dfm *d, uint32_t ev)
+{
+	for (uint32_t i = side_home(d, ev);; i = (i + 1) & d->side_mask) {
+		struct slot *x = &d->side[i];
+		if (x->state == SLOT_FREE)
+			return NULL;
+		if (x->event == ev)
+			return x;
+	}
+}
+
+static void side_put(struct xevb_dfm *d, const struct slot *s)
+{
+	uint32_t i = side_home(d, s->event);
+
+	while (d->side[i].state != SLOT_FREE)
+		i = (i + 1) & d->side_mask;
+	d->side[i] = *s;
+	d->side_n++;
+}
+
+/* Free entry i; the entries after it move back so that no probe chain breaks. */
+static void side_del(struct xevb_dfm *d, uint32_t i)
+{
+	for (uint32_t j = (i + 1) & d->side_mask; d->side[j].state != SLOT_FREE; j = (j + 1) & d->side_mask) {
+		uint32_t h = side_home(d, d->side[j].event);
+		if (((j - h) & d->side_mask) >= ((j - i) & d->side_mask)) {
+			d->side[i] = d->side[j];
+			i = j;
+		}
+	}
+	memset(&d->side[i], 0, sizeof(d->side[i]));
+	d->side_n--;
+}
+
+static bool in_side(const struct xevb_dfm *d, const struct slot *s)
+{
+	return s >= d->side && s <= d->side + d->side_mask;
+}
+
+/* The event's entry while it is in flight (assigned or waiting), or NULL. */
+static struct slot *lookup(struct xevb_dfm *d, uint32_t ev)
+{
+	struct slot *s = &d->slots[ev & d->mask];
+
+	if (s->state != SLOT_FREE && s->event == ev)
+		return s;
+	return d->side_n ? side_find(d, ev) : NULL;
+}
+
+/* The side table's ids now: scans that finish events (which moves entries) walk these. */
+static uint32_t side_ids(struct xevb_dfm *d)
+{
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i <= d->side_mask && n < d->side_n; i++)
+		if (d->side[i].state != SLOT_FREE)
+			d->side_tmp[n++] = d->side[i].event;
+	return n;
+}
+
+/*
+ * Room for a block at next: the window [oldest, next + block) spans the
+ * table at most. What holds it back (open long past its block) moves to
+ * the side table; false when that is full.
+ */
+static bool make_room(struct xevb_dfm *d)
+{
+	while (d->next - d->oldest + d->cfg.block > d->cfg.table) {
+		struct slot *s = &d->slots[d->oldest & d->mask];
+
+		if (d->side_n >= d->side_cap)
+			return false;
+		side_put(d, s);
+		memset(s, 0, sizeof(*s));
+		s->builder = -1;
+		d->st.stragglers++;
+		advance(d);
+	}
+	return true;
+}
+
 /* The event leaves the books with its outcome: a DONE status or a loss. */
 static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost, uint64_t now)
 {
@@ -156,11 +265,15 @@ static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost
 		}
 	}
 	s->no_data_by = done_status < 0 && lost == XEVB_LOST_NO_DATA && b ? (uint16_t)(s->builder + 1) : 0;
+	s->done_by = done_status >= 0 && b ? (uint16_t)(s->builder + 1) : 0;
 	s->state = SLOT_FREE;
 	s->builder = -1;
 	d->st.outstanding--;
 	clear_add(d, s->event, now);
-	advance(d);
+	if (in_side(d, s))
+		side_del(d, (uint32_t)(s - d->side));
+	else
+		advance(d);
 }
 
 static void lat_add(struct xevb_dfm *d, enum xevb_dfm_lat w, uint64_t now, uint64_t since)
@@ -179,6 +292,37 @@ static int find_builder(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
 	return -1;
 }
 
+/* Queue ev for re-assignment; a full queue first drops what no longer waits. */
+static void rq_push(struct xevb_dfm *d, uint32_t ev)
+{
+	if (d->rq_n > d->rq_mask) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < d->rq_n; i++) {
+			uint32_t e = d->rq[(d->rq_head + i) & d->rq_mask];
+			struct slot *s = lookup(d, e);
+			if (s && s->state == SLOT_WAIT)
+				d->rq[(d->rq_head + n++) & d->rq_mask] = e;
+		}
+		d->rq_n = n;
+	}
+	d->rq[(d->rq_head + d->rq_n++) & d->rq_mask] = ev;
+}
+
+/* Push too: the sources hold every event until its CLEAR and send a held
+   event again to the builder a second ASSIGN names. */
+static void to_reassign(struct xevb_dfm *d, struct slot *s, int bi)
+{
+	if (s->state != SLOT_ASSIGNED || s->builder != bi)
+		return;
+	d->b[bi].outstanding--;
+	d->b[bi].reassigned_away++;
+	s->state = SLOT_WAIT;
+	s->builder = -1;
+	s->done_by = (uint16_t)(bi + 1); /* while waiting: the builder it was taken from */
+	d->n_wait++;
+	rq_push(d, s->event);
+}
+
 /* A builder is gone (silent, restarted or said BYE): its events go to the others. */
 static void builder_down(struct xevb_dfm *d, int bi)
 {
@@ -186,18 +330,10 @@ static void builder_down(struct xevb_dfm *d, int bi)
 
 	b->alive = false;
 	b->deaths++;
-	for (uint32_t e = d->oldest; e != d->next; e++) {
-		struct slot *s = &d->slots[e & d->mask];
-		if (s->state != SLOT_ASSIGNED || s->builder != bi)
-			continue;
-		/* Push too: the sources hold every event until its CLEAR and send
-		   a held event again to the builder a second ASSIGN names. */
-		b->outstanding--;
-		b->reassigned_away++;
-		s->state = SLOT_WAIT;
-		s->builder = -1;
-		d->rq[(d->rq_head + d->rq_n++) & d->mask] = e;
-	}
+	for (uint32_t e = d->oldest; e != d->next; e++)
+		to_reassign(d, &d->slots[e & d->mask], bi);
+	for (uint32_t i = 0; d->side_n && i <= d->side_mask; i++)
+		to_reassign(d, &d->side[i], bi);
 	b->outstanding = 0;
 }
 
@@ -317,14 +453,30 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 		d->st.done_unknown_peer += n;
 		return;
 	}
+	/* A DONE is a sign of life as good as a STATUS (a busy builder need not send both). */
+	if (d->b[bi].alive)
+		d->b[bi].last_ns = now;
 	for (uint32_t i = 0; i < n; i++) {
-		struct slot *s = &d->slots[r[i].event_id & d->mask];
+		struct slot *f = &d->slots[r[i].event_id & d->mask], *s;
 
-		if (s->event == r[i].event_id && no_data_recovered(d, s, bi, r[i].status))
+		if (f->event == r[i].event_id && no_data_recovered(d, f, bi, r[i].status))
 			continue;
-		if (s->state == SLOT_FREE || s->event != r[i].event_id) {
-			d->st.done_unknown++;
+		s = lookup(d, r[i].event_id);
+		if (!s) {
+			/* Its DONE again, after a RETRY crossed the first: expected, not unknown. */
+			if (f->state == SLOT_FREE && f->event == r[i].event_id && f->done_by == bi + 1)
+				d->st.done_repeated++;
+			else
+				d->st.done_unknown++;
 			continue;
+		}
+		/* Taken from it as dead, and no other builder has it yet: its DONE stands. */
+		if (s->state == SLOT_WAIT && s->done_by == bi + 1) {
+			d->n_wait--;
+			s->state = SLOT_ASSIGNED;
+			s->builder = (int16_t)bi;
+			d->b[bi].outstanding++;
+			d->st.done_late_dead++;
 		}
 		if (s->state != SLOT_ASSIGNED || s->builder != bi) {
 			d->st.done_foreign++;
@@ -510,10 +662,10 @@ void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, u
 	if (a->flags & XEVB_CTL_AS_RETRY)
 		return;
 	for (uint32_t i = 0; i < a->count; i++) {
-		struct slot *s = &d->slots[(a->first_event + i) & d->mask];
+		struct slot *s = lookup(d, a->first_event + i);
 
-		/* Finished before its ASSIGN left (its builder died in the round): nothing to time. */
-		if (s->event != a->first_event + i || s->state != SLOT_ASSIGNED || s->sent)
+		/* Finished or taken back before its ASSIGN left (its builder died in the round): nothing to time. */
+		if (!s || s->state != SLOT_ASSIGNED || s->sent)
 			continue;
 		if (!(a->flags & XEVB_CTL_AS_REASSIGN))
 			lat_add(d, XEVB_DFM_LAT_TRIGGER_ASSIGN, now, s->lat_t);
@@ -538,12 +690,33 @@ bool xevb_dfm_can_assign(const struct xevb_dfm *d)
 	for (uint32_t i = 0; i < d->nb; i++) {
 		const struct xevb_dfm_builder *b = &d->b[i];
 		if (b->alive && !b->busy && b->credits > b->outstanding &&
-		    b->credits - b->outstanding >= (d->rq_n ? 1 : d->cfg.block))
+		    b->credits - b->outstanding >= (d->n_wait ? 1 : d->cfg.block))
 			return true;
 	}
 	return false;
 }
 
+/* Slot s takes the i-th event of a block (or a re-assignment: flags). */
+static void slot_assign(struct xevb_dfm *d, struct slot *s, uint32_t ev, int bi, uint8_t flags, uint32_t i,
+			uint64_t now)
+{
+	s->event = ev;
+	s->builder = (int16_t)bi;
+	s->state = SLOT_ASSIGNED;
+	s->retries = 0;
+	s->no_data_by = 0;
+	s->done_by = 0;
+	s->moved = flags != 0;
+	s->t = now;
+	s->sent = 0;
+	/* A new event's trigger time: when it fell due (st.triggered counts
+	   the blocks before this one), or now. */
+	s->lat_t = flags || !d->clk_period_ns ?
+			   now :
+			   d->clk_t0 + (uint64_t)((double)(d->st.triggered + i + 1) * d->clk_period_ns);
+}
+
+/* Events [first, first + count) to builder bi: a new block, or one event re-assigned (flags). */
 static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, uint8_t flags, uint64_t now)
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
@@ -559,19 +732,8 @@ static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, u
 	XEVB_PROBE(dfm_assign, first, bi, count);
 
 	for (uint32_t i = 0; i < count; i++) {
-		struct slot *s = &d->slots[(first + i) & d->mask];
-		s->event = first + i;
-		s->builder = (int16_t)bi;
-		s->state = SLOT_ASSIGNED;
-		s->retries = 0;
-		s->no_data_by = 0;
-		s->t = now;
-		s->sent = 0;
-		/* A new event's trigger time: when it fell due (st.triggered counts
-		   the blocks before this one), or now. */
-		s->lat_t = flags || !d->clk_period_ns ?
-				   now :
-				   d->clk_t0 + (uint64_t)((double)(d->st.triggered + i + 1) * d->clk_period_ns);
+		struct slot *s = flags ? lookup(d, first + i) : &d->slots[(first + i) & d->mask];
+		slot_assign(d, s, first + i, bi, flags, i, now);
 	}
 	b->outstanding += count;
 	b->assigned += count;
@@ -583,16 +745,21 @@ uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new)
 	uint32_t added = 0;
 	int bi;
 
-	while (d->rq_n && (bi = pick(d, 1)) >= 0) {
-		uint32_t e = d->rq[d->rq_head & d->mask];
+	while (d->n_wait && (bi = pick(d, 1)) >= 0) {
+		uint32_t e = d->rq[d->rq_head & d->rq_mask];
+		struct slot *s = lookup(d, e);
+
 		d->rq_head++;
 		d->rq_n--;
+		if (!s || s->state != SLOT_WAIT)
+			continue; /* its first builder's DONE came after all */
+		d->n_wait--;
 		assign(d, bi, e, 1, XEVB_CTL_AS_REASSIGN, now);
 		d->st.reassigned++;
 	}
 	advance(d);
 	while (added + d->cfg.block <= max_new) {
-		if (d->next - d->oldest + d->cfg.block > d->cfg.table) {
+		if (!make_room(d)) {
 			d->st.stall_table++;
 			break;
 		}
@@ -609,56 +776,136 @@ uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new)
 	return added;
 }
 
+/* The delay before an event's k-th RETRY (k from 0): first, doubling, up to retry_ns. */
+static uint64_t retry_delay(const struct xevb_dfm *d, uint64_t first, uint32_t k)
+{
+	return k >= 40 || (first << k) >= d->cfg.retry_ns ? d->cfg.retry_ns : first << k;
+}
+
+/*
+ * The first RETRY: twice the p99 ASSIGN-to-DONE so far (one sooner than
+ * most events take is wasted), within [retry_first_ns, retry_ns]; without
+ * retry_first_ns, retry_ns (a RETRY every retry_ns).
+ */
+static uint64_t retry_first(const struct xevb_dfm *d)
+{
+	uint64_t f = d->cfg.retry_first_ns, p99;
+
+	if (!f || f >= d->cfg.retry_ns)
+		return d->cfg.retry_ns;
+	p99 = xevb_lat_quantile(&d->lat[XEVB_DFM_LAT_ASSIGN_DONE].h, 0.99);
+	if (2 * p99 > f)
+		f = 2 * p99;
+	return f < d->cfg.retry_ns ? f : d->cfg.retry_ns;
+}
+
+/* RETRYs of an event before it is given up: the quick ones, then max_retries at retry_ns. */
+static uint32_t give_up_after(const struct xevb_dfm *d, uint64_t first)
+{
+	uint32_t k = 0;
+
+	while (retry_delay(d, first, k) < d->cfg.retry_ns)
+		k++;
+	return k + d->cfg.max_retries;
+}
+
+/* The ASSIGN or its DONE was lost: ask again (a builder that finished the
+   event answers with its DONE again), or give the event up as no_done. */
+static void retry_one(struct xevb_dfm *d, struct slot *s, uint32_t give_up, uint64_t now)
+{
+	struct xevb_dfm_builder *b = &d->b[s->builder];
+	struct xevb_ctl_assign a = {
+		.first_event = s->event,
+		.count = 1,
+		.flags = (uint8_t)(XEVB_CTL_AS_RETRY | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
+		.builder_addr = b->addr,
+		.builder_id = b->id,
+		.run = d->cfg.run,
+	};
+
+	if (s->retries >= give_up) {
+		finish(d, s, -1, XEVB_LOST_NO_DONE, now);
+		return;
+	}
+	s->retries++;
+	s->t = now;
+	b->retries++;
+	d->st.retries++;
+	d->cfg.send_assign(d->cfg.ctx, (uint32_t)s->builder, &a);
+}
+
+static void retry_scan(struct xevb_dfm *d, uint64_t now)
+{
+	uint64_t first = retry_first(d);
+	uint32_t give_up = give_up_after(d, first), n;
+
+	if (now - d->last_scan_ns < first / 4)
+		return;
+	d->last_scan_ns = now;
+	for (uint32_t e = d->oldest; e != d->next; e++) {
+		struct slot *s = &d->slots[e & d->mask];
+		if (s->state != SLOT_ASSIGNED)
+			continue;
+		if (now - s->t < retry_delay(d, first, s->retries)) {
+			/* Its first ASSIGN, not due: every later id was first assigned
+			   later, and no RETRY comes sooner than first. */
+			if (!s->retries && !s->moved)
+				break;
+			continue;
+		}
+		retry_one(d, s, give_up, now);
+	}
+	n = side_ids(d);
+	for (uint32_t i = 0; i < n; i++) {
+		struct slot *s = side_find(d, d->side_tmp[i]);
+		if (s && s->state == SLOT_ASSIGNED && now - s->t >= retry_delay(d, first, s->retries))
+			retry_one(d, s, give_up, now);
+	}
+}
+
+void xevb_dfm_behind(struct xevb_dfm *d, uint64_t now)
+{
+	d->watch_from = now;
+}
+
 void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 {
+	/* The caller reads every datagram before it polls, so a DFM that was
+	   not scheduled for a while still hears what the builders sent
+	   meanwhile; one that left some unread (xevb_dfm_behind) gives every
+	   builder a whole dead_ns again. */
 	for (uint32_t i = 0; i < d->nb; i++)
-		if (d->b[i].alive && now - d->b[i].last_ns > d->cfg.dead_ns)
+		if (d->b[i].alive && now - d->b[i].last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns)
 			builder_down(d, (int)i);
-	if (d->cfg.retry_ns && now - d->last_scan_ns >= d->cfg.retry_ns / 4) {
-		d->last_scan_ns = now;
-		for (uint32_t e = d->oldest; e != d->next; e++) {
-			struct slot *s = &d->slots[e & d->mask];
-			if (s->state != SLOT_ASSIGNED || now - s->t < d->cfg.retry_ns)
-				continue;
-			if (s->retries >= d->cfg.max_retries) {
-				finish(d, s, -1, XEVB_LOST_NO_DONE, now);
-				continue;
-			}
-			/* The ASSIGN or its DONE was lost: ask again; a builder that
-			   finished the event answers with its DONE again. */
-			struct xevb_dfm_builder *b = &d->b[s->builder];
-			struct xevb_ctl_assign a = {
-				.first_event = e,
-				.count = 1,
-				.flags = (uint8_t)(XEVB_CTL_AS_RETRY | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
-				.builder_addr = b->addr,
-				.builder_id = b->id,
-				.run = d->cfg.run,
-			};
-			s->retries++;
-			s->t = now;
-			b->retries++;
-			d->st.retries++;
-			d->cfg.send_assign(d->cfg.ctx, (uint32_t)s->builder, &a);
-		}
-	}
+	if (d->cfg.retry_ns)
+		retry_scan(d, now);
 	if (d->clr_n && now - d->clr_first_ns >= d->cfg.clear_flush_ns)
 		clear_flush(d);
 }
 
+static void stop_one(struct xevb_dfm *d, struct slot *s)
+{
+	if (s->state == SLOT_FREE)
+		return;
+	if (s->state == SLOT_WAIT) {
+		s->state = SLOT_ASSIGNED; /* no builder: finish() leaves counts alone */
+		s->builder = -1;
+	}
+	finish(d, s, -1, XEVB_LOST_AT_STOP, 0);
+}
+
 void xevb_dfm_stop(struct xevb_dfm *d)
 {
-	for (uint32_t e = d->oldest; e != d->next; e++) {
-		struct slot *s = &d->slots[e & d->mask];
-		if (s->state == SLOT_FREE)
-			continue;
-		if (s->state == SLOT_WAIT) {
-			s->state = SLOT_ASSIGNED; /* no builder: finish() leaves counts alone */
-			s->builder = -1;
-		}
-		finish(d, s, -1, XEVB_LOST_AT_STOP, 0);
+	uint32_t n = side_ids(d);
+
+	for (uint32_t e = d->oldest; e != d->next; e++)
+		stop_one(d, &d->slots[e & d->mask]);
+	for (uint32_t i = 0; i < n; i++) {
+		struct slot *s = side_find(d, d->side_tmp[i]);
+		if (s)
+			stop_one(d, s);
 	}
-	d->rq_n = 0;
+	d->rq_n = d->n_wait = 0;
 	clear_flush(d);
 }
 
@@ -690,7 +937,7 @@ const struct xevb_dfm_sink *xevb_dfm_sink(const struct xevb_dfm *d, uint32_t i)
 bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 {
 	const struct xevb_dfm_stats *s = &d->st;
-	uint64_t lost = 0, held = d->rq_n, slots = 0;
+	uint64_t lost = 0, held = d->n_wait, slots = 0, side = 0;
 
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		lost += s->lost[r];
@@ -699,6 +946,14 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 		held += d->b[i].outstanding;
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		slots += d->slots[e & d->mask].state != SLOT_FREE;
+	for (uint32_t i = 0; i <= d->side_mask; i++)
+		side += d->side[i].state != SLOT_FREE;
+	if (side != d->side_n || side > d->side_cap) {
+		snprintf(msg, len, "side table holds %llu events, counted %u, room for %u", (unsigned long long)side,
+			 d->side_n, d->side_cap);
+		return false;
+	}
+	slots += side;
 	if (s->triggered != s->complete + s->incomplete + lost + s->outstanding) {
 		snprintf(
 			msg, len,

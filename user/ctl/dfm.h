@@ -48,7 +48,8 @@ struct xevb_dfm_cfg {
 	uint32_t table;          /* events in flight at most; power of 2 */
 	uint64_t dead_ns;        /* silence after which a builder is dead */
 	uint64_t retry_ns;       /* resend ASSIGN to a builder when no DONE by then */
-	uint32_t max_retries;    /* then the event is lost (NO_DONE) */
+	uint64_t retry_first_ns; /* the first RETRY sooner (0: at retry_ns), see xevb_dfm_poll */
+	uint32_t max_retries;    /* then, at retry_ns, the event is lost (NO_DONE) */
 	uint32_t clear_group;    /* events per CLEAR batch (ClearGroupSize) */
 	uint32_t max_per_addr;   /* builders alive at one IP address at most (0: 8) */
 	uint64_t clear_flush_ns; /* a partial batch leaves after this long */
@@ -95,10 +96,13 @@ struct xevb_dfm_stats {
 	uint64_t retries;           /* ASSIGNs sent again */
 	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
 	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */
+	uint64_t done_repeated;     /* DONE again for an event its builder finished (a RETRY crossed the first) */
+	uint64_t done_late_dead;    /* DONE from a builder taken for dead, before its event went elsewhere */
+	uint64_t stragglers;        /* events moved to the side table (open while the window moved on) */
 	uint64_t done_unknown_peer; /* DONE from no builder we know */
 	uint64_t no_data_recovered; /* of lost NO_DATA: built after all, counted in complete or incomplete too */
 	uint64_t stall_no_credit;   /* step found no builder able to take a block */
-	uint64_t stall_table;       /* step found the in-flight table full */
+	uint64_t stall_table;       /* step found the side table full (a quarter of --table stragglers) */
 	uint64_t clear_msgs, cleared;
 	uint64_t builders_full;     /* STATUS refused: too many builders */
 	uint64_t builders_per_addr; /* STATUS refused: --max-per-address builders alive at that address */
@@ -164,8 +168,17 @@ const struct xevb_dfm_lat_stats *xevb_dfm_latency(const struct xevb_dfm *d, enum
 const char *xevb_dfm_lat_name(enum xevb_dfm_lat l);
 /* Could a block be assigned now (some builder alive, not Busy, with credit)? */
 bool xevb_dfm_can_assign(const struct xevb_dfm *d);
-/* Deaths, retries, clear batches. Call every few milliseconds. */
+/*
+ * Deaths, retries, clear batches. Call every few milliseconds. A builder
+ * silent (no STATUS, no DONE) for dead_ns while the DFM was polling is
+ * dead. An event without DONE is asked again (RETRY) after
+ * max(retry_first_ns, 2 x p99 ASSIGN-to-DONE), then after twice that,
+ * and so on up to retry_ns; after max_retries RETRYs at retry_ns it is
+ * lost as no_done.
+ */
 void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now);
+/* The caller left datagrams unread: silence since is not the builders'. */
+void xevb_dfm_behind(struct xevb_dfm *d, uint64_t now);
 /* End of run: everything outstanding is lost AT_STOP, clears flushed. */
 void xevb_dfm_stop(struct xevb_dfm *d);
 
