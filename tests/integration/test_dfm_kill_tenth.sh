@@ -29,7 +29,7 @@ for mode in push pull; do
 	dfm_source 1 "${mode}_s1" --source-ids 2-3 --frag-size 200
 	( e2e_until "$E2E_WAIT" e2e_bstat 9 'd["events_complete"] > 0'; kill -KILL "$(e2e_xevb_pid "$victim")" ) &
 	killer=$!
-	dfm_run "${mode}_dfm" --mode "$mode" --rate 2000 --events "$N" --pack 4 --wait-builders 10 --wait-sources 2
+	dfm_run "${mode}_dfm" --mode "$mode" --rate 2000 --events "$N" --pack 4 --wait-builders 10 --wait-sources 2 ${KILL_DFM_ARGS:-}
 	wait "$killer"
 	dfm_stop_all
 	for i in "${!E2E_NAMES[@]}"; do
@@ -46,9 +46,14 @@ eq("triggered = complete, nothing lost or outstanding", (d["triggered"], d["comp
 eq("builder_dead losses", d["lost"]["builder_dead"], 0)
 v = [x for x in d["builders"] if x["addr"] == "198.18.2.10"][0]
 eq("the killed builder died once", v["deaths"], 1)
+eq("found dead once: by port unreachable or by silence", d["dead_unreachable"] + d["dead_silent"], 1)
+print("# %s: found dead by port unreachable %d, by silence %d" % (m, d["dead_unreachable"], d["dead_silent"]))
+print("# %s: longest silence of the builders alive (ms): %s" % (m, sorted(x["max_silent_ms"] for x in d["builders"] if x is not v)))
 true("its outstanding events re-assigned (%d, at most its 16 credits)" % d["reassigned"], 0 < d["reassigned"] <= 16)
 eq("re-assigned away from it", v["reassigned_away"], d["reassigned"])
 true("the others carried on: every builder built events", all(x["complete"] > 0 for x in d["builders"]))
+eq("no other builder taken for dead (--dead-ms 200, under this machine's load)",
+   [x["addr"] for x in d["builders"] if x["deaths"] and x["addr"] != "198.18.2.10"], [])
 sk = [J(m + "_sink%d" % i) for i in (0, 1)]
 got = sum(x["events"] for x in sk)
 dups = sum(x["duplicates"] for x in sk)

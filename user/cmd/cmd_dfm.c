@@ -26,6 +26,9 @@
 #include "ops/dfm_metrics.h"
 
 #define HEARTBEAT_NS 100000000ull
+/* A builder silent this long (two of its 10 ms heartbeats) gets a STATUS
+   every PROBE_NS: if its process is gone, port unreachable comes back. */
+#define PROBE_NS 20000000ull
 /*
  * Event ids reserved per write of --state. Small, so that a successor starts
  * just past the dead DFM's last ids: ids far ahead would alias the old
@@ -107,6 +110,35 @@ static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as
 		a->push.u.assign[a->push.h.n_recs++] = *as;
 		if (a->push.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
 			flush_push(a);
+	}
+}
+
+static void send_probe(void *ctx, uint32_t bi)
+{
+	struct dfm_app *a = ctx;
+	const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, bi);
+	struct sockaddr_in sa = builder_sa(b);
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
+
+	m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
+					       .peer_epoch = b->epoch,
+					       .load = b->outstanding,
+					       .credits = b->credits };
+	xevb_ctl_send(&a->io, &sa, &m);
+}
+
+/* Datagrams that met port unreachable: a builder whose process is gone is dead now. */
+static void unreachable(struct dfm_app *a, uint64_t now)
+{
+	struct sockaddr_in to;
+
+	while (xevb_ctl_unreachable(&a->io, &to)) {
+		uint64_t before = xevb_dfm_stats(a->d)->dead_unreachable;
+		xevb_dfm_unreachable(a->d, to.sin_addr.s_addr, ntohs(to.sin_port), now);
+		if (xevb_dfm_stats(a->d)->dead_unreachable != before)
+			xevb_warn("builder %s:%u: port unreachable (its process is gone): dead, its events go "
+				  "to the others",
+				  inet_ntoa(to.sin_addr), ntohs(to.sin_port));
 	}
 }
 
@@ -485,6 +517,7 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
 	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
 	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"stragglers\":%llu,"
+	       "\"dead_silent\":%llu,\"dead_unreachable\":%llu,"
 	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
 	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
@@ -494,7 +527,8 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->no_data_recovered,
 	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
 	       (unsigned long long)s->done_repeated, (unsigned long long)s->done_late_dead,
-	       (unsigned long long)s->stragglers, (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
+	       (unsigned long long)s->stragglers, (unsigned long long)s->dead_silent,
+	       (unsigned long long)s->dead_unreachable, (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
 	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
 	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
 	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
@@ -523,7 +557,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		printf("%s{\"addr\":\"%s\",\"port\":%u,\"id\":%u,\"credits\":%u,\"assigned\":%llu,\"complete\":%llu,"
 		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
 		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
-		       "\"received\":%llu,\"not_delivered\":%llu,"
+		       "\"received\":%llu,\"not_delivered\":%llu,\"max_silent_ms\":%.1f,"
 		       "\"alive\":%s}",
 		       i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
 		       (unsigned long long)b->complete, (unsigned long long)b->incomplete,
@@ -532,7 +566,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		       (unsigned long long)b->rejoins, (unsigned long long)b->restarts,
 		       (unsigned long long)b->busy_on, (unsigned long long)b->retries,
 		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
-		       b->alive ? "true" : "false");
+		       (double)b->max_silent_ns / 1e6, b->alive ? "true" : "false");
 	}
 }
 
@@ -698,6 +732,8 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	a->pull = o->c.dc.pull;
 	o->c.dc.send_assign = send_assign;
 	o->c.dc.send_clear = send_clear;
+	o->c.dc.probe = send_probe;
+	o->c.dc.probe_ns = PROBE_NS;
 	o->c.dc.ctx = a;
 	a->d = xevb_dfm_new(&o->c.dc);
 	if (!a->d) {
@@ -708,6 +744,10 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 		xevb_dfm_free(a->d);
 		return 1;
 	}
+	if (xevb_ctl_watch_unreachable(&a->io))
+		xevb_warn("cannot watch for port unreachable (IP_RECVERR: %s): a dead builder is found by its "
+			  "silence only (--dead-ms)",
+			  strerror(errno));
 	if (o->c.co.metrics && !(*mx = dfm_metrics_start(o->c.co.metrics))) {
 		xevb_ctl_close(&a->io);
 		xevb_dfm_free(a->d);
@@ -813,12 +853,14 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	int budget = 4096;
 
 	ph->now = xevb_now_ns();
-	/* DONEs are stamped as read (ASSIGN-to-DONE); the round goes on at the time after reading. */
+	/* Each message stamped as read (ASSIGN-to-DONE; a builder's silence is
+	   judged against it); the round goes on at the time after reading. */
 	while (budget > 0 && xevb_ctl_recv(&a->io, &m, &from)) {
 		budget--;
-		handle(a, &m, &from, m.h.type == XEVB_CTL_DONE ? xevb_now_ns() : ph->now);
+		handle(a, &m, &from, xevb_now_ns());
 	}
 	ph->now = xevb_now_ns();
+	unreachable(a, ph->now);
 	if (!budget) /* datagrams left unread: no builder is silent for it */
 		xevb_dfm_behind(a->d, ph->now);
 	if (a->sources_changed) {

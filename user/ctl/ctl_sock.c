@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/errqueue.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -253,6 +254,23 @@ static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, ui
 	return sealed ? XEVB_CTL_E_NO_KEY : xevb_ctl_decode(buf, n, m);
 }
 
+/* An ICMP error a datagram sent earlier met (IP_RECVERR) fails the next call once: not this one's. */
+static bool stale_icmp(int err)
+{
+	return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH;
+}
+
+static bool send_one(struct xevb_ctl_io *io, const struct sockaddr_in *to, const uint8_t *buf, size_t len)
+{
+	for (int k = 0; k < 2; k++) {
+		if (sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) == (ssize_t)len)
+			return true;
+		if (!stale_icmp(errno))
+			return false;
+	}
+	return false;
+}
+
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m)
 {
 	uint8_t buf[XEVB_CTL_MAX_LEN];
@@ -268,7 +286,7 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 					 xevb_ctl_auth_now());
 	if (len && io->tx_hook)
 		io->tx_hook(io->tx_ctx, to, buf, len);
-	else if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
+	else if (!len || !send_one(io, to, buf, len)) {
 		io->tx_err++;
 		return -1;
 	}
@@ -284,6 +302,7 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		struct cmsghdr h;
 		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
 	} ctl;
+	int stale = 0;
 
 	for (;;) {
 		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
@@ -297,7 +316,7 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		uint32_t dst = 0;
 
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || (stale_icmp(errno) && stale++ < 64))
 				continue;
 			return 0;
 		}
@@ -331,4 +350,44 @@ int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, 
 	}
 	io->rx_type[m->h.type]++;
 	return 1;
+}
+
+int xevb_ctl_watch_unreachable(struct xevb_ctl_io *io)
+{
+	int one = 1;
+
+	return setsockopt(io->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one));
+}
+
+int xevb_ctl_unreachable(struct xevb_ctl_io *io, struct sockaddr_in *to)
+{
+	union {
+		struct cmsghdr h;
+		uint8_t b[CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))];
+	} ctl;
+
+	for (int k = 0; k < 64; k++) {
+		uint8_t buf[64];
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr mh = { .msg_name = to,
+				     .msg_namelen = sizeof(*to),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+
+		if (recvmsg(io->fd, &mh, MSG_ERRQUEUE) < 0)
+			return 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			const struct sock_extended_err *e = (const void *)CMSG_DATA(c);
+			/* Port unreachable: nothing listens there any more (the process is gone). */
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVERR &&
+			    e->ee_origin == SO_EE_ORIGIN_ICMP && e->ee_type == 3 && e->ee_code == 3 &&
+			    mh.msg_namelen >= sizeof(*to) && to->sin_family == AF_INET) {
+				io->unreachable++;
+				return 1;
+			}
+		}
+	}
+	return 0;
 }

@@ -337,6 +337,13 @@ static void builder_down(struct xevb_dfm *d, int bi)
 	b->outstanding = 0;
 }
 
+static void heard(struct xevb_dfm_builder *b, uint64_t now)
+{
+	if (b->last_ns && (int64_t)(now - b->last_ns) > (int64_t)b->max_silent_ns)
+		b->max_silent_ns = now - b->last_ns;
+	b->last_ns = now;
+}
+
 /* Builders alive at addr: one host may not fill the table (no lock-out). */
 static uint32_t alive_at(const struct xevb_dfm *d, uint32_t addr)
 {
@@ -402,6 +409,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	if (!b->alive) {
 		b->alive = true;
 		b->rejoins++;
+		b->last_ns = 0; /* its silence while dead is not a gap */
 		b->wrr = 0;
 	}
 	XEVB_PROBE_IF(dfm_busy, busy && !b->busy, bi);
@@ -412,7 +420,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	b->id = h->sender_id;
 	b->credits = st->credits;
 	XEVB_PROBE(dfm_credit, bi, st->credits);
-	b->last_ns = now;
+	heard(b, now);
 	return bi;
 }
 
@@ -455,7 +463,7 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 	}
 	/* A DONE is a sign of life as good as a STATUS (a busy builder need not send both). */
 	if (d->b[bi].alive)
-		d->b[bi].last_ns = now;
+		heard(&d->b[bi], now);
 	for (uint32_t i = 0; i < n; i++) {
 		struct slot *f = &d->slots[r[i].event_id & d->mask], *s;
 
@@ -485,6 +493,17 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 		if (s->sent)
 			lat_add(d, XEVB_DFM_LAT_ASSIGN_DONE, now, s->lat_t);
 		finish(d, s, r[i].status == XEVB_DONE_NO_DATA ? -1 : r[i].status, XEVB_LOST_NO_DATA, now);
+	}
+}
+
+void xevb_dfm_unreachable(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now)
+{
+	int bi = find_builder(d, addr, port);
+
+	(void)now;
+	if (bi >= 0 && d->b[bi].alive) {
+		d->st.dead_unreachable++;
+		builder_down(d, bi);
 	}
 }
 
@@ -874,9 +893,18 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 	   not scheduled for a while still hears what the builders sent
 	   meanwhile; one that left some unread (xevb_dfm_behind) gives every
 	   builder a whole dead_ns again. */
-	for (uint32_t i = 0; i < d->nb; i++)
-		if (d->b[i].alive && now - d->b[i].last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns)
+	for (uint32_t i = 0; i < d->nb; i++) {
+		struct xevb_dfm_builder *b = &d->b[i];
+		if (!b->alive)
+			continue;
+		if (now - b->last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns) {
+			d->st.dead_silent++;
 			builder_down(d, (int)i);
+		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns && now - b->probe_ns >= d->cfg.probe_ns) {
+			b->probe_ns = now;
+			d->cfg.probe(d->cfg.ctx, i);
+		}
+	}
 	if (d->cfg.retry_ns)
 		retry_scan(d, now);
 	if (d->clr_n && now - d->clr_first_ns >= d->cfg.clear_flush_ns)

@@ -55,6 +55,11 @@ struct xevb_dfm_cfg {
 	uint64_t clear_flush_ns; /* a partial batch leaves after this long */
 	void (*send_assign)(void *ctx, uint32_t builder, const struct xevb_ctl_assign *a);
 	void (*send_clear)(void *ctx, const struct xevb_ctl_range *r, uint32_t n);
+	/* Optional: a datagram to builder bi silent for probe_ns (every probe_ns
+	   at most): if its process is gone, its host answers port unreachable
+	   (xevb_dfm_unreachable) long before dead_ns. */
+	void (*probe)(void *ctx, uint32_t builder);
+	uint64_t probe_ns;
 	void *ctx;
 };
 
@@ -71,6 +76,8 @@ struct xevb_dfm_builder {
 	uint64_t assigned, complete, incomplete, no_data, lost, reassigned_away;
 	uint64_t no_data_recovered; /* of no_data: built after all, in complete or incomplete too */
 	uint64_t deaths, rejoins, restarts, busy_on, retries;
+	uint64_t max_silent_ns; /* the longest it went unheard while alive (what --dead-ms must exceed) */
+	uint64_t probe_ns;      /* last probe sent (cfg.probe) */
 	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
 	   received, and DONE ones none of them did (so far; at the end: lost). */
 	uint64_t received, not_delivered;
@@ -99,6 +106,8 @@ struct xevb_dfm_stats {
 	uint64_t done_repeated;     /* DONE again for an event its builder finished (a RETRY crossed the first) */
 	uint64_t done_late_dead;    /* DONE from a builder taken for dead, before its event went elsewhere */
 	uint64_t stragglers;        /* events moved to the side table (open while the window moved on) */
+	uint64_t dead_silent;       /* builders taken for dead: silent for dead_ns */
+	uint64_t dead_unreachable;  /* ... their port unreachable (the process is gone) */
 	uint64_t done_unknown_peer; /* DONE from no builder we know */
 	uint64_t no_data_recovered; /* of lost NO_DATA: built after all, counted in complete or incomplete too */
 	uint64_t stall_no_credit;   /* step found no builder able to take a block */
@@ -143,6 +152,8 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 /* A farm node's RECEIVED records: cumulative counts per builder address. */
 void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 			  const struct xevb_ctl_received *r, uint32_t n, uint64_t now);
+/* A datagram to addr:port met ICMP port unreachable: a builder there is dead now. */
+void xevb_dfm_unreachable(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
 /* A builder said BYE: dead now, its events handled as for a death. */
 void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
 
