@@ -519,7 +519,8 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"stragglers\":%llu,"
 	       "\"dead_silent\":%llu,\"dead_unreachable\":%llu,"
 	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
-	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
+	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"test_dropped\":%llu,"
+	       "\"unreachable\":%llu,\"received\":%llu,"
 	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
 	       (unsigned long long)lost_total(s), (unsigned long long)s->outstanding,
 	       (unsigned long long)s->reassigned, (unsigned long long)s->retries,
@@ -530,7 +531,8 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)s->stragglers, (unsigned long long)s->dead_silent,
 	       (unsigned long long)s->dead_unreachable, (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
 	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
-	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
+	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.test_dropped,
+	       (unsigned long long)a->io.unreachable, (unsigned long long)a->io.rx,
 	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
 	printf(",\"refused_by_reason\":{");

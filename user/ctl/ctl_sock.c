@@ -163,6 +163,39 @@ static void warn_unkeyed(const struct xevb_ctl_io *io)
 		default_members ? "key_file = run.key in [run] of the run configuration" : "--key-file run.key");
 }
 
+/*
+ * Test only (tests/integration/test_dfm_ctl_loss.sh): XEVB_TEST_CTL_DROP=N
+ * drops every N-th control datagram this endpoint sends, as a lossy network
+ * would: not BYE nor RECEIVED (the end of a run and its books, which a
+ * lost datagram only delays).
+ */
+static void test_drop_init(struct xevb_ctl_io *io)
+{
+	const char *e = getenv("XEVB_TEST_CTL_DROP");
+	char *end;
+	unsigned long n;
+
+	if (!e || !*e)
+		return;
+	n = strtoul(e, &end, 10);
+	if (*end || n < 2 || n > 1000000) {
+		xevb_warn("XEVB_TEST_CTL_DROP=%s ignored: give N in 2..1000000 (drop every N-th datagram)", e);
+		return;
+	}
+	io->test_drop = (uint32_t)n;
+	xevb_warn("XEVB_TEST_CTL_DROP=%lu: every %lu-th control datagram sent is dropped (test only)", n, n);
+}
+
+static bool test_dropped(struct xevb_ctl_io *io, uint8_t type)
+{
+	if (!io->test_drop || type == XEVB_CTL_BYE || type == XEVB_CTL_RECEIVED)
+		return false;
+	if (++io->test_seen % io->test_drop)
+		return false;
+	io->test_dropped++;
+	return true;
+}
+
 int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
@@ -170,6 +203,7 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 
 	if (xevb_ctl_init(io, role, id))
 		return -1;
+	test_drop_init(io);
 	io->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (io->fd < 0) {
 		xevb_err("control socket: %s", strerror(errno));
@@ -286,6 +320,8 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 					 xevb_ctl_auth_now());
 	if (len && io->tx_hook)
 		io->tx_hook(io->tx_ctx, to, buf, len);
+	else if (len && test_dropped(io, m->h.type))
+		; /* counted as sent: lost on the way */
 	else if (!len || !send_one(io, to, buf, len)) {
 		io->tx_err++;
 		return -1;

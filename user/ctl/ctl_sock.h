@@ -69,6 +69,8 @@ struct xevb_ctl_io {
 	uint64_t rx_refused[XEVB_ADMIT__COUNT], rx_refused_total;
 	uint64_t refused_logged, refused_log_ns;
 	uint64_t unreachable; /* ICMP port unreachable for what we sent (xevb_ctl_unreachable) */
+	uint32_t test_drop;   /* XEVB_TEST_CTL_DROP (test only): drop every N-th datagram sent */
+	uint64_t test_seen, test_dropped;
 	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */
 	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
 	void *tx_ctx;
