@@ -277,9 +277,16 @@ Test(dfm, unknown_and_foreign_done_counted)
  */
 Test(dfm, quick_retries_back_off)
 {
-	struct xevb_dfm_cfg c = { .block = 1, .first_event = 1000, .table = 1024, .dead_ns = 100000 * MS,
-				  .retry_ns = 200 * MS, .retry_first_ns = 10 * MS, .max_retries = 2,
-				  .clear_group = 10, .clear_flush_ns = 50 * MS, .send_assign = on_assign,
+	struct xevb_dfm_cfg c = { .block = 1,
+				  .first_event = 1000,
+				  .table = 1024,
+				  .dead_ns = 100000 * MS,
+				  .retry_ns = 200 * MS,
+				  .retry_first_ns = 10 * MS,
+				  .max_retries = 2,
+				  .clear_group = 10,
+				  .clear_flush_ns = 50 * MS,
+				  .send_assign = on_assign,
 				  .send_clear = on_clear };
 	/* Doubling below 200 ms, then max_retries at 200 ms, then lost. */
 	static const uint64_t gap[] = { 10, 20, 40, 80, 160, 200, 200, 200 };

@@ -136,9 +136,10 @@ static void unreachable(struct dfm_app *a, uint64_t now)
 		uint64_t before = xevb_dfm_stats(a->d)->dead_unreachable;
 		xevb_dfm_unreachable(a->d, to.sin_addr.s_addr, ntohs(to.sin_port), now);
 		if (xevb_dfm_stats(a->d)->dead_unreachable != before)
-			xevb_warn("builder %s:%u: port unreachable (its process is gone): dead, its events go "
-				  "to the others",
-				  inet_ntoa(to.sin_addr), ntohs(to.sin_port));
+			xevb_warn(
+				"builder %s:%u: port unreachable (its process is gone): dead, its events go "
+				"to the others",
+				inet_ntoa(to.sin_addr), ntohs(to.sin_port));
 	}
 }
 
@@ -529,11 +530,12 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
 	       (unsigned long long)s->done_repeated, (unsigned long long)s->done_late_dead,
 	       (unsigned long long)s->stragglers, (unsigned long long)s->dead_silent,
-	       (unsigned long long)s->dead_unreachable, (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
-	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
-	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.test_dropped,
-	       (unsigned long long)a->io.unreachable, (unsigned long long)a->io.rx,
-	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
+	       (unsigned long long)s->dead_unreachable, (unsigned long long)s->clear_msgs,
+	       (unsigned long long)s->cleared, el > 0 ? (double)s->triggered / el : 0,
+	       (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err,
+	       (unsigned long long)a->io.test_dropped, (unsigned long long)a->io.unreachable,
+	       (unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total,
+	       (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
 	printf(",\"refused_by_reason\":{");
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
@@ -747,9 +749,10 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 		return 1;
 	}
 	if (xevb_ctl_watch_unreachable(&a->io))
-		xevb_warn("cannot watch for port unreachable (IP_RECVERR: %s): a dead builder is found by its "
-			  "silence only (--dead-ms)",
-			  strerror(errno));
+		xevb_warn(
+			"cannot watch for port unreachable (IP_RECVERR: %s): a dead builder is found by its "
+			"silence only (--dead-ms)",
+			strerror(errno));
 	if (o->c.co.metrics && !(*mx = dfm_metrics_start(o->c.co.metrics))) {
 		xevb_ctl_close(&a->io);
 		xevb_dfm_free(a->d);

@@ -15,11 +15,11 @@
 #include "ctl/build_fwd.h"
 #include "ctl/build_req.h"
 
-#define HB_NS   100000000ull /* STATUS to the farm nodes */
+#define HB_NS 100000000ull /* STATUS to the farm nodes */
 /* STATUS to the DFM this often, unless a DONE left meanwhile (as good a
    sign of life): the DFM takes a builder silent for --dead-ms (200) dead. */
 #define HB_DFM_NS 10000000ull
-#define SCAN_NS 5000000ull
+#define SCAN_NS   5000000ull
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */

@@ -39,11 +39,11 @@ struct xevb_dfm {
 	uint32_t oldest, next;
 	struct slot *side; /* stragglers moved out of the window (open addressing) */
 	uint32_t side_mask, side_bits, side_n, side_cap;
-	uint32_t *side_tmp; /* their ids, for scans that finish some */
-	uint32_t *rq;       /* events waiting for re-assignment, FIFO */
+	uint32_t *side_tmp;              /* their ids, for scans that finish some */
+	uint32_t *rq;                    /* events waiting for re-assignment, FIFO */
 	uint32_t rq_head, rq_n, rq_mask; /* entries; an event no longer waiting is skipped */
-	uint32_t n_wait;                  /* events waiting (SLOT_WAIT) */
-	uint32_t *clr; /* finished events not yet cleared */
+	uint32_t n_wait;                 /* events waiting (SLOT_WAIT) */
+	uint32_t *clr;                   /* finished events not yet cleared */
 	uint32_t clr_n, clr_cap;
 	uint64_t clr_first_ns;
 	uint64_t last_scan_ns;
@@ -900,7 +900,8 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 		if (now - b->last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns) {
 			d->st.dead_silent++;
 			builder_down(d, (int)i);
-		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns && now - b->probe_ns >= d->cfg.probe_ns) {
+		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns &&
+			   now - b->probe_ns >= d->cfg.probe_ns) {
 			b->probe_ns = now;
 			d->cfg.probe(d->cfg.ctx, i);
 		}
@@ -977,8 +978,8 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 	for (uint32_t i = 0; i <= d->side_mask; i++)
 		side += d->side[i].state != SLOT_FREE;
 	if (side != d->side_n || side > d->side_cap) {
-		snprintf(msg, len, "side table holds %llu events, counted %u, room for %u", (unsigned long long)side,
-			 d->side_n, d->side_cap);
+		snprintf(msg, len, "side table holds %llu events, counted %u, room for %u",
+			 (unsigned long long)side, d->side_n, d->side_cap);
 		return false;
 	}
 	slots += side;

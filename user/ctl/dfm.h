@@ -34,10 +34,11 @@
 #define XEVB_DFM_MAX_SINKS    64
 
 enum xevb_dfm_lost {
-	XEVB_LOST_BUILDER_DEAD = 0, /* never since dead builders' events are re-assigned in push too; kept in the books' format */
-	XEVB_LOST_NO_DATA,          /* the builder got no fragment at all */
-	XEVB_LOST_NO_DONE,          /* no DONE after every retry, builder alive */
-	XEVB_LOST_AT_STOP,          /* still outstanding when the DFM stopped */
+	XEVB_LOST_BUILDER_DEAD =
+		0, /* never since dead builders' events are re-assigned in push too; kept in the books' format */
+	XEVB_LOST_NO_DATA, /* the builder got no fragment at all */
+	XEVB_LOST_NO_DONE, /* no DONE after every retry, builder alive */
+	XEVB_LOST_AT_STOP, /* still outstanding when the DFM stopped */
 	XEVB_LOST__COUNT
 };
 
