@@ -4,6 +4,7 @@
 #include <criterion/new/assert.h>
 #include <string.h>
 #include "ctl/dfm.h"
+#include "ctl/dfm_slots.h"
 
 #define MS 1000000ull
 
@@ -735,4 +736,36 @@ Test(dfm, latency_trigger_to_assign_and_assign_to_done)
 	xevb_dfm_stop(d);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_AT_STOP], 10)); /* with the 6 before */
 	free_balanced(d);
+}
+
+/* The side table: ids in, some out (entries after a hole move back), every one still found. */
+Test(dfm, side_table_finds_every_id_after_deletions)
+{
+	struct dfm_side s;
+	uint32_t ids[256], n = 0;
+
+	cr_assert(eq(int, dfm_side_init(&s, 1024), 0));
+	cr_assert(eq(u32, s.cap, 256));
+	for (uint32_t k = 0; k < 256; k++) {
+		/* Blocks of 4 consecutive ids far apart, as a dead builder leaves them. */
+		struct dfm_slot x = { .event = 7000 + (k / 4) * 1024 + k % 4, .state = SLOT_ASSIGNED };
+		dfm_side_put(&s, &x);
+		ids[n++] = x.event;
+	}
+	cr_assert(eq(u32, dfm_side_count(&s), 256));
+	for (uint32_t k = 0; k < 256; k += 3) {
+		struct dfm_slot *x = dfm_side_find(&s, ids[k]);
+		cr_assert(not(eq(ptr, x, NULL)));
+		dfm_side_del(&s, x);
+	}
+	for (uint32_t k = 0; k < 256; k++) {
+		struct dfm_slot *x = dfm_side_find(&s, ids[k]);
+		if (k % 3 == 0)
+			cr_assert(eq(ptr, x, NULL), "id %u still found", ids[k]);
+		else
+			cr_assert(x && x->event == ids[k], "id %u lost", ids[k]);
+	}
+	cr_assert(eq(u32, dfm_side_count(&s), s.n));
+	cr_assert(eq(u32, dfm_side_ids(&s), s.n));
+	dfm_side_free(&s);
 }

@@ -15,31 +15,15 @@
 #include <string.h>
 #include "base/probes.h"
 #include "ctl/dfm.h"
+#include "ctl/dfm_slots.h"
 #include "ctl/flowctl.h"
-
-enum { SLOT_FREE = 0, SLOT_ASSIGNED, SLOT_WAIT }; /* WAIT: for a new builder (pull) */
-
-struct slot {
-	uint32_t event;
-	int16_t builder;
-	uint8_t state;
-	uint8_t sent;        /* its ASSIGN has left (xevb_dfm_assign_sent) */
-	uint16_t retries;    /* RETRYs sent to its builder */
-	uint16_t no_data_by; /* free: 1 + the builder that gave it up as NO_DATA; 0: none */
-	uint16_t done_by;    /* free: 1 + the builder whose DONE finished it (a repeated DONE) */
-	uint8_t moved;       /* re-assigned: t is no longer its first assignment */
-	uint64_t t;          /* its last ASSIGN (first, re-assignment or retry) */
-	uint64_t lat_t;      /* the trigger time until the ASSIGN leaves, then that send's */
-};
 
 struct xevb_dfm {
 	struct xevb_dfm_cfg cfg;
 	uint32_t mask;
-	struct slot *slots;
+	struct dfm_slot *slots;
 	uint32_t oldest, next;
-	struct slot *side; /* stragglers moved out of the window (open addressing) */
-	uint32_t side_mask, side_bits, side_n, side_cap;
-	uint32_t *side_tmp;              /* their ids, for scans that finish some */
+	struct dfm_side side;            /* stragglers moved out of the window */
 	uint32_t *rq;                    /* events waiting for re-assignment, FIFO */
 	uint32_t rq_head, rq_n, rq_mask; /* entries; an event no longer waiting is skipped */
 	uint32_t n_wait;                 /* events waiting (SLOT_WAIT) */
@@ -74,16 +58,11 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->mask = cfg->table - 1;
 	d->clr_cap = cfg->clear_group;
 	/* Stragglers: a quarter of the table, in a hash at most half full. */
-	d->side_cap = cfg->table / 4;
-	d->side_bits = (uint32_t)__builtin_ctz(cfg->table) - 1;
-	d->side_mask = (1u << d->side_bits) - 1;
-	d->rq_mask = 2 * cfg->table - 1; /* table + side_cap waiting at most */
+	d->rq_mask = 2 * cfg->table - 1; /* table + side.cap waiting at most */
 	d->slots = calloc(cfg->table, sizeof(*d->slots));
-	d->side = calloc(d->side_mask + 1, sizeof(*d->side));
-	d->side_tmp = calloc(d->side_cap ? d->side_cap : 1, sizeof(*d->side_tmp));
 	d->rq = calloc(d->rq_mask + 1, sizeof(*d->rq));
 	d->clr = calloc(d->clr_cap, sizeof(*d->clr));
-	if (!d->slots || !d->side || !d->side_tmp || !d->rq || !d->clr) {
+	if (!d->slots || dfm_side_init(&d->side, cfg->table) || !d->rq || !d->clr) {
 		xevb_dfm_free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -97,8 +76,7 @@ void xevb_dfm_free(struct xevb_dfm *d)
 	if (!d)
 		return;
 	free(d->slots);
-	free(d->side);
-	free(d->side_tmp);
+	dfm_side_free(&d->side);
 	free(d->rq);
 	free(d->clr);
 	free(d);
@@ -151,72 +129,14 @@ static void advance(struct xevb_dfm *d)
 		d->oldest++;
 }
 
-/* ---- the side table: stragglers by id, linear probing, backward-shift deletion ---- */
-
-static uint32_t side_home(const struct xevb_dfm *d, uint32_t ev)
-{
-	return (ev * 0x9e3779b1u) >> (32 - d->side_bits);
-}
-
-static struct slot *side_find(struct xevb_dfm *d, uint32_t ev)
-{
-	for (uint32_t i = side_home(d, ev);; i = (i + 1) & d->side_mask) {
-		struct slot *x = &d->side[i];
-		if (x->state == SLOT_FREE)
-			return NULL;
-		if (x->event == ev)
-			return x;
-	}
-}
-
-static void side_put(struct xevb_dfm *d, const struct slot *s)
-{
-	uint32_t i = side_home(d, s->event);
-
-	while (d->side[i].state != SLOT_FREE)
-		i = (i + 1) & d->side_mask;
-	d->side[i] = *s;
-	d->side_n++;
-}
-
-/* Free entry i; the entries after it move back so that no probe chain breaks. */
-static void side_del(struct xevb_dfm *d, uint32_t i)
-{
-	for (uint32_t j = (i + 1) & d->side_mask; d->side[j].state != SLOT_FREE; j = (j + 1) & d->side_mask) {
-		uint32_t h = side_home(d, d->side[j].event);
-		if (((j - h) & d->side_mask) >= ((j - i) & d->side_mask)) {
-			d->side[i] = d->side[j];
-			i = j;
-		}
-	}
-	memset(&d->side[i], 0, sizeof(d->side[i]));
-	d->side_n--;
-}
-
-static bool in_side(const struct xevb_dfm *d, const struct slot *s)
-{
-	return s >= d->side && s <= d->side + d->side_mask;
-}
-
 /* The event's entry while it is in flight (assigned or waiting), or NULL. */
-static struct slot *lookup(struct xevb_dfm *d, uint32_t ev)
+static struct dfm_slot *lookup(struct xevb_dfm *d, uint32_t ev)
 {
-	struct slot *s = &d->slots[ev & d->mask];
+	struct dfm_slot *s = &d->slots[ev & d->mask];
 
 	if (s->state != SLOT_FREE && s->event == ev)
 		return s;
-	return d->side_n ? side_find(d, ev) : NULL;
-}
-
-/* The side table's ids now: scans that finish events (which moves entries) walk these. */
-static uint32_t side_ids(struct xevb_dfm *d)
-{
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i <= d->side_mask && n < d->side_n; i++)
-		if (d->side[i].state != SLOT_FREE)
-			d->side_tmp[n++] = d->side[i].event;
-	return n;
+	return dfm_side_find(&d->side, ev);
 }
 
 /*
@@ -227,11 +147,11 @@ static uint32_t side_ids(struct xevb_dfm *d)
 static bool make_room(struct xevb_dfm *d)
 {
 	while (d->next - d->oldest + d->cfg.block > d->cfg.table) {
-		struct slot *s = &d->slots[d->oldest & d->mask];
+		struct dfm_slot *s = &d->slots[d->oldest & d->mask];
 
-		if (d->side_n >= d->side_cap)
+		if (d->side.n >= d->side.cap)
 			return false;
-		side_put(d, s);
+		dfm_side_put(&d->side, s);
 		memset(s, 0, sizeof(*s));
 		s->builder = -1;
 		d->st.stragglers++;
@@ -241,7 +161,7 @@ static bool make_room(struct xevb_dfm *d)
 }
 
 /* The event leaves the books with its outcome: a DONE status or a loss. */
-static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost, uint64_t now)
+static void finish(struct xevb_dfm *d, struct dfm_slot *s, int done_status, int lost, uint64_t now)
 {
 	struct xevb_dfm_builder *b = s->builder >= 0 ? &d->b[s->builder] : NULL;
 
@@ -270,8 +190,8 @@ static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost
 	s->builder = -1;
 	d->st.outstanding--;
 	clear_add(d, s->event, now);
-	if (in_side(d, s))
-		side_del(d, (uint32_t)(s - d->side));
+	if (dfm_side_has(&d->side, s))
+		dfm_side_del(&d->side, s);
 	else
 		advance(d);
 }
@@ -299,7 +219,7 @@ static void rq_push(struct xevb_dfm *d, uint32_t ev)
 		uint32_t n = 0;
 		for (uint32_t i = 0; i < d->rq_n; i++) {
 			uint32_t e = d->rq[(d->rq_head + i) & d->rq_mask];
-			struct slot *s = lookup(d, e);
+			struct dfm_slot *s = lookup(d, e);
 			if (s && s->state == SLOT_WAIT)
 				d->rq[(d->rq_head + n++) & d->rq_mask] = e;
 		}
@@ -310,7 +230,7 @@ static void rq_push(struct xevb_dfm *d, uint32_t ev)
 
 /* Push too: the sources hold every event until its CLEAR and send a held
    event again to the builder a second ASSIGN names. */
-static void to_reassign(struct xevb_dfm *d, struct slot *s, int bi)
+static void to_reassign(struct xevb_dfm *d, struct dfm_slot *s, int bi)
 {
 	if (s->state != SLOT_ASSIGNED || s->builder != bi)
 		return;
@@ -332,8 +252,8 @@ static void builder_down(struct xevb_dfm *d, int bi)
 	b->deaths++;
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		to_reassign(d, &d->slots[e & d->mask], bi);
-	for (uint32_t i = 0; d->side_n && i <= d->side_mask; i++)
-		to_reassign(d, &d->side[i], bi);
+	for (uint32_t i = 0; d->side.n && i <= d->side.mask; i++)
+		to_reassign(d, &d->side.t[i], bi);
 	b->outstanding = 0;
 }
 
@@ -432,7 +352,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
  * Prometheus counters): the loss stays counted and no_data_recovered
  * takes it back in the books (xevb_dfm_check).
  */
-static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_t status)
+static bool no_data_recovered(struct xevb_dfm *d, struct dfm_slot *s, int bi, uint8_t status)
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
 
@@ -465,7 +385,7 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 	if (d->b[bi].alive)
 		heard(&d->b[bi], now);
 	for (uint32_t i = 0; i < n; i++) {
-		struct slot *f = &d->slots[r[i].event_id & d->mask], *s;
+		struct dfm_slot *f = &d->slots[r[i].event_id & d->mask], *s;
 
 		if (f->event == r[i].event_id && no_data_recovered(d, f, bi, r[i].status))
 			continue;
@@ -681,7 +601,7 @@ void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, u
 	if (a->flags & XEVB_CTL_AS_RETRY)
 		return;
 	for (uint32_t i = 0; i < a->count; i++) {
-		struct slot *s = lookup(d, a->first_event + i);
+		struct dfm_slot *s = lookup(d, a->first_event + i);
 
 		/* Finished or taken back before its ASSIGN left (its builder died in the round): nothing to time. */
 		if (!s || s->state != SLOT_ASSIGNED || s->sent)
@@ -716,7 +636,7 @@ bool xevb_dfm_can_assign(const struct xevb_dfm *d)
 }
 
 /* Slot s takes the i-th event of a block (or a re-assignment: flags). */
-static void slot_assign(struct xevb_dfm *d, struct slot *s, uint32_t ev, int bi, uint8_t flags, uint32_t i,
+static void slot_assign(struct xevb_dfm *d, struct dfm_slot *s, uint32_t ev, int bi, uint8_t flags, uint32_t i,
 			uint64_t now)
 {
 	s->event = ev;
@@ -751,7 +671,7 @@ static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, u
 	XEVB_PROBE(dfm_assign, first, bi, count);
 
 	for (uint32_t i = 0; i < count; i++) {
-		struct slot *s = flags ? lookup(d, first + i) : &d->slots[(first + i) & d->mask];
+		struct dfm_slot *s = flags ? lookup(d, first + i) : &d->slots[(first + i) & d->mask];
 		slot_assign(d, s, first + i, bi, flags, i, now);
 	}
 	b->outstanding += count;
@@ -766,7 +686,7 @@ uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new)
 
 	while (d->n_wait && (bi = pick(d, 1)) >= 0) {
 		uint32_t e = d->rq[d->rq_head & d->rq_mask];
-		struct slot *s = lookup(d, e);
+		struct dfm_slot *s = lookup(d, e);
 
 		d->rq_head++;
 		d->rq_n--;
@@ -830,7 +750,7 @@ static uint32_t give_up_after(const struct xevb_dfm *d, uint64_t first)
 
 /* The ASSIGN or its DONE was lost: ask again (a builder that finished the
    event answers with its DONE again), or give the event up as no_done. */
-static void retry_one(struct xevb_dfm *d, struct slot *s, uint32_t give_up, uint64_t now)
+static void retry_one(struct xevb_dfm *d, struct dfm_slot *s, uint32_t give_up, uint64_t now)
 {
 	struct xevb_dfm_builder *b = &d->b[s->builder];
 	struct xevb_ctl_assign a = {
@@ -862,7 +782,7 @@ static void retry_scan(struct xevb_dfm *d, uint64_t now)
 		return;
 	d->last_scan_ns = now;
 	for (uint32_t e = d->oldest; e != d->next; e++) {
-		struct slot *s = &d->slots[e & d->mask];
+		struct dfm_slot *s = &d->slots[e & d->mask];
 		if (s->state != SLOT_ASSIGNED)
 			continue;
 		if (now - s->t < retry_delay(d, first, s->retries)) {
@@ -874,9 +794,9 @@ static void retry_scan(struct xevb_dfm *d, uint64_t now)
 		}
 		retry_one(d, s, give_up, now);
 	}
-	n = side_ids(d);
+	n = dfm_side_ids(&d->side);
 	for (uint32_t i = 0; i < n; i++) {
-		struct slot *s = side_find(d, d->side_tmp[i]);
+		struct dfm_slot *s = dfm_side_find(&d->side, d->side.ids[i]);
 		if (s && s->state == SLOT_ASSIGNED && now - s->t >= retry_delay(d, first, s->retries))
 			retry_one(d, s, give_up, now);
 	}
@@ -912,7 +832,7 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 		clear_flush(d);
 }
 
-static void stop_one(struct xevb_dfm *d, struct slot *s)
+static void stop_one(struct xevb_dfm *d, struct dfm_slot *s)
 {
 	if (s->state == SLOT_FREE)
 		return;
@@ -925,12 +845,12 @@ static void stop_one(struct xevb_dfm *d, struct slot *s)
 
 void xevb_dfm_stop(struct xevb_dfm *d)
 {
-	uint32_t n = side_ids(d);
+	uint32_t n = dfm_side_ids(&d->side);
 
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		stop_one(d, &d->slots[e & d->mask]);
 	for (uint32_t i = 0; i < n; i++) {
-		struct slot *s = side_find(d, d->side_tmp[i]);
+		struct dfm_slot *s = dfm_side_find(&d->side, d->side.ids[i]);
 		if (s)
 			stop_one(d, s);
 	}
@@ -975,11 +895,10 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 		held += d->b[i].outstanding;
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		slots += d->slots[e & d->mask].state != SLOT_FREE;
-	for (uint32_t i = 0; i <= d->side_mask; i++)
-		side += d->side[i].state != SLOT_FREE;
-	if (side != d->side_n || side > d->side_cap) {
+	side = dfm_side_count(&d->side);
+	if (side != d->side.n || side > d->side.cap) {
 		snprintf(msg, len, "side table holds %llu events, counted %u, room for %u",
-			 (unsigned long long)side, d->side_n, d->side_cap);
+			 (unsigned long long)side, d->side.n, d->side.cap);
 		return false;
 	}
 	slots += side;
