@@ -47,7 +47,10 @@ eq("builder_dead losses", d["lost"]["builder_dead"], 0)
 v = [x for x in d["builders"] if x["addr"] == "198.18.2.10"][0]
 eq("the killed builder died once", v["deaths"], 1)
 eq("found dead once: by port unreachable or by silence", d["dead_unreachable"] + d["dead_silent"], 1)
-print("# %s: found dead by port unreachable %d, by silence %d" % (m, d["dead_unreachable"], d["dead_silent"]))
+print("# %s: found dead by port unreachable %d, by silence %d, %.1f ms after its last word" % (
+    m, d["dead_unreachable"], d["dead_silent"], v["dead_after_ms"]))
+true("found dead within --dead-ms 200 of its last word (%.1f ms)" % v["dead_after_ms"], 0 < v["dead_after_ms"] <= 200 + 50)
+eq("the trigger never waited for the table", d["stall_table"], 0)
 print("# %s: longest silence of the builders alive (ms): %s" % (m, sorted(x["max_silent_ms"] for x in d["builders"] if x is not v)))
 true("its outstanding events re-assigned (%d, at most its 16 credits)" % d["reassigned"], 0 < d["reassigned"] <= 16)
 eq("re-assigned away from it", v["reassigned_away"], d["reassigned"])

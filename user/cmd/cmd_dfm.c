@@ -561,7 +561,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		printf("%s{\"addr\":\"%s\",\"port\":%u,\"id\":%u,\"credits\":%u,\"assigned\":%llu,\"complete\":%llu,"
 		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
 		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
-		       "\"received\":%llu,\"not_delivered\":%llu,\"max_silent_ms\":%.1f,"
+		       "\"received\":%llu,\"not_delivered\":%llu,\"max_silent_ms\":%.1f,\"dead_after_ms\":%.1f,"
 		       "\"alive\":%s}",
 		       i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
 		       (unsigned long long)b->complete, (unsigned long long)b->incomplete,
@@ -570,7 +570,8 @@ static void summary_builders_json(const struct dfm_app *a)
 		       (unsigned long long)b->rejoins, (unsigned long long)b->restarts,
 		       (unsigned long long)b->busy_on, (unsigned long long)b->retries,
 		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
-		       (double)b->max_silent_ns / 1e6, b->alive ? "true" : "false");
+		       (double)b->max_silent_ns / 1e6, (double)b->dead_after_ns / 1e6,
+		       b->alive ? "true" : "false");
 	}
 }
 

@@ -399,7 +399,9 @@ int xevb_ctl_unreachable(struct xevb_ctl_io *io, struct sockaddr_in *to)
 {
 	union {
 		struct cmsghdr h;
-		uint8_t b[CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))];
+		/* IP_PKTINFO comes too (the socket asks for it), then IP_RECVERR. */
+		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo)) +
+			  CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))];
 	} ctl;
 
 	for (int k = 0; k < 64; k++) {

@@ -244,12 +244,13 @@ static void to_reassign(struct xevb_dfm *d, struct dfm_slot *s, int bi)
 }
 
 /* A builder is gone (silent, restarted or said BYE): its events go to the others. */
-static void builder_down(struct xevb_dfm *d, int bi)
+static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
 
 	b->alive = false;
 	b->deaths++;
+	b->dead_after_ns = now - b->last_ns;
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		to_reassign(d, &d->slots[e & d->mask], bi);
 	for (uint32_t i = 0; d->side.n && i <= d->side.mask; i++)
@@ -322,7 +323,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	if (b->epoch != h->epoch) {
 		/* A new incarnation forgot what we assigned to the old one. */
 		if (b->alive)
-			builder_down(d, bi);
+			builder_down(d, bi, now);
 		b->restarts++;
 		b->epoch = h->epoch;
 	}
@@ -420,10 +421,9 @@ void xevb_dfm_unreachable(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint
 {
 	int bi = find_builder(d, addr, port);
 
-	(void)now;
 	if (bi >= 0 && d->b[bi].alive) {
 		d->st.dead_unreachable++;
-		builder_down(d, bi);
+		builder_down(d, bi, now);
 	}
 }
 
@@ -431,9 +431,8 @@ void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t 
 {
 	int bi = find_builder(d, addr, port);
 
-	(void)now;
 	if (bi >= 0 && d->b[bi].alive)
-		builder_down(d, bi);
+		builder_down(d, bi, now);
 }
 
 static struct xevb_dfm_sink *find_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port)
@@ -819,7 +818,7 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 			continue;
 		if (now - b->last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns) {
 			d->st.dead_silent++;
-			builder_down(d, (int)i);
+			builder_down(d, (int)i, now);
 		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns &&
 			   now - b->probe_ns >= d->cfg.probe_ns) {
 			b->probe_ns = now;

@@ -79,6 +79,7 @@ struct xevb_dfm_builder {
 	uint64_t deaths, rejoins, restarts, busy_on, retries;
 	uint64_t max_silent_ns; /* the longest it went unheard while alive (what --dead-ms must exceed) */
 	uint64_t probe_ns;      /* last probe sent (cfg.probe) */
+	uint64_t dead_after_ns; /* at its last death: how long it had been silent */
 	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
 	   received, and DONE ones none of them did (so far; at the end: lost). */
 	uint64_t received, not_delivered;
