@@ -326,8 +326,8 @@ $(COMPLETION): $(XEVB)
 # The builder's BPF programs are embedded (skeletons): no object to install.
 # The objects in $(OUT)/bpf that are not (switch, pass, drop, count) serve the
 # test bed only.
-# INSTALL_LIB=0: the tools only (the Debian package, until libxevb has
-# packages of its own).
+# libxevb and the Python package go with them (INSTALL_LIB=0: the tools
+# only); debian/rules installs all into one tree and splits it in packages.
 INSTALL_LIB ?= 1
 install: $(XEVB) $(MAN_STAMP) $(COMPLETION) $(if $(filter 1,$(INSTALL_LIB)),install-lib)
 	$(call msg,INSTALL,$(DESTDIR)$(PREFIX))
@@ -382,8 +382,9 @@ uninstall: uninstall-lib
 deps-deb:
 	$(Q)bash scripts/install-deps.sh --deb
 
-# A Debian package (debian/, debhelper) built from a copy of the tree in
-# $(OUT)/deb: the .deb lands in $(OUT), lintian's verdict is printed.
+# The Debian packages (debian/, debhelper) built from a copy of the tree in
+# $(OUT)/deb: xevb, libxevb1, libxevb-dev and python3-xevb land in $(OUT),
+# lintian's verdict is printed.
 deb: deps-deb
 	$(Q)bash scripts/make-deb.sh $(OUT)
 

@@ -60,7 +60,8 @@ struct peer {
 	uint64_t events;         /* builder: events assigned (first ASSIGNs); source: events pushed */
 	uint64_t retry_events;   /* builder: events assigned again (RETRY) */
 	uint64_t cleared;        /* source: events cleared */
-	uint32_t listed;         /* builder: sources in SOURCES; source: builders in BUILDERS (most seen) */
+	uint32_t listed; /* builder: sources in SOURCES; source: builders in BUILDERS (distinct, every part) */
+	uint64_t seen[ROLE_SPAN / 64]; /* which of them, by index in their role */
 	uint32_t dfm_epoch;
 	bool done_sent; /* builder: a DONE left since its last heartbeat */
 };
@@ -264,6 +265,21 @@ static void source_msg(struct peer *p, const struct xevb_ctl_msg *m)
 
 static void snapshot(int which);
 
+/* A part of a list (SOURCES or BUILDERS: long lists come in several): the peers it names, once each. */
+static void note_listed(struct peer *p, const struct xevb_ctl_msg *m)
+{
+	uint32_t span = m->h.type == XEVB_CTL_SOURCES ? ROLE_SPAN : 0;
+
+	for (uint32_t r = 0; r < m->h.n_recs; r++) {
+		uint32_t addr = ntohl(m->h.type == XEVB_CTL_SOURCES ? m->u.src[r].addr : m->u.builders[r].addr);
+		uint32_t k = addr - o.base - span;
+		if (k >= ROLE_SPAN || (p->seen[k / 64] >> (k % 64)) & 1)
+			continue;
+		p->seen[k / 64] |= 1ull << (k % 64);
+		p->listed++;
+	}
+}
+
 static void take(struct peer *p, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
 {
 	if (from->sin_addr.s_addr != o.dfm.sin_addr.s_addr || from->sin_port != o.dfm.sin_port) {
@@ -275,8 +291,8 @@ static void take(struct peer *p, const struct xevb_ctl_msg *m, const struct sock
 		snapshot(SNAP_START);
 	if (m->h.type == XEVB_CTL_BYE && !have_snap[SNAP_END])
 		snapshot(SNAP_END);
-	if ((m->h.type == XEVB_CTL_SOURCES || m->h.type == XEVB_CTL_BUILDERS) && m->h.n_recs > p->listed)
-		p->listed = m->h.n_recs;
+	if (m->h.type == XEVB_CTL_SOURCES || m->h.type == XEVB_CTL_BUILDERS)
+		note_listed(p, m);
 	if (p->role == XEVB_ROLE_BUILDER && m->h.type == XEVB_CTL_ASSIGN)
 		builder_assign(p, m);
 	else if (p->role == XEVB_ROLE_SOURCE)
@@ -348,13 +364,14 @@ static struct peer *role_peer(uint8_t role, uint32_t k)
 	return &peers[first + k];
 }
 
-/* Farm node f's share of builder b's events: the split of every builder's events adds up exactly. */
+/* Farm node f's share of builder b's events: the split of every builder's events adds up exactly (in parts). */
 static void farm_received(struct peer *p)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_RECEIVED };
 	uint32_t max = xevb_ctl_max_recs(XEVB_CTL_RECEIVED);
+	bool sent = false;
 
-	for (uint32_t b = 0; b < o.nb && m.h.n_recs < max; b++) {
+	for (uint32_t b = 0; b < o.nb; b++) {
 		const struct peer *bp = role_peer(XEVB_ROLE_BUILDER, b);
 		uint64_t share = (bp->events + o.nf - 1 - p->k) / o.nf;
 
@@ -362,8 +379,14 @@ static void farm_received(struct peer *p)
 			m.u.received[m.h.n_recs++] =
 				(struct xevb_ctl_received){ .builder_addr = bp->me.sin_addr.s_addr,
 							    .events = share };
+		if (m.h.n_recs == max) {
+			send_msg(p, &m);
+			m.h.n_recs = 0;
+			sent = true;
+		}
 	}
-	send_msg(p, &m);
+	if (m.h.n_recs || !sent)
+		send_msg(p, &m);
 }
 
 static void heartbeat(struct peer *p)

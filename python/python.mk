@@ -11,7 +11,7 @@
 #
 # make install and uninstall do it too, as they install the library, when
 # this interpreter has its headers (INSTALL_PYTHON=0: not; it follows
-# INSTALL_LIB, so the Debian package, tools only, stays without it).
+# INSTALL_LIB). The Debian package python3-xevb is this install (debian/).
 #
 # The interpreter is Debian's (the one scripts/install-deps.sh installs
 # python3-numpy and python3-pytest for) unless PYTHON names another; the

@@ -32,6 +32,7 @@ PKGS=(
 # Optional, for `make deb` only (--deb): CI and `make test` never pay for it.
 DEB_PKGS=(
 	debhelper lintian            # dpkg-buildpackage: dpkg-dev, already in build-essential
+	dh-python                    # dh_python3: python3-xevb's ${python3:Depends}, byte-compiling
 )
 [[ ${1:-} == --deb ]] && PKGS+=("${DEB_PKGS[@]}")
 

@@ -10,12 +10,11 @@
 # out by type, p50/p99 trigger-to-ASSIGN and ASSIGN-to-DONE (the DFM's own
 # histograms, --json latency_us), the books (exact in every point: the
 # DFM's accounting line ok, nothing outstanding or not delivered at the
-# farm nodes) and whether any event was lost (counted by reason). Scans B, S and F within the DFM's limits (64 builders, 256
-# source processes, SOURCES in one datagram: 119), push and pull, --pack 1
+# farm nodes) and whether any event was lost (counted by reason). Scans B, S
+# and F (up to 1024 each: dfm_sim's address plan), push and pull, --pack 1
 # and 25, with and without a key, as fast as credits allow; then builder
-# credits (how far the run is bound by events in flight), a paced trigger
-# (trigger-to-ASSIGN with a clock: the wait for a builder), and one point
-# past each table's limit.
+# credits (how far the run is bound by events in flight) and a paced
+# trigger (trigger-to-ASSIGN with a clock: the wait for a builder).
 #
 # usage: scripts/bench/bench-dfm-scale.sh [OUT]
 #   env: BENCH_QUICK=1 (5 points of 1 s, for make test), DSCALE_SECS (3; 1
@@ -54,8 +53,8 @@ point() {
 	((key)) && k=(--key-file "$W/run.key")
 	udp_counters "$W/snmp0"
 	ip netns exec "$NS_NAME" timeout $((SECS + 40)) "$X" dfm --listen "$DFM_AT" --mode "$mode" \
-		--duration "$SECS" --pack "$pack" --rate "$rate" --wait-builders $((nb < 64 ? nb : 64)) \
-		--wait-sources $((ns < 256 ? ns : 256)) --drain-ms 3000 --books-ms 3000 --json --interval 0 \
+		--duration "$SECS" --pack "$pack" --rate "$rate" --wait-builders "$nb" \
+		--wait-sources "$ns" --drain-ms 3000 --books-ms 3000 --json --interval 0 \
 		"${k[@]}" ${DSCALE_DFM_ARGS:-} >"$W/dfm.json" 2>"$W/dfm.err" &
 	tpid=$!
 	BG_PIDS+=("$tpid")
@@ -83,7 +82,7 @@ points() {  # the scan as MODE:PACK:B:S:F:KEY words
 		return
 	fi
 	if [[ -n $QUICK ]]; then
-		echo "push:25:4:4:1:0 push:25:4:4:1:1 pull:1:2:2:1:0 push:25:4:4:1:0:64:20000 push:25:66:1:1:0"
+		echo "push:25:4:4:1:0 push:25:4:4:1:1 pull:1:2:2:1:0 push:25:4:4:1:0:64:20000 pull:25:80:300:70:0"
 		return
 	fi
 	local m p k t
@@ -91,8 +90,8 @@ points() {  # the scan as MODE:PACK:B:S:F:KEY words
 		for p in ${DSCALE_PACKS:-1 25}; do
 			for k in ${DSCALE_KEYS:-0 1}; do
 				# B alone, S alone, F alone, then all three at their limits
-				for t in 1:1:1 4:1:1 16:1:1 64:1:1 1:8:1 1:32:1 1:128:1 1:256:1 4:4:0 4:4:1 4:4:16 4:4:64 \
-					64:256:64; do
+				for t in 1:1:1 4:1:1 16:1:1 64:1:1 256:1:1 1:8:1 1:32:1 1:128:1 1:256:1 1:1024:1 4:4:0 \
+					4:4:1 4:4:16 4:4:64 4:4:1024 64:256:64 128:320:1024; do
 					echo -n "$m:$p:$t:$k "
 				done
 			done
@@ -100,9 +99,7 @@ points() {  # the scan as MODE:PACK:B:S:F:KEY words
 	done
 	# credits: events in flight per builder; a paced trigger at 20 k and 200 k events/s
 	echo -n "push:25:4:1:1:0:256 push:25:4:1:1:0:1024 pull:1:4:1:1:0:256 pull:1:4:1:1:0:1024 "
-	echo -n "push:25:4:4:1:0:64:20000 push:25:4:4:1:0:64:200000 pull:1:4:4:1:0:64:20000 pull:1:4:4:1:0:64:200000 "
-	# one past each table: 80 builders (64 admitted), 300 source processes (256)
-	echo "push:25:80:1:1:0 push:25:1:300:1:0"
+	echo "push:25:4:4:1:0:64:20000 push:25:4:4:1:0:64:200000 pull:1:4:4:1:0:64:20000 pull:1:4:4:1:0:64:200000"
 }
 
 : >"$W/points"

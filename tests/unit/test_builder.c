@@ -729,6 +729,36 @@ Test(builder, unassigned_margin_is_one_window)
 }
 
 /*
+ * Pull mode (xevb_builder_set_pull): nothing at or past A (one past the
+ * newest id assigned) was requested, so a fragment there that would open
+ * an event is UNASSIGNED, a run of them too (no group opens); below A
+ * everything opens as before, and once assigned the same ids build.
+ */
+Test(builder, pull_unrequested_opens_nothing)
+{
+	init3(16, NULL);
+	xevb_builder_set_pull(R.b, true);
+	xevb_builder_assigned(R.b, 0, 10);
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 10, 4); /* A = 10: nobody asked */
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 12));
+	cr_assert(eq(u64, ST->open_events, 0));
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 0, 10);
+	cr_assert(eq(u64, ST->events_complete, 10));
+	xevb_builder_assigned(R.b, 10, 10);
+	for (int s = 0; s < 3; s++)
+		rig_send_range(&R, SRC3[s], 0, 1, 10, 4);
+	cr_assert(eq(u64, ST->events_complete, 14));
+	cr_assert(eq(u64, ST->drops[XEVB_DROP_UNASSIGNED], 12));
+	/* Push again: the margin of a window lets fragments beat their ASSIGN. */
+	xevb_builder_set_pull(R.b, false);
+	rig_send_range(&R, 7, 0, 1, 25, 1);
+	cr_assert(eq(u64, ST->open_events, 1));
+	rig_fini(&R);
+}
+
+/*
  * Other builders' blocks between ours (A = 10, then 100..109: a step of
  * 90): ours may beat their ASSIGN by as much, so the margin becomes the
  * window + 90. It never shrinks, and ids 2^28 ahead stay unassigned.

@@ -115,7 +115,7 @@ static void check_table(const struct xevb_cfg_cmd *c, void *cfg, size_t size, un
 
 Test(cli_cmds, every_row_has_help_a_section_and_a_valid_default)
 {
-	check_table(&dfm_cmd, &dfm, sizeof(dfm), 28);
+	check_table(&dfm_cmd, &dfm, sizeof(dfm), 29);
 	check_table(&shape_cmd, &shape, sizeof(shape), 11);
 	check_table(&doctor_cmd, &doctor, sizeof(doctor), 8);
 	check_table(&stats_cmd, &stats, sizeof(stats), 5);
@@ -138,7 +138,8 @@ Test(cli_cmds, dfm_defaults)
 	cr_assert(eq(u64, dfm.dc.retry_ns, 1000000000ull));
 	cr_assert(eq(u64, dfm.dc.retry_first_ns, 10000000ull));
 	cr_assert(eq(u32, dfm.dc.max_retries, 5));
-	cr_assert(eq(u32, dfm.dc.clear_group, 50));
+	cr_assert(eq(u32, dfm.dc.clear_group, 16384));
+	cr_assert(eq(u64, dfm.push_ns, 2000000));
 	cr_assert(eq(u64, dfm.dc.clear_flush_ns, 20000000ull));
 	cr_assert(eq(u32, dfm.dc.max_per_addr, 8));
 	cr_assert(eq(u32, dfm.drain_ms, 5000));
@@ -206,10 +207,10 @@ Test(cli_cmds, dfm_refuses_naming_the_option)
 	refused(DFM("--retry-ms", "0"), "--retry-ms: '0' is not a number in 1..600000");
 	refused(DFM("--max-retries", "256"), "--max-retries: '256' is not a number in 0..255");
 	refused(DFM("--clear-group", "0"), "--clear-group: '0' is not a number in 1..65536");
-	refused(DFM("--wait-builders", "65"), "--wait-builders: '65' is not a number in 1..64");
-	refused(DFM("--wait-sources", "257"), "--wait-sources: '257' is not a number in 0..256");
+	refused(DFM("--wait-builders", "1025"), "--wait-builders: '1025' is not a number in 1..1024");
+	refused(DFM("--wait-sources", "4097"), "--wait-sources: '4097' is not a number in 0..4096");
 	refused(DFM("--wait-ms", "99"), "--wait-ms: '99' is not a number in 100..600000");
-	refused(DFM("--max-per-address", "0"), "--max-per-address: '0' is not a number in 1..256");
+	refused(DFM("--max-per-address", "0"), "--max-per-address: '0' is not a number in 1..4096");
 	refused(DFM("--duration", "x"), "--duration: 'x' is not a number of seconds");
 	refused(DFM("--interval", "3601"), "--interval: '3601' is not a number in 0..3600");
 	refused(DFM("--conf", "run.ini"), "write --config FILE in full");

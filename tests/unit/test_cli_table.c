@@ -272,6 +272,36 @@ Test(cli_table, bind_src_refuses_bad_mac_and_vlan)
 	refused(PARSE("--bind-src", "0=198.18.1.1,"), "is not IDS=ADDR[,mac=MAC][,vlan=N]");
 }
 
+/*
+ * A binding without a MAC holds only against hosts that do not spoof the
+ * address: warned once per such address; a VLAN bound in socket mode is
+ * not checked there: warned too. Bindings with a MAC: no warning.
+ */
+#define BASE "--dev", "eth0", "--sources", "0-3", "--no-forward"
+Test(cli_table, bind_src_without_mac_warned)
+{
+	checked = true;
+	cr_assert(eq(int,
+		     PARSE(BASE, "--bind-src", "0-1=198.18.1.1", "--bind-src",
+			   "2=198.18.1.2,mac=02:00:00:00:00:02", "--bind-src", "3=198.18.1.1"),
+		     -1),
+		  "%s", errbuf);
+	cr_assert(not(eq(ptr, strstr(errbuf, "source_id 0 is bound to 198.18.1.1 without a MAC"), NULL)), "%s",
+		  errbuf);
+	cr_assert(eq(ptr, strstr(strstr(errbuf, "without a MAC") + 1, "without a MAC"), NULL), "twice: %s",
+		  errbuf);
+	cr_assert(eq(ptr, strstr(errbuf, "198.18.1.2 without"), NULL), "%s", errbuf);
+	cr_assert(eq(int, PARSE(BASE, "--bind-src", "0-3=198.18.1.1,mac=02:00:00:00:00:01"), -1), "%s", errbuf);
+	cr_assert(eq(ptr, strstr(errbuf, "warning"), NULL), "%s", errbuf);
+	cr_assert(eq(int,
+		     PARSE(BASE, "--mode", "socket", "--bind-src", "0-3=198.18.1.1,mac=02:00:00:00:00:01,vlan=5"),
+		     -1),
+		  "%s", errbuf);
+	cr_assert(not(eq(ptr, strstr(errbuf, "binds a VLAN, which a socket does not see"), NULL)), "%s", errbuf);
+	checked = false;
+}
+#undef BASE
+
 Test(cli_table, tune_refuses_what_is_no_key)
 {
 	refused(PARSE("--tune", "no-shed"), "--tune: 'no-shed' is not KEY=VALUE");

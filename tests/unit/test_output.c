@@ -231,14 +231,27 @@ static uint32_t node_check(struct node *n, struct fake *f, uint8_t *seen, uint32
 	return count;
 }
 
-static void open_output(struct xevb_output *o, struct node *nodes, uint32_t n_nodes, uint32_t max_src)
+static void open_output_zc(struct xevb_output *o, struct node *nodes, uint32_t n_nodes, uint32_t max_src,
+			   bool zerocopy)
 {
 	const char *names[8];
+	struct xevb_output_opts oo = {
+		.sinks = names,
+		.n_sinks = n_nodes,
+		.max_sources = max_src,
+		.connect_wait_ns = 1000000000ull,
+		.zerocopy = zerocopy,
+	};
 
 	for (uint32_t i = 0; i < n_nodes; i++)
 		names[i] = nodes[i].addr;
-	cr_assert(eq(int, xevb_output_open(o, names, n_nodes, NULL, max_src, 1000000000ull), 0));
+	cr_assert(eq(int, xevb_output_open(o, &oo), 0));
 	cr_assert(eq(u32, xevb_output_connected(o), n_nodes));
+}
+
+static void open_output(struct xevb_output *o, struct node *nodes, uint32_t n_nodes, uint32_t max_src)
+{
+	open_output_zc(o, nodes, n_nodes, max_src, false);
 }
 
 /* n farm nodes listening, the output connected to each, every node's reader started. */
@@ -716,8 +729,7 @@ Test(output, zerocopy_segments_copy_nothing)
 	memset(&rel, 0, sizeof(rel));
 	rel.z = z;
 	node_listen(&n, 0);
-	xevb_output_set_zerocopy(true);
-	open_output(&o, &n, 1, ZC_SRC);
+	open_output_zc(&o, &n, 1, ZC_SRC, true);
 	cr_assert(o.zc != NULL);
 	cr_assert(eq(int, xevb_output_set_release(&o, zc_release, &rel, ZC_FRAMES), 0));
 	node_start(&n);
@@ -742,7 +754,6 @@ Test(output, zerocopy_segments_copy_nothing)
 	for (uint32_t f = 0; f < ZC_FRAMES; f++)
 		cr_assert(eq(u8, rel.n[f], 1), "frame %u released %u times", f, rel.n[f]);
 	xevb_output_close(&o);
-	xevb_output_set_zerocopy(false);
 	node_join(&n);
 	cr_assert(eq(sz, n.got, (size_t)bytes));
 	/* Each event as encoded from untouched frames, stamped with the time it carries. */

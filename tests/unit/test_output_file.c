@@ -107,7 +107,7 @@ static struct xevb_out_file file_cfg(const char *path, bool is_dir)
 
 static void open_ok(struct xevb_output *o, const struct xevb_out_file *f)
 {
-	cr_assert(eq(int, xevb_output_open(o, NULL, 0, f, N_SRC, 0), 0));
+	cr_assert(eq(int, xevb_output_open(o, &(struct xevb_output_opts){ .file = f, .max_sources = N_SRC }), 0));
 	cr_assert(not(eq(ptr, o->fw, NULL)));
 }
 
@@ -267,7 +267,7 @@ static int call_open(void *arg)
 {
 	struct open_call *c = arg;
 
-	return xevb_output_open(c->o, NULL, 0, c->f, N_SRC, 0);
+	return xevb_output_open(c->o, &(struct xevb_output_opts){ .file = c->f, .max_sources = N_SRC });
 }
 
 static void write_text(const char *path, const char *text)
@@ -360,7 +360,7 @@ Test(output_file, killed_writer_leaves_a_cut_file_read_to_the_last_whole_event)
 		struct xevb_output o;
 		struct xevb_out_file f = file_cfg(path, false);
 
-		if (xevb_output_open(&o, NULL, 0, &f, N_SRC, 0))
+		if (xevb_output_open(&o, &(struct xevb_output_opts){ .file = &f, .max_sources = N_SRC }))
 			_exit(1);
 		emit_range(&o, 0, 250);
 		xevb_output_maintain(&o, 0); /* what a quiet second does */

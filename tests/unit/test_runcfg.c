@@ -341,7 +341,7 @@ Test(runcfg, files_others_may_change_or_too_large)
 	free(big);
 	cr_assert_null(xevb_runcfg_load(p, err, sizeof(err)));
 	cr_assert_not_null(strstr(err,
-				  "1048577 bytes: larger than a run configuration can be (1048576 bytes at most)"),
+				  "4194305 bytes: larger than a run configuration can be (4194304 bytes at most)"),
 			   "%s", err);
 	tc_rmdir(dir);
 }
@@ -432,7 +432,7 @@ static uint16_t bound_port(const struct xevb_ctl_io *io)
 Test(runcfg, endpoint_admits_members_only)
 {
 	static struct xevb_ctl_member member[1];
-	static const struct xevb_ctl_members table = { member, 1 };
+	static const struct xevb_ctl_members table = { member, 1, NULL };
 	struct xevb_ctl_io rx, in, out;
 	struct xevb_ctl_msg m = msg(XEVB_CTL_STATUS, 0, 0), got;
 	struct sockaddr_in to, from;

@@ -4,7 +4,7 @@
  * MEPs after the kernel's reassembly): UDP on the loopback, whose MTU
  * takes a 60000-byte datagram whole. It must arrive contiguous in a big
  * buffer, byte for byte, with the frame it spilled from free again; with
- * no big buffer free it is truncated and counted.
+ * no big buffer free it waits whole in the socket queue, never cut.
  */
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
@@ -142,19 +142,26 @@ Test(sock_rx, big_datagram_contiguous_in_a_big_buffer)
 	xevb_sock_close(&r.s);
 }
 
-Test(sock_rx, no_big_buffer_free_truncates_and_counts)
+Test(sock_rx, no_big_buffer_free_leaves_the_datagram_queued)
 {
 	struct rx_run r;
 
-	receive(&r, 1, (const uint32_t[]){ BIG_LEN, BIG_LEN }, 2);
-	/* The one big buffer takes the first; the second is cut to its frame. */
+	open_sock(&r.s, 1, &r.port);
+	send_len(r.port, BIG_LEN);
+	send_len(r.port, BIG_LEN);
+	/* The one big buffer takes the first; the second waits whole in the socket queue. */
+	cr_assert(eq(int, rx_all(&r.s, 1, r.idx, r.data, r.len), 1));
 	expect_received(&r, 0, true, BIG_LEN + UDP_ROOM);
-	expect_received(&r, 1, false, FRAME_SIZE);
-	cr_assert(eq(u64, r.s.truncated, 1));
-	cr_assert(eq(u64, r.s.ipfrag_datagrams, 2));
-	cr_assert(eq(u32, r.s.n_free, N_FRAMES - 1));
+	cr_assert(eq(int, xevb_sock_rx(&r.s, r.idx + 1, r.data + 1, r.len + 1), 0));
 	cr_assert(eq(u32, r.s.n_big_free, 0));
+	/* Its buffer back, the second arrives whole: nothing was cut. */
 	xevb_sock_release(&r.s, r.idx[0]);
+	cr_assert(eq(int, rx_all(&r.s, 1, r.idx + 1, r.data + 1, r.len + 1), 1));
+	expect_received(&r, 1, true, BIG_LEN + UDP_ROOM);
+	cr_assert(eq(int, memcmp(r.data[1] + UDP_ROOM, payload, BIG_LEN), 0));
+	cr_assert(eq(u64, r.s.truncated, 0));
+	cr_assert(eq(u64, r.s.ipfrag_datagrams, 2));
+	cr_assert(eq(u32, r.s.n_free, N_FRAMES));
 	xevb_sock_release(&r.s, r.idx[1]);
 	cr_assert(eq(u32, r.s.n_big_free, 1));
 	xevb_sock_close(&r.s);
@@ -178,8 +185,8 @@ Test(sock_rx, datagrams_within_a_frame_leave_big_buffers_alone)
  * --bind-src on reassembled datagrams (xevb_sock_src_refused): a MEP of a
  * bound source_id from another address is refused and counted as XDP
  * counts src_addr_mismatch; from its address, of an unbound id, or not a
- * MEP, it passes; without a table nothing is judged. A reassembled
- * datagram has no one frame: a bound MAC and VLAN are not judged here.
+ * MEP, it passes; without a table nothing is judged. The MAC is the
+ * socket's filter's to judge (below), the VLAN no one's on a socket.
  */
 Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 {
@@ -219,15 +226,71 @@ Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 		cr_assert(gt(sz, (size_t)len, 0));
 		res = xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, refs);
 		cr_assert(eq(int, res, XEVB_RES_MEP));
-		cr_assert(eq(int, xevb_sock_src_refused(&s, res, &pi, (uint32_t)len), cases[i].refused),
+		cr_assert(eq(int, xevb_sock_src_refused(&s, res, &pi, frame, (uint32_t)len), cases[i].refused),
 			  "case %zu", i);
 	}
 	cr_assert(eq(u64, s.src_mismatch_packets, 2));
 	cr_assert(eq(u64, s.src_mismatch_bytes, 2 * (uint64_t)len));
 	cr_assert(eq(u64, s.src_mismatch_frags, 6));
 	/* Not a MEP, or no table: not judged, nothing counted. */
-	cr_assert(not(xevb_sock_src_refused(&s, XEVB_RES_OTHER, &pi, (uint32_t)len)));
+	cr_assert(not(xevb_sock_src_refused(&s, XEVB_RES_OTHER, &pi, frame, (uint32_t)len)));
 	s.src_bind = NULL;
-	cr_assert(not(xevb_sock_src_refused(&s, XEVB_RES_MEP, &pi, (uint32_t)len)));
+	cr_assert(not(xevb_sock_src_refused(&s, XEVB_RES_MEP, &pi, frame, (uint32_t)len)));
 	cr_assert(eq(u64, s.src_mismatch_packets, 2));
+}
+
+/*
+ * A bound MAC on a socket (cfg.src_bind, the kernel's filter): on the
+ * loopback every frame's Ethernet source is 00:00:00:00:00:00. The
+ * loopback address bound with another MAC: each MEP from it is cut to
+ * XEVB_SOCK_L2_CUT bytes and counted src_mac_mismatch with its fragments;
+ * bound with the loopback's MAC as well (a second id), it passes whole.
+ */
+static void l2_round(const struct xevb_src_bind *bind, uint32_t want_len)
+{
+	struct xevb_sock s;
+	struct xevb_sock_cfg cfg = { .udp = true,
+				     .bind_addr = htonl(INADDR_LOOPBACK),
+				     .n_frames = N_FRAMES,
+				     .frame_size = FRAME_SIZE,
+				     .mtu = 1500,
+				     .src_bind = bind };
+	struct xevb_mep_hdr h = { .magic = htons(XEVB_MEP_MAGIC),
+				  .version = 1,
+				  .source_id = htons(3),
+				  .n_frags = htons(5),
+				  .run_number = htonl(1) };
+	uint32_t idx[XEVB_SOCK_BATCH], len[XEVB_SOCK_BATCH];
+	const uint8_t *data[XEVB_SOCK_BATCH];
+	struct xevb_pkt_info pi = { 0 };
+
+	cfg.udp_port = free_port();
+	cr_assert(eq(int, xevb_sock_open(&s, &cfg), 0));
+	s.src_bind = bind;
+	memset(payload, 0, 200);
+	memcpy(payload, &h, sizeof(h));
+	send_len(cfg.udp_port, 200);
+	cr_assert(eq(int, rx_all(&s, 1, idx, data, len), 1));
+	cr_assert(eq(u32, len[0], want_len));
+	cr_assert(eq(int, xevb_sock_src_refused(&s, XEVB_RES_OTHER, &pi, data[0], len[0]),
+		     want_len != 200 + UDP_ROOM));
+	cr_assert(eq(u64, s.src_mac_packets, want_len != 200 + UDP_ROOM));
+	cr_assert(eq(u64, s.src_mac_frags, want_len != 200 + UDP_ROOM ? 5 : 0));
+	xevb_sock_close(&s);
+}
+
+Test(sock_rx, bound_mac_judged_by_the_socket_filter)
+{
+	static struct xevb_src_bind bind[XEVB_MAX_SOURCES];
+
+	bind[3] = (struct xevb_src_bind){ .addr = htonl(INADDR_LOOPBACK),
+					  .mac = { 2, 0, 0, 0, 0, 9 },
+					  .flags = XEVB_BIND_MAC };
+	l2_round(bind, UDP_ROOM + XEVB_SOCK_L2_CUT);
+	bind[4] = (struct xevb_src_bind){ .addr = htonl(INADDR_LOOPBACK), .flags = XEVB_BIND_MAC };
+	l2_round(bind, UDP_ROOM + 200);
+	/* No MAC bound: no filter, every datagram whole. */
+	memset(bind, 0, sizeof(bind));
+	bind[3].addr = htonl(INADDR_LOOPBACK);
+	l2_round(bind, UDP_ROOM + 200);
 }

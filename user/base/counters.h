@@ -237,6 +237,13 @@
 	  "xevb_output_dropped_events_total", "reason=\"backlog\"", NULL) \
 	X(encode_errors, "events", COUNTER, "out_encode_errors", "out.encode_errors", \
 	  "xevb_output_dropped_events_total", "reason=\"encode_error\"", NULL) \
+	/* under a DFM, built from data it never assigned: before its first ASSIGN, and none named it in time \
+	   (held at most 250 ms, user/ctl/build_ctl.c), or more of them than are held */ \
+	X(dropped_unassigned, "events", COUNTER, "out_dropped_unassigned", "out.dropped_unassigned", \
+	  "xevb_output_dropped_events_total", "reason=\"unassigned\"", NULL) \
+	/* pull mode: built from data the builder never requested (by source process: the dfm_ctl JSON) */ \
+	X(dropped_unsolicited, "events", COUNTER, "out_dropped_unsolicited", "out.dropped_unsolicited", \
+	  "xevb_output_dropped_events_total", "reason=\"unsolicited\"", NULL) \
 	/* of events: written, not acknowledged by the farm node's TCP when its connection failed (or at stop) */ \
 	X(lost_in_flight, "events", COUNTER, "out_lost_in_flight", "out.lost_in_flight", \
 	  "xevb_output_dropped_events_total", "reason=\"in_flight\"", NULL) \

@@ -535,12 +535,45 @@ static int check_workers(struct build_cfg *c)
 	return 0;
 }
 
+/*
+ * A binding without a MAC holds only against hosts that do not spoof the
+ * address; one with a VLAN holds in socket mode without it: say so once
+ * per address.
+ */
+static void check_bind(const struct build_cfg *c)
+{
+	static uint32_t said[XEVB_MAX_SOURCES];
+	uint32_t n = 0;
+	bool vlan = false;
+
+	for (uint32_t id = 0; c->have_bind && id < XEVB_MAX_SOURCES; id++) {
+		const struct xevb_src_bind *b = &c->bind_src[id];
+		char a[INET_ADDRSTRLEN];
+		bool dup = false;
+
+		vlan |= b->addr && (b->flags & XEVB_BIND_VLAN);
+		if (!b->addr || (b->flags & XEVB_BIND_MAC))
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			dup |= said[i] == b->addr;
+		if (dup)
+			continue;
+		said[n++] = b->addr;
+		inet_ntop(AF_INET, &b->addr, a, sizeof(a));
+		xevb_warn(
+			"source_id %u is bound to %s without a MAC: a host on its link that spoofs the address "
+			"can send as it; give mac= in --bind-src (a run configuration: mac in its [source N])",
+			id, a);
+	}
+	if (vlan && c->mode == BUILD_MODE_SOCKET)
+		xevb_warn(
+			"--bind-src binds a VLAN, which a socket does not see: in socket mode only the address "
+			"and MAC are checked (run with --mode xdp to check the VLAN too)");
+}
+
 static int check_privileges(const struct build_cfg *c)
 {
-	if (c->have_bind && c->mode == BUILD_MODE_SOCKET)
-		xevb_info(
-			"--bind-src is enforced by the XDP program of the XDP path: in socket mode a source_id "
-			"is not checked against its address (run with --mode xdp to have it)");
+	check_bind(c);
 	if (c->keep_privs && c->user) {
 		xevb_err("--keep-privileges with --user: choose one");
 		return 2;

@@ -241,6 +241,7 @@ static void open_ipfrag(struct build *bd, bool udp, uint32_t proto, uint32_t udp
 		.n_big = XEVB_SOCK_BIG_FRAMES,
 		.mtu = xevb_dev_mtu(bd->dev),
 		.rcvbuf = 16 << 20,
+		.src_bind = bd->cfg->have_bind ? bd->cfg->bind_src : NULL,
 	};
 
 	if (xevb_sock_open(&bd->e.ipfrag, &sc)) {
@@ -437,10 +438,6 @@ static bool core_setup(struct build *bd, const struct build_cfg *cfg)
 		bd->queues[q] = cfg->queues[q];
 	for (uint32_t i = 0; i < cfg->n_cpus; i++)
 		bd->cpus[i] = cfg->cpus[i];
-	if (cfg->sink_pacing)
-		xevb_output_set_pacing(cfg->sink_pacing / 8);
-	if (cfg->zerocopy)
-		xevb_output_set_zerocopy(true);
 	bd->e.ipfrag.fd = -1;
 	bd->e.ipfrag_on = bd->e.c.xdp && !bd->e.c.bare;
 	bd->e.pcfg.ip_proto = (uint8_t)cfg->proto;
@@ -466,9 +463,17 @@ static bool output_setup(struct build *bd)
 {
 	const struct build_cfg *cfg = bd->cfg;
 	struct build_ctl_cfg cc = cfg->cc;
+	struct xevb_output_opts oo = {
+		.sinks = cfg->sinks,
+		.n_sinks = cfg->n_sinks,
+		.file = cfg->output ? &cfg->of : NULL,
+		.max_sources = cfg->n_sources,
+		.connect_wait_ns = 5000000000ull,
+		.pacing_Bps = cfg->sink_pacing / 8,
+		.zerocopy = cfg->zerocopy,
+	};
 
-	if (xevb_output_open(&bd->e.out, cfg->sinks, cfg->n_sinks, cfg->output ? &cfg->of : NULL, cfg->n_sources,
-			     5000000000ull))
+	if (xevb_output_open(&bd->e.out, &oo))
 		return false;
 	if (xevb_output_set_release(&bd->e.out, xevb_engine_release_held, &bd->e, bd->e.bcfg.n_frames))
 		return false;
@@ -525,6 +530,7 @@ static bool socket_setup(struct build *bd)
 		.rcvbuf = 64 << 20,
 		.n_big = XEVB_SOCK_BIG_FRAMES,
 		.mtu = xevb_dev_mtu(cfg->dev),
+		.src_bind = cfg->have_bind ? cfg->bind_src : NULL,
 	};
 
 	if (xevb_sock_open(&bd->e.sock, &sc))

@@ -17,18 +17,23 @@
 #include <string.h>
 #include <unistd.h>
 #include "base/cli.h"
+#include "ctl/ctl_batch.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/dfm.h"
+#include "ctl/peer_map.h"
 #include "base/notify.h"
 #include "ctl/runcfg.h"
 #include "cmd/cmd_opts.h"
 #include "cmd/cmds.h"
+#include "cmd/dfm_state.h"
 #include "ops/dfm_metrics.h"
 
 #define HEARTBEAT_NS 100000000ull
 /* A builder silent this long (two of its 10 ms heartbeats) gets a STATUS
    every PROBE_NS: if its process is gone, port unreachable comes back. */
 #define PROBE_NS 20000000ull
+/* The lists (SOURCES, BUILDERS) go with every 5th heartbeat, and at once when one changes. */
+#define LISTS_EVERY 5
 /*
  * Event ids reserved per write of --state. Small, so that a successor starts
  * just past the dead DFM's last ids: ids far ahead would alias the old
@@ -36,6 +41,8 @@
  * 100 kHz that is ~100 writes (write + rename, no fsync) per second.
  */
 #define STATE_CHUNK 1024u
+/* Datagrams a list of n records of rlen bytes takes (sealed or not): lists span datagrams. */
+#define LIST_PARTS(n, rlen) ((n) / ((XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / (rlen)) + 1)
 
 struct src_peer {
 	struct sockaddr_in sa;
@@ -52,13 +59,27 @@ struct dfm_app {
 	bool pull;
 	struct src_peer src[DFM_MAX_SOURCES];
 	uint32_t n_src;
+	struct peer_map srcmap;                          /* source processes by address and port */
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
 	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
 	uint64_t src_timeouts, unexpected, push_msgs;
+	uint64_t push_first_ns; /* when the pending copy for the sources took its first block */
+	uint32_t hb_n;          /* heartbeats sent */
 	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
 	uint32_t max_per_addr;                        /* --max-per-address */
+	/* Push: the copy of the ASSIGNs for the sources leaves when full or
+	   this long after its first block (--push-us), not every round: the
+	   rounds are short at a high rate, and each copy (one datagram per
+	   source process) carried a few blocks. */
+	uint64_t push_ns;
 	bool sources_changed;
 	bool books_closed; /* the run is over and the farm nodes' counts are in */
+	/* The lists of the last heartbeat, each in as many datagrams as it takes. */
+	struct xevb_ctl_msg src_list[LIST_PARTS(DFM_MAX_SOURCES, XEVB_CTL_SRC_RLEN)];
+	struct xevb_ctl_msg bld_list[LIST_PARTS(XEVB_DFM_MAX_BUILDERS, XEVB_CTL_BLD_RLEN)];
+	uint32_t n_src_list, n_bld_list;
+	struct xevb_ctl_txq txq; /* datagrams leave in batches (sendmmsg) at the end of a round */
+	struct xevb_ctl_rxq rxq; /* and come in batches (recvmmsg) */
 };
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
@@ -106,6 +127,8 @@ static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as
 		flush_builder(a, bi);
 	/* Push: the sources learn each block's builder (retries stay between DFM and builder). */
 	if (!a->pull && !(as->flags & XEVB_CTL_AS_RETRY)) {
+		if (!a->push.h.n_recs)
+			a->push_first_ns = xevb_now_ns();
 		a->push.h.type = XEVB_CTL_ASSIGN;
 		a->push.u.assign[a->push.h.n_recs++] = *as;
 		if (a->push.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
@@ -113,6 +136,7 @@ static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as
 	}
 }
 
+/* Our STATUS to builder bi: the heartbeat, or a probe of a silent one. */
 static void send_probe(void *ctx, uint32_t bi)
 {
 	struct dfm_app *a = ctx;
@@ -132,15 +156,8 @@ static void unreachable(struct dfm_app *a, uint64_t now)
 {
 	struct sockaddr_in to;
 
-	while (xevb_ctl_unreachable(&a->io, &to)) {
-		uint64_t before = xevb_dfm_stats(a->d)->dead_unreachable;
+	while (xevb_ctl_unreachable(&a->io, &to))
 		xevb_dfm_unreachable(a->d, to.sin_addr.s_addr, ntohs(to.sin_port), now);
-		if (xevb_dfm_stats(a->d)->dead_unreachable != before)
-			xevb_warn(
-				"builder %s:%u: port unreachable (its process is gone): dead, its events go "
-				"to the others",
-				inet_ntoa(to.sin_addr), ntohs(to.sin_port));
-	}
 }
 
 static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
@@ -156,6 +173,13 @@ static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
 	for (uint32_t i = 0; i < a->n_src; i++)
 		if (a->src[i].alive)
 			xevb_ctl_send(&a->io, &a->src[i].sa, &m);
+}
+
+static struct src_peer *find_source(struct dfm_app *a, const struct sockaddr_in *from)
+{
+	int64_t i = peer_map_get(&a->srcmap, peer_key(from->sin_addr.s_addr, from->sin_port));
+
+	return i >= 0 ? &a->src[i] : NULL;
 }
 
 /*
@@ -185,24 +209,22 @@ static struct src_peer *new_source_entry(struct dfm_app *a, uint32_t addr)
 	}
 	a->src_expired++;
 	a->sources_changed = true;
+	peer_map_del(&a->srcmap, peer_key(best->sa.sin_addr.s_addr, best->sa.sin_port));
 	return best;
 }
 
 static void on_source_status(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
 			     uint64_t now)
 {
-	struct src_peer *p = NULL;
+	struct src_peer *p = find_source(a, from);
 
-	for (uint32_t i = 0; i < a->n_src; i++)
-		if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr &&
-		    a->src[i].sa.sin_port == from->sin_port)
-			p = &a->src[i];
 	if (!p) {
 		p = new_source_entry(a, from->sin_addr.s_addr);
 		if (!p)
 			return;
 		memset(p, 0, sizeof(*p));
 		p->sa = *from;
+		peer_map_put(&a->srcmap, peer_key(from->sin_addr.s_addr, from->sin_port), (uint32_t)(p - a->src));
 		a->sources_changed = true;
 		xevb_info("source process %s:%u joined (source_ids %u-%u)", inet_ntoa(from->sin_addr),
 			  ntohs(from->sin_port), m->u.status.first_id,
@@ -264,11 +286,8 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 	case XEVB_CTL_BYE:
 		if (m->h.role == XEVB_ROLE_BUILDER)
 			xevb_dfm_on_bye(a->d, from->sin_addr.s_addr, port, now);
-		else if (m->h.role == XEVB_ROLE_SOURCE)
-			for (uint32_t i = 0; i < a->n_src; i++)
-				if (a->src[i].sa.sin_addr.s_addr == from->sin_addr.s_addr &&
-				    a->src[i].sa.sin_port == from->sin_port)
-					a->src[i].alive = false;
+		else if (m->h.role == XEVB_ROLE_SOURCE && find_source(a, from))
+			find_source(a, from)->alive = false;
 		break;
 	default:
 		a->unexpected++;
@@ -276,31 +295,40 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 	}
 }
 
-/* The builders alive, for the sources: they answer REQUESTs from these only. */
-static void builder_list(const struct dfm_app *a, struct xevb_ctl_msg *bl)
+/* Append one record to a list in parts; the number of parts in use. */
+static struct xevb_ctl_msg *list_next(struct xevb_ctl_msg *parts, uint32_t *n, uint8_t type)
 {
-	bl->h.type = XEVB_CTL_BUILDERS;
-	bl->h.n_recs = 0;
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d) && bl->h.n_recs < xevb_ctl_max_recs(XEVB_CTL_BUILDERS);
-	     i++) {
+	struct xevb_ctl_msg *m = *n ? &parts[*n - 1] : NULL;
+
+	if (!m || m->h.n_recs == xevb_ctl_max_recs(type)) {
+		m = &parts[(*n)++];
+		m->h = (struct xevb_ctl_hdr){ .type = type };
+	}
+	return m;
+}
+
+/* The builders alive, for the sources (they answer REQUESTs from these only), in parts. */
+static void builder_list(struct dfm_app *a)
+{
+	a->n_bld_list = 0;
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
-		if (b->alive)
-			bl->u.builders[bl->h.n_recs++] =
-				(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
+		struct xevb_ctl_msg *m;
+		if (!b->alive)
+			continue;
+		m = list_next(a->bld_list, &a->n_bld_list, XEVB_CTL_BUILDERS);
+		m->u.builders[m->h.n_recs++] =
+			(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
 	}
 }
 
-/* Heartbeats to everyone; the source list to the builders, the builder list to the sources. */
-static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
+/* The source processes alive, for the builders (whom to ask), in parts; silent ones declared dead first. */
+static void source_list(struct dfm_app *a, uint64_t now)
 {
-	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
-	struct xevb_ctl_msg s = { .h.type = XEVB_CTL_SOURCES };
-	static struct xevb_ctl_msg bl;
-
-	builder_list(a, &bl);
-
+	a->n_src_list = 0;
 	for (uint32_t i = 0; i < a->n_src; i++) {
 		struct src_peer *p = &a->src[i];
+		struct xevb_ctl_msg *m;
 		if (p->alive && now - p->last_ns > 3000000000ull) {
 			p->alive = false;
 			a->src_timeouts++;
@@ -310,27 +338,41 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool sources_too)
 		}
 		if (!p->alive)
 			continue;
-		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
-						       .peer_epoch = p->epoch };
+		m = list_next(a->src_list, &a->n_src_list, XEVB_CTL_SOURCES);
+		m->u.src[m->h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
+								     .port = ntohs(p->sa.sin_port),
+								     .first_id = p->first_id,
+								     .n_ids = p->n_ids };
+	}
+}
+
+/* Heartbeats to everyone; with lists, the source list to the builders and the builder list to the sources. */
+static void heartbeat(struct dfm_app *a, uint64_t now, bool lists)
+{
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
+
+	uint32_t mark = xevb_dfm_clear_mark(a->d);
+
+	builder_list(a);
+	source_list(a, now);
+	for (uint32_t i = 0; i < a->n_src; i++) {
+		struct src_peer *p = &a->src[i];
+		if (!p->alive)
+			continue;
+		/* The clear mark: a CLEAR lost on the way costs the source nothing. */
+		m.u.status =
+			(struct xevb_ctl_status){ .flags = (a->pull ? XEVB_CTL_ST_PULL : 0) | XEVB_CTL_ST_CLEARED,
+						  .done_total = mark,
+						  .peer_epoch = p->epoch };
 		xevb_ctl_send(&a->io, &p->sa, &m);
-		if (bl.h.n_recs)
-			xevb_ctl_send(&a->io, &p->sa, &bl);
-		if (s.h.n_recs < xevb_ctl_max_recs(XEVB_CTL_SOURCES))
-			s.u.src[s.h.n_recs++] = (struct xevb_ctl_srcinfo){ .addr = p->sa.sin_addr.s_addr,
-									   .port = ntohs(p->sa.sin_port),
-									   .first_id = p->first_id,
-									   .n_ids = p->n_ids };
+		for (uint32_t k = 0; lists && k < a->n_bld_list; k++)
+			xevb_ctl_send(&a->io, &p->sa, &a->bld_list[k]);
 	}
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
-		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
-		struct sockaddr_in sa = builder_sa(b);
-		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
-						       .peer_epoch = b->epoch,
-						       .load = b->outstanding,
-						       .credits = b->credits };
-		xevb_ctl_send(&a->io, &sa, &m);
-		if (sources_too && s.h.n_recs)
-			xevb_ctl_send(&a->io, &sa, &s);
+		struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a->d, i));
+		send_probe(a, i);
+		for (uint32_t k = 0; lists && k < a->n_src_list; k++)
+			xevb_ctl_send(&a->io, &sa, &a->src_list[k]);
 	}
 }
 
@@ -608,50 +650,6 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 }
 
 /*
- * --state: the event_ids this DFM may use are reserved in FILE before use,
- * so a successor (after kill -9, crash or a plain restart) starts past every
- * id the dead one could have handed out and no farm node sees an id twice
- * in a run. One line, "xevb-dfm-state 1 next N epoch E", replaced atomically.
- */
-static int state_read(const char *path, uint32_t *next, uint32_t *epoch)
-{
-	FILE *f = fopen(path, "r");
-	unsigned long long n, e;
-	int ok;
-
-	if (!f)
-		return errno == ENOENT ? 0 : -1;
-	ok = fscanf(f, "xevb-dfm-state 1 next %llu epoch %llx", &n, &e) == 2 && n <= UINT32_MAX && e <= UINT32_MAX;
-	fclose(f);
-	if (!ok) {
-		errno = EINVAL;
-		return -1;
-	}
-	*next = (uint32_t)n;
-	*epoch = (uint32_t)e;
-	return 1;
-}
-
-static int state_write(const char *path, uint32_t next, uint32_t epoch)
-{
-	char tmp[4096];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "xevb-dfm-state 1 next %u epoch %08x\n", next, epoch);
-	/* No fsync: the file must survive the process (kill -9), not the machine. */
-	if (fflush(f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	return rename(tmp, path);
-}
-
-/*
  * The end of the run: builders' DONEs are final; the farm nodes' last
  * counts (every 100 ms, and at their exit) may still be on the way. Wait
  * for them until every builder's DONEs are accounted for, at most wait_ms.
@@ -714,7 +712,7 @@ static int state_resume(struct dfm_opts *o)
 
 	if (!o->c.state)
 		return 0;
-	r = state_read(o->c.state, &o->reserved, &o->prev_epoch);
+	r = dfm_state_read(o->c.state, &o->reserved, &o->prev_epoch);
 	if (r < 0) {
 		xevb_err("--state %s: %s (remove it to number events from --first-event)", o->c.state,
 			 strerror(errno));
@@ -734,6 +732,7 @@ static int state_resume(struct dfm_opts *o)
 static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **mx)
 {
 	a->max_per_addr = o->c.dc.max_per_addr;
+	a->push_ns = o->c.push_ns;
 	a->pull = o->c.dc.pull;
 	o->c.dc.send_assign = send_assign;
 	o->c.dc.send_clear = send_clear;
@@ -741,6 +740,11 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	o->c.dc.probe_ns = PROBE_NS;
 	o->c.dc.ctx = a;
 	a->d = xevb_dfm_new(&o->c.dc);
+	if (a->d && peer_map_init(&a->srcmap, DFM_MAX_SOURCES)) {
+		xevb_dfm_free(a->d);
+		a->d = NULL;
+		errno = ENOMEM;
+	}
 	if (!a->d) {
 		xevb_err("cannot create the DFM: %s (--pack must not exceed --table)", strerror(errno));
 		return 1;
@@ -750,10 +754,9 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 		return 1;
 	}
 	if (xevb_ctl_watch_unreachable(&a->io))
-		xevb_warn(
-			"cannot watch for port unreachable (IP_RECVERR: %s): a dead builder is found by its "
-			"silence only (--dead-ms)",
-			strerror(errno));
+		xevb_warn("IP_RECVERR: %s: a dead builder is found by its silence only", strerror(errno));
+	a->io.txq = &a->txq;
+	a->io.rxq = &a->rxq;
 	if (o->c.co.metrics && !(*mx = dfm_metrics_start(o->c.co.metrics))) {
 		xevb_ctl_close(&a->io);
 		xevb_dfm_free(a->d);
@@ -792,7 +795,7 @@ static uint64_t reserve_ids(struct dfm_app *a, struct dfm_opts *o, uint64_t want
 	uint32_t next = o->c.dc.first_event + (uint32_t)xevb_dfm_stats(a->d)->triggered;
 
 	if (o->reserved - next < STATE_CHUNK / 2) {
-		if (state_write(o->c.state, o->reserved + STATE_CHUNK, a->io.epoch)) {
+		if (dfm_state_write(o->c.state, o->reserved + STATE_CHUNK, a->io.epoch)) {
 			xevb_err("--state %s: cannot write: %s; stopping the trigger", o->c.state,
 				 strerror(errno));
 			xevb_stop = 1;
@@ -837,9 +840,11 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 	xevb_dfm_poll(a->d, now);
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
 		flush_builder(a, i);
-	flush_push(a);
+	/* Signed: the first block may have come after the round's clock was read. */
+	if (a->push.h.n_recs && ((int64_t)(now - a->push_first_ns) >= (int64_t)a->push_ns || ph->draining))
+		flush_push(a);
 	if (now >= ph->next_hb) {
-		heartbeat(a, now, true);
+		heartbeat(a, now, ++a->hb_n % LISTS_EVERY == 0);
 		ph->next_hb = now + HEARTBEAT_NS;
 		xevb_dfm_reconcile(a->d); /* received / in flight to the farm nodes, for --metrics */
 	}
@@ -848,6 +853,7 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 		stats_line(a, (double)(now - ph->t0) / 1e9, &ph->last_trig);
 		ph->next_line += xevb_common_interval(&o->c.co) * 1000000000ull;
 	}
+	xevb_ctl_flush(&a->io);
 }
 
 /* One round of the run: false when it is over (drained, given up, or Ctrl-C twice). */
@@ -902,6 +908,7 @@ static void say_bye(struct dfm_app *a)
 			xevb_ctl_send(&a->io, &sa, &bye);
 		}
 	}
+	xevb_ctl_flush(&a->io);
 }
 
 /* Close the books, report them, free everything; the exit status. */

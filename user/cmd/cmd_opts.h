@@ -17,7 +17,7 @@
 #include "ops/shape_ctl.h"
 
 /* The DFM's source-process table. */
-#define DFM_MAX_SOURCES 256
+#define DFM_MAX_SOURCES 4096
 
 struct dfm_cfg {
 	struct xevb_common_opts co;
@@ -27,6 +27,7 @@ struct dfm_cfg {
 	double rate;            /* events/s; 0: as fast as credits allow */
 	uint32_t drain_ms, books_ms, wait_b, wait_s, wait_ms;
 	const char *state; /* --state FILE */
+	uint64_t push_ns;  /* --push-us: the sources' copy of the ASSIGNs waits this long for more blocks */
 };
 
 struct shape_cfg {

@@ -72,7 +72,8 @@ static void show_all(const struct xevb_snapshot *m, const struct stats_cfg *o)
 		if (!o->json)
 			printf("== %s: %u counters%s\n", cur.ifname, (unsigned)nkv[i],
 			       n ? " (value, rate over the last second)" : "");
-		stats_print_all(stdout, kv[i], nkv[i], n ? kv[i ^ 1] : NULL, nkv[i ^ 1],
+		stats_print_all(stdout, (struct stats_list){ kv[i], nkv[i] },
+				(struct stats_list){ n ? kv[i ^ 1] : NULL, nkv[i ^ 1] },
 				(double)(cur.update_ns - prev.update_ns) / 1e9, o->json);
 	}
 }

@@ -89,8 +89,12 @@ static const struct xevb_cfg_opt opts[] = {
 		  "every --retry-ms" },
 	{ "max-retries", 0, XEVB_T_U32, "N", F(dc.max_retries), 0, 0, 0, 255, .def = "5", .section = S_PEER,
 	  .help = "then, at --retry-ms, the event is lost as no_done" },
-	{ "clear-group", 0, XEVB_T_U32, "N", F(dc.clear_group), 0, 0, 1, 65536, .def = "50", .section = S_PEER,
-	  .help = "events per CLEAR batch to the sources" },
+	{ "push-us", 0, XEVB_T_U64, "US", F(push_ns), 0, 0, 0, 100000, 1000, .def = "2000", .section = S_PEER,
+	  .help = "push: the sources' copy of the ASSIGNs leaves when full (72 blocks) or this long after its "
+		  "first block (0: every round); one datagram per source process each time" },
+	{ "clear-group", 0, XEVB_T_U32, "N", F(dc.clear_group), 0, 0, 1, 65536, .def = "16384", .section = S_PEER,
+	  .help = "events per CLEAR batch to the sources at most (a batch also leaves after 20 ms; keep it "
+		  "below the sources' --hold)" },
 	{ "drain-ms", 0, XEVB_T_U32, "MS", F(drain_ms), 0, 0, 0, 600000, .def = "5000", .section = S_END,
 	  .help = "at the end, wait this long for outstanding DONEs" },
 	{ "books-ms", 0, XEVB_T_U32, "MS", F(books_ms), 0, 0, 0, 600000, .def = "2000", .section = S_END,

@@ -24,6 +24,16 @@
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
 #define EV_TABLE_MAX (1u << 16)
+/*
+ * Before the DFM's first ASSIGN nothing is assigned: an event built then
+ * (push: its fragments beat the ASSIGN) is held, encoded, at most
+ * PRE_HOLD_NS and PRE_HOLD_MAX of them, and forwarded when an ASSIGN names
+ * it; otherwise it is dropped and counted (pre_dropped). Data sent before
+ * the run (a host that seeds ids ahead of the DFM) never reaches a farm
+ * node that way, and the core forgets the window it placed.
+ */
+#define PRE_HOLD_NS  250000000ull
+#define PRE_HOLD_MAX 1024u
 
 enum { E_FREE = 0, E_ASSIGNED, E_DONE };
 
@@ -33,6 +43,15 @@ struct ev_ent {
 	uint8_t old; /* assigned by a DFM that has since restarted */
 	uint16_t n_missing;
 	uint64_t t_assign, t_ask;
+};
+
+struct pre_ev { /* an event built before the first ASSIGN (PRE_HOLD_NS) */
+	uint8_t *buf;
+	size_t len;
+	uint64_t t;
+	uint32_t event;
+	uint16_t n_frags, n_missing;
+	uint8_t status;
 };
 
 struct build_ctl {
@@ -61,6 +80,13 @@ struct build_ctl {
 	uint64_t unexpected, assign_overflow, built_early, table_grown;
 	uint64_t built_after_no_data; /* given up as no_data, then built: DONE sent again with the outcome */
 	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
+	/* Before the first ASSIGN: held, then forwarded or dropped (events, their fragments). */
+	bool assigned_once;
+	struct pre_ev pre[PRE_HOLD_MAX];
+	uint32_t n_pre;
+	uint64_t pre_held, pre_forwarded, pre_dropped, pre_dropped_frags;
+	/* Pull: built, never requested, dropped (events; their fragments by source: req). */
+	uint64_t unsolicited;
 	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
 	   built_complete + built_incomplete + lost_no_data + lost_slot. */
 	uint64_t base_assigned, base_done, base_overflow, base_redone, base_after_no_data;
@@ -125,7 +151,7 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		size <<= 1;
 	bc->mask = size - 1;
 	bc->ev = calloc(size, sizeof(*bc->ev));
-	if (!bc->ev || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
+	if (!bc->ev || build_req_init(&bc->req) || build_fwd_init(&bc->fwd, out, cfg->backlog, cfg->sink_ctl_port))
 		goto fail;
 	xevb_busy_init(&bc->busy, cfg->credits, cfg->busy_high, cfg->busy_low);
 	if (cfg->tx_hook) {
@@ -163,6 +189,9 @@ void build_ctl_free(struct build_ctl *bc)
 		xevb_ctl_close(&bc->io);
 	}
 	build_fwd_free(&bc->fwd);
+	build_req_free(&bc->req);
+	for (uint32_t i = 0; i < bc->n_pre; i++)
+		free(bc->pre[i].buf);
 	free(bc->ev);
 	free(bc);
 }
@@ -286,6 +315,102 @@ static bool grow_table(struct build_ctl *bc)
 	return true;
 }
 
+/* ---- events built before the first ASSIGN (PRE_HOLD_NS) ---- */
+
+/* Held entries [0, n) leave, counted dropped. */
+static void pre_drop(struct build_ctl *bc, uint32_t n)
+{
+	for (uint32_t i = 0; i < n; i++) {
+		free(bc->pre[i].buf);
+		bc->pre_dropped++;
+		bc->pre_dropped_frags += bc->pre[i].n_frags;
+		bc->fwd.out->st.dropped_unassigned++;
+	}
+	memmove(bc->pre, bc->pre + n, (bc->n_pre - n) * sizeof(bc->pre[0]));
+	bc->n_pre -= n;
+}
+
+/* Those whose first fragment came more than PRE_HOLD_NS ago leave (held in the order they were built). */
+static void pre_expire(struct build_ctl *bc, uint64_t now)
+{
+	uint32_t n = 0;
+
+	while (n < bc->n_pre && (int64_t)(now - bc->pre[n].t) > (int64_t)PRE_HOLD_NS)
+		n++;
+	if (n)
+		pre_drop(bc, n);
+}
+
+/* ev, built before any ASSIGN: held (true), or false when the output takes no encoded event. */
+static bool pre_hold(struct build_ctl *bc, const struct xevb_event *ev)
+{
+	struct xevb_output *o = bc->fwd.out;
+	size_t need = xevb_event_wire_size_fast(ev);
+	struct pre_ev *p = &bc->pre[bc->n_pre];
+
+	if (o->discard || o->fw || !o->n_sinks)
+		return false;
+	if (bc->n_pre == PRE_HOLD_MAX || !(p->buf = malloc(need)) ||
+	    xevb_event_encode_into(ev, xevb_realtime_ns(), p->buf, need, &p->len)) {
+		if (bc->n_pre < PRE_HOLD_MAX)
+			free(p->buf);
+		bc->pre_dropped++;
+		bc->pre_dropped_frags += ev->n_frags;
+		o->st.dropped_unassigned++;
+		return true;
+	}
+	p->t = ev->open_ns; /* the caller's clock, as the tick's */
+	p->event = ev->event_id;
+	p->n_frags = ev->n_frags;
+	p->status = (ev->flags & XEVB_EVT_F_INCOMPLETE) ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE;
+	p->n_missing = (uint16_t)(ev->n_expected - ev->n_frags);
+	bc->n_pre++;
+	bc->pre_held++;
+	return true;
+}
+
+/* After an ASSIGN: the held events it made ours go on, each with its DONE. */
+static void pre_release(struct build_ctl *bc)
+{
+	uint32_t k = 0;
+
+	for (uint32_t i = 0; i < bc->n_pre; i++) {
+		struct pre_ev *p = &bc->pre[i];
+		struct ev_ent *x = &bc->ev[p->event & bc->mask];
+
+		if (x->state != E_ASSIGNED || x->event != p->event || x->old) {
+			bc->pre[k++] = *p;
+			continue;
+		}
+		x->state = E_DONE;
+		x->status = p->status;
+		x->n_missing = p->n_missing;
+		bc->n_assigned--;
+		add_done(bc, p->event, p->status, p->n_missing);
+		bc->unassigned_built++;
+		bc->built_early++;
+		bc->pre_forwarded++;
+		build_fwd_encoded(&bc->fwd, p->buf, p->len);
+	}
+	bc->n_pre = k;
+}
+
+/*
+ * The first ASSIGN: what waited longer than PRE_HOLD_NS, and in pull mode
+ * all (nothing was requested yet), is dropped; when anything was, the
+ * window the core placed from it is forgotten, so the run's own fragments
+ * of those ids build their events.
+ */
+static void pre_first_assign(struct build_ctl *bc, struct xevb_builder *b, bool pull, uint64_t now)
+{
+	bc->assigned_once = true;
+	pre_expire(bc, now);
+	if (pull && bc->n_pre)
+		pre_drop(bc, bc->n_pre);
+	if (bc->pre_dropped)
+		xevb_builder_forget_window(b);
+}
+
 /* b: the builder core, whose window follows what the DFM assigns. */
 static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct xevb_ctl_msg *m, uint64_t now)
 {
@@ -301,6 +426,8 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 			return;
 		}
 	}
+	if (!bc->assigned_once && m->h.n_recs)
+		pre_first_assign(bc, b, m->u.assign[0].flags & XEVB_CTL_AS_PULL, now);
 	for (uint32_t r = 0; r < m->h.n_recs; r++) {
 		const struct xevb_ctl_assign *a = &m->u.assign[r];
 		bool first_ask = false;
@@ -308,6 +435,7 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 		bc->pull = a->flags & XEVB_CTL_AS_PULL;
 		if (!bc->hi_next || (int32_t)(a->first_event + a->count - bc->hi_next) > 0)
 			bc->hi_next = a->first_event + a->count;
+		xevb_builder_set_pull(b, bc->pull);
 		xevb_builder_assigned(b, a->first_event, a->count);
 		if (!bc->cfg.fixed_run)
 			xevb_builder_set_run(b, a->run);
@@ -354,6 +482,8 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 		if (first_ask && bc->pull)
 			build_req_all(&bc->req, &bc->io, a->first_event, a->count, 0);
 	}
+	if (bc->n_pre)
+		pre_release(bc);
 	update_busy(bc);
 }
 
@@ -379,6 +509,14 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		x->n_missing = (uint16_t)(ev->n_expected - ev->n_frags);
 		add_done(bc, ev->event_id, x->status, x->n_missing);
 		bc->built_after_no_data++;
+	} else if (!bc->assigned_once && pre_hold(bc, ev)) {
+		return; /* nothing assigned yet: held a while, or dropped */
+	} else if (bc->pull) {
+		/* Nobody asked for it: not ours to forward, whoever sent it. */
+		bc->unsolicited++;
+		bc->fwd.out->st.dropped_unsolicited++;
+		build_req_unsolicited(&bc->req, ev);
+		return;
 	} else {
 		/* Push: the fragments can beat the ASSIGN here. Remember the outcome,
 		   the ASSIGN then gets its DONE at once. */
@@ -505,6 +643,8 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from))
 		build_ctl_on_msg(bc, b, &m, &from, now);
+	if (bc->n_pre)
+		pre_expire(bc, now);
 	if (now >= bc->next_scan[0]) {
 		scan(bc, b, 0, now);
 		bc->next_scan[0] = now + SCAN_NS;
@@ -591,6 +731,48 @@ uint64_t build_ctl_reasked(const struct build_ctl *bc)
 		(unsigned long long)((bc)->unassigned_built - (bc)->built_early), \
 		(unsigned long long)(bc)->abandoned, (unsigned long long)(bc)->dfm_restarts
 
+/* Pull: the unsolicited fragments by the source process (address) their ids belong to. */
+static void unsolicited_lines(const struct build_ctl *bc, FILE *f)
+{
+	char a[INET_ADDRSTRLEN];
+
+	for (uint32_t i = 0; i < bc->req.n_srcp; i++) {
+		const struct build_srcp *p = &bc->req.src[i];
+
+		if (!p->unsolicited)
+			continue;
+		inet_ntop(AF_INET, &p->sa.sin_addr, a, sizeof(a));
+		fprintf(f, "  unsolicited fragments of source %s:%u (ids %u-%u): %llu\n", a, ntohs(p->sa.sin_port),
+			p->first_id, p->first_id + p->n_ids - 1, (unsigned long long)p->unsolicited);
+	}
+	if (bc->req.unsolicited_other)
+		fprintf(f, "  unsolicited fragments of ids no source announced: %llu\n",
+			(unsigned long long)bc->req.unsolicited_other);
+}
+
+/* The JSON of the events built before the first ASSIGN and of those nobody requested. */
+static void unsolicited_json(const struct build_ctl *bc, FILE *f)
+{
+	char a[INET_ADDRSTRLEN];
+
+	fprintf(f,
+		",\"pre_held\":%llu,\"pre_forwarded\":%llu,\"pre_dropped\":%llu,\"pre_dropped_frags\":%llu,"
+		"\"unsolicited\":%llu,\"unsolicited_other_frags\":%llu,\"unsolicited_frags\":{",
+		(unsigned long long)bc->pre_held, (unsigned long long)bc->pre_forwarded,
+		(unsigned long long)bc->pre_dropped, (unsigned long long)bc->pre_dropped_frags,
+		(unsigned long long)bc->unsolicited, (unsigned long long)bc->req.unsolicited_other);
+	for (uint32_t i = 0, n = 0; i < bc->req.n_srcp; i++) {
+		const struct build_srcp *p = &bc->req.src[i];
+
+		if (!p->unsolicited)
+			continue; /* thousands of processes: name only those that sent any */
+		inet_ntop(AF_INET, &p->sa.sin_addr, a, sizeof(a));
+		fprintf(f, "%s\"%s:%u\":%llu", n++ ? "," : "", a, ntohs(p->sa.sin_port),
+			(unsigned long long)p->unsolicited);
+	}
+	fprintf(f, "}");
+}
+
 void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 {
 	fprintf(f,
@@ -609,6 +791,13 @@ void build_ctl_summary(const struct build_ctl *bc, FILE *f)
 		(unsigned long long)bc->fwd.fwd_errors, (unsigned long long)bc->busy.n_busy,
 		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected,
 		(unsigned long long)bc->built_after_no_data);
+	fprintf(f,
+		"  before the first ASSIGN: held %llu events, forwarded %llu, dropped %llu (%llu fragments); "
+		"unsolicited (pull, never requested) %llu events\n",
+		(unsigned long long)bc->pre_held, (unsigned long long)bc->pre_forwarded,
+		(unsigned long long)bc->pre_dropped, (unsigned long long)bc->pre_dropped_frags,
+		(unsigned long long)bc->unsolicited);
+	unsolicited_lines(bc, f);
 	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
 		fprintf(f,
 			"  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
@@ -660,7 +849,10 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 			bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
 			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
 			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on);
-	fprintf(f, "],\"ctl_not_admitted\":");
+	fprintf(f, "],\"source_processes\":%u,\"no_source_for\":%llu", bc->req.n_srcp,
+		(unsigned long long)bc->req.no_source_for);
+	unsolicited_json(bc, f);
+	fprintf(f, ",\"ctl_not_admitted\":");
 	xevb_ctl_admit_json(&bc->io, f);
 	fprintf(f, "}");
 }

@@ -13,12 +13,14 @@ int build_fwd_init(struct build_fwd *f, struct xevb_output *out, uint32_t backlo
 	f->out = out;
 	f->backlog = backlog;
 	f->bl = calloc(backlog ? backlog : 1, sizeof(*f->bl));
-	if (!f->bl)
+	if (!f->bl || peer_map_init(&f->by_addr, out->n_sinks))
 		return -1;
 	for (uint32_t i = 0; i < out->n_sinks; i++) {
 		f->sink[i].ctl = out->sinks[i].addr;
 		f->sink[i].ctl.sin_port = htons(sink_ctl_port);
 		f->sink[i].fd = out->sinks[i].fd;
+		if (peer_map_get(&f->by_addr, out->sinks[i].addr.sin_addr.s_addr) < 0)
+			peer_map_put(&f->by_addr, out->sinks[i].addr.sin_addr.s_addr, i);
 	}
 	return 0;
 }
@@ -30,15 +32,16 @@ void build_fwd_free(struct build_fwd *f)
 			free(f->bl[(f->bl_head + i) % f->backlog].buf);
 	free(f->bl);
 	f->bl = NULL;
+	peer_map_free(&f->by_addr);
 }
 
 bool build_fwd_on_status(struct build_fwd *f, const struct xevb_ctl_msg *m, const struct sockaddr_in *from,
 			 uint32_t our_epoch, uint64_t now)
 {
-	for (uint32_t i = 0; i < f->out->n_sinks; i++) {
+	int64_t i = peer_map_get(&f->by_addr, from->sin_addr.s_addr);
+
+	if (i >= 0) {
 		struct build_sinkc *s = &f->sink[i];
-		if (s->ctl.sin_addr.s_addr != from->sin_addr.s_addr)
-			continue;
 		/* Only counts about this incarnation of us are usable. */
 		if (m->u.status.peer_epoch != our_epoch)
 			return true;
@@ -152,6 +155,42 @@ void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
 		sent_to(f, k, xevb_output_emit_to(o, (uint32_t)k, ev));
 	else
 		hold(f, ev, need);
+}
+
+bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
+{
+	struct xevb_output *o = f->out;
+	int k;
+
+	if (o->discard || o->fw || !o->n_sinks) {
+		free(buf);
+		return false;
+	}
+	if (!f->credit_mode) {
+		k = (int)(f->fwd_rr++ % o->n_sinks);
+		if (xevb_output_write_to(o, (uint32_t)k, buf, len))
+			f->fwd_errors++;
+		free(buf);
+		return true;
+	}
+	k = f->bl_n ? -1 : pick_sink(f, len);
+	if (k >= 0) {
+		sent_to(f, k, xevb_output_write_to(o, (uint32_t)k, buf, len));
+		free(buf);
+		return true;
+	}
+	if (f->bl_n == f->backlog) {
+		f->backlog_overflow++;
+		o->st.dropped_no_sink++;
+		free(buf);
+		return true;
+	}
+	f->bl[(f->bl_head + f->bl_n) % f->backlog] = (struct build_held_ev){ .buf = buf, .len = len };
+	f->bl_n++;
+	f->fwd_backlogged++;
+	if (f->bl_n > f->backlog_max)
+		f->backlog_max = f->bl_n;
+	return true;
 }
 
 void build_fwd_heartbeat(struct build_fwd *f, struct xevb_ctl_io *io, uint64_t now, uint64_t dead_ns)

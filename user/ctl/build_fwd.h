@@ -15,6 +15,7 @@
 #include <stdint.h>
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_sock.h"
+#include "ctl/peer_map.h"
 #include "out/output.h"
 
 struct build_sinkc { /* what we know of one farm node (index as in the output engine) */
@@ -35,10 +36,12 @@ struct build_fwd {
 	struct xevb_output *out;
 	struct build_sinkc sink[XEVB_MAX_SINKS];
 	int64_t wrr[XEVB_MAX_SINKS];
-	bool credit_mode; /* some farm node speaks the protocol */
+	struct peer_map by_addr; /* farm nodes by IPv4 address (the first at an address) */
+	bool credit_mode;        /* some farm node speaks the protocol */
 	struct build_held_ev *bl;
 	uint32_t backlog, bl_head, bl_n;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max;
+	uint64_t fwd_rr; /* build_fwd_encoded's round robin before any farm node speaks the protocol */
 };
 
 /* Farm nodes as the output engine has them, their control port; backlog events at most. 0, or -1. */
@@ -52,6 +55,13 @@ bool build_fwd_on_status(struct build_fwd *f, const struct xevb_ctl_msg *m, cons
 			 uint32_t our_epoch, uint64_t now);
 /* A built event: to a farm node with credit, else into the backlog (or counted lost when it is full). */
 void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev);
+/*
+ * An event encoded earlier (buf from malloc, len bytes; taken): as
+ * build_fwd_event would send it, held in the backlog while no farm node
+ * has credit. False when the output takes no encoded event (a file, or
+ * discarding): buf is freed, the event counted nowhere here.
+ */
+bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len);
 /* Backlogged events to farm nodes with credit, oldest first. */
 void build_fwd_drain(struct build_fwd *f);
 /* The heartbeat: our STATUS to every farm node; one silent for dead_ns gets no more events. */

@@ -80,6 +80,8 @@ static bool status_ok(const struct xevb_ctl_status *s, uint8_t role)
 {
 	if (s->flags & ~XEVB_CTL_ST_KNOWN)
 		return false;
+	if ((s->flags & XEVB_CTL_ST_CLEARED) && (role != XEVB_ROLE_DFM || s->done_total > UINT32_MAX))
+		return false;
 	if (role == XEVB_ROLE_SOURCE)
 		return s->n_ids >= 1 && s->n_ids <= 4096 && (uint32_t)s->first_id + s->n_ids - 1 <= 4095;
 	return s->n_ids == 0 && s->first_id == 0;

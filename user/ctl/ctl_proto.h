@@ -43,9 +43,12 @@ enum xevb_ctl_type {
 enum xevb_ctl_role { XEVB_ROLE_DFM = 1, XEVB_ROLE_BUILDER, XEVB_ROLE_SOURCE, XEVB_ROLE_SINK, XEVB_ROLE__COUNT };
 
 /* STATUS flags */
-#define XEVB_CTL_ST_BUSY  0x1
-#define XEVB_CTL_ST_PULL  0x2 /* DFM: the run is in pull mode */
-#define XEVB_CTL_ST_KNOWN (XEVB_CTL_ST_BUSY | XEVB_CTL_ST_PULL)
+#define XEVB_CTL_ST_BUSY 0x1
+#define XEVB_CTL_ST_PULL 0x2 /* DFM: the run is in pull mode */
+/* DFM -> source: done_total is a mark W (an event id): every event before W
+   (serial order) is cleared, whether or not its CLEAR arrived. */
+#define XEVB_CTL_ST_CLEARED 0x4
+#define XEVB_CTL_ST_KNOWN   (XEVB_CTL_ST_BUSY | XEVB_CTL_ST_PULL | XEVB_CTL_ST_CLEARED)
 /* ASSIGN flags */
 #define XEVB_CTL_AS_PULL     0x1 /* the builder requests the fragments */
 #define XEVB_CTL_AS_REASSIGN 0x2 /* the event's first builder died */

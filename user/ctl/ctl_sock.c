@@ -8,8 +8,10 @@
 #include <unistd.h>
 #include "base/cli.h"
 #include "ctl/ctl_auth.h"
+#include "ctl/ctl_batch.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/flowctl.h"
+#include "ctl/peer_map.h"
 
 /* The first refusals are logged one by one, later ones at most once per this long. */
 #define REFUSED_LOG_FIRST 5
@@ -54,7 +56,11 @@ enum xevb_ctl_admit xevb_ctl_admit(const struct xevb_ctl_members *members, const
 
 	if (!members)
 		return XEVB_ADMIT_OK;
-	for (uint32_t i = 0; i < members->n && !p; i++)
+	if (members->map) {
+		int64_t i = peer_map_get(members->map, peer_key(sender->sin_addr.s_addr, port));
+		p = i >= 0 ? &members->m[i] : NULL;
+	}
+	for (uint32_t i = 0; !members->map && i < members->n && !p; i++)
 		if (members->m[i].addr == sender->sin_addr.s_addr && members->m[i].port == port)
 			p = &members->m[i];
 	if (!p)
@@ -237,6 +243,7 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 
 void xevb_ctl_close(struct xevb_ctl_io *io)
 {
+	xevb_ctl_flush(io);
 	if (io->fd >= 0)
 		close(io->fd);
 	io->fd = -1;
@@ -322,6 +329,8 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 		io->tx_hook(io->tx_ctx, to, buf, len);
 	else if (len && test_dropped(io, m->h.type))
 		; /* counted as sent: lost on the way */
+	else if (len && io->txq)
+		return xevb_ctl_txq_put(io, to, buf, len, m->h.type);
 	else if (!len || !send_one(io, to, buf, len)) {
 		io->tx_err++;
 		return -1;
@@ -340,6 +349,8 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 	} ctl;
 	int stale = 0;
 
+	if (io->rxq)
+		return xevb_ctl_rxq_recv(io, m, from);
 	for (;;) {
 		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
 		struct msghdr mh = { .msg_name = from,

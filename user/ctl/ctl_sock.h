@@ -14,6 +14,8 @@
 #include "ctl/ctl_proto.h"
 
 struct xevb_ctl_auth;
+struct xevb_ctl_txq;
+struct xevb_ctl_rxq;
 
 /*
  * Membership (a run configuration, docs/control-protocol.md): a message is
@@ -38,9 +40,11 @@ struct xevb_ctl_member {
 	uint16_t first_id, n_ids; /* sources: their source-id range */
 };
 
+struct peer_map;
 struct xevb_ctl_members {
 	const struct xevb_ctl_member *m;
 	uint32_t n;
+	const struct peer_map *map; /* m's index by peer_key(addr, port), or NULL: scan m */
 };
 
 /* The verdict on message m from sender; members NULL admits everything. */
@@ -74,6 +78,9 @@ struct xevb_ctl_io {
 	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */
 	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
 	void *tx_ctx;
+	/* Batches (ctl_batch.h), or NULL: one system call per datagram. */
+	struct xevb_ctl_txq *txq;
+	struct xevb_ctl_rxq *rxq;
 };
 
 /* "198.18.4.1:23901" -> sa; -1 (no message) when it is not ADDR:PORT. */

@@ -17,6 +17,20 @@
 #include "ctl/dfm.h"
 #include "ctl/dfm_slots.h"
 #include "ctl/flowctl.h"
+#include "ctl/peer_map.h"
+
+/* What one farm node received from one builder address, and the next pair of that farm node. */
+struct farm_pair {
+	uint32_t sink, baddr, next; /* next: index + 1, 0: the last */
+	uint64_t events;            /* this incarnation's cumulative count */
+	uint64_t earlier;           /* what its earlier incarnations received */
+};
+
+/* What every farm node together received from one address (summed as reports come). */
+struct farm_addr {
+	uint32_t addr, last_bi, gen;
+	uint64_t total, left;
+};
 
 struct xevb_dfm {
 	struct xevb_dfm_cfg cfg;
@@ -34,8 +48,18 @@ struct xevb_dfm {
 	uint64_t watch_from; /* silence counts from here at the earliest (xevb_dfm_behind) */
 	struct xevb_dfm_builder b[XEVB_DFM_MAX_BUILDERS];
 	uint32_t nb;
-	struct xevb_dfm_sink sk[XEVB_DFM_MAX_SINKS];
+	struct peer_map bmap; /* builders by address and port */
+	struct xevb_dfm_sink *sk;
+	uint32_t *sk_pairs; /* per farm node: its first pair (index + 1) */
 	uint32_t nsk;
+	struct peer_map skmap; /* farm nodes by address and port */
+	struct farm_pair *pair;
+	uint32_t npair;
+	struct peer_map pairmap; /* (farm node, builder address) -> pair */
+	struct farm_addr *fa;
+	uint32_t nfa, fa_gen;
+	struct peer_map famap; /* address -> farm_addr */
+	uint64_t received_all; /* every farm node, every address */
 	struct xevb_dfm_stats st;
 	uint64_t clk_t0;      /* xevb_dfm_trigger_clock */
 	double clk_period_ns; /* 0: the trigger time is the step's */
@@ -62,7 +86,14 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->slots = calloc(cfg->table, sizeof(*d->slots));
 	d->rq = calloc(d->rq_mask + 1, sizeof(*d->rq));
 	d->clr = calloc(d->clr_cap, sizeof(*d->clr));
-	if (!d->slots || dfm_side_init(&d->side, cfg->table) || !d->rq || !d->clr) {
+	d->sk = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk));
+	d->sk_pairs = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk_pairs));
+	d->pair = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->pair));
+	d->fa = calloc(XEVB_DFM_MAX_FARM_ADDRS, sizeof(*d->fa));
+	if (!d->slots || dfm_side_init(&d->side, cfg->table) || !d->rq || !d->clr || !d->sk || !d->sk_pairs ||
+	    !d->pair || !d->fa || peer_map_init(&d->bmap, XEVB_DFM_MAX_BUILDERS) ||
+	    peer_map_init(&d->skmap, XEVB_DFM_MAX_SINKS) || peer_map_init(&d->pairmap, XEVB_DFM_MAX_FARM_PAIRS) ||
+	    peer_map_init(&d->famap, XEVB_DFM_MAX_FARM_ADDRS)) {
 		xevb_dfm_free(d);
 		errno = ENOMEM;
 		return NULL;
@@ -79,6 +110,14 @@ void xevb_dfm_free(struct xevb_dfm *d)
 	dfm_side_free(&d->side);
 	free(d->rq);
 	free(d->clr);
+	free(d->sk);
+	free(d->sk_pairs);
+	free(d->pair);
+	free(d->fa);
+	peer_map_free(&d->bmap);
+	peer_map_free(&d->skmap);
+	peer_map_free(&d->pairmap);
+	peer_map_free(&d->famap);
 	free(d);
 }
 
@@ -206,10 +245,7 @@ static void lat_add(struct xevb_dfm *d, enum xevb_dfm_lat w, uint64_t now, uint6
 
 static int find_builder(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
 {
-	for (uint32_t i = 0; i < d->nb; i++)
-		if (d->b[i].addr == addr && d->b[i].port == port)
-			return (int)i;
-	return -1;
+	return (int)peer_map_get(&d->bmap, peer_key(addr, port));
 }
 
 /* Queue ev for re-assignment; a full queue first drops what no longer waits. */
@@ -290,8 +326,10 @@ static int new_builder_entry(struct xevb_dfm *d)
 		if (!b->alive && !b->assigned && (best < 0 || b->last_ns < d->b[best].last_ns))
 			best = (int)i;
 	}
-	if (best >= 0)
+	if (best >= 0) {
 		d->st.builders_expired++;
+		peer_map_del(&d->bmap, peer_key(d->b[best].addr, d->b[best].port));
+	}
 	return best;
 }
 
@@ -318,6 +356,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 		b->port = port;
 		b->epoch = h->epoch;
 		b->alive = true;
+		peer_map_put(&d->bmap, peer_key(addr, port), (uint32_t)bi); /* sized for every entry */
 	}
 	b = &d->b[bi];
 	if (b->epoch != h->epoch) {
@@ -437,15 +476,16 @@ void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t 
 
 static struct xevb_dfm_sink *find_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port)
 {
+	int64_t i = peer_map_get(&d->skmap, peer_key(addr, port));
 	struct xevb_dfm_sink *k;
 
-	for (uint32_t i = 0; i < d->nsk; i++)
-		if (d->sk[i].addr == addr && d->sk[i].port == port)
-			return &d->sk[i];
+	if (i >= 0)
+		return &d->sk[i];
 	if (d->nsk == XEVB_DFM_MAX_SINKS) {
 		d->st.sinks_full++;
 		return NULL;
 	}
+	peer_map_put(&d->skmap, peer_key(addr, port), d->nsk);
 	k = &d->sk[d->nsk++];
 	memset(k, 0, sizeof(*k));
 	k->addr = addr;
@@ -454,28 +494,50 @@ static struct xevb_dfm_sink *find_sink(struct xevb_dfm *d, uint32_t addr, uint16
 }
 
 /* A restarted farm node counts from 0 again: what the old one got stays delivered. */
-static void sink_new_epoch(struct xevb_dfm_sink *k, uint32_t epoch)
+static void sink_new_epoch(struct xevb_dfm *d, struct xevb_dfm_sink *k, uint32_t epoch)
 {
 	if (k->epoch && k->epoch != epoch) {
-		for (uint32_t j = 0; j < k->n; j++) {
-			k->earlier[j] += k->events[j];
-			k->events[j] = 0;
+		for (uint32_t j = d->sk_pairs[k - d->sk]; j; j = d->pair[j - 1].next) {
+			d->pair[j - 1].earlier += d->pair[j - 1].events;
+			d->pair[j - 1].events = 0;
 		}
 		k->restarts++;
 	}
 	k->epoch = epoch;
 }
 
-static int sink_slot(struct xevb_dfm_sink *k, uint32_t baddr)
+/* The sums of address baddr, or NULL when the table is full. */
+static struct farm_addr *farm_addr(struct xevb_dfm *d, uint32_t baddr, bool add)
 {
-	for (uint32_t j = 0; j < k->n; j++)
-		if (k->baddr[j] == baddr)
-			return (int)j;
-	if (k->n == XEVB_DFM_MAX_BUILDERS)
-		return -1;
-	k->baddr[k->n] = baddr;
-	k->events[k->n] = k->earlier[k->n] = 0;
-	return (int)k->n++;
+	int64_t i = peer_map_get(&d->famap, baddr);
+
+	if (i >= 0)
+		return &d->fa[i];
+	if (!add || d->nfa == XEVB_DFM_MAX_FARM_ADDRS)
+		return NULL;
+	peer_map_put(&d->famap, baddr, d->nfa);
+	d->fa[d->nfa] = (struct farm_addr){ .addr = baddr };
+	return &d->fa[d->nfa++];
+}
+
+/* Farm node k's pair for builder address baddr, or NULL (a table is full). */
+static struct farm_pair *sink_pair(struct xevb_dfm *d, struct xevb_dfm_sink *k, uint32_t baddr)
+{
+	uint32_t ki = (uint32_t)(k - d->sk);
+	uint64_t key = ((uint64_t)ki << 32) | baddr;
+	int64_t i = peer_map_get(&d->pairmap, key);
+	struct farm_pair *p;
+
+	if (i >= 0)
+		return &d->pair[i];
+	if (k->n == XEVB_DFM_MAX_BUILDERS || d->npair == XEVB_DFM_MAX_FARM_PAIRS || !farm_addr(d, baddr, true))
+		return NULL;
+	peer_map_put(&d->pairmap, key, d->npair);
+	p = &d->pair[d->npair++];
+	*p = (struct farm_pair){ .sink = ki, .baddr = baddr, .next = d->sk_pairs[ki] };
+	d->sk_pairs[ki] = d->npair;
+	k->n++;
+	return p;
 }
 
 void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
@@ -485,88 +547,63 @@ void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, cons
 
 	if (!k)
 		return;
-	sink_new_epoch(k, h->epoch);
+	sink_new_epoch(d, k, h->epoch);
 	k->last_ns = now;
 	k->reports++;
 	for (uint32_t i = 0; i < n; i++) {
-		int j = sink_slot(k, r[i].builder_addr);
-		if (j < 0) {
+		struct farm_pair *p = sink_pair(d, k, r[i].builder_addr);
+		if (!p) {
 			k->untracked++;
 			continue;
 		}
 		/* Cumulative counts: an older report arriving late never lowers one. */
-		if (r[i].events > k->events[j])
-			k->events[j] = r[i].events;
+		if (r[i].events > p->events) {
+			farm_addr(d, p->baddr, false)->total += r[i].events - p->events;
+			d->received_all += r[i].events - p->events;
+			p->events = r[i].events;
+		}
 	}
-}
-
-/* Events every farm node together received from builder address baddr. */
-static uint64_t received_from(const struct xevb_dfm *d, uint32_t baddr)
-{
-	uint64_t n = 0;
-
-	for (uint32_t i = 0; i < d->nsk; i++)
-		for (uint32_t j = 0; j < d->sk[i].n; j++)
-			if (d->sk[i].baddr[j] == baddr)
-				n += d->sk[i].events[j] + d->sk[i].earlier[j];
-	return n;
-}
-
-static bool is_builder_addr(const struct xevb_dfm *d, uint32_t baddr)
-{
-	for (uint32_t i = 0; i < d->nb; i++)
-		if (d->b[i].addr == baddr)
-			return true;
-	return false;
 }
 
 /*
  * Builders at one address share its count: each takes what covers its own
  * DONE in index order, the last one the rest (so the counts add up to what
- * the farm nodes reported).
+ * the farm nodes reported). Events from addresses that are no builder's
+ * are received_unknown.
  */
-static void reconcile_addr(struct xevb_dfm *d, uint32_t first)
+uint64_t xevb_dfm_reconcile(struct xevb_dfm *d)
 {
-	uint32_t baddr = d->b[first].addr, last = first;
-	uint64_t left = received_from(d, baddr);
+	uint64_t known = 0;
 
-	for (uint32_t i = first; i < d->nb; i++)
-		if (d->b[i].addr == baddr)
-			last = i;
-	for (uint32_t i = first; i <= last; i++) {
-		struct xevb_dfm_builder *b = &d->b[i];
-		uint64_t done = b->complete + b->incomplete;
-
-		if (b->addr != baddr)
+	d->st.received = d->st.not_delivered = d->st.received_unknown = 0;
+	d->fa_gen++;
+	for (uint32_t i = 0; i < d->nb; i++) {
+		struct farm_addr *a = farm_addr(d, d->b[i].addr, false);
+		d->b[i].received = d->b[i].not_delivered = 0;
+		if (!a)
 			continue;
-		b->received = i == last ? left : (done < left ? done : left);
-		left -= b->received;
+		if (a->gen != d->fa_gen) {
+			a->gen = d->fa_gen;
+			a->left = a->total;
+			known += a->total;
+		}
+		a->last_bi = i;
+	}
+	if (!d->nsk)
+		return 0;
+	for (uint32_t i = 0; i < d->nb; i++) {
+		struct xevb_dfm_builder *b = &d->b[i];
+		struct farm_addr *a = farm_addr(d, b->addr, false);
+		uint64_t done = b->complete + b->incomplete, left = a ? a->left : 0;
+
+		b->received = a && a->last_bi == i ? left : (done < left ? done : left);
+		if (a)
+			a->left -= b->received;
 		b->not_delivered = done > b->received ? done - b->received : 0;
 		d->st.received += b->received;
 		d->st.not_delivered += b->not_delivered;
 	}
-}
-
-uint64_t xevb_dfm_reconcile(struct xevb_dfm *d)
-{
-	bool seen[XEVB_DFM_MAX_BUILDERS] = { false };
-
-	d->st.received = d->st.not_delivered = d->st.received_unknown = 0;
-	for (uint32_t i = 0; i < d->nb; i++)
-		d->b[i].received = d->b[i].not_delivered = 0;
-	for (uint32_t i = 0; i < d->nb; i++) {
-		if (seen[i])
-			continue;
-		for (uint32_t j = i; j < d->nb; j++)
-			if (d->b[j].addr == d->b[i].addr)
-				seen[j] = true;
-		if (d->nsk)
-			reconcile_addr(d, i);
-	}
-	for (uint32_t i = 0; i < d->nsk; i++)
-		for (uint32_t j = 0; j < d->sk[i].n; j++)
-			if (!is_builder_addr(d, d->sk[i].baddr[j]))
-				d->st.received_unknown += d->sk[i].events[j] + d->sk[i].earlier[j];
+	d->st.received_unknown = d->received_all - known;
 	return d->st.not_delivered;
 }
 
@@ -928,4 +965,18 @@ const char *xevb_dfm_lost_name(enum xevb_dfm_lost r)
 		"at_stop",
 	};
 	return (unsigned)r < XEVB_LOST__COUNT ? n[r] : "?";
+}
+
+uint32_t xevb_dfm_clear_mark(const struct xevb_dfm *d)
+{
+	uint32_t w = d->oldest;
+
+	for (uint32_t i = 0; i < d->clr_n; i++)
+		if ((int32_t)(d->clr[i] - w) < 0)
+			w = d->clr[i];
+	/* Stragglers lie before the window and are in flight: the sources keep their data. */
+	for (uint32_t i = 0; d->side.n && i <= d->side.mask; i++)
+		if (d->side.t[i].state != SLOT_FREE && (int32_t)(d->side.t[i].event - w) < 0)
+			w = d->side.t[i].event;
+	return w;
 }

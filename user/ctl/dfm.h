@@ -19,7 +19,9 @@
  * each builder address delivered to them, and xevb_dfm_reconcile sets every
  * builder's received and not_delivered = DONE (complete + incomplete) that
  * no farm node got. Farm nodes know builders by IPv4 address only: builders
- * sharing an address are reconciled together.
+ * sharing an address are reconciled together. The counts are summed per
+ * address as the reports come, so reconciling costs O(builders), not
+ * O(farm nodes x builders).
  */
 #ifndef XEVB_DFM_H
 #define XEVB_DFM_H
@@ -30,8 +32,12 @@
 #include "base/lat_hist.h"
 #include "ctl/ctl_proto.h"
 
-#define XEVB_DFM_MAX_BUILDERS 64
-#define XEVB_DFM_MAX_SINKS    64
+#define XEVB_DFM_MAX_BUILDERS 1024
+#define XEVB_DFM_MAX_SINKS    4096
+/* (farm node, builder address) pairs whose counts the DFM keeps (128
+   builders at 1024 farm nodes; 8 MB), and the addresses they name. */
+#define XEVB_DFM_MAX_FARM_PAIRS (1u << 17)
+#define XEVB_DFM_MAX_FARM_ADDRS (1u << 14)
 
 enum xevb_dfm_lost {
 	XEVB_LOST_BUILDER_DEAD =
@@ -91,11 +97,8 @@ struct xevb_dfm_sink {
 	uint16_t port; /* host order */
 	uint32_t epoch;
 	uint64_t last_ns, reports, restarts;
-	uint32_t n; /* builder addresses it reported */
-	uint32_t baddr[XEVB_DFM_MAX_BUILDERS];
-	uint64_t events[XEVB_DFM_MAX_BUILDERS];  /* this incarnation's cumulative count */
-	uint64_t earlier[XEVB_DFM_MAX_BUILDERS]; /* what its earlier incarnations received */
-	uint64_t untracked;                      /* records beyond the address table, dropped */
+	uint32_t n;         /* builder addresses it reported (at most XEVB_DFM_MAX_BUILDERS) */
+	uint64_t untracked; /* records beyond its addresses or the pair table, dropped */
 };
 
 struct xevb_dfm_stats {
@@ -179,6 +182,13 @@ void xevb_dfm_trigger_clock(struct xevb_dfm *d, uint64_t t0_ns, double rate_hz);
 void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, uint64_t now);
 const struct xevb_dfm_lat_stats *xevb_dfm_latency(const struct xevb_dfm *d, enum xevb_dfm_lat which);
 const char *xevb_dfm_lat_name(enum xevb_dfm_lat l);
+/*
+ * The clear mark for the sources' heartbeat: every event before it has
+ * left the books and its CLEAR has gone out (a lost CLEAR is repaired by
+ * the mark; one still batched holds the mark back, so it is not cleared
+ * twice).
+ */
+uint32_t xevb_dfm_clear_mark(const struct xevb_dfm *d);
 /* Could a block be assigned now (some builder alive, not Busy, with credit)? */
 bool xevb_dfm_can_assign(const struct xevb_dfm *d);
 /*

@@ -610,38 +610,68 @@ static bool peer_ok(struct parse *p, struct xevb_runcfg_sec *s, enum kind k, con
 	return true;
 }
 
-/* Two peers on one address:port could not be told apart; two source processes must not share an id. */
+/* Members i and j share an address:port: they could not be told apart. */
+static bool same_endpoint(struct parse *p, uint32_t i, uint32_t j)
+{
+	const struct xevb_ctl_member *a = &p->c->member[i], *b = &p->c->member[j];
+	char na[32], nb[32], ip[INET_ADDRSTRLEN];
+
+	inet_ntop(AF_INET, &a->addr, ip, sizeof(ip));
+	p->line = p->msec[i]->port_line ? p->msec[i]->port_line : p->msec[i]->addr_line;
+	fail(p, member_name(a, p->msec[i], na, sizeof(na)), "ctl_port",
+	     "%s:%u is also the "
+	     "control endpoint of [%s] (line %u): every process of the run needs its own "
+	     "address:port",
+	     ip, a->port, member_name(b, p->msec[j], nb, sizeof(nb)), p->msec[j]->line);
+	return false;
+}
+
+/* Source processes i and j claim the same source id. */
+static bool ids_overlap(struct parse *p, uint32_t i, uint32_t j)
+{
+	const struct xevb_ctl_member *a = &p->c->member[i], *b = &p->c->member[j];
+	char na[32], nb[32];
+
+	p->line = p->msec[i]->ids_line;
+	fail(p, member_name(a, p->msec[i], na, sizeof(na)), "source_ids",
+	     "%u-%u overlaps "
+	     "%u-%u of [%s] (line %u): every source id belongs to one process",
+	     a->first_id, a->first_id + a->n_ids - 1, b->first_id, b->first_id + b->n_ids - 1,
+	     member_name(b, p->msec[j], nb, sizeof(nb)), p->msec[j]->ids_line);
+	return false;
+}
+
+/*
+ * Two peers on one address:port could not be told apart; two source
+ * processes must not share an id. The members' map (admission by hash) is
+ * built on the way: O(members), whatever the size of the run.
+ */
 static bool peers_distinct(struct parse *p)
 {
-	const struct xevb_runcfg *c = p->c;
+	struct xevb_runcfg *c = p->c;
+	static uint16_t owner[4096]; /* 1 + the member owning a source id */
 
-	for (uint32_t i = 0; i < c->members.n; i++)
-		for (uint32_t j = 0; j < i; j++) {
-			const struct xevb_ctl_member *a = &c->member[i], *b = &c->member[j];
-			char na[32], nb[32];
-			if (a->addr == b->addr && a->port == b->port) {
-				char ip[INET_ADDRSTRLEN];
-				inet_ntop(AF_INET, &a->addr, ip, sizeof(ip));
-				p->line = p->msec[i]->port_line ? p->msec[i]->port_line : p->msec[i]->addr_line;
-				fail(p, member_name(a, p->msec[i], na, sizeof(na)), "ctl_port",
-				     "%s:%u is also the "
-				     "control endpoint of [%s] (line %u): every process of the run needs its own "
-				     "address:port",
-				     ip, a->port, member_name(b, p->msec[j], nb, sizeof(nb)), p->msec[j]->line);
-				return false;
-			}
-			if (a->role == XEVB_ROLE_SOURCE && b->role == XEVB_ROLE_SOURCE &&
-			    a->first_id < b->first_id + b->n_ids && b->first_id < a->first_id + a->n_ids) {
-				p->line = p->msec[i]->ids_line;
-				fail(p, member_name(a, p->msec[i], na, sizeof(na)), "source_ids",
-				     "%u-%u overlaps "
-				     "%u-%u of [%s] (line %u): every source id belongs to one process",
-				     a->first_id, a->first_id + a->n_ids - 1, b->first_id,
-				     b->first_id + b->n_ids - 1, member_name(b, p->msec[j], nb, sizeof(nb)),
-				     p->msec[j]->ids_line);
-				return false;
-			}
+	if (peer_map_init(&c->member_map, c->members.n)) {
+		fail(p, "run", NULL, "out of memory for %u members", c->members.n);
+		return false;
+	}
+	memset(owner, 0, sizeof(owner));
+	for (uint32_t i = 0; i < c->members.n; i++) {
+		const struct xevb_ctl_member *a = &c->member[i];
+		uint64_t key = peer_key(a->addr, a->port);
+		int64_t j = peer_map_get(&c->member_map, key);
+
+		if (j >= 0)
+			return same_endpoint(p, i, (uint32_t)j);
+		peer_map_put(&c->member_map, key, i);
+		for (uint32_t id = a->first_id;
+		     a->role == XEVB_ROLE_SOURCE && id < a->first_id + a->n_ids && id < 4096; id++) {
+			if (owner[id])
+				return ids_overlap(p, i, owner[id] - 1u);
+			owner[id] = (uint16_t)(i + 1);
 		}
+	}
+	c->members.map = &c->member_map;
 	return true;
 }
 
@@ -764,6 +794,7 @@ void xevb_runcfg_free(struct xevb_runcfg *c)
 		return;
 	for (uint32_t i = 0; i < c->n_strs; i++)
 		free(c->strs[i]);
+	peer_map_free(&c->member_map);
 	free(c);
 }
 

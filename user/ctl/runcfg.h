@@ -23,13 +23,14 @@
 #include <stdint.h>
 #include "base/cli.h"
 #include "ctl/ctl_sock.h"
+#include "ctl/peer_map.h"
 
-#define XEVB_RUNCFG_MAX_BUILDERS 64  /* the DFM's builder table */
-#define XEVB_RUNCFG_MAX_SOURCES  256 /* the DFM's source-process table */
-#define XEVB_RUNCFG_MAX_SINKS    64  /* a builder's farm nodes */
-#define XEVB_RUNCFG_MAX_OPTS     24  /* settings per section */
+#define XEVB_RUNCFG_MAX_BUILDERS 1024 /* the DFM's builder table */
+#define XEVB_RUNCFG_MAX_SOURCES  4096 /* the DFM's source-process table */
+#define XEVB_RUNCFG_MAX_SINKS    4096 /* a builder's farm nodes */
+#define XEVB_RUNCFG_MAX_OPTS     24   /* settings per section */
 #define XEVB_RUNCFG_VAL_LEN      64
-#define XEVB_RUNCFG_MAX_BYTES    (1u << 20) /* a larger file is refused (the largest run is ~50 kB) */
+#define XEVB_RUNCFG_MAX_BYTES    (4u << 20) /* a larger file is refused (a run at every limit: ~1 MB) */
 
 /* The commands that start from a configuration. */
 enum xevb_runcfg_cmd {
@@ -79,7 +80,8 @@ struct xevb_runcfg {
 	struct xevb_ctl_member
 		member[1 + XEVB_RUNCFG_MAX_BUILDERS + XEVB_RUNCFG_MAX_SOURCES + XEVB_RUNCFG_MAX_SINKS];
 	struct xevb_ctl_members members;
-	char *strs[512]; /* option strings xevb_runcfg_args made */
+	struct peer_map member_map; /* members by address and port (admission by hash) */
+	char *strs[512];            /* option strings xevb_runcfg_args made */
 	/* The command's option table (cli.h), or NULL: where it makes a setting a tuning key, --tune KEY=VALUE. */
 	const struct xevb_cfg_cmd *opts;
 	uint32_t n_strs;

@@ -58,30 +58,117 @@ static void release_all(struct src_ctl *s)
 	s->released_restart += s->n_held;
 	memset(s->h, 0, (size_t)(s->mask + 1) * sizeof(*s->h));
 	s->n_held = 0;
+	s->mark_set = false;
+}
+
+static void release_slot(struct src_ctl *s, struct src_ctl_held *h)
+{
+	h->state = H_EMPTY;
+	s->n_held--;
+	s->cleared++;
+	s->cleared_mark++;
+}
+
+/* The DFM's clear mark w: every event before it is cleared; only those since the last mark are looked at. */
+static void on_mark(struct src_ctl *s, uint32_t w)
+{
+	uint32_t size = s->mask + 1;
+
+	if (s->mark_set && (int32_t)(w - s->mark) <= 0)
+		return;
+	if (!s->mark_set || w - s->mark >= size) {
+		for (uint32_t i = 0; i < size; i++)
+			if (s->h[i].state != H_EMPTY && (int32_t)(s->h[i].event - w) < 0)
+				release_slot(s, &s->h[i]);
+	} else {
+		for (uint32_t ev = s->mark; ev != w; ev++) {
+			struct src_ctl_held *h = &s->h[ev & s->mask];
+			if (h->state != H_EMPTY && h->event == ev)
+				release_slot(s, h);
+		}
+	}
+	s->mark = w;
+	s->mark_set = true;
+}
+
+static uint32_t bld_hash(uint32_t addr, uint16_t port)
+{
+	uint32_t h = (addr ^ ((uint32_t)port << 16)) * 0x9e3779b1u;
+
+	return (h >> 16) & (SRC_CTL_BLD_SLOTS - 1);
+}
+
+static bool bld_live(const struct src_ctl_bld *b, uint64_t now)
+{
+	return b->addr && now - b->seen_ns <= SRC_CTL_BLD_TTL_NS;
+}
+
+/* The slot of (addr, port), or NULL; *spot: where it would go (first expired or empty slot). */
+static struct src_ctl_bld *bld_find(const struct src_ctl *s, uint32_t addr, uint16_t port, uint64_t now,
+				    const struct src_ctl_bld **spot)
+{
+	uint32_t i = bld_hash(addr, port);
+
+	if (spot)
+		*spot = NULL;
+	for (uint32_t k = 0; k < SRC_CTL_BLD_SLOTS; k++, i = (i + 1) & (SRC_CTL_BLD_SLOTS - 1)) {
+		const struct src_ctl_bld *b = &s->bld[i];
+		if (b->addr == addr && b->port == port)
+			return (struct src_ctl_bld *)b;
+		if (spot && !*spot && !bld_live(b, now))
+			*spot = b;
+		if (!b->addr)
+			return NULL;
+	}
+	return NULL;
 }
 
 bool src_ctl_known_builder(const struct src_ctl *s, uint32_t addr, uint16_t port)
 {
-	for (uint32_t i = 0; i < s->n_bld; i++)
-		if (s->bld[i].addr == addr && (!s->bld[i].port || s->bld[i].port == port))
-			return true;
-	return false;
+	uint64_t now = xevb_now_ns();
+	const struct src_ctl_bld *b = bld_find(s, addr, port, now, NULL);
+
+	if (b && bld_live(b, now))
+		return true;
+	b = port ? bld_find(s, addr, 0, now, NULL) : NULL;
+	return b && bld_live(b, now);
 }
 
-static void learn_builder(struct src_ctl *s, uint32_t addr, uint16_t port)
+uint32_t src_ctl_builders_known(const struct src_ctl *s)
 {
-	if (src_ctl_known_builder(s, addr, port) || s->n_bld == SRC_CTL_MAX_BUILDERS)
-		return;
-	s->bld[s->n_bld].addr = addr;
-	s->bld[s->n_bld++].port = port;
+	uint64_t now = xevb_now_ns();
+	uint32_t n = 0;
+
+	for (uint32_t i = 0; i < SRC_CTL_BLD_SLOTS; i++)
+		n += s->bld[i].port && bld_live(&s->bld[i], now);
+	return n;
 }
 
-/* The DFM's list replaces what we knew; addresses from ASSIGNs come back with the next ones. */
+static void learn_builder(struct src_ctl *s, uint32_t addr, uint16_t port, uint64_t now)
+{
+	const struct src_ctl_bld *spot;
+	struct src_ctl_bld *b = bld_find(s, addr, port, now, &spot);
+
+	if (!b && !spot) {
+		s->bld_full++;
+		return;
+	}
+	if (!b) {
+		b = (struct src_ctl_bld *)spot;
+		s->n_bld += !b->addr;
+		b->addr = addr;
+		b->port = port;
+	}
+	b->seen_ns = now;
+}
+
+/* The DFM's list, one part of it (a long list spans datagrams): each named builder is answered for a while. */
 static void on_builders(struct src_ctl *s, const struct xevb_ctl_msg *m)
 {
-	s->n_bld = 0;
+	uint64_t now = xevb_now_ns();
+
 	for (uint32_t r = 0; r < m->h.n_recs; r++)
-		learn_builder(s, m->u.builders[r].addr, htons(m->u.builders[r].port));
+		learn_builder(s, m->u.builders[r].addr, htons(m->u.builders[r].port), now);
 }
 
 /* A refusal names its sender, once a second at most. */
@@ -107,6 +194,7 @@ static void refused(struct src_ctl *s, const char *what, const struct sockaddr_i
 static void on_assign(struct src_ctl *s, const struct xevb_ctl_msg *m)
 {
 	static uint32_t evs[1024], again[1024];
+	uint64_t now = xevb_now_ns();
 
 	for (uint32_t r = 0; r < m->h.n_recs; r++) {
 		const struct xevb_ctl_assign *a = &m->u.assign[r];
@@ -114,7 +202,7 @@ static void on_assign(struct src_ctl *s, const struct xevb_ctl_msg *m)
 
 		s->assigns++;
 		s->assigned_events += a->count;
-		learn_builder(s, a->builder_addr, 0);
+		learn_builder(s, a->builder_addr, 0, now);
 		for (uint32_t j = 0; j < a->count; j++) {
 			uint32_t ev = a->first_event + j;
 			if (is_held(s, ev))
@@ -222,6 +310,8 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 	case XEVB_CTL_STATUS:
 		if (from_dfm && (m->u.status.flags & XEVB_CTL_ST_PULL))
 			s->pull_seen = true;
+		if (from_dfm && (m->u.status.flags & XEVB_CTL_ST_CLEARED))
+			on_mark(s, (uint32_t)m->u.status.done_total);
 		break;
 	case XEVB_CTL_ASSIGN:
 		on_assign(s, m);
@@ -261,8 +351,8 @@ bool src_ctl_check(const struct src_ctl *s, char *msg, size_t cap)
 			 s->max_held, size);
 		return false;
 	}
-	if (s->n_bld > SRC_CTL_MAX_BUILDERS) {
-		snprintf(msg, cap, "%u builders known, at most %u", s->n_bld, SRC_CTL_MAX_BUILDERS);
+	if (s->n_bld > SRC_CTL_BLD_SLOTS) {
+		snprintf(msg, cap, "%u builder slots used, at most %u", s->n_bld, SRC_CTL_BLD_SLOTS);
 		return false;
 	}
 	return true;

@@ -14,7 +14,14 @@
 #include <stdint.h>
 #include "ctl/ctl_proto.h"
 
-#define SRC_CTL_MAX_BUILDERS 128
+/* Builder addresses known at once (listed, and learned from ASSIGNs): two
+   per builder of a DFM's largest table, hashed in a table twice that size. */
+#define SRC_CTL_MAX_BUILDERS 2048
+#define SRC_CTL_BLD_SLOTS    (2 * SRC_CTL_MAX_BUILDERS)
+/* A builder is answered until this long after the DFM last named it: its
+   list comes in parts (one datagram each) every 500 ms, so 4 lists in a row
+   may be lost. */
+#define SRC_CTL_BLD_TTL_NS 2000000000ull
 /* Re-asks for events we do not hold, answered per REQUEST at most: the
    answer to a forged REQUEST stays bounded (no amplification). */
 #define SRC_CTL_MAX_UNHELD_PER_REQUEST 1024
@@ -39,13 +46,17 @@ struct src_ctl {
 	bool pull_seen, bye;
 	struct src_ctl_held *h;
 	uint32_t mask, n_held, max_held;
-	/* Whose REQUESTs we answer: the builders the DFM lists (BUILDERS) and
-	   the addresses ASSIGNs send us to (port 0: any port there). */
-	struct {
-		uint32_t addr;
+	/* Whose REQUESTs we answer: the builders the DFM listed (BUILDERS) and
+	   the addresses ASSIGNs sent us to (port 0: any port there) within
+	   SRC_CTL_BLD_TTL_NS; open addressing by (addr, port), an expired
+	   entry is reused in place. */
+	struct src_ctl_bld {
+		uint32_t addr; /* 0: never used */
 		uint16_t port;
-	} bld[SRC_CTL_MAX_BUILDERS];
-	uint32_t n_bld;
+		uint64_t seen_ns;
+	} bld[SRC_CTL_BLD_SLOTS];
+	uint32_t n_bld;    /* slots used (live or expired) */
+	uint64_t bld_full; /* a builder not remembered: every slot live */
 	/* counters */
 	uint64_t assigns, assigned_events, requests, requested_events, answered_events;
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;
@@ -55,6 +66,9 @@ struct src_ctl {
 	uint64_t reask_unheld_capped; /* unheld re-asks over the per-REQUEST bound, not answered */
 	uint64_t assign_again;        /* events ASSIGNed again (re-assigned off a dead builder): sent again */
 	uint64_t warn_ns;
+	uint32_t mark;         /* the DFM's clear mark, as last applied */
+	bool mark_set;         /* one applied since the DFM (re)started */
+	uint64_t cleared_mark; /* of cleared: by the mark (their CLEAR lost, or none came) */
 };
 
 /* 0, or -1 after a message (out of memory). */
@@ -64,6 +78,8 @@ void src_ctl_free(struct src_ctl *sc);
 void src_ctl_on_msg(struct src_ctl *sc, const struct xevb_ctl_msg *m, const struct sockaddr_in *from);
 /* Whether a REQUEST from addr:port (network order) would be answered. */
 bool src_ctl_known_builder(const struct src_ctl *sc, uint32_t addr, uint16_t port);
+/* Builders the DFM lists, answered now (a scan: for summaries). */
+uint32_t src_ctl_builders_known(const struct src_ctl *sc);
 /* The hold table's books (tests, fuzzers); false with what disagrees in msg. */
 bool src_ctl_check(const struct src_ctl *sc, char *msg, size_t cap);
 

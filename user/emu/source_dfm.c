@@ -437,9 +437,11 @@ static void summary(struct sdfm *s, double el)
 	       (unsigned long long)s->segments);
 	xevb_ctl_admit_json(&s->io, stdout);
 	printf(",\"requests_unknown_builder\":%llu,\"not_from_dfm\":%llu,\"reask_unheld_capped\":%llu,"
-	       "\"builders_known\":%u,\"assign_again\":%llu}\n",
+	       "\"builders_known\":%u,\"builders_not_remembered\":%llu,\"cleared_by_mark\":%llu,"
+	       "\"assign_again\":%llu}\n",
 	       (unsigned long long)s->ctl.rq_unknown, (unsigned long long)s->ctl.not_dfm,
-	       (unsigned long long)s->ctl.reask_unheld_capped, s->ctl.n_bld,
+	       (unsigned long long)s->ctl.reask_unheld_capped, src_ctl_builders_known(&s->ctl),
+	       (unsigned long long)s->ctl.bld_full, (unsigned long long)s->ctl.cleared_mark,
 	       (unsigned long long)s->ctl.assign_again);
 	fflush(stdout);
 }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
-/* Builder core: the window, runs and the segment pool (the rules: builder_int.h; the API: builder.h). */
+/* Builder core: the window and runs, the hot path (the rules: builder_int.h; the API: builder.h). */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -8,155 +8,6 @@
 #include "evb/names.h"
 #include "base/probes.h"
 #include <xevb/shed.h>
-
-static int cmp_u16(const void *a, const void *b)
-{
-	return (int)*(const uint16_t *)a - (int)*(const uint16_t *)b;
-}
-
-static uint32_t round_pow2(uint32_t v)
-{
-	uint32_t p = 1;
-
-	while (p < v)
-		p <<= 1;
-	return p;
-}
-
-struct xevb_builder *xevb_builder_new(const struct xevb_builder_cfg *cfg)
-{
-	struct xevb_builder *b;
-	uint32_t i, w;
-
-	if (!cfg || !cfg->sources || cfg->n_sources == 0 || cfg->n_sources > XEVB_MAX_SOURCES ||
-	    cfg->window == 0 || cfg->window > WINDOW_MAX || cfg->n_frames == 0 || cfg->n_frames > FRAMES_MAX) {
-		errno = EINVAL;
-		return NULL;
-	}
-	b = calloc(1, sizeof(*b));
-	if (!b) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	memset(b->src_index, 0xff, sizeof(b->src_index));
-	w = round_pow2(cfg->window);
-	b->cfg = *cfg;
-	b->window = w;
-	b->mask = w - 1;
-	b->n_src = cfg->n_sources;
-	b->n_frames = cfg->n_frames;
-	b->oldest = b->newest = NO_SLOT;
-	b->sorted = malloc(sizeof(*b->sorted) * cfg->n_sources);
-	b->seen = malloc(sizeof(*b->seen) * XEVB_MAX_SOURCES);
-	b->slots = calloc(w, sizeof(*b->slots));
-	b->rows = malloc(sizeof(*b->rows) * (size_t)w * cfg->n_sources);
-	b->refcnt = calloc(cfg->n_frames, sizeof(*b->refcnt));
-	b->frame_data = calloc(cfg->n_frames, sizeof(*b->frame_data));
-	b->scratch = calloc(cfg->n_frames, sizeof(*b->scratch));
-	b->claims = calloc(cfg->n_sources, sizeof(*b->claims));
-	/*
-	 * Runs opened and still named: at most one per two slots while they
-	 * open (n > 1), and bounded in memory; without a free group a MEP
-	 * just goes fragment by fragment.
-	 */
-	b->n_groups = w / 2 ? w / 2 : 1;
-	if ((uint64_t)b->n_groups * cfg->n_sources * sizeof(struct gent) > GROUPS_BYTES_MAX)
-		b->n_groups = (uint32_t)(GROUPS_BYTES_MAX / (cfg->n_sources * sizeof(struct gent)));
-	b->gwords = (cfg->n_sources + 63) / 64;
-	b->groups = calloc(b->n_groups, sizeof(*b->groups));
-	b->gents = calloc((size_t)b->n_groups * cfg->n_sources, sizeof(*b->gents));
-	b->gbits = calloc((size_t)b->n_groups * b->gwords, sizeof(*b->gbits));
-	b->gfree = calloc(b->n_groups, sizeof(*b->gfree));
-	b->mrow = calloc(cfg->n_sources, sizeof(*b->mrow));
-	b->mcur = calloc(cfg->n_sources, sizeof(*b->mcur));
-	b->wrefs = calloc(XEVB_MAX_FRAGS_PER_MEP, sizeof(*b->wrefs));
-	b->gscratch = calloc(b->n_groups, sizeof(*b->gscratch));
-	b->n_segp = cfg->max_seg_frags ? cfg->max_seg_frags : SEG_FRAGS_DEFAULT;
-	if (b->n_segp < 2 * cfg->n_sources)
-		b->n_segp = 2 * cfg->n_sources;
-	b->segp = malloc(sizeof(*b->segp) * b->n_segp);
-	b->erow = calloc(cfg->n_sources, sizeof(*b->erow));
-	b->epieces = calloc(cfg->n_sources, sizeof(*b->epieces));
-	b->quorum = cfg->jump_quorum ? cfg->jump_quorum : cfg->n_sources / 2 + 1;
-	if (b->quorum > cfg->n_sources)
-		b->quorum = cfg->n_sources;
-	if (!b->sorted || !b->seen || !b->slots || !b->rows || !b->refcnt || !b->frame_data || !b->scratch ||
-	    !b->claims || !b->groups || !b->gents || !b->gbits || !b->gfree || !b->mrow || !b->mcur || !b->wrefs ||
-	    !b->gscratch || !b->segp || !b->erow || !b->epieces) {
-		xevb_builder_free(b);
-		errno = ENOMEM;
-		return NULL;
-	}
-	memcpy(b->sorted, cfg->sources, sizeof(*b->sorted) * cfg->n_sources);
-	qsort(b->sorted, cfg->n_sources, sizeof(*b->sorted), cmp_u16);
-	for (i = 0; i < cfg->n_sources; i++) {
-		if (b->sorted[i] > XEVB_MAX_SOURCE_ID || (i > 0 && b->sorted[i] == b->sorted[i - 1])) {
-			xevb_builder_free(b);
-			errno = EINVAL;
-			return NULL;
-		}
-		b->src_index[b->sorted[i]] = (uint16_t)i;
-	}
-	/* Touch every row now: no page fault on the packet path. */
-	memset(b->rows, 0xff, sizeof(*b->rows) * (size_t)w * cfg->n_sources);
-	memset(b->gents, 0, sizeof(*b->gents) * (size_t)b->n_groups * cfg->n_sources);
-	/* Lowest index on top: the first runs reuse the same few groups. */
-	for (i = 0; i < b->n_groups; i++)
-		b->gfree[i] = b->n_groups - 1 - i;
-	b->n_gfree = b->n_groups;
-	/* Touched now too, pieces and all: no page fault when segments arrive. */
-	memset(b->segp, 0, sizeof(*b->segp) * b->n_segp);
-	for (i = 0; i < b->n_segp; i++)
-		b->segp[i].next_free = i + 1 < b->n_segp ? i + 1 : NO_SLOT;
-	b->seg_free = 0;
-	if (!cfg->adopt_run) {
-		b->st.run_number = cfg->run_number;
-		b->st.run_known = true;
-	}
-	return b;
-}
-
-void xevb_builder_free(struct xevb_builder *b)
-{
-	if (!b)
-		return;
-	free(b->sorted);
-	free(b->seen);
-	free(b->slots);
-	free(b->rows);
-	free(b->refcnt);
-	free(b->frame_data);
-	free(b->scratch);
-	free(b->claims);
-	free(b->groups);
-	free(b->gents);
-	free(b->gbits);
-	free(b->gfree);
-	free(b->mrow);
-	free(b->mcur);
-	free(b->wrefs);
-	free(b->gscratch);
-	free(b->segp);
-	free(b->erow);
-	free(b->epieces);
-	free(b);
-}
-
-const struct xevb_builder_stats *xevb_builder_stats(const struct xevb_builder *b)
-{
-	return &b->st;
-}
-
-static inline struct xevb_frag_slot *row_of(struct xevb_builder *b, uint32_t idx)
-{
-	return b->rows + (size_t)idx * b->n_src;
-}
-
-static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_drop_reason r, uint64_t n)
-{
-	b->st.drops[r] += n;
-	src->drops[r] += n;
-}
 
 /* The last reference to frame f is gone: back to the caller's pool. */
 static void frame_gone(struct xevb_builder *b, uint32_t f)
@@ -167,16 +18,8 @@ static void frame_gone(struct xevb_builder *b, uint32_t f)
 		b->cfg.frame_release(b->cfg.ctx, f);
 }
 
-/* A row entry naming a segmented fragment (pending or whole), not a frame. */
-static inline void seg_drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_seg_reason r,
-			    uint64_t n)
-{
-	b->st.segs_drops[r] += n;
-	src->segs_drops[r] += n;
-}
-
 /* Entry k's segments let go of their frames; the entry back to the pool. */
-static void seg_put(struct xevb_builder *b, uint32_t k)
+void seg_put(struct xevb_builder *b, uint32_t k)
 {
 	struct seg_frag *sf = &b->segp[k];
 
@@ -230,13 +73,6 @@ static bool seg_settle(struct xevb_builder *b, struct xevb_frag_slot *row)
 		row[j].frame_idx = NO_FRAME;
 	}
 	return pieced;
-}
-
-/* The slot is about to hold another id: its old one no longer names a group. */
-static inline void slot_let_go(struct xevb_builder *b, const struct slot *s)
-{
-	if (SLOT_STATE(s) == SLOT_GDONE && --b->groups[s->grp].refs == 0)
-		b->gfree[b->n_gfree++] = s->grp;
 }
 
 /* Did source si deliver to done event idx (its row, or its run's group)? */
@@ -392,7 +228,7 @@ static inline bool discards(const struct xevb_builder *b, enum finish_kind kind)
 }
 
 /* Close run g: emit its n events (unless discarded), give back its frames. */
-static void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind kind)
+void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind kind)
 {
 	struct group *gr = &b->groups[g];
 	struct xevb_builder_stats *st = &b->st;
@@ -524,13 +360,19 @@ static inline bool unassigned(const struct xevb_builder *b, uint32_t e)
 	return unlikely(b->assigned_known) && (int32_t)(e - b->assigned_next) >= (int32_t)b->assigned_margin;
 }
 
+/* A DFM pulls, and e would open an event past what it assigned: nobody requested it (rules at the top). */
+static inline bool unrequested(const struct xevb_builder *b, uint32_t e)
+{
+	return unlikely(b->assigned_pull) && (int32_t)(e - b->assigned_next) >= 0;
+}
+
 static uint32_t group_open(struct xevb_builder *b, uint32_t e0, uint32_t n, uint64_t now_ns)
 {
 	const uint32_t w = b->window, mask = b->mask;
 	uint32_t last = e0 + n - 1, k, g, idx0 = e0 & mask;
 	struct group *gr;
 
-	if (unlikely(!b->have_base) || !b->n_gfree || n > w)
+	if (unlikely(!b->have_base) || !b->n_gfree || n > w || unrequested(b, last))
 		return NO_GROUP;
 	if ((int32_t)(e0 - b->base) < 0 || last - b->base >= 2 * w)
 		return NO_GROUP;
@@ -624,7 +466,7 @@ static inline bool group_add(struct xevb_builder *b, uint32_t frame_idx, uint32_
 }
 
 /* Close slot idx: emit (unless discarded), then give back its frames. */
-static void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
+void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind)
 {
 	struct slot *s = &b->slots[idx];
 	struct xevb_frag_slot *row = row_of(b, idx);
@@ -763,7 +605,7 @@ static void expire_due(struct xevb_builder *b, uint64_t now_ns)
  * Frame pressure: the oldest open events (opening order, as timeouts go)
  * leave until at most target frames are held.
  */
-static void __attribute__((noinline)) evict_oldest(struct xevb_builder *b, uint64_t target)
+void __attribute__((noinline)) evict_oldest(struct xevb_builder *b, uint64_t target)
 {
 	while (b->st.frames_held > target && b->oldest != NO_SLOT) {
 		const struct slot *s = &b->slots[b->oldest];
@@ -814,13 +656,13 @@ far_jump_ok(struct xevb_builder *b, uint32_t e, uint32_t si, uint64_t now_ns)
  * (e opened there if needed) or NO_SLOT after counting the drop, of nfrag
  * fragments (a segment's: 1 at offset 0, else 0, see the top).
  */
-static uint32_t __attribute__((noinline)) slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
-						    struct xevb_source_stats *src, uint64_t now_ns, uint32_t nfrag)
+uint32_t __attribute__((noinline)) slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
+					     struct xevb_source_stats *src, uint64_t now_ns, uint32_t nfrag)
 {
 	uint32_t idx = e & b->mask, d;
 	struct slot *s = &b->slots[idx];
 
-	if (unlikely(!b->have_base) && unassigned(b, e)) {
+	if ((unlikely(!b->have_base) && unassigned(b, e)) || unrequested(b, e)) {
 		drop(b, src, XEVB_DROP_UNASSIGNED, nfrag);
 		XEVB_PROBE(frag_dropped, XEVB_DROP_UNASSIGNED, e, (unsigned)(src - b->st.src), nfrag);
 		return NO_SLOT;
@@ -896,7 +738,7 @@ static uint32_t __attribute__((noinline)) slow_path(struct xevb_builder *b, uint
 }
 
 /* Emit every open event INCOMPLETE, in event_id order. */
-static void flush_open(struct xevb_builder *b, enum finish_kind kind)
+void flush_open(struct xevb_builder *b, enum finish_kind kind)
 {
 	uint32_t k;
 
@@ -937,7 +779,7 @@ static void note_seq(struct xevb_builder *b, struct xevb_source_stats *src, uint
  * may follow the first one flagged: while a segmented fragment is pending
  * the end waits (eor_settle), until it is whole or partial at its timeout.
  */
-static void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *src)
+void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *src)
 {
 	if (!src->end_of_run) {
 		src->end_of_run = true;
@@ -953,18 +795,8 @@ static void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *sr
 	}
 }
 
-/* The run's end was waiting for segmented fragments: none pending now, it ends. */
-static inline void eor_settle(struct xevb_builder *b)
-{
-	if (unlikely(b->eor_wait) && !b->st.frags_pending) {
-		b->eor_wait = false;
-		flush_open(b, FIN_EOR);
-		b->st.run_ended = true;
-	}
-}
-
 /* A packet of source sid, counted here unless the receiving worker counts packets. */
-static void note_packet(struct xevb_builder *b, struct xevb_source_stats *src, uint16_t sid, uint32_t packet_seq)
+void note_packet(struct xevb_builder *b, struct xevb_source_stats *src, uint16_t sid, uint32_t packet_seq)
 {
 	if (likely(!b->cfg.rx_counts_packets)) {
 		note_seq(b, src, sid, packet_seq);
@@ -1100,319 +932,10 @@ release:
 		b->cfg.frame_release(b->cfg.ctx, frame_idx);
 }
 
-/* A segmented fragment dropped before any of it is held: see the top. */
-static void seg_frag_dropped(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_drop_reason r,
-			     uint32_t nfrag)
-{
-	src->frags_received += nfrag;
-	b->st.frags_received += nfrag;
-	drop(b, src, r, nfrag);
-	seg_drop(b, src, XEVB_SEG_FRAG_DROPPED, 1);
-}
-
-/* A free pool entry; evicts the oldest open events while there is none. */
-static uint32_t seg_get(struct xevb_builder *b)
-{
-	uint32_t k;
-
-	while (unlikely(b->seg_free == NO_SLOT) && b->oldest != NO_SLOT) {
-		const struct slot *s = &b->slots[b->oldest];
-
-		if (SLOT_STATE(s) == SLOT_GOPEN)
-			finish_group(b, s->grp, FIN_EVICT);
-		else
-			finish(b, b->oldest, FIN_EVICT);
-	}
-	k = b->seg_free;
-	if (k == NO_SLOT)
-		return NO_SLOT; /* every entry live and no event open: impossible */
-	b->seg_free = b->segp[k].next_free;
-	b->segp[k].next_free = SEG_IN_USE;
-	b->st.seg_frags_live++;
-	return k;
-}
-
-/*
- * Where a segment of [off, off + bytes) goes among sf's pieces (ascending
- * offsets): its index, or -1 (duplicate) / -2 (mismatched: overlap).
- */
-static int seg_slot(const struct seg_frag *sf, uint32_t off, uint32_t bytes)
-{
-	uint32_t i = 0;
-
-	while (i < sf->n && sf->p[i].seg_offset < off)
-		i++;
-	if (i < sf->n && sf->p[i].seg_offset == off)
-		return -1;
-	if (i > 0 && (uint32_t)sf->p[i - 1].seg_offset + sf->p[i - 1].bytes > off)
-		return -2;
-	if (i < sf->n && off + bytes > sf->p[i].seg_offset)
-		return -2;
-	return (int)i;
-}
-
-/*
- * Keep the segment in entry k (row entry fs of open event idx): the frame
- * held, the piece in place; the fragment accepted once whole. Returns
- * false, counted, when the segment is not kept.
- */
-static bool seg_keep(struct xevb_builder *b, uint32_t idx, struct xevb_frag_slot *fs, uint32_t k,
-		     uint32_t frame_idx, const uint8_t *frame, const struct xevb_pkt_info *pi,
-		     const struct xevb_frag_ref *ref, struct xevb_source_stats *src)
-{
-	struct seg_frag *sf = &b->segp[k];
-	struct slot *s = &b->slots[idx];
-	uint32_t off = pi->seg_offset, bytes = pi->seg_bytes;
-	int at;
-
-	if (sf->length != pi->frag_length || sf->crc32c != ref->crc32c) {
-		seg_drop(b, src, XEVB_SEG_MISMATCHED, 1);
-		return false;
-	}
-	at = seg_slot(sf, off, bytes);
-	if (at < 0) {
-		seg_drop(b, src, at == -1 ? XEVB_SEG_DUPLICATE : XEVB_SEG_MISMATCHED, 1);
-		return false;
-	}
-	if (sf->n == XEVB_SEG_MAX_PIECES) {
-		seg_drop(b, src, XEVB_SEG_TOO_MANY, 1);
-		return false;
-	}
-	memmove(&sf->p[at + 1], &sf->p[at], sizeof(sf->p[0]) * (sf->n - (uint32_t)at));
-	sf->p[at] = (struct xevb_seg_piece){ .frame_idx = frame_idx,
-					     .payload_off = ref->payload_off,
-					     .seg_offset = (uint16_t)off,
-					     .bytes = (uint16_t)bytes };
-	sf->n++;
-	sf->have += bytes;
-	src->segs_pending++;
-	b->st.segs_pending++;
-	b->frame_data[frame_idx] = frame;
-	b->refcnt[frame_idx] = 1;
-	b->st.frames_held++;
-	if (sf->have < sf->length)
-		return true;
-	/* Pieces never overlap and lie below length: every byte is here exactly once. */
-	fs->payload_off = SEG_WHOLE;
-	fs->length = sf->length;
-	s->wire_bytes += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)sf->length);
-	src->frags_in_events++;
-	b->st.frags_in_events++;
-	src->frags_pending--;
-	b->st.frags_pending--;
-	src->segs_in_frags += sf->n;
-	b->st.segs_in_frags += sf->n;
-	src->segs_pending -= sf->n;
-	b->st.segs_pending -= sf->n;
-	b->st.seg_frags_whole++;
-	XEVB_PROBE(frag_accepted, sf->event_id, (unsigned)(src - b->st.src), sf->length, s->open_ns);
-	if (++s->n_frags == b->n_src)
-		finish(b, idx, FIN_COMPLETE);
-	return true;
-}
-
-/* A segment of a configured source, of this run: find or open its fragment. */
-static bool seg_place(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
-		      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref, uint32_t si,
-		      struct xevb_source_stats *src, uint64_t now_ns)
-{
-	uint32_t e = pi->first_event_id, idx = e & b->mask, nfrag = pi->seg_offset == 0, k;
-	struct xevb_frag_slot *fs;
-
-	if (b->slots[idx].key != slot_key(e, SLOT_OPEN) && slow_path(b, e, si, src, now_ns, nfrag) == NO_SLOT) {
-		src->frags_received += nfrag;
-		b->st.frags_received += nfrag;
-		seg_drop(b, src, XEVB_SEG_FRAG_DROPPED, 1);
-		return false;
-	}
-	fs = row_of(b, idx) + si;
-	if (is_seg(fs))
-		return seg_keep(b, idx, fs, fs->frame_idx, frame_idx, frame, pi, ref, src);
-	if (fs->frame_idx != NO_FRAME) {
-		/* The fragment came whole already: this is it again. */
-		seg_frag_dropped(b, src, XEVB_DROP_DUPLICATE, nfrag);
-		return false;
-	}
-	k = seg_get(b);
-	/* Making room may have sent this very event: the segment is late then. */
-	if (k == NO_SLOT || b->slots[idx].key != slot_key(e, SLOT_OPEN)) {
-		if (k != NO_SLOT) {
-			b->segp[k].n = 0;
-			seg_put(b, k);
-		}
-		seg_frag_dropped(b, src, XEVB_DROP_LATE, nfrag);
-		return false;
-	}
-	b->segp[k] = (struct seg_frag){ .event_id = e,
-					.crc32c = ref->crc32c,
-					.si = (uint16_t)si,
-					.length = pi->frag_length,
-					.next_free = SEG_IN_USE };
-	fs->frame_idx = k;
-	fs->payload_off = SEG_PENDING;
-	fs->length = 0;
-	src->frags_received++;
-	b->st.frags_received++;
-	src->frags_pending++;
-	b->st.frags_pending++;
-	return seg_keep(b, idx, fs, k, frame_idx, frame, pi, ref, src);
-}
-
-void xevb_builder_add_segment(struct xevb_builder *b, uint32_t frame_idx, const uint8_t *frame,
-			      const struct xevb_pkt_info *pi, const struct xevb_frag_ref *ref, uint64_t now_ns)
-{
-	struct xevb_builder_stats *st = &b->st;
-	struct xevb_source_stats *src;
-	uint16_t sid = pi->source_id;
-	uint32_t si, nfrag = pi->seg_offset == 0;
-	bool kept = false;
-
-	if (unlikely(frame_idx >= b->n_frames || b->refcnt[frame_idx] || sid > XEVB_MAX_SOURCE_ID ||
-		     !(pi->flags & XEVB_MEP_F_SEGMENT) || !frame || !ref || !pi->seg_bytes ||
-		     ref->length != pi->seg_bytes || ref->event_id != pi->first_event_id ||
-		     (uint32_t)pi->seg_offset + pi->seg_bytes > pi->frag_length)) {
-		st->bad_calls++;
-		return;
-	}
-	src = &st->src[sid];
-	note_packet(b, src, sid, pi->packet_seq);
-	b->shed_run = 0;
-	src->segs_received++;
-	st->segs_received++;
-	si = b->src_index[sid];
-	if (unlikely(si == NO_SRC)) {
-		seg_frag_dropped(b, src, XEVB_DROP_UNKNOWN_SOURCE, nfrag);
-		goto release;
-	}
-	if (unlikely(!st->run_known)) {
-		st->run_number = pi->run_number;
-		st->run_known = true;
-	}
-	if (unlikely(pi->run_number != st->run_number)) {
-		seg_frag_dropped(b, src, XEVB_DROP_WRONG_RUN, nfrag);
-		goto release;
-	}
-	kept = seg_place(b, frame_idx, frame, pi, ref, si, src, now_ns);
-	b->last_ns = now_ns;
-	/* From here on a kept frame is the events' to release, whatever they do. */
-	if (pi->flags & XEVB_MEP_F_END_OF_RUN)
-		note_end_of_run(b, src);
-	if (kept) {
-		if (unlikely(b->cfg.max_frames_held && st->frames_held > b->cfg.max_frames_held))
-			evict_oldest(b, b->cfg.max_frames_held - b->cfg.max_frames_held / 8);
-		eor_settle(b);
-		return;
-	}
-release:
-	if (b->cfg.frame_release)
-		b->cfg.frame_release(b->cfg.ctx, frame_idx);
-	eor_settle(b);
-}
-
 void xevb_builder_poll(struct xevb_builder *b, uint64_t now_ns)
 {
 	if (b->cfg.timeout_ns && (b->assigned_known || !b->cfg.await_first_assign))
 		expire_due(b, now_ns);
 	/* A timeout, or a MEP's eviction, may have settled the last pending fragment. */
 	eor_settle(b);
-}
-
-/*
- * The first ASSIGN: a window the data placed before it, out of the reach
- * that assignment gives (a window before its first id to the margin past
- * its end), came from MEPs the DFM never asked for (a spoofed one far
- * ahead, say): its open events are discarded (events_unassigned) and the
- * next fragment places the window afresh, under the DFM's rule.
- */
-static void first_assignment(struct xevb_builder *b, uint32_t first, uint32_t next)
-{
-	uint32_t top = b->base + b->window - 1;
-
-	b->assigned_margin = b->window;
-	if (!b->have_base)
-		return;
-	if (!xevb_seq_after(first - b->window, top) && (int32_t)(b->base - next) < (int32_t)b->assigned_margin)
-		return;
-	flush_open(b, FIN_UNASSIGNED);
-	/* Their done slots lie above the window to come: none may judge a fragment late. */
-	for (uint32_t idx = 0; idx <= b->mask; idx++) {
-		struct slot *s = &b->slots[idx];
-
-		slot_let_go(b, s);
-		s->key = slot_key(0, SLOT_FREE);
-	}
-	b->have_base = false;
-	memset(b->claims, 0, sizeof(*b->claims) * b->n_src);
-}
-
-void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count)
-{
-	uint32_t next = first + count;
-
-	if (!count)
-		return;
-	if (!b->assigned_known) {
-		first_assignment(b, first, next);
-	} else if (xevb_seq_after(first, b->assigned_next) &&
-		   first - b->assigned_next <= ASSIGN_STEP_MAX - b->window &&
-		   b->window + (first - b->assigned_next) > b->assigned_margin) {
-		/* Other builders' blocks in between: ours may beat their ASSIGN by as much. */
-		b->assigned_margin = b->window + (first - b->assigned_next);
-	}
-	if (!b->assigned_known || xevb_seq_after(next, b->assigned_next))
-		b->assigned_next = next;
-	b->assigned_known = true;
-}
-
-void xevb_builder_set_run(struct xevb_builder *b, uint32_t run)
-{
-	b->st.run_number = run;
-	b->st.run_known = true;
-}
-
-void xevb_builder_flush(struct xevb_builder *b)
-{
-	flush_open(b, FIN_FLUSH);
-}
-
-void xevb_builder_expire_all(struct xevb_builder *b)
-{
-	flush_open(b, FIN_TIMEOUT);
-}
-
-uint32_t xevb_event_wire_size(const struct xevb_event *ev)
-{
-	uint32_t size = sizeof(struct xevb_evt_hdr), i, got = 0;
-
-	for (i = 0; i < ev->n_expected; i++) {
-		if (ev->frags[i].frame_idx == NO_FRAME)
-			continue;
-		size += sizeof(struct xevb_evt_frag_hdr) + XEVB_PAD4((uint32_t)ev->frags[i].length);
-		got++;
-	}
-	if (ev->flags & XEVB_EVT_F_INCOMPLETE)
-		size += XEVB_PAD4(2u * (ev->n_expected - got));
-	return size;
-}
-
-int xevb_builder_missing(const struct xevb_builder *b, uint32_t event_id, uint16_t *out, uint32_t max)
-{
-	uint32_t idx = event_id & b->mask, n = 0;
-	const struct xevb_frag_slot *row;
-
-	if (b->slots[idx].key == slot_key(event_id, SLOT_GOPEN)) {
-		for (uint32_t i = 0; i < b->n_src; i++)
-			if (!gbit(b, b->slots[idx].grp, i) && n < max)
-				out[n++] = b->sorted[i];
-		return (int)n;
-	}
-	if (b->slots[idx].key != slot_key(event_id, SLOT_OPEN))
-		return -1;
-	row = b->rows + (size_t)idx * b->n_src;
-	/* A fragment still being put together is missing too: its source may be re-asked. */
-	for (uint32_t i = 0; i < b->n_src; i++)
-		if ((row[i].frame_idx == NO_FRAME || (is_seg(&row[i]) && row[i].payload_off == SEG_PENDING)) &&
-		    n < max)
-			out[n++] = b->sorted[i];
-	return (int)n;
 }

@@ -282,6 +282,20 @@ void xevb_builder_flush(struct xevb_builder *b);
  */
 void xevb_builder_assigned(struct xevb_builder *b, uint32_t first, uint32_t count);
 /*
+ * Before the first ASSIGN, the control plane dropped events built from
+ * data nobody assigned (sent ahead of the run): the window that data
+ * placed is forgotten as the first ASSIGN does one out of its reach (open
+ * events discarded, events_unassigned; done ids free again).
+ */
+void xevb_builder_forget_window(struct xevb_builder *b);
+/*
+ * The DFM pulls (its ASSIGNs say so): a fragment at or past one after the
+ * newest id assigned, which no REQUEST can have asked for, that would
+ * open an event is UNASSIGNED whatever the margin. Before
+ * xevb_builder_assigned, for every ASSIGN.
+ */
+void xevb_builder_set_pull(struct xevb_builder *b, bool pull);
+/*
  * The run is run from now on (a DFM's ASSIGN says which): adoption from the
  * data, if configured, ends; MEPs of any other run count WRONG_RUN.
  */

@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * Builder core (API and frame-lifetime contract: user/evb/builder.h), private to
- * builder.c (window, runs, segments) and builder_check.c (the invariant
- * checker): the rules, the layout and the inline helpers both read.
+ * builder.c (window, runs), builder_seg.c (segments), builder_setup.c
+ * (making it, a DFM's steering, queries) and builder_check.c (the
+ * invariant checker): the rules, the layout and the inline helpers they read.
  *
  * Layout. The window is W = 2^k event slots; event e lives in slot
  * e & (W-1). Each slot owns a row of n_src fragment slots (one per expected
@@ -66,7 +67,11 @@
  *    DFM, not the data, says how far the run has got, and sources spoofed
  *    to allowed addresses could otherwise form a quorum. The margin lets
  *    fragments beat their ASSIGN (push mode: the sources get it as the
- *    builder does); within it the rules above hold as before.
+ *    builder does); within it the rules above hold as before. In pull
+ *    mode (xevb_builder_set_pull) no fragment may beat its REQUEST, which
+ *    follows the ASSIGN: one at or after A that would open an event is
+ *    UNASSIGNED (data nobody requested cannot take a slot that the
+ *    requested fragments of that id will need).
  *  - An id more than 2^31 away from B is taken as before B: LATE.
  *  - "No free slot" cannot happen apart from the case above: a slot in the
  *    window only ever holds ids of the window or stale ones below it.
@@ -243,6 +248,7 @@ struct xevb_builder {
 	uint32_t lo;   /* no open event in [B, lo) */
 	bool have_base;
 	bool assigned_known;     /* a DFM assigns (in have_base's padding; the rest at the end) */
+	bool assigned_pull;      /* and pulls: nothing at or past assigned_next was requested */
 	uint32_t oldest, newest; /* opening-order chain */
 	uint32_t n_eor;
 	bool eor_wait;    /* every source ended, segmented fragments pending */
@@ -295,6 +301,53 @@ static inline uint64_t *gbits_of(const struct xevb_builder *b, uint32_t g)
 static inline bool gbit(const struct xevb_builder *b, uint32_t g, uint32_t si)
 {
 	return gbits_of(b, g)[si / 64] >> (si % 64) & 1;
+}
+
+/* builder.c, for builder_seg.c and builder_setup.c. */
+void seg_put(struct xevb_builder *b, uint32_t k);
+void finish_group(struct xevb_builder *b, uint32_t g, enum finish_kind kind);
+void finish(struct xevb_builder *b, uint32_t idx, enum finish_kind kind);
+void __attribute__((noinline)) evict_oldest(struct xevb_builder *b, uint64_t target);
+uint32_t __attribute__((noinline)) slow_path(struct xevb_builder *b, uint32_t e, uint32_t si,
+					     struct xevb_source_stats *src, uint64_t now_ns, uint32_t nfrag);
+void flush_open(struct xevb_builder *b, enum finish_kind kind);
+void note_end_of_run(struct xevb_builder *b, struct xevb_source_stats *src);
+void note_packet(struct xevb_builder *b, struct xevb_source_stats *src, uint16_t sid, uint32_t packet_seq);
+
+static inline struct xevb_frag_slot *row_of(struct xevb_builder *b, uint32_t idx)
+{
+	return b->rows + (size_t)idx * b->n_src;
+}
+
+static inline void drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_drop_reason r, uint64_t n)
+{
+	b->st.drops[r] += n;
+	src->drops[r] += n;
+}
+
+/* A row entry naming a segmented fragment (pending or whole), not a frame. */
+static inline void seg_drop(struct xevb_builder *b, struct xevb_source_stats *src, enum xevb_seg_reason r,
+			    uint64_t n)
+{
+	b->st.segs_drops[r] += n;
+	src->segs_drops[r] += n;
+}
+
+/* The slot is about to hold another id: its old one no longer names a group. */
+static inline void slot_let_go(struct xevb_builder *b, const struct slot *s)
+{
+	if (SLOT_STATE(s) == SLOT_GDONE && --b->groups[s->grp].refs == 0)
+		b->gfree[b->n_gfree++] = s->grp;
+}
+
+/* The run's end was waiting for segmented fragments: none pending now, it ends. */
+static inline void eor_settle(struct xevb_builder *b)
+{
+	if (unlikely(b->eor_wait) && !b->st.frags_pending) {
+		b->eor_wait = false;
+		flush_open(b, FIN_EOR);
+		b->st.run_ended = true;
+	}
 }
 
 #endif

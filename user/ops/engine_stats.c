@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 #include "base/cli.h"
+#include "base/counters.h"
 #include "ops/engine_stats.h"
 #include "rx/engine_workers.h"
 
@@ -39,13 +40,18 @@ void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 		totals_into(e->bw, s);
 	if (e->c.xdp || e->pass_xdp)
 		xevb_xdp_counters_read(e->ld.counters_fd, s->xdp);
+	else
+		memset(s->xdp, 0, sizeof(s->xdp)); /* the socket's refusals below are totals, not increments */
 	if (e->ipfrag_on || !e->c.xdp) {
-		/* IP-fragmented MEPs refused by --bind-src / --allow-src in user space count where XDP counts the others. */
+		/* Datagrams of a socket refused by --bind-src / --allow-src count where XDP counts the others. */
 		const struct xevb_sock *ks = e->c.xdp ? &e->ipfrag : &e->sock;
 
 		s->xdp[XEVB_XDP_SRC_MISMATCH].packets += ks->src_mismatch_packets;
 		s->xdp[XEVB_XDP_SRC_MISMATCH].bytes += ks->src_mismatch_bytes;
 		s->xdp[XEVB_XDP_SRC_MISMATCH].frags += ks->src_mismatch_frags;
+		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].packets += ks->src_mac_packets;
+		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].bytes += ks->src_mac_bytes;
+		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].frags += ks->src_mac_frags;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].packets += ks->src_unknown_packets;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].bytes += ks->src_unknown_bytes;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].frags += ks->src_unknown_frags;
@@ -109,4 +115,64 @@ void xevb_engine_metrics(struct xevb_engine *e, struct xevb_metrics *mx)
 		xevb_metrics_counter(mx, "xevb_worker_polls_total", "Times the worker slept in poll().", lab,
 				     &st->polls);
 	}
+}
+
+/* A worker's builder: every counter of the core's rows of the table, as JSON members. */
+static void json_core(FILE *f, const struct xevb_builder_stats *b)
+{
+	char name[64];
+
+	for (size_t i = 0; i < xevb_n_counters; i++) {
+		const struct xevb_counter *c = &xevb_counters[i];
+
+		if (c->part != XEVB_PART_CORE)
+			continue;
+		for (uint32_t k = 0; k < c->n; k++)
+			fprintf(f, ",\"%s\":%llu", xevb_counter_name(c, k, true, name, sizeof(name)),
+				(unsigned long long)xevb_counter_at(c, b, k));
+	}
+}
+
+static void json_worker(FILE *f, const struct bw *bw, uint32_t i, const struct bw_worker_view *v)
+{
+	const struct bw_worker_stats *st = v->st;
+	bool first = true;
+
+	fprintf(f, "%s{\"worker\":%u,\"cpu\":%d,\"queues\":[", i ? "," : "", i, v->cpu);
+	for (uint32_t k = 0; k < v->n_q; k++)
+		fprintf(f, "%s{\"queue\":%u,\"rx_frames\":%llu}", k ? "," : "", v->queue_id[k],
+			(unsigned long long)v->queue_rx[k]);
+	fprintf(f,
+		"],\"rx_frames\":%llu,\"rx_bytes\":%llu,\"polls\":%llu,\"handoff_sent\":%llu,"
+		"\"handoff_received\":%llu,\"handoff_walked\":%llu,\"handoff_whole\":%llu,\"refs_wanted_windows\":%llu,\"split_meps\":%llu,\"eor_notices\":%llu,\"returns_sent\":%llu,"
+		"\"returns_received\":%llu,\"ring_full_waits\":%llu,\"wakes\":%llu,\"naps\":%llu,"
+		"\"assigns_merged\":%llu,\"run_ended\":%s",
+		(unsigned long long)st->rx_frames, (unsigned long long)st->rx_bytes, (unsigned long long)st->polls,
+		(unsigned long long)st->ho_sent, (unsigned long long)st->ho_recv,
+		(unsigned long long)st->ho_walked, (unsigned long long)st->ho_whole,
+		(unsigned long long)st->refs_windows, (unsigned long long)st->split_meps,
+		(unsigned long long)st->eor_notices, (unsigned long long)st->ret_sent,
+		(unsigned long long)st->ret_recv, (unsigned long long)st->ring_full_waits,
+		(unsigned long long)st->wakes, (unsigned long long)st->naps, (unsigned long long)v->assigns_merged,
+		v->core->run_ended ? "true" : "false");
+	json_core(f, v->core);
+	fprintf(f, ",\"rx_sources\":[");
+	for (uint32_t s = 0; s < XEVB_MAX_SOURCES; s++)
+		if (bw_rx_source_seen(bw, i, s)) {
+			fprintf(f, "%s%u", first ? "" : ",", s);
+			first = false;
+		}
+	fprintf(f, "]}");
+}
+
+void xevb_engine_json(struct xevb_engine *e, FILE *f)
+{
+	struct bw_worker_view v;
+
+	if (e->c.n_workers <= 1)
+		return;
+	fprintf(f, "{\"workers\":[");
+	for (uint32_t i = 0; bw_worker_view(e->bw, i, &v); i++)
+		json_worker(f, e->bw, i, &v);
+	fprintf(f, "]}\n");
 }

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
  * What operators read of a running engine: its counters as a statistics
- * snapshot (report.h), and each worker's counters on the metrics page. The
+ * snapshot (report.h), and each worker's counters on the metrics page and
+ * in the JSON summary. The
  * engine (rx/) exposes them; this layer names and prints them.
  */
 #ifndef XEVB_ENGINE_STATS_H
@@ -15,5 +16,7 @@
 void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s);
 /* More workers: each one's counters on the page, labelled worker="N" (nothing with one). */
 void xevb_engine_metrics(struct xevb_engine *e, struct xevb_metrics *mx);
+/* More workers: {"workers":[...]} on one line, each worker's counters; nothing with one. */
+void xevb_engine_json(struct xevb_engine *e, FILE *f);
 
 #endif

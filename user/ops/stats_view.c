@@ -176,21 +176,21 @@ static const struct stats_kv *find(const struct stats_kv *kv, size_t n, const ch
 	return NULL;
 }
 
-void stats_print_all(FILE *f, const struct stats_kv *cur, size_t n, const struct stats_kv *prev, size_t np,
-		     double dt, bool json)
+void stats_print_all(FILE *f, struct stats_list cur, struct stats_list prev, double dt, bool json)
 {
 	if (json)
 		fputc('{', f);
-	for (size_t i = 0, k = 0; i < n; i++) {
-		const struct stats_kv *p = prev ? find(prev, np, cur[i].name, i) : NULL;
-		double rate = p && dt > 0 ? (double)(int64_t)(cur[i].v - p->v) / dt : 0;
+	for (size_t i = 0, k = 0; i < cur.n; i++) {
+		const struct stats_kv *c = &cur.kv[i];
+		const struct stats_kv *p = prev.kv ? find(prev.kv, prev.n, c->name, i) : NULL;
+		double rate = p && dt > 0 ? (double)(int64_t)(c->v - p->v) / dt : 0;
 
 		if (json) {
 			fputs(k++ ? "," : "", f);
-			xevb_json_strn(f, cur[i].name, sizeof(cur[i].name));
-			fprintf(f, ":{\"value\":%" PRIu64 ",\"per_s\":%.1f}", cur[i].v, rate);
-		} else if (cur[i].v || rate != 0) {
-			fprintf(f, "%-40s %16" PRIu64 " %14.1f/s\n", cur[i].name, cur[i].v, rate);
+			xevb_json_strn(f, c->name, sizeof(c->name));
+			fprintf(f, ":{\"value\":%" PRIu64 ",\"per_s\":%.1f}", c->v, rate);
+		} else if (c->v || rate != 0) {
+			fprintf(f, "%-40s %16" PRIu64 " %14.1f/s\n", c->name, c->v, rate);
 		}
 	}
 	fputs(json ? "}\n" : "\n", f);

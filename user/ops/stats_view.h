@@ -31,8 +31,15 @@ size_t stats_flatten(const struct xevb_snapshot *s, const struct stats_percpu *p
 		     size_t max);
 /* Per-queue sockets and per-CPU XDP tables, after xevb_report_summary. */
 void stats_print_detail(FILE *f, const struct xevb_snapshot *s, const struct stats_percpu *pc);
-/* name value rate/s for each counter (rates against prev when given; changed ones only if !all). */
-void stats_print_all(FILE *f, const struct stats_kv *cur, size_t n, const struct stats_kv *prev, size_t np,
-		     double dt, bool json);
+/* A flattened snapshot (stats_flatten): kv[0..n). */
+struct stats_list {
+	const struct stats_kv *kv;
+	size_t n;
+};
+/*
+ * name value rate/s for each counter of cur, rates against prev over dt
+ * seconds (prev.kv NULL: no rates); text shows the non-zero ones, json all.
+ */
+void stats_print_all(FILE *f, struct stats_list cur, struct stats_list prev, double dt, bool json);
 
 #endif

@@ -50,22 +50,9 @@ static int parse_addr(const char *s, struct sockaddr_in *sa)
 	return inet_pton(AF_INET, host, &sa->sin_addr) == 1 ? 0 : -1;
 }
 
-static uint64_t pacing_Bps;
-
-void xevb_output_set_pacing(uint64_t bytes_per_s)
+static int try_connect(const struct xevb_output *o, struct xevb_sink_conn *c)
 {
-	pacing_Bps = bytes_per_s;
-}
-
-static bool zerocopy;
-
-void xevb_output_set_zerocopy(bool on)
-{
-	zerocopy = on;
-}
-
-static int try_connect(struct xevb_sink_conn *c)
-{
+	uint64_t pacing_Bps = o->opts.pacing_Bps;
 	int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), one = 1;
 	int sndbuf = 4 << 20;
 
@@ -75,7 +62,7 @@ static int try_connect(struct xevb_sink_conn *c)
 	setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &sndbuf, sizeof(sndbuf));
 	if (pacing_Bps && setsockopt(fd, SOL_SOCKET, SO_MAX_PACING_RATE, &pacing_Bps, sizeof(pacing_Bps)))
 		xevb_warn("farm node %s: SO_MAX_PACING_RATE: %s (sending unpaced)", c->name, strerror(errno));
-	if (zerocopy && xevb_zc_sockopt(fd))
+	if (o->opts.zerocopy && xevb_zc_sockopt(fd))
 		xevb_warn(
 			"farm node %s: SO_ZEROCOPY: %s (MSG_ZEROCOPY needs kernel 4.14+; sending "
 			"copied)",
@@ -300,13 +287,16 @@ static int conn_write_through(struct xevb_output *o, struct xevb_sink_conn *c, s
 	return 0;
 }
 
-int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
-		     const struct xevb_out_file *file, uint32_t max_sources, uint64_t connect_wait_ns)
+int xevb_output_open(struct xevb_output *o, const struct xevb_output_opts *opts)
 {
-	uint64_t deadline = xevb_now_ns() + connect_wait_ns;
+	const char *const *sinks = opts->sinks;
+	const struct xevb_out_file *file = opts->file;
+	uint32_t n_sinks = opts->n_sinks, max_sources = opts->max_sources;
+	uint64_t deadline = xevb_now_ns() + opts->connect_wait_ns;
 	int err;
 
 	memset(o, 0, sizeof(*o));
+	o->opts = *opts;
 	if (n_sinks > XEVB_MAX_SINKS) {
 		xevb_err("at most %d farm nodes", XEVB_MAX_SINKS);
 		return -EINVAL;
@@ -318,7 +308,7 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 	if (!o->scratch || !o->iov)
 		return -ENOMEM;
 	o->discard = !n_sinks && !file;
-	if (zerocopy && n_sinks) {
+	if (opts->zerocopy && n_sinks) {
 		o->zc = xevb_zc_new(n_sinks, o->scratch_len);
 		if (!o->zc)
 			return -ENOMEM;
@@ -345,7 +335,7 @@ int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n
 	/* Farm nodes may start a moment after us: wait for each, bounded. */
 	for (uint32_t i = 0; i < n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
-		while ((err = try_connect(c)) && xevb_now_ns() < deadline)
+		while ((err = try_connect(o, c)) && xevb_now_ns() < deadline)
 			nanosleep(&(struct timespec){ 0, 100000000 }, NULL);
 		if (err)
 			xevb_warn("farm node %s not reachable (%s); will retry every second", c->name,
@@ -451,7 +441,7 @@ void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns)
 		}
 		if (c->fd >= 0 || now_ns < c->next_retry_ns)
 			continue;
-		if (try_connect(c) == 0) {
+		if (try_connect(o, c) == 0) {
 			xevb_info("%sconnected to farm node %s", c->failures ? "re" : "", c->name);
 			if (c->failures) {
 				c->reconnects++;

@@ -35,7 +35,7 @@
 #include <netinet/in.h>
 #include "evb/builder.h"
 
-#define XEVB_MAX_SINKS 64
+#define XEVB_MAX_SINKS 4096
 /* Each farm node's send buffer (batched output). */
 #define XEVB_OUT_SEND_BUF (256u << 10)
 
@@ -55,6 +55,32 @@ struct xevb_out_file {
 	uint64_t max_bytes, max_events; /* dir: rotation limits; 0: none */
 	bool next_name;                 /* a name that exists: take the next free one (else refuse) */
 	bool no_fsync;                  /* no fsync at rotation and close (scratch runs) */
+};
+
+/*
+ * How an output opens (xevb_output_open), by name: zero is the default of
+ * every member. Neither sinks nor file: build-only.
+ */
+struct xevb_output_opts {
+	const char *const *sinks;         /* [n_sinks] farm nodes, "ADDR:PORT" */
+	uint32_t n_sinks;                 /* <= XEVB_MAX_SINKS */
+	const struct xevb_out_file *file; /* the run files (read at open only), or NULL */
+	uint32_t max_sources;             /* sources an event may hold: sizes the encoder's scratch */
+	uint64_t connect_wait_ns;         /* at open, how long to wait for each farm node */
+	/*
+	 * Per-connection pacing (SO_MAX_PACING_RATE, bytes/s; 0: off). One
+	 * connection per farm node makes it a per-destination rate; TCP paces
+	 * by itself when there is no sch_fq.
+	 */
+	uint64_t pacing_Bps;
+	/*
+	 * MSG_ZEROCOPY to farm nodes. The frames of a sent event are then
+	 * still read by the kernel after emit returns: the caller passes every
+	 * frame release through xevb_output_hold (true: held, released later
+	 * through the xevb_output_set_release fn) and calls xevb_output_drain
+	 * before it frees the frames.
+	 */
+	bool zerocopy;
 };
 
 struct xevb_sink_conn {
@@ -107,16 +133,15 @@ struct xevb_output {
 	struct iovec *iov;
 	size_t iov_max;
 	struct xevb_output_stats st;
-	struct xevb_zc *zc; /* --tune zerocopy=1: MSG_ZEROCOPY sends (output_zc.h) */
+	struct xevb_zc *zc;           /* --tune zerocopy=1: MSG_ZEROCOPY sends (output_zc.h) */
+	struct xevb_output_opts opts; /* as opened: reconnects use them too */
 };
 
 /*
- * sinks: "ADDR:PORT" strings. file: the run files, or NULL. Neither:
- * build-only. -EEXIST: the file exists (and file->next_name is not set),
- * said with the file's name.
+ * 0, or a negative errno after a message. -EEXIST: the file exists (and
+ * file->next_name is not set), said with the file's name.
  */
-int xevb_output_open(struct xevb_output *o, const char *const *sinks, uint32_t n_sinks,
-		     const struct xevb_out_file *file, uint32_t max_sources, uint64_t connect_wait_ns);
+int xevb_output_open(struct xevb_output *o, const struct xevb_output_opts *opts);
 /* Everything closed; the run file finished with its trailer (and fsync), said in a line. */
 void xevb_output_close(struct xevb_output *o);
 /*
@@ -165,21 +190,7 @@ void xevb_output_maintain(struct xevb_output *o, uint64_t now_ns);
  */
 void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns);
 uint32_t xevb_output_connected(const struct xevb_output *o);
-/*
- * Per-connection pacing (SO_MAX_PACING_RATE, bytes/s; 0: off) for the
- * connections opened from now on. One connection per farm node makes it
- * a per-destination rate; TCP paces by itself when there is no sch_fq.
- */
-void xevb_output_set_pacing(uint64_t bytes_per_s);
-
-/*
- * MSG_ZEROCOPY to farm nodes for outputs opened from now on. The frames
- * of a sent event are then still read by the kernel after emit returns:
- * the caller passes every frame release through xevb_output_hold (true:
- * held, released later through fn) and calls xevb_output_drain before it
- * frees the frames.
- */
-void xevb_output_set_zerocopy(bool on);
+/* Zero copy (opts.zerocopy): where held frames go back, and whether one is held. */
 int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx, uint32_t max_frames);
 bool xevb_output_hold(struct xevb_output *o, uint32_t frame_idx);
 void xevb_output_drain(struct xevb_output *o);

@@ -145,12 +145,6 @@ bool xevb_engine_check(struct xevb_engine *e, char *msg, size_t len)
 	return bw_check(e->bw, msg, len);
 }
 
-void xevb_engine_json(struct xevb_engine *e, FILE *f)
-{
-	if (e->c.n_workers > 1)
-		bw_json(e->bw, f);
-}
-
 void xevb_engine_free(struct xevb_engine *e)
 {
 	bw_free(e->bw);

@@ -187,8 +187,6 @@ bool xevb_engine_run(struct xevb_engine *e, const volatile sig_atomic_t *stop);
 void xevb_engine_stop(struct xevb_engine *e, bool discard);
 /* Every builder's accounting invariant, and the hand-offs' (more workers). */
 bool xevb_engine_check(struct xevb_engine *e, char *msg, size_t len);
-/* More workers: {"workers":[...]} on one line; nothing with one. */
-void xevb_engine_json(struct xevb_engine *e, FILE *f);
 void xevb_engine_free(struct xevb_engine *e);
 
 #endif

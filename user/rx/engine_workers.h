@@ -119,8 +119,20 @@ void bw_stop(struct bw *bw);
 void bw_release_held(struct bw *bw, uint32_t idx);
 /* Every worker's accounting invariant, then the merged one. */
 bool bw_check(struct bw *bw, char *msg, size_t len);
-/* {"workers":[...]} on one line. */
-void bw_json(struct bw *bw, FILE *f);
+/* Worker i as operators see it (ops/engine_stats.c prints it); its counters are its thread's, read as they are. */
+struct bw_worker_view {
+	int cpu;                                /* -1: not pinned */
+	uint32_t n_q;                           /* its queues: */
+	uint32_t queue_id[XEVB_XSK_MAX_QUEUES]; /* ids on the interface */
+	uint64_t queue_rx[XEVB_XSK_MAX_QUEUES]; /* frames taken from each */
+	uint64_t assigns_merged;                /* a DFM's ASSIGNs stretched into the last of its box */
+	const struct bw_worker_stats *st;
+	const struct xevb_builder_stats *core;
+};
+/* False: no worker i. */
+bool bw_worker_view(const struct bw *bw, uint32_t i, struct bw_worker_view *v);
+/* Whether worker i received packets of source src. */
+bool bw_rx_source_seen(const struct bw *bw, uint32_t i, uint32_t src);
 /* Worker i's own counters (0..bw_n_workers-1): they live as long as bw, written by its thread. */
 uint32_t bw_n_workers(const struct bw *bw);
 const struct bw_worker_stats *bw_worker_stats(const struct bw *bw, uint32_t i);

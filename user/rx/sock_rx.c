@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <errno.h>
+#include <linux/filter.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
 #include <stdlib.h>
@@ -26,6 +27,113 @@ static void init_headers(uint8_t *f, uint32_t hdr_room, bool udp, uint16_t udp_p
 		f[14 + 9] = XEVB_IPPROTO_UDP;
 		xevb_st16(f + 14 + 20 + 2, udp_port);
 	}
+}
+
+/*
+ * The Ethernet source each bound address may send from, judged by the
+ * kernel (a classic BPF socket filter, no privilege) since a socket hands
+ * user space no frame. A datagram from an address bound with a MAC that
+ * comes with none of its MACs is not dropped but cut to XEVB_SOCK_L2_CUT
+ * bytes of payload (its MEP header but the last byte), a length no MEP
+ * has, so user space sees and counts it (xevb_sock_src_refused). For UDP
+ * the filter's data starts at the UDP header, for raw IPv4 at the IP
+ * header (the cut keeps its options). Per (address, MAC) 7 instructions,
+ * per address 2 more.
+ */
+#define L2_PAIR_INSNS 7
+#define L2_MAX_PAIRS  256
+
+static uint32_t l2_pair(struct sock_filter *f, uint32_t addr_be, const uint8_t mac[6])
+{
+	uint32_t hi = (uint32_t)mac[0] << 24 | (uint32_t)mac[1] << 16 | (uint32_t)mac[2] << 8 | mac[3];
+
+	f[0] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_NET_OFF + 12);
+	f[1] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(addr_be), 0, 5);
+	f[2] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_LL_OFF + 6);
+	f[3] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, hi, 0, 3);
+	f[4] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_H | BPF_ABS, (uint32_t)SKF_LL_OFF + 10);
+	f[5] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, (uint32_t)mac[4] << 8 | mac[5], 0, 1);
+	f[6] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
+	return L2_PAIR_INSNS;
+}
+
+/* The distinct (address, MAC) pairs bound with a MAC into p (addr, then the MAC's 6 bytes): how many. */
+static int l2_pairs(const struct xevb_src_bind *bind, struct xevb_src_bind *p)
+{
+	int n = 0;
+
+	for (uint32_t id = 0; bind && id < XEVB_MAX_SOURCES; id++) {
+		const struct xevb_src_bind *b = &bind[id];
+		bool dup = false;
+
+		if (!b->addr || !(b->flags & XEVB_BIND_MAC))
+			continue;
+		for (int i = 0; i < n; i++)
+			dup |= p[i].addr == b->addr && !memcmp(p[i].mac, b->mac, 6);
+		if (dup)
+			continue;
+		if (n == L2_MAX_PAIRS)
+			return -E2BIG;
+		p[n++] = *b;
+	}
+	return n;
+}
+
+/* The filter for bind (by source_id), or 0 instructions when no address is bound with a MAC. */
+static int l2_filter(const struct xevb_src_bind *bind, bool udp, struct sock_filter *f)
+{
+	static struct xevb_src_bind p[L2_MAX_PAIRS];
+	int n = l2_pairs(bind, p);
+	uint32_t k = 0, cut;
+
+	if (n <= 0)
+		return n;
+	for (int i = 0; i < n; i++)
+		k += l2_pair(f + k, p[i].addr, p[i].mac);
+	/* None of its MACs: an address bound with one is cut, any other passes (user space judges it). */
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS, (uint32_t)SKF_NET_OFF + 12);
+	cut = k + 2 * (uint32_t)n + 1;
+	for (int i = 0; i < n; i++) {
+		f[k] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, ntohl(p[i].addr), 0, 1);
+		f[k + 1] = (struct sock_filter)BPF_STMT(BPF_JMP | BPF_JA, cut - (k + 2));
+		k += 2;
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 0xffffffffu);
+	if (udp) {
+		f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, 8 + XEVB_SOCK_L2_CUT);
+		return (int)k;
+	}
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_LDX | BPF_B | BPF_MSH, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_MISC | BPF_TXA, 0);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_ALU | BPF_ADD | BPF_K, XEVB_SOCK_L2_CUT);
+	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_A, 0);
+	return (int)k;
+}
+
+static int l2_attach(struct xevb_sock *s, const struct xevb_src_bind *bind, bool udp)
+{
+	static struct sock_filter f[L2_MAX_PAIRS * (L2_PAIR_INSNS + 2) + 8];
+	struct sock_fprog prog;
+	int n = l2_filter(bind, udp, f);
+
+	if (n < 0) {
+		xevb_err(
+			"more than %d (address, MAC) bindings: the socket's filter cannot hold them; bind "
+			"fewer MACs or use --mode xdp",
+			L2_MAX_PAIRS);
+		return n;
+	}
+	if (!n)
+		return 0;
+	prog = (struct sock_fprog){ .len = (unsigned short)n, .filter = f };
+	if (setsockopt(s->fd, SOL_SOCKET, SO_ATTACH_FILTER, &prog, sizeof(prog))) {
+		int err = -errno;
+
+		xevb_err("cannot attach the filter that checks each bound source's MAC: %s", strerror(errno));
+		return err;
+	}
+	s->l2_filter = true;
+	return 0;
 }
 
 static size_t big_area_bytes(uint32_t n_big)
@@ -106,6 +214,12 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 		xevb_sock_close(s);
 		return err;
 	}
+	/* Before bind: no datagram may queue unjudged. */
+	err = l2_attach(s, cfg->src_bind, cfg->udp);
+	if (err) {
+		xevb_sock_close(s);
+		return err;
+	}
 	if (cfg->udp) {
 		sa.sin_port = htons(cfg->udp_port);
 		sa.sin_addr.s_addr = cfg->bind_addr;
@@ -174,6 +288,13 @@ int xevb_sock_rx(struct xevb_sock *s, uint32_t *idx, const uint8_t **data, uint3
 	uint32_t bigs = s->n_big_free < want ? s->n_big_free : want, n_back = 0, n_big_back = 0;
 	int n;
 
+	/*
+	 * Where datagrams may outgrow a frame, read no more of them than there
+	 * are big buffers to take their tails: a datagram read without one
+	 * would be cut, while in the socket queue it waits whole.
+	 */
+	if (s->n_big && bigs < want)
+		want = bigs;
 	if (!want)
 		return 0; /* every frame is held by open events: the socket queue absorbs */
 	for (uint32_t i = 0; i < want; i++) {

@@ -11,6 +11,8 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <string.h>
+#include <xevb/bytes.h>
 #include <xevb/mep_parse.h>
 #include <xevb/xdp_stats.h>
 
@@ -18,12 +20,19 @@
 /*
  * Big buffers: a datagram longer than a frame (an IPv4-fragmented MEP the
  * kernel reassembled, up to 65535 bytes) spills from its frame into one of
- * these, offered as each message's second iovec while any is free; only
- * such a datagram costs a copy (of its first frame's bytes, to make it
+ * these, offered as each message's second iovec; no more datagrams are
+ * read at once than there are free ones, so none is cut. Only such a
+ * datagram costs a copy (of its first frame's bytes, to make it
  * contiguous). Frames stay the size of the device MTU's datagram.
  */
 #define XEVB_SOCK_BIG_FRAMES 256
 #define XEVB_SOCK_BIG_SIZE   (65536 + 64)
+/*
+ * The payload a datagram is cut to when its address is bound with a MAC
+ * it did not come with (the socket's filter, sock_rx.c): one byte short
+ * of a MEP header, so no MEP, and user space counts it src_mac_mismatch.
+ */
+#define XEVB_SOCK_L2_CUT 15
 
 struct xevb_sock_cfg {
 	bool udp;
@@ -36,6 +45,12 @@ struct xevb_sock_cfg {
 	uint32_t n_big;      /* big buffers (XEVB_SOCK_BIG_SIZE) for longer datagrams; 0: none */
 	uint32_t mtu;        /* IP datagrams longer than this were reassembled (ipfrag); 0: all count */
 	int rcvbuf;          /* bytes */
+	/*
+	 * By source_id ([XEVB_MAX_SOURCES]) or NULL: the MACs of the bindings
+	 * that name one are checked by a filter on the socket (see
+	 * XEVB_SOCK_L2_CUT); VLANs are not (the socket's frames carry none).
+	 */
+	const struct xevb_src_bind *src_bind;
 };
 
 struct xevb_sock {
@@ -60,12 +75,17 @@ struct xevb_sock {
 	/*
 	 * Set by the caller: the one address each source_id may come from
 	 * (--bind-src; [XEVB_MAX_SOURCES], addr 0: unbound), for datagrams no
-	 * XDP program saw whole (IP-fragmented MEPs); NULL: none. Judged by
-	 * address alone: a reassembled datagram has no one frame, so no MAC or
-	 * VLAN. What it refuses is counted here as XDP counts src_addr_mismatch.
+	 * XDP program saw (every datagram of the socket path, IP-fragmented MEPs
+	 * beside XDP); NULL: none. Judged by address here, by MAC in the
+	 * kernel when cfg.src_bind named them (l2_filter: the datagrams it cut
+	 * are counted here, as XDP counts src_mac_mismatch; frags as their
+	 * MEP header says); VLANs are not judged. What it refuses by address
+	 * is counted here as XDP counts src_addr_mismatch.
 	 */
 	const struct xevb_src_bind *src_bind;
+	bool l2_filter;
 	uint64_t src_mismatch_packets, src_mismatch_bytes, src_mismatch_frags;
+	uint64_t src_mac_packets, src_mac_bytes, src_mac_frags;
 	/*
 	 * Set by the caller: the addresses MEPs may come from (--allow-src,
 	 * network order), for the same datagrams; 0 addresses: any. What it
@@ -104,6 +124,30 @@ static inline bool xevb_sock_src_listed(const struct xevb_sock *s, uint32_t sadd
 }
 
 /*
+ * The frame data[0..len) is a datagram the socket's filter cut (from an
+ * address bound with a MAC, without it): counted, true. Only a payload of
+ * XEVB_SOCK_L2_CUT bytes is looked at, so the cost is one compare.
+ */
+static inline bool xevb_sock_l2_cut(struct xevb_sock *s, const uint8_t *data, uint32_t len)
+{
+	uint32_t ip_hl = s->udp ? 28 : (uint32_t)(data[14] & 0xf) * 4, saddr;
+	bool bound = false;
+
+	if (__builtin_expect(len != 14 + ip_hl + XEVB_SOCK_L2_CUT, 1))
+		return false;
+	memcpy(&saddr, data + 14 + 12, 4);
+	for (uint32_t id = 0; id < XEVB_MAX_SOURCES && !bound; id++)
+		bound = s->src_bind[id].addr == saddr && (s->src_bind[id].flags & XEVB_BIND_MAC);
+	if (!bound)
+		return false;
+	s->src_mac_packets++;
+	s->src_mac_bytes += len;
+	if (xevb_ld16(data + 14 + ip_hl) == XEVB_MEP_MAGIC)
+		s->src_mac_frags += xevb_ld16(data + 14 + ip_hl + 6);
+	return true;
+}
+
+/*
  * The frame data[0..len) that xevb_classify judged res (pi) is a MEP or a
  * segment from an address not in --allow-src, or of a source_id bound to
  * another address than it came from: counted on s as the XDP program
@@ -111,10 +155,12 @@ static inline bool xevb_sock_src_listed(const struct xevb_sock *s, uint32_t sadd
  * 0), true. The caller releases the frame.
  */
 static inline bool xevb_sock_src_refused(struct xevb_sock *s, int res, const struct xevb_pkt_info *pi,
-					 uint32_t len)
+					 const uint8_t *data, uint32_t len)
 {
 	uint32_t bound, frags;
 
+	if (__builtin_expect(s->l2_filter, 0) && xevb_sock_l2_cut(s, data, len))
+		return true;
 	if ((!s->src_bind && !s->n_src_allow) || (res != XEVB_RES_MEP && res != XEVB_RES_SEGMENT))
 		return false;
 	frags = res == XEVB_RES_SEGMENT ? pi->seg_offset == 0 : pi->n_frags;
