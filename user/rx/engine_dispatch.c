@@ -724,7 +724,6 @@ uint32_t bw_drain_handoffs(struct worker *w, uint64_t now, uint32_t max_batches)
 	return total;
 }
 
-
 void bw_rx_all(struct worker *w, uint64_t now, uint32_t *got, uint32_t rounds)
 {
 	const struct bw_cfg *c = &w->bw->c;

@@ -17,7 +17,6 @@
 #include "evb/stall_drain.h"
 #include "rx/engine_workers.h"
 
-
 #define RX_BATCH_MAX   XEVB_ENGINE_RX_BATCH_MAX
 #define HO_BATCH       64
 #define PREFETCH_AHEAD 2
