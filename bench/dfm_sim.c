@@ -8,7 +8,8 @@
  * through the project's codec (ctl_proto.c; with --key-file every message
  * sealed and checked by ctl_auth.c):
  *
- *   builders: STATUS every 100 ms (--credits); every ASSIGN answered at
+ *   builders: STATUS every 10 ms unless a DONE left since, as `xevb build`
+ *             does (the DFM's --dead-ms is a few of these); every ASSIGN answered at
  *             once with DONE complete, batched (a full datagram, or what
  *             one read of the socket brought);
  *   sources:  STATUS every 100 ms (one source id each); they take ASSIGN
@@ -44,6 +45,7 @@
 #define MAX_PEERS  (3 * 1024)
 #define ROLE_SPAN  1024 /* addresses: builders base+k, sources base+1024+k, farm nodes base+2048+k */
 #define HB_NS      100000000ull
+#define HB_B_NS    10000000ull /* builders: a DONE counts as one */
 #define BATCH      32
 #define N_TYPES    XEVB_CTL__TYPES
 #define SNAP_START 0
@@ -61,6 +63,7 @@ struct peer {
 	uint32_t listed; /* builder: sources in SOURCES; source: builders in BUILDERS (distinct, every part) */
 	uint64_t seen[ROLE_SPAN / 64]; /* which of them, by index in their role */
 	uint32_t dfm_epoch;
+	bool done_sent; /* builder: a DONE left since its last heartbeat */
 };
 
 struct opts {
@@ -226,6 +229,7 @@ static void flush_done(struct peer *p)
 	send_msg(p, &p->out);
 	p->out.h.n_recs = 0;
 	p->out.h.type = XEVB_CTL_DONE;
+	p->done_sent = true;
 }
 
 /* Every event of the ASSIGN, DONE complete at once; a retry is answered again (its DONE was lost). */
@@ -571,13 +575,21 @@ static void timers(uint64_t now, uint64_t *next_hb, bool *final_sent)
 					heartbeat(&peers[i]);
 		*final_sent = true;
 	}
+	static uint32_t beat;
+	bool all;
+
 	if (now < *next_hb)
 		return;
-	for (uint32_t i = 0; i < n_peers; i++)
+	all = beat++ % (HB_NS / HB_B_NS) == 0;
+	for (uint32_t i = 0; i < n_peers; i++) {
+		struct peer *p = &peers[i];
+		bool due = p->role == XEVB_ROLE_BUILDER ? !p->done_sent : all;
 		/* After the BYE the builders and sources are gone, as theirs would be; farm nodes report on. */
-		if (!have_snap[SNAP_END] || peers[i].role == XEVB_ROLE_SINK)
-			heartbeat(&peers[i]);
-	*next_hb = now + HB_NS;
+		if (due && (!have_snap[SNAP_END] || p->role == XEVB_ROLE_SINK))
+			heartbeat(p);
+		p->done_sent = false;
+	}
+	*next_hb = now + HB_B_NS;
 }
 
 static int run(int ep)

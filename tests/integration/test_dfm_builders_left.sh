@@ -6,7 +6,8 @@
 #    says why it stops ("stopping: SIGINT received") and leaves with BYE;
 #    the DFM names each BYE and its sender, and, with no builder left for
 #    --dead-ms, says all builders left, stops the run at once and exits 6
-#    (run failed): its books balance, what the builders held counted lost;
+#    (run failed): its books balance, what the builders held (waiting to
+#    be re-assigned to a builder that never came) counted lost at_stop;
 #  - stalled: one builder, SIGSTOPped once it has built events (its
 #    --dead-ms of 60 s keeps it "alive"), the run ends by --duration 2 with
 #    --drain-ms 300: the events it holds are still outstanding, the DFM
@@ -60,7 +61,8 @@ d = J("left_dfm")
 eq("left: books balance, outstanding 0", (d["accounting_ok"], d["outstanding"]), (True, 0))
 eq("left: triggered = complete + incomplete + lost", d["complete"] + d["incomplete"] + lost(d), d["triggered"])
 true("left: stopped long before its 200000 events (%d)" % d["triggered"], d["triggered"] < 100000)
-eq("left: what the builders held is lost builder_dead (push), nothing else", lost(d), d["lost"]["builder_dead"])
+eq("left: what the builders held waited for a builder to take it: lost at_stop, nothing else", lost(d),
+   d["lost"]["at_stop"])
 eq("left: the run failed", d["run_failed"], True)
 eq("left: both builders dead", [b["alive"] for b in d["builders"]], [False, False])
 e = err("left_dfm")

@@ -115,7 +115,7 @@ static void check_table(const struct xevb_cfg_cmd *c, void *cfg, size_t size, un
 
 Test(cli_cmds, every_row_has_help_a_section_and_a_valid_default)
 {
-	check_table(&dfm_cmd, &dfm, sizeof(dfm), 29);
+	check_table(&dfm_cmd, &dfm, sizeof(dfm), 30);
 	check_table(&shape_cmd, &shape, sizeof(shape), 11);
 	check_table(&doctor_cmd, &doctor, sizeof(doctor), 8);
 	check_table(&stats_cmd, &stats, sizeof(stats), 5);
@@ -134,8 +134,9 @@ Test(cli_cmds, dfm_defaults)
 	cr_assert(eq(u32, dfm.dc.first_event, 0));
 	cr_assert(eq(u32, dfm.dc.run, 1));
 	cr_assert(eq(u32, dfm.dc.table, 65536));
-	cr_assert(eq(u64, dfm.dc.dead_ns, 1000000000ull));
+	cr_assert(eq(u64, dfm.dc.dead_ns, 200000000ull));
 	cr_assert(eq(u64, dfm.dc.retry_ns, 1000000000ull));
+	cr_assert(eq(u64, dfm.dc.retry_first_ns, 10000000ull));
 	cr_assert(eq(u32, dfm.dc.max_retries, 5));
 	cr_assert(eq(u32, dfm.dc.clear_group, 16384));
 	cr_assert(eq(u64, dfm.push_ns, 2000000));

@@ -4,6 +4,7 @@
 #include <criterion/new/assert.h>
 #include <string.h>
 #include "ctl/dfm.h"
+#include "ctl/dfm_slots.h"
 
 #define MS 1000000ull
 
@@ -152,30 +153,47 @@ Test(dfm, busy_builder_gets_nothing_new)
 	free_balanced(d);
 }
 
-Test(dfm, push_dead_builder_loses_its_events)
+Test(dfm, push_dead_builder_events_reassigned)
 {
 	struct xevb_dfm *d = mk(false, 5);
 	status(d, 0, 1, 10, false, 0);
 	status(d, 1, 2, 10, false, 0);
 	cr_assert(eq(u32, xevb_dfm_step(d, 0, 20), 20));
-	/* Builder 1 goes silent; 0 keeps reporting. */
-	status(d, 0, 1, 10, false, 400 * MS);
+	/* Builder 1 goes silent; 0 keeps reporting, with room for 10 more. */
+	status(d, 0, 1, 20, false, 400 * MS);
 	xevb_dfm_poll(d, 400 * MS);
 	cr_assert(xevb_dfm_builder(d, 1)->alive);
 	xevb_dfm_poll(d, 501 * MS);
 	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 10));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 10));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 20));
 	books(d);
-	/* Its late DONE is not counted twice. */
-	done(d, 1, 2, R.a[1].first_event, XEVB_DONE_COMPLETE, 502 * MS);
+	/* Its events go to builder 0 before any new one, flagged (the sources
+	   get the same ASSIGNs in push and send the data they hold again). */
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 502 * MS, 0), 0));
+	cr_assert(eq(u32, R.na, 10));
+	for (uint32_t i = 0; i < R.na; i++) {
+		cr_assert(eq(u32, R.to[i], 0));
+		cr_assert(eq(u8, R.a[i].flags, XEVB_CTL_AS_REASSIGN));
+	}
+	cr_assert(eq(u64, xevb_dfm_stats(d)->reassigned, 10));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->reassigned_away, 10));
+	/* Its late DONE is not counted: the event is builder 0's now. */
+	done(d, 1, 2, R.a[0].first_event, XEVB_DONE_COMPLETE, 503 * MS);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 0));
+	for (uint32_t i = 0; i < R.na; i++)
+		done(d, 0, 1, R.a[i].first_event, XEVB_DONE_COMPLETE, 504 * MS);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 10));
+	books(d);
 	/* It comes back: rejoins and gets work again. */
 	status(d, 1, 2, 10, false, 600 * MS);
 	cr_assert(xevb_dfm_builder(d, 1)->alive);
 	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->rejoins, 1));
+	R.na = 0;
 	cr_assert(eq(u32, xevb_dfm_step(d, 600 * MS, 10), 10));
 	cr_assert(eq(u32, R.to[R.na - 1], 1));
+	xevb_dfm_stop(d);
 	free_balanced(d);
 }
 
@@ -216,15 +234,22 @@ Test(dfm, restart_is_a_death_and_a_rejoin)
 	struct xevb_dfm *d = mk(false, 2);
 	status(d, 0, 1, 4, false, 0);
 	cr_assert(eq(u32, xevb_dfm_step(d, 0, 4), 4));
-	/* Same address, new epoch: the old incarnation's events are gone. */
+	/* Same address, new epoch: the old incarnation forgot its events; they
+	   are assigned again, to the new one (the only builder). */
 	status(d, 0, 99, 4, false, 10);
-	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 4));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 0));
+	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->reassigned_away, 4));
 	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->restarts, 1));
 	cr_assert(xevb_dfm_builder(d, 0)->alive);
 	/* A DONE of the old epoch is refused. */
 	done(d, 0, 1, 1000, XEVB_DONE_COMPLETE, 11);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown_peer, 1));
-	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 4));
+	R.na = 0;
+	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 0));
+	cr_assert(eq(u32, R.na, 4));
+	cr_assert(eq(u8, R.a[0].flags, XEVB_CTL_AS_REASSIGN));
+	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 0)); /* no credit left: 4 outstanding again */
+	xevb_dfm_stop(d);
 	free_balanced(d);
 }
 
@@ -239,9 +264,59 @@ Test(dfm, unknown_and_foreign_done_counted)
 	done(d, R.to[0] == 0 ? 1 : 0, R.to[0] == 0 ? 2 : 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_foreign, 1));
 	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1);
-	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1); /* again */
-	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 2));
+	done(d, R.to[0], R.to[0] + 1, R.a[0].first_event, XEVB_DONE_COMPLETE, 1); /* again: a RETRY crossed it */
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown, 1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->done_repeated, 1));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 1));
+	free_balanced(d);
+}
+
+/*
+ * A lost ASSIGN or DONE is repaired in milliseconds: the first RETRY after
+ * retry_first_ns (or twice the p99 ASSIGN-to-DONE, if longer), doubling up
+ * to retry_ns; max_retries at retry_ns, then lost as no_done.
+ */
+Test(dfm, quick_retries_back_off)
+{
+	struct xevb_dfm_cfg c = { .block = 1,
+				  .first_event = 1000,
+				  .table = 1024,
+				  .dead_ns = 100000 * MS,
+				  .retry_ns = 200 * MS,
+				  .retry_first_ns = 10 * MS,
+				  .max_retries = 2,
+				  .clear_group = 10,
+				  .clear_flush_ns = 50 * MS,
+				  .send_assign = on_assign,
+				  .send_clear = on_clear };
+	/* Doubling below 200 ms, then max_retries at 200 ms, then lost. */
+	static const uint64_t gap[] = { 10, 20, 40, 80, 160, 200, 200, 200 };
+	uint64_t last = 0, when[8];
+	struct xevb_dfm *d;
+	uint32_t k = 0;
+
+	memset(&R, 0, sizeof(R));
+	d = xevb_dfm_new(&c);
+	status(d, 0, 1, 4, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 1), 1));
+	for (uint64_t t = 1; t <= 1200 && k < 8; t++) {
+		uint64_t before = xevb_dfm_stats(d)->retries + xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DONE];
+		status(d, 0, 1, 4, false, t * MS);
+		xevb_dfm_poll(d, t * MS);
+		if (xevb_dfm_stats(d)->retries + xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DONE] != before)
+			when[k++] = t;
+	}
+	cr_assert(eq(u32, k, 8));
+	/* Each within a scan period (first / 4) of its due time. */
+	for (k = 0; k < 8; k++) {
+		cr_assert(ge(u64, when[k] - last, gap[k]), "step %u after %llu ms", k,
+			  (unsigned long long)(when[k] - last));
+		cr_assert(le(u64, when[k] - last, gap[k] + 3), "step %u after %llu ms", k,
+			  (unsigned long long)(when[k] - last));
+		last = when[k];
+	}
+	cr_assert(eq(u64, xevb_dfm_stats(d)->retries, 7));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_NO_DONE], 1));
 	free_balanced(d);
 }
 
@@ -375,14 +450,71 @@ Test(dfm, table_bounds_events_in_flight)
 {
 	struct xevb_dfm *d = mk(false, 8);
 	status(d, 0, 1, 100000, false, 0);
-	cr_assert(eq(u32, xevb_dfm_step(d, 0, 5000), 1024));
+	/* Ids span the table (1024), then the oldest open ones move aside, a quarter of it at most. */
+	cr_assert(eq(u32, xevb_dfm_step(d, 0, 5000), 1280));
 	cr_assert(eq(u64, xevb_dfm_stats(d)->stall_table, 1));
-	/* The oldest done frees room at the front only once it is the oldest. */
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stragglers, 256));
+	books(d);
+	/* One aside done: room for one more to move, not a block of 8. */
 	done(d, 0, 1, 1001, XEVB_DONE_COMPLETE, 1);
 	cr_assert(eq(u32, xevb_dfm_step(d, 2, 8), 0));
-	for (uint32_t e = 1000; e < 1008; e++)
+	books(d);
+	for (uint32_t e = 1000; e < 1016; e++)
 		done(d, 0, 1, e, XEVB_DONE_COMPLETE, 3);
 	cr_assert(eq(u32, xevb_dfm_step(d, 4, 8), 8));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 16));
+	books(d);
+	xevb_dfm_stop(d);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_AT_STOP], 1288 - 16));
+	free_balanced(d);
+}
+
+/*
+ * A builder that dies (or a lost DONE) leaves events behind while the
+ * trigger goes on through many tables: they wait aside, are retried,
+ * re-assigned, finished by id; the trigger never waits for them.
+ */
+Test(dfm, stragglers_never_hold_the_trigger)
+{
+	struct xevb_dfm *d = mk(false, 4);
+	uint32_t n_to1 = 0, t;
+
+	status(d, 0, 1, 64, false, 0);
+	status(d, 1, 2, 64, false, 0);
+	/* Builder 1 takes its share once, then falls silent; 0 answers everything. */
+	for (t = 1; t <= 200; t++) {
+		R.na = 0;
+		xevb_dfm_step(d, t * MS / 10, 64);
+		for (uint32_t i = 0; i < R.na; i++) {
+			if (R.to[i] == 1) {
+				n_to1 += R.a[i].count;
+				continue;
+			}
+			for (uint32_t k = 0; k < R.a[i].count; k++)
+				done(d, 0, 1, R.a[i].first_event + k, XEVB_DONE_COMPLETE, t * MS / 10);
+		}
+		status(d, 0, 1, 64, false, t * MS / 10);
+		if (t == 1)
+			cr_assert(gt(u32, n_to1, 0));
+		else
+			status(d, 1, 2, 0, false, t * MS / 10); /* alive, no credit: keeps its events */
+	}
+	cr_assert(ge(u64, xevb_dfm_stats(d)->triggered, 10 * 1024));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stall_table, 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->stragglers, n_to1));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, n_to1));
+	books(d);
+	/* It dies: its events, all aside, go to builder 0 and are done there. */
+	R.na = 0;
+	status(d, 0, 1, 64, false, 20 * MS + 500 * MS);
+	xevb_dfm_poll(d, 20 * MS + 501 * MS);
+	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
+	xevb_dfm_step(d, 20 * MS + 502 * MS, 0);
+	cr_assert(eq(u32, R.na, n_to1));
+	for (uint32_t i = 0; i < R.na; i++)
+		done(d, 0, 1, R.a[i].first_event, XEVB_DONE_COMPLETE, 20 * MS + 503 * MS);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->outstanding, 0));
+	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, xevb_dfm_stats(d)->triggered));
 	free_balanced(d);
 }
 
@@ -594,13 +726,46 @@ Test(dfm, latency_trigger_to_assign_and_assign_to_done)
 	xevb_dfm_assign_sent(d, &R.a[0], 30 * MS + 500);
 	cr_assert(eq(u64, ta->h.total, 8));
 	cr_assert(eq(u64, ta->sum_ns, (9 + 8 + 7 + 6) * MS + 4 * 500));
-	/* The builder dies before the ASSIGN leaves (push): lost, and not timed. */
+	/* The builder dies before the ASSIGN leaves: its events wait for
+	   another builder, not timed; none comes, they are lost at the stop. */
 	R.na = 0;
 	cr_assert(eq(u32, xevb_dfm_step(d, 31 * MS, 4), 4));
 	xevb_dfm_on_bye(d, 0x0a000000, 23902, 31 * MS);
 	xevb_dfm_assign_sent(d, &R.a[0], 32 * MS);
 	cr_assert(eq(u64, ta->h.total, 8));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_BUILDER_DEAD], 10)); /* with the 6 before */
 	xevb_dfm_stop(d);
+	cr_assert(eq(u64, xevb_dfm_stats(d)->lost[XEVB_LOST_AT_STOP], 10)); /* with the 6 before */
 	free_balanced(d);
+}
+
+/* The side table: ids in, some out (entries after a hole move back), every one still found. */
+Test(dfm, side_table_finds_every_id_after_deletions)
+{
+	struct dfm_side s;
+	uint32_t ids[256], n = 0;
+
+	cr_assert(eq(int, dfm_side_init(&s, 1024), 0));
+	cr_assert(eq(u32, s.cap, 256));
+	for (uint32_t k = 0; k < 256; k++) {
+		/* Blocks of 4 consecutive ids far apart, as a dead builder leaves them. */
+		struct dfm_slot x = { .event = 7000 + (k / 4) * 1024 + k % 4, .state = SLOT_ASSIGNED };
+		dfm_side_put(&s, &x);
+		ids[n++] = x.event;
+	}
+	cr_assert(eq(u32, dfm_side_count(&s), 256));
+	for (uint32_t k = 0; k < 256; k += 3) {
+		struct dfm_slot *x = dfm_side_find(&s, ids[k]);
+		cr_assert(not(eq(ptr, x, NULL)));
+		dfm_side_del(&s, x);
+	}
+	for (uint32_t k = 0; k < 256; k++) {
+		struct dfm_slot *x = dfm_side_find(&s, ids[k]);
+		if (k % 3 == 0)
+			cr_assert(eq(ptr, x, NULL), "id %u still found", ids[k]);
+		else
+			cr_assert(x && x->event == ids[k], "id %u lost", ids[k]);
+	}
+	cr_assert(eq(u32, dfm_side_count(&s), s.n));
+	cr_assert(eq(u32, dfm_side_ids(&s), s.n));
+	dfm_side_free(&s);
 }

@@ -85,6 +85,10 @@ static void watcher_start(void *ctx)
 	int err;
 
 	xevb_output_close_inherited(&bd->e.out);
+	/* Nor its control port: once the builder is gone, the DFM's datagrams
+	   there must meet port unreachable (found dead at once), not silence. */
+	if (bd->bctl && build_ctl_fd(bd->bctl) >= 0)
+		close(build_ctl_fd(bd->bctl));
 	/*
 	 * It lives as long as the builder: it keeps only what its clean-up
 	 * needs. A lone program goes by its own fd (CAP_NET_ADMIN); libxdp's

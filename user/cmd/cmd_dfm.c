@@ -26,9 +26,13 @@
 #include "ctl/runcfg.h"
 #include "cmd/cmd_opts.h"
 #include "cmd/cmds.h"
+#include "cmd/dfm_state.h"
 #include "ops/dfm_metrics.h"
 
 #define HEARTBEAT_NS 100000000ull
+/* A builder silent this long (two of its 10 ms heartbeats) gets a STATUS
+   every PROBE_NS: if its process is gone, port unreachable comes back. */
+#define PROBE_NS 20000000ull
 /* The lists (SOURCES, BUILDERS) go with every 5th heartbeat, and at once when one changes. */
 #define LISTS_EVERY 5
 /*
@@ -134,6 +138,30 @@ static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as
 		if (a->push.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
 			flush_push(a);
 	}
+}
+
+/* Our STATUS to builder bi: the heartbeat, or a probe of a silent one. */
+static void send_probe(void *ctx, uint32_t bi)
+{
+	struct dfm_app *a = ctx;
+	const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, bi);
+	struct sockaddr_in sa = builder_sa(b);
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
+
+	m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
+					       .peer_epoch = b->epoch,
+					       .load = b->outstanding,
+					       .credits = b->credits };
+	xevb_ctl_send(&a->io, &sa, &m);
+}
+
+/* Datagrams that met port unreachable: a builder whose process is gone is dead now. */
+static void unreachable(struct dfm_app *a, uint64_t now)
+{
+	struct sockaddr_in to;
+
+	while (xevb_ctl_unreachable(&a->io, &to))
+		xevb_dfm_unreachable(a->d, to.sin_addr.s_addr, ntohs(to.sin_port), now);
 }
 
 static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
@@ -349,13 +377,8 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool lists)
 			xevb_ctl_send(&a->io, &p->sa, &a->bld_list[k]);
 	}
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
-		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
-		struct sockaddr_in sa = builder_sa(b);
-		m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
-						       .peer_epoch = b->epoch,
-						       .load = b->outstanding,
-						       .credits = b->credits };
-		xevb_ctl_send(&a->io, &sa, &m);
+		struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a->d, i));
+		send_probe(a, i);
 		for (uint32_t k = 0; lists && k < a->n_src_list; k++)
 			xevb_ctl_send(&a->io, &sa, &a->src_list[k]);
 	}
@@ -536,18 +559,25 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
 	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
+	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"stragglers\":%llu,"
+	       "\"dead_silent\":%llu,\"dead_unreachable\":%llu,"
 	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
-	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"received\":%llu,"
+	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"test_dropped\":%llu,"
+	       "\"unreachable\":%llu,\"received\":%llu,"
 	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
 	       (unsigned long long)lost_total(s), (unsigned long long)s->outstanding,
 	       (unsigned long long)s->reassigned, (unsigned long long)s->retries,
 	       (unsigned long long)s->done_unknown, (unsigned long long)s->done_foreign,
 	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->no_data_recovered,
 	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
-	       (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
-	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
-	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
-	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
+	       (unsigned long long)s->done_repeated, (unsigned long long)s->done_late_dead,
+	       (unsigned long long)s->stragglers, (unsigned long long)s->dead_silent,
+	       (unsigned long long)s->dead_unreachable, (unsigned long long)s->clear_msgs,
+	       (unsigned long long)s->cleared, el > 0 ? (double)s->triggered / el : 0,
+	       (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err,
+	       (unsigned long long)a->io.test_dropped, (unsigned long long)a->io.unreachable,
+	       (unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total,
+	       (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
 	printf(",\"refused_by_reason\":{");
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
@@ -574,6 +604,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
 		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
 		       "\"received\":%llu,\"not_delivered\":%llu,\"forwarded\":%llu,\"forwarded_reports\":%llu,"
+		       "\"max_silent_ms\":%.1f,\"dead_after_ms\":%.1f,"
 		       "\"alive\":%s}",
 		       i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
 		       (unsigned long long)b->complete, (unsigned long long)b->incomplete,
@@ -583,6 +614,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		       (unsigned long long)b->busy_on, (unsigned long long)b->retries,
 		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
 		       (unsigned long long)b->sent, (unsigned long long)b->fwd_reports,
+		       (double)b->max_silent_ns / 1e6, (double)b->dead_after_ns / 1e6,
 		       b->alive ? "true" : "false");
 	}
 }
@@ -614,50 +646,6 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	summary_builders_json(a);
 	summary_farm_json(a, ok);
 	fflush(stdout);
-}
-
-/*
- * --state: the event_ids this DFM may use are reserved in FILE before use,
- * so a successor (after kill -9, crash or a plain restart) starts past every
- * id the dead one could have handed out and no farm node sees an id twice
- * in a run. One line, "xevb-dfm-state 1 next N epoch E", replaced atomically.
- */
-static int state_read(const char *path, uint32_t *next, uint32_t *epoch)
-{
-	FILE *f = fopen(path, "r");
-	unsigned long long n, e;
-	int ok;
-
-	if (!f)
-		return errno == ENOENT ? 0 : -1;
-	ok = fscanf(f, "xevb-dfm-state 1 next %llu epoch %llx", &n, &e) == 2 && n <= UINT32_MAX && e <= UINT32_MAX;
-	fclose(f);
-	if (!ok) {
-		errno = EINVAL;
-		return -1;
-	}
-	*next = (uint32_t)n;
-	*epoch = (uint32_t)e;
-	return 1;
-}
-
-static int state_write(const char *path, uint32_t next, uint32_t epoch)
-{
-	char tmp[4096];
-	FILE *f;
-
-	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
-	f = fopen(tmp, "w");
-	if (!f)
-		return -1;
-	fprintf(f, "xevb-dfm-state 1 next %u epoch %08x\n", next, epoch);
-	/* No fsync: the file must survive the process (kill -9), not the machine. */
-	if (fflush(f)) {
-		fclose(f);
-		return -1;
-	}
-	fclose(f);
-	return rename(tmp, path);
 }
 
 /*
@@ -708,7 +696,7 @@ static int state_resume(struct dfm_opts *o)
 
 	if (!o->c.state)
 		return 0;
-	r = state_read(o->c.state, &o->reserved, &o->prev_epoch);
+	r = dfm_state_read(o->c.state, &o->reserved, &o->prev_epoch);
 	if (r < 0) {
 		xevb_err("--state %s: %s (remove it to number events from --first-event)", o->c.state,
 			 strerror(errno));
@@ -732,6 +720,8 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	a->pull = o->c.dc.pull;
 	o->c.dc.send_assign = send_assign;
 	o->c.dc.send_clear = send_clear;
+	o->c.dc.probe = send_probe;
+	o->c.dc.probe_ns = PROBE_NS;
 	o->c.dc.ctx = a;
 	a->d = xevb_dfm_new(&o->c.dc);
 	if (a->d && peer_map_init(&a->srcmap, DFM_MAX_SOURCES)) {
@@ -748,6 +738,8 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 		xevb_dfm_free(a->d);
 		return 1;
 	}
+	if (xevb_ctl_watch_unreachable(&a->io))
+		xevb_warn("IP_RECVERR: %s: a dead builder is found by its silence only", strerror(errno));
 	a->io.txq = &a->txq;
 	a->io.rxq = &a->rxq;
 	if (o->c.co.metrics && !(*mx = dfm_metrics_start(o->c.co.metrics))) {
@@ -788,7 +780,7 @@ static uint64_t reserve_ids(struct dfm_app *a, struct dfm_opts *o, uint64_t want
 	uint32_t next = o->c.dc.first_event + (uint32_t)xevb_dfm_stats(a->d)->triggered;
 
 	if (o->reserved - next < STATE_CHUNK / 2) {
-		if (state_write(o->c.state, o->reserved + STATE_CHUNK, a->io.epoch)) {
+		if (dfm_state_write(o->c.state, o->reserved + STATE_CHUNK, a->io.epoch)) {
 			xevb_err("--state %s: cannot write: %s; stopping the trigger", o->c.state,
 				 strerror(errno));
 			xevb_stop = 1;
@@ -871,10 +863,16 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	int budget = 4096;
 
 	ph->now = xevb_now_ns();
-	/* DONEs are stamped as read (ASSIGN-to-DONE); the round goes on at the time after reading. */
-	while (budget-- > 0 && xevb_ctl_recv(&a->io, &m, &from))
-		handle(a, &m, &from, m.h.type == XEVB_CTL_DONE ? xevb_now_ns() : ph->now);
+	/* Each message stamped as read (ASSIGN-to-DONE; a builder's silence is
+	   judged against it); the round goes on at the time after reading. */
+	while (budget > 0 && xevb_ctl_recv(&a->io, &m, &from)) {
+		budget--;
+		handle(a, &m, &from, xevb_now_ns());
+	}
 	ph->now = xevb_now_ns();
+	unreachable(a, ph->now);
+	if (!budget) /* datagrams left unread: no builder is silent for it */
+		xevb_dfm_behind(a->d, ph->now);
 	watch_builders(a, o, ph);
 	if (a->sources_changed) {
 		heartbeat(a, ph->now, true);

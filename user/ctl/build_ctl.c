@@ -15,8 +15,11 @@
 #include "ctl/build_fwd.h"
 #include "ctl/build_req.h"
 
-#define HB_NS   100000000ull
-#define SCAN_NS 5000000ull
+#define HB_NS 100000000ull /* STATUS to the farm nodes */
+/* STATUS to the DFM this often, unless a DONE left meanwhile (as good a
+   sign of life): the DFM takes a builder silent for --dead-ms (200) dead. */
+#define HB_DFM_NS 10000000ull
+#define SCAN_NS   5000000ull
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
@@ -69,7 +72,7 @@ struct build_ctl {
 	struct build_fwd fwd; /* forwarding by farm-node credit, with the backlog */
 	struct xevb_busy busy;
 	struct xevb_ctl_msg done;
-	uint64_t next_hb, last_dfm_ns;
+	uint64_t next_hb, next_sink_hb, last_dfm_ns;
 	uint64_t next_scan[XEVB_HO_MAX_WORKERS]; /* per builder core */
 	/* counters */
 	uint64_t assigned_events, assign_dups, retry_redone, reask_events;
@@ -704,12 +707,17 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	if (now >= bc->next_hb) {
 		status_to_dfm(bc);
-		forwarded_to_dfm(bc);
+		bc->next_hb = now + HB_DFM_NS;
+	}
+	if (now >= bc->next_sink_hb) {
+		forwarded_to_dfm(bc); /* every 100 ms: counts, no sign of life */
 		build_fwd_heartbeat(&bc->fwd, &bc->io, now, bc->cfg.sink_dead_ns);
-		bc->next_hb = now + HB_NS;
+		bc->next_sink_hb = now + HB_NS;
 	}
 	build_fwd_drain(&bc->fwd);
 	build_req_flush(&bc->req, &bc->io);
+	if (bc->done.h.n_recs)
+		bc->next_hb = now + HB_DFM_NS;
 	flush_done(bc);
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <arpa/inet.h>
 #include <errno.h>
+#include <linux/errqueue.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -211,6 +212,39 @@ static void warn_unkeyed(const struct xevb_ctl_io *io)
 		default_members ? "key_file = run.key in [run] of the run configuration" : "--key-file run.key");
 }
 
+/*
+ * Test only (tests/integration/test_dfm_ctl_loss.sh): XEVB_TEST_CTL_DROP=N
+ * drops every N-th control datagram this endpoint sends, as a lossy network
+ * would: not BYE nor RECEIVED (the end of a run and its books, which a
+ * lost datagram only delays).
+ */
+static void test_drop_init(struct xevb_ctl_io *io)
+{
+	const char *e = getenv("XEVB_TEST_CTL_DROP");
+	char *end;
+	unsigned long n;
+
+	if (!e || !*e)
+		return;
+	n = strtoul(e, &end, 10);
+	if (*end || n < 2 || n > 1000000) {
+		xevb_warn("XEVB_TEST_CTL_DROP=%s ignored: give N in 2..1000000 (drop every N-th datagram)", e);
+		return;
+	}
+	io->test_drop = (uint32_t)n;
+	xevb_warn("XEVB_TEST_CTL_DROP=%lu: every %lu-th control datagram sent is dropped (test only)", n, n);
+}
+
+static bool test_dropped(struct xevb_ctl_io *io, uint8_t type)
+{
+	if (!io->test_drop || type == XEVB_CTL_BYE || type == XEVB_CTL_RECEIVED)
+		return false;
+	if (++io->test_seen % io->test_drop)
+		return false;
+	io->test_dropped++;
+	return true;
+}
+
 int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t role, uint16_t id)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
@@ -218,6 +252,7 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 
 	if (xevb_ctl_init(io, role, id))
 		return -1;
+	test_drop_init(io);
 	io->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (io->fd < 0) {
 		xevb_err("control socket: %s", strerror(errno));
@@ -344,6 +379,23 @@ void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to
 		}
 }
 
+/* An ICMP error a datagram sent earlier met (IP_RECVERR) fails the next call once: not this one's. */
+static bool stale_icmp(int err)
+{
+	return err == ECONNREFUSED || err == EHOSTUNREACH || err == ENETUNREACH;
+}
+
+static bool send_one(struct xevb_ctl_io *io, const struct sockaddr_in *to, const uint8_t *buf, size_t len)
+{
+	for (int k = 0; k < 2; k++) {
+		if (sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) == (ssize_t)len)
+			return true;
+		if (!stale_icmp(errno))
+			return false;
+	}
+	return false;
+}
+
 int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct xevb_ctl_msg *m)
 {
 	uint8_t buf[XEVB_CTL_MAX_LEN], peer_role;
@@ -363,9 +415,11 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 	}
 	if (len && io->tx_hook)
 		io->tx_hook(io->tx_ctx, to, buf, len);
+	else if (len && test_dropped(io, m->h.type))
+		; /* counted as sent: lost on the way */
 	else if (len && io->txq)
 		return xevb_ctl_txq_put(io, to, buf, len, m->h.type);
-	else if (!len || sendto(io->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
+	else if (!len || !send_one(io, to, buf, len)) {
 		io->tx_err++;
 		return -1;
 	}
@@ -381,6 +435,7 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		struct cmsghdr h;
 		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
 	} ctl;
+	int stale = 0;
 
 	if (io->rxq)
 		return xevb_ctl_rxq_recv(io, m, from);
@@ -396,7 +451,7 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
 		uint32_t dst = 0;
 
 		if (n < 0) {
-			if (errno == EINTR)
+			if (errno == EINTR || (stale_icmp(errno) && stale++ < 64))
 				continue;
 			return 0;
 		}
@@ -439,4 +494,46 @@ int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, 
 			learn(io, m->u.src[i].addr, htons(m->u.src[i].port), XEVB_ROLE_SOURCE,
 			      m->u.src[i].first_id);
 	return 1;
+}
+
+int xevb_ctl_watch_unreachable(struct xevb_ctl_io *io)
+{
+	int one = 1;
+
+	return setsockopt(io->fd, IPPROTO_IP, IP_RECVERR, &one, sizeof(one));
+}
+
+int xevb_ctl_unreachable(struct xevb_ctl_io *io, struct sockaddr_in *to)
+{
+	union {
+		struct cmsghdr h;
+		/* IP_PKTINFO comes too (the socket asks for it), then IP_RECVERR. */
+		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo)) +
+			  CMSG_SPACE(sizeof(struct sock_extended_err) + sizeof(struct sockaddr_in))];
+	} ctl;
+
+	for (int k = 0; k < 64; k++) {
+		uint8_t buf[64];
+		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
+		struct msghdr mh = { .msg_name = to,
+				     .msg_namelen = sizeof(*to),
+				     .msg_iov = &iov,
+				     .msg_iovlen = 1,
+				     .msg_control = ctl.b,
+				     .msg_controllen = sizeof(ctl.b) };
+
+		if (recvmsg(io->fd, &mh, MSG_ERRQUEUE) < 0)
+			return 0;
+		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c)) {
+			const struct sock_extended_err *e = (const void *)CMSG_DATA(c);
+			/* Port unreachable: nothing listens there any more (the process is gone). */
+			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_RECVERR &&
+			    e->ee_origin == SO_EE_ORIGIN_ICMP && e->ee_type == 3 && e->ee_code == 3 &&
+			    mh.msg_namelen >= sizeof(*to) && to->sin_family == AF_INET) {
+				io->unreachable++;
+				return 1;
+			}
+		}
+	}
+	return 0;
 }

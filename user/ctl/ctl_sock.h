@@ -93,6 +93,9 @@ struct xevb_ctl_io {
 	const struct xevb_ctl_members *members; /* NULL: open membership */
 	uint64_t rx_refused[XEVB_ADMIT__COUNT], rx_refused_total;
 	uint64_t refused_logged, refused_log_ns;
+	uint64_t unreachable; /* ICMP port unreachable for what we sent (xevb_ctl_unreachable) */
+	uint32_t test_drop;   /* XEVB_TEST_CTL_DROP (test only): drop every N-th datagram sent */
+	uint64_t test_seen, test_dropped;
 	/* Tests and fuzzers (no socket, fd -1): what would be sent goes here instead. */
 	void (*tx_hook)(void *ctx, const struct sockaddr_in *to, const uint8_t *buf, size_t len);
 	void *tx_ctx;
@@ -152,5 +155,16 @@ int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockadd
  */
 int xevb_ctl_take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, const struct sockaddr_in *from,
 		  struct xevb_ctl_msg *m);
+/*
+ * Ask the kernel for the ICMP errors our datagrams meet (IP_RECVERR): a
+ * peer's process that is gone makes its host answer port unreachable.
+ * 0, or -1 (errno).
+ */
+int xevb_ctl_watch_unreachable(struct xevb_ctl_io *io);
+/*
+ * The next port unreachable from the error queue, without blocking: 1 with
+ * to = where the datagram that met it was sent, 0 when none is left.
+ */
+int xevb_ctl_unreachable(struct xevb_ctl_io *io, struct sockaddr_in *to);
 
 #endif

@@ -2,8 +2,12 @@
 /*
  * Data-flow manager logic (user/ctl/dfm.h). Events in flight live in a
  * table indexed by event_id modulo its size; they all lie in [oldest, next)
- * (serial order), so the table is full when next - oldest reaches its
- * size, and scans for retries and deaths walk only that window.
+ * (serial order), so scans for retries and deaths walk only that window.
+ * An event still open when the window would span more than the table (its
+ * DONE or ASSIGN was lost, its builder died and is not yet detected) moves
+ * to a side table, a hash with room for a quarter of the table: one
+ * straggler never holds the trigger back, only a quarter of the table in
+ * stragglers does (stall_table). Memory: both sized at the start.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -11,82 +15,16 @@
 #include <string.h>
 #include "base/probes.h"
 #include "ctl/dfm.h"
+#include "ctl/dfm_int.h"
+#include "ctl/dfm_slots.h"
 #include "ctl/flowctl.h"
 #include "ctl/peer_map.h"
-
-enum { SLOT_FREE = 0, SLOT_ASSIGNED, SLOT_WAIT }; /* WAIT: for a new builder (pull) */
-
-struct slot {
-	uint32_t event;
-	int16_t builder;
-	uint8_t state;
-	uint8_t retries;
-	uint16_t no_data_by; /* free: 1 + the builder that gave it up as NO_DATA; 0: none */
-	uint8_t sent;        /* its ASSIGN has left (xevb_dfm_assign_sent) */
-	uint64_t t;
-	uint64_t lat_t; /* the trigger time until the ASSIGN leaves, then that send's */
-};
-
-/* What one farm node received from one builder address, and the next pair of that farm node. */
-struct farm_pair {
-	uint32_t sink, baddr, next; /* next: index + 1, 0: the last */
-	uint64_t events;            /* this incarnation's cumulative count */
-	uint64_t earlier;           /* what its earlier incarnations received */
-};
-
-/* What one builder says it sent one farm-node address, and the next pair of that builder. */
-struct fwd_pair {
-	uint32_t bi, saddr, next; /* next: index + 1, 0: the last */
-	uint64_t events;          /* this incarnation's cumulative count */
-	uint64_t earlier;         /* what its earlier incarnations sent */
-};
-
-/* What every farm node together received from one address (summed as reports come). */
-struct farm_addr {
-	uint32_t addr, last_bi, gen;
-	uint64_t total, left;
-};
-
-struct xevb_dfm {
-	struct xevb_dfm_cfg cfg;
-	uint32_t mask;
-	struct slot *slots;
-	uint32_t oldest, next;
-	uint32_t *rq; /* events waiting for re-assignment, FIFO */
-	uint32_t rq_head, rq_n;
-	uint32_t *clr; /* finished events not yet cleared */
-	uint32_t clr_n, clr_cap;
-	uint64_t clr_first_ns;
-	uint64_t last_scan_ns;
-	struct xevb_dfm_builder b[XEVB_DFM_MAX_BUILDERS];
-	uint32_t nb;
-	struct peer_map bmap; /* builders by address and port */
-	struct xevb_dfm_sink *sk;
-	uint32_t *sk_pairs; /* per farm node: its first pair (index + 1) */
-	uint32_t nsk;
-	struct peer_map skmap; /* farm nodes by address and port */
-	struct farm_pair *pair;
-	uint32_t npair;
-	struct peer_map pairmap; /* (farm node, builder address) -> pair */
-	struct farm_addr *fa;
-	uint32_t nfa, fa_gen;
-	struct peer_map famap; /* address -> farm_addr */
-	uint64_t received_all; /* every farm node, every address */
-	struct fwd_pair *fwd;
-	uint32_t *b_fwd; /* per builder: its first pair (index + 1) */
-	uint32_t nfwd;
-	struct peer_map fwdmap; /* (builder, farm-node address) -> pair */
-	struct xevb_dfm_stats st;
-	uint64_t clk_t0;      /* xevb_dfm_trigger_clock */
-	double clk_period_ns; /* 0: the trigger time is the step's */
-	struct xevb_dfm_lat_stats lat[XEVB_DFM_LAT__COUNT];
-};
 
 struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 {
 	struct xevb_dfm *d;
 
-	if (!cfg->block || cfg->block > 1024 || !cfg->table || (cfg->table & (cfg->table - 1)) ||
+	if (!cfg->block || cfg->block > 1024 || cfg->table < 4 || (cfg->table & (cfg->table - 1)) ||
 	    cfg->table < cfg->block || !cfg->clear_group || !cfg->send_assign || !cfg->send_clear) {
 		errno = EINVAL;
 		return NULL;
@@ -97,17 +35,19 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->cfg = *cfg;
 	d->mask = cfg->table - 1;
 	d->clr_cap = cfg->clear_group;
+	/* Stragglers: a quarter of the table, in a hash at most half full. */
+	d->rq_mask = 2 * cfg->table - 1; /* table + side.cap waiting at most */
 	d->slots = calloc(cfg->table, sizeof(*d->slots));
-	d->rq = calloc(cfg->table, sizeof(*d->rq));
+	d->rq = calloc(d->rq_mask + 1, sizeof(*d->rq));
 	d->clr = calloc(d->clr_cap, sizeof(*d->clr));
 	d->sk = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk));
 	d->sk_pairs = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk_pairs));
 	d->pair = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->pair));
 	d->fa = calloc(XEVB_DFM_MAX_FARM_ADDRS, sizeof(*d->fa));
 	d->b_fwd = calloc(XEVB_DFM_MAX_BUILDERS, sizeof(*d->b_fwd));
-	if (!d->slots || !d->rq || !d->clr || !d->sk || !d->sk_pairs || !d->pair || !d->fa || !d->b_fwd ||
-	    peer_map_init(&d->bmap, XEVB_DFM_MAX_BUILDERS) || peer_map_init(&d->skmap, XEVB_DFM_MAX_SINKS) ||
-	    peer_map_init(&d->pairmap, XEVB_DFM_MAX_FARM_PAIRS) ||
+	if (!d->slots || dfm_side_init(&d->side, cfg->table) || !d->rq || !d->clr || !d->sk || !d->sk_pairs ||
+	    !d->pair || !d->fa || !d->b_fwd || peer_map_init(&d->bmap, XEVB_DFM_MAX_BUILDERS) ||
+	    peer_map_init(&d->skmap, XEVB_DFM_MAX_SINKS) || peer_map_init(&d->pairmap, XEVB_DFM_MAX_FARM_PAIRS) ||
 	    peer_map_init(&d->famap, XEVB_DFM_MAX_FARM_ADDRS)) {
 		xevb_dfm_free(d);
 		errno = ENOMEM;
@@ -122,6 +62,7 @@ void xevb_dfm_free(struct xevb_dfm *d)
 	if (!d)
 		return;
 	free(d->slots);
+	dfm_side_free(&d->side);
 	free(d->rq);
 	free(d->clr);
 	free(d->sk);
@@ -185,8 +126,39 @@ static void advance(struct xevb_dfm *d)
 		d->oldest++;
 }
 
+/* The event's entry while it is in flight (assigned or waiting), or NULL. */
+static struct dfm_slot *lookup(struct xevb_dfm *d, uint32_t ev)
+{
+	struct dfm_slot *s = &d->slots[ev & d->mask];
+
+	if (s->state != SLOT_FREE && s->event == ev)
+		return s;
+	return dfm_side_find(&d->side, ev);
+}
+
+/*
+ * Room for a block at next: the window [oldest, next + block) spans the
+ * table at most. What holds it back (open long past its block) moves to
+ * the side table; false when that is full.
+ */
+static bool make_room(struct xevb_dfm *d)
+{
+	while (d->next - d->oldest + d->cfg.block > d->cfg.table) {
+		struct dfm_slot *s = &d->slots[d->oldest & d->mask];
+
+		if (d->side.n >= d->side.cap)
+			return false;
+		dfm_side_put(&d->side, s);
+		memset(s, 0, sizeof(*s));
+		s->builder = -1;
+		d->st.stragglers++;
+		advance(d);
+	}
+	return true;
+}
+
 /* The event leaves the books with its outcome: a DONE status or a loss. */
-static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost, uint64_t now)
+static void finish(struct xevb_dfm *d, struct dfm_slot *s, int done_status, int lost, uint64_t now)
 {
 	struct xevb_dfm_builder *b = s->builder >= 0 ? &d->b[s->builder] : NULL;
 
@@ -210,11 +182,15 @@ static void finish(struct xevb_dfm *d, struct slot *s, int done_status, int lost
 		}
 	}
 	s->no_data_by = done_status < 0 && lost == XEVB_LOST_NO_DATA && b ? (uint16_t)(s->builder + 1) : 0;
+	s->done_by = done_status >= 0 && b ? (uint16_t)(s->builder + 1) : 0;
 	s->state = SLOT_FREE;
 	s->builder = -1;
 	d->st.outstanding--;
 	clear_add(d, s->event, now);
-	advance(d);
+	if (dfm_side_has(&d->side, s))
+		dfm_side_del(&d->side, s);
+	else
+		advance(d);
 }
 
 static void lat_add(struct xevb_dfm *d, enum xevb_dfm_lat w, uint64_t now, uint64_t since)
@@ -225,33 +201,62 @@ static void lat_add(struct xevb_dfm *d, enum xevb_dfm_lat w, uint64_t now, uint6
 	d->lat[w].sum_ns += ns > 0 ? (uint64_t)ns : 0;
 }
 
-static int find_builder(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
+int dfm_find_builder(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
 {
 	return (int)peer_map_get(&d->bmap, peer_key(addr, port));
 }
 
-/* A builder is gone (silent, restarted or said BYE): its events move or are lost. */
+/* Queue ev for re-assignment; a full queue first drops what no longer waits. */
+static void rq_push(struct xevb_dfm *d, uint32_t ev)
+{
+	if (d->rq_n > d->rq_mask) {
+		uint32_t n = 0;
+		for (uint32_t i = 0; i < d->rq_n; i++) {
+			uint32_t e = d->rq[(d->rq_head + i) & d->rq_mask];
+			struct dfm_slot *s = lookup(d, e);
+			if (s && s->state == SLOT_WAIT)
+				d->rq[(d->rq_head + n++) & d->rq_mask] = e;
+		}
+		d->rq_n = n;
+	}
+	d->rq[(d->rq_head + d->rq_n++) & d->rq_mask] = ev;
+}
+
+/* Push too: the sources hold every event until its CLEAR and send a held
+   event again to the builder a second ASSIGN names. */
+static void to_reassign(struct xevb_dfm *d, struct dfm_slot *s, int bi)
+{
+	if (s->state != SLOT_ASSIGNED || s->builder != bi)
+		return;
+	d->b[bi].outstanding--;
+	d->b[bi].reassigned_away++;
+	s->state = SLOT_WAIT;
+	s->builder = -1;
+	s->done_by = (uint16_t)(bi + 1); /* while waiting: the builder it was taken from */
+	d->n_wait++;
+	rq_push(d, s->event);
+}
+
+/* A builder is gone (silent, restarted or said BYE): its events go to the others. */
 static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
 
 	b->alive = false;
 	b->deaths++;
-	for (uint32_t e = d->oldest; e != d->next; e++) {
-		struct slot *s = &d->slots[e & d->mask];
-		if (s->state != SLOT_ASSIGNED || s->builder != bi)
-			continue;
-		if (d->cfg.pull) {
-			b->outstanding--;
-			b->reassigned_away++;
-			s->state = SLOT_WAIT;
-			s->builder = -1;
-			d->rq[(d->rq_head + d->rq_n++) & d->mask] = e;
-		} else {
-			finish(d, s, -1, XEVB_LOST_BUILDER_DEAD, now);
-		}
-	}
+	b->dead_after_ns = now - b->last_ns;
+	for (uint32_t e = d->oldest; e != d->next; e++)
+		to_reassign(d, &d->slots[e & d->mask], bi);
+	for (uint32_t i = 0; d->side.n && i <= d->side.mask; i++)
+		to_reassign(d, &d->side.t[i], bi);
 	b->outstanding = 0;
+}
+
+static void heard(struct xevb_dfm_builder *b, uint64_t now)
+{
+	if (b->last_ns && (int64_t)(now - b->last_ns) > (int64_t)b->max_silent_ns)
+		b->max_silent_ns = now - b->last_ns;
+	b->last_ns = now;
 }
 
 /* Builders alive at addr: one host may not fill the table (no lock-out). */
@@ -289,7 +294,7 @@ static int new_builder_entry(struct xevb_dfm *d)
 int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 		       const struct xevb_ctl_status *st, uint64_t now)
 {
-	int bi = find_builder(d, addr, port);
+	int bi = dfm_find_builder(d, addr, port);
 	struct xevb_dfm_builder *b;
 	bool busy = st->flags & XEVB_CTL_ST_BUSY;
 
@@ -325,6 +330,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	if (!b->alive) {
 		b->alive = true;
 		b->rejoins++;
+		b->last_ns = 0; /* its silence while dead is not a gap */
 		b->wrr = 0;
 	}
 	XEVB_PROBE_IF(dfm_busy, busy && !b->busy, bi);
@@ -335,7 +341,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	b->id = h->sender_id;
 	b->credits = st->credits;
 	XEVB_PROBE(dfm_credit, bi, st->credits);
-	b->last_ns = now;
+	heard(b, now);
 	return bi;
 }
 
@@ -347,7 +353,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
  * Prometheus counters): the loss stays counted and no_data_recovered
  * takes it back in the books (xevb_dfm_check).
  */
-static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_t status)
+static bool no_data_recovered(struct xevb_dfm *d, struct dfm_slot *s, int bi, uint8_t status)
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
 
@@ -370,20 +376,36 @@ static bool no_data_recovered(struct xevb_dfm *d, struct slot *s, int bi, uint8_
 void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 		      const struct xevb_ctl_done *r, uint32_t n, uint64_t now)
 {
-	int bi = find_builder(d, addr, port);
+	int bi = dfm_find_builder(d, addr, port);
 
 	if (bi < 0 || d->b[bi].epoch != h->epoch) {
 		d->st.done_unknown_peer += n;
 		return;
 	}
+	/* A DONE is a sign of life as good as a STATUS (a busy builder need not send both). */
+	if (d->b[bi].alive)
+		heard(&d->b[bi], now);
 	for (uint32_t i = 0; i < n; i++) {
-		struct slot *s = &d->slots[r[i].event_id & d->mask];
+		struct dfm_slot *f = &d->slots[r[i].event_id & d->mask], *s;
 
-		if (s->event == r[i].event_id && no_data_recovered(d, s, bi, r[i].status))
+		if (f->event == r[i].event_id && no_data_recovered(d, f, bi, r[i].status))
 			continue;
-		if (s->state == SLOT_FREE || s->event != r[i].event_id) {
-			d->st.done_unknown++;
+		s = lookup(d, r[i].event_id);
+		if (!s) {
+			/* Its DONE again, after a RETRY crossed the first: expected, not unknown. */
+			if (f->state == SLOT_FREE && f->event == r[i].event_id && f->done_by == bi + 1)
+				d->st.done_repeated++;
+			else
+				d->st.done_unknown++;
 			continue;
+		}
+		/* Taken from it as dead, and no other builder has it yet: its DONE stands. */
+		if (s->state == SLOT_WAIT && s->done_by == bi + 1) {
+			d->n_wait--;
+			s->state = SLOT_ASSIGNED;
+			s->builder = (int16_t)bi;
+			d->b[bi].outstanding++;
+			d->st.done_late_dead++;
 		}
 		if (s->state != SLOT_ASSIGNED || s->builder != bi) {
 			d->st.done_foreign++;
@@ -395,250 +417,22 @@ void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const st
 	}
 }
 
+void xevb_dfm_unreachable(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now)
+{
+	int bi = dfm_find_builder(d, addr, port);
+
+	if (bi >= 0 && d->b[bi].alive) {
+		d->st.dead_unreachable++;
+		builder_down(d, bi, now);
+	}
+}
+
 void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now)
 {
-	int bi = find_builder(d, addr, port);
+	int bi = dfm_find_builder(d, addr, port);
 
 	if (bi >= 0 && d->b[bi].alive)
 		builder_down(d, bi, now);
-}
-
-static struct xevb_dfm_sink *find_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port)
-{
-	int64_t i = peer_map_get(&d->skmap, peer_key(addr, port));
-	struct xevb_dfm_sink *k;
-
-	if (i >= 0)
-		return &d->sk[i];
-	if (d->nsk == XEVB_DFM_MAX_SINKS) {
-		d->st.sinks_full++;
-		return NULL;
-	}
-	peer_map_put(&d->skmap, peer_key(addr, port), d->nsk);
-	k = &d->sk[d->nsk++];
-	memset(k, 0, sizeof(*k));
-	k->addr = addr;
-	k->port = port;
-	return k;
-}
-
-/* A restarted farm node counts from 0 again: what the old one got stays delivered. */
-static void sink_new_epoch(struct xevb_dfm *d, struct xevb_dfm_sink *k, uint32_t epoch)
-{
-	if (k->epoch && k->epoch != epoch) {
-		for (uint32_t j = d->sk_pairs[k - d->sk]; j; j = d->pair[j - 1].next) {
-			d->pair[j - 1].earlier += d->pair[j - 1].events;
-			d->pair[j - 1].events = 0;
-		}
-		k->restarts++;
-	}
-	k->epoch = epoch;
-}
-
-/* The sums of address baddr, or NULL when the table is full. */
-static struct farm_addr *farm_addr(struct xevb_dfm *d, uint32_t baddr, bool add)
-{
-	int64_t i = peer_map_get(&d->famap, baddr);
-
-	if (i >= 0)
-		return &d->fa[i];
-	if (!add || d->nfa == XEVB_DFM_MAX_FARM_ADDRS)
-		return NULL;
-	peer_map_put(&d->famap, baddr, d->nfa);
-	d->fa[d->nfa] = (struct farm_addr){ .addr = baddr };
-	return &d->fa[d->nfa++];
-}
-
-/* Farm node k's pair for builder address baddr, or NULL (a table is full). */
-static struct farm_pair *sink_pair(struct xevb_dfm *d, struct xevb_dfm_sink *k, uint32_t baddr)
-{
-	uint32_t ki = (uint32_t)(k - d->sk);
-	uint64_t key = ((uint64_t)ki << 32) | baddr;
-	int64_t i = peer_map_get(&d->pairmap, key);
-	struct farm_pair *p;
-
-	if (i >= 0)
-		return &d->pair[i];
-	if (k->n == XEVB_DFM_MAX_BUILDERS || d->npair == XEVB_DFM_MAX_FARM_PAIRS || !farm_addr(d, baddr, true))
-		return NULL;
-	peer_map_put(&d->pairmap, key, d->npair);
-	p = &d->pair[d->npair++];
-	*p = (struct farm_pair){ .sink = ki, .baddr = baddr, .next = d->sk_pairs[ki] };
-	d->sk_pairs[ki] = d->npair;
-	k->n++;
-	return p;
-}
-
-void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
-			  const struct xevb_ctl_received *r, uint32_t n, uint64_t now)
-{
-	struct xevb_dfm_sink *k = find_sink(d, addr, port);
-
-	if (!k)
-		return;
-	sink_new_epoch(d, k, h->epoch);
-	k->last_ns = now;
-	k->reports++;
-	for (uint32_t i = 0; i < n; i++) {
-		struct farm_pair *p = sink_pair(d, k, r[i].builder_addr);
-		if (!p) {
-			k->untracked++;
-			continue;
-		}
-		/* Cumulative counts: an older report arriving late never lowers one. */
-		if (r[i].events > p->events) {
-			farm_addr(d, p->baddr, false)->total += r[i].events - p->events;
-			d->received_all += r[i].events - p->events;
-			p->events = r[i].events;
-		}
-	}
-}
-
-void xevb_dfm_expect_sink(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint16_t id)
-{
-	struct xevb_dfm_sink *k = find_sink(d, addr, port);
-
-	if (k) {
-		k->expected = true;
-		k->id = id;
-	}
-}
-
-uint64_t xevb_dfm_sink_from(const struct xevb_dfm *d, uint32_t ki, uint32_t baddr)
-{
-	int64_t i = peer_map_get(&d->pairmap, ((uint64_t)ki << 32) | baddr);
-
-	return i < 0 ? 0 : d->pair[i].events + d->pair[i].earlier;
-}
-
-uint64_t xevb_dfm_received_from(const struct xevb_dfm *d, uint32_t baddr)
-{
-	int64_t i = peer_map_get(&d->famap, baddr);
-
-	return i < 0 ? 0 : d->fa[i].total;
-}
-
-int64_t xevb_dfm_builder_to(const struct xevb_dfm *d, uint32_t bi, uint32_t saddr)
-{
-	int64_t i = d->fwd ? peer_map_get(&d->fwdmap, ((uint64_t)bi << 32) | saddr) : -1;
-
-	return i < 0 ? -1 : (int64_t)(d->fwd[i].events + d->fwd[i].earlier);
-}
-
-uint32_t xevb_dfm_builder_fwd(const struct xevb_dfm *d, uint32_t bi, uint32_t it, uint32_t *saddr,
-			      uint64_t *events)
-{
-	uint32_t j = it ? d->fwd[it - 1].next : (bi < d->nb ? d->b_fwd[bi] : 0);
-
-	if (j) {
-		*saddr = d->fwd[j - 1].saddr;
-		*events = d->fwd[j - 1].events + d->fwd[j - 1].earlier;
-	}
-	return j;
-}
-
-/* Builder bi's pair for farm-node address saddr, or NULL (the table is full). */
-static struct fwd_pair *fwd_pair(struct xevb_dfm *d, uint32_t bi, uint32_t saddr)
-{
-	uint64_t key = ((uint64_t)bi << 32) | saddr;
-	int64_t i;
-	struct fwd_pair *p;
-
-	/* Taken at the first FORWARDED: a DFM whose builders never send one pays nothing. */
-	if (!d->fwd) {
-		if (peer_map_init(&d->fwdmap, XEVB_DFM_MAX_FARM_PAIRS))
-			return NULL;
-		if (!(d->fwd = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->fwd)))) {
-			peer_map_free(&d->fwdmap);
-			return NULL;
-		}
-	}
-	i = peer_map_get(&d->fwdmap, key);
-	if (i >= 0)
-		return &d->fwd[i];
-	if (d->nfwd == XEVB_DFM_MAX_FARM_PAIRS)
-		return NULL;
-	peer_map_put(&d->fwdmap, key, d->nfwd);
-	p = &d->fwd[d->nfwd++];
-	*p = (struct fwd_pair){ .bi = bi, .saddr = saddr, .next = d->b_fwd[bi] };
-	d->b_fwd[bi] = d->nfwd;
-	return p;
-}
-
-/* Only from the builder's current incarnation (as DONE): a new one counts from 0 again. */
-void xevb_dfm_on_forwarded(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
-			   const struct xevb_ctl_forwarded *r, uint32_t n)
-{
-	int bi = find_builder(d, addr, port);
-	struct xevb_dfm_builder *b;
-
-	if (bi < 0 || d->b[bi].epoch != h->epoch) {
-		d->st.fwd_unknown_peer++;
-		return;
-	}
-	b = &d->b[bi];
-	if (b->fwd_reports && b->fwd_epoch != h->epoch)
-		for (uint32_t j = d->b_fwd[bi]; j; j = d->fwd[j - 1].next) {
-			d->fwd[j - 1].earlier += d->fwd[j - 1].events;
-			d->fwd[j - 1].events = 0;
-		}
-	b->fwd_epoch = h->epoch;
-	b->fwd_reports++;
-	for (uint32_t i = 0; i < n; i++) {
-		struct fwd_pair *p = fwd_pair(d, (uint32_t)bi, r[i].sink_addr);
-
-		if (!p) {
-			d->st.fwd_untracked++;
-			continue;
-		}
-		/* Cumulative: a late report never lowers a count. */
-		if (r[i].events > p->events) {
-			b->sent += r[i].events - p->events;
-			p->events = r[i].events;
-		}
-	}
-}
-
-/*
- * Builders at one address share its count: each takes what covers its own
- * DONE in index order, the last one the rest (so the counts add up to what
- * the farm nodes reported). Events from addresses that are no builder's
- * are received_unknown.
- */
-uint64_t xevb_dfm_reconcile(struct xevb_dfm *d)
-{
-	uint64_t known = 0;
-
-	d->st.received = d->st.not_delivered = d->st.received_unknown = 0;
-	d->fa_gen++;
-	for (uint32_t i = 0; i < d->nb; i++) {
-		struct farm_addr *a = farm_addr(d, d->b[i].addr, false);
-		d->b[i].received = d->b[i].not_delivered = 0;
-		if (!a)
-			continue;
-		if (a->gen != d->fa_gen) {
-			a->gen = d->fa_gen;
-			a->left = a->total;
-			known += a->total;
-		}
-		a->last_bi = i;
-	}
-	if (!d->nsk)
-		return 0;
-	for (uint32_t i = 0; i < d->nb; i++) {
-		struct xevb_dfm_builder *b = &d->b[i];
-		struct farm_addr *a = farm_addr(d, b->addr, false);
-		uint64_t done = b->complete + b->incomplete, left = a ? a->left : 0;
-
-		b->received = a && a->last_bi == i ? left : (done < left ? done : left);
-		if (a)
-			a->left -= b->received;
-		b->not_delivered = done > b->received ? done - b->received : 0;
-		d->st.received += b->received;
-		d->st.not_delivered += b->not_delivered;
-	}
-	d->st.received_unknown = d->received_all - known;
-	return d->st.not_delivered;
 }
 
 static int pick(struct xevb_dfm *d, uint32_t need)
@@ -671,10 +465,10 @@ void xevb_dfm_assign_sent(struct xevb_dfm *d, const struct xevb_ctl_assign *a, u
 	if (a->flags & XEVB_CTL_AS_RETRY)
 		return;
 	for (uint32_t i = 0; i < a->count; i++) {
-		struct slot *s = &d->slots[(a->first_event + i) & d->mask];
+		struct dfm_slot *s = lookup(d, a->first_event + i);
 
-		/* Finished before its ASSIGN left (its builder died in the round): nothing to time. */
-		if (s->event != a->first_event + i || s->state != SLOT_ASSIGNED || s->sent)
+		/* Finished or taken back before its ASSIGN left (its builder died in the round): nothing to time. */
+		if (!s || s->state != SLOT_ASSIGNED || s->sent)
 			continue;
 		if (!(a->flags & XEVB_CTL_AS_REASSIGN))
 			lat_add(d, XEVB_DFM_LAT_TRIGGER_ASSIGN, now, s->lat_t);
@@ -699,12 +493,33 @@ bool xevb_dfm_can_assign(const struct xevb_dfm *d)
 	for (uint32_t i = 0; i < d->nb; i++) {
 		const struct xevb_dfm_builder *b = &d->b[i];
 		if (b->alive && !b->busy && b->credits > b->outstanding &&
-		    b->credits - b->outstanding >= (d->rq_n ? 1 : d->cfg.block))
+		    b->credits - b->outstanding >= (d->n_wait ? 1 : d->cfg.block))
 			return true;
 	}
 	return false;
 }
 
+/* Slot s takes the i-th event of a block (or a re-assignment: flags). */
+static void slot_assign(struct xevb_dfm *d, struct dfm_slot *s, uint32_t ev, int bi, uint8_t flags, uint32_t i,
+			uint64_t now)
+{
+	s->event = ev;
+	s->builder = (int16_t)bi;
+	s->state = SLOT_ASSIGNED;
+	s->retries = 0;
+	s->no_data_by = 0;
+	s->done_by = 0;
+	s->moved = flags != 0;
+	s->t = now;
+	s->sent = 0;
+	/* A new event's trigger time: when it fell due (st.triggered counts
+	   the blocks before this one), or now. */
+	s->lat_t = flags || !d->clk_period_ns ?
+			   now :
+			   d->clk_t0 + (uint64_t)((double)(d->st.triggered + i + 1) * d->clk_period_ns);
+}
+
+/* Events [first, first + count) to builder bi: a new block, or one event re-assigned (flags). */
 static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, uint8_t flags, uint64_t now)
 {
 	struct xevb_dfm_builder *b = &d->b[bi];
@@ -720,19 +535,8 @@ static void assign(struct xevb_dfm *d, int bi, uint32_t first, uint32_t count, u
 	XEVB_PROBE(dfm_assign, first, bi, count);
 
 	for (uint32_t i = 0; i < count; i++) {
-		struct slot *s = &d->slots[(first + i) & d->mask];
-		s->event = first + i;
-		s->builder = (int16_t)bi;
-		s->state = SLOT_ASSIGNED;
-		s->retries = 0;
-		s->no_data_by = 0;
-		s->t = now;
-		s->sent = 0;
-		/* A new event's trigger time: when it fell due (st.triggered counts
-		   the blocks before this one), or now. */
-		s->lat_t = flags || !d->clk_period_ns ?
-				   now :
-				   d->clk_t0 + (uint64_t)((double)(d->st.triggered + i + 1) * d->clk_period_ns);
+		struct dfm_slot *s = flags ? lookup(d, first + i) : &d->slots[(first + i) & d->mask];
+		slot_assign(d, s, first + i, bi, flags, i, now);
 	}
 	b->outstanding += count;
 	b->assigned += count;
@@ -744,16 +548,21 @@ uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new)
 	uint32_t added = 0;
 	int bi;
 
-	while (d->rq_n && (bi = pick(d, 1)) >= 0) {
-		uint32_t e = d->rq[d->rq_head & d->mask];
+	while (d->n_wait && (bi = pick(d, 1)) >= 0) {
+		uint32_t e = d->rq[d->rq_head & d->rq_mask];
+		struct dfm_slot *s = lookup(d, e);
+
 		d->rq_head++;
 		d->rq_n--;
+		if (!s || s->state != SLOT_WAIT)
+			continue; /* its first builder's DONE came after all */
+		d->n_wait--;
 		assign(d, bi, e, 1, XEVB_CTL_AS_REASSIGN, now);
 		d->st.reassigned++;
 	}
 	advance(d);
 	while (added + d->cfg.block <= max_new) {
-		if (d->next - d->oldest + d->cfg.block > d->cfg.table) {
+		if (!make_room(d)) {
 			d->st.stall_table++;
 			break;
 		}
@@ -770,56 +579,146 @@ uint32_t xevb_dfm_step(struct xevb_dfm *d, uint64_t now, uint32_t max_new)
 	return added;
 }
 
+/* The delay before an event's k-th RETRY (k from 0): first, doubling, up to retry_ns. */
+static uint64_t retry_delay(const struct xevb_dfm *d, uint64_t first, uint32_t k)
+{
+	return k >= 40 || (first << k) >= d->cfg.retry_ns ? d->cfg.retry_ns : first << k;
+}
+
+/*
+ * The first RETRY: twice the p99 ASSIGN-to-DONE so far (one sooner than
+ * most events take is wasted), within [retry_first_ns, retry_ns]; without
+ * retry_first_ns, retry_ns (a RETRY every retry_ns).
+ */
+static uint64_t retry_first(const struct xevb_dfm *d)
+{
+	uint64_t f = d->cfg.retry_first_ns, p99;
+
+	if (!f || f >= d->cfg.retry_ns)
+		return d->cfg.retry_ns;
+	p99 = xevb_lat_quantile(&d->lat[XEVB_DFM_LAT_ASSIGN_DONE].h, 0.99);
+	if (2 * p99 > f)
+		f = 2 * p99;
+	return f < d->cfg.retry_ns ? f : d->cfg.retry_ns;
+}
+
+/* RETRYs of an event before it is given up: the quick ones, then max_retries at retry_ns. */
+static uint32_t give_up_after(const struct xevb_dfm *d, uint64_t first)
+{
+	uint32_t k = 0;
+
+	while (retry_delay(d, first, k) < d->cfg.retry_ns)
+		k++;
+	return k + d->cfg.max_retries;
+}
+
+/* The ASSIGN or its DONE was lost: ask again (a builder that finished the
+   event answers with its DONE again), or give the event up as no_done. */
+static void retry_one(struct xevb_dfm *d, struct dfm_slot *s, uint32_t give_up, uint64_t now)
+{
+	struct xevb_dfm_builder *b = &d->b[s->builder];
+	struct xevb_ctl_assign a = {
+		.first_event = s->event,
+		.count = 1,
+		.flags = (uint8_t)(XEVB_CTL_AS_RETRY | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
+		.builder_addr = b->addr,
+		.builder_id = b->id,
+		.run = d->cfg.run,
+	};
+
+	if (s->retries >= give_up) {
+		finish(d, s, -1, XEVB_LOST_NO_DONE, now);
+		return;
+	}
+	s->retries++;
+	s->t = now;
+	b->retries++;
+	d->st.retries++;
+	d->cfg.send_assign(d->cfg.ctx, (uint32_t)s->builder, &a);
+}
+
+static void retry_scan(struct xevb_dfm *d, uint64_t now)
+{
+	uint64_t first = retry_first(d);
+	uint32_t give_up = give_up_after(d, first), n;
+
+	if (now - d->last_scan_ns < first / 4)
+		return;
+	d->last_scan_ns = now;
+	for (uint32_t e = d->oldest; e != d->next; e++) {
+		struct dfm_slot *s = &d->slots[e & d->mask];
+		if (s->state != SLOT_ASSIGNED)
+			continue;
+		if (now - s->t < retry_delay(d, first, s->retries)) {
+			/* Its first ASSIGN, not due: every later id was first assigned
+			   later, and no RETRY comes sooner than first. */
+			if (!s->retries && !s->moved)
+				break;
+			continue;
+		}
+		retry_one(d, s, give_up, now);
+	}
+	n = dfm_side_ids(&d->side);
+	for (uint32_t i = 0; i < n; i++) {
+		struct dfm_slot *s = dfm_side_find(&d->side, d->side.ids[i]);
+		if (s && s->state == SLOT_ASSIGNED && now - s->t >= retry_delay(d, first, s->retries))
+			retry_one(d, s, give_up, now);
+	}
+}
+
+void xevb_dfm_behind(struct xevb_dfm *d, uint64_t now)
+{
+	d->watch_from = now;
+}
+
 void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 {
-	for (uint32_t i = 0; i < d->nb; i++)
-		if (d->b[i].alive && now - d->b[i].last_ns > d->cfg.dead_ns)
+	/* The caller reads every datagram before it polls, so a DFM that was
+	   not scheduled for a while still hears what the builders sent
+	   meanwhile; one that left some unread (xevb_dfm_behind) gives every
+	   builder a whole dead_ns again. */
+	for (uint32_t i = 0; i < d->nb; i++) {
+		struct xevb_dfm_builder *b = &d->b[i];
+		if (!b->alive)
+			continue;
+		if (now - b->last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns) {
+			d->st.dead_silent++;
 			builder_down(d, (int)i, now);
-	if (d->cfg.retry_ns && now - d->last_scan_ns >= d->cfg.retry_ns / 4) {
-		d->last_scan_ns = now;
-		for (uint32_t e = d->oldest; e != d->next; e++) {
-			struct slot *s = &d->slots[e & d->mask];
-			if (s->state != SLOT_ASSIGNED || now - s->t < d->cfg.retry_ns)
-				continue;
-			if (s->retries >= d->cfg.max_retries) {
-				finish(d, s, -1, XEVB_LOST_NO_DONE, now);
-				continue;
-			}
-			/* The ASSIGN or its DONE was lost: ask again; a builder that
-			   finished the event answers with its DONE again. */
-			struct xevb_dfm_builder *b = &d->b[s->builder];
-			struct xevb_ctl_assign a = {
-				.first_event = e,
-				.count = 1,
-				.flags = (uint8_t)(XEVB_CTL_AS_RETRY | (d->cfg.pull ? XEVB_CTL_AS_PULL : 0)),
-				.builder_addr = b->addr,
-				.builder_id = b->id,
-				.run = d->cfg.run,
-			};
-			s->retries++;
-			s->t = now;
-			b->retries++;
-			d->st.retries++;
-			d->cfg.send_assign(d->cfg.ctx, (uint32_t)s->builder, &a);
+		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns &&
+			   now - b->probe_ns >= d->cfg.probe_ns) {
+			b->probe_ns = now;
+			d->cfg.probe(d->cfg.ctx, i);
 		}
 	}
+	if (d->cfg.retry_ns)
+		retry_scan(d, now);
 	if (d->clr_n && now - d->clr_first_ns >= d->cfg.clear_flush_ns)
 		clear_flush(d);
 }
 
+static void stop_one(struct xevb_dfm *d, struct dfm_slot *s)
+{
+	if (s->state == SLOT_FREE)
+		return;
+	if (s->state == SLOT_WAIT) {
+		s->state = SLOT_ASSIGNED; /* no builder: finish() leaves counts alone */
+		s->builder = -1;
+	}
+	finish(d, s, -1, XEVB_LOST_AT_STOP, 0);
+}
+
 void xevb_dfm_stop(struct xevb_dfm *d)
 {
-	for (uint32_t e = d->oldest; e != d->next; e++) {
-		struct slot *s = &d->slots[e & d->mask];
-		if (s->state == SLOT_FREE)
-			continue;
-		if (s->state == SLOT_WAIT) {
-			s->state = SLOT_ASSIGNED; /* no builder: finish() leaves counts alone */
-			s->builder = -1;
-		}
-		finish(d, s, -1, XEVB_LOST_AT_STOP, 0);
+	uint32_t n = dfm_side_ids(&d->side);
+
+	for (uint32_t e = d->oldest; e != d->next; e++)
+		stop_one(d, &d->slots[e & d->mask]);
+	for (uint32_t i = 0; i < n; i++) {
+		struct dfm_slot *s = dfm_side_find(&d->side, d->side.ids[i]);
+		if (s)
+			stop_one(d, s);
 	}
-	d->rq_n = 0;
+	d->rq_n = d->n_wait = 0;
 	clear_flush(d);
 }
 
@@ -851,7 +750,7 @@ const struct xevb_dfm_sink *xevb_dfm_sink(const struct xevb_dfm *d, uint32_t i)
 bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 {
 	const struct xevb_dfm_stats *s = &d->st;
-	uint64_t lost = 0, held = d->rq_n, slots = 0;
+	uint64_t lost = 0, held = d->n_wait, slots = 0, side = 0;
 
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		lost += s->lost[r];
@@ -860,6 +759,13 @@ bool xevb_dfm_check(const struct xevb_dfm *d, char *msg, size_t len)
 		held += d->b[i].outstanding;
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		slots += d->slots[e & d->mask].state != SLOT_FREE;
+	side = dfm_side_count(&d->side);
+	if (side != d->side.n || side > d->side.cap) {
+		snprintf(msg, len, "side table holds %llu events, counted %u, room for %u",
+			 (unsigned long long)side, d->side.n, d->side.cap);
+		return false;
+	}
+	slots += side;
 	if (s->triggered != s->complete + s->incomplete + lost + s->outstanding) {
 		snprintf(
 			msg, len,
@@ -896,5 +802,9 @@ uint32_t xevb_dfm_clear_mark(const struct xevb_dfm *d)
 	for (uint32_t i = 0; i < d->clr_n; i++)
 		if ((int32_t)(d->clr[i] - w) < 0)
 			w = d->clr[i];
+	/* Stragglers lie before the window and are in flight: the sources keep their data. */
+	for (uint32_t i = 0; d->side.n && i <= d->side.mask; i++)
+		if (d->side.t[i].state != SLOT_FREE && (int32_t)(d->side.t[i].event - w) < 0)
+			w = d->side.t[i].event;
 	return w;
 }

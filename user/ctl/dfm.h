@@ -5,7 +5,7 @@
  * builders that have credit and are not Busy (weighted by their credits),
  * collects DONE, batches clears for the sources, detects dead builders
  * (silence longer than dead_ns, or a new epoch) and re-assigns their events
- * in pull mode or counts them lost in push mode, and keeps the books:
+ * (push and pull: the sources hold the data until CLEAR), and keeps the books:
  *
  *   triggered = complete + incomplete + sum(lost[reason]) - no_data_recovered + outstanding
  *
@@ -40,10 +40,11 @@
 #define XEVB_DFM_MAX_FARM_ADDRS (1u << 14)
 
 enum xevb_dfm_lost {
-	XEVB_LOST_BUILDER_DEAD = 0, /* push: its builder died or restarted */
-	XEVB_LOST_NO_DATA,          /* the builder got no fragment at all */
-	XEVB_LOST_NO_DONE,          /* no DONE after every retry, builder alive */
-	XEVB_LOST_AT_STOP,          /* still outstanding when the DFM stopped */
+	XEVB_LOST_BUILDER_DEAD =
+		0, /* never since dead builders' events are re-assigned in push too; kept in the books' format */
+	XEVB_LOST_NO_DATA, /* the builder got no fragment at all */
+	XEVB_LOST_NO_DONE, /* no DONE after every retry, builder alive */
+	XEVB_LOST_AT_STOP, /* still outstanding when the DFM stopped */
 	XEVB_LOST__COUNT
 };
 
@@ -54,12 +55,18 @@ struct xevb_dfm_cfg {
 	uint32_t table;          /* events in flight at most; power of 2 */
 	uint64_t dead_ns;        /* silence after which a builder is dead */
 	uint64_t retry_ns;       /* resend ASSIGN to a builder when no DONE by then */
-	uint32_t max_retries;    /* then the event is lost (NO_DONE) */
+	uint64_t retry_first_ns; /* the first RETRY sooner (0: at retry_ns), see xevb_dfm_poll */
+	uint32_t max_retries;    /* then, at retry_ns, the event is lost (NO_DONE) */
 	uint32_t clear_group;    /* events per CLEAR batch (ClearGroupSize) */
 	uint32_t max_per_addr;   /* builders alive at one IP address at most (0: 8) */
 	uint64_t clear_flush_ns; /* a partial batch leaves after this long */
 	void (*send_assign)(void *ctx, uint32_t builder, const struct xevb_ctl_assign *a);
 	void (*send_clear)(void *ctx, const struct xevb_ctl_range *r, uint32_t n);
+	/* Optional: a datagram to builder bi silent for probe_ns (every probe_ns
+	   at most): if its process is gone, its host answers port unreachable
+	   (xevb_dfm_unreachable) long before dead_ns. */
+	void (*probe)(void *ctx, uint32_t builder);
+	uint64_t probe_ns;
 	void *ctx;
 };
 
@@ -76,6 +83,9 @@ struct xevb_dfm_builder {
 	uint64_t assigned, complete, incomplete, no_data, lost, reassigned_away;
 	uint64_t no_data_recovered; /* of no_data: built after all, in complete or incomplete too */
 	uint64_t deaths, rejoins, restarts, busy_on, retries;
+	uint64_t max_silent_ns; /* the longest it went unheard while alive (what --dead-ms must exceed) */
+	uint64_t probe_ns;      /* last probe sent (cfg.probe) */
+	uint64_t dead_after_ns; /* at its last death: how long it had been silent */
 	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
 	   received, and DONE ones none of them did (so far; at the end: lost). */
 	uint64_t received, not_delivered;
@@ -100,14 +110,19 @@ struct xevb_dfm_sink {
 struct xevb_dfm_stats {
 	uint64_t triggered, complete, incomplete, lost[XEVB_LOST__COUNT];
 	uint64_t outstanding;
-	uint64_t reassigned;        /* pull: events moved off a dead builder */
+	uint64_t reassigned;        /* events moved off a dead builder */
 	uint64_t retries;           /* ASSIGNs sent again */
 	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
 	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */
+	uint64_t done_repeated;     /* DONE again for an event its builder finished (a RETRY crossed the first) */
+	uint64_t done_late_dead;    /* DONE from a builder taken for dead, before its event went elsewhere */
+	uint64_t stragglers;        /* events moved to the side table (open while the window moved on) */
+	uint64_t dead_silent;       /* builders taken for dead: silent for dead_ns */
+	uint64_t dead_unreachable;  /* ... their port unreachable (the process is gone) */
 	uint64_t done_unknown_peer; /* DONE from no builder we know */
 	uint64_t no_data_recovered; /* of lost NO_DATA: built after all, counted in complete or incomplete too */
 	uint64_t stall_no_credit;   /* step found no builder able to take a block */
-	uint64_t stall_table;       /* step found the in-flight table full */
+	uint64_t stall_table;       /* step found the side table full (a quarter of --table stragglers) */
 	uint64_t clear_msgs, cleared;
 	uint64_t builders_full;     /* STATUS refused: too many builders */
 	uint64_t builders_per_addr; /* STATUS refused: --max-per-address builders alive at that address */
@@ -175,6 +190,8 @@ int64_t xevb_dfm_builder_to(const struct xevb_dfm *d, uint32_t bi, uint32_t sadd
  */
 uint32_t xevb_dfm_builder_fwd(const struct xevb_dfm *d, uint32_t bi, uint32_t it, uint32_t *saddr,
 			      uint64_t *events);
+/* A datagram to addr:port met ICMP port unreachable: a builder there is dead now. */
+void xevb_dfm_unreachable(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
 /* A builder said BYE: dead now, its events handled as for a death. */
 void xevb_dfm_on_bye(struct xevb_dfm *d, uint32_t addr, uint16_t port, uint64_t now);
 
@@ -207,8 +224,17 @@ const char *xevb_dfm_lat_name(enum xevb_dfm_lat l);
 uint32_t xevb_dfm_clear_mark(const struct xevb_dfm *d);
 /* Could a block be assigned now (some builder alive, not Busy, with credit)? */
 bool xevb_dfm_can_assign(const struct xevb_dfm *d);
-/* Deaths, retries, clear batches. Call every few milliseconds. */
+/*
+ * Deaths, retries, clear batches. Call every few milliseconds. A builder
+ * silent (no STATUS, no DONE) for dead_ns while the DFM was polling is
+ * dead. An event without DONE is asked again (RETRY) after
+ * max(retry_first_ns, 2 x p99 ASSIGN-to-DONE), then after twice that,
+ * and so on up to retry_ns; after max_retries RETRYs at retry_ns it is
+ * lost as no_done.
+ */
 void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now);
+/* The caller left datagrams unread: silence since is not the builders'. */
+void xevb_dfm_behind(struct xevb_dfm *d, uint64_t now);
 /* End of run: everything outstanding is lost AT_STOP, clears flushed. */
 void xevb_dfm_stop(struct xevb_dfm *d);
 

@@ -338,9 +338,10 @@ void dfm_books_say_bye(const struct xevb_dfm *d, uint32_t addr, uint16_t port, b
 		const struct xevb_dfm_builder *x = xevb_dfm_builder(d, i);
 		if (x->addr == addr && x->port == port && x->alive)
 			xevb_warn(
-				"BYE from builder %s:%u (id %u): it leaves the run with %u event(s) outstanding (%s)",
+				"BYE from builder %s:%u (id %u): it leaves the run with %u event(s) outstanding, to be "
+				"re-assigned%s",
 				ip(addr, b), port, x->id, x->outstanding,
-				pull ? "re-assigned" : "lost as builder_dead");
+				pull ? "" : " (the sources send them again)");
 	}
 }
 

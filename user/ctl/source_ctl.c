@@ -28,12 +28,19 @@ void src_ctl_free(struct src_ctl *sc)
 	sc->h = NULL;
 }
 
+static bool is_held(const struct src_ctl *s, uint32_t ev)
+{
+	const struct src_ctl_held *h = &s->h[ev & s->mask];
+
+	return h->state != H_EMPTY && h->event == ev;
+}
+
 /* Take event ev into the table; false on overflow (its slot holds another). */
 static bool hold(struct src_ctl *s, uint32_t ev)
 {
 	struct src_ctl_held *h = &s->h[ev & s->mask];
 
-	if (h->state != H_EMPTY && h->event == ev)
+	if (is_held(s, ev))
 		return true;
 	if (h->state != H_EMPTY) {
 		s->hold_overflow++;
@@ -179,23 +186,35 @@ static void refused(struct src_ctl *s, const char *what, const struct sockaddr_i
 		s->cfg.dfm_name, (unsigned long long)s->not_dfm);
 }
 
+/*
+ * Push: send our fragments of the block to the builder it names. An event
+ * we hold already is a re-assignment (its builder died): the data goes
+ * again, flagged RESEND, to the new one.
+ */
 static void on_assign(struct src_ctl *s, const struct xevb_ctl_msg *m)
 {
-	static uint32_t evs[1024];
+	static uint32_t evs[1024], again[1024];
 	uint64_t now = xevb_now_ns();
 
 	for (uint32_t r = 0; r < m->h.n_recs; r++) {
 		const struct xevb_ctl_assign *a = &m->u.assign[r];
-		uint32_t n = 0;
+		uint32_t n = 0, na = 0;
 
 		s->assigns++;
 		s->assigned_events += a->count;
 		learn_builder(s, a->builder_addr, 0, now);
-		for (uint32_t j = 0; j < a->count; j++)
-			if (hold(s, a->first_event + j))
-				evs[n++] = a->first_event + j;
+		for (uint32_t j = 0; j < a->count; j++) {
+			uint32_t ev = a->first_event + j;
+			if (is_held(s, ev))
+				again[na++] = ev;
+			else if (hold(s, ev))
+				evs[n++] = ev;
+		}
+		s->assign_again += na;
 		if (n)
 			s->cfg.send(s->cfg.ctx, a->builder_addr, evs, n, false);
+		if (na)
+			s->cfg.send(s->cfg.ctx, a->builder_addr, again, na, true);
 	}
 }
 

@@ -64,6 +64,7 @@ struct src_ctl {
 	uint64_t rq_unknown;          /* REQUESTs refused: not from a builder we know */
 	uint64_t not_dfm;             /* messages as the DFM, not from its address and port */
 	uint64_t reask_unheld_capped; /* unheld re-asks over the per-REQUEST bound, not answered */
+	uint64_t assign_again;        /* events ASSIGNed again (re-assigned off a dead builder): sent again */
 	uint64_t warn_ns;
 	uint32_t mark;         /* the DFM's clear mark, as last applied */
 	bool mark_set;         /* one applied since the DFM (re)started */
