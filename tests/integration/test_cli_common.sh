@@ -31,7 +31,7 @@ done
 # (4) the command line as operators know it: --version, help CMD, usage errors exit 2 with the reason
 [ "$("$X" --version)" = "$("$X" version)" ] && [ "$("$X" -V)" = "$("$X" version)" ] &&
 	e2e_ok "xevb --version and -V print what xevb version prints" || e2e_fail "xevb --version/-V differ from xevb version"
-[ "$("$X" help build)" = "$("$X" build --help)" ] && "$X" help | grep -q '^Usage: xevb COMMAND' &&
+[ "$("$X" help build)" = "$("$X" build --help)" ] && "$X" help | grep '^Usage: xevb COMMAND' >/dev/null &&
 	e2e_ok "xevb help build is xevb build --help, xevb help the command list" || e2e_fail "xevb help [CMD]"
 usage_err() { # want-text args...: exit 2 and the reason on stderr
 	local want=$1 err rc

@@ -84,8 +84,10 @@ if ${CC:-gcc} -std=gnu11 -Wall -Wextra -Werror "$W/consumer.c" $flags -Wl,-rpath
 	ok "a consumer compiles and links with pkg-config's flags against the installed tree"
 	out=$("$W/consumer" "$W") && [[ $out == "1.0.0 closed 2 $W/xevb-run00000005-0000.xevb" ]] &&
 		ok "it writes a run file and reads it back: $out" || fail "consumer: '$out' (rc $?)"
-	ldd "$W/consumer" | grep -q "libxevb.so.1 => $LIBDIR/libxevb.so.1" && ok "it runs on the installed libxevb.so.1" ||
-		fail "consumer's libxevb: $(ldd "$W/consumer" | grep xevb)"
+	# ldd's output taken whole first: `ldd | grep -q` fails under pipefail when grep stops early.
+	deps=$(ldd "$W/consumer")
+	[[ $deps == *"libxevb.so.1 => $LIBDIR/libxevb.so.1 "* ]] && ok "it runs on the installed libxevb.so.1" ||
+		fail "consumer's libxevb: $(grep xevb <<<"$deps")"
 else
 	fail "consumer did not build: $(cat "$W/cc.err")"
 fi
