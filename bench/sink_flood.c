@@ -27,7 +27,7 @@
  *
  * usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S]
  *        [--events N] [--ring-bytes B] [--write-size B] [--run R]
- *        [--send write|uring|uring-zc]
+ *        [--send write|uring|uring-zc] [--rate EVENTS_PER_S]
  *        sink_flood --check-cost [--case l1|hlt] [--events N]
  */
 #include <arpa/inet.h>
@@ -40,6 +40,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 #include "evb/builder.h"
 #include <xevb/bytes.h>
@@ -346,6 +347,23 @@ static int check_cost(const struct flood_case *c, uint64_t n)
 	return 0;
 }
 
+/*
+ * --rate: sleep while ahead of `rate` events a second, so that two sinks
+ * are compared at the same load (flat out, the TCP window's dynamics
+ * decide the rate and with it the CPU per event).
+ */
+static void pace(uint64_t t0, uint64_t sent, uint64_t rate)
+{
+	uint64_t due = t0 + (uint64_t)((double)sent * 1e9 / (double)rate);
+	struct timespec ts;
+
+	if (xevb_now_ns() >= due)
+		return;
+	ts.tv_sec = (time_t)(due / 1000000000ull);
+	ts.tv_nsec = (long)(due % 1000000000ull);
+	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
@@ -353,11 +371,12 @@ int main(int argc, char **argv)
 		{ "duration", required_argument, 0, 't' },   { "events", required_argument, 0, 'n' },
 		{ "ring-bytes", required_argument, 0, 'r' }, { "write-size", required_argument, 0, 'w' },
 		{ "run", required_argument, 0, 'R' },        { "check-cost", no_argument, 0, 'C' },
-		{ "send", required_argument, 0, 'S' },       { 0 },
+		{ "send", required_argument, 0, 'S' },       { "rate", required_argument, 0, 'p' },
+		{ 0 },
 	};
 	const struct flood_case *c = &cases[0];
 	const char *dest = NULL;
-	uint64_t max_events = UINT64_MAX, ring_bytes = 8u << 20, wsize = 64u << 10, secs = 3;
+	uint64_t max_events = UINT64_MAX, ring_bytes = 8u << 20, wsize = 64u << 10, secs = 3, rate = 0;
 	uint32_t run = 1, next_id = 0, patched = 0;
 	uint64_t sent = 0, t0, deadline, now;
 	struct rusage ru;
@@ -396,6 +415,9 @@ int main(int argc, char **argv)
 		case 'R':
 			ok = xevb_parse_u32("run", optarg, 0, UINT32_MAX, &run);
 			break;
+		case 'p':
+			ok = xevb_parse_u64("rate", optarg, 1, 100000000, &rate);
+			break;
 		case 'C':
 			cost = true;
 			break;
@@ -414,7 +436,7 @@ int main(int argc, char **argv)
 			fprintf(stderr,
 				"usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S] "
 				"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
-				"       [--send write|uring|uring-zc]\n"
+				"       [--send write|uring|uring-zc] [--rate EVENTS_PER_S]\n"
 				"       sink_flood --check-cost [--case l1|hlt] [--events N]\n");
 			return 2;
 		}
@@ -444,6 +466,8 @@ int main(int argc, char **argv)
 			w = r.ev_off[patched] - pos; /* the last event wanted ends here */
 		sender_send(&snd, r.buf + pos, w);
 		pos += w;
+		if (rate)
+			pace(t0, sent, rate);
 		if (pos == r.len) {
 			sender_wrap(&snd);
 			pos = 0;

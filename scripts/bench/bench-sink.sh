@@ -19,9 +19,12 @@
 # run, the check alone in user space (sink_flood --check-cost on CPU 0, no
 # socket: ns per event of xevb_event_decode_verify over a 256 KiB window,
 # and of decode then verify), which a busy machine disturbs less.
+# SINK_RATE=N paces the feeder at N events/s: flat out, the TCP window's
+# dynamics decide how fast each sink goes and so its CPU per event; paced,
+# two sinks are compared doing the same work.
 #
 # usage: scripts/bench/bench-sink.sh [OUT]   env: BENCH_QUICK, BENCH_RUNS,
-#   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, SINK_RPS=1,
+#   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, SINK_RPS=1, SINK_RATE,
 #   SINK_FEEDS ("write"; "write uring uring-zc": the feeder's send
 #   mechanisms, each row labelled LABEL/SEND), BENCH_KEEP=1
 # Writes OUT/bench/sink.json. About 1 minute (2 with SINK_BASE).
@@ -39,6 +42,8 @@ for f in $FEEDS; do
 done
 FLOOD=$ROOT/$OUT/bench/sink_flood
 HELP=$ROOT/scripts/bench/sink.py
+RATE=${SINK_RATE:-}
+[[ -z $RATE || $RATE =~ ^[1-9][0-9]*$ ]] || { echo "bench-sink: SINK_RATE: events per second, a positive integer" >&2; exit 2; }
 ((RUNS >= 1 && RUNS <= 20 && SECS >= 1 && SECS <= 60)) ||
 	{ echo "bench-sink: BENCH_RUNS 1..20, BENCH_SECONDS 1..60" >&2; exit 2; }
 SINKS=("now:$X")
@@ -77,7 +82,7 @@ run_point() {
 	wait_for "$d/ready" . "$spid" || { echo "sink did not start: $(tail -2 "$d/sink.err")" >&2; return 1; }
 	# The feeder outlasts the window by 6 s: on a loaded host the measuring
 	# script itself can take seconds to start.
-	ip netns exec "$FNS" taskset -c 1 "$FLOOD" --dest "$SADDR:$PORT" --case "$case" --send "$send" \
+	ip netns exec "$FNS" taskset -c 1 "$FLOOD" --dest "$SADDR:$PORT" --case "$case" --send "$send" ${RATE:+--rate "$RATE"} \
 		--duration $((SECS + 7)) >"$d/feed.json" 2>"$d/feed.err" &
 	fpid=$!
 	BG_PIDS+=("$fpid")

@@ -325,13 +325,21 @@ static void publish(struct sink *s)
 	s->st = st;
 }
 
-/* The events ready, taken and checked; done at once or held (--process-rate). <0: the handle failed. */
+/*
+ * The events ready, taken and checked; done at once or held (--process-rate).
+ * One pass of the handle's I/O, then only the events it made ready: a
+ * next() past them would look for I/O again, a system call per wakeup for
+ * nothing (the descriptor is level-triggered: what is left wakes ppoll).
+ * <0: the handle failed.
+ */
 static int take_ready(struct sink *s, uint64_t now)
 {
 	const struct xevb_ev *ev;
-	int rc;
+	int rc, n = xevb_farm_process(s->farm);
 
-	while (!sink_expectation_met(s)) {
+	if (n < 0)
+		return n;
+	while (n-- > 0 && !sink_expectation_met(s)) {
 		struct sink_where w;
 		rc = xevb_farm_next(s->farm, &ev);
 		if (rc <= 0)
