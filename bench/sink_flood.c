@@ -367,11 +367,16 @@ static void pace(uint64_t t0, uint64_t sent, uint64_t rate)
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "dest", required_argument, 0, 'd' },       { "case", required_argument, 0, 'c' },
-		{ "duration", required_argument, 0, 't' },   { "events", required_argument, 0, 'n' },
-		{ "ring-bytes", required_argument, 0, 'r' }, { "write-size", required_argument, 0, 'w' },
-		{ "run", required_argument, 0, 'R' },        { "check-cost", no_argument, 0, 'C' },
-		{ "send", required_argument, 0, 'S' },       { "rate", required_argument, 0, 'p' },
+		{ "dest", required_argument, 0, 'd' },
+		{ "case", required_argument, 0, 'c' },
+		{ "duration", required_argument, 0, 't' },
+		{ "events", required_argument, 0, 'n' },
+		{ "ring-bytes", required_argument, 0, 'r' },
+		{ "write-size", required_argument, 0, 'w' },
+		{ "run", required_argument, 0, 'R' },
+		{ "check-cost", no_argument, 0, 'C' },
+		{ "send", required_argument, 0, 'S' },
+		{ "rate", required_argument, 0, 'p' },
 		{ 0 },
 	};
 	const struct flood_case *c = &cases[0];
