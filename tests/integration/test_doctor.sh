@@ -42,6 +42,44 @@ rc=$?
 ((rc == 1)) && e2e_ok "user: exit status 1" || e2e_fail "user: exit status $rc, want 1"
 cat "$E2E_WORK/text.out"
 
+# --config: each [source N]'s MAC against the builder's neighbour table.
+# The source's own MAC (ok), the farm node's address without a MAC (warn,
+# the neighbour's MAC as the fix), an address nobody answers for (warn:
+# ping it), then the source with a MAC its host does not have (fail, 1).
+srccfg() {  # srccfg FILE SOURCE0_MAC
+	(umask 077; cat >"$1" <<INI
+[run]
+number = 1
+[dfm]
+address = $(tb_addr builder 0):23901
+[builder 1]
+address = $(tb_addr builder 0)
+[source 0]
+address = $(tb_addr source 0)
+source_ids = 0-1
+mac = $2
+[source 1]
+address = $(tb_addr sink 0)
+source_ids = 2
+[source 2]
+address = 198.19.255.254
+source_ids = 3
+[sink 0]
+address = $(tb_addr sink 0)
+port = $E2E_PORT
+INI
+	)
+}
+srccfg "$E2E_WORK/src_ok.ini" "$(tb_mac source 0)"
+srccfg "$E2E_WORK/src_bad.ini" 02:00:00:00:00:99
+for h in "source 0" "sink 0"; do
+	tb_exec builder 0 ping -c 1 -W 2 "$(tb_addr $h)" >/dev/null || e2e_fail "ping $h from the builder"
+done
+doctor src_ok 0 --dev eth0 --config "$E2E_WORK/src_ok.ini" --json
+doctor src_bad 1 --dev eth0 --config "$E2E_WORK/src_bad.ini"
+doctor src_none 2 --dev eth0 --config "$E2E_WORK/nosuch.ini"
+export SRC0_ADDR=$(tb_addr source 0) SRC0_MAC=$(tb_mac source 0) SINK_ADDR=$(tb_addr sink 0) SINK_MAC=$(tb_mac sink 0)
+
 # The builder on the same device: what the kernel gives it must match.
 E2E_DEST=$(tb_addr builder 0)
 e2e_builder 0 b0 --sources 0 --no-forward --duration 1
@@ -99,6 +137,17 @@ true("unprivileged: fix", "setcap" in u["capabilities"]["fix"], u["capabilities"
 true("usage: names the bad option", "unknown option '--bogus'" in err("usage"), err("usage"))
 true("no --dev: says it is required", "--dev is required" in err("nodev"), err("nodev"))
 true("missing device: says so", "no interface 'nosuch0'" in err("missing"), err("missing"))
+
+S = [c for c in json.loads(out("src_ok"))["checks"] if c["name"] == "source_mac"]
+E = os.environ
+eq("--config: a source_mac check per source", [c["verdict"] for c in S], ["ok", "warn", "warn"])
+true("--config: the source's MAC as its neighbour entry", "mac %s, as eth0's neighbour entry" % E["SRC0_MAC"] in S[0]["detail"], S[0])
+true("--config: no mac: the neighbour's MAC as the fix", 'add "mac = %s" to [source 1]' % E["SINK_MAC"] in S[1]["fix"], S[1])
+true("--config: no neighbour entry: ping it", S[2]["fix"].startswith("ping -c 1 -I eth0 198.19.255.254"), S[2])
+bad = [l for l in out("src_bad").splitlines() if "source_mac" in l]
+true("--config: a MAC the host does not have fails", bad and bad[0].startswith("fail") and
+     "02:00:00:00:00:99 in the run configuration, but eth0's neighbour entry says %s" % E["SRC0_MAC"] in bad[0], bad)
+true("--config: a missing file is named", "nosuch.ini" in err("src_none"), err("src_none"))
 
 b = err("b0")
 true("builder agrees: native mode", re.search(r"attached to eth0 in native mode", b), b[-400:])

@@ -11,7 +11,9 @@
 #include <string.h>
 #include <criterion/criterion.h>
 #include <criterion/new/assert.h>
+#include <arpa/inet.h>
 #include "ops/doctor.h"
+#include "ops/doctor_src.h"
 
 TestSuite(doctor, .timeout = 10);
 
@@ -584,4 +586,66 @@ Test(doctor, name_column_of_proc_interrupts)
 	cr_assert(xevb_doctor_irq_line_name("12:  5  7  PCI-MSIX  1-edge  x\n", 121, name, sizeof(name)) == false);
 	cr_assert(xevb_doctor_irq_line_name("NMI:  0  0  Non-maskable interrupts\n", 0, name, sizeof(name)) ==
 		  false);
+}
+
+/* `--config`: a run configuration's sources against the neighbour table (ops/doctor_src.c). */
+static const uint8_t MAC_A[6] = { 0x02, 0, 0, 0, 0, 0x0a }, MAC_B[6] = { 0x02, 0, 0, 0, 0, 0x0b };
+
+Test(doctor, neigh_line_takes_complete_entries_of_the_device_only)
+{
+	struct xevb_doctor_neigh n;
+
+	cr_assert(xevb_doctor_neigh_line(
+		"198.18.1.3       0x1         0x2         02:00:00:00:00:0a     *        eth0\n", "eth0", &n));
+	cr_assert(eq(u32, n.addr, htonl(0xc6120103)));
+	cr_assert(eq(int, memcmp(n.mac, MAC_A, 6), 0));
+	cr_assert(not(xevb_doctor_neigh_line(
+		"IP address       HW type     Flags       HW address            Mask     Device\n", "eth0", &n)));
+	cr_assert(not(xevb_doctor_neigh_line("198.18.1.3 0x1 0x2 02:00:00:00:00:0a * eth1\n", "eth0", &n)));
+	cr_assert(not(xevb_doctor_neigh_line("198.18.1.4 0x1 0x0 00:00:00:00:00:00 * eth0\n", "eth0", &n)),
+		  "an incomplete entry has no MAC");
+	cr_assert(not(xevb_doctor_neigh_line("198.18.1.4 0x1 0x2 zz:00 * eth0\n", "eth0", &n)));
+	cr_assert(not(xevb_doctor_neigh_line("junk\n", "eth0", &n)));
+}
+
+Test(doctor, source_mac_verdicts)
+{
+	struct xevb_doctor_neigh nb = { .addr = htonl(0xc6120103) };
+	struct xevb_doctor_src s = { .id = 7, .addr = nb.addr, .has_mac = true };
+	struct xevb_doctor_check c;
+
+	memcpy(nb.mac, MAC_A, 6);
+	memcpy(s.mac, MAC_A, 6);
+	xevb_doctor_src_decide("eth0", &s, &nb, &c);
+	cr_assert(eq(int, c.verdict, XEVB_OK));
+	cr_assert(eq(str, (char *)c.name, "source_mac"));
+	cr_assert(eq(str, c.fix, ""));
+
+	memcpy(s.mac, MAC_B, 6);
+	xevb_doctor_src_decide("eth0", &s, &nb, &c);
+	cr_assert(eq(int, c.verdict, XEVB_FAIL), "the builder would drop the source's data");
+	cr_assert(strstr(c.detail,
+			 "02:00:00:00:00:0b in the run configuration, but eth0's neighbour entry says "
+			 "02:00:00:00:00:0a") != NULL,
+		  "%s", c.detail);
+	cr_assert(strstr(c.fix, "[source 7]") != NULL, "%s", c.fix);
+
+	xevb_doctor_src_decide("eth0", &s, NULL, &c);
+	cr_assert(eq(int, c.verdict, XEVB_OK), "nothing to compare with");
+
+	s.has_mac = false;
+	xevb_doctor_src_decide("eth0", &s, &nb, &c);
+	cr_assert(eq(int, c.verdict, XEVB_WARN));
+	cr_assert(eq(str, c.fix, "add \"mac = 02:00:00:00:00:0a\" to [source 7] (once sure it is the source's)"));
+	xevb_doctor_src_decide("eth0", &s, NULL, &c);
+	cr_assert(eq(int, c.verdict, XEVB_WARN));
+	cr_assert(strstr(c.fix, "ping -c 1 -I eth0 198.18.1.3") != NULL, "%s", c.fix);
+}
+
+Test(doctor, neigh_find)
+{
+	struct xevb_doctor_neigh n[2] = { { .addr = 1 }, { .addr = 2 } };
+
+	cr_assert(eq(ptr, (void *)xevb_doctor_neigh_find(n, 2, 2), &n[1]));
+	cr_assert(eq(ptr, (void *)xevb_doctor_neigh_find(n, 2, 3), NULL));
 }

@@ -42,6 +42,7 @@ struct doctor_cfg {
 	struct xevb_doctor_plan plan; /* all but the count of queues and the IP protocol (their types differ) */
 	uint32_t n_queues, ip_proto;
 	const char *dev;
+	const char *config; /* a run configuration: its sources' MACs checked */
 	bool json;
 };
 

@@ -20,9 +20,10 @@ static bool parse_cpus(const struct xevb_cfg_opt *o, void *cfg, const char *arg,
 
 #define S_DEV "Device"
 #define S_BLD "Builder"
+#define S_SRC "Sources"
 #define S_OUT "Output"
 
-static const char *const sections[] = { S_DEV, S_BLD, S_OUT, NULL };
+static const char *const sections[] = { S_DEV, S_BLD, S_SRC, S_OUT, NULL };
 
 static const struct xevb_cfg_opt opts[] = {
 	{ "dev", 'd', XEVB_T_STR, "IFACE", F(dev), .flags = XEVB_F_REQUIRED, .section = S_DEV,
@@ -39,6 +40,9 @@ static const struct xevb_cfg_opt opts[] = {
 	  .help = "the builder's frames per queue, for the UMEM size" },
 	{ "busy-poll", 0, XEVB_T_FLAG, NULL, F(plan.busy_poll), .section = S_BLD,
 	  .help = "the builder will run with --busy-poll: check the NAPI deferral" },
+	{ "config", 0, XEVB_T_STR, "FILE", F(config), .section = S_SRC,
+	  .help = "a run configuration: is each [source N] bound to a MAC, and is it the one the neighbour "
+		  "table on the device has for its address" },
 	{ "json", 'j', XEVB_T_FLAG, NULL, F(json), .section = S_OUT,
 	  .help = "one JSON object: every check with name, verdict, detail, fix" },
 	{ 0 },
@@ -52,11 +56,12 @@ static const struct xevb_cmd_help help = {
 		"memlock, the capabilities build needs and its lock directory (/run/xevb, or "
 		"XEVB_RUN_DIR), for the user doctor runs as. Each line: ok / warn / fail / skip, "
 		"and the command that fixes it. Exit status 0: no fail; 1: a check failed; 2: usage.",
-	.usage = "--dev IFACE [--queues LIST] [--cpus LIST] [--json]",
+	.usage = "--dev IFACE [--queues LIST] [--cpus LIST] [--config FILE] [--json]",
 	.examples =
 		"  xevb doctor --dev eth0\n"
 		"  xevb doctor --dev ens1f0 --queues 0-3 --cpus 2-5 --busy-poll\n"
-		"  xevb doctor --dev ens1f0 --udp-port 0 --json\n",
+		"  xevb doctor --dev ens1f0 --udp-port 0 --json\n"
+		"  xevb doctor --dev ens1f0 --config run.ini\n",
 };
 
 const struct xevb_cfg_cmd doctor_cmd = { .help = &help, .opts = opts, .sections = sections };
