@@ -201,7 +201,7 @@ Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 	struct xevb_mep_params p = {
 		.ip_proto = XEVB_DEFAULT_IP_PROTO, .run_number = 1, .n_frags = 3, .event_id = ids, .frag_len = lens
 	};
-	struct xevb_sock s = { .src_bind = bind };
+	struct xevb_sock s = { .src_bind = bind, .dev_vlan = 100 };
 	struct xevb_pkt_info pi;
 	ssize_t len = 0;
 	int res;
@@ -237,6 +237,73 @@ Test(sock_rx, bound_source_id_from_another_address_refused_and_counted)
 	s.src_bind = NULL;
 	cr_assert(not(xevb_sock_src_refused(&s, XEVB_RES_MEP, &pi, frame, (uint32_t)len)));
 	cr_assert(eq(u64, s.src_mismatch_packets, 2));
+	cr_assert(eq(u64, s.src_vlan_packets, 0));
+}
+
+/*
+ * A socket sees a VLAN through its device (dev_vlan): a source bound to
+ * VLAN 100 from its own address passes on VLAN 100's device, is refused
+ * src_vlan_mismatch on VLAN 200's or an untagged device, and is not judged
+ * on a socket of no device (-1); an id bound without a VLAN passes anywhere.
+ */
+Test(sock_rx, bound_vlan_judged_by_the_socket_device)
+{
+	static struct xevb_src_bind bind[XEVB_MAX_SOURCES];
+	static uint8_t frame[2048];
+	static struct xevb_frag_ref refs[XEVB_MAX_FRAGS_PER_MEP];
+	const struct xevb_parse_cfg pcfg = { .udp_port = XEVB_DEFAULT_UDP_PORT,
+					     .ip_proto = XEVB_DEFAULT_IP_PROTO };
+	const uint32_t addr = htonl(0xc6120101u);
+	uint32_t ids[2] = { 7, 8 };
+	uint16_t lens[2] = { 16, 16 };
+	struct xevb_mep_params p = { .ip_proto = XEVB_DEFAULT_IP_PROTO,
+				     .run_number = 1,
+				     .n_frags = 2,
+				     .event_id = ids,
+				     .frag_len = lens,
+				     .saddr = addr };
+	struct xevb_sock s = { .src_bind = bind };
+	struct xevb_pkt_info pi;
+	const struct {
+		uint16_t source_id;
+		int32_t dev_vlan;
+		bool refused;
+	} cases[] = {
+		{ 1, 100, false }, { 1, 200, true },  { 1, 0, true },
+		{ 1, -1, false },  { 2, 200, false }, { 2, 0, false },
+	};
+
+	bind[1] = (struct xevb_src_bind){ .addr = addr, .vlan = 100, .flags = XEVB_BIND_VLAN };
+	bind[2] = (struct xevb_src_bind){ .addr = addr };
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		ssize_t len;
+		int res;
+
+		p.source_id = cases[i].source_id;
+		len = xevb_write_frame(frame, sizeof(frame), &p);
+		cr_assert(gt(sz, (size_t)len, 0));
+		res = xevb_classify(frame, frame + len, (uint32_t)len, &pcfg, &pi, refs);
+		cr_assert(eq(int, res, XEVB_RES_MEP));
+		s.dev_vlan = cases[i].dev_vlan;
+		cr_assert(eq(int, xevb_sock_src_refused(&s, res, &pi, frame, (uint32_t)len), cases[i].refused),
+			  "case %zu", i);
+	}
+	cr_assert(eq(u64, s.src_vlan_packets, 2));
+	cr_assert(eq(u64, s.src_vlan_frags, 4));
+	cr_assert(eq(u64, s.src_mismatch_packets, 0));
+}
+
+Test(sock_rx, vlan_config_line)
+{
+	uint16_t vid = 0;
+
+	cr_assert(xevb_sock_vlan_line("eth0.100       | 100  | eth0\n", "eth0.100", &vid));
+	cr_assert(eq(u16, vid, 100));
+	cr_assert(not(xevb_sock_vlan_line("eth0.100       | 100  | eth0\n", "eth0", &vid)));
+	cr_assert(not(xevb_sock_vlan_line("VLAN Dev name    | VLAN ID\n", "VLAN", &vid)));
+	cr_assert(not(xevb_sock_vlan_line("Name-Type: VLAN_NAME_TYPE_RAW_PLUS_VID_NO_PAD\n", "Name-Type:", &vid)));
+	cr_assert(not(xevb_sock_vlan_line("v5 | 4095 | eth0\n", "v5", &vid)), "4095 is no VLAN id");
+	cr_assert(eq(u16, xevb_sock_dev_vlan("xevb-no-such-dev"), 0));
 }
 
 /*

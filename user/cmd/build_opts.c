@@ -536,9 +536,44 @@ static int check_workers(struct build_cfg *c)
 }
 
 /*
+ * Socket mode sees VLANs through its device: a socket on a VLAN device
+ * receives that VLAN alone, on any other device untagged frames alone. A
+ * source bound to another VLAN can then send nothing that is built (its
+ * address's MEPs are refused src_vlan_mismatch): say so once per VLAN.
+ */
+static void check_bind_vlans(const struct build_cfg *c)
+{
+	uint16_t dev_vlan = xevb_sock_dev_vlan(c->dev), said[16];
+	uint32_t n = 0;
+
+	for (uint32_t id = 0; id < XEVB_MAX_SOURCES; id++) {
+		const struct xevb_src_bind *b = &c->bind_src[id];
+		bool dup = false;
+
+		if (!b->addr || !(b->flags & XEVB_BIND_VLAN) || b->vlan == dev_vlan)
+			continue;
+		for (uint32_t i = 0; i < n; i++)
+			dup |= said[i] == b->vlan;
+		if (dup || n == sizeof(said) / sizeof(said[0]))
+			continue;
+		said[n++] = b->vlan;
+		if (dev_vlan)
+			xevb_warn(
+				"source_id %u is bound to VLAN %u, but %s is VLAN %u's device: in socket mode "
+				"what comes from its address is refused src_vlan_mismatch",
+				id, b->vlan, c->dev, dev_vlan);
+		else
+			xevb_warn(
+				"source_id %u is bound to VLAN %u, but %s is no VLAN device: in socket mode "
+				"what comes from its address is refused src_vlan_mismatch; run the builder on "
+				"the VLAN's device (ip link add link %s name %s.%u type vlan id %u)",
+				id, b->vlan, c->dev, c->dev, c->dev, b->vlan, b->vlan);
+	}
+}
+
+/*
  * A binding without a MAC holds only against hosts that do not spoof the
- * address; one with a VLAN holds in socket mode without it: say so once
- * per address.
+ * address: say so once per address. VLANs in socket mode: check_bind_vlans.
  */
 static void check_bind(const struct build_cfg *c)
 {
@@ -566,9 +601,7 @@ static void check_bind(const struct build_cfg *c)
 			id, a);
 	}
 	if (vlan && c->mode == BUILD_MODE_SOCKET)
-		xevb_warn(
-			"--bind-src binds a VLAN, which a socket does not see: in socket mode only the address "
-			"and MAC are checked (run with --mode xdp to check the VLAN too)");
+		check_bind_vlans(c);
 }
 
 static int check_privileges(const struct build_cfg *c)

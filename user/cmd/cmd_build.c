@@ -507,6 +507,15 @@ static bool fail_step(const struct build *bd, const char *step)
 	return (bd->e.c.xdp || bd->e.pass_xdp) && xevb_loader_test_fail(step);
 }
 
+/* Some source_id is bound to a VLAN (--bind-src ...,vlan=N). */
+static bool binds_vlan(const struct build_cfg *cfg)
+{
+	for (uint32_t id = 0; cfg->have_bind && id < XEVB_MAX_SOURCES; id++)
+		if (cfg->bind_src[id].addr && (cfg->bind_src[id].flags & XEVB_BIND_VLAN))
+			return true;
+	return false;
+}
+
 /* The root process that detaches XDP and removes the stats file once we are gone. */
 static bool spawn_watcher(struct build *bd)
 {
@@ -532,6 +541,8 @@ static bool socket_setup(struct build *bd)
 		.n_big = XEVB_SOCK_BIG_FRAMES,
 		.mtu = xevb_dev_mtu(cfg->dev),
 		.src_bind = cfg->have_bind ? cfg->bind_src : NULL,
+		/* A socket tells a VLAN by its device alone: with one bound, only what --dev passes. */
+		.ifname = binds_vlan(cfg) ? cfg->dev : NULL,
 	};
 
 	if (xevb_sock_open(&bd->e.sock, &sc))

@@ -52,6 +52,9 @@ void xevb_engine_snapshot(struct xevb_engine *e, struct xevb_snapshot *s)
 		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].packets += ks->src_mac_packets;
 		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].bytes += ks->src_mac_bytes;
 		s->xdp[XEVB_XDP_SRC_MAC_MISMATCH].frags += ks->src_mac_frags;
+		s->xdp[XEVB_XDP_SRC_VLAN_MISMATCH].packets += ks->src_vlan_packets;
+		s->xdp[XEVB_XDP_SRC_VLAN_MISMATCH].bytes += ks->src_vlan_bytes;
+		s->xdp[XEVB_XDP_SRC_VLAN_MISMATCH].frags += ks->src_vlan_frags;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].packets += ks->src_unknown_packets;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].bytes += ks->src_unknown_bytes;
 		s->xdp[XEVB_XDP_UNKNOWN_SRC].frags += ks->src_unknown_frags;

@@ -3,6 +3,7 @@
 #include <linux/filter.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -136,6 +137,31 @@ static int l2_attach(struct xevb_sock *s, const struct xevb_src_bind *bind, bool
 	return 0;
 }
 
+bool xevb_sock_vlan_line(const char *line, const char *ifname, uint16_t *vid)
+{
+	char name[64];
+	unsigned id;
+
+	if (sscanf(line, "%63s | %u |", name, &id) != 2 || strcmp(name, ifname) || !id || id > XEVB_VLAN_ID_MAX)
+		return false;
+	*vid = (uint16_t)id;
+	return true;
+}
+
+uint16_t xevb_sock_dev_vlan(const char *ifname)
+{
+	FILE *f = fopen("/proc/net/vlan/config", "r"); /* the 8021q module's: absent when no VLAN device exists */
+	char line[256];
+	uint16_t vid = 0;
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f) && !xevb_sock_vlan_line(line, ifname, &vid))
+		;
+	fclose(f);
+	return vid;
+}
+
 static size_t big_area_bytes(uint32_t n_big)
 {
 	return (size_t)n_big * XEVB_SOCK_BIG_SIZE;
@@ -214,6 +240,7 @@ int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg)
 		xevb_sock_close(s);
 		return err;
 	}
+	s->dev_vlan = cfg->ifname ? xevb_sock_dev_vlan(cfg->ifname) : -1;
 	/* Before bind: no datagram may queue unjudged. */
 	err = l2_attach(s, cfg->src_bind, cfg->udp);
 	if (err) {

@@ -48,7 +48,8 @@ struct xevb_sock_cfg {
 	/*
 	 * By source_id ([XEVB_MAX_SOURCES]) or NULL: the MACs of the bindings
 	 * that name one are checked by a filter on the socket (see
-	 * XEVB_SOCK_L2_CUT); VLANs are not (the socket's frames carry none).
+	 * XEVB_SOCK_L2_CUT); VLANs by the device (ifname's VLAN id, see
+	 * xevb_sock.dev_vlan: the socket's frames carry no tag).
 	 */
 	const struct xevb_src_bind *src_bind;
 };
@@ -79,13 +80,18 @@ struct xevb_sock {
 	 * beside XDP); NULL: none. Judged by address here, by MAC in the
 	 * kernel when cfg.src_bind named them (l2_filter: the datagrams it cut
 	 * are counted here, as XDP counts src_mac_mismatch; frags as their
-	 * MEP header says); VLANs are not judged. What it refuses by address
-	 * is counted here as XDP counts src_addr_mismatch.
+	 * MEP header says). What it refuses by address is counted here as XDP
+	 * counts src_addr_mismatch. VLANs by the device: a socket bound to a
+	 * VLAN device receives that VLAN only, one bound to any other device
+	 * no tagged frame, so a source bound to another VLAN than dev_vlan
+	 * has nothing to send here (src_vlan_mismatch).
 	 */
 	const struct xevb_src_bind *src_bind;
 	bool l2_filter;
+	int32_t dev_vlan; /* the VLAN id of the device the socket is bound to; 0: untagged; -1: any device (not judged) */
 	uint64_t src_mismatch_packets, src_mismatch_bytes, src_mismatch_frags;
 	uint64_t src_mac_packets, src_mac_bytes, src_mac_frags;
+	uint64_t src_vlan_packets, src_vlan_bytes, src_vlan_frags;
 	/*
 	 * Set by the caller: the addresses MEPs may come from (--allow-src,
 	 * network order), for the same datagrams; 0 addresses: any. What it
@@ -97,6 +103,13 @@ struct xevb_sock {
 };
 
 int xevb_sock_open(struct xevb_sock *s, const struct xevb_sock_cfg *cfg);
+/*
+ * A line of /proc/net/vlan/config ("eth0.100 | 100 | eth0"): true, with
+ * the VLAN id in *vid, when it describes ifname.
+ */
+bool xevb_sock_vlan_line(const char *line, const char *ifname, uint16_t *vid);
+/* ifname's VLAN id: 0 when it is no VLAN device (or no VLAN is configured at all). */
+uint16_t xevb_sock_dev_vlan(const char *ifname);
 void xevb_sock_close(struct xevb_sock *s);
 
 /* Receive up to XEVB_SOCK_BATCH frames without blocking; same contract as xevb_xsk_rx. */
@@ -171,11 +184,20 @@ static inline bool xevb_sock_src_refused(struct xevb_sock *s, int res, const str
 		return true;
 	}
 	bound = s->src_bind ? s->src_bind[pi->source_id].addr : 0;
-	if (!bound || bound == pi->saddr)
+	if (!bound)
 		return false;
-	s->src_mismatch_packets++;
-	s->src_mismatch_bytes += len;
-	s->src_mismatch_frags += frags;
+	if (bound != pi->saddr) {
+		s->src_mismatch_packets++;
+		s->src_mismatch_bytes += len;
+		s->src_mismatch_frags += frags;
+		return true;
+	}
+	if (__builtin_expect(!(s->src_bind[pi->source_id].flags & XEVB_BIND_VLAN), 1) || s->dev_vlan < 0 ||
+	    s->src_bind[pi->source_id].vlan == s->dev_vlan)
+		return false;
+	s->src_vlan_packets++;
+	s->src_vlan_bytes += len;
+	s->src_vlan_frags += frags;
 	return true;
 }
 
