@@ -89,6 +89,10 @@ def row(a):
         "dfm_cpu_us_per_event": round(cpu / trig * 1e6, 4) if trig else None,
         "sim_cpu_util": round((s.get("sim_cpu_s") or 0) / win, 3) if win else None,
         "in_per_s": per_s(ins, win), "out_builders_per_s": per_s(outb, win), "out_sources_per_s": per_s(outs, win),
+        "window_events": s.get("window_events"), "window_blocks": s.get("window_blocks"),
+        "window_in": sum(ins.values()), "window_out": sum(outb.values()) + sum(outs.values()) +
+        sum(s.get("dfm_out_farm", {}).values()),
+        "dfm_window_s": dwin,
         "in_total_per_s": round(sum(ins.values()) / win) if win else 0,
         "out_total_per_s": round((sum(outb.values()) + sum(outs.values())) / win) if win else 0,
         "dfm_sent_by_type": {k: v for k, v in d.get("ctl", {}).get("sent_by_type", {}).items() if v},
