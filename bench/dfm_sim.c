@@ -166,10 +166,10 @@ static int parse_opts(int argc, char **argv)
 	}
 	o.base = ntohl(base.s_addr);
 	/* The plan: three roles of ROLE_SPAN addresses from --base, not wrapping, not the DFM's own. */
-	if (o.base > UINT32_MAX - 3 * ROLE_SPAN ||
-	    ntohl(o.dfm.sin_addr.s_addr) - o.base < 3 * ROLE_SPAN) {
-		fprintf(stderr, "dfm_sim: --base %s: the peers take %u addresses from there on, the DFM's among "
-				"them or past 255.255.255.255: give another --base\n",
+	if (o.base > UINT32_MAX - 3 * ROLE_SPAN || ntohl(o.dfm.sin_addr.s_addr) - o.base < 3 * ROLE_SPAN) {
+		fprintf(stderr,
+			"dfm_sim: --base %s: the peers take %u addresses from there on, the DFM's among "
+			"them or past 255.255.255.255: give another --base\n",
 			inet_ntoa(base), 3 * ROLE_SPAN);
 		return -1;
 	}
@@ -344,8 +344,7 @@ static void take(struct peer *p, const struct xevb_ctl_msg *m, const struct sock
 	if (p->role == XEVB_ROLE_BUILDER && m->h.type == XEVB_CTL_ASSIGN) {
 		p->blocks += m->h.n_recs;
 		builder_assign(p, m);
-	}
-	else if (p->role == XEVB_ROLE_SOURCE)
+	} else if (p->role == XEVB_ROLE_SOURCE)
 		source_msg(p, m);
 }
 
