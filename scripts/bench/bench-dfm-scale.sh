@@ -85,6 +85,7 @@ point() {
 	wait "$spid"
 	src=$?
 	BG_PIDS=()
+	((src == 0)) || echo "bench-dfm-scale: dfm_sim exited $src: $(tail -2 "$W/sim.err")" >&2
 	udp_counters "$W/snmp1"
 	"$PY" scripts/bench/dfm_scale.py row "$W" "$mode" "$pack" "$nb" "$ns" "$nf" "$key" "$credits" "$rate" \
 		"$SECS" "$drc" "$src" >>"$W/points"
