@@ -155,7 +155,9 @@ TERMS = ("a_event", "b_block", "c_dgram_in", "d_dgram_out", "e_peer_s")
 
 def features(r):
     w = r.get("dfm_window_s") or r["window_s"]
-    return [r["window_events"], r["window_blocks"], r["window_in"], r["window_out"],
+    # what the DFM read: the peers sent it, less the drops at its socket (the namespace's only drops)
+    read = max(r["window_in"] - r.get("udp_rcvbuf_errors", 0), 0)
+    return [r["window_events"], r["window_blocks"], read, r["window_out"],
             (r["builders"] + r["sources"] + r["farm_nodes"]) * w]
 
 
