@@ -149,16 +149,21 @@ def table(path):
     return 1 if bad else 0
 
 
-# The cost model: DFM CPU seconds = a events + b blocks + c datagrams in + d datagrams out + e peer-seconds.
-TERMS = ("a_event", "b_block", "c_dgram_in", "d_dgram_out", "e_peer_s")
+# The cost model: DFM CPU seconds = a events + b blocks + c datagrams in (other than RECEIVED)
+# + c_r RECEIVED datagrams + c_rr their records + d datagrams out + e peer-seconds.
+TERMS = ("a_event", "b_block", "c_dgram_in", "c_received", "c_received_rec", "d_dgram_out", "e_peer_s")
+RECEIVED_PER_DGRAM = 89
 
 
 def features(r):
     w = r.get("dfm_window_s") or r["window_s"]
-    # what the DFM read: the peers sent it, less the drops at its socket (the namespace's only drops)
-    read = max(r["window_in"] - r.get("udp_rcvbuf_errors", 0), 0)
-    return [r["window_events"], r["window_blocks"], read, r["window_out"],
-            (r["builders"] + r["sources"] + r["farm_nodes"]) * w]
+    # What the DFM read: what the peers sent, less the drops at its socket (the namespace's only drops),
+    # taken from every type alike; a farm node's report names every builder, in parts of 89.
+    keep = max(r["window_in"] - r.get("udp_rcvbuf_errors", 0), 0) / (r["window_in"] or 1)
+    rec = r["in_per_s"].get("RECEIVED", 0) * r["window_s"] * keep
+    per_rec = r["builders"] / -(-r["builders"] // RECEIVED_PER_DGRAM)
+    return [r["window_events"], r["window_blocks"], r["window_in"] * keep - rec, rec, rec * per_rec,
+            r["window_out"], (r["builders"] + r["sources"] + r["farm_nodes"]) * w]
 
 
 def solve(rows, ys, use):
@@ -204,12 +209,13 @@ def setup_rates(rate, pack, nb, ns, nf, push):
     blocks = rate / pack
     up = lambda n, k: -(-n // k)
     assigns = min(blocks, 1000 * nb)
-    din = assigns + nb * max(0, 100 - assigns / nb) + ns * 10 + nf * 10 * up(nb, 89)
+    din = assigns + nb * max(0, 100 - assigns / nb) + ns * 10
+    rec = nf * 10 * up(nb, RECEIVED_PER_DGRAM)
     batch = lambda r, wait, full: max(r / (1 + r * wait), r / full)  # leaves `wait` after its first, or full
     dout = assigns + (nb + ns) * 10 + 2 * (nb * up(ns, 119) + ns * up(nb, 179)) + ns * batch(rate, 0.02, 16384)
     if push:
         dout += ns * batch(blocks, 0.002, 72)
-    return assigns, din, dout
+    return [rate, rate / pack, din, rec, nf * 10 * nb, dout, nb + ns + nf]
 
 
 SETUPS = (("LHCb-like: 1 MHz, pack 25, 128 x 320 x 1024", 1e6, 25, 128, 320, 1024),
@@ -219,8 +225,7 @@ SETUPS = (("LHCb-like: 1 MHz, pack 25, 128 x 320 x 1024", 1e6, 25, 128, 320, 102
 
 def cost(k, rate, pack, nb, ns, nf, push):
     """The model's DFM core for a setup at a rate."""
-    _, din, dout = setup_rates(rate, pack, nb, ns, nf, push)
-    return k[0] * rate + k[1] * rate / pack + k[2] * din + k[3] * dout + k[4] * (nb + ns + nf)
+    return sum(a * b for a, b in zip(k, setup_rates(rate, pack, nb, ns, nf, push)))
 
 
 def full_core(k, pack, nb, ns, nf, push):
@@ -239,8 +244,8 @@ def check_rates(pts):
     for r in pts:
         if r["rate"]:
             w = r.get("dfm_window_s") or r["window_s"]
-            _, din, dout = setup_rates(r["rate"], r["pack"], r["builders"], r["sources"], r["farm_nodes"],
-                                       r["mode"] == "push")
+            x = setup_rates(r["rate"], r["pack"], r["builders"], r["sources"], r["farm_nodes"], r["mode"] == "push")
+            din, dout = x[2] + x[3], x[5]
             print("| %s | %.0f, %.0f | %.0f, %.0f |" % (name(r), r["window_in"] / w, din, r["window_out"] / w, dout))
 
 
@@ -264,17 +269,18 @@ def fit(paths):
             name(r), r["window_events"] / w, r["window_blocks"] / w, r["window_in"] / w, r["window_out"] / w,
             y / ev * 1e6, pred / ev * 1e6, pred / y))
     check_rates(pts)
-    print("\n| setup | mode | datagrams in/s | out/s | DFM core (model) | of which the peers' periodic "
+    print("\n| setup | mode | datagrams in/s (RECEIVED) | out/s | DFM core (model) | of which the peers' periodic "
           "traffic | events/s one core carries |")
     print("|---|---|---|---|---|---|---|")
     for label, rate, pack, nb, ns, nf in SETUPS:
         for push in (True, False):
-            blocks, din, dout = setup_rates(rate, pack, nb, ns, nf, push)
+            x = setup_rates(rate, pack, nb, ns, nf, push)
             core = cost(k, rate, pack, nb, ns, nf, push)
             fixed = cost(k, 1, pack, nb, ns, nf, push)
             carries = "%.0f k" % (full_core(k, pack, nb, ns, nf, push) / 1e3) if fixed < 1 else "none"
-            print("| %s | %s | %.0f k | %.0f k | %.2f | %.2f | %s |" % (
-                label, "push" if push else "pull", din / 1e3, dout / 1e3, core, fixed, carries))
+            print("| %s | %s | %.0f k (%.0f k) | %.0f k | %.2f | %.2f | %s |" % (
+                label, "push" if push else "pull", (x[2] + x[3]) / 1e3, x[3] / 1e3, x[5] / 1e3, core, fixed,
+                carries))
     return 0
 
 
