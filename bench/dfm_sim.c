@@ -4,7 +4,9 @@
  * `xevb dfm`, so that the DFM alone is the load (scripts/bench/
  * bench-dfm-scale.sh). B builders, S source processes and F farm nodes,
  * each with its own control socket on its own address (--base, +1 a peer;
- * give the namespace's lo the whole prefix), speaking the control protocol
+ * give the namespace's lo the whole prefix: the DFM tells peers apart by
+ * address and port, the farm nodes' RECEIVED names builders by address
+ * alone, and every role listens on its fixed port), speaking the control protocol
  * through the project's codec (ctl_proto.c; with --key-file every message
  * sealed and checked by ctl_auth.c):
  *
@@ -35,6 +37,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -42,8 +45,11 @@
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_sock.h"
 
-#define MAX_PEERS  (3 * 1024)
-#define ROLE_SPAN  1024 /* addresses: builders base+k, sources base+1024+k, farm nodes base+2048+k */
+#define MAX_B      1024 /* the DFM's tables: XEVB_DFM_MAX_BUILDERS, DFM_MAX_SOURCES, XEVB_DFM_MAX_SINKS */
+#define MAX_S      4096
+#define MAX_F      4096
+#define ROLE_SPAN  4096 /* addresses: builders base+k, sources base+4096+k, farm nodes base+8192+k */
+#define B_RCVBUF   (32 << 20)
 #define HB_NS      100000000ull
 #define HB_B_NS    10000000ull /* builders: a DONE counts as one */
 #define BATCH      32
@@ -58,6 +64,7 @@ struct peer {
 	uint32_t k;              /* index within its role */
 	struct xevb_ctl_msg out; /* builder: its DONEs waiting to leave */
 	uint64_t events;         /* builder: events assigned (first ASSIGNs); source: events pushed */
+	uint64_t blocks;         /* builder: ASSIGN records (blocks, first or again) */
 	uint64_t retry_events;   /* builder: events assigned again (RETRY) */
 	uint64_t cleared;        /* source: events cleared */
 	uint32_t listed; /* builder: sources in SOURCES; source: builders in BUILDERS (distinct, every part) */
@@ -82,7 +89,7 @@ struct snap {
 	uint64_t t, sim_cpu_ns;
 	struct dfm_cpu dfm;
 	uint64_t in[N_TYPES], out[XEVB_ROLE__COUNT][N_TYPES];
-	uint64_t events, done_recs, retry_events;
+	uint64_t events, done_recs, retry_events, blocks;
 };
 
 static struct peer *peers;
@@ -108,7 +115,7 @@ static void usage(void)
 		"usage: dfm_sim --dfm ADDR:PORT [--builders B] [--sources S] [--farm F] [--credits N]\n"
 		"               [--hold N] [--base ADDR] [--key-file FILE] [--dfm-pid PID] [--linger-ms MS]\n"
 		"               [--timeout S]\n"
-		"  peers bind base+k (builders), base+1024+k (sources), base+2048+k (farm nodes):\n"
+		"  peers bind base+k (builders), base+4096+k (sources), base+8192+k (farm nodes):\n"
 		"  give lo the prefix in a namespace of its own, e.g. ip addr add 198.18.0.1/15 dev lo\n");
 }
 
@@ -140,9 +147,9 @@ static int parse_opts(int argc, char **argv)
 	o.nb = o.ns = 1;
 	while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
 		bad |= c == 'd' && xevb_ctl_parse_addr(optarg, &o.dfm);
-		bad |= c == 'b' && parse_u32("builders", optarg, 1, ROLE_SPAN, &o.nb);
-		bad |= c == 's' && parse_u32("sources", optarg, 1, ROLE_SPAN, &o.ns);
-		bad |= c == 'f' && parse_u32("farm", optarg, 0, ROLE_SPAN, &o.nf);
+		bad |= c == 'b' && parse_u32("builders", optarg, 1, MAX_B, &o.nb);
+		bad |= c == 's' && parse_u32("sources", optarg, 1, MAX_S, &o.ns);
+		bad |= c == 'f' && parse_u32("farm", optarg, 0, MAX_F, &o.nf);
 		bad |= c == 'c' && parse_u32("credits", optarg, 1, 1u << 30, &o.credits);
 		bad |= c == 'H' && parse_u32("hold", optarg, 1, 1u << 30, &o.hold);
 		bad |= c == 'a' && inet_pton(AF_INET, optarg, &base) != 1;
@@ -158,6 +165,14 @@ static int parse_opts(int argc, char **argv)
 		return -1;
 	}
 	o.base = ntohl(base.s_addr);
+	/* The plan: three roles of ROLE_SPAN addresses from --base, not wrapping, not the DFM's own. */
+	if (o.base > UINT32_MAX - 3 * ROLE_SPAN || ntohl(o.dfm.sin_addr.s_addr) - o.base < 3 * ROLE_SPAN) {
+		fprintf(stderr,
+			"dfm_sim: --base %s: the peers take %u addresses from there on, the DFM's among "
+			"them or past 255.255.255.255: give another --base\n",
+			inet_ntoa(base), 3 * ROLE_SPAN);
+		return -1;
+	}
 	o.dfm_pid = pid ? (int)pid : -1;
 	return 0;
 }
@@ -184,9 +199,40 @@ static int open_peer(struct peer *p, uint8_t role, uint32_t k)
 	}
 	p->out.h.type = XEVB_CTL_DONE;
 	/* An ASSIGN lost here would be a DONE the farm nodes never count: room for any stall of ours. */
-	if (role == XEVB_ROLE_BUILDER)
-		setsockopt(p->io.fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ 32 << 20 }, sizeof(int));
+	if (role == XEVB_ROLE_BUILDER) {
+		int got = 0;
+		socklen_t len = sizeof(got);
+
+		setsockopt(p->io.fd, SOL_SOCKET, SO_RCVBUFFORCE, &(int){ B_RCVBUF }, sizeof(int));
+		if (getsockopt(p->io.fd, SOL_SOCKET, SO_RCVBUF, &got, &len) || got < B_RCVBUF) {
+			fprintf(stderr,
+				"dfm_sim: builder %u's receive buffer is %d bytes, it needs %d (a stall of ours "
+				"would lose ASSIGNs): run as root (SO_RCVBUFFORCE) or raise net.core.rmem_max\n",
+				k, got, B_RCVBUF);
+			return -1;
+		}
+	}
 	return 0;
+}
+
+/* A descriptor per peer and a few more: raise the soft limit as far as needed, or say what to do. */
+static int fd_room(uint32_t n)
+{
+	struct rlimit r;
+	rlim_t need = (rlim_t)n + 32;
+
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && r.rlim_cur >= need)
+		return 0;
+	if (getrlimit(RLIMIT_NOFILE, &r) == 0 && (r.rlim_max == RLIM_INFINITY || r.rlim_max >= need)) {
+		r.rlim_cur = need;
+		if (setrlimit(RLIMIT_NOFILE, &r) == 0)
+			return 0;
+	}
+	fprintf(stderr,
+		"dfm_sim: %u peers need %llu open files, the limit is %llu (hard %llu): raise it (ulimit -Hn, "
+		"as root) or run fewer peers\n",
+		n, (unsigned long long)need, (unsigned long long)r.rlim_cur, (unsigned long long)r.rlim_max);
+	return -1;
 }
 
 static int open_all(int ep)
@@ -195,7 +241,9 @@ static int open_all(int ep)
 
 	if (o.key_file && xevb_ctl_set_key_file(o.key_file))
 		return -1;
-	peers = calloc(MAX_PEERS, sizeof(*peers));
+	if (fd_room(o.nb + o.ns + o.nf))
+		return -1;
+	peers = calloc(o.nb + o.ns + o.nf, sizeof(*peers));
 	if (!peers) {
 		fprintf(stderr, "dfm_sim: out of memory for %u peers\n", o.nb + o.ns + o.nf);
 		return -1;
@@ -293,9 +341,10 @@ static void take(struct peer *p, const struct xevb_ctl_msg *m, const struct sock
 		snapshot(SNAP_END);
 	if (m->h.type == XEVB_CTL_SOURCES || m->h.type == XEVB_CTL_BUILDERS)
 		note_listed(p, m);
-	if (p->role == XEVB_ROLE_BUILDER && m->h.type == XEVB_CTL_ASSIGN)
+	if (p->role == XEVB_ROLE_BUILDER && m->h.type == XEVB_CTL_ASSIGN) {
+		p->blocks += m->h.n_recs;
 		builder_assign(p, m);
-	else if (p->role == XEVB_ROLE_SOURCE)
+	} else if (p->role == XEVB_ROLE_SOURCE)
 		source_msg(p, m);
 }
 
@@ -464,6 +513,7 @@ static void snapshot(int which)
 		if (p->role == XEVB_ROLE_BUILDER) {
 			s->events += p->events;
 			s->retry_events += p->retry_events;
+			s->blocks += p->blocks;
 		}
 	}
 	have_snap[which] = true;
@@ -548,13 +598,13 @@ static void report(bool bye)
 	if (have_snap[SNAP_START] && have_snap[SNAP_END]) {
 		printf(",\"window_s\":%.6f,\"dfm_window_s\":%.6f,\"dfm_cpu_s\":%.6f,\"dfm_wait_s\":%.6f"
 		       ",\"dfm_user_s\":%.2f,\"dfm_sys_s\":%.2f,\"sim_cpu_s\":%.6f,\"window_events\":%" PRIu64
-		       ",\"window_retry_events\":%" PRIu64,
+		       ",\"window_retry_events\":%" PRIu64 ",\"window_blocks\":%" PRIu64,
 		       (double)(b->t - a->t) / 1e9, (double)(b->dfm.t - a->dfm.t) / 1e9,
 		       (double)(b->dfm.run_ns - a->dfm.run_ns) / 1e9,
 		       (double)(b->dfm.wait_ns - a->dfm.wait_ns) / 1e9,
 		       (double)(b->dfm.utime - a->dfm.utime) / tick, (double)(b->dfm.stime - a->dfm.stime) / tick,
 		       (double)(b->sim_cpu_ns - a->sim_cpu_ns) / 1e9, b->events - a->events,
-		       b->retry_events - a->retry_events);
+		       b->retry_events - a->retry_events, b->blocks - a->blocks);
 		json_types("dfm_in", a->in, b->in);
 		json_types("dfm_out_builders", a->out[XEVB_ROLE_BUILDER], b->out[XEVB_ROLE_BUILDER]);
 		json_types("dfm_out_sources", a->out[XEVB_ROLE_SOURCE], b->out[XEVB_ROLE_SOURCE]);
@@ -576,14 +626,19 @@ static void timers(uint64_t now, uint64_t *next_hb, bool *final_sent)
 		*final_sent = true;
 	}
 	static uint32_t beat;
-	bool all;
+	uint32_t phase;
 
 	if (now < *next_hb)
 		return;
-	all = beat++ % (HB_NS / HB_B_NS) == 0;
+	/*
+	 * Sources and farm nodes beat every 100 ms in ten phases by index, as
+	 * independent hosts would: thousands at once would be a burst no real
+	 * run sends, and one the DFM's socket buffer need not hold.
+	 */
+	phase = beat++ % (HB_NS / HB_B_NS);
 	for (uint32_t i = 0; i < n_peers; i++) {
 		struct peer *p = &peers[i];
-		bool due = p->role == XEVB_ROLE_BUILDER ? !p->done_sent : all;
+		bool due = p->role == XEVB_ROLE_BUILDER ? !p->done_sent : i % (HB_NS / HB_B_NS) == phase;
 		/* After the BYE the builders and sources are gone, as theirs would be; farm nodes report on. */
 		if (due && (!have_snap[SNAP_END] || p->role == XEVB_ROLE_SINK))
 			heartbeat(p);

@@ -11,22 +11,37 @@
 # histograms, --json latency_us), the books (exact in every point: the
 # DFM's accounting line ok, nothing outstanding or not delivered at the
 # farm nodes) and whether any event was lost (counted by reason). Scans B, S
-# and F (up to 1024 each: dfm_sim's address plan), push and pull, --pack 1
-# and 25, with and without a key, as fast as credits allow; then builder
-# credits (how far the run is bound by events in flight) and a paced
-# trigger (trigger-to-ASSIGN with a clock: the wait for a builder).
+# and F, push and pull, --pack 1 and 25, with and without a key, as fast as
+# credits allow; then builder credits (how far the run is bound by events
+# in flight) and a paced trigger (trigger-to-ASSIGN with a clock: the wait
+# for a builder). dfm_sim plays up to 1024 builders, 4096 source processes
+# and 4096 farm nodes (the DFM's tables), each on an address of its own.
+#
+# DSCALE_SCAN=cost: the scan of the cost model (docs/dfm.md) instead, into
+# dfm-cost.json: B = 1, 4, 16, 64, 128, 256, 1024 with S = 320, and S = 1,
+# 16, 64, 320, 1024, 4096 with B = 128, F = 1024 farm nodes, push and pull,
+# --pack 25, as fast as credits allow; and for the fit, 128x320x1024 with
+# --pack 1 and paced at 1000 events/s with S = 320 and 4096 (what the peers
+# cost per second). `scripts/bench/dfm_scale.py fit` fits it.
 #
 # usage: scripts/bench/bench-dfm-scale.sh [OUT]
-#   env: BENCH_QUICK=1 (5 points of 1 s, for make test), DSCALE_SECS (3; 1
+#   env: DSCALE_SCAN (cost: see above), BENCH_QUICK=1 (5 points of 1 s, for make test), DSCALE_SECS (3; 1
 #        quick), DSCALE_MODES ("push pull"), DSCALE_PACKS ("1 25"),
 #        DSCALE_KEYS ("0 1"), DSCALE_CREDITS (64, as xevb build --credits),
 #        DSCALE_POINTS (a list "MODE:PACK:B:S:F:KEY[:CREDITS[:RATE]] ..."
 #        instead of the scan; RATE 0: as fast as credits allow),
 #        DSCALE_OUT (OUT/bench: where dfm-scale.json goes), DSCALE_DFM_ARGS
 #        (more `xevb dfm` options, e.g. "--dead-ms 10000")
-# Writes OUT/bench/dfm-scale.json (+ .csv); exit 1 when a point's books
-# were not exact.
+# Writes OUT/bench/dfm-scale.json (+ .csv; dfm-cost.json with
+# DSCALE_SCAN=cost); exit 1 when a point's books were not exact.
 set -uo pipefail
+case ${DSCALE_SCAN:-} in
+"" | cost) ;;
+*)
+	echo "bench-dfm-scale: DSCALE_SCAN=$DSCALE_SCAN: give cost, or leave it empty for the full scan" >&2
+	exit 2
+	;;
+esac
 . "$(dirname "$0")/lib_bench.sh"
 bench_start dfm-scale "${1:-}" xevb
 SIM=$OUT/bench/dfm_sim
@@ -70,15 +85,30 @@ point() {
 	wait "$spid"
 	src=$?
 	BG_PIDS=()
+	((src == 0)) || echo "bench-dfm-scale: dfm_sim exited $src: $(tail -2 "$W/sim.err")" >&2
 	udp_counters "$W/snmp1"
 	"$PY" scripts/bench/dfm_scale.py row "$W" "$mode" "$pack" "$nb" "$ns" "$nf" "$key" "$credits" "$rate" \
 		"$SECS" "$drc" "$src" >>"$W/points"
 	tail -1 "$W/points" | "$PY" scripts/bench/dfm_scale.py line
 }
 
+cost_points() {  # the cost model's scan (DSCALE_SCAN=cost)
+	local m b s
+	for m in push pull; do
+		for b in 1 4 16 64 128 256 1024; do echo -n "$m:25:$b:320:1024:0 "; done
+		for s in 1 16 64 1024 4096; do echo -n "$m:25:128:$s:1024:0 "; done
+		echo -n "$m:1:128:320:1024:0 $m:25:128:320:1024:0:64:1000 $m:25:128:4096:1024:0:64:1000 "
+	done
+	echo
+}
+
 points() {  # the scan as MODE:PACK:B:S:F:KEY words
 	if [[ -n ${DSCALE_POINTS:-} ]]; then
 		echo "$DSCALE_POINTS"
+		return
+	fi
+	if [[ ${DSCALE_SCAN:-} == cost ]]; then
+		cost_points
 		return
 	fi
 	if [[ -n $QUICK ]]; then
@@ -109,6 +139,8 @@ for pt in $(points); do
 	point "$mode" "$pack" "$nb" "$ns" "$nf" "$key" "${credits:-$CREDITS}" "${rate:-0}"
 done
 RES=${DSCALE_OUT:-$OUT/bench}
-"$PY" scripts/bench/benchlib.py write dfm-scale "$RES" "$W/points" "seconds_per_point=$SECS" "credits=$CREDITS" \
+NAME=dfm-scale
+[[ ${DSCALE_SCAN:-} == cost ]] && NAME=dfm-cost
+"$PY" scripts/bench/benchlib.py write "$NAME" "$RES" "$W/points" "seconds_per_point=$SECS" "credits=$CREDITS" \
 	"cpus=$(nproc)"
-"$PY" scripts/bench/dfm_scale.py table "$RES/dfm-scale.json"
+"$PY" scripts/bench/dfm_scale.py table "$RES/$NAME.json"

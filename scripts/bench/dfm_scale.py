@@ -9,7 +9,10 @@ build/bench/dfm_sim's simulated peers).
       (the namespace's UDP counters before and after)
   dfm_scale.py line            a row on stdin -> one line for the log
   dfm_scale.py table JSON      the table of OUT/bench/dfm-scale.json; exit 1
-                               when a point's books did not close"""
+                               when a point's books did not close
+  dfm_scale.py fit JSON...     the cost model fitted to dfm-cost.json
+                               (DSCALE_SCAN=cost): constants, the points
+                               against the model, what one core carries"""
 import json
 import os
 import sys
@@ -89,6 +92,10 @@ def row(a):
         "dfm_cpu_us_per_event": round(cpu / trig * 1e6, 4) if trig else None,
         "sim_cpu_util": round((s.get("sim_cpu_s") or 0) / win, 3) if win else None,
         "in_per_s": per_s(ins, win), "out_builders_per_s": per_s(outb, win), "out_sources_per_s": per_s(outs, win),
+        "window_events": s.get("window_events"), "window_blocks": s.get("window_blocks"),
+        "window_in": sum(ins.values()), "window_out": sum(outb.values()) + sum(outs.values()) +
+        sum(s.get("dfm_out_farm", {}).values()),
+        "dfm_window_s": dwin,
         "in_total_per_s": round(sum(ins.values()) / win) if win else 0,
         "out_total_per_s": round((sum(outb.values()) + sum(outs.values())) / win) if win else 0,
         "dfm_sent_by_type": {k: v for k, v in d.get("ctl", {}).get("sent_by_type", {}).items() if v},
@@ -142,6 +149,141 @@ def table(path):
     return 1 if bad else 0
 
 
+# The cost model: DFM CPU seconds = a events + b blocks + c datagrams in (other than RECEIVED)
+# + c_r RECEIVED datagrams + c_rr their records + d datagrams out + e peer-seconds.
+TERMS = ("a_event", "b_block", "c_dgram_in", "c_received", "c_received_rec", "d_dgram_out", "e_peer_s")
+RECEIVED_PER_DGRAM = 89
+
+
+def features(r):
+    w = r.get("dfm_window_s") or r["window_s"]
+    # What the DFM read: what the peers sent, less the drops at its socket (the namespace's only drops),
+    # taken from every type alike; a farm node's report names every builder, in parts of 89.
+    keep = max(r["window_in"] - r.get("udp_rcvbuf_errors", 0), 0) / (r["window_in"] or 1)
+    rec = r["in_per_s"].get("RECEIVED", 0) * r["window_s"] * keep
+    per_rec = r["builders"] / -(-r["builders"] // RECEIVED_PER_DGRAM)
+    return [r["window_events"], r["window_blocks"], r["window_in"] * keep - rec, rec, rec * per_rec,
+            r["window_out"], (r["builders"] + r["sources"] + r["farm_nodes"]) * w]
+
+
+def solve(rows, ys, use):
+    """Least squares of the relative error (each point weighs as much, small or large) over the terms in use."""
+    n = len(use)
+    ata = [[0.0] * n for _ in range(n)]
+    aty = [0.0] * n
+    for x, y in zip(rows, ys):
+        v = [x[j] / y for j in use]
+        for i in range(n):
+            aty[i] += v[i]
+            for j in range(n):
+                ata[i][j] += v[i] * v[j]
+    for i in range(n):  # Gauss-Jordan with partial pivoting
+        p = max(range(i, n), key=lambda k: abs(ata[k][i]))
+        ata[i], ata[p], aty[i], aty[p] = ata[p], ata[i], aty[p], aty[i]
+        for k in range(n):
+            if k != i and ata[i][i]:
+                f = ata[k][i] / ata[i][i]
+                ata[k] = [ak - f * ai for ak, ai in zip(ata[k], ata[i])]
+                aty[k] -= f * aty[i]
+    return {use[i]: aty[i] / ata[i][i] for i in range(n)}
+
+
+def nnls(rows, ys):
+    """The fit without negative constants: drop the most negative term and fit again."""
+    use = list(range(len(TERMS)))
+    while True:
+        c = solve(rows, ys, use)
+        neg = [j for j in use if c[j] < 0]
+        if not neg:
+            return [c.get(j, 0.0) for j in range(len(TERMS))]
+        use.remove(min(neg, key=lambda j: c[j]))
+
+
+def setup_rates(rate, pack, nb, ns, nf, push):
+    """Datagrams/s in and out of the DFM for a setup, from the protocol's periods: every peer's 100 ms
+    heartbeat answered, lists (SOURCES 119 a datagram, BUILDERS 179) every 500 ms, RECEIVED (89 builders a
+    datagram) every 100 ms, a builder's STATUS every 10 ms unless a DONE left, one ASSIGN and one DONE
+    datagram a block up to one a builder per 1 ms trigger tick (a paced trigger), a CLEAR to every source
+    20 ms after the first event to clear (or per 16384 events), in push the sources' copy 2 ms after its
+    first block (or full, 72 blocks). Nominal periods: upper bounds of what peers send."""
+    blocks = rate / pack
+    up = lambda n, k: -(-n // k)
+    assigns = min(blocks, 1000 * nb)
+    din = assigns + nb * max(0, 100 - assigns / nb) + ns * 10
+    rec = nf * 10 * up(nb, RECEIVED_PER_DGRAM)
+    batch = lambda r, wait, full: max(r / (1 + r * wait), r / full)  # leaves `wait` after its first, or full
+    dout = assigns + (nb + ns) * 10 + 2 * (nb * up(ns, 119) + ns * up(nb, 179)) + ns * batch(rate, 0.02, 16384)
+    if push:
+        dout += ns * batch(blocks, 0.002, 72)
+    return [rate, rate / pack, din, rec, nf * 10 * nb, dout, nb + ns + nf]
+
+
+SETUPS = (("LHCb-like: 1 MHz, pack 25, 128 x 320 x 1024", 1e6, 25, 128, 320, 1024),
+          ("ATLAS-like: 100 kHz, pack 1, 128 x 100 x 2000", 1e5, 1, 128, 100, 2000),
+          ("ATLAS-like, every farm node a builder: 100 kHz, pack 1, 1024 x 100 x 2000", 1e5, 1, 1024, 100, 2000))
+
+
+def cost(k, rate, pack, nb, ns, nf, push):
+    """The model's DFM core for a setup at a rate."""
+    return sum(a * b for a, b in zip(k, setup_rates(rate, pack, nb, ns, nf, push)))
+
+
+def full_core(k, pack, nb, ns, nf, push):
+    """The rate at which the model's DFM takes one core (bisection: the cost grows with the rate)."""
+    lo, hi = 0.0, 1e8
+    for _ in range(60):
+        mid = (lo + hi) / 2
+        lo, hi = (mid, hi) if cost(k, mid, pack, nb, ns, nf, push) < 1 else (lo, mid)
+    return lo
+
+
+def check_rates(pts):
+    """The protocol's datagram rates (setup_rates) against the paced points, where the model applies."""
+    print("\n| paced point | datagrams in/s measured, model | out/s measured, model |")
+    print("|---|---|---|")
+    for r in pts:
+        if r["rate"]:
+            w = r.get("dfm_window_s") or r["window_s"]
+            x = setup_rates(r["rate"], r["pack"], r["builders"], r["sources"], r["farm_nodes"], r["mode"] == "push")
+            din, dout = x[2] + x[3], x[5]
+            print("| %s | %.0f, %.0f | %.0f, %.0f |" % (name(r), r["window_in"] / w, din, r["window_out"] / w, dout))
+
+
+def fit(paths):
+    docs = [json.load(open(p)) for p in paths]
+    pts = [r for doc in docs for r in doc["results"] if r.get("books_ok") and r.get("window_blocks") is not None
+           and r.get("dfm_cpu_s") and not r.get("keyed")]
+    xs, ys = [features(r) for r in pts], [r["dfm_cpu_s"] for r in pts]
+    k = nnls(xs, ys)
+    print("fit over %d points (books exact) of %s" % (len(pts), ", ".join(
+        "%s at git %s" % (d.get("meta", {}).get("date", ""), d.get("meta", {}).get("git", "")) for d in docs)))
+    for t, v in zip(TERMS, k):
+        print("  %-12s %8.3f us" % (t, v * 1e6))
+    print("\n| point | events/s | blocks/s | dgrams in/s | dgrams out/s | DFM CPU us/event measured | model | model/measured |")
+    print("|---|---|---|---|---|---|---|---|")
+    for r, x, y in zip(pts, xs, ys):
+        w = r.get("dfm_window_s") or r["window_s"]
+        pred = sum(a * b for a, b in zip(k, x))
+        ev = r["window_events"] or 1
+        print("| %s | %.0f | %.0f | %.0f | %.0f | %.2f | %.2f | %.2f |" % (
+            name(r), r["window_events"] / w, r["window_blocks"] / w, r["window_in"] / w, r["window_out"] / w,
+            y / ev * 1e6, pred / ev * 1e6, pred / y))
+    check_rates(pts)
+    print("\n| setup | mode | datagrams in/s (RECEIVED) | out/s | DFM core (model) | of which the peers' periodic "
+          "traffic | events/s one core carries |")
+    print("|---|---|---|---|---|---|---|")
+    for label, rate, pack, nb, ns, nf in SETUPS:
+        for push in (True, False):
+            x = setup_rates(rate, pack, nb, ns, nf, push)
+            core = cost(k, rate, pack, nb, ns, nf, push)
+            fixed = cost(k, 1, pack, nb, ns, nf, push)
+            carries = "%.0f k" % (full_core(k, pack, nb, ns, nf, push) / 1e3) if fixed < 1 else "none"
+            print("| %s | %s | %.0f k (%.0f k) | %.0f k | %.2f | %.2f | %s |" % (
+                label, "push" if push else "pull", (x[2] + x[3]) / 1e3, x[3] / 1e3, x[5] / 1e3, core, fixed,
+                carries))
+    return 0
+
+
 if __name__ == "__main__":
     if len(sys.argv) < 2:
         sys.exit(__doc__)
@@ -149,6 +291,8 @@ if __name__ == "__main__":
         row(sys.argv[2:])
     elif sys.argv[1] == "line":
         print(line(json.loads(sys.stdin.read())))
+    elif sys.argv[1] == "fit" and len(sys.argv) >= 3:
+        sys.exit(fit(sys.argv[2:]))
     elif sys.argv[1] == "table" and len(sys.argv) == 3:
         sys.exit(table(sys.argv[2]))
     else:

@@ -263,6 +263,51 @@ def plot_dfm_scale(d, doc):
     save(fig, d, "dfm-scale")
 
 
+def plot_dfm_cost(d, doc):
+    """bench-dfm-scale.sh DSCALE_SCAN=cost: DFM CPU per event and datagrams per event along B (S = 320) and
+    S (B = 128), F = 1024, pack 25, as fast as credits allow; the fitted model dashed (dfm_scale.py fit)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import dfm_scale
+    pts = [r for r in doc.get("results", []) if r.get("window_blocks") is not None and r.get("dfm_cpu_s")]
+    ok = [r for r in pts if r.get("books_ok")]
+    if not ok:
+        return
+    k = dfm_scale.nnls([dfm_scale.features(r) for r in ok], [r["dfm_cpu_s"] for r in ok])
+    fig, ax = plt.subplots(2, 2, figsize=(12, 8))
+    for col, (axis, fixed, val) in enumerate((("builders", "sources", 320), ("sources", "builders", 128))):
+        for i, mode in enumerate(("push", "pull")):
+            sel = sorted((r[axis], r) for r in pts if r[fixed] == val and r["mode"] == mode and r["pack"] == 25
+                         and not r["rate"] and r["farm_nodes"] == 1024)
+            if not sel:
+                continue
+            xs = [x for x, _ in sel]
+            ev = [r["window_events"] or 1 for _, r in sel]
+            c = COLORS[i]
+            ax[0][col].plot(xs, [r["dfm_cpu_s"] / e * 1e6 for (_, r), e in zip(sel, ev)], color=c, marker="o",
+                            label="%s measured" % mode)
+            ax[0][col].plot(xs, [sum(a * b for a, b in zip(k, dfm_scale.features(r))) / e * 1e6
+                                 for (_, r), e in zip(sel, ev)], color=c, linestyle="--", label="%s model" % mode)
+            bad = [(x, r["dfm_cpu_s"] / e * 1e6) for (x, r), e in zip(sel, ev) if not r.get("books_ok")]
+            if bad:
+                ax[0][col].plot([x for x, _ in bad], [y for _, y in bad], color=c, marker="x", markersize=10,
+                                linestyle="none", label="%s books not closed" % mode)
+            ax[1][col].plot(xs, [r["window_in"] / e for (_, r), e in zip(sel, ev)], color=c, marker="o",
+                            label="%s datagrams in" % mode)
+            ax[1][col].plot(xs, [r["window_out"] / e for (_, r), e in zip(sel, ev)], color=c, marker="s",
+                            linestyle=":", label="%s datagrams out" % mode)
+        ax[0][col].set_ylabel("DFM CPU per event (us)")
+        ax[1][col].set_ylabel("datagrams per event")
+        for a in (ax[0][col], ax[1][col]):
+            a.set_xscale("log", base=2)
+            a.set_yscale("log")
+            a.set_xlabel("builders B (S = 320)" if axis == "builders" else "source processes S (B = 128)")
+            a.grid(True, which="both", alpha=0.3)
+            a.legend(fontsize=6)
+    ax[0][0].set_title("DFM cost, simulated peers, F = 1024, pack 25 (bench-dfm-scale.sh DSCALE_SCAN=cost)",
+                       fontsize=9)
+    save(fig, d, "dfm-cost")
+
+
 # "drop" is the XDP_DROP ceiling run beside the others (bench-e2e.sh).
 E2E_MODES = ["bare", "xdp", "socket", "drop"]
 
@@ -349,7 +394,8 @@ def plot_overload_before(d):
 
 
 PLOTS = {"daq": plot_daq, "gateway": plot_gateway, "dcqos": plot_dcqos, "dfm": plot_dfm, "e2e": plot_e2e,
-         "overload": plot_overload, "dfm-scale": plot_dfm_scale}
+         "overload": plot_overload, "dfm-scale": plot_dfm_scale,
+         "dfm-cost": plot_dfm_cost}
 
 
 def main():
