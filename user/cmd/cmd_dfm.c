@@ -261,6 +261,29 @@ static void on_received(struct dfm_app *a, const struct xevb_ctl_msg *m, const s
 			  ntohs(from->sin_port));
 }
 
+/*
+ * A builder's DONE or FORWARDED is taken from its current incarnation
+ * only; the others, past the MAC and the membership, are dropped by
+ * reason here (what they would have counted, dfm.c counts too).
+ */
+static bool from_builder(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
+{
+	int bi = xevb_dfm_builder_at(a->d, from->sin_addr.s_addr, ntohs(from->sin_port));
+
+	if (bi < 0)
+		xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_UNKNOWN_PEER);
+	else if (xevb_dfm_builder(a->d, (uint32_t)bi)->epoch != m->h.epoch)
+		xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_WRONG_EPOCH);
+	return bi >= 0 && xevb_dfm_builder(a->d, (uint32_t)bi)->epoch == m->h.epoch;
+}
+
+/* A type or role the DFM takes nothing from (a farm node's STATUS, ...). */
+static void unexpected(struct dfm_app *a)
+{
+	a->unexpected++;
+	xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_WRONG_ROLE);
+}
+
 static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from, uint64_t now)
 {
 	uint16_t port = ntohs(from->sin_port);
@@ -278,27 +301,35 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 		} else if (m->h.role == XEVB_ROLE_SOURCE) {
 			on_source_status(a, m, from, now);
 		} else {
-			a->unexpected++;
+			unexpected(a);
 		}
 		break;
 	case XEVB_CTL_DONE:
+		from_builder(a, m, from);
 		xevb_dfm_on_done(a->d, from->sin_addr.s_addr, port, &m->h, m->u.done, m->h.n_recs, now);
 		break;
 	case XEVB_CTL_RECEIVED:
 		on_received(a, m, from, now);
 		break;
 	case XEVB_CTL_FORWARDED:
+		from_builder(a, m, from);
 		xevb_dfm_on_forwarded(a->d, from->sin_addr.s_addr, port, &m->h, m->u.forwarded, m->h.n_recs);
 		break;
 	case XEVB_CTL_BYE:
-		if (m->h.role == XEVB_ROLE_BUILDER) {
+		if (m->h.role == XEVB_ROLE_BUILDER && xevb_dfm_builder_at(a->d, from->sin_addr.s_addr, port) < 0) {
+			xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_UNKNOWN_PEER);
+		} else if (m->h.role == XEVB_ROLE_BUILDER) {
 			dfm_books_say_bye(a->d, from->sin_addr.s_addr, port, a->pull);
 			xevb_dfm_on_bye(a->d, from->sin_addr.s_addr, port, now);
-		} else if (m->h.role == XEVB_ROLE_SOURCE && find_source(a, from))
+		} else if (m->h.role == XEVB_ROLE_SOURCE && find_source(a, from)) {
 			find_source(a, from)->alive = false;
+		} else {
+			xevb_ctl_dropped(&a->io, m->h.role == XEVB_ROLE_SOURCE ? XEVB_CTL_DROP_UNKNOWN_PEER :
+										 XEVB_CTL_DROP_WRONG_ROLE);
+		}
 		break;
 	default:
-		a->unexpected++;
+		unexpected(a);
 		break;
 	}
 }
@@ -542,6 +573,10 @@ static void summary_control_text(const struct dfm_app *a)
 	for (int r = 1; r < XEVB_ADMIT__COUNT; r++)
 		fprintf(stderr, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
 			(unsigned long long)a->io.rx_refused[r]);
+	fprintf(stderr, "); dropped after the MAC (");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
+		fprintf(stderr, "%s%s %llu", r ? ", " : "", xevb_ctl_drop_name(r),
+			(unsigned long long)a->io.rx_dropped[r]);
 	fprintf(stderr, ")\n");
 }
 
@@ -583,6 +618,10 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
 		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
 		       (unsigned long long)a->io.rx_bad[e]);
+	printf("},\"dropped\":{");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
+		printf("%s\"%s\":%llu", r ? "," : "", xevb_ctl_drop_name(r),
+		       (unsigned long long)a->io.rx_dropped[r]);
 	printf("},");
 	dfm_ctl_types_json(&a->io, stdout);
 	printf("},");
@@ -669,7 +708,8 @@ static void wait_farm_books(struct dfm_app *a, uint32_t wait_ms)
 		while (xevb_ctl_recv(&a->io, &m, &from))
 			if (m.h.type == XEVB_CTL_RECEIVED)
 				on_received(a, &m, &from, xevb_now_ns());
-			else if (m.h.type == XEVB_CTL_FORWARDED) /* a builder's last counts, at its exit */
+			else if (m.h.type == XEVB_CTL_FORWARDED &&
+				 from_builder(a, &m, &from)) /* its last counts */
 				xevb_dfm_on_forwarded(a->d, from.sin_addr.s_addr, ntohs(from.sin_port), &m.h,
 						      m.u.forwarded, m.h.n_recs);
 	}

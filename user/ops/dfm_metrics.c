@@ -202,6 +202,16 @@ static void render_control(struct xevb_mbuf *b, const struct dfm_copy *c)
 		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_ctl_admit_name(r));
 		xevb_metric_u64(b, "xevb_dfm_control_messages_not_admitted_total", l, c->io.rx_refused[r]);
 	}
+	fam(b, "xevb_dfm_control_messages_dropped_total", "counter",
+	    "Control messages admitted (MAC and membership), then dropped by the DFM's rules, by reason "
+	    "(unknown_peer: no builder or source we know; wrong_epoch: a builder's old incarnation; wrong_role: "
+	    "a type that role does not send the DFM).");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++) {
+		if (r == XEVB_CTL_DROP_NOT_FROM_DFM)
+			continue; /* we are the DFM */
+		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_ctl_drop_name(r));
+		xevb_metric_u64(b, "xevb_dfm_control_messages_dropped_total", l, c->io.rx_dropped[r]);
+	}
 	xevb_metric_one(b, "xevb_dfm_membership_configured", "gauge",
 			"1 when a run configuration names the peers (only they are admitted), 0 when open.",
 			c->io.members != NULL);
