@@ -261,20 +261,13 @@ static void on_received(struct dfm_app *a, const struct xevb_ctl_msg *m, const s
 			  ntohs(from->sin_port));
 }
 
-/*
- * A builder's DONE or FORWARDED is taken from its current incarnation
- * only; the others, past the MAC and the membership, are dropped by
- * reason here (what they would have counted, dfm.c counts too).
- */
-static bool from_builder(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
+/* A builder's DONE or FORWARDED from no builder, or an earlier incarnation: dropped (dfm.c counts it too). */
+static void builder_drop(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
 {
 	int bi = xevb_dfm_builder_at(a->d, from->sin_addr.s_addr, ntohs(from->sin_port));
 
-	if (bi < 0)
-		xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_UNKNOWN_PEER);
-	else if (xevb_dfm_builder(a->d, (uint32_t)bi)->epoch != m->h.epoch)
-		xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_WRONG_EPOCH);
-	return bi >= 0 && xevb_dfm_builder(a->d, (uint32_t)bi)->epoch == m->h.epoch;
+	if (bi < 0 || xevb_dfm_builder(a->d, (uint32_t)bi)->epoch != m->h.epoch)
+		xevb_ctl_dropped(&a->io, bi < 0 ? XEVB_CTL_DROP_UNKNOWN_PEER : XEVB_CTL_DROP_WRONG_EPOCH);
 }
 
 /* A type or role the DFM takes nothing from (a farm node's STATUS, ...). */
@@ -305,14 +298,14 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 		}
 		break;
 	case XEVB_CTL_DONE:
-		from_builder(a, m, from);
+		builder_drop(a, m, from);
 		xevb_dfm_on_done(a->d, from->sin_addr.s_addr, port, &m->h, m->u.done, m->h.n_recs, now);
 		break;
 	case XEVB_CTL_RECEIVED:
 		on_received(a, m, from, now);
 		break;
 	case XEVB_CTL_FORWARDED:
-		from_builder(a, m, from);
+		builder_drop(a, m, from);
 		xevb_dfm_on_forwarded(a->d, from->sin_addr.s_addr, port, &m->h, m->u.forwarded, m->h.n_recs);
 		break;
 	case XEVB_CTL_BYE:
@@ -562,24 +555,6 @@ static void summary_builders_text(const struct dfm_app *a)
 			"could not be closed at the farm nodes\n");
 }
 
-static void summary_control_text(const struct dfm_app *a)
-{
-	fprintf(stderr,
-		"  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
-		"membership %s: not admitted %llu (",
-		(unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
-		(unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected,
-		a->io.members ? "configured" : "open", (unsigned long long)a->io.rx_refused_total);
-	for (int r = 1; r < XEVB_ADMIT__COUNT; r++)
-		fprintf(stderr, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
-			(unsigned long long)a->io.rx_refused[r]);
-	fprintf(stderr, "); dropped after the MAC (");
-	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
-		fprintf(stderr, "%s%s %llu", r ? ", " : "", xevb_ctl_drop_name(r),
-			(unsigned long long)a->io.rx_dropped[r]);
-	fprintf(stderr, ")\n");
-}
-
 /* The JSON object up to its "builders" array: the books, the control socket, the peers refused. */
 static void summary_books_json(const struct dfm_app *a, double el)
 {
@@ -614,15 +589,7 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total,
 	       (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
-	printf(",\"refused_by_reason\":{");
-	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
-		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
-		       (unsigned long long)a->io.rx_bad[e]);
-	printf("},\"dropped\":{");
-	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
-		printf("%s\"%s\":%llu", r ? "," : "", xevb_ctl_drop_name(r),
-		       (unsigned long long)a->io.rx_dropped[r]);
-	printf("},");
+	dfm_ctl_reasons_json(&a->io, stdout);
 	dfm_ctl_types_json(&a->io, stdout);
 	printf("},");
 	dfm_latency_json(a->d, stdout);
@@ -678,7 +645,7 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	summary_books_text(a, el, ok);
 	dfm_latency_text(a->d, stderr);
 	summary_builders_text(a);
-	summary_control_text(a);
+	dfm_ctl_text(&a->io, a->unexpected, stderr);
 	if (!json)
 		return;
 	summary_books_json(a, el);
@@ -705,13 +672,15 @@ static void wait_farm_books(struct dfm_app *a, uint32_t wait_ms)
 		struct sockaddr_in from;
 
 		poll(&pfd, 1, 10);
-		while (xevb_ctl_recv(&a->io, &m, &from))
-			if (m.h.type == XEVB_CTL_RECEIVED)
+		while (xevb_ctl_recv(&a->io, &m, &from)) {
+			if (m.h.type == XEVB_CTL_RECEIVED) {
 				on_received(a, &m, &from, xevb_now_ns());
-			else if (m.h.type == XEVB_CTL_FORWARDED &&
-				 from_builder(a, &m, &from)) /* its last counts */
+			} else if (m.h.type == XEVB_CTL_FORWARDED) { /* a builder's last counts, at its exit */
+				builder_drop(a, &m, &from);
 				xevb_dfm_on_forwarded(a->d, from.sin_addr.s_addr, ntohs(from.sin_port), &m.h,
 						      m.u.forwarded, m.h.n_recs);
+			}
+		}
 	}
 	a->books_closed = true;
 }

@@ -356,3 +356,34 @@ void dfm_ctl_types_json(const struct xevb_ctl_io *io, FILE *f)
 		fputc('}', f);
 	}
 }
+
+void dfm_ctl_reasons_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	fprintf(f, ",\"refused_by_reason\":{");
+	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
+		fprintf(f, "%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
+			(unsigned long long)io->rx_bad[e]);
+	fprintf(f, "},\"dropped\":{");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
+		fprintf(f, "%s\"%s\":%llu", r ? "," : "", xevb_ctl_drop_name(r),
+			(unsigned long long)io->rx_dropped[r]);
+	fprintf(f, "},");
+}
+
+void dfm_ctl_text(const struct xevb_ctl_io *io, uint64_t unexpected, FILE *f)
+{
+	fprintf(f,
+		"  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
+		"membership %s: not admitted %llu (",
+		(unsigned long long)io->tx, (unsigned long long)io->tx_err, (unsigned long long)io->rx,
+		(unsigned long long)io->rx_bad_total, (unsigned long long)unexpected,
+		io->members ? "configured" : "open", (unsigned long long)io->rx_refused_total);
+	for (int r = 1; r < XEVB_ADMIT__COUNT; r++)
+		fprintf(f, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
+			(unsigned long long)io->rx_refused[r]);
+	fprintf(f, "); dropped after the MAC (");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
+		fprintf(f, "%s%s %llu", r ? ", " : "", xevb_ctl_drop_name(r),
+			(unsigned long long)io->rx_dropped[r]);
+	fprintf(f, ")\n");
+}
