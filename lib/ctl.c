@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/socket.h>
 #include <unistd.h>
 #include "ctl.h"
@@ -44,6 +45,17 @@ static const char *const why_name[] = {
 	"zero_epoch", "bad_length", "bad_count", "bad_field",   "unauthenticated", "no_key",   "bad_mac",
 	"stale",      "replay",     "seq_jump",  "wrong_role",  "not_member"
 };
+
+/* One name per reason, the tools' (xevb_ctl_err_name) and ours (not_member): the values are the public ones. */
+_Static_assert((int)WHY_NOT_MEMBER == (int)XEVB_CTL_REFUSED_NOT_MEMBER &&
+		       (int)WHY_STALE == (int)XEVB_CTL_REFUSED_STALE,
+	       "enum why is enum xevb_ctl_refused");
+_Static_assert(sizeof(why_name) / sizeof(why_name[0]) == XEVB_CTL_REFUSED__COUNT, "a name per reason");
+
+XEVB_API const char *xevb_ctl_refused_name(int reason)
+{
+	return reason > 0 && reason < XEVB_CTL_REFUSED__COUNT ? why_name[reason] : NULL;
+}
 
 uint32_t xl_new_epoch(void)
 {
@@ -369,12 +381,18 @@ static enum why mac_check(struct xl_ctl *c, const uint8_t *buf, size_t body, uin
 	return WHY_MAC;
 }
 
+/* The wall clock our control messages are stamped and checked by. */
+static uint64_t ctl_now(const struct xl_ctl *c)
+{
+	return xl_real_ns() + (uint64_t)c->clock_off_ns;
+}
+
 static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t dst, struct xl_ctl_hdr *h,
 			    struct xl_ctl_status *s)
 {
 	size_t body = len - XL_CTL_TRAILER;
 	struct xl_peer_seen *p;
-	uint64_t ts, now = xl_real_ns();
+	uint64_t ts, now = ctl_now(c);
 	enum why w;
 	bool fresh;
 
@@ -406,6 +424,33 @@ static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t
 
 /* ---- the socket ---- */
 
+/*
+ * Test only (tests/integration/test_books_configured.sh):
+ * XEVB_TEST_CLOCK_OFFSET_MS=N (-600000..600000) puts the clock this farm
+ * node stamps and checks its control messages by N ms off, as a host
+ * whose clock is off would: its peers refuse what it sends (stale), and
+ * it theirs.
+ */
+static void test_clock_init(struct xl_ctl *c)
+{
+	const char *e = getenv("XEVB_TEST_CLOCK_OFFSET_MS");
+	char *end;
+	long n;
+
+	c->clock_off_ns = 0;
+	if (!e || !*e)
+		return;
+	n = strtol(e, &end, 10);
+	if (*end || n < -600000 || n > 600000) {
+		xl_log(c->log, XEVB_LIB_LOG_WARN,
+		       "XEVB_TEST_CLOCK_OFFSET_MS=%s ignored: give N ms in -600000..600000", e);
+		return;
+	}
+	c->clock_off_ns = (int64_t)n * 1000000;
+	xl_log(c->log, XEVB_LIB_LOG_WARN,
+	       "XEVB_TEST_CLOCK_OFFSET_MS=%ld: the control messages' clock is %ld ms off (test only)", n, n);
+}
+
 int xl_ctl_open(struct xl_ctl *c, uint32_t addr, uint16_t port, uint16_t id, char *err, size_t errlen)
 {
 	struct sockaddr_in me = { .sin_family = AF_INET, .sin_addr.s_addr = addr, .sin_port = htons(port) };
@@ -414,6 +459,7 @@ int xl_ctl_open(struct xl_ctl *c, uint32_t addr, uint16_t port, uint16_t id, cha
 
 	c->id = id;
 	c->epoch = xl_new_epoch();
+	test_clock_init(c);
 	c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
 		int e = errno;
@@ -469,7 +515,7 @@ static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, uint8_t type
 	memcpy(buf + XL_CTL_HLEN, recs, (size_t)n * rl);
 	if (c->keyed) {
 		buf[2] = XL_CTL_VERSION_AU;
-		xl_st64(buf + len, xl_real_ns());
+		xl_st64(buf + len, ctl_now(c));
 		mac(c->own, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
 		len += XL_CTL_TRAILER;
 	}
@@ -528,6 +574,7 @@ static void refused(struct xl_ctl *c, enum why w, const struct sockaddr_in *from
 	char a[INET_ADDRSTRLEN];
 
 	c->refused++;
+	c->refused_by[w]++;
 	if (c->refused > LOG_FIRST && now - c->auth_warn_ns < LOG_EVERY_NS)
 		return;
 	c->auth_warn_ns = now;
@@ -591,6 +638,7 @@ int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s,
 		    (h->role == XL_ROLE_DFM && h->type == XL_BYE))
 			return 1;
 		c->unexpected++;
+		c->wrong_role++;
 	}
 	return 0;
 }

@@ -81,6 +81,9 @@ struct xl_ctl {
 	const struct xl_member *members; /* NULL: open membership */
 	uint32_t n_members;
 	uint64_t tx, tx_err, refused, unexpected, auth_warn_ns;
+	uint64_t refused_by[XEVB_CTL_REFUSED_SLOTS]; /* refused by reason (enum why = XEVB_CTL_REFUSED_*) */
+	uint64_t wrong_role; /* of unexpected: a type the sender's role does not send us (not_from_dfm: the rest) */
+	int64_t clock_off_ns; /* XEVB_TEST_CLOCK_OFFSET_MS (test only): our clock, as the control messages see it, off by this */
 	struct xl_log *log;
 };
 

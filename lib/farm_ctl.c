@@ -14,6 +14,7 @@
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 #include "farm.h"
 
 #define MAX_BUILDERS 1024
@@ -73,6 +74,7 @@ static void dfm_bye(struct xevb_farm *f, const struct sockaddr_in *from)
 	if (!f->dfm.sin_port || from->sin_addr.s_addr != f->dfm.sin_addr.s_addr ||
 	    from->sin_port != f->dfm.sin_port) {
 		f->ctl.unexpected++;
+		f->st.ctl_not_from_dfm++;
 		return;
 	}
 	if (!(f->run_end & XEVB_END_DFM)) {
@@ -124,8 +126,10 @@ void xl_farm_ctl_rx(struct xevb_farm *f)
 			continue;
 		}
 		i = xl_farm_builder(f, from.sin_addr.s_addr);
-		if (i == UINT32_MAX)
+		if (i == UINT32_MAX) {
+			f->st.ctl_builders_full++;
 			continue;
+		}
 		b = &f->builders[i];
 		b->ctl = from;
 		b->epoch = h.epoch;
@@ -137,6 +141,8 @@ void xl_farm_ctl_rx(struct xevb_farm *f)
 	}
 	f->st.ctl_refused = f->ctl.refused;
 	f->st.ctl_unexpected = f->ctl.unexpected;
+	f->st.ctl_wrong_role = f->ctl.wrong_role;
+	memcpy(f->st.ctl_refused_by, f->ctl.refused_by, sizeof(f->st.ctl_refused_by));
 }
 
 /* RECEIVED to the DFM: every builder's count since we started (cumulative: a lost report costs nothing). */

@@ -7,14 +7,18 @@ DFM's epoch by sniffing one of its datagrams on IFACE (AF_PACKET, UDP from
 DFM_PORT, control magic 0x5843), then sends each TARGET (ADDR:PORT) a BYE
 in the DFM's role and epoch from FROM_PORT, REPS times; with --assign-to,
 also an ASSIGN (10 events from 0, as from a restarted DFM: epoch + 1) to
-each of those, REPS times. Bounded: gives up sniffing after 30 s. Prints
-one JSON object: the epoch and datagrams sent.
+each of those, REPS times; with --to-dfm, also to the DFM itself, REPS
+times each, what its rules drop after validation: a builder's DONE and
+BYE from a port no builder of the DFM's is at (unknown_peer), a farm
+node's STATUS (wrong_role: the DFM takes none). Bounded: gives up
+sniffing after 30 s. Prints one JSON object: the epoch and datagrams sent.
 Control header (docs/control-protocol.md): magic u16, version u8, type u8,
 role u8, 0 u8, sender_id u16, epoch u32, seq u32, n_recs u16, 0 u16.
 """
 import argparse, json, socket, struct, sys, time
 
-ASSIGN, BYE, ROLE_DFM = 2, 7, 1
+STATUS, ASSIGN, DONE, BYE = 1, 2, 3, 7
+ROLE_DFM, ROLE_BUILDER, ROLE_SINK = 1, 2, 4
 
 
 def sniff_epoch(iface, dfm_port):
@@ -50,6 +54,7 @@ def main():
     ap.add_argument("targets", nargs="+")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--assign-to", nargs="*", default=[])
+    ap.add_argument("--to-dfm", action="store_true")
     a = ap.parse_args()
     epoch = sniff_epoch(a.iface, a.dfm_port)
     if epoch is None:
@@ -57,8 +62,14 @@ def main():
         sys.exit(1)
     s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     s.bind((a.dfm_addr, a.from_port))
-    sent = assigns = 0
+    sent = assigns = to_dfm = 0
     for r in range(a.reps):
+        for mtype, role, rec in ((DONE, ROLE_BUILDER, struct.pack(">IHBB", 0, 0, 0, 0)), (BYE, ROLE_BUILDER, b""),
+                                 (STATUS, ROLE_SINK, struct.pack(">IIQIIHH", 64, 0, 0, 0, 0, 0, 0))):
+            if a.to_dfm:
+                s.sendto(struct.pack(">HBBBBHIIHH", 0x5843, 1, mtype, role, 0, 7, 0x5151, 3000 + 3 * r + mtype,
+                                     1 if rec else 0, 0) + rec, (a.dfm_addr, a.dfm_port))
+                to_dfm += 1
         for t in a.targets:
             host, port = t.rsplit(":", 1)
             msg = struct.pack(">HBBBBHIIHH", 0x5843, 1, BYE, ROLE_DFM, 0, 0, epoch, 1000 + r, 0, 0)
@@ -72,7 +83,7 @@ def main():
             s.sendto(msg, (host, int(port)))
             assigns += 1
         time.sleep(0.05)
-    print(json.dumps({"epoch": "%08x" % epoch, "sent": sent, "assigns": assigns}))
+    print(json.dumps({"epoch": "%08x" % epoch, "sent": sent, "assigns": assigns, "to_dfm": to_dfm}))
 
 
 if __name__ == "__main__":

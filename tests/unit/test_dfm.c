@@ -244,6 +244,11 @@ Test(dfm, restart_is_a_death_and_a_rejoin)
 	/* A DONE of the old epoch is refused. */
 	done(d, 0, 1, 1000, XEVB_DONE_COMPLETE, 11);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->done_unknown_peer, 1));
+	/* What the DFM's drop reasons go by (wrong_epoch, unknown_peer): the builder at an address and port. */
+	cr_assert(eq(int, xevb_dfm_builder_at(d, 0x0a000000, 23902), 0));
+	cr_assert(eq(u32, xevb_dfm_builder(d, 0)->epoch, 99));
+	cr_assert(eq(int, xevb_dfm_builder_at(d, 0x0a000000, 23903), -1));
+	cr_assert(eq(int, xevb_dfm_builder_at(d, 0x0a000001, 23902), -1));
 	R.na = 0;
 	cr_assert(eq(u32, xevb_dfm_step(d, 12, 4), 0));
 	cr_assert(eq(u32, R.na, 4));

@@ -20,6 +20,7 @@
 #include "../common/capture.h"
 #include "../common/escape_check.h"
 #include <xevb/shed.h>
+#include <xevb/xevb.h>
 
 TestSuite(json_outputs, .timeout = 60);
 
@@ -197,4 +198,33 @@ Test(json_outputs, the_names_written_unescaped_are_plain)
 		cr_assert(plain(xevb_ctl_err_name(k)), "%s", xevb_ctl_err_name(k));
 	for (unsigned k = 0; k < XEVB_ADMIT__COUNT; k++)
 		cr_assert(plain(xevb_ctl_admit_name(k)), "%s", xevb_ctl_admit_name(k));
+	for (unsigned k = 0; k < XEVB_CTL_DROP__COUNT; k++)
+		cr_assert(plain(xevb_ctl_drop_name(k)), "%s", xevb_ctl_drop_name(k));
+	for (int k = 1; k < XEVB_CTL_REFUSED__COUNT; k++)
+		cr_assert(plain(xevb_ctl_refused_name(k)), "%s", xevb_ctl_refused_name(k));
+}
+
+static void drops_json(FILE *f, const void *arg)
+{
+	xevb_ctl_refused_json(arg, f);
+}
+
+/* Every drop reason in its JSON, each under its own name, the count where it was counted. */
+Test(json_outputs, the_drops_after_the_mac_by_reason)
+{
+	struct xevb_ctl_io io = { .fd = -1 };
+	char *t;
+
+	xevb_ctl_dropped(&io, XEVB_CTL_DROP_UNKNOWN_PEER);
+	xevb_ctl_dropped(&io, XEVB_CTL_DROP_UNKNOWN_PEER);
+	xevb_ctl_dropped(&io, XEVB_CTL_DROP_WRONG_EPOCH);
+	xevb_ctl_dropped(&io, XEVB_CTL_DROP__COUNT); /* out of range: counted nowhere */
+	t = capture_text(drops_json, &io);
+	cr_assert(not(eq(ptr,
+			 strstr(t,
+				"\"ctl_dropped\":{\"not_from_dfm\":0,\"wrong_role\":0,\"wrong_epoch\":1,"
+				"\"unknown_peer\":2}"),
+			 NULL)),
+		  "%s", t);
+	free(t);
 }

@@ -510,6 +510,8 @@ Test(lib_farm, sealed_with_the_run_key)
 	cr_assert(eq(u32, m.u.status.peer_epoch, BLD_EPOCH));
 	xevb_farm_stats(r.f, &st);
 	cr_assert(eq(u64, st.ctl_refused, 1));
+	cr_assert(eq(u64, st.ctl_refused_by[XEVB_CTL_REFUSED_UNAUTH], 1), "refused by reason: unauthenticated");
+	cr_assert(eq(str, (char *)xevb_ctl_refused_name(XEVB_CTL_REFUSED_UNAUTH), "unauthenticated"));
 	rig_close(&r);
 
 	/* A key file others may read is refused, saying so. */
@@ -555,6 +557,7 @@ Test(lib_farm, run_configuration_membership_and_settings)
 	cr_assert(eq(u16, m.h.sender_id, 3));
 	xevb_farm_stats(r.f, &st);
 	cr_assert(eq(u64, st.ctl_refused, 1));
+	cr_assert(eq(u64, st.ctl_refused_by[XEVB_CTL_REFUSED_NOT_MEMBER], 1), "refused by reason: not_member");
 	rig_close(&r);
 
 	XEVB_OPTS(xevb_farm_opts, o2, .run_config = path, .id = 4, .listen = "127.0.0.1:0");
@@ -946,6 +949,8 @@ Test(lib_farm, the_dfm_ends_the_run_once_the_streams_have)
 	     xevb_farm_stats(r.f, &st))
 		xevb_farm_poll(r.f, 5);
 	cr_assert(eq(u64, st.ctl_unexpected, 1));
+	cr_assert(eq(u64, st.ctl_not_from_dfm, 1), "the BYE from elsewhere dropped as not_from_dfm");
+	cr_assert(eq(u64, st.ctl_wrong_role, 0));
 	cr_assert(eq(u32, xevb_farm_run_end(r.f), 0));
 	dfm_bye(&r, dfd);
 	cr_assert(eq(u32, run_end_until(&r, XEVB_END_DFM), XEVB_END_DFM),
@@ -1000,4 +1005,15 @@ Test(lib_farm, a_run_configuration_at_the_tools_limits)
 	cr_assert(f != NULL, "%s", err);
 	xevb_farm_close(f);
 	tl_rmdir(dir);
+}
+
+/* The farm node's refusal names are the builders' and sources' (one JSON key, one label, for one reason). */
+Test(lib_farm, refusal_reasons_named_as_the_tools_name_them)
+{
+	for (int r = 1; r < XEVB_CTL_E__COUNT; r++)
+		cr_assert(eq(str, (char *)xevb_ctl_refused_name(r), (char *)xevb_ctl_err_name(r)), "reason %d", r);
+	cr_assert(eq(str, (char *)xevb_ctl_refused_name(XEVB_CTL_REFUSED_NOT_MEMBER), "not_member"));
+	cr_assert(eq(ptr, (void *)xevb_ctl_refused_name(0), NULL));
+	cr_assert(eq(ptr, (void *)xevb_ctl_refused_name(XEVB_CTL_REFUSED__COUNT), NULL));
+	cr_assert(eq(ptr, (void *)xevb_ctl_refused_name(-1), NULL));
 }

@@ -261,6 +261,22 @@ static void on_received(struct dfm_app *a, const struct xevb_ctl_msg *m, const s
 			  ntohs(from->sin_port));
 }
 
+/* A builder's DONE or FORWARDED from no builder, or an earlier incarnation: dropped (dfm.c counts it too). */
+static void builder_drop(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from)
+{
+	int bi = xevb_dfm_builder_at(a->d, from->sin_addr.s_addr, ntohs(from->sin_port));
+
+	if (bi < 0 || xevb_dfm_builder(a->d, (uint32_t)bi)->epoch != m->h.epoch)
+		xevb_ctl_dropped(&a->io, bi < 0 ? XEVB_CTL_DROP_UNKNOWN_PEER : XEVB_CTL_DROP_WRONG_EPOCH);
+}
+
+/* A type or role the DFM takes nothing from (a farm node's STATUS, ...). */
+static void unexpected(struct dfm_app *a)
+{
+	a->unexpected++;
+	xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_WRONG_ROLE);
+}
+
 static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct sockaddr_in *from, uint64_t now)
 {
 	uint16_t port = ntohs(from->sin_port);
@@ -278,27 +294,35 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 		} else if (m->h.role == XEVB_ROLE_SOURCE) {
 			on_source_status(a, m, from, now);
 		} else {
-			a->unexpected++;
+			unexpected(a);
 		}
 		break;
 	case XEVB_CTL_DONE:
+		builder_drop(a, m, from);
 		xevb_dfm_on_done(a->d, from->sin_addr.s_addr, port, &m->h, m->u.done, m->h.n_recs, now);
 		break;
 	case XEVB_CTL_RECEIVED:
 		on_received(a, m, from, now);
 		break;
 	case XEVB_CTL_FORWARDED:
+		builder_drop(a, m, from);
 		xevb_dfm_on_forwarded(a->d, from->sin_addr.s_addr, port, &m->h, m->u.forwarded, m->h.n_recs);
 		break;
 	case XEVB_CTL_BYE:
-		if (m->h.role == XEVB_ROLE_BUILDER) {
+		if (m->h.role == XEVB_ROLE_BUILDER && xevb_dfm_builder_at(a->d, from->sin_addr.s_addr, port) < 0) {
+			xevb_ctl_dropped(&a->io, XEVB_CTL_DROP_UNKNOWN_PEER);
+		} else if (m->h.role == XEVB_ROLE_BUILDER) {
 			dfm_books_say_bye(a->d, from->sin_addr.s_addr, port, a->pull);
 			xevb_dfm_on_bye(a->d, from->sin_addr.s_addr, port, now);
-		} else if (m->h.role == XEVB_ROLE_SOURCE && find_source(a, from))
+		} else if (m->h.role == XEVB_ROLE_SOURCE && find_source(a, from)) {
 			find_source(a, from)->alive = false;
+		} else {
+			xevb_ctl_dropped(&a->io, m->h.role == XEVB_ROLE_SOURCE ? XEVB_CTL_DROP_UNKNOWN_PEER :
+										 XEVB_CTL_DROP_WRONG_ROLE);
+		}
 		break;
 	default:
-		a->unexpected++;
+		unexpected(a);
 		break;
 	}
 }
@@ -531,20 +555,6 @@ static void summary_builders_text(const struct dfm_app *a)
 			"could not be closed at the farm nodes\n");
 }
 
-static void summary_control_text(const struct dfm_app *a)
-{
-	fprintf(stderr,
-		"  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
-		"membership %s: not admitted %llu (",
-		(unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err, (unsigned long long)a->io.rx,
-		(unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected,
-		a->io.members ? "configured" : "open", (unsigned long long)a->io.rx_refused_total);
-	for (int r = 1; r < XEVB_ADMIT__COUNT; r++)
-		fprintf(stderr, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
-			(unsigned long long)a->io.rx_refused[r]);
-	fprintf(stderr, ")\n");
-}
-
 /* The JSON object up to its "builders" array: the books, the control socket, the peers refused. */
 static void summary_books_json(const struct dfm_app *a, double el)
 {
@@ -579,11 +589,7 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total,
 	       (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
-	printf(",\"refused_by_reason\":{");
-	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
-		printf("%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
-		       (unsigned long long)a->io.rx_bad[e]);
-	printf("},");
+	dfm_ctl_reasons_json(&a->io, stdout);
 	dfm_ctl_types_json(&a->io, stdout);
 	printf("},");
 	dfm_latency_json(a->d, stdout);
@@ -639,7 +645,7 @@ static void summary(struct dfm_app *a, double el, bool ok, bool json)
 	summary_books_text(a, el, ok);
 	dfm_latency_text(a->d, stderr);
 	summary_builders_text(a);
-	summary_control_text(a);
+	dfm_ctl_text(&a->io, a->unexpected, stderr);
 	if (!json)
 		return;
 	summary_books_json(a, el);
@@ -666,12 +672,15 @@ static void wait_farm_books(struct dfm_app *a, uint32_t wait_ms)
 		struct sockaddr_in from;
 
 		poll(&pfd, 1, 10);
-		while (xevb_ctl_recv(&a->io, &m, &from))
-			if (m.h.type == XEVB_CTL_RECEIVED)
+		while (xevb_ctl_recv(&a->io, &m, &from)) {
+			if (m.h.type == XEVB_CTL_RECEIVED) {
 				on_received(a, &m, &from, xevb_now_ns());
-			else if (m.h.type == XEVB_CTL_FORWARDED) /* a builder's last counts, at its exit */
+			} else if (m.h.type == XEVB_CTL_FORWARDED) { /* a builder's last counts, at its exit */
+				builder_drop(a, &m, &from);
 				xevb_dfm_on_forwarded(a->d, from.sin_addr.s_addr, ntohs(from.sin_port), &m.h,
 						      m.u.forwarded, m.h.n_recs);
+			}
+		}
 	}
 	a->books_closed = true;
 }

@@ -318,6 +318,11 @@ static void publish(struct sink *s)
 	PUB(read_pauses, st.read_pauses);
 	for (int k = 0; k < XEVB_BROKEN_SLOTS; k++)
 		PUB(broken[k], st.broken[k]);
+	for (int k = 0; k < XEVB_CTL_REFUSED_SLOTS; k++)
+		PUB(ctl_refused[k], st.ctl_refused_by[k]);
+	PUB(ctl_dropped[0], st.ctl_not_from_dfm);
+	PUB(ctl_dropped[1], st.ctl_wrong_role);
+	PUB(ctl_dropped[2], st.ctl_builders_full);
 #undef PUB
 	s->busy = st.busy;
 	if (st.held > s->queue_max)

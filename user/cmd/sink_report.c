@@ -60,6 +60,23 @@ void sink_tick(struct sink *s, uint64_t now)
 
 /* ---- the credits and Busy (the control protocol) ---- */
 
+static const char *const ctl_drop_name[3] = { "not_from_dfm", "wrong_role", "builders_full" };
+
+/* "ctl_refused_by_reason":{...},"ctl_dropped":{...}: every reason, as the builders and sources say it. */
+static void ctl_reasons_json(const struct xevb_farm_stats *st)
+{
+	const uint64_t drop[3] = { st->ctl_not_from_dfm, st->ctl_wrong_role, st->ctl_builders_full };
+
+	printf("\"ctl_refused_by_reason\":{");
+	for (int r = 1; r < XEVB_CTL_REFUSED__COUNT; r++)
+		printf("%s\"%s\":%llu", r > 1 ? "," : "", xevb_ctl_refused_name(r),
+		       (unsigned long long)st->ctl_refused_by[r]);
+	printf("},\"ctl_dropped\":{");
+	for (int d = 0; d < 3; d++)
+		printf("%s\"%s\":%llu", d ? "," : "", ctl_drop_name[d], (unsigned long long)drop[d]);
+	printf("}");
+}
+
 static void ctl_json(const struct sink *s, const struct xevb_farm_stats *st)
 {
 	struct xevb_farm_builder b = { .sz = sizeof(b) };
@@ -79,9 +96,11 @@ static void ctl_json(const struct sink *s, const struct xevb_farm_stats *st)
 		printf("%s{\"addr\":\"%s\",\"events\":%llu,\"done\":%llu,\"connections\":%u}", i ? "," : "", a,
 		       (unsigned long long)b.events, (unsigned long long)b.done, b.connections);
 	}
-	/* The library counts every control message it refuses together (malformed, unsealed, not a member). */
-	printf("],\"ctl_not_admitted\":{\"membership\":\"%s\",\"refused\":%llu}}}\n",
-	       xevb_runcfg_current() ? "configured" : "open", (unsigned long long)st->ctl_refused);
+	printf("],\"ctl_not_admitted\":{\"membership\":\"%s\",\"not_member\":%llu},",
+	       xevb_runcfg_current() ? "configured" : "open",
+	       (unsigned long long)st->ctl_refused_by[XEVB_CTL_REFUSED_NOT_MEMBER]);
+	ctl_reasons_json(st);
+	printf("}}\n");
 }
 
 static void ctl_summary(const struct sink *s, bool json)
@@ -284,6 +303,25 @@ static void metrics_conns(struct xevb_mbuf *b, const struct sink *s)
 	xevb_metric_one(b, "xevb_sink_buffer_limit_bytes", "gauge", "--max-buffer-total.", s->o.max_buffer_total);
 }
 
+static void metrics_control(struct xevb_mbuf *b, const struct sink *s)
+{
+	char l[64];
+
+	xevb_metric_family(b, "xevb_sink_control_messages_refused_total", "counter",
+			   "Control messages refused (malformed, not authenticated, not a member), by reason.");
+	for (int r = 1; r < XEVB_CTL_REFUSED__COUNT; r++) {
+		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_ctl_refused_name(r));
+		xevb_metric_u64(b, "xevb_sink_control_messages_refused_total", l, LD(s->v.ctl_refused[r]));
+	}
+	xevb_metric_family(b, "xevb_sink_control_messages_dropped_total", "counter",
+			   "Control messages taken (sealed right, from a member), then dropped by the farm node's "
+			   "rules, by reason.");
+	for (int d = 0; d < 3; d++) {
+		snprintf(l, sizeof(l), "reason=\"%s\"", ctl_drop_name[d]);
+		xevb_metric_u64(b, "xevb_sink_control_messages_dropped_total", l, LD(s->v.ctl_dropped[d]));
+	}
+}
+
 void sink_metrics(struct xevb_mbuf *b, void *arg)
 {
 	const struct sink *s = arg;
@@ -304,6 +342,7 @@ void sink_metrics(struct xevb_mbuf *b, void *arg)
 			LD(s->chk.too_old));
 	metrics_errors(b, s);
 	metrics_conns(b, s);
+	metrics_control(b, s);
 	xevb_metric_family(b, "xevb_sink_latency_seconds", "summary",
 			   "Time from the builder's emit (build_ns, CLOCK_REALTIME) to decoding here.");
 	xevb_metric_f64(b, "xevb_sink_latency_seconds_sum", NULL, s->chk.lat_sum_ns / 1e9);

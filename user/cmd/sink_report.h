@@ -25,6 +25,8 @@ struct sink_view {
 	uint64_t refused_max, refused_other, accept_fd_limit;
 	uint64_t buffer_bytes, buffer_max, read_pauses;
 	uint64_t broken[XEVB_BROKEN_SLOTS]; /* broken streams (or the file) by reason, enum xevb_broken */
+	uint64_t ctl_refused[XEVB_CTL_REFUSED_SLOTS]; /* control datagrams refused by reason, enum xevb_ctl_refused */
+	uint64_t ctl_dropped[3]; /* ... taken, then dropped: not_from_dfm, wrong_role, builders_full */
 };
 
 struct sink {

@@ -98,18 +98,23 @@ void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why)
 		io->rx_dropped[why]++;
 }
 
+const char *xevb_ctl_drop_name(enum xevb_ctl_drop why)
+{
+	static const char *const n[XEVB_CTL_DROP__COUNT] = { "not_from_dfm", "wrong_role", "wrong_epoch",
+							     "unknown_peer" };
+	return (unsigned)why < XEVB_CTL_DROP__COUNT ? n[why] : "?";
+}
+
 void xevb_ctl_refused_json(const struct xevb_ctl_io *io, FILE *f)
 {
-	static const char *const drop[XEVB_CTL_DROP__COUNT] = { "not_from_dfm", "wrong_role", "wrong_epoch",
-								"unknown_peer" };
-
 	fputs("\"ctl_refused_by_reason\":{", f);
 	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
 		fprintf(f, "%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
 			(unsigned long long)io->rx_bad[e]);
 	fputs("},\"ctl_dropped\":{", f);
 	for (int d = 0; d < XEVB_CTL_DROP__COUNT; d++)
-		fprintf(f, "%s\"%s\":%llu", d ? "," : "", drop[d], (unsigned long long)io->rx_dropped[d]);
+		fprintf(f, "%s\"%s\":%llu", d ? "," : "", xevb_ctl_drop_name(d),
+			(unsigned long long)io->rx_dropped[d]);
 	fputc('}', f);
 }
 

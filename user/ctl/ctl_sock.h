@@ -65,8 +65,8 @@ void xevb_ctl_set_members(const struct xevb_ctl_members *members);
 enum xevb_ctl_drop {
 	XEVB_CTL_DROP_NOT_FROM_DFM, /* the DFM's role, not from the DFM's address and port */
 	XEVB_CTL_DROP_WRONG_ROLE,   /* a role that does not send us that type */
-	XEVB_CTL_DROP_WRONG_EPOCH,  /* about another incarnation of ours (a farm node's STATUS) */
-	XEVB_CTL_DROP_UNKNOWN_PEER, /* from an address that is none of our peers */
+	XEVB_CTL_DROP_WRONG_EPOCH, /* about or from another incarnation (a farm node's STATUS; a builder's DONE) */
+	XEVB_CTL_DROP_UNKNOWN_PEER, /* from an address that is none of our peers (a DONE from no builder) */
 	XEVB_CTL_DROP__COUNT
 };
 
@@ -114,6 +114,8 @@ struct xevb_ctl_io {
 void xevb_ctl_peer_of(const struct xevb_ctl_io *io, const struct sockaddr_in *to, uint8_t *role, uint16_t *id);
 /* Count a message dropped after it was taken (xevb_ctl_recv returned it). */
 void xevb_ctl_dropped(struct xevb_ctl_io *io, enum xevb_ctl_drop why);
+/* "unknown_peer", ...: a drop reason's name (JSON key, metric label). */
+const char *xevb_ctl_drop_name(enum xevb_ctl_drop why);
 /* "ctl_refused_by_reason":{...},"ctl_dropped":{...}: io's refusals and drops, every reason. */
 void xevb_ctl_refused_json(const struct xevb_ctl_io *io, FILE *f);
 

@@ -159,6 +159,8 @@ void xevb_dfm_free(struct xevb_dfm *d);
 /* A builder's STATUS (heartbeat, credits, Busy). Returns its index or -1. */
 int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 		       const struct xevb_ctl_status *st, uint64_t now);
+/* The builder at addr:port (port host order): its index, or -1 when none. */
+int xevb_dfm_builder_at(const struct xevb_dfm *d, uint32_t addr, uint16_t port);
 /* A builder's DONE records. */
 void xevb_dfm_on_done(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 		      const struct xevb_ctl_done *r, uint32_t n, uint64_t now);

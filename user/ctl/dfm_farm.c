@@ -173,6 +173,11 @@ static struct fwd_pair *fwd_pair(struct xevb_dfm *d, uint32_t bi, uint32_t saddr
 	return p;
 }
 
+int xevb_dfm_builder_at(const struct xevb_dfm *d, uint32_t addr, uint16_t port)
+{
+	return dfm_find_builder(d, addr, port);
+}
+
 /* Only from the builder's current incarnation (as DONE): a new one counts from 0 again. */
 void xevb_dfm_on_forwarded(struct xevb_dfm *d, uint32_t addr, uint16_t port, const struct xevb_ctl_hdr *h,
 			   const struct xevb_ctl_forwarded *r, uint32_t n)

@@ -202,6 +202,16 @@ static void render_control(struct xevb_mbuf *b, const struct dfm_copy *c)
 		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_ctl_admit_name(r));
 		xevb_metric_u64(b, "xevb_dfm_control_messages_not_admitted_total", l, c->io.rx_refused[r]);
 	}
+	fam(b, "xevb_dfm_control_messages_dropped_total", "counter",
+	    "Control messages admitted (MAC and membership), then dropped by the DFM's rules, by reason "
+	    "(unknown_peer: no builder or source we know; wrong_epoch: a builder's old incarnation; wrong_role: "
+	    "a type that role does not send the DFM).");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++) {
+		if (r == XEVB_CTL_DROP_NOT_FROM_DFM)
+			continue; /* we are the DFM */
+		snprintf(l, sizeof(l), "reason=\"%s\"", xevb_ctl_drop_name(r));
+		xevb_metric_u64(b, "xevb_dfm_control_messages_dropped_total", l, c->io.rx_dropped[r]);
+	}
 	xevb_metric_one(b, "xevb_dfm_membership_configured", "gauge",
 			"1 when a run configuration names the peers (only they are admitted), 0 when open.",
 			c->io.members != NULL);
@@ -345,4 +355,35 @@ void dfm_ctl_types_json(const struct xevb_ctl_io *io, FILE *f)
 				(unsigned long long)n[t]);
 		fputc('}', f);
 	}
+}
+
+void dfm_ctl_reasons_json(const struct xevb_ctl_io *io, FILE *f)
+{
+	fprintf(f, ",\"refused_by_reason\":{");
+	for (int e = 1; e < XEVB_CTL_E__COUNT; e++)
+		fprintf(f, "%s\"%s\":%llu", e > 1 ? "," : "", xevb_ctl_err_name(e),
+			(unsigned long long)io->rx_bad[e]);
+	fprintf(f, "},\"dropped\":{");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
+		fprintf(f, "%s\"%s\":%llu", r ? "," : "", xevb_ctl_drop_name(r),
+			(unsigned long long)io->rx_dropped[r]);
+	fprintf(f, "},");
+}
+
+void dfm_ctl_text(const struct xevb_ctl_io *io, uint64_t unexpected, FILE *f)
+{
+	fprintf(f,
+		"  control: sent %llu (errors %llu), received %llu, refused %llu, unexpected %llu; "
+		"membership %s: not admitted %llu (",
+		(unsigned long long)io->tx, (unsigned long long)io->tx_err, (unsigned long long)io->rx,
+		(unsigned long long)io->rx_bad_total, (unsigned long long)unexpected,
+		io->members ? "configured" : "open", (unsigned long long)io->rx_refused_total);
+	for (int r = 1; r < XEVB_ADMIT__COUNT; r++)
+		fprintf(f, "%s%s %llu", r > 1 ? ", " : "", xevb_ctl_admit_name(r),
+			(unsigned long long)io->rx_refused[r]);
+	fprintf(f, "); dropped after the MAC (");
+	for (int r = 0; r < XEVB_CTL_DROP__COUNT; r++)
+		fprintf(f, "%s%s %llu", r ? ", " : "", xevb_ctl_drop_name(r),
+			(unsigned long long)io->rx_dropped[r]);
+	fprintf(f, ")\n");
 }

@@ -37,5 +37,9 @@ void dfm_latency_json(const struct xevb_dfm *d, FILE *f);
 void dfm_latency_text(const struct xevb_dfm *d, FILE *f);
 /* "sent_by_type":{"STATUS":N,...},"received_by_type":{...}: the control messages by type, for --json. */
 void dfm_ctl_types_json(const struct xevb_ctl_io *io, FILE *f);
+/* ,"refused_by_reason":{...},"dropped":{...}, (in the DFM's "ctl" object): every reason. */
+void dfm_ctl_reasons_json(const struct xevb_ctl_io *io, FILE *f);
+/* The summary's control line: sent, received, refused, unexpected; not admitted and dropped by reason. */
+void dfm_ctl_text(const struct xevb_ctl_io *io, uint64_t unexpected, FILE *f);
 
 #endif

@@ -329,6 +329,38 @@ XEVB_API uint16_t xevb_farm_port(const struct xevb_farm *f);
 /* The control protocol's UDP port, host order; 0 with XEVB_FARM_NO_CTL. */
 XEVB_API uint16_t xevb_farm_ctl_port(const struct xevb_farm *f);
 
+/*
+ * Why a farm node refused a control datagram (xevb_farm_stats.ctl_refused_by):
+ * malformed, not authenticated right, or not from a member of the run
+ * configuration (docs/control-protocol.md). The values and their names
+ * never change; reasons are only added, below XEVB_CTL_REFUSED_SLOTS.
+ */
+enum xevb_ctl_refused {
+	XEVB_CTL_REFUSED_NONE = 0,
+	XEVB_CTL_REFUSED_SHORT,      /* "short" */
+	XEVB_CTL_REFUSED_MAGIC,      /* "bad_magic" */
+	XEVB_CTL_REFUSED_VERSION,    /* "bad_version" */
+	XEVB_CTL_REFUSED_TYPE,       /* "bad_type" */
+	XEVB_CTL_REFUSED_ROLE,       /* "bad_role": unknown, or may not send that type */
+	XEVB_CTL_REFUSED_RESERVED,   /* "reserved_nonzero" */
+	XEVB_CTL_REFUSED_EPOCH,      /* "zero_epoch" */
+	XEVB_CTL_REFUSED_LENGTH,     /* "bad_length" */
+	XEVB_CTL_REFUSED_COUNT,      /* "bad_count" */
+	XEVB_CTL_REFUSED_FIELD,      /* "bad_field" */
+	XEVB_CTL_REFUSED_UNAUTH,     /* "unauthenticated": no MAC, and we have a key */
+	XEVB_CTL_REFUSED_NO_KEY,     /* "no_key": sealed, and we have no key */
+	XEVB_CTL_REFUSED_MAC,        /* "bad_mac": forged, altered, or another key */
+	XEVB_CTL_REFUSED_STALE,      /* "stale": stamped more than 5 s from our clock */
+	XEVB_CTL_REFUSED_REPLAY,     /* "replay" */
+	XEVB_CTL_REFUSED_SEQ_JUMP,   /* "seq_jump": a sequence number too far ahead */
+	XEVB_CTL_REFUSED_WRONG_ROLE, /* "wrong_role": a role that never talks to a farm node (a source) */
+	XEVB_CTL_REFUSED_NOT_MEMBER, /* "not_member": not that member of the run configuration */
+	XEVB_CTL_REFUSED__COUNT
+};
+#define XEVB_CTL_REFUSED_SLOTS 32 /* entries of xevb_farm_stats.ctl_refused_by */
+/* The name of reason ("bad_mac", ...: stable, fit for a label), or NULL for one this library does not know. */
+XEVB_API const char *xevb_ctl_refused_name(int reason);
+
 struct xevb_farm_stats {
 	size_t sz;       /* sizeof(struct xevb_farm_stats), set by the caller */
 	uint64_t events; /* handed out by xevb_farm_next (whole and valid) */
@@ -361,6 +393,12 @@ struct xevb_farm_stats {
 	uint64_t conns_ended; /* connections its builder closed in order, at an event boundary */
 	uint32_t run_end;     /* xevb_farm_run_end() */
 	uint32_t reserved2;
+	/* Added after 1.0.0, later still (a caller with a smaller sz gets the fields above): */
+	uint64_t ctl_refused_by[XEVB_CTL_REFUSED_SLOTS]; /* ctl_refused by reason: [XEVB_CTL_REFUSED_*] */
+	/* Taken (sealed right, from a member), then dropped by the farm node's rules: */
+	uint64_t ctl_not_from_dfm;  /* of ctl_unexpected: a BYE from another address or port than the DFM's */
+	uint64_t ctl_wrong_role;    /* of ctl_unexpected: a type that role does not send a farm node */
+	uint64_t ctl_builders_full; /* a builder's STATUS, no room for another builder address (1024) */
 };
 /*
  * The end of the run (added after 1.0.0), as flags. The handle only says
