@@ -332,10 +332,8 @@ static bool member_of(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, 
 	return true;
 }
 
-int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint32_t run, char *err, size_t len)
+int xevb_ctl_auth_fits(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, char *err, size_t len)
 {
-	uint8_t s[XEVB_CTL_KEY_LEN];
-
 	if (a->member_role && (a->member_role != role || a->member_id != id)) {
 		snprintf(err, len,
 			 "the key file is the %s of %s %u, but this process is %s %u: give it its own "
@@ -346,6 +344,15 @@ int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint3
 			 role == XEVB_ROLE_DFM ? " (the DFM holds it)" : "");
 		return -1;
 	}
+	return 0;
+}
+
+int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint32_t run, char *err, size_t len)
+{
+	uint8_t s[XEVB_CTL_KEY_LEN];
+
+	if (xevb_ctl_auth_fits(a, role, id, err, len))
+		return -1;
 	a->self_role = role;
 	a->self_id = id;
 	a->run = run;

@@ -129,6 +129,8 @@ void xevb_ctl_auth_init(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_
 /* Use a member key of (role, id) instead. */
 void xevb_ctl_auth_init_member(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN], uint8_t role,
 			       uint16_t id);
+/* Is the key for (role, id)? 0, or -1 with a message in err naming both and what to give. */
+int xevb_ctl_auth_fits(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, char *err, size_t len);
 /*
  * We are (role, id) in run: derive our keys. -1 with a message in err when
  * a member key is of another member, or a member key is given to the core.
