@@ -298,7 +298,8 @@ static const uint8_t *builder_link(struct xl_ctl *c, uint16_t id)
 
 	if (!l->used || l->id != id) {
 		*l = (struct xl_link){ .used = true, .id = id };
-		crypto_kdf_derive_from_key(b, sizeof(b), (uint64_t)XL_ROLE_BUILDER << 16 | id, "xevblink", c->mine);
+		crypto_kdf_derive_from_key(b, sizeof(b), (uint64_t)XL_ROLE_BUILDER << 16 | id, "xevblink",
+					   c->mine);
 		crypto_kdf_derive_from_key(l->k, sizeof(l->k), c->run ? c->run : 1, "xevbrun1", b);
 		sodium_memzero(b, sizeof(b));
 	}

@@ -143,7 +143,8 @@ static int write_bundle(const char *path, const char *config, const uint8_t m[XE
 		return 2;
 	}
 	if (!xevb_runcfg_find(c, XEVB_RC_BUILD, id)) {
-		xevb_err("%s has no [builder %u]: a bundle holds the links of the run this builder is in", config, id);
+		xevb_err("%s has no [builder %u]: a bundle holds the links of the run this builder is in", config,
+			 id);
 		xevb_runcfg_free(c);
 		return 2;
 	}
@@ -193,9 +194,10 @@ int cmd_key(int argc, char **argv)
 		return 2;
 	}
 	if ((k.role == XEVB_ROLE_BUILDER) != !!k.config) {
-		xevb_err(k.config ? "--config is for a builder's bundle (--role builder) only" :
-				    "a builder's bundle needs --config FILE: the run configuration whose sources and "
-				    "farm nodes it talks to");
+		xevb_err(k.config ?
+				 "--config is for a builder's bundle (--role builder) only" :
+				 "a builder's bundle needs --config FILE: the run configuration whose sources and "
+				 "farm nodes it talks to");
 		return 2;
 	}
 	if (sodium_init() < 0) {
@@ -210,9 +212,10 @@ int cmd_key(int argc, char **argv)
 		rc = write_bundle(k.out, k.config, m, (uint16_t)k.id);
 		sodium_memzero(m, sizeof(m));
 		if (!rc)
-			xevb_info("%s: the key bundle of builder %ld (its key_file in [builder %ld], or --key-file): "
-				  "it seals only as itself; make it again when sources or farm nodes are added",
-				  k.out, k.id, k.id);
+			xevb_info(
+				"%s: the key bundle of builder %ld (its key_file in [builder %ld], or --key-file): "
+				"it seals only as itself; make it again when sources or farm nodes are added",
+				k.out, k.id, k.id);
 		return rc;
 	}
 	xevb_ctl_member_key(m, k.role, (uint16_t)k.id, s);

@@ -168,7 +168,8 @@ static int key_bytes(const uint8_t *buf, size_t n, const char *path, uint8_t key
 	if (tagged(buf, n, XEVB_MEMBER_KEY_TAG))
 		bad = member_from_bytes(buf, n, key, role, id, why, sizeof(why));
 	else if (n > 2 * XEVB_CTL_KEY_LEN + 1) {
-		snprintf(err, len, "key file %s: %zu bytes: " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO ")", path, n, path);
+		snprintf(err, len, "key file %s: %zu bytes: " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO ")", path, n,
+			 path);
 		return -1;
 	} else
 		bad = key_from_bytes(buf, n, key, why, sizeof(why));
@@ -437,7 +438,8 @@ static const uint8_t *link_key(struct xevb_ctl_auth *a, uint8_t xr, uint16_t xi,
 	if (self && a->self_role && a->self_role != XEVB_ROLE_DFM && yr == XEVB_ROLE_DFM)
 		return a->own;
 	if (self) {
-		uint32_t h = (uint32_t)(((uint64_t)yr << 16 | yi) * 0x9e3779b97f4a7c15ull >> 40) % XEVB_CTL_AUTH_KEYS;
+		uint32_t h =
+			(uint32_t)(((uint64_t)yr << 16 | yi) * 0x9e3779b97f4a7c15ull >> 40) % XEVB_CTL_AUTH_KEYS;
 		e = &a->keys[h];
 		if (e->used && e->role == yr && e->id == yi)
 			return e->k;

@@ -140,7 +140,8 @@ int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint3
 void xevb_ctl_member_key(const uint8_t master[XEVB_CTL_KEY_LEN], uint8_t role, uint16_t id,
 			 uint8_t out[XEVB_CTL_KEY_LEN]);
 /* The link key of edge member e (its member key S_e) with builder b: KDF(S_e, builder, b). */
-void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id, uint8_t out[XEVB_CTL_KEY_LEN]);
+void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id,
+		       uint8_t out[XEVB_CTL_KEY_LEN]);
 /*
  * Parse a bundle's text b[0..n): the builder's id and member key, and its
  * links (malloc'd, sorted by role and id: free with xevb_ctl_links_free).

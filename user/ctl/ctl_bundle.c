@@ -12,7 +12,8 @@
 
 #define CTX_LINK "xevblink"
 
-void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id, uint8_t out[XEVB_CTL_KEY_LEN])
+void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id,
+		       uint8_t out[XEVB_CTL_KEY_LEN])
 {
 	crypto_kdf_derive_from_key(out, XEVB_CTL_KEY_LEN, (uint64_t)XEVB_ROLE_BUILDER << 16 | builder_id, CTX_LINK,
 				   edge_key);
