@@ -62,6 +62,11 @@ int xevb_ctl_key_for(uint8_t role, uint16_t id)
 	return -1;
 }
 
+bool xevb_ctl_key_is_master(void)
+{
+	return default_auth && !default_auth->member_role;
+}
+
 void xevb_ctl_set_members(const struct xevb_ctl_members *members)
 {
 	default_members = members;
