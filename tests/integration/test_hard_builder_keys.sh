@@ -172,9 +172,9 @@ bad_bundle "builder 2's bundle given to builder 1" "key bundle of builder 2, but
 out=$(ip netns exec "$(tb_ns source 0)" timeout "$E2E_TMO" "$X" source --config "$W/run.ini" --id 0 \
 	--key-file "$W/b1.key" --duration 1 2>&1)
 rc=$?
-if ((rc != 0)) && grep -q "key bundle of builder 1, but this process is source 0" <<<"$out"; then
+if ((rc == 2)) && grep -q "key bundle of builder 1, but this process is source 0" <<<"$out"; then
 	e2e_ok "a bundle given to a source: exit $rc"
 else
-	e2e_fail "a bundle given to a source: exit $rc, want an error naming both: $out"
+	e2e_fail "a bundle given to a source: exit $rc, want 2 and an error naming both: $out"
 fi
 e2e_finish
