@@ -3,8 +3,11 @@
  * What authentication costs a control message (ctl_auth.h): ns to encode,
  * decode, seal and open a small STATUS, one ASSIGN record and a full DONE
  * batch, and so the messages a core can check per second, with and without
- * a key; and a source's STATUS sealed with its member key and opened by
- * the DFM, which derives that member's run key once (ctl_auth.h "keys"). One JSON object on stdout (scripts/bench/bench-dfm.sh or by hand:
+ * a key, each on its link as a run sets them up (ctl_auth.h "keys"): the
+ * DFM holds the master, builder 1 its bundle, source 3 its member key;
+ * STATUS and DONE builder to DFM, ASSIGN DFM to builder, a source's STATUS
+ * to the DFM (status_member) and to the builder (status_link). One JSON
+ * object on stdout (scripts/bench/bench-ctl-auth.sh or by hand:
  * build/bench/ctl_auth_cost [ROUNDS]).
  */
 #include <stdio.h>
@@ -55,27 +58,35 @@ static struct xevb_ctl_msg from_source(void)
 	return m;
 }
 
-/* The sender's and receiver's keys: the master's (the core), or (edge) a source's member key and the DFM. */
-static void keys(struct xevb_ctl_auth *tx, struct xevb_ctl_auth *rx, const uint8_t *key,
-		 const struct xevb_ctl_msg *m)
+/* A party bound to (role, id) in run 1: the DFM holds the master; a builder its bundle; an edge its member key. */
+static void party(struct xevb_ctl_auth *a, const uint8_t *master, uint8_t role, uint16_t id)
 {
+	static struct xevb_ctl_link link; /* builder 1's link with source 3 */
 	uint8_t s[XEVB_CTL_KEY_LEN];
 	char err[256];
 
-	xevb_ctl_auth_init(rx, key);
-	if (m->h.role != XEVB_ROLE_SOURCE) {
-		xevb_ctl_auth_init(tx, key);
-		return;
+	if (role == XEVB_ROLE_DFM) {
+		xevb_ctl_auth_init(a, master);
+	} else if (role == XEVB_ROLE_BUILDER) {
+		xevb_ctl_member_key(master, XEVB_ROLE_SOURCE, 3, s);
+		link = (struct xevb_ctl_link){ .role = XEVB_ROLE_SOURCE, .id = 3 };
+		xevb_ctl_link_key(s, id, link.k);
+		xevb_ctl_member_key(master, role, id, s);
+		xevb_ctl_auth_init_bundle(a, s, id, &link, 1);
+	} else {
+		xevb_ctl_member_key(master, role, id, s);
+		xevb_ctl_auth_init_member(a, s, role, id);
 	}
-	xevb_ctl_member_key(key, XEVB_ROLE_SOURCE, m->h.sender_id, s);
-	xevb_ctl_auth_init_member(tx, s, XEVB_ROLE_SOURCE, m->h.sender_id);
-	if (xevb_ctl_auth_bind(tx, XEVB_ROLE_SOURCE, m->h.sender_id, 1, err, sizeof(err)) ||
-	    xevb_ctl_auth_bind(rx, XEVB_ROLE_DFM, 0, 1, err, sizeof(err)))
+	if (xevb_ctl_auth_bind(a, role, id, 1, err, sizeof(err)))
 		fprintf(stderr, "ctl_auth_cost: %s\n", err);
 }
 
-/* ns per message: encode + decode (plain) and encode + seal + open (keyed). */
-static void measure(const char *name, struct xevb_ctl_msg m, uint32_t rounds, int comma)
+/*
+ * ns per message: encode + decode (plain) and encode + seal + open (keyed),
+ * from the header's sender to (to_role, to_id) on their link.
+ */
+static void measure(const char *name, struct xevb_ctl_msg m, uint8_t to_role, uint16_t to_id, uint32_t rounds,
+		    int comma)
 {
 	static struct xevb_ctl_auth tx, rx;
 	static const uint8_t key[XEVB_CTL_KEY_LEN] = "0123456789abcdef0123456789abcde";
@@ -85,7 +96,8 @@ static void measure(const char *name, struct xevb_ctl_msg m, uint32_t rounds, in
 	size_t len = 0;
 	uint32_t bad = 0;
 
-	keys(&tx, &rx, key, &m);
+	party(&tx, key, m.h.role, m.h.sender_id);
+	party(&rx, key, to_role, to_id);
 	t0 = now_ns();
 	for (uint32_t i = 0; i < rounds; i++) {
 		m.h.seq = i + 1;
@@ -97,7 +109,7 @@ static void measure(const char *name, struct xevb_ctl_msg m, uint32_t rounds, in
 	for (uint32_t i = 0; i < rounds; i++) {
 		m.h.seq = i + 1;
 		len = xevb_ctl_encode(&m, buf, sizeof(buf));
-		len = xevb_ctl_auth_seal(&tx, buf, len, sizeof(buf), 1, 2, ts);
+		len = xevb_ctl_auth_seal_to(&tx, buf, len, sizeof(buf), 1, 2, ts, to_role, to_id);
 		bad += xevb_ctl_auth_open(&rx, buf, len, 1, 2, ts, &d) != XEVB_CTL_OK;
 	}
 	keyed = now_ns() - t0;
@@ -112,10 +124,12 @@ int main(int argc, char **argv)
 	uint32_t rounds = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 0) : 200000;
 
 	printf("{\"rounds\":%u,", rounds);
-	measure("status", sample(XEVB_CTL_STATUS, 1), rounds, 0);
-	measure("assign1", sample(XEVB_CTL_ASSIGN, 1), rounds, 1);
-	measure("done_full", sample(XEVB_CTL_DONE, (uint16_t)xevb_ctl_max_recs(XEVB_CTL_DONE)), rounds, 1);
-	measure("status_member", from_source(), rounds, 1);
+	measure("status", sample(XEVB_CTL_STATUS, 1), XEVB_ROLE_DFM, 0, rounds, 0);
+	measure("assign1", sample(XEVB_CTL_ASSIGN, 1), XEVB_ROLE_BUILDER, 1, rounds, 1);
+	measure("done_full", sample(XEVB_CTL_DONE, (uint16_t)xevb_ctl_max_recs(XEVB_CTL_DONE)), XEVB_ROLE_DFM, 0,
+		rounds, 1);
+	measure("status_member", from_source(), XEVB_ROLE_DFM, 0, rounds, 1);
+	measure("status_link", from_source(), XEVB_ROLE_BUILDER, 1, rounds, 1);
 	printf("}\n");
 	return 0;
 }

@@ -292,12 +292,30 @@ int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
 	else
 		crypto_kdf_derive_from_key(s, sizeof(s), (uint64_t)XL_ROLE_SINK << 16 | c->id, "xevbmemb", c->key);
 	crypto_kdf_derive_from_key(c->own, sizeof(c->own), run, "xevbrun1", s);
+	memcpy(c->mine, s, sizeof(s));
+	memset(c->links, 0, sizeof(c->links));
 	if (!c->member_role) {
 		crypto_kdf_derive_from_key(s, sizeof(s), 0, "xevbcore", c->key);
 		crypto_kdf_derive_from_key(c->core, sizeof(c->core), run, "xevbrun1", s);
 	}
 	sodium_memzero(s, sizeof(s));
 	return 0;
+}
+
+/* Our link with builder id: KDF(KDF(our member key, builder id), run), the tools' link key. */
+static const uint8_t *builder_link(struct xl_ctl *c, uint16_t id)
+{
+	struct xl_link *l = &c->links[id % XL_CTL_LINKS];
+	uint8_t b[XL_CTL_KEY_LEN];
+
+	if (!l->used || l->id != id) {
+		*l = (struct xl_link){ .used = true, .id = id };
+		crypto_kdf_derive_from_key(b, sizeof(b), (uint64_t)XL_ROLE_BUILDER << 16 | id, "xevblink",
+					   c->mine);
+		crypto_kdf_derive_from_key(l->k, sizeof(l->k), c->run ? c->run : 1, "xevbrun1", b);
+		sodium_memzero(b, sizeof(b));
+	}
+	return l->k;
 }
 
 /* The MAC binds the destination: a copy sent elsewhere does not open. */
@@ -360,9 +378,10 @@ static enum why seq_take(struct xl_peer_seen *p, uint32_t seq, uint64_t ts)
 }
 
 /*
- * Our links are sealed with our run key; only the core (builders, the DFM)
- * talks to us. With the master we also take the core's key: a builder
- * that does not know we are a farm node (no run configuration) seals so.
+ * Our link with the DFM is sealed with our run key, with a builder with
+ * that link's key; nobody else talks to us. With the master we also take
+ * the core's key: a builder that does not know we are a farm node (no run
+ * configuration) seals so.
  */
 static enum why mac_check(struct xl_ctl *c, const uint8_t *buf, size_t body, uint32_t dst)
 {
@@ -370,7 +389,7 @@ static enum why mac_check(struct xl_ctl *c, const uint8_t *buf, size_t body, uin
 
 	if (buf[4] != XL_ROLE_BUILDER && buf[4] != XL_ROLE_DFM)
 		return WHY_WRONG_ROLE;
-	mac(c->own, dst, c->port, buf, body + 8, want);
+	mac(buf[4] == XL_ROLE_DFM ? c->own : builder_link(c, xl_ld16(buf + 6)), dst, c->port, buf, body + 8, want);
 	if (!sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
 		return WHY_OK;
 	if (!c->member_role) {
@@ -494,10 +513,13 @@ void xl_ctl_close(struct xl_ctl *c)
 	sodium_memzero(c->key, sizeof(c->key));
 	sodium_memzero(c->own, sizeof(c->own));
 	sodium_memzero(c->core, sizeof(c->core));
+	sodium_memzero(c->mine, sizeof(c->mine));
+	sodium_memzero(c->links, sizeof(c->links));
 }
 
-static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, uint8_t type, const uint8_t *recs, uint32_t n,
-		    uint32_t rl)
+/* key: that of the link with the destination (NULL: the DFM's). */
+static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, const uint8_t *key, uint8_t type,
+		    const uint8_t *recs, uint32_t n, uint32_t rl)
 {
 	uint8_t buf[XL_CTL_MAX_LEN];
 	size_t len = XL_CTL_HLEN + (size_t)n * rl;
@@ -516,7 +538,7 @@ static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, uint8_t type
 	if (c->keyed) {
 		buf[2] = XL_CTL_VERSION_AU;
 		xl_st64(buf + len, ctl_now(c));
-		mac(c->own, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
+		mac(key ? key : c->own, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
 		len += XL_CTL_TRAILER;
 	}
 	if (sendto(c->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
@@ -527,7 +549,8 @@ static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, uint8_t type
 	return 0;
 }
 
-int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_status *s)
+int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, uint16_t builder,
+		       const struct xl_ctl_status *s)
 {
 	uint8_t r[XL_CTL_STATUS_RL];
 
@@ -538,7 +561,7 @@ int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, const str
 	xl_st32(r + 20, s->load);
 	xl_st16(r + 24, 0);
 	xl_st16(r + 26, 0);
-	return send_msg(c, to, XL_STATUS, r, 1, XL_CTL_STATUS_RL);
+	return send_msg(c, to, c->keyed ? builder_link(c, builder) : NULL, XL_STATUS, r, 1, XL_CTL_STATUS_RL);
 }
 
 int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n)
@@ -552,7 +575,7 @@ int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const s
 		xl_st32(b + i * XL_CTL_RECV_RL + 4, 0);
 		xl_st64(b + i * XL_CTL_RECV_RL + 8, r[i].events);
 	}
-	return send_msg(c, to, XL_RECEIVED, b, n, XL_CTL_RECV_RL);
+	return send_msg(c, to, NULL, XL_RECEIVED, b, n, XL_CTL_RECV_RL);
 }
 
 static bool admitted(const struct xl_ctl *c, const struct xl_ctl_hdr *h, const struct sockaddr_in *from)

@@ -66,6 +66,14 @@ struct xl_peer_seen {
 	uint64_t last_ts, seen;
 };
 
+/* The run key of our link with builder id (KDF(our member key, builder id), run), derived once. */
+struct xl_link {
+	bool used;
+	uint16_t id;
+	uint8_t k[XL_CTL_KEY_LEN];
+};
+#define XL_CTL_LINKS 64
+
 struct xl_ctl {
 	int fd;
 	uint16_t id, port; /* port: ours, network order */
@@ -75,8 +83,10 @@ struct xl_ctl {
 	uint8_t member_role;         /* 0: key is the master */
 	uint16_t member_id;
 	uint32_t run;                 /* the run number the keys are bound to (0: 1) */
-	uint8_t own[XL_CTL_KEY_LEN];  /* our run key: every link of ours is sealed with it */
+	uint8_t own[XL_CTL_KEY_LEN];  /* our run key: our link with the DFM */
 	uint8_t core[XL_CTL_KEY_LEN]; /* with the master: the core's run key, also taken */
+	uint8_t mine[XL_CTL_KEY_LEN]; /* our member key, whence our links with the builders */
+	struct xl_link links[XL_CTL_LINKS];
 	struct xl_peer_seen peers[XL_CTL_PEERS];
 	const struct xl_member *members; /* NULL: open membership */
 	uint32_t n_members;
@@ -103,7 +113,9 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
  */
 int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen);
 /* Send STATUS, or RECEIVED with n records, to to. 0 or -1 (counted). */
-int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_status *s);
+/* STATUS to builder (its id: the key of our link with it). */
+int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, uint16_t builder,
+		       const struct xl_ctl_status *s);
 int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n);
 /*
  * The next message a farm node takes (a builder's STATUS, the DFM's BYE), without

@@ -48,6 +48,7 @@ struct xl_conn {
 struct xl_builder {
 	uint32_t ip;
 	struct sockaddr_in ctl; /* its control address, from its STATUS */
+	uint16_t id;            /* its id, from its STATUS (the key of our link with it) */
 	bool known;
 	uint32_t epoch;
 	uint32_t gen; /* its current connection */

@@ -63,7 +63,7 @@ static void send_status(struct xevb_farm *f, struct xl_builder *b)
 				   .peer_epoch = b->epoch,
 				   .load = f->st.held > UINT32_MAX ? UINT32_MAX : (uint32_t)f->st.held };
 
-	if (!xl_ctl_send_status(&f->ctl, &b->ctl, &s))
+	if (!xl_ctl_send_status(&f->ctl, &b->ctl, b->id, &s))
 		f->st.status_sent++;
 	b->reported = b->conn_done;
 }
@@ -132,6 +132,7 @@ void xl_farm_ctl_rx(struct xevb_farm *f)
 		}
 		b = &f->builders[i];
 		b->ctl = from;
+		b->id = h.sender_id;
 		b->epoch = h.epoch;
 		/* A builder heard for the first time gets its credits at once. */
 		if (!b->known) {

@@ -16,6 +16,12 @@ parent key, salt = subkey id little-endian, personal = the context).
                         to the farm node, with --sink)
             sink_status a farm node's STATUS (done_total 2^40) to the builder
             own_jump    its own source's STATUS, seq = newest + 2^30, to the DFM
+  builder: holding a builder's key bundle (its member key and its link
+          keys), seals with every key it holds, once each: as another
+          builder (STATUS to the DFM and to the farm node), as the farm
+          node (RECEIVED of 2^40 to the DFM, STATUS to the other builder),
+          as the DFM (BYE to the other builder), and as itself to the other
+          builder (no link between builders).
   replay: sends the BYEs a capture holds from SRC to DST again, from SRC
           (a raw socket: the DFM's own address and port), unchanged.
 
@@ -61,6 +67,48 @@ def best_key(key, run, role, ident):
     if role in (ROLE_SOURCE, ROLE_SINK):
         return kdf(kdf(k, role << 16 | ident, b"xevbmemb"), run, b"xevbrun1")
     return kdf(kdf(k, 0, b"xevbcore"), run, b"xevbrun1")
+
+
+BUNDLE = b"xevb-key-bundle"
+RECEIVED = 8
+
+
+def bundle_keys(path, run):
+    """(builder id, [run keys it holds]): its link with the DFM, then its links with sources and farm nodes."""
+    lines = open(path, "rb").read().splitlines()
+    head = lines[0].split()
+    assert head[0] == BUNDLE and head[1] == b"builder", "not a builder's bundle"
+    keys = [kdf(bytes.fromhex(head[3].decode()), run, b"xevbrun1")]
+    for l in lines[1:]:
+        f = l.split()
+        if f[0] == b"link":
+            keys.append(kdf(bytes.fromhex(f[3].decode()), run, b"xevbrun1"))
+    return int(head[2]), keys
+
+
+def forge_builder(a):
+    me, keys = bundle_keys(a.bundle, a.run)
+    dfm, other, sink = addr(a.dfm), addr(a.other_builder), addr(a.sink)
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    s.bind(("0.0.0.0", a.from_port))
+    st = STATUS_REC.pack(1 << 20, 0, 1 << 40, 0, 0, 0, 0)
+    rx = struct.pack("!4sIQ", socket.inet_aton(sink[0]), 0, 1 << 40)
+    cases = {
+        "as_builder_to_dfm": (dfm, STATUS, ROLE_BUILDER, a.other_id, st),
+        "as_sink_to_dfm": (dfm, RECEIVED, ROLE_SINK, a.sink_id, rx),
+        "as_dfm_to_builder": (other, BYE, ROLE_DFM, 0, b""),
+        "as_sink_to_builder": (other, STATUS, ROLE_SINK, a.sink_id, st),
+        "as_self_to_builder": (other, STATUS, ROLE_BUILDER, me, st),
+        "as_builder_to_sink": (sink, STATUS, ROLE_BUILDER, a.other_id, st),
+    }
+    sent = {"keys": len(keys)}
+    for name, (dst, t, role, ident, rec) in cases.items():
+        sent[name] = 0
+        for i, k in enumerate(keys):
+            s.sendto(seal(k, dst, msg(t, role, ident, 0x7777 + i, 1 << 30, rec)), dst)
+            sent[name] += 1
+            time.sleep(0.005)
+    return sent
 
 
 def seal(key, dst, msg):
@@ -199,12 +247,21 @@ def main():
     f.add_argument("--from-port", type=int, default=23999)
     f.add_argument("--builder-epoch", type=int, default=0)
     f.add_argument("--reps", type=int, default=3)
+    b = sub.add_parser("builder")
+    b.add_argument("--bundle", required=True)
+    b.add_argument("--run", type=int, required=True)
+    b.add_argument("--dfm", required=True)
+    b.add_argument("--other-builder", required=True)
+    b.add_argument("--other-id", type=int, required=True)
+    b.add_argument("--sink", required=True)
+    b.add_argument("--sink-id", type=int, required=True)
+    b.add_argument("--from-port", type=int, default=23999)
     r = sub.add_parser("replay")
     r.add_argument("--pcap", required=True)
     r.add_argument("--src", required=True)
     r.add_argument("--dst", required=True)
     a = ap.parse_args()
-    out = forge(a) if a.cmd == "forge" else replay(a)
+    out = forge(a) if a.cmd == "forge" else forge_builder(a) if a.cmd == "builder" else replay(a)
     print(json.dumps(out))
     sys.exit(1 if "error" in out else 0)
 

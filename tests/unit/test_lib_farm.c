@@ -505,6 +505,8 @@ Test(lib_farm, sealed_with_the_run_key)
 	builder_status(&r, 0);
 	r.auth = malloc(sizeof(*r.auth));
 	xevb_ctl_auth_init(r.auth, k);
+	/* We are builder 1: the farm node answers on their pair's link. */
+	cr_assert(eq(int, xevb_ctl_auth_bind(r.auth, XEVB_ROLE_BUILDER, 1, 1, key, sizeof(key)), 0), "%s", key);
 	builder_status(&r, 0);
 	cr_assert(ctl_wait(&r, r.udp, &m, status_done, &zero), "no sealed STATUS back");
 	cr_assert(eq(u32, m.u.status.peer_epoch, BLD_EPOCH));

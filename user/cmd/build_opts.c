@@ -635,8 +635,14 @@ int build_opts_parse(int argc, char **argv, struct build_cfg *cfg)
 		return rc;
 	/* Control keys are bound to the run: a message of another run does not open. */
 	xevb_ctl_set_run(cfg->run);
-	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
+	if (cfg->co.key_file &&
+	    (xevb_ctl_set_key_file(cfg->co.key_file) || xevb_ctl_key_for(XEVB_ROLE_BUILDER, cfg->cc.id)))
 		return 2;
+	if (xevb_ctl_key_is_master() && xevb_runcfg_current())
+		xevb_info(
+			"%s is the run's master key, which seals as any member: give this builder its key bundle "
+			"(xevb key derive --role builder --id %u --config FILE; key_file in [builder %u])",
+			cfg->co.key_file, cfg->cc.id, cfg->cc.id);
 	if ((rc = check_required(cfg)) || (rc = check_receive(cfg)) || (rc = check_output(cfg)) ||
 	    (rc = check_workers(cfg)) || (rc = check_privileges(cfg)))
 		return rc;

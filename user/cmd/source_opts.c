@@ -446,5 +446,8 @@ int source_opts_parse(int argc, char **argv, struct src_args *a)
 	a->c.duration = (double)a->co.duration_ns / 1e9;
 	if (!resolve_src_args(a) || !check(&a->c, a->have_dest))
 		return 2;
+	/* Another member's key (or a builder's bundle) is a usage error, said before anything starts. */
+	if (a->co.key_file && a->c.dfm && a->c.n_src && xevb_ctl_key_for(XEVB_ROLE_SOURCE, a->c.ids[0]))
+		return 2;
 	return -1;
 }

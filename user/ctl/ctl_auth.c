@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <sodium.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <xevb/bytes.h>
@@ -118,30 +119,60 @@ static const char *member_from_bytes(const uint8_t *b, size_t n, uint8_t key[XEV
 	return NULL;
 }
 
-int xevb_ctl_key_file(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], uint8_t *role, uint16_t *id, char *err,
-		      size_t len)
+/* A bundle's lines at most, and the header: the largest key file read. */
+#define KEY_FILE_MAX ((size_t)XEVB_BUNDLE_LINE * (XEVB_BUNDLE_MAX + 2))
+
+static uint8_t *read_key_bytes(const char *path, ssize_t *n, char *err, size_t len)
 {
-	uint8_t buf[160];
+	uint8_t *buf = malloc(KEY_FILE_MAX);
+
+	if (!buf) {
+		snprintf(err, len, "key file %s: out of memory to read it", path);
+		return NULL;
+	}
+	*n = xevb_tf_read(XEVB_TF_KEY, path, buf, KEY_FILE_MAX, err, len);
+	if (*n < 0) {
+		free(buf);
+		return NULL;
+	}
+	return buf;
+}
+
+static void drop_key_bytes(uint8_t *buf)
+{
+	sodium_memzero(buf, KEY_FILE_MAX);
+	free(buf);
+}
+
+static bool tagged(const uint8_t *buf, size_t n, const char *tag)
+{
+	return n > strlen(tag) && !memcmp(buf, tag, strlen(tag));
+}
+
+/* The master or a member key from the file's bytes: 0, or -1 with the message in err. */
+static int key_bytes(const uint8_t *buf, size_t n, const char *path, uint8_t key[XEVB_CTL_KEY_LEN], uint8_t *role,
+		     uint16_t *id, char *err, size_t len)
+{
 	char why[160];
 	const char *bad;
-	ssize_t n;
 
-	n = xevb_tf_read(XEVB_TF_KEY, path, buf, sizeof(buf), err, len);
-	if (n < 0)
-		return -1;
 	*role = 0;
 	*id = 0;
-	if ((size_t)n > strlen(XEVB_MEMBER_KEY_TAG) &&
-	    !memcmp(buf, XEVB_MEMBER_KEY_TAG, strlen(XEVB_MEMBER_KEY_TAG)))
-		bad = member_from_bytes(buf, (size_t)n, key, role, id, why, sizeof(why));
-	else if ((size_t)n > 2 * XEVB_CTL_KEY_LEN + 1) {
-		sodium_memzero(buf, sizeof(buf));
-		snprintf(err, len, "key file %s: %zd bytes: " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO ")", path, n,
+	if (tagged(buf, n, XEVB_BUNDLE_TAG)) {
+		snprintf(err, len,
+			 "key file %s: a builder's key bundle, not a key: give it to that builder only (its "
+			 "--key-file, or key_file in its [builder N] section)",
+			 path);
+		return -1;
+	}
+	if (tagged(buf, n, XEVB_MEMBER_KEY_TAG))
+		bad = member_from_bytes(buf, n, key, role, id, why, sizeof(why));
+	else if (n > 2 * XEVB_CTL_KEY_LEN + 1) {
+		snprintf(err, len, "key file %s: %zu bytes: " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO ")", path, n,
 			 path);
 		return -1;
 	} else
-		bad = key_from_bytes(buf, (size_t)n, key, why, sizeof(why));
-	sodium_memzero(buf, sizeof(buf));
+		bad = key_from_bytes(buf, n, key, why, sizeof(why));
 	if (bad) {
 		snprintf(err, len,
 			 "key file %s: %s; " XEVB_KEY_FORMS " (" XEVB_KEY_HOWTO
@@ -150,6 +181,20 @@ int xevb_ctl_key_file(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], uint8_t *
 		return -1;
 	}
 	return 0;
+}
+
+int xevb_ctl_key_file(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], uint8_t *role, uint16_t *id, char *err,
+		      size_t len)
+{
+	ssize_t n;
+	uint8_t *buf = read_key_bytes(path, &n, err, len);
+	int rc;
+
+	if (!buf)
+		return -1;
+	rc = key_bytes(buf, (size_t)n, path, key, role, id, err, len);
+	drop_key_bytes(buf);
+	return rc;
 }
 
 int xevb_ctl_key_read(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], char *err, size_t len)
@@ -168,26 +213,54 @@ int xevb_ctl_key_read(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], char *err
 	return -1;
 }
 
-int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path)
+/* The key file's bytes into a: a bundle, a member key or the master. 0, or -1 with the message in err. */
+static int load_bytes(struct xevb_ctl_auth *a, const uint8_t *buf, size_t n, const char *path, char *err,
+		      size_t len)
 {
 	uint8_t key[XEVB_CTL_KEY_LEN], role;
+	struct xevb_ctl_link *links;
+	uint32_t n_links;
 	uint16_t id;
+	char why[256];
+
+	if (tagged(buf, n, XEVB_BUNDLE_TAG)) {
+		if (xevb_ctl_bundle_parse(buf, n, &id, key, &links, &n_links, why, sizeof(why))) {
+			snprintf(err, len,
+				 "key file %s: %s (a builder's key bundle, as `xevb key derive --role builder "
+				 "--id N --config FILE` writes it: make it again)",
+				 path, why);
+			return -1;
+		}
+		xevb_ctl_auth_init_bundle(a, key, id, links, n_links);
+	} else if (key_bytes(buf, n, path, key, &role, &id, err, len)) {
+		return -1;
+	} else if (role) {
+		xevb_ctl_auth_init_member(a, key, role, id);
+	} else {
+		xevb_ctl_auth_init(a, key);
+	}
+	sodium_memzero(key, sizeof(key));
+	return 0;
+}
+
+int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path)
+{
 	char err[512];
+	ssize_t n;
+	uint8_t *buf;
+	int rc;
 
 	if (sodium_init() < 0) {
 		xevb_err("libsodium did not initialise: cannot authenticate control messages");
 		return -1;
 	}
-	if (xevb_ctl_key_file(path, key, &role, &id, err, sizeof(err))) {
+	buf = read_key_bytes(path, &n, err, sizeof(err));
+	rc = buf ? load_bytes(a, buf, (size_t)n, path, err, sizeof(err)) : -1;
+	if (buf)
+		drop_key_bytes(buf);
+	if (rc)
 		xevb_err("%s", err);
-		return -1;
-	}
-	if (role)
-		xevb_ctl_auth_init_member(a, key, role, id);
-	else
-		xevb_ctl_auth_init(a, key);
-	sodium_memzero(key, sizeof(key));
-	return 0;
+	return rc;
 }
 
 /* ---- keys (docs/control-protocol.md "Keys") ---- */
@@ -239,66 +312,145 @@ void xevb_ctl_auth_init_member(struct xevb_ctl_auth *a, const uint8_t key[XEVB_C
 	a->member_id = id;
 }
 
+void xevb_ctl_auth_init_bundle(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN], uint16_t id,
+			       const struct xevb_ctl_link *links, uint32_t n_links)
+{
+	xevb_ctl_auth_init_member(a, key, XEVB_ROLE_BUILDER, id);
+	a->links = links;
+	a->n_links = n_links;
+}
+
+/* The member key of (role, id), when we hold it: the master derives any; a member has its own only. */
+static bool member_of(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint8_t out[XEVB_CTL_KEY_LEN])
+{
+	if (!a->member_role) {
+		xevb_ctl_member_key(a->key, role, id, out);
+		return true;
+	}
+	if (a->member_role != role || a->member_id != id)
+		return false;
+	memcpy(out, a->key, XEVB_CTL_KEY_LEN);
+	return true;
+}
+
+int xevb_ctl_auth_fits(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, char *err, size_t len)
+{
+	if (a->member_role && (a->member_role != role || a->member_id != id)) {
+		snprintf(err, len,
+			 "the key file is the %s of %s %u, but this process is %s %u: give it its own "
+			 "(xevb key derive --role %s --id %u%s), or the run's master key%s",
+			 a->member_role == XEVB_ROLE_BUILDER ? "key bundle" : "member key",
+			 xevb_ctl_role_name(a->member_role), a->member_id, xevb_ctl_role_name(role), id,
+			 xevb_ctl_role_name(role), id, role == XEVB_ROLE_BUILDER ? " --config FILE" : "",
+			 role == XEVB_ROLE_DFM ? " (the DFM holds it)" : "");
+		return -1;
+	}
+	return 0;
+}
+
 int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint32_t run, char *err, size_t len)
 {
 	uint8_t s[XEVB_CTL_KEY_LEN];
 
-	if (a->member_role && (a->member_role != role || a->member_id != id)) {
-		snprintf(err, len,
-			 "the key file is the member key of %s %u, but this process is %s %u: give it its own "
-			 "(xevb key derive --role %s --id %u), or the run's master key",
-			 xevb_ctl_role_name(a->member_role), a->member_id, xevb_ctl_role_name(role), id,
-			 xevb_ctl_role_name(role), id);
+	if (xevb_ctl_auth_fits(a, role, id, err, len))
 		return -1;
-	}
 	a->self_role = role;
 	a->self_id = id;
 	a->run = run;
 	derive_core(a);
-	if (xevb_ctl_role_edge(role)) {
-		if (a->member_role)
-			memcpy(s, a->key, sizeof(s));
-		else
-			xevb_ctl_member_key(a->key, role, id, s);
+	if (role && role != XEVB_ROLE_DFM && member_of(a, role, id, s)) {
 		run_key(s, run, a->own);
 		sodium_memzero(s, sizeof(s));
 	}
 	return 0;
 }
 
-/* The run key of edge member (role, id), derived once (the master's holder only). */
-static const uint8_t *member_run_key(struct xevb_ctl_auth *a, uint8_t role, uint16_t id)
+static const struct xevb_ctl_link *bundle_find(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id)
 {
-	uint32_t h = (uint32_t)(((uint64_t)role << 16 | id) * 0x9e3779b97f4a7c15ull >> 40) % XEVB_CTL_AUTH_KEYS;
-	struct xevb_ctl_run_key *e = &a->keys[h];
-	uint8_t s[XEVB_CTL_KEY_LEN];
+	uint32_t lo = 0, hi = a->n_links;
 
-	if (!e->used || e->role != role || e->id != id) {
-		*e = (struct xevb_ctl_run_key){ .used = 1, .role = role, .id = id };
-		xevb_ctl_member_key(a->key, role, id, s);
-		run_key(s, a->run, e->k);
-		sodium_memzero(s, sizeof(s));
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+		const struct xevb_ctl_link *l = &a->links[mid];
+		if (l->role == role && l->id == id)
+			return l;
+		if (l->role < role || (l->role == role && l->id < id))
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	return e->k;
+	return NULL;
 }
 
 /*
- * The key of the link between (ar, ai) and (br, bi): an edge member's run
- * key when either is one (sender first), else the core's. NULL: we do not
- * hold it (a member key, and a link that is not ours).
+ * The key, before the run, of the link between (xr, xi) and (yr, yi): with
+ * the DFM, the other's member key; between an edge member and a builder,
+ * KDF(edge's member key, builder). false: no such link (edge to edge,
+ * within the core) or one we do not hold.
  */
-static const uint8_t *link_key(struct xevb_ctl_auth *a, uint8_t ar, uint16_t ai, uint8_t br, uint16_t bi)
+static bool link_base(const struct xevb_ctl_auth *a, uint8_t xr, uint16_t xi, uint8_t yr, uint16_t yi,
+		      uint8_t out[XEVB_CTL_KEY_LEN])
 {
-	if (!xevb_ctl_role_edge(ar)) {
-		ar = br;
-		ai = bi;
+	uint8_t s[XEVB_CTL_KEY_LEN];
+	const struct xevb_ctl_link *l;
+	bool xe = xevb_ctl_role_edge(xr), ye = xevb_ctl_role_edge(yr);
+
+	if (!xr || !yr || xr >= XEVB_ROLE__COUNT || yr >= XEVB_ROLE__COUNT || (xe && ye) || xr == yr)
+		return false;
+	if (xr == XEVB_ROLE_DFM || yr == XEVB_ROLE_DFM)
+		return xr == XEVB_ROLE_DFM ? member_of(a, yr, yi, out) : member_of(a, xr, xi, out);
+	if (ye) { /* x is the edge member, y the builder */
+		uint8_t r = xr;
+		uint16_t i = xi;
+		xr = yr, xi = yi, yr = r, yi = i;
 	}
-	if (xevb_ctl_role_edge(ar)) {
-		if (a->self_role == ar && a->self_id == ai)
-			return a->own;
-		return a->member_role ? NULL : member_run_key(a, ar, ai);
+	if (member_of(a, xr, xi, s)) {
+		xevb_ctl_link_key(s, yi, out);
+		sodium_memzero(s, sizeof(s));
+		return true;
 	}
-	return a->member_role ? NULL : a->core;
+	if (a->member_role == XEVB_ROLE_BUILDER && a->member_id == yi && (l = bundle_find(a, xr, xi))) {
+		memcpy(out, l->k, XEVB_CTL_KEY_LEN);
+		return true;
+	}
+	return false;
+}
+
+/*
+ * The run key of the link between (xr, xi), our end (0: the DFM), and
+ * (yr, yi): yr 0 is a peer we do not know, taken for the DFM, except that a
+ * holder of the master seals to it with the core's key. NULL: we hold no
+ * key for that link. Our own links' keys are derived once and kept.
+ */
+static const uint8_t *link_key(struct xevb_ctl_auth *a, uint8_t xr, uint16_t xi, uint8_t yr, uint16_t yi)
+{
+	uint8_t base[XEVB_CTL_KEY_LEN];
+	struct xevb_ctl_run_key *e = NULL;
+	bool self;
+
+	if (!xr)
+		xr = XEVB_ROLE_DFM, xi = 0;
+	if (!yr && !a->member_role)
+		return a->core;
+	if (!yr)
+		yr = XEVB_ROLE_DFM, yi = 0;
+	self = xr == (a->self_role ? a->self_role : XEVB_ROLE_DFM) && xi == a->self_id;
+	if (self && a->self_role && a->self_role != XEVB_ROLE_DFM && yr == XEVB_ROLE_DFM)
+		return a->own;
+	if (self) {
+		uint32_t h =
+			(uint32_t)(((uint64_t)yr << 16 | yi) * 0x9e3779b97f4a7c15ull >> 40) % XEVB_CTL_AUTH_KEYS;
+		e = &a->keys[h];
+		if (e->used && e->role == yr && e->id == yi)
+			return e->k;
+	}
+	if (!link_base(a, xr, xi, yr, yi, base))
+		return a->member_role ? NULL : a->core;
+	if (e)
+		*e = (struct xevb_ctl_run_key){ .used = 1, .role = yr, .id = yi };
+	run_key(base, a->run, e ? e->k : a->scratch);
+	sodium_memzero(base, sizeof(base));
+	return e ? e->k : a->scratch;
 }
 
 /* The MAC binds the destination: a copy sent elsewhere does not open. */
@@ -401,22 +553,23 @@ static enum xevb_ctl_err seq_take(struct xevb_ctl_peer_seen *p, uint32_t seq, ui
 }
 
 /*
- * The MAC under the key of the link from the header's sender to us. An edge
- * member that holds the master also takes the core's key: a core peer that
- * does not know it is an edge member (open membership) seals so.
+ * The MAC under the key of the link from the header's sender to us. A
+ * holder of the master also takes the core's key, which only holders of
+ * the master have: a peer that does not know who we are (open membership)
+ * seals so.
  */
 static enum xevb_ctl_err mac_check(struct xevb_ctl_auth *a, const uint8_t *buf, size_t body, uint32_t dst_addr,
 				   uint16_t dst_port)
 {
 	uint8_t want[XEVB_CTL_MAC_LEN];
-	const uint8_t *k = link_key(a, buf[4], xevb_ld16(buf + 6), a->self_role, a->self_id);
+	const uint8_t *k = link_key(a, a->self_role, a->self_id, buf[4], xevb_ld16(buf + 6));
 
 	if (!k)
-		return XEVB_CTL_E_WRONG_ROLE; /* names another edge member: not a link we hold, nor one that exists */
+		return XEVB_CTL_E_WRONG_ROLE; /* names a member we hold no link with: not one that talks to us */
 	mac(k, dst_addr, dst_port, buf, body + 8, want);
 	if (!sodium_memcmp(want, buf + body + 8, XEVB_CTL_MAC_LEN))
 		return XEVB_CTL_OK;
-	if (xevb_ctl_role_edge(a->self_role) && !a->member_role && !xevb_ctl_role_edge(buf[4])) {
+	if (!a->member_role && k != a->core) {
 		mac(a->core, dst_addr, dst_port, buf, body + 8, want);
 		if (!sodium_memcmp(want, buf + body + 8, XEVB_CTL_MAC_LEN))
 			return XEVB_CTL_OK;

@@ -38,6 +38,15 @@
 
 /* A member key file: "xevb-member-key ROLE ID HEX64" and a newline. */
 #define XEVB_MEMBER_KEY_TAG "xevb-member-key"
+/*
+ * A builder's key bundle: "xevb-key-bundle builder ID HEX64" (its member
+ * key), one "link source|sink ID HEX64" per edge member it talks to (the
+ * link key KDF(that member's key, builder ID)), then "end N" (N links), each
+ * line ending in a newline. `xevb key derive --role builder --config` writes it.
+ */
+#define XEVB_BUNDLE_TAG  "xevb-key-bundle"
+#define XEVB_BUNDLE_MAX  8192 /* links: every source process and farm node of a run configuration */
+#define XEVB_BUNDLE_LINE 160  /* the longest line of a bundle */
 
 struct xevb_ctl_peer_seen {
 	uint8_t used, role;
@@ -54,26 +63,38 @@ struct xevb_ctl_run_key {
 	uint8_t k[XEVB_CTL_KEY_LEN];
 };
 
+/* A bundle's link key with the edge member (role, id), before the run. */
+struct xevb_ctl_link {
+	uint8_t role;
+	uint16_t id;
+	uint8_t k[XEVB_CTL_KEY_LEN];
+};
+
 /*
  * The keys (docs/control-protocol.md "Keys"): the run's master key M is
- * held by the DFM and the builders (the core); a source or farm node (an
- * edge member) may hold only its member key S = KDF(M, role, id). Every
- * link between the core and an edge member is sealed with that member's
- * run key KDF(S, run); links within the core with KDF(KDF(M, core), run).
- * So an edge member seals only as itself, and opens only what is sent to
- * it; and nothing sealed in one run opens in another.
+ * held by the DFM (the trust anchor); every other member may hold only its
+ * member key S = KDF(M, role, id), a builder with the link keys of the
+ * edge members it talks to (a bundle). Every link is a pair's own: the DFM
+ * and member m share KDF(S_m, run); edge member e and builder b share
+ * KDF(KDF(S_e, b), run); the core key KDF(KDF(M, core), run) only proves
+ * the master. So a holder of anything but the master seals only as itself,
+ * opens only what is sent to it, and nothing of one run opens in another.
  */
 struct xevb_ctl_auth {
 	uint8_t key[XEVB_CTL_KEY_LEN]; /* M, or (member) S */
 	uint8_t member_role;           /* 0: key is the master; else the member key's role */
 	uint16_t member_id;
-	uint8_t self_role; /* who we are (0: not bound, the core) */
+	uint8_t self_role; /* who we are (0: not bound, the DFM) */
 	uint16_t self_id;
 	uint32_t run;
-	uint8_t core[XEVB_CTL_KEY_LEN]; /* master only: the core's run key */
-	uint8_t own[XEVB_CTL_KEY_LEN];  /* an edge member: its run key */
-	uint64_t skew_ns;               /* accepted |now - stamp| */
-	struct xevb_ctl_run_key keys[XEVB_CTL_AUTH_KEYS];
+	uint8_t core[XEVB_CTL_KEY_LEN];    /* master only: the core's run key */
+	uint8_t own[XEVB_CTL_KEY_LEN];     /* a member: its run key, the link with the DFM */
+	uint8_t scratch[XEVB_CTL_KEY_LEN]; /* a link not of ours (a master sealing as another, tests) */
+	uint64_t skew_ns;                  /* accepted |now - stamp| */
+	/* A builder's bundle, sorted by role and id: shared by copies of this struct, kept for the process. */
+	const struct xevb_ctl_link *links;
+	uint32_t n_links;
+	struct xevb_ctl_run_key keys[XEVB_CTL_AUTH_KEYS]; /* the run keys of our links, derived once */
 	struct xevb_ctl_peer_seen peers[XEVB_CTL_AUTH_PEERS];
 };
 
@@ -86,8 +107,9 @@ static inline bool xevb_ctl_role_edge(uint8_t role)
 /*
  * Load a key file: the master (exactly 32 random bytes, or exactly 64 hex
  * digits and an optional newline; nothing else: 32 bytes of text, a
- * repeated byte such as all zero, other lengths are refused) or a member
- * key (XEVB_MEMBER_KEY_TAG, `xevb key derive`). The file itself is checked
+ * repeated byte such as all zero, other lengths are refused), a member
+ * key (XEVB_MEMBER_KEY_TAG) or a builder's bundle (XEVB_BUNDLE_TAG), both
+ * written by `xevb key derive`. The file itself is checked
  * first (trusted_file.h: a regular file, not a link, ours or root's, mode
  * 600 or stricter). 0, or -1 after a message that names the file, what is
  * wrong and how to make one.
@@ -95,7 +117,8 @@ static inline bool xevb_ctl_role_edge(uint8_t role)
 int xevb_ctl_auth_load(struct xevb_ctl_auth *a, const char *path);
 /*
  * The same without printing: the key's bytes and, for a member key, its
- * role and id (*role 0: the master), or -1 with that message in err.
+ * role and id (*role 0: the master), or -1 with that message in err (a
+ * bundle is refused: xevb_ctl_bundle_parse reads it).
  */
 int xevb_ctl_key_file(const char *path, uint8_t key[XEVB_CTL_KEY_LEN], uint8_t *role, uint16_t *id, char *err,
 		      size_t len);
@@ -106,6 +129,8 @@ void xevb_ctl_auth_init(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_
 /* Use a member key of (role, id) instead. */
 void xevb_ctl_auth_init_member(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN], uint8_t role,
 			       uint16_t id);
+/* Is the key for (role, id)? 0, or -1 with a message in err naming both and what to give. */
+int xevb_ctl_auth_fits(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, char *err, size_t len);
 /*
  * We are (role, id) in run: derive our keys. -1 with a message in err when
  * a member key is of another member, or a member key is given to the core.
@@ -114,6 +139,22 @@ int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint3
 /* S = KDF(M, role, id), what `xevb key derive` writes. */
 void xevb_ctl_member_key(const uint8_t master[XEVB_CTL_KEY_LEN], uint8_t role, uint16_t id,
 			 uint8_t out[XEVB_CTL_KEY_LEN]);
+/* The link key of edge member e (its member key S_e) with builder b: KDF(S_e, builder, b). */
+void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id,
+		       uint8_t out[XEVB_CTL_KEY_LEN]);
+/*
+ * Parse a bundle's text b[0..n): the builder's id and member key, and its
+ * links (malloc'd, sorted by role and id: free with xevb_ctl_links_free).
+ * 0, or -1 with what is wrong and on which line in err (a short or
+ * truncated bundle, a role other than a builder's or a link other than a
+ * source's or farm node's, a member twice, a repeated-byte key).
+ */
+int xevb_ctl_bundle_parse(const uint8_t *b, size_t n, uint16_t *id, uint8_t key[XEVB_CTL_KEY_LEN],
+			  struct xevb_ctl_link **links, uint32_t *n_links, char *err, size_t len);
+void xevb_ctl_links_free(struct xevb_ctl_link *links, uint32_t n);
+/* Use a builder's bundle (the links are kept, not copied), unbound, run XEVB_CTL_RUN_DEFAULT. */
+void xevb_ctl_auth_init_bundle(struct xevb_ctl_auth *a, const uint8_t key[XEVB_CTL_KEY_LEN], uint16_t id,
+			       const struct xevb_ctl_link *links, uint32_t n_links);
 
 /*
  * Seal the version-1 message buf[0..len) in place as a sealed one for the

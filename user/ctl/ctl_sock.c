@@ -52,6 +52,21 @@ int xevb_ctl_set_key_file(const char *path)
 	return 0;
 }
 
+int xevb_ctl_key_for(uint8_t role, uint16_t id)
+{
+	char err[256];
+
+	if (!default_auth || !xevb_ctl_auth_fits(default_auth, role, id, err, sizeof(err)))
+		return 0;
+	xevb_err("%s", err);
+	return -1;
+}
+
+bool xevb_ctl_key_is_master(void)
+{
+	return default_auth && !default_auth->member_role;
+}
+
 void xevb_ctl_set_members(const struct xevb_ctl_members *members)
 {
 	default_members = members;

@@ -137,10 +137,15 @@ int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id);
 int xevb_ctl_use_key(struct xevb_ctl_io *io, const char *path);
 /*
  * --key-file: every endpoint opened from now on authenticates (0, or -1
- * after a message). The file is the run's master key, or (sources and farm
- * nodes) the member key of this process (ctl_auth.h).
+ * after a message). The file is the run's master key, or the member key
+ * of this process (sources and farm nodes), or its key bundle (builders:
+ * ctl_auth.h).
  */
 int xevb_ctl_set_key_file(const char *path);
+/* Is that key file (role, id)'s (checked at start, a usage error)? 0, or -1 after a message naming both. */
+int xevb_ctl_key_for(uint8_t role, uint16_t id);
+/* Is that key file the run's master (which seals as anyone)? */
+bool xevb_ctl_key_is_master(void);
 /* The run number every endpoint opened from now on binds its keys to (default 1). */
 void xevb_ctl_set_run(uint32_t run);
 /* Fill m's header (role, id, epoch, seq) and send it. 0, or -1 (counted). */

@@ -36,7 +36,8 @@ struct rule {
 static const struct rule rules[] = {
 	{ K_RUN, XEVB_RC_DFM, "mode", "mode", V_WORD, 0, 0, "push|pull" },
 	{ K_RUN, ALL_RUN, "number", "run", V_UINT, 0, UINT32_MAX, NULL },
-	{ K_RUN | K_SOURCE | K_SINK, ALL_RUN | XEVB_RC_SINK, "key_file", "key-file", V_TEXT, 0, 0, NULL },
+	{ K_RUN | K_BUILDER | K_SOURCE | K_SINK, ALL_RUN | XEVB_RC_SINK, "key_file", "key-file", V_TEXT, 0, 0,
+	  NULL },
 	{ K_RUN, XEVB_RC_DFM, "events", "events", V_UINT, 1, 1099511627776.0, NULL },
 	{ K_RUN, XEVB_RC_DFM, "duration", "duration", V_UINT, 1, 1u << 30, NULL },
 	{ K_RUN, XEVB_RC_DFM, "rate", "rate", V_REAL, 0, 1e8, NULL },
