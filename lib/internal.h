@@ -61,8 +61,7 @@ static inline void xl_st64(uint8_t *p, uint64_t v)
 	xl_st32(p + 4, (uint32_t)v);
 }
 
-/* crc32c.c */
-uint32_t xl_crc32c(uint32_t crc, const void *buf, size_t len);
+#include "shared/xl_crc32c.h"
 
 /* util.c */
 /* snprintf into err (XL_ERR_LEN bytes, or errbuf's XEVB_ERRBUF_SIZE); NULL err: nothing. */
