@@ -111,35 +111,5 @@ XEVB_API void xevb_ev_free(struct xevb_ev *ev)
 
 XEVB_API const char *xevb_broken_name(int kind)
 {
-	static const char *const n[XEVB_BROKEN__COUNT] = {
-		[XEVB_BROKEN_NONE] = "none",
-		[XEVB_BROKEN_SHORT] = "short",
-		[XEVB_BROKEN_MAGIC] = "bad_magic",
-		[XEVB_BROKEN_VERSION] = "bad_version",
-		[XEVB_BROKEN_FLAGS] = "unknown_flags",
-		[XEVB_BROKEN_RESERVED] = "reserved_nonzero",
-		[XEVB_BROKEN_TOTAL_LEN] = "bad_total_length",
-		[XEVB_BROKEN_N_EXPECTED] = "bad_n_expected",
-		[XEVB_BROKEN_N_FRAGS] = "too_many_frags",
-		[XEVB_BROKEN_INCOMPLETE_FLAG] = "bad_incomplete_flag",
-		[XEVB_BROKEN_REC_TRUNC] = "record_overrun",
-		[XEVB_BROKEN_REC_RESERVED] = "record_reserved_nonzero",
-		[XEVB_BROKEN_SOURCE_ID] = "bad_source_id",
-		[XEVB_BROKEN_REC_ORDER] = "record_order",
-		[XEVB_BROKEN_PADDING] = "padding_nonzero",
-		[XEVB_BROKEN_MISSING_TRUNC] = "missing_list_short",
-		[XEVB_BROKEN_MISSING_ORDER] = "missing_list_order",
-		[XEVB_BROKEN_MISSING_PRESENT] = "missing_but_present",
-		[XEVB_BROKEN_MISSING_PAD] = "missing_pad_nonzero",
-		[XEVB_BROKEN_TRAILING] = "trailing_bytes",
-		[XEVB_BROKEN_TOO_BIG] = "too_big",
-		[XEVB_BROKEN_TRUNCATED] = "truncated_stream",
-		[XEVB_BROKEN_STALLED] = "partial_timeout",
-		[XEVB_BROKEN_BUFFER] = "buffer_limit",
-		[XEVB_BROKEN_READ] = "read_error",
-		[XEVB_BROKEN_NOMEM] = "out_of_memory",
-		[XEVB_BROKEN_FILE] = "file_damaged",
-	};
-
-	return kind >= 0 && kind < XEVB_BROKEN__COUNT ? n[kind] : NULL;
+	return xl_broken_name(kind);
 }

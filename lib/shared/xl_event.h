@@ -44,5 +44,7 @@ struct xl_check {
 int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct xl_check *chk, char *err,
 		 size_t errlen);
 void xl_ev_release(struct xl_ev *e); /* frees the offset array */
+/* xevb_broken_name's names ("bad_magic"): the tools name the same rules by them. */
+const char *xl_broken_name(int kind);
 
 #endif

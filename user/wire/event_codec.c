@@ -267,40 +267,22 @@ int xevb_writev_all(int fd, struct iovec *iov, size_t n)
 	return 0;
 }
 
-static const char *const err_names[XEVB_EVT_E__COUNT] = {
-	[XEVB_EVT_OK] = "ok",
-	[XEVB_EVT_E_SHORT] = "short",
-	[XEVB_EVT_E_MAGIC] = "bad_magic",
-	[XEVB_EVT_E_VERSION] = "bad_version",
-	[XEVB_EVT_E_FLAGS] = "unknown_flags",
-	[XEVB_EVT_E_RESERVED] = "reserved_nonzero",
-	[XEVB_EVT_E_TOTAL_LEN] = "bad_total_length",
-	[XEVB_EVT_E_N_EXPECTED] = "bad_n_expected",
-	[XEVB_EVT_E_N_FRAGS] = "too_many_frags",
-	[XEVB_EVT_E_INCOMPLETE_FLAG] = "bad_incomplete_flag",
-	[XEVB_EVT_E_REC_TRUNC] = "record_overrun",
-	[XEVB_EVT_E_REC_RESERVED] = "record_reserved_nonzero",
-	[XEVB_EVT_E_SOURCE_ID] = "bad_source_id",
-	[XEVB_EVT_E_REC_ORDER] = "record_order",
-	[XEVB_EVT_E_PADDING] = "padding_nonzero",
-	[XEVB_EVT_E_MISSING_TRUNC] = "missing_list_short",
-	[XEVB_EVT_E_MISSING_ORDER] = "missing_list_order",
-	[XEVB_EVT_E_MISSING_PRESENT] = "missing_but_present",
-	[XEVB_EVT_E_MISSING_PAD] = "missing_pad_nonzero",
-	[XEVB_EVT_E_TRAILING] = "trailing_bytes",
-	[XEVB_EVT_E_CRC] = "crc_mismatch",
-	[XEVB_EVT_E_CONTENT] = "content_mismatch",
-	[XEVB_EVT_E_TOO_BIG] = "too_big",
-	[XEVB_EVT_E_EOF] = "truncated_stream",
-};
-
+/* The decoder's rules by libxevb's names; ours for the payload checks and the stream reader. */
 const char *xevb_evt_err_name(int err)
 {
+	static const char *const own[XEVB_EVT_E__COUNT] = {
+		[XEVB_EVT_OK] = "ok",
+		[XEVB_EVT_E_CRC] = "crc_mismatch",
+		[XEVB_EVT_E_CONTENT] = "content_mismatch",
+		[XEVB_EVT_E_TOO_BIG] = "too_big",
+		[XEVB_EVT_E_EOF] = "truncated_stream",
+	};
+
 	if (err < 0)
 		err = -err;
 	if (err >= XEVB_EVT_E__COUNT)
 		return "unknown";
-	return err_names[err];
+	return own[err] ? own[err] : xl_broken_name(err);
 }
 
 __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
