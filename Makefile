@@ -20,8 +20,10 @@ PKGS     := libbpf libxdp libsodium libsystemd inih
 CFLAGS   ?= -O2 -g
 # include/ holds what BPF programs and user space share; user/ the folders of
 # user space (user/LAYERS), included as "folder/name.h": a BPF program that
-# includes one fails to build. lib/include/: libxevb's public header (<xevb/xevb.h>).
-XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -I$(OUT) -MMD -MP
+# includes one fails to build. lib/include/: libxevb's public header (<xevb/xevb.h>);
+# lib/shared/: the library's internals the tools use too ("xl_name.h").
+XCFLAGS  := -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -Ilib/shared -I$(OUT) \
+	-MMD -MP
 LDLIBS   := $(shell pkg-config --libs $(PKGS) 2>/dev/null || echo -lxdp -lbpf -lsodium -lsystemd -linih) -lelf -lz -lpthread -lm
 BPF_CFLAGS := -O2 -g -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Wall -Werror \
 	-Iinclude -Ibpf -I/usr/include/$(MULTIARCH) -MMD -MP
@@ -54,6 +56,11 @@ LIBXEVB   := $(OUT)/xevb-core.a
 # links only libc and libsodium.
 PUB_SRCS    := $(wildcard lib/*.c)
 PUB_OBJS    := $(patsubst lib/%.c,$(OUT)/lib/%.o,$(PUB_SRCS))
+# The library's objects the tools link too (lib/shared/ declares them): one
+# implementation of each. They export nothing (hidden xl_ symbols only), so
+# a program that links them and libxevb.so (test_unit) keeps the library's
+# public functions from the library. LGPL code in GPL tools, never the reverse.
+PUB_SHARED  := $(patsubst %,$(OUT)/lib/%.o,crc32c ev_decode trusted fmt)
 # The same objects as an archive: `xevb sink` is a farm node on libxevb, and
 # xevb links it statically (one binary, no new runtime dependency).
 PUB_AR      := $(OUT)/libxevb.a
@@ -138,7 +145,7 @@ $(OUT)/%.o: %.c
 	$(Q)mkdir -p $(@D)
 	$(Q)$(CC) $(CPPFLAGS) $(CFLAGS) $(XCFLAGS) -c $< -o $@
 
-$(LIBXEVB): $(LIB_OBJS)
+$(LIBXEVB): $(LIB_OBJS) $(PUB_SHARED)
 	$(call msg,AR,$@)
 	$(Q)rm -f $@ && ar rcs $@ $^
 
@@ -230,7 +237,8 @@ $(OUT)/bench/%: bench/%.c $(LIBXEVB) | $(SKELS)
 # libFuzzer harnesses: the library is rebuilt once with sanitizers (and
 # coverage, fuzzer-no-link) into an archive each harness links; lib/'s
 # sources go in too, with its own include path.
-FUZZ_BASE := -O1 -g -fno-sanitize-recover=all -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include -I$(OUT)
+FUZZ_BASE := -O1 -g -fno-sanitize-recover=all -std=gnu11 -Wall -Wextra -Werror -D_GNU_SOURCE -Iinclude -Iuser -Ilib/include \
+	-Ilib/shared -I$(OUT)
 FUZZ_CFLAGS := -fsanitize=fuzzer,address,undefined $(FUZZ_BASE)
 FUZZ_OBJ_CFLAGS := -fsanitize=fuzzer-no-link,address,undefined $(FUZZ_BASE) -Ilib/include -Ilib -MMD -MP
 FUZZ_OBJS := $(patsubst %.c,$(OUT)/fuzz/obj/%.o,$(LIB_SRCS) $(PUB_SRCS))

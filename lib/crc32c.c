@@ -2,8 +2,7 @@
 /*
  * CRC-32C with the SSE4.2 crc32 instruction when the CPU has it (three
  * streams side by side: about 8 bytes a cycle), slicing-by-8 tables
- * otherwise. A copy of
- * user/wire/crc32c.c (same authors), relicensed for the library.
+ * otherwise. The tools' too (lib/shared/xl_crc32c.h).
  */
 #include <string.h>
 #include "internal.h"
@@ -132,6 +131,16 @@ __attribute__((constructor)) static void xl_crc32c_init(void)
 #else
 	hw = 0;
 #endif
+}
+
+int xl_crc32c_hw(void)
+{
+	return hw > 0;
+}
+
+uint32_t xl_crc32c_sw(uint32_t crc, const void *buf, size_t len)
+{
+	return ~sw_update(~crc, buf, len);
 }
 
 uint32_t xl_crc32c(uint32_t crc, const void *buf, size_t len)

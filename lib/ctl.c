@@ -8,7 +8,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 #include "ctl.h"
-#include "trusted.h"
+#include "shared/xl_trusted.h"
 
 #define SEQ_WINDOW   64
 #define SEQ_JUMP_MAX 65536u /* the tools' XEVB_CTL_SEQ_JUMP_MAX */

@@ -61,8 +61,7 @@ static inline void xl_st64(uint8_t *p, uint64_t v)
 	xl_st32(p + 4, (uint32_t)v);
 }
 
-/* crc32c.c */
-uint32_t xl_crc32c(uint32_t crc, const void *buf, size_t len);
+#include "shared/xl_crc32c.h"
 
 /* util.c */
 /* snprintf into err (XL_ERR_LEN bytes, or errbuf's XEVB_ERRBUF_SIZE); NULL err: nothing. */
@@ -87,39 +86,7 @@ struct xl_log {
 __attribute__((format(printf, 3, 4))) void xl_log(const struct xl_log *l, enum xevb_lib_log_level lv,
 						  const char *fmt, ...);
 
-/* event.c: a decoded event, the public view first. */
-struct xl_ev {
-	struct xevb_ev pub;
-	uint32_t *off; /* each fragment record's offset from pub.data: the index the decoder builds */
-	uint32_t off_cap;
-	uint32_t missing_off; /* where the missing list starts */
-	/* the farm node's bookkeeping (farm.c) */
-	struct xl_ev *next; /* in the ready queue or the free list */
-	struct xl_ev *all;  /* every view the handle made */
-	void *chunk;
-	uint32_t builder; /* index in the farm's builder table */
-	uint32_t conn_gen;
-	uint8_t state;  /* XL_EV_* */
-	uint8_t broken; /* after xl_ev_decode failed: the rule broken (enum xevb_broken) */
-};
-enum { XL_EV_FREE = 0, XL_EV_QUEUED, XL_EV_OUT };
-
-/* What xl_ev_decode checks of each payload beyond the structure (NULL: nothing). */
-#define XL_VERIFY_CRC 0x1u
-struct xl_check {
-	unsigned verify;        /* XL_VERIFY_CRC: XEVB_EV_CRC_BAD on a wrong CRC-32C */
-	xevb_event_check_fn fn; /* the caller's check of a sound event: XEVB_EV_CHECK_BAD; NULL: none */
-	void *ctx;
-};
-/*
- * Check buf[0..len) as exactly one event and fill e (pointing into buf).
- * 0, or -EBADMSG with a sentence in err and the rule in e->broken;
- * -ENOMEM. A payload chk finds wrong sets XEVB_EV_CRC_BAD or
- * XEVB_EV_CHECK_BAD: the event is sound, not refused.
- */
-int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct xl_check *chk, char *err,
-		 size_t errlen);
-void xl_ev_release(struct xl_ev *e); /* frees the offset array */
+#include "shared/xl_event.h"
 
 #endif
 

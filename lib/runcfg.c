@@ -13,7 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include "farm.h"
-#include "trusted.h"
+#include "shared/xl_trusted.h"
 
 /* The tools' bounds (user/ctl/runcfg.h: 1024 builders, 4096 source processes and farm nodes, 4 MiB; inih's line). */
 #define MAX_MEMBERS  1024

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 #include "internal.h"
-#include "trusted.h"
+#include "shared/xl_trusted.h"
 
 static const char *kind_name(enum xl_tf_kind kind)
 {

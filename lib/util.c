@@ -12,17 +12,6 @@ XEVB_API const char *xevb_lib_version(void)
 	return XL_STR(XEVB_LIB_MAJOR) "." XL_STR(XEVB_LIB_MINOR) "." XL_STR(XEVB_LIB_PATCH);
 }
 
-void xl_fmt(char *err, size_t len, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!err || !len)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(err, len, fmt, ap);
-	va_end(ap);
-}
-
 int xl_opts_copy(void *ours, size_t ours_sz, const void *theirs, char *err, size_t errlen)
 {
 	size_t sz;

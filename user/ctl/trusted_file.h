@@ -13,20 +13,21 @@
  *     (chmod 600); a configuration is not writable by group or others;
  *   - not larger than its kind can be, and read with that bound.
  * Every refusal names the file, what is wrong and what to do.
- * docs/hardening.md "Key and configuration files". libxevb applies the same
- * rules with its own code (lib/trusted.c).
+ * docs/hardening.md "Key and configuration files". The code is libxevb's
+ * (lib/trusted.c), which applies the same rules to a farm node's files.
  */
 #ifndef XEVB_TRUSTED_FILE_H
 #define XEVB_TRUSTED_FILE_H
 
 #include <stddef.h>
 #include <sys/types.h>
+#include "xl_trusted.h"
 
 enum xevb_tf_kind { XEVB_TF_KEY, XEVB_TF_CONFIG };
 
 /* The key-file forms taken, and how to make one (the path: umask first, so it is never readable by others), for messages. */
-#define XEVB_KEY_FORMS "a key is 32 random bytes, or 64 hex digits and an optional newline"
-#define XEVB_KEY_HOWTO "make one: (umask 077; head -c 32 /dev/urandom > %s)"
+#define XEVB_KEY_FORMS XL_KEY_FORMS
+#define XEVB_KEY_HOWTO XL_KEY_HOWTO
 
 /*
  * Read path whole into buf after the checks above: its length (at most

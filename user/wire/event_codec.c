@@ -12,6 +12,7 @@
 #include "wire/crc32c.h"
 #include <xevb/emu_payload.h>
 #include "wire/event_codec.h"
+#include "xl_event.h"
 
 #ifndef IOV_MAX
 #define IOV_MAX 1024
@@ -266,40 +267,22 @@ int xevb_writev_all(int fd, struct iovec *iov, size_t n)
 	return 0;
 }
 
-static const char *const err_names[XEVB_EVT_E__COUNT] = {
-	[XEVB_EVT_OK] = "ok",
-	[XEVB_EVT_E_SHORT] = "short",
-	[XEVB_EVT_E_MAGIC] = "bad_magic",
-	[XEVB_EVT_E_VERSION] = "bad_version",
-	[XEVB_EVT_E_FLAGS] = "unknown_flags",
-	[XEVB_EVT_E_RESERVED] = "reserved_nonzero",
-	[XEVB_EVT_E_TOTAL_LEN] = "bad_total_length",
-	[XEVB_EVT_E_N_EXPECTED] = "bad_n_expected",
-	[XEVB_EVT_E_N_FRAGS] = "too_many_frags",
-	[XEVB_EVT_E_INCOMPLETE_FLAG] = "bad_incomplete_flag",
-	[XEVB_EVT_E_REC_TRUNC] = "record_overrun",
-	[XEVB_EVT_E_REC_RESERVED] = "record_reserved_nonzero",
-	[XEVB_EVT_E_SOURCE_ID] = "bad_source_id",
-	[XEVB_EVT_E_REC_ORDER] = "record_order",
-	[XEVB_EVT_E_PADDING] = "padding_nonzero",
-	[XEVB_EVT_E_MISSING_TRUNC] = "missing_list_short",
-	[XEVB_EVT_E_MISSING_ORDER] = "missing_list_order",
-	[XEVB_EVT_E_MISSING_PRESENT] = "missing_but_present",
-	[XEVB_EVT_E_MISSING_PAD] = "missing_pad_nonzero",
-	[XEVB_EVT_E_TRAILING] = "trailing_bytes",
-	[XEVB_EVT_E_CRC] = "crc_mismatch",
-	[XEVB_EVT_E_CONTENT] = "content_mismatch",
-	[XEVB_EVT_E_TOO_BIG] = "too_big",
-	[XEVB_EVT_E_EOF] = "truncated_stream",
-};
-
+/* The decoder's rules by libxevb's names; ours for the payload checks and the stream reader. */
 const char *xevb_evt_err_name(int err)
 {
+	static const char *const own[XEVB_EVT_E__COUNT] = {
+		[XEVB_EVT_OK] = "ok",
+		[XEVB_EVT_E_CRC] = "crc_mismatch",
+		[XEVB_EVT_E_CONTENT] = "content_mismatch",
+		[XEVB_EVT_E_TOO_BIG] = "too_big",
+		[XEVB_EVT_E_EOF] = "truncated_stream",
+	};
+
 	if (err < 0)
 		err = -err;
 	if (err >= XEVB_EVT_E__COUNT)
 		return "unknown";
-	return err_names[err];
+	return own[err] ? own[err] : xl_broken_name(err);
 }
 
 __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, int code, const char *fmt, ...)
@@ -312,14 +295,6 @@ __attribute__((format(printf, 4, 5))) static int fail(char *err, size_t errlen, 
 		va_end(ap);
 	}
 	return -code;
-}
-
-static bool all_zero(const uint8_t *p, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (p[i])
-			return false;
-	return true;
 }
 
 /*
@@ -438,185 +413,75 @@ static int verify_payload(uint32_t event_id, uint16_t source_id, const uint8_t *
 	return 0;
 }
 
-/*
- * The strict decoder; with what != 0 it also checks each payload as its
- * record goes by (one walk, the bytes still in cache). A structural fault
- * anywhere wins over a payload fault, as with decode then verify; the first
- * payload fault is kept in *vfault (err holds its sentence) and out is
- * filled: the event's structure is sound.
- */
-/* The fixed header of an event, as decode_head found it valid. */
-struct evt_head {
-	uint32_t total, event_id;
-	uint16_t n_frags, n_expected;
-	uint8_t flags;
-	bool incomplete;
-};
-
-static inline int decode_head(const uint8_t *buf, size_t len, struct evt_head *h, char *err, size_t errlen)
-{
-	uint32_t magic;
-
-	if (len < XEVB_EVT_HLEN)
-		return fail(err, errlen, XEVB_EVT_E_SHORT, "%zu bytes, less than an event header", len);
-	magic = xevb_ld32(buf);
-	if (magic != XEVB_EVT_MAGIC)
-		return fail(err, errlen, XEVB_EVT_E_MAGIC, "bad magic 0x%08x", magic);
-	if (buf[4] != XEVB_EVT_VERSION)
-		return fail(err, errlen, XEVB_EVT_E_VERSION, "unknown version %u", buf[4]);
-	h->flags = buf[5];
-	if (h->flags & ~XEVB_EVT_F_INCOMPLETE)
-		return fail(err, errlen, XEVB_EVT_E_FLAGS, "unknown flags 0x%02x", h->flags);
-	if (xevb_ld16(buf + 22))
-		return fail(err, errlen, XEVB_EVT_E_RESERVED, "reserved field 0x%04x", xevb_ld16(buf + 22));
-	h->total = xevb_ld32(buf + 16);
-	if (h->total != len)
-		return fail(err, errlen, XEVB_EVT_E_TOTAL_LEN, "total_length %u, event is %zu bytes", h->total,
-			    len);
-	h->event_id = xevb_ld32(buf + 12);
-	h->n_frags = xevb_ld16(buf + 6);
-	h->n_expected = xevb_ld16(buf + 20);
-	if (h->n_expected == 0 || h->n_expected > XEVB_MAX_SOURCES)
-		return fail(err, errlen, XEVB_EVT_E_N_EXPECTED, "n_expected %u", h->n_expected);
-	if (h->n_frags > h->n_expected)
-		return fail(err, errlen, XEVB_EVT_E_N_FRAGS, "n_frags %u > n_expected %u", h->n_frags,
-			    h->n_expected);
-	h->incomplete = h->flags & XEVB_EVT_F_INCOMPLETE;
-	if (h->incomplete != (h->n_frags < h->n_expected))
-		return fail(err, errlen, XEVB_EVT_E_INCOMPLETE_FLAG, "INCOMPLETE %s with %u of %u fragments",
-			    h->incomplete ? "set" : "clear", h->n_frags, h->n_expected);
-	return 0;
-}
+/* The decoder's verdicts are libxevb's rules, numbered alike. */
+#define SAME_RULE(a, b) _Static_assert((int)XEVB_EVT_E_##a == (int)XEVB_BROKEN_##b, #a " is " #b)
+SAME_RULE(SHORT, SHORT);
+SAME_RULE(MAGIC, MAGIC);
+SAME_RULE(VERSION, VERSION);
+SAME_RULE(FLAGS, FLAGS);
+SAME_RULE(RESERVED, RESERVED);
+SAME_RULE(TOTAL_LEN, TOTAL_LEN);
+SAME_RULE(N_EXPECTED, N_EXPECTED);
+SAME_RULE(N_FRAGS, N_FRAGS);
+SAME_RULE(INCOMPLETE_FLAG, INCOMPLETE_FLAG);
+SAME_RULE(REC_TRUNC, REC_TRUNC);
+SAME_RULE(REC_RESERVED, REC_RESERVED);
+SAME_RULE(SOURCE_ID, SOURCE_ID);
+SAME_RULE(REC_ORDER, REC_ORDER);
+SAME_RULE(PADDING, PADDING);
+SAME_RULE(MISSING_TRUNC, MISSING_TRUNC);
+SAME_RULE(MISSING_ORDER, MISSING_ORDER);
+SAME_RULE(MISSING_PRESENT, MISSING_PRESENT);
+SAME_RULE(MISSING_PAD, MISSING_PAD);
+SAME_RULE(TRAILING, TRAILING);
 
 /*
- * The fragment records from *off, source ids rising, padding zero; the
- * payloads verified as `what` asks (the first fault in *vfault). An
- * incomplete event's sources are marked in present.
+ * The strict decoder is libxevb's (lib/ev_decode.c, through
+ * lib/shared/xl_event.h): every rule of section 2, the same sentences as
+ * a farm node on the library gives. Its fragment index goes into offs, as
+ * large as any event's (n_frags <= 4096 is checked first), so that it
+ * never allocates.
  */
-static inline int decode_records(const uint8_t *buf, size_t len, const struct evt_head *h, unsigned what,
-				 uint64_t *present, int *vfault, size_t *offp, char *err, size_t errlen)
+static int decode_into(const uint8_t *buf, size_t len, struct xevb_decoded_event *out,
+		       uint32_t offs[XEVB_MAX_SOURCES], char *err, size_t errlen)
 {
-	size_t off = *offp;
-	int prev = -1;
+	struct xl_ev e = { .off = offs, .off_cap = XEVB_MAX_SOURCES };
 
-	for (uint32_t i = 0; i < h->n_frags; i++) {
-		uint16_t sid;
-		uint32_t flen;
-		uint64_t padded;
-
-		if (len - off < XEVB_EVT_REC_HLEN)
-			return fail(err, errlen, XEVB_EVT_E_REC_TRUNC,
-				    "record %u header at offset %zu past the end", i, off);
-		sid = xevb_ld16(buf + off);
-		if (xevb_ld16(buf + off + 2))
-			return fail(err, errlen, XEVB_EVT_E_REC_RESERVED, "record %u (source %u): reserved 0x%04x",
-				    i, sid, xevb_ld16(buf + off + 2));
-		if (sid > XEVB_MAX_SOURCE_ID)
-			return fail(err, errlen, XEVB_EVT_E_SOURCE_ID, "record %u: source_id %u", i, sid);
-		if ((int)sid <= prev)
-			return fail(err, errlen, XEVB_EVT_E_REC_ORDER, "record %u: source_id %u after %d", i, sid,
-				    prev);
-		prev = sid;
-		flen = xevb_ld32(buf + off + 4);
-		off += XEVB_EVT_REC_HLEN;
-		/* Not XEVB_PAD4: its 32-bit mask would wrap 0xffffffff to 0. */
-		padded = ((uint64_t)flen + 3) & ~(uint64_t)3;
-		if (padded > len - off)
-			return fail(err, errlen, XEVB_EVT_E_REC_TRUNC,
-				    "record %u (source %u): length %u runs past the end", i, sid, flen);
-		if (!all_zero(buf + off + flen, padded - flen))
-			return fail(err, errlen, XEVB_EVT_E_PADDING, "record %u (source %u): non-zero padding", i,
-				    sid);
-		/* The usual payload passes inline; anything else takes the full check. */
-		if (what && !*vfault &&
-		    !((what & XEVB_VERIFY_CONTENT) && payload_is_emu(buf + off, flen, xevb_ld32(buf + off - 4))))
-			*vfault = verify_payload(h->event_id, sid, buf + off, flen, xevb_ld32(buf + off - 4), what,
-						 err, errlen);
-		off += padded;
-		if (h->incomplete)
-			present[sid / 64] |= 1ull << (sid % 64);
-	}
-	*offp = off;
-	return 0;
-}
-
-/* The missing list of nmiss ids at *off: rising, none of the present sources, zero padding. */
-static inline int decode_missing(const uint8_t *buf, size_t len, uint32_t nmiss, const uint64_t *present,
-				 size_t *offp, char *err, size_t errlen)
-{
-	size_t off = *offp, bytes = XEVB_PAD4(2 * nmiss);
-	int prev = -1;
-
-	if (len - off < bytes)
-		return fail(err, errlen, XEVB_EVT_E_MISSING_TRUNC,
-			    "missing list of %u ids needs %zu bytes, %zu left", nmiss, bytes, len - off);
-	for (uint32_t i = 0; i < nmiss; i++) {
-		uint16_t sid = xevb_ld16(buf + off + 2 * i);
-		if (sid > XEVB_MAX_SOURCE_ID || (int)sid <= prev)
-			return fail(err, errlen, XEVB_EVT_E_MISSING_ORDER, "missing id %u: %u after %d", i, sid,
-				    prev);
-		if (present[sid / 64] & (1ull << (sid % 64)))
-			return fail(err, errlen, XEVB_EVT_E_MISSING_PRESENT, "source %u both present and missing",
-				    sid);
-		prev = sid;
-	}
-	if (!all_zero(buf + off + 2 * nmiss, bytes - 2 * nmiss))
-		return fail(err, errlen, XEVB_EVT_E_MISSING_PAD, "non-zero missing-list padding");
-	*offp = off + bytes;
-	return 0;
-}
-
-static int decode_walk(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out, int *vfault,
-		       char *err, size_t errlen)
-{
-	uint64_t present[XEVB_MAX_SOURCES / 64];
-	struct evt_head h = {
-		0
-	}; /* set by decode_head; zeroed for the compiler, which cannot see fail() is non-zero */
-	uint32_t nmiss;
-	size_t off = XEVB_EVT_HLEN;
-	int rc;
-
-	if ((rc = decode_head(buf, len, &h, err, errlen)))
-		return rc;
-	if (h.incomplete)
-		memset(present, 0, sizeof(present));
-	if ((rc = decode_records(buf, len, &h, what, present, vfault, &off, err, errlen)))
-		return rc;
-	out->missing = buf + off;
-	nmiss = (uint32_t)h.n_expected - h.n_frags;
-	if (nmiss && (rc = decode_missing(buf, len, nmiss, present, &off, err, errlen)))
-		return rc;
-	if (off != len)
-		return fail(err, errlen, XEVB_EVT_E_TRAILING, "%zu bytes after the event's end", len - off);
-
-	out->flags = h.flags;
-	out->n_frags = h.n_frags;
-	out->n_expected = h.n_expected;
-	out->run_number = xevb_ld32(buf + 8);
-	out->event_id = h.event_id;
-	out->total_length = h.total;
-	out->build_ns = ((uint64_t)xevb_ld32(buf + 24) << 32) | xevb_ld32(buf + 28);
+	if (xl_ev_decode(&e, buf, len, NULL, err, errlen))
+		return -(int)e.broken;
+	out->flags = (uint8_t)e.pub.flags;
+	out->n_frags = (uint16_t)e.pub.n_frags;
+	out->n_expected = (uint16_t)e.pub.n_expected;
+	out->run_number = e.pub.run_number;
+	out->event_id = e.pub.event_id;
+	out->total_length = e.pub.length;
+	out->build_ns = e.pub.build_ns;
 	out->records = buf + XEVB_EVT_HLEN;
+	out->missing = buf + e.missing_off;
 	return 0;
 }
 
 int xevb_event_decode(const uint8_t *buf, size_t len, struct xevb_decoded_event *out, char *err, size_t errlen)
 {
-	int vfault = 0;
+	uint32_t offs[XEVB_MAX_SOURCES];
 
-	return decode_walk(buf, len, 0, out, &vfault, err, errlen);
+	return decode_into(buf, len, out, offs, err, errlen);
 }
 
+/*
+ * As `xevb sink` checks an event: the structure (a fault anywhere wins,
+ * found before any payload is looked at), then the payloads over the
+ * fragment index; the walk that says which and why only for a bad one.
+ */
 int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out,
 			     char *err, size_t errlen)
 {
-	int vfault = 0, rc;
+	uint32_t offs[XEVB_MAX_SOURCES];
+	int rc = decode_into(buf, len, out, offs, err, errlen);
 
-	if (what & XEVB_VERIFY_CONTENT)
-		pthread_once(&emu_once, emu_ref_init);
-	rc = decode_walk(buf, len, what, out, &vfault, err, errlen);
-	return rc ? rc : vfault;
+	if (rc || !what || !xevb_payloads_bad_at(buf, offs, out->n_frags, out->event_id, what))
+		return rc;
+	return xevb_event_verify(out, what, err, errlen);
 }
 
 int xevb_event_verify(const struct xevb_decoded_event *ev, unsigned what, char *err, size_t errlen)

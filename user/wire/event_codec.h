@@ -120,7 +120,8 @@ struct xevb_decoded_frag {
 /*
  * Validate buf[0..len) as exactly one event (every rule of section 2) and
  * fill out. 0, or -XEVB_EVT_E_* with a sentence in err. The decoded event
- * points into buf.
+ * points into buf. The rules and their sentences are libxevb's decoder's
+ * (lib/ev_decode.c, the one implementation).
  */
 int xevb_event_decode(const uint8_t *buf, size_t len, struct xevb_decoded_event *out, char *err, size_t errlen);
 
@@ -164,12 +165,11 @@ int xevb_event_payloads_bad(const struct xevb_decoded_event *ev, unsigned what);
 int xevb_payloads_bad_at(const uint8_t *data, const uint32_t *offs, uint32_t n, uint32_t event_id, unsigned what);
 
 /*
- * xevb_event_decode then, if it succeeds, xevb_event_verify(what), in one
- * walk over the records: the same verdict and out for every input (a
+ * xevb_event_decode then, if it succeeds, xevb_event_verify(what): a
  * structural fault anywhere wins; -XEVB_EVT_E_CRC / -XEVB_EVT_E_CONTENT
- * leave out filled, the event's structure being sound), each payload read
- * once while in cache. With both checks, a payload equal to the emulator
- * pattern is CRC-checked against the pattern's CRC for its length.
+ * leave out filled, the event's structure being sound. With both checks,
+ * a payload equal to the emulator pattern is CRC-checked against the
+ * pattern's CRC for its length.
  */
 int xevb_event_decode_verify(const uint8_t *buf, size_t len, unsigned what, struct xevb_decoded_event *out,
 			     char *err, size_t errlen);

@@ -1,8 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The key file and the run configuration, checked before they are read
- * (trusted.c): a regular file named directly, owned by this user or root,
- * closed to others, bounded in size.
+ * (lib/trusted.c): a regular file named directly, owned by this user or
+ * root, closed to others, bounded in size. One implementation for the
+ * library and the xevb tools (user/ctl/trusted_file.c wraps it).
+ *
+ * lib/shared/: the library's internals the tools call too. The tools
+ * (GPL-2.0) may use this LGPL code; the library never includes the tools'.
+ * Every symbol here is hidden in libxevb.so (xl_ prefix, never exported).
  */
 #ifndef XEVB_LIB_TRUSTED_H
 #define XEVB_LIB_TRUSTED_H
