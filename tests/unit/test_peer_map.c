@@ -54,3 +54,41 @@ Test(peer_map, bounded)
 	cr_assert(eq(i64, peer_map_get(&m, peer_key(1, 9)), -1));
 	peer_map_free(&m);
 }
+
+/*
+ * A map for millions (the DFM's farm-node pairs) starts small and doubles
+ * as entries come: 100,000 keys, every one found after each growth, the
+ * table at most half full, deletes still exact; its max still refuses.
+ */
+Test(peer_map, grows_to_its_max)
+{
+	const uint32_t n = 100000;
+	struct peer_map m;
+
+	cr_assert(eq(int, peer_map_init(&m, 1u << 22), 0));
+	cr_assert(le(u32, m.mask + 1, 2 * PEER_MAP_START), "starts small");
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t key = ((uint64_t)(i % 1024) << 32) | (0xc6120000u + i / 1024);
+		cr_assert(peer_map_put(&m, key, i));
+		cr_assert(le(u32, 2 * m.n, m.mask + 1));
+		if ((i & (i + 1)) == 0) /* after each power of two: every key so far */
+			for (uint32_t j = 0; j <= i; j++)
+				cr_assert(eq(i64,
+					     peer_map_get(&m,
+							  ((uint64_t)(j % 1024) << 32) | (0xc6120000u + j / 1024)),
+					     j));
+	}
+	for (uint32_t i = 0; i < n; i += 2)
+		peer_map_del(&m, ((uint64_t)(i % 1024) << 32) | (0xc6120000u + i / 1024));
+	for (uint32_t i = 0; i < n; i++)
+		cr_assert(eq(i64, peer_map_get(&m, ((uint64_t)(i % 1024) << 32) | (0xc6120000u + i / 1024)),
+			     i % 2 ? (int64_t)i : -1));
+	cr_assert(eq(u32, m.n, n / 2));
+	peer_map_free(&m);
+
+	cr_assert(eq(int, peer_map_init(&m, 5000), 0));
+	for (uint32_t i = 0; i < 5000; i++)
+		cr_assert(peer_map_put(&m, i, i));
+	cr_assert(not(peer_map_put(&m, 5000, 5000)), "its max");
+	peer_map_free(&m);
+}

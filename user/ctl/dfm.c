@@ -42,7 +42,8 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->clr = calloc(d->clr_cap, sizeof(*d->clr));
 	d->sk = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk));
 	d->sk_pairs = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk_pairs));
-	d->pair = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->pair));
+	d->pair_cap = PEER_MAP_START;
+	d->pair = calloc(d->pair_cap, sizeof(*d->pair));
 	d->fa = calloc(XEVB_DFM_MAX_FARM_ADDRS, sizeof(*d->fa));
 	d->b_fwd = calloc(XEVB_DFM_MAX_BUILDERS, sizeof(*d->b_fwd));
 	if (!d->slots || dfm_side_init(&d->side, cfg->table) || !d->rq || !d->clr || !d->sk || !d->sk_pairs ||

@@ -34,9 +34,10 @@
 
 #define XEVB_DFM_MAX_BUILDERS 1024
 #define XEVB_DFM_MAX_SINKS    4096
-/* (farm node, builder address) pairs whose counts the DFM keeps (128
-   builders at 1024 farm nodes; 8 MB), and the addresses they name. */
-#define XEVB_DFM_MAX_FARM_PAIRS (1u << 17)
+/* (farm node, builder address) pairs whose counts the DFM keeps (every
+   builder at every farm node; memory taken as pairs appear, 48 bytes
+   each), and the addresses they name. */
+#define XEVB_DFM_MAX_FARM_PAIRS (XEVB_DFM_MAX_BUILDERS * XEVB_DFM_MAX_SINKS)
 #define XEVB_DFM_MAX_FARM_ADDRS (1u << 14)
 
 enum xevb_dfm_lost {

@@ -57,6 +57,28 @@ static struct farm_addr *farm_addr(struct xevb_dfm *d, uint32_t baddr, bool add)
 	return &d->fa[d->nfa++];
 }
 
+/*
+ * Room in *arr (of *cap entries of size bytes) for entry n: doubled when
+ * full, up to max entries. false: at max, or out of memory (the table stays).
+ */
+static bool room_for(void **arr, uint32_t *cap, uint32_t n, size_t size, uint32_t max)
+{
+	uint32_t c = *cap;
+	void *a;
+
+	if (n < c)
+		return true;
+	if (c >= max)
+		return false;
+	c = c > max / 2 ? max : 2 * c;
+	a = realloc(*arr, (size_t)c * size);
+	if (!a)
+		return false;
+	*arr = a;
+	*cap = c;
+	return true;
+}
+
 /* Farm node k's pair for builder address baddr, or NULL (a table is full). */
 static struct farm_pair *sink_pair(struct xevb_dfm *d, struct xevb_dfm_sink *k, uint32_t baddr)
 {
@@ -67,9 +89,10 @@ static struct farm_pair *sink_pair(struct xevb_dfm *d, struct xevb_dfm_sink *k, 
 
 	if (i >= 0)
 		return &d->pair[i];
-	if (k->n == XEVB_DFM_MAX_BUILDERS || d->npair == XEVB_DFM_MAX_FARM_PAIRS || !farm_addr(d, baddr, true))
+	if (k->n == XEVB_DFM_MAX_BUILDERS ||
+	    !room_for((void **)&d->pair, &d->pair_cap, d->npair, sizeof(*d->pair), XEVB_DFM_MAX_FARM_PAIRS) ||
+	    !farm_addr(d, baddr, true) || !peer_map_put(&d->pairmap, key, d->npair))
 		return NULL;
-	peer_map_put(&d->pairmap, key, d->npair);
 	p = &d->pair[d->npair++];
 	*p = (struct farm_pair){ .sink = ki, .baddr = baddr, .next = d->sk_pairs[ki] };
 	d->sk_pairs[ki] = d->npair;
@@ -156,7 +179,8 @@ static struct fwd_pair *fwd_pair(struct xevb_dfm *d, uint32_t bi, uint32_t saddr
 	if (!d->fwd) {
 		if (peer_map_init(&d->fwdmap, XEVB_DFM_MAX_FARM_PAIRS))
 			return NULL;
-		if (!(d->fwd = calloc(XEVB_DFM_MAX_FARM_PAIRS, sizeof(*d->fwd)))) {
+		d->fwd_cap = PEER_MAP_START;
+		if (!(d->fwd = calloc(d->fwd_cap, sizeof(*d->fwd)))) {
 			peer_map_free(&d->fwdmap);
 			return NULL;
 		}
@@ -164,9 +188,9 @@ static struct fwd_pair *fwd_pair(struct xevb_dfm *d, uint32_t bi, uint32_t saddr
 	i = peer_map_get(&d->fwdmap, key);
 	if (i >= 0)
 		return &d->fwd[i];
-	if (d->nfwd == XEVB_DFM_MAX_FARM_PAIRS)
+	if (!room_for((void **)&d->fwd, &d->fwd_cap, d->nfwd, sizeof(*d->fwd), XEVB_DFM_MAX_FARM_PAIRS) ||
+	    !peer_map_put(&d->fwdmap, key, d->nfwd))
 		return NULL;
-	peer_map_put(&d->fwdmap, key, d->nfwd);
 	p = &d->fwd[d->nfwd++];
 	*p = (struct fwd_pair){ .bi = bi, .saddr = saddr, .next = d->b_fwd[bi] };
 	d->b_fwd[bi] = d->nfwd;

@@ -55,7 +55,7 @@ struct xevb_dfm {
 	uint32_t nsk;
 	struct peer_map skmap; /* farm nodes by address and port */
 	struct farm_pair *pair;
-	uint32_t npair;
+	uint32_t npair, pair_cap;
 	struct peer_map pairmap; /* (farm node, builder address) -> pair */
 	struct farm_addr *fa;
 	uint32_t nfa, fa_gen;
@@ -63,7 +63,7 @@ struct xevb_dfm {
 	uint64_t received_all; /* every farm node, every address */
 	struct fwd_pair *fwd;
 	uint32_t *b_fwd; /* per builder: its first pair (index + 1) */
-	uint32_t nfwd;
+	uint32_t nfwd, fwd_cap;
 	struct peer_map fwdmap; /* (builder, farm-node address) -> pair */
 	struct xevb_dfm_stats st;
 	uint64_t clk_t0;      /* xevb_dfm_trigger_clock */

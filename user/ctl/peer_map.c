@@ -14,13 +14,37 @@ int peer_map_init(struct peer_map *m, uint32_t max)
 {
 	uint32_t size = 16;
 
-	while (size < 2ull * max)
+	while (size < 2ull * (max < PEER_MAP_START ? max : PEER_MAP_START))
 		size *= 2;
 	m->slot = calloc(size, sizeof(*m->slot));
 	m->mask = size - 1;
 	m->n = 0;
 	m->max = max;
 	return m->slot ? 0 : -1;
+}
+
+/* Twice the slots, every entry moved to its new home: false when out of memory (the map stays). */
+static bool grow(struct peer_map *m)
+{
+	uint32_t size = (m->mask + 1) * 2;
+	struct peer_map_slot *old = m->slot, *slot = calloc(size, sizeof(*slot));
+	uint32_t old_size = m->mask + 1;
+
+	if (!slot)
+		return false;
+	m->slot = slot;
+	m->mask = size - 1;
+	for (uint32_t i = 0; i < old_size; i++) {
+		uint32_t j;
+
+		if (!old[i].val)
+			continue;
+		for (j = home(m, old[i].key); slot[j].val; j = (j + 1) & m->mask)
+			;
+		slot[j] = old[i];
+	}
+	free(old);
+	return true;
 }
 
 void peer_map_free(struct peer_map *m)
@@ -55,6 +79,12 @@ bool peer_map_put(struct peer_map *m, uint64_t key, uint32_t idx)
 	if (!m->slot[i].val) {
 		if (m->n >= m->max)
 			return false;
+		/* At most half full: the probe always ends. */
+		if (m->n + 1 > (m->mask + 1) / 2) {
+			if (!grow(m))
+				return false;
+			i = probe(m, key);
+		}
 		m->n++;
 		m->slot[i].key = key;
 	}
