@@ -279,7 +279,18 @@ int xevb_ctl_open(struct xevb_ctl_io *io, uint32_t addr, uint16_t port, uint8_t 
 		return -1;
 	}
 	setsockopt(io->fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-	setsockopt(io->fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	/*
+	 * The DFM hears every peer (thousands beating every 100 ms, bursts of
+	 * DONE): a queue that holds a stall of tens of milliseconds. Beyond
+	 * net.core.rmem_max with CAP_NET_ADMIN only; else what it allows.
+	 */
+	if (role == XEVB_ROLE_DFM) {
+		int big = 32 << 20;
+		if (setsockopt(io->fd, SOL_SOCKET, SO_RCVBUFFORCE, &big, sizeof(big)))
+			setsockopt(io->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+	} else {
+		setsockopt(io->fd, SOL_SOCKET, SO_RCVBUF, &buf, sizeof(buf));
+	}
 	setsockopt(io->fd, SOL_SOCKET, SO_SNDBUF, &buf, sizeof(buf));
 	if (bind(io->fd, (struct sockaddr *)&me, sizeof(me))) {
 		char a[INET_ADDRSTRLEN];
