@@ -2,10 +2,12 @@
 /* The farm node's control messages: see ctl.h and docs/control-protocol.md. */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <sodium.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include "ctl.h"
 #include "shared/xl_trusted.h"
@@ -239,6 +241,23 @@ static int member_from(const uint8_t *b, size_t n, struct xl_ctl *c, char *why, 
 	return 0;
 }
 
+/* path (a regular file) starts as a builder's key bundle: what a refusal should name. */
+static bool is_bundle(const char *path)
+{
+	static const char tag[] = "xevb-key-bundle ";
+	char head[sizeof(tag) - 1];
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	struct stat st;
+	bool yes;
+
+	if (fd < 0)
+		return false;
+	yes = !fstat(fd, &st) && S_ISREG(st.st_mode) && read(fd, head, sizeof(head)) == (ssize_t)sizeof(head) &&
+	      !memcmp(head, tag, sizeof(head));
+	close(fd);
+	return yes;
+}
+
 int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen)
 {
 	uint8_t buf[160];
@@ -251,6 +270,11 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 		return -EIO;
 	}
 	n = xl_tf_read(XL_TF_KEY, path, buf, sizeof(buf), err, errlen);
+	if (n < 0 && is_bundle(path))
+		xl_fmt(err, errlen,
+		       "key file %s is a builder's key bundle: a farm node takes its own member key "
+		       "(xevb key derive --role sink --id N)",
+		       path);
 	if (n < 0)
 		return (int)n;
 	c->member_role = 0;

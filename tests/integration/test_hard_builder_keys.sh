@@ -177,4 +177,24 @@ if ((rc == 2)) && grep -q "key bundle of builder 1, but this process is source 0
 else
 	e2e_fail "a bundle given to a source: exit $rc, want 2 and an error naming both: $out"
 fi
+# A farm node given a builder's bundle: refused, the bundle named.
+out=$(ip netns exec "$(tb_ns sink 0)" timeout "$E2E_TMO" "$X" sink --listen "$(tb_addr sink 0):$E2E_PORT" \
+	--ctl-port 24998 --key-file "$W/b1.key" --duration 1 2>&1)
+rc=$?
+if ((rc != 0)) && grep -q "is a builder's key bundle: a farm node takes its own member key" <<<"$out"; then
+	e2e_ok "a bundle given to a farm node: exit $rc, the bundle named"
+else
+	e2e_fail "a bundle given to a farm node: exit $rc, want a refusal naming the bundle: $out"
+fi
+# The DFM holds the master: a bundle or a member key is refused before its socket opens.
+for k in b1 k0; do
+	out=$(ip netns exec "$(tb_ns dfm 0)" timeout "$E2E_TMO" "$X" dfm --config "$W/run.ini" --key-file "$W/$k.key" \
+		--duration 1 2>&1)
+	rc=$?
+	if ((rc == 2)) && grep -q "but the DFM holds the run's master key" <<<"$out"; then
+		e2e_ok "$k.key given to the DFM: exit 2"
+	else
+		e2e_fail "$k.key given to the DFM: exit $rc, want 2 and an error saying the DFM holds the master: $out"
+	fi
+done
 e2e_finish

@@ -27,7 +27,6 @@ static const struct xevb_opt opts[] = {
 	{ "config", O_CONFIG, "FILE",
 	  "a builder's bundle: the run configuration whose sources and farm nodes it talks to" },
 	{ "out", O_OUT, "FILE", "write the member key here (created with mode 600; an existing file is kept)" },
-	{ "help", 'h', NULL, "this help" },
 	{ 0 },
 };
 

@@ -141,7 +141,7 @@ int dfm_opts_parse(int argc, char **argv, struct dfm_cfg *cfg)
 		return rc;
 	/* Control keys are bound to the run: a message of another run does not open. */
 	xevb_ctl_set_run(cfg->dc.run);
-	if (cfg->co.key_file && xevb_ctl_set_key_file(cfg->co.key_file))
+	if (cfg->co.key_file && (xevb_ctl_set_key_file(cfg->co.key_file) || xevb_ctl_key_for(XEVB_ROLE_DFM, 0)))
 		return 2;
 	/* A conflict, refused before the control socket opens (the DFM would refuse it later). */
 	if (cfg->dc.block > cfg->dc.table) {

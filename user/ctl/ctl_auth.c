@@ -335,14 +335,21 @@ static bool member_of(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, 
 
 int xevb_ctl_auth_fits(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id, char *err, size_t len)
 {
+	if (a->member_role && role == XEVB_ROLE_DFM) {
+		snprintf(err, len,
+			 "the key file is the %s of %s %u, but the DFM holds the run's master key (the "
+			 "file every member key is derived from): give it that",
+			 a->member_role == XEVB_ROLE_BUILDER ? "key bundle" : "member key",
+			 xevb_ctl_role_name(a->member_role), a->member_id);
+		return -1;
+	}
 	if (a->member_role && (a->member_role != role || a->member_id != id)) {
 		snprintf(err, len,
 			 "the key file is the %s of %s %u, but this process is %s %u: give it its own "
-			 "(xevb key derive --role %s --id %u%s), or the run's master key%s",
+			 "(xevb key derive --role %s --id %u%s), or the run's master key",
 			 a->member_role == XEVB_ROLE_BUILDER ? "key bundle" : "member key",
 			 xevb_ctl_role_name(a->member_role), a->member_id, xevb_ctl_role_name(role), id,
-			 xevb_ctl_role_name(role), id, role == XEVB_ROLE_BUILDER ? " --config FILE" : "",
-			 role == XEVB_ROLE_DFM ? " (the DFM holds it)" : "");
+			 xevb_ctl_role_name(role), id, role == XEVB_ROLE_BUILDER ? " --config FILE" : "");
 		return -1;
 	}
 	return 0;
