@@ -240,10 +240,9 @@ Test(ctl_proto, route_roundtrip_and_layout)
 {
 	struct xevb_ctl_msg m = hdr(XEVB_CTL_ROUTE, XEVB_ROLE_DFM, 3), d;
 	uint8_t buf[XEVB_CTL_MAX_LEN];
-	static const uint8_t fixture[] = { 0x58, 0x43, 1,    11,   1,    0,    0,    7,    0xab, 0xcd, 0xef,
-					   0x01, 0,    0,    0,    42,   0,    3,    0,    0,    0x00, 0x01,
-					   0x86, 0xa0, 0,    25,   0,    0,    0,    0,    0,    9,    0x00,
-					   0x05, 0x01, 0x02, 0xff, 0xff };
+	static const uint8_t fixture[] = { 0x58, 0x43, 1,  11, 1, 0, 0,    7,    0xab, 0xcd, 0xef, 0x01, 0,
+					   0,    0,    42, 0,  3, 0, 0,    0x00, 0x01, 0x86, 0xa0, 0,    25,
+					   0,    0,    0,  0,  0, 9, 0x00, 0x05, 0x01, 0x02, 0xff, 0xff };
 	size_t len;
 
 	cr_assert(eq(u32, xevb_ctl_max_recs(XEVB_CTL_ROUTE), 708)); /* room for the MAC trailer */

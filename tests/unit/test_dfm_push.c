@@ -18,10 +18,12 @@ static void keep(void *ctx, struct xevb_ctl_msg *m)
 
 static struct xevb_ctl_assign blk(uint32_t first, uint16_t count, uint16_t id, uint8_t flags)
 {
-	return (struct xevb_ctl_assign){
-		.first_event = first, .count = count, .flags = flags, .builder_addr = 0x0a000001u + id, .builder_id = id,
-		.run = 3
-	};
+	return (struct xevb_ctl_assign){ .first_event = first,
+					 .count = count,
+					 .flags = flags,
+					 .builder_addr = 0x0a000001u + id,
+					 .builder_id = id,
+					 .run = 3 };
 }
 
 static void list(struct dfm_push *p, uint32_t n, const uint32_t *addrs)

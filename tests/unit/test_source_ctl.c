@@ -121,7 +121,8 @@ Test(source_ctl, route_blocks_to_listed_ids)
 	mk(&s);
 	sent = 0;
 	builders(&s, 3);
-	m.u.route = (struct xevb_ctl_route){ .first_event = 500, .block = 10, .run = 1, .id = { 100, 102, 7, 101 } };
+	m.u.route =
+		(struct xevb_ctl_route){ .first_event = 500, .block = 10, .run = 1, .id = { 100, 102, 7, 101 } };
 	from_dfm(&s, &m);
 	cr_assert(eq(u64, s.routes, 1));
 	cr_assert(eq(u64, s.route_unknown, 1)); /* id 7: no builder of the list */

@@ -65,7 +65,7 @@ struct dfm_app {
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
 	struct dfm_push push;                            /* push: the sources' copy (ROUTE, ASSIGN) */
 	uint64_t src_timeouts, unexpected;
-	uint32_t hb_n;          /* heartbeats sent */
+	uint32_t hb_n;                                /* heartbeats sent */
 	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
 	uint32_t max_per_addr;                        /* --max-per-address */
 	/* Push: the copy of the assignments for the sources leaves when full

@@ -3,8 +3,7 @@
 #include <string.h>
 #include "ctl/dfm_push.h"
 
-void dfm_push_init(struct dfm_push *p, uint32_t block, void (*send)(void *, struct xevb_ctl_msg *),
-		   void *ctx)
+void dfm_push_init(struct dfm_push *p, uint32_t block, void (*send)(void *, struct xevb_ctl_msg *), void *ctx)
 {
 	memset(p, 0, sizeof(*p));
 	p->block = block;
@@ -51,9 +50,9 @@ static bool continues(const struct dfm_push *p, const struct xevb_ctl_assign *as
 {
 	const struct xevb_ctl_route *r = &p->route.u.route;
 
-	return !p->route.h.n_recs || (r->run == as->run && as->first_event - r->first_event ==
-								  (uint32_t)p->route.h.n_recs * r->block &&
-				      as->first_event > r->first_event);
+	return !p->route.h.n_recs ||
+	       (r->run == as->run && as->first_event - r->first_event == (uint32_t)p->route.h.n_recs * r->block &&
+		as->first_event > r->first_event);
 }
 
 void dfm_push_add(struct dfm_push *p, const struct xevb_ctl_assign *as, uint32_t bi, uint64_t now)

@@ -39,8 +39,7 @@ struct dfm_push {
 	struct dfm_push_name name[XEVB_DFM_MAX_BUILDERS];
 };
 
-void dfm_push_init(struct dfm_push *p, uint32_t block, void (*send)(void *, struct xevb_ctl_msg *),
-		   void *ctx);
+void dfm_push_init(struct dfm_push *p, uint32_t block, void (*send)(void *, struct xevb_ctl_msg *), void *ctx);
 /*
  * The BUILDERS list as it is built: begin, each builder listed (its index
  * at the DFM), end. A builder becomes routable once two lists in a row
