@@ -144,6 +144,12 @@ Test(source_ctl, route_blocks_to_listed_ids)
 		cr_assert(eq(u64, s.routes, 2));
 		cr_assert(eq(u64, s.not_dfm, 1));
 	}
+	/* A new DFM numbers its builders afresh: the old indexes route nothing. */
+	m.h.role = XEVB_ROLE_DFM;
+	m.h.epoch = 8;
+	m.u.route.first_event = 900;
+	src_ctl_on_msg(&s, &m, &dfm);
+	cr_assert(eq(u64, s.route_unknown, 6));
 	cr_assert(src_ctl_check(&s, msg, sizeof(msg)), "%s", msg);
 	src_ctl_free(&s);
 }

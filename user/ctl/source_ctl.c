@@ -367,6 +367,8 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 				  s->dfm_epoch, m->h.epoch);
 		}
 		s->dfm_epoch = m->h.epoch;
+		/* Route indexes are that DFM's numbers for its builders. */
+		memset(s->rid, 0, sizeof(s->rid));
 	}
 	switch (m->h.type) {
 	case XEVB_CTL_STATUS:
