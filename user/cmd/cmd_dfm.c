@@ -21,6 +21,7 @@
 #include "ctl/ctl_sock.h"
 #include "ctl/dfm.h"
 #include "ctl/dfm_books.h"
+#include "ctl/dfm_push.h"
 #include "ctl/peer_map.h"
 #include "base/notify.h"
 #include "ctl/runcfg.h"
@@ -62,16 +63,14 @@ struct dfm_app {
 	uint32_t n_src;
 	struct peer_map srcmap;                          /* source processes by address and port */
 	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
-	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
-	uint64_t src_timeouts, unexpected, push_msgs;
-	uint64_t push_first_ns; /* when the pending copy for the sources took its first block */
-	uint32_t hb_n;          /* heartbeats sent */
+	struct dfm_push push;                            /* push: the sources' copy (ROUTE, ASSIGN) */
+	uint64_t src_timeouts, unexpected;
+	uint32_t hb_n;                                /* heartbeats sent */
 	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
 	uint32_t max_per_addr;                        /* --max-per-address */
-	/* Push: the copy of the ASSIGNs for the sources leaves when full or
-	   this long after its first block (--push-us), not every round: the
-	   rounds are short at a high rate, and each copy (one datagram per
-	   source process) carried a few blocks. */
+	/* Push: the copy of the assignments for the sources leaves when full
+	   or this long after its first block (--push-us), not every round:
+	   each copy is one datagram per source process. */
 	uint64_t push_ns;
 	bool sources_changed;
 	bool books_closed;              /* the run is over and the farm nodes' counts are in */
@@ -109,15 +108,13 @@ static void flush_builder(struct dfm_app *a, uint32_t bi)
 	m->h.n_recs = 0;
 }
 
-static void flush_push(struct dfm_app *a)
+static void push_to_sources(void *ctx, struct xevb_ctl_msg *m)
 {
-	if (!a->push.h.n_recs)
-		return;
+	struct dfm_app *a = ctx;
+
 	for (uint32_t i = 0; i < a->n_src; i++)
 		if (a->src[i].alive)
-			xevb_ctl_send(&a->io, &a->src[i].sa, &a->push);
-	a->push_msgs++;
-	a->push.h.n_recs = 0;
+			xevb_ctl_send(&a->io, &a->src[i].sa, m);
 }
 
 static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as)
@@ -130,14 +127,8 @@ static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as
 	if (m->h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
 		flush_builder(a, bi);
 	/* Push: the sources learn each block's builder (retries stay between DFM and builder). */
-	if (!a->pull && !(as->flags & XEVB_CTL_AS_RETRY)) {
-		if (!a->push.h.n_recs)
-			a->push_first_ns = xevb_now_ns();
-		a->push.h.type = XEVB_CTL_ASSIGN;
-		a->push.u.assign[a->push.h.n_recs++] = *as;
-		if (a->push.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
-			flush_push(a);
-	}
+	if (!a->pull && !(as->flags & XEVB_CTL_AS_RETRY))
+		dfm_push_add(&a->push, as, bi, xevb_now_ns());
 }
 
 /* Our STATUS to builder bi: the heartbeat, or a probe of a silent one. */
@@ -171,8 +162,8 @@ static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
 
 	if (!n)
 		return;
-	/* ASSIGNs first: a source must never see a clear before the event. */
-	flush_push(a);
+	/* Assignments first: a source must never see a clear before the event. */
+	dfm_push_flush(&a->push);
 	memcpy(m.u.clear, r, n * sizeof(*r));
 	for (uint32_t i = 0; i < a->n_src; i++)
 		if (a->src[i].alive)
@@ -343,15 +334,19 @@ static struct xevb_ctl_msg *list_next(struct xevb_ctl_msg *parts, uint32_t *n, u
 static void builder_list(struct dfm_app *a)
 {
 	a->n_bld_list = 0;
+	dfm_push_list_begin(&a->push);
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		struct xevb_ctl_msg *m;
 		if (!b->alive)
 			continue;
 		m = list_next(a->bld_list, &a->n_bld_list, XEVB_CTL_BUILDERS);
+		/* The third field is our index for it: what ROUTE names (ids given with --id may repeat). */
 		m->u.builders[m->h.n_recs++] =
-			(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
+			(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = (uint16_t)i };
+		dfm_push_list_add(&a->push, i, b->addr, b->port);
 	}
+	dfm_push_list_end(&a->push);
 }
 
 /* The source processes alive, for the builders (whom to ask), in parts; silent ones declared dead first. */
@@ -431,7 +426,7 @@ static void metrics_publish(struct dfm_metrics *mx, struct dfm_app *a, uint64_t 
 	struct dfm_metrics_app ma = { .io = &a->io,
 				      .unexpected = a->unexpected,
 				      .src_timeouts = a->src_timeouts,
-				      .push_msgs = a->push_msgs,
+				      .push_msgs = a->push.routes + a->push.copies,
 				      .sources = a->n_src,
 				      .pull = a->pull,
 				      .started = started,
@@ -727,6 +722,8 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	a->max_per_addr = o->c.dc.max_per_addr;
 	a->push_ns = o->c.push_ns;
 	a->pull = o->c.dc.pull;
+	dfm_push_init(&a->push, o->c.dc.block, push_to_sources, a);
+	a->push.assign_only = o->c.no_route;
 	o->c.dc.send_assign = send_assign;
 	o->c.dc.send_clear = send_clear;
 	o->c.dc.probe = send_probe;
@@ -835,8 +832,8 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
 		flush_builder(a, i);
 	/* Signed: the first block may have come after the round's clock was read. */
-	if (a->push.h.n_recs && ((int64_t)(now - a->push_first_ns) >= (int64_t)a->push_ns || ph->draining))
-		flush_push(a);
+	if (dfm_push_due(&a->push, now, ph->draining ? 0 : a->push_ns))
+		dfm_push_flush(&a->push);
 	if (now >= ph->next_hb) {
 		heartbeat(a, now, ++a->hb_n % LISTS_EVERY == 0);
 		ph->next_hb = now + HEARTBEAT_NS;
