@@ -129,6 +129,25 @@ static void send_probe(void *ctx, uint32_t bi)
 	xevb_ctl_send(&a->io, &sa, &m);
 }
 
+/* A queued message to builder i: the heartbeat is its probe (its own STATUS), else the message. */
+static void bfan_send(void *ctx, uint32_t i, struct dfm_fan_item *it)
+{
+	struct dfm_app *a = ctx;
+	struct sockaddr_in sa;
+
+	if (it->kind == DFM_FAN_STATUS) {
+		send_probe(a, i);
+		return;
+	}
+	sa = builder_sa(xevb_dfm_builder(a->d, i));
+	xevb_ctl_send(&a->io, &sa, &it->m);
+}
+
+static uint32_t bfan_dest(void *ctx)
+{
+	return xevb_dfm_n_builders(((struct dfm_app *)ctx)->d);
+}
+
 /* Datagrams that met port unreachable: a builder whose process is gone is dead now. */
 static void unreachable(struct dfm_app *a, uint64_t now)
 {
@@ -369,12 +388,9 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool lists)
 	dfm_fanout_add(&a->fan, DFM_FAN_STATUS)->m = m;
 	for (uint32_t k = 0; lists && k < a->n_bld_list; k++)
 		dfm_fanout_add(&a->fan, DFM_FAN_MSG)->m = a->bld_list[k];
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
-		struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a->d, i));
-		send_probe(a, i);
-		for (uint32_t k = 0; lists && k < a->n_src_list; k++)
-			xevb_ctl_send(&a->io, &sa, &a->src_list[k]);
-	}
+	dfm_fanout_add(&a->bfan, DFM_FAN_STATUS);
+	for (uint32_t k = 0; lists && k < a->n_src_list; k++)
+		dfm_fanout_add(&a->bfan, DFM_FAN_MSG)->m = a->src_list[k];
 }
 
 /* --metrics: the books, for the next scrapes. */
@@ -496,7 +512,8 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	o->c.dc.ctx = a;
 	a->d = xevb_dfm_new(&o->c.dc);
 	if (a->d && (peer_map_init(&a->srcmap, DFM_MAX_SOURCES) ||
-		     dfm_fanout_init(&a->fan, FAN_QUEUE, fan_send, fan_dest, a))) {
+		     dfm_fanout_init(&a->fan, FAN_QUEUE, fan_send, fan_dest, a) ||
+		     dfm_fanout_init(&a->bfan, FAN_QUEUE, bfan_send, bfan_dest, a))) {
 		xevb_dfm_free(a->d);
 		a->d = NULL;
 		errno = ENOMEM;
@@ -622,6 +639,7 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 		xevb_dfm_reconcile(a->d); /* received / in flight to the farm nodes, for --metrics */
 	}
 	dfm_fanout_run(&a->fan, FAN_BUDGET);
+	dfm_fanout_run(&a->bfan, FAN_BUDGET);
 	metrics_publish(mx, a, now, ph->started, ph->draining, false);
 	if (ph->started && xevb_common_interval(&o->c.co) && now >= ph->next_line) {
 		dfm_stats_line(a, (double)(now - ph->t0) / 1e9, &ph->last_trig);
@@ -656,7 +674,7 @@ static void wait_round(struct dfm_app *a, const struct dfm_opts *o, const struct
 	uint64_t w = running && (o->c.rate > 0 || xevb_dfm_can_assign(a->d)) ? 1000000 : 5000000;
 	struct timespec ts;
 
-	if (!budget || dfm_fanout_busy(&a->fan))
+	if (!budget || dfm_fanout_busy(&a->fan) || dfm_fanout_busy(&a->bfan))
 		return;
 	if (running && o->c.rate > 0) {
 		uint64_t next = xevb_dfm_stats(a->d)->triggered + o->c.dc.block;
@@ -717,6 +735,7 @@ static void say_bye(struct dfm_app *a)
 	struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
 
 	dfm_fanout_drain(&a->fan);
+	dfm_fanout_drain(&a->bfan);
 	for (int k = 0; k < 2; k++) {
 		for (uint32_t i = 0; i < a->n_src; i++)
 			xevb_ctl_send(&a->io, &a->src[i].sa, &bye);
@@ -767,6 +786,7 @@ static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct 
 	xevb_ctl_close(&a->io);
 	xevb_dfm_free(a->d);
 	dfm_fanout_free(&a->fan);
+	dfm_fanout_free(&a->bfan);
 	return !ph->started ? 1 : !ok ? 3 : a->builders_left || stalled ? 6 : a->books.rc;
 }
 

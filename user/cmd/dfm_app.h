@@ -58,6 +58,7 @@ struct dfm_app {
 	struct xevb_ctl_msg bld_list[LIST_PARTS(XEVB_DFM_MAX_BUILDERS, XEVB_CTL_BLD_RLEN)];
 	uint32_t n_src_list, n_bld_list;
 	struct dfm_fanout fan;   /* to every source: a slice a round */
+	struct dfm_fanout bfan;  /* to every builder: heartbeats (probes) and the SOURCES lists */
 	struct xevb_ctl_txq txq; /* datagrams leave in batches (sendmmsg) at the end of a round */
 	struct xevb_ctl_rxq rxq; /* and come in batches (recvmmsg) */
 	/* For the summary: where the run's ids began, and whether it took over from a dead DFM. */
