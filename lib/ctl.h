@@ -3,53 +3,22 @@
  * The farm node's part of the control protocol (docs/control-protocol.md):
  * the header rules of every message, STATUS (in from builders, out to
  * them), RECEIVED (out to the DFM), authentication with the run's key, and
- * membership. Copied in substance from user/ctl/ctl_proto.c, ctl_auth.c
- * and ctl_sock.c (same authors, relicensed for the library), cut to what a
- * farm node sends and takes.
+ * membership. The codec is the one the tools use too
+ * (shared/xl_ctl_proto.h); here what a farm node sends and takes.
  */
 #ifndef XEVB_LIB_CTL_H
 #define XEVB_LIB_CTL_H
 
 #include <netinet/in.h>
 #include "internal.h"
+#include "shared/xl_ctl_proto.h"
 
-#define XL_CTL_MAGIC      0x5843 /* "XC" */
-#define XL_CTL_VERSION    1
 #define XL_CTL_VERSION_AU 3 /* sealed with per-member, per-run keys */
-#define XL_CTL_HLEN       20
-#define XL_CTL_MAX_LEN    1472
-#define XL_CTL_PORT       23904
 #define XL_CTL_KEY_LEN    32
 #define XL_CTL_MAC_LEN    16
 #define XL_CTL_TRAILER    (8 + XL_CTL_MAC_LEN)
-#define XL_CTL_STATUS_RL  28
-#define XL_CTL_RECV_RL    16
-#define XL_CTL_RECV_MAX   ((XL_CTL_MAX_LEN - XL_CTL_TRAILER - XL_CTL_HLEN) / XL_CTL_RECV_RL)
-#define XL_CTL_ST_BUSY    0x1u
-#define XL_CTL_ST_KNOWN   0x3u
+#define XL_CTL_RECV_MAX   89  /* RECEIVED records in one sealed datagram: xl_ctl_max_recs(XEVB_CTL_RECEIVED) */
 #define XL_CTL_PEERS      256 /* sender incarnations remembered for replay checks */
-
-enum xl_ctl_type { XL_STATUS = 1, XL_BYE = 7, XL_RECEIVED = 8, XL_TYPES = 10 };
-enum xl_ctl_role { XL_ROLE_DFM = 1, XL_ROLE_BUILDER, XL_ROLE_SOURCE, XL_ROLE_SINK, XL_ROLES };
-
-struct xl_ctl_hdr {
-	uint8_t type, role;
-	uint16_t sender_id;
-	uint32_t epoch, seq;
-	uint16_t n_recs;
-};
-
-struct xl_ctl_status {
-	uint32_t credits, flags;
-	uint64_t done_total;
-	uint32_t peer_epoch, load;
-	uint16_t first_id, n_ids;
-};
-
-struct xl_ctl_recv {
-	uint32_t addr; /* network order */
-	uint64_t events;
-};
 
 /* A configured peer (run configuration): who may send to us. */
 struct xl_member {
@@ -115,14 +84,15 @@ int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen);
 /* Send STATUS, or RECEIVED with n records, to to. 0 or -1 (counted). */
 /* STATUS to builder (its id: the key of our link with it). */
 int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, uint16_t builder,
-		       const struct xl_ctl_status *s);
-int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n);
+		       const struct xevb_ctl_status *s);
+int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xevb_ctl_received *r,
+			 uint32_t n);
 /*
  * The next message a farm node takes (a builder's STATUS, the DFM's BYE), without
  * blocking: 1 with h, s and from filled, 0 when none is left. Everything
  * else is counted (refused or unexpected) and skipped.
  */
-int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s, struct sockaddr_in *from);
+int xl_ctl_recv(struct xl_ctl *c, struct xevb_ctl_hdr *h, struct xevb_ctl_status *s, struct sockaddr_in *from);
 uint32_t xl_new_epoch(void);
 
 #endif
