@@ -12,11 +12,6 @@
 #include "ctl.h"
 #include "shared/xl_trusted.h"
 
-#define SEQ_WINDOW   64
-#define SEQ_JUMP_MAX 65536u /* the tools' XEVB_CTL_SEQ_JUMP_MAX */
-#define MEMBER_TAG   "xevb-member-key"
-#define ROLE_CORE    0
-#define SKEW_NS      (5ull * 1000000000ull)
 #define LOG_FIRST    5
 #define LOG_EVERY_NS 10000000000ull
 
@@ -41,108 +36,42 @@ uint32_t xl_new_epoch(void)
 
 /* ---- authentication (docs/control-protocol.md "Authentication") ---- */
 
-static int hex(int c)
+static bool member_tagged(const uint8_t *b, size_t n)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Leading hex digits of b[0..n). */
-static size_t hex_digits(const uint8_t *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n && hex(b[i]) >= 0; i++)
-		;
-	return i;
-}
-
-static bool all_text(const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (b[i] < 0x20 || b[i] > 0x7e)
-			return false;
-	return true;
+	return n > strlen(XEVB_MEMBER_KEY_TAG) && !memcmp(b, XEVB_MEMBER_KEY_TAG, strlen(XEVB_MEMBER_KEY_TAG));
 }
 
 /*
- * The tools' rule (user/ctl/ctl_auth.c), one form per length: exactly 32
- * bytes are the key, unless they are all text (a passphrase, or 32 hex
- * digits: 16 bytes); exactly 64 hex digits, a newline after them allowed,
- * are the key in hex; nothing else is a key, nor one byte repeated (all
- * zero). 0, or -EINVAL with what is wrong in why.
+ * The key file's bytes: our member key ("xevb-member-key sink ID HEX64",
+ * `xevb key derive`) or the run's master (the tools' rule, xl_ctl_auth.h).
+ * 0, or -EINVAL with what is wrong in why.
  */
-static int key_from(const uint8_t *b, size_t n, uint8_t *key, char *why, size_t wl)
+static int key_text(struct xl_ctl *c, const uint8_t *b, size_t n, char *why, size_t wl)
 {
-	size_t digits = n && b[n - 1] == '\n' ? n - 1 : n, i;
+	uint8_t role = 0;
+	int rc;
 
-	if (n == XL_CTL_KEY_LEN && all_text(b, n)) {
-		xl_fmt(why, wl, "%s",
-		       hex_digits(b, n) == n ? "32 hex digits (16 bytes)" : "32 bytes of text, not random");
+	c->member_role = 0;
+	if (!member_tagged(b, n))
+		return xl_ctl_key_parse(b, n, c->key, why, wl);
+	rc = xl_ctl_member_parse(b, n, c->key, &role, &c->member_id, why, wl);
+	if (rc == -EMSGSIZE)
 		return -EINVAL;
-	}
-	if (n == XL_CTL_KEY_LEN) {
-		memcpy(key, b, XL_CTL_KEY_LEN);
-	} else if (digits == 2 * XL_CTL_KEY_LEN && hex_digits(b, digits) == digits) {
-		for (i = 0; i < XL_CTL_KEY_LEN; i++)
-			key[i] = (uint8_t)(hex(b[2 * i]) << 4 | hex(b[2 * i + 1]));
-	} else if (digits == 2 * XL_CTL_KEY_LEN) {
-		xl_fmt(why, wl, "character %zu of 64 is not a hex digit", hex_digits(b, digits) + 1);
-		return -EINVAL;
-	} else if (digits && hex_digits(b, digits) == digits) {
-		xl_fmt(why, wl, "%zu hex digits", digits);
-		return -EINVAL;
-	} else {
-		xl_fmt(why, wl, "%zu bytes", n);
-		return -EINVAL;
-	}
-	for (i = 1; i < XL_CTL_KEY_LEN && key[i] == key[0]; i++)
-		;
-	if (i < XL_CTL_KEY_LEN)
-		return 0;
-	xl_fmt(why, wl, "all 32 bytes are 0x%02x", key[0]);
-	sodium_memzero(key, XL_CTL_KEY_LEN);
-	return -EINVAL;
-}
-
-/* "xevb-member-key sink ID HEX64" and an optional newline: the member key of farm node ID. */
-static int member_from(const uint8_t *b, size_t n, struct xl_ctl *c, char *why, size_t wl)
-{
-	char text[160], rname[16], hx[2 * XL_CTL_KEY_LEN + 2], tail;
-	unsigned long v;
-	int got;
-
-	if (n >= sizeof(text))
-		return xl_fmt(why, wl, "a member key file of %zu bytes", n), -EINVAL;
-	memcpy(text, b, n);
-	text[n] = 0;
-	if (n && text[n - 1] == '\n')
-		text[n - 1] = 0;
-	got = sscanf(text, MEMBER_TAG " %15s %lu %65s %c", rname, &v, hx, &tail);
-	if (got != 3 || strcmp(rname, "sink") || v > UINT16_MAX || strlen(hx) != 2 * XL_CTL_KEY_LEN ||
-	    hex_digits((const uint8_t *)hx, 2 * XL_CTL_KEY_LEN) != 2 * XL_CTL_KEY_LEN) {
-		sodium_memzero(text, sizeof(text));
+	if (rc || role != XEVB_ROLE_SINK) {
+		sodium_memzero(c->key, sizeof(c->key));
 		xl_fmt(why, wl,
-		       "not a farm node's member key: one line '" MEMBER_TAG
-		       " sink ID HEX64', as `xevb key "
-		       "derive --role sink` writes it");
+		       "not a farm node's member key: one line '" XEVB_MEMBER_KEY_TAG
+		       " sink ID HEX64', as `xevb key derive --role sink` writes it");
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < XL_CTL_KEY_LEN; i++)
-		c->key[i] = (uint8_t)(hex(hx[2 * i]) << 4 | hex(hx[2 * i + 1]));
 	c->member_role = XEVB_ROLE_SINK;
-	c->member_id = (uint16_t)v;
-	sodium_memzero(text, sizeof(text));
-	sodium_memzero(hx, sizeof(hx));
 	return 0;
 }
 
 /* path (a regular file) starts as a builder's key bundle: what a refusal should name. */
 static bool is_bundle(const char *path)
 {
-	static const char tag[] = "xevb-key-bundle ";
+	static const char tag[] = XEVB_BUNDLE_TAG " ";
 	char head[sizeof(tag) - 1];
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
@@ -175,15 +104,12 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 		       path);
 	if (n < 0)
 		return (int)n;
-	c->member_role = 0;
-	if ((size_t)n > strlen(MEMBER_TAG) && !memcmp(buf, MEMBER_TAG, strlen(MEMBER_TAG)))
-		rc = member_from(buf, (size_t)n, c, why, sizeof(why));
-	else if ((size_t)n > 2 * XL_CTL_KEY_LEN + 1) {
+	if ((size_t)n > 2 * XEVB_CTL_KEY_LEN + 1 && !member_tagged(buf, (size_t)n)) {
 		sodium_memzero(buf, sizeof(buf));
 		xl_fmt(err, errlen, "key file %s: %zd bytes: " XL_KEY_FORMS " (" XL_KEY_HOWTO ")", path, n, path);
 		return -EINVAL;
-	} else
-		rc = key_from(buf, (size_t)n, c->key, why, sizeof(why));
+	}
+	rc = key_text(c, buf, (size_t)n, why, sizeof(why));
 	sodium_memzero(buf, sizeof(buf));
 	if (rc) {
 		xl_fmt(err, errlen, "key file %s: %s; " XL_KEY_FORMS " (" XL_KEY_HOWTO "), or our member key",
@@ -194,10 +120,9 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 	return 0;
 }
 
-/* The tools' key schedule (user/ctl/ctl_auth.c, docs/control-protocol.md "Keys"). */
+/* The tools' key schedule (xl_ctl_auth.h, docs/control-protocol.md "Keys"). */
 int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
 {
-	uint8_t s[XL_CTL_KEY_LEN];
 	uint32_t run = c->run ? c->run : 1;
 
 	if (!c->keyed)
@@ -210,18 +135,13 @@ int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (c->member_role)
-		memcpy(s, c->key, sizeof(s));
+		memcpy(c->mine, c->key, sizeof(c->mine));
 	else
-		crypto_kdf_derive_from_key(s, sizeof(s), (uint64_t)XEVB_ROLE_SINK << 16 | c->id, "xevbmemb",
-					   c->key);
-	crypto_kdf_derive_from_key(c->own, sizeof(c->own), run, "xevbrun1", s);
-	memcpy(c->mine, s, sizeof(s));
+		xl_ctl_member_key(c->key, XEVB_ROLE_SINK, c->id, c->mine);
+	xl_ctl_run_key(c->mine, run, c->own);
 	memset(c->links, 0, sizeof(c->links));
-	if (!c->member_role) {
-		crypto_kdf_derive_from_key(s, sizeof(s), 0, "xevbcore", c->key);
-		crypto_kdf_derive_from_key(c->core, sizeof(c->core), run, "xevbrun1", s);
-	}
-	sodium_memzero(s, sizeof(s));
+	if (!c->member_role)
+		xl_ctl_core_key(c->key, run, c->core);
 	return 0;
 }
 
@@ -229,99 +149,15 @@ int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
 static const uint8_t *builder_link(struct xl_ctl *c, uint16_t id)
 {
 	struct xl_link *l = &c->links[id % XL_CTL_LINKS];
-	uint8_t b[XL_CTL_KEY_LEN];
+	uint8_t b[XEVB_CTL_KEY_LEN];
 
 	if (!l->used || l->id != id) {
 		*l = (struct xl_link){ .used = true, .id = id };
-		crypto_kdf_derive_from_key(b, sizeof(b), (uint64_t)XEVB_ROLE_BUILDER << 16 | id, "xevblink",
-					   c->mine);
-		crypto_kdf_derive_from_key(l->k, sizeof(l->k), c->run ? c->run : 1, "xevbrun1", b);
+		xl_ctl_link_key(c->mine, id, b);
+		xl_ctl_run_key(b, c->run ? c->run : 1, l->k);
 		sodium_memzero(b, sizeof(b));
 	}
 	return l->k;
-}
-
-/* The MAC binds the destination: a copy sent elsewhere does not open. */
-static void mac(const uint8_t *key, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf, size_t len,
-		uint8_t *out)
-{
-	crypto_generichash_state st;
-	uint8_t dst[6];
-
-	memcpy(dst, &dst_addr, 4);
-	memcpy(dst + 4, &dst_port, 2);
-	crypto_generichash_init(&st, key, XL_CTL_KEY_LEN, XL_CTL_MAC_LEN);
-	crypto_generichash_update(&st, dst, sizeof(dst));
-	crypto_generichash_update(&st, buf, len);
-	crypto_generichash_final(&st, out, XL_CTL_MAC_LEN);
-}
-
-static struct xl_peer_seen *peer_slot(struct xl_ctl *c, const struct xevb_ctl_hdr *h, bool *fresh)
-{
-	uint64_t k =
-		(((uint64_t)h->epoch << 24) ^ ((uint64_t)h->role << 16) ^ h->sender_id) * 0x9e3779b97f4a7c15ull;
-	uint32_t hash = (uint32_t)(k >> 40);
-	struct xl_peer_seen *old = NULL;
-
-	for (uint32_t i = 0; i < 8; i++) {
-		struct xl_peer_seen *p = &c->peers[(hash + i) % XL_CTL_PEERS];
-		if (p->used && p->role == h->role && p->id == h->sender_id && p->epoch == h->epoch) {
-			*fresh = false;
-			return p;
-		}
-		if (!p->used) {
-			*fresh = true;
-			return p;
-		}
-		if (!old || p->last_ts < old->last_ts)
-			old = p;
-	}
-	*fresh = true;
-	return old;
-}
-
-/* Taken already, or jumping further ahead than the sender could have sent (the tools' rule)? */
-static enum xevb_ctl_err seq_take(struct xl_peer_seen *p, uint32_t seq, uint64_t ts)
-{
-	if ((int32_t)(seq - p->top_seq) > 0) {
-		uint32_t up = seq - p->top_seq;
-		if (up > SEQ_JUMP_MAX + (ts > p->last_ts ? (ts - p->last_ts) / 1000 : 0))
-			return XEVB_CTL_E_SEQ_JUMP;
-		p->seen = up >= SEQ_WINDOW ? 1 : (p->seen << up) | 1;
-		p->top_seq = seq;
-	} else {
-		uint32_t back = p->top_seq - seq;
-		if (back >= SEQ_WINDOW || (p->seen >> back) & 1)
-			return XEVB_CTL_E_REPLAY;
-		p->seen |= 1ull << back;
-	}
-	if (ts > p->last_ts)
-		p->last_ts = ts;
-	return XEVB_CTL_OK;
-}
-
-/*
- * Our link with the DFM is sealed with our run key, with a builder with
- * that link's key; nobody else talks to us. With the master we also take
- * the core's key: a builder that does not know we are a farm node (no run
- * configuration) seals so.
- */
-static enum xevb_ctl_err mac_check(struct xl_ctl *c, const uint8_t *buf, size_t body, uint32_t dst)
-{
-	uint8_t want[XL_CTL_MAC_LEN];
-
-	if (buf[4] != XEVB_ROLE_BUILDER && buf[4] != XEVB_ROLE_DFM)
-		return XEVB_CTL_E_WRONG_ROLE;
-	mac(buf[4] == XEVB_ROLE_DFM ? c->own : builder_link(c, xl_ld16(buf + 6)), dst, c->port, buf, body + 8,
-	    want);
-	if (!sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
-		return XEVB_CTL_OK;
-	if (!c->member_role) {
-		mac(c->core, dst, c->port, buf, body + 8, want);
-		if (!sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
-			return XEVB_CTL_OK;
-	}
-	return XEVB_CTL_E_MAC;
 }
 
 /* The wall clock our control messages are stamped and checked by. */
@@ -330,39 +166,24 @@ static uint64_t ctl_now(const struct xl_ctl *c)
 	return xl_real_ns() + (uint64_t)c->clock_off_ns;
 }
 
+/*
+ * Our link with the DFM is sealed with our run key, with a builder with
+ * that link's key; nobody else talks to us. With the master we also take
+ * the core's key: a builder that does not know we are a farm node (no run
+ * configuration) seals so.
+ */
 static enum xevb_ctl_err open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t dst,
 				     struct xevb_ctl_msg *m)
 {
-	size_t body = len - XL_CTL_TRAILER;
-	struct xl_peer_seen *p;
-	uint64_t ts, now = ctl_now(c);
 	enum xevb_ctl_err w;
-	bool fresh;
 
-	if (len < XEVB_CTL_HLEN + XL_CTL_TRAILER)
+	if (len < XEVB_CTL_HLEN + XEVB_CTL_TRAILER_LEN)
 		return XEVB_CTL_E_SHORT;
-	if ((w = mac_check(c, buf, body, dst)) != XEVB_CTL_OK)
-		return w;
-	ts = xl_ld64(buf + body);
-	if (ts + SKEW_NS < now || ts > now + SKEW_NS)
-		return XEVB_CTL_E_STALE;
-	buf[2] = XEVB_CTL_VERSION;
-	w = xl_ctl_decode(buf, body, m);
-	buf[2] = XL_CTL_VERSION_AU;
-	if (w != XEVB_CTL_OK)
-		return w;
-	p = peer_slot(c, &m->h, &fresh);
-	if (fresh) {
-		*p = (struct xl_peer_seen){ .used = 1,
-					    .role = m->h.role,
-					    .id = m->h.sender_id,
-					    .epoch = m->h.epoch,
-					    .top_seq = m->h.seq,
-					    .seen = 1,
-					    .last_ts = ts };
-		return XEVB_CTL_OK;
-	}
-	return seq_take(p, m->h.seq, ts);
+	if (buf[4] != XEVB_ROLE_BUILDER && buf[4] != XEVB_ROLE_DFM)
+		return XEVB_CTL_E_WRONG_ROLE;
+	w = xl_ctl_mac_check(buf[4] == XEVB_ROLE_DFM ? c->own : builder_link(c, xl_ld16(buf + 6)),
+			     c->member_role ? NULL : c->core, buf, len, dst, c->port);
+	return w == XEVB_CTL_OK ? xl_ctl_unseal(c->peers, buf, len, ctl_now(c), XEVB_CTL_AUTH_SKEW_NS, m) : w;
 }
 
 /* ---- the socket ---- */
@@ -452,12 +273,9 @@ static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, const uint8_
 	m->h.epoch = c->epoch;
 	m->h.seq = ++c->seq;
 	len = xl_ctl_encode(m, buf, sizeof(buf));
-	if (len && c->keyed) {
-		buf[2] = XL_CTL_VERSION_AU;
-		xl_st64(buf + len, ctl_now(c));
-		mac(key ? key : c->own, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
-		len += XL_CTL_TRAILER;
-	}
+	if (len && c->keyed)
+		len = xl_ctl_seal(key ? key : c->own, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
+				  ctl_now(c));
 	if (!len || sendto(c->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
 		c->tx_err++;
 		return -1;
@@ -523,7 +341,7 @@ static void refused(struct xl_ctl *c, enum xevb_ctl_err w, const struct sockaddr
 
 static enum xevb_ctl_err take(struct xl_ctl *c, uint8_t *buf, size_t n, uint32_t dst, struct xevb_ctl_msg *m)
 {
-	bool sealed = n > 2 && buf[2] == XL_CTL_VERSION_AU;
+	bool sealed = n > 2 && buf[2] == XEVB_CTL_VERSION_AUTH;
 
 	if (c->keyed)
 		return sealed                              ? open_sealed(c, buf, n, dst, m) :

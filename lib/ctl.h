@@ -11,14 +11,11 @@
 
 #include <netinet/in.h>
 #include "internal.h"
+#include "shared/xl_ctl_auth.h"
 #include "shared/xl_ctl_proto.h"
 
-#define XL_CTL_VERSION_AU 3 /* sealed with per-member, per-run keys */
-#define XL_CTL_KEY_LEN    32
-#define XL_CTL_MAC_LEN    16
-#define XL_CTL_TRAILER    (8 + XL_CTL_MAC_LEN)
-#define XL_CTL_RECV_MAX   89  /* RECEIVED records in one sealed datagram: xl_ctl_max_recs(XEVB_CTL_RECEIVED) */
-#define XL_CTL_PEERS      256 /* sender incarnations remembered for replay checks */
+/* RECEIVED records in one datagram, sealed or not: xl_ctl_max_recs(XEVB_CTL_RECEIVED) */
+#define XL_CTL_RECV_MAX ((XEVB_CTL_MAX_LEN - XEVB_CTL_TRAILER_LEN - XEVB_CTL_HLEN) / XEVB_CTL_RECEIVED_RLEN)
 
 /* A configured peer (run configuration): who may send to us. */
 struct xl_member {
@@ -28,18 +25,11 @@ struct xl_member {
 	uint16_t id;
 };
 
-struct xl_peer_seen {
-	uint8_t used, role;
-	uint16_t id;
-	uint32_t epoch, top_seq;
-	uint64_t last_ts, seen;
-};
-
 /* The run key of our link with builder id (KDF(our member key, builder id), run), derived once. */
 struct xl_link {
 	bool used;
 	uint16_t id;
-	uint8_t k[XL_CTL_KEY_LEN];
+	uint8_t k[XEVB_CTL_KEY_LEN];
 };
 #define XL_CTL_LINKS 64
 
@@ -48,19 +38,19 @@ struct xl_ctl {
 	uint16_t id, port; /* port: ours, network order */
 	uint32_t epoch, seq;
 	bool keyed;
-	uint8_t key[XL_CTL_KEY_LEN]; /* the run's master key, or (member_role) our member key */
-	uint8_t member_role;         /* 0: key is the master */
+	uint8_t key[XEVB_CTL_KEY_LEN]; /* the run's master key, or (member_role) our member key */
+	uint8_t member_role;           /* 0: key is the master */
 	uint16_t member_id;
-	uint32_t run;                 /* the run number the keys are bound to (0: 1) */
-	uint8_t own[XL_CTL_KEY_LEN];  /* our run key: our link with the DFM */
-	uint8_t core[XL_CTL_KEY_LEN]; /* with the master: the core's run key, also taken */
-	uint8_t mine[XL_CTL_KEY_LEN]; /* our member key, whence our links with the builders */
+	uint32_t run;                   /* the run number the keys are bound to (0: 1) */
+	uint8_t own[XEVB_CTL_KEY_LEN];  /* our run key: our link with the DFM */
+	uint8_t core[XEVB_CTL_KEY_LEN]; /* with the master: the core's run key, also taken */
+	uint8_t mine[XEVB_CTL_KEY_LEN]; /* our member key, whence our links with the builders */
 	struct xl_link links[XL_CTL_LINKS];
-	struct xl_peer_seen peers[XL_CTL_PEERS];
-	const struct xl_member *members; /* NULL: open membership */
+	struct xevb_ctl_peer_seen peers[XEVB_CTL_AUTH_PEERS]; /* the replay window of each sender incarnation */
+	const struct xl_member *members;                      /* NULL: open membership */
 	uint32_t n_members;
 	uint64_t tx, tx_err, refused, unexpected, auth_warn_ns;
-	uint64_t refused_by[XEVB_CTL_REFUSED_SLOTS]; /* refused by reason (enum why = XEVB_CTL_REFUSED_*) */
+	uint64_t refused_by[XEVB_CTL_REFUSED_SLOTS]; /* refused by reason (enum xevb_ctl_err = XEVB_CTL_REFUSED_*) */
 	uint64_t wrong_role; /* of unexpected: a type the sender's role does not send us (not_from_dfm: the rest) */
 	int64_t clock_off_ns; /* XEVB_TEST_CLOCK_OFFSET_MS (test only): our clock, as the control messages see it, off by this */
 	struct xl_log *log;
