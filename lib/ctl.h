@@ -3,8 +3,9 @@
  * The farm node's part of the control protocol (docs/control-protocol.md):
  * the header rules of every message, STATUS (in from builders, out to
  * them), RECEIVED (out to the DFM), authentication with the run's key, and
- * membership. The codec is the one the tools use too
- * (shared/xl_ctl_proto.h); here what a farm node sends and takes.
+ * membership. The codec and the sealing are the ones the tools use too
+ * (shared/xl_ctl_proto.h, shared/xl_ctl_auth.h); here what a farm node
+ * sends and takes, and which key each of its links has.
  */
 #ifndef XEVB_LIB_CTL_H
 #define XEVB_LIB_CTL_H
