@@ -341,43 +341,24 @@ static void refused(struct xl_ctl *c, enum xevb_ctl_err w, const struct sockaddr
 
 static enum xevb_ctl_err take(struct xl_ctl *c, uint8_t *buf, size_t n, uint32_t dst, struct xevb_ctl_msg *m)
 {
-	bool sealed = n > 2 && buf[2] == XEVB_CTL_VERSION_AUTH;
-
-	if (c->keyed)
-		return sealed                              ? open_sealed(c, buf, n, dst, m) :
-		       n > 2 && buf[2] == XEVB_CTL_VERSION ? XEVB_CTL_E_UNAUTH :
-							     xl_ctl_decode(buf, n, m);
-	return sealed ? XEVB_CTL_E_NO_KEY : xl_ctl_decode(buf, n, m);
+	return c->keyed && xl_ctl_sealed(buf, n) ? open_sealed(c, buf, n, dst, m) :
+						   xl_ctl_unsealed(buf, n, c->keyed, m);
 }
 
 int xl_ctl_recv(struct xl_ctl *c, struct xevb_ctl_hdr *h, struct xevb_ctl_status *s, struct sockaddr_in *from)
 {
 	struct xevb_ctl_msg m;
 	uint8_t buf[XEVB_CTL_MAX_LEN + 1];
-	union {
-		struct cmsghdr h;
-		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	} cm;
 
 	for (int budget = 0; budget < 256; budget++) {
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr mh = { .msg_name = from,
-				     .msg_namelen = sizeof(*from),
-				     .msg_iov = &iov,
-				     .msg_iovlen = 1,
-				     .msg_control = cm.b,
-				     .msg_controllen = sizeof(cm.b) };
-		ssize_t n = recvmsg(c->fd, &mh, 0);
-		uint32_t dst = 0;
+		uint32_t dst;
+		ssize_t n = xl_ctl_recvmsg(c->fd, buf, sizeof(buf), from, &dst);
 		enum xevb_ctl_err w;
 
-		if (n < 0 && errno == EINTR)
+		if (n == -EINTR)
 			continue;
 		if (n < 0)
 			return 0;
-		for (struct cmsghdr *cmh = CMSG_FIRSTHDR(&mh); cmh; cmh = CMSG_NXTHDR(&mh, cmh))
-			if (cmh->cmsg_level == IPPROTO_IP && cmh->cmsg_type == IP_PKTINFO)
-				dst = ((const struct in_pktinfo *)CMSG_DATA(cmh))->ipi_addr.s_addr;
 		w = take(c, buf, (size_t)n, dst, &m);
 		if (w == XEVB_CTL_OK && !admitted(c, &m.h, from))
 			w = XEVB_CTL_E_NOT_MEMBER;

@@ -14,6 +14,7 @@
 #include "internal.h"
 #include "shared/xl_ctl_auth.h"
 #include "shared/xl_ctl_proto.h"
+#include "shared/xl_ctl_sock.h"
 
 /* RECEIVED records in one datagram, sealed or not: xl_ctl_max_recs(XEVB_CTL_RECEIVED) */
 #define XL_CTL_RECV_MAX ((XEVB_CTL_MAX_LEN - XEVB_CTL_TRAILER_LEN - XEVB_CTL_HLEN) / XEVB_CTL_RECEIVED_RLEN)
