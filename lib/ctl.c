@@ -26,14 +26,6 @@ XEVB_API const char *xevb_ctl_refused_name(int reason)
 	return reason > 0 && reason < XEVB_CTL_REFUSED__COUNT ? xl_ctl_err_name(reason) : NULL;
 }
 
-uint32_t xl_new_epoch(void)
-{
-	uint64_t t = xl_real_ns() ^ ((uint64_t)getpid() << 20) ^ xl_mono_ns();
-	uint32_t e = (uint32_t)(t ^ (t >> 32)) * 2654435761u;
-
-	return e ? e : 1;
-}
-
 /* ---- authentication (docs/control-protocol.md "Authentication") ---- */
 
 static bool member_tagged(const uint8_t *b, size_t n)
@@ -222,7 +214,7 @@ int xl_ctl_open(struct xl_ctl *c, uint32_t addr, uint16_t port, uint16_t id, cha
 	int one = 1, buf = 4 << 20;
 
 	c->id = id;
-	c->epoch = xl_new_epoch();
+	c->epoch = xl_ctl_new_epoch();
 	test_clock_init(c);
 	c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {

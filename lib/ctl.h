@@ -85,6 +85,5 @@ int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const s
  * else is counted (refused or unexpected) and skipped.
  */
 int xl_ctl_recv(struct xl_ctl *c, struct xevb_ctl_hdr *h, struct xevb_ctl_status *s, struct sockaddr_in *from);
-uint32_t xl_new_epoch(void);
 
 #endif

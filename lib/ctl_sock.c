@@ -2,8 +2,26 @@
 /* Taking a control datagram, the farm node's and the tools': see shared/xl_ctl_sock.h. */
 #include <errno.h>
 #include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
 #include "internal.h"
 #include "shared/xl_ctl_sock.h"
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint32_t xl_ctl_new_epoch(void)
+{
+	uint64_t t = clock_ns(CLOCK_REALTIME) ^ ((uint64_t)getpid() << 20) ^ clock_ns(CLOCK_MONOTONIC);
+	uint32_t e = (uint32_t)(t ^ (t >> 32)) * 2654435761u;
+
+	return e ? e : 1;
+}
 
 ssize_t xl_ctl_recvmsg(int fd, uint8_t *buf, size_t cap, struct sockaddr_in *from, uint32_t *dst)
 {

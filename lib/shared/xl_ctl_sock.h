@@ -18,6 +18,12 @@
 #include "xl_ctl_proto.h"
 
 /*
+ * A new incarnation's epoch (never 0): a restarted sender's messages are
+ * told from its former self's, whatever their sequence numbers.
+ */
+uint32_t xl_ctl_new_epoch(void);
+
+/*
  * One datagram from fd (IP_PKTINFO on) into buf[0..cap), without blocking
  * when fd does not: its length with the sender in from and the address it
  * was sent to in *dst (network order; 0 when not told), or -errno.

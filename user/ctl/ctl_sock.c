@@ -194,7 +194,7 @@ int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id)
 	io->fd = -1;
 	io->role = role;
 	io->id = id;
-	io->epoch = xevb_new_epoch();
+	io->epoch = xl_ctl_new_epoch();
 	io->members = default_members;
 	if (default_auth) {
 		io->auth = malloc(sizeof(*io->auth));
