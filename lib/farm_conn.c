@@ -15,15 +15,21 @@
 #include "farm.h"
 
 #define READS_PER_WAKEUP 16 /* then the other connections have a turn */
-#define FULL_READS       4  /* full reads that brought events before the caller has them */
 /*
- * Bytes a read asks for at most. Events go to the caller after the read
- * that completed them, while their bytes are still in the cache the read
- * filled (a large read, or many before the caller looks, would have it
- * check them from memory), and done() lets the connection's buffer be
- * read into again from its start.
+ * Full reads that brought events before the caller has them: then done()
+ * lets the connection's chunk be read into again from its start, so that
+ * reads and the caller's checks cycle over FULL_READS * READ_MAX bytes
+ * (1 MiB: inside a core's L2 with the socket's bytes it copies from).
  */
-#define READ_MAX     (256u * 1024)
+#define FULL_READS 2
+/*
+ * Bytes a read asks for at most: what the old sink's reader took at
+ * saturation (its buffer grew to 512 KiB). Flat out, a read of 256 KiB
+ * made the farm node slower than one of 512 KiB (docs/benchmarks.md):
+ * each read costs more than its copy, while 512 KiB of destination is as
+ * warm as 256 KiB.
+ */
+#define READ_MAX     (512u * 1024)
 #define MOVE_MAX     (64u * 1024) /* a partial event moved to its buffer's front at most (or when it must) */
 #define LOG_FIRST    20
 #define LOG_EVERY_NS 10000000000ull

@@ -15,7 +15,9 @@
 # the sink's user and system CPU seconds per second, CPU per event, how busy
 # each core was and so which side limits. SINK_BASE=PATH (another xevb
 # binary, e.g. of an older commit) runs it as the sink too, alternating
-# with this tree's run by run: a before/after in one run. And per case and
+# with this tree's run by run: a before/after in one run; SINK_MORE="LABEL=PATH
+# ..." more sinks in the same rotation (this tree against the old sink and
+# main's, or builds of variants; labels of letters and digits). And per case and
 # run, the check alone in user space (sink_flood --check-cost on CPU 0, no
 # socket: ns per event of xevb_event_decode_verify over a 256 KiB window,
 # and of decode then verify), which a busy machine disturbs less.
@@ -24,7 +26,7 @@
 # two sinks are compared doing the same work.
 #
 # usage: scripts/bench/bench-sink.sh [OUT]   env: BENCH_QUICK, BENCH_RUNS,
-#   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, SINK_RPS=1, SINK_RATE,
+#   BENCH_SECONDS (3; 2 quick), SINK_CASES ("l1 hlt"), SINK_BASE, SINK_MORE, SINK_RPS=1, SINK_RATE,
 #   SINK_FEEDS ("write"; "write uring uring-zc": the feeder's send
 #   mechanisms, each row labelled LABEL/SEND), BENCH_KEEP=1
 # Writes OUT/bench/sink.json. About 1 minute (2 with SINK_BASE).
@@ -51,6 +53,11 @@ if [[ -n ${SINK_BASE:-} ]]; then
 	[[ -x $SINK_BASE ]] || { echo "bench-sink: SINK_BASE $SINK_BASE is not an executable" >&2; exit 2; }
 	SINKS=("base:$(realpath "$SINK_BASE")" "now:$X")
 fi
+for m in ${SINK_MORE:-}; do
+	[[ $m =~ ^[A-Za-z0-9]+=. && -x ${m#*=} ]] ||
+		{ echo "bench-sink: SINK_MORE: LABEL=PATH of an executable, not '$m'" >&2; exit 2; }
+	SINKS+=("${m%%=*}:$(realpath "${m#*=}")")
+done
 
 bench_make "$OUT/xevb" "$FLOOD"
 P="xevb$$snk"

@@ -35,6 +35,19 @@ def proc_ticks(pid):
     return int(rest[11]), int(rest[12])
 
 
+def proc_faults(pid):
+    """minor page faults of a process so far."""
+    with open("/proc/%d/stat" % pid) as f:
+        return int(f.read().rsplit(")", 1)[1].split()[7])
+
+
+def proc_sched(pid):
+    """ns on a core, ns runnable and waiting for one (/proc/PID/schedstat)."""
+    with open("/proc/%d/schedstat" % pid) as f:
+        run, wait = f.read().split()[:2]
+    return int(run), int(wait)
+
+
 def proc_reads(pid):
     """read syscalls of a process so far (/proc/PID/io)."""
     with open("/proc/%d/io" % pid) as f:
@@ -50,7 +63,7 @@ def snap(spid, fpid, progress):
     with open(progress, "rb") as f:
         events = struct.unpack("=Q", f.read(8))[0]
     return {"t": time.monotonic(), "events": events, "sink": proc_ticks(spid), "feeder": proc_ticks(fpid),
-            "reads": proc_reads(spid), "cores": cores()}
+            "reads": proc_reads(spid), "faults": proc_faults(spid), "sched": proc_sched(spid), "cores": cores()}
 
 
 def window(spid, fpid, progress, warmup, secs):
@@ -67,7 +80,9 @@ def window(spid, fpid, progress, warmup, secs):
             "sink_user_s_per_s": round((b["sink"][0] - a["sink"][0]) / HZ / dt, 3),
             "sink_sys_s_per_s": round((b["sink"][1] - a["sink"][1]) / HZ / dt, 3),
             "feeder_cpu_s_per_s": round((sum(b["feeder"]) - sum(a["feeder"])) / HZ / dt, 3),
-            "sink_reads": b["reads"] - a["reads"],
+            "sink_reads": b["reads"] - a["reads"], "sink_faults": b["faults"] - a["faults"],
+            "sink_run_s_per_s": round((b["sched"][0] - a["sched"][0]) / 1e9 / dt, 4),
+            "sink_wait_s_per_s": round((b["sched"][1] - a["sched"][1]) / 1e9 / dt, 4),
             "core_busy": busy, "core_softirq": softirq}
 
 
@@ -89,13 +104,19 @@ def point(label, case, run, feed, sink, win):
             "feeder_zc_copied": feed.get("zc_copied"), "feeder_zc_notifs": feed.get("zc_notifs"),
             # the sink's read() calls: how much each brought (a sink that keeps up reads often, and small)
             "sink_reads_per_event": round(win["sink_reads"] / win["events"], 4) if win["events"] else None,
+            # on a core by the scheduler's clock (ns, not ticks), and waiting for it (other load)
+            "sink_run_us_per_event": round(win["sink_run_s_per_s"] * 1e6 / ev, 3) if ev else None,
+            "sink_wait_s_per_s": win["sink_wait_s_per_s"],
+            # minor page faults per event: fresh memory touched for the first time
+            "sink_faults_per_event": round(win["sink_faults"] / win["events"], 5) if win["events"] else None,
             "core_softirq": win["core_softirq"], "window_s": win["window_s"],
             "event_bytes": feed["event_bytes"], "sent": feed["events"], "received": sink.get("events"),
             "sink_errors": sink.get("errors"), "latency_us": sink.get("latency_us")}
 
 
 MED = ("events_per_s", "gbps", "sink_user_s_per_s", "sink_sys_s_per_s", "sink_cpu_us_per_event",
-       "capacity_events_per_s", "feeder_cpu_s_per_s", "feeder_core_us_per_event", "sink_reads_per_event")
+       "capacity_events_per_s", "feeder_cpu_s_per_s", "feeder_core_us_per_event", "sink_reads_per_event",
+       "sink_run_us_per_event", "sink_wait_s_per_s", "sink_faults_per_event")
 
 
 def limit(busy0, busy1):
@@ -129,7 +150,7 @@ def report(out, lines, secs, checks=None):
              "event_bytes": runs[0]["event_bytes"]}
         for k in MED:
             vals = [p[k] for p in runs if p[k] is not None]
-            r[k] = round(statistics.median(vals), 3) if vals else None
+            r[k] = round(statistics.median(vals), 5 if k == "sink_faults_per_event" else 3) if vals else None
         for c in ("cpu0", "cpu1"):
             r[c + "_busy"] = statistics.median(p["core_busy"].get(c, 0) for p in runs)
             r[c + "_softirq"] = statistics.median(p["core_softirq"].get(c, 0) for p in runs)
