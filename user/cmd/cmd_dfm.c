@@ -73,6 +73,7 @@ struct dfm_app {
 	   rounds are short at a high rate, and each copy (one datagram per
 	   source process) carried a few blocks. */
 	uint64_t push_ns;
+	uint64_t dead_ns; /* --dead-ms: in the builders' lease */
 	bool sources_changed;
 	bool books_closed;              /* the run is over and the farm nodes' counts are in */
 	struct dfm_books_verdict books; /* ... and who is named for what (dfm_books.h) */
@@ -148,9 +149,12 @@ static void send_probe(void *ctx, uint32_t bi)
 	struct sockaddr_in sa = builder_sa(b);
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
+	/* The lease (docs/control-protocol.md "Failure"): its newest send time
+	   echoed and our --dead-ms; a builder we took for dead reads peer_epoch 0. */
 	m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
-					       .peer_epoch = b->epoch,
-					       .load = b->outstanding,
+					       .peer_epoch = b->alive ? b->epoch : 0,
+					       .done_total = b->alive ? b->lease_t : 0,
+					       .load = (uint32_t)(a->dead_ns / 1000000),
 					       .credits = b->credits };
 	xevb_ctl_send(&a->io, &sa, &m);
 }
@@ -291,6 +295,8 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 					  m->u.status.credits);
 			if (bi >= 0 && before != (int)xevb_dfm_n_builders(a->d))
 				a->sources_changed = true;
+			if (bi >= 0 && !xevb_dfm_builder(a->d, (uint32_t)bi)->alive)
+				send_probe(a, (uint32_t)bi); /* fenced: tell it at once */
 		} else if (m->h.role == XEVB_ROLE_SOURCE) {
 			on_source_status(a, m, from, now);
 		} else {
@@ -569,7 +575,7 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
 	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
-	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"stragglers\":%llu,"
+	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"fenced_status\":%llu,\"stragglers\":%llu,"
 	       "\"dead_silent\":%llu,\"dead_unreachable\":%llu,"
 	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"test_dropped\":%llu,"
@@ -581,7 +587,7 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->no_data_recovered,
 	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
 	       (unsigned long long)s->done_repeated, (unsigned long long)s->done_late_dead,
-	       (unsigned long long)s->stragglers, (unsigned long long)s->dead_silent,
+	       (unsigned long long)s->fenced_status, (unsigned long long)s->stragglers, (unsigned long long)s->dead_silent,
 	       (unsigned long long)s->dead_unreachable, (unsigned long long)s->clear_msgs,
 	       (unsigned long long)s->cleared, el > 0 ? (double)s->triggered / el : 0,
 	       (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err,
@@ -726,6 +732,7 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 {
 	a->max_per_addr = o->c.dc.max_per_addr;
 	a->push_ns = o->c.push_ns;
+	a->dead_ns = o->c.dc.dead_ns;
 	a->pull = o->c.dc.pull;
 	o->c.dc.send_assign = send_assign;
 	o->c.dc.send_clear = send_clear;

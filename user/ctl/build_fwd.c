@@ -96,12 +96,20 @@ static void sent_to(struct build_fwd *f, int k, int err)
 
 void build_fwd_drain(struct build_fwd *f)
 {
-	while (f->bl_n) {
+	while (f->bl_n > f->bl_gated) {
 		struct build_held_ev *h = &f->bl[f->bl_head];
-		int k = pick_sink(f, h->len);
-		if (k < 0)
+		int k;
+
+		if (!f->credit_mode) {
+			/* Gated before any farm node spoke: round robin, as build_fwd_encoded. */
+			k = (int)(f->fwd_rr++ % f->out->n_sinks);
+			if (xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len))
+				f->fwd_errors++;
+		} else if ((k = pick_sink(f, h->len)) >= 0) {
+			sent_to(f, k, xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len));
+		} else {
 			break;
-		sent_to(f, k, xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len));
+		}
 		free(h->buf);
 		h->buf = NULL;
 		f->bl_head = (f->bl_head + 1) % f->backlog;
@@ -109,8 +117,27 @@ void build_fwd_drain(struct build_fwd *f)
 	}
 }
 
+void build_fwd_release(struct build_fwd *f)
+{
+	f->bl_gated = 0;
+}
+
+uint32_t build_fwd_drop_gated(struct build_fwd *f)
+{
+	uint32_t n = f->bl_gated;
+
+	for (uint32_t i = 0; i < n; i++) {
+		struct build_held_ev *h = &f->bl[(f->bl_head + f->bl_n - 1 - i) % f->backlog];
+		free(h->buf);
+		h->buf = NULL;
+	}
+	f->bl_n -= n;
+	f->bl_gated = 0;
+	return n;
+}
+
 /* No farm node can take ev: hold an encoded copy (its frames go back right after emit). */
-static void hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
+static bool hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
 {
 	struct xevb_output *o = f->out;
 	struct build_held_ev *h;
@@ -118,25 +145,26 @@ static void hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
 	if (f->bl_n == f->backlog) {
 		f->backlog_overflow++;
 		o->st.dropped_no_sink++;
-		return;
+		return false;
 	}
 	h = &f->bl[(f->bl_head + f->bl_n) % f->backlog];
 	h->buf = malloc(need);
 	if (!h->buf) {
 		f->backlog_overflow++;
 		o->st.dropped_no_sink++;
-		return;
+		return false;
 	}
 	if (xevb_event_encode_into(ev, xevb_realtime_ns(), h->buf, need, &h->len)) {
 		free(h->buf);
 		h->buf = NULL;
 		o->st.encode_errors++;
-		return;
+		return false;
 	}
 	f->bl_n++;
 	f->fwd_backlogged++;
 	if (f->bl_n > f->backlog_max)
 		f->backlog_max = f->bl_n;
+	return true;
 }
 
 void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
@@ -145,16 +173,20 @@ void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
 	size_t need;
 	int k;
 
-	if (!f->credit_mode || o->discard || o->fw) {
+	bool gate = f->gate && !o->discard && !o->fw && o->n_sinks;
+
+	if (!gate && (!f->credit_mode || o->discard || o->fw)) {
 		xevb_output_emit(o, ev);
 		return;
 	}
 	need = xevb_event_wire_size_fast(ev);
-	k = f->bl_n ? -1 : pick_sink(f, need); /* keep the order: backlog first */
-	if (k >= 0)
+	k = f->bl_n || gate ? -1 : pick_sink(f, need); /* keep the order: backlog first */
+	if (k >= 0) {
 		sent_to(f, k, xevb_output_emit_to(o, (uint32_t)k, ev));
-	else
-		hold(f, ev, need);
+	} else if (hold(f, ev, need) && gate) {
+		f->bl_gated++;
+		f->fwd_backlogged--; /* waits for its DONE, not for a farm node */
+	}
 }
 
 bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
@@ -166,14 +198,14 @@ bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
 		free(buf);
 		return false;
 	}
-	if (!f->credit_mode) {
+	if (!f->credit_mode && !f->gate) {
 		k = (int)(f->fwd_rr++ % o->n_sinks);
 		if (xevb_output_write_to(o, (uint32_t)k, buf, len))
 			f->fwd_errors++;
 		free(buf);
 		return true;
 	}
-	k = f->bl_n ? -1 : pick_sink(f, len);
+	k = f->bl_n || f->gate ? -1 : pick_sink(f, len);
 	if (k >= 0) {
 		sent_to(f, k, xevb_output_write_to(o, (uint32_t)k, buf, len));
 		free(buf);
@@ -187,7 +219,10 @@ bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
 	}
 	f->bl[(f->bl_head + f->bl_n) % f->backlog] = (struct build_held_ev){ .buf = buf, .len = len };
 	f->bl_n++;
-	f->fwd_backlogged++;
+	if (f->gate)
+		f->bl_gated++;
+	else
+		f->fwd_backlogged++;
 	if (f->bl_n > f->backlog_max)
 		f->backlog_max = f->bl_n;
 	return true;

@@ -40,6 +40,10 @@ struct build_fwd {
 	bool credit_mode;        /* some farm node speaks the protocol */
 	struct build_held_ev *bl;
 	uint32_t backlog, bl_head, bl_n;
+	/* The lease (build_lease.h): every event waits in the backlog until the
+	   DONEs queued before it have left; bl_gated at its tail have not. */
+	bool gate;
+	uint32_t bl_gated;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max;
 	uint64_t fwd_rr; /* build_fwd_encoded's round robin before any farm node speaks the protocol */
 };
@@ -62,8 +66,12 @@ void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev);
  * discarding): buf is freed, the event counted nowhere here.
  */
 bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len);
-/* Backlogged events to farm nodes with credit, oldest first. */
+/* Backlogged events to farm nodes with credit, oldest first (not those gated). */
 void build_fwd_drain(struct build_fwd *f);
+/* The DONEs of the gated events have left: they may go. */
+void build_fwd_release(struct build_fwd *f);
+/* The gated events are dropped (fenced: their DONE never left); how many. */
+uint32_t build_fwd_drop_gated(struct build_fwd *f);
 /* The heartbeat: our STATUS to every farm node; one silent for dead_ns gets no more events. */
 void build_fwd_heartbeat(struct build_fwd *f, struct xevb_ctl_io *io, uint64_t now, uint64_t dead_ns);
 /* The backlog within its bound and each farm node's counts in order; false with what disagrees in msg. */

@@ -327,7 +327,16 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 			builder_down(d, bi, now);
 		b->restarts++;
 		b->epoch = h->epoch;
+		b->lease_t = 0;
+	} else if (!b->alive) {
+		/* The fence: the incarnation we took for dead stays dead (its events
+		   went elsewhere); our STATUS tells it so and it comes back anew. */
+		b->fenced++;
+		d->st.fenced_status++;
+		return bi;
 	}
+	if (st->done_total > b->lease_t)
+		b->lease_t = st->done_total;
 	if (!b->alive) {
 		b->alive = true;
 		b->rejoins++;
