@@ -20,8 +20,8 @@
 #define HB_NS 100000000ull /* STATUS to the farm nodes */
 /* STATUS to the DFM this often, unless a DONE left meanwhile (as good a
    sign of life): the DFM takes a builder silent for --dead-ms (200) dead. */
-#define HB_DFM_NS 10000000ull
-#define SCAN_NS   5000000ull
+#define HB_DFM_NS   10000000ull
+#define SCAN_NS     5000000ull
 #define HB_LEASE_NS 40000000ull /* a STATUS (its lease stamp) at least this often */
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
@@ -35,7 +35,7 @@
  * the run (a host that seeds ids ahead of the DFM) never reaches a farm
  * node that way, and the core forgets the window it placed.
  */
-#define PRE_HOLD_NS  250000000ull
+#define PRE_HOLD_NS 250000000ull
 
 /* The DONEs held, while the lease allows; then the events built with them may leave. */
 static void flush_done(struct build_ctl *bc, uint64_t now)
@@ -81,12 +81,11 @@ static void status_to_dfm(struct build_ctl *bc)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
-	m.u.status =
-		(struct xevb_ctl_status){ .credits = bc->cfg.credits,
-					  .flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
-					  .done_total = xevb_now_ns(), /* the lease's stamp */
-					  .peer_epoch = bc->dfm_epoch,
-					  .load = bc->n_assigned + bc->fwd.bl_n };
+	m.u.status = (struct xevb_ctl_status){ .credits = bc->cfg.credits,
+					       .flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
+					       .done_total = xevb_now_ns(), /* the lease's stamp */
+					       .peer_epoch = bc->dfm_epoch,
+					       .load = bc->n_assigned + bc->fwd.bl_n };
 	xevb_ctl_send(&bc->io, &bc->dfm, &m);
 }
 
@@ -807,7 +806,8 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 		return false;
 	}
 	if (epoch_assigned != epoch_done + epoch_overflow + (assigned - old) + epoch_fenced) {
-		snprintf(msg, cap, "this DFM epoch: assigned %llu != done %llu + overflow %llu + open %u + fenced %llu",
+		snprintf(msg, cap,
+			 "this DFM epoch: assigned %llu != done %llu + overflow %llu + open %u + fenced %llu",
 			 (unsigned long long)epoch_assigned, (unsigned long long)epoch_done,
 			 (unsigned long long)epoch_overflow, assigned - old, (unsigned long long)epoch_fenced);
 		return false;

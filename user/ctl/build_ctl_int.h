@@ -52,7 +52,7 @@ struct build_ctl {
 	struct build_fwd fwd; /* forwarding by farm-node credit, with the backlog */
 	struct xevb_busy busy;
 	struct xevb_ctl_msg done;
-	struct build_lease lease; /* DONEs wait here for the lease (build_lease.h) */
+	struct build_lease lease;          /* DONEs wait here for the lease (build_lease.h) */
 	uint64_t fwd_base[XEVB_MAX_SINKS]; /* FORWARDED counts from 0 in each incarnation */
 	uint64_t base_fenced;
 	uint64_t next_hb, next_sink_hb, last_dfm_ns, last_st_ns;

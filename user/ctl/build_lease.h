@@ -19,9 +19,9 @@
 #include "ctl/ctl_proto.h"
 
 struct build_lease {
-	uint64_t until; /* DONEs may leave before this (our clock), once on */
-	bool on;        /* the DFM echoes a lease (one that predates it does not) */
-	bool known;     /* the DFM's STATUS named our epoch (this DFM epoch) */
+	uint64_t until;            /* DONEs may leave before this (our clock), once on */
+	bool on;                   /* the DFM echoes a lease (one that predates it does not) */
+	bool known;                /* the DFM's STATUS named our epoch (this DFM epoch) */
 	struct xevb_ctl_done *rec; /* DONEs not sent yet, in order */
 	uint8_t *first;            /* per record: the event's first DONE (its data waits with it) */
 	uint32_t n, cap;
