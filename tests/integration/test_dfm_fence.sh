@@ -53,6 +53,8 @@ eq("it started anew once", f["fences"], 1)
 # before the stop and came late (kept by the DFM, or foreign once re-assigned).
 eq("what the DFM gave away = fenced + its late DONEs (kept, foreign)",
    v["reassigned_away"], bc["fenced"] + d["done_late_dead"] + d["done_foreign"])
+lapsed = [JL(m + "_b%d" % i, "dfm_ctl")["fence"]["lease_expired"] for i in (0, 1)]
+print("# %s: leases that lapsed at the builders never stopped: %s" % (m, lapsed))
 sk = J(m + "_sink0")
 eq("farm node: every event exactly once", (sk["events"], sk["duplicates"]), (n, 0))
 fn = d["farm_nodes"]

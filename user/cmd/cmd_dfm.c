@@ -73,7 +73,8 @@ struct dfm_app {
 	   rounds are short at a high rate, and each copy (one datagram per
 	   source process) carried a few blocks. */
 	uint64_t push_ns;
-	uint64_t dead_ns; /* --dead-ms: in the builders' lease */
+	uint64_t dead_ns;                        /* --dead-ms: in the builders' lease */
+	uint64_t echo_ns[XEVB_DFM_MAX_BUILDERS]; /* our last STATUS to each builder (its lease) */
 	bool sources_changed;
 	bool books_closed;              /* the run is over and the farm nodes' counts are in */
 	struct dfm_books_verdict books; /* ... and who is named for what (dfm_books.h) */
@@ -157,6 +158,7 @@ static void send_probe(void *ctx, uint32_t bi)
 					       .load = (uint32_t)(a->dead_ns / 1000000),
 					       .credits = b->credits };
 	xevb_ctl_send(&a->io, &sa, &m);
+	a->echo_ns[bi] = xevb_now_ns();
 }
 
 /* Datagrams that met port unreachable: a builder whose process is gone is dead now. */
@@ -295,8 +297,11 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 					  m->u.status.credits);
 			if (bi >= 0 && before != (int)xevb_dfm_n_builders(a->d))
 				a->sources_changed = true;
-			if (bi >= 0 && !xevb_dfm_builder(a->d, (uint32_t)bi)->alive)
-				send_probe(a, (uint32_t)bi); /* fenced: tell it at once */
+			/* Fenced: tell it at once; alive: its lease renewed every dead_ns / 4
+			   (the heartbeat alone, every 100 ms, leaves a lease of 150 ms little margin). */
+			if (bi >= 0 && (!xevb_dfm_builder(a->d, (uint32_t)bi)->alive ||
+					now - a->echo_ns[bi] >= a->dead_ns / 4))
+				send_probe(a, (uint32_t)bi);
 		} else if (m->h.role == XEVB_ROLE_SOURCE) {
 			on_source_status(a, m, from, now);
 		} else {

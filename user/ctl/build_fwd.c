@@ -247,6 +247,10 @@ void build_fwd_heartbeat(struct build_fwd *f, struct xevb_ctl_io *io, uint64_t n
 
 bool build_fwd_check(const struct build_fwd *f, char *msg, size_t cap)
 {
+	if (f->bl_gated > f->bl_n) {
+		snprintf(msg, cap, "backlog %u, %u of them waiting for their DONE", f->bl_n, f->bl_gated);
+		return false;
+	}
 	if (f->bl_n > f->backlog || (f->backlog && f->bl_head >= f->backlog)) {
 		snprintf(msg, cap, "backlog %u (head %u) over its bound %u", f->bl_n, f->bl_head, f->backlog);
 		return false;
