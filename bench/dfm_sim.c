@@ -14,8 +14,8 @@
  *             does (the DFM's --dead-ms is a few of these); every ASSIGN answered at
  *             once with DONE complete, batched (a full datagram, or what
  *             one read of the socket brought);
- *   sources:  STATUS every 100 ms (one source id each); they take ASSIGN
- *             (push), CLEAR and BUILDERS and send nothing else;
+ *   sources:  STATUS every 100 ms (one source id each); they take ROUTE
+ *             and ASSIGN (push), CLEAR and BUILDERS and send nothing else;
  *   farm nodes: RECEIVED every 100 ms: the builders' DONE events split
  *             evenly among them, so the DFM closes its books there.
  *
@@ -308,6 +308,8 @@ static void source_msg(struct peer *p, const struct xevb_ctl_msg *m)
 	if (m->h.type == XEVB_CTL_ASSIGN)
 		for (uint32_t i = 0; i < m->h.n_recs; i++)
 			p->events += m->u.assign[i].count;
+	else if (m->h.type == XEVB_CTL_ROUTE)
+		p->events += (uint64_t)m->h.n_recs * m->u.route.block;
 	else if (m->h.type == XEVB_CTL_CLEAR)
 		for (uint32_t i = 0; i < m->h.n_recs; i++)
 			p->cleared += m->u.clear[i].count;

@@ -18,7 +18,10 @@
  *   byte 0: bit 0 key; bits 1-3 hold table 64 << n (up to 8192)
  *   then steps, op byte and 3 bytes a, b, c:
  *     op % 10: 0 ASSIGN (1 + a % 3 records of 1 + b % 64 events from the
- *                 cursor, builder c % 6: 4 and 5 never listed)
+ *                 cursor, builder c % 6: 4 and 5 never listed); a bit 7:
+ *                 ROUTE instead (1 + a % 8 blocks of 1 + b % 64 events
+ *                 from the cursor, route indexes from c % 8: 6 and 7 name
+ *                 no builder)
  *              1 BUILDERS (builders whose bit is set in a, 0..5, port b bit 0)
  *              2 REQUEST from builder a % 6 (1 + b % 4 records of 1 + c * 4
  *                 events from the cursor back by b, re-ask b bit 7; c 0xff:
@@ -154,6 +157,17 @@ static void make_dfm(uint8_t op, uint8_t a, uint8_t b, uint8_t c, struct xevb_ct
 	memset(&m->h, 0, sizeof(m->h));
 	switch (op) {
 	case 0:
+		if (a & 0x80) {
+			m->h.type = XEVB_CTL_ROUTE;
+			m->h.n_recs = 1 + a % 8;
+			m->u.route.first_event = cursor;
+			m->u.route.block = (uint16_t)(1 + b % 64);
+			m->u.route.run = 1;
+			for (uint32_t r = 0; r < m->h.n_recs; r++)
+				m->u.route.id[r] = (uint16_t)((c + r) % 8);
+			cursor += (uint32_t)m->h.n_recs * m->u.route.block;
+			break;
+		}
 		m->h.type = XEVB_CTL_ASSIGN;
 		m->h.n_recs = 1 + a % 3;
 		for (uint32_t r = 0; r < m->h.n_recs; r++) {
@@ -217,6 +231,8 @@ static void from_dfm(struct xevb_ctl_msg *m)
 	if (m->h.type == XEVB_CTL_ASSIGN)
 		for (uint32_t r = 0; r < m->h.n_recs; r++)
 			events += m->u.assign[r].count;
+	if (m->h.type == XEVB_CTL_ROUTE)
+		events = (uint64_t)m->h.n_recs * m->u.route.block;
 	counts(&before);
 	if (!cf_deliver(&io, htonl(ME_HOST), &dfm, m))
 		return;

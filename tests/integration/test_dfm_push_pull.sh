@@ -63,6 +63,9 @@ for i in (0, 1):
         eq("source %d answered every request, no ASSIGN" % i, (s["answered_events"], s["assigns"]), (12000, 0))
     else:
         eq("source %d sent where told" % i, (s["assigned_events"], s["fragments"]), (12000, 24000))
+        # The blocks came as ROUTE tables (ASSIGN copies only before a builder was listed twice).
+        true("source %d took ROUTE tables, every id known" % i, s["routes"] > 0 and s["route_unknown_builder"] == 0,
+             (s["routes"], s["route_unknown_builder"]))
 PY
 done
 e2e_finish

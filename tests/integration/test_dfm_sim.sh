@@ -14,7 +14,8 @@
 # every point's books are exact (the DFM's accounting line, nothing
 # outstanding, nothing lost, every event DONE once and received at the
 # farm nodes), the DFM's latency histograms time every event once, the
-# datagrams by type are the protocol's (ASSIGN to the sources in push only), a keyed run refuses nothing, a paced trigger
+# datagrams by type are the protocol's (ROUTE to the sources in push only,
+# and ASSIGN copies only there), a keyed run refuses nothing, a paced trigger
 # never runs ahead of its clock, every peer is admitted, every builder
 # learns every source process and every source every builder (lists in
 # parts), and the DFM's CPU was measured.
@@ -60,7 +61,8 @@ for r in rows:
             lat["assign_to_done"]["p50"], lat["assign_to_done"]["p99"]))
     res(r["dfm_received_by_type"].get("DONE", 0) > 0 and r["dfm_sent_by_type"].get("ASSIGN", 0) > 0
         and r["in_per_s"].get("DONE", 0) > 0 and r["out_builders_per_s"].get("ASSIGN", 0) > 0
-        and (r["out_sources_per_s"].get("ASSIGN", 0) > 0) == (r["mode"] == "push")
+        and (r["out_sources_per_s"].get("ROUTE", 0) > 0) == (r["mode"] == "push")
+        and (r["out_sources_per_s"].get("ASSIGN", 0) == 0 or r["mode"] == "push")
         and r["dfm_received_by_type"].get("RECEIVED", 0) > 0,
         "%s: datagrams by type: in %s, out to builders %s, to sources %s" % (
             n, r["in_per_s"], r["out_builders_per_s"], r["out_sources_per_s"]))

@@ -115,7 +115,7 @@ static void check_table(const struct xevb_cfg_cmd *c, void *cfg, size_t size, un
 
 Test(cli_cmds, every_row_has_help_a_section_and_a_valid_default)
 {
-	check_table(&dfm_cmd, &dfm, sizeof(dfm), 30);
+	check_table(&dfm_cmd, &dfm, sizeof(dfm), 31);
 	check_table(&shape_cmd, &shape, sizeof(shape), 11);
 	check_table(&doctor_cmd, &doctor, sizeof(doctor), 9);
 	check_table(&stats_cmd, &stats, sizeof(stats), 5);

@@ -235,6 +235,87 @@ Test(ctl_proto, received_roundtrip_and_rules)
 	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
 }
 
+/* ROUTE: a 12-byte prefix, then one builder id (u16) per block; the fixture pins the layout. */
+Test(ctl_proto, route_roundtrip_and_layout)
+{
+	struct xevb_ctl_msg m = hdr(XEVB_CTL_ROUTE, XEVB_ROLE_DFM, 3), d;
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	static const uint8_t fixture[] = { 0x58, 0x43, 1,  11, 1, 0, 0,    7,    0xab, 0xcd, 0xef, 0x01, 0,
+					   0,    0,    42, 0,  3, 0, 0,    0x00, 0x01, 0x86, 0xa0, 0,    25,
+					   0,    0,    0,  0,  0, 9, 0x00, 0x05, 0x01, 0x02, 0xff, 0xff };
+	size_t len;
+
+	cr_assert(eq(u32, xevb_ctl_max_recs(XEVB_CTL_ROUTE), 708)); /* room for the MAC trailer */
+	cr_assert(eq(u32, XEVB_CTL_ROUTE_MAX_RECS, 720));
+	m.u.route.first_event = 100000;
+	m.u.route.block = 25;
+	m.u.route.run = 9;
+	m.u.route.id[0] = 5;
+	m.u.route.id[1] = 0x102;
+	m.u.route.id[2] = 0xffff;
+	len = xevb_ctl_encode(&m, buf, sizeof(buf));
+	cr_assert(eq(sz, len, sizeof(fixture)));
+	cr_assert(eq(int, memcmp(buf, fixture, len), 0));
+	cr_assert(eq(int, xevb_ctl_decode(fixture, sizeof(fixture), &d), XEVB_CTL_OK));
+	cr_assert(eq(u32, d.u.route.first_event, 100000));
+	cr_assert(eq(u16, d.u.route.block, 25));
+	cr_assert(eq(u32, d.u.route.run, 9));
+	cr_assert(eq(u16, d.h.n_recs, 3));
+	cr_assert(eq(u16, d.u.route.id[1], 0x102));
+	cr_assert(eq(u16, d.u.route.id[2], 0xffff));
+	cr_assert(eq(str, (char *)xevb_ctl_type_name(XEVB_CTL_ROUTE), "ROUTE"));
+	/* A full table, sealed size: 708 blocks. */
+	m.h.n_recs = 708;
+	for (uint32_t i = 0; i < 708; i++)
+		m.u.route.id[i] = (uint16_t)(i * 7);
+	len = xevb_ctl_encode(&m, buf, sizeof(buf));
+	cr_assert(eq(sz, len, XEVB_CTL_HLEN + 12 + 2 * 708));
+	cr_assert(eq(int, xevb_ctl_decode(buf, len, &d), XEVB_CTL_OK));
+	cr_assert(eq(u16, d.u.route.id[707], (uint16_t)(707 * 7)));
+}
+
+/* Hostile ROUTEs: each refused whole, with its reason. */
+Test(ctl_proto, route_rules)
+{
+	struct xevb_ctl_msg m = hdr(XEVB_CTL_ROUTE, XEVB_ROLE_DFM, 2), d;
+	uint8_t buf[XEVB_CTL_MAX_LEN + 8], bad[XEVB_CTL_MAX_LEN + 8];
+	size_t len;
+
+	m.u.route = (struct xevb_ctl_route){ .first_event = 1000, .block = 25, .run = 1, .id = { 1, 2 } };
+	len = xevb_ctl_encode(&m, buf, sizeof(buf));
+	cr_assert(eq(sz, len, XEVB_CTL_HLEN + 12 + 4));
+	/* Short: the prefix cut, a record cut, the header alone. */
+	cr_assert(eq(int, xevb_ctl_decode(buf, XEVB_CTL_HLEN + 6, &d), XEVB_CTL_E_LENGTH));
+	cr_assert(eq(int, xevb_ctl_decode(buf, len - 1, &d), XEVB_CTL_E_LENGTH));
+	cr_assert(eq(int, xevb_ctl_decode(buf, XEVB_CTL_HLEN, &d), XEVB_CTL_E_LENGTH));
+	/* No block, or more than a datagram holds. */
+	memcpy(bad, buf, len);
+	xevb_st16(bad + 16, 0);
+	cr_assert(eq(int, xevb_ctl_decode(bad, XEVB_CTL_HLEN + 12, &d), XEVB_CTL_E_COUNT));
+	memset(bad, 0, sizeof(bad));
+	memcpy(bad, buf, XEVB_CTL_HLEN + 12);
+	xevb_st16(bad + 16, 721);
+	cr_assert(eq(int, xevb_ctl_decode(bad, XEVB_CTL_HLEN + 12 + 2 * 721, &d), XEVB_CTL_E_COUNT));
+	xevb_st16(bad + 16, 720); /* the decoder's bound: an unsealed full datagram */
+	cr_assert(eq(int, xevb_ctl_decode(bad, XEVB_CTL_HLEN + 12 + 2 * 720, &d), XEVB_CTL_OK));
+	/* Block 0 or over 1024, the reserved word, a table past the last event id. */
+	memcpy(bad, buf, len);
+	xevb_st16(bad + XEVB_CTL_HLEN + 4, 0);
+	cr_assert(eq(int, xevb_ctl_decode(bad, len, &d), XEVB_CTL_E_FIELD));
+	xevb_st16(bad + XEVB_CTL_HLEN + 4, 1025);
+	cr_assert(eq(int, xevb_ctl_decode(bad, len, &d), XEVB_CTL_E_FIELD));
+	memcpy(bad, buf, len);
+	bad[XEVB_CTL_HLEN + 7] = 1;
+	cr_assert(eq(int, xevb_ctl_decode(bad, len, &d), XEVB_CTL_E_FIELD));
+	m.u.route.first_event = 0xffffffffu - 30; /* block 2 would wrap */
+	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+	m.u.route.first_event = 0xffffffffu - 49; /* ends on the last id: fine */
+	cr_assert(ne(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+	/* Only the DFM routes. */
+	m.h.role = XEVB_ROLE_BUILDER;
+	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+}
+
 Test(flowctl, busy_hysteresis_defaults)
 {
 	struct xevb_busy b;

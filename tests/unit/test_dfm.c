@@ -855,3 +855,33 @@ Test(dfm, side_table_finds_every_id_after_deletions)
 	cr_assert(eq(u32, dfm_side_ids(&s), s.n));
 	dfm_side_free(&s);
 }
+
+/* Clears in serial order whatever order the DONEs came in, across the wrap of the event ids. */
+Test(dfm, clears_sorted_across_the_wrap)
+{
+	struct xevb_dfm_cfg c = { .block = 1,
+				  .first_event = 0xfffffffbu,
+				  .run = 3,
+				  .table = 1024,
+				  .dead_ns = 500 * MS,
+				  .retry_ns = 200 * MS,
+				  .max_retries = 2,
+				  .clear_group = 10,
+				  .clear_flush_ns = 50 * MS,
+				  .send_assign = on_assign,
+				  .send_clear = on_clear };
+	struct xevb_dfm *d;
+
+	memset(&R, 0, sizeof(R));
+	d = xevb_dfm_new(&c);
+	cr_assert(not(eq(ptr, d, NULL)));
+	status(d, 0, 1, 64, false, 0);
+	cr_assert(eq(u32, xevb_dfm_step(d, 1, 10), 10));
+	/* 0xfffffffb .. 4, DONE from the last to the first: one batch of 10, one range. */
+	for (int k = 9; k >= 0; k--)
+		done(d, 0, 1, 0xfffffffbu + (uint32_t)k, XEVB_DONE_COMPLETE, 2);
+	cr_assert(eq(u32, R.nc, 1));
+	cr_assert(eq(u32, R.c[0].first_event, 0xfffffffbu));
+	cr_assert(eq(u32, R.c[0].count, 10));
+	free_balanced(d);
+}

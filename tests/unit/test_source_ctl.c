@@ -100,6 +100,60 @@ Test(source_ctl, builders_in_parts_accumulate)
 	src_ctl_free(&s);
 }
 
+static void builders(struct src_ctl *s, uint32_t n)
+{
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_BUILDERS, .h.n_recs = (uint16_t)n };
+
+	for (uint32_t r = 0; r < n; r++)
+		m.u.builders[r] = (struct xevb_ctl_bldinfo){ .addr = htonl(0x0a000001 + r),
+							     .port = 23902,
+							     .id = (uint16_t)(100 + r) };
+	from_dfm(s, &m);
+}
+
+/* ROUTE: each block to the builder its id names; an unknown id is counted, nothing held or sent. */
+Test(source_ctl, route_blocks_to_listed_ids)
+{
+	static struct src_ctl s;
+	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_ROUTE, .h.n_recs = 4 };
+	char msg[128];
+
+	mk(&s);
+	sent = 0;
+	builders(&s, 3);
+	m.u.route =
+		(struct xevb_ctl_route){ .first_event = 500, .block = 10, .run = 1, .id = { 100, 102, 7, 101 } };
+	from_dfm(&s, &m);
+	cr_assert(eq(u64, s.routes, 1));
+	cr_assert(eq(u64, s.route_unknown, 1)); /* id 7: no builder of the list */
+	cr_assert(eq(u64, s.assigns, 3));
+	cr_assert(eq(u64, s.assigned_events, 30));
+	cr_assert(eq(u32, s.n_held, 30));
+	cr_assert(eq(u64, sent, 30));
+	/* The same table again is a re-send of what we hold, not new events. */
+	from_dfm(&s, &m);
+	cr_assert(eq(u64, s.assign_again, 30));
+	cr_assert(eq(u32, s.n_held, 30));
+	cr_assert(eq(u64, s.route_unknown, 2));
+	/* A ROUTE not from the DFM's address moves nothing. */
+	{
+		struct sockaddr_in other = dfm;
+		other.sin_port = 1;
+		m.h.role = XEVB_ROLE_DFM;
+		src_ctl_on_msg(&s, &m, &other);
+		cr_assert(eq(u64, s.routes, 2));
+		cr_assert(eq(u64, s.not_dfm, 1));
+	}
+	/* A new DFM numbers its builders afresh: the old indexes route nothing. */
+	m.h.role = XEVB_ROLE_DFM;
+	m.h.epoch = 8;
+	m.u.route.first_event = 900;
+	src_ctl_on_msg(&s, &m, &dfm);
+	cr_assert(eq(u64, s.route_unknown, 6));
+	cr_assert(src_ctl_check(&s, msg, sizeof(msg)), "%s", msg);
+	src_ctl_free(&s);
+}
+
 /* Only the DFM may send a clear mark, and it is an event id. */
 Test(source_ctl, clear_mark_rules)
 {

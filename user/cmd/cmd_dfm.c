@@ -21,11 +21,14 @@
 #include "ctl/ctl_sock.h"
 #include "ctl/dfm.h"
 #include "ctl/dfm_books.h"
+#include "ctl/dfm_push.h"
 #include "ctl/peer_map.h"
 #include "base/notify.h"
 #include "ctl/runcfg.h"
 #include "cmd/cmd_opts.h"
 #include "cmd/cmds.h"
+#include "cmd/dfm_app.h"
+#include "cmd/dfm_fanout.h"
 #include "cmd/dfm_state.h"
 #include "ops/dfm_metrics.h"
 
@@ -35,6 +38,13 @@
 #define PROBE_NS 20000000ull
 /* The lists (SOURCES, BUILDERS) go with every 5th heartbeat, and at once when one changes. */
 #define LISTS_EVERY 5
+/* Datagrams read a round, and sent to the sources a round (dfm_fanout.h), before the trigger's turn again. */
+#define RECV_BUDGET        512
+#define FAN_BUDGET         32
+#define FAN_QUEUE          256 /* messages to every source waiting their turn */
+#define WAIT_MIN_NS        200000ull
+#define PUSH_NS_PER_SOURCE 30000ull
+#define PUSH_NS_MAX        10000000ull
 /*
  * Event ids reserved per write of --state. Small, so that a successor starts
  * just past the dead DFM's last ids: ids far ahead would alias the old
@@ -42,51 +52,6 @@
  * 100 kHz that is ~100 writes (write + rename, no fsync) per second.
  */
 #define STATE_CHUNK 1024u
-/* Datagrams a list of n records of rlen bytes takes (sealed or not): lists span datagrams. */
-#define LIST_PARTS(n, rlen) ((n) / ((XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / (rlen)) + 1)
-
-struct src_peer {
-	struct sockaddr_in sa;
-	uint32_t epoch;
-	uint16_t first_id, n_ids;
-	uint64_t last_ns, status_n, answered;
-	uint32_t held, credits;
-	bool alive;
-};
-
-struct dfm_app {
-	struct xevb_ctl_io io;
-	struct xevb_dfm *d;
-	bool pull;
-	struct src_peer src[DFM_MAX_SOURCES];
-	uint32_t n_src;
-	struct peer_map srcmap;                          /* source processes by address and port */
-	struct xevb_ctl_msg bmsg[XEVB_DFM_MAX_BUILDERS]; /* ASSIGNs pending per builder */
-	struct xevb_ctl_msg push;                        /* ASSIGNs pending for every source */
-	uint64_t src_timeouts, unexpected, push_msgs;
-	uint64_t push_first_ns; /* when the pending copy for the sources took its first block */
-	uint32_t hb_n;          /* heartbeats sent */
-	uint64_t src_per_addr, src_full, src_expired; /* source STATUS refused / dead entries reused */
-	uint32_t max_per_addr;                        /* --max-per-address */
-	/* Push: the copy of the ASSIGNs for the sources leaves when full or
-	   this long after its first block (--push-us), not every round: the
-	   rounds are short at a high rate, and each copy (one datagram per
-	   source process) carried a few blocks. */
-	uint64_t push_ns;
-	uint64_t dead_ns;                        /* --dead-ms: in the builders' lease */
-	uint64_t echo_ns[XEVB_DFM_MAX_BUILDERS]; /* our last STATUS to each builder (its lease) */
-	bool sources_changed;
-	bool books_closed;              /* the run is over and the farm nodes' counts are in */
-	struct dfm_books_verdict books; /* ... and who is named for what (dfm_books.h) */
-	uint64_t all_gone_ns;           /* since when no builder is alive (0: some is) */
-	bool builders_left;             /* every builder left mid-run: the run failed */
-	/* The lists of the last heartbeat, each in as many datagrams as it takes. */
-	struct xevb_ctl_msg src_list[LIST_PARTS(DFM_MAX_SOURCES, XEVB_CTL_SRC_RLEN)];
-	struct xevb_ctl_msg bld_list[LIST_PARTS(XEVB_DFM_MAX_BUILDERS, XEVB_CTL_BLD_RLEN)];
-	uint32_t n_src_list, n_bld_list;
-	struct xevb_ctl_txq txq; /* datagrams leave in batches (sendmmsg) at the end of a round */
-	struct xevb_ctl_rxq rxq; /* and come in batches (recvmmsg) */
-};
 
 static struct sockaddr_in builder_sa(const struct xevb_dfm_builder *b)
 {
@@ -111,15 +76,28 @@ static void flush_builder(struct dfm_app *a, uint32_t bi)
 	m->h.n_recs = 0;
 }
 
-static void flush_push(struct dfm_app *a)
+static void push_to_sources(void *ctx, struct xevb_ctl_msg *m)
 {
-	if (!a->push.h.n_recs)
+	struct dfm_app *a = ctx;
+
+	dfm_fanout_add(&a->fan, DFM_FAN_MSG)->m = *m;
+}
+
+/* A queued message to source i (dfm_fanout.h); the heartbeat with its own peer_epoch. */
+static void fan_send(void *ctx, uint32_t i, struct dfm_fan_item *it)
+{
+	struct dfm_app *a = ctx;
+
+	if (!a->src[i].alive)
 		return;
-	for (uint32_t i = 0; i < a->n_src; i++)
-		if (a->src[i].alive)
-			xevb_ctl_send(&a->io, &a->src[i].sa, &a->push);
-	a->push_msgs++;
-	a->push.h.n_recs = 0;
+	if (it->kind == DFM_FAN_STATUS)
+		it->m.u.status.peer_epoch = a->src[i].epoch;
+	xevb_ctl_send(&a->io, &a->src[i].sa, &it->m);
+}
+
+static uint32_t fan_dest(void *ctx)
+{
+	return ((struct dfm_app *)ctx)->n_src;
 }
 
 static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as)
@@ -132,14 +110,8 @@ static void send_assign(void *ctx, uint32_t bi, const struct xevb_ctl_assign *as
 	if (m->h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
 		flush_builder(a, bi);
 	/* Push: the sources learn each block's builder (retries stay between DFM and builder). */
-	if (!a->pull && !(as->flags & XEVB_CTL_AS_RETRY)) {
-		if (!a->push.h.n_recs)
-			a->push_first_ns = xevb_now_ns();
-		a->push.h.type = XEVB_CTL_ASSIGN;
-		a->push.u.assign[a->push.h.n_recs++] = *as;
-		if (a->push.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_ASSIGN))
-			flush_push(a);
-	}
+	if (!a->pull && !(as->flags & XEVB_CTL_AS_RETRY))
+		dfm_push_add(&a->push, as, bi, xevb_now_ns());
 }
 
 /* Our STATUS to builder bi: the heartbeat, or a probe of a silent one. */
@@ -161,6 +133,25 @@ static void send_probe(void *ctx, uint32_t bi)
 	a->echo_ns[bi] = xevb_now_ns();
 }
 
+/* A queued message to builder i: the heartbeat is its probe (its own STATUS), else the message. */
+static void bfan_send(void *ctx, uint32_t i, struct dfm_fan_item *it)
+{
+	struct dfm_app *a = ctx;
+	struct sockaddr_in sa;
+
+	if (it->kind == DFM_FAN_STATUS) {
+		send_probe(a, i);
+		return;
+	}
+	sa = builder_sa(xevb_dfm_builder(a->d, i));
+	xevb_ctl_send(&a->io, &sa, &it->m);
+}
+
+static uint32_t bfan_dest(void *ctx)
+{
+	return xevb_dfm_n_builders(((struct dfm_app *)ctx)->d);
+}
+
 /* Datagrams that met port unreachable: a builder whose process is gone is dead now. */
 static void unreachable(struct dfm_app *a, uint64_t now)
 {
@@ -177,12 +168,10 @@ static void send_clear(void *ctx, const struct xevb_ctl_range *r, uint32_t n)
 
 	if (!n)
 		return;
-	/* ASSIGNs first: a source must never see a clear before the event. */
-	flush_push(a);
+	/* Assignments first: a source must never see a clear before the event. */
+	dfm_push_flush(&a->push);
 	memcpy(m.u.clear, r, n * sizeof(*r));
-	for (uint32_t i = 0; i < a->n_src; i++)
-		if (a->src[i].alive)
-			xevb_ctl_send(&a->io, &a->src[i].sa, &m);
+	dfm_fanout_add(&a->fan, DFM_FAN_MSG)->m = m;
 }
 
 static struct src_peer *find_source(struct dfm_app *a, const struct sockaddr_in *from)
@@ -354,15 +343,19 @@ static struct xevb_ctl_msg *list_next(struct xevb_ctl_msg *parts, uint32_t *n, u
 static void builder_list(struct dfm_app *a)
 {
 	a->n_bld_list = 0;
+	dfm_push_list_begin(&a->push);
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
 		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
 		struct xevb_ctl_msg *m;
 		if (!b->alive)
 			continue;
 		m = list_next(a->bld_list, &a->n_bld_list, XEVB_CTL_BUILDERS);
+		/* The third field is our index for it: what ROUTE names (ids given with --id may repeat). */
 		m->u.builders[m->h.n_recs++] =
-			(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = b->id };
+			(struct xevb_ctl_bldinfo){ .addr = b->addr, .port = b->port, .id = (uint16_t)i };
+		dfm_push_list_add(&a->push, i, b->addr, b->port);
 	}
+	dfm_push_list_end(&a->push);
 }
 
 /* The source processes alive, for the builders (whom to ask), in parts; silent ones declared dead first. */
@@ -398,41 +391,15 @@ static void heartbeat(struct dfm_app *a, uint64_t now, bool lists)
 
 	builder_list(a);
 	source_list(a, now);
-	for (uint32_t i = 0; i < a->n_src; i++) {
-		struct src_peer *p = &a->src[i];
-		if (!p->alive)
-			continue;
-		/* The clear mark: a CLEAR lost on the way costs the source nothing. */
-		m.u.status =
-			(struct xevb_ctl_status){ .flags = (a->pull ? XEVB_CTL_ST_PULL : 0) | XEVB_CTL_ST_CLEARED,
-						  .done_total = mark,
-						  .peer_epoch = p->epoch };
-		xevb_ctl_send(&a->io, &p->sa, &m);
-		for (uint32_t k = 0; lists && k < a->n_bld_list; k++)
-			xevb_ctl_send(&a->io, &p->sa, &a->bld_list[k]);
-	}
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
-		struct sockaddr_in sa = builder_sa(xevb_dfm_builder(a->d, i));
-		send_probe(a, i);
-		for (uint32_t k = 0; lists && k < a->n_src_list; k++)
-			xevb_ctl_send(&a->io, &sa, &a->src_list[k]);
-	}
-}
-
-static uint32_t alive_builders(const struct dfm_app *a)
-{
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
-		n += xevb_dfm_builder(a->d, i)->alive;
-	return n;
-}
-
-static uint32_t alive_sources(const struct dfm_app *a)
-{
-	uint32_t n = 0;
-	for (uint32_t i = 0; i < a->n_src; i++)
-		n += a->src[i].alive;
-	return n;
+	/* The clear mark: a CLEAR lost on the way costs the source nothing. */
+	m.u.status = (struct xevb_ctl_status){ .flags = (a->pull ? XEVB_CTL_ST_PULL : 0) | XEVB_CTL_ST_CLEARED,
+					       .done_total = mark };
+	dfm_fanout_add(&a->fan, DFM_FAN_STATUS)->m = m;
+	for (uint32_t k = 0; lists && k < a->n_bld_list; k++)
+		dfm_fanout_add(&a->fan, DFM_FAN_MSG)->m = a->bld_list[k];
+	dfm_fanout_add(&a->bfan, DFM_FAN_STATUS);
+	for (uint32_t k = 0; lists && k < a->n_src_list; k++)
+		dfm_fanout_add(&a->bfan, DFM_FAN_MSG)->m = a->src_list[k];
 }
 
 /* --metrics: the books, for the next scrapes. */
@@ -442,7 +409,7 @@ static void metrics_publish(struct dfm_metrics *mx, struct dfm_app *a, uint64_t 
 	struct dfm_metrics_app ma = { .io = &a->io,
 				      .unexpected = a->unexpected,
 				      .src_timeouts = a->src_timeouts,
-				      .push_msgs = a->push_msgs,
+				      .push_msgs = a->push.routes + a->push.copies,
 				      .sources = a->n_src,
 				      .pull = a->pull,
 				      .started = started,
@@ -451,27 +418,8 @@ static void metrics_publish(struct dfm_metrics *mx, struct dfm_app *a, uint64_t 
 
 	if (!mx)
 		return;
-	ma.sources_alive = alive_sources(a);
+	ma.sources_alive = dfm_alive_sources(a);
 	dfm_metrics_publish(mx, a->d, &ma, now, force);
-}
-
-static void stats_line(struct dfm_app *a, double t, uint64_t *last_trig)
-{
-	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
-	uint64_t lost = 0, busy = 0;
-
-	for (int r = 0; r < XEVB_LOST__COUNT; r++)
-		lost += s->lost[r];
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
-		busy += xevb_dfm_builder(a->d, i)->busy;
-	fprintf(stderr,
-		"%s: %.1fs: triggered %llu (+%llu/s) complete %llu incomplete %llu lost %llu "
-		"outstanding %llu reassigned %llu | builders %u alive, %llu busy | sources %u\n",
-		xevb_prog, t, (unsigned long long)s->triggered, (unsigned long long)(s->triggered - *last_trig),
-		(unsigned long long)s->complete, (unsigned long long)s->incomplete, (unsigned long long)lost,
-		(unsigned long long)s->outstanding, (unsigned long long)s->reassigned, alive_builders(a),
-		(unsigned long long)busy, alive_sources(a));
-	*last_trig = s->triggered;
 }
 
 /* Once at start: who may take part (a run configuration), or that anyone may. */
@@ -489,180 +437,6 @@ static void announce_membership(void)
 		"run configuration %s: admitting %u builder(s), %u source process(es) and %u farm node(s) "
 		"only; other senders are refused and counted",
 		rc->path, rc->n_builders, rc->n_sources, rc->n_sinks);
-}
-
-static uint32_t g_first_event, g_prev_epoch;
-static bool g_resumed;
-
-/* Events lost in the books: by every reason, but those built after all. */
-static uint64_t lost_total(const struct xevb_dfm_stats *s)
-{
-	uint64_t lost = 0;
-
-	for (int r = 0; r < XEVB_LOST__COUNT; r++)
-		lost += s->lost[r];
-	return lost - s->no_data_recovered;
-}
-
-/* The balance first (triggered = complete + incomplete + lost + outstanding), then the rates. */
-static void summary_books_text(const struct dfm_app *a, double el, bool ok)
-{
-	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
-
-	fprintf(stderr,
-		"%s: %s mode, %.3f s: triggered %llu = complete %llu + incomplete %llu + lost %llu "
-		"(",
-		xevb_prog, a->pull ? "pull" : "push", el, (unsigned long long)s->triggered,
-		(unsigned long long)s->complete, (unsigned long long)s->incomplete,
-		(unsigned long long)lost_total(s));
-	for (int r = 0; r < XEVB_LOST__COUNT; r++)
-		fprintf(stderr, "%s%s %llu", r ? ", " : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
-	fprintf(stderr, ", less no_data built after all %llu) + outstanding %llu: %s\n",
-		(unsigned long long)s->no_data_recovered, (unsigned long long)s->outstanding,
-		ok ? "accounting ok" : "ACCOUNTING FAILED");
-	fprintf(stderr,
-		"  %.0f events/s; reassigned %llu, retries %llu, DONE unknown %llu foreign %llu "
-		"unknown-peer %llu; stalls: no credit %llu, table %llu; clears %llu msgs, %llu events\n",
-		el > 0 ? (double)s->triggered / el : 0, (unsigned long long)s->reassigned,
-		(unsigned long long)s->retries, (unsigned long long)s->done_unknown,
-		(unsigned long long)s->done_foreign, (unsigned long long)s->done_unknown_peer,
-		(unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
-		(unsigned long long)s->clear_msgs, (unsigned long long)s->cleared);
-}
-
-static void summary_builders_text(const struct dfm_app *a)
-{
-	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
-
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
-		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
-		struct in_addr ia = { b->addr };
-		fprintf(stderr,
-			"  builder %s:%u id %u: credits %u assigned %llu complete %llu incomplete %llu "
-			"no_data %llu lost %llu reassigned-away %llu deaths %llu rejoins %llu restarts %llu "
-			"busy %llu retries %llu%s",
-			inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
-			(unsigned long long)b->complete, (unsigned long long)b->incomplete,
-			(unsigned long long)b->no_data, (unsigned long long)b->lost,
-			(unsigned long long)b->reassigned_away, (unsigned long long)b->deaths,
-			(unsigned long long)b->rejoins, (unsigned long long)b->restarts,
-			(unsigned long long)b->busy_on, (unsigned long long)b->retries, b->alive ? "" : " (dead)");
-		if (xevb_dfm_n_sinks(a->d))
-			fprintf(stderr,
-				"; at the farm nodes: received %llu, not delivered %llu, it says it sent %llu%s",
-				(unsigned long long)b->received, (unsigned long long)b->not_delivered,
-				(unsigned long long)b->sent, b->fwd_reports ? "" : " (never said)");
-		fputc('\n', stderr);
-	}
-	if (xevb_dfm_n_sinks(a->d))
-		fprintf(stderr,
-			"  farm nodes: %u reporting (%u configured, %u of them silent); received %llu from our builders "
-			"(%llu from others); DONE but never received: not_delivered %llu\n",
-			a->books.reporting, a->books.expected, a->books.silent, (unsigned long long)s->received,
-			(unsigned long long)s->received_unknown, (unsigned long long)s->not_delivered);
-	else
-		fprintf(stderr,
-			"  farm nodes: none reported (xevb sink --dfm ADDR:PORT of this DFM): the books "
-			"could not be closed at the farm nodes\n");
-}
-
-/* The JSON object up to its "builders" array: the books, the control socket, the peers refused. */
-static void summary_books_json(const struct dfm_app *a, double el)
-{
-	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
-
-	printf("{\"mode\":\"%s\",\"elapsed_s\":%.3f,\"triggered\":%llu,\"complete\":%llu,\"incomplete\":%llu,"
-	       "\"lost\":{",
-	       a->pull ? "pull" : "push", el, (unsigned long long)s->triggered, (unsigned long long)s->complete,
-	       (unsigned long long)s->incomplete);
-	for (int r = 0; r < XEVB_LOST__COUNT; r++)
-		printf("%s\"%s\":%llu", r ? "," : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
-	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
-	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
-	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
-	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"fenced_status\":%llu,\"stragglers\":%llu,"
-	       "\"dead_silent\":%llu,\"dead_unreachable\":%llu,"
-	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
-	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"test_dropped\":%llu,"
-	       "\"unreachable\":%llu,\"received\":%llu,"
-	       "\"refused\":%llu,\"unexpected\":%llu,\"not_admitted\":",
-	       (unsigned long long)lost_total(s), (unsigned long long)s->outstanding,
-	       (unsigned long long)s->reassigned, (unsigned long long)s->retries,
-	       (unsigned long long)s->done_unknown, (unsigned long long)s->done_foreign,
-	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->no_data_recovered,
-	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
-	       (unsigned long long)s->done_repeated, (unsigned long long)s->done_late_dead,
-	       (unsigned long long)s->fenced_status, (unsigned long long)s->stragglers,
-	       (unsigned long long)s->dead_silent, (unsigned long long)s->dead_unreachable,
-	       (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
-	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
-	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.test_dropped,
-	       (unsigned long long)a->io.unreachable, (unsigned long long)a->io.rx,
-	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
-	xevb_ctl_admit_json(&a->io, stdout);
-	dfm_ctl_reasons_json(&a->io, stdout);
-	dfm_ctl_types_json(&a->io, stdout);
-	printf("},");
-	dfm_latency_json(a->d, stdout);
-	printf(",\"peers_refused\":{\"builders_per_address\":%llu,\"builders_table_full\":%llu,"
-	       "\"sources_per_address\":%llu,\"sources_table_full\":%llu},\"peers_expired\":{\"builders\":%llu,"
-	       "\"sources\":%llu},\"builders\":[",
-	       (unsigned long long)s->builders_per_addr, (unsigned long long)s->builders_full,
-	       (unsigned long long)a->src_per_addr, (unsigned long long)a->src_full,
-	       (unsigned long long)s->builders_expired, (unsigned long long)a->src_expired);
-}
-
-static void summary_builders_json(const struct dfm_app *a)
-{
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++) {
-		const struct xevb_dfm_builder *b = xevb_dfm_builder(a->d, i);
-		struct in_addr ia = { b->addr };
-		printf("%s{\"addr\":\"%s\",\"port\":%u,\"id\":%u,\"credits\":%u,\"assigned\":%llu,\"complete\":%llu,"
-		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
-		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
-		       "\"received\":%llu,\"not_delivered\":%llu,\"forwarded\":%llu,\"forwarded_reports\":%llu,"
-		       "\"max_silent_ms\":%.1f,\"dead_after_ms\":%.1f,"
-		       "\"alive\":%s}",
-		       i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
-		       (unsigned long long)b->complete, (unsigned long long)b->incomplete,
-		       (unsigned long long)b->no_data, (unsigned long long)b->lost,
-		       (unsigned long long)b->reassigned_away, (unsigned long long)b->deaths,
-		       (unsigned long long)b->rejoins, (unsigned long long)b->restarts,
-		       (unsigned long long)b->busy_on, (unsigned long long)b->retries,
-		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
-		       (unsigned long long)b->sent, (unsigned long long)b->fwd_reports,
-		       (double)b->max_silent_ns / 1e6, (double)b->dead_after_ns / 1e6,
-		       b->alive ? "true" : "false");
-	}
-}
-
-/* The JSON object after its "builders" array: the farm nodes' books and how the run began. */
-static void summary_farm_json(const struct dfm_app *a, bool ok)
-{
-	const struct xevb_dfm_stats *s = xevb_dfm_stats(a->d);
-
-	printf("],");
-	dfm_books_json(a->d, &a->books, a->books_closed, stdout);
-	printf(",\"not_delivered\":%llu,\"run_failed\":%s", (unsigned long long)s->not_delivered,
-	       a->builders_left || s->lost[XEVB_LOST_AT_STOP] ? "true" : "false");
-	printf(",\"sources\":%u,\"epoch\":\"%08x\",\"first_event\":%u,\"resumed\":%s,\"previous_epoch\":\"%08x\","
-	       "\"accounting_ok\":%s}\n",
-	       a->n_src, a->io.epoch, g_first_event, g_resumed ? "true" : "false", g_prev_epoch,
-	       ok ? "true" : "false");
-}
-
-static void summary(struct dfm_app *a, double el, bool ok, bool json)
-{
-	summary_books_text(a, el, ok);
-	dfm_latency_text(a->d, stderr);
-	summary_builders_text(a);
-	dfm_ctl_text(&a->io, a->unexpected, stderr);
-	if (!json)
-		return;
-	summary_books_json(a, el);
-	summary_builders_json(a);
-	summary_farm_json(a, ok);
-	fflush(stdout);
 }
 
 /*
@@ -739,13 +513,17 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	a->push_ns = o->c.push_ns;
 	a->dead_ns = o->c.dc.dead_ns;
 	a->pull = o->c.dc.pull;
+	dfm_push_init(&a->push, o->c.dc.block, push_to_sources, a);
+	a->push.assign_only = o->c.no_route;
 	o->c.dc.send_assign = send_assign;
 	o->c.dc.send_clear = send_clear;
 	o->c.dc.probe = send_probe;
 	o->c.dc.probe_ns = PROBE_NS;
 	o->c.dc.ctx = a;
 	a->d = xevb_dfm_new(&o->c.dc);
-	if (a->d && peer_map_init(&a->srcmap, DFM_MAX_SOURCES)) {
+	if (a->d && (peer_map_init(&a->srcmap, DFM_MAX_SOURCES) ||
+		     dfm_fanout_init(&a->fan, FAN_QUEUE, fan_send, fan_dest, a) ||
+		     dfm_fanout_init(&a->bfan, FAN_QUEUE, bfan_send, bfan_dest, a))) {
 		xevb_dfm_free(a->d);
 		a->d = NULL;
 		errno = ENOMEM;
@@ -776,7 +554,7 @@ static bool wait_for_peers(struct dfm_app *a, const struct dfm_opts *o, struct d
 {
 	uint64_t now = ph->now;
 
-	if (alive_builders(a) >= o->c.wait_b && alive_sources(a) >= o->c.wait_s) {
+	if (dfm_alive_builders(a) >= o->c.wait_b && dfm_alive_sources(a) >= o->c.wait_s) {
 		/* One heartbeat round so every builder has the source list first. */
 		heartbeat(a, now, true);
 		ph->started = true;
@@ -784,12 +562,13 @@ static bool wait_for_peers(struct dfm_app *a, const struct dfm_opts *o, struct d
 		if (o->c.rate > 0)
 			xevb_dfm_trigger_clock(a->d, now, o->c.rate);
 		ph->next_line = now + 1000000000ull;
-		xevb_info("%u builder(s), %u source process(es): triggering", alive_builders(a), alive_sources(a));
+		xevb_info("%u builder(s), %u source process(es): triggering", dfm_alive_builders(a),
+			  dfm_alive_sources(a));
 	} else if (now - ph->t0 > o->c.wait_ms * 1000000ull) {
 		xevb_err(
 			"after %u ms only %u of %u builders and %u of %u source processes reported: "
 			"are they started with --dfm pointing here?",
-			o->c.wait_ms, alive_builders(a), o->c.wait_b, alive_sources(a), o->c.wait_s);
+			o->c.wait_ms, dfm_alive_builders(a), o->c.wait_b, dfm_alive_sources(a), o->c.wait_s);
 		return false;
 	}
 	return true;
@@ -838,6 +617,21 @@ static void trigger(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph)
 	}
 }
 
+/*
+ * How long the sources' copy waits for more blocks: --push-us, and with
+ * many source processes longer (PUSH_NS_PER_SOURCE each, up to
+ * PUSH_NS_MAX), since each copy is a datagram to every one of them: 320
+ * sources every 2 ms were 160,000 datagrams a second, half the DFM's core
+ * at 500,000 events/s; every 9.6 ms they are a fifth of that.
+ */
+static uint64_t push_wait_ns(const struct dfm_app *a)
+{
+	uint64_t per_src = (uint64_t)a->n_src * PUSH_NS_PER_SOURCE;
+
+	per_src = per_src < PUSH_NS_MAX ? per_src : PUSH_NS_MAX;
+	return a->push_ns > per_src || !a->push_ns ? a->push_ns : per_src;
+}
+
 /* The messages out after a round: assignments, heartbeats, metrics, the statistics line. */
 static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_phase *ph, struct dfm_metrics *mx)
 {
@@ -847,16 +641,18 @@ static void send_round(struct dfm_app *a, const struct dfm_opts *o, struct dfm_p
 	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
 		flush_builder(a, i);
 	/* Signed: the first block may have come after the round's clock was read. */
-	if (a->push.h.n_recs && ((int64_t)(now - a->push_first_ns) >= (int64_t)a->push_ns || ph->draining))
-		flush_push(a);
+	if (dfm_push_due(&a->push, now, ph->draining ? 0 : push_wait_ns(a)))
+		dfm_push_flush(&a->push);
 	if (now >= ph->next_hb) {
 		heartbeat(a, now, ++a->hb_n % LISTS_EVERY == 0);
 		ph->next_hb = now + HEARTBEAT_NS;
 		xevb_dfm_reconcile(a->d); /* received / in flight to the farm nodes, for --metrics */
 	}
+	dfm_fanout_run(&a->fan, FAN_BUDGET);
+	dfm_fanout_run(&a->bfan, FAN_BUDGET);
 	metrics_publish(mx, a, now, ph->started, ph->draining, false);
 	if (ph->started && xevb_common_interval(&o->c.co) && now >= ph->next_line) {
-		stats_line(a, (double)(now - ph->t0) / 1e9, &ph->last_trig);
+		dfm_stats_line(a, (double)(now - ph->t0) / 1e9, &ph->last_trig);
 		ph->next_line += xevb_common_interval(&o->c.co) * 1000000000ull;
 	}
 	xevb_ctl_flush(&a->io);
@@ -875,13 +671,38 @@ static void watch_builders(struct dfm_app *a, const struct dfm_opts *o, struct d
 	ph->end_ns = ph->now;
 }
 
+/*
+ * Until the next round: none while datagrams wait unread or messages to
+ * the sources are queued; with --rate until the next block is due (at
+ * least WAIT_MIN_NS, at most 1 ms), so a block is assigned when due, not
+ * up to a tick later.
+ */
+static void wait_round(struct dfm_app *a, const struct dfm_opts *o, const struct dfm_phase *ph, int budget)
+{
+	struct pollfd pfd = { .fd = a->io.fd, .events = POLLIN };
+	bool running = ph->started && !ph->draining;
+	uint64_t w = running && (o->c.rate > 0 || xevb_dfm_can_assign(a->d)) ? 1000000 : 5000000;
+	struct timespec ts;
+
+	if (!budget || dfm_fanout_busy(&a->fan) || dfm_fanout_busy(&a->bfan))
+		return;
+	if (running && o->c.rate > 0) {
+		uint64_t next = xevb_dfm_stats(a->d)->triggered + o->c.dc.block;
+		uint64_t due = ph->t0 + (uint64_t)((double)next * 1e9 / o->c.rate), now = xevb_now_ns();
+		/* Not sooner than WAIT_MIN_NS: a round costs system calls, blocks wait at most that. */
+		w = due <= now + WAIT_MIN_NS ? WAIT_MIN_NS : due - now < w ? due - now : w;
+	}
+	ts = (struct timespec){ .tv_sec = 0, .tv_nsec = (long)w };
+	/* Paced, the trigger sets the pace: what comes meanwhile waits in the socket (a round a datagram costs more). */
+	ppoll(&pfd, running && o->c.rate > 0 ? 0 : 1, &ts, NULL);
+}
+
 /* One round of the run: false when it is over (drained, given up, or Ctrl-C twice). */
 static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph, struct dfm_metrics *mx)
 {
 	struct xevb_ctl_msg m;
 	struct sockaddr_in from;
-	struct pollfd pfd = { .fd = a->io.fd, .events = POLLIN };
-	int budget = 4096;
+	int budget = RECV_BUDGET;
 
 	ph->now = xevb_now_ns();
 	/* Each message stamped as read (ASSIGN-to-DONE; a builder's silence is
@@ -911,7 +732,7 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	send_round(a, o, ph, mx);
 	if (ph->draining && (xevb_dfm_stats(a->d)->outstanding == 0 || ph->now >= ph->end_ns || xevb_stop > 1))
 		return false;
-	poll(&pfd, 1, ph->started && !ph->draining && (o->c.rate > 0 || xevb_dfm_can_assign(a->d)) ? 1 : 5);
+	wait_round(a, o, ph, budget);
 	return true;
 }
 
@@ -923,6 +744,8 @@ static void say_bye(struct dfm_app *a)
 {
 	struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
 
+	dfm_fanout_drain(&a->fan);
+	dfm_fanout_drain(&a->bfan);
 	for (int k = 0; k < 2; k++) {
 		for (uint32_t i = 0; i < a->n_src; i++)
 			xevb_ctl_send(&a->io, &a->src[i].sa, &bye);
@@ -960,18 +783,20 @@ static int dfm_finish(struct dfm_app *a, const struct dfm_opts *o, const struct 
 		xevb_dfm_reconcile(a->d);
 		dfm_books_judge(a->d, xevb_runcfg_current() != NULL, o->c.require_books, &a->books);
 	}
-	g_first_event = o->c.dc.first_event;
-	g_resumed = o->resumed;
-	g_prev_epoch = o->prev_epoch;
+	a->first_event = o->c.dc.first_event;
+	a->resumed = o->resumed;
+	a->prev_epoch = o->prev_epoch;
 	ok = xevb_dfm_check(a->d, msg, sizeof(msg));
 	if (!ok)
 		xevb_err("accounting check FAILED: %s", msg);
-	summary(a, ph->started ? (double)((ph->trig_stop_ns ? ph->trig_stop_ns : now) - ph->t0) / 1e9 : 0, ok,
-		o->c.co.json);
+	dfm_summary(a, ph->started ? (double)((ph->trig_stop_ns ? ph->trig_stop_ns : now) - ph->t0) / 1e9 : 0, ok,
+		    o->c.co.json);
 	metrics_publish(mx, a, xevb_now_ns(), ph->started, true, true);
 	dfm_metrics_stop(mx);
 	xevb_ctl_close(&a->io);
 	xevb_dfm_free(a->d);
+	dfm_fanout_free(&a->fan);
+	dfm_fanout_free(&a->bfan);
 	return !ph->started ? 1 : !ok ? 3 : a->builders_left || stalled ? 6 : a->books.rc;
 }
 

@@ -28,6 +28,7 @@ struct dfm_cfg {
 	uint32_t drain_ms, books_ms, wait_b, wait_s, wait_ms;
 	const char *state;  /* --state FILE */
 	uint64_t push_ns;   /* --push-us: the sources' copy of the ASSIGNs waits this long for more blocks */
+	bool no_route;      /* --no-route: ASSIGN copies to the sources, not ROUTE (sources that predate it) */
 	bool require_books; /* open membership: not closing the books at trusted farm nodes fails the run */
 };
 

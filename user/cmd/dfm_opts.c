@@ -90,8 +90,12 @@ static const struct xevb_cfg_opt opts[] = {
 	{ "max-retries", 0, XEVB_T_U32, "N", F(dc.max_retries), 0, 0, 0, 255, .def = "5", .section = S_PEER,
 	  .help = "then, at --retry-ms, the event is lost as no_done" },
 	{ "push-us", 0, XEVB_T_U64, "US", F(push_ns), 0, 0, 0, 100000, 1000, .def = "2000", .section = S_PEER,
-	  .help = "push: the sources' copy of the ASSIGNs leaves when full (72 blocks) or this long after its "
-		  "first block (0: every round); one datagram per source process each time" },
+	  .help = "push: the sources' copy of the assignments leaves when full (708 blocks as ROUTE) or this "
+		  "long after its first block (0: every round); one datagram per source process each time, so "
+		  "with many it waits longer: 30 us per source process, up to 10 ms" },
+	{ "no-route", 0, XEVB_T_FLAG, NULL, F(no_route), .section = S_PEER,
+	  .help = "push: copy the ASSIGNs to the sources (72 blocks a datagram), not ROUTE tables: for sources "
+		  "that predate ROUTE" },
 	{ "clear-group", 0, XEVB_T_U32, "N", F(dc.clear_group), 0, 0, 1, 65536, .def = "16384", .section = S_PEER,
 	  .help = "events per CLEAR batch to the sources at most (a batch also leaves after 20 ms; keep it "
 		  "below the sources' --hold)" },

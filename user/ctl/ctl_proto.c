@@ -31,9 +31,17 @@ static uint32_t rec_len(uint8_t type)
 		return XEVB_CTL_BLD_RLEN;
 	case XEVB_CTL_FORWARDED:
 		return XEVB_CTL_FORWARDED_RLEN;
+	case XEVB_CTL_ROUTE:
+		return XEVB_CTL_ROUTE_RLEN;
 	default:
 		return 0;
 	}
+}
+
+/* Bytes before the records (ROUTE only). */
+static uint32_t prefix_len(uint8_t type)
+{
+	return type == XEVB_CTL_ROUTE ? XEVB_CTL_ROUTE_PREFIX : 0;
 }
 
 /* What a version-1 peer may put in one datagram (the decoder's bound). */
@@ -43,7 +51,7 @@ static uint32_t decode_max_recs(uint8_t type)
 
 	if (type == XEVB_CTL_STATUS)
 		return 1;
-	return rl ? (XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / rl : 0;
+	return rl ? (XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN - prefix_len(type)) / rl : 0;
 }
 
 /* 24 bytes of trailer (ctl_auth.h): a sealed message still fits the MTU. */
@@ -53,7 +61,7 @@ uint32_t xevb_ctl_max_recs(uint8_t type)
 
 	if (type == XEVB_CTL_STATUS)
 		return 1;
-	return rl ? (XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / rl : 0;
+	return rl ? (XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN - prefix_len(type)) / rl : 0;
 }
 
 /* Which role may send which type. */
@@ -67,6 +75,7 @@ static bool role_may_send(uint8_t role, uint8_t type)
 	case XEVB_CTL_CLEAR:
 	case XEVB_CTL_SOURCES:
 	case XEVB_CTL_BUILDERS:
+	case XEVB_CTL_ROUTE:
 		return role == XEVB_ROLE_DFM;
 	case XEVB_CTL_DONE:
 	case XEVB_CTL_REQUEST:
@@ -172,14 +181,35 @@ static enum xevb_ctl_err decode_rec(struct xevb_ctl_msg *m, uint32_t i, const ui
 		f->events = ld64(p + 8);
 		return f->sink_addr && !xevb_ld32(p + 4) ? XEVB_CTL_OK : XEVB_CTL_E_FIELD;
 	}
+	case XEVB_CTL_ROUTE:
+		m->u.route.id[i] = xevb_ld16(p);
+		return XEVB_CTL_OK;
 	default:
 		return XEVB_CTL_E_TYPE;
 	}
 }
 
+/*
+ * ROUTE's prefix: first_event u32, block u16 (1..1024), 0 u16, run u32.
+ * The blocks must not wrap the event ids (first_event + n x block - 1
+ * <= 2^32 - 1): a source never holds a block that spans the wrap.
+ */
+static enum xevb_ctl_err decode_route_prefix(struct xevb_ctl_msg *m, const uint8_t *p)
+{
+	struct xevb_ctl_route *r = &m->u.route;
+
+	r->first_event = xevb_ld32(p);
+	r->block = xevb_ld16(p + 4);
+	r->run = xevb_ld32(p + 8);
+	if (r->block < 1 || r->block > 1024 || xevb_ld16(p + 6) ||
+	    (uint64_t)r->first_event + (uint64_t)m->h.n_recs * r->block - 1 > UINT32_MAX)
+		return XEVB_CTL_E_FIELD;
+	return XEVB_CTL_OK;
+}
+
 enum xevb_ctl_err xevb_ctl_decode(const uint8_t *buf, size_t len, struct xevb_ctl_msg *m)
 {
-	uint32_t rl, maxr;
+	uint32_t rl, pl, maxr;
 	enum xevb_ctl_err e;
 
 	if (len < XEVB_CTL_HLEN)
@@ -203,15 +233,18 @@ enum xevb_ctl_err xevb_ctl_decode(const uint8_t *buf, size_t len, struct xevb_ct
 	if (!m->h.epoch)
 		return XEVB_CTL_E_EPOCH;
 	rl = rec_len(m->h.type);
+	pl = prefix_len(m->h.type);
 	maxr = decode_max_recs(m->h.type);
 	if (m->h.n_recs > maxr || (m->h.type == XEVB_CTL_STATUS && m->h.n_recs != 1) ||
 	    (m->h.type != XEVB_CTL_BYE && m->h.type != XEVB_CTL_RECEIVED && m->h.type != XEVB_CTL_FORWARDED &&
 	     m->h.n_recs == 0))
 		return XEVB_CTL_E_COUNT;
-	if (len > XEVB_CTL_MAX_LEN || len != XEVB_CTL_HLEN + (size_t)m->h.n_recs * rl)
+	if (len > XEVB_CTL_MAX_LEN || len != XEVB_CTL_HLEN + pl + (size_t)m->h.n_recs * rl)
 		return XEVB_CTL_E_LENGTH;
+	if (pl && (e = decode_route_prefix(m, buf + XEVB_CTL_HLEN)) != XEVB_CTL_OK)
+		return e;
 	for (uint32_t i = 0; i < m->h.n_recs; i++)
-		if ((e = decode_rec(m, i, buf + XEVB_CTL_HLEN + (size_t)i * rl)) != XEVB_CTL_OK)
+		if ((e = decode_rec(m, i, buf + XEVB_CTL_HLEN + pl + (size_t)i * rl)) != XEVB_CTL_OK)
 			return e;
 	return XEVB_CTL_OK;
 }
@@ -286,14 +319,17 @@ static void encode_rec(const struct xevb_ctl_msg *m, uint32_t i, uint8_t *p)
 		xevb_st32(p + 4, 0);
 		xevb_st64(p + 8, m->u.forwarded[i].events);
 		break;
+	case XEVB_CTL_ROUTE:
+		xevb_st16(p, m->u.route.id[i]);
+		break;
 	}
 }
 
 size_t xevb_ctl_encode(const struct xevb_ctl_msg *m, uint8_t *buf, size_t cap)
 {
 	struct xevb_ctl_msg check;
-	uint32_t rl = rec_len(m->h.type);
-	size_t len = XEVB_CTL_HLEN + (size_t)m->h.n_recs * rl;
+	uint32_t rl = rec_len(m->h.type), pl = prefix_len(m->h.type);
+	size_t len = XEVB_CTL_HLEN + pl + (size_t)m->h.n_recs * rl;
 
 	if (m->h.type < 1 || m->h.type >= XEVB_CTL__TYPES || len > cap || len > XEVB_CTL_MAX_LEN)
 		return 0;
@@ -307,8 +343,14 @@ size_t xevb_ctl_encode(const struct xevb_ctl_msg *m, uint8_t *buf, size_t cap)
 	xevb_st32(buf + 12, m->h.seq);
 	xevb_st16(buf + 16, m->h.n_recs);
 	xevb_st16(buf + 18, 0);
+	if (pl) {
+		xevb_st32(buf + XEVB_CTL_HLEN, m->u.route.first_event);
+		xevb_st16(buf + XEVB_CTL_HLEN + 4, m->u.route.block);
+		xevb_st16(buf + XEVB_CTL_HLEN + 6, 0);
+		xevb_st32(buf + XEVB_CTL_HLEN + 8, m->u.route.run);
+	}
 	for (uint32_t i = 0; i < m->h.n_recs; i++)
-		encode_rec(m, i, buf + XEVB_CTL_HLEN + (size_t)i * rl);
+		encode_rec(m, i, buf + XEVB_CTL_HLEN + pl + (size_t)i * rl);
 	/* Never send what a peer would refuse: one rule set, the decoder's. */
 	return xevb_ctl_decode(buf, len, &check) == XEVB_CTL_OK ? len : 0;
 }
@@ -342,7 +384,7 @@ const char *xevb_ctl_type_name(uint8_t t)
 {
 	static const char *const n[XEVB_CTL__TYPES] = {
 		"?",       "STATUS", "ASSIGN",   "DONE",     "CLEAR",     "REQUEST",
-		"SOURCES", "BYE",    "RECEIVED", "BUILDERS", "FORWARDED",
+		"SOURCES", "BYE",    "RECEIVED", "BUILDERS", "FORWARDED", "ROUTE",
 	};
 	return t < XEVB_CTL__TYPES ? n[t] : "?";
 }

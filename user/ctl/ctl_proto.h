@@ -3,7 +3,8 @@
  * Control protocol, version 1 (docs/control-protocol.md): event assignment,
  * credits, Busy / not-Busy, DONE, clears and data requests between the
  * data-flow manager, builders, sources and farm nodes. One message per UDP
- * datagram: a 20-byte header, then n_recs fixed-size records of the type.
+ * datagram: a 20-byte header, then n_recs fixed-size records of the type
+ * (ROUTE: a fixed prefix before its records).
  *
  * The decoder is strict: every header field and every record field is
  * checked, the datagram length must be exactly header + records, and a
@@ -38,6 +39,7 @@ enum xevb_ctl_type {
 	XEVB_CTL_RECEIVED,   /* farm node -> DFM: events received per builder */
 	XEVB_CTL_BUILDERS,   /* DFM -> sources: the builders it knows (whose REQUESTs to answer) */
 	XEVB_CTL_FORWARDED,  /* builder -> DFM: events it sent per farm node */
+	XEVB_CTL_ROUTE,      /* DFM -> sources (push): consecutive blocks and their builders' ids */
 	XEVB_CTL__TYPES
 };
 
@@ -157,11 +159,27 @@ struct xevb_ctl_forwarded {
 	uint64_t events;    /* cumulative */
 };
 
+/*
+ * ROUTE (push): blocks of `block` events each, the first from first_event,
+ * block k to the builder the BUILDERS list names by route index id[k]; a 12-byte
+ * prefix, then n_recs ids of 2 bytes. One datagram carries 708 blocks
+ * (sealed) where ASSIGN carried 72: the sources' copy of the assignments
+ * no longer costs a datagram per source every few blocks.
+ */
+#define XEVB_CTL_ROUTE_PREFIX   12
+#define XEVB_CTL_ROUTE_MAX_RECS ((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN - XEVB_CTL_ROUTE_PREFIX) / 2)
+struct xevb_ctl_route {
+	uint32_t first_event;
+	uint16_t block; /* events per block, 1..1024 */
+	uint32_t run;
+	uint16_t id[XEVB_CTL_ROUTE_MAX_RECS]; /* builders' route indexes, as BUILDERS gives them */
+};
+
 /* BUILDERS: one builder the DFM knows. */
 struct xevb_ctl_bldinfo {
 	uint32_t addr; /* IPv4, network order, non-zero */
 	uint16_t port; /* its control port, non-zero */
-	uint16_t id;
+	uint16_t id;   /* its route index: the DFM's number for it, which ROUTE names */
 };
 
 struct xevb_ctl_srcinfo {
@@ -180,6 +198,7 @@ struct xevb_ctl_srcinfo {
 #define XEVB_CTL_RECEIVED_RLEN  16
 #define XEVB_CTL_BLD_RLEN       8
 #define XEVB_CTL_FORWARDED_RLEN 16
+#define XEVB_CTL_ROUTE_RLEN     2 /* after the prefix */
 /* The most records of the smallest kind one datagram holds. */
 #define XEVB_CTL_MAX_RECS ((XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / 8)
 
@@ -195,6 +214,7 @@ struct xevb_ctl_msg {
 		struct xevb_ctl_received received[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_RECEIVED_RLEN];
 		struct xevb_ctl_bldinfo builders[XEVB_CTL_MAX_RECS];
 		struct xevb_ctl_forwarded forwarded[(XEVB_CTL_MAX_LEN - XEVB_CTL_HLEN) / XEVB_CTL_FORWARDED_RLEN];
+		struct xevb_ctl_route route;
 	} u;
 };
 

@@ -39,7 +39,7 @@ struct xevb_dfm *xevb_dfm_new(const struct xevb_dfm_cfg *cfg)
 	d->rq_mask = 2 * cfg->table - 1; /* table + side.cap waiting at most */
 	d->slots = calloc(cfg->table, sizeof(*d->slots));
 	d->rq = calloc(d->rq_mask + 1, sizeof(*d->rq));
-	d->clr = calloc(d->clr_cap, sizeof(*d->clr));
+	d->clr = calloc(2 * (size_t)d->clr_cap, sizeof(*d->clr)); /* the second half: sort_serial's */
 	d->sk = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk));
 	d->sk_pairs = calloc(XEVB_DFM_MAX_SINKS, sizeof(*d->sk_pairs));
 	d->pair_cap = PEER_MAP_START;
@@ -80,10 +80,39 @@ void xevb_dfm_free(struct xevb_dfm *d)
 	free(d);
 }
 
-static int cmp_serial(const void *a, const void *b)
+/*
+ * Event ids a[0..n) in serial order (they lie within 2^31 of each other),
+ * by radix over their distance from the serially smallest, 8 bits a pass
+ * and only as many passes as that distance needs (2 or 3 for a clear
+ * batch): qsort here was 8% of the DFM's CPU at 1.7 M events/s (perf).
+ * tmp holds n ids.
+ */
+static void sort_serial(uint32_t *a, uint32_t *tmp, uint32_t n)
 {
-	int32_t d = (int32_t)(*(const uint32_t *)a - *(const uint32_t *)b);
-	return (d > 0) - (d < 0);
+	uint32_t base = a[0], span = 0, *src = a, *dst = tmp;
+
+	for (uint32_t i = 1; i < n; i++)
+		if ((int32_t)(a[i] - base) < 0)
+			base = a[i];
+	for (uint32_t i = 0; i < n; i++) {
+		a[i] -= base;
+		span |= a[i];
+	}
+	for (uint32_t sh = 0; sh < 32 && (span >> sh); sh += 8) {
+		uint32_t cnt[256] = { 0 }, pos = 0, *t;
+		for (uint32_t i = 0; i < n; i++)
+			cnt[(src[i] >> sh) & 0xff]++;
+		for (uint32_t k = 0; k < 256; k++) {
+			uint32_t c = cnt[k];
+			cnt[k] = pos;
+			pos += c;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			dst[cnt[(src[i] >> sh) & 0xff]++] = src[i];
+		t = src, src = dst, dst = t;
+	}
+	for (uint32_t i = 0; i < n; i++)
+		a[i] = src[i] + base;
 }
 
 static void clear_flush(struct xevb_dfm *d)
@@ -93,7 +122,7 @@ static void clear_flush(struct xevb_dfm *d)
 
 	if (!d->clr_n)
 		return;
-	qsort(d->clr, d->clr_n, sizeof(*d->clr), cmp_serial);
+	sort_serial(d->clr, d->clr + d->clr_cap, d->clr_n);
 	for (uint32_t i = 0; i < d->clr_n; i++) {
 		if (n && r[n - 1].first_event + r[n - 1].count == d->clr[i] && r[n - 1].count < 65536) {
 			r[n - 1].count++;

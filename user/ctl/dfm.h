@@ -255,6 +255,8 @@ uint64_t xevb_dfm_reconcile(struct xevb_dfm *d);
 
 const struct xevb_dfm_stats *xevb_dfm_stats(const struct xevb_dfm *d);
 uint32_t xevb_dfm_n_sinks(const struct xevb_dfm *d);
+/* Farm nodes that reported RECEIVED at least once (a count kept, not a scan: RECEIVED comes 10 a second each). */
+uint32_t xevb_dfm_n_reporting(const struct xevb_dfm *d);
 const struct xevb_dfm_sink *xevb_dfm_sink(const struct xevb_dfm *d, uint32_t i);
 uint32_t xevb_dfm_n_builders(const struct xevb_dfm *d);
 const struct xevb_dfm_builder *xevb_dfm_builder(const struct xevb_dfm *d, uint32_t i);

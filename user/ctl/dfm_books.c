@@ -299,11 +299,7 @@ void dfm_books_judge(const struct xevb_dfm *d, bool configured, bool require, st
 
 uint32_t dfm_books_reporting(const struct xevb_dfm *d)
 {
-	uint32_t n = 0;
-
-	for (uint32_t i = 0; i < xevb_dfm_n_sinks(d); i++)
-		n += xevb_dfm_sink(d, i)->reports > 0;
-	return n;
+	return xevb_dfm_n_reporting(d);
 }
 
 void dfm_books_expect(struct xevb_dfm *d, const struct xevb_runcfg *rc)

@@ -109,7 +109,7 @@ void xevb_dfm_on_received(struct xevb_dfm *d, uint32_t addr, uint16_t port, cons
 		return;
 	sink_new_epoch(d, k, h->epoch);
 	k->last_ns = now;
-	k->reports++;
+	d->nsk_reporting += k->reports++ == 0;
 	for (uint32_t i = 0; i < n; i++) {
 		struct farm_pair *p = sink_pair(d, k, r[i].builder_addr);
 		if (!p) {
@@ -276,4 +276,9 @@ uint64_t xevb_dfm_reconcile(struct xevb_dfm *d)
 	}
 	d->st.received_unknown = d->received_all - known;
 	return d->st.not_delivered;
+}
+
+uint32_t xevb_dfm_n_reporting(const struct xevb_dfm *d)
+{
+	return d->nsk_reporting;
 }

@@ -53,7 +53,8 @@ struct xevb_dfm {
 	struct xevb_dfm_sink *sk;
 	uint32_t *sk_pairs; /* per farm node: its first pair (index + 1) */
 	uint32_t nsk;
-	struct peer_map skmap; /* farm nodes by address and port */
+	uint32_t nsk_reporting; /* farm nodes that reported at least once */
+	struct peer_map skmap;  /* farm nodes by address and port */
 	struct farm_pair *pair;
 	uint32_t npair, pair_cap;
 	struct peer_map pairmap; /* (farm node, builder address) -> pair */

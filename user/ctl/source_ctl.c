@@ -162,13 +162,45 @@ static void learn_builder(struct src_ctl *s, uint32_t addr, uint16_t port, uint6
 	b->seen_ns = now;
 }
 
+/* The entry of builder id, or where it may go (an unused or expired slot); NULL if neither. */
+static struct src_ctl_rid *rid_find(struct src_ctl *s, uint16_t id, uint64_t now, bool insert)
+{
+	uint32_t i = (id * 2654435761u) >> 20 & (SRC_CTL_BLD_SLOTS - 1);
+	struct src_ctl_rid *spot = NULL;
+
+	for (uint32_t k = 0; k < SRC_CTL_BLD_SLOTS; k++, i = (i + 1) & (SRC_CTL_BLD_SLOTS - 1)) {
+		struct src_ctl_rid *r = &s->rid[i];
+		bool live = r->addr && now - r->seen_ns <= SRC_CTL_BLD_TTL_NS;
+		if (r->addr && r->id == id)
+			return live || insert ? r : NULL;
+		if (!r->addr)
+			return insert ? (spot ? spot : r) : NULL;
+		if (!live && !spot)
+			spot = r;
+	}
+	return insert ? spot : NULL;
+}
+
+static void learn_id(struct src_ctl *s, uint16_t id, uint32_t addr, uint64_t now)
+{
+	struct src_ctl_rid *r = rid_find(s, id, now, true);
+
+	if (!r) {
+		s->rid_full++;
+		return;
+	}
+	*r = (struct src_ctl_rid){ .addr = addr, .id = id, .seen_ns = now };
+}
+
 /* The DFM's list, one part of it (a long list spans datagrams): each named builder is answered for a while. */
 static void on_builders(struct src_ctl *s, const struct xevb_ctl_msg *m)
 {
 	uint64_t now = xevb_now_ns();
 
-	for (uint32_t r = 0; r < m->h.n_recs; r++)
+	for (uint32_t r = 0; r < m->h.n_recs; r++) {
 		learn_builder(s, m->u.builders[r].addr, htons(m->u.builders[r].port), now);
+		learn_id(s, m->u.builders[r].id, m->u.builders[r].addr, now);
+	}
 }
 
 /* A refusal names its sender, once a second at most. */
@@ -215,6 +247,36 @@ static void on_assign(struct src_ctl *s, const struct xevb_ctl_msg *m)
 			s->cfg.send(s->cfg.ctx, a->builder_addr, evs, n, false);
 		if (na)
 			s->cfg.send(s->cfg.ctx, a->builder_addr, again, na, true);
+	}
+}
+
+/*
+ * Push, as a routing table: block k of the ROUTE goes to the builder the
+ * DFM's list names by id[k]; each block is taken as an ASSIGN of it. A
+ * block naming no id we know is counted and not held: its builder gets
+ * nothing from us (the event is incomplete there, never mis-delivered).
+ */
+static void on_route(struct src_ctl *s, const struct xevb_ctl_msg *m)
+{
+	const struct xevb_ctl_route *rt = &m->u.route;
+	struct xevb_ctl_msg one = { .h = m->h };
+	uint64_t now = xevb_now_ns();
+
+	s->routes++;
+	one.h.type = XEVB_CTL_ASSIGN;
+	one.h.n_recs = 1;
+	for (uint32_t k = 0; k < m->h.n_recs; k++) {
+		const struct src_ctl_rid *r = rid_find(s, rt->id[k], now, false);
+		if (!r) {
+			s->route_unknown++;
+			continue;
+		}
+		one.u.assign[0] = (struct xevb_ctl_assign){ .first_event = rt->first_event + k * rt->block,
+							    .count = rt->block,
+							    .builder_addr = r->addr,
+							    .builder_id = rt->id[k],
+							    .run = rt->run };
+		on_assign(s, &one);
 	}
 }
 
@@ -305,6 +367,8 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 				  s->dfm_epoch, m->h.epoch);
 		}
 		s->dfm_epoch = m->h.epoch;
+		/* Route indexes are that DFM's numbers for its builders. */
+		memset(s->rid, 0, sizeof(s->rid));
 	}
 	switch (m->h.type) {
 	case XEVB_CTL_STATUS:
@@ -315,6 +379,9 @@ void src_ctl_on_msg(struct src_ctl *s, const struct xevb_ctl_msg *m, const struc
 		break;
 	case XEVB_CTL_ASSIGN:
 		on_assign(s, m);
+		break;
+	case XEVB_CTL_ROUTE:
+		on_route(s, m);
 		break;
 	case XEVB_CTL_CLEAR:
 		on_clear(s, m);

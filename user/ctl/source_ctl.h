@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-only */
 /*
- * The control handlers of `xevb source --dfm` (source_dfm.c): ASSIGN,
- * REQUEST (with re-asks), CLEAR, BUILDERS, STATUS and BYE, the held-event
+ * The control handlers of `xevb source --dfm` (source_dfm.c): ROUTE,
+ * ASSIGN, REQUEST (with re-asks), CLEAR, BUILDERS, STATUS and BYE, the held-event
  * table and the builders whose REQUESTs are answered. No socket: the data
  * goes out through the send callback, so tests and fuzzers drive the same
  * handlers the command does.
@@ -57,6 +57,16 @@ struct src_ctl {
 	} bld[SRC_CTL_BLD_SLOTS];
 	uint32_t n_bld;    /* slots used (live or expired) */
 	uint64_t bld_full; /* a builder not remembered: every slot live */
+	/* Builder ids to addresses, from BUILDERS, for ROUTE (push): open
+	   addressing by id, an entry named within SRC_CTL_BLD_TTL_NS. */
+	struct src_ctl_rid {
+		uint32_t addr; /* 0: never used */
+		uint16_t id;
+		uint64_t seen_ns;
+	} rid[SRC_CTL_BLD_SLOTS];
+	uint64_t rid_full;      /* an id not remembered: every slot live */
+	uint64_t routes;        /* ROUTE messages taken */
+	uint64_t route_unknown; /* ROUTE blocks naming no route index we know (not held, not sent) */
 	/* counters */
 	uint64_t assigns, assigned_events, requests, requested_events, answered_events;
 	uint64_t hold_overflow, not_held, cleared, clear_unknown, released_restart, dfm_restarts, reask_unheld;

@@ -440,11 +440,12 @@ static void summary(struct sdfm *s, double el)
 	xevb_ctl_refused_json(&s->io, stdout);
 	printf(",\"requests_unknown_builder\":%llu,\"not_from_dfm\":%llu,\"reask_unheld_capped\":%llu,"
 	       "\"builders_known\":%u,\"builders_not_remembered\":%llu,\"cleared_by_mark\":%llu,"
-	       "\"assign_again\":%llu}\n",
+	       "\"assign_again\":%llu,\"routes\":%llu,\"route_unknown_builder\":%llu,\"route_ids_not_remembered\":%llu}\n",
 	       (unsigned long long)s->ctl.rq_unknown, (unsigned long long)s->ctl.not_dfm,
 	       (unsigned long long)s->ctl.reask_unheld_capped, src_ctl_builders_known(&s->ctl),
 	       (unsigned long long)s->ctl.bld_full, (unsigned long long)s->ctl.cleared_mark,
-	       (unsigned long long)s->ctl.assign_again);
+	       (unsigned long long)s->ctl.assign_again, (unsigned long long)s->ctl.routes,
+	       (unsigned long long)s->ctl.route_unknown, (unsigned long long)s->ctl.rid_full);
 	fflush(stdout);
 }
 

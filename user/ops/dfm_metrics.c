@@ -178,7 +178,7 @@ static void render_farm_and_sources(struct xevb_mbuf *b, const struct dfm_copy *
 	xevb_metric_one(b, "xevb_dfm_source_timeouts_total", "counter", "Source processes declared silent.",
 			c->app.src_timeouts);
 	xevb_metric_one(b, "xevb_dfm_push_assign_messages_total", "counter",
-			"ASSIGN messages broadcast to the sources (push).", c->app.push_msgs);
+			"ROUTE and ASSIGN messages to every source process (push).", c->app.push_msgs);
 }
 
 static void render_control(struct xevb_mbuf *b, const struct dfm_copy *c)
