@@ -536,6 +536,10 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		bc->fwd.out->st.dropped_unsolicited++;
 		build_req_unsolicited(&bc->req, ev);
 		return;
+	} else if (bc->lease.on && pre_hold(bc, ev)) {
+		/* Push, leased: built before its ASSIGN, it waits encoded for it, then
+		   leaves after its DONE (pre_release), never before. */
+		return;
 	} else {
 		/* Push: the fragments can beat the ASSIGN here. Remember the outcome,
 		   the ASSIGN then gets its DONE at once. */
@@ -586,6 +590,8 @@ static void fence(struct build_ctl *bc)
 	}
 	l->n = 0;
 	data = build_fwd_drop_gated(&bc->fwd);
+	built += bc->n_pre; /* built before an ASSIGN the DFM has since given to others */
+	pre_drop(bc, bc->n_pre);
 	l->fences++;
 	l->fenced_open += open;
 	l->fenced_built += built;
