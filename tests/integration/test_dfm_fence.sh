@@ -46,8 +46,8 @@ eq("it came back as a new incarnation", v["restarts"], 1)
 true("its outstanding events re-assigned (%d, at most its 16 credits)" % v["reassigned_away"], 0 < v["reassigned_away"] <= 16)
 bc = JL(m + "_b2", "dfm_ctl")
 f = bc["fence"]
-print("# %s: re-assigned from it %d; it fenced %d (open %d, built %d; built later %d), DONE late from the dead one %d, foreign %d, STATUS refused from its old epoch %d" % (
-    m, v["reassigned_away"], bc["fenced"], f["open"], f["built"], f["built_later"], d["done_late_dead"], d["done_foreign"], d["fenced_status"]))
+print("# %s: re-assigned from it %d; it fenced %d (open %d, built %d; built later %d; given back %d), DONE late from the dead one %d, foreign %d, STATUS refused from its old epoch %d" % (
+    m, v["reassigned_away"], bc["fenced"], f["open"], f["built"], f["built_later"], f["regained"], d["done_late_dead"], d["done_foreign"], d["fenced_status"]))
 eq("it started anew once", f["fences"], 1)
 # Each event taken from it: dropped there (fenced), or its DONE had left
 # before the stop and came late (kept by the DFM, or foreign once re-assigned).

@@ -404,7 +404,7 @@ static void pre_release(struct build_ctl *bc)
 		bc->unassigned_built++;
 		bc->built_early++;
 		bc->pre_forwarded++;
-		build_fwd_encoded(&bc->fwd, p->buf, p->len);
+		build_fwd_encoded(&bc->fwd, p->buf, p->len, p->event);
 	}
 	bc->n_pre = k;
 }
@@ -463,8 +463,10 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 				/* An old-epoch event still open in the slot a new one needs. */
 				old_done(bc, x, -1);
 			}
-			if (x->state == E_FENCED)
+			if (x->state == E_FENCED) {
+				bc->lease.regained += x->event == e; /* given back to us: built again or held */
 				*x = (struct ev_ent){ 0 };
+			}
 			if (x->state != E_FREE && x->event == e) {
 				/* Ours already: a retry. Finished? Then its DONE got lost: again. */
 				if (x->state == E_DONE) {
@@ -526,7 +528,9 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		add_done_k(bc, ev->event_id, x->status, x->n_missing, false);
 		bc->built_after_no_data++;
 	} else if (x->state == E_FENCED && x->event == ev->event_id) {
-		bc->lease.fenced_late++; /* another builder has it: not ours to forward */
+		/* Another builder's now, unless the DFM gives it back to us: held a while. */
+		bc->lease.fenced_late++;
+		pre_hold(bc, ev);
 		return;
 	} else if (!bc->assigned_once && pre_hold(bc, ev)) {
 		return; /* nothing assigned yet: held a while, or dropped */
@@ -565,7 +569,27 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
  * event); those whose DONE left stay ours (the DFM finished them on our
  * word). A new incarnation says hello.
  */
-static void fence(struct build_ctl *bc)
+/* A gated event the fence took back: held a while (PRE_HOLD_NS) in case the DFM gives it back to us. */
+static void fence_keep(void *ctx, uint32_t event, uint8_t *buf, size_t len)
+{
+	struct build_ctl *bc = ctx;
+	const struct ev_ent *x = &bc->ev[event & bc->mask];
+	struct pre_ev *p = &bc->pre[bc->n_pre];
+
+	if (bc->n_pre == PRE_HOLD_MAX) {
+		free(buf);
+		bc->pre_dropped++;
+		bc->fwd.out->st.dropped_unassigned++;
+		return;
+	}
+	*p = (struct pre_ev){ .buf = buf, .len = len, .t = bc->fence_ns, .event = event };
+	p->status = x->event == event ? x->status : XEVB_DONE_COMPLETE;
+	p->n_missing = x->event == event ? x->n_missing : 0;
+	bc->n_pre++;
+	bc->pre_held++;
+}
+
+static void fence(struct build_ctl *bc, uint64_t now)
 {
 	struct build_lease *l = &bc->lease;
 	uint32_t open = 0, built = 0, data;
@@ -589,9 +613,11 @@ static void fence(struct build_ctl *bc)
 		}
 	}
 	l->n = 0;
-	data = build_fwd_drop_gated(&bc->fwd);
 	built += bc->n_pre; /* built before an ASSIGN the DFM has since given to others */
-	pre_drop(bc, bc->n_pre);
+	bc->fence_ns = now;
+	/* Held, not sent: the DFM may give some back to this new incarnation
+	   (its core built them already and would not again). */
+	data = build_fwd_take_gated(&bc->fwd, fence_keep, bc);
 	l->fences++;
 	l->fenced_open += open;
 	l->fenced_built += built;
@@ -602,14 +628,14 @@ static void fence(struct build_ctl *bc)
 	bc->io.epoch = xevb_new_epoch();
 	xevb_warn(
 		"the DFM took this builder for dead (silent over its --dead-ms): %u open and %u built event(s) "
-		"without a DONE sent are another builder's now, dropped (%u encoded); new epoch %08x",
+		"without a DONE sent are another builder's now, not sent (%u held a while); new epoch %08x",
 		open, built, data, bc->io.epoch);
 	status_to_dfm(bc);
 	update_busy(bc);
 }
 
 /* The DFM's STATUS: our lease, or the news that it no longer knows us. */
-static void on_dfm_status(struct build_ctl *bc, const struct xevb_ctl_status *st, bool dfm_same)
+static void on_dfm_status(struct build_ctl *bc, const struct xevb_ctl_status *st, bool dfm_same, uint64_t now)
 {
 	bc->pull = st->flags & XEVB_CTL_ST_PULL;
 	if (st->peer_epoch == bc->io.epoch) {
@@ -620,7 +646,7 @@ static void on_dfm_status(struct build_ctl *bc, const struct xevb_ctl_status *st
 	}
 	/* It knew this incarnation and no longer does, and is the same DFM: the fence. */
 	if (dfm_same && bc->lease.known && bc->lease.on) {
-		fence(bc);
+		fence(bc, now);
 		return;
 	}
 	/* It lost track of us (restart, or never heard us yet): hello again. */
@@ -643,7 +669,7 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 		bc->last_dfm_ns = now;
 		switch (m->h.type) {
 		case XEVB_CTL_STATUS:
-			on_dfm_status(bc, &m->u.status, dfm_same);
+			on_dfm_status(bc, &m->u.status, dfm_same, now);
 			break;
 		case XEVB_CTL_ASSIGN:
 			on_assign(bc, b, m, now);

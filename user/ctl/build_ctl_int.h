@@ -55,6 +55,7 @@ struct build_ctl {
 	struct build_lease lease;          /* DONEs wait here for the lease (build_lease.h) */
 	uint64_t fwd_base[XEVB_MAX_SINKS]; /* FORWARDED counts from 0 in each incarnation */
 	uint64_t base_fenced;
+	uint64_t fence_ns; /* the last fence: what it held waits PRE_HOLD_NS from then */
 	uint64_t next_hb, next_sink_hb, last_dfm_ns, last_st_ns;
 	uint64_t next_scan[XEVB_HO_MAX_WORKERS]; /* per builder core */
 	/* counters */

@@ -143,11 +143,12 @@ void build_ctl_json(const struct build_ctl *bc, FILE *f)
 	unsolicited_json(bc, f);
 	fprintf(f,
 		",\"fenced\":%llu,\"fence\":{\"fences\":%llu,\"open\":%llu,\"built\":%llu,\"built_later\":%llu,"
-		"\"lease_expired\":%llu,\"hold_failed\":%llu}",
+		"\"lease_expired\":%llu,\"hold_failed\":%llu,\"regained\":%llu}",
 		(unsigned long long)(bc->lease.fenced_open + bc->lease.fenced_built),
 		(unsigned long long)bc->lease.fences, (unsigned long long)bc->lease.fenced_open,
 		(unsigned long long)bc->lease.fenced_built, (unsigned long long)bc->lease.fenced_late,
-		(unsigned long long)bc->lease.expired, (unsigned long long)bc->lease.hold_failed);
+		(unsigned long long)bc->lease.expired, (unsigned long long)bc->lease.hold_failed,
+		(unsigned long long)bc->lease.regained);
 	fprintf(f, ",\"ctl_not_admitted\":");
 	xevb_ctl_admit_json(&bc->io, f);
 	fputc(',', f);

@@ -122,13 +122,13 @@ void build_fwd_release(struct build_fwd *f)
 	f->bl_gated = 0;
 }
 
-uint32_t build_fwd_drop_gated(struct build_fwd *f)
+uint32_t build_fwd_take_gated(struct build_fwd *f, void (*take)(void *, uint32_t, uint8_t *, size_t), void *ctx)
 {
 	uint32_t n = f->bl_gated;
 
 	for (uint32_t i = 0; i < n; i++) {
-		struct build_held_ev *h = &f->bl[(f->bl_head + f->bl_n - 1 - i) % f->backlog];
-		free(h->buf);
+		struct build_held_ev *h = &f->bl[(f->bl_head + f->bl_n - n + i) % f->backlog];
+		take(ctx, h->event, h->buf, h->len);
 		h->buf = NULL;
 	}
 	f->bl_n -= n;
@@ -160,6 +160,7 @@ static bool hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
 		o->st.encode_errors++;
 		return false;
 	}
+	h->event = ev->event_id;
 	f->bl_n++;
 	f->fwd_backlogged++;
 	if (f->bl_n > f->backlog_max)
@@ -189,7 +190,7 @@ void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
 	}
 }
 
-bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
+bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len, uint32_t event)
 {
 	struct xevb_output *o = f->out;
 	int k;
@@ -217,7 +218,8 @@ bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
 		free(buf);
 		return true;
 	}
-	f->bl[(f->bl_head + f->bl_n) % f->backlog] = (struct build_held_ev){ .buf = buf, .len = len };
+	f->bl[(f->bl_head + f->bl_n) % f->backlog] =
+		(struct build_held_ev){ .buf = buf, .len = len, .event = event };
 	f->bl_n++;
 	if (f->gate)
 		f->bl_gated++;

@@ -29,6 +29,7 @@ struct build_lease {
 	   and open; built with their DONE held), built later and dropped,
 	   lease ran out (times), DONE records that could not be held */
 	uint64_t fences, fenced_open, fenced_built, fenced_late, expired, hold_failed;
+	uint64_t regained; /* fenced, then given back to this builder by the DFM */
 };
 
 void build_lease_free(struct build_lease *l);
