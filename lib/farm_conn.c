@@ -15,6 +15,7 @@
 #include "farm.h"
 
 #define READS_PER_WAKEUP 16 /* then the other connections have a turn */
+#define FULL_READS       4  /* full reads that brought events before the caller has them */
 /*
  * Bytes a read asks for at most. Events go to the caller after the read
  * that completed them, while their bytes are still in the cache the read
@@ -379,6 +380,8 @@ static bool cut_events(struct xevb_farm *f, struct xl_conn *c)
 
 void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 {
+	int full_reads = 0;
+
 	for (int i = 0; i < READS_PER_WAKEUP; i++) {
 		size_t avail;
 		ssize_t n;
@@ -399,8 +402,13 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 				c->partial_since = 0;
 			else if (!c->partial_since)
 				c->partial_since = xl_mono_ns();
-			/* A short read emptied the socket; whole events go to the caller first (level-triggered: nothing is missed). */
-			if ((size_t)n < avail || c->events != before)
+			/*
+			 * A short read emptied the socket: back to the caller. A full one
+			 * reads on (a few times, then the events go to the caller first:
+			 * level-triggered, nothing is missed): a wait per read cost the
+			 * farm node a system call and often a wakeup per 100 KB.
+			 */
+			if ((size_t)n < avail || (c->events != before && ++full_reads >= FULL_READS))
 				return;
 			continue;
 		}
