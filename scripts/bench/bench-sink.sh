@@ -89,6 +89,9 @@ run_point() {
 	python3 "$HELP" window "$spid" "$fpid" "$d/progress" 1 "$SECS" >"$d/window.json" ||
 		{ echo "measuring failed: $(cat "$d/feed.err" "$d/sink.err" | tail -3)" >&2; stop_bg; return 1; }
 	wait "$fpid" || { echo "feeder failed: $(tail -2 "$d/feed.err")" >&2; stop_bg; return 1; }
+	# The sink may trail the feeder by what the sockets hold: its last events
+	# are read before it is stopped (at most 10 s more), or they count as lost.
+	python3 "$HELP" drained "$d/feed.json" "$d/progress" 10 || echo "  sink still reading after 10 s" >&2
 	stop_bg
 	python3 "$HELP" point "$label" "$case" "$run" "$d/feed.json" "$d/sink.json" "$d/window.json" \
 		>"$d/point.json" || { echo "no figures: $(tail -2 "$d/sink.err")" >&2; return 1; }

@@ -6,6 +6,9 @@
       after WARMUP_S, counts over SECONDS: the sink's events (its
       --progress-file), its user and system CPU, the feeder's CPU, and how
       busy each core was (/proc/stat); one JSON object on stdout.
+  sink.py drained FEED_JSON PROGRESS_FILE LIMIT_S
+      wait until the sink has taken every event the feeder sent (exit 0),
+      at most LIMIT_S (exit 1).
   sink.py point LABEL CASE RUN FEED_JSON SINK_JSON WINDOW_JSON
       one run's figures, checked (every event sent arrived, no error): one
       JSON line.
@@ -157,8 +160,23 @@ def report(out, lines, secs, checks=None):
     return 0 if all(r["ok"] for r in res) else 1
 
 
+def drained(feed, progress, limit):
+    """Wait (at most limit s) until the sink has taken every event the feeder sent: 0, else 1."""
+    with open(feed) as f:
+        want = json.loads(f.read().strip().splitlines()[-1])["events"]
+    end = time.monotonic() + limit
+    while time.monotonic() < end:
+        with open(progress, "rb") as f:
+            if struct.unpack("=Q", f.read(8))[0] >= want:
+                return 0
+        time.sleep(0.01)
+    return 1
+
+
 def main():
     a = sys.argv[1:]
+    if a and a[0] == "drained" and len(a) == 4:
+        sys.exit(drained(a[1], a[2], float(a[3])))
     if a and a[0] == "window" and len(a) == 6:
         print(json.dumps(window(int(a[1]), int(a[2]), a[3], float(a[4]), float(a[5]))))
     elif a and a[0] == "point" and len(a) == 7:
