@@ -100,6 +100,25 @@ static void as_stream(const uint8_t *d, size_t n)
 	}
 	sa.sin_port = htons(xevb_farm_port(f));
 	s = socket(AF_INET, SOCK_STREAM, 0);
+	/*
+	 * Each input is a connection, and each closed one holds its port in
+	 * TIME_WAIT for a minute: thousands a second use up the ephemeral
+	 * ports of one address. A source address of its own from 127/8 for
+	 * every 16,384 inputs (the port is chosen at connect, per address).
+	 */
+	{
+		static uint32_t turn;
+		struct sockaddr_in me = { .sin_family = AF_INET,
+					  .sin_addr.s_addr =
+						  htonl(0x7f000000u | (1u + (turn++ >> 14) % 0xfffffe)) };
+		int one = 1;
+
+		if (s >= 0) {
+			setsockopt(s, IPPROTO_IP, IP_BIND_ADDRESS_NO_PORT, &one, sizeof(one));
+			if (bind(s, (struct sockaddr *)&me, sizeof(me)))
+				abort();
+		}
+	}
 	if (s < 0 || connect(s, (struct sockaddr *)&sa, sizeof(sa)) || write(s, d, n) != (ssize_t)n)
 		abort();
 	close(s);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-only
 /* Strict parsing of option values (parse.h). */
+#include <arpa/inet.h>
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
@@ -143,6 +144,21 @@ const char *xevb_mac_str(const uint8_t mac[6], char *buf)
 {
 	snprintf(buf, 18, "%02x:%02x:%02x:%02x:%02x:%02x", mac[0], mac[1], mac[2], mac[3], mac[4], mac[5]);
 	return buf;
+}
+
+bool xevb_neigh_line(const char *line, const char *dev, uint32_t *addr, uint8_t mac[6])
+{
+	char ip[32], hw[32], mask[32], ifname[32];
+	unsigned type, flags;
+	struct in_addr a;
+
+	if (sscanf(line, "%31s 0x%x 0x%x %31s %31s %31s", ip, &type, &flags, hw, mask, ifname) != 6)
+		return false;
+	/* 0x2: ATF_COM (linux/if_arp.h), the entry has a hardware address. */
+	if (!(flags & 0x2) || strcmp(ifname, dev) || inet_pton(AF_INET, ip, &a) != 1 || !xevb_mac_parse(hw, mac))
+		return false;
+	*addr = a.s_addr;
+	return true;
 }
 
 bool xevb_parse_si(const char *opt, const char *s, double *out)

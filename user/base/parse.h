@@ -21,6 +21,12 @@ int xevb_parse_id_list_max(const char *opt, const char *s, uint16_t *ids, int ma
 bool xevb_mac_parse(const char *s, uint8_t mac[6]);
 /* mac as "02:00:00:00:00:01", in buf (at least 18 bytes). */
 const char *xevb_mac_str(const uint8_t mac[6], char *buf);
+/*
+ * A line of /proc/net/arp: true, with the address (network order) and MAC,
+ * when it is a complete entry (flag ATF_COM) on dev; false for the header,
+ * other devices, incomplete entries and junk.
+ */
+bool xevb_neigh_line(const char *line, const char *dev, uint32_t *addr, uint8_t mac[6]);
 /* "1.5G", "200m", "64k": bits or bytes with SI suffixes. */
 bool xevb_parse_si(const char *opt, const char *s, double *out);
 

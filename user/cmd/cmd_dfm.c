@@ -43,6 +43,7 @@
 #define FAN_BUDGET         32
 #define FAN_QUEUE          256 /* messages to every source waiting their turn */
 #define WAIT_MIN_NS        200000ull
+#define TRIGGER_EVERY      64
 #define PUSH_NS_PER_SOURCE 30000ull
 #define PUSH_NS_MAX        10000000ull
 /*
@@ -697,6 +698,21 @@ static void wait_round(struct dfm_app *a, const struct dfm_opts *o, const struct
 	ppoll(&pfd, running && o->c.rate > 0 ? 0 : 1, &ts, NULL);
 }
 
+/*
+ * The blocks due while a round reads: assigned and their ASSIGNs queued
+ * between every TRIGGER_EVERY datagrams read, not after all of them (a
+ * round may read hundreds: a millisecond).
+ */
+static void trigger_between(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph)
+{
+	if (!ph->started || ph->draining)
+		return;
+	ph->now = xevb_now_ns();
+	trigger(a, o, ph);
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(a->d); i++)
+		flush_builder(a, i);
+}
+
 /* One round of the run: false when it is over (drained, given up, or Ctrl-C twice). */
 static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *ph, struct dfm_metrics *mx)
 {
@@ -708,7 +724,8 @@ static bool dfm_round(struct dfm_app *a, struct dfm_opts *o, struct dfm_phase *p
 	/* Each message stamped as read (ASSIGN-to-DONE; a builder's silence is
 	   judged against it); the round goes on at the time after reading. */
 	while (budget > 0 && xevb_ctl_recv(&a->io, &m, &from)) {
-		budget--;
+		if (budget-- % TRIGGER_EVERY == 0)
+			trigger_between(a, o, ph);
 		handle(a, &m, &from, xevb_now_ns());
 	}
 	ph->now = xevb_now_ns();

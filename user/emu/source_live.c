@@ -22,6 +22,7 @@
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 #include "base/cli.h"
+#include "base/parse.h"
 #include "wire/crc32c.h"
 #include <xevb/emu_payload.h>
 #include <xevb/gen.h>
@@ -51,26 +52,19 @@ int src_if_ioctl(const char *dev, unsigned long req, struct ifreq *ifr)
 /* The neighbour table's entry for addr on dev, complete or permanent. */
 static bool arp_lookup(uint32_t addr, const char *dev, uint8_t *mac)
 {
-	char line[256], ip[64], hw[64], mask[64], ifn[64], want[INET_ADDRSTRLEN];
-	unsigned type, flags, m[6];
+	char line[256];
+	uint8_t m[6];
+	uint32_t a;
 	bool found = false;
 	FILE *f = fopen("/proc/net/arp", "r");
 
 	if (!f)
 		return false;
-	inet_ntop(AF_INET, &addr, want, sizeof(want));
-	while (!found && fgets(line, sizeof(line), f)) {
-		if (sscanf(line, "%63s 0x%x 0x%x %63s %63s %63s", ip, &type, &flags, hw, mask, ifn) != 6)
-			continue;
-		if (strcmp(ip, want) || strcmp(ifn, dev) || !(flags & 0x2))
-			continue;
-		if (sscanf(hw, "%x:%x:%x:%x:%x:%x", &m[0], &m[1], &m[2], &m[3], &m[4], &m[5]) == 6) {
-			for (int i = 0; i < 6; i++)
-				mac[i] = (uint8_t)m[i];
-			found = true;
-		}
-	}
+	while (!found && fgets(line, sizeof(line), f))
+		found = xevb_neigh_line(line, dev, &a, m) && a == addr;
 	fclose(f);
+	if (found)
+		memcpy(mac, m, sizeof(m));
 	return found;
 }
 

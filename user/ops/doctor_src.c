@@ -7,21 +7,9 @@
 #include "base/parse.h"
 #include "ops/doctor_src.h"
 
-#define ATF_COMPLETE 0x2 /* linux/if_arp.h ATF_COM: the entry has a hardware address */
-
 bool xevb_doctor_neigh_line(const char *line, const char *dev, struct xevb_doctor_neigh *n)
 {
-	char ip[32], hw[32], mask[32], ifname[32];
-	unsigned type, flags;
-	struct in_addr a;
-
-	if (sscanf(line, "%31s 0x%x 0x%x %31s %31s %31s", ip, &type, &flags, hw, mask, ifname) != 6)
-		return false;
-	if (!(flags & ATF_COMPLETE) || strcmp(ifname, dev) || inet_pton(AF_INET, ip, &a) != 1 ||
-	    !xevb_mac_parse(hw, n->mac))
-		return false;
-	n->addr = a.s_addr;
-	return true;
+	return xevb_neigh_line(line, dev, &n->addr, n->mac);
 }
 
 int xevb_doctor_neigh_read(const char *dev, struct xevb_doctor_neigh *out, int max)
