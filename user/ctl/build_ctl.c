@@ -2,6 +2,7 @@
 /* The builder's control plane (build_ctl.h, docs/control-protocol.md). */
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -20,9 +21,10 @@
 #define HB_NS 100000000ull /* STATUS to the farm nodes */
 /* STATUS to the DFM this often, unless a DONE left meanwhile (as good a
    sign of life): the DFM takes a builder silent for --dead-ms (200) dead. */
-#define HB_DFM_NS   10000000ull
-#define SCAN_NS     5000000ull
-#define HB_LEASE_NS 40000000ull /* a STATUS (its lease stamp) at least this often */
+#define HB_DFM_NS    10000000ull
+#define SCAN_NS      5000000ull
+#define HB_LEASE_NS  40000000ull /* a STATUS (its lease stamp) at least this often */
+#define GATE_SEND_AT (XEVB_OUT_SEND_BUF / 2)
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
@@ -54,6 +56,26 @@ static void flush_done(struct build_ctl *bc, uint64_t now)
 	bc->done.h.n_recs = 0;
 	l->n = 0;
 	build_fwd_release(&bc->fwd);
+	xevb_output_gate_passed(bc->fwd.out);
+}
+
+/*
+ * The output's send gate: a farm node's bytes go after their DONEs. Those
+ * leave with the turn's tick, before the turn's flush; only a send buffer
+ * half full sends them sooner (a datagram more), so DONEs stay one a turn.
+ */
+static bool send_gate(void *ctx, size_t unsent)
+{
+	struct build_ctl *bc = ctx;
+
+	if (!bc->lease.n) {
+		xevb_output_gate_passed(bc->fwd.out);
+		return true;
+	}
+	if (unsent < GATE_SEND_AT)
+		return false;
+	flush_done(bc, xevb_now_ns());
+	return !bc->lease.n;
 }
 
 /* first: the event's first DONE (not one sent again): its data waits for it. */
@@ -197,6 +219,8 @@ void build_ctl_free(struct build_ctl *bc)
 		xevb_ctl_send(&bc->io, &bc->dfm, &bye);
 		xevb_ctl_close(&bc->io);
 	}
+	if (bc->fwd.out)
+		bc->fwd.out->send_gate = NULL;
 	build_fwd_free(&bc->fwd);
 	build_lease_free(&bc->lease);
 	build_req_free(&bc->req);
@@ -589,6 +613,22 @@ static void fence_keep(void *ctx, uint32_t event, uint8_t *buf, size_t len)
 	bc->pre_held++;
 }
 
+/* An event the fence took back unsent from farm node k's send buffer: a copy, held as fence_keep holds. */
+static void fence_take_buffered(void *ctx, uint32_t k, const uint8_t *ev, size_t len)
+{
+	struct build_ctl *bc = ctx;
+	uint8_t *buf = malloc(len);
+
+	build_fwd_untake(&bc->fwd, k);
+	if (!buf) {
+		bc->pre_dropped++;
+		bc->fwd.out->st.dropped_unassigned++;
+		return;
+	}
+	memcpy(buf, ev, len);
+	fence_keep(bc, xevb_ld32(ev + offsetof(struct xevb_evt_hdr, event_id)), buf, len);
+}
+
 static void fence(struct build_ctl *bc, uint64_t now)
 {
 	struct build_lease *l = &bc->lease;
@@ -617,7 +657,8 @@ static void fence(struct build_ctl *bc, uint64_t now)
 	bc->fence_ns = now;
 	/* Held, not sent: the DFM may give some back to this new incarnation
 	   (its core built them already and would not again). */
-	data = build_fwd_take_gated(&bc->fwd, fence_keep, bc);
+	data = xevb_output_take_ungated(bc->fwd.out, fence_take_buffered, bc);
+	data += build_fwd_take_gated(&bc->fwd, fence_keep, bc);
 	l->fences++;
 	l->fenced_open += open;
 	l->fenced_built += built;
@@ -634,6 +675,19 @@ static void fence(struct build_ctl *bc, uint64_t now)
 	update_busy(bc);
 }
 
+/* The lease is on: an event's data leaves after its DONE (the output's send gate). */
+static void gate_on(struct build_ctl *bc)
+{
+	struct xevb_output *o = bc->fwd.out;
+
+	bc->fwd.gate = true;
+	if (o->discard || o->fw || !o->n_sinks)
+		return;
+	o->send_gate = send_gate;
+	o->gate_ctx = bc;
+	xevb_output_gate_passed(o);
+}
+
 /* The DFM's STATUS: our lease, or the news that it no longer knows us. */
 static void on_dfm_status(struct build_ctl *bc, const struct xevb_ctl_status *st, bool dfm_same, uint64_t now)
 {
@@ -641,7 +695,8 @@ static void on_dfm_status(struct build_ctl *bc, const struct xevb_ctl_status *st
 	if (st->peer_epoch == bc->io.epoch) {
 		bc->lease.known = true;
 		build_lease_echo(&bc->lease, st->done_total, st->load);
-		bc->fwd.gate = bc->lease.on;
+		if (bc->lease.on && !bc->fwd.gate)
+			gate_on(bc);
 		return;
 	}
 	/* It knew this incarnation and no longer does, and is the same DFM: the fence. */
@@ -789,13 +844,16 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 		build_fwd_heartbeat(&bc->fwd, &bc->io, now, bc->cfg.sink_dead_ns);
 		bc->next_sink_hb = now + HB_NS;
 	}
-	build_fwd_drain(&bc->fwd);
 	build_req_flush(&bc->req, &bc->io);
 	/* A DONE is a sign of life, but its lease stamp comes only in a STATUS. */
 	if (bc->lease.n && build_lease_ok(&bc->lease, now) && now - bc->last_st_ns < HB_LEASE_NS)
 		bc->next_hb = now + HB_DFM_NS;
 	flush_done(bc, now);
-	build_fwd_drain(&bc->fwd); /* what the DONEs just sent released */
+	if (!bc->lease.n) {
+		/* Every DONE has left: every event held may go, and all queued. */
+		build_fwd_drain(&bc->fwd);
+		xevb_output_gate_passed(bc->fwd.out);
+	}
 }
 
 struct xevb_ctl_io *build_ctl_io(struct build_ctl *bc)

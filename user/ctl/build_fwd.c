@@ -94,22 +94,50 @@ static void sent_to(struct build_fwd *f, int k, int err)
 	f->fwd_events++;
 }
 
+/* Before any farm node speaks the protocol: the next connected one with room, round robin. */
+static int pick_rr(struct build_fwd *f, size_t bytes)
+{
+	for (uint32_t i = 0; i < f->out->n_sinks; i++) {
+		uint32_t k = (uint32_t)(f->fwd_rr++ % f->out->n_sinks);
+
+		if (xevb_output_has_room(f->out, k, bytes))
+			return (int)k;
+	}
+	return -1;
+}
+
+/*
+ * Where an event goes now, or -1: it waits in the backlog. Gated, only
+ * into a send buffer, where the output's gate holds it until its DONE left
+ * (an event written at once waits encoded in the backlog for that).
+ */
+static int fwd_pick(struct build_fwd *f, size_t bytes, bool gate)
+{
+	if (f->bl_n)
+		return -1; /* keep the order: backlog first */
+	if (gate && !xevb_output_buffers(f->out, bytes))
+		return -1;
+	return f->credit_mode ? pick_sink(f, bytes) : pick_rr(f, bytes);
+}
+
+/* Written to farm node k (err from the output): counted against its credits, or an error. */
+static void fwd_sent(struct build_fwd *f, int k, int err)
+{
+	if (f->credit_mode)
+		sent_to(f, k, err);
+	else if (err)
+		f->fwd_errors++;
+}
+
 void build_fwd_drain(struct build_fwd *f)
 {
 	while (f->bl_n > f->bl_gated) {
 		struct build_held_ev *h = &f->bl[f->bl_head];
-		int k;
+		int k = f->credit_mode ? pick_sink(f, h->len) : pick_rr(f, h->len);
 
-		if (!f->credit_mode) {
-			/* Gated before any farm node spoke: round robin, as build_fwd_encoded. */
-			k = (int)(f->fwd_rr++ % f->out->n_sinks);
-			if (xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len))
-				f->fwd_errors++;
-		} else if ((k = pick_sink(f, h->len)) >= 0) {
-			sent_to(f, k, xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len));
-		} else {
+		if (k < 0)
 			break;
-		}
+		fwd_sent(f, k, xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len));
 		free(h->buf);
 		h->buf = NULL;
 		f->bl_head = (f->bl_head + 1) % f->backlog;
@@ -134,6 +162,17 @@ uint32_t build_fwd_take_gated(struct build_fwd *f, void (*take)(void *, uint32_t
 	f->bl_n -= n;
 	f->bl_gated = 0;
 	return n;
+}
+
+void build_fwd_untake(struct build_fwd *f, uint32_t k)
+{
+	struct build_sinkc *s = &f->sink[k];
+
+	if (f->credit_mode && s->sent > s->base && s->sent_total && f->fwd_events) {
+		s->sent--;
+		s->sent_total--;
+		f->fwd_events--;
+	}
 }
 
 /* No farm node can take ev: hold an encoded copy (its frames go back right after emit). */
@@ -168,47 +207,50 @@ static bool hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
 	return true;
 }
 
+static bool gated(const struct build_fwd *f)
+{
+	return f->gate && !f->out->discard && !f->out->fw && f->out->n_sinks;
+}
+
 void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
 {
 	struct xevb_output *o = f->out;
+	bool gate = gated(f);
 	size_t need;
 	int k;
-
-	bool gate = f->gate && !o->discard && !o->fw && o->n_sinks;
 
 	if (!gate && (!f->credit_mode || o->discard || o->fw)) {
 		xevb_output_emit(o, ev);
 		return;
 	}
 	need = xevb_event_wire_size_fast(ev);
-	k = f->bl_n || gate ? -1 : pick_sink(f, need); /* keep the order: backlog first */
-	if (k >= 0) {
-		sent_to(f, k, xevb_output_emit_to(o, (uint32_t)k, ev));
-	} else if (hold(f, ev, need) && gate) {
+	k = fwd_pick(f, need, gate);
+	if (k >= 0)
+		fwd_sent(f, k, xevb_output_emit_to(o, (uint32_t)k, ev));
+	else if (hold(f, ev, need) && gate)
 		f->bl_gated++;
-		f->fwd_backlogged--; /* waits for its DONE, not for a farm node */
-	}
 }
 
 bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len, uint32_t event)
 {
 	struct xevb_output *o = f->out;
+	bool gate = gated(f);
 	int k;
 
 	if (o->discard || o->fw || !o->n_sinks) {
 		free(buf);
 		return false;
 	}
-	if (!f->credit_mode && !f->gate) {
+	if (!f->credit_mode && !gate) {
 		k = (int)(f->fwd_rr++ % o->n_sinks);
 		if (xevb_output_write_to(o, (uint32_t)k, buf, len))
 			f->fwd_errors++;
 		free(buf);
 		return true;
 	}
-	k = f->bl_n || f->gate ? -1 : pick_sink(f, len);
+	k = fwd_pick(f, len, gate);
 	if (k >= 0) {
-		sent_to(f, k, xevb_output_write_to(o, (uint32_t)k, buf, len));
+		fwd_sent(f, k, xevb_output_write_to(o, (uint32_t)k, buf, len));
 		free(buf);
 		return true;
 	}
@@ -221,10 +263,8 @@ bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len, uint32_t e
 	f->bl[(f->bl_head + f->bl_n) % f->backlog] =
 		(struct build_held_ev){ .buf = buf, .len = len, .event = event };
 	f->bl_n++;
-	if (f->gate)
-		f->bl_gated++;
-	else
-		f->fwd_backlogged++;
+	f->fwd_backlogged++;
+	f->bl_gated += gate;
 	if (f->bl_n > f->backlog_max)
 		f->backlog_max = f->bl_n;
 	return true;
