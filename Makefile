@@ -60,7 +60,7 @@ PUB_OBJS    := $(patsubst lib/%.c,$(OUT)/lib/%.o,$(PUB_SRCS))
 # implementation of each. They export nothing (hidden xl_ symbols only), so
 # a program that links them and libxevb.so (test_unit) keeps the library's
 # public functions from the library. LGPL code in GPL tools, never the reverse.
-PUB_SHARED  := $(patsubst %,$(OUT)/lib/%.o,crc32c ev_decode trusted fmt)
+PUB_SHARED  := $(patsubst %,$(OUT)/lib/%.o,crc32c ev_decode trusted fmt ctl_proto ctl_auth ctl_sock)
 # The same objects as an archive: `xevb sink` is a farm node on libxevb, and
 # xevb links it statically (one binary, no new runtime dependency).
 PUB_AR      := $(OUT)/libxevb.a

@@ -45,6 +45,7 @@
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_sock.h"
 #include "ctl/flowctl.h"
+#include "xl_ctl_sock.h"
 
 #define MAX_B      1024 /* the DFM's tables: XEVB_DFM_MAX_BUILDERS, DFM_MAX_SOURCES, XEVB_DFM_MAX_SINKS */
 #define MAX_S      4096
@@ -351,7 +352,7 @@ static void take(struct peer *p, const struct xevb_ctl_msg *m, const struct sock
 		if (m->u.status.peer_epoch == p->io.epoch)
 			p->known = true;
 		else if (p->known && m->u.status.peer_epoch == 0)
-			p->io.epoch = xevb_new_epoch(), p->known = false;
+			p->io.epoch = xl_ctl_new_epoch(), p->known = false;
 	}
 	if (p->role == XEVB_ROLE_BUILDER && m->h.type == XEVB_CTL_ASSIGN) {
 		p->blocks += m->h.n_recs;

@@ -12,239 +12,58 @@
 #include "ctl.h"
 #include "shared/xl_trusted.h"
 
-#define SEQ_WINDOW   64
-#define SEQ_JUMP_MAX 65536u /* the tools' XEVB_CTL_SEQ_JUMP_MAX */
-#define MEMBER_TAG   "xevb-member-key"
-#define ROLE_CORE    0
-#define SKEW_NS      (5ull * 1000000000ull)
 #define LOG_FIRST    5
 #define LOG_EVERY_NS 10000000000ull
 
-enum why {
-	WHY_OK,
-	WHY_SHORT,
-	WHY_MAGIC,
-	WHY_VERSION,
-	WHY_TYPE,
-	WHY_ROLE,
-	WHY_RESERVED,
-	WHY_EPOCH,
-	WHY_LENGTH,
-	WHY_COUNT,
-	WHY_FIELD,
-	WHY_UNAUTH,
-	WHY_NO_KEY,
-	WHY_MAC,
-	WHY_STALE,
-	WHY_REPLAY,
-	WHY_SEQ_JUMP,
-	WHY_WRONG_ROLE,
-	WHY_NOT_MEMBER
-};
-
-static const char *const why_name[] = {
-	"ok",         "short",      "bad_magic", "bad_version", "bad_type",        "bad_role", "reserved_nonzero",
-	"zero_epoch", "bad_length", "bad_count", "bad_field",   "unauthenticated", "no_key",   "bad_mac",
-	"stale",      "replay",     "seq_jump",  "wrong_role",  "not_member"
-};
-
-/* One name per reason, the tools' (xevb_ctl_err_name) and ours (not_member): the values are the public ones. */
-_Static_assert((int)WHY_NOT_MEMBER == (int)XEVB_CTL_REFUSED_NOT_MEMBER &&
-		       (int)WHY_STALE == (int)XEVB_CTL_REFUSED_STALE,
-	       "enum why is enum xevb_ctl_refused");
-_Static_assert(sizeof(why_name) / sizeof(why_name[0]) == XEVB_CTL_REFUSED__COUNT, "a name per reason");
+/* The reasons are the public ones: the codec's (shared/xl_ctl_proto.h), then not_member. */
+_Static_assert((int)XEVB_CTL_E_NOT_MEMBER == (int)XEVB_CTL_REFUSED_NOT_MEMBER &&
+		       (int)XEVB_CTL_E_STALE == (int)XEVB_CTL_REFUSED_STALE &&
+		       (int)XEVB_CTL_E_NOT_MEMBER + 1 == (int)XEVB_CTL_REFUSED__COUNT,
+	       "enum xevb_ctl_err is enum xevb_ctl_refused");
 
 XEVB_API const char *xevb_ctl_refused_name(int reason)
 {
-	return reason > 0 && reason < XEVB_CTL_REFUSED__COUNT ? why_name[reason] : NULL;
-}
-
-uint32_t xl_new_epoch(void)
-{
-	uint64_t t = xl_real_ns() ^ ((uint64_t)getpid() << 20) ^ xl_mono_ns();
-	uint32_t e = (uint32_t)(t ^ (t >> 32)) * 2654435761u;
-
-	return e ? e : 1;
-}
-
-static uint32_t rec_len(uint8_t type)
-{
-	static const uint8_t rl[XL_TYPES] = { 0, 28, 20, 8, 8, 8, 12, 0, 16, 8 };
-
-	return type < XL_TYPES ? rl[type] : 0;
-}
-
-static bool role_may_send(uint8_t role, uint8_t type)
-{
-	switch (type) {
-	case XL_STATUS:
-	case XL_BYE:
-		return true;
-	case 2: /* ASSIGN */
-	case 4: /* CLEAR */
-	case 6: /* SOURCES */
-	case 9: /* BUILDERS */
-		return role == XL_ROLE_DFM;
-	case 3: /* DONE */
-	case 5: /* REQUEST */
-		return role == XL_ROLE_BUILDER;
-	case XL_RECEIVED:
-		return role == XL_ROLE_SINK;
-	default:
-		return false;
-	}
-}
-
-/* Every header rule, and STATUS's fields; other types' records are not ours to read. */
-static enum why decode(const uint8_t *b, size_t len, struct xl_ctl_hdr *h, struct xl_ctl_status *s)
-{
-	uint32_t rl, maxr;
-
-	if (len < XL_CTL_HLEN)
-		return WHY_SHORT;
-	if (xl_ld16(b) != XL_CTL_MAGIC)
-		return WHY_MAGIC;
-	if (b[2] != XL_CTL_VERSION)
-		return WHY_VERSION;
-	h->type = b[3];
-	h->role = b[4];
-	if (h->type < 1 || h->type >= XL_TYPES)
-		return WHY_TYPE;
-	if (h->role < 1 || h->role >= XL_ROLES || !role_may_send(h->role, h->type))
-		return WHY_ROLE;
-	if (b[5] || xl_ld16(b + 18))
-		return WHY_RESERVED;
-	h->sender_id = xl_ld16(b + 6);
-	h->epoch = xl_ld32(b + 8);
-	h->seq = xl_ld32(b + 12);
-	h->n_recs = xl_ld16(b + 16);
-	if (!h->epoch)
-		return WHY_EPOCH;
-	rl = rec_len(h->type);
-	maxr = h->type == XL_STATUS ? 1 : rl ? (XL_CTL_MAX_LEN - XL_CTL_HLEN) / rl : 0;
-	if (h->n_recs > maxr || (h->type == XL_STATUS && h->n_recs != 1) ||
-	    (h->type != XL_BYE && h->type != XL_RECEIVED && !h->n_recs))
-		return WHY_COUNT;
-	if (len > XL_CTL_MAX_LEN || len != XL_CTL_HLEN + (size_t)h->n_recs * rl)
-		return WHY_LENGTH;
-	if (h->type != XL_STATUS)
-		return WHY_OK;
-	b += XL_CTL_HLEN;
-	*s = (struct xl_ctl_status){ xl_ld32(b),      xl_ld32(b + 4),  xl_ld64(b + 8), xl_ld32(b + 16),
-				     xl_ld32(b + 20), xl_ld16(b + 24), xl_ld16(b + 26) };
-	if (s->flags & ~XL_CTL_ST_KNOWN)
-		return WHY_FIELD;
-	if (h->role == XL_ROLE_SOURCE)
-		return s->n_ids >= 1 && s->n_ids <= 4096 && (uint32_t)s->first_id + s->n_ids - 1 <= 4095 ?
-			       WHY_OK :
-			       WHY_FIELD;
-	return s->n_ids || s->first_id ? WHY_FIELD : WHY_OK;
+	return reason > 0 && reason < XEVB_CTL_REFUSED__COUNT ? xl_ctl_err_name(reason) : NULL;
 }
 
 /* ---- authentication (docs/control-protocol.md "Authentication") ---- */
 
-static int hex(int c)
+static bool member_tagged(const uint8_t *b, size_t n)
 {
-	if (c >= '0' && c <= '9')
-		return c - '0';
-	c |= 0x20;
-	return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
-}
-
-/* Leading hex digits of b[0..n). */
-static size_t hex_digits(const uint8_t *b, size_t n)
-{
-	size_t i;
-
-	for (i = 0; i < n && hex(b[i]) >= 0; i++)
-		;
-	return i;
-}
-
-static bool all_text(const uint8_t *b, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		if (b[i] < 0x20 || b[i] > 0x7e)
-			return false;
-	return true;
+	return n > strlen(XEVB_MEMBER_KEY_TAG) && !memcmp(b, XEVB_MEMBER_KEY_TAG, strlen(XEVB_MEMBER_KEY_TAG));
 }
 
 /*
- * The tools' rule (user/ctl/ctl_auth.c), one form per length: exactly 32
- * bytes are the key, unless they are all text (a passphrase, or 32 hex
- * digits: 16 bytes); exactly 64 hex digits, a newline after them allowed,
- * are the key in hex; nothing else is a key, nor one byte repeated (all
- * zero). 0, or -EINVAL with what is wrong in why.
+ * The key file's bytes: our member key ("xevb-member-key sink ID HEX64",
+ * `xevb key derive`) or the run's master (the tools' rule, xl_ctl_auth.h).
+ * 0, or -EINVAL with what is wrong in why.
  */
-static int key_from(const uint8_t *b, size_t n, uint8_t *key, char *why, size_t wl)
+static int key_text(struct xl_ctl *c, const uint8_t *b, size_t n, char *why, size_t wl)
 {
-	size_t digits = n && b[n - 1] == '\n' ? n - 1 : n, i;
+	uint8_t role = 0;
+	int rc;
 
-	if (n == XL_CTL_KEY_LEN && all_text(b, n)) {
-		xl_fmt(why, wl, "%s",
-		       hex_digits(b, n) == n ? "32 hex digits (16 bytes)" : "32 bytes of text, not random");
+	c->member_role = 0;
+	if (!member_tagged(b, n))
+		return xl_ctl_key_parse(b, n, c->key, why, wl);
+	rc = xl_ctl_member_parse(b, n, c->key, &role, &c->member_id, why, wl);
+	if (rc == -EMSGSIZE)
 		return -EINVAL;
-	}
-	if (n == XL_CTL_KEY_LEN) {
-		memcpy(key, b, XL_CTL_KEY_LEN);
-	} else if (digits == 2 * XL_CTL_KEY_LEN && hex_digits(b, digits) == digits) {
-		for (i = 0; i < XL_CTL_KEY_LEN; i++)
-			key[i] = (uint8_t)(hex(b[2 * i]) << 4 | hex(b[2 * i + 1]));
-	} else if (digits == 2 * XL_CTL_KEY_LEN) {
-		xl_fmt(why, wl, "character %zu of 64 is not a hex digit", hex_digits(b, digits) + 1);
-		return -EINVAL;
-	} else if (digits && hex_digits(b, digits) == digits) {
-		xl_fmt(why, wl, "%zu hex digits", digits);
-		return -EINVAL;
-	} else {
-		xl_fmt(why, wl, "%zu bytes", n);
-		return -EINVAL;
-	}
-	for (i = 1; i < XL_CTL_KEY_LEN && key[i] == key[0]; i++)
-		;
-	if (i < XL_CTL_KEY_LEN)
-		return 0;
-	xl_fmt(why, wl, "all 32 bytes are 0x%02x", key[0]);
-	sodium_memzero(key, XL_CTL_KEY_LEN);
-	return -EINVAL;
-}
-
-/* "xevb-member-key sink ID HEX64" and an optional newline: the member key of farm node ID. */
-static int member_from(const uint8_t *b, size_t n, struct xl_ctl *c, char *why, size_t wl)
-{
-	char text[160], rname[16], hx[2 * XL_CTL_KEY_LEN + 2], tail;
-	unsigned long v;
-	int got;
-
-	if (n >= sizeof(text))
-		return xl_fmt(why, wl, "a member key file of %zu bytes", n), -EINVAL;
-	memcpy(text, b, n);
-	text[n] = 0;
-	if (n && text[n - 1] == '\n')
-		text[n - 1] = 0;
-	got = sscanf(text, MEMBER_TAG " %15s %lu %65s %c", rname, &v, hx, &tail);
-	if (got != 3 || strcmp(rname, "sink") || v > UINT16_MAX || strlen(hx) != 2 * XL_CTL_KEY_LEN ||
-	    hex_digits((const uint8_t *)hx, 2 * XL_CTL_KEY_LEN) != 2 * XL_CTL_KEY_LEN) {
-		sodium_memzero(text, sizeof(text));
+	if (rc || role != XEVB_ROLE_SINK) {
+		sodium_memzero(c->key, sizeof(c->key));
 		xl_fmt(why, wl,
-		       "not a farm node's member key: one line '" MEMBER_TAG
-		       " sink ID HEX64', as `xevb key "
-		       "derive --role sink` writes it");
+		       "not a farm node's member key: one line '" XEVB_MEMBER_KEY_TAG
+		       " sink ID HEX64', as `xevb key derive --role sink` writes it");
 		return -EINVAL;
 	}
-	for (size_t i = 0; i < XL_CTL_KEY_LEN; i++)
-		c->key[i] = (uint8_t)(hex(hx[2 * i]) << 4 | hex(hx[2 * i + 1]));
-	c->member_role = XL_ROLE_SINK;
-	c->member_id = (uint16_t)v;
-	sodium_memzero(text, sizeof(text));
-	sodium_memzero(hx, sizeof(hx));
+	c->member_role = XEVB_ROLE_SINK;
 	return 0;
 }
 
 /* path (a regular file) starts as a builder's key bundle: what a refusal should name. */
 static bool is_bundle(const char *path)
 {
-	static const char tag[] = "xevb-key-bundle ";
+	static const char tag[] = XEVB_BUNDLE_TAG " ";
 	char head[sizeof(tag) - 1];
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
 	struct stat st;
@@ -277,15 +96,12 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 		       path);
 	if (n < 0)
 		return (int)n;
-	c->member_role = 0;
-	if ((size_t)n > strlen(MEMBER_TAG) && !memcmp(buf, MEMBER_TAG, strlen(MEMBER_TAG)))
-		rc = member_from(buf, (size_t)n, c, why, sizeof(why));
-	else if ((size_t)n > 2 * XL_CTL_KEY_LEN + 1) {
+	if ((size_t)n > 2 * XEVB_CTL_KEY_LEN + 1 && !member_tagged(buf, (size_t)n)) {
 		sodium_memzero(buf, sizeof(buf));
 		xl_fmt(err, errlen, "key file %s: %zd bytes: " XL_KEY_FORMS " (" XL_KEY_HOWTO ")", path, n, path);
 		return -EINVAL;
-	} else
-		rc = key_from(buf, (size_t)n, c->key, why, sizeof(why));
+	}
+	rc = key_text(c, buf, (size_t)n, why, sizeof(why));
 	sodium_memzero(buf, sizeof(buf));
 	if (rc) {
 		xl_fmt(err, errlen, "key file %s: %s; " XL_KEY_FORMS " (" XL_KEY_HOWTO "), or our member key",
@@ -296,10 +112,9 @@ int xl_ctl_load_key(struct xl_ctl *c, const char *path, char *err, size_t errlen
 	return 0;
 }
 
-/* The tools' key schedule (user/ctl/ctl_auth.c, docs/control-protocol.md "Keys"). */
+/* The tools' key schedule (xl_ctl_auth.h, docs/control-protocol.md "Keys"). */
 int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
 {
-	uint8_t s[XL_CTL_KEY_LEN];
 	uint32_t run = c->run ? c->run : 1;
 
 	if (!c->keyed)
@@ -312,17 +127,13 @@ int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
 		return -EINVAL;
 	}
 	if (c->member_role)
-		memcpy(s, c->key, sizeof(s));
+		memcpy(c->mine, c->key, sizeof(c->mine));
 	else
-		crypto_kdf_derive_from_key(s, sizeof(s), (uint64_t)XL_ROLE_SINK << 16 | c->id, "xevbmemb", c->key);
-	crypto_kdf_derive_from_key(c->own, sizeof(c->own), run, "xevbrun1", s);
-	memcpy(c->mine, s, sizeof(s));
+		xl_ctl_member_key(c->key, XEVB_ROLE_SINK, c->id, c->mine);
+	xl_ctl_run_key(c->mine, run, c->own);
 	memset(c->links, 0, sizeof(c->links));
-	if (!c->member_role) {
-		crypto_kdf_derive_from_key(s, sizeof(s), 0, "xevbcore", c->key);
-		crypto_kdf_derive_from_key(c->core, sizeof(c->core), run, "xevbrun1", s);
-	}
-	sodium_memzero(s, sizeof(s));
+	if (!c->member_role)
+		xl_ctl_core_key(c->key, run, c->core);
 	return 0;
 }
 
@@ -330,98 +141,15 @@ int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen)
 static const uint8_t *builder_link(struct xl_ctl *c, uint16_t id)
 {
 	struct xl_link *l = &c->links[id % XL_CTL_LINKS];
-	uint8_t b[XL_CTL_KEY_LEN];
+	uint8_t b[XEVB_CTL_KEY_LEN];
 
 	if (!l->used || l->id != id) {
 		*l = (struct xl_link){ .used = true, .id = id };
-		crypto_kdf_derive_from_key(b, sizeof(b), (uint64_t)XL_ROLE_BUILDER << 16 | id, "xevblink",
-					   c->mine);
-		crypto_kdf_derive_from_key(l->k, sizeof(l->k), c->run ? c->run : 1, "xevbrun1", b);
+		xl_ctl_link_key(c->mine, id, b);
+		xl_ctl_run_key(b, c->run ? c->run : 1, l->k);
 		sodium_memzero(b, sizeof(b));
 	}
 	return l->k;
-}
-
-/* The MAC binds the destination: a copy sent elsewhere does not open. */
-static void mac(const uint8_t *key, uint32_t dst_addr, uint16_t dst_port, const uint8_t *buf, size_t len,
-		uint8_t *out)
-{
-	crypto_generichash_state st;
-	uint8_t dst[6];
-
-	memcpy(dst, &dst_addr, 4);
-	memcpy(dst + 4, &dst_port, 2);
-	crypto_generichash_init(&st, key, XL_CTL_KEY_LEN, XL_CTL_MAC_LEN);
-	crypto_generichash_update(&st, dst, sizeof(dst));
-	crypto_generichash_update(&st, buf, len);
-	crypto_generichash_final(&st, out, XL_CTL_MAC_LEN);
-}
-
-static struct xl_peer_seen *peer_slot(struct xl_ctl *c, const struct xl_ctl_hdr *h, bool *fresh)
-{
-	uint64_t k =
-		(((uint64_t)h->epoch << 24) ^ ((uint64_t)h->role << 16) ^ h->sender_id) * 0x9e3779b97f4a7c15ull;
-	uint32_t hash = (uint32_t)(k >> 40);
-	struct xl_peer_seen *old = NULL;
-
-	for (uint32_t i = 0; i < 8; i++) {
-		struct xl_peer_seen *p = &c->peers[(hash + i) % XL_CTL_PEERS];
-		if (p->used && p->role == h->role && p->id == h->sender_id && p->epoch == h->epoch) {
-			*fresh = false;
-			return p;
-		}
-		if (!p->used) {
-			*fresh = true;
-			return p;
-		}
-		if (!old || p->last_ts < old->last_ts)
-			old = p;
-	}
-	*fresh = true;
-	return old;
-}
-
-/* Taken already, or jumping further ahead than the sender could have sent (the tools' rule)? */
-static enum why seq_take(struct xl_peer_seen *p, uint32_t seq, uint64_t ts)
-{
-	if ((int32_t)(seq - p->top_seq) > 0) {
-		uint32_t up = seq - p->top_seq;
-		if (up > SEQ_JUMP_MAX + (ts > p->last_ts ? (ts - p->last_ts) / 1000 : 0))
-			return WHY_SEQ_JUMP;
-		p->seen = up >= SEQ_WINDOW ? 1 : (p->seen << up) | 1;
-		p->top_seq = seq;
-	} else {
-		uint32_t back = p->top_seq - seq;
-		if (back >= SEQ_WINDOW || (p->seen >> back) & 1)
-			return WHY_REPLAY;
-		p->seen |= 1ull << back;
-	}
-	if (ts > p->last_ts)
-		p->last_ts = ts;
-	return WHY_OK;
-}
-
-/*
- * Our link with the DFM is sealed with our run key, with a builder with
- * that link's key; nobody else talks to us. With the master we also take
- * the core's key: a builder that does not know we are a farm node (no run
- * configuration) seals so.
- */
-static enum why mac_check(struct xl_ctl *c, const uint8_t *buf, size_t body, uint32_t dst)
-{
-	uint8_t want[XL_CTL_MAC_LEN];
-
-	if (buf[4] != XL_ROLE_BUILDER && buf[4] != XL_ROLE_DFM)
-		return WHY_WRONG_ROLE;
-	mac(buf[4] == XL_ROLE_DFM ? c->own : builder_link(c, xl_ld16(buf + 6)), dst, c->port, buf, body + 8, want);
-	if (!sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
-		return WHY_OK;
-	if (!c->member_role) {
-		mac(c->core, dst, c->port, buf, body + 8, want);
-		if (!sodium_memcmp(want, buf + body + 8, XL_CTL_MAC_LEN))
-			return WHY_OK;
-	}
-	return WHY_MAC;
 }
 
 /* The wall clock our control messages are stamped and checked by. */
@@ -430,39 +158,24 @@ static uint64_t ctl_now(const struct xl_ctl *c)
 	return xl_real_ns() + (uint64_t)c->clock_off_ns;
 }
 
-static enum why open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t dst, struct xl_ctl_hdr *h,
-			    struct xl_ctl_status *s)
+/*
+ * Our link with the DFM is sealed with our run key, with a builder with
+ * that link's key; nobody else talks to us. With the master we also take
+ * the core's key: a builder that does not know we are a farm node (no run
+ * configuration) seals so.
+ */
+static enum xevb_ctl_err open_sealed(struct xl_ctl *c, uint8_t *buf, size_t len, uint32_t dst,
+				     struct xevb_ctl_msg *m)
 {
-	size_t body = len - XL_CTL_TRAILER;
-	struct xl_peer_seen *p;
-	uint64_t ts, now = ctl_now(c);
-	enum why w;
-	bool fresh;
+	enum xevb_ctl_err w;
 
-	if (len < XL_CTL_HLEN + XL_CTL_TRAILER)
-		return WHY_SHORT;
-	if ((w = mac_check(c, buf, body, dst)) != WHY_OK)
-		return w;
-	ts = xl_ld64(buf + body);
-	if (ts + SKEW_NS < now || ts > now + SKEW_NS)
-		return WHY_STALE;
-	buf[2] = XL_CTL_VERSION;
-	w = decode(buf, body, h, s);
-	buf[2] = XL_CTL_VERSION_AU;
-	if (w != WHY_OK)
-		return w;
-	p = peer_slot(c, h, &fresh);
-	if (fresh) {
-		*p = (struct xl_peer_seen){ .used = 1,
-					    .role = h->role,
-					    .id = h->sender_id,
-					    .epoch = h->epoch,
-					    .top_seq = h->seq,
-					    .seen = 1,
-					    .last_ts = ts };
-		return WHY_OK;
-	}
-	return seq_take(p, h->seq, ts);
+	if (len < XEVB_CTL_HLEN + XEVB_CTL_TRAILER_LEN)
+		return XEVB_CTL_E_SHORT;
+	if (buf[4] != XEVB_ROLE_BUILDER && buf[4] != XEVB_ROLE_DFM)
+		return XEVB_CTL_E_WRONG_ROLE;
+	w = xl_ctl_mac_check(buf[4] == XEVB_ROLE_DFM ? c->own : builder_link(c, xl_ld16(buf + 6)),
+			     c->member_role ? NULL : c->core, buf, len, dst, c->port);
+	return w == XEVB_CTL_OK ? xl_ctl_unseal(c->peers, buf, len, ctl_now(c), XEVB_CTL_AUTH_SKEW_NS, m) : w;
 }
 
 /* ---- the socket ---- */
@@ -501,7 +214,7 @@ int xl_ctl_open(struct xl_ctl *c, uint32_t addr, uint16_t port, uint16_t id, cha
 	int one = 1, buf = 4 << 20;
 
 	c->id = id;
-	c->epoch = xl_new_epoch();
+	c->epoch = xl_ctl_new_epoch();
 	test_clock_init(c);
 	c->fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (c->fd < 0) {
@@ -541,31 +254,21 @@ void xl_ctl_close(struct xl_ctl *c)
 	sodium_memzero(c->links, sizeof(c->links));
 }
 
-/* key: that of the link with the destination (NULL: the DFM's). */
-static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, const uint8_t *key, uint8_t type,
-		    const uint8_t *recs, uint32_t n, uint32_t rl)
+/* key: that of the link with the destination (NULL: the DFM's). m's header is ours. */
+static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, const uint8_t *key, struct xevb_ctl_msg *m)
 {
-	uint8_t buf[XL_CTL_MAX_LEN];
-	size_t len = XL_CTL_HLEN + (size_t)n * rl;
+	uint8_t buf[XEVB_CTL_MAX_LEN];
+	size_t len;
 
-	xl_st16(buf, XL_CTL_MAGIC);
-	buf[2] = XL_CTL_VERSION;
-	buf[3] = type;
-	buf[4] = XL_ROLE_SINK;
-	buf[5] = 0;
-	xl_st16(buf + 6, c->id);
-	xl_st32(buf + 8, c->epoch);
-	xl_st32(buf + 12, ++c->seq);
-	xl_st16(buf + 16, (uint16_t)n);
-	xl_st16(buf + 18, 0);
-	memcpy(buf + XL_CTL_HLEN, recs, (size_t)n * rl);
-	if (c->keyed) {
-		buf[2] = XL_CTL_VERSION_AU;
-		xl_st64(buf + len, ctl_now(c));
-		mac(key ? key : c->own, to->sin_addr.s_addr, to->sin_port, buf, len + 8, buf + len + 8);
-		len += XL_CTL_TRAILER;
-	}
-	if (sendto(c->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
+	m->h.role = XEVB_ROLE_SINK;
+	m->h.sender_id = c->id;
+	m->h.epoch = c->epoch;
+	m->h.seq = ++c->seq;
+	len = xl_ctl_encode(m, buf, sizeof(buf));
+	if (len && c->keyed)
+		len = xl_ctl_seal(key ? key : c->own, buf, len, sizeof(buf), to->sin_addr.s_addr, to->sin_port,
+				  ctl_now(c));
+	if (!len || sendto(c->fd, buf, len, 0, (const struct sockaddr *)to, sizeof(*to)) != (ssize_t)len) {
 		c->tx_err++;
 		return -1;
 	}
@@ -574,35 +277,28 @@ static int send_msg(struct xl_ctl *c, const struct sockaddr_in *to, const uint8_
 }
 
 int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, uint16_t builder,
-		       const struct xl_ctl_status *s)
+		       const struct xevb_ctl_status *s)
 {
-	uint8_t r[XL_CTL_STATUS_RL];
+	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_STATUS, .n_recs = 1 } };
 
-	xl_st32(r, s->credits);
-	xl_st32(r + 4, s->flags);
-	xl_st64(r + 8, s->done_total);
-	xl_st32(r + 16, s->peer_epoch);
-	xl_st32(r + 20, s->load);
-	xl_st16(r + 24, 0);
-	xl_st16(r + 26, 0);
-	return send_msg(c, to, c->keyed ? builder_link(c, builder) : NULL, XL_STATUS, r, 1, XL_CTL_STATUS_RL);
+	m.u.status = *s;
+	m.u.status.first_id = 0;
+	m.u.status.n_ids = 0;
+	return send_msg(c, to, c->keyed ? builder_link(c, builder) : NULL, &m);
 }
 
-int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n)
+int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xevb_ctl_received *r,
+			 uint32_t n)
 {
-	uint8_t b[XL_CTL_RECV_MAX * XL_CTL_RECV_RL];
+	struct xevb_ctl_msg m = { .h = { .type = XEVB_CTL_RECEIVED, .n_recs = (uint16_t)n } };
 
 	if (n > XL_CTL_RECV_MAX)
 		return -1;
-	for (uint32_t i = 0; i < n; i++) {
-		memcpy(b + i * XL_CTL_RECV_RL, &r[i].addr, 4);
-		xl_st32(b + i * XL_CTL_RECV_RL + 4, 0);
-		xl_st64(b + i * XL_CTL_RECV_RL + 8, r[i].events);
-	}
-	return send_msg(c, to, NULL, XL_RECEIVED, b, n, XL_CTL_RECV_RL);
+	memcpy(m.u.received, r, n * sizeof(*r));
+	return send_msg(c, to, NULL, &m);
 }
 
-static bool admitted(const struct xl_ctl *c, const struct xl_ctl_hdr *h, const struct sockaddr_in *from)
+static bool admitted(const struct xl_ctl *c, const struct xevb_ctl_hdr *h, const struct sockaddr_in *from)
 {
 	if (!c->members)
 		return true;
@@ -615,7 +311,7 @@ static bool admitted(const struct xl_ctl *c, const struct xl_ctl_hdr *h, const s
 }
 
 /* The first refusals one by one, then one line per LOG_EVERY_NS. */
-static void refused(struct xl_ctl *c, enum why w, const struct sockaddr_in *from)
+static void refused(struct xl_ctl *c, enum xevb_ctl_err w, const struct sockaddr_in *from)
 {
 	uint64_t now = xl_mono_ns();
 	char a[INET_ADDRSTRLEN];
@@ -627,63 +323,48 @@ static void refused(struct xl_ctl *c, enum why w, const struct sockaddr_in *from
 	c->auth_warn_ns = now;
 	inet_ntop(AF_INET, &from->sin_addr, a, sizeof(a));
 	xl_log(c->log, XEVB_LIB_LOG_WARN, "control message from %s:%u refused: %s (%llu refused so far%s)", a,
-	       ntohs(from->sin_port), why_name[w], (unsigned long long)c->refused,
-	       w == WHY_UNAUTH     ? "; this run has a key: give the peer the same key file" :
-	       w == WHY_NO_KEY     ? "; the peer authenticates: give us its key file" :
-	       w == WHY_STALE      ? "; a replay, or clocks more than 5 s apart: check NTP" :
-	       w == WHY_NOT_MEMBER ? "; not a builder of the run configuration" :
-				     "");
+	       ntohs(from->sin_port), xl_ctl_err_name(w), (unsigned long long)c->refused,
+	       w == XEVB_CTL_E_UNAUTH     ? "; this run has a key: give the peer the same key file" :
+	       w == XEVB_CTL_E_NO_KEY     ? "; the peer authenticates: give us its key file" :
+	       w == XEVB_CTL_E_STALE      ? "; a replay, or clocks more than 5 s apart: check NTP" :
+	       w == XEVB_CTL_E_NOT_MEMBER ? "; not a builder of the run configuration" :
+					    "");
 }
 
-static enum why take(struct xl_ctl *c, uint8_t *buf, size_t n, uint32_t dst, struct xl_ctl_hdr *h,
-		     struct xl_ctl_status *s)
+static enum xevb_ctl_err take(struct xl_ctl *c, uint8_t *buf, size_t n, uint32_t dst, struct xevb_ctl_msg *m)
 {
-	bool sealed = n > 2 && buf[2] == XL_CTL_VERSION_AU;
-
-	if (c->keyed)
-		return sealed                            ? open_sealed(c, buf, n, dst, h, s) :
-		       n > 2 && buf[2] == XL_CTL_VERSION ? WHY_UNAUTH :
-							   decode(buf, n, h, s);
-	return sealed ? WHY_NO_KEY : decode(buf, n, h, s);
+	return c->keyed && xl_ctl_sealed(buf, n) ? open_sealed(c, buf, n, dst, m) :
+						   xl_ctl_unsealed(buf, n, c->keyed, m);
 }
 
-int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s, struct sockaddr_in *from)
+int xl_ctl_recv(struct xl_ctl *c, struct xevb_ctl_hdr *h, struct xevb_ctl_status *s, struct sockaddr_in *from)
 {
-	uint8_t buf[XL_CTL_MAX_LEN + 1];
-	union {
-		struct cmsghdr h;
-		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	} cm;
+	struct xevb_ctl_msg m;
+	uint8_t buf[XEVB_CTL_MAX_LEN + 1];
 
 	for (int budget = 0; budget < 256; budget++) {
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr mh = { .msg_name = from,
-				     .msg_namelen = sizeof(*from),
-				     .msg_iov = &iov,
-				     .msg_iovlen = 1,
-				     .msg_control = cm.b,
-				     .msg_controllen = sizeof(cm.b) };
-		ssize_t n = recvmsg(c->fd, &mh, 0);
-		uint32_t dst = 0;
-		enum why w;
+		uint32_t dst;
+		ssize_t n = xl_ctl_recvmsg(c->fd, buf, sizeof(buf), from, &dst);
+		enum xevb_ctl_err w;
 
-		if (n < 0 && errno == EINTR)
+		if (n == -EINTR)
 			continue;
 		if (n < 0)
 			return 0;
-		for (struct cmsghdr *m = CMSG_FIRSTHDR(&mh); m; m = CMSG_NXTHDR(&mh, m))
-			if (m->cmsg_level == IPPROTO_IP && m->cmsg_type == IP_PKTINFO)
-				dst = ((const struct in_pktinfo *)CMSG_DATA(m))->ipi_addr.s_addr;
-		w = take(c, buf, (size_t)n, dst, h, s);
-		if (w == WHY_OK && !admitted(c, h, from))
-			w = WHY_NOT_MEMBER;
-		if (w != WHY_OK) {
+		w = take(c, buf, (size_t)n, dst, &m);
+		if (w == XEVB_CTL_OK && !admitted(c, &m.h, from))
+			w = XEVB_CTL_E_NOT_MEMBER;
+		if (w != XEVB_CTL_OK) {
 			refused(c, w, from);
 			continue;
 		}
-		if ((h->role == XL_ROLE_BUILDER && h->type == XL_STATUS) ||
-		    (h->role == XL_ROLE_DFM && h->type == XL_BYE))
+		if ((m.h.role == XEVB_ROLE_BUILDER && m.h.type == XEVB_CTL_STATUS) ||
+		    (m.h.role == XEVB_ROLE_DFM && m.h.type == XEVB_CTL_BYE)) {
+			*h = m.h;
+			if (m.h.type == XEVB_CTL_STATUS)
+				*s = m.u.status;
 			return 1;
+		}
 		c->unexpected++;
 		c->wrong_role++;
 	}

@@ -3,53 +3,21 @@
  * The farm node's part of the control protocol (docs/control-protocol.md):
  * the header rules of every message, STATUS (in from builders, out to
  * them), RECEIVED (out to the DFM), authentication with the run's key, and
- * membership. Copied in substance from user/ctl/ctl_proto.c, ctl_auth.c
- * and ctl_sock.c (same authors, relicensed for the library), cut to what a
- * farm node sends and takes.
+ * membership. The codec and the sealing are the ones the tools use too
+ * (shared/xl_ctl_proto.h, shared/xl_ctl_auth.h); here what a farm node
+ * sends and takes, and which key each of its links has.
  */
 #ifndef XEVB_LIB_CTL_H
 #define XEVB_LIB_CTL_H
 
 #include <netinet/in.h>
 #include "internal.h"
+#include "shared/xl_ctl_auth.h"
+#include "shared/xl_ctl_proto.h"
+#include "shared/xl_ctl_sock.h"
 
-#define XL_CTL_MAGIC      0x5843 /* "XC" */
-#define XL_CTL_VERSION    1
-#define XL_CTL_VERSION_AU 3 /* sealed with per-member, per-run keys */
-#define XL_CTL_HLEN       20
-#define XL_CTL_MAX_LEN    1472
-#define XL_CTL_PORT       23904
-#define XL_CTL_KEY_LEN    32
-#define XL_CTL_MAC_LEN    16
-#define XL_CTL_TRAILER    (8 + XL_CTL_MAC_LEN)
-#define XL_CTL_STATUS_RL  28
-#define XL_CTL_RECV_RL    16
-#define XL_CTL_RECV_MAX   ((XL_CTL_MAX_LEN - XL_CTL_TRAILER - XL_CTL_HLEN) / XL_CTL_RECV_RL)
-#define XL_CTL_ST_BUSY    0x1u
-#define XL_CTL_ST_KNOWN   0x3u
-#define XL_CTL_PEERS      256 /* sender incarnations remembered for replay checks */
-
-enum xl_ctl_type { XL_STATUS = 1, XL_BYE = 7, XL_RECEIVED = 8, XL_TYPES = 10 };
-enum xl_ctl_role { XL_ROLE_DFM = 1, XL_ROLE_BUILDER, XL_ROLE_SOURCE, XL_ROLE_SINK, XL_ROLES };
-
-struct xl_ctl_hdr {
-	uint8_t type, role;
-	uint16_t sender_id;
-	uint32_t epoch, seq;
-	uint16_t n_recs;
-};
-
-struct xl_ctl_status {
-	uint32_t credits, flags;
-	uint64_t done_total;
-	uint32_t peer_epoch, load;
-	uint16_t first_id, n_ids;
-};
-
-struct xl_ctl_recv {
-	uint32_t addr; /* network order */
-	uint64_t events;
-};
+/* RECEIVED records in one datagram, sealed or not: xl_ctl_max_recs(XEVB_CTL_RECEIVED) */
+#define XL_CTL_RECV_MAX ((XEVB_CTL_MAX_LEN - XEVB_CTL_TRAILER_LEN - XEVB_CTL_HLEN) / XEVB_CTL_RECEIVED_RLEN)
 
 /* A configured peer (run configuration): who may send to us. */
 struct xl_member {
@@ -59,18 +27,11 @@ struct xl_member {
 	uint16_t id;
 };
 
-struct xl_peer_seen {
-	uint8_t used, role;
-	uint16_t id;
-	uint32_t epoch, top_seq;
-	uint64_t last_ts, seen;
-};
-
 /* The run key of our link with builder id (KDF(our member key, builder id), run), derived once. */
 struct xl_link {
 	bool used;
 	uint16_t id;
-	uint8_t k[XL_CTL_KEY_LEN];
+	uint8_t k[XEVB_CTL_KEY_LEN];
 };
 #define XL_CTL_LINKS 64
 
@@ -79,19 +40,19 @@ struct xl_ctl {
 	uint16_t id, port; /* port: ours, network order */
 	uint32_t epoch, seq;
 	bool keyed;
-	uint8_t key[XL_CTL_KEY_LEN]; /* the run's master key, or (member_role) our member key */
-	uint8_t member_role;         /* 0: key is the master */
+	uint8_t key[XEVB_CTL_KEY_LEN]; /* the run's master key, or (member_role) our member key */
+	uint8_t member_role;           /* 0: key is the master */
 	uint16_t member_id;
-	uint32_t run;                 /* the run number the keys are bound to (0: 1) */
-	uint8_t own[XL_CTL_KEY_LEN];  /* our run key: our link with the DFM */
-	uint8_t core[XL_CTL_KEY_LEN]; /* with the master: the core's run key, also taken */
-	uint8_t mine[XL_CTL_KEY_LEN]; /* our member key, whence our links with the builders */
+	uint32_t run;                   /* the run number the keys are bound to (0: 1) */
+	uint8_t own[XEVB_CTL_KEY_LEN];  /* our run key: our link with the DFM */
+	uint8_t core[XEVB_CTL_KEY_LEN]; /* with the master: the core's run key, also taken */
+	uint8_t mine[XEVB_CTL_KEY_LEN]; /* our member key, whence our links with the builders */
 	struct xl_link links[XL_CTL_LINKS];
-	struct xl_peer_seen peers[XL_CTL_PEERS];
-	const struct xl_member *members; /* NULL: open membership */
+	struct xevb_ctl_peer_seen peers[XEVB_CTL_AUTH_PEERS]; /* the replay window of each sender incarnation */
+	const struct xl_member *members;                      /* NULL: open membership */
 	uint32_t n_members;
 	uint64_t tx, tx_err, refused, unexpected, auth_warn_ns;
-	uint64_t refused_by[XEVB_CTL_REFUSED_SLOTS]; /* refused by reason (enum why = XEVB_CTL_REFUSED_*) */
+	uint64_t refused_by[XEVB_CTL_REFUSED_SLOTS]; /* refused by reason (enum xevb_ctl_err = XEVB_CTL_REFUSED_*) */
 	uint64_t wrong_role; /* of unexpected: a type the sender's role does not send us (not_from_dfm: the rest) */
 	int64_t clock_off_ns; /* XEVB_TEST_CLOCK_OFFSET_MS (test only): our clock, as the control messages see it, off by this */
 	struct xl_log *log;
@@ -115,14 +76,14 @@ int xl_ctl_bind(struct xl_ctl *c, char *err, size_t errlen);
 /* Send STATUS, or RECEIVED with n records, to to. 0 or -1 (counted). */
 /* STATUS to builder (its id: the key of our link with it). */
 int xl_ctl_send_status(struct xl_ctl *c, const struct sockaddr_in *to, uint16_t builder,
-		       const struct xl_ctl_status *s);
-int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xl_ctl_recv *r, uint32_t n);
+		       const struct xevb_ctl_status *s);
+int xl_ctl_send_received(struct xl_ctl *c, const struct sockaddr_in *to, const struct xevb_ctl_received *r,
+			 uint32_t n);
 /*
  * The next message a farm node takes (a builder's STATUS, the DFM's BYE), without
  * blocking: 1 with h, s and from filled, 0 when none is left. Everything
  * else is counted (refused or unexpected) and skipped.
  */
-int xl_ctl_recv(struct xl_ctl *c, struct xl_ctl_hdr *h, struct xl_ctl_status *s, struct sockaddr_in *from);
-uint32_t xl_new_epoch(void);
+int xl_ctl_recv(struct xl_ctl *c, struct xevb_ctl_hdr *h, struct xevb_ctl_status *s, struct sockaddr_in *from);
 
 #endif

@@ -40,7 +40,7 @@ static int settle_opts(struct xevb_farm *f, char *err)
 	if (!o->max_buffer)
 		o->max_buffer = DEF_BUFFER;
 	if (!o->ctl_port)
-		o->ctl_port = XL_CTL_PORT;
+		o->ctl_port = XEVB_CTL_SINK_PORT;
 	if (!o->partial_timeout_ms)
 		o->partial_timeout_ms = 10000;
 	if (!o->end_wait_ms)

@@ -57,11 +57,11 @@ void xl_farm_busy_init(struct xevb_farm *f)
 
 static void send_status(struct xevb_farm *f, struct xl_builder *b)
 {
-	struct xl_ctl_status s = { .credits = f->o.credits,
-				   .flags = f->busy ? XL_CTL_ST_BUSY : 0,
-				   .done_total = b->conn_done,
-				   .peer_epoch = b->epoch,
-				   .load = f->st.held > UINT32_MAX ? UINT32_MAX : (uint32_t)f->st.held };
+	struct xevb_ctl_status s = { .credits = f->o.credits,
+				     .flags = f->busy ? XEVB_CTL_ST_BUSY : 0,
+				     .done_total = b->conn_done,
+				     .peer_epoch = b->epoch,
+				     .load = f->st.held > UINT32_MAX ? UINT32_MAX : (uint32_t)f->st.held };
 
 	if (!xl_ctl_send_status(&f->ctl, &b->ctl, b->id, &s))
 		f->st.status_sent++;
@@ -114,14 +114,14 @@ void xl_farm_run_end(struct xevb_farm *f, uint64_t now)
 
 void xl_farm_ctl_rx(struct xevb_farm *f)
 {
-	struct xl_ctl_hdr h;
-	struct xl_ctl_status s;
+	struct xevb_ctl_hdr h;
+	struct xevb_ctl_status s;
 	struct sockaddr_in from;
 
 	while (xl_ctl_recv(&f->ctl, &h, &s, &from)) {
 		uint32_t i;
 		struct xl_builder *b;
-		if (h.type == XL_BYE) {
+		if (h.type == XEVB_CTL_BYE) {
 			dfm_bye(f, &from);
 			continue;
 		}
@@ -149,14 +149,14 @@ void xl_farm_ctl_rx(struct xevb_farm *f)
 /* RECEIVED to the DFM: every builder's count since we started (cumulative: a lost report costs nothing). */
 void xl_farm_received(struct xevb_farm *f)
 {
-	struct xl_ctl_recv r[XL_CTL_RECV_MAX];
+	struct xevb_ctl_received r[XL_CTL_RECV_MAX];
 	uint32_t n = 0;
 	bool sent = false;
 
 	if (!f->ctl_on || !f->dfm.sin_port)
 		return;
 	for (uint32_t i = 0; i < f->n_builders; i++) {
-		r[n++] = (struct xl_ctl_recv){ f->builders[i].ip, f->builders[i].events };
+		r[n++] = (struct xevb_ctl_received){ f->builders[i].ip, f->builders[i].events };
 		if (n == XL_CTL_RECV_MAX) {
 			f->st.received_sent += !xl_ctl_send_received(&f->ctl, &f->dfm, r, n);
 			n = 0;

@@ -161,7 +161,7 @@ static int section(struct cfg *c, char *name)
 	if (!strcmp(c->kind, "builder") && c->id >= 0) {
 		if (c->n == MAX_MEMBERS)
 			return bad(c, "section", name, "within the 1024 builders this library takes");
-		c->m[c->n++] = (struct xl_member){ .role = XL_ROLE_BUILDER, .id = (uint16_t)c->id };
+		c->m[c->n++] = (struct xl_member){ .role = XEVB_ROLE_BUILDER, .id = (uint16_t)c->id };
 	}
 	if (!strcmp(c->kind, "sink") && c->id == c->want_id)
 		c->me.defined = true;
@@ -314,7 +314,7 @@ static int make_members(struct xevb_farm *f, struct cfg *c)
 			       "run configuration %s: [dfm] address '%s' is not ADDR:PORT", c->path, c->dfm);
 			return -EINVAL;
 		}
-		f->members[n++] = (struct xl_member){ .addr = a, .port = p, .role = XL_ROLE_DFM, .id = 0 };
+		f->members[n++] = (struct xl_member){ .addr = a, .port = p, .role = XEVB_ROLE_DFM, .id = 0 };
 	}
 	f->n_members = n;
 	return 0;

@@ -525,6 +525,51 @@ Test(lib_farm, sealed_with_the_run_key)
 	tl_rmdir(dir);
 }
 
+/* A member key file of role and id (the hex of 0x5a + i): what `xevb key derive` writes. */
+static void member_file(const char *path, const char *role, unsigned id)
+{
+	FILE *f = fopen(path, "w");
+
+	cr_assert(f != NULL);
+	fprintf(f, "xevb-member-key %s %u ", role, id);
+	for (int i = 0; i < 32; i++)
+		fprintf(f, "%02x", (uint8_t)(0x5a + i));
+	fputc('\n', f);
+	fclose(f);
+	cr_assert(eq(int, chmod(path, 0600), 0));
+}
+
+/* The farm node takes its own member key only: another role's, another farm node's and a bundle are refused, saying so. */
+Test(lib_farm, member_key_files)
+{
+	char dir[256], path[512], err[XEVB_ERRBUF_SIZE];
+	struct xevb_farm *f;
+	FILE *b;
+
+	tl_tmpdir(dir, sizeof(dir));
+	snprintf(path, sizeof(path), "%s/member.key", dir);
+	XEVB_OPTS(xevb_farm_opts, o, .listen = "127.0.0.1:0", .key_file = path, .id = 3,
+		  .flags = XEVB_FARM_CTL_ANY_PORT);
+	member_file(path, "sink", 3);
+	f = xevb_farm_open(&o, err);
+	cr_assert(f != NULL, "%s", err);
+	xevb_farm_close(f);
+	member_file(path, "source", 3);
+	cr_assert(eq(ptr, xevb_farm_open(&o, err), NULL));
+	cr_assert(tl_has(err, "not a farm node's member key"), "%s", err);
+	member_file(path, "sink", 4);
+	cr_assert(eq(ptr, xevb_farm_open(&o, err), NULL));
+	cr_assert(tl_has(err, "the member key of farm node 4, but we are farm node 3"), "%s", err);
+	b = fopen(path, "w");
+	cr_assert(b != NULL);
+	for (int i = 0; i < 4; i++) /* longer than any key: the bundle is named before its size */
+		fprintf(b, "xevb-key-bundle builder 1 %064d\n", 0);
+	fclose(b);
+	cr_assert(eq(ptr, xevb_farm_open(&o, err), NULL));
+	cr_assert(tl_has(err, "a builder's key bundle: a farm node takes its own member key"), "%s", err);
+	tl_rmdir(dir);
+}
+
 Test(lib_farm, run_configuration_membership_and_settings)
 {
 	char dir[256], path[512], err[XEVB_ERRBUF_SIZE] = "";

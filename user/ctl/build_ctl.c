@@ -17,6 +17,7 @@
 #include "ctl/build_lease.h"
 #include "ctl/build_req.h"
 #include "ctl/build_ctl_int.h"
+#include "xl_ctl_sock.h"
 
 #define HB_NS 100000000ull /* STATUS to the farm nodes */
 /* STATUS to the DFM this often, unless a DONE left meanwhile (as good a
@@ -666,7 +667,7 @@ static void fence(struct build_ctl *bc, uint64_t now)
 	l->until = 0;
 	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
 		bc->fwd_base[i] = bc->fwd.out->sinks[i].events - bc->fwd.out->sinks[i].lost_in_flight;
-	bc->io.epoch = xevb_new_epoch();
+	bc->io.epoch = xl_ctl_new_epoch();
 	xevb_warn(
 		"the DFM took this builder for dead (silent over its --dead-ms): %u open and %u built event(s) "
 		"without a DONE sent are another builder's now, not sent (%u held a while); new epoch %08x",

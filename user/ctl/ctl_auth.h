@@ -2,17 +2,15 @@
 /*
  * Authenticated control messages (docs/control-protocol.md, "Authentication").
  *
- * With a key, every datagram is a sealed (version-3) message: the version-1
- * header and records, then a 24-byte trailer: the sender's wall-clock time
- * (ns, big-endian) and a 16-byte keyed BLAKE2b MAC (libsodium's
- * crypto_generichash) under the key of the link and run (below) over the
- * datagram's destination (IPv4 address and port) and everything before the
- * MAC, so a message captured on its way to one peer does not open at
- * another. The receiver refuses what fails the
- * MAC, what is stamped outside its clock window, and what it has taken
- * already: per sender incarnation (role, id, epoch) a window of the last 64
- * sequence numbers, wherever the copy comes from, and a sequence number
- * that jumps too far ahead.
+ * With a key, every datagram is a sealed (version-3) message (the trailer,
+ * the MAC and the replay window: libxevb's lib/shared/xl_ctl_auth.h, one
+ * implementation for the farm node and the tools). Here the tools' keys:
+ * which key each link has, as the master, a member or a builder's bundle
+ * holds it. The receiver refuses what fails the MAC, what is stamped
+ * outside its clock window, and what it has taken already: per sender
+ * incarnation (role, id, epoch) a window of the last 64 sequence numbers,
+ * wherever the copy comes from, and a sequence number that jumps too far
+ * ahead.
  *
  * Nothing here touches a socket; xevb_ctl_send / xevb_ctl_recv use it.
  */
@@ -23,39 +21,18 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ctl/ctl_proto.h"
+#include "xl_ctl_auth.h"
 
-#define XEVB_CTL_VERSION_AUTH 3 /* 2 was one key for every member and every run */
-#define XEVB_CTL_KEY_LEN      32
-#define XEVB_CTL_MAC_LEN      16
-#define XEVB_CTL_TRAILER_LEN  (8 + XEVB_CTL_MAC_LEN)
-#define XEVB_CTL_AUTH_PEERS   256 /* senders remembered for replay checks */
-#define XEVB_CTL_AUTH_KEYS    256 /* members' run keys kept derived */
-#define XEVB_CTL_AUTH_SKEW_NS (5ull * 1000000000ull)
-/* How far a sender's sequence number may move ahead of the newest taken:
-   this many, plus one per microsecond of stamp time since then. */
-#define XEVB_CTL_SEQ_JUMP_MAX 65536u
-#define XEVB_CTL_RUN_DEFAULT  1u /* the run number every command defaults to */
+#define XEVB_CTL_AUTH_KEYS 256 /* members' run keys kept derived */
 
-/* A member key file: "xevb-member-key ROLE ID HEX64" and a newline. */
-#define XEVB_MEMBER_KEY_TAG "xevb-member-key"
 /*
  * A builder's key bundle: "xevb-key-bundle builder ID HEX64" (its member
  * key), one "link source|sink ID HEX64" per edge member it talks to (the
  * link key KDF(that member's key, builder ID)), then "end N" (N links), each
  * line ending in a newline. `xevb key derive --role builder --config` writes it.
  */
-#define XEVB_BUNDLE_TAG  "xevb-key-bundle"
 #define XEVB_BUNDLE_MAX  8192 /* links: every source process and farm node of a run configuration */
 #define XEVB_BUNDLE_LINE 160  /* the longest line of a bundle */
-
-struct xevb_ctl_peer_seen {
-	uint8_t used, role;
-	uint16_t id;
-	uint32_t epoch;
-	uint64_t last_ts; /* stamp of the newest message (eviction order) */
-	uint32_t top_seq; /* highest sequence number taken */
-	uint64_t seen;    /* bit i: top_seq - i taken */
-};
 
 struct xevb_ctl_run_key {
 	uint8_t used, role;
@@ -137,11 +114,18 @@ int xevb_ctl_auth_fits(const struct xevb_ctl_auth *a, uint8_t role, uint16_t id,
  */
 int xevb_ctl_auth_bind(struct xevb_ctl_auth *a, uint8_t role, uint16_t id, uint32_t run, char *err, size_t len);
 /* S = KDF(M, role, id), what `xevb key derive` writes. */
-void xevb_ctl_member_key(const uint8_t master[XEVB_CTL_KEY_LEN], uint8_t role, uint16_t id,
-			 uint8_t out[XEVB_CTL_KEY_LEN]);
+static inline void xevb_ctl_member_key(const uint8_t master[XEVB_CTL_KEY_LEN], uint8_t role, uint16_t id,
+				       uint8_t out[XEVB_CTL_KEY_LEN])
+{
+	xl_ctl_member_key(master, role, id, out);
+}
+
 /* The link key of edge member e (its member key S_e) with builder b: KDF(S_e, builder, b). */
-void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id,
-		       uint8_t out[XEVB_CTL_KEY_LEN]);
+static inline void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id,
+				     uint8_t out[XEVB_CTL_KEY_LEN])
+{
+	xl_ctl_link_key(edge_key, builder_id, out);
+}
 /*
  * Parse a bundle's text b[0..n): the builder's id and member key, and its
  * links (malloc'd, sorted by role and id: free with xevb_ctl_links_free).

@@ -10,15 +10,6 @@
 #include <string.h>
 #include "ctl/ctl_auth.h"
 
-#define CTX_LINK "xevblink"
-
-void xevb_ctl_link_key(const uint8_t edge_key[XEVB_CTL_KEY_LEN], uint16_t builder_id,
-		       uint8_t out[XEVB_CTL_KEY_LEN])
-{
-	crypto_kdf_derive_from_key(out, XEVB_CTL_KEY_LEN, (uint64_t)XEVB_ROLE_BUILDER << 16 | builder_id, CTX_LINK,
-				   edge_key);
-}
-
 void xevb_ctl_links_free(struct xevb_ctl_link *links, uint32_t n)
 {
 	if (links)

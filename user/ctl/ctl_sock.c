@@ -12,6 +12,7 @@
 #include "ctl/ctl_sock.h"
 #include "ctl/flowctl.h"
 #include "ctl/peer_map.h"
+#include "xl_ctl_sock.h"
 
 /* The first refusals are logged one by one, later ones at most once per this long. */
 #define REFUSED_LOG_FIRST 5
@@ -193,7 +194,7 @@ int xevb_ctl_init(struct xevb_ctl_io *io, uint8_t role, uint16_t id)
 	io->fd = -1;
 	io->role = role;
 	io->id = id;
-	io->epoch = xevb_new_epoch();
+	io->epoch = xl_ctl_new_epoch();
 	io->members = default_members;
 	if (default_auth) {
 		io->auth = malloc(sizeof(*io->auth));
@@ -363,13 +364,9 @@ static void auth_refused(struct xevb_ctl_io *io, enum xevb_ctl_err e, const stru
 /* Decode (and, with a key, check) one datagram sent to dst (network order). */
 static enum xevb_ctl_err take(struct xevb_ctl_io *io, uint8_t *buf, size_t n, uint32_t dst, struct xevb_ctl_msg *m)
 {
-	bool sealed = n > 2 && buf[2] == XEVB_CTL_VERSION_AUTH;
-
-	if (io->auth)
-		return sealed ? xevb_ctl_auth_open(io->auth, buf, n, dst, io->port, xevb_ctl_auth_now(), m) :
-		       n > 2 && buf[2] == XEVB_CTL_VERSION ? XEVB_CTL_E_UNAUTH :
-							     xevb_ctl_decode(buf, n, m);
-	return sealed ? XEVB_CTL_E_NO_KEY : xevb_ctl_decode(buf, n, m);
+	if (io->auth && xl_ctl_sealed(buf, n))
+		return xevb_ctl_auth_open(io->auth, buf, n, dst, io->port, xevb_ctl_auth_now(), m);
+	return xl_ctl_unsealed(buf, n, io->auth != NULL, m);
 }
 
 static uint32_t learned_slot(uint32_t addr, uint16_t port)
@@ -462,33 +459,19 @@ int xevb_ctl_send(struct xevb_ctl_io *io, const struct sockaddr_in *to, struct x
 int xevb_ctl_recv(struct xevb_ctl_io *io, struct xevb_ctl_msg *m, struct sockaddr_in *from)
 {
 	uint8_t buf[XEVB_CTL_MAX_LEN + 1];
-	union {
-		struct cmsghdr h;
-		uint8_t b[CMSG_SPACE(sizeof(struct in_pktinfo))];
-	} ctl;
 	int stale = 0;
 
 	if (io->rxq)
 		return xevb_ctl_rxq_recv(io, m, from);
 	for (;;) {
-		struct iovec iov = { .iov_base = buf, .iov_len = sizeof(buf) };
-		struct msghdr mh = { .msg_name = from,
-				     .msg_namelen = sizeof(*from),
-				     .msg_iov = &iov,
-				     .msg_iovlen = 1,
-				     .msg_control = ctl.b,
-				     .msg_controllen = sizeof(ctl.b) };
-		ssize_t n = recvmsg(io->fd, &mh, 0);
-		uint32_t dst = 0;
+		uint32_t dst;
+		ssize_t n = xl_ctl_recvmsg(io->fd, buf, sizeof(buf), from, &dst);
 
 		if (n < 0) {
-			if (errno == EINTR || (stale_icmp(errno) && stale++ < 64))
+			if (n == -EINTR || (stale_icmp((int)-n) && stale++ < 64))
 				continue;
 			return 0;
 		}
-		for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
-			if (c->cmsg_level == IPPROTO_IP && c->cmsg_type == IP_PKTINFO)
-				dst = ((const struct in_pktinfo *)CMSG_DATA(c))->ipi_addr.s_addr;
 		if (xevb_ctl_take(io, buf, (size_t)n, dst, from, m))
 			return 1;
 	}

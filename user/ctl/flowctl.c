@@ -1,7 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-only
 #include <math.h>
-#include <unistd.h>
-#include "base/cli.h"
 #include "ctl/flowctl.h"
 
 void xevb_busy_init(struct xevb_busy *b, uint32_t resources, double hi, double lo)
@@ -47,12 +45,4 @@ int xevb_wrr_pick(int64_t *cur, const uint32_t *weight, uint32_t n)
 	if (best >= 0)
 		cur[best] -= total;
 	return best;
-}
-
-uint32_t xevb_new_epoch(void)
-{
-	uint64_t t = xevb_realtime_ns() ^ ((uint64_t)getpid() << 20);
-	uint32_t e = (uint32_t)(t ^ (t >> 32)) * 2654435761u;
-
-	return e ? e : 1;
 }

@@ -34,7 +34,4 @@ bool xevb_busy_update(struct xevb_busy *b, uint32_t load);
  */
 int xevb_wrr_pick(int64_t *cur, const uint32_t *weight, uint32_t n);
 
-/* Incarnation number for the control protocol: non-zero, differs per start. */
-uint32_t xevb_new_epoch(void);
-
 #endif
