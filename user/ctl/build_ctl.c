@@ -46,7 +46,8 @@ static void flush_done(struct build_ctl *bc, uint64_t now)
 	struct build_lease *l = &bc->lease;
 	uint32_t max = xevb_ctl_max_recs(XEVB_CTL_DONE);
 
-	if (!l->n || !build_lease_ok(l, now))
+	bc->fwd.lapsed = !build_lease_ok(l, now);
+	if (!l->n || bc->fwd.lapsed)
 		return;
 	bc->done.h.type = XEVB_CTL_DONE;
 	for (uint32_t i = 0; i < l->n; i += max) {

@@ -115,7 +115,8 @@ static int fwd_pick(struct build_fwd *f, size_t bytes, bool gate)
 {
 	if (f->bl_n)
 		return -1; /* keep the order: backlog first */
-	if (gate && !xevb_output_buffers(f->out, bytes))
+	/* Zerocopy cannot wait in a buffer: it goes at once, its DONE just before (the gate). */
+	if (gate && !xevb_output_buffers(f->out, bytes) && (!f->out->zc || f->lapsed))
 		return -1;
 	return f->credit_mode ? pick_sink(f, bytes) : pick_rr(f, bytes);
 }

@@ -45,6 +45,7 @@ struct build_fwd {
 	   send gate holds those in the send buffers; of the backlog, the
 	   bl_gated at its tail were held since the DONEs last left. */
 	bool gate;
+	bool lapsed; /* the lease ran out at the last tick: DONEs wait (zerocopy sends too) */
 	uint32_t bl_gated;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max;
 	uint64_t fwd_rr; /* build_fwd_encoded's round robin before any farm node speaks the protocol */
