@@ -97,7 +97,8 @@ struct xevb_dfm_builder {
 	/* The lease: the newest send time (its own clock, ns) it put in a
 	   STATUS of its current epoch, echoed back to it (0: none yet). */
 	uint64_t lease_t;
-	uint64_t fenced; /* STATUS from the epoch it died with: refused, it must start a new one */
+	uint64_t fenced;  /* STATUS from the epoch it died with: refused, it must start a new one */
+	bool down_silent; /* taken for dead by silence, not BYE or unreachable: it may come back */
 };
 
 /* A farm node that reports RECEIVED, and its latest counts per builder address. */
