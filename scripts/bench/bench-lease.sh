@@ -17,7 +17,10 @@
 set -uo pipefail
 . "$(dirname "$0")/lib_bench.sh"
 bench_start lease "${1:-}" xevb
-[[ -x ${LEASE_BASE:-} ]] || bench_fail "LEASE_BASE: the xevb of a tree before the lease (e.g. git worktree add OLD COMMIT; make -C OLD) is needed"
+if [[ ! -x ${LEASE_BASE:-} ]]; then
+	echo "bench-lease: skipped: set LEASE_BASE to the xevb of a tree before the lease (git worktree add OLD 41e9383; make -C OLD)" >&2
+	exit 0
+fi
 bench_runs_secs 5 4 LEASE_SECS
 RATE=${LEASE_RATE:-20000}
 MODES=${LEASE_MODES:-push pull}
