@@ -88,6 +88,7 @@ static void as_stream(const uint8_t *d, size_t n)
 	struct xevb_farm_stats st = { .sz = sizeof(st) };
 	struct sockaddr_in sa = { .sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK) };
 	const struct xevb_ev *ev;
+	uint64_t before;
 	int s;
 
 	if (!f) {
@@ -99,6 +100,8 @@ static void as_stream(const uint8_t *d, size_t n)
 			abort();
 	}
 	sa.sin_port = htons(xevb_farm_port(f));
+	xevb_farm_stats(f, &st);
+	before = st.conns_total;
 	s = socket(AF_INET, SOCK_STREAM, 0);
 	/*
 	 * Each input is a connection, and each closed one holds its port in
@@ -129,8 +132,9 @@ static void as_stream(const uint8_t *d, size_t n)
 			check_view(ev);
 			xevb_farm_done(f, ev);
 		}
+		/* This input's connection taken and gone (not an earlier one's count). */
 		xevb_farm_stats(f, &st);
-		if (!st.conns_open && st.conns_total)
+		if (!st.conns_open && st.conns_total > before)
 			break;
 	}
 	if (st.held)

@@ -198,7 +198,9 @@ static bool conn_gone(const struct xevb_sink_conn *c)
  */
 static void conn_send(struct xevb_output *o, struct xevb_sink_conn *c, int flags)
 {
-	if (o->send_gate && c->buf_head < c->buf_len && !o->send_gate(o->gate_ctx, conn_unsent(c))) {
+	/* Settling, everything must go now: the gate is told so (SIZE_MAX), not how much waits. */
+	if (o->send_gate && c->buf_head < c->buf_len &&
+	    !o->send_gate(o->gate_ctx, o->settling ? SIZE_MAX : conn_unsent(c))) {
 		c->blocked = true; /* held until the gate passes: the next batch asks again */
 		return;
 	}
@@ -481,6 +483,8 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 	 */
 	uint64_t cap = xevb_now_ns() + SETTLE_CAP * wait_ns;
 
+	o->settling = true;
+
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
 		uint64_t owed = UINT64_MAX, deadline = 0;
@@ -512,6 +516,7 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 				nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 		}
 	}
+	o->settling = false;
 }
 
 void xevb_output_flush(struct xevb_output *o)

@@ -147,6 +147,7 @@ struct xevb_output {
 	bool (*send_gate)(void *ctx, size_t unsent);
 	void *gate_ctx;
 	uint64_t gate_gen;
+	bool settling; /* xevb_output_settle runs: the gate hears SIZE_MAX (send now) */
 };
 
 /*
