@@ -124,18 +124,24 @@ _trace_running() {
 # not part of the window), then SIGINT (bpftrace prints its totals). TRACE_ON_ATTACH: a
 # command run as the window opens. Bounded: E2E_WAIT for the start.
 trace_attach() {
-	local script=$1 secs=$2 out=$3 rc pid bt
+	local script=$1 secs=$2 out=$3 rc pid bt try
 	shift 3
-	timeout $((secs + E2E_WAIT + 30)) bash scripts/trace/run.sh "$script" "$TRACE_BPID" $((secs + E2E_WAIT)) "$@" \
-		>"$out" 2>"$out.err" &
-	pid=$!
-	if e2e_until "$E2E_WAIT" _trace_running "$pid"; then
-		[[ -n ${TRACE_ON_ATTACH:-} ]] && $TRACE_ON_ATTACH
-		sleep "$secs"   # the window traced, not a wait for anything
-		bt=$(_trace_bt "$pid") && kill -INT "$bt"
-	fi
-	wait "$pid"
-	rc=$?
+	for try in 1 2; do
+		timeout $((secs + E2E_WAIT + 30)) bash scripts/trace/run.sh "$script" "$TRACE_BPID" $((secs + E2E_WAIT)) "$@" \
+			>"$out" 2>"$out.err" &
+		pid=$!
+		if e2e_until "$E2E_WAIT" _trace_running "$pid"; then
+			[[ -n ${TRACE_ON_ATTACH:-} ]] && $TRACE_ON_ATTACH
+			sleep "$secs"   # the window traced, not a wait for anything
+			bt=$(_trace_bt "$pid") && kill -INT "$bt"
+		fi
+		wait "$pid"
+		rc=$?
+		# bpftrace itself, now and then, cannot read back the stacks it
+		# took (its stack map lookups fail, EBADF): once more, said.
+		((rc != 0 && try == 1)) && grep -q "failed to look up stack id" "$out.err" || break
+		echo "# $script: bpftrace could not read its stack map back ($(grep -c 'failed to look up stack id' "$out.err") lookups failed): attached once more"
+	done
 	if ((rc != 0)); then
 		e2e_fail "$script: run.sh exit status $rc"
 		sed 's/^/  | /' "$out.err" | tail -20
