@@ -44,8 +44,6 @@
 #include "base/cli.h"
 #include "ctl/ctl_proto.h"
 #include "ctl/ctl_sock.h"
-#include "ctl/flowctl.h"
-#include "xl_ctl_sock.h"
 
 #define MAX_B      1024 /* the DFM's tables: XEVB_DFM_MAX_BUILDERS, DFM_MAX_SOURCES, XEVB_DFM_MAX_SINKS */
 #define MAX_S      4096
@@ -73,7 +71,6 @@ struct peer {
 	uint64_t seen[ROLE_SPAN / 64]; /* which of them, by index in their role */
 	uint32_t dfm_epoch;
 	bool done_sent; /* builder: a DONE left since its last heartbeat */
-	bool known;     /* builder: the DFM's STATUS named its epoch */
 };
 
 struct opts {
@@ -346,14 +343,6 @@ static void take(struct peer *p, const struct xevb_ctl_msg *m, const struct sock
 		snapshot(SNAP_END);
 	if (m->h.type == XEVB_CTL_SOURCES || m->h.type == XEVB_CTL_BUILDERS)
 		note_listed(p, m);
-	/* A builder the DFM took for dead is fenced: it comes back as a new
-	   incarnation (it holds nothing: it answers every ASSIGN at once). */
-	if (p->role == XEVB_ROLE_BUILDER && m->h.type == XEVB_CTL_STATUS) {
-		if (m->u.status.peer_epoch == p->io.epoch)
-			p->known = true;
-		else if (p->known && m->u.status.peer_epoch == 0)
-			p->io.epoch = xl_ctl_new_epoch(), p->known = false;
-	}
 	if (p->role == XEVB_ROLE_BUILDER && m->h.type == XEVB_CTL_ASSIGN) {
 		p->blocks += m->h.n_recs;
 		builder_assign(p, m);

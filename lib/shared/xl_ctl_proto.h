@@ -113,13 +113,10 @@ struct xevb_ctl_status {
 	uint32_t credits;    /* events the sender can take (builder: from the DFM;
 				sink: from each builder; source: events it can hold) */
 	uint32_t flags;      /* XEVB_CTL_ST_* */
-	uint64_t done_total; /* builder: its lease stamp (its monotonic clock, ns);
-				DFM to a builder: the newest stamp echoed; sink:
-				events received from the addressee; source: events
-				answered; DFM to a source: the clear mark */
+	uint64_t done_total; /* builder: events finished; sink: events received
+				from the addressee; source: events answered */
 	uint32_t peer_epoch; /* the addressee's epoch as last heard, 0: none */
-	uint32_t load;       /* events held now (what Busy is judged on);
-				DFM to a builder: its --dead-ms (the lease) */
+	uint32_t load;       /* events held now (what Busy is judged on) */
 	uint16_t first_id;   /* source: its source_ids are first_id .. +n_ids-1 */
 	uint16_t n_ids;      /* 0 for other roles */
 };

@@ -186,94 +186,13 @@ Test(dfm, push_dead_builder_events_reassigned)
 		done(d, 0, 1, R.a[i].first_event, XEVB_DONE_COMPLETE, 504 * MS);
 	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 10));
 	books(d);
-	/* It comes back: its old epoch is fenced; as a new incarnation it
-	   rejoins and gets work again. */
+	/* It comes back: rejoins and gets work again. */
 	status(d, 1, 2, 10, false, 600 * MS);
-	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
-	status(d, 1, 3, 10, false, 600 * MS);
 	cr_assert(xevb_dfm_builder(d, 1)->alive);
 	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->rejoins, 1));
 	R.na = 0;
 	cr_assert(eq(u32, xevb_dfm_step(d, 600 * MS, 10), 10));
 	cr_assert(eq(u32, R.to[R.na - 1], 1));
-	xevb_dfm_stop(d);
-	free_balanced(d);
-}
-
-static void status_stamp(struct xevb_dfm *d, uint32_t b, uint32_t epoch, uint64_t stamp, uint64_t now)
-{
-	struct xevb_ctl_hdr h = {
-		.type = XEVB_CTL_STATUS, .role = XEVB_ROLE_BUILDER, .epoch = epoch, .sender_id = (uint16_t)b
-	};
-	struct xevb_ctl_status s = { .credits = 10, .done_total = stamp };
-	cr_assert(ge(int, xevb_dfm_on_status(d, 0x0a000000 + b, 23902, &h, &s, now), 0));
-}
-
-/* The lease: the newest stamp of the builder's current epoch, echoed back. */
-Test(dfm, lease_keeps_the_newest_stamp_of_the_epoch)
-{
-	struct xevb_dfm *d = mk(false, 1);
-	status_stamp(d, 0, 1, 5000, 0);
-	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->lease_t, 5000));
-	status_stamp(d, 0, 1, 7000, 1);
-	status_stamp(d, 0, 1, 6000, 2); /* reordered: an older stamp never lowers it */
-	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->lease_t, 7000));
-	status_stamp(d, 0, 2, 100, 3); /* a new incarnation: its own clock */
-	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->lease_t, 100));
-	/* Dead: what its old epoch says moves nothing. */
-	xevb_dfm_poll(d, 600 * MS);
-	cr_assert(not(xevb_dfm_builder(d, 0)->alive));
-	status_stamp(d, 0, 2, 900, 601 * MS);
-	cr_assert(eq(u64, xevb_dfm_builder(d, 0)->lease_t, 100));
-	free_balanced(d);
-}
-
-/*
- * The fence: a builder taken for dead (wrongly: it was only stalled) never
- * rejoins with the epoch it died with. Its DONE for an event not yet given
- * to another builder stands (its lease let it leave before the death);
- * for one given away it is foreign. A new epoch rejoins.
- */
-Test(dfm, dead_epoch_is_fenced)
-{
-	struct xevb_dfm *d = mk(true, 2);
-	status(d, 0, 1, 2, false, 0);
-	status(d, 1, 2, 4, false, 0);
-	cr_assert(eq(u32, xevb_dfm_step(d, 0, 4), 4)); /* a block to each */
-	cr_assert(eq(u32, R.to[0] + R.to[1], 1));
-	uint32_t e0 = R.to[0] == 1 ? R.a[0].first_event : R.a[1].first_event;
-	uint32_t f0 = R.to[0] == 0 ? R.a[0].first_event : R.a[1].first_event;
-	done(d, 0, 1, f0, XEVB_DONE_COMPLETE, 1);
-	done(d, 0, 1, f0 + 1, XEVB_DONE_COMPLETE, 1);
-	status(d, 0, 1, 0, false, 400 * MS); /* b0 alive with no credit: nothing re-assigned yet */
-	xevb_dfm_poll(d, 501 * MS);
-	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
-	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->reassigned_away, 2));
-	/* It wakes: its STATUS is refused, it stays dead. */
-	status(d, 1, 2, 4, false, 502 * MS);
-	cr_assert(not(xevb_dfm_builder(d, 1)->alive));
-	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->fenced, 1));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->fenced_status, 1));
-	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->rejoins, 0));
-	/* Its DONE sent within its lease, late: the event still waits, it stands. */
-	done(d, 1, 2, e0, XEVB_DONE_COMPLETE, 503 * MS);
-	cr_assert(eq(u64, xevb_dfm_stats(d)->done_late_dead, 1));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 3));
-	books(d);
-	/* The other goes to b0; b1's DONE for it then is foreign. */
-	status(d, 0, 1, 2, false, 504 * MS);
-	R.na = 0;
-	xevb_dfm_step(d, 504 * MS, 0);
-	cr_assert(eq(u32, R.na, 1));
-	cr_assert(eq(u32, R.to[0], 0));
-	done(d, 1, 2, R.a[0].first_event, XEVB_DONE_COMPLETE, 505 * MS);
-	cr_assert(eq(u64, xevb_dfm_stats(d)->done_foreign, 1));
-	cr_assert(eq(u64, xevb_dfm_stats(d)->complete, 3));
-	/* As a new incarnation it rejoins. */
-	status(d, 1, 3, 4, false, 506 * MS);
-	cr_assert(xevb_dfm_builder(d, 1)->alive);
-	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->rejoins, 1));
-	cr_assert(eq(u64, xevb_dfm_builder(d, 1)->restarts, 1));
 	xevb_dfm_stop(d);
 	free_balanced(d);
 }

@@ -123,15 +123,11 @@ static void send_probe(void *ctx, uint32_t bi)
 	struct sockaddr_in sa = builder_sa(b);
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
-	/* The lease (docs/control-protocol.md "Failure"): its newest send time
-	   echoed and our --dead-ms; a builder we took for dead reads peer_epoch 0. */
 	m.u.status = (struct xevb_ctl_status){ .flags = a->pull ? XEVB_CTL_ST_PULL : 0,
-					       .peer_epoch = b->alive ? b->epoch : 0,
-					       .done_total = b->alive ? b->lease_t : 0,
-					       .load = (uint32_t)(a->dead_ns / 1000000),
+					       .peer_epoch = b->epoch,
+					       .load = b->outstanding,
 					       .credits = b->credits };
 	xevb_ctl_send(&a->io, &sa, &m);
-	a->echo_ns[bi] = xevb_now_ns();
 }
 
 /* A queued message to builder i: the heartbeat is its probe (its own STATUS), else the message. */
@@ -287,11 +283,6 @@ static void handle(struct dfm_app *a, const struct xevb_ctl_msg *m, const struct
 					  m->u.status.credits);
 			if (bi >= 0 && before != (int)xevb_dfm_n_builders(a->d))
 				a->sources_changed = true;
-			/* Fenced: tell it at once; alive: its lease renewed every dead_ns / 4
-			   (the heartbeat alone, every 100 ms, leaves a lease of 150 ms little margin). */
-			if (bi >= 0 && (!xevb_dfm_builder(a->d, (uint32_t)bi)->alive ||
-					now - a->echo_ns[bi] >= a->dead_ns / 4))
-				send_probe(a, (uint32_t)bi);
 		} else if (m->h.role == XEVB_ROLE_SOURCE) {
 			on_source_status(a, m, from, now);
 		} else {
@@ -512,7 +503,6 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 {
 	a->max_per_addr = o->c.dc.max_per_addr;
 	a->push_ns = o->c.push_ns;
-	a->dead_ns = o->c.dc.dead_ns;
 	a->pull = o->c.dc.pull;
 	dfm_push_init(&a->push, o->c.dc.block, push_to_sources, a);
 	a->push.assign_only = o->c.no_route;

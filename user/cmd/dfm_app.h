@@ -48,8 +48,6 @@ struct dfm_app {
 	   or this long after its first block (--push-us), not every round:
 	   each copy is one datagram per source process. */
 	uint64_t push_ns;
-	uint64_t dead_ns;                        /* --dead-ms: in the builders' lease */
-	uint64_t echo_ns[XEVB_DFM_MAX_BUILDERS]; /* our last STATUS to each builder (its lease) */
 	bool sources_changed;
 	bool books_closed;              /* the run is over and the farm nodes' counts are in */
 	struct dfm_books_verdict books; /* ... and who is named for what (dfm_books.h) */

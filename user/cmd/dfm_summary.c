@@ -128,7 +128,7 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
 	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
-	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"fenced_status\":%llu,\"stragglers\":%llu,"
+	       "\"done_repeated\":%llu,\"done_late_dead\":%llu,\"stragglers\":%llu,"
 	       "\"dead_silent\":%llu,\"dead_unreachable\":%llu,"
 	       "\"clear_msgs\":%llu,\"cleared\":%llu,"
 	       "\"events_per_s\":%.1f,\"ctl\":{\"sent\":%llu,\"send_errors\":%llu,\"test_dropped\":%llu,"
@@ -140,13 +140,13 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)s->done_unknown_peer, (unsigned long long)s->no_data_recovered,
 	       (unsigned long long)s->stall_no_credit, (unsigned long long)s->stall_table,
 	       (unsigned long long)s->done_repeated, (unsigned long long)s->done_late_dead,
-	       (unsigned long long)s->fenced_status, (unsigned long long)s->stragglers,
-	       (unsigned long long)s->dead_silent, (unsigned long long)s->dead_unreachable,
-	       (unsigned long long)s->clear_msgs, (unsigned long long)s->cleared,
-	       el > 0 ? (double)s->triggered / el : 0, (unsigned long long)a->io.tx,
-	       (unsigned long long)a->io.tx_err, (unsigned long long)a->io.test_dropped,
-	       (unsigned long long)a->io.unreachable, (unsigned long long)a->io.rx,
-	       (unsigned long long)a->io.rx_bad_total, (unsigned long long)a->unexpected);
+	       (unsigned long long)s->stragglers, (unsigned long long)s->dead_silent,
+	       (unsigned long long)s->dead_unreachable, (unsigned long long)s->clear_msgs,
+	       (unsigned long long)s->cleared, el > 0 ? (double)s->triggered / el : 0,
+	       (unsigned long long)a->io.tx, (unsigned long long)a->io.tx_err,
+	       (unsigned long long)a->io.test_dropped, (unsigned long long)a->io.unreachable,
+	       (unsigned long long)a->io.rx, (unsigned long long)a->io.rx_bad_total,
+	       (unsigned long long)a->unexpected);
 	xevb_ctl_admit_json(&a->io, stdout);
 	dfm_ctl_reasons_json(&a->io, stdout);
 	dfm_ctl_types_json(&a->io, stdout);

@@ -2,7 +2,6 @@
 /* The builder's control plane (build_ctl.h, docs/control-protocol.md). */
 #include <arpa/inet.h>
 #include <errno.h>
-#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -14,18 +13,13 @@
 #include "rx/handoff.h"
 #include "ctl/build_ctl.h"
 #include "ctl/build_fwd.h"
-#include "ctl/build_lease.h"
 #include "ctl/build_req.h"
-#include "ctl/build_ctl_int.h"
-#include "xl_ctl_sock.h"
 
 #define HB_NS 100000000ull /* STATUS to the farm nodes */
 /* STATUS to the DFM this often, unless a DONE left meanwhile (as good a
    sign of life): the DFM takes a builder silent for --dead-ms (200) dead. */
-#define HB_DFM_NS    10000000ull
-#define SCAN_NS      5000000ull
-#define HB_LEASE_NS  40000000ull /* a STATUS (its lease stamp) at least this often */
-#define GATE_SEND_AT (XEVB_OUT_SEND_BUF / 2)
+#define HB_DFM_NS 10000000ull
+#define SCAN_NS   5000000ull
 /* The event table grows (doubling) when an ASSIGN finds its slot held by an
    event still open: at 100 k events/s a 4096-entry table wraps in 40 ms,
    before the first re-ask of an event that lost a frame. Bounded: 2 MB. */
@@ -38,78 +32,96 @@
  * the run (a host that seeds ids ahead of the DFM) never reaches a farm
  * node that way, and the core forgets the window it placed.
  */
-#define PRE_HOLD_NS 250000000ull
+#define PRE_HOLD_NS  250000000ull
+#define PRE_HOLD_MAX 1024u
 
-/* The DONEs held, while the lease allows; then the events built with them may leave. */
-static void flush_done(struct build_ctl *bc, uint64_t now)
+enum { E_FREE = 0, E_ASSIGNED, E_DONE };
+
+struct ev_ent {
+	uint32_t event;
+	uint8_t state, reasks, status, early;
+	uint8_t old; /* assigned by a DFM that has since restarted */
+	uint16_t n_missing;
+	uint64_t t_assign, t_ask;
+};
+
+struct pre_ev { /* an event built before the first ASSIGN (PRE_HOLD_NS) */
+	uint8_t *buf;
+	size_t len;
+	uint64_t t;
+	uint32_t event;
+	uint16_t n_frags, n_missing;
+	uint8_t status;
+};
+
+struct build_ctl {
+	struct build_ctl_cfg cfg;
+	struct xevb_ctl_io io;
+	struct sockaddr_in dfm;
+	uint32_t dfm_epoch;
+	bool pull, bye, reset;
+	/* A DFM restart: the old epoch's open events finish here (no DONE: nobody
+	   knows them), unless the new DFM numbers events afresh, which needs a
+	   fresh core; its first ASSIGN then waits in stash until the reset. */
+	bool restart_pending, stash_valid, finalize;
+	uint32_t hi_next; /* one past the highest event id assigned */
+	struct xevb_ctl_msg stash;
+	struct ev_ent *ev;
+	uint32_t mask, n_assigned;
+	struct build_req req; /* the requests and re-asks to the sources */
+	struct build_fwd fwd; /* forwarding by farm-node credit, with the backlog */
+	struct xevb_busy busy;
+	struct xevb_ctl_msg done;
+	uint64_t next_hb, next_sink_hb, last_dfm_ns;
+	uint64_t next_scan[XEVB_HO_MAX_WORKERS]; /* per builder core */
+	/* counters */
+	uint64_t assigned_events, assign_dups, retry_redone, reask_events;
+	uint64_t done_sent[XEVB_DONE__COUNT], unassigned_built, abandoned, dfm_restarts, core_resets;
+	uint64_t unexpected, assign_overflow, built_early, table_grown;
+	uint64_t built_after_no_data; /* given up as no_data, then built: DONE sent again with the outcome */
+	uint64_t assigned_busy;       /* taken while Busy: in flight when it was declared */
+	/* Before the first ASSIGN: held, then forwarded or dropped (events, their fragments). */
+	bool assigned_once;
+	struct pre_ev pre[PRE_HOLD_MAX];
+	uint32_t n_pre;
+	uint64_t pre_held, pre_forwarded, pre_dropped, pre_dropped_frags;
+	/* Pull: built, never requested, dropped (events; their fragments by source: req). */
+	uint64_t unsolicited;
+	/* Epochs ended by a DFM restart: assigned = done + overflow + open; open =
+	   built_complete + built_incomplete + lost_no_data + lost_slot. */
+	uint64_t base_assigned, base_done, base_overflow, base_redone, base_after_no_data;
+	uint64_t rs_assigned, rs_done, rs_overflow, rs_open, rs_complete, rs_incomplete, rs_no_data, rs_slot;
+};
+
+static void flush_done(struct build_ctl *bc)
 {
-	struct build_lease *l = &bc->lease;
-	uint32_t max = xevb_ctl_max_recs(XEVB_CTL_DONE);
-
-	bc->fwd.lapsed = !build_lease_ok(l, now);
-	if (!l->n || bc->fwd.lapsed)
+	if (!bc->done.h.n_recs)
 		return;
 	bc->done.h.type = XEVB_CTL_DONE;
-	for (uint32_t i = 0; i < l->n; i += max) {
-		bc->done.h.n_recs = (uint16_t)(l->n - i < max ? l->n - i : max);
-		memcpy(bc->done.u.done, l->rec + i, bc->done.h.n_recs * sizeof(*l->rec));
-		xevb_ctl_send(&bc->io, &bc->dfm, &bc->done);
-	}
+	xevb_ctl_send(&bc->io, &bc->dfm, &bc->done);
 	bc->done.h.n_recs = 0;
-	l->n = 0;
-	build_fwd_release(&bc->fwd);
-	xevb_output_gate_passed(bc->fwd.out);
-}
-
-/*
- * The output's send gate: a farm node's bytes go after their DONEs. Those
- * leave with the turn's tick, before the turn's flush; only a send buffer
- * half full sends them sooner (a datagram more), so DONEs stay one a turn.
- */
-static bool send_gate(void *ctx, size_t unsent)
-{
-	struct build_ctl *bc = ctx;
-
-	if (!bc->lease.n) {
-		xevb_output_gate_passed(bc->fwd.out);
-		return true;
-	}
-	if (unsent < GATE_SEND_AT)
-		return false;
-	flush_done(bc, xevb_now_ns());
-	return !bc->lease.n;
-}
-
-/* first: the event's first DONE (not one sent again): its data waits for it. */
-static void add_done_k(struct build_ctl *bc, uint32_t ev, uint8_t status, uint16_t n_missing, bool first)
-{
-	struct xevb_ctl_done r = { ev, status == XEVB_DONE_COMPLETE ? 0 : (n_missing ? n_missing : 1), status };
-
-	bc->done_sent[status]++;
-	if (!build_lease_add(&bc->lease, &r, first)) {
-		/* No memory to hold it: it leaves now, lease or not (counted). */
-		bc->done.h.type = XEVB_CTL_DONE;
-		bc->done.h.n_recs = 1;
-		bc->done.u.done[0] = r;
-		xevb_ctl_send(&bc->io, &bc->dfm, &bc->done);
-		bc->done.h.n_recs = 0;
-	}
 }
 
 static void add_done(struct build_ctl *bc, uint32_t ev, uint8_t status, uint16_t n_missing)
 {
-	add_done_k(bc, ev, status, n_missing, true);
+	bc->done.u.done[bc->done.h.n_recs++] =
+		(struct xevb_ctl_done){ ev, status == XEVB_DONE_COMPLETE ? 0 : (n_missing ? n_missing : 1),
+					status };
+	bc->done_sent[status]++;
+	if (bc->done.h.n_recs == xevb_ctl_max_recs(XEVB_CTL_DONE))
+		flush_done(bc);
 }
 
 static void status_to_dfm(struct build_ctl *bc)
 {
 	struct xevb_ctl_msg m = { .h.type = XEVB_CTL_STATUS, .h.n_recs = 1 };
 
-	m.u.status = (struct xevb_ctl_status){ .credits = bc->cfg.credits,
-					       .flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
-					       .done_total = xevb_now_ns(), /* the lease's stamp */
-					       .peer_epoch = bc->dfm_epoch,
-					       .load = bc->n_assigned + bc->fwd.bl_n };
+	m.u.status =
+		(struct xevb_ctl_status){ .credits = bc->cfg.credits,
+					  .flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
+					  .done_total = bc->done_sent[0] + bc->done_sent[1] + bc->done_sent[2],
+					  .peer_epoch = bc->dfm_epoch,
+					  .load = bc->n_assigned + bc->fwd.bl_n };
 	xevb_ctl_send(&bc->io, &bc->dfm, &m);
 }
 
@@ -137,8 +149,7 @@ static void forwarded_to_dfm(struct build_ctl *bc)
 	for (uint32_t i = 0; i < o->n_sinks; i++)
 		if (o->sinks[i].addr.sin_addr.s_addr)
 			all[n++] = (struct xevb_ctl_forwarded){ o->sinks[i].addr.sin_addr.s_addr,
-								o->sinks[i].events - o->sinks[i].lost_in_flight -
-									bc->fwd_base[i] };
+								o->sinks[i].events - o->sinks[i].lost_in_flight };
 	/* One record per address (farm nodes sharing one are summed), then as many datagrams as it takes. */
 	qsort(all, n, sizeof(*all), cmp_sink_addr);
 	for (uint32_t i = 0; i < n; i++)
@@ -214,17 +225,14 @@ void build_ctl_free(struct build_ctl *bc)
 		return;
 	if (bc->io.fd >= 0 || bc->io.tx_hook) {
 		struct xevb_ctl_msg bye = { .h.type = XEVB_CTL_BYE };
-		flush_done(bc, xevb_now_ns());
+		flush_done(bc);
 		/* The output has settled: these are the final counts (twice: datagrams). */
 		forwarded_to_dfm(bc);
 		forwarded_to_dfm(bc);
 		xevb_ctl_send(&bc->io, &bc->dfm, &bye);
 		xevb_ctl_close(&bc->io);
 	}
-	if (bc->fwd.out)
-		bc->fwd.out->send_gate = NULL;
 	build_fwd_free(&bc->fwd);
-	build_lease_free(&bc->lease);
 	build_req_free(&bc->req);
 	for (uint32_t i = 0; i < bc->n_pre; i++)
 		free(bc->pre[i].buf);
@@ -273,7 +281,7 @@ static void dfm_epoch_seen(struct build_ctl *bc, uint32_t epoch)
 				if (!x->old)
 					open++;
 				x->old = 1;
-			} else if (x->state == E_DONE || x->state == E_FENCED) {
+			} else if (x->state == E_DONE) {
 				*x = (struct ev_ent){ 0 };
 			}
 		}
@@ -281,13 +289,9 @@ static void dfm_epoch_seen(struct build_ctl *bc, uint32_t epoch)
 		bc->rs_done += done_total(bc) - bc->base_done;
 		bc->rs_overflow += bc->assign_overflow - bc->base_overflow;
 		bc->base_overflow = bc->assign_overflow;
-		bc->base_fenced = bc->lease.fenced_open;
 		bc->rs_open += open;
 		bc->abandoned += open;
-		bc->lease.n = 0; /* DONEs for the dead DFM; their events leave as before */
-		build_fwd_release(&bc->fwd);
-		bc->lease.known = bc->lease.on = false;
-		bc->lease.until = 0;
+		bc->done.h.n_recs = 0; /* DONEs for the dead DFM */
 		bc->base_assigned = bc->assigned_events;
 		bc->base_done = done_total(bc);
 		bc->base_redone = bc->retry_redone;
@@ -430,7 +434,7 @@ static void pre_release(struct build_ctl *bc)
 		bc->unassigned_built++;
 		bc->built_early++;
 		bc->pre_forwarded++;
-		build_fwd_encoded(&bc->fwd, p->buf, p->len, p->event);
+		build_fwd_encoded(&bc->fwd, p->buf, p->len);
 	}
 	bc->n_pre = k;
 }
@@ -489,14 +493,10 @@ static void on_assign(struct build_ctl *bc, struct xevb_builder *b, const struct
 				/* An old-epoch event still open in the slot a new one needs. */
 				old_done(bc, x, -1);
 			}
-			if (x->state == E_FENCED) {
-				bc->lease.regained += x->event == e; /* given back to us: built again or held */
-				*x = (struct ev_ent){ 0 };
-			}
 			if (x->state != E_FREE && x->event == e) {
 				/* Ours already: a retry. Finished? Then its DONE got lost: again. */
 				if (x->state == E_DONE) {
-					add_done_k(bc, e, x->status, x->n_missing, x->early);
+					add_done(bc, e, x->status, x->n_missing);
 					if (x->early) {
 						x->early = 0;
 						bc->assigned_events++;
@@ -551,13 +551,8 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		   built_after_no_data off. */
 		x->status = (ev->flags & XEVB_EVT_F_INCOMPLETE) ? XEVB_DONE_INCOMPLETE : XEVB_DONE_COMPLETE;
 		x->n_missing = (uint16_t)(ev->n_expected - ev->n_frags);
-		add_done_k(bc, ev->event_id, x->status, x->n_missing, false);
+		add_done(bc, ev->event_id, x->status, x->n_missing);
 		bc->built_after_no_data++;
-	} else if (x->state == E_FENCED && x->event == ev->event_id) {
-		/* Another builder's now, unless the DFM gives it back to us: held a while. */
-		bc->lease.fenced_late++;
-		pre_hold(bc, ev);
-		return;
 	} else if (!bc->assigned_once && pre_hold(bc, ev)) {
 		return; /* nothing assigned yet: held a while, or dropped */
 	} else if (bc->pull) {
@@ -565,10 +560,6 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 		bc->unsolicited++;
 		bc->fwd.out->st.dropped_unsolicited++;
 		build_req_unsolicited(&bc->req, ev);
-		return;
-	} else if (bc->lease.on && pre_hold(bc, ev)) {
-		/* Push, leased: built before its ASSIGN, it waits encoded for it, then
-		   leaves after its DONE (pre_release), never before. */
 		return;
 	} else {
 		/* Push: the fragments can beat the ASSIGN here. Remember the outcome,
@@ -589,127 +580,6 @@ void build_ctl_emit(struct build_ctl *bc, const struct xevb_event *ev)
 
 /* ---- messages in ---- */
 
-/*
- * The DFM took us for dead and gave what it had here to other builders: the
- * events we hold without a DONE sent are theirs now, dropped (counted by
- * event); those whose DONE left stay ours (the DFM finished them on our
- * word). A new incarnation says hello.
- */
-/* A gated event the fence took back: held a while (PRE_HOLD_NS) in case the DFM gives it back to us. */
-static void fence_keep(void *ctx, uint32_t event, uint8_t *buf, size_t len)
-{
-	struct build_ctl *bc = ctx;
-	const struct ev_ent *x = &bc->ev[event & bc->mask];
-	struct pre_ev *p = &bc->pre[bc->n_pre];
-
-	if (bc->n_pre == PRE_HOLD_MAX) {
-		free(buf);
-		bc->pre_dropped++;
-		bc->fwd.out->st.dropped_unassigned++;
-		return;
-	}
-	*p = (struct pre_ev){ .buf = buf, .len = len, .t = bc->fence_ns, .event = event };
-	p->status = x->event == event ? x->status : XEVB_DONE_COMPLETE;
-	p->n_missing = x->event == event ? x->n_missing : 0;
-	bc->n_pre++;
-	bc->pre_held++;
-}
-
-/* An event the fence took back unsent from farm node k's send buffer: a copy, held as fence_keep holds. */
-static void fence_take_buffered(void *ctx, uint32_t k, const uint8_t *ev, size_t len)
-{
-	struct build_ctl *bc = ctx;
-	uint8_t *buf = malloc(len);
-
-	build_fwd_untake(&bc->fwd, k);
-	if (!buf) {
-		bc->pre_dropped++;
-		bc->fwd.out->st.dropped_unassigned++;
-		return;
-	}
-	memcpy(buf, ev, len);
-	fence_keep(bc, xevb_ld32(ev + offsetof(struct xevb_evt_hdr, event_id)), buf, len);
-}
-
-static void fence(struct build_ctl *bc, uint64_t now)
-{
-	struct build_lease *l = &bc->lease;
-	uint32_t open = 0, built = 0, data;
-
-	for (uint32_t i = 0; i < l->n; i++) {
-		struct ev_ent *x = &bc->ev[l->rec[i].event_id & bc->mask];
-		if (l->first[i] && x->event == l->rec[i].event_id && x->state == E_DONE && !x->old) {
-			x->state = E_FENCED;
-			built++;
-		}
-	}
-	for (uint32_t i = 0; i <= bc->mask; i++) {
-		struct ev_ent *x = &bc->ev[i];
-		if (x->state == E_ASSIGNED && !x->old) {
-			x->state = E_FENCED;
-			bc->n_assigned--;
-			open++;
-		} else if (x->state == E_DONE && x->early) {
-			x->state = E_FENCED; /* built before its ASSIGN, no DONE yet */
-			built++;
-		}
-	}
-	l->n = 0;
-	built += bc->n_pre; /* built before an ASSIGN the DFM has since given to others */
-	bc->fence_ns = now;
-	/* Held, not sent: the DFM may give some back to this new incarnation
-	   (its core built them already and would not again). */
-	data = xevb_output_take_ungated(bc->fwd.out, fence_take_buffered, bc);
-	data += build_fwd_take_gated(&bc->fwd, fence_keep, bc);
-	l->fences++;
-	l->fenced_open += open;
-	l->fenced_built += built;
-	l->known = false;
-	l->until = 0;
-	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
-		bc->fwd_base[i] = bc->fwd.out->sinks[i].events - bc->fwd.out->sinks[i].lost_in_flight;
-	bc->io.epoch = xl_ctl_new_epoch();
-	xevb_warn(
-		"the DFM took this builder for dead (silent over its --dead-ms): %u open and %u built event(s) "
-		"without a DONE sent are another builder's now, not sent (%u held a while); new epoch %08x",
-		open, built, data, bc->io.epoch);
-	status_to_dfm(bc);
-	update_busy(bc);
-}
-
-/* The lease is on: an event's data leaves after its DONE (the output's send gate). */
-static void gate_on(struct build_ctl *bc)
-{
-	struct xevb_output *o = bc->fwd.out;
-
-	bc->fwd.gate = true;
-	if (o->discard || o->fw || !o->n_sinks)
-		return;
-	o->send_gate = send_gate;
-	o->gate_ctx = bc;
-	xevb_output_gate_passed(o);
-}
-
-/* The DFM's STATUS: our lease, or the news that it no longer knows us. */
-static void on_dfm_status(struct build_ctl *bc, const struct xevb_ctl_status *st, bool dfm_same, uint64_t now)
-{
-	bc->pull = st->flags & XEVB_CTL_ST_PULL;
-	if (st->peer_epoch == bc->io.epoch) {
-		bc->lease.known = true;
-		build_lease_echo(&bc->lease, st->done_total, st->load);
-		if (bc->lease.on && !bc->fwd.gate)
-			gate_on(bc);
-		return;
-	}
-	/* It knew this incarnation and no longer does, and is the same DFM: the fence. */
-	if (dfm_same && bc->lease.known && bc->lease.on) {
-		fence(bc, now);
-		return;
-	}
-	/* It lost track of us (restart, or never heard us yet): hello again. */
-	status_to_dfm(bc);
-}
-
 void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct xevb_ctl_msg *m,
 		      const struct sockaddr_in *from, uint64_t now)
 {
@@ -720,13 +590,14 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 			xevb_ctl_dropped(&bc->io, XEVB_CTL_DROP_NOT_FROM_DFM);
 			return;
 		}
-		bool dfm_same = bc->dfm_epoch == m->h.epoch;
-
 		dfm_epoch_seen(bc, m->h.epoch);
 		bc->last_dfm_ns = now;
 		switch (m->h.type) {
 		case XEVB_CTL_STATUS:
-			on_dfm_status(bc, &m->u.status, dfm_same, now);
+			bc->pull = m->u.status.flags & XEVB_CTL_ST_PULL;
+			/* The DFM lost track of us (restart, or declared us dead): hello again. */
+			if (m->u.status.peer_epoch != bc->io.epoch)
+				status_to_dfm(bc);
 			break;
 		case XEVB_CTL_ASSIGN:
 			on_assign(bc, b, m, now);
@@ -742,8 +613,6 @@ void build_ctl_on_msg(struct build_ctl *bc, struct xevb_builder *b, const struct
 					inet_ntoa(from->sin_addr), ntohs(from->sin_port), m->h.epoch,
 					bc->n_assigned, bc->fwd.bl_n);
 			bc->bye = true;
-			/* The run is over: nothing is re-assigned any more, what is held goes. */
-			bc->lease.on = bc->fwd.gate = false;
 			break;
 		default:
 			bc->unexpected++;
@@ -838,7 +707,6 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	if (now >= bc->next_hb) {
 		status_to_dfm(bc);
-		bc->last_st_ns = now;
 		bc->next_hb = now + HB_DFM_NS;
 	}
 	if (now >= bc->next_sink_hb) {
@@ -846,16 +714,11 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 		build_fwd_heartbeat(&bc->fwd, &bc->io, now, bc->cfg.sink_dead_ns);
 		bc->next_sink_hb = now + HB_NS;
 	}
+	build_fwd_drain(&bc->fwd);
 	build_req_flush(&bc->req, &bc->io);
-	/* A DONE is a sign of life, but its lease stamp comes only in a STATUS. */
-	if (bc->lease.n && build_lease_ok(&bc->lease, now) && now - bc->last_st_ns < HB_LEASE_NS)
+	if (bc->done.h.n_recs)
 		bc->next_hb = now + HB_DFM_NS;
-	flush_done(bc, now);
-	if (!bc->lease.n) {
-		/* Every DONE has left: every event held may go, and all queued. */
-		build_fwd_drain(&bc->fwd);
-		xevb_output_gate_passed(bc->fwd.out);
-	}
+	flush_done(bc);
 }
 
 struct xevb_ctl_io *build_ctl_io(struct build_ctl *bc)
@@ -871,7 +734,6 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 	uint64_t epoch_done = done_total(bc) - bc->base_done - (bc->retry_redone - bc->base_redone) -
 			      (bc->built_after_no_data - bc->base_after_no_data);
 	uint64_t epoch_overflow = bc->assign_overflow - bc->base_overflow;
-	uint64_t epoch_fenced = bc->lease.fenced_open - bc->base_fenced; /* open, dropped without a DONE */
 
 	if (size & bc->mask || (size > EV_TABLE_MAX && bc->table_grown)) {
 		snprintf(msg, cap, "event table of %u entries (grown %llu times, at most %u)", size,
@@ -880,7 +742,7 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 	}
 	for (uint32_t i = 0; i < size; i++) {
 		const struct ev_ent *x = &bc->ev[i];
-		if (x->state != E_FREE && !xevb_ctl_slot_ok(i, x->event, x->state, E_FENCED, bc->mask, msg, cap))
+		if (x->state != E_FREE && !xevb_ctl_slot_ok(i, x->event, x->state, E_DONE, bc->mask, msg, cap))
 			return false;
 		if (x->state == E_ASSIGNED) {
 			assigned++;
@@ -897,11 +759,10 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 			 (unsigned long long)bc->rs_open, (unsigned long long)rs_left, old);
 		return false;
 	}
-	if (epoch_assigned != epoch_done + epoch_overflow + (assigned - old) + epoch_fenced) {
-		snprintf(msg, cap,
-			 "this DFM epoch: assigned %llu != done %llu + overflow %llu + open %u + fenced %llu",
+	if (epoch_assigned != epoch_done + epoch_overflow + (assigned - old)) {
+		snprintf(msg, cap, "this DFM epoch: assigned %llu != done %llu + overflow %llu + open %u",
 			 (unsigned long long)epoch_assigned, (unsigned long long)epoch_done,
-			 (unsigned long long)epoch_overflow, assigned - old, (unsigned long long)epoch_fenced);
+			 (unsigned long long)epoch_overflow, assigned - old);
 		return false;
 	}
 	return build_fwd_check(&bc->fwd, msg, cap);
@@ -910,4 +771,147 @@ bool build_ctl_check(const struct build_ctl *bc, char *msg, size_t cap)
 uint64_t build_ctl_reasked(const struct build_ctl *bc)
 {
 	return bc->reask_events;
+}
+
+/*
+ * The figures the summary and the JSON both begin with, in that order: mode,
+ * assigned, dups, overflow, table size and growths, DONE complete, incomplete
+ * and no_data, re-sent, built early, never assigned, open at DFM restart,
+ * restarts.
+ */
+#define CTL_HEAD_ARGS(bc) \
+	(bc)->pull ? "pull" : "push", (unsigned long long)(bc)->assigned_events, \
+		(unsigned long long)(bc)->assign_dups, (unsigned long long)(bc)->assign_overflow, (bc)->mask + 1, \
+		(unsigned long long)(bc)->table_grown, (unsigned long long)(bc)->done_sent[0], \
+		(unsigned long long)(bc)->done_sent[1], (unsigned long long)(bc)->done_sent[2], \
+		(unsigned long long)(bc)->retry_redone, (unsigned long long)(bc)->built_early, \
+		(unsigned long long)((bc)->unassigned_built - (bc)->built_early), \
+		(unsigned long long)(bc)->abandoned, (unsigned long long)(bc)->dfm_restarts
+
+/* Pull: the unsolicited fragments by the source process (address) their ids belong to. */
+static void unsolicited_lines(const struct build_ctl *bc, FILE *f)
+{
+	char a[INET_ADDRSTRLEN];
+
+	for (uint32_t i = 0; i < bc->req.n_srcp; i++) {
+		const struct build_srcp *p = &bc->req.src[i];
+
+		if (!p->unsolicited)
+			continue;
+		inet_ntop(AF_INET, &p->sa.sin_addr, a, sizeof(a));
+		fprintf(f, "  unsolicited fragments of source %s:%u (ids %u-%u): %llu\n", a, ntohs(p->sa.sin_port),
+			p->first_id, p->first_id + p->n_ids - 1, (unsigned long long)p->unsolicited);
+	}
+	if (bc->req.unsolicited_other)
+		fprintf(f, "  unsolicited fragments of ids no source announced: %llu\n",
+			(unsigned long long)bc->req.unsolicited_other);
+}
+
+/* The JSON of the events built before the first ASSIGN and of those nobody requested. */
+static void unsolicited_json(const struct build_ctl *bc, FILE *f)
+{
+	char a[INET_ADDRSTRLEN];
+
+	fprintf(f,
+		",\"pre_held\":%llu,\"pre_forwarded\":%llu,\"pre_dropped\":%llu,\"pre_dropped_frags\":%llu,"
+		"\"unsolicited\":%llu,\"unsolicited_other_frags\":%llu,\"unsolicited_frags\":{",
+		(unsigned long long)bc->pre_held, (unsigned long long)bc->pre_forwarded,
+		(unsigned long long)bc->pre_dropped, (unsigned long long)bc->pre_dropped_frags,
+		(unsigned long long)bc->unsolicited, (unsigned long long)bc->req.unsolicited_other);
+	for (uint32_t i = 0, n = 0; i < bc->req.n_srcp; i++) {
+		const struct build_srcp *p = &bc->req.src[i];
+
+		if (!p->unsolicited)
+			continue; /* thousands of processes: name only those that sent any */
+		inet_ntop(AF_INET, &p->sa.sin_addr, a, sizeof(a));
+		fprintf(f, "%s\"%s:%u\":%llu", n++ ? "," : "", a, ntohs(p->sa.sin_port),
+			(unsigned long long)p->unsolicited);
+	}
+	fprintf(f, "}");
+}
+
+void build_ctl_summary(const struct build_ctl *bc, FILE *f)
+{
+	fprintf(f,
+		"dfm control: %s mode; assigned %llu events (dup %llu, overflow %llu; table %u, grown %llu "
+		"times), DONE complete %llu "
+		"incomplete %llu no_data %llu (re-sent %llu), built before the ASSIGN %llu, never assigned %llu, open at DFM "
+		"restart %llu (%llu restarts: then built complete %llu, incomplete %llu, lost no_data %llu, "
+		"lost slot %llu)\n  requests %llu messages, re-asks %llu events; forwarded %llu, "
+		"backlogged %llu (max %llu, overflow %llu), errors %llu; Busy %llu times; control refused %llu, "
+		"unexpected %llu; built after no_data %llu\n",
+		CTL_HEAD_ARGS(bc), (unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
+		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
+		(unsigned long long)bc->req.requests_sent, (unsigned long long)bc->reask_events,
+		(unsigned long long)bc->fwd.fwd_events, (unsigned long long)bc->fwd.fwd_backlogged,
+		(unsigned long long)bc->fwd.backlog_max, (unsigned long long)bc->fwd.backlog_overflow,
+		(unsigned long long)bc->fwd.fwd_errors, (unsigned long long)bc->busy.n_busy,
+		(unsigned long long)bc->io.rx_bad_total, (unsigned long long)bc->unexpected,
+		(unsigned long long)bc->built_after_no_data);
+	fprintf(f,
+		"  before the first ASSIGN: held %llu events, forwarded %llu, dropped %llu (%llu fragments); "
+		"unsolicited (pull, never requested) %llu events\n",
+		(unsigned long long)bc->pre_held, (unsigned long long)bc->pre_forwarded,
+		(unsigned long long)bc->pre_dropped, (unsigned long long)bc->pre_dropped_frags,
+		(unsigned long long)bc->unsolicited);
+	unsolicited_lines(bc, f);
+	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
+		fprintf(f,
+			"  farm node %s: credits %u, sent %llu, acknowledged %llu, deaths %llu, rejoins %llu, "
+			"Busy %llu times%s\n",
+			bc->fwd.out->sinks[i].name, bc->fwd.sink[i].credits,
+			(unsigned long long)bc->fwd.sink[i].sent_total, (unsigned long long)bc->fwd.sink[i].done,
+			(unsigned long long)bc->fwd.sink[i].deaths, (unsigned long long)bc->fwd.sink[i].rejoins,
+			(unsigned long long)bc->fwd.sink[i].busy_on,
+			bc->fwd.sink[i].heard ? "" : " (never answered)");
+}
+
+void build_ctl_json(const struct build_ctl *bc, FILE *f)
+{
+	char q[XEVB_JSON_QLEN(sizeof(bc->fwd.out->sinks[0].name))];
+
+	fprintf(f,
+		"{\"mode\":\"%s\",\"assigned\":%llu,\"assign_dups\":%llu,\"assign_overflow\":%llu,"
+		"\"table_size\":%u,\"table_grown\":%llu,\"done_complete\":%llu,"
+		"\"done_incomplete\":%llu,\"done_no_data\":%llu,\"done_resent\":%llu,\"built_early\":%llu,"
+		"\"unassigned_built\":%llu,"
+		"\"abandoned\":%llu,\"dfm_restarts\":%llu,\"core_resets\":%llu,\"requests\":%llu,"
+		"\"reask_events\":%llu,\"forwarded\":%llu,\"backlogged\":%llu,\"backlog_max\":%llu,"
+		"\"backlog_overflow\":%llu,\"forward_errors\":%llu,\"busy_on\":%llu,\"busy_off\":%llu,"
+		"\"busy_high\":%u,\"busy_low\":%u,\"assigned_busy\":%llu,\"ctl_refused\":%llu,"
+		"\"ctl_unexpected\":%llu,\"built_after_no_data\":%llu,"
+		"\"restart\":{\"assigned\":%llu,\"done\":%llu,\"overflow\":%llu,\"open\":%llu,"
+		"\"built_complete\":%llu,\"built_incomplete\":%llu,\"lost_no_data\":%llu,\"lost_slot\":%llu,"
+		"\"still_open\":%llu},\"sinks\":[",
+		CTL_HEAD_ARGS(bc), (unsigned long long)bc->core_resets, (unsigned long long)bc->req.requests_sent,
+		(unsigned long long)bc->reask_events, (unsigned long long)bc->fwd.fwd_events,
+		(unsigned long long)bc->fwd.fwd_backlogged, (unsigned long long)bc->fwd.backlog_max,
+		(unsigned long long)bc->fwd.backlog_overflow, (unsigned long long)bc->fwd.fwd_errors,
+		(unsigned long long)bc->busy.n_busy, (unsigned long long)bc->busy.n_clear, bc->busy.high,
+		bc->busy.low, (unsigned long long)bc->assigned_busy, (unsigned long long)bc->io.rx_bad_total,
+		(unsigned long long)bc->unexpected, (unsigned long long)bc->built_after_no_data,
+		(unsigned long long)bc->rs_assigned, (unsigned long long)bc->rs_done,
+		(unsigned long long)bc->rs_overflow, (unsigned long long)bc->rs_open,
+		(unsigned long long)bc->rs_complete, (unsigned long long)bc->rs_incomplete,
+		(unsigned long long)bc->rs_no_data, (unsigned long long)bc->rs_slot,
+		(unsigned long long)(bc->rs_open - bc->rs_complete - bc->rs_incomplete - bc->rs_no_data -
+				     bc->rs_slot));
+	/* A farm node's name is the text of its --sink option: escaped. */
+	for (uint32_t i = 0; i < bc->fwd.out->n_sinks; i++)
+		fprintf(f,
+			"%s{\"name\":%s,\"credits\":%u,\"sent\":%llu,\"acked\":%llu,\"deaths\":%llu,"
+			"\"rejoins\":%llu,\"busy_on\":%llu}",
+			i ? "," : "",
+			xevb_json_qn(q, sizeof(q), bc->fwd.out->sinks[i].name, sizeof(bc->fwd.out->sinks[i].name)),
+			bc->fwd.sink[i].credits, (unsigned long long)bc->fwd.sink[i].sent_total,
+			(unsigned long long)bc->fwd.sink[i].done, (unsigned long long)bc->fwd.sink[i].deaths,
+			(unsigned long long)bc->fwd.sink[i].rejoins, (unsigned long long)bc->fwd.sink[i].busy_on);
+	fprintf(f, "],\"source_processes\":%u,\"no_source_for\":%llu", bc->req.n_srcp,
+		(unsigned long long)bc->req.no_source_for);
+	unsolicited_json(bc, f);
+	fprintf(f, ",\"ctl_not_admitted\":");
+	xevb_ctl_admit_json(&bc->io, f);
+	fputc(',', f);
+	xevb_ctl_refused_json(&bc->io, f);
+	fprintf(f, "}");
 }

@@ -94,51 +94,14 @@ static void sent_to(struct build_fwd *f, int k, int err)
 	f->fwd_events++;
 }
 
-/* Before any farm node speaks the protocol: the next connected one with room, round robin. */
-static int pick_rr(struct build_fwd *f, size_t bytes)
-{
-	for (uint32_t i = 0; i < f->out->n_sinks; i++) {
-		uint32_t k = (uint32_t)(f->fwd_rr++ % f->out->n_sinks);
-
-		if (xevb_output_has_room(f->out, k, bytes))
-			return (int)k;
-	}
-	return -1;
-}
-
-/*
- * Where an event goes now, or -1: it waits in the backlog. Gated, only
- * into a send buffer, where the output's gate holds it until its DONE left
- * (an event written at once waits encoded in the backlog for that).
- */
-static int fwd_pick(struct build_fwd *f, size_t bytes, bool gate)
-{
-	if (f->bl_n)
-		return -1; /* keep the order: backlog first */
-	/* Zerocopy cannot wait in a buffer: it goes at once, its DONE just before (the gate). */
-	if (gate && !xevb_output_buffers(f->out, bytes) && (!f->out->zc || f->lapsed))
-		return -1;
-	return f->credit_mode ? pick_sink(f, bytes) : pick_rr(f, bytes);
-}
-
-/* Written to farm node k (err from the output): counted against its credits, or an error. */
-static void fwd_sent(struct build_fwd *f, int k, int err)
-{
-	if (f->credit_mode)
-		sent_to(f, k, err);
-	else if (err)
-		f->fwd_errors++;
-}
-
 void build_fwd_drain(struct build_fwd *f)
 {
-	while (f->bl_n > f->bl_gated) {
+	while (f->bl_n) {
 		struct build_held_ev *h = &f->bl[f->bl_head];
-		int k = f->credit_mode ? pick_sink(f, h->len) : pick_rr(f, h->len);
-
+		int k = pick_sink(f, h->len);
 		if (k < 0)
 			break;
-		fwd_sent(f, k, xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len));
+		sent_to(f, k, xevb_output_write_to(f->out, (uint32_t)k, h->buf, h->len));
 		free(h->buf);
 		h->buf = NULL;
 		f->bl_head = (f->bl_head + 1) % f->backlog;
@@ -146,38 +109,8 @@ void build_fwd_drain(struct build_fwd *f)
 	}
 }
 
-void build_fwd_release(struct build_fwd *f)
-{
-	f->bl_gated = 0;
-}
-
-uint32_t build_fwd_take_gated(struct build_fwd *f, void (*take)(void *, uint32_t, uint8_t *, size_t), void *ctx)
-{
-	uint32_t n = f->bl_gated;
-
-	for (uint32_t i = 0; i < n; i++) {
-		struct build_held_ev *h = &f->bl[(f->bl_head + f->bl_n - n + i) % f->backlog];
-		take(ctx, h->event, h->buf, h->len);
-		h->buf = NULL;
-	}
-	f->bl_n -= n;
-	f->bl_gated = 0;
-	return n;
-}
-
-void build_fwd_untake(struct build_fwd *f, uint32_t k)
-{
-	struct build_sinkc *s = &f->sink[k];
-
-	if (f->credit_mode && s->sent > s->base && s->sent_total && f->fwd_events) {
-		s->sent--;
-		s->sent_total--;
-		f->fwd_events--;
-	}
-}
-
 /* No farm node can take ev: hold an encoded copy (its frames go back right after emit). */
-static bool hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
+static void hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
 {
 	struct xevb_output *o = f->out;
 	struct build_held_ev *h;
@@ -185,73 +118,64 @@ static bool hold(struct build_fwd *f, const struct xevb_event *ev, size_t need)
 	if (f->bl_n == f->backlog) {
 		f->backlog_overflow++;
 		o->st.dropped_no_sink++;
-		return false;
+		return;
 	}
 	h = &f->bl[(f->bl_head + f->bl_n) % f->backlog];
 	h->buf = malloc(need);
 	if (!h->buf) {
 		f->backlog_overflow++;
 		o->st.dropped_no_sink++;
-		return false;
+		return;
 	}
 	if (xevb_event_encode_into(ev, xevb_realtime_ns(), h->buf, need, &h->len)) {
 		free(h->buf);
 		h->buf = NULL;
 		o->st.encode_errors++;
-		return false;
+		return;
 	}
-	h->event = ev->event_id;
 	f->bl_n++;
 	f->fwd_backlogged++;
 	if (f->bl_n > f->backlog_max)
 		f->backlog_max = f->bl_n;
-	return true;
-}
-
-static bool gated(const struct build_fwd *f)
-{
-	return f->gate && !f->out->discard && !f->out->fw && f->out->n_sinks;
 }
 
 void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev)
 {
 	struct xevb_output *o = f->out;
-	bool gate = gated(f);
 	size_t need;
 	int k;
 
-	if (!gate && (!f->credit_mode || o->discard || o->fw)) {
+	if (!f->credit_mode || o->discard || o->fw) {
 		xevb_output_emit(o, ev);
 		return;
 	}
 	need = xevb_event_wire_size_fast(ev);
-	k = fwd_pick(f, need, gate);
+	k = f->bl_n ? -1 : pick_sink(f, need); /* keep the order: backlog first */
 	if (k >= 0)
-		fwd_sent(f, k, xevb_output_emit_to(o, (uint32_t)k, ev));
-	else if (hold(f, ev, need) && gate)
-		f->bl_gated++;
+		sent_to(f, k, xevb_output_emit_to(o, (uint32_t)k, ev));
+	else
+		hold(f, ev, need);
 }
 
-bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len, uint32_t event)
+bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len)
 {
 	struct xevb_output *o = f->out;
-	bool gate = gated(f);
 	int k;
 
 	if (o->discard || o->fw || !o->n_sinks) {
 		free(buf);
 		return false;
 	}
-	if (!f->credit_mode && !gate) {
+	if (!f->credit_mode) {
 		k = (int)(f->fwd_rr++ % o->n_sinks);
 		if (xevb_output_write_to(o, (uint32_t)k, buf, len))
 			f->fwd_errors++;
 		free(buf);
 		return true;
 	}
-	k = fwd_pick(f, len, gate);
+	k = f->bl_n ? -1 : pick_sink(f, len);
 	if (k >= 0) {
-		fwd_sent(f, k, xevb_output_write_to(o, (uint32_t)k, buf, len));
+		sent_to(f, k, xevb_output_write_to(o, (uint32_t)k, buf, len));
 		free(buf);
 		return true;
 	}
@@ -261,11 +185,9 @@ bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len, uint32_t e
 		free(buf);
 		return true;
 	}
-	f->bl[(f->bl_head + f->bl_n) % f->backlog] =
-		(struct build_held_ev){ .buf = buf, .len = len, .event = event };
+	f->bl[(f->bl_head + f->bl_n) % f->backlog] = (struct build_held_ev){ .buf = buf, .len = len };
 	f->bl_n++;
 	f->fwd_backlogged++;
-	f->bl_gated += gate;
 	if (f->bl_n > f->backlog_max)
 		f->backlog_max = f->bl_n;
 	return true;
@@ -290,10 +212,6 @@ void build_fwd_heartbeat(struct build_fwd *f, struct xevb_ctl_io *io, uint64_t n
 
 bool build_fwd_check(const struct build_fwd *f, char *msg, size_t cap)
 {
-	if (f->bl_gated > f->bl_n) {
-		snprintf(msg, cap, "backlog %u, %u of them waiting for their DONE", f->bl_n, f->bl_gated);
-		return false;
-	}
 	if (f->bl_n > f->backlog || (f->backlog && f->bl_head >= f->backlog)) {
 		snprintf(msg, cap, "backlog %u (head %u) over its bound %u", f->bl_n, f->bl_head, f->backlog);
 		return false;

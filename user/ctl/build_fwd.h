@@ -30,7 +30,6 @@ struct build_sinkc { /* what we know of one farm node (index as in the output en
 struct build_held_ev {
 	uint8_t *buf;
 	size_t len;
-	uint32_t event;
 };
 
 struct build_fwd {
@@ -41,12 +40,6 @@ struct build_fwd {
 	bool credit_mode;        /* some farm node speaks the protocol */
 	struct build_held_ev *bl;
 	uint32_t backlog, bl_head, bl_n;
-	/* The lease (build_lease.h): an event leaves after its DONE. The output's
-	   send gate holds those in the send buffers; of the backlog, the
-	   bl_gated at its tail were held since the DONEs last left. */
-	bool gate;
-	bool lapsed; /* the lease ran out at the last tick: DONEs wait (zerocopy sends too) */
-	uint32_t bl_gated;
 	uint64_t fwd_events, fwd_backlogged, backlog_overflow, fwd_errors, backlog_max;
 	uint64_t fwd_rr; /* build_fwd_encoded's round robin before any farm node speaks the protocol */
 };
@@ -68,16 +61,9 @@ void build_fwd_event(struct build_fwd *f, const struct xevb_event *ev);
  * has credit. False when the output takes no encoded event (a file, or
  * discarding): buf is freed, the event counted nowhere here.
  */
-bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len, uint32_t event);
-/* Backlogged events to farm nodes with credit, oldest first (not those gated). */
+bool build_fwd_encoded(struct build_fwd *f, uint8_t *buf, size_t len);
+/* Backlogged events to farm nodes with credit, oldest first. */
 void build_fwd_drain(struct build_fwd *f);
-/* The DONEs of the gated events have left: they may go. */
-void build_fwd_release(struct build_fwd *f);
-/* The gated events leave the backlog (fenced: their DONE never left), each
-   to take(ctx, event, buf, len), which owns buf; how many. */
-uint32_t build_fwd_take_gated(struct build_fwd *f, void (*take)(void *, uint32_t, uint8_t *, size_t), void *ctx);
-/* One event the fence took back from farm node k's send buffer: no longer counted sent there. */
-void build_fwd_untake(struct build_fwd *f, uint32_t k);
 /* The heartbeat: our STATUS to every farm node; one silent for dead_ns gets no more events. */
 void build_fwd_heartbeat(struct build_fwd *f, struct xevb_ctl_io *io, uint64_t now, uint64_t dead_ns);
 /* The backlog within its bound and each farm node's counts in order; false with what disagrees in msg. */

@@ -273,7 +273,6 @@ static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
 	struct xevb_dfm_builder *b = &d->b[bi];
 
 	b->alive = false;
-	b->down_silent = false;
 	b->deaths++;
 	b->dead_after_ns = now - b->last_ns;
 	for (uint32_t e = d->oldest; e != d->next; e++)
@@ -357,16 +356,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 			builder_down(d, bi, now);
 		b->restarts++;
 		b->epoch = h->epoch;
-		b->lease_t = 0;
-	} else if (!b->alive) {
-		/* The fence: the incarnation we took for dead stays dead (its events
-		   went elsewhere); our STATUS tells it so and it comes back anew. */
-		b->fenced++;
-		d->st.fenced_status++;
-		return bi;
 	}
-	if (st->done_total > b->lease_t)
-		b->lease_t = st->done_total;
 	if (!b->alive) {
 		b->alive = true;
 		b->rejoins++;
@@ -724,7 +714,6 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 		if (now - b->last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns) {
 			d->st.dead_silent++;
 			builder_down(d, (int)i, now);
-			b->down_silent = true;
 		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns &&
 			   now - b->probe_ns >= d->cfg.probe_ns) {
 			b->probe_ns = now;

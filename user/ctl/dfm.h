@@ -94,11 +94,6 @@ struct xevb_dfm_builder {
 	   incarnations together; fwd_reports 0: it never said. */
 	uint64_t sent, fwd_reports;
 	uint32_t fwd_epoch;
-	/* The lease: the newest send time (its own clock, ns) it put in a
-	   STATUS of its current epoch, echoed back to it (0: none yet). */
-	uint64_t lease_t;
-	uint64_t fenced;  /* STATUS from the epoch it died with: refused, it must start a new one */
-	bool down_silent; /* taken for dead by silence, not BYE or unreachable: it may come back */
 };
 
 /* A farm node that reports RECEIVED, and its latest counts per builder address. */
@@ -121,7 +116,6 @@ struct xevb_dfm_stats {
 	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
 	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */
 	uint64_t done_repeated;     /* DONE again for an event its builder finished (a RETRY crossed the first) */
-	uint64_t fenced_status;     /* STATUS from a dead builder's old epoch: not taken back (fence) */
 	uint64_t done_late_dead;    /* DONE from a builder taken for dead, before its event went elsewhere */
 	uint64_t stragglers;        /* events moved to the side table (open while the window moved on) */
 	uint64_t dead_silent;       /* builders taken for dead: silent for dead_ns */

@@ -341,28 +341,19 @@ void dfm_books_say_bye(const struct xevb_dfm *d, uint32_t addr, uint16_t port, b
 	}
 }
 
-#define DFM_ALL_SILENT_WAIT 10
-
 bool dfm_books_all_left(const struct xevb_dfm *d, uint64_t now, uint64_t grace_ns, uint64_t *since)
 {
 	const struct xevb_dfm_stats *s = xevb_dfm_stats(d);
-	uint64_t wait = grace_ns;
 
-	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++) {
-		const struct xevb_dfm_builder *x = xevb_dfm_builder(d, i);
-		if (x->alive) {
+	for (uint32_t i = 0; i < xevb_dfm_n_builders(d); i++)
+		if (xevb_dfm_builder(d, i)->alive) {
 			*since = 0;
 			return false;
 		}
-		/* Taken for dead by silence, it may only have stalled: fenced, it comes back as a new incarnation. */
-		if (x->down_silent)
-			wait = DFM_ALL_SILENT_WAIT * grace_ns;
-	}
 	if (!*since)
 		*since = now;
-	if (now - *since < wait)
+	if (now - *since < grace_ns)
 		return false;
-	grace_ns = wait;
 	xevb_err(
 		"all %u builder(s) left the run (none alive for %llu ms) after %llu events triggered, %llu "
 		"outstanding: stopping the run, which failed (their logs say why they stopped)",

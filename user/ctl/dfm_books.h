@@ -60,8 +60,7 @@ void dfm_books_say_stalled(const struct xevb_dfm *d);
 /* A builder's BYE mid-run: who, and what becomes of the events it held (before xevb_dfm_on_bye). */
 void dfm_books_say_bye(const struct xevb_dfm *d, uint32_t addr, uint16_t port, bool pull);
 /*
- * No builder alive for grace_ns (since: when that began, 0 while some is),
- * 10 x grace_ns when one was taken for dead by silence (it may come back):
+ * No builder alive for grace_ns (since: when that began, 0 while some is):
  * true once, said with the books of the moment; the run then fails.
  */
 bool dfm_books_all_left(const struct xevb_dfm *d, uint64_t now, uint64_t grace_ns, uint64_t *since);

@@ -176,7 +176,6 @@ static void conn_fail(struct xevb_output *o, struct xevb_sink_conn *c, int err)
 		xevb_zc_sink_lost(o->zc, (uint32_t)(c - o->sinks));
 	close(c->fd);
 	c->fd = -1;
-	c->gate_gen = o->gate_gen - 1; /* no mark on a connection gone */
 	c->ends_n = c->ends_unsent = 0;
 	c->buf_head = c->buf_len = 0;
 	c->failures++;
@@ -198,12 +197,6 @@ static bool conn_gone(const struct xevb_sink_conn *c)
  */
 static void conn_send(struct xevb_output *o, struct xevb_sink_conn *c, int flags)
 {
-	/* Settling, everything must go now: the gate is told so (SIZE_MAX), not how much waits. */
-	if (o->send_gate && c->buf_head < c->buf_len &&
-	    !o->send_gate(o->gate_ctx, o->settling ? SIZE_MAX : conn_unsent(c))) {
-		c->blocked = true; /* held until the gate passes: the next batch asks again */
-		return;
-	}
 	while (c->buf_head < c->buf_len) {
 		size_t left = c->buf_len - c->buf_head;
 		ssize_t w = send(c->fd, c->buf + c->buf_head, left, flags | MSG_NOSIGNAL);
@@ -257,11 +250,6 @@ static bool conn_room(struct xevb_output *o, struct xevb_sink_conn *c, size_t ne
 /* The event's bytes are at the buffer's end now: track it, send at FLUSH_AT. */
 static void conn_queued(struct xevb_output *o, struct xevb_sink_conn *c, size_t bytes)
 {
-	if (o->send_gate && c->gate_gen != o->gate_gen) {
-		/* The first event since the gate passed: what is before it may go. */
-		c->gate_gen = o->gate_gen;
-		c->gate_mark = c->conn_bytes + conn_unsent(c);
-	}
 	c->buf_len += (uint32_t)bytes;
 	ends_push(o, c, c->conn_bytes + conn_unsent(c));
 	if (conn_unsent(c) >= FLUSH_AT && !c->blocked)
@@ -278,9 +266,6 @@ static int conn_write_through(struct xevb_output *o, struct xevb_sink_conn *c, s
 {
 	int err = 0;
 
-	/* Written at once: the gate is told (its events were held out of here until it passed). */
-	if (o->send_gate)
-		o->send_gate(o->gate_ctx, SEND_BUF);
 	if (conn_unsent(c))
 		conn_send(o, c, 0);
 	if (c->fd < 0)
@@ -483,8 +468,6 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 	 */
 	uint64_t cap = xevb_now_ns() + SETTLE_CAP * wait_ns;
 
-	o->settling = true;
-
 	for (uint32_t i = 0; i < o->n_sinks; i++) {
 		struct xevb_sink_conn *c = &o->sinks[i];
 		uint64_t owed = UINT64_MAX, deadline = 0;
@@ -516,7 +499,6 @@ void xevb_output_settle(struct xevb_output *o, uint64_t wait_ns)
 				nanosleep(&(struct timespec){ 0, 10000000 }, NULL);
 		}
 	}
-	o->settling = false;
 }
 
 void xevb_output_flush(struct xevb_output *o)
@@ -692,50 +674,4 @@ void xevb_output_emit(struct xevb_output *o, const struct xevb_event *ev)
 		o->st.dropped_backlog++;
 	else
 		o->st.dropped_no_sink++;
-}
-
-bool xevb_output_buffers(const struct xevb_output *o, size_t bytes)
-{
-	return through_buffer(o, bytes);
-}
-
-void xevb_output_gate_passed(struct xevb_output *o)
-{
-	o->gate_gen++;
-}
-
-/* The events of c queued after its gate mark, still unsent: to take, then off the buffer. */
-static uint32_t take_ungated(struct xevb_output *o, struct xevb_sink_conn *c, uint32_t k,
-			     void (*take)(void *, uint32_t, const uint8_t *, size_t), void *ctx)
-{
-	uint64_t start = c->gate_mark;
-	uint32_t n = 0;
-
-	if (c->fd < 0 || c->gate_gen != o->gate_gen || start < c->conn_bytes)
-		return 0; /* nothing queued since, or (never with a gate) some of it sent */
-	while (n < c->ends_unsent && c->ends[(c->ends_head + c->ends_n - n - 1) % ENDS_CAP] > start)
-		n++;
-	for (uint32_t i = n; i > 0; i--) {
-		uint64_t end = c->ends[(c->ends_head + c->ends_n - i) % ENDS_CAP];
-
-		take(ctx, k, c->buf + c->buf_head + (start - c->conn_bytes), end - start);
-		start = end;
-	}
-	c->ends_n -= n;
-	c->ends_unsent -= n;
-	c->buf_len = c->buf_head + (uint32_t)(c->gate_mark - c->conn_bytes);
-	if (c->buf_head == c->buf_len)
-		c->buf_head = c->buf_len = 0;
-	return n;
-}
-
-uint32_t xevb_output_take_ungated(struct xevb_output *o, void (*take)(void *, uint32_t, const uint8_t *, size_t),
-				  void *ctx)
-{
-	uint32_t n = 0;
-
-	for (uint32_t k = 0; k < o->n_sinks; k++)
-		n += take_ungated(o, &o->sinks[k], k, take, ctx);
-	o->gate_gen++;
-	return n;
 }

@@ -112,9 +112,6 @@ struct xevb_sink_conn {
 	uint32_t buf_head, buf_len, ends_unsent;
 	uint64_t written_end;
 	bool blocked; /* the socket took no more in this batch */
-	/* With a send gate: the bytes before gate_mark were queued before the
-	   gate last passed (valid while gate_gen is the output's gate_gen). */
-	uint64_t gate_gen, gate_mark;
 };
 
 /* Counted by the output stage: the rows in include/xevb/counters.h. */
@@ -138,16 +135,6 @@ struct xevb_output {
 	struct xevb_output_stats st;
 	struct xevb_zc *zc;           /* --tune zerocopy=1: MSG_ZEROCOPY sends (output_zc.h) */
 	struct xevb_output_opts opts; /* as opened: reconnects use them too */
-	/*
-	 * The send gate (a builder under a DFM lease: an event's DONE leaves
-	 * before its data): asked before buffered bytes go to a farm node,
-	 * with how many wait there; false holds them in the buffer. gate_gen
-	 * counts its passes (xevb_output_gate_passed).
-	 */
-	bool (*send_gate)(void *ctx, size_t unsent);
-	void *gate_ctx;
-	uint64_t gate_gen;
-	bool settling; /* xevb_output_settle runs: the gate hears SIZE_MAX (send now) */
 };
 
 /*
@@ -207,16 +194,5 @@ uint32_t xevb_output_connected(const struct xevb_output *o);
 int xevb_output_set_release(struct xevb_output *o, void (*fn)(void *, uint32_t), void *ctx, uint32_t max_frames);
 bool xevb_output_hold(struct xevb_output *o, uint32_t frame_idx);
 void xevb_output_drain(struct xevb_output *o);
-/* Whether an event of bytes goes through a send buffer (so a send gate holds it), not written at once. */
-bool xevb_output_buffers(const struct xevb_output *o, size_t bytes);
-/* Every event queued so far may go (the gate's condition holds for them). */
-void xevb_output_gate_passed(struct xevb_output *o);
-/*
- * Take back the events queued since the gate last passed, none of them
- * sent: each to take(ctx, k, event, len) (farm node k; the bytes are valid
- * during the call only), oldest first per farm node; how many.
- */
-uint32_t xevb_output_take_ungated(struct xevb_output *o, void (*take)(void *, uint32_t, const uint8_t *, size_t),
-				  void *ctx);
 
 #endif
