@@ -718,6 +718,14 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	build_req_flush(&bc->req, &bc->io);
 	if (bc->done.h.n_recs)
 		bc->next_hb = now + HB_DFM_NS;
+	/*
+	 * The events built go to the kernel before their DONEs leave: a
+	 * builder killed in between has its events delivered (the kernel
+	 * sends what its socket holds) or built again elsewhere (their DONE
+	 * never left), never counted done and lost.
+	 */
+	if (bc->done.h.n_recs && !bc->fwd.out->discard && !bc->fwd.out->fw)
+		xevb_output_flush(bc->fwd.out);
 	flush_done(bc);
 }
 
