@@ -90,6 +90,8 @@ static bool status_ok(const struct xevb_ctl_status *s, uint8_t role)
 		return false;
 	if ((s->flags & XEVB_CTL_ST_CLEARED) && (role != XEVB_ROLE_DFM || s->done_total > UINT32_MAX))
 		return false;
+	if ((s->flags & XEVB_CTL_ST_LISTEN) && role != XEVB_ROLE_BUILDER)
+		return false;
 	if (role == XEVB_ROLE_SOURCE)
 		return s->n_ids >= 1 && s->n_ids <= 4096 && (uint32_t)s->first_id + s->n_ids - 1 <= 4095;
 	return s->n_ids == 0 && s->first_id == 0;

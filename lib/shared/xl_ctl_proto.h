@@ -56,7 +56,12 @@ enum xevb_ctl_role { XEVB_ROLE_DFM = 1, XEVB_ROLE_BUILDER, XEVB_ROLE_SOURCE, XEV
 /* DFM -> source: done_total is a mark W (an event id): every event before W
    (serial order) is cleared, whether or not its CLEAR arrived. */
 #define XEVB_CTL_ST_CLEARED 0x4
-#define XEVB_CTL_ST_KNOWN   (XEVB_CTL_ST_BUSY | XEVB_CTL_ST_PULL | XEVB_CTL_ST_CLEARED)
+/* Builder -> DFM: its control port takes TCP connections too. The DFM
+   checks a silent builder's host with a handshake its kernel answers
+   even while the process is not scheduled: a starved builder is not taken
+   for dead, a gone process (refused) or host (no answer) is. */
+#define XEVB_CTL_ST_LISTEN 0x8
+#define XEVB_CTL_ST_KNOWN  (XEVB_CTL_ST_BUSY | XEVB_CTL_ST_PULL | XEVB_CTL_ST_CLEARED | XEVB_CTL_ST_LISTEN)
 /* ASSIGN flags */
 #define XEVB_CTL_AS_PULL     0x1 /* the builder requests the fragments */
 #define XEVB_CTL_AS_REASSIGN 0x2 /* the event's first builder died */

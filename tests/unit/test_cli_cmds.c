@@ -115,7 +115,7 @@ static void check_table(const struct xevb_cfg_cmd *c, void *cfg, size_t size, un
 
 Test(cli_cmds, every_row_has_help_a_section_and_a_valid_default)
 {
-	check_table(&dfm_cmd, &dfm, sizeof(dfm), 31);
+	check_table(&dfm_cmd, &dfm, sizeof(dfm), 32);
 	check_table(&shape_cmd, &shape, sizeof(shape), 11);
 	check_table(&doctor_cmd, &doctor, sizeof(doctor), 9);
 	check_table(&stats_cmd, &stats, sizeof(stats), 5);
@@ -135,6 +135,7 @@ Test(cli_cmds, dfm_defaults)
 	cr_assert(eq(u32, dfm.dc.run, 1));
 	cr_assert(eq(u32, dfm.dc.table, 65536));
 	cr_assert(eq(u64, dfm.dc.dead_ns, 200000000ull));
+	cr_assert(eq(u64, dfm.dc.hung_ns, 2000000000ull));
 	cr_assert(eq(u64, dfm.dc.retry_ns, 1000000000ull));
 	cr_assert(eq(u64, dfm.dc.retry_first_ns, 10000000ull));
 	cr_assert(eq(u32, dfm.dc.max_retries, 5));
@@ -159,9 +160,9 @@ Test(cli_cmds, dfm_options_store_their_values)
 		     DFM("--listen", "198.18.4.1:24001", "--mode", "pull", "--rate", "2500.5", "--duration", "1.5",
 			 "--pack", "1", "--first-event", "4000000000", "--state", "/tmp/dfm.state", "--run", "9",
 			 "--table", "1024", "--wait-builders", "64", "--wait-sources", "0", "--wait-ms", "100",
-			 "--dead-ms", "10", "--retry-ms", "1", "--max-retries", "0", "--clear-group", "65536",
-			 "--drain-ms", "0", "--books-ms", "600000", "--max-per-address", "256", "--interval", "0",
-			 "--json", "--quiet"),
+			 "--dead-ms", "10", "--hung-ms", "0", "--retry-ms", "1", "--max-retries", "0",
+			 "--clear-group", "65536", "--drain-ms", "0", "--books-ms", "600000", "--max-per-address",
+			 "256", "--interval", "0", "--json", "--quiet"),
 		     -1),
 		  "%s", errbuf);
 	cr_assert(eq(u32, dfm.lsa.sin_addr.s_addr, htonl(0xc6120401)));
@@ -178,6 +179,7 @@ Test(cli_cmds, dfm_options_store_their_values)
 	cr_assert(eq(u32, dfm.wait_s, 0));
 	cr_assert(eq(u32, dfm.wait_ms, 100));
 	cr_assert(eq(u64, dfm.dc.dead_ns, 10000000ull));
+	cr_assert(eq(u64, dfm.dc.hung_ns, 0));
 	cr_assert(eq(u64, dfm.dc.retry_ns, 1000000ull));
 	cr_assert(eq(u32, dfm.dc.max_retries, 0));
 	cr_assert(eq(u32, dfm.dc.clear_group, 65536));

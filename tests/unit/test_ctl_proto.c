@@ -169,6 +169,12 @@ Test(ctl_proto, record_rules)
 	cr_assert(ne(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
 	m.u.status.flags = 0x80;
 	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+	/* LISTEN: a builder's word only. */
+	m.u.status.flags = XEVB_CTL_ST_LISTEN;
+	cr_assert(eq(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
+	m = hdr(XEVB_CTL_STATUS, XEVB_ROLE_BUILDER, 1);
+	m.u.status.flags = XEVB_CTL_ST_LISTEN | XEVB_CTL_ST_BUSY;
+	cr_assert(ne(sz, xevb_ctl_encode(&m, buf, sizeof(buf)), 0));
 	/* DONE: complete means nothing missing, and the other way round. */
 	m = hdr(XEVB_CTL_DONE, XEVB_ROLE_BUILDER, 1);
 	m.u.done[0] = (struct xevb_ctl_done){ 5, 1, XEVB_DONE_COMPLETE };

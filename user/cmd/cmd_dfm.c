@@ -130,6 +130,16 @@ static void send_probe(void *ctx, uint32_t bi)
 	xevb_ctl_send(&a->io, &sa, &m);
 }
 
+static enum xevb_live live_check(void *ctx, uint32_t bi, uint64_t now)
+{
+	return dfm_live_check(&((struct dfm_app *)ctx)->live, bi, now);
+}
+
+static void live_end(void *ctx, uint32_t bi)
+{
+	dfm_live_end(&((struct dfm_app *)ctx)->live, bi);
+}
+
 /* A queued message to builder i: the heartbeat is its probe (its own STATUS), else the message. */
 static void bfan_send(void *ctx, uint32_t i, struct dfm_fan_item *it)
 {
@@ -510,8 +520,11 @@ static int dfm_open(struct dfm_app *a, struct dfm_opts *o, struct dfm_metrics **
 	o->c.dc.send_clear = send_clear;
 	o->c.dc.probe = send_probe;
 	o->c.dc.probe_ns = PROBE_NS;
+	o->c.dc.check = live_check;
+	o->c.dc.check_end = live_end;
 	o->c.dc.ctx = a;
 	a->d = xevb_dfm_new(&o->c.dc);
+	dfm_live_init(&a->live, a->d, o->c.dc.dead_ns, o->c.dc.hung_ns);
 	if (a->d && (peer_map_init(&a->srcmap, DFM_MAX_SOURCES) ||
 		     dfm_fanout_init(&a->fan, FAN_QUEUE, fan_send, fan_dest, a) ||
 		     dfm_fanout_init(&a->bfan, FAN_QUEUE, bfan_send, bfan_dest, a))) {

@@ -18,6 +18,7 @@
 #include "ctl/peer_map.h"
 #include "cmd/cmd_opts.h"
 #include "cmd/dfm_fanout.h"
+#include "cmd/dfm_live.h"
 
 /* Datagrams a list of n records of rlen bytes takes (sealed or not): lists span datagrams. */
 #define LIST_PARTS(n, rlen) ((n) / ((XEVB_CTL_MAX_LEN - 24 - XEVB_CTL_HLEN) / (rlen)) + 1)
@@ -61,6 +62,7 @@ struct dfm_app {
 	struct dfm_fanout bfan;  /* to every builder: heartbeats (probes) and the SOURCES lists */
 	struct xevb_ctl_txq txq; /* datagrams leave in batches (sendmmsg) at the end of a round */
 	struct xevb_ctl_rxq rxq; /* and come in batches (recvmmsg) */
+	struct dfm_live live;    /* checks of silent builders' hosts */
 	/* For the summary: where the run's ids began, and whether it took over from a dead DFM. */
 	uint32_t first_event, prev_epoch;
 	bool resumed;

@@ -81,6 +81,10 @@ static const struct xevb_cfg_opt opts[] = {
 	  .help = "give up if they have not after MS" },
 	{ "dead-ms", 0, XEVB_T_U64, "MS", F(dc.dead_ns), 0, 0, 10, 600000, 1000000, .def = "200",
 	  .section = S_PEER, .help = "a builder silent this long is dead (it speaks every 10 ms)" },
+	{ "hung-ms", 0, XEVB_T_U64, "MS", F(dc.hung_ns), 0, 0, 0, 3600000, 1000000, .def = "2000",
+	  .section = S_PEER,
+	  .help = "a silent builder whose host still answers (a TCP handshake on its control port) is stalled, "
+		  "not dead, until silent this long (not above --dead-ms: silence alone decides)" },
 	{ "retry-ms", 0, XEVB_T_U64, "MS", F(dc.retry_ns), 0, 0, 1, 600000, 1000000, .def = "1000",
 	  .section = S_PEER, .help = "resend an ASSIGN with no DONE every MS at most" },
 	{ "retry-first-ms", 0, XEVB_T_U64, "MS", F(dc.retry_first_ns), 0, 0, 0, 600000, 1000000, .def = "10",

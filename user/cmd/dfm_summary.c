@@ -125,6 +125,11 @@ static void summary_books_json(const struct dfm_app *a, double el)
 	       (unsigned long long)s->incomplete);
 	for (int r = 0; r < XEVB_LOST__COUNT; r++)
 		printf("%s\"%s\":%llu", r ? "," : "", xevb_dfm_lost_name(r), (unsigned long long)s->lost[r]);
+	printf("},\"liveness\":{\"checks\":%llu,\"stalls\":%llu,\"dead_refused\":%llu,\"dead_no_answer\":%llu,"
+	       "\"dead_hung\":%llu",
+	       (unsigned long long)a->live.asked, (unsigned long long)s->stalls,
+	       (unsigned long long)s->dead_refused, (unsigned long long)s->dead_no_answer,
+	       (unsigned long long)s->dead_hung);
 	printf("},\"lost_total\":%llu,\"outstanding\":%llu,\"reassigned\":%llu,\"retries\":%llu,"
 	       "\"done_unknown\":%llu,\"done_foreign\":%llu,\"done_unknown_peer\":%llu,"
 	       "\"no_data_recovered\":%llu,\"stall_no_credit\":%llu,\"stall_table\":%llu,"
@@ -169,7 +174,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		       "\"incomplete\":%llu,\"no_data\":%llu,\"lost\":%llu,\"reassigned_away\":%llu,"
 		       "\"deaths\":%llu,\"rejoins\":%llu,\"restarts\":%llu,\"busy_on\":%llu,\"retries\":%llu,"
 		       "\"received\":%llu,\"not_delivered\":%llu,\"forwarded\":%llu,\"forwarded_reports\":%llu,"
-		       "\"max_silent_ms\":%.1f,\"dead_after_ms\":%.1f,"
+		       "\"max_silent_ms\":%.1f,\"dead_after_ms\":%.1f,\"listens\":%s,\"stalls\":%llu,"
 		       "\"alive\":%s}",
 		       i ? "," : "", inet_ntoa(ia), b->port, b->id, b->credits, (unsigned long long)b->assigned,
 		       (unsigned long long)b->complete, (unsigned long long)b->incomplete,
@@ -180,7 +185,7 @@ static void summary_builders_json(const struct dfm_app *a)
 		       (unsigned long long)b->received, (unsigned long long)b->not_delivered,
 		       (unsigned long long)b->sent, (unsigned long long)b->fwd_reports,
 		       (double)b->max_silent_ns / 1e6, (double)b->dead_after_ns / 1e6,
-		       b->alive ? "true" : "false");
+		       b->listens ? "true" : "false", (unsigned long long)b->stalls, b->alive ? "true" : "false");
 	}
 }
 

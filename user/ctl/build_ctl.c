@@ -8,6 +8,7 @@
 #include "base/cli.h"
 #include "base/json.h"
 #include "ctl/ctl_sock.h"
+#include "ctl/liveness.h"
 #include "wire/event_codec.h"
 #include "ctl/flowctl.h"
 #include "rx/handoff.h"
@@ -57,6 +58,7 @@ struct pre_ev { /* an event built before the first ASSIGN (PRE_HOLD_NS) */
 struct build_ctl {
 	struct build_ctl_cfg cfg;
 	struct xevb_ctl_io io;
+	int live_fd; /* TCP on the control port: the DFM's check of a silent builder (ctl/liveness.h) */
 	struct sockaddr_in dfm;
 	uint32_t dfm_epoch;
 	bool pull, bye, reset;
@@ -118,7 +120,8 @@ static void status_to_dfm(struct build_ctl *bc)
 
 	m.u.status =
 		(struct xevb_ctl_status){ .credits = bc->cfg.credits,
-					  .flags = bc->busy.busy ? XEVB_CTL_ST_BUSY : 0,
+					  .flags = (bc->busy.busy ? XEVB_CTL_ST_BUSY : 0) |
+						   (bc->live_fd >= 0 ? XEVB_CTL_ST_LISTEN : 0),
 					  .done_total = bc->done_sent[0] + bc->done_sent[1] + bc->done_sent[2],
 					  .peer_epoch = bc->dfm_epoch,
 					  .load = bc->n_assigned + bc->fwd.bl_n };
@@ -184,6 +187,7 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		return NULL;
 	bc->cfg = *cfg;
 	bc->io.fd = -1;
+	bc->live_fd = -1;
 	if (xevb_ctl_parse_addr(cfg->dfm, &bc->dfm)) {
 		xevb_err("--dfm: '%s' is not ADDR:PORT such as 198.18.4.1:23901", cfg->dfm);
 		goto fail;
@@ -202,6 +206,8 @@ struct build_ctl *build_ctl_new(const struct build_ctl_cfg *cfg, struct xevb_out
 		bc->io.tx_ctx = cfg->tx_ctx;
 	} else if (xevb_ctl_open(&bc->io, 0, cfg->ctl_port, XEVB_ROLE_BUILDER, cfg->id)) {
 		goto fail;
+	} else {
+		bc->live_fd = xevb_live_listen(0, cfg->ctl_port);
 	}
 	xevb_info(
 		"control plane: DFM %s, %u credits, Busy above %u / not-Busy below %u held events, "
@@ -232,6 +238,8 @@ void build_ctl_free(struct build_ctl *bc)
 		xevb_ctl_send(&bc->io, &bc->dfm, &bye);
 		xevb_ctl_close(&bc->io);
 	}
+	if (bc->live_fd >= 0)
+		close(bc->live_fd);
 	build_fwd_free(&bc->fwd);
 	build_req_free(&bc->req);
 	for (uint32_t i = 0; i < bc->n_pre; i++)
@@ -699,6 +707,7 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from))
 		build_ctl_on_msg(bc, b, &m, &from, now);
+	xevb_live_accept(bc->live_fd);
 	if (bc->n_pre)
 		pre_expire(bc, now);
 	if (now >= bc->next_scan[0]) {

@@ -267,6 +267,17 @@ static void to_reassign(struct xevb_dfm *d, struct dfm_slot *s, int bi)
 	rq_push(d, s->event);
 }
 
+static void end_check(struct xevb_dfm *d, int bi)
+{
+	struct xevb_dfm_builder *b = &d->b[bi];
+
+	if (!b->checking)
+		return;
+	b->checking = false;
+	if (d->cfg.check_end)
+		d->cfg.check_end(d->cfg.ctx, (uint32_t)bi);
+}
+
 /* A builder is gone (silent, restarted or said BYE): its events go to the others. */
 static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
 {
@@ -274,6 +285,7 @@ static void builder_down(struct xevb_dfm *d, int bi, uint64_t now)
 
 	b->alive = false;
 	b->deaths++;
+	end_check(d, bi);
 	b->dead_after_ns = now - b->last_ns;
 	for (uint32_t e = d->oldest; e != d->next; e++)
 		to_reassign(d, &d->slots[e & d->mask], bi);
@@ -368,6 +380,7 @@ int xevb_dfm_on_status(struct xevb_dfm *d, uint32_t addr, uint16_t port, const s
 	if (busy && !b->busy)
 		b->busy_on++;
 	b->busy = busy;
+	b->listens = st->flags & XEVB_CTL_ST_LISTEN;
 	b->id = h->sender_id;
 	b->credits = st->credits;
 	XEVB_PROBE(dfm_credit, bi, st->credits);
@@ -701,6 +714,47 @@ void xevb_dfm_behind(struct xevb_dfm *d, uint64_t now)
 	d->watch_from = now;
 }
 
+/* It spoke after a silence its host answered for: a stall, not a death. */
+static void spoke_again(struct xevb_dfm *d, int bi)
+{
+	struct xevb_dfm_builder *b = &d->b[bi];
+
+	if (b->found_up) {
+		b->stalls++;
+		d->st.stalls++;
+	}
+	end_check(d, bi);
+}
+
+/*
+ * Silent past dead_ns: is it alive all the same? Only its host can say
+ * (cfg.check), and only up to hung_ns of silence; a builder that does
+ * not listen is dead.
+ */
+static bool silent_alive(struct xevb_dfm *d, int bi, uint64_t now)
+{
+	struct xevb_dfm_builder *b = &d->b[bi];
+	enum xevb_live v;
+
+	if (!b->listens || !d->cfg.check || d->cfg.hung_ns <= d->cfg.dead_ns)
+		return false;
+	if (now - b->last_ns > d->cfg.hung_ns) {
+		d->st.dead_hung++;
+		return false;
+	}
+	if (!b->checking)
+		b->found_up = false;
+	b->checking = true;
+	v = d->cfg.check(d->cfg.ctx, (uint32_t)bi, now);
+	if (v == XEVB_LIVE_UP)
+		b->found_up = true;
+	if (v == XEVB_LIVE_REFUSED)
+		d->st.dead_refused++;
+	if (v == XEVB_LIVE_NO_ANSWER)
+		d->st.dead_no_answer++;
+	return v == XEVB_LIVE_PENDING || v == XEVB_LIVE_UP;
+}
+
 void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 {
 	/* The caller reads every datagram before it polls, so a DFM that was
@@ -712,8 +766,12 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 		if (!b->alive)
 			continue;
 		if (now - b->last_ns > d->cfg.dead_ns && now - d->watch_from > d->cfg.dead_ns) {
-			d->st.dead_silent++;
-			builder_down(d, (int)i, now);
+			if (!silent_alive(d, (int)i, now)) {
+				d->st.dead_silent++;
+				builder_down(d, (int)i, now);
+			}
+		} else if (b->checking) {
+			spoke_again(d, (int)i);
 		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns &&
 			   now - b->probe_ns >= d->cfg.probe_ns) {
 			b->probe_ns = now;

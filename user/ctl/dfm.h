@@ -31,6 +31,7 @@
 #include <stdint.h>
 #include "base/lat_hist.h"
 #include "ctl/ctl_proto.h"
+#include "ctl/liveness.h"
 
 #define XEVB_DFM_MAX_BUILDERS 1024
 #define XEVB_DFM_MAX_SINKS    4096
@@ -68,6 +69,13 @@ struct xevb_dfm_cfg {
 	   (xevb_dfm_unreachable) long before dead_ns. */
 	void (*probe)(void *ctx, uint32_t builder);
 	uint64_t probe_ns;
+	/* Optional: a builder that listens (XEVB_CTL_ST_LISTEN) silent for
+	   dead_ns has its host asked (ctl/liveness.h), every poll until it
+	   answers: PENDING or UP keep it alive until hung_ns of silence,
+	   REFUSED or NO_ANSWER make it dead. check_end: it spoke or died. */
+	enum xevb_live (*check)(void *ctx, uint32_t builder, uint64_t now);
+	void (*check_end)(void *ctx, uint32_t builder);
+	uint64_t hung_ns;
 	void *ctx;
 };
 
@@ -79,12 +87,16 @@ struct xevb_dfm_builder {
 	uint32_t credits;
 	uint32_t outstanding;
 	bool busy, alive;
+	bool listens;  /* it says its control port takes TCP (XEVB_CTL_ST_LISTEN) */
+	bool checking; /* silent past dead_ns, its host being asked (cfg.check) */
+	bool found_up; /* ... and its host answered in this silence */
 	uint64_t last_ns;
 	int64_t wrr;
 	uint64_t assigned, complete, incomplete, no_data, lost, reassigned_away;
 	uint64_t no_data_recovered; /* of no_data: built after all, in complete or incomplete too */
 	uint64_t deaths, rejoins, restarts, busy_on, retries;
 	uint64_t max_silent_ns; /* the longest it went unheard while alive (what --dead-ms must exceed) */
+	uint64_t stalls;        /* silences past dead_ns its host answered for, and it spoke again */
 	uint64_t probe_ns;      /* last probe sent (cfg.probe) */
 	uint64_t dead_after_ns; /* at its last death: how long it had been silent */
 	/* Set by xevb_dfm_reconcile: events of its address the farm nodes
@@ -111,15 +123,20 @@ struct xevb_dfm_sink {
 struct xevb_dfm_stats {
 	uint64_t triggered, complete, incomplete, lost[XEVB_LOST__COUNT];
 	uint64_t outstanding;
-	uint64_t reassigned;        /* events moved off a dead builder */
-	uint64_t retries;           /* ASSIGNs sent again */
-	uint64_t done_unknown;      /* DONE for an event not outstanding (late or repeated) */
-	uint64_t done_foreign;      /* DONE from a builder the event is not assigned to */
-	uint64_t done_repeated;     /* DONE again for an event its builder finished (a RETRY crossed the first) */
-	uint64_t done_late_dead;    /* DONE from a builder taken for dead, before its event went elsewhere */
-	uint64_t stragglers;        /* events moved to the side table (open while the window moved on) */
-	uint64_t dead_silent;       /* builders taken for dead: silent for dead_ns */
-	uint64_t dead_unreachable;  /* ... their port unreachable (the process is gone) */
+	uint64_t reassigned;       /* events moved off a dead builder */
+	uint64_t retries;          /* ASSIGNs sent again */
+	uint64_t done_unknown;     /* DONE for an event not outstanding (late or repeated) */
+	uint64_t done_foreign;     /* DONE from a builder the event is not assigned to */
+	uint64_t done_repeated;    /* DONE again for an event its builder finished (a RETRY crossed the first) */
+	uint64_t done_late_dead;   /* DONE from a builder taken for dead, before its event went elsewhere */
+	uint64_t stragglers;       /* events moved to the side table (open while the window moved on) */
+	uint64_t dead_silent;      /* builders taken for dead: silent for dead_ns */
+	uint64_t dead_unreachable; /* ... their port unreachable (the process is gone) */
+	/* Of dead_silent, for builders that listen: what their host answered. */
+	uint64_t dead_refused;      /* a reset: the process is gone */
+	uint64_t dead_no_answer;    /* nothing: the host is gone (or cut off) */
+	uint64_t dead_hung;         /* the host answered, the process said nothing for hung_ns */
+	uint64_t stalls;            /* silences past dead_ns the host answered for, and the builder spoke again */
 	uint64_t done_unknown_peer; /* DONE from no builder we know */
 	uint64_t no_data_recovered; /* of lost NO_DATA: built after all, counted in complete or incomplete too */
 	uint64_t stall_no_credit;   /* step found no builder able to take a block */

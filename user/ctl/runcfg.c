@@ -44,6 +44,7 @@ static const struct rule rules[] = {
 	{ K_RUN, XEVB_RC_DFM, "pack", "pack", V_UINT, 1, 1024, NULL },
 	{ K_RUN, XEVB_RC_DFM, "first_event", "first-event", V_UINT, 0, UINT32_MAX, NULL },
 	{ K_DFM, XEVB_RC_DFM, "dead_ms", "dead-ms", V_UINT, 10, 600000, NULL },
+	{ K_DFM, XEVB_RC_DFM, "hung_ms", "hung-ms", V_UINT, 0, 3600000, NULL },
 	{ K_DFM, XEVB_RC_DFM, "retry_ms", "retry-ms", V_UINT, 1, 600000, NULL },
 	{ K_DFM, XEVB_RC_DFM, "retry_first_ms", "retry-first-ms", V_UINT, 0, 600000, NULL },
 	{ K_DFM, XEVB_RC_DFM, "max_retries", "max-retries", V_UINT, 0, 255, NULL },
