@@ -45,7 +45,7 @@ for fault in stall gone; do
 		) &
 		stopper=$!
 		dfm_run "${c}_dfm" --mode "$mode" --rate 2000 --events "$N" --pack 4 --dead-ms 200 \
-			--wait-builders 3 --wait-sources 2
+			--wait-builders 3 --wait-sources 2 ${STALL_DFM_ARGS:-}
 		wait "$stopper" || e2e_fail "$c: builder 2 was never stopped"
 		if [[ $fault == gone ]]; then
 			kill -KILL "$(e2e_xevb_pid "$victim")"

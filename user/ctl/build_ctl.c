@@ -707,7 +707,6 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	while (budget-- > 0 && !bc->reset && xevb_ctl_recv(&bc->io, &m, &from))
 		build_ctl_on_msg(bc, b, &m, &from, now);
-	xevb_live_accept(bc->live_fd);
 	if (bc->n_pre)
 		pre_expire(bc, now);
 	if (now >= bc->next_scan[0]) {
@@ -720,6 +719,7 @@ void build_ctl_tick(struct build_ctl *bc, struct xevb_builder *b, uint64_t now)
 	}
 	if (now >= bc->next_sink_hb) {
 		forwarded_to_dfm(bc); /* every 100 ms: counts, no sign of life */
+		xevb_live_accept(bc->live_fd);
 		build_fwd_heartbeat(&bc->fwd, &bc->io, now, bc->cfg.sink_dead_ns);
 		bc->next_sink_hb = now + HB_NS;
 	}

@@ -9,9 +9,15 @@
 #include "base/log.h"
 #include "ctl/liveness.h"
 
-/* A probe at most every --dead-ms per silent builder: a handful wait at most between two turns of the loop. */
-#define LISTEN_BACKLOG 64
-#define ACCEPT_MAX     64
+/*
+ * The DFM asks (two handshakes) at most every --dead-ms while a builder is
+ * silent, and a stalled builder accepts nothing: a full queue would drop
+ * the next SYNs, and no answer is a death. SOMAXCONN (4096 on this kernel)
+ * lasts 400 s of a stall at --dead-ms 200; the builder empties it every
+ * 100 ms when it runs.
+ */
+#define LISTEN_BACKLOG SOMAXCONN
+#define ACCEPT_MAX     256
 
 int xevb_live_listen(uint32_t addr, uint16_t port)
 {
