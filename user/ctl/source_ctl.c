@@ -98,13 +98,19 @@ static uint32_t bld_hash(uint32_t addr, uint16_t port)
 	return (h >> 16) & (SRC_CTL_BLD_SLOTS - 1);
 }
 
-static bool bld_live(const struct src_ctl_bld *b, uint64_t now)
+/*
+ * Named within SRC_CTL_BLD_TTL_NS of the newest list or ASSIGN, not of now:
+ * lists that come late (a DFM or a source not scheduled for a second) must
+ * not make the builders they name strangers meanwhile, whose REQUESTs we
+ * would refuse and whose events would be lost no_data.
+ */
+static bool bld_live(const struct src_ctl *s, const struct src_ctl_bld *b)
 {
-	return b->addr && now - b->seen_ns <= SRC_CTL_BLD_TTL_NS;
+	return b->addr && s->learned_ns - b->seen_ns <= SRC_CTL_BLD_TTL_NS;
 }
 
 /* The slot of (addr, port), or NULL; *spot: where it would go (first expired or empty slot). */
-static struct src_ctl_bld *bld_find(const struct src_ctl *s, uint32_t addr, uint16_t port, uint64_t now,
+static struct src_ctl_bld *bld_find(const struct src_ctl *s, uint32_t addr, uint16_t port,
 				    const struct src_ctl_bld **spot)
 {
 	uint32_t i = bld_hash(addr, port);
@@ -115,7 +121,7 @@ static struct src_ctl_bld *bld_find(const struct src_ctl *s, uint32_t addr, uint
 		const struct src_ctl_bld *b = &s->bld[i];
 		if (b->addr == addr && b->port == port)
 			return (struct src_ctl_bld *)b;
-		if (spot && !*spot && !bld_live(b, now))
+		if (spot && !*spot && !bld_live(s, b))
 			*spot = b;
 		if (!b->addr)
 			return NULL;
@@ -125,29 +131,30 @@ static struct src_ctl_bld *bld_find(const struct src_ctl *s, uint32_t addr, uint
 
 bool src_ctl_known_builder(const struct src_ctl *s, uint32_t addr, uint16_t port)
 {
-	uint64_t now = xevb_now_ns();
-	const struct src_ctl_bld *b = bld_find(s, addr, port, now, NULL);
+	const struct src_ctl_bld *b = bld_find(s, addr, port, NULL);
 
-	if (b && bld_live(b, now))
+	if (b && bld_live(s, b))
 		return true;
-	b = port ? bld_find(s, addr, 0, now, NULL) : NULL;
-	return b && bld_live(b, now);
+	b = port ? bld_find(s, addr, 0, NULL) : NULL;
+	return b && bld_live(s, b);
 }
 
 uint32_t src_ctl_builders_known(const struct src_ctl *s)
 {
-	uint64_t now = xevb_now_ns();
 	uint32_t n = 0;
 
 	for (uint32_t i = 0; i < SRC_CTL_BLD_SLOTS; i++)
-		n += s->bld[i].port && bld_live(&s->bld[i], now);
+		n += s->bld[i].port && bld_live(s, &s->bld[i]);
 	return n;
 }
 
 static void learn_builder(struct src_ctl *s, uint32_t addr, uint16_t port, uint64_t now)
 {
 	const struct src_ctl_bld *spot;
-	struct src_ctl_bld *b = bld_find(s, addr, port, now, &spot);
+	struct src_ctl_bld *b;
+
+	s->learned_ns = now;
+	b = bld_find(s, addr, port, &spot);
 
 	if (!b && !spot) {
 		s->bld_full++;
@@ -163,14 +170,14 @@ static void learn_builder(struct src_ctl *s, uint32_t addr, uint16_t port, uint6
 }
 
 /* The entry of builder id, or where it may go (an unused or expired slot); NULL if neither. */
-static struct src_ctl_rid *rid_find(struct src_ctl *s, uint16_t id, uint64_t now, bool insert)
+static struct src_ctl_rid *rid_find(struct src_ctl *s, uint16_t id, bool insert)
 {
 	uint32_t i = (id * 2654435761u) >> 20 & (SRC_CTL_BLD_SLOTS - 1);
 	struct src_ctl_rid *spot = NULL;
 
 	for (uint32_t k = 0; k < SRC_CTL_BLD_SLOTS; k++, i = (i + 1) & (SRC_CTL_BLD_SLOTS - 1)) {
 		struct src_ctl_rid *r = &s->rid[i];
-		bool live = r->addr && now - r->seen_ns <= SRC_CTL_BLD_TTL_NS;
+		bool live = r->addr && s->learned_ns - r->seen_ns <= SRC_CTL_BLD_TTL_NS;
 		if (r->addr && r->id == id)
 			return live || insert ? r : NULL;
 		if (!r->addr)
@@ -183,7 +190,7 @@ static struct src_ctl_rid *rid_find(struct src_ctl *s, uint16_t id, uint64_t now
 
 static void learn_id(struct src_ctl *s, uint16_t id, uint32_t addr, uint64_t now)
 {
-	struct src_ctl_rid *r = rid_find(s, id, now, true);
+	struct src_ctl_rid *r = rid_find(s, id, true);
 
 	if (!r) {
 		s->rid_full++;
@@ -260,13 +267,12 @@ static void on_route(struct src_ctl *s, const struct xevb_ctl_msg *m)
 {
 	const struct xevb_ctl_route *rt = &m->u.route;
 	struct xevb_ctl_msg one = { .h = m->h };
-	uint64_t now = xevb_now_ns();
 
 	s->routes++;
 	one.h.type = XEVB_CTL_ASSIGN;
 	one.h.n_recs = 1;
 	for (uint32_t k = 0; k < m->h.n_recs; k++) {
-		const struct src_ctl_rid *r = rid_find(s, rt->id[k], now, false);
+		const struct src_ctl_rid *r = rid_find(s, rt->id[k], false);
 		if (!r) {
 			s->route_unknown++;
 			continue;

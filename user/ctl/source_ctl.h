@@ -55,8 +55,9 @@ struct src_ctl {
 		uint16_t port;
 		uint64_t seen_ns;
 	} bld[SRC_CTL_BLD_SLOTS];
-	uint32_t n_bld;    /* slots used (live or expired) */
-	uint64_t bld_full; /* a builder not remembered: every slot live */
+	uint32_t n_bld;      /* slots used (live or expired) */
+	uint64_t learned_ns; /* the newest list or ASSIGN: the entries' age counts from it */
+	uint64_t bld_full;   /* a builder not remembered: every slot live */
 	/* Builder ids to addresses, from BUILDERS, for ROUTE (push): open
 	   addressing by id, an entry named within SRC_CTL_BLD_TTL_NS. */
 	struct src_ctl_rid {
