@@ -39,12 +39,18 @@ eq("builders' DONE complete = every event, and those a RETRY repeated", sum(x["d
    N + d["done_repeated"])
 eq("builders forwarded", sum(x["forwarded"] for x in bc), N)
 eq("both builders learned every source process (SOURCES in parts)", [x["source_processes"] for x in bc], [NSRC, NSRC])
-eq("re-asks, ids no source process announced", [(x["reask_events"], x["no_source_for"]) for x in bc], [(0, 0), (0, 0)])
+# A fragment slower than the re-ask (100 ms: 130 processes on a loaded host) is
+# asked for again: the source answers it twice, the builder takes it once.
+ra = sum(x["reask_events"] for x in bc)
+print("# events re-asked: %d" % ra)
+eq("ids no source process announced", [x["no_source_for"] for x in bc], [0, 0])
 sk = J("sink0")
 eq("farm node received every event once", (sk["events"], sk["duplicates"], sk["errors"]), (N, 0, 0))
 asked = [J("s%d" % k) for k in range(NSRC)]
-eq("every source process answered every event once",
-   sorted(set((s["answered_events"], s["assigns"], s["reask_unheld"]) for s in asked)), [(N, 0, 0)])
+eq("every source process was asked for no ASSIGN, nothing it did not hold",
+   sorted(set((s["assigns"], s["reask_unheld"]) for s in asked)), [(0, 0)])
+true("every source process answered every event, again only what was re-asked (%d events)" % ra,
+     all(N <= s["answered_events"] <= N + ra for s in asked), sorted(set(s["answered_events"] for s in asked)))
 eq("every source process cleared every event", sorted(set((s["cleared"], s["held_now"], s["hold_overflow"])
    for s in asked)), [(N, 0, 0)])
 eq("no REQUEST refused at any source (both builders listed)",
