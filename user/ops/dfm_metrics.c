@@ -117,6 +117,13 @@ static void render_builders(struct xevb_mbuf *b, const struct dfm_copy *c)
 	}
 	PER_BUILDER("xevb_dfm_builder_alive", "gauge", "1 while the builder is alive (heard within --dead-ms).",
 		    x->alive);
+	PER_BUILDER("xevb_dfm_builder_stalled", "gauge",
+		    "1 while the builder is silent past --dead-ms but its host answers (stalled, not dead, until "
+		    "--hung-ms).",
+		    x->alive && x->checking && x->found_up);
+	PER_BUILDER("xevb_dfm_builder_stalls_total", "counter",
+		    "Silences past --dead-ms its host answered for, after which the builder spoke again.",
+		    x->stalls);
 	PER_BUILDER("xevb_dfm_builder_busy", "gauge", "1 while the builder says it is Busy.", x->busy);
 	PER_BUILDER("xevb_dfm_builder_busy_transitions_total", "counter",
 		    "Times the builder turned Busy (not-Busy to Busy).", x->busy_on);
