@@ -770,7 +770,7 @@ void xevb_dfm_poll(struct xevb_dfm *d, uint64_t now)
 				d->st.dead_silent++;
 				builder_down(d, (int)i, now);
 			}
-		} else if (b->checking) {
+		} else if (b->checking && now - b->last_ns <= d->cfg.dead_ns) {
 			spoke_again(d, (int)i);
 		} else if (d->cfg.probe && now - b->last_ns > d->cfg.probe_ns &&
 			   now - b->probe_ns >= d->cfg.probe_ns) {
