@@ -2,11 +2,12 @@
 /*
  * The strict decoder of built events (wire-format section 2), for the
  * library's event views and the xevb tools alike (lib/shared/xl_event.h):
- * it also keeps each fragment's offset, so that fragment i is found in
- * O(1). An object of its own that exports nothing, so that the tools can
- * link it.
+ * it also keeps each fragment's offset (now, or on first use for a lazy
+ * view), so that fragment i is found in O(1). An object of its own that
+ * exports nothing, so that the tools can link it.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include "internal.h"
 
@@ -100,8 +101,24 @@ static __attribute__((noinline, cold)) int record_fault(const uint8_t *buf, size
 }
 
 /*
+ * A record's size when it is not the one before's (sources of one size
+ * are the usual event): a call, so that the compiler keeps the test a
+ * branch. The walk then steps by the size it predicts, and finding the
+ * next record's start does not wait for this one's length to load: the
+ * records are checked side by side (a conditional move would put the load
+ * back on that path). On a miss the step is the record's own, so off is
+ * always exactly the next record's start.
+ */
+static __attribute__((noinline, cold)) size_t new_step(size_t size)
+{
+	__asm__("" : "+r"(size)); /* nor may the compiler see through it */
+	return size;
+}
+
+/*
  * The n fragment records from *offp: each header, length and padding
- * checked, its offset kept in offs (the fragment index), its source marked
+ * checked, its offset kept in offs (the fragment index; NULL: not kept,
+ * a lazy view's is written on first use), its source marked
  * in present (incomplete events; else NULL), its CRC-32C checked when chk
  * asks (XEVB_EV_CRC_BAD in *flagsp). 0, or the rule broken. The loop
  * every record of every event goes through: locals only, one test per
@@ -116,7 +133,7 @@ static inline __attribute__((always_inline)) int decode_records(const uint8_t *b
 {
 	bool crc = chk && (chk->verify & XL_VERIFY_CRC);
 	uint32_t flags = 0;
-	size_t off = *offp;
+	size_t off = *offp, step = 0;
 	int prev = -1;
 
 	for (uint32_t i = 0; i < n; i++) {
@@ -135,11 +152,15 @@ static inline __attribute__((always_inline)) int decode_records(const uint8_t *b
 		    padded > len - off - XL_EVT_REC_HLEN ||
 		    (pad && (xl_ld32(p + padded - 4) & ((1u << (8 * pad)) - 1))))
 			return record_fault(buf, len, off, i, prev, err, errlen);
-		offs[i] = (uint32_t)off;
+		if (offs)
+			offs[i] = (uint32_t)off;
 		if (present)
 			present[sid / 64] |= 1ull << (sid % 64);
 		prev = (int)sid;
-		off += XL_EVT_REC_HLEN + padded;
+		/* The next record where one of this one's size ends: see new_step. */
+		if (__builtin_expect(XL_EVT_REC_HLEN + padded != step, 0))
+			step = new_step(XL_EVT_REC_HLEN + padded);
+		off += step;
 		if (crc && !(flags & XEVB_EV_CRC_BAD) && xl_crc32c(0, p, flen) != xl_ld32(r + 8))
 			flags |= XEVB_EV_CRC_BAD;
 	}
@@ -213,14 +234,16 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	}
 	if (h.incomplete)
 		memset(present, 0, sizeof(present));
-	/* The common case in a loop of its own: no CRC check, no present set to keep. */
+	/* The common cases in loops of their own: no CRC check, no present set to keep, the index or not. */
 	if (!h.incomplete && !(chk && (chk->verify & XL_VERIFY_CRC)))
-		rc = decode_records(buf, len, h.n_frags, NULL, e->off, NULL, &off, &flags, err, errlen);
+		rc = e->lazy ? decode_records(buf, len, h.n_frags, NULL, NULL, NULL, &off, &flags, err, errlen) :
+			       decode_records(buf, len, h.n_frags, NULL, e->off, NULL, &off, &flags, err, errlen);
 	else
-		rc = decode_records(buf, len, h.n_frags, chk, e->off, h.incomplete ? present : NULL, &off, &flags,
-				    err, errlen);
+		rc = decode_records(buf, len, h.n_frags, chk, e->lazy ? NULL : e->off,
+				    h.incomplete ? present : NULL, &off, &flags, err, errlen);
 	if (rc)
 		return broke(e, rc);
+	__atomic_store_n(&e->idx, e->lazy ? XL_IDX_NONE : XL_IDX_BUILT, __ATOMIC_RELAXED);
 	nmiss = (uint32_t)h.n_expected - h.n_frags;
 	e->missing_off = (uint32_t)off;
 	if (nmiss) {
@@ -243,6 +266,33 @@ int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct x
 	if (chk && chk->fn && chk->fn(chk->ctx, &e->pub))
 		e->pub.flags |= XEVB_EV_CHECK_BAD;
 	return 0;
+}
+
+/*
+ * A lazy view's index from its records, checked sound by the decoder (so
+ * the walk needs no test) and never changed while the view is valid;
+ * room made by the decoder (nothing to fail here). One thread writes it,
+ * others asking meanwhile wait for it: a view is read, never written, by
+ * the threads it is handed to.
+ */
+const uint32_t *xl_ev_index_slow(struct xl_ev *e)
+{
+	uint32_t st = XL_IDX_NONE;
+
+	if (__atomic_compare_exchange_n(&e->idx, &st, XL_IDX_BUSY, false, __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE)) {
+		const uint8_t *d = e->pub.data;
+		size_t off = XL_EVT_HLEN;
+
+		for (uint32_t i = 0; i < e->pub.n_frags; i++) {
+			e->off[i] = (uint32_t)off;
+			off += XL_EVT_REC_HLEN + XL_PAD4(xl_ld32(d + off + 4));
+		}
+		__atomic_store_n(&e->idx, XL_IDX_BUILT, __ATOMIC_RELEASE);
+		return e->off;
+	}
+	while (__atomic_load_n(&e->idx, __ATOMIC_ACQUIRE) != XL_IDX_BUILT)
+		sched_yield();
+	return e->off;
 }
 
 void xl_ev_release(struct xl_ev *e)

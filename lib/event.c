@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: LGPL-2.1-or-later
 /*
  * Event views: the accessors of struct xevb_ev over what the decoder
- * (ev_decode.c) found: fragment i in O(1) from its offset.
+ * (ev_decode.c) found: fragment i in O(1) from its offset (the index
+ * written on the first call for a farm node's view).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -10,12 +11,12 @@
 /* Record i of a sound event, from its index. */
 static inline const uint8_t *record(const struct xevb_ev *ev, uint32_t i)
 {
-	return ev->data + ((const struct xl_ev *)ev)->off[i];
+	return ev->data + xl_ev_index((const struct xl_ev *)ev)[i];
 }
 
 XEVB_API const uint32_t *xevb_ev_offsets(const struct xevb_ev *ev)
 {
-	return ((const struct xl_ev *)ev)->off;
+	return xl_ev_index((const struct xl_ev *)ev);
 }
 
 XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_frag *f)
@@ -36,12 +37,13 @@ XEVB_API int xevb_ev_frag(const struct xevb_ev *ev, uint32_t i, struct xevb_ev_f
 
 XEVB_API int xevb_ev_find(const struct xevb_ev *ev, uint16_t source_id, struct xevb_ev_frag *f)
 {
+	const uint32_t *off = xl_ev_index((const struct xl_ev *)ev);
 	uint32_t lo = 0, hi = ev->n_frags;
 
 	/* Records are in ascending source_id: a binary search. */
 	while (lo < hi) {
 		uint32_t mid = lo + (hi - lo) / 2;
-		uint16_t sid = xl_ld16(record(ev, mid));
+		uint16_t sid = xl_ld16(ev->data + off[mid]);
 		if (sid == source_id)
 			return xevb_ev_frag(ev, mid, f);
 		if (sid < source_id)

@@ -7,6 +7,7 @@
 #ifndef XEVB_LIB_EVENT_H
 #define XEVB_LIB_EVENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <xevb/xevb.h>
@@ -14,9 +15,18 @@
 /* A decoded event, the public view first. */
 struct xl_ev {
 	struct xevb_ev pub;
-	uint32_t *off; /* each fragment record's offset from pub.data: the index the decoder builds */
+	uint32_t *off; /* each fragment record's offset from pub.data: the fragment index */
 	uint32_t off_cap;
 	uint32_t missing_off; /* where the missing list starts */
+	/*
+	 * lazy: the decoder only checks the records and makes room in off, the
+	 * index is written on first use (xl_ev_index; a farm node's views: of
+	 * the many out at a time, each index written cost misses in L1 that a
+	 * consumer not asking for it paid). idx: XL_IDX_*, atomic (threads
+	 * reading one view may ask for its index at once).
+	 */
+	bool lazy;
+	uint32_t idx;
 	/* the farm node's bookkeeping (farm.c) */
 	struct xl_ev *next; /* in the ready queue or the free list */
 	struct xl_ev *all;  /* every view the handle made */
@@ -27,6 +37,7 @@ struct xl_ev {
 	uint8_t broken; /* after xl_ev_decode failed: the rule broken (enum xevb_broken) */
 };
 enum { XL_EV_FREE = 0, XL_EV_QUEUED, XL_EV_OUT };
+enum { XL_IDX_NONE = 0, XL_IDX_BUSY, XL_IDX_BUILT };
 
 /* What xl_ev_decode checks of each payload beyond the structure (NULL: nothing). */
 #define XL_VERIFY_CRC 0x1u
@@ -44,6 +55,14 @@ struct xl_check {
 int xl_ev_decode(struct xl_ev *e, const uint8_t *buf, size_t len, const struct xl_check *chk, char *err,
 		 size_t errlen);
 void xl_ev_release(struct xl_ev *e); /* frees the offset array */
+/* The fragment index of a sound event, written now if it is not yet (lazy views). */
+const uint32_t *xl_ev_index_slow(struct xl_ev *e);
+static inline const uint32_t *xl_ev_index(const struct xl_ev *e)
+{
+	if (__atomic_load_n(&e->idx, __ATOMIC_ACQUIRE) == XL_IDX_BUILT)
+		return e->off;
+	return xl_ev_index_slow((struct xl_ev *)e);
+}
 /* xevb_broken_name's names ("bad_magic"): the tools name the same rules by them. */
 const char *xl_broken_name(int kind);
 

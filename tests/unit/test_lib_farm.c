@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <sys/socket.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
@@ -265,6 +266,91 @@ Test(lib_farm, events_views_and_credits_to_the_builder)
 	cr_assert(eq(u64, b.conn_done, 5));
 	cr_assert(eq(u32, b.epoch, BLD_EPOCH));
 	cr_assert(eq(int, xevb_farm_builder(r.f, 1, &b), -ENOENT));
+	rig_close(&r);
+}
+
+/* The offsets of ev's records as a walk from record to record finds them: what its index must hold. */
+static void walk_offsets(const struct xevb_ev *ev, uint32_t *offs)
+{
+	size_t off = XEVB_EVT_HLEN;
+
+	for (uint32_t i = 0; i < ev->n_frags; i++) {
+		offs[i] = (uint32_t)off;
+		off += XEVB_EVT_REC_HLEN + XEVB_PAD4(xevb_ld32(ev->data + off + 4));
+	}
+}
+
+static void index_is_right(const struct xevb_ev *ev)
+{
+	uint32_t want[TL_MAXS];
+	const uint32_t *got = xevb_ev_offsets(ev);
+
+	walk_offsets(ev, want);
+	for (uint32_t i = 0; i < ev->n_frags; i++)
+		cr_assert(eq(u32, got[i], want[i]), "event %u record %u", ev->event_id, i);
+	tl_check_payloads(ev);
+}
+
+/* event_check: the index of every other event asked for in the decoder, its address kept. */
+static const uint32_t *checked_offs[8];
+static int index_in_check(void *ctx, const struct xevb_ev *ev)
+{
+	(void)ctx;
+	if (ev->event_id % 2 == 0 && ev->event_id < 8)
+		checked_offs[ev->event_id] = xevb_ev_offsets(ev);
+	return 0;
+}
+
+static void *offsets_thread(void *ev)
+{
+	return (void *)xevb_ev_offsets(ev);
+}
+
+/*
+ * A farm node's views write their fragment index when first asked for (in
+ * the caller's check or later, by any of the threads it hands a view to):
+ * the index is right, stays where it was first given for as long as the
+ * view, and a view used again for another event gets that event's.
+ */
+Test(lib_farm, a_views_fragment_index_is_written_when_asked_for)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .credits = 16, .event_check = index_in_check);
+	const struct xevb_ev *evs[8];
+	pthread_t th[4];
+	void *got[4];
+	struct rig r;
+
+	rig_open(&r, &o);
+	send_events(&r, 4, 7, 0);
+	take_events(&r, 4, 0, evs);
+	for (int i = 0; i < 4; i++) {
+		const uint32_t *early = checked_offs[i];
+		cr_assert(eq(int, i % 2 == 0, early != NULL), "event %d: asked for in the check", i);
+		if (i == 3) {
+			/* Never asked for yet: four threads ask at once, all get the one index. */
+			for (int t = 0; t < 4; t++)
+				cr_assert(
+					eq(int, pthread_create(&th[t], NULL, offsets_thread, (void *)evs[i]), 0));
+			for (int t = 0; t < 4; t++) {
+				cr_assert(eq(int, pthread_join(th[t], &got[t]), 0));
+				cr_assert(eq(ptr, got[t], got[0]));
+			}
+		}
+		index_is_right(evs[i]);
+		if (early)
+			cr_assert(eq(ptr, (void *)xevb_ev_offsets(evs[i]), (void *)early), "event %d", i);
+	}
+	for (int i = 0; i < 4; i++)
+		xevb_farm_done(r.f, evs[i]);
+	/* The same views again, for events of more and of fewer sources. */
+	send_events(&r, 2, 12, 0);
+	send_events(&r, 2, 3, 0);
+	take_events(&r, 4, 4, evs);
+	for (int i = 0; i < 4; i++) {
+		cr_assert(eq(u16, evs[i]->n_expected, i < 2 ? 12 : 3));
+		index_is_right(evs[i]);
+		xevb_farm_done(r.f, evs[i]);
+	}
 	rig_close(&r);
 }
 

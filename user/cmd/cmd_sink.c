@@ -91,7 +91,10 @@ static void as_decoded(const struct xevb_ev *ev, struct xevb_decoded_event *d)
 /* libxevb's event_check: every payload of a sound event, while its bytes are in cache. */
 static int event_bad(void *ctx, const struct xevb_ev *ev)
 {
-	return sink_payloads_bad(ctx, ev->data, xevb_ev_offsets(ev), ev->n_frags, ev->event_id);
+	struct xevb_decoded_event d;
+
+	as_decoded(ev, &d);
+	return sink_payloads_bad(ctx, &d);
 }
 
 /* Every event taken, from a builder or a file: counted towards the expectation and checked. */

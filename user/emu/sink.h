@@ -96,11 +96,10 @@ int sink_check_init(struct sink_check *k, uint32_t dup_window, bool content, uin
 void sink_check_free(struct sink_check *k);
 /*
  * Each sound event's payloads, checked while the library decodes it (its
- * event_check), by the library's index of its n fragment records (offs,
- * from data): non-zero when one is wrong (no sentence, no count).
+ * event_check), in a walk over its records: non-zero when one is wrong
+ * (no sentence, no count).
  */
-int sink_payloads_bad(const struct sink_check *k, const uint8_t *data, const uint32_t *offs, uint32_t n,
-		      uint32_t event_id);
+int sink_payloads_bad(const struct sink_check *k, const struct xevb_decoded_event *d);
 /*
  * Then each event as it is taken, with that verdict (payload_bad):
  * which check failed and where, sources, id and latency; faults counted

@@ -134,7 +134,10 @@ struct xevb_ev_frag {
  * 2: source_id and reserved, 2 bytes each, length and crc32c, 4 bytes
  * each, big-endian; the payload after it). For a consumer that looks at
  * every fragment of every event: a loop over it, no call per fragment and
- * no walk from record to record. Valid as long as ev.
+ * no walk from record to record. Valid as long as ev. A farm node's view
+ * writes its index on the first call of this, xevb_ev_frag or
+ * xevb_ev_find (one walk over its records): a consumer that never asks
+ * does not pay for it.
  */
 XEVB_API const uint32_t *xevb_ev_offsets(const struct xevb_ev *ev);
 /* Fragment i (0..n_frags-1) of ev in *f: 0, or -ERANGE. O(1). */
