@@ -17,6 +17,11 @@
  *   l1:  126 sources x 32 B fragments (5,576-byte events)
  *   hlt: 323 sources x 100 B fragments (36,208-byte events)
  *
+ * --dest twice (and --slice-ms): two sinks fed in turn, --slice-ms of
+ * writes to one, then to the other, each its own ring and ids, so that
+ * two sinks on one core are measured over the same seconds of a host
+ * whose speed drifts (scripts/bench/bench-sink-ab.sh). write only.
+ *
  * --send says how each chunk goes (issue 18: the mechanisms measured side by
  * side): write (write(2), as the builder's send(2) of its buffer), uring (an
  * io_uring IORING_OP_SEND, one in flight, as the builder would replace its
@@ -25,9 +30,10 @@
  * them; "zc_copied" counts the sends it copied after all). The last two
  * need liburing at build time.
  *
- * usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S]
- *        [--events N] [--ring-bytes B] [--write-size B] [--run R]
- *        [--send write|uring|uring-zc] [--rate EVENTS_PER_S]
+ * usage: sink_flood --dest ADDR:PORT [--dest ADDR:PORT [--slice-ms MS]]
+ *        [--case l1|hlt] [--duration S] [--events N] [--ring-bytes B]
+ *        [--write-size B] [--run R] [--send write|uring|uring-zc]
+ *        [--rate EVENTS_PER_S]
  *        sink_flood --check-cost [--case l1|hlt] [--events N]
  */
 #include <arpa/inet.h>
@@ -364,30 +370,67 @@ static void pace(uint64_t t0, uint64_t sent, uint64_t rate)
 	clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL);
 }
 
+/* One destination's stream: its ring, where it is in it, its ids. */
+struct stream {
+	struct ring r;
+	struct sender snd;
+	size_t pos;
+	uint32_t patched, next_id;
+	uint64_t sent;
+};
+
+/* One write of at most wsize bytes, every event that starts in it numbered and stamped first. */
+static void stream_write(struct stream *s, size_t wsize, uint64_t max_events)
+{
+	struct ring *r = &s->r;
+	size_t w = r->len - s->pos < wsize ? r->len - s->pos : wsize;
+	uint64_t stamp = xevb_realtime_ns();
+
+	while (s->patched < r->n && r->ev_off[s->patched] < s->pos + w && s->sent < max_events) {
+		uint8_t *h = r->buf + r->ev_off[s->patched++];
+		xevb_st32(h + 12, s->next_id++);
+		xevb_st64(h + 24, stamp);
+		s->sent++;
+	}
+	if (s->sent == max_events && s->patched < r->n && r->ev_off[s->patched] < s->pos + w)
+		w = r->ev_off[s->patched] - s->pos; /* the last event wanted ends here */
+	sender_send(&s->snd, r->buf + s->pos, w);
+	s->pos += w;
+	if (s->pos == r->len) {
+		sender_wrap(&s->snd);
+		s->pos = 0;
+		s->patched = 0;
+	}
+}
+
+/* Finish the event the last write cut, so the stream ends whole. */
+static void stream_close(struct stream *s)
+{
+	if (s->pos % s->r.ev_bytes)
+		sender_send(&s->snd, s->r.buf + s->pos, s->r.ev_bytes - s->pos % s->r.ev_bytes);
+	sender_close(&s->snd);
+	free(s->r.buf);
+	free(s->r.ev_off);
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option lo[] = {
-		{ "dest", required_argument, 0, 'd' },
-		{ "case", required_argument, 0, 'c' },
-		{ "duration", required_argument, 0, 't' },
-		{ "events", required_argument, 0, 'n' },
-		{ "ring-bytes", required_argument, 0, 'r' },
-		{ "write-size", required_argument, 0, 'w' },
-		{ "run", required_argument, 0, 'R' },
-		{ "check-cost", no_argument, 0, 'C' },
-		{ "send", required_argument, 0, 'S' },
-		{ "rate", required_argument, 0, 'p' },
-		{ 0 },
+		{ "dest", required_argument, 0, 'd' },       { "case", required_argument, 0, 'c' },
+		{ "duration", required_argument, 0, 't' },   { "events", required_argument, 0, 'n' },
+		{ "ring-bytes", required_argument, 0, 'r' }, { "write-size", required_argument, 0, 'w' },
+		{ "run", required_argument, 0, 'R' },        { "check-cost", no_argument, 0, 'C' },
+		{ "send", required_argument, 0, 'S' },       { "rate", required_argument, 0, 'p' },
+		{ "slice-ms", required_argument, 0, 'l' },   { 0 },
 	};
 	const struct flood_case *c = &cases[0];
-	const char *dest = NULL;
+	const char *dest[2] = { NULL, NULL };
 	uint64_t max_events = UINT64_MAX, ring_bytes = 8u << 20, wsize = 64u << 10, secs = 3, rate = 0;
-	uint32_t run = 1, next_id = 0, patched = 0;
-	uint64_t sent = 0, t0, deadline, now;
+	uint64_t slice_ms = 200, t0, deadline, slice_end, now;
+	uint32_t run = 1, n_dest = 0, cur = 0;
+	enum send_kind kind = SEND_WRITE;
+	struct stream st[2] = { 0 };
 	struct rusage ru;
-	struct sender snd = { .kind = SEND_WRITE };
-	struct ring r;
-	size_t pos = 0;
 	bool cost = false;
 	int o;
 
@@ -395,7 +438,9 @@ int main(int argc, char **argv)
 		bool ok = true;
 		switch (o) {
 		case 'd':
-			dest = optarg;
+			ok = n_dest < 2;
+			if (ok)
+				dest[n_dest++] = optarg;
 			break;
 		case 'c':
 			ok = false;
@@ -423,6 +468,9 @@ int main(int argc, char **argv)
 		case 'p':
 			ok = xevb_parse_u64("rate", optarg, 1, 100000000, &rate);
 			break;
+		case 'l':
+			ok = xevb_parse_u64("slice-ms", optarg, 1, 60000, &slice_ms);
+			break;
 		case 'C':
 			cost = true;
 			break;
@@ -430,7 +478,7 @@ int main(int argc, char **argv)
 			ok = false;
 			for (size_t i = 0; i < sizeof(send_names) / sizeof(send_names[0]); i++)
 				if (!strcmp(optarg, send_names[i])) {
-					snd.kind = (enum send_kind)i;
+					kind = (enum send_kind)i;
 					ok = true;
 				}
 			break;
@@ -439,8 +487,8 @@ int main(int argc, char **argv)
 		}
 		if (!ok) {
 			fprintf(stderr,
-				"usage: sink_flood --dest ADDR:PORT [--case l1|hlt] [--duration S] "
-				"[--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
+				"usage: sink_flood --dest ADDR:PORT [--dest ADDR:PORT [--slice-ms MS]] [--case l1|hlt]\n"
+				"       [--duration S] [--events N] [--ring-bytes B] [--write-size B] [--run R]\n"
 				"       [--send write|uring|uring-zc] [--rate EVENTS_PER_S]\n"
 				"       sink_flood --check-cost [--case l1|hlt] [--events N]\n");
 			return 2;
@@ -448,57 +496,47 @@ int main(int argc, char **argv)
 	}
 	if (cost)
 		return check_cost(c, max_events);
-	if (!dest)
+	if (!n_dest)
 		die("--dest", "missing (the sink's IPv4ADDR:PORT)");
+	if (n_dest == 2 && (rate || kind != SEND_WRITE))
+		die("--dest twice", "takes neither --rate nor --send other than write");
 	signal(SIGPIPE, SIG_IGN);
-	ring_build(&r, c, ring_bytes, run);
-	snd.fd = connect_to(dest);
-	sender_open(&snd, &r);
+	for (uint32_t i = 0; i < n_dest; i++) {
+		ring_build(&st[i].r, c, ring_bytes, run);
+		st[i].snd = (struct sender){ .kind = kind, .fd = connect_to(dest[i]) };
+		sender_open(&st[i].snd, &st[i].r);
+	}
 	t0 = xevb_now_ns();
 	deadline = t0 + secs * 1000000000ull;
-	for (now = t0; now < deadline && sent < max_events; now = xevb_now_ns()) {
-		size_t w = r.len - pos < wsize ? r.len - pos : wsize;
-		uint64_t stamp = xevb_realtime_ns();
-
-		/* Number and stamp every event that starts in this write, before it goes. */
-		while (patched < r.n && r.ev_off[patched] < pos + w && sent < max_events) {
-			uint8_t *h = r.buf + r.ev_off[patched++];
-			xevb_st32(h + 12, next_id++);
-			xevb_st64(h + 24, stamp);
-			sent++;
+	slice_end = t0 + slice_ms * 1000000ull;
+	for (now = t0; now < deadline && st[cur].sent < max_events; now = xevb_now_ns()) {
+		if (n_dest == 2 && now >= slice_end) {
+			cur ^= 1;
+			slice_end = now + slice_ms * 1000000ull;
 		}
-		if (sent == max_events && patched < r.n && r.ev_off[patched] < pos + w)
-			w = r.ev_off[patched] - pos; /* the last event wanted ends here */
-		sender_send(&snd, r.buf + pos, w);
-		pos += w;
+		stream_write(&st[cur], wsize, max_events);
 		if (rate)
-			pace(t0, sent, rate);
-		if (pos == r.len) {
-			sender_wrap(&snd);
-			pos = 0;
-			patched = 0;
-		}
+			pace(t0, st[cur].sent, rate);
 	}
-	/* Finish the event the last write cut, so the stream ends whole. */
-	if (pos % r.ev_bytes)
-		sender_send(&snd, r.buf + pos, r.ev_bytes - pos % r.ev_bytes);
-	sender_close(&snd);
+	for (uint32_t i = 0; i < n_dest; i++)
+		stream_close(&st[i]);
 	now = xevb_now_ns();
 	getrusage(RUSAGE_SELF, &ru);
 	{
 		double el = (double)(now - t0) / 1e9;
+		uint64_t sent = st[0].sent + st[1].sent;
+		uint64_t calls = st[0].snd.calls + st[1].snd.calls;
 		printf("{\"case\":\"%s\",\"sources\":%u,\"fragment_bytes\":%u,\"event_bytes\":%zu,"
-		       "\"ring_events\":%u,\"write_size\":%llu,\"events\":%llu,\"bytes\":%llu,"
-		       "\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"gbps\":%.3f,"
+		       "\"ring_events\":%u,\"write_size\":%llu,\"events\":%llu,\"dest_events\":[%llu,%llu],"
+		       "\"bytes\":%llu,\"elapsed_s\":%.3f,\"events_per_s\":%.1f,\"gbps\":%.3f,"
 		       "\"cpu_user_s\":%.3f,\"cpu_sys_s\":%.3f,\"send\":\"%s\",\"sends\":%llu,"
 		       "\"zc_notifs\":%llu,\"zc_copied\":%llu}\n",
-		       c->name, c->n_src, c->frag_len, r.ev_bytes, r.n, (unsigned long long)wsize,
-		       (unsigned long long)sent, (unsigned long long)(sent * r.ev_bytes), el, (double)sent / el,
-		       (double)sent * (double)r.ev_bytes * 8 / el / 1e9, tv_s(ru.ru_utime), tv_s(ru.ru_stime),
-		       send_names[snd.kind], (unsigned long long)snd.calls, (unsigned long long)snd.zc_notifs,
-		       (unsigned long long)snd.zc_copied);
+		       c->name, c->n_src, c->frag_len, st[0].r.ev_bytes, st[0].r.n, (unsigned long long)wsize,
+		       (unsigned long long)sent, (unsigned long long)st[0].sent, (unsigned long long)st[1].sent,
+		       (unsigned long long)(sent * st[0].r.ev_bytes), el, (double)sent / el,
+		       (double)sent * (double)st[0].r.ev_bytes * 8 / el / 1e9, tv_s(ru.ru_utime),
+		       tv_s(ru.ru_stime), send_names[kind], (unsigned long long)calls,
+		       (unsigned long long)st[0].snd.zc_notifs, (unsigned long long)st[0].snd.zc_copied);
 	}
-	free(r.buf);
-	free(r.ev_off);
 	return 0;
 }
