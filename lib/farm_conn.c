@@ -19,9 +19,10 @@
  * Full reads that brought events before the caller has them: then done()
  * lets the connection's chunk be read into again from its start, so that
  * reads and the caller's checks cycle over FULL_READS * READ_MAX bytes
- * (1 MiB: inside a core's L2 with the socket's bytes it copies from).
+ * (512 KiB, as the old sink's one buffer). Two (1 MiB) cost 1.3% more CPU
+ * per event flat out, measured side by side (bench-sink-ab.sh).
  */
-#define FULL_READS 2
+#define FULL_READS 1
 /*
  * Bytes a read asks for at most: what the old sink's reader took at
  * saturation (its buffer grew to 512 KiB). Flat out, a read of 256 KiB
