@@ -288,12 +288,14 @@ run_integration() {
 		"${#par[@]} of them $TEST_JOBS at a time"
 }
 
-# The house's rules that need no build: the layers of user/ (user/LAYERS)
+# The house's rules that need no build: the layers of user/ (user/LAYERS),
+# docs/benchmarks.md as its generator makes it
 # and no function over 100 lines; then the C sources against .clang-format
 # (STYLE_CHECK=0: that part skipped).
 run_style() {
 	local log
 	run_script layers bash tests/style/test_layers.sh
+	run_script bench-doc bash tests/style/test_bench_doc.sh
 	run_script fn-length bash scripts/fn-length.sh 100
 	if [[ $STYLE_CHECK != 1 ]]; then
 		log=$(mktemp)

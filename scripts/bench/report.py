@@ -6,6 +6,13 @@ baseline, what limits ours on this machine, and the plots (copied to
 docs/bench/img/, the JSON to docs/bench/data/ so the figures stay traceable).
 
   report.py [RESULTS_DIR (build/bench)] [DOC (docs/benchmarks.md)]
+  report.py --check [DOC]   DOC is what its bench/data/ and bench/notes/
+                            make (the committed plots as they are); else
+                            the difference and exit 1
+
+Measurements no JSON of the suite holds (runs against other trees,
+profiles) are hand-written in DOC's bench/notes/NAME.md and included in
+their place.
 
 BENCH_NOTE (environment) adds a line on how the machine was used during the
 runs (e.g. "shared with five other engineers' tests"). Everything in the
@@ -16,11 +23,18 @@ import shutil
 import statistics
 import sys
 
-RES = sys.argv[1] if len(sys.argv) > 1 else "build/bench"
-DOC = sys.argv[2] if len(sys.argv) > 2 else "docs/benchmarks.md"
+CHECK = sys.argv[1:2] == ["--check"]
+if CHECK:
+    DOC = sys.argv[2] if len(sys.argv) > 2 else "docs/benchmarks.md"
+else:
+    RES = sys.argv[1] if len(sys.argv) > 1 else "build/bench"
+    DOC = sys.argv[2] if len(sys.argv) > 2 else "docs/benchmarks.md"
 DOCDIR = os.path.dirname(DOC) or "."
 IMG = os.path.join(DOCDIR, "bench", "img")
 DATA = os.path.join(DOCDIR, "bench", "data")
+if CHECK:
+    RES = DATA
+NOTES = os.path.join(DOCDIR, "bench", "notes")
 
 
 def load(name):
@@ -34,16 +48,33 @@ def load(name):
 def img(name, alt):
     """Copies RES/name.png into the docs; a markdown image line, or a note."""
     src = os.path.join(RES, name + ".png")
+    if CHECK:
+        return img_link(name, alt) if os.path.exists(os.path.join(IMG, name + ".png")) else \
+            "_(plot %s.png not produced: run the benchmark)_\n" % name
     if not os.path.exists(src):
         return "_(plot %s.png not produced: run the benchmark)_\n" % name
     os.makedirs(IMG, exist_ok=True)
     shutil.copy(src, os.path.join(IMG, name + ".png"))
+    return img_link(name, alt)
+
+
+def img_link(name, alt):
     return "![%s](bench/img/%s.png)\n" % (alt, name)
+
+
+def notes(name):
+    """docs/bench/notes/NAME.md, hand-written (what no JSON of the suite holds: side-by-side runs of other
+    trees, profiles), kept in its place in the document; its first line, a comment, left out."""
+    try:
+        lines = open(os.path.join(NOTES, name + ".md")).read().splitlines()
+    except OSError:
+        return []
+    return [l for l in lines if not l.startswith("<!-- hand-written")]
 
 
 def keep(name):
     p = os.path.join(RES, name + ".json")
-    if os.path.exists(p):
+    if os.path.exists(p) and not CHECK:
         os.makedirs(DATA, exist_ok=True)
         shutil.copy(p, os.path.join(DATA, name + ".json"))
         c = os.path.join(RES, name + ".csv")
@@ -542,7 +573,8 @@ def farm_node():
         for c in cc:
             out.append("| %s (%d B events) | %.0f | %.0f |" % (c["case"], c["event_bytes"], c["one_walk_ns_per_event"],
                                                            c["decode_then_verify_ns_per_event"]))
-    return out
+    out.append("")
+    return out + notes("farm-node")
 
 
 # ---------------------------------------------------------------- the DFM alone
@@ -581,7 +613,7 @@ DFM_SCALE_HEAD = ["| BxSxF | events/s | DFM CPU / run-queue wait (of a core) | D
 
 def dfm_scale():
     """Issue 36: the DFM alone against simulated peers (bench-dfm-scale.sh)."""
-    out = ["## The DFM alone, with simulated peers (issue 36)\n",
+    out = ["## The DFM alone, with simulated peers\n",
            "`scripts/bench/bench-dfm-scale.sh`: `xevb dfm` in a namespace of its own against "
            "`build/bench/dfm_sim`, one process playing B builders, S source processes and F farm nodes through "
            "the project's codec (sealed with `--key-file` in the key rows), each peer on its own address "
@@ -639,7 +671,7 @@ def dfm_scale():
         out.append("")
     out += dfm_scale_limits(rows)
     out.append(img("dfm-scale", "The DFM alone: events/s and CPU per event along B and S, latencies along B"))
-    return out
+    return out + notes("dfm-scale") + notes("ctl-auth")
 
 
 def dfm_scale_limits(rows):
@@ -802,10 +834,31 @@ def main():
     for s in (study1, study2, study3, study4, overload, farm_node, dfm_scale, others):
         parts += s()
         parts.append("")
+    text = "\n".join(parts).rstrip() + "\n"
+    if CHECK:
+        sys.exit(check(text))
     os.makedirs(DOCDIR, exist_ok=True)
     with open(DOC, "w") as fo:
-        fo.write("\n".join(parts).rstrip() + "\n")
+        fo.write(text)
     print("wrote", DOC)
+
+
+def check(text):
+    """0 when DOC is text; else its difference (a hand edit of the generated file, or a stale one) and 1."""
+    import difflib
+    try:
+        old = open(DOC).read()
+    except OSError as e:
+        print("report.py --check: cannot read %s: %s" % (DOC, e.strerror), file=sys.stderr)
+        return 1
+    if old == text:
+        return 0
+    sys.stdout.writelines(difflib.unified_diff(old.splitlines(True), text.splitlines(True), DOC,
+                                               "what scripts/bench/report.py makes of " + DATA, n=1))
+    print("report.py --check: %s is not what the script makes: edit the script or %s/bench/notes/, "
+          "then `python3 scripts/bench/report.py --check` to see, `make bench-report` to write" % (DOC, DOCDIR),
+          file=sys.stderr)
+    return 1
 
 
 if __name__ == "__main__":
