@@ -413,10 +413,14 @@ void xl_farm_read(struct xevb_farm *f, struct xl_conn *c)
 			c->tail += (size_t)n;
 			if (!cut_events(f, c))
 				return;
-			/* Since when it holds part of an event (a paused connection is not stalled: not counted). */
+			/*
+			 * Since when it holds part of the same event (a paused connection
+			 * is not stalled: not counted). A busy stream's reads mostly end
+			 * inside an event: one that completed an event made progress.
+			 */
 			if (c->tail == c->head)
 				c->partial_since = 0;
-			else if (!c->partial_since)
+			else if (!c->partial_since || c->events != before)
 				c->partial_since = xl_mono_ns();
 			/*
 			 * A short read emptied the socket: back to the caller. A full one

@@ -764,6 +764,54 @@ Test(lib_farm, a_stalled_partial_event_costs_its_connection)
 	rig_close(&r);
 }
 
+/*
+ * A busy stream whose reads never end on an event boundary holds part of
+ * an event after every read: it is not stalled while events complete.
+ */
+Test(lib_farm, a_stream_that_always_ends_mid_event_is_not_stalled)
+{
+	XEVB_OPTS(xevb_farm_opts, o, .partial_timeout_ms = 200, .flags = XEVB_FARM_NO_CTL);
+	struct xevb_farm_stats st = { .sz = sizeof(st) };
+	uint8_t *b[2];
+	size_t len[2];
+	uint32_t taken = 0, n = 30;
+	struct rig r;
+
+	rig_open(&r, &o);
+	b[0] = tl_encode(9, 0, 3, NULL, NULL, 0, &len[0]);
+	cr_assert(eq(int, (int)write(r.tcp, b[0], len[0] / 2), (int)(len[0] / 2)));
+	/* Every 50 ms for 1.5 s (the check runs once a second): one event's end and the next one's start in one write. */
+	for (uint32_t id = 0; id < n; id++) {
+		uint8_t buf[2048];
+		size_t rest = len[id & 1] - len[id & 1] / 2, k = rest;
+		uint64_t until = xevb_now_ns() + 50000000ull;
+		const struct xevb_ev *ev;
+
+		b[(id + 1) & 1] = tl_encode(9, id + 1, 3, NULL, NULL, 0, &len[(id + 1) & 1]);
+		cr_assert(le(u64, rest + len[(id + 1) & 1], sizeof(buf)));
+		memcpy(buf, b[id & 1] + len[id & 1] / 2, rest);
+		if (id + 1 < n) {
+			memcpy(buf + rest, b[(id + 1) & 1], len[(id + 1) & 1] / 2);
+			k += len[(id + 1) & 1] / 2;
+		}
+		cr_assert(eq(int, (int)write(r.tcp, buf, k), (int)k));
+		free(b[id & 1]);
+		while (xevb_now_ns() < until) {
+			xevb_farm_poll(r.f, 5);
+			while (xevb_farm_next(r.f, &ev) == 1) {
+				cr_assert(eq(u32, ev->event_id, taken++));
+				xevb_farm_done(r.f, ev);
+			}
+		}
+	}
+	free(b[n & 1]);
+	xevb_farm_stats(r.f, &st);
+	cr_assert(eq(u64, st.conns_broken, 0), "closed as stalled while its events kept completing");
+	cr_assert(eq(u32, taken, n));
+	cr_assert(eq(u64, st.conns_open, 1));
+	rig_close(&r);
+}
+
 /* Waits (bounded) until the handle's stats pass ok. */
 static void stats_until(struct rig *r, struct xevb_farm_stats *st, bool (*ok)(const struct xevb_farm_stats *))
 {
