@@ -16,11 +16,10 @@
 
 #define READS_PER_WAKEUP 16 /* then the other connections have a turn */
 /*
- * Full reads that brought events before the caller has them: then done()
- * lets the connection's chunk be read into again from its start, so that
- * reads and the caller's checks cycle over FULL_READS * READ_MAX bytes
- * (512 KiB, as the old sink's one buffer). Two (1 MiB) cost 1.3% more CPU
- * per event flat out, measured side by side (bench-sink-ab.sh).
+ * Full reads that brought events before the caller has them: the caller
+ * checks each read's events while they are still in cache. Two (1 MiB
+ * between the copy and the check) cost 1.3% more CPU per event flat out,
+ * measured side by side (scripts/bench/bench-sink-ab.sh).
  */
 #define FULL_READS 1
 /*
@@ -32,6 +31,7 @@
  */
 #define READ_MAX     (512u * 1024)
 #define MOVE_MAX     (64u * 1024) /* a partial event moved to its buffer's front at most (or when it must) */
+#define MOVE_SHARE   8            /* ... and only when the bytes before it are this many times its size */
 #define LOG_FIRST    20
 #define LOG_EVERY_NS 10000000000ull
 
@@ -238,13 +238,15 @@ static bool make_room(struct xevb_farm *f, struct xl_conn *c)
 	struct xl_chunk *nc;
 
 	/*
-	 * Nobody else looks into the chunk: the partial event to its front
-	 * when it needs the room, or once reads have gone READ_MAX into the
-	 * chunk, so that they cycle over bytes still in cache (a partial event
-	 * is moved at most once per READ_MAX read; a large one stays where it
-	 * is while it has room).
+	 * Nobody else looks into the chunk: the partial event to its front,
+	 * so that reads land on the same bytes, still in cache (the kernel's
+	 * copy into lines it must first fetch cost 12% more system time per
+	 * event flat out), unless moving it would copy more than a share of
+	 * what was read (short reads of large events). A large one (over
+	 * MOVE_MAX) stays where it is while the chunk has room for it.
 	 */
-	if (own && c->head && ((c->head >= READ_MAX && held <= MOVE_MAX) || c->ch->cap - c->head < need)) {
+	if (own && c->head &&
+	    ((held <= MOVE_MAX && c->head >= MOVE_SHARE * held) || c->ch->cap - c->head < need)) {
 		memmove(c->ch->data, c->ch->data + c->head, held);
 		c->head = 0;
 		c->tail = held;
