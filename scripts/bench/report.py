@@ -574,7 +574,37 @@ def farm_node():
             out.append("| %s (%d B events) | %.0f | %.0f |" % (c["case"], c["event_bytes"], c["one_walk_ns_per_event"],
                                                            c["decode_then_verify_ns_per_event"]))
     out.append("")
-    return out + notes("farm-node")
+    return out + sink_ab() + notes("farm-node")
+
+
+def sink_ab():
+    """sink-ab.json: two sinks side by side in the same seconds (bench-sink-ab.sh)."""
+    d = load("sink-ab")
+    if not d:
+        return []
+    keep("sink-ab")
+    la, lb = d["a"], d["b"]
+    out = ["### Two sinks side by side in the same seconds\n",
+           "`scripts/bench/bench-sink-ab.sh`: the same sinks and feeder as above, but both sinks at once on CPU 0 "
+           "(ports 5000 and 5001) and one feeder on CPU 1 writing flat out to one for %d ms, then to the other "
+           "(`sink_flood --dest A --dest B --slice-ms`), so each runs alone on its core while fed and a drift of "
+           "the host's speed longer than a slice hits both alike. CPU per event by the scheduler's clock (all "
+           "threads) over each run; the order of the two swapped run by run. `%s` and `%s` are the two "
+           "binaries (SINK_A, SINK_B; by default both this tree's).\n" % (d.get("slice_ms", 0), la, lb),
+           "_%s; %s s a run._\n" % (metaline(d), d.get("seconds_per_run", "?")),
+           "| run | first | %s: CPU us/event | %s: CPU us/event | %s / %s |" % (la, lb, lb, la),
+           "|---|---|---|---|---|"]
+    for p in d.get("points", []):
+        out.append("| %d | %s | %s | %s | %s%s |" % (
+            p["run"], p["first"], f(p["a"]["cpu_us_per_event"], "%.3f"), f(p["b"]["cpu_us_per_event"], "%.3f"),
+            f(p["b_over_a"], "%.3f"), "" if p["ok"] else " (events lost or broken)"))
+    r = d.get("b_over_a")
+    if r:
+        out.append("| median | | %s | %s | **%.3f** (%.3f to %.3f) |" % (
+            f(d["a_cpu_us_per_event"]["median"], "%.3f"), f(d["b_cpu_us_per_event"]["median"], "%.3f"),
+            r["median"], r["min"], r["max"]))
+    out.append("")
+    return out
 
 
 # ---------------------------------------------------------------- the DFM alone
