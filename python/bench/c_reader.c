@@ -12,8 +12,11 @@
  *
  * and, to show what bounds the reader, the same file without it:
  *
- *   -t      the floor of touching the bytes: the mapped file summed 8 bytes
- *           at a time, the events found by their total_length
+ *   -l      the floor of one core reading the file: one load from each
+ *           64-byte line of the mapped file (the mapping's page faults
+ *           included), the events found by their total_length
+ *   -t      the bytes summed 8 bytes at a time (a loop bound by its adds,
+ *           not by memory: compare -l)
  *   -k      the file checksum alone: CRC-32C of every event's bytes
  *           (xevb_ev_crc32c), what the reader adds to the decoder (-n
  *           less -k: the decoder's strict checks)
@@ -21,7 +24,7 @@
  * Prints one JSON line: events, fragments, seconds (wall and CPU), events
  * per second.
  *
- *   c_reader [-n|-x|-t|-k] FILE [PASSES]
+ *   c_reader [-n|-x|-l|-t|-k] FILE [PASSES]
  */
 #include <fcntl.h>
 #include <stdio.h>
@@ -96,7 +99,7 @@ static const uint8_t *next_event(const uint8_t *p, const uint8_t *end, uint32_t 
 	return *len >= 32 && *len <= (size_t)(end - p) ? p : NULL;
 }
 
-/* One pass over the mapped file without the reader (-t, -k): events, or -1. */
+/* One pass over the mapped file without the reader (-l, -t, -k): events, or -1. */
 static long long raw_pass(const char *path, char mode, struct acc *a)
 {
 	int fd = open(path, O_RDONLY);
@@ -115,7 +118,14 @@ static long long raw_pass(const char *path, char mode, struct acc *a)
 	/* A run file's header: 64 bytes and 2 a configured source, to 8 bytes. */
 	p = memcmp(m, "XEVF", 4) ? m : m + ((64 + 2 * ((uint32_t)m[26] << 8 | m[27]) + 7) & ~7u);
 	for (; (p = next_event(p, end, &len)); p += len, n++) {
-		if (mode == 't') {
+		if (mode == 'l') {
+			uint64_t s = 0, w;
+			for (uint32_t i = 0; i + 8 <= len; i += 64) {
+				memcpy(&w, p + i, 8);
+				s += w;
+			}
+			a->sum += s;
+		} else if (mode == 't') {
 			uint64_t s = 0, w;
 			for (uint32_t i = 0; i + 8 <= len; i += 8) {
 				memcpy(&w, p + i, 8);
@@ -138,20 +148,20 @@ int main(int argc, char **argv)
 	long long events = 0, n;
 	double w0, c0, w, c;
 
-	if (argc > 1 && argv[1][0] == '-' && strchr("nxtk", argv[1][1]) && !argv[1][2]) {
+	if (argc > 1 && argv[1][0] == '-' && strchr("nxltk", argv[1][1]) && !argv[1][2]) {
 		mode = argv[1][1];
 		argv++;
 		argc--;
 	}
 	passes = argc > 2 ? atoi(argv[2]) : 1;
 	if (argc < 2 || passes < 1) {
-		fprintf(stderr, "usage: c_reader [-n|-x|-t|-k] FILE [PASSES]\n");
+		fprintf(stderr, "usage: c_reader [-n|-x|-l|-t|-k] FILE [PASSES]\n");
 		return 2;
 	}
 	w0 = now(CLOCK_MONOTONIC);
 	c0 = now(CLOCK_PROCESS_CPUTIME_ID);
 	for (int p = 0; p < passes; p++) {
-		n = strchr("tk", mode) ? raw_pass(argv[1], mode, &a) : reader_pass(argv[1], mode, &a);
+		n = strchr("ltk", mode) ? raw_pass(argv[1], mode, &a) : reader_pass(argv[1], mode, &a);
 		if (n < 0)
 			return 1;
 		events += n;
