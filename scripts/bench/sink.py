@@ -185,6 +185,11 @@ def drained(feed, progress, limit):
     """Wait (at most limit s) until the sink has taken every event the feeder sent: 0, else 1."""
     with open(feed) as f:
         want = json.loads(f.read().strip().splitlines()[-1])["events"]
+    return progress_reaches(progress, want, limit)
+
+
+def progress_reaches(progress, want, limit):
+    """Wait (at most limit s) until the sink's --progress-file counts want events: 0, else 1."""
     end = time.monotonic() + limit
     while time.monotonic() < end:
         with open(progress, "rb") as f:

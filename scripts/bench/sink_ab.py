@@ -61,13 +61,7 @@ def window(pa, proga, pb, progb, warmup, secs):
 def drained(feed, index, progress, limit):
     with open(feed) as f:
         want = json.loads(f.read().strip().splitlines()[-1])["dest_events"][index]
-    end = time.monotonic() + limit
-    while time.monotonic() < end:
-        with open(progress, "rb") as f:
-            if struct.unpack("=Q", f.read(8))[0] >= want:
-                return 0
-        time.sleep(0.01)
-    return 1
+    return sink.progress_reaches(progress, want, limit)
 
 
 def side(w, feed_events, snk):
