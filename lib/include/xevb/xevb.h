@@ -257,7 +257,10 @@ struct xevb_farm_opts {
 	uint64_t max_buffer;
 	xevb_log_fn log_fn;
 	void *log_ctx;
-	/* ms a connection may hold part of an event before it is closed (a stalled peer); 0: 10000 */
+	/*
+	 * ms a connection may hold part of an event, no event completing
+	 * meanwhile, before it is closed (a stalled peer); 0: 10000
+	 */
 	uint32_t partial_timeout_ms;
 	/* Added after 1.0.0: each sound event through this check as it is decoded (XEVB_EV_CHECK_BAD); NULL: none. */
 	xevb_event_check_fn event_check;
