@@ -770,17 +770,22 @@ Test(lib_farm, a_stalled_partial_event_costs_its_connection)
  */
 Test(lib_farm, a_stream_that_always_ends_mid_event_is_not_stalled)
 {
-	XEVB_OPTS(xevb_farm_opts, o, .partial_timeout_ms = 200, .flags = XEVB_FARM_NO_CTL);
+	XEVB_OPTS(xevb_farm_opts, o, .partial_timeout_ms = 1000, .flags = XEVB_FARM_NO_CTL);
 	struct xevb_farm_stats st = { .sz = sizeof(st) };
 	uint8_t *b[2];
 	size_t len[2];
-	uint32_t taken = 0, n = 30;
+	uint32_t taken = 0, n = 45;
 	struct rig r;
 
 	rig_open(&r, &o);
 	b[0] = tl_encode(9, 0, 3, NULL, NULL, 0, &len[0]);
 	cr_assert(eq(int, (int)write(r.tcp, b[0], len[0] / 2), (int)(len[0] / 2)));
-	/* Every 50 ms for 1.5 s (the check runs once a second): one event's end and the next one's start in one write. */
+	/*
+	 * Every 50 ms for 2.25 s, an event's end and the next one's start in
+	 * one write: the check runs once a second, so the old clock (never
+	 * reset) was past the timeout by the second check; only a gap of 1 s
+	 * between writes would be a stall.
+	 */
 	for (uint32_t id = 0; id < n; id++) {
 		uint8_t buf[2048];
 		size_t rest = len[id & 1] - len[id & 1] / 2, k = rest;
@@ -794,7 +799,8 @@ Test(lib_farm, a_stream_that_always_ends_mid_event_is_not_stalled)
 			memcpy(buf + rest, b[(id + 1) & 1], len[(id + 1) & 1] / 2);
 			k += len[(id + 1) & 1] / 2;
 		}
-		cr_assert(eq(int, (int)write(r.tcp, buf, k), (int)k));
+		cr_assert(eq(int, (int)send(r.tcp, buf, k, MSG_NOSIGNAL), (int)k),
+			  "the farm node closed the connection after %u events", taken);
 		free(b[id & 1]);
 		while (xevb_now_ns() < until) {
 			xevb_farm_poll(r.f, 5);
