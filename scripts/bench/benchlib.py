@@ -12,6 +12,7 @@ flattened as a.b columns).
 
 Runs under Debian's /usr/bin/python3 (its matplotlib draws the plots)."""
 import csv
+import glob
 import json
 import os
 import subprocess
@@ -41,6 +42,18 @@ def last_json(path):
             return json.loads(f.read().strip().splitlines()[-1])
     except (OSError, ValueError, IndexError):
         return {}
+
+
+def task_ns(pid):
+    """ns on a core of every thread of a process so far (/proc/PID/task/*/schedstat)."""
+    tot = 0
+    for f in glob.glob("/proc/%s/task/*/schedstat" % pid):
+        try:
+            with open(f) as fh:
+                tot += int(fh.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass  # a thread that ended meanwhile
+    return tot
 
 
 def core_ticks(names=None):

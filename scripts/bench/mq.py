@@ -26,17 +26,6 @@ import benchlib
 USER_HZ = 100
 
 
-def task_ns(pid):
-    tot = 0
-    for f in glob.glob("/proc/%s/task/*/schedstat" % pid):
-        try:
-            with open(f) as fh:
-                tot += int(fh.read().split()[0])
-        except (OSError, ValueError, IndexError):
-            pass
-    return tot
-
-
 def user_sys_ns(pid):
     """utime and stime of every thread (clock ticks: 10 ms resolution)."""
     u = k = 0
@@ -58,8 +47,8 @@ def busy_ns():
 def cmd_snap(args):
     pid, napi = args[0], args[1:]
     u, k = user_sys_ns(pid)
-    print(json.dumps({"t": time.monotonic(), "builder_ns": task_ns(pid), "user_ns": u, "sys_ns": k,
-                      "napi_ns": sum(task_ns(p) for p in napi), "busy_ns": busy_ns()}))
+    print(json.dumps({"t": time.monotonic(), "builder_ns": benchlib.task_ns(pid), "user_ns": u, "sys_ns": k,
+                      "napi_ns": sum(benchlib.task_ns(p) for p in napi), "busy_ns": busy_ns()}))
 
 
 def last_json(path, prefix="{"):

@@ -16,7 +16,6 @@
       per sink the CPU per event of every run, and B over A run by run:
       median, lowest, highest; OUT_JSON, a table on stdout; exit 1 when a
       run lost or broke an event."""
-import glob
 import json
 import statistics
 import struct
@@ -27,22 +26,11 @@ import benchlib
 import sink
 
 
-def run_ns(pid):
-    """ns on a core of every thread of a process (/proc/PID/task/*/schedstat)."""
-    total = 0
-    for p in glob.glob("/proc/%d/task/*/schedstat" % pid):
-        try:
-            with open(p) as f:
-                total += int(f.read().split()[0])
-        except OSError:
-            pass  # a thread that ended meanwhile
-    return total
-
-
 def snap(pid, progress):
     with open(progress, "rb") as f:
         events = struct.unpack("=Q", f.read(8))[0]
-    return {"events": events, "run_ns": run_ns(pid), "ticks": sink.proc_ticks(pid), "reads": sink.proc_reads(pid)}
+    return {"events": events, "run_ns": benchlib.task_ns(pid), "ticks": sink.proc_ticks(pid),
+            "reads": sink.proc_reads(pid)}
 
 
 def window(pa, proga, pb, progb, warmup, secs):
